@@ -1,0 +1,8 @@
+"""lionsim's command line: `lionsim ARGS` (or `python cli.py ARGS`)."""
+
+from lionsim.cli.app import app, main
+
+# Each import registers its commands on `app`.
+from lionsim.cli import lists  # noqa: E402,F401
+
+__all__ = ["app", "main"]

@@ -1,0 +1,115 @@
+"""The typer app, its error handling and `--config FILE.toml` defaults.
+
+Each command lives in its own module of this package, builds a typed config and calls one
+library function; only this layer prints. Bad input anywhere (a LionsimError, a usage
+error) becomes one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+import typer
+from rich.console import Console
+
+from lionsim.errors import LionsimError
+
+# typer >= 0.20 vendors click as typer._click; older typer uses click itself.
+click = getattr(typer, "_click", None)
+if click is None:  # pragma: no cover
+    import click
+
+app = typer.Typer(
+    name="lionsim",
+    help="Benchmark and simulator for sign-compressed distributed Lion over modelled networks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+console = Console()
+err_console = Console(stderr=True, soft_wrap=True, highlight=False)
+
+ConfigOption = typer.Option(
+    None, "--config", help="TOML file giving any option of this command; flags on the command line win."
+)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print one error line and exit (2: bad input)."""
+    err_console.print(f"error: {message}", markup=False)
+    sys.exit(code)
+
+
+def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
+    """Read `--config FILE` from argv into click's default_map for the chosen command."""
+    args = list(argv)
+    path = None
+    for i, arg in enumerate(args):
+        if arg == "--config" and i + 1 < len(args):
+            path = args[i + 1]
+        elif arg.startswith("--config="):
+            path = arg.split("=", 1)[1]
+    if path is None:
+        return None
+    command_name = next((a for a in args if not a.startswith("-")), None)
+    group = typer.main.get_command(app)
+    command = group.get_command(click.Context(group), command_name) if command_name else None
+    if command is None:
+        return None  # click reports the missing or unknown command itself
+    values = load_toml(Path(path))
+    accepted = {p.name: p for p in command.params if isinstance(p, click.Option) and p.name != "config"}
+    defaults: dict[str, Any] = {}
+    for key, value in values.items():
+        name = key.replace("-", "_")
+        if name not in accepted:
+            raise LionsimError(
+                f"unknown key {key!r} in {path} for `lionsim {command_name}`; "
+                f"accepted: {', '.join(sorted(n.replace('_', '-') for n in accepted))}"
+            )
+        if accepted[name].multiple and not isinstance(value, list):
+            value = [value]
+        defaults[name] = value
+    return {command_name: defaults}
+
+
+def load_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file, failing with one line on a missing or malformed file."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise LionsimError(f"config file not found: {path}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise LionsimError(f"malformed TOML in {path}: {e}") from None
+
+
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point: run the app, map errors to exit codes."""
+    import lionsim.cli  # noqa: F401  (registers every command module)
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        default_map = _config_defaults(argv)
+        result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
+    except LionsimError as e:
+        fail(str(e))
+    except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: show the help, not an error
+        console.print(e.format_message(), markup=False, highlight=False)
+        sys.exit(0)
+    except click.exceptions.UsageError as e:
+        fail(e.format_message())
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        fail("interrupted", code=130)
+    sys.exit(result if isinstance(result, int) else 0)

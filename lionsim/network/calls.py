@@ -1,0 +1,48 @@
+"""What a transport asks of the network: a list of collective calls with their sizes.
+
+A transport describes one aggregation as `list[CollectiveCall]`; the network model prices
+each call (alpha-beta formulas, lionsim.network) and a real backend runs the same calls.
+Sizes follow the convention of REFERENCE.md section 5 (and nccl-tests):
+
+    all_reduce, reduce_scatter, reduce, broadcast : n = the full vector, in bytes
+    all_gather                                    : n = the total output (all ranks' parts)
+    all_to_all                                    : n = one worker's whole send buffer
+    ps_push                                       : n = bytes one worker pushes to the servers
+    ps_pull                                       : n = bytes one worker pulls from the servers
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+OPS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "reduce",
+    "ps_push",
+    "ps_pull",
+)
+
+# Ops whose payload is combined arithmetically on the way (they pay the gamma term).
+REDUCING_OPS = frozenset({"all_reduce", "reduce_scatter", "reduce"})
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveCall:
+    """One collective of one training step."""
+
+    op: str
+    """One of OPS."""
+    nbytes: int
+    """Message size in bytes, by the convention in the module docstring."""
+    label: str = ""
+    """What it carries (e.g. "votes", "voted", "scales"), for reports."""
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise ValueError(f"unknown collective op {self.op!r}; choose from: {', '.join(OPS)}")
+        if self.nbytes < 0:
+            raise ValueError(f"negative message size {self.nbytes}")
