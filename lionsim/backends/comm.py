@@ -1,0 +1,38 @@
+"""The collectives a transport may call, with the shapes they take and give.
+
+`w` is the number of workers this process holds (W in the simulator, 1 on a real rank),
+`W` the world size. Reductions are element-wise over all W workers.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from torch import Tensor
+
+
+class Comm(Protocol):
+    world_size: int
+    """W: workers taking part in every collective."""
+    local_workers: int
+    """w: leading dimension of every tensor passed in (W on the simulator, 1 on a rank)."""
+
+    def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
+        """x [w, *s] -> [w, *s]: the sum (or "max") over all workers, in x's dtype."""
+        ...
+
+    def all_gather(self, x: Tensor) -> Tensor:
+        """x [w, *s] -> [w, W, *s]: every worker's x, in rank order."""
+        ...
+
+    def all_to_all(self, x: Tensor) -> Tensor:
+        """x [w, W, *s] -> [w, W, *s]: out[i][j] = x[j][i] (chunk i of worker j goes to worker i)."""
+        ...
+
+    def gather(self, x: Tensor, root: int = 0) -> Tensor | None:
+        """x [w, *s] -> [W, *s] on the root (every worker's x), None elsewhere."""
+        ...
+
+    def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
+        """Root's x [*s] -> [w, *s] on every worker; non-roots pass `like` for shape and dtype."""
+        ...

@@ -1,0 +1,59 @@
+"""The simulator's communicator: all W workers live in one [W, ...] tensor.
+
+Collectives become tensor reshuffles. Integer reductions are checked against the container
+dtype: a real collective would wrap around silently, the simulator refuses (a transport
+that lets a container overflow is a bug, not a result).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+class SimComm:
+    """W virtual workers, each a row of the leading dimension."""
+
+    def __init__(self, world_size: int) -> None:
+        if world_size < 1:
+            raise ValueError(f"world_size must be >= 1, got {world_size}")
+        self.world_size = world_size
+        self.local_workers = world_size
+
+    def _check(self, x: Tensor) -> None:
+        if x.shape[0] != self.world_size:
+            raise ValueError(f"leading dimension {x.shape[0]} != world size {self.world_size}")
+
+    def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
+        self._check(x)
+        if op == "max":
+            out = x.amax(0, keepdim=True)
+        elif op != "sum":
+            raise ValueError(f"unknown reduce op {op!r}; choose from: sum, max")
+        elif x.dtype.is_floating_point:
+            # Low-precision floats are summed in float32 and rounded once; a real ring rounds
+            # every partial sum, so real bf16 results differ by that rounding.
+            out = x.sum(0, keepdim=True, dtype=torch.float32).to(x.dtype)
+        else:
+            out = x.sum(0, keepdim=True, dtype=torch.int64)
+            info = torch.iinfo(x.dtype)
+            if out.numel() and (out.min() < info.min or out.max() > info.max):
+                raise OverflowError(f"all_reduce sum overflows the {x.dtype} container")
+            out = out.to(x.dtype)
+        return out.expand_as(x)
+
+    def all_gather(self, x: Tensor) -> Tensor:
+        self._check(x)
+        return x.unsqueeze(0).expand(self.world_size, *x.shape)
+
+    def all_to_all(self, x: Tensor) -> Tensor:
+        self._check(x)
+        return x.transpose(0, 1)
+
+    def gather(self, x: Tensor, root: int = 0) -> Tensor:
+        self._check(x)
+        return x
+
+    def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
+        assert x is not None, "the simulator holds the root, so it always has the value"
+        return x.unsqueeze(0).expand(self.world_size, *x.shape)

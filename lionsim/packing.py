@@ -1,0 +1,115 @@
+"""Bit packing for sign votes and small integer codes.
+
+`pack_signs` sets a bit where x > 0, 8 per byte, most significant bit first: the byte order
+of numpy.packbits. Everything works on any device and on any leading dimensions (e.g. a
+worker dimension [W, n]); only the last dimension is packed.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import Tensor
+
+# Bit weights of one byte, most significant first (numpy.packbits order).
+_SHIFTS = torch.arange(7, -1, -1, dtype=torch.uint8)
+
+
+def packed_size(numel: int, bits: int = 1) -> int:
+    """Bytes needed for `numel` fields of `bits` bits each."""
+    return (numel * bits + 7) // 8
+
+
+def pack_bools(bits: Tensor) -> Tensor:
+    """Pack a bool/0-1 tensor [..., n] into uint8 [..., ceil(n/8)], MSB first."""
+    n = bits.shape[-1]
+    if n % 8:
+        bits = torch.nn.functional.pad(bits.to(torch.uint8), (0, (-n) % 8))
+    flat = (bits != 0).reshape(-1)  # rows are whole bytes now, so rows can be packed as one
+    return _pack_flat(flat).reshape(*bits.shape[:-1], -1)
+
+
+def pack_bools_reference(bits: Tensor) -> Tensor:
+    """Plain, slow pack_bools (eight shifted slices OR-ed): the reference for tests."""
+    n = bits.shape[-1]
+    b = torch.nn.functional.pad(bits.to(torch.uint8), (0, (-n) % 8))
+    b = b.reshape(*b.shape[:-1], -1, 8)  # (..., bytes, 8)
+    out = b[..., 0] << 7
+    for i in range(1, 8):
+        out |= b[..., i] << (7 - i)
+    return out
+
+
+# Multiplying the eight 0/1 bytes of a little-endian int64 by this constant moves byte i's
+# bit to bit 63 - i; every partial product lands on its own bit, so nothing carries and the
+# top byte is the packed byte (MSB first).
+_GATHER_BITS = 0x8040201008040201 - (1 << 64)  # as a signed int64
+_CHUNK = 1 << 20  # CPU: 1M elements at a time keeps temporaries in cache and off the page-fault path
+
+
+def _pack_flat(flat: Tensor, compare: bool = False) -> Tensor:
+    """bool [8m] (or, with compare, any tensor tested for > 0) -> uint8 [m]."""
+    n = flat.numel()
+    if sys.byteorder != "little" or flat.device.type != "cpu":
+        bits = flat > 0 if compare else flat
+        if sys.byteorder != "little":  # pragma: no cover - the byte trick assumes little-endian
+            return pack_bools_reference(bits)
+        return ((bits.view(torch.uint8).view(torch.int64) * _GATHER_BITS) >> 56).to(torch.uint8)
+    out = torch.empty(n // 8, dtype=torch.uint8)
+    mask = torch.empty(min(n, _CHUNK), dtype=torch.bool) if compare else None
+    words = torch.empty(min(n, _CHUNK) // 8, dtype=torch.int64)
+    for start in range(0, n, _CHUNK):
+        stop = min(n, start + _CHUNK)
+        bits = torch.gt(flat[start:stop], 0, out=mask[: stop - start]) if compare else flat[start:stop]
+        w = words[: (stop - start) // 8]
+        torch.mul(bits.view(torch.uint8).view(torch.int64), _GATHER_BITS, out=w)
+        out[start // 8 : stop // 8].copy_(w.bitwise_right_shift_(56))  # uint8 cast keeps the low byte
+    return out
+
+
+def unpack_bools(packed: Tensor, numel: int) -> Tensor:
+    """Inverse of pack_bools: uint8 [..., m] -> bool [..., numel]."""
+    if packed.dtype != torch.uint8:
+        raise TypeError(f"packed bits must be uint8, got {packed.dtype}")
+    if numel > packed.shape[-1] * 8:
+        raise ValueError(f"numel {numel} exceeds {packed.shape[-1] * 8} packed bits")
+    shifts = _SHIFTS.to(packed.device)
+    bits = (packed.unsqueeze(-1) >> shifts) & 1  # (..., m, 8)
+    return bits.reshape(*packed.shape[:-1], -1)[..., :numel].bool()
+
+
+def pack_signs(x: Tensor) -> Tensor:
+    """Signs of x [..., n] as bits (set where x > 0) in uint8 [..., ceil(n/8)]."""
+    if x.shape[-1] % 8 == 0:
+        # Compare chunk by chunk inside the packer: a full-size bool temporary costs more
+        # than the packing itself.
+        return _pack_flat(x.reshape(-1), compare=True).reshape(*x.shape[:-1], -1)
+    return pack_bools(x > 0)
+
+
+def unpack_signs(packed: Tensor, numel: int, dtype: torch.dtype = torch.float32) -> Tensor:
+    """+1/-1 values [..., numel] from pack_signs output (a clear bit is -1)."""
+    bits = unpack_bools(packed, numel)
+    return bits.to(dtype) * 2 - 1
+
+
+def pack_codes(codes: Tensor, bits: int) -> Tensor:
+    """Pack non-negative integer codes [..., n] (each < 2**bits) into uint8, MSB first.
+
+    Field i occupies bits [i*bits, (i+1)*bits) of the bit stream, its own most significant
+    bit first; with bits=1 this is pack_bools.
+    """
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be in 1..32, got {bits}")
+    shifts = torch.arange(bits - 1, -1, -1, device=codes.device, dtype=torch.int64)
+    planes = (codes.to(torch.int64).unsqueeze(-1) >> shifts) & 1  # (..., n, bits)
+    return pack_bools(planes.reshape(*codes.shape[:-1], -1))
+
+
+def unpack_codes(packed: Tensor, numel: int, bits: int) -> Tensor:
+    """Inverse of pack_codes: uint8 [..., m] -> int64 codes [..., numel]."""
+    planes = unpack_bools(packed, numel * bits).to(torch.int64)
+    planes = planes.reshape(*packed.shape[:-1], numel, bits)
+    weights = 1 << torch.arange(bits - 1, -1, -1, device=packed.device, dtype=torch.int64)
+    return (planes * weights).sum(-1)

@@ -1,0 +1,66 @@
+"""Transports: how a payload crosses the network, as data movement and as a cost.
+
+A transport is written once against `lionsim.backends.Comm`: on the simulator it moves all
+W workers' rows at once, on a real rank it calls torch.distributed. `plan` lists the
+collectives one aggregation issues (sizes by the convention of lionsim.network.calls), which
+the network model prices and `wire_bytes` counts. For the same payload every transport that
+carries its kind gives the identical aggregate.
+
+Timing: `aggregate` books its packing work under the clock's "encode" section, its
+unpacking/voting under "decode", and the collectives themselves under "collective" (the
+simulator models that time instead of measuring it).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from contextlib import nullcontext
+from typing import ClassVar
+
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.network.calls import CollectiveCall
+from lionsim.registry import Registry
+from lionsim.timing import Clock
+from lionsim.transports.payloads import Payload, PayloadSpec
+
+
+class Transport(ABC):
+    name: ClassVar[str]
+    carries: ClassVar[tuple[str, ...]]
+    """Payload kinds this transport can move."""
+    summary: ClassVar[str]
+    """One line for `lionsim strategies`."""
+
+    @abstractmethod
+    def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
+        """The combined result, float [w, n], identical on every worker."""
+
+    @abstractmethod
+    def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        """The collectives one aggregation issues for this payload on `workers` workers."""
+
+    @abstractmethod
+    def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
+        """(up, down): bits per parameter in what a worker sends and in what it gets back."""
+
+    def check(self, spec: PayloadSpec, workers: int) -> None:
+        """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""
+
+
+def section(clock: Clock | None, name: str):
+    return clock.section(name) if clock is not None else nullcontext()
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def bits_for(levels: int) -> int:
+    """Bits needed to tell `levels` values apart."""
+    return max(1, math.ceil(math.log2(levels)))
+
+
+TRANSPORTS: Registry[type[Transport]] = Registry("transport")

@@ -1,0 +1,65 @@
+"""What strategies hand to transports. Every tensor has a leading local-worker dim [w, ...].
+
+Each payload kind says how its parts combine; a transport declares the kinds it carries
+(its `carries`), and a strategy/transport pair is valid only when the kinds match.
+
+    dense         float values, averaged                        (gradients)
+    votes         +1/-1 int8 votes, combined by a VoteRule      (Distributed Lion, signum)
+    levels        small signed ints |l| <= max_level, summed    (Lion Cub L1 levels, TernGrad)
+    scaled-signs  +1/-1 signs with a float scale per tensor, averaged  (EF-signSGD)
+    sparse        (index, value) pairs, k per worker, averaged  (DGC)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from lionsim.aggregators import VoteRule
+
+KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayloadSpec:
+    """The shape of a payload without its data: enough to price it with no training."""
+
+    kind: str
+    """One of KINDS."""
+    numel: int
+    """Parameters carried."""
+    rule: VoteRule | None = None
+    """votes: how they combine."""
+    max_level: int = 1
+    """levels: the largest |level| a worker sends."""
+    segments: int = 0
+    """scaled-signs: number of tensors (one float scale each)."""
+    k: int = 0
+    """sparse: pairs each worker sends."""
+
+
+@dataclass(slots=True)
+class Payload:
+    """One step's payload: the spec plus the tensors (leading dim w)."""
+
+    spec: PayloadSpec
+    values: Tensor
+    """dense: float [w, n]; votes: int8 [w, n]; levels: int [w, n]; scaled-signs: int8 [w, n];
+    sparse: float [w, k] values."""
+    scales: Tensor | None = None
+    """scaled-signs: float32 [w, T], one scale per tensor."""
+    segment_ids: Tensor | None = None
+    """scaled-signs: int64 [n], the tensor each parameter belongs to."""
+    indices: Tensor | None = None
+    """sparse: int64 [w, k] positions of `values`."""
+    extra: dict = field(default_factory=dict)
+
+
+def container_dtype(max_abs_sum: int) -> torch.dtype:
+    """The narrowest signed integer dtype holding sums up to +/-max_abs_sum (int8 while <= 127)."""
+    for dtype in (torch.int8, torch.int16, torch.int32):
+        if max_abs_sum <= torch.iinfo(dtype).max:
+            return dtype
+    return torch.int64
