@@ -1,4 +1,8 @@
-"""A stopwatch with named sections, so one step's time splits into encode/decode/update."""
+"""A stopwatch with named sections, so one step's time splits into encode/decode/update.
+
+Sections nest exclusively: time spent in an inner section is booked there and not also to
+the outer one (a strategy's encode that issues a collective books that as "collective").
+"""
 
 from __future__ import annotations
 
@@ -9,18 +13,26 @@ from typing import Iterator
 
 
 class Clock:
-    """Accumulates wall time per section name; `section` nests freely."""
-
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
+        self._stack: list[str] = []
+        self._since = 0.0
+
+    def _book(self) -> None:
+        now = time.perf_counter()
+        if self._stack:
+            self.seconds[self._stack[-1]] += now - self._since
+        self._since = now
 
     @contextmanager
     def section(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
+        self._book()
+        self._stack.append(name)
         try:
             yield
         finally:
-            self.seconds[name] += time.perf_counter() - start
+            self._book()
+            self._stack.pop()
 
     def take(self) -> dict[str, float]:
         """Return the totals and start again."""

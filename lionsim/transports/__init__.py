@@ -1,15 +1,14 @@
 """Transports: how each payload crosses the network (one module each), and what it costs."""
 
-from lionsim.transports import (  # noqa: F401  (each import registers its transports)
-    a2a_1bit,
-    allgather_1bit,
-    allreduce_float,
-    int8_allreduce,
-    param_server,
-    pbit_allreduce,
-    sparse_allgather,
-)
+# Each import registers its transports, in the order `lionsim strategies` lists them.
+from lionsim.transports import allreduce_float  # noqa: F401,I001
+from lionsim.transports import int8_allreduce  # noqa: F401
+from lionsim.transports import allgather_1bit  # noqa: F401
+from lionsim.transports import a2a_1bit  # noqa: F401
+from lionsim.transports import pbit_allreduce  # noqa: F401
+from lionsim.transports import param_server  # noqa: F401
+from lionsim.transports import sparse_allgather  # noqa: F401
 from lionsim.transports.base import TRANSPORTS, Transport
-from lionsim.transports.payloads import KINDS, Payload, PayloadSpec, container_dtype
+from lionsim.transports.payloads import KINDS, Payload, PayloadSpec, combine_alone, container_dtype
 
-__all__ = ["KINDS", "TRANSPORTS", "Payload", "PayloadSpec", "Transport", "container_dtype"]
+__all__ = ["KINDS", "TRANSPORTS", "Payload", "PayloadSpec", "Transport", "combine_alone", "container_dtype"]

@@ -63,3 +63,16 @@ def container_dtype(max_abs_sum: int) -> torch.dtype:
         if max_abs_sum <= torch.iinfo(dtype).max:
             return dtype
     return torch.int64
+
+
+def combine_alone(payload: Payload) -> Tensor:
+    """The aggregate when a single worker takes part: nothing is sent, its own payload decoded."""
+    spec = payload.spec
+    if spec.kind == "votes":
+        return spec.rule.value(payload.values, 1)
+    if spec.kind == "scaled-signs":
+        return payload.values * payload.scales[:, payload.segment_ids]
+    if spec.kind == "sparse":
+        dense = torch.zeros(payload.values.shape[0], spec.numel)
+        return dense.scatter_add_(1, payload.indices, payload.values.float())
+    return payload.values.float()  # dense, levels

@@ -1,0 +1,70 @@
+"""The local update rules as pure in-place tensor functions (REFERENCE.md 1-2).
+
+They work on any shape, including a leading worker dimension [W, P] for per-worker state;
+`p` may broadcast against it. Optimizers and strategies only unpack state and call these.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def lion_interpolation(exp_avg: Tensor, grad: Tensor, beta1: float) -> Tensor:
+    """c = b1 * m + (1 - b1) * g: the quantity whose sign is Lion's update."""
+    return exp_avg.mul(beta1).add_(grad, alpha=1 - beta1)
+
+
+def decay_momentum_(exp_avg: Tensor, grad: Tensor, beta2: float) -> None:
+    """m <- b2 * m + (1 - b2) * g: Lion's momentum tracks the raw gradient."""
+    exp_avg.mul_(beta2).add_(grad, alpha=1 - beta2)
+
+
+def apply_update_(p: Tensor, update: Tensor, lr: float, weight_decay: float) -> None:
+    """x <- x - lr * (update + wd * x), decay first as in the reference implementations."""
+    # stepweight decay
+    p.mul_(1 - lr * weight_decay)
+    # weight update
+    p.add_(update, alpha=-lr)
+
+
+def lion_update_(p: Tensor, grad: Tensor, exp_avg: Tensor, lr: float, weight_decay: float,
+                 beta1: float, beta2: float) -> None:
+    """One Lion step (Chen et al. 2023): decay, sign update, then momentum."""
+    update = lion_interpolation(exp_avg, grad, beta1).sign_()
+    apply_update_(p, update, lr, weight_decay)
+    # decay the momentum
+    decay_momentum_(exp_avg, grad, beta2)
+
+
+def adamw_update_(p: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, step: int,
+                  lr: float, weight_decay: float, beta1: float, beta2: float,
+                  eps: float = 1e-8) -> None:
+    """One AdamW step (Loshchilov & Hutter 2019), as torch.optim.AdamW computes it."""
+    p.mul_(1 - lr * weight_decay)
+    exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bias1 = 1 - beta1**step
+    bias2 = 1 - beta2**step
+    denom = (exp_avg_sq / bias2).sqrt_().add_(eps)
+    p.addcdiv_(exp_avg, denom, value=-lr / bias1)
+
+
+def sgdm_update_(p: Tensor, grad: Tensor, buf: Tensor, lr: float, weight_decay: float,
+                 momentum: float) -> None:
+    """One SGD-momentum step as torch.optim.SGD (L2 weight decay, dampening 0)."""
+    d = grad.add(p, alpha=weight_decay) if weight_decay else grad
+    buf.mul_(momentum).add_(d)
+    p.add_(buf, alpha=-lr)
+
+
+def sign_votes(x: Tensor, workers: int) -> Tensor:
+    """A worker's vote on each coordinate, int8.
+
+    With several workers the vote is binary: +1 where x > 0, else -1 (pack_signs' order; an
+    exact zero, which needs gradient and momentum both exactly zero, votes -1). A single
+    worker sends nothing and keeps sign(x) with sign(0) = 0, so one worker is exactly Lion.
+    """
+    if workers == 1:
+        return torch.sign(x).to(torch.int8)
+    return torch.where(x > 0, 1, -1).to(torch.int8)

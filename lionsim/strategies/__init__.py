@@ -1,0 +1,31 @@
+"""Strategies: optimizer + what each worker sends + how it is combined (one module each)."""
+
+# Each import registers its strategies, in the order `lionsim strategies` lists them.
+from lionsim.strategies import global_  # noqa: F401,I001
+from lionsim.strategies import dlion  # noqa: F401
+from lionsim.strategies import signum  # noqa: F401
+from lionsim.strategies import ef_signsgd  # noqa: F401
+from lionsim.strategies import terngrad  # noqa: F401
+from lionsim.strategies import dgc  # noqa: F401
+from lionsim.strategies import lioncub  # noqa: F401
+from lionsim.strategies.base import (
+    STRATEGIES,
+    Strategy,
+    StrategyConfig,
+    momentum_strategies,
+    valid_transports,
+)
+from lionsim.strategies.layout import ParamLayout, flatten_parameters, gather_grads
+from lionsim.strategies.momentum_sync import MomentumSync
+
+__all__ = [
+    "STRATEGIES",
+    "MomentumSync",
+    "ParamLayout",
+    "Strategy",
+    "StrategyConfig",
+    "flatten_parameters",
+    "gather_grads",
+    "momentum_strategies",
+    "valid_transports",
+]

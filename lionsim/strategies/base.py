@@ -1,0 +1,137 @@
+"""The strategy template: what a worker does with its gradient, and how the replica moves.
+
+A training step reads top to bottom (lionsim.engine.train_step):
+
+    grads [w, P] -> strategy.encode (local update rule, quantize) -> transport.aggregate
+    (collective, decode, vote) -> strategy.apply (update the replica) -> strategy.sync
+    (optional momentum sync) -> cost of every collective issued
+
+Strategies fill in `encode` and `apply` and hold their state in [w, P] tensors (one row per
+worker this process holds), so no step loops over workers in Python.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, field
+from typing import ClassVar
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.errors import LionsimError
+from lionsim.network.calls import CollectiveCall
+from lionsim.registry import Registry
+from lionsim.strategies.layout import ParamLayout
+from lionsim.strategies.momentum_sync import MomentumSync
+from lionsim.timing import Clock
+from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+
+
+@dataclass(kw_only=True, slots=True)
+class StrategyConfig:
+    """Hyperparameters; None means the strategy's own default (see `lionsim strategies`)."""
+
+    lr: float | None = None
+    """Learning rate."""
+    weight_decay: float | None = None
+    """Decoupled weight decay (L2 for sgdm, terngrad and dgc, as their papers)."""
+    betas: tuple[float, float] | None = None
+    """(beta1, beta2) of Lion/AdamW; beta1 is the momentum of signum, sgdm, terngrad, dgc."""
+    momentum_sync: str = "never"
+    """Lion family: never | every:K | schedule:K."""
+    topk_ratio: float = 0.01
+    """dgc: fraction of parameters each worker sends."""
+    seed: int = 0
+    """Seed of stochastic quantizers (terngrad)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Hyper:
+    lr: float
+    weight_decay: float
+    betas: tuple[float, float]
+
+
+class Strategy(ABC):
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    payload_kind: ClassVar[str]
+    default_transport: ClassVar[str]
+    defaults: ClassVar[Hyper]
+    has_momentum_sync: ClassVar[bool] = False
+
+    def __init__(self, cfg: StrategyConfig, layout: ParamLayout, comm: Comm) -> None:
+        self.cfg = cfg
+        self.layout = layout
+        self.workers = comm.world_size  # W: workers voting
+        self.local = comm.local_workers  # w: rows of state this process holds
+        self.hyper = Hyper(
+            lr=self.defaults.lr if cfg.lr is None else cfg.lr,
+            weight_decay=self.defaults.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
+            betas=self.defaults.betas if cfg.betas is None else tuple(cfg.betas),
+        )
+        self.sync_rule = MomentumSync.parse(cfg.momentum_sync)
+        if self.sync_rule.mode != "never" and not self.has_momentum_sync:
+            raise LionsimError(
+                f"--momentum-sync {cfg.momentum_sync} needs a strategy with per-worker momentum; "
+                f"{self.name} has none (accepted: {', '.join(momentum_strategies())})"
+            )
+
+    def zeros(self, rows: int | None = None) -> Tensor:
+        """A [w, P] (or [rows, P]) float32 state buffer."""
+        return torch.zeros(self.local if rows is None else rows, self.layout.numel)
+
+    @abstractmethod
+    def payload_spec(self) -> PayloadSpec:
+        """What this strategy sends, without data (for pricing and validation)."""
+
+    @abstractmethod
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        """Local update rule on grads [w, P]; returns what each worker sends."""
+
+    @abstractmethod
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        """Move the replica params [P] by the aggregate [w, P] (rows are identical)."""
+
+    def extra_calls(self, step: int) -> list[CollectiveCall]:
+        """Collectives the strategy issues itself at this step (besides the transport's)."""
+        return []
+
+    def sync(self, comm: Comm, step: int, clock: Clock) -> None:
+        """Optional state synchronization after the update (e.g. momentum averaging)."""
+
+
+STRATEGIES: Registry[type[Strategy]] = Registry("strategy")
+
+
+def valid_transports(strategy: type[Strategy]) -> list[str]:
+    return [name for name, t in TRANSPORTS.items() if strategy.payload_kind in t.carries]
+
+
+def momentum_strategies() -> list[str]:
+    return [name for name, s in STRATEGIES.items() if s.has_momentum_sync]
+
+
+class MomentumSyncing:
+    """Mixin for strategies with per-worker momentum `self.exp_avg` [w, P]: averages it in
+    float32 on the steps the --momentum-sync rule picks."""
+
+    has_momentum_sync = True
+    exp_avg: Tensor
+
+    def extra_calls(self, step: int) -> list[CollectiveCall]:
+        if self.workers > 1 and self.sync_rule.is_sync(step):
+            return [CollectiveCall("all_reduce", 4 * self.layout.numel, "momentum sync")]
+        return []
+
+    def sync(self, comm: Comm, step: int, clock: Clock) -> None:
+        if self.workers > 1 and self.sync_rule.is_sync(step):
+            with clock.section("collective"):
+                total = comm.all_reduce(self.exp_avg)
+            with clock.section("update"):
+                self.exp_avg.copy_(total / self.workers)

@@ -1,0 +1,51 @@
+"""Distributed Lion (Liu et al. 2024, Algorithm 1): each worker keeps its own momentum and
+sends only the sign of its local Lion update; the replica moves by the vote (MaVo) or the
+mean (Avg) of the signs, with weight decay applied locally. Gradients never travel."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from lionsim.aggregators import MajorityVote, MeanVote, VoteRule
+from lionsim.backends import Comm
+from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
+from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+
+
+class DistributedLionStrategy(MomentumSyncing, Strategy):
+    payload_kind = "votes"
+    default_transport = "int8-allreduce"
+    defaults = Hyper(lr=1e-4, weight_decay=0.1, betas=(0.9, 0.99))
+    rule: VoteRule
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.exp_avg = self.zeros()  # [w, P]: each worker's own momentum
+
+    def payload_spec(self) -> PayloadSpec:
+        return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.rule)
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        beta1, beta2 = self.hyper.betas
+        votes = sign_votes(lion_interpolation(self.exp_avg, grads, beta1), self.workers)
+        decay_momentum_(self.exp_avg, grads, beta2)
+        return Payload(self.payload_spec(), votes)
+
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        apply_update_(params, aggregate[0], self.hyper.lr, self.hyper.weight_decay)
+
+
+@STRATEGIES.register("dlion-mavo")
+class DLionMaVo(DistributedLionStrategy):
+    name = "dlion-mavo"
+    summary = "Distributed Lion, majority vote of the workers' signs (tie -> 0)"
+    rule = MajorityVote()
+
+
+@STRATEGIES.register("dlion-avg")
+class DLionAvg(DistributedLionStrategy):
+    name = "dlion-avg"
+    summary = "Distributed Lion, mean of the workers' signs"
+    rule = MeanVote()

@@ -1,0 +1,78 @@
+"""Flat parameter layout: one [P] vector for the replica, [W, P] for per-worker state.
+
+The model's parameters become views into the flat vector, so strategies update one tensor
+and the model sees it. `segment_ids` maps each flat position to its tensor, for per-tensor
+statistics (L1 scales, TernGrad maxima) without a Python loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+
+@dataclass(slots=True)
+class ParamLayout:
+    names: list[str]
+    numels: list[int]
+    segment_ids: Tensor
+    """int64 [P]: index of the tensor each parameter belongs to."""
+
+    @property
+    def numel(self) -> int:
+        return int(self.segment_ids.numel())
+
+    @property
+    def segments(self) -> int:
+        return len(self.numels)
+
+    @classmethod
+    def of(cls, named: list[tuple[str, Tensor]]) -> "ParamLayout":
+        numels = [p.numel() for _, p in named]
+        ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64))
+        return cls([n for n, _ in named], numels, ids)
+
+    def segment_sum(self, x: Tensor) -> Tensor:
+        """[w, P] -> [w, T]: per-tensor sums."""
+        out = torch.zeros(x.shape[0], self.segments, dtype=x.dtype)
+        return out.index_add_(1, self.segment_ids, x)
+
+    def segment_mean(self, x: Tensor) -> Tensor:
+        return self.segment_sum(x) / torch.tensor(self.numels, dtype=x.dtype)
+
+    def segment_max(self, x: Tensor) -> Tensor:
+        """[w, P] -> [w, T]: per-tensor maxima."""
+        out = torch.full((x.shape[0], self.segments), float("-inf"), dtype=x.dtype)
+        index = self.segment_ids.expand(x.shape[0], -1)
+        return out.scatter_reduce_(1, index, x, reduce="amax")
+
+    def expand(self, per_tensor: Tensor) -> Tensor:
+        """[w, T] -> [w, P]: each tensor's value at each of its parameters."""
+        return per_tensor[:, self.segment_ids]
+
+
+def flatten_parameters(model: nn.Module) -> tuple[Tensor, ParamLayout]:
+    """Make the model's trainable parameters views of one flat fp32 vector; return it."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    flat = torch.cat([p.detach().reshape(-1) for _, p in named]).float().contiguous()
+    offset = 0
+    for _, p in named:
+        p.data = flat[offset : offset + p.numel()].view_as(p)
+        offset += p.numel()
+    return flat, ParamLayout.of(named)
+
+
+def gather_grads(model: nn.Module, out: Tensor) -> None:
+    """Copy the model's parameter gradients into a flat [P] row (zeros where None)."""
+    offset = 0
+    for p in model.parameters():
+        if not p.requires_grad:
+            continue
+        n = p.numel()
+        if p.grad is None:
+            out[offset : offset + n].zero_()
+        else:
+            out[offset : offset + n].copy_(p.grad.reshape(-1))
+        offset += n

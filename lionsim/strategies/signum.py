@@ -1,0 +1,39 @@
+"""signSGD with majority vote on momentum (signum-mv; Bernstein et al. 2018/2019): each worker
+votes the sign of its own momentum m = b1 * m + (1 - b1) * g; the replica moves by the
+majority vote, with decoupled weight decay. Unlike Lion, the sign is of the momentum
+itself, with no separate interpolation constant."""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from lionsim.aggregators import MajorityVote
+from lionsim.backends import Comm
+from lionsim.optim.functional import apply_update_, decay_momentum_, sign_votes
+from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+
+
+@STRATEGIES.register("signum-mv")
+class SignumMajorityVote(MomentumSyncing, Strategy):
+    name = "signum-mv"
+    summary = "signum with majority vote: each worker votes sign(momentum)"
+    payload_kind = "votes"
+    default_transport = "int8-allreduce"
+    defaults = Hyper(lr=1e-4, weight_decay=0.1, betas=(0.9, 0.9))
+    rule = MajorityVote()
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.exp_avg = self.zeros()
+
+    def payload_spec(self) -> PayloadSpec:
+        return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.rule)
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        decay_momentum_(self.exp_avg, grads, self.hyper.betas[0])
+        return Payload(self.payload_spec(), sign_votes(self.exp_avg, self.workers))
+
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        apply_update_(params, aggregate[0], self.hyper.lr, self.hyper.weight_decay)

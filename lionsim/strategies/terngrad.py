@@ -1,0 +1,57 @@
+"""TernGrad (Wen et al. 2017): stochastic ternary gradients with a shared scale.
+
+Workers first agree on one scale per tensor, s = max over workers of max|g| (a small MAX
+all-reduce, TernGrad's "scaler sharing"); each sends t = sign(g) * Bernoulli(|g| / s) in
+{-1, 0, 1}, which is unbiased: E[s * t] = g. Shared scales make the ternaries summable in an
+integer all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.network.calls import CollectiveCall
+from lionsim.optim.functional import sgdm_update_
+from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+
+
+@STRATEGIES.register("terngrad")
+class TernGrad(Strategy):
+    name = "terngrad"
+    summary = "stochastic ternary gradients, shared per-tensor scale, SGD momentum"
+    payload_kind = "levels"
+    default_transport = "int8-allreduce"
+    defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
+
+    def __init__(self, cfg, layout, comm) -> None:
+        super().__init__(cfg, layout, comm)
+        self.buf = self.zeros(1)[0]
+        rank = getattr(comm, "rank", 0)
+        self.generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + rank)
+        self.scales: Tensor | None = None
+
+    def payload_spec(self) -> PayloadSpec:
+        return PayloadSpec(kind="levels", numel=self.layout.numel, max_level=1)
+
+    def extra_calls(self, step: int) -> list[CollectiveCall]:
+        return [CollectiveCall("all_reduce", 4 * self.layout.segments, "scales (max)")]
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        local_max = self.layout.segment_max(grads.abs())  # [w, T]
+        with clock.section("collective"):
+            self.scales = comm.all_reduce(local_max, op="max")[0]  # [T], shared by all
+        scale = self.layout.expand(self.scales.unsqueeze(0))  # [1, P]
+        prob = grads.abs() / scale.clamp_min(torch.finfo(torch.float32).tiny)
+        keep = torch.rand(grads.shape, generator=self.generator) < prob
+        ternary = (torch.sign(grads) * keep).to(torch.int8)
+        return Payload(self.payload_spec(), ternary)
+
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        scale = self.layout.expand(self.scales.unsqueeze(0))[0]
+        grad = aggregate[0] * scale / self.workers
+        h = self.hyper
+        sgdm_update_(params, grad, self.buf, h.lr, h.weight_decay, h.betas[0])
