@@ -1,0 +1,31 @@
+"""Option declarations shared by commands (one place for names, defaults and help)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+Workers = Annotated[int, typer.Option("--workers", "-n", help="Data-parallel workers N.")]
+Strategy = Annotated[Optional[list[str]], typer.Option(
+    "--strategy", "-s", help="NAME or NAME@TRANSPORT; repeatable (see `lionsim strategies`).")]
+Transport = Annotated[Optional[str], typer.Option(
+    "--transport", help="Transport for every strategy given without one (where it fits).")]
+Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
+Backend = Annotated[str, typer.Option("--backend", help="Where collectives run: sim.")]
+Workload = Annotated[str, typer.Option("--workload", "-w", help="Workload (`lionsim workloads`).")]
+ModelSize = Annotated[str, typer.Option("--model-size", help="Workload model size: tiny | small | paper.")]
+Steps = Annotated[int, typer.Option("--steps", help="Training steps per strategy.")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed for init, data, splits and quantizers.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", "-b", help="Samples per worker per step.")]
+Lr = Annotated[Optional[float], typer.Option("--lr", help="Learning rate for every strategy (default: each strategy's own).")]
+WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="Weight decay for every strategy (default: each strategy's own).")]
+Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
+MomentumSync = Annotated[str, typer.Option("--momentum-sync", help="Lion family: never | every:K | schedule:K.")]
+TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of parameters each worker sends.")]
+Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
+DataSplit = Annotated[str, typer.Option("--data-split", help="iid | dirichlet:ALPHA (label skew).")]
+Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
+Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file giving any option; flags win.")]
