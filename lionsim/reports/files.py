@@ -1,0 +1,143 @@
+"""steps.csv, summary.csv and run.json: written atomically, read back with their columns checked.
+
+Every file is first written in full to a hidden temp file in the same directory and only then
+moved over its final name with os.replace (atomic on POSIX and Windows), so an interrupted or
+failing run leaves either the old file or the new one, never half of one. write_run stages all
+three files before replacing any, so a failure while writing leaves the previous run intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+import numpy as np
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
+
+STEPS_FILE = "steps.csv"
+SUMMARY_FILE = "summary.csv"
+META_FILE = "run.json"
+_PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+
+
+def _stage(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
+    """Write a complete temp file next to `path` and return it; on failure remove it and re-raise."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return Path(tmp)
+
+
+def write_atomic(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
+    """Write one file atomically: `write(f)` fills a temp file (text, or bytes) that then replaces `path`."""
+    os.replace(_stage(path, write, binary), path)
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON for the non-JSON types a run's configuration holds (paths, numpy scalars)."""
+    if isinstance(obj, Path):
+        return str(obj)
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"run.json cannot hold a {type(obj).__name__}: {obj!r}")
+
+
+def _ordered_steps(steps: pd.DataFrame) -> pd.DataFrame:
+    """The contract columns first, in STEP_COLUMNS order, then any extras as given."""
+    extras = [c for c in steps.columns if c not in STEP_COLUMNS]
+    return steps[STEP_COLUMNS + extras]
+
+
+def write_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: dict) -> list[Path]:
+    """Write steps.csv, summary.csv and run.json into out_dir (created); return their paths."""
+    out_dir = Path(out_dir)
+    check_columns(steps, STEP_COLUMNS, "steps")
+    check_columns(summary, SUMMARY_REQUIRED, "summary")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # float_format=None writes repr(float): the shortest text that reads back to the same double.
+    writers: dict[str, Callable[[TextIO], None]] = {
+        STEPS_FILE: lambda f: _ordered_steps(steps).to_csv(f, index=False),
+        SUMMARY_FILE: lambda f: summary.to_csv(f, index=False),
+        META_FILE: lambda f: f.write(json.dumps(meta, indent=2, default=_json_default) + "\n"),
+    }
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, write in writers.items():
+            staged.append((_stage(out_dir / name, write), out_dir / name))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink()
+        raise
+    for tmp, final in staged:
+        os.replace(tmp, final)
+    return [final for _, final in staged]
+
+
+def _one_line(err: Exception) -> str:
+    return " ".join(str(err).split())
+
+
+def read_csv(path: Path, required: list[str]) -> pd.DataFrame:
+    """Read a lionsim CSV exactly (round-trip floats, names kept as text); bad files fail in one line."""
+    text_dtypes = {c: str for c in [*TEXT_COLUMNS, "run", "baseline"]}  # absent ones are ignored
+    # pandas 3 parses floats exactly by default and deprecates the option; pandas 2 needs it.
+    exact = {"float_precision": "round_trip"} if _PANDAS_MAJOR < 3 else {}
+    try:
+        # Only empty cells are missing: a workload or network called "NA" or "null" stays text.
+        df = pd.read_csv(path, dtype=text_dtypes, keep_default_na=False, na_values=[""], **exact)
+    except FileNotFoundError:
+        raise LionsimError(f"{path} not found") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as e:
+        raise LionsimError(f"malformed CSV {path}: {_one_line(e)}") from None
+    check_columns(df, required, str(path))
+    return df
+
+
+def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | None]:
+    """Read a finished run: (steps, summary or None if absent, meta or None if absent).
+
+    A missing directory or steps.csv, a malformed file, missing columns, or a summary whose
+    runs differ from the steps' runs fail with a LionsimError.
+    """
+    out_dir = Path(out_dir)
+    if not out_dir.is_dir():
+        raise LionsimError(f"run directory {out_dir} does not exist (expected a `lionsim bench --out` directory)")
+    steps_path = out_dir / STEPS_FILE
+    if not steps_path.is_file():
+        raise LionsimError(f"{steps_path} not found; a run directory holds {STEPS_FILE}, {SUMMARY_FILE}, {META_FILE}")
+    steps = read_csv(steps_path, STEP_COLUMNS)
+
+    summary = None
+    summary_path = out_dir / SUMMARY_FILE
+    if summary_path.is_file():
+        summary = read_csv(summary_path, SUMMARY_REQUIRED)
+        step_runs = list(dict.fromkeys(map(run_label, steps["strategy"], steps["transport"])))
+        summary_runs = list(map(run_label, summary["strategy"], summary["transport"]))
+        if summary_runs != step_runs:
+            raise LionsimError(
+                f"{summary_path} lists runs {', '.join(summary_runs)} but {STEPS_FILE} has {', '.join(step_runs)}"
+            )
+
+    meta = None
+    meta_path = out_dir / META_FILE
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise LionsimError(f"malformed JSON in {meta_path}: {_one_line(e)}") from None
+        if not isinstance(meta, dict):
+            raise LionsimError(f"{meta_path} holds a JSON {type(meta).__name__}; expected an object")
+    return steps, summary, meta

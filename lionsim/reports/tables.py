@@ -1,0 +1,100 @@
+"""The rich table of a run's summary, as printed by `lionsim bench` and `lionsim plot`.
+
+Kept to about 120 characters wide: the full numbers (best loss, every eval metric, exact
+bytes) are in summary.csv; the table shows what ranks the runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich import box
+from rich.table import Table
+
+from lionsim.reports.columns import run_label
+from lionsim.reports.summary import FINAL_FRACTION
+
+
+def _isnan(value: float) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def _num(value: float, fmt: str = ".3g") -> str:
+    """Format a number, '-' for NaN (never evaluated, never reached)."""
+    if _isnan(value):
+        return "-"
+    if fmt == ".3g" and abs(value) >= 1000:
+        return f"{value:,.0f}"  # 1,234 rather than 1.23e+03
+    return format(value, fmt)
+
+
+def _bytes(n: float) -> str:
+    """Bytes in the SI unit that keeps 3 significant digits readable (GB = 1e9 bytes)."""
+    if _isnan(n):
+        return "-"
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.3g} B"
+
+
+def _times(x: float) -> str:
+    return "-" if _isnan(x) else f"{x:.2f}x"
+
+
+def _values(summary: pd.DataFrame, col: str) -> str:
+    """The distinct values of a column, in order: "8", or "100, 200" if runs differ."""
+    return "/".join(str(v) for v in dict.fromkeys(summary[col]))
+
+
+def _context(summary: pd.DataFrame) -> str:
+    workload = f"{_values(summary, 'workload')}, " if "workload" in summary.columns else ""
+    return f"{workload}{_values(summary, 'workers')} workers, {_values(summary, 'network')}"
+
+
+def summary_table(summary: pd.DataFrame) -> Table:
+    """One row per run: final loss, last eval metric, mean ms per step by component (encode and
+    decode together as codec), bytes sent per worker per step, bits per parameter up/down,
+    step speedup and time-to-target speedup. The baseline is starred."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    # Show eval accuracy where the workload measures it, else eval loss.
+    use_acc = summary["final_eval_acc"].notna().any()
+    table = Table(
+        title=f"lionsim: {_context(summary)}, {_values(summary, 'steps')} steps",
+        caption=(
+            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. Times: modelled ms per step "
+            "(codec = encode + decode). sent: bytes per worker per step. speedup: baseline step / step. "
+            "to-target: baseline time / time to reach the baseline's loss (trailing mean); - never reached."
+        ),
+        caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        collapse_padding=True,
+        pad_edge=False,
+    )
+    # Every column may fold: rich then narrows the widest (the run label) first on a small terminal.
+    table.add_column("run", overflow="fold")
+    for name in ("loss", "eval\nacc" if use_acc else "eval\nloss", "compute", "codec", "comm", "update", "step",
+                 "sent", "bits\nup/dn", "speedup", "to\ntarget"):
+        table.add_column(name, justify="right", overflow="fold")
+    for row in summary.itertuples(index=False):
+        label = run_label(row.strategy, row.transport)
+        if use_acc:
+            evaluated = "-" if _isnan(row.final_eval_acc) else f"{row.final_eval_acc * 100.0:.1f}%"
+        else:
+            evaluated = _num(row.final_eval_loss, ".4f")
+        table.add_row(
+            f"{label}*" if label == baseline else label,
+            _num(row.final_loss, ".4f"),
+            evaluated,
+            _num(row.compute_s * 1e3),
+            _num((row.encode_s + row.decode_s) * 1e3),
+            _num(row.comm_s * 1e3),
+            _num(row.update_s * 1e3),
+            _num(row.step_s * 1e3),
+            _bytes(row.wire_bytes),
+            f"{_num(row.bits_per_param_up)}/{_num(row.bits_per_param_down)}",
+            _times(row.speedup),
+            _times(row.time_to_target_speedup),
+        )
+    return table

@@ -1,0 +1,63 @@
+"""pack_signs / unpack_signs against numpy.packbits, and the fast paths against the plain one."""
+
+import numpy as np
+import pytest
+import torch
+
+import lionsim
+from lionsim.packing import (
+    pack_bools,
+    pack_bools_reference,
+    pack_codes,
+    packed_size,
+    unpack_bools,
+    unpack_codes,
+)
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (8,), (9,), (1001,), (3, 17), (2, 5, 64), (4, 0), (2, 3 * (1 << 20) + 8)])
+def test_pack_signs_matches_numpy_packbits(shape):
+    x = torch.randn(*shape)
+    x.view(-1)[::5] = 0.0  # zeros pack as clear bits: only x > 0 sets a bit
+    packed = lionsim.pack_signs(x)
+    expected = np.packbits((x > 0).numpy(), axis=-1)
+    assert packed.dtype == torch.uint8
+    assert packed.shape == expected.shape
+    assert np.array_equal(packed.numpy(), expected)
+
+
+@pytest.mark.parametrize("n", [1, 8, 13, 64, 1000, (1 << 20) + 24])
+def test_fast_pack_equals_plain_pack(n):
+    bits = torch.rand(3, n) > 0.5
+    assert torch.equal(pack_bools(bits), pack_bools_reference(bits))
+    assert torch.equal(lionsim.pack_signs(bits.float() - 0.5), pack_bools_reference(bits))
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 17), (2, 4, 64)])
+def test_unpack_signs_inverts_pack(shape):
+    x = torch.randn(*shape)
+    n = shape[-1]
+    values = lionsim.unpack_signs(lionsim.pack_signs(x), n)
+    assert torch.equal(values, torch.where(x > 0, 1.0, -1.0))
+    ints = lionsim.unpack_signs(lionsim.pack_signs(x), n, torch.int8)
+    assert ints.dtype == torch.int8 and torch.equal(ints.float(), values)
+    bits = np.unpackbits(lionsim.pack_signs(x).numpy(), axis=-1)[..., :n]
+    assert np.array_equal(unpack_bools(lionsim.pack_signs(x), n).numpy(), bits.astype(bool))
+
+
+def test_unpack_rejects_too_few_bytes():
+    with pytest.raises(ValueError):
+        unpack_bools(torch.zeros(2, dtype=torch.uint8), 17)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 5, 8, 11])
+def test_pack_codes_matches_a_bit_string(bits):
+    codes = torch.randint(0, 2**bits, (2, 37))
+    packed = pack_codes(codes, bits)
+    assert packed.shape == (2, packed_size(37, bits))
+    for row in range(2):  # brute force: concatenate each code's binary digits, MSB first
+        stream = "".join(format(int(c), f"0{bits}b") for c in codes[row])
+        stream += "0" * ((-len(stream)) % 8)
+        expected = [int(stream[i : i + 8], 2) for i in range(0, len(stream), 8)]
+        assert packed[row].tolist() == expected
+    assert torch.equal(unpack_codes(packed, 37, bits), codes)

@@ -1,0 +1,147 @@
+"""Every transport against a brute-force aggregate: same inputs, same result, any N."""
+
+import math
+
+import pytest
+import torch
+
+from lionsim.aggregators import MajorityVote, MeanVote
+from lionsim.backends import SimComm
+from lionsim.errors import LionsimError
+from lionsim.network import CollectiveCall, wire_bytes
+from lionsim.runs import parse_runs
+from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+
+VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
+WORKER_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17, 127, 128, 129, 255, 1000]
+
+
+def brute_force_vote(votes: torch.Tensor, rule) -> torch.Tensor:
+    """Count the votes coordinate by coordinate in plain Python."""
+    n_workers, n = votes.shape
+    out = []
+    for j in range(n):
+        s = sum(int(votes[i, j]) for i in range(n_workers))
+        if isinstance(rule, MajorityVote):
+            out.append(1.0 if s > 0 else -1.0 if s < 0 else 0.0)  # tie -> 0
+        else:
+            out.append(s / n_workers)
+    return torch.tensor(out)
+
+
+def random_votes(workers: int, n: int, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    votes = torch.randint(0, 2, (workers, n), generator=g) * 2 - 1
+    if workers % 2 == 0:  # force exact ties on some coordinates
+        votes[: workers // 2, :5] = 1
+        votes[workers // 2 :, :5] = -1
+    return votes.to(torch.int8)
+
+
+@pytest.mark.parametrize("workers", WORKER_COUNTS)
+@pytest.mark.parametrize("rule", [MajorityVote(), MeanVote()], ids=["mavo", "avg"])
+def test_every_vote_transport_equals_brute_force(workers, rule):
+    n = 203 if workers < 200 else 29  # odd sizes: padding paths are exercised
+    votes = random_votes(workers, n, seed=workers)
+    expected = brute_force_vote(votes, rule)
+    if workers % 2 == 0 and isinstance(rule, MajorityVote):
+        assert (expected[:5] == 0).all()  # the ties really are there
+    spec = PayloadSpec(kind="votes", numel=n, rule=rule)
+    for name in VOTE_TRANSPORTS:
+        out = TRANSPORTS.get(name)().aggregate(Payload(spec, votes), SimComm(workers))
+        assert out.shape == (workers, n), name
+        assert torch.equal(out, expected.expand(workers, n)), f"{name} differs at N={workers}"
+
+
+@pytest.mark.parametrize("workers,max_level", [(4, 31), (16, 7), (127, 1), (200, 1), (300, 100)])
+def test_levels_sum_exactly_without_overflow(workers, max_level):
+    """SimComm refuses a container overflow, so passing means the container was wide enough."""
+    g = torch.Generator().manual_seed(0)
+    levels = torch.randint(-max_level, max_level + 1, (workers, 50), generator=g)
+    levels[:, 0] = max_level  # the extreme sum
+    spec = PayloadSpec(kind="levels", numel=50, max_level=max_level)
+    out = TRANSPORTS.get("int8-allreduce")().aggregate(Payload(spec, levels), SimComm(workers))
+    assert torch.equal(out[0], levels.sum(0).float())
+
+
+def test_sim_comm_refuses_container_overflow():
+    with pytest.raises(OverflowError):
+        SimComm(200).all_reduce(torch.ones(200, 3, dtype=torch.int8))
+
+
+def test_dense_transports_average():
+    grads = torch.randn(5, 40)
+    spec = PayloadSpec(kind="dense", numel=40)
+    fp32 = TRANSPORTS.get("fp32-allreduce")().aggregate(Payload(spec, grads), SimComm(5))
+    torch.testing.assert_close(fp32[0], grads.mean(0))
+    bf16 = TRANSPORTS.get("bf16-allreduce")().aggregate(Payload(spec, grads), SimComm(5))
+    torch.testing.assert_close(bf16[0], grads.mean(0), atol=2e-2, rtol=2e-2)  # bf16: 8 mantissa bits
+
+
+def test_scaled_signs_allgather_equals_mean_of_scaled_signs():
+    signs = (torch.randint(0, 2, (3, 10)) * 2 - 1).to(torch.int8)
+    segment_ids = torch.tensor([0] * 4 + [1] * 6)
+    scales = torch.rand(3, 2)
+    spec = PayloadSpec(kind="scaled-signs", numel=10, segments=2)
+    out = TRANSPORTS.get("allgather-1bit")().aggregate(
+        Payload(spec, signs, scales=scales, segment_ids=segment_ids), SimComm(3))
+    expected = torch.zeros(10)
+    for i in range(3):
+        for j in range(10):
+            expected[j] += float(signs[i, j]) * float(scales[i, segment_ids[j]]) / 3
+    torch.testing.assert_close(out[1], expected)
+
+
+def test_sparse_allgather_sums_pairs():
+    indices = torch.tensor([[0, 3], [3, 5]])
+    values = torch.tensor([[1.0, 2.0], [4.0, -1.0]])
+    spec = PayloadSpec(kind="sparse", numel=6, k=2)
+    out = TRANSPORTS.get("sparse-allgather")().aggregate(Payload(spec, values, indices=indices), SimComm(2))
+    assert out[0].tolist() == [0.5, 0.0, 0.0, 3.0, 0.0, -0.5]
+
+
+def sent(transport: str, spec: PayloadSpec, workers: int) -> float:
+    return sum(wire_bytes(c, workers) for c in TRANSPORTS.get(transport)().plan(spec, workers))
+
+
+@pytest.mark.parametrize("workers", [2, 3, 8, 9, 64])
+def test_wire_bytes_match_reference_closed_forms(workers):
+    """REFERENCE.md 5, sign transports for n parameters (n a multiple of 8 * 31 * N)."""
+    n, N = 8 * 31 * 64 * 9 * 5, workers
+    mavo = PayloadSpec(kind="votes", numel=n, rule=MajorityVote())
+    assert sent("fp32-allreduce", PayloadSpec(kind="dense", numel=n), N) == pytest.approx(2 * (N - 1) / N * 4 * n)
+    assert sent("bf16-allreduce", PayloadSpec(kind="dense", numel=n), N) == pytest.approx(2 * (N - 1) / N * 2 * n)
+    assert sent("int8-allreduce", mavo, N) == pytest.approx(2 * (N - 1) / N * n)
+    assert sent("allgather-1bit", mavo, N) == pytest.approx((N - 1) / N * N * n / 8)
+    down_bits = 1 if N % 2 else 2  # ties need a third level
+    assert sent("a2a-1bit", mavo, N) == pytest.approx((N - 1) / N * n / 8 + (N - 1) / N * n * down_bits / 8)
+    p = math.ceil(math.log2(N + 1))
+    words = math.ceil(n / (31 // p))  # p-bit fields in int32 words, sign bit left free
+    assert sent("pbit-allreduce", mavo, N) == pytest.approx(2 * (N - 1) / N * 4 * words)
+    assert sent("param-server", mavo, N) == pytest.approx(n / 8)
+
+
+def test_a2a_is_one_thirty_second_of_fp32_for_odd_workers():
+    n, N = 8 * 7 * 1000, 7
+    mavo = PayloadSpec(kind="votes", numel=n, rule=MajorityVote())
+    ratio = sent("a2a-1bit", mavo, N) / sent("fp32-allreduce", PayloadSpec(kind="dense", numel=n), N)
+    assert ratio == pytest.approx(1 / 32)
+
+
+def test_int8_container_widens_past_127_workers():
+    mavo = PayloadSpec(kind="votes", numel=1000, rule=MajorityVote())
+    plan = TRANSPORTS.get("int8-allreduce")().plan
+    assert plan(mavo, 127) == [CollectiveCall("all_reduce", 1000, "votes")]
+    assert plan(mavo, 128)[0].nbytes == 2000  # int16
+    assert plan(mavo, 40000)[0].nbytes == 4000  # int32
+
+
+def test_invalid_strategy_transport_pair_lists_valid_ones():
+    with pytest.raises(LionsimError, match="valid transports: .*int8-allreduce"):
+        parse_runs(["dlion-mavo@fp32-allreduce"])
+    with pytest.raises(LionsimError, match="unknown transport 'carrier-pigeon'"):
+        parse_runs(["lion@carrier-pigeon"])
+    with pytest.raises(LionsimError, match="unknown strategy 'adam'"):
+        parse_runs(["adam"])
+    runs = parse_runs(["adamw", "dlion-mavo"], transport="a2a-1bit")
+    assert [r.label for r in runs] == ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]
