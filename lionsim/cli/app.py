@@ -60,7 +60,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
     if command is None:
         return None  # click reports the missing or unknown command itself
     values = load_toml(Path(path))
-    accepted = {p.name: p for p in command.params if isinstance(p, click.Option) and p.name != "config"}
+    accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}
     defaults: dict[str, Any] = {}
     for key, value in values.items():
         name = key.replace("-", "_")
@@ -73,6 +73,10 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
             value = [value]
         defaults[name] = value
     return {command_name: defaults}
+
+
+def _is_argument(param) -> bool:
+    return getattr(param, "param_type_name", "option") == "argument"
 
 
 def load_toml(path: Path) -> dict[str, Any]:
@@ -108,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(0)
     except click.exceptions.UsageError as e:
         fail(e.format_message())
-    except click.exceptions.Exit as e:
+    except typer.Exit as e:
         sys.exit(e.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        fail("interrupted", code=130)
+    except (typer.Abort, KeyboardInterrupt):
+        fail("interrupted: no results were written")
     sys.exit(result if isinstance(result, int) else 0)

@@ -1,0 +1,191 @@
+"""Model presets: transformer shapes whose parameter counts are computed from the architecture.
+
+| preset         | shape                                              | params        | checks against |
+|----------------|----------------------------------------------------|---------------|----------------|
+| gpt2-124m      | GPT-2 small: 12 x 768, vocab 50257, ctx 1024, tied  | 124,439,808   | HF gpt2 |
+| gpt2-345m      | GPT-2 medium: 24 x 1024                            | 354,823,168   | HF gpt2-medium |
+| gpt2-1.3b      | GPT-3 XL shape (Brown et al. 2020, Table 2.1): 24 x 2048, ctx 2048, GPT-2 vocab | 1.31e9 | |
+| transformer-3b | GPT-3 2.7B shape: 32 x 2560, ctx 2048               | 2.65e9        | (Distributed Lion's "3B transformer" gives no shape; this is the nearest published one) |
+| llama-7b       | LLaMA 7B: 32 x 4096, SwiGLU 11008, RMSNorm, no biases, untied, vocab 32000, ctx 2048 | 6,738,415,616 | Touvron et al. 2023 |
+| vit-s          | ViT-S/16 at 224 px, 12 x 384, 1000 classes          | 22,050,664    | timm vit_small_patch16_224 |
+| vit-b          | ViT-B/16 at 224 px, 12 x 768, 1000 classes          | 86,567,656    | timm vit_base_patch16_224 |
+
+`tokens_per_sample` is the context length (decoders) or patches + class token (ViT), the
+T of flops.forward_flops per sample.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from lionsim.errors import LionsimError
+from lionsim.registry import Registry
+
+
+def block_params(d_model: int, d_ff: int, *, mlp: str, norm: str, bias: bool) -> int:
+    """Parameters of one pre-norm transformer block: attention (q, k, v, out), MLP, two norms."""
+    attention = 4 * d_model * d_model + (4 * d_model if bias else 0)
+    if mlp == "gelu":  # up d -> d_ff, down d_ff -> d
+        feed_forward = 2 * d_model * d_ff + ((d_ff + d_model) if bias else 0)
+    else:  # swiglu: gate and up d -> d_ff, down d_ff -> d
+        feed_forward = 3 * d_model * d_ff + ((2 * d_ff + d_model) if bias else 0)
+    return attention + feed_forward + 2 * norm_params(d_model, norm)
+
+
+def norm_params(d_model: int, norm: str) -> int:
+    """LayerNorm has a weight and a bias; RMSNorm only a weight."""
+    return 2 * d_model if norm == "layernorm" else d_model
+
+
+class ModelShape(Protocol):
+    name: str
+    description: str
+
+    @property
+    def params(self) -> int: ...
+
+    @property
+    def tokens_per_sample(self) -> int: ...
+
+
+def _validate(name: str, mlp: str, norm: str, sizes: dict[str, int]) -> None:
+    if mlp not in ("gelu", "swiglu"):
+        raise LionsimError(f"model {name!r}: mlp {mlp!r}; choose from: gelu, swiglu")
+    if norm not in ("layernorm", "rmsnorm"):
+        raise LionsimError(f"model {name!r}: norm {norm!r}; choose from: layernorm, rmsnorm")
+    for key, value in sizes.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise LionsimError(f"model {name!r}: {key} = {value!r} must be an integer >= 1")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DecoderShape:
+    """A GPT/LLaMA-style decoder-only language model."""
+
+    name: str
+    """Preset name."""
+    n_layer: int
+    """Transformer blocks."""
+    d_model: int
+    """Residual width."""
+    n_head: int
+    """Attention heads (no effect on the count)."""
+    d_ff: int
+    """MLP hidden width."""
+    vocab_size: int
+    """Token embedding rows."""
+    seq_len: int
+    """Context length, tokens per sample."""
+    mlp: str = "gelu"
+    """"gelu" (two matrices) or "swiglu" (three)."""
+    norm: str = "layernorm"
+    """"layernorm" or "rmsnorm"."""
+    bias: bool = True
+    """Linear layers have biases."""
+    tied_embeddings: bool = True
+    """The output head reuses the token embedding."""
+    learned_positions: bool = True
+    """A learned position embedding (GPT-2); False for rotary (LLaMA)."""
+    description: str = ""
+    """Where the shape comes from."""
+
+    def __post_init__(self) -> None:
+        _validate(self.name, self.mlp, self.norm, {
+            "n_layer": self.n_layer, "d_model": self.d_model, "n_head": self.n_head,
+            "d_ff": self.d_ff, "vocab_size": self.vocab_size, "seq_len": self.seq_len,
+        })
+
+    @property
+    def params(self) -> int:
+        embeddings = self.vocab_size * self.d_model
+        positions = self.seq_len * self.d_model if self.learned_positions else 0
+        blocks = self.n_layer * block_params(self.d_model, self.d_ff, mlp=self.mlp, norm=self.norm, bias=self.bias)
+        final_norm = norm_params(self.d_model, self.norm)
+        head = 0 if self.tied_embeddings else self.vocab_size * self.d_model
+        return embeddings + positions + blocks + final_norm + head
+
+    @property
+    def tokens_per_sample(self) -> int:
+        return self.seq_len
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ViTShape:
+    """A Vision Transformer classifier (Dosovitskiy et al. 2021): patch embedding, class token, blocks, head."""
+
+    name: str
+    """Preset name."""
+    n_layer: int
+    """Transformer blocks."""
+    d_model: int
+    """Residual width."""
+    n_head: int
+    """Attention heads (no effect on the count)."""
+    d_ff: int
+    """MLP hidden width."""
+    image_size: int
+    """Input side, pixels."""
+    patch_size: int
+    """Patch side, pixels."""
+    channels: int = 3
+    """Input channels."""
+    num_classes: int = 1000
+    """Classifier outputs."""
+    description: str = ""
+    """Where the shape comes from."""
+
+    def __post_init__(self) -> None:
+        _validate(self.name, "gelu", "layernorm", {
+            "n_layer": self.n_layer, "d_model": self.d_model, "n_head": self.n_head, "d_ff": self.d_ff,
+            "image_size": self.image_size, "patch_size": self.patch_size, "channels": self.channels,
+            "num_classes": self.num_classes,
+        })
+        if self.image_size % self.patch_size:
+            raise LionsimError(f"model {self.name!r}: image_size {self.image_size} is not a multiple of patch_size {self.patch_size}")
+
+    @property
+    def patches(self) -> int:
+        return (self.image_size // self.patch_size) ** 2
+
+    @property
+    def params(self) -> int:
+        d = self.d_model
+        patch_embed = self.channels * self.patch_size**2 * d + d  # a conv with bias
+        cls_and_positions = d + (self.patches + 1) * d
+        blocks = self.n_layer * block_params(d, self.d_ff, mlp="gelu", norm="layernorm", bias=True)
+        final_norm = norm_params(d, "layernorm")
+        head = d * self.num_classes + self.num_classes
+        return patch_embed + cls_and_positions + blocks + final_norm + head
+
+    @property
+    def tokens_per_sample(self) -> int:
+        return self.patches + 1
+
+
+MODELS: Registry[ModelShape] = Registry("model")
+
+
+def _gpt(name: str, n_layer: int, d_model: int, n_head: int, seq_len: int, description: str) -> DecoderShape:
+    return DecoderShape(
+        name=name, n_layer=n_layer, d_model=d_model, n_head=n_head, d_ff=4 * d_model,
+        vocab_size=50257, seq_len=seq_len, description=description,
+    )
+
+
+for _model in (
+    _gpt("gpt2-124m", 12, 768, 12, 1024, "GPT-2 small (Radford et al. 2019)"),
+    _gpt("gpt2-345m", 24, 1024, 16, 1024, "GPT-2 medium (Radford et al. 2019)"),
+    _gpt("gpt2-1.3b", 24, 2048, 16, 2048, "GPT-3 XL shape (Brown et al. 2020, Table 2.1) with the GPT-2 vocabulary"),
+    _gpt("transformer-3b", 32, 2560, 32, 2048, "GPT-3 2.7B shape (Brown et al. 2020, Table 2.1)"),
+    DecoderShape(
+        name="llama-7b", n_layer=32, d_model=4096, n_head=32, d_ff=11008, vocab_size=32000, seq_len=2048,
+        mlp="swiglu", norm="rmsnorm", bias=False, tied_embeddings=False, learned_positions=False,
+        description="LLaMA 7B (Touvron et al. 2023)",
+    ),
+    ViTShape(name="vit-s", n_layer=12, d_model=384, n_head=6, d_ff=1536, image_size=224, patch_size=16,
+             description="ViT-S/16 (Touvron et al. 2021, DeiT-S)"),
+    ViTShape(name="vit-b", n_layer=12, d_model=768, n_head=12, d_ff=3072, image_size=224, patch_size=16,
+             description="ViT-B/16 (Dosovitskiy et al. 2021)"),
+):
+    MODELS.add(_model.name, _model)

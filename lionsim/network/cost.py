@@ -1,0 +1,168 @@
+"""Pricing: a CollectiveCall among N workers of a Network -> seconds and bytes sent.
+
+`price` lists the ways to run the call on the network (topology.plans: one plan on a flat
+network; hierarchical phases or a flat ring on a two-level one), prices each phase with an
+algorithm (collectives/), sums each plan and takes the cheapest plan. `algorithm="auto"`
+takes, for every phase, the cheapest registered algorithm that implements the phase's op
+(ties go to the one registered first). A named algorithm must implement the call's own op;
+it runs every phase whose op it implements, the other phases take the cheapest, and plans
+it may not run (the flat ring, for anything but "ring") are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lionsim.errors import LionsimError
+from lionsim.network.calls import CollectiveCall
+from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
+from lionsim.network.link import Link, Network
+from lionsim.network.topology import Plan, plans
+
+AUTO = "auto"
+
+CANONICAL = {
+    "all_reduce": "ring",
+    "all_gather": "ring",
+    "reduce_scatter": "ring",
+    "all_to_all": "pairwise",
+    "broadcast": "ring",
+    "reduce": "ring",
+    "ps_push": "param_server",
+    "ps_pull": "param_server",
+}
+"""The bandwidth-optimal algorithm `wire_bytes` counts for each op."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PhaseCost:
+    """One priced phase of a call."""
+
+    op: str
+    """The phase's op."""
+    scope: str
+    """"intra" or "inter"."""
+    ranks: int
+    """Ranks taking part."""
+    nbytes: float
+    """The phase's message size, calls.py convention."""
+    algorithm: str
+    """The algorithm that priced it."""
+    terms: Terms
+    """latency / bandwidth / reduce seconds and the busiest rank's sent bytes."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CallCost:
+    """What one collective call costs."""
+
+    time_s: float
+    """Modelled seconds."""
+    algorithm: str
+    """The algorithm used; "hier:a+b+c" names each phase's, "none" when N = 1."""
+    sent_bytes: float
+    """Bytes the busiest worker sends (summed over phases)."""
+    phases: tuple[PhaseCost, ...] = ()
+    """The breakdown, one entry per phase."""
+
+    @property
+    def latency_s(self) -> float:
+        return sum(p.terms.latency_s for p in self.phases)
+
+    @property
+    def bandwidth_s(self) -> float:
+        return sum(p.terms.bandwidth_s for p in self.phases)
+
+    @property
+    def reduce_s(self) -> float:
+        return sum(p.terms.reduce_s for p in self.phases)
+
+
+def algorithms_for(op: str) -> list[str]:
+    """Names of the registered algorithms that implement `op`, in registration order."""
+    return [name for name, algo in COLLECTIVE_ALGORITHMS.items() if op in algo.ops]
+
+
+def _resolve(op: str, algorithm: str) -> CollectiveAlgorithm | None:
+    """The named algorithm (validated for `op`), or None for auto."""
+    if algorithm == AUTO:
+        return None
+    algo = COLLECTIVE_ALGORITHMS.get(algorithm)  # unknown name -> LionsimError with the list
+    if op not in algo.ops:
+        raise LionsimError(
+            f"algorithm {algorithm!r} does not implement {op}; choose from: {', '.join([AUTO, *algorithms_for(op)])}"
+        )
+    return algo
+
+
+def _cheapest(op: str, nbytes: float, group: Group, allowed: tuple[str, ...] | None) -> tuple[str, Terms]:
+    best: tuple[str, Terms] | None = None
+    for name in algorithms_for(op):
+        if allowed is not None and name not in allowed:
+            continue
+        terms = COLLECTIVE_ALGORITHMS.get(name).cost(op, nbytes, group)
+        if best is None or terms.time_s < best[1].time_s:
+            best = (name, terms)
+    assert best is not None, f"no algorithm registered for {op}"
+    return best
+
+
+def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None) -> list[PhaseCost] | None:
+    """Price every phase of a plan; None if the chosen algorithm may not run one of them."""
+    out = []
+    for phase in plan:
+        if chosen is not None and phase.algorithms is not None and chosen.name not in phase.algorithms:
+            return None
+        if chosen is not None and phase.op in chosen.ops:
+            name, terms = chosen.name, chosen.cost(phase.op, phase.nbytes, phase.group)
+        else:
+            name, terms = _cheapest(phase.op, phase.nbytes, phase.group, phase.algorithms)
+        out.append(
+            PhaseCost(
+                op=phase.op, scope=phase.scope, ranks=phase.group.ranks, nbytes=phase.nbytes, algorithm=name, terms=terms
+            )
+        )
+    return out
+
+
+def _check_workers(workers: int) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise LionsimError(f"workers = {workers!r} must be an integer >= 1")
+
+
+def price(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
+    """Seconds and sent bytes of one call among `workers` workers; N = 1 costs nothing."""
+    _check_workers(workers)
+    chosen = _resolve(call.op, algorithm)
+    if workers == 1:
+        return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
+    options = [_price_plan(plan, chosen) for plan in plans(call.op, call.nbytes, workers, network)]
+    priced = [phases for phases in options if phases is not None]
+    phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
+    names = [p.algorithm for p in phases]
+    return CallCost(
+        time_s=sum(p.terms.time_s for p in phases),
+        algorithm=names[0] if len(names) == 1 else "hier:" + "+".join(names),
+        sent_bytes=sum(p.terms.sent_bytes for p in phases),
+        phases=tuple(phases),
+    )
+
+
+def comm_time(calls: list[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> float:
+    """Seconds of a list of calls run one after another."""
+    return sum(price(call, workers, network, algorithm).time_s for call in calls)
+
+
+_UNIT_LINK = Link(alpha_s=0.0, bandwidth_Bps=1.0)
+"""Sent bytes do not depend on the link; this one only satisfies the signature."""
+
+
+def wire_bytes(call: CollectiveCall, workers: int) -> float:
+    """Bytes one worker sends for `call` with the canonical bandwidth-optimal algorithm (CANONICAL).
+
+    Flat, any network: ring all-reduce 2(N-1)/N n; ring all-gather / reduce-scatter and
+    pairwise all-to-all (N-1)/N n; chain broadcast / reduce n; ps_push n; ps_pull 0; N = 1: 0.
+    """
+    _check_workers(workers)
+    algo = COLLECTIVE_ALGORITHMS.get(CANONICAL[call.op])
+    return algo.cost(call.op, call.nbytes, Group(ranks=workers, link=_UNIT_LINK)).sent_bytes

@@ -1,0 +1,172 @@
+"""Links and networks: the alpha-beta-gamma parameters a collective is priced with.
+
+Hockney's model (REFERENCE.md section 5): sending n bytes over a link costs
+alpha + n * beta; combining n bytes costs n * gamma. Units are SI throughout: seconds,
+bytes, bytes per second; GB means 1e9 bytes.
+
+Topology (what `workers_per_node` means for the two links):
+
+- `inter` is the link between nodes, counted per node: the bandwidth a node has into the
+  network, all its NICs together. The node's workers share it, so when all of them talk
+  across nodes at once (the inter-node phase of a hierarchical collective) each gets
+  1/workers_per_node of it. With workers_per_node = 1 every worker is its own node and
+  `inter` is simply the link each worker has.
+- `intra` is the link inside a node, counted per worker (NVLink: each GPU's own links).
+- `oversubscription` divides the inter-node bandwidth (a switch fabric with less
+  bisection bandwidth than its ports); `efficiency` multiplies a link's bandwidth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lionsim.errors import LionsimError
+
+GB = 1e9
+"""Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
+US = 1e-6
+"""Seconds in a microsecond."""
+
+
+def check_number(name: str, value: object, *, low: float, low_open: bool, high: float = math.inf) -> None:
+    """Fail with a LionsimError naming `name` unless value is a finite real within the bounds."""
+    ok = (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (value > low if low_open else value >= low)
+        and value <= high
+    )
+    if not ok:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        if high != math.inf:
+            bound += f" and <= {high:g}"
+        raise LionsimError(f"{name} = {value!r} is not a finite number {bound}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Link:
+    """One link of the alpha-beta-gamma model."""
+
+    alpha_s: float
+    """Per-message latency, seconds."""
+    bandwidth_Bps: float
+    """Achieved bandwidth per direction, bytes per second (before `efficiency`)."""
+    efficiency: float = 1.0
+    """Fraction of `bandwidth_Bps` that collectives achieve, in (0, 1]."""
+    gamma_s_per_byte: float = 0.0
+    """Cost of combining (e.g. summing) one byte in a reduction, seconds per byte."""
+
+    def __post_init__(self) -> None:
+        check_number("alpha_s", self.alpha_s, low=0.0, low_open=False)
+        check_number("bandwidth_Bps", self.bandwidth_Bps, low=0.0, low_open=True)
+        check_number("efficiency", self.efficiency, low=0.0, low_open=True, high=1.0)
+        check_number("gamma_s_per_byte", self.gamma_s_per_byte, low=0.0, low_open=False)
+
+    @property
+    def beta(self) -> float:
+        """Seconds per byte: 1 / (bandwidth * efficiency)."""
+        return 1.0 / (self.bandwidth_Bps * self.efficiency)
+
+    @classmethod
+    def from_units(
+        cls,
+        *,
+        alpha_us: float,
+        bandwidth_GBps: float,
+        efficiency: float = 1.0,
+        reduce_GBps: float | None = None,
+    ) -> Link:
+        """Build a link from the units of profile files (us, GB/s; reduce_GBps: bytes combined per s)."""
+        check_number("alpha_us", alpha_us, low=0.0, low_open=False)
+        check_number("bandwidth_GBps", bandwidth_GBps, low=0.0, low_open=True)
+        if reduce_GBps is not None:
+            check_number("reduce_GBps", reduce_GBps, low=0.0, low_open=True)
+        gamma = 0.0 if reduce_GBps is None else 1.0 / (reduce_GBps * GB)
+        return cls(
+            alpha_s=alpha_us * US,
+            bandwidth_Bps=bandwidth_GBps * GB,
+            efficiency=efficiency,
+            gamma_s_per_byte=gamma,
+        )
+
+    def scaled(self, bandwidth_divisor: float) -> Link:
+        """The link as one of `bandwidth_divisor` equal sharers sees it."""
+        return dataclasses.replace(self, bandwidth_Bps=self.bandwidth_Bps / bandwidth_divisor)
+
+    def to_dict(self) -> dict[str, float]:
+        """The profile-file form of this link (`reduce_GBps` only when gamma > 0)."""
+        out = {
+            "alpha_us": self.alpha_s / US,
+            "bandwidth_GBps": self.bandwidth_Bps / GB,
+            "efficiency": self.efficiency,
+        }
+        if self.gamma_s_per_byte > 0:
+            out["reduce_GBps"] = 1.0 / (self.gamma_s_per_byte * GB)
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Network:
+    """Links plus topology: what a collective among N workers runs over."""
+
+    name: str
+    """Preset name or the profile file's name."""
+    inter: Link
+    """The link between nodes, per node (shared by the node's workers); see the module doc."""
+    intra: Link | None = None
+    """The link inside a node, per worker; required when workers_per_node > 1."""
+    workers_per_node: int = 1
+    """Workers in one node; 1 means a flat network where every worker is a node."""
+    oversubscription: float = 1.0
+    """Factor (>= 1) dividing the inter-node bandwidth, e.g. 2 for a 2:1 oversubscribed fabric."""
+    ps_servers: int = 1
+    """Parameter servers for ps_push / ps_pull (each with its own inter link)."""
+    description: str = ""
+    """Where the figures come from (one line)."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise LionsimError("a network needs a non-empty name")
+        if not isinstance(self.workers_per_node, int) or isinstance(self.workers_per_node, bool) or self.workers_per_node < 1:
+            raise LionsimError(f"workers_per_node = {self.workers_per_node!r} is not an integer >= 1")
+        if not isinstance(self.ps_servers, int) or isinstance(self.ps_servers, bool) or self.ps_servers < 1:
+            raise LionsimError(f"ps_servers = {self.ps_servers!r} is not an integer >= 1")
+        check_number("oversubscription", self.oversubscription, low=1.0, low_open=False)
+        if self.workers_per_node > 1 and self.intra is None:
+            raise LionsimError(
+                f"network {self.name!r}: workers_per_node = {self.workers_per_node} needs an intra link"
+            )
+
+    def nodes(self, workers: int) -> int:
+        """Nodes that `workers` workers occupy; fails unless they fill whole nodes (or one node)."""
+        if workers <= self.workers_per_node:
+            return 1
+        if workers % self.workers_per_node:
+            raise LionsimError(
+                f"workers = {workers} does not fill whole nodes of network {self.name!r} "
+                f"(workers_per_node = {self.workers_per_node}); use a multiple of {self.workers_per_node}"
+            )
+        return workers // self.workers_per_node
+
+    def inter_link(self, sharers: int = 1) -> Link:
+        """The inter-node link as one of `sharers` concurrent streams of a node sees it."""
+        return self.inter.scaled(self.oversubscription * sharers)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The profile-file form (SPEC "Network profile files"); `load_network` reads it back."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "workers_per_node": self.workers_per_node,
+            "oversubscription": self.oversubscription,
+            "ps_servers": self.ps_servers,
+            "inter": self.inter.to_dict(),
+        }
+        if self.intra is not None:
+            out["intra"] = self.intra.to_dict()
+        if self.description:
+            out["description"] = self.description
+        return out

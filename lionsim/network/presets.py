@@ -1,0 +1,64 @@
+"""Network presets: realistic goodput, not line rate (REFERENCE.md section 6).
+
+| preset        | bandwidth GB/s | eff. | alpha us | where the figures come from |
+|---------------|----------------|------|----------|-----------------------------|
+| 1gbe          | 0.117          | 1.0  | 50       | 0.125 GB/s line rate x 0.94 TCP/IP framing (1448 payload / 1538 wire bytes at MTU 1500); alpha top of the 10-50 us TCP range |
+| 10gbe         | 1.17           | 1.0  | 25       | 1.25 GB/s x 0.94; alpha mid-range of 10-50 us |
+| 25gbe         | 2.9            | 1.0  | 25       | 3.125 GB/s x 0.94 (rounded down); alpha mid-range |
+| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE, so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us |
+| ib-hdr        | 24             | 1.0  | 2        | HDR 200 Gb/s = 25 GB/s, about 24 GB/s achieved (RDMA); alpha 1-3 us |
+| ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
+| nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
+| dgx-h100      | 384 / node     | 1.0  | 2        | 8 GPUs per node on nvlink4; 8 ConnectX-7 NDR NICs per node: 8 x ib-ndr |
+| h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
+
+Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
+figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
+`lionsim comm --fit`, later) to match your own cluster.
+"""
+
+from __future__ import annotations
+
+from lionsim.network.link import Link, Network
+from lionsim.registry import Registry
+
+NETWORKS: Registry[Network] = Registry("network")
+
+ETH_1G = Link.from_units(alpha_us=50.0, bandwidth_GBps=0.117)
+ETH_10G = Link.from_units(alpha_us=25.0, bandwidth_GBps=1.17)
+ETH_25G = Link.from_units(alpha_us=25.0, bandwidth_GBps=2.9)
+ETH_100G = Link.from_units(alpha_us=20.0, bandwidth_GBps=11.7, efficiency=0.43)
+IB_HDR = Link.from_units(alpha_us=2.0, bandwidth_GBps=24.0)
+IB_NDR = Link.from_units(alpha_us=2.0, bandwidth_GBps=48.0)
+NVLINK4 = Link.from_units(alpha_us=1.0, bandwidth_GBps=380.0)
+
+
+def _add(network: Network) -> None:
+    NETWORKS.add(network.name, network)
+
+
+_add(Network(name="1gbe", inter=ETH_1G, description="1 GbE, TCP goodput"))
+_add(Network(name="10gbe", inter=ETH_10G, description="10 GbE, TCP goodput"))
+_add(Network(name="25gbe", inter=ETH_25G, description="25 GbE, TCP goodput"))
+_add(Network(name="100gbe", inter=ETH_100G, description="100 GbE, NCCL over TCP sockets (about 5 GB/s)"))
+_add(Network(name="ib-hdr", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
+_add(Network(name="ib-ndr", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
+_add(Network(name="nvlink4", inter=NVLINK4, description="H100 NVLink4, all workers on one fabric"))
+_add(
+    Network(
+        name="dgx-h100",
+        inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
+        intra=NVLINK4,
+        workers_per_node=8,
+        description="DGX H100: 8 GPUs on NVLink4, 8 NDR NICs per node",
+    )
+)
+_add(
+    Network(
+        name="h100x8-10gbe",
+        inter=ETH_10G,
+        intra=NVLINK4,
+        workers_per_node=8,
+        description="8 GPUs on NVLink4 per node, one 10 GbE NIC per node",
+    )
+)

@@ -1,0 +1,72 @@
+"""Message sizes from the command line: "1KB:1GB" (x2 steps), "1MiB:1GiB:x4", "4096,1MB".
+
+Units: B; KB, MB, GB, TB are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
+KiB, MiB, GiB, TiB are powers of 1024 (nccl-tests' K/M/G). A bare number is bytes.
+Units are case-insensitive. A range START:END[:xF] runs START, START*F, ... while <= END
+(F = 2 by default) and ends with END itself, so both ends are in the sweep.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from lionsim.errors import LionsimError
+
+UNITS = {
+    "b": 1,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_size(text: str) -> int:
+    """One size in bytes: "4096", "1.5MB", "64KiB"; a whole number of bytes >= 1."""
+    match = _SIZE.match(text)
+    unit = match.group(2).lower() if match else ""
+    if not match or (unit and unit not in UNITS):
+        raise LionsimError(f"bad size {text!r}; use a number with an optional unit: B, KB, MB, GB, KiB, MiB, GiB")
+    value = float(match.group(1)) * UNITS[unit or "b"]
+    if value < 1 or value != math.floor(value):
+        raise LionsimError(f"bad size {text!r}: must be a whole number of bytes >= 1")
+    return int(value)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """A comma list of sizes and/or START:END[:xF] ranges, in the order given, duplicates dropped."""
+    sizes: list[int] = []
+    for part in text.split(","):
+        pieces = part.split(":")
+        if len(pieces) == 1:
+            sizes.append(parse_size(pieces[0]))
+        elif len(pieces) in (2, 3):
+            factor = _factor(pieces[2], part) if len(pieces) == 3 else 2.0
+            sizes.extend(size_range(parse_size(pieces[0]), parse_size(pieces[1]), factor))
+        else:
+            raise LionsimError(f"bad size range {part!r}; use START:END or START:END:xFACTOR, e.g. 1KB:1GB:x2")
+    return list(dict.fromkeys(sizes))
+
+
+def size_range(start: int, end: int, factor: float = 2.0) -> list[int]:
+    """start, start*factor, ... (rounded to whole bytes) while <= end, then end."""
+    if end < start:
+        raise LionsimError(f"bad size range: end {end} B is below start {start} B")
+    out, size = [], float(start)
+    while size <= end:
+        out.append(int(round(size)))
+        size *= factor
+    if out[-1] != end:
+        out.append(end)
+    return out
+
+
+def _factor(text: str, part: str) -> float:
+    raw = text.strip().lower().removeprefix("x")
+    try:
+        factor = float(raw)
+    except ValueError:
+        factor = math.nan
+    if not math.isfinite(factor) or factor <= 1:
+        raise LionsimError(f"bad step {text!r} in size range {part!r}; use a factor > 1, e.g. x2")
+    return factor

