@@ -51,10 +51,6 @@ def test_comm_explicit_algorithm_and_profile_file(tmp_path, capsys):
     assert row.busbw_GBps == pytest.approx(1.75e6 / row.time_s / 1e9)
 
 
-    raises=AttributeError,
-    strict=False,
-    reason="lionsim/cli/app.py uses click.Option / click.exceptions.Exit, which typer 0.29's vendored click lacks",
-)
 def test_comm_reads_a_config_file(tmp_path, capsys):
     config = tmp_path / "comm.toml"
     config.write_text('sizes = "2KB"\nworkers = "4"\ncollective = "broadcast"\nnetwork = "ib-hdr"\n')
