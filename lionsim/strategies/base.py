@@ -52,6 +52,11 @@ class StrategyConfig:
 
 @dataclass(frozen=True, slots=True)
 class Hyper:
+    """A strategy's default hyperparameters. They are tuned for lionsim's small CPU workloads
+    (a few hundred steps): Lion-family lr 1e-3 is 3x below AdamW's 3e-3 and its weight decay
+    3x above, so lr * wd matches, as the Lion authors advise. The papers' lr 1e-4 suits large
+    models and long runs; pass --lr/--weight-decay for those."""
+
     lr: float
     weight_decay: float
     betas: tuple[float, float]

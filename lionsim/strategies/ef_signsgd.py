@@ -21,7 +21,7 @@ class EFSignSGD(Strategy):
     summary = "scaled sign (L1 mean per tensor) with error feedback"
     payload_kind = "scaled-signs"
     default_transport = "allgather-1bit"
-    defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.0, 0.0))
+    defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
