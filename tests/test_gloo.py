@@ -33,6 +33,7 @@ def make_model() -> torch.nn.Module:
 
 
 def rank_main(rank: int, port: int, out: str) -> None:
+    torch.set_num_threads(1)  # two ranks on two cores: no oversubscription
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=WORLD, timeout=datetime.timedelta(seconds=60))
     results = {}

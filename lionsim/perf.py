@@ -1,0 +1,120 @@
+"""Performance benchmarks that print figures (never assertions): `python -m lionsim.perf`.
+
+    pack      pack_signs throughput against numpy.packbits on 10^8 floats (median of 5)
+    sim       simulator step time at N = 1, 8, 32 workers for a workload: the batched
+              worker dimension against N x one worker's compute, and peak memory (RSS)
+
+Each simulator point runs in a fresh process so its peak RSS is its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+
+def bench_pack(numel: int = 10**8, repeats: int = 5) -> dict:
+    import numpy as np
+    import torch
+
+    from lionsim import pack_signs
+
+    x = torch.randn(numel)
+    xn = x.numpy()
+    ours, theirs = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        packed = pack_signs(x)
+        ours.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        expected = np.packbits(xn > 0)
+        theirs.append(time.perf_counter() - start)
+    assert np.array_equal(packed.numpy(), expected), "pack_signs disagrees with numpy.packbits"
+    t_ours, t_np = statistics.median(ours), statistics.median(theirs)
+    return {"numel": numel, "pack_signs_s": t_ours, "numpy_packbits_s": t_np,
+            "pack_signs_GBps": numel * 4 / t_ours / 1e9, "numpy_GBps": numel * 4 / t_np / 1e9,
+            "ratio_numpy_over_ours": t_np / t_ours}
+
+
+def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str) -> dict:
+    """Median step time of `strategy` in the simulator (run in this process)."""
+    import torch
+
+    from lionsim.backends import SimComm
+    from lionsim.engine import train_step
+    from lionsim.runs import parse_runs
+    from lionsim.simulator import worker_gradients
+    from lionsim.strategies import StrategyConfig, flatten_parameters
+    from lionsim.timing import Clock
+    from lionsim.transports import TRANSPORTS
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    run = parse_runs([strategy])[0]
+    wl = build_workload(WorkloadConfig(name=workload, workers=workers, size=size))
+    params, layout = flatten_parameters(wl.model)
+    comm = SimComm(workers)
+    strat = run.strategy_class(StrategyConfig(), layout, comm)
+    transport = TRANSPORTS.get(run.transport)()
+    grads = torch.zeros(workers, layout.numel)
+    clock, compute, other = Clock(), [], []
+    for step in range(1, steps + 1):
+        start = time.perf_counter()
+        worker_gradients(wl.model, wl.loss, wl.batches(step - 1), grads)
+        mid = time.perf_counter()
+        train_step(strat, transport, comm, grads, params, step, clock)
+        compute.append(mid - start)
+        other.append(time.perf_counter() - mid)
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"workers": workers, "params": layout.numel, "compute_s": statistics.median(compute[1:]),
+            "optimizer_s": statistics.median(other[1:]), "peak_rss_MB": rss_mb}
+
+
+def bench_sim(workload: str, size: str, counts: list[int], steps: int, strategy: str) -> list[dict]:
+    rows = []
+    for n in counts:
+        out = subprocess.run([sys.executable, "-m", "lionsim.perf", "_sim_point", workload, size,
+                              str(n), str(steps), strategy], capture_output=True, text=True, check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    one = rows[0]["compute_s"] / rows[0]["workers"]
+    for row in rows:
+        row["compute_vs_N_x_one"] = row["compute_s"] / (row["workers"] * one)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_sim_point":
+        workload, size, n, steps, strategy = argv[1:]
+        print(json.dumps(sim_point(workload, size, int(n), int(steps), strategy)))
+        return
+    p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", nargs="*", default=["pack", "sim"], choices=["pack", "sim"])
+    p.add_argument("--workload", default="vit")
+    p.add_argument("--size", default="small")
+    p.add_argument("--workers", default="1,8,32")
+    p.add_argument("--steps", type=int, default=6)
+    p.add_argument("--strategy", default="dlion-mavo")
+    p.add_argument("--numel", type=int, default=10**8)
+    args = p.parse_args(argv)
+    if "pack" in args.what:
+        r = bench_pack(args.numel)
+        print(f"pack_signs on {r['numel']:.0e} floats: {r['pack_signs_s'] * 1e3:.1f} ms "
+              f"({r['pack_signs_GBps']:.2f} GB/s); numpy.packbits(x > 0): {r['numpy_packbits_s'] * 1e3:.1f} ms "
+              f"({r['numpy_GBps']:.2f} GB/s); numpy time / ours = {r['ratio_numpy_over_ours']:.2f}")
+    if "sim" in args.what:
+        counts = [int(n) for n in args.workers.split(",")]
+        print(f"simulator, {args.workload}/{args.size}, {args.strategy}, median of {args.steps - 1} steps:")
+        print(f"{'N':>4} {'params':>8} {'compute s':>10} {'vs N x one':>10} {'optimizer s':>12} {'peak RSS MB':>12}")
+        for r in bench_sim(args.workload, args.size, counts, args.steps, args.strategy):
+            print(f"{r['workers']:>4} {r['params']:>8} {r['compute_s']:>10.3f} {r['compute_vs_N_x_one']:>10.2f} "
+                  f"{r['optimizer_s']:>12.4f} {r['peak_rss_MB']:>12.0f}")
+
+
+if __name__ == "__main__":
+    main()
