@@ -1,0 +1,27 @@
+"""Workloads: model + data + loss, split into per-worker shards.
+
+    cfg = WorkloadConfig(name="vit", workers=8, data_split="dirichlet:0.3")
+    wl = build_workload(cfg)
+    for x, y in wl.batches(step): wl.loss(wl.model, x, y).backward()   # one batch per worker
+    wl.evaluate(wl.model)   # {"eval_loss": ..., "eval_acc": ...}
+
+`WORKLOADS` maps names to classes; each class has a one-line `summary` for listings.
+"""
+
+from lionsim.workloads.base import WORKLOADS, Workload, build_workload
+from lionsim.workloads.config import SIZES, WorkloadConfig
+from lionsim.workloads.splits import SPLIT_FORMS, parse_split, split_indices
+
+# importing the modules registers the workloads, in listing order
+from lionsim.workloads import mlp, vit, gpt  # noqa: E402,F401  isort: skip
+
+__all__ = [
+    "WORKLOADS",
+    "SIZES",
+    "SPLIT_FORMS",
+    "Workload",
+    "WorkloadConfig",
+    "build_workload",
+    "parse_split",
+    "split_indices",
+]

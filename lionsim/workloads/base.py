@@ -1,0 +1,147 @@
+"""The Workload base class and registry: model + data + loss, shards and per-worker batches."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Callable, ClassVar, Protocol
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from lionsim.errors import LionsimError
+from lionsim.registry import Registry
+from lionsim.workloads.config import WorkloadConfig
+from lionsim.workloads.sampler import ShardSampler
+
+WORKLOADS: Registry[type["Workload"]] = Registry("workload")
+
+EVAL_CHUNK = 256
+"""Held-out samples per forward pass in `evaluate` (bounds memory, not results)."""
+
+
+def register(name: str) -> Callable[[type["Workload"]], type["Workload"]]:
+    """Class decorator: set `cls.name` and add the class to WORKLOADS."""
+
+    def add(cls: type[Workload]) -> type[Workload]:
+        cls.name = name
+        WORKLOADS.add(name, cls)
+        return cls
+
+    return add
+
+
+def build_workload(cfg: WorkloadConfig) -> "Workload":
+    """The workload `cfg.name`, built from `cfg` (LionsimError on any bad input)."""
+    return WORKLOADS.get(cfg.name)(cfg)
+
+
+def generated_train_size(cfg: WorkloadConfig, base: int, per_sample: int = 1) -> int:
+    """`cfg.train_size` if given, else `base` grown so that an iid shard holds at least 8 batches
+    (of `per_sample` units each: 1 for a sample, the context length for characters)."""
+    if cfg.train_size is not None:
+        return cfg.train_size
+    return max(base, 8 * cfg.workers * cfg.batch_size * per_sample)
+
+
+class Source(Protocol):
+    """Samples by index: `take(idx)` -> (inputs, targets) for a 1-D int64 index tensor."""
+
+    def __len__(self) -> int: ...
+
+    def take(self, idx: Tensor) -> tuple[Tensor, Tensor]: ...
+
+
+class Workload(ABC):
+    """Model, per-worker training shards and held-out data of one workload.
+
+    Subclasses build the pieces in `__init__` and hand them to `_setup`; everything that
+    reads them (batches, loss, evaluate) lives here, so every workload behaves the same.
+    """
+
+    name: ClassVar[str]
+    task: ClassVar[str]
+    """"classification" or "language-model"."""
+    summary: ClassVar[str]
+    """One line for `lionsim workloads`, available without building the workload."""
+
+    cfg: WorkloadConfig
+    model: nn.Module
+    train: Source
+    heldout: Source
+    shards: list[Tensor]
+    """Per worker, the indices into `train` it samples from."""
+
+    def _setup(self, cfg: WorkloadConfig, model: nn.Module, train: Source, shards: list[Tensor], heldout: Source) -> None:
+        self.cfg = cfg
+        self.model = model
+        self.train = train
+        self.shards = shards
+        self.heldout = heldout
+        self._samplers = [ShardSampler(shard, cfg.batch_size, cfg.seed, i) for i, shard in enumerate(shards)]
+
+    @property
+    def workers(self) -> int:
+        return len(self.shards)
+
+    @property
+    def params(self) -> int:
+        """Trainable parameters of the model."""
+        return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
+
+    def batch_indices(self, step: int) -> list[Tensor]:
+        """Per worker, the indices into `train` of its batch at `step` (a subset of its shard)."""
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        return [sampler.indices(step) for sampler in self._samplers]
+
+    def batches(self, step: int) -> list[tuple[Tensor, Tensor]]:
+        """One (inputs, targets) batch per worker for `step`, each from that worker's shard (CPU tensors)."""
+        return [self.train.take(idx) for idx in self.batch_indices(step)]
+
+    def loss(self, model: nn.Module, inputs: Tensor, targets: Tensor) -> Tensor:
+        """Mean cross-entropy of the model's logits (over samples, and tokens for a language model)."""
+        logits = model(inputs)
+        return F.cross_entropy(logits.flatten(0, -2), targets.flatten())
+
+    def evaluate(self, model: nn.Module) -> dict[str, float]:
+        """Mean cross-entropy and accuracy (next-token accuracy for a language model) on the held-out set.
+
+        Runs in eval mode under no_grad, then puts the model back in the mode it was in.
+        """
+        was_training = model.training
+        device = next(model.parameters()).device
+        loss_sum, correct, count = 0.0, 0, 0
+        model.eval()
+        try:
+            with torch.no_grad():
+                for idx in torch.arange(len(self.heldout)).split(EVAL_CHUNK):
+                    inputs, targets = self.heldout.take(idx)
+                    logits = model(inputs.to(device)).flatten(0, -2)
+                    targets = targets.to(device).flatten()
+                    loss_sum += F.cross_entropy(logits, targets, reduction="sum").item()
+                    correct += int((logits.argmax(dim=-1) == targets).sum())
+                    count += targets.numel()
+        finally:
+            model.train(was_training)
+        return {"eval_loss": loss_sum / count, "eval_acc": correct / count}
+
+    def shard_labels(self, i: int) -> Tensor:
+        """Labels of worker i's training shard (classification workloads)."""
+        labels = getattr(self.train, "labels", None)
+        if self.task != "classification" or labels is None:
+            raise LionsimError(f"shard labels need a classification workload; {self.name} is a {self.task}")
+        return labels[self.shards[i]]
+
+    @abstractmethod
+    def describe(self) -> str:
+        """One line: what this built workload trains on."""
+
+
+def check_no_data(cfg: WorkloadConfig) -> None:
+    """Workloads that only generate data reject --data instead of ignoring it."""
+    if cfg.data is not None:
+        raise LionsimError(
+            f"workload {cfg.name!r} generates its data and takes no data path (got {cfg.data}); "
+            "--data is for vit (a CIFAR-10 directory) or gpt (a text file)"
+        )

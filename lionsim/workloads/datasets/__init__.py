@@ -1,0 +1,1 @@
+"""Data sources: generated (clusters, shapes, corpus) and read from local files (CIFAR-10, text)."""

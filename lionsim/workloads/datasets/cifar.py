@@ -1,0 +1,120 @@
+"""CIFAR-10 in its standard python-pickle layout, read from a local directory.
+
+The directory holds data_batch_1..5 and test_batch (or is the parent of
+`cifar-10-batches-py/`). Each file is a pickled dict with b"data" (uint8, N x 3072: the
+red, green and blue 32x32 planes, row-major) and b"labels" (N ints in 0..9). Unpickling
+runs through an allow-list of numpy globals, so a hostile file cannot run code, and every
+way a file can be wrong becomes one LionsimError line.
+"""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from lionsim.errors import LionsimError
+
+TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
+TEST_FILE = "test_batch"
+SUBDIR = "cifar-10-batches-py"
+CLASSES = 10
+
+# What numpy needs to rebuild an ndarray from a pickle (numpy 1.x and 2.x module names).
+_ALLOWED_GLOBALS = {
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("_codecs", "encode"),  # how protocol-2 pickles written by Python 3 store bytes ...
+    ("__builtin__", "bytes"),  # ... and empty bytes
+    ("builtins", "bytes"),
+}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _ALLOWED_GLOBALS:
+            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a CIFAR-10 batch")
+        return super().find_class(module, name)
+
+
+def load_cifar10(path: Path) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(train_x, train_y, test_x, test_y): images uint8 (N, 3, 32, 32), labels int64 (N,)."""
+    root = _resolve(Path(path))
+    train = [_read_batch(root / name) for name in TRAIN_FILES]
+    test_x, test_y = _read_batch(root / TEST_FILE)
+    return torch.cat([x for x, _ in train]), torch.cat([y for _, y in train]), test_x, test_y
+
+
+def _resolve(path: Path) -> Path:
+    if not path.exists():
+        raise LionsimError(f"CIFAR-10 directory not found: {path}")
+    if not path.is_dir():
+        raise LionsimError(f"CIFAR-10 data must be a directory of python-pickle batches, got the file {path}")
+    if not (path / TRAIN_FILES[0]).exists() and (path / SUBDIR).is_dir():
+        path = path / SUBDIR
+    missing = [name for name in (*TRAIN_FILES, TEST_FILE) if not (path / name).is_file()]
+    if missing:
+        raise LionsimError(
+            f"CIFAR-10 directory {path} lacks {', '.join(missing)}; expected data_batch_1..5 and test_batch "
+            "(the python version of CIFAR-10)"
+        )
+    return path
+
+
+def _read_batch(file: Path) -> tuple[Tensor, Tensor]:
+    try:
+        with open(file, "rb") as f:
+            batch = _SafeUnpickler(f, encoding="bytes").load()
+    except OSError as e:
+        raise LionsimError(f"cannot read CIFAR-10 batch {file}: {e.strerror}") from None
+    except Exception as e:  # unpickling garbage raises almost any exception type
+        raise LionsimError(f"{file} is not a CIFAR-10 python-pickle batch ({type(e).__name__}: {e})") from None
+    if not isinstance(batch, dict):
+        raise LionsimError(f"{file} holds a {type(batch).__name__}, expected a dict with b'data' and b'labels'")
+    data, labels = _field(batch, b"data", file), _field(batch, b"labels", file)
+    if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
+        raise LionsimError(f"{file}: b'data' must be a uint8 array of shape (N, 3072), got {_describe(data)}")
+    if data.shape[0] == 0:
+        raise LionsimError(f"{file}: the batch holds no images")
+    y = _as_array(labels)
+    if y is None or y.dtype.kind not in "iu" or y.shape != (data.shape[0],):
+        raise LionsimError(f"{file}: b'labels' must be {data.shape[0]} integers 0..9 (one per image), got {_describe(labels)}")
+    if y.min() < 0 or y.max() >= CLASSES:
+        raise LionsimError(f"{file}: labels must lie in 0..9, found {y.min()}..{y.max()}")
+    images = torch.from_numpy(np.ascontiguousarray(data).reshape(-1, 3, 32, 32).copy())
+    return images, torch.from_numpy(y.astype(np.int64))
+
+
+def _field(batch: dict, key: bytes, file: Path) -> Any:
+    """batch[key]; files re-pickled by Python 3 may use str keys, which we accept too."""
+    for k in (key, key.decode()):
+        if k in batch:
+            return batch[k]
+    found = ", ".join(repr(k) for k in list(batch)[:8])
+    raise LionsimError(f"{file}: no {key!r} key (found {found or 'no keys'}); expected b'data' and b'labels'")
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """`value` as a numpy array if it is a list, tuple or array of a regular shape, else None."""
+    if not isinstance(value, (list, tuple, np.ndarray)):
+        return None
+    try:
+        return np.asarray(value)
+    except ValueError:  # ragged nesting
+        return None
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} array of shape {value.shape}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return type(value).__name__
