@@ -7,9 +7,18 @@ Time per step, for one worker (workers run in parallel):
     compute_s  measured gradient time of all W virtual workers / W
     encode_s   measured local rule + packing / w (w = workers this process holds)
     comm_s     the network model's time for every collective the step issued (exact bytes)
+    comm_exposed_s  the part of comm_s the step waits for: exchanges a DDP-style hook can run
+               per bucket overlap the backward pass (lionsim.estimate.overlap, --bucket-mb)
     decode_s   measured unpacking + voting / w
     update_s   measured replica update (one replica's work)
-    step_s     the sum; sim_time_s its running total (modelled wall clock)
+    step_s     compute + encode + comm_exposed + decode + update (lionsim.estimate.timeline);
+               sim_time_s its running total (modelled wall clock)
+
+With `--compute DEVICE` compute, encode, decode and update are modelled for that device
+instead of measured (lionsim.estimate.work): forward + backward take the FLOPs that
+torch.utils.flop_counter counts in step 1 (one worker's share; every step has the same
+shapes) at the device's peak x mfu, and encode/decode/update the memory passes of
+lionsim.estimate.passes, so a CPU run reports a GPU-like breakdown. The losses are the same.
 """
 
 from __future__ import annotations
@@ -24,12 +33,16 @@ from typing import Callable
 
 import pandas as pd
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 import lionsim
 from lionsim.backends import SimComm
+from lionsim.compute import DEVICES
 from lionsim.engine import train_step
 from lionsim.errors import LionsimError
-from lionsim.network import comm_time, load_network, wire_bytes
+from lionsim.estimate import OverlapConfig, pass_bytes, step_times
+from lionsim.estimate.work import device_work, measured_work
+from lionsim.network import load_network, wire_bytes
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.simulator import check_finite, worker_gradients
@@ -39,6 +52,8 @@ from lionsim.transports import TRANSPORTS
 from lionsim.workloads import WorkloadConfig, build_workload
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-avg", "lioncub-l1")
+MEASURED = "measured"
+"""--compute: time compute, encode, decode and update on this machine."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -83,10 +98,19 @@ class BenchConfig:
     """Evaluate on held-out data every this many steps (and at the last step)."""
     baseline: str | None = None
     """Run the speedups are against (default: the first)."""
+    compute: str = MEASURED
+    """measured (this machine) or a device preset: compute, encode, decode, update modelled for it."""
+    bucket_mb: float = 25.0
+    """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
+    threads: int = 1
+    """torch CPU threads while training. One by default: the small workloads' kernels gain
+    nothing from more, and with several threads on a busy 2-core machine measured compute
+    jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
 
     def validate(self) -> list[RunSpec]:
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
-                                 ("steps", self.steps, 1), ("eval-every", self.eval_every, 1)):
+                                 ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
+                                 ("threads", self.threads, 1)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         for name, value in (("lr", self.lr), ("weight-decay", self.weight_decay)):
@@ -95,6 +119,9 @@ class BenchConfig:
                                    f"{'> 0' if name == 'lr' else '>= 0'}")
         if self.backend != "sim":
             raise LionsimError(f"backend {self.backend!r} is not available for bench yet; accepted: sim")
+        if self.compute != MEASURED and self.compute not in DEVICES:
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
+        OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         return parse_runs(list(self.strategies), self.transport)
 
     def to_dict(self) -> dict:
@@ -121,8 +148,14 @@ def run_bench(cfg: BenchConfig, progress: ProgressFn | None = None) -> BenchResu
                                   seed=cfg.seed, data=cfg.data, data_split=cfg.data_split,
                                   size=cfg.model_size)
     build_workload(workload_cfg)  # fail on bad data before any training
-    frames = [pd.DataFrame(_train(cfg, workload_cfg, run, network, progress)) for run in runs]
-    steps = pd.concat(frames, ignore_index=True)[STEP_COLUMNS]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(cfg.threads)
+    try:
+        frames = [pd.DataFrame(_train(cfg, workload_cfg, run, network, progress)) for run in runs]
+    finally:
+        torch.set_num_threads(threads)
+    extra = [c for c in ("comm_exposed_s",) if c not in STEP_COLUMNS]  # written after the contract columns
+    steps = pd.concat(frames, ignore_index=True)[STEP_COLUMNS + extra]
     return BenchResult(steps, summarize(steps, cfg.baseline), run_metadata(cfg, network))
 
 
@@ -141,28 +174,39 @@ def _train(cfg: BenchConfig, workload_cfg: WorkloadConfig, run: RunSpec, network
     transport.check(spec, cfg.workers)
     bits_up, bits_down = transport.bits_per_param(spec, cfg.workers) if cfg.workers > 1 else (0.0, 0.0)
     grads = torch.zeros(cfg.workers, layout.numel)
+    overlap = OverlapConfig(bucket_mb=cfg.bucket_mb)
+    device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
+    passes = pass_bytes(run.strategy, run.transport, spec, cfg.workers) if device is not None else None
+    flops = None  # one worker's forward + backward FLOPs, counted in step 1 on a device
     clock, sim_time, rows = Clock(), 0.0, []
     for step in range(1, cfg.steps + 1):
         with clock.section("compute"):
-            losses = worker_gradients(workload.model, workload.loss, workload.batches(step - 1), grads)
+            if device is not None and flops is None:
+                with FlopCounterMode(display=False) as counter:
+                    losses = worker_gradients(workload.model, workload.loss, workload.batches(step - 1), grads)
+                flops = counter.get_total_flops() / cfg.workers
+            else:
+                losses = worker_gradients(workload.model, workload.loss, workload.batches(step - 1), grads)
         check_finite(losses, grads, f"step {step} of {run.label}")
         calls = train_step(strategy, transport, comm, grads, params, step, clock)
         t = clock.take()
-        comm_s = comm_time(calls, cfg.workers, network)
+        if device is None:
+            work = measured_work(t.get("compute", 0.0) / cfg.workers, t.get("encode", 0.0) / comm.local_workers,
+                                 t.get("decode", 0.0) / comm.local_workers, t.get("update", 0.0))
+        else:
+            work = device_work(flops, layout.numel, passes, device)
+        extra_calls = strategy.extra_calls(step) if cfg.workers > 1 else []
+        times = step_times(work, transport=transport, spec=spec, workers=cfg.workers, network=network,
+                           overlap=overlap, extra_calls=extra_calls)
         row = {
             "strategy": run.strategy, "transport": run.transport, "workers": cfg.workers,
             "network": network.name, "backend": cfg.backend, "workload": cfg.workload,
             "seed": cfg.seed, "step": step, "loss": sum(losses) / len(losses),
-            "compute_s": t.get("compute", 0.0) / cfg.workers,
-            "encode_s": t.get("encode", 0.0) / comm.local_workers,
-            "comm_s": comm_s,
-            "decode_s": t.get("decode", 0.0) / comm.local_workers,
-            "update_s": t.get("update", 0.0),
+            **times.columns(),
             "wire_bytes": sum(wire_bytes(c, cfg.workers) for c in calls),
             "bits_per_param_up": bits_up, "bits_per_param_down": bits_down,
             "params": layout.numel, "eval_loss": float("nan"), "eval_acc": float("nan"),
         }
-        row["step_s"] = sum(row[k] for k in ("compute_s", "encode_s", "comm_s", "decode_s", "update_s"))
         sim_time += row["step_s"]
         row["sim_time_s"] = sim_time
         if step % cfg.eval_every == 0 or step == cfg.steps:

@@ -47,6 +47,13 @@ def bench(
     data_split: o.DataSplit = "iid",
     eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
     baseline: o.Baseline = None,
+    compute: str = typer.Option(
+        "measured", "--compute",
+        help="measured (this machine), or a device (a100, a100-80gb, h100, h200): FLOPs counted in step 1 at its "
+             "mfu, encode/decode/update as memory passes, for a GPU-like breakdown."),
+    bucket_mb: float = typer.Option(
+        25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
+    threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
     out: o.Out = Path("reports/bench"),
     config: o.Config = None,
 ) -> None:
@@ -56,7 +63,7 @@ def bench(
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
         transport=transport, network=network, backend=backend, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), momentum_sync=momentum_sync, topk_ratio=topk_ratio, data=data,
-        data_split=data_split, eval_every=eval_every, baseline=baseline,
+        data_split=data_split, eval_every=eval_every, baseline=baseline, compute=compute, bucket_mb=bucket_mb, threads=threads,
     )
     runs = cfg.validate()
     with Progress(TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),

@@ -7,7 +7,9 @@
 | h100      | 989                | 3.35     | 80        | NVIDIA H100 datasheet (SXM5; 1979 is with 2:4 sparsity) |
 | h200      | 989                | 4.8      | 141       | NVIDIA H200 datasheet (SXM) |
 
-`a100` is the 40 GB part (Distributed Lion's timing table used A100 40GB).
+`a100` is the 40 GB part (Distributed Lion's timing table used A100 40GB). `intra_link` is
+the GPU's NVLink (network presets nvlink3 for A100, nvlink4 for H100/H200): what
+`lionsim estimate --gpus-per-node` puts inside a node when the network has no intra link.
 Defaults for every preset: mfu 0.4 (model FLOPs utilisation of well-tuned large-model
 training: PaLM reports 46%, Chowdhery et al. 2022, Table 3) and memory_efficiency 0.8 (the
 share of peak HBM bandwidth an elementwise pass reaches: a round figure, unverified; set
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lionsim.network.link import check_number
+from lionsim.network.link import Link, check_number
+from lionsim.network.presets import NVLINK3, NVLINK4
 from lionsim.registry import Registry
 
 TERA = 1e12
@@ -40,6 +43,8 @@ class Device:
     """Model FLOPs utilisation reached in training, in (0, 1]."""
     memory_efficiency: float = 0.8
     """Share of memory_bandwidth_Bps an elementwise pass (encode, decode, update) reaches, in (0, 1]."""
+    intra_link: Link | None = None
+    """The GPU's link to the other GPUs of its node (NVLink), per GPU; None if it has none."""
     description: str = ""
     """Where the figures come from."""
 
@@ -55,19 +60,19 @@ DEVICES: Registry[Device] = Registry("device")
 
 A100_40GB = Device(
     name="a100-40gb", peak_flops=312 * TERA, memory_bandwidth_Bps=1.555e12, memory_bytes=40e9,
-    description="NVIDIA A100 SXM4 40GB datasheet",
+    intra_link=NVLINK3, description="NVIDIA A100 SXM4 40GB datasheet",
 )
 A100_80GB = Device(
     name="a100-80gb", peak_flops=312 * TERA, memory_bandwidth_Bps=2.039e12, memory_bytes=80e9,
-    description="NVIDIA A100 SXM4 80GB datasheet",
+    intra_link=NVLINK3, description="NVIDIA A100 SXM4 80GB datasheet",
 )
 H100 = Device(
     name="h100", peak_flops=989 * TERA, memory_bandwidth_Bps=3.35e12, memory_bytes=80e9,
-    description="NVIDIA H100 SXM5 datasheet",
+    intra_link=NVLINK4, description="NVIDIA H100 SXM5 datasheet",
 )
 H200 = Device(
     name="h200", peak_flops=989 * TERA, memory_bandwidth_Bps=4.8e12, memory_bytes=141e9,
-    description="NVIDIA H200 SXM datasheet",
+    intra_link=NVLINK4, description="NVIDIA H200 SXM datasheet",
 )
 
 for _device in (A100_40GB, A100_80GB, H100, H200):

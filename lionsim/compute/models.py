@@ -11,7 +11,9 @@
 | vit-b          | ViT-B/16 at 224 px, 12 x 768, 1000 classes          | 86,567,656    | timm vit_base_patch16_224 |
 
 `tokens_per_sample` is the context length (decoders) or patches + class token (ViT), the
-T of flops.forward_flops per sample.
+T of flops.forward_flops per sample. `tensors` counts parameter tensors with q, k, v and the
+attention output as four separate projections (GPT-2's checkpoints fuse q, k, v into one:
+its count there is lower); only per-tensor scales (EF-signSGD, TernGrad) depend on it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ def norm_params(d_model: int, norm: str) -> int:
     return 2 * d_model if norm == "layernorm" else d_model
 
 
+def norm_tensors(norm: str) -> int:
+    return 2 if norm == "layernorm" else 1
+
+
+def block_tensors(*, mlp: str, norm: str, bias: bool) -> int:
+    """Parameter tensors of one block as block_params counts it: q, k, v, out; the MLP's matrices; two norms."""
+    matrices = 4 + (2 if mlp == "gelu" else 3)
+    return matrices * (2 if bias else 1) + 2 * norm_tensors(norm)
+
+
 class ModelShape(Protocol):
     name: str
     description: str
@@ -47,6 +59,9 @@ class ModelShape(Protocol):
 
     @property
     def tokens_per_sample(self) -> int: ...
+
+    @property
+    def tensors(self) -> int: ...
 
 
 def _validate(name: str, mlp: str, norm: str, sizes: dict[str, int]) -> None:
@@ -109,6 +124,12 @@ class DecoderShape:
     def tokens_per_sample(self) -> int:
         return self.seq_len
 
+    @property
+    def tensors(self) -> int:
+        """Parameter tensors: embeddings, blocks, final norm, an untied head."""
+        blocks = self.n_layer * block_tensors(mlp=self.mlp, norm=self.norm, bias=self.bias)
+        return 1 + int(self.learned_positions) + blocks + norm_tensors(self.norm) + int(not self.tied_embeddings)
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ViTShape:
@@ -161,6 +182,12 @@ class ViTShape:
     @property
     def tokens_per_sample(self) -> int:
         return self.patches + 1
+
+    @property
+    def tensors(self) -> int:
+        """Parameter tensors: patch conv weight and bias, class token, positions, blocks, final norm, head."""
+        blocks = self.n_layer * block_tensors(mlp="gelu", norm="layernorm", bias=True)
+        return 4 + blocks + norm_tensors("layernorm") + 2
 
 
 MODELS: Registry[ModelShape] = Registry("model")

@@ -9,7 +9,10 @@
 | ib-hdr        | 24             | 1.0  | 2        | HDR 200 Gb/s = 25 GB/s, about 24 GB/s achieved (RDMA); alpha 1-3 us |
 | ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
 | nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
+| nvlink3       | 250            | 1.0  | 1        | A100 NVLink3 300 GB/s per direction (12 links x 25 GB/s); nvlink4's achieved share (380/450 = 0.84) gives 253, rounded down |
 | dgx-h100      | 384 / node     | 1.0  | 2        | 8 GPUs per node on nvlink4; 8 ConnectX-7 NDR NICs per node: 8 x ib-ndr |
+| dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
+| a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
@@ -31,6 +34,7 @@ ETH_100G = Link.from_units(alpha_us=20.0, bandwidth_GBps=11.7, efficiency=0.43)
 IB_HDR = Link.from_units(alpha_us=2.0, bandwidth_GBps=24.0)
 IB_NDR = Link.from_units(alpha_us=2.0, bandwidth_GBps=48.0)
 NVLINK4 = Link.from_units(alpha_us=1.0, bandwidth_GBps=380.0)
+NVLINK3 = Link.from_units(alpha_us=1.0, bandwidth_GBps=250.0)
 
 
 def _add(network: Network) -> None:
@@ -44,6 +48,7 @@ _add(Network(name="100gbe", inter=ETH_100G, description="100 GbE, NCCL over TCP 
 _add(Network(name="ib-hdr", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
 _add(Network(name="ib-ndr", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
 _add(Network(name="nvlink4", inter=NVLINK4, description="H100 NVLink4, all workers on one fabric"))
+_add(Network(name="nvlink3", inter=NVLINK3, description="A100 NVLink3, all workers on one fabric"))
 _add(
     Network(
         name="dgx-h100",
@@ -51,6 +56,24 @@ _add(
         intra=NVLINK4,
         workers_per_node=8,
         description="DGX H100: 8 GPUs on NVLink4, 8 NDR NICs per node",
+    )
+)
+_add(
+    Network(
+        name="dgx-a100",
+        inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 24.0),
+        intra=NVLINK3,
+        workers_per_node=8,
+        description="DGX A100: 8 GPUs on NVLink3, 8 HDR NICs per node",
+    )
+)
+_add(
+    Network(
+        name="a100x8-4hdr",
+        inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
+        intra=NVLINK3,
+        workers_per_node=8,
+        description="8 A100 on NVLink3 per node, 4 HDR NICs per node (one per two GPUs)",
     )
 )
 _add(

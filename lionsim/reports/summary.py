@@ -133,6 +133,7 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
             "final_eval_acc": _last_valid(rows["eval_acc"]),
             "best_eval_acc": float(rows["eval_acc"].max()),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
+            **({"comm_exposed_s": float(rows["comm_exposed_s"].mean())} if "comm_exposed_s" in rows else {}),
             "sim_time_s": float(rows["sim_time_s"].iloc[-1]),
             "wire_bytes": float(rows["wire_bytes"].mean()),
             "bits_per_param_up": float(rows["bits_per_param_up"].mean()),

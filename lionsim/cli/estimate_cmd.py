@@ -1,0 +1,160 @@
+"""`lionsim estimate`: per-step time breakdown for a model size on N workers, no training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import pandas as pd
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from lionsim.cli import options as o
+from lionsim.cli.app import app, console
+from lionsim.estimate import MODES, EstimateConfig, estimate
+from lionsim.estimate.plot import plot_sweep
+from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
+from lionsim.estimate.table import model_text
+from lionsim.network import AUTO
+from lionsim.reports.files import write_atomic
+
+Model = Annotated[Optional[str], typer.Option(
+    "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
+Params = Annotated[Optional[float], typer.Option(
+    "--params", help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+Tensors = Annotated[Optional[int], typer.Option(
+    "--tensors", help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
+TokensPerWorker = Annotated[Optional[int], typer.Option(
+    "--tokens-per-worker", help="Tokens (or patches) per worker per step; default: one sample of the model.")]
+GpusPerNode = Annotated[Optional[int], typer.Option(
+    "--gpus-per-node",
+    help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
+Device = Annotated[str, typer.Option("--device", help="Accelerator: a100 (40GB), a100-80gb, h100, h200.")]
+Mfu = Annotated[Optional[float], typer.Option(
+    "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
+BucketMb = Annotated[float, typer.Option(
+    "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb.")]
+Overlap = Annotated[str, typer.Option(
+    "--overlap", help=f"{' | '.join(MODES)}: per transport (DDP-style buckets where a comm hook can), "
+                      "every transport per bucket, or none.")]
+Algorithm = Annotated[str, typer.Option(
+    "--algorithm", help="Collective algorithm: auto (cheapest) or a name from `lionsim comm --help`, "
+                        "for the ops it implements (others: cheapest).")]
+SweepOpt = Annotated[Optional[str], typer.Option(
+    "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png.")]
+EstimateOut = Annotated[Optional[Path], typer.Option(
+    "--out", "-o", help="Write DIR/estimate.csv (and the sweep files).")]
+
+
+WIDTH = 120
+"""Characters the tables need: printed to a pipe or a log (no terminal to fit), they get this
+width rather than rich's 80 columns, which would fold the numbers."""
+
+
+def _ms(seconds: float) -> str:
+    ms = seconds * 1e3
+    return f"{ms:,.0f}" if ms >= 1000 else f"{ms:.3g}"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.3g} B"
+
+
+def breakdown_table(frame: pd.DataFrame) -> Table:
+    """One row per strategy: the step breakdown in ms, bytes sent per worker, speedup."""
+    first = frame.iloc[0]
+    table = Table(
+        title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} tokens/worker, "
+               f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node), "
+               f"{first['device']} at mfu {first['mfu']:g}"),
+        caption=("ms per step, one worker. comm: every exchange; exposed: what backward does not hide (overlap: "
+                 "buckets = per bucket during backward, none = after it). sent: bytes per worker per step. "
+                 "speedup: baseline step / step; * baseline."),
+        caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
+    )
+    table.add_column("strategy", no_wrap=True)
+    table.add_column("transport", no_wrap=True)
+    for name in ("compute", "encode", "comm", "exposed", "decode", "update", "step", "sent", "overlap", "speedup"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in frame.itertuples(index=False):
+        label = f"{row.strategy}@{row.transport}"
+        table.add_row(
+            f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport,
+            *(_ms(getattr(row, c)) for c in ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s",
+                                             "update_s", "step_s")),
+            _bytes(row.wire_bytes), row.overlap, f"{row.speedup:.2f}x",
+        )
+    return table
+
+
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
+    """Where each strategy starts (or stops) beating the baseline over the sweep."""
+    baseline = frame["baseline"].iloc[0]
+    lo, hi = sweep.values[0], sweep.values[-1]
+    table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
+                        f"({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("run", "crossover", "wins", f"speedup at {lo:g}", f"speedup at {hi:g}"):
+        table.add_column(name, justify="left" if name in ("run", "wins") else "right")
+    for row in crossings.itertuples(index=False):
+        where = "-" if pd.isna(row.crossover) else f"{row.crossover:.4g} {sweep.unit}"
+        wins = row.wins if pd.isna(row.crossover) else f"{row.wins} {row.crossover:.4g}"
+        table.add_row(f"{row.strategy}@{row.transport}", where, wins, f"{row.speedup_first:.2f}x",
+                      f"{row.speedup_last:.2f}x")
+    return table
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    return write_atomic(path, lambda f: frame.to_csv(f, index=False))
+
+
+@app.command("estimate")
+def estimate_cmd(
+    strategy: o.Strategy = None,
+    transport: o.Transport = None,
+    model: Model = None,
+    params: Params = None,
+    tensors: Tensors = None,
+    tokens_per_worker: TokensPerWorker = None,
+    workers: o.Workers = 8,
+    gpus_per_node: GpusPerNode = None,
+    network: o.Network = "10gbe",
+    device: Device = "h100",
+    mfu: Mfu = None,
+    bucket_mb: BucketMb = 25.0,
+    overlap: Overlap = "auto",
+    algorithm: Algorithm = AUTO,
+    topk_ratio: o.TopkRatio = 0.01,
+    baseline: o.Baseline = None,
+    sweep: SweepOpt = None,
+    out: EstimateOut = None,
+    config: o.Config = None,
+) -> None:
+    """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
+    cfg = EstimateConfig(
+        model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
+        gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
+        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline,
+        **({"strategies": list(strategy)} if strategy else {}), transport=transport,
+    )
+    frame = estimate(cfg)
+    swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
+    out_console = console if console.is_terminal else Console(width=WIDTH, highlight=False)
+    out_console.print(breakdown_table(frame))
+    written = []
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        written.append(_write_csv(frame, out / "estimate.csv"))
+    if swept is not None:
+        spec, rows, crossings = swept
+        out_console.print(crossover_table(crossings, spec, rows))
+        if out is not None:
+            written.append(_write_csv(rows, out / "sweep.csv"))
+            written.append(_write_csv(crossings, out / "crossover.csv"))
+            written.append(plot_sweep(rows, crossings, spec, out / "sweep.png"))
+    if written:
+        console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

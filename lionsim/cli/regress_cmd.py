@@ -1,0 +1,157 @@
+"""`lionsim regress`: CI convergence regression against committed baselines (exit 1 on a regression)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from lionsim.cli import options as o
+from lionsim.cli.app import app, console
+from lionsim.errors import LionsimError
+from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+from lionsim.regress.report import write_junit, write_markdown
+from lionsim.regress.rows import IMPROVED, PASS, fmt, shown_rows
+from lionsim.regress.tolerance import DEFAULT_SEEDS
+
+VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
+LOG_WIDTH = 120
+"""Width of the tables when stdout is not a terminal (a CI log, a file): rich would assume 80
+and fold every run label, though nothing wraps a log line."""
+
+
+def _print_table(table: Table) -> None:
+    if console.is_terminal:
+        console.print(table)
+    else:  # rich cannot widen a console per print, so a log gets its own (to the same file)
+        Console(file=console.file, width=max(console.width, LOG_WIDTH), highlight=False).print(table)
+
+
+def _check_output(path: Path | None, option: str) -> None:
+    if path is not None and path.is_dir():
+        raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+def _list_cases() -> None:
+    table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for col in ("case", "workload", "workers", "split", "steps", "batch", "seed"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("strategies", overflow="fold")
+    for c in SUITE:
+        table.add_row(c.name, f"{c.workload} {c.size}", str(c.workers), c.data_split, str(c.steps),
+                      str(c.batch_size), str(c.seed), ", ".join(c.strategies))
+    _print_table(table)
+
+
+def _check_table(result: CheckResult, everything: bool) -> Table:
+    what = "every check" if everything else "per run: failing or improved checks, else the closest to its tolerance"
+    table = Table(title=f"lionsim regress vs {result.baseline} ({what})", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("baseline", "right"),
+                         ("now", "right"), ("tolerance", "right"), ("verdict", "left")):
+        table.add_column(col, justify=justify, overflow="fold")
+    for r in shown_rows(result.rows, everything):
+        style = VERDICT_STYLE.get(r.verdict, "bold red")
+        table.add_row(r.case, r.run, r.metric, fmt(r.baseline), fmt(r.now), fmt(r.tol), f"[{style}]{r.verdict}[/]")
+    return table
+
+
+def _change_table(result: UpdateResult) -> Table:
+    table = Table(title="baseline changes", box=box.SIMPLE_HEAD, padding=(0, 1))
+    for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("change", "left"),
+                         ("old", "right"), ("new", "right"), ("tolerance old -> new", "right")):
+        table.add_column(col, justify=justify, overflow="fold")
+    for c in result.changes:
+        table.add_row(c.case, c.run, c.metric, c.kind, fmt(c.old), fmt(c.new), f"{fmt(c.old_tol)} -> {fmt(c.new_tol)}")
+    return table
+
+
+def _warn(warnings: list[str]) -> None:
+    for w in warnings:
+        console.print(f"[yellow]warning:[/] {w}", highlight=False)
+
+
+def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, report: Path | None,
+               everything: bool) -> int:
+    start = time.perf_counter()
+    selected = select_cases(cases)
+    with _progress() as bar:
+        task = bar.add_task("regress", total=total_runs(selected))
+        result = check_suite(baseline_dir, cases, progress=lambda d: bar.update(task, advance=1, description=d))
+    seconds = time.perf_counter() - start
+    _print_table(_check_table(result, everything))
+    _warn(result.warnings)
+    written = [write_junit(junit, result, seconds)] if junit else []
+    written += [write_markdown(report, result, seconds)] if report else []
+    if written:
+        console.print("wrote " + ", ".join(map(str, written)), highlight=False)
+    failures = result.failures
+    improved = sum(r.verdict == IMPROVED for r in result.rows)
+    if improved:
+        console.print(f"[cyan]{improved} metrics improved past their tolerance[/]: "
+                      "`lionsim regress --update` records the gain", highlight=False)
+    if not failures:
+        console.print(f"[green]PASS[/]: {len(result.cases)} cases, {len(result.rows)} checks, {seconds:.0f} s",
+                      highlight=False)
+        return 0
+    console.print(f"[bold red]FAIL[/]: {len(failures)} of {len(result.rows)} checks failed ({seconds:.0f} s):",
+                  highlight=False)
+    for r in failures:
+        console.print(f"  {r.case} / {r.run} / {r.metric}: {r.verdict}: {r.note}", highlight=False, markup=False)
+    return 1
+
+
+def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
+    selected = select_cases(cases)
+    if seeds < 1:
+        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
+    with _progress() as bar:
+        task = bar.add_task("update", total=total_runs(selected, seeds + 1))
+        result = update_suite(baseline_dir, cases, seeds, progress=lambda d: bar.update(task, advance=1, description=d))
+    _warn(result.warnings)
+    if not result.ok:
+        for problem in result.problems:
+            console.print(f"[bold red]problem:[/] {problem}", highlight=False)
+        console.print("[bold red]nothing written[/]: fix the problems above, then update again", highlight=False)
+        return 1
+    if result.changes:
+        _print_table(_change_table(result))
+    console.print(f"{len(result.changes)} changes, {result.unchanged} metrics unchanged; wrote {result.path}",
+                  highlight=False)
+    return 0
+
+
+@app.command()
+def regress(
+    case: Optional[list[str]] = typer.Option(None, "--case", "-c", help="Case name or glob (repeatable); default: every case."),
+    update: bool = typer.Option(False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed."),
+    seeds: int = typer.Option(DEFAULT_SEEDS, "--seeds", help="--update: extra seeds whose spread sets the tolerances."),
+    baseline_dir: Path = typer.Option(Path("reports/baselines"), "--baseline-dir", help="Directory holding regress.json."),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report (one testcase per case and run)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown summary."),
+    show_all: bool = typer.Option(False, "--all", help="Show every metric, not only each run's notable ones."),
+    list_cases: bool = typer.Option(False, "--list", help="List the cases and exit."),
+    config: o.Config = None,
+) -> None:
+    """CI convergence regression: run the fixed suite, compare with the committed baselines;
+    exit 1 on a regression, 2 on bad input."""
+    if list_cases:
+        _list_cases()
+        return
+    if update and (junit or report):
+        raise LionsimError("--junit and --report describe a check; accepted with --update: --case, --seeds, --baseline-dir")
+    _check_output(junit, "--junit")
+    _check_output(report, "--report")
+    code = _run_update(case, baseline_dir, seeds) if update else _run_check(case, baseline_dir, junit, report, show_all)
+    if code:
+        raise typer.Exit(code)

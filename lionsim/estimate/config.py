@@ -1,0 +1,137 @@
+"""`lionsim estimate`'s configuration: a model size, N workers on a network, a device, strategies."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import asdict, dataclass, field
+
+from lionsim.compute import DEVICES, MODELS, Device
+from lionsim.errors import LionsimError
+from lionsim.estimate.overlap import OverlapConfig
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
+from lionsim.runs import RunSpec, parse_runs
+
+DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
+
+
+@dataclass(kw_only=True, slots=True)
+class EstimateConfig:
+    """One estimate: no training, only the step-time model."""
+
+    model: str | None = None
+    """Model preset (`lionsim.compute.MODELS`); or give `params`."""
+    params: int | None = None
+    """Parameters, when no model preset is given."""
+    tensors: int | None = None
+    """Parameter tensors (per-tensor scales of ef-signsgd, terngrad); default: the model's
+    count, or 1 with `params` (scales are a few bytes per tensor either way)."""
+    tokens_per_worker: int | None = None
+    """Tokens (or patches) one worker processes per step; default: one sample of the model."""
+    workers: int = 8
+    """N: data-parallel workers."""
+    gpus_per_node: int | None = None
+    """Workers per node, overriding the network's; the intra link is the network's, or else
+    the device's NVLink. The network's inter link stays per node (shared by its workers)."""
+    network: str = "10gbe"
+    """Network preset or profile file."""
+    device: str = "h100"
+    """Accelerator preset (`lionsim.compute.DEVICES`)."""
+    mfu: float | None = None
+    """Model FLOPs utilisation; None: the device's default."""
+    strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
+    """`NAME` or `NAME@TRANSPORT` per row."""
+    transport: str | None = None
+    """Transport for every strategy given without one (where it fits)."""
+    overlap: str = "auto"
+    """auto | buckets | none (lionsim.estimate.overlap)."""
+    bucket_mb: float = 25.0
+    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb)."""
+    algorithm: str = AUTO
+    """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
+    used for the ops it implements (the others take the cheapest)."""
+    topk_ratio: float = 0.01
+    """dgc: fraction of parameters each worker sends."""
+    baseline: str | None = None
+    """Row the speedups are against: "strategy@transport" or a strategy (default: the first)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Resolved:
+    """An EstimateConfig with every name looked up and every value checked."""
+
+    model: str
+    """The preset's name, or "params"."""
+    params: int
+    tensors: int
+    tokens_per_worker: int
+    workers: int
+    network: Network
+    device: Device
+    mfu: float
+    runs: list[RunSpec]
+    overlap: OverlapConfig
+    algorithm: str
+    topk_ratio: float
+    baseline: str | None
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LionsimError(f"bad --{name} {value!r}; accepted: an integer >= 1")
+    return value
+
+
+def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> Network:
+    """`network` with `gpus_per_node` workers per node: the network's intra link, else the
+    device's NVLink; the inter link stays per node, now shared by `gpus_per_node` workers."""
+    if gpus_per_node == network.workers_per_node:
+        return network
+    intra = network.intra if network.intra is not None else device.intra_link
+    if gpus_per_node > 1 and intra is None:
+        raise LionsimError(f"--gpus-per-node {gpus_per_node} needs an intra-node link: network {network.name!r} "
+                           f"has none and device {device.name!r} has no NVLink")
+    return dataclasses.replace(network, workers_per_node=gpus_per_node, intra=intra)
+
+
+def resolve(cfg: EstimateConfig) -> Resolved:
+    """Check cfg and look up its presets; every problem is one LionsimError line."""
+    if (cfg.model is None) == (cfg.params is None):
+        raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
+    if cfg.model is not None:
+        shape = MODELS.get(cfg.model)
+        name, params, tensors, sample = cfg.model, shape.params, shape.tensors, shape.tokens_per_sample
+    else:
+        name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
+    if cfg.tensors is not None:
+        tensors = _positive_int("tensors", cfg.tensors)
+    if cfg.tokens_per_worker is not None:
+        tokens = _positive_int("tokens-per-worker", cfg.tokens_per_worker)
+    elif sample is not None:
+        tokens = sample
+    else:
+        raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
+    workers = _positive_int("workers", cfg.workers)
+    device = DEVICES.get(cfg.device)
+    mfu = device.mfu if cfg.mfu is None else cfg.mfu
+    if not (isinstance(mfu, (int, float)) and math.isfinite(mfu) and 0 < mfu <= 1):
+        raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number in (0, 1]")
+    network = load_network(cfg.network)
+    if cfg.gpus_per_node is not None:
+        network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
+    network.nodes(workers)  # whole nodes, or one node
+    if cfg.algorithm != AUTO:
+        COLLECTIVE_ALGORITHMS.get(cfg.algorithm)
+    if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
+        raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
+    return Resolved(
+        model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
+        device=device, mfu=float(mfu), runs=parse_runs(list(cfg.strategies), cfg.transport),
+        overlap=OverlapConfig(mode=cfg.overlap, bucket_mb=cfg.bucket_mb), algorithm=cfg.algorithm,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline,
+    )

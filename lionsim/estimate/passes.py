@@ -1,0 +1,184 @@
+"""Encode, decode and update as memory-bound passes: bytes each moves per parameter.
+
+On an accelerator these elementwise kernels are limited by memory bandwidth, not FLOPs: a
+pass that reads and writes B bytes per parameter over P parameters takes
+`compute.memory_pass_time(B * P, device)`. lionsim counts every input read once and every
+output written once (one ideal fused kernel per pass), and keeps the three passes apart as
+the step template runs them (lionsim.engine):
+
+    encode = the strategy's local rule (reads the gradient and its state, writes its state
+             and the payload) + the transport's packing into the wire format
+    decode = the transport's unpacking of what arrived into the aggregate the update reads
+    update = the strategy's update (reads the replica and its state, writes them) + one read
+             of the aggregate; a vote rule (sign, mean) is applied as the update reads it
+
+Parameters, gradients and optimizer state are float32 (4 bytes); votes, levels and signs are
+int8 (1 byte); sums of votes are the narrowest integer that holds them (int8 up to 127
+workers). Terms below 1/n per parameter (per-tensor scales, chunk padding) are left out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from lionsim.errors import LionsimError
+from lionsim.transports import PayloadSpec, container_dtype
+from lionsim.transports.int8_allreduce import Int8AllReduce
+from lionsim.transports.pbit_allreduce import fields_per_word
+
+F32 = 4.0
+"""Bytes of a float32 parameter, gradient or state element."""
+I8 = 1.0
+"""Bytes of an int8 vote, level or sign."""
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyBytes:
+    """What a strategy's own kernels move per parameter, besides its payload and the aggregate."""
+
+    rule: float
+    """Local rule: bytes read and written (gradient, state, extra statistic passes)."""
+    update: float
+    """Update: bytes read and written of the replica and the state."""
+    why: str
+    """The accounting, in words."""
+
+
+STRATEGY_BYTES: dict[str, StrategyBytes] = {
+    "adamw": StrategyBytes(0, 6 * F32, "no local rule (the gradient is sent); update reads p, m, v, writes p, m, v"),
+    "lion": StrategyBytes(0, 4 * F32, "no local rule; update reads p, m, writes p, m"),
+    "sgdm": StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf"),
+    "dlion-mavo": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
+    "dlion-avg": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
+    "signum-mv": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
+    "lioncub-l1": StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    ),
+    "ef-signsgd": StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
+    ),
+    "terngrad": StrategyBytes(
+        2 * F32, 4 * F32,
+        "rule: a pass reading g for max|g| per tensor, then reads g (Bernoulli draws from a counter RNG in registers); "
+        "update (SGD momentum) reads p, buf, writes p, buf",
+    ),
+    "dgc": StrategyBytes(
+        6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
+    ),
+}
+
+
+def payload_bytes(spec: PayloadSpec) -> float:
+    """Bytes per parameter the local rule writes as the payload (a dense gradient is sent in place)."""
+    if spec.kind == "dense":
+        return 0.0
+    if spec.kind == "sparse":
+        return (8 + F32) * spec.k / spec.numel  # int64 index + float32 value per pair
+    return I8  # votes, levels, scaled signs
+
+
+@dataclass(frozen=True, slots=True)
+class TransportBytes:
+    """What a transport's own kernels move per parameter."""
+
+    pack: float
+    """Encode side: payload -> wire format (0 when the payload already is it)."""
+    unpack: float
+    """Decode side: what arrived -> the aggregate the update reads (0 when it already is it)."""
+    aggregate: float
+    """Bytes per parameter of that aggregate (the update reads it once)."""
+
+
+def _sum_bytes(workers: int) -> float:
+    """A sum of N votes: int8 up to 127 workers, then int16 / int32."""
+    return float(container_dtype(workers).itemsize)
+
+
+def _fp32(spec: PayloadSpec, workers: int) -> TransportBytes:
+    return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)  # the update divides the sum by N as it reads it
+
+
+def _bf16(spec: PayloadSpec, workers: int) -> TransportBytes:
+    return TransportBytes(pack=F32 + 2, unpack=0.0, aggregate=2.0)  # read fp32 g, write bf16; update reads the bf16 sum
+
+
+def _int8(spec: PayloadSpec, workers: int) -> TransportBytes:
+    c = float(Int8AllReduce.container(spec, workers).itemsize)
+    pack = 0.0 if c == I8 else I8 + c  # int8 votes are already the container; wider ones are a cast
+    return TransportBytes(pack=pack, unpack=0.0, aggregate=c)
+
+
+def _pbit(spec: PayloadSpec, workers: int) -> TransportBytes:
+    word = F32 / fields_per_word(workers)  # int32 word bytes per parameter
+    s = _sum_bytes(workers)
+    return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # votes -> fields; words -> counts
+
+
+def _a2a(spec: PayloadSpec, workers: int) -> TransportBytes:
+    bits = spec.rule.bits_down(workers)
+    s = _sum_bytes(workers)
+    # phase 1 packs all votes (read 1, write 1/8); phase 2 packs my chunk's n/N sums into codes
+    pack = I8 + 1 / 8 + (s + bits / 8) / workers
+    # phase 1 reads N workers' bits of my chunk (n/8 in all) and writes its sums; phase 2 reads
+    # every chunk's codes and writes the int8 results
+    unpack = 1 / 8 + s / workers + bits / 8 + I8
+    return TransportBytes(pack=pack, unpack=unpack, aggregate=I8)
+
+
+def _allgather(spec: PayloadSpec, workers: int) -> TransportBytes:
+    if spec.kind == "scaled-signs":  # sum of sign * scale in float32
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + F32, aggregate=F32)
+    s = _sum_bytes(workers)
+    return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s)  # read N workers' bits, write the sum
+
+
+def _param_server(spec: PayloadSpec, workers: int) -> TransportBytes:
+    code = spec.rule.bits_down(workers) / 8
+    # the server reads N pushes and writes codes; then the worker reads codes, writes int8 results
+    return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + code + code + I8, aggregate=I8)
+
+
+def _sparse(spec: PayloadSpec, workers: int) -> TransportBytes:
+    share = spec.k / spec.numel
+    # pack: int64 indices -> int32; unpack: zero a dense float32 buffer, then for each of the
+    # N*k gathered pairs read it (8) and read-modify-write its target (8)
+    return TransportBytes(pack=12 * share, unpack=F32 + 16 * workers * share, aggregate=F32)
+
+
+TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
+    "fp32-allreduce": _fp32,
+    "bf16-allreduce": _bf16,
+    "int8-allreduce": _int8,
+    "pbit-allreduce": _pbit,
+    "a2a-1bit": _a2a,
+    "allgather-1bit": _allgather,
+    "param-server": _param_server,
+    "sparse-allgather": _sparse,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PassBytes:
+    """Bytes per parameter of one step's three memory-bound passes."""
+
+    encode: float
+    decode: float
+    update: float
+
+
+def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int) -> PassBytes:
+    """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
+
+    A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack.
+    """
+    if strategy not in STRATEGY_BYTES:
+        raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}; known: {', '.join(STRATEGY_BYTES)}")
+    if transport not in TRANSPORT_BYTES:
+        raise LionsimError(f"no memory-pass accounting for transport {transport!r}; known: {', '.join(TRANSPORT_BYTES)}")
+    own = STRATEGY_BYTES[strategy]
+    if workers == 1:
+        aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
+        return PassBytes(encode=own.rule + payload_bytes(spec), decode=0.0, update=own.update + aggregate)
+    t = TRANSPORT_BYTES[transport](spec, workers)
+    return PassBytes(encode=own.rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=own.update + t.aggregate)

@@ -1,0 +1,58 @@
+"""The sweep plot: step time and speedup against the swept workers or bandwidth, crossovers marked.
+
+Built like lionsim.reports.plots: a matplotlib Figure on the Agg canvas, never pyplot,
+written atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from lionsim.estimate.sweep import Sweep
+from lionsim.estimate.table import model_text
+from lionsim.reports.files import write_atomic
+from lionsim.reports.plots import DPI, run_colours, time_unit
+
+FIGSIZE = (10.0, 7.0)  # inches
+
+
+def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path: Path) -> Path:
+    """Two panels sharing the x axis: step time per run (log scale), and speedup against the
+    baseline with the crossovers where a run starts or stops winning."""
+    labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+    colours = run_colours(labels)
+    baseline = frame["baseline"].iloc[0]
+    scale, unit = time_unit(float(frame["step_s"].max()))
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    first = frame.iloc[0]
+    fixed = (f"{first['workers']} workers, " if sweep.variable != "workers" else "") + (
+        f"{first['network']}, " if sweep.variable != "bandwidth" else f"{first['network']} inter link, ")
+    top.set_title(f"Modelled step time against {sweep.variable}\n{model_text(first)}, "
+                  f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per transport'}",
+                  fontsize=11)
+    for label in labels:
+        strategy, transport = label.split("@", 1)
+        rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
+        name = f"{label} (baseline)" if label == baseline else label
+        top.plot(rows["sweep_value"], rows["step_s"] / scale, color=colours[label], linewidth=1.6, label=name)
+        bottom.plot(rows["sweep_value"], rows["speedup"], color=colours[label], linewidth=1.6)
+    marked = crossings[crossings["crossover"].notna()]
+    for i, row in enumerate(marked.itertuples(index=False)):
+        colour = colours[f"{row.strategy}@{row.transport}"]
+        bottom.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
+        bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
+                        xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)  # staggered: neighbours do not overlap
+    bottom.axhline(1.0, color="black", linewidth=0.8)
+    for ax in (top, bottom):
+        ax.set_xscale("log")
+        ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
+    top.set_yscale("log")
+    top.set_ylabel(f"step time ({unit})")
+    bottom.set_ylabel(f"speedup vs {baseline}")
+    bottom.set_xlabel("workers" if sweep.variable == "workers" else "inter-node bandwidth (GB/s)")
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    return write_atomic(Path(path), lambda f: fig.savefig(f, format="png"), binary=True)

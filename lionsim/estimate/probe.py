@@ -1,0 +1,48 @@
+"""What a strategy sends for a model of P parameters, without training or P-sized state.
+
+The strategy itself decides (its payload kind, vote rule, level count, extra collectives):
+lionsim builds it on a stand-in layout with one parameter per tensor (T tensors, so the
+per-tensor counts are the model's) and N simulated workers, asks it, and scales the
+per-parameter counts to P. Nothing of size P is allocated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+from lionsim.backends import SimComm
+from lionsim.network import CollectiveCall
+from lionsim.runs import RunSpec
+from lionsim.strategies import ParamLayout, StrategyConfig
+from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
+
+STEP = 1
+"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off."""
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """A strategy/transport pair's payload for a model of `spec.numel` parameters on N workers."""
+
+    transport: Transport
+    spec: PayloadSpec
+    extra_calls: tuple[CollectiveCall, ...]
+    """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
+
+
+def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01) -> Probe:
+    """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters."""
+    layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
+                         segment_ids=torch.arange(tensors))
+    strategy = run.strategy_class(StrategyConfig(topk_ratio=topk_ratio), layout, SimComm(workers))
+    small = strategy.payload_spec()
+    # sparse: the strategy's k for P parameters, by the same ratio it applied to T
+    k = max(1, round(topk_ratio * params)) if small.kind == "sparse" else 0
+    spec = dataclasses.replace(small, numel=params, k=k)
+    transport = TRANSPORTS.get(run.transport)()
+    transport.check(spec, workers)
+    extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
+    return Probe(transport=transport, spec=spec, extra_calls=extra)

@@ -1,0 +1,136 @@
+"""`lionsim estimate --sweep`: the estimate over a range of worker counts or link bandwidths,
+and the crossovers where a strategy starts (or stops) beating the baseline.
+
+    workers=8,16,32          the listed worker counts
+    workers=8:1024:20        20 counts spaced geometrically from 8 to 1024, rounded to whole
+                             nodes of the network (duplicates dropped)
+    bandwidth=1,10,100       the inter link's effective bandwidth, GB/s (per node on a
+                             two-level network; its efficiency folded in, so set to 1)
+    bandwidth=0.1:100:1000   1000 bandwidths spaced geometrically from 0.1 to 100 GB/s
+
+A crossover lies between two neighbouring sweep points where speedup - 1 changes sign; its
+position interpolates log(speedup) linearly in log(value) (step times are close to power
+laws in bandwidth and workers), and `wins` says on which side the strategy is faster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.estimate.config import EstimateConfig, Resolved, resolve
+from lionsim.estimate.table import ESTIMATE_COLUMNS, EXTRA_COLUMNS, estimate_rows
+from lionsim.network import GB, Network
+
+VARIABLES = ("workers", "bandwidth")
+ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
+CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What varies and its values, ascending."""
+
+    variable: str
+    """"workers" or "bandwidth" (GB/s)."""
+    values: tuple[float, ...]
+
+    @property
+    def unit(self) -> str:
+        return "workers" if self.variable == "workers" else "GB/s"
+
+
+def _number(text: str, spec: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be a finite number > 0; accepted: {ACCEPTED}")
+    return value
+
+
+def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
+    """Parse `--sweep` (module doc); worker ranges round to multiples of `workers_per_node`."""
+    variable, sep, body = spec.partition("=")
+    variable = variable.strip()
+    if not sep or variable not in VARIABLES or not body.strip():
+        raise LionsimError(f"bad --sweep {spec!r}; accepted: {ACCEPTED}")
+    if ":" in body:
+        parts = body.split(":")
+        if len(parts) != 3:
+            raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
+        start, end = _number(parts[0], spec), _number(parts[1], spec)
+        count = _number(parts[2], spec)
+        if not count.is_integer() or count < 2 or end <= start:
+            raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
+        values = list(np.geomspace(start, end, int(count)))
+        if variable == "workers":
+            values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
+    else:
+        values = [_number(item.strip(), spec) for item in body.split(",")]
+    if variable == "workers":
+        if any(not float(v).is_integer() for v in values):
+            raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
+        values = [int(v) for v in values]
+    return Sweep(variable=variable, values=tuple(sorted(set(values))))
+
+
+def with_bandwidth(network: Network, gbps: float) -> Network:
+    """`network` whose inter link achieves `gbps` GB/s (efficiency folded in)."""
+    inter = dataclasses.replace(network.inter, bandwidth_Bps=gbps * GB, efficiency=1.0)
+    return dataclasses.replace(network, inter=inter)
+
+
+def sweep_rows(r: Resolved, sweep: Sweep) -> list[dict]:
+    """Estimate rows for every sweep value; each row carries `sweep_value`."""
+    rows = []
+    for value in sweep.values:
+        if sweep.variable == "workers":
+            point = estimate_rows(r, int(value), r.network)
+        else:
+            point = estimate_rows(r, r.workers, with_bandwidth(r.network, value))
+        for row in point:
+            row["sweep_value"] = value
+        rows.extend(point)
+    return rows
+
+
+def run_sweep(cfg: EstimateConfig, spec: str) -> tuple[Sweep, pd.DataFrame, pd.DataFrame]:
+    """(the sweep, every row, the crossovers) for `--sweep spec` over cfg."""
+    r = resolve(cfg)
+    sweep = parse_sweep(spec, r.network.workers_per_node)
+    if sweep.variable == "workers":
+        for w in sweep.values:
+            r.network.nodes(int(w))  # every count fills whole nodes
+    frame = pd.DataFrame.from_records(sweep_rows(r, sweep), columns=["sweep_value", *ESTIMATE_COLUMNS, *EXTRA_COLUMNS])
+    return sweep, frame, crossovers(frame, sweep)
+
+
+def crossovers(frame: pd.DataFrame, sweep: Sweep) -> pd.DataFrame:
+    """One row per crossover of each non-baseline run (module doc); a run that never changes
+    sides gets one row with crossover NaN and wins "everywhere" or "nowhere"."""
+    records = []
+    for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
+        if f"{strategy}@{transport}" == rows["baseline"].iloc[0]:
+            continue
+        rows = rows.sort_values("sweep_value")
+        x = np.log(rows["sweep_value"].to_numpy(dtype=float))
+        y = np.log(rows["speedup"].to_numpy(dtype=float))
+        base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
+                "speedup_first": float(rows["speedup"].iloc[0]), "speedup_last": float(rows["speedup"].iloc[-1])}
+        found = False
+        for i in range(len(x) - 1):
+            if (y[i] > 0) != (y[i + 1] > 0):
+                at = x[i] + (x[i + 1] - x[i]) * (0.0 - y[i]) / (y[i + 1] - y[i])
+                wins = "above" if y[i + 1] > 0 else "below"
+                records.append({**base, "crossover": float(np.exp(at)), "wins": wins})
+                found = True
+        if not found:
+            records.append({**base, "crossover": math.nan, "wins": "everywhere" if y[0] > 0 else "nowhere"})
+    return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)

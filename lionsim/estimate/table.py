@@ -1,0 +1,103 @@
+"""`lionsim estimate`: the per-step breakdown of each strategy for a model size, no training.
+
+Per worker and step (timeline.py for how they combine):
+
+    forward_s, backward_s  compute.flops: 2 P T and 4 P T FLOPs at the device's peak x mfu
+                           (P parameters, T tokens per worker; work.device_work)
+    encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth
+    comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
+                           backward as overlap.py says
+    wire_bytes             bytes one worker sends (the whole payload, canonical algorithms)
+    speedup                the baseline row's step_s / this row's step_s
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from lionsim.compute import training_flops
+from lionsim.estimate.config import EstimateConfig, Resolved, resolve
+from lionsim.estimate.passes import pass_bytes
+from lionsim.estimate.probe import probe
+from lionsim.estimate.timeline import step_times
+from lionsim.estimate.work import device_work
+from lionsim.network import Network, wire_bytes
+from lionsim.reports.summary import pick_baseline
+
+ESTIMATE_COLUMNS: list[str] = [
+    "strategy",
+    "transport",
+    "workers",
+    "network",
+    "params",
+    "compute_s",
+    "encode_s",
+    "comm_s",
+    "comm_exposed_s",
+    "decode_s",
+    "update_s",
+    "step_s",
+    "wire_bytes",
+    "speedup",
+]
+"""SPEC's estimate.csv columns, in order; more follow them (EXTRA_COLUMNS)."""
+EXTRA_COLUMNS: list[str] = [
+    "model",
+    "tokens_per_worker",
+    "device",
+    "mfu",
+    "gpus_per_node",
+    "forward_s",
+    "backward_s",
+    "buckets",
+    "overlap",
+    "bits_per_param_up",
+    "bits_per_param_down",
+    "baseline",
+]
+
+
+def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
+    """One row per run of `r` on `workers` workers of `network`, speedups filled in."""
+    flops = training_flops(r.params, r.tokens_per_worker)
+    rows = []
+    for run in r.runs:
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio)
+        passes = pass_bytes(run.strategy, run.transport, p.spec, workers)
+        work = device_work(flops, r.params, passes, r.device, r.mfu)
+        times = step_times(work, transport=p.transport, spec=p.spec, workers=workers, network=network,
+                           overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
+        calls = (p.transport.plan(p.spec, workers) + list(p.extra_calls)) if workers > 1 else []
+        up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 else (0.0, 0.0)
+        rows.append({
+            "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
+            "params": r.params, **times.columns(), "wire_bytes": sum(wire_bytes(c, workers) for c in calls),
+            "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
+            "gpus_per_node": network.workers_per_node, "forward_s": times.forward_s, "backward_s": times.backward_s,
+            "buckets": times.buckets,
+            "overlap": "buckets" if times.buckets and r.overlap.bucketed(run.transport) else "none",
+            "bits_per_param_up": up, "bits_per_param_down": down,
+        })
+    labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
+    base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
+    for row in rows:
+        row["speedup"] = rows[base]["step_s"] / row["step_s"]
+        row["baseline"] = labels[base]
+    return rows
+
+
+def model_text(row) -> str:
+    """"transformer-3b (2,651,553,280 params)", or "3,000,000,000 params" when sized by --params."""
+    count = f"{int(row['params']):,} params"
+    return count if row["model"] == "params" else f"{row['model']} ({count})"
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    """Rows in the estimate.csv column order."""
+    return pd.DataFrame.from_records(rows, columns=ESTIMATE_COLUMNS + EXTRA_COLUMNS)
+
+
+def estimate(cfg: EstimateConfig) -> pd.DataFrame:
+    """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first)."""
+    r = resolve(cfg)
+    return frame(estimate_rows(r, r.workers, r.network))

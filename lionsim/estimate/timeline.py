@@ -1,0 +1,177 @@
+"""The per-step time model shared by `lionsim estimate` and `lionsim bench`.
+
+One worker's step, on two streams (as a GPU runs it: kernels on the compute stream,
+collectives on one communication stream, collectives in issue order):
+
+    compute stream  forward F | backward B, with each bucket's encode right after the part of
+                    backward that produced it (encode E in all) | decode | update
+    comm stream                  bucket 1 | bucket 2 | ... | bucket k
+
+Backward produces gradients at a steady rate in parameters (each parameter costs the same
+4T backward FLOPs: compute.flops), so a bucket whose last parameter is the C-th of P is
+ready at r = F + (B + E) C / P. Bucket j's exchange starts when it is ready and the stream
+is free: end_j = max(r_j, end_{j-1}) + c_j, which unrolls to
+end = max_j (r_j + c_j + ... + c_k) (Lindley's recursion for one FIFO server). The step
+waits for the last exchange; decode and update follow it (not overlapped: conservative).
+
+    comm_s          sum of every exchange's cost (more buckets, more latency terms)
+    comm_exposed_s  end - (F + B + E): the time the step waits for the network; at least
+                    the last bucket's cost, since it is ready only when backward ends
+    step_s          compute_s + encode_s + comm_exposed_s + decode_s + update_s
+
+A transport that runs after backward (overlap.py) is one exchange ready at F + B + E, so
+its whole cost is exposed. A strategy's extra collectives are added to both, never hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Sequence
+
+from lionsim.estimate.overlap import Buckets, OverlapConfig
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
+from lionsim.network.link import check_number
+from lionsim.transports import PayloadSpec, Transport
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepWork:
+    """One worker's compute-stream work in a step, seconds."""
+
+    forward_s: float
+    """Forward pass."""
+    backward_s: float
+    """Backward pass."""
+    encode_s: float = 0.0
+    """Local rule and packing, all buckets together."""
+    decode_s: float = 0.0
+    """Unpacking what arrived."""
+    update_s: float = 0.0
+    """Applying the aggregate to the replica and state."""
+
+    def __post_init__(self) -> None:
+        for name in ("forward_s", "backward_s", "encode_s", "decode_s", "update_s"):
+            check_number(name, getattr(self, name), low=0.0, low_open=False)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class StepTimes:
+    """The modelled breakdown of one step, seconds."""
+
+    forward_s: float
+    backward_s: float
+    encode_s: float
+    comm_s: float
+    """Every exchange's cost, summed."""
+    comm_exposed_s: float
+    """The part of comm_s the step waits for (module doc)."""
+    decode_s: float
+    update_s: float
+    buckets: int
+    """Exchanges the transport's payload ran in (1: once after backward; 0: nothing sent)."""
+
+    @property
+    def compute_s(self) -> float:
+        return self.forward_s + self.backward_s
+
+    @property
+    def step_s(self) -> float:
+        return self.compute_s + self.encode_s + self.comm_exposed_s + self.decode_s + self.update_s
+
+    def columns(self) -> dict[str, float]:
+        """The time columns of steps.csv / estimate.csv."""
+        return {
+            "compute_s": self.compute_s,
+            "encode_s": self.encode_s,
+            "comm_s": self.comm_s,
+            "comm_exposed_s": self.comm_exposed_s,
+            "decode_s": self.decode_s,
+            "update_s": self.update_s,
+            "step_s": self.step_s,
+        }
+
+
+def bucket_spec(spec: PayloadSpec, numel: int) -> PayloadSpec:
+    """The payload of a bucket of `numel` of the spec's parameters: per-parameter counts scale."""
+
+    def share(count: int) -> int:
+        return max(1, round(count * numel / spec.numel)) if count else 0
+
+    return dataclasses.replace(spec, numel=numel, k=share(spec.k), segments=share(spec.segments))
+
+
+def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
+    """`network.price` with a named algorithm for the ops it implements, the cheapest for the
+    others (one `--algorithm` serves every strategy: ring cannot run an all-to-all)."""
+    if algorithm != AUTO and call.op not in COLLECTIVE_ALGORITHMS.get(algorithm).ops:
+        algorithm = AUTO
+    return price(call, workers, network, algorithm)
+
+
+def exchange_cost(transport: Transport, spec: PayloadSpec, workers: int, network: Network, algorithm: str = AUTO) -> float:
+    """Seconds of every collective one aggregation of `spec` issues, run one after another."""
+    return sum(price_call(call, workers, network, algorithm).time_s for call in transport.plan(spec, workers))
+
+
+def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
+    """When the last exchange ends: exchanges in order on one stream, each starting when it is
+    ready and the stream is free (the plain loop the closed form in step_times is tested against)."""
+    end = float("-inf")
+    for ready, cost in zip(ready_s, cost_s):
+        end = max(end, ready) + cost
+    return end
+
+
+def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:
+    """max_j (r_j + c_j + ... + c_k) - (F + window) for the bucket layout of Buckets.
+
+    r_j + suffix_j is linear in j over the equal full buckets, so its maximum is at the first
+    or the last full bucket, or at the partial first bucket: three candidates, not k.
+    """
+    k = buckets.count
+    candidates = []
+    if buckets.first:  # ready after `first` parameters; everything after it still to send
+        candidates.append(first_cost + k * cost - window_s * (1 - buckets.first / numel))
+    if k:
+        candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
+        candidates.append(cost)  # the last bucket, ready when backward ends
+    return max(candidates)
+
+
+def step_times(
+    work: StepWork,
+    *,
+    transport: Transport,
+    spec: PayloadSpec,
+    workers: int,
+    network: Network,
+    overlap: OverlapConfig,
+    extra_calls: Sequence[CollectiveCall] = (),
+    algorithm: str = AUTO,
+) -> StepTimes:
+    """The step breakdown of one worker (module doc) for `spec` sent over `transport`."""
+    extra = sum(price_call(call, workers, network, algorithm).time_s for call in extra_calls)
+    if workers == 1:
+        comm, exposed, count = 0.0, 0.0, 0
+    elif overlap.bucketed(transport.name):
+        buckets = Buckets.of(spec.numel, overlap.bucket_params)
+        cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else 0.0
+        first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else 0.0
+        comm = first + buckets.count * cost
+        window = work.backward_s + work.encode_s
+        exposed = bucketed_exposed(buckets, first, cost, window, spec.numel)
+        count = buckets.total
+    else:
+        comm = exposed = exchange_cost(transport, spec, workers, network, algorithm)
+        count = 1
+    return StepTimes(
+        forward_s=work.forward_s,
+        backward_s=work.backward_s,
+        encode_s=work.encode_s,
+        comm_s=comm + extra,
+        comm_exposed_s=exposed + extra,
+        decode_s=work.decode_s,
+        update_s=work.update_s,
+        buckets=count,
+    )

@@ -1,0 +1,208 @@
+"""The committed baseline file: reading it strictly, writing it atomically, building it from runs.
+
+`reports/baselines/regress.json` (or `--baseline-dir DIR`/regress.json):
+
+    {"format": "lionsim-regress-baseline/1", "suite_version": 1,
+     "tolerance": {"rule": "...", "k": 3.0},
+     "versions": {"lionsim": ..., "torch": ..., "python": ...},
+     "cases": {"mlp-n4-iid": {
+         "setting": {"workload": "mlp", "workers": 4, ...},     # compared with the suite's case
+         "seeds": [0, 1, 2, 3, 4],                                 # the spread's seeds
+         "untrained_eval_loss": 2.31,
+         "runs": {"dlion-mavo@int8-allreduce": {
+             "lr": 0.01, "weight_decay": 1.0,
+             "metrics": {"final_loss": {"value": 0.79, "sd": 0.04, "tol": 0.12}, ...}}}}}}
+
+Floats are written with repr, so they read back bit for bit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import lionsim
+from lionsim.errors import LionsimError
+from lionsim.regress.runner import CaseRun
+from lionsim.regress.tolerance import K, RULE, spread, tolerance
+from lionsim.reports.files import write_atomic
+
+FORMAT = "lionsim-regress-baseline/1"
+BASELINE_FILE = "regress.json"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricBaseline:
+    value: float
+    sd: float
+    """Seed-to-seed sample standard deviation measured at --update."""
+    tol: float
+
+
+@dataclass(slots=True)
+class RunBaseline:
+    lr: float
+    weight_decay: float
+    metrics: dict[str, MetricBaseline]
+
+
+@dataclass(slots=True)
+class CaseBaseline:
+    setting: dict[str, Any]
+    seeds: list[int]
+    """The seeds the spread was measured on (the first is the checked one)."""
+    untrained_eval_loss: float
+    runs: dict[str, RunBaseline]
+
+
+@dataclass(slots=True)
+class Baseline:
+    suite_version: int
+    tolerance: dict[str, Any]
+    versions: dict[str, str]
+    cases: dict[str, CaseBaseline] = field(default_factory=dict)
+
+
+def baseline_path(directory: Path) -> Path:
+    return Path(directory) / BASELINE_FILE
+
+
+def current_versions() -> dict[str, str]:
+    return {"lionsim": lionsim.__version__, "torch": torch.__version__, "python": platform.python_version()}
+
+
+# ---- reading ----------------------------------------------------------------------------
+
+
+class _Malformed(Exception):
+    """Internal: where in the file and what is wrong (turned into one LionsimError line)."""
+
+
+def _field(obj: Any, key: str, kind: type, where: str) -> Any:
+    """obj[key], checked to be a `kind` (float: any JSON number, returned as a finite float)."""
+    if not isinstance(obj, dict):
+        raise _Malformed(f"{where} is not an object")
+    if key not in obj:
+        raise _Malformed(f"{where} has no {key!r}")
+    value = obj[key]
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise _Malformed(f"{where}.{key} is {value!r}, not a number")
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise _Malformed(f"{where}.{key} is {type(value).__name__}, expected {kind.__name__}")
+    return value
+
+
+def _metric(obj: Any, where: str) -> MetricBaseline:
+    m = MetricBaseline(_field(obj, "value", float, where), _field(obj, "sd", float, where),
+                       _field(obj, "tol", float, where))
+    if m.tol < 0:
+        raise _Malformed(f"{where}.tol is {m.tol!r}, expected a number >= 0")
+    return m
+
+
+def _run(obj: Any, where: str) -> RunBaseline:
+    metrics = _field(obj, "metrics", dict, where)
+    return RunBaseline(lr=_field(obj, "lr", float, where), weight_decay=_field(obj, "weight_decay", float, where),
+                       metrics={name: _metric(m, f"{where}.metrics.{name}") for name, m in metrics.items()})
+
+
+def _case(obj: Any, where: str) -> CaseBaseline:
+    runs = _field(obj, "runs", dict, where)
+    seeds = _field(obj, "seeds", list, where)
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise _Malformed(f"{where}.seeds is {seeds!r}, expected a list of integer seeds")
+    return CaseBaseline(setting=_field(obj, "setting", dict, where), seeds=seeds,
+                        untrained_eval_loss=_field(obj, "untrained_eval_loss", float, where),
+                        runs={label: _run(r, f"{where}.runs.{label}") for label, r in runs.items()})
+
+
+def parse_baseline(data: Any) -> Baseline:
+    if _field(data, "format", str, "file") != FORMAT:
+        raise _Malformed(f"format is {data['format']!r}, expected {FORMAT!r}")
+    cases = _field(data, "cases", dict, "file")
+    return Baseline(suite_version=_field(data, "suite_version", int, "file"),
+                    tolerance=_field(data, "tolerance", dict, "file"),
+                    versions=_field(data, "versions", dict, "file"),
+                    cases={name: _case(c, f"cases.{name}") for name, c in cases.items()})
+
+
+def load_baseline(directory: Path) -> Baseline:
+    """Read DIR/regress.json; a missing or malformed file is a LionsimError (one line)."""
+    path = baseline_path(directory)
+    if not path.is_file():
+        raise LionsimError(f"baseline file {path} not found; create it with `lionsim regress --update`"
+                           + ("" if Path(directory).is_dir() else f" (directory {directory} does not exist)"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return parse_baseline(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LionsimError(f"malformed baseline {path}: not JSON ({' '.join(str(e).split())})") from None
+    except _Malformed as e:
+        raise LionsimError(f"malformed baseline {path}: {e}; regenerate it with `lionsim regress --update`") from None
+
+
+# ---- writing ----------------------------------------------------------------------------
+
+
+def to_json(baseline: Baseline) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "suite_version": baseline.suite_version,
+        "tolerance": baseline.tolerance,
+        "versions": baseline.versions,
+        "cases": {
+            name: {
+                "setting": case.setting,
+                "seeds": case.seeds,
+                "untrained_eval_loss": case.untrained_eval_loss,
+                "runs": {
+                    label: {"lr": run.lr, "weight_decay": run.weight_decay,
+                            "metrics": {m: {"value": b.value, "sd": b.sd, "tol": b.tol}
+                                        for m, b in run.metrics.items()}}
+                    for label, run in case.runs.items()
+                },
+            }
+            for name, case in baseline.cases.items()
+        },
+    }
+
+
+def save_baseline(directory: Path, baseline: Baseline) -> Path:
+    """Write DIR/regress.json atomically (DIR is created)."""
+    path = baseline_path(directory)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(to_json(baseline), indent=1, allow_nan=False) + "\n"
+    return write_atomic(path, lambda f: f.write(text))
+
+
+def tolerance_info() -> dict[str, Any]:
+    return {"rule": RULE, "k": K}
+
+
+# ---- building ---------------------------------------------------------------------------
+
+
+def calibrate(runs: list[CaseRun]) -> CaseBaseline:
+    """A case's baseline from its run at the fixed seed (runs[0]) and at calibration seeds.
+
+    Every run must have finished on every seed with finite metrics (the caller checks).
+    """
+    checked = runs[0]
+    case_runs = {}
+    for label in checked.labels:
+        metrics = {}
+        for metric, value in checked.metrics[label].items():
+            sd = spread([r.metrics[label][metric] for r in runs])
+            metrics[metric] = MetricBaseline(value=value, sd=sd, tol=tolerance(metric, sd))
+        lr, weight_decay = checked.hyper[label]
+        case_runs[label] = RunBaseline(lr=lr, weight_decay=weight_decay, metrics=metrics)
+    return CaseBaseline(setting=checked.case.setting(), seeds=[r.seed for r in runs],
+                        untrained_eval_loss=checked.untrained_eval_loss, runs=case_runs)

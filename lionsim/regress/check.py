@@ -1,0 +1,67 @@
+"""`lionsim regress`: run the selected cases at their fixed seeds and judge them against the baseline.
+
+Everything that can be bad input is checked before any training: the case patterns, the
+baseline file, every case's strategies and transports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from lionsim.regress.baseline import baseline_path, current_versions, load_baseline
+from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
+from lionsim.regress.compare import compare_case
+from lionsim.regress.crosschecks import cross_checks
+from lionsim.regress.rows import Row
+from lionsim.regress.runner import ProgressFn, run_case
+
+
+@dataclass(slots=True)
+class CheckResult:
+    cases: list[str]
+    """The cases that ran, in suite order."""
+    rows: list[Row]
+    warnings: list[str] = field(default_factory=list)
+    """Things to know that do not fail the check (stale baseline entries, other versions)."""
+    baseline: Path | None = None
+
+    @property
+    def failures(self) -> list[Row]:
+        return [r for r in self.rows if r.failed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def total_runs(cases: Sequence[Case], seeds: int = 1) -> int:
+    """How many bench runs checking (seeds=1) or calibrating these cases takes."""
+    return seeds * sum(len(c.strategies) for c in cases)
+
+
+def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Sequence[Case] = SUITE,
+                progress: ProgressFn | None = None) -> CheckResult:
+    """Run the cases matching `patterns` (all if None) and compare them with DIR/regress.json."""
+    cases = select_cases(patterns, tuple(suite))
+    baseline = load_baseline(baseline_dir)
+    validate_cases(list(suite))
+    result = CheckResult(cases=[c.name for c in cases], rows=[], baseline=baseline_path(baseline_dir))
+    if baseline.suite_version != SUITE_VERSION:
+        result.warnings.append(f"the baseline was written by suite version {baseline.suite_version}, this is "
+                               f"version {SUITE_VERSION}: cases are compared where their definitions still match")
+    now = current_versions()
+    for name in ("torch", "lionsim"):
+        if baseline.versions.get(name) != now[name]:
+            result.warnings.append(f"the baseline was written with {name} {baseline.versions.get(name)}, this is "
+                                   f"{now[name]}: small numeric drift is expected and within tolerance")
+    names = {c.name for c in suite}
+    result.warnings += [f"baseline case {name} is no longer in the suite (stale; `--update` drops it)"
+                        for name in baseline.cases if name not in names]
+    for case in cases:
+        run = run_case(case, case.seed, progress)
+        rows, warnings = compare_case(run, baseline.cases.get(case.name))
+        result.rows += rows + cross_checks(run)
+        result.warnings += warnings
+    return result

@@ -1,0 +1,47 @@
+"""Tolerances from measured seed-to-seed spread, not guesses.
+
+`lionsim regress --update` trains every case at its fixed seed s and at S more seeds
+s+1 .. s+S (S = 4 by default, `--seeds`). For each run and metric, with sd the sample
+standard deviation of the metric over those S+1 runs:
+
+    tol = max(K * sd, FLOOR)        K = 3; FLOOR 0.001 for losses and gaps, 0.002 for accuracy
+
+The checked run uses the fixed seed, so on an unchanged tree and machine "now" equals the
+baseline exactly; the tolerance is room for legitimate numeric drift (another CPU, another
+torch), which perturbs a run by far less than a new seed does (a new seed draws new data,
+a new initial model and new batches). K * sd is therefore generous for drift while still
+small next to a broken algorithm. The floor keeps a metric whose spread happens to be tiny
+from failing on the last bits of float noise (0.002 is two samples of the 1024 held out).
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from lionsim.regress.metrics import ACCURACY_METRICS
+
+K = 3.0
+"""Tolerance in standard deviations of the seed-to-seed spread."""
+LOSS_FLOOR = 1e-3
+ACCURACY_FLOOR = 2e-3
+DEFAULT_SEEDS = 4
+"""Extra seeds `--update` trains to measure the spread."""
+RULE = (f"tol = max({K:g} * sd, floor); sd = sample standard deviation of the metric over the "
+        f"case's fixed seed and the calibration seeds after it; floor {LOSS_FLOOR:g} for losses "
+        f"and gaps, {ACCURACY_FLOOR:g} for accuracy")
+
+
+def floor(metric: str) -> float:
+    return ACCURACY_FLOOR if metric in ACCURACY_METRICS else LOSS_FLOOR
+
+
+def spread(values: list[float]) -> float:
+    """Sample standard deviation (n - 1); needs at least two values."""
+    if len(values) < 2:
+        raise ValueError(f"a spread needs at least two values, got {len(values)}")
+    return statistics.stdev(values)
+
+
+def tolerance(metric: str, sd: float) -> float:
+    """The rule above (the caller makes sure the spread is finite)."""
+    return max(K * sd, floor(metric))

@@ -1,0 +1,133 @@
+"""`lionsim regress --update`: re-measure the baselines and their tolerances, and say what changed.
+
+Each selected case runs at its fixed seed and at `seeds` more (the spread; see tolerance.py).
+Nothing is written unless every run finished with finite metrics and the cross-checks hold
+at the fixed seed: a baseline must not record a broken algorithm. Updating some cases
+(`--case`) keeps the others' entries; updating the whole suite also drops stale cases.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from lionsim.errors import LionsimError
+from lionsim.regress.baseline import (Baseline, CaseBaseline, baseline_path, calibrate, current_versions,
+                                      load_baseline, save_baseline, tolerance_info)
+from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
+from lionsim.regress.crosschecks import cross_checks
+from lionsim.regress.runner import CaseRun, ProgressFn, run_case
+from lionsim.regress.tolerance import DEFAULT_SEEDS
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    case: str
+    run: str
+    metric: str
+    kind: str
+    """changed | tolerance | new case | new run | new metric | removed case | removed run | removed metric."""
+    old: float = math.nan
+    new: float = math.nan
+    old_tol: float = math.nan
+    new_tol: float = math.nan
+
+
+@dataclass(slots=True)
+class UpdateResult:
+    cases: list[str]
+    changes: list[Change] = field(default_factory=list)
+    unchanged: int = 0
+    """Metrics whose value and tolerance are as before."""
+    warnings: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Why nothing was written (empty when the file was written)."""
+    path: Path | None = None
+    """The file written, or None."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _run_problems(runs: list[CaseRun]) -> list[str]:
+    """Runs that stopped, non-finite metrics, metrics that come and go between seeds."""
+    problems = []
+    first = runs[0]
+    for run in runs:
+        for label, error in run.errors.items():
+            problems.append(f"{run.case.name} / {label} failed at seed {run.seed}: {error}")
+        for label, metrics in run.metrics.items():
+            bad = [m for m, v in metrics.items() if not math.isfinite(v)]
+            if bad:
+                problems.append(f"{run.case.name} / {label}: non-finite {', '.join(bad)} at seed {run.seed}")
+            if label in first.metrics and set(metrics) != set(first.metrics[label]):
+                problems.append(f"{run.case.name} / {label}: seed {run.seed} measured other metrics than seed {first.seed}")
+    return problems
+
+
+def _diff(old: Baseline | None, new: Baseline, updated: list[str]) -> tuple[list[Change], int]:
+    """What the update changed in the `updated` cases, and which cases it dropped."""
+    changes: list[Change] = []
+    unchanged = 0
+    old_cases = old.cases if old is not None else {}
+    for name in updated:
+        case = new.cases[name]
+        if name not in old_cases:
+            changes.append(Change(name, "", "", "new case"))
+            continue
+        before: CaseBaseline = old_cases[name]
+        for label, run in case.runs.items():
+            if label not in before.runs:
+                changes.append(Change(name, label, "", "new run"))
+                continue
+            for metric, b in run.metrics.items():
+                a = before.runs[label].metrics.get(metric)
+                if a is None:
+                    changes.append(Change(name, label, metric, "new metric", new=b.value, new_tol=b.tol))
+                elif a.value != b.value or a.tol != b.tol:
+                    kind = "changed" if a.value != b.value else "tolerance"
+                    changes.append(Change(name, label, metric, kind, a.value, b.value, a.tol, b.tol))
+                else:
+                    unchanged += 1
+            changes += [Change(name, label, m, "removed metric", old=a.value, old_tol=a.tol)
+                        for m, a in before.runs[label].metrics.items() if m not in run.metrics]
+        changes += [Change(name, label, "", "removed run") for label in before.runs if label not in case.runs]
+    changes += [Change(name, "", "", "removed case") for name in old_cases if name not in new.cases]
+    return changes, unchanged
+
+
+def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: int = DEFAULT_SEEDS,
+                 suite: Sequence[Case] = SUITE, progress: ProgressFn | None = None) -> UpdateResult:
+    """Re-measure the cases matching `patterns` (all if None) and rewrite DIR/regress.json."""
+    if seeds < 1:
+        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
+    cases = select_cases(patterns, tuple(suite))
+    validate_cases(list(suite))
+    old = load_baseline(baseline_dir) if baseline_path(baseline_dir).exists() else None
+    result = UpdateResult(cases=[c.name for c in cases])
+    fresh: dict[str, CaseBaseline] = {}
+    for case in cases:
+        runs = [run_case(case, case.seed + i, progress) for i in range(seeds + 1)]
+        problems = _run_problems(runs)
+        if not problems:
+            problems = [f"{case.name} / {r.run}: {r.metric} fails: {r.note}" for r in cross_checks(runs[0]) if r.failed]
+        for run in runs[1:]:
+            result.warnings += [f"{case.name} / {r.run}: {r.metric} fails at calibration seed {run.seed} "
+                                f"({r.note}); the margin is tight for this case"
+                                for r in cross_checks(run) if r.failed]
+        result.problems += problems
+        if not problems:
+            fresh[case.name] = calibrate(runs)
+    if result.problems:
+        return result
+    kept = dict(old.cases) if old is not None and patterns else {}
+    merged = {**kept, **fresh}
+    order = [c.name for c in suite] + [name for name in merged if name not in {c.name for c in suite}]
+    new = Baseline(suite_version=SUITE_VERSION, tolerance=tolerance_info(), versions=current_versions(),
+                   cases={name: merged[name] for name in order if name in merged})
+    result.changes, result.unchanged = _diff(old, new, list(fresh))
+    result.path = save_baseline(baseline_dir, new)
+    return result

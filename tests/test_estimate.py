@@ -1,0 +1,111 @@
+"""`lionsim.estimate`: the per-step breakdown against hand-computed values, and its input checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from lionsim.compute import MODELS
+from lionsim.errors import LionsimError
+from lionsim.estimate import ESTIMATE_COLUMNS, EstimateConfig, estimate, resolve
+from lionsim.network import load_network
+from lionsim.network.presets import NVLINK4
+
+A100_FLOPS = 312e12 * 0.4  # peak x default mfu
+A100_BYTES = 1.555e12 * 0.8  # HBM x memory efficiency
+
+
+@pytest.fixture
+def gbps_link(tmp_path):
+    """A flat network with no latency at 1 GB/s: a ring all-reduce of n bytes among 8 takes 1.75 n ns."""
+    path = tmp_path / "one.toml"
+    path.write_text("[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n")
+    return str(path)
+
+
+def test_breakdown_by_hand(gbps_link):
+    cfg = EstimateConfig(params=10**9, tokens_per_worker=1000, workers=8, network=gbps_link, device="a100",
+                         strategies=["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"], overlap="none")
+    adamw, dlion = estimate(cfg).to_dict("records")
+    compute = 6e12 / A100_FLOPS  # 6 N T
+    assert adamw["compute_s"] == pytest.approx(compute) == dlion["compute_s"]
+    # AdamW: 4e9 fp32 bytes, ring 2(N-1)/N n = 7e9 bytes at 1 GB/s; update 28 B/param
+    assert adamw["comm_s"] == pytest.approx(7.0) == adamw["comm_exposed_s"]
+    assert (adamw["encode_s"], adamw["decode_s"]) == (0.0, 0.0)
+    assert adamw["update_s"] == pytest.approx(28e9 / A100_BYTES)
+    assert adamw["step_s"] == pytest.approx(compute + 7.0 + 28e9 / A100_BYTES)
+    assert adamw["wire_bytes"] == pytest.approx(7e9)
+    # D-Lion: 1e9 int8 bytes -> 1.75 s; encode 13 B/param, update 9 B/param
+    assert dlion["comm_s"] == pytest.approx(1.75)
+    assert dlion["encode_s"] == pytest.approx(13e9 / A100_BYTES)
+    assert dlion["update_s"] == pytest.approx(9e9 / A100_BYTES)
+    assert dlion["step_s"] == pytest.approx(compute + 1.75 + 22e9 / A100_BYTES)
+    assert dlion["speedup"] == pytest.approx(adamw["step_s"] / dlion["step_s"])
+    assert adamw["speedup"] == 1.0 and dlion["baseline"] == "adamw@fp32-allreduce"
+
+
+def test_ddp_buckets_by_hand(gbps_link):
+    # 25 MB buckets of fp32 gradients: 6.25e6 params, 160 of them, 43.75 ms each. Backward
+    # (4e12 FLOPs) hides all but the last bucket's share of the window:
+    # exposed = 160 c - B (1 - 1/160).
+    cfg = EstimateConfig(params=10**9, tokens_per_worker=1000, workers=8, network=gbps_link, device="a100",
+                         strategies=["adamw@fp32-allreduce"])
+    row = estimate(cfg).iloc[0]
+    backward = 4e12 / A100_FLOPS
+    assert row["buckets"] == 160 and row["overlap"] == "buckets"
+    assert row["comm_s"] == pytest.approx(7.0)
+    assert row["comm_exposed_s"] == pytest.approx(7.0 - backward * 159 / 160)
+
+
+def test_columns_and_baseline(gbps_link):
+    cfg = EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, device="h100",
+                         strategies=["lion", "dlion-mavo@a2a-1bit"], baseline="dlion-mavo")
+    frame = estimate(cfg)
+    assert list(frame.columns[: len(ESTIMATE_COLUMNS)]) == ESTIMATE_COLUMNS
+    assert frame["speedup"].tolist()[1] == 1.0
+    assert frame["params"].tolist() == [MODELS.get("gpt2-124m").params] * 2
+    assert frame["tokens_per_worker"].tolist() == [1024, 1024]  # one sample by default
+    a2a = frame.iloc[1]
+    assert a2a["overlap"] == "none" and a2a["comm_exposed_s"] == a2a["comm_s"]
+    for row in frame.to_dict("records"):
+        parts = row["compute_s"] + row["encode_s"] + row["comm_exposed_s"] + row["decode_s"] + row["update_s"]
+        assert row["step_s"] == pytest.approx(parts)
+
+
+def test_gpus_per_node_brings_the_devices_nvlink():
+    r = resolve(EstimateConfig(model="gpt2-124m", workers=16, network="10gbe", device="h100", gpus_per_node=8))
+    assert (r.network.workers_per_node, r.network.intra) == (8, NVLINK4)
+    assert r.network.inter == load_network("10gbe").inter
+    kept = resolve(EstimateConfig(model="gpt2-124m", workers=16, network="dgx-a100", device="h100", gpus_per_node=4))
+    assert kept.network.intra == load_network("dgx-a100").intra and kept.network.workers_per_node == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "give exactly one of --model"),
+        ({"model": "gpt2-124m", "params": 10}, "give exactly one of --model"),
+        ({"params": 10}, "--params needs --tokens-per-worker"),
+        ({"params": 0, "tokens_per_worker": 5}, "bad --params 0"),
+        ({"model": "gpt2-124m", "mfu": 1.5}, "bad --mfu 1.5"),
+        ({"model": "gpt2-124m", "device": "v100"}, "unknown device 'v100'"),
+        ({"model": "gpt2-124m", "network": "dgx-h100", "workers": 12}, "does not fill whole nodes"),
+        ({"model": "gpt2-124m", "strategies": ["lion@a2a-1bit"]}, "cannot use transport 'a2a-1bit'"),
+        ({"model": "gpt2-124m", "overlap": "always"}, "bad overlap mode 'always'"),
+        ({"model": "gpt2-124m", "algorithm": "magic"}, "unknown collective algorithm 'magic'"),
+        ({"model": "gpt2-124m", "workers": 0}, "bad --workers 0"),
+    ],
+)
+def test_bad_input_fails_with_one_line(kwargs, message):
+    with pytest.raises(LionsimError, match=message.replace("(", r"\(")):
+        estimate(EstimateConfig(**kwargs))
+
+
+def test_a_named_algorithm_prices_the_ops_it_implements(gbps_link):
+    cfg = EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, overlap="none",
+                         strategies=["lion", "dlion-mavo@a2a-1bit"], algorithm="recursive_doubling")
+    lion, a2a = estimate(cfg).to_dict("records")
+    n = 4 * MODELS.get("gpt2-124m").params
+    assert lion["comm_s"] == pytest.approx(3 * n / 1e9)  # log2(8) rounds of n bytes at 1 GB/s, no latency
+    auto = estimate(EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, overlap="none",
+                                   strategies=["dlion-mavo@a2a-1bit"])).iloc[0]
+    assert a2a["comm_s"] == pytest.approx(auto["comm_s"])  # its all-to-all takes the cheapest; the all-gather too

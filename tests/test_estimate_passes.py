@@ -1,0 +1,73 @@
+"""Memory-pass accounting and the no-training probe of what a strategy sends."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lionsim.aggregators import MajorityVote, MeanVote
+from lionsim.backends import SimComm
+from lionsim.errors import LionsimError
+from lionsim.estimate import pass_bytes, probe
+from lionsim.estimate.passes import STRATEGY_BYTES, TRANSPORT_BYTES
+from lionsim.runs import parse_runs
+from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_transports
+from lionsim.transports import TRANSPORTS, PayloadSpec
+
+
+def test_every_strategy_and_transport_is_accounted():
+    assert set(STRATEGY_BYTES) == set(STRATEGIES.names())
+    assert set(TRANSPORT_BYTES) == set(TRANSPORTS.names())
+
+
+@pytest.mark.parametrize(
+    ("strategy", "transport", "spec", "workers", "expected"),
+    [
+        # AdamW: cast fp32 -> bf16 (4 + 2); update reads p, m, v and the bf16 sum, writes p, m, v (24 + 2)
+        ("adamw", "bf16-allreduce", PayloadSpec(kind="dense", numel=10), 8, (6, 0, 26)),
+        # Lion over fp32: nothing to pack; update reads p, m and the fp32 sum, writes p, m (16 + 4)
+        ("lion", "fp32-allreduce", PayloadSpec(kind="dense", numel=10), 8, (0, 0, 20)),
+        # D-Lion over the int8 container: rule reads g, m, writes m and the int8 vote (12 + 1);
+        # the int8 sum is read by the update (8 + 1)
+        ("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 64, (13, 0, 9)),
+        # past 127 workers the container is int16: a cast (read 1, write 2) and a 2-byte read
+        ("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 200, (16, 0, 10)),
+        # a2a, 16 workers, MaVo with even N: 2-bit codes. pack 1 + 1/8 + (1 + 2/8)/16;
+        # unpack 1/8 + 1/16 + 2/8 + 1
+        ("dlion-mavo", "a2a-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 16,
+         (13 + 1.125 + 1.25 / 16, 0.125 + 1 / 16 + 0.25 + 1, 9)),
+        # p-bit, 7 workers: 3-bit fields, 10 per int32 word (0.4 bytes per parameter)
+        ("dlion-avg", "pbit-allreduce", PayloadSpec(kind="votes", numel=10, rule=MeanVote()), 7, (13 + 1.4, 0.4 + 1, 9)),
+        # all-gather, 8 workers: read 8 workers' bits (1 byte per parameter), write the int8 sum
+        ("signum-mv", "allgather-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 8, (14.125, 2, 9)),
+    ],
+)
+def test_pass_bytes_by_hand(strategy, transport, spec, workers, expected):
+    got = pass_bytes(strategy, transport, spec, workers)
+    assert (got.encode, got.decode, got.update) == pytest.approx(expected)
+
+
+def test_a_lone_worker_packs_nothing():
+    got = pass_bytes("dlion-mavo", "a2a-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 1)
+    assert (got.encode, got.decode, got.update) == (13, 0, 9)
+
+
+def test_unknown_names_fail():
+    with pytest.raises(LionsimError, match="no memory-pass accounting for strategy 'nope'"):
+        pass_bytes("nope", "fp32-allreduce", PayloadSpec(kind="dense", numel=1), 2)
+
+
+@pytest.mark.parametrize("workers", [2, 7, 200])
+@pytest.mark.parametrize("name", STRATEGIES.names())
+def test_probe_matches_the_strategy_built_on_a_real_layout(name, workers):
+    """What the probe reads from a stand-in layout equals what the strategy says on a real one."""
+    numels = [30, 50, 20]
+    layout = ParamLayout.of([(f"p{i}", torch.zeros(n)) for i, n in enumerate(numels)])
+    cls = STRATEGIES.get(name)
+    for transport in valid_transports(cls):
+        run = parse_runs([f"{name}@{transport}"])[0]
+        real = cls(StrategyConfig(topk_ratio=0.1), layout, SimComm(workers))
+        got = probe(run, params=100, tensors=3, workers=workers, topk_ratio=0.1)
+        assert got.spec == real.payload_spec()
+        assert list(got.extra_calls) == real.extra_calls(1)
+        assert got.transport.plan(got.spec, workers) == TRANSPORTS.get(transport)().plan(real.payload_spec(), workers)
