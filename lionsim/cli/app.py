@@ -116,4 +116,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         fail("interrupted: no results were written")
+    if result == 130:  # typer turns Ctrl-C into Exit(130) and, non-standalone, returns the code
+        fail("interrupted: no results were written")
     sys.exit(result if isinstance(result, int) else 0)

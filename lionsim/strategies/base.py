@@ -52,10 +52,11 @@ class StrategyConfig:
 
 @dataclass(frozen=True, slots=True)
 class Hyper:
-    """A strategy's default hyperparameters. They are tuned for lionsim's small CPU workloads
-    (a few hundred steps): Lion-family lr 1e-3 is 3x below AdamW's 3e-3 and its weight decay
-    3x above, so lr * wd matches, as the Lion authors advise. The papers' lr 1e-4 suits large
-    models and long runs; pass --lr/--weight-decay for those."""
+    """A strategy's default hyperparameters, tuned for lionsim's small CPU workloads (about
+    100 steps). The Lion authors advise an lr 3-10x below AdamW's; on the default vit bench
+    Lion at 1e-3 reached 51% eval accuracy against 79% at 3e-3 (AdamW at 3e-3: 79%), so these
+    tiny, short runs get the same lr 3e-3 and weight decay 0.01 for both. The papers' lr 1e-4
+    suits large models and long runs: pass --lr/--weight-decay for those."""
 
     lr: float
     weight_decay: float

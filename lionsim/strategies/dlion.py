@@ -17,7 +17,7 @@ from lionsim.transports import Payload, PayloadSpec
 class DistributedLionStrategy(MomentumSyncing, Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
-    defaults = Hyper(lr=1e-3, weight_decay=0.03, betas=(0.9, 0.99))
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
     rule: VoteRule
 
     def __init__(self, *args) -> None:

@@ -46,7 +46,7 @@ class AdamW(GlobalStrategy):
 class Lion(GlobalStrategy):
     name = "lion"
     summary = "global Lion: gradients averaged, one Lion step"
-    defaults = Hyper(lr=1e-3, weight_decay=0.03, betas=(0.9, 0.99))
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

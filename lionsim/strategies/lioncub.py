@@ -32,7 +32,7 @@ class LionCubL1(MomentumSyncing, Strategy):
     summary = "Lion Cub: L1-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     payload_kind = "levels"
     default_transport = "int8-allreduce"
-    defaults = Hyper(lr=1e-3, weight_decay=0.03, betas=(0.9, 0.99))
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

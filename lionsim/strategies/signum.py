@@ -21,7 +21,7 @@ class SignumMajorityVote(MomentumSyncing, Strategy):
     summary = "signum with majority vote: each worker votes sign(momentum)"
     payload_kind = "votes"
     default_transport = "int8-allreduce"
-    defaults = Hyper(lr=1e-3, weight_decay=0.03, betas=(0.9, 0.9))
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.9))
     rule = MajorityVote()
 
     def __init__(self, *args) -> None:

@@ -1,0 +1,129 @@
+"""`lionsim bench` end to end on a tiny configuration, and its bad-input contract."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import lionsim.bench
+from lionsim.cli.app import main
+from lionsim.strategies import STRATEGIES
+
+SPEC_STEP_COLUMNS = ["strategy", "transport", "workers", "network", "backend", "step", "loss",
+                     "compute_s", "encode_s", "comm_s", "decode_s", "update_s", "step_s",
+                     "sim_time_s", "wire_bytes", "eval_loss", "eval_acc"]
+TINY = ["bench", "--workload", "mlp", "--workers", "3", "--steps", "30", "--batch-size", "16",
+        "--eval-every", "10", "--network", "1gbe"]
+
+
+def run(args, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+@pytest.fixture(scope="module")
+def every_strategy(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    args = TINY + ["--out", str(out)]
+    for name in STRATEGIES.names():
+        args += ["--strategy", name]
+    args += ["--strategy", "dlion-mavo@a2a-1bit", "--strategy", "dlion-mavo@pbit-allreduce",
+             "--strategy", "dlion-mavo@param-server", "--strategy", "dlion-mavo@allgather-1bit"]
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    assert exit_info.value.code == 0
+    return out
+
+
+def test_outputs_have_the_spec_columns(every_strategy):
+    steps = pd.read_csv(every_strategy / "steps.csv")
+    assert set(SPEC_STEP_COLUMNS) <= set(steps.columns)
+    summary = pd.read_csv(every_strategy / "summary.csv")
+    for col in ("strategy", "final_loss", "best_loss", "bits_per_param_up", "bits_per_param_down", "speedup"):
+        assert col in summary.columns
+    meta = json.loads((every_strategy / "run.json").read_text())
+    assert meta["seed"] == 0 and "torch" in meta["versions"] and meta["config"]["workers"] == 3
+    assert {p.name for p in every_strategy.glob("*.png")} >= {"loss_vs_time.png", "time_breakdown.png"}
+    # the modelled clock is the running sum of the step times
+    for _, run_steps in steps.groupby(["strategy", "transport"]):
+        assert run_steps.sim_time_s.iloc[-1] == pytest.approx(run_steps.step_s.sum())
+
+
+def test_every_strategy_lowers_the_loss(every_strategy):
+    steps = pd.read_csv(every_strategy / "steps.csv")
+    for (strategy, transport), run_steps in steps.groupby(["strategy", "transport"], sort=False):
+        first, last = run_steps.loss.iloc[:3].mean(), run_steps.loss.iloc[-3:].mean()
+        assert last < 0.9 * first, f"{strategy}@{transport}: {first:.3f} -> {last:.3f}"
+
+
+def test_vote_transports_give_identical_training(every_strategy):
+    steps = pd.read_csv(every_strategy / "steps.csv")
+    mavo = steps[steps.strategy == "dlion-mavo"]
+    curves = [g.loss.tolist() for _, g in mavo.groupby("transport")]
+    assert len(curves) == 5 and all(c == curves[0] for c in curves)
+    # ... while the bytes differ as their wire formats say
+    sent = mavo.groupby("transport").wire_bytes.first()
+    assert sent["a2a-1bit"] < sent["int8-allreduce"] and sent["param-server"] < sent["int8-allreduce"]
+
+
+def test_same_seed_same_numbers(tmp_path, capsys):
+    frames = []
+    for name in ("a", "b"):
+        code, _, _ = run(TINY + ["--steps", "5", "-s", "terngrad", "-s", "dlion-avg", "--out", str(tmp_path / name)], capsys)
+        assert code == 0
+        frames.append(pd.read_csv(tmp_path / name / "steps.csv"))
+    deterministic = ["loss", "wire_bytes", "eval_loss", "eval_acc"]
+    pd.testing.assert_frame_equal(frames[0][deterministic], frames[1][deterministic])
+
+
+def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text('workload = "mlp"\nworkers = 2\nsteps = 50\nstrategy = ["lion", "dlion-mavo"]\n')
+    code, _, _ = run(["bench", "--config", str(config), "--steps", "3", "--out", str(tmp_path / "o")], capsys)
+    assert code == 0
+    steps = pd.read_csv(tmp_path / "o" / "steps.csv")
+    assert steps.step.max() == 3 and set(steps.strategy) == {"lion", "dlion-mavo"} and steps.workers.iloc[0] == 2
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--strategy", "adam"], "unknown strategy 'adam'; choose from: adamw, lion"),
+    (["--strategy", "dlion-mavo@fp32-allreduce"], "valid transports: int8-allreduce"),
+    (["--workers", "0"], "bad --workers 0"),
+    (["--network", "5g-pigeon"], "5g-pigeon"),
+    (["--workload", "resnet"], "unknown workload 'resnet'"),
+    (["--data-split", "dirichlet:-1"], "dirichlet:-1"),
+    (["--momentum-sync", "every:0", "-s", "dlion-mavo"], "bad --momentum-sync 'every:0'"),
+    (["--backend", "mpi"], "backend 'mpi'"),
+    (["--betas", "0.9"], "bad --betas '0.9'"),
+    (["--lr", "nan"], "bad --lr nan"),
+    (["--data", "/nonexistent/cifar", "--workload", "vit"], "/nonexistent/cifar"),
+    (["--config", "/nonexistent.toml"], "config file not found"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
+    out_dir = tmp_path / "out"
+    code, _, err = run(TINY + ["--out", str(out_dir)] + args, capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
+    assert "Traceback" not in err
+    assert not out_dir.exists()  # nothing written
+
+
+def test_diverged_run_stops_with_one_line(tmp_path, capsys):
+    code, _, err = run(TINY + ["-s", "sgdm", "--lr", "1e12", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "non-finite loss or gradient" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_interrupted_run_writes_nothing(tmp_path, capsys, monkeypatch):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lionsim.bench, "worker_gradients", interrupt)
+    code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and err.strip() == "error: interrupted: no results were written"
+    assert not (tmp_path / "o").exists()
+
+
