@@ -54,6 +54,7 @@ def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str)
     from lionsim.transports import TRANSPORTS
     from lionsim.workloads import WorkloadConfig, build_workload
 
+    torch.set_num_threads(1)  # as `lionsim bench` trains
     run = parse_runs([strategy])[0]
     wl = build_workload(WorkloadConfig(name=workload, workers=workers, size=size))
     params, layout = flatten_parameters(wl.model)
