@@ -145,3 +145,11 @@ def test_invalid_strategy_transport_pair_lists_valid_ones():
         parse_runs(["adam"])
     runs = parse_runs(["adamw", "dlion-mavo"], transport="a2a-1bit")
     assert [r.label for r in runs] == ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]
+
+
+def test_transport_refuses_a_payload_kind_it_cannot_carry():
+    dense = PayloadSpec(kind="dense", numel=10)
+    for name, cls in TRANSPORTS.items():
+        if "dense" not in cls.carries:
+            with pytest.raises(LionsimError, match=f"{name} carries .* not dense"):
+                cls().check(dense, 4)

@@ -13,7 +13,7 @@ worker this process holds), so no step loops over workers in Python.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import ClassVar
 
 import torch

@@ -17,7 +17,6 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, pack_signs, packed_size, unpack_codes, unpack_signs
 from lionsim.timing import Clock
@@ -68,7 +67,3 @@ class AllToAll1Bit(Transport):
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         return 1.0, float(spec.rule.bits_down(workers))
-
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries votes, not {spec.kind}")

@@ -11,7 +11,6 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_signs, packed_size, unpack_signs
 from lionsim.timing import Clock
@@ -49,7 +48,3 @@ class AllGather1Bit(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         extra = 32.0 * spec.segments / spec.numel if spec.kind == "scaled-signs" else 0.0
         return 1.0 + extra, (workers - 1) * (1.0 + extra)
-
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries votes or scaled signs, not {spec.kind}")

@@ -11,7 +11,6 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import TRANSPORTS, Transport, section
@@ -37,9 +36,6 @@ class FloatAllReduce(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         return float(self.bits), float(self.bits)
 
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries dense gradients, not {spec.kind}")
 
 
 @TRANSPORTS.register("fp32-allreduce")

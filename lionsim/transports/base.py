@@ -21,6 +21,7 @@ from typing import ClassVar
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.timing import Clock
@@ -48,6 +49,8 @@ class Transport(ABC):
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""
+        if spec.kind not in self.carries:
+            raise LionsimError(f"{self.name} carries {' or '.join(self.carries)}, not {spec.kind}")
 
 
 def section(clock: Clock | None, name: str):

@@ -12,7 +12,6 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import TRANSPORTS, Transport, section
@@ -47,7 +46,3 @@ class Int8AllReduce(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8.0 * self.container(spec, workers).itemsize
         return bits, bits
-
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries votes or levels, not {spec.kind}")

@@ -63,7 +63,6 @@ class PBitAllReduce(Transport):
         return bits, bits
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries votes, not {spec.kind}")
+        super().check(spec, workers)
         if field_bits(workers) > 31:
             raise LionsimError(f"{self.name} cannot count {workers} workers in an int32 field")

@@ -9,7 +9,6 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import TRANSPORTS, Transport, section
@@ -44,7 +43,3 @@ class SparseAllGather(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         up = 64.0 * spec.k / spec.numel
         return up, (workers - 1) * up
-
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        if spec.kind not in self.carries:
-            raise LionsimError(f"{self.name} carries sparse pairs, not {spec.kind}")
