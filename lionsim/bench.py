@@ -45,7 +45,7 @@ from lionsim.estimate.work import device_work, measured_work
 from lionsim.network import load_network, wire_bytes
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.simulator import check_finite, worker_gradients
+from lionsim.simulator import GRADIENT_METHODS, check_finite
 from lionsim.strategies import StrategyConfig, flatten_parameters
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
@@ -174,6 +174,7 @@ def _train(cfg: BenchConfig, workload_cfg: WorkloadConfig, run: RunSpec, network
     transport.check(spec, cfg.workers)
     bits_up, bits_down = transport.bits_per_param(spec, cfg.workers) if cfg.workers > 1 else (0.0, 0.0)
     grads = torch.zeros(cfg.workers, layout.numel)
+    worker_gradients = GRADIENT_METHODS[workload.gradients]
     overlap = OverlapConfig(bucket_mb=cfg.bucket_mb)
     device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
     passes = pass_bytes(run.strategy, run.transport, spec, cfg.workers) if device is not None else None

@@ -1,6 +1,7 @@
 """Performance benchmarks that print figures (never assertions): `python -m lionsim.perf`.
 
     pack      pack_signs throughput against numpy.packbits on 10^8 floats (median of 5)
+    vmap      per-worker gradients: the simulator's loop against torch.func.vmap (median of 5)
     sim       simulator step time at N = 1, 8, 32 workers for a workload: the batched
               worker dimension against N x one worker's compute, and peak memory (RSS)
 
@@ -75,6 +76,41 @@ def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str)
             "optimizer_s": statistics.median(other[1:]), "peak_rss_MB": rss_mb}
 
 
+def bench_vmap(workload: str, size: str, workers: int, repeats: int = 5) -> dict:
+    """Median seconds for W per-worker gradients: a loop (the simulator's way) vs vmap."""
+    import torch
+    from torch.func import functional_call, grad, vmap
+
+    from lionsim.simulator import worker_gradients
+    from lionsim.strategies import flatten_parameters
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    torch.set_num_threads(1)
+    wl = build_workload(WorkloadConfig(name=workload, workers=workers, size=size))
+    params = {k: v.detach() for k, v in wl.model.named_parameters()}
+    batches = wl.batches(0)
+    inputs = torch.stack([x for x, _ in batches])
+    targets = torch.stack([y for _, y in batches])
+
+    def loss(p, x, y):
+        return wl.loss(lambda inp: functional_call(wl.model, p, (inp,)), x, y)
+
+    per_worker = vmap(grad(loss), in_dims=(None, 0, 0))
+    _, layout = flatten_parameters(wl.model)
+    out = torch.zeros(workers, layout.numel)
+    loop_t, vmap_t = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        worker_gradients(wl.model, wl.loss, batches, out)
+        loop_t.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        grads = per_worker(params, inputs, targets)
+        vmap_t.append(time.perf_counter() - start)
+    flat = torch.cat([g.reshape(workers, -1) for g in grads.values()], dim=1)
+    assert torch.allclose(flat, out, atol=1e-5), "vmap gradients disagree with the loop"
+    return {"workers": workers, "loop_s": statistics.median(loop_t), "vmap_s": statistics.median(vmap_t)}
+
+
 def bench_sim(workload: str, size: str, counts: list[int], steps: int, strategy: str) -> list[dict]:
     rows = []
     for n in counts:
@@ -95,12 +131,13 @@ def main(argv: list[str] | None = None) -> None:
         return
     p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="*", default=["pack", "sim"], choices=["pack", "sim"])
+    p.add_argument("what", nargs="*", default=["pack", "vmap", "sim"], choices=["pack", "vmap", "sim"])
     p.add_argument("--workload", default="vit")
     p.add_argument("--size", default="small")
     p.add_argument("--workers", default="1,8,32")
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--strategy", default="dlion-mavo")
+    p.add_argument("--vmap-workload", default="mlp", help="workload for the vmap comparison")
     p.add_argument("--numel", type=int, default=10**8)
     args = p.parse_args(argv)
     if "pack" in args.what:
@@ -108,6 +145,11 @@ def main(argv: list[str] | None = None) -> None:
         print(f"pack_signs on {r['numel']:.0e} floats: {r['pack_signs_s'] * 1e3:.1f} ms "
               f"({r['pack_signs_GBps']:.2f} GB/s); numpy.packbits(x > 0): {r['numpy_packbits_s'] * 1e3:.1f} ms "
               f"({r['numpy_GBps']:.2f} GB/s); numpy time / ours = {r['ratio_numpy_over_ours']:.2f}")
+    if "vmap" in args.what:
+        for n in [int(n) for n in args.workers.split(",")]:
+            r = bench_vmap(args.vmap_workload, args.size, n)
+            print(f"per-worker gradients, {args.vmap_workload}/{args.size}, N={n}: loop {r['loop_s']:.4f} s, "
+                  f"vmap {r['vmap_s']:.4f} s (vmap / loop = {r['vmap_s'] / r['loop_s']:.2f})")
     if "sim" in args.what:
         counts = [int(n) for n in args.workers.split(",")]
         print(f"simulator, {args.workload}/{args.size}, {args.strategy}, median of {args.steps - 1} steps:")

@@ -30,6 +30,27 @@ def worker_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tens
     return losses
 
 
+def vmap_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tensor]],
+                   out: Tensor) -> list[float]:
+    """worker_gradients with torch.func.vmap over the workers (all batches the same shape)."""
+    from torch.func import functional_call, grad_and_value, vmap
+
+    names = [n for n, p in model.named_parameters() if p.requires_grad]
+    params = {n: p.detach() for n, p in model.named_parameters() if p.requires_grad}
+
+    def loss(p, inputs, targets):
+        return loss_fn(lambda x: functional_call(model, p, (x,)), inputs, targets)
+
+    inputs = torch.stack([x for x, _ in batches])  # (W, B, ...)
+    targets = torch.stack([y for _, y in batches])
+    grads, losses = vmap(grad_and_value(loss), in_dims=(None, 0, 0))(params, inputs, targets)
+    torch.cat([grads[n].reshape(len(batches), -1) for n in names], dim=1, out=out)
+    return losses.tolist()
+
+
+GRADIENT_METHODS = {"loop": worker_gradients, "vmap": vmap_gradients}
+
+
 def check_finite(losses: list[float], grads: Tensor, where: str) -> None:
     """Stop with one clear line on a NaN/inf loss or gradient (a diverged run)."""
     bad = [i for i, loss in enumerate(losses) if not math.isfinite(loss)]

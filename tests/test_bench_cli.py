@@ -4,8 +4,9 @@ import json
 
 import pandas as pd
 import pytest
+import torch
 
-import lionsim.bench
+import lionsim.simulator
 from lionsim.cli.app import main
 from lionsim.strategies import STRATEGIES
 
@@ -121,9 +122,25 @@ def test_interrupted_run_writes_nothing(tmp_path, capsys, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(lionsim.bench, "worker_gradients", interrupt)
+    for method in ("loop", "vmap"):
+        monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupt)
     code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and err.strip() == "error: interrupted: no results were written"
     assert not (tmp_path / "o").exists()
 
 
+
+
+@pytest.mark.parametrize("workload", ["mlp", "gpt"])
+def test_vmap_gradients_equal_the_plain_loop(workload):
+    from lionsim.simulator import vmap_gradients, worker_gradients
+    from lionsim.strategies import flatten_parameters
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    wl = build_workload(WorkloadConfig(name=workload, workers=3, batch_size=8, size="tiny"))
+    _, layout = flatten_parameters(wl.model)
+    loop, fast = torch.zeros(3, layout.numel), torch.zeros(3, layout.numel)
+    loop_losses = worker_gradients(wl.model, wl.loss, wl.batches(0), loop)
+    fast_losses = vmap_gradients(wl.model, wl.loss, wl.batches(0), fast)
+    torch.testing.assert_close(fast, loop, atol=1e-5, rtol=1e-4)
+    assert fast_losses == pytest.approx(loop_losses, abs=1e-6)

@@ -64,6 +64,9 @@ class Workload(ABC):
     """"classification" or "language-model"."""
     summary: ClassVar[str]
     """One line for `lionsim workloads`, available without building the workload."""
+    gradients: ClassVar[str] = "loop"
+    """How the simulator computes per-worker gradients: "loop" or "vmap" (torch.func),
+    whichever `python -m lionsim.perf vmap` measured faster for this workload."""
 
     cfg: WorkloadConfig
     model: nn.Module
