@@ -44,6 +44,7 @@ from lionsim.estimate import OverlapConfig, pass_bytes, step_times
 from lionsim.estimate.work import device_work, measured_work
 from lionsim.network import load_network, wire_bytes
 from lionsim.reports import STEP_COLUMNS, summarize
+from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.simulator import GRADIENT_METHODS, check_finite
 from lionsim.strategies import StrategyConfig, flatten_parameters
@@ -122,7 +123,9 @@ class BenchConfig:
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
-        return parse_runs(list(self.strategies), self.transport)
+        runs = parse_runs(list(self.strategies), self.transport)
+        pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
+        return runs
 
     def to_dict(self) -> dict:
         d = asdict(self)

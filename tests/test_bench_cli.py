@@ -112,6 +112,22 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
     assert not out_dir.exists()  # nothing written
 
 
+@pytest.mark.parametrize("args,message", [
+    (["--baseline", "nope"], "unknown baseline 'nope'; choose from: lion@fp32-allreduce"),
+    (["--out", "/dev/null/run"], "bad --out /dev/null/run: /dev/null is not a directory"),
+])
+def test_bad_input_found_late_still_fails_before_training(args, message, tmp_path, capsys, monkeypatch):
+    def no_training(*args, **kwargs):
+        pytest.fail("trained before rejecting the input")
+
+    for method in ("loop", "vmap"):
+        monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, no_training)
+    code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")] + args, capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], err
+    assert not (tmp_path / "o").exists()
+
+
 def test_diverged_run_stops_with_one_line(tmp_path, capsys):
     code, _, err = run(TINY + ["-s", "sgdm", "--lr", "1e12", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "non-finite loss or gradient" in err and len(err.strip().splitlines()) == 1

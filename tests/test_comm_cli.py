@@ -70,6 +70,7 @@ def test_comm_reads_a_config_file(tmp_path, capsys):
         (["--network", "5gbe"], "unknown network '5gbe'"),
         (["--algorithm", "bruck"], "'bruck' does not implement all_reduce"),
         (["--algorithm", "fastest"], "unknown collective algorithm 'fastest'"),
+        (["--out", "/dev/null/o"], "bad --out /dev/null/o: /dev/null is not a directory"),
     ],
 )
 def test_comm_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, args, message):

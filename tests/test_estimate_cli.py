@@ -61,12 +61,22 @@ def test_config_file_and_flags(tmp_path, capsys):
     ("args", "message"),
     [
         (["--params", "1e9"], "--params needs --tokens-per-worker"),
+        (["--params", "100", "--tokens-per-worker", "8", "--tensors", "101"],
+         "bad --tensors 101; accepted: an integer from 1 to the parameter count 100"),
         (["--model", "gpt2-124m", "--sweep", "speed=1,2"], "bad --sweep 'speed=1,2'"),
         (["--model", "gpt2-124m", "--device", "tpu"], "unknown device 'tpu'"),
         (["--model", "gpt2-124m", "-s", "adamw@a2a-1bit"], "cannot use transport 'a2a-1bit'"),
+        # rich would print ":end:" as an emoji: the accepted forms must reach the user as written
+        (["--model", "gpt2-124m", "--sweep", "nope"], "workers=START:END:COUNT | bandwidth=GBPS"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
     code, out, err = run(["estimate", *args, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()  # nothing half-written
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
+    code, _, err = run(["estimate", "--model", "gpt2-124m", "--out", "/dev/null/o"], capsys)
+    assert code == 2 and err.strip() == "error: bad --out /dev/null/o: /dev/null is not a directory; " \
+        "accepted: a writable directory"

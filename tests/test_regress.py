@@ -207,6 +207,7 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
     (["--update", "--junit", "{tmp}/j.xml"], "--junit and --report describe a check"),
     (["--update", "--seeds", "0", "--baseline-dir", "{tmp}"], "bad --seeds 0"),
     (["--junit", "{tmp}"], "it is a directory"),
+    (["--report", "/dev/null/r.md"], "/dev/null is not a directory"),
 ])
 def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
     code, out, err = run_cli([a.format(tmp=tmp_path) for a in args], capsys)

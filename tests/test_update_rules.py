@@ -74,5 +74,8 @@ def test_distributed_lion_rejects_bad_arguments():
         DistributedLion(params, vote="median")
     with pytest.raises(ValueError, match="cannot carry votes"):
         DistributedLion(params, transport="fp32-allreduce")
-    with pytest.raises(ValueError, match="learning rate"):
-        DistributedLion(params, lr=-1.0)
+    for lr in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="learning rate"):
+            DistributedLion(params, lr=lr)
+    with pytest.raises(ValueError, match="weight_decay"):
+        DistributedLion(params, weight_decay=-0.1)

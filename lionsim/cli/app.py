@@ -29,8 +29,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-console = Console()
-err_console = Console(stderr=True, soft_wrap=True, highlight=False)
+console = Console(emoji=False)  # ":end:" in a message is text, not an emoji code
+err_console = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 ConfigOption = typer.Option(
     None, "--config", help="TOML file giving any option of this command; flags on the command line win."

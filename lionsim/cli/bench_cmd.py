@@ -12,6 +12,7 @@ from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.errors import LionsimError
 from lionsim.reports import plot_run, summary_table, write_run
+from lionsim.reports.files import check_out_dir
 
 
 def parse_betas(text: str | None) -> tuple[float, float] | None:
@@ -66,6 +67,7 @@ def bench(
         data_split=data_split, eval_every=eval_every, baseline=baseline, compute=compute, bucket_mb=bucket_mb, threads=threads,
     )
     runs = cfg.validate()
+    check_out_dir(out)
     with Progress(TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("loss {task.fields[loss]:.4f}"), TimeElapsedColumn(),
                   console=console, transient=True) as bar:

@@ -18,7 +18,7 @@ from lionsim.estimate.plot import plot_sweep
 from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
 from lionsim.estimate.table import model_text
 from lionsim.network import AUTO
-from lionsim.reports.files import write_atomic
+from lionsim.reports.files import check_out_dir, make_dir, write_atomic
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
@@ -143,11 +143,13 @@ def estimate_cmd(
     )
     frame = estimate(cfg)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
-    out_console = console if console.is_terminal else Console(width=WIDTH, highlight=False)
+    if out is not None:
+        check_out_dir(out)
+    out_console = console if console.is_terminal else Console(width=WIDTH, highlight=False, emoji=False)
     out_console.print(breakdown_table(frame))
     written = []
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+        make_dir(out)
         written.append(_write_csv(frame, out / "estimate.csv"))
     if swept is not None:
         spec, rows, crossings = swept

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-import pandas as pd
 import typer
 from rich.table import Table
 
@@ -14,6 +11,7 @@ from lionsim.cli.app import ConfigOption, app, console
 from lionsim.errors import LionsimError
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, NETWORKS, TABLE_OPS, Link, comm_table, load_network, parse_sizes
 from lionsim.network.link import GB, US
+from lionsim.reports.files import check_out_dir, make_dir, write_atomic
 
 
 def _link_text(link: Link | None) -> str:
@@ -62,19 +60,6 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def _write_csv_atomic(frame: pd.DataFrame, path: Path) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a CSV."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            frame.to_csv(f, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):  # only when something failed before the rename
-            os.unlink(tmp)
-
-
 @app.command()
 def comm(
     sizes: str = typer.Option(
@@ -94,6 +79,8 @@ def comm(
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled)."""
     net = load_network(network)
     frame = comm_table(collective, parse_sizes(sizes), _workers(workers), net, algorithm)
+    if out is not None:
+        check_out_dir(out)
     table = Table(title=f"modelled collectives on {net.name} (GB = 1e9 bytes)")
     for column in ("collective", "algorithm", "workers", "size", "time us", "algbw GB/s", "busbw GB/s"):
         left = column in ("collective", "algorithm")
@@ -110,6 +97,5 @@ def comm(
         )
     console.print(table)
     if out is not None:
-        path = out / "comm.csv"
-        _write_csv_atomic(frame, path)
+        path = write_atomic(make_dir(out) / "comm.csv", lambda f: frame.to_csv(f, index=False))
         console.print(f"wrote {path}", markup=False, highlight=False)

@@ -19,6 +19,7 @@ from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, selec
 from lionsim.regress.report import write_junit, write_markdown
 from lionsim.regress.rows import IMPROVED, PASS, fmt, shown_rows
 from lionsim.regress.tolerance import DEFAULT_SEEDS
+from lionsim.reports.files import check_out_dir
 
 VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
 LOG_WIDTH = 120
@@ -30,12 +31,14 @@ def _print_table(table: Table) -> None:
     if console.is_terminal:
         console.print(table)
     else:  # rich cannot widen a console per print, so a log gets its own (to the same file)
-        Console(file=console.file, width=max(console.width, LOG_WIDTH), highlight=False).print(table)
+        Console(file=console.file, width=max(console.width, LOG_WIDTH), highlight=False, emoji=False).print(table)
 
 
 def _check_output(path: Path | None, option: str) -> None:
     if path is not None and path.is_dir():
         raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
+    if path is not None:
+        check_out_dir(path.parent, option)
 
 
 def _progress() -> Progress:

@@ -110,6 +110,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
     if cfg.tensors is not None:
         tensors = _positive_int("tensors", cfg.tensors)
+    if tensors > params:  # every tensor holds at least one parameter
+        raise LionsimError(f"bad --tensors {tensors}; accepted: an integer from 1 to the parameter count {params}")
     if cfg.tokens_per_worker is not None:
         tokens = _positive_int("tokens-per-worker", cfg.tokens_per_worker)
     elif sample is not None:

@@ -30,8 +30,10 @@ class DistributedLion(Optimizer):
     def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
                  weight_decay: float = 0.0, vote: str = "mavo", transport: str = "int8-allreduce",
                  process_group: dist.ProcessGroup | None = None) -> None:
-        if lr <= 0:
-            raise ValueError(f"invalid learning rate {lr}")
+        if not lr > 0 or lr == float("inf"):  # also catches NaN
+            raise ValueError(f"invalid learning rate {lr}; accepted: a finite number > 0")
+        if not weight_decay >= 0 or weight_decay == float("inf"):
+            raise ValueError(f"invalid weight_decay {weight_decay}; accepted: a finite number >= 0")
         if not all(0.0 <= b < 1.0 for b in betas):
             raise ValueError(f"invalid betas {betas}")
         self.rule = VOTE_RULES.get(vote)()

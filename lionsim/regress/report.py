@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lionsim.regress.check import CheckResult
 from lionsim.regress.rows import Row, fmt, group_rows, shown_rows
-from lionsim.reports.files import write_atomic
+from lionsim.reports.files import make_dir, write_atomic
 
 
 def _line(row: Row) -> str:
@@ -69,7 +69,7 @@ def markdown(result: CheckResult, seconds: float) -> str:
 
 def _write(path: Path, text: str) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(path.parent)
     return write_atomic(path, lambda f: f.write(text))
 
 

@@ -26,9 +26,35 @@ META_FILE = "run.json"
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
 
 
+def check_out_dir(path: Path, option: str = "--out") -> None:
+    """Fail now, before any work and without creating anything, unless `path` is (or can be
+    created as) a directory we may write into: its nearest existing ancestor must be one."""
+    path = Path(path)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise LionsimError(f"bad {option} {path}: {probe} is not a directory; accepted: a writable directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise LionsimError(f"bad {option} {path}: {probe} is not writable; accepted: a writable directory")
+
+
+def make_dir(path: Path) -> Path:
+    """mkdir -p, failing with one line (LionsimError) where the directory cannot be made."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LionsimError(f"cannot create directory {path}: {e.strerror or e}") from None
+    return path
+
+
 def _stage(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
     """Write a complete temp file next to `path` and return it; on failure remove it and re-raise."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise LionsimError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             write(f)
@@ -66,7 +92,7 @@ def write_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: d
     out_dir = Path(out_dir)
     check_columns(steps, STEP_COLUMNS, "steps")
     check_columns(summary, SUMMARY_REQUIRED, "summary")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_dir(out_dir)
     # float_format=None writes repr(float): the shortest text that reads back to the same double.
     writers: dict[str, Callable[[TextIO], None]] = {
         STEPS_FILE: lambda f: _ordered_steps(steps).to_csv(f, index=False),

@@ -41,7 +41,7 @@ class ParamServer(Transport):
             with section(clock, "encode"):
                 codes = pack_codes(rule.encode(vote_sum, workers), bits)
         with section(clock, "collective"):
-            like = torch.empty(packed_size(spec.numel, bits), dtype=torch.uint8)
+            like = torch.empty(packed_size(spec.numel, bits), dtype=torch.uint8, device=packed.device)
             pulled = comm.broadcast(codes, root=SERVER, like=like)  # [w, n*bits/8]
         with section(clock, "decode"):
             return rule.decode(unpack_codes(pulled, spec.numel, bits), workers)

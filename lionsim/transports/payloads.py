@@ -73,6 +73,6 @@ def combine_alone(payload: Payload) -> Tensor:
     if spec.kind == "scaled-signs":
         return payload.values * payload.scales[:, payload.segment_ids]
     if spec.kind == "sparse":
-        dense = torch.zeros(payload.values.shape[0], spec.numel)
+        dense = torch.zeros(payload.values.shape[0], spec.numel, device=payload.values.device)
         return dense.scatter_add_(1, payload.indices, payload.values.float())
     return payload.values.float()  # dense, levels

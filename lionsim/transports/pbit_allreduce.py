@@ -41,7 +41,7 @@ class PBitAllReduce(Transport):
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         spec, workers = payload.spec, comm.world_size
         p, k = field_bits(workers), fields_per_word(workers)
-        shifts = torch.arange(k, dtype=torch.int32) * p
+        shifts = torch.arange(k, dtype=torch.int32, device=payload.values.device) * p
         with section(clock, "encode"):
             ones = (payload.values > 0).to(torch.int32)
             ones = torch.nn.functional.pad(ones, (0, (-spec.numel) % k))

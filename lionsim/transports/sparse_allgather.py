@@ -30,7 +30,7 @@ class SparseAllGather(Transport):
             all_val = comm.all_gather(payload.values)  # [w, W, k]
         with section(clock, "decode"):
             w = all_idx.shape[0]
-            dense = torch.zeros(w, spec.numel, dtype=torch.float32)
+            dense = torch.zeros(w, spec.numel, dtype=torch.float32, device=all_val.device)
             dense.scatter_add_(1, all_idx.reshape(w, -1).long(), all_val.reshape(w, -1).float())
             return dense / workers
 
