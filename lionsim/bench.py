@@ -50,7 +50,7 @@ from lionsim.simulator import GRADIENT_METHODS, check_finite
 from lionsim.strategies import StrategyConfig, flatten_parameters
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from lionsim.workloads import WorkloadConfig, build_workload
+from lionsim.workloads import Workload, WorkloadConfig, build_workload
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-avg", "lioncub-l1")
 MEASURED = "measured"
@@ -150,11 +150,12 @@ def run_bench(cfg: BenchConfig, progress: ProgressFn | None = None) -> BenchResu
     workload_cfg = WorkloadConfig(name=cfg.workload, workers=cfg.workers, batch_size=cfg.batch_size,
                                   seed=cfg.seed, data=cfg.data, data_split=cfg.data_split,
                                   size=cfg.model_size)
-    build_workload(workload_cfg)  # fail on bad data before any training
+    workload = build_workload(workload_cfg)  # built once; fails on bad data before any training
+    initial = {k: v.detach().clone() for k, v in workload.model.state_dict().items()}
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
     try:
-        frames = [pd.DataFrame(_train(cfg, workload_cfg, run, network, progress)) for run in runs]
+        frames = [pd.DataFrame(_train(cfg, workload, initial, run, network, progress)) for run in runs]
     finally:
         torch.set_num_threads(threads)
     extra = [c for c in ("comm_exposed_s",) if c not in STEP_COLUMNS]  # written after the contract columns
@@ -162,10 +163,10 @@ def run_bench(cfg: BenchConfig, progress: ProgressFn | None = None) -> BenchResu
     return BenchResult(steps, summarize(steps, cfg.baseline), run_metadata(cfg, network))
 
 
-def _train(cfg: BenchConfig, workload_cfg: WorkloadConfig, run: RunSpec, network,
+def _train(cfg: BenchConfig, workload: Workload, initial: dict, run: RunSpec, network,
            progress: ProgressFn | None) -> list[dict]:
     torch.manual_seed(cfg.seed)
-    workload = build_workload(workload_cfg)  # fresh: same init and batches for every run
+    workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
     params, layout = flatten_parameters(workload.model)
     comm = SimComm(cfg.workers)
     strategy = run.strategy_class(

@@ -33,17 +33,7 @@ class MomentumSync:
 
     def sync_steps(self, upto: int) -> set[int]:
         """The 1-based steps <= upto after which momenta are averaged."""
-        if self.mode == "never":
-            return set()
-        if self.mode == "every":
-            return set(range(self.k, upto + 1, self.k))
-        steps, step, j = set(), 0, 0
-        while True:
-            step += max(1, round(2 ** (j / self.k)))
-            if step > upto:
-                return steps
-            steps.add(step)
-            j += 1
+        return {step for step in range(1, upto + 1) if self.is_sync(step)}
 
     def is_sync(self, step: int) -> bool:
         """Whether momenta are averaged after 1-based `step`."""
