@@ -8,17 +8,17 @@ Time per step, for one worker (workers run in parallel):
     encode_s   measured local rule + packing / w (w = workers this process holds)
     comm_s     the network model's time for every collective the step issued (exact bytes)
     comm_exposed_s  the part of comm_s the step waits for: exchanges a DDP-style hook can run
-               per bucket overlap the backward pass (lionsim.estimate.overlap, --bucket-mb)
+               per bucket overlap the backward pass (lionsim.steptime.overlap, --bucket-mb)
     decode_s   measured unpacking + voting / w
     update_s   measured replica update (one replica's work)
-    step_s     compute + encode + comm_exposed + decode + update (lionsim.estimate.timeline);
+    step_s     compute + encode + comm_exposed + decode + update (lionsim.steptime.timeline);
                sim_time_s its running total (modelled wall clock)
 
 With `--compute DEVICE` compute, encode, decode and update are modelled for that device
-instead of measured (lionsim.estimate.work): forward + backward take the FLOPs that
+instead of measured (lionsim.steptime.work): forward + backward take the FLOPs that
 torch.utils.flop_counter counts in step 1 (one worker's share; every step has the same
 shapes) at the device's peak x mfu, and encode/decode/update the memory passes of
-lionsim.estimate.passes, so a CPU run reports a GPU-like breakdown. The losses are the same.
+lionsim.steptime.passes, so a CPU run reports a GPU-like breakdown. The losses are the same.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from lionsim.backends import SimComm
 from lionsim.compute import DEVICES
 from lionsim.engine import train_step
 from lionsim.errors import LionsimError
-from lionsim.estimate import OverlapConfig, pass_bytes, step_times
-from lionsim.estimate.work import device_work, measured_work
+from lionsim.steptime import OverlapConfig, pass_bytes, step_times
+from lionsim.steptime.work import device_work, measured_work
 from lionsim.network import load_network, wire_bytes
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline

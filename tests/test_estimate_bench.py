@@ -11,7 +11,7 @@ from lionsim.aggregators import MajorityVote
 from lionsim.bench import BenchConfig, run_bench
 from lionsim.compute import DEVICES, compute_time, memory_pass_time
 from lionsim.errors import LionsimError
-from lionsim.estimate import pass_bytes
+from lionsim.steptime import pass_bytes
 from lionsim.reports import write_run
 from lionsim.simulator import worker_gradients
 from lionsim.strategies import flatten_parameters

@@ -8,8 +8,9 @@ import torch
 from lionsim.aggregators import MajorityVote, MeanVote
 from lionsim.backends import SimComm
 from lionsim.errors import LionsimError
-from lionsim.estimate import pass_bytes, probe
-from lionsim.estimate.passes import STRATEGY_BYTES, TRANSPORT_BYTES
+from lionsim.estimate import probe
+from lionsim.steptime import pass_bytes
+from lionsim.steptime.passes import STRATEGY_BYTES, TRANSPORT_BYTES
 from lionsim.runs import parse_runs
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_transports
 from lionsim.transports import TRANSPORTS, PayloadSpec

@@ -8,9 +8,9 @@ import pytest
 
 from lionsim.aggregators import MajorityVote
 from lionsim.errors import LionsimError
-from lionsim.estimate import Buckets, OverlapConfig, StepWork, serial_end, step_times
-from lionsim.estimate.overlap import AFTER_BACKWARD, BUCKETED
-from lionsim.estimate.timeline import bucketed_exposed, bucket_spec
+from lionsim.steptime import Buckets, OverlapConfig, StepWork, serial_end, step_times
+from lionsim.steptime.overlap import AFTER_BACKWARD, BUCKETED
+from lionsim.steptime.timeline import bucketed_exposed, bucket_spec
 from lionsim.network import CollectiveCall, Link, Network
 from lionsim.transports import TRANSPORTS, PayloadSpec
 

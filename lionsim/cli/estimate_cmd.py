@@ -13,7 +13,8 @@ from rich.table import Table
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
-from lionsim.estimate import MODES, EstimateConfig, estimate
+from lionsim.estimate import EstimateConfig, estimate
+from lionsim.steptime import MODES
 from lionsim.estimate.plot import plot_sweep
 from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
 from lionsim.estimate.table import model_text

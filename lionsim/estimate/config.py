@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
-from lionsim.estimate.overlap import OverlapConfig
+from lionsim.steptime.overlap import OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
 from lionsim.runs import RunSpec, parse_runs
 
@@ -44,7 +44,7 @@ class EstimateConfig:
     transport: str | None = None
     """Transport for every strategy given without one (where it fits)."""
     overlap: str = "auto"
-    """auto | buckets | none (lionsim.estimate.overlap)."""
+    """auto | buckets | none (lionsim.steptime.overlap)."""
     bucket_mb: float = 25.0
     """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb)."""
     algorithm: str = AUTO

@@ -17,10 +17,10 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
-from lionsim.estimate.passes import pass_bytes
+from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
-from lionsim.estimate.timeline import step_times
-from lionsim.estimate.work import device_work
+from lionsim.steptime.timeline import step_times
+from lionsim.steptime.work import device_work
 from lionsim.network import Network, wire_bytes
 from lionsim.reports.summary import pick_baseline
 

@@ -45,6 +45,8 @@ class StrategyConfig:
     """dgc: fraction of parameters each worker sends."""
     seed: int = 0
     """Seed of stochastic quantizers (terngrad)."""
+    workload: str | None = None
+    """Workload trained: picks the measured defaults of the (strategy, workload) pair (tuning.py)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,11 +78,7 @@ class Strategy(ABC):
         self.layout = layout
         self.workers = comm.world_size  # W: workers voting
         self.local = comm.local_workers  # w: rows of state this process holds
-        self.hyper = Hyper(
-            lr=self.defaults.lr if cfg.lr is None else cfg.lr,
-            weight_decay=self.defaults.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
-            betas=self.defaults.betas if cfg.betas is None else tuple(cfg.betas),
-        )
+        self.hyper = self.resolve_hyper(cfg)
         self.sync_rule = MomentumSync.parse(cfg.momentum_sync)
         if self.sync_rule.mode != "never" and not self.has_momentum_sync:
             raise LionsimError(
@@ -88,9 +86,26 @@ class Strategy(ABC):
                 f"{self.name} has none (accepted: {', '.join(momentum_strategies())})"
             )
 
+    @classmethod
+    def defaults_for(cls, workload: str | None) -> Hyper:
+        """The measured defaults of this strategy on `workload` (tuning.py), else its own."""
+        from lionsim.strategies.tuning import workload_defaults
+
+        return workload_defaults(cls.name, workload) or cls.defaults
+
+    @classmethod
+    def resolve_hyper(cls, cfg: StrategyConfig) -> Hyper:
+        """The hyperparameters a run uses: cfg's where given, else the defaults for its workload."""
+        base = cls.defaults_for(cfg.workload)
+        return Hyper(
+            lr=base.lr if cfg.lr is None else cfg.lr,
+            weight_decay=base.weight_decay if cfg.weight_decay is None else cfg.weight_decay,
+            betas=base.betas if cfg.betas is None else tuple(cfg.betas),
+        )
+
     def zeros(self, rows: int | None = None) -> Tensor:
-        """A [w, P] (or [rows, P]) float32 state buffer."""
-        return torch.zeros(self.local if rows is None else rows, self.layout.numel)
+        """A [w, P] (or [rows, P]) float32 state buffer on the parameters' device."""
+        return torch.zeros(self.local if rows is None else rows, self.layout.numel, device=self.layout.device)
 
     @abstractmethod
     def payload_spec(self) -> PayloadSpec:

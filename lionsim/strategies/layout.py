@@ -28,23 +28,28 @@ class ParamLayout:
     def segments(self) -> int:
         return len(self.numels)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the parameters (and so every per-worker state buffer) live."""
+        return self.segment_ids.device
+
     @classmethod
-    def of(cls, named: list[tuple[str, Tensor]]) -> "ParamLayout":
+    def of(cls, named: list[tuple[str, Tensor]], device: torch.device | str = "cpu") -> "ParamLayout":
         numels = [p.numel() for _, p in named]
-        ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64))
+        ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64)).to(device)
         return cls([n for n, _ in named], numels, ids)
 
     def segment_sum(self, x: Tensor) -> Tensor:
         """[w, P] -> [w, T]: per-tensor sums."""
-        out = torch.zeros(x.shape[0], self.segments, dtype=x.dtype)
+        out = torch.zeros(x.shape[0], self.segments, dtype=x.dtype, device=x.device)
         return out.index_add_(1, self.segment_ids, x)
 
     def segment_mean(self, x: Tensor) -> Tensor:
-        return self.segment_sum(x) / torch.tensor(self.numels, dtype=x.dtype)
+        return self.segment_sum(x) / torch.tensor(self.numels, dtype=x.dtype, device=x.device)
 
     def segment_max(self, x: Tensor) -> Tensor:
         """[w, P] -> [w, T]: per-tensor maxima."""
-        out = torch.full((x.shape[0], self.segments), float("-inf"), dtype=x.dtype)
+        out = torch.full((x.shape[0], self.segments), float("-inf"), dtype=x.dtype, device=x.device)
         index = self.segment_ids.expand(x.shape[0], -1)
         return out.scatter_reduce_(1, index, x, reduce="amax")
 
@@ -61,7 +66,7 @@ def flatten_parameters(model: nn.Module) -> tuple[Tensor, ParamLayout]:
     for _, p in named:
         p.data = flat[offset : offset + p.numel()].view_as(p)
         offset += p.numel()
-    return flat, ParamLayout.of(named)
+    return flat, ParamLayout.of(named, flat.device)
 
 
 def gather_grads(model: nn.Module, out: Tensor) -> None:

@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from lionsim.compute import Device, compute_time, memory_pass_time
-from lionsim.estimate.passes import PassBytes
-from lionsim.estimate.timeline import StepWork
+from lionsim.steptime.passes import PassBytes
+from lionsim.steptime.timeline import StepWork
 
 BACKWARD_SHARE = 2.0 / 3.0
 """Backward's share of forward + backward FLOPs (backward = 2 x forward; Kaplan et al. 2020)."""

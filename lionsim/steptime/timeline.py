@@ -29,7 +29,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Sequence
 
-from lionsim.estimate.overlap import Buckets, OverlapConfig
+from lionsim.steptime.overlap import Buckets, OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.link import check_number
 from lionsim.transports import PayloadSpec, Transport
