@@ -27,7 +27,7 @@ import math
 import platform
 import socket
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
@@ -127,6 +127,11 @@ class BenchConfig:
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         return runs
 
+    def strategy_config(self) -> StrategyConfig:
+        """The strategies' hyperparameters: every StrategyConfig field this config names too."""
+        given = {f.name: getattr(self, f.name) for f in fields(StrategyConfig) if hasattr(self, f.name)}
+        return StrategyConfig(**given)
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["data"] = None if self.data is None else str(self.data)
@@ -169,10 +174,7 @@ def _train(cfg: BenchConfig, workload: Workload, initial: dict, run: RunSpec, ne
     workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
     params, layout = flatten_parameters(workload.model)
     comm = SimComm(cfg.workers)
-    strategy = run.strategy_class(
-        StrategyConfig(lr=cfg.lr, weight_decay=cfg.weight_decay, betas=cfg.betas,
-                       momentum_sync=cfg.momentum_sync, topk_ratio=cfg.topk_ratio, seed=cfg.seed),
-        layout, comm)
+    strategy = run.strategy_class(cfg.strategy_config(), layout, comm)
     transport = TRANSPORTS.get(run.transport)()
     spec = strategy.payload_spec()
     transport.check(spec, cfg.workers)

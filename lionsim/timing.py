@@ -2,6 +2,8 @@
 
 Sections nest exclusively: time spent in an inner section is booked there and not also to
 the outer one (a strategy's encode that issues a collective books that as "collective").
+A section may book a share of its time (`scale`): work done for all w workers of this
+process that counts per worker (e.g. a momentum copy of [w, P] rows) books 1/w of it.
 """
 
 from __future__ import annotations
@@ -15,19 +17,20 @@ from typing import Iterator
 class Clock:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
-        self._stack: list[str] = []
+        self._stack: list[tuple[str, float]] = []
         self._since = 0.0
 
     def _book(self) -> None:
         now = time.perf_counter()
         if self._stack:
-            self.seconds[self._stack[-1]] += now - self._since
+            name, scale = self._stack[-1]
+            self.seconds[name] += (now - self._since) * scale
         self._since = now
 
     @contextmanager
-    def section(self, name: str) -> Iterator[None]:
+    def section(self, name: str, scale: float = 1.0) -> Iterator[None]:
         self._book()
-        self._stack.append(name)
+        self._stack.append((name, scale))
         try:
             yield
         finally:
