@@ -1,60 +1,43 @@
-"""`lionsim bench`: train one workload with N workers under several strategies and account,
-step by step, for compute, encoding, modelled communication, decoding and the update.
+"""`lionsim bench`: train one workload with N workers under several strategies and book, step
+by step, compute, encoding, communication, decoding and the update (lionsim.training.booking
+says how each second is obtained).
 
-Every strategy starts from the same initial model and sees the same batches (same seed).
-Time per step, for one worker (workers run in parallel):
-
-    compute_s  measured gradient time of all W virtual workers / W
-    encode_s   measured local rule + packing / w (w = workers this process holds)
-    comm_s     the network model's time for every collective the step issued (exact bytes)
-    comm_exposed_s  the part of comm_s the step waits for: exchanges a DDP-style hook can run
-               per bucket overlap the backward pass (lionsim.steptime.overlap, --bucket-mb)
-    decode_s   measured unpacking + voting / w
-    update_s   measured replica update (one replica's work)
-    step_s     compute + encode + comm_exposed + decode + update (lionsim.steptime.timeline);
-               sim_time_s its running total (modelled wall clock)
-
-With `--compute DEVICE` compute, encode, decode and update are modelled for that device
-instead of measured (lionsim.steptime.work): forward + backward take the FLOPs that
-torch.utils.flop_counter counts in step 1 (one worker's share; every step has the same
-shapes) at the device's peak x mfu, and encode/decode/update the memory passes of
-lionsim.steptime.passes, so a CPU run reports a GPU-like breakdown. The losses are the same.
+Every strategy starts from the same initial model and sees the same batches (same seed). The
+same code runs on every backend: on `sim` this process holds all W workers; on gloo/nccl
+each of R processes holds W/R of them (lionsim.backends.launch starts them, or torchrun does)
+and process 0 books and writes.
 """
 
 from __future__ import annotations
 
 import math
-import platform
-import socket
-import sys
+import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
-import lionsim
-from lionsim.backends import SimComm
+from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
-from lionsim.engine import train_step
 from lionsim.errors import LionsimError
-from lionsim.steptime import OverlapConfig, pass_bytes, step_times
-from lionsim.steptime.work import device_work, measured_work
-from lionsim.network import load_network, wire_bytes
+from lionsim.network import load_network
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.simulator import GRADIENT_METHODS, check_finite
-from lionsim.strategies import StrategyConfig, flatten_parameters
-from lionsim.timing import Clock
-from lionsim.transports import TRANSPORTS
-from lionsim.workloads import Workload, WorkloadConfig, build_workload
+from lionsim.steptime import OverlapConfig
+from lionsim.strategies import StrategyConfig
+from lionsim.training.booking import Booking, book_run, slowest_process
+from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
+from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.workloads import WorkloadConfig, build_workload
 
-DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-avg", "lioncub-l1")
+DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
+EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
+"""Written after the contract columns of steps.csv."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -77,16 +60,23 @@ class BenchConfig:
     """`NAME` or `NAME@TRANSPORT` per run."""
     transport: str | None = None
     """Transport for every strategy given without one (where it fits)."""
-    network: str = "10gbe"
+    network: str = "1gbe"
     """Network preset or profile file."""
     backend: str = "sim"
-    """Where collectives run: sim (modelled)."""
+    """Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured)."""
+    ranks: int | None = None
+    """gloo/nccl: processes lionsim starts (W/R workers each); None: 2 for gloo, 1 for nccl, or
+    the launcher's WORLD_SIZE under torchrun."""
     lr: float | None = None
-    """Learning rate for every strategy (None: each strategy's default)."""
+    """Learning rate for every strategy (None: each strategy's default for the workload)."""
     weight_decay: float | None = None
-    """Weight decay for every strategy (None: each strategy's default)."""
+    """Weight decay for every strategy (None: each strategy's default for the workload)."""
     betas: tuple[float, float] | None = None
     """(beta1, beta2) for every strategy (None: each strategy's default)."""
+    hyper: dict[str, dict] = field(default_factory=dict)
+    """Per run ("strategy@transport" or a strategy name): {lr, weight_decay, betas} that win
+    over the options above (a config file's [hyper."dlion-mavo@a2a-1bit"] table; run.json
+    records every run's resolved values here, so a replay trains exactly the same)."""
     momentum_sync: str = "never"
     """Lion family momentum sync: never | every:K | schedule:K."""
     topk_ratio: float = 0.01
@@ -99,38 +89,66 @@ class BenchConfig:
     """Evaluate on held-out data every this many steps (and at the last step)."""
     baseline: str | None = None
     """Run the speedups are against (default: the first)."""
-    compute: str = MEASURED
+    target_loss: float | None = None
+    """Training loss for time to target; None: 90% of the way from the initial loss to the
+    worst strategy's best (smoothed), which every run reaches (lionsim.reports.summary)."""
+    compute: str = "h100"
     """measured (this machine) or a device preset: compute, encode, decode, update modelled for it."""
+    warmup_steps: int = 3
+    """Leading steps of each run whose measured times are left out of the medians."""
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
     threads: int = 1
     """torch CPU threads while training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
+    timeout_s: float = 60.0
+    """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails."""
 
     def validate(self) -> list[RunSpec]:
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
-                                 ("threads", self.threads, 1)):
+                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         for name, value in (("lr", self.lr), ("weight-decay", self.weight_decay)):
             if value is not None and not (math.isfinite(value) and value >= 0 and (name != "lr" or value > 0)):
                 raise LionsimError(f"bad --{name} {value}; accepted: a finite number "
                                    f"{'> 0' if name == 'lr' else '>= 0'}")
-        if self.backend != "sim":
-            raise LionsimError(f"backend {self.backend!r} is not available for bench yet; accepted: sim")
+        if self.target_loss is not None and not math.isfinite(self.target_loss):
+            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite number")
+        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
+            raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: seconds > 0")
+        if self.backend not in BACKENDS:
+            raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
+        if self.backend == "sim" and self.ranks not in (None, 1):
+            raise LionsimError(f"--ranks {self.ranks} needs --backend gloo or nccl; sim is one process")
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
+        labels = {r.label for r in runs} | {r.strategy for r in runs}
+        for key, values in self.hyper.items():
+            if key not in labels:
+                raise LionsimError(f"hyper table for {key!r} names no run of this bench; runs: {', '.join(sorted(labels))}")
+            unknown = set(values) - {"lr", "weight_decay", "betas"}
+            if unknown:
+                raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
         return runs
 
-    def strategy_config(self) -> StrategyConfig:
-        """The strategies' hyperparameters: every StrategyConfig field this config names too."""
+    def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:
+        """A run's hyperparameters: every StrategyConfig field this config names too, with the
+        run's own `hyper` table (by label, else by strategy name) winning."""
         given = {f.name: getattr(self, f.name) for f in fields(StrategyConfig) if hasattr(self, f.name)}
+        if run is not None:
+            own = self.hyper.get(run.label, self.hyper.get(run.strategy, {}))
+            given.update({k: tuple(v) if k == "betas" else v for k, v in own.items()})
         return StrategyConfig(**given)
+
+    def workload_config(self) -> WorkloadConfig:
+        return WorkloadConfig(name=self.workload, workers=self.workers, batch_size=self.batch_size, seed=self.seed,
+                              data=self.data, data_split=self.data_split, size=self.model_size)
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -144,94 +162,91 @@ class BenchResult:
     summary: pd.DataFrame
     meta: dict
 
-
-ProgressFn = Callable[[RunSpec, int, float], None]
-
-
-def run_bench(cfg: BenchConfig, progress: ProgressFn | None = None) -> BenchResult:
-    """Train every strategy in cfg; return per-step records, the summary and the metadata."""
-    runs = cfg.validate()
-    network = load_network(cfg.network)
-    workload_cfg = WorkloadConfig(name=cfg.workload, workers=cfg.workers, batch_size=cfg.batch_size,
-                                  seed=cfg.seed, data=cfg.data, data_split=cfg.data_split,
-                                  size=cfg.model_size)
-    workload = build_workload(workload_cfg)  # built once; fails on bad data before any training
-    initial = {k: v.detach().clone() for k, v in workload.model.state_dict().items()}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(cfg.threads)
-    try:
-        frames = [pd.DataFrame(_train(cfg, workload, initial, run, network, progress)) for run in runs]
-    finally:
-        torch.set_num_threads(threads)
-    extra = [c for c in ("comm_exposed_s",) if c not in STEP_COLUMNS]  # written after the contract columns
-    steps = pd.concat(frames, ignore_index=True)[STEP_COLUMNS + extra]
-    return BenchResult(steps, summarize(steps, cfg.baseline), run_metadata(cfg, network))
+    @property
+    def diverged(self) -> list[str]:
+        """Labels of the runs that diverged."""
+        hit = self.summary[self.summary["diverged_at_step"].notna()]
+        return [f"{s}@{t} at step {int(at)}" for s, t, at in zip(hit["strategy"], hit["transport"], hit["diverged_at_step"])]
 
 
-def _train(cfg: BenchConfig, workload: Workload, initial: dict, run: RunSpec, network,
-           progress: ProgressFn | None) -> list[dict]:
-    torch.manual_seed(cfg.seed)
-    workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
-    params, layout = flatten_parameters(workload.model)
-    comm = SimComm(cfg.workers)
-    strategy = run.strategy_class(cfg.strategy_config(), layout, comm)
-    transport = TRANSPORTS.get(run.transport)()
-    spec = strategy.payload_spec()
-    transport.check(spec, cfg.workers)
-    bits_up, bits_down = transport.bits_per_param(spec, cfg.workers) if cfg.workers > 1 else (0.0, 0.0)
-    grads = torch.zeros(cfg.workers, layout.numel)
-    worker_gradients = GRADIENT_METHODS[workload.gradients]
-    overlap = OverlapConfig(bucket_mb=cfg.bucket_mb)
-    device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
-    passes = pass_bytes(run.strategy, run.transport, spec, cfg.workers) if device is not None else None
-    flops = None  # one worker's forward + backward FLOPs, counted in step 1 on a device
-    clock, sim_time, rows = Clock(), 0.0, []
-    for step in range(1, cfg.steps + 1):
-        with clock.section("compute"):
-            if device is not None and flops is None:
-                with FlopCounterMode(display=False) as counter:
-                    losses = worker_gradients(workload.model, workload.loss, workload.batches(step - 1), grads)
-                flops = counter.get_total_flops() / cfg.workers
-            else:
-                losses = worker_gradients(workload.model, workload.loss, workload.batches(step - 1), grads)
-        check_finite(losses, grads, f"step {step} of {run.label}")
-        calls = train_step(strategy, transport, comm, grads, params, step, clock)
-        t = clock.take()
-        if device is None:
-            work = measured_work(t.get("compute", 0.0) / cfg.workers, t.get("encode", 0.0) / comm.local_workers,
-                                 t.get("decode", 0.0) / comm.local_workers, t.get("update", 0.0))
-        else:
-            work = device_work(flops, layout.numel, passes, device)
-        extra_calls = strategy.extra_calls(step) if cfg.workers > 1 else []
-        times = step_times(work, transport=transport, spec=spec, workers=cfg.workers, network=network,
-                           overlap=overlap, extra_calls=extra_calls)
-        row = {
-            "strategy": run.strategy, "transport": run.transport, "workers": cfg.workers,
-            "network": network.name, "backend": cfg.backend, "workload": cfg.workload,
-            "seed": cfg.seed, "step": step, "loss": sum(losses) / len(losses),
-            **times.columns(),
-            "wire_bytes": sum(wire_bytes(c, cfg.workers) for c in calls),
-            "bits_per_param_up": bits_up, "bits_per_param_down": bits_down,
-            "params": layout.numel, "eval_loss": float("nan"), "eval_acc": float("nan"),
-        }
-        sim_time += row["step_s"]
-        row["sim_time_s"] = sim_time
-        if step % cfg.eval_every == 0 or step == cfg.steps:
-            row.update(workload.evaluate(workload.model))
-        rows.append(row)
-        if progress is not None:
-            progress(run, step, row["loss"])
-    return rows
+class Bench:
+    """One bench on this process: the workload built once, the compute figure, then every run.
+
+    `records` grows as runs go, so a bench that fails part way can still book what finished
+    (`result(status=...)`)."""
+
+    def __init__(self, cfg: BenchConfig, place: Place | None = None) -> None:
+        self.cfg = cfg
+        self.runs = cfg.validate()
+        self.network = load_network(cfg.network)
+        self.place = place or Place(SimComm(cfg.workers))
+        self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
+        self.workload.model.to(self.place.device)
+        self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
+        self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
+        self.compute = ComputeFigure()
+        self.records: list[RunRecord] = []
+        self.started = time.time()
+        self.on_start: Callable[[RunSpec], None] | None = None
+        """Called as each run starts (a watchdog's note of where this process is)."""
+
+    def _started(self, record: RunRecord) -> None:
+        self.records.append(record)
+        if self.on_start is not None:
+            self.on_start(record.run)
+
+    def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None) -> BenchResult:
+        """Train every run; `after_run(self)` after each (to write what finished)."""
+        threads = torch.get_num_threads()
+        torch.set_num_threads(self.cfg.threads)
+        try:
+            self.compute = (measure_compute(self.workload, self.place) if self.device is None
+                            else count_compute(self.workload, self.place))
+            for run in self.runs:
+                record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
+                                   strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
+                                   eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
+                                   on_step=progress, on_record=self._started)
+                slowest_process(record, self.place.comm)
+                if after_run is not None:
+                    after_run(self)
+        finally:
+            torch.set_num_threads(threads)
+        return self.result()
+
+    def booking(self) -> Booking:
+        comm = self.place.comm
+        return Booking(network=self.network, overlap=OverlapConfig(bucket_mb=self.cfg.bucket_mb), compute=self.compute,
+                       device=self.device, warmup=self.cfg.warmup_steps, backend=self.cfg.backend,
+                       workers=comm.world_size, ranks=comm.ranks)
+
+    def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
+        """Every finished (or partly finished) run booked: steps, summary, run.json record."""
+        from lionsim.training.record import bench_record
+
+        frames = [self._frame(r) for r in self.records if r.steps]
+        steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
+        summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss) if frames else pd.DataFrame()
+        return BenchResult(steps, summary, bench_record(self, status, error))
+
+    def _frame(self, record: RunRecord) -> pd.DataFrame:
+        cfg, comm = self.cfg, self.place.comm
+        times = book_run(record, self.booking(), comm.local_workers)
+        rows = []
+        for s, t in zip(record.steps, times):
+            rows.append({
+                "strategy": record.run.strategy, "transport": record.run.transport, "workers": comm.world_size,
+                "network": self.network.name, "backend": cfg.backend, "workload": cfg.workload, "seed": cfg.seed,
+                "step": s.step, "loss": s.loss, **t, "params": record.params,
+                "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
+                "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
+            })
+        frame = pd.DataFrame.from_records(rows)
+        frame["sim_time_s"] = frame["step_s"].cumsum()
+        frame["wire_bytes"] = frame["wire_bytes"].astype("int64")
+        return frame[STEP_COLUMNS + EXTRA_STEP_COLUMNS]
 
 
-def run_metadata(cfg: BenchConfig, network) -> dict:
-    return {
-        "command": "bench",
-        "config": cfg.to_dict(),
-        "network": network.to_dict(),
-        "seed": cfg.seed,
-        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                     "lionsim": lionsim.__version__},
-        "host": {"hostname": socket.gethostname(), "platform": platform.platform(),
-                 "cpus": torch.get_num_threads()},
-    }
+def run_bench(cfg: BenchConfig, progress: StepFn | None = None) -> BenchResult:
+    """Train every strategy in cfg on the simulator; return the records, summary and run record."""
+    return Bench(cfg).run(progress)

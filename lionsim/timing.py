@@ -37,6 +37,10 @@ class Clock:
             self._book()
             self._stack.pop()
 
+    def current(self) -> str:
+        """The innermost open section ("" outside any)."""
+        return self._stack[-1][0] if self._stack else ""
+
     def take(self) -> dict[str, float]:
         """Return the totals and start again."""
         out, self.seconds = dict(self.seconds), defaultdict(float)

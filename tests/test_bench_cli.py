@@ -1,6 +1,7 @@
 """`lionsim bench` end to end on a tiny configuration, and its bad-input contract."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -128,13 +129,44 @@ def test_bad_input_found_late_still_fails_before_training(args, message, tmp_pat
     assert not (tmp_path / "o").exists()
 
 
-def test_diverged_run_stops_with_one_line(tmp_path, capsys):
-    code, _, err = run(TINY + ["-s", "sgdm", "--lr", "1e12", "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and "non-finite loss or gradient" in err and len(err.strip().splitlines()) == 1
-    assert not (tmp_path / "o").exists()
+def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
+    out = tmp_path / "o"
+    code, stdout, err = run(TINY + ["-s", "adamw", "-s", "sgdm", "-s", "lion", "--hyper", '{"sgdm": {"lr": 1e12}}',
+                                    "--out", str(out)], capsys)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "diverged: sgdm@fp32-allreduce at step" in lines[0], err
+    steps, summary = pd.read_csv(out / "steps.csv"), pd.read_csv(out / "summary.csv")
+    sgdm = steps[steps.strategy == "sgdm"]
+    at = int(sgdm.diverged_at_step.iloc[0])
+    assert sgdm.step.max() == at < 30 and not math.isfinite(sgdm.loss.iloc[-1])  # stopped where it diverged
+    assert (steps[steps.strategy != "sgdm"].groupby("strategy").step.max() == 30).all()  # the others ran on
+    assert summary.set_index("strategy").diverged_at_step.fillna(0).to_dict() == {"adamw": 0, "sgdm": at, "lion": 0}
+    meta = json.loads((out / "run.json").read_text())
+    assert [r["diverged_at_step"] for r in meta["runs"]] == [None, at, None]
 
 
-def test_interrupted_run_writes_nothing(tmp_path, capsys, monkeypatch):
+def test_interrupted_run_keeps_what_finished(tmp_path, capsys, monkeypatch):
+    calls = {"n": 0}
+    real = lionsim.simulator.GRADIENT_METHODS["vmap"]
+
+    def interrupt_late(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 45:  # 13 timing passes, then 30 steps of adamw, then 2 of lion
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, "vmap", interrupt_late)
+    out = tmp_path / "o"
+    code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
+    assert code == 2 and err.strip() == f"error: interrupted: 32 finished steps kept in {out}"
+    steps = pd.read_csv(out / "steps.csv")
+    assert steps.groupby("strategy").step.max().to_dict() == {"adamw": 30, "lion": 2}
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert not list(tmp_path.glob(".*partial"))  # the staging directory is gone
+
+
+def test_interrupted_before_any_step_writes_nothing(tmp_path, capsys, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
@@ -143,8 +175,6 @@ def test_interrupted_run_writes_nothing(tmp_path, capsys, monkeypatch):
     code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and err.strip() == "error: interrupted: no results were written"
     assert not (tmp_path / "o").exists()
-
-
 
 
 @pytest.mark.parametrize("workload", ["mlp", "gpt"])

@@ -82,24 +82,32 @@ def test_summary_rows_means_and_losses(steps):
 def test_speedups_against_first_run(steps):
     s = summarize(steps)
     assert list(s["speedup"]) == pytest.approx([1.0, 0.5 / 0.25, 0.5 / 0.2])
-    # target = A's final loss 1.5. Trailing mean over 2 steps: A is 21.5-k, <= 1.5 first at
-    # k=20 (t=10 s); B is (loss_k + loss_k-1)/2 = 0.5 at k=11 (t=2.75 s); C never.
-    assert s["target_loss"].iloc[0] == pytest.approx(1.5)
-    assert list(s["time_to_target_s"][:2]) == pytest.approx([10.0, 2.75])
-    assert s["time_to_target_speedup"].iloc[0] == pytest.approx(1.0)
-    assert s["time_to_target_speedup"].iloc[1] == pytest.approx(10.0 / 2.75)
-    assert math.isnan(s["time_to_target_speedup"].iloc[2])
+    # Default target: 90% of the way from the initial loss (20, step 1) to the worst run's best
+    # smoothed loss (trailing mean over 2 steps: A 1.5, B 0, C 5 -> 5): 20 - 0.9 * 15 = 6.5.
+    # A's smoothed loss is 21.5-k: <= 6.5 first at k=15 (7.5 s); B's is 22-2k: at k=8 (2.0 s);
+    # C's is 5 from step 1 (0.2 s). Every run reaches the default target.
+    assert s["target_loss"].iloc[0] == pytest.approx(6.5)
+    assert list(s["time_to_target_s"]) == pytest.approx([7.5, 2.0, 0.2])
+    assert list(s["steps_to_target"]) == [15, 8, 1]
+    assert list(s["time_to_target_speedup"]) == pytest.approx([1.0, 7.5 / 2.0, 7.5 / 0.2])
     assert set(s["baseline"]) == {"lion@fp32-allreduce"}
+
+
+def test_explicit_target_loss(steps):
+    # target 1.5: A's 21.5-k at k=20 (10 s); B's 22-2k <= 1.5 at k=11 (0.5 there, 2.75 s); C never
+    s = summarize(steps, target_loss=1.5)
+    assert list(s["time_to_target_s"][:2]) == pytest.approx([10.0, 2.75])
+    assert s["time_to_target_speedup"].iloc[1] == pytest.approx(10.0 / 2.75)
+    assert math.isnan(s["time_to_target_s"].iloc[2]) and math.isnan(s["time_to_target_speedup"].iloc[2])
 
 
 def test_baseline_by_label_and_by_strategy(steps):
     s = summarize(steps, baseline="dlion-mavo@a2a-1bit")
-    # target 5: A's 21.5-k <= 5 at k=17 (8.5 s); B's 22-2k <= 5 at k=9 (2.25 s); C at k=1 (0.2 s)
     assert list(s["speedup"]) == pytest.approx([0.2 / 0.5, 0.2 / 0.25, 1.0])
-    assert list(s["time_to_target_s"]) == pytest.approx([8.5, 2.25, 0.2])
-    assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 8.5, 0.2 / 2.25, 1.0])
+    assert list(s["time_to_target_s"]) == pytest.approx([7.5, 2.0, 0.2])  # the target does not depend on it
+    assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 7.5, 0.2 / 2.0, 1.0])
     # a bare strategy name picks that strategy's first run
-    s = summarize(steps, baseline="dlion-mavo")
+    s = summarize(steps, baseline="dlion-mavo", target_loss=0.0)
     assert s["baseline"].iloc[0] == "dlion-mavo@int8-allreduce"
     assert s["speedup"].iloc[1] == pytest.approx(1.0)
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # A never gets down to 0
@@ -126,10 +134,26 @@ def test_summarize_rejects_bad_records(steps):
 def test_nan_loss_is_divergence_not_skipped(steps):
     # A's last loss is NaN: pandas' rolling mean would skip it and report 1.0
     steps.loc[(steps["strategy"] == "lion") & (steps["step"] == 20), "loss"] = NAN
-    s = summarize(steps, baseline="dlion-mavo@int8-allreduce")
+    s = summarize(steps, baseline="dlion-mavo@int8-allreduce", target_loss=0.0)
     assert math.isnan(s["final_loss"].iloc[0]) and s["best_loss"].iloc[0] == 2.0
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # target 0: A never got there
-    assert summarize(steps)["time_to_target_speedup"].isna().all()  # a NaN target is never reached
+
+
+def test_diverged_run_is_left_out_of_the_default_target(steps):
+    # A diverges at step 5 (its run stops there, the loss is inf). Counted, A's best smoothed
+    # loss (17+16)/2 = 16.5 would set the target to 20 - 0.9 * 3.5 = 16.85; left out, the
+    # worst best is C's 5 and the target stays 6.5.
+    a = (steps["strategy"] == "lion")
+    steps = steps[~a | (steps["step"] <= 5)].copy()
+    steps["diverged_at_step"] = NAN
+    steps.loc[steps["strategy"] == "lion", "diverged_at_step"] = 5
+    steps.loc[(steps["strategy"] == "lion") & (steps["step"] == 5), "loss"] = math.inf
+    s = summarize(steps).set_index("run")
+    assert s["target_loss"].tolist() == pytest.approx([6.5] * 3)
+    assert s["diverged_at_step"].fillna(0).to_dict() == {"lion@fp32-allreduce": 5, "dlion-mavo@int8-allreduce": 0,
+                                                         "dlion-mavo@a2a-1bit": 0}
+    a = s.loc["lion@fp32-allreduce"]
+    assert a["best_loss"] == 17.0 and math.isnan(a["final_loss"]) and math.isnan(a["time_to_target_s"])
 
 
 def test_single_step_run():
@@ -262,7 +286,7 @@ def test_summary_table_renders(steps):
     text = console.export_text()
     assert "lion@fp32-allreduce*" in text  # the baseline is starred
     assert "dlion-mavo@a2a-1bit" in text
-    assert "2.00x" in text and "2.50x" in text and "3.64x" in text  # speedups, 10/2.75 to-target
+    assert "2.00x" in text and "2.50x" in text and "3.75x" in text  # speedups, 7.5/2.0 to-target
     assert "4 MB" in text and "125 B" in text
 
 

@@ -1,7 +1,7 @@
 """The collectives a transport may call, with the shapes they take and give.
 
-`w` is the number of workers this process holds (W in the simulator, 1 on a real rank),
-`W` the world size. Reductions are element-wise over all W workers.
+`w` is the number of workers this process holds (W in the simulator, W/R on each of R real
+ranks), `W` the world size. Reductions are element-wise over all W workers.
 """
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ class Comm(Protocol):
     world_size: int
     """W: workers taking part in every collective."""
     local_workers: int
-    """w: leading dimension of every tensor passed in (W on the simulator, 1 on a rank)."""
+    """w: leading dimension of every tensor passed in (W on the simulator, W/R on a rank)."""
+    first_worker: int
+    """Global index of this process's first worker (its workers are consecutive)."""
+    ranks: int
+    """R: processes taking part (1 on the simulator)."""
 
     def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
         """x [w, *s] -> [w, *s]: the sum (or "max") over all workers, in x's dtype."""
@@ -35,4 +39,16 @@ class Comm(Protocol):
 
     def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
         """Root's x [*s] -> [w, *s] on every worker; non-roots pass `like` for shape and dtype."""
+        ...
+
+    def exchange_control(self, x: Tensor) -> Tensor:
+        """x [w, k] -> [W, k]: every worker's row, outside any timing (the loop's bookkeeping)."""
+        ...
+
+    def max_over_ranks(self, x: Tensor) -> Tensor:
+        """Element-wise maximum over processes, outside any timing."""
+        ...
+
+    def take_log(self) -> list:
+        """The real collectives timed since the last call (MeasuredCall); [] on the simulator."""
         ...

@@ -11,6 +11,26 @@ import torch
 from torch import Tensor
 
 
+def local_sum(x: Tensor, op: str = "sum") -> Tensor:
+    """x [w, *s] -> [*s]: the rows combined, in x's dtype (what one all-reduce hop adds).
+
+    Low-precision floats are summed in float32 and rounded once; a real ring rounds every
+    partial sum, so real bf16 results differ by that rounding. Integer sums are exact and
+    refuse to leave the container's range.
+    """
+    if op == "max":
+        return x.amax(0)
+    if op != "sum":
+        raise ValueError(f"unknown reduce op {op!r}; choose from: sum, max")
+    if x.dtype.is_floating_point:
+        return x.sum(0, dtype=torch.float32).to(x.dtype)
+    out = x.sum(0, dtype=torch.int64)
+    info = torch.iinfo(x.dtype)
+    if out.numel() and (out.min() < info.min or out.max() > info.max):
+        raise OverflowError(f"all_reduce sum overflows the {x.dtype} container")
+    return out.to(x.dtype)
+
+
 class SimComm:
     """W virtual workers, each a row of the leading dimension."""
 
@@ -19,6 +39,8 @@ class SimComm:
             raise ValueError(f"world_size must be >= 1, got {world_size}")
         self.world_size = world_size
         self.local_workers = world_size
+        self.first_worker = 0
+        self.ranks = 1
 
     def _check(self, x: Tensor) -> None:
         if x.shape[0] != self.world_size:
@@ -26,21 +48,7 @@ class SimComm:
 
     def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
         self._check(x)
-        if op == "max":
-            out = x.amax(0, keepdim=True)
-        elif op != "sum":
-            raise ValueError(f"unknown reduce op {op!r}; choose from: sum, max")
-        elif x.dtype.is_floating_point:
-            # Low-precision floats are summed in float32 and rounded once; a real ring rounds
-            # every partial sum, so real bf16 results differ by that rounding.
-            out = x.sum(0, keepdim=True, dtype=torch.float32).to(x.dtype)
-        else:
-            out = x.sum(0, keepdim=True, dtype=torch.int64)
-            info = torch.iinfo(x.dtype)
-            if out.numel() and (out.min() < info.min or out.max() > info.max):
-                raise OverflowError(f"all_reduce sum overflows the {x.dtype} container")
-            out = out.to(x.dtype)
-        return out.expand_as(x)
+        return local_sum(x, op).unsqueeze(0).expand_as(x)
 
     def all_gather(self, x: Tensor) -> Tensor:
         self._check(x)
@@ -57,3 +65,16 @@ class SimComm:
     def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
         assert x is not None, "the simulator holds the root, so it always has the value"
         return x.unsqueeze(0).expand(self.world_size, *x.shape)
+
+    def exchange_control(self, x: Tensor) -> Tensor:
+        """x [W, k] -> [W, k]: every worker's row (the loop's losses and flags)."""
+        self._check(x)
+        return x
+
+    def max_over_ranks(self, x: Tensor) -> Tensor:
+        """One process: its own figures are the slowest."""
+        return x
+
+    def take_log(self) -> list:
+        """Nothing runs for real here: no measured collectives."""
+        return []

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Optional
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, run_bench
+from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console
+from lionsim.cli.app import app, console, fail
+from lionsim.cli.progress import step_progress
 from lionsim.errors import LionsimError
-from lionsim.reports import plot_run, summary_table, write_run
 from lionsim.reports.files import check_out_dir
 
 
@@ -27,13 +28,29 @@ def parse_betas(text: str | None) -> tuple[float, float] | None:
     return b1, b2
 
 
+def parse_hyper(text: str | None) -> dict:
+    """--hyper: a JSON object {run: {lr, weight_decay, betas}} (config files give it as a table)."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LionsimError(f"bad --hyper: {e}; accepted: a JSON object like "
+                           '{"dlion-mavo": {"lr": 0.001}}') from None
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise LionsimError("bad --hyper; accepted: a JSON object of objects, one per run")
+    return value
+
+
 @app.command()
 def bench(
     workers: o.Workers = 8,
     strategy: o.Strategy = None,
     transport: o.Transport = None,
-    network: o.Network = "10gbe",
+    network: o.Network = "1gbe",
     backend: o.Backend = "sim",
+    ranks: Optional[int] = typer.Option(None, "--ranks", help="gloo/nccl: processes to start (W/R workers each); "
+                                        "default 2 for gloo, 1 for nccl; under torchrun, its WORLD_SIZE."),
     workload: o.Workload = "vit",
     model_size: o.ModelSize = "small",
     steps: o.Steps = 100,
@@ -42,19 +59,26 @@ def bench(
     lr: o.Lr = None,
     weight_decay: o.WeightDecay = None,
     betas: o.Betas = None,
+    hyper: Optional[str] = typer.Option(None, "--hyper", hidden=True,
+                                        help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table)."),
     momentum_sync: o.MomentumSync = "never",
     topk_ratio: o.TopkRatio = 0.01,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
     baseline: o.Baseline = None,
+    target_loss: Optional[float] = typer.Option(
+        None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
+                                    "to the worst run's best, which every run reaches)."),
     compute: str = typer.Option(
-        "measured", "--compute",
-        help="measured (this machine), or a device (a100, a100-80gb, h100, h200): FLOPs counted in step 1 at its "
-             "mfu, encode/decode/update as memory passes, for a GPU-like breakdown."),
+        "h100", "--compute",
+        help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
+             "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine's CPU)."),
+    warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="gloo/nccl: seconds a collective or the rendezvous may wait."),
     out: o.Out = Path("reports/bench"),
     config: o.Config = None,
 ) -> None:
@@ -62,19 +86,74 @@ def bench(
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
-        transport=transport, network=network, backend=backend, lr=lr, weight_decay=weight_decay,
-        betas=parse_betas(betas), momentum_sync=momentum_sync, topk_ratio=topk_ratio, data=data,
-        data_split=data_split, eval_every=eval_every, baseline=baseline, compute=compute, bucket_mb=bucket_mb, threads=threads,
+        transport=transport, network=network, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
+        betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, topk_ratio=topk_ratio,
+        data=data, data_split=data_split, eval_every=eval_every, baseline=baseline, target_loss=target_loss,
+        compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads, timeout_s=timeout,
     )
     runs = cfg.validate()
     check_out_dir(out)
-    with Progress(TextColumn("{task.description:<34}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("loss {task.fields[loss]:.4f}"), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
-        tasks = {run: bar.add_task(run.label, total=cfg.steps, loss=float("nan")) for run in runs}
-        result = run_bench(cfg, lambda run, step, loss: bar.update(tasks[run], completed=step, loss=loss))
+    from lionsim.launch import launcher_env
+
+    launched = launcher_env()
+    if launched is not None or cfg.backend != "sim":
+        _run_distributed(cfg, out, [r.label for r in runs], launched)
+        return
+    from lionsim.bench import Bench
+    from lionsim.reports.publish import RunDir
+    from lionsim.reports.writing import publish_result
+
+    bench = Bench(cfg)
+    target = RunDir(out)
+    try:
+        with step_progress(console, [r.label for r in runs], cfg.steps) as progress:
+            result = bench.run(progress)
+    except KeyboardInterrupt:
+        partial = bench.result(status="interrupted")
+        kept = publish_result(target, partial, plots=False) if len(partial.steps) else []
+        fail(f"interrupted: {len(partial.steps)} finished steps kept in {out}" if kept
+             else "interrupted: no results were written")
     result.meta["config"]["out"] = str(out)
-    files = write_run(out, result.steps, result.summary, result.meta)
-    files += plot_run(out, result.steps, result.summary)
+    files = publish_result(target, result)
+    _report(result, out, files)
+
+
+def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched) -> None:
+    """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
+    from lionsim.launch import RankFailure, check_backend, check_layout, run_rank, spawn_ranks
+    from lionsim.reports import load_run, summarize
+
+    if launched is not None:
+        if cfg.backend == "sim":
+            raise LionsimError(f"lionsim runs under a launcher (WORLD_SIZE={launched.world_size}) with --backend sim, "
+                               "which is one process: pass --backend gloo or nccl, or run without the launcher")
+        if cfg.ranks not in (None, launched.world_size):
+            raise LionsimError(f"--ranks {cfg.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
+        try:
+            with step_progress(console, labels, cfg.steps) as progress:
+                result = run_rank(cfg, out, launched, progress=progress if launched.rank == 0 else None)
+        except RankFailure as e:
+            fail(f"rank {launched.rank}: {e}", code=1)
+        if result is not None:  # rank 0 reports; the others stay silent
+            _report(result, out)
+        return
+    ranks = cfg.ranks or (1 if cfg.backend == "nccl" else 2)
+    check_backend(cfg.backend, ranks)
+    check_layout(cfg, ranks)
+    with step_progress(console, labels, cfg.steps) as progress:
+        outcome = spawn_ranks(cfg, out, ranks, progress)
+    if not outcome.ok:
+        fail(outcome.message, code=outcome.code)
+    steps, summary, meta = load_run(out)
+    _report(BenchResult(steps, summary if summary is not None else summarize(steps), meta or {}), out)
+
+
+def _report(result: BenchResult, out: Path, files: list[Path] | None = None) -> None:
+    from lionsim.reports import summary_table
+
     console.print(summary_table(result.summary))
-    console.print(f"wrote {len(files)} files to {out}/: " + ", ".join(p.name for p in files))
+    if files:
+        console.print(f"wrote {len(files)} files to {out}/: " + ", ".join(p.name for p in files))
+    diverged = result.diverged
+    if diverged:
+        fail(f"diverged: {', '.join(diverged)} (marked diverged_at_step; the other runs' results are written)", code=1)

@@ -13,7 +13,7 @@ Strategy = Annotated[Optional[list[str]], typer.Option(
 Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one (where it fits).")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
-Backend = Annotated[str, typer.Option("--backend", help="Where collectives run: sim.")]
+Backend = Annotated[str, typer.Option("--backend", help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
 Workload = Annotated[str, typer.Option("--workload", "-w", help="Workload (`lionsim workloads`).")]
 ModelSize = Annotated[str, typer.Option("--model-size", help="Workload model size: tiny | small | paper.")]
 Steps = Annotated[int, typer.Option("--steps", help="Training steps per strategy.")]

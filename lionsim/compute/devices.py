@@ -25,6 +25,10 @@ from lionsim.network.presets import NVLINK3, NVLINK4
 from lionsim.registry import Registry
 
 TERA = 1e12
+KERNEL_S = 10e-6
+"""Per-kernel floor of eager PyTorch on a GPU: a CUDA launch is a few us and the eager
+dispatch of one op about 10 us on the host; the device measurement in the README
+(`python -m lionsim.perf gpu`) checks it on an H100."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -43,6 +47,9 @@ class Device:
     """Model FLOPs utilisation reached in training, in (0, 1]."""
     memory_efficiency: float = 0.8
     """Share of memory_bandwidth_Bps an elementwise pass (encode, decode, update) reaches, in (0, 1]."""
+    kernel_s: float = KERNEL_S
+    """Least time one kernel of an eager PyTorch step costs (CPU dispatch + launch), seconds:
+    a pass of k kernels takes at least k * kernel_s however little it computes."""
     intra_link: Link | None = None
     """The GPU's link to the other GPUs of its node (NVLink), per GPU; None if it has none."""
     description: str = ""
@@ -54,6 +61,7 @@ class Device:
         check_number("memory_bytes", self.memory_bytes, low=0.0, low_open=True)
         check_number("mfu", self.mfu, low=0.0, low_open=True, high=1.0)
         check_number("memory_efficiency", self.memory_efficiency, low=0.0, low_open=True, high=1.0)
+        check_number("kernel_s", self.kernel_s, low=0.0, low_open=False)
 
 
 DEVICES: Registry[Device] = Registry("device")

@@ -71,18 +71,21 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None) -> CaseR
     labels = run_labels(case)
     with one_thread():
         # Building the workload first fails on bad input (data, split) before any training, so
-        # a LionsimError inside a run comes from the run itself (it diverged, or its transport
-        # refused the payload): that run fails, with the message, and the others go on.
+        # a LionsimError inside a run comes from the run itself (its transport refused the
+        # payload), as does a divergence: that run fails, with the message, and the others go on.
         result = CaseRun(case=case, seed=seed, untrained_eval_loss=untrained_eval_loss(case, seed),
                          labels=labels, hyper={})
         for strategy, label in zip(case.strategies, labels):
             result.hyper[label] = case.run_hyper(strategy)
             try:
-                steps = run_bench(case.bench_config(strategy, seed)).steps
+                bench = run_bench(case.bench_config(strategy, seed))
             except LionsimError as e:
                 result.errors[label] = str(e)
             else:
-                result.metrics[label] = run_metrics(steps)
+                if bench.diverged:
+                    result.errors[label] = f"the run diverged: {', '.join(bench.diverged)} (non-finite loss or gradient)"
+                else:
+                    result.metrics[label] = run_metrics(bench.steps)
             if progress is not None:
                 progress(f"{case.name} seed {seed}: {label}")
     lion = next((lb for s, lb in zip(case.strategies, labels) if s.partition("@")[0] == "lion"), None)

@@ -24,6 +24,8 @@ STEPS_FILE = "steps.csv"
 SUMMARY_FILE = "summary.csv"
 META_FILE = "run.json"
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+UMASK = os.umask(0o022)
+os.umask(UMASK)  # read once: the process's umask, which every file written honours
 
 
 def check_out_dir(path: Path, option: str = "--out") -> None:
@@ -56,6 +58,7 @@ def _stage(path: Path, write: Callable[[Any], None], binary: bool = False) -> Pa
     except OSError as e:
         raise LionsimError(f"cannot write {path}: {e.strerror or e}") from None
     try:
+        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; a result file is as readable as any other
         with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             write(f)
             f.flush()

@@ -1,14 +1,19 @@
-"""Per-run summary of the step records: losses, mean time breakdown, bits, speedups.
+"""Per-run summary of the step records: losses, mean time breakdown, bits, speedups, time to target.
 
 Definitions (also printed under the summary table):
 - final_loss: the trailing mean of the last ceil(10%) of a run's steps (at least one step),
   so one noisy step does not decide the ranking.
 - speedup: baseline mean step_s / this run's mean step_s.
-- time_to_target_speedup: baseline time-to-target / this run's time-to-target, where the
-  target is the baseline's final_loss and a run reaches it at the first step where its
-  smoothed loss (a trailing mean over the baseline's final window, fewer points at the
-  start) is <= the target. The baseline's smoothed curve ends exactly at its final_loss,
-  so the baseline always reaches its own target; a run that never does gets NaN.
+- target_loss: `--target-loss` if given; else TARGET_FRACTION (90%) of the way from the initial
+  loss (step 1: the same for every run, same model and batches) down to the worst run's best
+  smoothed loss, so every run that did not diverge reaches it. Smoothing is a trailing mean
+  over final_window(the longest run) steps, the same window for every run.
+- time_to_target_s / steps_to_target: modelled wall clock and steps at the first step whose
+  smoothed loss is <= target_loss (NaN: never reached); time_to_target_speedup: the
+  baseline's time to target / this run's.
+- diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
+- comm_model_error: on a real backend, the median over steps of comm_model_s / comm_s - 1
+  (the network model against the measured collectives); NaN on sim, where comm_s is the model.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, run_label
 
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
+TARGET_FRACTION = 0.9  # the default target: this far from the initial loss to the worst run's best
 
 
 def final_window(n_steps: int) -> int:
@@ -92,15 +98,40 @@ def _ratio(num: float, den: float) -> float:
         return float(np.float64(num) / np.float64(den))
 
 
-def _time_to_target(rows: pd.DataFrame, target: float, window: int) -> float:
-    """Modelled time at the first step whose smoothed loss is <= target; NaN if none."""
+def _reach(rows: pd.DataFrame, target: float, window: int) -> tuple[float, float]:
+    """(modelled time, step) at the first step whose smoothed loss is <= target; NaNs if none."""
     reached = smooth(rows["loss"], window) <= target
     if not reached.any():
+        return math.nan, math.nan
+    first = reached.idxmax()
+    return float(rows.loc[first, "sim_time_s"]), float(rows.loc[first, "step"])
+
+
+def default_target(runs: list[tuple[str, pd.DataFrame]], window: int) -> float:
+    """TARGET_FRACTION of the way from the initial loss to the worst (non-diverged) run's best.
+    The initial loss is step 1's, before any update: the same for every run of a bench (the
+    highest, should runs of different starts be summarized together)."""
+    initial = max(float(rows["loss"].iloc[0]) for _, rows in runs)
+    bests = [float(smooth(rows["loss"], window).min()) for _, rows in runs if not _diverged(rows)]
+    if not bests or not math.isfinite(initial):
         return math.nan
-    return float(rows.loc[reached.idxmax(), "sim_time_s"])
+    worst_best = max(bests)
+    return initial - TARGET_FRACTION * max(0.0, initial - worst_best)
 
 
-def summarize(steps: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
+def _diverged(rows: pd.DataFrame) -> bool:
+    return "diverged_at_step" in rows and bool(rows["diverged_at_step"].notna().any())
+
+
+def _model_error(rows: pd.DataFrame) -> float:
+    """Median of comm_model_s / comm_s - 1 over steps with measured communication (real backends)."""
+    if "comm_model_s" not in rows or (rows["backend"] == "sim").all():
+        return math.nan
+    measured = rows[rows["comm_s"] > 0]
+    return float((measured["comm_model_s"] / measured["comm_s"] - 1).median()) if len(measured) else math.nan
+
+
+def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: float | None = None) -> pd.DataFrame:
     """One row per run (first-appearance order); see the module docstring for definitions.
 
     `baseline` is a run label "strategy@transport" or a strategy name (its first run);
@@ -110,16 +141,16 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
     labels = [label for label, _ in runs]
     strategies = [rows["strategy"].iloc[0] for _, rows in runs]
     base = pick_baseline(labels, strategies, baseline)
-
+    window = final_window(max(len(rows) for _, rows in runs))
+    target = default_target(runs, window) if target_loss is None else float(target_loss)
     base_rows = runs[base][1]
-    window = final_window(len(base_rows))
-    target = float(smooth(base_rows["loss"], window).iloc[-1])
     base_step_s = float(base_rows["step_s"].mean())
-    base_ttt = _time_to_target(base_rows, target, window)
+    base_ttt, _ = _reach(base_rows, target, window)
 
     records = []
     for label, rows in runs:
         own_window = final_window(len(rows))
+        live = rows[rows["loss"].notna() & np.isfinite(rows["loss"])]
         record = {
             "run": label,
             "strategy": rows["strategy"].iloc[0],
@@ -127,23 +158,26 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None) -> pd.DataFrame:
             **{col: rows[col].iloc[0] for col in RUN_CONSTANT_COLUMNS},
             "steps": len(rows),
             "final_loss": float(smooth(rows["loss"], own_window).iloc[-1]),
-            "best_loss": float(rows["loss"].min()),
+            "best_loss": float(live["loss"].min()) if len(live) else math.nan,
             "final_eval_loss": _last_valid(rows["eval_loss"]),
             "best_eval_loss": float(rows["eval_loss"].min()),  # NaN if never evaluated
             "final_eval_acc": _last_valid(rows["eval_acc"]),
             "best_eval_acc": float(rows["eval_acc"].max()),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
-            **({"comm_exposed_s": float(rows["comm_exposed_s"].mean())} if "comm_exposed_s" in rows else {}),
-            "sim_time_s": float(rows["sim_time_s"].iloc[-1]),
+            **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
+            "comm_model_error": _model_error(rows),
+            "sim_time_s": float(rows["sim_time_s"].max()),
             "wire_bytes": float(rows["wire_bytes"].mean()),
             "bits_per_param_up": float(rows["bits_per_param_up"].mean()),
             "bits_per_param_down": float(rows["bits_per_param_down"].mean()),
         }
-        ttt = _time_to_target(rows, target, window)
+        ttt, steps_to = _reach(rows, target, window)
         record["speedup"] = _ratio(base_step_s, record["step_s"])
         record["target_loss"] = target
         record["time_to_target_s"] = ttt
+        record["steps_to_target"] = steps_to
         record["time_to_target_speedup"] = _ratio(base_ttt, ttt)
+        record["diverged_at_step"] = float(rows["diverged_at_step"].max()) if "diverged_at_step" in rows else math.nan
         record["baseline"] = labels[base]
         records.append(record)
     return pd.DataFrame.from_records(records)

@@ -11,19 +11,22 @@ measurements) into StepWork.
 
 from lionsim.steptime.overlap import MODES, Buckets, OverlapConfig
 from lionsim.steptime.passes import PassBytes, pass_bytes
-from lionsim.steptime.timeline import StepTimes, StepWork, serial_end, step_times
-from lionsim.steptime.work import device_work, measured_work
+from lionsim.steptime.timeline import Priced, StepTimes, StepWork, price_calls, serial_end, step_times
+from lionsim.steptime.work import Kernels, device_work, measured_work
 
 __all__ = [
     "MODES",
     "Buckets",
+    "Kernels",
     "OverlapConfig",
     "PassBytes",
+    "Priced",
     "StepTimes",
     "StepWork",
     "device_work",
     "measured_work",
     "pass_bytes",
+    "price_calls",
     "serial_end",
     "step_times",
 ]

@@ -26,6 +26,7 @@ its whole cost is exposed. A strategy's extra collectives are added to both, nev
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -70,6 +71,9 @@ class StepTimes:
     update_s: float
     buckets: int
     """Exchanges the transport's payload ran in (1: once after backward; 0: nothing sent)."""
+    sent_bytes: int = 0
+    """Bytes one worker sends this step by the algorithms that were priced (every bucket and
+    extra collective; the busiest worker's share where an algorithm is uneven)."""
 
     @property
     def compute_s(self) -> float:
@@ -109,9 +113,33 @@ def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: 
     return price(call, workers, network, algorithm)
 
 
-def exchange_cost(transport: Transport, spec: PayloadSpec, workers: int, network: Network, algorithm: str = AUTO) -> float:
-    """Seconds of every collective one aggregation of `spec` issues, run one after another."""
-    return sum(price_call(call, workers, network, algorithm).time_s for call in transport.plan(spec, workers))
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """Collectives priced together: seconds, and the bytes one worker sends by the priced algorithms."""
+
+    time_s: float = 0.0
+    sent_bytes: int = 0
+
+    def __add__(self, other: Priced) -> Priced:
+        return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes)
+
+    def times(self, count: int) -> Priced:
+        return Priced(self.time_s * count, self.sent_bytes * count)
+
+
+def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> Priced:
+    """Collectives run one after another: seconds and whole bytes sent (a fractional share of a
+    ring chunk is still a byte on the wire: each call's bytes round up)."""
+    total = Priced()
+    for call in calls:
+        cost = price_call(call, workers, network, algorithm)
+        total += Priced(cost.time_s, math.ceil(cost.sent_bytes - 1e-9))
+    return total
+
+
+def exchange_cost(transport: Transport, spec: PayloadSpec, workers: int, network: Network, algorithm: str = AUTO) -> Priced:
+    """Every collective one aggregation of `spec` issues, run one after another."""
+    return price_calls(transport.plan(spec, workers), workers, network, algorithm)
 
 
 def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
@@ -151,27 +179,28 @@ def step_times(
     algorithm: str = AUTO,
 ) -> StepTimes:
     """The step breakdown of one worker (module doc) for `spec` sent over `transport`."""
-    extra = sum(price_call(call, workers, network, algorithm).time_s for call in extra_calls)
+    extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
     if workers == 1:
-        comm, exposed, count = 0.0, 0.0, 0
+        comm, exposed, count = Priced(), 0.0, 0
     elif overlap.bucketed(transport.name):
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
-        cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else 0.0
-        first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else 0.0
-        comm = first + buckets.count * cost
+        cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
+        first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
+        comm = first + cost.times(buckets.count)
         window = work.backward_s + work.encode_s
-        exposed = bucketed_exposed(buckets, first, cost, window, spec.numel)
+        exposed = bucketed_exposed(buckets, first.time_s, cost.time_s, window, spec.numel)
         count = buckets.total
     else:
-        comm = exposed = exchange_cost(transport, spec, workers, network, algorithm)
-        count = 1
+        comm = exchange_cost(transport, spec, workers, network, algorithm)
+        exposed, count = comm.time_s, 1
     return StepTimes(
         forward_s=work.forward_s,
         backward_s=work.backward_s,
         encode_s=work.encode_s,
-        comm_s=comm + extra,
-        comm_exposed_s=exposed + extra,
+        comm_s=comm.time_s + extra.time_s,
+        comm_exposed_s=exposed + extra.time_s,
         decode_s=work.decode_s,
         update_s=work.update_s,
         buckets=count,
+        sent_bytes=comm.sent_bytes + extra.sent_bytes,
     )

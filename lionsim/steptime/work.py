@@ -2,12 +2,17 @@
 
 - On a device: forward and backward take their FLOPs at the device's peak x mfu (backward is
   twice the forward: compute.flops); encode, decode and update move passes.py's bytes per
-  parameter at the device's memory bandwidth.
+  parameter at the device's memory bandwidth. Where the kernels a part launches are known
+  (lionsim bench counts them), the part takes at least kernels x the device's per-kernel
+  floor: max(work / throughput, kernels x kernel_s), since an eager step of a small model is
+  bound by launches, not by FLOPs or bytes.
 - Measured (lionsim bench on this machine): the measured seconds, with the measured forward +
   backward split by the same 1 : 2 ratio, since one timer covers both.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from lionsim.compute import Device, compute_time, memory_pass_time
 from lionsim.steptime.passes import PassBytes
@@ -17,15 +22,32 @@ BACKWARD_SHARE = 2.0 / 3.0
 """Backward's share of forward + backward FLOPs (backward = 2 x forward; Kaplan et al. 2020)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Kernels:
+    """Kernels each part of one worker's step launches (0: unknown, no floor)."""
+
+    compute: int = 0
+    """Forward + backward."""
+    encode: int = 0
+    decode: int = 0
+    update: int = 0
+
+
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
-                mfu: float | None = None) -> StepWork:
-    """One worker's step on `device`: `training_flops` of forward + backward, passes over `params` parameters."""
+                mfu: float | None = None, kernels: Kernels = Kernels()) -> StepWork:
+    """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
+    parameters, each part at least its kernels x device.kernel_s."""
+
+    def floor(seconds: float, count: int) -> float:
+        return max(seconds, count * device.kernel_s)
+
+    compute = floor(compute_time(training_flops, device, mfu), kernels.compute)
     return StepWork(
-        forward_s=compute_time((1 - BACKWARD_SHARE) * training_flops, device, mfu),
-        backward_s=compute_time(BACKWARD_SHARE * training_flops, device, mfu),
-        encode_s=memory_pass_time(passes.encode * params, device),
-        decode_s=memory_pass_time(passes.decode * params, device),
-        update_s=memory_pass_time(passes.update * params, device),
+        forward_s=(1 - BACKWARD_SHARE) * compute,
+        backward_s=BACKWARD_SHARE * compute,
+        encode_s=floor(memory_pass_time(passes.encode * params, device), kernels.encode),
+        decode_s=floor(memory_pass_time(passes.decode * params, device), kernels.decode),
+        update_s=floor(memory_pass_time(passes.update * params, device), kernels.update),
     )
 
 

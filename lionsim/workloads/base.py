@@ -92,15 +92,22 @@ class Workload(ABC):
         """Trainable parameters of the model."""
         return sum(p.numel() for p in self.model.parameters() if p.requires_grad)
 
-    def batch_indices(self, step: int) -> list[Tensor]:
-        """Per worker, the indices into `train` of its batch at `step` (a subset of its shard)."""
+    def batch_indices(self, step: int, workers: range | None = None) -> list[Tensor]:
+        """Per worker (all, or the given ones), the indices into `train` of its batch at `step`."""
         if step < 0:
             raise ValueError(f"step must be >= 0, got {step}")
-        return [sampler.indices(step) for sampler in self._samplers]
+        chosen = range(len(self._samplers)) if workers is None else workers
+        return [self._samplers[i].indices(step) for i in chosen]
 
-    def batches(self, step: int) -> list[tuple[Tensor, Tensor]]:
-        """One (inputs, targets) batch per worker for `step`, each from that worker's shard (CPU tensors)."""
-        return [self.train.take(idx) for idx in self.batch_indices(step)]
+    def batches(self, step: int, workers: range | None = None,
+                device: torch.device | None = None) -> list[tuple[Tensor, Tensor]]:
+        """One (inputs, targets) batch per worker (all, or the given ones) for `step`, each from
+        that worker's shard; a worker's batch depends only on (seed, worker, step), so a real
+        rank holding workers 4..7 draws exactly what the simulator gives those rows."""
+        out = [self.train.take(idx) for idx in self.batch_indices(step, workers)]
+        if device is not None and device.type != "cpu":
+            out = [(x.to(device, non_blocking=True), y.to(device, non_blocking=True)) for x, y in out]
+        return out
 
     def loss(self, model: nn.Module, inputs: Tensor, targets: Tensor) -> Tensor:
         """Mean cross-entropy of the model's logits (over samples, and tokens for a language model)."""

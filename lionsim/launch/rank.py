@@ -1,0 +1,155 @@
+"""One rank's life in a gloo/nccl bench: rendezvous, the same-configuration check, the bench
+on this rank's workers, and (on rank 0) the outputs, flushed as runs finish.
+
+Failures are classified so the caller can answer with one line: bad input (a configuration
+that differs across ranks, a port in use, an unreachable rendezvous, a backend this machine
+lacks) is a LionsimError (exit 2); a collective that fails mid-run (a peer died, a timeout)
+is a RankFailure (exit 1) after rank 0 has published every finished step, marked failed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+from lionsim.backends import ProcessGroupComm
+from lionsim.bench import Bench, BenchConfig, BenchResult
+from lionsim.errors import LionsimError
+from lionsim.launch.env import Rendezvous
+from lionsim.reports.publish import RunDir
+from lionsim.reports.writing import publish_result, stage_result
+from lionsim.training.loop import Place
+
+FLUSH_EVERY_S = 10.0
+"""Rank 0 rewrites the staged steps at most this often during a run (and after every run)."""
+
+
+class RankFailure(RuntimeError):
+    """A collective failed mid-run on this rank (a peer died or stopped answering)."""
+
+
+def check_backend(backend: str, ranks: int) -> None:
+    """Fail before starting anything if this machine cannot run `ranks` ranks of `backend`."""
+    if backend == "gloo" and not dist.is_gloo_available():
+        raise LionsimError("backend gloo is not available in this torch build; accepted here: sim")
+    if backend == "nccl":
+        if not (dist.is_nccl_available() and torch.cuda.is_available()):
+            raise LionsimError("backend nccl needs CUDA GPUs and a torch build with NCCL; none here: use --backend gloo")
+        if torch.cuda.device_count() < ranks:
+            raise LionsimError(f"backend nccl runs one rank per GPU: --ranks {ranks} but "
+                               f"{torch.cuda.device_count()} GPU(s) visible")
+
+
+def check_layout(cfg: BenchConfig, ranks: int) -> int:
+    """w = W / R, or a clear error."""
+    if ranks < 1 or ranks > cfg.workers:
+        raise LionsimError(f"bad --ranks {ranks}; accepted: 1 to --workers ({cfg.workers})")
+    if cfg.workers % ranks:
+        raise LionsimError(f"--workers {cfg.workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
+    return cfg.workers // ranks
+
+
+def join(backend: str, rv: Rendezvous, timeout_s: float) -> None:
+    """init_process_group with a short timeout; rendezvous problems become one LionsimError line."""
+    try:
+        dist.init_process_group(backend, init_method=f"tcp://{rv.addr}:{rv.port}", rank=rv.rank,
+                                world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s))
+    except (RuntimeError, ValueError, OSError) as e:  # DistNetworkError, DistStoreError are RuntimeErrors
+        text = " ".join(str(e).split())
+        if "EADDRINUSE" in text or "address already in use" in text.lower():
+            raise LionsimError(f"port {rv.port} on {rv.addr} is in use (MASTER_PORT): choose a free port") from None
+        raise LionsimError(f"cannot reach the rendezvous at {rv.addr}:{rv.port} within {timeout_s:g} s "
+                           f"(MASTER_ADDR/MASTER_PORT; rank {rv.rank} of {rv.world_size}): {text[:200]}") from None
+
+
+def config_hash(cfg: BenchConfig) -> int:
+    """A 63-bit digest of the configuration (what every rank must agree on)."""
+    text = json.dumps(cfg.to_dict(), sort_keys=True, default=str)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
+
+
+def check_same_config(cfg: BenchConfig, device: torch.device) -> None:
+    """All-gather every rank's configuration hash; name the ranks that differ from rank 0's."""
+    mine = torch.tensor([config_hash(cfg)], dtype=torch.int64, device=device)
+    every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
+    dist.all_gather(every, mine)
+    hashes = [int(h) for h in every]
+    differ = [r for r, h in enumerate(hashes) if h != hashes[0]]
+    if differ:
+        raise LionsimError(f"rank(s) {', '.join(map(str, differ))} got a configuration different from rank 0's "
+                           f"(hash {hashes[differ[0]]:x} vs {hashes[0]:x}): every rank must get the same options")
+
+
+def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
+             progress: Callable[[str, int, float], None] | None = None,
+             where: Callable[[str, int], None] | None = None) -> BenchResult | None:
+    """Run this rank's share of the bench; rank 0 publishes and returns the result, others None.
+
+    `progress(label, step, loss)` on rank 0 after every step; `where(label, step)` on every rank
+    when a step starts (for a watchdog naming the step a rank stopped in)."""
+    check_backend(cfg.backend, rv.world_size)
+    w = check_layout(cfg, rv.world_size)
+    device = torch.device("cpu")
+    if cfg.backend == "nccl":
+        device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    join(cfg.backend, rv, cfg.timeout_s)
+    try:
+        check_same_config(cfg, device)
+        bench = Bench(cfg, Place(ProcessGroupComm(None, local_workers=w), device))
+        return _train(bench, out, rv.rank == 0, progress, where)
+    finally:
+        dist.destroy_process_group()
+
+
+def _train(bench: Bench, out: Path, root: bool, progress, where) -> BenchResult | None:
+    target = RunDir(out) if root else None
+    if where is not None:
+        bench.on_start = lambda run: where(run.label, 1)
+    last_flush = time.monotonic()
+
+    def on_step(run, step: int, loss: float) -> None:
+        nonlocal last_flush
+        if where is not None:
+            where(run.label, step + 1)
+        if root and progress is not None:
+            progress(run.label, step, loss)
+        if root and time.monotonic() - last_flush > FLUSH_EVERY_S:
+            stage_result(target, bench.result(status="running"), plots=False)
+            last_flush = time.monotonic()
+
+    def after_run(done: Bench) -> None:
+        if root:
+            stage_result(target, done.result(status="running"), plots=False)
+
+    try:
+        result = bench.run(on_step, after_run)
+    except KeyboardInterrupt:
+        if root:
+            _publish_partial(bench, target, "interrupted", "interrupted")
+        raise
+    except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
+        text = " ".join(str(e).split())[:300]
+        if root:
+            _publish_partial(bench, target, "failed", text)
+        raise RankFailure(text) from None
+    if not root:
+        return None
+    result.meta["config"]["out"] = str(out)
+    publish_result(target, result)
+    return result
+
+
+def _publish_partial(bench: Bench, target: RunDir, status: str, error: str) -> None:
+    partial = bench.result(status=status, error=error)
+    if len(partial.steps):
+        publish_result(target, partial, plots=False)
+    else:
+        target.discard()

@@ -1,0 +1,179 @@
+"""`lionsim bench --backend gloo|nccl --ranks R` on one machine: lionsim starts the R ranks
+itself and watches them.
+
+The parent picks a free loopback port, starts R processes (multiprocessing's spawn: a fresh
+interpreter each, as torchrun would) and relays rank 0's progress. Each rank sends a
+heartbeat every HEARTBEAT_S with the run and step it is in, from a thread that keeps beating
+while the rank waits in a collective, so the parent tells a dead rank (its process exited)
+and a hung one (no heartbeat for the timeout) from the ranks merely waiting for it, and names
+it. Then it gives rank 0 a moment to publish what finished, stops every rank (no process is
+left behind) and reports one line. Rank 0 writes the outputs; if rank 0 itself died, the
+parent publishes what rank 0 had staged.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from lionsim.bench import BenchConfig
+from lionsim.errors import LionsimError
+from lionsim.launch.env import Rendezvous, free_port
+from lionsim.reports.publish import RunDir
+
+HEARTBEAT_S = 0.5
+"""Seconds between a rank's heartbeats."""
+GRACE_S = 15.0
+"""Seconds the parent waits, once a rank failed, for the others (rank 0 publishing) to finish."""
+
+
+@dataclass(slots=True)
+class RankState:
+    label: str | None = None
+    step: int = 0
+    beat: float = field(default_factory=time.monotonic)
+    error: tuple[str, str] | None = None
+    """(kind, message) a rank reported before exiting: input | interrupted | failed."""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How the ranks ended."""
+
+    ok: bool
+    message: str = ""
+    """One line for the user when not ok."""
+    code: int = 0
+    """Exit code: 1 a failed run (dead or hung rank), 2 bad input or interrupted."""
+
+
+def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messages) -> None:
+    """A rank's process: run it, beat, and report how it ended (then exit with its code)."""
+    import sys
+
+    from lionsim.launch.rank import RankFailure, run_rank
+
+    state = {"label": None, "step": 0}
+
+    def beat() -> None:
+        while True:
+            messages.put(("beat", rank, state["label"], state["step"]))
+            time.sleep(HEARTBEAT_S)
+
+    threading.Thread(target=beat, daemon=True).start()
+
+    def where(label: str, step: int) -> None:
+        state["label"], state["step"] = label, step
+
+    def progress(label: str, step: int, loss: float) -> None:
+        messages.put(("progress", rank, label, step, loss))
+
+    rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port)
+    try:
+        run_rank(cfg, out, rv, progress=progress, where=where)
+    except LionsimError as e:
+        messages.put(("error", rank, "input", str(e)))
+        sys.exit(2)
+    except KeyboardInterrupt:
+        messages.put(("error", rank, "interrupted", "interrupted"))
+        sys.exit(130)
+    except RankFailure as e:
+        messages.put(("error", rank, "failed", str(e)))
+        sys.exit(1)
+    messages.put(("done", rank))
+
+
+def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
+                progress: Callable[[str, int, float], None] | None = None) -> Outcome:
+    """Start `ranks` ranks of the bench, relay progress, and watch them until they end."""
+    ctx = mp.get_context("spawn")
+    messages = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=_child, args=(r, ranks, port, cfg, out, messages), daemon=True, name=f"lionsim-rank{r}")
+             for r in range(ranks)]
+    states = [RankState() for _ in range(ranks)]
+    for p in procs:
+        p.start()
+    try:
+        culprit = _watch(procs, states, messages, cfg.timeout_s, progress)
+    except KeyboardInterrupt:
+        _stop(procs, grace=GRACE_S)
+        return Outcome(ok=False, code=2, message=f"interrupted: finished steps (if any) kept in {out}")
+    finally:
+        _stop(procs, grace=GRACE_S)
+    return _outcome(procs, states, culprit, out)
+
+
+def _watch(procs, states: list[RankState], messages, timeout_s: float, progress) -> tuple[int, str] | None:
+    """Relay messages until every rank has exited; return (rank, what happened) for the first
+    rank that died or hung, None if none did."""
+    while True:
+        _drain(messages, states, progress, wait=0.2)
+        now = time.monotonic()
+        for rank, (p, s) in enumerate(zip(procs, states)):
+            if p.exitcode is not None and p.exitcode != 0 and s.error is None:
+                _drain(messages, states, progress, wait=0.5)  # its last words may still be in the pipe
+                if s.error is None:
+                    how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exited with code {p.exitcode}"
+                    return rank, f"died ({how})"
+            if p.exitcode is None and now - s.beat > timeout_s:
+                return rank, f"stopped responding (no heartbeat for {timeout_s:g} s)"
+        if all(p.exitcode is not None for p in procs):
+            return None
+
+
+def _drain(messages, states: list[RankState], progress, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            msg = messages.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return
+        kind, rank = msg[0], msg[1]
+        s = states[rank]
+        s.beat = time.monotonic()
+        if kind == "beat":
+            s.label, s.step = msg[2], msg[3]
+        elif kind == "progress" and progress is not None:
+            progress(msg[2], msg[3], msg[4])
+        elif kind == "error":
+            s.error = (msg[2], msg[3])
+
+
+def _stop(procs, grace: float) -> None:
+    """Wait up to `grace` for ranks to end by themselves, then terminate and kill the rest."""
+    deadline = time.monotonic() + grace
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    for p in procs:
+        p.join(5)
+
+
+def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path) -> Outcome:
+    inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
+    if inputs:
+        return Outcome(ok=False, code=2, message=inputs[0])
+    if culprit is None and all(p.exitcode == 0 for p in procs):
+        return Outcome(ok=True)
+    staged = RunDir(out)
+    if staged.stage.is_dir():  # rank 0 died before publishing: what it staged is all there is
+        staged.publish()
+    kept = f"finished steps kept in {out}" if out.is_dir() else "no steps had finished"
+    if culprit is not None:
+        rank, what = culprit
+        s = states[rank]
+        at = f"at step {s.step} of {s.label}" if s.label else "before the first step"
+        return Outcome(ok=False, code=1, message=f"rank {rank} {what} {at}; {kept}")
+    interrupted = [s for s in states if s.error and s.error[0] == "interrupted"]
+    if interrupted:
+        return Outcome(ok=False, code=2, message=f"interrupted: {kept}")
+    failed = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
+    return Outcome(ok=False, code=1, message=f"{failed}; {kept}")

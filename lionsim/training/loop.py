@@ -1,0 +1,151 @@
+"""The run loop every backend shares: one strategy trained for `steps` steps by the workers
+this process holds.
+
+    sim         one process holds all W workers (w = W) and a SimComm
+    gloo, nccl  each of R processes holds w = W / R consecutive workers and a ProcessGroupComm
+
+Per step, top to bottom:
+
+    batches of this process's workers -> gradients [w, P]                  (timed: compute)
+    -> every worker's loss and finiteness to every process (Comm.exchange_control, untimed):
+       the mean loss is summed in worker order, so every backend reports the same number,
+       and every process learns together whether any worker diverged
+    -> lionsim.engine.train_step: encode, collectives, decode, update        (timed by section)
+    -> evaluation on held-out data every eval_every steps (process 0, untimed)
+
+A non-finite loss or gradient on any worker ends the run at that step: the step is recorded
+with its loss and the run is marked diverged. The loop only measures; lionsim.training.booking
+turns the records into the time columns.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from lionsim.backends import Comm
+from lionsim.engine import Sent, train_step
+from lionsim.runs import RunSpec
+from lionsim.simulator import GRADIENT_METHODS
+from lionsim.strategies import StrategyConfig, flatten_parameters
+from lionsim.strategies.base import Hyper
+from lionsim.timing import Clock
+from lionsim.training.counting import KernelCounter
+from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
+from lionsim.workloads import Workload
+
+SECTIONS = ("compute", "encode", "decode", "update")
+"""Measured parts of a step (collectives are measured per call by a real Comm, or priced)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where this process stands in a run: its workers, its communicator, its device."""
+
+    comm: Comm
+    device: torch.device = torch.device("cpu")
+
+    @property
+    def workers(self) -> range:
+        """Global indices of the workers this process holds."""
+        return range(self.comm.first_worker, self.comm.first_worker + self.comm.local_workers)
+
+    @property
+    def is_root(self) -> bool:
+        """Process 0: it evaluates and writes."""
+        return self.comm.first_worker == 0
+
+
+@dataclass(slots=True)
+class StepRecord:
+    """What one step did and what it cost, as this process measured it."""
+
+    step: int
+    loss: float
+    """Mean training loss over all W workers."""
+    sent: Sent | None
+    """What went on the wire (None on a diverged step, which sends nothing)."""
+    seconds: dict[str, float]
+    """Measured seconds of this process per section (SECTIONS), for all its w workers."""
+    collectives: list = field(default_factory=list)
+    """Real collectives as they ran (MeasuredCall; empty on the simulator)."""
+    evaluation: dict[str, float] = field(default_factory=dict)
+    """eval_loss / eval_acc on steps that evaluated (process 0)."""
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """One strategy's run on this process."""
+
+    run: RunSpec
+    hyper: Hyper
+    transport: Transport
+    spec: PayloadSpec
+    """What the strategy sends at steady state (the step's own spec is in its Sent)."""
+    params: int
+    steps: list[StepRecord] = field(default_factory=list)
+    diverged_at: int | None = None
+    """The step at which a worker's loss or gradient went non-finite."""
+    diverged_workers: list[int] = field(default_factory=list)
+    kernels: Counter = field(default_factory=Counter)
+    """Kernels launched per section in step 1, counted when `count_kernels` is on."""
+
+
+StepFn = Callable[[RunSpec, int, float], None]
+
+
+def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, strategy_cfg: StrategyConfig,
+              steps: int, eval_every: int, count_kernels: bool = False, on_step: StepFn | None = None,
+              on_record: Callable[[RunRecord], None] | None = None) -> RunRecord:
+    """Train `run` from the `initial` state for `steps` steps with this process's workers.
+
+    `on_record` receives the record before the first step, so a caller holds it (and every
+    step finished so far) even if a step fails."""
+    comm = place.comm
+    torch.manual_seed(strategy_cfg.seed)  # strategies draw from their own generators; this pins any other use
+    workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
+    params, layout = flatten_parameters(workload.model)
+    strategy = run.strategy_class(strategy_cfg, layout, comm)
+    transport = TRANSPORTS.get(run.transport)()
+    transport.check(strategy.payload_spec(), comm.world_size)
+    record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
+                       params=layout.numel)
+    if on_record is not None:
+        on_record(record)
+    grads = torch.zeros(comm.local_workers, layout.numel, device=place.device)  # [w, P]
+    gradients = GRADIENT_METHODS[workload.gradients]
+    clock = Clock()
+    for step in range(1, steps + 1):
+        batches = workload.batches(step - 1, place.workers, place.device)
+        with clock.section("compute"):
+            losses = gradients(workload.model, workload.loss, batches, grads)
+        status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
+        loss = float(status[:, 0].sum() / comm.world_size)
+        if not bool(status[:, 1].all()):
+            record.diverged_at = step
+            record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
+            record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
+            break
+        counting = KernelCounter(clock.current) if count_kernels and step == 1 else nullcontext()
+        with counting:
+            sent = train_step(strategy, transport, comm, grads, params, step, clock)
+        if count_kernels and step == 1:
+            record.kernels = counting.kernels
+        done = StepRecord(step, loss, sent, clock.take(), comm.take_log())
+        if place.is_root and (step % eval_every == 0 or step == steps):
+            done.evaluation = workload.evaluate(workload.model)
+        record.steps.append(done)
+        if on_step is not None:
+            on_step(run, step, loss)
+    return record
+
+
+def worker_status(comm: Comm, losses: list[float], grads: torch.Tensor) -> torch.Tensor:
+    """[W, 2] float64 on every process: each worker's loss and whether it and its gradient are finite."""
+    local = torch.tensor(losses, dtype=torch.float64, device=grads.device)
+    finite = torch.isfinite(local) & torch.isfinite(grads).all(dim=1)
+    return comm.exchange_control(torch.stack([local, finite.to(torch.float64)], dim=1)).cpu()
