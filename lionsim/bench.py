@@ -27,7 +27,7 @@ from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
-from lionsim.strategies import StrategyConfig
+from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
@@ -102,7 +102,7 @@ class BenchConfig:
     """torch CPU threads while training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
-    timeout_s: float = 60.0
+    timeout: float = 60.0
     """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails."""
 
     def validate(self) -> list[RunSpec]:
@@ -117,8 +117,8 @@ class BenchConfig:
                                    f"{'> 0' if name == 'lr' else '>= 0'}")
         if self.target_loss is not None and not math.isfinite(self.target_loss):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite number")
-        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
-            raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: seconds > 0")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.backend == "sim" and self.ranks not in (None, 1):
@@ -128,6 +128,10 @@ class BenchConfig:
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
+        MomentumSync.parse(self.momentum_sync)
+        if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
+            raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
+                               f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -141,6 +145,8 @@ class BenchConfig:
         """A run's hyperparameters: every StrategyConfig field this config names too, with the
         run's own `hyper` table (by label, else by strategy name) winning."""
         given = {f.name: getattr(self, f.name) for f in fields(StrategyConfig) if hasattr(self, f.name)}
+        if run is not None and not run.strategy_class.has_momentum_sync:
+            given["momentum_sync"] = "never"  # an option of some strategies applies to those it fits
         if run is not None:
             own = self.hyper.get(run.label, self.hyper.get(run.strategy, {}))
             given.update({k: tuple(v) if k == "betas" else v for k, v in own.items()})

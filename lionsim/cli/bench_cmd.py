@@ -89,7 +89,7 @@ def bench(
         transport=transport, network=network, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, topk_ratio=topk_ratio,
         data=data, data_split=data_split, eval_every=eval_every, baseline=baseline, target_loss=target_loss,
-        compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads, timeout_s=timeout,
+        compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads, timeout=timeout,
     )
     runs = cfg.validate()
     check_out_dir(out)

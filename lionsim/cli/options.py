@@ -11,7 +11,8 @@ Workers = Annotated[int, typer.Option("--workers", "-n", help="Data-parallel wor
 Strategy = Annotated[Optional[list[str]], typer.Option(
     "--strategy", "-s", help="NAME or NAME@TRANSPORT; repeatable (see `lionsim strategies`).")]
 Transport = Annotated[Optional[str], typer.Option(
-    "--transport", help="Transport for every strategy given without one (where it fits).")]
+    "--transport", help="Transport for every strategy given without one that can use it (the others keep "
+                        "their default); an error only if no run can use it.")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
 Backend = Annotated[str, typer.Option("--backend", help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
 Workload = Annotated[str, typer.Option("--workload", "-w", help="Workload (`lionsim workloads`).")]
@@ -22,7 +23,9 @@ BatchSize = Annotated[int, typer.Option("--batch-size", "-b", help="Samples per 
 Lr = Annotated[Optional[float], typer.Option("--lr", help="Learning rate for every strategy (default: each strategy's own).")]
 WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="Weight decay for every strategy (default: each strategy's own).")]
 Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
-MomentumSync = Annotated[str, typer.Option("--momentum-sync", help="Lion family: never | every:K | schedule:K.")]
+MomentumSync = Annotated[str, typer.Option(
+    "--momentum-sync", help="never | every:K | schedule:K, for every run with per-worker momentum (the Lion family; "
+                            "the others are unaffected); an error only if no run has it.")]
 TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of parameters each worker sends.")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", help="iid | dirichlet:ALPHA (label skew).")]

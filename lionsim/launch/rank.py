@@ -23,6 +23,7 @@ from lionsim.backends import ProcessGroupComm
 from lionsim.bench import Bench, BenchConfig, BenchResult
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous
+from lionsim.launch.quiet import native_stderr_held
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
 from lionsim.training.loop import Place
@@ -59,8 +60,9 @@ def check_layout(cfg: BenchConfig, ranks: int) -> int:
 def join(backend: str, rv: Rendezvous, timeout_s: float) -> None:
     """init_process_group with a short timeout; rendezvous problems become one LionsimError line."""
     try:
-        dist.init_process_group(backend, init_method=f"tcp://{rv.addr}:{rv.port}", rank=rv.rank,
-                                world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s))
+        with native_stderr_held():
+            dist.init_process_group(backend, init_method=f"tcp://{rv.addr}:{rv.port}", rank=rv.rank,
+                                    world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s))
     except (RuntimeError, ValueError, OSError) as e:  # DistNetworkError, DistStoreError are RuntimeErrors
         text = " ".join(str(e).split())
         if "EADDRINUSE" in text or "address already in use" in text.lower():
@@ -100,7 +102,7 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     if cfg.backend == "nccl":
         device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
-    join(cfg.backend, rv, cfg.timeout_s)
+    join(cfg.backend, rv, cfg.timeout)
     try:
         check_same_config(cfg, device)
         bench = Bench(cfg, Place(ProcessGroupComm(None, local_workers=w), device))
@@ -136,7 +138,7 @@ def _train(bench: Bench, out: Path, root: bool, progress, where) -> BenchResult 
             _publish_partial(bench, target, "interrupted", "interrupted")
         raise
     except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
-        text = " ".join(str(e).split())[:300]
+        text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
         if root:
             _publish_partial(bench, target, "failed", text)
         raise RankFailure(text) from None

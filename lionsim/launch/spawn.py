@@ -30,6 +30,9 @@ HEARTBEAT_S = 0.5
 """Seconds between a rank's heartbeats."""
 GRACE_S = 15.0
 """Seconds the parent waits, once a rank failed, for the others (rank 0 publishing) to finish."""
+STARTUP_S = 120.0
+"""Seconds a rank may take to send its first heartbeat (a fresh interpreter importing torch on
+a busy machine takes several); after that the --timeout applies."""
 
 
 @dataclass(slots=True)
@@ -37,6 +40,8 @@ class RankState:
     label: str | None = None
     step: int = 0
     beat: float = field(default_factory=time.monotonic)
+    started: bool = False
+    """Whether a first message arrived (until then the startup allowance applies)."""
     error: tuple[str, str] | None = None
     """(kind, message) a rank reported before exiting: input | interrupted | failed."""
 
@@ -100,13 +105,13 @@ def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
     for p in procs:
         p.start()
     try:
-        culprit = _watch(procs, states, messages, cfg.timeout_s, progress)
+        culprit = _watch(procs, states, messages, cfg.timeout, progress)
     except KeyboardInterrupt:
         _stop(procs, grace=GRACE_S)
         return Outcome(ok=False, code=2, message=f"interrupted: finished steps (if any) kept in {out}")
     finally:
         _stop(procs, grace=GRACE_S)
-    return _outcome(procs, states, culprit, out)
+    return _outcome(procs, states, culprit, out, [r.label for r in cfg.validate()])
 
 
 def _watch(procs, states: list[RankState], messages, timeout_s: float, progress) -> tuple[int, str] | None:
@@ -121,8 +126,10 @@ def _watch(procs, states: list[RankState], messages, timeout_s: float, progress)
                 if s.error is None:
                     how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exited with code {p.exitcode}"
                     return rank, f"died ({how})"
-            if p.exitcode is None and now - s.beat > timeout_s:
+            if p.exitcode is None and s.started and now - s.beat > timeout_s:
                 return rank, f"stopped responding (no heartbeat for {timeout_s:g} s)"
+            if p.exitcode is None and not s.started and now - s.beat > STARTUP_S:
+                return rank, f"did not start (no heartbeat in {STARTUP_S:g} s)"
         if all(p.exitcode is not None for p in procs):
             return None
 
@@ -136,11 +143,13 @@ def _drain(messages, states: list[RankState], progress, wait: float) -> None:
             return
         kind, rank = msg[0], msg[1]
         s = states[rank]
-        s.beat = time.monotonic()
+        s.beat, s.started = time.monotonic(), True
         if kind == "beat":
             s.label, s.step = msg[2], msg[3]
-        elif kind == "progress" and progress is not None:
-            progress(msg[2], msg[3], msg[4])
+        elif kind == "progress":
+            s.label, s.step = msg[2], msg[3] + 1  # rank 0 finished this step: it is in the next
+            if progress is not None:
+                progress(msg[2], msg[3], msg[4])
         elif kind == "error":
             s.error = (msg[2], msg[3])
 
@@ -157,7 +166,8 @@ def _stop(procs, grace: float) -> None:
         p.join(5)
 
 
-def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path) -> Outcome:
+def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path,
+             labels: list[str]) -> Outcome:
     inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
     if inputs:
         return Outcome(ok=False, code=2, message=inputs[0])
@@ -169,7 +179,8 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
     kept = f"finished steps kept in {out}" if out.is_dir() else "no steps had finished"
     if culprit is not None:
         rank, what = culprit
-        s = states[rank]
+        # ranks move in lockstep (every step has collectives): the furthest any rank got is where it stopped
+        s = max(states, key=lambda st: (labels.index(st.label) if st.label in labels else -1, st.step))
         at = f"at step {s.step} of {s.label}" if s.label else "before the first step"
         return Outcome(ok=False, code=1, message=f"rank {rank} {what} {at}; {kept}")
     interrupted = [s for s in states if s.error and s.error[0] == "interrupted"]

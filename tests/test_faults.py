@@ -1,0 +1,162 @@
+"""Faults with real processes: a rank killed or hung mid-run, a port in use, an unreachable
+rendezvous, a backend this machine lacks, ranks given different configurations.
+
+A dead or hung rank ends the run within the timeout with one line naming the rank and the
+step, exit 1, no process left behind and every finished step kept on disk; the rest are bad
+input: one line, exit 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from lionsim.launch import free_port
+
+BENCH = [sys.executable, "-m", "lionsim", "bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2",
+         "--batch-size", "8", "--eval-every", "1000"]
+TIMEOUT = 5
+STEPS = 600  # a run takes seconds, so the second is under way when a rank is stopped
+
+
+def children(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (from /proc)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def start_and_wait_for_first_run(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
+    """A 2-rank gloo bench whose first run has finished (rank 0 staged it); its rank processes."""
+    out = tmp_path / "o"
+    proc = subprocess.Popen(BENCH + ["--steps", str(STEPS), "-s", "lion", "-s", "dlion-mavo",
+                                     "--backend", "gloo", "--timeout", str(TIMEOUT), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    staged = tmp_path / ".o.partial" / "steps.csv"
+    deadline = time.monotonic() + 180
+    while not (staged.exists() and pd.read_csv(staged).query("strategy == 'lion'").step.max() == STEPS):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the first run never finished"
+        time.sleep(0.05)
+    ranks = [p for p in children(proc.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()]
+    assert len(ranks) == 2
+    return proc, out, ranks
+
+
+def rank_pid(ranks: list[int], rank: int) -> int:
+    """The process of `rank`: spawn passes the rank as _child's first argument; match by order of start."""
+    return sorted(ranks)[rank]
+
+
+@pytest.mark.parametrize("fault", ["killed", "hung"])
+def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, tmp_path):
+    proc, out, ranks = start_and_wait_for_first_run(tmp_path)
+    victim = rank_pid(ranks, 1)
+    os.kill(victim, signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=120)
+    took = time.monotonic() - start
+    lines = err.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, err
+    what = "died (killed by signal 9)" if fault == "killed" else f"stopped responding (no heartbeat for {TIMEOUT} s)"
+    assert lines[0].startswith(f"error: rank 1 {what} at step ") and "of dlion-mavo@int8-allreduce" in lines[0], err
+    assert f"finished steps kept in {out}" in lines[0]
+    assert took < TIMEOUT + 20  # the watchdog's timeout plus rank 0's grace to publish
+    assert not any(alive(p) for p in ranks)  # no process left behind
+    steps = pd.read_csv(out / "steps.csv")
+    assert steps[steps.strategy == "lion"].step.max() == STEPS  # the finished run is kept whole
+    assert json.loads((out / "run.json").read_text())["status"] in ("failed", "running")
+    assert not (tmp_path / ".o.partial").exists()
+
+
+def run_cli(args: list[str], env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def one_line(done: subprocess.CompletedProcess, code: int, message: str) -> None:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == code and len(lines) == 1 and message in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def launcher(rank: int, world: int, port: int, addr: str = "127.0.0.1") -> dict:
+    return {"RANK": str(rank), "WORLD_SIZE": str(world), "LOCAL_RANK": str(rank), "MASTER_ADDR": addr,
+            "MASTER_PORT": str(port)}
+
+
+def test_port_in_use(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_cli(BENCH + ["--steps", "2", "--backend", "gloo", "--timeout", "5", "--out", str(tmp_path / "o")],
+                       env=launcher(0, 2, port))
+    one_line(done, 2, f"port {port} on 127.0.0.1 is in use")
+    assert not (tmp_path / "o").exists()
+
+
+def test_unreachable_rendezvous(tmp_path):
+    port = free_port()  # nobody listens there
+    done = run_cli(BENCH + ["--steps", "2", "--backend", "gloo", "--timeout", "3", "--out", str(tmp_path / "o")],
+                   env=launcher(1, 2, port))
+    one_line(done, 2, f"cannot reach the rendezvous at 127.0.0.1:{port} within 3 s")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA: nccl is available")
+def test_nccl_without_cuda(tmp_path):
+    done = run_cli(BENCH + ["--steps", "2", "--backend", "nccl", "--out", str(tmp_path / "o")])
+    one_line(done, 2, "backend nccl needs CUDA GPUs")
+
+
+def test_ranks_with_different_configurations(tmp_path):
+    port = free_port()
+    procs = [subprocess.Popen(BENCH + ["--steps", steps, "--backend", "gloo", "--timeout", "30",
+                                       "--out", str(tmp_path / "o")],
+                              env={**os.environ, **launcher(rank, 2, port)}, stderr=subprocess.PIPE, text=True)
+             for rank, steps in ((0, "2"), (1, "3"))]
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    assert [p.returncode for p in procs] == [2, 2]
+    line = errs[0].strip().splitlines()
+    assert len(line) == 1 and "rank(s) 1 got a configuration different from rank 0's" in line[0], errs
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--workers", "3", "--backend", "gloo"], "--workers 3 is not divisible by 2 ranks"),
+    (["--backend", "gloo", "--ranks", "4"], "bad --ranks 4; accepted: 1 to --workers (2)"),
+    (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
+])
+def test_bad_layouts(args, message, tmp_path):
+    done = run_cli(BENCH + ["--steps", "2", "--out", str(tmp_path / "o")] + args)
+    one_line(done, 2, message)
+
+
+def test_sim_under_a_launcher_is_one_job(tmp_path):
+    done = run_cli(BENCH + ["--steps", "2", "--out", str(tmp_path / "o")], env=launcher(0, 2, free_port()))
+    one_line(done, 2, "with --backend sim, which is one process: pass --backend gloo or nccl")
+    assert not (tmp_path / "o").exists()
