@@ -7,6 +7,7 @@ error) becomes one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -59,7 +60,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
     command = group.get_command(click.Context(group), command_name) if command_name else None
     if command is None:
         return None  # click reports the missing or unknown command itself
-    values = load_toml(Path(path))
+    values = load_config(Path(path), command_name)
     accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}
     defaults: dict[str, Any] = {}
     for key, value in values.items():
@@ -69,10 +70,33 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
                 f"unknown key {key!r} in {path} for `lionsim {command_name}`; "
                 f"accepted: {', '.join(sorted(n.replace('_', '-') for n in accepted))}"
             )
+        if value is None:  # run.json records unset options as null: the option's own default
+            continue
         if accepted[name].multiple and not isinstance(value, list):
             value = [value]
+        if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
+            value = json.dumps(value)
         defaults[name] = value
     return {command_name: defaults}
+
+
+def load_config(path: Path, command: str) -> dict[str, Any]:
+    """Options from a TOML file, or from a run.json that lionsim wrote (its `config`)."""
+    if path.suffix.lower() != ".json":
+        return load_toml(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise LionsimError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file or a run.json") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LionsimError(f"malformed JSON in {path}: {e}") from None
+    if not (isinstance(data, dict) and isinstance(data.get("config"), dict)):
+        raise LionsimError(f"{path} is not a run record: a JSON --config must be a run.json written by lionsim")
+    if data.get("command") != command:
+        raise LionsimError(f"{path} records a `lionsim {data.get('command')}` run, not `lionsim {command}`")
+    return data["config"]
 
 
 def _is_argument(param) -> bool:
@@ -90,6 +114,10 @@ def load_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(f)
     except FileNotFoundError:
         raise LionsimError(f"config file not found: {path}") from None
+    except IsADirectoryError:
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file") from None
+    except OSError as e:
+        raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise LionsimError(f"malformed TOML in {path}: {e}") from None
 

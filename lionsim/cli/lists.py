@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 import lionsim
@@ -24,8 +26,10 @@ def root(
 @app.command()
 def strategies(
     workers: int = typer.Option(8, "--workers", "-n", help="Worker count the bits per parameter are given for."),
+    workload: Optional[str] = typer.Option(
+        None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
 ) -> None:
-    """List the strategies: what each sends, over which transports, at how many bits."""
+    """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
     from rich.table import Table
 
     from lionsim.aggregators import MajorityVote
@@ -35,7 +39,12 @@ def strategies(
 
     if workers < 1:
         raise LionsimError(f"bad --workers {workers}; accepted: an integer >= 1")
-    table = Table(title=f"strategies (bits per parameter for {workers} workers, default transport first)")
+    if workload is not None:
+        from lionsim.workloads import WORKLOADS
+
+        WORKLOADS.get(workload)  # an unknown name fails with the list
+    where = f"; defaults on {workload}" if workload else ""
+    table = Table(title=f"strategies (bits per parameter for {workers} workers, default transport first{where})")
     for col in ("strategy", "what it does", "sends", "transports", "bits up/down", "lr", "wd"):
         table.add_column(col, overflow="fold")
     for name, cls in STRATEGIES.items():
@@ -47,7 +56,7 @@ def strategies(
         bits = [TRANSPORTS.get(t)().bits_per_param(spec, workers) for t in transports]
         table.add_row(name, cls.summary, cls.payload_kind, "\n".join(transports),
                       "\n".join(f"{u:.3g}/{d:.3g}" for u, d in bits),
-                      f"{cls.defaults.lr:g}", f"{cls.defaults.weight_decay:g}")
+                      f"{cls.defaults_for(workload).lr:g}", f"{cls.defaults_for(workload).weight_decay:g}")
     console.print(table)
     console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
 
