@@ -31,8 +31,8 @@ def test_every_strategy_and_transport_is_accounted():
         # D-Lion over the int8 container: rule reads g, m, writes m and the int8 vote (12 + 1);
         # the int8 sum is read by the update (8 + 1)
         ("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 64, (13, 0, 9)),
-        # past 127 workers the container is int16: a cast (read 1, write 2) and a 2-byte read
-        ("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 200, (16, 0, 10)),
+        # past 127 workers the container is int32: a cast (read 1, write 4) and a 4-byte read
+        ("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 200, (18, 0, 12)),
         # a2a, 16 workers, MaVo with even N: 2-bit codes. pack 1 + 1/8 + (1 + 2/8)/16;
         # unpack 1/8 + 1/16 + 2/8 + 1
         ("dlion-mavo", "a2a-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 16,

@@ -18,9 +18,12 @@ WORLD = 2
 VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
 
 
-def votes_for(rank: int, n: int = 77) -> torch.Tensor:
+WIDE_LOCAL = 64  # virtual workers per rank for the wide run: W = 128 > 127, past the int8 container
+
+
+def votes_for(rank: int, n: int = 77, rows: int = 1) -> torch.Tensor:
     g = torch.Generator().manual_seed(100 + rank)
-    return (torch.randint(0, 2, (1, n), generator=g) * 2 - 1).to(torch.int8)
+    return (torch.randint(0, 2, (rows, n), generator=g) * 2 - 1).to(torch.int8)
 
 
 def batch_for(rank: int, step: int) -> torch.Tensor:
@@ -42,6 +45,9 @@ def rank_main(rank: int, port: int, out: str) -> None:
         spec = PayloadSpec(kind="votes", numel=77, rule=VOTE_RULES.get(rule_name)())
         for name in VOTE_TRANSPORTS:
             results[(name, rule_name)] = TRANSPORTS.get(name)().aggregate(Payload(spec, votes_for(rank)), comm)[0]
+        wide = ProcessGroupComm(local_workers=WIDE_LOCAL)
+        results[("int8-allreduce@128", rule_name)] = TRANSPORTS.get("int8-allreduce")().aggregate(
+            Payload(spec, votes_for(rank, rows=WIDE_LOCAL)), wide)
     model = make_model()
     opt = DistributedLion(model.parameters(), lr=0.01, weight_decay=0.1, transport="a2a-1bit")
     for step in range(3):
@@ -74,6 +80,17 @@ def test_every_vote_transport_over_gloo_equals_the_simulator(gloo_results):
             sim = TRANSPORTS.get(name)().aggregate(Payload(spec, votes), SimComm(WORLD))[0]
             for rank in range(WORLD):
                 assert torch.equal(gloo_results[rank][(name, rule_name)], sim), (name, rule_name, rank)
+
+
+def test_int8_allreduce_past_127_workers_over_gloo_equals_the_simulator(gloo_results):
+    """W = 128 (64 virtual workers on each of 2 ranks): the container widens to a dtype gloo sums."""
+    votes = torch.cat([votes_for(r, rows=WIDE_LOCAL) for r in range(WORLD)])  # [128, 77]
+    for rule_name in ("mavo", "avg"):
+        spec = PayloadSpec(kind="votes", numel=77, rule=VOTE_RULES.get(rule_name)())
+        sim = TRANSPORTS.get("int8-allreduce")().aggregate(Payload(spec, votes), SimComm(WORLD * WIDE_LOCAL))
+        for rank in range(WORLD):
+            got = gloo_results[rank][("int8-allreduce@128", rule_name)]  # [64, 77]: one row per local worker
+            assert torch.equal(got, sim[:WIDE_LOCAL]), (rule_name, rank)
 
 
 def test_distributed_lion_over_gloo_equals_simulated_dlion(gloo_results):

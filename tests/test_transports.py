@@ -132,8 +132,47 @@ def test_int8_container_widens_past_127_workers():
     mavo = PayloadSpec(kind="votes", numel=1000, rule=MajorityVote())
     plan = TRANSPORTS.get("int8-allreduce")().plan
     assert plan(mavo, 127) == [CollectiveCall("all_reduce", 1000, "votes")]
-    assert plan(mavo, 128)[0].nbytes == 2000  # int16
-    assert plan(mavo, 40000)[0].nbytes == 4000  # int32
+    assert plan(mavo, 128)[0].nbytes == 4000  # straight to int32: no backend sums int16
+    assert plan(mavo, 40000)[0].nbytes == 4000
+
+
+class RecordingComm(SimComm):
+    """The simulator, noting the dtype and size of every tensor handed to all_reduce."""
+
+    def __init__(self, world_size: int) -> None:
+        super().__init__(world_size)
+        self.reduced: list[tuple[torch.dtype, int]] = []
+
+    def all_reduce(self, x, op="sum"):
+        self.reduced.append((x.dtype, x[0].numel() * x.element_size()))
+        return super().all_reduce(x, op)
+
+
+# What gloo's all_reduce takes (REFERENCE.md 7); NCCL takes these too. Not int16.
+GLOO_REDUCIBLE = {torch.float32, torch.bfloat16, torch.int8, torch.uint8, torch.int32}
+
+
+@pytest.mark.parametrize("workers", [2, 127, 128, 255, 1000])
+def test_every_vote_transport_all_reduces_only_dtypes_gloo_and_nccl_sum(workers):
+    spec = PayloadSpec(kind="votes", numel=29, rule=MajorityVote())
+    for name in VOTE_TRANSPORTS:
+        comm = RecordingComm(workers)
+        TRANSPORTS.get(name)().aggregate(Payload(spec, random_votes(workers, 29, seed=1)), comm)
+        assert {dtype for dtype, _ in comm.reduced} <= GLOO_REDUCIBLE, (name, workers, comm.reduced)
+
+
+@pytest.mark.parametrize("workers,max_level,container", [(127, 1, torch.int8), (4, 31, torch.int8),
+                                                         (128, 1, torch.int32), (300, 100, torch.int32)])
+def test_int8_container_accounting_follows_the_dtype_sent(workers, max_level, container):
+    """Plan bytes and bits per parameter are those of the tensor actually all-reduced."""
+    n = 50
+    levels = torch.randint(-max_level, max_level + 1, (workers, n), generator=torch.Generator().manual_seed(0))
+    spec = PayloadSpec(kind="levels", numel=n, max_level=max_level)
+    transport, comm = TRANSPORTS.get("int8-allreduce")(), RecordingComm(workers)
+    transport.aggregate(Payload(spec, levels), comm)
+    assert comm.reduced == [(container, n * container.itemsize)]
+    assert transport.plan(spec, workers) == [CollectiveCall("all_reduce", n * container.itemsize, "levels")]
+    assert transport.bits_per_param(spec, workers) == (8.0 * container.itemsize,) * 2
 
 
 def test_invalid_strategy_transport_pair_lists_valid_ones():

@@ -68,6 +68,20 @@ def test_distributed_lion_without_process_group_is_exactly_lion():
         assert torch.equal(a, b)
 
 
+def test_distributed_lion_alone_skips_a_parameter_without_gradient_as_lion_does():
+    """World size 1: p.grad None means no decay, no momentum, no update (REFERENCE.md 1 otherwise)."""
+    used, unused = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0])), torch.nn.Parameter(torch.ones(2))
+    opt = DistributedLion([used, unused], lr=0.1, weight_decay=0.5)
+    x, m = used.tolist(), [0.0] * 3
+    for step in range(3):
+        opt.zero_grad()
+        (used * torch.tensor([1.0, -2.0, 0.25 * step])).sum().backward()
+        opt.step()
+        x, m = lion_step(x, [1.0, -2.0, 0.25 * step], m, 0.1, 0.5, 0.9, 0.99)
+    assert used.tolist() == pytest.approx(x, abs=1e-6)
+    assert unused.tolist() == [1.0, 1.0] and unused not in opt.state
+
+
 def test_distributed_lion_rejects_bad_arguments():
     params = [torch.nn.Parameter(torch.zeros(2))]
     with pytest.raises(ValueError, match="unknown vote rule 'median'"):

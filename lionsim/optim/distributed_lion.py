@@ -5,12 +5,25 @@ Each rank keeps its own momentum and sends only the sign of its local Lion updat
 lionsim transport; every rank applies the same vote (or mean), so replicas stay identical
 without ever all-reducing gradients. With no process group (or world size 1) it is exactly
 Lion. The same transports run in the simulator, which is the reference for this class.
+
+Missing gradients (a branch that one rank's batch skips) are treated alike on every rank, as
+DDP's find_unused_parameters does: each step one small all-reduce (MAX) of a per-parameter
+"has a gradient" flag tells every rank which parameters someone used.
+- Used on no rank: skipped on every rank, as Lion and torch.optim skip p.grad None (no
+  decay, no momentum change, no update).
+- Used on some ranks: a rank without a gradient steps it with a zero gradient, the share of
+  DDP's averaged gradient that rank contributes. Its momentum decays (m <- b2 m) and it
+  votes the sign of b1 m, which is -1 while m is still exactly 0 (sign_votes' tie rule).
+Without the flag, ranks would send payloads of different sizes (gloo aborts: "Received data
+size doesn't match expected size") or, if the sizes happened to match, vote on different
+parameters and drift apart.
 """
 
 from __future__ import annotations
 
 import torch
 import torch.distributed as dist
+from torch import Tensor
 from torch.optim import Optimizer
 
 from lionsim.aggregators import VOTE_RULES
@@ -56,28 +69,46 @@ class DistributedLion(Optimizer):
             with torch.enable_grad():
                 loss = closure()
         workers = self.world_size()
+        if workers == 1:  # nobody to vote with: exactly Lion
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        lion_update_(p, p.grad, self._exp_avg(p), group["lr"], group["weight_decay"],
+                                     *group["betas"])
+            return loss
+        # The optimizer measures nothing: no aligning barrier, no timing log.
+        comm = ProcessGroupComm(self.process_group, align=False)
+        used = self._used_on_any_rank(comm)
         for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
-            lr, wd, (beta1, beta2) = group["lr"], group["weight_decay"], group["betas"]
-            for p in params:
-                self.state[p].setdefault("exp_avg", torch.zeros_like(p))
-            if workers == 1:  # nobody to vote with: exactly Lion
-                for p in params:
-                    lion_update_(p, p.grad, self.state[p]["exp_avg"], lr, wd, beta1, beta2)
-                continue
-            votes = []
-            for p in params:
-                exp_avg = self.state[p]["exp_avg"]
-                votes.append(sign_votes(lion_interpolation(exp_avg, p.grad, beta1), workers).reshape(-1))
-                decay_momentum_(exp_avg, p.grad, beta2)
-            flat = torch.cat(votes).unsqueeze(0)  # [1, n]: one collective for the whole group
-            spec = PayloadSpec(kind="votes", numel=flat.shape[1], rule=self.rule)
-            update = self.transport.aggregate(Payload(spec, flat), ProcessGroupComm(self.process_group))[0]
-            offset = 0
-            for p in params:
-                n = p.numel()
-                apply_update_(p, update[offset : offset + n].view_as(p).to(p.dtype), lr, wd)
-                offset += n
+            params = [p for p in group["params"] if used[p]]
+            if params:  # the same list on every rank, so every rank calls the same collectives
+                self._vote_step(group, params, comm, workers)
         return loss
+
+    def _exp_avg(self, p: Tensor) -> Tensor:
+        return self.state[p].setdefault("exp_avg", torch.zeros_like(p))
+
+    def _used_on_any_rank(self, comm: ProcessGroupComm) -> dict[Tensor, bool]:
+        """Whether each parameter has a gradient on at least one rank: one MAX all-reduce."""
+        params = [p for group in self.param_groups for p in group["params"]]
+        has_grad = torch.tensor([p.grad is not None for p in params], dtype=torch.uint8)
+        anywhere = comm.max_over_ranks(has_grad).tolist()
+        return {p: bool(flag) for p, flag in zip(params, anywhere)}
+
+    def _vote_step(self, group: dict, params: list[Tensor], comm: ProcessGroupComm, workers: int) -> None:
+        """Algorithm 1 for one parameter group: local votes, one collective, the same update everywhere."""
+        lr, wd, (beta1, beta2) = group["lr"], group["weight_decay"], group["betas"]
+        votes = []
+        for p in params:
+            grad = p.grad if p.grad is not None else torch.zeros_like(p)  # used elsewhere, not here
+            exp_avg = self._exp_avg(p)
+            votes.append(sign_votes(lion_interpolation(exp_avg, grad, beta1), workers).reshape(-1))
+            decay_momentum_(exp_avg, grad, beta2)
+        flat = torch.cat(votes).unsqueeze(0)  # [1, n]: one collective for the whole group
+        spec = PayloadSpec(kind="votes", numel=flat.shape[1], rule=self.rule)
+        update = self.transport.aggregate(Payload(spec, flat), comm)[0]
+        offset = 0
+        for p in params:
+            n = p.numel()
+            apply_update_(p, update[offset : offset + n].view_as(p).to(p.dtype), lr, wd)
+            offset += n

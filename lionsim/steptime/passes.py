@@ -91,7 +91,7 @@ class TransportBytes:
 
 
 def _sum_bytes(workers: int) -> float:
-    """A sum of N votes: int8 up to 127 workers, then int16 / int32."""
+    """A sum of N votes: int8 up to 127 workers, then int32 (the transports' containers)."""
     return float(container_dtype(workers).itemsize)
 
 

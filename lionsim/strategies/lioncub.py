@@ -23,7 +23,7 @@ def l1_levels(c: Tensor, per_tensor_l1_mean: Tensor, max_level: int) -> Tensor:
     """q = clip(round(c / mean|c| * s/2), -s, s) as int8 (a tensor with mean|c| = 0 sends 0)."""
     scale = per_tensor_l1_mean.clamp_min(torch.finfo(c.dtype).tiny)
     q = torch.round(c / scale * (max_level / 2)).clamp_(-max_level, max_level)
-    return q.to(torch.int8 if max_level <= 127 else torch.int16)
+    return q.to(torch.int8 if max_level <= 127 else torch.int32)  # never int16: no backend sums it
 
 
 @STRATEGIES.register("lioncub-l1")

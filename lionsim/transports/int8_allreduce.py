@@ -2,8 +2,10 @@
 
 Votes (+/-1) or small levels are cast to a signed integer container and summed by a
 standard ring all-reduce; every worker then applies the rule to the exact sum. The
-container is int8 while N * max_level <= 127, then widened to int16 / int32 so that the sum
-can never overflow (the paper's int8 trick alone breaks past 127 workers).
+container is int8 while N * max_level <= 127, then widened straight to int32 so that the sum
+can never overflow (the paper's int8 trick alone breaks past 127 workers). Never int16:
+neither gloo nor NCCL reduces it. The wire bytes and bits per parameter follow the dtype
+actually sent (4 bytes per element once widened).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 class Int8AllReduce(Transport):
     name = "int8-allreduce"
     carries = ("votes", "levels")
-    summary = "ring all-reduce SUM of votes in an int8 container (int16/int32 past 127 workers)"
+    summary = "ring all-reduce SUM of votes in an int8 container (int32 past 127 workers)"
 
     @staticmethod
     def container(spec: PayloadSpec, workers: int) -> torch.dtype:

@@ -57,12 +57,18 @@ class Payload:
     extra: dict = field(default_factory=dict)
 
 
+# Signed dtypes that both gloo and NCCL can all-reduce, narrowest first: no int16, which
+# neither backend sums (gloo raises "Invalid scalar type"), so int8 widens straight to int32.
+_REDUCIBLE_INTS = (torch.int8, torch.int32, torch.int64)
+
+
 def container_dtype(max_abs_sum: int) -> torch.dtype:
-    """The narrowest signed integer dtype holding sums up to +/-max_abs_sum (int8 while <= 127)."""
-    for dtype in (torch.int8, torch.int16, torch.int32):
+    """The narrowest all-reducible signed dtype holding sums up to +/-max_abs_sum:
+    int8 while <= 127, then int32 (never int16), int64 past 2**31 - 1."""
+    for dtype in _REDUCIBLE_INTS:
         if max_abs_sum <= torch.iinfo(dtype).max:
             return dtype
-    return torch.int64
+    raise ValueError(f"no integer container holds sums up to {max_abs_sum}")
 
 
 def combine_alone(payload: Payload) -> Tensor:
