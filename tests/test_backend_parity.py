@@ -53,6 +53,7 @@ def rank_main(rank: int, ranks: int, workers: int, port: int, path: str) -> None
     try:
         place = Place(ProcessGroupComm(None, local_workers=workers // ranks))
         torch.save(train_all(Bench(config(workers), place)), f"{path}.{rank}")
+        dist.barrier()  # no rank tears its group down while a peer still uses it
     finally:
         dist.destroy_process_group()
 

@@ -142,6 +142,9 @@ def _train(bench: Bench, out: Path, root: bool, progress, where) -> BenchResult 
         if root:
             _publish_partial(bench, target, "failed", text)
         raise RankFailure(text) from None
+    # no rank tears the group down while a peer still uses it: a gloo rank that did so under
+    # load was seen aborting (SIGABRT, "terminate called without an active exception")
+    dist.barrier()
     if not root:
         return None
     result.meta["config"]["out"] = str(out)
