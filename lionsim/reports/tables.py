@@ -1,6 +1,6 @@
 """The rich table of a run's summary, as printed by `lionsim bench` and `lionsim plot`.
 
-Kept to about 120 characters wide: the full numbers (best loss, every eval metric, exact
+Kept to 80 characters wide: the full numbers (best loss, every eval metric, exact
 bytes) are in summary.csv; the table shows what ranks the runs.
 """
 
@@ -53,39 +53,50 @@ def _context(summary: pd.DataFrame) -> str:
     return f"{workload}{_values(summary, 'workers')} workers, {_values(summary, 'network')}"
 
 
+def _target_note(summary: pd.DataFrame) -> str:
+    if "target_loss" not in summary.columns or summary["target_loss"].isna().all():
+        return "to tgt: - (no target)"
+    return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} "
+            "(trailing mean; - never reached)")
+
+
 def summary_table(summary: pd.DataFrame) -> Table:
     """One row per run: final loss, last eval metric, mean ms per step by component (encode and
     decode together as codec), bytes sent per worker per step, bits per parameter up/down,
-    step speedup and time-to-target speedup. The baseline is starred."""
+    step speedup and time-to-target speedup. The baseline is starred.
+
+    Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport) and the
+    headers are short; the caption says what each means."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     # Show eval accuracy where the workload measures it, else eval loss.
     use_acc = summary["final_eval_acc"].notna().any()
     table = Table(
         title=f"lionsim: {_context(summary)}, {_values(summary, 'steps')} steps",
         caption=(
-            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. Times: modelled ms per step "
-            "(codec = encode + decode). sent: bytes per worker per step. speedup: baseline step / step. "
-            "to-target: baseline time / time to reach the baseline's loss (trailing mean); - never reached."
+            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), codec "
+            "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
+            "worker per step. bits: per parameter up/down. speedup: baseline step / step. "
+            f"{_target_note(summary)}."
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,
-        collapse_padding=True,
+        padding=(0, 0),  # the box draws one space between columns
         pad_edge=False,
     )
-    # Every column may fold: rich then narrows the widest (the run label) first on a small terminal.
-    table.add_column("run", overflow="fold")
-    for name in ("loss", "eval\nacc" if use_acc else "eval\nloss", "compute", "codec", "comm", "update", "step",
-                 "sent", "bits\nup/dn", "speedup", "to\ntarget"):
+    table.add_column("run", overflow="fold", min_width=15)
+    for name in ("loss", "acc" if use_acc else "eval", "comp", "codec", "comm", "upd", "step", "sent", "bits",
+                 "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):
         label = run_label(row.strategy, row.transport)
+        star = "*" if label == baseline else ""
         if use_acc:
             evaluated = "-" if _isnan(row.final_eval_acc) else f"{row.final_eval_acc * 100.0:.1f}%"
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
         table.add_row(
-            f"{label}*" if label == baseline else label,
-            _num(row.final_loss, ".4f"),
+            f"{row.strategy}{star}\n@{row.transport}",
+            _num(row.final_loss, ".3f"),
             evaluated,
             _num(row.compute_s * 1e3),
             _num((row.encode_s + row.decode_s) * 1e3),
