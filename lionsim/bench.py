@@ -34,6 +34,8 @@ from lionsim.training.loop import Place, RunRecord, StepFn, train_run
 from lionsim.workloads import WorkloadConfig, build_workload
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
+DEFAULT_DEVICE = "h100"
+"""--compute on sim unless given (BenchConfig.compute)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
@@ -92,8 +94,10 @@ class BenchConfig:
     target_loss: float | None = None
     """Training loss for time to target; None: 90% of the way from the initial loss to the
     worst strategy's best (smoothed), which every run reaches (lionsim.reports.summary)."""
-    compute: str = "h100"
-    """measured (this machine) or a device preset: compute, encode, decode, update modelled for it."""
+    compute: str | None = None
+    """measured (this machine) or a device preset: compute, encode, decode, update modelled for it.
+    None: h100 on sim (a GPU-like step, where communication matters: the regime lionsim is for),
+    measured on gloo/nccl (every time column of a real run is measured on its ranks)."""
     warmup_steps: int = 3
     """Leading steps of each run whose measured times are left out of the medians."""
     bucket_mb: float = 25.0
@@ -104,6 +108,10 @@ class BenchConfig:
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
     timeout: float = 60.0
     """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails."""
+
+    def __post_init__(self) -> None:
+        if self.compute is None:
+            self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
 
     def validate(self) -> list[RunSpec]:
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),

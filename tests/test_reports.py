@@ -332,3 +332,15 @@ def test_cli_plot_unknown_baseline(tmp_path, steps, capsys):
     write_run(tmp_path, steps, summarize(steps), {})
     code, _, err = _run_cli(["plot", str(tmp_path), "--baseline", "nope"], capsys)
     assert code == 2 and "unknown baseline 'nope'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_model_check_table_only_on_real_backends(steps):
+    from lionsim.reports import model_check_table
+
+    summary = summarize(steps)
+    assert model_check_table(summary) is None  # sim: the model is the time
+    real = summary.assign(backend="gloo", comm_s=0.004, comm_model_s=0.003, comm_model_error=-0.25)
+    console = Console(record=True, width=80)
+    console.print(model_check_table(real))
+    text = console.export_text()
+    assert "measured on gloo" in text and "-25%" in text and "4.00" in text and "3.00" in text

@@ -70,10 +70,11 @@ def bench(
     target_loss: Optional[float] = typer.Option(
         None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
                                     "to the worst run's best, which every run reaches)."),
-    compute: str = typer.Option(
-        "h100", "--compute",
+    compute: Optional[str] = typer.Option(
+        None, "--compute",
         help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
-             "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine's CPU)."),
+             "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
+             "Default: h100 on sim, measured on gloo/nccl."),
     warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
@@ -149,9 +150,12 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched) -
 
 
 def _report(result: BenchResult, out: Path, files: list[Path] | None = None) -> None:
-    from lionsim.reports import summary_table
+    from lionsim.reports import model_check_table, summary_table
 
     console.print(summary_table(result.summary))
+    check = model_check_table(result.summary)
+    if check is not None:
+        console.print(check)
     if files:
         console.print(f"wrote {len(files)} files to {out}/: " + ", ".join(p.name for p in files))
     diverged = result.diverged

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from lionsim.cli.app import ConfigOption, app, console
-from lionsim.reports import load_run, plot_run, summarize, summary_table
+from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
 
 
 @app.command("plot")
@@ -27,6 +27,9 @@ def plot(
         summary = summarize(steps, baseline=baseline)
     paths = plot_run(run_dir, steps, summary)
     console.print(summary_table(summary))
+    check = model_check_table(summary)
+    if check is not None:
+        console.print(check)
     console.print(f"plots written to {run_dir}:", markup=False, highlight=False)
     for path in paths:
         console.print(f"  {path}", markup=False, highlight=False)

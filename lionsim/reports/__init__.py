@@ -8,7 +8,7 @@ from lionsim.reports.columns import STEP_COLUMNS, SUMMARY_REQUIRED, run_label
 from lionsim.reports.files import load_run, write_run
 from lionsim.reports.plots import plot_run
 from lionsim.reports.summary import summarize
-from lionsim.reports.tables import summary_table
+from lionsim.reports.tables import model_check_table, summary_table
 
 __all__ = [
     "STEP_COLUMNS",
@@ -17,6 +17,7 @@ __all__ = [
     "plot_run",
     "run_label",
     "summarize",
+    "model_check_table",
     "summary_table",
     "write_run",
 ]

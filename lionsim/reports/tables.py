@@ -29,6 +29,16 @@ def _num(value: float, fmt: str = ".3g") -> str:
     return format(value, fmt)
 
 
+def _ms(seconds: float) -> str:
+    """Milliseconds in at most 4 characters below 1000 (2 decimals under 1 ms, 3 digits above)."""
+    if _isnan(seconds):
+        return "-"
+    ms = seconds * 1e3
+    if ms >= 100:
+        return f"{ms:,.0f}"
+    return f"{ms:.3g}" if ms >= 1 else f"{ms:.2f}"
+
+
 def _bytes(n: float) -> str:
     """Bytes in the SI unit that keeps 3 significant digits readable (GB = 1e9 bytes)."""
     if _isnan(n):
@@ -98,14 +108,32 @@ def summary_table(summary: pd.DataFrame) -> Table:
             f"{row.strategy}{star}\n@{row.transport}",
             _num(row.final_loss, ".3f"),
             evaluated,
-            _num(row.compute_s * 1e3),
-            _num((row.encode_s + row.decode_s) * 1e3),
-            _num(row.comm_s * 1e3),
-            _num(row.update_s * 1e3),
-            _num(row.step_s * 1e3),
+            _ms(row.compute_s),
+            _ms(row.encode_s + row.decode_s),
+            _ms(row.comm_s),
+            _ms(row.update_s),
+            _ms(row.step_s),
             _bytes(row.wire_bytes),
             f"{_num(row.bits_per_param_up)}/{_num(row.bits_per_param_down)}",
             _times(row.speedup),
             _times(row.time_to_target_speedup),
         )
+    return table
+
+
+def model_check_table(summary: pd.DataFrame) -> Table | None:
+    """On a real backend: per run, the measured comm beside the network model's price of the
+    same collectives, and the median error per step. None on sim (there the model is the time)."""
+    if "backend" not in summary.columns or (summary["backend"] == "sim").all():
+        return None
+    table = Table(
+        title=f"comm measured on {_values(summary, 'backend')} vs the model of {_values(summary, 'network')}",
+        caption="ms per step (means); error: median over steps of model / measured - 1.",
+        caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
+    )
+    for name in ("run", "measured", "model", "error"):
+        table.add_column(name, justify="left" if name == "run" else "right")
+    for row in summary.itertuples(index=False):
+        table.add_row(run_label(row.strategy, row.transport), _ms(row.comm_s), _ms(row.comm_model_s),
+                      "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}")
     return table
