@@ -88,10 +88,12 @@ class Strategy(ABC):
 
     @classmethod
     def defaults_for(cls, workload: str | None) -> Hyper:
-        """The measured defaults of this strategy on `workload` (tuning.py), else its own."""
+        """Its own defaults with the measured overrides of (strategy, workload) (tuning.py)."""
+        from dataclasses import replace
+
         from lionsim.strategies.tuning import workload_defaults
 
-        return workload_defaults(cls.name, workload) or cls.defaults
+        return replace(cls.defaults, **workload_defaults(cls.name, workload))
 
     @classmethod
     def resolve_hyper(cls, cfg: StrategyConfig) -> Hyper:
