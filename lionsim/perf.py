@@ -4,6 +4,8 @@
     vmap      per-worker gradients: the simulator's loop against torch.func.vmap (median of 5)
     sim       simulator step time at N = 1, 8, 32 workers for a workload: the batched
               worker dimension against N x one worker's compute, and peak memory (RSS)
+    transports  measured comm per step of each vote transport against fp32-allreduce on
+              2 gloo ranks (25M parameters), beside the bytes ratio and the model on --profile
 
 Each simulator point runs in a fresh process so its peak RSS is its own.
 """
@@ -123,6 +125,24 @@ def bench_sim(workload: str, size: str, counts: list[int], steps: int, strategy:
     return rows
 
 
+def print_transports(profile: str, numel: int, iters: int) -> None:
+    from lionsim.measure.transports import TransportConfig, measure_transports, transport_table
+    from lionsim.network import load_network
+
+    net = load_network(profile)
+    cfg = TransportConfig(numel=numel, iters=iters)
+    rows = transport_table(cfg, measure_transports(cfg), net)
+    print(f"transports on {cfg.ranks} gloo ranks, {numel / 1e6:g}M parameters, median of {iters} steps "
+          f"(slowest rank); model: {net.name}; ratio = fp32-allreduce / transport")
+    print(f"{'transport':<16} {'calls':<22} {'wire MB':>8} {'bytes x':>8} {'comm ms':>8} {'comm x':>7} "
+          f"{'aggr ms':>8} {'aggr x':>7} {'model ms':>9} {'model x':>8} {'model err':>9}")
+    for r in rows:
+        print(f"{r['transport']:<16} {r['calls']:<22} {r['wire_bytes'] / 1e6:>8.2f} {r['bytes_ratio']:>8.1f} "
+              f"{r['comm_s'] * 1e3:>8.1f} {r['comm_ratio']:>7.1f} {r['aggregate_s'] * 1e3:>8.1f} "
+              f"{r['aggregate_ratio']:>7.1f} {r['model_s'] * 1e3:>9.1f} {r['model_ratio']:>8.1f} "
+              f"{r['model_error']:>+9.0%}")
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "_sim_point":
@@ -131,17 +151,19 @@ def main(argv: list[str] | None = None) -> None:
         return
     p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="*", default=["pack", "vmap", "sim"], choices=["pack", "vmap", "sim"])
+    p.add_argument("what", nargs="*", default=["pack", "vmap", "sim"], choices=["pack", "vmap", "sim", "transports"])
     p.add_argument("--workload", default="vit")
     p.add_argument("--size", default="small")
     p.add_argument("--workers", default="1,8,32")
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--strategy", default="dlion-mavo")
     p.add_argument("--vmap-workload", default="mlp", help="workload for the vmap comparison")
-    p.add_argument("--numel", type=int, default=10**8)
+    p.add_argument("--numel", type=int, default=None, help="pack: 1e8 floats; transports: 25e6 parameters")
+    p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
+    p.add_argument("--iters", type=int, default=5, help="transports: timed steps per transport")
     args = p.parse_args(argv)
     if "pack" in args.what:
-        r = bench_pack(args.numel)
+        r = bench_pack(args.numel or 10**8)
         print(f"pack_signs on {r['numel']:.0e} floats: {r['pack_signs_s'] * 1e3:.1f} ms "
               f"({r['pack_signs_GBps']:.2f} GB/s); numpy.packbits(x > 0): {r['numpy_packbits_s'] * 1e3:.1f} ms "
               f"({r['numpy_GBps']:.2f} GB/s); numpy time / ours = {r['ratio_numpy_over_ours']:.2f}")
@@ -157,6 +179,8 @@ def main(argv: list[str] | None = None) -> None:
         for r in bench_sim(args.workload, args.size, counts, args.steps, args.strategy):
             print(f"{r['workers']:>4} {r['params']:>8} {r['compute_s']:>10.3f} {r['compute_vs_N_x_one']:>10.2f} "
                   f"{r['optimizer_s']:>12.4f} {r['peak_rss_MB']:>12.0f}")
+    if "transports" in args.what:
+        print_transports(args.profile, args.numel or 25_000_000, args.iters)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
 from lionsim.network.calls import OPS, REDUCING_OPS, CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
 from lionsim.network.cost import AUTO, CallCost, PhaseCost, algorithms_for, comm_time, price, wire_bytes
+from lionsim.network.fitted import FittedCollective, Regime
 from lionsim.network.link import GB, Link, Network
 from lionsim.network.presets import NETWORKS
 from lionsim.network.profile import load_network, network_from_dict
@@ -25,10 +26,12 @@ __all__ = [
     "CallCost",
     "CollectiveAlgorithm",
     "CollectiveCall",
+    "FittedCollective",
     "Group",
     "Link",
     "Network",
     "PhaseCost",
+    "Regime",
     "Terms",
     "algorithms_for",
     "bandwidths",

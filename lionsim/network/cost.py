@@ -7,6 +7,10 @@ takes, for every phase, the cheapest registered algorithm that implements the ph
 (ties go to the one registered first). A named algorithm must implement the call's own op;
 it runs every phase whose op it implements, the other phases take the cheapest, and plans
 it may not run (the flat ring, for anything but "ring") are left out.
+
+A network with a fitted entry for the call's op (fitted.py) prices it instead by that
+entry: one flat phase among the N workers over the regime's link that holds the size, with
+the entry's algorithm (or the named one, which then takes the fitted alpha and beta).
 """
 
 from __future__ import annotations
@@ -136,6 +140,8 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     chosen = _resolve(call.op, algorithm)
     if workers == 1:
         return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
+    if network.fitted(call.op) is not None:
+        return _price_fitted(call, workers, network, chosen)
     options = [_price_plan(plan, chosen) for plan in plans(call.op, call.nbytes, workers, network)]
     priced = [phases for phases in options if phases is not None]
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
@@ -146,6 +152,17 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
         sent_bytes=sum(p.terms.sent_bytes for p in phases),
         phases=tuple(phases),
     )
+
+
+def _price_fitted(call: CollectiveCall, workers: int, network: Network,
+                  chosen: CollectiveAlgorithm | None) -> CallCost:
+    """The call by the network's fitted entry for its op: flat, the regime's link, one phase."""
+    entry = network.fitted(call.op)
+    algo = chosen or COLLECTIVE_ALGORITHMS.get(entry.algorithm)
+    group = Group(ranks=workers, link=entry.link_for(call.nbytes))
+    terms = algo.cost(call.op, call.nbytes, group)
+    phase = PhaseCost(op=call.op, scope="fitted", ranks=workers, nbytes=call.nbytes, algorithm=algo.name, terms=terms)
+    return CallCost(time_s=terms.time_s, algorithm=algo.name, sent_bytes=terms.sent_bytes, phases=(phase,))
 
 
 def comm_time(calls: list[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> float:

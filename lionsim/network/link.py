@@ -21,9 +21,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lionsim.errors import LionsimError
+
+if TYPE_CHECKING:
+    from lionsim.network.fitted import FittedCollective
 
 GB = 1e9
 """Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
@@ -127,6 +130,8 @@ class Network:
     """Parameter servers for ps_push / ps_pull (each with its own inter link)."""
     description: str = ""
     """Where the figures come from (one line)."""
+    collectives: tuple[FittedCollective, ...] = ()
+    """Collectives with links of their own, by size regime (fitted.py); they override the topology."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -140,6 +145,13 @@ class Network:
             raise LionsimError(
                 f"network {self.name!r}: workers_per_node = {self.workers_per_node} needs an intra link"
             )
+        ops = [c.op for c in self.collectives]
+        if len(set(ops)) != len(ops):
+            raise LionsimError(f"network {self.name!r}: a collective has two fitted entries ({', '.join(ops)})")
+
+    def fitted(self, op: str) -> FittedCollective | None:
+        """The fitted entry for `op`, None if the op is priced by the topology."""
+        return next((c for c in self.collectives if c.op == op), None)
 
     def nodes(self, workers: int) -> int:
         """Nodes that `workers` workers occupy; fails unless they fill whole nodes (or one node)."""
@@ -169,4 +181,6 @@ class Network:
             out["intra"] = self.intra.to_dict()
         if self.description:
             out["description"] = self.description
+        if self.collectives:
+            out["collectives"] = {c.op: c.to_dict() for c in self.collectives}
         return out

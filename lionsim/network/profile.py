@@ -12,6 +12,14 @@
     [intra]                     # the link inside a node, per worker; required if workers_per_node > 1
     alpha_us = 1.0
     bandwidth_GBps = 360.0
+    [collectives.all_reduce]    # optional, per collective: its own links by size regime
+    algorithm = "ring"          # optional; the formula the links are parameters of (fitted.py)
+    fitted_workers = 2          # optional; the N it was fitted at (a record)
+    regimes = [{max_bytes = 1048576, alpha_us = 300.0, bandwidth_GBps = 1.2},
+               {alpha_us = 90.0, bandwidth_GBps = 2.4}]
+
+A [collectives.OP] entry prices every call of OP (see lionsim.network.fitted); `lionsim comm
+--fit` writes them. Profiles without one are priced by the links and topology alone.
 
 JSON files hold the same object. Every problem (unknown or missing key, wrong type,
 NaN, non-positive bandwidth) is a LionsimError naming the key and the file.
@@ -26,12 +34,17 @@ from pathlib import Path
 from typing import Any
 
 from lionsim.errors import LionsimError
+from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
+from lionsim.network.fitted import FIT_ALGORITHMS, FittedCollective, Regime
 from lionsim.network.link import Link, Network
 from lionsim.network.presets import NETWORKS
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
-_TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra")
+_TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
+             "collectives")
+_FITTED_KEYS = ("algorithm", "fitted_workers", "regimes")
+_REGIME_KEYS = ("max_bytes", "alpha_us", "bandwidth_GBps")
 
 
 def load_network(spec: str | os.PathLike[str]) -> Network:
@@ -93,6 +106,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             oversubscription=_number(data, "oversubscription", source, low=1.0, default=1.0),
             ps_servers=_integer(data, "ps_servers", source, default=1),
             description=_string(data, "description", source, default=f"profile {source}"),
+            collectives=_collectives(data.get("collectives", {}), source),
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file
         raise LionsimError(f"{source}: {e}") from None
@@ -114,6 +128,47 @@ def _link(table: Any, where: str, source: str) -> Link:
         if reduce is None
         else _number(table, "reduce_GBps", source, low=0.0, open_low=True, prefix=where),
     )
+
+
+def _collectives(table: Any, source: str) -> tuple[FittedCollective, ...]:
+    if not isinstance(table, dict):
+        raise LionsimError(f"{source}: 'collectives' must be a table of [collectives.OP] tables")
+    _no_unknown(table, tuple(FIT_ALGORITHMS), "collectives.", source)
+    return tuple(_fitted(op, entry, f"collectives.{op}", source) for op, entry in table.items())
+
+
+def _fitted(op: str, entry: Any, where: str, source: str) -> FittedCollective:
+    if not isinstance(entry, dict):
+        raise LionsimError(f"{source}: '{where}' must be a table of {', '.join(_FITTED_KEYS)}")
+    _no_unknown(entry, _FITTED_KEYS, f"{where}.", source)
+    algorithm = _string(entry, "algorithm", source, default=FIT_ALGORITHMS[op])
+    if algorithm not in COLLECTIVE_ALGORITHMS or op not in COLLECTIVE_ALGORITHMS.get(algorithm).ops:
+        raise LionsimError(f"{source}: '{where}.algorithm' = {algorithm!r} does not implement {op}; "
+                           f"accepted: {', '.join(n for n, a in COLLECTIVE_ALGORITHMS.items() if op in a.ops)}")
+    regimes = entry.get("regimes")
+    if not isinstance(regimes, list) or not regimes:
+        raise LionsimError(f"{source}: '{where}.regimes' must be a non-empty array of tables")
+    parsed = []
+    for i, regime in enumerate(regimes):
+        at = f"{where}.regimes[{i}]"
+        if not isinstance(regime, dict):
+            raise LionsimError(f"{source}: '{at}' must be a table of {', '.join(_REGIME_KEYS)}")
+        _no_unknown(regime, _REGIME_KEYS, f"{at}.", source)
+        last = i == len(regimes) - 1
+        if last == ("max_bytes" in regime):
+            raise LionsimError(f"{source}: '{at}': every regime but the last needs max_bytes, the last none")
+        link = Link.from_units(alpha_us=_number(regime, "alpha_us", source, low=0.0, prefix=at),
+                               bandwidth_GBps=_number(regime, "bandwidth_GBps", source, low=0.0, open_low=True,
+                                                      prefix=at))
+        bound = math.inf if last else _number(regime, "max_bytes", source, low=1.0, prefix=at)
+        parsed.append(Regime(max_bytes=bound, link=link))
+    workers = entry.get("fitted_workers")
+    if workers is not None:
+        workers = _integer(entry, "fitted_workers", source, default=1)
+    try:
+        return FittedCollective(op=op, algorithm=algorithm, regimes=tuple(parsed), fitted_workers=workers)
+    except LionsimError as e:
+        raise LionsimError(f"{source}: {e}") from None
 
 
 def _no_unknown(table: dict[str, Any], accepted: tuple[str, ...], prefix: str, source: str) -> None:

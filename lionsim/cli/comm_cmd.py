@@ -1,0 +1,166 @@
+"""`lionsim comm`: collective cost table, nccl-tests style; modelled, or measured on gloo/nccl
+beside the model, and `--fit PROFILE.toml` to fit a network profile to what was measured."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.table import Table
+
+from lionsim.cli.app import ConfigOption, app, console, fail
+from lionsim.errors import LionsimError
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_table, load_network, normalize_op, parse_sizes
+from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
+from lionsim.network.link import GB, US
+from lionsim.network.toml_out import profile_toml
+from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+
+BACKENDS = ("sim", "gloo", "nccl")
+
+
+def _workers(values: list[str]) -> list[int]:
+    """Repeatable and/or comma-separated worker counts."""
+    out = []
+    for item in (part.strip() for value in values for part in value.split(",")):
+        try:
+            out.append(int(item))
+        except ValueError:
+            raise LionsimError(f"bad --workers value {item!r}; use integers >= 2, e.g. --workers 2,4,8") from None
+    return out
+
+
+def _human_bytes(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:g} {unit}"
+    return f"{n} B"
+
+
+def _check_fit_path(path: Path) -> None:
+    if path.suffix.lower() != ".toml":
+        raise LionsimError(f"bad --fit {path}: the profile is written as TOML; accepted: a path ending in .toml")
+    check_out_dir(path.parent, "--fit")
+
+
+@app.command()
+def comm(
+    sizes: str | None = typer.Option(
+        None, "--sizes", help="START:END[:xF] (x2 steps by default) and/or a comma list; B, KB/MB/GB = 1e3/1e6/1e9, "
+        "KiB/MiB/GiB = 2^10/2^20/2^30. Default 1KB:1GB modelled, 64KB:64MB measured."
+    ),
+    collective: list[str] = typer.Option(["all_reduce"], "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}."),
+    workers: list[str] | None = typer.Option(
+        None, "--workers", help="Worker counts (>= 2) to model: repeat or comma list. Default 8 (sim) or only --ranks."
+    ),
+    network: str = typer.Option("10gbe", "--network", help="A preset (see `lionsim networks`) or a .toml/.json profile."),
+    algorithm: str = typer.Option(
+        AUTO, "--algorithm", help=f"auto (the cheapest for each size) or one of: {', '.join(COLLECTIVE_ALGORITHMS.names())}."
+    ),
+    backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
+    ranks: int = typer.Option(2, "--ranks", help="Processes to measure with (gloo/nccl); nccl: one per GPU."),
+    warmup: int = typer.Option(5, "--warmup", help="Iterations dropped before timing (nccl-tests -w)."),
+    iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
+    fit: Path | None = typer.Option(None, "--fit", help="Fit link parameters to the measured rows; write this profile."),
+    out: Path | None = typer.Option(None, "--out", help="Write DIR/comm.csv."),
+    config: Path | None = ConfigOption,
+) -> None:
+    """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
+    if backend not in BACKENDS:
+        raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
+    net = load_network(network)
+    ops = [normalize_op(c) for c in collective]
+    counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
+    if backend != "sim":  # the measured N gets its model rows beside the measured ones already
+        counts = [n for n in counts if n != ranks]
+    if backend == "sim" and fit is not None:
+        raise LionsimError("--fit fits measured collectives: use --backend gloo or nccl")
+    size_list = parse_sizes(sizes if sizes is not None else ("1KB:1GB" if backend == "sim" else "64KB:64MB"))
+    frame = comm_table(ops, size_list, counts, net, algorithm) if counts else None
+    if out is not None:
+        check_out_dir(out)
+    if fit is not None:
+        _check_fit_path(fit)
+    if backend == "sim":
+        _print_model(frame, net.name)
+    else:
+        frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, frame, fit)
+    if out is not None:
+        path = write_atomic(make_dir(out) / "comm.csv", lambda f: frame.to_csv(f, index=False))
+        console.print(f"wrote {path}", markup=False, highlight=False)
+
+
+def _print_model(frame: pd.DataFrame, name: str) -> None:
+    table = Table(title=f"modelled collectives on {name} (GB = 1e9 bytes)")
+    for column in ("collective", "algorithm", "workers", "size", "time us", "algbw GB/s", "busbw GB/s"):
+        left = column in ("collective", "algorithm")
+        table.add_column(column, justify="left" if left else "right", no_wrap=left)
+    for row in frame.itertuples(index=False):
+        table.add_row(row.collective, row.algorithm, str(row.workers), _human_bytes(row.bytes),
+                      f"{row.time_s * 1e6:.1f}", f"{row.algbw_GBps:.3f}", f"{row.busbw_GBps:.3f}")
+    console.print(table)
+
+
+def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, extra, fit) -> pd.DataFrame:
+    from lionsim.measure import MeasureConfig, measure, measured_rows, with_model
+    from lionsim.measure.launch import MeasureFailure
+    from lionsim.measure.table import compared
+
+    cfg = MeasureConfig(backend=backend, ranks=ranks, collectives=tuple(ops), sizes=tuple(size_list),
+                        warmup=warmup, iters=iters, timeout_s=timeout).validate()
+    console.print(f"measuring {', '.join(ops)} on {ranks} {backend} ranks: {len(size_list)} sizes, "
+                  f"{warmup} warm-up + {iters} timed iterations each", markup=False, highlight=False)
+    try:
+        points = measure(cfg)
+    except MeasureFailure as e:
+        fail(str(e), code=1)
+    frame = with_model(measured_rows(points, ranks, backend), net, algorithm)
+    if extra is not None:
+        frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
+    _print_measured(compared(frame), backend, ranks, net.name)
+    if fit is not None:
+        _fit(frame[frame.source == "measured"], fit, backend, ranks, cfg)
+    return frame
+
+
+def _print_measured(rows: pd.DataFrame, backend: str, ranks: int, name: str) -> None:
+    table = Table(title=f"measured on {ranks} {backend} ranks (median over iterations of the slowest rank) "
+                        f"vs the model on {name}; GB = 1e9 bytes")
+    for column in ("collective", "size", "count", "time us", "p10-p90 us", "algbw GB/s", "busbw GB/s",
+                   "model us", "error"):
+        table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
+    for r in rows.itertuples(index=False):
+        table.add_row(r.collective, _human_bytes(r.bytes), str(int(r.count)), f"{r.time_s * 1e6:.1f}",
+                      f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}", f"{r.algbw_GBps:.3f}",
+                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.1f}", f"{r.error:+.1%}")
+    console.print(table)
+    errors = rows.error.abs().groupby(rows.collective, sort=False)
+    console.print(f"model {name} vs measured, median / worst |error|: " + "; ".join(
+        f"{op} {e.median():.1%} / {e.max():.1%}" for op, e in errors), markup=False, highlight=False)
+
+
+def _fit(measured: pd.DataFrame, path: Path, backend: str, ranks: int, cfg) -> None:
+    name = path.stem
+    desc = f"fitted by lionsim comm --backend {backend} --ranks {ranks} on {socket.gethostname()}"
+    net, errors = fit_network(measured, name=name, description=desc)
+    summary = error_summary(errors).set_index("collective")
+    table = Table(title=f"fitted profile {path} (relative-error least squares; error = fitted / measured - 1)")
+    for column in ("collective", "algorithm", "regimes: up to size, alpha us, GB/s", "sizes", "median |error|",
+                   "worst |error|"):
+        table.add_column(column, justify="left" if column != "sizes" and "error" not in column else "right")
+    for entry in net.collectives:
+        parts = [f"{'<= ' + _human_bytes(r.max_bytes) if r.max_bytes != float('inf') else 'rest'}: "
+                 f"{r.link.alpha_s / US:.1f} us, " + ("flat" if r.link.beta <= 1.001 * BETA_FLOOR else
+                                                     f"{r.link.bandwidth_Bps / GB:.3f} GB/s") for r in entry.regimes]
+        s = summary.loc[entry.op]
+        table.add_row(entry.op, entry.algorithm, "; ".join(parts), str(int(s.points)),
+                      f"{s.median_abs_error:.1%}", f"{s.worst_abs_error:.1%}")
+    console.print(table)
+    comment = (f"{desc}\nsizes {', '.join(str(s) for s in cfg.sizes)} B; {cfg.warmup} warm-up + {cfg.iters} "
+               f"iterations\nmedian / worst |error| on the sweep: " +
+               "; ".join(f"{op} {s.median_abs_error:.1%} / {s.worst_abs_error:.1%}" for op, s in summary.iterrows()))
+    written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
+    console.print(f"wrote {written}", markup=False, highlight=False)

@@ -1,0 +1,111 @@
+"""`lionsim comm --backend gloo|nccl`: collectives measured on 2 real gloo ranks beside the
+model, nccl-tests' columns and factors, `--fit`, and one-line errors. Never asserts on speed."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+
+import lionsim.cli.comm_cmd  # noqa: F401  (registers the command)
+from lionsim.cli.app import main
+from lionsim.errors import LionsimError
+from lionsim.measure import MEASURED_COLUMNS, sized
+from lionsim.network import COMM_COLUMNS, CollectiveCall, load_network, price
+
+OPS = ("all_reduce", "all_gather", "all_to_all")
+FACTORS = {"all_reduce": 2 * (2 - 1) / 2, "all_gather": (2 - 1) / 2, "all_to_all": (2 - 1) / 2}
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    return info.value.code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """One tiny sweep on 2 gloo ranks, with --fit (run once for the module)."""
+    base = tmp_path_factory.mktemp("comm")
+    argv = ["comm", "--backend", "gloo", "--ranks", "2", "--sizes", "1KB:64KB", "--iters", "3", "--warmup", "1",
+            "--network", "10gbe", "--out", str(base / "out"), "--fit", str(base / "fit" / "gloo2.toml")]
+    for op in OPS:
+        argv += ["--collective", op]
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 0
+    return base, pd.read_csv(base / "out" / "comm.csv")
+
+
+def test_measured_rows_sit_beside_model_rows(measured):
+    _, frame = measured
+    assert tuple(frame.columns) == MEASURED_COLUMNS and set(COMM_COLUMNS) <= set(frame.columns)
+    assert set(frame.source) == {"model", "measured"}
+    model, meas = frame[frame.source == "model"], frame[frame.source == "measured"]
+    keys = ["collective", "workers", "bytes"]
+    assert sorted(map(tuple, model[keys].values)) == sorted(map(tuple, meas[keys].values))  # row by row
+    assert set(meas.collective) == set(OPS) and set(meas.workers) == {2} and len(meas) == 3 * 7
+    assert set(meas.network) == {"gloo"} and set(model.network) == {"10gbe"}
+    for r in model.itertuples():
+        assert r.time_s == pytest.approx(price(CollectiveCall(r.collective, r.bytes), 2, load_network("10gbe")).time_s)
+
+
+def test_nccl_tests_columns_and_bus_factors(measured):
+    _, frame = measured
+    meas = frame[frame.source == "measured"]
+    for r in meas.itertuples():
+        assert r.count * 4 == r.bytes and r.type == "float" and r.iters == 3
+        assert r.redop == ("sum" if r.collective == "all_reduce" else "none") and r.root == -1
+        assert r.algbw_GBps == pytest.approx(r.bytes / r.time_s / 1e9)
+        assert r.busbw_GBps == pytest.approx(r.algbw_GBps * FACTORS[r.collective])
+        assert 0 < r.time_min_s <= r.time_p10_s <= r.time_s <= r.time_p90_s <= r.time_max_s
+
+
+def test_sizes_round_down_to_whole_elements_per_rank():
+    assert sized("all_reduce", 1001, 2).nbytes == 1000
+    assert sized("all_gather", 1000, 2).nbytes == 1000 and sized("all_gather", 1004, 2).nbytes == 1000
+    assert sized("all_to_all", 1000, 3).count == 249  # 83 elements for each of 3 ranks
+    with pytest.raises(LionsimError, match="too small"):
+        sized("all_gather", 7, 2)
+
+
+def test_the_fitted_profile_loads_with_network(measured, capsys):
+    base, frame = measured
+    profile = base / "fit" / "gloo2.toml"
+    net = load_network(str(profile))
+    assert {c.op for c in net.collectives} == set(OPS) and all(c.fitted_workers == 2 for c in net.collectives)
+    text = profile.read_text()
+    assert "median / worst |error|" in text
+    code, out, err = run(["comm", "--network", str(profile), "--workers", "2", "--sizes", "1KB:64KB",
+                          "--out", str(base / "again")], capsys)
+    assert (code, err) == (0, "")
+    again = pd.read_csv(base / "again" / "comm.csv")
+    assert set(again.network) == {"gloo2"}
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
+def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
+    code, _, err = run(["comm", "--backend", "nccl", "--sizes", "1KB", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "nccl needs CUDA" in err
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--backend", "mpi"], "unknown --backend 'mpi'"),
+    (["--backend", "gloo", "--ranks", "1"], "bad --ranks 1"),
+    (["--backend", "gloo", "--sizes", ""], "bad size ''"),
+    (["--backend", "gloo", "--iters", "0"], "bad --iters 0"),
+    (["--backend", "gloo", "--warmup", "-1"], "bad --warmup -1"),
+    (["--backend", "gloo", "--sizes", "4B", "--collective", "all_gather"], "too small"),
+    (["--backend", "gloo", "--fit", "x.json"], "bad --fit x.json"),
+    (["--fit", "x.toml"], "--fit fits measured collectives"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, args, message):
+    out_dir = tmp_path / "out"
+    code, _, err = run(["comm", "--out", str(out_dir), *args], capsys)
+    assert code == 2
+    assert message in err
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert not out_dir.exists() and not (tmp_path / "x.toml").exists()
