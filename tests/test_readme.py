@@ -1,0 +1,126 @@
+"""Every command in the README's code blocks runs, shrunken (fewer steps, a tiny model, a short
+size sweep), in README order in one scratch directory, so files one example writes (a fitted
+profile, a run.json) are there for the next. An example that fails as written fails CI.
+
+Left out, with the reason: `pip install` (the test run itself installed lionsim) and
+`python -m lionsim.perf` (benchmarks that print figures and take minutes by design).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lionsim.cli.app import main
+from lionsim.launch import free_port
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SHRINK = {
+    "bench": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
+    "comm": ["--sizes", "64KB:128KB", "--iters", "2", "--warmup", "1"],  # only with a real --backend
+}
+CORPUS = "the quick brown fox jumps over the lazy dog. " * 400
+
+
+def readme_blocks() -> list[list[str]]:
+    """The README's indented code blocks, each a list of lines without the indent."""
+    blocks, current = [], None
+    for line in README.read_text(encoding="utf-8").splitlines() + [""]:
+        if line.startswith("    ") or (current is not None and not line.strip()):
+            if current is None:
+                current = []
+                blocks.append(current)
+            current.append(line[4:])
+        else:
+            current = None
+    return [[line for line in b] for b in blocks]
+
+
+def readme_files() -> dict[str, str]:
+    """Blocks that start with `# NAME.py` are files the commands use (e.g. a user's train.py)."""
+    out = {}
+    for block in readme_blocks():
+        match = re.fullmatch(r"# (\w+\.py)", block[0].strip())
+        if match:
+            out[match.group(1)] = "\n".join(block[1:]).strip() + "\n"
+    return out
+
+
+def readme_commands() -> list[str]:
+    """Shell commands of the README's code blocks that run lionsim (continuations joined)."""
+    commands = []
+    for block in readme_blocks():
+        current = ""
+        for line in block:
+            text = current + line.strip()
+            if text.endswith("\\"):
+                current = text[:-1] + " "
+                continue
+            current = ""
+            text = text.split("  #", 1)[0].strip()  # a trailing comment
+            if "&&" in text:
+                text = text.split("&&", 1)[1].strip()  # `pip install ... && lionsim ...`
+            bare = re.sub(r"^(\w+=\S+ )+", "", text)  # VAR=value prefixes
+            if re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare:
+                commands.append(text)
+    return commands
+
+
+COMMANDS = readme_commands()
+
+
+def test_the_readme_has_examples():
+    assert any(c.startswith("lionsim bench") for c in COMMANDS) and len(COMMANDS) >= 5
+    assert "train.py" in readme_files() and any("train.py" in c for c in COMMANDS)
+
+
+def shrunk(argv: list[str]) -> list[str]:
+    command = argv[0]
+    if command == "comm" and "--backend" not in argv:
+        return argv
+    return argv + SHRINK.get(command, [])
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    where = tmp_path_factory.mktemp("readme")
+    (where / "corpus.txt").write_text(CORPUS)
+    (where / "run.toml").write_text('workload = "mlp"\nworkers = 4\nstrategy = ["adamw", "dlion-mavo"]\n')
+    for name, text in readme_files().items():
+        (where / name).write_text(text)
+    return where
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=[c[:60] for c in COMMANDS])
+def test_readme_command_runs(command, scratch, monkeypatch, capsys):
+    monkeypatch.chdir(scratch)
+    words = shlex.split(command)
+    env = {}
+    while "=" in words[0]:  # VAR=value prefixes
+        key, value = words.pop(0).split("=", 1)
+        env[key] = value
+    if words[0] == "lionsim" or words[:3] == ["python", "-m", "lionsim"]:
+        argv = shrunk(words[1:] if words[0] == "lionsim" else words[3:])
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        err = capsys.readouterr().err
+        assert done.value.code == 0, f"{command}\n{err}"
+        return
+    # torchrun: one job of R processes on a free port
+    assert words[0] == "torchrun"
+    at = words.index("-m") if "-m" in words else next(i for i, w in enumerate(words) if w.endswith(".py"))
+    assert "-m" in words or (scratch / words[at]).exists(), f"{words[at]} is not a file in the README"
+    launcher, rest = words[1:at], words[at:]
+    if rest[0] == "-m" and rest[1] == "lionsim":
+        rest = rest[:2] + shrunk(rest[2:])
+    argv = [sys.executable, "-m", "torch.distributed.run", *launcher, "--master-addr", "127.0.0.1",
+            "--master-port", str(free_port()), *rest]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=scratch,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+    assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
