@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import typer
+from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import ConfigOption, app, console, fail
@@ -35,7 +36,7 @@ def _workers(values: list[str]) -> list[int]:
 def _human_bytes(n: int) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if n >= scale:
-            return f"{n / scale:g} {unit}"
+            return f"{n / scale:.3g} {unit}"
     return f"{n} B"
 
 
@@ -127,15 +128,16 @@ def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, time
 
 
 def _print_measured(rows: pd.DataFrame, backend: str, ranks: int, name: str) -> None:
-    table = Table(title=f"measured on {ranks} {backend} ranks (median over iterations of the slowest rank) "
-                        f"vs the model on {name}; GB = 1e9 bytes")
-    for column in ("collective", "size", "count", "time us", "p10-p90 us", "algbw GB/s", "busbw GB/s",
-                   "model us", "error"):
+    table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
+                  padding=(0, 0), pad_edge=False,
+                  caption="time: median over iterations of the slowest rank, us; p10-p90 its spread; algbw, busbw "
+                          "GB/s (1e9 B/s, nccl-tests factors); model: the network model, us; err: model / time - 1")
+    for column in ("collective", "size", "count", "time", "p10-p90", "algbw", "busbw", "model", "err"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r in rows.itertuples(index=False):
-        table.add_row(r.collective, _human_bytes(r.bytes), str(int(r.count)), f"{r.time_s * 1e6:.1f}",
+        table.add_row(r.collective, _human_bytes(r.bytes), str(int(r.count)), f"{r.time_s * 1e6:.0f}",
                       f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}", f"{r.algbw_GBps:.3f}",
-                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.1f}", f"{r.error:+.1%}")
+                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
     console.print(table)
     errors = rows.error.abs().groupby(rows.collective, sort=False)
     console.print(f"model {name} vs measured, median / worst |error|: " + "; ".join(
@@ -147,17 +149,21 @@ def _fit(measured: pd.DataFrame, path: Path, backend: str, ranks: int, cfg) -> N
     desc = f"fitted by lionsim comm --backend {backend} --ranks {ranks} on {socket.gethostname()}"
     net, errors = fit_network(measured, name=name, description=desc)
     summary = error_summary(errors).set_index("collective")
-    table = Table(title=f"fitted profile {path} (relative-error least squares; error = fitted / measured - 1)")
-    for column in ("collective", "algorithm", "regimes: up to size, alpha us, GB/s", "sizes", "median |error|",
-                   "worst |error|"):
-        table.add_column(column, justify="left" if column != "sizes" and "error" not in column else "right")
+    table = Table(title=f"fitted profile {path} (least squares in relative error)", box=box.SIMPLE_HEAD,
+                  padding=(0, 0), pad_edge=False,
+                  caption="one row per size regime; |err| = |fitted / measured - 1| over the sweep's sizes")
+    for column in ("collective", "algorithm", "up to", "alpha us", "GB/s", "sizes", "median|err|", "worst|err|"):
+        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
     for entry in net.collectives:
-        parts = [f"{'<= ' + _human_bytes(r.max_bytes) if r.max_bytes != float('inf') else 'rest'}: "
-                 f"{r.link.alpha_s / US:.1f} us, " + ("flat" if r.link.beta <= 1.001 * BETA_FLOOR else
-                                                     f"{r.link.bandwidth_Bps / GB:.3f} GB/s") for r in entry.regimes]
         s = summary.loc[entry.op]
-        table.add_row(entry.op, entry.algorithm, "; ".join(parts), str(int(s.points)),
-                      f"{s.median_abs_error:.1%}", f"{s.worst_abs_error:.1%}")
+        for i, r in enumerate(entry.regimes):
+            first = i == 0
+            table.add_row(entry.op if first else "", entry.algorithm if first else "",
+                          _human_bytes(r.max_bytes) if r.max_bytes != float("inf") else "rest",
+                          f"{r.link.alpha_s / US:.1f}",
+                          "flat" if r.link.beta <= 1.001 * BETA_FLOOR else f"{r.link.bandwidth_Bps / GB:.3f}",
+                          str(int(s.points)) if first else "", f"{s.median_abs_error:.1%}" if first else "",
+                          f"{s.worst_abs_error:.1%}" if first else "")
     console.print(table)
     comment = (f"{desc}\nsizes {', '.join(str(s) for s in cfg.sizes)} B; {cfg.warmup} warm-up + {cfg.iters} "
                f"iterations\nmedian / worst |error| on the sweep: " +
