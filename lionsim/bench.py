@@ -19,6 +19,7 @@ from typing import Callable
 import pandas as pd
 import torch
 
+from lionsim.aggregators import check_tie
 from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
@@ -28,6 +29,7 @@ from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
+from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
@@ -81,8 +83,19 @@ class BenchConfig:
     records every run's resolved values here, so a replay trains exactly the same)."""
     momentum_sync: str = "never"
     """Lion family momentum sync: never | every:K | schedule:K."""
+    sync_tensors: str = "all"
+    """Tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB] (tensor names)."""
+    freeze_steps: int = 15
+    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
+    qsgd_levels: int = 7
+    """qsgd: s, levels each side of zero."""
     topk_ratio: float = 0.01
-    """dgc: fraction of parameters sent."""
+    tie: str = "zero"
+    """dlion-mavo tie rule: zero (sign(0) = 0) | alternate (+1/-1 step by step) | random (a coin seeded
+    by the seed and the step)."""
+    """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
+    dgc_warmup_steps: int = 0
+    """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -116,7 +129,8 @@ class BenchConfig:
     def validate(self) -> list[RunSpec]:
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
-                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
+                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
+                                 ("dgc-warmup-steps", self.dgc_warmup_steps, 0)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         for name, value in (("lr", self.lr), ("weight-decay", self.weight_decay)):
@@ -137,6 +151,15 @@ class BenchConfig:
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         MomentumSync.parse(self.momentum_sync)
+        TensorSelection.parse(self.sync_tensors)
+        if self.sync_tensors != "all" and self.momentum_sync == "never":
+            raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
+        for name, value, low in (("freeze-steps", self.freeze_steps, 0), ("qsgd-levels", self.qsgd_levels, 1)):
+            if value < low:
+                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+        check_tie(self.tie)
+        if self.tie != "zero" and not any(r.strategy == "dlion-mavo" for r in runs):
+            raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")

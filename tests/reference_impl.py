@@ -22,17 +22,55 @@ def lion_step(x: list[float], g: list[float], m: list[float], lr: float, wd: flo
     return new_x, new_m
 
 
+M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
+
+
+def _mix32(x: int) -> int:
+    x = (((x >> 16) ^ x) * 0x45D9F3B) & M32
+    x = (((x >> 16) ^ x) * 0x45D9F3B) & M32
+    return (x >> 16) ^ x
+
+
+def tie_coin(seed: int, step: int, index: int) -> float:
+    """The random tie rule's coin, written out (lionsim.aggregators.ties): splitmix64 of
+    (seed, step) keys a 32-bit integer hash of the coordinate index; its low bit picks +1/-1."""
+    key = 0
+    for v in (seed, step):
+        key = (key + (v & M64) + 0x9E3779B97F4A7C15) & M64
+        key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & M64
+        key ^= key >> 31
+    x = _mix32((index & M32) ^ (key & M32))
+    x = _mix32(x ^ (index >> 32) ^ (key >> 32))
+    return 1.0 if x & 1 else -1.0
+
+
+def vote(column: list[float], rule: str, tie: str = "zero", step: int = 1, seed: int = 0,
+         index: int = 0) -> float:
+    """One coordinate's result from the workers' votes (+1, -1, or 0 = abstain)."""
+    s = sum(column)
+    if rule == "avg":
+        return s / len(column)
+    if s != 0:
+        return sign(s)
+    if tie == "zero" or all(v == 0 for v in column):  # nobody voted: no tie to break
+        return 0.0
+    if tie == "alternate":
+        return 1.0 if step % 2 else -1.0
+    return tie_coin(seed, step, index)
+
+
 def dlion_step(x: list[float], grads: list[list[float]], moms: list[list[float]], lr: float,
-               wd: float, b1: float, b2: float, vote: str) -> tuple[list[float], list[list[float]]]:
-    """REFERENCE.md 2, Algorithm 1: binary worker votes, MaVo (tie -> 0) or Avg, local decay."""
-    n_workers = len(grads)
+               wd: float, b1: float, b2: float, vote_rule: str, tie: str = "zero", step: int = 1,
+               seed: int = 0) -> tuple[list[float], list[list[float]]]:
+    """REFERENCE.md 2, Algorithm 1: worker votes sign(c) (0 abstains), MaVo (ties by the tie
+    rule; nobody voting gives 0) or Avg, local decay."""
     deltas, new_moms = [], []
     for g, m in zip(grads, moms):
-        deltas.append([1.0 if b1 * mi + (1 - b1) * gi > 0 else -1.0 for gi, mi in zip(g, m)])
+        deltas.append([sign(b1 * mi + (1 - b1) * gi) for gi, mi in zip(g, m)])
         new_moms.append([b2 * mi + (1 - b2) * gi for gi, mi in zip(g, m)])
     new_x = []
     for j, xj in enumerate(x):
-        s = sum(d[j] for d in deltas)
-        delta = sign(s) if vote == "mavo" else s / n_workers
+        delta = vote([d[j] for d in deltas], vote_rule, tie, step, seed, j)
         new_x.append(xj - lr * (delta + wd * xj))
     return new_x, new_moms

@@ -22,11 +22,11 @@ from lionsim.launch import free_port
 from lionsim.strategies import STRATEGIES
 from lionsim.training.loop import Place, train_run
 
-STOCHASTIC = {"terngrad"}  # draws per process; tested elsewhere against its reference
+STOCHASTIC = {"terngrad", "qsgd"}  # draw per process; tested elsewhere against their references
 VOTE_RUNS = ["dlion-mavo@a2a-1bit", "dlion-mavo@allgather-1bit", "dlion-mavo@pbit-allreduce",
              "dlion-mavo@param-server", "dlion-avg@a2a-1bit", "dlion-avg@pbit-allreduce"]
 RUNS = [name for name in STRATEGIES.names() if name not in STOCHASTIC] + VOTE_RUNS
-DENSE = {"adamw", "lion", "sgdm"}
+DENSE = {"adamw", "lion", "sgdm", "onebit-adam"}  # float sums of several local rows
 STEPS = 4
 
 

@@ -102,6 +102,8 @@ def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
     (["--lr", "nan"], "bad --lr nan"),
     (["--data", "/nonexistent/cifar", "--workload", "vit"], "/nonexistent/cifar"),
     (["--config", "/nonexistent.toml"], "config file not found"),
+    (["-s", "adamw", "--tie", "random"], "--tie random applies to dlion-mavo"),
+    (["-s", "dlion-mavo", "--tie", "coin"], "bad --tie 'coin'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
     out_dir = tmp_path / "out"

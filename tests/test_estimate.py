@@ -109,3 +109,20 @@ def test_a_named_algorithm_prices_the_ops_it_implements(gbps_link):
     auto = estimate(EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, overlap="none",
                                    strategies=["dlion-mavo@a2a-1bit"])).iloc[0]
     assert a2a["comm_s"] == pytest.approx(auto["comm_s"])  # its all-to-all takes the cheapest; the all-gather too
+
+
+def test_wire_bytes_count_the_priced_algorithm(tmp_path):
+    """At N = 4 with latency, recursive doubling prices a small all-reduce (log2 4 n = 2n bytes
+    sent); wire_bytes counts those bytes, not a ring's 1.5n."""
+    from lionsim.network import Link
+    from lionsim.network.collectives.base import Group
+    from lionsim.network.collectives.recursive_doubling import RecursiveDoubling
+
+    path = tmp_path / "alpha.toml"
+    path.write_text("[inter]\nalpha_us = 10.0\nbandwidth_GBps = 1.0\n")
+    cfg = EstimateConfig(params=1000, tokens_per_worker=10, workers=4, network=str(path), device="a100",
+                         strategies=["adamw@fp32-allreduce"], overlap="none")
+    row = estimate(cfg).to_dict("records")[0]
+    terms = RecursiveDoubling().all_reduce(4000.0, Group(ranks=4, link=Link.from_units(alpha_us=10.0, bandwidth_GBps=1.0)))
+    assert row["comm_s"] == pytest.approx(terms.time_s)
+    assert row["wire_bytes"] == terms.sent_bytes == 8000

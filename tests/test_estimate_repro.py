@@ -25,6 +25,10 @@ from __future__ import annotations
 import pytest
 
 from lionsim.estimate import EstimateConfig, estimate
+from lionsim.estimate.probe import probe
+from lionsim.network import load_network
+from lionsim.runs import parse_runs
+from lionsim.steptime.timeline import price_calls
 
 PAPER_BF16_COMM_S = 0.132
 
@@ -66,8 +70,22 @@ def test_lion_cub_regime_is_internally_consistent(network, workers):
     assert cub["speedup"] > 1  # 14.6x, 14.9x flat; 5.2x with 8 GPUs sharing each node's 10 GbE
     assert cub["overlap"] == "none" and cub["comm_exposed_s"] == cub["comm_s"]
     assert lion["overlap"] == "buckets" and lion["comm_exposed_s"] <= lion["comm_s"]
-    # even N: 1 bit up, 2-bit codes down (ties kept) against 32 bits each way
-    assert cub["wire_bytes"] / lion["wire_bytes"] == pytest.approx(3 / 64, rel=1e-3)
+    # wire_bytes counts the priced algorithms (the column and comm_s describe the same one)
+    net = load_network(network)
+    whole_lion, whole_cub = (price_calls(_calls(name, lion["params"], workers), workers, net)
+                             for name in ("lion@fp32-allreduce", "dlion-mavo@a2a-1bit"))
+    assert cub["wire_bytes"] == whole_cub.sent_bytes and cub["comm_s"] == pytest.approx(whole_cub.time_s)
+    if "x8" not in network:  # flat: even N, 1 bit up, 2-bit codes down (ties kept) against 32 bits each way
+        assert cub["wire_bytes"] / lion["wire_bytes"] == pytest.approx(3 / 64, rel=1e-3)
+        assert lion["wire_bytes"] == pytest.approx(whole_lion.sent_bytes, rel=1e-6)  # 25 MB buckets ~ one call
+    else:  # two-level: the hierarchical all-to-all forwards votes across nodes again, more than 1 bit up
+        assert cub["wire_bytes"] / lion["wire_bytes"] > 3 / 64
     for row in (lion, cub):
         parts = row["compute_s"] + row["encode_s"] + row["comm_exposed_s"] + row["decode_s"] + row["update_s"]
         assert row["step_s"] == pytest.approx(parts)
+
+
+def _calls(label: str, params: int, workers: int) -> list:
+    """Every collective of one unbucketed exchange of `label` for `params` parameters."""
+    p = probe(parse_runs([label])[0], params=params, tensors=1, workers=workers)
+    return p.transport.plan(p.spec, workers) + list(p.extra_calls)

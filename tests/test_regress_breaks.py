@@ -80,7 +80,7 @@ def a2a_drops_last_chunk(monkeypatch):
 
 
 @pytest.mark.parametrize("brk, must_fail, may_fail", [
-    (flip_vote, {MAVO}, set()),  # the int8 path applies rule.value; a2a decodes its own codes
+    (flip_vote, {MAVO, MAVO_A2A}, set()),  # every transport applies the rule's result (tie rules included)
     (momentum_unused, {MAVO, MAVO_A2A, AVG}, set()),
     (weight_decay_doubled, {MAVO, MAVO_A2A}, {AVG}),
     (a2a_drops_last_chunk, {MAVO_A2A}, set()),

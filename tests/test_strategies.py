@@ -154,6 +154,7 @@ def test_dgc_sends_the_largest_accumulated_values_and_masks_them():
     strategy, comm, _ = make("dgc", 1, topk_ratio=0.1, weight_decay=0.0)
     g = torch.arange(26, dtype=torch.float32).unsqueeze(0) - 13  # |g| largest at the ends
     payload = strategy.encode(g, torch.zeros(26), comm, Clock())
-    assert sorted(payload.indices[0].tolist()) == [0, 1, 25]  # k = round(0.1 * 26) = 3
+    # per tensor: w (21 params) sends ceil(2.1) = 3, b (5 params) sends ceil(0.5) = 1
+    assert sorted(payload.indices[0].tolist()) == [0, 1, 2, 25]
     assert (strategy.accumulated[0, payload.indices[0]] == 0).all()
     assert (strategy.momentum[0, payload.indices[0]] == 0).all()

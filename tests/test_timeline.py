@@ -133,3 +133,28 @@ def test_bad_overlap_settings():
         OverlapConfig(bucket_mb=0)
     with pytest.raises(LionsimError, match="forward_s"):
         StepWork(forward_s=-1.0, backward_s=0.0)
+
+
+@pytest.mark.parametrize("numel, algorithm", [(1000, "recursive_doubling"), (10**8, "rabenseifner")])
+def test_wire_bytes_are_the_bytes_of_the_algorithm_that_was_priced(numel, algorithm):
+    """N = 4, alpha 10 us: recursive doubling wins small all-reduces and sends log2(4) n = 2n,
+    not a ring's 2(N-1)/N n = 1.5n; large ones go to a bandwidth-optimal one (1.5n, as a ring)."""
+    from lionsim.network.collectives.base import Group
+    from lionsim.network.collectives.rabenseifner import Rabenseifner
+    from lionsim.network.collectives.recursive_doubling import RecursiveDoubling
+    from lionsim.network.collectives.ring import Ring
+
+    link = Link.from_units(alpha_us=10.0, bandwidth_GBps=1.0)
+    net = Network(name="alpha", inter=link)
+    n = 4 * numel
+    t = step_times(StepWork(forward_s=MS, backward_s=MS), transport=FP32, spec=PayloadSpec(kind="dense", numel=numel),
+                   workers=4, network=net, overlap=overlap(numel, "none"))
+    formula = {"recursive_doubling": RecursiveDoubling, "rabenseifner": Rabenseifner}[algorithm]()
+    terms = formula.all_reduce(float(n), Group(ranks=4, link=link))
+    assert t.comm_s == pytest.approx(terms.time_s)  # the algorithm comm_s priced...
+    assert t.sent_bytes == terms.sent_bytes  # ...is the one wire_bytes counts
+    ring = Ring().all_reduce(float(n), Group(ranks=4, link=link))
+    if algorithm == "recursive_doubling":
+        assert (t.sent_bytes, ring.sent_bytes) == (2 * n, 1.5 * n) and ring.time_s > t.comm_s
+    else:
+        assert t.sent_bytes == ring.sent_bytes == 1.5 * n

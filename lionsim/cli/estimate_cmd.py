@@ -130,6 +130,7 @@ def estimate_cmd(
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
+    tie: o.Tie = "zero",
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
@@ -139,7 +140,7 @@ def estimate_cmd(
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
-        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline,
+        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)

@@ -51,7 +51,7 @@ def strategies(
         transports = valid_transports(cls)
         transports.sort(key=lambda t: t != cls.default_transport)
         rule = getattr(cls, "rule", MajorityVote())
-        spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule, max_level=max(1, 127 // workers),
+        spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule, max_level=cls.levels(workers) if hasattr(cls, "levels") else max(1, 127 // workers),
                            segments=10, k=10**4)
         bits = [TRANSPORTS.get(t)().bits_per_param(spec, workers) for t in transports]
         table.add_row(name, cls.summary, cls.payload_kind, "\n".join(transports),

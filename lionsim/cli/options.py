@@ -26,7 +26,20 @@ Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for e
 MomentumSync = Annotated[str, typer.Option(
     "--momentum-sync", help="never | every:K | schedule:K, for every run with per-worker momentum (the Lion family; "
                             "the others are unaffected); an error only if no run has it.")]
-TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of parameters each worker sends.")]
+SyncTensors = Annotated[str, typer.Option(
+    "--sync-tensors", help="Tensors a momentum sync averages: all | min-numel:N (at least N parameters) | "
+                           "GLOB[,GLOB] (fnmatch patterns on tensor names); only their bytes are sent.")]
+FreezeSteps = Annotated[int, typer.Option(
+    "--freeze-steps", help="onebit-adam: full-precision Adam warm-up steps (fp32 all-reduce) before the variance "
+                           "freezes and the momentum goes 1-bit (DeepSpeed's freeze_step).")]
+QsgdLevels = Annotated[int, typer.Option("--qsgd-levels", help="qsgd: s, levels each side of zero (7: 4 bits a parameter).")]
+TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of each tensor's parameters each worker sends.")]
+Tie = Annotated[str, typer.Option(
+    "--tie", help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
+                  "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
+DgcWarmupSteps = Annotated[int, typer.Option(
+    "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
+                               "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", help="iid | dirichlet:ALPHA (label skew).")]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]

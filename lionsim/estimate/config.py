@@ -6,6 +6,7 @@ import dataclasses
 import math
 from dataclasses import asdict, dataclass, field
 
+from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
 from lionsim.steptime.overlap import OverlapConfig
@@ -52,6 +53,8 @@ class EstimateConfig:
     used for the ops it implements (the others take the cheapest)."""
     topk_ratio: float = 0.01
     """dgc: fraction of parameters each worker sends."""
+    tie: str = "zero"
+    """MaVo tie rule: zero | alternate | random (a rule that moves ties needs 1 bit down at any N)."""
     baseline: str | None = None
     """Row the speedups are against: "strategy@transport" or a strategy (default: the first)."""
 
@@ -77,6 +80,7 @@ class Resolved:
     algorithm: str
     topk_ratio: float
     baseline: str | None
+    tie: str = "zero"
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -131,9 +135,10 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         COLLECTIVE_ALGORITHMS.get(cfg.algorithm)
     if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
         raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
+    check_tie(cfg.tie)
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=parse_runs(list(cfg.strategies), cfg.transport),
         overlap=OverlapConfig(mode=cfg.overlap, bucket_mb=cfg.bucket_mb), algorithm=cfg.algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie,
     )

@@ -9,6 +9,7 @@ per-parameter counts to P. Nothing of size P is allocated.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import torch
@@ -33,14 +34,17 @@ class Probe:
     """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
 
 
-def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01) -> Probe:
+def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
+          tie: str = "zero") -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    strategy = run.strategy_class(StrategyConfig(topk_ratio=topk_ratio), layout, SimComm(workers))
+    strategy = run.strategy_class(StrategyConfig(topk_ratio=topk_ratio, tie=tie), layout, SimComm(workers))
     small = strategy.payload_spec()
-    # sparse: the strategy's k for P parameters, by the same ratio it applied to T
-    k = max(1, round(topk_ratio * params)) if small.kind == "sparse" else 0
+    # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
+    # tensors' sizes are unknown here, so ceil(ratio * P), at least one per tensor; the
+    # per-tensor sum lies within T of it
+    k = max(tensors, math.ceil(topk_ratio * params)) if small.kind == "sparse" else 0
     spec = dataclasses.replace(small, numel=params, k=k)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)

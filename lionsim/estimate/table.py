@@ -7,7 +7,8 @@ Per worker and step (timeline.py for how they combine):
     encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth
     comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
                            backward as overlap.py says
-    wire_bytes             bytes one worker sends (the whole payload, canonical algorithms)
+    wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
+                           cheapest for each call, or --algorithm): every bucket and extra call
     speedup                the baseline row's step_s / this row's step_s
 """
 
@@ -21,7 +22,7 @@ from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.steptime.timeline import step_times
 from lionsim.steptime.work import device_work
-from lionsim.network import Network, wire_bytes
+from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
 
 ESTIMATE_COLUMNS: list[str] = [
@@ -62,16 +63,15 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     flops = training_flops(r.params, r.tokens_per_worker)
     rows = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio)
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie)
         passes = pass_bytes(run.strategy, run.transport, p.spec, workers)
         work = device_work(flops, r.params, passes, r.device, r.mfu)
         times = step_times(work, transport=p.transport, spec=p.spec, workers=workers, network=network,
                            overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
-        calls = (p.transport.plan(p.spec, workers) + list(p.extra_calls)) if workers > 1 else []
         up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 else (0.0, 0.0)
         rows.append({
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
-            "params": r.params, **times.columns(), "wire_bytes": sum(wire_bytes(c, workers) for c in calls),
+            "params": r.params, **times.columns(), "wire_bytes": times.sent_bytes,
             "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
             "gpus_per_node": network.workers_per_node, "forward_s": times.forward_s, "backward_s": times.backward_s,
             "buckets": times.buckets,

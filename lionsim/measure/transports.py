@@ -6,8 +6,8 @@ Each rank runs every transport's real `aggregate` through ProcessGroupComm on a 
 Per iteration it records the collectives' own time (each after an aligning barrier, summed)
 and the whole aggregate's wall time (packing and unpacking included); both are max-reduced
 over ranks, the first `warmup` iterations dropped, the median kept. Beside them: the bytes a
-worker sends (wire_bytes of the transport's plan) and what the network model predicts on
-`profile` for the same plan.
+worker sends and what the network model predicts on `profile` for the same plan, both by
+the algorithms the model priced (the cheapest for each call).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def measure_transports(cfg: TransportConfig) -> dict[str, list[list[float]]]:
 def transport_table(cfg: TransportConfig, measured: dict[str, list[list[float]]], network) -> list[dict]:
     """One row per transport: measured comm and aggregate (medians), wire bytes, the model's comm."""
     from lionsim.aggregators import VOTE_RULES
-    from lionsim.network import comm_time, wire_bytes
+    from lionsim.steptime.timeline import price_calls
     from lionsim.transports import TRANSPORTS, PayloadSpec
 
     rows = []
@@ -118,13 +118,14 @@ def transport_table(cfg: TransportConfig, measured: dict[str, list[list[float]]]
         kind = transport.carries[0]
         spec = PayloadSpec(kind=kind, numel=cfg.numel, rule=VOTE_RULES.get("mavo")() if kind == "votes" else None)
         calls = transport.plan(spec, cfg.ranks)
+        model = price_calls(calls, cfg.ranks, network)  # bytes and seconds of the same algorithms
         rows.append({
             "transport": name,
             "calls": "+".join(c.op for c in calls),
-            "wire_bytes": sum(wire_bytes(c, cfg.ranks) for c in calls),
+            "wire_bytes": model.sent_bytes,
             "comm_s": statistics.median(r[0] for r in measured[name]),
             "aggregate_s": statistics.median(r[1] for r in measured[name]),
-            "model_s": comm_time(calls, cfg.ranks, network),
+            "model_s": model.time_s,
         })
     base = rows[0]
     for row in rows:

@@ -35,7 +35,9 @@ CANONICAL = {
     "ps_push": "param_server",
     "ps_pull": "param_server",
 }
-"""The bandwidth-optimal algorithm `wire_bytes` counts for each op."""
+"""The bandwidth-optimal algorithm `wire_bytes` counts for each op (the closed forms of
+REFERENCE.md; the wire_bytes column of steps.csv and estimate.csv counts the priced algorithm's
+bytes instead, CallCost.sent_bytes)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -175,7 +177,8 @@ _UNIT_LINK = Link(alpha_s=0.0, bandwidth_Bps=1.0)
 
 
 def wire_bytes(call: CollectiveCall, workers: int) -> float:
-    """Bytes one worker sends for `call` with the canonical bandwidth-optimal algorithm (CANONICAL).
+    """Bytes one worker sends for `call` with the canonical bandwidth-optimal algorithm (CANONICAL),
+    whatever algorithm `price` would pick: a closed-form reference, not the wire_bytes column.
 
     Flat, any network: ring all-reduce 2(N-1)/N n; ring all-gather / reduce-scatter and
     pairwise all-to-all (N-1)/N n; chain broadcast / reduce n; ps_push n; ps_pull 0; N = 1: 0.

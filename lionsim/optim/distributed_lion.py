@@ -13,7 +13,13 @@ DDP's find_unused_parameters does: each step one small all-reduce (MAX) of a per
   decay, no momentum change, no update).
 - Used on some ranks: a rank without a gradient steps it with a zero gradient, the share of
   DDP's averaged gradient that rank contributes. Its momentum decays (m <- b2 m) and it
-  votes the sign of b1 m, which is -1 while m is still exactly 0 (sign_votes' tie rule).
+  votes the sign of b1 m, which is 0 (an abstention) while m is still exactly 0.
+Coordinates whose c is exactly zero on every rank (an embedding row no batch used) get no vote
+and move by weight decay only, as in Lion, for every transport (lionsim.transports.abstain).
+
+Ties (MaVo): `tie="zero"` (sign(0) = 0, the default), "alternate" (+1 on odd steps, -1 on even)
+or "random" (a coin per coordinate from (tie_seed, step, index)); every rank counts the same
+steps, so all agree, and so does the simulator given the same seed.
 Without the flag, ranks would send payloads of different sizes (gloo aborts: "Received data
 size doesn't match expected size") or, if the sizes happened to match, vote on different
 parameters and drift apart.
@@ -26,7 +32,7 @@ import torch.distributed as dist
 from torch import Tensor
 from torch.optim import Optimizer
 
-from lionsim.aggregators import VOTE_RULES
+from lionsim.aggregators import VOTE_RULES, MajorityVote, TieBreak, check_tie
 from lionsim.backends import ProcessGroupComm
 from lionsim.errors import LionsimError
 from lionsim.optim.functional import (
@@ -42,7 +48,7 @@ from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 class DistributedLion(Optimizer):
     def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
                  weight_decay: float = 0.0, vote: str = "mavo", transport: str = "int8-allreduce",
-                 process_group: dist.ProcessGroup | None = None) -> None:
+                 process_group: dist.ProcessGroup | None = None, tie: str = "zero", tie_seed: int = 0) -> None:
         if not lr > 0 or lr == float("inf"):  # also catches NaN
             raise ValueError(f"invalid learning rate {lr}; accepted: a finite number > 0")
         if not weight_decay >= 0 or weight_decay == float("inf"):
@@ -50,6 +56,7 @@ class DistributedLion(Optimizer):
         if not all(0.0 <= b < 1.0 for b in betas):
             raise ValueError(f"invalid betas {betas}")
         self.rule = VOTE_RULES.get(vote)()
+        self.tie, self.tie_seed = check_tie(tie), tie_seed
         self.transport = TRANSPORTS.get(transport)()
         if "votes" not in self.transport.carries:
             voting = [n for n, t in TRANSPORTS.items() if "votes" in t.carries]
@@ -80,6 +87,7 @@ class DistributedLion(Optimizer):
         comm = ProcessGroupComm(self.process_group, align=False)
         used = self._used_on_any_rank(comm)
         for group in self.param_groups:
+            group["votes_cast"] = group.get("votes_cast", 0) + 1  # the tie rules' step, saved with the state
             params = [p for p in group["params"] if used[p]]
             if params:  # the same list on every rank, so every rank calls the same collectives
                 self._vote_step(group, params, comm, workers)
@@ -105,7 +113,10 @@ class DistributedLion(Optimizer):
             votes.append(sign_votes(lion_interpolation(exp_avg, grad, beta1), workers).reshape(-1))
             decay_momentum_(exp_avg, grad, beta2)
         flat = torch.cat(votes).unsqueeze(0)  # [1, n]: one collective for the whole group
-        spec = PayloadSpec(kind="votes", numel=flat.shape[1], rule=self.rule)
+        rule = self.rule
+        if isinstance(rule, MajorityVote):
+            rule = MajorityVote(TieBreak(self.tie, seed=self.tie_seed, step=group["votes_cast"]))
+        spec = PayloadSpec(kind="votes", numel=flat.shape[1], rule=rule)
         update = self.transport.aggregate(Payload(spec, flat), comm)[0]
         offset = 0
         for p in params:

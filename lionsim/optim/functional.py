@@ -59,12 +59,9 @@ def sgdm_update_(p: Tensor, grad: Tensor, buf: Tensor, lr: float, weight_decay: 
 
 
 def sign_votes(x: Tensor, workers: int) -> Tensor:
-    """A worker's vote on each coordinate, int8.
-
-    With several workers the vote is binary: +1 where x > 0, else -1 (pack_signs' order; an
-    exact zero, which needs gradient and momentum both exactly zero, votes -1). A single
-    worker sends nothing and keeps sign(x) with sign(0) = 0, so one worker is exactly Lion.
-    """
-    if workers == 1:
-        return torch.sign(x).to(torch.int8)
-    return torch.where(x > 0, 1, -1).to(torch.int8)
+    """A worker's vote on each coordinate, int8: sign(x), so +1, -1, or 0 where x is exactly
+    zero (gradient and momentum both zero: a parameter no batch has touched). A zero abstains:
+    it adds nothing to the vote, and a coordinate where every worker abstains moves by weight
+    decay only, as in Lion; the transports carry abstentions (lionsim.transports.abstain).
+    `workers` is kept for callers: the vote is the same for every N."""
+    return torch.sign(x).to(torch.int8)

@@ -75,12 +75,17 @@ class Case:
     """(lr, weight decay) per strategy name; every strategy of the case needs an entry."""
     mavo_slack: float = IID_MAVO_SLACK
     """Cross-check: the fraction of global Lion's held-out loss reduction D-Lion MaVo may give up."""
+    tie: str = "zero"
+    """dlion-mavo tie rule (`lionsim bench --tie`): zero | alternate | random."""
 
     def setting(self) -> dict[str, Any]:
         """What makes runs of this case comparable with a baseline (all but the strategies)."""
-        return {"workload": self.workload, "size": self.size, "workers": self.workers,
-                "data_split": self.data_split, "steps": self.steps, "batch_size": self.batch_size,
-                "seed": self.seed}
+        setting = {"workload": self.workload, "size": self.size, "workers": self.workers,
+                   "data_split": self.data_split, "steps": self.steps, "batch_size": self.batch_size,
+                   "seed": self.seed}
+        if self.tie != "zero":  # the default stays unnamed, so existing baselines still match
+            setting["tie"] = self.tie
+        return setting
 
     def bench_config(self, strategy: str, seed: int) -> BenchConfig:
         """The `lionsim bench` run of one strategy of this case at `seed`."""
@@ -88,7 +93,7 @@ class Case:
         return BenchConfig(workload=self.workload, model_size=self.size, workers=self.workers,
                            batch_size=self.batch_size, steps=self.steps, seed=seed,
                            strategies=[strategy], lr=lr, weight_decay=weight_decay,
-                           data_split=self.data_split, eval_every=self.steps)
+                           data_split=self.data_split, eval_every=self.steps, tie=self.tie)
 
     def run_hyper(self, strategy: str) -> tuple[float, float]:
         name = strategy.partition("@")[0]

@@ -15,12 +15,16 @@ that bucket, and nothing computed from other buckets' results, can run in such a
   per tensor).
 - allgather-1bit, sparse-allgather: one all-gather (pair) per bucket, as DDP's quantization
   hooks do.
+- packed-allreduce (Lion Cub's ternary levels), allgather-levels (QSGD, per-tensor norms): as
+  int8-allreduce and allgather-1bit, a bucket needs only its own tensors.
 
 What it does not (mode "auto"), and why:
 
 - a2a-1bit: the two-phase all-reduce puts a vote between two dependent collectives. Lion Cub
   and DeepSpeed's 1-bit Adam, whose compressed all-reduce it is, run it once over the whole
   flattened buffer in the optimizer step, after backward.
+- compressed-allreduce: 1-bit Adam's, with one scale over the whole flat buffer, once per
+  step in the optimizer (its fp32 warm-up steps are priced the same way: conservative).
 - param-server: the server must hold every worker's push before it votes and replies
   (Distributed Lion, Algorithm 1: one vote per step).
 
@@ -41,9 +45,9 @@ from lionsim.errors import LionsimError
 MODES = ("auto", "buckets", "none")
 
 BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
-                      "sparse-allgather"})
+                      "sparse-allgather", "packed-allreduce", "allgather-levels"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
-AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server"})
+AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce"})
 """Transports mode "auto" runs once after backward (module doc)."""
 
 GRAD_BYTES = 4

@@ -55,12 +55,31 @@ STRATEGY_BYTES: dict[str, StrategyBytes] = {
     "lioncub-l1": StrategyBytes(
         5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
     ),
+    "lioncub-linf": StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    ),
+    "lioncub-l0": StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    ),
+    "lioncub-ternary": StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    ),
+    "signsgd": StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p"),
+    "qsgd": StrategyBytes(
+        2 * F32, 4 * F32, "rule: a pass reading g for ||g|| per tensor, then reads g (draws from a counter RNG in "
+        "registers); update (SGD momentum) reads p, buf, writes p, buf"
+    ),
+    "onebit-adam": StrategyBytes(
+        7 * F32, 5 * F32, "rule (1-bit phase) reads g, m, e, writes m; a pass reading m, e for ||m + e||; then reads "
+        "m, e, writes e; update reads p, m, v, writes p, m"
+    ),
     "ef-signsgd": StrategyBytes(
         5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
     ),
     "terngrad": StrategyBytes(
-        2 * F32, 4 * F32,
-        "rule: a pass reading g for max|g| per tensor, then reads g (Bernoulli draws from a counter RNG in registers); "
+        3 * F32, 4 * F32,
+        "rule: a pass reading g for its sum and sum of squares per tensor (sigma of the 2.5 sigma clip), a pass "
+        "reading g for max|clipped g| per tensor, then reads g (clip and Bernoulli draws from a counter RNG in registers); "
         "update (SGD momentum) reads p, buf, writes p, buf",
     ),
     "dgc": StrategyBytes(
@@ -146,6 +165,32 @@ def _sparse(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=12 * share, unpack=F32 + 16 * workers * share, aggregate=F32)
 
 
+def _packed(spec: PayloadSpec, workers: int) -> TransportBytes:
+    from lionsim.transports.packed_allreduce import field_bits
+
+    word = F32 / (31 // field_bits(spec.max_level, workers))  # int32 word bytes per parameter
+    s = float(container_dtype(workers * spec.max_level).itemsize)
+    return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # levels -> fields; words -> sums
+
+
+def _allgather_levels(spec: PayloadSpec, workers: int) -> TransportBytes:
+    from lionsim.transports.allgather_levels import level_bits
+
+    code = level_bits(spec.max_level) / 8
+    return TransportBytes(pack=I8 + code, unpack=workers * code + F32, aggregate=F32)  # N workers' codes -> mean
+
+
+def _compressed(spec: PayloadSpec, workers: int) -> TransportBytes:
+    if spec.kind == "dense":  # the warm-up steps
+        return _fp32(spec, workers)
+    # phase 1 packs all signs; the server packs its chunk's signs (reads y, writes n/8N)
+    pack = I8 + 1 / 8 + (F32 + 1 / 8) / workers
+    # the server reads N workers' bits of its chunk (n/8 in all), reads and writes y and its error;
+    # phase 2 reads every chunk's bits and writes the float32 momentum
+    unpack = 1 / 8 + 3 * F32 / workers + 1 / 8 + F32
+    return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)
+
+
 TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "fp32-allreduce": _fp32,
     "bf16-allreduce": _bf16,
@@ -155,6 +200,9 @@ TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "allgather-1bit": _allgather,
     "param-server": _param_server,
     "sparse-allgather": _sparse,
+    "packed-allreduce": _packed,
+    "allgather-levels": _allgather_levels,
+    "compressed-allreduce": _compressed,
 }
 
 

@@ -8,6 +8,9 @@ from lionsim.strategies import ef_signsgd  # noqa: F401
 from lionsim.strategies import terngrad  # noqa: F401
 from lionsim.strategies import dgc  # noqa: F401
 from lionsim.strategies import lioncub  # noqa: F401
+from lionsim.strategies import signsgd  # noqa: F401
+from lionsim.strategies import qsgd  # noqa: F401
+from lionsim.strategies import onebit_adam  # noqa: F401
 from lionsim.strategies.base import (
     STRATEGIES,
     Strategy,

@@ -24,7 +24,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.strategies.layout import ParamLayout
-from lionsim.strategies.momentum_sync import MomentumSync
+from lionsim.strategies.momentum_sync import MomentumSync, TensorSelection
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
@@ -41,10 +41,21 @@ class StrategyConfig:
     """(beta1, beta2) of Lion/AdamW; beta1 is the momentum of signum, sgdm, terngrad, dgc."""
     momentum_sync: str = "never"
     """Lion family: never | every:K | schedule:K."""
+    sync_tensors: str = "all"
+    """Lion family: the tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB]."""
+    freeze_steps: int = 15
+    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
+    qsgd_levels: int = 7
+    """qsgd: s, levels each side of zero (7: 4 bits a parameter with the sign)."""
     topk_ratio: float = 0.01
-    """dgc: fraction of parameters each worker sends."""
+    """dgc: fraction of each tensor's parameters each worker sends (at least one per tensor)."""
+    dgc_warmup_steps: int = 0
+    """dgc: leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256
+    of each tensor (never below topk_ratio); 0: no warm-up."""
     seed: int = 0
-    """Seed of stochastic quantizers (terngrad)."""
+    """Seed of stochastic quantizers (terngrad) and of the random tie rule."""
+    tie: str = "zero"
+    """MaVo tie rule: zero (sign(0) = 0) | alternate (+1/-1 by step) | random (a seeded coin)."""
     workload: str | None = None
     """Workload trained: picks the measured defaults of the (strategy, workload) pair (tuning.py)."""
 
@@ -80,6 +91,14 @@ class Strategy(ABC):
         self.local = comm.local_workers  # w: rows of state this process holds
         self.hyper = self.resolve_hyper(cfg)
         self.sync_rule = MomentumSync.parse(cfg.momentum_sync)
+        picked = TensorSelection.parse(cfg.sync_tensors).picks(layout.names, layout.numels)
+        if not all(picked) and self.has_momentum_sync and self.sync_rule.mode == "never":
+            raise LionsimError(f"--sync-tensors {cfg.sync_tensors} picks tensors for a momentum sync; "
+                               f"give --momentum-sync every:K or schedule:K too")
+        # flat positions whose momentum a sync averages (None: all of them)
+        synced = torch.tensor(picked, device=layout.device)[layout.segment_ids]  # [P] bool
+        self.sync_index = None if all(picked) else torch.nonzero(synced).squeeze(1)
+        self.sync_numel = layout.numel if self.sync_index is None else int(self.sync_index.numel())
         if self.sync_rule.mode != "never" and not self.has_momentum_sync:
             raise LionsimError(
                 f"--momentum-sync {cfg.momentum_sync} needs a strategy with per-worker momentum; "
@@ -147,14 +166,24 @@ class MomentumSyncing:
     has_momentum_sync = True
     exp_avg: Tensor
 
+    sync_index: Tensor | None
+    sync_numel: int
+
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         if self.workers > 1 and self.sync_rule.is_sync(step):
-            return [CollectiveCall("all_reduce", 4 * self.layout.numel, "momentum sync")]
+            return [CollectiveCall("all_reduce", 4 * self.sync_numel, "momentum sync")]
         return []
 
     def sync(self, comm: Comm, step: int, clock: Clock) -> None:
-        if self.workers > 1 and self.sync_rule.is_sync(step):
-            with clock.section("collective"):
-                total = comm.all_reduce(self.exp_avg)
-            with clock.section("update"):
+        if not (self.workers > 1 and self.sync_rule.is_sync(step)):
+            return
+        share = 1 / self.local  # the copies touch all w rows: book one worker's share
+        with clock.section("update", scale=share):
+            picked = self.exp_avg if self.sync_index is None else self.exp_avg[:, self.sync_index]
+        with clock.section("collective"):
+            total = comm.all_reduce(picked)
+        with clock.section("update", scale=share):
+            if self.sync_index is None:
                 self.exp_avg.copy_(total / self.workers)
+            else:
+                self.exp_avg[:, self.sync_index] = total / self.workers

@@ -1,12 +1,15 @@
 """Distributed Lion (Liu et al. 2024, Algorithm 1): each worker keeps its own momentum and
 sends only the sign of its local Lion update; the replica moves by the vote (MaVo) or the
-mean (Avg) of the signs, with weight decay applied locally. Gradients never travel."""
+mean (Avg) of the signs, with weight decay applied locally. Gradients never travel.
+
+A worker whose c is exactly zero abstains (votes 0), so a parameter no worker's batch has
+touched moves by weight decay only, as in Lion (lionsim.transports.abstain carries it)."""
 
 from __future__ import annotations
 
 from torch import Tensor
 
-from lionsim.aggregators import MajorityVote, MeanVote, VoteRule
+from lionsim.aggregators import MajorityVote, MeanVote, TieBreak, VoteRule, check_tie
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
@@ -19,16 +22,24 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
     rule: VoteRule
+    """The rule with its default tie rule (what `lionsim strategies` shows)."""
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
+        check_tie(self.cfg.tie)
         self.exp_avg = self.zeros()  # [w, P]: each worker's own momentum
+        self.votes_cast = 0  # steps voted so far: the tie rules' step
+
+    def step_rule(self) -> VoteRule:
+        """This step's vote rule."""
+        return self.rule
 
     def payload_spec(self) -> PayloadSpec:
-        return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.rule)
+        return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.step_rule())
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         beta1, beta2 = self.hyper.betas
+        self.votes_cast += 1
         votes = sign_votes(lion_interpolation(self.exp_avg, grads, beta1), self.workers)
         decay_momentum_(self.exp_avg, grads, beta2)
         return Payload(self.payload_spec(), votes)
@@ -40,8 +51,11 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
 @STRATEGIES.register("dlion-mavo")
 class DLionMaVo(DistributedLionStrategy):
     name = "dlion-mavo"
-    summary = "Distributed Lion, majority vote of the workers' signs (tie -> 0)"
+    summary = "Distributed Lion, majority vote of the workers' signs (tie: --tie, default 0)"
     rule = MajorityVote()
+
+    def step_rule(self) -> VoteRule:
+        return MajorityVote(TieBreak(self.cfg.tie, seed=self.cfg.seed, step=max(1, self.votes_cast)))
 
 
 @STRATEGIES.register("dlion-avg")

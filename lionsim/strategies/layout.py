@@ -29,6 +29,15 @@ class ParamLayout:
         return len(self.numels)
 
     @property
+    def slices(self) -> list[slice]:
+        """Each tensor's positions in the flat vector, in order (for per-tensor selection)."""
+        bounds, start = [], 0
+        for n in self.numels:
+            bounds.append(slice(start, start + n))
+            start += n
+        return bounds
+
+    @property
     def device(self) -> torch.device:
         """Where the parameters (and so every per-worker state buffer) live."""
         return self.segment_ids.device

@@ -5,11 +5,15 @@ momentum buffers in full precision, so per-worker momenta do not drift apart.
     every:K      steps K, 2K, 3K, ...
     schedule:K   gaps that grow as 2^(j/K): the j-th gap (j = 0, 1, ...) is round(2^(j/K))
                  steps, so syncs are dense early in training and sparse later.
+
+Which tensors are synced is a second knob (TensorSelection, --sync-tensors): all of them, or
+those a size rule or name patterns pick; only their bytes are all-reduced.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from lionsim.errors import LionsimError
 
@@ -49,3 +53,56 @@ class MomentumSync:
 
     def __str__(self) -> str:
         return self.mode if self.mode == "never" else f"{self.mode}:{self.k}"
+
+
+SELECT_ACCEPTED = ("all, min-numel:N (tensors of at least N parameters) or a comma list of "
+                   "name patterns (fnmatch globs, e.g. 'blocks.*.attn.*,head.weight')")
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSelection:
+    """Which tensors a momentum sync averages (--sync-tensors); the rest keep their own.
+
+    all            every tensor (Lion Cub's plain momentum sync)
+    min-numel:N    tensors with at least N parameters (the large layers, where momenta drift most
+                   in bytes; small ones, biases and norms, stay local)
+    GLOB[,GLOB]    tensors whose name matches one of the fnmatch patterns
+    """
+
+    rule: str
+    """all | min-numel | names"""
+    min_numel: int = 0
+    patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> "TensorSelection":
+        if text == "all":
+            return cls("all")
+        if text.startswith("min-numel:"):
+            value = text.partition(":")[2]
+            if value.isdigit() and int(value) > 0:
+                return cls("min-numel", min_numel=int(value))
+            raise LionsimError(f"bad --sync-tensors {text!r}; accepted: {SELECT_ACCEPTED}")
+        patterns = tuple(p.strip() for p in text.split(","))
+        if not text.strip() or not all(patterns):
+            raise LionsimError(f"bad --sync-tensors {text!r}; accepted: {SELECT_ACCEPTED}")
+        return cls("names", patterns=patterns)
+
+    def picks(self, names: list[str], numels: list[int]) -> list[bool]:
+        """Per tensor: whether its momentum is synced; fails if nothing would be."""
+        if self.rule == "all":
+            return [True] * len(names)
+        if self.rule == "min-numel":
+            picked = [n >= self.min_numel for n in numels]
+        else:
+            picked = [any(fnmatchcase(name, p) for p in self.patterns) for name in names]
+        if not any(picked):
+            shown = ", ".join(f"{n} ({k})" for n, k in list(zip(names, numels))[:8])
+            raise LionsimError(f"--sync-tensors {self}: picks no tensor of this model; its tensors (parameters): "
+                               f"{shown}{', ...' if len(names) > 8 else ''}")
+        return picked
+
+    def __str__(self) -> str:
+        if self.rule == "min-numel":
+            return f"min-numel:{self.min_numel}"
+        return "all" if self.rule == "all" else ",".join(self.patterns)

@@ -1,9 +1,12 @@
 """TernGrad (Wen et al. 2017): stochastic ternary gradients with a shared scale.
 
-Workers first agree on one scale per tensor, s = max over workers of max|g| (a small MAX
-all-reduce, TernGrad's "scaler sharing"); each sends t = sign(g) * Bernoulli(|g| / s) in
-{-1, 0, 1}, which is unbiased: E[s * t] = g. Shared scales make the ternaries summable in an
-integer all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum.
+Each worker first clips every tensor's gradient at c * sigma, c = 2.5, sigma the standard
+deviation of that tensor's gradient (the paper's section 3.3: outliers would set a large
+scale and leave most values ternarized to 0). Workers then agree on one scale per tensor,
+s = max over workers of max|g| of the clipped g (a small MAX all-reduce, TernGrad's "scaler
+sharing"); each sends t = sign(g) * Bernoulli(|g| / s) in {-1, 0, 1}, which is unbiased for
+the clipped g: E[s * t] = g. Shared scales make the ternaries summable in an integer
+all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum.
 """
 
 from __future__ import annotations
@@ -15,8 +18,22 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sgdm_update_
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
+
+CLIP_SIGMAS = 2.5
+"""c of the per-tensor clip at c * sigma (the paper's choice)."""
+
+
+def clip_per_tensor(grads: Tensor, layout: ParamLayout, c: float = CLIP_SIGMAS) -> Tensor:
+    """grads [w, P] clipped to [-c sigma, c sigma], sigma each worker's population standard
+    deviation of each tensor. A tensor with sigma = 0 (all its values equal, a single value)
+    has no outlier and is left whole: a bound of 0 would erase it."""
+    mean = layout.expand(layout.segment_mean(grads))  # [w, P]
+    sigma = layout.segment_mean((grads - mean).square()).sqrt()  # [w, T]
+    bound = layout.expand(torch.where(sigma > 0, c * sigma, torch.inf))  # [w, P]
+    return torch.minimum(torch.maximum(grads, -bound), bound)
 
 
 @STRATEGIES.register("terngrad")
@@ -41,6 +58,7 @@ class TernGrad(Strategy):
         return [CollectiveCall("all_reduce", 4 * self.layout.segments, "scales (max)")]
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        grads = clip_per_tensor(grads, self.layout)
         local_max = self.layout.segment_max(grads.abs())  # [w, T]
         with clock.section("collective"):
             self.scales = comm.all_reduce(local_max, op="max")[0]  # [T], shared by all

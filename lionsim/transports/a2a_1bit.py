@@ -3,11 +3,16 @@ compressed all-reduce, without error feedback).
 
     1. pack signs 8 per byte and split them into N chunks; all-to-all, so worker i holds
        chunk i of every worker's votes;
-    2. worker i sums its chunk's votes and applies the rule (vote or mean);
-    3. re-pack the chunk's result in ceil(log2 levels) bits (1 bit for MaVo with odd N,
-       2 with even N to keep ties, log2(N+1) for the mean) and all-gather it.
+    2. worker i sums its chunk's votes and applies the rule (vote or mean, ties included);
+    3. re-pack the chunk's result in ceil(log2 levels) bits (MaVo: 1 bit for odd N or under a
+       tie rule that moves ties, 2 with sign(0) = 0 at even N; log2(N+1) for the mean) and
+       all-gather it.
 
-Traffic per worker about 2(N-1)/N * n/8 bytes for MaVo with odd N: flat in N. Chunks are
+On a step where some worker abstains (lionsim.transports.abstain, one 1-byte flag all-reduce
+first) phase 1 also carries each worker's "voted" bitmap (2 bits per parameter) and phase 3
+the rule's levels with abstentions (MaVo 2 bits, the mean ceil(log2(2N+1))).
+
+Traffic per worker about 2(N-1)/N * n/8 bytes for MaVo with 1 bit down: flat in N. Chunks are
 padded to whole bytes: n is rounded up to a multiple of 8N.
 """
 
@@ -18,8 +23,9 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_codes, pack_signs, packed_size, unpack_codes, unpack_signs
+from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_bools, unpack_codes, unpack_signs
 from lionsim.timing import Clock
+from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -36,34 +42,53 @@ class AllToAll1Bit(Transport):
     summary = "two-phase 1-bit all-reduce: all-to-all of packed votes, vote per chunk, all-gather"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers, rule = payload.spec, comm.world_size, payload.spec.rule
+        workers, rule = comm.world_size, payload.spec.rule
+        with section(clock, "collective"):
+            abstain = settle(payload, comm)
+        spec = payload.spec
         chunk = chunk_params(spec.numel, workers)
-        bits = rule.bits_down(workers)
+        bits = rule.bits_down(workers, abstain)
         with section(clock, "encode"):
             votes = payload.values
             pad = chunk * workers - spec.numel
-            if pad:
+            if pad:  # padding votes +1, so it never abstains; it is cut off at the end
                 votes = torch.nn.functional.pad(votes, (0, pad), value=1)
             packed = pack_signs(votes).reshape(votes.shape[0], workers, chunk // 8)  # [w, W, c/8]
+            if abstain:  # each chunk's signs, then where this worker voted in it
+                voted = pack_bools(voted_plane(votes)).reshape(votes.shape[0], workers, chunk // 8)
+                packed = torch.cat([packed, voted], -1)  # [w, W, c/4]
         with section(clock, "collective"):
-            mine = comm.all_to_all(packed)  # [w, W, c/8]: my chunk from every worker
+            mine = comm.all_to_all(packed)  # [w, W, c/8 or c/4]: my chunk from every worker
         with section(clock, "decode"):
-            vote_sum = unpack_signs(mine, chunk, torch.int8).sum(1, dtype=torch.int32)  # [w, c]
+            signs = unpack_signs(mine[..., : chunk // 8], chunk, torch.int8)  # [w, W, c]
+            voted_any = None
+            if abstain:
+                voted = unpack_bools(mine[..., chunk // 8 :], chunk)  # [w, W, c]
+                vote_sum = (signs * voted).sum(1, dtype=torch.int32)  # [w, c]
+                voted_any = voted.any(1)
+            else:
+                vote_sum = signs.sum(1, dtype=torch.int32)  # [w, c]
+            owner = comm.first_worker + torch.arange(vote_sum.shape[0], device=vote_sum.device)
+            index = owner[:, None] * chunk + torch.arange(chunk, device=vote_sum.device)  # [w, c]
         with section(clock, "encode"):
-            codes = pack_codes(rule.encode(vote_sum, workers), bits)  # [w, c*bits/8]
+            codes = rule.encode(vote_sum, workers, voted=voted_any, index=index, abstain=abstain)
+            codes = pack_codes(codes, bits)  # [w, c*bits/8]
         with section(clock, "collective"):
             everyone = comm.all_gather(codes)  # [w, W, c*bits/8]
         with section(clock, "decode"):
-            result = rule.decode(unpack_codes(everyone, chunk, bits), workers)  # [w, W, c]
+            result = rule.decode(unpack_codes(everyone, chunk, bits), workers, abstain)  # [w, W, c]
             return result.reshape(result.shape[0], -1)[:, : spec.numel]
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         chunk = chunk_params(spec.numel, workers)
-        bits = spec.rule.bits_down(workers)
+        bits = spec.rule.bits_down(workers, spec.abstain)
+        planes = 2 if spec.abstain else 1
         return [
-            CollectiveCall("all_to_all", workers * chunk // 8, "votes"),
+            FLAG_CALL,
+            CollectiveCall("all_to_all", planes * workers * chunk // 8, "votes"),
             CollectiveCall("all_gather", workers * packed_size(chunk, bits), "voted"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
-        return 1.0, float(spec.rule.bits_down(workers))
+        # the flag byte is per step, not per parameter: wire_bytes and comm_s count it
+        return (2.0 if spec.abstain else 1.0), float(spec.rule.bits_down(workers, spec.abstain))

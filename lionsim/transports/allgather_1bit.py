@@ -1,7 +1,8 @@
 """allgather-1bit: every worker all-gathers everyone's packed sign bits and votes locally.
 
 One bit per parameter up; each worker receives the other N-1 workers' bits, so the traffic
-per worker, (N-1)/N * N * n/8 bytes, grows with N (REFERENCE.md 5). Also carries
+per worker, (N-1)/N * N * n/8 bytes, grows with N (REFERENCE.md 5). On a step where some worker abstains (lionsim.transports.abstain)
+each worker also sends its "voted" bitmap in the same all-gather: 2 bits per parameter. Also carries
 EF-signSGD's scaled signs: the per-tensor float32 scales travel in a second, small all-gather.
 """
 
@@ -12,8 +13,9 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_signs, packed_size, unpack_signs
+from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
 from lionsim.timing import Clock
+from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -25,26 +27,41 @@ class AllGather1Bit(Transport):
     summary = "all-gather of packed 1-bit signs, vote locally (traffic grows with N)"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers = payload.spec, comm.world_size
+        votes, workers = payload.spec.kind == "votes", comm.world_size
+        with section(clock, "collective"):
+            abstain = settle(payload, comm) if votes else False
+        spec, m = payload.spec, packed_size(payload.spec.numel)
         with section(clock, "encode"):
             packed = pack_signs(payload.values)  # [w, n/8]
+            if abstain:  # signs, then where this worker voted
+                packed = torch.cat([packed, pack_bools(voted_plane(payload.values))], -1)  # [w, 2n/8]
         with section(clock, "collective"):
             gathered = comm.all_gather(packed)  # [w, W, n/8]
             scales = comm.all_gather(payload.scales) if spec.kind == "scaled-signs" else None
         with section(clock, "decode"):
-            if spec.kind == "votes":
-                signs = unpack_signs(gathered, spec.numel, torch.int8)  # [w, W, n]
-                return spec.rule.value(signs.sum(1, dtype=torch.int32), workers)
+            if votes:
+                signs = unpack_signs(gathered[..., :m], spec.numel, torch.int8)  # [w, W, n]
+                if not abstain:
+                    return spec.rule.result(signs.sum(1, dtype=torch.int32), workers)
+                voted = unpack_bools(gathered[..., m:], spec.numel)  # [w, W, n]
+                vote_sum = (signs * voted).sum(1, dtype=torch.int32)
+                return spec.rule.result(vote_sum, workers, voted=voted.any(1))
             signs = unpack_signs(gathered, spec.numel)  # [w, W, n]
             per_param = scales[..., payload.segment_ids]  # [w, W, n]
             return (signs * per_param).sum(1) / workers
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        if spec.kind == "votes":
+            planes = 2 if spec.abstain else 1
+            return [FLAG_CALL, CollectiveCall("all_gather", workers * planes * packed_size(spec.numel), "votes")]
         calls = [CollectiveCall("all_gather", workers * packed_size(spec.numel), "signs")]
         if spec.kind == "scaled-signs":
             calls.append(CollectiveCall("all_gather", workers * spec.segments * 4, "scales"))
         return calls
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
+        if spec.kind == "votes":  # the voted bitmap on abstention steps (the flag byte is per step)
+            planes = 2.0 if spec.abstain else 1.0
+            return planes, (workers - 1) * planes
         extra = 32.0 * spec.segments / spec.numel if spec.kind == "scaled-signs" else 0.0
         return 1.0 + extra, (workers - 1) * (1.0 + extra)

@@ -6,6 +6,11 @@ container is int8 while N * max_level <= 127, then widened straight to int32 so 
 can never overflow (the paper's int8 trick alone breaks past 127 workers). Never int16:
 neither gloo nor NCCL reduces it. The wire bytes and bits per parameter follow the dtype
 actually sent (4 bytes per element once widened).
+
+A zero vote (an abstention) sums as 0, so sign(0) = 0 and the mean need nothing more. A tie rule
+that moves ties must tell a tie from "nobody voted": then the step starts with the 1-byte flag
+all-reduce (lionsim.transports.abstain) and, on flagged steps, a second plane in the same
+all-reduce counts the voters.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
+from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, section
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
@@ -31,20 +37,35 @@ class Int8AllReduce(Transport):
         return container_dtype(workers * spec.max_level)
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers = payload.spec, comm.world_size
+        workers = comm.world_size
+        abstain = False
+        if self.flags(payload.spec):
+            with section(clock, "collective"):
+                abstain = settle(payload, comm)
+        spec = payload.spec
         with section(clock, "encode"):
             wire = payload.values.to(self.container(spec, workers))
+            if abstain:  # votes, then where each worker voted: the sum counts the voters
+                wire = torch.cat([wire, voted_plane(payload.values).to(wire.dtype)], -1)  # [w, 2n]
         with section(clock, "collective"):
             total = comm.all_reduce(wire)
         with section(clock, "decode"):
-            if spec.kind == "votes":
-                return spec.rule.value(total, workers)
-            return total.to(torch.float32)  # levels: the strategy applies its own rule to the sum
+            if spec.kind == "levels":
+                return total.to(torch.float32)  # the strategy applies its own rule to the sum
+            if abstain:
+                return spec.rule.result(total[:, : spec.numel], workers, voted=total[:, spec.numel :] > 0)
+            return spec.rule.result(total, workers)
+
+    @staticmethod
+    def flags(spec: PayloadSpec) -> bool:
+        """Whether this payload needs the abstention flag (votes under a tie-moving rule)."""
+        return spec.kind == "votes" and spec.rule.needs_voted
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
-        nbytes = spec.numel * self.container(spec, workers).itemsize
-        return [CollectiveCall("all_reduce", nbytes, spec.kind)]
+        planes = 2 if spec.abstain else 1
+        nbytes = planes * spec.numel * self.container(spec, workers).itemsize
+        return ([FLAG_CALL] if self.flags(spec) else []) + [CollectiveCall("all_reduce", nbytes, spec.kind)]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
-        bits = 8.0 * self.container(spec, workers).itemsize
+        bits = 8.0 * self.container(spec, workers).itemsize * (2 if spec.abstain else 1)
         return bits, bits

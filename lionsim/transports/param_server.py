@@ -1,9 +1,12 @@
 """param-server: workers push packed 1-bit votes to the server, which votes and sends the
 result back (the server of Distributed Lion's Algorithm 1).
 
-The push is 1 bit per parameter; the pull is the rule's code, ceil(log2 levels) bits (1 for
-MaVo with odd N, 2 with even N, log2(N+1) for the mean). On a real process group rank 0
-is the server; the network model prices k servers (Network.ps_servers) sharing the load.
+The push is 1 bit per parameter; the pull is the rule's code, ceil(log2 levels) bits (MaVo: 1
+for odd N or under a tie rule that moves ties, 2 with sign(0) = 0 at even N; log2(N+1) for the
+mean). On a step where some worker abstains (lionsim.transports.abstain, one 1-byte flag
+all-reduce first) the push also carries the "voted" bitmap and the pull the rule's levels with
+abstentions. On a real process group rank 0 is the server; the network model prices k servers
+(Network.ps_servers) sharing the load.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_codes, pack_signs, packed_size, unpack_codes, unpack_signs
+from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_bools, unpack_codes, unpack_signs
 from lionsim.timing import Clock
+from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -28,29 +32,42 @@ class ParamServer(Transport):
     summary = "push 1-bit votes to a parameter server, pull the voted result"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers, rule = payload.spec, comm.world_size, payload.spec.rule
-        bits = rule.bits_down(workers)
+        workers, rule = comm.world_size, payload.spec.rule
+        with section(clock, "collective"):
+            abstain = settle(payload, comm)
+        spec = payload.spec
+        bits, m = rule.bits_down(workers, abstain), packed_size(spec.numel)
         with section(clock, "encode"):
             packed = pack_signs(payload.values)  # [w, n/8]
+            if abstain:  # signs, then where this worker voted
+                packed = torch.cat([packed, pack_bools(voted_plane(payload.values))], -1)  # [w, 2n/8]
         with section(clock, "collective"):
-            pushed = comm.gather(packed, root=SERVER)  # [W, n/8] on the server
+            pushed = comm.gather(packed, root=SERVER)  # [W, n/8 or 2n/8] on the server
         codes = None
         if pushed is not None:
             with section(clock, "decode"):
-                vote_sum = unpack_signs(pushed, spec.numel, torch.int8).sum(0, dtype=torch.int32)
+                signs = unpack_signs(pushed[:, :m], spec.numel, torch.int8)  # [W, n]
+                voted_any = None
+                if abstain:
+                    voted = unpack_bools(pushed[:, m:], spec.numel)  # [W, n]
+                    signs, voted_any = signs * voted, voted.any(0)
+                vote_sum = signs.sum(0, dtype=torch.int32)
             with section(clock, "encode"):
-                codes = pack_codes(rule.encode(vote_sum, workers), bits)
+                codes = pack_codes(rule.encode(vote_sum, workers, voted=voted_any, abstain=abstain), bits)
         with section(clock, "collective"):
             like = torch.empty(packed_size(spec.numel, bits), dtype=torch.uint8, device=packed.device)
             pulled = comm.broadcast(codes, root=SERVER, like=like)  # [w, n*bits/8]
         with section(clock, "decode"):
-            return rule.decode(unpack_codes(pulled, spec.numel, bits), workers)
+            return rule.decode(unpack_codes(pulled, spec.numel, bits), workers, abstain)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        planes = 2 if spec.abstain else 1
         return [
-            CollectiveCall("ps_push", packed_size(spec.numel), "votes"),
-            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers)), "voted"),
+            FLAG_CALL,
+            CollectiveCall("ps_push", planes * packed_size(spec.numel), "votes"),
+            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers, spec.abstain)), "voted"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
-        return 1.0, float(spec.rule.bits_down(workers))
+        # the flag byte is per step, not per parameter: wire_bytes and comm_s count it
+        return (2.0 if spec.abstain else 1.0), float(spec.rule.bits_down(workers, spec.abstain))

@@ -4,10 +4,13 @@ Each payload kind says how its parts combine; a transport declares the kinds it 
 (its `carries`), and a strategy/transport pair is valid only when the kinds match.
 
     dense         float values, averaged                        (gradients)
-    votes         +1/-1 int8 votes, combined by a VoteRule      (Distributed Lion, signum)
+    votes         +1/0/-1 int8 votes (0 abstains), combined by a VoteRule  (Distributed Lion, signum)
     levels        small signed ints |l| <= max_level, summed    (Lion Cub L1 levels, TernGrad)
     scaled-signs  +1/-1 signs with a float scale per tensor, averaged  (EF-signSGD)
     sparse        (index, value) pairs, k per worker, averaged  (DGC)
+    scaled-levels signed ints |l| <= max_level with a float scale per tensor, averaged  (QSGD)
+    onebit        +1/-1 signs with one float scale per worker, compressed-averaged with
+                  server error feedback  (1-bit Adam; its warm-up steps send `dense`)
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from torch import Tensor
 
 from lionsim.aggregators import VoteRule
 
-KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse")
+KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,6 +35,9 @@ class PayloadSpec:
     """Parameters carried."""
     rule: VoteRule | None = None
     """votes: how they combine."""
+    abstain: bool = False
+    """votes: some worker abstained (a zero vote) this step, so the transport also carried who
+    voted. Set by the transport (lionsim.transports.abstain) on the spec the step is priced by."""
     max_level: int = 1
     """levels: the largest |level| a worker sends."""
     segments: int = 0
@@ -46,7 +52,7 @@ class Payload:
 
     spec: PayloadSpec
     values: Tensor
-    """dense: float [w, n]; votes: int8 [w, n]; levels: int [w, n]; scaled-signs: int8 [w, n];
+    """dense: float [w, n]; votes: int8 [w, n] in {-1, 0, +1}; levels: int [w, n]; scaled-signs: int8 [w, n];
     sparse: float [w, k] values."""
     scales: Tensor | None = None
     """scaled-signs: float32 [w, T], one scale per tensor."""
@@ -74,9 +80,9 @@ def container_dtype(max_abs_sum: int) -> torch.dtype:
 def combine_alone(payload: Payload) -> Tensor:
     """The aggregate when a single worker takes part: nothing is sent, its own payload decoded."""
     spec = payload.spec
-    if spec.kind == "votes":
-        return spec.rule.value(payload.values, 1)
-    if spec.kind == "scaled-signs":
+    if spec.kind == "votes":  # a zero vote abstains: nobody voted there
+        return spec.rule.result(payload.values, 1, voted=payload.values != 0)
+    if spec.kind in ("scaled-signs", "scaled-levels"):
         return payload.values * payload.scales[:, payload.segment_ids]
     if spec.kind == "sparse":
         dense = torch.zeros(payload.values.shape[0], spec.numel, device=payload.values.device)

@@ -6,6 +6,10 @@ of +1 votes, at most N, so p = ceil(log2(N+1)) bits never carry into the next fi
 are int32 (which gloo and NCCL both sum) with floor(31/p) fields each: the sign bit is left
 free so no sum ever wraps. (A prototype with two 4-bit fields per byte is only correct for
 N <= 15 and misreads odd N; here S = 2*count - N and the rule decides, ties included.)
+
+A field cannot tell a -1 from an abstention, so on a step where some worker abstains
+(lionsim.transports.abstain, one 1-byte flag all-reduce first) a second plane of fields counts
+the workers that voted: S = 2*count - voters, twice the words that step.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
+from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -39,27 +44,34 @@ class PBitAllReduce(Transport):
     summary = "all-reduce SUM of vote counts in ceil(log2(N+1))-bit fields of int32 words"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers = payload.spec, comm.world_size
+        workers = comm.world_size
+        with section(clock, "collective"):
+            abstain = settle(payload, comm)
+        spec = payload.spec
         p, k = field_bits(workers), fields_per_word(workers)
         shifts = torch.arange(k, dtype=torch.int32, device=payload.values.device) * p
+        pad = (-spec.numel) % k
         with section(clock, "encode"):
-            ones = (payload.values > 0).to(torch.int32)
-            ones = torch.nn.functional.pad(ones, (0, (-spec.numel) % k))
+            planes = [payload.values > 0] + ([voted_plane(payload.values)] if abstain else [])
+            ones = torch.cat([torch.nn.functional.pad(q.to(torch.int32), (0, pad)) for q in planes], -1)
             fields = ones.reshape(ones.shape[0], -1, k)  # [w, words, k]
             words = (fields << shifts).sum(-1, dtype=torch.int32)  # fields do not overlap
         with section(clock, "collective"):
             total = comm.all_reduce(words)  # [w, words]
         with section(clock, "decode"):
             counts = (total.unsqueeze(-1) >> shifts) & ((1 << p) - 1)  # [w, words, k]
-            counts = counts.reshape(counts.shape[0], -1)[:, : spec.numel]
-            return spec.rule.value(2 * counts - workers, workers)
+            counts = counts.reshape(counts.shape[0], len(planes), -1)[..., : spec.numel]  # [w, planes, n]
+            if not abstain:
+                return spec.rule.result(2 * counts[:, 0] - workers, workers)
+            plus, voters = counts[:, 0], counts[:, 1]
+            return spec.rule.result(2 * plus - voters, workers, voted=voters > 0)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
-        words = ceil_div(spec.numel, fields_per_word(workers))
-        return [CollectiveCall("all_reduce", 4 * words, "vote counts")]
+        words = ceil_div(spec.numel, fields_per_word(workers)) * (2 if spec.abstain else 1)
+        return [FLAG_CALL, CollectiveCall("all_reduce", 4 * words, "vote counts")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
-        bits = 32.0 / fields_per_word(workers)
+        bits = 32.0 / fields_per_word(workers) * (2 if spec.abstain else 1)
         return bits, bits
 
     def check(self, spec: PayloadSpec, workers: int) -> None:

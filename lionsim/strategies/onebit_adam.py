@@ -1,0 +1,93 @@
+"""DeepSpeed-style 1-bit Adam (Tang et al. 2021; REFERENCE.md 4).
+
+    warm-up, steps 1..F (F = --freeze-steps, default 15: DeepSpeed advises 15-25% of the
+    run, and 15 is 15% of the default 100-step bench): gradients averaged by an fp32
+    all-reduce, then Adam on the mean: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g^2.
+    after: v is frozen. Each worker updates its own m with its own g, compensates it,
+    x = m + e_worker, sends sign(x) (0 -> +1) with scale ||x|| / sqrt(n) and keeps
+    e_worker = x - scale * sign(x); the compressed all-reduce (compressed-allreduce: all-to-all,
+    server error feedback, all-gather) returns the same m to every worker.
+    update, every step: x <- x - lr * (m / (sqrt(v) + eps) + wd * x).
+
+As DeepSpeed's OnebitAdam: no bias correction, eps 1e-8, weight decay added to the update,
+one scale per flat buffer (DeepSpeed's fp16 optimizer flattens each parameter group), and a
+lone worker (N = 1) sends nothing, so its m is its own.
+
+Defaults: AdamW's (lr 3e-3, wd 0.01, betas 0.9, 0.999). Measured (tiny mlp bench: 3 workers, 30
+steps, batch 16, freeze 15): loss 2.17 -> 0.92.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.errors import LionsimError
+from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports.compressed_allreduce import chunk_params
+
+
+def compress_worker(x: Tensor) -> tuple[Tensor, Tensor]:
+    """x [w, n] -> (signs +-1 int8 [w, n], scale ||x|| / sqrt(n) [w, 1])."""
+    scale = x.norm(dim=1, keepdim=True) / math.sqrt(x.shape[1])
+    return torch.where(x >= 0, 1, -1).to(torch.int8), scale
+
+
+@STRATEGIES.register("onebit-adam")
+class OneBitAdam(Strategy):
+    name = "onebit-adam"
+    summary = "1-bit Adam: fp32 Adam warm-up (--freeze-steps), then frozen variance, error-compensated 1-bit momentum"
+    payload_kind = "onebit"
+    default_transport = "compressed-allreduce"
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
+    eps = 1e-8
+
+    def __init__(self, cfg, layout, comm) -> None:
+        super().__init__(cfg, layout, comm)
+        if cfg.freeze_steps < 0:
+            raise LionsimError(f"bad --freeze-steps {cfg.freeze_steps}; accepted: an integer >= 0")
+        self.freeze_steps = cfg.freeze_steps
+        self.exp_avg = self.zeros()  # m [w, P]: identical rows except between encode and apply
+        self.exp_avg_sq = self.zeros(1)[0]  # v [P]: built from mean gradients, the same everywhere
+        self.worker_error = self.zeros()  # [w, P]
+        self.server_error = torch.zeros(self.local, chunk_params(layout.numel, self.workers),
+                                        device=layout.device)  # [w, chunk]: this worker's chunk
+        self.steps = 0
+
+    def warming_up(self) -> bool:
+        return self.steps <= self.freeze_steps
+
+    def payload_spec(self) -> PayloadSpec:
+        """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
+        return PayloadSpec(kind="onebit", numel=self.layout.numel)
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        self.steps += 1
+        dense = PayloadSpec(kind="dense", numel=self.layout.numel)
+        if self.warming_up():
+            return Payload(dense, grads)
+        self.exp_avg.mul_(self.hyper.betas[0]).add_(grads, alpha=1 - self.hyper.betas[0])
+        if self.workers == 1:
+            return Payload(dense, self.exp_avg.clone())
+        # compensate, compress, keep what was not sent
+        corrected = self.exp_avg + self.worker_error
+        signs, scale = compress_worker(corrected)
+        self.worker_error = corrected - scale * signs
+        return Payload(self.payload_spec(), signs, scales=scale, extra={"server_error": self.server_error})
+
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        h = self.hyper
+        beta1, beta2 = h.betas
+        if self.warming_up():
+            g = aggregate[0]
+            self.exp_avg.mul_(beta1).add_(g, alpha=1 - beta1)
+            self.exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        else:
+            self.exp_avg.copy_(aggregate)  # every worker's momentum becomes the compressed mean
+        update = self.exp_avg[0] / (self.exp_avg_sq.sqrt() + self.eps)
+        params.add_(update.add_(params, alpha=h.weight_decay), alpha=-h.lr)

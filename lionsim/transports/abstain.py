@@ -1,0 +1,42 @@
+"""Abstentions on a wire: how a vote transport learns and carries that a worker voted 0.
+
+A 1-bit sign cannot say "no vote", and a coordinate whose c is exactly zero (a parameter no
+batch has touched) must not be pushed by a made-up -1. So each step starts with one 1-byte
+MAX all-reduce of a flag, "some worker holds a zero vote". Only on flagged steps does the
+payload grow a second plane, the "voted" bitmap (1 bit per parameter per worker) or its count,
+and the downlink its third level. The step's spec records the flag so the network model and
+`wire_bytes` price exactly what was sent.
+
+Cost: every step, one all-reduce of 1 byte (latency only: about log2(N) alpha); on flagged
+steps, 1 more bit per parameter up (a2a-1bit, allgather-1bit, param-server), a second p-bit
+plane (pbit-allreduce), or a second container plane (int8-allreduce, only when the tie rule
+must tell "nobody voted" from a tie; sign(0) = 0 needs no flag there at all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.network.calls import CollectiveCall
+from lionsim.transports.payloads import Payload
+
+FLAG_CALL = CollectiveCall("all_reduce", 1, "abstain flag")
+"""The per-step flag: one uint8 all-reduce (MAX)."""
+
+
+def settle(payload: Payload, comm: Comm) -> bool:
+    """Whether any worker abstains anywhere this step (one MAX all-reduce of a byte);
+    records it on payload.spec, which the step is priced by."""
+    local = (payload.values == 0).any(-1, keepdim=True).to(torch.uint8)  # [w, 1]
+    flag = bool(comm.all_reduce(local, op="max")[0, 0])
+    payload.spec = replace(payload.spec, abstain=flag)
+    return flag
+
+
+def voted_plane(values: Tensor) -> Tensor:
+    """bool [w, n]: where each worker cast a vote."""
+    return values != 0

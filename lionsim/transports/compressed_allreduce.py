@@ -1,0 +1,95 @@
+"""compressed-allreduce: DeepSpeed 1-bit Adam's error-compensated 1-bit all-reduce (Tang et
+al. 2021, REFERENCE.md 4), for the `onebit` payload: signs of the worker-compensated
+momentum with one float scale per worker.
+
+    1. signs packed 8 per byte, split in N chunks (n rounded up to a multiple of 8N, the
+       padding carrying no value); all-to-all, so worker i holds chunk i of every worker; the
+       worker scales travel in a small all-gather;
+    2. server i averages its chunk, y = mean_j(scale_j * sign_j) + e_server, and compresses it
+       again: scale = ||y|| / sqrt(len), sign(y) (0 -> +1, as DeepSpeed), keeping
+       e_server = y - scale * sign(y) (the strategy's buffer, passed in payload.extra);
+    3. all-gather the servers' packed signs and scales; every worker decodes all chunks.
+
+Traffic per worker about 2(N-1)/N * n/8 bytes: flat in N. DeepSpeed lets the zero padding of
+each chunk into its norms; here the norms are over the real coordinates only. A `dense`
+payload (1-bit Adam's full-precision warm-up steps) is averaged by an fp32 all-reduce; the
+transport still carries only `onebit` strategies (check() refuses a dense strategy).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.network.calls import CollectiveCall
+from lionsim.packing import pack_signs, unpack_signs
+from lionsim.timing import Clock
+from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
+from lionsim.transports.payloads import Payload, PayloadSpec
+
+
+def chunk_params(numel: int, workers: int) -> int:
+    """Parameters per server chunk: n split N ways, rounded up to whole bytes."""
+    return 8 * ceil_div(numel, 8 * workers)
+
+
+def server_compress(y: Tensor, real: Tensor) -> tuple[Tensor, Tensor]:
+    """y [w, c] (zero where not `real`) -> (signs +-1 [w, c], scale ||y||/sqrt(len) [w, 1])."""
+    count = real.sum(1, keepdim=True).clamp_min(1)
+    scale = y.norm(dim=1, keepdim=True) / count.sqrt()
+    return torch.where(y >= 0, 1.0, -1.0), scale
+
+
+@TRANSPORTS.register("compressed-allreduce")
+class CompressedAllReduce(Transport):
+    name = "compressed-allreduce"
+    carries = ("onebit",)
+    summary = "1-bit Adam's compressed all-reduce: all-to-all of scaled signs, server error feedback, all-gather"
+
+    def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
+        spec, workers = payload.spec, comm.world_size
+        if spec.kind == "dense":  # the warm-up: full precision
+            with section(clock, "collective"):
+                return comm.all_reduce(payload.values.float()) / workers
+        chunk = chunk_params(spec.numel, workers)
+        error = payload.extra["server_error"]  # [w, c], updated in place
+        with section(clock, "encode"):
+            signs = torch.nn.functional.pad(payload.values, (0, chunk * workers - spec.numel), value=1)
+            packed = pack_signs(signs).reshape(signs.shape[0], workers, chunk // 8)  # [w, W, c/8]
+        with section(clock, "collective"):
+            mine = comm.all_to_all(packed)  # [w, W, c/8]: my chunk from every worker
+            worker_scales = comm.all_gather(payload.scales)  # [w, W, 1]
+        with section(clock, "decode"):
+            rows = torch.arange(error.shape[0], device=error.device) + comm.first_worker
+            position = rows.unsqueeze(1) * chunk + torch.arange(chunk, device=error.device)
+            real = position < spec.numel  # [w, c]
+            y = (unpack_signs(mine, chunk) * worker_scales).mean(1).add_(error) * real  # [w, c]
+            server_signs, server_scale = server_compress(y, real)
+            error.copy_((y - server_scale * server_signs) * real)
+        with section(clock, "encode"):
+            packed = pack_signs(server_signs)  # [w, c/8]
+        with section(clock, "collective"):
+            everyone = comm.all_gather(packed)  # [w, W, c/8]
+            scales = comm.all_gather(server_scale)  # [w, W, 1]
+        with section(clock, "decode"):
+            out = unpack_signs(everyone, chunk) * scales  # [w, W, c]
+            return out.reshape(out.shape[0], -1)[:, : spec.numel]
+
+    def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        if spec.kind == "dense":
+            return [CollectiveCall("all_reduce", 4 * spec.numel, "gradients (warm-up)")]
+        chunk = chunk_params(spec.numel, workers)
+        return [
+            CollectiveCall("all_to_all", workers * chunk // 8, "signs"),
+            CollectiveCall("all_gather", workers * 4, "worker scales"),
+            CollectiveCall("all_gather", workers * chunk // 8, "server signs"),
+            CollectiveCall("all_gather", workers * 4, "server scales"),
+        ]
+
+    def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
+        if spec.kind == "dense":
+            return 32.0, 32.0
+        bits = (workers * chunk_params(spec.numel, workers) + 32) / spec.numel
+        return bits, bits
+
