@@ -287,7 +287,7 @@ def test_summary_table_renders(steps):
     assert "lion*" in text and "@fp32-allreduce" in text  # the baseline is starred
     assert "dlion-mavo " in text and "@a2a-1bit" in text
     assert "2.00x" in text and "2.50x" in text and "3.75x" in text  # speedups, 7.5/2.0 to-target
-    assert "4 MB" in text and "125 B" in text
+    assert "4MB" in text and "125B" in text
 
 
 # --- `lionsim plot` ----------------------------------------------------------------------------

@@ -45,8 +45,8 @@ def _bytes(n: float) -> str:
         return "-"
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if abs(n) >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.3g} B"
+            return f"{n / size:.3g}{unit}"
+    return f"{n:.3g}B"
 
 
 def _times(x: float) -> str:
@@ -72,7 +72,7 @@ def _target_note(summary: pd.DataFrame) -> str:
 
 def summary_table(summary: pd.DataFrame) -> Table:
     """One row per run: final loss, last eval metric, mean ms per step by component (encode and
-    decode together as codec), bytes sent per worker per step, bits per parameter up/down,
+    decode together as enc), bytes sent per worker per step, bits per parameter up/down,
     step speedup and time-to-target speedup. The baseline is starred.
 
     Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport) and the
@@ -83,7 +83,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
     table = Table(
         title=f"lionsim: {_context(summary)}, {_values(summary, 'steps')} steps",
         caption=(
-            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), codec "
+            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
             "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
             "worker per step. bits: per parameter up/down. speedup: baseline step / step. "
             f"{_target_note(summary)}."
@@ -93,8 +93,8 @@ def summary_table(summary: pd.DataFrame) -> Table:
         padding=(0, 0),  # the box draws one space between columns
         pad_edge=False,
     )
-    table.add_column("run", overflow="fold", min_width=15)
-    for name in ("loss", "acc" if use_acc else "eval", "comp", "codec", "comm", "upd", "step", "sent", "bits",
+    table.add_column("run", overflow="fold", min_width=15, max_width=15)
+    for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):
@@ -114,7 +114,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
             _ms(row.update_s),
             _ms(row.step_s),
             _bytes(row.wire_bytes),
-            f"{_num(row.bits_per_param_up)}/{_num(row.bits_per_param_down)}",
+            f"{_num(row.bits_per_param_up, '.2g')}/{_num(row.bits_per_param_down, '.2g')}",
             _times(row.speedup),
             _times(row.time_to_target_speedup),
         )
