@@ -65,21 +65,9 @@ class ProcessGroupComm:
         return out
 
     def _timed(self, op: str, nbytes: int, run) -> None:
-        device = _device(self.group)
         if self.align:
             dist.barrier(group=self.group)
-        if device.type == "cuda":
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            run()
-            end.record()
-            end.synchronize()
-            seconds = start.elapsed_time(end) / 1e3
-        else:
-            t0 = time.perf_counter()
-            run()
-            seconds = time.perf_counter() - t0
-        self.log.append(MeasuredCall(op, nbytes, seconds))
+        self.log.append(MeasuredCall(op, nbytes, time_call(run, _device(self.group))))
 
     def _rows(self, x: Tensor) -> Tensor:
         """The rank's result handed to each of its w rows."""
@@ -144,6 +132,21 @@ class ProcessGroupComm:
         out = x.to(_device(self.group), copy=True)
         dist.all_reduce(out, op=dist.ReduceOp.MAX, group=self.group)
         return out.to(x.device)
+
+
+def time_call(run, device: torch.device) -> float:
+    """Seconds `run()` takes: CUDA events around it on a GPU (the collective's own time on the
+    stream), perf_counter around the blocking call on a CPU."""
+    if device.type == "cuda":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+    t0 = time.perf_counter()
+    run()
+    return time.perf_counter() - t0
 
 
 def _device(group: dist.ProcessGroup | None) -> torch.device:

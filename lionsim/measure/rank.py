@@ -12,27 +12,17 @@ Rank 0 sends a heartbeat per round and one message per size to the parent.
 
 from __future__ import annotations
 
-import time
-
 import torch
 import torch.distributed as dist
 
+from lionsim.backends.dist import time_call
 from lionsim.measure.config import MeasureConfig
 from lionsim.measure.ops import prepare
 
 
 def _time_once(run, device: torch.device) -> float:
     dist.barrier()
-    if device.type == "cuda":
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
-    t0 = time.perf_counter()
-    run()
-    return time.perf_counter() - t0
+    return time_call(run, device)
 
 
 def sweep(cfg: MeasureConfig, device: torch.device, report, beat=lambda: None) -> None:
