@@ -192,3 +192,13 @@ def test_vmap_gradients_equal_the_plain_loop(workload):
     fast_losses = vmap_gradients(wl.model, wl.loss, wl.batches(0), fast)
     torch.testing.assert_close(fast, loop, atol=1e-5, rtol=1e-4)
     assert fast_losses == pytest.approx(loop_losses, abs=1e-6)
+
+
+def test_a_reader_that_stops_early_is_not_an_error():
+    import subprocess
+    import sys
+
+    done = subprocess.run(f"set -o pipefail; {sys.executable} -m lionsim strategies | head -1", shell=True,
+                          capture_output=True, text=True, executable="/bin/bash", timeout=120)
+    # pipefail: the status is lionsim's own; one line came through and nothing was said on stderr
+    assert done.returncode == 0 and done.stdout.strip() and not done.stderr.strip(), done.stderr

@@ -8,6 +8,7 @@ error) becomes one line on stderr and exit code 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -30,7 +31,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-console = Console(emoji=False)  # ":end:" in a message is text, not an emoji code
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """A reader that stops early (`lionsim strategies | head -1`) is not an error: exit 0
+        quietly (rich exits 1)."""
+        self.quiet = True
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0)
+
+
+console = _Console(emoji=False)  # ":end:" in a message is text, not an emoji code
 err_console = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 ConfigOption = typer.Option(
