@@ -133,6 +133,8 @@ class BenchConfig:
                                  ("dgc-warmup-steps", self.dgc_warmup_steps, 0)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+        if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
+            raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         for name, value in (("lr", self.lr), ("weight-decay", self.weight_decay)):
             if value is not None and not (math.isfinite(value) and value >= 0 and (name != "lr" or value > 0)):
                 raise LionsimError(f"bad --{name} {value}; accepted: a finite number "
