@@ -172,6 +172,7 @@ class BenchConfig:
             unknown = set(values) - {"lr", "weight_decay", "betas"}
             if unknown:
                 raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
+            _check_hyper(key, values)
         return runs
 
     def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:
@@ -193,6 +194,20 @@ class BenchConfig:
         d = asdict(self)
         d["data"] = None if self.data is None else str(self.data)
         return d
+
+
+def _check_hyper(key: str, values: dict) -> None:
+    """A run's own hyperparameters meet the same rules as the flags."""
+    def number(x) -> bool:
+        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+    lr, wd, betas = values.get("lr", 1.0), values.get("weight_decay", 0.0), values.get("betas", (0.0, 0.0))
+    if not (number(lr) and lr > 0):
+        raise LionsimError(f"bad hyper.{key}.lr {lr!r}; accepted: a finite number > 0")
+    if not (number(wd) and wd >= 0):
+        raise LionsimError(f"bad hyper.{key}.weight_decay {wd!r}; accepted: a finite number >= 0")
+    if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(number(b) and 0 <= b < 1 for b in betas)):
+        raise LionsimError(f"bad hyper.{key}.betas {betas!r}; accepted: two numbers, each in [0, 1)")
 
 
 @dataclass(slots=True)

@@ -105,6 +105,9 @@ def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
     (["-s", "adamw", "--tie", "random"], "--tie random applies to dlion-mavo"),
     (["--seed", "1180591620717411303424"], "bad --seed 1180591620717411303424"),
     (["--seed", "-1"], "bad --seed -1"),
+    (["-s", "adamw", "--hyper", '{"adamw": {"lr": "x"}}'], "bad hyper.adamw.lr 'x'"),
+    (["-s", "adamw", "--hyper", '{"adamw": {"lr": -1}}'], "bad hyper.adamw.lr -1"),
+    (["-s", "adamw", "--hyper", '{"adamw": {"betas": [2, 0.9]}}'], "bad hyper.adamw.betas [2, 0.9]"),
     (["-s", "dlion-mavo", "--tie", "coin"], "bad --tie 'coin'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):

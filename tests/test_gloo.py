@@ -79,6 +79,7 @@ def rank_main(rank: int, port: int, out: str) -> None:
         opt.step()
     results["embedding"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     torch.save(results, f"{out}.{rank}")
+    dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
     dist.destroy_process_group()
 
 

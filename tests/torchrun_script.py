@@ -79,6 +79,7 @@ def main(out_dir: str) -> None:
     rank = dist.get_rank()
     results = {(m, t, v): train(m, t, v, rank) for m in MODELS for t in VOTE_TRANSPORTS for v in VOTES}
     torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
+    dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
     dist.destroy_process_group()
 
 

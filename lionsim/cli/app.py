@@ -44,7 +44,7 @@ console = _Console(emoji=False)  # ":end:" in a message is text, not an emoji co
 err_console = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 ConfigOption = typer.Option(
-    None, "--config", help="TOML file giving any option of this command; flags on the command line win."
+    None, "--config", help="TOML file (or a run.json lionsim wrote) giving any option of this command; flags on the command line win."
 )
 
 

@@ -44,4 +44,4 @@ Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python di
 DataSplit = Annotated[str, typer.Option("--data-split", help="iid | dirichlet:ALPHA (label skew).")]
 Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
-Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file giving any option; flags win.")]
+Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or a run.json lionsim wrote) giving any option; flags win.")]

@@ -63,6 +63,7 @@ def rank_main(rank: int, cfg: MeasureConfig, port: int, messages) -> None:
         try:
             sweep(cfg, device, lambda op, size, times: messages.put(("point", rank, op, size, times)),
                   lambda: messages.put(("beat", rank)) if rank == 0 else None)
+            dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
         finally:
             dist.destroy_process_group()
     except LionsimError as e:

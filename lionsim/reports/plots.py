@@ -97,11 +97,18 @@ def _cap_divergence(ax: Axes, runs) -> None:
     ax.set_ylim(low - 0.05 * (cap - low), cap)
 
 
+def _clock(steps: pd.DataFrame) -> str:
+    """What the time axis is: modelled on sim, measured step times on gloo/nccl."""
+    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    return "measured wall clock" if real else "modelled wall clock"
+
+
 def _loss_plot(runs, colours, baseline, steps, x_col: str, path: Path) -> Path:
     """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds."""
     if x_col == "sim_time_s":
         scale, unit = time_unit(float(steps["sim_time_s"].max()))
-        title, xlabel = "Training loss vs modelled wall clock", f"modelled wall clock ({unit})"
+        clock = _clock(steps)
+        title, xlabel = f"Training loss vs {clock}", f"{clock} ({unit})"
     else:
         scale, title, xlabel = 1.0, "Training loss vs step", "step"
     fig, ax = _figure(title, steps)
@@ -138,13 +145,13 @@ def _loss_plot(runs, colours, baseline, steps, x_col: str, path: Path) -> Path:
 
 def _eval_acc_plot(runs, colours, baseline, steps, path: Path) -> Path:
     scale, unit = time_unit(float(steps["sim_time_s"].max()))
-    fig, ax = _figure("Eval accuracy vs modelled wall clock", steps)
+    fig, ax = _figure(f"Eval accuracy vs {_clock(steps)}", steps)
     for label, rows in runs:
         evals = rows[rows["eval_acc"].notna()]
         if len(evals):
             ax.plot(evals["sim_time_s"] / scale, evals["eval_acc"] * 100.0, color=colours[label],
                     marker="o", markersize=4, linewidth=1.6, label=_display_label(label, baseline))
-    ax.set_xlabel(f"modelled wall clock ({unit})")
+    ax.set_xlabel(f"{_clock(steps)} ({unit})")
     ax.set_ylabel("eval accuracy (%)")
     ax.set_xlim(left=0)
     _legend_outside(ax)

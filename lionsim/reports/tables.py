@@ -85,7 +85,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
         caption=(
             f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
             "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
-            "worker per step. bits: per parameter up/down. speedup: baseline step / step. "
+            "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
             f"{_target_note(summary)}."
         ),
         caption_justify="left",

@@ -7,7 +7,7 @@ listed here overrides them for the strategies it names. Every entry says what wa
 
 from __future__ import annotations
 
-LION_FAMILY = ("lion", "dlion-mavo", "dlion-avg", "lioncub-l1", "signum-mv")
+LION_FAMILY = ("lion", "dlion-mavo", "dlion-avg", "lioncub-l1", "lioncub-linf", "lioncub-l0", "lioncub-ternary", "signum-mv")
 
 WORKLOAD_DEFAULTS: dict[str, dict[str, dict]] = {}
 """workload -> strategy -> the Hyper fields that differ from the strategy's own defaults;
