@@ -130,15 +130,13 @@ class BenchConfig:
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
-                                 ("dgc-warmup-steps", self.dgc_warmup_steps, 0)):
+                                 ("dgc-warmup-steps", self.dgc_warmup_steps, 0),
+                                 ("freeze-steps", self.freeze_steps, 0), ("qsgd-levels", self.qsgd_levels, 1)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
-        for name, value in (("lr", self.lr), ("weight-decay", self.weight_decay)):
-            if value is not None and not (math.isfinite(value) and value >= 0 and (name != "lr" or value > 0)):
-                raise LionsimError(f"bad --{name} {value}; accepted: a finite number "
-                                   f"{'> 0' if name == 'lr' else '>= 0'}")
+        _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.target_loss is not None and not math.isfinite(self.target_loss):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite number")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
@@ -156,9 +154,6 @@ class BenchConfig:
         TensorSelection.parse(self.sync_tensors)
         if self.sync_tensors != "all" and self.momentum_sync == "never":
             raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
-        for name, value, low in (("freeze-steps", self.freeze_steps, 0), ("qsgd-levels", self.qsgd_levels, 1)):
-            if value < low:
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         check_tie(self.tie)
         if self.tie != "zero" and not any(r.strategy == "dlion-mavo" for r in runs):
             raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
@@ -172,7 +167,8 @@ class BenchConfig:
             unknown = set(values) - {"lr", "weight_decay", "betas"}
             if unknown:
                 raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
-            _check_hyper(key, values)
+            _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
+                         values.get("betas"))
         return runs
 
     def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:
@@ -196,18 +192,19 @@ class BenchConfig:
         return d
 
 
-def _check_hyper(key: str, values: dict) -> None:
-    """A run's own hyperparameters meet the same rules as the flags."""
+def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
+    """lr, weight decay and betas (None: not given) meet one set of rules, whether they come
+    from the flags or from a run's own hyper table; `name(key)` says where, for the message."""
     def number(x) -> bool:
         return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
-    lr, wd, betas = values.get("lr", 1.0), values.get("weight_decay", 0.0), values.get("betas", (0.0, 0.0))
-    if not (number(lr) and lr > 0):
-        raise LionsimError(f"bad hyper.{key}.lr {lr!r}; accepted: a finite number > 0")
-    if not (number(wd) and wd >= 0):
-        raise LionsimError(f"bad hyper.{key}.weight_decay {wd!r}; accepted: a finite number >= 0")
-    if not (isinstance(betas, (list, tuple)) and len(betas) == 2 and all(number(b) and 0 <= b < 1 for b in betas)):
-        raise LionsimError(f"bad hyper.{key}.betas {betas!r}; accepted: two numbers, each in [0, 1)")
+    if lr is not None and not (number(lr) and lr > 0):
+        raise LionsimError(f"bad {name('lr')} {lr!r}; accepted: a finite number > 0")
+    if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0):
+        raise LionsimError(f"bad {name('weight_decay')} {weight_decay!r}; accepted: a finite number >= 0")
+    if betas is not None and not (isinstance(betas, (list, tuple)) and len(betas) == 2
+                                  and all(number(b) and 0 <= b < 1 for b in betas)):
+        raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each in [0, 1)")
 
 
 @dataclass(slots=True)
