@@ -25,6 +25,7 @@ SHRINK = {
     "bench": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
     "comm": ["--sizes", "64KB:128KB", "--iters", "2", "--warmup", "1"],  # only with a real --backend
 }
+GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
 CORPUS = "the quick brown fox jumps over the lazy dog. " * 400
 
 
@@ -121,6 +122,15 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
         rest = rest[:2] + shrunk(rest[2:])
     argv = [sys.executable, "-m", "torch.distributed.run", *launcher, "--master-addr", "127.0.0.1",
             "--master-port", str(free_port()), *rest]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=scratch,
-                          env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+    def launch() -> subprocess.CompletedProcess:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=scratch,
+                              env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+
+    done = launch()
+    if done.returncode != 0 and GLOO_TEARDOWN_ABORT in done.stderr:
+        # torch's gloo teardown race (README, "Known issue" under Library): a rank aborts in C++ after the
+        # script's last line, barrier and destroy_process_group included. It is torch's, not
+        # lionsim's, and rare (once in CI, 0 of 45 launches by hand); one relaunch tells it from a real failure,
+        # which fails again.
+        done = launch()
     assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
