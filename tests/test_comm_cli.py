@@ -36,7 +36,9 @@ def test_comm_writes_the_csv(tmp_path, capsys):
     row = frame[(frame.collective == "all_reduce") & (frame.workers == 8) & (frame.bytes == 4000)].iloc[0]
     assert row.time_s == pytest.approx(price(CollectiveCall("all_reduce", 4000), 8, load_network("25gbe")).time_s)
     assert "comm.csv" in out
-    assert [p.name for p in tmp_path.iterdir()] == ["comm.csv"]  # no temporary file left
+    # the table and its plots (one per collective, PNG and SVG), no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "comm.csv", *(f"comm_{op}.{ext}" for op in ("all_reduce", "all_to_all") for ext in ("png", "svg"))]
 
 
 def test_comm_explicit_algorithm_and_profile_file(tmp_path, capsys):

@@ -271,9 +271,9 @@ def _is_png(path: Path) -> bool:
 
 def test_plot_run_writes_pngs(tmp_path, steps):
     paths = plot_run(tmp_path, steps, summarize(steps))
-    assert [p.name for p in paths] == ["loss_vs_time.png", "loss_vs_step.png", "time_breakdown.png",
-                                       "eval_acc_vs_time.png"]
-    assert all(_is_png(p) for p in paths)
+    stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "eval_acc_vs_time", "eval_acc_vs_step"]
+    assert [p.name for p in paths] == [f"{s}.{ext}" for s in stems for ext in ("png", "svg")]
+    assert all(_is_png(p) for p in paths if p.suffix == ".png")
     # no eval accuracy anywhere: no accuracy plot
     no_acc = steps.assign(eval_acc=NAN)
     paths = plot_run(tmp_path / "b", no_acc, summarize(no_acc))
@@ -315,7 +315,7 @@ def test_cli_plot_redraws(tmp_path, steps, capsys, monkeypatch):
     "setup, message",
     [
         (lambda d: None, "does not exist"),
-        (lambda d: d.mkdir(), "steps.csv not found"),
+        (lambda d: d.mkdir(), "holds no plottable CSV; expected"),
         (lambda d: (d.mkdir(), (d / "steps.csv").write_text("strategy,step\nlion,1\n")), "missing column"),
         (lambda d: (d.mkdir(), (d / "steps.csv").write_text("")), "malformed CSV"),
     ],

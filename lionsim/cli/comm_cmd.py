@@ -18,6 +18,7 @@ from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
 from lionsim.network.link import GB, US
 from lionsim.network.toml_out import profile_toml
 from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+from lionsim.reports.plots import plot_comm
 
 BACKENDS = ("sim", "gloo", "nccl")
 
@@ -66,7 +67,7 @@ def comm(
     iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
     fit: Path | None = typer.Option(None, "--fit", help="Fit link parameters to the measured rows; write this profile."),
-    out: Path | None = typer.Option(None, "--out", help="Write DIR/comm.csv."),
+    out: Path | None = typer.Option(None, "--out", help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
@@ -91,7 +92,8 @@ def comm(
         frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, frame, fit)
     if out is not None:
         path = write_atomic(make_dir(out) / "comm.csv", lambda f: frame.to_csv(f, index=False))
-        console.print(f"wrote {path}", markup=False, highlight=False)
+        plots = plot_comm(out, frame)
+        console.print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
 
 
 def _print_model(frame: pd.DataFrame, name: str) -> None:

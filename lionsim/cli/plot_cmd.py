@@ -1,4 +1,5 @@
-"""`lionsim plot DIR`: re-draw the plots of a finished run from its CSVs."""
+"""`lionsim plot DIR`: re-draw every plot of a finished run, sweep, estimate sweep or comm table
+from its CSVs alone."""
 
 from __future__ import annotations
 
@@ -9,27 +10,35 @@ import typer
 
 from lionsim.cli.app import ConfigOption, app, console
 from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
+from lionsim.reports.plots import detect_kind, plot_dir
 
 
 @app.command("plot")
 def plot(
-    run_dir: Annotated[Path, typer.Argument(metavar="DIR", help="A run directory written by `lionsim bench --out`.")],
+    run_dir: Annotated[Path, typer.Argument(
+        metavar="DIR", help="A directory written by `lionsim bench`, `sweep`, `estimate --sweep` or `comm` --out.")],
     baseline: Annotated[
         Optional[str],
-        typer.Option("--baseline", help="Run to compare against: STRATEGY or STRATEGY@TRANSPORT (default: the first)."),
+        typer.Option("--baseline", help="Run to compare against: STRATEGY or STRATEGY@TRANSPORT (default: the first); "
+                                        "run directories only."),
     ] = None,
     config: Optional[Path] = ConfigOption,
 ) -> None:
-    """Re-draw the plots of a finished run from DIR/steps.csv (summary recomputed if absent)."""
-    steps, summary, _meta = load_run(run_dir)
-    # A new baseline changes every speedup, so the stored summary only serves the default.
-    if summary is None or baseline is not None:
-        summary = summarize(steps, baseline=baseline)
-    paths = plot_run(run_dir, steps, summary)
-    console.print(summary_table(summary))
-    check = model_check_table(summary)
-    if check is not None:
-        console.print(check)
-    console.print(f"plots written to {run_dir}:", markup=False, highlight=False)
+    """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
+    (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
+    kind = detect_kind(run_dir)
+    if kind == "run":
+        steps, summary, _meta = load_run(run_dir)
+        # A new baseline changes every speedup, so the stored summary only serves the default.
+        if summary is None or baseline is not None:
+            summary = summarize(steps, baseline=baseline)
+        paths = plot_run(run_dir, steps, summary)
+        console.print(summary_table(summary))
+        check = model_check_table(summary)
+        if check is not None:
+            console.print(check)
+    else:
+        kind, paths = plot_dir(run_dir, baseline=baseline)
+    console.print(f"{kind} plots written to {run_dir}:", markup=False, highlight=False)
     for path in paths:
         console.print(f"  {path}", markup=False, highlight=False)

@@ -33,7 +33,7 @@ STEP_COLUMNS: list[str] = [
 ]
 
 # Columns read back as text whatever they look like (a network named "10" stays "10").
-TEXT_COLUMNS: list[str] = ["strategy", "transport", "network", "backend", "workload"]
+TEXT_COLUMNS: list[str] = ["strategy", "transport", "network", "backend", "workload", "cell"]
 
 # The per-step time components, in the order they happen and are stacked in plots.
 TIME_COLUMNS: list[str] = ["compute_s", "encode_s", "comm_s", "decode_s", "update_s"]

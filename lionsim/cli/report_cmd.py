@@ -1,0 +1,21 @@
+"""`lionsim report DIR`: a Markdown report of a finished run or sweep, from its files alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lionsim.cli.app import app, console
+
+
+@app.command("report")
+def report(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench` or `lionsim sweep` --out directory.")],
+) -> None:
+    """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
+    from lionsim.reports.markdown import write_report
+
+    path = write_report(directory)
+    console.print(f"wrote {path} (plots redrawn beside it)", markup=False, highlight=False)

@@ -1,0 +1,256 @@
+"""`lionsim report DIR`: one Markdown file (DIR/report.md) for a finished run or sweep.
+
+Everything in it is read from DIR's CSVs and JSON (the plots are redrawn from them first), so a
+report can be made long after the run, on another machine: the configuration, how each time
+was obtained, the summary, which strategy reaches the target loss first on each network, the
+accuracy by worker count (beside the Distributed Lion paper's table where the sweep has its
+methods), the plots, the environment, and the commands that reproduce it all.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import run_label
+from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, write_atomic
+from lionsim.reports.paper import PAPER_ACCURACY, PAPER_NAMES, PAPER_ORDER, ordering_breaks, ordering_holds
+
+REPORT_FILE = "report.md"
+SWEEP_SUMMARY = "sweep_summary.csv"
+SWEEP_META = "sweep.json"
+GROUP = ["workload", "workers", "network"]
+"""A sweep's cells compared with each other: same workload, workers and network (seeds pooled)."""
+
+
+def md_table(headers: list[str], rows: list[list[str]]) -> str:
+    """A GitHub Markdown table; cells are text already formatted."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def ms(seconds: float) -> str:
+    return "n/a" if not math.isfinite(seconds) else f"{seconds * 1e3:.3g} ms"
+
+
+def pct(fraction: float) -> str:
+    return "n/a" if not math.isfinite(fraction) else f"{100 * fraction:.1f}"
+
+
+def spread(values: pd.Series, scale: float = 1.0, digits: int = 1) -> str:
+    """'mean ± sd (n)' over seeds; one value alone is printed as is."""
+    v = values.dropna() * scale
+    if v.empty:
+        return "n/a"
+    if len(v) == 1:
+        return f"{v.iloc[0]:.{digits}f}"
+    return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
+
+
+def _command(argv: list[str] | None) -> str | None:
+    """The command line that made DIR, as a user would type it."""
+    if not argv:
+        return None
+    return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
+
+
+def _environment(meta: dict) -> str:
+    versions, host = meta.get("versions") or {}, meta.get("host") or {}
+    rows = [[k, str(v)] for k, v in {**versions, **host}.items() if v is not None]
+    if meta.get("started"):
+        rows.append(["started", str(meta["started"])])
+    if meta.get("duration_s") is not None:
+        rows.append(["duration", f"{meta['duration_s']:.0f} s"])
+    return md_table(["", "value"], rows) if rows else "Not recorded."
+
+
+def _timing(meta: dict) -> str:
+    timing = meta.get("timing") or {}
+    lines = [f"- `{k}`: {v}" for k, v in timing.items() if isinstance(v, str)]
+    return "\n".join(lines) if lines else "Not recorded."
+
+
+def _summary_rows(summary: pd.DataFrame) -> str:
+    headers = ["run", "final loss", "eval acc %", "step", "comm", "bits up/down", "speedup", "to target"]
+    rows = []
+    for r in summary.itertuples(index=False):
+        label = run_label(r.strategy, r.transport)
+        if label == getattr(r, "baseline", None):
+            label += " (baseline)"
+        rows.append([label, f"{r.final_loss:.4g}", pct(r.final_eval_acc), ms(r.step_s), ms(r.comm_s),
+                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
+                     "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
+    return md_table(headers, rows)
+
+
+def _first_to_target(frame: pd.DataFrame) -> str:
+    """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
+    the first one named. A run that missed the target in any seed is 'not reached'."""
+    frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+    runs = list(dict.fromkeys(frame["run"]))
+    rows = []
+    for key, group in frame.groupby(GROUP, sort=False):
+        times = {}
+        for run in runs:
+            t = group.loc[group["run"] == run, "time_to_target_s"]
+            times[run] = float(t.mean()) if len(t) and t.notna().all() else math.nan
+        reached = {r: t for r, t in times.items() if math.isfinite(t)}
+        first = min(reached, key=reached.get) if reached else "none"
+        target = float(group["target_loss"].mean())
+        rows.append([str(key[1]), str(key[2]), f"{target:.4g}", f"**{first}**",
+                     *[ms(times[r]) if math.isfinite(times[r]) else "not reached" for r in runs]])
+    seeds = frame["seed"].nunique() if "seed" in frame.columns else 1
+    note = f" (mean over {seeds} seeds)" if seeds > 1 else ""
+    return md_table(["workers", "network", "target loss", "first to target", *runs], rows) + (
+        f"\n\nTime to target: modelled (or measured, on gloo/nccl) wall clock until the smoothed training "
+        f"loss first reaches the target{note}.")
+
+
+def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
+    """Final eval accuracy (%) by worker count per run (mean ± sd over seeds), with the paper's
+    table beside it when the sweep holds the paper's methods. None when nothing was evaluated."""
+    if frame["final_eval_acc"].isna().all() or frame["workers"].nunique() < 1:
+        return None
+    frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+    # Accuracy does not depend on the network (the training is the same); take one network.
+    frame = frame[frame["network"] == frame["network"].iloc[0]]
+    workers = sorted(frame["workers"].unique())
+    runs = list(dict.fromkeys(frame["run"]))
+    seeds = frame["seed"].nunique()
+    rows = []
+    for run in runs:
+        strategy = run.split("@", 1)[0]
+        cells = [spread(frame.loc[(frame["run"] == run) & (frame["workers"] == w), "final_eval_acc"], 100.0)
+                 for w in workers]
+        paper = PAPER_ACCURACY.get(strategy, {})
+        rows.append([run, *cells, *[f"{paper[w]:.1f}" if w in paper else "" for w in workers]])
+    headers = ["run", *[f"{w} workers" for w in workers], *[f"paper, {w}" for w in workers]]
+    text = md_table(headers, rows)
+    text += (f"\n\nlionsim: final eval accuracy % on the workload's held-out set, mean ± sd over {seeds} "
+             f"seed(s). Paper: Liu et al. 2024, CIFAR-10, ViT 6 layers 8 heads, local batch 32 "
+             f"(REFERENCE.md 2).")
+    verdicts = []
+    for w in workers:
+        acc = {}
+        for run in runs:
+            strategy = run.split("@", 1)[0]
+            if strategy in PAPER_ACCURACY:
+                acc[strategy] = 100.0 * float(frame.loc[(frame["run"] == run) & (frame["workers"] == w),
+                                                        "final_eval_acc"].mean())
+        holds = ordering_holds(acc)
+        if holds is not None:
+            verdicts.append(f"- {w} workers: the paper's ordering ({PAPER_ORDER}) "
+                            + ("holds." if holds else "does not hold: " + "; ".join(ordering_breaks(acc)) + "."))
+    if verdicts:
+        text += "\n\n" + "\n".join(verdicts)
+    return text
+
+
+def _plots(directory: Path) -> str:
+    from lionsim.reports.plots import plot_dir
+
+    _kind, paths = plot_dir(directory)
+    pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
+    return "\n\n".join(f"![{name.removesuffix('.png').replace('_', ' ')}]({name})" for name in pngs) or "None."
+
+
+def _run_report(directory: Path) -> str:
+    steps, summary, meta = load_run(directory)
+    meta = meta or {}
+    if summary is None:
+        from lionsim.reports.summary import summarize
+
+        summary = summarize(steps)
+    cfg = meta.get("config") or {}
+    first = summary.iloc[0]
+    keys = ["workload", "model_size", "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
+            "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
+    config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
+                      + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
+    command = _command(meta.get("argv"))
+    parts = [
+        f"# lionsim report: {first['workload']}, {first['workers']} workers, {first['network']}",
+        f"Status: {meta.get('status', 'unknown')}. {len(summary)} runs, {int(summary['steps'].max())} steps each.",
+        "## Configuration\n\n" + config,
+        "## How each time was obtained\n\n" + _timing(meta),
+        "## Summary\n\n" + _summary_rows(summary)
+        + f"\n\nSpeedups are against {summary['baseline'].iloc[0] if 'baseline' in summary else 'the first run'}.",
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary),
+    ]
+    accuracy = _accuracy_by_workers(summary) if summary["workers"].nunique() > 1 else None
+    if accuracy:
+        parts.append("## Accuracy by worker count\n\n" + accuracy)
+    parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
+              "## Reproduce\n\n" + _reproduce(command, directory)]
+    return "\n\n".join(parts) + "\n"
+
+
+def _sweep_report(directory: Path) -> str:
+    summary = read_csv(directory / SWEEP_SUMMARY, ["cell", "workload", "seed", "workers", "network", "strategy",
+                                                  "transport", "final_loss", "final_eval_acc", "step_s", "speedup",
+                                                  "time_to_target_s", "target_loss"])
+    if summary.empty:
+        raise LionsimError(f"{directory / SWEEP_SUMMARY} has no finished cells yet")
+    meta_path = directory / SWEEP_META
+    meta = {}
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise LionsimError(f"malformed JSON in {meta_path}: {' '.join(str(e).split())}") from None
+    grid = meta.get("grid") or {}
+    bench = meta.get("bench") or {}
+    config_rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)] for k, v in grid.items()]
+    config_rows += [[k, str(v)] for k, v in bench.items()
+                    if v is not None and k in ("model_size", "batch_size", "steps", "compute", "eval_every", "data",
+                                               "data_split", "baseline", "target_loss", "lr", "weight_decay")]
+    summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
+    agg = []
+    for key, group in summary.groupby([*GROUP, "run"], sort=False):
+        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), spread(group["final_loss"], digits=4),
+                    spread(group["final_eval_acc"], 100.0), ms(float(group["step_s"].mean())),
+                    spread(group["speedup"], digits=2)])
+    cells = meta.get("cells")
+    parts = [
+        f"# lionsim report: sweep of {len(summary)} cells"
+        + (f" ({len(summary)} of {cells} finished)" if cells and cells != len(summary) else ""),
+        "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
+        "## Summary (mean ± sd over seeds)\n\n"
+        + md_table(["run", "workers", "network", "seeds", "final loss", "eval acc %", "step", "speedup"], agg)
+        + "\n\nEach cell's speedup is against the baseline run of its own workload, workers, network and seed.",
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary),
+    ]
+    accuracy = _accuracy_by_workers(summary)
+    if accuracy:
+        parts.append("## Accuracy by worker count\n\n" + accuracy)
+    parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
+              "## Reproduce\n\n" + _reproduce(_command(meta.get("argv")), directory)]
+    return "\n\n".join(parts) + "\n"
+
+
+def _reproduce(command: str | None, directory: Path) -> str:
+    lines = ([command] if command else []) + [f"lionsim report {shlex.quote(str(directory))}"]
+    note = "" if command else "The original command was not recorded; the report comes from the files alone.\n\n"
+    return note + "\n".join("    " + line for line in lines)
+
+
+def write_report(directory: Path) -> Path:
+    """Write DIR/report.md (and redraw DIR's plots) for a finished run or sweep; return its path."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise LionsimError(f"report directory {directory} does not exist (expected a `lionsim bench` or "
+                           f"`lionsim sweep` --out directory)")
+    if (directory / SWEEP_SUMMARY).is_file():
+        text = _sweep_report(directory)
+    elif (directory / "steps.csv").is_file():
+        text = _run_report(directory)
+    else:
+        raise LionsimError(f"{directory} holds neither steps.csv (a bench run) nor {SWEEP_SUMMARY} (a sweep); "
+                           f"`lionsim report` needs one of them ({SUMMARY_FILE} and run.json are read when present)")
+    return write_atomic(directory / REPORT_FILE, lambda f: f.write(text))

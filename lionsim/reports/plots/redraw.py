@@ -1,0 +1,111 @@
+"""`lionsim plot DIR`: which kind of directory DIR is, and every plot of it redrawn from its CSVs.
+
+    run             steps.csv (summary.csv, else recomputed)        lionsim bench --out
+    sweep           sweep_summary.csv + sweep_steps.csv              lionsim sweep --out
+    estimate-sweep  sweep.csv + crossover.csv                        lionsim estimate --sweep --out
+    comm            comm.csv                                         lionsim comm --out
+
+A missing, malformed or foreign CSV fails with one LionsimError line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import TEXT_COLUMNS, check_columns
+from lionsim.reports.files import load_run, read_csv
+from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
+from lionsim.reports.plots.run import plot_run
+from lionsim.reports.plots.sweep import STEPS_NEEDS, SUMMARY_NEEDS, plot_sweep
+from lionsim.reports.summary import summarize
+
+KINDS = {  # kind: the files that mark it, in the order detect_kind tries them
+    "sweep": ("sweep_summary.csv", "sweep_steps.csv"),
+    "estimate-sweep": ("sweep.csv", "crossover.csv"),
+    "run": ("steps.csv",),
+    "comm": ("comm.csv",),
+}
+TEXT = {*TEXT_COLUMNS, "cell", "run", "baseline", "collective", "algorithm", "source", "model", "device",
+        "overlap", "variable", "wins"}
+ESTIMATE_SWEEP_NEEDS = ["sweep_value", "strategy", "transport", "workers", "network", "params", "model", "device",
+                        "overlap", "step_s", "speedup", "baseline"]
+CROSSOVER_NEEDS = ["strategy", "transport", "variable", "crossover", "wins"]
+
+
+def _expected() -> str:
+    return "; ".join(f"{kind}: {' + '.join(files)}" for kind, files in KINDS.items())
+
+
+def detect_kind(path: Path) -> str:
+    """The kind of directory `path` is (KINDS), by the files present; fails in one line if none."""
+    path = Path(path)
+    if not path.is_dir():
+        raise LionsimError(f"directory {path} does not exist; expected one holding {_expected()}")
+    for kind, files in KINDS.items():
+        present = [f for f in files if (path / f).is_file()]
+        if present and len(present) < len(files):
+            missing = [f for f in files if f not in present]
+            raise LionsimError(f"{path} has {', '.join(present)} but not {', '.join(missing)}: an incomplete {kind}")
+        if present:
+            return kind
+    raise LionsimError(f"{path} holds no plottable CSV; expected {_expected()}")
+
+
+def read_table(path: Path, required: list[str], allow_empty: bool = False) -> pd.DataFrame:
+    """read_csv (exact floats, names as text, one-line errors), then: every required column
+    present, numeric ones numeric, and at least one row."""
+    df = read_csv(path, [])
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise LionsimError(f"{path} is missing column(s): {', '.join(missing)}; is it a lionsim {path.name}?")
+    for col in required:  # a text column read as numbers (all empty, or a name like "10") is still text
+        if col in TEXT and not pd.api.types.is_string_dtype(df[col]) and df[col].notna().any():
+            df[col] = df[col].astype(str)
+    if df.empty:
+        if not allow_empty:
+            raise LionsimError(f"{path} has no rows")
+        return df.astype({c: float for c in required if c not in TEXT})  # a header alone reads as text
+    check_columns(df, [c for c in required if c not in TEXT], str(path))
+    return df
+
+
+def _estimate_sweep(path: Path) -> list[Path]:
+    # estimate sits above reports; imported here so that reports never needs it to load.
+    from lionsim.estimate.plot import plot_sweep as plot_estimate_sweep
+    from lionsim.estimate.sweep import VARIABLES, Sweep
+
+    frame = read_table(path / "sweep.csv", ESTIMATE_SWEEP_NEEDS)
+    # a sweep of the baseline alone has no crossover rows: crossover.csv holds its header only
+    crossings = read_table(path / "crossover.csv", CROSSOVER_NEEDS, allow_empty=True)
+    variables = list(dict.fromkeys(crossings["variable"])) if len(crossings) else []
+    if not variables:  # only the baseline ran: the swept values are the worker counts, or a bandwidth
+        variables = ["workers" if (frame["sweep_value"] == frame["workers"]).all() else "bandwidth"]
+    if len(variables) != 1 or variables[0] not in VARIABLES:
+        raise LionsimError(f"{path / 'crossover.csv'} has variable {', '.join(map(str, variables))}; "
+                           f"accepted: one of {', '.join(VARIABLES)}")
+    sweep = Sweep(variable=variables[0], values=tuple(sorted(frame["sweep_value"].unique())))
+    return [plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")]
+
+
+def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
+    """Redraw every plot of the directory from its CSVs alone; return (kind, written paths).
+    `baseline` (runs only) recomputes the summary against that run."""
+    path = Path(path)
+    kind = detect_kind(path)
+    if baseline is not None and kind != "run":
+        raise LionsimError(f"--baseline applies to a run directory; {path} is a {kind} directory")
+    if kind == "run":
+        steps, summary, _meta = load_run(path)
+        if summary is None or baseline is not None:
+            summary = summarize(steps, baseline=baseline)
+        return kind, plot_run(path, steps, summary)
+    if kind == "sweep":
+        summary = read_table(path / "sweep_summary.csv", SUMMARY_NEEDS)
+        steps = read_table(path / "sweep_steps.csv", STEPS_NEEDS)
+        return kind, plot_sweep(path, steps, summary)
+    if kind == "estimate-sweep":
+        return kind, _estimate_sweep(path)
+    return kind, plot_comm(path, read_table(path / "comm.csv", COMM_NEEDS))

@@ -1,0 +1,220 @@
+"""The plots of one bench run: loss and eval accuracy against step and wall clock, the time
+breakdown (lionsim.reports.plots.breakdown) and bytes per worker per step.
+
+Every run keeps one style (colour, line style) in every plot: its first-appearance order.
+Curves that are identical to an earlier run's (two strategies with bit-identical losses)
+are drawn dashed over it and named in the legend, so neither hides the other.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import run_label
+from lionsim.reports.plots.breakdown import breakdown_plot
+from lionsim.reports.plots.style import (BYTES_FORMATTER, context, display_label, figure, human_bytes,
+                                         legend_outside, run_styles, save, time_unit)
+from lionsim.reports.summary import smooth, split_runs
+
+PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
+TWIN_DASHES = (0, (4, 4))  # an identical curve: dashes over the first one, both colours show
+CLOSE = 0.004  # curves closer than this fraction of the y span everywhere would hide each other
+
+
+def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
+    """{label: (an earlier run's label, exactly equal)} for runs whose curve of `col` against
+    x_col equals an earlier run's, or lies within CLOSE of the plot's y span of it everywhere."""
+    values = pd.concat([rows[col] for _, rows in runs]).dropna()
+    span = float(values.max() - values.min()) if len(values) else 0.0
+    found: dict[str, tuple[str, bool]] = {}
+    seen: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for label, rows in runs:
+        x, y = rows[x_col].to_numpy(dtype=float), rows[col].to_numpy(dtype=float)
+        if np.isnan(y).all():
+            continue
+        for other, ox, oy in seen:
+            if len(ox) != len(x) or not np.array_equal(ox, x, equal_nan=True):
+                continue
+            if np.array_equal(oy, y, equal_nan=True):
+                found[label] = (other, True)
+                break
+            if span > 0 and np.array_equal(np.isnan(oy), np.isnan(y)) and np.nanmax(np.abs(oy - y)) <= CLOSE * span:
+                found[label] = (other, False)
+                break
+        else:
+            seen.append((label, x, y))
+    return found
+
+
+def _name(label: str, baseline: str | None, same: dict[str, str]) -> str:
+    text = display_label(label, baseline)
+    if label not in same:
+        return text
+    other, exact = same[label]
+    return f"{text} (identical to {other})" if exact else f"{text} (overlaps {other})"
+
+
+def _clock(steps: pd.DataFrame) -> str:
+    """What the time axis is: modelled on sim, measured step times on gloo/nccl."""
+    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    return "measured wall clock" if real else "modelled wall clock"
+
+
+def _x_axis(steps: pd.DataFrame, x_col: str) -> tuple[float, str, str]:
+    """(divisor, axis label, title words) for a step or wall-clock x axis."""
+    if x_col == "step":
+        return 1.0, "step", "step"  # callers set an integer locator
+    scale, unit = time_unit(float(steps["sim_time_s"].max()))
+    return scale, f"{_clock(steps)} ({unit})", _clock(steps)
+
+
+def _line(ax: Axes, x, y, style: dict, twin: bool, **kwargs):
+    kw = {"color": style["color"], "linestyle": style["linestyle"], "linewidth": style["linewidth"]}
+    if twin:
+        kw["linestyle"] = TWIN_DASHES
+    kw.update(kwargs)
+    return ax.plot(x, y, **kw)[0]
+
+
+def _cap_divergence(ax: Axes, runs) -> None:
+    """Keep a diverging run (loss far above where every run started) from flattening the others:
+    show 1.5x the highest starting loss at most; the diverging curve visibly leaves the top."""
+    starts = [rows["loss"].dropna().iloc[0] for _, rows in runs if rows["loss"].notna().any()]
+    if not starts:
+        return
+    cap = 1.5 * max(starts)
+    if not (math.isfinite(cap) and ax.get_ylim()[1] > cap):
+        return
+    values = pd.concat([rows[col] for _, rows in runs for col in ("loss", "eval_loss")])
+    low = float(values[values <= cap].min())
+    ax.set_ylim(low - 0.05 * (cap - low), cap)
+
+
+def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Path]:
+    """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds."""
+    scale, xlabel, words = _x_axis(steps, x_col)
+    fig, (ax,) = figure(f"Training loss vs {words}", context(steps))
+    same = twins(runs, "loss", x_col)
+    handles, has_eval, has_raw = [], False, False
+    for label, rows in runs:
+        style, twin = styles[label], label in same
+        x = rows[x_col] / scale
+        window = max(1, math.ceil(PLOT_SMOOTH_FRACTION * len(rows)))
+        if window > 1:
+            has_raw = True
+            ax.plot(x, rows["loss"], color=style["color"], alpha=0.25, linewidth=0.8)
+        single = {"marker": "o", "markersize": 4} if len(rows) == 1 else {}  # one step: a point, not a line
+        handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same),
+                             **single))
+        evals = rows[rows["eval_loss"].notna()]
+        if len(evals):
+            has_eval = True
+            # Dashed with small markers: stays readable with one eval or a hundred.
+            ax.plot(evals[x_col] / scale, evals["eval_loss"], color=style["color"], linestyle="--", linewidth=1.0,
+                    marker="D", markersize=3.5, markeredgecolor="black", markeredgewidth=0.4, zorder=3)
+    if has_eval:
+        handles.append(Line2D([], [], color="grey", linestyle="--", linewidth=1.0, marker="D", markersize=3.5,
+                              markeredgecolor="black", markeredgewidth=0.4, label="eval loss"))
+    if has_raw:
+        handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=0.8, label="raw (per step)"))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("loss (mean over workers)")
+    if x_col == "step":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(left=0)
+    _cap_divergence(ax, runs)
+    legend_outside(ax, handles)
+    return save(fig, path)
+
+
+def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Path]:
+    """Eval accuracy against step or wall clock: against the clock, this is time to accuracy."""
+    scale, xlabel, words = _x_axis(steps, x_col)
+    title = "Eval accuracy vs step" if x_col == "step" else f"Time to accuracy: eval accuracy vs {words}"
+    fig, (ax,) = figure(title, context(steps))
+    evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
+    evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
+    same = twins(evaluated, "eval_acc", x_col)
+    for label, rows in evaluated:
+        _line(ax, rows[x_col] / scale, rows["eval_acc"] * 100.0, styles[label], label in same, marker="o",
+              markersize=4, label=_name(label, baseline, same))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("eval accuracy (%)")
+    if x_col == "step":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(left=0)
+    legend_outside(ax)
+    return save(fig, path)
+
+
+def _bytes_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
+    """Bytes one worker sends per step, per run: the mean as a bar (log axis), min-max whiskers."""
+    labels = [label for label, _ in runs]
+    mean = [float(rows["wire_bytes"].mean()) for _, rows in runs]
+    low = [float(rows["wire_bytes"].min()) for _, rows in runs]
+    high = [float(rows["wire_bytes"].max()) for _, rows in runs]
+    fig, (ax,) = figure("Bytes sent per worker per step", context(steps),
+                        size=(10.0, max(3.2, 1.6 + 0.42 * len(labels))))
+    y = np.arange(len(labels))
+    positive = [v > 0 for v in mean]
+    log = any(positive)
+    for i, label in enumerate(labels):
+        if mean[i] > 0 or not log:
+            ax.barh(i, mean[i], height=0.6, color=styles[label]["color"], alpha=0.85)
+        if high[i] > low[i]:  # the bytes vary over steps: show the range
+            ax.errorbar(mean[i], i, xerr=[[mean[i] - low[i]], [high[i] - mean[i]]], color="black", capsize=3,
+                        linewidth=0.8)
+    if log:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(BYTES_FORMATTER)
+    top = max(max(high), 1.0)
+    for i, (label, rows) in enumerate(runs):
+        bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
+        ax.text(max(high[i], 1.0) * (1.15 if log else 1.0) + (0 if log else 0.01 * top), i,
+                f"{human_bytes(mean[i])}  ({bits})", va="center", fontsize=8)
+    if log:
+        lo = min(v for v in low + mean if v > 0)
+        ax.set_xlim(lo / 3.0, top * 40.0)  # room for the text
+    else:
+        ax.set_xlim(0, 1.0)
+    ax.set_yticks(y, [display_label(label, baseline) for label in labels])
+    for tick, label in zip(ax.get_yticklabels(), labels):
+        tick.set_color(styles[label]["color"])
+    ax.invert_yaxis()
+    ax.grid(False, axis="y")
+    ax.set_xlabel("bytes per worker per step (log scale; bar: mean, whiskers: min-max over steps)"
+                  if log else "bytes per worker per step")
+    return save(fig, path)
+
+
+def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame) -> list[Path]:
+    """Draw a run's plots into out_dir (PNG and SVG each); return their paths:
+    loss_vs_time, loss_vs_step, time_breakdown, bytes_per_step, and where accuracy was
+    evaluated eval_acc_vs_time and eval_acc_vs_step."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = split_runs(steps)
+    labels = [label for label, _ in runs]
+    summary_labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    if summary_labels != labels:
+        raise LionsimError(f"summary runs {', '.join(summary_labels)} differ from the steps' runs {', '.join(labels)}")
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    styles = run_styles(labels, baseline)
+    paths = [
+        *_loss_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "loss_vs_time.png"),
+        *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png"),
+        *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png"),
+        *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png"),
+    ]
+    if steps["eval_acc"].notna().any():
+        paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png")
+        paths += _eval_acc_plot(runs, styles, baseline, steps, "step", out_dir / "eval_acc_vs_step.png")
+    return paths

@@ -1,0 +1,138 @@
+"""What every lionsim plot shares: the run palette and line styles, units, figure and legend
+helpers, and saving a figure as PNG and SVG atomically.
+
+Figures are matplotlib.figure.Figure objects rendered by the Agg canvas, never pyplot: no
+display is needed, no global backend is switched, and no figure outlives its call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from lionsim.reports.files import write_atomic
+
+FIGSIZE = (10.0, 5.2)  # inches
+DPI = 120
+FORMATS = ("png", "svg")  # every plot is written in each, same stem
+
+# Saturated, pairwise distinct colours (min RGB distance > 60 of 441), so 13+ runs stay apart;
+# tab10's nine saturated colours first (its grey would pass for a reference line), then a
+# hand-picked set. Beyond 10 runs the line style changes as well (run_styles).
+PALETTE: tuple[str, ...] = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+    "#000080", "#800000", "#008080", "#ff1493", "#4b0082", "#ffd700", "#6b8e23", "#7fff00", "#ff00ff",
+    "#2f4f4f", "#00fa9a", "#ff6f61",
+)
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+STYLE_GROUP = 10  # runs per line style: runs 1-10 solid, 11-20 dashed, ...
+BASELINE_WIDTH = 2.6  # the baseline's lines are thicker than the others' (LINE_WIDTH)
+LINE_WIDTH = 1.6
+
+
+def run_colours(labels: list[str]) -> dict[str, tuple]:
+    """One RGBA colour per run label, by order in `labels` (PALETTE, cycling past its end)."""
+    return {label: to_rgba(PALETTE[i % len(PALETTE)]) for i, label in enumerate(labels)}
+
+
+def run_styles(labels: list[str], baseline: str | None = None) -> dict[str, dict]:
+    """matplotlib line keywords per run label: its colour, a line style that changes every
+    STYLE_GROUP runs, a marker, and a thicker line for the baseline."""
+    colours = run_colours(labels)
+    return {
+        label: {
+            "color": colours[label],
+            "linestyle": LINESTYLES[(i // STYLE_GROUP) % len(LINESTYLES)],
+            "marker": MARKERS[i % len(MARKERS)],
+            "linewidth": BASELINE_WIDTH if label == baseline else LINE_WIDTH,
+        }
+        for i, label in enumerate(labels)
+    }
+
+
+def ordered_labels(labels, baseline: str | None) -> list[str]:
+    """Run labels in first-appearance order, the baseline first: the colour order of a directory."""
+    unique = list(dict.fromkeys(labels))
+    return ([baseline] + [x for x in unique if x != baseline]) if baseline in unique else unique
+
+
+def display_label(label: str, baseline: str | None) -> str:
+    return f"{label} (baseline)" if label == baseline else label
+
+
+def time_unit(max_seconds: float) -> tuple[float, str]:
+    """(divisor, unit) so a time axis reaching max_seconds reads in us, ms, s, min or h."""
+    if max_seconds < 1e-3:
+        return 1e-6, "us"
+    if max_seconds < 1.0:
+        return 1e-3, "ms"
+    if max_seconds < 300.0:
+        return 1.0, "s"
+    if max_seconds < 3 * 3600.0:
+        return 60.0, "min"
+    return 3600.0, "h"
+
+
+def human_bytes(n: float) -> str:
+    """Decimal units, as the tables print them: 1 kB = 1e3 B."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.3g} B"
+
+
+BYTES_FORMATTER = FuncFormatter(lambda v, _pos: human_bytes(v) if v > 0 else "0")
+
+
+def context(frame, extra: str = "") -> str:
+    """'workload · N workers · network' (lists values where a frame mixes them)."""
+
+    def values(col: str) -> str:
+        return ", ".join(str(v) for v in dict.fromkeys(frame[col])) if col in frame.columns else "?"
+
+    text = f"{values('workload')} · {values('workers')} workers · {values('network')}"
+    return f"{text} · {extra}" if extra else text
+
+
+def figure(title: str, subtitle: str = "", nrows: int = 1, ncols: int = 1, size: tuple | None = None,
+           **subplot_kw) -> tuple[Figure, list[Axes]]:
+    """A constrained-layout Figure with a title (and a second, smaller context line) and its axes, flat."""
+    fig = Figure(figsize=size or FIGSIZE, dpi=DPI, layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw).ravel().tolist()
+    fig.suptitle(f"{title}\n{subtitle}" if subtitle else title, fontsize=11)
+    for ax in axes:
+        ax.grid(True, which="major", alpha=0.3, linewidth=0.6)
+        ax.set_axisbelow(True)
+    return fig, axes
+
+
+def legend_outside(target, handles: list | None = None, title: str | None = None) -> None:
+    """Legend right of the axes (or of a whole multi-panel figure), so it never covers data."""
+    kwargs = {"handles": handles} if handles is not None else {}
+    if isinstance(target, Figure):
+        target.legend(loc="outside right upper", fontsize=9, frameon=False, title=title, **kwargs)
+    else:
+        target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False, title=title,
+                      **kwargs)
+
+
+def save(fig: Figure, path: Path) -> list[Path]:
+    """Write `fig` as path.png and path.svg (same stem), each atomically; return both paths.
+    The SVG is byte-stable for the same figure: no date, ids hashed from a fixed salt."""
+    path = Path(path)
+    written = []
+    with matplotlib.rc_context({"svg.hashsalt": "lionsim"}):
+        for fmt in FORMATS:
+            meta = {"Date": None} if fmt == "svg" else {}
+            written.append(write_atomic(path.with_suffix(f".{fmt}"),
+                                        lambda f, fmt=fmt, meta=meta: fig.savefig(f, format=fmt, metadata=meta),
+                                        binary=True))
+            # The first save laid the figure out; the others reuse it (the layout is the slow part).
+            fig.set_layout_engine("none")
+    return written

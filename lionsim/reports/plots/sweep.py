@@ -1,0 +1,243 @@
+"""The plots of a `lionsim sweep` root, from sweep_summary.csv and sweep_steps.csv.
+
+One panel per worker count (or per network, against workers), one line per run label in the
+directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
+band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
+two neighbouring points, is interpolated in log(speedup) against log(x) (as `estimate
+--sweep` does) and marked by a dotted line in the run's colour.
+
+Cells that differ only in the network train identically (the network changes the modelled
+time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
+network.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
+
+from lionsim.reports.columns import run_label
+from lionsim.reports.plots.style import (display_label, figure, legend_outside, ordered_labels, run_styles, save)
+
+SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "strategy", "transport",
+                 "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
+STEPS_NEEDS = ["cell", "workload", "seed", "workers", "network", "strategy", "transport", "step", "loss", "eval_acc"]
+BAND = "band: min-max over seeds"
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(label=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+
+
+def _facets(n: int) -> tuple[int, int]:
+    ncols = min(n, 3)
+    return math.ceil(n / ncols), ncols
+
+
+def crossings(x: np.ndarray, speedup: np.ndarray) -> list[float]:
+    """x where speedup crosses 1 between neighbouring points (log-log interpolation)."""
+    keep = np.isfinite(speedup) & (speedup > 0) & (x > 0)
+    lx, ly = np.log(x[keep]), np.log(speedup[keep])
+    found = []
+    for i in range(len(lx) - 1):
+        if (ly[i] > 0) != (ly[i + 1] > 0) and lx[i + 1] != lx[i]:
+            found.append(float(np.exp(lx[i] + (lx[i + 1] - lx[i]) * (0.0 - ly[i]) / (ly[i + 1] - ly[i]))))
+    return found
+
+
+def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
+    """mean, min, max of y over seeds at each x, sorted by x."""
+    return rows.groupby(x)[y].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
+
+
+def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool) -> None:
+    ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=style["linestyle"], linewidth=style["linewidth"],
+            marker=style["marker"], markersize=5)
+    if band and (agg["max"] > agg["min"]).any():
+        ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
+
+
+def _handles(labels, styles, baseline, seeds: int, extra: list | None = None) -> list:
+    handles = [Line2D([], [], color=styles[l]["color"], linestyle=styles[l]["linestyle"], marker=styles[l]["marker"],
+                      linewidth=styles[l]["linewidth"], label=display_label(l, baseline)) for l in labels]
+    if seeds > 1:
+        handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
+    return handles + (extra or [])
+
+
+def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column: str, title: str,
+                  path: Path) -> list[Path]:
+    """`column` (a speedup) against x (bandwidth_GBps or workers, log axis), one panel per `facet` value."""
+    if facet == "network":  # networks ordered by their bandwidth
+        order = summary.groupby("network")["bandwidth_GBps"].first().sort_values().index.tolist()
+    else:
+        order = sorted(summary[facet].unique())
+    nrows, ncols = _facets(len(order))
+    seeds = summary["seed"].nunique()
+    fig, axes = figure(title, f"{summary['workload'].iloc[0]} · baseline {baseline}", nrows, ncols, sharey=True,
+                       size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
+    marked = False
+    for ax, value in zip(axes, order):
+        cell = summary[summary[facet] == value]
+        for k, label in enumerate(labels):
+            rows = cell[cell["label"] == label]
+            if rows.empty:
+                continue
+            agg = _aggregate(rows, x, column)
+            _series(ax, agg, x, styles[label], seeds > 1)
+            if label == baseline:
+                continue
+            for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
+                marked = True
+                ax.axvline(at, color=styles[label]["color"], linestyle=":", linewidth=1.2)
+                ax.plot([at], [1.0], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,
+                        zorder=4)
+                ax.annotate(f"{at:.3g} {'workers' if x == 'workers' else 'GB/s'}", (at, 1.0), textcoords="offset points", xytext=(4, 6 + 11 * (k % 3)),
+                            fontsize=8, color=styles[label]["color"])
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log", base=2 if x == "workers" else 10)
+        xs = sorted(cell[x].unique())
+        if x == "workers":
+            ax.set_xticks(xs, [str(int(v)) for v in xs])
+            ax.set_xlabel("workers")
+        else:
+            ax.set_xlabel("network bandwidth (GB/s, log scale)")
+            names = cell.groupby("network")[x].first().sort_values()
+            top = ax.secondary_xaxis("top")
+            top.set_xticks(names.to_numpy(dtype=float), names.index.tolist(), fontsize=7, rotation=30)
+        ax.set_title(f"{value} workers" if facet == "workers" else f"network {value}", fontsize=10)
+        if len(xs) == 1:  # one point: give the log axis some width around it
+            ax.set_xlim(xs[0] / 2.0, xs[0] * 2.0)
+    for ax in axes[len(order):]:
+        ax.set_visible(False)
+    for ax in axes[::ncols]:
+        ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
+    extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
+                    label="crossover: speedup crosses 1")] if marked else []
+    legend_outside(fig, _handles(labels, styles, baseline, seeds, extra))
+    return save(fig, path)
+
+
+def _one_network(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows of each (workers, seed, run)'s first network: the training does not depend on it."""
+    first = frame.groupby(["workers", "seed", "label"], sort=False)["network"].transform("first")
+    return frame[frame["network"] == first]
+
+
+def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title: str, path: Path) -> list[Path]:
+    """`column` against step per run (mean over seeds, min-max band), one panel per worker count."""
+    steps = _one_network(steps)
+    order = sorted(steps["workers"].unique())
+    nrows, ncols = _facets(len(order))
+    seeds = steps["seed"].nunique()
+    fig, axes = figure(title, f"{steps['workload'].iloc[0]} · training does not depend on the network", nrows, ncols,
+                       sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
+    factor = 100.0 if column == "eval_acc" else 1.0
+    for ax, workers in zip(axes, order):
+        cell = steps[(steps["workers"] == workers) & steps[column].notna()]
+        for label in labels:
+            rows = cell[cell["label"] == label]
+            if rows.empty:
+                continue
+            agg = _aggregate(rows.assign(**{column: rows[column] * factor}), "step", column)
+            style = dict(styles[label], marker=styles[label]["marker"] if len(agg) <= 30 else None)
+            _series(ax, agg, "step", style, seeds > 1)
+        ax.set_title(f"{workers} workers", fontsize=10)
+        ax.set_xlabel("step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in axes[len(order):]:
+        ax.set_visible(False)
+    for ax in axes[::ncols]:
+        ax.set_ylabel(ylabel)
+    legend_outside(fig, _handles(labels, styles, baseline, seeds))
+    return save(fig, path)
+
+
+def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str, title: str,
+                     path: Path) -> list[Path]:
+    """Grouped bars: `column` by worker count per run, mean over seeds, min-max whiskers, seeds as dots."""
+    data = _one_network(summary)
+    workers = sorted(data["workers"].unique())
+    seeds = data["seed"].nunique()
+    factor = 100.0 if column == "final_eval_acc" else 1.0
+    width = 0.8 / len(labels)
+    fig, (ax,) = figure(title, f"{data['workload'].iloc[0]} · bar: mean over {seeds} seed(s)"
+                        + (", whiskers: min-max, dots: each seed" if seeds > 1 else ""),
+                        size=(max(8.0, 2.0 + 0.35 * len(labels) * len(workers)), 5.2))
+    for k, label in enumerate(labels):
+        agg = _aggregate(data[data["label"] == label].assign(v=lambda d: d[column] * factor), "workers", "v")
+        pos = {w: i for i, w in enumerate(workers)}
+        xs = np.array([pos[w] for w in agg["workers"]]) - 0.4 + width * (k + 0.5)
+        ax.bar(xs, agg["mean"], width=width * 0.92, color=styles[label]["color"],
+               edgecolor="black" if label == baseline else "none", linewidth=1.2, label=display_label(label, baseline))
+        if seeds > 1:
+            ax.errorbar(xs, agg["mean"], yerr=[agg["mean"] - agg["min"], agg["max"] - agg["mean"]], fmt="none",
+                        ecolor="black", capsize=2, linewidth=0.8)
+            points = data[data["label"] == label]
+            ax.scatter([pos[w] - 0.4 + width * (k + 0.5) for w in points["workers"]], points[column] * factor,
+                       s=8, color="black", zorder=3)
+    ax.set_xticks(range(len(workers)), [f"{w} workers" for w in workers])
+    ax.set_ylabel(ylabel)
+    if column == "final_eval_acc":
+        values = data[column].dropna() * factor
+        low = max(0.0, float(values.min()) - 0.15 * max(float(values.max() - values.min()), 1.0))
+        ax.set_ylim(low, min(100.0, float(values.max()) + 3.0))
+    ax.grid(False, axis="x")
+    legend_outside(ax)
+    return save(fig, path)
+
+
+def _stem(name: str, workload: str, several: bool) -> str:
+    return f"{name}_{re.sub(r'[^A-Za-z0-9._-]', '_', workload)}" if several else name
+
+
+def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataFrame) -> list[Path]:
+    """Draw a sweep's plots into out_dir (PNG and SVG each; per workload, suffixed, if several):
+    speedup_vs_bandwidth, time_to_target_speedup_vs_bandwidth, speedup_vs_workers, loss_vs_step,
+    and where accuracy was evaluated eval_acc_vs_step and accuracy_by_workers (else
+    final_loss_by_workers)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary, steps = _labelled(sweep_summary), _labelled(sweep_steps)
+    baseline = str(summary["baseline"].iloc[0])
+    labels = ordered_labels(summary["label"], baseline)
+    styles = run_styles(labels, baseline)  # one style per run across every plot and workload
+    workloads = list(dict.fromkeys(summary["workload"]))
+    paths: list[Path] = []
+    for workload in workloads:
+        s = summary[summary["workload"] == workload]
+        st = steps[steps["workload"] == workload]
+        wl = [l for l in labels if l in set(s["label"])]
+
+        def target(name: str) -> Path:
+            return out_dir / f"{_stem(name, workload, len(workloads) > 1)}.png"
+
+        paths += _speedup_plot(s, wl, styles, baseline, "bandwidth_GBps", "workers", "speedup",
+                               "Step-time speedup vs network bandwidth", target("speedup_vs_bandwidth"))
+        paths += _speedup_plot(s, wl, styles, baseline, "bandwidth_GBps", "workers", "time_to_target_speedup",
+                               "Time-to-target speedup vs network bandwidth",
+                               target("time_to_target_speedup_vs_bandwidth"))
+        paths += _speedup_plot(s, wl, styles, baseline, "workers", "network", "speedup",
+                               "Step-time speedup vs workers", target("speedup_vs_workers"))
+        if not st.empty:
+            paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
+                                 "Training loss vs step", target("loss_vs_step"))
+            if st["eval_acc"].notna().any():
+                paths += _curve_plot(st, wl, styles, baseline, "eval_acc", "eval accuracy (%)",
+                                     "Eval accuracy vs step", target("eval_acc_vs_step"))
+        if s["final_eval_acc"].notna().any():
+            paths += _by_workers_plot(s, wl, styles, baseline, "final_eval_acc", "final eval accuracy (%)",
+                                      "Final eval accuracy by workers", target("accuracy_by_workers"))
+        else:
+            paths += _by_workers_plot(s, wl, styles, baseline, "final_loss", "final training loss",
+                                      "Final training loss by workers (no eval accuracy)",
+                                      target("final_loss_by_workers"))
+    return paths

@@ -1,0 +1,127 @@
+"""`lionsim report DIR`: the Markdown report of a run or sweep, checked against numbers worked out
+by hand from small frames, and the paper's ordering check against the paper's own table."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import lionsim.reports.plots
+from lionsim.cli.app import main
+from lionsim.reports import summarize, write_run
+from lionsim.reports.markdown import md_table, spread, write_report
+from lionsim.reports.paper import PAPER_ACCURACY, ordering_breaks, ordering_holds
+
+
+def test_the_papers_own_table_follows_its_ordering():
+    for workers in (4, 8, 16):
+        assert ordering_holds({name: table[workers] for name, table in PAPER_ACCURACY.items()}) is True
+
+
+def test_ordering_names_each_broken_link():
+    acc = {"sgdm": 80.0, "signum-mv": 90.0, "dlion-avg": 85.0, "dlion-mavo": 85.0}
+    assert ordering_holds(acc) is False
+    assert ordering_breaks(acc) == ["SIGNUM 90.0 >= D-Lion Avg 85.0"]  # Avg == MaVo is allowed
+    assert ordering_holds({**acc, "dlion-mavo": math.nan}) is None
+    assert ordering_holds({"sgdm": 1.0}) is None
+
+
+def test_spread_is_mean_and_sample_sd():
+    assert spread(pd.Series([0.80, 0.82]), 100.0) == "81.0 ± 1.4"  # sd = 0.02 / sqrt(2) * 100
+    assert spread(pd.Series([0.5]), 100.0) == "50.0"
+    assert spread(pd.Series([math.nan]), 100.0) == "n/a"
+
+
+def test_md_table_escapes_pipes():
+    assert md_table(["a"], [["x|y"]]).splitlines()[-1] == "| x\\|y |"
+
+
+def _run_steps(n: int = 10) -> pd.DataFrame:
+    """Two runs: A (baseline) loss 10-k at 2 ms/step; B loss 10-2k (floored at 0) at 1 ms/step."""
+    rows = []
+    for label, slope, step_s in (("adamw", 1.0, 0.002), ("dlion-mavo", 2.0, 0.001)):
+        transport = "fp32-allreduce" if label == "adamw" else "int8-allreduce"
+        for k in range(1, n + 1):
+            rows.append({
+                "strategy": label, "transport": transport, "workers": 4, "network": "1gbe", "backend": "sim",
+                "workload": "mlp", "seed": 0, "step": k, "loss": max(10.0 - slope * k, 0.0), "compute_s": step_s / 2,
+                "encode_s": 0.0, "comm_s": step_s / 2, "decode_s": 0.0, "update_s": 0.0, "step_s": step_s,
+                "sim_time_s": step_s * k, "wire_bytes": 100, "bits_per_param_up": 32.0 / slope,
+                "bits_per_param_down": 32.0 / slope, "params": 25, "eval_loss": math.nan,
+                "eval_acc": 0.5 if k == n else math.nan,
+            })
+    return pd.DataFrame(rows)
+
+
+def test_run_report_has_every_section_and_the_hand_computed_figures(tmp_path):
+    steps = _run_steps()
+    meta = {"status": "complete", "config": {"workload": "mlp", "workers": 4, "steps": 10},
+            "argv": ["/usr/bin/lionsim", "bench", "--workload", "mlp", "--out", str(tmp_path)],
+            "versions": {"torch": "2.13.0"}, "timing": {"comm_s": "modelled: test"}}
+    write_run(tmp_path, steps, summarize(steps, target_loss=5.0), meta)
+    text = write_report(tmp_path).read_text()
+    for heading in ("## Configuration", "## How each time was obtained", "## Summary",
+                    "## Which strategy reaches the target loss first", "## Plots", "## Environment", "## Reproduce"):
+        assert heading in text
+    # speedup 2 ms / 1 ms; B reaches loss 5 at step 3 (smoothed window 1: 10 - 2*3 = 4 <= 5 first at k = 3:
+    # trailing mean over ceil(10% of 10) = 1 step), at 3 ms; A at step 5, 10 ms.
+    assert "| dlion-mavo@int8-allreduce | " in text and "| 2.00x | 3.33x |" in text
+    assert "| 4 | 1gbe | 5 | **dlion-mavo@int8-allreduce** | 10 ms | 3 ms |" in text
+    assert "    lionsim bench --workload mlp --out" in text
+    for line in text.splitlines():
+        if line.startswith("!["):
+            assert (tmp_path / line.split("(", 1)[1].rstrip(")")).is_file()
+
+
+def _sweep_summary() -> pd.DataFrame:
+    """Two seeds x workers 4, 8 x the paper's four methods on one network; accuracies chosen so the
+    paper's ordering holds at 4 workers and SIGNUM beats D-Lion Avg at 8."""
+    acc = {4: {"sgdm": (0.50, 0.52), "signum-mv": (0.60, 0.62), "dlion-avg": (0.70, 0.72), "dlion-mavo": (0.71, 0.73)},
+           8: {"sgdm": (0.50, 0.50), "signum-mv": (0.75, 0.75), "dlion-avg": (0.70, 0.70), "dlion-mavo": (0.80, 0.80)}}
+    rows = []
+    for workers, by_method in acc.items():
+        for strategy, values in by_method.items():
+            for seed, value in enumerate(values):
+                rows.append({"cell": f"vit-w{workers}-1gbe-s{seed}-{strategy}", "workload": "vit", "seed": seed,
+                             "workers": workers, "network": "1gbe", "strategy": strategy, "transport": "t",
+                             "final_loss": 1.0, "final_eval_acc": value, "step_s": 0.001, "speedup": 1.0,
+                             "time_to_target_s": 0.01 if strategy == "dlion-mavo" else 0.02, "target_loss": 1.5})
+    return pd.DataFrame(rows)
+
+
+def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16,
+                                                     "argv": ["lionsim", "sweep", "--workers", "4,8"]}))
+    text = write_report(tmp_path).read_text()
+    assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 | 79.3 | 81.8 |" in text
+    assert "- 4 workers: the paper's ordering (SGD-M < SIGNUM < D-Lion Avg <= D-Lion MaVo) holds." in text
+    assert "- 8 workers: the paper's ordering" in text and "SIGNUM 75.0 >= D-Lion Avg 70.0" in text
+    assert "**dlion-mavo@t**" in text
+    assert "    lionsim sweep --workers 4,8" in text
+
+
+@pytest.mark.parametrize("setup, expected", [
+    (lambda d: None, "holds neither steps.csv"),
+    (lambda d: (d / "sweep_summary.csv").write_text("not,a\ncsv"), "is missing column(s)"),
+    (lambda d: (d / "steps.csv").write_bytes(b"\xff\xfe\x00garbage"), "malformed CSV"),
+])
+def test_bad_directories_are_one_line_exit_2(tmp_path, capsys, setup, expected):
+    setup(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and expected in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "report.md").exists()
+
+
+def test_a_missing_directory_is_one_line(tmp_path, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path / "absent")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
