@@ -23,6 +23,7 @@ from lionsim.launch import free_port
 README = Path(__file__).resolve().parents[1] / "README.md"
 SHRINK = {
     "bench": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
+    "sweep": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
     "comm": ["--sizes", "64KB:128KB", "--iters", "2", "--warmup", "1"],  # only with a real --backend
 }
 GLOO_TEARDOWN_ABORT = "terminate called without an active exception"

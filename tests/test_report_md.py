@@ -125,3 +125,11 @@ def test_a_missing_directory_is_one_line(tmp_path, capsys):
         main(["report", str(tmp_path / "absent")])
     err = capsys.readouterr().err
     assert done.value.code == 2 and "does not exist" in err and len(err.strip().splitlines()) == 1
+
+
+def test_only_a_vit_sweep_is_set_beside_the_paper(tmp_path, monkeypatch):
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    _sweep_summary().assign(workload="mlp").to_csv(tmp_path / "sweep_summary.csv", index=False)
+    text = write_report(tmp_path).read_text()
+    assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 |\n" in text
+    assert "paper," not in text and "ordering" not in text

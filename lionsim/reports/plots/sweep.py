@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from lionsim.reports.columns import run_label
 from lionsim.reports.plots.style import (display_label, figure, legend_outside, ordered_labels, run_styles, save)
@@ -113,6 +113,9 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             names = cell.groupby("network")[x].first().sort_values()
             top = ax.secondary_xaxis("top")
             top.set_xticks(names.to_numpy(dtype=float), names.index.tolist(), fontsize=7, rotation=30)
+            top.xaxis.set_minor_formatter(NullFormatter())  # only the network names on top
+            ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels ("2x10^-1") collide
+            ax.set_xticks(names.to_numpy(dtype=float), [f"{v:.3g}" for v in names.to_numpy(dtype=float)])
         ax.set_title(f"{value} workers" if facet == "workers" else f"network {value}", fontsize=10)
         if len(xs) == 1:  # one point: give the log axis some width around it
             ax.set_xlim(xs[0] / 2.0, xs[0] * 2.0)

@@ -1,0 +1,111 @@
+"""`lionsim sweep`: a grid of bench runs (workload x workers x network x seed x strategy), resumable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
+from lionsim.cli import options as o
+from lionsim.cli.app import app, console, fail
+from lionsim.cli.bench_cmd import parse_betas, parse_hyper
+from lionsim.cli.sweep_view import SweepDisplay, sweep_table
+from lionsim.reports.files import check_out_dir
+
+
+def comma_items(value) -> list:
+    """A grid axis as given: `4,8,16` on the command line, an array or one value in a TOML
+    --config; lionsim.sweep.grid splits and checks the items."""
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def axis(flag: str, what: str):
+    return typer.Option(flag, parser=comma_items, metavar="LIST",
+                        help=f"{what}; a comma list sweeps it (a TOML array in --config).")
+
+
+@app.command()
+def sweep(
+    workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)")] = "vit",
+    workers: Annotated[str, axis("--workers", "Data-parallel workers N")] = "8",
+    network: Annotated[str, axis("--network", "Network preset(s) or profile file(s)")] = "1gbe",
+    seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
+    strategy: o.Strategy = None,
+    transport: o.Transport = None,
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Training units run at once, each in its own process with "
+                                                     "--threads torch threads."),
+    backend: str = typer.Option("sim", "--backend", help="sim only: a sweep prices every network on the "
+                                                         "simulator (use `lionsim bench` for gloo/nccl)."),
+    model_size: o.ModelSize = "small",
+    steps: o.Steps = 100,
+    batch_size: o.BatchSize = 32,
+    lr: o.Lr = None,
+    weight_decay: o.WeightDecay = None,
+    betas: o.Betas = None,
+    hyper: Optional[str] = typer.Option(None, "--hyper", hidden=True, help="Per-run hyperparameters as JSON."),
+    momentum_sync: o.MomentumSync = "never",
+    sync_tensors: o.SyncTensors = "all",
+    freeze_steps: o.FreezeSteps = 15,
+    qsgd_levels: o.QsgdLevels = 7,
+    topk_ratio: o.TopkRatio = 0.01,
+    tie: o.Tie = "zero",
+    dgc_warmup_steps: o.DgcWarmupSteps = 0,
+    data: o.Data = None,
+    data_split: o.DataSplit = "iid",
+    eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
+    baseline: o.Baseline = None,
+    target_loss: Optional[float] = typer.Option(None, "--target-loss", help="Training loss for time to target "
+                                                "(default: per group, as bench sets it)."),
+    compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
+    warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
+    bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
+    threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
+    out: o.Out = Path("reports/sweep"),
+    config: o.Config = None,
+) -> None:
+    """A grid of bench runs on the simulator under one --out; rerunning the same command resumes it.
+
+    A cell is one strategy@transport on one workload, N, network and seed: ROOT/cells/ID is its
+    bench run directory; ROOT/sweep_steps.csv and ROOT/sweep_summary.csv hold every finished cell.
+    Cells that differ only in the network share one training. A resumed sweep may add grid values;
+    any other option must match ROOT/sweep.json.
+    """
+    from lionsim.sweep import Grid, SweepConfig, SweepInterrupted, run_sweep
+
+    grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
+                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport)
+    bench = BenchConfig(
+        model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, lr=lr, weight_decay=weight_decay,
+        betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
+        freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
+        dgc_warmup_steps=dgc_warmup_steps, data=data, data_split=data_split, eval_every=eval_every,
+        baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
+        bucket_mb=bucket_mb, threads=threads)
+    cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out)
+    cfg.validate()
+    check_out_dir(out)
+    display = SweepDisplay(console)
+    try:
+        with display:
+            outcome = run_sweep(cfg, display)
+    except SweepInterrupted as e:
+        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {out}; rerun the same command to resume")
+    except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
+        fail(f"interrupted before any new cell finished; the finished cells in {out} are kept: rerun to resume")
+    if outcome.summary is not None:
+        console.print(sweep_table(outcome.summary))
+    done = ("every cell was already finished" if outcome.trained == 0
+            else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}")
+    plots = []
+    if outcome.summary is not None and len(outcome.summary):
+        from lionsim.reports.plots import plot_dir
+
+        plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
+    console.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
+                  + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+    diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
+    if diverged:
+        fail(f"diverged: {len(diverged)} cells ({', '.join(diverged[:3])}{', ...' if len(diverged) > 3 else ''}; "
+             "marked diverged_at_step; the other cells' results are written)", code=1)

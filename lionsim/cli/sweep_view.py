@@ -1,0 +1,105 @@
+"""How `lionsim sweep` looks: its progress (a rich display on a terminal, a line per finished
+cell elsewhere) and the summary table printed at the end."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import pandas as pd
+from rich import box
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from lionsim.sweep import Cell, SweepEvents
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+class SweepDisplay(SweepEvents):
+    """Cells done of the total, each running unit's steps, and an ETA from the units finished so far."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar: Progress | None = None
+        self.units: dict[str, int] = {}  # running unit -> its bar's task
+        self.ended: set[str] = set()
+        self.todo = self.trained = 0
+        self.steps = 1
+        self.start = time.monotonic()
+
+    def __enter__(self) -> SweepDisplay:
+        if self.console.is_terminal:
+            self.bar = Progress(TextColumn("{task.description:<40.40}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[note]}"), TimeElapsedColumn(),
+                                console=self.console, transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def eta(self) -> str:
+        if not self.trained:
+            return "ETA -"
+        left = (time.monotonic() - self.start) / self.trained * (self.todo - self.trained)
+        return f"ETA {_duration(left)}"
+
+    def started(self, total: int, finished: int, units: int, steps: int) -> None:
+        self.todo, self.steps, self.start = units, steps, time.monotonic()
+        if self.bar is not None:
+            self.cells = self.bar.add_task("cells", total=total, completed=finished, note=self.eta())
+        elif finished:
+            print(f"lionsim: resuming: {finished} of {total} cells already finished", flush=True)
+
+    def unit_started(self, key: str) -> None:
+        if self.bar is not None and key not in self.ended and key not in self.units:
+            self.units[key] = self.bar.add_task(f"  {key}", total=self.steps, note="")
+
+    def step(self, key: str, step: int, loss: float) -> None:
+        if self.bar is not None and key in self.units:
+            self.bar.update(self.units[key], completed=step, note=f"loss {loss:.4f}")
+
+    def unit_finished(self, key: str) -> None:
+        self.trained += 1
+        self.ended.add(key)
+        if self.bar is not None:
+            if key in self.units:
+                self.bar.remove_task(self.units.pop(key))
+            self.bar.update(self.cells, note=self.eta())
+
+    def cell_finished(self, cell: Cell, summary: pd.DataFrame, finished: int, total: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.cells, completed=finished)
+            return
+        loss = float(summary["final_loss"].iloc[0])
+        print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} "
+              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stdout, flush=True)
+
+
+def _number(value: float, form: str) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, form)
+
+
+def sweep_table(summary: pd.DataFrame) -> Table:
+    """A row per cell, grouped as the grid orders them; fits 80 columns."""
+    many_workloads = summary["workload"].nunique() > 1
+    table = Table(caption="loss: final (trailing mean); acc: last eval; speedup: step time against the group's "
+                          "baseline (same workload, N, network, seed)",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
+    if many_workloads:
+        table.add_column("workload")
+    table.add_column("run", overflow="fold")
+    for name in ("N", "network", "seed", "loss", "acc", "step ms", "speedup"):
+        table.add_column(name, justify="left" if name == "network" else "right")
+    for _, row in summary.iterrows():
+        cells = [row["workload"]] if many_workloads else []
+        table.add_row(*cells, row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
+                      _number(row["final_loss"], ".3f"), _number(row["final_eval_acc"], ".3f"),
+                      _number(row["step_s"] * 1e3, ".3g"), _number(row["speedup"], ".2f"))
+    return table

@@ -1,0 +1,79 @@
+"""Cells and training units.
+
+A cell is one bench run of one strategy@transport on one network (one value of every axis).
+A training unit is a cell without its network: the network changes the modelled time, not the
+training, so the cells of a unit share one training and are booked once per network.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lionsim.errors import LionsimError
+from lionsim.network import NETWORKS
+from lionsim.runs import RunSpec
+from lionsim.sweep.grid import Grid
+
+
+def network_stem(network: str) -> str:
+    """The network in a cell id: the preset name, or the profile file's stem."""
+    stem = network if network in NETWORKS else Path(network).stem
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", stem)
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One training: a run of a workload on N workers from a seed."""
+
+    workload: str
+    workers: int
+    seed: int
+    run: RunSpec
+
+    def cell(self, network: str) -> Cell:
+        return Cell(self.workload, self.workers, network, self.seed, self.run)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One bench run on one network: a directory under ROOT/cells and a row of sweep_summary.csv."""
+
+    workload: str
+    workers: int
+    network: str
+    seed: int
+    run: RunSpec
+
+    @property
+    def id(self) -> str:
+        return f"{self.workload}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
+
+    @property
+    def group(self) -> tuple[str, int, str, int]:
+        """Cells of one group are summarized together, as one bench of all the grid's runs."""
+        return self.workload, self.workers, self.network, self.seed
+
+    @property
+    def unit(self) -> Unit:
+        return Unit(self.workload, self.workers, self.seed, self.run)
+
+
+def grid_cells(grid: Grid) -> list[Cell]:
+    """Every cell once, in the grid's order (which is the row order of the sweep CSVs)."""
+    cells = [Cell(wl, n, net, seed, run) for wl in grid.workloads for n in grid.workers for net in grid.networks
+             for seed in grid.seeds for run in grid.runs]
+    seen: dict[str, Cell] = {}
+    for cell in cells:
+        if cell.id in seen:  # two profile files with one stem
+            raise LionsimError(f"--network {seen[cell.id].network} and {cell.network} give the same cell id "
+                               f"{cell.id}; rename one profile file")
+        seen[cell.id] = cell
+    return cells
+
+
+def grid_units(grid: Grid) -> list[Unit]:
+    """Every training unit once, in training order: the groups' runs in the grid's run order."""
+    return [Unit(wl, n, seed, run) for wl in grid.workloads for n in grid.workers for seed in grid.seeds
+            for run in grid.runs]

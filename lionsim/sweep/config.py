@@ -1,0 +1,106 @@
+"""A sweep's configuration: the grid, the bench options every cell shares, and how to run it."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+import lionsim
+from lionsim.bench import BenchConfig
+from lionsim.errors import LionsimError
+from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
+from lionsim.sweep.grid import Grid, check_grows
+
+GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
+"""BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
+RESUME_FREE = ("threads", "timeout")
+"""Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes."""
+
+
+@dataclass(kw_only=True, slots=True)
+class SweepConfig:
+    """A grid of bench runs under one output root."""
+
+    grid: Grid
+    """The axes; a cell is one value of each."""
+    bench: BenchConfig
+    """Every other bench option, applied to every cell (its grid fields are ignored)."""
+    jobs: int = 1
+    """Training units run at once, each in its own process with `bench.threads` torch threads."""
+    out: Path = Path("reports/sweep")
+    """The sweep root: sweep.json, cells/, sweep_steps.csv, sweep_summary.csv."""
+
+    def validate(self) -> None:
+        """Every check bench makes, over all of the grid's runs, before anything is written."""
+        if self.jobs < 1:
+            raise LionsimError(f"bad --jobs {self.jobs}; accepted: an integer >= 1")
+        if self.bench.backend != "sim":
+            raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
+                               "use `lionsim bench --backend gloo|nccl` for real collectives")
+        whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
+        whole.validate()  # hyperparameters, baseline, tie, momentum sync, hyper tables over every run
+        for workload in self.grid.workloads:
+            dataclasses.replace(whole, workload=workload).workload_config()  # size and split per workload
+        if self.bench.data is not None and not Path(self.bench.data).exists():
+            raise LionsimError(f"bad --data {self.bench.data}: not found")
+        grid_cells(self.grid)  # cell ids unique
+
+    @property
+    def cells(self) -> list[Cell]:
+        return grid_cells(self.grid)
+
+    @property
+    def units(self) -> list[Unit]:
+        return grid_units(self.grid)
+
+    def unit_config(self, unit: Unit, network: str) -> BenchConfig:
+        """The bench of one unit alone: its one run, with the options that fit that run.
+
+        Options that bench applies only to the runs they fit (and rejects when no run fits) are
+        reset for a run they do not fit: a cell is a bench of its one run, replayable as such.
+        Speedups against the baseline are the sweep's (per group), so a cell's own has none."""
+        run, cfg = unit.run, self.bench
+        mavo = run.strategy == "dlion-mavo"
+        syncs = run.strategy_class.has_momentum_sync
+        return dataclasses.replace(
+            cfg, workload=unit.workload, workers=unit.workers, seed=unit.seed, network=network,
+            strategies=[run.label], transport=None, baseline=None,
+            hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
+            tie=cfg.tie if mavo else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",
+            sync_tensors=cfg.sync_tensors if syncs else "all")
+
+    def bench_options(self) -> dict:
+        """Every bench option outside the grid, as JSON values (sweep.json's "bench")."""
+        options = {k: v for k, v in self.bench.to_dict().items() if k not in GRID_FIELDS}
+        return json.loads(json.dumps(options))
+
+    def record(self, previous: dict | None) -> dict:
+        """sweep.json: the grid, the bench options, argv, first start, versions, cell count."""
+        from lionsim.training.record import git_commit
+
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        return {"kind": "sweep", "grid": self.grid.to_dict(), "bench": self.bench_options(), "jobs": self.jobs,
+                "argv": sys.argv, "started": (previous or {}).get("started", now),
+                "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                             "lionsim": lionsim.__version__, "git_commit": git_commit()},
+                "cells": len(self.cells)}
+
+    def check_resume(self, previous: dict, where: Path) -> None:
+        """Resuming is safe when every finished cell is one this command would compute: the
+        same bench options (but --threads) and a grid that only grows. Anything else fails
+        naming the first option that differs, before anything is written."""
+        if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
+            raise LionsimError(f"{where} is not a sweep record; use a new --out")
+        now = self.bench_options()
+        for key in sorted(set(now) | set(previous["bench"])):
+            if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
+                raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
+                                   f"({previous['bench'].get(key)!r} there, {now.get(key)!r} now); rerun with the "
+                                   "same options to resume, or use a new --out")
+        check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))

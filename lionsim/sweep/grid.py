@@ -1,0 +1,99 @@
+"""The grid of a sweep: the values of each axis, parsed and checked before anything runs.
+
+Axes take comma lists (`--workers 4,8,16`) or, from a TOML `--config`, arrays. Every value is
+checked up front (unknown names, empty items, duplicates, workers < 1), so bad input fails
+with one line and nothing written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from lionsim.errors import LionsimError
+from lionsim.network import load_network
+from lionsim.runs import RunSpec, parse_runs
+from lionsim.workloads import WORKLOADS
+
+Items = Sequence[str | int]
+"""One axis as given: comma-separated text pieces or TOML array items."""
+
+
+def split_items(option: str, given: Items) -> list[str]:
+    """`["4,8", 16]` -> `["4", "8", "16"]`; an empty item (`4,,8`) or a repeated value fails."""
+    items: list[str] = []
+    for piece in given:
+        for item in str(piece).split(","):
+            item = item.strip()
+            if not item:
+                raise LionsimError(f"bad {option} {','.join(map(str, given))!r}: an empty item; "
+                                   "accepted: a comma list like 4,8,16")
+            if item in items:
+                raise LionsimError(f"bad {option}: {item} given twice; each value once")
+            items.append(item)
+    if not items:
+        raise LionsimError(f"bad {option}: no value; accepted: a comma list like 4,8,16")
+    return items
+
+
+def parse_ints(option: str, given: Items, low: int, high: int = 2**63) -> list[int]:
+    values = []
+    for item in split_items(option, given):
+        try:
+            value = int(item)
+        except ValueError:
+            raise LionsimError(f"bad {option} {item!r}; accepted: integers from {low}") from None
+        if not low <= value < high:
+            raise LionsimError(f"bad {option} {value}; accepted: integers from {low}"
+                               + (" to 2**63 - 1" if high == 2**63 else f" below {high}"))
+        if value in values:  # "4" and "04" are one value
+            raise LionsimError(f"bad {option}: {value} given twice; each value once")
+        values.append(value)
+    return values
+
+
+@dataclass(kw_only=True, slots=True)
+class Grid:
+    """The axes of a sweep; a cell is one value of each."""
+
+    workloads: list[str]
+    """Workload names (`lionsim workloads`)."""
+    workers: list[int]
+    """Data-parallel worker counts N, each >= 1."""
+    networks: list[str]
+    """Network presets or profile files, as given (the cell id uses the preset name or file stem)."""
+    seeds: list[int]
+    """Seeds of init, data and quantizers."""
+    runs: list[RunSpec]
+    """strategy@transport runs, resolved as bench resolves --strategy and --transport."""
+
+    @classmethod
+    def parse(cls, *, workload: Items, workers: Items, network: Items, seed: Items,
+              strategies: list[str], transport: str | None) -> Grid:
+        workloads = split_items("--workload", workload)
+        for name in workloads:
+            WORKLOADS.get(name)
+        networks = split_items("--network", network)
+        for spec in networks:
+            load_network(spec)  # an unknown preset or a bad profile file fails now
+        return cls(workloads=workloads, workers=parse_ints("--workers", workers, 1),
+                   networks=networks, seeds=parse_ints("--seed", seed, 0), runs=parse_runs(strategies, transport))
+
+    def to_dict(self) -> dict[str, list]:
+        """The grid as sweep.json records it (the keys of the output contract)."""
+        return {"workload": list(self.workloads), "workers": list(self.workers), "network": list(self.networks),
+                "seed": list(self.seeds), "runs": [r.label for r in self.runs]}
+
+
+OPTION_OF_AXIS = {"workload": "--workload", "workers": "--workers", "network": "--network", "seed": "--seed",
+                  "runs": "--strategy"}
+
+
+def check_grows(old: dict, new: dict, where: str) -> None:
+    """A resumed sweep may add values to any axis but not drop one: the finished cells of the
+    old grid must stay cells of the new one (else the CSVs would hold cells outside the grid)."""
+    for axis, option in OPTION_OF_AXIS.items():
+        lost = [v for v in old.get(axis, []) if v not in new[axis]]
+        if lost:
+            raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}; "
+                               "a resumed sweep may only add grid values (or use a new --out)")

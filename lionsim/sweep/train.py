@@ -1,0 +1,74 @@
+"""One training unit: train its run once, then book the records on each of its networks.
+
+Runs in the sweep's process (--jobs 1) or in a worker process of a pool (--jobs K). It returns
+the booked results and writes nothing: only the parent process writes, so a killed worker
+can never leave a half-written file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from lionsim.bench import Bench, BenchConfig
+from lionsim.network import load_network
+
+Progress = Callable[[str, int, float], None]
+"""progress(unit key, step, loss)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitTask:
+    """What a worker needs to train one unit (picklable)."""
+
+    key: str
+    """The unit's name in progress messages."""
+    config: BenchConfig
+    """The unit's bench: its one run, on the first network of `cells`."""
+    cells: tuple[tuple[str, str], ...]
+    """(cell id, network) to book, the unit's unfinished cells."""
+
+
+@dataclass(frozen=True, slots=True)
+class CellResult:
+    cell_id: str
+    steps: pd.DataFrame
+    summary: pd.DataFrame
+    meta: dict
+
+
+def train_unit(task: UnitTask, progress: Progress | None = None) -> list[CellResult]:
+    """Train once; book on each network as `lionsim bench --network NET` of this run would."""
+    bench = Bench(dataclasses.replace(task.config))  # a copy: booking below renames its network
+    step = None if progress is None else (lambda run, i, loss: progress(task.key, i, loss))
+    bench.run(step)
+    results = []
+    for cell_id, network in task.cells:
+        # the records hold what was trained; the network only prices them (Bench.booking)
+        bench.network = load_network(network)
+        bench.cfg.network = network  # run.json's config names the network its times are for
+        result = bench.result()
+        results.append(CellResult(cell_id, result.steps, result.summary, result.meta))
+    return results
+
+
+# --- in a pool's worker process ---
+
+_QUEUE = None
+"""The parent's queue for step messages, set once per worker process."""
+
+
+def init_worker(queue) -> None:
+    """Ctrl-C is the parent's to handle (it stops the pool); step messages go to its queue."""
+    global _QUEUE
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _QUEUE = queue
+
+
+def train_in_worker(task: UnitTask) -> list[CellResult]:
+    _QUEUE.put(("start", task.key, 0, 0.0))
+    return train_unit(task, lambda key, i, loss: _QUEUE.put(("step", key, i, loss)))
