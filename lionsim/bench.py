@@ -34,6 +34,7 @@ from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
 from lionsim.workloads import WorkloadConfig, build_workload
+from lionsim.workloads.config import parse_eval_samples
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
@@ -102,6 +103,10 @@ class BenchConfig:
     """iid | dirichlet:ALPHA."""
     eval_every: int = 25
     """Evaluate on held-out data every this many steps (and at the last step)."""
+    eval_samples: int | str | None = None
+    """Held-out samples each evaluation scores: a count, "all" (the whole test set), or None: 1024,
+    fewer where a real test set holds fewer (lionsim.workloads.config.eval_count); run.json's
+    `evaluation` says how many were used."""
     baseline: str | None = None
     """Run the speedups are against (default: the first)."""
     target_loss: float | None = None
@@ -154,6 +159,7 @@ class BenchConfig:
         TensorSelection.parse(self.sync_tensors)
         if self.sync_tensors != "all" and self.momentum_sync == "never":
             raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
+        self.eval_samples = parse_eval_samples(self.eval_samples)
         check_tie(self.tie)
         if self.tie != "zero" and not any(r.strategy == "dlion-mavo" for r in runs):
             raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
@@ -184,7 +190,8 @@ class BenchConfig:
 
     def workload_config(self) -> WorkloadConfig:
         return WorkloadConfig(name=self.workload, workers=self.workers, batch_size=self.batch_size, seed=self.seed,
-                              data=self.data, data_split=self.data_split, size=self.model_size)
+                              data=self.data, data_split=self.data_split, size=self.model_size,
+                              eval_samples=self.eval_samples)
 
     def to_dict(self) -> dict:
         d = asdict(self)

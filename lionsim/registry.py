@@ -1,12 +1,35 @@
-"""Name -> object registries: registration sits beside the class, lookups fail with the list."""
+"""Name -> object registries: registration sits beside the class, lookups fail with the list.
+
+Names are matched ignoring case (`AdamW` is `adamw`, `10GbE` is `10gbe`); `canonical` gives
+the registered spelling, which is what configs, labels and files carry. An unknown name
+fails with the nearest valid one ("did you mean ...?") and the list.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Generic, Iterator, TypeVar
+import difflib
+from typing import Callable, Generic, Iterable, Iterator, TypeVar
 
 from lionsim.errors import LionsimError
 
 T = TypeVar("T")
+
+
+def did_you_mean(name: object, choices: Iterable[str]) -> str:
+    """"; did you mean 'x'?" for the valid choice nearest to `name` (ignoring case), else "".
+    It ends the message, after the list, so the message still starts "unknown KIND 'NAME';"."""
+    choices = list(choices)
+    lowered = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.6)
+    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
+
+
+def match_name(name: object, choices: Iterable[str]) -> str | None:
+    """The choice equal to `name` ignoring case and surrounding blanks, or None."""
+    if not isinstance(name, str):
+        return None
+    key = name.strip().lower()
+    return next((c for c in choices if c.lower() == key), None)
 
 
 class Registry(Generic[T]):
@@ -26,17 +49,23 @@ class Registry(Generic[T]):
         return add
 
     def add(self, name: str, obj: T) -> None:
-        if name in self._items:
+        if match_name(name, self._items) is not None:  # names are looked up ignoring case
             raise KeyError(f"{self.kind} {name!r} registered twice")
         self._items[name] = obj
 
-    def get(self, name: str) -> T:
-        try:
-            return self._items[name]
-        except KeyError:
+    def canonical(self, name: str) -> str:
+        """The registered spelling of `name` (any case); unknown: LionsimError with a suggestion."""
+        if isinstance(name, str) and name in self._items:
+            return name
+        found = match_name(name, self._items)
+        if found is None:
             raise LionsimError(
-                f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}"
-            ) from None
+                f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}{did_you_mean(name, self._items)}"
+            )
+        return found
+
+    def get(self, name: str) -> T:
+        return self._items[self.canonical(name)]
 
     def names(self) -> list[str]:
         return list(self._items)
@@ -45,7 +74,8 @@ class Registry(Generic[T]):
         return iter(self._items.items())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        """Whether `name` (any case) is registered."""
+        return match_name(name, self._items) is not None
 
     def __len__(self) -> int:
         return len(self._items)

@@ -27,13 +27,38 @@ class RunSpec:
         return STRATEGIES.get(self.strategy)
 
 
+def split_specs(specs: list[str]) -> list[str]:
+    """Comma-separated lists spread into single specs (`adamw,lion` is `adamw` and `lion`),
+    names in their registered spelling (`AdamW@BF16-allreduce` is `adamw@bf16-allreduce`).
+    An empty item (`adamw,,lion`) is an error."""
+    out = []
+    for text in specs:
+        if not isinstance(text, str):
+            raise LionsimError(f"bad --strategy {text!r}; accepted: NAME or NAME@TRANSPORT (`lionsim strategies`)")
+        for item in text.split(","):
+            name, at, chosen = item.strip().partition("@")
+            if not name or (at and not chosen.strip()):
+                raise LionsimError(f"bad --strategy {text!r}: an empty name; accepted: NAME[@TRANSPORT][,NAME...]")
+            name = STRATEGIES.canonical(name.strip())
+            out.append(f"{name}@{TRANSPORTS.canonical(chosen.strip())}" if at else name)
+    return out
+
+
 def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
-    """`dlion-mavo@a2a-1bit` or `dlion-mavo` (then `transport`, else the strategy's default)."""
+    """`dlion-mavo@a2a-1bit` or `dlion-mavo` (then `transport`, else the strategy's default);
+    names in any case, and comma-separated lists (split_specs).
+
+    The --transport rule, the same for strategies named and for the default set: it applies to
+    every strategy given without a transport that can use it; the others keep their default
+    transport; it is an error only if no strategy given can use it. A run it makes identical to
+    one given explicitly (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once."""
+    specs = split_specs(list(specs))
     if not specs:
         raise LionsimError(f"no strategy given; choose from: {', '.join(STRATEGIES.names())}")
     if transport is not None:
-        TRANSPORTS.get(transport)
-    runs = []
+        transport = TRANSPORTS.canonical(transport)
+    runs: list[RunSpec] = []
+    via_transport: set[RunSpec] = set()
     for text in specs:
         name, _, chosen = text.partition("@")
         strategy = STRATEGIES.get(name)
@@ -52,6 +77,11 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
                 f"valid transports: {', '.join(valid)}"
             )
         run = RunSpec(name, chosen)
+        made = "@" not in text and transport is not None and chosen == transport
+        if run in runs and (made or run in via_transport):
+            continue  # --transport made it the same run as one given with that transport: one run
+        if made:
+            via_transport.add(run)
         if run in runs:
             raise LionsimError(f"strategy {run.label} given twice")
         runs.append(run)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pandas as pd
@@ -10,7 +11,9 @@ import pytest
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig
 from lionsim.estimate.plot import plot_sweep
-from lionsim.estimate.sweep import CROSSOVER_COLUMNS, Sweep, crossovers, parse_sweep, run_sweep, with_bandwidth
+from lionsim.estimate.config import resolve
+from lionsim.estimate.sweep import (CROSSOVER_COLUMNS, Sweep, crossovers, parse_sweep, run_sweep, with_bandwidth,
+                                    worker_counts, worker_crossover)
 from lionsim.network import GB, load_network
 
 
@@ -49,7 +52,7 @@ def _frame(values, speedups):
 
 def test_crossover_interpolates_in_log_log():
     # ln 0.8 = -ln 1.25: the crossing is halfway between 2 and 4 in log x, at sqrt(8)
-    got = crossovers(_frame([1, 2, 4, 8], [0.5, 0.8, 1.25, 2.0]), Sweep("workers", (1, 2, 4, 8)))
+    got = crossovers(_frame([1, 2, 4, 8], [0.5, 0.8, 1.25, 2.0]), Sweep("bandwidth", (1, 2, 4, 8)))
     assert list(got.columns) == CROSSOVER_COLUMNS and len(got) == 1
     row = got.iloc[0]
     assert row["crossover"] == pytest.approx(math.sqrt(8)) and row["wins"] == "above"
@@ -82,6 +85,34 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     assert dlion[dlion.index < row["crossover"]].min() > 1 > dlion[dlion.index > row["crossover"]].max()
     path = plot_sweep(frame, got, sweep, tmp_path / "sweep.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_worker_crossover_is_a_whole_count_on_the_winning_side():
+    """Issue 12 item 13: was "1.11 workers" (log-log interpolation between 1 and 2)."""
+    cfg = EstimateConfig(model="gpt2-124m", network="10gbe", workers=8,
+                         strategies=["adamw@bf16-allreduce", "lion@fp32-allreduce", "lioncub-l1"])
+    sweep, frame, got = run_sweep(cfg, "workers=1,2,4,8,16")
+    for row in got[got["crossover"].notna()].itertuples():
+        assert float(row.crossover).is_integer(), row
+        speedup = {w: s for w, s in zip(frame[frame["strategy"] == row.strategy]["sweep_value"],
+                                        frame[frame["strategy"] == row.strategy]["speedup"])}
+        at = int(row.crossover)
+        wins_there = run_sweep(dataclasses.replace(cfg, workers=at), f"workers={at}")[1]
+        won = wins_there[wins_there["strategy"] == row.strategy]["speedup"].iloc[0] > 1
+        assert won, (row, speedup)  # the crossover itself is on the winning side
+        neighbour = at + 1 if row.wins == "below" else at - 1
+        if neighbour >= 1:
+            other = run_sweep(dataclasses.replace(cfg, workers=neighbour), f"workers={neighbour}")[1]
+            assert other[other["strategy"] == row.strategy]["speedup"].iloc[0] <= 1, row
+
+
+def test_worker_crossover_on_a_two_level_network_is_whole_nodes():
+    cfg = EstimateConfig(model="gpt2-124m", network="h100x8-10gbe", workers=8,
+                         strategies=["lion@fp32-allreduce", "dlion-mavo@a2a-1bit"])
+    r = resolve(cfg)
+    assert worker_counts(4, 40, 8) == [5, 6, 7, 8, 16, 24, 32, 40]
+    got = worker_crossover(r, "dlion-mavo@a2a-1bit", 8, 64, wins_above=True)
+    assert got == 8 or got % 8 == 0
 
 
 def test_worker_sweep_must_fill_nodes():

@@ -202,9 +202,10 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--baseline-dir", "{tmp}/none"], "regress.json not found; create it with `lionsim regress --update`"),
+    (["--baseline-dir", "{tmp}/none"], "regress.json not found; point at it with --baseline-dir DIR or create it with `lionsim regress --update`"),
     (["--case", "nope"], "unknown case 'nope'; choose from: mlp-n4-iid"),
-    (["--update", "--junit", "{tmp}/j.xml"], "--junit and --report describe a check"),
+    (["--update", "--junit", "{tmp}/j.xml"], "--junit, --report and --mode describe a check"),
+    (["--mode", "exact"], "bad --mode 'exact'; accepted: auto, strict, spread"),
     (["--update", "--seeds", "0", "--baseline-dir", "{tmp}"], "bad --seeds 0"),
     (["--junit", "{tmp}"], "it is a directory"),
     (["--report", "/dev/null/r.md"], "/dev/null is not a directory"),

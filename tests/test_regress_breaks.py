@@ -3,6 +3,10 @@
 One baseline of the real suite case mlp-n4-iid (7 runs, 100 steps) is measured once, with the
 committed tolerance rule; each test then breaks one piece and checks that `lionsim regress`
 exits 1 and that the failing JUnit testcases are exactly the runs the break touches.
+
+The baseline is recorded on this machine, so the check runs in strict mode (fingerprint.py):
+subtle breaks that stay inside the seed-spread tolerances (weight decay x 1.1, beta2 0.98
+for 0.99, 1% of one chunk lost) are caught too (issue 12 item 18).
 """
 
 from __future__ import annotations
@@ -34,11 +38,11 @@ def baseline_dir(tmp_path_factory):
     return directory
 
 
-def regress(baseline_dir, tmp_path, capsys) -> tuple[int, str, set[str]]:
+def regress(baseline_dir, tmp_path, capsys, *extra: str) -> tuple[int, str, set[str]]:
     """Run `lionsim regress --case CASE`; return (exit code, stdout, failing runs from the JUnit file)."""
     junit = tmp_path / "junit.xml"
     with pytest.raises(SystemExit) as exit_info:
-        main(["regress", "--case", CASE, "--baseline-dir", str(baseline_dir), "--junit", str(junit)])
+        main(["regress", "--case", CASE, "--baseline-dir", str(baseline_dir), "--junit", str(junit), *extra])
     out = capsys.readouterr().out
     suite = ET.parse(junit).getroot().find("testsuite")
     failing = {tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None}
@@ -94,3 +98,53 @@ def test_a_broken_algorithm_fails_the_right_case_and_runs(baseline_dir, tmp_path
     for run in must_fail:  # the summary names case, strategy, metric and by how much
         assert f"{CASE} / {run} / " in out
     assert "worse by" in out or "eval_loss" in out
+
+
+# ---- subtle breaks: strict mode (same platform as the baseline) ---------------------------
+
+
+def weight_decay_times_1_1(monkeypatch):
+    monkeypatch.setattr(dlion, "apply_update_",
+                        lambda p, update, lr, wd: functional.apply_update_(p, update, lr, 1.1 * wd))
+
+
+def beta2_0_98(monkeypatch):
+    monkeypatch.setattr(dlion, "decay_momentum_",
+                        lambda exp_avg, grad, beta2: functional.decay_momentum_(exp_avg, grad, beta2 - 0.01))
+
+
+def a2a_loses_one_percent_of_a_chunk(monkeypatch):
+    """The all-gather of voted chunks loses the first 1% of the last worker's chunk."""
+    unpack = a2a_1bit.unpack_codes
+
+    def lossy(packed, numel, bits):
+        codes = unpack(packed, numel, bits).clone()  # [w, W, chunk]
+        codes[:, -1, : max(1, numel // 100)] = 0
+        return codes
+
+    monkeypatch.setattr(a2a_1bit, "unpack_codes", lossy)
+
+
+def test_the_baseline_records_this_platform_and_the_check_says_strict(baseline_dir, tmp_path, capsys):
+    code, out, failing = regress(baseline_dir, tmp_path, capsys)
+    assert (code, failing) == (0, set()), out
+    assert "mode: strict" in out and "strict mode" in out
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert {p.get("name"): p.get("value") for p in suite.iter("property")}["mode"] == "strict"
+
+
+@pytest.mark.parametrize("brk, touched", [
+    (weight_decay_times_1_1, {MAVO, MAVO_A2A, AVG}),
+    (beta2_0_98, {MAVO, MAVO_A2A, AVG}),
+    (a2a_loses_one_percent_of_a_chunk, {MAVO_A2A}),
+], ids=["weight-decay-x1.1", "beta2-0.98", "a2a-loses-1pct-of-a-chunk"])
+def test_strict_mode_catches_subtle_breaks_that_the_spread_lets_through(baseline_dir, tmp_path, capsys,
+                                                                        monkeypatch, brk, touched):
+    brk(monkeypatch)
+    code, out, failing = regress(baseline_dir, tmp_path, capsys)
+    assert code == 1 and "mode: strict" in out, out
+    assert failing and failing <= touched, out  # only runs the break touches, and at least one
+    assert "CHANGED" in out
+    code, out, failing = regress(baseline_dir, tmp_path, capsys, "--mode", "spread")
+    assert "mode: spread" in out
+    assert code == 0, out  # the seed-spread tolerances alone miss these: why strict mode exists

@@ -37,7 +37,7 @@ def files(root: Path) -> dict[str, str]:
     """Every file of a sweep root as text, run.json without its wall-clock fields; sweep.json left out."""
     texts = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != "sweep.json":
+        if path.is_file() and path.name != "sweep.json" and path.suffix not in (".png", ".svg"):
             text = path.read_text()
             if path.name == "run.json":
                 meta = json.loads(text)
@@ -206,3 +206,12 @@ def test_jobs_2_writes_what_jobs_1_writes(reference, tmp_path, capsys):
     code, _, err = sweep(capsys, tmp_path / "j2", "--jobs", "2")
     assert code == 0, err
     assert files(tmp_path / "j2") == files(ref)
+
+
+def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, capsys):
+    ref, _ = reference
+    shutil.copytree(ref, tmp_path / "again")
+    code, out, err = sweep(capsys, tmp_path / "again", "--jobs", "2")
+    assert code == 0, err
+    assert "every cell was already finished" in " ".join(out.split())
+    assert files(tmp_path / "again") == files(ref)

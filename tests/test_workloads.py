@@ -154,7 +154,7 @@ def test_vit_reads_a_cifar_directory(tmp_path):
     x, y = wl.batches(0)[1]
     assert x.shape == (4, 3, 32, 32)
     assert "CIFAR-10" in wl.describe()
-    with pytest.raises(LionsimError, match="eval-samples 9 exceeds the 8 test images"):
+    with pytest.raises(LionsimError, match="--eval-samples 9: the CIFAR-10 test set in .* holds 8"):
         tiny("vit", data=root, eval_samples=9)
     with pytest.raises(LionsimError, match="40 training samples.*8 workers"):
         tiny("vit", data=root, workers=8, batch_size=8, eval_samples=8)
@@ -231,7 +231,7 @@ def test_mlp_rejects_a_data_path(tmp_path):
 
 def test_config_to_dict_is_plain():
     d = WorkloadConfig(name="gpt", data="corpus.txt").to_dict()
-    assert d["data"] == "corpus.txt" and d["name"] == "gpt" and d["eval_samples"] == 1024
+    assert d["data"] == "corpus.txt" and d["name"] == "gpt" and d["eval_samples"] is None  # the default: 1024, or a smaller test set whole
 
 
 @pytest.mark.parametrize("name", NAMES)

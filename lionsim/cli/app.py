@@ -34,14 +34,25 @@ app = typer.Typer(
 class _Console(Console):
     def on_broken_pipe(self) -> None:
         """A reader that stops early (`lionsim strategies | head -1`) is not an error: exit 0
-        quietly (rich exits 1)."""
+        quietly (rich exits 1). On stderr (an error line nobody reads) the exit code stays
+        the one the error chose."""
         self.quiet = True
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0)
+        stream = sys.stderr if self.stderr else sys.stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        if not self.stderr:
+            raise SystemExit(0)
+
+
+def out_console(width: int | None = None) -> Console:
+    """The stdout console, or (off a terminal, where nothing sets the width) one of `width`
+    columns on the same file: both exit 0 when the reader stops early."""
+    if width is None or console.is_terminal:
+        return console
+    return _Console(file=console.file, width=max(console.width, width), highlight=False, emoji=False)
 
 
 console = _Console(emoji=False)  # ":end:" in a message is text, not an emoji code
-err_console = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+err_console = _Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 ConfigOption = typer.Option(
     None, "--config", help="TOML file (or a run.json lionsim wrote) giving any option of this command; flags on the command line win."
@@ -100,6 +111,8 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
         raise LionsimError(f"config file not found: {path}") from None
     except IsADirectoryError:
         raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file or a run.json") from None
+    except OSError as e:  # unreadable: permissions, a symlink loop, a name too long
+        raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise LionsimError(f"malformed JSON in {path}: {e}") from None
     if not (isinstance(data, dict) and isinstance(data.get("config"), dict)):
@@ -145,9 +158,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:
         fail(str(e))
-    except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: show the help, not an error
-        console.print(e.format_message(), markup=False, highlight=False)
-        sys.exit(0)
+    except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command
+        err_console.print(e.format_message(), markup=False, highlight=False)
+        sys.exit(2)
     except click.exceptions.UsageError as e:
         fail(e.format_message())
     except typer.Exit as e:

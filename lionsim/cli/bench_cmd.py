@@ -10,7 +10,8 @@ import typer
 
 from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, fail
+from lionsim.cli.app import app, console, err_console, fail
+from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.errors import LionsimError
 from lionsim.reports.files import check_out_dir
@@ -42,6 +43,18 @@ def parse_hyper(text: str | None) -> dict:
     return value
 
 
+EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "
+                     "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). "
+                     "run.json says how many were used.")
+
+
+def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
+    """Stop (one line) before anything is allocated if the run would not fit in this machine's memory."""
+    from lionsim.training.memory import check_memory
+
+    check_memory(cfg.workload_config(), local_workers=local_workers)
+
+
 @app.command()
 def bench(
     workers: o.Workers = 8,
@@ -71,6 +84,7 @@ def bench(
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
+    eval_samples: Optional[str] = typer.Option(None, "--eval-samples", metavar="N|all", help=EVAL_SAMPLES_HELP),
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(
         None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
@@ -85,7 +99,8 @@ def bench(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
     timeout: float = typer.Option(60.0, "--timeout", help="gloo/nccl: seconds a collective or the rendezvous may wait."),
-    out: o.Out = Path("reports/bench"),
+    out: Out = Path("reports/bench"),
+    format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
@@ -96,16 +111,19 @@ def bench(
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
         sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
         dgc_warmup_steps=dgc_warmup_steps,
-        data=data, data_split=data_split, eval_every=eval_every, baseline=baseline, target_loss=target_loss,
-        compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads, timeout=timeout,
+        data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
+        target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads,
+        timeout=timeout,
     )
     runs = cfg.validate()
     check_out_dir(out)
     from lionsim.launch import launcher_env
 
     launched = launcher_env()
+    # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
+    memory_guard(cfg, None if launched is None else max(1, cfg.workers // launched.world_size))
     if launched is not None or cfg.backend != "sim":
-        _run_distributed(cfg, out, [r.label for r in runs], launched)
+        _run_distributed(cfg, out, [r.label for r in runs], launched, format)
         return
     from lionsim.bench import Bench
     from lionsim.reports.publish import RunDir
@@ -123,10 +141,10 @@ def bench(
              else "interrupted: no results were written")
     result.meta["config"]["out"] = str(out)
     files = publish_result(target, result)
-    _report(result, out, files)
+    _report(result, out, files, format)
 
 
-def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched) -> None:
+def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, fmt: str = "table") -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
     from lionsim.launch import RankFailure, check_backend, check_layout, run_rank, spawn_ranks
     from lionsim.reports import load_run, summarize
@@ -143,7 +161,7 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched) -
         except RankFailure as e:
             fail(f"rank {launched.rank}: {e}", code=1)
         if result is not None:  # rank 0 reports; the others stay silent
-            _report(result, out)
+            _report(result, out, fmt=fmt)
         return
     ranks = cfg.ranks or (1 if cfg.backend == "nccl" else 2)
     check_backend(cfg.backend, ranks)
@@ -153,18 +171,25 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched) -
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)
-    _report(BenchResult(steps, summary if summary is not None else summarize(steps), meta or {}), out)
+    _report(BenchResult(steps, summary if summary is not None else summarize(steps), meta or {}), out, fmt=fmt)
 
 
-def _report(result: BenchResult, out: Path, files: list[Path] | None = None) -> None:
+def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt: str = "table") -> None:
+    """The summary table (or, --format csv|json, summary.csv's rows on stdout and the rest on stderr)."""
     from lionsim.reports import model_check_table, summary_table
 
-    console.print(summary_table(result.summary))
-    check = model_check_table(result.summary)
-    if check is not None:
-        console.print(check)
+    emit(result.summary, fmt, lambda: summary_table(result.summary))
+    say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
+    if fmt == "table":
+        check = model_check_table(result.summary)
+        if check is not None:
+            console.print(check)
+    evaluation = result.meta.get("evaluation")
+    if evaluation and result.meta.get("config", {}).get("data"):  # a real test set: say how much of it scored
+        say.print(f"evaluated on {evaluation['samples']} held-out samples (--eval-samples {evaluation['requested']})",
+                      markup=False, highlight=False)
     if files:
-        console.print(f"wrote {len(files)} files to {out}/: " + ", ".join(p.name for p in files))
+        say.print(f"wrote {len(files)} files to {out}/: " + ", ".join(p.name for p in files))
     diverged = result.diverged
     if diverged:
         fail(f"diverged: {', '.join(diverged)} (marked diverged_at_step; the other runs' results are written)", code=1)

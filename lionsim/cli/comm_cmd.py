@@ -11,12 +11,13 @@ import typer
 from rich import box
 from rich.table import Table
 
-from lionsim.cli.app import ConfigOption, app, console, fail
+from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.errors import LionsimError
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_table, load_network, normalize_op, parse_sizes
 from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
 from lionsim.network.link import GB, US
 from lionsim.network.toml_out import profile_toml
+from lionsim.cli.output import Format, emit, parse_out
 from lionsim.reports.files import check_out_dir, make_dir, write_atomic
 from lionsim.reports.plots import plot_comm
 
@@ -67,7 +68,9 @@ def comm(
     iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
     fit: Path | None = typer.Option(None, "--fit", help="Fit link parameters to the measured rows; write this profile."),
-    out: Path | None = typer.Option(None, "--out", help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
+    out: Path | None = typer.Option(None, "--out", parser=parse_out, metavar="DIR",
+                                    help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
+    format: Format = "table",
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
@@ -87,16 +90,23 @@ def comm(
     if fit is not None:
         _check_fit_path(fit)
     if backend == "sim":
-        _print_model(frame, net.name)
+        emit(frame, format, lambda: _print_model(frame, net.name))
     else:
         frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, frame, fit)
+        if format != "table":
+            emit(frame, format)
     if out is not None:
-        path = write_atomic(make_dir(out) / "comm.csv", lambda f: frame.to_csv(f, index=False))
-        plots = plot_comm(out, frame)
-        console.print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
+        from lionsim.reports.publish import RunDir
+
+        # comm.csv and its plots are staged beside --out and published together, or not at all
+        target = RunDir(out)
+        target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
+                                    *plot_comm(stage, frame)])
+        path, *plots = sorted(target.publish(), key=lambda p: p.name != "comm.csv")
+        (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
 
 
-def _print_model(frame: pd.DataFrame, name: str) -> None:
+def _print_model(frame: pd.DataFrame, name: str) -> Table:
     table = Table(title=f"modelled collectives on {name} (GB = 1e9 bytes)")
     for column in ("collective", "algorithm", "workers", "size", "time us", "algbw GB/s", "busbw GB/s"):
         left = column in ("collective", "algorithm")
@@ -104,7 +114,7 @@ def _print_model(frame: pd.DataFrame, name: str) -> None:
     for row in frame.itertuples(index=False):
         table.add_row(row.collective, row.algorithm, str(row.workers), _human_bytes(row.bytes),
                       f"{row.time_s * 1e6:.1f}", f"{row.algbw_GBps:.3f}", f"{row.busbw_GBps:.3f}")
-    console.print(table)
+    return table
 
 
 def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, extra, fit) -> pd.DataFrame:

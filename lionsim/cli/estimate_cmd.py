@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import pandas as pd
 import typer
-from rich import box
 from rich.console import Console
+from rich import box
 from rich.table import Table
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console
-from lionsim.estimate import EstimateConfig, estimate
+from lionsim.cli.app import app, console, out_console
+from lionsim.estimate import DEFAULT_STRATEGIES, EstimateConfig, estimate
 from lionsim.steptime import MODES
 from lionsim.estimate.plot import plot_sweep
 from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
 from lionsim.estimate.table import model_text
 from lionsim.network import AUTO
-from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+from lionsim.cli.output import Format, emit, parse_out
+from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
@@ -46,7 +48,7 @@ Algorithm = Annotated[str, typer.Option(
 SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
-    "--out", "-o", help="Write DIR/estimate.csv (and the sweep files).")]
+    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
 
 WIDTH = 120
@@ -55,8 +57,14 @@ width rather than rich's 80 columns, which would fold the numbers."""
 
 
 def _ms(seconds: float) -> str:
+    """Milliseconds, never in scientific notation (one unit per column): 3 significant digits,
+    thousands grouped, and "<0.0001" below a tenth of a microsecond."""
     ms = seconds * 1e3
-    return f"{ms:,.0f}" if ms >= 1000 else f"{ms:.3g}"
+    if ms >= 1000:
+        return f"{ms:,.0f}"
+    if 0 < ms < 1e-4:
+        return "<0.0001"
+    return f"{ms:.3g}"
 
 
 def _bytes(n: float) -> str:
@@ -102,8 +110,13 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
     for name in ("run", "crossover", "wins", f"speedup at {lo:g}", f"speedup at {hi:g}"):
         table.add_column(name, justify="left" if name in ("run", "wins") else "right")
     for row in crossings.itertuples(index=False):
-        where = "-" if pd.isna(row.crossover) else f"{row.crossover:.4g} {sweep.unit}"
-        wins = row.wins if pd.isna(row.crossover) else f"{row.wins} {row.crossover:.4g}"
+        if pd.isna(row.crossover):
+            where, wins = "-", row.wins
+        elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep)
+            where = f"{int(row.crossover):,} worker{'' if row.crossover == 1 else 's'}"
+            wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
+        else:
+            where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
         table.add_row(f"{row.strategy}@{row.transport}", where, wins, f"{row.speedup_first:.2f}x",
                       f"{row.speedup_last:.2f}x")
     return table
@@ -113,9 +126,15 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
     return write_atomic(path, lambda f: frame.to_csv(f, index=False))
 
 
+EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
+    "--strategy", "-s",
+    help="NAME or NAME@TRANSPORT; repeatable, or comma-separated (see `lionsim strategies`). Default: "
+         + ", ".join(DEFAULT_STRATEGIES) + " (adamw and lion both over bf16 all-reduce: like with like).")]
+
+
 @app.command("estimate")
 def estimate_cmd(
-    strategy: o.Strategy = None,
+    strategy: EstimateStrategy = None,
     transport: o.Transport = None,
     model: Model = None,
     params: Params = None,
@@ -134,6 +153,7 @@ def estimate_cmd(
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
+    format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
@@ -147,18 +167,22 @@ def estimate_cmd(
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
     if out is not None:
         check_out_dir(out)
-    out_console = console if console.is_terminal else Console(width=WIDTH, highlight=False, emoji=False)
-    out_console.print(breakdown_table(frame))
+    printer = out_console(WIDTH)
+    if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
+        emit(swept[1] if swept is not None else frame, format)
+        printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
+    printer.print(breakdown_table(frame))
     written = []
-    if out is not None:
-        make_dir(out)
-        written.append(_write_csv(frame, out / "estimate.csv"))
-    if swept is not None:
-        spec, rows, crossings = swept
-        out_console.print(crossover_table(crossings, spec, rows))
+    with written_together():  # estimate.csv and the sweep files appear together or not at all
         if out is not None:
-            written.append(_write_csv(rows, out / "sweep.csv"))
-            written.append(_write_csv(crossings, out / "crossover.csv"))
-            written.append(plot_sweep(rows, crossings, spec, out / "sweep.png"))
+            make_dir(out)
+            written.append(_write_csv(frame, out / "estimate.csv"))
+        if swept is not None:
+            spec, rows, crossings = swept
+            printer.print(crossover_table(crossings, spec, rows))
+            if out is not None:
+                written.append(_write_csv(rows, out / "sweep.csv"))
+                written.append(_write_csv(crossings, out / "crossover.csv"))
+                written.append(plot_sweep(rows, crossings, spec, out / "sweep.png"))
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

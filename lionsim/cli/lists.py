@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+import pandas as pd
 import typer
 
 import lionsim
 from lionsim.cli.app import app, console
+from lionsim.cli.output import Format, emit
 
 
 def _version(value: bool) -> None:
@@ -23,54 +25,104 @@ def root(
     """Benchmark and simulator for sign-compressed distributed Lion over modelled networks."""
 
 
+def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
+    """One row per strategy and transport it can use (its default first): what it sends, the
+    bits per parameter for `workers` workers, its default lr and weight decay."""
+    from lionsim.aggregators import MajorityVote
+    from lionsim.strategies import STRATEGIES, valid_transports
+    from lionsim.transports import TRANSPORTS, PayloadSpec
+
+    rows = []
+    for name, cls in STRATEGIES.items():
+        transports = valid_transports(cls)
+        transports.sort(key=lambda t: t != cls.default_transport)
+        rule = getattr(cls, "rule", MajorityVote())
+        spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule,
+                           max_level=cls.levels(workers) if hasattr(cls, "levels") else max(1, 127 // workers),
+                           segments=10, k=10**4)
+        defaults = cls.defaults_for(workload)
+        for t in transports:
+            up, down = TRANSPORTS.get(t)().bits_per_param(spec, workers)
+            rows.append({"strategy": name, "transport": t, "default_transport": t == cls.default_transport,
+                         "sends": cls.payload_kind, "workers": workers, "bits_per_param_up": up,
+                         "bits_per_param_down": down, "lr": defaults.lr, "weight_decay": defaults.weight_decay,
+                         "summary": cls.summary})
+    return pd.DataFrame.from_records(rows)
+
+
+def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
+    from rich import box
+    from rich.table import Table
+
+    from lionsim.cli.app import console
+
+    # "what it does" needs room; under 120 columns (CI logs, pipes: 80) it is dropped, not
+    # folded into a tall column of three-word lines
+    wide = console.width >= 120
+    table = Table(title=f"strategies (bits per parameter for {workers} workers, default transport first{where})",
+                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
+    columns = ("strategy", *(("what it does",) if wide else ()), "sends", "transports", "bits up/down", "lr", "wd")
+    rows_cells = []
+    for name, rows in frame.groupby("strategy", sort=False):
+        first = rows.iloc[0]
+        rows_cells.append([name, *((first["summary"],) if wide else ()), first["sends"], "\n".join(rows["transport"]),
+                           "\n".join(f"{u:.3g}/{d:.3g}" for u, d in zip(rows["bits_per_param_up"],
+                                                                      rows["bits_per_param_down"])),
+                           f"{first['lr']:g}", f"{first['weight_decay']:g}"])
+    for i, col in enumerate(columns):
+        if col == "what it does":
+            table.add_column(col, overflow="fold", ratio=1)
+        else:  # exactly as wide as its longest line: nothing is cut
+            width = max(len(col), *(len(line) for cells in rows_cells for line in str(cells[i]).split("\n")))
+            table.add_column(col, no_wrap=True, width=width, justify="right" if col in ("lr", "wd") else "left")
+    for cells in rows_cells:
+        table.add_row(*cells)
+    return table
+
+
 @app.command()
 def strategies(
     workers: int = typer.Option(8, "--workers", "-n", help="Worker count the bits per parameter are given for."),
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
+    format: Format = "table",
 ) -> None:
     """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
-    from rich.table import Table
-
-    from lionsim.aggregators import MajorityVote
     from lionsim.errors import LionsimError
-    from lionsim.strategies import STRATEGIES, valid_transports
-    from lionsim.transports import TRANSPORTS, PayloadSpec
+    from lionsim.transports import TRANSPORTS
 
     if workers < 1:
         raise LionsimError(f"bad --workers {workers}; accepted: an integer >= 1")
     if workload is not None:
         from lionsim.workloads import WORKLOADS
 
+        workload = WORKLOADS.canonical(workload) if hasattr(WORKLOADS, "canonical") else workload
         WORKLOADS.get(workload)  # an unknown name fails with the list
     where = f"; defaults on {workload}" if workload else ""
-    table = Table(title=f"strategies (bits per parameter for {workers} workers, default transport first{where})")
-    for col in ("strategy", "what it does", "sends", "transports", "bits up/down", "lr", "wd"):
-        table.add_column(col, overflow="fold")
-    for name, cls in STRATEGIES.items():
-        transports = valid_transports(cls)
-        transports.sort(key=lambda t: t != cls.default_transport)
-        rule = getattr(cls, "rule", MajorityVote())
-        spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule, max_level=cls.levels(workers) if hasattr(cls, "levels") else max(1, 127 // workers),
-                           segments=10, k=10**4)
-        bits = [TRANSPORTS.get(t)().bits_per_param(spec, workers) for t in transports]
-        table.add_row(name, cls.summary, cls.payload_kind, "\n".join(transports),
-                      "\n".join(f"{u:.3g}/{d:.3g}" for u, d in bits),
-                      f"{cls.defaults_for(workload).lr:g}", f"{cls.defaults_for(workload).weight_decay:g}")
-    console.print(table)
-    console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
+    frame = strategies_frame(workers, workload)
+    emit(frame, format, lambda: _strategies_table(frame, workers, where))
+    if format == "table":
+        if console.width < 120:
+            console.print("what each strategy does: a terminal of 120+ columns, or --format csv|json",
+                          markup=False, highlight=False)
+        console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
 
 
 @app.command()
-def workloads() -> None:
+def workloads(format: Format = "table") -> None:
     """List the workloads with a line each."""
     from rich.table import Table
 
     from lionsim.workloads import WORKLOADS
 
-    table = Table(title="workloads")
-    table.add_column("workload")
-    table.add_column("what it is", overflow="fold")
-    for name, cls in WORKLOADS.items():
-        table.add_row(name, cls.summary)
-    console.print(table)
+    frame = pd.DataFrame([{"workload": name, "summary": cls.summary} for name, cls in WORKLOADS.items()])
+
+    def table() -> Table:
+        t = Table(title="workloads")
+        t.add_column("workload", no_wrap=True)
+        t.add_column("what it is", overflow="fold")
+        for row in frame.itertuples(index=False):
+            t.add_row(row.workload, row.summary)
+        return t
+
+    emit(frame, format, table)

@@ -1,4 +1,9 @@
-"""Option declarations shared by commands (one place for names, defaults and help)."""
+"""Option declarations shared by commands (one place for names, defaults and help).
+
+Names are taken in any case: the callbacks below turn `-w MLP`, `--backend SIM`, `--tie Zero`
+into the registered spelling before a command sees them (strategies, transports and network
+presets are matched ignoring case where they are looked up: lionsim.runs, lionsim.registry).
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,43 @@ from typing import Annotated, Optional
 
 import typer
 
+from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean, match_name
+
+
+def _workload(value: str | None) -> str | None:
+    from lionsim.workloads import WORKLOADS
+
+    return WORKLOADS.canonical(value) if value is not None else None
+
+
+def _choice(option: str, choices: tuple[str, ...]):
+    """A callback: `value` in its listed spelling (any case), else one line with the nearest."""
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        found = match_name(value, choices)
+        if found is None:
+            raise LionsimError(f"bad {option} {value!r}; accepted: {', '.join(choices)}{did_you_mean(value, choices)}")
+        return found
+    return check
+
+
+def _lower(value: str | None) -> str | None:
+    """Forms whose keywords are lower case (`IID`, `Dirichlet:0.5`)."""
+    return value.strip().lower() if isinstance(value, str) else value
+
 Workers = Annotated[int, typer.Option("--workers", "-n", help="Data-parallel workers N.")]
 Strategy = Annotated[Optional[list[str]], typer.Option(
-    "--strategy", "-s", help="NAME or NAME@TRANSPORT; repeatable (see `lionsim strategies`).")]
+    "--strategy", "-s", help="NAME or NAME@TRANSPORT, any case; repeatable or comma-separated (adamw,lion) "
+                             "(see `lionsim strategies`).")]
 Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one that can use it (the others keep "
                         "their default); an error only if no run can use it.")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
-Backend = Annotated[str, typer.Option("--backend", help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
-Workload = Annotated[str, typer.Option("--workload", "-w", help="Workload (`lionsim workloads`).")]
-ModelSize = Annotated[str, typer.Option("--model-size", help="Workload model size: tiny | small | paper.")]
+Backend = Annotated[str, typer.Option("--backend", callback=_choice("--backend", ("sim", "gloo", "nccl")), help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
+Workload = Annotated[str, typer.Option("--workload", "-w", callback=_workload, help="Workload (`lionsim workloads`).")]
+ModelSize = Annotated[str, typer.Option("--model-size", callback=_choice("--model-size", ("tiny", "small", "paper")), help="Workload model size: tiny | small | paper.")]
 Steps = Annotated[int, typer.Option("--steps", help="Training steps per strategy.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for init, data, splits and quantizers.")]
 BatchSize = Annotated[int, typer.Option("--batch-size", "-b", help="Samples per worker per step.")]
@@ -35,13 +67,12 @@ FreezeSteps = Annotated[int, typer.Option(
 QsgdLevels = Annotated[int, typer.Option("--qsgd-levels", help="qsgd: s, levels each side of zero (7: 4 bits a parameter).")]
 TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of each tensor's parameters each worker sends.")]
 Tie = Annotated[str, typer.Option(
-    "--tie", help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
+    "--tie", callback=_choice("--tie", ("zero", "alternate", "random")), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
                   "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
 DgcWarmupSteps = Annotated[int, typer.Option(
     "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
                                "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
-DataSplit = Annotated[str, typer.Option("--data-split", help="iid | dirichlet:ALPHA (label skew).")]
-Out = Annotated[Path, typer.Option("--out", "-o", help="Output directory.")]
+DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
 Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or a run.json lionsim wrote) giving any option; flags win.")]

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from lionsim.cli.app import ConfigOption, app, console
+from lionsim.reports.files import written_together
 from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
 from lionsim.reports.plots import detect_kind, plot_dir
 
@@ -27,18 +28,21 @@ def plot(
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
     kind = detect_kind(run_dir)
-    if kind == "run":
-        steps, summary, _meta = load_run(run_dir)
-        # A new baseline changes every speedup, so the stored summary only serves the default.
-        if summary is None or baseline is not None:
-            summary = summarize(steps, baseline=baseline)
-        paths = plot_run(run_dir, steps, summary)
+    summary = None
+    with written_together():  # every plot is redrawn, or (a full disk) none is replaced
+        if kind == "run":
+            steps, summary, _meta = load_run(run_dir)
+            # A new baseline changes every speedup, so the stored summary only serves the default.
+            if summary is None or baseline is not None:
+                summary = summarize(steps, baseline=baseline)
+            paths = plot_run(run_dir, steps, summary)
+        else:
+            kind, paths = plot_dir(run_dir, baseline=baseline)
+    if summary is not None:
         console.print(summary_table(summary))
         check = model_check_table(summary)
         if check is not None:
             console.print(check)
-    else:
-        kind, paths = plot_dir(run_dir, baseline=baseline)
     console.print(f"{kind} plots written to {run_dir}:", markup=False, highlight=False)
     for path in paths:
         console.print(f"  {path}", markup=False, highlight=False)

@@ -1,5 +1,6 @@
 """Progress of a training command: a rich bar on a terminal, a plain line every few seconds
-in a log or a pipe (where a bar shows nothing until the end)."""
+in a log or a pipe (where a bar shows nothing until the end), on stderr: stdout keeps the results
+(`--format csv|json` output stays clean)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,6 @@ def step_progress(console: Console, labels: list[str], steps: int) -> Iterator[C
             last = now
             label = getattr(run, "label", run)
             print(f"lionsim: run {labels.index(label) + 1}/{len(labels)} {label} step {step}/{steps} "
-                  f"loss {loss:.4f} ({now - start:.0f} s)", file=sys.stdout, flush=True)
+                  f"loss {loss:.4f} ({now - start:.0f} s)", file=sys.stderr, flush=True)
 
     yield update

@@ -8,18 +8,19 @@ from typing import Optional
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console
+from lionsim.cli.app import app, console, out_console
 from lionsim.errors import LionsimError
 from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+from lionsim.regress.baseline import default_baseline_dir
+from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
 from lionsim.regress.report import write_junit, write_markdown
 from lionsim.regress.rows import IMPROVED, PASS, fmt, shown_rows
 from lionsim.regress.tolerance import DEFAULT_SEEDS
-from lionsim.reports.files import check_out_dir
+from lionsim.reports.files import check_out_dir, written_together
 
 VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
 LOG_WIDTH = 120
@@ -28,10 +29,7 @@ and fold every run label, though nothing wraps a log line."""
 
 
 def _print_table(table: Table) -> None:
-    if console.is_terminal:
-        console.print(table)
-    else:  # rich cannot widen a console per print, so a log gets its own (to the same file)
-        Console(file=console.file, width=max(console.width, LOG_WIDTH), highlight=False, emoji=False).print(table)
+    out_console(LOG_WIDTH).print(table)  # rich cannot widen a console per print: a log gets its own
 
 
 def _check_output(path: Path | None, option: str) -> None:
@@ -59,7 +57,8 @@ def _list_cases() -> None:
 
 def _check_table(result: CheckResult, everything: bool) -> Table:
     what = "every check" if everything else "per run: failing or improved checks, else the closest to its tolerance"
-    table = Table(title=f"lionsim regress vs {result.baseline} ({what})", box=box.SIMPLE_HEAD, padding=(0, 1))
+    table = Table(title=f"lionsim regress vs {result.baseline}, {result.mode} mode ({what})", box=box.SIMPLE_HEAD,
+                  padding=(0, 1))
     for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("baseline", "right"),
                          ("now", "right"), ("tolerance", "right"), ("verdict", "left")):
         table.add_column(col, justify=justify, overflow="fold")
@@ -85,17 +84,20 @@ def _warn(warnings: list[str]) -> None:
 
 
 def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, report: Path | None,
-               everything: bool) -> int:
+               everything: bool, mode: str) -> int:
     start = time.perf_counter()
     selected = select_cases(cases)
     with _progress() as bar:
         task = bar.add_task("regress", total=total_runs(selected))
-        result = check_suite(baseline_dir, cases, progress=lambda d: bar.update(task, advance=1, description=d))
+        result = check_suite(baseline_dir, cases, progress=lambda d: bar.update(task, advance=1, description=d),
+                             mode=mode)
     seconds = time.perf_counter() - start
     _print_table(_check_table(result, everything))
+    console.print(result.mode_line, highlight=False, markup=False)
     _warn(result.warnings)
-    written = [write_junit(junit, result, seconds)] if junit else []
-    written += [write_markdown(report, result, seconds)] if report else []
+    with written_together():  # the JUnit file and the report appear together or not at all
+        written = [write_junit(junit, result, seconds)] if junit else []
+        written += [write_markdown(report, result, seconds)] if report else []
     if written:
         console.print("wrote " + ", ".join(map(str, written)), highlight=False)
     failures = result.failures
@@ -104,11 +106,11 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
         console.print(f"[cyan]{improved} metrics improved past their tolerance[/]: "
                       "`lionsim regress --update` records the gain", highlight=False)
     if not failures:
-        console.print(f"[green]PASS[/]: {len(result.cases)} cases, {len(result.rows)} checks, {seconds:.0f} s",
-                      highlight=False)
+        console.print(f"[green]PASS[/]: {len(result.cases)} cases, {len(result.rows)} checks, {result.mode} mode, "
+                      f"{seconds:.0f} s", highlight=False)
         return 0
-    console.print(f"[bold red]FAIL[/]: {len(failures)} of {len(result.rows)} checks failed ({seconds:.0f} s):",
-                  highlight=False)
+    console.print(f"[bold red]FAIL[/]: {len(failures)} of {len(result.rows)} checks failed ({result.mode} mode, "
+                  f"{seconds:.0f} s):", highlight=False)
     for r in failures:
         console.print(f"  {r.case} / {r.run} / {r.metric}: {r.verdict}: {r.note}", highlight=False, markup=False)
     return 1
@@ -139,22 +141,36 @@ def regress(
     case: Optional[list[str]] = typer.Option(None, "--case", "-c", help="Case name or glob (repeatable); default: every case."),
     update: bool = typer.Option(False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed."),
     seeds: int = typer.Option(DEFAULT_SEEDS, "--seeds", help="--update: extra seeds whose spread sets the tolerances."),
-    baseline_dir: Path = typer.Option(Path("reports/baselines"), "--baseline-dir", help="Directory holding regress.json."),
+    baseline_dir: Optional[Path] = typer.Option(
+        None, "--baseline-dir", "--baselines",
+        help="Directory holding regress.json; default: reports/baselines of the lionsim checkout this runs from "
+             "(found from the package, not the current directory; an installed wheel: ./reports/baselines)."),
     junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report (one testcase per case and run)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown summary."),
     show_all: bool = typer.Option(False, "--all", help="Show every metric, not only each run's notable ones."),
     list_cases: bool = typer.Option(False, "--list", help="List the cases and exit."),
+    mode: str = typer.Option(
+        AUTO, "--mode",
+        help="auto: strict on the platform that recorded the baselines (same torch, Python, CPU; every metric "
+             f"equal to float noise, rel {STRICT_REL:g}, a change either way fails), spread elsewhere (within 3 sd "
+             "of the seed-to-seed spread); or force strict | spread. The output says which ran."),
     config: o.Config = None,
 ) -> None:
-    """CI convergence regression: run the fixed suite, compare with the committed baselines;
-    exit 1 on a regression, 2 on bad input."""
+    """CI convergence regression: run the fixed suite, compare with the committed baselines
+    (strictly on their own platform); exit 1 on a regression, 2 on bad input."""
     if list_cases:
         _list_cases()
         return
-    if update and (junit or report):
-        raise LionsimError("--junit and --report describe a check; accepted with --update: --case, --seeds, --baseline-dir")
+    mode = mode.strip().lower()
+    if mode not in MODES:
+        raise LionsimError(f"bad --mode {mode!r}; accepted: {', '.join(MODES)}")
+    if update and (junit or report or mode != AUTO):
+        raise LionsimError("--junit, --report and --mode describe a check; accepted with --update: --case, --seeds, "
+                           "--baseline-dir")
+    if baseline_dir is None:
+        baseline_dir = default_baseline_dir()
     _check_output(junit, "--junit")
     _check_output(report, "--report")
-    code = _run_update(case, baseline_dir, seeds) if update else _run_check(case, baseline_dir, junit, report, show_all)
+    code = _run_update(case, baseline_dir, seeds) if update else _run_check(case, baseline_dir, junit, report, show_all, mode)
     if code:
         raise typer.Exit(code)

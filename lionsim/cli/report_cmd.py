@@ -15,7 +15,9 @@ def report(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench` or `lionsim sweep` --out directory.")],
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
+    from lionsim.reports.files import written_together
     from lionsim.reports.markdown import write_report
 
-    path = write_report(directory)
+    with written_together():  # report.md and its redrawn plots appear together or not at all
+        path = write_report(directory)
     console.print(f"wrote {path} (plots redrawn beside it)", markup=False, highlight=False)

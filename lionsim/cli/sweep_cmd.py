@@ -9,8 +9,9 @@ import typer
 
 from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, fail
-from lionsim.cli.bench_cmd import parse_betas, parse_hyper
+from lionsim.cli.app import app, console, err_console, fail
+from lionsim.cli.output import Format, Out, emit
+from lionsim.cli.bench_cmd import EVAL_SAMPLES_HELP, parse_betas, parse_hyper
 from lionsim.cli.sweep_view import SweepDisplay, sweep_table
 from lionsim.reports.files import check_out_dir
 
@@ -55,6 +56,7 @@ def sweep(
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
+    eval_samples: Optional[str] = typer.Option(None, "--eval-samples", metavar="N|all", help=EVAL_SAMPLES_HELP),
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(None, "--target-loss", help="Training loss for time to target "
                                                 "(default: per group, as bench sets it)."),
@@ -62,7 +64,8 @@ def sweep(
     warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
-    out: o.Out = Path("reports/sweep"),
+    out: Out = Path("reports/sweep"),
+    format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """A grid of bench runs on the simulator under one --out; rerunning the same command resumes it.
@@ -81,11 +84,12 @@ def sweep(
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
         freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
         dgc_warmup_steps=dgc_warmup_steps, data=data, data_split=data_split, eval_every=eval_every,
-        baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
+        eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
         bucket_mb=bucket_mb, threads=threads)
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out)
     cfg.validate()
     check_out_dir(out)
+    cfg.check_memory()
     display = SweepDisplay(console)
     try:
         with display:
@@ -95,15 +99,17 @@ def sweep(
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {out} are kept: rerun to resume")
     if outcome.summary is not None:
-        console.print(sweep_table(outcome.summary))
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     done = ("every cell was already finished" if outcome.trained == 0
             else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}")
     plots = []
     if outcome.summary is not None and len(outcome.summary):
+        from lionsim.reports.files import written_together
         from lionsim.reports.plots import plot_dir
 
-        plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
-    console.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
+        with written_together():  # the plots appear together or not at all
+            plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
+    (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
                   + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
     if diverged:

@@ -8,9 +8,16 @@ and the crossovers where a strategy starts (or stops) beating the baseline.
                              two-level network; its efficiency folded in, so set to 1)
     bandwidth=0.1:100:1000   1000 bandwidths spaced geometrically from 0.1 to 100 GB/s
 
-A crossover lies between two neighbouring sweep points where speedup - 1 changes sign; its
-position interpolates log(speedup) linearly in log(value) (step times are close to power
-laws in bandwidth and workers), and `wins` says on which side the strategy is faster.
+A crossover lies between two neighbouring sweep points where speedup - 1 changes sign, and
+`wins` says on which side the strategy is faster ("above" or "below" the crossover).
+
+- workers: a count is an integer, and on a two-level network beyond one node a whole number
+  of nodes. The crossover is found by bisecting the valid counts between the two points
+  (each probe is one more estimate): it is the first count on the winning side, that is the
+  smallest count from which the strategy wins ("above") or the largest up to which it still
+  wins ("below").
+- bandwidth: continuous; the position interpolates log(speedup) linearly in log(GB/s) (step
+  times are close to power laws in bandwidth).
 """
 
 from __future__ import annotations
@@ -109,12 +116,40 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> tuple[Sweep, pd.DataFrame, pd.D
         for w in sweep.values:
             r.network.nodes(int(w))  # every count fills whole nodes
     frame = pd.DataFrame.from_records(sweep_rows(r, sweep), columns=["sweep_value", *ESTIMATE_COLUMNS, *EXTRA_COLUMNS])
-    return sweep, frame, crossovers(frame, sweep)
+    return sweep, frame, crossovers(frame, sweep, r)
 
 
-def crossovers(frame: pd.DataFrame, sweep: Sweep) -> pd.DataFrame:
+def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
+    """The valid worker counts in (after, upto]: any count within one node, whole nodes beyond it."""
+    return [w for w in range(after + 1, upto + 1) if w <= workers_per_node or w % workers_per_node == 0]
+
+
+def _wins_at(r: Resolved, label: str, workers: int) -> bool:
+    row = next(row for row in estimate_rows(r, workers, r.network) if f"{row['strategy']}@{row['transport']}" == label)
+    return row["speedup"] > 1.0
+
+
+def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool) -> int:
+    """The first valid count on the winning side between sweep points `after` (one side) and
+    `upto` (the other): bisection keeps `after`'s side on the left and `upto`'s on the right."""
+    counts = worker_counts(after, upto, r.network.workers_per_node)
+    left, right = -1, len(counts) - 1  # counts[-1] is `upto`; index -1 stands for `after`
+    upto_side = _wins_at(r, label, upto)
+    while right - left > 1:
+        mid = (left + right) // 2
+        if _wins_at(r, label, counts[mid]) == upto_side:
+            right = mid
+        else:
+            left = mid
+    if wins_above:  # the strategy wins on `upto`'s side: the first winning count
+        return counts[right]
+    return counts[left] if left >= 0 else after  # wins on `after`'s side: the last winning count
+
+
+def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None) -> pd.DataFrame:
     """One row per crossover of each non-baseline run (module doc); a run that never changes
-    sides gets one row with crossover NaN and wins "everywhere" or "nowhere"."""
+    sides gets one row with crossover NaN and wins "everywhere" or "nowhere". Worker
+    crossovers need `r` (the resolved config) to price the counts between sweep points."""
     records = []
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
         if f"{strategy}@{transport}" == rows["baseline"].iloc[0]:
@@ -127,9 +162,16 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep) -> pd.DataFrame:
         found = False
         for i in range(len(x) - 1):
             if (y[i] > 0) != (y[i + 1] > 0):
-                at = x[i] + (x[i + 1] - x[i]) * (0.0 - y[i]) / (y[i + 1] - y[i])
                 wins = "above" if y[i + 1] > 0 else "below"
-                records.append({**base, "crossover": float(np.exp(at)), "wins": wins})
+                if sweep.variable == "workers":
+                    if r is None:
+                        raise ValueError("worker crossovers need the resolved config")
+                    values = rows["sweep_value"].to_numpy()
+                    at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[i + 1]),
+                                                wins == "above"))
+                else:
+                    at = float(np.exp(x[i] + (x[i + 1] - x[i]) * (0.0 - y[i]) / (y[i + 1] - y[i])))
+                records.append({**base, "crossover": at, "wins": wins})
                 found = True
         if not found:
             records.append({**base, "crossover": math.nan, "wins": "everywhere" if y[0] > 0 else "nowhere"})

@@ -3,8 +3,11 @@
 Per worker and step (timeline.py for how they combine):
 
     forward_s, backward_s  compute.flops: 2 P T and 4 P T FLOPs at the device's peak x mfu
-                           (P parameters, T tokens per worker; work.device_work)
-    encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth
+                           (P parameters, T tokens per worker; work.device_work), at least
+                           KERNELS_PER_TENSOR kernels per parameter tensor x the device's
+                           per-kernel floor (a small model is launch-bound, as bench counts)
+    encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth,
+                           at least one kernel's floor where a part moves any bytes
     comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
                            backward as overlap.py says
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
@@ -21,7 +24,7 @@ from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.steptime.timeline import step_times
-from lionsim.steptime.work import device_work
+from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
 
@@ -58,6 +61,12 @@ EXTRA_COLUMNS: list[str] = [
 ]
 
 
+KERNELS_PER_TENSOR = 3
+"""Least kernels forward + backward launch per parameter tensor: its forward op, and the
+gradients of its input and of itself in backward. No model needs fewer; a transformer
+launches several times more (norms, activations, attention), so this is a floor, not a count."""
+
+
 def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     """One row per run of `r` on `workers` workers of `network`, speedups filled in."""
     flops = training_flops(r.params, r.tokens_per_worker)
@@ -65,7 +74,9 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie)
         passes = pass_bytes(run.strategy, run.transport, p.spec, workers)
-        work = device_work(flops, r.params, passes, r.device, r.mfu)
+        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
+                          decode=int(passes.decode > 0), update=int(passes.update > 0))
+        work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
         times = step_times(work, transport=p.transport, spec=p.spec, workers=workers, network=network,
                            overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
         up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 else (0.0, 0.0)

@@ -9,7 +9,9 @@
     bandwidth_GBps = 1.17       # achieved bandwidth per direction, 1e9 bytes/s (> 0)
     efficiency = 1.0            # optional multiplier on bandwidth, in (0, 1]
     reduce_GBps = 10.0          # optional: bytes combined per second in reductions (gamma = 1/it)
-    [intra]                     # the link inside a node, per worker; required if workers_per_node > 1
+    [intra]                     # the link inside a node, per worker: optional in a flat profile,
+                                # required when workers_per_node > 1 (no default: NVLink, PCIe
+                                # and a shared NIC differ 10-100x; an error names the fix)
     alpha_us = 1.0
     bandwidth_GBps = 360.0
     [collectives.all_reduce]    # optional, per collective: its own links by size regime
@@ -38,6 +40,7 @@ from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
 from lionsim.network.fitted import FIT_ALGORITHMS, FittedCollective, Regime
 from lionsim.network.link import Link, Network
 from lionsim.network.presets import NETWORKS
+from lionsim.registry import did_you_mean
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
@@ -56,7 +59,7 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
     if suffix not in (".toml", ".json"):
         raise LionsimError(
             f"unknown network {text!r}; choose a preset ({', '.join(NETWORKS.names())}) "
-            "or a .toml/.json profile file"
+            f"or a .toml/.json profile file{did_you_mean(text, NETWORKS.names())}"
         )
     path = Path(text)
     return network_from_dict(_read(path), source=str(path), default_name=path.stem)
@@ -94,8 +97,11 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
     inter = _link(data["inter"], "inter", source)
     intra = _link(data["intra"], "intra", source) if "intra" in data else None
     workers_per_node = _integer(data, "workers_per_node", source, default=1)
-    if workers_per_node > 1 and intra is None:
-        raise LionsimError(f"{source}: workers_per_node = {workers_per_node} needs an [intra] link table")
+    if workers_per_node > 1 and intra is None:  # no default: NVLink, PCIe and a shared NIC differ 10-100x
+        raise LionsimError(
+            f"{source}: workers_per_node = {workers_per_node} needs an [intra] link table (alpha_us, bandwidth_GBps: "
+            "the link between workers of one node); [intra] is optional only in a flat profile (workers_per_node = "
+            "1). For NVLink copy a preset's: `lionsim networks` (nvlink4: 1 us, 380 GB/s)")
     name = _string(data, "name", source, default=default_name)
     try:
         return Network(

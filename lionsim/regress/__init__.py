@@ -4,12 +4,14 @@ A fixed suite of small deterministic convergence cases (cases.py) trains each ca
 strategies at its fixed seed, measures final and best loss, held-out loss and accuracy, the
 loss at checkpoints along the curve and the Lion-family runs' gap to global Lion
 (metrics.py), and compares each with `reports/baselines/regress.json` (baseline.py,
-compare.py) within tolerances measured from seed-to-seed spread (tolerance.py). Cross-checks
+compare.py): to float noise on the platform that recorded the baseline (strict mode), else
+within tolerances measured from seed-to-seed spread (spread mode; fingerprint.py,
+tolerance.py). Cross-checks
 (crosschecks.py) hold every run to beating the untrained model and D-Lion MaVo to staying
 near global Lion, whatever the baseline says.
 
-    result = check_suite(Path("reports/baselines"), ["mlp-*"])
-    result.ok, result.failures          # rows with case, run, metric, baseline, now, tol, verdict
+    result = check_suite(default_baseline_dir(), ["mlp-*"])   # the checkout's reports/baselines
+    result.ok, result.failures, result.mode   # rows with case, run, metric, baseline, now, tol, verdict
     update_suite(Path("reports/baselines"))   # re-measure and rewrite the baselines
 """
 

@@ -5,6 +5,8 @@
     {"format": "lionsim-regress-baseline/1", "suite_version": 1,
      "tolerance": {"rule": "...", "k": 3.0},
      "versions": {"lionsim": ..., "torch": ..., "python": ...},
+     "fingerprint": {"torch": ..., "python": ..., "cpu": ..., "cpu_capability": ..., "machine": ...},
+                                                                   # optional (fingerprint.py)
      "cases": {"mlp-n4-iid": {
          "setting": {"workload": "mlp", "workers": 4, ...},     # compared with the suite's case
          "seeds": [0, 1, 2, 3, 4],                                 # the spread's seeds
@@ -67,10 +69,27 @@ class Baseline:
     tolerance: dict[str, Any]
     versions: dict[str, str]
     cases: dict[str, CaseBaseline] = field(default_factory=dict)
+    fingerprint: dict[str, str] | None = None
+    """The platform every case was recorded on (fingerprint.py); None: unknown (no strict mode)."""
 
 
 def baseline_path(directory: Path) -> Path:
     return Path(directory) / BASELINE_FILE
+
+
+def project_root() -> Path | None:
+    """The source checkout lionsim runs from (the directory holding pyproject.toml beside the
+    package: a clone, or an editable install), or None for an installed wheel."""
+    root = Path(lionsim.__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "reports").is_dir() else None
+
+
+def default_baseline_dir() -> Path:
+    """Where `lionsim regress` looks without --baseline-dir: the checkout's committed
+    reports/baselines, wherever the command runs from; an installed wheel (no checkout) uses
+    reports/baselines under the current directory."""
+    root = project_root()
+    return (root if root is not None else Path(".")) / "reports" / "baselines"
 
 
 def current_versions() -> dict[str, str]:
@@ -128,21 +147,28 @@ def parse_baseline(data: Any) -> Baseline:
     if _field(data, "format", str, "file") != FORMAT:
         raise _Malformed(f"format is {data['format']!r}, expected {FORMAT!r}")
     cases = _field(data, "cases", dict, "file")
+    fp = data.get("fingerprint")
+    if fp is not None and not (isinstance(fp, dict) and all(isinstance(v, str) for v in fp.values())):
+        raise _Malformed(f"fingerprint is {fp!r}, expected an object of strings")
     return Baseline(suite_version=_field(data, "suite_version", int, "file"),
                     tolerance=_field(data, "tolerance", dict, "file"),
                     versions=_field(data, "versions", dict, "file"),
-                    cases={name: _case(c, f"cases.{name}") for name, c in cases.items()})
+                    cases={name: _case(c, f"cases.{name}") for name, c in cases.items()},
+                    fingerprint=fp)
 
 
 def load_baseline(directory: Path) -> Baseline:
     """Read DIR/regress.json; a missing or malformed file is a LionsimError (one line)."""
     path = baseline_path(directory)
     if not path.is_file():
-        raise LionsimError(f"baseline file {path} not found; create it with `lionsim regress --update`"
+        raise LionsimError(f"baseline file {path} not found; point at it with --baseline-dir DIR or create it with "
+                           "`lionsim regress --update`"
                            + ("" if Path(directory).is_dir() else f" (directory {directory} does not exist)"))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return parse_baseline(data)
+    except OSError as e:
+        raise LionsimError(f"cannot read baseline {path}: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise LionsimError(f"malformed baseline {path}: not JSON ({' '.join(str(e).split())})") from None
     except _Malformed as e:
@@ -158,6 +184,7 @@ def to_json(baseline: Baseline) -> dict[str, Any]:
         "suite_version": baseline.suite_version,
         "tolerance": baseline.tolerance,
         "versions": baseline.versions,
+        **({"fingerprint": baseline.fingerprint} if baseline.fingerprint else {}),
         "cases": {
             name: {
                 "setting": case.setting,

@@ -14,6 +14,7 @@ from lionsim.regress.baseline import baseline_path, current_versions, load_basel
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.compare import compare_case
 from lionsim.regress.crosschecks import cross_checks
+from lionsim.regress.fingerprint import AUTO, SPREAD, STRICT, choose_mode, mode_line
 from lionsim.regress.rows import Row
 from lionsim.regress.runner import ProgressFn, run_case
 
@@ -26,6 +27,14 @@ class CheckResult:
     warnings: list[str] = field(default_factory=list)
     """Things to know that do not fail the check (stale baseline entries, other versions)."""
     baseline: Path | None = None
+    mode: str = SPREAD
+    """strict or spread (fingerprint.py)."""
+    mode_reason: str = ""
+    """Why that mode: the platforms match, differ (how), or it was asked for."""
+
+    @property
+    def mode_line(self) -> str:
+        return mode_line(self.mode, self.mode_reason)
 
     @property
     def failures(self) -> list[Row]:
@@ -42,17 +51,21 @@ def total_runs(cases: Sequence[Case], seeds: int = 1) -> int:
 
 
 def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Sequence[Case] = SUITE,
-                progress: ProgressFn | None = None) -> CheckResult:
-    """Run the cases matching `patterns` (all if None) and compare them with DIR/regress.json."""
+                progress: ProgressFn | None = None, mode: str = AUTO) -> CheckResult:
+    """Run the cases matching `patterns` (all if None) and compare them with DIR/regress.json,
+    strictly on the baseline's own platform and within the seed spread elsewhere (mode auto),
+    or as `mode` (strict | spread) says."""
     cases = select_cases(patterns, tuple(suite))
     baseline = load_baseline(baseline_dir)
+    chosen, why = choose_mode(mode, baseline.fingerprint)
     validate_cases(list(suite))
-    result = CheckResult(cases=[c.name for c in cases], rows=[], baseline=baseline_path(baseline_dir))
+    result = CheckResult(cases=[c.name for c in cases], rows=[], baseline=baseline_path(baseline_dir),
+                         mode=chosen, mode_reason=why)
     if baseline.suite_version != SUITE_VERSION:
         result.warnings.append(f"the baseline was written by suite version {baseline.suite_version}, this is "
                                f"version {SUITE_VERSION}: cases are compared where their definitions still match")
     now = current_versions()
-    for name in ("torch", "lionsim"):
+    for name in ("torch", "lionsim") if chosen == SPREAD else ():
         if baseline.versions.get(name) != now[name]:
             result.warnings.append(f"the baseline was written with {name} {baseline.versions.get(name)}, this is "
                                    f"{now[name]}: small numeric drift is expected and within tolerance")
@@ -61,7 +74,7 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
                         for name in baseline.cases if name not in names]
     for case in cases:
         run = run_case(case, case.seed, progress)
-        rows, warnings = compare_case(run, baseline.cases.get(case.name))
+        rows, warnings = compare_case(run, baseline.cases.get(case.name), strict=chosen == STRICT)
         result.rows += rows + cross_checks(run)
         result.warnings += warnings
     return result

@@ -4,6 +4,10 @@ A baseline from another version of the suite is compared where it still fits and
 clearly where it does not: a case or run the baseline lacks is `missing`, one defined
 differently (setting, lr, weight decay) is `outdated`; both fail and ask for `--update`.
 Cases and runs the baseline has but the suite no longer does are warnings.
+
+Metrics are compared in one of two modes (fingerprint.py): strict on the platform that
+recorded the baseline (equal to float noise, a change either way is CHANGED), spread
+elsewhere (REGRESSED past the seed-spread tolerance on the worse side).
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import math
 
 from lionsim.regress.baseline import CaseBaseline, MetricBaseline, RunBaseline
 from lionsim.regress.metrics import HIGHER_IS_BETTER, is_better, is_worse
-from lionsim.regress.rows import FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
+from lionsim.regress.fingerprint import strict_tolerance
+from lionsim.regress.rows import CHANGED, FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
 from lionsim.regress.runner import CaseRun
 
 
@@ -25,11 +30,23 @@ def _setting_diff(old: dict, new: dict) -> str:
     return ", ".join(f"{k} {old.get(k, '-')} -> {new.get(k, '-')}" for k in keys if old.get(k) != new.get(k))
 
 
-def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now: float) -> Row:
+def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now: float,
+                   strict: bool = False) -> Row:
     """Verdict of one metric: REGRESSED past the tolerance on the worse side, improved past it
-    on the better side, else pass."""
+    on the better side, else pass. Strict (the baseline's own platform): CHANGED past float
+    noise on either side, else pass."""
     delta = now - base.value
     worse_by = -delta if metric in HIGHER_IS_BETTER else delta
+    if strict:
+        tol = strict_tolerance(base.value)
+        if math.isnan(now) or abs(delta) > tol:
+            side = "worse" if math.isnan(now) or worse_by > 0 else "better"
+            note = (f"{metric} {side} by {abs(delta):.4g} (strict: float noise is {tol:.2g} on the platform that "
+                    f"recorded the baseline); if the change is meant, {_update_hint(case)}")
+            return Row(case=case, run=label, metric=metric, verdict=CHANGED, baseline=base.value, now=now, tol=tol,
+                       note=note, excess=math.inf if math.isnan(now) else abs(delta) / tol)
+        return Row(case=case, run=label, metric=metric, verdict=PASS, baseline=base.value, now=now, tol=tol,
+                   excess=abs(delta) / tol)
     if math.isnan(now):
         excess = math.inf
     elif base.tol > 0:
@@ -46,7 +63,7 @@ def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now
                tol=base.tol, note=note, excess=excess)
 
 
-def _compare_run(run: CaseRun, label: str, base: RunBaseline | None) -> list[Row]:
+def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, strict: bool) -> list[Row]:
     case = run.case.name
     if label in run.errors:
         return [Row(case=case, run=label, metric="run", verdict=FAILED, note=run.errors[label])]
@@ -68,12 +85,13 @@ def _compare_run(run: CaseRun, label: str, base: RunBaseline | None) -> list[Row
             rows.append(Row(case=case, run=label, metric=metric, verdict=MISSING, baseline=base.metrics[metric].value,
                             note="metric in the baseline but not measured now"))
         else:
-            rows.append(compare_metric(case, label, metric, base.metrics[metric], now[metric]))
+            rows.append(compare_metric(case, label, metric, base.metrics[metric], now[metric], strict))
     return rows
 
 
-def compare_case(run: CaseRun, base: CaseBaseline | None) -> tuple[list[Row], list[str]]:
-    """(rows, warnings) for one case run against its baseline (None: the baseline lacks the case)."""
+def compare_case(run: CaseRun, base: CaseBaseline | None, strict: bool = False) -> tuple[list[Row], list[str]]:
+    """(rows, warnings) for one case run against its baseline (None: the baseline lacks the case);
+    strict: to float noise (fingerprint.py), else within the seed-spread tolerances."""
     case = run.case.name
     if base is None:
         return [Row(case=case, run=label, metric="case", verdict=MISSING,
@@ -83,7 +101,7 @@ def compare_case(run: CaseRun, base: CaseBaseline | None) -> tuple[list[Row], li
     if base.setting != setting:
         note = f"case changed since the baseline ({_setting_diff(base.setting, setting)}); {_update_hint(case)}"
         return [Row(case=case, run=label, metric="case", verdict=OUTDATED, note=note) for label in run.labels], []
-    rows = [row for label in run.labels for row in _compare_run(run, label, base.runs.get(label))]
+    rows = [row for label in run.labels for row in _compare_run(run, label, base.runs.get(label), strict)]
     warnings = [f"baseline run {case} / {label} is no longer in the suite (stale; `--update` drops it)"
                 for label in base.runs if label not in run.labels]
     return rows, warnings

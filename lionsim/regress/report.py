@@ -2,7 +2,8 @@
 
 JUnit: one testcase per case x run (classname `regress.CASE`, name `strategy@transport`),
 holding every metric and cross-check of that run; it fails when any of them does, with the
-numbers in the failure message.
+numbers in the failure message. The suite's properties `mode` and `mode_reason` say which
+comparison ran (strict or spread, fingerprint.py); the Markdown says it under the title.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ def junit_xml(result: CheckResult, seconds: float) -> str:
                                     message=f"{case} / {run}: " + "; ".join(r.note or r.verdict for r in bad))
             failure.text = "\n".join(_line(r) for r in bad)
         ET.SubElement(testcase, "system-out").text = "\n".join(_line(r) for r in rows)
+    properties = ET.Element("properties")
+    ET.SubElement(properties, "property", name="mode", value=result.mode)
+    ET.SubElement(properties, "property", name="mode_reason", value=result.mode_reason)
+    suite.insert(0, properties)  # JUnit puts properties first
     if result.warnings:
         ET.SubElement(suite, "system-err").text = "\n".join(result.warnings)
     ET.indent(suites)
@@ -57,7 +62,8 @@ def markdown(result: CheckResult, seconds: float) -> str:
     status = "FAIL" if failures else "PASS"
     lines = [f"# lionsim regress: {status}", "",
              f"{len(result.cases)} cases ({', '.join(result.cases)}), {len(result.rows)} checks, "
-             f"{len(failures)} failed, {seconds:.0f} s; baseline `{result.baseline}`.", ""]
+             f"{len(failures)} failed, {seconds:.0f} s; baseline `{result.baseline}`.", "",
+             f"Comparison {_cell(result.mode_line)}.", ""]
     if failures:
         lines += ["## Failures", "", *_table(failures), ""]
     if result.warnings:

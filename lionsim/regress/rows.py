@@ -15,8 +15,10 @@ OUTDATED = "outdated"
 """The case or run is defined differently from when the baseline was written."""
 FAILED = "FAILED"
 """The run stopped (diverged) or a cross-check does not hold."""
+CHANGED = "CHANGED"
+"""Strict mode: differs from the baseline past float noise, either way (fingerprint.py)."""
 
-FAILING = frozenset({REGRESSED, MISSING, OUTDATED, FAILED})
+FAILING = frozenset({REGRESSED, MISSING, OUTDATED, FAILED, CHANGED})
 
 CROSS_CHECK_PREFIX = "check:"
 """Metric names of cross-check rows start with this."""

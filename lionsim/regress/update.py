@@ -18,6 +18,7 @@ from lionsim.regress.baseline import (Baseline, CaseBaseline, baseline_path, cal
                                       load_baseline, save_baseline, tolerance_info)
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.crosschecks import cross_checks
+from lionsim.regress.fingerprint import fingerprint
 from lionsim.regress.runner import CaseRun, ProgressFn, run_case
 from lionsim.regress.tolerance import DEFAULT_SEEDS
 
@@ -126,8 +127,15 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
     kept = dict(old.cases) if old is not None and patterns else {}
     merged = {**kept, **fresh}
     order = [c.name for c in suite] + [name for name in merged if name not in {c.name for c in suite}]
+    here = fingerprint()
+    platform = here
+    if kept and not set(kept) <= set(fresh) and old.fingerprint != here:
+        platform = None  # the kept cases were recorded elsewhere: no one platform for strict mode
+        result.warnings.append("cases kept from the old baseline were recorded on another platform (or an unknown "
+                               "one): the file records no fingerprint, so checks run in spread mode; a full "
+                               "`lionsim regress --update` on one platform restores strict mode")
     new = Baseline(suite_version=SUITE_VERSION, tolerance=tolerance_info(), versions=current_versions(),
-                   cases={name: merged[name] for name in order if name in merged})
+                   cases={name: merged[name] for name in order if name in merged}, fingerprint=platform)
     result.changes, result.unchanged = _diff(old, new, list(fresh))
     result.path = save_baseline(baseline_dir, new)
     return result

@@ -76,4 +76,12 @@ def check_columns(df: pd.DataFrame, required: list[str], source: str) -> None:
         raise LionsimError(f"{source} is missing column(s): {', '.join(missing)}; required: {', '.join(required)}")
     not_numeric = [c for c in required if c not in TEXT_COLUMNS and not pd.api.types.is_numeric_dtype(df[c])]
     if not_numeric:
-        raise LionsimError(f"{source} has non-numeric values in column(s): {', '.join(not_numeric)}")
+        col = not_numeric[0]
+        numbers = pd.to_numeric(df[col], errors="coerce")
+        bad = df[col][numbers.isna() & df[col].notna()]
+        row, value = (bad.index[0], bad.iloc[0]) if len(bad) else (None, None)
+        where = f" (first: {value!r} in data row {row + 1})" if row is not None else ""
+        if isinstance(value, str) and value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):
+            raise LionsimError(f"{source} has a value that is not a finite number in column {col}{where}; "
+                               "a lionsim CSV writes a missing value as an empty cell")
+        raise LionsimError(f"{source} has non-numeric values in column(s): {', '.join(not_numeric)}{where}")

@@ -8,11 +8,13 @@ three files before replacing any, so a failure while writing leaves the previous
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
 import numpy as np
 import pandas as pd
@@ -24,8 +26,14 @@ STEPS_FILE = "steps.csv"
 SUMMARY_FILE = "summary.csv"
 META_FILE = "run.json"
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
-UMASK = os.umask(0o022)
-os.umask(UMASK)  # read once: the process's umask, which every file written honours
+
+
+def current_umask() -> int:
+    """The process's umask now (read and put back: os has no getter), which every file written
+    honours, as open() does; read at each write, so a umask set after import counts."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def check_out_dir(path: Path, option: str = "--out") -> None:
@@ -51,27 +59,79 @@ def make_dir(path: Path) -> Path:
     return path
 
 
+class WriteError(LionsimError):
+    """Writing an output file failed (a full disk, no permission): one line, nothing half-written."""
+
+    def __init__(self, message: str, cause: OSError) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def write_failed(path: Path, err: OSError, kept: str = "nothing was written") -> WriteError:
+    """The one line for an OS error while writing `path` (ENOSPC: the disk is full)."""
+    if err.errno == errno.ENOSPC:
+        return WriteError(f"no space left on the device writing {path}: {kept}", err)
+    return WriteError(f"cannot write {path}: {err.strerror or err}; {kept}", err)
+
+
 def _stage(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
-    """Write a complete temp file next to `path` and return it; on failure remove it and re-raise."""
+    """Write a complete temp file next to `path` and return it; on failure remove it and fail
+    with a WriteError (one line) for an OS error, or re-raise anything else."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as e:
-        raise LionsimError(f"cannot write {path}: {e.strerror or e}") from None
+        raise write_failed(path, e) from None
     try:
-        os.fchmod(fd, 0o666 & ~UMASK)  # mkstemp makes 0600; a result file is as readable as any other
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; a result file is as readable as any other
         with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
+    except OSError as e:
+        os.unlink(tmp)
+        raise write_failed(path, e) from None
     except BaseException:
         os.unlink(tmp)
         raise
     return Path(tmp)
 
 
+_TOGETHER: list[list[tuple[Path, Path]]] = []
+"""Open `written_together` blocks, innermost last: the (temp, final) files each has staged."""
+
+
+@contextmanager
+def written_together() -> Iterator[None]:
+    """Every write_atomic inside the block is staged, and the files replace their final names
+    only when the block ends without an error: a command's files appear together or not at all
+    (a full disk while drawing the fifth plot leaves the directory as it was). Nested blocks
+    join the outermost."""
+    batch: list[tuple[Path, Path]] = []
+    _TOGETHER.append(batch)
+    try:
+        yield
+    except BaseException:
+        for tmp, _ in batch:
+            tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        _TOGETHER.pop()
+    if _TOGETHER:
+        _TOGETHER[-1].extend(batch)
+        return
+    for tmp, final in batch:
+        os.replace(tmp, final)
+
+
 def write_atomic(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
-    """Write one file atomically: `write(f)` fills a temp file (text, or bytes) that then replaces `path`."""
-    os.replace(_stage(path, write, binary), path)
+    """Write one file atomically: `write(f)` fills a temp file (text, or bytes) that then replaces
+    `path` (at the end of the enclosing `written_together` block, if any)."""
+    path = Path(path)
+    tmp = _stage(path, write, binary)
+    if _TOGETHER:
+        _TOGETHER[-1].append((tmp, path))
+    else:
+        os.replace(tmp, path)
     return path
 
 
@@ -102,17 +162,8 @@ def write_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: d
         SUMMARY_FILE: lambda f: summary.to_csv(f, index=False),
         META_FILE: lambda f: f.write(json.dumps(meta, indent=2, default=_json_default) + "\n"),
     }
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for name, write in writers.items():
-            staged.append((_stage(out_dir / name, write), out_dir / name))
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink()
-        raise
-    for tmp, final in staged:
-        os.replace(tmp, final)
-    return [final for _, final in staged]
+    with written_together():
+        return [write_atomic(out_dir / name, write) for name, write in writers.items()]
 
 
 def _one_line(err: Exception) -> str:
@@ -131,8 +182,25 @@ def read_csv(path: Path, required: list[str]) -> pd.DataFrame:
         raise LionsimError(f"{path} not found") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as e:
         raise LionsimError(f"malformed CSV {path}: {_one_line(e)}") from None
+    if _truncated(path):
+        raise LionsimError(f"{path} is truncated or corrupt: its last line is incomplete (lionsim ends every CSV "
+                           "with a newline); rerun the command that wrote it")
     check_columns(df, required, str(path))
     return df
+
+
+def _truncated(path: Path) -> bool:
+    """A non-empty file whose last byte is not a newline was cut short (a full disk, a copy
+    stopped part way): every CSV lionsim writes ends with one."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) not in (b"\n", b"\r")
+    except OSError:
+        return False
 
 
 def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | None]:

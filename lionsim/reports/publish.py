@@ -10,13 +10,13 @@ a run that fails part way publishes what finished, marked in run.json.
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 from pathlib import Path
 from typing import Callable
 
 from lionsim.errors import LionsimError
+from lionsim.reports.files import WriteError, write_failed
 
 
 class RunDir:
@@ -33,9 +33,10 @@ class RunDir:
             return write(self.stage)
         except OSError as e:
             self.discard()
-            if e.errno == errno.ENOSPC:
-                raise LionsimError(f"no space left on the device writing {self.out}: nothing was written") from None
-            raise LionsimError(f"cannot write {self.out}: {e.strerror or e}; nothing was written") from None
+            raise write_failed(self.out, e) from None
+        except WriteError as e:  # a file of the run could not be written (write_atomic)
+            self.discard()
+            raise write_failed(self.out, e.cause) from None
 
     def publish(self) -> list[Path]:
         """Move every staged file into --out; return their final paths."""

@@ -51,6 +51,17 @@ class SweepConfig:
             raise LionsimError(f"bad --data {self.bench.data}: not found")
         grid_cells(self.grid)  # cell ids unique
 
+    def check_memory(self) -> None:
+        """The memory guard on the grid's hungriest unit (per workload, the most workers), --jobs of
+        them at once, before anything is written (lionsim.training.memory)."""
+        from lionsim.training.memory import check_memory
+
+        at_once = min(self.jobs, len(self.units))
+        for workload in self.grid.workloads:
+            biggest = dataclasses.replace(self.bench, workload=workload, workers=max(self.grid.workers))
+            check_memory(biggest.workload_config(), processes=at_once,
+                         what=f"the sweep's largest cell ({workload}, {biggest.workers} workers)")
+
     @property
     def cells(self) -> list[Cell]:
         return grid_cells(self.grid)

@@ -100,7 +100,7 @@ def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutco
             events.cell_finished(cells[r.cell_id], r.summary, len(tables.steps), len(cells))
 
     try:
-        if cfg.jobs == 1 or len(tasks) == 1:
+        if cfg.jobs == 1 or len(tasks) <= 1:  # none left (a finished sweep rerun) or one: no pool
             for task in tasks:
                 events.unit_started(task.key)
                 finish(train_unit(task, events.step))

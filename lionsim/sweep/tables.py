@@ -19,7 +19,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import GB, load_network
 from lionsim.network.link import US
 from lionsim.reports import summarize
-from lionsim.reports.files import write_atomic
+from lionsim.reports.files import write_atomic, written_together
 from lionsim.reports.summary import pick_baseline
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.store import CellStore
@@ -91,6 +91,7 @@ class SweepTables:
                 (root / name).unlink(missing_ok=True)
             return None
         summary = self.summary_frame()
-        write_atomic(root / STEPS_CSV, lambda f: f.write(self.steps_text()))
-        write_atomic(root / SUMMARY_CSV, lambda f: summary.to_csv(f, index=False))
+        with written_together():  # both or neither: the two CSVs always list the same cells
+            write_atomic(root / STEPS_CSV, lambda f: f.write(self.steps_text()))
+            write_atomic(root / SUMMARY_CSV, lambda f: summary.to_csv(f, index=False))
         return summary

@@ -42,6 +42,8 @@ def bench_record(bench: Bench, status: str, error: str | None) -> dict:
         "config": replayable_config(bench, runs),
         "runs": runs,
         "timing": timing_notes(bench),
+        "evaluation": {"samples": bench.workload.eval_size, "requested": cfg.eval_samples or "default",
+                       "of": bench.workload.describe()},
         "network": bench.network.to_dict(),
         "seed": cfg.seed,
         "argv": sys.argv,

@@ -75,6 +75,20 @@ class Workload(ABC):
     shards: list[Tensor]
     """Per worker, the indices into `train` it samples from."""
 
+    base_train: ClassVar[int] = 8192
+    """Generated training set's smallest size, in `unit`s (lionsim.workloads.base.generated_train_size)."""
+
+    @classmethod
+    def generated_units(cls, cfg: WorkloadConfig) -> int:
+        """Samples (or characters) of the generated training set `cfg` gives, without building it."""
+        return generated_train_size(cfg, cls.base_train)
+
+    @classmethod
+    @abstractmethod
+    def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:
+        """Without any data: (the model `cfg` builds, inputs and targets of one sample as a batch
+        would hold them, bytes one unit of the training set occupies): the memory guard's figures."""
+
     def _setup(self, cfg: WorkloadConfig, model: nn.Module, train: Source, shards: list[Tensor], heldout: Source) -> None:
         self.cfg = cfg
         self.model = model
@@ -86,6 +100,11 @@ class Workload(ABC):
     @property
     def workers(self) -> int:
         return len(self.shards)
+
+    @property
+    def eval_size(self) -> int:
+        """Held-out samples (gpt: context windows) each evaluation scores."""
+        return len(self.heldout)
 
     @property
     def params(self) -> int:

@@ -10,6 +10,41 @@ from lionsim.errors import LionsimError
 from lionsim.workloads.splits import parse_split
 
 SIZES = ("tiny", "small", "paper")
+EVAL_DEFAULT = 1024
+"""Held-out samples scored when --eval-samples is not given (fewer if a real test set holds fewer)."""
+
+
+def parse_eval_samples(value: int | str | None) -> int | str | None:
+    """--eval-samples: None (the default), a positive integer, or "all" (the whole test set)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "all":
+            return "all"
+        try:
+            value = int(text)
+        except ValueError:
+            raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all")
+    return value
+
+
+def eval_count(requested: int | str | None, available: int | None, source: str) -> int:
+    """Held-out samples to score: `requested` (None: EVAL_DEFAULT, "all": every one) out of the
+    `available` ones of a real test set (None: generated data, any count can be made, "all" is
+    the default)."""
+    if available is None:
+        return EVAL_DEFAULT if requested in (None, "all") else int(requested)
+    if requested is None:
+        return min(EVAL_DEFAULT, available)
+    if requested == "all":
+        return available
+    if requested > available:
+        raise LionsimError(f"bad --eval-samples {requested}: {source} holds {available}; "
+                           f"accepted: 1 to {available}, or all")
+    return int(requested)
 
 
 @dataclass(kw_only=True, slots=True)
@@ -30,14 +65,17 @@ class WorkloadConfig:
     """"iid" or "dirichlet:ALPHA" (label skew, ALPHA > 0; classification workloads only)."""
     size: str = "small"
     """Model size preset: "tiny" (tests), "small" (CPU default) or "paper" (the papers' shapes)."""
-    eval_samples: int = 1024
-    """Held-out samples (gpt: context windows) scored by each evaluation."""
+    eval_samples: int | str | None = None
+    """Held-out samples (gpt: context windows) scored by each evaluation: a count, "all" (a real
+    test set's every sample, gpt's every non-overlapping window of its held-out text), or None:
+    EVAL_DEFAULT (fewer where a real test set holds fewer). The workload's `eval_size` says how many."""
     train_size: int | None = None
     """Size of the generated training set: samples (mlp, vit) or corpus characters, held-out tenth
     included (gpt). None: the workload's default, grown to 8 batches per worker. Generated data only."""
 
     def __post_init__(self) -> None:
-        for field, value in (("workers", self.workers), ("batch_size", self.batch_size), ("eval_samples", self.eval_samples)):
+        self.eval_samples = parse_eval_samples(self.eval_samples)
+        for field, value in (("workers", self.workers), ("batch_size", self.batch_size)):
             if not isinstance(value, int) or value < 1:
                 raise LionsimError(f"{field.replace('_', '-')} must be a positive integer, got {value!r}")
         if self.train_size is not None and (not isinstance(self.train_size, int) or self.train_size < 1):

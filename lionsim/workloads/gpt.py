@@ -11,7 +11,7 @@ import torch
 
 from lionsim.errors import LionsimError
 from lionsim.workloads.base import Workload, generated_train_size, register
-from lionsim.workloads.config import WorkloadConfig
+from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.datasets.corpus import generate_corpus
 from lionsim.workloads.datasets.text import encode_chars, read_text
 from lionsim.workloads.models.gpt import GPT, GPTConfig
@@ -44,7 +44,7 @@ class GPTWorkload(Workload):
             )
         context = SIZES[cfg.size]["context"]
         if cfg.data is None:
-            text = generate_corpus(generated_train_size(cfg, BASE_CHARS, per_sample=context), cfg.seed)
+            text = generate_corpus(self.generated_units(cfg), cfg.seed)
             self.source = "generated corpus"
         else:
             text = read_text(cfg.data)
@@ -61,12 +61,28 @@ class GPTWorkload(Workload):
         train = WindowSource(chars.tokens[:n_train], context)
         heldout_tokens = chars.tokens[n_train:]
         # evaluation windows evenly spaced over the held-out text (they overlap if it is short)
-        starts = torch.linspace(0, len(heldout_tokens) - context - 1, cfg.eval_samples).round().long()
+        # ("all": every non-overlapping window of the held-out text)
+        count = (max(1, (len(heldout_tokens) - 1) // context) if cfg.eval_samples == "all"
+                 else eval_count(cfg.eval_samples, None, ""))
+        starts = torch.linspace(0, len(heldout_tokens) - context - 1, count).round().long()
         heldout = Subset(WindowSource(heldout_tokens, context), starts)
         self.model_cfg = GPTConfig(vocab=len(self.vocab), **SIZES[cfg.size])
         with seeded_torch(cfg.seed, "model", "gpt"):
             model = GPT(self.model_cfg)
         self._setup(cfg, model, train, contiguous_shards(n_train, cfg.workers, context), heldout)
+
+    @classmethod
+    def probe(cls, cfg: WorkloadConfig):
+        # the vocabulary comes from the text: 128 (ASCII) stands in; a character is an int64 token
+        # and, while it is read, up to 4 bytes of text
+        model = GPT(GPTConfig(vocab=128, **SIZES[cfg.size]))
+        window = torch.zeros(1, SIZES[cfg.size]["context"], dtype=torch.long)
+        return model, window, window, 8 + 4
+
+    @classmethod
+    def generated_units(cls, cfg: WorkloadConfig) -> int:
+        """Characters of the generated corpus (held-out tenth included)."""
+        return generated_train_size(cfg, BASE_CHARS, per_sample=SIZES[cfg.size]["context"])
 
     def describe(self) -> str:
         m = self.model_cfg

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from lionsim.errors import LionsimError
-from lionsim.workloads.base import Workload, generated_train_size, register
-from lionsim.workloads.config import WorkloadConfig
+import torch
+
+from lionsim.workloads.base import Workload, register
+from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.datasets import shapes
 from lionsim.workloads.datasets.cifar import load_cifar10
 from lionsim.workloads.models.vit import ViT, ViTConfig
@@ -18,24 +19,23 @@ SIZES = {
     # Distributed Lion's CIFAR-10 ViT: 6 layers, 8 heads, patch 4 (the width is ours: not in the sources we have).
     "paper": ViTConfig(dim=256, depth=6, heads=8),
 }
-BASE_TRAIN = 8192
 
 
 @register("vit")
 class ViTWorkload(Workload):
     task = "classification"
+    base_train = 8192
     summary = "ViT (patch 4, 32x32 RGB, 10 classes) on CIFAR-10 (--data DIR) or generated pattern images; paper size: 6 layers, 8 heads"
 
     def __init__(self, cfg: WorkloadConfig) -> None:
         if cfg.data is None:
-            x, y = shapes.make_shapes(generated_train_size(cfg, BASE_TRAIN), cfg.seed, "train")
-            ex, ey = shapes.make_shapes(cfg.eval_samples, cfg.seed, "eval")
+            x, y = shapes.make_shapes(self.generated_units(cfg), cfg.seed, "train")
+            ex, ey = shapes.make_shapes(eval_count(cfg.eval_samples, None, ""), cfg.seed, "eval")
             self.source = "generated pattern images"
         else:
             x, y, ex, ey = load_cifar10(cfg.data)
-            if cfg.eval_samples > len(ey):
-                raise LionsimError(f"eval-samples {cfg.eval_samples} exceeds the {len(ey)} test images in {cfg.data}")
-            ex, ey = ex[: cfg.eval_samples], ey[: cfg.eval_samples]
+            n = eval_count(cfg.eval_samples, len(ey), f"the CIFAR-10 test set in {cfg.data}")
+            ex, ey = ex[:n], ey[:n]
             self.source = f"CIFAR-10 from {cfg.data}"
         mean, std = standardize_stats(x, dims=(0, 2, 3))  # per channel, (3, 1, 1)
         shards = split_indices(y, cfg.workers, cfg.data_split, cfg.seed, min_size=cfg.batch_size)
@@ -43,6 +43,11 @@ class ViTWorkload(Workload):
         with seeded_torch(cfg.seed, "model", "vit"):
             model = ViT(self.model_cfg)
         self._setup(cfg, model, ArraySource(x, y, mean, std), shards, ArraySource(ex, ey, mean, std))
+
+    @classmethod
+    def probe(cls, cfg: WorkloadConfig):
+        # images are stored as uint8 (3 x 32 x 32) and standardized as a batch is taken
+        return ViT(SIZES[cfg.size]), torch.zeros(1, 3, 32, 32), torch.zeros(1, dtype=torch.long), 3 * 32 * 32 + 8
 
     def describe(self) -> str:
         m = self.model_cfg

@@ -1,0 +1,60 @@
+"""`--out DIR` for the commands that write a directory: an empty name is refused.
+
+`--out ""` reached the commands as Path(""), which is ".", and wrote into the current
+directory; the raw text is checked here, before it becomes a Path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def parse_out(value: str | Path) -> Path:
+    """--out as given: a non-empty path (`.` says the current directory on purpose)."""
+    if isinstance(value, Path):
+        return value
+    if not str(value).strip():
+        raise typer.BadParameter("an empty name; accepted: a directory path (`.` for the current one)")
+    return Path(value)
+
+
+Out = Annotated[Path, typer.Option("--out", "-o", parser=parse_out, metavar="DIR", help="Output directory.")]
+"""The bench and sweep --out."""
+
+
+def _format(value: str) -> str:
+    from lionsim.reports.formats import check_format
+
+    try:
+        return check_format(value)
+    except ValueError as e:
+        raise typer.BadParameter(f"{value!r}; " + str(e).split("; ", 1)[-1]) from None
+
+
+Format = Annotated[str, typer.Option(
+    "--format", callback=_format, metavar="table|csv|json",
+    help="table (for people; fits 80 columns in logs and pipes), or csv / json of every column on stdout "
+         "(for tools; other messages go to stderr).")]
+
+
+def emit(frame, fmt: str, table=None) -> None:
+    """Print a result: the rich `table` (a renderable, or a function making one) for `table`,
+    else the frame as CSV or JSON on stdout. A reader that stops early is not an error."""
+    import os
+    import sys
+
+    from lionsim.cli.app import console
+    from lionsim.reports.formats import frame_text
+
+    if fmt == "table":
+        console.print(table() if callable(table) else table)
+        return
+    try:
+        sys.stdout.write(frame_text(frame, fmt))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(0) from None

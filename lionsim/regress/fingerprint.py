@@ -1,0 +1,103 @@
+"""The platform a baseline was recorded on, and which comparison a check runs.
+
+Every case is bit-for-bit deterministic on one platform (fixed seeds, one intra-op thread;
+runner.py), so on the platform that recorded the baseline any change to a metric beyond
+float noise is a change to the code: `strict` mode compares to STRICT_REL and fails on a
+change in either direction (a bug can make a loss better). Elsewhere (another CPU kind,
+torch or Python, whose kernels may round differently) the numbers drift legitimately and
+the check falls back to `spread` mode: the seed-spread tolerances (tolerance.py).
+
+The fingerprint is what decides the rounding: torch's version and the CPU kernels it
+dispatches to (`torch.backends.cpu.get_cpu_capability()`: AVX2, AVX512, ...), the CPU model,
+its feature flags (hashed) and architecture, and the Python version. When in doubt it
+differs, and the check falls back to spread mode: safe, only less sharp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from pathlib import Path
+
+import torch
+
+from lionsim.errors import LionsimError
+
+AUTO, STRICT, SPREAD = "auto", "strict", "spread"
+MODES = (AUTO, STRICT, SPREAD)
+STRICT_REL = 1e-6
+"""Strict mode: a metric may differ from its baseline by this fraction of its value (float
+noise; on the recording platform the difference is 0) ..."""
+STRICT_ABS = 1e-6
+"""... or by this much, for values near zero: gap_to_lion is a difference of two losses near
+1, so its float noise is the losses' (a float32 loss of 0.75 moves in steps of 6e-8)."""
+
+
+def cpu_model() -> str:
+    """The CPU's model name (/proc/cpuinfo), else what the platform module says, else "unknown"."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def cpu_flags() -> str:
+    """A short hash of the CPU's feature flags (/proc/cpuinfo), "unknown" without them: a
+    virtual machine may call every generation "AMD EPYC", its flags tell them apart."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("flags", "Features"):
+                return hashlib.sha256(" ".join(sorted(value.split())).encode()).hexdigest()[:12]
+    except OSError:
+        pass
+    return "unknown"
+
+
+def fingerprint() -> dict[str, str]:
+    """This platform, as a baseline records it."""
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except AttributeError:  # torch < 2.1
+        capability = "unknown"
+    return {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu_model(),
+            "cpu_flags": cpu_flags(), "cpu_capability": capability, "machine": platform.machine()}
+
+
+def strict_tolerance(value: float) -> float:
+    return max(STRICT_REL * abs(value), STRICT_ABS)
+
+
+def choose_mode(requested: str, recorded: dict[str, str] | None) -> tuple[str, str]:
+    """(strict or spread, why) for `--mode requested` against the baseline's fingerprint."""
+    if requested not in MODES:
+        raise LionsimError(f"bad --mode {requested!r}; accepted: {', '.join(MODES)}")
+    now = fingerprint()
+    if requested == SPREAD:
+        return SPREAD, "asked for (--mode spread)"
+    if requested == STRICT:
+        return STRICT, "asked for (--mode strict)"
+    if not recorded:
+        return SPREAD, "the baseline records no platform fingerprint (`lionsim regress --update` adds it)"
+    differs = [f"{k} {recorded.get(k, '-')} -> {now[k]}" for k in now if recorded.get(k) != now[k]]
+    if differs:
+        return SPREAD, "this platform differs from the baseline's: " + ", ".join(differs)
+    return STRICT, f"the baseline was recorded on this platform ({describe(now)})"
+
+
+def describe(fp: dict[str, str]) -> str:
+    return (f"torch {fp.get('torch', '?')}, python {fp.get('python', '?')}, {fp.get('cpu', '?')} "
+            f"{fp.get('machine', '?')} {fp.get('cpu_capability', '?')}")
+
+
+def mode_line(mode: str, why: str) -> str:
+    """One line saying which comparison ran, for the console and the reports."""
+    if mode == STRICT:
+        rule = f"every metric must equal its baseline to float noise (rel {STRICT_REL:g}), either way"
+    else:
+        rule = "metrics within their seed-spread tolerances (3 sd over seeds)"
+    return f"mode: {mode}: {rule}; {why}"

@@ -1,0 +1,42 @@
+"""Machine-readable text of a result or listing table: `--format csv` or `--format json`.
+
+A table's frame is written whole, every column, with full-precision numbers (the human table
+rounds and drops columns to fit 80 characters): CSV as the files lionsim writes, JSON as a
+list of one object per row (NaN as null).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+
+FORMATS = ("table", "csv", "json")
+
+
+def check_format(value: str) -> str:
+    text = str(value).strip().lower()
+    if text not in FORMATS:
+        raise LionsimError(f"bad --format {value!r}; accepted: {', '.join(FORMATS)}")
+    return text
+
+
+def _plain(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    if hasattr(value, "item"):  # numpy scalars
+        return _plain(value.item())
+    return value
+
+
+def frame_text(frame: pd.DataFrame, fmt: str) -> str:
+    """The frame as CSV or JSON text (one object per row), ending with a newline."""
+    if fmt == "csv":
+        return frame.to_csv(index=False)
+    if fmt == "json":
+        rows = [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+        return json.dumps(rows, indent=2) + "\n"
+    raise ValueError(f"frame_text writes csv or json, not {fmt!r}")

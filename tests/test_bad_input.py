@@ -1,0 +1,74 @@
+"""Issue 12, "what must hold": bad invocations across every command get exit 2, exactly one
+line on stderr, no traceback, and nothing written (the working directory stays empty)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lionsim.cli.app import main
+
+B = ["bench", "-w", "mlp", "--steps", "1", "-n", "2"]
+S = ["sweep", "--workload", "mlp", "--steps", "1", "--workers", "2"]
+BAD = [
+    # bench: numbers
+    [*B, "--steps", "0"], [*B, "-n", "0"], [*B, "-b", "0"], [*B, "--seed", "-1"],
+    [*B, "--seed", "1180591620717411303424"], [*B, "--lr", "0"], [*B, "--lr", "nan"], [*B, "--weight-decay", "-1"],
+    [*B, "--betas", "0.9"], [*B, "--betas", "1.0,0.9"], [*B, "--betas", "a,b"], [*B, "--eval-every", "0"],
+    [*B, "--threads", "0"], [*B, "--warmup-steps", "-1"], [*B, "--bucket-mb", "0"], [*B, "--timeout", "0"],
+    [*B, "--target-loss", "inf"], [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"],
+    [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"], [*B, "--steps", "ten"],
+    # bench: names and combinations
+    [*B, "-s", "nosuch"], [*B, "-s", "adamw@a2a-1bit"], [*B, "-s", "adamw@nosuch"], [*B, "-s", "adamw,,lion"],
+    [*B, "-s", "adamw", "-s", "adamw"], [*B, "-s", "adamw", "--transport", "a2a-1bit"],
+    [*B, "--transport", "nosuch"], [*B, "-w", "nosuch"], [*B, "--network", "nosuch"],
+    [*B, "--network", "missing.toml"], [*B, "--backend", "mpi"], [*B, "--model-size", "huge"],
+    [*B, "--data-split", "dirichlet:0"], [*B, "--data-split", "skewed"], [*B, "--tie", "coin"],
+    [*B, "-s", "adamw", "--tie", "random"], [*B, "--momentum-sync", "sometimes"],
+    [*B, "-s", "adamw", "--momentum-sync", "every:2"], [*B, "--sync-tensors", "min-numel:5"],
+    [*B, "--baseline", "nosuch"], [*B, "--compute", "tpu"], [*B, "--ranks", "2"], [*B, "--hyper", "{"],
+    [*B, "--hyper", '{"nosuch": {"lr": 1}}'], [*B, "--data", "missing-dir"], [*B, "--out", ""],
+    [*B, "--format", "xml"], [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
+    [*B, "-n", "100000", "--batch-size", "100000"],
+    # sweep
+    [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
+    [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
+    [*S, "--workload", "mlp,nosuch"],
+    # comm
+    ["comm", "--sizes", "0"], ["comm", "--sizes", "abc"], ["comm", "--collective", "nosuch"],
+    ["comm", "--workers", "1"], ["comm", "--network", "nosuch"], ["comm", "--fit", "p.toml"],
+    ["comm", "--backend", "mpi"], ["comm", "--out", ""], ["comm", "--format", "html"],
+    ["comm", "--algorithm", "nosuch"],
+    # estimate
+    ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
+    ["estimate", "--model", "nosuch"],
+    # plot, report, regress
+    ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
+    ["report", "."], ["regress", "--case", "nosuch"],
+    # listings and the app
+    ["strategies", "-n", "0"], ["strategies", "-w", "nosuch"], ["strategies", "--format", "xml"],
+    ["networks", "--format", "tsv"], ["workloads", "--format", "md"], ["nosuch"],
+]
+
+
+def test_bad_invocations_are_one_line_exit_2_and_write_nothing(tmp_path, monkeypatch, capsys):
+    from lionsim.training import memory
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(memory, "available_memory", lambda: 16 * 10**9)  # the same answer on any machine
+    assert len(BAD) >= 60
+    failures = []
+    for argv in BAD:
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        out, err = capsys.readouterr()
+        lines = err.splitlines()
+        ok = (exit_info.value.code == 2 and len(lines) == 1 and lines[0].startswith("error: ")
+              and "Traceback" not in err + out and not list(tmp_path.iterdir()))
+        if not ok:
+            failures.append(f"{' '.join(argv)!r}: exit {exit_info.value.code}, stderr {err!r}, "
+                            f"wrote {[p.name for p in tmp_path.iterdir()]}")
+            for p in tmp_path.iterdir():  # keep the next invocations' check meaningful
+                import shutil
+
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    assert not failures, "\n".join(failures)
