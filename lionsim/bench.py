@@ -11,6 +11,7 @@ and process 0 books and writes.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -23,7 +24,7 @@ from lionsim.aggregators import check_tie
 from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
-from lionsim.network import load_network
+from lionsim.network import canonical_network, load_network
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
@@ -33,7 +34,7 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
-from lionsim.workloads import WorkloadConfig, build_workload
+from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
 from lionsim.workloads.config import parse_eval_samples
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
@@ -130,8 +131,19 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.compute is None:
             self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
+        self._canonical_names()
+
+    def _canonical_names(self) -> None:
+        """Workload and network preset in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`),
+        so run.json and steps.csv record one spelling; a profile file path, or an unknown name
+        (which validate and load_network reject), stays as given."""
+        if isinstance(self.workload, str) and self.workload in WORKLOADS:
+            self.workload = WORKLOADS.canonical(self.workload)
+        if isinstance(self.network, (str, os.PathLike)):
+            self.network = canonical_network(self.network)
 
     def validate(self) -> list[RunSpec]:
+        self._canonical_names()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),

@@ -18,6 +18,11 @@ TINY = ["bench", "--workload", "mlp", "--workers", "3", "--steps", "30", "--batc
         "--eval-every", "10", "--network", "1gbe"]
 
 
+
+def error_lines(text: str) -> list[str]:
+    """stderr without the progress lines ("lionsim: run ..."), which go there off a terminal."""
+    return [line for line in text.strip().splitlines() if not line.startswith("lionsim: ")]
+
 def run(args, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(args)
@@ -114,7 +119,7 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
     out_dir = tmp_path / "out"
     code, _, err = run(TINY + ["--out", str(out_dir)] + args, capsys)
     assert code == 2
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
     assert "Traceback" not in err
     assert not out_dir.exists()  # nothing written
@@ -131,7 +136,7 @@ def test_bad_input_found_late_still_fails_before_training(args, message, tmp_pat
     for method in ("loop", "vmap"):
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, no_training)
     code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")] + args, capsys)
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert code == 2 and len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "o").exists()
 
@@ -141,7 +146,7 @@ def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
     code, stdout, err = run(TINY + ["-s", "adamw", "-s", "sgdm", "-s", "lion", "--hyper", '{"sgdm": {"lr": 1e12}}',
                                     "--out", str(out)], capsys)
     assert code == 1
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert len(lines) == 1 and "diverged: sgdm@fp32-allreduce at step" in lines[0], err
     steps, summary = pd.read_csv(out / "steps.csv"), pd.read_csv(out / "summary.csv")
     sgdm = steps[steps.strategy == "sgdm"]
@@ -166,7 +171,7 @@ def test_interrupted_run_keeps_what_finished(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, "vmap", interrupt_late)
     out = tmp_path / "o"
     code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
-    assert code == 2 and err.strip() == f"error: interrupted: 32 finished steps kept in {out}"
+    assert code == 2 and error_lines(err) == [f"error: interrupted: 32 finished steps kept in {out}"]
     steps = pd.read_csv(out / "steps.csv")
     assert steps.groupby("strategy").step.max().to_dict() == {"adamw": 30, "lion": 2}
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
@@ -180,7 +185,7 @@ def test_interrupted_before_any_step_writes_nothing(tmp_path, capsys, monkeypatc
     for method in ("loop", "vmap"):
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupt)
     code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
-    assert code == 2 and err.strip() == "error: interrupted: no results were written"
+    assert code == 2 and error_lines(err) == ["error: interrupted: no results were written"]
     assert not (tmp_path / "o").exists()
 
 
@@ -207,3 +212,20 @@ def test_a_reader_that_stops_early_is_not_an_error():
                           capture_output=True, text=True, executable="/bin/bash", timeout=120)
     # pipefail: the status is lionsim's own; one line came through and nothing was said on stderr
     assert done.returncode == 0 and done.stdout.strip() and not done.stderr.strip(), done.stderr
+
+
+def test_an_interrupt_while_drawing_plots_keeps_every_run(tmp_path, capsys, monkeypatch):
+    import lionsim.reports.writing as writing
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writing, "plot_run", interrupted)
+    out = tmp_path / "o"
+    code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--out", str(out)], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: interrupted while drawing the plots: every run's results are kept in {out}; `lionsim plot {out}` draws them"]
+    steps = pd.read_csv(out / "steps.csv")
+    assert steps.groupby("strategy").step.max().to_dict() == {"adamw": 30, "lion": 30}
+    assert json.loads((out / "run.json").read_text())["status"] == "complete"
+    assert not list(out.glob("*.png")) and not list(tmp_path.glob(".*partial"))

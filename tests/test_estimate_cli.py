@@ -40,7 +40,9 @@ def test_sweep_writes_the_crossover_files(tmp_path, capsys):
             "-s", "lion", "-s", "dlion-mavo@a2a-1bit", "--sweep", "bandwidth=1:1000:7", "--out", str(tmp_path)]
     code, out, err = run(argv, capsys)
     assert (code, err) == (0, "")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "sweep.csv", "sweep.png"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "sweep.csv", "sweep.png",
+                                                                 "sweep.svg"]
+    assert "wrote estimate.csv, sweep.csv, crossover.csv, sweep.png, sweep.svg to" in out
     crossing = pd.read_csv(tmp_path / "crossover.csv")
     assert crossing[["strategy", "wins"]].values.tolist() == [["dlion-mavo", "below"]]
     assert len(pd.read_csv(tmp_path / "sweep.csv")) == 2 * 7

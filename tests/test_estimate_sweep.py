@@ -83,8 +83,9 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     assert row["wins"] == "below"
     dlion = frame[frame["strategy"] == "dlion-mavo"].set_index("sweep_value")["speedup"]
     assert dlion[dlion.index < row["crossover"]].min() > 1 > dlion[dlion.index > row["crossover"]].max()
-    path = plot_sweep(frame, got, sweep, tmp_path / "sweep.png")
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    png, svg = plot_sweep(frame, got, sweep, tmp_path / "sweep.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert svg.name == "sweep.svg" and svg.read_bytes().lstrip().startswith(b"<?xml")
 
 
 def test_worker_crossover_is_a_whole_count_on_the_winning_side():

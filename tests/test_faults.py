@@ -29,6 +29,11 @@ TIMEOUT = 5
 STEPS = 600  # a run takes seconds, so the second is under way when a rank is stopped
 
 
+
+def error_lines(text: str) -> list[str]:
+    """stderr without the progress lines ("lionsim: run ..."), which go there off a terminal."""
+    return [line for line in text.strip().splitlines() if not line.startswith("lionsim: ")]
+
 def children(pid: int) -> list[int]:
     """Processes whose parent is `pid` (from /proc)."""
     out = []
@@ -78,7 +83,7 @@ def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, tmp_pat
     victim = rank_pid(ranks, 1)
     os.kill(victim, signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
     _, err = proc.communicate(timeout=120)  # a guard against a hang, not a speed check
-    lines = err.strip().splitlines()
+    lines = error_lines(err)
     assert proc.returncode == 1 and len(lines) == 1, err
     what = "died (killed by signal 9)" if fault == "killed" else f"stopped responding (no heartbeat for {TIMEOUT} s)"
     assert lines[0].startswith(f"error: rank 1 {what} at step ") and "of dlion-mavo@int8-allreduce" in lines[0], err
@@ -95,7 +100,7 @@ def run_cli(args: list[str], env: dict | None = None, timeout: float = 120) -> s
 
 
 def one_line(done: subprocess.CompletedProcess, code: int, message: str) -> None:
-    lines = done.stderr.strip().splitlines()
+    lines = error_lines(done.stderr)
     assert done.returncode == code and len(lines) == 1 and message in lines[0], done.stderr
     assert "Traceback" not in done.stderr
 
@@ -138,7 +143,7 @@ def test_ranks_with_different_configurations(tmp_path):
              for rank, steps in ((0, "2"), (1, "3"))]
     errs = [p.communicate(timeout=120)[1] for p in procs]
     assert [p.returncode for p in procs] == [2, 2]
-    line = errs[0].strip().splitlines()
+    line = error_lines(errs[0])
     assert len(line) == 1 and "rank(s) 1 got a configuration different from rank 0's" in line[0], errs
     assert not (tmp_path / "o").exists()
 

@@ -24,7 +24,7 @@ from lionsim.reports.plots.sweep import crossings
 from lionsim.reports.summary import split_runs
 
 NAN = math.nan
-MIN_RGB_DISTANCE = 55.0  # of 441 (black to white), 0-255 per channel
+MIN_RGB_DISTANCE = 75.0  # of 441 (black to white), 0-255 per channel
 
 
 def _run_cli(args, capsys):
@@ -135,8 +135,8 @@ def test_plot_dir_sweep(tmp_path):
     steps.to_csv(tmp_path / "sweep_steps.csv", index=False)
     summary.to_csv(tmp_path / "sweep_summary.csv", index=False)
     kind, paths = plot_dir(tmp_path)
-    stems = ["speedup_vs_bandwidth", "time_to_target_speedup_vs_bandwidth", "speedup_vs_workers", "loss_vs_step",
-             "eval_acc_vs_step", "accuracy_by_workers"]
+    stems = ["speedup_vs_bandwidth", "time_to_target_speedup_vs_bandwidth", "speedup_vs_workers",
+             "time_to_target_speedup_vs_workers", "loss_vs_step", "eval_acc_vs_step", "accuracy_by_workers"]
     assert kind == "sweep" and [p.name for p in paths] == [f"{s}.{e}" for s in stems for e in ("png", "svg")]
 
 
@@ -179,8 +179,10 @@ def test_plot_dir_estimate_sweep(tmp_path, capsys, sweep, baseline_only):
     code, _, err = _run_cli(args, capsys)
     assert code in (0, None), err
     (tmp_path / "sweep.png").unlink()
+    (tmp_path / "sweep.svg").unlink()
     kind, paths = plot_dir(tmp_path)
-    assert kind == "estimate-sweep" and [p.name for p in paths] == ["sweep.png"] and paths[0].stat().st_size > 1000
+    assert kind == "estimate-sweep" and [p.name for p in paths] == ["sweep.png", "sweep.svg"]
+    assert all(p.stat().st_size > 1000 for p in paths)
 
 
 # --- `lionsim plot DIR` --------------------------------------------------------------------

@@ -108,7 +108,7 @@ def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("setup, expected", [
     (lambda d: None, "holds neither steps.csv"),
-    (lambda d: (d / "sweep_summary.csv").write_text("not,a\ncsv"), "is missing column(s)"),
+    (lambda d: (d / "sweep_summary.csv").write_text("not,a\ncsv\n"), "is missing column(s)"),
     (lambda d: (d / "steps.csv").write_bytes(b"\xff\xfe\x00garbage"), "malformed CSV"),
 ])
 def test_bad_directories_are_one_line_exit_2(tmp_path, capsys, setup, expected):

@@ -215,3 +215,17 @@ def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, ca
     assert code == 0, err
     assert "every cell was already finished" in " ".join(out.split())
     assert files(tmp_path / "again") == files(ref)
+
+
+def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, capsys, monkeypatch):
+    import lionsim.reports.plots as plots
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "plot_dir", interrupted)
+    ref, _ = reference
+    code, _, err = sweep(capsys, tmp_path / "p")
+    lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1 and "interrupted while drawing the plots: all 4 cells are kept" in lines[0]
+    assert files(tmp_path / "p") == files(ref)

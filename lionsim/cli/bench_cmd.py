@@ -140,7 +140,13 @@ def bench(
         fail(f"interrupted: {len(partial.steps)} finished steps kept in {out}" if kept
              else "interrupted: no results were written")
     result.meta["config"]["out"] = str(out)
-    files = publish_result(target, result)
+    try:
+        files = publish_result(target, result)
+    except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
+        target.discard()
+        publish_result(target, result, plots=False)
+        fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
+             f"`lionsim plot {out}` draws them")
     _report(result, out, files, format)
 
 

@@ -107,14 +107,22 @@ def comm(
 
 
 def _print_model(frame: pd.DataFrame, name: str) -> Table:
-    table = Table(title=f"modelled collectives on {name} (GB = 1e9 bytes)")
-    for column in ("collective", "algorithm", "workers", "size", "time us", "algbw GB/s", "busbw GB/s"):
-        left = column in ("collective", "algorithm")
-        table.add_column(column, justify="left" if left else "right", no_wrap=left)
+    # fits 80 columns (a pipe or a CI log): short headers, units in the caption, no cell folded
+    table = Table(title=f"modelled collectives on {name}", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="N: workers; time: us; algbw, busbw: GB/s (GB = 1e9 bytes, nccl-tests factors)",
+                  caption_justify="left")
+    for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
+        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
     for row in frame.itertuples(index=False):
         table.add_row(row.collective, row.algorithm, str(row.workers), _human_bytes(row.bytes),
-                      f"{row.time_s * 1e6:.1f}", f"{row.algbw_GBps:.3f}", f"{row.busbw_GBps:.3f}")
+                      _us(row.time_s), f"{row.algbw_GBps:.3f}", f"{row.busbw_GBps:.3f}")
     return table
+
+
+def _us(seconds: float) -> str:
+    """Microseconds: one decimal below 1,000, whole and grouped above (never cut short)."""
+    us = seconds * 1e6
+    return f"{us:.1f}" if us < 1000 else f"{us:,.0f}"
 
 
 def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, extra, fit) -> pd.DataFrame:

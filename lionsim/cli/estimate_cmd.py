@@ -21,6 +21,7 @@ from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
 from lionsim.estimate.table import model_text
 from lionsim.network import AUTO
 from lionsim.cli.output import Format, emit, parse_out
+from lionsim.reports.tables import fold_run
 from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
 
 Model = Annotated[Optional[str], typer.Option(
@@ -46,14 +47,14 @@ Algorithm = Annotated[str, typer.Option(
     "--algorithm", help="Collective algorithm: auto (cheapest) or a name from `lionsim comm --help`, "
                         "for the ops it implements (others: cheapest).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
-    "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png.")]
+    "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
 
-WIDTH = 120
-"""Characters the tables need: printed to a pipe or a log (no terminal to fit), they get this
-width rather than rich's 80 columns, which would fold the numbers."""
+RUN_WIDTH = 16
+"""Characters of the run column: labels fold at '@' and '-' (reports.tables.fold_run), so the
+tables fit 80 columns in a pipe or a CI log without cutting a number."""
 
 
 def _ms(seconds: float) -> str:
@@ -75,28 +76,34 @@ def _bytes(n: float) -> str:
 
 
 def breakdown_table(frame: pd.DataFrame) -> Table:
-    """One row per strategy: the step breakdown in ms, bytes sent per worker, speedup."""
+    """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
+    columns: encode, decode and update are folded into `local` and the overlap mode goes to the
+    caption (estimate.csv has every column)."""
     first = frame.iloc[0]
+    modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
+             for mode in dict.fromkeys(frame["overlap"])}
+    overlap = "; ".join(f"{mode}: {', '.join(runs)}" if len(modes) > 1 else f"{mode} for every run"
+                        for mode, runs in modes.items())
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} tokens/worker, "
                f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node), "
                f"{first['device']} at mfu {first['mfu']:g}"),
-        caption=("ms per step, one worker. comm: every exchange; exposed: what backward does not hide (overlap: "
-                 "buckets = per bucket during backward, none = after it). sent: bytes per worker per step. "
-                 "speedup: baseline step / step; * baseline."),
+        caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
+                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
+                 "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
+                 f"none = after it): {overlap}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    table.add_column("strategy", no_wrap=True)
-    table.add_column("transport", no_wrap=True)
-    for name in ("compute", "encode", "comm", "exposed", "decode", "update", "step", "sent", "overlap", "speedup"):
+    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    for name in ("compute", "local", "comm", "exposed", "step", "sent", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
         table.add_row(
-            f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport,
-            *(_ms(getattr(row, c)) for c in ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s",
-                                             "update_s", "step_s")),
-            _bytes(row.wire_bytes), row.overlap, f"{row.speedup:.2f}x",
+            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport, RUN_WIDTH),
+            *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
+                               row.comm_exposed_s, row.step_s)),
+            _bytes(row.wire_bytes), f"{row.speedup:.2f}x",
         )
     return table
 
@@ -107,17 +114,18 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
     lo, hi = sweep.values[0], sweep.values[-1]
     table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
                         f"({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("run", "crossover", "wins", f"speedup at {lo:g}", f"speedup at {hi:g}"):
-        table.add_column(name, justify="left" if name in ("run", "wins") else "right")
+    for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
+        table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
+                         max_width=RUN_WIDTH if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
-            where, wins = "-", row.wins
+            where, wins = "-", "ties everywhere" if row.wins == "level" else row.wins
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep)
             where = f"{int(row.crossover):,} worker{'' if row.crossover == 1 else 's'}"
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
-        table.add_row(f"{row.strategy}@{row.transport}", where, wins, f"{row.speedup_first:.2f}x",
+        table.add_row(fold_run(row.strategy, row.transport, RUN_WIDTH), where, wins, f"{row.speedup_first:.2f}x",
                       f"{row.speedup_last:.2f}x")
     return table
 
@@ -167,7 +175,7 @@ def estimate_cmd(
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
     if out is not None:
         check_out_dir(out)
-    printer = out_console(WIDTH)
+    printer = console  # 80 columns off a terminal: the tables fit them
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)
         printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
@@ -183,6 +191,6 @@ def estimate_cmd(
             if out is not None:
                 written.append(_write_csv(rows, out / "sweep.csv"))
                 written.append(_write_csv(crossings, out / "crossover.csv"))
-                written.append(plot_sweep(rows, crossings, spec, out / "sweep.png"))
+                written += plot_sweep(rows, crossings, spec, out / "sweep.png")
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

@@ -101,14 +101,20 @@ def sweep(
     if outcome.summary is not None:
         emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     done = ("every cell was already finished" if outcome.trained == 0
-            else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}")
+            else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
+            + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
+               if outcome.already else ""))
     plots = []
     if outcome.summary is not None and len(outcome.summary):
         from lionsim.reports.files import written_together
         from lionsim.reports.plots import plot_dir
 
-        with written_together():  # the plots appear together or not at all
-            plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
+        try:
+            with written_together():  # the plots appear together or not at all
+                plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
+        except KeyboardInterrupt:  # the cells and CSVs are complete already
+            fail(f"interrupted while drawing the plots: all {outcome.total} cells are kept in {out}; "
+                 f"`lionsim plot {out}` draws them")
     (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
                   + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])

@@ -1,7 +1,8 @@
 """The sweep plot: step time and speedup against the swept workers or bandwidth, crossovers marked.
 
 Built like lionsim.reports.plots: a matplotlib Figure on the Agg canvas, never pyplot,
-written atomically.
+written atomically as PNG and SVG (same stem). A run whose curve equals an earlier run's (or
+lies within style.CLOSE of it) is drawn dashed over it and named so in the legend.
 """
 
 from __future__ import annotations
@@ -10,18 +11,20 @@ from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from lionsim.estimate.sweep import Sweep
 from lionsim.estimate.table import model_text
-from lionsim.reports.files import write_atomic
-from lionsim.reports.plots import DPI, run_colours, time_unit
+from lionsim.reports.plots import DPI, run_colours, save, time_unit
+from lionsim.reports.plots.style import MARKERS, TWIN_DASHES, overlapping, plain_log, twin_name
 
+MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
 
 
-def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path: Path) -> Path:
+def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path: Path) -> list[Path]:
     """Two panels sharing the x axis: step time per run (log scale), and speedup against the
-    baseline with the crossovers where a run starts or stops winning."""
+    baseline with the crossovers where a run starts or stops winning. Returns the PNG and SVG."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     colours = run_colours(labels)
     baseline = frame["baseline"].iloc[0]
@@ -34,12 +37,22 @@ def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path:
     top.set_title(f"Modelled step time against {sweep.variable}\n{model_text(first)}, "
                   f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per transport'}",
                   fontsize=11)
+    rows_of = {}
     for label in labels:
         strategy, transport = label.split("@", 1)
-        rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
+        rows_of[label] = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values(
+            "sweep_value")
+    # a run hidden under an earlier one in either panel is dashed there; the legend names the twin
+    same_top = overlapping([(l, r["sweep_value"], r["step_s"]) for l, r in rows_of.items()])
+    same_bottom = overlapping([(l, r["sweep_value"], r["speedup"]) for l, r in rows_of.items()])
+    for k, (label, rows) in enumerate(rows_of.items()):
         name = f"{label} (baseline)" if label == baseline else label
-        top.plot(rows["sweep_value"], rows["step_s"] / scale, color=colours[label], linewidth=1.6, label=name)
-        bottom.plot(rows["sweep_value"], rows["speedup"], color=colours[label], linewidth=1.6)
+        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5}
+        twin = same_top.get(label) or same_bottom.get(label)
+        top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin),
+                 linestyle=TWIN_DASHES if label in same_top else "-", **style)
+        bottom.plot(rows["sweep_value"], rows["speedup"], linestyle=TWIN_DASHES if label in same_bottom else "-",
+                    **style)
     marked = crossings[crossings["crossover"].notna()]
     for i, row in enumerate(marked.itertuples(index=False)):
         colour = colours[f"{row.strategy}@{row.transport}"]
@@ -51,8 +64,15 @@ def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path:
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
     top.set_yscale("log")
-    top.set_ylabel(f"step time ({unit})")
+    plain_log(top.yaxis)  # 60, 100, 200 ms, not 6x10^1
+    values = sorted(frame["sweep_value"].unique())
+    if sweep.variable == "workers" and len(values) <= MAX_VALUE_TICKS:
+        bottom.set_xticks(values, [f"{v:g}" for v in values])  # the swept counts, as plain integers
+        bottom.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        plain_log(bottom.xaxis)
+    top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(f"speedup vs {baseline}")
     bottom.set_xlabel("workers" if sweep.variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
-    return write_atomic(Path(path), lambda f: fig.savefig(f, format="png"), binary=True)
+    return save(fig, Path(path))

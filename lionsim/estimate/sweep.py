@@ -36,6 +36,8 @@ from lionsim.network import GB, Network
 
 VARIABLES = ("workers", "bandwidth")
 ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
+TIE = 0.005
+"""A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
 
 
@@ -148,7 +150,8 @@ def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above:
 
 def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None) -> pd.DataFrame:
     """One row per crossover of each non-baseline run (module doc); a run that never changes
-    sides gets one row with crossover NaN and wins "everywhere" or "nowhere". Worker
+    sides gets one row with crossover NaN and wins "everywhere", "nowhere" or "level" (every
+    speedup within TIE of 1.00x: it ties everywhere). Worker
     crossovers need `r` (the resolved config) to price the counts between sweep points."""
     records = []
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
@@ -159,20 +162,24 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None) -> 
         y = np.log(rows["speedup"].to_numpy(dtype=float))
         base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
                 "speedup_first": float(rows["speedup"].iloc[0]), "speedup_last": float(rows["speedup"].iloc[-1])}
+        # a speedup within TIE of 1.00x is level with the baseline: neither side, so it makes no
+        # crossover; crossings are looked for between the points on either side of level
+        sides = [i for i, v in enumerate(rows["speedup"].to_numpy(dtype=float)) if abs(v - 1.0) > TIE]
         found = False
-        for i in range(len(x) - 1):
-            if (y[i] > 0) != (y[i + 1] > 0):
-                wins = "above" if y[i + 1] > 0 else "below"
+        for i, j in zip(sides, sides[1:]):
+            if (y[i] > 0) != (y[j] > 0):
+                wins = "above" if y[j] > 0 else "below"
                 if sweep.variable == "workers":
                     if r is None:
                         raise ValueError("worker crossovers need the resolved config")
                     values = rows["sweep_value"].to_numpy()
-                    at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[i + 1]),
+                    at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
                                                 wins == "above"))
                 else:
-                    at = float(np.exp(x[i] + (x[i + 1] - x[i]) * (0.0 - y[i]) / (y[i + 1] - y[i])))
+                    at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
                 records.append({**base, "crossover": at, "wins": wins})
                 found = True
         if not found:
-            records.append({**base, "crossover": math.nan, "wins": "everywhere" if y[0] > 0 else "nowhere"})
+            wins = "level" if not sides else "everywhere" if y[sides[0]] > 0 else "nowhere"
+            records.append({**base, "crossover": math.nan, "wins": wins})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)

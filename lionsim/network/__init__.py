@@ -10,7 +10,7 @@ from lionsim.network.cost import AUTO, CallCost, PhaseCost, algorithms_for, comm
 from lionsim.network.fitted import FittedCollective, Regime
 from lionsim.network.link import GB, Link, Network
 from lionsim.network.presets import NETWORKS
-from lionsim.network.profile import load_network, network_from_dict
+from lionsim.network.profile import canonical_network, load_network, network_from_dict
 from lionsim.network.sizes import parse_size, parse_sizes
 from lionsim.network.table import COMM_COLUMNS, TABLE_OPS, bandwidths, bus_factor, comm_table, normalize_op
 
@@ -36,6 +36,7 @@ __all__ = [
     "algorithms_for",
     "bandwidths",
     "bus_factor",
+    "canonical_network",
     "comm_table",
     "comm_time",
     "load_network",

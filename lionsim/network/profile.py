@@ -50,6 +50,13 @@ _FITTED_KEYS = ("algorithm", "fitted_workers", "regimes")
 _REGIME_KEYS = ("max_bytes", "alpha_us", "bandwidth_GBps")
 
 
+def canonical_network(spec: str | os.PathLike[str]) -> str:
+    """A preset name in its listed spelling (`10GbE` -> `10gbe`); anything else (a profile file
+    path, or an unknown name, which load_network rejects) as given."""
+    text = os.fspath(spec)
+    return NETWORKS.canonical(text) if text in NETWORKS else text
+
+
 def load_network(spec: str | os.PathLike[str]) -> Network:
     """A preset by name, or a `.toml` / `.json` profile file."""
     text = os.fspath(spec)

@@ -49,6 +49,23 @@ def _bytes(n: float) -> str:
     return f"{n:.3g}B"
 
 
+def fold_run(strategy: str, transport: str, width: int) -> str:
+    """A run label in lines of at most `width`, broken only at its '@' (the transport starts a
+    line) and after a '-' (`@sparse-` / `allgather`), never inside a word."""
+    lines: list[str] = []
+    for part in (strategy, f"@{transport}"):
+        pieces = [p + "-" for p in part.split("-")]
+        pieces[-1] = pieces[-1][:-1]
+        line = ""
+        for piece in pieces:
+            if line and len(line) + len(piece) > width:
+                lines.append(line)
+                line = ""
+            line += piece
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _times(x: float) -> str:
     return "-" if _isnan(x) else f"{x:.2f}x"
 
@@ -68,6 +85,10 @@ def _target_note(summary: pd.DataFrame) -> str:
         return "to tgt: - (no target)"
     return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} "
             "(trailing mean; - never reached)")
+
+
+RUN_WIDTH = 15
+"""Characters of the run column (labels fold at '@' and '-' to fit it: fold_run)."""
 
 
 def summary_table(summary: pd.DataFrame) -> Table:
@@ -93,7 +114,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
         padding=(0, 0),  # the box draws one space between columns
         pad_edge=False,
     )
-    table.add_column("run", overflow="fold", min_width=15, max_width=15)
+    table.add_column("run", overflow="fold", min_width=RUN_WIDTH, max_width=RUN_WIDTH)
     for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
@@ -105,7 +126,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
         table.add_row(
-            f"{row.strategy}{star}\n@{row.transport}",
+            fold_run(f"{row.strategy}{star}", row.transport, RUN_WIDTH),
             _num(row.final_loss, ".3f"),
             evaluated,
             _ms(row.compute_s),

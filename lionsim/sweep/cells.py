@@ -19,7 +19,7 @@ from lionsim.sweep.grid import Grid
 
 def network_stem(network: str) -> str:
     """The network in a cell id: the preset name, or the profile file's stem."""
-    stem = network if network in NETWORKS else Path(network).stem
+    stem = NETWORKS.canonical(network) if network in NETWORKS else Path(network).stem
     return re.sub(r"[^A-Za-z0-9._@-]", "_", stem)
 
 

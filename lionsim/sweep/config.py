@@ -112,6 +112,11 @@ class SweepConfig:
         for key in sorted(set(now) | set(previous["bench"])):
             if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
                 raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
-                                   f"({previous['bench'].get(key)!r} there, {now.get(key)!r} now); rerun with the "
+                                   f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun with the "
                                    "same options to resume, or use a new --out")
         check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
+
+
+def _shown(value) -> str:
+    """An option's value in a resume message: None (not given) is the default."""
+    return "default" if value is None else repr(value)

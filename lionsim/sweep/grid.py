@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from lionsim.errors import LionsimError
-from lionsim.network import load_network
+from lionsim.network import canonical_network, load_network
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.workloads import WORKLOADS
 
@@ -19,20 +19,25 @@ Items = Sequence[str | int]
 """One axis as given: comma-separated text pieces or TOML array items."""
 
 
+EXAMPLES = {"--workload": "mlp,vit", "--workers": "4,8,16", "--network": "1gbe,10gbe", "--seed": "0,1,2"}
+"""A comma list of each axis, for the messages."""
+
+
 def split_items(option: str, given: Items) -> list[str]:
     """`["4,8", 16]` -> `["4", "8", "16"]`; an empty item (`4,,8`) or a repeated value fails."""
+    example = f"a comma list like {EXAMPLES.get(option, '4,8,16')}"
     items: list[str] = []
     for piece in given:
         for item in str(piece).split(","):
             item = item.strip()
             if not item:
                 raise LionsimError(f"bad {option} {','.join(map(str, given))!r}: an empty item; "
-                                   "accepted: a comma list like 4,8,16")
+                                   f"accepted: {example}")
             if item in items:
                 raise LionsimError(f"bad {option}: {item} given twice; each value once")
             items.append(item)
     if not items:
-        raise LionsimError(f"bad {option}: no value; accepted: a comma list like 4,8,16")
+        raise LionsimError(f"bad {option}: no value; accepted: {example}")
     return items
 
 
@@ -52,6 +57,14 @@ def parse_ints(option: str, given: Items, low: int, high: int = 2**63) -> list[i
     return values
 
 
+def _distinct(option: str, names: list[str]) -> list[str]:
+    """`10gbe,10GbE` is one value given twice."""
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise LionsimError(f"bad {option}: {name} given twice; each value once")
+    return names
+
+
 @dataclass(kw_only=True, slots=True)
 class Grid:
     """The axes of a sweep; a cell is one value of each."""
@@ -61,7 +74,8 @@ class Grid:
     workers: list[int]
     """Data-parallel worker counts N, each >= 1."""
     networks: list[str]
-    """Network presets or profile files, as given (the cell id uses the preset name or file stem)."""
+    """Network presets in their listed spelling, or profile files as given (the cell id uses the
+    preset name or file stem)."""
     seeds: list[int]
     """Seeds of init, data and quantizers."""
     runs: list[RunSpec]
@@ -70,10 +84,10 @@ class Grid:
     @classmethod
     def parse(cls, *, workload: Items, workers: Items, network: Items, seed: Items,
               strategies: list[str], transport: str | None) -> Grid:
-        workloads = split_items("--workload", workload)
-        for name in workloads:
-            WORKLOADS.get(name)
-        networks = split_items("--network", network)
+        # names in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`): cell ids, sweep.json
+        # and a resumed sweep's grid check see one spelling; a profile file path stays as given
+        workloads = _distinct("--workload", [WORKLOADS.canonical(name) for name in split_items("--workload", workload)])
+        networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now
         return cls(workloads=workloads, workers=parse_ints("--workers", workers, 1),
@@ -92,8 +106,11 @@ OPTION_OF_AXIS = {"workload": "--workload", "workers": "--workers", "network": "
 def check_grows(old: dict, new: dict, where: str) -> None:
     """A resumed sweep may add values to any axis but not drop one: the finished cells of the
     old grid must stay cells of the new one (else the CSVs would hold cells outside the grid)."""
+    spelling = {"workload": lambda v: WORKLOADS.canonical(v) if v in WORKLOADS else v,
+                "network": lambda v: canonical_network(v) if isinstance(v, str) else v}
     for axis, option in OPTION_OF_AXIS.items():
-        lost = [v for v in old.get(axis, []) if v not in new[axis]]
+        listed = spelling.get(axis, lambda v: v)  # a sweep.json written before names were canonical
+        lost = [v for v in old.get(axis, []) if listed(v) not in new[axis]]
         if lost:
             raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}; "
                                "a resumed sweep may only add grid values (or use a new --out)")

@@ -60,6 +60,8 @@ class SweepOutcome:
     total: int
     trained: int
     """Training units run by this call (0: every cell was already finished)."""
+    already: int = 0
+    """Cells finished before this call (a resumed sweep)."""
 
 
 def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
@@ -88,8 +90,9 @@ def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutco
     for cell_id in store.finished(list(cells)):
         tables.add(cells[cell_id])
     tables.write()  # a run killed between a cell and the CSVs left them one cell behind
+    already = len(tables.steps)
     tasks = unit_tasks(cfg, set(tables.steps))
-    events.started(len(cells), len(tables.steps), len(tasks), cfg.bench.steps)
+    events.started(len(cells), already, len(tasks), cfg.bench.steps)
 
     def finish(results: list[CellResult]) -> None:
         for r in results:
@@ -114,7 +117,7 @@ def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutco
                 tables.add(cells[cell_id])
         tables.write()
         raise SweepInterrupted(len(tables.steps), len(cells)) from None
-    return SweepOutcome(tables.write(), len(cells), len(tasks))
+    return SweepOutcome(tables.write(), len(cells), len(tasks), already)
 
 
 def _context():

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from matplotlib.legend_handler import HandlerTuple
 from matplotlib.lines import Line2D
 
 from lionsim.reports.columns import TIME_COLUMNS
@@ -30,7 +31,7 @@ COMPONENT_COLOURS = {
     "decode_s": "#a3bcd6",
     "update_s": "#9cc89c",
 }
-NAMES = {"compute_s": "compute", "encode_s": "encode", "comm_s": "comm", "comm_exposed_s": "comm (exposed)",
+NAMES = {"compute_s": "compute", "encode_s": "encode", "comm_s": "comm", "comm_exposed_s": "comm, exposed",
          "decode_s": "decode", "update_s": "update"}
 SHARE_LABEL_MIN = 8.0  # % of the step: shares at least this wide are written on the bar
 
@@ -43,6 +44,11 @@ def _parts(runs) -> tuple[list[str], dict[str, np.ndarray], np.ndarray, np.ndarr
     step = np.array([float(rows["step_s"].mean()) for _, rows in runs])
     hidden = np.clip(means["comm_s"] - means["comm_exposed_s"], 0.0, None) if exposed else np.zeros(len(runs))
     return cols, means, step, hidden
+
+
+def _marker(marker: str, col: str) -> Line2D:
+    return Line2D([], [], linestyle="", marker=marker, color=COMPONENT_COLOURS[col], markeredgecolor="black",
+                  markeredgewidth=0.5, markersize=6)
 
 
 def breakdown_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
@@ -119,7 +125,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
         log.set_xscale("log")
         log.set_xlim(floor / scale / 3.0, biggest * 3.0)
     log.set_xlabel(f"time per step ({unit}, log scale; zero parts not shown)")
-    log.set_title("each part (log axis)", fontsize=10)
+    log.set_title("each part (log axis; markers as in the legend)", fontsize=10)
     log.grid(True, which="minor", axis="x", alpha=0.15, linewidth=0.4)
 
     absolute.set_yticks(y, [display_label(label, baseline) for label in labels])
@@ -129,10 +135,19 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
     absolute.invert_yaxis()  # first run on top, as in the table
     for ax in (absolute, share, log):
         ax.grid(False, axis="y")
-    handles, _ = absolute.get_legend_handles_labels()
-    handles += [Line2D([], [], linestyle="", marker=markers[c], color=COMPONENT_COLOURS[c], markeredgecolor="black",
-                       markeredgewidth=0.5, label=f"{NAMES[c]} (log panel)") for c in shown]
+    # One entry per part: its bar colour beside its log-panel marker. Exposed and total comm
+    # share the colour and differ in the marker, so total comm (log panel only) gets its own.
+    bars, names = absolute.get_legend_handles_labels()
+    handles, labels = [], []
+    for bar, name in zip(bars, names):
+        col = next((c for c in cols if NAMES[c] == name), None)
+        handles.append(bar if col is None else (bar, _marker(markers[col], col)))
+        labels.append(name)
+    if "comm_exposed_s" in cols:
+        handles.append(_marker(markers["comm_s"], "comm_s"))
+        labels.append("comm, total (exposed + hidden;\nlog panel only)")
     if overlap:
-        handles.append(Line2D([], [], color="black", linewidth=2.0, label="modelled step\n(with overlap)"))
-    legend_outside(fig, handles)
+        handles.append(Line2D([], [], color="black", linewidth=2.0))
+        labels.append("modelled step\n(with overlap)")
+    legend_outside(fig, handles, labels=labels, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.6)})
     return save(fig, path)

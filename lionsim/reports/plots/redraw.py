@@ -87,7 +87,7 @@ def _estimate_sweep(path: Path) -> list[Path]:
         raise LionsimError(f"{path / 'crossover.csv'} has variable {', '.join(map(str, variables))}; "
                            f"accepted: one of {', '.join(VARIABLES)}")
     sweep = Sweep(variable=variables[0], values=tuple(sorted(frame["sweep_value"].unique())))
-    return [plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")]
+    return plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")
 
 
 def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:

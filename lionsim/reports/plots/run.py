@@ -20,46 +20,30 @@ from matplotlib.ticker import MaxNLocator
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
-from lionsim.reports.plots.style import (BYTES_FORMATTER, context, display_label, figure, human_bytes,
-                                         legend_outside, run_styles, save, time_unit)
+from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, context, display_label, figure,
+                                         human_bytes, legend_outside, overlapping, run_styles, save, time_unit,
+                                         twin_name)
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
-TWIN_DASHES = (0, (4, 4))  # an identical curve: dashes over the first one, both colours show
-CLOSE = 0.004  # curves closer than this fraction of the y span everywhere would hide each other
+MARKS = 10  # about this many markers along a run's line: its marker tells runs apart without colour
 
 
 def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
     """{label: (an earlier run's label, exactly equal)} for runs whose curve of `col` against
     x_col equals an earlier run's, or lies within CLOSE of the plot's y span of it everywhere."""
-    values = pd.concat([rows[col] for _, rows in runs]).dropna()
-    span = float(values.max() - values.min()) if len(values) else 0.0
-    found: dict[str, tuple[str, bool]] = {}
-    seen: list[tuple[str, np.ndarray, np.ndarray]] = []
-    for label, rows in runs:
-        x, y = rows[x_col].to_numpy(dtype=float), rows[col].to_numpy(dtype=float)
-        if np.isnan(y).all():
-            continue
-        for other, ox, oy in seen:
-            if len(ox) != len(x) or not np.array_equal(ox, x, equal_nan=True):
-                continue
-            if np.array_equal(oy, y, equal_nan=True):
-                found[label] = (other, True)
-                break
-            if span > 0 and np.array_equal(np.isnan(oy), np.isnan(y)) and np.nanmax(np.abs(oy - y)) <= CLOSE * span:
-                found[label] = (other, False)
-                break
-        else:
-            seen.append((label, x, y))
-    return found
+    return overlapping([(label, rows[x_col], rows[col]) for label, rows in runs])
 
 
-def _name(label: str, baseline: str | None, same: dict[str, str]) -> str:
-    text = display_label(label, baseline)
-    if label not in same:
-        return text
-    other, exact = same[label]
-    return f"{text} (identical to {other})" if exact else f"{text} (overlaps {other})"
+def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]]) -> str:
+    return twin_name(display_label(label, baseline), same.get(label))
+
+
+def _marks(n: int, k: int) -> tuple[int, int]:
+    """markevery for the k-th run's line of n points: about MARKS markers, each run's shifted so
+    that two overlapping runs' markers do not land on the same points."""
+    every = max(1, n // MARKS)
+    return (k % every if every > 1 else 0, every)
 
 
 def _clock(steps: pd.DataFrame) -> str:
@@ -104,14 +88,16 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Pa
     fig, (ax,) = figure(f"Training loss vs {words}", context(steps))
     same = twins(runs, "loss", x_col)
     handles, has_eval, has_raw = [], False, False
-    for label, rows in runs:
+    for k, (label, rows) in enumerate(runs):
         style, twin = styles[label], label in same
         x = rows[x_col] / scale
         window = max(1, math.ceil(PLOT_SMOOTH_FRACTION * len(rows)))
         if window > 1:
             has_raw = True
             ax.plot(x, rows["loss"], color=style["color"], alpha=0.25, linewidth=0.8)
-        single = {"marker": "o", "markersize": 4} if len(rows) == 1 else {}  # one step: a point, not a line
+        # sparse markers in the run's own shape (one step: just the point)
+        single = {"marker": style["marker"], "markersize": 5 if len(rows) > 1 else 4,
+                  "markevery": _marks(len(rows), k)}
         handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same),
                              **single))
         evals = rows[rows["eval_loss"].notna()]
@@ -144,8 +130,8 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> lis
     evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
     same = twins(evaluated, "eval_acc", x_col)
     for label, rows in evaluated:
-        _line(ax, rows[x_col] / scale, rows["eval_acc"] * 100.0, styles[label], label in same, marker="o",
-              markersize=4, label=_name(label, baseline, same))
+        _line(ax, rows[x_col] / scale, rows["eval_acc"] * 100.0, styles[label], label in same,
+              marker=styles[label]["marker"], markersize=4.5, label=_name(label, baseline, same))
     ax.set_xlabel(xlabel)
     ax.set_ylabel("eval accuracy (%)")
     if x_col == "step":

@@ -13,7 +13,8 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter
+import numpy as np
+from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
 from lionsim.reports.files import write_atomic
 
@@ -21,17 +22,20 @@ FIGSIZE = (10.0, 5.2)  # inches
 DPI = 120
 FORMATS = ("png", "svg")  # every plot is written in each, same stem
 
-# Saturated, pairwise distinct colours (min RGB distance > 60 of 441), so 13+ runs stay apart;
-# tab10's nine saturated colours first (its grey would pass for a reference line), then a
-# hand-picked set. Beyond 10 runs the line style changes as well (run_styles).
+# Saturated, pairwise distinct colours (min RGB distance > 75 of 441), so 13+ runs stay apart;
+# tab10's nine saturated colours first (its grey would pass for a reference line), then a set
+# picked greedily for the largest CIELAB distance to every earlier colour (no navy beside the
+# first blue, no teal beside the cyan). Beyond 10 runs the line style changes as well (run_styles).
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
-    "#000080", "#800000", "#008080", "#ff1493", "#4b0082", "#ffd700", "#6b8e23", "#7fff00", "#ff00ff",
-    "#2f4f4f", "#00fa9a", "#ff6f61",
+    "#0000ff", "#ff00ff", "#0b4008", "#ff0789", "#8fb67b", "#3a18b1", "#ffb07c", "#720058", "#645403",
+    "#770001", "#5edc1f", "#ffd700",
 )
 LINESTYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 STYLE_GROUP = 10  # runs per line style: runs 1-10 solid, 11-20 dashed, ...
+TWIN_DASHES = (0, (4, 4))  # a curve identical to an earlier one: dashes over it, both colours show
+CLOSE = 0.004  # curves closer than this fraction of the y span everywhere would hide each other
 BASELINE_WIDTH = 2.6  # the baseline's lines are thicker than the others' (LINE_WIDTH)
 LINE_WIDTH = 1.6
 
@@ -64,6 +68,56 @@ def ordered_labels(labels, baseline: str | None) -> list[str]:
 
 def display_label(label: str, baseline: str | None) -> str:
     return f"{label} (baseline)" if label == baseline else label
+
+
+def overlapping(curves, span: float | None = None) -> dict[str, tuple[str, bool]]:
+    """{label: (an earlier curve's label, exactly equal)} for each curve of `curves` (label, x, y
+    in drawing order) whose y at the same x equals an earlier curve's, or lies within CLOSE of
+    the y span (of every curve, unless given) of it everywhere: drawn plainly, it would hide
+    under the earlier one. Such curves are drawn with TWIN_DASHES and named by twin_name."""
+    curves = [(label, np.asarray(x, dtype=float), np.asarray(y, dtype=float)) for label, x, y in curves]
+    if span is None:
+        values = np.concatenate([y[np.isfinite(y)] for _, _, y in curves]) if curves else np.array([])
+        span = float(values.max() - values.min()) if len(values) else 0.0
+    found: dict[str, tuple[str, bool]] = {}
+    seen: list[tuple[str, np.ndarray, np.ndarray]] = []
+    for label, x, y in curves:
+        if np.isnan(y).all():
+            continue
+        for other, ox, oy in seen:
+            if len(ox) != len(x) or not np.array_equal(ox, x, equal_nan=True):
+                continue
+            if np.array_equal(oy, y, equal_nan=True):
+                found[label] = (other, True)
+                break
+            if span > 0 and np.array_equal(np.isnan(oy), np.isnan(y)) and np.nanmax(np.abs(oy - y)) <= CLOSE * span:
+                found[label] = (other, False)
+                break
+        else:
+            seen.append((label, x, y))
+    return found
+
+
+def twin_name(text: str, twin: tuple[str, bool] | None, where: str = "") -> str:
+    """A legend entry naming the curve `text` hides under: "(identical to X)" or "(overlaps X)"."""
+    if twin is None:
+        return text
+    other, exact = twin
+    return f"{text} ({'identical to' if exact else 'overlaps'} {other}{where})"
+
+
+class _PlainLogFormatter(LogFormatterSciNotation):
+    """The ticks a log axis labels by default, written as plain numbers ("60", "0.2", "200")."""
+
+    def __call__(self, x, pos=None):
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
+def plain_log(axis) -> None:
+    """Label a log axis (ax.xaxis or ax.yaxis) in plain numbers, not 6x10^1."""
+    base = getattr(axis.get_transform(), "base", 10.0)
+    axis.set_major_formatter(_PlainLogFormatter(base))
+    axis.set_minor_formatter(_PlainLogFormatter(base, labelOnlyBase=False))
 
 
 def time_unit(max_seconds: float) -> tuple[float, str]:
@@ -112,9 +166,13 @@ def figure(title: str, subtitle: str = "", nrows: int = 1, ncols: int = 1, size:
     return fig, axes
 
 
-def legend_outside(target, handles: list | None = None, title: str | None = None) -> None:
+def legend_outside(target, handles: list | None = None, title: str | None = None, labels: list | None = None,
+                   **extra) -> None:
     """Legend right of the axes (or of a whole multi-panel figure), so it never covers data."""
     kwargs = {"handles": handles} if handles is not None else {}
+    if labels is not None:
+        kwargs["labels"] = labels
+    kwargs.update(extra)
     if isinstance(target, Figure):
         target.legend(loc="outside right upper", fontsize=9, frameon=False, title=title, **kwargs)
     else:

@@ -4,7 +4,9 @@ One panel per worker count (or per network, against workers), one line per run l
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
 band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
 two neighbouring points, is interpolated in log(speedup) against log(x) (as `estimate
---sweep` does) and marked by a dotted line in the run's colour.
+--sweep` does) and marked by a dotted line in the run's colour. A line that would hide under an earlier run's (the
+same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
+legend, as in the run plots.
 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
@@ -25,7 +27,8 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from lionsim.reports.columns import run_label
-from lionsim.reports.plots.style import (display_label, figure, legend_outside, ordered_labels, run_styles, save)
+from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, ordered_labels,
+                                         overlapping, run_styles, save, twin_name)
 
 SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "strategy", "transport",
                  "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
@@ -58,19 +61,55 @@ def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return rows.groupby(x)[y].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
 
 
-def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool) -> None:
-    ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=style["linestyle"], linewidth=style["linewidth"],
-            marker=style["marker"], markersize=5)
+def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False) -> None:
+    ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=TWIN_DASHES if twin else style["linestyle"],
+            linewidth=style["linewidth"], marker=style["marker"], markersize=5, markevery=style.get("markevery"))
     if band and (agg["max"] > agg["min"]).any():
         ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
 
 
-def _handles(labels, styles, baseline, seeds: int, extra: list | None = None) -> list:
-    handles = [Line2D([], [], color=styles[l]["color"], linestyle=styles[l]["linestyle"], marker=styles[l]["marker"],
-                      linewidth=styles[l]["linewidth"], label=display_label(l, baseline)) for l in labels]
+class _Twins:
+    """Which curves hide under an earlier run's, panel by panel (style.overlapping), and the
+    legend entry that says so: "(overlaps X)", with "in some panels" where it is not all."""
+
+    def __init__(self) -> None:
+        self.drawn: dict[str, int] = {}  # panels each label is drawn in
+        self.hits: dict[str, list[tuple[str, bool]]] = {}
+
+    def panel(self, aggs: dict[str, pd.DataFrame], x: str) -> dict[str, tuple[str, bool]]:
+        found = overlapping([(label, agg[x], agg["mean"]) for label, agg in aggs.items()])
+        for label in aggs:
+            self.drawn[label] = self.drawn.get(label, 0) + 1
+        for label, twin in found.items():
+            self.hits.setdefault(label, []).append(twin)
+        return found
+
+    def twin(self, label: str) -> tuple[tuple[str, bool] | None, str]:
+        hits = self.hits.get(label, [])
+        if not hits:
+            return None, ""
+        others = list(dict.fromkeys(other for other, _ in hits))
+        exact = all(e for _, e in hits)
+        everywhere = len(hits) == self.drawn.get(label, 0) and len(others) == 1
+        return (" / ".join(others), exact), "" if everywhere else " in some panels"
+
+
+def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None) -> list:
+    handles = []
+    for l in labels:
+        twin, where = twins.twin(l) if twins is not None else (None, "")
+        handles.append(Line2D([], [], color=styles[l]["color"], marker=styles[l]["marker"],
+                              linestyle=TWIN_DASHES if twin and not where else styles[l]["linestyle"],
+                              linewidth=styles[l]["linewidth"], label=twin_name(display_label(l, baseline), twin, where)))
     if seeds > 1:
         handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
     return handles + (extra or [])
+
+
+def _legend(fig, axes: list[Axes], panels: int, handles: list) -> None:
+    """Right of the figure; for one panel, right of that panel's axes (the figure's legend
+    there ran up into the title)."""
+    legend_outside(axes[0] if panels == 1 else fig, handles)
 
 
 def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column: str, title: str,
@@ -85,14 +124,17 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     fig, axes = figure(title, f"{summary['workload'].iloc[0]} · baseline {baseline}", nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     marked = False
+    twins = _Twins()
     for ax, value in zip(axes, order):
         cell = summary[summary[facet] == value]
+        aggs = {label: _aggregate(rows, x, column) for label in labels
+                if not (rows := cell[cell["label"] == label]).empty}
+        same = twins.panel(aggs, x)
         for k, label in enumerate(labels):
-            rows = cell[cell["label"] == label]
-            if rows.empty:
+            if label not in aggs:
                 continue
-            agg = _aggregate(rows, x, column)
-            _series(ax, agg, x, styles[label], seeds > 1)
+            agg = aggs[label]
+            _series(ax, agg, x, styles[label], seeds > 1, twin=label in same)
             if label == baseline:
                 continue
             for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
@@ -125,7 +167,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
                     label="crossover: speedup crosses 1")] if marked else []
-    legend_outside(fig, _handles(labels, styles, baseline, seeds, extra))
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins))
     return save(fig, path)
 
 
@@ -144,15 +186,19 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
     fig, axes = figure(title, f"{steps['workload'].iloc[0]} · training does not depend on the network", nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     factor = 100.0 if column == "eval_acc" else 1.0
+    twins = _Twins()
     for ax, workers in zip(axes, order):
         cell = steps[(steps["workers"] == workers) & steps[column].notna()]
-        for label in labels:
-            rows = cell[cell["label"] == label]
-            if rows.empty:
+        aggs = {label: _aggregate(rows.assign(**{column: rows[column] * factor}), "step", column) for label in labels
+                if not (rows := cell[cell["label"] == label]).empty}
+        same = twins.panel(aggs, "step")
+        for k, label in enumerate(labels):
+            if label not in aggs:
                 continue
-            agg = _aggregate(rows.assign(**{column: rows[column] * factor}), "step", column)
-            style = dict(styles[label], marker=styles[label]["marker"] if len(agg) <= 30 else None)
-            _series(ax, agg, "step", style, seeds > 1)
+            agg = aggs[label]
+            every = max(1, len(agg) // 10)  # about 10 markers a line, each run's shifted from its neighbours'
+            style = dict(styles[label], markevery=(k % every, every))
+            _series(ax, agg, "step", style, seeds > 1, twin=label in same)
         ax.set_title(f"{workers} workers", fontsize=10)
         ax.set_xlabel("step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -160,7 +206,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
         ax.set_visible(False)
     for ax in axes[::ncols]:
         ax.set_ylabel(ylabel)
-    legend_outside(fig, _handles(labels, styles, baseline, seeds))
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins))
     return save(fig, path)
 
 
@@ -189,10 +235,12 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
                        s=8, color="black", zorder=3)
     ax.set_xticks(range(len(workers)), [f"{w} workers" for w in workers])
     ax.set_ylabel(ylabel)
-    if column == "final_eval_acc":
+    if column == "final_eval_acc":  # bars start at zero: a cut axis would exaggerate the gaps
         values = data[column].dropna() * factor
-        low = max(0.0, float(values.min()) - 0.15 * max(float(values.max() - values.min()), 1.0))
-        ax.set_ylim(low, min(100.0, float(values.max()) + 3.0))
+        top = float(values.max()) if len(values) else 100.0
+        ax.set_ylim(0.0, min(100.0, top + max(3.0, 0.05 * top)))
+    else:
+        ax.set_ylim(bottom=0.0)
     ax.grid(False, axis="x")
     legend_outside(ax)
     return save(fig, path)
@@ -204,7 +252,8 @@ def _stem(name: str, workload: str, several: bool) -> str:
 
 def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataFrame) -> list[Path]:
     """Draw a sweep's plots into out_dir (PNG and SVG each; per workload, suffixed, if several):
-    speedup_vs_bandwidth, time_to_target_speedup_vs_bandwidth, speedup_vs_workers, loss_vs_step,
+    speedup_vs_bandwidth, time_to_target_speedup_vs_bandwidth, speedup_vs_workers,
+    time_to_target_speedup_vs_workers, loss_vs_step,
     and where accuracy was evaluated eval_acc_vs_step and accuracy_by_workers (else
     final_loss_by_workers)."""
     out_dir = Path(out_dir)
@@ -230,6 +279,8 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
                                target("time_to_target_speedup_vs_bandwidth"))
         paths += _speedup_plot(s, wl, styles, baseline, "workers", "network", "speedup",
                                "Step-time speedup vs workers", target("speedup_vs_workers"))
+        paths += _speedup_plot(s, wl, styles, baseline, "workers", "network", "time_to_target_speedup",
+                               "Time-to-target speedup vs workers", target("time_to_target_speedup_vs_workers"))
         if not st.empty:
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
                                  "Training loss vs step", target("loss_vs_step"))
