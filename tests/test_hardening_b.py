@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 
 import pandas as pd
@@ -322,3 +323,106 @@ def test_a_one_step_run_draws_its_loss_as_a_point(tmp_path, monkeypatch, finishe
     fig = dict(figures)["loss_vs_step.png"]
     markers = [line.get_marker() for line in fig.axes[0].get_lines() if len(line.get_xdata()) == 1]
     assert "o" in markers
+
+
+# --- issue 13 (new-user tester): listed spellings, 80-column tables, wording ---------------------
+
+
+def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_path):
+    from lionsim.bench import BenchConfig
+    from lionsim.sweep.cells import network_stem
+    from lionsim.sweep.grid import Grid, check_grows
+
+    cfg = BenchConfig(network="10GbE", workload="MLP")
+    assert (cfg.network, cfg.workload) == ("10gbe", "mlp")
+    cfg.network = "IB-HDR"
+    cfg.validate()
+    assert cfg.network == "ib-hdr"
+    profile = tmp_path / "My.toml"
+    assert BenchConfig(network=str(profile)).network == str(profile)  # a file stays as given
+    grid = Grid.parse(workload=["MLP"], workers=["4"], network=["10GbE,IB-HDR"], seed=["0"], strategies=["lion"],
+                      transport=None)
+    assert grid.to_dict()["network"] == ["10gbe", "ib-hdr"] and grid.workloads == ["mlp"]
+    assert network_stem("10GbE") == "10gbe"
+    with pytest.raises(LionsimError, match="10gbe given twice"):
+        Grid.parse(workload=["mlp"], workers=["4"], network=["10gbe,10GbE"], seed=["0"], strategies=["lion"],
+                   transport=None)
+    check_grows({"network": ["10GbE"], "workload": ["MLP"]}, grid.to_dict(), "x")  # an older sweep.json
+
+
+def test_bench_run_json_and_steps_csv_carry_the_listed_network(tmp_path, capsys):
+    out = tmp_path / "r"
+    code, _, err = run(capsys, *TINY, "-s", "adamw", "--network", "10GbE", "--out", str(out))
+    assert code == 0, err
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["config"]["network"] == "10gbe"
+    assert set(pd.read_csv(out / "steps.csv")["network"]) == {"10gbe"}
+
+
+@pytest.mark.parametrize("option, example", [("--network", "1gbe,10gbe"), ("--workload", "mlp,vit"),
+                                             ("--workers", "4,8,16"), ("--seed", "0,1,2")])
+def test_an_empty_axis_gives_an_example_of_its_own_kind(option, example):
+    from lionsim.sweep.grid import split_items
+
+    with pytest.raises(LionsimError, match=f"a comma list like {example}"):
+        split_items(option, [""])
+
+
+def test_comm_table_fits_80_columns_without_cutting_a_number(capsys):
+    code, out, _ = run(capsys, "comm", "--network", "1gbe", "--sizes", "1KB:4GB:x16", "--workers", "1024")
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
+    assert any(re.fullmatch(r"\d{1,3}(,\d{3}){2}", token) for token in out.split())  # millions of us, whole
+
+
+def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):
+    code, out, _ = run(capsys, "estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16",
+                       "--network", "10gbe", "-s", "adamw,lion,dgc,dlion-mavo@a2a-1bit", "--sweep",
+                       "bandwidth=0.1:100:4")
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80 and "…" not in out
+    assert any(line.split()[:1] == ["@sparse-allgather"] for line in lines)  # whole, on its own line
+    assert "local: encode + decode + update" in " ".join(out.split())  # the fold is in the footnote
+
+
+def test_bench_summary_folds_run_labels_only_at_at_or_dash():
+    from lionsim.reports.tables import fold_run
+
+    assert fold_run("dgc*", "sparse-allgather", 15) == "dgc*\n@sparse-\nallgather"
+    assert fold_run("lion", "fp32-allreduce", 15) == "lion\n@fp32-allreduce"
+
+
+def test_sweep_table_shows_accuracy_as_percent():
+    from lionsim.cli.sweep_view import sweep_table
+    from rich.console import Console
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": "dgc@sparse-allgather", "workers": 2, "network": "10gbe",
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5873, "step_s": 1.5, "speedup": 1.0}])
+    console = Console(width=80, record=True)
+    console.print(sweep_table(summary))
+    text = console.export_text()
+    assert "58.7%" in text and "0.587" not in text and "1,500" in text and "@sparse-\n" not in text
+
+
+def test_resume_with_a_new_lr_says_default_there(tmp_path):
+    from lionsim.bench import BenchConfig
+    from lionsim.sweep import Grid, SweepConfig
+
+    grid = Grid.parse(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"],
+                      transport=None)
+    old = SweepConfig(grid=grid, bench=BenchConfig(), jobs=1, out=tmp_path).record(None)
+    new = SweepConfig(grid=grid, bench=BenchConfig(lr=0.01), jobs=1, out=tmp_path)
+    with pytest.raises(LionsimError, match=r"\(default there, 0.01 now\)"):
+        new.check_resume(old, tmp_path / "sweep.json")
+
+
+def test_a_speedup_within_half_a_percent_is_level_not_a_win():
+    from lionsim.estimate.sweep import Sweep, crossovers
+
+    def frame(speedups):
+        return pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                              "baseline": "adamw@t"} for v, s in zip((1, 2, 4), speedups)])
+
+    assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
+    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["everywhere"]
+    got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)

@@ -17,6 +17,7 @@ import lionsim.cli.comm_cmd  # noqa: F401
 import lionsim.cli.estimate_cmd  # noqa: F401
 import lionsim.cli.plot_cmd  # noqa: F401
 from lionsim.cli.app import main
+from lionsim.errors import LionsimError
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.plots import PALETTE, plot_comm, plot_dir, plot_run, plot_sweep, run_colours, run_styles
 from lionsim.reports.plots.run import twins
@@ -138,6 +139,24 @@ def test_plot_dir_sweep(tmp_path):
     stems = ["speedup_vs_bandwidth", "time_to_target_speedup_vs_bandwidth", "speedup_vs_workers",
              "time_to_target_speedup_vs_workers", "loss_vs_step", "eval_acc_vs_step", "accuracy_by_workers"]
     assert kind == "sweep" and [p.name for p in paths] == [f"{s}.{e}" for s in stems for e in ("png", "svg")]
+
+
+@pytest.mark.parametrize("lines, message", [
+    (None, "lacks"),  # whole cells gone: the file cut at a cell boundary
+    (-3, "step row"),  # the last cell's last lines gone: every cell there, one short
+])
+def test_plot_dir_sweep_refuses_steps_cut_short(tmp_path, lines, message):
+    steps, summary = make_sweep(workers=(2, 8))
+    summary.to_csv(tmp_path / "sweep_summary.csv", index=False)
+    steps.sort_values("cell", kind="stable").to_csv(tmp_path / "sweep_steps.csv", index=False)  # cell by cell
+    text = (tmp_path / "sweep_steps.csv").read_text().splitlines(keepends=True)
+    per_cell = len(steps) // steps["cell"].nunique()
+    keep = 1 + per_cell * 2 if lines is None else len(text) + lines  # whole lines only
+    (tmp_path / "sweep_steps.csv").write_text("".join(text[:keep]))
+    with pytest.raises(LionsimError, match=message) as info:
+        plot_dir(tmp_path)
+    assert "sweep_steps.csv" in str(info.value) and "\n" not in str(info.value)
+    assert not _files(tmp_path) - {"sweep_steps.csv", "sweep_summary.csv"}  # nothing drawn
 
 
 def test_plot_sweep_one_cell_no_eval(tmp_path):

@@ -1,6 +1,7 @@
 """Every command in the README's code blocks runs, shrunken (fewer steps, a tiny model, a short
-size sweep), in README order in one scratch directory, so files one example writes (a fitted
-profile, a run.json) are there for the next. An example that fails as written fails CI.
+size sweep, one worker count and seed of a sweep's grid), in README order in one scratch
+directory, so files one example writes (a fitted profile, a run.json) are there for the next.
+An example that fails as written fails CI.
 
 Left out, with the reason: `pip install` (the test run itself installed lionsim) and
 `python -m lionsim.perf` (benchmarks that print figures and take minutes by design).
@@ -82,10 +83,16 @@ def test_the_readme_has_examples():
     assert "train.py" in readme_files() and any("train.py" in c for c in COMMANDS)
 
 
+SHRINK_AXES = ("--workers", "--seed")
+"""A sweep's grid axes that multiply trainings: the shrunken run keeps each one's first value."""
+
+
 def shrunk(argv: list[str]) -> list[str]:
     command = argv[0]
     if command == "comm" and "--backend" not in argv:
         return argv
+    if command == "sweep":
+        argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
     return argv + SHRINK.get(command, [])
 
 

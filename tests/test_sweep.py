@@ -184,7 +184,7 @@ def test_resume_refuses_other_options_and_grows_the_grid(reference, tmp_path, ca
         shutil.copytree(ref / "cells" / cell, grown / "cells" / cell)
     code, out, err = sweep(capsys, grown, "--strategy", "lion")  # a third run: only its cells train
     assert code == 0, err
-    assert "6 cells (1 training)" in out
+    assert "6 cells (1 training this run; 4 cells were already finished)" in " ".join(out.split())
     assert list(pd.read_csv(grown / "sweep_summary.csv").cell)[:2] == CELLS[:2]
 
 

@@ -52,7 +52,7 @@ EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
 
-RUN_WIDTH = 16
+RUN_WIDTH = 17
 """Characters of the run column: labels fold at '@' and '-' (reports.tables.fold_run), so the
 tables fit 80 columns in a pipe or a CI log without cutting a number."""
 

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lionsim.reports.tables import fold_run
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -86,6 +87,21 @@ def _number(value: float, form: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, form)
 
 
+def _percent(value: float) -> str:
+    """Accuracy as bench's table shows it: 58.7%."""
+    return _number(value, ".1%")
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds, 3 significant digits, grouped above 1,000 (never 1.23e+03)."""
+    ms = seconds * 1e3
+    return f"{ms:,.0f}" if ms >= 1000 else _number(ms, ".3g")
+
+
+RUN_WIDTH = 17
+"""Characters of the run column: labels fold at '@' and '-' (fold_run), never inside a word."""
+
+
 def sweep_table(summary: pd.DataFrame) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns."""
     many_workloads = summary["workload"].nunique() > 1
@@ -94,12 +110,13 @@ def sweep_table(summary: pd.DataFrame) -> Table:
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")
-    table.add_column("run", overflow="fold")
+    table.add_column("run", overflow="fold", max_width=RUN_WIDTH)
     for name in ("N", "network", "seed", "loss", "acc", "step ms", "speedup"):
         table.add_column(name, justify="left" if name == "network" else "right")
     for _, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
-        table.add_row(*cells, row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
-                      _number(row["final_loss"], ".3f"), _number(row["final_eval_acc"], ".3f"),
-                      _number(row["step_s"] * 1e3, ".3g"), _number(row["speedup"], ".2f"))
+        strategy, _, transport = str(row["run"]).partition("@")
+        table.add_row(*cells, fold_run(strategy, transport, RUN_WIDTH) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
+                      _number(row["final_loss"], ".3f"), _percent(row["final_eval_acc"]),
+                      _ms(row["step_s"]), _number(row["speedup"], ".2f"))
     return table

@@ -125,7 +125,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
         log.set_xscale("log")
         log.set_xlim(floor / scale / 3.0, biggest * 3.0)
     log.set_xlabel(f"time per step ({unit}, log scale; zero parts not shown)")
-    log.set_title("each part (log axis; markers as in the legend)", fontsize=10)
+    log.set_title("each part (log axis)\nmarkers as in the legend", fontsize=10)
     log.grid(True, which="minor", axis="x", alpha=0.15, linewidth=0.4)
 
     absolute.set_yticks(y, [display_label(label, baseline) for label in labels])

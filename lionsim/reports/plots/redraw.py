@@ -72,6 +72,37 @@ def read_table(path: Path, required: list[str], allow_empty: bool = False) -> pd
     return df
 
 
+def _check_sweep_cells(path: Path, summary: pd.DataFrame, steps: pd.DataFrame) -> None:
+    """sweep_steps.csv must hold exactly the cells of sweep_summary.csv, each with its `steps`
+    rows (where the summary has that column): a file cut at a line boundary still parses, and
+    would otherwise plot partial curves without a word."""
+    steps_file, summary_file = path / "sweep_steps.csv", path / "sweep_summary.csv"
+
+    def some(cells) -> str:
+        cells = sorted(map(str, cells))
+        return ", ".join(cells[:3]) + (f" and {len(cells) - 3} more" if len(cells) > 3 else "")
+
+    want, have = set(summary["cell"]), set(steps["cell"])
+    if want != have:
+        problems = []
+        if want - have:
+            problems.append(f"lacks {len(want - have)} cell(s) of {summary_file.name} ({some(want - have)})")
+        if have - want:
+            problems.append(f"has {len(have - want)} cell(s) not in {summary_file.name} ({some(have - want)})")
+        raise LionsimError(f"{steps_file} {' and '.join(problems)}; is the file cut short?")
+    if "steps" not in summary.columns:
+        return
+    known = summary[pd.to_numeric(summary["steps"], errors="coerce").notna()]
+    expected = known.groupby("cell")["steps"].sum().astype(float)  # one summary row per cell
+    counts = steps.groupby("cell").size().reindex(expected.index)
+    short = expected.index[counts.to_numpy() != expected.to_numpy()].tolist()
+    if short:
+        cell = short[0]
+        raise LionsimError(f"{steps_file} has {int(counts[cell])} step row(s) for cell {cell}, {summary_file.name} "
+                           f"says {int(expected[cell])}" + (f" ({len(short) - 1} more cell(s) differ)"
+                                                             if len(short) > 1 else "") + "; is the file cut short?")
+
+
 def _estimate_sweep(path: Path) -> list[Path]:
     # estimate sits above reports; imported here so that reports never needs it to load.
     from lionsim.estimate.plot import plot_sweep as plot_estimate_sweep
@@ -105,6 +136,7 @@ def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
     if kind == "sweep":
         summary = read_table(path / "sweep_summary.csv", SUMMARY_NEEDS)
         steps = read_table(path / "sweep_steps.csv", STEPS_NEEDS)
+        _check_sweep_cells(path, summary, steps)
         return kind, plot_sweep(path, steps, summary)
     if kind == "estimate-sweep":
         return kind, _estimate_sweep(path)
