@@ -1,6 +1,8 @@
 """Performance benchmarks that print figures (never assertions): `python -m lionsim.perf`.
 
     pack      pack_signs throughput against numpy.packbits on 10^8 floats (median of 5)
+    votes     majority vote of N packed sign vectors (n = 10^6, one thread): bit-sliced counting
+              on the packed words against unpack -> sum -> sign, at N = 8, 32, 128, 1024
     vmap      per-worker gradients: the simulator's loop against torch.func.vmap (median of 5)
     sim       simulator step time at N = 1, 8, 32 workers for a workload: the batched
               worker dimension against N x one worker's compute, and peak memory (RSS)
@@ -42,6 +44,33 @@ def bench_pack(numel: int = 10**8, repeats: int = 5) -> dict:
     return {"numel": numel, "pack_signs_s": t_ours, "numpy_packbits_s": t_np,
             "pack_signs_GBps": numel * 4 / t_ours / 1e9, "numpy_GBps": numel * 4 / t_np / 1e9,
             "ratio_numpy_over_ours": t_np / t_ours}
+
+
+def bench_votes(counts: list[int], numel: int = 10**6, repeats: int = 3) -> list[dict]:
+    """Median seconds of sign(S) from packed [N, n/8] votes: bit-sliced vs unpack -> sum."""
+    import torch
+
+    from lionsim.aggregators.bitslice import vote_sum_packed
+    from lionsim.packing import pack_signs, unpack_signs
+
+    torch.set_num_threads(1)
+    rows = []
+    for n_workers in counts:
+        packed = pack_signs(torch.randn(n_workers, numel, generator=torch.Generator().manual_seed(n_workers)))
+        fast, plain = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            ours = torch.sign(vote_sum_packed(packed, numel)[0])
+            fast.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            ref = torch.sign(unpack_signs(packed, numel, torch.int8).sum(0, dtype=torch.int32))
+            plain.append(time.perf_counter() - start)
+            assert torch.equal(ours, ref), "bit-sliced vote disagrees with unpack -> sum -> sign"
+            del ref
+        t_fast, t_plain = statistics.median(fast), statistics.median(plain)
+        rows.append({"workers": n_workers, "numel": numel, "bitslice_s": t_fast, "unpack_sum_s": t_plain,
+                     "ratio_unpack_over_bitslice": t_plain / t_fast})
+    return rows
 
 
 def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str) -> dict:
@@ -151,14 +180,17 @@ def main(argv: list[str] | None = None) -> None:
         return
     p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="*", default=["pack", "vmap", "sim"], choices=["pack", "vmap", "sim", "transports"])
+    p.add_argument("what", nargs="*", default=["pack", "vmap", "sim"],
+                   choices=["pack", "votes", "vmap", "sim", "transports"])
     p.add_argument("--workload", default="vit")
     p.add_argument("--size", default="small")
     p.add_argument("--workers", default="1,8,32")
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--strategy", default="dlion-mavo")
+    p.add_argument("--vote-workers", default="8,32,128,1024", help="votes: worker counts N")
     p.add_argument("--vmap-workload", default="mlp", help="workload for the vmap comparison")
-    p.add_argument("--numel", type=int, default=None, help="pack: 1e8 floats; transports: 25e6 parameters")
+    p.add_argument("--numel", type=int, default=None,
+                   help="pack: 1e8 floats; votes: 1e6 coordinates; transports: 25e6 parameters")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
     p.add_argument("--iters", type=int, default=5, help="transports: timed steps per transport")
     args = p.parse_args(argv)
@@ -167,6 +199,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"pack_signs on {r['numel']:.0e} floats: {r['pack_signs_s'] * 1e3:.1f} ms "
               f"({r['pack_signs_GBps']:.2f} GB/s); numpy.packbits(x > 0): {r['numpy_packbits_s'] * 1e3:.1f} ms "
               f"({r['numpy_GBps']:.2f} GB/s); numpy time / ours = {r['ratio_numpy_over_ours']:.2f}")
+    if "votes" in args.what:
+        counts = [int(n) for n in args.vote_workers.split(",")]
+        rows = bench_votes(counts, args.numel or 10**6)
+        print(f"majority vote on packed signs, n = {rows[0]['numel']:.0e}, one thread, median of 3:")
+        print(f"{'N':>5} {'bit-sliced ms':>14} {'unpack-sum ms':>14} {'unpack / bit-sliced':>20}")
+        for r in rows:
+            print(f"{r['workers']:>5} {r['bitslice_s'] * 1e3:>14.1f} {r['unpack_sum_s'] * 1e3:>14.1f} "
+                  f"{r['ratio_unpack_over_bitslice']:>20.1f}")
     if "vmap" in args.what:
         for n in [int(n) for n in args.workers.split(",")]:
             r = bench_vmap(args.vmap_workload, args.size, n)

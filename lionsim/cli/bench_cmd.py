@@ -8,13 +8,11 @@ from typing import Optional
 
 import typer
 
-from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.errors import LionsimError
-from lionsim.reports.files import check_out_dir
 
 
 def parse_betas(text: str | None) -> tuple[float, float] | None:
@@ -104,6 +102,9 @@ def bench(
     config: o.Config = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
+    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
+    from lionsim.reports.files import check_out_dir
+
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
@@ -152,6 +153,8 @@ def bench(
 
 def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, fmt: str = "table") -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
+    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
+
     from lionsim.launch import RankFailure, check_backend, check_layout, run_rank, spawn_ranks
     from lionsim.reports import load_run, summarize
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pandas as pd
 import typer
 from rich import box
 from rich.table import Table
@@ -14,12 +13,8 @@ from rich.table import Table
 from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.errors import LionsimError
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_table, load_network, normalize_op, parse_sizes
-from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
 from lionsim.network.link import GB, US
-from lionsim.network.toml_out import profile_toml
 from lionsim.cli.output import Format, emit, parse_out
-from lionsim.reports.files import check_out_dir, make_dir, write_atomic
-from lionsim.reports.plots import plot_comm
 
 BACKENDS = ("sim", "gloo", "nccl")
 
@@ -43,6 +38,8 @@ def _human_bytes(n: int) -> str:
 
 
 def _check_fit_path(path: Path) -> None:
+    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+
     if path.suffix.lower() != ".toml":
         raise LionsimError(f"bad --fit {path}: the profile is written as TOML; accepted: a path ending in .toml")
     check_out_dir(path.parent, "--fit")
@@ -74,6 +71,8 @@ def comm(
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
+    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     net = load_network(network)
@@ -96,6 +95,7 @@ def comm(
         if format != "table":
             emit(frame, format)
     if out is not None:
+        from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
         from lionsim.reports.publish import RunDir
 
         # comm.csv and its plots are staged beside --out and published together, or not at all
@@ -126,6 +126,8 @@ def _us(seconds: float) -> str:
 
 
 def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, extra, fit) -> pd.DataFrame:
+    import pandas as pd
+
     from lionsim.measure import MeasureConfig, measure, measured_rows, with_model
     from lionsim.measure.launch import MeasureFailure
     from lionsim.measure.table import compared
@@ -165,6 +167,10 @@ def _print_measured(rows: pd.DataFrame, backend: str, ranks: int, name: str) -> 
 
 
 def _fit(measured: pd.DataFrame, path: Path, backend: str, ranks: int, cfg) -> None:
+    from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
+    from lionsim.network.toml_out import profile_toml
+    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+
     name = path.stem
     desc = f"fitted by lionsim comm --backend {backend} --ranks {ranks} on {socket.gethostname()}"
     net, errors = fit_network(measured, name=name, description=desc)

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
-import pandas as pd
 import typer
 from rich.console import Console
 from rich import box
@@ -14,15 +13,10 @@ from rich.table import Table
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, out_console
-from lionsim.estimate import DEFAULT_STRATEGIES, EstimateConfig, estimate
-from lionsim.steptime import MODES
-from lionsim.estimate.plot import plot_sweep
-from lionsim.estimate.sweep import ACCEPTED, Sweep, run_sweep
-from lionsim.estimate.table import model_text
-from lionsim.network import AUTO
+from lionsim.steptime.overlap import MODES
+from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
+from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, parse_out
-from lionsim.reports.tables import fold_run
-from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
@@ -79,6 +73,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
+    from lionsim.estimate.table import model_text
+    from lionsim.reports.tables import fold_run
+
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
              for mode in dict.fromkeys(frame["overlap"])}
@@ -110,6 +107,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
 
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep."""
+    import pandas as pd
+    from lionsim.reports.tables import fold_run
+
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
     table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
@@ -131,6 +131,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
 
 
 def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
+
     return write_atomic(path, lambda f: frame.to_csv(f, index=False))
 
 
@@ -165,6 +167,10 @@ def estimate_cmd(
     config: o.Config = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
+    from lionsim.estimate import EstimateConfig, estimate
+    from lionsim.estimate.sweep import run_sweep
+    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
+
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
@@ -191,6 +197,8 @@ def estimate_cmd(
             if out is not None:
                 written.append(_write_csv(rows, out / "sweep.csv"))
                 written.append(_write_csv(crossings, out / "crossover.csv"))
+                from lionsim.estimate.plot import plot_sweep  # matplotlib: only when plots are asked for
+
                 written += plot_sweep(rows, crossings, spec, out / "sweep.png")
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-import pandas as pd
 import typer
 
 import lionsim
@@ -28,6 +27,8 @@ def root(
 def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
     """One row per strategy and transport it can use (its default first): what it sends, the
     bits per parameter for `workers` workers, its default lr and weight decay."""
+    import pandas as pd
+
     from lionsim.aggregators import MajorityVote
     from lionsim.strategies import STRATEGIES, valid_transports
     from lionsim.transports import TRANSPORTS, PayloadSpec
@@ -111,6 +112,7 @@ def strategies(
 @app.command()
 def workloads(format: Format = "table") -> None:
     """List the workloads with a line each."""
+    import pandas as pd
     from rich.table import Table
 
     from lionsim.workloads import WORKLOADS

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import pandas as pd
 from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import app
 from lionsim.cli.output import Format, emit
-from lionsim.network import NETWORKS, Link
-from lionsim.network.link import GB, US
+from lionsim.network.link import GB, US, Link
+from lionsim.network.presets import NETWORKS
 
 
 def _link_text(link: Link | None) -> str:
@@ -21,6 +20,8 @@ def _link_text(link: Link | None) -> str:
 
 def networks_frame() -> pd.DataFrame:
     """One row per preset, every value in its unit (the --format csv/json of `lionsim networks`)."""
+    import pandas as pd
+
     rows = []
     for name, net in NETWORKS.items():
         intra = net.intra

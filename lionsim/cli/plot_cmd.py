@@ -9,9 +9,6 @@ from typing import Annotated, Optional
 import typer
 
 from lionsim.cli.app import ConfigOption, app, console
-from lionsim.reports.files import written_together
-from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
-from lionsim.reports.plots import detect_kind, plot_dir
 
 
 @app.command("plot")
@@ -27,6 +24,10 @@ def plot(
 ) -> None:
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
+    from lionsim.reports.files import written_together
+    from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
+    from lionsim.reports.plots import detect_kind, plot_dir
+
     kind = detect_kind(run_dir)
     summary = None
     with written_together():  # every plot is redrawn, or (a full disk) none is replaced

@@ -14,13 +14,9 @@ from rich.table import Table
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, out_console
 from lionsim.errors import LionsimError
-from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
-from lionsim.regress.baseline import default_baseline_dir
 from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
-from lionsim.regress.report import write_junit, write_markdown
 from lionsim.regress.rows import IMPROVED, PASS, fmt, shown_rows
 from lionsim.regress.tolerance import DEFAULT_SEEDS
-from lionsim.reports.files import check_out_dir, written_together
 
 VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
 LOG_WIDTH = 120
@@ -33,6 +29,8 @@ def _print_table(table: Table) -> None:
 
 
 def _check_output(path: Path | None, option: str) -> None:
+    from lionsim.reports.files import check_out_dir, written_together
+
     if path is not None and path.is_dir():
         raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
     if path is not None:
@@ -45,6 +43,8 @@ def _progress() -> Progress:
 
 
 def _list_cases() -> None:
+    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+
     table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 1))
     for col in ("case", "workload", "workers", "split", "steps", "batch", "seed"):
         table.add_column(col, no_wrap=True)
@@ -85,6 +85,10 @@ def _warn(warnings: list[str]) -> None:
 
 def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, report: Path | None,
                everything: bool, mode: str) -> int:
+    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+    from lionsim.regress.report import write_junit, write_markdown
+    from lionsim.reports.files import check_out_dir, written_together
+
     start = time.perf_counter()
     selected = select_cases(cases)
     with _progress() as bar:
@@ -117,6 +121,8 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
 
 
 def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
+    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+
     selected = select_cases(cases)
     if seeds < 1:
         raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
@@ -158,6 +164,8 @@ def regress(
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines
     (strictly on their own platform); exit 1 on a regression, 2 on bad input."""
+    from lionsim.regress.baseline import default_baseline_dir
+
     if list_cases:
         _list_cases()
         return

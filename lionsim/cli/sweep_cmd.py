@@ -7,13 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.bench_cmd import EVAL_SAMPLES_HELP, parse_betas, parse_hyper
-from lionsim.cli.sweep_view import SweepDisplay, sweep_table
-from lionsim.reports.files import check_out_dir
 
 
 def comma_items(value) -> list:
@@ -75,6 +72,10 @@ def sweep(
     Cells that differ only in the network share one training. A resumed sweep may add grid values;
     any other option must match ROOT/sweep.json.
     """
+    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
+    from lionsim.cli.sweep_view import SweepDisplay, sweep_table
+    from lionsim.reports.files import check_out_dir
+
     from lionsim.sweep import Grid, SweepConfig, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,

@@ -8,9 +8,31 @@ package holds the command's own parts: its configuration, the probe that reads a
 payload without training, the table, the sweep and its plot.
 """
 
-from lionsim.estimate.config import DEFAULT_STRATEGIES, EstimateConfig, Resolved, resolve, with_gpus_per_node
-from lionsim.estimate.probe import Probe, probe
-from lionsim.estimate.table import ESTIMATE_COLUMNS, EXTRA_COLUMNS, estimate, estimate_rows
+import sys
+
+from lionsim._lazy import ShadowingModule, lazy_attributes
+
+_NAMES = {
+    'DEFAULT_STRATEGIES': '.config',
+    'EstimateConfig': '.config',
+    'Resolved': '.config',
+    'resolve': '.config',
+    'with_gpus_per_node': '.config',
+    'Probe': '.probe',
+    'probe': '.probe',
+    'ESTIMATE_COLUMNS': '.table',
+    'EXTRA_COLUMNS': '.table',
+    'estimate': '.table',
+    'estimate_rows': '.table',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+
+
+class _Package(ShadowingModule):
+    _shadowed = ("probe",)  # the function, not the submodule lionsim.estimate.probe
+
+
+sys.modules[__name__].__class__ = _Package
 
 __all__ = [
     "DEFAULT_STRATEGIES",

@@ -9,12 +9,11 @@ from dataclasses import asdict, dataclass, field
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
 from lionsim.runs import RunSpec, parse_runs
 
-DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion@bf16-allreduce", "dlion-mavo", "dlion-mavo@a2a-1bit",
-                      "lioncub-l1")
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
 vote rows then show what the 1-bit exchange gains over the same optimizer's gradient

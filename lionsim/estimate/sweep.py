@@ -30,12 +30,12 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import ESTIMATE_COLUMNS, EXTRA_COLUMNS, estimate_rows
 from lionsim.network import GB, Network
 
 VARIABLES = ("workers", "bandwidth")
-ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]

@@ -16,7 +16,6 @@ use `bandwidths` and COMM_COLUMNS so that both kinds sit in one table.
 
 from __future__ import annotations
 
-import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
@@ -69,6 +68,8 @@ def comm_table(
     algorithm: str = AUTO,
 ) -> pd.DataFrame:
     """Modelled cost of every (collective, workers, size), one row each, columns COMM_COLUMNS."""
+    import pandas as pd
+
     ops = [normalize_op(c) for c in collectives]
     for n in workers:
         if isinstance(n, bool) or not isinstance(n, int) or n < 2:

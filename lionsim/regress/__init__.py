@@ -15,12 +15,26 @@ near global Lion, whatever the baseline says.
     update_suite(Path("reports/baselines"))   # re-measure and rewrite the baselines
 """
 
-from lionsim.regress.baseline import BASELINE_FILE, load_baseline
-from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases
-from lionsim.regress.check import CheckResult, check_suite, total_runs
-from lionsim.regress.report import write_junit, write_markdown
-from lionsim.regress.rows import Row
-from lionsim.regress.update import Change, UpdateResult, update_suite
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {
+    'BASELINE_FILE': '.baseline',
+    'load_baseline': '.baseline',
+    'SUITE': '.cases',
+    'SUITE_VERSION': '.cases',
+    'Case': '.cases',
+    'select_cases': '.cases',
+    'CheckResult': '.check',
+    'check_suite': '.check',
+    'total_runs': '.check',
+    'write_junit': '.report',
+    'write_markdown': '.report',
+    'Row': '.rows',
+    'Change': '.update',
+    'UpdateResult': '.update',
+    'update_suite': '.update',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
 
 __all__ = [
     "BASELINE_FILE",

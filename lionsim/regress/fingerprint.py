@@ -19,7 +19,6 @@ import hashlib
 import platform
 from pathlib import Path
 
-import torch
 
 from lionsim.errors import LionsimError
 
@@ -60,6 +59,8 @@ def cpu_flags() -> str:
 
 def fingerprint() -> dict[str, str]:
     """This platform, as a baseline records it."""
+    import torch
+
     try:
         capability = torch.backends.cpu.get_cpu_capability()
     except AttributeError:  # torch < 2.1

@@ -4,11 +4,20 @@ The library half of `lionsim bench` and `lionsim plot`: it returns DataFrames, w
 and builds rich tables, but never prints.
 """
 
-from lionsim.reports.columns import STEP_COLUMNS, SUMMARY_REQUIRED, run_label
-from lionsim.reports.files import load_run, write_run
-from lionsim.reports.plots import plot_run
-from lionsim.reports.summary import summarize
-from lionsim.reports.tables import model_check_table, summary_table
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {
+    'STEP_COLUMNS': '.columns',
+    'SUMMARY_REQUIRED': '.columns',
+    'run_label': '.columns',
+    'load_run': '.files',
+    'write_run': '.files',
+    'plot_run': '.plots',
+    'summarize': '.summary',
+    'model_check_table': '.tables',
+    'summary_table': '.tables',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
 
 __all__ = [
     "STEP_COLUMNS",

@@ -9,10 +9,25 @@ passes.py counts the bytes each memory-bound pass moves, work.py turns FLOPs and
 measurements) into StepWork.
 """
 
-from lionsim.steptime.overlap import MODES, Buckets, OverlapConfig
-from lionsim.steptime.passes import PassBytes, pass_bytes
-from lionsim.steptime.timeline import Priced, StepTimes, StepWork, price_calls, serial_end, step_times
-from lionsim.steptime.work import Kernels, device_work, measured_work
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {
+    'MODES': '.overlap',
+    'Buckets': '.overlap',
+    'OverlapConfig': '.overlap',
+    'PassBytes': '.passes',
+    'pass_bytes': '.passes',
+    'Priced': '.timeline',
+    'StepTimes': '.timeline',
+    'StepWork': '.timeline',
+    'price_calls': '.timeline',
+    'serial_end': '.timeline',
+    'step_times': '.timeline',
+    'Kernels': '.work',
+    'device_work': '.work',
+    'measured_work': '.work',
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
 
 __all__ = [
     "MODES",

@@ -21,9 +21,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_bools, unpack_codes, unpack_signs
+from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
@@ -60,14 +61,9 @@ class AllToAll1Bit(Transport):
         with section(clock, "collective"):
             mine = comm.all_to_all(packed)  # [w, W, c/8 or c/4]: my chunk from every worker
         with section(clock, "decode"):
-            signs = unpack_signs(mine[..., : chunk // 8], chunk, torch.int8)  # [w, W, c]
-            voted_any = None
-            if abstain:
-                voted = unpack_bools(mine[..., chunk // 8 :], chunk)  # [w, W, c]
-                vote_sum = (signs * voted).sum(1, dtype=torch.int32)  # [w, c]
-                voted_any = voted.any(1)
-            else:
-                vote_sum = signs.sum(1, dtype=torch.int32)  # [w, c]
+            # counted on the packed words (lionsim.aggregators.bitslice): no [w, W, c] unpack
+            voted = mine[..., chunk // 8 :] if abstain else None
+            vote_sum, voted_any = vote_sum_packed(mine[..., : chunk // 8], chunk, workers, voted)  # [w, c]
             owner = comm.first_worker + torch.arange(vote_sum.shape[0], device=vote_sum.device)
             index = owner[:, None] * chunk + torch.arange(chunk, device=vote_sum.device)  # [w, c]
         with section(clock, "encode"):

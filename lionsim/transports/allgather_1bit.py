@@ -11,12 +11,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
+from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_signs
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -39,16 +40,18 @@ class AllGather1Bit(Transport):
             gathered = comm.all_gather(packed)  # [w, W, n/8]
             scales = comm.all_gather(payload.scales) if spec.kind == "scaled-signs" else None
         with section(clock, "decode"):
-            if votes:
-                signs = unpack_signs(gathered[..., :m], spec.numel, torch.int8)  # [w, W, n]
-                if not abstain:
-                    return spec.rule.result(signs.sum(1, dtype=torch.int32), workers)
-                voted = unpack_bools(gathered[..., m:], spec.numel)  # [w, W, n]
-                vote_sum = (signs * voted).sum(1, dtype=torch.int32)
-                return spec.rule.result(vote_sum, workers, voted=voted.any(1))
-            signs = unpack_signs(gathered, spec.numel)  # [w, W, n]
-            per_param = scales[..., payload.segment_ids]  # [w, W, n]
-            return (signs * per_param).sum(1) / workers
+            # The simulator's all-gather is one view shared by every worker (stride 0): decode
+            # it once and share the result the same way, never a [W, W, n] unpack.
+            gathered, local = shared_rows(gathered)
+            if votes:  # counted on the packed words (lionsim.aggregators.bitslice)
+                voted = gathered[..., m:] if abstain else None
+                vote_sum, voted_any = vote_sum_packed(gathered[..., :m], spec.numel, workers, voted)  # [w, n]
+                out = spec.rule.result(vote_sum, workers, voted=voted_any)
+            else:
+                signs = unpack_signs(gathered, spec.numel)  # [w, W, n]
+                per_param = scales[: signs.shape[0]][..., payload.segment_ids]  # [w, W, n]
+                out = (signs * per_param).sum(1) / workers
+            return out if local is None else out.expand(local, -1)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         if spec.kind == "votes":

@@ -18,7 +18,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, packed_size, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -42,8 +42,10 @@ class AllGatherLevels(Transport):
             gathered = comm.all_gather(packed)  # [w, W, n*b/8]
             scales = comm.all_gather(payload.scales)  # [w, W, T]
         with section(clock, "decode"):
+            gathered, local = shared_rows(gathered)  # the simulator's shared view: decode once
             levels = unpack_codes(gathered, spec.numel, bits) - spec.max_level  # [w, W, n]
-            return (levels * scales[..., payload.segment_ids]).sum(1).float() / workers
+            out = (levels * scales[: levels.shape[0]][..., payload.segment_ids]).sum(1).float() / workers
+            return out if local is None else out.expand(local, -1)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         return [CollectiveCall("all_gather", workers * packed_size(spec.numel, level_bits(spec.max_level)), "levels"),

@@ -67,3 +67,13 @@ def bits_for(levels: int) -> int:
 
 
 TRANSPORTS: Registry[type[Transport]] = Registry("transport")
+
+
+def shared_rows(gathered: Tensor) -> tuple[Tensor, int | None]:
+    """The simulator's all-gather gives every local worker one shared view (stride 0 on the
+    worker dimension): decode that once. Returns (rows to decode, w to expand the result back
+    to, or None when the rows are distinct)."""
+    local = gathered.shape[0]
+    if local > 1 and gathered.stride(0) == 0:
+        return gathered[:1], local
+    return gathered, None

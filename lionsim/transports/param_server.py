@@ -14,9 +14,10 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_bools, unpack_codes, unpack_signs
+from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, section
@@ -46,12 +47,9 @@ class ParamServer(Transport):
         codes = None
         if pushed is not None:
             with section(clock, "decode"):
-                signs = unpack_signs(pushed[:, :m], spec.numel, torch.int8)  # [W, n]
-                voted_any = None
-                if abstain:
-                    voted = unpack_bools(pushed[:, m:], spec.numel)  # [W, n]
-                    signs, voted_any = signs * voted, voted.any(0)
-                vote_sum = signs.sum(0, dtype=torch.int32)
+                # counted on the packed words (lionsim.aggregators.bitslice): no [W, n] unpack
+                voted = pushed[:, m:] if abstain else None
+                vote_sum, voted_any = vote_sum_packed(pushed[:, :m], spec.numel, workers, voted)  # [n]
             with section(clock, "encode"):
                 codes = pack_codes(rule.encode(vote_sum, workers, voted=voted_any, abstain=abstain), bits)
         with section(clock, "collective"):
