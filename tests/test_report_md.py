@@ -133,3 +133,12 @@ def test_only_a_vit_sweep_is_set_beside_the_paper(tmp_path, monkeypatch):
     text = write_report(tmp_path).read_text()
     assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 |\n" in text
     assert "paper," not in text and "ordering" not in text
+
+
+def test_a_sweep_json_that_is_not_an_object_is_one_line(tmp_path, capsys):
+    _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text("[1, 2]\n")
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "holds a JSON list; expected an object" in err and len(err.strip().splitlines()) == 1

@@ -203,6 +203,14 @@ def _truncated(path: Path) -> bool:
         return False
 
 
+def read_json(path: Path) -> Any:
+    """A JSON file lionsim wrote (run.json, sweep.json); unreadable or malformed is one line."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise LionsimError(f"malformed JSON in {path}: {_one_line(e)}") from None
+
+
 def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | None]:
     """Read a finished run: (steps, summary or None if absent, meta or None if absent).
 
@@ -231,10 +239,7 @@ def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | N
     meta = None
     meta_path = out_dir / META_FILE
     if meta_path.is_file():
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise LionsimError(f"malformed JSON in {meta_path}: {_one_line(e)}") from None
+        meta = read_json(meta_path)
         if not isinstance(meta, dict):
             raise LionsimError(f"{meta_path} holds a JSON {type(meta).__name__}; expected an object")
     return steps, summary, meta

@@ -9,7 +9,6 @@ methods), the plots, the environment, and the commands that reproduce it all.
 
 from __future__ import annotations
 
-import json
 import math
 import shlex
 from pathlib import Path
@@ -18,7 +17,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import run_label
-from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, write_atomic
+from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_NAMES, PAPER_ORDER, ordering_breaks, ordering_holds
 
 REPORT_FILE = "report.md"
@@ -205,12 +204,9 @@ def _sweep_report(directory: Path) -> str:
     if summary.empty:
         raise LionsimError(f"{directory / SWEEP_SUMMARY} has no finished cells yet")
     meta_path = directory / SWEEP_META
-    meta = {}
-    if meta_path.is_file():
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise LionsimError(f"malformed JSON in {meta_path}: {' '.join(str(e).split())}") from None
+    meta = read_json(meta_path) if meta_path.is_file() else {}
+    if not isinstance(meta, dict):  # a JSON list would fail below on .get
+        raise LionsimError(f"{meta_path} holds a JSON {type(meta).__name__}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
     config_rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)] for k, v in grid.items()]

@@ -16,7 +16,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import STEP_COLUMNS
-from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, make_dir, read_csv, write_atomic, write_run
+from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, make_dir, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.publish import RunDir
 
 SWEEP_FILE = "sweep.json"
@@ -39,10 +39,7 @@ class CellStore:
                 raise LionsimError(f"--out {self.root} holds files but no {SWEEP_FILE}; "
                                    "use a new or empty directory for a sweep")
             return None
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise LionsimError(f"malformed JSON in {path}: {e}") from None
+        record = read_json(path)
         if not isinstance(record, dict):
             raise LionsimError(f"{path} is not a sweep record; use a new --out")
         return record
