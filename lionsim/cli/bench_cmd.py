@@ -41,9 +41,6 @@ def parse_hyper(text: str | None) -> dict:
     return value
 
 
-EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "
-                     "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). "
-                     "run.json says how many were used.")
 
 
 def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
@@ -70,8 +67,7 @@ def bench(
     lr: o.Lr = None,
     weight_decay: o.WeightDecay = None,
     betas: o.Betas = None,
-    hyper: Optional[str] = typer.Option(None, "--hyper", hidden=True,
-                                        help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table)."),
+    hyper: o.Hyper = None,
     momentum_sync: o.MomentumSync = "never",
     sync_tensors: o.SyncTensors = "all",
     freeze_steps: o.FreezeSteps = 15,
@@ -81,8 +77,8 @@ def bench(
     dgc_warmup_steps: o.DgcWarmupSteps = 0,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
-    eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
-    eval_samples: Optional[str] = typer.Option(None, "--eval-samples", metavar="N|all", help=EVAL_SAMPLES_HELP),
+    eval_every: o.EvalEvery = 25,
+    eval_samples: o.EvalSamples = None,
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(
         None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
@@ -92,7 +88,7 @@ def bench(
         help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
              "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
-    warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
+    warmup_steps: o.WarmupSteps = 3,
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),

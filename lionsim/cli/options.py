@@ -76,3 +76,12 @@ Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python di
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
 Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or a run.json lionsim wrote) giving any option; flags win.")]
+
+_EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "
+                     "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). "
+                     "run.json says how many were used.")
+EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every this many steps.")]
+EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
+WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Leading steps of each run left out of the timing medians.")]
+Hyper = Annotated[Optional[str], typer.Option(
+    "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]

@@ -10,7 +10,7 @@ import typer
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
-from lionsim.cli.bench_cmd import EVAL_SAMPLES_HELP, parse_betas, parse_hyper
+from lionsim.cli.bench_cmd import parse_betas, parse_hyper
 
 
 def comma_items(value) -> list:
@@ -42,7 +42,7 @@ def sweep(
     lr: o.Lr = None,
     weight_decay: o.WeightDecay = None,
     betas: o.Betas = None,
-    hyper: Optional[str] = typer.Option(None, "--hyper", hidden=True, help="Per-run hyperparameters as JSON."),
+    hyper: o.Hyper = None,
     momentum_sync: o.MomentumSync = "never",
     sync_tensors: o.SyncTensors = "all",
     freeze_steps: o.FreezeSteps = 15,
@@ -52,13 +52,13 @@ def sweep(
     dgc_warmup_steps: o.DgcWarmupSteps = 0,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
-    eval_every: int = typer.Option(25, "--eval-every", help="Evaluate every this many steps."),
-    eval_samples: Optional[str] = typer.Option(None, "--eval-samples", metavar="N|all", help=EVAL_SAMPLES_HELP),
+    eval_every: o.EvalEvery = 25,
+    eval_samples: o.EvalSamples = None,
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(None, "--target-loss", help="Training loss for time to target "
                                                 "(default: per group, as bench sets it)."),
     compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
-    warmup_steps: int = typer.Option(3, "--warmup-steps", help="Leading steps of each run left out of the timing medians."),
+    warmup_steps: o.WarmupSteps = 3,
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
