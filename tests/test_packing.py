@@ -10,8 +10,11 @@ from lionsim.packing import (
     pack_bools_reference,
     pack_codes,
     packed_size,
+    pack_codes_reference,
     unpack_bools,
+    unpack_bools_reference,
     unpack_codes,
+    unpack_codes_reference,
 )
 
 
@@ -45,6 +48,21 @@ def test_unpack_signs_inverts_pack(shape):
     assert np.array_equal(unpack_bools(lionsim.pack_signs(x), n).numpy(), bits.astype(bool))
 
 
+@pytest.mark.parametrize("shape", [(1,), (7,), (9,), (3, 17), (2, 3, 64), (2, 0), (2, (1 << 20) + 13)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.int8, torch.int32])
+def test_fast_unpack_equals_plain_unpack(shape, dtype):
+    """The CPU paths (numpy.unpackbits, the sign table) against shifting each bit out."""
+    packed = torch.randint(0, 256, (*shape[:-1], packed_size(shape[-1])), dtype=torch.uint8)
+    n = shape[-1]
+    bits = unpack_bools_reference(packed, n)
+    assert torch.equal(unpack_bools(packed, n), bits)
+    signs = lionsim.unpack_signs(packed, n, dtype)
+    assert signs.dtype == dtype and signs.shape == shape and signs.is_contiguous()
+    assert torch.equal(signs, bits.to(dtype) * 2 - 1)
+    strided = packed[..., ::2]  # a non-contiguous view unpacks the same as its copy
+    assert torch.equal(unpack_bools(strided, 2 * strided.shape[-1]), unpack_bools_reference(strided.contiguous(), 2 * strided.shape[-1]))
+
+
 def test_unpack_rejects_too_few_bytes():
     with pytest.raises(ValueError):
         unpack_bools(torch.zeros(2, dtype=torch.uint8), 17)
@@ -61,3 +79,14 @@ def test_pack_codes_matches_a_bit_string(bits):
         expected = [int(stream[i : i + 8], 2) for i in range(0, len(stream), 8)]
         assert packed[row].tolist() == expected
     assert torch.equal(unpack_codes(packed, 37, bits), codes)
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (3, 17), (2, 3, 9), (0, 5), (4, 8), (2, (1 << 18) + 3), (300, 1001)])
+@pytest.mark.parametrize("bits", [1, 2, 3, 5, 7, 8, 9, 17, 32])
+def test_fast_codes_equal_plain_codes(shape, bits):
+    """The CPU word-group codec against one bit plane per field bit, both ways."""
+    codes = torch.randint(0, 2**bits, shape, dtype=torch.int64)
+    packed = pack_codes(codes, bits)
+    assert torch.equal(packed, pack_codes_reference(codes, bits))
+    assert torch.equal(unpack_codes(packed, shape[-1], bits), codes)
+    assert torch.equal(unpack_codes_reference(packed, shape[-1], bits), codes)

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.errors import LionsimError
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_table, load_network, normalize_op, parse_sizes
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, load_network, normalize_op, parse_sizes, rows_frame
 from lionsim.network.link import GB, US
 from lionsim.cli.output import Format, emit, parse_out
 
@@ -35,6 +35,18 @@ def _human_bytes(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{n} B"
+
+
+def _measured_ranks(backend: str, ranks: int | None) -> int:
+    """--ranks resolved as bench resolves it, after checking this machine has the backend."""
+    from lionsim.launch.rank import check_backend, default_ranks
+
+    check_backend(backend, 1)  # nccl without CUDA: one line before any other
+    n = default_ranks(backend) if ranks is None else ranks
+    if backend == "nccl" and ranks is None and n < 2:
+        raise LionsimError(f"comm --backend nccl measures between GPUs, one rank each: it needs >= 2 GPUs, {n} visible")
+    check_backend(backend, n)
+    return n
 
 
 def _check_fit_path(path: Path) -> None:
@@ -60,7 +72,9 @@ def comm(
         AUTO, "--algorithm", help=f"auto (the cheapest for each size) or one of: {', '.join(COLLECTIVE_ALGORITHMS.names())}."
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
-    ranks: int = typer.Option(2, "--ranks", help="Processes to measure with (gloo/nccl); nccl: one per GPU."),
+    ranks: int | None = typer.Option(
+        None, "--ranks", help="Processes to measure with: default 2 on gloo, one per visible GPU on nccl (which "
+        "needs >= 2 GPUs), as bench."),
     warmup: int = typer.Option(5, "--warmup", help="Iterations dropped before timing (nccl-tests -w)."),
     iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
@@ -71,27 +85,31 @@ def comm(
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
-
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     net = load_network(network)
     ops = [normalize_op(c) for c in collective]
+    if backend != "sim":  # before anything is measured or printed: can this machine run it?
+        ranks = _measured_ranks(backend, ranks)
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     if backend == "sim" and fit is not None:
         raise LionsimError("--fit fits measured collectives: use --backend gloo or nccl")
     size_list = parse_sizes(sizes if sizes is not None else ("1KB:1GB" if backend == "sim" else "64KB:64MB"))
-    frame = comm_table(ops, size_list, counts, net, algorithm) if counts else None
-    if out is not None:
+    rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
+    if out is not None:  # the files helpers import pandas: only when files are written
+        from lionsim.reports.files import check_out_dir, write_atomic
+
         check_out_dir(out)
     if fit is not None:
         _check_fit_path(fit)
-    if backend == "sim":
-        emit(frame, format, lambda: _print_model(frame, net.name))
+    if backend == "sim":  # a table of the model alone imports no pandas
+        emit(lambda: rows_frame(rows), format, lambda: _print_model(rows, net.name))
+        frame = rows_frame(rows) if out is not None else None
     else:
-        frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, frame, fit)
+        frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout,
+                         rows_frame(rows) if rows else None, fit)
         if format != "table":
             emit(frame, format)
     if out is not None:
@@ -106,16 +124,16 @@ def comm(
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
 
 
-def _print_model(frame: pd.DataFrame, name: str) -> Table:
+def _print_model(rows: list[dict], name: str) -> Table:
     # fits 80 columns (a pipe or a CI log): short headers, units in the caption, no cell folded
     table = Table(title=f"modelled collectives on {name}", box=box.SIMPLE_HEAD, pad_edge=False,
                   caption="N: workers; time: us; algbw, busbw: GB/s (GB = 1e9 bytes, nccl-tests factors)",
                   caption_justify="left")
     for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
         table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
-    for row in frame.itertuples(index=False):
-        table.add_row(row.collective, row.algorithm, str(row.workers), _human_bytes(row.bytes),
-                      _us(row.time_s), f"{row.algbw_GBps:.3f}", f"{row.busbw_GBps:.3f}")
+    for row in rows:
+        table.add_row(row["collective"], row["algorithm"], str(row["workers"]), _human_bytes(row["bytes"]),
+                      _us(row["time_s"]), f"{row['algbw_GBps']:.3f}", f"{row['busbw_GBps']:.3f}")
     return table
 
 

@@ -52,4 +52,4 @@ def _networks_table() -> Table:
 @app.command()
 def networks(format: Format = "table") -> None:
     """List the network presets (per direction; GB = 1e9 bytes)."""
-    emit(networks_frame(), format, _networks_table)
+    emit(networks_frame, format, _networks_table)

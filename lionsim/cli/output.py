@@ -42,16 +42,19 @@ Format = Annotated[str, typer.Option(
 
 def emit(frame, fmt: str, table=None) -> None:
     """Print a result: the rich `table` (a renderable, or a function making one) for `table`,
-    else the frame as CSV or JSON on stdout. A reader that stops early is not an error."""
+    else the frame (a DataFrame, or a function making one: a table never imports pandas) as
+    CSV or JSON on stdout. A reader that stops early is not an error."""
     import os
     import sys
 
     from lionsim.cli.app import console
-    from lionsim.reports.formats import frame_text
 
     if fmt == "table":
         console.print(table() if callable(table) else table)
         return
+    from lionsim.reports.formats import frame_text  # pandas: only for csv / json
+
+    frame = frame() if callable(frame) else frame
     try:
         sys.stdout.write(frame_text(frame, fmt))
         sys.stdout.flush()

@@ -37,6 +37,8 @@ _NAMES = {
     'bandwidths': '.table',
     'bus_factor': '.table',
     'comm_table': '.table',
+    'comm_rows': '.table',
+    'rows_frame': '.table',
     'normalize_op': '.table',
 }
 __getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
@@ -65,6 +67,8 @@ __all__ = [
     "bus_factor",
     "canonical_network",
     "comm_table",
+    "comm_rows",
+    "rows_frame",
     "comm_time",
     "load_network",
     "network_from_dict",

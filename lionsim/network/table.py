@@ -68,8 +68,23 @@ def comm_table(
     algorithm: str = AUTO,
 ) -> pd.DataFrame:
     """Modelled cost of every (collective, workers, size), one row each, columns COMM_COLUMNS."""
+    return rows_frame(comm_rows(collectives, sizes, workers, network, algorithm))
+
+
+def rows_frame(rows: list[dict]) -> pd.DataFrame:
     import pandas as pd
 
+    return pd.DataFrame.from_records(rows, columns=list(COMM_COLUMNS))
+
+
+def comm_rows(
+    collectives: list[str],
+    sizes: list[int],
+    workers: list[int],
+    network: Network,
+    algorithm: str = AUTO,
+) -> list[dict]:
+    """comm_table's rows as dicts (the model alone needs no pandas: `lionsim comm` prints these)."""
     ops = [normalize_op(c) for c in collectives]
     for n in workers:
         if isinstance(n, bool) or not isinstance(n, int) or n < 2:
@@ -80,5 +95,6 @@ def comm_table(
             for size in sizes:
                 cost = price(CollectiveCall(op, size), n, network, algorithm)
                 algbw, busbw = bandwidths(op, size, n, cost.time_s)
-                rows.append((op, cost.algorithm, n, size, cost.time_s, algbw, busbw, "model", network.name))
-    return pd.DataFrame(rows, columns=list(COMM_COLUMNS))
+                rows.append(dict(zip(COMM_COLUMNS, (op, cost.algorithm, n, size, cost.time_s, algbw, busbw,
+                                                    "model", network.name))))
+    return rows

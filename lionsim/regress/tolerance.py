@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import statistics
 
-from lionsim.regress.metrics import ACCURACY_METRICS
-
 K = 3.0
 """Tolerance in standard deviations of the seed-to-seed spread."""
 LOSS_FLOOR = 1e-3
@@ -33,6 +31,8 @@ RULE = (f"tol = max({K:g} * sd, floor); sd = sample standard deviation of the me
 
 
 def floor(metric: str) -> float:
+    from lionsim.regress.metrics import ACCURACY_METRICS  # metrics imports pandas: not at CLI start-up
+
     return ACCURACY_FLOOR if metric in ACCURACY_METRICS else LOSS_FLOOR
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
+
+if TYPE_CHECKING:  # the --format check runs at every command's start: no pandas there
+    import pandas as pd
 
 FORMATS = ("table", "csv", "json")
 

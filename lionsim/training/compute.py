@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from lionsim.simulator import GRADIENT_METHODS
+from lionsim.simulator import GRADIENT_METHODS, gradient_method
 from lionsim.training.counting import count_gradient
 from lionsim.training.loop import Place
 from lionsim.workloads import Workload
@@ -56,7 +56,7 @@ def measure_compute(workload: Workload, place: Place, warmup: int = TIMING_WARMU
     """Time forward + backward of this process's workers on the first batches (model unchanged)."""
     w = place.comm.local_workers
     grads = torch.zeros(w, workload.params, device=place.device)
-    gradients = GRADIENT_METHODS[workload.gradients]
+    gradients = GRADIENT_METHODS[gradient_method(workload.gradients, w)]
     cuda = place.device.type == "cuda"
     samples = []
     for i in range(warmup + repeats):

@@ -30,7 +30,7 @@ import torch
 from lionsim.backends import Comm
 from lionsim.engine import Sent, train_step
 from lionsim.runs import RunSpec
-from lionsim.simulator import GRADIENT_METHODS
+from lionsim.simulator import GRADIENT_METHODS, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
@@ -117,8 +117,8 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     if on_record is not None:
         on_record(record)
     grads = torch.zeros(comm.local_workers, layout.numel, device=place.device)  # [w, P]
-    gradients = GRADIENT_METHODS[workload.gradients]
-    clock = Clock()
+    gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
+    clock = Clock(place.device)  # on CUDA its sections wait for their kernels
     for step in range(1, steps + 1):
         batches = workload.batches(step - 1, place.workers, place.device)
         with clock.section("compute"):

@@ -66,7 +66,8 @@ class Workload(ABC):
     """One line for `lionsim workloads`, available without building the workload."""
     gradients: ClassVar[str] = "loop"
     """How the simulator computes per-worker gradients: "loop" or "vmap" (torch.func),
-    whichever `python -m lionsim.perf vmap` measured faster for this workload."""
+    whichever `python -m lionsim.perf gradients` measured faster for this workload (vmap only
+    from lionsim.simulator.VMAP_MIN_WORKERS workers in a process up)."""
 
     cfg: WorkloadConfig
     model: nn.Module

@@ -1,0 +1,18 @@
+"""Performance benchmarks that print figures and write them to a CSV, never assertions:
+`python -m lionsim.perf [WHAT ...] [--csv FILE]`.
+
+    imports     import time and wall time of the quick commands (python -X importtime)
+    codecs      pack_signs / unpack_signs against numpy.packbits / unpackbits on 10^8 floats,
+                on one thread and with the default threads while another process holds a core
+    votes       majority vote of N packed sign vectors: bit-sliced counting against
+                unpack -> sum -> sign, N = 8, 32, 128, 1024
+    gradients   per-worker gradients: a loop against torch.func.vmap, per workload
+    sim         the simulator's whole step against N x one worker's forward+backward, and peak
+                memory, at N = 1, 8, 32, 128 (vit, mlp) and N = 1000 (mlp)
+    bench       wall time of the default `lionsim bench`
+    transports  measured comm per step of each vote transport on 2 gloo ranks (25M parameters)
+
+Every figure is a median of repeated runs in one invocation; ratios are taken within one run
+(these machines are noisy), and each simulator point runs in a fresh process so its peak
+memory is its own.
+"""

@@ -1,0 +1,102 @@
+"""`python -m lionsim.perf [WHAT ...]`: run benchmarks, print their figures, write them to --csv."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from lionsim import perf
+from lionsim.perf.rows import write_csv
+
+DEFAULT = ["imports", "codecs", "votes", "gradients", "sim"]
+"""What runs with no WHAT: every figure but the slow `bench` and the gloo `transports`."""
+CHOICES = DEFAULT + ["bench", "transports"]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(n) for n in text.split(",")]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=perf.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("what", nargs="*", default=DEFAULT, choices=CHOICES, metavar="WHAT",
+                   help=f"any of {', '.join(CHOICES)} (default: {' '.join(DEFAULT)})")
+    p.add_argument("--csv", type=Path, default=Path("perf.csv"), help="write every figure here (default perf.csv)")
+    p.add_argument("--numel", type=int, default=None,
+                   help="codecs: 1e8 elements; votes: 1e6 coordinates; transports: 25e6 parameters")
+    p.add_argument("--repeats", type=int, default=5, help="timed repetitions of each codec / gradient figure")
+    p.add_argument("--vote-workers", type=_ints, default=[8, 32, 128, 1024], help="votes: worker counts N")
+    p.add_argument("--workloads", default="vit,mlp", help="gradients, sim: the workloads")
+    p.add_argument("--size", default="small", help="gradients, sim: the model size")
+    p.add_argument("--workers", type=_ints, default=[1, 8, 32, 128], help="gradients, sim: worker counts N")
+    p.add_argument("--mlp-workers", type=_ints, default=[1000], help="sim: extra worker counts for mlp alone")
+    p.add_argument("--steps", type=int, default=8, help="sim: steps per point (2 dropped, the last evaluates)")
+    p.add_argument("--strategy", default="dlion-mavo", help="sim: the strategy trained")
+    p.add_argument("--method", default="default", choices=["default", "loop", "vmap"],
+                   help="sim: per-worker gradients by the workload's default method, or force one")
+    p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
+    p.add_argument("--iters", type=int, default=5, help="transports: timed steps per transport")
+    return p
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_sim_point":  # one simulator point, in its own process
+        from lionsim.perf.sim import sim_point
+
+        workload, size, n, steps, strategy, method = argv[1:]
+        print(json.dumps(sim_point(workload, size, int(n), int(steps), strategy, method)))
+        return
+    args = parser().parse_args(argv)
+    workloads = [w.strip() for w in args.workloads.split(",")]
+    figures = []
+    for what in dict.fromkeys(args.what):
+        if what == "imports":
+            from lionsim.perf.imports import bench_imports, print_imports
+
+            done = bench_imports()
+            print_imports(done)
+        elif what == "codecs":
+            from lionsim.perf.codecs import bench_codecs, print_codecs
+
+            done = bench_codecs(args.numel or 10**8, args.repeats)
+            print_codecs(done)
+        elif what == "votes":
+            from lionsim.perf.votes import bench_votes, print_votes
+
+            done = bench_votes(args.vote_workers, args.numel or 10**6)
+            print_votes(done)
+        elif what == "gradients":
+            from lionsim.perf.gradients import bench_gradients, print_gradients
+
+            done = bench_gradients(workloads, args.size, [n for n in args.workers if n > 1] or args.workers,
+                                   args.repeats)
+            print_gradients(done)
+        elif what == "sim":
+            from lionsim.perf.sim import bench_sim, print_sim
+
+            done = []
+            for workload in workloads:
+                counts = args.workers + (args.mlp_workers if workload == "mlp" else [])
+                done += bench_sim(workload, args.size, counts, args.steps, args.strategy, args.method)
+            print_sim(done)
+        elif what == "bench":
+            from lionsim.perf.bench import bench_default, print_bench
+
+            done = bench_default()
+            print_bench(done)
+        else:
+            from lionsim.perf.transports import bench_transports, print_transports
+
+            done = bench_transports(args.profile, args.numel or 25_000_000, args.iters)
+            print_transports(done)
+        figures += done
+        write_csv(args.csv, figures)  # after each benchmark: an interrupted run keeps what it measured
+    print(f"wrote {len(figures)} figures to {args.csv}")
+
+
+if __name__ == "__main__":
+    main()
