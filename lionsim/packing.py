@@ -14,9 +14,10 @@ parallel region per 1M-element chunk stalls whenever another process holds a cor
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from collections.abc import Callable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 import numpy as np
@@ -28,6 +29,27 @@ _SHIFTS = torch.arange(7, -1, -1, dtype=torch.uint8)
 
 
 _F = TypeVar("_F", bound=Callable)
+
+_REFERENCE: ContextVar[bool] = ContextVar("reference_paths", default=False)
+
+
+@contextmanager
+def reference_paths():
+    """Inside the block the codecs (and vote counting, lionsim.aggregators.bitslice) run their
+    plain torch paths, the ones a GPU runs, with the same results: a modelled device's kernels
+    are counted on them (lionsim.training.counting), never on the CPU fast paths (numpy, the
+    chunked packer, carry-save adders), so no modelled time depends on how the CPU simulator
+    happens to be written."""
+    token = _REFERENCE.set(True)
+    try:
+        yield
+    finally:
+        _REFERENCE.reset(token)
+
+
+def use_reference(x: Tensor) -> bool:
+    """Whether the plain torch path runs for a tensor (off the CPU, or inside reference_paths)."""
+    return x.device.type != "cpu" or _REFERENCE.get()
 
 
 def single_threaded(fn: _F) -> _F:
@@ -85,7 +107,7 @@ _CHUNK = 1 << 20  # CPU: 1M elements at a time keeps temporaries in cache and of
 def _pack_flat(flat: Tensor, compare: bool = False) -> Tensor:
     """bool [8m] (or, with compare, any tensor tested for > 0) -> uint8 [m]."""
     n = flat.numel()
-    if sys.byteorder != "little" or flat.device.type != "cpu":
+    if sys.byteorder != "little" or use_reference(flat):
         bits = flat > 0 if compare else flat
         if sys.byteorder != "little":  # pragma: no cover - the byte trick assumes little-endian
             return pack_bools_reference(bits)
@@ -106,9 +128,10 @@ def _pack_flat(flat: Tensor, compare: bool = False) -> Tensor:
 def unpack_bools(packed: Tensor, numel: int) -> Tensor:
     """Inverse of pack_bools: uint8 [..., m] -> bool [..., numel]."""
     _check_packed(packed, numel)
-    if packed.device.type == "cpu":  # numpy.unpackbits, on the tensor's own memory: memory speed
-        return torch.from_numpy(np.unpackbits(packed.numpy(), axis=-1, count=numel)).view(torch.bool)
-    return unpack_bools_reference(packed, numel)
+    if use_reference(packed):
+        return unpack_bools_reference(packed, numel)
+    # numpy.unpackbits, on the tensor's own memory: memory speed
+    return torch.from_numpy(np.unpackbits(packed.numpy(), axis=-1, count=numel)).view(torch.bool)
 
 
 def unpack_bools_reference(packed: Tensor, numel: int) -> Tensor:
@@ -139,7 +162,7 @@ def pack_signs(x: Tensor) -> Tensor:
 @single_threaded
 def unpack_signs(packed: Tensor, numel: int, dtype: torch.dtype = torch.float32) -> Tensor:
     """+1/-1 values [..., numel] from pack_signs output (a clear bit is -1)."""
-    table = _sign_table(dtype) if packed.device.type == "cpu" else None
+    table = None if use_reference(packed) else _sign_table(dtype)
     if table is None:
         return unpack_bools(packed, numel).to(dtype) * 2 - 1
     _check_packed(packed, numel)
@@ -168,7 +191,7 @@ def pack_codes(codes: Tensor, bits: int) -> Tensor:
     bit first; with bits=1 this is pack_bools.
     """
     _check_bits(bits)
-    if codes.device.type != "cpu" or bits > 8:
+    if use_reference(codes) or bits > 8:
         return pack_codes_reference(codes, bits)
     # numpy on one byte per bit: the codes' bit planes side by side are the bit stream
     small = codes.numpy().astype(np.uint8)
@@ -181,7 +204,7 @@ def unpack_codes(packed: Tensor, numel: int, bits: int) -> Tensor:
     """Inverse of pack_codes: uint8 [..., m] -> int64 codes [..., numel]."""
     _check_bits(bits)
     _check_packed(packed, numel * bits)
-    if packed.device.type != "cpu" or bits > 8:
+    if use_reference(packed) or bits > 8:
         return unpack_codes_reference(packed, numel, bits)
     stream = np.unpackbits(packed.numpy(), axis=-1, count=numel * bits)
     fields = stream.reshape(*packed.shape[:-1], numel, bits)

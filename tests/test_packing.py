@@ -90,3 +90,20 @@ def test_fast_codes_equal_plain_codes(shape, bits):
     assert torch.equal(packed, pack_codes_reference(codes, bits))
     assert torch.equal(unpack_codes(packed, shape[-1], bits), codes)
     assert torch.equal(unpack_codes_reference(packed, shape[-1], bits), codes)
+
+
+def test_reference_paths_run_the_torch_codecs_a_device_runs():
+    """A modelled device's kernels are counted inside reference_paths: there the codecs are torch
+    ops (the numpy fast paths launch nothing torch can count), with the same results."""
+    from lionsim.packing import reference_paths
+    from lionsim.training.counting import KernelCounter
+
+    x = torch.randn(3, 1001)
+    packed = lionsim.pack_signs(x)
+    with KernelCounter() as fast:
+        fast_signs = lionsim.unpack_signs(packed, 1001)
+    with reference_paths(), KernelCounter() as plain:
+        plain_signs = lionsim.unpack_signs(packed, 1001)
+        plain_packed = lionsim.pack_signs(x)
+    assert torch.equal(fast_signs, plain_signs) and torch.equal(plain_packed, packed)
+    assert plain.kernels["all"] > fast.kernels["all"]

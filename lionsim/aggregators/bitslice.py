@@ -10,6 +10,14 @@ Cost: about one full adder (5 word ops) per worker row per 64 coordinates, again
 ops per coordinate per worker for unpack -> sum. Memory: at most two planes per weight level
 (O(n/8 log W) bytes) plus the int32 counts, never an unpacked [W, n] (let alone [W, W, n]).
 The counts equal the plain unpack-sum reference exactly.
+
+Which one runs (count_set): the plain unpack -> sum while W * n bits fit in cache (at most
+PLAIN_MAX_BITS) or W <= 2, where its few memory-speed passes beat the adders' 5 W small ops
+(measured, one thread, the machine shared: n = 75K, W = 8: plain 0.58 ms, bit-sliced 0.82 ms;
+W = 32: 3.5 ms against 1.9 ms; n = 1e6, W = 32: 144 ms against 12 ms); the adders beyond.
+Under `lionsim.packing.reference_paths()` (a modelled device's kernels being counted) the plain
+path runs while its unpacked [.., W, n] fits REFERENCE_MAX_BYTES: a GPU counts votes in a few
+kernels, and no modelled time may depend on the adders' W-fold small CPU ops.
 """
 
 from __future__ import annotations
@@ -17,7 +25,15 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from lionsim.packing import unpack_bools
+from lionsim.packing import unpack_bools, use_reference
+
+
+PLAIN_MAX_BITS = 1 << 21
+"""Up to this many bits in all (every row of every leading index) the plain unpack -> sum is
+faster on the CPU."""
+REFERENCE_MAX_BYTES = 1 << 28
+"""The plain path's unpacked bools, at most, when it runs for its kernel count (N = 1000 workers
+of allgather-1bit would unpack [W, W, n]: the adders run there, and their kernels are counted)."""
 
 
 def _words(packed: Tensor) -> Tensor:
@@ -64,9 +80,10 @@ def _planes(words: Tensor, mask: Tensor | None) -> list[Tensor]:
     return planes
 
 
-def count_set(packed: Tensor, numel: int, mask: Tensor | None = None) -> Tensor:
+def count_set(packed: Tensor, numel: int, mask: Tensor | None = None, method: str = "auto") -> Tensor:
     """int32 [..., numel]: how many of the W rows (dimension -2) of packed [..., W, m] uint8
-    have bit i set (AND-ed with the same-shaped packed `mask` where given).
+    have bit i set (AND-ed with the same-shaped packed `mask` where given), by `method`:
+    "bitslice" (the adders), "plain" (unpack -> sum), or "auto" (the faster for the size).
 
     Equals `unpack_bools(packed, numel).sum(-2)` (of `& unpack_bools(mask, numel)`) exactly.
     """
@@ -82,6 +99,13 @@ def count_set(packed: Tensor, numel: int, mask: Tensor | None = None) -> Tensor:
     out_shape = (*packed.shape[:-2], numel)
     if packed.shape[-2] == 0:
         return torch.zeros(out_shape, dtype=torch.int32, device=packed.device)
+    if method == "auto":
+        unpacked = packed.numel() // m * numel if m else 0  # bools the plain path unpacks
+        plain = (use_reference(packed) and unpacked <= REFERENCE_MAX_BYTES) or packed.shape[-2] <= 2 \
+            or unpacked <= PLAIN_MAX_BITS
+        method = "plain" if plain else "bitslice"
+    if method == "plain":
+        return count_set_plain(packed, numel, mask)
     planes = _planes(_words(packed), None if mask is None else _words(mask))
     count = torch.zeros(out_shape, dtype=torch.int32, device=packed.device)
     for j, plane in enumerate(planes):
@@ -90,18 +114,27 @@ def count_set(packed: Tensor, numel: int, mask: Tensor | None = None) -> Tensor:
     return count
 
 
+def count_set_plain(packed: Tensor, numel: int, mask: Tensor | None = None) -> Tensor:
+    """count_set by unpacking every row and summing: the reference, and the small-size path."""
+    bits = unpack_bools(packed, numel)
+    if mask is not None:
+        bits = bits & unpack_bools(mask, numel)
+    return bits.sum(-2, dtype=torch.int32)
+
+
 def vote_sum_packed(signs: Tensor, numel: int, workers: int | None = None,
-                    voted: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
+                    voted: Tensor | None = None, method: str = "auto") -> tuple[Tensor, Tensor | None]:
     """S [..., numel] (int32) from packed signs [..., W, m] (a set bit is +1, a clear one -1),
     and, with the packed `voted` bitmap (a clear bit abstains), where anyone voted.
 
     Without `voted` every row votes: S = 2 P - W. With it, S = 2 P - V over the votes cast
     (P: set sign bits among them, V: votes cast) and the second result is V > 0; else None.
-    Equals summing `unpack_signs(signs) [* unpack_bools(voted)]` over dimension -2.
+    Equals summing `unpack_signs(signs) [* unpack_bools(voted)]` over dimension -2; `method`
+    as count_set's.
     """
     w = signs.shape[-2] if workers is None else workers
-    plus = count_set(signs, numel, voted)
+    plus = count_set(signs, numel, voted, method)
     if voted is None:
         return plus.mul_(2).sub_(w), None
-    cast = count_set(voted, numel)
+    cast = count_set(voted, numel, method=method)
     return plus.mul_(2).sub_(cast), cast > 0

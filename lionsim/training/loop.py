@@ -29,6 +29,7 @@ import torch
 
 from lionsim.backends import Comm
 from lionsim.engine import Sent, train_step
+from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
 from lionsim.simulator import GRADIENT_METHODS, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters
@@ -130,10 +131,11 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
             break
-        counting = KernelCounter(clock.current) if count_kernels and step == 1 else nullcontext()
-        with counting:
+        counts = count_kernels and step == 1
+        counting = KernelCounter(clock.current) if counts else nullcontext()
+        with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
             sent = train_step(strategy, transport, comm, grads, params, step, clock)
-        if count_kernels and step == 1:
+        if counts:
             record.kernels = counting.kernels
         done = StepRecord(step, loss, sent, clock.take(), comm.take_log())
         if place.is_root and (step % eval_every == 0 or step == steps):
