@@ -276,6 +276,43 @@ def test_momentum_sync_books_one_workers_share_of_its_copies(workers):
     assert ("collective", 1.0) in clock.scales
 
 
+H100_SYNC = dict(workload="mlp", model_size="tiny", workers=4, batch_size=8, steps=4, eval_every=4,
+                 strategies=["dlion-mavo@a2a-1bit"], momentum_sync="every:2", compute="h100")
+MLP_TINY = {"net.0.weight": 2048, "net.0.bias": 64, "net.2.weight": 640, "net.2.bias": 10}
+
+
+@pytest.mark.parametrize("tensors, copy_bytes, kernels", [
+    ("all", 8 * sum(MLP_TINY.values()), 1),  # in place: read m, write m / N
+    ("net.*.weight", 16 * (2048 + 640), 2),  # gather to a buffer, scatter back / N
+])
+def test_device_update_books_the_momentum_sync_copy_on_sync_steps_only(tensors, copy_bytes, kernels):
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.compute import DEVICES
+
+    steps = run_bench(BenchConfig(**H100_SYNC, sync_tensors=tensors)).steps
+    h100 = DEVICES.get("h100")
+    copy_s = max(copy_bytes / (h100.memory_bandwidth_Bps * h100.memory_efficiency), kernels * h100.kernel_s)
+    update = steps["update_s"].tolist()  # steps 2 and 4 sync
+    assert update[0] == update[2] and update[1] == update[3]
+    assert update[1] - update[0] == pytest.approx(copy_s, rel=1e-9)
+
+
+def test_the_sync_copy_is_its_bytes_at_the_memory_bandwidth_past_the_kernel_floor():
+    from dataclasses import replace
+
+    from lionsim.compute import DEVICES
+    from lionsim.steptime import NO_SYNC, PassBytes, device_work, sync_copy
+
+    device = replace(DEVICES.get("h100"), kernel_s=0.0)
+    bandwidth = device.memory_bandwidth_Bps * device.memory_efficiency
+    passes = PassBytes(encode=13.0, decode=2.0, update=9.0)
+    plain = device_work(1e12, 10**9, passes, device, sync=NO_SYNC)
+    for synced, per_param in ((10**9, 8), (10**8, 16)):
+        synced_step = device_work(1e12, 10**9, passes, device, sync=sync_copy(synced, 10**9))
+        assert synced_step.update_s - plain.update_s == pytest.approx(per_param * synced / bandwidth, rel=1e-12)
+        assert (synced_step.encode_s, synced_step.decode_s) == (plain.encode_s, plain.decode_s)
+
+
 def test_strategies_listing_shows_the_new_ones_with_their_bits(capsys, monkeypatch):
     from lionsim.cli.app import console, main
 

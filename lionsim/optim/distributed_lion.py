@@ -19,7 +19,9 @@ and move by weight decay only, as in Lion, for every transport (lionsim.transpor
 
 Ties (MaVo): `tie="zero"` (sign(0) = 0, the default), "alternate" (+1 on odd steps, -1 on even)
 or "random" (a coin per coordinate from (tie_seed, step, index)); every rank counts the same
-steps, so all agree, and so does the simulator given the same seed.
+steps, so all agree, and so does the simulator given the same seed. A coordinate's index is
+its place in the flat concatenation of every group's parameters (the order the simulator
+flattens a model), so groups draw independent coins, not the same ones from 0 each.
 Without the flag, ranks would send payloads of different sizes (gloo aborts: "Received data
 size doesn't match expected size") or, if the sizes happened to match, vote on different
 parameters and drift apart.
@@ -27,12 +29,15 @@ parameters and drift apart.
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import torch
 import torch.distributed as dist
 from torch import Tensor
 from torch.optim import Optimizer
 
 from lionsim.aggregators import VOTE_RULES, MajorityVote, TieBreak, check_tie
+from lionsim.aggregators.votes import coordinates
 from lionsim.backends import ProcessGroupComm
 from lionsim.errors import LionsimError
 from lionsim.optim.functional import (
@@ -43,6 +48,21 @@ from lionsim.optim.functional import (
     sign_votes,
 )
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+
+
+class PlacedVote(MajorityVote):
+    """MajorityVote whose tie coins are drawn at each entry's place in the whole model, not at
+    its position in the group's payload (which skips other groups and unused parameters)."""
+
+    def __init__(self, tie: TieBreak, place: Tensor) -> None:
+        super().__init__(tie)
+        self.place = place  # [n]: flat model index of each payload entry
+
+    def result(self, vote_sum: Tensor, workers: int, voted: Tensor | None = None,
+               index: Tensor | None = None) -> Tensor:
+        where = coordinates(vote_sum) if index is None else index
+        # a2a-1bit's chunk padding votes +1 everywhere, so never ties: clamping keeps it in range
+        return super().result(vote_sum, workers, voted, self.place[where.clamp(max=self.place.numel() - 1)])
 
 
 class DistributedLion(Optimizer):
@@ -86,12 +106,18 @@ class DistributedLion(Optimizer):
         # The optimizer measures nothing: no aligning barrier, no timing log.
         comm = ProcessGroupComm(self.process_group, align=False)
         used = self._used_on_any_rank(comm)
+        places = self._places()
         for group in self.param_groups:
             group["votes_cast"] = group.get("votes_cast", 0) + 1  # the tie rules' step, saved with the state
             params = [p for p in group["params"] if used[p]]
             if params:  # the same list on every rank, so every rank calls the same collectives
-                self._vote_step(group, params, comm, workers)
+                self._vote_step(group, params, comm, workers, places)
         return loss
+
+    def _places(self) -> dict[Tensor, int]:
+        """Each parameter's offset in the flat concatenation of every group's parameters."""
+        params = [p for group in self.param_groups for p in group["params"]]
+        return dict(zip(params, accumulate((p.numel() for p in params), initial=0)))
 
     def _exp_avg(self, p: Tensor) -> Tensor:
         return self.state[p].setdefault("exp_avg", torch.zeros_like(p))
@@ -103,7 +129,8 @@ class DistributedLion(Optimizer):
         anywhere = comm.max_over_ranks(has_grad).tolist()
         return {p: bool(flag) for p, flag in zip(params, anywhere)}
 
-    def _vote_step(self, group: dict, params: list[Tensor], comm: ProcessGroupComm, workers: int) -> None:
+    def _vote_step(self, group: dict, params: list[Tensor], comm: ProcessGroupComm, workers: int,
+                   places: dict[Tensor, int]) -> None:
         """Algorithm 1 for one parameter group: local votes, one collective, the same update everywhere."""
         lr, wd, (beta1, beta2) = group["lr"], group["weight_decay"], group["betas"]
         votes = []
@@ -115,7 +142,12 @@ class DistributedLion(Optimizer):
         flat = torch.cat(votes).unsqueeze(0)  # [1, n]: one collective for the whole group
         rule = self.rule
         if isinstance(rule, MajorityVote):
-            rule = MajorityVote(TieBreak(self.tie, seed=self.tie_seed, step=group["votes_cast"]))
+            tie = TieBreak(self.tie, seed=self.tie_seed, step=group["votes_cast"])
+            if tie.rule == "random":  # the only rule whose result depends on the coordinate
+                place = torch.cat([torch.arange(places[p], places[p] + p.numel(), device=p.device) for p in params])
+                rule = PlacedVote(tie, place)
+            else:
+                rule = MajorityVote(tie)
         spec = PayloadSpec(kind="votes", numel=flat.shape[1], rule=rule)
         update = self.transport.aggregate(Payload(spec, flat), comm)[0]
         offset = 0

@@ -5,8 +5,8 @@
     -> StepTimes (compute_s, encode_s, comm_s, comm_exposed_s, decode_s, update_s, step_s)
 
 timeline.py combines them, overlap.py says which transports run per bucket during backward,
-passes.py counts the bytes each memory-bound pass moves, work.py turns FLOPs and bytes (or
-measurements) into StepWork.
+passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) moves, work.py
+turns FLOPs and bytes (or measurements) into StepWork.
 """
 
 from lionsim._lazy import lazy_attributes
@@ -15,8 +15,11 @@ _NAMES = {
     'MODES': '.overlap',
     'Buckets': '.overlap',
     'OverlapConfig': '.overlap',
+    'NO_SYNC': '.passes',
     'PassBytes': '.passes',
+    'SyncCopy': '.passes',
     'pass_bytes': '.passes',
+    'sync_copy': '.passes',
     'Priced': '.timeline',
     'StepTimes': '.timeline',
     'StepWork': '.timeline',
@@ -31,6 +34,7 @@ __getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
 
 __all__ = [
     "MODES",
+    "NO_SYNC",
     "Buckets",
     "Kernels",
     "OverlapConfig",
@@ -38,10 +42,12 @@ __all__ = [
     "Priced",
     "StepTimes",
     "StepWork",
+    "SyncCopy",
     "device_work",
     "measured_work",
     "pass_bytes",
     "price_calls",
     "serial_end",
     "step_times",
+    "sync_copy",
 ]

@@ -215,6 +215,33 @@ class PassBytes:
     update: float
 
 
+@dataclass(frozen=True, slots=True)
+class SyncCopy:
+    """One worker's copy of a momentum sync (lionsim.strategies.base.MomentumSyncing): a pass of
+    its own, since it runs after the sync's all-reduce and no other pass can fuse with it."""
+
+    nbytes: float
+    """Bytes read and written in all (not per parameter: only the synced tensors are copied)."""
+    kernels: int
+
+
+NO_SYNC = SyncCopy(0.0, 0)
+
+
+def sync_copy(synced: int, params: int) -> SyncCopy:
+    """The copy of a momentum sync of `synced` of a model's `params` parameters.
+
+    Every tensor synced: the all-reduce runs in place on the flat momentum, then one kernel
+    divides it by N (reads m, writes m). A selection is gathered into a flat send buffer (reads
+    m, writes the buffer), then scattered back divided by N (reads the buffer, writes m).
+    """
+    if synced == 0:
+        return NO_SYNC
+    if synced == params:
+        return SyncCopy(2 * F32 * synced, 1)
+    return SyncCopy(4 * F32 * synced, 2)
+
+
 def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int) -> PassBytes:
     """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
 

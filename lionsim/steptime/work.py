@@ -2,10 +2,11 @@
 
 - On a device: forward and backward take their FLOPs at the device's peak x mfu (backward is
   twice the forward: compute.flops); encode, decode and update move passes.py's bytes per
-  parameter at the device's memory bandwidth. Where the kernels a part launches are known
-  (lionsim bench counts them), the part takes at least kernels x the device's per-kernel
-  floor: max(work / throughput, kernels x kernel_s), since an eager step of a small model is
-  bound by launches, not by FLOPs or bytes.
+  parameter at the device's memory bandwidth; a momentum sync's copy (passes.sync_copy) is a
+  pass of its own added to the update. Where the kernels a part launches are known (lionsim
+  bench counts them), the part takes at least kernels x the device's per-kernel floor:
+  max(work / throughput, kernels x kernel_s), since an eager step of a small model is bound by
+  launches, not by FLOPs or bytes.
 - Measured (lionsim bench on this machine): the measured seconds, with the measured forward +
   backward split by the same 1 : 2 ratio, since one timer covers both.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lionsim.compute import Device, compute_time, memory_pass_time
-from lionsim.steptime.passes import PassBytes
+from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy
 from lionsim.steptime.timeline import StepWork
 
 BACKWARD_SHARE = 2.0 / 3.0
@@ -34,9 +35,9 @@ class Kernels:
 
 
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
-                mfu: float | None = None, kernels: Kernels = Kernels()) -> StepWork:
+                mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC) -> StepWork:
     """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
-    parameters, each part at least its kernels x device.kernel_s."""
+    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync`."""
 
     def floor(seconds: float, count: int) -> float:
         return max(seconds, count * device.kernel_s)
@@ -47,7 +48,8 @@ def device_work(training_flops: float, params: int, passes: PassBytes, device: D
         backward_s=BACKWARD_SHARE * compute,
         encode_s=floor(memory_pass_time(passes.encode * params, device), kernels.encode),
         decode_s=floor(memory_pass_time(passes.decode * params, device), kernels.decode),
-        update_s=floor(memory_pass_time(passes.update * params, device), kernels.update),
+        update_s=floor(memory_pass_time(passes.update * params, device), kernels.update)
+        + floor(memory_pass_time(sync.nbytes, device), sync.kernels),
     )
 
 

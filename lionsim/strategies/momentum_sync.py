@@ -19,6 +19,9 @@ from lionsim.errors import LionsimError
 
 ACCEPTED = "never, every:K or schedule:K with K a positive integer"
 
+CALL_LABEL = "momentum sync"
+"""The label of a sync's float32 all-reduce of the synced momenta (4 bytes a parameter)."""
+
 
 @dataclass(frozen=True, slots=True)
 class MomentumSync:

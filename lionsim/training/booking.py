@@ -8,7 +8,9 @@
                 kind), the first `warmup` steps of the run left out of the medians (they still
                 train); per worker (encode and decode of the w rows / w; the update is one
                 replica's). On a device (--compute DEVICE): memory passes at its bandwidth, at
-                least their kernels x its per-kernel floor (lionsim.steptime.work)
+                least their kernels x its per-kernel floor (lionsim.steptime.work); a
+                momentum-sync step's update adds one worker's copy of the synced momenta
+                (lionsim.steptime.passes.sync_copy)
     comm_s, comm_exposed_s
                 sim: the network model's price of the step's collectives (W workers, overlap as
                 lionsim.steptime.overlap says). gloo/nccl: measured, each real collective timed
@@ -37,7 +39,9 @@ from lionsim.compute import Device
 from lionsim.backends.dist import MeasuredCall
 from lionsim.network import CollectiveCall, Network, price
 from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes, price_calls, step_times
+from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
+from lionsim.strategies.momentum_sync import CALL_LABEL
 from lionsim.training.compute import ComputeFigure
 from lionsim.training.loop import RunRecord, StepRecord
 
@@ -119,11 +123,17 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             passes = pass_bytes(record.run.strategy, record.run.transport, spec, W)
             work = device_work(b.compute.flops, record.params, passes, b.device,
                                kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
-                                               decode=record.kernels["decode"], update=record.kernels["update"]))
+                                               decode=record.kernels["decode"], update=record.kernels["update"]),
+                               sync=sync_copy(_synced(s), record.params))
         rows.append(_times(s, record, work, comm[i], b))
     if record.diverged_at is not None:
         rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN})
     return rows
+
+
+def _synced(s: StepRecord) -> int:
+    """Parameters whose momenta the step averaged (0 on a step without a momentum sync)."""
+    return sum(c.nbytes for c in s.sent.extra if c.label == CALL_LABEL) // 4
 
 
 TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s")

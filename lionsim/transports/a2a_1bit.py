@@ -82,7 +82,7 @@ class AllToAll1Bit(Transport):
         return [
             FLAG_CALL,
             CollectiveCall("all_to_all", planes * workers * chunk // 8, "votes"),
-            CollectiveCall("all_gather", workers * packed_size(chunk, bits), "voted"),
+            CollectiveCall("all_gather", workers * packed_size(chunk, bits), "result codes"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:

@@ -63,7 +63,7 @@ class ParamServer(Transport):
         return [
             FLAG_CALL,
             CollectiveCall("ps_push", planes * packed_size(spec.numel), "votes"),
-            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers, spec.abstain)), "voted"),
+            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers, spec.abstain)), "result codes"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
