@@ -4,7 +4,7 @@ says how each second is obtained).
 
 Every strategy starts from the same initial model and sees the same batches (same seed). The
 same code runs on every backend: on `sim` this process holds all W workers; on gloo/nccl
-each of R processes holds W/R of them (lionsim.backends.launch starts them, or torchrun does)
+each of R processes holds W/R of them (lionsim.launch starts them, or torchrun does)
 and process 0 books and writes.
 """
 
@@ -71,8 +71,8 @@ class BenchConfig:
     backend: str = "sim"
     """Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured)."""
     ranks: int | None = None
-    """gloo/nccl: processes lionsim starts (W/R workers each); None: 2 for gloo, 1 for nccl, or
-    the launcher's WORLD_SIZE under torchrun."""
+    """gloo/nccl: processes lionsim starts (W/R workers each); None: 2 for gloo, one per visible
+    GPU for nccl (lionsim.launch.default_ranks), or the launcher's WORLD_SIZE under torchrun."""
     lr: float | None = None
     """Learning rate for every strategy (None: each strategy's default for the workload)."""
     weight_decay: float | None = None
@@ -299,7 +299,9 @@ class Bench:
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss) if frames else pd.DataFrame()
         return BenchResult(steps, summary, bench_record(self, status, error))
 
-    def _frame(self, record: RunRecord) -> pd.DataFrame:
+    def rows(self, record: RunRecord) -> list[dict]:
+        """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a
+        running sum over the run, which a caller booking one step at a time adds later)."""
         cfg, comm = self.cfg, self.place.comm
         times = book_run(record, self.booking(), comm.local_workers)
         rows = []
@@ -311,7 +313,10 @@ class Bench:
                 "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
             })
-        frame = pd.DataFrame.from_records(rows)
+        return rows
+
+    def _frame(self, record: RunRecord) -> pd.DataFrame:
+        frame = pd.DataFrame.from_records(self.rows(record))
         frame["sim_time_s"] = frame["step_s"].cumsum()
         frame["wire_bytes"] = frame["wire_bytes"].astype("int64")
         return frame[STEP_COLUMNS + EXTRA_STEP_COLUMNS]

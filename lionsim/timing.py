@@ -4,6 +4,10 @@ Sections nest exclusively: time spent in an inner section is booked there and no
 the outer one (a strategy's encode that issues a collective books that as "collective").
 A section may book a share of its time (`scale`): work done for all w workers of this
 process that counts per worker (e.g. a momentum copy of [w, P] rows) books 1/w of it.
+
+On CUDA kernels run asynchronously: perf_counter alone would book their launch, not their
+work. A Clock of a CUDA device synchronises it at every section boundary, so each section
+holds the kernels it launched; on a CPU it never touches CUDA (nothing to wait for, no cost).
 """
 
 from __future__ import annotations
@@ -11,16 +15,24 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 
 class Clock:
-    def __init__(self) -> None:
+    def __init__(self, device: Any = None) -> None:
+        """`device`: a torch.device or its name ("cuda:0"); None or a CPU: no synchronising."""
         self.seconds: dict[str, float] = defaultdict(float)
         self._stack: list[tuple[str, float]] = []
         self._since = 0.0
+        self._sync = None
+        if getattr(device, "type", str(device).split(":")[0]) == "cuda":
+            import torch  # only here: a CPU clock needs no torch
+
+            self._sync = lambda: torch.cuda.synchronize(device)
 
     def _book(self) -> None:
+        if self._sync is not None:
+            self._sync()
         now = time.perf_counter()
         if self._stack:
             name, scale = self._stack[-1]

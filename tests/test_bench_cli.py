@@ -160,15 +160,18 @@ def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
 
 def test_interrupted_run_keeps_what_finished(tmp_path, capsys, monkeypatch):
     calls = {"n": 0}
-    real = lionsim.simulator.GRADIENT_METHODS["vmap"]
+    real = dict(lionsim.simulator.GRADIENT_METHODS)
 
-    def interrupt_late(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] > 45:  # 13 timing passes, then 30 steps of adamw, then 2 of lion
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
+    def interrupting(method):
+        def interrupt_late(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] > 45:  # 13 timing passes, then 30 steps of adamw, then 2 of lion
+                raise KeyboardInterrupt
+            return real[method](*args, **kwargs)
+        return interrupt_late
 
-    monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, "vmap", interrupt_late)
+    for method in real:  # whichever method the workload uses at this worker count
+        monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupting(method))
     out = tmp_path / "o"
     code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
     assert code == 2 and error_lines(err) == [f"error: interrupted: 32 finished steps kept in {out}"]

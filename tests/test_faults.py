@@ -1,9 +1,11 @@
 """Faults with real processes: a rank killed or hung mid-run, a port in use, an unreachable
 rendezvous, a backend this machine lacks, ranks given different configurations.
 
-A dead or hung rank is caught by the watchdog (the hung one by its timeout) with one line naming the rank and the
-step, exit 1, no process left behind and every finished step kept on disk; the rest are bad
-input: one line, exit 2, nothing written.
+A dead or hung rank (rank 0 included) is caught by the watchdog (the hung one by its timeout,
+then killed) with one line naming the rank and the step, exit 1, no process left behind and
+every finished step kept on disk, run.json marked failed with the line; under torchrun, rank
+0 stopped by the launcher's SIGTERM does the same itself. The rest are bad input: one line,
+exit 2, nothing written.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ import pandas as pd
 import pytest
 import torch
 
+from lionsim.backends import SimComm
+from lionsim.bench import Bench, BenchConfig
 from lionsim.launch import free_port
+from lionsim.launch.journal import JOURNAL, StepJournal, journal_rows
+from lionsim.reports.publish import RunDir
+from lionsim.training.loop import Place
 
 BENCH = [sys.executable, "-m", "lionsim", "bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2",
          "--batch-size", "8", "--eval-every", "1000"]
@@ -55,18 +62,27 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def start_and_wait_for_first_run(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
-    """A 2-rank gloo bench whose first run has finished (rank 0 staged it); its rank processes."""
+def start_and_wait_for_second_run(tmp_path: Path) -> tuple[subprocess.Popen, Path, list[int]]:
+    """A 2-rank gloo bench whose first run has finished (rank 0 staged it) and whose second has
+    journaled a few steps; its rank processes."""
     out = tmp_path / "o"
     proc = subprocess.Popen(BENCH + ["--steps", str(STEPS), "-s", "lion", "-s", "dlion-mavo",
                                      "--backend", "gloo", "--timeout", str(TIMEOUT), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    staged = tmp_path / ".o.partial" / "steps.csv"
+    staged, journal = tmp_path / ".o.partial" / "steps.csv", tmp_path / ".o.partial" / JOURNAL
+
+    def second_run_under_way() -> bool:
+        try:
+            return (pd.read_csv(staged).query("strategy == 'lion'").step.max() == STEPS
+                    and journal.read_text().count("dlion-mavo") >= 5)
+        except (OSError, pd.errors.EmptyDataError):
+            return False
+
     deadline = time.monotonic() + 180
-    while not (staged.exists() and pd.read_csv(staged).query("strategy == 'lion'").step.max() == STEPS):
+    while not second_run_under_way():
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the first run never finished"
-        time.sleep(0.05)
+        assert time.monotonic() < deadline, "the second run never started"
+        time.sleep(0.02)
     ranks = [p for p in children(proc.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()]
     assert len(ranks) == 2
     return proc, out, ranks
@@ -77,24 +93,68 @@ def rank_pid(ranks: list[int], rank: int) -> int:
     return sorted(ranks)[rank]
 
 
-@pytest.mark.parametrize("fault", ["killed", "hung"])
-def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, tmp_path):
-    proc, out, ranks = start_and_wait_for_first_run(tmp_path)
-    victim = rank_pid(ranks, 1)
-    os.kill(victim, signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
+@pytest.mark.parametrize(("fault", "rank"), [("killed", 1), ("hung", 1), ("killed", 0)])
+def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, rank, tmp_path):
+    proc, out, ranks = start_and_wait_for_second_run(tmp_path)
+    os.kill(rank_pid(ranks, rank), signal.SIGKILL if fault == "killed" else signal.SIGSTOP)
     _, err = proc.communicate(timeout=120)  # a guard against a hang, not a speed check
     lines = error_lines(err)
     assert proc.returncode == 1 and len(lines) == 1, err
     what = "died (killed by signal 9)" if fault == "killed" else f"stopped responding (no heartbeat for {TIMEOUT} s)"
-    assert lines[0].startswith(f"error: rank 1 {what} at step ") and "of dlion-mavo@int8-allreduce" in lines[0], err
-    assert f"finished steps kept in {out}" in lines[0]
-    assert not any(alive(p) for p in ranks)  # no process left behind
+    assert lines[0].startswith(f"error: rank {rank} {what} at step ") and "of dlion-mavo@int8-allreduce" in lines[0], err
+    assert lines[0].endswith(f"; finished steps kept in {out}")
+    assert not any(alive(p) for p in ranks)  # no process left behind, the stopped one included
     steps = pd.read_csv(out / "steps.csv")
-    assert steps[steps.strategy == "lion"].step.max() == STEPS  # the finished run is kept whole
-    assert json.loads((out / "run.json").read_text())["status"] in ("failed", "running")
+    assert list(steps[steps.strategy == "lion"].step) == list(range(1, STEPS + 1))  # the finished run, whole
+    second = list(steps[steps.strategy == "dlion-mavo"].step)
+    assert len(second) >= 5 and second == list(range(1, len(second) + 1))  # every finished step of the cut run
+    assert steps.notna()[["encode_s", "comm_s", "step_s", "sim_time_s"]].all().all()
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["error"] == lines[0].removeprefix("error: ").split(";")[0]
+    assert sorted(p.name for p in out.iterdir()) == ["run.json", "steps.csv", "summary.csv"]  # no journal, no temp
     assert not (tmp_path / ".o.partial").exists()
 
 
+def test_rank_0_stopped_by_the_launcher_publishes_what_finished(tmp_path):
+    """torchrun SIGTERMs the ranks left when one dies: rank 0 says so, publishes, exits 1."""
+    out, port = tmp_path / "o", free_port()
+    args = BENCH + ["--steps", str(STEPS), "-s", "lion", "--backend", "gloo", "--timeout", str(TIMEOUT),
+                    "--out", str(out)]
+    procs = [subprocess.Popen(args, env={**os.environ, **launcher(rank, 2, port)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for rank in (0, 1)]
+    journal = tmp_path / ".o.partial" / JOURNAL
+    deadline = time.monotonic() + 180
+    while not (journal.is_file() and journal.read_text().count("\n") > 20):
+        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
+        assert time.monotonic() < deadline, "no step finished"
+        time.sleep(0.02)
+    procs[0].send_signal(signal.SIGTERM)
+    errs = [p.communicate(timeout=120)[1] for p in procs]
+    lines = error_lines(errs[0])
+    assert procs[0].returncode == 1 and len(lines) == 1, errs[0]
+    assert lines[0].startswith("error: rank 0: stopped by the launcher (SIGTERM) at step ")
+    assert lines[0].endswith(" of lion@fp32-allreduce"), lines[0]
+    assert procs[1].returncode == 1  # its collective failed: rank 1 says so
+    steps = pd.read_csv(out / "steps.csv")
+    assert len(steps) >= 20 and list(steps.step) == list(range(1, len(steps) + 1))
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["error"].startswith("stopped by the launcher (SIGTERM) at step ")
+
+
+def test_journal_rows_book_like_a_finished_run(tmp_path):
+    """The rows the spawner publishes from rank 0's journal equal the rows rank 0 would have
+    booked itself: medians of each kind past the warm-up, step_s their sum, sim_time_s its sum."""
+    cfg = BenchConfig(workload="mlp", model_size="tiny", workers=2, batch_size=8, steps=12, eval_every=5,
+                      strategies=["dlion-mavo"], momentum_sync="every:4", compute="measured", warmup_steps=2)
+    comm = SimComm(2)
+    comm.ranks = 2  # booked as a real run's rows are (measured comm, no overlap)
+    bench = Bench(cfg, Place(comm))
+    journal = StepJournal(RunDir(tmp_path / "o"))
+    bench.run(lambda run, step, loss: journal.add_step(bench))
+    journal.close()
+    booked = bench.result().steps
+    rows = journal_rows(journal.path, cfg.warmup_steps)[booked.columns]
+    pd.testing.assert_frame_equal(rows, booked, check_dtype=False)
 def run_cli(args: list[str], env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
@@ -133,6 +193,9 @@ def test_unreachable_rendezvous(tmp_path):
 def test_nccl_without_cuda(tmp_path):
     done = run_cli(BENCH + ["--steps", "2", "--backend", "nccl", "--out", str(tmp_path / "o")])
     one_line(done, 2, "backend nccl needs CUDA GPUs")
+    done = run_cli([sys.executable, "-m", "lionsim", "comm", "--backend", "nccl"])
+    one_line(done, 2, "backend nccl needs CUDA GPUs")
+    assert done.stdout == ""  # checked before anything is measured or announced
 
 
 def test_ranks_with_different_configurations(tmp_path):

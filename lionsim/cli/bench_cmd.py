@@ -58,7 +58,7 @@ def bench(
     network: o.Network = "1gbe",
     backend: o.Backend = "sim",
     ranks: Optional[int] = typer.Option(None, "--ranks", help="gloo/nccl: processes to start (W/R workers each); "
-                                        "default 2 for gloo, 1 for nccl; under torchrun, its WORLD_SIZE."),
+                                        "default 2 for gloo, one per visible GPU for nccl; under torchrun, its WORLD_SIZE."),
     workload: o.Workload = "vit",
     model_size: o.ModelSize = "small",
     steps: o.Steps = 100,
@@ -151,7 +151,7 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, f
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
 
-    from lionsim.launch import RankFailure, check_backend, check_layout, run_rank, spawn_ranks
+    from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run, summarize
 
     if launched is not None:
@@ -168,7 +168,7 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, f
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
         return
-    ranks = cfg.ranks or (1 if cfg.backend == "nccl" else 2)
+    ranks = cfg.ranks or default_ranks(cfg.backend)
     check_backend(cfg.backend, ranks)
     check_layout(cfg, ranks)
     with step_progress(console, labels, cfg.steps) as progress:

@@ -4,7 +4,7 @@ machine (spawn.py: R ranks, a watchdog, one line on a dead or hung rank) or by t
 same-configuration check, the bench on its W/R workers, outputs from rank 0."""
 
 from lionsim.launch.env import Rendezvous, free_port, launcher_env
-from lionsim.launch.rank import RankFailure, check_backend, check_layout, run_rank
+from lionsim.launch.rank import RankFailure, check_backend, check_layout, default_ranks, run_rank
 from lionsim.launch.spawn import Outcome, spawn_ranks
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "Rendezvous",
     "check_backend",
     "check_layout",
+    "default_ranks",
     "free_port",
     "launcher_env",
     "run_rank",

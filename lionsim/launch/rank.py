@@ -1,10 +1,13 @@
 """One rank's life in a gloo/nccl bench: rendezvous, the same-configuration check, the bench
-on this rank's workers, and (on rank 0) the outputs, flushed as runs finish.
+on this rank's workers, and (on rank 0) the outputs: every finished step on disk as it
+finishes (lionsim.launch.journal), the whole run published at the end.
 
 Failures are classified so the caller can answer with one line: bad input (a configuration
 that differs across ranks, a port in use, an unreachable rendezvous, a backend this machine
 lacks) is a LionsimError (exit 2); a collective that fails mid-run (a peer died, a timeout)
-is a RankFailure (exit 1) after rank 0 has published every finished step, marked failed.
+or a SIGTERM from the launcher (torchrun stopping the job after a peer died) is a RankFailure
+(exit 1) after every finished step is published, marked failed: by rank 0 under torchrun, by
+the spawner (which outlives every rank, rank 0 included) when lionsim started the ranks.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import time
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import torch
 import torch.distributed as dist
@@ -23,17 +28,24 @@ from lionsim.backends import ProcessGroupComm
 from lionsim.bench import Bench, BenchConfig, BenchResult
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous
+from lionsim.launch.journal import StepJournal, finalize
 from lionsim.launch.quiet import native_stderr_held
+from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
 from lionsim.training.loop import Place
-
-FLUSH_EVERY_S = 10.0
-"""Rank 0 rewrites the staged steps at most this often during a run (and after every run)."""
+from lionsim.training.record import bench_record
 
 
 class RankFailure(RuntimeError):
     """A collective failed mid-run on this rank (a peer died or stopped answering)."""
+
+
+def default_ranks(backend: str) -> int:
+    """--ranks when not given, for bench and comm alike: 2 on gloo, one per visible GPU on nccl."""
+    if backend == "nccl" and torch.cuda.is_available():
+        return max(1, torch.cuda.device_count())
+    return 1 if backend == "nccl" else 2
 
 
 def check_backend(backend: str, ranks: int) -> None:
@@ -91,11 +103,13 @@ def check_same_config(cfg: BenchConfig, device: torch.device) -> None:
 
 def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
              progress: Callable[[str, int, float], None] | None = None,
-             where: Callable[[str, int], None] | None = None) -> BenchResult | None:
+             where: Callable[[str, int], None] | None = None, publish_failures: bool = True) -> BenchResult | None:
     """Run this rank's share of the bench; rank 0 publishes and returns the result, others None.
 
     `progress(label, step, loss)` on rank 0 after every step; `where(label, step)` on every rank
-    when a step starts (for a watchdog naming the step a rank stopped in)."""
+    when a step starts (for a watchdog naming the step a rank stopped in). On a failure rank 0
+    publishes what finished unless `publish_failures` is off (the spawner, which outlives every
+    rank, does it then)."""
     check_backend(cfg.backend, rv.world_size)
     w = check_layout(cfg, rv.world_size)
     device = torch.device("cpu")
@@ -106,55 +120,109 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     try:
         check_same_config(cfg, device)
         bench = Bench(cfg, Place(ProcessGroupComm(None, local_workers=w), device))
-        return _train(bench, out, rv.rank == 0, progress, where)
+        return _train(bench, out, rv.rank == 0, progress, where, publish_failures)
     finally:
         dist.destroy_process_group()
 
 
-def _train(bench: Bench, out: Path, root: bool, progress, where) -> BenchResult | None:
+class Stopped(BaseException):
+    """SIGTERM while training: a launcher (torchrun, after a peer died) stops this rank."""
+
+
+@contextmanager
+def sigterm_stops(armed: list[bool]) -> Iterator[None]:
+    """While `armed[0]`, SIGTERM raises Stopped in the training loop (so rank 0 can publish);
+    once disarmed (publishing), it is put off until the block ends. Main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+
+    def handler(signum, frame) -> None:
+        if armed[0]:
+            raise Stopped()
+        pending.append(signum)
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    except BaseException:
+        pending.clear()  # a failure on its way out: its line and exit code say enough
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if pending:  # the results are published: now the launcher's stop takes effect
+        signal.raise_signal(signal.SIGTERM)
+
+
+def _train(bench: Bench, out: Path, root: bool, progress, where, publish_failures: bool) -> BenchResult | None:
     target = RunDir(out) if root else None
-    if where is not None:
-        bench.on_start = lambda run: where(run.label, 1)
-    last_flush = time.monotonic()
+    journal = StepJournal(target) if root else None
+    at = ["", 0]  # the run and the step under way, for the failure's line
+
+    def on_start(run) -> None:
+        at[:] = [run.label, 1]
+        if where is not None:
+            where(run.label, 1)
+        if root:  # a run.json from the start: whoever publishes after a failure marks it
+            meta = bench_record(bench, "running", None)
+            target.write(lambda d: [write_atomic(d / META_FILE, lambda f: f.write(json.dumps(meta, default=str)))])
 
     def on_step(run, step: int, loss: float) -> None:
-        nonlocal last_flush
+        at[:] = [run.label, step + 1]
         if where is not None:
             where(run.label, step + 1)
-        if root and progress is not None:
-            progress(run.label, step, loss)
-        if root and time.monotonic() - last_flush > FLUSH_EVERY_S:
-            stage_result(target, bench.result(status="running"), plots=False)
-            last_flush = time.monotonic()
+        if root:  # the step's row on disk now (finalize books the journal's rows together)
+            journal.add_step(bench)
+            if progress is not None:
+                progress(run.label, step, loss)
 
     def after_run(done: Bench) -> None:
         if root:
             stage_result(target, done.result(status="running"), plots=False)
+            journal.reset()
 
-    try:
-        result = bench.run(on_step, after_run)
-    except KeyboardInterrupt:
-        if root:
-            _publish_partial(bench, target, "interrupted", "interrupted")
-        raise
-    except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
-        text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
-        if root:
-            _publish_partial(bench, target, "failed", text)
-        raise RankFailure(text) from None
-    # no rank tears the group down while a peer still uses it: a gloo rank that did so under
-    # load was seen aborting (SIGABRT, "terminate called without an active exception")
-    dist.barrier()
-    if not root:
-        return None
-    result.meta["config"]["out"] = str(out)
-    publish_result(target, result)
-    return result
+    bench.on_start = on_start
+    if root:
+        target.discard()  # a staging directory a killed job left behind
+    armed = [True]
+    with sigterm_stops(armed):
+        try:
+            try:
+                result = bench.run(on_step, after_run)
+            finally:
+                armed[0] = False
+        except KeyboardInterrupt:
+            _failed(journal, out, bench.cfg, publish_failures, "interrupted", "interrupted")
+            raise
+        except Stopped:
+            if not root:  # rank 0 reports; the launcher names this rank
+                raise SystemExit(1) from None
+            line = (f"stopped by the launcher (SIGTERM) at step {at[1]} of {at[0]}" if at[0] else
+                    "stopped by the launcher (SIGTERM) before the first step")
+            _failed(journal, out, bench.cfg, publish_failures, "failed", line)
+            raise RankFailure(line) from None
+        except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
+            text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
+            step = f" at step {at[1]} of {at[0]}" if at[0] else ""
+            line = f"a collective failed{step} (a peer rank died or stopped answering): {text}"
+            _failed(journal, out, bench.cfg, publish_failures, "failed", line)
+            raise RankFailure(line) from None
+        # no rank tears the group down while a peer still uses it: a gloo rank that did so under
+        # load was seen aborting (SIGABRT, "terminate called without an active exception")
+        dist.barrier()
+        if not root:
+            return None
+        journal.reset()
+        result.meta["config"]["out"] = str(out)
+        publish_result(target, result)
+        return result
 
 
-def _publish_partial(bench: Bench, target: RunDir, status: str, error: str) -> None:
-    partial = bench.result(status=status, error=error)
-    if len(partial.steps):
-        publish_result(target, partial, plots=False)
-    else:
-        target.discard()
+def _failed(journal: StepJournal | None, out: Path, cfg: BenchConfig, publish: bool, status: str, error: str) -> None:
+    """Rank 0 after a failure: what finished published (or left staged for the spawner)."""
+    if journal is None:
+        return
+    journal.close()
+    if publish:
+        finalize(out, cfg, status, error)

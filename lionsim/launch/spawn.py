@@ -6,9 +6,12 @@ interpreter each, as torchrun would) and relays rank 0's progress. Each rank sen
 heartbeat every HEARTBEAT_S with the run and step it is in, from a thread that keeps beating
 while the rank waits in a collective, so the parent tells a dead rank (its process exited)
 and a hung one (no heartbeat for the timeout) from the ranks merely waiting for it, and names
-it. Then it gives rank 0 a moment to publish what finished, stops every rank (no process is
-left behind) and reports one line. Rank 0 writes the outputs; if rank 0 itself died, the
-parent publishes what rank 0 had staged.
+it. The rank named dead or hung is killed at once (SIGKILL reaches a stopped process too), so
+a hang ends about --timeout after it began; the others get a moment to end by themselves,
+then every rank is stopped (no process is left behind) and one line reported. Rank 0 writes
+the outputs of a run that succeeds; after a failure the parent, which outlives every rank
+(rank 0 included), publishes every finished step rank 0 staged and journaled, with run.json
+marked failed and the line (lionsim.launch.journal).
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from typing import Callable
 from lionsim.bench import BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous, free_port
+from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
 
 HEARTBEAT_S = 0.5
 """Seconds between a rank's heartbeats."""
 GRACE_S = 15.0
-"""Seconds the parent waits, once a rank failed, for the others (rank 0 publishing) to finish."""
+"""Seconds the parent waits, once a rank failed (and was killed), for the others to end."""
 STARTUP_S = 120.0
 """Seconds a rank may take to send its first heartbeat (a fresh interpreter importing torch on
 a busy machine takes several); after that the --timeout applies."""
@@ -80,7 +84,7 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
 
     rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port)
     try:
-        run_rank(cfg, out, rv, progress=progress, where=where)
+        run_rank(cfg, out, rv, progress=progress, where=where, publish_failures=False)  # the parent publishes
     except LionsimError as e:
         messages.put(("error", rank, "input", str(e)))
         sys.exit(2)
@@ -108,10 +112,11 @@ def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
         culprit = _watch(procs, states, messages, cfg.timeout, progress)
     except KeyboardInterrupt:
         _stop(procs, grace=GRACE_S)
-        return Outcome(ok=False, code=2, message=f"interrupted: finished steps (if any) kept in {out}")
+        kept = finalize(out, cfg, "interrupted", "interrupted")
+        return Outcome(ok=False, code=2, message=f"interrupted: {_kept(kept, out)}")
     finally:
         _stop(procs, grace=GRACE_S)
-    return _outcome(procs, states, culprit, out, [r.label for r in cfg.validate()])
+    return _outcome(procs, states, culprit, out, cfg)
 
 
 def _watch(procs, states: list[RankState], messages, timeout_s: float, progress) -> tuple[int, str] | None:
@@ -127,8 +132,10 @@ def _watch(procs, states: list[RankState], messages, timeout_s: float, progress)
                     how = f"killed by signal {-p.exitcode}" if p.exitcode < 0 else f"exited with code {p.exitcode}"
                     return rank, f"died ({how})"
             if p.exitcode is None and s.started and now - s.beat > timeout_s:
+                p.kill()  # at once: a stopped process never ends by itself, and its peers wait on it
                 return rank, f"stopped responding (no heartbeat for {timeout_s:g} s)"
             if p.exitcode is None and not s.started and now - s.beat > STARTUP_S:
+                p.kill()
                 return rank, f"did not start (no heartbeat in {STARTUP_S:g} s)"
         if all(p.exitcode is not None for p in procs):
             return None
@@ -167,24 +174,28 @@ def _stop(procs, grace: float) -> None:
 
 
 def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path,
-             labels: list[str]) -> Outcome:
+             cfg: BenchConfig) -> Outcome:
     inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
     if inputs:
+        RunDir(out).discard()
         return Outcome(ok=False, code=2, message=inputs[0])
     if culprit is None and all(p.exitcode == 0 for p in procs):
         return Outcome(ok=True)
-    staged = RunDir(out)
-    if staged.stage.is_dir():  # rank 0 died before publishing: what it staged is all there is
-        staged.publish()
-    kept = f"finished steps kept in {out}" if out.is_dir() else "no steps had finished"
     if culprit is not None:
         rank, what = culprit
+        labels = [r.label for r in cfg.validate()]
         # ranks move in lockstep (every step has collectives): the furthest any rank got is where it stopped
         s = max(states, key=lambda st: (labels.index(st.label) if st.label in labels else -1, st.step))
         at = f"at step {s.step} of {s.label}" if s.label else "before the first step"
-        return Outcome(ok=False, code=1, message=f"rank {rank} {what} {at}; {kept}")
-    interrupted = [s for s in states if s.error and s.error[0] == "interrupted"]
-    if interrupted:
-        return Outcome(ok=False, code=2, message=f"interrupted: {kept}")
-    failed = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
-    return Outcome(ok=False, code=1, message=f"{failed}; {kept}")
+        line, status, code = f"rank {rank} {what} {at}", "failed", 1
+    elif any(s.error and s.error[0] == "interrupted" for s in states):
+        line, status, code = "interrupted", "interrupted", 2
+    else:
+        line = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
+        status, code = "failed", 1
+    kept = finalize(out, cfg, status, line)  # every rank has ended: rank 0 writes no more
+    return Outcome(ok=False, code=code, message=f"{line}: {_kept(kept, out)}" if code == 2 else f"{line}; {_kept(kept, out)}")
+
+
+def _kept(kept: bool, out: Path) -> str:
+    return f"finished steps kept in {out}" if kept else "no steps had finished"

@@ -1,0 +1,123 @@
+"""Rank 0's finished steps on disk as they finish, and their publication by whoever survives.
+
+Rank 0 stages whole files (steps.csv, summary.csv, run.json; lionsim.reports.publish) as each
+run starts and ends. In between, each finished step of the run under way is appended as one
+CSV line to a journal in the staging directory: booking the run again and rewriting steps.csv
+at every step would cost O(steps) a step (0.1 s at 600 steps). `finalize` (the spawner when a
+rank died, or rank 0 itself under torchrun) books the journal's complete lines as a finished
+run's are booked (per kind, the median over the steps past the warm-up), adds them to the
+staged steps.csv, redoes summary.csv, marks run.json with the status and the error line,
+removes the journal and any temp file a killed writer left, and publishes: --out never holds
+the journal or a half-written file.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.bench import EXTRA_STEP_COLUMNS, Bench, BenchConfig
+from lionsim.reports.columns import STEP_COLUMNS
+from lionsim.reports.files import META_FILE, STEPS_FILE, read_csv, read_json, write_run
+from lionsim.reports.publish import RunDir
+from lionsim.training.booking import _kind, medians_by_kind  # _kind: steps of a kind issue the same collectives
+
+JOURNAL = ".steps.journal"
+KIND = "kind"
+"""The journal's last column: the step's kind (the collectives it issued), for the medians."""
+MEDIANED = ("encode_s", "decode_s", "update_s", "comm_s")
+"""Columns a finished run books as medians of their kind (lionsim.training.booking)."""
+
+
+class StepJournal:
+    """The run under way, a line per finished step (rows booked one step at a time)."""
+
+    def __init__(self, target: RunDir) -> None:
+        self.path = target.stage / JOURNAL
+        self._file = None
+        self._writer = None
+
+    def add_step(self, bench: Bench) -> None:
+        """The last finished step of the bench's run under way, booked on its own (O(1))."""
+        record = bench.records[-1]
+        one = dataclasses.replace(record, steps=record.steps[-1:], diverged_at=None)
+        self.add(bench.rows(one)[0], repr(_kind(one.steps[0], one, bench.place.comm.world_size)))
+
+    def add(self, row: dict, kind: str) -> None:
+        if self._file is None:  # a run's first step: a fresh journal with its header
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "w", newline="", encoding="utf-8")
+            self._writer = csv.DictWriter(self._file, STEP_COLUMNS + EXTRA_STEP_COLUMNS + [KIND], extrasaction="ignore")
+            self._writer.writeheader()
+        self._writer.writerow({**row, KIND: kind})
+        self._file.flush()  # in the OS's hands: a killed process loses nothing it flushed
+
+    def reset(self) -> None:
+        """The run's rows are in the staged steps.csv (or the job is over): drop the journal."""
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = self._writer = None
+
+
+def journal_rows(path: Path, warmup: int) -> pd.DataFrame:
+    """The journal's complete lines booked like a finished run's rows (empty if none)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return pd.DataFrame()
+    text = text[: text.rfind("\n") + 1]  # a line cut short by a kill is dropped
+    rows = pd.read_csv(io.StringIO(text)) if text.count("\n") > 1 else pd.DataFrame()
+    if rows.empty:
+        return rows
+    kinds = list(rows.pop(KIND))
+    if (rows["ranks"] > 1).all():  # real collectives: no overlap, so step_s is the sum of its parts
+        for column in MEDIANED:
+            rows[column] = medians_by_kind(list(rows[column]), kinds, warmup)
+        rows["comm_exposed_s"] = rows["comm_s"]
+        rows["step_s"] = rows[["compute_s", "encode_s", "comm_exposed_s", "decode_s", "update_s"]].sum(axis=1)
+    rows["sim_time_s"] = rows["step_s"].cumsum()
+    return rows
+
+
+def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> bool:
+    """Publish what rank 0 staged and journaled, marked `status` / `error`; False (and nothing
+    written) if no step had finished. Call only once rank 0 writes no more."""
+    from lionsim.reports import summarize
+
+    target = RunDir(out)
+    stage = target.stage
+    if not (stage / META_FILE).is_file():
+        target.discard()
+        return False
+    steps = read_csv(stage / STEPS_FILE, STEP_COLUMNS) if (stage / STEPS_FILE).is_file() else pd.DataFrame()
+    tail = journal_rows(stage / JOURNAL, cfg.warmup_steps)
+    if len(steps) and len(tail):  # rank 0 staged the run but died before dropping its journal
+        done = set(zip(steps["strategy"], steps["transport"]))
+        tail = tail[[(s, t) not in done for s, t in zip(tail["strategy"], tail["transport"])]]
+    frames = [f for f in (steps, tail) if len(f)]
+    if not frames:
+        target.discard()
+        return False
+    steps = pd.concat(frames, ignore_index=True)
+    meta = read_json(stage / META_FILE)
+    meta.update(status=status, error=error)
+    meta["config"]["out"] = str(out)
+    if "started" in meta:
+        started = pd.Timestamp(meta["started"]).timestamp()
+        meta["duration_s"] = round(time.time() - started, 3)
+    for leftover in stage.iterdir():  # the journal, and temp files of a writer killed mid-write
+        if leftover.name.startswith("."):
+            leftover.unlink()
+    summary = summarize(steps, cfg.baseline, cfg.target_loss)
+    target.write(lambda d: write_run(d, steps, summary, meta))
+    target.publish()
+    return True
