@@ -63,7 +63,12 @@ def results(request, tmp_path_factory):
     workers, ranks = request.param
     path = str(tmp_path_factory.mktemp("parity") / "r")
     mp.start_processes(rank_main, args=(ranks, workers, free_port(), path), nprocs=ranks, start_method="spawn")
-    sim = train_all(Bench(config(workers), Place(SimComm(workers))))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the ranks and `lionsim bench` train: a GEMM's sums split by thread count
+    try:
+        sim = train_all(Bench(config(workers), Place(SimComm(workers))))
+    finally:
+        torch.set_num_threads(threads)
     return workers, sim, [torch.load(f"{path}.{r}") for r in range(ranks)]
 
 
