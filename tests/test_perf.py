@@ -39,6 +39,24 @@ def test_ratios_are_computed_from_the_times_beside_them(figures):
     assert any("1 thread" in c for _, c in by_case) and any("busy" in c for _, c in by_case)
 
 
-def test_unknown_benchmark_is_refused():
-    out = subprocess.run([sys.executable, "-m", "lionsim.perf", "nope"], capture_output=True, text=True)
-    assert out.returncode == 2 and "nope" in out.stderr
+@pytest.mark.parametrize("args,named", [
+    (["nope"], "nope"),
+    (["votes", "--csv", "{tmp}/no/such/dir/x.csv"], "--csv"),
+    (["votes", "--csv", "{tmp}"], "--csv"),
+    (["votes", "--csv", ""], "--csv"),
+    (["codecs", "--numel", "0"], "--numel"),
+    (["codecs", "--repeats", "0"], "--repeats"),
+    (["votes", "--vote-workers", "0"], "--vote-workers"),
+    (["sim", "--workers", "2,-1"], "--workers"),
+    (["sim", "--steps", "3"], "--steps"),
+    (["sim", "--workloads", "foo"], "foo"),
+    (["sim", "--strategy", "foo"], "foo"),
+    (["sim", "--size", "huge"], "huge"),
+])
+def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    out = subprocess.run([sys.executable, "-m", "lionsim.perf", *args], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and named in lines[0], out.stderr
+    assert out.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == []  # nothing ran, nothing left

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from lionsim import perf
+from lionsim.errors import LionsimError
 from lionsim.perf.rows import write_csv
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim"]
@@ -16,29 +18,50 @@ CHOICES = DEFAULT + ["bench", "transports"]
 
 
 def _ints(text: str) -> list[int]:
-    return [int(n) for n in text.split(",")]
+    """A comma list of positive integers (argparse turns the ValueError into one line, exit 2)."""
+    values = [int(n) for n in text.split(",")]
+    if not values or min(values) < 1:
+        raise ValueError(text)
+    return values
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+_ints.__name__ = "comma list of positive integers"
+_positive.__name__ = "positive integer"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """One line, exit 2 (argparse would print the whole usage first)."""
+        self.exit(2, f"error: {message}; see python -m lionsim.perf --help\n")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m lionsim.perf", description=perf.__doc__,
+    p = _Parser(prog="python -m lionsim.perf", description=perf.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("what", nargs="*", default=DEFAULT, choices=CHOICES, metavar="WHAT",
+    p.add_argument("what", nargs="*", default=DEFAULT, choices=CHOICES, metavar="WHAT", type=str.lower,
                    help=f"any of {', '.join(CHOICES)} (default: {' '.join(DEFAULT)})")
     p.add_argument("--csv", type=Path, default=Path("perf.csv"), help="write every figure here (default perf.csv)")
-    p.add_argument("--numel", type=int, default=None,
+    p.add_argument("--numel", type=_positive, default=None,
                    help="codecs: 1e8 elements; votes: 1e6 coordinates; transports: 25e6 parameters")
-    p.add_argument("--repeats", type=int, default=5, help="timed repetitions of each codec / gradient figure")
+    p.add_argument("--repeats", type=_positive, default=5, help="timed repetitions of each codec / gradient figure")
     p.add_argument("--vote-workers", type=_ints, default=[8, 32, 128, 1024], help="votes: worker counts N")
     p.add_argument("--workloads", default="vit,mlp", help="gradients, sim: the workloads")
     p.add_argument("--size", default="small", help="gradients, sim: the model size")
     p.add_argument("--workers", type=_ints, default=[1, 8, 32, 128], help="gradients, sim: worker counts N")
     p.add_argument("--mlp-workers", type=_ints, default=[1000], help="sim: extra worker counts for mlp alone")
-    p.add_argument("--steps", type=int, default=8, help="sim: steps per point (2 dropped, the last evaluates)")
+    p.add_argument("--steps", type=int, default=8, help="sim: steps per point, at least 4 (2 dropped, the last evaluates)")
     p.add_argument("--strategy", default="dlion-mavo", help="sim: the strategy trained")
     p.add_argument("--method", default="default", choices=["default", "loop", "vmap"],
                    help="sim: per-worker gradients by the workload's default method, or force one")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
-    p.add_argument("--iters", type=int, default=5, help="transports: timed steps per transport")
+    p.add_argument("--iters", type=_positive, default=5, help="transports: timed steps per transport")
     return p
 
 
@@ -50,8 +73,46 @@ def main(argv: list[str] | None = None) -> None:
         workload, size, n, steps, strategy, method = argv[1:]
         print(json.dumps(sim_point(workload, size, int(n), int(steps), strategy, method)))
         return
-    args = parser().parse_args(argv)
-    workloads = [w.strip() for w in args.workloads.split(",")]
+    p = parser()
+    args = p.parse_args(argv)
+    try:
+        workloads = _check(args)
+    except LionsimError as e:
+        p.exit(2, f"error: {e}\n")
+    try:
+        _run(args, workloads)
+    except LionsimError as e:  # a bad name found while running, or a file that cannot be written
+        p.exit(2, f"error: {e}\n")
+    except BrokenPipeError:  # a reader that stops early (| head) is not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _check(args) -> list[str]:
+    """Every value checked before anything is measured (a bad --csv must not cost a run)."""
+    from lionsim.reports.files import check_out_dir
+
+    if not str(args.csv).strip() or args.csv.is_dir():
+        raise LionsimError(f"bad --csv {str(args.csv)!r}; accepted: a file path in an existing directory")
+    check_out_dir(args.csv.parent if str(args.csv.parent) else Path("."), "--csv")
+    if not args.csv.parent.is_dir():
+        raise LionsimError(f"bad --csv {str(args.csv)!r}: no directory {str(args.csv.parent)!r}")
+    if "sim" in args.what and args.steps < 4:
+        raise LionsimError(f"bad --steps {args.steps}; accepted: 4 or more (2 are dropped, the last evaluates)")
+    workloads = []
+    if {"gradients", "sim"} & set(args.what):
+        from lionsim.runs import parse_runs
+        from lionsim.workloads import WORKLOADS
+
+        from lionsim.workloads import WorkloadConfig
+
+        workloads = [WORKLOADS.canonical(w.strip()) for w in args.workloads.split(",")]
+        for name in workloads:
+            WorkloadConfig(name=name, size=args.size)  # an unknown size is one line
+        parse_runs([args.strategy])
+    return workloads
+
+
+def _run(args, workloads: list[str]) -> None:
     figures = []
     for what in dict.fromkeys(args.what):
         if what == "imports":

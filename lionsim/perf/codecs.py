@@ -86,7 +86,9 @@ def print_codecs(figures: list[Figure]) -> None:
     rows = {}
     for f in figures:
         rows.setdefault(f.case, {})[f.metric] = f.value
-    print(f"codecs against numpy ({figures[0].how.split('; ')[-1]}, median of runs; numpy/ours > 1: ours faster):")
+    how = figures[0].how.split("; ")
+    print(f"codecs against numpy ({how[-1]}, {how[0]}; numpy/ours > 1: ours faster):")
+    width = max(len(case) for case in rows)
     for case, r in rows.items():
-        print(f"  {case:<78} ours {r['ours_s'] * 1e3:7.1f} ms  numpy {r['numpy_s'] * 1e3:7.1f} ms  "
+        print(f"  {case:<{width}} ours {r['ours_s'] * 1e3:9.3f} ms  numpy {r['numpy_s'] * 1e3:9.3f} ms  "
               f"x {r['numpy_over_ours']:5.2f}")

@@ -86,7 +86,7 @@ def print_sim(figures: list[Figure]) -> None:
     for f in figures:
         rows.setdefault(f.case, {})[f.metric] = f
     print("simulator step against N x one worker's forward+backward (one thread):")
-    print(f"  {'case':<18} {'step s':>8} {'one worker s':>13} {'step / (N x one)':>17} {'peak RSS MB':>12}  how")
+    print(f"  {'case':<18} {'step ms':>9} {'one worker ms':>14} {'step / (N x one)':>17} {'peak RSS MB':>12}  how")
     for case, r in rows.items():
-        print(f"  {case:<18} {r['step_s'].value:>8.3f} {r['one_worker_s'].value:>13.4f} "
+        print(f"  {case:<18} {r['step_s'].value * 1e3:>9.2f} {r['one_worker_s'].value * 1e3:>14.3f} "
               f"{r['step_over_N_x_one'].value:>17.2f} {r['peak_rss_MB'].value:>12.0f}  {r['step_s'].how.split(';')[0]}")
