@@ -13,7 +13,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
-from lionsim.perf.rows import Figure, median_seconds
+from lionsim.perf.rows import Figure, by_case, median_seconds
 
 SPIN = "while True: pass"
 
@@ -83,12 +83,10 @@ def _nothing():
 
 
 def print_codecs(figures: list[Figure]) -> None:
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f.value
+    rows = by_case(figures)
     how = figures[0].how.split("; ")
     print(f"codecs against numpy ({how[-1]}, {how[0]}; numpy/ours > 1: ours faster):")
     width = max(len(case) for case in rows)
     for case, r in rows.items():
-        print(f"  {case:<{width}} ours {r['ours_s'] * 1e3:9.3f} ms  numpy {r['numpy_s'] * 1e3:9.3f} ms  "
-              f"x {r['numpy_over_ours']:5.2f}")
+        print(f"  {case:<{width}} ours {r['ours_s'].value * 1e3:9.3f} ms  numpy {r['numpy_s'].value * 1e3:9.3f} ms  "
+              f"x {r['numpy_over_ours'].value:5.2f}")

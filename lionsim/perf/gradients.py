@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import warnings
 
-from lionsim.perf.rows import Figure, median_seconds
+from lionsim.perf.rows import Figure, by_case, median_seconds
 
 
 def bench_gradients(workloads: list[str], size: str, counts: list[int], repeats: int = 5) -> list[Figure]:
@@ -43,9 +43,7 @@ def bench_gradients(workloads: list[str], size: str, counts: list[int], repeats:
 
 def print_gradients(figures: list[Figure]) -> None:
     print("per-worker gradients, each method against the loop (median, one thread):")
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f
+    rows = by_case(figures)
     for case, r in rows.items():
         print(f"  {case:<26} {r['seconds'].value:8.4f} s   x loop {r['over_loop'].value:5.2f}   "
               f"({r['seconds'].how.split('; ')[-1]})")

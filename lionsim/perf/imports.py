@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from lionsim.perf.rows import Figure
+from lionsim.perf.rows import Figure, by_case
 
 COMMANDS = ["--help", "--version", "networks", "strategies", "workloads",
             "estimate --model gpt2-124m --workers 64", "comm --network 10gbe"]
@@ -59,9 +59,7 @@ def bench_imports(repeats: int = 3) -> list[Figure]:
 
 def print_imports(figures: list[Figure]) -> None:
     print("command import time (python -X importtime) and wall time, median of runs:")
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f
+    rows = by_case(figures)
     for case, r in rows.items():
         print(f"  {case:<46} import {r['import_s'].value:6.2f} s   wall {r['wall_s'].value:6.2f} s   "
               f"{r['import_s'].how.split('; ')[1]}")

@@ -21,6 +21,14 @@ class Figure:
     """How it was obtained (median of how many, what was dropped, what loaded the machine)."""
 
 
+def by_case(figures: list[Figure]) -> dict[str, dict[str, Figure]]:
+    """case -> metric -> figure, in the order measured: one printed row per case."""
+    rows: dict[str, dict[str, Figure]] = {}
+    for f in figures:
+        rows.setdefault(f.case, {})[f.metric] = f
+    return rows
+
+
 def write_csv(path: Path, figures: list[Figure]) -> None:
     """All figures to `path`, replaced atomically (a reader never sees half a file)."""
     from lionsim.reports.files import write_atomic

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from lionsim.perf.rows import Figure
+from lionsim.perf.rows import Figure, by_case
 
 WARM_STEPS = 2
 """Steps run and not counted (allocator, first-use kernels)."""
@@ -82,9 +82,7 @@ def _point(workload, size, n, steps, strategy, method) -> dict:
 
 
 def print_sim(figures: list[Figure]) -> None:
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f
+    rows = by_case(figures)
     print("simulator step against N x one worker's forward+backward (one thread):")
     print(f"  {'case':<18} {'step ms':>9} {'one worker ms':>14} {'step / (N x one)':>17} {'peak RSS MB':>12}  how")
     for case, r in rows.items():

@@ -3,7 +3,7 @@ the bytes ratio and what the network model (a preset or a `comm --fit` profile) 
 
 from __future__ import annotations
 
-from lionsim.perf.rows import Figure
+from lionsim.perf.rows import Figure, by_case
 
 
 def bench_transports(profile: str, numel: int, iters: int) -> list[Figure]:
@@ -23,13 +23,11 @@ def bench_transports(profile: str, numel: int, iters: int) -> list[Figure]:
 
 
 def print_transports(figures: list[Figure]) -> None:
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f.value
+    rows = by_case(figures)
     print(f"transports: {figures[0].how}")
     print(f"  {'transport':<38} {'wire MB':>8} {'bytes x':>8} {'comm ms':>8} {'comm x':>7} "
           f"{'aggr ms':>8} {'aggr x':>7} {'model ms':>9} {'model x':>8} {'model err':>9}")
     for case, r in rows.items():
-        print(f"  {case:<38} {r['wire_bytes'] / 1e6:>8.2f} {r['bytes_ratio']:>8.1f} {r['comm_s'] * 1e3:>8.1f} "
-              f"{r['comm_ratio']:>7.1f} {r['aggregate_s'] * 1e3:>8.1f} {r['aggregate_ratio']:>7.1f} "
-              f"{r['model_s'] * 1e3:>9.1f} {r['model_ratio']:>8.1f} {r['model_error']:>+9.0%}")
+        print(f"  {case:<38} {r['wire_bytes'].value / 1e6:>8.2f} {r['bytes_ratio'].value:>8.1f} {r['comm_s'].value * 1e3:>8.1f} "
+              f"{r['comm_ratio'].value:>7.1f} {r['aggregate_s'].value * 1e3:>8.1f} {r['aggregate_ratio'].value:>7.1f} "
+              f"{r['model_s'].value * 1e3:>9.1f} {r['model_ratio'].value:>8.1f} {r['model_error'].value:>+9.0%}")

@@ -3,7 +3,7 @@ unpack -> sum -> sign, one thread, median of `repeats` (the answers compared eve
 
 from __future__ import annotations
 
-from lionsim.perf.rows import Figure, median_seconds
+from lionsim.perf.rows import Figure, by_case, median_seconds
 
 
 def bench_votes(counts: list[int], numel: int = 10**6, repeats: int = 3) -> list[Figure]:
@@ -32,11 +32,9 @@ def bench_votes(counts: list[int], numel: int = 10**6, repeats: int = 3) -> list
 
 
 def print_votes(figures: list[Figure]) -> None:
-    rows = {}
-    for f in figures:
-        rows.setdefault(f.case, {})[f.metric] = f.value
+    rows = by_case(figures)
     print(f"majority vote on packed signs ({figures[0].how}):")
     print(f"  {'N':>6} {'bit-sliced ms':>14} {'unpack-sum ms':>14} {'unpack / bit-sliced':>20}")
     for case, r in rows.items():
-        print(f"  {case[2:]:>6} {r['bitslice_s'] * 1e3:>14.1f} {r['unpack_sum_s'] * 1e3:>14.1f} "
-              f"{r['unpack_sum_over_bitslice']:>20.1f}")
+        print(f"  {case[2:]:>6} {r['bitslice_s'].value * 1e3:>14.1f} {r['unpack_sum_s'].value * 1e3:>14.1f} "
+              f"{r['unpack_sum_over_bitslice'].value:>20.1f}")
