@@ -24,14 +24,14 @@ from lionsim.aggregators import check_tie
 from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
-from lionsim.network import canonical_network, load_network
+from lionsim.network import canonical_network, network_for
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
-from lionsim.training.booking import Booking, book_run, slowest_process
+from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
@@ -42,7 +42,8 @@ DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
-EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
+EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_measured_s", "barrier_wait_s", "calls", "ranks",
+                      "diverged_at_step"]
 """Written after the contract columns of steps.csv."""
 
 
@@ -68,6 +69,9 @@ class BenchConfig:
     """Transport for every strategy given without one (where it fits)."""
     network: str = "1gbe"
     """Network preset or profile file."""
+    traits: str | None = None
+    """Collective library traits the network is run by (lionsim.network.libraries: ideal, gloo,
+    nccl); None: the profile's own, else the backend's (ideal on sim)."""
     backend: str = "sim"
     """Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured)."""
     ranks: int | None = None
@@ -127,6 +131,12 @@ class BenchConfig:
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
     timeout: float = 60.0
     """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails."""
+    iface: str | None = None
+    """gloo/nccl: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and
+    NCCL_SOCKET_IFNAME); None: the library's choice, or what those variables already say."""
+    calibrate: bool = False
+    """gloo/nccl: before training, measure on the run's own group the collectives the strategies
+    will issue, fit the backend's traits and price comm_model_s with them (lionsim.measure.calibrate)."""
 
     def __post_init__(self) -> None:
         if self.compute is None:
@@ -162,6 +172,14 @@ class BenchConfig:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.backend == "sim" and self.ranks not in (None, 1):
             raise LionsimError(f"--ranks {self.ranks} needs --backend gloo or nccl; sim is one process")
+        for flag, given in (("--calibrate", self.calibrate), (f"--iface {self.iface}", self.iface is not None)):
+            if given and self.backend == "sim":
+                raise LionsimError(f"{flag} needs --backend gloo or nccl: sim measures nothing")
+        if self.traits is not None:
+            from lionsim.network import TRAITS
+
+            self.traits = TRAITS.canonical(self.traits)
+        network_for(self.network, traits=self.traits, backend=self.backend)  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
@@ -231,6 +249,10 @@ class BenchResult:
     steps: pd.DataFrame
     summary: pd.DataFrame
     meta: dict
+    calls: pd.DataFrame | None = None
+    """calls.csv on a real backend (lionsim.training.booking.CALL_COLUMNS); None on sim."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Further files of the run, name -> text (a calibrated run's calibration.toml and .csv)."""
 
     @property
     def diverged(self) -> list[str]:
@@ -248,7 +270,7 @@ class Bench:
     def __init__(self, cfg: BenchConfig, place: Place | None = None) -> None:
         self.cfg = cfg
         self.runs = cfg.validate()
-        self.network = load_network(cfg.network)
+        self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
         self.place = place or Place(SimComm(cfg.workers))
         self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
         self.workload.model.to(self.place.device)
@@ -259,6 +281,10 @@ class Bench:
         self.started = time.time()
         self.on_start: Callable[[RunSpec], None] | None = None
         """Called as each run starts (a watchdog's note of where this process is)."""
+        self.hosts: list[dict] = []
+        """Where the ranks of a real group run (lionsim.launch.hosts); empty on sim."""
+        self.calibration: pd.DataFrame | None = None
+        """--calibrate: the fit's error on every measured size (rank 0); self.network is the fit."""
 
     def _started(self, record: RunRecord) -> None:
         self.records.append(record)
@@ -296,8 +322,18 @@ class Bench:
 
         frames = [self._frame(r) for r in self.records if r.steps]
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
-        summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss) if frames else pd.DataFrame()
-        return BenchResult(steps, summary, bench_record(self, status, error))
+        summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss, self.cfg.warmup_steps) if frames else pd.DataFrame()
+        calls = None
+        if self.place.comm.ranks > 1:
+            booking = self.booking()
+            calls = pd.DataFrame([row for r in self.records for row in call_rows(r, booking)], columns=CALL_COLUMNS)
+        files = {}
+        if self.calibration is not None:
+            from lionsim.network.toml_out import profile_toml
+
+            files = {"calibration.toml": profile_toml(self.network, self.network.description),
+                     "calibration.csv": self.calibration.to_csv(index=False)}
+        return BenchResult(steps, summary, bench_record(self, status, error), calls, files)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

@@ -11,7 +11,7 @@ import lionsim.cli.comm_cmd  # noqa: F401  (registers the command)
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.measure import MEASURED_COLUMNS, sized
-from lionsim.network import COMM_COLUMNS, CollectiveCall, load_network, price
+from lionsim.network import COMM_COLUMNS, CollectiveCall, load_network, network_for, price
 
 OPS = ("all_reduce", "all_gather", "all_to_all")
 FACTORS = {"all_reduce": 2 * (2 - 1) / 2, "all_gather": (2 - 1) / 2, "all_to_all": (2 - 1) / 2}
@@ -29,7 +29,8 @@ def measured(tmp_path_factory):
     """One tiny sweep on 2 gloo ranks, with --fit (run once for the module)."""
     base = tmp_path_factory.mktemp("comm")
     argv = ["comm", "--backend", "gloo", "--ranks", "2", "--sizes", "1KB:64KB", "--iters", "3", "--warmup", "1",
-            "--network", "10gbe", "--out", str(base / "out"), "--fit", str(base / "fit" / "gloo2.toml")]
+            "--network", "10gbe", "--out", str(base / "out"), "--fit", str(base / "fit" / "gloo2.toml"),
+            "--dtype", "float32,int8"]
     for op in OPS:
         argv += ["--collective", op]
     with pytest.raises(SystemExit) as info:
@@ -43,38 +44,51 @@ def test_measured_rows_sit_beside_model_rows(measured):
     assert tuple(frame.columns) == MEASURED_COLUMNS and set(COMM_COLUMNS) <= set(frame.columns)
     assert set(frame.source) == {"model", "measured"}
     model, meas = frame[frame.source == "model"], frame[frame.source == "measured"]
-    keys = ["collective", "workers", "bytes"]
-    assert sorted(map(tuple, model[keys].values)) == sorted(map(tuple, meas[keys].values))  # row by row
-    assert set(meas.collective) == set(OPS) and set(meas.workers) == {2} and len(meas) == 3 * 7
-    assert set(meas.network) == {"gloo"} and set(model.network) == {"10gbe"}
-    for r in model.itertuples():
-        assert r.time_s == pytest.approx(price(CollectiveCall(r.collective, r.bytes), 2, load_network("10gbe")).time_s)
+    keys = ["collective", "workers", "bytes", "dtype"]
+    prior, fitted = model[model.network == "10gbe"], model[model.network == "gloo2"]
+    for rows in (prior, fitted):  # the prior's model and the fitted profile's, row by row
+        assert sorted(map(tuple, rows[keys].values)) == sorted(map(tuple, meas[keys].values))
+    assert set(meas.collective) == set(OPS) and set(meas.workers) == {2} and len(meas) == 4 * 7  # all_reduce x 2
+    assert set(meas[meas.collective == "all_reduce"].dtype) == {"float32", "int8"}
+    assert set(meas.network) == {"gloo"} and set(model.network) == {"10gbe", "gloo2"}
+    gloo = network_for("10gbe", backend="gloo")  # a gloo sweep's model: the link plus gloo's traits
+    for r in prior.itertuples():
+        call = CollectiveCall(r.collective, r.bytes, dtype=r.dtype)
+        assert r.time_s == pytest.approx(price(call, 2, gloo).time_s) and r.time_mean_s == r.time_s
+        assert r.time_p10_s <= r.time_s <= r.time_p90_s
 
 
 def test_nccl_tests_columns_and_bus_factors(measured):
     _, frame = measured
     meas = frame[frame.source == "measured"]
     for r in meas.itertuples():
-        assert r.count * 4 == r.bytes and r.type == "float" and r.iters == 3
+        assert r.count * (4 if r.dtype == "float32" else 1) == r.bytes and r.iters == 3
+        assert r.type == {"float32": "float", "int8": "int8"}[r.dtype]
         assert r.redop == ("sum" if r.collective == "all_reduce" else "none") and r.root == -1
         assert r.algbw_GBps == pytest.approx(r.bytes / r.time_s / 1e9)
         assert r.busbw_GBps == pytest.approx(r.algbw_GBps * FACTORS[r.collective])
         assert 0 < r.time_min_s <= r.time_p10_s <= r.time_s <= r.time_p90_s <= r.time_max_s
+        assert r.time_min_s <= r.time_mean_s <= r.time_max_s
 
 
-def test_sizes_round_down_to_whole_elements_per_rank():
+def test_sizes_round_down_to_whole_elements_per_rank_but_never_below_one():
     assert sized("all_reduce", 1001, 2).nbytes == 1000
     assert sized("all_gather", 1000, 2).nbytes == 1000 and sized("all_gather", 1004, 2).nbytes == 1000
     assert sized("all_to_all", 1000, 3).count == 249  # 83 elements for each of 3 ranks
-    with pytest.raises(LionsimError, match="too small"):
-        sized("all_gather", 7, 2)
+    assert sized("all_gather", 7, 2).nbytes == 8  # one float32 per rank at least
+    assert sized("all_reduce", 1, 2, "uint8").nbytes == 1  # the abstention flag's size
+    assert sized("all_gather", 1, 2, "uint8").nbytes == 2 and sized("all_to_all", 5, 4, "int8").nbytes == 4
+    with pytest.raises(LionsimError, match="unknown dtype 'int4'"):
+        sized("all_reduce", 8, 2, "int4")
 
 
 def test_the_fitted_profile_loads_with_network(measured, capsys):
     base, frame = measured
     profile = base / "fit" / "gloo2.toml"
     net = load_network(str(profile))
-    assert {c.op for c in net.collectives} == set(OPS) and all(c.fitted_workers == 2 for c in net.collectives)
+    assert {op for op, _ in net.traits.ops} == set(OPS) and net.traits.backend == "gloo"
+    assert net.measured["backend"] == "gloo" and net.measured["ranks"] == 2 and net.measured["hosts"] == 1
+    assert net.measured["torch"] == torch.__version__ and net.measured["ranks_per_host"] == [2]
     text = profile.read_text()
     assert "median / worst |error|" in text
     code, out, err = run(["comm", "--network", str(profile), "--workers", "2", "--sizes", "1KB:64KB",
@@ -98,7 +112,10 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
     (["--backend", "gloo", "--sizes", ""], "bad size ''"),
     (["--backend", "gloo", "--iters", "0"], "bad --iters 0"),
     (["--backend", "gloo", "--warmup", "-1"], "bad --warmup -1"),
-    (["--backend", "gloo", "--sizes", "4B", "--collective", "all_gather"], "too small"),
+    (["--backend", "gloo", "--dtype", "int4"], "unknown dtype 'int4'"),
+    (["--backend", "gloo", "--iface", "lo"], "--iface lo picks the interface between hosts"),
+    (["--traits", "mpi"], "bad --traits 'mpi'"),
+    (["--dtype", "int8"], "--dtype chooses what is measured"),
     (["--backend", "gloo", "--fit", "x.json"], "bad --fit x.json"),
     (["--fit", "x.toml"], "--fit fits measured collectives"),
 ])

@@ -111,7 +111,10 @@ def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, rank, t
     assert steps.notna()[["encode_s", "comm_s", "step_s", "sim_time_s"]].all().all()
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "failed" and meta["error"] == lines[0].removeprefix("error: ").split(";")[0]
-    assert sorted(p.name for p in out.iterdir()) == ["run.json", "steps.csv", "summary.csv"]  # no journal, no temp
+    # no journal, no temp; calls.csv holds every call of the runs that finished (the cut run's were not journaled)
+    assert sorted(p.name for p in out.iterdir()) == ["calls.csv", "run.json", "steps.csv", "summary.csv"]
+    calls = pd.read_csv(out / "calls.csv")
+    assert set(calls.strategy) == {"lion"} and sorted(set(calls.step)) == list(range(1, STEPS + 1))
     assert not (tmp_path / ".o.partial").exists()
 
 

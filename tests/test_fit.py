@@ -1,172 +1,146 @@
-"""Fitting a network profile (lionsim.network.fit) and pricing by fitted regimes
-(lionsim.network.fitted): synthetic data from the formulas, closed-form prices, round trips."""
+"""Fitting a profile (a link plus the backend's traits) to measured collectives
+(lionsim.network.fit): times generated here from the closed forms with known traits, then
+the fit must find them again; its errors are those of the profile it returns."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from lionsim.errors import LionsimError
-from lionsim.network import NETWORKS, CollectiveCall, load_network, network_from_dict, price
-from lionsim.network.fit import FitConfig, error_summary, fit_collective, fit_line, fit_network
-from lionsim.network.toml_out import profile_toml
+from lionsim.network import CollectiveCall, Link, Network, load_network, price
+from lionsim.network.fit import Measured, error_summary, fit_profile, slow_mode
 
-SIZES = np.array([64_000 * 2 ** (i / 2) for i in range(21)]).round()  # 64 KB .. 65.5 MB, x sqrt(2)
-
-
-def ring_all_reduce(n, alpha, gbps, workers=2):
-    """2(N-1) alpha + 2(N-1)/N n / bandwidth (REFERENCE.md 5), written out independently."""
-    return 2 * (workers - 1) * alpha + 2 * (workers - 1) / workers * n / (gbps * 1e9)
+PRIOR = load_network("1gbe")  # alpha 50 us: the fit keeps the prior's alpha
+ALPHA = PRIOR.inter.alpha_s
+BANDWIDTH = 119.5e6  # B/s, the link the data is generated on
+SIZES = [4**k for k in range(0, 13)] + [2**25]  # 1 B .. 16 MiB, then 32 MiB
 
 
-def pairwise_all_to_all(n, alpha, gbps, workers=2):
-    return (workers - 1) * alpha + (workers - 1) / workers * n / (gbps * 1e9)
+def pairwise_a2a(n, floor, share, p=2):
+    """floor + (p-1) alpha + (p-1)/p n / (B share) (REFERENCE.md 5, pairwise exchange)."""
+    return floor + (p - 1) * ALPHA + (p - 1) / p * n / (BANDWIDTH * share)
 
 
-def regime_data(formula, regimes, sizes=SIZES):
-    """Times from `formula` with (max_bytes, alpha_s, GB/s) per regime."""
+def broadcast(n, floor, p=2):
+    """floor + alpha + n / B: one hop at 2 ranks."""
+    return floor + ALPHA + n / BANDWIDTH
+
+
+def samples(fast, *, iters=20, noise=0.0, slow=(0.0, 0.0, 0), seed=0):
+    """Iterations around `fast`: relative noise, and a slow mode (probability, extra, max bytes)."""
+    rng = np.random.default_rng(seed)
     out = []
-    for n in sizes:
-        _, alpha, gbps = next(r for r in regimes if n <= r[0])
-        out.append(formula(n, alpha, gbps))
-    return np.array(out)
+    for n, t in fast:
+        times = t * (1 + noise * rng.standard_normal(iters))
+        if n <= slow[2]:
+            times = times + slow[1] * (rng.random(iters) < slow[0])
+        out.append((n, tuple(times)))
+    return out
 
 
-def link_values(regime):
-    return regime.link.alpha_s, regime.link.bandwidth_Bps / 1e9
+def points(op, dtype, data):
+    return [Measured(op, dtype, n, times) for n, times in data]
 
 
-def test_one_line_recovers_alpha_and_beta():
-    times = ring_all_reduce(SIZES, 250e-6, 1.3)
-    fc = fit_collective("all_reduce", 2, SIZES, times)
-    assert len(fc.regimes) == 1 and math.isinf(fc.regimes[0].max_bytes)
-    alpha, gbps = link_values(fc.regimes[0])
-    assert alpha == pytest.approx(250e-6, rel=1e-4) and gbps == pytest.approx(1.3, rel=1e-4)
-    assert (fc.algorithm, fc.fitted_workers) == ("ring", 2)
+def share_of(n, regimes):
+    return next(s for bound, s in regimes if n <= bound)
 
 
-def test_regimes_and_breakpoints_are_found():
-    truth = [(1.0e6, 300e-6, 1.2), (9.0e6, 120e-6, 2.5), (math.inf, 40e-6, 0.9)]
-    times = regime_data(pairwise_all_to_all, truth)
-    fc = fit_collective("all_to_all", 2, SIZES, times)
-    assert len(fc.regimes) == 3
-    for got, (bound, alpha, gbps) in zip(fc.regimes, truth):
-        a, g = link_values(got)
-        assert a == pytest.approx(alpha, rel=1e-4, abs=1e-9) and g == pytest.approx(gbps, rel=1e-4)
-        if not math.isinf(bound):  # the cut lies between the last size below and the first above
-            below, above = SIZES[SIZES <= bound].max(), SIZES[SIZES > bound].min()
-            assert below <= got.max_bytes < above
-    assert math.isinf(fc.regimes[-1].max_bytes)
+def lab_data(seed=0, noise=0.0, slow=(0.0, 0.0, 0)):
+    """all_to_all with a duplex cut at 2 MiB, broadcast at the full link."""
+    regimes = ((2 * 2**20, 1.0), (math.inf, 0.6))
+    a2a = samples([(n, pairwise_a2a(n, 110e-6, share_of(n, regimes))) for n in SIZES if n >= 2], noise=noise,
+                  slow=slow, seed=seed)
+    bc = samples([(n, broadcast(n, 250e-6)) for n in SIZES], noise=noise, slow=slow, seed=seed + 1)
+    return points("all_to_all", "uint8", a2a) + points("broadcast", "uint8", bc)
 
 
-def test_no_regime_is_added_for_a_straight_line_with_noise():
-    rng = np.random.default_rng(0)
-    times = ring_all_reduce(SIZES, 200e-6, 1.0) * (1 + 0.01 * rng.standard_normal(len(SIZES)))
-    assert len(fit_collective("all_reduce", 2, SIZES, times).regimes) == 1
+def test_floors_duplex_regimes_and_the_link_are_found():
+    net, errors = fit_profile(lab_data(), workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    assert net.inter.bandwidth_Bps == pytest.approx(BANDWIDTH, rel=1e-4)  # broadcast: one direction, the link
+    assert net.inter.alpha_s == PRIOR.inter.alpha_s  # the prior's
+    a2a = net.traits.op("all_to_all")
+    assert a2a.floor_s == pytest.approx(110e-6, rel=1e-3)
+    assert len(a2a.duplex) == 2 and a2a.duplex[1][1] == pytest.approx(0.6, rel=1e-3)
+    assert 2 * 2**20 <= a2a.duplex[0][0] < 4 * 2**20 and a2a.duplex[0][1] == pytest.approx(1.0, rel=1e-3)
+    assert net.traits.op("broadcast").floor_s == pytest.approx(250e-6, rel=1e-3)
+    ps, bc = net.traits.op("ps_pull"), net.traits.op("broadcast")  # the parameter server's calls: by its formula
+    assert (ps.floor_s, ps.duplex, ps.algorithm, bc.algorithm) == (bc.floor_s, bc.duplex, "param_server", "ring")
+    assert net.traits.backend == "gloo" and errors.error.abs().max() < 1e-3
 
 
-def test_line_fit_is_relative_and_robust_to_one_outlier():
-    x = np.stack([np.full(len(SIZES), 2.0), SIZES], axis=1)  # ring all-reduce at N = 2: (2 alpha, n beta)
-    times = x @ np.array([100e-6, 1e-9])
-    times[3] *= 3  # one size disturbed by a busy machine
-    alpha, beta = fit_line(x, times, irls_steps=30)
-    assert alpha == pytest.approx(100e-6, rel=1e-3) and beta == pytest.approx(1e-9, rel=1e-3)
-    assert fit_line(x, times * 0 + 1e-3)[1] > 0  # flat data: beta stays positive (bandwidth finite)
+def test_errors_are_those_of_the_written_profile():
+    data = lab_data(noise=0.05)
+    net, errors = fit_profile(data, workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    for p, row in zip(data, errors.itertuples(index=False)):
+        model = price(CollectiveCall(p.op, p.nbytes, dtype=p.dtype), 2, net).time_s
+        assert row.fitted_s == model and row.measured_s == pytest.approx(np.mean(p.times))
+        assert row.error == pytest.approx(model / np.mean(p.times) - 1)
+    summary = error_summary(errors)
+    assert set(summary.collective) == {"all_to_all", "broadcast"} and (summary.points > 10).all()
 
 
-def test_fit_network_errors_are_of_the_priced_profile():
-    times = regime_data(ring_all_reduce, [(2e6, 300e-6, 1.2), (math.inf, 100e-6, 2.0)])
-    frame = pd.DataFrame({"collective": "all_reduce", "workers": 2, "bytes": SIZES.astype(int), "time_s": times})
-    net, errors = fit_network(frame, name="lab", description="synthetic")
-    assert net.fitted("all_reduce") is not None and net.fitted("all_gather") is None
-    summary = error_summary(errors).set_index("collective")
-    assert summary.loc["all_reduce", "worst_abs_error"] < 1e-4
-    assert errors.fitted_s.tolist() == pytest.approx(
-        [price(CollectiveCall("all_reduce", int(n)), 2, net).time_s for n in SIZES])
+def test_slow_mode_is_found_and_kept_out_of_the_lines():
+    slow = (0.25, 3.5e-3, 65_536)
+    data = lab_data(slow=slow, seed=3)
+    found, flags = slow_mode(data)
+    assert found.probability == pytest.approx(0.25, abs=0.06) and found.extra_s == pytest.approx(3.5e-3, rel=0.02)
+    assert found.max_bytes == 65_536
+    net, _ = fit_profile(data, workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    assert net.traits.op("all_to_all").floor_s == pytest.approx(110e-6, rel=1e-3)  # the lines see fast calls only
+    assert net.traits.slow == found
 
 
-PROFILE = {
-    "inter": {"alpha_us": 20.0, "bandwidth_GBps": 1.0},
-    "collectives": {
-        "all_reduce": {"fitted_workers": 2, "regimes": [
-            {"max_bytes": 1_000_000, "alpha_us": 300.0, "bandwidth_GBps": 1.2},
-            {"alpha_us": 100.0, "bandwidth_GBps": 2.5}]},
-        "all_to_all": {"regimes": [{"alpha_us": 50.0, "bandwidth_GBps": 4.0}]},
-        "broadcast": {"regimes": [{"alpha_us": 10.0, "bandwidth_GBps": 2.0}]},
-    },
-}
+def test_no_slow_mode_without_one():
+    found, _ = slow_mode(lab_data(noise=0.02))
+    assert found.probability == 0 and not found.applies(0)
 
 
-@pytest.mark.parametrize(("op", "n", "workers", "expected"), [
-    ("all_reduce", 1_000_000, 4, 6 * 300e-6 + 1.5 * 1e6 / 1.2e9),  # n == max_bytes: the first regime
-    ("all_reduce", 1_000_001, 4, 6 * 100e-6 + 1.5 * 1_000_001 / 2.5e9),
-    ("all_reduce", 64_000, 2, 2 * 300e-6 + 64_000 / 1.2e9),
-    ("all_to_all", 8_000_000, 8, 7 * 50e-6 + 7 / 8 * 8e6 / 4e9),
-    ("broadcast", 1_000_000, 8, 3 * (10e-6 + 1e6 / 2e9)),  # binomial: ceil(log2 8) rounds
-])
-def test_fitted_pricing_closed_form(op, n, workers, expected):
-    net = network_from_dict(PROFILE, source="test", default_name="lab")
-    cost = price(CollectiveCall(op, n), workers, net)
-    assert cost.time_s == pytest.approx(expected, rel=1e-12)
-    assert [p.scope for p in cost.phases] == ["fitted"]
+def test_one_disturbed_size_does_not_drag_the_line():
+    data = lab_data()
+    hit = next(i for i, p in enumerate(data) if p.op == "all_to_all" and p.nbytes == 4**9)
+    data[hit] = Measured(data[hit].op, data[hit].dtype, data[hit].nbytes, tuple(3 * t for t in data[hit].times))
+    net, _ = fit_profile(data, workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    a2a = net.traits.op("all_to_all")
+    assert a2a.floor_s == pytest.approx(110e-6, rel=0.02) and a2a.duplex[-1][1] == pytest.approx(0.6, rel=0.02)
 
 
-def test_ops_without_an_entry_use_the_links():
-    net = network_from_dict(PROFILE, source="test", default_name="lab")
-    cost = price(CollectiveCall("all_gather", 1_000_000), 4, net, "ring")
-    assert cost.time_s == pytest.approx(3 * 20e-6 + 0.75 * 1e6 / 1e9, rel=1e-12)
-    assert [p.scope for p in cost.phases] == ["inter"]
+def test_no_regime_is_added_for_noise():
+    data = samples([(n, broadcast(n, 250e-6)) for n in SIZES], noise=0.01, seed=5)
+    net, _ = fit_profile(points("broadcast", "uint8", data), workers=2, prior=PRIOR, backend="gloo", name="lab",
+                         description="t")
+    assert len(net.traits.op("broadcast").duplex) == 1
 
 
-def test_a_named_algorithm_takes_the_fitted_link():
-    net = network_from_dict(PROFILE, source="test", default_name="lab")
-    cost = price(CollectiveCall("all_reduce", 64_000), 8, net, "recursive_doubling")
-    assert cost.time_s == pytest.approx(3 * (300e-6 + 64_000 / 1.2e9), rel=1e-12)  # log2 N (alpha + n beta)
+def test_a_dtype_that_sums_slower_gets_a_reduction_rate():
+    def ring(n, gamma):  # at 2 ranks: floor + 2 alpha + n / B + n / 2 gamma (what price picks is the fit's own)
+        return 150e-6 + 2 * ALPHA + n / BANDWIDTH + n / 2 * gamma
+
+    f32 = samples([(n, ring(n, 0.0)) for n in SIZES if n >= 4])
+    i8 = samples([(n, ring(n, 1 / 0.2e9)) for n in SIZES])
+    net, errors = fit_profile(points("all_reduce", "float32", f32) + points("all_reduce", "int8", i8), workers=2,
+                              prior=PRIOR, backend="gloo", name="lab", description="t")
+    assert dict(net.traits.reduce_GBps)["int8"] == pytest.approx(0.2, rel=0.02)
+    assert "float32" not in dict(net.traits.reduce_GBps)
+    assert errors.error.abs().max() < 0.02
 
 
-def test_profile_round_trip_prices_the_same(tmp_path):
-    net = network_from_dict(PROFILE, source="test", default_name="lab")
-    path = tmp_path / "lab.toml"
-    path.write_text(profile_toml(net, "a comment\nover two lines"))
-    back = load_network(str(path))
-    assert back == net
-    for op in ("all_reduce", "all_gather", "all_to_all", "broadcast", "reduce", "ps_push"):
-        for n in (1000, 999_999, 1_000_000, 5_000_000):
-            for workers in (2, 3, 8):
-                call = CollectiveCall(op, n)
-                assert price(call, workers, back).time_s == price(call, workers, net).time_s
+def test_fewer_than_two_sizes_is_one_clear_line():
+    with pytest.raises(LionsimError, match="at least 2 measured sizes of all_to_all"):
+        fit_profile([Measured("all_to_all", "uint8", 1024, (1e-3, 1e-3))], workers=2, prior=PRIOR, backend="gloo",
+                    name="x", description="t")
+    with pytest.raises(LionsimError, match="none were measured"):
+        fit_profile([], workers=2, prior=PRIOR, backend="gloo", name="x", description="t")
 
 
-def test_presets_and_old_profiles_are_unchanged():
-    for _, preset in NETWORKS.items():
-        assert "collectives" not in preset.to_dict() and preset.collectives == ()
-    old = network_from_dict({"inter": {"alpha_us": 10.0, "bandwidth_GBps": 1.0}}, source="t", default_name="old")
-    ring = price(CollectiveCall("all_reduce", 1_000_000), 8, old, "ring")
-    assert ring.time_s == pytest.approx(14 * 10e-6 + 1.75e6 / 1e9)
-
-
-@pytest.mark.parametrize(("collectives", "message"), [
-    ({"allreduce": {"regimes": [{"alpha_us": 1.0, "bandwidth_GBps": 1.0}]}}, "unknown key 'collectives.allreduce'"),
-    ({"all_reduce": {"regimes": []}}, "non-empty array"),
-    ({"all_reduce": {"regimes": [{"alpha_us": 1.0, "bandwidth_GBps": 1.0, "max_bytes": 10}]}}, "the last none"),
-    ({"all_reduce": {"regimes": [{"alpha_us": 1.0, "bandwidth_GBps": 1.0},
-                                 {"alpha_us": 1.0, "bandwidth_GBps": 1.0}]}}, "needs max_bytes"),
-    ({"all_reduce": {"regimes": [{"max_bytes": 10, "alpha_us": 1.0, "bandwidth_GBps": 1.0},
-                                 {"max_bytes": 5, "alpha_us": 1.0, "bandwidth_GBps": 1.0},
-                                 {"alpha_us": 1.0, "bandwidth_GBps": 1.0}]}}, "must increase"),
-    ({"all_reduce": {"algorithm": "pairwise", "regimes": [{"alpha_us": 1.0, "bandwidth_GBps": 1.0}]}},
-     "does not implement all_reduce"),
-    ({"all_reduce": {"regimes": [{"alpha_us": 1.0, "bandwidth_GBps": 0.0}]}}, "bandwidth_GBps"),
-])
-def test_bad_fitted_entries_are_one_clear_error(collectives, message):
-    with pytest.raises(LionsimError, match=message.replace("(", r"\(")):
-        network_from_dict({"inter": {"alpha_us": 1.0, "bandwidth_GBps": 1.0}, "collectives": collectives},
-                          source="bad.toml", default_name="bad")
-
-
-def test_fit_config_is_checked():
-    with pytest.raises(LionsimError, match="unknown fit objective"):
-        FitConfig(objective="rms")
+def test_the_fit_predicts_another_link_through_its_traits():
+    """Traits fitted on one link, put on a link 10x slower: the floors stay, the bytes slow down."""
+    net, _ = fit_profile(lab_data(), workers=2, prior=PRIOR, backend="gloo", name="lab", description="t")
+    slow_link = Network(name="slow", inter=Link(alpha_s=ALPHA, bandwidth_Bps=BANDWIDTH / 10), traits=net.traits)
+    for n in (1024, 8 * 2**20):
+        share = 1.0 if n <= 2 * 2**20 else 0.6
+        expected = 110e-6 + ALPHA + 0.5 * n / (BANDWIDTH / 10 * share)
+        assert price(CollectiveCall("all_to_all", n), 2, slow_link).time_s == pytest.approx(expected, rel=2e-3)

@@ -6,12 +6,23 @@ gather), then runs ONE real collective among the R ranks, then hands every local
 result, so transports written for the simulator run unchanged. With w = 1 this is one
 worker per rank.
 
-Measurement: each real collective is timed on its own, after a barrier so that every rank
-starts it together (a rank that is still computing does not count as network time); CUDA
-collectives are timed with CUDA events. Every timed call is logged as (op, bytes, seconds)
-with the op and size convention of lionsim.network.calls, so the network model can price
-exactly the collectives that ran. `exchange_control` carries the loop's own bookkeeping
-(losses, divergence flags) untimed and unlogged.
+Measurement, as a dedicated host would see it (`align`, on by default):
+
+    barrier (its wait is logged: how long this rank waited for its peers, i.e. rank imbalance)
+    -> the collective, timed (perf_counter around the blocking call; CUDA events on NCCL)
+    -> barrier, untimed
+
+The leading barrier starts every rank together, so a rank still computing does not count
+as network time. The trailing one keeps every rank out of CPU work until all have left the
+call: on a host whose cores the ranks share, a rank that runs straight into encode or
+decode starves a peer still inside the same call (its library's threads wait a scheduler
+tick, about 4 ms, for a core), which inflated the 1-bit transports' measured time 2-5x
+here. Output buffers are allocated and faulted in before the call, so the call does not
+pay the page faults of fresh memory either. Every timed call is logged as (op, bytes, dtype,
+seconds, wait) with the op and size convention of lionsim.network.calls, so the network
+model can price exactly the collectives that ran; the run bills each call as the slowest
+rank's time of that call (lionsim.training.booking). `exchange_control` carries the loop's
+own bookkeeping (losses, divergence flags) untimed and unlogged.
 
 gloo facts (REFERENCE.md 7): SUM/MAX work for float32, bfloat16, int8, uint8, int32; AVG and
 int16 do not; gathering empty tensors hangs (empty payloads are skipped on every rank alike).
@@ -41,6 +52,10 @@ class MeasuredCall:
     """Size by the calls.py convention, among the R ranks."""
     seconds: float
     """Wall time of the collective on this rank, after the aligning barrier."""
+    dtype: str = "float32"
+    """The wire dtype (torch name)."""
+    wait_s: float = 0.0
+    """This rank's wait in the aligning barrier before the call."""
 
 
 class ProcessGroupComm:
@@ -64,10 +79,16 @@ class ProcessGroupComm:
         out, self.log = self.log, []
         return out
 
-    def _timed(self, op: str, nbytes: int, run) -> None:
+    def _timed(self, op: str, x: Tensor, nbytes: int, run) -> None:
+        wait = 0.0
         if self.align:
+            t0 = time.perf_counter()
             dist.barrier(group=self.group)
-        self.log.append(MeasuredCall(op, nbytes, time_call(run, _device(self.group))))
+            wait = time.perf_counter() - t0
+        seconds = time_call(run, _device(self.group))
+        if self.align:
+            dist.barrier(group=self.group)  # untimed: nobody works while a peer is still in the call
+        self.log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait))
 
     def _rows(self, x: Tensor) -> Tensor:
         """The rank's result handed to each of its w rows."""
@@ -77,26 +98,26 @@ class ProcessGroupComm:
         """x [w, *s] -> [w, *s]: the local rows combined, then summed (or max) over ranks."""
         out = local_sum(x, op).contiguous()
         if out.numel():
-            self._timed("all_reduce", out.numel() * out.element_size(),
+            self._timed("all_reduce", out, out.numel() * out.element_size(),
                         lambda: dist.all_reduce(out, op=_OPS[op], group=self.group))
         return self._rows(out)
 
     def all_gather(self, x: Tensor) -> Tensor:
         """x [w, *s] -> [w, W, *s]: every worker's row, in worker order."""
         x = x.contiguous()
-        parts = [torch.empty_like(x) for _ in range(self.ranks)]
+        out = _faulted((self.ranks, *x.shape), x)  # [R, w, *s]: the same single-tensor call `lionsim comm` times
         if x.numel():
-            self._timed("all_gather", self.ranks * x.numel() * x.element_size(),
-                        lambda: dist.all_gather(parts, x, group=self.group))
-        return self._rows(torch.cat(parts))  # [R*w = W, *s]
+            self._timed("all_gather", x, out.numel() * out.element_size(),
+                        lambda: _GATHER(out.view(-1), x.view(-1), group=self.group))
+        return self._rows(out.reshape(self.world_size, *x.shape[1:]))  # [R*w = W, *s]
 
     def all_to_all(self, x: Tensor) -> Tensor:
         """x [w, W, *s] -> [w, W, *s]: out[i][j] = x[j][i] over global workers i, j."""
         w, shape = self.local_workers, x.shape[2:]
         send = x.transpose(0, 1).contiguous()  # [W dest, w src, *s]: rank q's block is rows q*w..q*w+w
-        recv = torch.empty_like(send)  # [R src, w dest (mine), w src, *s] once reshaped
+        recv = _faulted(send.shape, send)  # [R src, w dest (mine), w src, *s] once reshaped
         if send.numel():
-            self._timed("all_to_all", send.numel() * send.element_size(),
+            self._timed("all_to_all", send, send.numel() * send.element_size(),
                         lambda: dist.all_to_all_single(recv, send, group=self.group))
         recv = recv.reshape(self.ranks, w, w, *shape).transpose(0, 1)  # [w mine, R src, w src, *s]
         return recv.reshape(w, self.world_size, *shape)
@@ -105,18 +126,18 @@ class ProcessGroupComm:
         """x [w, *s] -> [W, *s] on the rank holding worker `root`, None elsewhere."""
         x = x.contiguous()
         dst = root // self.local_workers
-        parts = [torch.empty_like(x) for _ in range(self.ranks)] if self.rank == dst else None
+        parts = [_faulted(x.shape, x) for _ in range(self.ranks)] if self.rank == dst else None
         if x.numel():
-            self._timed("ps_push", x.numel() * x.element_size(),
+            self._timed("ps_push", x, x.numel() * x.element_size(),
                         lambda: dist.gather(x, parts, dst=dst, group=self.group))
         return torch.cat(parts) if parts is not None else None
 
     def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
         """The root worker's x [*s] -> [w, *s] on every rank; other ranks pass `like`."""
         src = root // self.local_workers
-        buf = x.contiguous() if self.rank == src else torch.empty_like(like)
+        buf = x.contiguous() if self.rank == src else _faulted(like.shape, like)
         if buf.numel():
-            self._timed("ps_pull", buf.numel() * buf.element_size(),
+            self._timed("ps_pull", buf, buf.numel() * buf.element_size(),
                         lambda: dist.broadcast(buf, src=src, group=self.group))
         return self._rows(buf)
 
@@ -132,6 +153,15 @@ class ProcessGroupComm:
         out = x.to(_device(self.group), copy=True)
         dist.all_reduce(out, op=dist.ReduceOp.MAX, group=self.group)
         return out.to(x.device)
+
+
+_GATHER = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # renamed in torch 2.13
+
+
+def _faulted(shape, like: Tensor) -> Tensor:
+    """A fresh buffer whose pages are already mapped (zero-filled), so a collective writing
+    into it is not timed paying first-touch page faults."""
+    return torch.zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def time_call(run, device: torch.device) -> float:

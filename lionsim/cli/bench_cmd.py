@@ -56,6 +56,7 @@ def bench(
     strategy: o.Strategy = None,
     transport: o.Transport = None,
     network: o.Network = "1gbe",
+    traits: o.Traits = None,
     backend: o.Backend = "sim",
     ranks: Optional[int] = typer.Option(None, "--ranks", help="gloo/nccl: processes to start (W/R workers each); "
                                         "default 2 for gloo, one per visible GPU for nccl; under torchrun, its WORLD_SIZE."),
@@ -93,6 +94,10 @@ def bench(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
     timeout: float = typer.Option(60.0, "--timeout", help="gloo/nccl: seconds a collective or the rendezvous may wait."),
+    iface: o.Iface = None,
+    calibrate: bool = typer.Option(False, "--calibrate", help="gloo/nccl: before training, measure the collectives "
+                                   "the strategies will issue on this group, fit the backend's traits and price "
+                                   "comm_model_s with them (calibration.toml in --out)."),
     out: Out = Path("reports/bench"),
     format: Format = "table",
     config: o.Config = None,
@@ -104,13 +109,13 @@ def bench(
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
-        transport=transport, network=network, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
+        transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
         sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
         dgc_warmup_steps=dgc_warmup_steps,
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads,
-        timeout=timeout,
+        timeout=timeout, iface=iface, calibrate=calibrate,
     )
     runs = cfg.validate()
     check_out_dir(out)
@@ -186,9 +191,12 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     emit(result.summary, fmt, lambda: summary_table(result.summary))
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
     if fmt == "table":
-        check = model_check_table(result.summary)
+        check = model_check_table(result.summary, result.meta.get("comm_model"))
         if check is not None:
             console.print(check)
+    shared = result.meta.get("hosts", {}).get("shared_cores")
+    if shared:
+        err_console.print(f"warning: {shared}", markup=False, highlight=False)
     evaluation = result.meta.get("evaluation")
     if evaluation and result.meta.get("config", {}).get("data"):  # a real test set: say how much of it scored
         say.print(f"evaluated on {evaluation['samples']} held-out samples (--eval-samples {evaluation['requested']})",

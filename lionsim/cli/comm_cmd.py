@@ -1,28 +1,43 @@
 """`lionsim comm`: collective cost table, nccl-tests style; modelled, or measured on gloo/nccl
-beside the model, and `--fit PROFILE.toml` to fit a network profile to what was measured."""
+beside the model, and `--fit PROFILE.toml` to fit a profile (the link and the backend's
+traits) to what was measured.
+
+Measured: lionsim starts `--ranks` processes on this host's loopback, or, under a launcher
+(torchrun, any --nnodes), measures on the launcher's group, across hosts; rank 0 prints and
+writes, the other ranks stay silent.
+"""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import typer
-from rich import box
-from rich.table import Table
 
+from lionsim.cli import options as o
 from lionsim.cli.app import ConfigOption, app, console, err_console, fail
-from lionsim.errors import LionsimError
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, load_network, normalize_op, parse_sizes, rows_frame
-from lionsim.network.link import GB, US
+from lionsim.cli.comm_view import model_table, print_fit, print_measured
 from lionsim.cli.output import Format, emit, parse_out
+from lionsim.errors import LionsimError
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
 
 BACKENDS = ("sim", "gloo", "nccl")
+FIT_COLLECTIVES = ("all_reduce", "all_gather", "all_to_all", "broadcast")
+"""What `--fit` measures unless --collective says: every op lionsim's transports issue (the
+parameter server's gather and broadcast are priced as broadcast)."""
+FIT_DTYPES = ("float32", "int8", "int32", "uint8", "bfloat16")
+"""The dtypes lionsim's reductions carry (gradients, int8 votes, p-bit words, the abstention
+flag, bf16 gradients), unless --dtype says."""
+MEASURED_SIZES, FIT_SIZES = "64KB:64MB", "1B:16MiB:x4"
+
+
+def _split(values: list[str] | None) -> list[str]:
+    return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
 def _workers(values: list[str]) -> list[int]:
     """Repeatable and/or comma-separated worker counts."""
     out = []
-    for item in (part.strip() for value in values for part in value.split(",")):
+    for item in _split(values):
         try:
             out.append(int(item))
         except ValueError:
@@ -30,17 +45,16 @@ def _workers(values: list[str]) -> list[int]:
     return out
 
 
-def _human_bytes(n: int) -> str:
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
+def _measured_ranks(backend: str, ranks: int | None, launched) -> int:
+    """--ranks resolved as bench resolves it (the launcher's WORLD_SIZE under one), after
+    checking this machine has the backend."""
+    from lionsim.launch.group import check_backend, default_ranks
 
-
-def _measured_ranks(backend: str, ranks: int | None) -> int:
-    """--ranks resolved as bench resolves it, after checking this machine has the backend."""
-    from lionsim.launch.rank import check_backend, default_ranks
-
+    if launched is not None:
+        if ranks not in (None, launched.world_size):
+            raise LionsimError(f"--ranks {ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
+        check_backend(backend, 1)
+        return launched.world_size
     check_backend(backend, 1)  # nccl without CUDA: one line before any other
     n = default_ranks(backend) if ranks is None else ranks
     if backend == "nccl" and ranks is None and n < 2:
@@ -50,7 +64,7 @@ def _measured_ranks(backend: str, ranks: int | None) -> int:
 
 
 def _check_fit_path(path: Path) -> None:
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+    from lionsim.reports.files import check_out_dir
 
     if path.suffix.lower() != ".toml":
         raise LionsimError(f"bad --fit {path}: the profile is written as TOML; accepted: a path ending in .toml")
@@ -61,156 +75,170 @@ def _check_fit_path(path: Path) -> None:
 def comm(
     sizes: str | None = typer.Option(
         None, "--sizes", help="START:END[:xF] (x2 steps by default) and/or a comma list; B, KB/MB/GB = 1e3/1e6/1e9, "
-        "KiB/MiB/GiB = 2^10/2^20/2^30. Default 1KB:1GB modelled, 64KB:64MB measured."
+        f"KiB/MiB/GiB = 2^10/2^20/2^30. Default 1KB:1GB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
-    collective: list[str] = typer.Option(["all_reduce"], "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}."),
+    collective: list[str] = typer.Option(None, "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}. Default "
+                                         f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}."),
+    dtype: list[str] = typer.Option(None, "--dtype", help="Measured: wire dtypes of the reductions, repeat or comma "
+                                    "list (float32, bfloat16, float16, int8, uint8, int32; gathers and all-to-alls "
+                                    f"move bytes: the first only). Default float32; with --fit: {', '.join(FIT_DTYPES)}."),
     workers: list[str] | None = typer.Option(
         None, "--workers", help="Worker counts (>= 2) to model: repeat or comma list. Default 8 (sim) or only --ranks."
     ),
-    network: str = typer.Option("10gbe", "--network", help="A preset (see `lionsim networks`) or a .toml/.json profile."),
+    network: str = typer.Option("10gbe", "--network", help="A preset (see `lionsim networks`) or a .toml/.json "
+                                "profile; with --fit, the link whose alpha the fit keeps."),
+    traits: o.Traits = None,
     algorithm: str = typer.Option(
         AUTO, "--algorithm", help=f"auto (the cheapest for each size) or one of: {', '.join(COLLECTIVE_ALGORITHMS.names())}."
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
     ranks: int | None = typer.Option(
         None, "--ranks", help="Processes to measure with: default 2 on gloo, one per visible GPU on nccl (which "
-        "needs >= 2 GPUs), as bench."),
+        "needs >= 2 GPUs), as bench; under torchrun, its WORLD_SIZE."),
+    iface: o.Iface = None,
     warmup: int = typer.Option(5, "--warmup", help="Iterations dropped before timing (nccl-tests -w)."),
     iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
     timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
-    fit: Path | None = typer.Option(None, "--fit", help="Fit link parameters to the measured rows; write this profile."),
+    fit: Path | None = typer.Option(None, "--fit", help="Fit a profile (link + the backend's traits) to the measured "
+                                    "rows; write it to this .toml."),
     out: Path | None = typer.Option(None, "--out", parser=parse_out, metavar="DIR",
                                     help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
     format: Format = "table",
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
+    from lionsim.launch.env import launcher_env
+
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
-    net = load_network(network)
-    ops = [normalize_op(c) for c in collective]
+    net = network_for(network, traits=traits, backend=backend)
+    ops = [normalize_op(c) for c in (collective or (FIT_COLLECTIVES if fit is not None else ["all_reduce"]))]
+    dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
+    launched = launcher_env() if backend != "sim" else None
     if backend != "sim":  # before anything is measured or printed: can this machine run it?
-        ranks = _measured_ranks(backend, ranks)
+        ranks = _measured_ranks(backend, ranks, launched)
+    if iface is not None and launched is None:
+        raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
+                           "lionsim's own ranks talk over this host's loopback")
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     if backend == "sim" and fit is not None:
         raise LionsimError("--fit fits measured collectives: use --backend gloo or nccl")
-    size_list = parse_sizes(sizes if sizes is not None else ("1KB:1GB" if backend == "sim" else "64KB:64MB"))
+    if backend == "sim" and dtype:
+        raise LionsimError("--dtype chooses what is measured: use --backend gloo or nccl")
+    default = "1KB:1GB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
+    size_list = parse_sizes(sizes if sizes is not None else default)
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     if out is not None:  # the files helpers import pandas: only when files are written
-        from lionsim.reports.files import check_out_dir, write_atomic
+        from lionsim.reports.files import check_out_dir
 
         check_out_dir(out)
     if fit is not None:
         _check_fit_path(fit)
     if backend == "sim":  # a table of the model alone imports no pandas
-        emit(lambda: rows_frame(rows), format, lambda: _print_model(rows, net.name))
+        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name))
         frame = rows_frame(rows) if out is not None else None
     else:
-        frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout,
-                         rows_frame(rows) if rows else None, fit)
+        from lionsim.measure import MeasureConfig
+
+        cfg = MeasureConfig(backend=backend, ranks=ranks, collectives=tuple(ops), dtypes=tuple(dtypes),
+                            sizes=tuple(size_list), warmup=warmup, iters=iters, timeout_s=timeout).validate()
+        frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit)
+        if frame is None:  # a launcher's rank other than 0: rank 0 reports
+            return
         if format != "table":
             emit(frame, format)
     if out is not None:
-        from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
-        from lionsim.reports.publish import RunDir
-
-        # comm.csv and its plots are staged beside --out and published together, or not at all
-        target = RunDir(out)
-        target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
-                                    *plot_comm(stage, frame)])
-        path, *plots = sorted(target.publish(), key=lambda p: p.name != "comm.csv")
-        (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
+        _write(out, frame, format)
 
 
-def _print_model(rows: list[dict], name: str) -> Table:
-    # fits 80 columns (a pipe or a CI log): short headers, units in the caption, no cell folded
-    table = Table(title=f"modelled collectives on {name}", box=box.SIMPLE_HEAD, pad_edge=False,
-                  caption="N: workers; time: us; algbw, busbw: GB/s (GB = 1e9 bytes, nccl-tests factors)",
-                  caption_justify="left")
-    for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
-        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(row["collective"], row["algorithm"], str(row["workers"]), _human_bytes(row["bytes"]),
-                      _us(row["time_s"]), f"{row['algbw_GBps']:.3f}", f"{row['busbw_GBps']:.3f}")
-    return table
+def _write(out: Path, frame, fmt: str) -> None:
+    from lionsim.reports.files import write_atomic
+    from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
+    from lionsim.reports.publish import RunDir
+
+    # comm.csv and its plots are staged beside --out and published together, or not at all
+    target = RunDir(out)
+    target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
+                                *plot_comm(stage, frame)])
+    path, *plots = sorted(target.publish(), key=lambda p: p.name != "comm.csv")
+    (console if fmt == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
+                                                       markup=False, highlight=False)
 
 
-def _us(seconds: float) -> str:
-    """Microseconds: one decimal below 1,000, whole and grouped above (never cut short)."""
-    us = seconds * 1e6
-    return f"{us:.1f}" if us < 1000 else f"{us:,.0f}"
-
-
-def _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout, extra, fit) -> pd.DataFrame:
+def _measure(cfg, net, algorithm, launched, iface, extra, fit):
+    """Measure (this host's ranks, or the launcher's group), print beside the model, fit; the
+    comm.csv frame on rank 0, None on the launcher's other ranks."""
     import pandas as pd
 
-    from lionsim.measure import MeasureConfig, measure, measured_rows, with_model
+    from lionsim.launch.hosts import shared_cores
+    from lionsim.measure import measure, measured_rows, with_model
     from lionsim.measure.launch import MeasureFailure
+    from lionsim.measure.rank import measure_in_group
     from lionsim.measure.table import compared
 
-    cfg = MeasureConfig(backend=backend, ranks=ranks, collectives=tuple(ops), sizes=tuple(size_list),
-                        warmup=warmup, iters=iters, timeout_s=timeout).validate()
-    console.print(f"measuring {', '.join(ops)} on {ranks} {backend} ranks: {len(size_list)} sizes, "
-                  f"{warmup} warm-up + {iters} timed iterations each", markup=False, highlight=False)
+    where = "the launcher's group" if launched is not None else "this host's loopback"
+    if launched is None or launched.rank == 0:
+        console.print(f"measuring {', '.join(o for o, _ in cfg.cases())} on {cfg.ranks} {cfg.backend} ranks "
+                      f"({where}): {len(cfg.sizes)} sizes, {cfg.warmup} warm-up + {cfg.iters} timed iterations "
+                      "each", markup=False, highlight=False)
     try:
-        points = measure(cfg)
+        result = measure(cfg) if launched is None else measure_in_group(cfg, launched, iface)
     except MeasureFailure as e:
         fail(str(e), code=1)
-    frame = with_model(measured_rows(points, ranks, backend), net, algorithm)
+    except RuntimeError as e:  # under a launcher: a collective failed (a peer died)
+        fail(f"a collective failed (a peer rank died or stopped answering): {' '.join(str(e).split())[:300]}", code=1)
+    if result is None:
+        return None
+    points, hosts = result
+    warning = shared_cores(hosts)
+    if warning:
+        err_console.print(f"warning: {warning}", markup=False)
+    frame = with_model(measured_rows(points, cfg.ranks, cfg.backend), net, algorithm)
+    if fit is not None:
+        fitted = _fit(points, cfg, net, hosts, fit)
+        frame = pd.concat([frame, with_model(measured_rows(points, cfg.ranks, cfg.backend), fitted, algorithm)
+                           .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
+    print_measured(compared(frame[frame.network.isin([net.name, cfg.backend])]), cfg.backend, cfg.ranks, net.name)
     if extra is not None:
         frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
-    _print_measured(compared(frame), backend, ranks, net.name)
-    if fit is not None:
-        _fit(frame[frame.source == "measured"], fit, backend, ranks, cfg)
     return frame
 
 
-def _print_measured(rows: pd.DataFrame, backend: str, ranks: int, name: str) -> None:
-    table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
-                  padding=(0, 0), pad_edge=False,
-                  caption="time: median over iterations of the slowest rank, us; p10-p90 its spread; algbw, busbw "
-                          "GB/s (1e9 B/s, nccl-tests factors); model: the network model, us; err: model / time - 1")
-    for column in ("collective", "size", "count", "time", "p10-p90", "algbw", "busbw", "model", "err"):
-        table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
-    for r in rows.itertuples(index=False):
-        table.add_row(r.collective, _human_bytes(r.bytes), str(int(r.count)), f"{r.time_s * 1e6:.0f}",
-                      f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}", f"{r.algbw_GBps:.3f}",
-                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
-    console.print(table)
-    errors = rows.error.abs().groupby(rows.collective, sort=False)
-    console.print(f"model {name} vs measured, median / worst |error|: " + "; ".join(
-        f"{op} {e.median():.1%} / {e.max():.1%}" for op, e in errors), markup=False, highlight=False)
+def _fit(points, cfg, prior, hosts, path: Path):
+    """Fit and write the profile; print it. Returns the fitted Network."""
+    import datetime
+    import sys
 
+    import torch
 
-def _fit(measured: pd.DataFrame, path: Path, backend: str, ranks: int, cfg) -> None:
-    from lionsim.network.fit import BETA_FLOOR, error_summary, fit_network
+    import lionsim
+    from lionsim.launch.hosts import by_host
+    from lionsim.network.fit import Measured, error_summary, fit_profile
     from lionsim.network.toml_out import profile_toml
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic
+    from lionsim.reports.files import make_dir, write_atomic
 
-    name = path.stem
-    desc = f"fitted by lionsim comm --backend {backend} --ranks {ranks} on {socket.gethostname()}"
-    net, errors = fit_network(measured, name=name, description=desc)
-    summary = error_summary(errors).set_index("collective")
-    table = Table(title=f"fitted profile {path} (least squares in relative error)", box=box.SIMPLE_HEAD,
-                  padding=(0, 0), pad_edge=False,
-                  caption="one row per size regime; |err| = |fitted / measured - 1| over the sweep's sizes")
-    for column in ("collective", "algorithm", "up to", "alpha us", "GB/s", "sizes", "median|err|", "worst|err|"):
-        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
-    for entry in net.collectives:
-        s = summary.loc[entry.op]
-        for i, r in enumerate(entry.regimes):
-            first = i == 0
-            table.add_row(entry.op if first else "", entry.algorithm if first else "",
-                          _human_bytes(r.max_bytes) if r.max_bytes != float("inf") else "rest",
-                          f"{r.link.alpha_s / US:.1f}",
-                          "flat" if r.link.beta <= 1.001 * BETA_FLOOR else f"{r.link.bandwidth_Bps / GB:.3f}",
-                          str(int(s.points)) if first else "", f"{s.median_abs_error:.1%}" if first else "",
-                          f"{s.worst_abs_error:.1%}" if first else "")
-    console.print(table)
-    comment = (f"{desc}\nsizes {', '.join(str(s) for s in cfg.sizes)} B; {cfg.warmup} warm-up + {cfg.iters} "
-               f"iterations\nmedian / worst |error| on the sweep: " +
-               "; ".join(f"{op} {s.median_abs_error:.1%} / {s.worst_abs_error:.1%}" for op, s in summary.iterrows()))
+    machines = by_host(hosts)
+    record = {"backend": cfg.backend, "ranks": cfg.ranks, "hosts": len(machines),
+              "ranks_per_host": [len(m["ranks"]) for m in machines],
+              "hostnames": [m["hostname"] for m in machines],
+              "interfaces": sorted({i for m in machines for i in m["ifaces"]}) or ["default"],
+              "addresses": sorted({a for m in machines for a in m["addresses"]}),
+              "torch": torch.__version__, "lionsim": lionsim.__version__,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "sizes": f"{min(cfg.sizes)}-{max(cfg.sizes)} B, {len(cfg.sizes)} sizes",
+              "iterations": f"{cfg.warmup} warm-up + {cfg.iters}", "argv": " ".join(sys.argv[1:])}
+    desc = (f"fitted by lionsim comm --backend {cfg.backend} on {cfg.ranks} ranks, {len(machines)} host(s), "
+            f"link alpha from {prior.name}")
+    measured = [Measured(p.op, p.dtype, p.nbytes(cfg.ranks), p.times) for p in points]
+    net, errors = fit_profile(measured, workers=cfg.ranks, prior=prior, backend=cfg.backend, name=path.stem,
+                              description=desc, record=record)
+    summary = error_summary(errors)
+    print_fit(net, summary, path)
+    comment = (f"{desc}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
+        f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
+        for r in summary.itertuples(index=False)))
     written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
     console.print(f"wrote {written}", markup=False, highlight=False)
+    return net

@@ -46,6 +46,13 @@ Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one that can use it (the others keep "
                         "their default); an error only if no run can use it.")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
+Traits = Annotated[Optional[str], typer.Option(
+    "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl")),
+    help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas), "
+         "gloo (measured here) or nccl. Default: the profile's own [traits], else the backend's (ideal on sim).")]
+Iface = Annotated[Optional[str], typer.Option(
+    "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
+                    "NCCL_SOCKET_IFNAME).")]
 Backend = Annotated[str, typer.Option("--backend", callback=_choice("--backend", ("sim", "gloo", "nccl")), help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
 Workload = Annotated[str, typer.Option("--workload", "-w", callback=_workload, help="Workload (`lionsim workloads`).")]
 ModelSize = Annotated[str, typer.Option("--model-size", callback=_choice("--model-size", ("tiny", "small", "paper")), help="Workload model size: tiny | small | paper.")]

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lionsim.network.link import Link, check_number
+from lionsim.network.checks import check_number
+from lionsim.network.link import Link
 from lionsim.network.presets import NVLINK3, NVLINK4
 from lionsim.registry import Registry
 

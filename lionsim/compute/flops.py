@@ -13,7 +13,7 @@ the 6 N T rule; it is under 10% for the presets' context lengths.
 from __future__ import annotations
 
 from lionsim.compute.devices import Device
-from lionsim.network.link import check_number
+from lionsim.network.checks import check_number
 
 
 def forward_flops(params: float, tokens: float) -> float:

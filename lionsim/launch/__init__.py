@@ -1,21 +1,27 @@
 """Real process groups for `lionsim bench --backend gloo|nccl`: started by lionsim on one
 machine (spawn.py: R ranks, a watchdog, one line on a dead or hung rank) or by torchrun
-(env.py reads its environment); either way each rank runs rank.py: rendezvous, the
-same-configuration check, the bench on its W/R workers, outputs from rank 0."""
+(env.py reads its environment); either way each rank runs rank.py: rendezvous (group.py),
+the same-configuration check, the bench on its W/R workers, outputs from rank 0. hosts.py
+says where the ranks run.
 
-from lionsim.launch.env import Rendezvous, free_port, launcher_env
-from lionsim.launch.rank import RankFailure, check_backend, check_layout, default_ranks, run_rank
-from lionsim.launch.spawn import Outcome, spawn_ranks
+Names load lazily, so the measured sweep (lionsim.measure) can join a group through
+group.py without importing the bench.
+"""
 
-__all__ = [
-    "Outcome",
-    "RankFailure",
-    "Rendezvous",
-    "check_backend",
-    "check_layout",
-    "default_ranks",
-    "free_port",
-    "launcher_env",
-    "run_rank",
-    "spawn_ranks",
-]
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {
+    "Outcome": ".spawn",
+    "RankFailure": ".rank",
+    "Rendezvous": ".env",
+    "check_backend": ".group",
+    "check_layout": ".rank",
+    "default_ranks": ".group",
+    "free_port": ".env",
+    "launcher_env": ".env",
+    "run_rank": ".rank",
+    "spawn_ranks": ".spawn",
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+
+__all__ = sorted(_NAMES)

@@ -18,6 +18,8 @@ class Rendezvous:
     local_rank: int
     addr: str
     port: int
+    source: str = "MASTER_ADDR/MASTER_PORT from the launcher"
+    """Who chose addr and port, for a rendezvous error to name."""
 
 
 def launcher_env() -> Rendezvous | None:
@@ -34,7 +36,8 @@ def launcher_env() -> Rendezvous | None:
                            f"MASTER_PORT={os.environ['MASTER_PORT']!r})") from None
     if not 0 <= rank < world:
         raise LionsimError(f"bad launcher environment: RANK={rank} with WORLD_SIZE={world}")
-    return Rendezvous(rank=rank, world_size=world, local_rank=local, addr=os.environ["MASTER_ADDR"], port=port)
+    return Rendezvous(rank=rank, world_size=world, local_rank=local, addr=os.environ["MASTER_ADDR"], port=port,
+                      source=f"MASTER_ADDR={os.environ['MASTER_ADDR']}, MASTER_PORT={port} from the launcher")
 
 
 def free_port(host: str = "127.0.0.1") -> int:

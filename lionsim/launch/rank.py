@@ -12,8 +12,6 @@ the spawner (which outlives every rank, rank 0 included) when lionsim started th
 
 from __future__ import annotations
 
-import datetime
-import hashlib
 import json
 import signal
 import threading
@@ -28,8 +26,10 @@ from lionsim.backends import ProcessGroupComm
 from lionsim.bench import Bench, BenchConfig, BenchResult
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous
+from lionsim.launch.group import check_backend, check_same, default_ranks, join  # noqa: F401 (re-exported)
+from lionsim.launch.hosts import gather_hosts
+from lionsim.measure.calibrate import calibrate
 from lionsim.launch.journal import StepJournal, finalize
-from lionsim.launch.quiet import native_stderr_held
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
@@ -41,25 +41,6 @@ class RankFailure(RuntimeError):
     """A collective failed mid-run on this rank (a peer died or stopped answering)."""
 
 
-def default_ranks(backend: str) -> int:
-    """--ranks when not given, for bench and comm alike: 2 on gloo, one per visible GPU on nccl."""
-    if backend == "nccl" and torch.cuda.is_available():
-        return max(1, torch.cuda.device_count())
-    return 1 if backend == "nccl" else 2
-
-
-def check_backend(backend: str, ranks: int) -> None:
-    """Fail before starting anything if this machine cannot run `ranks` ranks of `backend`."""
-    if backend == "gloo" and not dist.is_gloo_available():
-        raise LionsimError("backend gloo is not available in this torch build; accepted here: sim")
-    if backend == "nccl":
-        if not (dist.is_nccl_available() and torch.cuda.is_available()):
-            raise LionsimError("backend nccl needs CUDA GPUs and a torch build with NCCL; none here: use --backend gloo")
-        if torch.cuda.device_count() < ranks:
-            raise LionsimError(f"backend nccl runs one rank per GPU: --ranks {ranks} but "
-                               f"{torch.cuda.device_count()} GPU(s) visible")
-
-
 def check_layout(cfg: BenchConfig, ranks: int) -> int:
     """w = W / R, or a clear error."""
     if ranks < 1 or ranks > cfg.workers:
@@ -69,36 +50,10 @@ def check_layout(cfg: BenchConfig, ranks: int) -> int:
     return cfg.workers // ranks
 
 
-def join(backend: str, rv: Rendezvous, timeout_s: float) -> None:
-    """init_process_group with a short timeout; rendezvous problems become one LionsimError line."""
-    try:
-        with native_stderr_held():
-            dist.init_process_group(backend, init_method=f"tcp://{rv.addr}:{rv.port}", rank=rv.rank,
-                                    world_size=rv.world_size, timeout=datetime.timedelta(seconds=timeout_s))
-    except (RuntimeError, ValueError, OSError) as e:  # DistNetworkError, DistStoreError are RuntimeErrors
-        text = " ".join(str(e).split())
-        if "EADDRINUSE" in text or "address already in use" in text.lower():
-            raise LionsimError(f"port {rv.port} on {rv.addr} is in use (MASTER_PORT): choose a free port") from None
-        raise LionsimError(f"cannot reach the rendezvous at {rv.addr}:{rv.port} within {timeout_s:g} s "
-                           f"(MASTER_ADDR/MASTER_PORT; rank {rv.rank} of {rv.world_size}): {text[:200]}") from None
-
-
-def config_hash(cfg: BenchConfig) -> int:
-    """A 63-bit digest of the configuration (what every rank must agree on)."""
-    text = json.dumps(cfg.to_dict(), sort_keys=True, default=str)
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little") >> 1
-
-
 def check_same_config(cfg: BenchConfig, device: torch.device) -> None:
-    """All-gather every rank's configuration hash; name the ranks that differ from rank 0's."""
-    mine = torch.tensor([config_hash(cfg)], dtype=torch.int64, device=device)
-    every = [torch.empty_like(mine) for _ in range(dist.get_world_size())]
-    dist.all_gather(every, mine)
-    hashes = [int(h) for h in every]
-    differ = [r for r, h in enumerate(hashes) if h != hashes[0]]
-    if differ:
-        raise LionsimError(f"rank(s) {', '.join(map(str, differ))} got a configuration different from rank 0's "
-                           f"(hash {hashes[differ[0]]:x} vs {hashes[0]:x}): every rank must get the same options")
+    """All ranks hold rank 0's configuration and versions (check_same); the interface is each
+    host's own (lsim-a on one, lsim-b on the other), so it is left out."""
+    check_same({k: v for k, v in cfg.to_dict().items() if k != "iface"}, device)
 
 
 def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
@@ -116,10 +71,15 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     if cfg.backend == "nccl":
         device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
-    join(cfg.backend, rv, cfg.timeout)
+    join(cfg.backend, rv, cfg.timeout, cfg.iface)
     try:
         check_same_config(cfg, device)
         bench = Bench(cfg, Place(ProcessGroupComm(None, local_workers=w), device))
+        bench.hosts = gather_hosts(device, cfg.iface, cfg.threads)
+        if cfg.calibrate:
+            fitted = calibrate(bench, device, bench.hosts)
+            if fitted is not None:  # rank 0 books and writes: it prices with the fit
+                bench.network, bench.calibration = fitted
         return _train(bench, out, rv.rank == 0, progress, where, publish_failures)
     finally:
         dist.destroy_process_group()

@@ -82,7 +82,8 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
     def progress(label: str, step: int, loss: float) -> None:
         messages.put(("progress", rank, label, step, loss))
 
-    rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port)
+    rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port,
+                    source="a loopback port lionsim picked for the ranks it started")
     try:
         run_rank(cfg, out, rv, progress=progress, where=where, publish_failures=False)  # the parent publishes
     except LionsimError as e:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from lionsim.errors import LionsimError
-from lionsim.measure.ops import sized
+from lionsim.measure.ops import check_dtype, sized
 
 MEASURED_BACKENDS = ("gloo", "nccl")
 
@@ -20,8 +20,12 @@ class MeasureConfig:
     """Processes lionsim starts (the N of every measured row)."""
     collectives: tuple[str, ...] = ("all_reduce",)
     """Ops to measure (lionsim.network.TABLE_OPS names)."""
+    dtypes: tuple[str, ...] = ("float32",)
+    """Wire dtypes to measure each op in (measure.ops.DTYPES); gathers and all-to-alls move bytes,
+    so they are measured in the first dtype only."""
     sizes: tuple[int, ...] = ()
-    """Message sizes in bytes, calls.py convention; each is rounded down to whole float32 elements per rank."""
+    """Message sizes in bytes, calls.py convention; each is rounded down to whole elements (per rank
+    for the ops that split), never below one."""
     warmup: int = 5
     """Iterations run first and dropped (nccl-tests -w)."""
     iters: int = 20
@@ -43,10 +47,18 @@ class MeasureConfig:
             raise LionsimError(f"bad --iters {self.iters}; accepted: an integer >= 1")
         if not self.timeout_s > 0:
             raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: seconds > 0")
+        for dtype in self.dtypes:
+            check_dtype(dtype)
         for op in self.collectives:
-            for size in self.sizes:
-                sized(op, size, self.ranks)  # fails on a size too small to split
+            sized(op, 1, self.ranks)  # fails on an op it cannot measure
         return self
+
+    def cases(self) -> list[tuple[str, str]]:
+        """(op, dtype) pairs in sweep order: reductions in every dtype, the other ops in the first."""
+        from lionsim.measure.ops import REDOPS
+
+        return [(op, dtype) for op in self.collectives
+                for dtype in (self.dtypes if REDOPS[op] != "none" else self.dtypes[:1])]
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -24,10 +24,11 @@ class MeasureFailure(RuntimeError):
     """A rank died or failed mid-sweep (exit 1), as opposed to bad input (LionsimError, exit 2)."""
 
 
-def measure(cfg: MeasureConfig) -> list[Point]:
-    """Run the sweep of `cfg` on cfg.ranks fresh processes; rank 0's points, in sweep order."""
+def measure(cfg: MeasureConfig) -> tuple[list[Point], list[dict]]:
+    """Run the sweep of `cfg` on cfg.ranks fresh processes: rank 0's points, in sweep order, and
+    where every rank ran (lionsim.launch.hosts)."""
     from lionsim.launch.env import free_port
-    from lionsim.launch.rank import check_backend
+    from lionsim.launch.group import check_backend
     from lionsim.measure.rank import rank_main
 
     cfg.validate()
@@ -45,8 +46,9 @@ def measure(cfg: MeasureConfig) -> list[Point]:
         _stop(procs)
 
 
-def _collect(procs, messages, cfg: MeasureConfig) -> list[Point]:
+def _collect(procs, messages, cfg: MeasureConfig) -> tuple[list[Point], list[dict]]:
     points: list[Point] = []
+    hosts: list[dict] = []
     done: set[int] = set()
     deadline = time.monotonic() + STARTUP_S + cfg.timeout_s
     while len(done) < len(procs):
@@ -58,7 +60,9 @@ def _collect(procs, messages, cfg: MeasureConfig) -> list[Point]:
             deadline = time.monotonic() + cfg.timeout_s
             kind, rank = msg[0], msg[1]
             if kind == "point":
-                points.append(Point(op=msg[2], size=msg[3], times=tuple(msg[4])))
+                points.append(msg[2])
+            elif kind == "hosts":
+                hosts = msg[2]
             elif kind == "done":
                 done.add(rank)
             elif kind == "error":
@@ -74,7 +78,7 @@ def _collect(procs, messages, cfg: MeasureConfig) -> list[Point]:
                 raise MeasureFailure(f"rank {rank} died (exit code {p.exitcode}) after {len(points)} measured sizes")
         if time.monotonic() > deadline:
             raise MeasureFailure(f"no result for {cfg.timeout_s:g} s after {len(points)} measured sizes: a rank hung")
-    return points
+    return points, hosts
 
 
 def _stop(procs, grace_s: float = 5.0) -> None:

@@ -47,7 +47,7 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
     from lionsim.aggregators import VOTE_RULES
     from lionsim.backends import ProcessGroupComm
     from lionsim.launch.env import Rendezvous
-    from lionsim.launch.rank import join
+    from lionsim.launch.group import join
     from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
     torch.set_num_threads(1)

@@ -40,6 +40,9 @@ class CollectiveCall:
     """Message size in bytes, by the convention in the module docstring."""
     label: str = ""
     """What it carries (e.g. "votes", "voted", "scales"), for reports."""
+    dtype: str = "float32"
+    """The wire dtype (torch name): what a reduction combines, so its cost per byte
+    (lionsim.network.traits); gathers and all-to-alls move bytes whatever it is."""
 
     def __post_init__(self) -> None:
         if self.op not in OPS:

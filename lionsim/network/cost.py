@@ -8,20 +8,25 @@ takes, for every phase, the cheapest registered algorithm that implements the ph
 it runs every phase whose op it implements, the other phases take the cheapest, and plans
 it may not run (the flat ring, for anything but "ring") are left out.
 
-A network with a fitted entry for the call's op (fitted.py) prices it instead by that
-entry: one flat phase among the N workers over the regime's link that holds the size, with
-the entry's algorithm (or the named one, which then takes the fitted alpha and beta).
+The network's traits (traits.py: the collective library on top of the links) enter three times:
+an op whose traits name the algorithm the library runs is priced by it (unless `algorithm`
+names another);
+every phase runs over its link as the library gets it (bandwidth x the op's duplex share,
+capped by the host; the dtype's reduction rate), and the call pays the op's floor and the
+slow mode's expected extra once. `time_s` is the mean; `spread` gives the two modes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
 from lionsim.network.link import Link, Network
-from lionsim.network.topology import Plan, plans
+from lionsim.network.topology import Phase, Plan, plans
+from lionsim.network.traits import Spread, Traits
 
 AUTO = "auto"
 
@@ -63,13 +68,21 @@ class CallCost:
     """What one collective call costs."""
 
     time_s: float
-    """Modelled seconds."""
+    """Modelled seconds: the mean over the slow mode (traits.py), what a run's steps add up to."""
     algorithm: str
     """The algorithm used; "hier:a+b+c" names each phase's, "none" when N = 1."""
     sent_bytes: float
     """Bytes the busiest worker sends (summed over phases)."""
     phases: tuple[PhaseCost, ...] = ()
     """The breakdown, one entry per phase."""
+    floor_s: float = 0.0
+    """The library's per-call floor (traits), beyond the phases."""
+    spread: Spread | None = None
+    """The call's two modes (fast, slow extra, its probability); None: always time_s."""
+
+    @property
+    def modes(self) -> Spread:
+        return self.spread if self.spread is not None else Spread(self.time_s)
 
     @property
     def latency_s(self) -> float:
@@ -113,16 +126,17 @@ def _cheapest(op: str, nbytes: float, group: Group, allowed: tuple[str, ...] | N
     return best
 
 
-def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None) -> list[PhaseCost] | None:
+def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None, traits: Traits, dtype: str) -> list[PhaseCost] | None:
     """Price every phase of a plan; None if the chosen algorithm may not run one of them."""
     out = []
     for phase in plan:
         if chosen is not None and phase.algorithms is not None and chosen.name not in phase.algorithms:
             return None
+        group = _as_run(phase, traits, dtype)
         if chosen is not None and phase.op in chosen.ops:
-            name, terms = chosen.name, chosen.cost(phase.op, phase.nbytes, phase.group)
+            name, terms = chosen.name, chosen.cost(phase.op, phase.nbytes, group)
         else:
-            name, terms = _cheapest(phase.op, phase.nbytes, phase.group, phase.algorithms)
+            name, terms = _cheapest(phase.op, phase.nbytes, group, phase.algorithms)
         out.append(
             PhaseCost(
                 op=phase.op, scope=phase.scope, ranks=phase.group.ranks, nbytes=phase.nbytes, algorithm=name, terms=terms
@@ -131,40 +145,48 @@ def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None) -> list[PhaseCos
     return out
 
 
+def _as_run(phase: Phase, traits: Traits, dtype: str) -> Group:
+    """The phase's group over its link as the library gets it: bandwidth x the op's duplex share
+    at this size, capped by the host; reductions at the dtype's rate (traits.py)."""
+    if traits.ideal:
+        return phase.group
+    link = phase.group.link
+    bandwidth = min(link.bandwidth_Bps * link.efficiency * traits.op(phase.op).share(phase.nbytes),
+                    traits.host_GBps * 1e9)
+    rate = traits.reduce_rate(dtype)
+    gamma = link.gamma_s_per_byte if rate is None else 1.0 / rate
+    return dataclasses.replace(phase.group, link=Link(alpha_s=link.alpha_s, bandwidth_Bps=bandwidth,
+                                                      gamma_s_per_byte=gamma))
+
+
 def _check_workers(workers: int) -> None:
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise LionsimError(f"workers = {workers!r} must be an integer >= 1")
 
 
 def price(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
-    """Seconds and sent bytes of one call among `workers` workers; N = 1 costs nothing."""
+    """Seconds (the mean) and sent bytes of one call among `workers` workers; N = 1 costs nothing."""
     _check_workers(workers)
-    chosen = _resolve(call.op, algorithm)
+    traits = network.traits
+    pinned = traits.op(call.op).algorithm
+    chosen = _resolve(call.op, pinned if algorithm == AUTO and pinned else algorithm)
     if workers == 1:
         return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
-    if network.fitted(call.op) is not None:
-        return _price_fitted(call, workers, network, chosen)
-    options = [_price_plan(plan, chosen) for plan in plans(call.op, call.nbytes, workers, network)]
+    options = [_price_plan(plan, chosen, traits, call.dtype) for plan in plans(call.op, call.nbytes, workers, network)]
     priced = [phases for phases in options if phases is not None]
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]
+    floor = traits.op(call.op).floor_s
+    fast = floor + sum(p.terms.time_s for p in phases)
+    spread = Spread(fast, traits.slow.extra_s, traits.slow.applies(call.nbytes))
     return CallCost(
-        time_s=sum(p.terms.time_s for p in phases),
+        time_s=spread.mean_s,
         algorithm=names[0] if len(names) == 1 else "hier:" + "+".join(names),
         sent_bytes=sum(p.terms.sent_bytes for p in phases),
         phases=tuple(phases),
+        floor_s=floor,
+        spread=spread,
     )
-
-
-def _price_fitted(call: CollectiveCall, workers: int, network: Network,
-                  chosen: CollectiveAlgorithm | None) -> CallCost:
-    """The call by the network's fitted entry for its op: flat, the regime's link, one phase."""
-    entry = network.fitted(call.op)
-    algo = chosen or COLLECTIVE_ALGORITHMS.get(entry.algorithm)
-    group = Group(ranks=workers, link=entry.link_for(call.nbytes))
-    terms = algo.cost(call.op, call.nbytes, group)
-    phase = PhaseCost(op=call.op, scope="fitted", ranks=workers, nbytes=call.nbytes, algorithm=algo.name, terms=terms)
-    return CallCost(time_s=terms.time_s, algorithm=algo.name, sent_bytes=terms.sent_bytes, phases=(phase,))
 
 
 def comm_time(calls: list[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> float:

@@ -1,186 +1,275 @@
-"""Fit a network profile to measured collectives (`lionsim comm --backend gloo|nccl --fit`).
+"""Fit a profile (a link plus the backend's traits) to measured collectives (`comm --fit`,
+`bench --calibrate`).
 
-Each collective is fitted in its algorithm's formula at the measured N (fitted.py's
-FIT_ALGORITHMS): time = L(N) alpha + B(N) n beta, linear in (alpha, beta), so a size
-range is a weighted least-squares problem. The weights make it minimise the *relative*
-error, (model - t) / t, because sizes span orders of magnitude and an absolute fit would
-let the largest messages decide everything; iteratively reweighted (IRLS) towards the sum
-of |relative error|, so one size disturbed by a busy machine does not drag the line (a
-squared loss would). alpha >= 0 and beta > 0 are kept by refitting with the bound active.
+What a sweep at R ranks can tell apart, and how each piece is found:
 
-Regimes: the sizes (in order) are cut into at most `max_regimes` contiguous ranges of at
-least `min_points` sizes each, every cut tried; each range gets its own line and the
-cutting with the smallest `objective` (mean, median or worst |relative error| over all
-sizes) wins, except that fewer regimes win whenever they come within `tie_tolerance` of it
-(no regime is added for noise). A cut between sizes a < b becomes
-max_bytes = floor(sqrt(a b)), the geometric middle.
+1. The slow mode (traits.SlowMode): in calls of at most 256 KiB, an iteration is slow when it
+   takes more than max(1 ms, 2x) beyond its size's typical (25th percentile) time. Pooled over
+   those sizes: the probability, the median extra, and the largest size still hit (at least
+   5% of its iterations slow). Fewer than 2% slow (or 3 iterations) in all: no slow mode.
+2. Each size's fast time: the mean of its iterations that are not slow (the model predicts
+   means; the slow mode adds its own mean back).
+3. The link's bandwidth B: what the op that uses the link best reaches at its largest sizes
+   (broadcast when measured: one direction, nothing combined). Its alpha is the prior
+   network's (`--network`): at a few ranks a per-message alpha and the library's per-call
+   floor cannot be told apart, so the floor takes what alpha does not.
+4. Per op, in its base dtype (float32 when measured, else the first): fast time = floor +
+   L alpha + S n / (B share_k), with (L, S) the coefficients of the op's algorithm at R ranks
+   (FIT_ALGORITHMS: what gloo runs; the fitted traits pin it, so the model prices the op by
+   the same formula), and share_k per size regime. Linear in (floor, 1/share_k):
+   least squares in relative error, reweighted (IRLS) towards the sum of |relative error| so
+   one disturbed size does not drag the line; every cutting into at most 3 contiguous
+   regimes of at least 2 sizes, cut above 256 KiB, is tried, fewer regimes winning within 1%
+   mean |error|.
+5. Per further dtype of a reducing op: what its times add beyond the base dtype's model,
+   per byte combined, as that dtype's reduction rate (none when it adds < 2% or less).
+6. The host cap: the backend's built-in one, raised to B when the link measured faster.
 
-`[inter]` of the written profile is one line fitted to every measured row together (each
-in its own formula): the link the ops without an entry (ps_push, ps_pull) are priced with.
+The errors returned are of the written profile priced by `price` (what --network gives), on
+every measured size: the model's mean against the measured mean.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
-from lionsim.network.calls import CollectiveCall
+from lionsim.network.calls import REDUCING_OPS, CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, Group
 from lionsim.network.cost import price
-from lionsim.network.fitted import FIT_ALGORITHMS, FittedCollective, Regime
-from lionsim.network.link import GB, US, Link, Network
+from lionsim.network.libraries import backend_traits
+from lionsim.network.link import Link, Network
+from lionsim.network.traits import OpTraits, SlowMode, Traits
 
-BETA_FLOOR = 1e-15
-"""Seconds per byte when a range shows no growth with size (1e6 GB/s: bandwidth never binds)."""
-_OBJECTIVES = {"mean": np.mean, "median": np.median, "max": np.max}
-FIT_ERROR_COLUMNS = ("collective", "workers", "bytes", "measured_s", "fitted_s", "error")
+SLOW_MAX_BYTES = 256 * 1024
+"""Sizes the slow mode is looked for in (it is a wake-up cost: it hides under larger transfers)."""
+REGIME_MIN_BYTES = 256 * 1024
+"""Duplex regimes split only above this size: below it the bytes cost little beside the floor,
+and a regime there would fit noise (a share of 0.001 on a 500-byte call)."""
+FIT_ERROR_COLUMNS = ("collective", "dtype", "workers", "bytes", "measured_s", "fitted_s", "error", "measured_median_s",
+                     "iterations")
+"""measured_s: the mean of the iterations (what the model's mean is compared with)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One measured (collective, dtype, size): the slowest rank's time of every iteration."""
+
+    op: str
+    dtype: str
+    nbytes: int
+    """Bytes moved, calls.py convention."""
+    times: tuple[float, ...]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FitConfig:
-    """How regimes are searched."""
+    """How duplex regimes are searched."""
 
     max_regimes: int = 3
-    """Most size ranges per collective, each with its own alpha and beta."""
     min_points: int = 2
-    """Fewest measured sizes in one range. Two fit a line exactly, so a short range is taken
-    only where it lowers the objective by more than tie_tolerance: a real jump (gloo's
-    all_gather past 32 MB here), not noise."""
-    objective: str = "mean"
-    """What the regime search minimises over the sizes: "mean", "median" or "max" |relative error|."""
     tie_tolerance: float = 0.01
-    """How much a cutting with more regimes must lower the objective to be taken over fewer."""
+    """How much more regimes must lower the mean |relative error| to be taken over fewer."""
     irls_steps: int = 15
-    """Reweighting rounds of each line fit (0: plain least squares on relative error)."""
-    digits: int = 5
-    """Significant digits kept in the written alpha_us and bandwidth_GBps."""
-
-    def __post_init__(self) -> None:
-        if self.objective not in _OBJECTIVES:
-            raise LionsimError(f"unknown fit objective {self.objective!r}; accepted: {', '.join(_OBJECTIVES)}")
-        if self.max_regimes < 1 or self.min_points < 1:
-            raise LionsimError("a fit needs max_regimes >= 1 and min_points >= 1")
 
 
-def coefficients(op: str, algorithm: str, workers: int) -> tuple[float, float]:
-    """(L, B) with time = L alpha + B n beta for `op` by `algorithm` among `workers` ranks."""
-    unit = Group(ranks=workers, link=Link(alpha_s=1.0, bandwidth_Bps=1.0))
-    terms = COLLECTIVE_ALGORITHMS.get(algorithm).cost(op, 1.0, unit)
-    return terms.latency_s, terms.bandwidth_s
+FIT_ALGORITHMS = {"all_reduce": "ring", "all_gather": "ring", "reduce_scatter": "ring", "reduce": "ring",
+                  "all_to_all": "pairwise", "broadcast": "ring", "ps_push": "param_server", "ps_pull": "param_server"}
+"""The algorithm each op is fitted in and then priced by (the fitted traits pin it): what gloo
+runs (ring all-reduce and all-gather, pairwise all-to-all; broadcast as one chain)."""
 
 
-def fit_line(x: np.ndarray, t: np.ndarray, irls_steps: int = 0) -> tuple[float, float]:
-    """(alpha, beta) >= (0, BETA_FLOOR) minimising sum |(x @ (alpha, beta) - t) / t|^2, or
-    with `irls_steps` > 0 reweighted towards sum |(x @ (alpha, beta) - t) / t|.
-
-    x: [m, 2], each row (L, B n) of one measurement; t: [m] measured seconds."""
-    alpha, beta = _weighted_line(x, t, np.ones(len(t)))
-    for _ in range(irls_steps):
-        r = np.abs(x @ np.array([alpha, beta]) / t - 1)
-        alpha, beta = _weighted_line(x, t, 1 / np.sqrt(np.maximum(r, 1e-4)))
-    return alpha, beta
+def coefficients(op: str, workers: int, nbytes: float) -> tuple[float, float, float]:
+    """(L, S, R): latencies, bytes on the critical path and bytes combined of `op` on `nbytes`
+    among `workers` ranks by its FIT_ALGORITHMS algorithm."""
+    unit = Group(ranks=workers, link=Link(alpha_s=1.0, bandwidth_Bps=1.0, gamma_s_per_byte=1.0))
+    terms = COLLECTIVE_ALGORITHMS.get(FIT_ALGORITHMS[op]).cost(op, nbytes, unit)
+    return terms.latency_s, terms.bandwidth_s, terms.reduce_s
 
 
-def _weighted_line(x: np.ndarray, t: np.ndarray, w: np.ndarray) -> tuple[float, float]:
-    """Bounded least squares of w * (x @ theta / t - 1)."""
-    a = x / t[:, None] * w[:, None]  # relative-error rows: a @ theta should be w
-    ones = w
-    scale = np.abs(a).max(axis=0)  # columns differ by ~1e7 (alpha vs bytes): scale for conditioning
-    alpha, beta = np.linalg.lstsq(a / scale, ones, rcond=None)[0] / scale
-    if alpha < 0:
-        alpha, beta = 0.0, float(np.linalg.lstsq(a[:, 1:], ones, rcond=None)[0][0])
-    if beta < BETA_FLOOR:
-        beta = BETA_FLOOR
-        alpha = max(0.0, float(np.linalg.lstsq(a[:, :1], ones - a[:, 1] * beta, rcond=None)[0][0]))
-    return float(alpha), float(beta)
+def slow_mode(points: list[Measured]) -> tuple[SlowMode, dict[int, np.ndarray]]:
+    """The slow mode (module doc, 1) and, per point index, which iterations were slow."""
+    none = {i: np.zeros(len(p.times), bool) for i, p in enumerate(points)}
+    flags, typical = dict(none), {}
+    for i, p in enumerate(points):
+        t = np.asarray(p.times)
+        if p.nbytes <= SLOW_MAX_BYTES and len(t) >= 4:
+            typical[i] = float(np.percentile(t, 25))
+            flags[i] = t > typical[i] + max(1e-3, 2 * typical[i])
+    hit = [points[i].nbytes for i in typical if flags[i].mean() >= 0.05]
+    if not hit:
+        return SlowMode(), none
+    within = [i for i in typical if points[i].nbytes <= max(hit)]
+    slow = np.concatenate([flags[i] for i in within])
+    extras = np.concatenate([np.asarray(points[i].times)[flags[i]] - typical[i] for i in within])
+    if slow.sum() < 3 or slow.mean() < 0.02:
+        return SlowMode(), none
+    return SlowMode(probability=float(slow.mean()), extra_s=float(np.median(extras)), max_bytes=max(hit)), flags
 
 
-def _rounded_link(alpha: float, beta: float, digits: int) -> Link:
-    def sig(v: float) -> float:
-        return float(f"{v:.{digits}g}")
-
-    return Link.from_units(alpha_us=sig(alpha / US), bandwidth_GBps=sig(1.0 / beta / GB))
+def _fast_mean(p: Measured, slow: np.ndarray) -> float:
+    t = np.asarray(p.times)
+    return float(t[~slow].mean()) if (~slow).any() else float(t.mean())
 
 
-def _cuttings(m: int, cfg: FitConfig):
-    """Every way to cut m ordered points into 1..max_regimes ranges of >= min_points: the cut indices."""
+def _lstsq_relative(a: np.ndarray, t: np.ndarray, irls_steps: int) -> np.ndarray:
+    """theta >= 0 minimising sum |(a @ theta - t) / t| (IRLS from least squares); columns
+    that come out negative are dropped (held at 0) and the rest refitted."""
+    free = np.ones(a.shape[1], bool)
+    w = np.ones(len(t))
+    for _ in range(irls_steps + 1):
+        while True:
+            rows = a[:, free] / t[:, None] * w[:, None]
+            scale = np.abs(rows).max(axis=0)
+            scale[scale == 0] = 1.0
+            theta_free = np.linalg.lstsq(rows / scale, w, rcond=None)[0] / scale
+            if (theta_free >= 0).all() or free.sum() == 1:
+                break
+            free[np.flatnonzero(free)[theta_free < 0]] = False
+        theta = np.zeros(a.shape[1])
+        theta[free] = np.maximum(theta_free, 0.0)
+        r = np.abs(a @ theta / t - 1)
+        w = 1 / np.sqrt(np.maximum(r, 1e-4))
+    return theta
+
+
+def _cuttings(sizes: np.ndarray, cfg: FitConfig):
+    m = len(sizes)
+    allowed = [c for c in range(1, m) if sizes[c - 1] >= REGIME_MIN_BYTES]
     for k in range(1, cfg.max_regimes + 1):
-        for cuts in itertools.combinations(range(1, m), k - 1):
+        for cuts in itertools.combinations(allowed, k - 1):
             edges = (0, *cuts, m)
-            if all(b - a >= cfg.min_points for a, b in zip(edges, edges[1:])):
+            if all(b - a >= cfg.min_points for a, b in zip(edges, edges[1:])) or k == 1:
                 yield edges
 
 
-def fit_collective(op: str, workers: int, sizes: np.ndarray, times: np.ndarray,
-                   cfg: FitConfig = FitConfig()) -> FittedCollective:
-    """Fitted regimes for one collective measured at `workers` ranks (sizes ascending, unique)."""
-    algorithm = FIT_ALGORITHMS[op]
-    lat, bw = coefficients(op, algorithm, workers)
-    x = np.stack([np.full(len(sizes), lat), bw * sizes], axis=1)
-    if len(sizes) < 2:
-        raise LionsimError(f"--fit needs at least 2 measured sizes of {op}; got {len(sizes)}")
-    best: tuple[float, int, tuple] | None = None
-    for edges in _cuttings(len(sizes), cfg) if len(sizes) >= cfg.min_points else [(0, len(sizes))]:
-        lines = [fit_line(x[a:b], times[a:b], cfg.irls_steps) for a, b in zip(edges, edges[1:])]
-        model = np.concatenate([x[a:b] @ np.array(line) for (a, b), line in zip(zip(edges, edges[1:]), lines)])
-        score = float(_OBJECTIVES[cfg.objective](np.abs(model / times - 1)))
+def fit_op(sizes: np.ndarray, t: np.ndarray, lat: np.ndarray, crit: np.ndarray, alpha: float, bandwidth: float,
+           cfg: FitConfig = FitConfig()) -> OpTraits:
+    """An op's floor and duplex regimes from its fast times `t` at ascending `sizes` (module doc, 4)."""
+    y = t - lat * alpha  # what the floor and the bytes must explain
+    base = crit / bandwidth  # seconds at share 1
+    best: tuple[float, int, OpTraits] | None = None
+    for edges in _cuttings(sizes, cfg):
+        a = np.zeros((len(sizes), len(edges)))  # [floor, 1/share per regime]
+        a[:, 0] = 1.0
+        for k, (lo, hi) in enumerate(zip(edges, edges[1:])):
+            a[lo:hi, k + 1] = base[lo:hi]
+        theta = _lstsq_relative(a, np.maximum(y, 1e-9), cfg.irls_steps)
+        model = a @ theta + lat * alpha
+        score = float(np.mean(np.abs(model / t - 1)))
         regimes = len(edges) - 1
-        better = best is None or (score < best[0] - cfg.tie_tolerance if regimes > best[1] else score < best[0])
-        if better:
-            best = (score, regimes, tuple(zip(edges, edges[1:], lines)))
+        if best is None or (score < best[0] - cfg.tie_tolerance if regimes > best[1] else score < best[0]):
+            duplex = []
+            for k, (lo, hi) in enumerate(zip(edges, edges[1:])):
+                bound = math.inf if hi == len(sizes) else math.floor(math.sqrt(sizes[hi - 1] * sizes[hi]))
+                inv = theta[k + 1]
+                duplex.append((bound, float(f"{1.0 / inv:.4g}") if inv > 0 else 1e15))  # no byte cost: no bound
+            best = (score, regimes, OpTraits(floor_s=float(f"{theta[0]:.4g}"), duplex=tuple(_merged(duplex))))
     assert best is not None
-    out = []
-    for i, (a, b, (alpha, beta)) in enumerate(best[2]):
-        last = i == len(best[2]) - 1
-        bound = math.inf if last else math.floor(math.sqrt(sizes[b - 1] * sizes[b]))
-        out.append(Regime(max_bytes=bound, link=_rounded_link(alpha, beta, cfg.digits)))
-    return FittedCollective(op=op, algorithm=algorithm, regimes=tuple(out), fitted_workers=workers)
+    return best[2]
 
 
-def _medians(measured: pd.DataFrame) -> pd.DataFrame:
-    """One row per (collective, workers, bytes): the median of time_s, sizes ascending."""
-    return (measured.groupby(["collective", "workers", "bytes"], as_index=False)["time_s"].median()
-            .sort_values(["collective", "bytes"], kind="stable"))
+def _merged(duplex: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Adjacent regimes with the same share become one."""
+    out: list[tuple[float, float]] = []
+    for bound, share in duplex:
+        if out and out[-1][1] == share:
+            out[-1] = (bound, share)
+        else:
+            out.append((bound, share))
+    return out
 
 
-def fit_network(measured: pd.DataFrame, *, name: str, description: str,
+def _scaled(op: str, traits: OpTraits, bandwidth: float) -> OpTraits:
+    """An op fitted at bandwidth 1 (its shares are bytes per second) as shares of `bandwidth`,
+    pinned to the algorithm it was fitted in."""
+    return OpTraits(floor_s=traits.floor_s, algorithm=FIT_ALGORITHMS[op],
+                    duplex=tuple((b, float(f"{share / bandwidth:.4g}")) for b, share in traits.duplex))
+
+
+def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend: str, name: str,
+                description: str, record: dict | None = None,
                 cfg: FitConfig = FitConfig()) -> tuple[Network, pd.DataFrame]:
-    """A flat Network with a fitted entry per measured collective, and its error on every point.
-
-    measured: columns collective, workers, bytes, time_s (one N per collective). Errors are
-    of the returned Network priced by `price` (what `--network` gives), not of the raw fit."""
-    points = _medians(measured)
-    if points.empty:
+    """A flat profile (link + traits) fitted to `points` at `workers` ranks, and its errors."""
+    if not points:
         raise LionsimError("--fit needs measured rows; none were measured")
-    entries, rows, t_all = [], [], []
-    for op, group in points.groupby("collective", sort=False):
-        if op not in FIT_ALGORITHMS:
-            raise LionsimError(f"--fit cannot fit {op}; accepted: {', '.join(FIT_ALGORITHMS)}")
-        if group.workers.nunique() != 1:
-            counts = sorted(group.workers.unique())
-            raise LionsimError(f"--fit takes one worker count per collective; {op} has {counts}")
-        n = int(group.workers.iloc[0])
-        sizes, times = group.bytes.to_numpy(float), group.time_s.to_numpy(float)
-        entries.append(fit_collective(op, n, sizes, times, cfg))
-        lat, bw = coefficients(op, FIT_ALGORITHMS[op], n)
-        rows.append(np.stack([np.full(len(sizes), lat), bw * sizes], axis=1))
-        t_all.append(times)
-    inter = _rounded_link(*fit_line(np.concatenate(rows), np.concatenate(t_all), cfg.irls_steps), cfg.digits)
-    net = Network(name=name, inter=inter, description=description, collectives=tuple(entries))
-    errors = []
-    for r in points.itertuples(index=False):
-        fitted = price(CollectiveCall(r.collective, int(r.bytes)), int(r.workers), net).time_s
-        errors.append((r.collective, r.workers, r.bytes, r.time_s, fitted, fitted / r.time_s - 1))
-    return net, pd.DataFrame(errors, columns=list(FIT_ERROR_COLUMNS))
+    slow, flags = slow_mode(points)
+    fast = {i: _fast_mean(p, flags[i]) for i, p in enumerate(points)}
+    groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for i, p in enumerate(points):
+        groups.setdefault((p.op, p.dtype), []).append((i, p.nbytes))
+    for key in groups:
+        groups[key].sort(key=lambda item: item[1])
+        if len({b for _, b in groups[key]}) < 2:
+            raise LionsimError(f"--fit needs at least 2 measured sizes of {key[0]} ({key[1]}); got 1")
+    alpha = prior.inter.alpha_s
+    ops, reduce, bases = {}, {}, {}
+    for op in dict.fromkeys(op for op, _ in groups):  # shares in bytes per second first (bandwidth 1)
+        dtypes = [d for o, d in groups if o == op]
+        bases[op] = "float32" if "float32" in dtypes else dtypes[0]
+        idx = groups[(op, bases[op])]
+        sizes = np.array([b for _, b in idx], float)
+        coef = np.array([coefficients(op, workers, b) for b in sizes])
+        t = np.array([fast[i] for i, _ in idx])
+        ops[op] = fit_op(sizes, t, coef[:, 0], coef[:, 1], alpha, 1.0, cfg)
+    largest = {op: t.duplex[-1][1] for op, t in ops.items()}  # each op's rate at its largest sizes
+    bandwidth = largest.get("broadcast", max(largest.values()))  # the link: what the best op reaches
+    ops = {op: _scaled(op, t, bandwidth) for op, t in ops.items()}
+    for op in ops:
+        dtypes = [d for o, d in groups if o == op]
+        base = bases[op]
+        for dtype in dtypes:
+            if dtype != base and op in REDUCING_OPS:
+                rate = _reduce_rate(op, groups[(op, dtype)], fast, ops[op], workers, prior, alpha, bandwidth)
+                if rate is not None:
+                    reduce[dtype] = rate
+    for ps in ("ps_push", "ps_pull"):  # lionsim's parameter server runs a gather and a broadcast
+        if "broadcast" in ops and ps not in ops:
+            ops[ps] = replace(ops["broadcast"], algorithm=FIT_ALGORITHMS[ps])
+    host = max(backend_traits(backend).host_GBps, bandwidth / 1e9)
+    traits = Traits(name=name, backend=backend, ops=tuple(ops.items()), reduce_GBps=tuple(reduce.items()),
+                    host_GBps=float(f"{host:.4g}"), slow=slow, description=description)
+    link = Link(alpha_s=alpha, bandwidth_Bps=float(f"{bandwidth:.5g}"))
+    net = Network(name=name, inter=link, description=description, traits=traits, measured=dict(record or {}))
+    return net, fit_errors(points, net, workers)
+
+
+def _reduce_rate(op, idx, fast, traits: OpTraits, workers, prior, alpha, bandwidth) -> float | None:
+    """Bytes combined per second, 1e9 B/s, that make up what this dtype's times add (module doc, 5)."""
+    extra, combined = [], []
+    for i, nbytes in idx:
+        lat, crit, comb = coefficients(op, workers, nbytes)
+        model = traits.floor_s + lat * alpha + crit / (bandwidth * traits.share(nbytes))
+        extra.append(fast[i] - model)
+        combined.append(comb)
+    extra, combined = np.array(extra), np.array(combined)
+    if combined.sum() <= 0:
+        return None
+    gamma = float(np.dot(extra, combined) / np.dot(combined, combined))
+    added = gamma * combined / np.array([fast[i] for i, _ in idx])
+    if gamma <= 0 or np.median(added) < 0.02:
+        return None
+    return float(f"{1.0 / gamma / 1e9:.4g}")
+
+
+def fit_errors(points: list[Measured], net: Network, workers: int) -> pd.DataFrame:
+    """The profile's mean price of every point against its measured mean."""
+    rows = []
+    for p in points:
+        model = price(CollectiveCall(p.op, p.nbytes, dtype=p.dtype), workers, net).time_s
+        measured = float(np.mean(p.times))
+        rows.append((p.op, p.dtype, workers, p.nbytes, measured, model, model / measured - 1,
+                     float(np.median(p.times)), len(p.times)))
+    return pd.DataFrame(rows, columns=list(FIT_ERROR_COLUMNS))
 
 
 def error_summary(errors: pd.DataFrame) -> pd.DataFrame:
-    """Per collective: sizes, median and worst |error| (fractions)."""
+    """Per collective and dtype: sizes, median and worst |error| (fractions)."""
     mag = errors.assign(abs_error=errors.error.abs())
-    return (mag.groupby("collective", sort=False)["abs_error"]
+    return (mag.groupby(["collective", "dtype"], sort=False)["abs_error"]
             .agg(points="size", median_abs_error="median", worst_abs_error="max").reset_index())

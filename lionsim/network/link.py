@@ -19,35 +19,17 @@ Topology (what `workers_per_node` means for the two links):
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from lionsim.errors import LionsimError
-
-if TYPE_CHECKING:
-    from lionsim.network.fitted import FittedCollective
+from lionsim.network.checks import check_number
+from lionsim.network.traits import IDEAL, Traits
 
 GB = 1e9
 """Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
 US = 1e-6
 """Seconds in a microsecond."""
-
-
-def check_number(name: str, value: object, *, low: float, low_open: bool, high: float = math.inf) -> None:
-    """Fail with a LionsimError naming `name` unless value is a finite real within the bounds."""
-    ok = (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (value > low if low_open else value >= low)
-        and value <= high
-    )
-    if not ok:
-        bound = f"> {low:g}" if low_open else f">= {low:g}"
-        if high != math.inf:
-            bound += f" and <= {high:g}"
-        raise LionsimError(f"{name} = {value!r} is not a finite number {bound}")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,8 +112,11 @@ class Network:
     """Parameter servers for ps_push / ps_pull (each with its own inter link)."""
     description: str = ""
     """Where the figures come from (one line)."""
-    collectives: tuple[FittedCollective, ...] = ()
-    """Collectives with links of their own, by size regime (fitted.py); they override the topology."""
+    traits: Traits = IDEAL
+    """The collective library's traits on top of the links (traits.py): ideal in every preset."""
+    measured: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
+    versions, date); empty for presets and hand-written profiles."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -145,13 +130,10 @@ class Network:
             raise LionsimError(
                 f"network {self.name!r}: workers_per_node = {self.workers_per_node} needs an intra link"
             )
-        ops = [c.op for c in self.collectives]
-        if len(set(ops)) != len(ops):
-            raise LionsimError(f"network {self.name!r}: a collective has two fitted entries ({', '.join(ops)})")
 
-    def fitted(self, op: str) -> FittedCollective | None:
-        """The fitted entry for `op`, None if the op is priced by the topology."""
-        return next((c for c in self.collectives if c.op == op), None)
+    def with_traits(self, traits: Traits) -> Network:
+        """The same links and topology run by a library with `traits`."""
+        return dataclasses.replace(self, traits=traits)
 
     def nodes(self, workers: int) -> int:
         """Nodes that `workers` workers occupy; fails unless they fill whole nodes (or one node)."""
@@ -181,6 +163,8 @@ class Network:
             out["intra"] = self.intra.to_dict()
         if self.description:
             out["description"] = self.description
-        if self.collectives:
-            out["collectives"] = {c.op: c.to_dict() for c in self.collectives}
+        if not self.traits.ideal or self.traits.backend != "any":  # a fit keeps its backend even if ideal
+            out["traits"] = self.traits.to_dict()
+        if self.measured:
+            out["measured"] = dict(self.measured)
         return out

@@ -2,6 +2,8 @@
 
 | preset        | bandwidth GB/s | eff. | alpha us | where the figures come from |
 |---------------|----------------|------|----------|-----------------------------|
+| loopback      | 10             | 1.0  | 10       | one host's loopback: a memory copy (about 10 GB/s on a server core), a syscall's latency; a library's own host cap (gloo: about 1 GB/s here, lionsim.network.libraries) binds first |
+| 100mbe        | 0.0117         | 1.0  | 50       | 100 Mbit Ethernet: 0.0125 GB/s line rate x 0.94 TCP/IP framing; alpha as 1gbe |
 | 1gbe          | 0.117          | 1.0  | 50       | 0.125 GB/s line rate x 0.94 TCP/IP framing (1448 payload / 1538 wire bytes at MTU 1500); alpha top of the 10-50 us TCP range |
 | 10gbe         | 1.17           | 1.0  | 25       | 1.25 GB/s x 0.94; alpha mid-range of 10-50 us |
 | 25gbe         | 2.9            | 1.0  | 25       | 3.125 GB/s x 0.94 (rounded down); alpha mid-range |
@@ -27,6 +29,8 @@ from lionsim.registry import Registry
 
 NETWORKS: Registry[Network] = Registry("network")
 
+LOOPBACK = Link.from_units(alpha_us=10.0, bandwidth_GBps=10.0)
+ETH_100M = Link.from_units(alpha_us=50.0, bandwidth_GBps=0.0117)
 ETH_1G = Link.from_units(alpha_us=50.0, bandwidth_GBps=0.117)
 ETH_10G = Link.from_units(alpha_us=25.0, bandwidth_GBps=1.17)
 ETH_25G = Link.from_units(alpha_us=25.0, bandwidth_GBps=2.9)
@@ -41,6 +45,8 @@ def _add(network: Network) -> None:
     NETWORKS.add(network.name, network)
 
 
+_add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))
+_add(Network(name="100mbe", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
 _add(Network(name="1gbe", inter=ETH_1G, description="1 GbE, TCP goodput"))
 _add(Network(name="10gbe", inter=ETH_10G, description="10 GbE, TCP goodput"))
 _add(Network(name="25gbe", inter=ETH_25G, description="25 GbE, TCP goodput"))

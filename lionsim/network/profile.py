@@ -14,14 +14,13 @@
                                 # and a shared NIC differ 10-100x; an error names the fix)
     alpha_us = 1.0
     bandwidth_GBps = 360.0
-    [collectives.all_reduce]    # optional, per collective: its own links by size regime
-    algorithm = "ring"          # optional; the formula the links are parameters of (fitted.py)
-    fitted_workers = 2          # optional; the N it was fitted at (a record)
-    regimes = [{max_bytes = 1048576, alpha_us = 300.0, bandwidth_GBps = 1.2},
-               {alpha_us = 90.0, bandwidth_GBps = 2.4}]
+    traits = "gloo"             # optional: the collective library's traits, a built-in name or a
+                                # [traits] table (lionsim.network.traits_file); absent: ideal
+    [measured]                  # optional: where a fitted profile was measured (a record)
 
-A [collectives.OP] entry prices every call of OP (see lionsim.network.fitted); `lionsim comm
---fit` writes them. Profiles without one are priced by the links and topology alone.
+The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
+floor, each op's duplex share, reduction rates per dtype, a host cap, small calls' slow mode.
+`lionsim comm --backend gloo|nccl --fit` measures both and writes them.
 
 JSON files hold the same object. Every problem (unknown or missing key, wrong type,
 NaN, non-positive bandwidth) is a LionsimError naming the key and the file.
@@ -36,18 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from lionsim.errors import LionsimError
-from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
-from lionsim.network.fitted import FIT_ALGORITHMS, FittedCollective, Regime
+from lionsim.network.keys import integer, no_unknown, number, string
 from lionsim.network.link import Link, Network
 from lionsim.network.presets import NETWORKS
+from lionsim.network.traits import IDEAL
+from lionsim.network.traits_file import measured_record, traits_from_value
 from lionsim.registry import did_you_mean
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
-             "collectives")
-_FITTED_KEYS = ("algorithm", "fitted_workers", "regimes")
-_REGIME_KEYS = ("max_bytes", "alpha_us", "bandwidth_GBps")
+             "traits", "measured")
 
 
 def canonical_network(spec: str | os.PathLike[str]) -> str:
@@ -98,135 +96,71 @@ def _read(path: Path) -> dict[str, Any]:
 
 def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -> Network:
     """Validate a profile's data (from a file, or `Network.to_dict()`) and build the Network."""
-    _no_unknown(data, _TOP_KEYS, "", source)
+    if "collectives" in data:  # the per-collective size regimes of earlier releases: the traits replace them
+        raise LionsimError(f"{source}: [collectives.*] size regimes are no longer read (a profile now holds links "
+                           "plus [traits]); refit it: lionsim comm --backend gloo --fit PROFILE.toml")
+    no_unknown(data, _TOP_KEYS, "", source)
     if "inter" not in data:
         raise LionsimError(f"{source}: missing key 'inter' (the [inter] link table)")
     inter = _link(data["inter"], "inter", source)
     intra = _link(data["intra"], "intra", source) if "intra" in data else None
-    workers_per_node = _integer(data, "workers_per_node", source, default=1)
+    workers_per_node = integer(data, "workers_per_node", source, default=1)
     if workers_per_node > 1 and intra is None:  # no default: NVLink, PCIe and a shared NIC differ 10-100x
         raise LionsimError(
             f"{source}: workers_per_node = {workers_per_node} needs an [intra] link table (alpha_us, bandwidth_GBps: "
             "the link between workers of one node); [intra] is optional only in a flat profile (workers_per_node = "
             "1). For NVLink copy a preset's: `lionsim networks` (nvlink4: 1 us, 380 GB/s)")
-    name = _string(data, "name", source, default=default_name)
+    name = string(data, "name", source, default=default_name)
     try:
         return Network(
             name=name,
             inter=inter,
             intra=intra,
             workers_per_node=workers_per_node,
-            oversubscription=_number(data, "oversubscription", source, low=1.0, default=1.0),
-            ps_servers=_integer(data, "ps_servers", source, default=1),
-            description=_string(data, "description", source, default=f"profile {source}"),
-            collectives=_collectives(data.get("collectives", {}), source),
+            oversubscription=number(data, "oversubscription", source, low=1.0, default=1.0),
+            ps_servers=integer(data, "ps_servers", source, default=1),
+            description=string(data, "description", source, default=f"profile {source}"),
+            traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
+            measured=measured_record(data["measured"], source) if "measured" in data else {},
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file
-        raise LionsimError(f"{source}: {e}") from None
+        text = str(e)
+        raise LionsimError(text if text.startswith(f"{source}:") else f"{source}: {text}") from None
 
 
 def _link(table: Any, where: str, source: str) -> Link:
     if not isinstance(table, dict):
         raise LionsimError(f"{source}: '{where}' must be a table of {', '.join(_LINK_KEYS)}")
-    _no_unknown(table, tuple(_LINK_KEYS), f"{where}.", source)
+    no_unknown(table, tuple(_LINK_KEYS), f"{where}.", source)
     for key, required in _LINK_KEYS.items():
         if required and key not in table:
             raise LionsimError(f"{source}: missing key '{where}.{key}'")
     reduce = table.get("reduce_GBps")
     return Link.from_units(
-        alpha_us=_number(table, "alpha_us", source, low=0.0, prefix=where),
-        bandwidth_GBps=_number(table, "bandwidth_GBps", source, low=0.0, open_low=True, prefix=where),
-        efficiency=_number(table, "efficiency", source, low=0.0, open_low=True, high=1.0, prefix=where, default=1.0),
+        alpha_us=number(table, "alpha_us", source, low=0.0, prefix=where),
+        bandwidth_GBps=number(table, "bandwidth_GBps", source, low=0.0, open_low=True, prefix=where),
+        efficiency=number(table, "efficiency", source, low=0.0, open_low=True, high=1.0, prefix=where, default=1.0),
         reduce_GBps=None
         if reduce is None
-        else _number(table, "reduce_GBps", source, low=0.0, open_low=True, prefix=where),
+        else number(table, "reduce_GBps", source, low=0.0, open_low=True, prefix=where),
     )
 
 
-def _collectives(table: Any, source: str) -> tuple[FittedCollective, ...]:
-    if not isinstance(table, dict):
-        raise LionsimError(f"{source}: 'collectives' must be a table of [collectives.OP] tables")
-    _no_unknown(table, tuple(FIT_ALGORITHMS), "collectives.", source)
-    return tuple(_fitted(op, entry, f"collectives.{op}", source) for op, entry in table.items())
+def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim") -> Network:
+    """The network a run is priced on: the preset or profile, run by the built-in `traits` when
+    named (--traits), else by the profile's own [traits], else by the backend's (gloo's measured
+    traits on gloo, nccl's on nccl; the ideal library on sim). A profile whose traits were
+    measured on another backend than a real run's is refused: its floors and duplex belong to
+    that library."""
+    from lionsim.network.libraries import TRAITS, backend_traits
 
-
-def _fitted(op: str, entry: Any, where: str, source: str) -> FittedCollective:
-    if not isinstance(entry, dict):
-        raise LionsimError(f"{source}: '{where}' must be a table of {', '.join(_FITTED_KEYS)}")
-    _no_unknown(entry, _FITTED_KEYS, f"{where}.", source)
-    algorithm = _string(entry, "algorithm", source, default=FIT_ALGORITHMS[op])
-    if algorithm not in COLLECTIVE_ALGORITHMS or op not in COLLECTIVE_ALGORITHMS.get(algorithm).ops:
-        raise LionsimError(f"{source}: '{where}.algorithm' = {algorithm!r} does not implement {op}; "
-                           f"accepted: {', '.join(n for n, a in COLLECTIVE_ALGORITHMS.items() if op in a.ops)}")
-    regimes = entry.get("regimes")
-    if not isinstance(regimes, list) or not regimes:
-        raise LionsimError(f"{source}: '{where}.regimes' must be a non-empty array of tables")
-    parsed = []
-    for i, regime in enumerate(regimes):
-        at = f"{where}.regimes[{i}]"
-        if not isinstance(regime, dict):
-            raise LionsimError(f"{source}: '{at}' must be a table of {', '.join(_REGIME_KEYS)}")
-        _no_unknown(regime, _REGIME_KEYS, f"{at}.", source)
-        last = i == len(regimes) - 1
-        if last == ("max_bytes" in regime):
-            raise LionsimError(f"{source}: '{at}': every regime but the last needs max_bytes, the last none")
-        link = Link.from_units(alpha_us=_number(regime, "alpha_us", source, low=0.0, prefix=at),
-                               bandwidth_GBps=_number(regime, "bandwidth_GBps", source, low=0.0, open_low=True,
-                                                      prefix=at))
-        bound = math.inf if last else _number(regime, "max_bytes", source, low=1.0, prefix=at)
-        parsed.append(Regime(max_bytes=bound, link=link))
-    workers = entry.get("fitted_workers")
-    if workers is not None:
-        workers = _integer(entry, "fitted_workers", source, default=1)
-    try:
-        return FittedCollective(op=op, algorithm=algorithm, regimes=tuple(parsed), fitted_workers=workers)
-    except LionsimError as e:
-        raise LionsimError(f"{source}: {e}") from None
-
-
-def _no_unknown(table: dict[str, Any], accepted: tuple[str, ...], prefix: str, source: str) -> None:
-    for key in table:
-        if key not in accepted:
-            raise LionsimError(
-                f"{source}: unknown key '{prefix}{key}'; accepted: {', '.join(prefix + a for a in accepted)}"
-            )
-
-
-def _number(
-    table: dict[str, Any],
-    key: str,
-    source: str,
-    *,
-    low: float,
-    open_low: bool = False,
-    high: float = math.inf,
-    prefix: str = "",
-    default: float | None = None,
-) -> float:
-    name = f"{prefix}.{key}" if prefix else key
-    if key not in table:
-        if default is None:
-            raise LionsimError(f"{source}: missing key '{name}'")
-        return default
-    value = table[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LionsimError(f"{source}: '{name}' = {value!r} is not a number")
-    bound = (value > low) if open_low else (value >= low)
-    if not math.isfinite(value) or not bound or value > high:
-        rule = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high != math.inf else "")
-        raise LionsimError(f"{source}: '{name}' = {value!r} must be a finite number {rule}")
-    return float(value)
-
-
-def _integer(table: dict[str, Any], key: str, source: str, *, default: int) -> int:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LionsimError(f"{source}: '{key}' = {value!r} must be an integer >= 1")
-    return value
-
-
-def _string(table: dict[str, Any], key: str, source: str, *, default: str) -> str:
-    value = table.get(key, default)
-    if not isinstance(value, str) or not value:
-        raise LionsimError(f"{source}: '{key}' = {value!r} must be a non-empty string")
-    return value
+    net = load_network(spec)
+    if traits is not None:
+        return net.with_traits(TRAITS.get(traits))
+    if backend != "sim" and net.traits.backend not in ("any", backend):
+        raise LionsimError(f"network {net.name!r} carries traits measured on {net.traits.backend}, but this run uses "
+                           f"{backend}: fit a profile on {backend} (lionsim comm --backend {backend} --fit FILE) "
+                           f"or pass --traits {backend}")
+    if net.traits.ideal and net.traits.backend == "any":
+        return net.with_traits(backend_traits(backend)) if backend != "sim" else net
+    return net

@@ -47,6 +47,14 @@ def profile_toml(network: Network, comment: str = "") -> str:
     for key in ("inter", "intra"):
         if key in data:
             lines += _table(key, data[key])
-    for op, entry in data.get("collectives", {}).items():
-        lines += _table(f"collectives.{op}", entry)
+    traits = data.get("traits")
+    if traits is not None:
+        lines += _table("traits", {k: v for k, v in traits.items() if not isinstance(v, dict)})
+        for key in ("slow", "reduce_GBps"):
+            if key in traits:
+                lines += _table(f"traits.{key}", traits[key])
+        for op, entry in traits.get("ops", {}).items():
+            lines += _table(f"traits.ops.{op}", entry)
+    if "measured" in data:
+        lines += _table("measured", data["measured"])
     return "\n".join(lines)

@@ -11,6 +11,9 @@
                 memory, at N = 1, 8, 32, 128 (vit, mlp) and N = 1000 (mlp)
     bench       wall time of the default `lionsim bench`
     transports  measured comm per step of each vote transport on 2 gloo ranks (25M parameters)
+    fidelity    the network model against measured collectives on a real link (loopback, or two
+                emulated hosts over a shaped 1 Gbit / 100 Mbit link): per strategy of a training
+                run and per call, calibrated and not
 
 Every figure is a median of repeated runs in one invocation; ratios are taken within one run
 (these machines are noisy), and each simulator point runs in a fresh process so its peak

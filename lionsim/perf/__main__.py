@@ -14,7 +14,7 @@ from lionsim.perf.rows import write_csv
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim"]
 """What runs with no WHAT: every figure but the slow `bench` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports"]
+CHOICES = DEFAULT + ["bench", "transports", "fidelity"]
 
 
 def _ints(text: str) -> list[int]:
@@ -62,6 +62,12 @@ def parser() -> argparse.ArgumentParser:
                    help="sim: per-worker gradients by the workload's default method, or force one")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
     p.add_argument("--iters", type=_positive, default=5, help="transports: timed steps per transport")
+    p.add_argument("--link", action="append", default=None, type=str.lower,
+                   help="fidelity: loopback, 1gbit, 100mbit (repeatable; the emulated ones need root; default loopback)")
+    p.add_argument("--fidelity-workloads", default="vit:paper,mlp:small",
+                   help="fidelity: WORKLOAD:SIZE list trained across the link")
+    p.add_argument("--fidelity-steps", type=_positive, default=30, help="fidelity: steps per strategy")
+    p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
     return p
 
 
@@ -149,6 +155,13 @@ def _run(args, workloads: list[str]) -> None:
 
             done = bench_default()
             print_bench(done)
+        elif what == "fidelity":
+            from lionsim.perf.fidelity import FidelityConfig, print_fidelity, run_fidelity
+
+            done = run_fidelity(FidelityConfig(links=tuple(args.link or ["loopback"]), out=args.keep,
+                                               workloads=tuple(args.fidelity_workloads.split(",")),
+                                               steps=args.fidelity_steps))
+            print_fidelity(done)
         else:
             from lionsim.perf.transports import bench_transports, print_transports
 

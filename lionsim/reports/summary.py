@@ -12,8 +12,12 @@ Definitions (also printed under the summary table):
   smoothed loss is <= target_loss (NaN: never reached); time_to_target_speedup: the
   baseline's time to target / this run's.
 - diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
-- comm_model_error: on a real backend, the median over steps of comm_model_s / comm_s - 1
-  (the network model against the measured collectives); NaN on sim, where comm_s is the model.
+- comm_measured_s, comm_model_error: on a real backend, the mean measured comm per step (each
+  call's slowest rank, summed: steps.csv's comm_measured_s) over the steps past the warm-up
+  (--warmup-steps, 3), and the model's mean over the same steps against it: mean
+  comm_model_s / mean comm_measured_s - 1 (the model predicts the mean a step pays, which is
+  what a run's time adds up to); NaN on sim, where comm_s is the model. barrier_wait_s: the
+  mean rank imbalance per step.
 """
 
 from __future__ import annotations
@@ -123,15 +127,23 @@ def _diverged(rows: pd.DataFrame) -> bool:
     return "diverged_at_step" in rows and bool(rows["diverged_at_step"].notna().any())
 
 
-def _model_error(rows: pd.DataFrame) -> float:
-    """Median of comm_model_s / comm_s - 1 over steps with measured communication (real backends)."""
-    if "comm_model_s" not in rows or (rows["backend"] == "sim").all():
-        return math.nan
-    measured = rows[rows["comm_s"] > 0]
-    return float((measured["comm_model_s"] / measured["comm_s"] - 1).median()) if len(measured) else math.nan
+def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
+    """comm_measured_s, comm_model_error and barrier_wait_s on a real backend (module doc); NaN on sim."""
+    nan = {"comm_measured_s": math.nan, "comm_model_error": math.nan, "barrier_wait_s": math.nan}
+    if "comm_measured_s" not in rows or (rows["backend"] == "sim").all():
+        return nan
+    past = rows[(rows["step"] > warmup) & rows["comm_measured_s"].notna()]
+    past = past if len(past) else rows[rows["comm_measured_s"].notna()]
+    measured = float(past["comm_measured_s"].mean()) if len(past) else math.nan
+    if not measured > 0:
+        return nan
+    model = float(past["comm_model_s"].mean())  # over the same steps as the measurement
+    return {"comm_measured_s": measured, "comm_model_s": model, "comm_model_error": model / measured - 1,
+            "barrier_wait_s": float(past["barrier_wait_s"].mean())}
 
 
-def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: float | None = None) -> pd.DataFrame:
+def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: float | None = None,
+              warmup: int = 3) -> pd.DataFrame:
     """One row per run (first-appearance order); see the module docstring for definitions.
 
     `baseline` is a run label "strategy@transport" or a strategy name (its first run);
@@ -165,7 +177,7 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
             "best_eval_acc": float(rows["eval_acc"].max()),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
-            "comm_model_error": _model_error(rows),
+            **_model_error(rows, warmup),
             "sim_time_s": float(rows["sim_time_s"].max()),
             "wire_bytes": float(rows["wire_bytes"].mean()),
             "bits_per_param_up": float(rows["bits_per_param_up"].mean()),

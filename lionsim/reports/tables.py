@@ -142,19 +142,25 @@ def summary_table(summary: pd.DataFrame) -> Table:
     return table
 
 
-def model_check_table(summary: pd.DataFrame) -> Table | None:
+def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Table | None:
     """On a real backend: per run, the measured comm beside the network model's price of the
-    same collectives, and the median error per step. None on sim (there the model is the time)."""
+    same collectives, and the model's error. None on sim (there the model is the time)."""
     if "backend" not in summary.columns or (summary["backend"] == "sim").all():
         return None
+    by = priced_by or _values(summary, "network")
     table = Table(
-        title=f"comm measured on {_values(summary, 'backend')} vs the model of {_values(summary, 'network')}",
-        caption="ms per step (means); error: median over steps of model / measured - 1.",
+        title=f"comm measured on {_values(summary, 'backend')} vs the model ({by})",
+        caption="ms per step, means past the warm-up: measured = each call's slowest rank, summed; model = its "
+                "mean price of the same calls; error = model / measured - 1; wait = the ranks' spread at the "
+                "calls' barriers (imbalance, not comm).",
         caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
     )
-    for name in ("run", "measured", "model", "error"):
+    for name in ("run", "measured", "model", "error", "wait"):
         table.add_column(name, justify="left" if name == "run" else "right")
+    measured = "comm_measured_s" if "comm_measured_s" in summary else "comm_s"
     for row in summary.itertuples(index=False):
-        table.add_row(run_label(row.strategy, row.transport), _ms(row.comm_s), _ms(row.comm_model_s),
-                      "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}")
+        wait = getattr(row, "barrier_wait_s", math.nan)
+        table.add_row(run_label(row.strategy, row.transport), _ms(getattr(row, measured)), _ms(row.comm_model_s),
+                      "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
+                      "-" if _isnan(wait) else _ms(wait))
     return table

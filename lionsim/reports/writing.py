@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lionsim.reports.files import write_run
+from lionsim.reports.files import write_atomic, write_run
+
+CALLS_FILE = "calls.csv"
 from lionsim.reports.plots import plot_run
 from lionsim.reports.publish import RunDir
 
@@ -14,6 +16,10 @@ def stage_result(target: RunDir, result, plots: bool = True) -> list[Path]:
 
     def write(stage: Path) -> list[Path]:
         paths = write_run(stage, result.steps, result.summary, result.meta)
+        if getattr(result, "calls", None) is not None:  # real backends: every collective measured
+            paths.append(write_atomic(stage / CALLS_FILE, lambda f: result.calls.to_csv(f, index=False)))
+        for name, text in getattr(result, "files", {}).items():  # e.g. a calibrated run's profile
+            paths.append(write_atomic(stage / name, lambda f, text=text: f.write(text)))
         return paths + (plot_run(stage, result.steps, result.summary) if plots and len(result.steps) else [])
 
     return target.write(write)

@@ -32,7 +32,7 @@ from typing import Sequence
 
 from lionsim.steptime.overlap import Buckets, OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
-from lionsim.network.link import check_number
+from lionsim.network.checks import check_number
 from lionsim.transports import PayloadSpec, Transport
 
 

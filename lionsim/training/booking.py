@@ -14,12 +14,19 @@
     comm_s, comm_exposed_s
                 sim: the network model's price of the step's collectives (W workers, overlap as
                 lionsim.steptime.overlap says). gloo/nccl: measured, each real collective timed
-                after a barrier, summed per step, the slowest rank's, booked as a median by kind
-                like the other measured parts; no overlap (the loop sends after backward)
+                between two barriers (lionsim.backends.dist) and billed as its slowest rank's
+                time, summed per step (comm_measured_s), booked as a median by kind like the
+                other measured parts; no overlap (the loop sends after backward)
+    comm_measured_s, barrier_wait_s, calls
+                gloo/nccl: the step's own measured comm (each call's slowest rank, summed), how
+                long ranks waited for each other at the calls' leading barriers (rank imbalance:
+                the latest rank's arrival minus the earliest's, summed), and how many calls;
+                every call on its own row of calls.csv. NaN / 0 on sim
     comm_model_s
-                the network model's price of the collectives that step ran: on sim the same as
-                comm_s, on gloo/nccl the real calls (R ranks, their real sizes), so
-                comm_model_s / comm_s - 1 is the model's error on every row
+                the network model's price of the collectives that step ran, its mean over the
+                traits' slow mode (what steps add up to): on sim the same as comm_s, on
+                gloo/nccl the real calls (R ranks, their real sizes and dtypes), so
+                comm_model_s / comm_measured_s - 1 is the model's error on every row
     wire_bytes  whole bytes one worker sends that step by the algorithms that were priced (on a
                 real backend: one rank, for its w workers)
     bits_per_param_up/down
@@ -29,6 +36,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 
@@ -67,16 +75,32 @@ class Booking:
 
 
 def slowest_process(record: RunRecord, comm: Comm) -> None:
-    """Every process's measured parts and collective times -> the slowest process's, per step
-    (a step ends when its slowest process does). Collective on every process; sim: nothing."""
+    """Every process's measured parts -> the slowest process's, per step (a step ends when its
+    slowest process does); every collective -> its slowest rank's time, and the spread of the
+    ranks' waits before it. Collective on every process; sim: nothing."""
     if comm.ranks == 1 or not record.steps:
         return
     parts = ("encode", "decode", "update")
-    table = torch.tensor([[s.seconds.get(p, 0.0) for p in parts] + [sum(c.seconds for c in s.collectives)]
-                          for s in record.steps], dtype=torch.float64)
+    table = torch.tensor([[s.seconds.get(p, 0.0) for p in parts] for s in record.steps], dtype=torch.float64)
     for s, values in zip(record.steps, comm.max_over_ranks(table).tolist()):
-        s.seconds.update(dict(zip(parts, values[:3])))
-        s.seconds["collectives"] = values[3]
+        s.seconds.update(dict(zip(parts, values)))
+    _bill_calls(record, comm)
+
+
+def _bill_calls(record: RunRecord, comm: Comm) -> None:
+    """Each call billed as the max over ranks of that call (not the max of per-rank sums: a
+    rank slow in one call and fast in the next must not hide either), its wait as the latest
+    rank's minus the earliest's."""
+    calls = [c for s in record.steps for c in s.collectives]
+    counts = comm.max_over_ranks(torch.tensor([len(calls), -len(calls)], dtype=torch.float64)).tolist()
+    if counts[0] != -counts[1]:
+        raise RuntimeError(f"ranks logged different numbers of collectives ({-counts[1]:g} to {counts[0]:g})")
+    billed = iter(comm.max_over_ranks(torch.tensor([[c.seconds, c.wait_s, -c.wait_s] for c in calls] or [[0.0] * 3],
+                                                   dtype=torch.float64)).tolist())
+    for s in record.steps:
+        s.collectives = [dataclasses.replace(c, seconds=t, wait_s=latest + earliest)
+                         for c, (t, latest, earliest) in zip(s.collectives, billed)]
+        s.seconds["collectives"] = sum(c.seconds for c in s.collectives)
 
 
 def _kind(step: StepRecord, record: RunRecord, workers: int) -> tuple:
@@ -127,7 +151,8 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
                                sync=sync_copy(_synced(s), record.params))
         rows.append(_times(s, record, work, comm[i], b))
     if record.diverged_at is not None:
-        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN})
+        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
+                                                    "calls": 0})
     return rows
 
 
@@ -136,7 +161,8 @@ def _synced(s: StepRecord) -> int:
     return sum(c.nbytes for c in s.sent.extra if c.label == CALL_LABEL) // 4
 
 
-TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s")
+TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s",
+             "comm_measured_s", "barrier_wait_s")
 
 
 def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:
@@ -145,17 +171,20 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     if b.ranks == 1:  # sim: the model is the time
         t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
                        overlap=b.overlap, extra_calls=s.sent.extra)
-        return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits}
-    model = sum(price(_call(c), b.ranks, b.network).time_s for c in s.collectives)
-    sent = price_calls([_call(c) for c in s.collectives], b.ranks, b.network).sent_bytes
+        return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
+                "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0}
+    model = price_calls([as_call(c) for c in s.collectives], b.ranks, b.network)
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
-                  buckets=1 if s.collectives else 0, sent_bytes=sent)
-    return {**t.columns(), "comm_model_s": model, "wire_bytes": sent, **bits}
+                  buckets=1 if s.collectives else 0, sent_bytes=model.sent_bytes)
+    return {**t.columns(), "comm_model_s": model.time_s, "wire_bytes": model.sent_bytes, **bits,
+            "comm_measured_s": s.seconds.get("collectives", sum(c.seconds for c in s.collectives)),
+            "barrier_wait_s": sum(c.wait_s for c in s.collectives), "calls": len(s.collectives)}
 
 
-def _call(measured: MeasuredCall) -> CollectiveCall:
-    return CollectiveCall(measured.op, measured.nbytes)
+def as_call(measured: MeasuredCall) -> CollectiveCall:
+    """A measured call as the network model prices it."""
+    return CollectiveCall(measured.op, measured.nbytes, dtype=measured.dtype)
 
 
 def _bits(s: StepRecord, record: RunRecord, W: int) -> dict[str, float]:
@@ -166,3 +195,24 @@ def _bits(s: StepRecord, record: RunRecord, W: int) -> dict[str, float]:
     extra = sum(8.0 * c.nbytes for c in s.sent.extra) / record.params
     return {"bits_per_param_up": up + extra, "bits_per_param_down": down + extra}
 
+
+
+CALL_COLUMNS = ["strategy", "transport", "step", "call", "collective", "dtype", "bytes", "time_s", "wait_s",
+                "model_s", "model_p10_s", "model_p90_s"]
+"""calls.csv (real backends): one row per collective of every step."""
+
+
+def call_rows(record: RunRecord, booking: Booking) -> list[dict]:
+    """Every measured call of the run beside the model's price of it: time_s the slowest rank's,
+    wait_s the spread of the ranks' arrivals at its leading barrier, model_s the model's mean
+    and model_p10_s / model_p90_s its spread (the traits' slow mode)."""
+    rows = []
+    for s in record.steps:
+        for i, c in enumerate(s.collectives):
+            cost = price(as_call(c), booking.ranks, booking.network)
+            modes = cost.modes
+            rows.append({"strategy": record.run.strategy, "transport": record.run.transport, "step": s.step,
+                         "call": i, "collective": c.op, "dtype": c.dtype, "bytes": c.nbytes, "time_s": c.seconds,
+                         "wait_s": c.wait_s, "model_s": cost.time_s, "model_p10_s": modes.quantile(0.1),
+                         "model_p90_s": modes.quantile(0.9)})
+    return rows

@@ -42,9 +42,11 @@ def bench_record(bench: Bench, status: str, error: str | None) -> dict:
         "config": replayable_config(bench, runs),
         "runs": runs,
         "timing": timing_notes(bench),
+        **({"comm_model": priced_by(bench)} if bench.cfg.backend != "sim" else {}),
         "evaluation": {"samples": bench.workload.eval_size, "requested": cfg.eval_samples or "default",
                        "of": bench.workload.describe()},
         "network": bench.network.to_dict(),
+        **({"hosts": hosts_record(bench.hosts)} if bench.hosts else {}),
         "seed": cfg.seed,
         "argv": sys.argv,
         "started": datetime.datetime.fromtimestamp(bench.started, datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -83,8 +85,12 @@ def timing_notes(bench: Bench) -> dict:
                    "median of its kind; no overlap" if real else
                    f"modelled: the collectives priced on {bench.network.name} for {bench.cfg.workers} workers, "
                    "DDP-style bucket overlap (comm_exposed_s)"),
-        "comm_model_s": "the network model's price of the collectives each step ran (R ranks, real sizes)" if real
-                        else "equal to comm_s (the model is the time on sim)",
+        "comm_model_s": (f"the network model's mean price of the collectives each step ran (R ranks, real sizes "
+                         f"and dtypes) on {priced_by(bench)}" if real else "equal to comm_s (the model is the time on sim)"),
+        **({"comm_measured_s": "measured: each collective between two barriers (the second untimed), the slowest "
+                               "rank's time of that call, summed per step; calls.csv has every call",
+            "barrier_wait_s": "measured: per call, the latest rank's arrival at the leading barrier minus the "
+                              "earliest's (rank imbalance), summed per step"} if real else {}),
         "warmup_steps": bench.cfg.warmup_steps,
     }
     if bench.compute.samples:
@@ -92,6 +98,20 @@ def timing_notes(bench: Bench) -> dict:
     else:
         notes["compute_counted"] = {"flops": bench.compute.flops, "kernels": bench.compute.kernels}
     return notes
+
+
+def priced_by(bench: Bench) -> str:
+    """What comm_model_s was priced with: the network's links and the library's traits."""
+    if bench.calibration is not None:
+        return "calibration.toml (fitted on this run's group before training: its error is out of sample)"
+    return f"{bench.network.name} + {bench.network.traits.name} traits"
+
+
+def hosts_record(hosts: list[dict]) -> dict:
+    """run.json's `hosts`: one entry per machine, and whether ranks shared its cores."""
+    from lionsim.launch.hosts import by_host, shared_cores
+
+    return {"machines": by_host(hosts), "ranks": len(hosts), "shared_cores": shared_cores(hosts)}
 
 
 @functools.cache

@@ -24,7 +24,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.transports.payloads import Payload
 
-FLAG_CALL = CollectiveCall("all_reduce", 1, "abstain flag")
+FLAG_CALL = CollectiveCall("all_reduce", 1, "abstain flag", dtype="uint8")
 """The per-step flag: one uint8 all-reduce (MAX)."""
 
 

@@ -31,7 +31,8 @@ class FloatAllReduce(Transport):
             return total.float() / comm.world_size
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
-        return [CollectiveCall("all_reduce", spec.numel * self.bits // 8, "gradients")]
+        return [CollectiveCall("all_reduce", spec.numel * self.bits // 8, "gradients",
+                               dtype=str(self.dtype).removeprefix("torch."))]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         return float(self.bits), float(self.bits)

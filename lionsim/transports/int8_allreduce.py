@@ -64,7 +64,7 @@ class Int8AllReduce(Transport):
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         planes = 2 if spec.abstain else 1
         nbytes = planes * spec.numel * self.container(spec, workers).itemsize
-        return ([FLAG_CALL] if self.flags(spec) else []) + [CollectiveCall("all_reduce", nbytes, spec.kind)]
+        return ([FLAG_CALL] if self.flags(spec) else []) + [CollectiveCall("all_reduce", nbytes, spec.kind, dtype=str(self.container(spec, workers)).removeprefix("torch."))]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8.0 * self.container(spec, workers).itemsize * (2 if spec.abstain else 1)

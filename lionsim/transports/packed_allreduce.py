@@ -56,7 +56,7 @@ class PackedAllReduce(Transport):
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         words = ceil_div(spec.numel, 31 // field_bits(spec.max_level, workers))
-        return [CollectiveCall("all_reduce", 4 * words, "packed levels")]
+        return [CollectiveCall("all_reduce", 4 * words, "packed levels", dtype="int32")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 32.0 / (31 // field_bits(spec.max_level, workers))

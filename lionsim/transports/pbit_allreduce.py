@@ -68,7 +68,7 @@ class PBitAllReduce(Transport):
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         words = ceil_div(spec.numel, fields_per_word(workers)) * (2 if spec.abstain else 1)
-        return [FLAG_CALL, CollectiveCall("all_reduce", 4 * words, "vote counts")]
+        return [FLAG_CALL, CollectiveCall("all_reduce", 4 * words, "vote counts", dtype="int32")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 32.0 / fields_per_word(workers) * (2 if spec.abstain else 1)

@@ -1,0 +1,82 @@
+"""The tables `lionsim comm` prints: modelled rows, measured rows beside the model, a fit."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+
+from lionsim.cli.app import console
+
+TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
+              "uint8": "u8", "int32": "i32"}
+"""nccl-tests' and torch's dtype names, short (the tables fit 80 columns)."""
+
+
+def human_bytes(n: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def us(seconds: float) -> str:
+    """Microseconds: one decimal below 1,000, whole and grouped above (never cut short)."""
+    value = seconds * 1e6
+    return f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
+
+
+def model_table(rows: list[dict], name: str) -> Table:
+    # fits 80 columns (a pipe or a CI log): short headers, units in the caption, no cell folded
+    table = Table(title=f"modelled collectives on {name}", box=box.SIMPLE_HEAD, pad_edge=False,
+                  caption="N: workers; time: us (the mean); algbw, busbw: GB/s (GB = 1e9 bytes, nccl-tests "
+                          "factors)", caption_justify="left")
+    for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
+        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
+    for row in rows:
+        table.add_row(row["collective"], row["algorithm"], str(row["workers"]), human_bytes(row["bytes"]),
+                      us(row["time_s"]), f"{row['algbw_GBps']:.3f}", f"{row['busbw_GBps']:.3f}")
+    return table
+
+
+def print_measured(rows, backend: str, ranks: int, name: str) -> None:
+    """Measured rows (compared: with model_time_s and error) and the median / worst |error| per collective."""
+    table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
+                  padding=(0, 0), pad_edge=False,
+                  caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw GB/s "
+                          "(1e9 B/s, nccl-tests factors); model: the network model's mean, us; err: model / mean - 1")
+    for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
+        table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
+    for r in rows.itertuples(index=False):
+        table.add_row(r.collective, TYPE_SHORT.get(r.type, r.type), human_bytes(r.bytes), f"{r.time_s * 1e6:.0f}",
+                      f"{r.time_mean_s * 1e6:.0f}", f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}",
+                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
+    console.print(table)
+    errors = rows.error.abs().groupby(rows.collective + " " + rows.type.map(lambda t: TYPE_SHORT.get(t, t)),
+                                      sort=False)
+    console.print(f"model {name} vs measured means, median / worst |error|: " + "; ".join(
+        f"{op} {e.median():.1%} / {e.max():.1%}" for op, e in errors), markup=False, highlight=False)
+
+
+def print_fit(net, summary, path) -> None:
+    """The fitted link and traits, one row per op, with the fit's error on the sweep."""
+    traits = net.traits
+    table = Table(title=f"fitted profile {path}: link {net.inter.bandwidth_Bps / 1e9:.4g} GB/s, alpha "
+                        f"{net.inter.alpha_s * 1e6:.3g} us (the prior's), host cap {traits.host_GBps:.3g} GB/s",
+                  box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                  caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, "
+                          "by size; |err|: the profile's mean vs the measured mean over the sweep's sizes")
+    for column in ("collective", "type", "floor", "duplex", "sizes", "median|err|", "worst|err|"):
+        table.add_column(column, justify="left" if column in ("collective", "duplex") else "right", no_wrap=True)
+    for r in summary.itertuples(index=False):
+        op = traits.op(r.collective)
+        regimes = ", ".join(f"{'rest' if math.isinf(b) else '<=' + human_bytes(b)}: {s:.2f}" for b, s in op.duplex)
+        table.add_row(r.collective, TYPE_SHORT.get(r.dtype, r.dtype), f"{op.floor_s * 1e6:.0f}", regimes,
+                      str(int(r.points)), f"{r.median_abs_error:.1%}", f"{r.worst_abs_error:.1%}")
+    console.print(table)
+    slow = traits.slow
+    line = (f"slow mode: {slow.probability:.0%} of calls up to {human_bytes(slow.max_bytes)} take "
+            f"{slow.extra_s * 1e3:.2f} ms more" if slow.applies(0) else "slow mode: none seen")
+    rates = ", ".join(f"{d} {r:.3g} GB/s" for d, r in traits.reduce_GBps)
+    console.print(line + (f"; reductions beyond float32's: {rates}" if rates else ""), markup=False, highlight=False)

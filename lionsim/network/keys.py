@@ -1,0 +1,56 @@
+"""Reading the tables of a profile file: every problem is one LionsimError naming the key and file."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lionsim.errors import LionsimError
+
+
+def no_unknown(table: dict[str, Any], accepted: tuple[str, ...], prefix: str, source: str) -> None:
+    for key in table:
+        if key not in accepted:
+            raise LionsimError(
+                f"{source}: unknown key '{prefix}{key}'; accepted: {', '.join(prefix + a for a in accepted)}"
+            )
+
+
+def number(
+    table: dict[str, Any],
+    key: str,
+    source: str,
+    *,
+    low: float,
+    open_low: bool = False,
+    high: float = math.inf,
+    prefix: str = "",
+    default: float | None = None,
+) -> float:
+    name = f"{prefix}.{key}" if prefix else key
+    if key not in table:
+        if default is None:
+            raise LionsimError(f"{source}: missing key '{name}'")
+        return default
+    value = table[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise LionsimError(f"{source}: '{name}' = {value!r} is not a number")
+    bound = (value > low) if open_low else (value >= low)
+    if not math.isfinite(value) or not bound or value > high:
+        rule = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high != math.inf else "")
+        raise LionsimError(f"{source}: '{name}' = {value!r} must be a finite number {rule}")
+    return float(value)
+
+
+def integer(table: dict[str, Any], key: str, source: str, *, default: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LionsimError(f"{source}: '{key}' = {value!r} must be an integer >= 1")
+    return value
+
+
+def string(table: dict[str, Any], key: str, source: str, *, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise LionsimError(f"{source}: '{key}' = {value!r} must be a non-empty string")
+    return value

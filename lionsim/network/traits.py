@@ -1,0 +1,215 @@
+"""What a collective library adds to the link: the backend's traits.
+
+A link (alpha, bandwidth, topology: link.py) says what the wire can carry; a library moves
+bytes over it in its own way. On two hosts joined by a shaped 1 Gbit link (REFERENCE.md 9)
+gloo pays a fixed per-call cost of 0.15-0.45 ms whatever the size, gets only part of the link
+in each direction while an exchange keeps both directions busy, is capped by its own host
+(a 2-core machine moves at most about 1 GB/s through gloo however fast the link), and on a
+busy host some small calls take a slow path several milliseconds long. Those are the traits;
+they stay apart from the link, so a preset link plus a backend's traits predicts, and
+`lionsim comm --fit` measures both.
+
+A call of `op` on n bytes (calls.py convention) with dtype d, which an algorithm prices as
+L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined):
+
+    fast(n) = floor(op) + L alpha + S / min(bandwidth x duplex(op, n), host) + R / reduce(d)
+    mean(n) = fast(n) + P x extra                   for n <= slow.max_bytes (else fast(n))
+
+- floor(op): seconds every call pays beyond the algorithm's alpha terms (a thread hand-off,
+  a wake-up, a kernel launch).
+- duplex(op, n): the share of the link's bandwidth each direction gets in this op, by size
+  regime (1: the full link each way; gloo's all-to-all at 2 ranks got about half above a few
+  MB). It folds in whatever else makes an op slower or faster per byte than the link.
+- host: the most bytes per second one rank's library moves, whatever the link (inf: no cap).
+- reduce(d): bytes combined per second in a reduction of dtype d; a dtype without an entry
+  uses the link's gamma (0 in every preset).
+- slow mode: with probability P a call of at most max_bytes takes `extra` seconds more.
+
+The model predicts the mean, which is what a run's steps add up to; `quantile` gives the
+spread of one call (the two modes' mixture), and `sum_quantile` that of several calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from lionsim.errors import LionsimError
+from lionsim.network.checks import check_number
+
+DTYPES = ("float32", "bfloat16", "float16", "int8", "uint8", "int32", "int64")
+"""Wire dtypes a call may carry (torch names)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OpTraits:
+    """How a backend runs one collective op beyond the link."""
+
+    floor_s: float = 0.0
+    """Seconds every call of the op pays beyond the algorithm's alpha terms."""
+    algorithm: str = ""
+    """The algorithm the library runs the op with (a registered name: gloo's all-reduce is a
+    ring), so the model prices what runs; "" : the cheapest for each call (the ideal library)."""
+    duplex: tuple[tuple[float, float], ...] = ((math.inf, 1.0),)
+    """(max_bytes, share) by ascending size; the last max_bytes is inf. share: the fraction of
+    the link's bandwidth each direction gets (calls.py sizes)."""
+
+    def __post_init__(self) -> None:
+        check_number("floor_s", self.floor_s, low=0.0, low_open=False)
+        bounds = [b for b, _ in self.duplex]
+        if not self.duplex or not math.isinf(bounds[-1]) or any(math.isinf(b) for b in bounds[:-1]):
+            raise LionsimError("duplex regimes need a bound (max_bytes) on every regime but the last, which has none")
+        if any(b <= a for a, b in zip(bounds, bounds[1:])):
+            raise LionsimError(f"duplex regimes' max_bytes must increase, got {bounds[:-1]}")
+        for _, share in self.duplex:
+            check_number("duplex", share, low=0.0, low_open=True)
+
+    def share(self, nbytes: float) -> float:
+        """The duplex share of the first regime holding `nbytes`."""
+        return next(share for bound, share in self.duplex if nbytes <= bound)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SlowMode:
+    """Small calls that sometimes take a slow path (a wake-up that waits for a core)."""
+
+    probability: float = 0.0
+    """Chance that one call of at most max_bytes is slow, in [0, 1]."""
+    extra_s: float = 0.0
+    """Seconds a slow call takes beyond the fast one."""
+    max_bytes: float = 0.0
+    """The largest call (calls.py size) the slow mode hits."""
+
+    def __post_init__(self) -> None:
+        check_number("slow probability", self.probability, low=0.0, low_open=False, high=1.0)
+        check_number("slow extra_s", self.extra_s, low=0.0, low_open=False)
+        check_number("slow max_bytes", self.max_bytes, low=0.0, low_open=False, high=math.inf)
+
+    def applies(self, nbytes: float) -> float:
+        """The probability that a call of `nbytes` is slow."""
+        return self.probability if nbytes <= self.max_bytes and self.extra_s > 0 else 0.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Traits:
+    """A collective library's traits (module doc). The default is the ideal library: the
+    alpha-beta formulas alone (every preset assumes it)."""
+
+    name: str = "ideal"
+    """What they describe: "ideal", "gloo", "nccl", or a fitted profile's name."""
+    backend: str = "any"
+    """The backend they were measured on ("gloo", "nccl"), or "any" for the ideal library."""
+    ops: tuple[tuple[str, OpTraits], ...] = ()
+    """Per op (calls.OPS names); an op without an entry costs no floor at full duplex."""
+    reduce_GBps: tuple[tuple[str, float], ...] = ()
+    """Per dtype: bytes combined per second in reductions, 1e9 B/s; absent: the link's gamma."""
+    host_GBps: float = math.inf
+    """One rank's own throughput cap, 1e9 B/s per direction (inf: none)."""
+    slow: SlowMode = field(default_factory=SlowMode)
+    description: str = ""
+    """Where the figures come from (one line)."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise LionsimError("traits need a non-empty name")
+        if isinstance(self.host_GBps, bool) or not isinstance(self.host_GBps, (int, float)) or not self.host_GBps > 0:
+            raise LionsimError(f"host_GBps = {self.host_GBps!r} is not a number > 0 (inf: no cap)")
+        for dtype, rate in self.reduce_GBps:
+            if dtype not in DTYPES:
+                raise LionsimError(f"unknown dtype {dtype!r} in reduce_GBps; accepted: {', '.join(DTYPES)}")
+            check_number(f"reduce_GBps.{dtype}", rate, low=0.0, low_open=True)
+
+    def op(self, op: str) -> OpTraits:
+        return next((t for name, t in self.ops if name == op), _PLAIN)
+
+    def reduce_rate(self, dtype: str) -> float | None:
+        """Bytes combined per second for `dtype`, None when the link's gamma applies."""
+        rate = next((r for d, r in self.reduce_GBps if d == dtype), None)
+        return None if rate is None else rate * 1e9
+
+    @property
+    def ideal(self) -> bool:
+        """True when the traits add nothing to the alpha-beta formulas."""
+        return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
+                and self.slow.applies(0) == 0)
+
+    def with_ops(self, **ops: OpTraits) -> Traits:
+        """A copy with the given ops' traits replaced."""
+        merged = dict(self.ops) | ops
+        return replace(self, ops=tuple(merged.items()))
+
+    def to_dict(self) -> dict:
+        """The profile-file form ([traits] table; `profile.traits_from_dict` reads it back)."""
+        out: dict = {"name": self.name, "backend": self.backend}
+        if math.isfinite(self.host_GBps):
+            out["host_GBps"] = self.host_GBps
+        if self.description:
+            out["description"] = self.description
+        if self.slow.applies(0):
+            out["slow"] = {"probability": self.slow.probability, "extra_us": in_us(self.slow.extra_s),
+                           "max_bytes": int(self.slow.max_bytes)}
+        if self.reduce_GBps:
+            out["reduce_GBps"] = dict(self.reduce_GBps)
+        for name, t in self.ops:
+            entry: dict = {"floor_us": in_us(t.floor_s)} | ({"algorithm": t.algorithm} if t.algorithm else {})
+            entry["duplex"] = [({} if math.isinf(b) else {"max_bytes": int(b)}) | {"share": s} for b, s in t.duplex]
+            out.setdefault("ops", {})[name] = entry
+        return out
+
+
+def in_us(seconds: float) -> float:
+    """Seconds as microseconds that read back (us / 1e6) to exactly the same float."""
+    us = seconds * 1e6
+    for candidate in (us, math.nextafter(us, math.inf), math.nextafter(us, -math.inf)):
+        if candidate / 1e6 == seconds:
+            return candidate
+    return us
+
+
+_PLAIN = OpTraits()
+IDEAL = Traits()
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """One call's time as a two-mode mixture: fast, or fast + extra with probability p."""
+
+    fast_s: float
+    extra_s: float = 0.0
+    p: float = 0.0
+
+    @property
+    def mean_s(self) -> float:
+        return self.fast_s + self.p * self.extra_s
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile (0 < q < 1): the slow mode once more than 1 - q of calls are slow."""
+        return self.fast_s + (self.extra_s if self.p > 1 - q else 0.0)
+
+
+def sum_quantile(calls: Sequence[Spread], q: float) -> float:
+    """The q-quantile of the total of independent calls (a step's collectives): exact over
+    which calls were slow (2^k cases for the k calls that can be), so no normal approximation
+    misplaces a rare slow mode."""
+    base = sum(c.fast_s for c in calls)
+    risky = [c for c in calls if c.p > 0 and c.extra_s > 0]
+    if not risky:
+        return base
+    if len(risky) > 16:  # beyond 65k cases: the mean is as good a summary as any
+        return base + sum(c.p * c.extra_s for c in risky)
+    outcomes = []
+    for slow in itertools.product((False, True), repeat=len(risky)):
+        prob, extra = 1.0, 0.0
+        for c, s in zip(risky, slow):
+            prob *= c.p if s else 1 - c.p
+            extra += c.extra_s if s else 0.0
+        outcomes.append((extra, prob))
+    outcomes.sort()
+    seen = 0.0
+    for extra, prob in outcomes:
+        seen += prob
+        if seen >= q - 1e-12:
+            return base + extra
+    return base + outcomes[-1][0]
