@@ -32,7 +32,8 @@ class Sent:
     """The strategy's own collectives this step (scale maxima, momentum sync)."""
 
     def calls(self, transport: Transport, workers: int) -> list[CollectiveCall]:
-        """Every collective of the step, in issue order."""
+        """Every collective of the step: the payload's, in issue order, then the strategy's own
+        (which may have run before it: terngrad's scale maximum runs in encode)."""
         payload = transport.plan(self.spec, workers) if self.spec is not None else []
         return payload + list(self.extra)
 

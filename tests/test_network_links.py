@@ -183,7 +183,7 @@ def test_bad_json_profiles(tmp_path):
 
 
 def test_unknown_names_and_missing_files(tmp_path):
-    with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(1gbe, 10gbe.*did you mean '10gbe'\?"):
+    with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
         load_network("10gbee")
     assert load_network("10GbE").name == "10gbe"  # presets in any case (issue 12 item 15)
     with pytest.raises(LionsimError, match="network profile not found"):

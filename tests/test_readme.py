@@ -3,8 +3,10 @@ size sweep, one worker count and seed of a sweep's grid), in README order in one
 directory, so files one example writes (a fitted profile, a run.json) are there for the next.
 An example that fails as written fails CI.
 
-Left out, with the reason: `pip install` (the test run itself installed lionsim) and
-`python -m lionsim.perf` (benchmarks that print figures and take minutes by design).
+Left out, with the reason: `pip install` (the test run itself installed lionsim),
+`python -m lionsim.perf` (benchmarks that print figures and take minutes by design), and
+blocks whose first line is a comment saying "not run by tests/test_readme.py" and why (e.g.
+two hosts: tests/test_emulated_link.py runs those lines on two emulated hosts instead).
 """
 
 from __future__ import annotations
@@ -55,10 +57,15 @@ def readme_files() -> dict[str, str]:
     return out
 
 
+SKIPPED = re.compile(r"#.*not run by tests/test_readme\.py")
+
+
 def readme_commands() -> list[str]:
     """Shell commands of the README's code blocks that run lionsim (continuations joined)."""
     commands = []
     for block in readme_blocks():
+        if SKIPPED.match(block[0].strip()):
+            continue
         current = ""
         for line in block:
             text = current + line.strip()

@@ -200,7 +200,7 @@ def test_a2a_is_one_thirty_second_of_fp32_for_odd_workers():
 def test_int8_container_widens_past_127_workers():
     mavo = PayloadSpec(kind="votes", numel=1000, rule=MajorityVote())
     plan = TRANSPORTS.get("int8-allreduce")().plan
-    assert plan(mavo, 127) == [CollectiveCall("all_reduce", 1000, "votes")]
+    assert plan(mavo, 127) == [CollectiveCall("all_reduce", 1000, "votes", dtype="int8")]
     assert plan(mavo, 128)[0].nbytes == 4000  # straight to int32: no backend sums int16
     assert plan(mavo, 40000)[0].nbytes == 4000
 
@@ -240,7 +240,8 @@ def test_int8_container_accounting_follows_the_dtype_sent(workers, max_level, co
     transport, comm = TRANSPORTS.get("int8-allreduce")(), RecordingComm(workers)
     transport.aggregate(Payload(spec, levels), comm)
     assert comm.reduced == [(container, n * container.itemsize)]
-    assert transport.plan(spec, workers) == [CollectiveCall("all_reduce", n * container.itemsize, "levels")]
+    assert transport.plan(spec, workers) == [CollectiveCall("all_reduce", n * container.itemsize, "levels",
+                                                            dtype=str(container).removeprefix("torch."))]
     assert transport.bits_per_param(spec, workers) == (8.0 * container.itemsize,) * 2
 
 

@@ -180,7 +180,11 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit):
 
     where = "the launcher's group" if launched is not None else "this host's loopback"
     if launched is None or launched.rank == 0:
-        console.print(f"measuring {', '.join(o for o, _ in cfg.cases())} on {cfg.ranks} {cfg.backend} ranks "
+        cases: dict[str, list[str]] = {}
+        for op, dtype in cfg.cases():
+            cases.setdefault(op, []).append(dtype)
+        what = ", ".join(f"{op} ({', '.join(d)})" if len(d) > 1 else op for op, d in cases.items())
+        console.print(f"measuring {what} on {cfg.ranks} {cfg.backend} ranks "
                       f"({where}): {len(cfg.sizes)} sizes, {cfg.warmup} warm-up + {cfg.iters} timed iterations "
                       "each", markup=False, highlight=False)
     try:

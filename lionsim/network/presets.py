@@ -45,7 +45,6 @@ def _add(network: Network) -> None:
     NETWORKS.add(network.name, network)
 
 
-_add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))
 _add(Network(name="100mbe", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
 _add(Network(name="1gbe", inter=ETH_1G, description="1 GbE, TCP goodput"))
 _add(Network(name="10gbe", inter=ETH_10G, description="10 GbE, TCP goodput"))
@@ -91,3 +90,4 @@ _add(
         description="8 GPUs on NVLink4 per node, one 10 GbE NIC per node",
     )
 )
+_add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))

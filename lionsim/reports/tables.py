@@ -157,10 +157,11 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Ta
     )
     for name in ("run", "measured", "model", "error", "wait"):
         table.add_column(name, justify="left" if name == "run" else "right")
-    measured = "comm_measured_s" if "comm_measured_s" in summary else "comm_s"
     for row in summary.itertuples(index=False):
         wait = getattr(row, "barrier_wait_s", math.nan)
-        table.add_row(run_label(row.strategy, row.transport), _ms(getattr(row, measured)), _ms(row.comm_model_s),
+        measured = getattr(row, "comm_measured_s", math.nan)  # a run of an earlier release has only comm_s
+        measured = row.comm_s if _isnan(measured) else measured
+        table.add_row(run_label(row.strategy, row.transport), _ms(measured), _ms(row.comm_model_s),
                       "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
                       "-" if _isnan(wait) else _ms(wait))
     return table

@@ -81,8 +81,8 @@ class AllToAll1Bit(Transport):
         planes = 2 if spec.abstain else 1
         return [
             FLAG_CALL,
-            CollectiveCall("all_to_all", planes * workers * chunk // 8, "votes"),
-            CollectiveCall("all_gather", workers * packed_size(chunk, bits), "result codes"),
+            CollectiveCall("all_to_all", planes * workers * chunk // 8, "votes", dtype="uint8"),
+            CollectiveCall("all_gather", workers * packed_size(chunk, bits), "result codes", dtype="uint8"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:

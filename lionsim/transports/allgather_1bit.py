@@ -56,8 +56,9 @@ class AllGather1Bit(Transport):
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         if spec.kind == "votes":
             planes = 2 if spec.abstain else 1
-            return [FLAG_CALL, CollectiveCall("all_gather", workers * planes * packed_size(spec.numel), "votes")]
-        calls = [CollectiveCall("all_gather", workers * packed_size(spec.numel), "signs")]
+            return [FLAG_CALL, CollectiveCall("all_gather", workers * planes * packed_size(spec.numel), "votes",
+                                               dtype="uint8")]
+        calls = [CollectiveCall("all_gather", workers * packed_size(spec.numel), "signs", dtype="uint8")]
         if spec.kind == "scaled-signs":
             calls.append(CollectiveCall("all_gather", workers * spec.segments * 4, "scales"))
         return calls

@@ -48,7 +48,8 @@ class AllGatherLevels(Transport):
             return out if local is None else out.expand(local, -1)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
-        return [CollectiveCall("all_gather", workers * packed_size(spec.numel, level_bits(spec.max_level)), "levels"),
+        return [CollectiveCall("all_gather", workers * packed_size(spec.numel, level_bits(spec.max_level)), "levels",
+                               dtype="uint8"),
                 CollectiveCall("all_gather", workers * spec.segments * 4, "scales")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:

@@ -81,9 +81,9 @@ class CompressedAllReduce(Transport):
             return [CollectiveCall("all_reduce", 4 * spec.numel, "gradients (warm-up)")]
         chunk = chunk_params(spec.numel, workers)
         return [
-            CollectiveCall("all_to_all", workers * chunk // 8, "signs"),
+            CollectiveCall("all_to_all", workers * chunk // 8, "signs", dtype="uint8"),
             CollectiveCall("all_gather", workers * 4, "worker scales"),
-            CollectiveCall("all_gather", workers * chunk // 8, "server signs"),
+            CollectiveCall("all_gather", workers * chunk // 8, "server signs", dtype="uint8"),
             CollectiveCall("all_gather", workers * 4, "server scales"),
         ]
 

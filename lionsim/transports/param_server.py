@@ -62,8 +62,9 @@ class ParamServer(Transport):
         planes = 2 if spec.abstain else 1
         return [
             FLAG_CALL,
-            CollectiveCall("ps_push", planes * packed_size(spec.numel), "votes"),
-            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers, spec.abstain)), "result codes"),
+            CollectiveCall("ps_push", planes * packed_size(spec.numel), "votes", dtype="uint8"),
+            CollectiveCall("ps_pull", packed_size(spec.numel, spec.rule.bits_down(workers, spec.abstain)), "result codes",
+                           dtype="uint8"),
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:

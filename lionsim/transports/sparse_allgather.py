@@ -36,7 +36,7 @@ class SparseAllGather(Transport):
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         return [
-            CollectiveCall("all_gather", workers * spec.k * 4, "indices"),
+            CollectiveCall("all_gather", workers * spec.k * 4, "indices", dtype="int32"),
             CollectiveCall("all_gather", workers * spec.k * 4, "values"),
         ]
 
