@@ -153,6 +153,7 @@ def estimate_cmd(
     workers: o.Workers = 8,
     gpus_per_node: GpusPerNode = None,
     network: o.Network = "10gbe",
+    traits: o.Traits = None,
     device: Device = "h100",
     mfu: Mfu = None,
     bucket_mb: BucketMb = 25.0,
@@ -173,7 +174,7 @@ def estimate_cmd(
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
-        gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
+        gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
         algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )

@@ -11,7 +11,7 @@ from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.runs import RunSpec, parse_runs
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
@@ -40,6 +40,9 @@ class EstimateConfig:
     the device's NVLink. The network's inter link stays per node (shared by its workers)."""
     network: str = "10gbe"
     """Network preset or profile file."""
+    traits: str | None = None
+    """Collective library traits the network is run by (ideal, gloo, nccl); None: the
+    profile's own, else ideal (lionsim.network.libraries)."""
     device: str = "h100"
     """Accelerator preset (`lionsim.compute.DEVICES`)."""
     mfu: float | None = None
@@ -131,7 +134,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
     if not (isinstance(mfu, (int, float)) and math.isfinite(mfu) and 0 < mfu <= 1):
         raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number in (0, 1]")
-    network = load_network(cfg.network)
+    network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None)
     if cfg.gpus_per_node is not None:
         network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
     network.nodes(workers)  # whole nodes, or one node

@@ -1,7 +1,9 @@
 """The plots of a comm.csv, nccl-tests style: time and bus bandwidth against message size
 (log-log), one figure per collective, the model dashed and the measurement solid with markers.
 
-One colour per worker count, so a model line and the measurement of the same N share it. Where
+One colour per worker count and dtype, so a model line and the measurement of the same N and
+dtype share it; one line style per model network (dashed: the first, e.g. the preset the sweep
+was priced on; dotted: the next, e.g. the profile `--fit` wrote from the measurement). Where
 the model picks the cheapest algorithm per size (`--algorithm auto`), its points are marked
 with one marker shape per algorithm, so the switches show.
 """
@@ -20,21 +22,31 @@ COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GB
 
 
 def plot_comm(out_dir: Path, comm: pd.DataFrame) -> list[Path]:
-    """comm_<collective>.png (and .svg) per collective in the table; return their paths."""
+    """comm_<collective>.png (and .svg) per collective in the table, or comm_<collective>_<dtype>
+    per dtype where a sweep measured the collective in several; return their paths."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    workers = sorted(comm["workers"].unique())
-    colours = {w: PALETTE[i % len(PALETTE)] for i, w in enumerate(workers)}
+    comm = comm.assign(dtype=comm["dtype"].fillna("") if "dtype" in comm else "")
+    colours = {w: PALETTE[i % len(PALETTE)] for i, w in enumerate(sorted(comm["workers"].unique()))}
+    models = list(dict.fromkeys(comm.loc[comm["source"] == "model", "network"])) if "network" in comm else [""]
+    styles = {net: ("--", ":", "-.")[i % 3] for i, net in enumerate(models)}
     algorithms = list(dict.fromkeys(comm.loc[comm["source"] == "model", "algorithm"]))
     shapes = {a: MARKERS[i % len(MARKERS)] for i, a in enumerate(algorithms)}
     paths: list[Path] = []
     for op, rows in comm.groupby("collective", sort=False):
-        paths += _collective_plot(op, rows, colours, shapes, out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', op)}.png")
+        dtypes = [d for d in dict.fromkeys(rows["dtype"]) if d]
+        for dtype in dtypes if len(dtypes) > 1 else [None]:
+            part = rows if dtype is None else rows[rows["dtype"].isin([dtype, ""])]
+            name = op if dtype is None else f"{op}_{dtype}"
+            paths += _collective_plot(op if dtype is None else f"{op} ({dtype})", part, colours, shapes, styles,
+                                      out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
     return paths
 
 
-def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, path: Path) -> list[Path]:
-    networks = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
+def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, path: Path) -> list[Path]:
+    names = {"--": "dashed", ":": "dotted", "-.": "dash-dot"}
+    networks = ", ".join(f"{n} ({names[styles.get(n, '--')]})" for n in dict.fromkeys(
+        rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
     measured_on = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "measured", "algorithm"]))
     subtitle = " · ".join(x for x in (f"model: {networks}" if networks else "",
                                       f"measured: {measured_on}" if measured_on else "") if x)
@@ -42,27 +54,31 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, p
                                    size=(13.0, 5.2))
     handles = []
     used_shapes: list[str] = []
-    for (source, n), series in rows.groupby(["source", "workers"], sort=False):
+    rows = rows.assign(_net=rows["network"] if "network" in rows else "")
+    for (source, net, n, dtype), series in rows.groupby(["source", "_net", "workers", "dtype"], sort=False):
         series = series.sort_values("bytes")
         model = source == "model"
+        colour, style = colours[n], styles.get(net, "--")
         algs = list(dict.fromkeys(series["algorithm"]))
-        name = f"{'model' if model else 'measured'}, {n} workers" + (f" ({algs[0]})" if len(algs) == 1 else "")
+        name = (f"{'model ' + net if model else 'measured (mean)'}, {n} workers"
+                + (f" ({algs[0]})" if model and len(algs) == 1 else ""))
         for ax, col, factor in ((time_ax, "time_s", 1e6), (bw_ax, "busbw_GBps", 1.0)):
             if model:
-                ax.plot(series["bytes"], series[col] * factor, color=colours[n], linestyle="--", linewidth=1.4)
+                ax.plot(series["bytes"], series[col] * factor, color=colour, linestyle=style, linewidth=1.4)
                 if len(algs) > 1:  # auto: show which algorithm the model picked at each size
                     for alg, part in series.groupby("algorithm", sort=False):
                         ax.plot(part["bytes"], part[col] * factor, linestyle="", marker=shapes[alg], markersize=4,
-                                color=colours[n], markerfacecolor="white")
+                                color=colour, markerfacecolor="white")
                         if alg not in used_shapes:
                             used_shapes.append(alg)
-            else:
-                ax.plot(series["bytes"], series[col] * factor, color=colours[n], linestyle="-", linewidth=1.6,
-                        marker="o", markersize=4.5)
+            else:  # the measured mean where the run recorded it: what the model's mean predicts
+                mean = col == "time_s" and "time_mean_s" in series and series["time_mean_s"].notna().all()
+                ax.plot(series["bytes"], series["time_mean_s" if mean else col] * factor, color=colour, linestyle="-",
+                        linewidth=1.6, marker="o", markersize=4.5)
                 if {"time_p10_s", "time_p90_s"} <= set(series.columns) and col == "time_s":
                     ax.fill_between(series["bytes"], series["time_p10_s"] * 1e6, series["time_p90_s"] * 1e6,
-                                    color=colours[n], alpha=0.15, linewidth=0)
-        handles.append(Line2D([], [], color=colours[n], linestyle="--" if model else "-",
+                                    color=colour, alpha=0.15, linewidth=0)
+        handles.append(Line2D([], [], color=colour, linestyle=style if model else "-",
                               marker=None if model else "o", label=name))
     handles += [Line2D([], [], linestyle="", marker=shapes[a], color="grey", markerfacecolor="white",
                        label=f"model picks {a}") for a in used_shapes]
