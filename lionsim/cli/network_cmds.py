@@ -1,7 +1,9 @@
-"""`lionsim networks`: the presets (`lionsim comm` is in comm_cmd.py)."""
+"""`lionsim networks`: the presets, and with --traits the collective libraries' built-in traits
+(`lionsim comm` is in comm_cmd.py)."""
 
 from __future__ import annotations
 
+import typer
 from rich import box
 from rich.table import Table
 
@@ -49,7 +51,60 @@ def _networks_table() -> Table:
     return table
 
 
+def traits_frame() -> pd.DataFrame:
+    """One row per (built-in traits, op): what a library adds to the link (lionsim.network.traits)."""
+    import pandas as pd
+
+    from lionsim.network.libraries import TRAITS
+
+    rows = []
+    for name, traits in TRAITS.items():
+        slow = traits.slow
+        for op, t in traits.ops or (("", None),):
+            rows.append({"traits": name, "backend": traits.backend, "op": op,
+                         "floor_us": None if t is None else t.floor_s / US, "algorithm": None if t is None else t.algorithm,
+                         "duplex": None if t is None else _duplex_text(t.duplex), "host_GBps": traits.host_GBps,
+                         "slow_probability": slow.probability, "slow_extra_us": slow.extra_s / US,
+                         "slow_max_bytes": slow.max_bytes, "description": traits.description})
+    return pd.DataFrame.from_records(rows)
+
+
+def _duplex_text(duplex) -> str:
+    return ", ".join(f"{share:g}" if bound == float("inf") else f"<={bound / 2**20:g}MiB {share:g}"
+                     for bound, share in duplex)
+
+
+def _traits_table() -> Table:
+    from lionsim.network.libraries import TRAITS
+
+    table = Table(title="collective library traits (on top of a network's links)", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), pad_edge=False,
+                  caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, by "
+                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode. `--traits NAME` on "
+                          "bench, estimate and comm; a profile's \\[traits] table for your own")
+    for column in ("traits", "op", "floor", "algorithm", "duplex"):
+        table.add_column(column, no_wrap=column != "duplex", overflow="fold")
+    for name, traits in TRAITS.items():
+        slow = traits.slow
+        extra = (f"host {traits.host_GBps:g} GB/s" if traits.host_GBps != float("inf") else "no host cap") + (
+            f"; slow: {slow.probability:.0%} of calls <= {slow.max_bytes / 1024:g} KiB take +{slow.extra_s * 1e3:g} ms"
+            if slow.applies(0) else "")
+        if not traits.ops:
+            table.add_row(name, "-", "0", "cheapest", f"1 ({extra})")
+        for i, (op, t) in enumerate(traits.ops):
+            table.add_row(name if i == 0 else "", op, f"{t.floor_s / US:g}", t.algorithm or "cheapest",
+                          _duplex_text(t.duplex) + (f" ({extra})" if i == 0 else ""))
+    return table
+
+
 @app.command()
-def networks(format: Format = "table") -> None:
-    """List the network presets (per direction; GB = 1e9 bytes)."""
-    emit(networks_frame, format, _networks_table)
+def networks(
+    format: Format = "table",
+    traits: bool = typer.Option(False, "--traits", help="List the collective libraries' built-in traits instead "
+                                "(ideal, nccl, gloo: what `--traits NAME` adds to the links)."),
+) -> None:
+    """List the network presets (per direction; GB = 1e9 bytes), or with --traits the libraries' traits."""
+    if traits:
+        emit(traits_frame, format, _traits_table)
+    else:
+        emit(networks_frame, format, _networks_table)
