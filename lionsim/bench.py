@@ -42,8 +42,8 @@ DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
-EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_measured_s", "barrier_wait_s", "calls", "ranks",
-                      "diverged_at_step"]
+EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
+                      "barrier_wait_s", "calls", "ranks", "diverged_at_step"]
 """Written after the contract columns of steps.csv."""
 
 
@@ -325,8 +325,12 @@ class Bench:
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss, self.cfg.warmup_steps) if frames else pd.DataFrame()
         calls = None
         if self.place.comm.ranks > 1:
+            from lionsim.training.record import priced_by
+
             booking = self.booking()
             calls = pd.DataFrame([row for r in self.records for row in call_rows(r, booking)], columns=CALL_COLUMNS)
+            if len(summary):
+                summary["comm_priced_by"] = priced_by(self)
         files = {}
         if self.calibration is not None:
             from lionsim.network.toml_out import profile_toml

@@ -27,6 +27,9 @@
                 traits' slow mode (what steps add up to): on sim the same as comm_s, on
                 gloo/nccl the real calls (R ranks, their real sizes and dtypes), so
                 comm_model_s / comm_measured_s - 1 is the model's error on every row
+    comm_model_p10_s, comm_model_p90_s
+                gloo/nccl: the spread the model gives that step's calls (which of them hit the
+                traits' slow mode: lionsim.network.traits.sum_quantile); NaN on sim
     wire_bytes  whole bytes one worker sends that step by the algorithms that were priced (on a
                 real backend: one rank, for its w workers)
     bits_per_param_up/down
@@ -46,6 +49,7 @@ from lionsim.backends import Comm
 from lionsim.compute import Device
 from lionsim.backends.dist import MeasuredCall
 from lionsim.network import CollectiveCall, Network, price
+from lionsim.network.traits import sum_quantile
 from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes, price_calls, step_times
 from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
@@ -162,7 +166,7 @@ def _synced(s: StepRecord) -> int:
 
 
 TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s",
-             "comm_measured_s", "barrier_wait_s")
+             "comm_measured_s", "barrier_wait_s", "comm_model_p10_s", "comm_model_p90_s")
 
 
 def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:
@@ -172,14 +176,18 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
         t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
                        overlap=b.overlap, extra_calls=s.sent.extra)
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
-                "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0}
-    model = price_calls([as_call(c) for c in s.collectives], b.ranks, b.network)
+                "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,
+                "comm_model_p90_s": NAN}
+    calls = [as_call(c) for c in s.collectives]
+    model = price_calls(calls, b.ranks, b.network)
+    modes = [price(c, b.ranks, b.network).modes for c in calls]
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
                   buckets=1 if s.collectives else 0, sent_bytes=model.sent_bytes)
     return {**t.columns(), "comm_model_s": model.time_s, "wire_bytes": model.sent_bytes, **bits,
             "comm_measured_s": s.seconds.get("collectives", sum(c.seconds for c in s.collectives)),
-            "barrier_wait_s": sum(c.wait_s for c in s.collectives), "calls": len(s.collectives)}
+            "barrier_wait_s": sum(c.wait_s for c in s.collectives), "calls": len(s.collectives),
+            "comm_model_p10_s": sum_quantile(modes, 0.1), "comm_model_p90_s": sum_quantile(modes, 0.9)}
 
 
 def as_call(measured: MeasuredCall) -> CollectiveCall:
