@@ -245,4 +245,8 @@ def _fit(points, cfg, prior, hosts, path: Path):
         for r in summary.itertuples(index=False)))
     written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
     console.print(f"wrote {written}", markup=False, highlight=False)
+    if len(machines) == 1 and record["interfaces"] == ["default"]:
+        err_console.print(f"note: all {cfg.ranks} ranks ran on {machines[0]['hostname']}: the profile describes its "
+                          "loopback, not a link between hosts (measure across hosts under torchrun --nnodes N)",
+                          markup=False, highlight=False)
     return net
