@@ -60,20 +60,24 @@ def print_measured(rows, backend: str, ranks: int, name: str) -> None:
 
 
 def print_fit(net, summary, path) -> None:
-    """The fitted link and traits, one row per op, with the fit's error on the sweep."""
+    """The fitted link and traits, a row per op and size regime, with the fit's error on the sweep."""
     traits = net.traits
     table = Table(title=f"fitted profile {path}: link {net.inter.bandwidth_Bps / 1e9:.4g} GB/s, alpha "
                         f"{net.inter.alpha_s * 1e6:.3g} us (the prior's), host cap {traits.host_GBps:.3g} GB/s",
                   box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
-                  caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, "
-                          "by size; |err|: the profile's mean vs the measured mean over the sweep's sizes")
-    for column in ("collective", "type", "floor", "duplex", "sizes", "median|err|", "worst|err|"):
-        table.add_column(column, justify="left" if column in ("collective", "duplex") else "right", no_wrap=True)
+                  caption="a row per size regime: floor, us per call beyond alpha; share: of the link each "
+                          "direction gets; |err|: the profile's mean vs the measured mean over the sweep's sizes")
+    for column in ("collective", "type", "up to", "floor", "share", "sizes", "med|err|", "max|err|"):
+        table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r in summary.itertuples(index=False):
         op = traits.op(r.collective)
-        regimes = ", ".join(f"{'rest' if math.isinf(b) else '<=' + human_bytes(b)}: {s:.2f}" for b, s in op.duplex)
-        table.add_row(r.collective, TYPE_SHORT.get(r.dtype, r.dtype), f"{op.floor_s * 1e6:.0f}", regimes,
-                      str(int(r.points)), f"{r.median_abs_error:.1%}", f"{r.worst_abs_error:.1%}")
+        for i, regime in enumerate(op.duplex):
+            first = i == 0
+            table.add_row(r.collective if first else "", TYPE_SHORT.get(r.dtype, r.dtype) if first else "",
+                          "rest" if math.isinf(regime.max_bytes) else human_bytes(regime.max_bytes),
+                          f"{op.floor(regime.max_bytes) * 1e6:.0f}", f"{regime.share:.3g}",
+                          str(int(r.points)) if first else "", f"{r.median_abs_error:.1%}" if first else "",
+                          f"{r.worst_abs_error:.1%}" if first else "")
     console.print(table)
     slow = traits.slow
     line = (f"slow mode: {slow.probability:.0%} of calls up to {human_bytes(slow.max_bytes)} take "

@@ -70,8 +70,8 @@ def traits_frame() -> pd.DataFrame:
 
 
 def _duplex_text(duplex) -> str:
-    return ", ".join(f"{share:g}" if bound == float("inf") else f"<={bound / 2**20:g}MiB {share:g}"
-                     for bound, share in duplex)
+    return ", ".join((f"{r.share:g}" if r.max_bytes == float("inf") else f"<={r.max_bytes / 2**20:g}MiB {r.share:g}")
+                     + ("" if r.floor_s is None else f" (floor {r.floor_s / US:g})") for r in duplex)
 
 
 def _traits_table() -> Table:

@@ -176,7 +176,7 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     priced = [phases for phases in options if phases is not None]
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]
-    floor = traits.op(call.op).floor_s
+    floor = traits.op(call.op).floor(call.nbytes)
     fast = floor + sum(p.terms.time_s for p in phases)
     spread = Spread(fast, traits.slow.extra_s, traits.slow.applies(call.nbytes))
     return CallCost(

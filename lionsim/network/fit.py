@@ -13,14 +13,15 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    (broadcast when measured: one direction, nothing combined). Its alpha is the prior
    network's (`--network`): at a few ranks a per-message alpha and the library's per-call
    floor cannot be told apart, so the floor takes what alpha does not.
-4. Per op, in its base dtype (float32 when measured, else the first): fast time = floor +
-   L alpha + S n / (B share_k), with (L, S) the coefficients of the op's algorithm at R ranks
-   (FIT_ALGORITHMS: what gloo runs; the fitted traits pin it, so the model prices the op by
-   the same formula), and share_k per size regime. Linear in (floor, 1/share_k):
-   least squares in relative error, reweighted (IRLS) towards the sum of |relative error| so
-   one disturbed size does not drag the line; every cutting into at most 3 contiguous
-   regimes of at least 2 sizes, cut above 256 KiB, is tried, fewer regimes winning within 1%
-   mean |error|.
+4. Per op, in its base dtype (float32 when measured, else the first): fast time = floor_k +
+   L alpha + S n / (B share_k) in size regime k, with (L, S) the coefficients of the op's
+   algorithm at R ranks (FIT_ALGORITHMS: what gloo runs; the fitted traits pin it, so the
+   model prices the op by the same formula). Linear in (floor_k, 1/share_k): least squares in
+   relative error, reweighted (IRLS) towards the sum of |relative error| so one disturbed size
+   does not drag the line; every cutting into at most 3 contiguous regimes of at least 2
+   sizes, cut above 16 KiB, is tried, fewer regimes winning within 1% mean |error|. A line per
+   regime, not one floor for all: on a shaped link part of the floor overlaps the transfer of
+   larger messages, and a token bucket lets their first bytes through at once.
 5. Per further dtype of a reducing op: what its times add beyond the base dtype's model,
    per byte combined, as that dtype's reduction rate (none when it adds < 2% or less).
 6. The host cap: the backend's built-in one, raised to B when the link measured faster.
@@ -44,12 +45,12 @@ from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, Group
 from lionsim.network.cost import price
 from lionsim.network.libraries import backend_traits
 from lionsim.network.link import Link, Network
-from lionsim.network.traits import OpTraits, SlowMode, Traits
+from lionsim.network.traits import OpTraits, Regime, SlowMode, Traits
 
 SLOW_MAX_BYTES = 256 * 1024
 """Sizes the slow mode is looked for in (it is a wake-up cost: it hides under larger transfers)."""
-REGIME_MIN_BYTES = 256 * 1024
-"""Duplex regimes split only above this size: below it the bytes cost little beside the floor,
+REGIME_MIN_BYTES = 16 * 1024
+"""Size regimes split only above this size: below it the bytes cost little beside the floor,
 and a regime there would fit noise (a share of 0.001 on a 500-byte call)."""
 FIT_ERROR_COLUMNS = ("collective", "dtype", "workers", "bytes", "measured_s", "fitted_s", "error", "measured_median_s",
                      "iterations")
@@ -150,46 +151,34 @@ def _cuttings(sizes: np.ndarray, cfg: FitConfig):
 
 def fit_op(sizes: np.ndarray, t: np.ndarray, lat: np.ndarray, crit: np.ndarray, alpha: float, bandwidth: float,
            cfg: FitConfig = FitConfig()) -> OpTraits:
-    """An op's floor and duplex regimes from its fast times `t` at ascending `sizes` (module doc, 4)."""
-    y = t - lat * alpha  # what the floor and the bytes must explain
+    """An op's size regimes, each a floor and a duplex share, from its fast times `t` at
+    ascending `sizes` (module doc, 4)."""
+    y = t - lat * alpha  # what the floors and the bytes must explain
     base = crit / bandwidth  # seconds at share 1
     best: tuple[float, int, OpTraits] | None = None
     for edges in _cuttings(sizes, cfg):
-        a = np.zeros((len(sizes), len(edges)))  # [floor, 1/share per regime]
-        a[:, 0] = 1.0
-        for k, (lo, hi) in enumerate(zip(edges, edges[1:])):
-            a[lo:hi, k + 1] = base[lo:hi]
-        theta = _lstsq_relative(a, np.maximum(y, 1e-9), cfg.irls_steps)
-        model = a @ theta + lat * alpha
+        model, regimes = lat * alpha, []
+        for lo, hi in zip(edges, edges[1:]):
+            a = np.stack([np.ones(hi - lo), base[lo:hi]], axis=1)  # [floor, 1/share]
+            floor, inv = _lstsq_relative(a, np.maximum(y[lo:hi], 1e-9), cfg.irls_steps)
+            model = model + np.concatenate([np.zeros(lo), a @ np.array([floor, inv]), np.zeros(len(sizes) - hi)])
+            bound = math.inf if hi == len(sizes) else math.floor(math.sqrt(sizes[hi - 1] * sizes[hi]))
+            regimes.append(Regime(bound, float(f"{1.0 / inv:.4g}") if inv > 0 else 1e15,  # no byte cost: no bound
+                                  float(f"{floor:.4g}")))
         score = float(np.mean(np.abs(model / t - 1)))
-        regimes = len(edges) - 1
-        if best is None or (score < best[0] - cfg.tie_tolerance if regimes > best[1] else score < best[0]):
-            duplex = []
-            for k, (lo, hi) in enumerate(zip(edges, edges[1:])):
-                bound = math.inf if hi == len(sizes) else math.floor(math.sqrt(sizes[hi - 1] * sizes[hi]))
-                inv = theta[k + 1]
-                duplex.append((bound, float(f"{1.0 / inv:.4g}") if inv > 0 else 1e15))  # no byte cost: no bound
-            best = (score, regimes, OpTraits(floor_s=float(f"{theta[0]:.4g}"), duplex=tuple(_merged(duplex))))
+        if best is None or (score < best[0] - cfg.tie_tolerance if len(regimes) > best[1] else score < best[0]):
+            first = regimes[0].floor_s
+            own = [Regime(r.max_bytes, r.share, None if r.floor_s == first else r.floor_s) for r in regimes]
+            best = (score, len(regimes), OpTraits(floor_s=first, duplex=tuple(own)))
     assert best is not None
     return best[2]
-
-
-def _merged(duplex: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Adjacent regimes with the same share become one."""
-    out: list[tuple[float, float]] = []
-    for bound, share in duplex:
-        if out and out[-1][1] == share:
-            out[-1] = (bound, share)
-        else:
-            out.append((bound, share))
-    return out
 
 
 def _scaled(op: str, traits: OpTraits, bandwidth: float) -> OpTraits:
     """An op fitted at bandwidth 1 (its shares are bytes per second) as shares of `bandwidth`,
     pinned to the algorithm it was fitted in."""
     return OpTraits(floor_s=traits.floor_s, algorithm=FIT_ALGORITHMS[op],
-                    duplex=tuple((b, float(f"{share / bandwidth:.4g}")) for b, share in traits.duplex))
+                    duplex=tuple(r._replace(share=float(f"{r.share / bandwidth:.4g}")) for r in traits.duplex))
 
 
 def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend: str, name: str,
@@ -217,7 +206,7 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
         coef = np.array([coefficients(op, workers, b) for b in sizes])
         t = np.array([fast[i] for i, _ in idx])
         ops[op] = fit_op(sizes, t, coef[:, 0], coef[:, 1], alpha, 1.0, cfg)
-    largest = {op: t.duplex[-1][1] for op, t in ops.items()}  # each op's rate at its largest sizes
+    largest = {op: t.duplex[-1].share for op, t in ops.items()}  # each op's rate at its largest sizes
     bandwidth = largest.get("broadcast", max(largest.values()))  # the link: what the best op reaches
     ops = {op: _scaled(op, t, bandwidth) for op, t in ops.items()}
     for op in ops:
@@ -244,7 +233,7 @@ def _reduce_rate(op, idx, fast, traits: OpTraits, workers, prior, alpha, bandwid
     extra, combined = [], []
     for i, nbytes in idx:
         lat, crit, comb = coefficients(op, workers, nbytes)
-        model = traits.floor_s + lat * alpha + crit / (bandwidth * traits.share(nbytes))
+        model = traits.floor(nbytes) + lat * alpha + crit / (bandwidth * traits.share(nbytes))
         extra.append(fast[i] - model)
         combined.append(comb)
     extra, combined = np.array(extra), np.array(combined)

@@ -12,11 +12,13 @@ they stay apart from the link, so a preset link plus a backend's traits predicts
 A call of `op` on n bytes (calls.py convention) with dtype d, which an algorithm prices as
 L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined):
 
-    fast(n) = floor(op) + L alpha + S / min(bandwidth x duplex(op, n), host) + R / reduce(d)
+    fast(n) = floor(op, n) + L alpha + S / min(bandwidth x duplex(op, n), host) + R / reduce(d)
     mean(n) = fast(n) + P x extra                   for n <= slow.max_bytes (else fast(n))
 
-- floor(op): seconds every call pays beyond the algorithm's alpha terms (a thread hand-off,
-  a wake-up, a kernel launch).
+- floor(op, n): seconds every call pays beyond the algorithm's alpha terms (a thread
+  hand-off, a wake-up, a kernel launch). A size regime may carry its own: on a shaped link
+  part of the floor overlaps the transfer of larger messages, and a token bucket lets their
+  first bytes through at once, so a line per size regime fits better than one line.
 - duplex(op, n): the share of the link's bandwidth each direction gets in this op, by size
   regime (1: the full link each way; gloo's all-to-all at 2 ranks got about half above a few
   MB). It folds in whatever else makes an op slower or faster per byte than the link.
@@ -34,7 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from lionsim.errors import LionsimError
 from lionsim.network.checks import check_number
@@ -43,32 +45,54 @@ DTYPES = ("float32", "bfloat16", "float16", "int8", "uint8", "int32", "int64")
 """Wire dtypes a call may carry (torch names)."""
 
 
+class Regime(NamedTuple):
+    """One size range of an op: calls of at most max_bytes (calls.py sizes)."""
+
+    max_bytes: float
+    """inf for the last regime."""
+    share: float
+    """The fraction of the link's bandwidth each direction gets."""
+    floor_s: float | None = None
+    """This range's own per-call floor; None: the op's."""
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OpTraits:
     """How a backend runs one collective op beyond the link."""
 
     floor_s: float = 0.0
-    """Seconds every call of the op pays beyond the algorithm's alpha terms."""
+    """Seconds every call of the op pays beyond the algorithm's alpha terms (the first regime's,
+    and every regime's that has none of its own)."""
     algorithm: str = ""
     """The algorithm the library runs the op with (a registered name: gloo's all-reduce is a
     ring), so the model prices what runs; "" : the cheapest for each call (the ideal library)."""
-    duplex: tuple[tuple[float, float], ...] = ((math.inf, 1.0),)
-    """(max_bytes, share) by ascending size; the last max_bytes is inf. share: the fraction of
-    the link's bandwidth each direction gets (calls.py sizes)."""
+    duplex: tuple[Regime, ...] = (Regime(math.inf, 1.0),)
+    """Size regimes, ascending max_bytes, the last unbounded: the share of the link each
+    direction gets (and a floor of its own where the range has one)."""
 
     def __post_init__(self) -> None:
         check_number("floor_s", self.floor_s, low=0.0, low_open=False)
-        bounds = [b for b, _ in self.duplex]
+        object.__setattr__(self, "duplex", tuple(Regime(*r) for r in self.duplex))
+        bounds = [r.max_bytes for r in self.duplex]
         if not self.duplex or not math.isinf(bounds[-1]) or any(math.isinf(b) for b in bounds[:-1]):
             raise LionsimError("duplex regimes need a bound (max_bytes) on every regime but the last, which has none")
         if any(b <= a for a, b in zip(bounds, bounds[1:])):
             raise LionsimError(f"duplex regimes' max_bytes must increase, got {bounds[:-1]}")
-        for _, share in self.duplex:
-            check_number("duplex", share, low=0.0, low_open=True)
+        for r in self.duplex:
+            check_number("duplex share", r.share, low=0.0, low_open=True)
+            if r.floor_s is not None:
+                check_number("regime floor_s", r.floor_s, low=0.0, low_open=False)
+
+    def regime(self, nbytes: float) -> Regime:
+        """The first regime holding `nbytes`."""
+        return next(r for r in self.duplex if nbytes <= r.max_bytes)
 
     def share(self, nbytes: float) -> float:
-        """The duplex share of the first regime holding `nbytes`."""
-        return next(share for bound, share in self.duplex if nbytes <= bound)
+        return self.regime(nbytes).share
+
+    def floor(self, nbytes: float) -> float:
+        own = self.regime(nbytes).floor_s
+        return self.floor_s if own is None else own
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -154,7 +178,8 @@ class Traits:
             out["reduce_GBps"] = dict(self.reduce_GBps)
         for name, t in self.ops:
             entry: dict = {"floor_us": in_us(t.floor_s)} | ({"algorithm": t.algorithm} if t.algorithm else {})
-            entry["duplex"] = [({} if math.isinf(b) else {"max_bytes": int(b)}) | {"share": s} for b, s in t.duplex]
+            entry["duplex"] = [({} if math.isinf(r.max_bytes) else {"max_bytes": int(r.max_bytes)}) | {"share": r.share}
+                               | ({} if r.floor_s is None else {"floor_us": in_us(r.floor_s)}) for r in t.duplex]
             out.setdefault("ops", {})[name] = entry
         return out
 

@@ -15,7 +15,8 @@
     [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex)
     floor_us = 110.0                # per-call floor beyond the algorithm's alpha terms
     algorithm = "pairwise"          # optional: the algorithm the library runs (absent: the cheapest)
-    duplex = [{max_bytes = 2097152, share = 1.0}, {share = 0.6}]   # share of the link each way
+    duplex = [{max_bytes = 2097152, share = 1.0}, {share = 0.6, floor_us = 900.0}]
+                                    # by size: the share of the link each way, a regime's own floor
 
     [measured]                      # optional: where a fitted profile was measured (a record:
     backend = "gloo"                # hosts, ranks per host, interface, versions, date, command)
@@ -31,7 +32,7 @@ from lionsim.network.calls import OPS
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
 from lionsim.network.keys import no_unknown, number, string
 from lionsim.network.libraries import TRAITS
-from lionsim.network.traits import DTYPES, OpTraits, SlowMode, Traits
+from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Traits
 
 BACKENDS = ("gloo", "nccl", "any")
 _KEYS = ("name", "backend", "host_GBps", "description", "slow", "reduce_GBps", "ops")
@@ -80,16 +81,18 @@ def _op(op: str, entry: Any, source: str) -> OpTraits:
     no_unknown(entry, _OP_KEYS, f"{where}.", source)
     regimes = entry.get("duplex", [{"share": 1.0}])
     if not isinstance(regimes, list) or not regimes or not all(isinstance(r, dict) for r in regimes):
-        raise LionsimError(f"{source}: '{where}.duplex' must be a non-empty array of {{max_bytes, share}} tables")
+        raise LionsimError(f"{source}: '{where}.duplex' must be a non-empty array of {{max_bytes, share, floor_us}} "
+                           "tables")
     duplex = []
     for i, regime in enumerate(regimes):
         at = f"{where}.duplex[{i}]"
-        no_unknown(regime, ("max_bytes", "share"), f"{at}.", source)
+        no_unknown(regime, ("max_bytes", "share", "floor_us"), f"{at}.", source)
         last = i == len(regimes) - 1
         if last == ("max_bytes" in regime):
             raise LionsimError(f"{source}: '{at}': every duplex regime but the last needs max_bytes, the last none")
         bound = math.inf if last else number(regime, "max_bytes", source, low=1.0, prefix=at)
-        duplex.append((bound, number(regime, "share", source, low=0.0, open_low=True, prefix=at)))
+        floor = number(regime, "floor_us", source, low=0.0, prefix=at) / 1e6 if "floor_us" in regime else None
+        duplex.append(Regime(bound, number(regime, "share", source, low=0.0, open_low=True, prefix=at), floor))
     algorithm = string(entry, "algorithm", source, default="-") if "algorithm" in entry else ""
     if algorithm and (algorithm not in COLLECTIVE_ALGORITHMS or op not in COLLECTIVE_ALGORITHMS.get(algorithm).ops):
         accepted = ", ".join(n for n, a in COLLECTIVE_ALGORITHMS.items() if op in a.ops)
