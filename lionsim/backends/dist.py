@@ -56,6 +56,9 @@ class MeasuredCall:
     """The wire dtype (torch name)."""
     wait_s: float = 0.0
     """This rank's wait in the aligning barrier before the call."""
+    trail_s: float = 0.0
+    """This rank's time in the untimed barrier after the call (with wait_s: what alignment
+    added to this rank's wall clock, which a caller timing a whole aggregate takes out)."""
 
 
 class ProcessGroupComm:
@@ -86,9 +89,12 @@ class ProcessGroupComm:
             dist.barrier(group=self.group)
             wait = time.perf_counter() - t0
         seconds = time_call(run, _device(self.group))
+        trail = 0.0
         if self.align:
+            t0 = time.perf_counter()
             dist.barrier(group=self.group)  # untimed: nobody works while a peer is still in the call
-        self.log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait))
+            trail = time.perf_counter() - t0
+        self.log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait, trail))
 
     def _rows(self, x: Tensor) -> Tensor:
         """The rank's result handed to each of its w rows."""

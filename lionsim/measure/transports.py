@@ -3,8 +3,9 @@
 
 Each rank runs every transport's real `aggregate` through ProcessGroupComm on a payload of
 `numel` parameters (random +1/-1 int8 votes, or float32 gradients for fp32-allreduce).
-Per iteration it records the collectives' own time (each after an aligning barrier, summed)
-and the whole aggregate's wall time (packing and unpacking included); both are max-reduced
+Per iteration it records the collectives' own time (each between aligning barriers, summed)
+and the whole aggregate's wall time (packing and unpacking included, the barriers' time taken
+out); both are max-reduced
 over ranks, the first `warmup` iterations dropped, the median kept. Beside them: the bytes a
 worker sends and what the network model predicts on `profile` for the same plan, both by
 the algorithms the model priced (the cheapest for each call).
@@ -70,7 +71,8 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
             t0 = time.perf_counter()
             transport.aggregate(payload, comm)
             total = time.perf_counter() - t0
-            rows.append([sum(c.seconds for c in comm.take_log()), total])
+            calls = comm.take_log()  # the aggregate without the barriers that align each call
+            rows.append([sum(c.seconds for c in calls), total - sum(c.wait_s + c.trail_s for c in calls)])
         slowest = torch.tensor(rows[cfg.warmup:], dtype=torch.float64)
         dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
         results[name] = slowest.tolist()
