@@ -27,7 +27,7 @@ parameter server's gather and broadcast are priced as broadcast)."""
 FIT_DTYPES = ("float32", "int8", "int32", "uint8", "bfloat16")
 """The dtypes lionsim's reductions carry (gradients, int8 votes, p-bit words, the abstention
 flag, bf16 gradients), unless --dtype says."""
-MEASURED_SIZES, FIT_SIZES = "64KB:64MB", "1B:16MiB:x4"
+MEASURED_SIZES, FIT_SIZES = "64KB:64MB", "1B:16MiB"
 
 
 def _split(values: list[str] | None) -> list[str]:

@@ -51,7 +51,7 @@ class FidelityConfig:
     """WORKLOAD:SIZE pairs trained in run B."""
     steps: int = 30
     warmup: int = 3
-    sizes: str = "1B:16MiB:x4"
+    sizes: str = "1B:16MiB"
     """Run A's sweep."""
     out: Path | None = None
     """Where the runs are kept (a temporary directory, removed, when None)."""
