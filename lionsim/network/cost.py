@@ -10,7 +10,9 @@ it may not run (the flat ring, for anything but "ring") are left out.
 
 A network with a fitted entry for the call's op (fitted.py) prices it instead by that
 entry: one flat phase among the N workers over the regime's link that holds the size, with
-the entry's algorithm (or the named one, which then takes the fitted alpha and beta).
+the entry's algorithm (or the named one, which then takes the fitted alpha and beta). An
+intra or inter call (calls.py scope) is then one phase among its own group's ranks on that
+link: a fitted profile measured one flat group, so it knows no node boundary.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class PhaseCost:
     op: str
     """The phase's op."""
     scope: str
-    """"intra" or "inter"."""
+    """"intra", "inter", "intra+inter" (a flat ring through both links) or "fitted" (a fitted entry's flat link)."""
     ranks: int
     """Ranks taking part."""
     nbytes: float
@@ -70,6 +72,12 @@ class CallCost:
     """Bytes the busiest worker sends (summed over phases)."""
     phases: tuple[PhaseCost, ...] = ()
     """The breakdown, one entry per phase."""
+
+    @property
+    def inter_bytes(self) -> float:
+        """Bytes the busiest worker sends across nodes: every phase but the intra ones (on a flat
+        network, everything; a flat ring through both links crosses nodes at its busiest hop)."""
+        return sum(p.terms.sent_bytes for p in self.phases if p.scope != "intra")
 
     @property
     def latency_s(self) -> float:
@@ -144,7 +152,7 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
         return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
     if network.fitted(call.op) is not None:
         return _price_fitted(call, workers, network, chosen)
-    options = [_price_plan(plan, chosen) for plan in plans(call.op, call.nbytes, workers, network)]
+    options = [_price_plan(plan, chosen) for plan in plans(call.op, call.nbytes, workers, network, call.scope)]
     priced = [phases for phases in options if phases is not None]
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]
@@ -161,9 +169,12 @@ def _price_fitted(call: CollectiveCall, workers: int, network: Network,
     """The call by the network's fitted entry for its op: flat, the regime's link, one phase."""
     entry = network.fitted(call.op)
     algo = chosen or COLLECTIVE_ALGORITHMS.get(entry.algorithm)
-    group = Group(ranks=workers, link=entry.link_for(call.nbytes))
+    ranks = {"world": workers, "intra": min(network.workers_per_node, workers),
+             "inter": network.nodes(workers)}[call.scope]
+    group = Group(ranks=ranks, link=entry.link_for(call.nbytes))
     terms = algo.cost(call.op, call.nbytes, group)
-    phase = PhaseCost(op=call.op, scope="fitted", ranks=workers, nbytes=call.nbytes, algorithm=algo.name, terms=terms)
+    scope = "intra" if call.scope == "intra" else "fitted"
+    phase = PhaseCost(op=call.op, scope=scope, ranks=ranks, nbytes=call.nbytes, algorithm=algo.name, terms=terms)
     return CallCost(time_s=terms.time_s, algorithm=algo.name, sent_bytes=terms.sent_bytes, phases=(phase,))
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from lionsim.errors import LionsimError
 
@@ -116,3 +117,28 @@ class Buckets:
     def sizes(self) -> list[int]:
         """Every bucket's parameters, in order (for tests and small models)."""
         return ([self.first] if self.first else []) + [self.size] * self.count
+
+
+def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
+    """When the last exchange ends: exchanges in order on one stream, each starting when it is
+    ready and the stream is free (the plain loop the closed form in step_times is tested against)."""
+    end = float("-inf")
+    for ready, cost in zip(ready_s, cost_s):
+        end = max(end, ready) + cost
+    return end
+
+
+def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:
+    """max_j (r_j + c_j + ... + c_k) - (F + window) for the bucket layout of Buckets.
+
+    r_j + suffix_j is linear in j over the equal full buckets, so its maximum is at the first
+    or the last full bucket, or at the partial first bucket: three candidates, not k.
+    """
+    k = buckets.count
+    candidates = []
+    if buckets.first:  # ready after `first` parameters; everything after it still to send
+        candidates.append(first_cost + k * cost - window_s * (1 - buckets.first / numel))
+    if k:
+        candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
+        candidates.append(cost)  # the last bucket, ready when backward ends
+    return max(candidates)
