@@ -249,7 +249,8 @@ class Bench:
         self.cfg = cfg
         self.runs = cfg.validate()
         self.network = load_network(cfg.network)
-        self.place = place or Place(SimComm(cfg.workers))
+        self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
+        self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
         self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}

@@ -27,6 +27,7 @@ from lionsim.steptime.timeline import step_times
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
+from lionsim.transports.base import bits_on
 
 ESTIMATE_COLUMNS: list[str] = [
     "strategy",
@@ -73,13 +74,13 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     rows = []
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie)
-        passes = pass_bytes(run.strategy, run.transport, p.spec, workers)
+        passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
                           decode=int(passes.decode > 0), update=int(passes.update > 0))
         work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
         times = step_times(work, transport=p.transport, spec=p.spec, workers=workers, network=network,
                            overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
-        up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 else (0.0, 0.0)
+        up, down = bits_on(p.transport, p.spec, workers, network.workers_per_node) if workers > 1 else (0.0, 0.0)
         rows.append({
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
             "params": r.params, **times.columns(), "wire_bytes": times.sent_bytes,

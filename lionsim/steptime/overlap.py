@@ -27,6 +27,8 @@ What it does not (mode "auto"), and why:
   step in the optimizer (its fp32 warm-up steps are priced the same way: conservative).
 - param-server: the server must hold every worker's push before it votes and replies
   (Distributed Lion, Algorithm 1: one vote per step).
+- hier-exact, hier-1bit: like a2a-1bit, a vote (each block's owner combining the nodes'
+  summaries) sits between dependent collectives, so they run once after backward.
 
 Mode "buckets" runs every transport per bucket (what a hook implementation of a2a-1bit or a
 parameter server could reach: each bucket's phases in series); mode "none" runs every
@@ -48,7 +50,7 @@ MODES = ("auto", "buckets", "none")
 BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
                       "sparse-allgather", "packed-allreduce", "allgather-levels"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
-AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce"})
+AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit"})
 """Transports mode "auto" runs once after backward (module doc)."""
 
 GRAD_BYTES = 4

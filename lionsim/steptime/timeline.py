@@ -38,6 +38,7 @@ from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, s
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.link import check_number
 from lionsim.transports import PayloadSpec, Transport
+from lionsim.transports.base import plan_on
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -161,7 +162,7 @@ def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network,
 
 def exchange_cost(transport: Transport, spec: PayloadSpec, workers: int, network: Network, algorithm: str = AUTO) -> Priced:
     """Every collective one aggregation of `spec` issues, run one after another."""
-    return price_calls(transport.plan(spec, workers), workers, network, algorithm)
+    return price_calls(plan_on(transport, spec, workers, network.workers_per_node), workers, network, algorithm)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ from lionsim.steptime.timeline import StepTimes
 from lionsim.strategies.momentum_sync import CALL_LABEL
 from lionsim.training.compute import ComputeFigure
 from lionsim.training.loop import RunRecord, StepRecord
+from lionsim.transports.base import bits_on
 
 NAN = float("nan")
 
@@ -120,7 +122,7 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             work = measured_work(b.compute.seconds, encode[i], decode[i], update[i])
         else:
             spec = s.sent.spec or record.spec
-            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W)
+            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node)
             work = device_work(b.compute.flops, record.params, passes, b.device,
                                kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
                                                decode=record.kernels["decode"], update=record.kernels["update"]),
@@ -141,13 +143,14 @@ TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
 
 def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:
     W, params = b.workers, record.params
-    bits = _bits(s, record, W)
+    bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
                        overlap=b.overlap, extra_calls=s.sent.extra)
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits}
-    model = sum(price(_call(c), b.ranks, b.network).time_s for c in s.collectives)
-    sent = price_calls([_call(c) for c in s.collectives], b.ranks, b.network).sent_bytes
+    calls = [_call(c) for c in s.collectives]
+    model = sum(price(call, b.ranks, _network_of(call, b)).time_s for call in calls)
+    sent = sum(price_calls([call], b.ranks, _network_of(call, b)).sent_bytes for call in calls)
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
                   buckets=1 if s.collectives else 0, sent_bytes=sent)
@@ -155,14 +158,24 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
 
 
 def _call(measured: MeasuredCall) -> CollectiveCall:
-    return CollectiveCall(measured.op, measured.nbytes)
+    return CollectiveCall(measured.op, measured.nbytes, scope=measured.scope)
 
 
-def _bits(s: StepRecord, record: RunRecord, W: int) -> dict[str, float]:
+def _network_of(call: CollectiveCall, b: Booking) -> Network:
+    """The network a real call among R ranks is priced on: a node-local or cross-node call's
+    groups are counted in ranks, so its nodes hold workers_per_node / w ranks."""
+    if call.scope == "world":
+        return b.network
+    per_rank = b.workers // b.ranks
+    return dataclasses.replace(b.network, workers_per_node=max(1, b.network.workers_per_node // per_rank))
+
+
+def _bits(s: StepRecord, record: RunRecord, b: Booking) -> dict[str, float]:
     """Payload bits per parameter plus every extra collective's bytes, up and down."""
+    W = b.workers
     if W == 1 or s.sent is None or s.sent.spec is None:
         return {"bits_per_param_up": 0.0, "bits_per_param_down": 0.0}
-    up, down = record.transport.bits_per_param(s.sent.spec, W)
+    up, down = bits_on(record.transport, s.sent.spec, W, b.network.workers_per_node)
     extra = sum(8.0 * c.nbytes for c in s.sent.extra) / record.params
     return {"bits_per_param_up": up + extra, "bits_per_param_down": down + extra}
 
