@@ -126,9 +126,10 @@ class HierarchicalVote(Transport):
         ]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> tuple[float, float]:
-        """Up: the votes inside the node, plus this worker's 1/g share of its node's summary;
-        down: the result's code (the flag byte is per step: wire_bytes and comm_s count it)."""
+        """Up: the votes inside the node (none on a flat network), plus this worker's 1/g share of
+        its node's summary; down: the result's code (the flag byte is per step: wire_bytes and
+        comm_s count it)."""
         g, m = node_layout(workers, workers_per_node)
         planes = 2.0 if spec.abstain else 1.0
-        up = planes + (self.node_bits(spec.rule, g, spec.abstain) / g if m > 1 else 0.0)
+        up = (planes if g > 1 else 0.0) + (self.node_bits(spec.rule, g, spec.abstain) / g if m > 1 else 0.0)
         return up, float(self.result_levels(spec.rule, g, m, spec.abstain)[0])
