@@ -42,7 +42,8 @@ DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
-EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
+EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step", "compute_median_s",
+                      "compute_max_s", "wait_s", "vote_agreement"]
 """Written after the contract columns of steps.csv."""
 
 
@@ -313,6 +314,7 @@ class Bench:
                 "step": s.step, "loss": s.loss, **t, "params": record.params,
                 "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
+                "vote_agreement": math.nan if s.sent is None or s.sent.agreement is None else s.sent.agreement,
             })
         return rows
 

@@ -43,6 +43,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from lionsim.errors import LionsimError
 
 MODES = ("auto", "buckets", "none")
@@ -143,4 +145,7 @@ def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s:
     if k:
         candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
         candidates.append(cost)  # the last bucket, ready when backward ends
-    return max(candidates)
+    out = candidates[0]
+    for c in candidates[1:]:  # elementwise: the window may be an array of them (stragglers.py)
+        out = np.maximum(out, c)
+    return out

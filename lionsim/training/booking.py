@@ -138,7 +138,8 @@ def _synced(s: StepRecord) -> int:
     return sum(c.nbytes for c in s.sent.extra if c.label == CALL_LABEL) // 4
 
 
-TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s")
+TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s",
+             "compute_median_s", "compute_max_s", "wait_s")
 
 
 def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:

@@ -29,6 +29,19 @@ from lionsim.transports.hier import HierarchicalVote
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
+AGREEMENT = "vote_agreement"
+"""payload.extra key: the share of coordinates where the result equals the flat vote."""
+
+
+def agreement(result: Tensor, payload: Payload, comm: Comm) -> float:
+    """The share of the n coordinates where `result` [n] equals the flat vote of every worker's
+    votes, gathered outside the step's timing (a diagnostic: no real transport sends this)."""
+    votes = comm.exchange_control(payload.values)  # [W, n]
+    rule = payload.spec.rule
+    flat = rule.result(votes.sum(0, dtype=torch.int32), comm.world_size, voted=(votes != 0).any(0))
+    return float((result == flat.to(result.device)).float().mean())
+
+
 @TRANSPORTS.register("hier-1bit")
 class Hier1Bit(HierarchicalVote):
     name = "hier-1bit"
@@ -47,7 +60,9 @@ class Hier1Bit(HierarchicalVote):
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         self.check(payload.spec, comm.world_size)  # also for callers that skip the run's check
-        return super().aggregate(payload, comm, clock)
+        result = super().aggregate(payload, comm, clock)
+        payload.extra[AGREEMENT] = agreement(result[0], payload, comm)
+        return result
 
     def node_bits(self, rule: VoteRule, g: int, abstain: bool) -> int:
         return rule.bits_down(g, abstain)
