@@ -14,6 +14,10 @@ Definitions (also printed under the summary table):
 - diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
 - comm_model_error: on a real backend, the median over steps of comm_model_s / comm_s - 1
   (the network model against the measured collectives); NaN on sim, where comm_s is the model.
+- step_p50_s / step_p99_s: the median and 99th percentile of a run's step_s (linear
+  interpolation between steps): with uneven workers (--compute-spread) steps differ.
+- compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
+  agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, run_label
 
+UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement")
+"""steps.csv columns a summary averages when a run has them."""
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
 TARGET_FRACTION = 0.9  # the default target: this far from the initial loss to the worst run's best
 
@@ -165,6 +171,9 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
             "best_eval_acc": float(rows["eval_acc"].max()),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
+            "step_p50_s": float(rows["step_s"].quantile(0.5)),
+            "step_p99_s": float(rows["step_s"].quantile(0.99)),
+            **{col: float(rows[col].mean()) for col in UNEVEN_COLUMNS if col in rows},
             "comm_model_error": _model_error(rows),
             "sim_time_s": float(rows["sim_time_s"].max()),
             "wire_bytes": float(rows["wire_bytes"].mean()),

@@ -29,6 +29,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -226,6 +227,15 @@ class ComputeSpread:
         for index, spec in enumerate(self.specs):
             out *= spec.factors(self.seed, index, step, workers, self.caches.setdefault((index, workers), {}))
         return out
+
+    def delay(self, first: int, local: int, workers: int) -> Callable[[int, float], float]:
+        """A real process holding workers first..first+local-1 of W: its sleep at a step, given the
+        seconds its gradients took, (its slowest worker's factor - 1) x one worker's compute. A
+        factor below 1 cannot make a real worker faster: it runs at full speed."""
+        def seconds(step: int, took: float) -> float:
+            slowest = float(self.factors(step, workers)[first:first + local].max())
+            return max(0.0, slowest - 1.0) * took / local
+        return seconds
 
     def describe(self) -> str:
         return " x ".join(s.text for s in self.specs)

@@ -1,7 +1,15 @@
 """From what a run measured to the time columns of steps.csv: how every second is obtained.
 
     compute_s   the bench's one forward + backward figure (lionsim.training.compute), the same
-                on every step of every strategy
+                on every step of every strategy; with --compute-spread, the median worker's
+    compute_median_s, compute_max_s, wait_s
+                uneven workers. sim: each worker's compute scaled by its --compute-spread factor
+                this step; a step waits for the slowest (lionsim.steptime.stragglers: wait_s is
+                what that adds to the median worker's step). gloo/nccl: the ranks' measured
+                compute this step, per worker (--compute-spread injects sleeps into it); wait_s
+                = compute_max_s - compute_median_s, added to step_s only under --compute-spread
+                (without it compute_s is already the slowest rank's figure). Without a spread on
+                sim: compute_s twice and 0
     encode_s, decode_s, update_s
                 measured on this machine: per step, the median of that part over the run's steps
                 of the same kind (the same collectives issued: a momentum-sync step is its own
@@ -33,13 +41,18 @@ import dataclasses
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from lionsim.backends import Comm
 from lionsim.compute import Device
 from lionsim.backends.dist import MeasuredCall
 from lionsim.network import CollectiveCall, Network, price
-from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes, price_calls, step_times
+from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes, price_calls
+from lionsim.steptime.spread import ComputeSpread
+from lionsim.steptime.stragglers import uneven_times
+from lionsim.steptime.timeline import price_step
+from lionsim.steptime.work import BACKWARD_SHARE
 from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
 from lionsim.strategies.momentum_sync import CALL_LABEL
@@ -66,13 +79,20 @@ class Booking:
     """W."""
     ranks: int
     """R: processes (1 on sim)."""
+    spread: ComputeSpread | None = None
+    """--compute-spread: uneven workers (lionsim.steptime.spread); None: every worker alike."""
 
 
 def slowest_process(record: RunRecord, comm: Comm) -> None:
     """Every process's measured parts and collective times -> the slowest process's, per step
-    (a step ends when its slowest process does). Collective on every process; sim: nothing."""
+    (a step ends when its slowest process does), and the median and slowest worker's compute
+    over every process's workers. Collective on every process; sim: nothing."""
     if comm.ranks == 1 or not record.steps:
         return
+    own = torch.tensor([s.seconds.get("compute", 0.0) / comm.local_workers for s in record.steps], dtype=torch.float64)
+    every = comm.exchange_control(own.expand(comm.local_workers, -1)).cpu()  # [W, steps]: each worker's compute
+    for s, median, slowest in zip(record.steps, every.median(0).values.tolist(), every.max(0).values.tolist()):
+        s.seconds.update(compute_median=median, compute_max=slowest)
     parts = ("encode", "decode", "update")
     table = torch.tensor([[s.seconds.get(p, 0.0) for p in parts] + [sum(c.seconds for c in s.collectives)]
                           for s in record.steps], dtype=torch.float64)
@@ -146,16 +166,29 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     W, params = b.workers, record.params
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
-        t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                       overlap=b.overlap, extra_calls=s.sent.extra)
+        priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
+                            overlap=b.overlap, extra_calls=s.sent.extra)
+        t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits}
     calls = [_call(c) for c in s.collectives]
     model = sum(price(call, b.ranks, _network_of(call, b)).time_s for call in calls)
     sent = sum(price_calls([call], b.ranks, _network_of(call, b)).sent_bytes for call in calls)
+    # the ranks' measured compute this step (slowest_process): under --compute-spread (sleeps
+    # injected) the median worker's is the step's compute and the slowest's adds the wait; without
+    # it compute_s stays the bench's one figure, already the slowest rank's, so the measured wait
+    # is reported but not added again
+    median, slowest = s.seconds.get("compute_median", NAN), s.seconds.get("compute_max", NAN)
+    injected = b.spread is not None
+    if injected and b.device is not None:  # compute modelled for a device: the spread's factors, as on sim
+        factors, compute = b.spread.factors(s.step, W), work.forward_s + work.backward_s
+        median, slowest = compute * float(np.median(factors)), compute * float(factors.max())
+    if injected:  # no overlap here (the loop sends after backward): the wait is the compute difference
+        work = dataclasses.replace(work, forward_s=(1 - BACKWARD_SHARE) * median, backward_s=BACKWARD_SHARE * median)
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
-                  buckets=1 if s.collectives else 0, sent_bytes=sent)
-    return {**t.columns(), "comm_model_s": model, "wire_bytes": sent, **bits}
+                  buckets=1 if s.collectives else 0, sent_bytes=sent, wait_s=slowest - median if injected else 0.0)
+    measured = {"compute_median_s": median, "compute_max_s": slowest, "wait_s": slowest - median}
+    return {**t.columns(), **measured, "comm_model_s": model, "wire_bytes": sent, **bits}
 
 
 def _call(measured: MeasuredCall) -> CollectiveCall:
