@@ -177,7 +177,8 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     # injected) the median worker's is the step's compute and the slowest's adds the wait; without
     # it compute_s stays the bench's one figure, already the slowest rank's, so the measured wait
     # is reported but not added again
-    median, slowest = s.seconds.get("compute_median", NAN), s.seconds.get("compute_max", NAN)
+    own = s.seconds.get("compute", 0.0) / (W // b.ranks)  # a step booked before slowest_process (a journal): this rank's
+    median, slowest = s.seconds.get("compute_median", own), s.seconds.get("compute_max", own)
     injected = b.spread is not None
     if injected and b.device is not None:  # compute modelled for a device: the spread's factors, as on sim
         factors, compute = b.spread.factors(s.step, W), work.forward_s + work.backward_s
