@@ -127,3 +127,18 @@ def test_gloo_ranks_as_two_nodes_of_two_with_a_straggler(tmp_path, capsys):
     assert np.allclose(real["step_s"], real[["compute_s", "wait_s", "encode_s", "comm_exposed_s", "decode_s",
                                              "update_s"]].sum(axis=1))
     assert real[real["transport"] == "hier-1bit"]["vote_agreement"].between(0, 1).all()
+
+
+def test_a_sweep_trains_a_vote_of_votes_once_per_node_size():
+    """hier-1bit's training depends on how workers sit in nodes, hier-exact's does not: networks of
+    different node sizes share hier-exact's training, not hier-1bit's."""
+    from lionsim.sweep.cells import grid_units
+    from lionsim.sweep.grid import Grid
+
+    grid = Grid.parse(workload=["mlp"], workers=["16"], network=["10gbe,h100x8-10gbe,h100x8-100gbe"], seed=["0"],
+                      strategies=["dlion-mavo@hier-exact", "dlion-mavo@hier-1bit"], transport=None)
+    units = grid_units(grid)
+    assert [(u.run.transport, u.nodes) for u in units] == [("hier-exact", 0), ("hier-1bit", 1), ("hier-1bit", 8)]
+    served = {u.nodes: [net for net in grid.networks if u.trains_on(net)] for u in units if u.nodes}
+    assert served == {1: ["10gbe"], 8: ["h100x8-10gbe", "h100x8-100gbe"]}
+    assert all(cell.unit in units for cell in (u.cell(net) for u in units for net in grid.networks if u.trains_on(net)))

@@ -44,7 +44,8 @@ class SweepConfig:
             raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
         whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
-        whole.validate()  # hyperparameters, baseline, tie, momentum sync, hyper tables over every run
+        for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
+            dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
             dataclasses.replace(whole, workload=workload).workload_config()  # size and split per workload
         if self.bench.data is not None and not Path(self.bench.data).exists():
