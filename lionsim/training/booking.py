@@ -90,8 +90,9 @@ def slowest_process(record: RunRecord, comm: Comm) -> None:
     if comm.ranks == 1 or not record.steps:
         return
     own = torch.tensor([s.seconds.get("compute", 0.0) / comm.local_workers for s in record.steps], dtype=torch.float64)
-    every = comm.exchange_control(own.expand(comm.local_workers, -1)).cpu()  # [W, steps]: each worker's compute
-    for s, median, slowest in zip(record.steps, every.median(0).values.tolist(), every.max(0).values.tolist()):
+    every = comm.exchange_control(own.expand(comm.local_workers, -1)).cpu().numpy()  # [W, steps]: each worker's compute
+    # numpy's median, as the simulator's (stragglers.py): the mean of the middle two at even W
+    for s, median, slowest in zip(record.steps, np.median(every, 0).tolist(), every.max(0).tolist()):
         s.seconds.update(compute_median=median, compute_max=slowest)
     parts = ("encode", "decode", "update")
     table = torch.tensor([[s.seconds.get(p, 0.0) for p in parts] + [sum(c.seconds for c in s.collectives)]
