@@ -19,7 +19,7 @@ from lionsim.estimate.sweep import Sweep
 from lionsim.estimate.table import model_text
 from lionsim.reports.plots import DPI, run_colours, save, time_unit
 from lionsim.transports import TRANSPORTS
-from lionsim.reports.plots.style import BYTES_FORMATTER, MARKERS, TWIN_DASHES, overlapping, plain_log, twin_name
+from lionsim.reports.plots.style import MARKERS, bytes_log, TWIN_DASHES, overlapping, plain_log, twin_name
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
@@ -115,7 +115,7 @@ def plot_hierarchy(frame: pd.DataFrame, sweep: Sweep, path: Path) -> list[Path]:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
-    top.yaxis.set_major_formatter(BYTES_FORMATTER)
+    bytes_log(top.yaxis)
     plain_log(bottom.yaxis)
     values = sorted(frame["sweep_value"].unique())
     if len(values) <= MAX_VALUE_TICKS:
