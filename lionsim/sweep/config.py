@@ -110,7 +110,10 @@ class SweepConfig:
         if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
             raise LionsimError(f"{where} is not a sweep record; use a new --out")
         now = self.bench_options()
+        defaults = json.loads(json.dumps(BenchConfig().to_dict()))
         for key in sorted(set(now) | set(previous["bench"])):
+            if key not in previous["bench"] and now.get(key) == defaults.get(key):
+                continue  # an option added since that sweep began, at its default: the same cells
             if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
                 raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
                                    f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun with the "
