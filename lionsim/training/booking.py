@@ -148,7 +148,7 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
                                kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
                                                decode=record.kernels["decode"], update=record.kernels["update"]),
                                sync=sync_copy(_synced(s), record.params))
-        rows.append(_times(s, record, work, comm[i], b))
+        rows.append(_times(s, record, work, comm[i], b, w))
     if record.diverged_at is not None:
         rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN})
     return rows
@@ -163,7 +163,7 @@ TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
              "compute_median_s", "compute_max_s", "wait_s")
 
 
-def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:
+def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking, w: int) -> dict:
     W, params = b.workers, record.params
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
@@ -178,7 +178,7 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     # injected) the median worker's is the step's compute and the slowest's adds the wait; without
     # it compute_s stays the bench's one figure, already the slowest rank's, so the measured wait
     # is reported but not added again
-    own = s.seconds.get("compute", 0.0) / (W // b.ranks)  # a step booked before slowest_process (a journal): this rank's
+    own = s.seconds.get("compute", 0.0) / w  # a step booked before slowest_process (a journal): this process's
     median, slowest = s.seconds.get("compute_median", own), s.seconds.get("compute_max", own)
     injected = b.spread is not None
     if injected and b.device is not None:  # compute modelled for a device: the spread's factors, as on sim
