@@ -114,15 +114,16 @@ def test_gloo_ranks_as_two_nodes_of_two_with_a_straggler(tmp_path, capsys):
     net.write_text(TWO_NODES)
     common = ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "4", "--steps", "6", "--eval-every", "100",
               "--network", str(net), *sum((["-s", r] for r in RUNS), [])]
-    code = cli([*common, "--backend", "gloo", "--ranks", "4", "--compute-spread", "slow:1:3", "--out",
-                 str(tmp_path / "gloo")])
+    # 4 processes on a busy 2-core machine: a generous collective timeout
+    code = cli([*common, "--backend", "gloo", "--ranks", "4", "--timeout", "300", "--compute-spread", "slow:1:3",
+                "--out", str(tmp_path / "gloo")])
     assert code == 0, capsys.readouterr().err
     assert cli([*common, "--compute", "measured", "--out", str(tmp_path / "sim")]) == 0
     real, sim = pd.read_csv(tmp_path / "gloo" / "steps.csv"), pd.read_csv(tmp_path / "sim" / "steps.csv")
     assert losses(real, "hier-exact") == losses(real, "int8-allreduce") == losses(sim, "hier-exact")
     assert losses(real, "hier-1bit") == losses(sim, "hier-1bit")
     ratio = (real["compute_max_s"] / real["compute_median_s"]).median()
-    assert ratio > 1.5  # one rank of four sleeps 2x its compute: 3x the median's, measured
+    assert ratio > 1.5, real[["compute_median_s", "compute_max_s"]]  # one rank of four sleeps 2x its compute: 3x
     assert np.allclose(real["wait_s"], real["compute_max_s"] - real["compute_median_s"])
     assert np.allclose(real["step_s"], real[["compute_s", "wait_s", "encode_s", "comm_exposed_s", "decode_s",
                                              "update_s"]].sum(axis=1))
