@@ -29,6 +29,7 @@ from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
+from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
@@ -43,7 +44,8 @@ DEFAULT_DEVICE = "h100"
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
-                      "barrier_wait_s", "calls", "ranks", "diverged_at_step"]
+                      "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
+                      "wait_s", "vote_agreement"]
 """Written after the contract columns of steps.csv."""
 
 
@@ -123,6 +125,10 @@ class BenchConfig:
     measured on gloo/nccl (every time column of a real run is measured on its ranks)."""
     warmup_steps: int = 3
     """Leading steps of each run whose measured times are left out of the medians."""
+    compute_spread: list[str] = field(default_factory=list)
+    """Uneven workers: specs multiplying each worker's compute per step (lionsim.steptime.spread:
+    lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS, trace:FILE.csv); seeded by `seed`.
+    On gloo/nccl each rank sleeps to match (its factor - 1) x its measured compute."""
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
     threads: int = 1
@@ -183,6 +189,9 @@ class BenchConfig:
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
+        spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
+        if spread is not None:
+            spread.check(self.workers)
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         MomentumSync.parse(self.momentum_sync)
@@ -271,11 +280,13 @@ class Bench:
         self.cfg = cfg
         self.runs = cfg.validate()
         self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
-        self.place = place or Place(SimComm(cfg.workers))
+        self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
+        self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
         self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
+        self.spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
         self.compute = ComputeFigure()
         self.records: list[RunRecord] = []
         self.started = time.time()
@@ -302,7 +313,7 @@ class Bench:
                 record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
                                    strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
                                    eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
-                                   on_step=progress, on_record=self._started)
+                                   on_step=progress, on_record=self._started, delay=self._straggler())
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
@@ -310,11 +321,18 @@ class Bench:
             torch.set_num_threads(threads)
         return self.result()
 
+    def _straggler(self) -> Callable[[int, float], float] | None:
+        """--compute-spread on a real backend with measured compute: this process's sleeps."""
+        comm = self.place.comm
+        if self.spread is None or comm.ranks == 1 or self.device is not None:
+            return None
+        return self.spread.delay(comm.first_worker, comm.local_workers, comm.world_size)
+
     def booking(self) -> Booking:
         comm = self.place.comm
         return Booking(network=self.network, overlap=OverlapConfig(bucket_mb=self.cfg.bucket_mb), compute=self.compute,
                        device=self.device, warmup=self.cfg.warmup_steps, backend=self.cfg.backend,
-                       workers=comm.world_size, ranks=comm.ranks)
+                       workers=comm.world_size, ranks=comm.ranks, spread=self.spread)
 
     def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
         """Every finished (or partly finished) run booked: steps, summary, run.json record."""
@@ -352,6 +370,7 @@ class Bench:
                 "step": s.step, "loss": s.loss, **t, "params": record.params,
                 "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
+                "vote_agreement": math.nan if s.sent is None or s.sent.agreement is None else s.sent.agreement,
             })
         return rows
 

@@ -30,6 +30,8 @@ class Sent:
     """The payload the transport carried; None when nothing was sent (a lone worker)."""
     extra: tuple[CollectiveCall, ...] = field(default=())
     """The strategy's own collectives this step (scale maxima, momentum sync)."""
+    agreement: float | None = None
+    """A vote of votes (hier-1bit): the share of coordinates where it equals the flat vote."""
 
     def calls(self, transport: Transport, workers: int) -> list[CollectiveCall]:
         """Every collective of the step: the payload's, in issue order, then the strategy's own
@@ -49,7 +51,8 @@ def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tens
         sent = Sent(spec=None)
     else:
         aggregate = transport.aggregate(payload, comm, clock)
-        sent = Sent(spec=payload.spec, extra=tuple(strategy.extra_calls(step)))
+        sent = Sent(spec=payload.spec, extra=tuple(strategy.extra_calls(step)),
+                    agreement=payload.extra.get("vote_agreement"))
     with clock.section("update"):
         strategy.apply(params, aggregate)
     strategy.sync(comm, step, clock)

@@ -21,10 +21,13 @@ from lionsim.training.loop import RunRecord, StepRecord
 class TwoRanks:
     """A Comm whose max_over_ranks combines this rank's table with a peer's (its tables given up front)."""
 
-    ranks = 2
+    ranks, local_workers = 2, 1
 
     def __init__(self, peer: RunRecord) -> None:
         self.peer_tables = peer_tables(peer)
+
+    def exchange_control(self, x: torch.Tensor) -> torch.Tensor:  # each worker's compute: the peer's as ours
+        return torch.cat([x, x])
 
     def max_over_ranks(self, x: torch.Tensor) -> torch.Tensor:
         return torch.maximum(x, self.peer_tables.pop(0))

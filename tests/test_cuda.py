@@ -38,11 +38,14 @@ def test_pack_signs_on_cuda_equals_cpu():
 @pytest.mark.parametrize("name", VOTE_TRANSPORTS)
 @pytest.mark.parametrize("rule", ["mavo", "avg"])
 def test_vote_transports_on_cuda_equal_cpu(name, rule):
+    if name == "hier-1bit" and rule == "avg":
+        pytest.skip("hier-1bit votes by majority only")
     workers, n = 6, 1001
+    per_node = 2 if TRANSPORTS.get(name).hierarchical else 1  # 3 nodes of 2: the node groups on CUDA too
     votes = (torch.randint(0, 2, (workers, n), generator=torch.Generator().manual_seed(1)) * 2 - 1).to(torch.int8)
     spec = PayloadSpec(kind="votes", numel=n, rule=VOTE_RULES.get(rule)())
-    cpu = TRANSPORTS.get(name)().aggregate(Payload(spec, votes), SimComm(workers), None)
-    gpu = TRANSPORTS.get(name)().aggregate(Payload(spec, votes.to(CUDA)), SimComm(workers), None)
+    cpu = TRANSPORTS.get(name)().aggregate(Payload(spec, votes), SimComm(workers, per_node), None)
+    gpu = TRANSPORTS.get(name)().aggregate(Payload(spec, votes.to(CUDA)), SimComm(workers, per_node), None)
     assert gpu.device.type == "cuda" and torch.equal(gpu.cpu(), cpu)
 
 

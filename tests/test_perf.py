@@ -60,3 +60,21 @@ def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and named in lines[0], out.stderr
     assert out.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == []  # nothing ran, nothing left
+
+
+def test_spread_benchmark_prints_the_extra_time_per_step(tmp_path):
+    """The --compute-spread booking benchmark: its extra ms per step is the difference of the two beside it."""
+    path = tmp_path / "perf.csv"
+    out = subprocess.run([sys.executable, "-m", "lionsim.perf", "spread", "--spread-workers", "2,3", "--repeats", "1",
+                          "--csv", str(path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "extra ms/step" in out.stdout
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    by_case = {}
+    for r in rows:
+        by_case.setdefault(r["case"], {})[r["metric"]] = float(r["value"])
+    assert set(by_case) == {"N=2", "N=3"}
+    for m in by_case.values():
+        assert m["extra_ms_per_step"] == pytest.approx(m["uneven_ms_per_step"] - m["even_ms_per_step"])
+        assert m["even_ms_per_step"] > 0 and m["uneven_ms_per_step"] > 0

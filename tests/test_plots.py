@@ -69,7 +69,7 @@ def test_palette_colours_are_pairwise_distinct():
 def test_plot_run_one_step_one_strategy_no_eval(tmp_path):
     steps = pd.DataFrame([_step("lion", 1, 2.3)])[STEP_COLUMNS]
     paths = plot_run(tmp_path, steps, summarize(steps))
-    stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step"]
+    stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "step_time_distribution"]
     assert [p.name for p in paths] == [f"{s}.{e}" for s in stems for e in ("png", "svg")]
     assert all(p.stat().st_size > 1000 for p in paths)
     assert paths[1].read_bytes().lstrip().startswith(b"<?xml")

@@ -271,7 +271,8 @@ def _is_png(path: Path) -> bool:
 
 def test_plot_run_writes_pngs(tmp_path, steps):
     paths = plot_run(tmp_path, steps, summarize(steps))
-    stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "eval_acc_vs_time", "eval_acc_vs_step"]
+    stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "step_time_distribution",
+             "eval_acc_vs_time", "eval_acc_vs_step"]
     assert [p.name for p in paths] == [f"{s}.{ext}" for s in stems for ext in ("png", "svg")]
     assert all(_is_png(p) for p in paths if p.suffix == ".png")
     # no eval accuracy anywhere: no accuracy plot

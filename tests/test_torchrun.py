@@ -21,7 +21,7 @@ from lionsim.launch import free_port
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from tests.torchrun_script import HYPER, MODELS, STEPS, VOTE_TRANSPORTS, VOTES, loss_of, make_model
+from tests.torchrun_script import CASES, HYPER, STEPS, loss_of, make_model
 
 RANKS = 2
 SCRIPT = Path(__file__).with_name("torchrun_script.py")
@@ -61,9 +61,6 @@ def simulated(model_kind: str, transport: str, vote: str) -> dict[str, torch.Ten
             gather_grads(used, grads[rank])  # zeros where the rank has no gradient
         train_step(strategy, TRANSPORTS.get(transport)(), comm, grads, params, step + 1, Clock())
     return {name: p.detach() for name, p in model.named_parameters()}
-
-
-CASES = [(m, t, v) for m in MODELS for t in VOTE_TRANSPORTS for v in VOTES]
 
 
 @pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])

@@ -20,6 +20,8 @@ class Comm(Protocol):
     """Global index of this process's first worker (its workers are consecutive)."""
     ranks: int
     """R: processes taking part (1 on the simulator)."""
+    workers_per_node: int
+    """Workers in one node (the network's), for hierarchical transports; 1: flat."""
 
     def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
         """x [w, *s] -> [w, *s]: the sum (or "max") over all workers, in x's dtype."""
@@ -47,6 +49,11 @@ class Comm(Protocol):
 
     def max_over_ranks(self, x: Tensor) -> Tensor:
         """Element-wise maximum over processes, outside any timing."""
+        ...
+
+    def nodes(self):
+        """The workers grouped into nodes, with communicators within and across them
+        (lionsim.backends.nodes.Nodes)."""
         ...
 
     def take_log(self) -> list:

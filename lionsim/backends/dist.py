@@ -59,13 +59,16 @@ class MeasuredCall:
     trail_s: float = 0.0
     """This rank's time in the untimed barrier after the call (with wait_s: what alignment
     added to this rank's wall clock, which a caller timing a whole aggregate takes out)."""
+    scope: str = "world"
+    """lionsim.network.calls scope: the whole group, a node-local or a cross-node subgroup."""
 
 
 class ProcessGroupComm:
     """This process holds `local_workers` consecutive workers of the W = R * w in `group`."""
 
     def __init__(self, group: dist.ProcessGroup | None = None, local_workers: int = 1, *,
-                 align: bool = True) -> None:
+                 align: bool = True, workers_per_node: int = 1, scope: str = "world",
+                 parent: ProcessGroupComm | None = None) -> None:
         if local_workers < 1:
             raise ValueError(f"local_workers must be >= 1, got {local_workers}")
         self.group = group
@@ -76,6 +79,22 @@ class ProcessGroupComm:
         self.first_worker = self.rank * local_workers
         self.align = align
         self.log: list[MeasuredCall] = []
+        self.workers_per_node = workers_per_node
+        """Workers in one node, for hierarchical transports (nodes())."""
+        self.scope = scope
+        """What this communicator's calls are: the world's, or a node-local / cross-node subgroup's."""
+        self.parent = parent
+        """A subgroup's communicator logs its calls in its parent's log (take_log sees every call)."""
+        self._nodes = None
+
+    def nodes(self):
+        """Node-local and cross-node subgroups (lionsim.backends.dist_nodes), created once, together
+        on every rank of the group."""
+        if self._nodes is None:
+            from lionsim.backends.dist_nodes import process_group_nodes
+
+            self._nodes = process_group_nodes(self)
+        return self._nodes
 
     def take_log(self) -> list[MeasuredCall]:
         """The collectives timed since the last call, and start a new log."""
@@ -94,7 +113,8 @@ class ProcessGroupComm:
             t0 = time.perf_counter()
             dist.barrier(group=self.group)  # untimed: nobody works while a peer is still in the call
             trail = time.perf_counter() - t0
-        self.log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait, trail))
+        log = self.parent.log if self.parent is not None else self.log  # a subgroup logs in its parent's
+        log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait, trail, self.scope))
 
     def _rows(self, x: Tensor) -> Tensor:
         """The rank's result handed to each of its w rows."""

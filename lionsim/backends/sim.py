@@ -32,15 +32,25 @@ def local_sum(x: Tensor, op: str = "sum") -> Tensor:
 
 
 class SimComm:
-    """W virtual workers, each a row of the leading dimension."""
+    """W virtual workers, each a row of the leading dimension, `workers_per_node` to a node."""
 
-    def __init__(self, world_size: int) -> None:
+    def __init__(self, world_size: int, workers_per_node: int = 1) -> None:
         if world_size < 1:
             raise ValueError(f"world_size must be >= 1, got {world_size}")
         self.world_size = world_size
         self.local_workers = world_size
         self.first_worker = 0
         self.ranks = 1
+        self.workers_per_node = workers_per_node
+        self._nodes = None
+
+    def nodes(self):
+        """The node groups (lionsim.backends.nodes): index groups of the rows, built once."""
+        if self._nodes is None:
+            from lionsim.backends.nodes import sim_nodes
+
+            self._nodes = sim_nodes(self.world_size, self.workers_per_node)
+        return self._nodes
 
     def _check(self, x: Tensor) -> None:
         if x.shape[0] != self.world_size:

@@ -90,6 +90,7 @@ def bench(
              "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
     warmup_steps: o.WarmupSteps = 3,
+    compute_spread: o.ComputeSpread = None,
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
@@ -114,8 +115,8 @@ def bench(
         sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
         dgc_warmup_steps=dgc_warmup_steps,
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
-        target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, bucket_mb=bucket_mb, threads=threads,
-        timeout=timeout, iface=iface, calibrate=calibrate,
+        target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
+        bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
     )
     runs = cfg.validate()
     check_out_dir(out)

@@ -91,17 +91,44 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  f"none = after it): {overlap}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
+    # across nodes: the bytes of `sent` that cross a node boundary, when some do and some don't
+    across = "inter_bytes" in frame.columns and (frame["inter_bytes"] < frame["wire_bytes"]).any()
+    if across:
+        table.caption += " across: the bytes of sent that leave the node."
     table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
-    for name in ("compute", "local", "comm", "exposed", "step", "sent", "speedup"):
+    # with `across`, headers fold and bytes drop their space, to fit 80 columns
+    names = ("compute", "local", "comm", "exposed", "step", "sent", "across", "speed\nup") if across else (
+        "compute", "local", "comm", "exposed", "step", "sent", "speedup")
+    for name in names:
         table.add_column(name, justify="right", no_wrap=True)
+    size = (lambda n: _bytes(n).replace(" ", "")) if across else _bytes
     for row in frame.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
         table.add_row(
             fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport, RUN_WIDTH),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
-            _bytes(row.wire_bytes), f"{row.speedup:.2f}x",
+            size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), f"{row.speedup:.2f}x",
         )
+    return table
+
+
+def spread_table(frame: pd.DataFrame) -> Table:
+    """Uneven workers: the median and slowest worker's compute, the wait, the step's percentiles."""
+    from lionsim.reports.tables import fold_run
+
+    first = frame.iloc[0]
+    table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({first['spread_method']})",
+                  caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
+                          "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
+                          "and p99.", caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    for name in ("compute", "slowest", "wait", "step", "p50", "p99", "speedup"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in frame.itertuples(index=False):
+        table.add_row(fold_run(row.strategy, row.transport, RUN_WIDTH),
+                      *(_ms(x) for x in (row.compute_median_s, row.compute_max_s, row.wait_s, row.step_s,
+                                         row.step_p50_s, row.step_p99_s)), f"{row.speedup:.2f}x")
     return table
 
 
@@ -162,6 +189,8 @@ def estimate_cmd(
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
     baseline: o.Baseline = None,
+    compute_spread: o.ComputeSpread = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
     format: Format = "table",
@@ -176,6 +205,7 @@ def estimate_cmd(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
         algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
+        compute_spread=list(compute_spread or []), seed=seed,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)
@@ -187,6 +217,8 @@ def estimate_cmd(
         emit(swept[1] if swept is not None else frame, format)
         printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
     printer.print(breakdown_table(frame))
+    if cfg.compute_spread:
+        printer.print(spread_table(frame))
     written = []
     with written_together():  # estimate.csv and the sweep files appear together or not at all
         if out is not None:
@@ -198,8 +230,10 @@ def estimate_cmd(
             if out is not None:
                 written.append(_write_csv(rows, out / "sweep.csv"))
                 written.append(_write_csv(crossings, out / "crossover.csv"))
-                from lionsim.estimate.plot import plot_sweep  # matplotlib: only when plots are asked for
+                from lionsim.estimate.plot import hierarchical, plot_hierarchy, plot_sweep  # matplotlib: only for plots
 
                 written += plot_sweep(rows, crossings, spec, out / "sweep.png")
+                if spec.variable == "workers" and hierarchical(rows):
+                    written += plot_hierarchy(rows, spec, out / "hierarchy.png")
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

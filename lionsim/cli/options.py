@@ -92,3 +92,9 @@ EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N
 WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Leading steps of each run left out of the timing medians.")]
 Hyper = Annotated[Optional[str], typer.Option(
     "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
+ComputeSpread = Annotated[Optional[list[str]], typer.Option(
+    "--compute-spread", metavar="SPEC",
+    help="Uneven workers, repeatable (the factors multiply each worker's compute per step, seeded by --seed): "
+         "lognormal:SIGMA (jitter, median 1) | slow:K:FACTOR (K persistent slow workers) | "
+         "episodes:P:FACTOR:STEPS (fail-slow episodes) | trace:FILE.csv (columns step,worker,compute_s). "
+         "A step waits for the slowest worker.")]

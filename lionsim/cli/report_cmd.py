@@ -12,7 +12,7 @@ from lionsim.cli.app import app, console
 
 @app.command("report")
 def report(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench` or `lionsim sweep` --out directory.")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench`, `lionsim sweep` or `lionsim estimate --sweep` --out directory.")],
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
     from lionsim.reports.files import written_together

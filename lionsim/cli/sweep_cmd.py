@@ -59,6 +59,7 @@ def sweep(
                                                 "(default: per group, as bench sets it)."),
     compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
     warmup_steps: o.WarmupSteps = 3,
+    compute_spread: o.ComputeSpread = None,
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
@@ -86,7 +87,7 @@ def sweep(
         freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
         dgc_warmup_steps=dgc_warmup_steps, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
-        bucket_mb=bucket_mb, threads=threads)
+        bucket_mb=bucket_mb, threads=threads, compute_spread=list(compute_spread or []))
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out)
     cfg.validate()
     check_out_dir(out)

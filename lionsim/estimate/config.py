@@ -11,6 +11,7 @@ from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
+from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.runs import RunSpec, parse_runs
 
@@ -64,6 +65,11 @@ class EstimateConfig:
     """MaVo tie rule: zero | alternate | random (a rule that moves ties needs 1 bit down at any N)."""
     baseline: str | None = None
     """Row the speedups are against: "strategy@transport" or a strategy (default: the first)."""
+    compute_spread: list[str] = field(default_factory=list)
+    """Uneven workers (lionsim.steptime.spread): the step waits for the slowest of N, whose factor's
+    distribution is exact for one spec, a seeded Monte Carlo for several (stragglers.py)."""
+    seed: int = 0
+    """Seed of the spread's slow workers and Monte Carlo draws."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,6 +94,7 @@ class Resolved:
     topk_ratio: float
     baseline: str | None
     tie: str = "zero"
+    spread: ComputeSpread | None = None
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -142,10 +149,15 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
         raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
     check_tie(cfg.tie)
+    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**63:
+        raise LionsimError(f"bad --seed {cfg.seed!r}; accepted: an integer from 0 to 2**63 - 1")
+    spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
+    if spread is not None:
+        spread.check(workers)
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=parse_runs(list(cfg.strategies), cfg.transport),
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
     )

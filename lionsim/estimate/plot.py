@@ -1,4 +1,6 @@
-"""The sweep plot: step time and speedup against the swept workers or bandwidth, crossovers marked.
+"""The sweep plots: step time and speedup against the swept workers or bandwidth, crossovers
+marked (sweep.png); with hierarchical transports in a workers sweep, flat against hierarchical:
+bytes across nodes and step time against workers (hierarchy.png).
 
 Built like lionsim.reports.plots: a matplotlib Figure on the Agg canvas, never pyplot,
 written atomically as PNG and SVG (same stem). A run whose curve equals an earlier run's (or
@@ -16,7 +18,8 @@ from matplotlib.ticker import NullFormatter
 from lionsim.estimate.sweep import Sweep
 from lionsim.estimate.table import model_text
 from lionsim.reports.plots import DPI, run_colours, save, time_unit
-from lionsim.reports.plots.style import MARKERS, TWIN_DASHES, overlapping, plain_log, twin_name
+from lionsim.transports import TRANSPORTS
+from lionsim.reports.plots.style import MARKERS, bytes_log, TWIN_DASHES, overlapping, plain_log, twin_name
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
@@ -74,5 +77,52 @@ def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path:
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(f"speedup vs {baseline}")
     bottom.set_xlabel("workers" if sweep.variable == "workers" else "inter-node bandwidth (GB/s)")
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    return save(fig, Path(path))
+
+
+def hierarchical(frame: pd.DataFrame) -> bool:
+    """Whether a workers sweep holds a hierarchical transport and the bytes across nodes."""
+    return "inter_bytes" in frame.columns and any(
+        t in TRANSPORTS and TRANSPORTS.get(t).hierarchical for t in frame["transport"].unique())
+
+
+def plot_hierarchy(frame: pd.DataFrame, sweep: Sweep, path: Path) -> list[Path]:
+    """Flat against hierarchical transports over the swept worker counts: the bytes one worker
+    sends across nodes per step (top) and the step time (bottom). Hierarchical runs dashed with
+    open markers. Returns the PNG and SVG."""
+    labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+    colours = run_colours(labels)
+    baseline = frame["baseline"].iloc[0]
+    first = frame.iloc[0]
+    scale, unit = time_unit(float(frame["step_s"].max()))
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    top.set_title(f"Flat and hierarchical votes against workers\n{model_text(first)}, {first['network']} "
+                  f"({first['gpus_per_node']} per node), {first['device']}", fontsize=11)
+    for k, label in enumerate(labels):
+        strategy, transport = label.split("@", 1)
+        rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
+        hier = TRANSPORTS.get(transport).hierarchical if transport in TRANSPORTS else False
+        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 5,
+                 "linestyle": "--" if hier else "-", "markerfacecolor": "white" if hier else colours[label]}
+        name = f"{label} (baseline)" if label == baseline else label
+        name += " (hierarchical)" if hier else ""
+        across = rows["inter_bytes"].where(rows["inter_bytes"] > 0)  # 0 within one node: no point on a log axis
+        top.plot(rows["sweep_value"], across, label=name, **style)
+        bottom.plot(rows["sweep_value"], rows["step_s"] / scale, **style)
+    for ax in (top, bottom):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
+    bytes_log(top.yaxis)
+    plain_log(bottom.yaxis)
+    values = sorted(frame["sweep_value"].unique())
+    if len(values) <= MAX_VALUE_TICKS:
+        bottom.set_xticks(values, [f"{v:g}" for v in values])
+        bottom.xaxis.set_minor_formatter(NullFormatter())
+    top.set_ylabel("bytes across nodes\nper worker per step")
+    bottom.set_ylabel(f"step time ({unit})")
+    bottom.set_xlabel("workers")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))

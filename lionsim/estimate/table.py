@@ -12,7 +12,13 @@ Per worker and step (timeline.py for how they combine):
                            backward as overlap.py says
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
                            cheapest for each call, or --algorithm): every bucket and extra call
+    inter_bytes            the part of wire_bytes that crosses nodes (all of it on a flat network)
     speedup                the baseline row's step_s / this row's step_s
+
+With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step
+over the slowest worker's factor, compute_s the median worker's, wait_s the difference made by
+waiting, step_p50_s / step_p99_s its percentiles, spread_method how the distribution was
+computed ("exact" for one spec, "monte carlo (...)" for several).
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
-from lionsim.steptime.timeline import step_times
+from lionsim.steptime.stragglers import expected_times, max_distribution
+from lionsim.steptime.timeline import price_step
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
+from lionsim.transports.base import bits_on
 
 ESTIMATE_COLUMNS: list[str] = [
     "strategy",
@@ -58,6 +66,14 @@ EXTRA_COLUMNS: list[str] = [
     "bits_per_param_up",
     "bits_per_param_down",
     "baseline",
+    "inter_bytes",
+    "compute_median_s",
+    "compute_max_s",
+    "wait_s",
+    "step_p50_s",
+    "step_p99_s",
+    "compute_spread",
+    "spread_method",
 ]
 
 
@@ -70,16 +86,22 @@ launches several times more (norms, activations, attention), so this is a floor,
 def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     """One row per run of `r` on `workers` workers of `network`, speedups filled in."""
     flops = training_flops(r.params, r.tokens_per_worker)
+    slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie)
-        passes = pass_bytes(run.strategy, run.transport, p.spec, workers)
+        passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
                           decode=int(passes.decode > 0), update=int(passes.update > 0))
         work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
-        times = step_times(work, transport=p.transport, spec=p.spec, workers=workers, network=network,
-                           overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
-        up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 else (0.0, 0.0)
+        priced = price_step(transport=p.transport, spec=p.spec, workers=workers, network=network,
+                            overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
+        if slowest is None:
+            times = priced.times(work)
+            p50 = p99 = times.step_s
+        else:
+            times, p50, p99 = expected_times(priced, work, slowest)
+        up, down = bits_on(p.transport, p.spec, workers, network.workers_per_node) if workers > 1 else (0.0, 0.0)
         rows.append({
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
             "params": r.params, **times.columns(), "wire_bytes": times.sent_bytes,
@@ -87,7 +109,11 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "gpus_per_node": network.workers_per_node, "forward_s": times.forward_s, "backward_s": times.backward_s,
             "buckets": times.buckets,
             "overlap": "buckets" if times.buckets and r.overlap.bucketed(run.transport) else "none",
-            "bits_per_param_up": up, "bits_per_param_down": down,
+            "bits_per_param_up": up, "bits_per_param_down": down, "inter_bytes": times.inter_bytes,
+            "compute_median_s": times.columns()["compute_median_s"], "compute_max_s": times.columns()["compute_max_s"],
+            "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99,
+            "compute_spread": "" if r.spread is None else r.spread.describe(),
+            "spread_method": "" if slowest is None else slowest.method,
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)

@@ -30,11 +30,14 @@ from lionsim.launch.group import check_backend, check_same, default_ranks, join 
 from lionsim.launch.hosts import gather_hosts
 from lionsim.measure.calibrate import calibrate
 from lionsim.launch.journal import StepJournal, finalize
+from lionsim.network import load_network
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
+from lionsim.runs import parse_runs
 from lionsim.training.loop import Place
 from lionsim.training.record import bench_record
+from lionsim.transports import TRANSPORTS
 
 
 class RankFailure(RuntimeError):
@@ -47,7 +50,13 @@ def check_layout(cfg: BenchConfig, ranks: int) -> int:
         raise LionsimError(f"bad --ranks {ranks}; accepted: 1 to --workers ({cfg.workers})")
     if cfg.workers % ranks:
         raise LionsimError(f"--workers {cfg.workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
-    return cfg.workers // ranks
+    w = cfg.workers // ranks
+    g = min(load_network(cfg.network).workers_per_node, cfg.workers)
+    hierarchical = [r.label for r in parse_runs(list(cfg.strategies), cfg.transport) if TRANSPORTS.get(r.transport).hierarchical]
+    if hierarchical and g % w and w % g:  # lionsim.backends.dist_nodes: a rank's workers never straddle a node
+        raise LionsimError(f"{hierarchical[0]} needs each rank's workers inside one node or whole nodes in one rank: "
+                           f"{w} workers per rank, {g} per node; choose --ranks so that W / R divides {g} or is a multiple of it")
+    return w
 
 
 def check_same_config(cfg: BenchConfig, device: torch.device) -> None:
@@ -74,7 +83,8 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     join(cfg.backend, rv, cfg.timeout, cfg.iface)
     try:
         check_same_config(cfg, device)
-        bench = Bench(cfg, Place(ProcessGroupComm(None, local_workers=w), device))
+        comm = ProcessGroupComm(None, local_workers=w, workers_per_node=load_network(cfg.network).workers_per_node)
+        bench = Bench(cfg, Place(comm, device))
         bench.hosts = gather_hosts(device, cfg.iface, cfg.threads)
         if cfg.calibrate:
             fitted = calibrate(bench, device, bench.hosts)

@@ -38,6 +38,7 @@ def planned_calls(bench) -> list[tuple[str, str, int]]:
     """(op, dtype, bytes) of every distinct collective the bench's runs issue on its group."""
     from lionsim.strategies import flatten_parameters
     from lionsim.transports import TRANSPORTS
+    from lionsim.transports.base import plan_on
 
     comm = bench.place.comm
     w, workers = comm.local_workers, comm.world_size
@@ -48,7 +49,8 @@ def planned_calls(bench) -> list[tuple[str, str, int]]:
         transport = TRANSPORTS.get(run.transport)()
         spec = strategy.payload_spec()
         specs = [spec] + ([replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [])
-        calls = [c for s in specs for c in transport.plan(s, workers)]
+        calls = [c for s in specs for c in plan_on(transport, s, workers, bench.network.workers_per_node)
+                 if c.scope == "world"]  # a node's or a slot's subgroup is not the group measured here
         calls += [c for step in range(1, bench.cfg.steps + 1) for c in strategy.extra_calls(step)]
         for c in calls:
             scale = w if c.op in ("all_to_all", "ps_push") else 1  # a rank sends its w workers' rows

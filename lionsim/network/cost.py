@@ -13,7 +13,8 @@ an op whose traits name the algorithm the library runs is priced by it (unless `
 names another);
 every phase runs over its link as the library gets it (bandwidth x the op's duplex share,
 capped by the host; the dtype's reduction rate), and the call pays the op's floor and the
-slow mode's expected extra once. `time_s` is the mean; `spread` gives the two modes.
+slow mode's expected extra once. `time_s` is the mean; `spread` gives the two modes. An
+intra or inter call (calls.py scope) is one phase among its own group's ranks on that link.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class PhaseCost:
     op: str
     """The phase's op."""
     scope: str
-    """"intra" or "inter"."""
+    """"intra", "inter", "intra+inter" (a flat ring through both links) or "fitted" (a fitted entry's flat link)."""
     ranks: int
     """Ranks taking part."""
     nbytes: float
@@ -83,6 +84,12 @@ class CallCost:
     @property
     def modes(self) -> Spread:
         return self.spread if self.spread is not None else Spread(self.time_s)
+
+    @property
+    def inter_bytes(self) -> float:
+        """Bytes the busiest worker sends across nodes: every phase but the intra ones (on a flat
+        network, everything; a flat ring through both links crosses nodes at its busiest hop)."""
+        return sum(p.terms.sent_bytes for p in self.phases if p.scope != "intra")
 
     @property
     def latency_s(self) -> float:
@@ -172,7 +179,8 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     chosen = _resolve(call.op, pinned if algorithm == AUTO and pinned else algorithm)
     if workers == 1:
         return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
-    options = [_price_plan(plan, chosen, traits, call.dtype) for plan in plans(call.op, call.nbytes, workers, network)]
+    options = [_price_plan(plan, chosen, traits, call.dtype)
+               for plan in plans(call.op, call.nbytes, workers, network, call.scope)]
     priced = [phases for phases in options if phases is not None]
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]

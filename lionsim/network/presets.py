@@ -16,6 +16,7 @@
 | dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
 | a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
+| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets (100gbe's 4-6 GB/s busbw, REFERENCE.md 8) |
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
 figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
@@ -88,6 +89,15 @@ _add(
         intra=NVLINK4,
         workers_per_node=8,
         description="8 GPUs on NVLink4 per node, one 10 GbE NIC per node",
+    )
+)
+_add(
+    Network(
+        name="h100x8-100gbe",
+        inter=ETH_100G,
+        intra=NVLINK4,
+        workers_per_node=8,
+        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, about 5 GB/s)",
     )
 )
 _add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))

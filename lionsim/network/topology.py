@@ -27,6 +27,16 @@ reduce-scatter / all-gather / all-reduce, chain broadcast / reduce) can take thi
 
 The inter link's bandwidth is also divided by `oversubscription`. `plans` returns every
 applicable plan; the pricer takes the cheapest.
+
+A scoped call (calls.py: a hierarchical transport's own phases) has one plan, one phase:
+
+      intra   op among the g = min(G, N) workers of a node, on the intra link (every node at
+              once: nodes do not share intra links)
+      inter   op among the M nodes, run by each of a node's g workers at once on its own share,
+              so each sees 1/g of the node's inter link (as the inter phase above)
+
+On a flat network (G = 1) an intra call has one rank and costs nothing, an inter call runs
+among all N workers; within one node (M = 1) an inter call costs nothing.
 """
 
 from __future__ import annotations
@@ -57,10 +67,12 @@ Plan = tuple[Phase, ...]
 FLAT_RING_OPS = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "reduce")
 
 
-def plans(op: str, nbytes: float, workers: int, network: Network) -> list[Plan]:
+def plans(op: str, nbytes: float, workers: int, network: Network, scope: str = "world") -> list[Plan]:
     """Every way to run `op` on `nbytes` among `workers` workers of `network` (see the module doc)."""
     g = network.workers_per_node
     m = network.nodes(workers)  # fails unless whole nodes
+    if scope != "world":
+        return [(scoped_phase(op, nbytes, scope, workers, network),)]
     if op in ("ps_push", "ps_pull"):
         sharers = min(g, workers)
         group = Group(ranks=workers, link=network.inter_link(), servers=network.ps_servers, ranks_per_link=sharers)
@@ -75,6 +87,17 @@ def plans(op: str, nbytes: float, workers: int, network: Network) -> list[Plan]:
         ring = Group(ranks=workers, link=_slowest(network.intra, network.inter_link()))
         out.append((Phase(op=op, nbytes=nbytes, group=ring, scope="intra+inter", algorithms=("ring",)),))
     return out
+
+
+def scoped_phase(op: str, nbytes: float, scope: str, workers: int, network: Network) -> Phase:
+    """The one phase of an intra or inter call (module doc)."""
+    g, m = min(network.workers_per_node, workers), network.nodes(workers)
+    if scope == "intra":
+        link = network.intra if network.intra is not None else network.inter_link()  # g = 1: no traffic
+        return Phase(op=op, nbytes=nbytes, group=Group(ranks=g, link=link), scope="intra")
+    if scope == "inter":
+        return Phase(op=op, nbytes=nbytes, group=Group(ranks=m, link=network.inter_link(g)), scope="inter")
+    raise ValueError(f"no scoped plan for scope {scope!r}")
 
 
 def _hierarchical(op: str, nbytes: float, g: int, m: int, network: Network) -> Plan:

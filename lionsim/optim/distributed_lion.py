@@ -25,10 +25,16 @@ flattens a model), so groups draw independent coins, not the same ones from 0 ea
 Without the flag, ranks would send payloads of different sizes (gloo aborts: "Received data
 size doesn't match expected size") or, if the sizes happened to match, vote on different
 parameters and drift apart.
+
+Hierarchical transports (hier-exact, hier-1bit) count votes inside each node first:
+`workers_per_node` ranks per node, consecutive ranks sharing a node as a launcher places them;
+by default torchrun's LOCAL_WORLD_SIZE, else 1 (every rank its own node). Their node-local and
+cross-node subgroups are created on the first step, on every rank together.
 """
 
 from __future__ import annotations
 
+import os
 from itertools import accumulate
 
 import torch
@@ -68,7 +74,8 @@ class PlacedVote(MajorityVote):
 class DistributedLion(Optimizer):
     def __init__(self, params, lr: float = 1e-4, betas: tuple[float, float] = (0.9, 0.99),
                  weight_decay: float = 0.0, vote: str = "mavo", transport: str = "int8-allreduce",
-                 process_group: dist.ProcessGroup | None = None, tie: str = "zero", tie_seed: int = 0) -> None:
+                 process_group: dist.ProcessGroup | None = None, tie: str = "zero", tie_seed: int = 0,
+                 workers_per_node: int | None = None) -> None:
         if not lr > 0 or lr == float("inf"):  # also catches NaN
             raise ValueError(f"invalid learning rate {lr}; accepted: a finite number > 0")
         if not weight_decay >= 0 or weight_decay == float("inf"):
@@ -81,7 +88,14 @@ class DistributedLion(Optimizer):
         if "votes" not in self.transport.carries:
             voting = [n for n, t in TRANSPORTS.items() if "votes" in t.carries]
             raise LionsimError(f"transport {transport!r} cannot carry votes; choose from: {', '.join(voting)}")
+        self.transport.check(PayloadSpec(kind="votes", numel=1, rule=self.rule), 1)  # hier-1bit: a majority vote
+        if workers_per_node is None:
+            workers_per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+        if isinstance(workers_per_node, bool) or not isinstance(workers_per_node, int) or workers_per_node < 1:
+            raise ValueError(f"invalid workers_per_node {workers_per_node!r}; accepted: an integer >= 1")
+        self.workers_per_node = workers_per_node
         self.process_group = process_group
+        self._comm: ProcessGroupComm | None = None
         super().__init__(params, dict(lr=lr, betas=betas, weight_decay=weight_decay))
 
     def world_size(self) -> int:
@@ -103,10 +117,13 @@ class DistributedLion(Optimizer):
                         lion_update_(p, p.grad, self._exp_avg(p), group["lr"], group["weight_decay"],
                                      *group["betas"])
             return loss
-        # The optimizer measures nothing: no aligning barrier, no timing log.
-        comm = ProcessGroupComm(self.process_group, align=False)
+        if self._comm is None:  # one communicator, so node subgroups are created once
+            # The optimizer measures nothing: no aligning barrier (and its timing log is cleared each step).
+            self._comm = ProcessGroupComm(self.process_group, align=False, workers_per_node=self.workers_per_node)
+        comm = self._comm
         used = self._used_on_any_rank(comm)
         places = self._places()
+        comm.take_log()  # nobody reads the timings: keep the log from growing
         for group in self.param_groups:
             group["votes_cast"] = group.get("votes_cast", 0) + 1  # the tie rules' step, saved with the state
             params = [p for p in group["params"] if used[p]]

@@ -9,6 +9,8 @@
     gradients   per-worker gradients: a loop against torch.func.vmap, per workload
     sim         the simulator's whole step against N x one worker's forward+backward, and peak
                 memory, at N = 1, 8, 32, 128 (vit, mlp) and N = 1000 (mlp)
+    spread      booking a step with a 1000-worker lognormal --compute-spread against without
+                (the simulator's extra time per step for uneven workers; target < 10 ms)
     bench       wall time of the default `lionsim bench`
     transports  measured comm per step of each vote transport on 2 gloo ranks (25M parameters)
     fidelity    the network model against measured collectives on a real link (loopback, or two

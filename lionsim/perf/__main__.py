@@ -12,7 +12,7 @@ from lionsim import perf
 from lionsim.errors import LionsimError
 from lionsim.perf.rows import write_csv
 
-DEFAULT = ["imports", "codecs", "votes", "gradients", "sim"]
+DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench` and the gloo `transports`."""
 CHOICES = DEFAULT + ["bench", "transports", "fidelity"]
 
@@ -60,6 +60,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="dlion-mavo", help="sim: the strategy trained")
     p.add_argument("--method", default="default", choices=["default", "loop", "vmap"],
                    help="sim: per-worker gradients by the workload's default method, or force one")
+    p.add_argument("--spread-workers", type=_ints, default=[8, 128, 1000],
+                   help="spread: worker counts N of the --compute-spread booking benchmark")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
     p.add_argument("--iters", type=_positive, default=5, help="transports: timed steps per transport")
     p.add_argument("--link", action="append", default=None, type=str.lower,
@@ -150,6 +152,11 @@ def _run(args, workloads: list[str]) -> None:
                 counts = args.workers + (args.mlp_workers if workload == "mlp" else [])
                 done += bench_sim(workload, args.size, counts, args.steps, args.strategy, args.method)
             print_sim(done)
+        elif what == "spread":
+            from lionsim.perf.spread import bench_spread, print_spread
+
+            done = bench_spread(args.spread_workers, args.repeats)
+            print_spread(done)
         elif what == "bench":
             from lionsim.perf.bench import bench_default, print_bench
 

@@ -1,4 +1,5 @@
-"""`lionsim report DIR`: one Markdown file (DIR/report.md) for a finished run or sweep.
+"""`lionsim report DIR`: one Markdown file (DIR/report.md) for a finished run or sweep (or an
+estimate sweep: lionsim.reports.estimate_report).
 
 Everything in it is read from DIR's CSVs and JSON (the plots are redrawn from them first), so a
 report can be made long after the run, on another machine: the configuration, how each time
@@ -253,7 +254,12 @@ def write_report(directory: Path) -> Path:
         text = _sweep_report(directory)
     elif (directory / "steps.csv").is_file():
         text = _run_report(directory)
+    elif (directory / "sweep.csv").is_file():  # an estimate sweep (lionsim.reports.estimate_report)
+        from lionsim.reports.estimate_report import estimate_report
+
+        text = estimate_report(directory)
     else:
-        raise LionsimError(f"{directory} holds neither steps.csv (a bench run) nor {SWEEP_SUMMARY} (a sweep); "
-                           f"`lionsim report` needs one of them ({SUMMARY_FILE} and run.json are read when present)")
+        raise LionsimError(f"{directory} holds neither steps.csv (a bench run), {SWEEP_SUMMARY} (a sweep) nor "
+                           f"sweep.csv (an estimate sweep); `lionsim report` needs one of them ({SUMMARY_FILE} "
+                           f"and run.json are read when present)")
     return write_atomic(directory / REPORT_FILE, lambda f: f.write(text))

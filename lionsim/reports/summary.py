@@ -18,6 +18,10 @@ Definitions (also printed under the summary table):
   comm_model_s / mean comm_measured_s - 1 (the model predicts the mean a step pays, which is
   what a run's time adds up to); NaN on sim, where comm_s is the model. barrier_wait_s: the
   mean rank imbalance per step.
+- step_p50_s / step_p99_s: the median and 99th percentile of a run's step_s (linear
+  interpolation between steps): with uneven workers (--compute-spread) steps differ.
+- compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
+  agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, run_label
 
+UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement")
+"""steps.csv columns a summary averages when a run has them."""
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
 TARGET_FRACTION = 0.9  # the default target: this far from the initial loss to the worst run's best
 
@@ -177,6 +183,9 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
             "best_eval_acc": float(rows["eval_acc"].max()),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
+            "step_p50_s": float(rows["step_s"].quantile(0.5)),
+            "step_p99_s": float(rows["step_s"].quantile(0.99)),
+            **{col: float(rows[col].mean()) for col in UNEVEN_COLUMNS if col in rows},
             **_model_error(rows, warmup),
             "sim_time_s": float(rows["sim_time_s"].max()),
             "wire_bytes": float(rows["wire_bytes"].mean()),

@@ -24,7 +24,7 @@ _NAMES = {
     'StepTimes': '.timeline',
     'StepWork': '.timeline',
     'price_calls': '.timeline',
-    'serial_end': '.timeline',
+    'serial_end': '.overlap',
     'step_times': '.timeline',
     'Kernels': '.work',
     'device_work': '.work',

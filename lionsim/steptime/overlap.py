@@ -27,6 +27,8 @@ What it does not (mode "auto"), and why:
   step in the optimizer (its fp32 warm-up steps are priced the same way: conservative).
 - param-server: the server must hold every worker's push before it votes and replies
   (Distributed Lion, Algorithm 1: one vote per step).
+- hier-exact, hier-1bit: like a2a-1bit, a vote (each block's owner combining the nodes'
+  summaries) sits between dependent collectives, so they run once after backward.
 
 Mode "buckets" runs every transport per bucket (what a hook implementation of a2a-1bit or a
 parameter server could reach: each bucket's phases in series); mode "none" runs every
@@ -39,6 +41,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
 
 from lionsim.errors import LionsimError
 
@@ -47,7 +52,7 @@ MODES = ("auto", "buckets", "none")
 BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
                       "sparse-allgather", "packed-allreduce", "allgather-levels"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
-AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce"})
+AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit"})
 """Transports mode "auto" runs once after backward (module doc)."""
 
 GRAD_BYTES = 4
@@ -116,3 +121,31 @@ class Buckets:
     def sizes(self) -> list[int]:
         """Every bucket's parameters, in order (for tests and small models)."""
         return ([self.first] if self.first else []) + [self.size] * self.count
+
+
+def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
+    """When the last exchange ends: exchanges in order on one stream, each starting when it is
+    ready and the stream is free (the plain loop the closed form in step_times is tested against)."""
+    end = float("-inf")
+    for ready, cost in zip(ready_s, cost_s):
+        end = max(end, ready) + cost
+    return end
+
+
+def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:
+    """max_j (r_j + c_j + ... + c_k) - (F + window) for the bucket layout of Buckets.
+
+    r_j + suffix_j is linear in j over the equal full buckets, so its maximum is at the first
+    or the last full bucket, or at the partial first bucket: three candidates, not k.
+    """
+    k = buckets.count
+    candidates = []
+    if buckets.first:  # ready after `first` parameters; everything after it still to send
+        candidates.append(first_cost + k * cost - window_s * (1 - buckets.first / numel))
+    if k:
+        candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
+        candidates.append(cost)  # the last bucket, ready when backward ends
+    out = candidates[0]
+    for c in candidates[1:]:  # elementwise: the window may be an array of them (stragglers.py)
+        out = np.maximum(out, c)
+    return out

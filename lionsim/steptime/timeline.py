@@ -21,6 +21,10 @@ waits for the last exchange; decode and update follow it (not overlapped: conser
 
 A transport that runs after backward (overlap.py) is one exchange ready at F + B + E, so
 its whole cost is exposed. A strategy's extra collectives are added to both, never hidden.
+
+Uneven workers (lionsim.steptime.stragglers): an exchange needs every worker's bucket, so it
+is ready when the slowest worker's is; the step is this timeline at the slowest worker's
+compute, and `wait_s` is what that adds to the median worker's step.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from lionsim.steptime.overlap import Buckets, OverlapConfig
+from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, serial_end  # noqa: F401 (re-exported)
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
 from lionsim.transports import PayloadSpec, Transport
+from lionsim.transports.base import plan_on
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -74,6 +79,13 @@ class StepTimes:
     sent_bytes: int = 0
     """Bytes one worker sends this step by the algorithms that were priced (every bucket and
     extra collective; the busiest worker's share where an algorithm is uneven)."""
+    inter_bytes: int = 0
+    """The part of sent_bytes that crosses nodes (all of it on a flat network)."""
+    wait_s: float = 0.0
+    """Uneven workers: what waiting for the slowest worker adds to the median worker's step,
+    whose compute forward_s + backward_s is (stragglers.py); 0 when workers are even."""
+    compute_max_s: float | None = None
+    """Uneven workers: the slowest worker's forward + backward (None: every worker's is compute_s)."""
 
     @property
     def compute_s(self) -> float:
@@ -81,7 +93,7 @@ class StepTimes:
 
     @property
     def step_s(self) -> float:
-        return self.compute_s + self.encode_s + self.comm_exposed_s + self.decode_s + self.update_s
+        return self.compute_s + self.wait_s + self.encode_s + self.comm_exposed_s + self.decode_s + self.update_s
 
     def columns(self) -> dict[str, float]:
         """The time columns of steps.csv / estimate.csv."""
@@ -93,6 +105,9 @@ class StepTimes:
             "decode_s": self.decode_s,
             "update_s": self.update_s,
             "step_s": self.step_s,
+            "compute_median_s": self.compute_s,
+            "compute_max_s": self.compute_s if self.compute_max_s is None else self.compute_max_s,
+            "wait_s": self.wait_s,
         }
 
 
@@ -115,60 +130,83 @@ def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: 
 
 @dataclass(frozen=True, slots=True)
 class Priced:
-    """Collectives priced together: seconds, and the bytes one worker sends by the priced algorithms."""
+    """Collectives priced together: seconds, and the bytes one worker sends by the priced
+    algorithms (all of them, and those that cross nodes)."""
 
     time_s: float = 0.0
     sent_bytes: int = 0
+    inter_bytes: int = 0
 
     def __add__(self, other: Priced) -> Priced:
-        return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes)
+        return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes,
+                      self.inter_bytes + other.inter_bytes)
 
     def times(self, count: int) -> Priced:
-        return Priced(self.time_s * count, self.sent_bytes * count)
+        return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count)
+
+
+def _whole(nbytes: float) -> int:
+    """A fractional share of a ring chunk is still a byte on the wire."""
+    return math.ceil(nbytes - 1e-9)
 
 
 def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> Priced:
-    """Collectives run one after another: seconds and whole bytes sent (a fractional share of a
-    ring chunk is still a byte on the wire: each call's bytes round up)."""
+    """Collectives run one after another: seconds and whole bytes sent (each call's bytes,
+    and each call's bytes across nodes, round up)."""
     total = Priced()
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
-        total += Priced(cost.time_s, math.ceil(cost.sent_bytes - 1e-9))
+        total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes))
     return total
 
 
 def exchange_cost(transport: Transport, spec: PayloadSpec, workers: int, network: Network, algorithm: str = AUTO) -> Priced:
     """Every collective one aggregation of `spec` issues, run one after another."""
-    return price_calls(transport.plan(spec, workers), workers, network, algorithm)
+    return price_calls(plan_on(transport, spec, workers, network.workers_per_node), workers, network, algorithm)
 
 
-def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
-    """When the last exchange ends: exchanges in order on one stream, each starting when it is
-    ready and the stream is free (the plain loop the closed form in step_times is tested against)."""
-    end = float("-inf")
-    for ready, cost in zip(ready_s, cost_s):
-        end = max(end, ready) + cost
-    return end
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PricedStep:
+    """A step's collectives priced once (the network part of step_times); `times` lays any
+    compute-stream work on them, so uneven workers re-time a step without re-pricing it."""
+
+    comm: Priced
+    """The transport's exchanges, every bucket."""
+    extra: Priced
+    """The strategy's own collectives (never overlapped)."""
+    buckets: Buckets | None
+    """The bucket layout when the exchange runs per bucket during backward, else None."""
+    first_cost_s: float = 0.0
+    """Bucketed: the partial first bucket's exchange."""
+    bucket_cost_s: float = 0.0
+    """Bucketed: one full bucket's exchange."""
+    numel: int = 0
+    count: int = 0
+    """Exchanges the payload ran in (StepTimes.buckets)."""
+
+    def exposed(self, window_s: float) -> float:
+        """Seconds the step waits for the payload's exchanges after a backward + encode window."""
+        if self.buckets is None:
+            return self.comm.time_s
+        return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s, self.numel)
+
+    def times(self, work: StepWork) -> StepTimes:
+        exposed = self.exposed(work.backward_s + work.encode_s) if self.count else 0.0
+        return StepTimes(
+            forward_s=work.forward_s,
+            backward_s=work.backward_s,
+            encode_s=work.encode_s,
+            comm_s=self.comm.time_s + self.extra.time_s,
+            comm_exposed_s=exposed + self.extra.time_s,
+            decode_s=work.decode_s,
+            update_s=work.update_s,
+            buckets=self.count,
+            sent_bytes=self.comm.sent_bytes + self.extra.sent_bytes,
+            inter_bytes=self.comm.inter_bytes + self.extra.inter_bytes,
+        )
 
 
-def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:
-    """max_j (r_j + c_j + ... + c_k) - (F + window) for the bucket layout of Buckets.
-
-    r_j + suffix_j is linear in j over the equal full buckets, so its maximum is at the first
-    or the last full bucket, or at the partial first bucket: three candidates, not k.
-    """
-    k = buckets.count
-    candidates = []
-    if buckets.first:  # ready after `first` parameters; everything after it still to send
-        candidates.append(first_cost + k * cost - window_s * (1 - buckets.first / numel))
-    if k:
-        candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
-        candidates.append(cost)  # the last bucket, ready when backward ends
-    return max(candidates)
-
-
-def step_times(
-    work: StepWork,
+def price_step(
     *,
     transport: Transport,
     spec: PayloadSpec,
@@ -177,30 +215,22 @@ def step_times(
     overlap: OverlapConfig,
     extra_calls: Sequence[CollectiveCall] = (),
     algorithm: str = AUTO,
-) -> StepTimes:
-    """The step breakdown of one worker (module doc) for `spec` sent over `transport`."""
+) -> PricedStep:
+    """The collectives of one step of `spec` over `transport`, priced (module doc)."""
     extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
     if workers == 1:
-        comm, exposed, count = Priced(), 0.0, 0
-    elif overlap.bucketed(transport.name):
+        return PricedStep(comm=Priced(), extra=extra, buckets=None)
+    if overlap.bucketed(transport.name):
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
-        comm = first + cost.times(buckets.count)
-        window = work.backward_s + work.encode_s
-        exposed = bucketed_exposed(buckets, first.time_s, cost.time_s, window, spec.numel)
-        count = buckets.total
-    else:
-        comm = exchange_cost(transport, spec, workers, network, algorithm)
-        exposed, count = comm.time_s, 1
-    return StepTimes(
-        forward_s=work.forward_s,
-        backward_s=work.backward_s,
-        encode_s=work.encode_s,
-        comm_s=comm.time_s + extra.time_s,
-        comm_exposed_s=exposed + extra.time_s,
-        decode_s=work.decode_s,
-        update_s=work.update_s,
-        buckets=count,
-        sent_bytes=comm.sent_bytes + extra.sent_bytes,
-    )
+        return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
+                          first_cost_s=first.time_s, bucket_cost_s=cost.time_s, numel=spec.numel, count=buckets.total)
+    comm = exchange_cost(transport, spec, workers, network, algorithm)
+    return PricedStep(comm=comm, extra=extra, buckets=None, count=1)
+
+
+def step_times(work: StepWork, **pricing) -> StepTimes:
+    """The step breakdown of one worker (module doc) for `spec` sent over `transport`; the
+    keywords are price_step's."""
+    return price_step(**pricing).times(work)

@@ -152,7 +152,7 @@ STRATEGIES: Registry[type[Strategy]] = Registry("strategy")
 
 
 def valid_transports(strategy: type[Strategy]) -> list[str]:
-    return [name for name, t in TRANSPORTS.items() if strategy.payload_kind in t.carries]
+    return [name for name, t in TRANSPORTS.items() if strategy.payload_kind in t.carries and t.accepts(strategy)]
 
 
 def momentum_strategies() -> list[str]:

@@ -2,7 +2,9 @@
 
 A cell is one bench run of one strategy@transport on one network (one value of every axis).
 A training unit is a cell without its network: the network changes the modelled time, not the
-training, so the cells of a unit share one training and are booked once per network.
+training, so the cells of a unit share one training and are booked once per network. (Except
+where the network's node size changes the training: a vote of node votes, hier-1bit, trains
+once per node size: Unit.nodes.)
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lionsim.errors import LionsimError
-from lionsim.network import NETWORKS
+from lionsim.network import NETWORKS, load_network
 from lionsim.runs import RunSpec
+from lionsim.transports import TRANSPORTS
 from lionsim.sweep.grid import Grid
 
 
@@ -21,6 +24,17 @@ def network_stem(network: str) -> str:
     """The network in a cell id: the preset name, or the profile file's stem."""
     stem = NETWORKS.canonical(network) if network in NETWORKS else Path(network).stem
     return re.sub(r"[^A-Za-z0-9._@-]", "_", stem)
+
+
+def node_size(network: str, workers: int) -> int:
+    """Workers per node that `workers` workers of `network` train with."""
+    return min(load_network(network).workers_per_node, workers)
+
+
+def grouped(run: RunSpec) -> bool:
+    """Whether the run's training depends on how workers sit in nodes (a vote of node votes,
+    hier-1bit, is not the flat vote): then only networks of one node size share its training."""
+    return not TRANSPORTS.get(run.transport).exact
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +45,20 @@ class Unit:
     workers: int
     seed: int
     run: RunSpec
+    nodes: int = 0
+    """For a run whose training depends on the node grouping (grouped): the workers per node it
+    trains with, so that it serves only the networks of that node size; 0: every network."""
 
     def cell(self, network: str) -> Cell:
         return Cell(self.workload, self.workers, network, self.seed, self.run)
+
+    def trains_on(self, network: str) -> bool:
+        return self.nodes == 0 or node_size(network, self.workers) == self.nodes
+
+    @property
+    def key(self) -> str:
+        """The unit's name in progress messages."""
+        return f"{self.workload}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +82,8 @@ class Cell:
 
     @property
     def unit(self) -> Unit:
-        return Unit(self.workload, self.workers, self.seed, self.run)
+        nodes = node_size(self.network, self.workers) if grouped(self.run) else 0
+        return Unit(self.workload, self.workers, self.seed, self.run, nodes)
 
 
 def grid_cells(grid: Grid) -> list[Cell]:
@@ -75,5 +101,11 @@ def grid_cells(grid: Grid) -> list[Cell]:
 
 def grid_units(grid: Grid) -> list[Unit]:
     """Every training unit once, in training order: the groups' runs in the grid's run order."""
-    return [Unit(wl, n, seed, run) for wl in grid.workloads for n in grid.workers for seed in grid.seeds
-            for run in grid.runs]
+    units = []
+    for wl in grid.workloads:
+        for n in grid.workers:
+            for seed in grid.seeds:
+                for run in grid.runs:
+                    sizes = dict.fromkeys(node_size(net, n) for net in grid.networks) if grouped(run) else [0]
+                    units += [Unit(wl, n, seed, run, g) for g in sizes]
+    return units

@@ -44,7 +44,8 @@ class SweepConfig:
             raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
         whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
-        whole.validate()  # hyperparameters, baseline, tie, momentum sync, hyper tables over every run
+        for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
+            dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
             dataclasses.replace(whole, workload=workload).workload_config()  # size and split per workload
         if self.bench.data is not None and not Path(self.bench.data).exists():
@@ -109,7 +110,10 @@ class SweepConfig:
         if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
             raise LionsimError(f"{where} is not a sweep record; use a new --out")
         now = self.bench_options()
+        defaults = json.loads(json.dumps(BenchConfig().to_dict()))
         for key in sorted(set(now) | set(previous["bench"])):
+            if key not in previous["bench"] and now.get(key) == defaults.get(key):
+                continue  # an option added since that sweep began, at its default: the same cells
             if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
                 raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
                                    f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun with the "

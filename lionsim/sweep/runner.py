@@ -68,10 +68,10 @@ def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
     """A task per unit with an unfinished cell; it books only the unfinished networks."""
     tasks = []
     for unit in cfg.units:
-        todo = [(unit.cell(net).id, net) for net in cfg.grid.networks if unit.cell(net).id not in done]
+        todo = [(unit.cell(net).id, net) for net in cfg.grid.networks
+                if unit.trains_on(net) and unit.cell(net).id not in done]
         if todo:
-            key = f"{unit.workload}-w{unit.workers}-s{unit.seed}-{unit.run.label}"
-            tasks.append(UnitTask(key=key, config=cfg.unit_config(unit, todo[0][1]), cells=tuple(todo)))
+            tasks.append(UnitTask(key=unit.key, config=cfg.unit_config(unit, todo[0][1]), cells=tuple(todo)))
     return tasks
 
 

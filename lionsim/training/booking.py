@@ -1,7 +1,15 @@
 """From what a run measured to the time columns of steps.csv: how every second is obtained.
 
     compute_s   the bench's one forward + backward figure (lionsim.training.compute), the same
-                on every step of every strategy
+                on every step of every strategy; with --compute-spread, the median worker's
+    compute_median_s, compute_max_s, wait_s
+                uneven workers. sim: each worker's compute scaled by its --compute-spread factor
+                this step; a step waits for the slowest (lionsim.steptime.stragglers: wait_s is
+                what that adds to the median worker's step). gloo/nccl: the ranks' measured
+                compute this step, per worker (--compute-spread injects sleeps into it); wait_s
+                = compute_max_s - compute_median_s, added to step_s only under --compute-spread
+                (without it compute_s is already the slowest rank's figure). Without a spread on
+                sim: compute_s twice and 0
     encode_s, decode_s, update_s
                 measured on this machine: per step, the median of that part over the run's steps
                 of the same kind (the same collectives issued: a momentum-sync step is its own
@@ -40,9 +48,11 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from lionsim.backends import Comm
@@ -50,12 +60,17 @@ from lionsim.compute import Device
 from lionsim.backends.dist import MeasuredCall
 from lionsim.network import CollectiveCall, Network, price
 from lionsim.network.traits import sum_quantile
-from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes, price_calls, step_times
+from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes
+from lionsim.steptime.spread import ComputeSpread
+from lionsim.steptime.stragglers import uneven_times
+from lionsim.steptime.timeline import price_step
+from lionsim.steptime.work import BACKWARD_SHARE
 from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
 from lionsim.strategies.momentum_sync import CALL_LABEL
 from lionsim.training.compute import ComputeFigure
 from lionsim.training.loop import RunRecord, StepRecord
+from lionsim.transports.base import bits_on
 
 NAN = float("nan")
 
@@ -76,14 +91,22 @@ class Booking:
     """W."""
     ranks: int
     """R: processes (1 on sim)."""
+    spread: ComputeSpread | None = None
+    """--compute-spread: uneven workers (lionsim.steptime.spread); None: every worker alike."""
 
 
 def slowest_process(record: RunRecord, comm: Comm) -> None:
     """Every process's measured parts -> the slowest process's, per step (a step ends when its
     slowest process does); every collective -> its slowest rank's time, and the spread of the
-    ranks' waits before it. Collective on every process; sim: nothing."""
+    ranks' waits before it; the median and slowest worker's compute over every process's
+    workers. Collective on every process; sim: nothing."""
     if comm.ranks == 1 or not record.steps:
         return
+    own = torch.tensor([s.seconds.get("compute", 0.0) / comm.local_workers for s in record.steps], dtype=torch.float64)
+    every = comm.exchange_control(own.expand(comm.local_workers, -1)).cpu().numpy()  # [W, steps]: each worker's compute
+    # numpy's median, as the simulator's (stragglers.py): the mean of the middle two at even W
+    for s, median, slowest in zip(record.steps, np.median(every, 0).tolist(), every.max(0).tolist()):
+        s.seconds.update(compute_median=median, compute_max=slowest)
     parts = ("encode", "decode", "update")
     table = torch.tensor([[s.seconds.get(p, 0.0) for p in parts] for s in record.steps], dtype=torch.float64)
     for s, values in zip(record.steps, comm.max_over_ranks(table).tolist()):
@@ -148,12 +171,12 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             work = measured_work(b.compute.seconds, encode[i], decode[i], update[i])
         else:
             spec = s.sent.spec or record.spec
-            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W)
+            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node)
             work = device_work(b.compute.flops, record.params, passes, b.device,
                                kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
                                                decode=record.kernels["decode"], update=record.kernels["update"]),
                                sync=sync_copy(_synced(s), record.params))
-        rows.append(_times(s, record, work, comm[i], b))
+        rows.append(_times(s, record, work, comm[i], b, w))
     if record.diverged_at is not None:
         rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
                                                     "calls": 0})
@@ -166,25 +189,41 @@ def _synced(s: StepRecord) -> int:
 
 
 TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "comm_model_s",
-             "comm_measured_s", "barrier_wait_s", "comm_model_p10_s", "comm_model_p90_s")
+             "comm_measured_s", "barrier_wait_s", "comm_model_p10_s", "comm_model_p90_s", "compute_median_s",
+             "compute_max_s", "wait_s")
 
 
-def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking) -> dict:
+def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking, w: int) -> dict:
     W, params = b.workers, record.params
-    bits = _bits(s, record, W)
+    bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
-        t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                       overlap=b.overlap, extra_calls=s.sent.extra)
+        priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
+                            overlap=b.overlap, extra_calls=s.sent.extra)
+        t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
                 "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,
                 "comm_model_p90_s": NAN}
     calls = [as_call(c) for c in s.collectives]
-    model = price_calls(calls, b.ranks, b.network)
-    modes = [price(c, b.ranks, b.network).modes for c in calls]
+    costs = [price(call, b.ranks, _network_of(call, b)) for call in calls]
+    model, sent = sum(c.time_s for c in costs), sum(math.ceil(c.sent_bytes - 1e-9) for c in costs)
+    modes = [c.modes for c in costs]
+    # the ranks' measured compute this step (slowest_process): under --compute-spread (sleeps
+    # injected) the median worker's is the step's compute and the slowest's adds the wait; without
+    # it compute_s stays the bench's one figure, already the slowest rank's, so the measured wait
+    # is reported but not added again
+    own = s.seconds.get("compute", 0.0) / w  # a step booked before slowest_process (a journal): this process's
+    median, slowest = s.seconds.get("compute_median", own), s.seconds.get("compute_max", own)
+    injected = b.spread is not None
+    if injected and b.device is not None:  # compute modelled for a device: the spread's factors, as on sim
+        factors, compute = b.spread.factors(s.step, W), work.forward_s + work.backward_s
+        median, slowest = compute * float(np.median(factors)), compute * float(factors.max())
+    if injected:  # no overlap here (the loop sends after backward): the wait is the compute difference
+        work = dataclasses.replace(work, forward_s=(1 - BACKWARD_SHARE) * median, backward_s=BACKWARD_SHARE * median)
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
-                  buckets=1 if s.collectives else 0, sent_bytes=model.sent_bytes)
-    return {**t.columns(), "comm_model_s": model.time_s, "wire_bytes": model.sent_bytes, **bits,
+                  buckets=1 if s.collectives else 0, sent_bytes=sent, wait_s=slowest - median if injected else 0.0)
+    measured = {"compute_median_s": median, "compute_max_s": slowest, "wait_s": slowest - median}
+    return {**t.columns(), **measured, "comm_model_s": model, "wire_bytes": sent, **bits,
             "comm_measured_s": s.seconds.get("collectives", sum(c.seconds for c in s.collectives)),
             "barrier_wait_s": sum(c.wait_s for c in s.collectives), "calls": len(s.collectives),
             "comm_model_p10_s": sum_quantile(modes, 0.1), "comm_model_p90_s": sum_quantile(modes, 0.9)}
@@ -192,14 +231,24 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
 
 def as_call(measured: MeasuredCall) -> CollectiveCall:
     """A measured call as the network model prices it."""
-    return CollectiveCall(measured.op, measured.nbytes, dtype=measured.dtype)
+    return CollectiveCall(measured.op, measured.nbytes, scope=measured.scope, dtype=measured.dtype)
 
 
-def _bits(s: StepRecord, record: RunRecord, W: int) -> dict[str, float]:
+def _network_of(call: CollectiveCall, b: Booking) -> Network:
+    """The network a real call among R ranks is priced on: a node-local or cross-node call's
+    groups are counted in ranks, so its nodes hold workers_per_node / w ranks."""
+    if call.scope == "world":
+        return b.network
+    per_rank = b.workers // b.ranks
+    return dataclasses.replace(b.network, workers_per_node=max(1, b.network.workers_per_node // per_rank))
+
+
+def _bits(s: StepRecord, record: RunRecord, b: Booking) -> dict[str, float]:
     """Payload bits per parameter plus every extra collective's bytes, up and down."""
+    W = b.workers
     if W == 1 or s.sent is None or s.sent.spec is None:
         return {"bits_per_param_up": 0.0, "bits_per_param_down": 0.0}
-    up, down = record.transport.bits_per_param(s.sent.spec, W)
+    up, down = bits_on(record.transport, s.sent.spec, W, b.network.workers_per_node)
     extra = sum(8.0 * c.nbytes for c in s.sent.extra) / record.params
     return {"bits_per_param_up": up + extra, "bits_per_param_down": down + extra}
 
@@ -217,7 +266,8 @@ def call_rows(record: RunRecord, booking: Booking) -> list[dict]:
     rows = []
     for s in record.steps:
         for i, c in enumerate(s.collectives):
-            cost = price(as_call(c), booking.ranks, booking.network)
+            call = as_call(c)
+            cost = price(call, booking.ranks, _network_of(call, booking))
             modes = cost.modes
             rows.append({"strategy": record.run.strategy, "transport": record.run.transport, "step": s.step,
                          "call": i, "collective": c.op, "dtype": c.dtype, "bytes": c.nbytes, "time_s": c.seconds,

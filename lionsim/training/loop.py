@@ -20,6 +20,7 @@ turns the records into the time columns.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -97,15 +98,18 @@ class RunRecord:
 
 
 StepFn = Callable[[RunSpec, int, float], None]
+DelayFn = Callable[[int, float], float]
+"""delay(step, seconds this process's gradients took) -> seconds to sleep before the step goes on."""
 
 
 def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, strategy_cfg: StrategyConfig,
               steps: int, eval_every: int, count_kernels: bool = False, on_step: StepFn | None = None,
-              on_record: Callable[[RunRecord], None] | None = None) -> RunRecord:
+              on_record: Callable[[RunRecord], None] | None = None, delay: DelayFn | None = None) -> RunRecord:
     """Train `run` from the `initial` state for `steps` steps with this process's workers.
 
     `on_record` receives the record before the first step, so a caller holds it (and every
-    step finished so far) even if a step fails."""
+    step finished so far) even if a step fails. `delay` makes a real process a straggler: it
+    sleeps inside the step's compute (--compute-spread on gloo/nccl)."""
     comm = place.comm
     torch.manual_seed(strategy_cfg.seed)  # strategies draw from their own generators; this pins any other use
     workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
@@ -123,7 +127,10 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     for step in range(1, steps + 1):
         batches = workload.batches(step - 1, place.workers, place.device)
         with clock.section("compute"):
+            started = time.perf_counter()
             losses = gradients(workload.model, workload.loss, batches, grads)
+            if delay is not None:
+                time.sleep(delay(step, time.perf_counter() - started))
         status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):

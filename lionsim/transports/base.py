@@ -34,6 +34,11 @@ class Transport(ABC):
     """Payload kinds this transport can move."""
     summary: ClassVar[str]
     """One line for `lionsim strategies`."""
+    exact: ClassVar[bool] = True
+    """Whether it gives the flat aggregate (every transport but a vote of node votes)."""
+    hierarchical: ClassVar[bool] = False
+    """Whether its plan and bits depend on the workers per node: then `plan` and
+    `bits_per_param` take a `workers_per_node` keyword (call them through plan_on, bits_on)."""
 
     @abstractmethod
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
@@ -51,6 +56,25 @@ class Transport(ABC):
         """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""
         if spec.kind not in self.carries:
             raise LionsimError(f"{self.name} carries {' or '.join(self.carries)}, not {spec.kind}")
+
+    @classmethod
+    def accepts(cls, strategy: type) -> bool:
+        """Whether a strategy of this payload kind can use it (a vote of votes needs a majority vote)."""
+        return True
+
+
+def plan_on(transport: Transport, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> list[CollectiveCall]:
+    """transport.plan on a network of `workers_per_node`-worker nodes (flat transports ignore them)."""
+    if transport.hierarchical:
+        return transport.plan(spec, workers, workers_per_node=workers_per_node)
+    return transport.plan(spec, workers)
+
+
+def bits_on(transport: Transport, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> tuple[float, float]:
+    """transport.bits_per_param on a network of `workers_per_node`-worker nodes."""
+    if transport.hierarchical:
+        return transport.bits_per_param(spec, workers, workers_per_node=workers_per_node)
+    return transport.bits_per_param(spec, workers)
 
 
 def section(clock: Clock | None, name: str):

@@ -105,6 +105,7 @@ def _check_sweep_cells(path: Path, summary: pd.DataFrame, steps: pd.DataFrame) -
 
 def _estimate_sweep(path: Path) -> list[Path]:
     # estimate sits above reports; imported here so that reports never needs it to load.
+    from lionsim.estimate.plot import hierarchical, plot_hierarchy
     from lionsim.estimate.plot import plot_sweep as plot_estimate_sweep
     from lionsim.estimate.sweep import VARIABLES, Sweep
 
@@ -118,7 +119,10 @@ def _estimate_sweep(path: Path) -> list[Path]:
         raise LionsimError(f"{path / 'crossover.csv'} has variable {', '.join(map(str, variables))}; "
                            f"accepted: one of {', '.join(VARIABLES)}")
     sweep = Sweep(variable=variables[0], values=tuple(sorted(frame["sweep_value"].unique())))
-    return plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")
+    paths = plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")
+    if sweep.variable == "workers" and hierarchical(frame):
+        paths += plot_hierarchy(frame, sweep, path / "hierarchy.png")
+    return paths
 
 
 def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:

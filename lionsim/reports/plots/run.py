@@ -1,5 +1,6 @@
 """The plots of one bench run: loss and eval accuracy against step and wall clock, the time
-breakdown (lionsim.reports.plots.breakdown) and bytes per worker per step.
+breakdown (lionsim.reports.plots.breakdown), bytes per worker per step and the step-time
+distribution (lionsim.reports.plots.steptimes).
 
 Every run keeps one style (colour, line style) in every plot: its first-appearance order.
 Curves that are identical to an earlier run's (two strategies with bit-identical losses)
@@ -20,6 +21,7 @@ from matplotlib.ticker import MaxNLocator
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
+from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, context, display_label, figure,
                                          human_bytes, legend_outside, overlapping, run_styles, save, time_unit,
                                          twin_name)
@@ -183,8 +185,9 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
 
 def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame) -> list[Path]:
     """Draw a run's plots into out_dir (PNG and SVG each); return their paths:
-    loss_vs_time, loss_vs_step, time_breakdown, bytes_per_step, and where accuracy was
-    evaluated eval_acc_vs_time and eval_acc_vs_step."""
+    loss_vs_time, loss_vs_step, time_breakdown, bytes_per_step, step_time_distribution
+    (lionsim.reports.plots.steptimes), and where accuracy was evaluated eval_acc_vs_time and
+    eval_acc_vs_step."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = split_runs(steps)
@@ -199,6 +202,7 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame) -> list[
         *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png"),
         *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png"),
         *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png"),
+        *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png"),
     ]
     if steps["eval_acc"].notna().any():
         paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png")

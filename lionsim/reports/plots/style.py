@@ -120,6 +120,19 @@ def plain_log(axis) -> None:
     axis.set_minor_formatter(_PlainLogFormatter(base, labelOnlyBase=False))
 
 
+class _BytesLogFormatter(LogFormatterSciNotation):
+    """The ticks a log axis labels by default, in bytes ("20 MB", "1 GB")."""
+
+    def __call__(self, x, pos=None):
+        return human_bytes(x) if super().__call__(x, pos) else ""
+
+
+def bytes_log(axis) -> None:
+    """Label a log axis of bytes in decimal units, minor ticks too where the axis spans little."""
+    axis.set_major_formatter(_BytesLogFormatter())
+    axis.set_minor_formatter(_BytesLogFormatter(labelOnlyBase=False))
+
+
 def time_unit(max_seconds: float) -> tuple[float, str]:
     """(divisor, unit) so a time axis reaching max_seconds reads in us, ms, s, min or h."""
     if max_seconds < 1e-3:

@@ -1,0 +1,88 @@
+"""`lionsim report DIR` for an estimate sweep (`lionsim estimate --sweep ... --out DIR`).
+
+From sweep.csv and crossover.csv alone: what was modelled (model, device, network, overlap,
+uneven workers and how their distribution was computed), the step time and the speedup of
+every run at every swept value, the bytes across nodes where a network has nodes to cross,
+the crossovers, and the plots (sweep.png; hierarchy.png for hierarchical transports in a
+workers sweep), redrawn first.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.reports.markdown import md_table
+from lionsim.reports.plots import plot_dir
+from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
+from lionsim.reports.plots.style import human_bytes
+
+
+def _ms(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "n/a"
+    return f"{seconds * 1e3:,.0f} ms" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+
+
+def _pivot(frame: pd.DataFrame, column: str, fmt) -> str:
+    labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+    frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
+    table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
+    rows = [[f"{value:g}", *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
+    return md_table(["value", *labels], rows)
+
+
+def _config(frame: pd.DataFrame) -> str:
+    first = frame.iloc[0]
+    rows = [[key, str(first[key])] for key in ("model", "params", "tokens_per_worker", "device", "mfu", "network",
+                                                "gpus_per_node") if key in frame.columns]
+    if "overlap" in frame.columns:  # per transport: name each mode's runs
+        modes = frame.drop_duplicates(["strategy", "transport"]).groupby("overlap", sort=False)
+        rows.append(["overlap", "; ".join(f"{mode}: " + ", ".join(f"{s}@{t}" for s, t in zip(g["strategy"], g["transport"]))
+                                          for mode, g in modes)])
+    if "workers" in frame.columns and frame["workers"].nunique() == 1:
+        rows.append(["workers", str(first["workers"])])
+    spread = first.get("compute_spread")
+    if isinstance(spread, str) and spread:
+        rows.append(["compute spread", f"{spread} ({first['spread_method']})"])
+    rows.append(["baseline", str(first["baseline"])])
+    return md_table(["option", "value"], rows)
+
+
+def _crossovers(crossings: pd.DataFrame) -> str:
+    if crossings.empty:
+        return "Only the baseline ran: no crossovers."
+    rows = []
+    for row in crossings.itertuples(index=False):
+        where = "-" if pd.isna(row.crossover) else f"{row.crossover:.4g}"
+        rows.append([f"{row.strategy}@{row.transport}", where, str(row.wins)])
+    return md_table(["run", "crossover", "wins"], rows)
+
+
+def estimate_report(directory: Path) -> str:
+    frame = read_table(directory / "sweep.csv", ESTIMATE_SWEEP_NEEDS)
+    crossings = read_table(directory / "crossover.csv", CROSSOVER_NEEDS, allow_empty=True)
+    variable = crossings["variable"].iloc[0] if len(crossings) else (
+        "workers" if (frame["sweep_value"] == frame["workers"]).all() else "bandwidth")
+    first = frame.iloc[0]
+    parts = [
+        f"# lionsim report: estimate of {first['model']} against {variable}, {first['network']}",
+        "No training: every figure is the step-time model's (`lionsim estimate`).",
+        "## Configuration\n\n" + _config(frame),
+        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x"),
+    ]
+    if "inter_bytes" in frame.columns and (frame["inter_bytes"] < frame["wire_bytes"]).any():
+        parts.append("## Bytes one worker sends across nodes per step\n\n"
+                     + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v)))
+    if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
+        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms))
+    _kind, paths = plot_dir(directory)
+    pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
+    parts += ["## Crossovers\n\n" + _crossovers(crossings),
+              "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
+              "## Reproduce\n\nThe estimate's command is not recorded in its files; this report comes from them alone:"
+              f"\n\n    lionsim report {directory}"]
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,72 @@
+"""The step-time distribution of a bench run: how steps spread, with p50 and p99 per run.
+
+With uneven workers (--compute-spread, or a real backend's own jitter) every step waits for
+its slowest worker, so steps differ and the tail matters as much as the mean. Left: each
+run's share of steps at or below a step time (an empirical CDF), p50 and p99 marked. Right:
+p50 and p99 side by side per run, the straggler tax at a glance.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.lines import Line2D
+
+from lionsim.reports.plots.style import TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
+    save, time_unit, twin_name
+
+QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
+
+
+def _spread_note(steps: pd.DataFrame) -> str:
+    waits = steps["wait_s"].dropna() if "wait_s" in steps.columns else pd.Series(dtype=float)
+    return "uneven workers: each step waits for the slowest" if len(waits) and (waits > 0).any() else ""
+
+
+def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict], baseline: str | None,
+                   steps: pd.DataFrame, path: Path) -> list[Path]:
+    """Draw step_time_distribution (PNG and SVG); return both paths."""
+    live = [(label, rows["step_s"].dropna().to_numpy(dtype=float)) for label, rows in runs]
+    live = [(label, values) for label, values in live if len(values)]
+    scale, unit = time_unit(max(float(v.max()) for _, v in live) if live else 1.0)
+    fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", context(steps, _spread_note(steps)),
+                              ncols=2, size=(12.0, max(4.6, 1.8 + 0.42 * len(live))),
+                              gridspec_kw={"width_ratios": [3, 2]})
+    curves = []
+    for label, values in live:
+        x = np.sort(values) / scale
+        curves.append((label, x, np.arange(1, len(x) + 1) / len(x)))
+    same = overlapping([(label, y, x) for label, x, y in curves])  # equal distributions: dashed over
+    for label, x, y in curves:
+        style = styles[label]
+        cdf.step(x, y, where="post", color=style["color"], linewidth=style["linewidth"],
+                 linestyle=TWIN_DASHES if label in same else style["linestyle"],
+                 label=twin_name(display_label(label, baseline), same.get(label)))
+        for q, _name, marker in QUANTILES:
+            at = float(np.quantile(x, q))
+            cdf.plot([at], [q], marker=marker, color=style["color"], markersize=7, linestyle="none")
+    cdf.set_xlabel(f"step time ({unit})")
+    cdf.set_ylabel("share of steps at or below")
+    cdf.set_ylim(0, 1.02)
+    y = np.arange(len(live))
+    height = 0.38
+    for i, (label, values) in enumerate(live):
+        colour = styles[label]["color"]
+        for k, (q, name, _marker) in enumerate(QUANTILES):
+            v = float(np.quantile(values, q)) / scale
+            bars.barh(i + (k - 0.5) * height, v, height=height * 0.92, color=colour, alpha=0.95 if k == 0 else 0.5,
+                      hatch=None if k == 0 else "//", edgecolor="black", linewidth=0.4)
+            bars.text(v, i + (k - 0.5) * height, f" {v:.3g}", va="center", fontsize=7)
+    bars.set_yticks(y, [display_label(label, baseline) for label, _ in live], fontsize=8)
+    for tick, (label, _v) in zip(bars.get_yticklabels(), live):
+        tick.set_color(styles[label]["color"])
+    bars.invert_yaxis()
+    bars.grid(False, axis="y")
+    bars.set_xlabel(f"step time ({unit}); solid p50, hatched p99")
+    bars.set_xlim(0, max((float(np.quantile(v, 0.99)) for _, v in live), default=1.0) / scale * 1.25)
+    marks = [Line2D([], [], marker=m, color="black", linestyle="none", label=f"{name} of a run") for _q, name, m in QUANTILES]
+    handles, labels = cdf.get_legend_handles_labels()
+    legend_outside(fig, handles=handles + marks, labels=labels + [h.get_label() for h in marks])
+    return save(fig, path)
