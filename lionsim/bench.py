@@ -34,6 +34,7 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.training.threads import torch_threads
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
 from lionsim.workloads.config import parse_eval_samples
 
@@ -122,7 +123,7 @@ class BenchConfig:
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
     threads: int = 1
-    """torch CPU threads while training. One by default: the small workloads' kernels gain
+    """torch CPU threads while building the workload and training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
     timeout: float = 60.0
@@ -250,7 +251,8 @@ class Bench:
         self.runs = cfg.validate()
         self.network = load_network(cfg.network)
         self.place = place or Place(SimComm(cfg.workers))
-        self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
+        with torch_threads(cfg.threads):
+            self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
@@ -267,9 +269,7 @@ class Bench:
 
     def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None) -> BenchResult:
         """Train every run; `after_run(self)` after each (to write what finished)."""
-        threads = torch.get_num_threads()
-        torch.set_num_threads(self.cfg.threads)
-        try:
+        with torch_threads(self.cfg.threads):
             self.compute = (measure_compute(self.workload, self.place) if self.device is None
                             else count_compute(self.workload, self.place))
             for run in self.runs:
@@ -280,8 +280,6 @@ class Bench:
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
-        finally:
-            torch.set_num_threads(threads)
         return self.result()
 
     def booking(self) -> Booking:

@@ -35,6 +35,11 @@ class Unit:
     def cell(self, network: str) -> Cell:
         return Cell(self.workload, self.workers, network, self.seed, self.run)
 
+    @property
+    def key(self) -> str:
+        """The unit's stable id: its cells' id without the network (progress, shards)."""
+        return f"{self.workload}-w{self.workers}-s{self.seed}-{self.run.label}"
+
 
 @dataclass(frozen=True, slots=True)
 class Cell:
