@@ -180,7 +180,9 @@ def merge(
     outcome = merge_shards(out)
     if outcome.summary is not None:
         emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
-    plots = draw_plots(out, outcome.summary)
+    # the plots come with the whole grid (a partial one may lack a group's baseline, and its
+    # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
+    plots = [] if outcome.missing else draw_plots(out, outcome.summary)
     (console if format == "table" else err_console).print(
         f"merged {len(outcome.parts)} part{'' if len(outcome.parts) == 1 else 's'} ({', '.join(outcome.parts)}): "
         f"{outcome.total - len(outcome.missing)} of {outcome.total} cells ({outcome.adopted} new) in {out}/"

@@ -36,6 +36,12 @@ class Unit:
         return Cell(self.workload, self.workers, network, self.seed, self.run)
 
     @property
+    def cost(self) -> int:
+        """A unit's relative work, to balance shards and order parallel workers: a step's compute
+        grows with the workers one process holds."""
+        return self.workers
+
+    @property
     def key(self) -> str:
         """The unit's stable id: its cells' id without the network (progress, shards)."""
         return f"{self.workload}-w{self.workers}-s{self.seed}-{self.run.label}"

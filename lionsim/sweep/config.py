@@ -87,7 +87,10 @@ class SweepConfig:
     def units(self) -> list[Unit]:
         """The units this process trains: the grid's, or its shard's."""
         units = grid_units(self.grid)
-        return units if self.shard is None else [u for u in units if self.shard.holds(u.key)]
+        if self.shard is None:
+            return units
+        mine = self.shard.select([(u.key, u.cost) for u in units])
+        return [u for u in units if u.key in mine]
 
     @property
     def root(self) -> Path:

@@ -24,6 +24,7 @@ from lionsim.sweep.cells import Cell
 from lionsim.sweep.config import SweepConfig
 from lionsim.sweep.execute import open_executor
 from lionsim.sweep.merge import check_parts, merge_parts
+from lionsim.sweep.shards import part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.sweep.tables import SweepTables
 from lionsim.sweep.train import UnitOutcome, UnitTask
@@ -72,6 +73,12 @@ def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
     return tasks
 
 
+def finished_elsewhere(cfg: SweepConfig, cell_ids: list[str]) -> set[str]:
+    """A shard's cells that the root or another part already finished (read, never written)."""
+    others = [CellStore(cfg.out), *(CellStore(p) for p in part_roots(cfg.out) if p != cfg.root)]
+    return set().union(*(store.finished(cell_ids) for store in others))
+
+
 def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutcome:
     events = events or SweepEvents()
     cfg.validate()
@@ -106,7 +113,7 @@ def _run(cfg: SweepConfig, store: CellStore, whole: CellStore, previous: dict | 
         tables.add(cells[cell_id])
     tables.write()  # a run killed between a cell and the CSVs left them one cell behind
     already = len(tables.steps)
-    elsewhere = whole.finished(list(cells)) if cfg.shard is not None else set()  # the root has them
+    elsewhere = finished_elsewhere(cfg, list(cells)) if cfg.shard is not None else set()
     tasks = unit_tasks(cfg, set(tables.steps) | elsewhere)
     failed: dict[str, str] = {}
     store.write_failed(failed)  # the cells that failed last time are retried now

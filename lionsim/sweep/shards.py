@@ -1,16 +1,17 @@
-"""Scheduler shards: `lionsim sweep --shard I/N` runs the units whose stable id falls in shard I.
+"""Scheduler shards: `lionsim sweep --shard I/N` runs shard I's share of the grid's units.
 
-A unit (the cells that share one training: a cell id without its network) belongs to shard
-`sha256(unit key) mod N + 1`, a function of the id alone: every array task computes the same
-split with no coordination, and a grid that grows never moves a cell to another shard. Cells
-of one training stay together, so a shard trains each unit once. Shard I writes only under
-ROOT/parts/shard-I-of-N/ (a sweep root of its own), so concurrent shards on a shared file
-system never write the same file; `lionsim sweep merge ROOT` combines the parts.
+Units (the cells that share one training: a cell id without its network) are dealt to the N
+shards by their stable ids: largest first (most workers, ties by id), each to the shard with
+the least work so far. The split is a function of the grid alone, so every array task computes
+the same one with no coordination, and the shards finish about together (the array lasts as
+long as its slowest task). Cells of one training stay together, so a shard trains each unit
+once. Shard I writes only under ROOT/parts/shard-I-of-N/ (a sweep root of its own), so
+concurrent shards on a shared file system never write the same file, and it skips cells that
+the root or another part already finished; `lionsim sweep merge ROOT` combines the parts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +48,16 @@ class Shard:
     def name(self) -> str:
         return f"shard-{self.index}-of-{self.count}"
 
-    def holds(self, unit_key: str) -> bool:
-        digest = hashlib.sha256(unit_key.encode()).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+    def select(self, units: list[tuple[str, int]]) -> set[str]:
+        """The keys of this shard's units, from every unit's (key, cost) in the grid."""
+        load = [0] * self.count
+        mine = set()
+        for key, cost in sorted(units, key=lambda u: (-u[1], u[0])):
+            least = load.index(min(load))
+            load[least] += cost
+            if least == self.index - 1:
+                mine.add(key)
+        return mine
 
     def root(self, out: Path) -> Path:
         return Path(out) / PARTS_DIR / self.name

@@ -37,8 +37,8 @@ class UnitTask:
 
     @property
     def cost(self) -> int:
-        """What orders the units handed to parallel workers, longest first (so the last unit
-        to start is a short one): a step's compute grows with the workers this process holds."""
+        """Parallel workers take units longest first, so the last to start is a short one
+        (lionsim.sweep.cells.Unit.cost)."""
         return self.config.workers
 
 

@@ -84,7 +84,7 @@ class RayExecutor:
         if address not in (None, "auto", "local"):
             _reachable(address)
         try:
-            ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False,
+            ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False,
                      include_dashboard=False if address is None else None)
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise LionsimError(f"cannot connect to the Ray cluster at {address or 'a new local instance'}: "
