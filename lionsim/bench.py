@@ -34,6 +34,7 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.training.record import bench_record, run_entry, timing_notes
 from lionsim.training.threads import torch_threads
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
 from lionsim.workloads.config import parse_eval_samples
@@ -290,12 +291,20 @@ class Bench:
 
     def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
         """Every finished (or partly finished) run booked: steps, summary, run.json record."""
-        from lionsim.training.record import bench_record
-
         frames = [self._frame(r) for r in self.records if r.steps]
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss) if frames else pd.DataFrame()
-        return BenchResult(steps, summary, bench_record(self, status, error))
+        return BenchResult(steps, summary, self.record(status, error))
+
+    def record(self, status: str, error: str | None) -> dict:
+        """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
+        cfg, options = self.cfg, self.cfg.to_dict()
+        diverged = {r.run: r.diverged_at for r in self.records}
+        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), diverged.get(run))
+                for run in self.runs]
+        timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network)
+        return bench_record(options=options, runs=runs, timing=timing, workload=self.workload, network=self.network,
+                            started=self.started, status=status, error=error)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

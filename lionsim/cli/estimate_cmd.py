@@ -73,7 +73,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
-    from lionsim.estimate.table import model_text
+    from lionsim.reports.columns import model_text
     from lionsim.reports.tables import fold_run
 
     first = frame.iloc[0]
@@ -197,8 +197,8 @@ def estimate_cmd(
             if out is not None:
                 written.append(_write_csv(rows, out / "sweep.csv"))
                 written.append(_write_csv(crossings, out / "crossover.csv"))
-                from lionsim.estimate.plot import plot_sweep  # matplotlib: only when plots are asked for
+                from lionsim.reports.plots.estimate import plot_estimate_sweep  # matplotlib: only for plots
 
-                written += plot_sweep(rows, crossings, spec, out / "sweep.png")
+                written += plot_estimate_sweep(rows, crossings, spec.variable, out / "sweep.png")
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
