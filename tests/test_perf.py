@@ -52,6 +52,9 @@ def test_ratios_are_computed_from_the_times_beside_them(figures):
     (["sim", "--workloads", "foo"], "foo"),
     (["sim", "--strategy", "foo"], "foo"),
     (["sim", "--size", "huge"], "huge"),
+    (["sweep", "--executors", "jobs1,nope"], "nope"),
+    (["sweep", "--sweep-steps", "0"], "--sweep-steps"),
+    (["sweep", "--runs", "0"], "--runs"),
 ])
 def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
@@ -60,3 +63,20 @@ def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1 and named in lines[0], out.stderr
     assert out.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == []  # nothing ran, nothing left
+
+
+def test_sweep_throughput_figures_are_computed_from_the_walls(tmp_path):
+    """Two executors, one run each, 2 steps: cells per hour and the ratio come from the wall times."""
+    path = tmp_path / "perf.csv"
+    out = subprocess.run([sys.executable, "-m", "lionsim.perf", "sweep", "--sweep-steps", "2", "--runs", "1",
+                          "--executors", "jobs1,jobs2", "--csv", str(path)], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    m = {(r["case"], r["metric"]): float(r["value"]) for r in rows}
+    assert {r["case"] for r in rows} == {"sweep jobs1", "sweep jobs2"} and all("load average" in r["how"] for r in rows)
+    for case in ("sweep jobs1", "sweep jobs2"):
+        assert m[case, "cells_per_hour"] == pytest.approx(8 / m[case, "wall_s"] * 3600)
+    assert m["sweep jobs2", "speedup_over_jobs1"] == pytest.approx(m["sweep jobs1", "wall_s"] / m["sweep jobs2", "wall_s"])
+    assert "cells/h" in out.stdout

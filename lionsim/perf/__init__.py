@@ -11,6 +11,7 @@
                 memory, at N = 1, 8, 32, 128 (vit, mlp) and N = 1000 (mlp)
     bench       wall time of the default `lionsim bench`
     transports  measured comm per step of each vote transport on 2 gloo ranks (25M parameters)
+    sweep       cells per hour of issue 22's sweep grid: --jobs 1, --jobs 2, Ray on two local nodes
 
 Every figure is a median of repeated runs in one invocation; ratios are taken within one run
 (these machines are noisy), and each simulator point runs in a fresh process so its peak

@@ -13,8 +13,8 @@ from lionsim.errors import LionsimError
 from lionsim.perf.rows import write_csv
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim"]
-"""What runs with no WHAT: every figure but the slow `bench` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports"]
+"""What runs with no WHAT: every figure but the slow `bench`, `sweep` and the gloo `transports`."""
+CHOICES = DEFAULT + ["bench", "transports", "sweep"]
 
 
 def _ints(text: str) -> list[int]:
@@ -62,6 +62,10 @@ def parser() -> argparse.ArgumentParser:
                    help="sim: per-worker gradients by the workload's default method, or force one")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
     p.add_argument("--iters", type=_positive, default=5, help="transports: timed steps per transport")
+    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (issue 22: 300)")
+    p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
+    p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
+                   "the one the others are compared with)")
     return p
 
 
@@ -77,10 +81,11 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     try:
         workloads = _check(args)
+        executors = _executors(args)
     except LionsimError as e:
         p.exit(2, f"error: {e}\n")
     try:
-        _run(args, workloads)
+        _run(args, workloads, executors)
     except LionsimError as e:  # a bad name found while running, or a file that cannot be written
         p.exit(2, f"error: {e}\n")
     except BrokenPipeError:  # a reader that stops early (| head) is not an error
@@ -112,7 +117,23 @@ def _check(args) -> list[str]:
     return workloads
 
 
-def _run(args, workloads: list[str]) -> None:
+def _executors(args) -> list[str]:
+    """sweep: the executors, each known, and Ray installed where it is asked for."""
+    from lionsim.perf.sweep import EXECUTORS
+
+    names = [e.strip().lower() for e in args.executors.split(",")]
+    for name in names:
+        if name not in EXECUTORS:
+            raise LionsimError(f"bad --executors {args.executors!r}: {name!r}; accepted: {', '.join(EXECUTORS)}")
+    if "sweep" in args.what and "ray" in names:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise LionsimError('--executors ray needs Ray: pip install -e ".[ray]" (or leave ray out)')
+    return list(dict.fromkeys(names))
+
+
+def _run(args, workloads: list[str], executors: list[str]) -> None:
     figures = []
     for what in dict.fromkeys(args.what):
         if what == "imports":
@@ -149,6 +170,11 @@ def _run(args, workloads: list[str]) -> None:
 
             done = bench_default()
             print_bench(done)
+        elif what == "sweep":
+            from lionsim.perf.sweep import bench_sweep, print_sweep
+
+            done = bench_sweep(args.sweep_steps, args.runs, executors)
+            print_sweep(done)
         else:
             from lionsim.perf.transports import bench_transports, print_transports
 
