@@ -3,8 +3,11 @@ size sweep, one worker count and seed of a sweep's grid), in README order in one
 directory, so files one example writes (a fitted profile, a run.json) are there for the next.
 An example that fails as written fails CI.
 
-Left out, with the reason: `pip install` (the test run itself installed lionsim) and
-`python -m lionsim.perf` (benchmarks that print figures and take minutes by design).
+Left out, with the reason: `pip install` (the test run itself installed lionsim),
+`python -m lionsim.perf` (benchmarks that print figures and take minutes by design) and
+`lionsim sweep --executor ray` (it needs a Ray cluster and the `ray` extra: tests/test_sweep_ray.py
+runs it on a local two-node cluster). Lines that start with another program (`ray start`, a
+Slurm script's `srun lionsim ...`) are not lionsim commands and are not run.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def readme_commands() -> list[str]:
             if "&&" in text:
                 text = text.split("&&", 1)[1].strip()  # `pip install ... && lionsim ...`
             bare = re.sub(r"^(\w+=\S+ )+", "", text)  # VAR=value prefixes
-            if re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare:
+            if (re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare
+                    and "--executor ray" not in bare):
                 commands.append(text)
     return commands
 
@@ -89,8 +93,8 @@ SHRINK_AXES = ("--workers", "--seed")
 
 def shrunk(argv: list[str]) -> list[str]:
     command = argv[0]
-    if command == "comm" and "--backend" not in argv:
-        return argv
+    if command == "comm" and "--backend" not in argv or argv[:2] == ["sweep", "merge"]:
+        return argv  # nothing to shrink: comm models, merge reads what the shards wrote
     if command == "sweep":
         argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
     return argv + SHRINK.get(command, [])

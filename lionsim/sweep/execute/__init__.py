@@ -16,7 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean, match_name
 
 EXECUTORS = ("local", "ray")
-RAY_INSTALL = 'pip install -e ".[ray]" (in a lionsim checkout) or pip install "ray[default]>=2.9"'
+RAY_INSTALL = 'pip install -e ".[ray]" (in a lionsim checkout) or pip install "ray>=2.9"'
 """How to get Ray, for the one line that says it is missing."""
 
 
