@@ -117,6 +117,15 @@ def test_a_plain_sweep_takes_in_the_parts_and_trains_only_the_missing(sharded, u
     assert files(root) == files(unsharded)
 
 
+def test_report_on_a_sharded_root_merges_it_first(sharded, unsharded, tmp_path, capsys):
+    root = tmp_path / "rep"
+    shutil.copytree(sharded, root)
+    code, out, err = run(capsys, "report", str(root))
+    assert code == 0, err
+    assert f"{CELLS} of {CELLS} cells ({CELLS} new)" in " ".join(err.split()) and (root / "report.md").is_file()
+    assert {k: v for k, v in files(root).items() if k != "report.md"} == files(unsharded)
+
+
 def test_duplicates_same_kept_once_different_refused(sharded, unsharded, tmp_path, capsys):
     root = tmp_path / "d"
     shutil.copytree(sharded, root)

@@ -183,10 +183,25 @@ def merge(
     # the plots come with the whole grid (a partial one may lack a group's baseline, and its
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
     plots = [] if outcome.missing else draw_plots(out, outcome.summary)
-    (console if format == "table" else err_console).print(
-        f"merged {len(outcome.parts)} part{'' if len(outcome.parts) == 1 else 's'} ({', '.join(outcome.parts)}): "
-        f"{outcome.total - len(outcome.missing)} of {outcome.total} cells ({outcome.adopted} new) in {out}/"
-        + (f", {len(plots)} plots" if plots else ""))
+    (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
+    _fail_if_missing(out, outcome)
+
+
+def merged_or_fail(out: Path) -> None:
+    """`lionsim report ROOT` on a sharded sweep: merge its parts first, one line on stderr."""
+    from lionsim.sweep.merge import merge_shards
+
+    outcome = merge_shards(out)
+    err_console.print(_merged(out, outcome), markup=False, highlight=False)
+    _fail_if_missing(out, outcome)
+
+
+def _merged(out: Path, outcome) -> str:
+    return (f"merged {len(outcome.parts)} part{'' if len(outcome.parts) == 1 else 's'} ({', '.join(outcome.parts)}): "
+            f"{outcome.total - len(outcome.missing)} of {outcome.total} cells ({outcome.adopted} new) in {out}/")
+
+
+def _fail_if_missing(out: Path, outcome) -> None:
     if outcome.missing:
         why = f"; {len(outcome.failed)} failed, errors in the parts' failed.json" if outcome.failed else ""
         fail(f"missing: {len(outcome.missing)} cells ({_some(outcome.missing)}){why}; rerun their shards (or "
