@@ -8,6 +8,7 @@ Every Ray process started here is shut down, the test failing or not (the `clust
 Skipped with the reason where the `ray` extra is not installed (pip install -e ".[ray]");
 `python -m lionsim.perf sweep` records a run with two local nodes either way."""
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -59,11 +60,13 @@ def test_without_ray_one_line_says_how_to_install(tmp_path, capsys, monkeypatch)
     assert not (tmp_path / "s").exists()
 
 
-ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
+needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
+                               reason='the ray extra is not installed (pip install -e ".[ray]")')
 
 
 @pytest.fixture(scope="module")
 def cluster():
+    import ray
     from ray.cluster_utils import Cluster
 
     made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
@@ -85,6 +88,7 @@ def local(tmp_path_factory):
     return out
 
 
+@needs_ray
 def test_unreachable_address_is_one_line_and_writes_nothing(tmp_path, capsys):
     code, out, err = run(capsys, "sweep", *SMALL, "--executor", "ray", "--ray-address", "127.0.0.1:9",
                          "--out", str(tmp_path / "s"))
@@ -92,6 +96,7 @@ def test_unreachable_address_is_one_line_and_writes_nothing(tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
 
 
+@needs_ray
 def test_two_nodes_equal_the_local_executor_cell_for_cell(cluster, local, tmp_path, capsys):
     made, _ = cluster
     code, out, err = run(capsys, "sweep", *SMALL, "--executor", "ray", "--ray-address", made.address,
@@ -129,6 +134,7 @@ class KillAWorkerNode(SweepEvents):
         self.published.append(cell.id)
 
 
+@needs_ray
 def test_a_node_killed_mid_sweep_loses_nothing_and_the_sweep_completes(cluster, tmp_path):
     made, worker = cluster
     grid = Grid.parse(workload=["vit"], workers=[2], network=["1gbe", "10gbe"], seed=[0, 1],
@@ -149,6 +155,7 @@ def test_a_node_killed_mid_sweep_loses_nothing_and_the_sweep_completes(cluster, 
     assert files(tmp_path / "r") == files(tmp_path / "l")
 
 
+@needs_ray
 def test_a_unit_failing_in_lionsim_is_recorded_once_not_retried(cluster, tmp_path, capsys):
     made, _ = cluster
     bad = tmp_path / "data.txt"
