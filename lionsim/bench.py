@@ -35,6 +35,8 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
+from lionsim.training.threads import torch_threads
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
 from lionsim.workloads.config import parse_eval_samples
 
@@ -132,7 +134,7 @@ class BenchConfig:
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
     threads: int = 1
-    """torch CPU threads while training. One by default: the small workloads' kernels gain
+    """torch CPU threads while building the workload and training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
     timeout: float = 60.0
@@ -282,7 +284,8 @@ class Bench:
         self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
         self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
         self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
-        self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
+        with torch_threads(cfg.threads):
+            self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
@@ -304,9 +307,7 @@ class Bench:
 
     def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None) -> BenchResult:
         """Train every run; `after_run(self)` after each (to write what finished)."""
-        threads = torch.get_num_threads()
-        torch.set_num_threads(self.cfg.threads)
-        try:
+        with torch_threads(self.cfg.threads):
             self.compute = (measure_compute(self.workload, self.place) if self.device is None
                             else count_compute(self.workload, self.place))
             for run in self.runs:
@@ -317,8 +318,6 @@ class Bench:
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
-        finally:
-            torch.set_num_threads(threads)
         return self.result()
 
     def _straggler(self) -> Callable[[int, float], float] | None:
@@ -336,26 +335,39 @@ class Bench:
 
     def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
         """Every finished (or partly finished) run booked: steps, summary, run.json record."""
-        from lionsim.training.record import bench_record
-
         frames = [self._frame(r) for r in self.records if r.steps]
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss, self.cfg.warmup_steps) if frames else pd.DataFrame()
         calls = None
         if self.place.comm.ranks > 1:
-            from lionsim.training.record import priced_by
-
             booking = self.booking()
             calls = pd.DataFrame([row for r in self.records for row in call_rows(r, booking)], columns=CALL_COLUMNS)
             if len(summary):
-                summary["comm_priced_by"] = priced_by(self)
+                summary["comm_priced_by"] = self.priced_by
         files = {}
         if self.calibration is not None:
             from lionsim.network.toml_out import profile_toml
 
             files = {"calibration.toml": profile_toml(self.network, self.network.description),
                      "calibration.csv": self.calibration.to_csv(index=False)}
-        return BenchResult(steps, summary, bench_record(self, status, error), calls, files)
+        return BenchResult(steps, summary, self.record(status, error), calls, files)
+
+    @property
+    def priced_by(self) -> str | None:
+        """What prices comm_model_s on a real backend (None on sim, where the model is the time)."""
+        return priced_by(self.network, self.calibration is not None) if self.cfg.backend != "sim" else None
+
+    def record(self, status: str, error: str | None) -> dict:
+        """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
+        cfg, options = self.cfg, self.cfg.to_dict()
+        diverged = {r.run: r.diverged_at for r in self.records}
+        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), diverged.get(run))
+                for run in self.runs]
+        timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
+                              comm_model=self.priced_by)
+        return bench_record(options=options, runs=runs, timing=timing, workload=self.workload, network=self.network,
+                            started=self.started, status=status, error=error, hosts=self.hosts,
+                            comm_model=self.priced_by)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

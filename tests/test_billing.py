@@ -1,4 +1,4 @@
-"""How a real collective is timed and billed (lionsim.backends.dist, lionsim.training.booking):
+"""How a real collective is timed and billed (lionsim.backends.timed, lionsim.training.booking):
 barrier, timed call, untimed barrier; each call billed as its slowest rank's time of that call
 (not the slowest rank's sum), the spread of the ranks' arrivals as the wait; against a plain
 per-call maximum written out here. No timing is asserted: the clock is replaced."""
@@ -11,8 +11,9 @@ import pytest
 import torch
 import torch.distributed as dist
 
-import lionsim.backends.dist as dist_backend
-from lionsim.backends.dist import MeasuredCall, ProcessGroupComm
+import lionsim.backends.timed as timed
+from lionsim.backends.dist import ProcessGroupComm
+from lionsim.backends.timed import MeasuredCall
 from lionsim.launch import free_port
 from lionsim.training.booking import slowest_process
 from lionsim.training.loop import RunRecord, StepRecord
@@ -87,7 +88,7 @@ def test_a_call_runs_between_two_barriers_and_only_the_call_is_timed(group, monk
     events = []
     barrier = dist.barrier
     monkeypatch.setattr(dist, "barrier", lambda *a, **k: (events.append("barrier"), barrier(*a, **k))[1])
-    monkeypatch.setattr(dist_backend, "time_call", lambda run, device: (events.append("timed call"), run(), 0.5)[2])
+    monkeypatch.setattr(timed, "time_call", lambda run, device: (events.append("timed call"), run(), 0.5)[2])
     comm = ProcessGroupComm()
     out = comm.all_gather(torch.arange(6, dtype=torch.uint8).reshape(1, 6))
     assert events == ["barrier", "timed call", "barrier"]

@@ -10,7 +10,7 @@ import pytest
 
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig
-from lionsim.estimate.plot import plot_sweep
+from lionsim.reports.plots.estimate import plot_estimate_sweep
 from lionsim.estimate.config import resolve
 from lionsim.estimate.sweep import (CROSSOVER_COLUMNS, Sweep, crossovers, parse_sweep, run_sweep, with_bandwidth,
                                     worker_counts, worker_crossover)
@@ -83,7 +83,7 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     assert row["wins"] == "below"
     dlion = frame[frame["strategy"] == "dlion-mavo"].set_index("sweep_value")["speedup"]
     assert dlion[dlion.index < row["crossover"]].min() > 1 > dlion[dlion.index > row["crossover"]].max()
-    png, svg = plot_sweep(frame, got, sweep, tmp_path / "sweep.png")
+    png, svg = plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert svg.name == "sweep.svg" and svg.read_bytes().lstrip().startswith(b"<?xml")
 

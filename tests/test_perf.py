@@ -52,6 +52,9 @@ def test_ratios_are_computed_from_the_times_beside_them(figures):
     (["sim", "--workloads", "foo"], "foo"),
     (["sim", "--strategy", "foo"], "foo"),
     (["sim", "--size", "huge"], "huge"),
+    (["sweep", "--executors", "jobs1,nope"], "nope"),
+    (["sweep", "--sweep-steps", "0"], "--sweep-steps"),
+    (["sweep", "--runs", "0"], "--runs"),
 ])
 def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
@@ -78,3 +81,18 @@ def test_spread_benchmark_prints_the_extra_time_per_step(tmp_path):
     for m in by_case.values():
         assert m["extra_ms_per_step"] == pytest.approx(m["uneven_ms_per_step"] - m["even_ms_per_step"])
         assert m["even_ms_per_step"] > 0 and m["uneven_ms_per_step"] > 0
+
+
+def test_sweep_throughput_figures_are_computed_from_the_walls(tmp_path):
+    """One executor, one run, 2 steps (a whole sweep command costs seconds even so): cells per
+    hour come from the wall time, and the load average is recorded beside it."""
+    path = tmp_path / "perf.csv"
+    out = subprocess.run([sys.executable, "-m", "lionsim.perf", "sweep", "--sweep-steps", "2", "--runs", "1",
+                          "--executors", "jobs1", "--csv", str(path)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    m = {r["metric"]: float(r["value"]) for r in rows}
+    assert {r["case"] for r in rows} == {"sweep jobs1"} and all("load average" in r["how"] for r in rows)
+    assert m["cells_per_hour"] == pytest.approx(8 / m["wall_s"] * 3600) and m["speedup_over_jobs1"] == 1.0
+    assert "cells/h" in out.stdout

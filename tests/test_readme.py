@@ -4,9 +4,12 @@ directory, so files one example writes (a fitted profile, a run.json) are there 
 An example that fails as written fails CI.
 
 Left out, with the reason: `pip install` (the test run itself installed lionsim),
-`python -m lionsim.perf` (benchmarks that print figures and take minutes by design), and
-blocks whose first line is a comment saying "not run by tests/test_readme.py" and why (e.g.
-two hosts: tests/test_emulated_link.py runs those lines on two emulated hosts instead).
+`python -m lionsim.perf` (benchmarks that print figures and take minutes by design),
+`lionsim sweep --executor ray` (it needs a Ray cluster and the `ray` extra: tests/test_sweep_ray.py
+runs it on a local two-node cluster), and blocks whose first line is a comment saying "not run
+by tests/test_readme.py" and why (e.g. two hosts: tests/test_emulated_link.py runs those lines
+on two emulated hosts instead). Lines that start with another program (`ray start`, a Slurm
+script's `srun lionsim ...`) are not lionsim commands and are not run.
 """
 
 from __future__ import annotations
@@ -77,7 +80,8 @@ def readme_commands() -> list[str]:
             if "&&" in text:
                 text = text.split("&&", 1)[1].strip()  # `pip install ... && lionsim ...`
             bare = re.sub(r"^(\w+=\S+ )+", "", text)  # VAR=value prefixes
-            if re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare:
+            if (re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare
+                    and "--executor ray" not in bare):
                 commands.append(text)
     return commands
 
@@ -96,8 +100,8 @@ SHRINK_AXES = ("--workers", "--seed")
 
 def shrunk(argv: list[str]) -> list[str]:
     command = argv[0]
-    if command == "comm" and "--backend" not in argv:
-        return argv
+    if command == "comm" and "--backend" not in argv or argv[:2] == ["sweep", "merge"]:
+        return argv  # nothing to shrink: comm models, merge reads what the shards wrote
     if command == "sweep":
         argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
     return argv + SHRINK.get(command, [])

@@ -229,3 +229,28 @@ def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, 
     lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
     assert code == 2 and len(lines) == 1 and "interrupted while drawing the plots: all 4 cells are kept" in lines[0]
     assert files(tmp_path / "p") == files(ref)
+
+
+def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
+    """Issue 22: the workload's data was built on every core, so two jobs on two cores ran four
+    threads that waited on each other; everything a unit does runs on --threads now."""
+    import torch
+
+    import lionsim.bench as bench
+    from lionsim.sweep.config import SweepConfig
+
+    seen = []
+    real_build, real_train = bench.build_workload, bench.train_run
+    monkeypatch.setattr(bench, "build_workload", lambda *a, **k: seen.append(torch.get_num_threads()) or real_build(*a, **k))
+    monkeypatch.setattr(bench, "train_run", lambda *a, **k: seen.append(torch.get_num_threads()) or real_train(*a, **k))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
+        cfg = SweepConfig(grid=grid, bench=bench.BenchConfig(model_size="tiny", steps=2, batch_size=8))
+        unit = cfg.units[0]
+        outcome = train.train_unit(train.UnitTask(unit.key, cfg.unit_config(unit, "1gbe"), ((unit.cell("1gbe").id, "1gbe"),)))
+        assert outcome.error is None and len(outcome.results) == 1
+        assert seen == [1, 1] and torch.get_num_threads() == 2  # the caller's count is back
+    finally:
+        torch.set_num_threads(before)

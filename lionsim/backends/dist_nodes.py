@@ -24,16 +24,16 @@ import torch
 import torch.distributed as dist
 from torch import Tensor
 
-from lionsim.backends.dist import _OPS, ProcessGroupComm
-from lionsim.backends.sim import local_sum
+from lionsim.backends.local import local_sum
+from lionsim.backends.timed import OPS, TimedGroup
 from lionsim.backends.nodes import Nodes, SimGroupComm, SoloComm, node_layout
 from lionsim.errors import LionsimError
 
 
-class CrossComm(ProcessGroupComm):
+class CrossComm(TimedGroup):
     """The inter groups of a rank holding `nodes` nodes x `slots` slots of the worker grid."""
 
-    def __init__(self, group: dist.ProcessGroup, nodes: int, slots: int, parent: ProcessGroupComm) -> None:
+    def __init__(self, group: dist.ProcessGroup, nodes: int, slots: int, parent: TimedGroup) -> None:
         super().__init__(group, nodes * slots, align=parent.align, scope="inter", parent=parent)
         self.nodes, self.slots = nodes, slots
         self.world_size = self.ranks * nodes  # M
@@ -47,7 +47,7 @@ class CrossComm(ProcessGroupComm):
         out = local_sum(grid, op).contiguous()  # [s, *sh]: this rank's nodes first
         if out.numel():
             self._timed("all_reduce", out, out.numel() * out.element_size(),
-                        lambda: dist.all_reduce(out, op=_OPS[op], group=self.group))
+                        lambda: dist.all_reduce(out, op=OPS[op], group=self.group))
         return out.unsqueeze(0).expand_as(grid).reshape(x.shape)
 
     def all_gather(self, x: Tensor) -> Tensor:
@@ -73,13 +73,13 @@ class CrossComm(ProcessGroupComm):
         return out.reshape(x.shape[0], self.world_size, *shape)
 
 
-def _subgroup(comm: ProcessGroupComm, ranks: range) -> dist.ProcessGroup:
+def _subgroup(comm: TimedGroup, ranks: range) -> dist.ProcessGroup:
     """The subgroup of these ranks of comm's group (group ranks), created by its members only."""
     members = dist.get_process_group_ranks(comm.group) if comm.group is not None else list(range(comm.ranks))
     return dist.new_group([members[r] for r in ranks], use_local_synchronization=True)
 
 
-def process_group_nodes(comm: ProcessGroupComm) -> Nodes:
+def process_group_nodes(comm) -> Nodes:
     """The node groups of a real process group (module doc)."""
     g, m = node_layout(comm.world_size, comm.workers_per_node)
     w = comm.local_workers
@@ -95,7 +95,7 @@ def process_group_nodes(comm: ProcessGroupComm) -> Nodes:
             intra = SimGroupComm(1, w, across=False) if w > 1 else SoloComm()
         else:
             group = _subgroup(comm, range(node * per_node, (node + 1) * per_node))
-            intra = ProcessGroupComm(group, w, align=comm.align, scope="intra", parent=comm)
+            intra = type(comm)(group, w, align=comm.align, scope="intra", parent=comm)  # a ProcessGroupComm
         cross = range(place, comm.ranks, per_node)
         node_of, slot_of = torch.full((w,), node, dtype=torch.int64), place * w + torch.arange(w)
     else:  # this rank holds w / g whole nodes

@@ -25,7 +25,7 @@ from typing import Protocol
 import torch
 from torch import Tensor
 
-from lionsim.backends.sim import local_sum
+from lionsim.backends.local import local_sum
 from lionsim.errors import LionsimError
 
 

@@ -10,25 +10,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-
-def local_sum(x: Tensor, op: str = "sum") -> Tensor:
-    """x [w, *s] -> [*s]: the rows combined, in x's dtype (what one all-reduce hop adds).
-
-    Low-precision floats are summed in float32 and rounded once; a real ring rounds every
-    partial sum, so real bf16 results differ by that rounding. Integer sums are exact and
-    refuse to leave the container's range.
-    """
-    if op == "max":
-        return x.amax(0)
-    if op != "sum":
-        raise ValueError(f"unknown reduce op {op!r}; choose from: sum, max")
-    if x.dtype.is_floating_point:
-        return x.sum(0, dtype=torch.float32).to(x.dtype)
-    out = x.sum(0, dtype=torch.int64)
-    info = torch.iinfo(x.dtype)
-    if out.numel() and (out.min() < info.min or out.max() > info.max):
-        raise OverflowError(f"all_reduce sum overflows the {x.dtype} container")
-    return out.to(x.dtype)
+from lionsim.backends.local import local_sum
+from lionsim.backends.nodes import sim_nodes
 
 
 class SimComm:
@@ -47,8 +30,6 @@ class SimComm:
     def nodes(self):
         """The node groups (lionsim.backends.nodes): index groups of the rows, built once."""
         if self._nodes is None:
-            from lionsim.backends.nodes import sim_nodes
-
             self._nodes = sim_nodes(self.world_size, self.workers_per_node)
         return self._nodes
 

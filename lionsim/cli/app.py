@@ -149,9 +149,8 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point: run the app, map errors to exit codes."""
-    import lionsim.cli  # noqa: F401  (registers every command module)
-
+    """Console-script entry point: run the app, map errors to exit codes. (The commands are
+    registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)"""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         default_map = _config_defaults(argv)

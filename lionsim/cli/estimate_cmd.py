@@ -73,7 +73,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
-    from lionsim.estimate.table import model_text
+    from lionsim.reports.columns import model_text
     from lionsim.reports.tables import fold_run
 
     first = frame.iloc[0]
@@ -230,10 +230,10 @@ def estimate_cmd(
             if out is not None:
                 written.append(_write_csv(rows, out / "sweep.csv"))
                 written.append(_write_csv(crossings, out / "crossover.csv"))
-                from lionsim.estimate.plot import hierarchical, plot_hierarchy, plot_sweep  # matplotlib: only for plots
+                from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 
-                written += plot_sweep(rows, crossings, spec, out / "sweep.png")
+                written += plot_estimate_sweep(rows, crossings, spec.variable, out / "sweep.png")
                 if spec.variable == "workers" and hierarchical(rows):
-                    written += plot_hierarchy(rows, spec, out / "hierarchy.png")
+                    written += plot_hierarchy(rows, out / "hierarchy.png")
     if written:
         console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

@@ -17,7 +17,12 @@ def report(
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
     from lionsim.reports.files import written_together
     from lionsim.reports.markdown import write_report
+    from lionsim.sweep.shards import part_roots
 
+    if part_roots(directory):  # a sharded sweep: its parts first (lionsim sweep merge)
+        from lionsim.cli.sweep_cmd import merged_or_fail
+
+        merged_or_fail(directory)
     with written_together():  # report.md and its redrawn plots appear together or not at all
         path = write_report(directory)
     console.print(f"wrote {path} (plots redrawn beside it)", markup=False, highlight=False)

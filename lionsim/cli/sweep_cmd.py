@@ -1,4 +1,5 @@
-"""`lionsim sweep`: a grid of bench runs (workload x workers x network x seed x strategy), resumable."""
+"""`lionsim sweep`: a grid of bench runs (workload x workers x network x seed x strategy), resumable,
+on this machine or a Ray cluster, whole or as scheduler shards; `lionsim sweep merge ROOT`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.bench_cmd import parse_betas, parse_hyper
 
+sweep_app = typer.Typer(rich_markup_mode=None, add_completion=False)
+app.add_typer(sweep_app, name="sweep")
+
 
 def comma_items(value) -> list:
     """A grid axis as given: `4,8,16` on the command line, an array or one value in a TOML
@@ -24,16 +28,17 @@ def axis(flag: str, what: str):
                         help=f"{what}; a comma list sweeps it (a TOML array in --config).")
 
 
-@app.command()
+@sweep_app.callback(invoke_without_command=True)
 def sweep(
+    ctx: typer.Context,
     workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)")] = "vit",
     workers: Annotated[str, axis("--workers", "Data-parallel workers N")] = "8",
     network: Annotated[str, axis("--network", "Network preset(s) or profile file(s)")] = "1gbe",
     seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
     strategy: o.Strategy = None,
     transport: o.Transport = None,
-    jobs: int = typer.Option(1, "--jobs", "-j", help="Training units run at once, each in its own process with "
-                                                     "--threads torch threads."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Training units run at once, each in its own "
+                                       "process with --threads torch threads (default 1; with Ray, all the cluster takes)."),
     backend: str = typer.Option("sim", "--backend", help="sim only: a sweep prices every network on the "
                                                          "simulator (use `lionsim bench` for gloo/nccl)."),
     model_size: o.ModelSize = "small",
@@ -65,6 +70,12 @@ def sweep(
     out: Out = Path("reports/sweep"),
     format: Format = "table",
     config: o.Config = None,
+    executor: str = typer.Option("local", "--executor", help="local (this machine) or ray (a Ray cluster; "
+                                 "pip install -e \".[ray]\")."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", metavar="HOST:PORT", help="--executor ray: "
+                                              "the cluster's head (default: RAY_ADDRESS, else a Ray started here)."),
+    shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="Run only shard I of N (a scheduler "
+                                        "array task), into OUT/parts/; `lionsim sweep merge OUT` combines them."),
 ) -> None:
     """A grid of bench runs on the simulator under one --out; rerunning the same command resumes it.
 
@@ -73,11 +84,18 @@ def sweep(
     Cells that differ only in the network share one training. A resumed sweep may add grid values;
     any other option must match ROOT/sweep.json.
     """
+    if ctx.invoked_subcommand is not None:  # `lionsim sweep merge ROOT`
+        return
+    if executor == "local" and (jobs or 1) > 1:
+        from lionsim.sweep.execute.local import start_workers
+
+        start_workers()  # the workers' imports run beside this process's own, on another core
+
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.cli.sweep_view import SweepDisplay, sweep_table
     from lionsim.reports.files import check_out_dir
 
-    from lionsim.sweep import Grid, SweepConfig, SweepInterrupted, run_sweep
+    from lionsim.sweep import Grid, Shard, SweepConfig, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
                       strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport)
@@ -88,38 +106,104 @@ def sweep(
         dgc_warmup_steps=dgc_warmup_steps, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
         bucket_mb=bucket_mb, threads=threads, compute_spread=list(compute_spread or []))
-    cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out)
+    cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
+                      shard=None if shard is None else Shard.parse(shard))
     cfg.validate()
     check_out_dir(out)
     cfg.check_memory()
+    root = cfg.root
     display = SweepDisplay(console)
     try:
         with display:
             outcome = run_sweep(cfg, display)
     except SweepInterrupted as e:
-        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {out}; rerun the same command to resume")
+        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; rerun the same command to resume")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
-        fail(f"interrupted before any new cell finished; the finished cells in {out} are kept: rerun to resume")
+        fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
     if outcome.summary is not None:
         emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     done = ("every cell was already finished" if outcome.trained == 0
             else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))
-    plots = []
-    if outcome.summary is not None and len(outcome.summary):
-        from lionsim.reports.files import written_together
-        from lionsim.reports.plots import plot_dir
-
-        try:
-            with written_together():  # the plots appear together or not at all
-                plots = [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]  # each also as .svg
-        except KeyboardInterrupt:  # the cells and CSVs are complete already
-            fail(f"interrupted while drawing the plots: all {outcome.total} cells are kept in {out}; "
-                 f"`lionsim plot {out}` draws them")
-    (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
-                  + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+    if cfg.shard is not None:  # a part: the merge draws the plots, once, over every cell
+        (console if format == "table" else err_console).print(
+            f"shard {cfg.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
+            "combines the parts")
+    else:
+        plots = draw_plots(out, outcome.summary)
+        (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
+                      + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+    if outcome.failed:
+        first = next(iter(outcome.failed.values()))
+        fail(f"failed: {len(outcome.failed)} cells ({_some(list(outcome.failed))}): {first}; every error is in "
+             f"{root}/failed.json; the other cells are written, and a rerun retries these", code=1)
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
     if diverged:
-        fail(f"diverged: {len(diverged)} cells ({', '.join(diverged[:3])}{', ...' if len(diverged) > 3 else ''}; "
+        fail(f"diverged: {len(diverged)} cells ({_some(diverged)}; "
              "marked diverged_at_step; the other cells' results are written)", code=1)
+
+
+def _some(cells: list[str]) -> str:
+    return ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
+
+
+def draw_plots(out: Path, summary) -> list[str]:
+    """Every sweep plot of `out` from its CSVs; the PNGs' names (each also drawn as SVG)."""
+    if summary is None or not len(summary):
+        return []
+    from lionsim.reports.files import written_together
+    from lionsim.reports.plots import plot_dir
+
+    try:
+        with written_together():  # the plots appear together or not at all
+            return [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]
+    except KeyboardInterrupt:  # the cells and CSVs are complete already
+        fail(f"interrupted while drawing the plots: all {len(summary)} cells are kept in {out}; "
+             f"`lionsim plot {out}` draws them")
+    return []
+
+
+@sweep_app.command("merge")
+def merge(
+    out: Path = typer.Argument(..., metavar="ROOT", help="The --out that `lionsim sweep --shard I/N` runs shared."),
+    format: Format = "table",
+) -> None:
+    """Combine the shard parts under ROOT/parts into ROOT: cells, sweep.json, both CSVs and the plots.
+
+    A cell finished twice with the same result is kept once; with different results the merge
+    stops naming it, writing nothing. Missing cells are listed (exit 1); rerun their shards, or
+    a plain `lionsim sweep ... --out ROOT` to train them, and merge again.
+    """
+    from lionsim.cli.sweep_view import sweep_table
+    from lionsim.sweep.merge import merge_shards
+
+    outcome = merge_shards(out)
+    if outcome.summary is not None:
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
+    # the plots come with the whole grid (a partial one may lack a group's baseline, and its
+    # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
+    plots = [] if outcome.missing else draw_plots(out, outcome.summary)
+    (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
+    _fail_if_missing(out, outcome)
+
+
+def merged_or_fail(out: Path) -> None:
+    """`lionsim report ROOT` on a sharded sweep: merge its parts first, one line on stderr."""
+    from lionsim.sweep.merge import merge_shards
+
+    outcome = merge_shards(out)
+    err_console.print(_merged(out, outcome), markup=False, highlight=False)
+    _fail_if_missing(out, outcome)
+
+
+def _merged(out: Path, outcome) -> str:
+    return (f"merged {len(outcome.parts)} part{'' if len(outcome.parts) == 1 else 's'} ({', '.join(outcome.parts)}): "
+            f"{outcome.total - len(outcome.missing)} of {outcome.total} cells ({outcome.adopted} new) in {out}/")
+
+
+def _fail_if_missing(out: Path, outcome) -> None:
+    if outcome.missing:
+        why = f"; {len(outcome.failed)} failed, errors in the parts' failed.json" if outcome.failed else ""
+        fail(f"missing: {len(outcome.missing)} cells ({_some(outcome.missing)}){why}; rerun their shards (or "
+             f"`lionsim sweep` with the same options and --out {out}), then merge again", code=1)

@@ -74,6 +74,14 @@ class SweepDisplay(SweepEvents):
                 self.bar.remove_task(self.units.pop(key))
             self.bar.update(self.cells, note=self.eta())
 
+    def unit_failed(self, key: str, error: str) -> None:
+        """One line now; the sweep goes on, and the CLI's last line lists every failed cell."""
+        line = f"lionsim: {key} failed: {error} (recorded in failed.json; the other units go on)"
+        if self.bar is not None:
+            self.bar.console.print(line, markup=False, highlight=False)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     def cell_finished(self, cell: Cell, summary: pd.DataFrame, finished: int, total: int) -> None:
         if self.bar is not None:
             self.bar.update(self.cells, completed=finished)

@@ -34,8 +34,9 @@ from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import ESTIMATE_COLUMNS, EXTRA_COLUMNS, estimate_rows
 from lionsim.network import GB, Network
+from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 
-VARIABLES = ("workers", "bandwidth")
+VARIABLES = ESTIMATE_SWEEP_VARIABLES
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]

@@ -33,6 +33,7 @@ from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import price_step
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
+from lionsim.reports.columns import model_text  # noqa: F401  (the table's model text; here before it moved)
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import bits_on
 
@@ -121,12 +122,6 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
         row["speedup"] = rows[base]["step_s"] / row["step_s"]
         row["baseline"] = labels[base]
     return rows
-
-
-def model_text(row) -> str:
-    """"transformer-3b (2,651,553,280 params)", or "3,000,000,000 params" when sized by --params."""
-    count = f"{int(row['params']):,} params"
-    return count if row["model"] == "params" else f"{row['model']} ({count})"
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

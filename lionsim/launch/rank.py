@@ -36,7 +36,6 @@ from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
 from lionsim.runs import parse_runs
 from lionsim.training.loop import Place
-from lionsim.training.record import bench_record
 from lionsim.transports import TRANSPORTS
 
 
@@ -135,7 +134,7 @@ def _train(bench: Bench, out: Path, root: bool, progress, where, publish_failure
         if where is not None:
             where(run.label, 1)
         if root:  # a run.json from the start: whoever publishes after a failure marks it
-            meta = bench_record(bench, "running", None)
+            meta = bench.record("running", None)
             target.write(lambda d: [write_atomic(d / META_FILE, lambda f: f.write(json.dumps(meta, default=str)))])
 
     def on_step(run, step: int, loss: float) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 import torch.distributed as dist
 
-from lionsim.backends.dist import time_call
+from lionsim.backends.timed import time_call
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous
 from lionsim.launch.group import check_same, join

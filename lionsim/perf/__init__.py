@@ -16,6 +16,7 @@
     fidelity    the network model against measured collectives on a real link (loopback, or two
                 emulated hosts over a shaped 1 Gbit / 100 Mbit link): per strategy of a training
                 run and per call, calibrated and not
+    sweep       cells per hour of issue 22's sweep grid: --jobs 1, --jobs 2, Ray on two local nodes
 
 Every figure is a median of repeated runs in one invocation; ratios are taken within one run
 (these machines are noisy), and each simulator point runs in a fresh process so its peak

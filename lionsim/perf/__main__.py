@@ -13,8 +13,8 @@ from lionsim.errors import LionsimError
 from lionsim.perf.rows import write_csv
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
-"""What runs with no WHAT: every figure but the slow `bench` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports", "fidelity"]
+"""What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
+CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity"]
 
 
 def _ints(text: str) -> list[int]:
@@ -70,6 +70,10 @@ def parser() -> argparse.ArgumentParser:
                    help="fidelity: WORKLOAD:SIZE list trained across the link")
     p.add_argument("--fidelity-steps", type=_positive, default=30, help="fidelity: steps per strategy")
     p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
+    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (issue 22: 300)")
+    p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
+    p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
+                   "the one the others are compared with)")
     return p
 
 
@@ -85,10 +89,11 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     try:
         workloads = _check(args)
+        executors = _executors(args)
     except LionsimError as e:
         p.exit(2, f"error: {e}\n")
     try:
-        _run(args, workloads)
+        _run(args, workloads, executors)
     except LionsimError as e:  # a bad name found while running, or a file that cannot be written
         p.exit(2, f"error: {e}\n")
     except BrokenPipeError:  # a reader that stops early (| head) is not an error
@@ -120,7 +125,23 @@ def _check(args) -> list[str]:
     return workloads
 
 
-def _run(args, workloads: list[str]) -> None:
+def _executors(args) -> list[str]:
+    """sweep: the executors, each known, and Ray installed where it is asked for."""
+    from lionsim.perf.sweep import EXECUTORS
+
+    names = [e.strip().lower() for e in args.executors.split(",")]
+    for name in names:
+        if name not in EXECUTORS:
+            raise LionsimError(f"bad --executors {args.executors!r}: {name!r}; accepted: {', '.join(EXECUTORS)}")
+    if "sweep" in args.what and "ray" in names:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise LionsimError('--executors ray needs Ray: pip install -e ".[ray]" (or leave ray out)')
+    return list(dict.fromkeys(names))
+
+
+def _run(args, workloads: list[str], executors: list[str]) -> None:
     figures = []
     for what in dict.fromkeys(args.what):
         if what == "imports":
@@ -169,6 +190,11 @@ def _run(args, workloads: list[str]) -> None:
                                                workloads=tuple(args.fidelity_workloads.split(",")),
                                                steps=args.fidelity_steps))
             print_fidelity(done)
+        elif what == "sweep":
+            from lionsim.perf.sweep import bench_sweep, print_sweep
+
+            done = bench_sweep(args.sweep_steps, args.runs, executors)
+            print_sweep(done)
         else:
             from lionsim.perf.transports import bench_transports, print_transports
 

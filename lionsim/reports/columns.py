@@ -85,3 +85,14 @@ def check_columns(df: pd.DataFrame, required: list[str], source: str) -> None:
             raise LionsimError(f"{source} has a value that is not a finite number in column {col}{where}; "
                                "a lionsim CSV writes a missing value as an empty cell")
         raise LionsimError(f"{source} has non-numeric values in column(s): {', '.join(not_numeric)}{where}")
+
+
+ESTIMATE_SWEEP_VARIABLES = ("workers", "bandwidth")
+"""What `lionsim estimate --sweep` sweeps: crossover.csv's `variable`."""
+
+
+def model_text(row) -> str:
+    """estimate.csv's model of a row as text: "transformer-3b (2,651,553,280 params)", or
+    "3,000,000,000 params" when sized by --params."""
+    count = f"{int(row['params']):,} params"
+    return count if row["model"] == "params" else f"{row['model']} ({count})"

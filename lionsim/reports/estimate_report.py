@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.reports.markdown import md_table
+from lionsim.reports.md import md_table
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.plots.style import human_bytes

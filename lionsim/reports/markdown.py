@@ -18,6 +18,8 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import run_label
+from lionsim.reports.estimate_report import estimate_report
+from lionsim.reports.md import md_table
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_NAMES, PAPER_ORDER, ordering_breaks, ordering_holds
 
@@ -26,13 +28,6 @@ SWEEP_SUMMARY = "sweep_summary.csv"
 SWEEP_META = "sweep.json"
 GROUP = ["workload", "workers", "network"]
 """A sweep's cells compared with each other: same workload, workers and network (seeds pooled)."""
-
-
-def md_table(headers: list[str], rows: list[list[str]]) -> str:
-    """A GitHub Markdown table; cells are text already formatted."""
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def ms(seconds: float) -> str:
@@ -255,8 +250,6 @@ def write_report(directory: Path) -> Path:
     elif (directory / "steps.csv").is_file():
         text = _run_report(directory)
     elif (directory / "sweep.csv").is_file():  # an estimate sweep (lionsim.reports.estimate_report)
-        from lionsim.reports.estimate_report import estimate_report
-
         text = estimate_report(directory)
     else:
         raise LionsimError(f"{directory} holds neither steps.csv (a bench run), {SWEEP_SUMMARY} (a sweep) nor "

@@ -1,19 +1,24 @@
-"""`lionsim sweep`: a grid of bench runs under one root, resumable, optionally in parallel.
+"""`lionsim sweep`: a grid of bench runs under one root, resumable, parallel, on one machine or many.
 
-    grid.py    the axes, parsed and checked (comma lists, TOML arrays)
-    cells.py   cells (one run on one network) and training units (cells that share a training)
-    config.py  SweepConfig: grid + the bench options every cell shares; resume rules
-    store.py   ROOT/sweep.json and ROOT/cells/<id>/, published whole
-    tables.py  sweep_steps.csv and sweep_summary.csv, rebuilt from the finished cells
-    train.py   one unit: train once, book per network (in this process or a worker)
-    runner.py  run_sweep: the order of work that makes every interruption safe
+    grid.py     the axes, parsed and checked (comma lists, TOML arrays)
+    cells.py    cells (one run on one network) and training units (cells that share a training)
+    config.py   SweepConfig: grid + the bench options every cell shares; resume rules
+    store.py    ROOT/sweep.json and ROOT/cells/<id>/, published whole; failed.json
+    tables.py   sweep_steps.csv and sweep_summary.csv, rebuilt from the finished cells
+    train.py    one unit: train once, book per network (in this process, a worker or a Ray task)
+    execute/    where units run: local (this process or --jobs processes) or ray
+    shards.py   --shard I/N: which units a scheduler's array task runs, and where it writes
+    merge.py    shard parts combined into their root (`lionsim sweep merge ROOT`)
+    runner.py   run_sweep: the order of work that makes every interruption safe
+
+The package's names load on first use, so `lionsim sweep` can start its worker processes
+(lionsim.sweep.execute.local.start_workers) before this process imports torch.
 """
 
-from lionsim.sweep.cells import Cell, Unit
-from lionsim.sweep.config import SweepConfig
-from lionsim.sweep.grid import Grid
-from lionsim.sweep.runner import SweepEvents, SweepInterrupted, SweepOutcome, run_sweep
-from lionsim.sweep.tables import STEPS_CSV, SUMMARY_CSV
+from lionsim._lazy import lazy_attributes
 
-__all__ = ["STEPS_CSV", "SUMMARY_CSV", "Cell", "Grid", "SweepConfig", "SweepEvents", "SweepInterrupted",
-           "SweepOutcome", "Unit", "run_sweep"]
+_NAMES = {"Cell": ".cells", "Unit": ".cells", "SweepConfig": ".config", "Grid": ".grid", "SweepEvents": ".runner",
+          "SweepInterrupted": ".runner", "SweepOutcome": ".runner", "run_sweep": ".runner", "STEPS_CSV": ".tables",
+          "SUMMARY_CSV": ".tables", "Shard": ".shards", "merge_shards": ".merge", "MergeOutcome": ".merge"}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+__all__ = sorted(_NAMES)

@@ -56,8 +56,15 @@ class Unit:
         return self.nodes == 0 or node_size(network, self.workers) == self.nodes
 
     @property
+    def cost(self) -> int:
+        """A unit's relative work, to balance shards and order parallel workers: a step's compute
+        grows with the workers one process holds."""
+        return self.workers
+
+    @property
     def key(self) -> str:
-        """The unit's name in progress messages."""
+        """The unit's stable id: its cells' id without the network (progress, shards); a vote of
+        node votes trains once per node size, which its id names."""
         return f"{self.workload}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
 
 

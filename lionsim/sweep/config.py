@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +16,15 @@ import lionsim
 from lionsim.bench import BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
+from lionsim.sweep.execute import canonical_executor
 from lionsim.sweep.grid import Grid, check_grows
+from lionsim.sweep.shards import Shard
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
 """BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
 RESUME_FREE = ("threads", "timeout")
-"""Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes."""
+"""Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
+(as may --jobs, --executor and --shard, which are not bench options)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -31,15 +35,25 @@ class SweepConfig:
     """The axes; a cell is one value of each."""
     bench: BenchConfig
     """Every other bench option, applied to every cell (its grid fields are ignored)."""
-    jobs: int = 1
-    """Training units run at once, each in its own process with `bench.threads` torch threads."""
+    jobs: int | None = None
+    """Training units run at once, each in its own process with `bench.threads` torch threads
+    (None: 1 on the local executor; on Ray, as many as the cluster's CPUs take)."""
     out: Path = Path("reports/sweep")
     """The sweep root: sweep.json, cells/, sweep_steps.csv, sweep_summary.csv."""
+    executor: str = "local"
+    """Where units train: local (this machine) or ray (lionsim.sweep.execute)."""
+    ray_address: str | None = None
+    """--executor ray: the cluster's head, HOST:PORT (None: RAY_ADDRESS, else a Ray started here)."""
+    shard: Shard | None = None
+    """Run only this shard's units, into out/parts/shard-I-of-N (lionsim.sweep.shards)."""
 
     def validate(self) -> None:
         """Every check bench makes, over all of the grid's runs, before anything is written."""
-        if self.jobs < 1:
+        if self.jobs is not None and self.jobs < 1:
             raise LionsimError(f"bad --jobs {self.jobs}; accepted: an integer >= 1")
+        self.executor = canonical_executor(self.executor)
+        if self.ray_address is not None and self.executor != "ray":
+            raise LionsimError(f"--ray-address {self.ray_address} needs --executor ray (the executor is {self.executor})")
         if self.bench.backend != "sim":
             raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
@@ -57,7 +71,10 @@ class SweepConfig:
         them at once, before anything is written (lionsim.training.memory)."""
         from lionsim.training.memory import check_memory
 
-        at_once = min(self.jobs, len(self.units))
+        if self.executor == "ray" and (self.ray_address or os.environ.get("RAY_ADDRESS")):
+            return  # the cluster's nodes train, not this machine (Ray's memory monitor guards them)
+        default = (os.cpu_count() or 1) if self.executor == "ray" else 1  # a Ray started here uses every core
+        at_once = min(self.jobs or default, max(1, len(self.units)))
         for workload in self.grid.workloads:
             biggest = dataclasses.replace(self.bench, workload=workload, workers=max(self.grid.workers))
             check_memory(biggest.workload_config(), processes=at_once,
@@ -69,7 +86,17 @@ class SweepConfig:
 
     @property
     def units(self) -> list[Unit]:
-        return grid_units(self.grid)
+        """The units this process trains: the grid's, or its shard's."""
+        units = grid_units(self.grid)
+        if self.shard is None:
+            return units
+        mine = self.shard.select([(u.key, u.cost) for u in units])
+        return [u for u in units if u.key in mine]
+
+    @property
+    def root(self) -> Path:
+        """Where this process writes: the sweep root, or its shard's part under it."""
+        return self.out if self.shard is None else self.shard.root(self.out)
 
     def unit_config(self, unit: Unit, network: str) -> BenchConfig:
         """The bench of one unit alone: its one run, with the options that fit that run.
@@ -98,10 +125,10 @@ class SweepConfig:
 
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return {"kind": "sweep", "grid": self.grid.to_dict(), "bench": self.bench_options(), "jobs": self.jobs,
-                "argv": sys.argv, "started": (previous or {}).get("started", now),
+                "executor": self.executor, "shard": None if self.shard is None else str(self.shard), "argv": sys.argv, "started": (previous or {}).get("started", now),
                 "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                              "lionsim": lionsim.__version__, "git_commit": git_commit()},
-                "cells": len(self.cells)}
+                "cells": len(self.cells)}  # the grid's (a shard trains its share of them)
 
     def check_resume(self, previous: dict, where: Path) -> None:
         """Resuming is safe when every finished cell is one this command would compute: the

@@ -1,38 +1,33 @@
 """Run a sweep: check it, skip the finished cells, train the rest, keep the CSVs current.
 
 Order of work, and why each step is safe to interrupt:
-1. validate every option and, on a resume, compare with sweep.json: nothing is written yet;
-2. write sweep.json, clear what a killed run left half-written (RunDir staging dirs, temp files);
-3. train each unit with unfinished cells (in this process, or in a pool of --jobs processes);
-   the parent alone writes: each cell's directory is published whole (one rename), then both
-   sweep CSVs are rewritten atomically from the finished cells.
-So at any moment the root holds whole cells and CSVs of whole cells; rerunning resumes.
+1. validate every option and, on a resume, compare with sweep.json; open the executor (a Ray
+   cluster is reached here): nothing is written yet;
+2. take in the cells that shard parts under the root finished (lionsim.sweep.merge), write
+   sweep.json, clear what a killed run left half-written (RunDir staging dirs, temp files);
+3. train each unit with unfinished cells on the executor (this process, a pool of --jobs
+   processes, or Ray tasks); this process alone writes: each cell's directory is published
+   whole (one rename), then both sweep CSVs are rewritten atomically from the finished cells.
+So at any moment the root holds whole cells and CSVs of whole cells; rerunning resumes. A unit
+that fails in lionsim is recorded in failed.json with its error and the others go on.
+A shard (--shard I/N) does the same for its units, in its own part ROOT/parts/shard-I-of-N.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-from multiprocessing import forkserver
-import queue as queues
-import signal
-import threading
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from lionsim.errors import LionsimError
 from lionsim.reports.files import make_dir
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.config import SweepConfig
+from lionsim.sweep.execute import open_executor
+from lionsim.sweep.merge import check_parts, merge_parts
+from lionsim.sweep.shards import part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.sweep.tables import SweepTables
-from lionsim.sweep.train import CellResult, UnitTask, init_worker, train_in_worker, train_unit
-
-POLL_S = 0.2
-"""How often the parent looks at the workers' step messages while waiting on them."""
+from lionsim.sweep.train import UnitOutcome, UnitTask
 
 
 class SweepEvents:
@@ -42,6 +37,7 @@ class SweepEvents:
     def unit_started(self, key: str) -> None: ...
     def step(self, key: str, step: int, loss: float) -> None: ...
     def cell_finished(self, cell: Cell, summary: pd.DataFrame, finished: int, total: int) -> None: ...
+    def unit_failed(self, key: str, error: str) -> None: ...
     def unit_finished(self, key: str) -> None: ...
 
 
@@ -58,10 +54,13 @@ class SweepOutcome:
     summary: pd.DataFrame | None
     """sweep_summary.csv's rows."""
     total: int
+    """Cells this process is responsible for: the grid's, or its shard's."""
     trained: int
     """Training units run by this call (0: every cell was already finished)."""
     already: int = 0
-    """Cells finished before this call (a resumed sweep)."""
+    """Cells finished before this call (a resumed sweep, or cells taken in from shard parts)."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """cell id -> error, for the cells whose unit failed in lionsim (also in failed.json)."""
 
 
 def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
@@ -75,120 +74,72 @@ def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
     return tasks
 
 
+def finished_elsewhere(cfg: SweepConfig, cell_ids: list[str]) -> set[str]:
+    """A shard's cells that the root or another part already finished (read, never written)."""
+    others = [CellStore(cfg.out), *(CellStore(p) for p in part_roots(cfg.out) if p != cfg.root)]
+    return set().union(*(store.finished(cell_ids) for store in others))
+
+
 def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutcome:
     events = events or SweepEvents()
     cfg.validate()
-    store = CellStore(cfg.out)
+    store = CellStore(cfg.root)
     previous = store.read_record()
     if previous is not None:
         cfg.check_resume(previous, store.root / SWEEP_FILE)
+    whole = CellStore(cfg.out)  # a shard reads the root's finished cells (and writes none)
+    if cfg.shard is None:
+        check_parts(cfg)
+    elif (record := whole.read_record()) is not None:
+        cfg.check_resume(record, whole.root / SWEEP_FILE)
+    executor = open_executor(cfg.executor, jobs=cfg.jobs, ray_address=cfg.ray_address)
+    try:
+        return _run(cfg, store, whole, previous, executor, events)
+    finally:
+        executor.close()
+
+
+def _run(cfg: SweepConfig, store: CellStore, whole: CellStore, previous: dict | None, executor,
+         events: SweepEvents) -> SweepOutcome:
+    if cfg.shard is None:
+        merge_parts(cfg.out, cfg)  # cells that shards finished are finished here
+        previous = store.read_record() or previous
     make_dir(store.root)
     store.write_record(cfg.record(previous))
     store.prepare()
-    cells = {c.id: c for c in cfg.cells}
-    tables = SweepTables(store, list(cells.values()), cfg.bench.baseline, cfg.bench.target_loss)
+    mine = {u.key for u in cfg.units}
+    cells = {c.id: c for c in cfg.cells if c.unit.key in mine}
+    tables = SweepTables(store, list(cells.values()), cfg.bench.baseline, cfg.bench.target_loss, cfg.grid.runs)
     for cell_id in store.finished(list(cells)):
         tables.add(cells[cell_id])
     tables.write()  # a run killed between a cell and the CSVs left them one cell behind
     already = len(tables.steps)
-    tasks = unit_tasks(cfg, set(tables.steps))
-    events.started(len(cells), already, len(tasks), cfg.bench.steps)
+    elsewhere = finished_elsewhere(cfg, list(cells)) if cfg.shard is not None else set()
+    tasks = unit_tasks(cfg, set(tables.steps) | elsewhere)
+    failed: dict[str, str] = {}
+    store.write_failed(failed)  # the cells that failed last time are retried now
+    events.started(len(cells), already + len(elsewhere), len(tasks), cfg.bench.steps)
 
-    def finish(results: list[CellResult]) -> None:
-        for r in results:
+    def done(task: UnitTask, outcome: UnitOutcome) -> None:
+        if outcome.error is not None:
+            failed.update({cell_id: outcome.error for cell_id, _ in task.cells})
+            store.write_failed(failed)
+            events.unit_failed(task.key, outcome.error)
+        for r in outcome.results:
             r.meta["config"]["out"] = str(store.cells / r.cell_id)
             store.publish(r.cell_id, r.steps, r.summary, r.meta)
             tables.add(cells[r.cell_id])
             tables.write()
-            events.cell_finished(cells[r.cell_id], r.summary, len(tables.steps), len(cells))
+            events.cell_finished(cells[r.cell_id], r.summary, len(tables.steps) + len(elsewhere), len(cells))
+        events.unit_finished(task.key)
 
     try:
-        if cfg.jobs == 1 or len(tasks) <= 1:  # none left (a finished sweep rerun) or one: no pool
-            for task in tasks:
-                events.unit_started(task.key)
-                finish(train_unit(task, events.step))
-                events.unit_finished(task.key)
-        else:
-            _run_pool(tasks, min(cfg.jobs, len(tasks)), events, finish)
+        executor.run(tasks, events, done)
     except KeyboardInterrupt:
         # an interrupt between a cell's rename and the CSV rewrite: bring the CSVs level
         for cell_id in store.finished(list(cells)):
             if cell_id not in tables.steps:
                 tables.add(cells[cell_id])
         tables.write()
-        raise SweepInterrupted(len(tables.steps), len(cells)) from None
-    return SweepOutcome(tables.write(), len(cells), len(tasks), already)
-
-
-def _context():
-    """forkserver where there is one: torch is imported once, in the server, not per worker."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["lionsim.sweep.train"])
-        return ctx
-    return multiprocessing.get_context("spawn")
-
-
-@contextmanager
-def _children_ignore_ctrl_c():
-    """Start helper processes with SIGINT ignored, which they inherit through exec (and the
-    forkserver passes to the workers it forks): a Ctrl-C in the terminal reaches the whole
-    process group, and a process still importing torch would print a traceback. The parent
-    alone handles Ctrl-C (it stops the pool). (With spawn, where there is no forkserver,
-    workers ignore it from their initializer on.)"""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _run_pool(tasks: list[UnitTask], jobs: int, events: SweepEvents, finish) -> None:
-    ctx = _context()
-    with _children_ignore_ctrl_c():
-        messages = ctx.Queue()  # starts multiprocessing's resource tracker
-        if ctx.get_start_method() == "forkserver":
-            forkserver.ensure_running()  # the server starts now and imports lionsim while we go on
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker, initargs=(messages,))
-    pending = {}
-    try:
-        # workers start as tasks are submitted (the pool queues the rest); the first waits for the
-        # forkserver's imports, with Ctrl-C live
-        pending = {pool.submit(train_in_worker, task): task for task in tasks}
-        while pending:
-            done, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-            _drain(messages, events)
-            for future in done:
-                task = pending.pop(future)
-                try:
-                    results = future.result()
-                except BrokenProcessPool:
-                    raise LionsimError(f"a sweep worker died training {task.key} (killed, or out of memory); "
-                                       "the finished cells are kept: rerun to resume") from None
-                finish(results)
-                events.unit_finished(task.key)
-    except BaseException:
-        # Ctrl-C, a unit's LionsimError or a bug: stop the others now (they write nothing)
-        for future in pending:
-            future.cancel()
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            process.terminate()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        messages.close()
-
-
-def _drain(messages, events: SweepEvents) -> None:
-    while True:
-        try:
-            kind, key, step, loss = messages.get_nowait()
-        except queues.Empty:
-            return
-        if kind == "start":
-            events.unit_started(key)
-        else:
-            events.step(key, step, loss)
+        raise SweepInterrupted(len(tables.steps) + len(elsewhere), len(cells)) from None
+    return SweepOutcome(tables.write(), len(cells), len(tasks), already + len(elsewhere), failed)

@@ -4,6 +4,8 @@ What is finished is what is published: a cell is written whole into a hidden sta
 directory (`cells/.ID.partial`, lionsim.reports.publish.RunDir) and renamed into `cells/ID`
 in one step, so a cell directory exists only when the cell is complete. A killed run can
 leave a staging directory or a temp file behind; `prepare` removes them before a resume.
+ROOT/failed.json lists the cells whose unit failed in lionsim, with the error (a rerun
+retries them). ROOT/parts/ holds shard parts (lionsim.sweep.shards), each a root of its own.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, make_dir, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.publish import RunDir
+from lionsim.sweep.shards import PARTS_DIR
 
 SWEEP_FILE = "sweep.json"
+FAILED_FILE = "failed.json"
 CELLS_DIR = "cells"
 CELL_FILES = (STEPS_FILE, SUMMARY_FILE, META_FILE)
 
@@ -35,7 +39,9 @@ class CellStore:
         """The previous sweep.json, or None for a new sweep; a root holding something else fails."""
         path = self.root / SWEEP_FILE
         if not path.is_file():
-            if self.root.is_dir() and any(p for p in self.root.iterdir() if not p.name.startswith(".")):
+            # a root that only shards have written so far holds parts/ alone
+            if self.root.is_dir() and any(p for p in self.root.iterdir() if not p.name.startswith(".")
+                                          and p.name != PARTS_DIR):
                 raise LionsimError(f"--out {self.root} holds files but no {SWEEP_FILE}; "
                                    "use a new or empty directory for a sweep")
             return None
@@ -60,6 +66,34 @@ class CellStore:
 
     def finished(self, cell_ids: list[str]) -> set[str]:
         return {c for c in cell_ids if (self.cells / c).is_dir()}
+
+    def read_failed(self) -> dict[str, str]:
+        """cell id -> the error its unit failed with (empty: none failed)."""
+        path = self.root / FAILED_FILE
+        record = read_json(path) if path.is_file() else {}
+        return record if isinstance(record, dict) else {}
+
+    def write_failed(self, failed: dict[str, str]) -> None:
+        """failed.json holds this run's failed cells (removed when there are none)."""
+        if failed:
+            write_atomic(self.root / FAILED_FILE, lambda f: f.write(json.dumps(failed, indent=2) + "\n"))
+        else:
+            (self.root / FAILED_FILE).unlink(missing_ok=True)
+
+    def adopt(self, cell_id: str, source: Path) -> None:
+        """Publish a finished cell of another root (a shard's part) here: its CSVs byte for byte,
+        its run.json naming where it now lives."""
+        meta = read_json(source / META_FILE)
+        meta["config"]["out"] = str(self.cells / cell_id)
+
+        def write(stage: Path) -> None:
+            for name in (STEPS_FILE, SUMMARY_FILE):
+                shutil.copyfile(source / name, stage / name)
+            (stage / META_FILE).write_text(json.dumps(meta, indent=2) + "\n")
+
+        target = RunDir(self.cells / cell_id)
+        target.write(write)
+        target.publish()
 
     def publish(self, cell_id: str, steps: pd.DataFrame, summary: pd.DataFrame, meta: dict) -> None:
         """Stage the cell's three files, then rename the staging directory into place."""

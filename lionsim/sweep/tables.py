@@ -21,6 +21,7 @@ from lionsim.network.link import US
 from lionsim.reports import summarize
 from lionsim.reports.files import write_atomic, written_together
 from lionsim.reports.summary import pick_baseline
+from lionsim.runs import RunSpec
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.store import CellStore
 
@@ -37,10 +38,13 @@ class SweepTables:
     Each cell's rows are formatted once and each group summarized again only when one of its
     cells finishes, so rewriting both files after every cell stays cheap as the sweep grows."""
 
-    def __init__(self, store: CellStore, cells: list[Cell], baseline: str | None, target_loss: float | None) -> None:
+    def __init__(self, store: CellStore, cells: list[Cell], baseline: str | None, target_loss: float | None,
+                 runs: list[RunSpec] | None = None) -> None:
+        """`runs` (default: the cells') are the grid's, which pick the baseline: a shard's part,
+        holding some of the cells, names the same baseline as the whole sweep."""
         self.store, self.cells = store, cells
         self.target_loss = target_loss
-        runs = list(dict.fromkeys(c.run for c in cells))
+        runs = runs or list(dict.fromkeys(c.run for c in cells))
         self.baseline = runs[pick_baseline([r.label for r in runs], [r.strategy for r in runs], baseline)].label
         self.links = {net: load_network(net).inter for net in dict.fromkeys(c.network for c in cells)}
         self.order = {c.id: i for i, c in enumerate(cells)}

@@ -1,8 +1,9 @@
 """One training unit: train its run once, then book the records on each of its networks.
 
-Runs in the sweep's process (--jobs 1) or in a worker process of a pool (--jobs K). It returns
-the booked results and writes nothing: only the parent process writes, so a killed worker
-can never leave a half-written file.
+Runs in the sweep's process (--jobs 1), in a worker process of a pool (--jobs K) or in a Ray
+task (--executor ray). It returns the booked results, or the error a LionsimError gave (a
+result: the unit failed, and is not retried), and writes nothing: only the parent process
+writes, so a killed worker can never leave a half-written file.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from typing import Callable
 import pandas as pd
 
 from lionsim.bench import Bench, BenchConfig
+from lionsim.errors import LionsimError
 from lionsim.network import load_network
+from lionsim.training.threads import torch_threads
 
 Progress = Callable[[str, int, float], None]
 """progress(unit key, step, loss)."""
@@ -32,6 +35,12 @@ class UnitTask:
     cells: tuple[tuple[str, str], ...]
     """(cell id, network) to book, the unit's unfinished cells."""
 
+    @property
+    def cost(self) -> int:
+        """Parallel workers take units longest first, so the last to start is a short one
+        (lionsim.sweep.cells.Unit.cost)."""
+        return self.config.workers
+
 
 @dataclass(frozen=True, slots=True)
 class CellResult:
@@ -41,19 +50,35 @@ class CellResult:
     meta: dict
 
 
-def train_unit(task: UnitTask, progress: Progress | None = None) -> list[CellResult]:
-    """Train once; book on each network as `lionsim bench --network NET` of this run would."""
-    bench = Bench(dataclasses.replace(task.config))  # a copy: booking below renames its network
-    step = None if progress is None else (lambda run, i, loss: progress(task.key, i, loss))
-    bench.run(step)
-    results = []
-    for cell_id, network in task.cells:
-        # the records hold what was trained; the network only prices them (Bench.booking)
-        bench.network = load_network(network)
-        bench.cfg.network = network  # run.json's config names the network its times are for
-        result = bench.result()
-        results.append(CellResult(cell_id, result.steps, result.summary, result.meta))
-    return results
+@dataclass(frozen=True, slots=True)
+class UnitOutcome:
+    """What a unit gives back: its cells' results, or why it failed."""
+
+    key: str
+    results: tuple[CellResult, ...] = ()
+    error: str | None = None
+    """The LionsimError's message when the unit failed (then `results` is empty)."""
+
+
+def train_unit(task: UnitTask, progress: Progress | None = None) -> UnitOutcome:
+    """Train once; book on each network as `lionsim bench --network NET` of this run would.
+
+    Everything runs with the unit's --threads, building the workload included (torch_threads)."""
+    try:
+        with torch_threads(task.config.threads):
+            bench = Bench(dataclasses.replace(task.config))  # a copy: booking below renames its network
+            step = None if progress is None else (lambda run, i, loss: progress(task.key, i, loss))
+            bench.run(step)
+            results = []
+            for cell_id, network in task.cells:
+                # the records hold what was trained; the network only prices them (Bench.booking)
+                bench.network = load_network(network)
+                bench.cfg.network = network  # run.json's config names the network its times are for
+                result = bench.result()
+                results.append(CellResult(cell_id, result.steps, result.summary, result.meta))
+    except LionsimError as e:
+        return UnitOutcome(task.key, error=str(e))
+    return UnitOutcome(task.key, tuple(results))
 
 
 # --- in a pool's worker process ---
@@ -69,6 +94,6 @@ def init_worker(queue) -> None:
     _QUEUE = queue
 
 
-def train_in_worker(task: UnitTask) -> list[CellResult]:
+def train_in_worker(task: UnitTask) -> UnitOutcome:
     _QUEUE.put(("start", task.key, 0, 0.0))
     return train_unit(task, lambda key, i, loss: _QUEUE.put(("step", key, i, loss)))

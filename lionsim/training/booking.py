@@ -57,7 +57,7 @@ import torch
 
 from lionsim.backends import Comm
 from lionsim.compute import Device
-from lionsim.backends.dist import MeasuredCall
+from lionsim.backends.timed import MeasuredCall
 from lionsim.network import CollectiveCall, Network, price
 from lionsim.network.traits import sum_quantile
 from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes

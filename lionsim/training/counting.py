@@ -12,12 +12,34 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
+from torch.utils import flop_counter
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
 
+def _without_dynamo_guard(mode: type) -> None:
+    """Spare a torch dispatch mode the import of torch._dynamo on its first op.
+
+    torch wraps every TorchDispatchMode's __torch_dispatch__ in torch._disable_dynamo, which
+    imports torch._dynamo (1-3 s, most of a sweep worker's start-up) on first use, only to keep
+    torch.compile out of the mode. lionsim never compiles: the wrapper's cache slot is filled
+    with the plain function, so the import never happens. A torch without that slot keeps its
+    wrapper (a slower start, the same counts)."""
+    raw = getattr(mode.__dict__.get("__torch_dispatch__"), "__wrapped__", None)
+    if raw is not None:
+        setattr(raw, "__dynamo_disable", raw)
+
+
+_without_dynamo_guard(flop_counter._FlopCounterMode)  # what FlopCounterMode dispatches through
+
+
 class KernelCounter(TorchDispatchMode):
     """Counts kernel-launching aten ops, booked to whatever `where()` names at the time."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """No torch._disable_dynamo wrapper (and no torch._dynamo import): lionsim never compiles."""
+        return False
 
     def __init__(self, where: Callable[[], str] = lambda: "all") -> None:
         super().__init__()

@@ -1,6 +1,8 @@
 """run.json: the replayable record of a bench.
 
-It holds the resolved configuration with every run's hyperparameters as they were used
+Built from what it records (the configuration as options, each run's resolved hyperparameters,
+the workload, network, compute figure), never from the Bench that holds them (lionsim.bench
+sits above this package). It holds the resolved configuration with every run's hyperparameters as they were used
 (`config`, in the option names of `lionsim bench`, so `lionsim bench --config run.json`
 trains the same runs again), how each time column was obtained, argv, start time, duration,
 status, versions (and the git commit when lionsim runs from a checkout) and the host.
@@ -16,41 +18,47 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
 import lionsim
+from lionsim.compute import Device
+from lionsim.launch.hosts import by_host, shared_cores
+from lionsim.network import Network
+from lionsim.runs import RunSpec
+from lionsim.strategies.base import Hyper
+from lionsim.training.compute import ComputeFigure
+from lionsim.workloads import Workload
 
-if TYPE_CHECKING:
-    from lionsim.bench import Bench
+
+def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None) -> dict:
+    """One run as run.json lists it: its label and the hyperparameters it was trained with."""
+    return {"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
+            "weight_decay": hyper.weight_decay, "betas": list(hyper.betas), "diverged_at_step": diverged_at}
 
 
-def bench_record(bench: Bench, status: str, error: str | None) -> dict:
-    cfg = bench.cfg
-    runs = []
-    for run in bench.runs:
-        hyper = run.strategy_class.resolve_hyper(cfg.strategy_config(run))
-        done = next((r for r in bench.records if r.run == run), None)
-        runs.append({"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
-                     "weight_decay": hyper.weight_decay, "betas": list(hyper.betas),
-                     "diverged_at_step": None if done is None else done.diverged_at})
+def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,
+                 started: float, status: str, error: str | None, hosts: list[dict] | None = None,
+                 comm_model: str | None = None) -> dict:
+    """run.json of a bench: `options` is its BenchConfig.to_dict(), `runs` its run_entry()s,
+    `timing` its timing_notes(), `started` a time.time(); on a real backend `hosts` where its
+    ranks ran (lionsim.launch.hosts) and `comm_model` what priced comm_model_s (priced_by)."""
     return {
         "command": "bench",
         "status": status,
         "error": error,
-        "config": replayable_config(bench, runs),
+        "config": replayable_config(options, runs),
         "runs": runs,
-        "timing": timing_notes(bench),
-        **({"comm_model": priced_by(bench)} if bench.cfg.backend != "sim" else {}),
-        "evaluation": {"samples": bench.workload.eval_size, "requested": cfg.eval_samples or "default",
-                       "of": bench.workload.describe()},
-        "network": bench.network.to_dict(),
-        **({"hosts": hosts_record(bench.hosts)} if bench.hosts else {}),
-        "seed": cfg.seed,
+        "timing": timing,
+        **({"comm_model": comm_model} if comm_model else {}),
+        "evaluation": {"samples": workload.eval_size, "requested": options["eval_samples"] or "default",
+                       "of": workload.describe()},
+        "network": network.to_dict(),
+        **({"hosts": hosts_record(hosts)} if hosts else {}),
+        "seed": options["seed"],
         "argv": sys.argv,
-        "started": datetime.datetime.fromtimestamp(bench.started, datetime.timezone.utc).isoformat(timespec="seconds"),
-        "duration_s": round(time.time() - bench.started, 3),
+        "started": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="seconds"),
+        "duration_s": round(time.time() - started, 3),
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__, "lionsim": lionsim.__version__,
                      "git_commit": git_commit()},
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": torch.get_num_threads(),
@@ -58,59 +66,59 @@ def bench_record(bench: Bench, status: str, error: str | None) -> dict:
     }
 
 
-def replayable_config(bench: Bench, runs: list[dict]) -> dict:
+def replayable_config(options: dict, runs: list[dict]) -> dict:
     """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed."""
-    config = bench.cfg.to_dict()
+    config = dict(options)
     config["strategy"] = config.pop("strategies")
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
     config["hyper"] = {r["run"]: {"lr": r["lr"], "weight_decay": r["weight_decay"], "betas": r["betas"]} for r in runs}
     return config
 
 
-def timing_notes(bench: Bench) -> dict:
-    """How every time column of steps.csv was obtained (lionsim.training.booking)."""
-    device = bench.device
-    real = bench.cfg.backend != "sim"
+def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure, network: Network,
+                 comm_model: str | None = None) -> dict:
+    """How every time column of steps.csv was obtained (lionsim.training.booking); `options` as
+    in bench_record, `device` the --compute device whose times are modelled (None: measured),
+    `comm_model` what priced comm_model_s on a real backend (priced_by)."""
+    real = options["backend"] != "sim"
     if device is not None:
         part = f"modelled for {device.name}: memory passes at its bandwidth, at least kernels x {device.kernel_s:g} s"
     else:
         part = (f"measured: per step the median of its kind (same collectives) over each run's steps, the first "
-                f"{bench.cfg.warmup_steps} left out; per worker" + ("; the slowest rank's" if real else ""))
+                f"{options['warmup_steps']} left out; per worker" + ("; the slowest rank's" if real else ""))
     notes = {
-        "compute_s": bench.compute.describe(),
+        "compute_s": compute.describe(),
         "encode_s": part,
         "decode_s": part,
         "update_s": part,
-        "comm_s": ("measured: every real collective timed after a barrier, summed per step, the slowest rank's, "
-                   "median of its kind; no overlap" if real else
-                   f"modelled: the collectives priced on {bench.network.name} for {bench.cfg.workers} workers, "
+        "comm_s": ("measured: every real collective timed between two barriers, billed as its slowest rank's time, "
+                   "summed per step, median of its kind; no overlap" if real else
+                   f"modelled: the collectives priced on {network.name} for {options['workers']} workers, "
                    "DDP-style bucket overlap (comm_exposed_s)"),
         "comm_model_s": (f"the network model's mean price of the collectives each step ran (R ranks, real sizes "
-                         f"and dtypes) on {priced_by(bench)}" if real else "equal to comm_s (the model is the time on sim)"),
+                         f"and dtypes) on {comm_model}" if real else "equal to comm_s (the model is the time on sim)"),
         **({"comm_measured_s": "measured: each collective between two barriers (the second untimed), the slowest "
                                "rank's time of that call, summed per step; calls.csv has every call",
             "barrier_wait_s": "measured: per call, the latest rank's arrival at the leading barrier minus the "
                               "earliest's (rank imbalance), summed per step"} if real else {}),
-        "warmup_steps": bench.cfg.warmup_steps,
+        "warmup_steps": options["warmup_steps"],
     }
-    if bench.compute.samples:
-        notes["compute_samples_s"] = bench.compute.samples
+    if compute.samples:
+        notes["compute_samples_s"] = compute.samples
     else:
-        notes["compute_counted"] = {"flops": bench.compute.flops, "kernels": bench.compute.kernels}
+        notes["compute_counted"] = {"flops": compute.flops, "kernels": compute.kernels}
     return notes
 
 
-def priced_by(bench: Bench) -> str:
+def priced_by(network: Network, calibrated: bool) -> str:
     """What comm_model_s was priced with: the network's links and the library's traits."""
-    if bench.calibration is not None:
+    if calibrated:
         return "calibration.toml (fitted on this run's group before training: its error is out of sample)"
-    return f"{bench.network.name} + {bench.network.traits.name} traits"
+    return f"{network.name} + {network.traits.name} traits"
 
 
 def hosts_record(hosts: list[dict]) -> dict:
     """run.json's `hosts`: one entry per machine, and whether ranks shared its cores."""
-    from lionsim.launch.hosts import by_host, shared_cores
-
     return {"machines": by_host(hosts), "ranks": len(hosts), "shared_cores": shared_cores(hosts)}
 
 

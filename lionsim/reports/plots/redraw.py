@@ -17,7 +17,9 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import TEXT_COLUMNS, check_columns
 from lionsim.reports.files import load_run, read_csv
+from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES as VARIABLES
 from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
+from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 from lionsim.reports.plots.run import plot_run
 from lionsim.reports.plots.sweep import STEPS_NEEDS, SUMMARY_NEEDS, plot_sweep
 from lionsim.reports.summary import summarize
@@ -104,11 +106,6 @@ def _check_sweep_cells(path: Path, summary: pd.DataFrame, steps: pd.DataFrame) -
 
 
 def _estimate_sweep(path: Path) -> list[Path]:
-    # estimate sits above reports; imported here so that reports never needs it to load.
-    from lionsim.estimate.plot import hierarchical, plot_hierarchy
-    from lionsim.estimate.plot import plot_sweep as plot_estimate_sweep
-    from lionsim.estimate.sweep import VARIABLES, Sweep
-
     frame = read_table(path / "sweep.csv", ESTIMATE_SWEEP_NEEDS)
     # a sweep of the baseline alone has no crossover rows: crossover.csv holds its header only
     crossings = read_table(path / "crossover.csv", CROSSOVER_NEEDS, allow_empty=True)
@@ -118,10 +115,9 @@ def _estimate_sweep(path: Path) -> list[Path]:
     if len(variables) != 1 or variables[0] not in VARIABLES:
         raise LionsimError(f"{path / 'crossover.csv'} has variable {', '.join(map(str, variables))}; "
                            f"accepted: one of {', '.join(VARIABLES)}")
-    sweep = Sweep(variable=variables[0], values=tuple(sorted(frame["sweep_value"].unique())))
-    paths = plot_estimate_sweep(frame, crossings, sweep, path / "sweep.png")
-    if sweep.variable == "workers" and hierarchical(frame):
-        paths += plot_hierarchy(frame, sweep, path / "hierarchy.png")
+    paths = plot_estimate_sweep(frame, crossings, variables[0], path / "sweep.png")
+    if variables[0] == "workers" and hierarchical(frame):
+        paths += plot_hierarchy(frame, path / "hierarchy.png")
     return paths
 
 

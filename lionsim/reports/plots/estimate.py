@@ -1,8 +1,9 @@
-"""The sweep plots: step time and speedup against the swept workers or bandwidth, crossovers
-marked (sweep.png); with hierarchical transports in a workers sweep, flat against hierarchical:
-bytes across nodes and step time against workers (hierarchy.png).
+"""`lionsim estimate --sweep`'s plots, drawn from sweep.csv and crossover.csv alone: step time
+and speedup against the swept workers or bandwidth, crossovers marked (sweep.png); with
+hierarchical transports in a workers sweep, flat against hierarchical: bytes across nodes and
+step time against workers (hierarchy.png).
 
-Built like lionsim.reports.plots: a matplotlib Figure on the Agg canvas, never pyplot,
+Built like the other plots here: a matplotlib Figure on the Agg canvas, never pyplot,
 written atomically as PNG and SVG (same stem). A run whose curve equals an earlier run's (or
 lies within style.CLOSE of it) is drawn dashed over it and named so in the legend.
 """
@@ -15,19 +16,19 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.estimate.sweep import Sweep
-from lionsim.estimate.table import model_text
-from lionsim.reports.plots import DPI, run_colours, save, time_unit
+from lionsim.reports.columns import model_text
+from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, overlapping, plain_log, run_colours,
+                                         save, time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
-from lionsim.reports.plots.style import MARKERS, bytes_log, TWIN_DASHES, overlapping, plain_log, twin_name
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
 
 
-def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path: Path) -> list[Path]:
+def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
     """Two panels sharing the x axis: step time per run (log scale), and speedup against the
-    baseline with the crossovers where a run starts or stops winning. Returns the PNG and SVG."""
+    baseline with the crossovers where a run starts or stops winning, against the swept
+    `variable` (lionsim.reports.columns.ESTIMATE_SWEEP_VARIABLES). Returns the PNG and SVG."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     colours = run_colours(labels)
     baseline = frame["baseline"].iloc[0]
@@ -35,9 +36,9 @@ def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     first = frame.iloc[0]
-    fixed = (f"{first['workers']} workers, " if sweep.variable != "workers" else "") + (
-        f"{first['network']}, " if sweep.variable != "bandwidth" else f"{first['network']} inter link, ")
-    top.set_title(f"Modelled step time against {sweep.variable}\n{model_text(first)}, "
+    fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
+        f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
+    top.set_title(f"Modelled step time against {variable}\n{model_text(first)}, "
                   f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per transport'}",
                   fontsize=11)
     rows_of = {}
@@ -69,14 +70,14 @@ def plot_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, sweep: Sweep, path:
     top.set_yscale("log")
     plain_log(top.yaxis)  # 60, 100, 200 ms, not 6x10^1
     values = sorted(frame["sweep_value"].unique())
-    if sweep.variable == "workers" and len(values) <= MAX_VALUE_TICKS:
+    if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" for v in values])  # the swept counts, as plain integers
         bottom.xaxis.set_minor_formatter(NullFormatter())
     else:
         plain_log(bottom.xaxis)
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(f"speedup vs {baseline}")
-    bottom.set_xlabel("workers" if sweep.variable == "workers" else "inter-node bandwidth (GB/s)")
+    bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))
 
@@ -87,7 +88,7 @@ def hierarchical(frame: pd.DataFrame) -> bool:
         t in TRANSPORTS and TRANSPORTS.get(t).hierarchical for t in frame["transport"].unique())
 
 
-def plot_hierarchy(frame: pd.DataFrame, sweep: Sweep, path: Path) -> list[Path]:
+def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     """Flat against hierarchical transports over the swept worker counts: the bytes one worker
     sends across nodes per step (top) and the step time (bottom). Hierarchical runs dashed with
     open markers. Returns the PNG and SVG."""

@@ -1,0 +1,145 @@
+"""Shard parts combined into their root: `lionsim sweep merge ROOT`, or the next plain `sweep`.
+
+Every part (ROOT/parts/shard-I-of-N, lionsim.sweep.shards) must hold a sweep of the same bench
+options as the root; the merged grid is the union of theirs. A cell finished in several places
+(the root, a part, parts of two splits) is kept once when every copy holds the same result,
+and refused, naming the cell and both places, when two differ: nothing is written then. A
+cell of the grid that no part finished is listed as missing (with its error where a part
+recorded one in failed.json). Parts are read, never changed: merging again is safe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.bench import MEASURED, BenchConfig
+from lionsim.errors import LionsimError
+from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
+from lionsim.sweep.cells import grid_cells
+from lionsim.sweep.config import GRID_FIELDS, SweepConfig
+from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
+from lionsim.sweep.shards import PARTS_DIR, part_roots
+from lionsim.sweep.store import SWEEP_FILE, CellStore
+from lionsim.sweep.tables import SweepTables
+
+
+@dataclass(slots=True)
+class MergeOutcome:
+    summary: pd.DataFrame | None
+    total: int
+    """Cells of the merged grid."""
+    parts: list[str]
+    adopted: int
+    """Cells copied from parts into the root by this call."""
+    missing: list[str] = field(default_factory=list)
+    """Cells of the grid that neither the root nor any part finished."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Missing cells whose unit failed in a part, with the error."""
+
+
+def _is_timing(column: str) -> bool:
+    return column.endswith("_s") or "speedup" in column or column == "comm_model_error"
+
+
+def same_result(a: Path, b: Path, measured: bool) -> bool:
+    """Whether two copies of a cell hold the same result: steps.csv and summary.csv equal byte
+    for byte, or, where compute was measured (times differ run to run), equal but for the times."""
+    if not measured:
+        return all((a / name).read_bytes() == (b / name).read_bytes() for name in (STEPS_FILE, SUMMARY_FILE))
+    for name in (STEPS_FILE, SUMMARY_FILE):
+        x, y = read_csv(a / name, []), read_csv(b / name, [])
+        keep = [c for c in x.columns if not _is_timing(c)]
+        if list(x.columns) != list(y.columns) or not x[keep].equals(y[keep]):
+            return False
+    return True
+
+
+def check_parts(cfg: SweepConfig) -> None:
+    """A plain sweep on a root with parts: each part must be a sweep this command would run."""
+    for part in part_roots(cfg.out):
+        cfg.check_resume(CellStore(part).read_record(), part / SWEEP_FILE)
+
+
+def _plan(root: CellStore, parts: list[Path], cell_ids: list[str], measured: bool) -> dict[str, Path]:
+    """cell id -> the part copy to adopt, for cells the root lacks; a conflict fails here."""
+    adopt: dict[str, Path] = {}
+    for cell_id in cell_ids:
+        copies = [d for d in [root.cells / cell_id, *(p / "cells" / cell_id for p in parts)] if d.is_dir()]
+        for other in copies[1:]:
+            if not same_result(copies[0], other, measured):
+                raise LionsimError(f"cell {cell_id} was finished twice with different results: {copies[0]} and "
+                                   f"{other}; delete the wrong copy (or its part) and merge again")
+        if copies and copies[0] != root.cells / cell_id:
+            adopt[cell_id] = copies[0]
+    return adopt
+
+
+def merge_parts(out: Path, cfg: SweepConfig) -> int:
+    """Adopt into ROOT/cells every cell of cfg's grid that a part finished; return how many."""
+    parts = part_roots(out)
+    if not parts:
+        return 0
+    root = CellStore(out)
+    adopt = _plan(root, parts, [c.id for c in cfg.cells], cfg.bench.compute == MEASURED)
+    if adopt:
+        make_dir(root.cells)
+    for cell_id, source in adopt.items():
+        root.adopt(cell_id, source)
+    return len(adopt)
+
+
+def merged_config(out: Path, parts: list[Path]) -> tuple[SweepConfig, dict | None]:
+    """The sweep the parts (and the root, if it has a sweep.json) belong to: their bench options,
+    which must agree, over the union of their grids."""
+    root_record = CellStore(out).read_record()
+    records = [(out / SWEEP_FILE, root_record)] if root_record is not None else []
+    records += [(p / SWEEP_FILE, CellStore(p).read_record()) for p in parts]
+    union: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
+    for where, record in records:
+        if record.get("kind") != "sweep" or not isinstance(record.get("grid"), dict):
+            raise LionsimError(f"{where} is not a sweep record")
+        for axis in union:
+            union[axis] += [v for v in record["grid"].get(axis, []) if v not in union[axis]]
+    first_where, first = records[0]
+    bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
+    try:
+        options = BenchConfig(**bench)
+    except TypeError as e:
+        raise LionsimError(f"{first_where} holds options this lionsim does not know ({e}); merge with the "
+                           "lionsim version that ran the sweep") from None
+    grid = Grid.parse(workload=union["workload"], workers=union["workers"], network=union["network"],
+                      seed=union["seed"], strategies=union["runs"], transport=None)
+    cfg = SweepConfig(grid=grid, bench=options, out=Path(out))
+    for where, record in records:
+        cfg.check_resume(record, where)  # the same bench options everywhere
+    return cfg, root_record
+
+
+def merge_shards(out: Path) -> MergeOutcome:
+    """`lionsim sweep merge ROOT`: the parts' cells into ROOT/cells, then sweep.json and both CSVs."""
+    out = Path(out)
+    parts = part_roots(out)
+    if not parts:
+        raise LionsimError(f"no shard parts in {out}: {out / PARTS_DIR}/shard-I-of-N/ is what "
+                           f"`lionsim sweep --shard I/N --out {out}` writes; nothing to merge")
+    cfg, previous = merged_config(out, parts)
+    cells = cfg.cells
+    root = CellStore(out)
+    adopt = _plan(root, parts, [c.id for c in cells], cfg.bench.compute == MEASURED)  # conflicts: nothing written
+    make_dir(root.root)
+    root.write_record({**cfg.record(previous), "merged": [p.name for p in parts]})
+    root.prepare()
+    for cell_id, source in adopt.items():
+        root.adopt(cell_id, source)
+    tables = SweepTables(root, cells, cfg.bench.baseline, cfg.bench.target_loss, cfg.grid.runs)
+    finished = root.finished([c.id for c in cells])
+    for cell in cells:
+        if cell.id in finished:
+            tables.add(cell)
+    summary = tables.write()
+    missing = [c.id for c in cells if c.id not in finished]
+    errors = {k: v for p in parts for k, v in CellStore(p).read_failed().items() if k in missing}
+    return MergeOutcome(summary, len(cells), [p.name for p in parts], len(adopt), missing, errors)
