@@ -31,6 +31,7 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
+from lionsim.strategies.options import check_given
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
@@ -42,8 +43,9 @@ DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
-EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
-"""Written after the contract columns of steps.csv."""
+EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step", "synced"]
+"""Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
+strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -98,6 +100,18 @@ class BenchConfig:
     """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
     dgc_warmup_steps: int = 0
     """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
+    local_steps: int | None = None
+    """localsgd, diloco*: H, inner steps between syncs (None: the strategy's default for the workload)."""
+    inner_optimizer: str | None = None
+    """localsgd, diloco*, powersgd: adamw | lion | sgd, the optimizer each worker steps with (None: adamw)."""
+    outer_lr: float | None = None
+    """localsgd, diloco*: lr of the outer step (None: 1.0 for localsgd, 0.7 for diloco)."""
+    outer_momentum: float | None = None
+    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.9 for diloco)."""
+    powersgd_rank: int | None = None
+    """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
+    powersgd_warmup_steps: int | None = None
+    """powersgd: leading steps of plain fp32 all-reduce (None: the default for the workload)."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -178,6 +192,7 @@ class BenchConfig:
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
+        check_given(self, [r.strategy_class for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -312,6 +327,7 @@ class Bench:
                 "step": s.step, "loss": s.loss, **t, "params": record.params,
                 "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
+                "synced": int(s.sent is not None and not s.sent.local),
             })
         return rows
 

@@ -3,7 +3,9 @@
     grads [w, P] -> encode (local rule) -> aggregate (transport) -> apply (replica)
                  -> sync (optional) -> what the step sent (priced by the network model)
 
-It runs unchanged on the simulator (w = W rows) and on a real rank (w = W/R rows).
+It runs unchanged on the simulator (w = W rows) and on a real rank (w = W/R rows). A
+strategy that takes local steps (local SGD, DiLoCo) encodes nothing between its syncs: such a
+step sends nothing and its apply gets no aggregate.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ class Sent:
     a warm-up phase), so the network model prices this, not a spec fixed at the start."""
 
     spec: PayloadSpec | None
-    """The payload the transport carried; None when nothing was sent (a lone worker)."""
+    """The payload the transport carried; None when nothing was sent (a lone worker, a local step)."""
     extra: tuple[CollectiveCall, ...] = field(default=())
     """The strategy's own collectives this step (scale maxima, momentum sync)."""
+    local: bool = False
+    """A local step: the strategy had nothing to send (local SGD or DiLoCo between syncs)."""
 
     def calls(self, transport: Transport, workers: int) -> list[CollectiveCall]:
         """Every collective of the step, in issue order."""
@@ -42,7 +46,9 @@ def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tens
     """Advance the replica `params` [P] by one step from per-worker `grads` [w, P]."""
     with clock.section("encode"):
         payload = strategy.encode(grads, params, comm, clock)
-    if comm.world_size == 1:  # a lone worker talks to nobody
+    if payload is None:  # a local step: nothing to exchange
+        aggregate, sent = None, Sent(spec=None, local=True)
+    elif comm.world_size == 1:  # a lone worker talks to nobody
         with clock.section("decode"):
             aggregate = combine_alone(payload)
         sent = Sent(spec=None)

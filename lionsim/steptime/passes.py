@@ -85,7 +85,28 @@ STRATEGY_BYTES: dict[str, StrategyBytes] = {
     "dgc": StrategyBytes(
         6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
     ),
+    # local-step strategies at a sync step, priced with the default inner AdamW (local steps: LOCAL_STEP_BYTES)
+    "localsgd": StrategyBytes(
+        10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
+        "writes delta_i; update: the outer step reads p, buf, writes p, buf, then p copied to p_i (read, write)"
+    ),
+    "diloco": StrategyBytes(
+        10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
+        "writes delta_i; update: the outer Nesterov step reads p, buf, writes p, buf, then p copied to p_i"
+    ),
+    "diloco-int8": StrategyBytes(
+        12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for max|delta_i| per tensor, then "
+        "reads delta_i (draws from a counter hash in registers) for the levels; update as diloco"
+    ),
+    "diloco-sign": StrategyBytes(
+        12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for mean|delta_i| per tensor, then "
+        "reads delta_i for its sign; update as diloco"
+    ),
 }
+
+LOCAL_STEP_BYTES: dict[str, float] = {name: 7 * F32 for name in ("localsgd", "diloco", "diloco-int8", "diloco-sign")}
+"""Bytes per parameter of a local step (no sync) of a local-step strategy: the inner AdamW step
+alone (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i); nothing is decoded or applied to p."""
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
@@ -242,11 +263,16 @@ def sync_copy(synced: int, params: int) -> SyncCopy:
     return SyncCopy(4 * F32 * synced, 2)
 
 
-def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int) -> PassBytes:
+def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, local: bool = False) -> PassBytes:
     """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
 
-    A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack.
+    A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack. A
+    local step (`local`: local SGD or DiLoCo between syncs) runs the inner step alone.
     """
+    if local:
+        if strategy not in LOCAL_STEP_BYTES:
+            raise LionsimError(f"no memory-pass accounting for local steps of {strategy!r}; known: {', '.join(LOCAL_STEP_BYTES)}")
+        return PassBytes(encode=LOCAL_STEP_BYTES[strategy], decode=0.0, update=0.0)
     if strategy not in STRATEGY_BYTES:
         raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}; known: {', '.join(STRATEGY_BYTES)}")
     if transport not in TRANSPORT_BYTES:

@@ -19,8 +19,9 @@ waits for the last exchange; decode and update follow it (not overlapped: conser
                     the last bucket's cost, since it is ready only when backward ends
     step_s          compute_s + encode_s + comm_exposed_s + decode_s + update_s
 
-A transport that runs after backward (overlap.py) is one exchange ready at F + B + E, so
-its whole cost is exposed. A strategy's extra collectives are added to both, never hidden.
+A transport that runs after backward (overlap.py), or the exchange of a strategy whose payload
+exists only after its own update (DiLoCo), is one exchange ready at F + B + E, so its whole
+cost is exposed. A strategy's extra collectives are added to both, never hidden.
 """
 
 from __future__ import annotations
@@ -171,18 +172,22 @@ def step_times(
     work: StepWork,
     *,
     transport: Transport,
-    spec: PayloadSpec,
+    spec: PayloadSpec | None,
     workers: int,
     network: Network,
     overlap: OverlapConfig,
     extra_calls: Sequence[CollectiveCall] = (),
     algorithm: str = AUTO,
+    after_step: bool = False,
 ) -> StepTimes:
-    """The step breakdown of one worker (module doc) for `spec` sent over `transport`."""
+    """The step breakdown of one worker (module doc) for `spec` sent over `transport` (None: a
+    step that sends nothing, as a local step of local SGD). `after_step`: the strategy's
+    payload exists only after the step's own update (DiLoCo's pseudo-gradient), so it is one
+    exchange after backward whatever the transport."""
     extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
-    if workers == 1:
+    if workers == 1 or spec is None:
         comm, exposed, count = Priced(), 0.0, 0
-    elif overlap.bucketed(transport.name):
+    elif not after_step and overlap.bucketed(transport.name):
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()

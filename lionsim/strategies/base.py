@@ -58,6 +58,23 @@ class StrategyConfig:
     """MaVo tie rule: zero (sign(0) = 0) | alternate (+1/-1 by step) | random (a seeded coin)."""
     workload: str | None = None
     """Workload trained: picks the measured defaults of the (strategy, workload) pair (tuning.py)."""
+    local_steps: int | None = None
+    """localsgd, diloco: H, the inner steps each worker takes on its own replica between syncs
+    (None: the strategy's default for the workload, tuning.py)."""
+    inner_optimizer: str | None = None
+    """localsgd, diloco: the optimizer of the inner steps; powersgd: the optimizer stepping on the
+    decompressed mean gradient. adamw | lion | sgd (SGD with momentum beta1; 0 for plain SGD);
+    None: adamw."""
+    outer_lr: float | None = None
+    """localsgd, diloco: lr of the outer SGD step on the averaged pseudo-gradient (None: 1.0 for
+    localsgd, 0.7 for diloco, as Douillard et al. 2023)."""
+    outer_momentum: float | None = None
+    """localsgd, diloco: Nesterov momentum of the outer step (None: 0 for localsgd, 0.9 for diloco)."""
+    powersgd_rank: int | None = None
+    """powersgd: r, the rank of each matrix's approximation (None: the default for the workload)."""
+    powersgd_warmup_steps: int | None = None
+    """powersgd: leading steps of plain fp32 all-reduce before compression starts (torch's
+    start_powerSGD_iter; None: the default for the workload)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -83,6 +100,16 @@ class Strategy(ABC):
     default_transport: ClassVar[str]
     defaults: ClassVar[Hyper]
     has_momentum_sync: ClassVar[bool] = False
+    after_step: ClassVar[bool] = False
+    """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
+    inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
+    options: ClassVar[dict[str, object]] = {}
+    """Its own defaults of the StrategyConfig options it reads besides Hyper (local_steps,
+    powersgd_rank, ...); tuning.py may override them per workload."""
+    replicas: Tensor | None = None
+    """Per-worker parameters [w, P] for a strategy whose replicas differ between syncs (local SGD,
+    DiLoCo): each worker computes its gradient on its own row. None: every worker computes on
+    the shared replica (the fast path of every strategy that keeps replicas identical)."""
 
     def __init__(self, cfg: StrategyConfig, layout: ParamLayout, comm: Comm) -> None:
         self.cfg = cfg
@@ -108,11 +135,40 @@ class Strategy(ABC):
     @classmethod
     def defaults_for(cls, workload: str | None) -> Hyper:
         """Its own defaults with the measured overrides of (strategy, workload) (tuning.py)."""
-        from dataclasses import replace
+        from dataclasses import fields, replace
 
         from lionsim.strategies.tuning import workload_defaults
 
-        return replace(cls.defaults, **workload_defaults(cls.name, workload))
+        hyper = {f.name for f in fields(Hyper)}
+        return replace(cls.defaults, **{k: v for k, v in workload_defaults(cls.name, workload).items() if k in hyper})
+
+    @classmethod
+    def option(cls, cfg: StrategyConfig, name: str):
+        """An option's value for this run: cfg's where given, else the measured default for the
+        workload (tuning.py), else the strategy's own (`options`)."""
+        from lionsim.strategies.tuning import workload_defaults
+
+        from lionsim.strategies.options import check_option
+
+        given = getattr(cfg, name)
+        if given is None:
+            given = workload_defaults(cls.name, cfg.workload).get(name, cls.options[name])
+        return check_option(name, given)
+
+    @classmethod
+    def extra_rows(cls, cfg: StrategyConfig) -> int:
+        """fp32 [w, P] rows per worker it holds beyond what lionsim.training.memory counts for
+        every strategy (gradients, one state row, the payload, a temporary): replicas and their
+        inner optimizer's state."""
+        return 0
+
+    @property
+    def sync_every(self) -> int:
+        """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
+        return 1
+
+    def start(self, params: Tensor) -> None:
+        """Called once with the replica params [P] before the first step (replicas are made here)."""
 
     @classmethod
     def resolve_hyper(cls, cfg: StrategyConfig) -> Hyper:
@@ -133,12 +189,14 @@ class Strategy(ABC):
         """What this strategy sends, without data (for pricing and validation)."""
 
     @abstractmethod
-    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
-        """Local update rule on grads [w, P]; returns what each worker sends."""
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
+        """Local update rule on grads [w, P]; returns what each worker sends (None: nothing this
+        step, a local step)."""
 
     @abstractmethod
-    def apply(self, params: Tensor, aggregate: Tensor) -> None:
-        """Move the replica params [P] by the aggregate [w, P] (rows are identical)."""
+    def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
+        """Move the replica params [P] by the aggregate [w, P] (rows are identical; None after a
+        local step that sent nothing)."""
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         """Collectives the strategy issues itself at this step (besides the transport's)."""

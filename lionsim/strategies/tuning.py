@@ -10,8 +10,9 @@ from __future__ import annotations
 LION_FAMILY = ("lion", "dlion-mavo", "dlion-avg", "lioncub-l1", "lioncub-linf", "lioncub-l0", "lioncub-ternary", "signum-mv")
 
 WORKLOAD_DEFAULTS: dict[str, dict[str, dict]] = {}
-"""workload -> strategy -> the Hyper fields that differ from the strategy's own defaults;
-filled below, one block per workload with its measurement."""
+"""workload -> strategy -> the Hyper fields (lr, weight_decay, betas) and options (local_steps,
+powersgd_rank, ...: Strategy.options) that differ from the strategy's own defaults; filled
+below, one block per workload with its measurement."""
 
 
 def workload_defaults(strategy: str, workload: str | None) -> dict:

@@ -120,7 +120,7 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             work = measured_work(b.compute.seconds, encode[i], decode[i], update[i])
         else:
             spec = s.sent.spec or record.spec
-            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W)
+            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, local=s.sent.local)
             work = device_work(b.compute.flops, record.params, passes, b.device,
                                kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
                                                decode=record.kernels["decode"], update=record.kernels["update"]),
@@ -144,7 +144,7 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     bits = _bits(s, record, W)
     if b.ranks == 1:  # sim: the model is the time
         t = step_times(work, transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                       overlap=b.overlap, extra_calls=s.sent.extra)
+                       overlap=b.overlap, extra_calls=s.sent.extra, after_step=record.run.strategy_class.after_step)
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits}
     model = sum(price(_call(c), b.ranks, b.network).time_s for c in s.collectives)
     sent = price_calls([_call(c) for c in s.collectives], b.ranks, b.network).sent_bytes

@@ -7,6 +7,8 @@ this process holds.
 Per step, top to bottom:
 
     batches of this process's workers -> gradients [w, P]                  (timed: compute)
+       (each at its own replica for a strategy whose replicas differ between syncs: local
+       SGD, DiLoCo; at the shared replica for every other strategy)
     -> every worker's loss and finiteness to every process (Comm.exchange_control, untimed):
        the mean loss is summed in worker order, so every backend reports the same number,
        and every process learns together whether any worker diverged
@@ -31,7 +33,7 @@ from lionsim.backends import Comm
 from lionsim.engine import Sent, train_step
 from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
-from lionsim.simulator import GRADIENT_METHODS, gradient_method
+from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
@@ -111,6 +113,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
     params, layout = flatten_parameters(workload.model)
     strategy = run.strategy_class(strategy_cfg, layout, comm)
+    strategy.start(params)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(strategy.payload_spec(), comm.world_size)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
@@ -122,8 +125,9 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
     for step in range(1, steps + 1):
         batches = workload.batches(step - 1, place.workers, place.device)
+        replicas = None if strategy.replicas is None else Replicas(params, strategy.replicas)
         with clock.section("compute"):
-            losses = gradients(workload.model, workload.loss, batches, grads)
+            losses = gradients(workload.model, workload.loss, batches, grads, replicas)
         status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):
