@@ -85,6 +85,10 @@ STRATEGY_BYTES: dict[str, StrategyBytes] = {
     "dgc": StrategyBytes(
         6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
     ),
+    "powersgd": StrategyBytes(
+        3 * F32, 9 * F32, "rule reads g, e, writes M = g + e (in e); update: AdamW reads p, m, v, writes p, m, v, then "
+        "reads M and the average, writes e (the warm-up steps are priced as compressed ones: conservative)"
+    ),
     # local-step strategies at a sync step, priced with the default inner AdamW (local steps: LOCAL_STEP_BYTES)
     "localsgd": StrategyBytes(
         10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
@@ -212,6 +216,13 @@ def _compressed(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)
 
 
+def _lowrank(spec: PayloadSpec, workers: int) -> TransportBytes:
+    if spec.kind == "dense":  # the warm-up steps
+        return _fp32(spec, workers)
+    # P = M Q reads M; Q = M^T P reads M again; P Q^T writes the average (the factors are r/n of it)
+    return TransportBytes(pack=F32, unpack=2 * F32, aggregate=F32)
+
+
 TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "fp32-allreduce": _fp32,
     "bf16-allreduce": _bf16,
@@ -224,6 +235,7 @@ TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "packed-allreduce": _packed,
     "allgather-levels": _allgather_levels,
     "compressed-allreduce": _compressed,
+    "lowrank-allreduce": _lowrank,
 }
 
 

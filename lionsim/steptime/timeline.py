@@ -103,7 +103,9 @@ def bucket_spec(spec: PayloadSpec, numel: int) -> PayloadSpec:
     def share(count: int) -> int:
         return max(1, round(count * numel / spec.numel)) if count else 0
 
-    return dataclasses.replace(spec, numel=numel, k=share(spec.k), segments=share(spec.segments))
+    return dataclasses.replace(spec, numel=numel, k=share(spec.k), segments=share(spec.segments),
+                               factors=(share(spec.factors[0]), share(spec.factors[1])),
+                               uncompressed=share(spec.uncompressed))
 
 
 def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:

@@ -19,6 +19,9 @@ class ParamLayout:
     numels: list[int]
     segment_ids: Tensor
     """int64 [P]: index of the tensor each parameter belongs to."""
+    shapes: list[tuple[int, ...]] | None = None
+    """Each tensor's shape (PowerSGD compresses matrices); None: unknown, every tensor taken as
+    a vector of its numel."""
 
     @property
     def numel(self) -> int:
@@ -46,7 +49,11 @@ class ParamLayout:
     def of(cls, named: list[tuple[str, Tensor]], device: torch.device | str = "cpu") -> "ParamLayout":
         numels = [p.numel() for _, p in named]
         ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64)).to(device)
-        return cls([n for n, _ in named], numels, ids)
+        return cls([n for n, _ in named], numels, ids, [tuple(p.shape) for _, p in named])
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        """Tensor i's shape ((numel,) when the shapes are unknown)."""
+        return (self.numels[i],) if self.shapes is None else self.shapes[i]
 
     def segment_sum(self, x: Tensor) -> Tensor:
         """[w, P] -> [w, T]: per-tensor sums."""

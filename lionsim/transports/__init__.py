@@ -11,6 +11,7 @@ from lionsim.transports import sparse_allgather  # noqa: F401
 from lionsim.transports import packed_allreduce  # noqa: F401
 from lionsim.transports import allgather_levels  # noqa: F401
 from lionsim.transports import compressed_allreduce  # noqa: F401
+from lionsim.transports import lowrank_allreduce  # noqa: F401
 from lionsim.transports.base import TRANSPORTS, Transport
 from lionsim.transports.payloads import KINDS, Payload, PayloadSpec, combine_alone, container_dtype
 

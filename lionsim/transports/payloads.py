@@ -11,6 +11,9 @@ Each payload kind says how its parts combine; a transport declares the kinds it 
     scaled-levels signed ints |l| <= max_level with a float scale per tensor, averaged  (QSGD)
     onebit        +1/-1 signs with one float scale per worker, compressed-averaged with
                   server error feedback  (1-bit Adam; its warm-up steps send `dense`)
+    lowrank       float matrices averaged through rank-r factors P, Q (two all-reduces) and
+                  the tensors not worth compressing averaged whole  (PowerSGD; its warm-up
+                  steps send `dense`)
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from torch import Tensor
 
 from lionsim.aggregators import VoteRule
 
-KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit")
+KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit", "lowrank")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +47,10 @@ class PayloadSpec:
     """scaled-signs: number of tensors (one float scale each)."""
     k: int = 0
     """sparse: pairs each worker sends."""
+    factors: tuple[int, int] = (0, 0)
+    """lowrank: floats of P and of Q summed over the compressed matrices (sum n r, sum m r)."""
+    uncompressed: int = 0
+    """lowrank: parameters averaged whole (vectors, matrices not worth compressing)."""
 
 
 @dataclass(slots=True)
