@@ -160,6 +160,8 @@ def estimate_cmd(
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
+    local_steps: o.LocalSteps = None,
+    powersgd_rank: o.PowersgdRank = None,
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
@@ -174,7 +176,8 @@ def estimate_cmd(
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
-        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
+        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie, local_steps=local_steps,
+        powersgd_rank=powersgd_rank,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)

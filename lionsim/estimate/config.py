@@ -13,6 +13,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
 from lionsim.runs import RunSpec, parse_runs
+from lionsim.strategies.options import check_given
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -61,6 +62,12 @@ class EstimateConfig:
     """MaVo tie rule: zero | alternate | random (a rule that moves ties needs 1 bit down at any N)."""
     baseline: str | None = None
     """Row the speedups are against: "strategy@transport" or a strategy (default: the first)."""
+    local_steps: int | None = None
+    """localsgd, diloco*: H, steps per sync; each row is the mean step of a round (None: the
+    strategy's default)."""
+    powersgd_rank: int | None = None
+    """powersgd: rank of each matrix's factors (None: the strategy's default); needs a --model preset,
+    whose tensor shapes say which matrices are compressed."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -85,6 +92,10 @@ class Resolved:
     topk_ratio: float
     baseline: str | None
     tie: str = "zero"
+    shapes: list[tuple[int, ...]] | None = None
+    """The model preset's tensor shapes (None with --params)."""
+    local_steps: int | None = None
+    powersgd_rank: int | None = None
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -114,8 +125,10 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.model is not None:
         shape = MODELS.get(cfg.model)
         name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
+        shapes = shape.tensor_shapes
     else:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
+        shapes = None
     if cfg.tensors is not None:
         tensors = _positive_int("tensors", cfg.tensors)
     if tensors > params:  # every tensor holds at least one parameter
@@ -139,9 +152,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
         raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
     check_tie(cfg.tie)
+    runs = parse_runs(list(cfg.strategies), cfg.transport)
+    check_given(cfg, [r.strategy_class for r in runs])
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
-        device=device, mfu=float(mfu), runs=parse_runs(list(cfg.strategies), cfg.transport),
+        device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
+        local_steps=cfg.local_steps, powersgd_rank=cfg.powersgd_rank,
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie,

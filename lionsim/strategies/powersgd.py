@@ -22,13 +22,14 @@ over workers and so leaves the average unchanged; here it is 0, which is the pap
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.inner import InnerOptimizer
-from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix
@@ -37,11 +38,12 @@ MIN_COMPRESSION_RATE = 2
 """torch's min_compression_rate default: compress only where it saves at least half the floats."""
 
 
-def compressed_matrices(layout: ParamLayout, rank: int) -> list[Matrix]:
-    """The tensors worth compressing at `rank`, as torch's hook picks them."""
+def compressed_matrices(shapes: list[tuple[int, ...]], rank: int) -> list[Matrix]:
+    """The tensors (given by shape, in flat order) worth compressing at `rank`, as torch's hook
+    picks them."""
     out, offset = [], 0
-    for i, numel in enumerate(layout.numels):
-        shape = layout.shape(i)
+    for shape in shapes:
+        numel = math.prod(shape)
         rows = shape[0] if shape else 1
         cols = numel // rows if rows else 0
         r = min(rows, cols, rank)
@@ -49,6 +51,14 @@ def compressed_matrices(layout: ParamLayout, rank: int) -> list[Matrix]:
             out.append(Matrix(offset, rows, cols, r))
         offset += numel
     return out
+
+
+def lowrank_spec(shapes: list[tuple[int, ...]], rank: int) -> PayloadSpec:
+    """What PowerSGD sends for tensors of these shapes: the factors' floats and the rest."""
+    matrices = compressed_matrices(shapes, rank)
+    numel = sum(math.prod(s) for s in shapes)
+    return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - sum(m.rows * m.cols for m in matrices),
+                       factors=(sum(m.rows * m.rank for m in matrices), sum(m.cols * m.rank for m in matrices)))
 
 
 @STRATEGIES.register("powersgd")
@@ -64,7 +74,8 @@ class PowerSGD(Strategy):
         super().__init__(cfg, layout, comm)
         self.rank = self.option(cfg, "powersgd_rank")
         self.warmup = self.option(cfg, "powersgd_warmup_steps")
-        self.matrices = compressed_matrices(layout, self.rank)
+        self.shapes = [layout.shape(i) for i in range(layout.segments)]
+        self.matrices = compressed_matrices(self.shapes, self.rank)
         inside = torch.zeros(layout.numel, dtype=torch.bool)
         for m in self.matrices:
             inside[m.offset : m.offset + m.rows * m.cols] = True
@@ -82,9 +93,7 @@ class PowerSGD(Strategy):
 
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
-        return PayloadSpec(kind="lowrank", numel=self.layout.numel, uncompressed=int(self.rest.numel()),
-                           factors=(sum(m.rows * m.rank for m in self.matrices),
-                                    sum(m.cols * m.rank for m in self.matrices)))
+        return lowrank_spec(self.shapes, self.rank)
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         self.steps += 1
