@@ -31,6 +31,7 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
+from lionsim.strategies.onebit_adam import FREEZE_WHY
 from lionsim.strategies.options import check_given
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
@@ -162,9 +163,10 @@ class BenchConfig:
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
                                  ("dgc-warmup-steps", self.dgc_warmup_steps, 0),
-                                 ("freeze-steps", self.freeze_steps, 0), ("qsgd-levels", self.qsgd_levels, 1)):
+                                 ("freeze-steps", self.freeze_steps, 1), ("qsgd-levels", self.qsgd_levels, 1)):
             if value < low:
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+                why = FREEZE_WHY if name == "freeze-steps" else ""
+                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}{why}")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)

@@ -42,8 +42,12 @@ class Sent:
 
 
 def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tensor,
-               params: Tensor, step: int, clock: Clock) -> Sent:
-    """Advance the replica `params` [P] by one step from per-worker `grads` [w, P]."""
+               params: Tensor, step: int, clock: Clock, frozen: Tensor | None = None) -> Sent:
+    """Advance the replica `params` [P] by one step from per-worker `grads` [w, P]. `frozen`: flat
+    positions of the tensors no worker has a gradient for; the step leaves them and the
+    strategy's state for them as they were, as torch.optim skips a parameter whose grad is None
+    (and as lionsim.optim.DistributedLion does)."""
+    held = None if frozen is None else [(t, t[..., frozen].clone()) for t in [params, *strategy.per_parameter_state()]]
     with clock.section("encode"):
         payload = strategy.encode(grads, params, comm, clock)
     if payload is None:  # a local step: nothing to exchange
@@ -58,4 +62,8 @@ def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tens
     with clock.section("update"):
         strategy.apply(params, aggregate)
     strategy.sync(comm, step, clock)
+    if held is not None:
+        with clock.section("update"):
+            for tensor, before in held:
+                tensor[..., frozen] = before
     return sent

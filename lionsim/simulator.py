@@ -32,9 +32,10 @@ class Replicas:
 
 
 def worker_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tensor]],
-                     out: Tensor, replicas: Replicas | None = None) -> list[float]:
+                     out: Tensor, replicas: Replicas | None = None, used: Tensor | None = None) -> list[float]:
     """Fill out [W, P] with each worker's gradient on its batch (at its own parameters, given
-    `replicas`); return the W losses."""
+    `replicas`); return the W losses. `used` [T] bool: set where some worker's tensor had a
+    gradient (autograd leaves a tensor its loss never touched at None)."""
     saved = None if replicas is None else replicas.flat.clone()
     losses = []
     try:
@@ -44,7 +45,9 @@ def worker_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tens
             model.zero_grad(set_to_none=True)
             loss = loss_fn(model, inputs, targets)
             loss.backward()
-            gather_grads(model, out[i])
+            had = gather_grads(model, out[i])
+            if used is not None:
+                used |= torch.tensor(had, device=used.device)
             losses.append(loss.item())
     finally:
         if saved is not None:  # the model holds the shared replica again (evaluation reads it)
@@ -53,8 +56,10 @@ def worker_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tens
 
 
 def vmap_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tensor]],
-                   out: Tensor, replicas: Replicas | None = None) -> list[float]:
-    """worker_gradients with torch.func.vmap over the workers (all batches the same shape)."""
+                   out: Tensor, replicas: Replicas | None = None, used: Tensor | None = None) -> list[float]:
+    """worker_gradients with torch.func.vmap over the workers (all batches the same shape).
+    torch.func returns a zero gradient, never None, for a tensor the loss does not touch, so
+    every tensor counts as used here (the workloads that vmap use every tensor)."""
     from torch.func import functional_call, grad_and_value, vmap
 
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
@@ -75,6 +80,8 @@ def vmap_gradients(model: nn.Module, loss_fn, batches: list[tuple[Tensor, Tensor
     targets = torch.stack([y for _, y in batches])
     grads, losses = vmap(grad_and_value(loss), in_dims=(param_dim, 0, 0))(params, inputs, targets)
     torch.cat([grads[n].reshape(len(batches), -1) for n in names], dim=1, out=out)
+    if used is not None:
+        used.fill_(True)
     return losses.tolist()
 
 

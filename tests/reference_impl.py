@@ -31,6 +31,25 @@ def _mix32(x: int) -> int:
     return (x >> 16) ^ x
 
 
+def _splitmix_chain(values) -> int:
+    key = 0
+    for v in values:
+        key = (key + (v & M64) + 0x9E3779B97F4A7C15) & M64
+        key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & M64
+        key ^= key >> 31
+    return key
+
+
+def draw(seed: int, step: int, worker: int, index: int) -> float:
+    """A stochastic quantizer's uniform draw (lionsim.strategies.draws), written out: splitmix64
+    chains (seed, step) and then the worker into a 64-bit key; two rounds of the 32-bit hash
+    of the index mixed with the key's halves; the top 24 of its 32 bits over 2**24."""
+    key = _splitmix_chain([_splitmix_chain([seed, step]), worker])
+    x = _mix32(_mix32(index ^ (key & M32)) ^ (key >> 32))
+    return (x >> 8) / 2.0**24
+
+
 def tie_coin(seed: int, step: int, index: int) -> float:
     """The random tie rule's coin, written out (lionsim.aggregators.ties): splitmix64 of
     (seed, step) keys a 32-bit integer hash of the coordinate index; its low bit picks +1/-1."""

@@ -14,7 +14,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_tr
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 from lionsim.transports.packed_allreduce import field_bits
-from tests.reference_impl import sign
+from tests.reference_impl import draw, sign
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors
 BOUNDS = [(0, 21), (21, 26)]
@@ -131,11 +131,10 @@ def test_signsgd_equals_plain_majority_vote(workers):
 def test_qsgd_equals_plain_reference_with_the_same_draws(workers):
     grads = random_grads(workers, 3, seed=20 + workers)
     s, lr, mu = 3, 0.05, 0.9
-    draws = torch.Generator().manual_seed(5 * 1_000_003)  # the strategy's seed on one process
     x0 = torch.randn(26)
     rx, buf = x0.double().tolist(), [0.0] * 26
-    for g in grads:
-        u = torch.rand(g.shape, generator=draws).tolist()
+    for step, g in enumerate(grads, 1):
+        u = [[draw(5, step, w, j) for j in range(26)] for w in range(workers)]  # seed 5, per worker
         mean = [0.0] * 26
         for w, row in enumerate(g.tolist()):
             for lo, hi in BOUNDS:

@@ -21,7 +21,7 @@ from lionsim.strategies.base import (
     momentum_strategies,
     valid_transports,
 )
-from lionsim.strategies.layout import ParamLayout, flatten_parameters, gather_grads
+from lionsim.strategies.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
 from lionsim.strategies.momentum_sync import MomentumSync
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "Strategy",
     "StrategyConfig",
     "flatten_parameters",
+    "frozen_positions",
     "gather_grads",
     "momentum_strategies",
     "valid_transports",

@@ -24,7 +24,8 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.strategies.layout import ParamLayout
-from lionsim.strategies.momentum_sync import MomentumSync, TensorSelection
+from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
@@ -167,6 +168,26 @@ class Strategy(ABC):
         """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
         return 1
 
+    def per_parameter_state(self) -> list[Tensor]:
+        """Every float state tensor indexed by parameter on its last dimension ([P] or [w, P]: momenta,
+        errors, replicas), found among the strategy's attributes, in lists of them and in the
+        optimizers it holds: what a step must leave alone for a tensor nobody has a gradient for."""
+        found: list[Tensor] = []
+
+        def visit(value) -> None:
+            if isinstance(value, Tensor):
+                if value.is_floating_point() and value.dim() >= 1 and value.shape[-1] == self.layout.numel:
+                    found.append(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    visit(item)
+            elif isinstance(value, InnerOptimizer):
+                visit(value.state)
+
+        for value in vars(self).values():
+            visit(value)
+        return found
+
     def start(self, params: Tensor) -> None:
         """Called once with the replica params [P] before the first step (replicas are made here)."""
 
@@ -215,33 +236,3 @@ def valid_transports(strategy: type[Strategy]) -> list[str]:
 
 def momentum_strategies() -> list[str]:
     return [name for name, s in STRATEGIES.items() if s.has_momentum_sync]
-
-
-class MomentumSyncing:
-    """Mixin for strategies with per-worker momentum `self.exp_avg` [w, P]: averages it in
-    float32 on the steps the --momentum-sync rule picks."""
-
-    has_momentum_sync = True
-    exp_avg: Tensor
-
-    sync_index: Tensor | None
-    sync_numel: int
-
-    def extra_calls(self, step: int) -> list[CollectiveCall]:
-        if self.workers > 1 and self.sync_rule.is_sync(step):
-            return [CollectiveCall("all_reduce", 4 * self.sync_numel, "momentum sync")]
-        return []
-
-    def sync(self, comm: Comm, step: int, clock: Clock) -> None:
-        if not (self.workers > 1 and self.sync_rule.is_sync(step)):
-            return
-        share = 1 / self.local  # the copies touch all w rows: book one worker's share
-        with clock.section("update", scale=share):
-            picked = self.exp_avg if self.sync_index is None else self.exp_avg[:, self.sync_index]
-        with clock.section("collective"):
-            total = comm.all_reduce(picked)
-        with clock.section("update", scale=share):
-            if self.sync_index is None:
-                self.exp_avg.copy_(total / self.workers)
-            else:
-                self.exp_avg[:, self.sync_index] = total / self.workers

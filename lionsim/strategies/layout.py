@@ -85,9 +85,10 @@ def flatten_parameters(model: nn.Module) -> tuple[Tensor, ParamLayout]:
     return flat, ParamLayout.of(named, flat.device)
 
 
-def gather_grads(model: nn.Module, out: Tensor) -> None:
-    """Copy the model's parameter gradients into a flat [P] row (zeros where None)."""
-    offset = 0
+def gather_grads(model: nn.Module, out: Tensor) -> list[bool]:
+    """Copy the model's parameter gradients into a flat [P] row (zeros where None); return, per
+    tensor, whether it had a gradient."""
+    offset, had = 0, []
     for p in model.parameters():
         if not p.requires_grad:
             continue
@@ -96,4 +97,14 @@ def gather_grads(model: nn.Module, out: Tensor) -> None:
             out[offset : offset + n].zero_()
         else:
             out[offset : offset + n].copy_(p.grad.reshape(-1))
+        had.append(p.grad is not None)
         offset += n
+    return had
+
+
+def frozen_positions(layout: ParamLayout, used: Tensor) -> Tensor | None:
+    """int64 [k]: the flat positions of the tensors no worker has a gradient for (`used` [T] bool),
+    which a step leaves alone (lionsim.engine); None when every tensor has one (the fast path)."""
+    if bool(used.all()):
+        return None
+    return torch.nonzero(~used.to(layout.device)[layout.segment_ids]).squeeze(1)

@@ -55,27 +55,28 @@ class DiLoCoInt8(ScaledOuter):
     default_transport = "int8-allreduce"
     scale_label = "scales (max)"
 
-    def levels(self) -> int:
+    @classmethod
+    def levels(cls, workers: int) -> int:
         """L: the largest |level|, so that N of them sum within int8."""
-        return max(1, 127 // self.workers)
+        return max(1, 127 // workers)
 
     def payload_spec(self) -> PayloadSpec:
-        return PayloadSpec(kind="levels", numel=self.layout.numel, max_level=self.levels())
+        return PayloadSpec(kind="levels", numel=self.layout.numel, max_level=self.levels(self.workers))
 
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         local_max = self.layout.segment_max(delta.abs())  # [w, T]
         with clock.section("collective"):
             self.scales = comm.all_reduce(local_max, op="max")[0].clamp_min(TINY)  # [T], the same everywhere
-        x = delta / self.layout.expand(self.scales.unsqueeze(0)) * self.levels()  # [w, P] in [-L, L]
+        x = delta / self.layout.expand(self.scales.unsqueeze(0)) * self.levels(self.workers)  # [w, P] in [-L, L]
         low = x.floor()
         u = uniforms(self.cfg.seed, self.steps, range(comm.first_worker, comm.first_worker + self.local),
                      self.layout.numel, delta.device)
-        levels = (low + (u < x - low).to(x.dtype)).clamp_(-self.levels(), self.levels())
-        return Payload(self.payload_spec(), levels.to(torch.int8 if self.levels() <= 127 else torch.int32))
+        levels = (low + (u < x - low).to(x.dtype)).clamp_(-self.levels(self.workers), self.levels(self.workers))
+        return Payload(self.payload_spec(), levels.to(torch.int8))
 
     def outer_gradient(self, aggregate: Tensor) -> Tensor:
         scale = self.layout.expand(self.scales.unsqueeze(0))[0]
-        return aggregate[0] * scale / (self.levels() * self.workers)
+        return aggregate[0] * scale / (self.levels(self.workers) * self.workers)
 
 
 @STRATEGIES.register("diloco-sign")

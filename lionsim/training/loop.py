@@ -11,7 +11,8 @@ Per step, top to bottom:
        SGD, DiLoCo; at the shared replica for every other strategy)
     -> every worker's loss and finiteness to every process (Comm.exchange_control, untimed):
        the mean loss is summed in worker order, so every backend reports the same number,
-       and every process learns together whether any worker diverged
+       and every process learns together whether any worker diverged; likewise which tensors
+       no worker has a gradient for (autograd's None), which the step leaves alone
     -> lionsim.engine.train_step: encode, collectives, decode, update        (timed by section)
     -> evaluation on held-out data every eval_every steps (process 0, untimed)
 
@@ -34,7 +35,7 @@ from lionsim.engine import Sent, train_step
 from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
 from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
-from lionsim.strategies import StrategyConfig, flatten_parameters
+from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
 from lionsim.training.counting import KernelCounter
@@ -121,14 +122,18 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     if on_record is not None:
         on_record(record)
     grads = torch.zeros(comm.local_workers, layout.numel, device=place.device)  # [w, P]
+    used = torch.zeros(layout.segments, dtype=torch.bool)  # [T]: tensors some worker has a gradient for
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
     for step in range(1, steps + 1):
         batches = workload.batches(step - 1, place.workers, place.device)
         replicas = None if strategy.replicas is None else Replicas(params, strategy.replicas)
+        used.zero_()
         with clock.section("compute"):
-            losses = gradients(workload.model, workload.loss, batches, grads, replicas)
+            losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
         status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
+        # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
+        frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):
             record.diverged_at = step
@@ -138,7 +143,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         counts = count_kernels and step == 1
         counting = KernelCounter(clock.current) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
-            sent = train_step(strategy, transport, comm, grads, params, step, clock)
+            sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
         if counts:
             record.kernels = counting.kernels
         done = StepRecord(step, loss, sent, clock.take(), comm.take_log())
