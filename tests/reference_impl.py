@@ -1,9 +1,12 @@
 """Plain, slow reference implementations of REFERENCE.md's equations, element by element.
 
-Independent of lionsim's tensor code: Python floats and loops only.
+Independent of lionsim's tensor code: Python floats and loops, and one peer implementation
+(lion-pytorch's update function) where a test needs Lion on whole tensors.
 """
 
 from __future__ import annotations
+
+import torch
 
 
 def sign(v: float) -> float:
@@ -20,6 +23,19 @@ def lion_step(x: list[float], g: list[float], m: list[float], lr: float, wd: flo
         new_x.append(xi - lr * sign(c))
         new_m.append(b2 * mi + (1 - b2) * gi)
     return new_x, new_m
+
+
+def lion_pytorch_update_(p: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, lr: float, wd: float,
+                         beta1: float, beta2: float) -> None:
+    """lucidrains/lion-pytorch's update_fn as published (stepweight decay, weight update, decay
+    the momentum), a peer implementation for tests that need Lion on whole tensors."""
+    # stepweight decay
+    p.data.mul_(1 - lr * wd)
+    # weight update
+    update = exp_avg.clone().mul_(beta1).add(grad, alpha=1 - beta1).sign_()
+    p.add_(update, alpha=-lr)
+    # decay the momentum running average coefficient
+    exp_avg.mul_(beta2).add_(grad, alpha=1 - beta2)
 
 
 M32, M64 = 0xFFFFFFFF, (1 << 64) - 1

@@ -150,17 +150,13 @@ def test_qsgd_equals_plain_reference_with_the_same_draws(workers):
     assert x.tolist() == pytest.approx(rx, abs=1e-5)
 
 
-def test_qsgd_is_unbiased_and_priced_at_its_fixed_width():
-    torch.manual_seed(6)
+def test_qsgd_is_priced_at_its_fixed_width():
+    """(Its unbiasedness: tests/test_references.py, within a bound from its variance.)"""
     layout = ParamLayout.of(SEGMENTS)
     strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, qsgd_levels=2), layout, SimComm(2))
-    g = torch.randn(2, 26)
-    total, draws = torch.zeros(26), 3000
-    for _ in range(draws):
-        payload = strategy.encode(g, torch.zeros(26), SimComm(2), Clock())
-        assert payload.values.abs().max() <= 2
-        total += TRANSPORTS.get("allgather-levels")().aggregate(payload, SimComm(2))[0]
-    torch.testing.assert_close(total / draws, g.mean(0), atol=0.06, rtol=0)
+    payload = strategy.encode(torch.randn(2, 26, generator=torch.Generator().manual_seed(6)), torch.zeros(26),
+                              SimComm(2), Clock())
+    assert payload.values.abs().max() <= 2
     up, down = TRANSPORTS.get("allgather-levels")().bits_per_param(strategy.payload_spec(), 2)
     assert up == pytest.approx(3 + 32 * 2 / 26) and down == up  # ceil(log2 3) + 1 bits, a float norm per tensor
 
