@@ -189,7 +189,7 @@ class BenchConfig:
             raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
         self.eval_samples = parse_eval_samples(self.eval_samples)
         check_tie(self.tie)
-        if self.tie != "zero" and not any(r.strategy == "dlion-mavo" for r in runs):
+        if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):
             raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "

@@ -86,6 +86,9 @@ def strategies(
     workers: int = typer.Option(8, "--workers", "-n", help="Worker count the bits per parameter are given for."),
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
+    matrix: bool = typer.Option(
+        False, "--matrix", help="What works with what: per strategy its transports, backends, momentum sync, "
+                                "local steps, options, DistributedLion and estimate support (from the registries)."),
     format: Format = "table",
 ) -> None:
     """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
@@ -99,6 +102,11 @@ def strategies(
 
         workload = WORKLOADS.canonical(workload) if hasattr(WORKLOADS, "canonical") else workload
         WORKLOADS.get(workload)  # an unknown name fails with the list
+    if matrix:
+        from lionsim.cli.matrix import matrix_frame, matrix_table
+
+        emit(lambda: matrix_frame(workload), format, lambda: matrix_table(workload))
+        return
     where = f"; defaults on {workload}" if workload else ""
     frame = strategies_frame(workers, workload)
     emit(frame, format, lambda: _strategies_table(frame, workers, where))

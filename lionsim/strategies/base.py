@@ -104,6 +104,9 @@ class Strategy(ABC):
     after_step: ClassVar[bool] = False
     """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
     inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
+    reads: ClassVar[tuple[str, ...]] = ()
+    """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its `options` and the
+    momentum sync (`lionsim strategies --matrix` lists them; bench refuses --tie where no run reads it)."""
     options: ClassVar[dict[str, object]] = {}
     """Its own defaults of the StrategyConfig options it reads besides Hyper (local_steps,
     powersgd_rank, ...); tuning.py may override them per workload."""

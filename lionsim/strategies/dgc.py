@@ -61,6 +61,7 @@ class DeepGradientCompression(Strategy):
     summary = "per-tensor top-k sparsification with momentum correction and local accumulation"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
+    reads = ("topk_ratio", "dgc_warmup_steps")
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
 
     def __init__(self, *args) -> None:

@@ -57,6 +57,7 @@ class OneBitAdam(Strategy):
     summary = "1-bit Adam: fp32 Adam warm-up (--freeze-steps), then frozen variance, error-compensated 1-bit momentum"
     payload_kind = "onebit"
     default_transport = "compressed-allreduce"
+    reads = ("freeze_steps",)
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
     eps = 1e-8
 

@@ -40,6 +40,7 @@ class QSGD(Strategy):
     summary = "QSGD: stochastic s-level gradients (per-tensor L2 norm), all-gathered, SGD momentum"
     payload_kind = "scaled-levels"
     default_transport = "allgather-levels"
+    reads = ("qsgd_levels",)
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
 
     def __init__(self, cfg, layout, comm) -> None:
