@@ -144,3 +144,45 @@ def test_bytes_only_on_sync_steps_and_exact_per_round(strategy, transport, tmp_p
                     + math.ceil(2 * (N - 1) / N * 4 * T))
     assert [b for b, s in zip(sent, synced) if s] == [expected, expected]
     assert (frame["sim_time_s"].diff().dropna() > 0).all()  # every step, local or not, takes time
+
+
+def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_path, monkeypatch, capsys):
+    """diloco holds 3 more fp32 rows per worker (its replica, AdamW's m and v) minus the one state
+    row every strategy is priced with: 2 extra rows of P floats per worker."""
+    from lionsim.cli.app import main
+    from lionsim.training import memory
+    from lionsim.workloads import WorkloadConfig
+
+    cfg = WorkloadConfig(name="vit", workers=64, batch_size=32, size="small")
+    shared, replicas = memory.estimate_memory(cfg), memory.estimate_memory(cfg, extra_rows=2)
+    params = 74_954
+    assert replicas.workers - shared.workers == 2 * 4 * params * 64
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(memory, "available_memory", lambda: (shared.total + replicas.total) // 2)
+    with pytest.raises(SystemExit) as exit:
+        main(["bench", "-w", "vit", "-n", "64", "-s", "diloco", "--steps", "1"])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 2 and len(err.splitlines()) == 1 and "needs about" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+PEAK = """
+import resource, sys
+from lionsim.bench import BenchConfig, Bench
+cfg = BenchConfig(workload="vit", workers=64, steps=1, strategies=["diloco"], local_steps=1, eval_every=1,
+                  eval_samples=256)
+Bench(cfg).run()
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def test_vit_small_with_64_replicas_peaks_under_2_gb():
+    """What must hold: per-worker replicas of vit small at 64 workers stay under 2 GB of peak RSS
+    (a fresh process: its own peak, one sync included)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", PEAK], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    peak = int(done.stdout.strip().splitlines()[-1])
+    assert peak < 2e9, f"peak RSS {peak / 1e9:.2f} GB"

@@ -47,7 +47,9 @@ def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
     """Stop (one line) before anything is allocated if the run would not fit in this machine's memory."""
     from lionsim.training.memory import check_memory
 
-    check_memory(cfg.workload_config(), local_workers=local_workers)
+    runs = cfg.validate()
+    extra = max(r.strategy_class.extra_rows(cfg.strategy_config(r)) for r in runs)  # per-worker replicas
+    check_memory(cfg.workload_config(), local_workers=local_workers, extra_rows=extra)
 
 
 @app.command()
