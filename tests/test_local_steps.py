@@ -186,3 +186,29 @@ def test_vit_small_with_64_replicas_peaks_under_2_gb():
     assert done.returncode == 0, done.stderr[-2000:]
     peak = int(done.stdout.strip().splitlines()[-1])
     assert peak < 2e9, f"peak RSS {peak / 1e9:.2f} GB"
+
+
+def test_a_device_books_each_phases_own_kernels():
+    """--compute h100: kernels are counted on the first step of each phase (diloco: a local step,
+    a sync; powersgd: the fp32 warm-up, the compressed steps) and each step books its own."""
+    from lionsim.compute import DEVICES
+    from lionsim.training.booking import book_run
+
+    cfg = BenchConfig(workload="mlp", workers=4, steps=4, strategies=["diloco", "powersgd"], local_steps=2,
+                      powersgd_warmup_steps=1, batch_size=8, eval_every=100, compute="h100")
+    from lionsim.bench import Bench
+
+    bench = Bench(cfg)
+    bench.run()
+    floor = DEVICES.get("h100").kernel_s
+    for record, phases in zip(bench.records, (["local", "sync"] * 2, ["warm-up"] + ["compressed"] * 3)):
+        assert [s.phase for s in record.steps] == phases
+        assert set(record.kernels) == set(phases)
+        booked = book_run(record, bench.booking(), 4)
+        for s, row in zip(record.steps, booked):
+            kernels = record.kernels[s.phase]
+            assert row["encode_s"] >= kernels["encode"] * floor * (1 - 1e-9)
+            assert row["decode_s"] >= kernels["decode"] * floor * (1 - 1e-9)
+    diloco, powersgd = bench.records
+    assert diloco.kernels["sync"]["update"] > diloco.kernels["local"]["update"]  # the outer step
+    assert powersgd.kernels["compressed"]["decode"] > powersgd.kernels["warm-up"]["decode"]  # P, Q, the approximation

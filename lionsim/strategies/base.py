@@ -191,6 +191,11 @@ class Strategy(ABC):
             visit(value)
         return found
 
+    def phase(self, step: int) -> str:
+        """The kind of work (1-based) step `step` does, where it changes during a run (a full-precision
+        warm-up, a local step, a sync): a device's kernels are counted once per phase."""
+        return "steady"
+
     def start(self, params: Tensor) -> None:
         """Called once with the replica params [P] before the first step (replicas are made here)."""
 

@@ -69,6 +69,9 @@ class LocalSteps(Strategy):
     def start(self, params: Tensor) -> None:
         self.replicas = params.expand(self.local, -1).clone()  # [w, P]
 
+    def phase(self, step: int) -> str:
+        return "sync" if step % self.local_steps == 0 else "local"
+
     def syncing(self) -> bool:
         """Whether the current step (already counted) ends a round."""
         return self.steps % self.local_steps == 0

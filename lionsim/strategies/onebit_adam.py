@@ -77,6 +77,9 @@ class OneBitAdam(Strategy):
     def warming_up(self) -> bool:
         return self.steps <= self.freeze_steps
 
+    def phase(self, step: int) -> str:
+        return "warm-up" if step <= self.freeze_steps else "compressed"
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return PayloadSpec(kind="onebit", numel=self.layout.numel)

@@ -91,6 +91,9 @@ class PowerSGD(Strategy):
     def warming_up(self) -> bool:
         return self.steps <= self.warmup
 
+    def phase(self, step: int) -> str:
+        return "warm-up" if step <= self.warmup else "compressed"
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return lowrank_spec(self.shapes, self.rank)

@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 import torch
@@ -121,9 +122,10 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
         else:
             spec = s.sent.spec or record.spec
             passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, local=s.sent.local)
+            counted = record.kernels.get(s.phase, Counter())  # this phase's kernels (a warm-up, a local step, a sync)
             work = device_work(b.compute.flops, record.params, passes, b.device,
-                               kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
-                                               decode=record.kernels["decode"], update=record.kernels["update"]),
+                               kernels=Kernels(compute=b.compute.kernels, encode=counted["encode"],
+                                               decode=counted["decode"], update=counted["update"]),
                                sync=sync_copy(_synced(s), record.params))
         rows.append(_times(s, record, work, comm[i], b))
     if record.diverged_at is not None:

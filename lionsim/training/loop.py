@@ -79,6 +79,8 @@ class StepRecord:
     """Real collectives as they ran (MeasuredCall; empty on the simulator)."""
     evaluation: dict[str, float] = field(default_factory=dict)
     """eval_loss / eval_acc on steps that evaluated (process 0)."""
+    phase: str = "steady"
+    """The strategy's phase this step (Strategy.phase: a warm-up, a local step, a sync)."""
 
 
 @dataclass(slots=True)
@@ -95,8 +97,9 @@ class RunRecord:
     diverged_at: int | None = None
     """The step at which a worker's loss or gradient went non-finite."""
     diverged_workers: list[int] = field(default_factory=list)
-    kernels: Counter = field(default_factory=Counter)
-    """Kernels launched per section in step 1, counted when `count_kernels` is on."""
+    kernels: dict[str, Counter] = field(default_factory=dict)
+    """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
+    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on."""
 
 
 StepFn = Callable[[RunSpec, int, float], None]
@@ -140,13 +143,14 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
             break
-        counts = count_kernels and step == 1
+        phase = strategy.phase(step)
+        counts = count_kernels and phase not in record.kernels
         counting = KernelCounter(clock.current) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
             sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
         if counts:
-            record.kernels = counting.kernels
-        done = StepRecord(step, loss, sent, clock.take(), comm.take_log())
+            record.kernels[phase] = counting.kernels
+        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase)
         if place.is_root and (step % eval_every == 0 or step == steps):
             done.evaluation = workload.evaluate(workload.model)
         record.steps.append(done)
