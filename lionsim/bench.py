@@ -106,9 +106,9 @@ class BenchConfig:
     inner_optimizer: str | None = None
     """localsgd, diloco*, powersgd: adamw | lion | sgd, the optimizer each worker steps with (None: adamw)."""
     outer_lr: float | None = None
-    """localsgd, diloco*: lr of the outer step (None: 1.0 for localsgd, 0.7 for diloco)."""
+    """localsgd, diloco*: lr of the outer step (None: the strategy's, 1.0; the DiLoCo paper's is 0.7)."""
     outer_momentum: float | None = None
-    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.9 for diloco)."""
+    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco)."""
     powersgd_rank: int | None = None
     """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
     powersgd_warmup_steps: int | None = None

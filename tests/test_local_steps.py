@@ -60,7 +60,8 @@ def adamw(lr=3e-3, wd=0.01):
 
 @pytest.mark.parametrize("workers", [3, 8])  # 3: the loop over workers; 8: vmap over the replicas
 def test_diloco_h4_equals_plain_loop_with_torch_optimizers(workers):
-    got, record = lionsim_run("diloco", workers, 8, local_steps=4, lr=3e-3, weight_decay=0.01)
+    got, record = lionsim_run("diloco", workers, 8, local_steps=4, lr=3e-3, weight_decay=0.01, outer_lr=0.7,
+                              outer_momentum=0.9)  # the paper's outer step
     expected = reference(workers, 8, 4, adamw(), outer_lr=0.7, outer_momentum=0.9)
     torch.testing.assert_close(got, expected, rtol=0, atol=2e-5)
     assert [s.sent.local for s in record.steps] == [True, True, True, False] * 2

@@ -67,10 +67,11 @@ class StrategyConfig:
     decompressed mean gradient. adamw | lion | sgd (SGD with momentum beta1; 0 for plain SGD);
     None: adamw."""
     outer_lr: float | None = None
-    """localsgd, diloco: lr of the outer SGD step on the averaged pseudo-gradient (None: 1.0 for
-    localsgd, 0.7 for diloco, as Douillard et al. 2023)."""
+    """localsgd, diloco: lr of the outer SGD step on the averaged pseudo-gradient (None: the
+    strategy's default, 1.0; the DiLoCo paper's is 0.7)."""
     outer_momentum: float | None = None
-    """localsgd, diloco: Nesterov momentum of the outer step (None: 0 for localsgd, 0.9 for diloco)."""
+    """localsgd, diloco: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco;
+    the paper's 0.9 suits its H = 500)."""
     powersgd_rank: int | None = None
     """powersgd: r, the rank of each matrix's approximation (None: the default for the workload)."""
     powersgd_warmup_steps: int | None = None
