@@ -113,6 +113,10 @@ class BenchConfig:
     """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
     powersgd_warmup_steps: int | None = None
     """powersgd: leading steps of plain fp32 all-reduce (None: the default for the workload)."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients sent per chunk (None: 32)."""
+    demo_chunk: int | None = None
+    """demo: the target chunk side (None: 64)."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"

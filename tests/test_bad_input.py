@@ -34,7 +34,8 @@ BAD = [
     [*B, "-s", "diloco", "--outer-momentum", "1"], [*B, "-s", "diloco", "--inner-optimizer", "sgdx"],
     [*B, "-s", "powersgd", "--powersgd-rank", "0"], [*B, "-s", "powersgd", "--powersgd-warmup-steps", "-1"],
     [*B, "-s", "adamw", "--powersgd-rank", "2"], [*B, "-s", "onebit-adam", "--freeze-steps", "0"],
-    [*B, "-s", "diloco-int8@fp32-allreduce"],
+    [*B, "-s", "diloco-int8@fp32-allreduce"], [*B, "-s", "demo", "--demo-topk", "0"], [*B, "-s", "demo", "--demo-chunk", "0"],
+    [*B, "-s", "lion", "--demo-topk", "4"],
     # sweep
     [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
@@ -48,6 +49,7 @@ BAD = [
     ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
     ["estimate", "--model", "nosuch"], ["estimate", "-s", "powersgd", "--params", "1e9", "--tokens-per-worker", "8"],
     ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
+    ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
     # plot, report, regress
     ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
     ["report", "."], ["regress", "--case", "nosuch"],

@@ -57,6 +57,23 @@ def test_powersgd_sends_the_factors_of_every_matrix_and_the_rest_whole(link):
     assert got["bits_per_param_up"] == pytest.approx(32 * (rest + p + q) / 124_439_808)
 
 
+def test_demo_sends_top_k_dct_coefficients_of_every_chunk(link):
+    """GPT-2 small at chunk 64, top 32: the authors' chunks (each dimension's largest divisor <= 64:
+    29 for the 50,257-row embedding), all-gathered as (int32 index, fp32 value) pairs."""
+    d, layers = 768, 12
+    def pairs(rows, cols):
+        ca = max(x for x in range(1, 65) if rows % x == 0)
+        cb = max(x for x in range(1, 65) if cols % x == 0)
+        return (rows // ca) * (cols // cb) * min(32, ca * cb)
+    matrices = [(50257, d), (1024, d)] + layers * ([(d, d)] * 4 + [(4 * d, d), (d, 4 * d)])
+    vectors = layers * ([d] * 4 + [4 * d, d] + [d] * 4) + [d, d]  # biases, two layer norms a block, the final one
+    k = sum(pairs(a, b) for a, b in matrices) + sum(pairs(1, n) for n in vectors)
+    got = row(link, "demo")
+    sent, seconds = (N - 1) / N * N * k * 4, (N - 1) / N * N * k * 4 / (GBPS * 1e9)  # one all-gather of each
+    assert got["wire_bytes"] == 2 * math.ceil(sent)
+    assert got["comm_s"] == pytest.approx(2 * seconds, rel=1e-9)
+
+
 def test_powersgd_needs_a_model_preset_for_its_shapes():
     from lionsim.errors import LionsimError
 

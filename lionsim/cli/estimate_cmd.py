@@ -162,6 +162,8 @@ def estimate_cmd(
     tie: o.Tie = "zero",
     local_steps: o.LocalSteps = None,
     powersgd_rank: o.PowersgdRank = None,
+    demo_topk: o.DemoTopk = None,
+    demo_chunk: o.DemoChunk = None,
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
@@ -177,7 +179,7 @@ def estimate_cmd(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
         algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie, local_steps=local_steps,
-        powersgd_rank=powersgd_rank,
+        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)

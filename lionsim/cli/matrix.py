@@ -25,7 +25,6 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
     from lionsim.steptime.passes import STRATEGY_BYTES
     from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
     from lionsim.strategies.dlion import DistributedLionStrategy
-    from lionsim.transports import TRANSPORTS
 
     rows = []
     cfg = StrategyConfig(workload=workload)
@@ -34,7 +33,7 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
         options = [f"{_flag(o)} ({cls.option(cfg, o)})" for o in cls.options if o != "local_steps"]
         options += [_flag(o) for o in cls.reads]
         vote = cls.rule.name if issubclass(cls, DistributedLionStrategy) else None
-        needs_shapes = any("lowrank" in TRANSPORTS.get(t).carries for t in transports)
+        needs_shapes = cls.shape_dependent
         rows.append({
             "strategy": name,
             "sends": cls.payload_kind,

@@ -90,6 +90,10 @@ PowersgdRank = Annotated[Optional[int], typer.Option(
 PowersgdWarmupSteps = Annotated[Optional[int], typer.Option(
     "--powersgd-warmup-steps", help="powersgd: leading steps of plain fp32 all-reduce before compressing "
                                     "(torch's start_powerSGD_iter; default: the workload's).")]
+DemoTopk = Annotated[Optional[int], typer.Option(
+    "--demo-topk", help="demo: DCT coefficients each worker sends per chunk (default 32, the authors').")]
+DemoChunk = Annotated[Optional[int], typer.Option(
+    "--demo-chunk", help="demo: target chunk side; each dimension's largest divisor not above it (default 64).")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]

@@ -13,7 +13,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network, load_network
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.strategies.options import check_given
+from lionsim.strategies.options import RULES, check_given
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -68,6 +68,10 @@ class EstimateConfig:
     powersgd_rank: int | None = None
     """powersgd: rank of each matrix's factors (None: the strategy's default); needs a --model preset,
     whose tensor shapes say which matrices are compressed."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
+    demo_chunk: int | None = None
+    """demo: target chunk side (None: the strategy's default)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -94,8 +98,8 @@ class Resolved:
     tie: str = "zero"
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
-    local_steps: int | None = None
-    powersgd_rank: int | None = None
+    options: dict = dataclasses.field(default_factory=dict)
+    """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -157,7 +161,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
-        local_steps=cfg.local_steps, powersgd_rank=cfg.powersgd_rank,
+        options={name: getattr(cfg, name) for name in RULES if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie,

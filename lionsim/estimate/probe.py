@@ -20,7 +20,6 @@ from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, StrategyConfig
-from lionsim.strategies.powersgd import lowrank_spec
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
@@ -43,13 +42,12 @@ class Probe:
 
 
 def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
-          tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, local_steps: int | None = None,
-          powersgd_rank: int | None = None) -> Probe:
+          tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
-    (of the tensor `shapes` of a model preset, when known)."""
+    (of the tensor `shapes` of a model preset, when known); `options`: Strategy.options given."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, local_steps=local_steps, powersgd_rank=powersgd_rank)
+    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **(options or {}))
     strategy = run.strategy_class(cfg, layout, SimComm(workers))
     small = strategy.payload_spec()
     # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
@@ -57,11 +55,11 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     # per-tensor sum lies within T of it
     k = max(tensors, math.ceil(topk_ratio * params)) if small.kind == "sparse" else 0
     spec = dataclasses.replace(small, numel=params, k=k)
-    if small.kind == "lowrank":  # which tensors are matrices worth compressing: only their shapes say
+    if strategy.shape_dependent:  # PowerSGD's matrices, DeMo's chunks: only the shapes say
         if shapes is None:
-            raise LionsimError(f"{run.strategy} compresses each matrix by its shape: give --model (a preset: "
+            raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "
                                f"{', '.join(MODELS.names())}), not --params/--tensors")
-        spec = lowrank_spec(shapes, strategy.rank)
+        spec = strategy.spec_for(shapes)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()

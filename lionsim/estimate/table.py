@@ -102,7 +102,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     rows = []
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie,
-                  shapes=r.shapes, local_steps=r.local_steps, powersgd_rank=r.powersgd_rank)
+                  shapes=r.shapes, options=r.options)
         step = _priced(r, run, p, flops, workers, network)
         if p.sync_every > 1:
             local = _priced(r, run, p, flops, workers, network, local=True)

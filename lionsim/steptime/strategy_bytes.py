@@ -69,6 +69,11 @@ STRATEGY_BYTES: dict[str, StrategyBytes] = {
         3 * F32, 9 * F32, "rule reads g, e, writes M = g + e (in e); update: AdamW reads p, m, v, writes p, m, v, then "
         "reads M and the average, writes e (the warm-up steps are priced as compressed ones: conservative)"
     ),
+    "demo": StrategyBytes(
+        12 * F32, 3 * F32, "rule reads g, delta, writes delta; the DCT reads delta, writes C; top-k reads |C|; the "
+        "sent part is scattered (zero fill, write) and inverse-transformed (read, write); delta -= it (read 2, write); "
+        "update: the inverse DCT of the mean writes the update, then reads p and it, writes p"
+    ),
     # local-step strategies at a sync step, priced with the default inner AdamW (local steps: LOCAL_STEP_BYTES)
     "localsgd": StrategyBytes(
         10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "

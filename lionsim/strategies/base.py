@@ -77,6 +77,10 @@ class StrategyConfig:
     powersgd_warmup_steps: int | None = None
     """powersgd: leading steps of plain fp32 all-reduce before compression starts (torch's
     start_powerSGD_iter; None: the default for the workload)."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients each worker sends per chunk (None: 32, the authors')."""
+    demo_chunk: int | None = None
+    """demo: the target chunk side; each dimension's largest divisor not above it (None: 64)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -102,6 +106,9 @@ class Strategy(ABC):
     default_transport: ClassVar[str]
     defaults: ClassVar[Hyper]
     has_momentum_sync: ClassVar[bool] = False
+    shape_dependent: ClassVar[bool] = False
+    """What it sends depends on its tensors' shapes (PowerSGD's matrices, DeMo's DCT chunks), so
+    `lionsim estimate` needs a --model preset's shapes (Strategy.spec_for)."""
     after_step: ClassVar[bool] = False
     """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
     inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
@@ -171,6 +178,10 @@ class Strategy(ABC):
     def sync_every(self) -> int:
         """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
         return 1
+
+    def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
+        """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
+        raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
 
     def per_parameter_state(self) -> list[Tensor]:
         """Every float state tensor indexed by parameter on its last dimension ([P] or [w, P]: momenta,

@@ -28,6 +28,8 @@ RULES: dict[str, tuple[Callable[[object], bool], str]] = {
     "inner_optimizer": (lambda v: v in INNER_OPTIMIZERS, ", ".join(INNER_OPTIMIZERS)),
     "powersgd_rank": (_count(1), "an integer >= 1"),
     "powersgd_warmup_steps": (_count(0), "an integer >= 0"),
+    "demo_topk": (_count(1), "an integer >= 1"),
+    "demo_chunk": (_count(1), "an integer >= 1"),
 }
 """Option -> (its check, what is accepted)."""
 
@@ -41,7 +43,8 @@ def check_option(name: str, value):
     ok, accepted = RULES[name]
     if not ok(value):
         raise LionsimError(f"bad {flag(name)} {value!r}; accepted: {accepted}")
-    return int(value) if name in ("local_steps", "powersgd_rank", "powersgd_warmup_steps") else value
+    return int(value) if name in ("local_steps", "powersgd_rank", "powersgd_warmup_steps", "demo_topk", "demo_chunk") \
+        else value
 
 
 def check_given(cfg, strategies: list) -> None:

@@ -69,6 +69,7 @@ class PowerSGD(Strategy):
     default_transport = "lowrank-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default AdamW's
     options = {"powersgd_rank": 4, "powersgd_warmup_steps": 10, "inner_optimizer": "adamw"}
+    shape_dependent = True
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
@@ -97,6 +98,9 @@ class PowerSGD(Strategy):
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return lowrank_spec(self.shapes, self.rank)
+
+    def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
+        return lowrank_spec(shapes, self.rank)
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         self.steps += 1
