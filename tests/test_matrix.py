@@ -33,7 +33,7 @@ def test_matrix_rows_follow_the_strategies_and_what_they_declare(capsys):
         assert (row["local_steps"] != "-") == ("local_steps" in cls.options)
     rows = {r["strategy"]: r for r in strategy_matrix("vit")}
     assert rows["diloco"]["local_steps"].startswith("H = ") and "--outer-lr" in rows["diloco"]["options"]
-    assert rows["powersgd"]["estimate"].startswith("yes (--model")
+    assert rows["powersgd"]["estimate"].startswith("yes (--model") and rows["demo"]["estimate"] == rows["powersgd"]["estimate"]
     assert rows["dlion-mavo"]["distributed_lion"] == 'vote="mavo"' and "--tie" in rows["dlion-mavo"]["options"]
 
 

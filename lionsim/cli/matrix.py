@@ -43,7 +43,7 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
             "local_steps": f"H = {cls.option(cfg, 'local_steps')}" if "local_steps" in cls.options else "-",
             "options": ", ".join(options) or "-",
             "distributed_lion": f'vote="{vote}"' if vote else "-",
-            "estimate": ("yes (--model: matrix shapes)" if needs_shapes else "yes") if name in STRATEGY_BYTES else "-",
+            "estimate": ("yes (--model: tensor shapes)" if needs_shapes else "yes") if name in STRATEGY_BYTES else "-",
         })
     return rows
 
