@@ -7,7 +7,10 @@ A training step reads top to bottom (lionsim.engine.train_step):
     (optional momentum sync) -> cost of every collective issued
 
 Strategies fill in `encode` and `apply` and hold their state in [w, P] tensors (one row per
-worker this process holds), so no step loops over workers in Python.
+worker this process holds), so no step loops over workers in Python. The params the template
+passes is the one shared replica; a strategy whose replicas differ between syncs (local SGD,
+DiLoCo) holds its workers' own as `replicas` [w, P] (the loop computes each worker's gradient
+at its row) and returns no payload on a step between syncs (nothing is sent, apply gets None).
 """
 
 from __future__ import annotations
