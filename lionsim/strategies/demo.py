@@ -34,7 +34,7 @@ class DeMo(Strategy):
     summary = "DeMo: top-k DCT coefficients per chunk of each worker's momentum, all-gathered, sign of the mean"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
-    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.999, 0.0))
+    defaults = Hyper(lr=1e-2, weight_decay=0.01, betas=(0.999, 0.0))  # lr measured on vit (tuning.py)
     options = {"demo_topk": 32, "demo_chunk": 64}
     shape_dependent = True
 
