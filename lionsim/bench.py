@@ -32,6 +32,8 @@ from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
+from lionsim.strategies.onebit_adam import FREEZE_WHY
+from lionsim.strategies.options import check_given
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run
@@ -47,8 +49,9 @@ MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
                       "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
-                      "wait_s", "vote_agreement"]
-"""Written after the contract columns of steps.csv."""
+                      "wait_s", "vote_agreement", "synced"]
+"""Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
+strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -106,6 +109,22 @@ class BenchConfig:
     """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
     dgc_warmup_steps: int = 0
     """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
+    local_steps: int | None = None
+    """localsgd, diloco*: H, inner steps between syncs (None: the strategy's default for the workload)."""
+    inner_optimizer: str | None = None
+    """localsgd, diloco*, powersgd: adamw | lion | sgd, the optimizer each worker steps with (None: adamw)."""
+    outer_lr: float | None = None
+    """localsgd, diloco*: lr of the outer step (None: the strategy's, 1.0; the DiLoCo paper's is 0.7)."""
+    outer_momentum: float | None = None
+    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco)."""
+    powersgd_rank: int | None = None
+    """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
+    powersgd_warmup_steps: int | None = None
+    """powersgd: leading steps of plain fp32 all-reduce (None: the default for the workload)."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients sent per chunk (None: 32)."""
+    demo_chunk: int | None = None
+    """demo: the target chunk side (None: 64)."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -166,9 +185,10 @@ class BenchConfig:
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
                                  ("dgc-warmup-steps", self.dgc_warmup_steps, 0),
-                                 ("freeze-steps", self.freeze_steps, 0), ("qsgd-levels", self.qsgd_levels, 1)):
+                                 ("freeze-steps", self.freeze_steps, 1), ("qsgd-levels", self.qsgd_levels, 1)):
             if value < low:
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+                why = FREEZE_WHY if name == "freeze-steps" else ""
+                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}{why}")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
@@ -202,11 +222,12 @@ class BenchConfig:
             raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
         self.eval_samples = parse_eval_samples(self.eval_samples)
         check_tie(self.tie)
-        if self.tie != "zero" and not any(r.strategy == "dlion-mavo" for r in runs):
+        if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):
             raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
+        check_given(self, [r.strategy_class for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -383,6 +404,7 @@ class Bench:
                 "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
                 "vote_agreement": math.nan if s.sent is None or s.sent.agreement is None else s.sent.agreement,
+                "synced": int(s.sent is not None and not s.sent.local),
             })
         return rows
 

@@ -1,9 +1,12 @@
 """Plain, slow reference implementations of REFERENCE.md's equations, element by element.
 
-Independent of lionsim's tensor code: Python floats and loops only.
+Independent of lionsim's tensor code: Python floats and loops, and one peer implementation
+(lion-pytorch's update function) where a test needs Lion on whole tensors.
 """
 
 from __future__ import annotations
+
+import torch
 
 
 def sign(v: float) -> float:
@@ -22,6 +25,19 @@ def lion_step(x: list[float], g: list[float], m: list[float], lr: float, wd: flo
     return new_x, new_m
 
 
+def lion_pytorch_update_(p: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, lr: float, wd: float,
+                         beta1: float, beta2: float) -> None:
+    """lucidrains/lion-pytorch's update_fn as published (stepweight decay, weight update, decay
+    the momentum), a peer implementation for tests that need Lion on whole tensors."""
+    # stepweight decay
+    p.data.mul_(1 - lr * wd)
+    # weight update
+    update = exp_avg.clone().mul_(beta1).add(grad, alpha=1 - beta1).sign_()
+    p.add_(update, alpha=-lr)
+    # decay the momentum running average coefficient
+    exp_avg.mul_(beta2).add_(grad, alpha=1 - beta2)
+
+
 M32, M64 = 0xFFFFFFFF, (1 << 64) - 1
 
 
@@ -29,6 +45,25 @@ def _mix32(x: int) -> int:
     x = (((x >> 16) ^ x) * 0x45D9F3B) & M32
     x = (((x >> 16) ^ x) * 0x45D9F3B) & M32
     return (x >> 16) ^ x
+
+
+def _splitmix_chain(values) -> int:
+    key = 0
+    for v in values:
+        key = (key + (v & M64) + 0x9E3779B97F4A7C15) & M64
+        key = ((key ^ (key >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        key = ((key ^ (key >> 27)) * 0x94D049BB133111EB) & M64
+        key ^= key >> 31
+    return key
+
+
+def draw(seed: int, step: int, worker: int, index: int) -> float:
+    """A stochastic quantizer's uniform draw (lionsim.strategies.draws), written out: splitmix64
+    chains (seed, step) and then the worker into a 64-bit key; two rounds of the 32-bit hash
+    of the index mixed with the key's halves; the top 24 of its 32 bits over 2**24."""
+    key = _splitmix_chain([_splitmix_chain([seed, step]), worker])
+    x = _mix32(_mix32(index ^ (key & M32)) ^ (key >> 32))
+    return (x >> 8) / 2.0**24
 
 
 def tie_coin(seed: int, step: int, index: int) -> float:

@@ -22,17 +22,18 @@ from lionsim.launch import free_port
 from lionsim.strategies import STRATEGIES
 from lionsim.training.loop import Place, train_run
 
-STOCHASTIC = {"terngrad", "qsgd"}  # draw per process; tested elsewhere against their references
 VOTE_RUNS = ["dlion-mavo@a2a-1bit", "dlion-mavo@allgather-1bit", "dlion-mavo@pbit-allreduce",
              "dlion-mavo@param-server", "dlion-avg@a2a-1bit", "dlion-avg@pbit-allreduce"]
-RUNS = [name for name in STRATEGIES.names() if name not in STOCHASTIC] + VOTE_RUNS
-DENSE = {"adamw", "lion", "sgdm", "onebit-adam"}  # float sums of several local rows
+RUNS = STRATEGIES.names() + VOTE_RUNS  # terngrad and qsgd too: they draw per virtual worker
+DENSE = {"adamw", "lion", "sgdm", "onebit-adam", "powersgd", "localsgd", "diloco", "diloco-sign"}
+"""Float sums of several local rows (diloco-sign: its per-tensor scale is one)."""
 STEPS = 4
 
 
 def config(workers: int) -> BenchConfig:
     return BenchConfig(workload="mlp", model_size="tiny", workers=workers, batch_size=8, steps=STEPS,
-                       eval_every=STEPS, strategies=RUNS, compute="measured", backend="gloo")
+                       eval_every=STEPS, strategies=RUNS, compute="measured", backend="gloo", local_steps=2,
+                       powersgd_warmup_steps=1)
 
 
 def train_all(bench: Bench) -> dict[str, tuple[list[float], torch.Tensor]]:

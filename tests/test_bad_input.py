@@ -29,6 +29,13 @@ BAD = [
     [*B, "--hyper", '{"nosuch": {"lr": 1}}'], [*B, "--data", "missing-dir"], [*B, "--out", ""],
     [*B, "--format", "xml"], [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
     [*B, "-n", "100000", "--batch-size", "100000"],
+    # bench: the local-step methods, PowerSGD and 1-bit Adam's options
+    [*B, "-s", "diloco", "--local-steps", "0"], [*B, "--local-steps", "2"], [*B, "-s", "diloco", "--outer-lr", "0"],
+    [*B, "-s", "diloco", "--outer-momentum", "1"], [*B, "-s", "diloco", "--inner-optimizer", "sgdx"],
+    [*B, "-s", "powersgd", "--powersgd-rank", "0"], [*B, "-s", "powersgd", "--powersgd-warmup-steps", "-1"],
+    [*B, "-s", "adamw", "--powersgd-rank", "2"], [*B, "-s", "onebit-adam", "--freeze-steps", "0"],
+    [*B, "-s", "diloco-int8@fp32-allreduce"], [*B, "-s", "demo", "--demo-topk", "0"], [*B, "-s", "demo", "--demo-chunk", "0"],
+    [*B, "-s", "lion", "--demo-topk", "4"],
     # sweep
     [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
@@ -40,7 +47,9 @@ BAD = [
     ["comm", "--algorithm", "nosuch"],
     # estimate
     ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
-    ["estimate", "--model", "nosuch"],
+    ["estimate", "--model", "nosuch"], ["estimate", "-s", "powersgd", "--params", "1e9", "--tokens-per-worker", "8"],
+    ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
+    ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
     # plot, report, regress
     ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
     ["report", "."], ["regress", "--case", "nosuch"],

@@ -7,7 +7,7 @@ import pytest
 
 import lionsim.cli.network_cmds  # noqa: F401  (registers the commands until lionsim.cli imports it)
 from lionsim.cli.app import main
-from lionsim.network import COMM_COLUMNS, CollectiveCall, load_network, price
+from lionsim.network import COMM_COLUMNS
 
 
 def run(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -34,7 +34,9 @@ def test_comm_writes_the_csv(tmp_path, capsys):
     assert len(frame) == 2 * 3 * 3  # collectives x workers x sizes
     assert set(frame.collective) == {"all_reduce", "all_to_all"} and set(frame.source) == {"model"}
     row = frame[(frame.collective == "all_reduce") & (frame.workers == 8) & (frame.bytes == 4000)].iloc[0]
-    assert row.time_s == pytest.approx(price(CollectiveCall("all_reduce", 4000), 8, load_network("25gbe")).time_s)
+    # 25gbe: alpha 25 us, 2.9 GB/s. At 4 kB among 8 the cheapest is recursive doubling, log2 8 (alpha + n beta)
+    # = 79 us: ring 14 alpha + 1.75 n beta = 352 us, Rabenseifner 6 alpha + 1.75 n beta = 152 us, tree >= 6 alpha
+    assert row.time_s == pytest.approx(3 * (25e-6 + 4000 / 2.9e9))
     assert "comm.csv" in out
     # the table and its plots (one per collective, PNG and SVG), no temporary file left
     assert sorted(p.name for p in tmp_path.iterdir()) == [

@@ -62,13 +62,13 @@ def test_unknown_names_fail():
 @pytest.mark.parametrize("name", STRATEGIES.names())
 def test_probe_matches_the_strategy_built_on_a_real_layout(name, workers):
     """What the probe reads from a stand-in layout equals what the strategy says on a real one."""
-    numels = [30, 50, 20]
-    layout = ParamLayout.of([(f"p{i}", torch.zeros(n)) for i, n in enumerate(numels)])
+    shapes = [(3, 10), (50,), (4, 5)]
+    layout = ParamLayout.of([(f"p{i}", torch.zeros(s)) for i, s in enumerate(shapes)])
     cls = STRATEGIES.get(name)
     for transport in valid_transports(cls):
         run = parse_runs([f"{name}@{transport}"])[0]
         real = cls(StrategyConfig(topk_ratio=0.1), layout, SimComm(workers))
-        got = probe(run, params=100, tensors=3, workers=workers, topk_ratio=0.1)
+        got = probe(run, params=100, tensors=3, workers=workers, topk_ratio=0.1, shapes=shapes)
         assert got.spec == real.payload_spec()
         assert list(got.extra_calls) == real.extra_calls(1)
         assert got.transport.plan(got.spec, workers) == TRANSPORTS.get(transport)().plan(real.payload_spec(), workers)

@@ -184,10 +184,35 @@ def test_wire_bytes_of_the_sign_transports_in_reference():
     assert wire_bytes(CollectiveCall("all_reduce", n), workers) == pytest.approx(2 * 15 / 16 * n)
 
 
-def test_flat_ring_sent_bytes_equal_wire_bytes():
-    for op in ("all_reduce", "all_gather", "reduce_scatter"):
-        call = CollectiveCall(op, 12345)
-        assert price(call, 6, FLAT, "ring").sent_bytes == pytest.approx(wire_bytes(call, 6))
+def _sent_closed_form(algorithm: str, op: str, n: int, p: int) -> float:
+    """Bytes the busiest worker sends, from each algorithm's paper (Thakur, Rabenseifner & Gropp
+    2005; Sanders et al. 2009; REFERENCE.md 5), written out here; p' = the largest power of 2 <= p."""
+    p2 = 1 << (p.bit_length() - 1)
+    folded = 1 if p2 != p else 0
+    forms = {
+        ("ring", "all_reduce"): 2 * (p - 1) / p * n, ("ring", "all_gather"): (p - 1) / p * n,
+        ("ring", "reduce_scatter"): (p - 1) / p * n, ("ring", "broadcast"): n, ("ring", "reduce"): n,
+        ("recursive_doubling", "all_reduce"): ((p2.bit_length() - 1) + folded) * n,
+        ("rabenseifner", "all_reduce"): (2 * (p2 - 1) / p2 + folded) * n,
+        ("tree", "all_reduce"): 2 * (0.5 if p == 2 else 1.0) * n,
+        ("bruck", "all_gather"): (p - 1) / p * n, ("pairwise", "all_to_all"): (p - 1) / p * n,
+        ("binomial", "broadcast"): (p - 1).bit_length() * n, ("binomial", "reduce"): n,
+        ("param_server", "ps_push"): n, ("param_server", "ps_pull"): 0.0,
+    }
+    return forms[(algorithm, op)]
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4, 6, 8, 16])
+def test_every_algorithms_sent_bytes_equal_its_closed_form(workers):
+    """Not only ring: every (algorithm, op) lionsim implements sends what its paper says."""
+    checked = 0
+    for name, algorithm in COLLECTIVE_ALGORITHMS.items():
+        for op in algorithm.ops:
+            call = CollectiveCall(op, 12345)
+            assert price(call, workers, FLAT, name).sent_bytes == pytest.approx(
+                _sent_closed_form(name, op, 12345, workers)), (name, op, workers)
+            checked += 1
+    assert checked >= 14
 
 
 def test_presets_price_end_to_end():

@@ -104,6 +104,7 @@ def test_a_steps_plan_is_what_it_sent(strategy, transport, workers, per_node):
     comm = RecordingComm(workers, per_node)
     s = cls(StrategyConfig(seed=0, momentum_sync=sync, freeze_steps=1), layout, comm)
     t = TRANSPORTS.get(transport)()
+    s.start(params)  # a local-step strategy makes its replicas here
     g = torch.Generator().manual_seed(workers)
     for step in (1, 2, 3):
         comm.calls.clear()

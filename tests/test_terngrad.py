@@ -1,6 +1,6 @@
 """TernGrad (Wen et al. 2017) against a plain reference: per-layer clipping at 2.5 sigma
 (section 3.3), the shared per-tensor scale, and the stochastic ternaries drawn from the same
-seeded generator."""
+counter-hash draws written out in tests/reference_impl.py (per worker, so gloo draws alike)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from lionsim.backends import SimComm
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
+from tests.reference_impl import draw
 
 NUMELS = [30, 9, 1]  # a weight, a bias, a scalar (sigma = 0: nothing to clip)
 SEED = 3
@@ -40,7 +41,7 @@ def reference_terngrad(grads: torch.Tensor) -> tuple[list[float], torch.Tensor]:
     for n in NUMELS:  # shared scale: max over workers of max |clipped g| of the tensor
         scales.append(max(abs(clipped[i][j]) for i in range(workers) for j in range(start, start + n)))
         start += n
-    uniform = torch.rand((workers, sum(NUMELS)), generator=torch.Generator().manual_seed(SEED * 1_000_003))
+    uniform = torch.tensor([[draw(SEED, 1, i, j) for j in range(sum(NUMELS))] for i in range(workers)])
     ternary = torch.zeros(workers, sum(NUMELS), dtype=torch.int8)
     for i in range(workers):
         start = 0

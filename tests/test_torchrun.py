@@ -13,12 +13,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch import nn
 
 from lionsim.backends import SimComm
 from lionsim.engine import train_step
 from lionsim.launch import free_port
-from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
+from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, frozen_positions, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.torchrun_script import CASES, HYPER, STEPS, loss_of, make_model
@@ -47,19 +46,21 @@ def rank_params(tmp_path_factory) -> list[dict]:
 
 
 def simulated(model_kind: str, transport: str, vote: str) -> dict[str, torch.Tensor]:
-    """Algorithm 1 in one process on the ranks' batches; rank 1's skipped branch has a zero gradient."""
+    """Algorithm 1 in one process on the ranks' batches; rank 1's skipped branch has a zero
+    gradient, and `spare`, with a gradient on no rank, is left alone as the loop leaves it."""
     model = make_model()
-    used = nn.ModuleList([model.body, model.branch, model.head])  # `spare` has no gradient anywhere
-    params, layout = flatten_parameters(used)
+    params, layout = flatten_parameters(model)
     comm = SimComm(RANKS)
     strategy = STRATEGIES.get(f"dlion-{vote}")(StrategyConfig(**HYPER), layout, comm)
     grads = torch.zeros(RANKS, layout.numel)
     for step in range(STEPS):
+        used = torch.zeros(layout.segments, dtype=torch.bool)
         for rank in range(RANKS):
-            model.zero_grad()
+            model.zero_grad(set_to_none=True)
             loss_of(model, model_kind, rank, step).backward()
-            gather_grads(used, grads[rank])  # zeros where the rank has no gradient
-        train_step(strategy, TRANSPORTS.get(transport)(), comm, grads, params, step + 1, Clock())
+            used |= torch.tensor(gather_grads(model, grads[rank]))  # zeros where the rank has no gradient
+        train_step(strategy, TRANSPORTS.get(transport)(), comm, grads, params, step + 1, Clock(),
+                   frozen_positions(layout, used))
     return {name: p.detach() for name, p in model.named_parameters()}
 
 

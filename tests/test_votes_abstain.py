@@ -8,12 +8,12 @@ import torch
 from lionsim.backends import SimComm
 from lionsim.engine import train_step
 from lionsim.optim import DistributedLion
-from lionsim.optim.functional import lion_update_, sign_votes
+from lionsim.optim.functional import sign_votes
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads, valid_transports
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from tests.reference_impl import lion_step
+from tests.reference_impl import lion_pytorch_update_, lion_step
 
 VOTING = ("dlion-mavo", "dlion-avg")
 
@@ -93,7 +93,7 @@ def lion_reference(steps):
         model(idx).pow(2).mean().backward()
         with torch.no_grad():
             for p, m in zip(model.parameters(), moms):
-                lion_update_(p, p.grad, m, 0.01, 0.5, 0.9, 0.99)
+                lion_pytorch_update_(p, p.grad, m, 0.01, 0.5, 0.9, 0.99)
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 

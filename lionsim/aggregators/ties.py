@@ -41,7 +41,7 @@ def step_key(seed: int, step: int) -> int:
     return x
 
 
-def _mix32(x: Tensor) -> Tensor:
+def mix32(x: Tensor) -> Tensor:
     """A 32-bit integer hash on int64 tensors (values < 2**32, so no product overflows)."""
     x = ((x >> 16) ^ x) * 0x45D9F3B & _M32
     x = ((x >> 16) ^ x) * 0x45D9F3B & _M32
@@ -52,8 +52,8 @@ def coin(seed: int, step: int, index: Tensor) -> Tensor:
     """+1/-1 (int64) per global coordinate index, the same wherever it is computed."""
     key = step_key(seed, step)
     index = index.to(torch.int64)
-    x = _mix32((index & _M32) ^ (key & _M32))
-    x = _mix32(x ^ (index >> 32) ^ (key >> 32))
+    x = mix32((index & _M32) ^ (key & _M32))
+    x = mix32(x ^ (index >> 32) ^ (key >> 32))
     return (x & 1) * 2 - 1
 
 

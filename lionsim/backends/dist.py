@@ -68,21 +68,26 @@ class ProcessGroupComm(TimedGroup):
     def gather(self, x: Tensor, root: int = 0) -> Tensor | None:
         """x [w, *s] -> [W, *s] on the rank holding worker `root`, None elsewhere."""
         x = x.contiguous()
-        dst = root // self.local_workers
+        dst = root // self.local_workers  # a rank of the group
         parts = [faulted(x.shape, x) for _ in range(self.ranks)] if self.rank == dst else None
         if x.numel():
             self._timed("ps_push", x, x.numel() * x.element_size(),
-                        lambda: dist.gather(x, parts, dst=dst, group=self.group))
+                        lambda: dist.gather(x, parts, dst=self._global(dst), group=self.group))
         return torch.cat(parts) if parts is not None else None
 
     def broadcast(self, x: Tensor | None, root: int = 0, like: Tensor | None = None) -> Tensor:
         """The root worker's x [*s] -> [w, *s] on every rank; other ranks pass `like`."""
-        src = root // self.local_workers
+        src = root // self.local_workers  # a rank of the group
         buf = x.contiguous() if self.rank == src else faulted(like.shape, like)
         if buf.numel():
             self._timed("ps_pull", buf, buf.numel() * buf.element_size(),
-                        lambda: dist.broadcast(buf, src=src, group=self.group))
+                        lambda: dist.broadcast(buf, src=self._global(src), group=self.group))
         return self._rows(buf)
+
+    def _global(self, group_rank: int) -> int:
+        """The global rank of a rank of this group: gather's dst and broadcast's src take global
+        ranks, even with a group (a subgroup without global rank 0 would otherwise fail)."""
+        return group_rank if self.group is None else dist.get_global_rank(self.group, group_rank)
 
     def exchange_control(self, x: Tensor) -> Tensor:
         """x [w, k] -> [W, k]: every worker's row, untimed (the loop's losses and flags)."""

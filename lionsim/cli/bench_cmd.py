@@ -47,7 +47,9 @@ def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
     """Stop (one line) before anything is allocated if the run would not fit in this machine's memory."""
     from lionsim.training.memory import check_memory
 
-    check_memory(cfg.workload_config(), local_workers=local_workers)
+    runs = cfg.validate()
+    extra = max(r.strategy_class.extra_rows(cfg.strategy_config(r)) for r in runs)  # per-worker replicas
+    check_memory(cfg.workload_config(), local_workers=local_workers, extra_rows=extra)
 
 
 @app.command()
@@ -76,6 +78,14 @@ def bench(
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
     dgc_warmup_steps: o.DgcWarmupSteps = 0,
+    local_steps: o.LocalSteps = None,
+    inner_optimizer: o.InnerOptimizer = None,
+    outer_lr: o.OuterLr = None,
+    outer_momentum: o.OuterMomentum = None,
+    powersgd_rank: o.PowersgdRank = None,
+    powersgd_warmup_steps: o.PowersgdWarmupSteps = None,
+    demo_topk: o.DemoTopk = None,
+    demo_chunk: o.DemoChunk = None,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: o.EvalEvery = 25,
@@ -113,7 +123,9 @@ def bench(
         transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
         sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
-        dgc_warmup_steps=dgc_warmup_steps,
+        dgc_warmup_steps=dgc_warmup_steps, local_steps=local_steps, inner_optimizer=inner_optimizer,
+        outer_lr=outer_lr, outer_momentum=outer_momentum, powersgd_rank=powersgd_rank,
+        powersgd_warmup_steps=powersgd_warmup_steps, demo_topk=demo_topk, demo_chunk=demo_chunk,
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,

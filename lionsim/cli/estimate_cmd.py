@@ -188,6 +188,10 @@ def estimate_cmd(
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
+    local_steps: o.LocalSteps = None,
+    powersgd_rank: o.PowersgdRank = None,
+    demo_topk: o.DemoTopk = None,
+    demo_chunk: o.DemoChunk = None,
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
@@ -203,9 +207,10 @@ def estimate_cmd(
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
-        gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap, bucket_mb=bucket_mb,
-        algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
-        compute_spread=list(compute_spread or []), seed=seed,
+        gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
+        bucket_mb=bucket_mb, algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
+        compute_spread=list(compute_spread or []), seed=seed, local_steps=local_steps,
+        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)

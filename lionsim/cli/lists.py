@@ -24,16 +24,30 @@ def root(
     """Benchmark and simulator for sign-compressed distributed Lion over modelled networks."""
 
 
+def _model_shapes(workload: str | None) -> list[tuple[int, ...]]:
+    """The tensor shapes of `workload`'s small model (the default bench's, vit, when None)."""
+    from lionsim.workloads import WORKLOADS, WorkloadConfig
+
+    name = workload or "vit"
+    model = WORKLOADS.get(name).probe(WorkloadConfig(name=name, workers=1, batch_size=1, size="small"))[0]
+    return [tuple(p.shape) for p in model.parameters() if p.requires_grad]
+
+
 def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
     """One row per strategy and transport it can use (its default first): what it sends, the
-    bits per parameter for `workers` workers, its default lr and weight decay."""
+    bits per parameter for `workers` workers (per step: a local-step method's over its H steps;
+    PowerSGD's and DeMo's for the workload's small model, vit's by default, as they depend on its
+    shapes), its default lr and weight decay."""
     import pandas as pd
+    import torch
 
     from lionsim.aggregators import MajorityVote
-    from lionsim.strategies import STRATEGIES, valid_transports
+    from lionsim.backends import SimComm
+    from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_transports
     from lionsim.transports import TRANSPORTS, PayloadSpec
 
     rows = []
+    cfg = StrategyConfig(workload=workload)
     for name, cls in STRATEGIES.items():
         transports = valid_transports(cls)
         transports.sort(key=lambda t: t != cls.default_transport)
@@ -41,9 +55,14 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
         spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule,
                            max_level=cls.levels(workers) if hasattr(cls, "levels") else max(1, 127 // workers),
                            segments=10, k=10**4)
+        if cls.shape_dependent:
+            shapes = _model_shapes(workload)
+            layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(shapes)])
+            spec = cls(cfg, layout, SimComm(1)).payload_spec()
+        per = cls.option(cfg, "local_steps") if "local_steps" in cls.options else 1
         defaults = cls.defaults_for(workload)
         for t in transports:
-            up, down = TRANSPORTS.get(t)().bits_per_param(spec, workers)
+            up, down = (bits / per for bits in TRANSPORTS.get(t)().bits_per_param(spec, workers))
             rows.append({"strategy": name, "transport": t, "default_transport": t == cls.default_transport,
                          "sends": cls.payload_kind, "workers": workers, "bits_per_param_up": up,
                          "bits_per_param_down": down, "lr": defaults.lr, "weight_decay": defaults.weight_decay,
@@ -86,6 +105,9 @@ def strategies(
     workers: int = typer.Option(8, "--workers", "-n", help="Worker count the bits per parameter are given for."),
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
+    matrix: bool = typer.Option(
+        False, "--matrix", help="What works with what: per strategy its transports, backends, momentum sync, "
+                                "local steps, options, DistributedLion and estimate support (from the registries)."),
     format: Format = "table",
 ) -> None:
     """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
@@ -99,6 +121,11 @@ def strategies(
 
         workload = WORKLOADS.canonical(workload) if hasattr(WORKLOADS, "canonical") else workload
         WORKLOADS.get(workload)  # an unknown name fails with the list
+    if matrix:
+        from lionsim.cli.matrix import matrix_frame, matrix_table
+
+        emit(lambda: matrix_frame(workload), format, lambda: matrix_table(workload))
+        return
     where = f"; defaults on {workload}" if workload else ""
     frame = strategies_frame(workers, workload)
     emit(frame, format, lambda: _strategies_table(frame, workers, where))

@@ -40,6 +40,18 @@ def norm_params(d_model: int, norm: str) -> int:
     return 2 * d_model if norm == "layernorm" else d_model
 
 
+def block_shapes(d_model: int, d_ff: int, *, mlp: str, norm: str, bias: bool) -> list[tuple[int, ...]]:
+    """The shapes of one block's tensors as block_params counts them (torch's nn.Linear weight is
+    [out, in])."""
+    d = d_model
+    shapes = [(d, d)] * 4 + ([(d,)] * 4 if bias else [])  # q, k, v, out
+    if mlp == "gelu":
+        shapes += [(d_ff, d), (d, d_ff)] + ([(d_ff,), (d,)] if bias else [])
+    else:
+        shapes += [(d_ff, d), (d_ff, d), (d, d_ff)] + ([(d_ff,), (d_ff,), (d,)] if bias else [])
+    return shapes + [(d,)] * (2 * norm_tensors(norm))
+
+
 def norm_tensors(norm: str) -> int:
     return 2 if norm == "layernorm" else 1
 
@@ -62,6 +74,9 @@ class ModelShape(Protocol):
 
     @property
     def tensors(self) -> int: ...
+
+    @property
+    def tensor_shapes(self) -> list[tuple[int, ...]]: ...
 
 
 def _validate(name: str, mlp: str, norm: str, sizes: dict[str, int]) -> None:
@@ -125,6 +140,15 @@ class DecoderShape:
         return self.seq_len
 
     @property
+    def tensor_shapes(self) -> list[tuple[int, ...]]:
+        """Every parameter tensor's shape, in the order of `params` (PowerSGD compresses by shape)."""
+        d = self.d_model
+        shapes = [(self.vocab_size, d)] + ([(self.seq_len, d)] if self.learned_positions else [])
+        shapes += self.n_layer * block_shapes(d, self.d_ff, mlp=self.mlp, norm=self.norm, bias=self.bias)
+        shapes += [(d,)] * norm_tensors(self.norm)
+        return shapes + ([] if self.tied_embeddings else [(self.vocab_size, d)])
+
+    @property
     def tensors(self) -> int:
         """Parameter tensors: embeddings, blocks, final norm, an untied head."""
         blocks = self.n_layer * block_tensors(mlp=self.mlp, norm=self.norm, bias=self.bias)
@@ -182,6 +206,14 @@ class ViTShape:
     @property
     def tokens_per_sample(self) -> int:
         return self.patches + 1
+
+    @property
+    def tensor_shapes(self) -> list[tuple[int, ...]]:
+        """Every parameter tensor's shape, in the order of `params` (PowerSGD compresses by shape)."""
+        d, p = self.d_model, self.patch_size
+        shapes = [(d, self.channels, p, p), (d,), (1, 1, d), (1, self.patches + 1, d)]
+        shapes += self.n_layer * block_shapes(d, self.d_ff, mlp="gelu", norm="layernorm", bias=True)
+        return shapes + [(d,)] * 2 + [(self.num_classes, d), (self.num_classes,)]
 
     @property
     def tensors(self) -> int:

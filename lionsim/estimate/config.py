@@ -14,6 +14,7 @@ from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.runs import RunSpec, parse_runs
+from lionsim.strategies.options import RULES, check_given
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -70,6 +71,16 @@ class EstimateConfig:
     distribution is exact for one spec, a seeded Monte Carlo for several (stragglers.py)."""
     seed: int = 0
     """Seed of the spread's slow workers and Monte Carlo draws."""
+    local_steps: int | None = None
+    """localsgd, diloco*: H, steps per sync; each row is the mean step of a round (None: the
+    strategy's default)."""
+    powersgd_rank: int | None = None
+    """powersgd: rank of each matrix's factors (None: the strategy's default); needs a --model preset,
+    whose tensor shapes say which matrices are compressed."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
+    demo_chunk: int | None = None
+    """demo: target chunk side (None: the strategy's default)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -95,6 +106,10 @@ class Resolved:
     baseline: str | None
     tie: str = "zero"
     spread: ComputeSpread | None = None
+    shapes: list[tuple[int, ...]] | None = None
+    """The model preset's tensor shapes (None with --params)."""
+    options: dict = dataclasses.field(default_factory=dict)
+    """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -124,8 +139,10 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.model is not None:
         shape = MODELS.get(cfg.model)
         name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
+        shapes = shape.tensor_shapes
     else:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
+        shapes = None
     if cfg.tensors is not None:
         tensors = _positive_int("tensors", cfg.tensors)
     if tensors > params:  # every tensor holds at least one parameter
@@ -154,9 +171,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
     if spread is not None:
         spread.check(workers)
+    runs = parse_runs(list(cfg.strategies), cfg.transport)
+    check_given(cfg, [r.strategy_class for r in runs])
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
-        device=device, mfu=float(mfu), runs=parse_runs(list(cfg.strategies), cfg.transport),
+        device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
+        options={name: getattr(cfg, name) for name in RULES if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,

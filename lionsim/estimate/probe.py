@@ -15,13 +15,16 @@ from dataclasses import dataclass
 import torch
 
 from lionsim.backends import SimComm
+from lionsim.compute import MODELS
+from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, StrategyConfig
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
-"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off."""
+"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off
+(for a local-step strategy, a sync step: the probe's strategy has taken no step, 0 % H = 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,21 +35,33 @@ class Probe:
     spec: PayloadSpec
     extra_calls: tuple[CollectiveCall, ...]
     """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
+    sync_every: int = 1
+    """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
+    after_step: bool = False
+    """Its exchange waits for the step's own update (Strategy.after_step)."""
 
 
 def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
-          tie: str = "zero") -> Probe:
-    """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters."""
+          tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
+    """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
+    (of the tensor `shapes` of a model preset, when known); `options`: Strategy.options given."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    strategy = run.strategy_class(StrategyConfig(topk_ratio=topk_ratio, tie=tie), layout, SimComm(workers))
+    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **(options or {}))
+    strategy = run.strategy_class(cfg, layout, SimComm(workers))
     small = strategy.payload_spec()
     # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
     # tensors' sizes are unknown here, so ceil(ratio * P), at least one per tensor; the
     # per-tensor sum lies within T of it
     k = max(tensors, math.ceil(topk_ratio * params)) if small.kind == "sparse" else 0
     spec = dataclasses.replace(small, numel=params, k=k)
+    if strategy.shape_dependent:  # PowerSGD's matrices, DeMo's chunks: only the shapes say
+        if shapes is None:
+            raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "
+                               f"{', '.join(MODELS.names())}), not --params/--tensors")
+        spec = strategy.spec_for(shapes)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
-    return Probe(transport=transport, spec=spec, extra_calls=extra)
+    return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
+                 after_step=strategy.after_step)

@@ -19,6 +19,9 @@ With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is th
 over the slowest worker's factor, compute_s the median worker's, wait_s the difference made by
 waiting, step_p50_s / step_p99_s its percentiles, spread_method how the distribution was
 computed ("exact" for one spec, "monte carlo (...)" for several).
+
+A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
+step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ EXTRA_COLUMNS: list[str] = [
     "step_p99_s",
     "compute_spread",
     "spread_method",
+    "local_steps",
 ]
 
 
@@ -84,37 +88,83 @@ gradients of its input and of itself in backward. No model needs fewer; a transf
 launches several times more (norms, activations, attention), so this is a floor, not a count."""
 
 
+def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, local: bool = False) -> dict:
+    """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
+    local-step strategy that sends nothing."""
+    passes = pass_bytes(run.strategy, run.transport, p.spec, workers, local=local)
+    kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
+                      decode=int(passes.decode > 0), update=int(passes.update > 0))
+    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
+    times = step_times(work, transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
+                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
+                       after_step=p.after_step)
+    up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 and not local else (0.0, 0.0)
+    return {**times.columns(), "wire_bytes": times.sent_bytes, "forward_s": times.forward_s,
+            "backward_s": times.backward_s, "buckets": times.buckets, "bits_per_param_up": up,
+            "bits_per_param_down": down}
+
+
+AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
+             "forward_s", "backward_s", "bits_per_param_up", "bits_per_param_down")
+"""Columns a local-step strategy's row gives as the mean over one round of H steps."""
+
+
+def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
+    """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
+    local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution."""
+    passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node, local=local)
+    kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
+                      decode=int(passes.decode > 0), update=int(passes.update > 0))
+    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
+    priced = price_step(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
+                        overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
+                        after_step=p.after_step)
+    if slowest is None:
+        times = priced.times(work)
+        p50 = p99 = times.step_s
+    else:
+        times, p50, p99 = expected_times(priced, work, slowest)
+    up, down = (bits_on(p.transport, p.spec, workers, network.workers_per_node) if workers > 1 and not local
+                else (0.0, 0.0))
+    columns = times.columns()
+    return {**columns, "wire_bytes": times.sent_bytes, "forward_s": times.forward_s, "backward_s": times.backward_s,
+            "buckets": times.buckets, "bits_per_param_up": up, "bits_per_param_down": down,
+            "inter_bytes": times.inter_bytes, "compute_median_s": columns["compute_median_s"],
+            "compute_max_s": columns["compute_max_s"], "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99}
+
+
+AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
+             "forward_s", "backward_s", "bits_per_param_up", "bits_per_param_down", "inter_bytes",
+             "compute_median_s", "compute_max_s", "wait_s", "step_p50_s", "step_p99_s")
+"""Columns a local-step strategy's row gives as the mean over one round of H steps."""
+
+
 def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
-    """One row per run of `r` on `workers` workers of `network`, speedups filled in."""
+    """One row per run of `r` on `workers` workers of `network`, speedups filled in.
+
+    A local-step strategy (localsgd, diloco*: one exchange every H steps) gets the mean step of a
+    round: (the sync step + (H - 1) local steps) / H for every time column, wire_bytes and the
+    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H."""
     flops = training_flops(r.params, r.tokens_per_worker)
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie)
-        passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node)
-        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
-                          decode=int(passes.decode > 0), update=int(passes.update > 0))
-        work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
-        priced = price_step(transport=p.transport, spec=p.spec, workers=workers, network=network,
-                            overlap=r.overlap, extra_calls=p.extra_calls, algorithm=r.algorithm)
-        if slowest is None:
-            times = priced.times(work)
-            p50 = p99 = times.step_s
-        else:
-            times, p50, p99 = expected_times(priced, work, slowest)
-        up, down = bits_on(p.transport, p.spec, workers, network.workers_per_node) if workers > 1 else (0.0, 0.0)
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie,
+                  shapes=r.shapes, options=r.options)
+        step = _priced(r, run, p, flops, workers, network, slowest)
+        if p.sync_every > 1:
+            local = _priced(r, run, p, flops, workers, network, slowest, local=True)
+            h = p.sync_every
+            step |= {c: (step[c] + (h - 1) * local[c]) / h for c in AMORTISED}
         rows.append({
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
-            "params": r.params, **times.columns(), "wire_bytes": times.sent_bytes,
+            "params": r.params, **step,
             "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
-            "gpus_per_node": network.workers_per_node, "forward_s": times.forward_s, "backward_s": times.backward_s,
-            "buckets": times.buckets,
-            "overlap": "buckets" if times.buckets and r.overlap.bucketed(run.transport) else "none",
-            "bits_per_param_up": up, "bits_per_param_down": down, "inter_bytes": times.inter_bytes,
-            "compute_median_s": times.columns()["compute_median_s"], "compute_max_s": times.columns()["compute_max_s"],
-            "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99,
+            "gpus_per_node": network.workers_per_node,
+            "overlap": "buckets" if step["buckets"] and r.overlap.bucketed(run.transport) and not p.after_step else "none",
             "compute_spread": "" if r.spread is None else r.spread.describe(),
             "spread_method": "" if slowest is None else slowest.method,
+            "local_steps": p.sync_every,
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)

@@ -58,6 +58,14 @@ def sgdm_update_(p: Tensor, grad: Tensor, buf: Tensor, lr: float, weight_decay: 
     p.add_(buf, alpha=-lr)
 
 
+def nesterov_update_(p: Tensor, grad: Tensor, buf: Tensor, lr: float, momentum: float) -> None:
+    """One SGD step with Nesterov momentum as torch.optim.SGD(nesterov=True) computes it
+    (no weight decay, dampening 0): buf <- mu buf + g; p <- p - lr (g + mu buf). With mu = 0
+    it is plain SGD. DiLoCo's outer optimizer (Douillard et al. 2023: lr 0.7, mu 0.9)."""
+    buf.mul_(momentum).add_(grad)
+    p.add_(grad.add(buf, alpha=momentum), alpha=-lr)
+
+
 def sign_votes(x: Tensor, workers: int) -> Tensor:
     """A worker's vote on each coordinate, int8: sign(x), so +1, -1, or 0 where x is exactly
     zero (gradient and momentum both zero: a parameter no batch has touched). A zero abstains:

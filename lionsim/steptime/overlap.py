@@ -17,6 +17,8 @@ that bucket, and nothing computed from other buckets' results, can run in such a
   hooks do.
 - packed-allreduce (Lion Cub's ternary levels), allgather-levels (QSGD, per-tensor norms): as
   int8-allreduce and allgather-1bit, a bucket needs only its own tensors.
+- lowrank-allreduce: PowerSGD is a DDP comm hook (torch's powerSGD_hook), per bucket: its
+  three all-reduces (the rest, P, Q) run in series for each bucket.
 
 What it does not (mode "auto"), and why:
 
@@ -50,7 +52,7 @@ from lionsim.errors import LionsimError
 MODES = ("auto", "buckets", "none")
 
 BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
-                      "sparse-allgather", "packed-allreduce", "allgather-levels"})
+                      "sparse-allgather", "packed-allreduce", "allgather-levels", "lowrank-allreduce"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
 AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit"})
 """Transports mode "auto" runs once after backward (module doc)."""

@@ -12,8 +12,9 @@ the step template runs them (lionsim.engine):
     update = the strategy's update (reads the replica and its state, writes them) + one read
              of the aggregate; a vote rule (sign, mean) is applied as the update reads it
 
-Parameters, gradients and optimizer state are float32 (4 bytes); votes, levels and signs are
-int8 (1 byte); sums of votes are the narrowest integer that holds them (int8 up to 127
+What each strategy's own rule and update move is in strategy_bytes.py, each transport's
+packing in wire_passes.py. Parameters, gradients and optimizer state are float32 (4 bytes);
+votes, levels and signs are int8 (1 byte); sums of votes are the narrowest integer that holds them (int8 up to 127
 workers). Terms below 1/n per parameter (per-tensor scales, chunk padding) are left out.
 """
 
@@ -22,62 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
-from lionsim.steptime.wire_passes import F32, I8, HIERARCHICAL_BYTES, TRANSPORT_BYTES, TransportBytes  # noqa: F401
+from lionsim.steptime.strategy_bytes import LOCAL_STEP_BYTES, STRATEGY_BYTES, StrategyBytes
+from lionsim.steptime.wire_passes import F32, I8, HIERARCHICAL_BYTES, TRANSPORT_BYTES, TransportBytes
 from lionsim.transports import PayloadSpec
 
-@dataclass(frozen=True, slots=True)
-class StrategyBytes:
-    """What a strategy's own kernels move per parameter, besides its payload and the aggregate."""
-
-    rule: float
-    """Local rule: bytes read and written (gradient, state, extra statistic passes)."""
-    update: float
-    """Update: bytes read and written of the replica and the state."""
-    why: str
-    """The accounting, in words."""
-
-
-STRATEGY_BYTES: dict[str, StrategyBytes] = {
-    "adamw": StrategyBytes(0, 6 * F32, "no local rule (the gradient is sent); update reads p, m, v, writes p, m, v"),
-    "lion": StrategyBytes(0, 4 * F32, "no local rule; update reads p, m, writes p, m"),
-    "sgdm": StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf"),
-    "dlion-mavo": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
-    "dlion-avg": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
-    "signum-mv": StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p"),
-    "lioncub-l1": StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
-    ),
-    "lioncub-linf": StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p"
-    ),
-    "lioncub-l0": StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p"
-    ),
-    "lioncub-ternary": StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
-    ),
-    "signsgd": StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p"),
-    "qsgd": StrategyBytes(
-        2 * F32, 4 * F32, "rule: a pass reading g for ||g|| per tensor, then reads g (draws from a counter RNG in "
-        "registers); update (SGD momentum) reads p, buf, writes p, buf"
-    ),
-    "onebit-adam": StrategyBytes(
-        7 * F32, 5 * F32, "rule (1-bit phase) reads g, m, e, writes m; a pass reading m, e for ||m + e||; then reads "
-        "m, e, writes e; update reads p, m, v, writes p, m"
-    ),
-    "ef-signsgd": StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
-    ),
-    "terngrad": StrategyBytes(
-        3 * F32, 4 * F32,
-        "rule: a pass reading g for its sum and sum of squares per tensor (sigma of the 2.5 sigma clip), a pass "
-        "reading g for max|clipped g| per tensor, then reads g (clip and Bernoulli draws from a counter RNG in registers); "
-        "update (SGD momentum) reads p, buf, writes p, buf",
-    ),
-    "dgc": StrategyBytes(
-        6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
-    ),
-}
+__all__ = ["F32", "I8", "HIERARCHICAL_BYTES", "LOCAL_STEP_BYTES", "NO_SYNC", "STRATEGY_BYTES", "TRANSPORT_BYTES",
+           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "sync_copy"]
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
@@ -125,11 +76,17 @@ def sync_copy(synced: int, params: int) -> SyncCopy:
     return SyncCopy(4 * F32 * synced, 2)
 
 
-def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> PassBytes:
+def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1,
+               local: bool = False) -> PassBytes:
     """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
 
-    A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack.
+    A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack. A
+    local step (`local`: local SGD or DiLoCo between syncs) runs the inner step alone.
     """
+    if local:
+        if strategy not in LOCAL_STEP_BYTES:
+            raise LionsimError(f"no memory-pass accounting for local steps of {strategy!r}; known: {', '.join(LOCAL_STEP_BYTES)}")
+        return PassBytes(encode=LOCAL_STEP_BYTES[strategy], decode=0.0, update=0.0)
     if strategy not in STRATEGY_BYTES:
         raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}; known: {', '.join(STRATEGY_BYTES)}")
     if transport not in TRANSPORT_BYTES:

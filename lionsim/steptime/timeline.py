@@ -19,8 +19,9 @@ waits for the last exchange; decode and update follow it (not overlapped: conser
                     the last bucket's cost, since it is ready only when backward ends
     step_s          compute_s + encode_s + comm_exposed_s + decode_s + update_s
 
-A transport that runs after backward (overlap.py) is one exchange ready at F + B + E, so
-its whole cost is exposed. A strategy's extra collectives are added to both, never hidden.
+A transport that runs after backward (overlap.py), or the exchange of a strategy whose payload
+exists only after its own update (DiLoCo), is one exchange ready at F + B + E, so its whole
+cost is exposed. A strategy's extra collectives are added to both, never hidden.
 
 Uneven workers (lionsim.steptime.stragglers): an exchange needs every worker's bucket, so it
 is ready when the slowest worker's is; the step is this timeline at the slowest worker's
@@ -117,7 +118,9 @@ def bucket_spec(spec: PayloadSpec, numel: int) -> PayloadSpec:
     def share(count: int) -> int:
         return max(1, round(count * numel / spec.numel)) if count else 0
 
-    return dataclasses.replace(spec, numel=numel, k=share(spec.k), segments=share(spec.segments))
+    return dataclasses.replace(spec, numel=numel, k=share(spec.k), segments=share(spec.segments),
+                               factors=(share(spec.factors[0]), share(spec.factors[1])),
+                               uncompressed=share(spec.uncompressed))
 
 
 def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
@@ -209,18 +212,22 @@ class PricedStep:
 def price_step(
     *,
     transport: Transport,
-    spec: PayloadSpec,
+    spec: PayloadSpec | None,
     workers: int,
     network: Network,
     overlap: OverlapConfig,
     extra_calls: Sequence[CollectiveCall] = (),
     algorithm: str = AUTO,
+    after_step: bool = False,
 ) -> PricedStep:
-    """The collectives of one step of `spec` over `transport`, priced (module doc)."""
+    """The collectives of one step of `spec` over `transport`, priced (module doc); `spec`
+    None: a step that sends nothing (a local step of local SGD). `after_step`: the strategy's
+    payload exists only after the step's own update (DiLoCo's pseudo-gradient), so it is one
+    exchange after backward whatever the transport."""
     extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
-    if workers == 1:
+    if workers == 1 or spec is None:
         return PricedStep(comm=Priced(), extra=extra, buckets=None)
-    if overlap.bucketed(transport.name):
+    if not after_step and overlap.bucketed(transport.name):
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()

@@ -124,8 +124,16 @@ def _compressed(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)
 
 
+def _lowrank(spec: PayloadSpec, workers: int) -> TransportBytes:
+    if spec.kind == "dense":  # the warm-up steps
+        return _fp32(spec, workers)
+    # P = M Q reads M; Q = M^T P reads M again; P Q^T writes the average (the factors are r/n of it)
+    return TransportBytes(pack=F32, unpack=2 * F32, aggregate=F32)
+
+
 TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "fp32-allreduce": _fp32,
+    "lowrank-allreduce": _lowrank,
     "bf16-allreduce": _bf16,
     "int8-allreduce": _int8,
     "pbit-allreduce": _pbit,

@@ -11,6 +11,10 @@ from lionsim.strategies import lioncub  # noqa: F401
 from lionsim.strategies import signsgd  # noqa: F401
 from lionsim.strategies import qsgd  # noqa: F401
 from lionsim.strategies import onebit_adam  # noqa: F401
+from lionsim.strategies import local_steps  # noqa: F401
+from lionsim.strategies import outer_codecs  # noqa: F401
+from lionsim.strategies import powersgd  # noqa: F401
+from lionsim.strategies import demo  # noqa: F401
 from lionsim.strategies.base import (
     STRATEGIES,
     Strategy,
@@ -18,7 +22,7 @@ from lionsim.strategies.base import (
     momentum_strategies,
     valid_transports,
 )
-from lionsim.strategies.layout import ParamLayout, flatten_parameters, gather_grads
+from lionsim.strategies.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
 from lionsim.strategies.momentum_sync import MomentumSync
 
 __all__ = [
@@ -28,6 +32,7 @@ __all__ = [
     "Strategy",
     "StrategyConfig",
     "flatten_parameters",
+    "frozen_positions",
     "gather_grads",
     "momentum_strategies",
     "valid_transports",

@@ -7,7 +7,10 @@ A training step reads top to bottom (lionsim.engine.train_step):
     (optional momentum sync) -> cost of every collective issued
 
 Strategies fill in `encode` and `apply` and hold their state in [w, P] tensors (one row per
-worker this process holds), so no step loops over workers in Python.
+worker this process holds), so no step loops over workers in Python. The params the template
+passes is the one shared replica; a strategy whose replicas differ between syncs (local SGD,
+DiLoCo) holds its workers' own as `replicas` [w, P] (the loop computes each worker's gradient
+at its row) and returns no payload on a step between syncs (nothing is sent, apply gets None).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.strategies.layout import ParamLayout
-from lionsim.strategies.momentum_sync import MomentumSync, TensorSelection
+from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
@@ -58,6 +62,28 @@ class StrategyConfig:
     """MaVo tie rule: zero (sign(0) = 0) | alternate (+1/-1 by step) | random (a seeded coin)."""
     workload: str | None = None
     """Workload trained: picks the measured defaults of the (strategy, workload) pair (tuning.py)."""
+    local_steps: int | None = None
+    """localsgd, diloco: H, the inner steps each worker takes on its own replica between syncs
+    (None: the strategy's default for the workload, tuning.py)."""
+    inner_optimizer: str | None = None
+    """localsgd, diloco: the optimizer of the inner steps; powersgd: the optimizer stepping on the
+    decompressed mean gradient. adamw | lion | sgd (SGD with momentum beta1; 0 for plain SGD);
+    None: adamw."""
+    outer_lr: float | None = None
+    """localsgd, diloco: lr of the outer SGD step on the averaged pseudo-gradient (None: the
+    strategy's default, 1.0; the DiLoCo paper's is 0.7)."""
+    outer_momentum: float | None = None
+    """localsgd, diloco: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco;
+    the paper's 0.9 suits its H = 500)."""
+    powersgd_rank: int | None = None
+    """powersgd: r, the rank of each matrix's approximation (None: the default for the workload)."""
+    powersgd_warmup_steps: int | None = None
+    """powersgd: leading steps of plain fp32 all-reduce before compression starts (torch's
+    start_powerSGD_iter; None: the default for the workload)."""
+    demo_topk: int | None = None
+    """demo: DCT coefficients each worker sends per chunk (None: 32, the authors')."""
+    demo_chunk: int | None = None
+    """demo: the target chunk side; each dimension's largest divisor not above it (None: 64)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -83,6 +109,22 @@ class Strategy(ABC):
     default_transport: ClassVar[str]
     defaults: ClassVar[Hyper]
     has_momentum_sync: ClassVar[bool] = False
+    shape_dependent: ClassVar[bool] = False
+    """What it sends depends on its tensors' shapes (PowerSGD's matrices, DeMo's DCT chunks), so
+    `lionsim estimate` needs a --model preset's shapes (Strategy.spec_for)."""
+    after_step: ClassVar[bool] = False
+    """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
+    inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
+    reads: ClassVar[tuple[str, ...]] = ()
+    """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its `options` and the
+    momentum sync (`lionsim strategies --matrix` lists them; bench refuses --tie where no run reads it)."""
+    options: ClassVar[dict[str, object]] = {}
+    """Its own defaults of the StrategyConfig options it reads besides Hyper (local_steps,
+    powersgd_rank, ...); tuning.py may override them per workload."""
+    replicas: Tensor | None = None
+    """Per-worker parameters [w, P] for a strategy whose replicas differ between syncs (local SGD,
+    DiLoCo): each worker computes its gradient on its own row. None: every worker computes on
+    the shared replica (the fast path of every strategy that keeps replicas identical)."""
 
     def __init__(self, cfg: StrategyConfig, layout: ParamLayout, comm: Comm) -> None:
         self.cfg = cfg
@@ -108,11 +150,69 @@ class Strategy(ABC):
     @classmethod
     def defaults_for(cls, workload: str | None) -> Hyper:
         """Its own defaults with the measured overrides of (strategy, workload) (tuning.py)."""
-        from dataclasses import replace
+        from dataclasses import fields, replace
 
         from lionsim.strategies.tuning import workload_defaults
 
-        return replace(cls.defaults, **workload_defaults(cls.name, workload))
+        hyper = {f.name for f in fields(Hyper)}
+        return replace(cls.defaults, **{k: v for k, v in workload_defaults(cls.name, workload).items() if k in hyper})
+
+    @classmethod
+    def option(cls, cfg: StrategyConfig, name: str):
+        """An option's value for this run: cfg's where given, else the measured default for the
+        workload (tuning.py), else the strategy's own (`options`)."""
+        from lionsim.strategies.tuning import workload_defaults
+
+        from lionsim.strategies.options import check_option
+
+        given = getattr(cfg, name)
+        if given is None:
+            given = workload_defaults(cls.name, cfg.workload).get(name, cls.options[name])
+        return check_option(name, given)
+
+    @classmethod
+    def extra_rows(cls, cfg: StrategyConfig) -> int:
+        """fp32 [w, P] rows per worker it holds beyond what lionsim.training.memory counts for
+        every strategy (gradients, one state row, the payload, a temporary): replicas and their
+        inner optimizer's state."""
+        return 0
+
+    @property
+    def sync_every(self) -> int:
+        """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
+        return 1
+
+    def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
+        """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
+        raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
+
+    def per_parameter_state(self) -> list[Tensor]:
+        """Every float state tensor indexed by parameter on its last dimension ([P] or [w, P]: momenta,
+        errors, replicas), found among the strategy's attributes, in lists of them and in the
+        optimizers it holds: what a step must leave alone for a tensor nobody has a gradient for."""
+        found: list[Tensor] = []
+
+        def visit(value) -> None:
+            if isinstance(value, Tensor):
+                if value.is_floating_point() and value.dim() >= 1 and value.shape[-1] == self.layout.numel:
+                    found.append(value)
+            elif isinstance(value, (list, tuple)):
+                for item in value:
+                    visit(item)
+            elif isinstance(value, InnerOptimizer):
+                visit(value.state)
+
+        for value in vars(self).values():
+            visit(value)
+        return found
+
+    def phase(self, step: int) -> str:
+        """The kind of work (1-based) step `step` does, where it changes during a run (a full-precision
+        warm-up, a local step, a sync): a device's kernels are counted once per phase."""
+        return "steady"
+
+    def start(self, params: Tensor) -> None:
+        """Called once with the replica params [P] before the first step (replicas are made here)."""
 
     @classmethod
     def resolve_hyper(cls, cfg: StrategyConfig) -> Hyper:
@@ -133,12 +233,14 @@ class Strategy(ABC):
         """What this strategy sends, without data (for pricing and validation)."""
 
     @abstractmethod
-    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
-        """Local update rule on grads [w, P]; returns what each worker sends."""
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
+        """Local update rule on grads [w, P]; returns what each worker sends (None: nothing this
+        step, a local step)."""
 
     @abstractmethod
-    def apply(self, params: Tensor, aggregate: Tensor) -> None:
-        """Move the replica params [P] by the aggregate [w, P] (rows are identical)."""
+    def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
+        """Move the replica params [P] by the aggregate [w, P] (rows are identical; None after a
+        local step that sent nothing)."""
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         """Collectives the strategy issues itself at this step (besides the transport's)."""
@@ -157,33 +259,3 @@ def valid_transports(strategy: type[Strategy]) -> list[str]:
 
 def momentum_strategies() -> list[str]:
     return [name for name, s in STRATEGIES.items() if s.has_momentum_sync]
-
-
-class MomentumSyncing:
-    """Mixin for strategies with per-worker momentum `self.exp_avg` [w, P]: averages it in
-    float32 on the steps the --momentum-sync rule picks."""
-
-    has_momentum_sync = True
-    exp_avg: Tensor
-
-    sync_index: Tensor | None
-    sync_numel: int
-
-    def extra_calls(self, step: int) -> list[CollectiveCall]:
-        if self.workers > 1 and self.sync_rule.is_sync(step):
-            return [CollectiveCall("all_reduce", 4 * self.sync_numel, "momentum sync")]
-        return []
-
-    def sync(self, comm: Comm, step: int, clock: Clock) -> None:
-        if not (self.workers > 1 and self.sync_rule.is_sync(step)):
-            return
-        share = 1 / self.local  # the copies touch all w rows: book one worker's share
-        with clock.section("update", scale=share):
-            picked = self.exp_avg if self.sync_index is None else self.exp_avg[:, self.sync_index]
-        with clock.section("collective"):
-            total = comm.all_reduce(picked)
-        with clock.section("update", scale=share):
-            if self.sync_index is None:
-                self.exp_avg.copy_(total / self.workers)
-            else:
-                self.exp_avg[:, self.sync_index] = total / self.workers

@@ -10,7 +10,7 @@ would starve the small tensors (biases, norms) whose values run smaller than the
 
 Warm-up (the paper's section 3.4, over epochs there, over the first K steps here): K steps
 split into 4 equal stages of density 1/4, 1/16, 1/64, 1/256 (sparsity 75%, 93.75%, 98.4375%,
-99.6%), then --topk-ratio (the paper's 99.9% is ratio 0.001). A stage never sends fewer pairs
+99.6%), then --topk-ratio (the paper's 99.9% is ratio 0.001); with K < 4, the first K stages. A stage never sends fewer pairs
 than steady state (density = max(stage density, ratio)). The paper's gradient clipping is left
 out: it is a training rule, not the compressor.
 """
@@ -34,10 +34,13 @@ WARMUP_STAGES = 4
 
 def warmup_density(step: int, ratio: float, warmup_steps: int) -> float:
     """Fraction of each tensor sent at 1-based `step`: 4^-(stage+1) in the warm-up stages
-    (never below `ratio`), `ratio` after them (and always when warmup_steps = 0)."""
+    (never below `ratio`), `ratio` after them (and always when warmup_steps = 0). K >= 4 steps
+    split into the 4 stages as evenly as whole steps allow; K < 4 steps take the first K
+    stages, one step each, so no stage is ever skipped (K = 2 gives 1/4, 1/16; it once gave
+    1/4, 1/64)."""
     if step > warmup_steps:
         return ratio
-    stage = (step - 1) * WARMUP_STAGES // warmup_steps
+    stage = (step - 1) * min(WARMUP_STAGES, warmup_steps) // warmup_steps
     return max(ratio, 4.0 ** -(stage + 1))
 
 
@@ -58,6 +61,7 @@ class DeepGradientCompression(Strategy):
     summary = "per-tensor top-k sparsification with momentum correction and local accumulation"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
+    reads = ("topk_ratio", "dgc_warmup_steps")
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
 
     def __init__(self, *args) -> None:

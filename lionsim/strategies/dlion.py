@@ -53,6 +53,7 @@ class DLionMaVo(DistributedLionStrategy):
     name = "dlion-mavo"
     summary = "Distributed Lion, majority vote of the workers' signs (tie: --tie, default 0)"
     rule = MajorityVote()
+    reads = ("tie",)
 
     def step_rule(self) -> VoteRule:
         return MajorityVote(TieBreak(self.cfg.tie, seed=self.cfg.seed, step=max(1, self.votes_cast)))

@@ -2,6 +2,13 @@
 
 Per worker and tensor: p = lr * g + e; send delta = (||p||_1 / d) * sign(p) as 1-bit signs
 plus one float scale; keep e = p - delta. The replica moves by the mean of the deltas.
+
+sign(0) = 0, the paper's: a coordinate with p exactly 0 (a parameter that never got a gradient,
+with no error left) sends nothing and keeps e = 0, so it stays put. (A sign(0) = -1 rule
+would send -scale there, leave e = +scale, send +scale next, and so make such a parameter
+oscillate and drift.) On the wire a zero sign is an abstention: the 1-byte flag and, on steps
+where some worker has one, the "voted" bitmap (lionsim.transports.abstain). Weight decay is
+decoupled and local, x <- x (1 - lr wd), before the deltas are applied (the paper has none).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ class EFSignSGD(Strategy):
         # compensate
         corrected = grads.mul(self.hyper.lr).add_(self.error)
         # compress: 1-bit signs and one L1 scale per tensor
-        signs = torch.where(corrected > 0, 1, -1).to(torch.int8)
+        signs = torch.sign(corrected).to(torch.int8)  # sign(0) = 0: nothing to send there
         scales = self.layout.segment_mean(corrected.abs())  # [w, T]
         # memory update: what was not sent this step is sent later
         self.error = corrected - signs * self.layout.expand(scales)

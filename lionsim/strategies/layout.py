@@ -19,6 +19,9 @@ class ParamLayout:
     numels: list[int]
     segment_ids: Tensor
     """int64 [P]: index of the tensor each parameter belongs to."""
+    shapes: list[tuple[int, ...]] | None = None
+    """Each tensor's shape (PowerSGD compresses matrices); None: unknown, every tensor taken as
+    a vector of its numel."""
 
     @property
     def numel(self) -> int:
@@ -46,7 +49,11 @@ class ParamLayout:
     def of(cls, named: list[tuple[str, Tensor]], device: torch.device | str = "cpu") -> "ParamLayout":
         numels = [p.numel() for _, p in named]
         ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64)).to(device)
-        return cls([n for n, _ in named], numels, ids)
+        return cls([n for n, _ in named], numels, ids, [tuple(p.shape) for _, p in named])
+
+    def shape(self, i: int) -> tuple[int, ...]:
+        """Tensor i's shape ((numel,) when the shapes are unknown)."""
+        return (self.numels[i],) if self.shapes is None else self.shapes[i]
 
     def segment_sum(self, x: Tensor) -> Tensor:
         """[w, P] -> [w, T]: per-tensor sums."""
@@ -78,9 +85,10 @@ def flatten_parameters(model: nn.Module) -> tuple[Tensor, ParamLayout]:
     return flat, ParamLayout.of(named, flat.device)
 
 
-def gather_grads(model: nn.Module, out: Tensor) -> None:
-    """Copy the model's parameter gradients into a flat [P] row (zeros where None)."""
-    offset = 0
+def gather_grads(model: nn.Module, out: Tensor) -> list[bool]:
+    """Copy the model's parameter gradients into a flat [P] row (zeros where None); return, per
+    tensor, whether it had a gradient."""
+    offset, had = 0, []
     for p in model.parameters():
         if not p.requires_grad:
             continue
@@ -89,4 +97,14 @@ def gather_grads(model: nn.Module, out: Tensor) -> None:
             out[offset : offset + n].zero_()
         else:
             out[offset : offset + n].copy_(p.grad.reshape(-1))
+        had.append(p.grad is not None)
         offset += n
+    return had
+
+
+def frozen_positions(layout: ParamLayout, used: Tensor) -> Tensor | None:
+    """int64 [k]: the flat positions of the tensors no worker has a gradient for (`used` [T] bool),
+    which a step leaves alone (lionsim.engine); None when every tensor has one (the fast path)."""
+    if bool(used.all()):
+        return None
+    return torch.nonzero(~used.to(layout.device)[layout.segment_ids]).squeeze(1)

@@ -15,7 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from torch import Tensor
+
+from lionsim.backends import Comm
 from lionsim.errors import LionsimError
+from lionsim.network.calls import CollectiveCall
+from lionsim.timing import Clock
 
 ACCEPTED = "never, every:K or schedule:K with K a positive integer"
 
@@ -109,3 +114,33 @@ class TensorSelection:
         if self.rule == "min-numel":
             return f"min-numel:{self.min_numel}"
         return "all" if self.rule == "all" else ",".join(self.patterns)
+
+
+class MomentumSyncing:
+    """Mixin for strategies with per-worker momentum `self.exp_avg` [w, P]: averages it in
+    float32 on the steps the --momentum-sync rule picks."""
+
+    has_momentum_sync = True
+    exp_avg: Tensor
+
+    sync_index: Tensor | None
+    sync_numel: int
+
+    def extra_calls(self, step: int) -> list[CollectiveCall]:
+        if self.workers > 1 and self.sync_rule.is_sync(step):
+            return [CollectiveCall("all_reduce", 4 * self.sync_numel, CALL_LABEL)]
+        return []
+
+    def sync(self, comm: Comm, step: int, clock: Clock) -> None:
+        if not (self.workers > 1 and self.sync_rule.is_sync(step)):
+            return
+        share = 1 / self.local  # the copies touch all w rows: book one worker's share
+        with clock.section("update", scale=share):
+            picked = self.exp_avg if self.sync_index is None else self.exp_avg[:, self.sync_index]
+        with clock.section("collective"):
+            total = comm.all_reduce(picked)
+        with clock.section("update", scale=share):
+            if self.sync_index is None:
+                self.exp_avg.copy_(total / self.workers)
+            else:
+                self.exp_avg[:, self.sync_index] = total / self.workers

@@ -5,7 +5,8 @@ each coordinate sends the level l = sign(g) * (floor(r) + Bernoulli(r - floor(r)
 E[||g||_2 / s * l] = g. Wire format (fixed width, not the paper's Elias coding): each level in
 ceil(log2(s + 1)) + 1 bits (magnitude and sign) plus one fp32 norm per tensor, all-gathered
 (allgather-levels); every worker averages the N decoded gradients and takes an SGD-momentum
-step (L2 weight decay, as torch.optim.SGD). s = --qsgd-levels (default 7: 4 bits).
+step (L2 weight decay, as torch.optim.SGD). s = --qsgd-levels (default 7: 4 bits). The draws
+are per virtual worker (lionsim.strategies.draws): gloo ranks draw what the simulator does.
 
 Defaults: sgdm's (lr 0.05, momentum 0.9). Measured (tiny mlp bench: 3 workers, 30 steps, batch 16):
 loss 2.29 -> 1.11 (terngrad 2.29 -> 1.15 on the same bench).
@@ -20,6 +21,7 @@ from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.optim.functional import sgdm_update_
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.draws import uniforms
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 
@@ -38,6 +40,7 @@ class QSGD(Strategy):
     summary = "QSGD: stochastic s-level gradients (per-tensor L2 norm), all-gathered, SGD momentum"
     payload_kind = "scaled-levels"
     default_transport = "allgather-levels"
+    reads = ("qsgd_levels",)
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
 
     def __init__(self, cfg, layout, comm) -> None:
@@ -46,7 +49,8 @@ class QSGD(Strategy):
             raise LionsimError(f"bad --qsgd-levels {cfg.qsgd_levels}; accepted: an integer >= 1")
         self.s = cfg.qsgd_levels
         self.buf = self.zeros(1)[0]
-        self.generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + comm.first_worker)
+        self.workers_here = range(comm.first_worker, comm.first_worker + comm.local_workers)
+        self.steps = 0  # the draws' counter: each worker's draws depend on (seed, step, worker) only
 
     def payload_spec(self) -> PayloadSpec:
         return PayloadSpec(kind="scaled-levels", numel=self.layout.numel, max_level=self.s,
@@ -54,7 +58,8 @@ class QSGD(Strategy):
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         norms = self.layout.segment_sum(grads * grads).sqrt()  # [w, T]
-        uniform = torch.rand(grads.shape, generator=self.generator).to(grads.device)
+        self.steps += 1
+        uniform = uniforms(self.cfg.seed, self.steps, self.workers_here, self.layout.numel, grads.device)
         levels = qsgd_levels(grads, self.layout.expand(norms), self.s, uniform)
         return Payload(self.payload_spec(), levels, scales=norms / self.s, segment_ids=self.layout.segment_ids)
 

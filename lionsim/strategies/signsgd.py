@@ -1,6 +1,8 @@
 """signSGD with majority vote (Bernstein et al. 2018, 2019), no momentum: each worker votes
 sign(g) on its own gradient; the replica moves by the majority vote (tie -> 0) with
-decoupled weight decay. signum-mv is the same with momentum.
+decoupled weight decay, x <- x (1 - lr wd) - lr vote, applied locally on every worker (the
+papers' signSGD has no weight decay; coupled into the gradient, a sign would flatten it: see
+signum.py). signum-mv is the same with momentum.
 
 Measured (tiny mlp bench: 3 workers, 30 steps, batch 16): loss 2.27 -> 1.43 at lr 3e-3
 (1e-3: 1.96, 1e-2: 0.98); 3e-3, the Lion family's and signum's default, is kept."""

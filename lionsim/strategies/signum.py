@@ -1,7 +1,13 @@
 """signSGD with majority vote on momentum (signum-mv; Bernstein et al. 2018/2019): each worker
 votes the sign of its own momentum m = b1 * m + (1 - b1) * g; the replica moves by the
 majority vote, with decoupled weight decay. Unlike Lion, the sign is of the momentum
-itself, with no separate interpolation constant."""
+itself, with no separate interpolation constant.
+
+Weight decay is decoupled and local, as Lion's: x <- x (1 - lr wd) - lr vote. The papers'
+signum adds wd x to the gradient before its sign instead (coupled), which would put the decay
+inside the vote, where a sign flattens it to +-1; decoupled, it shrinks the weights by the
+same factor on every worker whatever the vote (so replicas stay identical) and lr * wd keeps
+the meaning it has for Lion, whose defaults these strategies share."""
 
 from __future__ import annotations
 

@@ -6,7 +6,9 @@ scale and leave most values ternarized to 0). Workers then agree on one scale pe
 s = max over workers of max|g| of the clipped g (a small MAX all-reduce, TernGrad's "scaler
 sharing"); each sends t = sign(g) * Bernoulli(|g| / s) in {-1, 0, 1}, which is unbiased for
 the clipped g: E[s * t] = g. Shared scales make the ternaries summable in an integer
-all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum.
+all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum. The Bernoulli
+draws are per virtual worker (lionsim.strategies.draws), so gloo ranks draw what the simulator
+draws for the same workers.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sgdm_update_
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.draws import uniforms
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -47,8 +50,8 @@ class TernGrad(Strategy):
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
         self.buf = self.zeros(1)[0]
-        rank = getattr(comm, "rank", 0)
-        self.generator = torch.Generator().manual_seed(cfg.seed * 1_000_003 + rank)
+        self.workers_here = range(comm.first_worker, comm.first_worker + comm.local_workers)
+        self.steps = 0  # the draws' counter: each worker's draws depend on (seed, step, worker) only
         self.scales: Tensor | None = None
 
     def payload_spec(self) -> PayloadSpec:
@@ -64,7 +67,8 @@ class TernGrad(Strategy):
             self.scales = comm.all_reduce(local_max, op="max")[0]  # [T], shared by all
         scale = self.layout.expand(self.scales.unsqueeze(0))  # [1, P]
         prob = grads.abs() / scale.clamp_min(torch.finfo(torch.float32).tiny)
-        keep = torch.rand(grads.shape, generator=self.generator) < prob
+        self.steps += 1
+        keep = uniforms(self.cfg.seed, self.steps, self.workers_here, self.layout.numel, grads.device) < prob
         ternary = (torch.sign(grads) * keep).to(torch.int8)
         return Payload(self.payload_spec(), ternary)
 

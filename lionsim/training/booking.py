@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -171,10 +172,12 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             work = measured_work(b.compute.seconds, encode[i], decode[i], update[i])
         else:
             spec = s.sent.spec or record.spec
-            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node)
+            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node,
+                                local=s.sent.local)
+            counted = record.kernels.get(s.phase, Counter())  # this phase's kernels (a warm-up, a local step, a sync)
             work = device_work(b.compute.flops, record.params, passes, b.device,
-                               kernels=Kernels(compute=b.compute.kernels, encode=record.kernels["encode"],
-                                               decode=record.kernels["decode"], update=record.kernels["update"]),
+                               kernels=Kernels(compute=b.compute.kernels, encode=counted["encode"],
+                                               decode=counted["decode"], update=counted["update"]),
                                sync=sync_copy(_synced(s), record.params))
         rows.append(_times(s, record, work, comm[i], b, w))
     if record.diverged_at is not None:
@@ -198,7 +201,8 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                            overlap=b.overlap, extra_calls=s.sent.extra)
+                            overlap=b.overlap, extra_calls=s.sent.extra,
+                            after_step=record.run.strategy_class.after_step)
         t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
                 "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,

@@ -7,9 +7,12 @@ this process holds.
 Per step, top to bottom:
 
     batches of this process's workers -> gradients [w, P]                  (timed: compute)
+       (each at its own replica for a strategy whose replicas differ between syncs: local
+       SGD, DiLoCo; at the shared replica for every other strategy)
     -> every worker's loss and finiteness to every process (Comm.exchange_control, untimed):
        the mean loss is summed in worker order, so every backend reports the same number,
-       and every process learns together whether any worker diverged
+       and every process learns together whether any worker diverged; likewise which tensors
+       no worker has a gradient for (autograd's None), which the step leaves alone
     -> lionsim.engine.train_step: encode, collectives, decode, update        (timed by section)
     -> evaluation on held-out data every eval_every steps (process 0, untimed)
 
@@ -32,8 +35,8 @@ from lionsim.backends import Comm
 from lionsim.engine import Sent, train_step
 from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
-from lionsim.simulator import GRADIENT_METHODS, gradient_method
-from lionsim.strategies import StrategyConfig, flatten_parameters
+from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
+from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
 from lionsim.training.counting import KernelCounter
@@ -77,6 +80,8 @@ class StepRecord:
     """Real collectives as they ran (MeasuredCall; empty on the simulator)."""
     evaluation: dict[str, float] = field(default_factory=dict)
     """eval_loss / eval_acc on steps that evaluated (process 0)."""
+    phase: str = "steady"
+    """The strategy's phase this step (Strategy.phase: a warm-up, a local step, a sync)."""
 
 
 @dataclass(slots=True)
@@ -93,8 +98,9 @@ class RunRecord:
     diverged_at: int | None = None
     """The step at which a worker's loss or gradient went non-finite."""
     diverged_workers: list[int] = field(default_factory=list)
-    kernels: Counter = field(default_factory=Counter)
-    """Kernels launched per section in step 1, counted when `count_kernels` is on."""
+    kernels: dict[str, Counter] = field(default_factory=dict)
+    """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
+    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on."""
 
 
 StepFn = Callable[[RunSpec, int, float], None]
@@ -115,6 +121,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
     params, layout = flatten_parameters(workload.model)
     strategy = run.strategy_class(strategy_cfg, layout, comm)
+    strategy.start(params)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(strategy.payload_spec(), comm.world_size)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
@@ -122,29 +129,35 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     if on_record is not None:
         on_record(record)
     grads = torch.zeros(comm.local_workers, layout.numel, device=place.device)  # [w, P]
+    used = torch.zeros(layout.segments, dtype=torch.bool)  # [T]: tensors some worker has a gradient for
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
     for step in range(1, steps + 1):
         batches = workload.batches(step - 1, place.workers, place.device)
+        replicas = None if strategy.replicas is None else Replicas(params, strategy.replicas)
+        used.zero_()
         with clock.section("compute"):
             started = time.perf_counter()
-            losses = gradients(workload.model, workload.loss, batches, grads)
+            losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
             if delay is not None:
                 time.sleep(delay(step, time.perf_counter() - started))
         status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
+        # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
+        frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):
             record.diverged_at = step
             record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
             break
-        counts = count_kernels and step == 1
+        phase = strategy.phase(step)
+        counts = count_kernels and phase not in record.kernels
         counting = KernelCounter(clock.current) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
-            sent = train_step(strategy, transport, comm, grads, params, step, clock)
+            sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
         if counts:
-            record.kernels = counting.kernels
-        done = StepRecord(step, loss, sent, clock.take(), comm.take_log())
+            record.kernels[phase] = counting.kernels
+        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase)
         if place.is_root and (step % eval_every == 0 or step == steps):
             done.evaluation = workload.evaluate(workload.model)
         record.steps.append(done)

@@ -9,7 +9,9 @@ A bench that does not fit used to run until the kernel's OOM killer stopped it (
                  run restarts from, its gradients, a global optimizer's two moments, one spare)
     workers      P x w workers x WORKER_COPIES fp32 rows ([w, P]: gradients, the strategy's
                  per-worker state, the encoded vote or payload, one temporary), plus one more
-                 row per worker where gradients are vmapped (torch.func returns them apart)
+                 row per worker where gradients are vmapped (torch.func returns them apart),
+                 plus the rows a strategy holds beyond those (Strategy.extra_rows: DiLoCo's and
+                 local SGD's per-worker replicas and their inner AdamW moments, 2 more)
     activations  the bytes autograd saves for backward, measured on one sample of the workload
                  (the model and a zero sample, Workload.probe: no data is built), x B samples x
                  the workers computed at once (all W with vmap, one with the loop)
@@ -106,8 +108,9 @@ def _data_bytes(path: Path) -> int:
     return path.stat().st_size if path.is_file() else 0
 
 
-def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None) -> MemoryNeed:
-    """Peak bytes of a bench of `cfg` on a process holding `local_workers` of its workers (all)."""
+def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None, extra_rows: int = 0) -> MemoryNeed:
+    """Peak bytes of a bench of `cfg` on a process holding `local_workers` of its workers (all),
+    whose hungriest strategy holds `extra_rows` more [w, P] rows (Strategy.extra_rows)."""
     w = cfg.workers if local_workers is None else local_workers
     params, activation, per_unit, gradients = _probe(cfg.name, cfg.size)
     cls = WORKLOADS.get(cfg.name)
@@ -118,7 +121,7 @@ def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None) -> Me
     evals = EVAL_DEFAULT if not isinstance(cfg.eval_samples, int) else cfg.eval_samples
     data += evals * per_unit
     vmap = gradients == "vmap"
-    workers = params * 4 * w * (WORKER_COPIES + (1 if vmap else 0))
+    workers = params * 4 * w * (WORKER_COPIES + (1 if vmap else 0) + extra_rows)
     at_once = w if vmap else 1  # evaluation runs under no_grad: it saves nothing for backward
     activations = activation * cfg.batch_size * at_once
     return MemoryNeed(data=int(data), model=params * 4 * GLOBAL_COPIES, workers=int(workers),
@@ -126,11 +129,12 @@ def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None) -> Me
 
 
 def check_memory(cfg: WorkloadConfig, processes: int = 1, what: str = "this run",
-                 local_workers: int | None = None, available: int | None = None) -> MemoryNeed:
+                 local_workers: int | None = None, available: int | None = None, extra_rows: int = 0) -> MemoryNeed:
     """Fail (LionsimError) unless `processes` runs of `cfg` at once (each holding `local_workers`
-    of its workers: all by default) fit in the available memory (MemAvailable unless given; no
-    check where it cannot be read). Returns the estimate."""
-    need = estimate_memory(cfg, local_workers)
+    of its workers: all by default, and `extra_rows` more [w, P] rows for its hungriest strategy)
+    fit in the available memory (MemAvailable unless given; no check where it cannot be read).
+    Returns the estimate."""
+    need = estimate_memory(cfg, local_workers, extra_rows)
     free = available_memory() if available is None else available
     total = need.total * processes
     if free is not None and total > free:

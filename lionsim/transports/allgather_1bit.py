@@ -3,7 +3,8 @@
 One bit per parameter up; each worker receives the other N-1 workers' bits, so the traffic
 per worker, (N-1)/N * N * n/8 bytes, grows with N (REFERENCE.md 5). On a step where some worker abstains (lionsim.transports.abstain)
 each worker also sends its "voted" bitmap in the same all-gather: 2 bits per parameter. Also carries
-EF-signSGD's scaled signs: the per-tensor float32 scales travel in a second, small all-gather.
+EF-signSGD's scaled signs: the per-tensor float32 scales travel in a second, small all-gather;
+a zero sign (sign(0) = 0, a coordinate with nothing to send) travels as a vote's abstention does.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from torch import Tensor
 from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_signs
+from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
@@ -30,7 +31,7 @@ class AllGather1Bit(Transport):
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         votes, workers = payload.spec.kind == "votes", comm.world_size
         with section(clock, "collective"):
-            abstain = settle(payload, comm) if votes else False
+            abstain = settle(payload, comm)
         spec, m = payload.spec, packed_size(payload.spec.numel)
         with section(clock, "encode"):
             packed = pack_signs(payload.values)  # [w, n/8]
@@ -48,24 +49,24 @@ class AllGather1Bit(Transport):
                 vote_sum, voted_any = vote_sum_packed(gathered[..., :m], spec.numel, workers, voted)  # [w, n]
                 out = spec.rule.result(vote_sum, workers, voted=voted_any)
             else:
-                signs = unpack_signs(gathered, spec.numel)  # [w, W, n]
+                signs = unpack_signs(gathered[..., :m], spec.numel)  # [w, W, n]
+                if abstain:  # a zero sign sends nothing
+                    signs = signs * unpack_bools(gathered[..., m:], spec.numel)
                 per_param = scales[: signs.shape[0]][..., payload.segment_ids]  # [w, W, n]
                 out = (signs * per_param).sum(1) / workers
             return out if local is None else out.expand(local, -1)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        planes = 2 if spec.abstain else 1
         if spec.kind == "votes":
-            planes = 2 if spec.abstain else 1
             return [FLAG_CALL, CollectiveCall("all_gather", workers * planes * packed_size(spec.numel), "votes",
                                                dtype="uint8")]
-        calls = [CollectiveCall("all_gather", workers * packed_size(spec.numel), "signs", dtype="uint8")]
-        if spec.kind == "scaled-signs":
-            calls.append(CollectiveCall("all_gather", workers * spec.segments * 4, "scales"))
-        return calls
+        return [FLAG_CALL, CollectiveCall("all_gather", workers * planes * packed_size(spec.numel), "signs",
+                                          dtype="uint8"),
+                CollectiveCall("all_gather", workers * spec.segments * 4, "scales")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
-        if spec.kind == "votes":  # the voted bitmap on abstention steps (the flag byte is per step)
-            planes = 2.0 if spec.abstain else 1.0
-            return planes, (workers - 1) * planes
+        # the voted bitmap on abstention steps (the flag byte is per step)
+        planes = 2.0 if spec.abstain else 1.0
         extra = 32.0 * spec.segments / spec.numel if spec.kind == "scaled-signs" else 0.0
-        return 1.0 + extra, (workers - 1) * (1.0 + extra)
+        return planes + extra, (workers - 1) * (planes + extra)

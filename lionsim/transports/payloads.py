@@ -7,10 +7,14 @@ Each payload kind says how its parts combine; a transport declares the kinds it 
     votes         +1/0/-1 int8 votes (0 abstains), combined by a VoteRule  (Distributed Lion, signum)
     levels        small signed ints |l| <= max_level, summed    (Lion Cub L1 levels, TernGrad)
     scaled-signs  +1/-1 signs with a float scale per tensor, averaged  (EF-signSGD)
-    sparse        (index, value) pairs, k per worker, averaged  (DGC)
+    sparse        (index, value) pairs, k per worker, averaged over all N workers (DGC) or over
+                  the workers that sent each index (DeMo's DCT coefficients)
     scaled-levels signed ints |l| <= max_level with a float scale per tensor, averaged  (QSGD)
     onebit        +1/-1 signs with one float scale per worker, compressed-averaged with
                   server error feedback  (1-bit Adam; its warm-up steps send `dense`)
+    lowrank       float matrices averaged through rank-r factors P, Q (two all-reduces) and
+                  the tensors not worth compressing averaged whole  (PowerSGD; its warm-up
+                  steps send `dense`)
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from torch import Tensor
 
 from lionsim.aggregators import VoteRule
 
-KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit")
+KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit", "lowrank")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +48,12 @@ class PayloadSpec:
     """scaled-signs: number of tensors (one float scale each)."""
     k: int = 0
     """sparse: pairs each worker sends."""
+    over_senders: bool = False
+    """sparse: each position is the mean over the workers that sent it (DeMo), not over all N (DGC)."""
+    factors: tuple[int, int] = (0, 0)
+    """lowrank: floats of P and of Q summed over the compressed matrices (sum n r, sum m r)."""
+    uncompressed: int = 0
+    """lowrank: parameters averaged whole (vectors, matrices not worth compressing)."""
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
 """sparse-allgather: every worker all-gathers everyone's top-k (index, value) pairs and
-adds them into a dense vector (DGC's exchange; Lin et al. 2018). int32 indices and float32
+adds them into a dense vector (DGC's exchange; Lin et al. 2018), divided by N, or, for a payload
+that asks (DeMo), by the number of workers that sent each index. int32 indices and float32
 values: 8 bytes per pair, k pairs per worker.
 """
 
@@ -31,8 +32,12 @@ class SparseAllGather(Transport):
         with section(clock, "decode"):
             w = all_idx.shape[0]
             dense = torch.zeros(w, spec.numel, dtype=torch.float32, device=all_val.device)
-            dense.scatter_add_(1, all_idx.reshape(w, -1).long(), all_val.reshape(w, -1).float())
-            return dense / workers
+            where = all_idx.reshape(w, -1).long()
+            dense.scatter_add_(1, where, all_val.reshape(w, -1).float())
+            if not spec.over_senders:
+                return dense / workers
+            senders = torch.zeros_like(dense).scatter_add_(1, where, torch.ones_like(dense[:, :1]).expand_as(where))
+            return dense / senders.clamp_min(1)  # the mean over the workers that sent each index
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         return [

@@ -1,0 +1,90 @@
+"""`lionsim strategies --matrix`: what works with what, read from the registries themselves (so
+it cannot drift from the code): per strategy, the transports it can use (its payload kind
+against each transport's `carries`), the backends, the momentum sync, the local-step option,
+its other options with their defaults, whether lionsim.optim.DistributedLion runs it in a
+user's script, and whether `lionsim estimate` prices it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MATRIX_COLUMNS = ["strategy", "sends", "transports", "backends", "momentum_sync", "local_steps", "options",
+                  "distributed_lion", "estimate"]
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def strategy_matrix(workload: str | None = None) -> list[dict]:
+    """One record per strategy (MATRIX_COLUMNS); defaults are those of `workload` (tuning.py)."""
+    from lionsim.backends import BACKENDS
+    from lionsim.steptime.passes import STRATEGY_BYTES
+    from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
+    from lionsim.strategies.dlion import DistributedLionStrategy
+
+    rows = []
+    cfg = StrategyConfig(workload=workload)
+    for name, cls in STRATEGIES.items():
+        transports = sorted(valid_transports(cls), key=lambda t: t != cls.default_transport)
+        options = [f"{_flag(o)} ({cls.option(cfg, o)})" for o in cls.options if o != "local_steps"]
+        options += [_flag(o) for o in cls.reads]
+        vote = cls.rule.name if issubclass(cls, DistributedLionStrategy) else None
+        needs_shapes = cls.shape_dependent
+        rows.append({
+            "strategy": name,
+            "sends": cls.payload_kind,
+            "transports": ", ".join(transports),
+            "backends": ", ".join(BACKENDS),  # every strategy runs on the Comm protocol: sim, gloo and nccl alike
+            "momentum_sync": "never, every:K, schedule:K" if cls.has_momentum_sync else "-",
+            "local_steps": f"H = {cls.option(cfg, 'local_steps')}" if "local_steps" in cls.options else "-",
+            "options": ", ".join(options) or "-",
+            "distributed_lion": f'vote="{vote}"' if vote else "-",
+            "estimate": ("yes (--model: tensor shapes)" if needs_shapes else "yes") if name in STRATEGY_BYTES else "-",
+        })
+    return rows
+
+
+def matrix_frame(workload: str | None = None) -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame.from_records(strategy_matrix(workload), columns=MATRIX_COLUMNS)
+
+
+def matrix_markdown(workload: str | None = None) -> str:
+    """The matrix as the README's Markdown table (tests/test_readme.py checks the README holds it)."""
+    head = ["strategy", "sends", "transports (default first)", "momentum sync", "local steps", "options (default)",
+            "DistributedLion", "estimate"]
+    keys = ["strategy", "sends", "transports", "momentum_sync", "local_steps", "options", "distributed_lion", "estimate"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in strategy_matrix(workload):
+        lines.append("| " + " | ".join(f"`{row[k]}`" if k == "strategy" else row[k] for k in keys) + " |")
+    return "\n".join(lines)
+
+
+def matrix_table(workload: str | None = None):
+    """A rich table: a block of lines per strategy, so that it fits 80 columns."""
+    from rich import box
+    from rich.table import Table
+
+    where = f"; defaults on {workload}" if workload else ""
+    table = Table(title=f"what works with what (every strategy runs on sim, gloo and nccl{where})",
+                  box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False, collapse_padding=True)
+    table.add_column("strategy", no_wrap=True)
+    table.add_column("transports", no_wrap=True)
+    table.add_column("steps/sync", no_wrap=True)
+    table.add_column("options (default)", overflow="fold")
+    for row in strategy_matrix(workload):
+        syncs = "1" if row["local_steps"] == "-" else f"H = {row['local_steps'].removeprefix('H = ')}"
+        lines = [row["options"].replace(" (", " ").replace(")", "").replace(", --", "\n--")] if row["options"] != "-" else []
+        if row["momentum_sync"] != "-":
+            lines.append("--momentum-sync")
+        if row["distributed_lion"] != "-":
+            lines.append(f"DistributedLion({row['distributed_lion']})")
+        if row["estimate"] != "yes":
+            lines.append(f"estimate needs --model")
+        table.add_row(row["strategy"], row["transports"].replace(", ", "\n"), syncs, "\n".join(lines) or "-")
+    return table

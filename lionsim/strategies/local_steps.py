@@ -1,0 +1,119 @@
+"""Local SGD and DiLoCo (Douillard et al. 2023; REFERENCE.md 10): every worker takes H inner
+steps on its own replica with no communication, then the replicas are synced through an
+outer step.
+
+    every step, on every worker i:  theta_i <- inner optimizer step on g_i      (no traffic)
+    every H-th step (a sync):       delta_i = theta - theta_i                   (the outer or
+                                    pseudo-gradient: start of the round minus its end)
+                                    Delta = mean_i delta_i                      (the transport)
+                                    theta <- Nesterov SGD step on Delta         (outer optimizer)
+                                    theta_i <- theta                            (every replica)
+
+theta, the shared replica the template passes as `params`, is the global model: it moves only
+at syncs, and evaluation scores it. Each worker keeps its own inner optimizer state across
+syncs (DiLoCo's inner AdamW moments are never averaged). The inner optimizer is AdamW by
+default (--inner-optimizer lion | sgd), with the strategy's lr, weight decay and betas.
+
+    localsgd   outer SGD, lr 1, no momentum: theta <- mean_i theta_i, the plain average
+    diloco     outer Nesterov SGD on the mean of delta_i in fp32 (bf16 over bf16-allreduce);
+               diloco-int8 and diloco-sign (outer_codecs.py) send it quantized. The paper's
+               outer step is lr 0.7, momentum 0.9 at H = 500 (--outer-lr 0.7 --outer-momentum
+               0.9); lionsim's short runs default to H = 2, lr 1.0, momentum 0.3 (tuning.py)
+
+Only syncs communicate, so a step between syncs sends nothing (steps.csv: synced 0,
+wire_bytes 0) and time to target counts every step, local or not. The pseudo-gradient exists
+only after the H-th inner step, so its exchange never overlaps backward (after_step).
+"""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.optim.functional import nesterov_update_
+from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.options import INNER_OPTIMIZERS
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+
+
+class LocalSteps(Strategy):
+    """The template of local-step strategies: inner steps on [w, P] replicas, an outer step at syncs."""
+
+    payload_kind = "dense"
+    default_transport = "fp32-allreduce"
+    after_step = True
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default inner AdamW's
+    options = {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.0, "inner_optimizer": "adamw"}
+    """For lionsim's short runs, measured on the default vit bench (tuning.py); the paper's H is 500."""
+
+    def __init__(self, cfg, layout, comm) -> None:
+        super().__init__(cfg, layout, comm)
+        self.local_steps = self.option(cfg, "local_steps")
+        self.outer_lr = float(self.option(cfg, "outer_lr"))
+        self.outer_momentum = float(self.option(cfg, "outer_momentum"))
+        h = self.hyper
+        self.inner = InnerOptimizer(self.option(cfg, "inner_optimizer"), h.lr, h.weight_decay, h.betas,
+                                    (self.local, layout.numel), layout.device)  # [w, P]: each worker its own
+        self.outer_buf = self.zeros(1)[0]  # [P]: the outer momentum (one, as theta is one)
+        self.steps = 0
+
+    @classmethod
+    def extra_rows(cls, cfg) -> int:
+        """The replica and the inner optimizer's state, less the one state row counted for all."""
+        return INNER_OPTIMIZERS[cls.option(cfg, "inner_optimizer")]  # 1 replica + its state - the shared row
+
+    @property
+    def sync_every(self) -> int:
+        return self.local_steps
+
+    def start(self, params: Tensor) -> None:
+        self.replicas = params.expand(self.local, -1).clone()  # [w, P]
+
+    def phase(self, step: int) -> str:
+        return "sync" if step % self.local_steps == 0 else "local"
+
+    def syncing(self) -> bool:
+        """Whether the current step (already counted) ends a round."""
+        return self.steps % self.local_steps == 0
+
+    def payload_spec(self) -> PayloadSpec:
+        return PayloadSpec(kind="dense", numel=self.layout.numel)
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
+        self.steps += 1
+        self.inner.step(self.replicas, grads)  # every worker on its own replica, with its own state
+        if not self.syncing():
+            return None
+        delta = params.unsqueeze(0) - self.replicas  # [w, P]: the outer gradient
+        return self.encode_outer(delta, comm, clock)
+
+    def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
+        """What each worker sends of its outer gradient delta [w, P] (here: all of it)."""
+        return Payload(self.payload_spec(), delta)
+
+    def outer_gradient(self, aggregate: Tensor) -> Tensor:
+        """The averaged outer gradient [P] from the transport's aggregate [w, P]."""
+        return aggregate[0]
+
+    def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
+        if aggregate is None:  # between syncs the global model stays where the round began
+            return
+        nesterov_update_(params, self.outer_gradient(aggregate), self.outer_buf, self.outer_lr, self.outer_momentum)
+        self.replicas.copy_(params.expand_as(self.replicas))  # every worker starts the next round from it
+
+
+@STRATEGIES.register("localsgd")
+class LocalSGD(LocalSteps):
+    name = "localsgd"
+    summary = "local SGD: H inner steps per worker (AdamW by default), then the replicas averaged"
+
+
+@STRATEGIES.register("diloco")
+class DiLoCo(LocalSteps):
+    name = "diloco"
+    summary = "DiLoCo: H inner AdamW steps per worker, then a Nesterov outer step on the mean pseudo-gradient"
+    options = {**LocalSteps.options, "outer_lr": 1.0, "outer_momentum": 0.3}
+    """The paper's outer step (lr 0.7, Nesterov 0.9, for H = 500 over ~10^5 steps) overshoots in a
+    100-step run (vit: loss 2.28 at H = 2, 1.40 at H = 10); these were measured best there (tuning.py)."""

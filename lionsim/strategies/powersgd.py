@@ -1,0 +1,116 @@
+"""PowerSGD (Vogels, Karimireddy & Jaggi, NeurIPS 2019; REFERENCE.md 10): rank-r compression of
+each matrix gradient with error feedback and warm start, one power iteration per step, as
+PyTorch ships it (torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook), which a test
+runs beside this strategy on 2 gloo ranks.
+
+    warm-up, steps 1..K (K = --powersgd-warmup-steps; torch's start_powerSGD_iter): plain
+    fp32 all-reduce of the gradients.
+    after: M_i = g_i + e_i (error feedback); the transport (lowrank-allreduce) averages M
+    through rank-r factors P, Q per matrix (Q warm-started from the previous step) and the
+    rest whole; e_i = M_i - the average on the compressed matrices (0 on the rest: vectors
+    are sent exactly).
+    every step: the optimizer (--inner-optimizer, AdamW by default: what a DDP user pairs
+    with PowerSGD for a transformer; the paper used SGD with momentum) steps the replica on
+    the average.
+
+Which tensors are compressed follows torch's rule: a tensor viewed as [shape[0], rest] with
+r = min(n, m, rank) is compressed when (n + m) r * 2 < n m (min_compression_rate 2); vectors
+never are. Initial Q: a standard normal draw from the run's seed, the same on every worker.
+torch keeps an "error" for the uncompressed tensors too (local minus mean), which sums to zero
+over workers and so leaves the average unchanged; here it is 0, which is the paper's rule.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.inner import InnerOptimizer
+from lionsim.timing import Clock
+from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports.lowrank_allreduce import LowRank, Matrix
+
+MIN_COMPRESSION_RATE = 2
+"""torch's min_compression_rate default: compress only where it saves at least half the floats."""
+
+
+def compressed_matrices(shapes: list[tuple[int, ...]], rank: int) -> list[Matrix]:
+    """The tensors (given by shape, in flat order) worth compressing at `rank`, as torch's hook
+    picks them."""
+    out, offset = [], 0
+    for shape in shapes:
+        numel = math.prod(shape)
+        rows = shape[0] if shape else 1
+        cols = numel // rows if rows else 0
+        r = min(rows, cols, rank)
+        if (rows + cols) * r * MIN_COMPRESSION_RATE < rows * cols:
+            out.append(Matrix(offset, rows, cols, r))
+        offset += numel
+    return out
+
+
+def lowrank_spec(shapes: list[tuple[int, ...]], rank: int) -> PayloadSpec:
+    """What PowerSGD sends for tensors of these shapes: the factors' floats and the rest."""
+    matrices = compressed_matrices(shapes, rank)
+    numel = sum(math.prod(s) for s in shapes)
+    return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - sum(m.rows * m.cols for m in matrices),
+                       factors=(sum(m.rows * m.rank for m in matrices), sum(m.cols * m.rank for m in matrices)))
+
+
+@STRATEGIES.register("powersgd")
+class PowerSGD(Strategy):
+    name = "powersgd"
+    summary = "PowerSGD: rank-r factors of each matrix gradient (error feedback, warm start), AdamW on the mean"
+    payload_kind = "lowrank"
+    default_transport = "lowrank-allreduce"
+    defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default AdamW's
+    options = {"powersgd_rank": 4, "powersgd_warmup_steps": 10, "inner_optimizer": "adamw"}
+    shape_dependent = True
+
+    def __init__(self, cfg, layout, comm) -> None:
+        super().__init__(cfg, layout, comm)
+        self.rank = self.option(cfg, "powersgd_rank")
+        self.warmup = self.option(cfg, "powersgd_warmup_steps")
+        self.shapes = [layout.shape(i) for i in range(layout.segments)]
+        self.matrices = compressed_matrices(self.shapes, self.rank)
+        inside = torch.zeros(layout.numel, dtype=torch.bool)
+        for m in self.matrices:
+            inside[m.offset : m.offset + m.rows * m.cols] = True
+        self.rest = torch.nonzero(~inside).squeeze(1).to(layout.device)  # [k]: positions sent whole
+        draws = torch.Generator().manual_seed(cfg.seed)
+        self.qs = [torch.randn(m.cols, m.rank, generator=draws).to(layout.device) for m in self.matrices]
+        self.error = self.zeros()  # [w, P]: e_i, zero on the rest
+        h = self.hyper
+        self.optimizer = InnerOptimizer(self.option(cfg, "inner_optimizer"), h.lr, h.weight_decay, h.betas,
+                                        (layout.numel,), layout.device)
+        self.steps = 0
+
+    def warming_up(self) -> bool:
+        return self.steps <= self.warmup
+
+    def phase(self, step: int) -> str:
+        return "warm-up" if step <= self.warmup else "compressed"
+
+    def payload_spec(self) -> PayloadSpec:
+        """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
+        return lowrank_spec(self.shapes, self.rank)
+
+    def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
+        return lowrank_spec(shapes, self.rank)
+
+    def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
+        self.steps += 1
+        if self.warming_up():
+            return Payload(PayloadSpec(kind="dense", numel=self.layout.numel), grads)
+        compensated = self.error.add_(grads)  # M_i = g_i + e_i, in the error buffer
+        return Payload(self.payload_spec(), compensated, extra={"lowrank": LowRank(self.matrices, self.rest, self.qs)})
+
+    def apply(self, params: Tensor, aggregate: Tensor) -> None:
+        if not self.warming_up():  # e_i = M_i - the average of M, where compressed
+            self.error.sub_(aggregate)
+            self.error[:, self.rest] = 0.0
+        self.optimizer.step(params, aggregate[0])

@@ -1,0 +1,139 @@
+"""lowrank-allreduce: PowerSGD's exchange (Vogels, Karimireddy & Jaggi 2019; REFERENCE.md 10),
+for the `lowrank` payload: each worker's error-compensated gradient M_i, cut into the
+matrices worth compressing (`LowRank.matrices`) and the rest.
+
+    the rest (vectors, small matrices): all-reduce, / N                     (all-reduce 1)
+    per matrix, with Q [m, r] from the previous step (warm start), orthogonalized:
+        P_i = M_i Q                  [n, r]   all-reduce (sum) over workers  (all-reduce 2)
+        P <- Gram-Schmidt(sum P_i)   orthonormal columns
+        Q_i = M_i^T P                [m, r]   all-reduce, / N                (all-reduce 3)
+        the approximation of mean_i M_i: P Q^T; Q is kept for the next step
+
+All P's travel in one all-reduce and all Q's in another, as torch's powerSGD_hook batches
+them per bucket; every float is fp32. The strategy keeps the error M_i - P Q^T. A `dense`
+payload (PowerSGD's warm-up steps) is averaged by one fp32 all-reduce; the transport carries
+only `lowrank` strategies (check() refuses a dense one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from lionsim.backends import Comm
+from lionsim.network.calls import CollectiveCall
+from lionsim.timing import Clock
+from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.payloads import Payload, PayloadSpec
+
+EPSILON = 1e-8
+"""Added to each column's norm in Gram-Schmidt: a zero column (a matrix whose gradient is all
+zero, as an unused embedding) then stays zero instead of turning NaN. torch's hook defaults to
+0 and advises "a small value such as 1e-8" (its orthogonalization_epsilon)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """One compressed tensor: positions offset .. offset + rows * cols of the flat vector, viewed
+    as [rows, cols] (the tensor's first dimension by the rest, as torch's hook views it)."""
+
+    offset: int
+    rows: int
+    cols: int
+    rank: int
+    """r = min(rows, cols, the requested rank)."""
+
+
+@dataclass(slots=True)
+class LowRank:
+    """What the transport needs besides the values: the matrices, the rest, the Q's it updates."""
+
+    matrices: list[Matrix]
+    rest: Tensor
+    """int64 [k]: flat positions averaged whole."""
+    qs: list[Tensor]
+    """Q [cols, rank] per matrix, shared by every worker; replaced in place each step."""
+
+
+def orthogonalize_(m: Tensor, epsilon: float = EPSILON) -> Tensor:
+    """Gram-Schmidt on the columns of m [..., n, r], in place: each column normalised (norm +
+    epsilon), then removed from the columns after it (torch's _orthogonalize_gram_schmidt)."""
+    for i in range(m.shape[-1]):
+        col = m[..., i : i + 1]
+        col /= torch.linalg.vector_norm(col, dim=-2, keepdim=True) + epsilon
+        if i + 1 < m.shape[-1]:
+            rest = m[..., i + 1 :]
+            rest -= (col * rest).sum(dim=-2, keepdim=True) * col
+    return m
+
+
+@TRANSPORTS.register("lowrank-allreduce")
+class LowRankAllReduce(Transport):
+    name = "lowrank-allreduce"
+    carries = ("lowrank",)
+    summary = "PowerSGD: all-reduce of rank-r factors P then Q per matrix (fp32), the rest averaged whole"
+
+    def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
+        spec, workers = payload.spec, comm.world_size
+        if spec.kind == "dense":  # the warm-up: plain averaging
+            with section(clock, "collective"):
+                return comm.all_reduce(payload.values.float()) / workers
+        low: LowRank = payload.extra["lowrank"]
+        values = payload.values  # [w, P]
+        w = values.shape[0]
+        views = [values[:, m.offset : m.offset + m.rows * m.cols].view(w, m.rows, m.cols) for m in low.matrices]
+        with section(clock, "encode"):
+            ps = [torch.matmul(v, orthogonalize_(q)) for v, q in zip(views, low.qs)]  # [w, n, r] each
+            p_flat = _flat(ps, w, values)
+            rest = values[:, low.rest]
+        with section(clock, "collective"):
+            rest_sum = comm.all_reduce(rest) if rest.numel() else rest
+            p_sum = comm.all_reduce(p_flat) if p_flat.numel() else p_flat
+        with section(clock, "decode"):
+            out = torch.empty(values.shape[1], dtype=values.dtype, device=values.device)  # [P], the same for all
+            out[low.rest] = rest_sum[0] / workers
+            shared = _split(p_sum[0], [(m.rows, m.rank) for m in low.matrices])
+            for p in shared:
+                orthogonalize_(p)
+            qs = [torch.matmul(v.transpose(1, 2), p) for v, p in zip(views, shared)]  # [w, m, r] each
+        with section(clock, "collective"):
+            q_flat = _flat(qs, w, values)
+            q_sum = comm.all_reduce(q_flat) if q_flat.numel() else q_flat
+        with section(clock, "decode"):
+            for m, p, q_old, q in zip(low.matrices, shared, low.qs, _split(q_sum[0] / workers, [(m.cols, m.rank) for m in low.matrices])):
+                q_old.copy_(q)
+                out[m.offset : m.offset + m.rows * m.cols] = (p @ q.T).reshape(-1)
+        return out.unsqueeze(0).expand(w, -1)
+
+    def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
+        if spec.kind == "dense":
+            return [CollectiveCall("all_reduce", 4 * spec.numel, "gradients (warm-up)")]
+        p, q = spec.factors
+        calls = [CollectiveCall("all_reduce", 4 * spec.uncompressed, "uncompressed")] if spec.uncompressed else []
+        if p:
+            calls += [CollectiveCall("all_reduce", 4 * p, "P"), CollectiveCall("all_reduce", 4 * q, "Q")]
+        return calls
+
+    def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
+        if spec.kind == "dense":
+            return 32.0, 32.0
+        bits = 32.0 * (spec.uncompressed + sum(spec.factors)) / spec.numel
+        return bits, bits
+
+
+def _flat(parts: list[Tensor], w: int, like: Tensor) -> Tensor:
+    """[w, *] pieces -> one [w, total] buffer (one collective for all of them)."""
+    if not parts:
+        return like.new_zeros(w, 0)
+    return torch.cat([p.reshape(w, -1) for p in parts], dim=1)
+
+
+def _split(flat: Tensor, shapes: list[tuple[int, int]]) -> list[Tensor]:
+    """One flat [total] buffer -> fresh [rows, rank] matrices."""
+    out, offset = [], 0
+    for rows, rank in shapes:
+        out.append(flat[offset : offset + rows * rank].reshape(rows, rank).clone())
+        offset += rows * rank
+    return out
