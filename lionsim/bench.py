@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Callable
 
 import pandas as pd
-import torch
 
 from lionsim.aggregators import check_tie
 from lionsim.backends import BACKENDS, SimComm

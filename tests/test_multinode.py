@@ -12,11 +12,9 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 
 from lionsim.launch import free_port
 from lionsim.network import Link, Network, Traits, load_network
@@ -104,7 +102,7 @@ def test_ranks_running_different_lionsim_are_named(tmp_path):
     outs = [p.communicate(timeout=120) for p in procs]
     for p, (_, err) in zip(procs, outs):
         one_line(subprocess.CompletedProcess(p.args, p.returncode, "", err),
-                 f"rank(s) 1 run lionsim 9.9 but rank 0 runs lionsim ")
+                 "rank(s) 1 run lionsim 9.9 but rank 0 runs lionsim ")
 
 
 def test_a_profile_fitted_on_another_backend_is_refused(tmp_path):

@@ -7,7 +7,6 @@ that lets a container overflow is a bug, not a result).
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from lionsim.backends.local import local_sum

@@ -36,7 +36,6 @@ from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import price_step
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
-from lionsim.reports.columns import model_text  # noqa: F401  (the table's model text; here before it moved)
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import bits_on
 
@@ -86,27 +85,6 @@ KERNELS_PER_TENSOR = 3
 """Least kernels forward + backward launch per parameter tensor: its forward op, and the
 gradients of its input and of itself in backward. No model needs fewer; a transformer
 launches several times more (norms, activations, attention), so this is a floor, not a count."""
-
-
-def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, local: bool = False) -> dict:
-    """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
-    local-step strategy that sends nothing."""
-    passes = pass_bytes(run.strategy, run.transport, p.spec, workers, local=local)
-    kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
-                      decode=int(passes.decode > 0), update=int(passes.update > 0))
-    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
-    times = step_times(work, transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
-                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
-                       after_step=p.after_step)
-    up, down = p.transport.bits_per_param(p.spec, workers) if workers > 1 and not local else (0.0, 0.0)
-    return {**times.columns(), "wire_bytes": times.sent_bytes, "forward_s": times.forward_s,
-            "backward_s": times.backward_s, "buckets": times.buckets, "bits_per_param_up": up,
-            "bits_per_param_down": down}
-
-
-AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
-             "forward_s", "backward_s", "bits_per_param_up", "bits_per_param_down")
-"""Columns a local-step strategy's row gives as the mean over one round of H steps."""
 
 
 def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:

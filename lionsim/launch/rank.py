@@ -26,7 +26,7 @@ from lionsim.backends import ProcessGroupComm
 from lionsim.bench import Bench, BenchConfig, BenchResult
 from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous
-from lionsim.launch.group import check_backend, check_same, default_ranks, join  # noqa: F401 (re-exported)
+from lionsim.launch.group import check_backend, check_same, join
 from lionsim.launch.hosts import gather_hosts
 from lionsim.measure.calibrate import calibrate
 from lionsim.launch.journal import StepJournal, finalize

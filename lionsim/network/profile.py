@@ -29,7 +29,6 @@ NaN, non-positive bandwidth) is a LionsimError naming the key and the file.
 from __future__ import annotations
 
 import json
-import math
 import os
 from pathlib import Path
 from typing import Any

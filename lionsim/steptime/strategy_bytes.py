@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lionsim.steptime.wire_passes import F32, I8
+from lionsim.steptime.wire_passes import F32
 
 
 @dataclass(frozen=True, slots=True)

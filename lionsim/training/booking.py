@@ -197,7 +197,7 @@ TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
 
 
 def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking, w: int) -> dict:
-    W, params = b.workers, record.params
+    W = b.workers
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
