@@ -32,7 +32,7 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.strategies.onebit_adam import FREEZE_WHY
-from lionsim.strategies.options import check_given
+from lionsim.strategies.given import check_given
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, StepFn, train_run

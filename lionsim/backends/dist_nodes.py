@@ -13,9 +13,10 @@ they sat on nodes. Each rank holds a block of the [M nodes, g slots] grid of wor
             hold the same slots (the ranks at the same place in every node, or all ranks): the
             rank's own nodes are combined first, then one real collective among those ranks
 
-Each rank creates only the subgroups it belongs to (use_local_synchronization), so the
-communicator's group may itself be a subgroup of the world. Calls are timed and logged in the
-parent communicator's log with their scope, so booking prices each on its own group.
+On the world every rank creates every subgroup; on a subgroup of the world each rank creates
+only its own (use_local_synchronization; _subgroup says what that asks of the caller). Calls are
+timed and logged in the parent communicator's log with their scope, so booking prices each on
+its own group.
 """
 
 from __future__ import annotations
@@ -73,10 +74,21 @@ class CrossComm(TimedGroup):
         return out.reshape(x.shape[0], self.world_size, *shape)
 
 
-def _subgroup(comm: TimedGroup, ranks: range) -> dist.ProcessGroup:
-    """The subgroup of these ranks of comm's group (group ranks), created by its members only."""
-    members = dist.get_process_group_ranks(comm.group) if comm.group is not None else list(range(comm.ranks))
-    return dist.new_group([members[r] for r in ranks], use_local_synchronization=True)
+def _subgroup(comm: TimedGroup, blocks: list[range]) -> dist.ProcessGroup:
+    """The subgroup of this rank's block of comm's group ranks (blocks partition them).
+
+    On the whole world every rank creates every block's group, in the same order, as
+    torch.distributed expects. On a subgroup of the world only its members can take part, so each
+    rank creates its own block's group alone (use_local_synchronization); torch names such groups
+    from the count of groups a rank already knows, so the members must have created the same
+    groups before (a rank outside an earlier group knows one fewer and would wait forever)."""
+    mine = next(block for block in blocks if comm.rank in block)
+    if comm.group is None or dist.get_world_size(comm.group) == dist.get_world_size():
+        members = dist.get_process_group_ranks(comm.group) if comm.group is not None else list(range(comm.ranks))
+        groups = [dist.new_group([members[r] for r in block]) for block in blocks]
+        return groups[blocks.index(mine)]
+    members = dist.get_process_group_ranks(comm.group)
+    return dist.new_group([members[r] for r in mine], use_local_synchronization=True)
 
 
 def process_group_nodes(comm) -> Nodes:
@@ -94,19 +106,20 @@ def process_group_nodes(comm) -> Nodes:
         if per_node == 1:
             intra = SimGroupComm(1, w, across=False) if w > 1 else SoloComm()
         else:
-            group = _subgroup(comm, range(node * per_node, (node + 1) * per_node))
+            group = _subgroup(comm, [range(n * per_node, (n + 1) * per_node) for n in range(m)])
             intra = type(comm)(group, w, align=comm.align, scope="intra", parent=comm)  # a ProcessGroupComm
-        cross = range(place, comm.ranks, per_node)
+        cross, per_cross = range(place, comm.ranks, per_node), per_node
         node_of, slot_of = torch.full((w,), node, dtype=torch.int64), place * w + torch.arange(w)
     else:  # this rank holds w / g whole nodes
         nodes, slots = w // g, g
         intra = SimGroupComm(nodes, g, across=False) if g > 1 else SoloComm()
-        cross = range(comm.ranks)
+        cross, per_cross = range(comm.ranks), 1
         node_of, slot_of = comm.rank * nodes + torch.arange(w) // g, torch.arange(w) % g
     if m == 1:
         inter = SoloComm()
     elif len(cross) == 1:  # every node in this rank: index groups, no real collective
         inter = SimGroupComm(nodes, slots, across=True)
     else:
-        inter = CrossComm(_subgroup(comm, cross), nodes, slots, comm)
+        inter = CrossComm(_subgroup(comm, [range(p, comm.ranks, per_cross) for p in range(per_cross)]),
+                          nodes, slots, comm)
     return Nodes(size=g, count=m, intra=intra, inter=inter, node=node_of, slot=slot_of)

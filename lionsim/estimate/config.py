@@ -14,7 +14,8 @@ from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.strategies.options import RULES, check_given
+from lionsim.strategies.given import check_given
+from lionsim.strategies.options import RULES
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the

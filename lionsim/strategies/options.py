@@ -45,18 +45,3 @@ def check_option(name: str, value):
         raise LionsimError(f"bad {flag(name)} {value!r}; accepted: {accepted}")
     return int(value) if name in ("local_steps", "powersgd_rank", "powersgd_warmup_steps", "demo_topk", "demo_chunk") \
         else value
-
-
-def check_given(cfg, strategies: list) -> None:
-    """Every option `cfg` gives (not None) is valid and read by at least one of `strategies` (the
-    classes of a bench's runs): one line naming the flag otherwise, before anything runs."""
-    from lionsim.strategies.base import STRATEGIES
-
-    for name in RULES:
-        value = getattr(cfg, name, None)
-        if value is None:
-            continue
-        check_option(name, value)
-        if not any(name in cls.options for cls in strategies):
-            users = [n for n, cls in STRATEGIES.items() if name in cls.options]
-            raise LionsimError(f"{flag(name)} {value} applies to {', '.join(users)} and no run is one of them")
