@@ -27,13 +27,15 @@ from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, load_network
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
+from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.training.booking import Booking, book_run, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
-from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.training.checkpoint import RunCheckpoint
+from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
 from lionsim.workloads.config import parse_eval_samples
 
@@ -243,10 +245,15 @@ class Bench:
     """One bench on this process: the workload built once, the compute figure, then every run.
 
     `records` grows as runs go, so a bench that fails part way can still book what finished
-    (`result(status=...)`)."""
+    (`result(status=...)`). A run stopped at a step boundary leaves its state in `checkpoint`;
+    `resume` (lionsim.resume) continues an interrupted bench: its finished runs are kept as
+    booked, the run under way continues from its checkpoint."""
 
-    def __init__(self, cfg: BenchConfig, place: Place | None = None) -> None:
+    def __init__(self, cfg: BenchConfig, place: Place | None = None, resume: Resume | None = None) -> None:
         self.cfg = cfg
+        self.resume = resume
+        self.checkpoint: RunCheckpoint | None = None
+        """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""
         self.runs = cfg.validate()
         self.network = load_network(cfg.network)
         self.place = place or Place(SimComm(cfg.workers))
@@ -265,24 +272,57 @@ class Bench:
         if self.on_start is not None:
             self.on_start(record.run)
 
-    def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None) -> BenchResult:
-        """Train every run; `after_run(self)` after each (to write what finished)."""
+    def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None,
+            stop: Callable[[], bool] | None = None) -> BenchResult:
+        """Train every run (but those a resume kept); `after_run(self)` after each (to write what
+        finished). `stop()` true ends the run under way at a step boundary: RunStopped, with
+        `self.checkpoint` set."""
         threads = torch.get_num_threads()
         torch.set_num_threads(self.cfg.threads)
+        resumed = self.resume.checkpoint if self.resume is not None else None
         try:
-            self.compute = (measure_compute(self.workload, self.place) if self.device is None
-                            else count_compute(self.workload, self.place))
+            if resumed is not None and resumed.compute is not None:
+                self.compute = resumed.compute  # the figure every finished step was booked with
+            else:
+                self.compute = (measure_compute(self.workload, self.place) if self.device is None
+                                else count_compute(self.workload, self.place))
             for run in self.runs:
-                record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
-                                   strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
-                                   eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
-                                   on_step=progress, on_record=self._started)
+                if self.resume is not None and run.label in self.resume.finished:
+                    continue
+                own = resumed if resumed is not None and resumed.label == run.label else None
+                try:
+                    record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
+                                       strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
+                                       eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
+                                       on_step=progress, on_record=self._started, stop=stop, resume=own)
+                except RunStopped as e:
+                    e.checkpoint.compute = self.compute
+                    self.checkpoint = e.checkpoint
+                    raise
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
         finally:
             torch.set_num_threads(threads)
         return self.result()
+
+    def state_to_keep(self) -> RunCheckpoint | None:
+        """After a stop: the state a --resume continues from (the one this session resumed from,
+        if it stopped again before training on)."""
+        if self.checkpoint is not None:
+            return self.checkpoint
+        old = self.resume.checkpoint if self.resume is not None else None
+        record = next((r for r in self.records if old is not None and r.run.label == old.label), None)
+        return old if old is not None and (record is None or len(record.steps) == old.step) else None
+
+    def diverged_at(self, label: str) -> int | None:
+        """The step a run diverged at (None: it did not, or has not run)."""
+        done = next((r for r in self.records if r.run.label == label), None)
+        if done is not None:
+            return done.diverged_at
+        kept = self.resume.finished.get(label) if self.resume is not None else None
+        at = kept["diverged_at_step"].dropna() if kept is not None else ()
+        return int(at.iloc[0]) if len(at) else None
 
     def booking(self) -> Booking:
         comm = self.place.comm
@@ -294,7 +334,10 @@ class Bench:
         """Every finished (or partly finished) run booked: steps, summary, run.json record."""
         from lionsim.training.record import bench_record
 
-        frames = [self._frame(r) for r in self.records if r.steps]
+        kept = self.resume.finished if self.resume is not None else {}
+        trained = {r.run.label: r for r in self.records if r.steps}
+        frames = [kept[run.label][STEP_COLUMNS + EXTRA_STEP_COLUMNS] if run.label in kept else self._frame(trained[run.label])
+                  for run in self.runs if run.label in kept or run.label in trained]
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss) if frames else pd.DataFrame()
         return BenchResult(steps, summary, bench_record(self, status, error))

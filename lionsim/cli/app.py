@@ -151,7 +151,9 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
     import lionsim.cli  # noqa: F401  (registers every command module)
+    from lionsim.training.stop import sigterm_as_interrupt
 
+    sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         default_map = _config_defaults(argv)

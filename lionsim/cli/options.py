@@ -85,3 +85,8 @@ EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N
 WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Leading steps of each run left out of the timing medians.")]
 Hyper = Annotated[Optional[str], typer.Option(
     "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
+Overwrite = Annotated[bool, typer.Option(
+    "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are cleared when the new "
+                        "results are published. Never a sweep root (--overwrite-sweep), never files lionsim did not write.")]
+OverwriteSweep = Annotated[bool, typer.Option(
+    "--overwrite-sweep", help="Like --overwrite, and --out may be a sweep root: its cells and files are cleared too.")]

@@ -19,15 +19,16 @@ def comma_items(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def axis(flag: str, what: str):
-    return typer.Option(flag, parser=comma_items, metavar="LIST",
+def axis(flag: str, what: str, *aliases: str):
+    """A grid axis option (`aliases`: bench's short names, so -w and -n work in both commands)."""
+    return typer.Option(flag, *aliases, parser=comma_items, metavar="LIST",
                         help=f"{what}; a comma list sweeps it (a TOML array in --config).")
 
 
 @app.command()
 def sweep(
-    workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)")] = "vit",
-    workers: Annotated[str, axis("--workers", "Data-parallel workers N")] = "8",
+    workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)", "-w")] = "vit",
+    workers: Annotated[str, axis("--workers", "Data-parallel workers N", "-n")] = "8",
     network: Annotated[str, axis("--network", "Network preset(s) or profile file(s)")] = "1gbe",
     seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
     strategy: o.Strategy = None,

@@ -28,18 +28,14 @@ if TYPE_CHECKING:
 
 def bench_record(bench: Bench, status: str, error: str | None) -> dict:
     cfg = bench.cfg
-    runs = []
-    for run in bench.runs:
-        hyper = run.strategy_class.resolve_hyper(cfg.strategy_config(run))
-        done = next((r for r in bench.records if r.run == run), None)
-        runs.append({"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
-                     "weight_decay": hyper.weight_decay, "betas": list(hyper.betas),
-                     "diverged_at_step": None if done is None else done.diverged_at})
-    return {
+    runs = resolved_runs(bench.cfg)
+    for entry in runs:
+        entry["diverged_at_step"] = bench.diverged_at(entry["run"])
+    record = {
         "command": "bench",
         "status": status,
         "error": error,
-        "config": replayable_config(bench, runs),
+        "config": resolved_config(cfg, runs),
         "runs": runs,
         "timing": timing_notes(bench),
         "evaluation": {"samples": bench.workload.eval_size, "requested": cfg.eval_samples or "default",
@@ -54,11 +50,29 @@ def bench_record(bench: Bench, status: str, error: str | None) -> dict:
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": torch.get_num_threads(),
                  "processor": platform.processor() or platform.machine()},
     }
+    if bench.resume is not None:  # the first session's start, every session's time, each resume's point
+        earlier = bench.resume.meta
+        record["started"] = earlier.get("started", record["started"])
+        record["duration_s"] = round(record["duration_s"] + float(earlier.get("duration_s") or 0.0), 3)
+        record["resumed"] = [*earlier.get("resumed", []), bench.resume.describe()]
+    return record
 
 
-def replayable_config(bench: Bench, runs: list[dict]) -> dict:
-    """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed."""
-    config = bench.cfg.to_dict()
+def resolved_runs(cfg) -> list[dict]:
+    """Every run of the configuration with the hyperparameters it trains with."""
+    runs = []
+    for run in cfg.validate():
+        hyper = run.strategy_class.resolve_hyper(cfg.strategy_config(run))
+        runs.append({"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
+                     "weight_decay": hyper.weight_decay, "betas": list(hyper.betas)})
+    return runs
+
+
+def resolved_config(cfg, runs: list[dict] | None = None) -> dict:
+    """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters
+    fixed (what run.json records, and what `--resume` compares)."""
+    runs = resolved_runs(cfg) if runs is None else runs
+    config = cfg.to_dict()
     config["strategy"] = config.pop("strategies")
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
     config["hyper"] = {r["run"]: {"lr": r["lr"], "weight_decay": r["weight_decay"], "betas": r["betas"]} for r in runs}
