@@ -33,14 +33,12 @@ app = typer.Typer(
 )
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """A reader that stops early (`lionsim strategies | head -1`) is not an error: exit 0
-        quietly (rich exits 1). On stderr (an error line nobody reads) the exit code stays
-        the one the error chose."""
+        """A reader that stops early (`lionsim strategies | head -1`) is not an error: the rest of
+        the output goes nowhere and the command carries on (rich would exit 1 at once), so
+        every file it writes is still written and its exit code is its own (0 when it succeeds)."""
         self.quiet = True
         stream = sys.stderr if self.stderr else sys.stdout
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-        if not self.stderr:
-            raise SystemExit(0)
 
 
 def out_console(width: int | None = None) -> Console:

@@ -10,6 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from lionsim.cli import options as o
 from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.errors import LionsimError
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, load_network, normalize_op, parse_sizes, rows_frame
@@ -81,6 +82,8 @@ def comm(
     fit: Path | None = typer.Option(None, "--fit", help="Fit link parameters to the measured rows; write this profile."),
     out: Path | None = typer.Option(None, "--out", parser=parse_out, metavar="DIR",
                                     help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
+    overwrite: o.Overwrite = False,
+    overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: Path | None = ConfigOption,
 ) -> None:
@@ -99,29 +102,38 @@ def comm(
     size_list = parse_sizes(sizes if sizes is not None else ("1KB:1GB" if backend == "sim" else "64KB:64MB"))
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     if out is not None:  # the files helpers import pandas: only when files are written
-        from lionsim.reports.files import check_out_dir, write_atomic
+        from lionsim.reports.files import check_out_dir
+        from lionsim.reports.outdir import claim_out
 
         check_out_dir(out)
+        claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
     if fit is not None:
         _check_fit_path(fit)
     if backend == "sim":  # a table of the model alone imports no pandas
-        emit(lambda: rows_frame(rows), format, lambda: _print_model(rows, net.name))
         frame = rows_frame(rows) if out is not None else None
     else:
         frame = _measure(ops, size_list, net, algorithm, backend, ranks, warmup, iters, timeout,
                          rows_frame(rows) if rows else None, fit)
-        if format != "table":
-            emit(frame, format)
-    if out is not None:
-        from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
-        from lionsim.reports.publish import RunDir
-
-        # comm.csv and its plots are staged beside --out and published together, or not at all
-        target = RunDir(out)
-        target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
-                                    *plot_comm(stage, frame)])
-        path, *plots = sorted(target.publish(), key=lambda p: p.name != "comm.csv")
+    written = _write(out, frame) if out is not None else []  # before the table: | head loses no file
+    if backend == "sim":
+        emit(lambda: rows_frame(rows), format, lambda: _print_model(rows, net.name))
+    elif format != "table":
+        emit(frame, format)
+    if written:
+        path, *plots = written
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}", markup=False, highlight=False)
+
+
+def _write(out: Path, frame) -> list[Path]:
+    """comm.csv first, then its plots: staged beside --out and published together, or not at all."""
+    from lionsim.reports.files import write_atomic
+    from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
+    from lionsim.reports.publish import RunDir
+
+    target = RunDir(out)
+    target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
+                                *plot_comm(stage, frame)])
+    return sorted(target.publish(), key=lambda p: p.name != "comm.csv")
 
 
 def _print_model(rows: list[dict], name: str) -> Table:

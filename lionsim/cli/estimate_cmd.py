@@ -130,12 +130,6 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
     return table
 
 
-def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
-
-    return write_atomic(path, lambda f: frame.to_csv(f, index=False))
-
-
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
     "--strategy", "-s",
     help="NAME or NAME@TRANSPORT; repeatable, or comma-separated (see `lionsim strategies`). Default: "
@@ -163,13 +157,14 @@ def estimate_cmd(
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
+    overwrite: o.Overwrite = False,
+    overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
     from lionsim.estimate import EstimateConfig, estimate
     from lionsim.estimate.sweep import run_sweep
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -179,26 +174,47 @@ def estimate_cmd(
     )
     frame = estimate(cfg)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
-    if out is not None:
-        check_out_dir(out)
+    written = _write(out, frame, swept, overwrite, overwrite_sweep) if out is not None else []
+    # the files exist before anything is printed: a reader that stops early (| head) loses no file
     printer = console  # 80 columns off a terminal: the tables fit them
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)
         printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
     printer.print(breakdown_table(frame))
-    written = []
-    with written_together():  # estimate.csv and the sweep files appear together or not at all
-        if out is not None:
-            make_dir(out)
-            written.append(_write_csv(frame, out / "estimate.csv"))
+    if swept is not None:
+        spec, rows, crossings = swept
+        printer.print(crossover_table(crossings, spec, rows))
+    if written:
+        (console if format == "table" else Console(file=sys.stderr)).print(
+            f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
+
+
+def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool) -> list[Path]:
+    """estimate.csv and the sweep's files, staged beside --out and published together (an --out
+    holding another run is refused unless --overwrite: lionsim.reports.outdir)."""
+    from lionsim.reports.files import check_out_dir, write_atomic
+    from lionsim.reports.outdir import claim_out
+    from lionsim.reports.publish import RunDir
+
+    check_out_dir(out)
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
+    target = RunDir(out)
+    target.prepare()
+
+    def write(stage: Path) -> list[Path]:
+        paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
         if swept is not None:
             spec, rows, crossings = swept
-            printer.print(crossover_table(crossings, spec, rows))
-            if out is not None:
-                written.append(_write_csv(rows, out / "sweep.csv"))
-                written.append(_write_csv(crossings, out / "crossover.csv"))
-                from lionsim.estimate.plot import plot_sweep  # matplotlib: only when plots are asked for
+            from lionsim.estimate.plot import plot_sweep  # matplotlib: only when plots are asked for
 
-                written += plot_sweep(rows, crossings, spec, out / "sweep.png")
-    if written:
-        console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
+            paths.append(write_atomic(stage / "sweep.csv", lambda f: rows.to_csv(f, index=False)))
+            paths.append(write_atomic(stage / "crossover.csv", lambda f: crossings.to_csv(f, index=False)))
+            paths += plot_sweep(rows, crossings, spec, stage / "sweep.png")
+        return paths
+
+    try:
+        target.write(write)
+        return target.publish()
+    except KeyboardInterrupt:
+        target.abandon()
+        raise

@@ -43,7 +43,8 @@ Format = Annotated[str, typer.Option(
 def emit(frame, fmt: str, table=None) -> None:
     """Print a result: the rich `table` (a renderable, or a function making one) for `table`,
     else the frame (a DataFrame, or a function making one: a table never imports pandas) as
-    CSV or JSON on stdout. A reader that stops early is not an error."""
+    CSV or JSON on stdout. A reader that stops early is not an error: the rest goes nowhere and
+    the command carries on (its files are still written)."""
     import os
     import sys
 
@@ -60,4 +61,3 @@ def emit(frame, fmt: str, table=None) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0) from None

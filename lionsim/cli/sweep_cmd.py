@@ -100,8 +100,6 @@ def sweep(
         fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {out}; rerun the same command to resume")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {out} are kept: rerun to resume")
-    if outcome.summary is not None:
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     done = ("every cell was already finished" if outcome.trained == 0
             else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
@@ -117,6 +115,8 @@ def sweep(
         except KeyboardInterrupt:  # the cells and CSVs are complete already
             fail(f"interrupted while drawing the plots: all {outcome.total} cells are kept in {out}; "
                  f"`lionsim plot {out}` draws them")
+    if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
                   + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])

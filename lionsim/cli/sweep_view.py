@@ -56,7 +56,7 @@ class SweepDisplay(SweepEvents):
         if self.bar is not None:
             self.cells = self.bar.add_task("cells", total=total, completed=finished, note=self.eta())
         elif finished:
-            print(f"lionsim: resuming: {finished} of {total} cells already finished", flush=True)
+            print(f"lionsim: resuming: {finished} of {total} cells already finished", file=sys.stderr, flush=True)
 
     def unit_started(self, key: str) -> None:
         if self.bar is not None and key not in self.ended and key not in self.units:
@@ -80,7 +80,7 @@ class SweepDisplay(SweepEvents):
             return
         loss = float(summary["final_loss"].iloc[0])
         print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} "
-              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stdout, flush=True)
+              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stderr, flush=True)  # stdout: results
 
 
 def _number(value: float, form: str) -> str:
