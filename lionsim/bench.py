@@ -42,6 +42,8 @@ from lionsim.workloads.config import parse_eval_samples
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
+DEFAULT_WARMUP = 3
+"""--warmup-steps unless given (fewer in a shorter run)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "ranks", "diverged_at_step"]
@@ -113,14 +115,15 @@ class BenchConfig:
     baseline: str | None = None
     """Run the speedups are against (default: the first)."""
     target_loss: float | None = None
-    """Training loss for time to target; None: 90% of the way from the initial loss to the
-    worst strategy's best (smoothed), which every run reaches (lionsim.reports.summary)."""
+    """Training loss for time to target (> 0); None: the baseline run's smoothed loss at 90% of
+    its steps, so a run that trains badly cannot move it (lionsim.reports.summary)."""
     compute: str | None = None
     """measured (this machine) or a device preset: compute, encode, decode, update modelled for it.
     None: h100 on sim (a GPU-like step, where communication matters: the regime lionsim is for),
     measured on gloo/nccl (every time column of a real run is measured on its ranks)."""
-    warmup_steps: int = 3
-    """Leading steps of each run whose measured times are left out of the medians."""
+    warmup_steps: int | None = None
+    """Leading steps of each run whose measured times are left out of the medians; None:
+    DEFAULT_WARMUP, fewer in a run too short for it (at least one step is always timed)."""
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
     threads: int = 1
@@ -146,6 +149,8 @@ class BenchConfig:
 
     def validate(self) -> list[RunSpec]:
         self._canonical_names()
+        if self.warmup_steps is None and isinstance(self.steps, int):
+            self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
@@ -156,8 +161,12 @@ class BenchConfig:
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
-        if self.target_loss is not None and not math.isfinite(self.target_loss):
-            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite number")
+        if self.warmup_steps >= self.steps:
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} steps would have no "
+                               f"timed step left; accepted: 0 to {self.steps - 1}")
+        if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
+            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
+                               "is never below 0, and only a perfect model reaches 0)")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
         if self.backend not in BACKENDS:

@@ -29,6 +29,9 @@ BAD = [
     [*B, "--hyper", '{"nosuch": {"lr": 1}}'], [*B, "--data", "missing-dir"], [*B, "--out", ""],
     [*B, "--format", "xml"], [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
     [*B, "-n", "100000", "--batch-size", "100000"],
+    # bench: issue 19 (impossible targets and warm-ups, --out and --resume)
+    [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
+    [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
     # sweep
     [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],

@@ -384,11 +384,14 @@ def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):
     assert "local: encode + decode + update" in " ".join(out.split())  # the fold is in the footnote
 
 
-def test_bench_summary_folds_run_labels_only_at_at_or_dash():
-    from lionsim.reports.tables import fold_run
+def test_bench_summary_folds_run_labels_only_at_the_at_sign():
+    """Issue 19: `@packed-` / `allreduce` read as two words: a name is never split; the run column
+    widens to the longest name instead."""
+    from lionsim.reports.tables import fold_run, run_width
 
-    assert fold_run("dgc*", "sparse-allgather", 15) == "dgc*\n@sparse-\nallgather"
-    assert fold_run("lion", "fp32-allreduce", 15) == "lion\n@fp32-allreduce"
+    assert fold_run("dgc*", "sparse-allgather") == "dgc*\n@sparse-allgather"
+    assert fold_run("lion", "fp32-allreduce") == "lion\n@fp32-allreduce"
+    assert run_width([("lion*", "fp32-allreduce"), ("lioncub-ternary", "packed-allreduce")], 15) == 17
 
 
 def test_sweep_table_shows_accuracy_as_percent():

@@ -81,14 +81,14 @@ def bench(
     eval_samples: o.EvalSamples = None,
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(
-        None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
-                                    "to the worst run's best, which every run reaches)."),
+        None, "--target-loss", help="Training loss (> 0) for time to target (default: the baseline run's smoothed loss "
+                                    "at 90% of its steps; a run that never gets there shows not reached)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
         help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
              "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
-    warmup_steps: o.WarmupSteps = 3,
+    warmup_steps: o.WarmupSteps = None,
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),

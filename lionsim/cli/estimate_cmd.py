@@ -12,11 +12,11 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, out_console
+from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
-from lionsim.cli.output import Format, emit, parse_out
+from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
@@ -47,8 +47,9 @@ EstimateOut = Annotated[Optional[Path], typer.Option(
 
 
 RUN_WIDTH = 17
-"""Characters of the run column: labels fold at '@' and '-' (reports.tables.fold_run), so the
-tables fit 80 columns in a pipe or a CI log without cutting a number."""
+"""Least characters of the run column: a label is two whole lines, strategy and @transport
+(reports.tables.fold_run), and the column widens to the longest (run_width); the tables fit 80
+columns in a pipe or a CI log for names up to this long, and are never folded inside a name."""
 
 
 def _ms(seconds: float) -> str:
@@ -74,7 +75,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
     from lionsim.estimate.table import model_text
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
@@ -91,13 +92,14 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  f"none = after it): {overlap}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    width = run_width([(f"{r.strategy}*", r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("compute", "local", "comm", "exposed", "step", "sent", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
         table.add_row(
-            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport, RUN_WIDTH),
+            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
             _bytes(row.wire_bytes), f"{row.speedup:.2f}x",
@@ -108,15 +110,16 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep."""
     import pandas as pd
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fold_run, run_width
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
     table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
                         f"({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
+        width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
-                         max_width=RUN_WIDTH if name == "run" else None)
+                         min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", "ties everywhere" if row.wins == "level" else row.wins
@@ -125,7 +128,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
-        table.add_row(fold_run(row.strategy, row.transport, RUN_WIDTH), where, wins, f"{row.speedup_first:.2f}x",
+        table.add_row(fold_run(row.strategy, row.transport), where, wins, f"{row.speedup_first:.2f}x",
                       f"{row.speedup_last:.2f}x")
     return table
 
@@ -176,16 +179,14 @@ def estimate_cmd(
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
     written = _write(out, frame, swept, overwrite, overwrite_sweep) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
-    printer = console  # 80 columns off a terminal: the tables fit them
+    tables = [breakdown_table(frame)] + ([crossover_table(swept[2], swept[0], swept[1])] if swept is not None else [])
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)
-        printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
-    printer.print(breakdown_table(frame))
-    if swept is not None:
-        spec, rows, crossings = swept
-        printer.print(crossover_table(crossings, spec, rows))
+    else:
+        for table in tables:  # 80 columns off a terminal (wider only for a run name that needs it)
+            out_console(natural_width(table)).print(table)
     if written:
-        (console if format == "table" else Console(file=sys.stderr)).print(
+        (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
 
 

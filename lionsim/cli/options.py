@@ -82,7 +82,9 @@ _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIF
                      "run.json says how many were used.")
 EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every this many steps.")]
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
-WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Leading steps of each run left out of the timing medians.")]
+WarmupSteps = Annotated[Optional[int], typer.Option(
+    "--warmup-steps", help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
+                           "run; fewer than --steps).")]
 Hyper = Annotated[Optional[str], typer.Option(
     "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
 Overwrite = Annotated[bool, typer.Option(

@@ -51,7 +51,10 @@ def emit(frame, fmt: str, table=None) -> None:
     from lionsim.cli.app import console
 
     if fmt == "table":
-        console.print(table() if callable(table) else table)
+        from lionsim.cli.app import out_console
+
+        table = table() if callable(table) else table
+        out_console(natural_width(table)).print(table)  # off a terminal a wide table is not folded
         return
     from lionsim.reports.formats import frame_text  # pandas: only for csv / json
 
@@ -61,3 +64,12 @@ def emit(frame, fmt: str, table=None) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def natural_width(renderable) -> int:
+    """Columns `renderable` takes when nothing squeezes it (a table with a long run name)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    probe = Console(width=400)
+    return Measurement.get(probe, probe.options, renderable).maximum

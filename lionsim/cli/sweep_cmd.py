@@ -59,7 +59,7 @@ def sweep(
     target_loss: Optional[float] = typer.Option(None, "--target-loss", help="Training loss for time to target "
                                                 "(default: per group, as bench sets it)."),
     compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
-    warmup_steps: o.WarmupSteps = 3,
+    warmup_steps: o.WarmupSteps = None,
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
@@ -117,8 +117,14 @@ def sweep(
                  f"`lionsim plot {out}` draws them")
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
         emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
-    (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
-                  + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+    say = console if format == "table" else err_console
+    say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
+              + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+    if plots:
+        from lionsim.reports.plots.sweep_axes import skipped_plots
+
+        for name, why in skipped_plots(outcome.summary):
+            say.print(f"not drawn: {name} ({why})", markup=False, highlight=False)
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
     if diverged:
         fail(f"diverged: {len(diverged)} cells ({', '.join(diverged[:3])}{', ...' if len(diverged) > 3 else ''}; "

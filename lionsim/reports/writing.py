@@ -22,7 +22,7 @@ def stage_result(target: RunDir, result, plots: bool = True) -> list[Path]:
 
     def write(stage: Path) -> list[Path]:
         paths = write_run(stage, result.steps, result.summary, result.meta)
-        return paths + (plot_run(stage, result.steps, result.summary) if plots and len(result.steps) else [])
+        return paths + (plot_run(stage, result.steps, result.summary, result.meta) if plots and len(result.steps) else [])
 
     return target.write(write)
 

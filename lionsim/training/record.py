@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import os
 import platform
 import socket
 import subprocess
@@ -50,12 +51,21 @@ def bench_record(bench: Bench, status: str, error: str | None) -> dict:
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": torch.get_num_threads(),
                  "processor": platform.processor() or platform.machine()},
     }
+    if cfg.backend != "sim":  # what the measured collectives crossed (the plots name it)
+        record["ranks_on_one_host"] = ranks_on_one_host()
     if bench.resume is not None:  # the first session's start, every session's time, each resume's point
         earlier = bench.resume.meta
         record["started"] = earlier.get("started", record["started"])
         record["duration_s"] = round(record["duration_s"] + float(earlier.get("duration_s") or 0.0), 3)
         record["resumed"] = [*earlier.get("resumed", []), bench.resume.describe()]
     return record
+
+
+def ranks_on_one_host() -> bool:
+    """Whether every rank of a real backend runs on this host: lionsim started them itself (no
+    launcher's WORLD_SIZE), or the launcher put all of them here (LOCAL_WORLD_SIZE = WORLD_SIZE)."""
+    world = os.environ.get("WORLD_SIZE")
+    return world is None or os.environ.get("LOCAL_WORLD_SIZE") == world
 
 
 def resolved_runs(cfg) -> list[dict]:
