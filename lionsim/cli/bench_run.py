@@ -19,15 +19,18 @@ def run_here(cfg, out: Path, labels: list[str], resume: bool):
     from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
 
     kept = load_resume(out, cfg) if resume else None
+    bench = Bench(cfg, resume=kept)  # bad data or a bad network fail here, before anything is made
     target = RunDir(out)
     target.prepare()  # --out is writable: checked before anything trains
-    bench = Bench(cfg, resume=kept)
     request = StopRequest()
     try:
         with stop_at_step_boundary(request, note=to_stderr), step_progress(console, labels, cfg.steps) as progress:
             result = bench.run(progress, stop=request)
     except KeyboardInterrupt:
         fail(interrupted(bench, target, request))
+    except BaseException:  # a failure that is not a result: nothing was published, nothing is left
+        target.abandon()
+        raise
     result.meta["config"]["out"] = str(out)
     try:
         files = publish_result(target, result)
