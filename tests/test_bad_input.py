@@ -40,10 +40,11 @@ BAD = [
     ["comm", "--sizes", "0"], ["comm", "--sizes", "abc"], ["comm", "--collective", "nosuch"],
     ["comm", "--workers", "1"], ["comm", "--network", "nosuch"], ["comm", "--fit", "p.toml"],
     ["comm", "--backend", "mpi"], ["comm", "--out", ""], ["comm", "--format", "html"],
-    ["comm", "--algorithm", "nosuch"],
+    ["comm", "--algorithm", "nosuch"], ["comm", "--sizes", "1KB:1GB:x1.0001"],
     # estimate
     ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
-    ["estimate", "--model", "nosuch"],
+    ["estimate", "--model", "nosuch"], ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
     # plot, report, regress
     ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
     ["report", "."], ["regress", "--case", "nosuch"],

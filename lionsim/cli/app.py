@@ -146,6 +146,21 @@ def load_toml(path: Path) -> dict[str, Any]:
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+def no_such_option(e) -> str:
+    """An unknown option: the command's options, and the nearest only if it is near (click
+    offers whatever shares a letter: `regress --lr` got "--all, --help, --list")."""
+    import difflib
+
+    command = e.ctx.command if e.ctx is not None else None
+    names = sorted({n for p in getattr(command, "params", []) for n in p.opts if n.startswith("--")})
+    where = f" for `lionsim {e.ctx.info_name}`" if e.ctx is not None and e.ctx.info_name != "lionsim" else ""
+    accepted = f"; accepted: {', '.join(names)}" if names else ""
+    # compared without the dashes, which every name shares (they made `--lr` look like `--all`)
+    close = difflib.get_close_matches(e.option_name.lstrip("-").lower(), [n[2:].lower() for n in names], n=1, cutoff=0.6)
+    near = f"; did you mean '--{close[0]}'?" if close else ""
+    return f"no such option {e.option_name}{where}{accepted}{near}"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes."""
     import lionsim.cli  # noqa: F401  (registers every command module)
@@ -161,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command
         err_console.print(e.format_message(), markup=False, highlight=False)
         sys.exit(2)
+    except click.exceptions.NoSuchOption as e:
+        fail(no_such_option(e))
     except click.exceptions.UsageError as e:
         fail(e.format_message())
     except typer.Exit as e:

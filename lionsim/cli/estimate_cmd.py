@@ -156,7 +156,7 @@ def estimate_cmd(
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
-    tie: o.Tie = "zero",
+    tie: o.EstimateTie = "zero",
     baseline: o.Baseline = None,
     sweep: SweepOpt = None,
     out: EstimateOut = None,

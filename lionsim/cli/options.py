@@ -69,6 +69,10 @@ TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of
 Tie = Annotated[str, typer.Option(
     "--tie", callback=_choice("--tie", ("zero", "alternate", "random")), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
                   "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
+EstimateTie = Annotated[str, typer.Option(
+    "--tie", callback=_choice("--tie", ("zero", "alternate", "random")),
+    help="dlion-mavo tie rule priced: zero (sign(0) = 0: a tie stays, so an even N needs 2 bits down) | alternate "
+         "| random (ties move: 1 bit down at any N).")]
 DgcWarmupSteps = Annotated[int, typer.Option(
     "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
                                "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]

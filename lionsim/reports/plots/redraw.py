@@ -42,6 +42,8 @@ def _expected() -> str:
 def detect_kind(path: Path) -> str:
     """The kind of directory `path` is (KINDS), by the files present; fails in one line if none."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise LionsimError(f"bad DIR {path}: it is a file; accepted: a directory holding {_expected()}")
     if not path.is_dir():
         raise LionsimError(f"directory {path} does not exist; expected one holding {_expected()}")
     for kind, files in KINDS.items():
