@@ -158,3 +158,19 @@ def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_pat
              "encode_s", "decode_s", "update_s"]
     pd.testing.assert_frame_equal(steps[exact], reference(GLOO_STEPS, strategies)[exact], check_dtype=False)
     assert json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+def test_sweep_stops_on_sigterm_as_on_ctrl_c_and_keeps_its_finished_cells(tmp_path):
+    out = tmp_path / "s"
+    argv = ["sweep", *COMMON, "--steps", "300", "--eval-every", "300", "--seed", "0,1,2,3", "-s", "adamw,lion",
+            "--out", str(out)]
+    proc, log = start(argv, tmp_path)
+    wait_for(proc, log, lambda: "lionsim: cell 1/" in log.read_text(), "the first cell")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=120) == 2
+    match = re.fullmatch(rf"error: interrupted: (\d+) of 8 cells finished, kept in {re.escape(str(out))}; rerun the "
+                         "same command to resume", error_line(log))
+    assert match, log.read_text()
+    finished = int(match.group(1))
+    cells = [p for p in (out / "cells").iterdir() if not p.name.startswith(".")]
+    assert 1 <= finished < 8 and len(cells) == finished
