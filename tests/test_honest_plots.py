@@ -11,7 +11,7 @@ import pytest
 
 import lionsim.reports.plots.run as run_plots
 from lionsim.reports import STEP_COLUMNS, summarize
-from lionsim.reports.plots.run import measured_link, subtitle
+from lionsim.reports.plots.titles import measured_link, subtitle
 from lionsim.reports.plots.sweep_axes import skipped_plots
 
 NAN = math.nan

@@ -42,3 +42,19 @@ def test_check_names_a_stale_block(tmp_path, monkeypatch, capsys):
     assert "README.md block estimate-lioncub differs" in capsys.readouterr().err
     assert docs_main(["--write", "--only", "estimate-lioncub"]) == 0
     assert docs_main(["--check", "--only", "estimate-lioncub"]) == 0
+
+
+def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch):
+    """The staleness check can fail: a cache whose modelled bytes differ from what the code now
+    books (as after a change to a wire format) names that run."""
+    import shutil
+
+    import pandas as pd
+
+    copy = tmp_path / "default-bench"
+    shutil.copytree(bench_blocks.cache_dir(bench_blocks.CACHE), copy)
+    steps = pd.read_csv(copy / "steps.csv")
+    steps.loc[(steps.strategy == "lioncub-l1") & (steps.step == 2), "wire_bytes"] += 1
+    steps.to_csv(copy / "steps.csv", index=False)
+    monkeypatch.setattr(bench_blocks, "cache_dir", lambda name: copy)
+    assert bench_blocks.first_steps_differ(2) == ["lioncub-l1@int8-allreduce"]

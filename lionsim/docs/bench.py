@@ -94,7 +94,7 @@ def default_bench() -> str:
     table.caption = None  # the text around the block explains the columns
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     console.print(table)
-    text = "\n".join(("    " + line).rstrip() for line in console.export_text().rstrip("\n").splitlines())
+    text = "\n".join(("    " + line).rstrip() for line in console.export_text().splitlines()).strip("\n")
     return f"{provenance(facts)}\n\n{text}\n\n{what_it_shows(summary)}\n\n"
 
 
@@ -138,16 +138,15 @@ def _bytes(n: float) -> str:
 def first_steps_differ(steps: int = 3) -> list[str]:
     """Rerun the cached configuration's first `steps` steps now; the runs whose modelled columns
     differ from the cache's (empty: the cache still describes this code)."""
+    from lionsim.resume import config_differences
+    from lionsim.training.record import resolved_config
+
     cached, _ = _cached()
     meta = json.loads((cache_dir(CACHE) / "run.json").read_text(encoding="utf-8"))
+    differ = config_differences(meta["config"], resolved_config(readme_config()))  # as --resume checks it
+    if differ:
+        return [f"configuration: {d}" for d in differ]
     cfg = readme_config(steps)
-    expected = {k: v for k, v in readme_config().to_dict().items() if k != "steps"}
-    recorded = {k: v for k, v in meta["config"].items() if k in expected and k != "steps"}
-    recorded["strategies"] = meta["config"]["strategy"]
-    now = {k: v for k, v in json.loads(json.dumps(expected, default=str)).items() if k in recorded}
-    if now != recorded:
-        return [f"configuration: {k} {recorded.get(k)} -> {now.get(k)}" for k in now if now[k] != recorded.get(k)]
-    cfg.warmup_steps = None  # the default for a run this short
     fresh = Bench(cfg).run().steps
     differ = []
     for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):

@@ -23,6 +23,7 @@ from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
                                          human_bytes, legend_outside, overlapping, run_styles, save, time_unit,
                                          twin_name)
+from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
@@ -80,38 +81,6 @@ def _cap_divergence(ax: Axes, runs) -> None:
     values = pd.concat([rows[col] for _, rows in runs for col in ("loss", "eval_loss")])
     low = float(values[values <= cap].min())
     ax.set_ylim(low - 0.05 * (cap - low), cap)
-
-
-def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
-    """What the run is: workload, N, the network (on gloo/nccl the link the collectives were
-    measured on), and from run.json the data split and the momentum sync."""
-    cfg = (meta or {}).get("config", {})
-    network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
-    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
-    if real:  # the times are measurements: name what they were measured on, the preset only priced them
-        network = f"{measured_link(meta)} (model: {network})"
-    parts = [f"{', '.join(str(v) for v in dict.fromkeys(steps['workload']))}" if "workload" in steps else "?",
-             f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
-    if cfg.get("data_split"):
-        parts.append(f"data {cfg['data_split']}")
-    if cfg.get("momentum_sync"):
-        parts.append(f"momentum sync {cfg['momentum_sync']}")
-    return " · ".join(parts)
-
-
-def measured_link(meta: dict | None) -> str:
-    """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
-    where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
-    the launcher's LOCAL_WORLD_SIZE was its WORLD_SIZE)."""
-    meta = meta or {}
-    link = meta.get("link")
-    if isinstance(link, dict) and link.get("name"):
-        return f"{link['name']}, measured"
-    if isinstance(link, str) and link:
-        return f"{link}, measured"
-    if meta.get("ranks_on_one_host") is False:
-        return "between hosts, measured"
-    return "loopback, measured"
 
 
 def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: str, scale: float) -> list:
@@ -221,7 +190,7 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     top = max(max(high), 1.0)
     for i, (label, rows) in enumerate(runs):
         bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
-        ratio = "(the baseline)" if label == baseline else _ratio_text(mean[i], base)
+        ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
         ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center", fontsize=8)
     ax.set_xlim(0, top * 1.9)  # room for the text
     ax.xaxis.set_major_formatter(BYTES_FORMATTER)
@@ -232,16 +201,6 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     ax.grid(False, axis="y")
     ax.set_xlabel("bytes per worker per step (linear axis from 0; bar: mean, whiskers: min-max over steps)")
     return save(fig, path)
-
-
-def _ratio_text(value: float, base: float) -> str:
-    """This run's bytes against the baseline's, in words a reader can check against the bars."""
-    if base <= 0 or value <= 0:
-        return "" if value > 0 or base <= 0 else "(sends nothing)"
-    ratio = value / base
-    if abs(ratio - 1) < 5e-3:
-        return "(= baseline)"
-    return f"({ratio:.3g}x baseline)" if ratio > 1 else f"(1/{1 / ratio:.3g} of baseline)"
 
 
 def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: dict | None = None) -> list[Path]:
