@@ -136,7 +136,13 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.compute is None:
             self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
+        self._default_warmup()
         self._canonical_names()
+
+    def _default_warmup(self) -> None:
+        """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after it."""
+        if self.warmup_steps is None and isinstance(self.steps, int):
+            self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
 
     def _canonical_names(self) -> None:
         """Workload and network preset in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`),
@@ -149,8 +155,7 @@ class BenchConfig:
 
     def validate(self) -> list[RunSpec]:
         self._canonical_names()
-        if self.warmup_steps is None and isinstance(self.steps, int):
-            self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
+        self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),

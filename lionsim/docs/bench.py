@@ -41,10 +41,7 @@ PROVENANCE = "provenance.json"
 def readme_config(steps: int | None = None) -> BenchConfig:
     """The default bench with every strategy either table shows (`steps`: fewer, for a check)."""
     strategies = list(dict.fromkeys([*DEFAULT_STRATEGIES, *NEWER]))
-    cfg = BenchConfig(strategies=strategies)
-    if steps is not None:
-        cfg.steps = steps
-    return cfg
+    return BenchConfig(strategies=strategies) if steps is None else BenchConfig(strategies=strategies, steps=steps)
 
 
 def refresh() -> Path:
