@@ -40,7 +40,11 @@ def plot(
         else:
             kind, paths = plot_dir(run_dir, baseline=baseline)
     if summary is not None:
-        console.print(summary_table(summary))
+        from lionsim.cli.app import out_console
+        from lionsim.cli.output import natural_width
+
+        table = summary_table(summary)
+        out_console(natural_width(table)).print(table)  # a long run name widens it, never folds it
         check = model_check_table(summary)
         if check is not None:
             console.print(check)

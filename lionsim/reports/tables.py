@@ -88,8 +88,8 @@ def _target_note(summary: pd.DataFrame) -> str:
     if "target_loss" not in summary.columns or summary["target_loss"].isna().all():
         rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else "no target"
         return f"to tgt: n/a ({rule})"
-    rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else "trailing mean"
-    return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} ({rule}, "
+    rule = f"{summary['target_rule'].iloc[0]}, " if "target_rule" in summary.columns else ""  # older summaries: none
+    return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} ({rule}"
             "trailing mean); not reached: the run never got there")
 
 

@@ -90,9 +90,9 @@ def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: st
     if summary is None or "target_loss" not in summary.columns or summary["target_loss"].isna().all():
         return []
     target = float(summary["target_loss"].iloc[0])
-    rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else "--target-loss"
+    rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else None  # older summaries: no rule
     line = ax.axhline(target, color="black", linestyle=":", linewidth=1.2, zorder=1)
-    line.set_label(f"target {target:.4g}\n({rule})")
+    line.set_label(f"target {target:.4g}" + (f"\n({rule})" if isinstance(rule, str) else ""))
     at = "steps_to_target" if x_col == "step" else "time_to_target_s"
     reached = False
     for row in summary.itertuples(index=False):
