@@ -214,8 +214,9 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool) -> l
         return paths
 
     try:
-        target.write(write)
-        return target.publish()
+        staged = target.write(write)
+        target.publish()
+        return [out / p.name for p in staged]  # in the order written: estimate.csv first
     except KeyboardInterrupt:
         target.abandon()
         raise

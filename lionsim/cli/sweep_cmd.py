@@ -116,7 +116,7 @@ def sweep(
             fail(f"interrupted while drawing the plots: all {outcome.total} cells are kept in {out}; "
                  f"`lionsim plot {out}` draws them")
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
     say = console if format == "table" else err_console
     say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
               + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
