@@ -132,9 +132,10 @@ def _bytes(n: float) -> str:
     return f"{n:.3g} B"
 
 
-def first_steps_differ(steps: int = 3) -> list[str]:
-    """Rerun the cached configuration's first `steps` steps now; the runs whose modelled columns
-    differ from the cache's (empty: the cache still describes this code)."""
+def first_steps_differ(steps: int = 3, only: list[str] | None = None) -> list[str]:
+    """Rerun the cached configuration's first `steps` steps now (`only`: of these strategies);
+    the runs whose modelled columns differ from the cache's (empty: the cache still describes
+    this code)."""
     from lionsim.resume import config_differences
     from lionsim.training.record import resolved_config
 
@@ -144,6 +145,8 @@ def first_steps_differ(steps: int = 3) -> list[str]:
     if differ:
         return [f"configuration: {d}" for d in differ]
     cfg = readme_config(steps)
+    if only is not None:
+        cfg.strategies = list(only)
     fresh = Bench(cfg).run().steps
     differ = []
     for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):
