@@ -26,6 +26,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
+from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -35,7 +36,8 @@ from lionsim.strategies.onebit_adam import FREEZE_WHY
 from lionsim.strategies.given import check_given
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
-from lionsim.training.loop import Place, RunRecord, StepFn, train_run
+from lionsim.training.checkpoint import RunCheckpoint
+from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.threads import torch_threads
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
@@ -44,6 +46,8 @@ from lionsim.workloads.config import parse_eval_samples
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
+DEFAULT_WARMUP = 3
+"""--warmup-steps unless given (fewer in a shorter run)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
@@ -137,14 +141,15 @@ class BenchConfig:
     baseline: str | None = None
     """Run the speedups are against (default: the first)."""
     target_loss: float | None = None
-    """Training loss for time to target; None: 90% of the way from the initial loss to the
-    worst strategy's best (smoothed), which every run reaches (lionsim.reports.summary)."""
+    """Training loss for time to target (> 0); None: the baseline run's smoothed loss at 90% of
+    its steps, so a run that trains badly cannot move it (lionsim.reports.summary)."""
     compute: str | None = None
     """measured (this machine) or a device preset: compute, encode, decode, update modelled for it.
     None: h100 on sim (a GPU-like step, where communication matters: the regime lionsim is for),
     measured on gloo/nccl (every time column of a real run is measured on its ranks)."""
-    warmup_steps: int = 3
-    """Leading steps of each run whose measured times are left out of the medians."""
+    warmup_steps: int | None = None
+    """Leading steps of each run whose measured times are left out of the medians; None:
+    DEFAULT_WARMUP, fewer in a run too short for it (at least one step is always timed)."""
     compute_spread: list[str] = field(default_factory=list)
     """Uneven workers: specs multiplying each worker's compute per step (lionsim.steptime.spread:
     lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS, trace:FILE.csv); seeded by `seed`.
@@ -167,7 +172,13 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.compute is None:
             self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
+        self._default_warmup()
         self._canonical_names()
+
+    def _default_warmup(self) -> None:
+        """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after it."""
+        if self.warmup_steps is None and isinstance(self.steps, int):
+            self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
 
     def _canonical_names(self) -> None:
         """Workload and network preset in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`),
@@ -180,6 +191,7 @@ class BenchConfig:
 
     def validate(self) -> list[RunSpec]:
         self._canonical_names()
+        self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
@@ -191,8 +203,12 @@ class BenchConfig:
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
-        if self.target_loss is not None and not math.isfinite(self.target_loss):
-            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite number")
+        if self.warmup_steps >= self.steps:
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} steps would have no "
+                               f"timed step left; accepted: 0 to {self.steps - 1}")
+        if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
+            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
+                               "is never below 0, and only a perfect model reaches 0)")
         if not (math.isfinite(self.timeout) and self.timeout > 0):
             raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
         if self.backend not in BACKENDS:
@@ -296,10 +312,15 @@ class Bench:
     """One bench on this process: the workload built once, the compute figure, then every run.
 
     `records` grows as runs go, so a bench that fails part way can still book what finished
-    (`result(status=...)`)."""
+    (`result(status=...)`). A run stopped at a step boundary leaves its state in `checkpoint`;
+    `resume` (lionsim.resume) continues an interrupted bench: its finished runs are kept as
+    booked, the run under way continues from its checkpoint."""
 
-    def __init__(self, cfg: BenchConfig, place: Place | None = None) -> None:
+    def __init__(self, cfg: BenchConfig, place: Place | None = None, resume: Resume | None = None) -> None:
         self.cfg = cfg
+        self.resume = resume
+        self.checkpoint: RunCheckpoint | None = None
+        """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""
         self.runs = cfg.validate()
         self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
         self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
@@ -325,16 +346,32 @@ class Bench:
         if self.on_start is not None:
             self.on_start(record.run)
 
-    def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None) -> BenchResult:
-        """Train every run; `after_run(self)` after each (to write what finished)."""
+    def run(self, progress: StepFn | None = None, after_run: Callable[[Bench], None] | None = None,
+            stop: Callable[[], bool] | None = None) -> BenchResult:
+        """Train every run (but those a resume kept); `after_run(self)` after each (to write what
+        finished). `stop()` true ends the run under way at a step boundary: RunStopped, with
+        `self.checkpoint` set."""
+        resumed = self.resume.checkpoint if self.resume is not None else None
         with torch_threads(self.cfg.threads):
-            self.compute = (measure_compute(self.workload, self.place) if self.device is None
-                            else count_compute(self.workload, self.place))
+            if resumed is not None and resumed.compute is not None:
+                self.compute = resumed.compute  # the figure every finished step was booked with
+            else:
+                self.compute = (measure_compute(self.workload, self.place) if self.device is None
+                                else count_compute(self.workload, self.place))
             for run in self.runs:
-                record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
-                                   strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
-                                   eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
-                                   on_step=progress, on_record=self._started, delay=self._straggler())
+                if self.resume is not None and run.label in self.resume.finished:
+                    continue
+                own = resumed if resumed is not None and resumed.label == run.label else None
+                try:
+                    record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
+                                       strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
+                                       eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
+                                       on_step=progress, on_record=self._started, delay=self._straggler(),
+                                       stop=stop, resume=own)
+                except RunStopped as e:
+                    e.checkpoint.compute = self.compute
+                    self.checkpoint = e.checkpoint
+                    raise
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
@@ -346,6 +383,23 @@ class Bench:
         if self.spread is None or comm.ranks == 1 or self.device is not None:
             return None
         return self.spread.delay(comm.first_worker, comm.local_workers, comm.world_size)
+    def state_to_keep(self) -> RunCheckpoint | None:
+        """After a stop: the state a --resume continues from (the one this session resumed from,
+        if it stopped again before training on)."""
+        if self.checkpoint is not None:
+            return self.checkpoint
+        old = self.resume.checkpoint if self.resume is not None else None
+        record = next((r for r in self.records if old is not None and r.run.label == old.label), None)
+        return old if old is not None and (record is None or len(record.steps) == old.step) else None
+
+    def diverged_at(self, label: str) -> int | None:
+        """The step a run diverged at (None: it did not, or has not run)."""
+        done = next((r for r in self.records if r.run.label == label), None)
+        if done is not None:
+            return done.diverged_at
+        kept = self.resume.finished.get(label) if self.resume is not None else None
+        at = kept["diverged_at_step"].dropna() if kept is not None else ()
+        return int(at.iloc[0]) if len(at) else None
 
     def booking(self) -> Booking:
         comm = self.place.comm
@@ -355,7 +409,10 @@ class Bench:
 
     def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
         """Every finished (or partly finished) run booked: steps, summary, run.json record."""
-        frames = [self._frame(r) for r in self.records if r.steps]
+        kept = self.resume.finished if self.resume is not None else {}
+        trained = {r.run.label: r for r in self.records if r.steps}
+        frames = [kept[run.label][STEP_COLUMNS + EXTRA_STEP_COLUMNS] if run.label in kept else self._frame(trained[run.label])
+                  for run in self.runs if run.label in kept or run.label in trained]
         steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=STEP_COLUMNS + EXTRA_STEP_COLUMNS)
         summary = summarize(steps, self.cfg.baseline, self.cfg.target_loss, self.cfg.warmup_steps) if frames else pd.DataFrame()
         calls = None
@@ -380,14 +437,14 @@ class Bench:
     def record(self, status: str, error: str | None) -> dict:
         """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
         cfg, options = self.cfg, self.cfg.to_dict()
-        diverged = {r.run: r.diverged_at for r in self.records}
-        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), diverged.get(run))
+        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label))
                 for run in self.runs]
         timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
                               comm_model=self.priced_by)
         return bench_record(options=options, runs=runs, timing=timing, workload=self.workload, network=self.network,
                             started=self.started, status=status, error=error, hosts=self.hosts,
-                            comm_model=self.priced_by)
+                            comm_model=self.priced_by,
+                            resumed=(self.resume.meta, self.resume.describe()) if self.resume is not None else None)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

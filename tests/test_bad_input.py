@@ -36,6 +36,9 @@ BAD = [
     [*B, "-s", "adamw", "--powersgd-rank", "2"], [*B, "-s", "onebit-adam", "--freeze-steps", "0"],
     [*B, "-s", "diloco-int8@fp32-allreduce"], [*B, "-s", "demo", "--demo-topk", "0"], [*B, "-s", "demo", "--demo-chunk", "0"],
     [*B, "-s", "lion", "--demo-topk", "4"],
+    # bench: issue 19 (impossible targets and warm-ups, --out and --resume)
+    [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
+    [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
     # sweep
     [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
@@ -44,12 +47,14 @@ BAD = [
     ["comm", "--sizes", "0"], ["comm", "--sizes", "abc"], ["comm", "--collective", "nosuch"],
     ["comm", "--workers", "1"], ["comm", "--network", "nosuch"], ["comm", "--fit", "p.toml"],
     ["comm", "--backend", "mpi"], ["comm", "--out", ""], ["comm", "--format", "html"],
-    ["comm", "--algorithm", "nosuch"],
+    ["comm", "--algorithm", "nosuch"], ["comm", "--sizes", "1KB:1GB:x1.0001"],
     # estimate
     ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
     ["estimate", "--model", "nosuch"], ["estimate", "-s", "powersgd", "--params", "1e9", "--tokens-per-worker", "8"],
     ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
     ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
+    ["estimate", "--model", "nosuch"], ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
     # plot, report, regress
     ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
     ["report", "."], ["regress", "--case", "nosuch"],

@@ -174,7 +174,8 @@ def test_interrupted_run_keeps_what_finished(tmp_path, capsys, monkeypatch):
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupting(method))
     out = tmp_path / "o"
     code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
-    assert code == 2 and error_lines(err) == [f"error: interrupted: 32 finished steps kept in {out}"]
+    assert code == 2 and error_lines(err) == [f"error: interrupted: 32 finished steps kept in {out}; the same "
+                                              "command with --resume trains the runs that did not finish"]
     steps = pd.read_csv(out / "steps.csv")
     assert steps.groupby("strategy").step.max().to_dict() == {"adamw": 30, "lion": 2}
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"

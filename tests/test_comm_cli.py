@@ -58,9 +58,9 @@ def test_comm_explicit_algorithm_and_profile_file(tmp_path, capsys):
 def test_comm_reads_a_config_file(tmp_path, capsys):
     config = tmp_path / "comm.toml"
     config.write_text('sizes = "2KB"\nworkers = "4"\ncollective = "broadcast"\nnetwork = "ib-hdr"\n')
-    code, _, _ = run(["comm", "--config", str(config), "--out", str(tmp_path)], capsys)
+    code, _, _ = run(["comm", "--config", str(config), "--out", str(tmp_path / "out")], capsys)
     assert code == 0
-    frame = pd.read_csv(tmp_path / "comm.csv")
+    frame = pd.read_csv(tmp_path / "out" / "comm.csv")
     assert frame[["collective", "workers", "bytes", "network"]].values.tolist() == [["broadcast", 4, 2000, "ib-hdr"]]
 
 

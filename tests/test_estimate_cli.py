@@ -53,9 +53,9 @@ def test_config_file_and_flags(tmp_path, capsys):
     config = tmp_path / "est.toml"
     config.write_text('model = "gpt2-124m"\nworkers = 16\nnetwork = "10gbe"\ngpus-per-node = 8\n'
                       'strategy = ["lion", "dlion-mavo"]\n')
-    code, _, _ = run(["estimate", "--config", str(config), "--workers", "32", "--out", str(tmp_path)], capsys)
+    code, _, _ = run(["estimate", "--config", str(config), "--workers", "32", "--out", str(tmp_path / "out")], capsys)
     assert code == 0
-    frame = pd.read_csv(tmp_path / "estimate.csv")
+    frame = pd.read_csv(tmp_path / "out" / "estimate.csv")
     assert frame[["strategy", "workers", "gpus_per_node"]].values.tolist() == [["lion", 32, 8], ["dlion-mavo", 32, 8]]
 
 

@@ -7,7 +7,9 @@ import errno
 import json
 import os
 import re
+import shutil
 import stat
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,14 +63,17 @@ def full_disk_after(monkeypatch, calls: int) -> None:
 def test_full_disk_during_bench_leaves_the_previous_run_and_no_staging(tmp_path, monkeypatch, capsys, finished_run):
     out = tmp_path / "r"
     out.mkdir()
-    (out / "steps.csv").write_text("previous\n")
-    (out / "notes.txt").write_text("mine\n")
+    (out / "steps.csv").write_text("previous\n")  # a previous run's file, which --overwrite may replace
     before = snapshot(out)
     full_disk_after(monkeypatch, 3)
-    code, _, err = run(capsys, *TINY, "-s", "adamw", "--out", str(out))
+    code, _, err = run(capsys, *TINY, "-s", "adamw", "--out", str(out), "--overwrite")
     # (the progress lines of the finished training come first, on stderr)
     assert code == 2 and err.count("error:") == 1 and "Traceback" not in err
-    assert err.splitlines()[-1].startswith("error: no space left on the device writing")
+    last = err.splitlines()[-1]
+    assert last.startswith(f"error: no space left on the device writing {out}: the results are kept in "), last
+    kept = last.split("the results are kept in ")[1].split(" (")[0]
+    assert sorted(p.name for p in Path(kept).iterdir()) == ["run.json", "steps.csv", "summary.csv"]
+    shutil.rmtree(kept)
     assert snapshot(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no .r.partial left
 
@@ -384,11 +389,14 @@ def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):
     assert "local: encode + decode + update" in " ".join(out.split())  # the fold is in the footnote
 
 
-def test_bench_summary_folds_run_labels_only_at_at_or_dash():
-    from lionsim.reports.tables import fold_run
+def test_bench_summary_folds_run_labels_only_at_the_at_sign():
+    """Issue 19: `@packed-` / `allreduce` read as two words: a name is never split; the run column
+    widens to the longest name instead."""
+    from lionsim.reports.tables import fold_run, run_width
 
-    assert fold_run("dgc*", "sparse-allgather", 15) == "dgc*\n@sparse-\nallgather"
-    assert fold_run("lion", "fp32-allreduce", 15) == "lion\n@fp32-allreduce"
+    assert fold_run("dgc*", "sparse-allgather") == "dgc*\n@sparse-allgather"
+    assert fold_run("lion", "fp32-allreduce") == "lion\n@fp32-allreduce"
+    assert run_width([("lion*", "fp32-allreduce"), ("lioncub-ternary", "packed-allreduce")], 15) == 17
 
 
 def test_sweep_table_shows_accuracy_as_percent():

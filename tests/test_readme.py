@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,7 +34,6 @@ SHRINK = {
     "comm": ["--sizes", "64KB:128KB", "--iters", "2", "--warmup", "1"],  # only with a real --backend
 }
 GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
-CORPUS = "the quick brown fox jumps over the lazy dog. " * 400
 
 
 def readme_blocks() -> list[list[str]]:
@@ -109,9 +109,9 @@ def shrunk(argv: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
+    """A directory like a fresh clone's for the commands: the shipped examples/ and the README's files."""
     where = tmp_path_factory.mktemp("readme")
-    (where / "corpus.txt").write_text(CORPUS)
-    (where / "run.toml").write_text('workload = "mlp"\nworkers = 4\nstrategy = ["adamw", "dlion-mavo"]\n')
+    shutil.copytree(README.parent / "examples", where / "examples")
     for name, text in readme_files().items():
         (where / name).write_text(text)
     return where

@@ -6,7 +6,8 @@ exits 1 and that the failing JUnit testcases are exactly the runs the break touc
 
 The baseline is recorded on this machine, so the check runs in strict mode (fingerprint.py):
 subtle breaks that stay inside the seed-spread tolerances (weight decay x 1.1, beta2 0.98
-for 0.99, 1% of one chunk lost) are caught too (issue 12 item 18).
+for 0.99, 1% of one chunk lost) are caught too (issue 12 item 18). On another platform float
+mode catches them: tests/test_regress_float.py.
 """
 
 from __future__ import annotations
@@ -95,8 +96,8 @@ def test_a_broken_algorithm_fails_the_right_case_and_runs(baseline_dir, tmp_path
     code, out, failing = regress(baseline_dir, tmp_path, capsys)
     assert code == 1, out
     assert must_fail <= failing <= must_fail | may_fail, out
-    for run in must_fail:  # the summary names case, strategy, metric and by how much
-        assert f"{CASE} / {run} / " in out
+    # the summary names the case, then its worst runs with metric and by how much (all of them: the JUnit file)
+    assert f"  {CASE}: " in out and any(f"    {run} / " in out for run in must_fail), out
     assert "worse by" in out or "eval_loss" in out
 
 

@@ -82,14 +82,16 @@ def test_summary_rows_means_and_losses(steps):
 def test_speedups_against_first_run(steps):
     s = summarize(steps)
     assert list(s["speedup"]) == pytest.approx([1.0, 0.5 / 0.25, 0.5 / 0.2])
-    # Default target: 90% of the way from the initial loss (20, step 1) to the worst run's best
-    # smoothed loss (trailing mean over 2 steps: A 1.5, B 0, C 5 -> 5): 20 - 0.9 * 15 = 6.5.
-    # A's smoothed loss is 21.5-k: <= 6.5 first at k=15 (7.5 s); B's is 22-2k: at k=8 (2.0 s);
-    # C's is 5 from step 1 (0.2 s). Every run reaches the default target.
-    assert s["target_loss"].iloc[0] == pytest.approx(6.5)
-    assert list(s["time_to_target_s"]) == pytest.approx([7.5, 2.0, 0.2])
-    assert list(s["steps_to_target"]) == [15, 8, 1]
-    assert list(s["time_to_target_speedup"]) == pytest.approx([1.0, 7.5 / 2.0, 7.5 / 0.2])
+    # Default target: the baseline A's smoothed loss (trailing mean over 2 steps) at step
+    # ceil(0.9 * 20) = 18: (21-17 + 21-18) / 2 = 3.5. A reaches it there by construction (9.0 s);
+    # B's smoothed loss is 22-2k: 4 at k=9, 2 at k=10, so k=10 (2.5 s); C stays at 5: not reached.
+    assert s["target_loss"].iloc[0] == pytest.approx(3.5)
+    assert set(s["target_rule"]) == {"lion@fp32-allreduce's loss at step 18 of 20"}
+    assert list(s["target_reached"]) == [True, True, False]
+    assert list(s["time_to_target_s"][:2]) == pytest.approx([9.0, 2.5]) and math.isnan(s["time_to_target_s"].iloc[2])
+    assert list(s["steps_to_target"][:2]) == [18, 10]
+    assert list(s["time_to_target_speedup"][:2]) == pytest.approx([1.0, 9.0 / 2.5])
+    assert math.isnan(s["time_to_target_speedup"].iloc[2])  # never a speedup for a run that never got there
     assert set(s["baseline"]) == {"lion@fp32-allreduce"}
 
 
@@ -104,8 +106,11 @@ def test_explicit_target_loss(steps):
 def test_baseline_by_label_and_by_strategy(steps):
     s = summarize(steps, baseline="dlion-mavo@a2a-1bit")
     assert list(s["speedup"]) == pytest.approx([0.2 / 0.5, 0.2 / 0.25, 1.0])
-    assert list(s["time_to_target_s"]) == pytest.approx([7.5, 2.0, 0.2])  # the target does not depend on it
-    assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 7.5, 0.2 / 2.0, 1.0])
+    # the target is the new baseline's: C's smoothed loss at step 18, 5.0; A's 21.5-k reaches it at
+    # k=17 (8.5 s), B's 22-2k at k=9 (smoothed (5+3)/2 = 4; 2.25 s), C at step 1 (0.2 s)
+    assert s["target_loss"].iloc[0] == pytest.approx(5.0)
+    assert list(s["time_to_target_s"]) == pytest.approx([8.5, 2.25, 0.2])
+    assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 8.5, 0.2 / 2.25, 1.0])
     # a bare strategy name picks that strategy's first run
     s = summarize(steps, baseline="dlion-mavo", target_loss=0.0)
     assert s["baseline"].iloc[0] == "dlion-mavo@int8-allreduce"
@@ -139,21 +144,21 @@ def test_nan_loss_is_divergence_not_skipped(steps):
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # target 0: A never got there
 
 
-def test_diverged_run_is_left_out_of_the_default_target(steps):
-    # A diverges at step 5 (its run stops there, the loss is inf). Counted, A's best smoothed
-    # loss (17+16)/2 = 16.5 would set the target to 20 - 0.9 * 3.5 = 16.85; left out, the
-    # worst best is C's 5 and the target stays 6.5.
-    a = (steps["strategy"] == "lion")
-    steps = steps[~a | (steps["step"] <= 5)].copy()
+def test_a_diverged_run_does_not_move_the_target_and_a_diverged_baseline_sets_none(steps):
+    # B diverges at step 5 (its run stops there, the loss is inf): the target is still the
+    # baseline A's (3.5), and B shows not reached. With B as the baseline there is no target.
+    b = (steps["strategy"] == "dlion-mavo") & (steps["transport"] == "int8-allreduce")
+    steps = steps[~b | (steps["step"] <= 5)].copy()
     steps["diverged_at_step"] = NAN
-    steps.loc[steps["strategy"] == "lion", "diverged_at_step"] = 5
-    steps.loc[(steps["strategy"] == "lion") & (steps["step"] == 5), "loss"] = math.inf
+    steps.loc[b, "diverged_at_step"] = 5
+    steps.loc[b & (steps["step"] == 5), "loss"] = math.inf
     s = summarize(steps).set_index("run")
-    assert s["target_loss"].tolist() == pytest.approx([6.5] * 3)
-    assert s["diverged_at_step"].fillna(0).to_dict() == {"lion@fp32-allreduce": 5, "dlion-mavo@int8-allreduce": 0,
-                                                         "dlion-mavo@a2a-1bit": 0}
-    a = s.loc["lion@fp32-allreduce"]
-    assert a["best_loss"] == 17.0 and math.isnan(a["final_loss"]) and math.isnan(a["time_to_target_s"])
+    assert s["target_loss"].tolist() == pytest.approx([3.5] * 3)
+    assert s["target_reached"].tolist() == [True, False, False]
+    assert math.isnan(s.loc["dlion-mavo@int8-allreduce", "time_to_target_speedup"])
+    s = summarize(steps, baseline="dlion-mavo@int8-allreduce")
+    assert s["target_loss"].isna().all() and not s["target_reached"].any()
+    assert set(s["target_rule"]) == {"none: the baseline dlion-mavo@int8-allreduce diverged"}
 
 
 def test_single_step_run():
@@ -287,7 +292,11 @@ def test_summary_table_renders(steps):
     text = console.export_text()
     assert "lion*" in text and "@fp32-allreduce" in text  # the baseline is starred
     assert "dlion-mavo " in text and "@a2a-1bit" in text
-    assert "2.00x" in text and "2.50x" in text and "3.75x" in text  # speedups, 7.5/2.0 to-target
+    assert "2.00x" in text and "2.50x" in text and "3.60x" in text  # speedups, 9.0/2.5 to-target
+    lines = text.splitlines()
+    c = next(i for i, line in enumerate(lines) if line.split()[:1] == ["@a2a-1bit"])
+    assert lines[c - 1].split()[-1] == "not" and lines[c].split()[-1] == "reached"  # C never got there
+    assert "(lion@fp32-allreduce's loss at step 18 of 20" in " ".join(text.split())
     assert "4MB" in text and "125B" in text
 
 

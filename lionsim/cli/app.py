@@ -33,14 +33,12 @@ app = typer.Typer(
 )
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """A reader that stops early (`lionsim strategies | head -1`) is not an error: exit 0
-        quietly (rich exits 1). On stderr (an error line nobody reads) the exit code stays
-        the one the error chose."""
+        """A reader that stops early (`lionsim strategies | head -1`) is not an error: the rest of
+        the output goes nowhere and the command carries on (rich would exit 1 at once), so
+        every file it writes is still written and its exit code is its own (0 when it succeeds)."""
         self.quiet = True
         stream = sys.stderr if self.stderr else sys.stdout
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-        if not self.stderr:
-            raise SystemExit(0)
 
 
 def out_console(width: int | None = None) -> Console:
@@ -148,9 +146,27 @@ def load_toml(path: Path) -> dict[str, Any]:
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+def no_such_option(e) -> str:
+    """An unknown option: the command's options, and the nearest only if it is near (click
+    offers whatever shares a letter: `regress --lr` got "--all, --help, --list")."""
+    import difflib
+
+    command = e.ctx.command if e.ctx is not None else None
+    names = sorted({n for p in getattr(command, "params", []) for n in p.opts if n.startswith("--")})
+    where = f" for `lionsim {e.ctx.info_name}`" if e.ctx is not None and e.ctx.info_name != "lionsim" else ""
+    accepted = f"; accepted: {', '.join(names)}" if names else ""
+    # compared without the dashes, which every name shares (they made `--lr` look like `--all`)
+    close = difflib.get_close_matches(e.option_name.lstrip("-").lower(), [n[2:].lower() for n in names], n=1, cutoff=0.6)
+    near = f"; did you mean '--{close[0]}'?" if close else ""
+    return f"no such option {e.option_name}{where}{accepted}{near}"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes. (The commands are
     registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)"""
+    from lionsim.training.stop import sigterm_as_interrupt
+
+    sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         default_map = _config_defaults(argv)
@@ -160,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command
         err_console.print(e.format_message(), markup=False, highlight=False)
         sys.exit(2)
+    except click.exceptions.NoSuchOption as e:
+        fail(no_such_option(e))
     except click.exceptions.UsageError as e:
         fail(e.format_message())
     except typer.Exit as e:

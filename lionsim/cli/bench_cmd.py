@@ -92,14 +92,14 @@ def bench(
     eval_samples: o.EvalSamples = None,
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(
-        None, "--target-loss", help="Training loss for time to target (default: 90% of the way from the initial loss "
-                                    "to the worst run's best, which every run reaches)."),
+        None, "--target-loss", help="Training loss (> 0) for time to target (default: the baseline run's smoothed loss "
+                                    "at 90% of its steps; a run that never gets there shows not reached)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
         help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
              "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
-    warmup_steps: o.WarmupSteps = 3,
+    warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
@@ -110,12 +110,17 @@ def bench(
                                    "the strategies will issue on this group, fit the backend's traits and price "
                                    "comm_model_s with them (calibration.toml in --out)."),
     out: Out = Path("reports/bench"),
+    overwrite: o.Overwrite = False,
+    overwrite_sweep: o.OverwriteSweep = False,
+    resume: bool = typer.Option(False, "--resume", help="Continue the interrupted run in --out from its last finished "
+                                "step (the same options are checked; a different configuration is refused)."),
     format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
     from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import claim_out
 
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,
@@ -132,43 +137,25 @@ def bench(
     )
     runs = cfg.validate()
     check_out_dir(out)
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.launch import launcher_env
 
     launched = launcher_env()
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(cfg, None if launched is None else max(1, cfg.workers // launched.world_size))
     if launched is not None or cfg.backend != "sim":
-        _run_distributed(cfg, out, [r.label for r in runs], launched, format)
+        _run_distributed(cfg, out, [r.label for r in runs], launched, format, resume)
         return
-    from lionsim.bench import Bench
-    from lionsim.reports.publish import RunDir
-    from lionsim.reports.writing import publish_result
+    from lionsim.cli.bench_run import run_here
 
-    bench = Bench(cfg)
-    target = RunDir(out)
-    try:
-        with step_progress(console, [r.label for r in runs], cfg.steps) as progress:
-            result = bench.run(progress)
-    except KeyboardInterrupt:
-        partial = bench.result(status="interrupted")
-        kept = publish_result(target, partial, plots=False) if len(partial.steps) else []
-        fail(f"interrupted: {len(partial.steps)} finished steps kept in {out}" if kept
-             else "interrupted: no results were written")
-    result.meta["config"]["out"] = str(out)
-    try:
-        files = publish_result(target, result)
-    except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
-        target.discard()
-        publish_result(target, result, plots=False)
-        fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
-             f"`lionsim plot {out}` draws them")
+    result, files = run_here(cfg, out, [r.label for r in runs], resume)
     _report(result, out, files, format)
 
 
-def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, fmt: str = "table") -> None:
+def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, fmt: str = "table",
+                     resume: bool = False) -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
-    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
-
+    from lionsim.bench import BenchResult
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run, summarize
 
@@ -180,17 +167,29 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, f
             raise LionsimError(f"--ranks {cfg.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
         try:
             with step_progress(console, labels, cfg.steps) as progress:
-                result = run_rank(cfg, out, launched, progress=progress if launched.rank == 0 else None)
+                result = run_rank(cfg, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
         except RankFailure as e:
             fail(f"rank {launched.rank}: {e}", code=1)
+        except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
+            fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
+                 f"finished steps are kept in {out} (the same command with --resume continues)"
+                 if getattr(e, "checkpoint", None) is not None else ""))
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
         return
+    from lionsim.reports.publish import RunDir
+    from lionsim.resume import load_resume
+
     ranks = cfg.ranks or default_ranks(cfg.backend)
     check_backend(cfg.backend, ranks)
     check_layout(cfg, ranks)
+    if resume:
+        load_resume(out, cfg)  # every check a rank would make, before any rank starts
+    probe = RunDir(out)
+    probe.prepare()  # writable, before any rank starts (rank 0 stages there itself)
+    probe.abandon()
     with step_progress(console, labels, cfg.steps) as progress:
-        outcome = spawn_ranks(cfg, out, ranks, progress)
+        outcome = spawn_ranks(cfg, out, ranks, progress, resume=resume)
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)
@@ -201,7 +200,7 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     """The summary table (or, --format csv|json, summary.csv's rows on stdout and the rest on stderr)."""
     from lionsim.reports import model_check_table, summary_table
 
-    emit(result.summary, fmt, lambda: summary_table(result.summary))
+    emit(result.summary, fmt, lambda: summary_table(result.summary), whole=True)
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
     if fmt == "table":
         check = model_check_table(result.summary, result.meta.get("comm_model"))

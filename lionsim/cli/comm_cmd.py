@@ -103,6 +103,8 @@ def comm(
                                     "rows; write it to this .toml."),
     out: Path | None = typer.Option(None, "--out", parser=parse_out, metavar="DIR",
                                     help="Write DIR/comm.csv and its plots (comm_<collective>.png, .svg)."),
+    overwrite: o.Overwrite = False,
+    overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: Path | None = ConfigOption,
 ) -> None:
@@ -132,12 +134,13 @@ def comm(
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     if out is not None:  # the files helpers import pandas: only when files are written
         from lionsim.reports.files import check_out_dir
+        from lionsim.reports.outdir import claim_out
 
         check_out_dir(out)
+        claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
     if fit is not None:
         _check_fit_path(fit)
     if backend == "sim":  # a table of the model alone imports no pandas
-        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name))
         frame = rows_frame(rows) if out is not None else None
     else:
         from lionsim.measure import MeasureConfig
@@ -147,24 +150,27 @@ def comm(
         frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit)
         if frame is None:  # a launcher's rank other than 0: rank 0 reports
             return
-        if format != "table":
-            emit(frame, format)
-    if out is not None:
-        _write(out, frame, format)
+    written = _write(out, frame) if out is not None else []  # before the table: | head loses no file
+    if backend == "sim":
+        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name))
+    elif format != "table":
+        emit(frame, format)
+    if written:
+        path, *plots = written
+        (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
+                                                              markup=False, highlight=False)
 
 
-def _write(out: Path, frame, fmt: str) -> None:
+def _write(out: Path, frame) -> list[Path]:
+    """comm.csv first, then its plots: staged beside --out and published together, or not at all."""
     from lionsim.reports.files import write_atomic
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
     from lionsim.reports.publish import RunDir
 
-    # comm.csv and its plots are staged beside --out and published together, or not at all
     target = RunDir(out)
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
                                 *plot_comm(stage, frame)])
-    path, *plots = sorted(target.publish(), key=lambda p: p.name != "comm.csv")
-    (console if fmt == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
-                                                       markup=False, highlight=False)
+    return sorted(target.publish(), key=lambda p: p.name != "comm.csv")
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit):

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich import box
 from rich.table import Table
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, out_console
+from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
-from lionsim.cli.output import Format, emit, parse_out
+from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
@@ -47,8 +45,9 @@ EstimateOut = Annotated[Optional[Path], typer.Option(
 
 
 RUN_WIDTH = 17
-"""Characters of the run column: labels fold at '@' and '-' (reports.tables.fold_run), so the
-tables fit 80 columns in a pipe or a CI log without cutting a number."""
+"""Least characters of the run column: a label is two whole lines, strategy and @transport
+(reports.tables.fold_run), and the column widens to the longest (run_width); the tables fit 80
+columns in a pipe or a CI log for names up to this long, and are never folded inside a name."""
 
 
 def _ms(seconds: float) -> str:
@@ -74,7 +73,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
     from lionsim.reports.columns import model_text
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
@@ -95,7 +94,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = "inter_bytes" in frame.columns and (frame["inter_bytes"] < frame["wire_bytes"]).any()
     if across:
         table.caption += " across: the bytes of sent that leave the node."
-    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    width = run_width([(f"{r.strategy}*", r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # with `across`, headers fold and bytes drop their space, to fit 80 columns
     names = ("compute", "local", "comm", "exposed", "step", "sent", "across", "speed\nup") if across else (
         "compute", "local", "comm", "exposed", "step", "sent", "speedup")
@@ -105,7 +105,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     for row in frame.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
         table.add_row(
-            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport, RUN_WIDTH),
+            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), f"{row.speedup:.2f}x",
@@ -135,15 +135,16 @@ def spread_table(frame: pd.DataFrame) -> Table:
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep."""
     import pandas as pd
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fold_run, run_width
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
     table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
                         f"({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
+        width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
-                         max_width=RUN_WIDTH if name == "run" else None)
+                         min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", "ties everywhere" if row.wins == "level" else row.wins
@@ -152,15 +153,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
-        table.add_row(fold_run(row.strategy, row.transport, RUN_WIDTH), where, wins, f"{row.speedup_first:.2f}x",
+        table.add_row(fold_run(row.strategy, row.transport), where, wins, f"{row.speedup_first:.2f}x",
                       f"{row.speedup_last:.2f}x")
     return table
-
-
-def _write_csv(frame: pd.DataFrame, path: Path) -> Path:
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
-
-    return write_atomic(path, lambda f: frame.to_csv(f, index=False))
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
@@ -187,7 +182,7 @@ def estimate_cmd(
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
-    tie: o.Tie = "zero",
+    tie: o.EstimateTie = "zero",
     local_steps: o.LocalSteps = None,
     powersgd_rank: o.PowersgdRank = None,
     demo_topk: o.DemoTopk = None,
@@ -197,13 +192,14 @@ def estimate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
+    overwrite: o.Overwrite = False,
+    overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: o.Config = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
     from lionsim.estimate import EstimateConfig, estimate
     from lionsim.estimate.sweep import run_sweep
-    from lionsim.reports.files import check_out_dir, make_dir, write_atomic, written_together
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -215,30 +211,50 @@ def estimate_cmd(
     )
     frame = estimate(cfg)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
-    if out is not None:
-        check_out_dir(out)
-    printer = console  # 80 columns off a terminal: the tables fit them
+    written = _write(out, frame, swept, overwrite, overwrite_sweep) if out is not None else []
+    # the files exist before anything is printed: a reader that stops early (| head) loses no file
+    tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
+              *([crossover_table(swept[2], swept[0], swept[1])] if swept is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)
-        printer = Console(file=sys.stderr, quiet=True)  # the tables stay off stdout
-    printer.print(breakdown_table(frame))
-    if cfg.compute_spread:
-        printer.print(spread_table(frame))
-    written = []
-    with written_together():  # estimate.csv and the sweep files appear together or not at all
-        if out is not None:
-            make_dir(out)
-            written.append(_write_csv(frame, out / "estimate.csv"))
+    else:
+        for table in tables:  # 80 columns off a terminal (wider only for a run name that needs it)
+            out_console(natural_width(table)).print(table)
+    if written:
+        (console if format == "table" else err_console).print(
+            f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
+
+
+def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool) -> list[Path]:
+    """estimate.csv and the sweep's files, staged beside --out and published together (an --out
+    holding another run is refused unless --overwrite: lionsim.reports.outdir)."""
+    from lionsim.reports.files import check_out_dir, write_atomic
+    from lionsim.reports.outdir import claim_out
+    from lionsim.reports.publish import RunDir
+
+    check_out_dir(out)
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
+    target = RunDir(out)
+    target.prepare()
+
+    def write(stage: Path) -> list[Path]:
+        paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
         if swept is not None:
             spec, rows, crossings = swept
-            printer.print(crossover_table(crossings, spec, rows))
-            if out is not None:
-                written.append(_write_csv(rows, out / "sweep.csv"))
-                written.append(_write_csv(crossings, out / "crossover.csv"))
-                from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
+            # matplotlib: only when plots are asked for
+            from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 
-                written += plot_estimate_sweep(rows, crossings, spec.variable, out / "sweep.png")
-                if spec.variable == "workers" and hierarchical(rows):
-                    written += plot_hierarchy(rows, out / "hierarchy.png")
-    if written:
-        console.print(f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
+            paths.append(write_atomic(stage / "sweep.csv", lambda f: rows.to_csv(f, index=False)))
+            paths.append(write_atomic(stage / "crossover.csv", lambda f: crossings.to_csv(f, index=False)))
+            paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png")
+            if spec.variable == "workers" and hierarchical(rows):
+                paths += plot_hierarchy(rows, stage / "hierarchy.png")
+        return paths
+
+    try:
+        staged = target.write(write)
+        target.publish()
+        return [out / p.name for p in staged]  # in the order written: estimate.csv first
+    except KeyboardInterrupt:
+        target.abandon()
+        raise

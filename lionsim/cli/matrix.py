@@ -85,6 +85,6 @@ def matrix_table(workload: str | None = None):
         if row["distributed_lion"] != "-":
             lines.append(f"DistributedLion({row['distributed_lion']})")
         if row["estimate"] != "yes":
-            lines.append(f"estimate needs --model")
+            lines.append("estimate needs --model")
         table.add_row(row["strategy"], row["transports"].replace(", ", "\n"), syncs, "\n".join(lines) or "-")
     return table

@@ -76,6 +76,10 @@ TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of
 Tie = Annotated[str, typer.Option(
     "--tie", callback=_choice("--tie", ("zero", "alternate", "random")), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
                   "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
+EstimateTie = Annotated[str, typer.Option(
+    "--tie", callback=_choice("--tie", ("zero", "alternate", "random")),
+    help="dlion-mavo tie rule priced: zero (sign(0) = 0: a tie stays, so an even N needs 2 bits down) | alternate "
+         "| random (ties move: 1 bit down at any N).")]
 DgcWarmupSteps = Annotated[int, typer.Option(
     "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
                                "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]
@@ -111,7 +115,9 @@ _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIF
                      "run.json says how many were used.")
 EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every this many steps.")]
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
-WarmupSteps = Annotated[int, typer.Option("--warmup-steps", help="Leading steps of each run left out of the timing medians.")]
+WarmupSteps = Annotated[Optional[int], typer.Option(
+    "--warmup-steps", help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
+                           "run; fewer than --steps).")]
 Hyper = Annotated[Optional[str], typer.Option(
     "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
 ComputeSpread = Annotated[Optional[list[str]], typer.Option(
@@ -120,3 +126,8 @@ ComputeSpread = Annotated[Optional[list[str]], typer.Option(
          "lognormal:SIGMA (jitter, median 1) | slow:K:FACTOR (K persistent slow workers) | "
          "episodes:P:FACTOR:STEPS (fail-slow episodes) | trace:FILE.csv (columns step,worker,compute_s). "
          "A step waits for the slowest worker.")]
+Overwrite = Annotated[bool, typer.Option(
+    "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are cleared when the new "
+                        "results are published. Never a sweep root (--overwrite-sweep), never files lionsim did not write.")]
+OverwriteSweep = Annotated[bool, typer.Option(
+    "--overwrite-sweep", help="Like --overwrite, and --out may be a sweep root: its cells and files are cleared too.")]

@@ -40,17 +40,24 @@ Format = Annotated[str, typer.Option(
          "(for tools; other messages go to stderr).")]
 
 
-def emit(frame, fmt: str, table=None) -> None:
+def emit(frame, fmt: str, table=None, whole: bool = False) -> None:
     """Print a result: the rich `table` (a renderable, or a function making one) for `table`,
     else the frame (a DataFrame, or a function making one: a table never imports pandas) as
-    CSV or JSON on stdout. A reader that stops early is not an error."""
+    CSV or JSON on stdout. A reader that stops early is not an error: the rest goes nowhere and
+    the command carries on (its files are still written). `whole`: the table's cells are never
+    folded (off a terminal it gets the width it needs)."""
     import os
     import sys
 
     from lionsim.cli.app import console
 
     if fmt == "table":
-        console.print(table() if callable(table) else table)
+        from lionsim.cli.app import out_console
+
+        table = table() if callable(table) else table
+        # `whole`: off a terminal the table is as wide as it needs (a long run name is never
+        # folded); others fit 80 columns by folding their long text columns
+        out_console(natural_width(table) if whole else None).print(table)
         return
     from lionsim.reports.formats import frame_text  # pandas: only for csv / json
 
@@ -60,4 +67,12 @@ def emit(frame, fmt: str, table=None) -> None:
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise SystemExit(0) from None
+
+
+def natural_width(renderable) -> int:
+    """Columns `renderable` takes when nothing squeezes it (a table with a long run name)."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    probe = Console(width=400)
+    return Measurement.get(probe, probe.options, renderable).maximum

@@ -32,18 +32,29 @@ def plot(
     summary = None
     with written_together():  # every plot is redrawn, or (a full disk) none is replaced
         if kind == "run":
-            steps, summary, _meta = load_run(run_dir)
+            steps, summary, meta = load_run(run_dir)
             # A new baseline changes every speedup, so the stored summary only serves the default.
             if summary is None or baseline is not None:
                 summary = summarize(steps, baseline=baseline)
-            paths = plot_run(run_dir, steps, summary)
+            paths = plot_run(run_dir, steps, summary, meta)
         else:
             kind, paths = plot_dir(run_dir, baseline=baseline)
     if summary is not None:
-        console.print(summary_table(summary))
+        from lionsim.cli.app import out_console
+        from lionsim.cli.output import natural_width
+
+        table = summary_table(summary)
+        out_console(natural_width(table)).print(table)  # a long run name widens it, never folds it
         check = model_check_table(summary)
         if check is not None:
             console.print(check)
     console.print(f"{kind} plots written to {run_dir}:", markup=False, highlight=False)
     for path in paths:
         console.print(f"  {path}", markup=False, highlight=False)
+    if kind == "sweep":
+        from lionsim.reports.plots.sweep import SUMMARY_NEEDS
+        from lionsim.reports.plots.redraw import read_table
+        from lionsim.reports.plots.sweep_axes import skipped_plots
+
+        for name, why in skipped_plots(read_table(run_dir / "sweep_summary.csv", SUMMARY_NEEDS)):
+            console.print(f"not drawn: {name} ({why})", markup=False, highlight=False)

@@ -8,17 +8,15 @@ from typing import Optional
 
 import typer
 from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, out_console
 from lionsim.errors import LionsimError
 from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
-from lionsim.regress.rows import IMPROVED, PASS, fmt, shown_rows
+from lionsim.regress.rows import IMPROVED, fmt
 from lionsim.regress.tolerance import DEFAULT_SEEDS
 
-VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
 LOG_WIDTH = 120
 """Width of the tables when stdout is not a terminal (a CI log, a file): rich would assume 80
 and fold every run label, though nothing wraps a log line."""
@@ -29,7 +27,7 @@ def _print_table(table: Table) -> None:
 
 
 def _check_output(path: Path | None, option: str) -> None:
-    from lionsim.reports.files import check_out_dir, written_together
+    from lionsim.reports.files import check_out_dir
 
     if path is not None and path.is_dir():
         raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
@@ -37,44 +35,28 @@ def _check_output(path: Path | None, option: str) -> None:
         check_out_dir(path.parent, option)
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description:<48}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
-
-
 def _list_cases() -> None:
-    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+    from lionsim.regress import SUITE
 
     table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 1))
-    for col in ("case", "workload", "workers", "split", "steps", "batch", "seed"):
+    for col in ("case", "workload", "workers", "split", "steps", "batch", "seed", "lr, wd"):
         table.add_column(col, no_wrap=True)
     table.add_column("strategies", overflow="fold")
     for c in SUITE:
         table.add_row(c.name, f"{c.workload} {c.size}", str(c.workers), c.data_split, str(c.steps),
-                      str(c.batch_size), str(c.seed), ", ".join(c.strategies))
+                      str(c.batch_size), str(c.seed), "pinned" if c.pinned else "defaults", ", ".join(c.strategies))
     _print_table(table)
-
-
-def _check_table(result: CheckResult, everything: bool) -> Table:
-    what = "every check" if everything else "per run: failing or improved checks, else the closest to its tolerance"
-    table = Table(title=f"lionsim regress vs {result.baseline}, {result.mode} mode ({what})", box=box.SIMPLE_HEAD,
-                  padding=(0, 1))
-    for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("baseline", "right"),
-                         ("now", "right"), ("tolerance", "right"), ("verdict", "left")):
-        table.add_column(col, justify=justify, overflow="fold")
-    for r in shown_rows(result.rows, everything):
-        style = VERDICT_STYLE.get(r.verdict, "bold red")
-        table.add_row(r.case, r.run, r.metric, fmt(r.baseline), fmt(r.now), fmt(r.tol), f"[{style}]{r.verdict}[/]")
-    return table
 
 
 def _change_table(result: UpdateResult) -> Table:
     table = Table(title="baseline changes", box=box.SIMPLE_HEAD, padding=(0, 1))
     for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("change", "left"),
-                         ("old", "right"), ("new", "right"), ("tolerance old -> new", "right")):
+                         ("old", "right"), ("new", "right"), ("tolerance old -> new", "right"),
+                         ("float tol old -> new", "right")):
         table.add_column(col, justify=justify, overflow="fold")
     for c in result.changes:
-        table.add_row(c.case, c.run, c.metric, c.kind, fmt(c.old), fmt(c.new), f"{fmt(c.old_tol)} -> {fmt(c.new_tol)}")
+        table.add_row(c.case, c.run, c.metric, c.kind, fmt(c.old), fmt(c.new), f"{fmt(c.old_tol)} -> {fmt(c.new_tol)}",
+                      f"{fmt(c.old_noise_tol)} -> {fmt(c.new_noise_tol)}")
     return table
 
 
@@ -85,23 +67,22 @@ def _warn(warnings: list[str]) -> None:
 
 def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, report: Path | None,
                everything: bool, mode: str) -> int:
-    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+    from lionsim.cli.regress_view import check_table, failure_lines, run_progress
+    from lionsim.regress import check_suite, select_cases, total_runs
     from lionsim.regress.report import write_junit, write_markdown
-    from lionsim.reports.files import check_out_dir, written_together
+    from lionsim.reports.files import written_together
 
     start = time.perf_counter()
     selected = select_cases(cases)
-    with _progress() as bar:
-        task = bar.add_task("regress", total=total_runs(selected))
-        result = check_suite(baseline_dir, cases, progress=lambda d: bar.update(task, advance=1, description=d),
-                             mode=mode)
+    with run_progress("check", total_runs(selected)) as advance:
+        result = check_suite(baseline_dir, cases, progress=advance, mode=mode)
     seconds = time.perf_counter() - start
-    _print_table(_check_table(result, everything))
-    console.print(result.mode_line, highlight=False, markup=False)
-    _warn(result.warnings)
-    with written_together():  # the JUnit file and the report appear together or not at all
+    with written_together():  # the JUnit file and the report appear together, before anything is printed
         written = [write_junit(junit, result, seconds)] if junit else []
         written += [write_markdown(report, result, seconds)] if report else []
+    _print_table(check_table(result, everything))
+    console.print(result.mode_line, highlight=False, markup=False)
+    _warn(result.warnings)
     if written:
         console.print("wrote " + ", ".join(map(str, written)), highlight=False)
     failures = result.failures
@@ -113,22 +94,21 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
         console.print(f"[green]PASS[/]: {len(result.cases)} cases, {len(result.rows)} checks, {result.mode} mode, "
                       f"{seconds:.0f} s", highlight=False)
         return 0
-    console.print(f"[bold red]FAIL[/]: {len(failures)} of {len(result.rows)} checks failed ({result.mode} mode, "
-                  f"{seconds:.0f} s):", highlight=False)
-    for r in failures:
-        console.print(f"  {r.case} / {r.run} / {r.metric}: {r.verdict}: {r.note}", highlight=False, markup=False)
+    for line in failure_lines(failures, len(result.rows), result.mode, seconds):
+        console.print(line, highlight=False, markup=False)
     return 1
 
 
 def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
-    from lionsim.regress import SUITE, CheckResult, UpdateResult, check_suite, select_cases, total_runs, update_suite
+    from lionsim.cli.regress_view import run_progress
+    from lionsim.regress import select_cases, total_runs, update_suite
+    from lionsim.regress.noise import NOISE_DRAWS
 
     selected = select_cases(cases)
     if seeds < 1:
         raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
-    with _progress() as bar:
-        task = bar.add_task("update", total=total_runs(selected, seeds + 1))
-        result = update_suite(baseline_dir, cases, seeds, progress=lambda d: bar.update(task, advance=1, description=d))
+    with run_progress("update", total_runs(selected, seeds + 1 + NOISE_DRAWS)) as advance:
+        result = update_suite(baseline_dir, cases, seeds, progress=advance)
     _warn(result.warnings)
     if not result.ok:
         for problem in result.problems:
@@ -158,8 +138,9 @@ def regress(
     mode: str = typer.Option(
         AUTO, "--mode",
         help="auto: strict on the platform that recorded the baselines (same torch, Python, CPU; every metric "
-             f"equal to float noise, rel {STRICT_REL:g}, a change either way fails), spread elsewhere (within 3 sd "
-             "of the seed-to-seed spread); or force strict | spread. The output says which ran."),
+             f"equal to float noise, rel {STRICT_REL:g}, a change either way fails), float elsewhere (within what "
+             "float-level noise carries each metric, measured at --update; catches a 5% change of lr or weight "
+             "decay); or force strict | float | spread (3 sd of the seed spread: loose). The output says which ran."),
     config: o.Config = None,
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines

@@ -23,16 +23,17 @@ def comma_items(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def axis(flag: str, what: str):
-    return typer.Option(flag, parser=comma_items, metavar="LIST",
+def axis(flag: str, what: str, *aliases: str):
+    """A grid axis option (`aliases`: bench's short names, so -w and -n work in both commands)."""
+    return typer.Option(flag, *aliases, parser=comma_items, metavar="LIST",
                         help=f"{what}; a comma list sweeps it (a TOML array in --config).")
 
 
 @sweep_app.callback(invoke_without_command=True)
 def sweep(
     ctx: typer.Context,
-    workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)")] = "vit",
-    workers: Annotated[str, axis("--workers", "Data-parallel workers N")] = "8",
+    workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)", "-w")] = "vit",
+    workers: Annotated[str, axis("--workers", "Data-parallel workers N", "-n")] = "8",
     network: Annotated[str, axis("--network", "Network preset(s) or profile file(s)")] = "1gbe",
     seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
     strategy: o.Strategy = None,
@@ -63,7 +64,7 @@ def sweep(
     target_loss: Optional[float] = typer.Option(None, "--target-loss", help="Training loss for time to target "
                                                 "(default: per group, as bench sets it)."),
     compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
-    warmup_steps: o.WarmupSteps = 3,
+    warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
@@ -120,20 +121,27 @@ def sweep(
         fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; rerun the same command to resume")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
-    if outcome.summary is not None:
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     done = ("every cell was already finished" if outcome.trained == 0
             else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))
+    say = console if format == "table" else err_console
     if cfg.shard is not None:  # a part: the merge draws the plots, once, over every cell
-        (console if format == "table" else err_console).print(
-            f"shard {cfg.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
-            "combines the parts")
+        if outcome.summary is not None:
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
+        say.print(f"shard {cfg.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
+                  "combines the parts")
     else:
         plots = draw_plots(out, outcome.summary)
-        (console if format == "table" else err_console).print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
-                      + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+        if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
+        say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
+                  + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+        if plots:
+            from lionsim.reports.plots.sweep_axes import skipped_plots
+
+            for name, why in skipped_plots(outcome.summary):
+                say.print(f"not drawn: {name} ({why})", markup=False, highlight=False)
     if outcome.failed:
         first = next(iter(outcome.failed.values()))
         fail(f"failed: {len(outcome.failed)} cells ({_some(list(outcome.failed))}): {first}; every error is in "
@@ -179,11 +187,11 @@ def merge(
     from lionsim.sweep.merge import merge_shards
 
     outcome = merge_shards(out)
-    if outcome.summary is not None:
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary))
     # the plots come with the whole grid (a partial one may lack a group's baseline, and its
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
     plots = [] if outcome.missing else draw_plots(out, outcome.summary)
+    if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
     (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
     _fail_if_missing(out, outcome)
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from lionsim.reports.tables import fold_run
+from lionsim.reports.tables import fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -56,7 +56,7 @@ class SweepDisplay(SweepEvents):
         if self.bar is not None:
             self.cells = self.bar.add_task("cells", total=total, completed=finished, note=self.eta())
         elif finished:
-            print(f"lionsim: resuming: {finished} of {total} cells already finished", flush=True)
+            print(f"lionsim: resuming: {finished} of {total} cells already finished", file=sys.stderr, flush=True)
 
     def unit_started(self, key: str) -> None:
         if self.bar is not None and key not in self.ended and key not in self.units:
@@ -88,7 +88,7 @@ class SweepDisplay(SweepEvents):
             return
         loss = float(summary["final_loss"].iloc[0])
         print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} "
-              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stdout, flush=True)
+              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stderr, flush=True)  # stdout: results
 
 
 def _number(value: float, form: str) -> str:
@@ -107,7 +107,8 @@ def _ms(seconds: float) -> str:
 
 
 RUN_WIDTH = 17
-"""Characters of the run column: labels fold at '@' and '-' (fold_run), never inside a word."""
+"""Least characters of the run column: a label is two whole lines (fold_run), the column as
+wide as the longest (run_width), never folded inside a name."""
 
 
 def sweep_table(summary: pd.DataFrame) -> Table:
@@ -118,13 +119,15 @@ def sweep_table(summary: pd.DataFrame) -> Table:
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")
-    table.add_column("run", overflow="fold", max_width=RUN_WIDTH)
+    parts = [str(r).partition("@")[::2] for r in summary["run"]]
+    width = run_width(parts, RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("N", "network", "seed", "loss", "acc", "step ms", "speedup"):
         table.add_column(name, justify="left" if name == "network" else "right")
     for _, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
         strategy, _, transport = str(row["run"]).partition("@")
-        table.add_row(*cells, fold_run(strategy, transport, RUN_WIDTH) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
+        table.add_row(*cells, fold_run(strategy, transport) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
                       _number(row["final_loss"], ".3f"), _percent(row["final_eval_acc"]),
                       _ms(row["step_s"]), _number(row["speedup"], ".2f"))
     return table

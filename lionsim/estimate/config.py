@@ -117,7 +117,8 @@ def _positive_int(name: str, value: object) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LionsimError(f"bad --{name} {value!r}; accepted: an integer >= 1")
+        example = ", written in full or like 3e9" if name == "params" else ""
+        raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number >= 1{example}")
     return value
 
 

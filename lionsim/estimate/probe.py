@@ -3,7 +3,7 @@
 The strategy itself decides (its payload kind, vote rule, level count, extra collectives):
 lionsim builds it on a stand-in layout with one parameter per tensor (T tensors, so the
 per-tensor counts are the model's) and N simulated workers, asks it, and scales the
-per-parameter counts to P. Nothing of size P is allocated.
+per-parameter counts to P. Nothing of size P (or N) is allocated.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import torch
 
-from lionsim.backends import SimComm
 from lionsim.compute import MODELS
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
@@ -41,6 +40,18 @@ class Probe:
     """Its exchange waits for the step's own update (Strategy.after_step)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _OneOfMany:
+    """What a strategy reads of its communicator when it is built: N workers voting, one of them
+    held here (a strategy's state is [w, P]: for N workers at once, 10^8 workers of a 148-tensor
+    stand-in asked for 59 GB; the payload depends on N, not on how many are held)."""
+
+    world_size: int
+    local_workers: int = 1
+    first_worker: int = 0
+    ranks: int = 1
+
+
 def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
           tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
@@ -48,7 +59,7 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
     cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **(options or {}))
-    strategy = run.strategy_class(cfg, layout, SimComm(workers))
+    strategy = run.strategy_class(cfg, layout, _OneOfMany(workers))
     small = strategy.payload_spec()
     # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
     # tensors' sizes are unknown here, so ceil(ratio * P), at least one per tensor; the

@@ -65,6 +65,10 @@ def _number(text: str, spec: str) -> float:
     return value
 
 
+MAX_POINTS = 1000
+"""Points one --sweep may price (each a full estimate of every strategy)."""
+
+
 def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     """Parse `--sweep` (module doc); worker ranges round to multiples of `workers_per_node`."""
     variable, sep, body = spec.partition("=")
@@ -79,11 +83,15 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         count = _number(parts[2], spec)
         if not count.is_integer() or count < 2 or end <= start:
             raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
+        if count > MAX_POINTS:
+            raise LionsimError(f"bad --sweep {spec!r}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
         values = list(np.geomspace(start, end, int(count)))
         if variable == "workers":
             values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
     else:
         values = [_number(item.strip(), spec) for item in body.split(",")]
+        if len(values) > MAX_POINTS:
+            raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
     if variable == "workers":
         if any(not float(v).is_integer() for v in values):
             raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")

@@ -7,8 +7,9 @@ at every step would cost O(steps) a step (0.1 s at 600 steps). `finalize` (the s
 rank died, or rank 0 itself under torchrun) books the journal's complete lines as a finished
 run's are booked (per kind, the median over the steps past the warm-up), adds them to the
 staged steps.csv, redoes summary.csv, marks run.json with the status and the error line,
-removes the journal and any temp file a killed writer left, and publishes: --out never holds
-the journal or a half-written file.
+removes the journal and any temp file a killed writer left (keeping the ranks' states of a run
+stopped at a step boundary, `.resume/`, for `lionsim bench --resume`), and publishes: --out
+never holds the journal or a half-written file.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from lionsim.reports.columns import STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE, read_csv, read_json, write_run
 from lionsim.reports.publish import RunDir
 from lionsim.training.booking import _kind, medians_by_kind  # _kind: steps of a kind issue the same collectives
+from lionsim.training.checkpoint import RESUME_DIR
 
 JOURNAL = ".steps.journal"
 KIND = "kind"
@@ -88,25 +90,25 @@ def journal_rows(path: Path, warmup: int) -> pd.DataFrame:
     return rows
 
 
-def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> bool:
-    """Publish what rank 0 staged and journaled, marked `status` / `error`; False (and nothing
-    written) if no step had finished. Call only once rank 0 writes no more."""
+def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> int:
+    """Publish what rank 0 staged and journaled, marked `status` / `error`; return how many steps
+    that is (0, and nothing written, if none had finished). Call only once rank 0 writes no more."""
     from lionsim.reports import summarize
 
     target = RunDir(out)
     stage = target.stage
     if not (stage / META_FILE).is_file():
         target.discard()
-        return False
+        return 0
     steps = read_csv(stage / STEPS_FILE, STEP_COLUMNS) if (stage / STEPS_FILE).is_file() else pd.DataFrame()
     tail = journal_rows(stage / JOURNAL, cfg.warmup_steps)
-    if len(steps) and len(tail):  # rank 0 staged the run but died before dropping its journal
-        done = set(zip(steps["strategy"], steps["transport"]))
-        tail = tail[[(s, t) not in done for s, t in zip(tail["strategy"], tail["transport"])]]
+    if len(steps) and len(tail):  # rank 0 staged the run (or a resume's first part) before dying
+        done = set(zip(steps["strategy"], steps["transport"], steps["step"]))
+        tail = tail[[k not in done for k in zip(tail["strategy"], tail["transport"], tail["step"])]]
     frames = [f for f in (steps, tail) if len(f)]
     if not frames:
         target.discard()
-        return False
+        return 0
     steps = pd.concat(frames, ignore_index=True)
     meta = read_json(stage / META_FILE)
     meta.update(status=status, error=error)
@@ -115,9 +117,9 @@ def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> boo
         started = pd.Timestamp(meta["started"]).timestamp()
         meta["duration_s"] = round(time.time() - started, 3)
     for leftover in stage.iterdir():  # the journal, and temp files of a writer killed mid-write
-        if leftover.name.startswith("."):
+        if leftover.name.startswith(".") and leftover.name != RESUME_DIR:  # the ranks' states stay for --resume
             leftover.unlink()
     summary = summarize(steps, cfg.baseline, cfg.target_loss)
     target.write(lambda d: write_run(d, steps, summary, meta))
     target.publish()
-    return True
+    return len(steps)

@@ -34,8 +34,11 @@ from lionsim.network import load_network
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
+from lionsim.resume import load_resume, resume_point
 from lionsim.runs import parse_runs
-from lionsim.training.loop import Place
+from lionsim.training.checkpoint import save_checkpoint
+from lionsim.training.loop import Place, RunStopped
+from lionsim.training.stop import StopRequest, stop_at_step_boundary
 from lionsim.transports import TRANSPORTS
 
 
@@ -58,40 +61,57 @@ def check_layout(cfg: BenchConfig, ranks: int) -> int:
     return w
 
 
-def check_same_config(cfg: BenchConfig, device: torch.device) -> None:
-    """All ranks hold rank 0's configuration and versions (check_same); the interface is each
-    host's own (lsim-a on one, lsim-b on the other), so it is left out."""
-    check_same({k: v for k, v in cfg.to_dict().items() if k != "iface"}, device)
+def check_same_config(cfg: BenchConfig, device: torch.device, extra: str = "") -> None:
+    """All ranks hold rank 0's configuration and versions (check_same), and continue from the
+    same point (`extra`: lionsim.resume.resume_point); the interface is each host's own (lsim-a
+    on one, lsim-b on the other), so it is left out."""
+    check_same({**{k: v for k, v in cfg.to_dict().items() if k != "iface"}, "resume": extra}, device)
 
 
 def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
              progress: Callable[[str, int, float], None] | None = None,
-             where: Callable[[str, int], None] | None = None, publish_failures: bool = True) -> BenchResult | None:
+             where: Callable[[str, int], None] | None = None, publish_failures: bool = True,
+             resume: bool = False, stop: Callable[[], bool] | None = None) -> BenchResult | None:
     """Run this rank's share of the bench; rank 0 publishes and returns the result, others None.
 
     `progress(label, step, loss)` on rank 0 after every step; `where(label, step)` on every rank
     when a step starts (for a watchdog naming the step a rank stopped in). On a failure rank 0
     publishes what finished unless `publish_failures` is off (the spawner, which outlives every
-    rank, does it then)."""
+    rank, does it then). SIGINT, or `stop()` (a parent's request), stops every rank at the same
+    step boundary; each keeps its state for `resume` (lionsim.resume), which every rank loads
+    from --out (one host, or a shared file system)."""
     check_backend(cfg.backend, rv.world_size)
     w = check_layout(cfg, rv.world_size)
     device = torch.device("cpu")
     if cfg.backend == "nccl":
         device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
+    kept = load_resume(out, cfg, rv.rank) if resume else None
     join(cfg.backend, rv, cfg.timeout, cfg.iface)
     try:
-        check_same_config(cfg, device)
+        agree_on_resume(kept, device)
+        check_same_config(cfg, device, resume_point(kept))
         comm = ProcessGroupComm(None, local_workers=w, workers_per_node=load_network(cfg.network).workers_per_node)
-        bench = Bench(cfg, Place(comm, device))
+        bench = Bench(cfg, Place(comm, device), resume=kept)
         bench.hosts = gather_hosts(device, cfg.iface, cfg.threads)
         if cfg.calibrate:
             fitted = calibrate(bench, device, bench.hosts)
             if fitted is not None:  # rank 0 books and writes: it prices with the fit
                 bench.network, bench.calibration = fitted
-        return _train(bench, out, rv.rank == 0, progress, where, publish_failures)
+        return _train(bench, out, rv.rank, progress, where, publish_failures, stop)
     finally:
         dist.destroy_process_group()
+
+
+def agree_on_resume(kept, device: torch.device) -> None:
+    """Continue from the checkpoints only if every rank has its own; else the run restarts."""
+    if kept is None:
+        return
+    have = torch.tensor([int(kept.checkpoint is not None)], dtype=torch.int64, device=device)
+    every = [torch.empty_like(have) for _ in range(dist.get_world_size())]
+    dist.all_gather(every, have)
+    if kept.checkpoint is not None and not all(int(h) for h in every):
+        kept.restarted, kept.checkpoint = kept.checkpoint.label, None
 
 
 class Stopped(BaseException):
@@ -124,16 +144,20 @@ def sigterm_stops(armed: list[bool]) -> Iterator[None]:
         signal.raise_signal(signal.SIGTERM)
 
 
-def _train(bench: Bench, out: Path, root: bool, progress, where, publish_failures: bool) -> BenchResult | None:
+def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures: bool,
+           stop: Callable[[], bool] | None) -> BenchResult | None:
+    root = rank == 0
     target = RunDir(out) if root else None
     journal = StepJournal(target) if root else None
     at = ["", 0]  # the run and the step under way, for the failure's line
 
     def on_start(run) -> None:
-        at[:] = [run.label, 1]
+        at[:] = [run.label, 1 + len(bench.records[-1].steps)]  # a resumed run starts past its first step
         if where is not None:
-            where(run.label, 1)
-        if root:  # a run.json from the start: whoever publishes after a failure marks it
+            where(*at)
+        if root and bench.resume is not None:  # what a resume kept is staged before anything new
+            stage_result(target, bench.result(status="running"), plots=False)
+        elif root:  # a run.json from the start: whoever publishes after a failure marks it
             meta = bench.record("running", None)
             target.write(lambda d: [write_atomic(d / META_FILE, lambda f: f.write(json.dumps(meta, default=str)))])
 
@@ -155,12 +179,18 @@ def _train(bench: Bench, out: Path, root: bool, progress, where, publish_failure
     if root:
         target.discard()  # a staging directory a killed job left behind
     armed = [True]
-    with sigterm_stops(armed):
+    request = StopRequest(also=stop)
+    with sigterm_stops(armed), stop_at_step_boundary(request, signals=(signal.SIGINT,)):
         try:
             try:
-                result = bench.run(on_step, after_run)
+                result = bench.run(on_step, after_run, stop=request)
             finally:
                 armed[0] = False
+        except RunStopped:  # every rank stopped at the same step: each keeps its state, then rank 0 the rest
+            save_checkpoint(RunDir(out).stage, rank, bench.checkpoint)
+            dist.barrier()  # every checkpoint is on disk before anyone publishes
+            _failed(journal, out, bench.cfg, publish_failures, "interrupted", f"interrupted ({request.name})")
+            raise
         except KeyboardInterrupt:
             _failed(journal, out, bench.cfg, publish_failures, "interrupted", "interrupted")
             raise

@@ -12,6 +12,11 @@ then every rank is stopped (no process is left behind) and one line reported. Ra
 the outputs of a run that succeeds; after a failure the parent, which outlives every rank
 (rank 0 included), publishes every finished step rank 0 staged and journaled, with run.json
 marked failed and the line (lionsim.launch.journal).
+
+SIGINT or SIGTERM to the parent (Ctrl-C, a CI time-out) asks the ranks to stop (an event every
+rank reads at each step's control exchange, so all stop after the same step), waits for them
+while still watching for a dead or hung one, and publishes what finished with each rank's state
+for `--resume`, marked interrupted; a second signal stops the ranks at once.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from lionsim.errors import LionsimError
 from lionsim.launch.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
+from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
 
 HEARTBEAT_S = 0.5
 """Seconds between a rank's heartbeats."""
@@ -48,6 +54,8 @@ class RankState:
     """Whether a first message arrived (until then the startup allowance applies)."""
     error: tuple[str, str] | None = None
     """(kind, message) a rank reported before exiting: input | interrupted | failed."""
+    stopped: tuple[str, int] | None = None
+    """(run, last finished step) where a stop asked for ended the rank, its state kept."""
 
 
 @dataclass(slots=True)
@@ -61,11 +69,12 @@ class Outcome:
     """Exit code: 1 a failed run (dead or hung rank), 2 bad input or interrupted."""
 
 
-def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messages) -> None:
+def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messages, stop, resume: bool) -> None:
     """A rank's process: run it, beat, and report how it ended (then exit with its code)."""
     import sys
 
     from lionsim.launch.rank import RankFailure, run_rank
+    from lionsim.training.loop import RunStopped
 
     state = {"label": None, "step": 0}
 
@@ -85,10 +94,15 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
     rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port,
                     source="a loopback port lionsim picked for the ranks it started")
     try:
-        run_rank(cfg, out, rv, progress=progress, where=where, publish_failures=False)  # the parent publishes
+        run_rank(cfg, out, rv, progress=progress, where=where, publish_failures=False,  # the parent publishes
+                 resume=resume, stop=stop.is_set)
     except LionsimError as e:
         messages.put(("error", rank, "input", str(e)))
         sys.exit(2)
+    except RunStopped as e:  # at a step boundary, its state kept
+        messages.put(("stopped", rank, e.checkpoint.label, e.checkpoint.step))
+        messages.put(("error", rank, "interrupted", "interrupted"))
+        sys.exit(130)
     except KeyboardInterrupt:
         messages.put(("error", rank, "interrupted", "interrupted"))
         sys.exit(130)
@@ -99,31 +113,43 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
 
 
 def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
-                progress: Callable[[str, int, float], None] | None = None) -> Outcome:
+                progress: Callable[[str, int, float], None] | None = None, resume: bool = False) -> Outcome:
     """Start `ranks` ranks of the bench, relay progress, and watch them until they end."""
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
+    stop = ctx.Event()
     port = free_port()
-    procs = [ctx.Process(target=_child, args=(r, ranks, port, cfg, out, messages), daemon=True, name=f"lionsim-rank{r}")
-             for r in range(ranks)]
+    procs = [ctx.Process(target=_child, args=(r, ranks, port, cfg, out, messages, stop, resume), daemon=True,
+                         name=f"lionsim-rank{r}") for r in range(ranks)]
     states = [RankState() for _ in range(ranks)]
     for p in procs:
         p.start()
+    request = StopRequest()
+
+    def relay() -> None:  # the parent's signal becomes the ranks' stop request
+        if request() and not stop.is_set():
+            stop.set()
+
     try:
-        culprit = _watch(procs, states, messages, cfg.timeout, progress)
-    except KeyboardInterrupt:
-        _stop(procs, grace=GRACE_S)
+        with stop_at_step_boundary(request, note=to_stderr):
+            culprit = _watch(procs, states, messages, cfg.timeout, progress, relay)
+    except KeyboardInterrupt:  # a second signal: the ranks stop at once
+        for p in procs:
+            p.kill()
+        _stop(procs, grace=5)
         kept = finalize(out, cfg, "interrupted", "interrupted")
         return Outcome(ok=False, code=2, message=f"interrupted: {_kept(kept, out)}")
     finally:
         _stop(procs, grace=GRACE_S)
-    return _outcome(procs, states, culprit, out, cfg)
+    return _outcome(procs, states, culprit, out, cfg, request)
 
 
-def _watch(procs, states: list[RankState], messages, timeout_s: float, progress) -> tuple[int, str] | None:
+def _watch(procs, states: list[RankState], messages, timeout_s: float, progress,
+           poll: Callable[[], object] = lambda: None) -> tuple[int, str] | None:
     """Relay messages until every rank has exited; return (rank, what happened) for the first
-    rank that died or hung, None if none did."""
+    rank that died or hung, None if none did. `poll()` runs between checks (a stop to relay)."""
     while True:
+        poll()
         _drain(messages, states, progress, wait=0.2)
         now = time.monotonic()
         for rank, (p, s) in enumerate(zip(procs, states)):
@@ -160,6 +186,8 @@ def _drain(messages, states: list[RankState], progress, wait: float) -> None:
                 progress(msg[2], msg[3], msg[4])
         elif kind == "error":
             s.error = (msg[2], msg[3])
+        elif kind == "stopped":
+            s.stopped = (msg[2], msg[3])
 
 
 def _stop(procs, grace: float) -> None:
@@ -175,7 +203,7 @@ def _stop(procs, grace: float) -> None:
 
 
 def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path,
-             cfg: BenchConfig) -> Outcome:
+             cfg: BenchConfig, request: StopRequest) -> Outcome:
     inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
     if inputs:
         RunDir(out).discard()
@@ -190,13 +218,21 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
         at = f"at step {s.step} of {s.label}" if s.label else "before the first step"
         line, status, code = f"rank {rank} {what} {at}", "failed", 1
     elif any(s.error and s.error[0] == "interrupted" for s in states):
-        line, status, code = "interrupted", "interrupted", 2
+        how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
+        line, status, code = how, "interrupted", 2
     else:
         line = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
         status, code = "failed", 1
     kept = finalize(out, cfg, status, line)  # every rank has ended: rank 0 writes no more
+    if code == 2 and kept and all(s.stopped for s in states):
+        label, step = states[0].stopped
+        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, out)}; the same command with --resume "
+                                                 f"continues {label} from step {step + 1}")
+    if code == 2 and kept:
+        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, out)}; the same command with --resume "
+                                                 "trains the runs that did not finish")
     return Outcome(ok=False, code=code, message=f"{line}: {_kept(kept, out)}" if code == 2 else f"{line}; {_kept(kept, out)}")
 
 
-def _kept(kept: bool, out: Path) -> str:
-    return f"finished steps kept in {out}" if kept else "no steps had finished"
+def _kept(kept: int, out: Path) -> str:
+    return f"{kept} finished steps kept in {out}" if kept else "no steps had finished"

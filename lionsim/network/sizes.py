@@ -3,7 +3,9 @@
 Units: B; KB, MB, GB, TB are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
 KiB, MiB, GiB, TiB are powers of 1024 (nccl-tests' K/M/G). A bare number is bytes.
 Units are case-insensitive. A range START:END[:xF] runs START, START*F, ... while <= END
-(F = 2 by default) and ends with END itself, so both ends are in the sweep.
+(F = 2 by default) and ends with END itself, so both ends are in the sweep. A sweep holds at
+most MAX_SIZES sizes: `1KB:1GB:x1.0001` would be 138,000 rows (hours of measuring), refused up
+front with the count and a step that fits.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ UNITS = {
     "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
+MAX_SIZES = 1000
+"""Sizes one sweep may hold (x2 from 1 B to 1 TB is 41)."""
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
@@ -45,13 +49,21 @@ def parse_sizes(text: str) -> list[int]:
             sizes.extend(size_range(parse_size(pieces[0]), parse_size(pieces[1]), factor))
         else:
             raise LionsimError(f"bad size range {part!r}; use START:END or START:END:xFACTOR, e.g. 1KB:1GB:x2")
-    return list(dict.fromkeys(sizes))
+    sizes = list(dict.fromkeys(sizes))
+    if len(sizes) > MAX_SIZES:
+        raise LionsimError(f"bad sizes {text!r}: {len(sizes):,} sizes; accepted: at most {MAX_SIZES:,}")
+    return sizes
 
 
 def size_range(start: int, end: int, factor: float = 2.0) -> list[int]:
-    """start, start*factor, ... (rounded to whole bytes) while <= end, then end."""
+    """start, start*factor, ... (rounded to whole bytes) while <= end, then end; at most MAX_SIZES."""
     if end < start:
         raise LionsimError(f"bad size range: end {end} B is below start {start} B")
+    count = math.floor(math.log(end / start) / math.log(factor)) + 2 if end > start else 1
+    if count > MAX_SIZES:
+        least = (end / start) ** (1 / (MAX_SIZES - 1))
+        raise LionsimError(f"bad size range {start} B to {end} B by x{factor:g}: about {count:,} sizes; accepted: at "
+                           f"most {MAX_SIZES:,} (a step of x{math.ceil(least * 1000) / 1000:g} or more here, e.g. x2)")
     out, size = [], float(start)
     while size <= end:
         out.append(int(round(size)))

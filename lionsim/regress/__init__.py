@@ -5,8 +5,9 @@ strategies at its fixed seed, measures final and best loss, held-out loss and ac
 loss at checkpoints along the curve and the Lion-family runs' gap to global Lion
 (metrics.py), and compares each with `reports/baselines/regress.json` (baseline.py,
 compare.py): to float noise on the platform that recorded the baseline (strict mode), else
-within tolerances measured from seed-to-seed spread (spread mode; fingerprint.py,
-tolerance.py). Cross-checks
+within what float-level noise carries each metric through its case, measured at --update
+(float mode; noise.py), or, forced, within the seed-to-seed spread (spread mode;
+fingerprint.py, tolerance.py). Cross-checks
 (crosschecks.py) hold every run to beating the untrained model and D-Lion MaVo to staying
 near global Lion, whatever the baseline says.
 

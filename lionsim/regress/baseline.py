@@ -1,9 +1,9 @@
-"""The committed baseline file: reading it strictly, writing it atomically, building it from runs.
+"""The committed baseline file, read strictly and written atomically (calibrate.py builds it).
 
 `reports/baselines/regress.json` (or `--baseline-dir DIR`/regress.json):
 
-    {"format": "lionsim-regress-baseline/1", "suite_version": 1,
-     "tolerance": {"rule": "...", "k": 3.0},
+    {"format": "lionsim-regress-baseline/2", "suite_version": 2,
+     "tolerance": {"rule": "...", "k": 3.0, "float_rule": "...", "float_k": 5.0},
      "versions": {"lionsim": ..., "torch": ..., "python": ...},
      "fingerprint": {"torch": ..., "python": ..., "cpu": ..., "cpu_capability": ..., "machine": ...},
                                                                    # optional (fingerprint.py)
@@ -11,11 +11,14 @@
          "setting": {"workload": "mlp", "workers": 4, ...},     # compared with the suite's case
          "seeds": [0, 1, 2, 3, 4],                                 # the spread's seeds
          "untrained_eval_loss": 2.31,
+         "noise_draws": 4,                                         # float-noise reruns (noise.py)
          "runs": {"dlion-mavo@int8-allreduce": {
-             "lr": 0.01, "weight_decay": 1.0,
-             "metrics": {"final_loss": {"value": 0.79, "sd": 0.04, "tol": 0.12}, ...}}}}}}
+             "lr": 0.01, "weight_decay": 1.0, "betas": [0.9, 0.99],
+             "metrics": {"final_loss": {"value": 0.79, "sd": 0.04, "tol": 0.12,
+                                        "noise_rms": 1e-4, "noise_tol": 1e-3}, ...}}}}}}
 
-Floats are written with repr, so they read back bit for bit.
+Floats are written with repr, so they read back bit for bit. Format 1 (no noise_*, no betas)
+still reads: its checks run in strict or spread mode, never float.
 """
 
 from __future__ import annotations
@@ -31,11 +34,12 @@ import torch
 
 import lionsim
 from lionsim.errors import LionsimError
-from lionsim.regress.runner import CaseRun
-from lionsim.regress.tolerance import K, RULE, spread, tolerance
+from lionsim.regress.tolerance import FLOAT_K, FLOAT_RULE, K, RULE
 from lionsim.reports.files import write_atomic
 
-FORMAT = "lionsim-regress-baseline/1"
+FORMAT = "lionsim-regress-baseline/2"
+FORMATS = ("lionsim-regress-baseline/1", FORMAT)
+"""Formats read (1: without float tolerances)."""
 BASELINE_FILE = "regress.json"
 
 
@@ -45,6 +49,11 @@ class MetricBaseline:
     sd: float
     """Seed-to-seed sample standard deviation measured at --update."""
     tol: float
+    """Spread-mode tolerance."""
+    noise_rms: float | None = None
+    """Root-mean-square change under float noise at the fixed seed (None: not measured)."""
+    noise_tol: float | None = None
+    """Float-mode tolerance (None: not measured)."""
 
 
 @dataclass(slots=True)
@@ -52,6 +61,8 @@ class RunBaseline:
     lr: float
     weight_decay: float
     metrics: dict[str, MetricBaseline]
+    betas: tuple[float, float] | None = None
+    """None in a format-1 file."""
 
 
 @dataclass(slots=True)
@@ -61,6 +72,12 @@ class CaseBaseline:
     """The seeds the spread was measured on (the first is the checked one)."""
     untrained_eval_loss: float
     runs: dict[str, RunBaseline]
+    noise_draws: int = 0
+    """Float-noise reruns measured (0: none, a format-1 file)."""
+
+    @property
+    def has_float(self) -> bool:
+        return self.noise_draws > 0
 
 
 @dataclass(slots=True)
@@ -119,18 +136,28 @@ def _field(obj: Any, key: str, kind: type, where: str) -> Any:
     return value
 
 
+def _optional(obj: dict, key: str, kind: type, where: str) -> Any:
+    return _field(obj, key, kind, where) if key in obj else None
+
+
 def _metric(obj: Any, where: str) -> MetricBaseline:
     m = MetricBaseline(_field(obj, "value", float, where), _field(obj, "sd", float, where),
-                       _field(obj, "tol", float, where))
-    if m.tol < 0:
-        raise _Malformed(f"{where}.tol is {m.tol!r}, expected a number >= 0")
+                       _field(obj, "tol", float, where), _optional(obj, "noise_rms", float, where),
+                       _optional(obj, "noise_tol", float, where))
+    for name in ("tol", "noise_tol"):
+        if (getattr(m, name) or 0.0) < 0:
+            raise _Malformed(f"{where}.{name} is {getattr(m, name)!r}, expected a number >= 0")
     return m
 
 
 def _run(obj: Any, where: str) -> RunBaseline:
     metrics = _field(obj, "metrics", dict, where)
+    betas = _optional(obj, "betas", list, where)
+    if betas is not None and not (len(betas) == 2 and all(isinstance(b, (int, float)) for b in betas)):
+        raise _Malformed(f"{where}.betas is {betas!r}, expected two numbers")
     return RunBaseline(lr=_field(obj, "lr", float, where), weight_decay=_field(obj, "weight_decay", float, where),
-                       metrics={name: _metric(m, f"{where}.metrics.{name}") for name, m in metrics.items()})
+                       metrics={name: _metric(m, f"{where}.metrics.{name}") for name, m in metrics.items()},
+                       betas=None if betas is None else (float(betas[0]), float(betas[1])))
 
 
 def _case(obj: Any, where: str) -> CaseBaseline:
@@ -140,12 +167,13 @@ def _case(obj: Any, where: str) -> CaseBaseline:
         raise _Malformed(f"{where}.seeds is {seeds!r}, expected a list of integer seeds")
     return CaseBaseline(setting=_field(obj, "setting", dict, where), seeds=seeds,
                         untrained_eval_loss=_field(obj, "untrained_eval_loss", float, where),
-                        runs={label: _run(r, f"{where}.runs.{label}") for label, r in runs.items()})
+                        runs={label: _run(r, f"{where}.runs.{label}") for label, r in runs.items()},
+                        noise_draws=_optional(obj, "noise_draws", int, where) or 0)
 
 
 def parse_baseline(data: Any) -> Baseline:
-    if _field(data, "format", str, "file") != FORMAT:
-        raise _Malformed(f"format is {data['format']!r}, expected {FORMAT!r}")
+    if _field(data, "format", str, "file") not in FORMATS:
+        raise _Malformed(f"format is {data['format']!r}, expected one of {', '.join(FORMATS)}")
     cases = _field(data, "cases", dict, "file")
     fp = data.get("fingerprint")
     if fp is not None and not (isinstance(fp, dict) and all(isinstance(v, str) for v in fp.values())):
@@ -190,16 +218,24 @@ def to_json(baseline: Baseline) -> dict[str, Any]:
                 "setting": case.setting,
                 "seeds": case.seeds,
                 "untrained_eval_loss": case.untrained_eval_loss,
+                **({"noise_draws": case.noise_draws} if case.noise_draws else {}),
                 "runs": {
                     label: {"lr": run.lr, "weight_decay": run.weight_decay,
-                            "metrics": {m: {"value": b.value, "sd": b.sd, "tol": b.tol}
-                                        for m, b in run.metrics.items()}}
+                            **({"betas": list(run.betas)} if run.betas is not None else {}),
+                            "metrics": {m: _metric_json(b) for m, b in run.metrics.items()}}
                     for label, run in case.runs.items()
                 },
             }
             for name, case in baseline.cases.items()
         },
     }
+
+
+def _metric_json(b: MetricBaseline) -> dict[str, float]:
+    out = {"value": b.value, "sd": b.sd, "tol": b.tol}
+    if b.noise_tol is not None:
+        out.update(noise_rms=b.noise_rms, noise_tol=b.noise_tol)
+    return out
 
 
 def save_baseline(directory: Path, baseline: Baseline) -> Path:
@@ -211,25 +247,4 @@ def save_baseline(directory: Path, baseline: Baseline) -> Path:
 
 
 def tolerance_info() -> dict[str, Any]:
-    return {"rule": RULE, "k": K}
-
-
-# ---- building ---------------------------------------------------------------------------
-
-
-def calibrate(runs: list[CaseRun]) -> CaseBaseline:
-    """A case's baseline from its run at the fixed seed (runs[0]) and at calibration seeds.
-
-    Every run must have finished on every seed with finite metrics (the caller checks).
-    """
-    checked = runs[0]
-    case_runs = {}
-    for label in checked.labels:
-        metrics = {}
-        for metric, value in checked.metrics[label].items():
-            sd = spread([r.metrics[label][metric] for r in runs])
-            metrics[metric] = MetricBaseline(value=value, sd=sd, tol=tolerance(metric, sd))
-        lr, weight_decay = checked.hyper[label]
-        case_runs[label] = RunBaseline(lr=lr, weight_decay=weight_decay, metrics=metrics)
-    return CaseBaseline(setting=checked.case.setting(), seeds=[r.seed for r in runs],
-                        untrained_eval_loss=checked.untrained_eval_loss, runs=case_runs)
+    return {"rule": RULE, "k": K, "float_rule": FLOAT_RULE, "float_k": FLOAT_K}

@@ -28,7 +28,7 @@ class CheckResult:
     """Things to know that do not fail the check (stale baseline entries, other versions)."""
     baseline: Path | None = None
     mode: str = SPREAD
-    """strict or spread (fingerprint.py)."""
+    """strict, float or spread (fingerprint.py)."""
     mode_reason: str = ""
     """Why that mode: the platforms match, differ (how), or it was asked for."""
 
@@ -45,19 +45,21 @@ class CheckResult:
         return not self.failures
 
 
-def total_runs(cases: Sequence[Case], seeds: int = 1) -> int:
-    """How many bench runs checking (seeds=1) or calibrating these cases takes."""
-    return seeds * sum(len(c.strategies) for c in cases)
+def total_runs(cases: Sequence[Case], passes: int = 1) -> int:
+    """How many bench runs `passes` passes over these cases take (a check: 1; an update: its
+    seeds and float-noise draws)."""
+    return passes * sum(len(c.strategies) for c in cases)
 
 
 def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Sequence[Case] = SUITE,
                 progress: ProgressFn | None = None, mode: str = AUTO) -> CheckResult:
     """Run the cases matching `patterns` (all if None) and compare them with DIR/regress.json,
-    strictly on the baseline's own platform and within the seed spread elsewhere (mode auto),
-    or as `mode` (strict | spread) says."""
+    strictly on the baseline's own platform and within float-noise tolerances elsewhere (mode
+    auto), or as `mode` (strict | float | spread) says."""
     cases = select_cases(patterns, tuple(suite))
     baseline = load_baseline(baseline_dir)
-    chosen, why = choose_mode(mode, baseline.fingerprint)
+    recorded = [baseline.cases[c.name] for c in cases if c.name in baseline.cases]
+    chosen, why = choose_mode(mode, baseline.fingerprint, bool(recorded) and all(c.has_float for c in recorded))
     validate_cases(list(suite))
     result = CheckResult(cases=[c.name for c in cases], rows=[], baseline=baseline_path(baseline_dir),
                          mode=chosen, mode_reason=why)
@@ -65,7 +67,7 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
         result.warnings.append(f"the baseline was written by suite version {baseline.suite_version}, this is "
                                f"version {SUITE_VERSION}: cases are compared where their definitions still match")
     now = current_versions()
-    for name in ("torch", "lionsim") if chosen == SPREAD else ():
+    for name in ("torch", "lionsim") if chosen != STRICT else ():
         if baseline.versions.get(name) != now[name]:
             result.warnings.append(f"the baseline was written with {name} {baseline.versions.get(name)}, this is "
                                    f"{now[name]}: small numeric drift is expected and within tolerance")
@@ -74,7 +76,7 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
                         for name in baseline.cases if name not in names]
     for case in cases:
         run = run_case(case, case.seed, progress)
-        rows, warnings = compare_case(run, baseline.cases.get(case.name), strict=chosen == STRICT)
+        rows, warnings = compare_case(run, baseline.cases.get(case.name), chosen)
         result.rows += rows + cross_checks(run)
         result.warnings += warnings
     return result

@@ -5,9 +5,13 @@ clearly where it does not: a case or run the baseline lacks is `missing`, one de
 differently (setting, lr, weight decay) is `outdated`; both fail and ask for `--update`.
 Cases and runs the baseline has but the suite no longer does are warnings.
 
-Metrics are compared in one of two modes (fingerprint.py): strict on the platform that
-recorded the baseline (equal to float noise, a change either way is CHANGED), spread
-elsewhere (REGRESSED past the seed-spread tolerance on the worse side).
+Metrics are compared in one of three modes (fingerprint.py): strict on the platform that
+recorded the baseline (equal to float noise, a change either way is CHANGED), float elsewhere
+(within the float-noise tolerance, either way, else CHANGED), spread when forced or without
+float tolerances (REGRESSED past the seed-spread tolerance on the worse side).
+
+A case that pins no hyperparameters (cases.py) guards the strategies' defaults: a run whose
+defaults resolved differently from the baseline's is CHANGED, whatever the mode.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import math
 
 from lionsim.regress.baseline import CaseBaseline, MetricBaseline, RunBaseline
 from lionsim.regress.metrics import HIGHER_IS_BETTER, is_better, is_worse
-from lionsim.regress.fingerprint import strict_tolerance
+from lionsim.regress.fingerprint import FLOAT, SPREAD, STRICT, strict_tolerance
 from lionsim.regress.rows import CHANGED, FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
 from lionsim.regress.runner import CaseRun
 
@@ -31,18 +35,20 @@ def _setting_diff(old: dict, new: dict) -> str:
 
 
 def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now: float,
-                   strict: bool = False) -> Row:
-    """Verdict of one metric: REGRESSED past the tolerance on the worse side, improved past it
-    on the better side, else pass. Strict (the baseline's own platform): CHANGED past float
-    noise on either side, else pass."""
+                   mode: str = SPREAD) -> Row:
+    """Verdict of one metric. Strict (the baseline's own platform) and float (another
+    platform): CHANGED past float noise on either side, else pass. Spread: REGRESSED past the
+    tolerance on the worse side, improved past it on the better side, else pass."""
     delta = now - base.value
     worse_by = -delta if metric in HIGHER_IS_BETTER else delta
-    if strict:
-        tol = strict_tolerance(base.value)
+    if mode in (STRICT, FLOAT):
+        tol = strict_tolerance(base.value) if mode == STRICT or base.noise_tol is None else base.noise_tol
         if math.isnan(now) or abs(delta) > tol:
             side = "worse" if math.isnan(now) or worse_by > 0 else "better"
-            note = (f"{metric} {side} by {abs(delta):.4g} (strict: float noise is {tol:.2g} on the platform that "
-                    f"recorded the baseline); if the change is meant, {_update_hint(case)}")
+            why = ("float noise is {tol:.2g} on the platform that recorded the baseline" if mode == STRICT else
+                   "float noise carries this metric {tol:.2g} here").format(tol=tol)
+            note = (f"{metric} {side} by {abs(delta):.4g} ({mode}: {why}); if the change is meant, "
+                    f"{_update_hint(case)}")
             return Row(case=case, run=label, metric=metric, verdict=CHANGED, baseline=base.value, now=now, tol=tol,
                        note=note, excess=math.inf if math.isnan(now) else abs(delta) / tol)
         return Row(case=case, run=label, metric=metric, verdict=PASS, baseline=base.value, now=now, tol=tol,
@@ -63,7 +69,30 @@ def compare_metric(case: str, label: str, metric: str, base: MetricBaseline, now
                tol=base.tol, note=note, excess=excess)
 
 
-def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, strict: bool) -> list[Row]:
+def _hyper_row(run: CaseRun, label: str, base: RunBaseline, now: dict) -> Row | None:
+    """A run whose (lr, weight decay, betas) differ from the baseline's: OUTDATED where the case
+    pins them (the case was redefined), CHANGED where they are the strategy's defaults."""
+    case = run.case.name
+    lr, weight_decay, betas = run.hyper[label]
+    was = {"lr": base.lr, "weight decay": base.weight_decay, "betas": base.betas}
+    is_ = {"lr": lr, "weight decay": weight_decay, "betas": tuple(betas)}
+    differ = [f"{k} {_show(was[k])} -> {_show(is_[k])}" for k in was if was[k] is not None and was[k] != is_[k]]
+    if not differ:
+        return None
+    if run.case.pinned:
+        return Row(case=case, run=label, metric="final_loss", verdict=OUTDATED, now=now["final_loss"],
+                   note=f"{', '.join(differ)} since the baseline; {_update_hint(case)}")
+    return Row(case=case, run=label, metric="defaults", verdict=CHANGED, now=now["final_loss"],
+               baseline=math.nan, excess=math.inf,
+               note=f"the strategy's default {', '.join(differ)} (for {run.case.workload}): every run at its defaults "
+                    f"trains differently now; if the change is meant, {_update_hint(case)}")
+
+
+def _show(value) -> str:
+    return ",".join(f"{v:g}" for v in value) if isinstance(value, tuple) else f"{value:g}"
+
+
+def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, mode: str) -> list[Row]:
     case = run.case.name
     if label in run.errors:
         return [Row(case=case, run=label, metric="run", verdict=FAILED, note=run.errors[label])]
@@ -71,11 +100,9 @@ def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, strict: boo
     if base is None:
         return [Row(case=case, run=label, metric="final_loss", verdict=MISSING, now=now["final_loss"],
                     note=f"no baseline for this run; {_update_hint(case)}")]
-    lr, weight_decay = run.hyper[label]
-    if (base.lr, base.weight_decay) != (lr, weight_decay):
-        return [Row(case=case, run=label, metric="final_loss", verdict=OUTDATED, now=now["final_loss"],
-                    note=f"lr/weight decay {base.lr:g}/{base.weight_decay:g} in the baseline, now "
-                         f"{lr:g}/{weight_decay:g}; {_update_hint(case)}")]
+    hyper = _hyper_row(run, label, base, now)
+    if hyper is not None and hyper.verdict == OUTDATED:
+        return [hyper]
     rows = []
     for metric in dict.fromkeys([*now, *base.metrics]):
         if metric not in base.metrics:
@@ -85,13 +112,13 @@ def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, strict: boo
             rows.append(Row(case=case, run=label, metric=metric, verdict=MISSING, baseline=base.metrics[metric].value,
                             note="metric in the baseline but not measured now"))
         else:
-            rows.append(compare_metric(case, label, metric, base.metrics[metric], now[metric], strict))
-    return rows
+            rows.append(compare_metric(case, label, metric, base.metrics[metric], now[metric], mode))
+    return ([hyper] if hyper is not None else []) + rows
 
 
-def compare_case(run: CaseRun, base: CaseBaseline | None, strict: bool = False) -> tuple[list[Row], list[str]]:
-    """(rows, warnings) for one case run against its baseline (None: the baseline lacks the case);
-    strict: to float noise (fingerprint.py), else within the seed-spread tolerances."""
+def compare_case(run: CaseRun, base: CaseBaseline | None, mode: str = SPREAD) -> tuple[list[Row], list[str]]:
+    """(rows, warnings) for one case run against its baseline (None: the baseline lacks the case),
+    in `mode` (strict, float or spread: fingerprint.py)."""
     case = run.case.name
     if base is None:
         return [Row(case=case, run=label, metric="case", verdict=MISSING,
@@ -101,7 +128,7 @@ def compare_case(run: CaseRun, base: CaseBaseline | None, strict: bool = False) 
     if base.setting != setting:
         note = f"case changed since the baseline ({_setting_diff(base.setting, setting)}); {_update_hint(case)}"
         return [Row(case=case, run=label, metric="case", verdict=OUTDATED, note=note) for label in run.labels], []
-    rows = [row for label in run.labels for row in _compare_run(run, label, base.runs.get(label), strict)]
+    rows = [row for label in run.labels for row in _compare_run(run, label, base.runs.get(label), mode)]
     warnings = [f"baseline run {case} / {label} is no longer in the suite (stale; `--update` drops it)"
                 for label in base.runs if label not in run.labels]
     return rows, warnings

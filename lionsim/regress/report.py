@@ -3,7 +3,7 @@
 JUnit: one testcase per case x run (classname `regress.CASE`, name `strategy@transport`),
 holding every metric and cross-check of that run; it fails when any of them does, with the
 numbers in the failure message. The suite's properties `mode` and `mode_reason` say which
-comparison ran (strict or spread, fingerprint.py); the Markdown says it under the title.
+comparison ran (strict, float or spread, fingerprint.py); the Markdown says it under the title.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Running a case: every strategy through `run_bench`, then the metrics of each run.
+"""Running a case: every strategy through a bench, then the metrics of each run.
 
 Runs are pinned to one intra-op torch thread: results then do not depend on the machine's
 core count (the reduction order of a multi-threaded kernel can), and the suite's tiny models
 run far faster (measured here on 2 busy cores: 20 steps of the 4-worker mlp took 0.06 s on
-one thread and 6.5 s on two, which spent the time synchronizing).
+one thread and 6.5 s on two, which spent the time synchronizing). `noise` > 0 trains with
+float-level noise of that draw (noise.py), for the float tolerances `--update` measures.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Callable, Iterator
 
 import torch
 
-from lionsim.bench import run_bench
+from lionsim.bench import Bench
 from lionsim.errors import LionsimError
 from lionsim.regress.cases import LION_FAMILY, Case
 from lionsim.regress.metrics import add_gaps, run_metrics
+from lionsim.regress.noise import with_float_noise
 from lionsim.workloads import WorkloadConfig, build_workload
 
 ProgressFn = Callable[[str], None]
@@ -66,8 +68,17 @@ def untrained_eval_loss(case: Case, seed: int) -> float:
     return workload.evaluate(workload.model)["eval_loss"]
 
 
-def run_case(case: Case, seed: int, progress: ProgressFn | None = None) -> CaseRun:
-    """Train every strategy of `case` at `seed` and measure its runs."""
+def _bench(cfg, noise: int):
+    """The bench of one run, with float noise of draw `noise` (0: none)."""
+    bench = Bench(cfg)
+    if noise:
+        bench.workload.loss = with_float_noise(bench.workload.loss, noise)
+    return bench.run()
+
+
+def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: int = 0) -> CaseRun:
+    """Train every strategy of `case` at `seed` (with float noise of draw `noise`, 0: none) and
+    measure its runs."""
     labels = run_labels(case)
     with one_thread():
         # Building the workload first fails on bad input (data, split) before any training, so
@@ -78,7 +89,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None) -> CaseR
         for strategy, label in zip(case.strategies, labels):
             result.hyper[label] = case.run_hyper(strategy)
             try:
-                bench = run_bench(case.bench_config(strategy, seed))
+                bench = _bench(case.bench_config(strategy, seed), noise)
             except LionsimError as e:
                 result.errors[label] = str(e)
             else:
@@ -87,7 +98,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None) -> CaseR
                 else:
                     result.metrics[label] = run_metrics(bench.steps)
             if progress is not None:
-                progress(f"{case.name} seed {seed}: {label}")
+                progress(f"{case.name} seed {seed}{f' noise {noise}' if noise else ''}: {label}")
     lion = next((lb for s, lb in zip(case.strategies, labels) if s.partition("@")[0] == "lion"), None)
     paired = [lb for s, lb in zip(case.strategies, labels)
               if s.partition("@")[0] in LION_FAMILY and lb != lion]

@@ -1,6 +1,7 @@
 """`lionsim regress --update`: re-measure the baselines and their tolerances, and say what changed.
 
-Each selected case runs at its fixed seed and at `seeds` more (the spread; see tolerance.py).
+Each selected case runs at its fixed seed, at `seeds` more (the spread) and at its fixed seed
+again with NOISE_DRAWS draws of float noise (the float tolerances; noise.py, tolerance.py).
 Nothing is written unless every run finished with finite metrics and the cross-checks hold
 at the fixed seed: a baseline must not record a broken algorithm. Updating some cases
 (`--case`) keeps the others' entries; updating the whole suite also drops stale cases.
@@ -14,11 +15,13 @@ from pathlib import Path
 from typing import Sequence
 
 from lionsim.errors import LionsimError
-from lionsim.regress.baseline import (Baseline, CaseBaseline, baseline_path, calibrate, current_versions,
-                                      load_baseline, save_baseline, tolerance_info)
+from lionsim.regress.baseline import (Baseline, CaseBaseline, baseline_path, current_versions, load_baseline,
+                                      save_baseline, tolerance_info)
+from lionsim.regress.calibrate import calibrate
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.crosschecks import cross_checks
 from lionsim.regress.fingerprint import fingerprint
+from lionsim.regress.noise import NOISE_DRAWS
 from lionsim.regress.runner import CaseRun, ProgressFn, run_case
 from lionsim.regress.tolerance import DEFAULT_SEEDS
 
@@ -34,6 +37,8 @@ class Change:
     new: float = math.nan
     old_tol: float = math.nan
     new_tol: float = math.nan
+    old_noise_tol: float = math.nan
+    new_noise_tol: float = math.nan
 
 
 @dataclass(slots=True)
@@ -51,6 +56,10 @@ class UpdateResult:
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else x
 
 
 def _run_problems(runs: list[CaseRun]) -> list[str]:
@@ -88,9 +97,10 @@ def _diff(old: Baseline | None, new: Baseline, updated: list[str]) -> tuple[list
                 a = before.runs[label].metrics.get(metric)
                 if a is None:
                     changes.append(Change(name, label, metric, "new metric", new=b.value, new_tol=b.tol))
-                elif a.value != b.value or a.tol != b.tol:
+                elif a.value != b.value or a.tol != b.tol or a.noise_tol != b.noise_tol:
                     kind = "changed" if a.value != b.value else "tolerance"
-                    changes.append(Change(name, label, metric, kind, a.value, b.value, a.tol, b.tol))
+                    changes.append(Change(name, label, metric, kind, a.value, b.value, a.tol, b.tol,
+                                          _nan(a.noise_tol), _nan(b.noise_tol)))
                 else:
                     unchanged += 1
             changes += [Change(name, label, m, "removed metric", old=a.value, old_tol=a.tol)
@@ -112,7 +122,8 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
     fresh: dict[str, CaseBaseline] = {}
     for case in cases:
         runs = [run_case(case, case.seed + i, progress) for i in range(seeds + 1)]
-        problems = _run_problems(runs)
+        noisy = [run_case(case, case.seed, progress, noise=draw) for draw in range(1, NOISE_DRAWS + 1)]
+        problems = _run_problems(runs) + _run_problems(noisy)
         if not problems:
             problems = [f"{case.name} / {r.run}: {r.metric} fails: {r.note}" for r in cross_checks(runs[0]) if r.failed]
         for run in runs[1:]:
@@ -121,7 +132,7 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
                                 for r in cross_checks(run) if r.failed]
         result.problems += problems
         if not problems:
-            fresh[case.name] = calibrate(runs)
+            fresh[case.name] = calibrate(runs, noisy)
     if result.problems:
         return result
     kept = dict(old.cases) if old is not None and patterns else {}
@@ -132,7 +143,8 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
     if kept and not set(kept) <= set(fresh) and old.fingerprint != here:
         platform = None  # the kept cases were recorded elsewhere: no one platform for strict mode
         result.warnings.append("cases kept from the old baseline were recorded on another platform (or an unknown "
-                               "one): the file records no fingerprint, so checks run in spread mode; a full "
+                               "one): the file records no fingerprint, so checks run in float mode (spread for cases "
+                               "without float tolerances) and never strict; a full "
                                "`lionsim regress --update` on one platform restores strict mode")
     new = Baseline(suite_version=SUITE_VERSION, tolerance=tolerance_info(), versions=current_versions(),
                    cases={name: merged[name] for name in order if name in merged}, fingerprint=platform)

@@ -218,6 +218,8 @@ def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | N
     runs differ from the steps' runs fail with a LionsimError.
     """
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise LionsimError(f"bad run directory {out_dir}: it is a file; accepted: a `lionsim bench --out` directory")
     if not out_dir.is_dir():
         raise LionsimError(f"run directory {out_dir} does not exist (expected a `lionsim bench --out` directory)")
     steps_path = out_dir / STEPS_FILE

@@ -242,6 +242,9 @@ def _reproduce(command: str | None, directory: Path) -> str:
 def write_report(directory: Path) -> Path:
     """Write DIR/report.md (and redraw DIR's plots) for a finished run or sweep; return its path."""
     directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise LionsimError(f"bad DIR {directory}: it is a file; accepted: a `lionsim bench` or `lionsim sweep` "
+                           "--out directory")
     if not directory.is_dir():
         raise LionsimError(f"report directory {directory} does not exist (expected a `lionsim bench` or "
                            f"`lionsim sweep` --out directory)")

@@ -1,11 +1,14 @@
 """A run's output directory, written whole: staged beside --out, then published.
 
 Every file of a run (CSVs, run.json, plots) is written into a hidden staging directory beside
---out (`.NAME.partial`), flushed as runs finish, and only then moved into --out: into an
-absent or empty --out as one rename (atomic), else file by file with os.replace (each atomic;
-the previous run's files of the same names are replaced, other files are left alone). A
-failure while writing (a full disk) leaves --out as it was and removes the staging directory;
-a run that fails part way publishes what finished, marked in run.json.
+--out (`.NAME.partial`), made (and written to once) before any work, so an --out that cannot
+be written is refused up front; files are flushed as runs finish and only then moved into
+--out: into an absent or empty --out as one rename (atomic), else file by file with os.replace
+(each atomic), after clearing the files lionsim wrote there before (a previous run's, which
+the command's --out check allowed: --overwrite or --resume; lionsim.reports.outdir says which
+files are lionsim's, and never touches any other). A failure
+while writing (a full disk) leaves --out as it was and removes the staging directory; a run
+that fails part way publishes what finished, marked in run.json.
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from typing import Callable
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import WriteError, write_failed
+from lionsim.reports.outdir import clear, held
+
+
+PROBE = ".lionsim-probe"
 
 
 class RunDir:
@@ -25,6 +32,22 @@ class RunDir:
     def __init__(self, out: Path) -> None:
         self.out = Path(out)
         self.stage = self.out.parent / f".{self.out.name or 'out'}.partial"
+        self._made: list[Path] = []
+
+    def prepare(self) -> None:
+        """Before any work: a fresh staging directory, written to once, or one line saying why not
+        (a read-only or missing file system, no permission) with nothing left behind."""
+        self.discard()  # what a killed run left
+        missing = [p for p in self.stage.parents if not p.exists()]
+        try:
+            self.stage.mkdir(parents=True)
+            self._made = missing  # deepest first: removed again if nothing is published (abandon)
+            (self.stage / PROBE).write_bytes(b"")
+            (self.stage / PROBE).unlink()
+        except OSError as e:
+            self.abandon()
+            raise LionsimError(f"bad --out {self.out}: cannot write beside it ({self.stage}: {e.strerror or e}); "
+                               "accepted: a directory this user may create and write") from None
 
     def write(self, write: Callable[[Path], list[Path]]) -> list[Path]:
         """Call `write(stage_dir)`; a full disk or any OS error becomes one LionsimError line."""
@@ -43,12 +66,16 @@ class RunDir:
         names = sorted(p.name for p in self.stage.iterdir()) if self.stage.is_dir() else []
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
+            if self.out.is_dir():
+                clear(self.out, held(self.out).ours)  # a previous run's files: none of this run's may mix with them
             if not self.out.exists() or (self.out.is_dir() and not any(self.out.iterdir())):
                 if self.out.exists():
                     self.out.rmdir()
                 os.rename(self.stage, self.out)
             else:
                 for name in names:
+                    if (self.out / name).is_dir() and not (self.out / name).is_symlink():
+                        shutil.rmtree(self.out / name)  # os.replace cannot replace a directory that holds files
                     os.replace(self.stage / name, self.out / name)
                 self.discard()
         except OSError as e:
@@ -57,3 +84,12 @@ class RunDir:
 
     def discard(self) -> None:
         shutil.rmtree(self.stage, ignore_errors=True)
+
+    def abandon(self) -> None:
+        """Nothing will be published: the staging directory goes, and the parents `prepare` made."""
+        self.discard()
+        for parent in getattr(self, "_made", []):
+            try:
+                parent.rmdir()
+            except OSError:
+                break

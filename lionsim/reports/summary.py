@@ -4,13 +4,17 @@ Definitions (also printed under the summary table):
 - final_loss: the trailing mean of the last ceil(10%) of a run's steps (at least one step),
   so one noisy step does not decide the ranking.
 - speedup: baseline mean step_s / this run's mean step_s.
-- target_loss: `--target-loss` if given; else TARGET_FRACTION (90%) of the way from the initial
-  loss (step 1: the same for every run, same model and batches) down to the worst run's best
-  smoothed loss, so every run that did not diverge reaches it. Smoothing is a trailing mean
-  over final_window(the longest run) steps, the same window for every run.
+- target_loss: `--target-loss` if given; else the baseline run's smoothed loss at
+  TARGET_POINT (90%) of its steps (step 90 of 100): a loss the baseline itself reaches, late in
+  its run, so "to target" asks which runs get where the baseline got, and how much sooner. It
+  depends on the baseline alone: adding a strategy that trains badly moves nothing (a target
+  set by the worst run did: one poor run made every speedup meaningless). Smoothing is a
+  trailing mean over final_window(the longest run) steps, the same window for every run. A
+  diverged baseline sets no target (NaN). `target_rule` says in words where it came from.
 - time_to_target_s / steps_to_target: modelled wall clock and steps at the first step whose
-  smoothed loss is <= target_loss (NaN: never reached); time_to_target_speedup: the
-  baseline's time to target / this run's.
+  smoothed loss is <= target_loss; target_reached: whether that step exists. A run that never
+  gets there has NaN times and NaN speedup, shown as "not reached" (never a speedup);
+  time_to_target_speedup: the baseline's time to target / this run's.
 - diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
 - comm_measured_s, comm_model_error: on a real backend, the mean measured comm per step (each
   call's slowest rank, summed: steps.csv's comm_measured_s) over the steps past the warm-up
@@ -37,7 +41,7 @@ from lionsim.reports.columns import RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COL
 UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement")
 """steps.csv columns a summary averages when a run has them."""
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
-TARGET_FRACTION = 0.9  # the default target: this far from the initial loss to the worst run's best
+TARGET_POINT = 0.9  # the default target: the baseline's smoothed loss this far through its steps
 
 
 def final_window(n_steps: int) -> int:
@@ -117,16 +121,18 @@ def _reach(rows: pd.DataFrame, target: float, window: int) -> tuple[float, float
     return float(rows.loc[first, "sim_time_s"]), float(rows.loc[first, "step"])
 
 
-def default_target(runs: list[tuple[str, pd.DataFrame]], window: int) -> float:
-    """TARGET_FRACTION of the way from the initial loss to the worst (non-diverged) run's best.
-    The initial loss is step 1's, before any update: the same for every run of a bench (the
-    highest, should runs of different starts be summarized together)."""
-    initial = max(float(rows["loss"].iloc[0]) for _, rows in runs)
-    bests = [float(smooth(rows["loss"], window).min()) for _, rows in runs if not _diverged(rows)]
-    if not bests or not math.isfinite(initial):
-        return math.nan
-    worst_best = max(bests)
-    return initial - TARGET_FRACTION * max(0.0, initial - worst_best)
+def target_step(n_steps: int) -> int:
+    """The step whose smoothed loss the default target is: ceil(TARGET_POINT x steps), at least 1."""
+    return max(1, math.ceil(TARGET_POINT * n_steps - 1e-9))
+
+
+def default_target(label: str, rows: pd.DataFrame, window: int) -> tuple[float, str]:
+    """(target, rule): the baseline's smoothed loss at target_step of its steps; NaN if it diverged."""
+    if _diverged(rows):
+        return math.nan, f"none: the baseline {label} diverged"
+    at = target_step(len(rows))
+    curve = smooth(rows["loss"], window)
+    return float(curve.iloc[at - 1]), f"{label}'s loss at step {int(rows['step'].iloc[at - 1])} of {len(rows)}"
 
 
 def _diverged(rows: pd.DataFrame) -> bool:
@@ -160,7 +166,10 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
     strategies = [rows["strategy"].iloc[0] for _, rows in runs]
     base = pick_baseline(labels, strategies, baseline)
     window = final_window(max(len(rows) for _, rows in runs))
-    target = default_target(runs, window) if target_loss is None else float(target_loss)
+    if target_loss is None:
+        target, rule = default_target(*runs[base], window)
+    else:
+        target, rule = float(target_loss), "--target-loss"
     base_rows = runs[base][1]
     base_step_s = float(base_rows["step_s"].mean())
     base_ttt, _ = _reach(base_rows, target, window)
@@ -195,6 +204,8 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
         ttt, steps_to = _reach(rows, target, window)
         record["speedup"] = _ratio(base_step_s, record["step_s"])
         record["target_loss"] = target
+        record["target_rule"] = rule
+        record["target_reached"] = not math.isnan(ttt)
         record["time_to_target_s"] = ttt
         record["steps_to_target"] = steps_to
         record["time_to_target_speedup"] = _ratio(base_ttt, ttt)

@@ -49,25 +49,29 @@ def _bytes(n: float) -> str:
     return f"{n:.3g}B"
 
 
-def fold_run(strategy: str, transport: str, width: int) -> str:
-    """A run label in lines of at most `width`, broken only at its '@' (the transport starts a
-    line) and after a '-' (`@sparse-` / `allgather`), never inside a word."""
-    lines: list[str] = []
-    for part in (strategy, f"@{transport}"):
-        pieces = [p + "-" for p in part.split("-")]
-        pieces[-1] = pieces[-1][:-1]
-        line = ""
-        for piece in pieces:
-            if line and len(line) + len(piece) > width:
-                lines.append(line)
-                line = ""
-            line += piece
-        lines.append(line)
-    return "\n".join(lines)
+def fold_run(strategy: str, transport: str, width: int | None = None) -> str:
+    """A run label in two lines, strategy then @transport, each whole: names are never split
+    inside (`@packed-` / `allreduce` read as two words). `width` is kept for callers; the
+    column is made wide enough instead (run_width)."""
+    return f"{strategy}\n@{transport}"
+
+
+def run_width(labels: list[tuple[str, str]], minimum: int) -> int:
+    """Width of a run column that holds every strategy and @transport line whole."""
+    return max([minimum, *(len(s) for s, _ in labels), *(len(t) + 1 for _, t in labels)])
 
 
 def _times(x: float) -> str:
     return "-" if _isnan(x) else f"{x:.2f}x"
+
+
+def _to_target(row) -> str:
+    """A run's time-to-target speedup; "not reached" (two lines) for a run that never got there,
+    "n/a" where no target was set (a diverged baseline)."""
+    if _isnan(getattr(row, "target_loss", math.nan)):
+        return "n/a"
+    reached = getattr(row, "target_reached", not _isnan(row.time_to_target_s))
+    return _times(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not\nreached"
 
 
 def _values(summary: pd.DataFrame, col: str) -> str:
@@ -82,13 +86,15 @@ def _context(summary: pd.DataFrame) -> str:
 
 def _target_note(summary: pd.DataFrame) -> str:
     if "target_loss" not in summary.columns or summary["target_loss"].isna().all():
-        return "to tgt: - (no target)"
-    return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} "
-            "(trailing mean; - never reached)")
+        rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else "no target"
+        return f"to tgt: n/a ({rule})"
+    rule = f"{summary['target_rule'].iloc[0]}, " if "target_rule" in summary.columns else ""  # older summaries: none
+    return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} ({rule}"
+            "trailing mean); not reached: the run never got there")
 
 
 RUN_WIDTH = 15
-"""Characters of the run column (labels fold at '@' and '-' to fit it: fold_run)."""
+"""Least characters of the run column (it widens to hold the longest name whole: run_width)."""
 
 
 def summary_table(summary: pd.DataFrame) -> Table:
@@ -114,7 +120,8 @@ def summary_table(summary: pd.DataFrame) -> Table:
         padding=(0, 0),  # the box draws one space between columns
         pad_edge=False,
     )
-    table.add_column("run", overflow="fold", min_width=RUN_WIDTH, max_width=RUN_WIDTH)
+    width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
@@ -126,7 +133,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
         table.add_row(
-            fold_run(f"{row.strategy}{star}", row.transport, RUN_WIDTH),
+            fold_run(f"{row.strategy}{star}", row.transport),
             _num(row.final_loss, ".3f"),
             evaluated,
             _ms(row.compute_s),
@@ -137,7 +144,7 @@ def summary_table(summary: pd.DataFrame) -> Table:
             _bytes(row.wire_bytes),
             f"{_num(row.bits_per_param_up, '.2g')}/{_num(row.bits_per_param_down, '.2g')}",
             _times(row.speedup),
-            _times(row.time_to_target_speedup),
+            _to_target(row),
         )
     return table
 

@@ -18,7 +18,6 @@ import pandas as pd
 from lionsim.bench import MEASURED, BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
-from lionsim.sweep.cells import grid_cells
 from lionsim.sweep.config import GRID_FIELDS, SweepConfig
 from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
 from lionsim.sweep.shards import PARTS_DIR, part_roots

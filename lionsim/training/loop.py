@@ -17,7 +17,10 @@ Per step, top to bottom:
     -> evaluation on held-out data every eval_every steps (process 0, untimed)
 
 A non-finite loss or gradient on any worker ends the run at that step: the step is recorded
-with its loss and the run is marked diverged. The loop only measures; lionsim.training.booking
+with its loss and the run is marked diverged. A stop asked for on any process (`stop`: SIGINT
+or SIGTERM, lionsim.training.stop) travels in the same exchange, so every process drops the
+step under way together and raises RunStopped with its state after the last finished step
+(lionsim.training.checkpoint); `resume` continues a run from such a state. The loop only measures; lionsim.training.booking
 turns the records into the time columns.
 """
 
@@ -39,6 +42,7 @@ from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
+from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 from lionsim.workloads import Workload
@@ -108,17 +112,29 @@ DelayFn = Callable[[int, float], float]
 """delay(step, seconds this process's gradients took) -> seconds to sleep before the step goes on."""
 
 
+class RunStopped(KeyboardInterrupt):
+    """A stop was asked for: the run ended at a step boundary; `checkpoint` continues it."""
+
+    def __init__(self, checkpoint: RunCheckpoint) -> None:
+        super().__init__(f"stopped after step {checkpoint.step} of {checkpoint.label}")
+        self.checkpoint = checkpoint
+
+
 def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, strategy_cfg: StrategyConfig,
               steps: int, eval_every: int, count_kernels: bool = False, on_step: StepFn | None = None,
-              on_record: Callable[[RunRecord], None] | None = None, delay: DelayFn | None = None) -> RunRecord:
-    """Train `run` from the `initial` state for `steps` steps with this process's workers.
+              on_record: Callable[[RunRecord], None] | None = None, delay: DelayFn | None = None,
+              stop: Callable[[], bool] | None = None, resume: RunCheckpoint | None = None) -> RunRecord:
+    """Train `run` from the `initial` state (or from `resume`'s step) up to step `steps` with
+    this process's workers.
 
     `on_record` receives the record before the first step, so a caller holds it (and every
     step finished so far) even if a step fails. `delay` makes a real process a straggler: it
-    sleeps inside the step's compute (--compute-spread on gloo/nccl)."""
+    sleeps inside the step's compute (--compute-spread on gloo/nccl). `stop()` true on any
+    process ends the run at the next step boundary with RunStopped."""
     comm = place.comm
     torch.manual_seed(strategy_cfg.seed)  # strategies draw from their own generators; this pins any other use
-    workload.model.load_state_dict(initial)  # every run starts from the same model; batches are stateless
+    # every run starts from the same model (batches are stateless), a resumed one from its checkpoint
+    workload.model.load_state_dict(initial if resume is None else resume.model)
     params, layout = flatten_parameters(workload.model)
     strategy = run.strategy_class(strategy_cfg, layout, comm)
     strategy.start(params)
@@ -126,13 +142,17 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     transport.check(strategy.payload_spec(), comm.world_size)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
                        params=layout.numel)
+    if resume is not None:
+        resume.restore(strategy, record)
+        resume.restore_rng(place.device)
     if on_record is not None:
         on_record(record)
     grads = torch.zeros(comm.local_workers, layout.numel, device=place.device)  # [w, P]
     used = torch.zeros(layout.segments, dtype=torch.bool)  # [T]: tensors some worker has a gradient for
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
-    for step in range(1, steps + 1):
+    for step in range(1 if resume is None else resume.step + 1, steps + 1):
+        rng = _rng_state(place.device)  # what a checkpoint after the previous step restores
         batches = workload.batches(step - 1, place.workers, place.device)
         replicas = None if strategy.replicas is None else Replicas(params, strategy.replicas)
         used.zero_()
@@ -141,7 +161,11 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
             if delay is not None:
                 time.sleep(delay(step, time.perf_counter() - started))
-        status = worker_status(comm, losses, grads)  # [W, 2]: loss, finite
+        status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
+        if bool(status[:, 2].any()):  # every process sees the same flags: all stop here
+            comm.take_log()
+            raise RunStopped(RunCheckpoint.take(run.label, step - 1, workload.model, strategy, rng[0], record,
+                                                cuda_rng=rng[1]))
         # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
         frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
@@ -166,8 +190,16 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     return record
 
 
-def worker_status(comm: Comm, losses: list[float], grads: torch.Tensor) -> torch.Tensor:
-    """[W, 2] float64 on every process: each worker's loss and whether it and its gradient are finite."""
+def worker_status(comm: Comm, losses: list[float], grads: torch.Tensor,
+                  stop: Callable[[], bool] | None = None) -> torch.Tensor:
+    """[W, 3] float64 on every process: each worker's loss, whether it and its gradient are
+    finite, and whether its process was asked to stop."""
     local = torch.tensor(losses, dtype=torch.float64, device=grads.device)
     finite = torch.isfinite(local) & torch.isfinite(grads).all(dim=1)
-    return comm.exchange_control(torch.stack([local, finite.to(torch.float64)], dim=1)).cpu()
+    asked = torch.full_like(local, float(stop is not None and stop()))
+    return comm.exchange_control(torch.stack([local, finite.to(torch.float64), asked], dim=1)).cpu()
+
+
+def _rng_state(device: torch.device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """torch's global random state (CPU, and the device's on CUDA)."""
+    return torch.get_rng_state(), torch.cuda.get_rng_state(device) if device.type == "cuda" else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import os
 import platform
 import socket
 import subprocess
@@ -39,11 +40,12 @@ def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None) -> dict:
 
 def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,
                  started: float, status: str, error: str | None, hosts: list[dict] | None = None,
-                 comm_model: str | None = None) -> dict:
+                 comm_model: str | None = None, resumed: tuple[dict, dict] | None = None) -> dict:
     """run.json of a bench: `options` is its BenchConfig.to_dict(), `runs` its run_entry()s,
     `timing` its timing_notes(), `started` a time.time(); on a real backend `hosts` where its
-    ranks ran (lionsim.launch.hosts) and `comm_model` what priced comm_model_s (priced_by)."""
-    return {
+    ranks ran (lionsim.launch.hosts) and `comm_model` what priced comm_model_s (priced_by);
+    `resumed`: the interrupted run's run.json and this resume's note (lionsim.resume)."""
+    record = {
         "command": "bench",
         "status": status,
         "error": error,
@@ -64,6 +66,31 @@ def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Wor
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": torch.get_num_threads(),
                  "processor": platform.processor() or platform.machine()},
     }
+    if options["backend"] != "sim":  # what the measured collectives crossed (the plots name it)
+        record["ranks_on_one_host"] = len(by_host(hosts)) == 1 if hosts else ranks_on_one_host()
+    if resumed is not None:  # the first session's start, every session's time, each resume's point
+        earlier, note = resumed
+        record["started"] = earlier.get("started", record["started"])
+        record["duration_s"] = round(record["duration_s"] + float(earlier.get("duration_s") or 0.0), 3)
+        record["resumed"] = [*earlier.get("resumed", []), note]
+    return record
+
+
+def ranks_on_one_host() -> bool:
+    """Whether every rank of a real backend runs on this host: lionsim started them itself (no
+    launcher's WORLD_SIZE), or the launcher put all of them here (LOCAL_WORLD_SIZE = WORLD_SIZE)."""
+    world = os.environ.get("WORLD_SIZE")
+    return world is None or os.environ.get("LOCAL_WORLD_SIZE") == world
+
+
+def resolved_runs(cfg) -> list[dict]:
+    """Every run of a BenchConfig with the hyperparameters it trains with (none diverged yet)."""
+    return [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), None) for run in cfg.validate()]
+
+
+def resolved_config(cfg, runs: list[dict] | None = None) -> dict:
+    """A BenchConfig's options as run.json's `config` records them (what `--resume` compares)."""
+    return replayable_config(cfg.to_dict(), resolved_runs(cfg) if runs is None else runs)
 
 
 def replayable_config(options: dict, runs: list[dict]) -> dict:

@@ -51,14 +51,14 @@ def _marker(marker: str, col: str) -> Line2D:
                   markeredgewidth=0.5, markersize=6)
 
 
-def breakdown_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
+def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | None = None) -> list[Path]:
     labels = [label for label, _ in runs]
     cols, means, step, hidden = _parts(runs)
     stacked = sum(means[c] for c in cols)
     scale, unit = time_unit(float(max((stacked + hidden).max(), step.max(), 1e-12)))
     n = len(labels)
     fig, (absolute, share, log) = figure(
-        "Mean time per step, by part", context(steps), ncols=3, sharey=True,
+        "Mean time per step, by part", subtitle or context(steps), ncols=3, sharey=True,
         size=(15.0, max(3.6, 1.9 + 0.45 * n)), gridspec_kw={"width_ratios": [1.25, 1.0, 1.0]})
     y = np.arange(n)
     left = np.zeros(n)

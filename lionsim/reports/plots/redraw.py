@@ -44,6 +44,8 @@ def _expected() -> str:
 def detect_kind(path: Path) -> str:
     """The kind of directory `path` is (KINDS), by the files present; fails in one line if none."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise LionsimError(f"bad DIR {path}: it is a file; accepted: a directory holding {_expected()}")
     if not path.is_dir():
         raise LionsimError(f"directory {path} does not exist; expected one holding {_expected()}")
     for kind, files in KINDS.items():
@@ -129,10 +131,10 @@ def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
     if baseline is not None and kind != "run":
         raise LionsimError(f"--baseline applies to a run directory; {path} is a {kind} directory")
     if kind == "run":
-        steps, summary, _meta = load_run(path)
+        steps, summary, meta = load_run(path)
         if summary is None or baseline is not None:
             summary = summarize(steps, baseline=baseline)
-        return kind, plot_run(path, steps, summary)
+        return kind, plot_run(path, steps, summary, meta)
     if kind == "sweep":
         summary = read_table(path / "sweep_summary.csv", SUMMARY_NEEDS)
         steps = read_table(path / "sweep_steps.csv", STEPS_NEEDS)

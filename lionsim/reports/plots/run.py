@@ -22,9 +22,10 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
-from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, context, display_label, figure,
+from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
                                          human_bytes, legend_outside, overlapping, run_styles, save, time_unit,
                                          twin_name)
+from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
@@ -84,10 +85,37 @@ def _cap_divergence(ax: Axes, runs) -> None:
     ax.set_ylim(low - 0.05 * (cap - low), cap)
 
 
-def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Path]:
-    """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds."""
+def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: str, scale: float) -> list:
+    """The time-to-target loss as a dotted line, named with where it came from, and where each
+    run reaches it (its smoothed loss, the table's definition: a trailing mean over 10% of the
+    steps, heavier than the lines' light smoothing) as a bar on the line in the run's colour."""
+    if summary is None or "target_loss" not in summary.columns or summary["target_loss"].isna().all():
+        return []
+    target = float(summary["target_loss"].iloc[0])
+    rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else None  # older summaries: no rule
+    line = ax.axhline(target, color="black", linestyle=":", linewidth=1.2, zorder=1)
+    line.set_label(f"target {target:.4g}" + (f"\n({rule})" if isinstance(rule, str) else ""))
+    at = "steps_to_target" if x_col == "step" else "time_to_target_s"
+    reached = False
+    for row in summary.itertuples(index=False):
+        x = getattr(row, at, math.nan)
+        if x == x:  # reached (NaN: never)
+            reached = True
+            ax.plot([x / scale], [target], marker="|", markersize=16, markeredgewidth=2.5, zorder=4,
+                    color=styles[run_label(row.strategy, row.transport)]["color"])
+    if not reached:
+        return [line]
+    mark = Line2D([], [], color="grey", marker="|", markersize=12, markeredgewidth=2.5, linestyle="none",
+                  label="reaches the target\n(trailing mean, as the table)")
+    return [line, mark]
+
+
+def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: pd.DataFrame | None = None,
+               meta: dict | None = None) -> list[Path]:
+    """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds, and
+    the time-to-target loss."""
     scale, xlabel, words = _x_axis(steps, x_col)
-    fig, (ax,) = figure(f"Training loss vs {words}", context(steps))
+    fig, (ax,) = figure(f"Training loss vs {words}", subtitle(steps, meta))
     same = twins(runs, "loss", x_col)
     handles, has_eval, has_raw = [], False, False
     for k, (label, rows) in enumerate(runs):
@@ -113,6 +141,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Pa
                               markeredgecolor="black", markeredgewidth=0.4, label="eval loss"))
     if has_raw:
         handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=0.8, label="raw (per step)"))
+    handles += _target_line(ax, summary, styles, x_col, scale)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss (mean over workers)")
     if x_col == "step":
@@ -123,11 +152,11 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Pa
     return save(fig, path)
 
 
-def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> list[Path]:
+def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: dict | None = None) -> list[Path]:
     """Eval accuracy against step or wall clock: against the clock, this is time to accuracy."""
     scale, xlabel, words = _x_axis(steps, x_col)
     title = "Eval accuracy vs step" if x_col == "step" else f"Time to accuracy: eval accuracy vs {words}"
-    fig, (ax,) = figure(title, context(steps))
+    fig, (ax,) = figure(title, subtitle(steps, meta))
     evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
     evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
     same = twins(evaluated, "eval_acc", x_col)
@@ -143,51 +172,45 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path) -> lis
     return save(fig, path)
 
 
-def _bytes_plot(runs, styles, baseline, steps, path: Path) -> list[Path]:
-    """Bytes one worker sends per step, per run: the mean as a bar (log axis), min-max whiskers."""
+def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = None) -> list[Path]:
+    """Bytes one worker sends per step, per run: the mean as a bar on a linear axis from zero
+    (so bar lengths compare as the byte counts do), min-max whiskers, each labelled with its
+    bytes, bits per parameter and its ratio to the baseline's bytes."""
     labels = [label for label, _ in runs]
     mean = [float(rows["wire_bytes"].mean()) for _, rows in runs]
     low = [float(rows["wire_bytes"].min()) for _, rows in runs]
     high = [float(rows["wire_bytes"].max()) for _, rows in runs]
-    fig, (ax,) = figure("Bytes sent per worker per step", context(steps),
+    base = mean[labels.index(baseline)] if baseline in labels else mean[0]
+    fig, (ax,) = figure("Bytes sent per worker per step", subtitle(steps, meta),
                         size=(10.0, max(3.2, 1.6 + 0.42 * len(labels))))
     y = np.arange(len(labels))
-    positive = [v > 0 for v in mean]
-    log = any(positive)
     for i, label in enumerate(labels):
-        if mean[i] > 0 or not log:
-            ax.barh(i, mean[i], height=0.6, color=styles[label]["color"], alpha=0.85)
+        ax.barh(i, mean[i], height=0.6, color=styles[label]["color"], alpha=0.85)
         if high[i] > low[i]:  # the bytes vary over steps: show the range
             ax.errorbar(mean[i], i, xerr=[[mean[i] - low[i]], [high[i] - mean[i]]], color="black", capsize=3,
                         linewidth=0.8)
-    if log:
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(BYTES_FORMATTER)
     top = max(max(high), 1.0)
     for i, (label, rows) in enumerate(runs):
         bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
-        ax.text(max(high[i], 1.0) * (1.15 if log else 1.0) + (0 if log else 0.01 * top), i,
-                f"{human_bytes(mean[i])}  ({bits})", va="center", fontsize=8)
-    if log:
-        lo = min(v for v in low + mean if v > 0)
-        ax.set_xlim(lo / 3.0, top * 40.0)  # room for the text
-    else:
-        ax.set_xlim(0, 1.0)
+        ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
+        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center", fontsize=8)
+    ax.set_xlim(0, top * 1.9)  # room for the text
+    ax.xaxis.set_major_formatter(BYTES_FORMATTER)
     ax.set_yticks(y, [display_label(label, baseline) for label in labels])
     for tick, label in zip(ax.get_yticklabels(), labels):
         tick.set_color(styles[label]["color"])
     ax.invert_yaxis()
     ax.grid(False, axis="y")
-    ax.set_xlabel("bytes per worker per step (log scale; bar: mean, whiskers: min-max over steps)"
-                  if log else "bytes per worker per step")
+    ax.set_xlabel("bytes per worker per step (linear axis from 0; bar: mean, whiskers: min-max over steps)")
     return save(fig, path)
 
 
-def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame) -> list[Path]:
+def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: dict | None = None) -> list[Path]:
     """Draw a run's plots into out_dir (PNG and SVG each); return their paths:
     loss_vs_time, loss_vs_step, time_breakdown, bytes_per_step, step_time_distribution
     (lionsim.reports.plots.steptimes), and where accuracy was evaluated eval_acc_vs_time and
-    eval_acc_vs_step."""
+    eval_acc_vs_step. `meta` (run.json) names the data split, momentum sync and measured link
+    in the titles."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = split_runs(steps)
@@ -198,13 +221,13 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame) -> list[
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     styles = run_styles(labels, baseline)
     paths = [
-        *_loss_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "loss_vs_time.png"),
-        *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png"),
-        *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png"),
-        *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png"),
+        *_loss_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "loss_vs_time.png", summary, meta),
+        *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png", summary, meta),
+        *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta)),
+        *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png", meta),
         *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png"),
     ]
     if steps["eval_acc"].notna().any():
-        paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png")
-        paths += _eval_acc_plot(runs, styles, baseline, steps, "step", out_dir / "eval_acc_vs_step.png")
+        paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png", meta)
+        paths += _eval_acc_plot(runs, styles, baseline, steps, "step", out_dir / "eval_acc_vs_step.png", meta)
     return paths

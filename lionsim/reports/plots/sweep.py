@@ -16,7 +16,6 @@ network.
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from lionsim.reports.columns import run_label
+from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, ordered_labels,
                                          overlapping, run_styles, save, twin_name)
 
@@ -246,16 +246,12 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
     return save(fig, path)
 
 
-def _stem(name: str, workload: str, several: bool) -> str:
-    return f"{name}_{re.sub(r'[^A-Za-z0-9._-]', '_', workload)}" if several else name
-
-
 def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataFrame) -> list[Path]:
     """Draw a sweep's plots into out_dir (PNG and SVG each; per workload, suffixed, if several):
     speedup_vs_bandwidth, time_to_target_speedup_vs_bandwidth, speedup_vs_workers,
-    time_to_target_speedup_vs_workers, loss_vs_step,
-    and where accuracy was evaluated eval_acc_vs_step and accuracy_by_workers (else
-    final_loss_by_workers)."""
+    time_to_target_speedup_vs_workers (each only with two or more values on its axis:
+    skipped_plots), loss_vs_step, and where accuracy was evaluated eval_acc_vs_step and
+    accuracy_by_workers (else final_loss_by_workers)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary, steps = _labelled(sweep_summary), _labelled(sweep_steps)
@@ -263,6 +259,7 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
     labels = ordered_labels(summary["label"], baseline)
     styles = run_styles(labels, baseline)  # one style per run across every plot and workload
     workloads = list(dict.fromkeys(summary["workload"]))
+    skip = {name for name, _ in skipped_plots(summary)}
     paths: list[Path] = []
     for workload in workloads:
         s = summary[summary["workload"] == workload]
@@ -270,17 +267,17 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
         wl = [l for l in labels if l in set(s["label"])]
 
         def target(name: str) -> Path:
-            return out_dir / f"{_stem(name, workload, len(workloads) > 1)}.png"
+            return out_dir / f"{stem(name, workload, len(workloads) > 1)}.png"
 
-        paths += _speedup_plot(s, wl, styles, baseline, "bandwidth_GBps", "workers", "speedup",
-                               "Step-time speedup vs network bandwidth", target("speedup_vs_bandwidth"))
-        paths += _speedup_plot(s, wl, styles, baseline, "bandwidth_GBps", "workers", "time_to_target_speedup",
-                               "Time-to-target speedup vs network bandwidth",
-                               target("time_to_target_speedup_vs_bandwidth"))
-        paths += _speedup_plot(s, wl, styles, baseline, "workers", "network", "speedup",
-                               "Step-time speedup vs workers", target("speedup_vs_workers"))
-        paths += _speedup_plot(s, wl, styles, baseline, "workers", "network", "time_to_target_speedup",
-                               "Time-to-target speedup vs workers", target("time_to_target_speedup_vs_workers"))
+        for x, by, (step_plot, target_plot, _, _), words in (("bandwidth_GBps", "workers", AXES["bandwidth_GBps"],
+                                                                "network bandwidth"),
+                                                               ("workers", "network", AXES["workers"], "workers")):
+            if target(step_plot).stem in skip:
+                continue
+            paths += _speedup_plot(s, wl, styles, baseline, x, by, "speedup", f"Step-time speedup vs {words}",
+                                   target(step_plot))
+            paths += _speedup_plot(s, wl, styles, baseline, x, by, "time_to_target_speedup",
+                                   f"Time-to-target speedup vs {words}", target(target_plot))
         if not st.empty:
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
                                  "Training loss vs step", target("loss_vs_step"))

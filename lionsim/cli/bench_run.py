@@ -1,0 +1,68 @@
+"""`lionsim bench` on the simulator: train, and on SIGINT or SIGTERM stop at a step boundary
+and keep everything that finished, with the state `--resume` continues from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lionsim.cli.app import console, fail
+from lionsim.cli.progress import step_progress
+
+
+def run_here(cfg, out: Path, labels: list[str], resume: bool):
+    """Train every run of `cfg` in this process and publish it into `out`; return (result,
+    files). An interruption publishes what finished and exits 2 with one line."""
+    from lionsim.bench import Bench
+    from lionsim.reports.publish import RunDir
+    from lionsim.reports.writing import publish_result
+    from lionsim.resume import load_resume
+    from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+
+    kept = load_resume(out, cfg) if resume else None
+    bench = Bench(cfg, resume=kept)  # bad data or a bad network fail here, before anything is made
+    target = RunDir(out)
+    target.prepare()  # --out is writable: checked before anything trains
+    request = StopRequest()
+    try:
+        with stop_at_step_boundary(request, note=to_stderr), step_progress(console, labels, cfg.steps) as progress:
+            result = bench.run(progress, stop=request)
+    except KeyboardInterrupt:
+        fail(interrupted(bench, target, request))
+    except BaseException:  # a failure that is not a result: nothing was published, nothing is left
+        target.abandon()
+        raise
+    result.meta["config"]["out"] = str(out)
+    try:
+        files = publish_result(target, result)
+    except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
+        target.discard()
+        publish_result(target, result, plots=False)
+        fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
+             f"`lionsim plot {out}` draws them")
+    return result, files
+
+
+def interrupted(bench, target, request) -> str:
+    """Publish what an interrupted bench finished (and the state of the run it stopped in);
+    return the line that says so."""
+    from lionsim.reports.writing import publish_result
+    from lionsim.training.checkpoint import save_checkpoint
+
+    how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
+    partial = bench.result(status="interrupted", error=how)
+    partial.meta["config"]["out"] = str(target.out)
+    if not len(partial.steps):
+        target.abandon()
+        return f"{how}: no results were written"
+    checkpoint = bench.state_to_keep()
+    if checkpoint is not None:
+        save_checkpoint(target.stage, 0, checkpoint)
+    publish_result(target, partial, plots=False)
+    return f"{how}: {len(partial.steps)} finished steps kept in {target.out}; {continues(bench, checkpoint)}"
+
+
+def continues(bench, checkpoint) -> str:
+    """What `--resume` will do, in words."""
+    if checkpoint is not None:
+        return f"the same command with --resume continues {checkpoint.label} from step {checkpoint.step + 1}"
+    return "the same command with --resume trains the runs that did not finish"

@@ -1,0 +1,38 @@
+"""README blocks from `lionsim estimate`: pure modelling, the same on any machine, so each block
+runs its command (as a user would, 80 columns off a terminal) every time it renders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from lionsim.docs.blocks import BLOCKS, Block
+from lionsim.errors import LionsimError
+
+COMMANDS = {
+    "estimate-dlion-paper": ["--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+                             "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce",
+                             "-s", "dlion-mavo@int8-allreduce"],
+    "estimate-lioncub": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--network",
+                         "h100x8-10gbe", "--device", "h100", "-s", "lion@fp32-allreduce", "-s", "dlion-mavo@a2a-1bit"],
+}
+"""Each block's `lionsim estimate` arguments (the README shows the same command above the block)."""
+
+
+def table(args: list[str]) -> str:
+    """The breakdown table `lionsim estimate ARGS` prints, without its title and footnote (the
+    README's prose says what the columns are), indented as a code block."""
+    done = subprocess.run([sys.executable, "-m", "lionsim", "estimate", *args], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "COLUMNS": "80"})
+    if done.returncode != 0:
+        raise LionsimError(f"lionsim estimate {' '.join(args)} failed: {done.stderr.strip()}")
+    lines = done.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["run", "compute"])
+    end = next(i for i in range(head + 1, len(lines)) if not lines[i].strip())
+    rows = [line for line in lines[head:end] if not set(line.strip()) <= {"─", "━"}]
+    return "\n".join(("    " + line).rstrip() for line in rows) + "\n"
+
+
+for _name, _args in COMMANDS.items():
+    BLOCKS.add(_name, Block(_name, lambda args=_args: "\n" + table(args) + "\n"))

@@ -1,0 +1,123 @@
+"""What an --out directory already holds, and whether a command may write there.
+
+A command writes into an absent or empty --out. A directory holding lionsim's results of
+another run (or of this one: a complete run is never replaced without a word) is refused with
+one line saying what is there, unless `--overwrite`, which clears that run's files when the
+new results are published (so a new run that fails keeps the old one); a sweep root (its
+cells are hours of training) only with `--overwrite-sweep`. A directory holding anything
+lionsim did not write is refused even then: lionsim never deletes a user's files. `bench
+--resume` continues the interrupted run it holds instead (lionsim.resume).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lionsim.errors import LionsimError
+
+RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
+                "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
+                ".resume", ".*.tmp")
+"""Names lionsim writes into an --out (plots by extension)."""
+
+
+@dataclass(slots=True)
+class Held:
+    """What a directory holds."""
+
+    kind: str
+    """absent | empty | bench | sweep | estimate | comm | files (lionsim's plots alone) | foreign."""
+    ours: list[Path] = field(default_factory=list)
+    """Entries lionsim wrote."""
+    foreign: list[Path] = field(default_factory=list)
+    """Entries it did not."""
+    meta: dict | None = None
+    """A bench run's run.json (None if unreadable or absent)."""
+
+    def describe(self, out: Path) -> str:
+        if self.kind == "bench":
+            m = self.meta or {}
+            cfg = m.get("config", {})
+            runs = len(m.get("runs", []))
+            return (f"{out} holds a {m.get('status', 'finished')} bench run ({cfg.get('workload', '?')}, "
+                    f"{runs} run{'' if runs == 1 else 's'}, {cfg.get('steps', '?')} steps)")
+        if self.kind == "sweep":
+            cells = len([p for p in (out / "cells").iterdir() if not p.name.startswith(".")]) if (out / "cells").is_dir() else 0
+            return f"{out} is a sweep root ({cells} cells)"
+        if self.kind in ("estimate", "comm"):
+            return f"{out} holds a `lionsim {self.kind}` output"
+        return f"{out} holds lionsim's files ({', '.join(p.name for p in self.ours[:3])})"
+
+
+def _ours(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in RESULT_NAMES)
+
+
+def held(out: Path) -> Held:
+    """Classify `out` (a path that may not exist)."""
+    out = Path(out)
+    if not out.exists():
+        return Held("absent")
+    if not out.is_dir():
+        raise LionsimError(f"bad --out {out}: it is a file; accepted: a directory")
+    entries = sorted(out.iterdir())
+    if not entries:
+        return Held("empty")
+    ours = [p for p in entries if _ours(p.name)]
+    foreign = [p for p in entries if not _ours(p.name)]
+    names = {p.name for p in ours}
+    meta = None
+    if "sweep.json" in names:
+        kind = "sweep"
+    elif "run.json" in names or "steps.csv" in names:
+        kind = "bench"
+        try:
+            meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = None
+    elif "estimate.csv" in names or "sweep.csv" in names:
+        kind = "estimate"
+    elif "comm.csv" in names:
+        kind = "comm"
+    else:
+        kind = "files" if ours else "foreign"
+    return Held(kind, ours, foreign, meta if isinstance(meta, dict) else None)
+
+
+def claim_out(out: Path, overwrite: bool = False, overwrite_sweep: bool = False, resume: bool = False) -> Held:
+    """Fail (one line, nothing written) unless this command may write into `out`; return what
+    it holds (the caller clears `ours` on publishing when overwriting)."""
+    out = Path(out)
+    what = held(out)
+    if what.kind in ("absent", "empty"):
+        return what
+    if what.foreign:
+        names = ", ".join(p.name + ("/" if p.is_dir() else "") for p in what.foreign[:3])
+        more = f" and {len(what.foreign) - 3} more" if len(what.foreign) > 3 else ""
+        raise LionsimError(f"--out {out} holds files lionsim did not write ({names}{more}); lionsim never deletes "
+                           "them: choose another --out (a new or empty directory)")
+    if resume:
+        return what
+    if what.kind == "sweep" and not overwrite_sweep:
+        hint = "--overwrite-sweep replaces it" if overwrite else "pass --overwrite-sweep to replace it"
+        raise LionsimError(f"{what.describe(out)}; --overwrite never clears a sweep: {hint} "
+                           "(its cells too), or choose another --out")
+    if overwrite or overwrite_sweep:
+        return what
+    hint = "pass --overwrite to replace it"
+    if what.kind == "bench" and (what.meta or {}).get("status") in ("interrupted", "failed"):
+        hint = "pass --resume to continue it (same options), --overwrite to replace it"
+    raise LionsimError(f"{what.describe(out)}; {hint}, or choose another --out")
+
+
+def clear(out: Path, entries: list[Path]) -> None:
+    """Remove the entries lionsim wrote (a previous run's files) from `out`."""
+    for path in entries:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)

@@ -1,0 +1,48 @@
+"""What a run's plots say about themselves: the subtitle naming the run's setting, and the
+bytes plot's ratios to the baseline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
+    """What the run is: workload, N, the network (on gloo/nccl the link the collectives were
+    measured on), and from run.json the data split and the momentum sync."""
+    cfg = (meta or {}).get("config", {})
+    network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
+    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    if real:  # the times are measurements: name what they were measured on, the preset only priced them
+        network = f"{measured_link(meta)} (model: {network})"
+    parts = [f"{', '.join(str(v) for v in dict.fromkeys(steps['workload']))}" if "workload" in steps else "?",
+             f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
+    if cfg.get("data_split"):
+        parts.append(f"data {cfg['data_split']}")
+    if cfg.get("momentum_sync"):
+        parts.append(f"momentum sync {cfg['momentum_sync']}")
+    return " · ".join(parts)
+
+
+def measured_link(meta: dict | None) -> str:
+    """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
+    where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
+    the launcher's LOCAL_WORLD_SIZE was its WORLD_SIZE)."""
+    meta = meta or {}
+    link = meta.get("link")
+    if isinstance(link, dict) and link.get("name"):
+        return f"{link['name']}, measured"
+    if isinstance(link, str) and link:
+        return f"{link}, measured"
+    if meta.get("ranks_on_one_host") is False:
+        return "between hosts, measured"
+    return "loopback, measured"
+
+
+def ratio_text(value: float, base: float) -> str:
+    """This run's bytes against the baseline's, in words a reader can check against the bars."""
+    if base <= 0 or value <= 0:
+        return "" if value > 0 or base <= 0 else "(sends nothing)"
+    ratio = value / base
+    if abs(ratio - 1) < 5e-3:
+        return "(= baseline)"
+    return f"({ratio:.3g}x baseline)" if ratio > 1 else f"(1/{1 / ratio:.3g} of baseline)"

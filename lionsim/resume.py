@@ -1,0 +1,111 @@
+"""`lionsim bench --resume`: what an interrupted run directory holds, checked against this command.
+
+A bench stopped by SIGINT or SIGTERM (or failed by a dead rank) publishes every finished step,
+run.json marked `interrupted` (or `failed`) and, when it stopped at a step boundary, each
+process's state of the run under way (lionsim.training.checkpoint). `--resume` on that --out
+with the same configuration (run.json's resolved configuration is compared: every option but
+--out and --timeout, each run's hyperparameters included) keeps the runs that finished (their
+booked rows, read back bit for bit), continues the run under way from its last finished step,
+or from its first where no state was kept (a second Ctrl-C, a dead rank), and trains the rest.
+A different configuration, a complete run, or a directory holding no bench run is refused with
+one line before anything trains.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import run_label
+from lionsim.reports.files import META_FILE, load_run
+from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
+
+RESUMABLE = ("interrupted", "failed")
+"""run.json statuses a --resume continues."""
+FREE = ("out", "timeout")
+"""Options that may differ on --resume: where the run lives, how long a collective may wait."""
+
+
+@dataclass(slots=True)
+class Resume:
+    """What a resumed bench keeps from the interrupted one."""
+
+    meta: dict
+    """The interrupted run's run.json."""
+    finished: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Run label -> its booked rows, for every run that finished (or diverged)."""
+    checkpoint: RunCheckpoint | None = None
+    """This process's state of the run that was under way (None: it restarts)."""
+    restarted: str | None = None
+    """A run that was under way with no state kept: it trains again from step 1."""
+
+    def describe(self) -> dict:
+        """run.json's note of this resume."""
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        where = ({"run": self.checkpoint.label, "from_step": self.checkpoint.step + 1} if self.checkpoint else
+                 {"run": self.restarted, "from_step": 1} if self.restarted else {})
+        return {"at": now, "kept_runs": list(self.finished), **where}
+
+
+def config_differences(old: dict, new: dict) -> list[str]:
+    """`option old -> new` for every option that differs (but FREE ones), JSON-normalised."""
+    new = json.loads(json.dumps(new, default=str))
+    keys = [k for k in dict.fromkeys([*new, *old]) if k not in FREE]
+    return [f"--{k.replace('_', '-')} {_show(old.get(k))} -> {_show(new.get(k))}" for k in keys if old.get(k) != new.get(k)]
+
+
+def _show(value) -> str:
+    text = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load_resume(out: Path, cfg, rank: int = 0) -> Resume:
+    """The interrupted run in `out`, checked against `cfg` (a BenchConfig); LionsimError otherwise."""
+    from lionsim.training.record import resolved_config
+
+    out = Path(out)
+    if not (out / META_FILE).is_file():
+        raise LionsimError(f"--resume: {out} holds no bench run to continue ({META_FILE} not found); "
+                           "run without --resume to start one")
+    steps, _, meta = load_run(out)
+    if meta.get("command") != "bench":
+        raise LionsimError(f"--resume: {out}/{META_FILE} records a `lionsim {meta.get('command')}`, not a bench run")
+    status = meta.get("status")
+    if status not in RESUMABLE:
+        raise LionsimError(f"--resume: the run in {out} is {status}, nothing to continue; "
+                           "pass --overwrite to run it again, or choose another --out")
+    differ = config_differences(meta.get("config", {}), resolved_config(cfg))
+    if differ:
+        raise LionsimError(f"--resume: {out} was run with another configuration ({'; '.join(differ[:4])}"
+                           f"{'; ...' if len(differ) > 4 else ''}); resume with its own options "
+                           f"(`lionsim bench --config {out}/{META_FILE} --resume`) or pass --overwrite")
+    resume = Resume(meta=meta)
+    diverged = {r["run"] for r in meta.get("runs", []) if r.get("diverged_at_step") is not None}
+    under_way = []
+    for (strategy, transport), rows in steps.groupby(["strategy", "transport"], sort=False):
+        label = run_label(strategy, transport)
+        if len(rows) >= cfg.steps or label in diverged:
+            resume.finished[label] = rows.reset_index(drop=True)
+        else:
+            under_way.append((label, len(rows)))
+    checkpoint = load_checkpoint(out, rank)
+    if checkpoint is not None and (checkpoint.label, checkpoint.step) in under_way:
+        resume.checkpoint = checkpoint
+    elif under_way:
+        resume.restarted = under_way[0][0]
+    return resume
+
+
+def resume_point(resume: Resume | None) -> str:
+    """Where a resume continues, for the configuration check every rank makes."""
+    if resume is None:
+        return "fresh"
+    where = f"{resume.checkpoint.label}:{resume.checkpoint.step}" if resume.checkpoint else f"{resume.restarted}:0"
+    return ",".join(sorted(resume.finished)) + "|" + where
+
+
