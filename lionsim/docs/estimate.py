@@ -29,6 +29,8 @@ def table(args: list[str]) -> str:
         raise LionsimError(f"lionsim estimate {' '.join(args)} failed: {done.stderr.strip()}")
     lines = done.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["run", "compute"])
+    while head > 0 and lines[head - 1].strip() and "lionsim" not in lines[head - 1]:
+        head -= 1  # a folded header's upper line (`speed` over `up`), never the title
     end = next(i for i in range(head + 1, len(lines)) if not lines[i].strip())
     rows = [line for line in lines[head:end] if not set(line.strip()) <= {"─", "━"}]
     return "\n".join(("    " + line).rstrip() for line in rows) + "\n"
