@@ -73,6 +73,7 @@ def results(request, tmp_path_factory):
     return workers, sim, [torch.load(f"{path}.{r}") for r in range(ranks)]
 
 
+@pytest.mark.slow
 def test_ranks_hold_identical_replicas(results):
     _, _, ranks = results
     for label, (losses, params) in ranks[0].items():

@@ -75,6 +75,7 @@ def test_vote_transports_give_identical_training(every_strategy):
     assert sent["a2a-1bit"] < sent["int8-allreduce"] and sent["param-server"] < sent["int8-allreduce"]
 
 
+@pytest.mark.slow
 def test_same_seed_same_numbers(tmp_path, capsys):
     frames = []
     for name in ("a", "b"):
@@ -85,6 +86,7 @@ def test_same_seed_same_numbers(tmp_path, capsys):
     pd.testing.assert_frame_equal(frames[0][deterministic], frames[1][deterministic])
 
 
+@pytest.mark.slow
 def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
     config = tmp_path / "run.toml"
     config.write_text('workload = "mlp"\nworkers = 2\nsteps = 50\nstrategy = ["lion", "dlion-mavo"]\n')
@@ -141,6 +143,7 @@ def test_bad_input_found_late_still_fails_before_training(args, message, tmp_pat
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
     out = tmp_path / "o"
     code, stdout, err = run(TINY + ["-s", "adamw", "-s", "sgdm", "-s", "lion", "--hyper", '{"sgdm": {"lr": 1e12}}',
@@ -208,6 +211,7 @@ def test_vmap_gradients_equal_the_plain_loop(workload):
     assert fast_losses == pytest.approx(loop_losses, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_early_is_not_an_error():
     import subprocess
     import sys

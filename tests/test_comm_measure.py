@@ -39,6 +39,7 @@ def measured(tmp_path_factory):
     return base, pd.read_csv(base / "out" / "comm.csv")
 
 
+@pytest.mark.slow
 def test_measured_rows_sit_beside_model_rows(measured):
     _, frame = measured
     assert tuple(frame.columns) == MEASURED_COLUMNS and set(COMM_COLUMNS) <= set(frame.columns)

@@ -125,6 +125,7 @@ def test_bad_warmup_is_rejected():
     assert info.value.code != 0
 
 
+@pytest.mark.slow
 def test_bench_books_the_bytes_each_step_sent(tmp_path):
     """wire_bytes follows the step's own payload: 4 warm-up stages of 2 steps, then steady."""
     out = tmp_path / "dgc"

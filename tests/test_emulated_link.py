@@ -61,6 +61,7 @@ def test_the_script_refuses_bad_input_and_a_second_up(hosts):
     assert "10.213.0.1/30" in status and "10.213.0.2/30" in status and status.count("rate 1Gbit") == 2
 
 
+@pytest.mark.slow
 def test_comm_across_two_hosts_writes_a_measured_table_and_a_profile(hosts, tmp_path):
     fit, out = tmp_path / "fit.toml", tmp_path / "out"
     node0, node1 = across(hosts, ["comm", "--backend", "gloo", "--network", "1gbe", "--sizes", "1B:1MiB:x16",
@@ -80,6 +81,7 @@ def test_comm_across_two_hosts_writes_a_measured_table_and_a_profile(hosts, tmp_
     assert set(frame.source) == {"model", "measured"} and set(frame[frame.source == "model"].network) == {"1gbe", "fit"}
 
 
+@pytest.mark.slow
 def test_bench_trains_across_two_hosts_calibrated(hosts, tmp_path):
     out = tmp_path / "run"
     node0, node1 = across(hosts, ["bench", "--backend", "gloo", "-w", "mlp", "--model-size", "tiny", "--workers", "2",

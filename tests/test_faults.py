@@ -94,6 +94,7 @@ def rank_pid(ranks: list[int], rank: int) -> int:
     return sorted(ranks)[rank]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fault", "rank"), [("killed", 1), ("hung", 1), ("killed", 0)])
 def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, rank, tmp_path):
     proc, out, ranks = start_and_wait_for_second_run(tmp_path)
@@ -119,6 +120,7 @@ def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, rank, t
     assert not (tmp_path / ".o.partial").exists()
 
 
+@pytest.mark.slow
 def test_rank_0_stopped_by_the_launcher_publishes_what_finished(tmp_path):
     """torchrun SIGTERMs the ranks left when one dies: rank 0 says so, publishes, exits 1."""
     out, port = tmp_path / "o", free_port()
@@ -174,6 +176,7 @@ def launcher(rank: int, world: int, port: int, addr: str = "127.0.0.1") -> dict:
             "MASTER_PORT": str(port)}
 
 
+@pytest.mark.slow
 def test_port_in_use(tmp_path):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -185,6 +188,7 @@ def test_port_in_use(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_unreachable_rendezvous(tmp_path):
     port = free_port()  # nobody listens there
     done = run_cli(BENCH + ["--steps", "2", "--backend", "gloo", "--timeout", "3", "--out", str(tmp_path / "o")],
@@ -193,6 +197,7 @@ def test_unreachable_rendezvous(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA: nccl is available")
 def test_nccl_without_cuda(tmp_path):
     done = run_cli(BENCH + ["--steps", "2", "--backend", "nccl", "--out", str(tmp_path / "o")])
@@ -202,6 +207,7 @@ def test_nccl_without_cuda(tmp_path):
     assert done.stdout == ""  # checked before anything is measured or announced
 
 
+@pytest.mark.slow
 def test_ranks_with_different_configurations(tmp_path):
     port = free_port()
     procs = [subprocess.Popen(BENCH + ["--steps", steps, "--backend", "gloo", "--timeout", "30",
@@ -220,11 +226,13 @@ def test_ranks_with_different_configurations(tmp_path):
     (["--backend", "gloo", "--ranks", "4"], "bad --ranks 4; accepted: 1 to --workers (2)"),
     (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
 ])
+@pytest.mark.slow
 def test_bad_layouts(args, message, tmp_path):
     done = run_cli(BENCH + ["--steps", "2", "--out", str(tmp_path / "o")] + args)
     one_line(done, 2, message)
 
 
+@pytest.mark.slow
 def test_sim_under_a_launcher_is_one_job(tmp_path):
     done = run_cli(BENCH + ["--steps", "2", "--out", str(tmp_path / "o")], env=launcher(0, 2, free_port()))
     one_line(done, 2, "with --backend sim, which is one process: pass --backend gloo or nccl")

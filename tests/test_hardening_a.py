@@ -95,6 +95,7 @@ def test_bare_lionsim_prints_help_and_exits_2(capsys):
     assert code == 2 and "Usage: lionsim" in err and "Commands" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["strategies"], ["estimate", "--model", "gpt2-124m"]])
 def test_a_reader_that_stops_early_is_exit_0(argv):
     done = subprocess.run(f"set -o pipefail; {sys.executable} -m lionsim {' '.join(argv)} | head -1", shell=True,

@@ -60,6 +60,7 @@ def full_disk_after(monkeypatch, calls: int) -> None:
 # --- item 2: a full disk leaves --out as it was; one line, exit 2 ----------------------------------
 
 
+@pytest.mark.slow
 def test_full_disk_during_bench_leaves_the_previous_run_and_no_staging(tmp_path, monkeypatch, capsys, finished_run):
     out = tmp_path / "r"
     out.mkdir()
@@ -156,6 +157,7 @@ def test_memory_estimate_grows_with_workers_and_batch_and_small_runs_fit():
 # --- item 4: the umask --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640)])
 def test_every_file_written_honours_the_umask(tmp_path, capsys, finished_run, mask, mode):
     import shutil
@@ -186,6 +188,7 @@ def cifar_bench(tmp_path, capsys, *extra):
     return code, stdout, err, out
 
 
+@pytest.mark.slow
 def test_a_small_cifar_test_set_is_used_whole_by_default_and_run_json_says_so(tmp_path, capsys):
     code, stdout, err, out = cifar_bench(tmp_path, capsys)
     assert code == 0, err
@@ -194,6 +197,7 @@ def test_a_small_cifar_test_set_is_used_whole_by_default_and_run_json_says_so(tm
     assert "evaluated on 8 held-out samples" in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given, used", [("all", 8), ("5", 5)])
 def test_eval_samples_all_or_a_count(tmp_path, capsys, given, used):
     code, _, err, out = cifar_bench(tmp_path, capsys, "--eval-samples", given)
@@ -240,6 +244,7 @@ def test_listings_as_csv_and_json(capsys, command, key):
     assert code == 0 and key in json.loads(out)[0]
 
 
+@pytest.mark.slow
 def test_bench_format_json_prints_the_summary_alone_on_stdout(tmp_path, capsys):
     code, out, err = run(capsys, *TINY, "-s", "adamw", "--out", str(tmp_path / "o"), "--format", "json")
     assert code == 0
@@ -355,6 +360,7 @@ def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_pa
     check_grows({"network": ["10GbE"], "workload": ["MLP"]}, grid.to_dict(), "x")  # an older sweep.json
 
 
+@pytest.mark.slow
 def test_bench_run_json_and_steps_csv_carry_the_listed_network(tmp_path, capsys):
     out = tmp_path / "r"
     code, _, err = run(capsys, *TINY, "-s", "adamw", "--network", "10GbE", "--out", str(out))

@@ -73,6 +73,7 @@ def test_estimate_64_workers_on_8_h100_nodes_sends_across_nodes_by_the_closed_fo
     assert step["hier-exact"] < step["a2a-1bit"] < step["int8-allreduce"]
 
 
+@pytest.mark.slow
 def test_estimate_sweep_draws_the_hierarchy_plot_and_report_shows_it(tmp_path, capsys):
     out = tmp_path / "est"
     code = cli(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "--sweep", "workers=16,64,256",
@@ -91,6 +92,7 @@ def test_estimate_sweep_draws_the_hierarchy_plot_and_report_shows_it(tmp_path, c
     assert "Step time p99 (uneven workers)" in report and (out / "hierarchy.png").is_file()
 
 
+@pytest.mark.slow
 def test_bench_draws_the_step_time_distribution(tmp_path):
     out = tmp_path / "run"
     code = cli(["bench", "-w", "mlp", "-n", "4", "--steps", "4", "-s", "adamw", "-s", "dlion-mavo",
@@ -106,6 +108,7 @@ def test_bench_draws_the_step_time_distribution(tmp_path):
         assert row["wait_s"] == pytest.approx(rows["wait_s"].mean()) and row["wait_s"] > 0
 
 
+@pytest.mark.slow
 def test_gloo_ranks_as_two_nodes_of_two_with_a_straggler(tmp_path, capsys):
     """4 gloo ranks on this machine grouped as 2 nodes of 2: hier-exact trains exactly as the flat
     vote and as the simulator; --compute-spread slow:1:3 makes one rank sleep, and the measured

@@ -98,6 +98,7 @@ def ranks(tmp_path_factory):
     return [torch.load(f"{out}.{r}") for r in range(WORLD)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("w,per_node", LAYOUTS)
 def test_node_groups_over_gloo_equal_the_simulator(ranks, w, per_node):
     W = WORLD * w

@@ -45,6 +45,7 @@ def figures(monkeypatch):
     return drawn
 
 
+@pytest.mark.slow
 def test_the_loss_plots_draw_the_target_and_where_each_run_reaches_it(tmp_path, figures):
     # baseline A drops 0.1 a step: smoothed (1 step) loss at step 9 = 2.1, the target; B drops
     # 0.2 and reaches 2.1 at step 5 (0.5 s); C drops 0.05 and never does
@@ -64,6 +65,7 @@ def test_the_loss_plots_draw_the_target_and_where_each_run_reaches_it(tmp_path, 
         assert "data dirichlet:0.3 · momentum sync every:10" in figures[stem]._suptitle.get_text()
 
 
+@pytest.mark.slow
 def test_bytes_are_bars_on_a_linear_axis_from_zero_with_ratios(tmp_path, figures):
     steps = steps_of({"a@fp32-allreduce": (0.1, 5000), "b@int8-allreduce": (0.1, 1000), "c@a2a-1bit": (0.1, 5000)})
     run_plots.plot_run(tmp_path, steps, summarize(steps))

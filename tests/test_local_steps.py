@@ -183,6 +183,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
 
+@pytest.mark.slow
 def test_vit_small_with_64_replicas_peaks_under_2_gb():
     """What must hold: per-worker replicas of vit small at 64 workers stay under 2 GB of peak RSS
     (a fresh process, the run loop alone: its own peak, one sync included; 4 images a worker, as

@@ -50,6 +50,7 @@ def one_line(done: subprocess.CompletedProcess, message: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_comm_measures_on_the_launchers_group(tmp_path):
     out, fit = tmp_path / "out", tmp_path / "fit.toml"
     rank0, rank1 = job([COMM + ["--out", str(out), "--fit", str(fit)], COMM + ["--out", str(out), "--fit", str(fit)]])
@@ -69,6 +70,7 @@ def test_comm_measures_on_the_launchers_group(tmp_path):
     assert net.traits.backend == "gloo" and net.measured["ranks"] == 2 and net.measured["hosts"] == 1
 
 
+@pytest.mark.slow
 def test_an_unknown_interface_is_one_line():
     rank0, rank1 = job([COMM + ["--iface", "nosuch0"]] * 2, timeout=60)
     for done in (rank0, rank1):
@@ -76,6 +78,7 @@ def test_an_unknown_interface_is_one_line():
         assert "this host has: " in done.stderr and "lo" in done.stderr
 
 
+@pytest.mark.slow
 def test_an_unreachable_rendezvous_names_the_address_and_who_set_it():
     port = free_port()  # nobody listens: rank 1 waits for a rank 0 that never comes
     done = subprocess.run(COMM[:-4] + ["--timeout", "3"], env=launched(1, 2, port), capture_output=True, text=True,
@@ -84,12 +87,14 @@ def test_an_unreachable_rendezvous_names_the_address_and_who_set_it():
                    f"(MASTER_ADDR=127.0.0.1, MASTER_PORT={port} from the launcher")
 
 
+@pytest.mark.slow
 def test_ranks_given_different_options_are_named():
     rank0, rank1 = job([COMM, COMM[:-1] + ["all_gather"]], timeout=120)
     for done in (rank0, rank1):
         one_line(done, "rank(s) 1 got a sweep different from rank 0's")
 
 
+@pytest.mark.slow
 def test_ranks_running_different_lionsim_are_named(tmp_path):
     """Rank 1 runs a lionsim that says it is 9.9 (a sitecustomize patches the version)."""
     patch = tmp_path / "patched"
@@ -105,6 +110,7 @@ def test_ranks_running_different_lionsim_are_named(tmp_path):
                  "rank(s) 1 run lionsim 9.9 but rank 0 runs lionsim ")
 
 
+@pytest.mark.slow
 def test_a_profile_fitted_on_another_backend_is_refused(tmp_path):
     path = tmp_path / "nccl-fit.toml"
     path.write_text(profile_toml(Network(name="nccl-fit", inter=Link.from_units(alpha_us=20, bandwidth_GBps=5),
@@ -115,6 +121,7 @@ def test_a_profile_fitted_on_another_backend_is_refused(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_bench_records_where_its_ranks_ran(tmp_path):
     out = tmp_path / "o"
     done = subprocess.run(LIONSIM + ["bench", "--backend", "gloo", "-w", "mlp", "--model-size", "tiny", "--workers", "2",

@@ -56,6 +56,7 @@ def previous_run(finished_run, tmp_path):
     return Path(shutil.copytree(finished_run, tmp_path / "previous"))
 
 
+@pytest.mark.slow
 def test_another_runs_folder_is_refused_and_left_alone(previous_run, capsys):
     before = listing(previous_run)
     code, _, err = run(TINY + ["-s", "sgdm", "--out", previous_run], capsys)
@@ -64,6 +65,7 @@ def test_another_runs_folder_is_refused_and_left_alone(previous_run, capsys):
     assert listing(previous_run) == before
 
 
+@pytest.mark.slow
 def test_the_same_complete_run_is_not_replaced_without_a_word(tmp_path, capsys):
     out = tmp_path / "o"
     assert run(TINY + ["-s", "adamw", "--out", out], capsys)[0] == 0
@@ -72,6 +74,7 @@ def test_the_same_complete_run_is_not_replaced_without_a_word(tmp_path, capsys):
     assert code == 2 and "holds a complete bench run" in one_error(err) and listing(out) == before
 
 
+@pytest.mark.slow
 def test_overwrite_clears_the_previous_runs_files(previous_run, capsys):
     assert (previous_run / "report.md").is_file() and (previous_run / "loss_vs_time.png").is_file()
     code, out, err = run(TINY + ["-s", "sgdm", "--eval-every", "100", "--out", previous_run, "--overwrite"], capsys)
@@ -97,6 +100,7 @@ def test_a_user_file_is_never_deleted(tmp_path, capsys):
     assert (out / "notes.txt").read_text() == "mine"
 
 
+@pytest.mark.slow
 def test_a_sweep_is_replaced_only_when_asked(tmp_path, capsys):
     root = tmp_path / "sweep"
     assert run(["sweep", "-w", "mlp", "--model-size", "tiny", "--workers", "2", "-b", "8", "--steps", "2",

@@ -23,6 +23,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", COMMANDS)
 def test_a_closed_pipe_keeps_every_file(name, tmp_path):
     command, files = COMMANDS[name]

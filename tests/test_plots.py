@@ -75,6 +75,7 @@ def test_plot_run_one_step_one_strategy_no_eval(tmp_path):
     assert paths[1].read_bytes().lstrip().startswith(b"<?xml")
 
 
+@pytest.mark.slow
 def test_plot_run_thirteen_strategies_with_eval_and_overlap(tmp_path):
     """13 runs (distinct colours), evals, comm_exposed_s (hidden comm), one run identical to another."""
     rows = []
@@ -131,6 +132,7 @@ def test_crossings_interpolate_log_log():
     assert crossings(np.array([1.0, 10.0]), np.array([2.0, 3.0])) == []
 
 
+@pytest.mark.slow
 def test_plot_dir_sweep(tmp_path):
     steps, summary = make_sweep(workers=(2, 8))
     steps.to_csv(tmp_path / "sweep_steps.csv", index=False)
@@ -169,6 +171,7 @@ def test_plot_sweep_one_cell_no_eval(tmp_path):
 # --- comm and estimate sweep ---------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_comm_out_plots_and_redraw(tmp_path, capsys):
     code, out, err = _run_cli(["comm", "--sizes", "1KB:1MB:x8", "--workers", "2,8", "--collective", "all_gather",
                                "--out", str(tmp_path)], capsys)
@@ -191,6 +194,7 @@ def test_plot_comm_measured_beside_model(tmp_path):
     assert [p.name for p in paths] == ["comm_all_reduce.png", "comm_all_reduce.svg"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sweep, baseline_only", [("workers=8,16,32", False), ("bandwidth=0.1,1,10", True)])
 def test_plot_dir_estimate_sweep(tmp_path, capsys, sweep, baseline_only):
     args = ["estimate", "-m", "gpt2-124m", "--sweep", sweep, "--out", str(tmp_path)]
@@ -207,6 +211,7 @@ def test_plot_dir_estimate_sweep(tmp_path, capsys, sweep, baseline_only):
 # --- `lionsim plot DIR` --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cli_plot_run_dir_redraws_the_runs_files(tmp_path, capsys):
     run = tmp_path / "run"
     code, _, err = _run_cli(["bench", "--workload", "mlp", "--steps", "3", "--workers", "2", "--strategy", "lion",

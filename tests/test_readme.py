@@ -117,6 +117,7 @@ def scratch(tmp_path_factory):
     return where
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[:60] for c in COMMANDS])
 def test_readme_command_runs(command, scratch, monkeypatch, capsys):
     monkeypatch.chdir(scratch)

@@ -8,12 +8,14 @@ estimate tables run their two commands (pure modelling, seconds)."""
 
 from __future__ import annotations
 
+import pytest
 import lionsim.docs.bench as bench_blocks
 import lionsim.docs.estimate  # noqa: F401  (registers its blocks)
 from lionsim.docs.__main__ import main as docs_main
 from lionsim.docs.blocks import BLOCKS, readme_blocks, readme_path, with_blocks
 
 
+@pytest.mark.slow
 def test_every_block_has_its_markers_and_matches_what_the_generator_prints():
     text = readme_path().read_text(encoding="utf-8")
     found = readme_blocks(text)
@@ -33,6 +35,7 @@ def test_the_cached_run_still_describes_this_code():
     assert bench_blocks.first_steps_differ(3) == []
 
 
+@pytest.mark.slow
 def test_check_names_a_stale_block(tmp_path, monkeypatch, capsys):
     readme = tmp_path / "README.md"
     text = readme_path().read_text(encoding="utf-8")

@@ -52,6 +52,7 @@ def regress(baseline_dir, tmp_path, capsys, *extra: str) -> tuple[int, str, set[
     return exit_info.value.code, out, failing
 
 
+@pytest.mark.slow
 def test_unchanged_tree_matches_its_baseline_exactly(baseline_dir, tmp_path, capsys):
     code, out, failing = regress(baseline_dir, tmp_path, capsys)
     assert (code, failing) == (0, set()), out
@@ -90,6 +91,7 @@ def a2a_drops_last_chunk(monkeypatch):
     (weight_decay_doubled, {MAVO, MAVO_A2A}, {AVG}),
     (a2a_drops_last_chunk, {MAVO_A2A}, set()),
 ], ids=["vote-sign-flipped", "momentum-unused", "weight-decay-doubled", "a2a-drops-a-chunk"])
+@pytest.mark.slow
 def test_a_broken_algorithm_fails_the_right_case_and_runs(baseline_dir, tmp_path, capsys, monkeypatch,
                                                           brk, must_fail, may_fail):
     brk(monkeypatch)
@@ -126,6 +128,7 @@ def a2a_loses_one_percent_of_a_chunk(monkeypatch):
     monkeypatch.setattr(a2a_1bit, "unpack_codes", lossy)
 
 
+@pytest.mark.slow
 def test_the_baseline_records_this_platform_and_the_check_says_strict(baseline_dir, tmp_path, capsys):
     code, out, failing = regress(baseline_dir, tmp_path, capsys)
     assert (code, failing) == (0, set()), out
@@ -139,6 +142,7 @@ def test_the_baseline_records_this_platform_and_the_check_says_strict(baseline_d
     (beta2_0_98, {MAVO, MAVO_A2A, AVG}),
     (a2a_loses_one_percent_of_a_chunk, {MAVO_A2A}),
 ], ids=["weight-decay-x1.1", "beta2-0.98", "a2a-loses-1pct-of-a-chunk"])
+@pytest.mark.slow
 def test_strict_mode_catches_subtle_breaks_that_the_spread_lets_through(baseline_dir, tmp_path, capsys,
                                                                         monkeypatch, brk, touched):
     brk(monkeypatch)

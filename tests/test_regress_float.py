@@ -51,6 +51,7 @@ def on_another_cpu(brk: str, baseline_dir: Path, tmp_path: Path, *args: str) -> 
     return done.returncode, done.stdout, failing
 
 
+@pytest.mark.slow
 def test_untouched_code_passes_on_another_cpu_where_strict_fails(baseline_dir, tmp_path):
     code, out, failing = on_another_cpu("none", baseline_dir, tmp_path, "--case", CASES[0], "--mode", "strict")
     assert code == 1 and failing, out  # the emulated CPU really rounds differently
@@ -69,6 +70,7 @@ def test_untouched_code_passes_on_another_cpu_where_strict_fails(baseline_dir, t
     ("dlion-default-lr-3.3e-3", "mlp-n8-defaults", {"dlion-mavo@int8-allreduce", "dlion-mavo@a2a-1bit",
                                                      "dlion-avg@int8-allreduce"}),
 ])
+@pytest.mark.slow
 def test_each_break_fails_on_another_cpu(brk, case, touched, baseline_dir, tmp_path):
     code, out, failing = on_another_cpu(brk, baseline_dir, tmp_path, "--case", case)
     assert code == 1 and "mode: float:" in " ".join(out.split()), out

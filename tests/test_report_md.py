@@ -57,6 +57,7 @@ def _run_steps(n: int = 10) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_run_report_has_every_section_and_the_hand_computed_figures(tmp_path):
     steps = _run_steps()
     meta = {"status": "complete", "config": {"workload": "mlp", "workers": 4, "steps": 10},

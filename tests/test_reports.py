@@ -274,6 +274,7 @@ def _is_png(path: Path) -> bool:
     return path.stat().st_size > 1000 and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_plot_run_writes_pngs(tmp_path, steps):
     paths = plot_run(tmp_path, steps, summarize(steps))
     stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "step_time_distribution",
@@ -310,6 +311,7 @@ def _run_cli(args, capsys):
     return exc.value.code, out.out, out.err
 
 
+@pytest.mark.slow
 def test_cli_plot_redraws(tmp_path, steps, capsys, monkeypatch):
     monkeypatch.setattr(console, "width", 200)  # one line per table row
     write_run(tmp_path, steps, summarize(steps), {"seed": 7})

@@ -123,6 +123,7 @@ def interrupted_dir(tmp_path, capsys) -> str:
     (["-s", "adamw", "--steps", "5"], "--steps 4 -> 5"),
     (["-s", "adamw", "--lr", "0.01"], "--hyper"),
 ])
+@pytest.mark.slow
 def test_resume_refuses_another_configuration(extra, names, tmp_path, capsys):
     out = interrupted_dir(tmp_path, capsys)
     before = sorted(p.name for p in (tmp_path / "o").iterdir())
@@ -135,6 +136,7 @@ def test_resume_refuses_another_configuration(extra, names, tmp_path, capsys):
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == before
 
 
+@pytest.mark.slow
 def test_resume_refuses_a_complete_run_and_a_directory_without_one(tmp_path, capsys):
     out = tmp_path / "o"
     assert run(TINY + ["-s", "adamw", "--out", str(out)], capsys)[0] == 0
@@ -145,6 +147,7 @@ def test_resume_refuses_a_complete_run_and_a_directory_without_one(tmp_path, cap
     assert code == 2 and "holds no bench run to continue" in err and not (tmp_path / "none").exists()
 
 
+@pytest.mark.slow
 def test_the_resumed_config_replays_from_run_json(tmp_path, capsys):
     """`--config DIR/run.json --resume` gives the same options back (the refusal's advice works)."""
     out = interrupted_dir(tmp_path, capsys)

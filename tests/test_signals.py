@@ -72,6 +72,7 @@ def alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_sim_bench_stops_at_a_step_boundary_and_resumes_exactly(sig, tmp_path, capsys):
     out = tmp_path / "o"
@@ -127,6 +128,7 @@ def _parent(pid: int) -> int:
         return -1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C to the process group"])
 def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_path, capsys):
     group = how.startswith("Ctrl-C")
@@ -160,6 +162,7 @@ def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_pat
     assert json.loads((out / "run.json").read_text())["status"] == "complete"
 
 
+@pytest.mark.slow
 def test_sweep_stops_on_sigterm_as_on_ctrl_c_and_keeps_its_finished_cells(tmp_path):
     out = tmp_path / "s"
     argv = ["sweep", *COMMON, "--steps", "300", "--eval-every", "300", "--seed", "0,1,2,3", "-s", "adamw,lion",

@@ -97,6 +97,7 @@ def test_bad_input_is_one_line_and_writes_nothing(bad, says, tmp_path, capsys):
 
 # --- every cell once; one training per unit; reuse equals a direct bench ---
 
+@pytest.mark.slow
 def test_every_cell_once_and_one_training_per_unit(reference):
     out, trained = reference
     assert trained == [["adamw@fp32-allreduce"], ["dlion-mavo@int8-allreduce"]]  # 4 cells, 2 trainings
@@ -111,6 +112,7 @@ def test_every_cell_once_and_one_training_per_unit(reference):
     assert record["kind"] == "sweep" and record["cells"] == 4 and record["grid"]["network"] == ["1gbe", "10gbe"]
 
 
+@pytest.mark.slow
 def test_a_reused_training_books_as_a_direct_bench(reference, tmp_path, capsys):
     out, _ = reference
     bench = tmp_path / "bench"
@@ -127,6 +129,7 @@ def test_a_reused_training_books_as_a_direct_bench(reference, tmp_path, capsys):
 
 # --- resume ---
 
+@pytest.mark.slow
 def test_resume_after_interrupts_mid_write_and_mid_cell(reference, tmp_path, capsys, monkeypatch):
     ref, _ = reference
     out = tmp_path / "s"
@@ -172,6 +175,7 @@ def test_resume_after_interrupts_mid_write_and_mid_cell(reference, tmp_path, cap
     assert files(out) == files(ref)  # every cell once, the same values, CSVs and cells alike
 
 
+@pytest.mark.slow
 def test_resume_refuses_other_options_and_grows_the_grid(reference, tmp_path, capsys):
     ref, _ = reference
     code, _, err = sweep(capsys, ref, "--steps", "5")
@@ -189,6 +193,7 @@ def test_resume_refuses_other_options_and_grows_the_grid(reference, tmp_path, ca
     assert list(pd.read_csv(grown / "sweep_summary.csv").cell)[:2] == CELLS[:2]
 
 
+@pytest.mark.slow
 def test_a_toml_config_gives_the_same_sweep(reference, tmp_path, capsys):
     ref, _ = reference
     config = tmp_path / "sweep.toml"
@@ -202,6 +207,7 @@ def test_a_toml_config_gives_the_same_sweep(reference, tmp_path, capsys):
 
 # --- parallel ---
 
+@pytest.mark.slow
 def test_jobs_2_writes_what_jobs_1_writes(reference, tmp_path, capsys):
     ref, _ = reference
     code, _, err = sweep(capsys, tmp_path / "j2", "--jobs", "2")
@@ -209,6 +215,7 @@ def test_jobs_2_writes_what_jobs_1_writes(reference, tmp_path, capsys):
     assert files(tmp_path / "j2") == files(ref)
 
 
+@pytest.mark.slow
 def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, capsys):
     ref, _ = reference
     shutil.copytree(ref, tmp_path / "again")

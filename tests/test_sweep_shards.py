@@ -80,6 +80,7 @@ def sharded(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_three_concurrent_shards_merge_to_the_unsharded_sweep(sharded, unsharded, tmp_path, capsys):
     parts = sorted(p.name for p in (sharded / "parts").iterdir())
     assert parts == ["shard-1-of-3", "shard-2-of-3", "shard-3-of-3"]
@@ -117,6 +118,7 @@ def test_a_plain_sweep_takes_in_the_parts_and_trains_only_the_missing(sharded, u
     assert files(root) == files(unsharded)
 
 
+@pytest.mark.slow
 def test_report_on_a_sharded_root_merges_it_first(sharded, unsharded, tmp_path, capsys):
     root = tmp_path / "rep"
     shutil.copytree(sharded, root)

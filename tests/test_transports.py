@@ -22,7 +22,8 @@ MEAN_TRANSPORTS = [name for name in VOTE_TRANSPORTS if TRANSPORTS.get(name).acce
 
 def carriers(rule) -> list[str]:
     return MEAN_TRANSPORTS if isinstance(rule, MeanVote) else VOTE_TRANSPORTS
-WORKER_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17, 127, 128, 129, 255, 1000]
+WORKER_COUNTS = [2, 3, 4, 5, 8, 15, 16, 17, 127, 128, 129, *(pytest.param(n, marks=pytest.mark.slow) for n in (255, 1000))]
+"""Odd and even, around powers of two; the largest in the slow tier (pytest -m slow)."""
 
 
 def brute_force_vote(votes: torch.Tensor, rule) -> torch.Tensor:
@@ -132,7 +133,7 @@ def brute_force_with_abstentions(votes: torch.Tensor, rule: str, tie: str, step:
     return torch.tensor([vote([float(v) for v in col], rule, tie, step, seed, j) for j, col in enumerate(columns)])
 
 
-@pytest.mark.parametrize("workers", [1, 2, 3, 4, 7, 8, 9, 16, 17, 127, 128, 255, 1000])
+@pytest.mark.parametrize("workers", [1, 2, 3, 4, 7, 8, 9, 16, 17, 127, 128, *(pytest.param(n, marks=pytest.mark.slow) for n in (255, 1000))])
 @pytest.mark.parametrize("rule,tie", [("mavo", "zero"), ("mavo", "alternate"), ("mavo", "random"), ("avg", "zero")])
 def test_every_vote_transport_equals_brute_force_with_abstentions_and_tie_rules(workers, rule, tie):
     """Zeros abstain under every transport (int8-allreduce used to abstain and the 1-bit and

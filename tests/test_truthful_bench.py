@@ -78,6 +78,7 @@ def test_the_default_target_is_the_baselines_loss_at_90_percent_and_a_bad_run_ca
     assert not bad.target_reached and math.isnan(bad.time_to_target_speedup)
 
 
+@pytest.mark.slow
 def test_run_json_replays_the_run(tmp_path, capsys):
     first, again = tmp_path / "a", tmp_path / "b"
     args = ["bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "4", "--batch-size", "8",

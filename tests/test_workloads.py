@@ -122,6 +122,7 @@ def test_loss_falls_within_30_adam_steps_on_one_worker(name):
     assert after["eval_loss"] < before - 0.2
 
 
+@pytest.mark.slow
 def test_vit_learns_the_generated_images_well_above_chance():
     # ViTs sit near chance for their first ~100 steps on these images (see datasets/shapes.py)
     wl = tiny("vit", workers=1, batch_size=32, eval_samples=256, train_size=None)
