@@ -59,7 +59,7 @@ def rank_main(rank: int, ranks: int, workers: int, port: int, path: str) -> None
         dist.destroy_process_group()
 
 
-@pytest.fixture(scope="module", params=[(2, 2), (4, 2)], ids=["2x1", "2x2"])
+@pytest.fixture(scope="module", params=[pytest.param((2, 2), marks=pytest.mark.slow), (4, 2)], ids=["2x1", "2x2"])
 def results(request, tmp_path_factory):
     workers, ranks = request.param
     path = str(tmp_path_factory.mktemp("parity") / "r")

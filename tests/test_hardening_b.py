@@ -79,6 +79,7 @@ def test_full_disk_during_bench_leaves_the_previous_run_and_no_staging(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]  # no .r.partial left
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["plot", "report"])
 def test_full_disk_while_redrawing_replaces_no_file(tmp_path, monkeypatch, capsys, finished_run, command):
     import shutil

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # several processes, or many trainings: pytest -m slow
+
 
 @pytest.fixture(scope="module")
 def figures(tmp_path_factory):
@@ -20,7 +22,6 @@ def figures(tmp_path_factory):
         return list(csv.DictReader(fh))
 
 
-@pytest.mark.slow
 def test_every_figure_has_a_value_and_says_how(figures):
     assert {r["benchmark"] for r in figures} == {"codecs", "votes"}
     for r in figures:
@@ -57,7 +58,6 @@ def test_ratios_are_computed_from_the_times_beside_them(figures):
     (["sweep", "--sweep-steps", "0"], "--sweep-steps"),
     (["sweep", "--runs", "0"], "--runs"),
 ])
-@pytest.mark.slow
 def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     out = subprocess.run([sys.executable, "-m", "lionsim.perf", *args], capture_output=True, text=True,
@@ -67,7 +67,6 @@ def test_bad_input_is_one_line_before_anything_runs(tmp_path, args, named):
     assert out.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == []  # nothing ran, nothing left
 
 
-@pytest.mark.slow
 def test_spread_benchmark_prints_the_extra_time_per_step(tmp_path):
     """The --compute-spread booking benchmark: its extra ms per step is the difference of the two beside it."""
     path = tmp_path / "perf.csv"
@@ -86,7 +85,6 @@ def test_spread_benchmark_prints_the_extra_time_per_step(tmp_path):
         assert m["even_ms_per_step"] > 0 and m["uneven_ms_per_step"] > 0
 
 
-@pytest.mark.slow
 def test_sweep_throughput_figures_are_computed_from_the_walls(tmp_path):
     """One executor, one run, 2 steps (a whole sweep command costs seconds even so): cells per
     hour come from the wall time, and the load average is recorded beside it."""

@@ -31,6 +31,7 @@ def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
     assert "modelled for an H100" in body
 
 
+@pytest.mark.slow
 def test_the_cached_run_still_describes_this_code():
     assert bench_blocks.first_steps_differ(3) == []
 
@@ -47,6 +48,7 @@ def test_check_names_a_stale_block(tmp_path, monkeypatch, capsys):
     assert docs_main(["--check", "--only", "estimate-lioncub"]) == 0
 
 
+@pytest.mark.slow
 def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch):
     """The staleness check can fail: a cache whose modelled bytes differ from what the code now
     books (as after a change to a wire format) names that run."""

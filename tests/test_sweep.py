@@ -225,6 +225,7 @@ def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, ca
     assert files(tmp_path / "again") == files(ref)
 
 
+@pytest.mark.slow
 def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, capsys, monkeypatch):
     import lionsim.reports.plots as plots
 

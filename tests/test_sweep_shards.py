@@ -21,6 +21,8 @@ import pytest
 from lionsim.cli.app import main
 from lionsim.sweep.shards import Shard
 
+pytestmark = pytest.mark.slow  # several processes, or many trainings: pytest -m slow
+
 CELLS = 8
 GRID = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2,4", "--network", "1gbe,10gbe", "--seed", "0",
         "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--strategy", "adamw", "--strategy", "dlion-mavo"]
@@ -80,7 +82,6 @@ def sharded(tmp_path_factory):
     return out
 
 
-@pytest.mark.slow
 def test_three_concurrent_shards_merge_to_the_unsharded_sweep(sharded, unsharded, tmp_path, capsys):
     parts = sorted(p.name for p in (sharded / "parts").iterdir())
     assert parts == ["shard-1-of-3", "shard-2-of-3", "shard-3-of-3"]
@@ -118,7 +119,6 @@ def test_a_plain_sweep_takes_in_the_parts_and_trains_only_the_missing(sharded, u
     assert files(root) == files(unsharded)
 
 
-@pytest.mark.slow
 def test_report_on_a_sharded_root_merges_it_first(sharded, unsharded, tmp_path, capsys):
     root = tmp_path / "rep"
     shutil.copytree(sharded, root)
