@@ -440,6 +440,7 @@ class Bench:
         runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label))
                 for run in self.runs]
         timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
+                              ranks=self.place.comm.ranks,
                               comm_model=self.priced_by)
         return bench_record(options=options, runs=runs, timing=timing, workload=self.workload, network=self.network,
                             started=self.started, status=status, error=error, hosts=self.hosts,

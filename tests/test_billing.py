@@ -98,3 +98,28 @@ def test_a_call_runs_between_two_barriers_and_only_the_call_is_timed(group, monk
     events.clear()
     comm.all_reduce(torch.ones(1, 3, dtype=torch.int8))
     assert events == ["barrier", "timed call", "barrier"] and comm.take_log()[0].dtype == "int8"
+
+
+@pytest.mark.slow
+def test_one_rank_prices_its_comm_and_says_so(tmp_path, capsys):
+    """One gloo rank holding every worker crosses no process boundary: comm_s is the model's
+    price (as on sim with gloo's traits), run.json says so, and no measured-vs-model table claims a measurement."""
+    import json
+
+    import pandas as pd
+
+    from lionsim.cli.app import main
+    from lionsim.network import load_network
+
+    out, sim = tmp_path / "one", tmp_path / "sim"
+    common = ["bench", "-w", "mlp", "--workers", "2", "--steps", "3", "-s", "adamw", "--compute", "h100"]
+    for args in ([*common, "--backend", "gloo", "--ranks", "1", "--out", str(out)], [*common, "--traits", "gloo", "--out", str(sim)]):
+        with pytest.raises(SystemExit) as done:
+            main(args)
+        assert done.value.code == 0
+    printed = capsys.readouterr().out
+    assert "comm measured on" not in printed
+    one, ref = pd.read_csv(out / "summary.csv"), pd.read_csv(sim / "summary.csv")
+    assert one.comm_s.iloc[0] == pytest.approx(ref.comm_s.iloc[0]) and one.comm_measured_s.isna().all()
+    assert load_network("1gbe").name in json.loads((out / "run.json").read_text())["timing"]["comm_s"]
+    assert json.loads((out / "run.json").read_text())["timing"]["comm_s"].startswith("modelled: one rank")

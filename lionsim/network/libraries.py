@@ -4,7 +4,7 @@
 |-------|-------------------------------------------------------------------------------------|
 | ideal | the alpha-beta formulas alone: what every network preset assumes                    |
 | nccl  | NCCL as the presets model it: full duplex, no floor beyond the link's alpha, no     |
-|       | host cap, no slow mode. Not measured in this project (no GPU was lent to it):      |
+|       | host cap, no slow mode. Not measured (one GPU was lent; measuring takes two):      |
 |       | `lionsim comm --backend nccl --fit` on two GPUs measures the real ones              |
 | gloo  | gloo, torch 2.13, measured on this project's machine (2 vCPUs): two emulated hosts  |
 |       | over a shaped 1 Gbit link (tools/emulated-link.sh) and loopback; see GLOO below     |

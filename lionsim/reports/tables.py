@@ -151,8 +151,11 @@ def summary_table(summary: pd.DataFrame) -> Table:
 
 def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Table | None:
     """On a real backend: per run, the measured comm beside the network model's price of the
-    same collectives, and the model's error. None on sim (there the model is the time)."""
+    same collectives, and the model's error. None on sim (there the model is the time) and on
+    one rank (every worker in one process: nothing crossed a process boundary, comm is priced)."""
     if "backend" not in summary.columns or (summary["backend"] == "sim").all():
+        return None
+    if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
         return None
     by = priced_by or _values(summary, "network")
     table = Table(

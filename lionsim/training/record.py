@@ -103,11 +103,16 @@ def replayable_config(options: dict, runs: list[dict]) -> dict:
 
 
 def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure, network: Network,
-                 comm_model: str | None = None) -> dict:
+                 comm_model: str | None = None, ranks: int = 2) -> dict:
     """How every time column of steps.csv was obtained (lionsim.training.booking); `options` as
     in bench_record, `device` the --compute device whose times are modelled (None: measured),
     `comm_model` what priced comm_model_s on a real backend (priced_by)."""
     real = options["backend"] != "sim"
+    if real and ranks == 1:  # one process holds every worker: no collective crossed a process boundary
+        notes = timing_notes(options={**options, "backend": "sim"}, device=device, compute=compute, network=network)
+        notes["comm_s"] = (f"modelled: one rank holds all {options['workers']} workers, so its collectives "
+                           f"crossed no process boundary; priced on {network.name} with {network.traits.name} traits")
+        return notes
     if device is not None:
         part = f"modelled for {device.name}: memory passes at its bandwidth, at least kernels x {device.kernel_s:g} s"
     else:
