@@ -54,7 +54,7 @@ BAD = [
     ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
     ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
     ["estimate", "--model", "nosuch"], ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
-    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
     # plot, report, regress
     ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
     ["report", "."], ["regress", "--case", "nosuch"],

@@ -113,12 +113,21 @@ class Resolved:
     """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
 
 
+MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
+"""Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
+models; 10^9 tokens one worker's step (both far above any preset)."""
+
+
 def _positive_int(name: str, value: object) -> int:
+    given = value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    top = MAXIMA.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
         example = ", written in full or like 3e9" if name == "params" else ""
-        raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number >= 1{example}")
+        bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""
+        shown = f"{given:g}" if isinstance(given, float) else repr(given)  # as typed: 3e9, not 3000000000.0
+        raise LionsimError(f"bad --{name} {shown}; accepted: a whole number >= 1{bound}{example}")
     return value
 
 
