@@ -351,7 +351,10 @@ def test_model_check_table_only_on_real_backends(steps):
 
     summary = summarize(steps)
     assert model_check_table(summary) is None  # sim: the model is the time
-    real = summary.assign(backend="gloo", comm_s=0.004, comm_model_s=0.003, comm_model_error=-0.25)
+    one_rank = summary.assign(backend="gloo")  # every worker in one process: nothing measured
+    assert "comm_measured_s" in one_rank.columns and model_check_table(one_rank) is None
+    real = summary.assign(backend="gloo", comm_s=0.004, comm_measured_s=0.004, comm_model_s=0.003,
+                          comm_model_error=-0.25)
     console = Console(record=True, width=80)
     console.print(model_check_table(real))
     text = console.export_text()
