@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from lionsim.reports.plots.style import TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
@@ -31,7 +32,10 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     live = [(label, rows["step_s"].dropna().to_numpy(dtype=float)) for label, rows in runs]
     live = [(label, values) for label, values in live if len(values)]
     scale, unit = time_unit(max(float(v.max()) for _, v in live) if live else 1.0)
-    fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", context(steps, _spread_note(steps)),
+    note = _spread_note(steps)
+    if live and not note and all(np.ptp(v) == 0 for _, v in live):  # modelled steps without a spread
+        note = "modelled: every step alike (--compute-spread adds one)"
+    fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", context(steps, note),
                               ncols=2, size=(12.0, max(4.6, 1.8 + 0.42 * len(live))),
                               gridspec_kw={"width_ratios": [3, 2]})
     curves = []
@@ -48,6 +52,7 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
             at = float(np.quantile(x, q))
             cdf.plot([at], [q], marker=marker, color=style["color"], markersize=7, linestyle="none")
     cdf.set_xlabel(f"step time ({unit})")
+    cdf.xaxis.set_major_locator(MaxNLocator(6))  # a narrow range otherwise crowds its ticks
     cdf.set_ylabel("share of steps at or below")
     cdf.set_ylim(0, 1.02)
     y = np.arange(len(live))
