@@ -2,17 +2,16 @@
 simulator, which is the reference: exact for votes."""
 
 import datetime
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from lionsim.aggregators import VOTE_RULES, MajorityVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.optim import DistributedLion
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+from tests.spawned import spawned_results
 
 WORLD = 2
 VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
@@ -85,17 +84,9 @@ def rank_main(rank: int, port: int, out: str) -> None:
     dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def gloo_results(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("gloo") / "result")
-    mp.start_processes(rank_main, args=(free_port(), out), nprocs=WORLD, start_method="spawn")
-    return [torch.load(f"{out}.{r}") for r in range(WORLD)]
+    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("gloo"))
 
 
 def test_every_vote_transport_over_gloo_equals_the_simulator(gloo_results):

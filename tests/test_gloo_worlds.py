@@ -9,14 +9,13 @@ import datetime
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.errors import LionsimError
-from lionsim.launch import free_port
 from lionsim.optim import DistributedLion
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+from tests.spawned import spawned_results
 from tests.test_gloo import batch_for, make_model, zero_votes_for
 
 VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
@@ -93,9 +92,7 @@ def rank_main(rank: int, world: int, port: int, out: str) -> None:
 @pytest.fixture(scope="module", params=[3, 4], ids=["3-ranks", "4-ranks"])
 def world(request, tmp_path_factory):
     world = request.param
-    out = str(tmp_path_factory.mktemp(f"gloo{world}") / "result")
-    mp.start_processes(rank_main, args=(world, free_port(), out), nprocs=world, start_method="spawn")
-    return world, [torch.load(f"{out}.{r}") for r in range(world)]
+    return world, spawned_results(rank_main, world, tmp_path_factory.mktemp(f"gloo{world}"), world)
 
 
 def test_every_vote_transport_and_rule_equals_the_simulator(world):

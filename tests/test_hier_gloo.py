@@ -3,12 +3,10 @@ simulator (the reference, exact for votes): the node groups, hier-exact and hier
 way ranks and workers can sit in nodes, and DistributedLion as 2 nodes of 2."""
 
 import datetime
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
@@ -17,6 +15,7 @@ from lionsim.optim import DistributedLion
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+from tests.spawned import spawned_results
 
 WORLD = 4
 LAYOUTS = [(1, 2), (1, 4), (1, 1), (2, 4), (2, 2), (2, 1)]
@@ -85,17 +84,9 @@ def rank_main(rank: int, port: int, out: str) -> None:
     dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("hier") / "result")
-    mp.start_processes(rank_main, args=(free_port(), out), nprocs=WORLD, start_method="spawn")
-    return [torch.load(f"{out}.{r}") for r in range(WORLD)]
+    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("hier"))
 
 
 @pytest.mark.slow

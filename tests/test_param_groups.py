@@ -3,12 +3,10 @@
 the model into groups (or skipping a parameter no rank used) changes nothing."""
 
 import datetime
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 
 from lionsim.backends import SimComm
@@ -17,6 +15,7 @@ from lionsim.optim import DistributedLion
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.spawned import spawned_results
 
 WORLD = 2
 STEPS = 3
@@ -48,12 +47,6 @@ def groups(model: Net) -> list[dict]:
             {"params": list(model.head.parameters())}]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def rank_main(rank: int, port: int, out: str) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
@@ -74,9 +67,7 @@ def rank_main(rank: int, port: int, out: str) -> None:
 
 @pytest.fixture(scope="module")
 def rank_params(tmp_path_factory) -> list[dict]:
-    out = str(tmp_path_factory.mktemp("groups") / "result")
-    mp.start_processes(rank_main, args=(free_port(), out), nprocs=WORLD, start_method="spawn")
-    return [torch.load(f"{out}.{r}") for r in range(WORLD)]
+    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("groups"))
 
 
 def simulated(transport: str, tie: str) -> dict[str, torch.Tensor]:

@@ -5,13 +5,12 @@ and its Gram-Schmidt against QR."""
 
 import datetime
 import math
-import socket
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn.functional as F
+from tests.spawned import spawned_results
 
 RANKS, STEPS, WARMUP, SEED, LR = 2, 6, 2, 7, 0.1
 RANKS_TO_TRY = (1, 2, 4)  # 1 and 2: torch's hook orthogonalizes by Gram-Schmidt; 4: by QR
@@ -115,17 +114,9 @@ def rank_main(rank: int, port: int, out: str) -> None:
     dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
-    out = str(tmp_path_factory.mktemp("powersgd") / "result")
-    mp.start_processes(rank_main, args=(free_port(), out), nprocs=RANKS, start_method="spawn")
-    return [torch.load(f"{out}.{r}") for r in range(RANKS)]
+    return spawned_results(rank_main, RANKS, tmp_path_factory.mktemp("powersgd"))
 
 
 @pytest.mark.parametrize("matrix_rank", RANKS_TO_TRY)
