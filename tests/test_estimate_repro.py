@@ -1,4 +1,4 @@
-"""The two published regimes `lionsim estimate` must reproduce (README "Reproductions").
+"""The two published regimes `lionsim estimate` must reproduce (docs/time-model.md, "Projection without training").
 
 1. Distributed Lion's wall-clock table (REFERENCE.md 2): a 3B transformer, 1K tokens per
    worker, 64 A100 40GB. AdamW with a bf16 all-reduce: 18 / 141 / 132 ms fwd / bwd / comm,

@@ -178,8 +178,8 @@ def test_a_multi_worker_node_without_intra_says_what_to_add(tmp_path, capsys):
     flat = tmp_path / "flat.toml"
     flat.write_text("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
     assert load_network(str(flat)).intra is None  # optional when flat
-    readme = " ".join((REPO / "README.md").read_text().split())
-    assert "`[intra]`, the link between workers of one node, is optional only in a flat profile" in readme
+    docs = " ".join((REPO / "docs" / "backends.md").read_text().split())
+    assert "`[intra]`, the link between workers of one node, is optional only in a flat profile" in docs
 
 
 # ---- item 18: the mode a check runs in ----------------------------------------------------

@@ -1,5 +1,5 @@
 """`lionsim strategies --matrix` reads the registries (it cannot drift from the code), and the
-README's table is its Markdown, word for word."""
+table in docs/strategies.md is its Markdown, word for word."""
 
 import io
 from pathlib import Path
@@ -11,11 +11,11 @@ from lionsim.cli.app import main
 from lionsim.cli.matrix import MATRIX_COLUMNS, matrix_markdown, strategy_matrix
 from lionsim.strategies import STRATEGIES, valid_transports
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "strategies.md"
 
 
-def test_the_readme_holds_the_matrix_as_the_registries_give_it():
-    assert matrix_markdown() in README.read_text(encoding="utf-8"), "README's table: paste cli.matrix.matrix_markdown()"
+def test_the_docs_hold_the_matrix_as_the_registries_give_it():
+    assert matrix_markdown() in PAGE.read_text(encoding="utf-8"), "docs/strategies.md: paste cli.matrix.matrix_markdown()"
 
 
 def test_matrix_rows_follow_the_strategies_and_what_they_declare(capsys):

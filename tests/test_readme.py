@@ -1,15 +1,17 @@
-"""Every command in the README's code blocks runs, shrunken (fewer steps, a tiny model, a short
-size sweep, one worker count and seed of a sweep's grid), in README order in one scratch
-directory, so files one example writes (a fitted profile, a run.json) are there for the next.
-An example that fails as written fails CI.
+"""Every command in the ```bash blocks of README.md and docs/*.md runs, shrunken (fewer steps, a
+tiny model, a short size sweep, one worker count and seed of a sweep's grid), page by page
+(README.md first, then docs/*.md by name) and in page order, in one scratch directory, so files
+one example writes (a fitted profile, a run.json) are there for the next. An example that fails as
+written fails CI. A ```python block whose first line is `# NAME.py` is a file the commands use
+(e.g. a user's train.py), written into the scratch directory first.
 
 Left out, with the reason: `pip install` (the test run itself installed lionsim),
 `python -m lionsim.perf` (benchmarks that print figures and take minutes by design),
 `lionsim sweep --executor ray` (it needs a Ray cluster and the `ray` extra: tests/test_sweep_ray.py
 runs it on a local two-node cluster), and blocks whose first line is a comment saying "not run
 by tests/test_readme.py" and why (e.g. two hosts: tests/test_emulated_link.py runs those lines
-on two emulated hosts instead). Lines that start with another program (`ray start`, a Slurm
-script's `srun lionsim ...`) are not lionsim commands and are not run.
+on two emulated hosts instead). Lines that start with another program (`ray start`) are not
+lionsim commands and are not run.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import pytest
 from lionsim.cli.app import main
 from lionsim.launch import free_port
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHRINK = {
     "bench": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
     "sweep": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
@@ -36,25 +39,20 @@ SHRINK = {
 GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
 
 
-def readme_blocks() -> list[list[str]]:
-    """The README's indented code blocks, each a list of lines without the indent."""
-    blocks, current = [], None
-    for line in README.read_text(encoding="utf-8").splitlines() + [""]:
-        if line.startswith("    ") or (current is not None and not line.strip()):
-            if current is None:
-                current = []
-                blocks.append(current)
-            current.append(line[4:])
-        else:
-            current = None
-    return [[line for line in b] for b in blocks]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+
+
+def fenced_blocks(language: str, pages: list[Path] = PAGES) -> list[list[str]]:
+    """The pages' fenced code blocks in one language, each a list of lines, in page order."""
+    return [body.splitlines() for page in pages for lang, body in FENCE.findall(page.read_text(encoding="utf-8"))
+            if lang == language]
 
 
 def readme_files() -> dict[str, str]:
-    """Blocks that start with `# NAME.py` are files the commands use (e.g. a user's train.py)."""
+    """```python blocks that start with `# NAME.py` are files the commands use (e.g. a user's train.py)."""
     out = {}
-    for block in readme_blocks():
-        match = re.fullmatch(r"# (\w+\.py)", block[0].strip())
+    for block in fenced_blocks("python"):
+        match = re.fullmatch(r"# (\w+\.py)", block[0].strip()) if block else None
         if match:
             out[match.group(1)] = "\n".join(block[1:]).strip() + "\n"
     return out
@@ -64,10 +62,10 @@ SKIPPED = re.compile(r"#.*not run by tests/test_readme\.py")
 
 
 def readme_commands() -> list[str]:
-    """Shell commands of the README's code blocks that run lionsim (continuations joined)."""
+    """Shell commands of the pages' ```bash blocks that run lionsim (continuations joined)."""
     commands = []
-    for block in readme_blocks():
-        if SKIPPED.match(block[0].strip()):
+    for block in fenced_blocks("bash"):
+        if not block or SKIPPED.match(block[0].strip()):
             continue
         current = ""
         for line in block:
@@ -109,9 +107,9 @@ def shrunk(argv: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
-    """A directory like a fresh clone's for the commands: the shipped examples/ and the README's files."""
+    """A directory like a fresh clone's for the commands: the shipped examples/ and the pages' files."""
     where = tmp_path_factory.mktemp("readme")
-    shutil.copytree(README.parent / "examples", where / "examples")
+    shutil.copytree(ROOT / "examples", where / "examples")
     for name, text in readme_files().items():
         (where / name).write_text(text)
     return where
@@ -136,7 +134,7 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
     # torchrun: one job of R processes on a free port
     assert words[0] == "torchrun"
     at = words.index("-m") if "-m" in words else next(i for i, w in enumerate(words) if w.endswith(".py"))
-    assert "-m" in words or (scratch / words[at]).exists(), f"{words[at]} is not a file in the README"
+    assert "-m" in words or (scratch / words[at]).exists(), f"{words[at]} is not a file in the docs"
     launcher, rest = words[1:at], words[at:]
     if rest[0] == "-m" and rest[1] == "lionsim":
         rest = rest[:2] + shrunk(rest[2:])
@@ -148,7 +146,7 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
 
     done = launch()
     if done.returncode != 0 and GLOO_TEARDOWN_ABORT in done.stderr:
-        # torch's gloo teardown race (README, "Known issue" under Library): a rank aborts in C++ after the
+        # torch's gloo teardown race (docs/library.md, "Known issue"): a rank aborts in C++ after the
         # script's last line, barrier and destroy_process_group included. It is torch's, not
         # lionsim's, and rare (once in CI, 0 of 45 launches by hand); one relaunch tells it from a real failure,
         # which fails again.

@@ -1,4 +1,4 @@
-"""README.md's generated tables equal what `python -m lionsim.docs` prints, and the cached run
+"""The generated tables of README.md and docs/*.md equal what `python -m lionsim.docs` prints, and the cached run
 they render from still describes this code (lionsim.docs).
 
 Fast by design: the bench tables render from the cached real run (reports/readme/), which is
@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import pytest
 import lionsim.docs.bench as bench_blocks
-import lionsim.docs.estimate  # noqa: F401  (registers its blocks)
+import lionsim.docs.comm  # noqa: F401  (registers its blocks)
+import lionsim.docs.estimate  # noqa: F401
 from lionsim.docs.__main__ import main as docs_main
-from lionsim.docs.blocks import BLOCKS, readme_blocks, readme_path, with_blocks
+from lionsim.docs.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+from lionsim.errors import LionsimError
 
 
 @pytest.mark.slow
 def test_every_block_has_its_markers_and_matches_what_the_generator_prints():
-    text = readme_path().read_text(encoding="utf-8")
-    found = readme_blocks(text)
+    found = where_blocks(pages())
     assert set(found) == set(BLOCKS.names())
-    stale = [name for name in BLOCKS.names() if found[name] != BLOCKS.get(name).render()]
-    assert not stale, f"README.md blocks {stale} differ: run `python -m lionsim.docs --write`"
+    stale = [f"{found[name].name}: {name}" for name in BLOCKS.names()
+             if page_blocks(found[name].read_text(encoding="utf-8"))[name] != BLOCKS.get(name).render()]
+    assert not stale, f"blocks {stale} differ: run `python -m lionsim.docs --write`"
+
+
+def test_a_block_placed_twice_is_refused(tmp_path):
+    body = "<!-- generated: comm-10gbe (python -m lionsim.docs) -->\nx\n<!-- end generated: comm-10gbe -->\n"
+    (tmp_path / "README.md").write_text(body, encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(body, encoding="utf-8")
+    with pytest.raises(LionsimError, match="comm-10gbe has markers in both README.md and a.md"):
+        where_blocks(pages(tmp_path))
 
 
 def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
-    body = BLOCKS.get("default-bench").render()
+    body = " ".join(BLOCKS.get("default-bench").render().split())  # the prose is wrapped at 100 columns
     facts = bench_blocks._cached()[1]
     assert facts["cpu"] in body and facts["date"] in body and "another CPU rounds differently" in body
     assert "modelled for an H100" in body
@@ -37,13 +48,20 @@ def test_the_cached_run_still_describes_this_code():
 
 
 @pytest.mark.slow
-def test_check_names_a_stale_block(tmp_path, monkeypatch, capsys):
-    readme = tmp_path / "README.md"
-    text = readme_path().read_text(encoding="utf-8")
-    readme.write_text(with_blocks(text, {"estimate-lioncub": "\n    stale\n\n"}), encoding="utf-8")
-    monkeypatch.setattr("lionsim.docs.__main__.readme_path", lambda: readme)
+def test_check_names_a_stale_block_and_its_page(tmp_path, monkeypatch, capsys):
+    """The block sits in a docs page of a copy of the checkout's pages; --write mends it there."""
+    copies = []
+    for page in pages():
+        copy = tmp_path / page.parent.name / page.name if page.parent.name == "docs" else tmp_path / page.name
+        copy.parent.mkdir(exist_ok=True)
+        text = page.read_text(encoding="utf-8")
+        copy.write_text(with_blocks(text, {"estimate-lioncub": "\n    stale\n\n"}), encoding="utf-8")
+        copies.append(copy)
+    holder = where_blocks(copies)["estimate-lioncub"]
+    monkeypatch.setattr("lionsim.docs.__main__.pages", lambda: copies)
     assert docs_main(["--check", "--only", "estimate-lioncub"]) == 1
-    assert "README.md block estimate-lioncub differs" in capsys.readouterr().err
+    shown = f"docs/{holder.name}" if holder.parent.name == "docs" else holder.name
+    assert f"{shown} block estimate-lioncub differs" in capsys.readouterr().err
     assert docs_main(["--write", "--only", "estimate-lioncub"]) == 0
     assert docs_main(["--check", "--only", "estimate-lioncub"]) == 0
 

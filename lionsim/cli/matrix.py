@@ -55,7 +55,7 @@ def matrix_frame(workload: str | None = None) -> pd.DataFrame:
 
 
 def matrix_markdown(workload: str | None = None) -> str:
-    """The matrix as the README's Markdown table (tests/test_readme.py checks the README holds it)."""
+    """The matrix as a Markdown table (tests/test_matrix.py checks docs/strategies.md holds it)."""
     head = ["strategy", "sends", "transports (default first)", "momentum sync", "local steps", "options (default)",
             "DistributedLion", "estimate"]
     keys = ["strategy", "sends", "transports", "momentum_sync", "local_steps", "options", "distributed_lion", "estimate"]

@@ -1,22 +1,23 @@
-"""The README's tables, produced from real runs: `python -m lionsim.docs`.
+"""The documentation's tables, produced from real runs: `python -m lionsim.docs`.
 
-Each generated part of README.md sits between two markers,
+Each generated part of a page (README.md or docs/*.md) sits between two markers,
 
     <!-- generated: NAME (python -m lionsim.docs) -->
     ...
     <!-- end generated: NAME -->
 
-and is what block NAME renders (blocks.py: the registry; bench.py, estimate.py: the blocks).
-A block that needs training renders from a cache of the real run it made (`--refresh NAME`:
-`reports/readme/<cache>/` holds steps.csv, summary.csv and run.json, committed), and says on
-which CPU and date; the others (estimate: pure modelling) run their command each time.
+and is what block NAME renders (blocks.py: the registry and the pages; bench.py, estimate.py,
+comm.py: the blocks). A block's markers may sit in any page, once. A block that needs training
+renders from a cache of the real run it made (`--refresh NAME`: `reports/readme/<cache>/` holds
+steps.csv, summary.csv and run.json, committed), and says on which CPU and date; the others
+(estimate, comm: pure modelling) run their command each time.
 
     python -m lionsim.docs                    # print every block
-    python -m lionsim.docs --check            # exit 1 if README.md differs (names the blocks)
-    python -m lionsim.docs --write            # rewrite README.md's blocks
+    python -m lionsim.docs --check            # exit 1 if a page differs (names the page and block)
+    python -m lionsim.docs --write            # rewrite the pages' blocks
     python -m lionsim.docs --refresh default-bench --write   # real runs again (minutes), then rewrite
 
-tests/test_readme_tables.py fails when README.md differs from what this prints, and when a
-cached run no longer describes the code (its configuration, or the modelled columns of its
-first steps rerun now). A new table: register a Block and put its markers in README.md.
+tests/test_readme_tables.py fails when a page differs from what this prints, and when a cached
+run no longer describes the code (its configuration, or the modelled columns of its first steps
+rerun now). A new table: register a Block and put its markers in the page that shows it.
 """

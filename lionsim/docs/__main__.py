@@ -1,4 +1,5 @@
-"""`python -m lionsim.docs`: print, check or rewrite README.md's generated blocks (lionsim.docs)."""
+"""`python -m lionsim.docs`: print, check or rewrite the generated blocks of README.md and
+docs/*.md (lionsim.docs)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import argparse
 import sys
 
 import lionsim.docs.bench  # noqa: F401  (registers its blocks)
+import lionsim.docs.comm  # noqa: F401
 import lionsim.docs.estimate  # noqa: F401
-from lionsim.docs.blocks import BLOCKS, readme_blocks, readme_path, with_blocks
+from lionsim.docs.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_atomic
 
@@ -17,8 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="NAME", help=f"a block: {', '.join(BLOCKS.names())}")
     parser.add_argument("--refresh", action="append", metavar="CACHE", default=[],
                         help="train the cached run again for real (default-bench: minutes)")
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md differs, naming the blocks")
-    parser.add_argument("--write", action="store_true", help="rewrite README.md's blocks")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a page differs, naming the blocks")
+    parser.add_argument("--write", action="store_true", help="rewrite the pages' blocks")
     args = parser.parse_args(argv)
     try:
         names = [BLOCKS.canonical(n) for n in args.only] if args.only else BLOCKS.names()
@@ -28,20 +30,31 @@ def main(argv: list[str] | None = None) -> int:
             from lionsim.docs.bench import refresh
 
             print(f"wrote {refresh()}", file=sys.stderr)
+        found = where_blocks(pages())
+        if (error := missing_markers(names, found)) is not None and (args.check or args.write):
+            raise error
         bodies = {name: BLOCKS.get(name).render() for name in names}
-        path = readme_path()
-        text = path.read_text(encoding="utf-8")
     except LionsimError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    by_page: dict = {}
+    for name in names:
+        if name in found:
+            by_page.setdefault(found[name], []).append(name)
     if args.check:
-        stale = [name for name, body in bodies.items() if readme_blocks(text).get(name) != body]
-        for name in stale:
-            print(f"README.md block {name} differs from what python -m lionsim.docs prints", file=sys.stderr)
+        stale = []
+        for path, held in by_page.items():
+            text = page_blocks(path.read_text(encoding="utf-8"))
+            stale += [(path, name) for name in held if text[name] != bodies[name]]
+        for path, name in stale:
+            where = f"docs/{path.name}" if path.parent.name == "docs" else path.name
+            print(f"{where} block {name} differs from what python -m lionsim.docs prints", file=sys.stderr)
         return 1 if stale else 0
     if args.write:
-        write_atomic(path, lambda f: f.write(with_blocks(text, bodies)))
-        print(f"rewrote {', '.join(bodies)} in {path}", file=sys.stderr)
+        for path, held in by_page.items():
+            text = path.read_text(encoding="utf-8")
+            write_atomic(path, lambda f, text=text, held=held: f.write(with_blocks(text, {n: bodies[n] for n in held})))
+            print(f"rewrote {', '.join(held)} in {path}", file=sys.stderr)
         return 0
     for name, body in bodies.items():
         print(f"--- {name}\n{body}", end="")

@@ -1,4 +1,4 @@
-"""README blocks from a real `lionsim bench` run: the default bench's table, and the newer
+"""Docs blocks from a real `lionsim bench` run: the default bench's table, and the newer
 strategies beside the older on the same workload.
 
 One run trains them all (the default configuration with every strategy the two tables show:
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import textwrap
 import json
 import time
 from pathlib import Path
@@ -45,7 +46,7 @@ def readme_config(steps: int | None = None) -> BenchConfig:
 
 
 def refresh() -> Path:
-    """Train the README's run for real and cache it (minutes on a CPU)."""
+    """Train the docs' run for real and cache it (minutes on a CPU)."""
     from lionsim.regress.fingerprint import fingerprint
 
     started = time.time()
@@ -91,12 +92,17 @@ def default_bench() -> str:
     table.caption = None  # the text around the block explains the columns
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
     console.print(table)
-    text = "\n".join(("    " + line).rstrip() for line in console.export_text().splitlines()).strip("\n")
-    return f"{provenance(facts)}\n\n{text}\n\n{what_it_shows(summary)}\n\n"
+    text = "\n".join(line.rstrip() for line in console.export_text().splitlines()).strip("\n")
+    return f"{wrap(provenance(facts))}\n\n```text\n{text}\n```\n\n{wrap(what_it_shows(summary))}\n\n"
+
+
+def wrap(prose: str) -> str:
+    """Prose at the pages' 100 columns (a break inside a code span renders as a space)."""
+    return textwrap.fill(prose, width=100, break_long_words=False, break_on_hyphens=False)
 
 
 def what_it_shows(summary: pd.DataFrame) -> str:
-    """The modelled facts the table shows, in words (the README's prose quotes no other number)."""
+    """The modelled facts the table shows, in words (the page's prose quotes no other number)."""
     row = summary.set_index("run")
     base = row.iloc[0]
     int8, a2a = row.loc["dlion-mavo@int8-allreduce"], row.loc["dlion-mavo@a2a-1bit"]
@@ -121,8 +127,9 @@ def newer_strategies() -> str:
                      f"{_bytes(r.wire_bytes)} | {r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g} | "
                      f"{r.speedup:.2f}x | {to} |")
     target = summary.iloc[0]
-    return (f"Target loss {target.target_loss:.4g} ({target.target_rule}). "
-            f"From the same run as the table above ({facts['cpu']}, {facts['date']}).\n\n" + "\n".join(lines) + "\n\n")
+    caption = (f"Target loss {target.target_loss:.4g} ({target.target_rule}). From the same cached run as the "
+               f"default bench's table ({facts['cpu']}, {facts['date']}).")
+    return wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n"
 
 
 def _bytes(n: float) -> str:

@@ -1,4 +1,4 @@
-"""README blocks from `lionsim estimate`: pure modelling, the same on any machine, so each block
+"""Docs blocks from `lionsim estimate`: pure modelling, the same on any machine, so each block
 runs its command (as a user would, 80 columns off a terminal) every time it renders."""
 
 from __future__ import annotations
@@ -16,13 +16,16 @@ COMMANDS = {
                              "-s", "dlion-mavo@int8-allreduce"],
     "estimate-lioncub": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--network",
                          "h100x8-10gbe", "--device", "h100", "-s", "lion@fp32-allreduce", "-s", "dlion-mavo@a2a-1bit"],
+    "estimate-hier": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "64", "--network",
+                      "h100x8-10gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@int8-allreduce", "-s",
+                      "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier-exact", "-s", "dlion-mavo@hier-1bit"],
 }
-"""Each block's `lionsim estimate` arguments (the README shows the same command above the block)."""
+"""Each block's `lionsim estimate` arguments (the page shows the same command above the block)."""
 
 
 def table(args: list[str]) -> str:
     """The breakdown table `lionsim estimate ARGS` prints, without its title and footnote (the
-    README's prose says what the columns are), indented as a code block."""
+    page's prose says what the columns are), as a text code block."""
     done = subprocess.run([sys.executable, "-m", "lionsim", "estimate", *args], capture_output=True, text=True,
                           timeout=600, env={**os.environ, "COLUMNS": "80"})
     if done.returncode != 0:
@@ -33,7 +36,7 @@ def table(args: list[str]) -> str:
         head -= 1  # a folded header's upper line (`speed` over `up`), never the title
     end = next(i for i in range(head + 1, len(lines)) if not lines[i].strip())
     rows = [line for line in lines[head:end] if not set(line.strip()) <= {"─", "━"}]
-    return "\n".join(("    " + line).rstrip() for line in rows) + "\n"
+    return "```text\n" + "\n".join(line.rstrip() for line in rows) + "\n```\n"
 
 
 for _name, _args in COMMANDS.items():
