@@ -28,8 +28,8 @@ from lionsim.registry import Registry
 TERA = 1e12
 KERNEL_S = 10e-6
 """Per-kernel floor of eager PyTorch on a GPU: a CUDA launch is a few us and the eager
-dispatch of one op about 10 us on the host; the device measurement in the README
-(`python -m lionsim.perf gpu`) checks it on an H100."""
+dispatch of one op about 10 us on the host (assumed from those figures: no benchmark of
+lionsim.perf measures a GPU's launches)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -53,7 +53,7 @@ WORKLOAD_DEFAULTS["vit"] = {"sgdm": {"lr": 0.2}}
 #   / 66.8%, H = 25: 1.669 / 46.7%. Per step, local steps on 32 images each trail AdamW on 256: neither
 #   reaches the default bench's target (0.855) in 100 steps; both reach loss 1.0 about 1.2x sooner than
 #   AdamW (half its bytes at H = 2). diloco-int8 (same defaults) reached it at step 100, 2.02x sooner
-#   than AdamW; diloco-sign did not (1.082 / 69.2%). Said so in the README, not tuned away.
+#   than AdamW; diloco-sign did not (1.082 / 69.2%). Said so in docs/strategies.md, not tuned away.
 # demo (its class defaults; chunk 64, top 32, decay 0.999): lr 1e-3: 1.733 / 35.2%; 3e-3: 0.975 / 64.4%;
 #   1e-2: 0.906 / 69.6% (kept); 3e-2: 2.175 / 25.4%. It does not reach the default bench's target (0.855)
 #   in 100 steps, and its step books 8.95 ms (its per-tensor DCTs and top-k launch about 590 kernels on
