@@ -39,13 +39,21 @@ SHRINK = {
 GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
 
 
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+FENCE = re.compile(r"^( *)```(\w*)[ \t]*\n(.*?)^\1```[ \t]*$", re.M | re.S)
+"""A fenced code block, at the margin or indented under a list item (its indent then taken off)."""
 
 
 def fenced_blocks(language: str, pages: list[Path] = PAGES) -> list[list[str]]:
     """The pages' fenced code blocks in one language, each a list of lines, in page order."""
-    return [body.splitlines() for page in pages for lang, body in FENCE.findall(page.read_text(encoding="utf-8"))
-            if lang == language]
+    return [[line[len(indent):] for line in body.splitlines()] for page in pages
+            for indent, lang, body in FENCE.findall(page.read_text(encoding="utf-8")) if lang == language]
+
+
+def test_a_fence_under_a_list_item_is_read(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("- item:\n\n  ```bash\n  lionsim strategies\n  ```\n\n```python\n# a.py\n```\n", encoding="utf-8")
+    assert fenced_blocks("bash", [page]) == [["lionsim strategies"]]
+    assert fenced_blocks("python", [page]) == [["# a.py"]]
 
 
 def readme_files() -> dict[str, str]:
