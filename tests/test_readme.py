@@ -69,10 +69,20 @@ def readme_files() -> dict[str, str]:
 SKIPPED = re.compile(r"#.*not run by tests/test_readme\.py")
 
 
-def readme_commands() -> list[str]:
-    """Shell commands of the pages' ```bash blocks that run lionsim (continuations joined)."""
+def readme_commands() -> list[tuple[str, str]]:
+    """(page, command) of the shell commands in the pages' ```bash blocks that run lionsim
+    (continuations joined)."""
     commands = []
-    for block in fenced_blocks("bash"):
+    for page in PAGES:
+        commands += [(page.name, c) for c in block_commands(fenced_blocks("bash", [page]))]
+    return commands
+
+
+def block_commands(blocks: list[list[str]]) -> list[str]:
+    """The lionsim commands of ```bash blocks (continuations joined; a block whose first line says
+    it is not run by this test left out)."""
+    commands = []
+    for block in blocks:
         if not block or SKIPPED.match(block[0].strip()):
             continue
         current = ""
@@ -92,7 +102,8 @@ def readme_commands() -> list[str]:
     return commands
 
 
-COMMANDS = readme_commands()
+PAGE_COMMANDS = readme_commands()
+COMMANDS = [command for _, command in PAGE_COMMANDS]
 
 
 def test_the_readme_has_examples():
@@ -124,7 +135,7 @@ def scratch(tmp_path_factory):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", COMMANDS, ids=[c[:60] for c in COMMANDS])
+@pytest.mark.parametrize("command", COMMANDS, ids=[f"{page}: {c[:60]}" for page, c in PAGE_COMMANDS])
 def test_readme_command_runs(command, scratch, monkeypatch, capsys):
     monkeypatch.chdir(scratch)
     words = shlex.split(command)
