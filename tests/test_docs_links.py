@@ -99,3 +99,15 @@ def test_readme_and_ci_run_the_same_test_command_and_state_the_same_time():
               for name, text in (("README.md", readme), (".ci/run", ci),
                                  ("pyproject.toml", (ROOT / "pyproject.toml").read_text(encoding="utf-8")))}
     assert all(stated.values()) and len({v for found in stated.values() for v in found}) == 1, stated
+
+
+def test_pointers_from_config_files_name_sections_that_exist():
+    """pyproject.toml and .ci/run point readers at `(docs/PAGE.md, "Heading")`: both must exist."""
+    found = []
+    for name in ("pyproject.toml", ".ci/run"):
+        text = " ".join((ROOT / name).read_text(encoding="utf-8").replace("#", " ").split())
+        found += re.findall(r'\((docs/[\w-]+\.md), "([^"]+)"\)', text)
+    assert found, "no (docs/PAGE.md, \"Heading\") pointer found"
+    for page, heading in found:
+        slug = next(iter(anchors(f"## {heading}\n")))
+        assert (ROOT / page).is_file() and slug in anchors((ROOT / page).read_text(encoding="utf-8")), (page, heading)
