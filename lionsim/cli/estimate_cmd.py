@@ -27,7 +27,9 @@ TokensPerWorker = Annotated[Optional[int], typer.Option(
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
-Device = Annotated[str, typer.Option("--device", help="Accelerator: a100 (40GB), a100-80gb, h100, h200.")]
+Device = Annotated[str, typer.Option("--device", help=(
+    "Accelerator: v100, a10g, l4, l40s, rtx4090, a100 (40GB), a100-80gb, h100, h200, b200, mi300x "
+    "(each datasheet's figures and source: lionsim devices)."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
 BucketMb = Annotated[float, typer.Option(
