@@ -90,7 +90,8 @@ def _traits_table() -> Table:
             f"; slow: {slow.probability:.0%} of calls <= {slow.max_bytes / 1024:g} KiB take +{slow.extra_s * 1e3:g} ms"
             if slow.applies(0) else "")
         if not traits.ops:
-            table.add_row(name, "-", "0", "cheapest", f"1 ({extra})")
+            chooser = "NCCL's model" if traits.model == "nccl" else "cheapest plan"
+            table.add_row(name, "-", "0", chooser, f"1 ({extra})")
         for i, (op, t) in enumerate(traits.ops):
             table.add_row(name if i == 0 else "", op, f"{t.floor_s / US:g}", t.algorithm or "cheapest",
                           _duplex_text(t.duplex) + (f" ({extra})" if i == 0 else ""))
