@@ -60,15 +60,18 @@ def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, wor
 
 def step_kinds(strategy: Strategy, steady: PayloadSpec, steps: int, workers: int) -> Counter[StepKind]:
     """How many of the run's `steps` steps are of each kind (module doc)."""
-    kinds: Counter[StepKind] = Counter()
-    for step in range(1, steps + 1):
-        extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in strategy.extra_calls(step)) \
-            if workers > 1 else ()
+    counts: Counter[tuple] = Counter()
+    for step in range(1, steps + 1):  # a key as cheap to hash as can be: most steps are the steady one
         spec = strategy.run_spec(step, steady)
-        phase = strategy.phase(step)
+        counts[(spec if spec is not steady else steady.__class__, tuple(strategy.extra_calls(step)) if workers > 1
+                else (), strategy.phase(step))] += 1
+    kinds: Counter[StepKind] = Counter()
+    for (spec, calls, phase), count in counts.items():
+        spec = steady if spec is steady.__class__ else spec
         if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
             phase = "warm-up"
-        kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += 1
+        extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
+        kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
     return kinds
 
 
