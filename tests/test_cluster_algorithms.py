@@ -66,7 +66,12 @@ def nccl_closed_forms(n: float, nodes: int) -> dict[tuple[str, int], float]:
         ring_lat = BASE["ring"][p] + (2 * (ranks - 1) - 2 * (nodes - 1)) * NVL["ring"][p] + 2 * (nodes - 1) * NET["ring"][p]
         out[("ring", p)] = ring_lat * 1e-6 + 2 * (ranks - 1) / ranks * n / (bus * RING_FACTOR[p])
         tree_lat = BASE["tree"][p] + 2 * ((G - 1) * NVL["tree"][p] + math.log2(nodes) * NET["tree"][p])
-        out[("tree", p)] = tree_lat * 1e-6 + 2 * n / (bus * TREE_FACTOR[p])  # n >= 512 MB: no correction
+        # a tree moves 2n through the narrowest link; on two nodes only n through each NIC direction
+        # (each node the root of one tree, a leaf of the other); n >= 512 MB: no size correction
+        algbw = bus * TREE_FACTOR[p] / 2
+        if nodes == 2:
+            algbw = min(INTRA["bw"] * TREE_FACTOR[p] / 2, INTER["bw"] * TREE_FACTOR[p])
+        out[("tree", p)] = tree_lat * 1e-6 + n / algbw
     return out
 
 
@@ -75,7 +80,8 @@ def test_nccl_prices_its_own_fastest_choice(nodes):
     forms = nccl_closed_forms(N_BYTES, nodes)
     cost = price(CollectiveCall("all_reduce", N_BYTES), G * nodes, cluster(NCCL))
     (algorithm, p), best = min(forms.items(), key=lambda kv: kv[1])
-    assert (cost.algorithm, cost.protocol) == (algorithm, ("ll", "ll128", "simple")[p]) == ("ring", "simple")
+    expected = ("tree" if nodes == 2 else "ring", "simple")  # NCCL runs a tree on two nodes (nccl issue 812)
+    assert (cost.algorithm, cost.protocol) == (algorithm, ("ll", "ll128", "simple")[p]) == expected
     assert cost.time_s == pytest.approx(best, rel=1e-12)
     tree = price(CollectiveCall("all_reduce", N_BYTES), G * nodes, cluster(NCCL), "tree")
     assert tree.time_s == pytest.approx(min(v for (a, _), v in forms.items() if a == "tree"), rel=1e-12)
@@ -87,15 +93,22 @@ def test_nccl_small_calls_take_the_low_latency_protocol():
     assert cost.protocol == "ll"
 
 
-def test_nccl_across_one_nic_per_node_is_the_flat_ring_not_the_hierarchical_plan():
-    """The issue's case: 2 nodes of 8 H100 with one 10 GbE NIC each. NCCL's ring puts
-    2(N-1)/N n through the node's NIC, the hierarchical plan 2(M-1)/M n: 1.875x at N = 16."""
-    net = NETWORKS.get("h100x8-10gbe")
-    call = CollectiveCall("all_reduce", 6.8e8)
-    nccl, ideal = price(call, 16, net), price(call, 16, net.with_traits(IDEAL))
-    assert net.traits.model == "nccl" and nccl.algorithm == "ring"
+@pytest.mark.parametrize("nodes", [2, 4, 16])
+def test_nccl_across_one_nic_per_node_is_not_the_hierarchical_plan(nodes):
+    """8 H100 per node with one 10 GbE NIC (B). Through the NIC: the hierarchical plan moves
+    2(M-1)/M n, NCCL's flat ring 2(N-1)/N n (1.875x at 2 nodes), its tree n on two nodes and 2n
+    beyond, at 0.92 of B. NCCL takes the tree on two nodes, the ring beyond."""
+    net, b, n = NETWORKS.get("h100x8-10gbe"), 1.17e9, 6.8e8
+    call, ranks = CollectiveCall("all_reduce", n), 8 * nodes
+    nccl, ideal = price(call, ranks, net), price(call, ranks, net.with_traits(IDEAL))
+    ring = price(call, ranks, net, "ring")
     across = next(p for p in ideal.phases if p.scope == "inter").terms.bandwidth_s
-    assert nccl.bandwidth_s / across == pytest.approx(2 * 15 / 16 / (2 * 1 / 2), rel=1e-12)
+    assert across == pytest.approx(2 * (nodes - 1) / nodes * n / b, rel=1e-12)
+    assert ring.bandwidth_s == pytest.approx(2 * (ranks - 1) / ranks * n / b, rel=1e-12)
+    if nodes == 2:
+        assert nccl.algorithm == "tree" and nccl.bandwidth_s == pytest.approx(n / (0.92 * b), rel=1e-12)
+    else:
+        assert nccl.algorithm == "ring" and nccl.bandwidth_s == pytest.approx(ring.bandwidth_s, rel=1e-12)
 
 
 @pytest.mark.parametrize("nodes", [2, 4, 16])

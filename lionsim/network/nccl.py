@@ -22,6 +22,11 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   alpha where that is larger (NCCL's constants are for InfiniBand; TCP's alpha is larger).
   With one GPU per node NCCL takes the tree's NET latency for the ring too.
 - Tree all-reduce's bandwidth x NCCL's treeCorrectionFactor for the size (64 B to 256 MB).
+- Two nodes: tuning.cc takes the intra graph's bandwidth when nNodes <= 2, since a double
+  binary tree over two nodes (each node the root of one tree, a leaf of the other) moves
+  only n through each NIC per direction, not 2n: the tree's algbw there is
+  min(busbw_intra x 1/2, inter x the same refinements), which is why NCCL runs a tree on two
+  nodes and its busbw can exceed the NICs' (NVIDIA/nccl issue 812, nccl-tests issue 196).
 
 Left out, each because lionsim cannot know it from a network preset: the per-channel caps
 (llMaxBws, perChMax*Bws: per GPU generation and channel count), the ring plateau factor
@@ -124,6 +129,9 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
         for i, protocol in enumerate(PROTOCOLS):
             busbw = _bus_refined(algorithm, protocol, op, bus, nodes)
             algbw = busbw * (ranks / nsteps if algorithm == "ring" else 0.5)
+            if algorithm == "tree" and nodes == 2 and ppn > 1:  # n per NIC direction (module doc)
+                nic = _bus_refined(algorithm, protocol, op, inter.bandwidth_Bps * inter.efficiency / 1e9, nodes)
+                algbw = min(_bus_refined(algorithm, protocol, op, _bus_GBps(intra, inter, 1), nodes) * 0.5, nic)
             if algorithm == "tree":
                 index = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
                 if 0 <= index < len(TREE_CORRECTION[protocol]):
