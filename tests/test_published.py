@@ -44,3 +44,15 @@ def test_the_goal_is_met_or_each_miss_says_why(results):
     for case, row in zip(published.CASES, results.itertuples(index=False)):
         if abs(row.error) > published.GOAL_WORST:
             assert len(case.miss) > 40, f"{case.key} misses by {row.error:+.1%} with no stated reason"
+
+
+def test_the_docs_figures_of_the_algorithm_example_are_the_model_now():
+    from lionsim.estimate import EstimateConfig, estimate
+
+    text = DOC.read_text()
+    base = dict(params=340_000_000, tokens_per_worker=2048, workers=16, network="h100x8-10gbe",
+                strategies=["adamw@bf16-allreduce"])
+    for extra in ({}, {"algorithm": "ring"}, {"traits": "ideal"}):
+        row = estimate(EstimateConfig(**base, **extra)).iloc[0]
+        for seconds in (row.comm_s, row.step_s):
+            assert f"{seconds * 1e3:,.0f} ms" in text, (extra, seconds)

@@ -121,7 +121,7 @@ class SlowMode:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Traits:
     """A collective library's traits (module doc). The default is the ideal library: the
-    alpha-beta formulas alone (every preset assumes it)."""
+    alpha-beta formulas alone (the flat presets assume it; the GPU-cluster presets NCCL's, libraries.py)."""
 
     name: str = "ideal"
     """What they describe: "ideal", "gloo", "nccl", or a fitted profile's name."""
