@@ -98,3 +98,14 @@ def test_cli_refuses_a_bad_run_with_one_line(capsys, tmp_path):
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "bad --steps 0" in err and "Traceback" not in err
     assert not (tmp_path / "x").exists()
+
+
+def test_tokens_over_a_sweep_of_workers_give_each_count_its_own_steps():
+    from lionsim.estimate.config import resolve
+    from lionsim.estimate.table import estimate_rows
+
+    r = resolve(EstimateConfig(params=P, tokens_per_worker=TOKENS, workers=WORKERS, network="10gbe", tokens=10**9,
+                               strategies=["adamw@bf16-allreduce"]))
+    for workers in (8, 16, 32):
+        row = estimate_rows(r, workers, r.network)[0]
+        assert row["run_steps"] == math.ceil(10**9 / (TOKENS * workers))

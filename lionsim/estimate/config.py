@@ -128,7 +128,15 @@ class Resolved:
     options: dict = dataclasses.field(default_factory=dict)
     """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
     run_steps: int | None = None
-    """Steps of the whole run priced (--steps, or --tokens turned into steps); None: none."""
+    """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
+    run_tokens: int | None = None
+    """--tokens: the run's steps follow from it at each worker count (a sweep over workers)."""
+
+    def steps_for(self, workers: int) -> int | None:
+        """The whole run's steps on `workers` workers (None: no whole run asked for)."""
+        if self.run_tokens is not None:
+            return run_steps(None, self.run_tokens, self.tokens_per_worker, workers)
+        return self.run_steps
 
 
 PHASE_OPTIONS = ("freeze_steps", "dgc_warmup_steps", "momentum_sync")
@@ -204,7 +212,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
     if spread is not None:
         spread.check(workers)
-    steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)
+    steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg, [r.strategy_class for r in runs])
     if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
@@ -216,5 +224,6 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         options={name: getattr(cfg, name) for name in (*RULES, *PHASE_OPTIONS) if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread, run_steps=steps,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
+        run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
     )

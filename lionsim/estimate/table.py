@@ -124,13 +124,14 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
 
 
 def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest) -> dict:
-    """A run of r.run_steps steps: each kind of step priced once, times its count (run.py)."""
-    kinds = step_kinds(p.strategy, p.spec, r.run_steps, workers)
+    """A run of r.steps_for(workers) steps: each kind of step priced once, times its count (run.py)."""
+    steps = r.steps_for(workers)
+    kinds = step_kinds(p.strategy, p.spec, steps, workers)
     total = 0.0
     for kind, count in kinds.items():
         probed = dataclasses.replace(p, spec=kind.spec or p.spec, extra_calls=kind.extra_calls)
         total += count * _priced(r, run, probed, flops, workers, network, slowest, local=kind.spec is None)["step_s"]
-    return {"run_steps": r.run_steps, "run_s": total, "mean_step_s": total / r.run_steps, "run_phases": describe(kinds)}
+    return {"run_steps": steps, "run_s": total, "mean_step_s": total / steps, "run_phases": describe(kinds)}
 
 
 AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
@@ -156,7 +157,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             local = _priced(r, run, p, flops, workers, network, slowest, local=True)
             h = p.sync_every
             step |= {c: (step[c] + (h - 1) * local[c]) / h for c in AMORTISED}
-        whole = _whole_run(r, run, p, flops, workers, network, slowest) if r.run_steps else {}
+        whole = _whole_run(r, run, p, flops, workers, network, slowest) if r.steps_for(workers) else {}
         rows.append({
             **whole,
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
@@ -173,7 +174,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     for row in rows:
         row["speedup"] = rows[base]["step_s"] / row["step_s"]
         row["baseline"] = labels[base]
-        if r.run_steps:
+        if r.steps_for(workers):
             row["run_speedup"] = rows[base]["run_s"] / row["run_s"]
     return rows
 
