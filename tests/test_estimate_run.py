@@ -109,3 +109,13 @@ def test_tokens_over_a_sweep_of_workers_give_each_count_its_own_steps():
     for workers in (8, 16, 32):
         row = estimate_rows(r, workers, r.network)[0]
         assert row["run_steps"] == math.ceil(10**9 / (TOKENS * workers))
+
+
+def test_powersgd_warm_up_is_k_plain_all_reduce_steps():
+    n, k = 50, 10
+    frame = estimate(EstimateConfig(model="gpt2-124m", workers=WORKERS, network="10gbe", overlap="none", steps=n,
+                                    powersgd_warmup_steps=k, strategies=["powersgd", "adamw@fp32-allreduce"]))
+    psgd, fp32 = frame.iloc[0], frame.iloc[1]
+    assert psgd.run_phases == f"warm-up {k}; compressed {n - k}"
+    rest = psgd.step_s - psgd.comm_s  # the warm-up skips the factorisation passes: within 0.1% of the run
+    assert psgd.run_s == pytest.approx(k * (rest + fp32.comm_s) + (n - k) * psgd.step_s, rel=1e-3)
