@@ -32,7 +32,7 @@ def networks_frame() -> pd.DataFrame:
                      "intra_alpha_us": None if intra is None else intra.alpha_s / US,
                      "intra_bandwidth_GBps": None if intra is None else intra.bandwidth_Bps / GB,
                      "intra_efficiency": None if intra is None else intra.efficiency,
-                     "description": net.description})
+                     "library": net.traits.name, "description": net.description})
     return pd.DataFrame.from_records(rows)
 
 
@@ -47,7 +47,8 @@ def _networks_table() -> Table:
     table.add_column("description", overflow="fold", ratio=1)
     for name, net in NETWORKS.items():
         table.add_row(name, f"{net.inter.alpha_s / US:g}", f"{net.inter.bandwidth_Bps / GB:g}",
-                      f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node), net.description)
+                      f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node),
+                      f"{net.description} (library: {net.traits.name})")
     return table
 
 
