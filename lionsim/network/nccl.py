@@ -30,7 +30,8 @@ with the network's links standing in for the bandwidths NCCL's topology search f
 
 Left out, each because lionsim cannot know it from a network preset: the per-channel caps
 (llMaxBws, perChMax*Bws: per GPU generation and channel count), the ring plateau factor
-(needs the channel count), CollNet / NVLS (need SHARP switches or NVLink SHARP: set
+(needs the channel count), the network plugin's per-step overhead (getNetOverhead: per CPU
+vendor) and the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand), CollNet / NVLS (need SHARP switches or NVLink SHARP: set
 --traits ideal for the cheapest hierarchical plan, which they approach), PAT (one GPU per
 node only, all-gather / reduce-scatter). LL128 is taken as enabled (NCCL's default on
 Hopper and Blackwell over NVLink); an all-to-all is point-to-point sends, no tuning model
