@@ -87,7 +87,7 @@ def test_gpus_per_node_brings_the_devices_nvlink():
         ({"params": 10}, "--params needs --tokens-per-worker"),
         ({"params": 0, "tokens_per_worker": 5}, "bad --params 0"),
         ({"model": "gpt2-124m", "mfu": 1.5}, "bad --mfu 1.5"),
-        ({"model": "gpt2-124m", "device": "v100"}, "unknown device 'v100'"),
+        ({"model": "gpt2-124m", "device": "tpu-v5"}, "unknown device 'tpu-v5'"),
         ({"model": "gpt2-124m", "network": "dgx-h100", "workers": 12}, "does not fill whole nodes"),
         ({"model": "gpt2-124m", "strategies": ["lion@a2a-1bit"]}, "cannot use transport 'a2a-1bit'"),
         ({"model": "gpt2-124m", "overlap": "always"}, "bad overlap mode 'always'"),

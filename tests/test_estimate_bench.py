@@ -91,7 +91,7 @@ def test_steps_csv_carries_comm_exposed(tmp_path):
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"compute": "tpu"}, "bad --compute 'tpu'; accepted: measured or a device: a100-40gb"),
+    ({"compute": "tpu"}, "bad --compute 'tpu'; accepted: measured or a device: v100, a10g"),
     ({"bucket_mb": -1.0}, "bad --bucket-mb -1.0"),
 ])
 def test_bad_compute_options(kwargs, message):

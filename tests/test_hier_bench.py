@@ -11,7 +11,7 @@ import pytest
 from lionsim.bench import BenchConfig, run_bench
 from lionsim.cli.app import main
 from lionsim.estimate import EstimateConfig, estimate
-from lionsim.network import price
+from lionsim.network import IDEAL, price
 from lionsim.network.presets import NETWORKS
 from lionsim.transports.abstain import FLAG_CALL
 
@@ -56,12 +56,13 @@ def test_estimate_64_workers_on_8_h100_nodes_sends_across_nodes_by_the_closed_fo
     b = ceil(log2(g + 1)) = 4 bits per node sum; bytes one worker sends across nodes:
         int8-allreduce  2 (M-1)/M n / g            a2a-1bit    (M-1)/M (n/8 + n d / (8 g))
         hier-exact      (M-1)/M n (b + d) / (8 g)  hier-1bit   (M-1)/M n (2 + 2) / (8 g)
-    (a node's 8-vote majority can tie: 2 bits; the 8 node votes' too), plus the 1-byte flag."""
+    (a node's 8-vote majority can tie: 2 bits; the 8 node votes' too), plus the 1-byte flag; the ideal
+    library, whose cheapest plan is the hierarchical one (NCCL's would run a flat ring)."""
     n, g, m, d = 8 * 64 * 1_000_000, 8, 8, 2
     rows = estimate(EstimateConfig(params=n, tokens_per_worker=1024, workers=64, network="h100x8-10gbe",
-                                   overlap="none", strategies=["adamw@bf16-allreduce", *RUNS, "dlion-mavo@a2a-1bit"]))
+                                   traits="ideal", overlap="none", strategies=["adamw@bf16-allreduce", *RUNS, "dlion-mavo@a2a-1bit"]))
     across = dict(zip(rows["transport"], rows["inter_bytes"]))
-    flag = math.ceil(price(FLAG_CALL, 64, NETWORKS.get("h100x8-10gbe")).inter_bytes - 1e-9)
+    flag = math.ceil(price(FLAG_CALL, 64, NETWORKS.get("h100x8-10gbe").with_traits(IDEAL)).inter_bytes - 1e-9)
     share = (m - 1) / m
     assert across["int8-allreduce"] == pytest.approx(2 * share * n / g, rel=1e-9)
     assert across["a2a-1bit"] - flag == pytest.approx(share * (n / 8 + n * d / (8 * g)), rel=1e-9)

@@ -27,7 +27,22 @@ TokensPerWorker = Annotated[Optional[int], typer.Option(
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
-Device = Annotated[str, typer.Option("--device", help="Accelerator: a100 (40GB), a100-80gb, h100, h200.")]
+RunSteps = Annotated[Optional[int], typer.Option(
+    "--steps", help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
+                    "steps): run_s and mean_step_s beside the steady step.")]
+RunTokens = Annotated[Optional[float], typer.Option(
+    "--tokens", help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
+                     "(instead of --steps).")]
+FreezeSteps = Annotated[Optional[int], typer.Option(
+    "--freeze-steps", help="onebit-adam: full-precision warm-up steps before the 1-bit phase (default 15).")]
+DgcWarmupSteps = Annotated[Optional[int], typer.Option(
+    "--dgc-warmup-steps", help="dgc: warm-up steps, 4 stages sending 1/4 .. 1/256 of each tensor (default 0).")]
+MomentumSync = Annotated[Optional[str], typer.Option(
+    "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
+                            "those steps (priced in a whole run, --steps).")]
+Device = Annotated[str, typer.Option("--device", help=(
+    "Accelerator: v100, a10g, l4, l40s, rtx4090, a100 (40GB), a100-80gb, h100, h200, b200, mi300x "
+    "(each datasheet's figures and source: lionsim devices)."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
 BucketMb = Annotated[float, typer.Option(
@@ -113,6 +128,26 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     return table
 
 
+def run_table(frame: pd.DataFrame) -> Table:
+    """A whole run (--steps / --tokens): its seconds, mean step beside the steady one, its phases."""
+    from lionsim.reports.tables import fold_run
+
+    first = frame.iloc[0]
+    table = Table(title=f"a whole run of {first['run_steps']:,} steps", caption=(
+        "run: the run's time (h:mm:ss); mean step and steady step in ms; speedup: the baseline's run / this run; "
+        "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    for name in ("time", "mean step", "steady", "speedup"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("phases", overflow="fold")
+    for row in frame.itertuples(index=False):
+        seconds = round(row.run_s)
+        clock = f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if row.run_s >= 1 else f"{row.run_s:.3g}s"
+        table.add_row(fold_run(row.strategy, row.transport), clock, _ms(row.mean_step_s), _ms(row.step_s),
+                      f"{row.run_speedup:.2f}x", row.run_phases)
+    return table
+
+
 def spread_table(frame: pd.DataFrame) -> Table:
     """Uneven workers: the median and slowest worker's compute, the wait, the step's percentiles."""
     from lionsim.reports.tables import fold_run
@@ -187,6 +222,12 @@ def estimate_cmd(
     powersgd_rank: o.PowersgdRank = None,
     demo_topk: o.DemoTopk = None,
     demo_chunk: o.DemoChunk = None,
+    freeze_steps: FreezeSteps = None,
+    powersgd_warmup_steps: o.PowersgdWarmupSteps = None,
+    dgc_warmup_steps: DgcWarmupSteps = None,
+    momentum_sync: MomentumSync = None,
+    steps: RunSteps = None,
+    tokens: RunTokens = None,
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
@@ -206,7 +247,9 @@ def estimate_cmd(
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, local_steps=local_steps,
-        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk,
+        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk, freeze_steps=freeze_steps,
+        powersgd_warmup_steps=powersgd_warmup_steps, dgc_warmup_steps=dgc_warmup_steps, momentum_sync=momentum_sync,
+        steps=steps, tokens=tokens,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)
@@ -214,6 +257,7 @@ def estimate_cmd(
     written = _write(out, frame, swept, overwrite, overwrite_sweep) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
+              *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([crossover_table(swept[2], swept[0], swept[1])] if swept is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)

@@ -155,3 +155,36 @@ def workloads(format: Format = "table") -> None:
         return t
 
     emit(frame, format, table)
+
+
+@app.command()
+def devices(format: Format = "table") -> None:
+    """List the accelerator presets: peak dense tensor TFLOP/s per dtype, memory, links, datasheet."""
+    import pandas as pd
+    from rich.table import Table
+
+    from lionsim.compute import DEVICES
+
+    rows = []
+    for name, d in DEVICES.items():
+        if name != d.name:  # an alias (a100 -> a100-40gb)
+            continue
+        rows.append({"device": name, "peak_TFLOPs": d.peak_flops / 1e12,
+                     "dtype_TFLOPs": ", ".join(f"{k} {v:g}" for k, v in d.dtype_tflops),
+                     "memory_TBps": d.memory_bandwidth_Bps / 1e12, "memory_GB": d.memory_bytes / 1e9,
+                     "kernel_us": d.kernel_s * 1e6,
+                     "intra_GBps": None if d.intra_link is None else d.intra_link.bandwidth_Bps / 1e9,
+                     "source": d.source})
+    frame = pd.DataFrame(rows)
+
+    def table() -> Table:
+        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)")
+        for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
+            t.add_column(column, overflow="fold")
+        for r in frame.itertuples(index=False):
+            intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
+            t.add_row(r.device, f"{r.peak_TFLOPs:g}", r.dtype_TFLOPs, f"{r.memory_TBps:g}", f"{r.memory_GB:g}",
+                      intra, r.source)
+        return t
+
+    emit(frame, format, table)

@@ -32,7 +32,7 @@ def networks_frame() -> pd.DataFrame:
                      "intra_alpha_us": None if intra is None else intra.alpha_s / US,
                      "intra_bandwidth_GBps": None if intra is None else intra.bandwidth_Bps / GB,
                      "intra_efficiency": None if intra is None else intra.efficiency,
-                     "description": net.description})
+                     "library": net.traits.name, "description": net.description})
     return pd.DataFrame.from_records(rows)
 
 
@@ -47,7 +47,8 @@ def _networks_table() -> Table:
     table.add_column("description", overflow="fold", ratio=1)
     for name, net in NETWORKS.items():
         table.add_row(name, f"{net.inter.alpha_s / US:g}", f"{net.inter.bandwidth_Bps / GB:g}",
-                      f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node), net.description)
+                      f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node),
+                      f"{net.description} (library: {net.traits.name})")
     return table
 
 
@@ -90,7 +91,8 @@ def _traits_table() -> Table:
             f"; slow: {slow.probability:.0%} of calls <= {slow.max_bytes / 1024:g} KiB take +{slow.extra_s * 1e3:g} ms"
             if slow.applies(0) else "")
         if not traits.ops:
-            table.add_row(name, "-", "0", "cheapest", f"1 ({extra})")
+            chooser = "NCCL's model" if traits.model == "nccl" else "cheapest plan"
+            table.add_row(name, "-", "0", chooser, f"1 ({extra})")
         for i, (op, t) in enumerate(traits.ops):
             table.add_row(name if i == 0 else "", op, f"{t.floor_s / US:g}", t.algorithm or "cheapest",
                           _duplex_text(t.duplex) + (f" ({extra})" if i == 0 else ""))

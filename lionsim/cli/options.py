@@ -48,8 +48,9 @@ Transport = Annotated[Optional[str], typer.Option(
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
 Traits = Annotated[Optional[str], typer.Option(
     "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl")),
-    help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas), "
-         "gloo (measured here) or nccl. Default: the profile's own [traits], else the backend's (ideal on sim).")]
+    help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas, "
+         "the cheapest plan), gloo (measured here, a flat ring) or nccl (NCCL's tuning model: its ring or tree per "
+         "call). Default: the profile's own (nccl in the GPU-cluster presets), else the backend's (ideal on sim).")]
 Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
                     "NCCL_SOCKET_IFNAME).")]

@@ -10,6 +10,7 @@ from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.run import run_steps
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
@@ -82,6 +83,21 @@ class EstimateConfig:
     """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
     demo_chunk: int | None = None
     """demo: target chunk side (None: the strategy's default)."""
+    freeze_steps: int | None = None
+    """onebit-adam: full-precision warm-up steps (None: the strategy's 15); a run (--steps) prices them."""
+    powersgd_warmup_steps: int | None = None
+    """powersgd: plain all-reduce warm-up steps (None: the strategy's); a run (--steps) prices them."""
+    dgc_warmup_steps: int | None = None
+    """dgc: the warm-up stages' steps (None: 0, none); a run (--steps) prices them."""
+    momentum_sync: str | None = None
+    """The Lion family: never | every:K | schedule:K (None: never); a run (--steps) prices the syncs,
+    the steady row only where step 1 syncs."""
+    steps: int | None = None
+    """A whole run of this many steps (lionsim.estimate.run): every phase priced, run_s and
+    mean_step_s beside the steady step_s; None: the steady step alone."""
+    tokens: int | None = None
+    """A whole run that processes this many tokens in all (steps = ceil(tokens / (tokens per
+    worker x workers))); give steps or tokens, not both."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,6 +127,20 @@ class Resolved:
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
     """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
+    run_steps: int | None = None
+    """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
+    run_tokens: int | None = None
+    """--tokens: the run's steps follow from it at each worker count (a sweep over workers)."""
+
+    def steps_for(self, workers: int) -> int | None:
+        """The whole run's steps on `workers` workers (None: no whole run asked for)."""
+        if self.run_tokens is not None:
+            return run_steps(None, self.run_tokens, self.tokens_per_worker, workers)
+        return self.run_steps
+
+
+PHASE_OPTIONS = ("freeze_steps", "dgc_warmup_steps", "momentum_sync")
+"""StrategyConfig fields a run's phases read beyond the strategies' own options (RULES)."""
 
 
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
@@ -182,13 +212,18 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
     if spread is not None:
         spread.check(workers)
+    steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg, [r.strategy_class for r in runs])
+    if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
+        raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
+                           "and no run is one of them")
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
-        options={name: getattr(cfg, name) for name in RULES if getattr(cfg, name, None) is not None},
+        options={name: getattr(cfg, name) for name in (*RULES, *PHASE_OPTIONS) if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
+        run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
     )

@@ -18,7 +18,7 @@ from lionsim.compute import MODELS
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
-from lionsim.strategies import ParamLayout, StrategyConfig
+from lionsim.strategies import ParamLayout, Strategy, StrategyConfig
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
@@ -38,6 +38,9 @@ class Probe:
     """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
     after_step: bool = False
     """Its exchange waits for the step's own update (Strategy.after_step)."""
+    strategy: Strategy | None = None
+    """The strategy built on the stand-in layout: its run_spec / extra_calls / phase say what
+    each step of a whole run does (lionsim.estimate.run)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +61,9 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     (of the tensor `shapes` of a model preset, when known); `options`: Strategy.options given."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **(options or {}))
+    options = {k: v for k, v in (options or {}).items()
+               if k != "momentum_sync" or run.strategy_class.has_momentum_sync}  # the others are unaffected
+    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **options)
     strategy = run.strategy_class(cfg, layout, _OneOfMany(workers))
     small = strategy.payload_spec()
     # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
@@ -75,4 +80,4 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
-                 after_step=strategy.after_step)
+                 after_step=strategy.after_step, strategy=strategy)

@@ -22,9 +22,15 @@ computed ("exact" for one spec, "monte carlo (...)" for several).
 
 A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
 step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
+
+With --steps N (or --tokens T) each row also prices the whole run, every phase it has
+(lionsim.estimate.run): run_steps N, run_s the run's seconds, mean_step_s = run_s / N,
+run_speedup the baseline's run_s / this run_s, run_phases the phases and their step counts.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pandas as pd
 
@@ -32,6 +38,7 @@ from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
+from lionsim.estimate.run import describe, step_kinds
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import price_step
 from lionsim.steptime.work import Kernels, device_work
@@ -78,6 +85,11 @@ EXTRA_COLUMNS: list[str] = [
     "compute_spread",
     "spread_method",
     "local_steps",
+    "run_steps",
+    "run_s",
+    "mean_step_s",
+    "run_speedup",
+    "run_phases",
 ]
 
 
@@ -111,6 +123,17 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
             "compute_max_s": columns["compute_max_s"], "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99}
 
 
+def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest) -> dict:
+    """A run of r.steps_for(workers) steps: each kind of step priced once, times its count (run.py)."""
+    steps = r.steps_for(workers)
+    kinds = step_kinds(p.strategy, p.spec, steps, workers)
+    total = 0.0
+    for kind, count in kinds.items():
+        probed = dataclasses.replace(p, spec=kind.spec or p.spec, extra_calls=kind.extra_calls)
+        total += count * _priced(r, run, probed, flops, workers, network, slowest, local=kind.spec is None)["step_s"]
+    return {"run_steps": steps, "run_s": total, "mean_step_s": total / steps, "run_phases": describe(kinds)}
+
+
 AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
              "forward_s", "backward_s", "bits_per_param_up", "bits_per_param_down", "inter_bytes",
              "compute_median_s", "compute_max_s", "wait_s", "step_p50_s", "step_p99_s")
@@ -134,7 +157,9 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             local = _priced(r, run, p, flops, workers, network, slowest, local=True)
             h = p.sync_every
             step |= {c: (step[c] + (h - 1) * local[c]) / h for c in AMORTISED}
+        whole = _whole_run(r, run, p, flops, workers, network, slowest) if r.steps_for(workers) else {}
         rows.append({
+            **whole,
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
             "params": r.params, **step,
             "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
@@ -149,6 +174,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     for row in rows:
         row["speedup"] = rows[base]["step_s"] / row["step_s"]
         row["baseline"] = labels[base]
+        if r.steps_for(workers):
+            row["run_speedup"] = rows[base]["run_s"] / row["run_s"]
     return rows
 
 

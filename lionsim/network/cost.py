@@ -6,7 +6,14 @@ algorithm (collectives/), sums each plan and takes the cheapest plan. `algorithm
 takes, for every phase, the cheapest registered algorithm that implements the phase's op
 (ties go to the one registered first). A named algorithm must implement the call's own op;
 it runs every phase whose op it implements, the other phases take the cheapest, and plans
-it may not run (the flat ring, for anything but "ring") are left out.
+it may not run (the flat ring, for anything but "ring") are left out. A named algorithm
+that can run the flat plan runs it: `ring` on a two-level network is a flat ring over every
+worker (nodes contiguous), never the hierarchical plan, which only `auto` picks.
+
+Traits with NCCL's tuning model (traits.model "nccl") price a whole-group call of an op the
+model knows (nccl.NCCL_OPS) as NCCL would run it: its fastest (algorithm, protocol) by its own
+model (or the fastest protocol of `ring` / `tree` when named), over every GPU at once; other
+named algorithms, other ops and scoped calls take the plans above.
 
 The network's traits (traits.py: the collective library on top of the links) enter three times:
 an op whose traits name the algorithm the library runs is priced by it (unless `algorithm`
@@ -25,7 +32,9 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
+from lionsim.network import nccl
 from lionsim.network.link import Link, Network
+from lionsim.network.nccl import NCCL_OPS
 from lionsim.network.topology import Phase, Plan, plans
 from lionsim.network.traits import Spread, Traits
 
@@ -80,6 +89,8 @@ class CallCost:
     """The library's per-call floor (traits), beyond the phases."""
     spread: Spread | None = None
     """The call's two modes (fast, slow extra, its probability); None: always time_s."""
+    protocol: str = ""
+    """NCCL's protocol (ll, ll128, simple) where NCCL's tuning model priced the call; "" otherwise."""
 
     @property
     def modes(self) -> Spread:
@@ -179,9 +190,15 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     chosen = _resolve(call.op, pinned if algorithm == AUTO and pinned else algorithm)
     if workers == 1:
         return CallCost(time_s=0.0, algorithm="none", sent_bytes=0.0)
+    if traits.model == "nccl" and call.scope == "world" and call.op in NCCL_OPS and (
+            chosen is None or chosen.name in nccl.ALGORITHMS):
+        return _price_nccl(call, workers, network, None if chosen is None else chosen.name)
     options = [_price_plan(plan, chosen, traits, call.dtype)
                for plan in plans(call.op, call.nbytes, workers, network, call.scope)]
     priced = [phases for phases in options if phases is not None]
+    flat = [phases for phases in priced if any(p.scope == "intra+inter" for p in phases)]
+    if chosen is not None and flat:  # a named ring runs flat over every worker (module doc)
+        priced = flat
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]
     floor = traits.op(call.op).floor(call.nbytes)
@@ -195,6 +212,23 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
         floor_s=floor,
         spread=spread,
     )
+
+
+def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm: str | None) -> CallCost:
+    """One whole-group call as NCCL's tuning model runs and prices it (nccl.py), plus the
+    traits' floor and slow mode as every call pays them."""
+    g, m = network.workers_per_node, network.nodes(workers)
+    intra = network.intra if g > 1 else None
+    choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm)
+    scope = "inter" if g == 1 else ("intra" if m == 1 else "intra+inter")
+    terms = Terms(latency_s=choice.latency_s, bandwidth_s=choice.bandwidth_s, sent_bytes=choice.sent_bytes)
+    phase = PhaseCost(op=call.op, scope=scope, ranks=workers, nbytes=call.nbytes, algorithm=choice.algorithm,
+                      terms=terms)
+    traits = network.traits
+    floor = traits.op(call.op).floor(call.nbytes)
+    spread = Spread(floor + terms.time_s, traits.slow.extra_s, traits.slow.applies(call.nbytes))
+    return CallCost(time_s=spread.mean_s, algorithm=choice.algorithm, sent_bytes=choice.sent_bytes, phases=(phase,),
+                    floor_s=floor, spread=spread, protocol=choice.protocol)
 
 
 def comm_time(calls: list[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> float:

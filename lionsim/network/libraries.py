@@ -2,15 +2,21 @@
 
 | name  | what it is                                                                          |
 |-------|-------------------------------------------------------------------------------------|
-| ideal | the alpha-beta formulas alone: what every network preset assumes                    |
-| nccl  | NCCL as the presets model it: full duplex, no floor beyond the link's alpha, no     |
-|       | host cap, no slow mode. Not measured (one GPU was lent; measuring takes two):      |
-|       | `lionsim comm --backend nccl --fit` on two GPUs measures the real ones              |
+| ideal | the alpha-beta formulas alone, the cheapest plan for each call (a hierarchical one  |
+|       | on a two-level network): what the flat presets (1gbe ... ib-ndr, nvlink*) assume    |
+| nccl  | NCCL's own tuning model (lionsim.network.nccl): the algorithm and protocol NCCL     |
+|       | picks for each call, a ring or tree over every GPU; what the GPU-cluster presets    |
+|       | (dgx-*, a100x8-4hdr, h100x8-*) assume. Full duplex, no host cap, no slow mode;      |
+|       | `lionsim comm --backend nccl --fit` on two GPUs measures a cluster's own            |
 | gloo  | gloo, torch 2.13, measured on this project's machine (2 vCPUs): two emulated hosts  |
 |       | over a shaped 1 Gbit link (tools/emulated-link.sh) and loopback; see GLOO below     |
 
 A run on a real backend is priced with that backend's traits unless its profile carries
-its own ([traits] in the file, which `lionsim comm --fit` writes).
+its own ([traits] in the file, which `lionsim comm --fit` writes); a preset's built-in
+library gives way to the backend's (a gloo run on dgx-h100 is priced as gloo).
+gloo runs every op it has over all ranks at once (its ring all-reduce is flat over every
+rank, several ranks per host included): the pinned "ring" below prices a flat ring on a
+two-level network, never the hierarchical plan.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ from lionsim.registry import Registry
 
 TRAITS: Registry[Traits] = Registry("traits")
 
-NCCL = Traits(name="nccl", backend="nccl",
-              description="NCCL as the presets assume it (full duplex, no floor beyond alpha): not measured here")
+NCCL = Traits(name="nccl", backend="nccl", model="nccl",
+              description="NCCL's tuning model (src/graph/tuning.cc): its algorithm and protocol for each call")
 
 MiB = 2**20
 

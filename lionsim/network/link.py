@@ -113,7 +113,8 @@ class Network:
     description: str = ""
     """Where the figures come from (one line)."""
     traits: Traits = IDEAL
-    """The collective library's traits on top of the links (traits.py): ideal in every preset."""
+    """The collective library's traits on top of the links (traits.py): NCCL's in the GPU-cluster
+    presets, ideal in the others (presets.py)."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""

@@ -18,6 +18,12 @@
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
 | h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets (100gbe's 4-6 GB/s busbw, REFERENCE.md 8) |
 
+Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
+h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
+or tree over every GPU, as NCCL picks per call); the flat presets by the ideal library (the
+alpha-beta formulas alone). `--traits NAME` runs any network by another library (`ideal`:
+the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
+
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
 figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
 `lionsim comm --fit`, later) to match your own cluster.
@@ -25,6 +31,7 @@ figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (o
 
 from __future__ import annotations
 
+from lionsim.network.libraries import NCCL
 from lionsim.network.link import Link, Network
 from lionsim.registry import Registry
 
@@ -58,6 +65,7 @@ _add(Network(name="nvlink3", inter=NVLINK3, description="A100 NVLink3, all worke
 _add(
     Network(
         name="dgx-h100",
+        traits=NCCL,
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
         intra=NVLINK4,
         workers_per_node=8,
@@ -67,6 +75,7 @@ _add(
 _add(
     Network(
         name="dgx-a100",
+        traits=NCCL,
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -76,6 +85,7 @@ _add(
 _add(
     Network(
         name="a100x8-4hdr",
+        traits=NCCL,
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -85,6 +95,7 @@ _add(
 _add(
     Network(
         name="h100x8-10gbe",
+        traits=NCCL,
         inter=ETH_10G,
         intra=NVLINK4,
         workers_per_node=8,
@@ -94,6 +105,7 @@ _add(
 _add(
     Network(
         name="h100x8-100gbe",
+        traits=NCCL,
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,

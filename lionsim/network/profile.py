@@ -156,6 +156,8 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
     net = load_network(spec)
     if traits is not None:
         return net.with_traits(TRAITS.get(traits))
+    if backend != "sim" and any(net.traits is t for _, t in TRAITS.items()):
+        return net.with_traits(backend_traits(backend))  # a preset's built-in library gives way to the run's
     if backend != "sim" and net.traits.backend not in ("any", backend):
         raise LionsimError(f"network {net.name!r} carries traits measured on {net.traits.backend}, but this run uses "
                            f"{backend}: fit a profile on {backend} (lionsim comm --backend {backend} --fit FILE) "

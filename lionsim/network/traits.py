@@ -43,6 +43,8 @@ from lionsim.network.checks import check_number
 
 DTYPES = ("float32", "bfloat16", "float16", "int8", "uint8", "int32", "int64")
 """Wire dtypes a call may carry (torch names)."""
+MODELS = ("", "nccl")
+"""Library tuning models (Traits.model): none, or NCCL's (lionsim.network.nccl)."""
 
 
 class Regime(NamedTuple):
@@ -119,7 +121,7 @@ class SlowMode:
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Traits:
     """A collective library's traits (module doc). The default is the ideal library: the
-    alpha-beta formulas alone (every preset assumes it)."""
+    alpha-beta formulas alone (the flat presets assume it; the GPU-cluster presets NCCL's, libraries.py)."""
 
     name: str = "ideal"
     """What they describe: "ideal", "gloo", "nccl", or a fitted profile's name."""
@@ -132,12 +134,18 @@ class Traits:
     host_GBps: float = math.inf
     """One rank's own throughput cap, 1e9 B/s per direction (inf: none)."""
     slow: SlowMode = field(default_factory=SlowMode)
+    model: str = ""
+    """How the library runs a whole-group call of the ops its tuning model knows: "nccl" (NCCL's
+    own algorithm and protocol choice and time, lionsim.network.nccl: a flat ring or tree over
+    every GPU, never a hierarchical plan); "": lionsim's plans, priced per phase (module doc)."""
     description: str = ""
     """Where the figures come from (one line)."""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise LionsimError("traits need a non-empty name")
+        if self.model not in MODELS:
+            raise LionsimError(f"traits model {self.model!r} is unknown; accepted: {', '.join(repr(m) for m in MODELS)}")
         if isinstance(self.host_GBps, bool) or not isinstance(self.host_GBps, (int, float)) or not self.host_GBps > 0:
             raise LionsimError(f"host_GBps = {self.host_GBps!r} is not a number > 0 (inf: no cap)")
         for dtype, rate in self.reduce_GBps:
@@ -157,7 +165,7 @@ class Traits:
     def ideal(self) -> bool:
         """True when the traits add nothing to the alpha-beta formulas."""
         return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
-                and self.slow.applies(0) == 0)
+                and self.slow.applies(0) == 0 and not self.model)
 
     def with_ops(self, **ops: OpTraits) -> Traits:
         """A copy with the given ops' traits replaced."""
@@ -171,6 +179,8 @@ class Traits:
             out["host_GBps"] = self.host_GBps
         if self.description:
             out["description"] = self.description
+        if self.model:
+            out["model"] = self.model
         if self.slow.applies(0):
             out["slow"] = {"probability": self.slow.probability, "extra_us": in_us(self.slow.extra_s),
                            "max_bytes": int(self.slow.max_bytes)}

@@ -6,6 +6,7 @@
     backend = "gloo"                # gloo | nccl | any: a run on another backend refuses it
     host_GBps = 1.0                 # optional: one rank's own throughput cap (absent: none)
     description = "..."             # optional
+    model = "nccl"                  # optional: price whole-group calls by NCCL's tuning model
     [traits.slow]                   # optional: small calls' slow mode
     probability = 0.2               # chance a call of at most max_bytes is slow
     extra_us = 3500.0               # what a slow call adds, microseconds
@@ -35,7 +36,7 @@ from lionsim.network.libraries import TRAITS
 from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Traits
 
 BACKENDS = ("gloo", "nccl", "any")
-_KEYS = ("name", "backend", "host_GBps", "description", "slow", "reduce_GBps", "ops")
+_KEYS = ("name", "backend", "host_GBps", "description", "model", "slow", "reduce_GBps", "ops")
 _SLOW_KEYS = ("probability", "extra_us", "max_bytes")
 _OP_KEYS = ("floor_us", "algorithm", "duplex")
 
@@ -60,6 +61,7 @@ def traits_from_value(value: Any, *, source: str, default_name: str) -> Traits:
             if "host_GBps" in value else math.inf,
             slow=_slow(_table(value, "slow", source), source),
             description=string(value, "description", source, default="-") if "description" in value else "",
+            model=string(value, "model", source, default="") if "model" in value else "",
         )
     except LionsimError as e:
         raise LionsimError(e.args[0] if e.args[0].startswith(source) else f"{source}: traits: {e}") from None

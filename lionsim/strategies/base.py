@@ -211,6 +211,13 @@ class Strategy(ABC):
         warm-up, a local step, a sync): a device's kernels are counted once per phase."""
         return "steady"
 
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        """What (1-based) step `step` of a whole run sends, given the steady state's spec at the
+        model's size (lionsim estimate --steps prices each kind of step once): the steady spec,
+        unless the strategy's phases differ (a warm-up sends its gradient dense; a local step
+        sends nothing: None). A pure function of the step: it reads no training state."""
+        return steady
+
     def start(self, params: Tensor) -> None:
         """Called once with the replica params [P] before the first step (replicas are made here)."""
 

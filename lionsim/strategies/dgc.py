@@ -17,6 +17,7 @@ out: it is a training rule, not the compressor.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import torch
@@ -78,6 +79,14 @@ class DeepGradientCompression(Strategy):
     def spec_at(self, density: float) -> tuple[PayloadSpec, list[int]]:
         ks = per_tensor_k(self.layout.numels, density)
         return PayloadSpec(kind="sparse", numel=self.layout.numel, k=sum(ks)), ks
+
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        """A warm-up stage sends its density of the steady spec's parameters (at least one pair per
+        tensor, as lionsim.estimate.probe counts the steady k)."""
+        density = warmup_density(step, self.cfg.topk_ratio, self.cfg.dgc_warmup_steps)
+        if density == self.cfg.topk_ratio:
+            return steady
+        return dataclasses.replace(steady, k=max(self.layout.segments, math.ceil(density * steady.numel)))
 
     def payload_spec(self) -> PayloadSpec:
         """The steady state, past the warm-up (each step's own spec travels in its payload)."""

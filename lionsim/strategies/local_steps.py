@@ -74,6 +74,9 @@ class LocalSteps(Strategy):
     def phase(self, step: int) -> str:
         return "sync" if step % self.local_steps == 0 else "local"
 
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        return steady if step % self.local_steps == 0 else None
+
     def syncing(self) -> bool:
         """Whether the current step (already counted) ends a round."""
         return self.steps % self.local_steps == 0

@@ -80,6 +80,9 @@ class OneBitAdam(Strategy):
     def phase(self, step: int) -> str:
         return "warm-up" if step <= self.freeze_steps else "compressed"
 
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.freeze_steps else steady
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return PayloadSpec(kind="onebit", numel=self.layout.numel)

@@ -95,6 +95,9 @@ class PowerSGD(Strategy):
     def phase(self, step: int) -> str:
         return "warm-up" if step <= self.warmup else "compressed"
 
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.warmup else steady
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return lowrank_spec(self.shapes, self.rank)

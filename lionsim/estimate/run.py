@@ -1,0 +1,91 @@
+"""`lionsim estimate --steps N` (or `--tokens T`): a whole run with every phase it has.
+
+The per-step row is the steady state. A run has more: 1-bit Adam's full-precision steps until
+the variance freezes (--freeze-steps), PowerSGD's plain all-reduce warm-up, DGC's warm-up
+stages of falling density, momentum-sync steps (--momentum-sync every:K | schedule:K), the
+sync step of every H local steps. Each strategy says what its 1-based step s sends
+(Strategy.run_spec: a dense warm-up, a stage's density, None for a local step) and which
+collectives of its own it issues (Strategy.extra_calls(s)); steps that send the same and call
+the same are one kind, priced once:
+
+    run_s = sum over kinds k of count_k x step_s(k)          mean_step_s = run_s / N
+
+With --tokens T, N = ceil(T / (tokens per worker x workers)): the steps that process T tokens.
+The steady row's step_s is the mean of a round for a local-step strategy; a run counts its
+floor(N / H) sync steps exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from lionsim.errors import LionsimError
+from lionsim.network import CollectiveCall
+from lionsim.strategies import Strategy
+from lionsim.strategies.momentum_sync import CALL_LABEL as SYNC_LABEL
+from lionsim.transports import PayloadSpec
+
+MAX_STEPS = 10**7
+"""More steps than any training run prices in seconds here; beyond it a figure is a typo."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepKind:
+    """What one kind of step does: its payload (None: a local step, nothing sent) and its own calls."""
+
+    spec: PayloadSpec | None
+    extra_calls: tuple[CollectiveCall, ...]
+    phase: str
+    """The strategy's name for it (Strategy.phase), "+ sync" where it adds collectives of its own."""
+
+
+def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, workers: int) -> int | None:
+    """The run's step count from --steps or --tokens (not both); None when neither is given."""
+    if steps is not None and tokens is not None:
+        raise LionsimError(f"give --steps ({steps}) or --tokens ({tokens}), not both")
+    for name, value in (("steps", steps), ("tokens", tokens)):
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        top = MAX_STEPS if name == "steps" else MAX_STEPS * tokens_per_worker * workers
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
+            raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number from 1 to {top:.3g}")
+        return value if name == "steps" else math.ceil(value / (tokens_per_worker * workers))
+    return None
+
+
+def step_kinds(strategy: Strategy, steady: PayloadSpec, steps: int, workers: int) -> Counter[StepKind]:
+    """How many of the run's `steps` steps are of each kind (module doc)."""
+    counts: Counter[tuple] = Counter()
+    for step in range(1, steps + 1):  # a key as cheap to hash as can be: most steps are the steady one
+        spec = strategy.run_spec(step, steady)
+        counts[(spec if spec is not steady else steady.__class__, tuple(strategy.extra_calls(step)) if workers > 1
+                else (), strategy.phase(step))] += 1
+    kinds: Counter[StepKind] = Counter()
+    for (spec, calls, phase), count in counts.items():
+        spec = steady if spec is steady.__class__ else spec
+        if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
+            phase = "warm-up"
+        extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
+        kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
+    return kinds
+
+
+def _at_scale(call: CollectiveCall, factor: float) -> CollectiveCall:
+    """A momentum sync's all-reduce at the model's size: the probe's stand-in layout holds one
+    parameter per tensor, and the sync sends 4 bytes a parameter (its other calls are per tensor)."""
+    if call.label != SYNC_LABEL:
+        return call
+    return dataclasses.replace(call, nbytes=round(call.nbytes * factor))
+
+
+def describe(kinds: Counter[StepKind]) -> str:
+    """The run's phases in one line, e.g. "warm-up 15; compressed 985" (first step's kind first)."""
+    counts: Counter[str] = Counter()
+    for kind, count in kinds.items():
+        counts[kind.phase] += count
+    return "; ".join(f"{phase} {count}" for phase, count in counts.items())
