@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import statistics
+import textwrap
 from dataclasses import dataclass
 
 import pandas as pd
@@ -198,12 +199,13 @@ def markdown_table(frame: pd.DataFrame) -> str:
                      f"{_figure(case.published, case.quantity)} | {_figure(row.lionsim, case.quantity)} | {error} | "
                      f"`{case.shell}` |")
     s = summary(frame)
-    lines += ["", f"Median |error| {s['median']:.1%} (goal {GOAL_MEDIAN:.0%}); worst {s['worst']:.1%} (goal "
-                  f"{GOAL_WORST:.0%}); beyond {GOAL_WORST:.0%}: {', '.join(s['beyond']) or 'none'}."]
+    lines += ["", *textwrap.wrap(f"Median |error| {s['median']:.1%} (goal {GOAL_MEDIAN:.0%}); worst {s['worst']:.1%} "
+                                 f"(goal {GOAL_WORST:.0%}); beyond {GOAL_WORST:.0%}: {', '.join(s['beyond']) or 'none'}.",
+                                 100)]
     reasons = {case.miss for case in CASES if case.miss}
     for reason in sorted(reasons):
         keys = ", ".join(c.key for c in CASES if c.miss == reason)
-        lines += ["", f"Why {keys} miss: {reason}"]
+        lines += ["", *textwrap.wrap(f"Why {keys} miss: {reason}", 100)]
     return "\n".join(lines)
 
 
