@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import inspect
 import re
 import sys
 from dataclasses import dataclass
@@ -111,8 +112,8 @@ def load_function(spec: Spec, option: str) -> Callable:
     for part in spec.function.split("."):
         found = getattr(found, part, None)
         if found is None:
-            defined = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_")
-                             and getattr(v, "__module__", None) == module.__name__)
+            defined = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_")
+                             and v.__module__ == module.__name__)
             raise LionsimError(f"bad {where}: no function {spec.function!r} in it; it defines: "
                                f"{', '.join(defined) or 'no functions'}")
     if not callable(found):
