@@ -8,6 +8,7 @@ uninterrupted one; every bad plugin is one line, exit 2, nothing written.
 from __future__ import annotations
 
 import copy
+import math
 import json
 import os
 import subprocess
@@ -294,3 +295,14 @@ def test_gloo_two_ranks_train_the_example_as_the_simulator_does(tmp_path, capsys
     assert code == 0, err
     sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
     assert gloo["loss"].tolist() == pytest.approx(sim["loss"].tolist(), rel=1e-5)
+
+
+def test_a_regress_case_can_name_a_file_workload():
+    from lionsim.regress.cases import Case
+    from lionsim.regress.runner import run_case
+
+    case = Case(name="cnn-n2", workload=MAKE, workers=2, steps=4, batch_size=8, strategies=("adamw", "dlion-mavo"),
+                hyper=None)
+    done = run_case(case, seed=0)
+    assert not done.errors and set(done.metrics) == {"adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"}
+    assert math.isfinite(done.untrained_eval_loss)
