@@ -306,3 +306,15 @@ def test_a_regress_case_can_name_a_file_workload():
     done = run_case(case, seed=0)
     assert not done.errors and set(done.metrics) == {"adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"}
     assert math.isfinite(done.untrained_eval_loss)
+
+
+def test_given_labels_split_a_regression_by_class_and_bring_no_accuracy(tmp_path):
+    path = tmp_path / "labelled.py"
+    path.write_text(PREAMBLE + "from lionsim.workloads import WorkloadParts\n"
+                    "def make():\n    return WorkloadParts(model=nn.Linear(4, 1), train=TensorDataset(X, X[:, :1]), "
+                    "loss=nn.functional.mse_loss, labels=(X[:, 0] > 0).long())\n")
+    wl = build_workload(WorkloadConfig(name=f"{path}:make", workers=2, batch_size=4, data_split="dirichlet:0.5"))
+    assert torch.equal(wl.train.labels, (wl.train.inputs[:, 0] > 0).long())  # each sample keeps its own label
+    assert sorted(torch.cat(wl.shards).tolist()) == list(range(len(wl.train)))
+    got = wl.evaluate(wl.model)
+    assert got["eval_acc"] != got["eval_acc"] and got["eval_loss"] > 0  # NaN: no metric for real-valued targets

@@ -11,7 +11,7 @@ from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, is_spec, parse_spec
 from lionsim.workloads.base import WORKLOADS, Workload
 from lionsim.workloads.config import WorkloadConfig
-from lionsim.workloads.plugin import plugin_class, plugin_names
+from lionsim.workloads.plugin import is_plugin, plugin_class, plugin_names
 
 
 def canonical_workload(name: str) -> str:
@@ -58,5 +58,5 @@ def check_workload(cfg: WorkloadConfig) -> None:
     plugin it is built (its function called once per process, its pieces checked, the split
     drawn); a built-in's name is enough here (its data is checked where it is built)."""
     cls = workload_class(cfg.name)
-    if cls.__module__ == "lionsim.workloads.plugin":
+    if is_plugin(cls):
         cls(cfg)

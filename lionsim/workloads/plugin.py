@@ -148,8 +148,8 @@ def load(name: str, seed: int) -> Loaded:
         eval_inputs, eval_targets = inputs[out], targets[out]
         source = f"the held-out tenth of {name}'s dataset"
     out_dims = _check_forward(model, loss, metric, inputs[:CHECK_SAMPLES], targets[:CHECK_SAMPLES], where)
-    if metric is None and labels is not None and out_dims == 2:
-        metric = accuracy  # class labels and (batch, classes) logits
+    if metric is None and _class_labels(targets) is not None and out_dims == 2:
+        metric = accuracy  # targets are class labels, outputs (batch, classes) logits
     return Loaded(model=model, inputs=inputs, targets=targets, labels=labels, train=train,
                   eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric)
 
@@ -247,13 +247,18 @@ def _tensorable(value: Any) -> bool:
 def _labels(given: Any, targets: Tensor, where: str) -> Tensor | None:
     """Class labels: the given ones (checked), else the targets when they are 1-D integers."""
     if given is None:
-        integer = not targets.dtype.is_floating_point and not targets.dtype.is_complex and targets.dtype != torch.bool
-        return targets if integer and targets.dim() == 1 else None
+        return _class_labels(targets)
     labels = torch.as_tensor(given)
     if labels.dim() != 1 or labels.dtype.is_floating_point or len(labels) != len(targets):
         raise LionsimError(f"bad {where}: labels must be one integer per training sample ({len(targets)}), "
                            f"got {labels.dtype} of shape {tuple(labels.shape)}")
     return labels.long()
+
+
+def _class_labels(targets: Tensor) -> Tensor | None:
+    """The targets themselves when they are class labels (1-D integers), else None."""
+    integer = not targets.dtype.is_floating_point and not targets.dtype.is_complex and targets.dtype != torch.bool
+    return targets if integer and targets.dim() == 1 else None
 
 
 def _check_forward(model: nn.Module, loss: Callable, metric: Callable | None, x: Tensor, y: Tensor, where: str) -> int:
@@ -303,7 +308,8 @@ class TensorSource:
 
 
 class PluginWorkload(Workload):
-    """A Workload built from a plugin's pieces; `plugin_class` makes one subclass per plugin name."""
+    """A Workload built from a plugin's pieces; `plugin_class` makes one subclass per plugin name
+    (with its `name`, `summary` and `loss`: the user's loss_fn on the model's output)."""
 
     task = "classification"
     gradients = "loop"  # a user's model may hold what torch.func cannot vmap (BatchNorm, in-place ops)
@@ -317,7 +323,7 @@ class PluginWorkload(Workload):
             raise LionsimError(f"data split {cfg.data_split!r} needs class labels, and the targets of {cfg.name} are "
                                f"{data.targets.dtype} of shape {tuple(data.targets.shape[1:]) or 'scalar'} per sample; "
                                "accepted: iid, or return labels (WorkloadParts(labels=...))")
-        self.task = "classification" if labels is not None else "regression"
+        self.task = "classification" if labels is not None else "regression"  # any targets but class labels
         split_on = labels if labels is not None else torch.zeros(len(data.train), dtype=torch.long)
         shards = split_indices(split_on, cfg.workers, cfg.data_split, cfg.seed, min_size=cfg.batch_size)
         train = TensorSource(data.inputs[data.train], data.targets[data.train], labels)
@@ -342,9 +348,6 @@ class PluginWorkload(Workload):
         x, y = data.inputs[:1], data.targets[:1]
         per_unit = x.element_size() * x[0].numel() + y.element_size() * y[0].numel()
         return copy.deepcopy(data.model), x, y, per_unit
-
-    def loss(self, model: nn.Module, inputs: Tensor, targets: Tensor) -> Tensor:
-        return self.loaded(self.cfg).loss(model(inputs), targets)
 
     def evaluate(self, model: nn.Module) -> dict[str, float]:
         """Sample-weighted means of loss_fn and the metric over the held-out set, in chunks of
