@@ -180,3 +180,12 @@ def test_a_module_without_example_input_needs_tokens_and_is_priced_by_6p(tmp_pat
     bare = estimate(EstimateConfig(model=f"{path}:build", tokens_per_worker=64, strategies=["adamw"]))
     same = estimate(EstimateConfig(params=1_001_000, tensors=2, tokens_per_worker=64, strategies=["adamw"]))
     assert bare["compute_s"].iloc[0] == same["compute_s"].iloc[0] and bare["params"].iloc[0] == 1_001_000
+
+
+def test_module_form_prices_the_same_as_the_file_form(monkeypatch):
+    monkeypatch.syspath_prepend(str(MY_MODEL.parent))
+    by_module = estimate(EstimateConfig(model="my_model:build", strategies=["adamw", "powersgd"]))
+    by_file = estimate(EstimateConfig(model=f"{MY_MODEL}:build", strategies=["adamw", "powersgd"]))
+    assert set(by_module["model"]) == {"my_model:build"}
+    columns = ["params", "compute_s", "wire_bytes", "step_s"]
+    pd.testing.assert_frame_equal(by_module[columns], by_file[columns])
