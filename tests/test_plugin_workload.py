@@ -318,3 +318,11 @@ def test_given_labels_split_a_regression_by_class_and_bring_no_accuracy(tmp_path
     assert sorted(torch.cat(wl.shards).tolist()) == list(range(len(wl.train)))
     got = wl.evaluate(wl.model)
     assert got["eval_acc"] != got["eval_acc"] and got["eval_loss"] > 0  # NaN: no metric for real-valued targets
+
+
+def test_two_workload_files_of_one_stem_are_refused_by_a_sweep(tmp_path, capsys):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "cnn.py").write_text(EXAMPLE.read_text())
+    one_line_exit_2(["sweep", "-w", f"{tmp_path}/a/cnn.py:make,{tmp_path}/b/cnn.py:make", "--workers", "2",
+                     "--steps", "2"], capsys, "give the same cell id cnn.make-w2-", tmp_path / "sweep")

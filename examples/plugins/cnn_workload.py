@@ -46,9 +46,9 @@ def write_images(path: Path, samples: int = SAMPLES) -> None:
             images[i, 0, r + 1:r + 4, c + 1:c + 4] = 0.0
     images += 0.3 * torch.randn(images.shape, generator=g)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
+    partial = path.with_suffix(f".{os.getpid()}.partial")
     torch.save({"images": (images * 64 + 64).clamp(0, 255).to(torch.uint8), "labels": labels}, partial)
-    partial.replace(path)  # atomic: two processes writing at once leave one whole file
+    partial.replace(path)  # atomic: processes writing at once (ranks, sweep jobs) leave one whole file
 
 
 class ImageFile(Dataset):

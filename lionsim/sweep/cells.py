@@ -100,6 +100,9 @@ def grid_cells(grid: Grid) -> list[Cell]:
              for seed in grid.seeds for run in grid.runs]
     seen: dict[str, Cell] = {}
     for cell in cells:
+        if cell.id in seen and seen[cell.id].workload != cell.workload:  # two workload files with one stem
+            raise LionsimError(f"--workload {seen[cell.id].workload} and {cell.workload} give the same cell id "
+                               f"{cell.id}; rename one file or function")
         if cell.id in seen:  # two profile files with one stem
             raise LionsimError(f"--network {seen[cell.id].network} and {cell.network} give the same cell id "
                                f"{cell.id}; rename one profile file")
