@@ -63,7 +63,8 @@ class BenchConfig:
     """A benchmark run: one workload, N workers, one network, several strategies."""
 
     workload: str = "vit"
-    """Workload name (`lionsim workloads`)."""
+    """Workload name (`lionsim workloads`), or a user's FILE.py:FUNC | module:FUNC (lionsim.workloads.plugin),
+    kept with the file's absolute path."""
     model_size: str = "small"
     """Model size preset of the workload: tiny | small | paper."""
     workers: int = 8

@@ -70,7 +70,8 @@ class Grid:
     """The axes of a sweep; a cell is one value of each."""
 
     workloads: list[str]
-    """Workload names (`lionsim workloads`)."""
+    """Workload names (`lionsim workloads`), or FILE.py:FUNC with the file's absolute path (the cell id
+    uses the file's stem and the function: lionsim.workloads.workload_stem)."""
     workers: list[int]
     """Data-parallel worker counts N, each >= 1."""
     networks: list[str]
