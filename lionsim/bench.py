@@ -40,7 +40,8 @@ from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.threads import torch_threads
-from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload
+from lionsim.plugin_load import is_spec
+from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload, canonical_workload, check_workload
 from lionsim.workloads.config import parse_eval_samples
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
@@ -62,7 +63,8 @@ class BenchConfig:
     """A benchmark run: one workload, N workers, one network, several strategies."""
 
     workload: str = "vit"
-    """Workload name (`lionsim workloads`)."""
+    """Workload name (`lionsim workloads`), or a user's FILE.py:FUNC | module:FUNC (lionsim.workloads.plugin),
+    kept with the file's absolute path."""
     model_size: str = "small"
     """Model size preset of the workload: tiny | small | paper."""
     workers: int = 8
@@ -183,9 +185,10 @@ class BenchConfig:
     def _canonical_names(self) -> None:
         """Workload and network preset in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`),
         so run.json and steps.csv record one spelling; a profile file path, or an unknown name
-        (which validate and load_network reject), stays as given."""
-        if isinstance(self.workload, str) and self.workload in WORKLOADS:
-            self.workload = WORKLOADS.canonical(self.workload)
+        (which validate and load_network reject), stays as given. A FILE.py:FUNC workload gets its
+        file's absolute path, so a resume or a rank in another directory imports the same file."""
+        if isinstance(self.workload, str) and (self.workload in WORKLOADS or is_spec(self.workload)):
+            self.workload = canonical_workload(self.workload)
         if isinstance(self.network, (str, os.PathLike)):
             self.network = canonical_network(self.network)
 
@@ -252,6 +255,7 @@ class BenchConfig:
                 raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
             _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
                          values.get("betas"))
+        check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs
 
     def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:

@@ -17,13 +17,17 @@ from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b.")]
+    "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b, "
+                          "resnet18, resnet50; or your own: FILE.py:FUNC or module:FUNC returning an nn.Module or "
+                          "(module, example_input), built on the meta device, its FLOPs counted.")]
 Params = Annotated[Optional[float], typer.Option(
     "--params", help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
     "--tensors", help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
 TokensPerWorker = Annotated[Optional[int], typer.Option(
-    "--tokens-per-worker", help="Tokens (or patches) per worker per step; default: one sample of the model.")]
+    "--tokens-per-worker", help="Tokens (or patches) per worker per step; default: one sample of the model. For "
+                                "resnet* and a --model FILE.py:FUNC with an example input: samples (images), "
+                                "default the example's batch.")]
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]

@@ -26,10 +26,10 @@ def root(
 
 def _model_shapes(workload: str | None) -> list[tuple[int, ...]]:
     """The tensor shapes of `workload`'s small model (the default bench's, vit, when None)."""
-    from lionsim.workloads import WORKLOADS, WorkloadConfig
+    from lionsim.workloads import WorkloadConfig, workload_class
 
     name = workload or "vit"
-    model = WORKLOADS.get(name).probe(WorkloadConfig(name=name, workers=1, batch_size=1, size="small"))[0]
+    model = workload_class(name).probe(WorkloadConfig(name=name, workers=1, batch_size=1, size="small"))[0]
     return [tuple(p.shape) for p in model.parameters() if p.requires_grad]
 
 
@@ -117,10 +117,9 @@ def strategies(
     if workers < 1:
         raise LionsimError(f"bad --workers {workers}; accepted: an integer >= 1")
     if workload is not None:
-        from lionsim.workloads import WORKLOADS
+        from lionsim.workloads import canonical_workload
 
-        workload = WORKLOADS.canonical(workload) if hasattr(WORKLOADS, "canonical") else workload
-        WORKLOADS.get(workload)  # an unknown name fails with the list
+        workload = canonical_workload(workload)  # an unknown name fails with the list
     if matrix:
         from lionsim.cli.matrix import matrix_frame, matrix_table
 
@@ -138,13 +137,17 @@ def strategies(
 
 @app.command()
 def workloads(format: Format = "table") -> None:
-    """List the workloads with a line each."""
+    """List the workloads with a line each: the built-ins, then installed plugins (entry points of the
+    group lionsim.workloads); your own file works too: --workload FILE.py:FUNC."""
     import pandas as pd
     from rich.table import Table
 
     from lionsim.workloads import WORKLOADS
+    from lionsim.workloads.plugin import plugin_names
 
-    frame = pd.DataFrame([{"workload": name, "summary": cls.summary} for name, cls in WORKLOADS.items()])
+    rows = [{"workload": name, "summary": cls.summary} for name, cls in WORKLOADS.items()]
+    rows += [{"workload": name, "summary": summary} for name, summary in plugin_names().items() if name not in WORKLOADS]
+    frame = pd.DataFrame(rows)
 
     def table() -> Table:
         t = Table(title="workloads")

@@ -17,9 +17,10 @@ from lionsim.registry import did_you_mean, match_name
 
 
 def _workload(value: str | None) -> str | None:
-    from lionsim.workloads import WORKLOADS
+    """A built-in in its listed spelling, an installed plugin, or FILE.py:FUNC (made absolute)."""
+    from lionsim.workloads import canonical_workload
 
-    return WORKLOADS.canonical(value) if value is not None else None
+    return canonical_workload(value) if value is not None else None
 
 
 def _choice(option: str, choices: tuple[str, ...]):
@@ -55,7 +56,8 @@ Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
                     "NCCL_SOCKET_IFNAME).")]
 Backend = Annotated[str, typer.Option("--backend", callback=_choice("--backend", ("sim", "gloo", "nccl")), help="Where collectives run: sim (one process, modelled), gloo or nccl (real processes, measured).")]
-Workload = Annotated[str, typer.Option("--workload", "-w", callback=_workload, help="Workload (`lionsim workloads`).")]
+Workload = Annotated[str, typer.Option("--workload", "-w", callback=_workload, help="Workload (`lionsim workloads`), "
+                                      "or your own: FILE.py:FUNC or package.module:FUNC returning (model, dataset, loss_fn).")]
 ModelSize = Annotated[str, typer.Option("--model-size", callback=_choice("--model-size", ("tiny", "small", "paper")), help="Workload model size: tiny | small | paper.")]
 Steps = Annotated[int, typer.Option("--steps", help="Training steps per strategy.")]
 Seed = Annotated[int, typer.Option("--seed", help="Seed for init, data, splits and quantizers.")]

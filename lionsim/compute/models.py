@@ -9,6 +9,13 @@
 | llama-7b       | LLaMA 7B: 32 x 4096, SwiGLU 11008, RMSNorm, no biases, untied, vocab 32000, ctx 2048 | 6,738,415,616 | Touvron et al. 2023 |
 | vit-s          | ViT-S/16 at 224 px, 12 x 384, 1000 classes          | 22,050,664    | timm vit_small_patch16_224 |
 | vit-b          | ViT-B/16 at 224 px, 12 x 768, 1000 classes          | 86,567,656    | timm vit_base_patch16_224 |
+| resnet18       | ResNet-18 at 224 px, 1000 classes (counted on meta) | 11,689,512    | torchvision resnet18 |
+| resnet50       | ResNet-50 at 224 px, 1000 classes (counted on meta) | 25,557,032    | torchvision resnet50 |
+
+The ResNets (PowerSGD's and DGC's classic image benchmarks) are lionsim.compute.counted
+presets: their modules (lionsim.workloads.models.resnet) are built on the meta device and their
+shapes and FLOPs counted (1.81 and 4.09 G multiply-adds forward per 224 px image, torchvision's
+figures), since a convolution's FLOPs are not 6 P per sample.
 
 `tokens_per_sample` is the context length (decoders) or patches + class token (ViT), the
 T of flops.forward_flops per sample. `tensors` counts parameter tensors with q, k, v and the
@@ -21,8 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from lionsim.compute.counted import CountedShape
 from lionsim.errors import LionsimError
 from lionsim.registry import Registry
+from lionsim.workloads.models.resnet import resnet18, resnet50
 
 
 def block_params(d_model: int, d_ff: int, *, mlp: str, norm: str, bias: bool) -> int:
@@ -246,5 +255,9 @@ for _model in (
              description="ViT-S/16 (Touvron et al. 2021, DeiT-S)"),
     ViTShape(name="vit-b", n_layer=12, d_model=768, n_head=12, d_ff=3072, image_size=224, patch_size=16,
              description="ViT-B/16 (Dosovitskiy et al. 2021)"),
+    CountedShape(name="resnet18", build=resnet18, input_shape=(3, 224, 224),
+                 description="ResNet-18 (He et al. 2016), torchvision's layout"),
+    CountedShape(name="resnet50", build=resnet50, input_shape=(3, 224, 224),
+                 description="ResNet-50 (He et al. 2016), torchvision's v1.5 layout"),
 ):
     MODELS.add(_model.name, _model)

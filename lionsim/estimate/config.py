@@ -8,12 +8,14 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
+from lionsim.compute.counted import Count, count_on_meta
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.run import run_steps
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
+from lionsim.plugin_load import is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.strategies.given import check_given
 from lionsim.strategies.options import RULES
@@ -29,7 +31,8 @@ class EstimateConfig:
     """One estimate: no training, only the step-time model."""
 
     model: str | None = None
-    """Model preset (`lionsim.compute.MODELS`); or give `params`."""
+    """Model preset (`lionsim.compute.MODELS`), or FILE.py:FUNC / module:FUNC returning an nn.Module or
+    (module, example_input), built on the meta device and counted (lionsim.compute.counted); or give `params`."""
     params: int | None = None
     """Parameters, when no model preset is given."""
     tensors: int | None = None
@@ -131,6 +134,9 @@ class Resolved:
     """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
     run_tokens: int | None = None
     """--tokens: the run's steps follow from it at each worker count (a sweep over workers)."""
+    flops_per_unit: float | None = None
+    """Counted forward + backward FLOPs of one unit of tokens_per_worker (a sample of a counted model:
+    a ResNet preset, --model FILE.py:FUNC with an example input); None: 6 P per token."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -177,10 +183,18 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
     if (cfg.model is None) == (cfg.params is None):
         raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
-    if cfg.model is not None:
+    flops_per_unit = None
+    if is_spec(cfg.model):
+        name, count = counted_model(cfg.model)
+        shapes = count.tensor_shapes
+        params, tensors, sample, flops_per_unit = count.params, len(shapes), count.samples, count.training_flops_per_sample
+        if params > MAXIMA["params"]:
+            raise LionsimError(f"bad --model {cfg.model}: {params:.3g} parameters; accepted: up to 1e15")
+    elif cfg.model is not None:
         shape = MODELS.get(cfg.model)
         name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
         shapes = shape.tensor_shapes
+        flops_per_unit = getattr(shape, "training_flops_per_unit", None)  # counted presets (resnet*)
     else:
         name, params, tensors, sample = "params", _positive_int("params", cfg.params), 1, None
         shapes = None
@@ -192,6 +206,9 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         tokens = _positive_int("tokens-per-worker", cfg.tokens_per_worker)
     elif sample is not None:
         tokens = sample
+    elif cfg.model is not None:
+        raise LionsimError(f"--model {cfg.model} gives a module without an example input: give --tokens-per-worker "
+                           "(priced by 6 P per token), or return (module, example_input) to count its FLOPs")
     else:
         raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
     workers = _positive_int("workers", cfg.workers)
@@ -226,4 +243,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
+        flops_per_unit=flops_per_unit,
     )
+
+
+def counted_model(text: str) -> tuple[str, Count]:
+    """(canonical spec, count) of `--model FILE.py:FUNC` or `module:FUNC`, built on the meta device."""
+    spec = parse_spec(text, "--model")
+    return spec.text, count_on_meta(load_function(spec, "--model"), f"--model {spec.text}")

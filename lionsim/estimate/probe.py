@@ -74,7 +74,7 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     if strategy.shape_dependent:  # PowerSGD's matrices, DeMo's chunks: only the shapes say
         if shapes is None:
             raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "
-                               f"{', '.join(MODELS.names())}), not --params/--tensors")
+                               f"{', '.join(MODELS.names())}, or FILE.py:FUNC), not --params/--tensors")
         spec = strategy.spec_for(shapes)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)

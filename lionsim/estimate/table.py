@@ -146,7 +146,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     A local-step strategy (localsgd, diloco*: one exchange every H steps) gets the mean step of a
     round: (the sync step + (H - 1) local steps) / H for every time column, wire_bytes and the
     bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H."""
-    flops = training_flops(r.params, r.tokens_per_worker)
+    flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
+             else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs (lionsim.compute.counted)
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:

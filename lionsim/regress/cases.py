@@ -61,7 +61,7 @@ class Case:
     name: str
     """Stable id used by --case, the baseline file and reports, e.g. `mlp-n4-iid`."""
     workload: str
-    """Workload name (`lionsim workloads`)."""
+    """Workload name (`lionsim workloads`), or FILE.py:FUNC | module:FUNC (lionsim.workloads.plugin)."""
     size: str = "tiny"
     """Workload model size preset."""
     workers: int

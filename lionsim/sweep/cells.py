@@ -18,6 +18,7 @@ from lionsim.network import NETWORKS, load_network
 from lionsim.runs import RunSpec
 from lionsim.transports import TRANSPORTS
 from lionsim.sweep.grid import Grid
+from lionsim.workloads import workload_stem
 
 
 def network_stem(network: str) -> str:
@@ -65,7 +66,7 @@ class Unit:
     def key(self) -> str:
         """The unit's stable id: its cells' id without the network (progress, shards); a vote of
         node votes trains once per node size, which its id names."""
-        return f"{self.workload}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
+        return f"{workload_stem(self.workload)}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ class Cell:
 
     @property
     def id(self) -> str:
-        return f"{self.workload}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
+        return f"{workload_stem(self.workload)}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
 
     @property
     def group(self) -> tuple[str, int, str, int]:
@@ -99,6 +100,9 @@ def grid_cells(grid: Grid) -> list[Cell]:
              for seed in grid.seeds for run in grid.runs]
     seen: dict[str, Cell] = {}
     for cell in cells:
+        if cell.id in seen and seen[cell.id].workload != cell.workload:  # two workload files with one stem
+            raise LionsimError(f"--workload {seen[cell.id].workload} and {cell.workload} give the same cell id "
+                               f"{cell.id}; rename one file or function")
         if cell.id in seen:  # two profile files with one stem
             raise LionsimError(f"--network {seen[cell.id].network} and {cell.network} give the same cell id "
                                f"{cell.id}; rename one profile file")

@@ -19,6 +19,7 @@ from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor
 from lionsim.sweep.grid import Grid, check_grows
 from lionsim.sweep.shards import Shard
+from lionsim.workloads import check_workload
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
 """BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
@@ -61,7 +62,7 @@ class SweepConfig:
         for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
             dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
-            dataclasses.replace(whole, workload=workload).workload_config()  # size and split per workload
+            check_workload(dataclasses.replace(whole, workload=workload).workload_config())  # size, split, a plugin's pieces
         if self.bench.data is not None and not Path(self.bench.data).exists():
             raise LionsimError(f"bad --data {self.bench.data}: not found")
         grid_cells(self.grid)  # cell ids unique

@@ -13,7 +13,7 @@ from typing import Sequence
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, load_network
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.workloads import WORKLOADS
+from lionsim.workloads import WORKLOADS, canonical_workload
 
 Items = Sequence[str | int]
 """One axis as given: comma-separated text pieces or TOML array items."""
@@ -70,7 +70,8 @@ class Grid:
     """The axes of a sweep; a cell is one value of each."""
 
     workloads: list[str]
-    """Workload names (`lionsim workloads`)."""
+    """Workload names (`lionsim workloads`), or FILE.py:FUNC with the file's absolute path (the cell id
+    uses the file's stem and the function: lionsim.workloads.workload_stem)."""
     workers: list[int]
     """Data-parallel worker counts N, each >= 1."""
     networks: list[str]
@@ -86,7 +87,7 @@ class Grid:
               strategies: list[str], transport: str | None) -> Grid:
         # names in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`): cell ids, sweep.json
         # and a resumed sweep's grid check see one spelling; a profile file path stays as given
-        workloads = _distinct("--workload", [WORKLOADS.canonical(name) for name in split_items("--workload", workload)])
+        workloads = _distinct("--workload", [canonical_workload(name) for name in split_items("--workload", workload)])
         networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now

@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from lionsim.errors import LionsimError
-from lionsim.workloads import WORKLOADS, WorkloadConfig
+from lionsim.workloads import WorkloadConfig, workload_class
 from lionsim.workloads.config import EVAL_DEFAULT
 
 GLOBAL_COPIES = 6
@@ -81,11 +81,12 @@ def available_memory() -> int | None:
 
 
 @functools.lru_cache(maxsize=32)
-def _probe(workload: str, size: str) -> tuple[int, int, int, str]:
+def _probe(workload: str, size: str, seed: int = 0) -> tuple[int, int, int, str]:
     """(parameters, activation bytes autograd saves per sample, stored bytes per unit of training
     data, gradient method) of a workload: its model and one sample, no data built."""
-    cls = WORKLOADS.get(workload)
-    model, inputs, targets, per_unit = cls.probe(WorkloadConfig(name=workload, workers=1, batch_size=1, size=size))
+    cls = workload_class(workload)
+    model, inputs, targets, per_unit = cls.probe(WorkloadConfig(name=workload, workers=1, batch_size=1, size=size,
+                                                                seed=seed))
     params = {p.untyped_storage().data_ptr() for p in model.parameters()}
     saved: dict[int, int] = {}
 
@@ -112,8 +113,8 @@ def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None, extra
     """Peak bytes of a bench of `cfg` on a process holding `local_workers` of its workers (all),
     whose hungriest strategy holds `extra_rows` more [w, P] rows (Strategy.extra_rows)."""
     w = cfg.workers if local_workers is None else local_workers
-    params, activation, per_unit, gradients = _probe(cfg.name, cfg.size)
-    cls = WORKLOADS.get(cfg.name)
+    params, activation, per_unit, gradients = _probe(cfg.name, cfg.size, cfg.seed)
+    cls = workload_class(cfg.name)
     if cfg.data is None:
         data = cls.generated_units(cfg) * per_unit
     else:

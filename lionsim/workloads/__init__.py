@@ -6,10 +6,14 @@
     wl.evaluate(wl.model)   # {"eval_loss": ..., "eval_acc": ...}
 
 `WORKLOADS` maps names to classes; each class has a one-line `summary` for listings.
+`workload_class` also finds a user's own workload: `FILE.py:FUNC`, `module:FUNC` or an
+installed plugin (lionsim.workloads.plugin).
 """
 
-from lionsim.workloads.base import WORKLOADS, Workload, build_workload
+from lionsim.workloads.base import WORKLOADS, Workload
 from lionsim.workloads.config import SIZES, WorkloadConfig
+from lionsim.workloads.lookup import build_workload, canonical_workload, check_workload, workload_class, workload_stem
+from lionsim.workloads.plugin import WorkloadParts
 from lionsim.workloads.splits import SPLIT_FORMS, parse_split, split_indices
 
 # importing the modules registers the workloads, in listing order
@@ -22,6 +26,11 @@ __all__ = [
     "Workload",
     "WorkloadConfig",
     "build_workload",
+    "canonical_workload",
+    "check_workload",
+    "workload_class",
+    "workload_stem",
+    "WorkloadParts",
     "parse_split",
     "split_indices",
 ]

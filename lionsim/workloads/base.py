@@ -31,11 +31,6 @@ def register(name: str) -> Callable[[type["Workload"]], type["Workload"]]:
     return add
 
 
-def build_workload(cfg: WorkloadConfig) -> "Workload":
-    """The workload `cfg.name`, built from `cfg` (LionsimError on any bad input)."""
-    return WORKLOADS.get(cfg.name)(cfg)
-
-
 def generated_train_size(cfg: WorkloadConfig, base: int, per_sample: int = 1) -> int:
     """`cfg.train_size` if given, else `base` grown so that an iid shard holds at least 8 batches
     (of `per_sample` units each: 1 for a sample, the context length for characters)."""

@@ -52,7 +52,8 @@ class WorkloadConfig:
     """What to train on: model family and size, data source, sharding and batch size."""
 
     name: str = "mlp"
-    """Workload registry name (`lionsim workloads` lists them)."""
+    """Workload registry name (`lionsim workloads` lists them), an installed plugin's, or FILE.py:FUNC |
+    module:FUNC (lionsim.workloads.plugin)."""
     workers: int = 4
     """Number of data-parallel workers, each with its own shard."""
     batch_size: int = 32

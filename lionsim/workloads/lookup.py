@@ -1,0 +1,62 @@
+"""One lookup for every way of naming a workload: a built-in (`mlp`), an installed plugin (an entry
+point of `lionsim.workloads`), or a user's function (`FILE.py:FUNC`, `package.module:FUNC`).
+
+Everything that takes a workload name (bench, sweep, regress, the memory guard, the listings)
+goes through here, so a plugin is a workload like the built-ins.
+"""
+
+from __future__ import annotations
+
+from lionsim.errors import LionsimError
+from lionsim.plugin_load import SPEC_FORMS, is_spec, parse_spec
+from lionsim.workloads.base import WORKLOADS, Workload
+from lionsim.workloads.config import WorkloadConfig
+from lionsim.workloads.plugin import is_plugin, plugin_class, plugin_names
+
+
+def canonical_workload(name: str) -> str:
+    """The name run.json and the CSVs record: a built-in's listed spelling, an entry point's name,
+    or `ABSOLUTE_FILE.py:FUNC` / `module:FUNC` (the file and function must exist)."""
+    if name in WORKLOADS:
+        return WORKLOADS.canonical(name)
+    return workload_class(name).name
+
+
+def workload_class(name: str) -> type[Workload]:
+    """The Workload class `name` names (see the module docstring); an unknown name is one line
+    listing the built-ins, the installed plugins and the spec forms."""
+    if name in WORKLOADS:
+        return WORKLOADS.get(name)
+    if is_spec(name):
+        return plugin_class(parse_spec(name, "--workload").text)
+    try:
+        return plugin_class(name)
+    except KeyError:
+        pass
+    try:
+        WORKLOADS.canonical(name)
+    except LionsimError as e:
+        plugins = ", ".join(plugin_names())
+        raise LionsimError(f"{e}; or an installed plugin{': ' + plugins if plugins else ''}; or {SPEC_FORMS}") from None
+    raise AssertionError("unreachable: a registered name was handled first")
+
+
+def build_workload(cfg: WorkloadConfig) -> Workload:
+    """The workload `cfg.name` (a built-in, an installed plugin or FILE.py:FUNC), built from `cfg`
+    (LionsimError on any bad input)."""
+    return workload_class(cfg.name)(cfg)
+
+
+def workload_stem(name: str) -> str:
+    """The workload as part of a file or cell name: a built-in's or plugin's name, a spec's
+    `FILESTEM.FUNC` (a path's slashes cannot be in a cell id)."""
+    return parse_spec(name, "--workload").stem if is_spec(name) else name
+
+
+def check_workload(cfg: WorkloadConfig) -> None:
+    """Everything that could fail in building `cfg`'s workload, before anything is written: for a
+    plugin it is built (its function called once per process, its pieces checked, the split
+    drawn); a built-in's name is enough here (its data is checked where it is built)."""
+    cls = workload_class(cfg.name)
+    if is_plugin(cls):
+        cls(cfg)
