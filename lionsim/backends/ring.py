@@ -28,10 +28,12 @@ def ring_sum(x: Tensor) -> Tensor:
     every hop. Each hop adds in float32 (as NCCL and gloo convert, add and convert back)."""
     workers = x.shape[0]
     flat = x.reshape(workers, -1)  # [N, n]
-    start = ring_start(flat.shape[1], workers, x.device)  # [n]
-    column = torch.arange(flat.shape[1], device=x.device)
-    acc = flat[start, column]  # the first worker's own value, as it is sent
+    numel = flat.shape[1]
+    chunk = max(-(-numel // workers), 1)
+    chunks = torch.nn.functional.pad(flat, (0, chunk * workers - numel)).view(workers, workers, chunk)  # [N, C, c]
+    index = torch.arange(workers, device=x.device)  # chunk c
+    acc = chunks[(index + 1) % workers, index]  # [C, c]: each chunk's first worker's own value
     for hop in range(1, workers):
-        own = flat[(start + hop) % workers, column]
+        own = chunks[(index + 1 + hop) % workers, index]  # the next worker along each chunk's ring
         acc = (acc.float() + own.float()).to(x.dtype)  # one hop: add, round to the wire dtype
-    return acc.reshape(x.shape[1:])
+    return acc.reshape(-1)[:numel].reshape(x.shape[1:])
