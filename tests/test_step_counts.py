@@ -108,3 +108,16 @@ def test_per_position_counts_give_what_separate_scalar_steps_give():
         assert got[i].item() == pytest.approx(x, rel=1e-6)
     b1, b2 = adam_bias_corrections(torch.tensor([1.0]), 0.9, 0.999)
     assert b2.item() == pytest.approx(1e-3, rel=1e-7)  # float64 maths: float32's 0.999 would be 1.3e-5 off
+
+
+def test_the_scalar_path_equals_the_per_position_path_when_every_count_is_the_same():
+    from lionsim.optim.functional import adamw_update_, step_counts
+
+    torch.manual_seed(2)
+    p, g, m, v = torch.randn(50), torch.randn(50), torch.randn(50), torch.rand(50)
+    counts = torch.full((50,), 4.0)
+    assert step_counts(counts) == 4 and isinstance(step_counts(torch.tensor([4.0, 3.0])), torch.Tensor)
+    scalar, per_position = p.clone(), p.clone()
+    adamw_update_(scalar, g, m.clone(), v.clone(), 4, 0.01, 0.1, 0.9, 0.999)
+    adamw_update_(per_position, g, m.clone(), v.clone(), counts, 0.01, 0.1, 0.9, 0.999)
+    torch.testing.assert_close(per_position, scalar, rtol=1e-6, atol=1e-8)

@@ -25,7 +25,8 @@ class InnerOptimizer:
         self.state = [torch.zeros(shape, device=device) for _ in range(INNER_OPTIMIZERS[name])]
         # [P]: steps each position has taken (AdamW's bias correction), one count for every replica; a
         # step leaves a tensor no worker has a gradient for, and so its count, alone (lionsim.engine),
-        # as torch.optim counts steps per parameter
+        # as torch.optim counts steps per parameter. A tensor only some workers lack a gradient for
+        # is stepped on those workers with a zero gradient (the loop's gradients are [w, P] rows).
         self.steps = torch.zeros(shape[-1], device=device)
 
     def step(self, params: Tensor, grads: Tensor) -> None:
