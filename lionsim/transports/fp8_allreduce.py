@@ -98,9 +98,9 @@ class Fp8AllReduce(Transport):
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         wire = padded(spec.numel, workers) * (1 + SCALE_BYTES / BLOCK)  # codes + scales, all chunks
-        name = str(self.dtype).removeprefix("torch.")
-        return [CollectiveCall("all_to_all", int(wire), "fp8 chunks (reduce-scatter)", dtype=name),
-                CollectiveCall("all_gather", int(wire), "fp8 means", dtype=name)]
+        # the buffers travel as uint8 (codes and scale bytes together): nothing is reduced on the wire
+        return [CollectiveCall("all_to_all", int(wire), "fp8 chunks (reduce-scatter)", dtype="uint8"),
+                CollectiveCall("all_gather", int(wire), "fp8 means", dtype="uint8")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8 * padded(spec.numel, workers) * (1 + SCALE_BYTES / BLOCK) / spec.numel
