@@ -53,9 +53,11 @@ MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
                       "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
-                      "wait_s", "vote_agreement", "synced"]
+                      "wait_s", "vote_agreement", "synced", "aggregate_rel_error"]
 """Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
-strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step."""
+strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step.
+`aggregate_rel_error`: a lossy float transport's (bf16-allreduce, fp8-*) error against the exact
+mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -466,6 +468,8 @@ class Bench:
                 "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
                 "vote_agreement": math.nan if s.sent is None or s.sent.agreement is None else s.sent.agreement,
                 "synced": int(s.sent is not None and not s.sent.local),
+                "aggregate_rel_error": math.nan if s.sent is None or s.sent.aggregate_error is None
+                else s.sent.aggregate_error,
             })
         return rows
 

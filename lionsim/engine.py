@@ -36,6 +36,9 @@ class Sent:
     """A vote of votes (hier-1bit): the share of coordinates where it equals the flat vote."""
     local: bool = False
     """A local step: the strategy had nothing to send (local SGD or DiLoCo between syncs)."""
+    aggregate_error: float | None = None
+    """A lossy float transport (bf16, fp8): ||aggregate - exact mean|| / ||exact mean||, where every
+    worker is in the process (lionsim.transports.error); None elsewhere."""
 
     def calls(self, transport: Transport, workers: int) -> list[CollectiveCall]:
         """Every collective of the step: the payload's, in issue order, then the strategy's own
@@ -62,7 +65,8 @@ def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tens
     else:
         aggregate = transport.aggregate(payload, comm, clock)
         sent = Sent(spec=payload.spec, extra=tuple(strategy.extra_calls(step)),
-                    agreement=payload.extra.get("vote_agreement"))
+                    agreement=payload.extra.get("vote_agreement"),
+                    aggregate_error=payload.extra.get("aggregate_rel_error"))
     with clock.section("update"):
         strategy.apply(params, aggregate)
     strategy.sync(comm, step, clock)

@@ -9,9 +9,10 @@ from torch import Tensor
 def local_sum(x: Tensor, op: str = "sum") -> Tensor:
     """x [w, *s] -> [*s]: the rows combined, in x's dtype (what one all-reduce hop adds).
 
-    Low-precision floats are summed in float32 and rounded once; a real ring rounds every
-    partial sum, so real bf16 results differ by that rounding. Integer sums are exact and
-    refuse to leave the container's range.
+    Low-precision floats are summed in float32 and rounded once: the rows one process holds
+    combined before its collective (the simulator's all-reduce of all W rows models the ring
+    instead, lionsim.backends.ring). Integer sums are exact and refuse to leave the container's
+    range.
     """
     if op == "max":
         return x.amax(0)

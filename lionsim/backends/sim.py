@@ -2,7 +2,8 @@
 
 Collectives become tensor reshuffles. Integer reductions are checked against the container
 dtype: a real collective would wrap around silently, the simulator refuses (a transport
-that lets a container overflow is a bug, not a result).
+that lets a container overflow is a bug, not a result). A sum in a float dtype narrower than
+float32 (bf16) is the ring's, rounded at every hop (lionsim.backends.ring), as a real ring adds.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from torch import Tensor
 
 from lionsim.backends.local import local_sum
 from lionsim.backends.nodes import sim_nodes
+from lionsim.backends.ring import ring_sum
 
 
 class SimComm:
@@ -38,6 +40,8 @@ class SimComm:
 
     def all_reduce(self, x: Tensor, op: str = "sum") -> Tensor:
         self._check(x)
+        if op == "sum" and x.dtype.is_floating_point and x.dtype.itemsize < 4 and self.world_size > 1:
+            return ring_sum(x).unsqueeze(0).expand_as(x)  # a ring rounds each partial sum (lionsim.backends.ring)
         return local_sum(x, op).unsqueeze(0).expand_as(x)
 
     def all_gather(self, x: Tensor) -> Tensor:

@@ -37,17 +37,41 @@ def lion_update_(p: Tensor, grad: Tensor, exp_avg: Tensor, lr: float, weight_dec
     decay_momentum_(exp_avg, grad, beta2)
 
 
-def adamw_update_(p: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, step: int,
+def adamw_update_(p: Tensor, grad: Tensor, exp_avg: Tensor, exp_avg_sq: Tensor, step: int | Tensor,
                   lr: float, weight_decay: float, beta1: float, beta2: float,
                   eps: float = 1e-8) -> None:
-    """One AdamW step (Loshchilov & Hutter 2019), as torch.optim.AdamW computes it."""
+    """One AdamW step (Loshchilov & Hutter 2019), as torch.optim.AdamW computes it. `step`: the
+    steps taken so far, this one included: one count, or a float tensor of counts that broadcasts
+    against p (torch counts per parameter, so a tensor skipped on some steps has a lower count;
+    see adam_bias_corrections)."""
     p.mul_(1 - lr * weight_decay)
     exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    if isinstance(step, Tensor):
+        bias1, bias2 = adam_bias_corrections(step, beta1, beta2)
+        denom = (exp_avg_sq / bias2).sqrt_().add_(eps)
+        p.add_(exp_avg.div(denom).mul_(lr / bias1), alpha=-1)
+        return
     bias1 = 1 - beta1**step
     bias2 = 1 - beta2**step
     denom = (exp_avg_sq / bias2).sqrt_().add_(eps)
     p.addcdiv_(exp_avg, denom, value=-lr / bias1)
+
+
+def adam_bias_corrections(steps: Tensor, beta1: float, beta2: float) -> tuple[Tensor, Tensor]:
+    """1 - beta1^t and 1 - beta2^t for per-position step counts t (float, whole numbers), in
+    steps' dtype. Computed in float64 as torch computes them in Python floats: in float32, 0.999
+    itself is off by 1.3e-8, which makes 1 - 0.999 off by 1.3e-5 relative."""
+    t = steps.double()
+    return (1 - torch.pow(beta1, t)).to(steps.dtype), (1 - torch.pow(beta2, t)).to(steps.dtype)
+
+
+def step_counts(counts: Tensor) -> int | Tensor:
+    """What adamw_update_ takes for per-position step counts: their one value where every position
+    has taken as many steps (every step of a run without skipped tensors: the scalar path, no
+    float64 pass over P), else the counts themselves."""
+    low, high = torch.aminmax(counts)
+    return int(high) if bool(low == high) else counts
 
 
 def sgdm_update_(p: Tensor, grad: Tensor, buf: Tensor, lr: float, weight_decay: float,

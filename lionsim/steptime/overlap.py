@@ -8,7 +8,8 @@ all-reduce by anything that turns one bucket into its result.
 What lionsim overlaps (mode "auto"): a transport whose exchange for a bucket needs only
 that bucket, and nothing computed from other buckets' results, can run in such a hook:
 
-- fp32-allreduce, bf16-allreduce: DDP itself (bf16 as its bf16_compress_hook).
+- fp32-allreduce, bf16-allreduce: DDP itself (bf16 as its bf16_compress_hook); fp8-allreduce,
+  fp8-e5m2-allreduce: a DDP comm hook per bucket (as torchft's quantized all-reduce).
 - int8-allreduce, pbit-allreduce: Lion's vote sign(b1 m + (1 - b1) g) is elementwise, so a
   bucket's votes need only that bucket's gradient and momentum; one all-reduce per bucket.
   The same holds for Lion Cub's L1 levels (a bucket holds whole tensors, and the scale is
@@ -51,7 +52,7 @@ from lionsim.errors import LionsimError
 
 MODES = ("auto", "buckets", "none")
 
-BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
+BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "fp8-allreduce", "fp8-e5m2-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
                       "sparse-allgather", "packed-allreduce", "allgather-levels", "lowrank-allreduce"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
 AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit"})

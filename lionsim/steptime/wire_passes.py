@@ -41,6 +41,16 @@ def _bf16(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=F32 + 2, unpack=0.0, aggregate=2.0)  # read fp32 g, write bf16; update reads the bf16 sum
 
 
+def _fp8(spec: PayloadSpec, workers: int) -> TransportBytes:
+    from lionsim.transports.fp8_allreduce import BLOCK, SCALE_BYTES
+
+    code = I8 + SCALE_BYTES / BLOCK  # an fp8 code and its share of a block's scale
+    # decode: N workers' codes of my chunk (n in all), the fp32 mean of my chunk written, read and
+    # quantized again; after the all-gather every chunk's codes read and the fp32 aggregate written
+    unpack = code + (F32 + F32 + code) / workers + code + F32
+    return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32)  # read fp32 g, write codes
+
+
 def _int8(spec: PayloadSpec, workers: int) -> TransportBytes:
     c = float(Int8AllReduce.container(spec, workers).itemsize)
     pack = 0.0 if c == I8 else I8 + c  # int8 votes are already the container; wider ones are a cast
@@ -135,6 +145,8 @@ TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "fp32-allreduce": _fp32,
     "lowrank-allreduce": _lowrank,
     "bf16-allreduce": _bf16,
+    "fp8-allreduce": _fp8,
+    "fp8-e5m2-allreduce": _fp8,
     "int8-allreduce": _int8,
     "pbit-allreduce": _pbit,
     "a2a-1bit": _a2a,

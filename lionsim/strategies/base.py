@@ -201,6 +201,7 @@ class Strategy(ABC):
                     visit(item)
             elif isinstance(value, InnerOptimizer):
                 visit(value.state)
+                visit(value.steps)
 
         for value in vars(self).values():
             visit(value)

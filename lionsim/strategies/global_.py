@@ -6,7 +6,7 @@ from __future__ import annotations
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_
+from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_, step_counts
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -33,12 +33,14 @@ class AdamW(GlobalStrategy):
         super().__init__(*args)
         self.exp_avg = self.zeros(1)[0]
         self.exp_avg_sq = self.zeros(1)[0]
-        self.steps = 0
+        # [P]: steps each position has taken, for bias correction; torch.optim counts per tensor, and
+        # a step leaves a tensor nobody has a gradient for (and so its count) alone (lionsim.engine)
+        self.steps = self.zeros(1)[0]
 
     def apply(self, params: Tensor, aggregate: Tensor) -> None:
         self.steps += 1
         h = self.hyper
-        adamw_update_(params, aggregate[0], self.exp_avg, self.exp_avg_sq, self.steps,
+        adamw_update_(params, aggregate[0], self.exp_avg, self.exp_avg_sq, step_counts(self.steps),
                       h.lr, h.weight_decay, *h.betas)
 
 

@@ -16,6 +16,9 @@ runs beside this strategy on 2 gloo ranks.
 Which tensors are compressed follows torch's rule: a tensor viewed as [shape[0], rest] with
 r = min(n, m, rank) is compressed when (n + m) r * 2 < n m (min_compression_rate 2); vectors
 never are. Initial Q: a standard normal draw from the run's seed, the same on every worker.
+A matrix whose P is exactly zero on a step (M_i Q sums to zero: a zero gradient on the first
+compressed step, where the error is still zero) keeps its Q (lowrank-allreduce); a tensor no
+worker has a gradient for keeps its Q, error and optimizer state as they were.
 torch keeps an "error" for the uncompressed tensors too (local minus mean), which sums to zero
 over workers and so leaves the average unchanged; here it is 0, which is the paper's rule.
 """
@@ -81,13 +84,23 @@ class PowerSGD(Strategy):
         for m in self.matrices:
             inside[m.offset : m.offset + m.rows * m.cols] = True
         self.rest = torch.nonzero(~inside).squeeze(1).to(layout.device)  # [k]: positions sent whole
+        # [P]: each matrix's Q [cols, rank] kept in the first cols * rank positions of the matrix's own
+        # span (cols * rank < rows * cols wherever it is compressed), so that a step which leaves a
+        # tensor nobody has a gradient for alone (lionsim.engine restores [P] state) leaves its Q too
+        self.q_memory = torch.zeros(layout.numel, device=layout.device)
         draws = torch.Generator().manual_seed(cfg.seed)
-        self.qs = [torch.randn(m.cols, m.rank, generator=draws).to(layout.device) for m in self.matrices]
+        for m, q in zip(self.matrices, self.qs):
+            q.copy_(torch.randn(m.cols, m.rank, generator=draws))
         self.error = self.zeros()  # [w, P]: e_i, zero on the rest
         h = self.hyper
         self.optimizer = InnerOptimizer(self.option(cfg, "inner_optimizer"), h.lr, h.weight_decay, h.betas,
                                         (layout.numel,), layout.device)
         self.steps = 0
+
+    @property
+    def qs(self) -> list[Tensor]:
+        """Each compressed matrix's Q [cols, rank]: views of q_memory, shared by every worker."""
+        return [self.q_memory[m.offset : m.offset + m.cols * m.rank].view(m.cols, m.rank) for m in self.matrices]
 
     def warming_up(self) -> bool:
         return self.steps <= self.warmup

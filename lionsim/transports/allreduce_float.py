@@ -1,8 +1,11 @@
 """fp32-allreduce and bf16-allreduce: the gradient all-reduce of ordinary data parallelism.
 
-bf16: each worker rounds its gradient to bfloat16 and the sum travels in bfloat16. The
-simulator sums the rounded values in float32 and rounds the sum once; a real ring adds in
-bf16 hop by hop, so real results differ from the simulator's by bf16 rounding of partial sums.
+bf16: each worker rounds its gradient to bfloat16 and the sum travels in bfloat16: a ring
+adds in bf16 hop by hop, rounding each of the N - 1 partial sums, so the error grows with N.
+The simulator computes exactly that (lionsim.backends.ring); on gloo the real collective runs
+in bf16 in gloo's own order (so its bits differ from the model's), a rank's local workers
+first summed in float32 and rounded once. Its error against the exact mean goes to
+steps.csv (aggregate_rel_error) where every worker is in the process (lionsim.transports.error).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.error import note_error
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -28,7 +32,10 @@ class FloatAllReduce(Transport):
         with section(clock, "collective"):
             total = comm.all_reduce(wire)
         with section(clock, "decode"):
-            return total.float() / comm.world_size
+            out = total.float() / comm.world_size
+        if self.dtype != torch.float32:  # lossy: how far from the exact mean
+            note_error(payload, out, comm)
+        return out
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
         return [CollectiveCall("all_reduce", spec.numel * self.bits // 8, "gradients",
@@ -36,7 +43,6 @@ class FloatAllReduce(Transport):
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         return float(self.bits), float(self.bits)
-
 
 
 @TRANSPORTS.register("fp32-allreduce")

@@ -8,9 +8,14 @@ matrices worth compressing (`LowRank.matrices`) and the rest.
         P <- Gram-Schmidt(sum P_i)   orthonormal columns
         Q_i = M_i^T P                [m, r]   all-reduce, / N                (all-reduce 3)
         the approximation of mean_i M_i: P Q^T; Q is kept for the next step
+        a P that is exactly zero (M_i Q sums to zero, as a zero M does) keeps the previous Q:
+        Q = M^T 0 would be zero, and from a zero Q every later P, Q and approximation stays
+        zero while the error feedback grows without bound
 
 All P's travel in one all-reduce and all Q's in another, as torch's powerSGD_hook batches
-them per bucket; every float is fp32. The strategy keeps the error M_i - P Q^T. A `dense`
+them per bucket; every float is fp32. torch's hook (read in torch 2.x) has no guard for a zero P:
+with warm start it never draws Q again (with its default epsilon 0 a zero column turns NaN), so
+there a zero M stalls that matrix for good. The strategy keeps the error M_i - P Q^T. A `dense`
 payload (PowerSGD's warm-up steps) is averaged by one fp32 all-reduce; the transport carries
 only `lowrank` strategies (check() refuses a dense one).
 """
@@ -103,7 +108,7 @@ class LowRankAllReduce(Transport):
             q_sum = comm.all_reduce(q_flat) if q_flat.numel() else q_flat
         with section(clock, "decode"):
             for m, p, q_old, q in zip(low.matrices, shared, low.qs, _split(q_sum[0] / workers, [(m.cols, m.rank) for m in low.matrices])):
-                q_old.copy_(q)
+                q_old.copy_(torch.where(p.any(), q, q_old))  # on the device: no host sync per matrix
                 out[m.offset : m.offset + m.rows * m.cols] = (p @ q.T).reshape(-1)
         return out.unsqueeze(0).expand(w, -1)
 
