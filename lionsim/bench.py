@@ -35,6 +35,7 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.strategies.onebit_adam import FREEZE_WHY
 from lionsim.strategies.given import check_given
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
+from lionsim.training.spans import gather_spans
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
@@ -168,6 +169,9 @@ class BenchConfig:
     calibrate: bool = False
     """gloo/nccl: before training, measure on the run's own group the collectives the strategies
     will issue, fit the backend's traits and price comm_model_s with them (lionsim.measure.calibrate)."""
+    trace: bool = False
+    """Write trace.json: each step of every worker (sim: modelled) or rank (gloo/nccl: measured)
+    in the Chrome trace-event format, for Perfetto (lionsim.reports.trace)."""
 
     def __post_init__(self) -> None:
         if self.compute is None:
@@ -372,6 +376,8 @@ class Bench:
                     e.checkpoint.compute = self.compute
                     self.checkpoint = e.checkpoint
                     raise
+                if self.cfg.trace and self.cfg.backend != "sim":
+                    gather_spans(record, self.place.comm)  # every rank's own times, before billing
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
@@ -427,7 +433,30 @@ class Bench:
 
             files = {"calibration.toml": profile_toml(self.network, self.network.description),
                      "calibration.csv": self.calibration.to_csv(index=False)}
+        if self.cfg.trace:
+            files["trace.json"] = self.trace()
         return BenchResult(steps, summary, self.record(status, error), calls, files)
+
+    def trace(self) -> str:
+        """trace.json of the runs trained in this session (lionsim.training.spans)."""
+        from lionsim.reports.trace import Track, trace_text
+        from lionsim.training.spans import measured_run, modelled_run
+
+        comm, tracks = self.place.comm, []
+        for record in self.records:
+            if self.cfg.backend == "sim":
+                lanes, who = modelled_run(record, self.booking(), comm.local_workers), "worker"
+            else:
+                lanes, who = measured_run(record, self.cfg.backend), "rank"
+            per = comm.world_size // len(lanes) if lanes else 1
+            for i, spans in enumerate(lanes):
+                workers = f" (workers {i * per}-{i * per + per - 1})" if who == "rank" and per > 1 else ""
+                tracks.append(Track(f"{record.run.label} · {who} {i}{workers}", spans))
+        about = {"command": "bench", "backend": self.cfg.backend, "network": self.network.name,
+                 "workers": comm.world_size, "ranks": comm.ranks,
+                 "times": "modelled (the network model and the booked work)" if self.cfg.backend == "sim"
+                          else "measured on each rank; ranks aligned at the first collective's barrier"}
+        return trace_text(tracks, about)
 
     @property
     def priced_by(self) -> str | None:

@@ -155,6 +155,16 @@ def medians_by_kind(values: list[float], kinds: list[tuple], warmup: int) -> lis
 
 def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
     """The time and byte columns of every step of one run (module doc)."""
+    rows = [_times(s, record, work, comm, booking, w) for s, work, comm in step_work(record, booking, w)]
+    if record.diverged_at is not None:
+        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
+                                                    "calls": 0})
+    return rows
+
+
+def step_work(record: RunRecord, booking: Booking, w: int) -> list[tuple[StepRecord, StepWork, float]]:
+    """Every step that sent (not a diverged one) with its booked compute-stream work and its
+    booked measured comm (0 on sim): what book_run prices and the trace draws."""
     b, W = booking, booking.workers
     live = [s for s in record.steps if s.sent is not None]
     kinds = [_kind(s, record, W) for s in live]
@@ -179,10 +189,7 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
                                kernels=Kernels(compute=b.compute.kernels, encode=counted["encode"],
                                                decode=counted["decode"], update=counted["update"]),
                                sync=sync_copy(_synced(s), record.params))
-        rows.append(_times(s, record, work, comm[i], b, w))
-    if record.diverged_at is not None:
-        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
-                                                    "calls": 0})
+        rows.append((s, work, comm[i]))
     return rows
 
 

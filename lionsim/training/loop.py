@@ -86,6 +86,9 @@ class StepRecord:
     """eval_loss / eval_acc on steps that evaluated (process 0)."""
     phase: str = "steady"
     """The strategy's phase this step (Strategy.phase: a warm-up, a local step, a sync)."""
+    spans: list = field(default_factory=list)
+    """This process's measured sections as they ran: (section, start, end), perf_counter seconds
+    (lionsim.timing.Clock.spans; the measured timeline of --trace)."""
 
 
 @dataclass(slots=True)
@@ -102,6 +105,10 @@ class RunRecord:
     diverged_at: int | None = None
     """The step at which a worker's loss or gradient went non-finite."""
     diverged_workers: list[int] = field(default_factory=list)
+    restored: int = 0
+    """Leading steps restored from an interrupted session's checkpoint (--resume)."""
+    rank_spans: list = field(default_factory=list)
+    """--trace on gloo/nccl: every rank's measured spans (lionsim.training.spans.gather_spans)."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on."""
@@ -164,6 +171,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
         if bool(status[:, 2].any()):  # every process sees the same flags: all stop here
             comm.take_log()
+            clock.take_spans()
             raise RunStopped(RunCheckpoint.take(run.label, step - 1, workload.model, strategy, rng[0], record,
                                                 cuda_rng=rng[1]))
         # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
@@ -172,7 +180,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         if not bool(status[:, 1].all()):
             record.diverged_at = step
             record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
-            record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
+            record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log(), spans=clock.take_spans()))
             break
         phase = strategy.phase(step)
         counts = count_kernels and phase not in record.kernels
@@ -181,7 +189,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
         if counts:
             record.kernels[phase] = counting.kernels
-        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase)
+        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase, spans=clock.take_spans())
         if place.is_root and (step % eval_every == 0 or step == steps):
             done.evaluation = workload.evaluate(workload.model)
         record.steps.append(done)

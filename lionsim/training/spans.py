@@ -1,0 +1,121 @@
+"""Each step of a run laid out in time, per worker or rank: what `bench --trace` draws.
+
+    sim        the modelled step (lionsim.steptime.lanes) of every worker, with the work that
+               booking.py booked for that step (so each step lasts its step_s, and the steps
+               follow one another as sim_time_s adds them up)
+    gloo/nccl  what each rank measured: its clock's sections (compute, encode, decode, update:
+               lionsim.timing.Clock.spans) and each collective it timed (from its start after
+               the aligning barrier, for this rank's own seconds), preceded by this rank's wait
+               in that barrier: the wait for the slowest rank. Ranks' clocks are aligned at the
+               end of the run's first aligning barrier, which every rank leaves together (to the
+               barrier's exit skew, microseconds on one host); steps restored from an
+               interrupted session (--resume) ran on another process's clock and are left out
+
+A span's lane is "step" (one span per step), "compute" or "comm"; seconds from the run's start.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from lionsim.backends import Comm
+from lionsim.steptime.lanes import COMM, COMPUTE, WAIT_WORKER, Span, modelled_lanes, size_text
+from lionsim.training.booking import Booking, step_work
+from lionsim.training.loop import SECTIONS, RunRecord
+
+STEP = "step"
+"""The lane holding one span per step."""
+WAIT_RANK = "wait for slowest rank"
+_SECTION, _CALL, _WAIT = 0, 1, 2
+"""Row kinds of the gathered table: (step index, kind, index, start, end)."""
+
+
+def modelled_run(record: RunRecord, booking: Booking, w: int) -> list[list[Span]]:
+    """sim: every worker's spans over the whole run (module doc)."""
+    b, W = booking, booking.workers
+    lanes: list[list[Span]] = [[] for _ in range(W)]
+    at = 0.0
+    for s, work, _ in step_work(record, booking, w):
+        factors = [1.0] * W if b.spread is None else [float(f) for f in b.spread.factors(s.step, W)]
+        step = modelled_lanes(work=work, factors=factors, transport=record.transport, spec=s.sent.spec,
+                              network=b.network, overlap=b.overlap, extra_calls=s.sent.extra,
+                              after_step=record.run.strategy_class.after_step)
+        end = max(span.end_s for span in step[0])
+        for worker, spans in enumerate(step):
+            lanes[worker].append(Span(STEP, f"step {s.step}", at, end, {"step": s.step, "phase": s.phase}))
+            lanes[worker] += [_shifted(span, at) for span in spans]
+        at += end
+    return lanes
+
+
+def _shifted(span: Span, by: float) -> Span:
+    return Span(span.lane, span.name, span.start_s + by, span.dur_s, span.args)
+
+
+def gather_spans(record: RunRecord, comm: Comm) -> None:
+    """gloo/nccl: every rank's measured spans into record.rank_spans (a [n, 5] table per rank).
+    Collective on every process; call it before the calls are billed (their own seconds)."""
+    rows = []
+    for i, s in enumerate(record.steps[record.restored:]):
+        rows += [(i, _SECTION, SECTIONS.index(name), t0, t1) for name, t0, t1 in getattr(s, "spans", [])
+                 if name in SECTIONS]
+        for j, c in enumerate(s.collectives):
+            rows.append((i, _CALL, j, c.start_s, c.start_s + c.seconds))
+            if c.wait_s > 0:
+                rows.append((i, _WAIT, j, c.start_s - c.wait_s, c.start_s))
+    own = torch.tensor(rows, dtype=torch.float64).reshape(-1, 5)
+    if comm.ranks == 1:
+        record.rank_spans = [own]
+        return
+    n = int(comm.max_over_ranks(torch.tensor([len(rows)], dtype=torch.float64)).item())
+    padded = torch.full((n, 5), math.nan, dtype=torch.float64)
+    padded[:len(rows)] = own
+    every = comm.exchange_control(padded.reshape(1, -1).expand(comm.local_workers, -1)).cpu()  # [W, n * 5]
+    record.rank_spans = [every[r * comm.local_workers].reshape(n, 5) for r in range(comm.ranks)]
+    record.rank_spans = [t[~torch.isnan(t[:, 0])] for t in record.rank_spans]
+
+
+def measured_run(record: RunRecord, backend: str) -> list[list[Span]]:
+    """gloo/nccl: every rank's spans over this session's steps (module doc), from rank_spans."""
+    steps = record.steps[record.restored:]
+    tables = record.rank_spans
+    if not steps or not any(len(t) for t in tables):
+        return [[] for _ in tables]
+    offsets = [_first_call(t) for t in tables]
+    shift = [0.0 if o is None or offsets[0] is None else o - offsets[0] for o in offsets]
+    origin = min(float(t[:, 3].min()) - d for t, d in zip(tables, shift) if len(t))
+    lanes = []
+    for table, d in zip(tables, shift):
+        spans: list[Span] = []
+        for i, kind, j, t0, t1 in table.tolist():
+            i, kind, j, t0, dur = int(i), int(kind), int(j), t0 - d - origin, t1 - t0
+            if kind == _SECTION:
+                spans.append(Span(COMPUTE, SECTIONS[j], t0, dur))
+                continue
+            c = steps[i].collectives[j]
+            if kind == _WAIT:
+                spans.append(Span(COMM, WAIT_RANK, t0, dur, {"before": c.op}))
+            else:
+                spans.append(Span(COMM, f"{c.op} {size_text(c.nbytes)} {backend}", t0, dur,
+                                  {"op": c.op, "bytes": c.nbytes, "dtype": c.dtype, "algorithm": backend,
+                                   **({"scope": c.scope} if c.scope != "world" else {}), "call": j}))
+        by_step: dict[int, list[Span]] = {}
+        for (i, *_), span in zip(table.tolist(), spans):
+            by_step.setdefault(int(i), []).append(span)
+        for i, own in sorted(by_step.items()):
+            start = min(sp.start_s for sp in own)
+            spans.append(Span(STEP, f"step {steps[i].step}", start, max(sp.end_s for sp in own) - start,
+                              {"step": steps[i].step, "phase": steps[i].phase}))
+        lanes.append(spans)
+    return lanes
+
+
+def _first_call(table: torch.Tensor) -> float | None:
+    """Where a rank's first collective began: the end of the run's first aligning barrier."""
+    calls = table[table[:, 1] == _CALL]
+    return float(calls[0, 3]) if len(calls) else None
+
+
+__all__ = ["STEP", "WAIT_RANK", "WAIT_WORKER", "gather_spans", "measured_run", "modelled_run"]
