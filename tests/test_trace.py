@@ -146,3 +146,28 @@ def test_gloo_trace_has_every_rank_and_call(tmp_path):
         marks = events(trace, pid, "step", names)
         assert [e["name"] for e in marks] == ["step 1", "step 2", "step 3"]
         assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(marks, marks[1:]))
+
+
+def test_estimate_trace_is_each_runs_step(tmp_path, capsys):
+    """estimate: one process per run; its step span lasts estimate.csv's step_s (a local-step
+    strategy: its sync step and a local step, whose mean over a round of H is step_s), its
+    collectives sum to comm_s; without --out, --trace is one line and exit 2."""
+    out = tmp_path / "est"
+    run_cli(["estimate", "--model", "gpt2-124m", "-s", "adamw", "-s", "dlion-mavo@a2a-1bit", "-s", "diloco",
+             "--local-steps", "4", "--trace", "--out", str(out)])
+    trace = json.loads((out / "trace.json").read_text())
+    names = check_format(trace)
+    rows = pd.read_csv(out / "estimate.csv")
+    assert [v["name"] for v in names.values()] == [f"{s}@{t} · every worker (8 alike)"
+                                                   for s, t in zip(rows.strategy, rows.transport)]
+    for pid, row in zip(names, rows.itertuples()):
+        marks = [e["dur"] / 1e6 for e in events(trace, pid, "step", names)]
+        comm = sum(e["dur"] for e in events(trace, pid, "comm", names)) / 1e6
+        h = row.local_steps
+        assert len(marks) == (2 if h > 1 else 1)
+        assert (marks[0] + (h - 1) * marks[-1]) / h == pytest.approx(row.step_s, rel=1e-6) if h > 1 else \
+            marks[0] == pytest.approx(row.step_s, rel=1e-6)
+        assert comm / h == pytest.approx(row.comm_s, rel=1e-6)
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-124m", "--trace"])
+    assert done.value.code == 2 and "--trace writes DIR/trace.json" in capsys.readouterr().err

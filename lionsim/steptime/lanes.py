@@ -85,10 +85,11 @@ def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network
 
 def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Transport, spec: PayloadSpec | None,
                    network: Network, overlap: OverlapConfig, extra_calls: Sequence[CollectiveCall] = (),
-                   algorithm: str = AUTO, after_step: bool = False) -> list[list[Span]]:
+                   algorithm: str = AUTO, after_step: bool = False, workers: int | None = None) -> list[list[Span]]:
     """One step of every worker as spans (module doc); `factors` [W] each worker's compute
-    factor, the other keywords as timeline.price_step's."""
-    workers = len(factors)
+    factor, the other keywords as timeline.price_step's; `workers` W when the factors stand for
+    fewer (workers all alike: their lanes are the same)."""
+    workers = len(factors) if workers is None else workers
     slowest = max(factors)
     F, B, E = work.forward_s, work.backward_s, work.encode_s
     ready_all = slowest * (F + B) + E  # every worker's backward and encode done
