@@ -21,7 +21,8 @@ from lionsim.errors import LionsimError
 
 RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
-                ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts")
+                ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
+                "trace.json")
 """Names lionsim writes into an --out (plots by extension)."""
 
 

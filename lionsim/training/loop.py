@@ -49,6 +49,9 @@ from lionsim.workloads import Workload
 
 SECTIONS = ("compute", "encode", "decode", "update")
 """Measured parts of a step (collectives are measured per call by a real Comm, or priced)."""
+TRACED = (*SECTIONS, "control", "evaluate")
+"""Sections the measured trace draws: the booked ones, the untimed exchange of losses and flags
+(where a rank waits for a slower one), evaluation (process 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,14 +171,16 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
             if delay is not None:
                 time.sleep(delay(step, time.perf_counter() - started))
-        status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
+        with clock.section("control"):  # untimed for the booking; the trace shows a rank waiting here
+            status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
         if bool(status[:, 2].any()):  # every process sees the same flags: all stop here
             comm.take_log()
             clock.take_spans()
             raise RunStopped(RunCheckpoint.take(run.label, step - 1, workload.model, strategy, rng[0], record,
                                                 cuda_rng=rng[1]))
         # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
-        frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
+        with clock.section("control"):
+            frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):
             record.diverged_at = step
@@ -191,7 +196,10 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             record.kernels[phase] = counting.kernels
         done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase, spans=clock.take_spans())
         if place.is_root and (step % eval_every == 0 or step == steps):
-            done.evaluation = workload.evaluate(workload.model)
+            with clock.section("evaluate"):
+                done.evaluation = workload.evaluate(workload.model)
+            clock.take()  # evaluation is no part of the step's booked time
+            done.spans += clock.take_spans()
         record.steps.append(done)
         if on_step is not None:
             on_step(run, step, loss)

@@ -3,8 +3,9 @@
     sim        the modelled step (lionsim.steptime.lanes) of every worker, with the work that
                booking.py booked for that step (so each step lasts its step_s, and the steps
                follow one another as sim_time_s adds them up)
-    gloo/nccl  what each rank measured: its clock's sections (compute, encode, decode, update:
-               lionsim.timing.Clock.spans) and each collective it timed (from its start after
+    gloo/nccl  what each rank measured: its clock's sections (compute, encode, decode, update,
+               and the untimed "control" exchange of losses and flags, where a rank waits for a
+               slower one, and "evaluate" on rank 0: lionsim.timing.Clock.spans) and each collective it timed (from its start after
                the aligning barrier, for this rank's own seconds), preceded by this rank's wait
                in that barrier: the wait for the slowest rank. Ranks' clocks are aligned at the
                end of the run's first aligning barrier, which every rank leaves together (to the
@@ -23,11 +24,13 @@ import torch
 from lionsim.backends import Comm
 from lionsim.steptime.lanes import COMM, COMPUTE, WAIT_WORKER, Span, modelled_lanes, size_text
 from lionsim.training.booking import Booking, step_work
-from lionsim.training.loop import SECTIONS, RunRecord
+from lionsim.training.loop import TRACED, RunRecord
 
 STEP = "step"
 """The lane holding one span per step."""
 WAIT_RANK = "wait for slowest rank"
+SHOWN = {"control": "exchange losses and flags (untimed)"}
+"""A section's name in the trace where the clock's would not say what it is."""
 _SECTION, _CALL, _WAIT = 0, 1, 2
 """Row kinds of the gathered table: (step index, kind, index, start, end)."""
 
@@ -59,8 +62,8 @@ def gather_spans(record: RunRecord, comm: Comm) -> None:
     Collective on every process; call it before the calls are billed (their own seconds)."""
     rows = []
     for i, s in enumerate(record.steps[record.restored:]):
-        rows += [(i, _SECTION, SECTIONS.index(name), t0, t1) for name, t0, t1 in getattr(s, "spans", [])
-                 if name in SECTIONS]
+        rows += [(i, _SECTION, TRACED.index(name), t0, t1) for name, t0, t1 in getattr(s, "spans", [])
+                 if name in TRACED]
         for j, c in enumerate(s.collectives):
             rows.append((i, _CALL, j, c.start_s, c.start_s + c.seconds))
             if c.wait_s > 0:
@@ -92,7 +95,7 @@ def measured_run(record: RunRecord, backend: str) -> list[list[Span]]:
         for i, kind, j, t0, t1 in table.tolist():
             i, kind, j, t0, dur = int(i), int(kind), int(j), t0 - d - origin, t1 - t0
             if kind == _SECTION:
-                spans.append(Span(COMPUTE, SECTIONS[j], t0, dur))
+                spans.append(Span(COMPUTE, SHOWN.get(TRACED[j], TRACED[j]), t0, dur))
                 continue
             c = steps[i].collectives[j]
             if kind == _WAIT:
