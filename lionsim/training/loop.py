@@ -114,12 +114,27 @@ class RunRecord:
     """--trace on gloo/nccl: every rank's measured spans (lionsim.training.spans.gather_spans)."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
-    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on."""
+    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
+    whose vote carried abstentions under its own key (kernel_kind), the phase's count then
+    taken on its next step (up to COUNT_TRIES steps)."""
 
 
 StepFn = Callable[[RunSpec, int, float], None]
 DelayFn = Callable[[int, float], float]
 """delay(step, seconds this process's gradients took) -> seconds to sleep before the step goes on."""
+
+
+COUNT_TRIES = 3
+"""Steps of a phase counted at most while looking for one without abstentions (the phase's count)."""
+ABSTAINED = "+abstained"
+
+
+def kernel_kind(phase: str, sent: Sent | None) -> str:
+    """The key of RunRecord.kernels a step is booked with: its phase, or phase + ABSTAINED when
+    some worker abstained in its vote (the transport then packs and sends a second plane, so
+    encode and decode launch more kernels; such a step must not set every step's count)."""
+    spec = None if sent is None else sent.spec
+    return phase + ABSTAINED if spec is not None and spec.abstain else phase
 
 
 class RunStopped(KeyboardInterrupt):
@@ -161,6 +176,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     used = torch.zeros(layout.segments, dtype=torch.bool)  # [T]: tensors some worker has a gradient for
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
+    tries: dict[str, int] = {}  # steps of each phase counted so far
     for step in range(1 if resume is None else resume.step + 1, steps + 1):
         rng = _rng_state(place.device)  # what a checkpoint after the previous step restores
         batches = workload.batches(step - 1, place.workers, place.device)
@@ -188,12 +204,15 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log(), spans=clock.take_spans()))
             break
         phase = strategy.phase(step)
-        counts = count_kernels and phase not in record.kernels
+        counts = count_kernels and phase not in record.kernels and tries.get(phase, 0) < COUNT_TRIES
         counting = KernelCounter(clock.current) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
             sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
-        if counts:
-            record.kernels[phase] = counting.kernels
+        if counts:  # an abstaining step is its own kind: counted on, the phase's own count waits for a plain step
+            tries[phase] = tries.get(phase, 0) + 1
+            record.kernels.setdefault(kernel_kind(phase, sent), counting.kernels)
+            if tries[phase] == COUNT_TRIES:
+                record.kernels.setdefault(phase, counting.kernels)
         done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase, spans=clock.take_spans())
         if place.is_root and (step % eval_every == 0 or step == steps):
             with clock.section("evaluate"):
