@@ -203,7 +203,7 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     """The summary table (or, --format csv|json, summary.csv's rows on stdout and the rest on stderr)."""
     from lionsim.reports import model_check_table, summary_table
 
-    emit(result.summary, fmt, lambda: summary_table(result.summary), whole=True)
+    emit(result.summary, fmt, lambda: summary_table(result.summary, result.meta), whole=True)
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
     if fmt == "table":
         check = model_check_table(result.summary, result.meta.get("comm_model"))

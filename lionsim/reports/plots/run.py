@@ -225,7 +225,8 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
         *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png", summary, meta),
         *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta)),
         *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png", meta),
-        *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png"),
+        *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png", meta,
+                        subtitle(steps, meta)),
     ]
     if steps["eval_acc"].notna().any():
         paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png", meta)

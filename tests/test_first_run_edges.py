@@ -1,0 +1,112 @@
+"""The first-run rough edges (the default bench, a gloo run, a diverged run): titles that name the wrong link or step count, a
+diverged run without its mark, a comm figure with nothing linking it to the model check, a
+step-time plot claiming uneven workers, resume messages that hid the change."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+import lionsim.reports.plots.steptimes as steptimes
+from lionsim.reports import STEP_COLUMNS, summarize
+from lionsim.reports.summary import split_runs
+from lionsim.reports.tables import model_check_table, summary_table
+from lionsim.resume import config_differences
+
+NAN = math.nan
+
+
+def rows(strategy: str, n: int, *, backend: str = "sim", diverged_at: int | None = None, comm: float = 0.002,
+         measured: float = NAN, step_s: list[float] | None = None) -> list[dict]:
+    out = []
+    for k in range(1, n + 1):
+        step = (step_s or [0.01] * n)[k - 1]
+        loss = NAN if diverged_at is not None and k == n else 2.0 - 0.01 * k
+        out.append({"strategy": strategy, "transport": "fp32-allreduce", "workers": 4, "network": "1gbe",
+                    "backend": backend, "workload": "mlp", "seed": 0, "step": k, "loss": loss, "compute_s": 0.005,
+                    "encode_s": 0.0, "comm_s": comm, "decode_s": 0.0, "update_s": 0.001, "step_s": step,
+                    "sim_time_s": step * k, "wire_bytes": 4000, "bits_per_param_up": 32.0, "bits_per_param_down": 32.0,
+                    "params": 1000, "eval_loss": NAN, "eval_acc": NAN, "comm_model_s": 0.003,
+                    "comm_measured_s": measured, "barrier_wait_s": 0.0 if backend != "sim" else NAN,
+                    "wait_s": 0.0004 if backend != "sim" else 0.0,
+                    "diverged_at_step": NAN if diverged_at is None else diverged_at})
+    return out
+
+
+def text(table) -> str:
+    console = Console(width=80, record=True, file=open("/dev/null", "w"))
+    console.print(table)
+    return console.export_text()
+
+
+def frame(*runs: list[dict]) -> pd.DataFrame:
+    steps = pd.DataFrame([r for run in runs for r in run])
+    return steps[STEP_COLUMNS + [c for c in steps.columns if c not in STEP_COLUMNS]]
+
+
+def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
+    steps = frame(rows("adamw", 5, diverged_at=5), rows("lion", 5, diverged_at=5))
+    shown = text(summary_table(summarize(steps), {"config": {"steps": 20}}))
+    assert "20 steps" in shown and "5 steps" not in shown
+    assert shown.count("diverged at 5") == 2 and "went non-finite at step N" in " ".join(shown.split())  # each run; the caption says what
+    shown_one = text(summary_table(summarize(frame(rows("adamw", 1))), {"config": {"steps": 1}}))
+    assert "1 step" in shown_one and "1 steps" not in shown_one
+
+
+def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_check():
+    steps = frame(rows("adamw", 8, backend="gloo", comm=0.0003, measured=0.0015))
+    summary = summarize(steps)
+    meta = {"config": {"steps": 8}, "ranks_on_one_host": True}
+    title = text(summary_table(summary, meta)).splitlines()[0]
+    assert "loopback, measured (model: 1gbe)" in title
+    check = text(model_check_table(summary, "1gbe + gloo traits"))
+    header = next(line for line in check.splitlines() if "measured" in line and "booked" in line).split()
+    values = next(line for line in check.splitlines() if line.strip().startswith("adamw")).split()
+    assert header[:4] == ["run", "booked", "measured", "model"]
+    assert values[1:3] == ["0.30", "1.5"]  # booked: the main table's comm (0.3 ms); measured: the mean
+    assert "the comm column above" in check
+
+
+def captured_subtitle(monkeypatch, steps: pd.DataFrame, meta: dict | None, tmp_path) -> str:
+    seen = []
+    real = steptimes.figure
+
+    def spy(title, subtitle="", *a, **k):
+        seen.append(subtitle)
+        return real(title, subtitle, *a, **k)
+
+    monkeypatch.setattr(steptimes, "figure", spy)
+    runs = split_runs(steps)
+    styles = {label: {"color": "C0", "linewidth": 1.5, "linestyle": "-"} for label, _ in runs}
+    from lionsim.reports.plots.titles import subtitle
+
+    steptimes.step_time_plot(runs, styles, None, steps, tmp_path / "st.png", meta, subtitle(steps, meta))
+    return seen[-1]
+
+
+def test_step_time_plot_of_a_gloo_run_without_a_spread(monkeypatch, tmp_path):
+    """No --compute-spread: not "uneven workers", the measured link as the other plots name it,
+    and every step alike said in words when p50 = p99."""
+    steps = frame(rows("adamw", 6, backend="gloo", measured=0.001))
+    meta = {"config": {"data_split": "iid", "momentum_sync": "never", "compute_spread": []}, "ranks_on_one_host": True}
+    line = captured_subtitle(monkeypatch, steps, meta, tmp_path)
+    assert "uneven" not in line
+    assert "loopback, measured (model: 1gbe)" in line and "data iid" in line
+    assert "every step alike" in line
+
+
+def test_step_time_plot_with_a_spread_says_so(monkeypatch, tmp_path):
+    steps = frame(rows("adamw", 6, step_s=[0.01, 0.012, 0.01, 0.02, 0.011, 0.01]))
+    meta = {"config": {"compute_spread": ["lognormal:0.3"]}}
+    line = captured_subtitle(monkeypatch, steps, meta, tmp_path)
+    assert "uneven workers (--compute-spread)" in line and "alike" not in line
+
+
+def test_resume_differences_name_what_changed():
+    old = {"lr": None, "hyper": {"adamw@fp32-allreduce": {"lr": 0.001, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
+    new = {"lr": 0.01, "hyper": {"adamw@fp32-allreduce": {"lr": 0.01, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
+    assert config_differences(old, new) == ["--lr (not given) -> 0.01", "--hyper adamw@fp32-allreduce.lr 0.001 -> 0.01"]
+    assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []
