@@ -208,7 +208,7 @@ class BenchConfig:
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.warmup_steps >= self.steps:
-            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} steps would have no "
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} step{'' if self.steps == 1 else 's'} would have no "
                                f"timed step left; accepted: 0 to {self.steps - 1}")
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "

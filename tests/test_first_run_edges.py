@@ -110,3 +110,29 @@ def test_resume_differences_name_what_changed():
     new = {"lr": 0.01, "hyper": {"adamw@fp32-allreduce": {"lr": 0.01, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
     assert config_differences(old, new) == ["--lr (not given) -> 0.01", "--hyper adamw@fp32-allreduce.lr 0.001 -> 0.01"]
     assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: '),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: "),
+])
+def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
+    from lionsim.cli.app import main
+
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--config", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("error: " + expected.format(path=path)), err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+def test_a_held_run_is_described_in_words(tmp_path):
+    from lionsim.reports.outdir import Held
+
+    held = Held(kind="bench", meta={"status": "interrupted", "config": {"workload": "mlp", "steps": 1}, "runs": [{}]})
+    assert held.describe(tmp_path).endswith("holds an interrupted bench run (mlp, 1 run, 1 step)")
+    held = Held(kind="bench", meta={"status": "failed", "config": {"workload": "mlp", "steps": 20}, "runs": [{}, {}]})
+    assert held.describe(tmp_path).endswith("holds a failed bench run (mlp, 2 runs, 20 steps)")
