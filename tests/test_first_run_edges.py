@@ -136,3 +136,43 @@ def test_a_held_run_is_described_in_words(tmp_path):
     assert held.describe(tmp_path).endswith("holds an interrupted bench run (mlp, 1 run, 1 step)")
     held = Held(kind="bench", meta={"status": "failed", "config": {"workload": "mlp", "steps": 20}, "runs": [{}, {}]})
     assert held.describe(tmp_path).endswith("holds a failed bench run (mlp, 2 runs, 20 steps)")
+
+
+def rendered(renderable, width: int = 80) -> list[str]:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(renderable)
+    return console.export_text().splitlines()
+
+
+def test_networks_traits_prints_sizes_in_words_and_a_whole_footer():
+    from lionsim.cli.network_cmds import _traits_table
+
+    lines = rendered(_traits_table())
+    body = " ".join(" ".join(lines).split())
+    assert "MiB" not in body and "<= 23 KiB: 1" in body and "larger: 0.76" in body  # gloo's all_reduce: 23552 B
+    assert body.endswith("or write your own as a profile's [traits] table.")
+
+
+def test_the_matrix_keeps_each_option_whole_on_80_columns():
+    from lionsim.cli.matrix import matrix_table
+
+    lines = rendered(matrix_table())
+    assert max(len(line) for line in lines) <= 80
+    assert any('DistributedLion(vote="mavo")' in line for line in lines)
+    assert all(line.count("(") == line.count(")") for line in lines if "DistributedLion" in line)
+
+
+def test_the_regress_table_fits_80_columns():
+    from types import SimpleNamespace
+
+    from lionsim.cli.regress_view import check_table
+    from lionsim.regress.rows import Row
+
+    rows = [Row("mlp-n4-iid", run, metric, "pass", 0.7644, 0.7644, 0.001226)
+            for run, metric in (("dlion-mavo@int8-allreduce", "gap_to_lion"), ("lioncub-l1@int8-allreduce", "loss@50"))]
+    rows.append(Row("mlp-n8-iid", "dlion-mavo@a2a-1bit", "best_loss", "FAIL", 0.6118, 0.7, 0.001, excess=88.0))
+    result = SimpleNamespace(baseline="reports/baselines/regress.json", mode="float", rows=rows)
+    lines = rendered(check_table(result, everything=True))
+    assert max(len(line) for line in lines) <= 80
+    assert [line.split()[0] for line in lines if "iid" in line or "@" in line] == \
+        ["mlp-n4-iid", "dlion-mavo@int8-allreduce", "lioncub-l1@int8-allreduce", "mlp-n8-iid", "dlion-mavo@a2a-1bit"]
