@@ -176,3 +176,19 @@ def test_the_regress_table_fits_80_columns():
     assert max(len(line) for line in lines) <= 80
     assert [line.split()[0] for line in lines if "iid" in line or "@" in line] == \
         ["mlp-n4-iid", "dlion-mavo@int8-allreduce", "lioncub-l1@int8-allreduce", "mlp-n8-iid", "dlion-mavo@a2a-1bit"]
+
+
+def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
+    from lionsim.cli.app import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["comm", "--format", "csv"])
+    assert done.value.code == 0
+    from io import StringIO
+
+    sizes = pd.read_csv(StringIO(capsys.readouterr().out))["bytes"].tolist()
+    assert sizes == [2**k for k in range(10, 31)]  # nccl-tests -b 1K -e 1G -f 2
+    from lionsim.cli.comm_view import human_bytes
+
+    assert [human_bytes(n) for n in (1024, 2**20, 2**30, 1000, 524_288_000)] == \
+        ["1 KiB", "1 MiB", "1 GiB", "1 KB", "524 MB"]
