@@ -192,3 +192,40 @@ def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
 
     assert [human_bytes(n) for n in (1024, 2**20, 2**30, 1000, 524_288_000)] == \
         ["1 KiB", "1 MiB", "1 GiB", "1 KB", "524 MB"]
+
+
+def drawn_figures(monkeypatch, module) -> dict:
+    """Every figure a plot module saves, by file stem."""
+    figures = {}
+    real = module.save
+
+    def keep(fig, path):
+        figures[path.stem] = fig
+        return real(fig, path)
+
+    monkeypatch.setattr(module, "save", keep)
+    return figures
+
+
+def test_run_plots_mark_every_target_and_end_the_bytes_axis_near_the_data(monkeypatch, tmp_path):
+    import lionsim.reports.plots.breakdown as breakdown
+    import lionsim.reports.plots.run as run_plots
+
+    figures = drawn_figures(monkeypatch, run_plots)
+    parts = drawn_figures(monkeypatch, breakdown)
+    # two runs reaching the target at the same time and step (their curves on each other), one later
+    steps = frame(rows("a", 10), rows("b", 10), rows("c", 10, step_s=[0.02] * 10))
+    steps["wire_bytes"] = [525_000] * 10 + [131_000] * 10 + [24_600] * 10
+    steps["comm_exposed_s"] = steps["comm_s"] / 2
+    summary = summarize(steps, target_loss=1.95)
+    run_plots.plot_run(tmp_path, steps, summary)
+    ax = figures["loss_vs_time"].axes[0]
+    marks = [line for line in ax.lines if line.get_marker() == "v" and len(line.get_xdata()) == 1]
+    assert len(marks) == 3
+    shown = [m.get_transform().transform((m.get_xdata()[0], m.get_ydata()[0])) for m in marks]
+    assert len({tuple(round(v, 1) for v in xy) for xy in shown}) == 3  # none hides another
+    ticks = figures["bytes_per_step"].axes[0].get_xticks()
+    assert ticks[-1] >= 525_000 and ticks[-2] < 525_000  # the axis ends at the first tick past the largest bar
+    log = parts["time_breakdown"].axes[2]
+    faces = [tuple(c.get_facecolor()[0]) for c in log.collections if len(c.get_offsets())]
+    assert (1.0, 1.0, 1.0, 1.0) in faces  # total comm: open, unlike the filled exposed comm beside it
