@@ -64,18 +64,20 @@ def events(trace: dict, pid: int, thread: str, names: dict) -> list[dict]:
                   key=lambda e: e["ts"])
 
 
-def test_sim_trace_is_the_booked_steps(tmp_path):
+def test_sim_trace_is_the_booked_steps():
     """sim: one process per worker of each run; its step spans last steps.csv's step_s and follow
     one another (sim_time_s), its lanes never overlap, the collectives are named by op, size
     and algorithm, and uneven workers wait for the slowest."""
-    out = tmp_path / "run"
-    run_cli(["bench", "-w", "mlp", "--workers", "3", "--steps", "4", "-s", "dlion-mavo@a2a-1bit", "-s", "adamw",
-             "--compute-spread", "slow:1:2", "--trace", "--out", str(out)])
-    trace = json.loads((out / "trace.json").read_text())
+    from lionsim.bench import Bench, BenchConfig
+
+    cfg = BenchConfig(workload="mlp", workers=3, steps=4, strategies=["dlion-mavo@a2a-1bit", "adamw"],
+                      compute_spread=["slow:1:2"], trace=True)
+    result = Bench(cfg).run()  # the files `bench --trace` writes, without drawing the plots
+    trace = json.loads(result.files["trace.json"])
     names = check_format(trace)
     assert [v["name"] for v in names.values()] == [f"{run} · worker {i}" for run in
                                                    ("dlion-mavo@a2a-1bit", "adamw@fp32-allreduce") for i in range(3)]
-    steps = pd.read_csv(out / "steps.csv")
+    steps = result.steps
     for pid, v in names.items():
         label = v["name"].split(" · ")[0]
         booked = steps[steps.strategy == label.split("@")[0]]
