@@ -448,6 +448,9 @@ class Bench:
                 lanes, who = modelled_run(record, self.booking(), comm.local_workers), "worker"
             else:
                 lanes, who = measured_run(record, self.cfg.backend), "rank"
+            if who == "worker" and self.spread is None:  # even workers: every one's timeline is the same
+                tracks.append(Track(f"{record.run.label} · every worker ({comm.world_size} alike)", lanes[0]))
+                continue
             per = comm.world_size // len(lanes) if lanes else 1
             for i, spans in enumerate(lanes):
                 workers = f" (workers {i * per}-{i * per + per - 1})" if who == "rank" and per > 1 else ""

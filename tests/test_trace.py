@@ -77,6 +77,9 @@ def test_sim_trace_is_the_booked_steps():
     names = check_format(trace)
     assert [v["name"] for v in names.values()] == [f"{run} · worker {i}" for run in
                                                    ("dlion-mavo@a2a-1bit", "adamw@fp32-allreduce") for i in range(3)]
+    even = json.loads(Bench(BenchConfig(workload="mlp", workers=3, steps=2, strategies=["adamw"], trace=True)).run()
+                      .files["trace.json"])
+    assert [v["name"] for v in check_format(even).values()] == ["adamw@fp32-allreduce · every worker (3 alike)"]
     steps = result.steps
     for pid, v in names.items():
         label = v["name"].split(" · ")[0]

@@ -1,6 +1,7 @@
 """Each step of a run laid out in time, per worker or rank: what `bench --trace` draws.
 
-    sim        the modelled step (lionsim.steptime.lanes) of every worker, with the work that
+    sim        the modelled step (lionsim.steptime.lanes) of every worker (one timeline for all
+               when workers are even: theirs are the same), with the work that
                booking.py booked for that step (so each step lasts its step_s, and the steps
                follow one another as sim_time_s adds them up)
     gloo/nccl  what each rank measured: its clock's sections (compute, encode, decode, update,
@@ -36,15 +37,16 @@ _SECTION, _CALL, _WAIT = 0, 1, 2
 
 
 def modelled_run(record: RunRecord, booking: Booking, w: int) -> list[list[Span]]:
-    """sim: every worker's spans over the whole run (module doc)."""
+    """sim: every worker's spans over the whole run (module doc); one list when the workers are
+    even (no --compute-spread), where every worker's is the same."""
     b, W = booking, booking.workers
-    lanes: list[list[Span]] = [[] for _ in range(W)]
+    lanes: list[list[Span]] = [[] for _ in range(W if b.spread is not None else 1)]
     at = 0.0
     for s, work, _ in step_work(record, booking, w):
-        factors = [1.0] * W if b.spread is None else [float(f) for f in b.spread.factors(s.step, W)]
-        step = modelled_lanes(work=work, factors=factors, transport=record.transport, spec=s.sent.spec,
-                              network=b.network, overlap=b.overlap, extra_calls=s.sent.extra,
-                              after_step=record.run.strategy_class.after_step)
+        factors = [1.0] if b.spread is None else [float(f) for f in b.spread.factors(s.step, W)]
+        step = modelled_lanes(work=work, factors=factors, workers=W,
+                              transport=record.transport, spec=s.sent.spec, network=b.network, overlap=b.overlap,
+                              extra_calls=s.sent.extra, after_step=record.run.strategy_class.after_step)
         end = max(span.end_s for span in step[0])
         for worker, spans in enumerate(step):
             lanes[worker].append(Span(STEP, f"step {s.step}", at, end, {"step": s.step, "phase": s.phase}))
