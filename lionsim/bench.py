@@ -25,6 +25,7 @@ from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
 from lionsim.reports import STEP_COLUMNS, summarize
+from lionsim.registry import did_you_mean
 from lionsim.reports.summary import pick_baseline
 from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
@@ -228,7 +229,8 @@ class BenchConfig:
             self.traits = TRAITS.canonical(self.traits)
         network_for(self.network, traits=self.traits, backend=self.backend)  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
-            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}"
+                               + did_you_mean(self.compute, [MEASURED, *DEVICES.names()]))
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:

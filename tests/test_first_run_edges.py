@@ -229,3 +229,11 @@ def test_run_plots_mark_every_target_and_end_the_bytes_axis_near_the_data(monkey
     log = parts["time_breakdown"].axes[2]
     faces = [tuple(c.get_facecolor()[0]) for c in log.collections if len(c.get_offsets())]
     assert (1.0, 1.0, 1.0, 1.0) in faces  # total comm: open, unlike the filled exposed comm beside it
+
+
+def test_a_misspelt_compute_device_gets_the_near_one():
+    from lionsim.bench import BenchConfig
+    from lionsim.errors import LionsimError
+
+    with pytest.raises(LionsimError, match=r"did you mean 'h100'\?$"):
+        BenchConfig(workload="mlp", compute="h10").validate()
