@@ -460,7 +460,7 @@ class Bench:
         about = {"command": "bench", "backend": self.cfg.backend, "network": self.network.name,
                  "workers": comm.world_size, "ranks": comm.ranks,
                  "times": "modelled (the network model and the booked work)" if self.cfg.backend == "sim"
-                          else "measured on each rank; ranks aligned at the first collective's barrier"}
+                          else "measured on each rank; ranks' clocks aligned at the calls' barriers (median)"}
         return trace_text(tracks, about)
 
     @property

@@ -176,3 +176,18 @@ def test_estimate_trace_is_each_runs_step(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["estimate", "--model", "gpt2-124m", "--trace"])
     assert done.value.code == 2 and "--trace writes DIR/trace.json" in capsys.readouterr().err
+
+
+def test_ranks_clocks_are_aligned_by_the_median_call_offset():
+    """A rank whose clock reads 5 s ahead, its first call's barrier exit skewed by 3 ms: the
+    trace lays its calls where the reference rank's are (to the other calls' skew)."""
+    import torch
+
+    from lionsim.training.spans import _CALL, _offset
+
+    starts = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=torch.float64)
+    reference = torch.stack([torch.arange(5.0), torch.full((5,), float(_CALL)), torch.zeros(5), starts, starts + 0.1], 1)
+    ahead = reference.clone()
+    ahead[:, 3:] += 5.0
+    ahead[0, 3:] += 0.003
+    assert _offset(ahead, reference) == pytest.approx(5.0, abs=1e-12)

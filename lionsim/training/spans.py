@@ -5,13 +5,15 @@
                booking.py booked for that step (so each step lasts its step_s, and the steps
                follow one another as sim_time_s adds them up)
     gloo/nccl  what each rank measured: its clock's sections (compute, encode, decode, update,
-               and the untimed "control" exchange of losses and flags, where a rank waits for a
-               slower one, and "evaluate" on rank 0: lionsim.timing.Clock.spans) and each collective it timed (from its start after
-               the aligning barrier, for this rank's own seconds), preceded by this rank's wait
-               in that barrier: the wait for the slowest rank. Ranks' clocks are aligned at the
-               end of the run's first aligning barrier, which every rank leaves together (to the
-               barrier's exit skew, microseconds on one host); steps restored from an
-               interrupted session (--resume) ran on another process's clock and are left out
+               the untimed "control" exchange of losses and flags, where a rank waits for a
+               slower one, and "evaluate" on rank 0: lionsim.timing.Clock.spans) and each
+               collective it timed (from its start after the aligning barrier, for this rank's
+               own seconds), preceded by its wait in that barrier: the wait for the slowest
+               rank. Every rank leaves an aligning barrier together (to its exit skew), so the
+               ranks' clocks are aligned by the median over every call of the difference of its
+               starts (a median: the first call's set-up can skew its exit by milliseconds).
+               Steps restored from an interrupted session (--resume) ran on another process's
+               clock and are left out
 
 A span's lane is "step" (one span per step), "compute" or "comm"; seconds from the run's start.
 """
@@ -88,8 +90,7 @@ def measured_run(record: RunRecord, backend: str) -> list[list[Span]]:
     tables = record.rank_spans
     if not steps or not any(len(t) for t in tables):
         return [[] for _ in tables]
-    offsets = [_first_call(t) for t in tables]
-    shift = [0.0 if o is None or offsets[0] is None else o - offsets[0] for o in offsets]
+    shift = [_offset(t, tables[0]) for t in tables]
     origin = min(float(t[:, 3].min()) - d for t, d in zip(tables, shift) if len(t))
     lanes = []
     for table, d in zip(tables, shift):
@@ -117,10 +118,13 @@ def measured_run(record: RunRecord, backend: str) -> list[list[Span]]:
     return lanes
 
 
-def _first_call(table: torch.Tensor) -> float | None:
-    """Where a rank's first collective began: the end of the run's first aligning barrier."""
-    calls = table[table[:, 1] == _CALL]
-    return float(calls[0, 3]) if len(calls) else None
+def _offset(table: torch.Tensor, reference: torch.Tensor) -> float:
+    """How far a rank's clock reads ahead of the reference rank's: the median, over the calls
+    both logged, of the difference of their starts (every rank leaves a call's aligning barrier
+    together, to its exit skew; the median ignores a skewed exit, as the first call's set-up)."""
+    own, ref = table[table[:, 1] == _CALL][:, 3], reference[reference[:, 1] == _CALL][:, 3]
+    n = min(len(own), len(ref))
+    return float((own[:n] - ref[:n]).median()) if n else 0.0
 
 
 __all__ = ["STEP", "WAIT_RANK", "WAIT_WORKER", "gather_spans", "measured_run", "modelled_run"]
