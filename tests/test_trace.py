@@ -191,3 +191,21 @@ def test_ranks_clocks_are_aligned_by_the_median_call_offset():
     ahead[:, 3:] += 5.0
     ahead[0, 3:] += 0.003
     assert _offset(ahead, reference) == pytest.approx(5.0, abs=1e-12)
+
+
+@pytest.mark.slow
+def test_the_docs_picture_is_drawn_from_a_trace(tmp_path, monkeypatch):
+    """tools/trace_png.py (the docs' pictures) draws a trace.json lionsim wrote into a PNG."""
+    import runpy
+    import sys
+    from pathlib import Path
+
+    from lionsim.bench import Bench, BenchConfig
+
+    trace = tmp_path / "trace.json"
+    trace.write_text(Bench(BenchConfig(workload="mlp", workers=2, steps=2, strategies=["adamw"], trace=True,
+                                       bucket_mb=0.01)).run().files["trace.json"])
+    script = Path(__file__).resolve().parents[1] / "tools" / "trace_png.py"
+    monkeypatch.setattr(sys, "argv", [str(script), str(trace), str(tmp_path / "trace.png"), "--steps", "2"])
+    runpy.run_path(str(script), run_name="__main__")
+    assert (tmp_path / "trace.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
