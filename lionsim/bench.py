@@ -442,21 +442,11 @@ class Bench:
     def trace(self) -> str:
         """trace.json of the runs trained in this session (lionsim.training.spans)."""
         from lionsim.reports.trace import Track, trace_text
-        from lionsim.training.spans import measured_run, modelled_run
+        from lionsim.training.spans import run_tracks
 
-        comm, tracks = self.place.comm, []
-        for record in self.records:
-            if self.cfg.backend == "sim":
-                lanes, who = modelled_run(record, self.booking(), comm.local_workers), "worker"
-            else:
-                lanes, who = measured_run(record, self.cfg.backend), "rank"
-            if who == "worker" and self.spread is None:  # even workers: every one's timeline is the same
-                tracks.append(Track(f"{record.run.label} · every worker ({comm.world_size} alike)", lanes[0]))
-                continue
-            per = comm.world_size // len(lanes) if lanes else 1
-            for i, spans in enumerate(lanes):
-                workers = f" (workers {i * per}-{i * per + per - 1})" if who == "rank" and per > 1 else ""
-                tracks.append(Track(f"{record.run.label} · {who} {i}{workers}", spans))
+        comm = self.place.comm
+        tracks = [Track(name, spans) for name, spans in
+                  run_tracks(self.records, self.booking(), self.cfg.backend, comm.local_workers)]
         about = {"command": "bench", "backend": self.cfg.backend, "network": self.network.name,
                  "workers": comm.world_size, "ranks": comm.ranks,
                  "times": "modelled (the network model and the booked work)" if self.cfg.backend == "sim"

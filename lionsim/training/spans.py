@@ -38,6 +38,27 @@ _SECTION, _CALL, _WAIT = 0, 1, 2
 """Row kinds of the gathered table: (step index, kind, index, start, end)."""
 
 
+def run_tracks(records: list[RunRecord], booking: Booking, backend: str, w: int) -> list[tuple[str, list[Span]]]:
+    """(name, spans) of every worker or rank of every run, in run order: on sim one per worker
+    under --compute-spread, else one for every worker (theirs are the same); on gloo/nccl one
+    per rank, naming its workers."""
+    W, tracks = booking.workers, []
+    for record in records:
+        label = record.run.label
+        if backend == "sim":
+            lanes = modelled_run(record, booking, w)
+            if booking.spread is None:
+                tracks.append((f"{label} · every worker ({W} alike)", lanes[0]))
+            else:
+                tracks += [(f"{label} · worker {i}", spans) for i, spans in enumerate(lanes)]
+            continue
+        lanes = measured_run(record, backend)
+        per = W // len(lanes) if lanes else 1
+        tracks += [(f"{label} · rank {r}" + (f" (workers {r * per}-{r * per + per - 1})" if per > 1 else ""), spans)
+                   for r, spans in enumerate(lanes)]
+    return tracks
+
+
 def modelled_run(record: RunRecord, booking: Booking, w: int) -> list[list[Span]]:
     """sim: every worker's spans over the whole run (module doc); one list when the workers are
     even (no --compute-spread), where every worker's is the same."""
@@ -127,4 +148,4 @@ def _offset(table: torch.Tensor, reference: torch.Tensor) -> float:
     return float((own[:n] - ref[:n]).median()) if n else 0.0
 
 
-__all__ = ["STEP", "WAIT_RANK", "WAIT_WORKER", "gather_spans", "measured_run", "modelled_run"]
+__all__ = ["STEP", "WAIT_RANK", "WAIT_WORKER", "gather_spans", "measured_run", "modelled_run", "run_tracks"]
