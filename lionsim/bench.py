@@ -24,8 +24,8 @@ from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
-from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.registry import did_you_mean
+from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
@@ -209,8 +209,9 @@ class BenchConfig:
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.warmup_steps >= self.steps:
-            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} step{'' if self.steps == 1 else 's'} would have no "
-                               f"timed step left; accepted: 0 to {self.steps - 1}")
+            steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
+                               f"left; accepted: 0 to {self.steps - 1}")
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
@@ -229,8 +230,9 @@ class BenchConfig:
             self.traits = TRAITS.canonical(self.traits)
         network_for(self.network, traits=self.traits, backend=self.backend)  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
-            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}"
-                               + did_you_mean(self.compute, [MEASURED, *DEVICES.names()]))
+            choices = [MEASURED, *DEVICES.names()]
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "
+                               f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:

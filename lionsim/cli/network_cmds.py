@@ -79,7 +79,11 @@ def _binary_size(nbytes: float) -> str:
 
 def _duplex_text(duplex) -> str:
     last = "larger: " if len(duplex) > 1 else ""
-    return ", ".join((f"{last}{r.share:g}" if r.max_bytes == float("inf") else f"<= {_binary_size(r.max_bytes)}: {r.share:g}")
+
+    def size(r) -> str:
+        return last if r.max_bytes == float("inf") else f"<= {_binary_size(r.max_bytes)}: "
+
+    return ", ".join(f"{size(r)}{r.share:g}"
                      + ("" if r.floor_s is None else f" (floor {r.floor_s / US:g})") for r in duplex)
 
 

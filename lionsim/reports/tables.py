@@ -150,7 +150,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         pad_edge=False,
     )
     width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
-    width = max([width, *(len(f"diverged at {_diverged(r)}") for r in summary.itertuples() if _diverged(r) is not None)])
+    marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
+    width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):

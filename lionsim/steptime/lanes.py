@@ -124,8 +124,8 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
     for f in factors:
         own = f * (F + B) + E
         spans = [Span(COMPUTE, "forward", 0.0, f * F), Span(COMPUTE, "backward", f * F, f * B),
-                 Span(COMPUTE, "encode", f * (F + B), E),
-                 Span(COMPUTE, WAIT_WORKER, own, ready_all - own), Span(COMPUTE, WAIT_NETWORK, ready_all, end - ready_all),
-                 Span(COMPUTE, "decode", end, work.decode_s), Span(COMPUTE, "update", end + work.decode_s, work.update_s)]
+                 Span(COMPUTE, "encode", f * (F + B), E), Span(COMPUTE, WAIT_WORKER, own, ready_all - own),
+                 Span(COMPUTE, WAIT_NETWORK, ready_all, end - ready_all), Span(COMPUTE, "decode", end, work.decode_s),
+                 Span(COMPUTE, "update", end + work.decode_s, work.update_s)]
         lanes.append([s for s in spans if s.dur_s > 0] + comm)
     return lanes

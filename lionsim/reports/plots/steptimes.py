@@ -79,7 +79,8 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     cdf.set_ylim(0, 1.02)
     if alike:  # each curve is one vertical line: say so on the panel itself
         cdf.text(0.03, 0.05, "every step alike: p50 = p99 = the step time", transform=cdf.transAxes, fontsize=9,
-                 va="bottom", ha="left", color="#444444", bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9})
+                 va="bottom", ha="left", color="#444444",
+                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9})
     y = np.arange(len(live))
     height = 0.38
     for i, (label, values) in enumerate(live):
