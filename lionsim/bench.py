@@ -24,6 +24,7 @@ from lionsim.backends import BACKENDS, SimComm
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
+from lionsim.registry import did_you_mean
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
 from lionsim.resume import Resume
@@ -35,6 +36,7 @@ from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.strategies.onebit_adam import FREEZE_WHY
 from lionsim.strategies.given import check_given
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
+from lionsim.training.spans import gather_spans
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
@@ -172,6 +174,9 @@ class BenchConfig:
     calibrate: bool = False
     """gloo/nccl: before training, measure on the run's own group the collectives the strategies
     will issue, fit the backend's traits and price comm_model_s with them (lionsim.measure.calibrate)."""
+    trace: bool = False
+    """Write trace.json: each step of every worker (sim: modelled) or rank (gloo/nccl: measured)
+    in the Chrome trace-event format, for Perfetto (lionsim.reports.trace)."""
 
     def __post_init__(self) -> None:
         if self.compute is None:
@@ -209,8 +214,9 @@ class BenchConfig:
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.warmup_steps >= self.steps:
-            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {self.steps} steps would have no "
-                               f"timed step left; accepted: 0 to {self.steps - 1}")
+            steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
+                               f"left; accepted: 0 to {self.steps - 1}")
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
@@ -229,7 +235,9 @@ class BenchConfig:
             self.traits = TRAITS.canonical(self.traits)
         network_for(self.network, traits=self.traits, backend=self.backend)  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
-            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {', '.join(DEVICES.names())}")
+            choices = [MEASURED, *DEVICES.names()]
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "
+                               f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
         OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:
@@ -378,6 +386,8 @@ class Bench:
                     e.checkpoint.compute = self.compute
                     self.checkpoint = e.checkpoint
                     raise
+                if self.cfg.trace and self.cfg.backend != "sim":
+                    gather_spans(record, self.place.comm)  # every rank's own times, before billing
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
@@ -433,7 +443,23 @@ class Bench:
 
             files = {"calibration.toml": profile_toml(self.network, self.network.description),
                      "calibration.csv": self.calibration.to_csv(index=False)}
+        if self.cfg.trace:
+            files["trace.json"] = self.trace()
         return BenchResult(steps, summary, self.record(status, error), calls, files)
+
+    def trace(self) -> str:
+        """trace.json of the runs trained in this session (lionsim.training.spans)."""
+        from lionsim.reports.trace import Track, trace_text
+        from lionsim.training.spans import run_tracks
+
+        comm = self.place.comm
+        tracks = [Track(name, spans) for name, spans in
+                  run_tracks(self.records, self.booking(), self.cfg.backend, comm.local_workers)]
+        about = {"command": "bench", "backend": self.cfg.backend, "network": self.network.name,
+                 "workers": comm.world_size, "ranks": comm.ranks,
+                 "times": "modelled (the network model and the booked work)" if self.cfg.backend == "sim"
+                          else "measured on each rank; ranks' clocks aligned at the calls' barriers (median)"}
+        return trace_text(tracks, about)
 
     @property
     def priced_by(self) -> str | None:

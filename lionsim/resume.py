@@ -27,8 +27,9 @@ from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
 RESUMABLE = ("interrupted", "failed")
 """run.json statuses a --resume continues."""
-FREE = ("out", "timeout")
-"""Options that may differ on --resume: where the run lives, how long a collective may wait."""
+FREE = ("out", "timeout", "trace")
+"""Options that may differ on --resume: where the run lives, how long a collective may wait,
+whether trace.json is written (it draws the steps of the session that writes it)."""
 
 
 @dataclass(slots=True)
@@ -53,13 +54,37 @@ class Resume:
 
 
 def config_differences(old: dict, new: dict) -> list[str]:
-    """`option old -> new` for every option that differs (but FREE ones), JSON-normalised."""
+    """`option old -> new` for every option that differs (but FREE ones), JSON-normalised; a
+    table of runs (--hyper) names each run and value that differs."""
     new = json.loads(json.dumps(new, default=str))
     keys = [k for k in dict.fromkeys([*new, *old]) if k not in FREE]
-    return [f"--{k.replace('_', '-')} {_show(old.get(k))} -> {_show(new.get(k))}" for k in keys if old.get(k) != new.get(k)]
+    out = []
+    for k in keys:
+        if old.get(k) == new.get(k):
+            continue
+        flag = f"--{k.replace('_', '-')}"
+        if isinstance(old.get(k), dict) and isinstance(new.get(k), dict):
+            out += [f"{flag} {path} {before} -> {after}" for path, before, after in _dict_differences(old[k], new[k])]
+        else:
+            out.append(f"{flag} {_show(old.get(k))} -> {_show(new.get(k))}")
+    return out
+
+
+def _dict_differences(old: dict, new: dict, path: str = "") -> list[tuple[str, str, str]]:
+    """(where, old, new) for every leaf of two nested dicts that differs."""
+    out = []
+    for k in dict.fromkeys([*old, *new]):
+        a, b, at = old.get(k), new.get(k), f"{path}{'.' if path else ''}{k}"
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _dict_differences(a, b, at)
+        elif a != b:
+            out.append((at, _show(a), _show(b)))
+    return out
 
 
 def _show(value) -> str:
+    if value is None:
+        return "(not given)"
     text = json.dumps(value) if isinstance(value, (dict, list)) else str(value)
     return text if len(text) <= 60 else text[:57] + "..."
 

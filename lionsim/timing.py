@@ -8,6 +8,10 @@ process that counts per worker (e.g. a momentum copy of [w, P] rows) books 1/w o
 On CUDA kernels run asynchronously: perf_counter alone would book their launch, not their
 work. A Clock of a CUDA device synchronises it at every section boundary, so each section
 holds the kernels it launched; on a CPU it never touches CUDA (nothing to wait for, no cost).
+
+Besides the totals the clock keeps each stretch of time as it was booked, (section, start,
+end) in perf_counter seconds (`spans`): the measured timeline `--trace` draws. Exclusive
+nesting makes them a timeline without overlaps (an inner section splits its outer one).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ class Clock:
     def __init__(self, device: Any = None) -> None:
         """`device`: a torch.device or its name ("cuda:0"); None or a CPU: no synchronising."""
         self.seconds: dict[str, float] = defaultdict(float)
+        self.spans: list[tuple[str, float, float]] = []
         self._stack: list[tuple[str, float]] = []
         self._since = 0.0
         self._sync = None
@@ -37,6 +42,7 @@ class Clock:
         if self._stack:
             name, scale = self._stack[-1]
             self.seconds[name] += (now - self._since) * scale
+            self.spans.append((name, self._since, now))
         self._since = now
 
     @contextmanager
@@ -56,4 +62,9 @@ class Clock:
     def take(self) -> dict[str, float]:
         """Return the totals and start again."""
         out, self.seconds = dict(self.seconds), defaultdict(float)
+        return out
+
+    def take_spans(self) -> list[tuple[str, float, float]]:
+        """Return the stretches booked since the last call (section, start, end) and start again."""
+        out, self.spans = self.spans, []
         return out

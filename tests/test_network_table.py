@@ -13,22 +13,25 @@ from lionsim.network import COMM_COLUMNS, CollectiveCall, bandwidths, bus_factor
     [
         ("1KB:8KB", [1000, 2000, 4000, 8000]),
         ("1KiB:4KiB", [1024, 2048, 4096]),
-        ("1kb:10kb:x4", [1000, 4000, 10000]),  # both ends included
+        ("1kb:10kb:x4", [1000, 4000]),  # as nccl-tests: every step x4, the last <= END
+        ("1K:8K", [1024, 2048, 4096, 8192]),  # nccl-tests' K is 1024
         ("4096,1MB,1.5MB", [4096, 1_000_000, 1_500_000]),
         ("1GB", [10**9]),
         ("8,1KB:2KB,8", [8, 1000, 2000]),  # duplicates dropped, order kept
-        ("1MiB:4MiB:3", [2**20, 3 * 2**20, 4 * 2**20]),
+        ("1MiB:4MiB:3", [2**20, 3 * 2**20]),
+        ("1MiB:9MiB:3", [2**20, 3 * 2**20, 9 * 2**20]),
     ],
 )
 def test_parse_sizes(text, expected):
     assert parse_sizes(text) == expected
 
 
-def test_default_sweep_is_powers_of_two_times_1KB_up_to_1GB():
+def test_a_range_doubles_every_step_as_nccl_tests():
+    """nccl-tests' -b 1K -e 1G -f 2: 2^10 .. 2^30, each step a doubling; a decimal range stops at
+    its last doubling <= END rather than end on a step that is not one."""
+    assert parse_sizes("1K:1G") == parse_sizes("1KiB:1GiB") == [2**k for k in range(10, 31)]
     sizes = parse_sizes("1KB:1GB")
-    assert sizes[:3] == [1000, 2000, 4000]
-    assert sizes[-2:] == [1000 * 2**19, 10**9]
-    assert len(sizes) == 21
+    assert sizes == [1000 * 2**k for k in range(20)] and sizes[-1] == 524_288_000
 
 
 @pytest.mark.parametrize("text", ["1XB", "0", "1.5B", "2KB:1KB", "1KB:2KB:x1", "1:2:3:4", "", "KB", "1KB:2KB:xx"])

@@ -48,6 +48,9 @@ class MeasuredCall:
     added to this rank's wall clock, which a caller timing a whole aggregate takes out)."""
     scope: str = "world"
     """lionsim.network.calls scope: the whole group, a node-local or a cross-node subgroup."""
+    start_s: float = 0.0
+    """perf_counter on this rank when the call began (after the aligning barrier): the
+    measured timeline of --trace (lionsim.training.spans)."""
 
 
 class TimedGroup:
@@ -86,6 +89,7 @@ class TimedGroup:
             t0 = time.perf_counter()
             dist.barrier(group=self.group)
             wait = time.perf_counter() - t0
+        start = time.perf_counter()
         seconds = time_call(run, group_device(self.group))
         trail = 0.0
         if self.align:
@@ -93,7 +97,8 @@ class TimedGroup:
             dist.barrier(group=self.group)  # untimed: nobody works while a peer is still in the call
             trail = time.perf_counter() - t0
         log = self.parent.log if self.parent is not None else self.log  # a subgroup logs in its parent's
-        log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait, trail, self.scope))
+        log.append(MeasuredCall(op, nbytes, seconds, str(x.dtype).removeprefix("torch."), wait, trail, self.scope,
+                                start))
 
 
 GATHER = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor  # renamed in torch 2.13

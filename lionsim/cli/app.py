@@ -7,6 +7,7 @@ error) becomes one line on stderr and exit code 2.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import sys
@@ -85,10 +86,11 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
     for key, value in values.items():
         name = key.replace("-", "_")
         if name not in accepted:
-            raise LionsimError(
-                f"unknown key {key!r} in {path} for `lionsim {command_name}`; "
-                f"accepted: {', '.join(sorted(n.replace('_', '-') for n in accepted))}"
-            )
+            keys = sorted(n.replace("_", "-") for n in accepted)
+            close = difflib.get_close_matches(key.replace("_", "-").lower(), keys, n=1, cutoff=0.6)
+            near = f"; did you mean {close[0]!r}?" if close else ""
+            raise LionsimError(f"unknown key {key!r} in {path} for `lionsim {command_name}`{near} accepted: "
+                               f"{', '.join(keys)}")
         if value is None:  # run.json records unset options as null: the option's own default
             continue
         if accepted[name].multiple and not isinstance(value, list):
@@ -96,7 +98,25 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
             value = json.dumps(value)
         defaults[name] = value
+    _CONFIG_KEYS.update({name: (key, path) for key, name in ((k, k.replace("-", "_")) for k in values)})
     return {command_name: defaults}
+
+
+_CONFIG_KEYS: dict[str, tuple[str, str]] = {}
+"""Option name -> (its key, the --config file) for the values a config file gave."""
+
+
+def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) -> str | None:
+    """A bad value that came from --config, not from the command line: name the file and key
+    (click would name the option, as if it had been typed)."""
+    param = getattr(e, "param", None)
+    name = getattr(param, "name", None)
+    if not default_map or name not in _CONFIG_KEYS or any(o in argv for o in getattr(param, "opts", ())):
+        return None
+    key, path = _CONFIG_KEYS[name]
+    value = next(iter(default_map.values())).get(name)
+    message = getattr(e, "message", "") or e.format_message()
+    return f"bad {key} = {json.dumps(value)} in {path}: {message}"
 
 
 def load_config(path: Path, command: str) -> dict[str, Any]:
@@ -168,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
     argv = list(sys.argv[1:] if argv is None else argv)
+    default_map = None
     try:
         default_map = _config_defaults(argv)
         result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
@@ -179,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.exceptions.NoSuchOption as e:
         fail(no_such_option(e))
     except click.exceptions.UsageError as e:
-        fail(e.format_message())
+        fail(_from_config(e, argv, default_map) or e.format_message())
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -109,6 +109,8 @@ def bench(
     calibrate: bool = typer.Option(False, "--calibrate", help="gloo/nccl: before training, measure the collectives "
                                    "the strategies will issue on this group, fit the backend's traits and price "
                                    "comm_model_s with them (calibration.toml in --out)."),
+    trace: bool = typer.Option(False, "--trace", help="Write trace.json: each step of every worker (sim: modelled) "
+                               "or rank (gloo/nccl: measured) in the Chrome trace-event format; open it in Perfetto."),
     out: Out = Path("reports/bench"),
     overwrite: o.Overwrite = False,
     overwrite_sweep: o.OverwriteSweep = False,
@@ -134,6 +136,7 @@ def bench(
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
+        trace=trace,
     )
     runs = cfg.validate()
     check_out_dir(out)
@@ -200,7 +203,7 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     """The summary table (or, --format csv|json, summary.csv's rows on stdout and the rest on stderr)."""
     from lionsim.reports import model_check_table, summary_table
 
-    emit(result.summary, fmt, lambda: summary_table(result.summary), whole=True)
+    emit(result.summary, fmt, lambda: summary_table(result.summary, result.meta), whole=True)
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
     if fmt == "table":
         check = model_check_table(result.summary, result.meta.get("comm_model"))

@@ -27,7 +27,7 @@ parameter server's gather and broadcast are priced as broadcast)."""
 FIT_DTYPES = ("float32", "int8", "int32", "uint8", "bfloat16")
 """The dtypes lionsim's reductions carry (gradients, int8 votes, p-bit words, the abstention
 flag, bf16 gradients), unless --dtype says."""
-MEASURED_SIZES, FIT_SIZES = "64KB:64MB", "1B:16MiB"
+MEASURED_SIZES, FIT_SIZES = "64KiB:64MiB", "1B:16MiB"
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -74,8 +74,9 @@ def _check_fit_path(path: Path) -> None:
 @app.command()
 def comm(
     sizes: str | None = typer.Option(
-        None, "--sizes", help="START:END[:xF] (x2 steps by default) and/or a comma list; B, KB/MB/GB = 1e3/1e6/1e9, "
-        f"KiB/MiB/GiB = 2^10/2^20/2^30. Default 1KB:1GB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
+        None, "--sizes", help="START:END[:xF] as nccl-tests' -b/-e/-f (START x F^k up to END; x2 by default) and/or a "
+        "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30. Default 1KiB:1GiB modelled, "
+        f"{MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
     collective: list[str] = typer.Option(None, "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}. Default "
                                          f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}."),
@@ -129,7 +130,7 @@ def comm(
         raise LionsimError("--fit fits measured collectives: use --backend gloo or nccl")
     if backend == "sim" and dtype:
         raise LionsimError("--dtype chooses what is measured: use --backend gloo or nccl")
-    default = "1KB:1GB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
+    default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     if out is not None:  # the files helpers import pandas: only when files are written

@@ -15,6 +15,11 @@ TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16
 
 
 def human_bytes(n: float) -> str:
+    """A size as it was most likely given: binary units for a whole number of KiB (1 KiB to
+    1 GiB, --sizes 1K:1G), decimal ones otherwise (1 KB = 1e3 B)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale and n % 2**10 == 0 and n % 1000 != 0:
+            return f"{n / scale:.4g} {unit}"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if n >= scale:
             return f"{n / scale:.3g} {unit}"

@@ -10,6 +10,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli import options as o
+from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
@@ -237,6 +238,8 @@ def estimate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     sweep: SweepOpt = None,
     out: EstimateOut = None,
+    trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
+                                        "step in the Chrome trace-event format (open it in Perfetto).")] = False,
     overwrite: o.Overwrite = False,
     overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
@@ -256,9 +259,16 @@ def estimate_cmd(
         steps=steps, tokens=tokens,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
+    if trace and out is None:
+        raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
     frame = estimate(cfg)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
-    written = _write(out, frame, swept, overwrite, overwrite_sweep) if out is not None else []
+    traced = None
+    if trace:
+        from lionsim.estimate.trace import estimate_trace
+
+        traced = estimate_trace(cfg)
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
@@ -273,8 +283,8 @@ def estimate_cmd(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
 
 
-def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool) -> list[Path]:
-    """estimate.csv and the sweep's files, staged beside --out and published together (an --out
+def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trace: str | None = None) -> list[Path]:
+    """estimate.csv, trace.json and the sweep's files, staged beside --out and published together (an --out
     holding another run is refused unless --overwrite: lionsim.reports.outdir)."""
     from lionsim.reports.files import check_out_dir, write_atomic
     from lionsim.reports.outdir import claim_out
@@ -287,6 +297,8 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool) -> l
 
     def write(stage: Path) -> list[Path]:
         paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
+        if trace is not None:
+            paths.append(write_atomic(stage / "trace.json", lambda f: f.write(trace)))
         if swept is not None:
             spec, rows, crossings = swept
             # matplotlib: only when plots are asked for

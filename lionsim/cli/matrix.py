@@ -75,8 +75,8 @@ def matrix_table(workload: str | None = None):
                   box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False, collapse_padding=True)
     table.add_column("strategy", no_wrap=True)
     table.add_column("transports", no_wrap=True)
-    table.add_column("steps/sync", no_wrap=True)
-    table.add_column("options (default)", overflow="fold")
+    table.add_column("sync\nevery", no_wrap=True)  # narrow, so the options' longest line fits 80 columns whole
+    table.add_column("options (default)", overflow="fold", min_width=len('DistributedLion(vote="mavo")'))
     for row in strategy_matrix(workload):
         syncs = "1" if row["local_steps"] == "-" else f"H = {row['local_steps'].removeprefix('H = ')}"
         lines = [row["options"].replace(" (", " ").replace(")", "").replace(", --", "\n--")] if row["options"] != "-" else []

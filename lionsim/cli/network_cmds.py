@@ -70,8 +70,21 @@ def traits_frame() -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
+def _binary_size(nbytes: float) -> str:
+    """Sizes as the traits' thresholds are set, in binary units: 23552 -> "23 KiB"."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= size:
+            return f"{nbytes / size:.4g} {unit}"
+    return f"{nbytes:g} B"
+
+
 def _duplex_text(duplex) -> str:
-    return ", ".join((f"{r.share:g}" if r.max_bytes == float("inf") else f"<={r.max_bytes / 2**20:g}MiB {r.share:g}")
+    last = "larger: " if len(duplex) > 1 else ""
+
+    def size(r) -> str:
+        return last if r.max_bytes == float("inf") else f"<= {_binary_size(r.max_bytes)}: "
+
+    return ", ".join(f"{size(r)}{r.share:g}"
                      + ("" if r.floor_s is None else f" (floor {r.floor_s / US:g})") for r in duplex)
 
 
@@ -81,8 +94,9 @@ def _traits_table() -> Table:
     table = Table(title="collective library traits (on top of a network's links)", box=box.SIMPLE_HEAD,
                   padding=(0, 1), pad_edge=False,
                   caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, by "
-                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode. `--traits NAME` on "
-                          "bench, estimate and comm; a profile's \\[traits] table for your own")
+                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode. Use one with `--traits "
+                          "NAME` on bench, estimate and comm, or write your own as a profile's \\[traits] table.",
+                  caption_justify="left")
     for column in ("traits", "op", "floor", "algorithm", "duplex"):
         table.add_column(column, no_wrap=column != "duplex", overflow="fold")
     for name, traits in TRAITS.items():

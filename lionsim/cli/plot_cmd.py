@@ -43,9 +43,9 @@ def plot(
         from lionsim.cli.app import out_console
         from lionsim.cli.output import natural_width
 
-        table = summary_table(summary)
+        table = summary_table(summary, meta)
         out_console(natural_width(table)).print(table)  # a long run name widens it, never folds it
-        check = model_check_table(summary)
+        check = model_check_table(summary, (meta or {}).get("comm_model"))
         if check is not None:
             console.print(check)
     console.print(f"{kind} plots written to {run_dir}:", markup=False, highlight=False)

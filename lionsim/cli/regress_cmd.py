@@ -91,7 +91,8 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
         console.print(f"[cyan]{improved} metrics improved past their tolerance[/]: "
                       "`lionsim regress --update` records the gain", highlight=False)
     if not failures:
-        console.print(f"[green]PASS[/]: {len(result.cases)} cases, {len(result.rows)} checks, {result.mode} mode, "
+        cases = f"{len(result.cases)} case{'' if len(result.cases) == 1 else 's'}"
+        console.print(f"[green]PASS[/]: {cases}, {len(result.rows)} checks, {result.mode} mode, "
                       f"{seconds:.0f} s", highlight=False)
         return 0
     for line in failure_lines(failures, len(result.rows), result.mode, seconds):

@@ -59,15 +59,20 @@ def run_rows(rows: list[Row], everything: bool) -> list[tuple[Row, int]]:
 
 
 def check_table(result, everything: bool) -> Table:
+    """Per case a heading row, then its runs: no case column, so the table fits 80 columns."""
     what = "every check" if everything else "per run: its worst check (fails: how many of its checks fail)"
     table = Table(title=f"lionsim regress vs {result.baseline}, {result.mode} mode ({what})", box=box.SIMPLE_HEAD,
-                  padding=(0, 1))
-    for col, justify in (("case", "left"), ("run", "left"), ("metric", "left"), ("baseline", "right"),
-                         ("now", "right"), ("tolerance", "right"), ("verdict", "left"), ("fails", "right")):
+                  padding=(0, 0), pad_edge=False)  # the box draws one space between columns
+    for col, justify in (("case / run", "left"), ("metric", "left"), ("baseline", "right"), ("now", "right"),
+                         ("tol", "right"), ("verdict", "left"), ("fails", "right")):
         table.add_column(col, justify=justify, overflow="fold")
+    case = None
     for r, fails in run_rows(result.rows, everything):
+        if r.case != case:
+            case = r.case
+            table.add_row(f"[bold]{case}[/]")
         style = VERDICT_STYLE.get(r.verdict, "bold red")
-        table.add_row(r.case, r.run, r.metric, fmt(r.baseline), fmt(r.now), fmt(r.tol), f"[{style}]{r.verdict}[/]",
+        table.add_row(f" {r.run}", r.metric, fmt(r.baseline), fmt(r.now), fmt(r.tol), f"[{style}]{r.verdict}[/]",
                       str(fails) if fails else "")
     return table
 

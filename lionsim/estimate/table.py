@@ -40,7 +40,7 @@ from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.estimate.run import describe, step_kinds
 from lionsim.steptime.stragglers import expected_times, max_distribution
-from lionsim.steptime.timeline import price_step
+from lionsim.steptime.timeline import StepWork, price_step
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
@@ -99,16 +99,23 @@ gradients of its input and of itself in backward. No model needs fewer; a transf
 launches several times more (norms, activations, attention), so this is a floor, not a count."""
 
 
-def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
-    """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
-    local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution."""
+def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
+                local: bool = False) -> tuple[StepWork, dict]:
+    """One step of `run`: its compute-stream work and the keywords of timeline.price_step."""
     passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node, local=local)
     kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
                       decode=int(passes.decode > 0), update=int(passes.update > 0))
     work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
-    priced = price_step(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
-                        overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
-                        after_step=p.after_step)
+    return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
+                      overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
+                      after_step=p.after_step)
+
+
+def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
+    """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
+    local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution."""
+    work, pricing = step_inputs(r, run, p, flops, workers, network, local)
+    priced = price_step(**pricing)
     if slowest is None:
         times = priced.times(work)
         p50 = p99 = times.step_s

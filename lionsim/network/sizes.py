@@ -1,11 +1,13 @@
-"""Message sizes from the command line: "1KB:1GB" (x2 steps), "1MiB:1GiB:x4", "4096,1MB".
+"""Message sizes from the command line: "1KiB:1GiB" (x2 steps), "1K:1G", "1MiB:1GiB:x4", "4096,1MB".
 
 Units: B; KB, MB, GB, TB are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
-KiB, MiB, GiB, TiB are powers of 1024 (nccl-tests' K/M/G). A bare number is bytes.
-Units are case-insensitive. A range START:END[:xF] runs START, START*F, ... while <= END
-(F = 2 by default) and ends with END itself, so both ends are in the sweep. A sweep holds at
-most MAX_SIZES sizes: `1KB:1GB:x1.0001` would be 138,000 rows (hours of measuring), refused up
-front with the count and a step that fits.
+KiB, MiB, GiB, TiB are powers of 1024, and so are nccl-tests' bare K, M, G, T. A bare number
+is bytes. Units are case-insensitive. A range START:END[:xF] is nccl-tests' `-b START -e END
+-f F`: START, START*F, START*F^2, ... while <= END (F = 2 by default), so every step is the
+same factor; END is in the sweep when it is on that sequence (`1K:1G` and `1KiB:1GiB` double
+from 1 KiB to 1 GiB exactly; `1KB:1GB` doubles from 1000 B to 524 MB, the last <= 1 GB). A
+sweep holds at most MAX_SIZES sizes: `1KB:1GB:x1.0001` would be 138,000 rows (hours of
+measuring), refused up front with the count and a step that fits.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ UNITS = {
     "b": 1,
     "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+    "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40,  # nccl-tests' -b 1K -e 1G
 }
 MAX_SIZES = 1000
 """Sizes one sweep may hold (x2 from 1 B to 1 TB is 41)."""
@@ -30,7 +33,8 @@ def parse_size(text: str) -> int:
     match = _SIZE.match(text)
     unit = match.group(2).lower() if match else ""
     if not match or (unit and unit not in UNITS):
-        raise LionsimError(f"bad size {text!r}; use a number with an optional unit: B, KB, MB, GB, KiB, MiB, GiB")
+        raise LionsimError(f"bad size {text!r}; use a number with an optional unit: B, KB, MB, GB (powers of 1000), "
+                           "KiB, MiB, GiB or K, M, G (powers of 1024)")
     value = float(match.group(1)) * UNITS[unit or "b"]
     if value < 1 or value != math.floor(value):
         raise LionsimError(f"bad size {text!r}: must be a whole number of bytes >= 1")
@@ -56,21 +60,16 @@ def parse_sizes(text: str) -> list[int]:
 
 
 def size_range(start: int, end: int, factor: float = 2.0) -> list[int]:
-    """start, start*factor, ... (rounded to whole bytes) while <= end, then end; at most MAX_SIZES."""
+    """start, start*factor, ... (rounded to whole bytes) while <= end, as nccl-tests steps
+    (module doc); at most MAX_SIZES."""
     if end < start:
         raise LionsimError(f"bad size range: end {end} B is below start {start} B")
-    count = math.floor(math.log(end / start) / math.log(factor)) + 2 if end > start else 1
+    count = math.floor(math.log(end / start) / math.log(factor) + 1e-9) + 1
     if count > MAX_SIZES:
         least = (end / start) ** (1 / (MAX_SIZES - 1))
         raise LionsimError(f"bad size range {start} B to {end} B by x{factor:g}: about {count:,} sizes; accepted: at "
                            f"most {MAX_SIZES:,} (a step of x{math.ceil(least * 1000) / 1000:g} or more here, e.g. x2)")
-    out, size = [], float(start)
-    while size <= end:
-        out.append(int(round(size)))
-        size *= factor
-    if out[-1] != end:
-        out.append(end)
-    return out
+    return [int(round(start * factor**k)) for k in range(count)]
 
 
 def _factor(text: str, part: str) -> float:

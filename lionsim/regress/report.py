@@ -61,7 +61,8 @@ def markdown(result: CheckResult, seconds: float) -> str:
     failures = result.failures
     status = "FAIL" if failures else "PASS"
     lines = [f"# lionsim regress: {status}", "",
-             f"{len(result.cases)} cases ({', '.join(result.cases)}), {len(result.rows)} checks, "
+             f"{len(result.cases)} case{'' if len(result.cases) == 1 else 's'} ({', '.join(result.cases)}), "
+             f"{len(result.rows)} checks, "
              f"{len(failures)} failed, {seconds:.0f} s; baseline `{result.baseline}`.", "",
              f"Comparison {_cell(result.mode_line)}.", ""]
     if failures:

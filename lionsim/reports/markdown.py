@@ -178,7 +178,8 @@ def _run_report(directory: Path) -> str:
     command = _command(meta.get("argv"))
     parts = [
         f"# lionsim report: {first['workload']}, {first['workers']} workers, {first['network']}",
-        f"Status: {meta.get('status', 'unknown')}. {len(summary)} runs, {int(summary['steps'].max())} steps each.",
+        f"Status: {meta.get('status', 'unknown')}. {_count(len(summary), 'run')}, "
+        f"{_count(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
         "## Summary\n\n" + _summary_rows(summary)
@@ -237,6 +238,11 @@ def _reproduce(command: str | None, directory: Path) -> str:
     lines = ([command] if command else []) + [f"lionsim report {shlex.quote(str(directory))}"]
     note = "" if command else "The original command was not recorded; the report comes from the files alone.\n\n"
     return note + "\n".join("    " + line for line in lines)
+
+
+def _count(n: int, noun: str) -> str:
+    """"1 run", "3 runs"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def write_report(directory: Path) -> Path:

@@ -21,7 +21,8 @@ from lionsim.errors import LionsimError
 
 RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
-                ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts")
+                ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
+                "trace.json")
 """Names lionsim writes into an --out (plots by extension)."""
 
 
@@ -42,9 +43,10 @@ class Held:
         if self.kind == "bench":
             m = self.meta or {}
             cfg = m.get("config", {})
-            runs = len(m.get("runs", []))
-            return (f"{out} holds a {m.get('status', 'finished')} bench run ({cfg.get('workload', '?')}, "
-                    f"{runs} run{'' if runs == 1 else 's'}, {cfg.get('steps', '?')} steps)")
+            runs, status, steps = len(m.get("runs", [])), str(m.get("status", "finished")), cfg.get("steps", "?")
+            article = "an" if status[:1] in "aeiou" else "a"  # an interrupted, a failed
+            return (f"{out} holds {article} {status} bench run ({cfg.get('workload', '?')}, "
+                    f"{runs} run{'' if runs == 1 else 's'}, {steps} step{'' if steps == 1 else 's'})")
         if self.kind == "sweep":
             cells = len([p for p in (out / "cells").iterdir() if not p.name.startswith(".")]) if (out / "cells").is_dir() else 0
             return f"{out} is a sweep root ({cells} cells)"

@@ -79,9 +79,35 @@ def _values(summary: pd.DataFrame, col: str) -> str:
     return "/".join(str(v) for v in dict.fromkeys(summary[col]))
 
 
-def _context(summary: pd.DataFrame) -> str:
+def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
+    """workload, N workers, the network: on gloo/nccl the link the collectives crossed, the
+    preset only priced them (as the plots' subtitles say)."""
     workload = f"{_values(summary, 'workload')}, " if "workload" in summary.columns else ""
-    return f"{workload}{_values(summary, 'workers')} workers, {_values(summary, 'network')}"
+    network = _values(summary, "network")
+    if "backend" in summary.columns and (summary["backend"] != "sim").any():
+        from lionsim.reports.plots.titles import measured_link  # the plots' own words for it
+
+        network = f"{measured_link(meta)} (model: {network})"
+    return f"{workload}{_values(summary, 'workers')} workers, {network}"
+
+
+def plural(n: int, noun: str) -> str:
+    """"1 step", "20 steps"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
+    """The steps the bench asked for (run.json), not a diverged run's count; else the runs' own."""
+    asked = (meta or {}).get("config", {}).get("steps")
+    if isinstance(asked, int) and not isinstance(asked, bool):
+        return plural(asked, "step")
+    counts = list(dict.fromkeys(int(n) for n in summary["steps"]))
+    return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
+
+
+def _diverged(row) -> int | None:
+    at = getattr(row, "diverged_at_step", math.nan)
+    return None if _isnan(at) else int(at)
 
 
 def _target_note(summary: pd.DataFrame) -> str:
@@ -97,23 +123,26 @@ RUN_WIDTH = 15
 """Least characters of the run column (it widens to hold the longest name whole: run_width)."""
 
 
-def summary_table(summary: pd.DataFrame) -> Table:
+def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     """One row per run: final loss, last eval metric, mean ms per step by component (encode and
     decode together as enc), bytes sent per worker per step, bits per parameter up/down,
     step speedup and time-to-target speedup. The baseline is starred.
 
     Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport) and the
-    headers are short; the caption says what each means."""
+    headers are short; the caption says what each means. `meta` (run.json) names the steps asked
+    for and, on gloo/nccl, the link measured on."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     # Show eval accuracy where the workload measures it, else eval loss.
     use_acc = summary["final_eval_acc"].notna().any()
     table = Table(
-        title=f"lionsim: {_context(summary)}, {_values(summary, 'steps')} steps",
+        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
             "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
             f"{_target_note(summary)}."
+            + (" diverged at N: a loss or gradient went non-finite at step N (no final loss); its times are "
+               "over the steps before." if any(_diverged(r) is not None for r in summary.itertuples()) else "")
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,
@@ -121,6 +150,8 @@ def summary_table(summary: pd.DataFrame) -> Table:
         pad_edge=False,
     )
     width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
+    marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
+    width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
@@ -132,8 +163,11 @@ def summary_table(summary: pd.DataFrame) -> Table:
             evaluated = "-" if _isnan(row.final_eval_acc) else f"{row.final_eval_acc * 100.0:.1f}%"
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
+        run = fold_run(f"{row.strategy}{star}", row.transport)
+        if _diverged(row) is not None:
+            run += f"\ndiverged at {_diverged(row)}"
         table.add_row(
-            fold_run(f"{row.strategy}{star}", row.transport),
+            run,
             _num(row.final_loss, ".3f"),
             evaluated,
             _ms(row.compute_s),
@@ -160,18 +194,19 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Ta
     by = priced_by or _values(summary, "network")
     table = Table(
         title=f"comm measured on {_values(summary, 'backend')} vs the model ({by})",
-        caption="ms per step, means past the warm-up: measured = each call's slowest rank, summed; model = its "
-                "mean price of the same calls; error = model / measured - 1; wait = the ranks' spread at the "
-                "calls' barriers (imbalance, not comm).",
+        caption="ms per step. booked = the comm column above: each step booked as the median of its kind of step, "
+                "so a few slow calls move it little. Means past the warm-up: measured = each step's own calls "
+                "(each call's slowest rank, summed); model = its mean price of the same calls; error = model / "
+                "measured - 1; wait = the ranks' spread at the calls' barriers (imbalance, not comm).",
         caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
     )
-    for name in ("run", "measured", "model", "error", "wait"):
+    for name in ("run", "booked", "measured", "model", "error", "wait"):
         table.add_column(name, justify="left" if name == "run" else "right")
     for row in summary.itertuples(index=False):
         wait = getattr(row, "barrier_wait_s", math.nan)
         measured = getattr(row, "comm_measured_s", math.nan)  # a run of an earlier release has only comm_s
         measured = row.comm_s if _isnan(measured) else measured
-        table.add_row(run_label(row.strategy, row.transport), _ms(measured), _ms(row.comm_model_s),
+        table.add_row(run_label(row.strategy, row.transport), _ms(row.comm_s), _ms(measured), _ms(row.comm_model_s),
                       "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
                       "-" if _isnan(wait) else _ms(wait))
     return table

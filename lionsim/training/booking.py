@@ -16,7 +16,9 @@
                 kind), the first `warmup` steps of the run left out of the medians (they still
                 train); per worker (encode and decode of the w rows / w; the update is one
                 replica's). On a device (--compute DEVICE): memory passes at its bandwidth, at
-                least their kernels x its per-kernel floor (lionsim.steptime.work); a
+                least their kernels x its per-kernel floor (lionsim.steptime.work), the kernels
+                counted on a step of the same kind (its phase; a step whose vote carried
+                abstentions is its own kind, so one such step moves only its own figure); a
                 momentum-sync step's update adds one worker's copy of the synced momenta
                 (lionsim.steptime.passes.sync_copy)
     comm_s, comm_exposed_s
@@ -70,7 +72,7 @@ from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
 from lionsim.strategies.momentum_sync import CALL_LABEL
 from lionsim.training.compute import ComputeFigure
-from lionsim.training.loop import RunRecord, StepRecord
+from lionsim.training.loop import RunRecord, StepRecord, kernel_kind
 from lionsim.transports.base import bits_on
 
 NAN = float("nan")
@@ -155,6 +157,16 @@ def medians_by_kind(values: list[float], kinds: list[tuple], warmup: int) -> lis
 
 def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
     """The time and byte columns of every step of one run (module doc)."""
+    rows = [_times(s, record, work, comm, booking, w) for s, work, comm in step_work(record, booking, w)]
+    if record.diverged_at is not None:
+        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
+                                                    "calls": 0})
+    return rows
+
+
+def step_work(record: RunRecord, booking: Booking, w: int) -> list[tuple[StepRecord, StepWork, float]]:
+    """Every step that sent (not a diverged one) with its booked compute-stream work and its
+    booked measured comm (0 on sim): what book_run prices and the trace draws."""
     b, W = booking, booking.workers
     live = [s for s in record.steps if s.sent is not None]
     kinds = [_kind(s, record, W) for s in live]
@@ -174,15 +186,13 @@ def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
             spec = s.sent.spec or record.spec
             passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node,
                                 local=s.sent.local)
-            counted = record.kernels.get(s.phase, Counter())  # this phase's kernels (a warm-up, a local step, a sync)
+            # this kind's kernels (a warm-up, a local step, a sync, a step with abstentions), else its phase's
+            counted = record.kernels.get(kernel_kind(s.phase, s.sent), record.kernels.get(s.phase, Counter()))
             work = device_work(b.compute.flops, record.params, passes, b.device,
                                kernels=Kernels(compute=b.compute.kernels, encode=counted["encode"],
                                                decode=counted["decode"], update=counted["update"]),
                                sync=sync_copy(_synced(s), record.params))
-        rows.append(_times(s, record, work, comm[i], b, w))
-    if record.diverged_at is not None:
-        rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
-                                                    "calls": 0})
+        rows.append((s, work, comm[i]))
     return rows
 
 

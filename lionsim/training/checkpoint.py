@@ -77,6 +77,7 @@ class RunCheckpoint:
         for name, value in self.strategy.items():
             setattr(strategy, name, value)
         record.steps = list(self.record.steps)
+        record.restored = len(record.steps)  # measured on another process's clock: the trace leaves them out
         record.kernels = self.record.kernels
 
     def restore_rng(self, device: torch.device) -> None:

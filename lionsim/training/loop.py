@@ -49,6 +49,9 @@ from lionsim.workloads import Workload
 
 SECTIONS = ("compute", "encode", "decode", "update")
 """Measured parts of a step (collectives are measured per call by a real Comm, or priced)."""
+TRACED = (*SECTIONS, "control", "evaluate")
+"""Sections the measured trace draws: the booked ones, the untimed exchange of losses and flags
+(where a rank waits for a slower one), evaluation (process 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,9 @@ class StepRecord:
     """eval_loss / eval_acc on steps that evaluated (process 0)."""
     phase: str = "steady"
     """The strategy's phase this step (Strategy.phase: a warm-up, a local step, a sync)."""
+    spans: list = field(default_factory=list)
+    """This process's measured sections as they ran: (section, start, end), perf_counter seconds
+    (lionsim.timing.Clock.spans; the measured timeline of --trace)."""
 
 
 @dataclass(slots=True)
@@ -102,14 +108,33 @@ class RunRecord:
     diverged_at: int | None = None
     """The step at which a worker's loss or gradient went non-finite."""
     diverged_workers: list[int] = field(default_factory=list)
+    restored: int = 0
+    """Leading steps restored from an interrupted session's checkpoint (--resume)."""
+    rank_spans: list = field(default_factory=list)
+    """--trace on gloo/nccl: every rank's measured spans (lionsim.training.spans.gather_spans)."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
-    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on."""
+    a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
+    whose vote carried abstentions under its own key (kernel_kind), the phase's count then
+    taken on its next step (up to COUNT_TRIES steps)."""
 
 
 StepFn = Callable[[RunSpec, int, float], None]
 DelayFn = Callable[[int, float], float]
 """delay(step, seconds this process's gradients took) -> seconds to sleep before the step goes on."""
+
+
+COUNT_TRIES = 3
+"""Steps of a phase counted at most while looking for one without abstentions (the phase's count)."""
+ABSTAINED = "+abstained"
+
+
+def kernel_kind(phase: str, sent: Sent | None) -> str:
+    """The key of RunRecord.kernels a step is booked with: its phase, or phase + ABSTAINED when
+    some worker abstained in its vote (the transport then packs and sends a second plane, so
+    encode and decode launch more kernels; such a step must not set every step's count)."""
+    spec = None if sent is None else sent.spec
+    return phase + ABSTAINED if spec is not None and spec.abstain else phase
 
 
 class RunStopped(KeyboardInterrupt):
@@ -151,6 +176,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     used = torch.zeros(layout.segments, dtype=torch.bool)  # [T]: tensors some worker has a gradient for
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
+    tries: dict[str, int] = {}  # steps of each phase counted so far
     for step in range(1 if resume is None else resume.step + 1, steps + 1):
         rng = _rng_state(place.device)  # what a checkpoint after the previous step restores
         batches = workload.batches(step - 1, place.workers, place.device)
@@ -161,29 +187,38 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
             if delay is not None:
                 time.sleep(delay(step, time.perf_counter() - started))
-        status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
+        with clock.section("control"):  # untimed for the booking; the trace shows a rank waiting here
+            status = worker_status(comm, losses, grads, stop)  # [W, 3]: loss, finite, stop asked
         if bool(status[:, 2].any()):  # every process sees the same flags: all stop here
             comm.take_log()
+            clock.take_spans()
             raise RunStopped(RunCheckpoint.take(run.label, step - 1, workload.model, strategy, rng[0], record,
                                                 cuda_rng=rng[1]))
         # a tensor no worker has a gradient for is left alone, as torch.optim skips grad None
-        frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
+        with clock.section("control"):
+            frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
         if not bool(status[:, 1].all()):
             record.diverged_at = step
             record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
-            record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log()))
+            record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log(), spans=clock.take_spans()))
             break
         phase = strategy.phase(step)
-        counts = count_kernels and phase not in record.kernels
+        counts = count_kernels and phase not in record.kernels and tries.get(phase, 0) < COUNT_TRIES
         counting = KernelCounter(clock.current) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
             sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
-        if counts:
-            record.kernels[phase] = counting.kernels
-        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase)
+        if counts:  # an abstaining step is its own kind: counted on, the phase's own count waits for a plain step
+            tries[phase] = tries.get(phase, 0) + 1
+            record.kernels.setdefault(kernel_kind(phase, sent), counting.kernels)
+            if tries[phase] == COUNT_TRIES:
+                record.kernels.setdefault(phase, counting.kernels)
+        done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase, spans=clock.take_spans())
         if place.is_root and (step % eval_every == 0 or step == steps):
-            done.evaluation = workload.evaluate(workload.model)
+            with clock.section("evaluate"):
+                done.evaluation = workload.evaluate(workload.model)
+            clock.take()  # evaluation is no part of the step's booked time
+            done.spans += clock.take_spans()
         record.steps.append(done)
         if on_step is not None:
             on_step(run, step, loss)

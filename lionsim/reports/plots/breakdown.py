@@ -46,7 +46,15 @@ def _parts(runs) -> tuple[list[str], dict[str, np.ndarray], np.ndarray, np.ndarr
     return cols, means, step, hidden
 
 
+HOLLOW = ("comm_s",)
+"""Parts drawn as an open marker: total comm beside the filled exposed comm of the same colour,
+so the two read apart at a glance (same diamond, one filled, one open)."""
+
+
 def _marker(marker: str, col: str) -> Line2D:
+    if col in HOLLOW:
+        return Line2D([], [], linestyle="", marker=marker, color=COMPONENT_COLOURS[col], markerfacecolor="white",
+                      markeredgecolor=COMPONENT_COLOURS[col], markeredgewidth=1.6, markersize=6)
     return Line2D([], [], linestyle="", marker=marker, color=COMPONENT_COLOURS[col], markeredgecolor="black",
                   markeredgewidth=0.5, markersize=6)
 
@@ -110,7 +118,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | No
     share.set_xlabel("share of the step (%)")
     share.set_title("share (100% stacked)", fontsize=10)
 
-    markers = {"compute_s": "o", "encode_s": "s", "comm_s": "D", "comm_exposed_s": "d", "decode_s": "^",
+    markers = {"compute_s": "o", "encode_s": "s", "comm_s": "D", "comm_exposed_s": "D", "decode_s": "^",
                "update_s": "v"}
     shown = [*cols, "comm_s"] if "comm_exposed_s" in cols else cols
     positive = [means[c][means[c] > 0] for c in shown]
@@ -119,8 +127,10 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | No
         values = means[col]
         mask = values > 0
         offset = (k - (len(shown) - 1) / 2) * 0.09  # parts of one run side by side, not on top of each other
-        log.scatter(values[mask] / scale, y[mask] + offset, marker=markers[col], s=28, color=COMPONENT_COLOURS[col],
-                    edgecolor="black", linewidth=0.5, zorder=3)
+        hollow = col in HOLLOW
+        log.scatter(values[mask] / scale, y[mask] + offset, marker=markers[col], s=28,
+                    facecolor="white" if hollow else COMPONENT_COLOURS[col],
+                    edgecolor=COMPONENT_COLOURS[col] if hollow else "black", linewidth=1.6 if hollow else 0.5, zorder=3)
     if any(len(v) for v in positive):
         log.set_xscale("log")
         log.set_xlim(floor / scale / 3.0, biggest * 3.0)
@@ -136,7 +146,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | No
     for ax in (absolute, share, log):
         ax.grid(False, axis="y")
     # One entry per part: its bar colour beside its log-panel marker. Exposed and total comm
-    # share the colour and differ in the marker, so total comm (log panel only) gets its own.
+    # share the colour and shape and differ in fill (total open), so total comm (log panel only) gets its own.
     bars, names = absolute.get_legend_handles_labels()
     handles, labels = [], []
     for bar, name in zip(bars, names):
@@ -145,7 +155,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | No
         labels.append(name)
     if "comm_exposed_s" in cols:
         handles.append(_marker(markers["comm_s"], "comm_s"))
-        labels.append("comm, total (exposed + hidden;\nlog panel only)")
+        labels.append("comm, total (exposed + hidden;\nlog panel only: open)")
     if overlap:
         handles.append(Line2D([], [], color="black", linewidth=2.0))
         labels.append("modelled step\n(with overlap)")

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
+from matplotlib.transforms import offset_copy
 from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
@@ -96,17 +97,19 @@ def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: st
     line = ax.axhline(target, color="black", linestyle=":", linewidth=1.2, zorder=1)
     line.set_label(f"target {target:.4g}" + (f"\n({rule})" if isinstance(rule, str) else ""))
     at = "steps_to_target" if x_col == "step" else "time_to_target_s"
-    reached = False
-    for row in summary.itertuples(index=False):
-        x = getattr(row, at, math.nan)
-        if x == x:  # reached (NaN: never)
-            reached = True
-            ax.plot([x / scale], [target], marker="|", markersize=16, markeredgewidth=2.5, zorder=4,
-                    color=styles[run_label(row.strategy, row.transport)]["color"])
+    reached = [(getattr(row, at, math.nan), styles[run_label(row.strategy, row.transport)]["color"])
+               for row in summary.itertuples(index=False)]
+    reached = [(x, colour) for x, colour in reached if x == x]  # NaN: never reached
+    for k, (x, colour) in enumerate(reached):
+        # a triangle pointing at the line, black-edged over the run's own curve, each run a step
+        # higher than the one before, so runs reaching it together stay apart
+        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + 7 * k, units="points")
+        ax.plot([x / scale], [target], marker="v", markersize=8, markeredgecolor="black", markeredgewidth=0.8,
+                linestyle="none", zorder=6, color=colour, transform=lift, clip_on=False)
     if not reached:
         return [line]
-    mark = Line2D([], [], color="grey", marker="|", markersize=12, markeredgewidth=2.5, linestyle="none",
-                  label="reaches the target\n(trailing mean, as the table)")
+    mark = Line2D([], [], color="grey", marker="v", markersize=8, markeredgecolor="black", markeredgewidth=0.8,
+                  linestyle="none", label="reaches the target\n(trailing mean, as the table)")
     return [line, mark]
 
 
@@ -195,6 +198,13 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
         ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
         ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center", fontsize=8)
     ax.set_xlim(0, top * 1.9)  # room for the text
+    # ticks over the bars' range only: an axis running on to twice the largest bar misreads as data
+    ticks = [t for t in MaxNLocator(6).tick_values(0, top) if t >= 0]
+    ticks = [t for t in ticks if t <= min(x for x in ticks if x >= top)]  # up to the first tick past the largest bar
+    ax.set_xticks(ticks)
+    ax.spines["right"].set_visible(False)
+    for side in ("top", "bottom"):
+        ax.spines[side].set_bounds(0, ticks[-1])
     ax.xaxis.set_major_formatter(BYTES_FORMATTER)
     ax.set_yticks(y, [display_label(label, baseline) for label in labels])
     for tick, label in zip(ax.get_yticklabels(), labels):
@@ -225,7 +235,8 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
         *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png", summary, meta),
         *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta)),
         *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png", meta),
-        *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png"),
+        *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png", meta,
+                        subtitle(steps, meta)),
     ]
     if steps["eval_acc"].notna().any():
         paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png", meta)

@@ -21,21 +21,43 @@ from lionsim.reports.plots.style import TWIN_DASHES, context, display_label, fig
 QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
 
 
-def _spread_note(steps: pd.DataFrame) -> str:
+def _spread_note(steps: pd.DataFrame, meta: dict | None) -> str:
+    """Why steps differ: workers made uneven (--compute-spread, in run.json), a real backend's
+    own jitter, or nothing (the model is the time)."""
+    if (meta or {}).get("config", {}).get("compute_spread") or (meta is None and _waits(steps)):
+        return "uneven workers (--compute-spread): each step waits for the slowest"
+    return ""
+
+
+def _waits(steps: pd.DataFrame) -> bool:
+    """Whether any step waited for a slower worker (a run whose run.json is not at hand)."""
     waits = steps["wait_s"].dropna() if "wait_s" in steps.columns else pd.Series(dtype=float)
-    return "uneven workers: each step waits for the slowest" if len(waits) and (waits > 0).any() else ""
+    return bool(len(waits) and (waits > 0).any())
+
+
+def _alike_note(steps: pd.DataFrame, spread: bool) -> str:
+    """Every step of every run took the same time: say why, so the bare CDF is read right."""
+    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    if spread:
+        return "uneven workers (--compute-spread), as slow on every step: every step alike"
+    if real:
+        return "every step alike: the measured parts are booked as each kind of step's median"
+    return "modelled: every step alike (--compute-spread adds one)"
 
 
 def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict], baseline: str | None,
-                   steps: pd.DataFrame, path: Path) -> list[Path]:
-    """Draw step_time_distribution (PNG and SVG); return both paths."""
+                   steps: pd.DataFrame, path: Path, meta: dict | None = None, setting: str | None = None) -> list[Path]:
+    """Draw step_time_distribution (PNG and SVG); return both paths. `meta` run.json (what made
+    workers uneven), `setting` the subtitle the run's other plots carry (titles.subtitle)."""
     live = [(label, rows["step_s"].dropna().to_numpy(dtype=float)) for label, rows in runs]
     live = [(label, values) for label, values in live if len(values)]
     scale, unit = time_unit(max(float(v.max()) for _, v in live) if live else 1.0)
-    note = _spread_note(steps)
-    if live and not note and all(np.ptp(v) == 0 for _, v in live):  # modelled steps without a spread
-        note = "modelled: every step alike (--compute-spread adds one)"
-    fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", context(steps, note),
+    note = _spread_note(steps, meta)
+    alike = bool(live) and all(np.ptp(v) == 0 for _, v in live)
+    if alike:
+        note = _alike_note(steps, bool(note))
+    line = setting if setting is not None else context(steps)
+    fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", f"{line}\n{note}" if note else line,
                               ncols=2, size=(12.0, max(4.6, 1.8 + 0.42 * len(live))),
                               gridspec_kw={"width_ratios": [3, 2]})
     curves = []
@@ -55,6 +77,10 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     cdf.xaxis.set_major_locator(MaxNLocator(6))  # a narrow range otherwise crowds its ticks
     cdf.set_ylabel("share of steps at or below")
     cdf.set_ylim(0, 1.02)
+    if alike:  # each curve is one vertical line: say so on the panel itself
+        cdf.text(0.03, 0.05, "every step alike: p50 = p99 = the step time", transform=cdf.transAxes, fontsize=9,
+                 va="bottom", ha="left", color="#444444",
+                 bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.9})
     y = np.arange(len(live))
     height = 0.38
     for i, (label, values) in enumerate(live):

@@ -1,0 +1,43 @@
+"""`lionsim estimate --trace`: each strategy's modelled step as trace.json (lionsim.reports.trace).
+
+Every worker of an estimate runs the same step, so each run is one process, "every worker":
+its step on the compute and comm lanes as lionsim.steptime.lanes lays it out (buckets over
+backward, each collective named by op, size and the algorithm that priced it). A local-step
+strategy (localsgd, diloco*) shows its sync step, then one of its H - 1 local steps. The
+even step is drawn: with --compute-spread the expected step of estimate.csv is a mean over
+the slowest worker's factor, not one timeline (otherData says so).
+"""
+
+from __future__ import annotations
+
+from lionsim.compute import training_flops
+from lionsim.estimate.config import EstimateConfig, resolve
+from lionsim.estimate.probe import probe
+from lionsim.estimate.table import step_inputs
+from lionsim.reports.trace import Track, trace_text
+from lionsim.steptime.lanes import Span, modelled_lanes
+
+
+def estimate_trace(cfg: EstimateConfig) -> str:
+    """trace.json's text for `cfg` (module doc)."""
+    r = resolve(cfg)
+    workers, network = r.workers, r.network
+    flops = training_flops(r.params, r.tokens_per_worker)
+    tracks = []
+    for run in r.runs:
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie,
+                  shapes=r.shapes, options=r.options)
+        spans, at = [], 0.0
+        for local in ([False, True] if p.sync_every > 1 else [False]):
+            work, pricing = step_inputs(r, run, p, flops, workers, network, local)
+            step = modelled_lanes(work=work, factors=[1.0], **pricing)[0]  # every worker alike
+            end = max(s.end_s for s in step)
+            name = "local step" if local else ("sync step" if p.sync_every > 1 else "step")
+            spans.append(Span("step", name, at, end, {"local_steps": p.sync_every} if p.sync_every > 1 else {}))
+            spans += [Span(s.lane, s.name, s.start_s + at, s.dur_s, s.args) for s in step]
+            at += end
+        tracks.append(Track(f"{run.label} · every worker ({workers} alike)", spans))
+    about = {"command": "estimate", "network": network.name, "workers": workers, "params": r.params,
+             "device": r.device.name, "times": "modelled",
+             **({"compute_spread": f"{r.spread.describe()}: not drawn (the even step is)"} if r.spread else {})}
+    return trace_text(tracks, about)

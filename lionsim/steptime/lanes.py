@@ -1,0 +1,131 @@
+"""The modelled step drawn as spans: what `--trace` shows for a sim bench and for `estimate`.
+
+timeline.py gives a step's totals; this lays the same model out in time, one list of spans
+per worker, on two lanes (the two streams of timeline.py):
+
+    compute  forward [0, F f] | backward | encode (all buckets' encode, drawn after backward)
+             | wait for the slowest worker | wait for the network | decode | update
+    comm     bucket 1's collectives | bucket 2's | ... | the strategy's own collectives
+
+Worker i's forward and backward are scaled by its factor f_i (1 when workers are even). An
+exchange needs every worker's bucket, so bucket j (its last parameter the C_j-th of P) is
+ready when the slowest worker's is, r_j = M (F + B C_j / P) + E C_j / P with M = max f
+(stragglers.py); it starts when it is ready and the comm stream is free (Lindley's recursion,
+each exchange's collectives one after another) and the strategy's own collectives follow the
+last one. Every worker then decodes and updates, so the step ends at the same time on every
+worker: T(M), the step_s of steps.csv. Each collective is priced by the algorithm
+price_step's pricing picks and named by op, size and that algorithm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from lionsim.network import AUTO, CollectiveCall, Network
+from lionsim.steptime.overlap import Buckets, OverlapConfig
+from lionsim.steptime.timeline import StepWork, bucket_spec, price_call
+from lionsim.transports import PayloadSpec, Transport
+from lionsim.transports.base import plan_on
+
+COMPUTE, COMM = "compute", "comm"
+"""The two lanes (Chrome trace threads) of a worker."""
+WAIT_WORKER = "wait for slowest worker"
+WAIT_NETWORK = "wait for network"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One stretch of a worker's step, seconds from the step's start."""
+
+    lane: str
+    """COMPUTE or COMM."""
+    name: str
+    start_s: float
+    dur_s: float
+    args: dict = field(default_factory=dict)
+    """What the viewer shows on a click (bytes, algorithm, dtype, bucket)."""
+
+    @property
+    def end_s(self) -> float:
+        return self.start_s + self.dur_s
+
+
+def size_text(nbytes: float) -> str:
+    """Decimal units, as the tables print them: 1 kB = 1e3 B."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(nbytes) >= size:
+            return f"{nbytes / size:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+@dataclass(frozen=True, slots=True)
+class PricedCall:
+    """One collective with its modelled time and the algorithm that priced it."""
+
+    call: CollectiveCall
+    time_s: float
+    algorithm: str
+
+    def span(self, start_s: float, **args) -> Span:
+        c = self.call
+        return Span(COMM, f"{c.op} {size_text(c.nbytes)} {self.algorithm}", start_s, self.time_s,
+                    {"op": c.op, "bytes": c.nbytes, "algorithm": self.algorithm, "dtype": c.dtype,
+                     **({"label": c.label} if c.label else {}), **({"scope": c.scope} if c.scope != "world" else {}),
+                     **args})
+
+
+def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network, algorithm: str) -> list[PricedCall]:
+    out = []
+    for call in calls:
+        cost = price_call(call, workers, network, algorithm)
+        out.append(PricedCall(call, cost.time_s, cost.algorithm))
+    return out
+
+
+def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Transport, spec: PayloadSpec | None,
+                   network: Network, overlap: OverlapConfig, extra_calls: Sequence[CollectiveCall] = (),
+                   algorithm: str = AUTO, after_step: bool = False, workers: int | None = None) -> list[list[Span]]:
+    """One step of every worker as spans (module doc); `factors` [W] each worker's compute
+    factor, the other keywords as timeline.price_step's; `workers` W when the factors stand for
+    fewer (workers all alike: their lanes are the same)."""
+    workers = len(factors) if workers is None else workers
+    slowest = max(factors)
+    F, B, E = work.forward_s, work.backward_s, work.encode_s
+    ready_all = slowest * (F + B) + E  # every worker's backward and encode done
+    exchanges: list[tuple[float, list[PricedCall]]] = []  # (ready, its collectives)
+    if workers > 1 and spec is not None:
+        if not after_step and overlap.bucketed(transport.name):
+            buckets, priced, done = Buckets.of(spec.numel, overlap.bucket_params), {}, 0
+            for size in buckets.sizes():
+                if size not in priced:
+                    priced[size] = priced_calls(plan_on(transport, bucket_spec(spec, size), workers,
+                                                        network.workers_per_node), workers, network, algorithm)
+                done += size
+                share = done / spec.numel
+                exchanges.append((slowest * (F + B * share) + E * share, priced[size]))
+        else:
+            exchanges.append((ready_all, priced_calls(plan_on(transport, spec, workers, network.workers_per_node),
+                                                      workers, network, algorithm)))
+    comm: list[Span] = []
+    free = 0.0
+    for j, (ready, calls) in enumerate(exchanges):
+        t = max(ready, free)
+        for c in calls:
+            comm.append(c.span(t, **({"bucket": j + 1} if len(exchanges) > 1 else {})))
+            t += c.time_s
+        free = t
+    end = max(free, ready_all)
+    extra = priced_calls(extra_calls, workers, network, algorithm) if workers > 1 else []
+    for c in extra:
+        comm.append(c.span(end, strategy_call=True))
+        end += c.time_s
+    lanes = []
+    for f in factors:
+        own = f * (F + B) + E
+        spans = [Span(COMPUTE, "forward", 0.0, f * F), Span(COMPUTE, "backward", f * F, f * B),
+                 Span(COMPUTE, "encode", f * (F + B), E), Span(COMPUTE, WAIT_WORKER, own, ready_all - own),
+                 Span(COMPUTE, WAIT_NETWORK, ready_all, end - ready_all), Span(COMPUTE, "decode", end, work.decode_s),
+                 Span(COMPUTE, "update", end + work.decode_s, work.update_s)]
+        lanes.append([s for s in spans if s.dur_s > 0] + comm)
+    return lanes
