@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
+from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.overlap import OverlapConfig
@@ -82,6 +83,10 @@ class EstimateConfig:
     """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
     demo_chunk: int | None = None
     """demo: target chunk side (None: the strategy's default)."""
+    kernels: str = "table"
+    """How encode, decode and update are priced: `table` (the codec kernel table's rows for the
+    device: lionsim.compute.kernel_table), `table:DEVICE` (another device's rows, e.g. table:cpu
+    for codecs staged through the host), or `ideal` (one fused pass each at the device's bandwidth)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -111,6 +116,42 @@ class Resolved:
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
     """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
+    kernels: KernelChoice = dataclasses.field(default_factory=lambda: IDEAL_KERNELS)
+    """How encode, decode and update are priced."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelChoice:
+    """`--kernels` resolved: a table's rows for one device, or the ideal fused passes."""
+
+    table: KernelTable | None
+    """None: ideal fused passes."""
+    device: str = ""
+    """Whose rows price the passes."""
+
+    def describe(self) -> str:
+        """What estimate.csv's `kernels` column and the table's caption say."""
+        return "ideal fused passes" if self.table is None else self.table.describe(self.device)
+
+
+IDEAL_KERNELS = KernelChoice(None)
+KERNEL_CHOICES = "table, table:DEVICE (a device of the kernel table, e.g. table:cpu) or ideal"
+
+
+def resolve_kernels(text: object, device: Device) -> KernelChoice:
+    """`--kernels` (EstimateConfig.kernels) for an estimate on `device`."""
+    from lionsim.compute.kernel_table import default_table
+
+    choice = text.strip().lower() if isinstance(text, str) else ""
+    if choice == "ideal":
+        return IDEAL_KERNELS
+    kind, _, rows = choice.partition(":")
+    if kind != "table" or (_ and not rows):
+        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}")
+    table = default_table()
+    name = rows or device.name
+    table.for_device(name)  # a device the table lacks is one line naming those it has
+    return KernelChoice(table, name)
 
 
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
@@ -182,6 +223,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
     if spread is not None:
         spread.check(workers)
+    kernels = resolve_kernels(cfg.kernels, device)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg, [r.strategy_class for r in runs])
     return Resolved(
@@ -190,5 +232,5 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         options={name: getattr(cfg, name) for name in RULES if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
     )
