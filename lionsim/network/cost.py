@@ -186,7 +186,7 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     names = [p.algorithm for p in phases]
     floor = traits.op(call.op).floor(call.nbytes)
     fast = floor + sum(p.terms.time_s for p in phases)
-    spread = Spread(fast, traits.slow.extra_s, traits.slow.applies(call.nbytes))
+    spread = Spread(fast, traits.slow.extra_s, traits.slow.applies(call.nbytes), fast * traits.slow.jitter_at(call.nbytes))
     return CallCost(
         time_s=spread.mean_s,
         algorithm=names[0] if len(names) == 1 else "hier:" + "+".join(names),

@@ -25,10 +25,13 @@ L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined)
 - host: the most bytes per second one rank's library moves, whatever the link (inf: no cap).
 - reduce(d): bytes combined per second in a reduction of dtype d; a dtype without an entry
   uses the link's gamma (0 in every preset).
-- slow mode: with probability P a call of at most max_bytes takes `extra` seconds more.
+- slow mode: with probability P a call of at most max_bytes takes `extra` seconds more; the
+  fast time of such a call varies by `jitter` (its standard deviation over its mean), which
+  widens the band and leaves the mean alone.
 
 The model predicts the mean, which is what a run's steps add up to; `quantile` gives the
-spread of one call (the two modes' mixture), and `sum_quantile` that of several calls.
+spread of one call (the two modes' mixture, each mode normal with the jitter's deviation), and
+`sum_quantile` that of several calls.
 """
 
 from __future__ import annotations
@@ -105,15 +108,23 @@ class SlowMode:
     """Seconds a slow call takes beyond the fast one."""
     max_bytes: float = 0.0
     """The largest call (calls.py size) the slow mode hits."""
+    jitter: float = 0.0
+    """Standard deviation of a call's fast time over that time, for calls of at most max_bytes
+    (their step-to-step spread; it widens the band, not the mean). 0: a fixed fast time."""
 
     def __post_init__(self) -> None:
         check_number("slow probability", self.probability, low=0.0, low_open=False, high=1.0)
         check_number("slow extra_s", self.extra_s, low=0.0, low_open=False)
         check_number("slow max_bytes", self.max_bytes, low=0.0, low_open=False, high=math.inf)
+        check_number("slow jitter", self.jitter, low=0.0, low_open=False)
 
     def applies(self, nbytes: float) -> float:
         """The probability that a call of `nbytes` is slow."""
         return self.probability if nbytes <= self.max_bytes and self.extra_s > 0 else 0.0
+
+    def jitter_at(self, nbytes: float) -> float:
+        """The fast time's relative deviation for a call of `nbytes`."""
+        return self.jitter if nbytes <= self.max_bytes else 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -157,7 +168,7 @@ class Traits:
     def ideal(self) -> bool:
         """True when the traits add nothing to the alpha-beta formulas."""
         return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
-                and self.slow.applies(0) == 0)
+                and self.slow.applies(0) == 0 and self.slow.jitter_at(0) == 0)
 
     def with_ops(self, **ops: OpTraits) -> Traits:
         """A copy with the given ops' traits replaced."""
@@ -171,9 +182,10 @@ class Traits:
             out["host_GBps"] = self.host_GBps
         if self.description:
             out["description"] = self.description
-        if self.slow.applies(0):
+        if self.slow.applies(0) or self.slow.jitter_at(0):
             out["slow"] = {"probability": self.slow.probability, "extra_us": in_us(self.slow.extra_s),
-                           "max_bytes": int(self.slow.max_bytes)}
+                           "max_bytes": int(self.slow.max_bytes)} | (
+                {"jitter": self.slow.jitter} if self.slow.jitter else {})
         if self.reduce_GBps:
             out["reduce_GBps"] = dict(self.reduce_GBps)
         for name, t in self.ops:
@@ -199,11 +211,13 @@ IDEAL = Traits()
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """One call's time as a two-mode mixture: fast, or fast + extra with probability p."""
+    """One call's time as a two-mode mixture: fast, or fast + extra with probability p; each mode
+    normal with standard deviation jitter_s (0: a point)."""
 
     fast_s: float
     extra_s: float = 0.0
     p: float = 0.0
+    jitter_s: float = 0.0
 
     @property
     def mean_s(self) -> float:
@@ -211,17 +225,38 @@ class Spread:
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0 < q < 1): the slow mode once more than 1 - q of calls are slow."""
+        if self.jitter_s > 0:
+            return sum_quantile([self], q)
         return self.fast_s + (self.extra_s if self.p > 1 - q else 0.0)
+
+
+def _normal_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def _mixture_quantile(base: float, sd: float, outcomes: list[tuple[float, float]], q: float) -> float:
+    """The q-quantile of base + extra + N(0, sd^2), extra drawn from (extra, probability) outcomes:
+    bisection on the mixture's distribution function."""
+    lo = base + min(e for e, _ in outcomes) - 10 * sd
+    hi = base + max(e for e, _ in outcomes) + 10 * sd
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if sum(p * _normal_cdf((mid - base - e) / sd) for e, p in outcomes) < q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
 
 
 def sum_quantile(calls: Sequence[Spread], q: float) -> float:
     """The q-quantile of the total of independent calls (a step's collectives): exact over
     which calls were slow (2^k cases for the k calls that can be), so no normal approximation
-    misplaces a rare slow mode."""
+    misplaces a rare slow mode; the calls' jitters add as independent normals."""
     base = sum(c.fast_s for c in calls)
+    sd = math.sqrt(sum(c.jitter_s ** 2 for c in calls))
     risky = [c for c in calls if c.p > 0 and c.extra_s > 0]
     if not risky:
-        return base
+        return base if sd == 0 else _mixture_quantile(base, sd, [(0.0, 1.0)], q)
     if len(risky) > 16:  # beyond 65k cases: the mean is as good a summary as any
         return base + sum(c.p * c.extra_s for c in risky)
     outcomes = []
@@ -231,6 +266,8 @@ def sum_quantile(calls: Sequence[Spread], q: float) -> float:
             prob *= c.p if s else 1 - c.p
             extra += c.extra_s if s else 0.0
         outcomes.append((extra, prob))
+    if sd > 0:
+        return _mixture_quantile(base, sd, outcomes, q)
     outcomes.sort()
     seen = 0.0
     for extra, prob in outcomes:

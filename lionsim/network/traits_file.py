@@ -10,6 +10,7 @@
     probability = 0.2               # chance a call of at most max_bytes is slow
     extra_us = 3500.0               # what a slow call adds, microseconds
     max_bytes = 65536
+    jitter = 0.3                    # optional: a fast call's standard deviation / its time (0)
     [traits.reduce_GBps]            # optional, per dtype: bytes combined per second
     int8 = 2.5
     [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex)
@@ -36,7 +37,7 @@ from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Traits
 
 BACKENDS = ("gloo", "nccl", "any")
 _KEYS = ("name", "backend", "host_GBps", "description", "slow", "reduce_GBps", "ops")
-_SLOW_KEYS = ("probability", "extra_us", "max_bytes")
+_SLOW_KEYS = ("probability", "extra_us", "max_bytes", "jitter")
 _OP_KEYS = ("floor_us", "algorithm", "duplex")
 
 
@@ -112,7 +113,8 @@ def _slow(table: dict, source: str) -> SlowMode:
         return SlowMode()
     return SlowMode(probability=number(table, "probability", source, low=0.0, high=1.0, prefix="traits.slow"),
                     extra_s=number(table, "extra_us", source, low=0.0, prefix="traits.slow") / 1e6,
-                    max_bytes=number(table, "max_bytes", source, low=0.0, prefix="traits.slow"))
+                    max_bytes=number(table, "max_bytes", source, low=0.0, prefix="traits.slow"),
+                    jitter=number(table, "jitter", source, low=0.0, prefix="traits.slow", default=0.0))
 
 
 def measured_record(value: Any, source: str) -> dict[str, Any]:
