@@ -10,8 +10,8 @@ Every rank, before the first run trains:
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
    Then again as a training step meets them (`in_step`): the calls of at most SLOW_MAX_BYTES,
-   each iteration after one forward + backward of this rank's workers, untimed, as every step
-   runs before its calls. Small calls are where the library's slow path (a wake-up that waits
+   each call after one forward + backward of this rank's workers, untimed, since in a step
+   every call follows CPU work (the compute, or the previous call's packing). Small calls are where the library's slow path (a wake-up that waits
    for a core) decides the time, and it hits a call that follows a step's compute more often,
    and its fast path runs slower, than back-to-back calls show: on the emulated 1 Gbit link
    under other processes' load, 11-56% of the bench's small calls were slow against 10% of
@@ -41,8 +41,9 @@ from lionsim.network.fit import SLOW_MAX_BYTES, FitConfig, Measured, fit_profile
 
 WARMUP, ITERS = 3, 12
 """Iterations per calibrated size: dropped, then timed."""
-IN_STEP_ITERS = 24
-"""Timed in-step iterations per small size: the slow mode's share is what they estimate."""
+IN_STEP_WARMUP, IN_STEP_ITERS = 1, 24
+"""In-step iterations per small size, dropped then timed: the slow mode's share is what the
+timed ones estimate (the back-to-back sweep has warmed the group up)."""
 ANCHORS = (1, 4096)
 """Sizes every (op, dtype) is also measured at: where the floor shows."""
 
@@ -119,7 +120,7 @@ def calibrate(bench, device: torch.device, hosts: list[dict]) -> tuple[Network, 
     points: list[Point] = []
     sweep_cases(planned, comm.ranks, WARMUP, ITERS, device, points.append)
     stepped: list[Point] = []
-    sweep_cases(in_step(planned), comm.ranks, WARMUP, IN_STEP_ITERS, device, stepped.append,
+    sweep_cases(in_step(planned), comm.ranks, IN_STEP_WARMUP, IN_STEP_ITERS, device, stepped.append,
                 before=step_compute(bench))
     if dist.get_rank() != 0:
         return None

@@ -31,7 +31,8 @@ L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined)
 
 The model predicts the mean, which is what a run's steps add up to; `quantile` gives the
 spread of one call (the two modes' mixture, each mode normal with the jitter's deviation), and
-`sum_quantile` that of several calls.
+`sum_quantile` that of several calls: which of them are slow independently, their jitters
+together (one step's calls meet the machine in one state, so their fast times move as one).
 """
 
 from __future__ import annotations
@@ -251,9 +252,11 @@ def _mixture_quantile(base: float, sd: float, outcomes: list[tuple[float, float]
 def sum_quantile(calls: Sequence[Spread], q: float) -> float:
     """The q-quantile of the total of independent calls (a step's collectives): exact over
     which calls were slow (2^k cases for the k calls that can be), so no normal approximation
-    misplaces a rare slow mode; the calls' jitters add as independent normals."""
+    misplaces a rare slow mode. The calls' jitters add up as one normal (fully correlated: a
+    step's calls share the machine's load; independent jitters would shrink the band by sqrt(k)
+    and miss steps on a loaded machine, as the emulated link showed)."""
     base = sum(c.fast_s for c in calls)
-    sd = math.sqrt(sum(c.jitter_s ** 2 for c in calls))
+    sd = sum(c.jitter_s for c in calls)
     risky = [c for c in calls if c.p > 0 and c.extra_s > 0]
     if not risky:
         return base if sd == 0 else _mixture_quantile(base, sd, [(0.0, 1.0)], q)
