@@ -47,6 +47,22 @@ def test_without_jitter_the_band_is_the_exact_two_mode_one():
     assert sum_quantile(calls, 0.1) == pytest.approx(2e-3)
 
 
+def test_the_lower_edge_takes_the_calm_share():
+    """Three calls slow with probability 0.6 each: no call slow in 6.4% of steps, so p10 has one
+    slow call; on a calm machine (0.1 each) 72.9% of steps have none."""
+    loaded = [Spread(1e-3, 4e-3, 0.6)] * 3
+    calm = [Spread(1e-3, 4e-3, 0.6, p_calm=0.1)] * 3
+    assert sum_quantile(loaded, 0.1) == pytest.approx(3e-3 + 4e-3)
+    assert sum_quantile(calm, 0.1) == pytest.approx(3e-3)
+    assert sum_quantile(calm, 0.9) == sum_quantile(loaded, 0.9)  # the upper edge keeps the loaded share
+
+
+def test_a_slow_extra_with_a_spread_has_its_normal_quantile():
+    """Half the calls slow by 4 +- 1 ms: the 90th percentile is the slow mode's 80th."""
+    call = Spread(1e-3, 4e-3, 0.5, extra_sd_s=1e-3)
+    assert call.quantile(0.9) == pytest.approx(5e-3 + 0.8416212335729143e-3, rel=1e-6)
+
+
 def test_the_fit_reads_the_jitter_off_the_fast_iterations():
     """11 fast iterations evenly from 0.9 to 1.1 ms (10th / 90th percentiles 0.92 and 1.08, mean 1)
     and 2 slow ones 5 ms longer, at two small sizes."""
@@ -55,13 +71,15 @@ def test_the_fit_reads_the_jitter_off_the_fast_iterations():
     slow, flags = slow_mode([Measured("all_reduce", "float32", 4, times), Measured("all_reduce", "float32", 4096, times)])
     assert slow.probability == pytest.approx(2 / 13)
     assert slow.jitter == pytest.approx((1.08 - 0.92) / 2.563, rel=1e-3)
+    assert slow.extra_jitter == 0.0  # every slow iteration 5 ms over the typical time
     assert [int(f.sum()) for f in flags.values()] == [2, 2]
 
 
 def test_a_profile_keeps_its_jitter(tmp_path):
     from lionsim.network.traits_file import traits_from_value
 
-    traits = Traits(name="t", backend="gloo", slow=SlowMode(probability=0.2, extra_s=3e-3, max_bytes=4096, jitter=0.25))
+    traits = Traits(name="t", backend="gloo", slow=SlowMode(probability=0.2, extra_s=3e-3, max_bytes=4096, jitter=0.25,
+                                                            extra_jitter=0.5, calm_probability=0.05))
     assert traits_from_value(traits.to_dict(), source="test", default_name="t").slow == traits.slow
     assert "jitter" not in Traits(name="t", slow=SlowMode(probability=0.2, extra_s=3e-3, max_bytes=4096)).to_dict()["slow"]
 

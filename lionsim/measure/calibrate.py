@@ -16,9 +16,10 @@ Every rank, before the first run trains:
    and its fast path runs slower, than back-to-back calls show: on the emulated 1 Gbit link
    under other processes' load, 11-56% of the bench's small calls were slow against 10% of
    back-to-back ones, and their median was 1.3-1.5x (docs/time-model-kernels.md). The slow
-   mode's probability and extra are fitted on the in-step times; each small size's fast time
-   and the fast path's jitter on both sets, since a step's call meets either state of a
-   machine whose load comes and goes (lionsim.network.fit);
+   mode's probability and extra are fitted on the in-step times, its calm probability (the
+   band's lower edge) on the back-to-back ones; each small size's fast time and the fast
+   path's jitter on both sets, since a step's call meets either state of a machine whose load
+   comes and goes (lionsim.network.fit);
 3. fits a profile (lionsim.network.fit) with the bench's network as the prior link.
 
 The fitted profile prices comm_model_s of every step; the training steps were not in the fit,
@@ -129,8 +130,10 @@ def calibrate(bench, device: torch.device, hosts: list[dict]) -> tuple[Network, 
                 for p in points]
     machines = len({h["boot_id"] for h in hosts})
     reach = max((p.nbytes(comm.ranks) for p in stepped), default=0)  # the slow mode covers every in-step size
-    fit = FitConfig(slow_up_to=reach, slow_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times)
-                                                      for p in stepped))
+    fit = FitConfig(slow_up_to=reach,
+                    slow_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in stepped),
+                    calm_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in points
+                                    if (p.op, p.dtype, p.size) in in_steps))
     net, errors = fit_profile(measured, workers=comm.ranks, prior=bench.network, backend=bench.cfg.backend, cfg=fit,
                               name="calibration", record={"backend": bench.cfg.backend, "ranks": comm.ranks,
                                                           "hosts": machines, "when": "before training, this run"},

@@ -9,7 +9,8 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    5% of its iterations slow). Fewer than 2% slow (or 3 iterations) in all: no slow mode.
    The jitter: over the same sizes' fast iterations, each over its size's fast mean, the
    spread between their 10th and 90th percentiles as a normal's standard deviation
-   ((q90 - q10) / 2.563), so the band a step's calls are given holds the fast steps too.
+   ((q90 - q10) / 2.563), so the band a step's calls are given holds the fast steps too; the
+   extra's jitter: the same spread of the slow iterations' extras over their median.
 2. Each size's fast time: the mean of its iterations that are not slow (the model predicts
    means; the slow mode adds its own mean back).
 3. The link's bandwidth B: what the op that uses the link best reaches at its largest sizes
@@ -83,6 +84,9 @@ class FitConfig:
     """Points the slow mode's probability and extra are found on instead of all of them (bench
     --calibrate: the calls measured as a step meets them); the jitter and which iterations are
     slow stay those of every point."""
+    calm_from: tuple[Measured, ...] = ()
+    """Points whose slow share is the calm one (traits.SlowMode.calm_probability; bench
+    --calibrate: the same sizes back to back); none: no calm share."""
     max_regimes: int = 3
     min_points: int = 2
     tie_tolerance: float = 0.01
@@ -143,8 +147,10 @@ def slow_mode(points: list[Measured], up_to: float = 0.0) -> tuple[SlowMode, dic
     extras = np.concatenate([np.asarray(points[i].times)[flags[i]] - typical[i] for i in within])
     if slow.sum() < 3 or slow.mean() < 0.02:
         return only_jitter, none
-    return SlowMode(probability=float(slow.mean()), extra_s=float(np.median(extras)), max_bytes=reach,
-                    jitter=_jitter(points, flags, within)), flags
+    extra = float(np.median(extras))
+    q10, q90 = np.percentile(extras, [10, 90])
+    return SlowMode(probability=float(slow.mean()), extra_s=extra, max_bytes=reach, jitter=_jitter(points, flags, within),
+                    extra_jitter=float(f"{(q90 - q10) / Z90 / extra:.4g}") if extra > 0 else 0.0), flags
 
 
 def _fast_mean(p: Measured, slow: np.ndarray) -> float:
@@ -224,8 +230,10 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
     slow, flags = slow_mode(points, cfg.slow_up_to)
     if cfg.slow_from:
         own = slow_mode(list(cfg.slow_from), cfg.slow_up_to)[0]
-        slow = replace(slow, probability=own.probability, extra_s=own.extra_s,
-                       max_bytes=max(own.max_bytes, slow.max_bytes))
+        calm = slow_mode(list(cfg.calm_from), cfg.slow_up_to)[0].probability if cfg.calm_from else None
+        slow = replace(slow, probability=own.probability, extra_s=own.extra_s, extra_jitter=own.extra_jitter,
+                       max_bytes=max(own.max_bytes, slow.max_bytes),
+                       calm_probability=None if calm is None else min(calm, own.probability))
     fast = {i: _fast_mean(p, flags[i]) for i, p in enumerate(points)}
     groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for i, p in enumerate(points):
