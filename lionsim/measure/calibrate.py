@@ -9,17 +9,17 @@ Every rank, before the first run trains:
 2. measures each (op, dtype) at those sizes plus anchors that let a floor and a duplex share
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
-   Then again as a training step meets them (`in_step`): the calls of at most SLOW_MAX_BYTES,
+   then again as a training step meets them (`in_step`): the calls of at most SLOW_MAX_BYTES,
    each call after one forward + backward of this rank's workers, untimed, since in a step
-   every call follows CPU work (the compute, or the previous call's packing). Small calls are where the library's slow path (a wake-up that waits
-   for a core) decides the time, and it hits a call that follows a step's compute more often,
-   and its fast path runs slower, than back-to-back calls show: on the emulated 1 Gbit link
-   under other processes' load, 11-56% of the bench's small calls were slow against 10% of
-   back-to-back ones, and their median was 1.3-1.5x (docs/time-model-kernels.md). The slow
-   mode's probability and extra are fitted on the in-step times, its calm probability (the
-   band's lower edge) on the back-to-back ones; each small size's fast time and the fast
-   path's jitter on both sets, since a step's call meets either state of a machine whose load
-   comes and goes (lionsim.network.fit);
+   every call follows CPU work (the compute, or the previous call's packing). Small calls are
+   where the library's slow path (a wake-up that waits for a core) decides the time, and on a
+   loaded machine it hits a call that follows CPU work more often than back-to-back calls
+   show: on the emulated 1 Gbit link, 11-56% of the bench's small calls were slow against 10%
+   of back-to-back ones, and most of their medians ran 1.3-1.8x (docs/time-model-kernels.md).
+   The slow mode's probability and extra are fitted on the in-step times, its calm
+   probability (the band's lower edge) on the back-to-back ones; each small size's fast time
+   and the fast path's jitter on both sets, since a step's call meets either state of a
+   machine whose load comes and goes (lionsim.network.fit);
 3. fits a profile (lionsim.network.fit) with the bench's network as the prior link.
 
 The fitted profile prices comm_model_s of every step; the training steps were not in the fit,
