@@ -126,3 +126,24 @@ def test_the_eager_byte_count_of_a_cast_is_its_closed_form():
 
     cast = next(c for c in CASES if c.kernel == "cast")
     assert eager_cost(cast, 4096) == (6.0, 1)
+
+
+def test_perf_kernels_writes_a_table_estimate_can_read(tmp_path, capsys):
+    from lionsim.perf.__main__ import main
+
+    path = tmp_path / "kernels.csv"
+    main(["kernels", "--numel", "10000", "--repeats", "1", "--csv", str(tmp_path / "perf.csv"),
+          "--kernel-table", str(path)])
+    table = read_table(path)
+    assert {r.method for r in table.rows if r.device == "cpu"} == {"measured"}
+    assert set(table.for_device("cpu")) == set(KERNELS) == set(table.for_device("h100"))
+    assert "wrote the kernel table" in capsys.readouterr().out
+
+
+def test_perf_kernels_refuses_a_table_path_before_measuring(tmp_path, capsys):
+    from lionsim.perf.__main__ import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["kernels", "--csv", str(tmp_path / "perf.csv"), "--kernel-table", str(tmp_path / "no" / "kernels.csv")])
+    assert stop.value.code == 2 and "bad --kernel-table" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

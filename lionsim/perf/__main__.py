@@ -111,6 +111,9 @@ def _check(args) -> list[str]:
     check_out_dir(args.csv.parent if str(args.csv.parent) else Path("."), "--csv")
     if not args.csv.parent.is_dir():
         raise LionsimError(f"bad --csv {str(args.csv)!r}: no directory {str(args.csv.parent)!r}")
+    table = args.kernel_table
+    if table is not None and (table.is_dir() or not (table.parent if str(table.parent) else Path(".")).is_dir()):
+        raise LionsimError(f"bad --kernel-table {str(table)!r}; accepted: a file path in an existing directory")
     if "sim" in args.what and args.steps < 4:
         raise LionsimError(f"bad --steps {args.steps}; accepted: 4 or more (2 are dropped, the last evaluates)")
     workloads = []
