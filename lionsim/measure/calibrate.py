@@ -10,16 +10,16 @@ Every rank, before the first run trains:
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
    then again as a training step meets them (`in_step`): the calls of at most SLOW_MAX_BYTES,
-   each call after one forward + backward of this rank's workers, untimed, since in a step
-   every call follows CPU work (the compute, or the previous call's packing). Small calls are
-   where the library's slow path (a wake-up that waits for a core) decides the time, and on a
-   loaded machine it hits a call that follows CPU work more often than back-to-back calls
-   show: on the emulated 1 Gbit link, 11-56% of the bench's small calls were slow against 10%
-   of back-to-back ones, and most of their medians ran 1.3-1.8x (docs/time-model-kernels.md).
-   The slow mode's probability and extra are fitted on the in-step times, its calm
-   probability (the band's lower edge) on the back-to-back ones; each small size's fast time
-   and the fast path's jitter on both sets, since a step's call meets either state of a
-   machine whose load comes and goes (lionsim.network.fit);
+   each call after one forward + backward of this rank's workers (on STEP_SAMPLES samples),
+   untimed, since in a step every call follows CPU work (the compute, or the previous call's
+   packing). Small calls are where the library's slow path (a wake-up that waits for a core)
+   decides the time, and on a loaded machine it hits a call that follows CPU work more often
+   than back-to-back calls show: on the emulated 1 Gbit link, 11-56% of the bench's small
+   calls were slow against 10% of back-to-back ones, and most of their medians ran 1.3-1.8x
+   (docs/time-model-kernels.md). The slow mode's probability and extra are fitted on the
+   in-step times, its calm probability (the band's lower edge) on the back-to-back ones; each
+   small size's fast time and the fast path's jitter on both sets, since a step's call meets
+   either state of a machine whose load comes and goes (lionsim.network.fit);
 3. fits a profile (lionsim.network.fit) with the bench's network as the prior link.
 
 The fitted profile prices comm_model_s of every step; the training steps were not in the fit,
@@ -87,16 +87,23 @@ def cases(calls: list[tuple[str, str, int]]) -> list[tuple[str, str, list[int]]]
     return out
 
 
+STEP_SAMPLES = 2
+"""Samples per worker of the in-step compute: the step's own model and kernels keep the cores
+busy as a step does, while a whole batch of a larger model (vit paper: seconds on 2 loaded
+cores) before each of a few hundred calls would take minutes."""
+
+
 def step_compute(bench) -> Callable[[], None]:
-    """One forward + backward of this rank's workers on its first batch, as a training step runs
-    it (lionsim.training.compute), leaving the model's gradients and the RNG as they were."""
+    """One forward + backward of this rank's workers on the first STEP_SAMPLES samples of their
+    first batch, as a training step runs it (lionsim.training.compute), leaving the model's
+    gradients and the RNG as they were."""
     from lionsim.simulator import GRADIENT_METHODS, gradient_method
 
     workload, place = bench.workload, bench.place
     w = place.comm.local_workers
     grads = torch.zeros(w, workload.params, device=place.device)
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, w)]
-    batches = workload.batches(0, place.workers, place.device)
+    batches = [(x[:STEP_SAMPLES], y[:STEP_SAMPLES]) for x, y in workload.batches(0, place.workers, place.device)]
 
     def run() -> None:
         with torch.random.fork_rng(devices=[place.device] if place.device.type == "cuda" else []):
