@@ -3,6 +3,8 @@ model, nccl-tests' columns and factors, `--fit`, and one-line errors. Never asse
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import pandas as pd
 import pytest
 import torch
@@ -62,7 +64,11 @@ def test_measured_rows_sit_beside_model_rows(measured):
         bandwidth = min(1.17e9 * op.share(r.bytes), gloo.host_GBps * 1e9)  # B share, capped by the host
         fast = op.floor(r.bytes) + hops * 25e-6 + moved / bandwidth
         assert r.time_s == pytest.approx(fast + gloo.slow.probability * gloo.slow.extra_s) and r.time_mean_s == r.time_s
-        assert (r.time_p10_s, r.time_p90_s) == pytest.approx((fast, fast + gloo.slow.extra_s))  # 20% slow: p90 is
+        # the band: fast or slow (p), each normal with the jitter's deviation; the modes lie so far
+        # apart that each edge falls in one of them (NormalDist: the closed form)
+        p, sd, inv = gloo.slow.probability, gloo.slow.jitter * fast, NormalDist().inv_cdf
+        assert (r.time_p10_s, r.time_p90_s) == pytest.approx(
+            (fast + sd * inv(0.1 / (1 - p)), fast + gloo.slow.extra_s + sd * inv((0.9 - (1 - p)) / p)), rel=1e-4)
 
 
 def test_nccl_tests_columns_and_bus_factors(measured):

@@ -20,15 +20,16 @@ def run(argv: list[str], capsys) -> tuple[int, str, str]:
 def test_estimate_writes_the_csv_the_library_computes(tmp_path, capsys):
     argv = ["estimate", "--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
             "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce",
-            "-s", "dlion-mavo@int8-allreduce", "--out", str(tmp_path)]
+            "-s", "dlion-mavo@int8-allreduce", "--kernels", "ideal", "--out", str(tmp_path)]
     code, out, err = run(argv, capsys)
     assert (code, err) == (0, "")
     frame = pd.read_csv(tmp_path / "estimate.csv")
     assert list(frame.columns[: len(ESTIMATE_COLUMNS)]) == ESTIMATE_COLUMNS
     expected = estimate(EstimateConfig(params=3_000_000_000, tokens_per_worker=1024, workers=64,
-                                       network="a100x8-4hdr", device="a100", overlap="none",
+                                       network="a100x8-4hdr", device="a100", overlap="none", kernels="ideal",
                                        strategies=["adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"]))
     assert frame["step_s"].tolist() == pytest.approx(expected["step_s"].tolist())
+    assert frame["kernels"].tolist() == ["ideal fused passes"] * 2
     assert frame["strategy"].tolist() == ["adamw", "dlion-mavo"]
     for text in ("3,000,000,000 params", "adamw*", "dlion-mavo", "int8-allreduce", "1.33x", "estimate.csv"):
         assert text in out

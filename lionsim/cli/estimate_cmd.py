@@ -58,6 +58,10 @@ Overlap = Annotated[str, typer.Option(
 Algorithm = Annotated[str, typer.Option(
     "--algorithm", help="Collective algorithm: auto (cheapest) or a name from `lionsim comm --help`, "
                         "for the ops it implements (others: cheapest).")]
+KernelsOpt = Annotated[str, typer.Option(
+    "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
+                      "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host), "
+                      "or ideal (one fused memory pass each).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
@@ -107,7 +111,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"none = after it): {overlap}."),
+                 f"none = after it): {overlap}. kernels: {first['kernels']}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: the bytes of `sent` that cross a node boundary, when some do and some don't
@@ -236,6 +240,7 @@ def estimate_cmd(
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
+    kernels: KernelsOpt = "table",
     sweep: SweepOpt = None,
     out: EstimateOut = None,
     trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
@@ -256,7 +261,7 @@ def estimate_cmd(
         compute_spread=list(compute_spread or []), seed=seed, local_steps=local_steps,
         powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk, freeze_steps=freeze_steps,
         powersgd_warmup_steps=powersgd_warmup_steps, dgc_warmup_steps=dgc_warmup_steps, momentum_sync=momentum_sync,
-        steps=steps, tokens=tokens,
+        steps=steps, tokens=tokens, kernels=kernels,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     if trace and out is None:

@@ -13,13 +13,13 @@ from lionsim.errors import LionsimError
 COMMANDS = {
     "estimate-dlion-paper": ["--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
                              "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce",
-                             "-s", "dlion-mavo@int8-allreduce"],
+                             "-s", "dlion-mavo@int8-allreduce", "--kernels", "ideal"],
     "estimate-lioncub": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--network",
                          "h100x8-10gbe", "--device", "h100", "-s", "lion@fp32-allreduce", "-s", "dlion-mavo@a2a-1bit"],
     "estimate-hier": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "64", "--network",
                       "h100x8-10gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@int8-allreduce", "-s",
                       "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier-exact", "-s", "dlion-mavo@hier-1bit", "--traits",
-                      "ideal"],
+                      "ideal", "--kernels", "ideal"],
 }
 """Each block's `lionsim estimate` arguments (the page shows the same command above the block)."""
 

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.compute.counted import Count, count_on_meta
+from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.run import run_steps
@@ -101,6 +102,10 @@ class EstimateConfig:
     tokens: int | None = None
     """A whole run that processes this many tokens in all (steps = ceil(tokens / (tokens per
     worker x workers))); give steps or tokens, not both."""
+    kernels: str = "table"
+    """How encode, decode and update are priced: `table` (the codec kernel table's rows for the
+    device: lionsim.compute.kernel_table), `table:DEVICE` (another device's rows, e.g. table:cpu
+    for codecs staged through the host), or `ideal` (one fused pass each at the device's bandwidth)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -137,6 +142,8 @@ class Resolved:
     flops_per_unit: float | None = None
     """Counted forward + backward FLOPs of one unit of tokens_per_worker (a sample of a counted model:
     a ResNet preset, --model FILE.py:FUNC with an example input); None: 6 P per token."""
+    kernels: KernelChoice = dataclasses.field(default_factory=lambda: IDEAL_KERNELS)
+    """How encode, decode and update are priced."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -147,6 +154,40 @@ class Resolved:
 
 PHASE_OPTIONS = ("freeze_steps", "dgc_warmup_steps", "momentum_sync")
 """StrategyConfig fields a run's phases read beyond the strategies' own options (RULES)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KernelChoice:
+    """`--kernels` resolved: a table's rows for one device, or the ideal fused passes."""
+
+    table: KernelTable | None
+    """None: ideal fused passes."""
+    device: str = ""
+    """Whose rows price the passes."""
+
+    def describe(self) -> str:
+        """What estimate.csv's `kernels` column and the table's caption say."""
+        return "ideal fused passes" if self.table is None else self.table.describe(self.device)
+
+
+IDEAL_KERNELS = KernelChoice(None)
+KERNEL_CHOICES = "table, table:DEVICE (a device of the kernel table, e.g. table:cpu) or ideal"
+
+
+def resolve_kernels(text: object, device: Device) -> KernelChoice:
+    """`--kernels` (EstimateConfig.kernels) for an estimate on `device`."""
+    from lionsim.compute.kernel_table import default_table
+
+    choice = text.strip().lower() if isinstance(text, str) else ""
+    if choice == "ideal":
+        return IDEAL_KERNELS
+    kind, _, rows = choice.partition(":")
+    if kind != "table" or (_ and not rows):
+        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}")
+    table = default_table()
+    name = rows or device.name
+    table.for_device(name)  # a device the table lacks is one line naming those it has
+    return KernelChoice(table, name)
 
 
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
@@ -230,6 +271,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if spread is not None:
         spread.check(workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
+    kernels = resolve_kernels(cfg.kernels, device)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg, [r.strategy_class for r in runs])
     if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
@@ -241,7 +283,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         options={name: getattr(cfg, name) for name in (*RULES, *PHASE_OPTIONS) if getattr(cfg, name, None) is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
+        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit,
     )

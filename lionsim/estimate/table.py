@@ -6,8 +6,12 @@ Per worker and step (timeline.py for how they combine):
                            (P parameters, T tokens per worker; work.device_work), at least
                            KERNELS_PER_TENSOR kernels per parameter tensor x the device's
                            per-kernel floor (a small model is launch-bound, as bench counts)
-    encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth,
-                           at least one kernel's floor where a part moves any bytes
+    encode/decode/update   passes.py bytes per parameter x P, each kernel's share at its speed
+                           in the codec kernel table for the device (--kernels table, the
+                           default: kernel_passes.py), at least the launches of its kernels x
+                           the device's per-kernel floor; with --kernels ideal one fused pass
+                           each at the device's memory bandwidth, at least one kernel's floor
+                           where a part moves any bytes. `kernels` says which priced the row
     comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
                            backward as overlap.py says
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
@@ -36,6 +40,7 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
+from lionsim.steptime.kernel_passes import kernel_cost
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.estimate.run import describe, step_kinds
@@ -90,6 +95,7 @@ EXTRA_COLUMNS: list[str] = [
     "mean_step_s",
     "run_speedup",
     "run_phases",
+    "kernels",
 ]
 
 
@@ -103,9 +109,16 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
                 local: bool = False) -> tuple[StepWork, dict]:
     """One step of `run`: its compute-stream work and the keywords of timeline.price_step."""
     passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node, local=local)
-    kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
-                      decode=int(passes.decode > 0), update=int(passes.update > 0))
-    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
+    if r.kernels.table is None:
+        cost = None
+        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
+                          decode=int(passes.decode > 0), update=int(passes.update > 0))
+    else:
+        cost = kernel_cost(passes, run.transport, p.spec, workers, r.kernels.table, r.kernels.device,
+                           network.workers_per_node, local=local)
+        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
+                          decode=cost.launches("decode"), update=cost.launches("update"))
+    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
                       after_step=p.after_step)
@@ -176,6 +189,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "compute_spread": "" if r.spread is None else r.spread.describe(),
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
+            "kernels": r.kernels.describe(),
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)

@@ -9,6 +9,17 @@ Every rank, before the first run trains:
 2. measures each (op, dtype) at those sizes plus anchors that let a floor and a duplex share
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
+   then again as a training step meets them (`in_step`): the calls of at most SLOW_MAX_BYTES,
+   each call after one forward + backward of this rank's workers (on STEP_SAMPLES samples),
+   untimed, since in a step every call follows CPU work (the compute, or the previous call's
+   packing). Small calls are where the library's slow path (a wake-up that waits for a core)
+   decides the time, and on a loaded machine it hits a call that follows CPU work more often
+   than back-to-back calls show: on the emulated 1 Gbit link, 11-56% of the bench's small
+   calls were slow against 10% of back-to-back ones, and most of their medians ran 1.3-1.8x
+   (docs/time-model-kernels.md). The slow mode's probability and extra are fitted on the
+   in-step times, its calm probability (the band's lower edge) on the back-to-back ones; each
+   small size's fast time and the fast path's jitter on both sets, since a step's call meets
+   either state of a machine whose load comes and goes (lionsim.network.fit);
 3. fits a profile (lionsim.network.fit) with the bench's network as the prior link.
 
 The fitted profile prices comm_model_s of every step; the training steps were not in the fit,
@@ -19,6 +30,7 @@ calibration.toml and calibration.csv (every measured size, the fit's error) besi
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Callable
 
 import pandas as pd
 import torch
@@ -26,10 +38,13 @@ import torch
 from lionsim.measure.rank import sweep_cases
 from lionsim.measure.table import Point
 from lionsim.network import Network
-from lionsim.network.fit import Measured, fit_profile
+from lionsim.network.fit import SLOW_MAX_BYTES, FitConfig, Measured, fit_profile
 
 WARMUP, ITERS = 3, 12
 """Iterations per calibrated size: dropped, then timed."""
+IN_STEP_WARMUP, IN_STEP_ITERS = 1, 24
+"""In-step iterations per small size, dropped then timed: the slow mode's share is what the
+timed ones estimate (the back-to-back sweep has warmed the group up)."""
 ANCHORS = (1, 4096)
 """Sizes every (op, dtype) is also measured at: where the floor shows."""
 
@@ -72,18 +87,61 @@ def cases(calls: list[tuple[str, str, int]]) -> list[tuple[str, str, list[int]]]
     return out
 
 
+STEP_SAMPLES = 2
+"""Samples per worker of the in-step compute: the step's own model and kernels keep the cores
+busy as a step does, while a whole batch of a larger model (vit paper: seconds on 2 loaded
+cores) before each of a few hundred calls would take minutes."""
+
+
+def step_compute(bench) -> Callable[[], None]:
+    """One forward + backward of this rank's workers on the first STEP_SAMPLES samples of their
+    first batch, as a training step runs it (lionsim.training.compute), leaving the model's
+    gradients and the RNG as they were."""
+    from lionsim.simulator import GRADIENT_METHODS, gradient_method
+
+    workload, place = bench.workload, bench.place
+    w = place.comm.local_workers
+    grads = torch.zeros(w, workload.params, device=place.device)
+    gradients = GRADIENT_METHODS[gradient_method(workload.gradients, w)]
+    batches = [(x[:STEP_SAMPLES], y[:STEP_SAMPLES]) for x, y in workload.batches(0, place.workers, place.device)]
+
+    def run() -> None:
+        with torch.random.fork_rng(devices=[place.device] if place.device.type == "cuda" else []):
+            gradients(workload.model, workload.loss, batches, grads)
+        workload.model.zero_grad(set_to_none=True)
+
+    return run
+
+
+def in_step(calls: list[tuple[str, str, list[int]]]) -> list[tuple[str, str, list[int]]]:
+    """The cases' sizes a step's compute changes (module doc, 2): those of at most SLOW_MAX_BYTES."""
+    small = [(op, dtype, [b for b in sizes if b <= SLOW_MAX_BYTES]) for op, dtype, sizes in calls]
+    return [(op, dtype, sizes) for op, dtype, sizes in small if sizes]
+
+
 def calibrate(bench, device: torch.device, hosts: list[dict]) -> tuple[Network, pd.DataFrame] | None:
     """Measure and fit on every rank (collective); rank 0 gets (profile, calibration.csv rows)."""
     import torch.distributed as dist
 
     comm = bench.place.comm
+    planned = cases(planned_calls(bench))
     points: list[Point] = []
-    sweep_cases(cases(planned_calls(bench)), comm.ranks, WARMUP, ITERS, device, points.append)
+    sweep_cases(planned, comm.ranks, WARMUP, ITERS, device, points.append)
+    stepped: list[Point] = []
+    sweep_cases(in_step(planned), comm.ranks, IN_STEP_WARMUP, IN_STEP_ITERS, device, stepped.append,
+                before=step_compute(bench))
     if dist.get_rank() != 0:
         return None
-    measured = [Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in points]
+    in_steps = {(p.op, p.dtype, p.size): p.times for p in stepped}
+    measured = [Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times + in_steps.get((p.op, p.dtype, p.size), ()))
+                for p in points]
     machines = len({h["boot_id"] for h in hosts})
-    net, errors = fit_profile(measured, workers=comm.ranks, prior=bench.network, backend=bench.cfg.backend,
+    reach = max((p.nbytes(comm.ranks) for p in stepped), default=0)  # the slow mode covers every in-step size
+    fit = FitConfig(slow_up_to=reach,
+                    slow_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in stepped),
+                    calm_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in points
+                                    if (p.op, p.dtype, p.size) in in_steps))
+    net, errors = fit_profile(measured, workers=comm.ranks, prior=bench.network, backend=bench.cfg.backend, cfg=fit,
                               name="calibration", record={"backend": bench.cfg.backend, "ranks": comm.ranks,
                                                           "hosts": machines, "when": "before training, this run"},
                               description=f"calibrated on this run's {comm.ranks} {bench.cfg.backend} ranks before "

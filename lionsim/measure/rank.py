@@ -42,14 +42,17 @@ def sweep(cfg: MeasureConfig, device: torch.device, report, beat=lambda: None) -
 
 
 def sweep_cases(cases, ranks: int, warmup: int, iters: int, device: torch.device, report,
-                beat=lambda: None) -> None:
-    """Measure each (op, dtype, sizes) case, sizes interleaved (module doc); `report(Point)` on rank 0."""
+                beat=lambda: None, before=lambda: None) -> None:
+    """Measure each (op, dtype, sizes) case, sizes interleaved (module doc); `report(Point)` on rank 0.
+    `before()` runs untimed before every call (a training step's compute, so each call meets the
+    library as a step's calls do: lionsim.measure.calibrate)."""
     for op, dtype, asked in cases:
         sizes = list(dict.fromkeys(sized(op, size, ranks, dtype).nbytes for size in asked))  # 1 B and 4 B
         runs = [prepare(op, size, ranks, device, dtype) for size in sizes]                  # may be one size
         times = torch.zeros(iters, len(runs), dtype=torch.float64)  # [iteration, size]
         for i in range(warmup + iters):
             for j, run in enumerate(runs):
+                before()
                 t = _time_once(run, device)
                 if i >= warmup:
                     times[i - warmup, j] = t

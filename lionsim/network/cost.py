@@ -203,7 +203,10 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     names = [p.algorithm for p in phases]
     floor = traits.op(call.op).floor(call.nbytes)
     fast = floor + sum(p.terms.time_s for p in phases)
-    spread = Spread(fast, traits.slow.extra_s, traits.slow.applies(call.nbytes))
+    slow = traits.slow
+    p = slow.applies(call.nbytes)
+    spread = Spread(fast, slow.extra_s, p, fast * slow.jitter_at(call.nbytes), slow.extra_s * slow.extra_jitter if p else 0.0,
+                    slow.calm_at(call.nbytes) if p and slow.calm_probability is not None else None)
     return CallCost(
         time_s=spread.mean_s,
         algorithm=names[0] if len(names) == 1 else "hier:" + "+".join(names),

@@ -7,6 +7,10 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    takes more than max(1 ms, 2x) beyond its size's typical (25th percentile) time. Pooled over
    those sizes: the probability, the median extra, and the largest size still hit (at least
    5% of its iterations slow). Fewer than 2% slow (or 3 iterations) in all: no slow mode.
+   The jitter: over the same sizes' fast iterations, each over its size's fast mean, the
+   spread between their 10th and 90th percentiles as a normal's standard deviation
+   ((q90 - q10) / 2.563), so the band a step's calls are given holds the fast steps too; the
+   extra's jitter: the same spread of the slow iterations' extras over their median.
 2. Each size's fast time: the mean of its iterations that are not slow (the model predicts
    means; the slow mode adds its own mean back).
 3. The link's bandwidth B: what the op that uses the link best reaches at its largest sizes
@@ -70,8 +74,19 @@ class Measured:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class FitConfig:
-    """How duplex regimes are searched."""
+    """How duplex regimes are searched, and how far the slow mode reaches."""
 
+    slow_up_to: float = 0.0
+    """The slow mode reaches at least this size (bytes), however few of its iterations were
+    slow: bench --calibrate gives its in-step sizes, all measured as a step meets them, where
+    a few dozen iterations cannot tell a size that is never slow from one slow a quarter of the time."""
+    slow_from: tuple[Measured, ...] = ()
+    """Points the slow mode's probability and extra are found on instead of all of them (bench
+    --calibrate: the calls measured as a step meets them); the jitter and which iterations are
+    slow stay those of every point."""
+    calm_from: tuple[Measured, ...] = ()
+    """Points whose slow share is the calm one (traits.SlowMode.calm_probability; bench
+    --calibrate: the same sizes back to back); none: no calm share."""
     max_regimes: int = 3
     min_points: int = 2
     tie_tolerance: float = 0.01
@@ -93,8 +108,26 @@ def coefficients(op: str, workers: int, nbytes: float) -> tuple[float, float, fl
     return terms.latency_s, terms.bandwidth_s, terms.reduce_s
 
 
-def slow_mode(points: list[Measured]) -> tuple[SlowMode, dict[int, np.ndarray]]:
-    """The slow mode (module doc, 1) and, per point index, which iterations were slow."""
+Z90 = 2.563
+"""The width between a normal's 10th and 90th percentiles, in standard deviations."""
+
+
+def _jitter(points: list[Measured], flags: dict[int, np.ndarray], within: list[int]) -> float:
+    """The fast iterations' relative spread over `within` (module doc, 1), 4 significant digits."""
+    rel = []
+    for i in within:
+        t = np.asarray(points[i].times)[~flags[i]]
+        if len(t) >= 4:
+            rel.append(t / t.mean())
+    if not rel:
+        return 0.0
+    q10, q90 = np.percentile(np.concatenate(rel), [10, 90])
+    return float(f"{(q90 - q10) / Z90:.4g}")
+
+
+def slow_mode(points: list[Measured], up_to: float = 0.0) -> tuple[SlowMode, dict[int, np.ndarray]]:
+    """The slow mode (module doc, 1) and, per point index, which iterations were slow; it reaches
+    at least `up_to` bytes (FitConfig.slow_up_to)."""
     none = {i: np.zeros(len(p.times), bool) for i, p in enumerate(points)}
     flags, typical = dict(none), {}
     for i, p in enumerate(points):
@@ -103,14 +136,21 @@ def slow_mode(points: list[Measured]) -> tuple[SlowMode, dict[int, np.ndarray]]:
             typical[i] = float(np.percentile(t, 25))
             flags[i] = t > typical[i] + max(1e-3, 2 * typical[i])
     hit = [points[i].nbytes for i in typical if flags[i].mean() >= 0.05]
+    small = list(typical)
+    only_jitter = SlowMode(max_bytes=max((points[i].nbytes for i in small), default=0),
+                           jitter=_jitter(points, none, small))
     if not hit:
-        return SlowMode(), none
-    within = [i for i in typical if points[i].nbytes <= max(hit)]
+        return only_jitter, none
+    reach = max(max(hit), up_to)
+    within = [i for i in typical if points[i].nbytes <= reach]
     slow = np.concatenate([flags[i] for i in within])
     extras = np.concatenate([np.asarray(points[i].times)[flags[i]] - typical[i] for i in within])
     if slow.sum() < 3 or slow.mean() < 0.02:
-        return SlowMode(), none
-    return SlowMode(probability=float(slow.mean()), extra_s=float(np.median(extras)), max_bytes=max(hit)), flags
+        return only_jitter, none
+    extra = float(np.median(extras))
+    q10, q90 = np.percentile(extras, [10, 90])
+    return SlowMode(probability=float(slow.mean()), extra_s=extra, max_bytes=reach, jitter=_jitter(points, flags, within),
+                    extra_jitter=float(f"{(q90 - q10) / Z90 / extra:.4g}") if extra > 0 else 0.0), flags
 
 
 def _fast_mean(p: Measured, slow: np.ndarray) -> float:
@@ -187,7 +227,13 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
     """A flat profile (link + traits) fitted to `points` at `workers` ranks, and its errors."""
     if not points:
         raise LionsimError("--fit needs measured rows; none were measured")
-    slow, flags = slow_mode(points)
+    slow, flags = slow_mode(points, cfg.slow_up_to)
+    if cfg.slow_from:
+        own = slow_mode(list(cfg.slow_from), cfg.slow_up_to)[0]
+        calm = slow_mode(list(cfg.calm_from), cfg.slow_up_to)[0].probability if cfg.calm_from else None
+        slow = replace(slow, probability=own.probability, extra_s=own.extra_s, extra_jitter=own.extra_jitter,
+                       max_bytes=max(own.max_bytes, slow.max_bytes),
+                       calm_probability=None if calm is None else min(calm, own.probability))
     fast = {i: _fast_mean(p, flags[i]) for i, p in enumerate(points)}
     groups: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for i, p in enumerate(points):

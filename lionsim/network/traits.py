@@ -25,10 +25,17 @@ L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined)
 - host: the most bytes per second one rank's library moves, whatever the link (inf: no cap).
 - reduce(d): bytes combined per second in a reduction of dtype d; a dtype without an entry
   uses the link's gamma (0 in every preset).
-- slow mode: with probability P a call of at most max_bytes takes `extra` seconds more.
+- slow mode: with probability P a call of at most max_bytes takes `extra` seconds more; the
+  fast time of such a call varies by `jitter` (its standard deviation over its mean) and the
+  extra by `extra_jitter`, which widen the band and leave the mean alone. On a machine whose
+  load comes and goes P is itself uncertain: `calm_probability` is the share on a calm moment
+  (back-to-back calls), P the share as a training step's calls meet it; the band's lower edge
+  takes the calm share, its upper edge P, so it spans the machine's load states.
 
 The model predicts the mean, which is what a run's steps add up to; `quantile` gives the
-spread of one call (the two modes' mixture), and `sum_quantile` that of several calls.
+spread of one call (the two modes' mixture, each mode normal with the jitter's deviation), and
+`sum_quantile` that of several calls: which of them are slow independently, their jitters
+together (one step's calls meet the machine in one state, so their fast times move as one).
 """
 
 from __future__ import annotations
@@ -107,15 +114,35 @@ class SlowMode:
     """Seconds a slow call takes beyond the fast one."""
     max_bytes: float = 0.0
     """The largest call (calls.py size) the slow mode hits."""
+    jitter: float = 0.0
+    """Standard deviation of a call's fast time over that time, for calls of at most max_bytes
+    (their step-to-step spread; it widens the band, not the mean). 0: a fixed fast time."""
+    extra_jitter: float = 0.0
+    """Standard deviation of a slow call's extra over extra_s (0: a fixed extra)."""
+    calm_probability: float | None = None
+    """The slow share of back-to-back calls, which the band's lower edge takes; None: probability."""
 
     def __post_init__(self) -> None:
         check_number("slow probability", self.probability, low=0.0, low_open=False, high=1.0)
         check_number("slow extra_s", self.extra_s, low=0.0, low_open=False)
         check_number("slow max_bytes", self.max_bytes, low=0.0, low_open=False, high=math.inf)
+        check_number("slow jitter", self.jitter, low=0.0, low_open=False)
+        check_number("slow extra_jitter", self.extra_jitter, low=0.0, low_open=False)
+        if self.calm_probability is not None:
+            check_number("slow calm_probability", self.calm_probability, low=0.0, low_open=False, high=1.0)
 
     def applies(self, nbytes: float) -> float:
         """The probability that a call of `nbytes` is slow."""
         return self.probability if nbytes <= self.max_bytes and self.extra_s > 0 else 0.0
+
+    def calm_at(self, nbytes: float) -> float:
+        """The calm slow share (calm_probability) of a call of `nbytes`."""
+        calm = self.probability if self.calm_probability is None else self.calm_probability
+        return calm if nbytes <= self.max_bytes and self.extra_s > 0 else 0.0
+
+    def jitter_at(self, nbytes: float) -> float:
+        """The fast time's relative deviation for a call of `nbytes`."""
+        return self.jitter if nbytes <= self.max_bytes else 0.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -165,7 +192,7 @@ class Traits:
     def ideal(self) -> bool:
         """True when the traits add nothing to the alpha-beta formulas."""
         return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
-                and self.slow.applies(0) == 0 and not self.model)
+                and self.slow.applies(0) == 0 and self.slow.jitter_at(0) == 0 and not self.model)
 
     def with_ops(self, **ops: OpTraits) -> Traits:
         """A copy with the given ops' traits replaced."""
@@ -181,9 +208,12 @@ class Traits:
             out["description"] = self.description
         if self.model:
             out["model"] = self.model
-        if self.slow.applies(0):
+        if self.slow.applies(0) or self.slow.jitter_at(0):
             out["slow"] = {"probability": self.slow.probability, "extra_us": in_us(self.slow.extra_s),
-                           "max_bytes": int(self.slow.max_bytes)}
+                           "max_bytes": int(self.slow.max_bytes)} | (
+                {"jitter": self.slow.jitter} if self.slow.jitter else {}) | (
+                {"extra_jitter": self.slow.extra_jitter} if self.slow.extra_jitter else {}) | (
+                {} if self.slow.calm_probability is None else {"calm_probability": self.slow.calm_probability})
         if self.reduce_GBps:
             out["reduce_GBps"] = dict(self.reduce_GBps)
         for name, t in self.ops:
@@ -209,11 +239,16 @@ IDEAL = Traits()
 
 @dataclass(frozen=True, slots=True)
 class Spread:
-    """One call's time as a two-mode mixture: fast, or fast + extra with probability p."""
+    """One call's time as a two-mode mixture: fast, or fast + extra with probability p; the fast
+    mode normal with standard deviation jitter_s, the slow one adding extra_sd_s (0: points)."""
 
     fast_s: float
     extra_s: float = 0.0
     p: float = 0.0
+    jitter_s: float = 0.0
+    extra_sd_s: float = 0.0
+    p_calm: float | None = None
+    """The slow share quantiles below the median take (SlowMode.calm_probability); None: p."""
 
     @property
     def mean_s(self) -> float:
@@ -221,30 +256,60 @@ class Spread:
 
     def quantile(self, q: float) -> float:
         """The q-quantile (0 < q < 1): the slow mode once more than 1 - q of calls are slow."""
-        return self.fast_s + (self.extra_s if self.p > 1 - q else 0.0)
+        return sum_quantile([self], q)
+
+    def share(self, q: float) -> float:
+        """The slow share a q-quantile takes: the calm one below the median (module doc)."""
+        return self.p if q >= 0.5 or self.p_calm is None else self.p_calm
+
+
+def _normal_cdf(z: float) -> float:
+    return 0.5 * math.erfc(-z / math.sqrt(2))
+
+
+def _mixture_quantile(base: float, outcomes: list[tuple[float, float, float]], q: float) -> float:
+    """The q-quantile of base + a draw of the (extra, probability, sd) outcomes, each normal
+    around its extra (a point where sd is 0): bisection on the mixture's distribution function."""
+    if all(sd == 0 for _, _, sd in outcomes):
+        seen = 0.0
+        for extra, prob, _ in sorted(outcomes):
+            seen += prob
+            if seen >= q - 1e-12:
+                return base + extra
+        return base + max(e for e, _, _ in outcomes)
+
+    def below(x: float, e: float, sd: float) -> float:
+        return _normal_cdf((x - e) / sd) if sd > 0 else float(x >= e)
+
+    lo = min(e - 10 * sd for e, _, sd in outcomes)
+    hi = max(e + 10 * sd for e, _, sd in outcomes)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if sum(p * below(mid, e, sd) for e, p, sd in outcomes) < q:
+            lo = mid
+        else:
+            hi = mid
+    return base + (lo + hi) / 2
 
 
 def sum_quantile(calls: Sequence[Spread], q: float) -> float:
     """The q-quantile of the total of independent calls (a step's collectives): exact over
     which calls were slow (2^k cases for the k calls that can be), so no normal approximation
-    misplaces a rare slow mode."""
+    misplaces a rare slow mode. The calls' jitters add up as one normal (fully correlated: a
+    step's calls share the machine's load; independent jitters would shrink the band by sqrt(k)
+    and miss steps on a loaded machine, as the emulated link showed), and so do the slow calls'
+    extra spreads. Below the median each call is slow with its calm share (Spread.share)."""
     base = sum(c.fast_s for c in calls)
-    risky = [c for c in calls if c.p > 0 and c.extra_s > 0]
-    if not risky:
-        return base
+    sd = sum(c.jitter_s for c in calls)
+    risky = [c for c in calls if c.share(q) > 0 and c.extra_s > 0]
     if len(risky) > 16:  # beyond 65k cases: the mean is as good a summary as any
-        return base + sum(c.p * c.extra_s for c in risky)
+        return base + sum(c.share(q) * c.extra_s for c in risky)
     outcomes = []
     for slow in itertools.product((False, True), repeat=len(risky)):
-        prob, extra = 1.0, 0.0
+        prob, extra, spread = 1.0, 0.0, sd
         for c, s in zip(risky, slow):
-            prob *= c.p if s else 1 - c.p
+            prob *= c.share(q) if s else 1 - c.share(q)
             extra += c.extra_s if s else 0.0
-        outcomes.append((extra, prob))
-    outcomes.sort()
-    seen = 0.0
-    for extra, prob in outcomes:
-        seen += prob
-        if seen >= q - 1e-12:
-            return base + extra
-    return base + outcomes[-1][0]
+            spread += c.extra_sd_s if s else 0.0  # slow extras move together, as the jitters do
+        outcomes.append((extra, prob, spread))
+    return _mixture_quantile(base, outcomes, q)

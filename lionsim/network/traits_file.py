@@ -11,6 +11,10 @@
     probability = 0.2               # chance a call of at most max_bytes is slow
     extra_us = 3500.0               # what a slow call adds, microseconds
     max_bytes = 65536
+    jitter = 0.3                    # optional: a fast call's standard deviation / its time (0)
+    extra_jitter = 0.5              # optional: a slow call's extra's standard deviation / extra (0)
+    calm_probability = 0.1          # optional: the slow share of back-to-back calls, the band's
+                                    # lower edge (absent: probability)
     [traits.reduce_GBps]            # optional, per dtype: bytes combined per second
     int8 = 2.5
     [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex)
@@ -37,7 +41,7 @@ from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Traits
 
 BACKENDS = ("gloo", "nccl", "any")
 _KEYS = ("name", "backend", "host_GBps", "description", "model", "slow", "reduce_GBps", "ops")
-_SLOW_KEYS = ("probability", "extra_us", "max_bytes")
+_SLOW_KEYS = ("probability", "extra_us", "max_bytes", "jitter", "extra_jitter", "calm_probability")
 _OP_KEYS = ("floor_us", "algorithm", "duplex")
 
 
@@ -114,7 +118,11 @@ def _slow(table: dict, source: str) -> SlowMode:
         return SlowMode()
     return SlowMode(probability=number(table, "probability", source, low=0.0, high=1.0, prefix="traits.slow"),
                     extra_s=number(table, "extra_us", source, low=0.0, prefix="traits.slow") / 1e6,
-                    max_bytes=number(table, "max_bytes", source, low=0.0, prefix="traits.slow"))
+                    max_bytes=number(table, "max_bytes", source, low=0.0, prefix="traits.slow"),
+                    jitter=number(table, "jitter", source, low=0.0, prefix="traits.slow", default=0.0),
+                    extra_jitter=number(table, "extra_jitter", source, low=0.0, prefix="traits.slow", default=0.0),
+                    calm_probability=(number(table, "calm_probability", source, low=0.0, high=1.0, prefix="traits.slow")
+                                      if "calm_probability" in table else None))
 
 
 def measured_record(value: Any, source: str) -> dict[str, Any]:

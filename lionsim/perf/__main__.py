@@ -14,7 +14,7 @@ from lionsim.perf.rows import write_csv
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
-CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity"]
+CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels"]
 
 
 def _ints(text: str) -> list[int]:
@@ -49,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
                    help=f"any of {', '.join(CHOICES)} (default: {' '.join(DEFAULT)})")
     p.add_argument("--csv", type=Path, default=Path("perf.csv"), help="write every figure here (default perf.csv)")
     p.add_argument("--numel", type=_positive, default=None,
-                   help="codecs: 1e8 elements; votes: 1e6 coordinates; transports: 25e6 parameters")
+                   help="codecs: 1e8 elements; kernels: 1e7; votes: 1e6 coordinates; transports: 25e6 parameters")
     p.add_argument("--repeats", type=_positive, default=5, help="timed repetitions of each codec / gradient figure")
     p.add_argument("--vote-workers", type=_ints, default=[8, 32, 128, 1024], help="votes: worker counts N")
     p.add_argument("--workloads", default="vit,mlp", help="gradients, sim: the workloads")
@@ -70,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
                    help="fidelity: WORKLOAD:SIZE list trained across the link")
     p.add_argument("--fidelity-steps", type=_positive, default=30, help="fidelity: steps per strategy")
     p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
+    p.add_argument("--kernel-table", type=Path, default=None,
+                   help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
     p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (issue 22: 300)")
     p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
     p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
@@ -109,6 +111,9 @@ def _check(args) -> list[str]:
     check_out_dir(args.csv.parent if str(args.csv.parent) else Path("."), "--csv")
     if not args.csv.parent.is_dir():
         raise LionsimError(f"bad --csv {str(args.csv)!r}: no directory {str(args.csv.parent)!r}")
+    table = args.kernel_table
+    if table is not None and (table.is_dir() or not (table.parent if str(table.parent) else Path(".")).is_dir()):
+        raise LionsimError(f"bad --kernel-table {str(table)!r}; accepted: a file path in an existing directory")
     if "sim" in args.what and args.steps < 4:
         raise LionsimError(f"bad --steps {args.steps}; accepted: 4 or more (2 are dropped, the last evaluates)")
     workloads = []
@@ -190,6 +195,15 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
                                                workloads=tuple(args.fidelity_workloads.split(",")),
                                                steps=args.fidelity_steps))
             print_fidelity(done)
+        elif what == "kernels":
+            from lionsim.compute.kernel_table import write_table
+            from lionsim.perf.kernels import bench_kernels, print_kernels
+
+            rows, done = bench_kernels(args.numel or 10**7, args.repeats)
+            print_kernels(rows)
+            if args.kernel_table is not None:
+                write_table(args.kernel_table, rows)
+                print(f"wrote the kernel table to {args.kernel_table}")
         elif what == "sweep":
             from lionsim.perf.sweep import bench_sweep, print_sweep
 

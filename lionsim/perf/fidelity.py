@@ -11,7 +11,9 @@ emulated-link.sh, which needs root, ip and tc):
 3. the calls of run B are priced again on three profiles: A's fit (fitted on a separate run),
    run B's own calibration (fitted on its group, before training), and the link's preset with
    gloo's built-in traits (uncalibrated). Per strategy: the mean measured comm per step past
-   the warm-up against the model's mean over the same steps;
+   the warm-up against the model's mean over the same steps, and the band's coverage: the
+   share of those steps whose measured comm lies inside the model's p10-p90 band for that
+   step's calls (traits.sum_quantile; a calibrated band holds about 80%);
 4. per collective (op, size, dtype) of run B: the median of its in-bench times against the
    median of the same call measured comm-style in the calibration, which says whether the
    bench times a call as `lionsim comm` does.
@@ -40,8 +42,11 @@ STRATEGIES = ("adamw@fp32-allreduce", "dlion-mavo@int8-allreduce", "dlion-mavo@a
               "dlion-mavo@allgather-1bit", "dlion-mavo@pbit-allreduce")
 """The rows the issue asks for: the baseline, the int8 container, the 1-bit vote transports and
 Lion Cub's p-bit all-reduce."""
-NS = "lsimf"
-"""The emulated hosts' name (tools/emulated-link.sh NAME): lsimf-a and lsimf-b."""
+PROFILES = ("separate fit", "in-run calibration", "uncalibrated")
+"""What run B's calls are priced on (module doc, 3)."""
+NS = f"lsimf{os.getpid() % 10**6}"
+"""The emulated hosts' name (tools/emulated-link.sh NAME): this process's own, so two fidelity
+runs on one machine never take down each other's hosts."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -148,22 +153,31 @@ def compare(run_dir: Path, fit: Path, preset: str, where: str, warmup: int) -> l
     import pandas as pd
 
     from lionsim.network import CollectiveCall, network_for, price
+    from lionsim.network.traits import sum_quantile
 
     calls = pd.read_csv(run_dir / "calls.csv")
     calls = calls[calls.step > warmup]
     ranks = json.loads((run_dir / "run.json").read_text())["hosts"]["ranks"]
-    profiles = {"separate fit": network_for(fit, backend="gloo"),
-                "in-run calibration": network_for(run_dir / "calibration.toml", backend="gloo"),
-                "uncalibrated": network_for(preset, backend="gloo")}
+    profiles = dict(zip(PROFILES, (network_for(fit, backend="gloo"),
+                                   network_for(run_dir / "calibration.toml", backend="gloo"),
+                                   network_for(preset, backend="gloo"))))
     figures = []
     for (strategy, transport), rows in calls.groupby(["strategy", "transport"], sort=False):
         case = f"{where} {strategy}@{transport}"
         measured = rows.groupby("step").time_s.sum().mean()
         figures.append(Figure("fidelity", case, "measured_ms", measured * 1e3, "mean per step past the warm-up"))
+        steps = rows.groupby("step")
         for name, net in profiles.items():
             model = sum(price(CollectiveCall(r.collective, int(r.bytes), dtype=r.dtype), ranks, net).time_s
                         for r in rows.itertuples()) / rows.step.nunique()
             figures.append(Figure("fidelity", case, f"{name} error", model / measured - 1, f"model {model * 1e3:.3g} ms"))
+            inside = []
+            for _, step in steps:
+                modes = [price(CollectiveCall(r.collective, int(r.bytes), dtype=r.dtype), ranks, net).modes
+                         for r in step.itertuples()]
+                inside.append(sum_quantile(modes, 0.1) <= step.time_s.sum() <= sum_quantile(modes, 0.9))
+            figures.append(Figure("fidelity", case, f"{name} coverage", sum(inside) / len(inside),
+                                  f"steps inside the p10-p90 band, of {len(inside)} past the warm-up"))
     comm = pd.read_csv(run_dir / "calibration.csv")
     for (op, nbytes, dtype), rows in calls.groupby(["collective", "bytes", "dtype"], sort=False):
         same = comm[(comm.collective == op) & (comm.bytes == nbytes) & (comm.dtype == dtype)]
@@ -179,12 +193,16 @@ def print_fidelity(figures: list[Figure]) -> None:
     from lionsim.perf.rows import by_case
 
     rows = by_case(figures)
-    print("fidelity: comm per step, model / measured - 1 (means past the warm-up)")
-    print(f"  {'run':<52} {'meas ms':>8} {'fit':>6} {'calib':>6} {'uncal':>6}")
+    print("fidelity: comm per step past the warm-up: the model's mean / the measured mean - 1, and the share")
+    print("of steps inside the model's p10-p90 band (in band; a calibrated band holds about 80%)")
+    print(f"  {'run':<52} {'meas ms':>8} {'fit':>6} {'calib':>6} {'uncal':>6} | in band: {'fit':>5} {'calib':>5} "
+          f"{'uncal':>5}")
     for case, r in rows.items():
         if "measured_ms" in r:
-            print(f"  {case:<52} {r['measured_ms'].value:>8.2f} {r['separate fit error'].value:>+6.0%} "
-                  f"{r['in-run calibration error'].value:>+6.0%} {r['uncalibrated error'].value:>+6.0%}")
+            errors = (r[f"{p} error"].value for p in PROFILES)
+            inside = (r[f"{p} coverage"].value for p in PROFILES)
+            print(f"  {case:<52} {r['measured_ms'].value:>8.2f} " + " ".join(f"{e:>+6.0%}" for e in errors)
+                  + f" | {'':>8} " + " ".join(f"{c:>5.0%}" for c in inside))
     print("fidelity: each call in the bench vs the same call measured comm-style (medians)")
     for case, r in rows.items():
         if "bench/comm" in r:

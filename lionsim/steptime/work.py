@@ -6,7 +6,8 @@
   pass of its own added to the update. Where the kernels a part launches are known (lionsim
   bench counts them), the part takes at least kernels x the device's per-kernel floor:
   max(work / throughput, kernels x kernel_s), since an eager step of a small model is bound by
-  launches, not by FLOPs or bytes.
+  launches, not by FLOPs or bytes. With a KernelCost (kernel_passes.py) encode, decode and
+  update take the codec kernel table's real throughput instead of one fused pass each.
 - Measured (lionsim bench on this machine): the measured seconds, with the measured forward +
   backward split by the same 1 : 2 ratio, since one timer covers both.
 """
@@ -14,10 +15,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lionsim.compute import Device, compute_time, memory_pass_time
 from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy
 from lionsim.steptime.timeline import StepWork
+
+if TYPE_CHECKING:
+    from lionsim.steptime.kernel_passes import KernelCost
 
 BACKWARD_SHARE = 2.0 / 3.0
 """Backward's share of forward + backward FLOPs (backward = 2 x forward; Kaplan et al. 2020)."""
@@ -35,14 +40,24 @@ class Kernels:
 
 
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
-                mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC) -> StepWork:
+                mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC,
+                cost: KernelCost | None = None) -> StepWork:
     """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
-    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync`."""
+    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync`.
+    `cost`: encode, decode and update (with its sync, cost.sync) at the kernel table's speeds."""
 
     def floor(seconds: float, count: int) -> float:
         return max(seconds, count * device.kernel_s)
 
     compute = floor(compute_time(training_flops, device, mfu), kernels.compute)
+    if cost is not None:
+        return StepWork(
+            forward_s=(1 - BACKWARD_SHARE) * compute,
+            backward_s=BACKWARD_SHARE * compute,
+            encode_s=floor(cost.seconds("encode", params), kernels.encode),
+            decode_s=floor(cost.seconds("decode", params), kernels.decode),
+            update_s=floor(cost.seconds("update", params), kernels.update),
+        )
     return StepWork(
         forward_s=(1 - BACKWARD_SHARE) * compute,
         backward_s=BACKWARD_SHARE * compute,

@@ -39,7 +39,8 @@
                 comm_model_s / comm_measured_s - 1 is the model's error on every row
     comm_model_p10_s, comm_model_p90_s
                 gloo/nccl: the spread the model gives that step's calls (which of them hit the
-                traits' slow mode: lionsim.network.traits.sum_quantile); NaN on sim
+                traits' slow mode, and the fast path's jitter: lionsim.network.traits.sum_quantile);
+                NaN on sim
     wire_bytes  whole bytes one worker sends that step by the algorithms that were priced (on a
                 real backend: one rank, for its w workers)
     bits_per_param_up/down

@@ -1,0 +1,107 @@
+"""Encode, decode and update priced kernel by kernel from the codec kernel table.
+
+passes.py counts the bytes each pass moves; this module says which kernel moves them:
+
+    encode = the strategy's rule and the payload it writes (float-pass)
+             + the transport's packing (TRANSPORT_KERNELS[transport][0])
+    decode = the transport's unpacking (TRANSPORT_KERNELS[transport][1])
+    update = the strategy's update and one read of the aggregate (float-pass)
+    a momentum sync's copy: float-pass
+
+and each part takes sum(bytes x params / that kernel's GBps) on the device's rows of
+lionsim.compute.kernel_table, at least the launches of the kernels it runs x the device's
+per-kernel floor (work.device_work). With `ideal` the ideal fused passes of work.py stand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lionsim.compute.kernel_table import KernelRow, KernelTable
+from lionsim.errors import LionsimError
+from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy
+from lionsim.steptime.wire_passes import HIERARCHICAL_BYTES, TRANSPORT_BYTES
+from lionsim.transports import PayloadSpec
+
+FLOAT = "float-pass"
+SIGNS = ("pack-signs", "unpack-signs")
+CODES = ("pack-codes", "unpack-codes")
+TRANSPORT_KERNELS: dict[str, tuple[str, str]] = {
+    "fp32-allreduce": (FLOAT, FLOAT),  # moves nothing of its own (pack = unpack = 0 bytes)
+    "bf16-allreduce": ("cast", FLOAT),
+    "int8-allreduce": ("cast", FLOAT),
+    "fp8-allreduce": ("cast", FLOAT),  # a scale per block, then the cast; the sums in fp32
+    "fp8-e5m2-allreduce": ("cast", FLOAT),
+    "pbit-allreduce": CODES,
+    "packed-allreduce": CODES,
+    "allgather-levels": CODES,
+    "a2a-1bit": SIGNS,
+    "allgather-1bit": SIGNS,
+    "param-server": SIGNS,
+    "hier-exact": SIGNS,
+    "hier-1bit": SIGNS,
+    "compressed-allreduce": SIGNS,
+    "sparse-allgather": ("cast", "scatter-add"),
+    "lowrank-allreduce": (FLOAT, FLOAT),  # thin matmuls, memory-bound at low rank
+}
+"""Each transport's (packing, unpacking) kernel (lionsim.compute.kernel_table.KERNELS)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartBytes:
+    """Bytes per parameter of one pass, by kernel."""
+
+    by_kernel: tuple[tuple[str, float], ...]
+
+    def seconds(self, params: int, rows: dict[str, KernelRow]) -> float:
+        return sum(rows[k].seconds(b * params) for k, b in self.by_kernel if b > 0)
+
+    def launches(self, rows: dict[str, KernelRow]) -> int:
+        return sum(rows[k].launches for k, b in self.by_kernel if b > 0)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCost:
+    """One step's passes on one device's table rows (what work.device_work prices with)."""
+
+    encode: PartBytes
+    decode: PartBytes
+    update: PartBytes
+    rows: dict[str, KernelRow]
+    sync: SyncCopy = NO_SYNC
+
+    def seconds(self, part: str, params: int) -> float:
+        """`part` (encode, decode, update) over `params` parameters; the update also runs the sync copy."""
+        own = getattr(self, part).seconds(params, self.rows)
+        if part == "update" and self.sync.nbytes:
+            own += self.rows[FLOAT].seconds(self.sync.nbytes)
+        return own
+
+    def launches(self, part: str) -> int:
+        return getattr(self, part).launches(self.rows)
+
+
+def kernel_cost(passes: PassBytes, transport: str, spec: PayloadSpec, workers: int, table: KernelTable,
+                device: str, workers_per_node: int = 1, local: bool = False, sync: SyncCopy = NO_SYNC) -> KernelCost:
+    """`passes` (passes.pass_bytes of the same arguments) split by kernel, on `device`'s rows."""
+    if transport not in TRANSPORT_KERNELS:
+        raise LionsimError(f"the kernel table prices no transport {transport!r}; known: "
+                           f"{', '.join(TRANSPORT_KERNELS)} (or use --kernels ideal)")
+    rows = table.for_device(device)
+    needed = {FLOAT, *TRANSPORT_KERNELS[transport]}
+    missing = sorted(needed - set(rows))
+    if missing:
+        raise LionsimError(f"the kernel table {table.path} has no {', '.join(missing)} row for {device!r}")
+    if local or workers == 1:  # nothing packed: the rule and the update alone
+        pack = 0.0
+    elif transport in HIERARCHICAL_BYTES:
+        pack = TRANSPORT_BYTES[transport](spec, workers, min(workers_per_node, workers)).pack
+    else:
+        pack = TRANSPORT_BYTES[transport](spec, workers).pack
+    packer, unpacker = TRANSPORT_KERNELS[transport]
+    return KernelCost(
+        encode=PartBytes(((FLOAT, passes.encode - pack), (packer, pack))),
+        decode=PartBytes(((unpacker, passes.decode),)),  # all of it the transport's unpacking
+        update=PartBytes(((FLOAT, passes.update),)),
+        rows=rows, sync=sync,
+    )
