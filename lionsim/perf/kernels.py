@@ -195,15 +195,16 @@ def derive_gpus() -> tuple[list[KernelRow], list[Figure]]:
         device = DEVICES.get(name)
         if device.name != name:  # an alias (a100 is a100-40gb)
             continue
+        sheet = device.description or device.source  # the datasheet the bandwidth comes from
         reach = device.memory_bandwidth_Bps * device.memory_efficiency
         for case, eager, ops in costs.values():
             gbps = reach * case.bytes_per_param / max(eager, case.bytes_per_param) / 1e9
-            source = (f"derived: {device.description} {device.memory_bandwidth_Bps / 1e12:g} TB/s x "
+            source = (f"derived: {sheet} {device.memory_bandwidth_Bps / 1e12:g} TB/s x "
                       f"memory_efficiency {device.memory_efficiency:g}, the GPU path's {ops} eager ops moving "
                       f"{eager:.3g} B per element (ideal {case.bytes_per_param:.3g}); not measured: no GPU lent")
             rows.append(KernelRow(device=name, kernel=case.kernel, bytes_per_param=case.bytes_per_param, GBps=gbps,
                                   launches=ops, method="derived", source=source, date=today,
-                                  machine=device.description))
+                                  machine=sheet))
             figures.append(Figure("kernels", f"{name} {case.kernel}", "GBps", gbps, source))
     return rows, figures
 
