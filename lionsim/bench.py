@@ -33,7 +33,7 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.strategies.onebit_adam import FREEZE_WHY
-from lionsim.strategies.given import check_given
+from lionsim.strategies.given import check_given, flat_options, options_for, split_options
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
 from lionsim.training.checkpoint import RunCheckpoint
@@ -112,22 +112,11 @@ class BenchConfig:
     """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
     dgc_warmup_steps: int = 0
     """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
-    local_steps: int | None = None
-    """localsgd, diloco*: H, inner steps between syncs (None: the strategy's default for the workload)."""
-    inner_optimizer: str | None = None
-    """localsgd, diloco*, powersgd: adamw | lion | sgd, the optimizer each worker steps with (None: adamw)."""
-    outer_lr: float | None = None
-    """localsgd, diloco*: lr of the outer step (None: the strategy's, 1.0; the DiLoCo paper's is 0.7)."""
-    outer_momentum: float | None = None
-    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco)."""
-    powersgd_rank: int | None = None
-    """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
-    powersgd_warmup_steps: int | None = None
-    """powersgd: leading steps of plain fp32 all-reduce (None: the default for the workload)."""
-    demo_topk: int | None = None
-    """demo: DCT coefficients sent per chunk (None: 32)."""
-    demo_chunk: int | None = None
-    """demo: the target chunk side (None: 64)."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Strategy options given (each strategy module's Options; lionsim.strategies.form): by flag
+    key (`demo_topk`: every run whose strategy has that flag) or `NAME.FIELD` (`demo.topk`, from
+    --opt: that strategy's runs); a value may be text (`--opt`), converted and checked per field.
+    run.json and sweep.json record them flat, each flag key beside the other options."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -242,7 +231,7 @@ class BenchConfig:
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
-        check_given(self, [r.strategy_class for r in runs])
+        check_given(self.options, [r.strategy for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -263,6 +252,7 @@ class BenchConfig:
         if run is not None:
             own = self.hyper.get(run.label, self.hyper.get(run.strategy, {}))
             given.update({k: tuple(v) if k == "betas" else v for k, v in own.items()})
+        given["options"] = dict(self.options) if run is None else options_for(self.options, run.strategy)
         return StrategyConfig(**given)
 
     def workload_config(self) -> WorkloadConfig:
@@ -271,9 +261,17 @@ class BenchConfig:
                               eval_samples=self.eval_samples)
 
     def to_dict(self) -> dict:
+        """Every option, strategy options flat by flag key (None: not given) and `opt` (NAME.FIELD=VALUE)."""
         d = asdict(self)
         d["data"] = None if self.data is None else str(self.data)
-        return d
+        options = d.pop("options")
+        return {**d, **flat_options(options)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BenchConfig:
+        """The inverse of to_dict (a sweep.json's or run.json's options)."""
+        plain, options = split_options(d)
+        return cls(**plain, options=options)
 
 
 def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
@@ -437,7 +435,8 @@ class Bench:
     def record(self, status: str, error: str | None) -> dict:
         """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
         cfg, options = self.cfg, self.cfg.to_dict()
-        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label))
+        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label),
+                          run.strategy_class.resolve_options(cfg.strategy_config(run)))
                 for run in self.runs]
         timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
                               ranks=self.place.comm.ranks,

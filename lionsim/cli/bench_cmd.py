@@ -12,6 +12,7 @@ from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
+from lionsim.cli.strategy_flags import strategy_options
 from lionsim.errors import LionsimError
 
 
@@ -53,6 +54,7 @@ def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
 
 
 @app.command()
+@strategy_options
 def bench(
     workers: o.Workers = 8,
     strategy: o.Strategy = None,
@@ -78,14 +80,6 @@ def bench(
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
     dgc_warmup_steps: o.DgcWarmupSteps = 0,
-    local_steps: o.LocalSteps = None,
-    inner_optimizer: o.InnerOptimizer = None,
-    outer_lr: o.OuterLr = None,
-    outer_momentum: o.OuterMomentum = None,
-    powersgd_rank: o.PowersgdRank = None,
-    powersgd_warmup_steps: o.PowersgdWarmupSteps = None,
-    demo_topk: o.DemoTopk = None,
-    demo_chunk: o.DemoChunk = None,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: o.EvalEvery = 25,
@@ -116,6 +110,7 @@ def bench(
                                 "step (the same options are checked; a different configuration is refused)."),
     format: Format = "table",
     config: o.Config = None,
+    strategy_options: dict | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
@@ -128,9 +123,7 @@ def bench(
         transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
         sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
-        dgc_warmup_steps=dgc_warmup_steps, local_steps=local_steps, inner_optimizer=inner_optimizer,
-        outer_lr=outer_lr, outer_momentum=outer_momentum, powersgd_rank=powersgd_rank,
-        powersgd_warmup_steps=powersgd_warmup_steps, demo_topk=demo_topk, demo_chunk=demo_chunk,
+        dgc_warmup_steps=dgc_warmup_steps, options=dict(strategy_options or {}),
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,

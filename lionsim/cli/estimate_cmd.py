@@ -11,6 +11,7 @@ from rich.table import Table
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, out_console
+from lionsim.cli.strategy_flags import strategy_options
 from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
@@ -165,6 +166,7 @@ EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
 
 
 @app.command("estimate")
+@strategy_options
 def estimate_cmd(
     strategy: EstimateStrategy = None,
     transport: o.Transport = None,
@@ -183,10 +185,6 @@ def estimate_cmd(
     algorithm: Algorithm = AUTO,
     topk_ratio: o.TopkRatio = 0.01,
     tie: o.EstimateTie = "zero",
-    local_steps: o.LocalSteps = None,
-    powersgd_rank: o.PowersgdRank = None,
-    demo_topk: o.DemoTopk = None,
-    demo_chunk: o.DemoChunk = None,
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
@@ -196,6 +194,7 @@ def estimate_cmd(
     overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: o.Config = None,
+    strategy_options: dict | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
     from lionsim.estimate import EstimateConfig, estimate
@@ -205,8 +204,7 @@ def estimate_cmd(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
-        compute_spread=list(compute_spread or []), seed=seed, local_steps=local_steps,
-        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk,
+        compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     frame = estimate(cfg)

@@ -59,7 +59,7 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
             shapes = _model_shapes(workload)
             layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(shapes)])
             spec = cls(cfg, layout, SimComm(1)).payload_spec()
-        per = cls.option(cfg, "local_steps") if "local_steps" in cls.options else 1
+        per = cls.steps_per_sync(cfg)
         defaults = cls.defaults_for(workload)
         for t in transports:
             up, down = (bits / per for bits in TRANSPORTS.get(t)().bits_per_param(spec, workers))

@@ -83,28 +83,6 @@ EstimateTie = Annotated[str, typer.Option(
 DgcWarmupSteps = Annotated[int, typer.Option(
     "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
                                "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]
-LocalSteps = Annotated[Optional[int], typer.Option(
-    "--local-steps", help="localsgd, diloco*: H, inner steps each worker takes on its own replica between syncs "
-                          "(default: the strategy's for the workload, `lionsim strategies --matrix`).")]
-InnerOptimizer = Annotated[Optional[str], typer.Option(
-    "--inner-optimizer", callback=_choice("--inner-optimizer", ("adamw", "lion", "sgd")),
-    help="localsgd, diloco*: the inner steps' optimizer; powersgd: the optimizer on the decompressed mean "
-         "gradient. adamw (default) | lion | sgd (momentum beta1).")]
-OuterLr = Annotated[Optional[float], typer.Option(
-    "--outer-lr", help="localsgd, diloco*: lr of the outer step on the mean pseudo-gradient (default 1.0; the "
-                       "DiLoCo paper's 0.7 suits its H = 500).")]
-OuterMomentum = Annotated[Optional[float], typer.Option(
-    "--outer-momentum", help="localsgd, diloco*: Nesterov momentum of the outer step (default 0 localsgd, 0.3 "
-                             "diloco; the paper's 0.9 suits its H = 500).")]
-PowersgdRank = Annotated[Optional[int], typer.Option(
-    "--powersgd-rank", help="powersgd: rank r of each matrix's approximation (default: the workload's).")]
-PowersgdWarmupSteps = Annotated[Optional[int], typer.Option(
-    "--powersgd-warmup-steps", help="powersgd: leading steps of plain fp32 all-reduce before compressing "
-                                    "(torch's start_powerSGD_iter; default: the workload's).")]
-DemoTopk = Annotated[Optional[int], typer.Option(
-    "--demo-topk", help="demo: DCT coefficients each worker sends per chunk (default 32, the authors').")]
-DemoChunk = Annotated[Optional[int], typer.Option(
-    "--demo-chunk", help="demo: target chunk side; each dimension's largest divisor not above it (default 64).")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]

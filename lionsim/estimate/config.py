@@ -15,7 +15,6 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.strategies.given import check_given
-from lionsim.strategies.options import RULES
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -72,16 +71,9 @@ class EstimateConfig:
     distribution is exact for one spec, a seeded Monte Carlo for several (stragglers.py)."""
     seed: int = 0
     """Seed of the spread's slow workers and Monte Carlo draws."""
-    local_steps: int | None = None
-    """localsgd, diloco*: H, steps per sync; each row is the mean step of a round (None: the
-    strategy's default)."""
-    powersgd_rank: int | None = None
-    """powersgd: rank of each matrix's factors (None: the strategy's default); needs a --model preset,
-    whose tensor shapes say which matrices are compressed."""
-    demo_topk: int | None = None
-    """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
-    demo_chunk: int | None = None
-    """demo: target chunk side (None: the strategy's default)."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Strategy options given (each strategy module's Options): by flag key (`powersgd_rank`) or
+    `NAME.FIELD` (`--opt`); a shape-dependent strategy (powersgd, demo) needs a --model preset."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -110,7 +102,7 @@ class Resolved:
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
-    """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
+    """The strategy options given (EstimateConfig.options)."""
 
 
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
@@ -183,11 +175,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if spread is not None:
         spread.check(workers)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
-    check_given(cfg, [r.strategy_class for r in runs])
+    check_given(cfg.options, [r.strategy for r in runs])
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
-        options={name: getattr(cfg, name) for name in RULES if getattr(cfg, name, None) is not None},
+        options={k: v for k, v in cfg.options.items() if v is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,

@@ -19,6 +19,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, StrategyConfig
+from lionsim.strategies.given import options_for
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
@@ -55,10 +56,10 @@ class _OneOfMany:
 def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
           tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
-    (of the tensor `shapes` of a model preset, when known); `options`: Strategy.options given."""
+    (of the tensor `shapes` of a model preset, when known); `options`: strategy options given (by flag key or NAME.FIELD)."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, **(options or {}))
+    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, options=options_for(options or {}, run.strategy))
     strategy = run.strategy_class(cfg, layout, _OneOfMany(workers))
     small = strategy.payload_spec()
     # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the

@@ -24,6 +24,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -63,6 +64,9 @@ class DeepGradientCompression(Strategy):
     default_transport = "sparse-allgather"
     reads = ("topk_ratio", "dgc_warmup_steps")
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
+    bytes = StrategyBytes(
+        6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
+    )
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

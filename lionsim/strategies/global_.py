@@ -7,6 +7,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -28,6 +29,7 @@ class AdamW(GlobalStrategy):
     name = "adamw"
     summary = "global AdamW: gradients averaged, one AdamW step"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
+    bytes = StrategyBytes(0, 6 * F32, "no local rule (the gradient is sent); update reads p, m, v, writes p, m, v")
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -47,6 +49,7 @@ class Lion(GlobalStrategy):
     name = "lion"
     summary = "global Lion: gradients averaged, one Lion step"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
+    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, m, writes p, m")
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -62,6 +65,7 @@ class SGDMomentum(GlobalStrategy):
     name = "sgdm"
     summary = "global SGD with momentum: gradients averaged, one SGD step (momentum = beta1)"
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
+    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf")
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -35,6 +35,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -60,6 +61,10 @@ class OneBitAdam(Strategy):
     reads = ("freeze_steps",)
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
     eps = 1e-8
+    bytes = StrategyBytes(
+        7 * F32, 5 * F32, "rule (1-bit phase) reads g, m, e, writes m; a pass reading m, e for ||m + e||; then reads "
+        "m, e, writes e; update reads p, m, v, writes p, m"
+    )
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)

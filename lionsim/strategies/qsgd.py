@@ -20,6 +20,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.optim.functional import sgdm_update_
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.draws import uniforms
 from lionsim.timing import Clock
@@ -42,6 +43,10 @@ class QSGD(Strategy):
     default_transport = "allgather-levels"
     reads = ("qsgd_levels",)
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
+    bytes = StrategyBytes(
+        2 * F32, 4 * F32, "rule: a pass reading g for ||g|| per tensor, then reads g (draws from a counter RNG in "
+        "registers); update (SGD momentum) reads p, buf, writes p, buf"
+    )
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
