@@ -246,3 +246,16 @@ def test_the_docs_show_the_example_as_it_is():
     docs = (EXAMPLE.parents[2] / "docs" / "writing-a-strategy.md").read_text()
     shown = docs.split("```python\n", 1)[1].split("```\n", 1)[0]
     assert shown == EXAMPLE.read_text()
+
+
+@pytest.mark.slow
+def test_gloo_ranks_load_the_plugin_and_train_what_sim_trains(plugin, tmp_path):
+    """The spawned ranks import the file again (BenchConfig.plugins) and draw the same positions."""
+    argv = ["-w", "mlp", "-n", "2", "--steps", "3", "-b", "8", "--eval-every", "3", "-s", "randomk-ef",
+            "--compute", "h100"]
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(tmp_path / "sim")]) == 0
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--backend", "gloo", "--ranks", "2",
+                "--out", str(tmp_path / "gloo")]) == 0
+    sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
+    assert gloo.loss.tolist() == pytest.approx(sim.loss.tolist(), rel=1e-5)
+    assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()
