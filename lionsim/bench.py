@@ -27,14 +27,15 @@ from lionsim.network import canonical_network, network_for
 from lionsim.registry import did_you_mean
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
+from lionsim.plan import BenchPlan, plan
+from lionsim.plugins import load_plugins
 from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
-from lionsim.strategies.onebit_adam import FREEZE_WHY
-from lionsim.strategies.given import check_given
+from lionsim.strategies.given import check_given, flat_options, options_for, split_options
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.spans import gather_spans
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
@@ -107,33 +108,17 @@ class BenchConfig:
     """Lion family momentum sync: never | every:K | schedule:K."""
     sync_tensors: str = "all"
     """Tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB] (tensor names)."""
-    freeze_steps: int = 15
-    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
-    qsgd_levels: int = 7
-    """qsgd: s, levels each side of zero."""
-    topk_ratio: float = 0.01
     tie: str = "zero"
     """dlion-mavo tie rule: zero (sign(0) = 0) | alternate (+1/-1 step by step) | random (a coin seeded
     by the seed and the step)."""
-    """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
-    dgc_warmup_steps: int = 0
-    """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
-    local_steps: int | None = None
-    """localsgd, diloco*: H, inner steps between syncs (None: the strategy's default for the workload)."""
-    inner_optimizer: str | None = None
-    """localsgd, diloco*, powersgd: adamw | lion | sgd, the optimizer each worker steps with (None: adamw)."""
-    outer_lr: float | None = None
-    """localsgd, diloco*: lr of the outer step (None: the strategy's, 1.0; the DiLoCo paper's is 0.7)."""
-    outer_momentum: float | None = None
-    """localsgd, diloco*: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco)."""
-    powersgd_rank: int | None = None
-    """powersgd: rank of each matrix's approximation (None: the default for the workload)."""
-    powersgd_warmup_steps: int | None = None
-    """powersgd: leading steps of plain fp32 all-reduce (None: the default for the workload)."""
-    demo_topk: int | None = None
-    """demo: DCT coefficients sent per chunk (None: 32)."""
-    demo_chunk: int | None = None
-    """demo: the target chunk side (None: 64)."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Strategy options given (each strategy module's Options; lionsim.strategies.form): by flag
+    key (`demo_topk`: every run whose strategy has that flag) or `NAME.FIELD` (`demo.topk`, from
+    --opt: that strategy's runs); a value may be text (`--opt`), converted and checked per field.
+    run.json and sweep.json record them flat, each flag key beside the other options."""
+    plugins: list[str] = field(default_factory=list)
+    """Plug-in files (--plugin), resolved paths: every process that validates this config loads
+    them first (gloo ranks, sweep cells, --resume, --config run.json: lionsim.plugins)."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -200,16 +185,14 @@ class BenchConfig:
             self.network = canonical_network(self.network)
 
     def validate(self) -> list[RunSpec]:
+        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names()
         self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
-                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
-                                 ("dgc-warmup-steps", self.dgc_warmup_steps, 0),
-                                 ("freeze-steps", self.freeze_steps, 1), ("qsgd-levels", self.qsgd_levels, 1)):
+                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value < low:
-                why = FREEZE_WHY if name == "freeze-steps" else ""
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}{why}")
+                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
@@ -255,7 +238,7 @@ class BenchConfig:
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
-        check_given(self, [r.strategy_class for r in runs])
+        check_given(self.options, [r.strategy for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -277,6 +260,7 @@ class BenchConfig:
         if run is not None:
             own = self.hyper.get(run.label, self.hyper.get(run.strategy, {}))
             given.update({k: tuple(v) if k == "betas" else v for k, v in own.items()})
+        given["options"] = dict(self.options) if run is None else options_for(self.options, run.strategy)
         return StrategyConfig(**given)
 
     def workload_config(self) -> WorkloadConfig:
@@ -285,9 +269,17 @@ class BenchConfig:
                               eval_samples=self.eval_samples)
 
     def to_dict(self) -> dict:
+        """Every option, strategy options flat by flag key (None: not given) and `opt` (NAME.FIELD=VALUE)."""
         d = asdict(self)
         d["data"] = None if self.data is None else str(self.data)
-        return d
+        options = d.pop("options")
+        return {**d, **flat_options(options)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> BenchConfig:
+        """The inverse of to_dict (a sweep.json's or run.json's options)."""
+        plain, options = split_options(d)
+        return cls(**plain, options=options)
 
 
 def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
@@ -330,17 +322,19 @@ class Bench:
     `resume` (lionsim.resume) continues an interrupted bench: its finished runs are kept as
     booked, the run under way continues from its checkpoint."""
 
-    def __init__(self, cfg: BenchConfig, place: Place | None = None, resume: Resume | None = None) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: BenchConfig | BenchPlan, place: Place | None = None, resume: Resume | None = None) -> None:
+        self.plan = cfg if isinstance(cfg, BenchPlan) else plan(cfg)
+        """The bench resolved once (lionsim.plan): runs, their strategies' configs, the workload."""
+        self.cfg = cfg = self.plan.settings
         self.resume = resume
         self.checkpoint: RunCheckpoint | None = None
         """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""
-        self.runs = cfg.validate()
+        self.runs = self.plan.specs
         self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
         self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
         self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
         with torch_threads(cfg.threads):
-            self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
+            self.workload = build_workload(self.plan.workload)  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
@@ -372,13 +366,14 @@ class Bench:
             else:
                 self.compute = (measure_compute(self.workload, self.place) if self.device is None
                                 else count_compute(self.workload, self.place))
-            for run in self.runs:
+            for planned in self.plan.runs:
+                run = planned.run
                 if self.resume is not None and run.label in self.resume.finished:
                     continue
                 own = resumed if resumed is not None and resumed.label == run.label else None
                 try:
                     record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
-                                       strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
+                                       strategy_cfg=planned.strategy, steps=self.cfg.steps,
                                        eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
                                        on_step=progress, on_record=self._started, delay=self._straggler(),
                                        stop=stop, resume=own)
@@ -469,8 +464,7 @@ class Bench:
     def record(self, status: str, error: str | None) -> dict:
         """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
         cfg, options = self.cfg, self.cfg.to_dict()
-        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label))
-                for run in self.runs]
+        runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options) for r in self.plan.runs]
         timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
                               ranks=self.place.comm.ranks,
                               comm_model=self.priced_by)

@@ -12,6 +12,7 @@ from lionsim.cli.app import main
 from lionsim.runs import RunSpec
 from lionsim.strategies import StrategyConfig
 from lionsim.training.loop import Place, train_run
+from lionsim.strategies.given import flags
 
 
 class Spared(torch.nn.Module):
@@ -48,10 +49,11 @@ class Tiny:
 
 
 def train(strategy: str, transport: str, workers: int, steps: int, **cfg) -> dict[str, torch.Tensor]:
+    options = {k: cfg.pop(k) for k in list(cfg) if k in flags()}  # strategy options (their modules' Options)
     wl = Tiny()
     initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
     record = train_run(RunSpec(strategy, transport), workload=wl, initial=initial, place=Place(SimComm(workers)),
-                       strategy_cfg=StrategyConfig(**cfg), steps=steps, eval_every=10**6)
+                       strategy_cfg=StrategyConfig(**cfg, options=options), steps=steps, eval_every=10**6)
     assert record.diverged_at is None
     return {k: v.detach().clone() for k, v in wl.model.state_dict().items()}
 

@@ -32,8 +32,8 @@ STEPS = 4
 
 def config(workers: int) -> BenchConfig:
     return BenchConfig(workload="mlp", model_size="tiny", workers=workers, batch_size=8, steps=STEPS,
-                       eval_every=STEPS, strategies=RUNS, compute="measured", backend="gloo", local_steps=2,
-                       powersgd_warmup_steps=1)
+                       eval_every=STEPS, strategies=RUNS, compute="measured", backend="gloo",
+                       options={"local_steps": 2, "powersgd_warmup_steps": 1})
 
 
 def train_all(bench: Bench) -> dict[str, tuple[list[float], torch.Tensor]]:

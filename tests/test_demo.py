@@ -121,7 +121,7 @@ def test_demo_equals_a_plain_reference(workers):
     x0 = torch.randn(total, generator=gen)
     expected = reference(x0.double().tolist(), [g.double().tolist() for g in grads], 0.01, 0.1, 0.9)
     comm = SimComm(workers)
-    cfg = StrategyConfig(lr=0.01, weight_decay=0.1, betas=(0.9, 0.0), demo_topk=TOPK, demo_chunk=TARGET)
+    cfg = StrategyConfig(lr=0.01, weight_decay=0.1, betas=(0.9, 0.0), options={"demo.topk": TOPK, "demo.chunk": TARGET})
     strategy = STRATEGIES.get("demo")(cfg, layout, comm)
     x = x0.clone()
     for step, g in enumerate(grads, 1):
@@ -141,7 +141,7 @@ def test_transform_round_trips_and_sends_top_k_per_chunk():
 
 def test_demo_bytes_are_its_pairs_all_gathered():
     layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(SHAPES)])
-    strategy = STRATEGIES.get("demo")(StrategyConfig(demo_topk=TOPK, demo_chunk=TARGET), layout, SimComm(4))
+    strategy = STRATEGIES.get("demo")(StrategyConfig(options={"demo.topk": TOPK, "demo.chunk": TARGET}), layout, SimComm(4))
     spec = strategy.payload_spec()
     # (8, 6): 4 x 3 chunks, 4 of them; (6,): 3 per chunk, 2 chunks; (1, 1, 5): chunks of 1, 5 of them
     assert spec.k == 4 * TOPK + 2 * TOPK + 5 * 1 and spec.over_senders

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from lionsim.estimate import EstimateConfig, estimate
+from lionsim.strategies.given import flags
 
 N, GBPS = 8, 1.0
 
@@ -25,7 +26,9 @@ def allreduce(nbytes: float) -> tuple[float, float]:
 
 
 def row(link: str, strategy: str, **kw) -> dict:
-    cfg = EstimateConfig(model="gpt2-124m", workers=N, network=link, overlap="none", strategies=[strategy], **kw)
+    options = {k: kw.pop(k) for k in list(kw) if k in flags()}  # strategy options (their modules' Options)
+    cfg = EstimateConfig(model="gpt2-124m", workers=N, network=link, overlap="none", strategies=[strategy],
+                         options=options, **kw)
     return estimate(cfg).iloc[0].to_dict()
 
 

@@ -14,6 +14,7 @@ from lionsim.runs import RunSpec
 from lionsim.strategies import StrategyConfig
 from lionsim.training.loop import Place, train_run
 from lionsim.workloads import WorkloadConfig, build_workload
+from lionsim.strategies.given import flags
 
 
 def workload(workers: int):
@@ -21,10 +22,11 @@ def workload(workers: int):
 
 
 def lionsim_run(strategy: str, workers: int, steps: int, transport: str = "fp32-allreduce", **cfg) -> torch.Tensor:
+    options = {k: cfg.pop(k) for k in list(cfg) if k in flags()}  # strategy options (their modules' Options)
     wl = workload(workers)
     initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
     record = train_run(RunSpec(strategy, transport), workload=wl, initial=initial, place=Place(SimComm(workers)),
-                       strategy_cfg=StrategyConfig(**cfg), steps=steps, eval_every=10**6)
+                       strategy_cfg=StrategyConfig(**cfg, options=options), steps=steps, eval_every=10**6)
     assert record.diverged_at is None
     return torch.cat([p.detach().reshape(-1) for p in wl.model.parameters()]), record
 
@@ -125,7 +127,7 @@ def test_bytes_only_on_sync_steps_and_exact_per_round(strategy, transport, tmp_p
     H, steps, N = 3, 7, 4
     profile = tmp_path / "net.toml"
     profile.write_text("[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n")
-    cfg = BenchConfig(workload="mlp", workers=N, steps=steps, strategies=[f"{strategy}@{transport}"], local_steps=H,
+    cfg = BenchConfig(workload="mlp", workers=N, steps=steps, strategies=[f"{strategy}@{transport}"], options={"local_steps": H},
                       batch_size=8, eval_every=100, network=str(profile))
     frame = run_bench(cfg).steps
     P = int(frame["params"].iloc[0])
@@ -178,7 +180,7 @@ from lionsim.workloads import WorkloadConfig, build_workload
 workload = build_workload(WorkloadConfig(name="vit", workers=64, batch_size=4, size="small", eval_samples=64))
 initial = {k: v.clone() for k, v in workload.model.state_dict().items()}
 train_run(RunSpec("diloco", "fp32-allreduce"), workload=workload, initial=initial, place=Place(SimComm(64)),
-          strategy_cfg=StrategyConfig(local_steps=1, workload="vit"), steps=1, eval_every=10**6)
+          strategy_cfg=StrategyConfig(options={"local_steps": 1}, workload="vit"), steps=1, eval_every=10**6)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
@@ -203,8 +205,8 @@ def test_a_device_books_each_phases_own_kernels():
     from lionsim.compute import DEVICES
     from lionsim.training.booking import book_run
 
-    cfg = BenchConfig(workload="mlp", workers=4, steps=4, strategies=["diloco", "powersgd"], local_steps=2,
-                      powersgd_warmup_steps=1, batch_size=8, eval_every=100, compute="h100")
+    cfg = BenchConfig(workload="mlp", workers=4, steps=4, strategies=["diloco", "powersgd"],
+                      options={"local_steps": 2, "powersgd_warmup_steps": 1}, batch_size=8, eval_every=100, compute="h100")
     from lionsim.bench import Bench
 
     bench = Bench(cfg)

@@ -86,8 +86,8 @@ def lionsim_powersgd(comm, rows: range, matrix_rank: int, warmup: int = WARMUP) 
 
     model = make_model()
     params, layout = flatten_parameters(model)
-    cfg = StrategyConfig(lr=LR, weight_decay=0.0, betas=(0.9, 0.0), inner_optimizer="sgd", seed=SEED,
-                         powersgd_rank=matrix_rank, powersgd_warmup_steps=warmup)
+    cfg = StrategyConfig(lr=LR, weight_decay=0.0, betas=(0.9, 0.0), seed=SEED, options={
+                             "inner_optimizer": "sgd", "powersgd_rank": matrix_rank, "powersgd_warmup_steps": warmup})
     strategy = STRATEGIES.get("powersgd")(cfg, layout, comm)
     grads = torch.zeros(len(rows), layout.numel)
     for step in range(STEPS):
@@ -145,7 +145,7 @@ def test_compression_plan_and_bytes_follow_torchs_rule():
 
     model = make_model()
     _, layout = flatten_parameters(model)
-    strategy = STRATEGIES.get("powersgd")(StrategyConfig(powersgd_rank=2), layout, SimComm(4))
+    strategy = STRATEGIES.get("powersgd")(StrategyConfig(options={"powersgd.rank": 2}), layout, SimComm(4))
     p_floats = q_floats = rest = 0
     for p in model.parameters():
         n, m = p.shape[0], p.numel() // p.shape[0]

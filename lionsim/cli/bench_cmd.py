@@ -12,6 +12,7 @@ from lionsim.cli import options as o
 from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
+from lionsim.cli.strategy_flags import strategy_options
 from lionsim.errors import LionsimError
 
 
@@ -43,16 +44,15 @@ def parse_hyper(text: str | None) -> dict:
 
 
 
-def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
+def memory_guard(bench: BenchPlan, local_workers: int | None = None) -> None:
     """Stop (one line) before anything is allocated if the run would not fit in this machine's memory."""
     from lionsim.training.memory import check_memory
 
-    runs = cfg.validate()
-    extra = max(r.strategy_class.extra_rows(cfg.strategy_config(r)) for r in runs)  # per-worker replicas
-    check_memory(cfg.workload_config(), local_workers=local_workers, extra_rows=extra)
+    check_memory(bench.workload, local_workers=local_workers, extra_rows=bench.extra_rows)  # per-worker replicas
 
 
 @app.command()
+@strategy_options
 def bench(
     workers: o.Workers = 8,
     strategy: o.Strategy = None,
@@ -73,19 +73,7 @@ def bench(
     hyper: o.Hyper = None,
     momentum_sync: o.MomentumSync = "never",
     sync_tensors: o.SyncTensors = "all",
-    freeze_steps: o.FreezeSteps = 15,
-    qsgd_levels: o.QsgdLevels = 7,
-    topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
-    dgc_warmup_steps: o.DgcWarmupSteps = 0,
-    local_steps: o.LocalSteps = None,
-    inner_optimizer: o.InnerOptimizer = None,
-    outer_lr: o.OuterLr = None,
-    outer_momentum: o.OuterMomentum = None,
-    powersgd_rank: o.PowersgdRank = None,
-    powersgd_warmup_steps: o.PowersgdWarmupSteps = None,
-    demo_topk: o.DemoTopk = None,
-    demo_chunk: o.DemoChunk = None,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: o.EvalEvery = 25,
@@ -118,9 +106,12 @@ def bench(
                                 "step (the same options are checked; a different configuration is refused)."),
     format: Format = "table",
     config: o.Config = None,
+    strategy_options: dict | None = None,
+    plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
+    from lionsim.plan import plan
     from lionsim.reports.files import check_out_dir
     from lionsim.reports.outdir import claim_out
 
@@ -129,23 +120,21 @@ def bench(
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
         transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
-        sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
-        dgc_warmup_steps=dgc_warmup_steps, local_steps=local_steps, inner_optimizer=inner_optimizer,
-        outer_lr=outer_lr, outer_momentum=outer_momentum, powersgd_rank=powersgd_rank,
-        powersgd_warmup_steps=powersgd_warmup_steps, demo_topk=demo_topk, demo_chunk=demo_chunk,
+        sync_tensors=sync_tensors, tie=tie, options=dict(strategy_options or {}), plugins=list(plugins or []),
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
         trace=trace,
     )
-    runs = cfg.validate()
+    bench_plan = plan(cfg)  # every check, once, before anything is written
+    runs = bench_plan.specs
     check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.launch import launcher_env
 
     launched = launcher_env()
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
-    memory_guard(cfg, None if launched is None else max(1, cfg.workers // launched.world_size))
+    memory_guard(bench_plan, None if launched is None else max(1, cfg.workers // launched.world_size))
     if launched is not None or cfg.backend != "sim":
         _run_distributed(cfg, out, [r.label for r in runs], launched, format, resume)
         return

@@ -12,6 +12,7 @@ from rich.table import Table
 from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
+from lionsim.cli.strategy_flags import strategy_options
 from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
@@ -38,10 +39,6 @@ RunSteps = Annotated[Optional[int], typer.Option(
 RunTokens = Annotated[Optional[float], typer.Option(
     "--tokens", help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
                      "(instead of --steps).")]
-FreezeSteps = Annotated[Optional[int], typer.Option(
-    "--freeze-steps", help="onebit-adam: full-precision warm-up steps before the 1-bit phase (default 15).")]
-DgcWarmupSteps = Annotated[Optional[int], typer.Option(
-    "--dgc-warmup-steps", help="dgc: warm-up steps, 4 stages sending 1/4 .. 1/256 of each tensor (default 0).")]
 MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
                             "those steps (priced in a whole run, --steps).")]
@@ -209,6 +206,7 @@ EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
 
 
 @app.command("estimate")
+@strategy_options
 def estimate_cmd(
     strategy: EstimateStrategy = None,
     transport: o.Transport = None,
@@ -225,15 +223,7 @@ def estimate_cmd(
     bucket_mb: BucketMb = 25.0,
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
-    topk_ratio: o.TopkRatio = 0.01,
     tie: o.EstimateTie = "zero",
-    local_steps: o.LocalSteps = None,
-    powersgd_rank: o.PowersgdRank = None,
-    demo_topk: o.DemoTopk = None,
-    demo_chunk: o.DemoChunk = None,
-    freeze_steps: FreezeSteps = None,
-    powersgd_warmup_steps: o.PowersgdWarmupSteps = None,
-    dgc_warmup_steps: DgcWarmupSteps = None,
     momentum_sync: MomentumSync = None,
     steps: RunSteps = None,
     tokens: RunTokens = None,
@@ -249,6 +239,8 @@ def estimate_cmd(
     overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: o.Config = None,
+    strategy_options: dict | None = None,
+    plugins: list[str] | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
     from lionsim.estimate import EstimateConfig, estimate
@@ -257,11 +249,9 @@ def estimate_cmd(
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
-        bucket_mb=bucket_mb, algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
-        compute_spread=list(compute_spread or []), seed=seed, local_steps=local_steps,
-        powersgd_rank=powersgd_rank, demo_topk=demo_topk, demo_chunk=demo_chunk, freeze_steps=freeze_steps,
-        powersgd_warmup_steps=powersgd_warmup_steps, dgc_warmup_steps=dgc_warmup_steps, momentum_sync=momentum_sync,
-        steps=steps, tokens=tokens, kernels=kernels,
+        bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
+        compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
+        momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     if trace and out is None:

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 import lionsim
+from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
 
@@ -59,7 +60,7 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
             shapes = _model_shapes(workload)
             layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(shapes)])
             spec = cls(cfg, layout, SimComm(1)).payload_spec()
-        per = cls.option(cfg, "local_steps") if "local_steps" in cls.options else 1
+        per = cls.steps_per_sync(cfg)
         defaults = cls.defaults_for(workload)
         for t in transports:
             up, down = (bits / per for bits in TRANSPORTS.get(t)().bits_per_param(spec, workers))
@@ -109,6 +110,7 @@ def strategies(
         False, "--matrix", help="What works with what: per strategy its transports, backends, momentum sync, "
                                 "local steps, options, DistributedLion and estimate support (from the registries)."),
     format: Format = "table",
+    plugin: o.Plugin = None,
 ) -> None:
     """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
     from lionsim.errors import LionsimError
@@ -136,7 +138,7 @@ def strategies(
 
 
 @app.command()
-def workloads(format: Format = "table") -> None:
+def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
     """List the workloads with a line each: the built-ins, then installed plugins (entry points of the
     group lionsim.workloads); your own file works too: --workload FILE.py:FUNC."""
     import pandas as pd

@@ -19,19 +19,32 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def _options(name: str, cls, cfg) -> list[str]:
+    """Its option flags with the run's values (but --local-steps: its own column), then the
+    common options it reads (`reads`)."""
+    from lionsim.strategies.form import option_specs
+
+    resolved = cls.resolve_options(cfg)
+    shown = [f"{s.flag} ({getattr(resolved, s.field)})" for s in option_specs(name, cls.Options) if s.flag != LOCAL_STEPS]
+    return shown + [_flag(o) for o in cls.reads]
+
+
+LOCAL_STEPS = "--local-steps"
+
+
 def strategy_matrix(workload: str | None = None) -> list[dict]:
-    """One record per strategy (MATRIX_COLUMNS); defaults are those of `workload` (tuning.py)."""
+    """One record per strategy (MATRIX_COLUMNS); defaults are those of `workload` (each strategy's `tuning`)."""
     from lionsim.backends import BACKENDS
-    from lionsim.steptime.passes import STRATEGY_BYTES
     from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
     from lionsim.strategies.dlion import DistributedLionStrategy
+    from lionsim.strategies.form import option_specs
 
     rows = []
     cfg = StrategyConfig(workload=workload)
     for name, cls in STRATEGIES.items():
         transports = sorted(valid_transports(cls), key=lambda t: t != cls.default_transport)
-        options = [f"{_flag(o)} ({cls.option(cfg, o)})" for o in cls.options if o != "local_steps"]
-        options += [_flag(o) for o in cls.reads]
+        options = _options(name, cls, cfg)
+        local = any(s.flag == LOCAL_STEPS for s in option_specs(name, cls.Options))
         vote = cls.rule.name if issubclass(cls, DistributedLionStrategy) else None
         needs_shapes = cls.shape_dependent
         rows.append({
@@ -40,10 +53,10 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
             "transports": ", ".join(transports),
             "backends": ", ".join(BACKENDS),  # every strategy runs on the Comm protocol: sim, gloo and nccl alike
             "momentum_sync": "never, every:K, schedule:K" if cls.has_momentum_sync else "-",
-            "local_steps": f"H = {cls.option(cfg, 'local_steps')}" if "local_steps" in cls.options else "-",
+            "local_steps": f"H = {cls.steps_per_sync(cfg)}" if local else "-",
             "options": ", ".join(options) or "-",
             "distributed_lion": f'vote="{vote}"' if vote else "-",
-            "estimate": ("yes (--model: tensor shapes)" if needs_shapes else "yes") if name in STRATEGY_BYTES else "-",
+            "estimate": ("yes (--model: tensor shapes)" if needs_shapes else "yes") if cls.bytes is not None else "-",
         })
     return rows
 

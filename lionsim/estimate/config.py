@@ -19,7 +19,6 @@ from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, networ
 from lionsim.plugin_load import is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.strategies.given import check_given
-from lionsim.strategies.options import RULES
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -66,8 +65,6 @@ class EstimateConfig:
     algorithm: str = AUTO
     """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
     used for the ops it implements (the others take the cheapest)."""
-    topk_ratio: float = 0.01
-    """dgc: fraction of parameters each worker sends."""
     tie: str = "zero"
     """MaVo tie rule: zero | alternate | random (a rule that moves ties needs 1 bit down at any N)."""
     baseline: str | None = None
@@ -77,22 +74,9 @@ class EstimateConfig:
     distribution is exact for one spec, a seeded Monte Carlo for several (stragglers.py)."""
     seed: int = 0
     """Seed of the spread's slow workers and Monte Carlo draws."""
-    local_steps: int | None = None
-    """localsgd, diloco*: H, steps per sync; each row is the mean step of a round (None: the
-    strategy's default)."""
-    powersgd_rank: int | None = None
-    """powersgd: rank of each matrix's factors (None: the strategy's default); needs a --model preset,
-    whose tensor shapes say which matrices are compressed."""
-    demo_topk: int | None = None
-    """demo: DCT coefficients sent per chunk (None: the strategy's default); needs a --model preset."""
-    demo_chunk: int | None = None
-    """demo: target chunk side (None: the strategy's default)."""
-    freeze_steps: int | None = None
-    """onebit-adam: full-precision warm-up steps (None: the strategy's 15); a run (--steps) prices them."""
-    powersgd_warmup_steps: int | None = None
-    """powersgd: plain all-reduce warm-up steps (None: the strategy's); a run (--steps) prices them."""
-    dgc_warmup_steps: int | None = None
-    """dgc: the warm-up stages' steps (None: 0, none); a run (--steps) prices them."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Strategy options given (each strategy module's Options): by flag key (`powersgd_rank`) or
+    `NAME.FIELD` (`--opt`); a shape-dependent strategy (powersgd, demo) needs a --model preset."""
     momentum_sync: str | None = None
     """The Lion family: never | every:K | schedule:K (None: never); a run (--steps) prices the syncs,
     the steady row only where step 1 syncs."""
@@ -127,14 +111,13 @@ class Resolved:
     runs: list[RunSpec]
     overlap: OverlapConfig
     algorithm: str
-    topk_ratio: float
     baseline: str | None
     tie: str = "zero"
     spread: ComputeSpread | None = None
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
-    """The strategy options given (--local-steps, --powersgd-rank, ...: Strategy.options)."""
+    """The strategy options given (EstimateConfig.options), and momentum_sync where given."""
     run_steps: int | None = None
     """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
     run_tokens: int | None = None
@@ -150,10 +133,6 @@ class Resolved:
         if self.run_tokens is not None:
             return run_steps(None, self.run_tokens, self.tokens_per_worker, workers)
         return self.run_steps
-
-
-PHASE_OPTIONS = ("freeze_steps", "dgc_warmup_steps", "momentum_sync")
-"""StrategyConfig fields a run's phases read beyond the strategies' own options (RULES)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,8 +241,6 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
-    if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
-        raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
     check_tie(cfg.tie)
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**63:
         raise LionsimError(f"bad --seed {cfg.seed!r}; accepted: an integer from 0 to 2**63 - 1")
@@ -273,17 +250,20 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
-    check_given(cfg, [r.strategy_class for r in runs])
+    check_given(cfg.options, [r.strategy for r in runs])
     if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
         raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
                            "and no run is one of them")
+    options = {k: v for k, v in cfg.options.items() if v is not None}
+    if cfg.momentum_sync is not None:
+        options["momentum_sync"] = cfg.momentum_sync
     return Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
-        options={name: getattr(cfg, name) for name in (*RULES, *PHASE_OPTIONS) if getattr(cfg, name, None) is not None},
+        options=options,
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
+        baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit,
     )

@@ -22,10 +22,11 @@ def estimate_trace(cfg: EstimateConfig) -> str:
     """trace.json's text for `cfg` (module doc)."""
     r = resolve(cfg)
     workers, network = r.workers, r.network
-    flops = training_flops(r.params, r.tokens_per_worker)
+    flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
+             else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs
     tracks = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie,
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
                   shapes=r.shapes, options=r.options)
         spans, at = [], 0.0
         for local in ([False, True] if p.sync_every > 1 else [False]):

@@ -3,8 +3,8 @@
 passes.py counts the bytes each pass moves; this module says which kernel moves them:
 
     encode = the strategy's rule and the payload it writes (float-pass)
-             + the transport's packing (TRANSPORT_KERNELS[transport][0])
-    decode = the transport's unpacking (TRANSPORT_KERNELS[transport][1])
+             + the transport's packing (its module's Transport.kernels[0])
+    decode = the transport's unpacking (Transport.kernels[1])
     update = the strategy's update and one read of the aggregate (float-pass)
     a momentum sync's copy: float-pass
 
@@ -20,31 +20,10 @@ from dataclasses import dataclass
 from lionsim.compute.kernel_table import KernelRow, KernelTable
 from lionsim.errors import LionsimError
 from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy
-from lionsim.steptime.wire_passes import HIERARCHICAL_BYTES, TRANSPORT_BYTES
-from lionsim.transports import PayloadSpec
+from lionsim.steptime.wire_passes import transport_bytes
+from lionsim.transports import TRANSPORTS, PayloadSpec
 
 FLOAT = "float-pass"
-SIGNS = ("pack-signs", "unpack-signs")
-CODES = ("pack-codes", "unpack-codes")
-TRANSPORT_KERNELS: dict[str, tuple[str, str]] = {
-    "fp32-allreduce": (FLOAT, FLOAT),  # moves nothing of its own (pack = unpack = 0 bytes)
-    "bf16-allreduce": ("cast", FLOAT),
-    "int8-allreduce": ("cast", FLOAT),
-    "fp8-allreduce": ("cast", FLOAT),  # a scale per block, then the cast; the sums in fp32
-    "fp8-e5m2-allreduce": ("cast", FLOAT),
-    "pbit-allreduce": CODES,
-    "packed-allreduce": CODES,
-    "allgather-levels": CODES,
-    "a2a-1bit": SIGNS,
-    "allgather-1bit": SIGNS,
-    "param-server": SIGNS,
-    "hier-exact": SIGNS,
-    "hier-1bit": SIGNS,
-    "compressed-allreduce": SIGNS,
-    "sparse-allgather": ("cast", "scatter-add"),
-    "lowrank-allreduce": (FLOAT, FLOAT),  # thin matmuls, memory-bound at low rank
-}
-"""Each transport's (packing, unpacking) kernel (lionsim.compute.kernel_table.KERNELS)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +63,16 @@ class KernelCost:
 def kernel_cost(passes: PassBytes, transport: str, spec: PayloadSpec, workers: int, table: KernelTable,
                 device: str, workers_per_node: int = 1, local: bool = False, sync: SyncCopy = NO_SYNC) -> KernelCost:
     """`passes` (passes.pass_bytes of the same arguments) split by kernel, on `device`'s rows."""
-    if transport not in TRANSPORT_KERNELS:
-        raise LionsimError(f"the kernel table prices no transport {transport!r}; known: "
-                           f"{', '.join(TRANSPORT_KERNELS)} (or use --kernels ideal)")
+    packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
     rows = table.for_device(device)
-    needed = {FLOAT, *TRANSPORT_KERNELS[transport]}
+    needed = {FLOAT, packer, unpacker}
     missing = sorted(needed - set(rows))
     if missing:
         raise LionsimError(f"the kernel table {table.path} has no {', '.join(missing)} row for {device!r}")
     if local or workers == 1:  # nothing packed: the rule and the update alone
         pack = 0.0
-    elif transport in HIERARCHICAL_BYTES:
-        pack = TRANSPORT_BYTES[transport](spec, workers, min(workers_per_node, workers)).pack
     else:
-        pack = TRANSPORT_BYTES[transport](spec, workers).pack
-    packer, unpacker = TRANSPORT_KERNELS[transport]
+        pack = transport_bytes(transport, spec, workers, workers_per_node).pack
     return KernelCost(
         encode=PartBytes(((FLOAT, passes.encode - pack), (packer, pack))),
         decode=PartBytes(((unpacker, passes.decode),)),  # all of it the transport's unpacking

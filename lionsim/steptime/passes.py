@@ -12,8 +12,8 @@ the step template runs them (lionsim.engine):
     update = the strategy's update (reads the replica and its state, writes them) + one read
              of the aggregate; a vote rule (sign, mean) is applied as the update reads it
 
-What each strategy's own rule and update move is in strategy_bytes.py, each transport's
-packing in wire_passes.py. Parameters, gradients and optimizer state are float32 (4 bytes);
+What each strategy's own rule and update move is declared in its module (Strategy.bytes), each transport's
+packing in its module (Transport.wire_bytes). Parameters, gradients and optimizer state are float32 (4 bytes);
 votes, levels and signs are int8 (1 byte); sums of votes are the narrowest integer that holds them (int8 up to 127
 workers). Terms below 1/n per parameter (per-tensor scales, chunk padding) are left out.
 """
@@ -23,12 +23,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
-from lionsim.steptime.strategy_bytes import LOCAL_STEP_BYTES, STRATEGY_BYTES, StrategyBytes
-from lionsim.steptime.wire_passes import F32, I8, HIERARCHICAL_BYTES, TRANSPORT_BYTES, TransportBytes
+from lionsim.steptime.strategy_bytes import StrategyBytes
+from lionsim.steptime.wire_passes import F32, I8, TransportBytes, transport_bytes
 from lionsim.transports import PayloadSpec
 
-__all__ = ["F32", "I8", "HIERARCHICAL_BYTES", "LOCAL_STEP_BYTES", "NO_SYNC", "STRATEGY_BYTES", "TRANSPORT_BYTES",
-           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "sync_copy"]
+__all__ = ["F32", "I8", "NO_SYNC",
+           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "strategy_bytes", "sync_copy", "transport_bytes"]
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
@@ -76,6 +76,18 @@ def sync_copy(synced: int, params: int) -> SyncCopy:
     return SyncCopy(4 * F32 * synced, 2)
 
 
+def _strategy(name: str):
+    """The registered strategy class (an unknown name: the list of them)."""
+    from lionsim.strategies.base import STRATEGIES
+
+    return STRATEGIES.get(name)
+
+
+def strategy_bytes(name: str) -> StrategyBytes | None:
+    """What strategy `name`'s own kernels move per parameter (its module's Strategy.bytes)."""
+    return _strategy(name).bytes
+
+
 def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1,
                local: bool = False) -> PassBytes:
     """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
@@ -83,20 +95,17 @@ def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, w
     A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack. A
     local step (`local`: local SGD or DiLoCo between syncs) runs the inner step alone.
     """
+    cls = _strategy(strategy)
     if local:
-        if strategy not in LOCAL_STEP_BYTES:
-            raise LionsimError(f"no memory-pass accounting for local steps of {strategy!r}; known: {', '.join(LOCAL_STEP_BYTES)}")
-        return PassBytes(encode=LOCAL_STEP_BYTES[strategy], decode=0.0, update=0.0)
-    if strategy not in STRATEGY_BYTES:
-        raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}; known: {', '.join(STRATEGY_BYTES)}")
-    if transport not in TRANSPORT_BYTES:
-        raise LionsimError(f"no memory-pass accounting for transport {transport!r}; known: {', '.join(TRANSPORT_BYTES)}")
-    own = STRATEGY_BYTES[strategy]
+        if cls.local_step_bytes is None:
+            raise LionsimError(f"no memory-pass accounting for local steps of {strategy!r}: its module declares no "
+                               "local_step_bytes")
+        return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
+    if cls.bytes is None:
+        raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}: its module declares no bytes")
+    own = cls.bytes
     if workers == 1:
         aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
         return PassBytes(encode=own.rule + payload_bytes(spec), decode=0.0, update=own.update + aggregate)
-    if transport in HIERARCHICAL_BYTES:
-        t = TRANSPORT_BYTES[transport](spec, workers, min(workers_per_node, workers))
-    else:
-        t = TRANSPORT_BYTES[transport](spec, workers)
+    t = transport_bytes(transport, spec, workers, workers_per_node)
     return PassBytes(encode=own.rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=own.update + t.aggregate)

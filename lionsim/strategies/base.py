@@ -16,7 +16,7 @@ at its row) and returns no payload on a step between syncs (nothing is sent, app
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar
 
 import torch
@@ -26,6 +26,8 @@ from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
+from lionsim.steptime.strategy_bytes import StrategyBytes
+from lionsim.strategies.form import NoOptions, resolve_options, tuning_for
 from lionsim.strategies.layout import ParamLayout
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
@@ -47,43 +49,16 @@ class StrategyConfig:
     """Lion family: never | every:K | schedule:K."""
     sync_tensors: str = "all"
     """Lion family: the tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB]."""
-    freeze_steps: int = 15
-    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
-    qsgd_levels: int = 7
-    """qsgd: s, levels each side of zero (7: 4 bits a parameter with the sign)."""
-    topk_ratio: float = 0.01
-    """dgc: fraction of each tensor's parameters each worker sends (at least one per tensor)."""
-    dgc_warmup_steps: int = 0
-    """dgc: leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256
-    of each tensor (never below topk_ratio); 0: no warm-up."""
     seed: int = 0
     """Seed of stochastic quantizers (terngrad) and of the random tie rule."""
     tie: str = "zero"
     """MaVo tie rule: zero (sign(0) = 0) | alternate (+1/-1 by step) | random (a seeded coin)."""
     workload: str | None = None
-    """Workload trained: picks the measured defaults of the (strategy, workload) pair (tuning.py)."""
-    local_steps: int | None = None
-    """localsgd, diloco: H, the inner steps each worker takes on its own replica between syncs
-    (None: the strategy's default for the workload, tuning.py)."""
-    inner_optimizer: str | None = None
-    """localsgd, diloco: the optimizer of the inner steps; powersgd: the optimizer stepping on the
-    decompressed mean gradient. adamw | lion | sgd (SGD with momentum beta1; 0 for plain SGD);
-    None: adamw."""
-    outer_lr: float | None = None
-    """localsgd, diloco: lr of the outer SGD step on the averaged pseudo-gradient (None: the
-    strategy's default, 1.0; the DiLoCo paper's is 0.7)."""
-    outer_momentum: float | None = None
-    """localsgd, diloco: Nesterov momentum of the outer step (None: 0 for localsgd, 0.3 for diloco;
-    the paper's 0.9 suits its H = 500)."""
-    powersgd_rank: int | None = None
-    """powersgd: r, the rank of each matrix's approximation (None: the default for the workload)."""
-    powersgd_warmup_steps: int | None = None
-    """powersgd: leading steps of plain fp32 all-reduce before compression starts (torch's
-    start_powerSGD_iter; None: the default for the workload)."""
-    demo_topk: int | None = None
-    """demo: DCT coefficients each worker sends per chunk (None: 32, the authors')."""
-    demo_chunk: int | None = None
-    """demo: the target chunk side; each dimension's largest divisor not above it (None: 64)."""
+    """Workload trained: picks the measured defaults of the (strategy, workload) pair (its `tuning`)."""
+    options: dict[str, object] = field(default_factory=dict)
+    """Strategy options given (None: not given), by flag key (`demo_topk`: every strategy with that
+    flag) or `NAME.FIELD` (`demo.topk`: that strategy's); each strategy resolves its own
+    (lionsim.strategies.form.resolve_options)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -116,11 +91,19 @@ class Strategy(ABC):
     """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
     inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
     reads: ClassVar[tuple[str, ...]] = ()
-    """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its `options` and the
+    """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its Options and the
     momentum sync (`lionsim strategies --matrix` lists them; bench refuses --tie where no run reads it)."""
-    options: ClassVar[dict[str, object]] = {}
-    """Its own defaults of the StrategyConfig options it reads besides Hyper (local_steps,
-    powersgd_rank, ...); tuning.py may override them per workload."""
+    Options: ClassVar[type] = NoOptions
+    """Its own options: a frozen kw_only dataclass of lionsim.strategies.form.option fields, each
+    with a docstring (flags, config keys, `--opt NAME.FIELD=VALUE` and the matrix come from it)."""
+    tuning: ClassVar[dict[str, dict]] = {}
+    """workload -> the Hyper fields (lr, weight_decay, betas) and Options fields measured better
+    there than the defaults, each entry with its measurement in a comment."""
+    bytes: ClassVar[StrategyBytes | None] = None
+    """What its own kernels move per parameter at a step that exchanges (lionsim.steptime.passes
+    adds its payload, its transport's packing and the aggregate); None: `estimate` cannot price it."""
+    local_step_bytes: ClassVar[float | None] = None
+    """Bytes per parameter of a local step (no exchange) of a strategy with sync_every > 1."""
     replicas: Tensor | None = None
     """Per-worker parameters [w, P] for a strategy whose replicas differ between syncs (local SGD,
     DiLoCo): each worker computes its gradient on its own row. None: every worker computes on
@@ -132,6 +115,8 @@ class Strategy(ABC):
         self.workers = comm.world_size  # W: workers voting
         self.local = comm.local_workers  # w: rows of state this process holds
         self.hyper = self.resolve_hyper(cfg)
+        self.opts = self.resolve_options(cfg)
+        """Its Options, resolved for this run."""
         self.sync_rule = MomentumSync.parse(cfg.momentum_sync)
         picked = TensorSelection.parse(cfg.sync_tensors).picks(layout.names, layout.numels)
         if not all(picked) and self.has_momentum_sync and self.sync_rule.mode == "never":
@@ -149,26 +134,21 @@ class Strategy(ABC):
 
     @classmethod
     def defaults_for(cls, workload: str | None) -> Hyper:
-        """Its own defaults with the measured overrides of (strategy, workload) (tuning.py)."""
+        """Its own defaults with the measured overrides of (strategy, workload) (its `tuning`)."""
         from dataclasses import fields, replace
 
-        from lionsim.strategies.tuning import workload_defaults
-
         hyper = {f.name for f in fields(Hyper)}
-        return replace(cls.defaults, **{k: v for k, v in workload_defaults(cls.name, workload).items() if k in hyper})
+        return replace(cls.defaults, **{k: v for k, v in cls.tuned(workload).items() if k in hyper})
 
     @classmethod
-    def option(cls, cfg: StrategyConfig, name: str):
-        """An option's value for this run: cfg's where given, else the measured default for the
-        workload (tuning.py), else the strategy's own (`options`)."""
-        from lionsim.strategies.tuning import workload_defaults
+    def tuned(cls, workload: str | None) -> dict:
+        """Its measured overrides for `workload` (its `tuning`)."""
+        return tuning_for(cls, workload)
 
-        from lionsim.strategies.options import check_option
-
-        given = getattr(cfg, name)
-        if given is None:
-            given = workload_defaults(cls.name, cfg.workload).get(name, cls.options[name])
-        return check_option(name, given)
+    @classmethod
+    def resolve_options(cls, cfg: StrategyConfig):
+        """Its Options for this run: given, else tuned for the workload, else the defaults; checked."""
+        return resolve_options(cls, cls.name, cfg.options, cls.tuned(cfg.workload))
 
     @classmethod
     def extra_rows(cls, cfg: StrategyConfig) -> int:
@@ -177,10 +157,20 @@ class Strategy(ABC):
         inner optimizer's state."""
         return 0
 
+    @classmethod
+    def steps_per_sync(cls, cfg: StrategyConfig) -> int:
+        """sync_every of a run with `cfg`, without building the strategy."""
+        return 1
+
     @property
     def sync_every(self) -> int:
         """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
         return 1
+
+    def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
+        """What it would send for `params` parameters in `tensors` tensors of unknown shapes
+        (`lionsim estimate --params`): its payload at that size (a sparse strategy says its k)."""
+        return replace(self.payload_spec(), numel=params, k=0)
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
@@ -258,7 +248,7 @@ class Strategy(ABC):
         """Optional state synchronization after the update (e.g. momentum averaging)."""
 
 
-STRATEGIES: Registry[type[Strategy]] = Registry("strategy")
+STRATEGIES: Registry[type[Strategy]] = Registry("strategy", entry_points="lionsim.strategies")
 
 
 def valid_transports(strategy: type[Strategy]) -> list[str]:

@@ -12,6 +12,7 @@ from torch import Tensor
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak, VoteRule, check_tie
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -21,6 +22,7 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule: VoteRule
     """The rule with its default tie rule (what `lionsim strategies` shows)."""
 
@@ -54,6 +56,7 @@ class DLionMaVo(DistributedLionStrategy):
     summary = "Distributed Lion, majority vote of the workers' signs (tie: --tie, default 0)"
     rule = MajorityVote()
     reads = ("tie",)
+    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")
 
     def step_rule(self) -> VoteRule:
         return MajorityVote(TieBreak(self.cfg.tie, seed=self.cfg.seed, step=max(1, self.votes_cast)))
@@ -64,3 +67,4 @@ class DLionAvg(DistributedLionStrategy):
     name = "dlion-avg"
     summary = "Distributed Lion, mean of the workers' signs"
     rule = MeanVote()
+    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -29,6 +30,9 @@ class EFSignSGD(Strategy):
     payload_kind = "scaled-signs"
     default_transport = "allgather-1bit"
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
+    bytes = StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
+    )
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -12,7 +12,8 @@ import torch
 from torch import Tensor
 
 from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_, step_counts
-from lionsim.strategies.options import INNER_OPTIMIZERS, check_option
+from lionsim.errors import LionsimError
+from lionsim.strategies.options import INNER_OPTIMIZERS
 
 
 class InnerOptimizer:
@@ -20,7 +21,9 @@ class InnerOptimizer:
 
     def __init__(self, name: str, lr: float, weight_decay: float, betas: tuple[float, float],
                  shape: tuple[int, ...], device: torch.device) -> None:
-        self.name = check_option("inner_optimizer", name)
+        if name not in INNER_OPTIMIZERS:
+            raise LionsimError(f"bad --inner-optimizer {name!r}; accepted: {', '.join(INNER_OPTIMIZERS)}")
+        self.name = name
         self.lr, self.weight_decay, self.betas = lr, weight_decay, betas
         self.state = [torch.zeros(shape, device=device) for _ in range(INNER_OPTIMIZERS[name])]
         # [P]: steps each position has taken (AdamW's bias correction), one count for every replica; a

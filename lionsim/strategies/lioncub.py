@@ -28,6 +28,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
@@ -68,6 +69,7 @@ class LionCub(MomentumSyncing, Strategy):
     payload_kind = "levels"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     scale_fn: ClassVar[Callable[[ParamLayout, Tensor], Tensor]]
 
     def __init__(self, *args) -> None:
@@ -100,6 +102,9 @@ class LionCubL1(LionCub):
     name = "lioncub-l1"
     summary = "Lion Cub: L1-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l1_scale)
+    bytes = StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    )
 
 
 @STRATEGIES.register("lioncub-linf")
@@ -107,6 +112,9 @@ class LionCubLinf(LionCub):
     name = "lioncub-linf"
     summary = "Lion Cub: max|c|-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(linf_scale)
+    bytes = StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    )
 
 
 @STRATEGIES.register("lioncub-l0")
@@ -114,6 +122,9 @@ class LionCubL0(LionCub):
     name = "lioncub-l0"
     summary = "Lion Cub: geometric-mean-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l0_scale)
+    bytes = StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    )
 
 
 @STRATEGIES.register("lioncub-ternary")
@@ -122,6 +133,9 @@ class LionCubTernary(LionCub):
     summary = "Lion Cub 4-bit: L1-scaled ternary {-1,0,1} votes in 4-bit fields (wider past N = 7)"
     default_transport = "packed-allreduce"
     scale_fn = staticmethod(l1_scale)
+    bytes = StrategyBytes(
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+    )
 
     @staticmethod
     def levels(workers: int) -> int:

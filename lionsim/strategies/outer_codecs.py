@@ -26,6 +26,7 @@ from lionsim.aggregators import MajorityVote
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sign_votes
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES
 from lionsim.strategies.draws import uniforms
 from lionsim.strategies.local_steps import DiLoCo
@@ -54,6 +55,10 @@ class DiLoCoInt8(ScaledOuter):
     payload_kind = "levels"
     default_transport = "int8-allreduce"
     scale_label = "scales (max)"
+    bytes = StrategyBytes(
+        12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for max|delta_i| per tensor, then "
+        "reads delta_i (draws from a counter hash in registers) for the levels; update as diloco"
+    )
 
     @classmethod
     def levels(cls, workers: int) -> int:
@@ -87,6 +92,10 @@ class DiLoCoSign(ScaledOuter):
     default_transport = "int8-allreduce"
     scale_label = "scales (mean)"
     rule = MajorityVote()
+    bytes = StrategyBytes(
+        12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for mean|delta_i| per tensor, then "
+        "reads delta_i for its sign; update as diloco"
+    )
 
     def payload_spec(self) -> PayloadSpec:
         return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.rule)

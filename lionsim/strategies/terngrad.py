@@ -19,6 +19,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sgdm_update_
+from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.draws import uniforms
 from lionsim.strategies.layout import ParamLayout
@@ -46,6 +47,12 @@ class TernGrad(Strategy):
     payload_kind = "levels"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
+    bytes = StrategyBytes(
+        3 * F32, 4 * F32,
+        "rule: a pass reading g for its sum and sum of squares per tensor (sigma of the 2.5 sigma clip), a pass "
+        "reading g for max|clipped g| per tensor, then reads g (clip and Bernoulli draws from a counter RNG in registers); "
+        "update (SGD momentum) reads p, buf, writes p, buf",
+    )
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)

@@ -20,6 +20,7 @@ from lionsim.sweep.execute import canonical_executor
 from lionsim.sweep.grid import Grid, check_grows
 from lionsim.sweep.shards import Shard
 from lionsim.workloads import check_workload
+from lionsim.strategies.given import options_for
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
 """BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
@@ -113,7 +114,7 @@ class SweepConfig:
             strategies=[run.label], transport=None, baseline=None,
             hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
             tie=cfg.tie if mavo else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",
-            sync_tensors=cfg.sync_tensors if syncs else "all")
+            sync_tensors=cfg.sync_tensors if syncs else "all", options=options_for(cfg.options, run.strategy))
 
     def bench_options(self) -> dict:
         """Every bench option outside the grid, as JSON values (sweep.json's "bench")."""

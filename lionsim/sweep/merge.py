@@ -105,7 +105,7 @@ def merged_config(out: Path, parts: list[Path]) -> tuple[SweepConfig, dict | Non
     first_where, first = records[0]
     bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
     try:
-        options = BenchConfig(**bench)
+        options = BenchConfig.from_dict(bench)
     except TypeError as e:
         raise LionsimError(f"{first_where} holds options this lionsim does not know ({e}); merge with the "
                            "lionsim version that ran the sweep") from None

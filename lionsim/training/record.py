@@ -10,6 +10,7 @@ status, versions (and the git commit when lionsim runs from a checkout) and the 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 import os
@@ -32,10 +33,12 @@ from lionsim.training.compute import ComputeFigure
 from lionsim.workloads import Workload
 
 
-def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None) -> dict:
-    """One run as run.json lists it: its label and the hyperparameters it was trained with."""
+def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None, options: object | None = None) -> dict:
+    """One run as run.json lists it: its label, the hyperparameters it was trained with and its
+    strategy's resolved options (its module's Options)."""
     return {"run": run.label, "strategy": run.strategy, "transport": run.transport, "lr": hyper.lr,
-            "weight_decay": hyper.weight_decay, "betas": list(hyper.betas), "diverged_at_step": diverged_at}
+            "weight_decay": hyper.weight_decay, "betas": list(hyper.betas),
+            "options": {} if options is None else dataclasses.asdict(options), "diverged_at_step": diverged_at}
 
 
 def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,
@@ -84,8 +87,11 @@ def ranks_on_one_host() -> bool:
 
 
 def resolved_runs(cfg) -> list[dict]:
-    """Every run of a BenchConfig with the hyperparameters it trains with (none diverged yet)."""
-    return [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), None) for run in cfg.validate()]
+    """Every run of a BenchConfig with the hyperparameters and options it trains with (none
+    diverged yet), from its plan (lionsim.plan)."""
+    from lionsim.plan import plan
+
+    return [run_entry(r.run, r.hyper, None, r.options) for r in plan(cfg).runs]
 
 
 def resolved_config(cfg, runs: list[dict] | None = None) -> dict:
@@ -97,6 +103,7 @@ def replayable_config(options: dict, runs: list[dict]) -> dict:
     """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed."""
     config = dict(options)
     config["strategy"] = config.pop("strategies")
+    config["plugin"] = config.pop("plugins", [])
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
     config["hyper"] = {r["run"]: {"lr": r["lr"], "weight_decay": r["weight_decay"], "betas": r["betas"]} for r in runs}
     return config

@@ -29,7 +29,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.error import note_error
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -102,6 +102,13 @@ class Fp8AllReduce(Transport):
         return [CollectiveCall("all_to_all", int(wire), "fp8 chunks (reduce-scatter)", dtype="uint8"),
                 CollectiveCall("all_gather", int(wire), "fp8 means", dtype="uint8")]
 
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        code = I8 + SCALE_BYTES / BLOCK  # an fp8 code and its share of a block's scale
+        # decode: N workers' codes of my chunk (n in all), the fp32 mean of my chunk written, read and
+        # quantized again; after the all-gather every chunk's codes read and the fp32 aggregate written
+        unpack = code + (F32 + F32 + code) / workers + code + F32
+        return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32)  # read fp32 g, write codes
+
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8 * padded(spec.numel, workers) * (1 + SCALE_BYTES / BLOCK) / spec.numel
         return bits, bits
@@ -110,6 +117,7 @@ class Fp8AllReduce(Transport):
 @TRANSPORTS.register("fp8-allreduce")
 class Fp8E4m3AllReduce(Fp8AllReduce):
     name = "fp8-allreduce"
+    kernels = ("cast", "float-pass")
     summary = "fp8 e4m3 gradients with a scale per 256: all-to-all reduce-scatter, fp32 sums, fp8 all-gather"
     dtype = torch.float8_e4m3fn
 
@@ -117,5 +125,6 @@ class Fp8E4m3AllReduce(Fp8AllReduce):
 @TRANSPORTS.register("fp8-e5m2-allreduce")
 class Fp8E5m2AllReduce(Fp8AllReduce):
     name = "fp8-e5m2-allreduce"
+    kernels = ("cast", "float-pass")
     summary = "fp8-allreduce in e5m2 (2 mantissa bits, wider range)"
     dtype = torch.float8_e5m2

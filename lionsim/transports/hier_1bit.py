@@ -45,6 +45,7 @@ def agreement(result: Tensor, payload: Payload, comm: Comm) -> float:
 @TRANSPORTS.register("hier-1bit")
 class Hier1Bit(HierarchicalVote):
     name = "hier-1bit"
+    kernels = ("pack-signs", "unpack-signs")
     summary = "vote of votes: each node's majority, then a 1-bit majority of the nodes (not the flat vote)"
     exact = False
 

@@ -32,6 +32,7 @@ def node_levels(g: int, abstain: bool) -> int:
 @TRANSPORTS.register("hier-exact")
 class HierExact(HierarchicalVote):
     name = "hier-exact"
+    kernels = ("pack-signs", "unpack-signs")
     summary = "exact vote sums inside each node, summed exactly across nodes in ceil(log2(2g+1)) bits: the flat vote"
 
     def node_bits(self, rule: VoteRule, g: int, abstain: bool) -> int:
