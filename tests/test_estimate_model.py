@@ -130,7 +130,7 @@ def test_resnet_rows_price_powersgd_on_the_real_shapes():
     resolved = resolve(EstimateConfig(model="resnet50", strategies=["powersgd"], tokens_per_worker=32))
     assert resolved.shapes == [tuple(p.shape) for p in resnet50().parameters()]  # a real CPU module's shapes
     ranks = [estimate(EstimateConfig(model="resnet50", workers=8, network="10gbe", strategies=["powersgd"],
-                                     powersgd_rank=r, tokens_per_worker=32))["wire_bytes"].iloc[0] for r in (4, 8)]
+                                     options={"powersgd_rank": r}, tokens_per_worker=32))["wire_bytes"].iloc[0] for r in (4, 8)]
     factors = [sum(s[0] + math.prod(s[1:]) for s in resolved.shapes if len(s) > 1) * r for r in (4, 8)]
     assert ranks[1] > ranks[0] and factors[1] > factors[0]  # more rank, more floats: the shapes are used
     counted = estimate(EstimateConfig(model="resnet50", workers=8, network="10gbe", strategies=["adamw"],

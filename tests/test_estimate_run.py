@@ -16,6 +16,8 @@ P, TOKENS, WORKERS = 200_000_000, 1024, 8
 
 
 def rows(strategies, **kw):
+    fields = set(EstimateConfig.__dataclass_fields__)
+    kw = {k: v for k, v in kw.items() if k in fields} | {"options": {k: v for k, v in kw.items() if k not in fields}}
     # fused kernels: a warm-up step skips the codec's passes, which the hand counts below leave in
     base = dict(params=P, tokens_per_worker=TOKENS, workers=WORKERS, network="10gbe", overlap="none", kernels="ideal")
     frame = estimate(EstimateConfig(**(base | kw), strategies=strategies))
@@ -115,7 +117,7 @@ def test_tokens_over_a_sweep_of_workers_give_each_count_its_own_steps():
 def test_powersgd_warm_up_is_k_plain_all_reduce_steps():
     n, k = 50, 10
     frame = estimate(EstimateConfig(model="gpt2-124m", workers=WORKERS, network="10gbe", overlap="none", steps=n,
-                                    kernels="ideal", powersgd_warmup_steps=k, strategies=["powersgd", "adamw@fp32-allreduce"]))
+                                    kernels="ideal", options={"powersgd_warmup_steps": k}, strategies=["powersgd", "adamw@fp32-allreduce"]))
     psgd, fp32 = frame.iloc[0], frame.iloc[1]
     assert psgd.run_phases == f"warm-up {k}; compressed {n - k}"
     rest = psgd.step_s - psgd.comm_s  # the warm-up skips the factorisation passes: within 0.1% of the run

@@ -85,8 +85,8 @@ def reference(workers: int, outer_rule) -> torch.Tensor:
 def lionsim(strategy: str, workers: int) -> torch.Tensor:
     wl = workload(workers)
     initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
-    cfg = StrategyConfig(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999), local_steps=H, outer_lr=OUTER_LR,
-                         outer_momentum=OUTER_MOMENTUM, seed=SEED)
+    cfg = StrategyConfig(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999), seed=SEED,
+                         options={"local_steps": H, "outer_lr": OUTER_LR, "outer_momentum": OUTER_MOMENTUM})
     transport = "fp32-allreduce" if strategy == "diloco" else "int8-allreduce"
     record = train_run(RunSpec(strategy, transport), workload=wl, initial=initial,
                        place=Place(SimComm(workers)), strategy_cfg=cfg, steps=STEPS, eval_every=10**6)

@@ -108,8 +108,8 @@ def reference(zero_trunk=(), skip_branch=()) -> tuple[dict, dict]:
 def lionsim(zero_trunk=(), skip_branch=()) -> dict:
     wl = Workload(zero_trunk, skip_branch)
     initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
-    cfg = StrategyConfig(lr=LR, weight_decay=0.0, betas=(0.0, 0.0), inner_optimizer="sgd", seed=SEED,
-                         powersgd_rank=RANK, powersgd_warmup_steps=WARMUP)
+    cfg = StrategyConfig(lr=LR, weight_decay=0.0, betas=(0.0, 0.0), seed=SEED,
+                         options={"inner_optimizer": "sgd", "powersgd_rank": RANK, "powersgd_warmup_steps": WARMUP})
     record = train_run(RunSpec("powersgd", "lowrank-allreduce"), workload=wl, initial=initial,
                        place=Place(SimComm(WORKERS)), strategy_cfg=cfg, steps=STEPS, eval_every=10**6)
     assert record.diverged_at is None

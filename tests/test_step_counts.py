@@ -72,7 +72,7 @@ def lionsim_run(strategy: str, **cfg) -> dict[str, torch.Tensor]:
     initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
     record = train_run(RunSpec(strategy, "fp32-allreduce" if strategy != "powersgd" else "lowrank-allreduce"),
                        workload=wl, initial=initial, place=Place(SimComm(1)),
-                       strategy_cfg=StrategyConfig(lr=LR, weight_decay=WD, betas=(0.9, 0.999), **cfg),
+                       strategy_cfg=StrategyConfig(lr=LR, weight_decay=WD, betas=(0.9, 0.999), options=cfg),
                        steps=STEPS, eval_every=10**6)
     assert record.diverged_at is None
     return {k: v.detach().clone() for k, v in wl.model.state_dict().items()}

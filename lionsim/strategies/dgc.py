@@ -92,8 +92,8 @@ class DeepGradientCompression(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         """A warm-up stage sends its density of the steady spec's parameters (at least one pair per
         tensor, as lionsim.estimate.probe counts the steady k)."""
-        density = warmup_density(step, self.cfg.topk_ratio, self.cfg.dgc_warmup_steps)
-        if density == self.cfg.topk_ratio:
+        density = warmup_density(step, self.ratio, self.warmup)
+        if density == self.ratio:
             return steady
         return dataclasses.replace(steady, k=max(self.layout.segments, math.ceil(density * steady.numel)))
 
