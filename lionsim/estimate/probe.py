@@ -39,6 +39,8 @@ class Probe:
     """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
     after_step: bool = False
     """Its exchange waits for the step's own update (Strategy.after_step)."""
+    update_flops: float = 0.0
+    """FLOPs of its own matrix work per worker and step (Strategy.update_flops; 0 without shapes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,4 +78,4 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: 
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
-                 after_step=strategy.after_step)
+                 after_step=strategy.after_step, update_flops=strategy.update_flops(shapes) if shapes else 0.0)

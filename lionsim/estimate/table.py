@@ -7,7 +7,9 @@ Per worker and step (timeline.py for how they combine):
                            KERNELS_PER_TENSOR kernels per parameter tensor x the device's
                            per-kernel floor (a small model is launch-bound, as bench counts)
     encode/decode/update   passes.py bytes per parameter x P at the device's memory bandwidth,
-                           at least one kernel's floor where a part moves any bytes
+                           at least one kernel's floor where a part moves any bytes; the update
+                           also runs the strategy's own matrix FLOPs (Strategy.update_flops:
+                           Muon's Newton-Schulz, Dion's power iteration) at peak x mfu
     comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
                            backward as overlap.py says
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
@@ -93,7 +95,7 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
     passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node, local=local)
     kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
                       decode=int(passes.decode > 0), update=int(passes.update > 0))
-    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels)
+    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, update_flops=p.update_flops)
     priced = price_step(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                         overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
                         after_step=p.after_step)

@@ -35,9 +35,11 @@ class Kernels:
 
 
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
-                mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC) -> StepWork:
+                mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC,
+                update_flops: float = 0.0) -> StepWork:
     """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
-    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync`."""
+    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync` and
+    `update_flops` of the strategy's own matrix products (Strategy.update_flops) at peak x mfu."""
 
     def floor(seconds: float, count: int) -> float:
         return max(seconds, count * device.kernel_s)
@@ -49,7 +51,8 @@ def device_work(training_flops: float, params: int, passes: PassBytes, device: D
         encode_s=floor(memory_pass_time(passes.encode * params, device), kernels.encode),
         decode_s=floor(memory_pass_time(passes.decode * params, device), kernels.decode),
         update_s=floor(memory_pass_time(passes.update * params, device), kernels.update)
-        + floor(memory_pass_time(sync.nbytes, device), sync.kernels),
+        + floor(memory_pass_time(sync.nbytes, device), sync.kernels)
+        + compute_time(update_flops, device, mfu),
     )
 
 
