@@ -17,6 +17,7 @@ from lionsim.strategies import powersgd  # noqa: F401
 from lionsim.strategies import demo  # noqa: F401
 from lionsim.strategies import muon  # noqa: F401
 from lionsim.strategies import dion  # noqa: F401
+from lionsim.strategies import muloco  # noqa: F401
 from lionsim.strategies.base import (
     STRATEGIES,
     Strategy,
