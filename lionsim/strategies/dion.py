@@ -68,7 +68,7 @@ class Dion(Strategy):
     payload_kind = "lowrank"
     default_transport = "lowrank-allreduce"
     shape_dependent = True
-    defaults = Hyper(lr=0.01, weight_decay=0.01, betas=(0.9, 0.95))  # dion.py's lr, wd; betas: the AdamW's
+    defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.95))  # configs/dion_160m.yaml's lr, wd; the AdamW's betas
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
@@ -81,6 +81,9 @@ class Dion(Strategy):
                                  check=between(0, float("inf"), low_open=True, high_open=True))
         """lr of the AdamW stepping vectors, embeddings and the head (lionsim's AdamW default)."""
 
+    # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy at rank
+    # fraction 0.25, mu 0.95 (AdamW: 0.600 / 79.5%): lr 1e-2 (dion.py's default): 0.692 / 80.4%; 2e-2 (the authors'
+    # 160M config, kept as `defaults`): 0.359 / 87.2%, the target loss 0.855 at step 69; 5e-2: 0.380 / 84.8%.
     tuning: dict[str, dict] = {}
     bytes = StrategyBytes(
         3 * F32, 12 * F32, "rule reads g, M, writes M (the payload); update: error feedback reads M and the "
