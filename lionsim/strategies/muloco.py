@@ -133,7 +133,9 @@ class InnerMuon:
 class MuLoCo(LocalSteps):
     name = "muloco"
     summary = "MuLoCo: H inner Muon steps per worker, then a Nesterov outer step on 2-bit row-wise pseudo-gradients (EF)"
-    defaults = Hyper(lr=0.02, weight_decay=1e-4, betas=(0.9, 0.99))  # inner Muon lr (muloco-1), wd, AdamW betas
+    # the inner Muon's lr (muloco-1) and weight decay (the class default of the MuLoCo code's Muon; its paper configs
+    # use 1e-4 to 1.25e-3), the inner AdamW's betas
+    defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.99))
     shape_dependent = True  # its messages and Newton-Schulz FLOPs depend on each matrix's shape
 
     @dataclass(frozen=True, kw_only=True)
