@@ -110,3 +110,47 @@ def test_bad_options_are_one_line(argv, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert argv[-2] in err and not list(tmp_path.iterdir())
+
+
+GLOO_RANKS, GLOO_LOCAL = 2, 2  # 4 workers, two on each rank
+
+
+def muloco_on(comm, rows: range) -> torch.Tensor:
+    """Four steps (two syncs) of fixed gradients; the global model after them."""
+    gen = torch.Generator().manual_seed(5)
+    total = layout().numel
+    grads = [torch.randn(GLOO_RANKS * GLOO_LOCAL, total, generator=gen) for _ in range(4)]
+    s = STRATEGIES.get("muloco")(config(), layout(), comm)
+    x = torch.linspace(-1, 1, total)
+    s.start(x)
+    for step, g in enumerate(grads, 1):
+        train_step(s, TRANSPORTS.get("fp32-allreduce")(), comm, g[rows.start : rows.stop].clone(), x, step, Clock())
+    return x
+
+
+def gloo_rank(rank: int, port: int, out: str) -> None:
+    import datetime
+
+    import torch.distributed as dist
+
+    from lionsim.backends import ProcessGroupComm
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=GLOO_RANKS,
+                            timeout=datetime.timedelta(seconds=60))
+    comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
+    torch.save(muloco_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL)), f"{out}.{rank}")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+@pytest.mark.slow  # spawns two gloo ranks (about a minute on a loaded 2-core machine)
+def test_muloco_over_gloo_all_gathers_the_packed_codes(tmp_path):
+    from tests.spawned import spawned_results
+
+    results = spawned_results(gloo_rank, GLOO_RANKS, tmp_path)
+    workers = GLOO_RANKS * GLOO_LOCAL
+    expected = muloco_on(SimComm(workers), range(workers))
+    assert not torch.allclose(expected, torch.linspace(-1, 1, layout().numel))
+    for got in results:
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)
