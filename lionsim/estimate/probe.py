@@ -40,6 +40,8 @@ class Probe:
     strategy: Strategy | None = None
     """The strategy built on the stand-in layout: its run_spec / extra_calls / phase say what
     each step of a whole run does (lionsim.estimate.run)."""
+    update_flops: float = 0.0
+    """FLOPs of its own matrix work per worker and step (Strategy.update_flops; 0 without shapes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,4 +78,5 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
-                 after_step=strategy.after_step, strategy=strategy)
+                 after_step=strategy.after_step, strategy=strategy,
+                 update_flops=strategy.update_flops(shapes) if shapes else 0.0)

@@ -11,7 +11,10 @@ Per worker and step (timeline.py for how they combine):
                            default: kernel_passes.py), at least the launches of its kernels x
                            the device's per-kernel floor; with --kernels ideal one fused pass
                            each at the device's memory bandwidth, at least one kernel's floor
-                           where a part moves any bytes. `kernels` says which priced the row
+                           where a part moves any bytes. `kernels` says which priced the row;
+                           the update also runs the strategy's own matrix FLOPs
+                           (Strategy.update_flops: Muon's Newton-Schulz, Dion's power
+                           iteration) at peak x mfu
     comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
                            backward as overlap.py says
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
@@ -118,7 +121,7 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
                            network.workers_per_node, local=local)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
-    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost)
+    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
                       after_step=p.after_step)

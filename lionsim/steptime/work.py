@@ -41,9 +41,10 @@ class Kernels:
 
 def device_work(training_flops: float, params: int, passes: PassBytes, device: Device,
                 mfu: float | None = None, kernels: Kernels = Kernels(), sync: SyncCopy = NO_SYNC,
-                cost: KernelCost | None = None) -> StepWork:
+                cost: KernelCost | None = None, update_flops: float = 0.0) -> StepWork:
     """One worker's step on `device`: `training_flops` of forward + backward, passes over `params`
-    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync`.
+    parameters, each part at least its kernels x device.kernel_s; the update also runs `sync` and
+    `update_flops` of the strategy's own matrix products (Strategy.update_flops) at peak x mfu.
     `cost`: encode, decode and update (with its sync, cost.sync) at the kernel table's speeds."""
 
     def floor(seconds: float, count: int) -> float:
@@ -56,7 +57,7 @@ def device_work(training_flops: float, params: int, passes: PassBytes, device: D
             backward_s=BACKWARD_SHARE * compute,
             encode_s=floor(cost.seconds("encode", params), kernels.encode),
             decode_s=floor(cost.seconds("decode", params), kernels.decode),
-            update_s=floor(cost.seconds("update", params), kernels.update),
+            update_s=floor(cost.seconds("update", params), kernels.update) + compute_time(update_flops, device, mfu),
         )
     return StepWork(
         forward_s=(1 - BACKWARD_SHARE) * compute,
@@ -64,7 +65,8 @@ def device_work(training_flops: float, params: int, passes: PassBytes, device: D
         encode_s=floor(memory_pass_time(passes.encode * params, device), kernels.encode),
         decode_s=floor(memory_pass_time(passes.decode * params, device), kernels.decode),
         update_s=floor(memory_pass_time(passes.update * params, device), kernels.update)
-        + floor(memory_pass_time(sync.nbytes, device), sync.kernels),
+        + floor(memory_pass_time(sync.nbytes, device), sync.kernels)
+        + compute_time(update_flops, device, mfu),
     )
 
 

@@ -176,6 +176,12 @@ class Strategy(ABC):
         """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
         raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
 
+    def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
+        """FLOPs one worker's step spends beyond forward and backward and the memory-bound passes, for
+        tensors of these shapes (Muon's Newton-Schulz, Dion's power iteration): `estimate` adds them
+        to the update at the device's peak x mfu. 0: its rule and update are elementwise."""
+        return 0.0
+
     def per_parameter_state(self) -> list[Tensor]:
         """Every float state tensor indexed by parameter on its last dimension ([P] or [w, P]: momenta,
         errors, replicas), found among the strategy's attributes, in lists of them and in the

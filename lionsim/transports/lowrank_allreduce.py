@@ -60,6 +60,8 @@ class LowRank:
     """int64 [k]: flat positions averaged whole."""
     qs: list[Tensor]
     """Q [cols, rank] per matrix, shared by every worker; replaced in place each step."""
+    ps: list[Tensor] | None = None
+    """Given a list: filled with each matrix's shared orthonormal P [rows, rank] (Dion reads them)."""
 
 
 def orthogonalize_(m: Tensor, epsilon: float = EPSILON) -> Tensor:
@@ -102,6 +104,8 @@ class LowRankAllReduce(Transport):
             shared = _split(p_sum[0], [(m.rows, m.rank) for m in low.matrices])
             for p in shared:
                 orthogonalize_(p)
+            if low.ps is not None:
+                low.ps[:] = shared
             qs = [torch.matmul(v.transpose(1, 2), p) for v, p in zip(views, shared)]  # [w, m, r] each
         with section(clock, "collective"):
             q_flat = _flat(qs, w, values)
