@@ -124,6 +124,15 @@ def _compressed(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)
 
 
+def _packed_sparse(spec: PayloadSpec, workers: int) -> TransportBytes:
+    share = spec.k / spec.numel
+    bits = (spec.index_bits + spec.value_bits) / 8
+    # pack: read int64 offsets and codes, write their bits; unpack: zero a dense float32 buffer and its
+    # sender counts, then for each of the N*k gathered pairs read its bits, its table row, and
+    # read-modify-write its target and its count (16)
+    return TransportBytes(pack=(16 + bits) * share, unpack=2 * F32 + (bits + 8 + 16) * workers * share, aggregate=F32)
+
+
 def _lowrank(spec: PayloadSpec, workers: int) -> TransportBytes:
     if spec.kind == "dense":  # the warm-up steps
         return _fp32(spec, workers)
@@ -146,6 +155,7 @@ TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "compressed-allreduce": _compressed,
     "hier-exact": _hier,
     "hier-1bit": _hier,
+    "packed-sparse-allgather": _packed_sparse,
 }
 
 

@@ -15,6 +15,7 @@ from lionsim.strategies import local_steps  # noqa: F401
 from lionsim.strategies import outer_codecs  # noqa: F401
 from lionsim.strategies import powersgd  # noqa: F401
 from lionsim.strategies import demo  # noqa: F401
+from lionsim.strategies import sparseloco  # noqa: F401
 from lionsim.strategies.base import (
     STRATEGIES,
     Strategy,
