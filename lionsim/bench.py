@@ -26,13 +26,13 @@ from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
+from lionsim.plugins import load_plugins
 from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.momentum_sync import TensorSelection
-from lionsim.strategies.onebit_adam import FREEZE_WHY
 from lionsim.strategies.given import check_given, flat_options, options_for, split_options
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, slowest_process
 from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
@@ -101,22 +101,17 @@ class BenchConfig:
     """Lion family momentum sync: never | every:K | schedule:K."""
     sync_tensors: str = "all"
     """Tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB] (tensor names)."""
-    freeze_steps: int = 15
-    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
-    qsgd_levels: int = 7
-    """qsgd: s, levels each side of zero."""
-    topk_ratio: float = 0.01
     tie: str = "zero"
     """dlion-mavo tie rule: zero (sign(0) = 0) | alternate (+1/-1 step by step) | random (a coin seeded
     by the seed and the step)."""
-    """dgc: fraction of each tensor's parameters sent (at least one per tensor)."""
-    dgc_warmup_steps: int = 0
-    """dgc: leading steps of the paper's warm-up sparsity schedule (4 stages); 0: none."""
     options: dict[str, object] = field(default_factory=dict)
     """Strategy options given (each strategy module's Options; lionsim.strategies.form): by flag
     key (`demo_topk`: every run whose strategy has that flag) or `NAME.FIELD` (`demo.topk`, from
     --opt: that strategy's runs); a value may be text (`--opt`), converted and checked per field.
     run.json and sweep.json record them flat, each flag key beside the other options."""
+    plugins: list[str] = field(default_factory=list)
+    """Plug-in files (--plugin), resolved paths: every process that validates this config loads
+    them first (gloo ranks, sweep cells, --resume, --config run.json: lionsim.plugins)."""
     data: Path | None = None
     """Dataset path (CIFAR-10 python dir for vit, a text file for gpt); None: generated."""
     data_split: str = "iid"
@@ -179,16 +174,14 @@ class BenchConfig:
             self.network = canonical_network(self.network)
 
     def validate(self) -> list[RunSpec]:
+        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names()
         self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
-                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0),
-                                 ("dgc-warmup-steps", self.dgc_warmup_steps, 0),
-                                 ("freeze-steps", self.freeze_steps, 1), ("qsgd-levels", self.qsgd_levels, 1)):
+                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value < low:
-                why = FREEZE_WHY if name == "freeze-steps" else ""
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}{why}")
+                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)

@@ -35,9 +35,20 @@ def match_name(name: object, choices: Iterable[str]) -> str | None:
 class Registry(Generic[T]):
     """A registry of named things of one kind (strategies, transports, workloads, ...)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, entry_points: str | None = None) -> None:
         self.kind = kind
         self._items: dict[str, T] = {}
+        self._group = entry_points
+        """The entry point group installed plug-ins register under, imported at the first read."""
+
+    def _read(self) -> dict[str, T]:
+        """The items, after installed plug-ins (entry points) registered theirs."""
+        if self._group is not None:
+            group, self._group = self._group, None  # once, and not again while they register
+            from lionsim.entry_points import load_group
+
+            load_group(group)
+        return self._items
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: register the decorated class or function under `name`."""
@@ -53,9 +64,14 @@ class Registry(Generic[T]):
             raise KeyError(f"{self.kind} {name!r} registered twice")
         self._items[name] = obj
 
+    def forget(self, names: Iterable[str]) -> None:
+        """Unregister `names` (a plug-in that failed half way, or a test's clean-up)."""
+        for name in names:
+            self._items.pop(name, None)
+
     def canonical(self, name: str) -> str:
         """The registered spelling of `name` (any case); unknown: LionsimError with a suggestion."""
-        if isinstance(name, str) and name in self._items:
+        if isinstance(name, str) and name in self._read():
             return name
         found = match_name(name, self._items)
         if found is None:
@@ -68,14 +84,14 @@ class Registry(Generic[T]):
         return self._items[self.canonical(name)]
 
     def names(self) -> list[str]:
-        return list(self._items)
+        return list(self._read())
 
     def items(self) -> Iterator[tuple[str, T]]:
-        return iter(self._items.items())
+        return iter(list(self._read().items()))
 
     def __contains__(self, name: object) -> bool:
         """Whether `name` (any case) is registered."""
-        return match_name(name, self._items) is not None
+        return match_name(name, self._read()) is not None
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._read())

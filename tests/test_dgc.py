@@ -18,6 +18,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.strategies.dgc import warmup_density
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from lionsim.strategies.given import flags
 
 NUMELS = [40, 7, 1, 100]  # a large tensor beside small ones (a bias, a scalar)
 SMALL_TENSOR = slice(40, 47)
@@ -66,7 +67,8 @@ def paper_density(step, ratio, warmup):
 def make(workers, **cfg):
     layout = ParamLayout.of([(f"t{i}", torch.zeros(n)) for i, n in enumerate(NUMELS)])
     comm = SimComm(workers)
-    return STRATEGIES.get("dgc")(StrategyConfig(**cfg), layout, comm), comm
+    return STRATEGIES.get("dgc")(StrategyConfig(**{k: v for k, v in cfg.items() if k not in flags()},
+                                                   options={k: v for k, v in cfg.items() if k in flags()}), layout, comm), comm
 
 
 def grads_for(workers, steps, seed):

@@ -67,8 +67,8 @@ def test_probe_matches_the_strategy_built_on_a_real_layout(name, workers):
     cls = STRATEGIES.get(name)
     for transport in valid_transports(cls):
         run = parse_runs([f"{name}@{transport}"])[0]
-        real = cls(StrategyConfig(topk_ratio=0.1), layout, SimComm(workers))
-        got = probe(run, params=100, tensors=3, workers=workers, topk_ratio=0.1, shapes=shapes)
+        real = cls(StrategyConfig(options={"topk_ratio": 0.1}), layout, SimComm(workers))
+        got = probe(run, params=100, tensors=3, workers=workers, options={"topk_ratio": 0.1}, shapes=shapes)
         assert got.spec == real.payload_spec()
         assert list(got.extra_calls) == real.extra_calls(1)
         assert got.transport.plan(got.spec, workers) == TRANSPORTS.get(transport)().plan(real.payload_spec(), workers)

@@ -14,6 +14,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_tr
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 from lionsim.transports.packed_allreduce import field_bits
+from lionsim.strategies.given import flags
 from tests.reference_impl import draw, sign
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors
@@ -23,7 +24,8 @@ BOUNDS = [(0, 21), (21, 26)]
 def run(name, transport, grads_per_step, params, **cfg):
     layout = ParamLayout.of(SEGMENTS)
     comm = SimComm(grads_per_step[0].shape[0])
-    strategy = STRATEGIES.get(name)(StrategyConfig(**cfg), layout, comm)
+    strategy = STRATEGIES.get(name)(StrategyConfig(**{k: v for k, v in cfg.items() if k not in flags()},
+                                                   options={k: v for k, v in cfg.items() if k in flags()}), layout, comm)
     t, clock = TRANSPORTS.get(transport)(), Clock()
     sent = [train_step(strategy, t, comm, g.clone(), params, step, clock) for step, g in enumerate(grads_per_step, 1)]
     return strategy, sent
@@ -153,7 +155,7 @@ def test_qsgd_equals_plain_reference_with_the_same_draws(workers):
 def test_qsgd_is_priced_at_its_fixed_width():
     """(Its unbiasedness: tests/test_references.py, within a bound from its variance.)"""
     layout = ParamLayout.of(SEGMENTS)
-    strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, qsgd_levels=2), layout, SimComm(2))
+    strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, options={"qsgd_levels": 2}), layout, SimComm(2))
     payload = strategy.encode(torch.randn(2, 26, generator=torch.Generator().manual_seed(6)), torch.zeros(26),
                               SimComm(2), Clock())
     assert payload.values.abs().max() <= 2
@@ -215,7 +217,7 @@ def test_onebit_adam_equals_plain_reference(workers):
 
 def test_onebit_adam_rejects_negative_freeze_steps():
     with pytest.raises(LionsimError, match="bad --freeze-steps -1"):
-        STRATEGIES.get("onebit-adam")(StrategyConfig(freeze_steps=-1), ParamLayout.of(SEGMENTS), SimComm(2))
+        STRATEGIES.get("onebit-adam")(StrategyConfig(options={"freeze_steps": -1}), ParamLayout.of(SEGMENTS), SimComm(2))
 
 
 # ---- layer-selective momentum sync, and the update time it books ----

@@ -102,7 +102,7 @@ def test_a_steps_plan_is_what_it_sent(strategy, transport, workers, per_node):
     params, layout = flatten_parameters(model())
     sync = "every:2" if cls.has_momentum_sync else "never"  # step 2 also averages the momenta
     comm = RecordingComm(workers, per_node)
-    s = cls(StrategyConfig(seed=0, momentum_sync=sync, freeze_steps=1), layout, comm)
+    s = cls(StrategyConfig(seed=0, momentum_sync=sync, options={"freeze_steps": 1}), layout, comm)
     t = TRANSPORTS.get(transport)()
     s.start(params)  # a local-step strategy makes its replicas here
     g = torch.Generator().manual_seed(workers)

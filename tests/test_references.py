@@ -134,7 +134,7 @@ def test_qsgd_is_unbiased_within_five_standard_errors():
     """E[||g|| / s * l] = g, Var = (||g|| / s)^2 p (1 - p), p = r - floor(r), r = s |g| / ||g||."""
     s = 2
     layout = ParamLayout.of([(f"t{i}", torch.zeros(sh)) for i, sh in enumerate(SHAPES)])
-    strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, qsgd_levels=s), layout, SimComm(1))
+    strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, options={"qsgd_levels": s}), layout, SimComm(1))
     g = grads(1, 1, seed=30)[0]
     decoded = []
     for _ in range(DRAWS):  # each encode is a new step: fresh draws

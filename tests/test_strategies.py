@@ -9,6 +9,7 @@ from lionsim.strategies import STRATEGIES, MomentumSync, ParamLayout, StrategyCo
 from lionsim.strategies.lioncub import l1_levels
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from lionsim.strategies.given import flags
 from tests.reference_impl import dlion_step, lion_pytorch_update_
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors
@@ -17,7 +18,8 @@ SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in
 def make(name, workers, **cfg):
     layout = ParamLayout.of(SEGMENTS)
     comm = SimComm(workers)
-    strategy = STRATEGIES.get(name)(StrategyConfig(**cfg), layout, comm)
+    strategy = STRATEGIES.get(name)(StrategyConfig(**{k: v for k, v in cfg.items() if k not in flags()},
+                                                   options={k: v for k, v in cfg.items() if k in flags()}), layout, comm)
     return strategy, comm, layout
 
 

@@ -63,15 +63,62 @@ def fail(message: str, code: int = 2) -> None:
     sys.exit(code)
 
 
-def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
-    """Read `--config FILE` from argv into click's default_map for the chosen command."""
-    args = list(argv)
-    path = None
+def _config_path(argv: Sequence[str]) -> str | None:
+    """The value of `--config` in argv (None: not given)."""
+    args, path = list(argv), None
     for i, arg in enumerate(args):
         if arg == "--config" and i + 1 < len(args):
             path = args[i + 1]
         elif arg.startswith("--config="):
             path = arg.split("=", 1)[1]
+    return path
+
+
+def _preload_plugins(argv: Sequence[str]) -> None:
+    """Load the plug-ins argv names (`--plugin`, and a --config file's `plugin` list) before click
+    reads the commands, so their strategies' flags exist (lionsim.cli.strategy_flags)."""
+    from lionsim.cli.strategy_flags import refresh
+    from lionsim.plugins import load_plugins
+
+    args, paths = list(argv), []
+    for i, arg in enumerate(args):
+        if arg == "--plugin" and i + 1 < len(args):
+            paths.append(args[i + 1])
+        elif arg.startswith("--plugin="):
+            paths.append(arg.split("=", 1)[1])
+    config = _config_path(args)
+    if config is not None and Path(config).is_file():  # a missing or bad file is _config_defaults' to report
+        paths += _recorded_plugins(Path(config))
+    if paths:
+        from lionsim.plugins import LOADED, unload_plugin
+
+        before = set(LOADED)
+        loaded = load_plugins(paths)
+        try:
+            refresh()
+        except LionsimError:  # a flag no command can take: the plug-ins just loaded go again
+            for key in dict.fromkeys(k for k in loaded if k not in before):
+                unload_plugin(key)
+            refresh()
+            raise
+
+
+def _recorded_plugins(path: Path) -> list:
+    """The `plugin` list of a TOML --config or of a run.json's config ([] if it has none or is unreadable)."""
+    try:
+        data = load_toml(path) if path.suffix.lower() != ".json" else json.loads(path.read_text(encoding="utf-8"))
+    except (LionsimError, OSError, ValueError):
+        return []
+    if path.suffix.lower() == ".json":
+        data = data.get("config") if isinstance(data, dict) else None
+    recorded = data.get("plugin") if isinstance(data, dict) else None
+    return [] if not recorded else recorded if isinstance(recorded, list) else [recorded]
+
+
+def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
+    """Read `--config FILE` from argv into click's default_map for the chosen command."""
+    args = list(argv)
+    path = _config_path(args)
     if path is None:
         return None
     command_name = next((a for a in args if not a.startswith("-")), None)
@@ -115,6 +162,12 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
         raise LionsimError(f"malformed JSON in {path}: {e}") from None
     if not (isinstance(data, dict) and isinstance(data.get("config"), dict)):
         raise LionsimError(f"{path} is not a run record: a JSON --config must be a run.json written by lionsim")
+    config = data["config"]
+    if isinstance(config.get("strategy"), list):  # a bench's record: the options none of its runs reads go
+        from lionsim.strategies.given import unread_options
+
+        for key in unread_options(config, config["strategy"]):
+            config.pop(key)
     if data.get("command") != command:
         raise LionsimError(f"{path} records a `lionsim {data.get('command')}` run, not `lionsim {command}`")
     return data["config"]
@@ -169,6 +222,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        from lionsim.cli.strategy_flags import light
+
+        light(next((a for a in argv if not a.startswith("-")), None))
+        _preload_plugins(argv)
         default_map = _config_defaults(argv)
         result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:

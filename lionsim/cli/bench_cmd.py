@@ -75,11 +75,7 @@ def bench(
     hyper: o.Hyper = None,
     momentum_sync: o.MomentumSync = "never",
     sync_tensors: o.SyncTensors = "all",
-    freeze_steps: o.FreezeSteps = 15,
-    qsgd_levels: o.QsgdLevels = 7,
-    topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
-    dgc_warmup_steps: o.DgcWarmupSteps = 0,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: o.EvalEvery = 25,
@@ -111,6 +107,7 @@ def bench(
     format: Format = "table",
     config: o.Config = None,
     strategy_options: dict | None = None,
+    plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
@@ -122,8 +119,7 @@ def bench(
         steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
         transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
-        sync_tensors=sync_tensors, freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
-        dgc_warmup_steps=dgc_warmup_steps, options=dict(strategy_options or {}),
+        sync_tensors=sync_tensors, tie=tie, options=dict(strategy_options or {}), plugins=list(plugins or []),
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,

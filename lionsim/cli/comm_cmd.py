@@ -107,6 +107,7 @@ def comm(
     overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: Path | None = ConfigOption,
+    plugin: o.Plugin = None,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
     from lionsim.launch.env import launcher_env

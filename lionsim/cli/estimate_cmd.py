@@ -183,7 +183,6 @@ def estimate_cmd(
     bucket_mb: BucketMb = 25.0,
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
-    topk_ratio: o.TopkRatio = 0.01,
     tie: o.EstimateTie = "zero",
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
@@ -195,6 +194,7 @@ def estimate_cmd(
     format: Format = "table",
     config: o.Config = None,
     strategy_options: dict | None = None,
+    plugins: list[str] | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
     from lionsim.estimate import EstimateConfig, estimate
@@ -203,7 +203,7 @@ def estimate_cmd(
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
-        bucket_mb=bucket_mb, algorithm=algorithm, topk_ratio=topk_ratio, baseline=baseline, tie=tie,
+        bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 import lionsim
+from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
 
@@ -109,6 +110,7 @@ def strategies(
         False, "--matrix", help="What works with what: per strategy its transports, backends, momentum sync, "
                                 "local steps, options, DistributedLion and estimate support (from the registries)."),
     format: Format = "table",
+    plugin: o.Plugin = None,
 ) -> None:
     """List the strategies: what each sends, over which transports, at how many bits, with their defaults."""
     from lionsim.errors import LionsimError
@@ -137,7 +139,7 @@ def strategies(
 
 
 @app.command()
-def workloads(format: Format = "table") -> None:
+def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
     """List the workloads with a line each."""
     import pandas as pd
     from rich.table import Table

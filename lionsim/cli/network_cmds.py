@@ -7,6 +7,7 @@ import typer
 from rich import box
 from rich.table import Table
 
+from lionsim.cli import options as o
 from lionsim.cli.app import app
 from lionsim.cli.output import Format, emit
 from lionsim.network.link import GB, US, Link
@@ -102,6 +103,7 @@ def networks(
     format: Format = "table",
     traits: bool = typer.Option(False, "--traits", help="List the collective libraries' built-in traits instead "
                                 "(ideal, nccl, gloo: what `--traits NAME` adds to the links)."),
+    plugin: o.Plugin = None,
 ) -> None:
     """List the network presets (per direction; GB = 1e9 bytes), or with --traits the libraries' traits."""
     if traits:

@@ -68,11 +68,6 @@ MomentumSync = Annotated[str, typer.Option(
 SyncTensors = Annotated[str, typer.Option(
     "--sync-tensors", help="Tensors a momentum sync averages: all | min-numel:N (at least N parameters) | "
                            "GLOB[,GLOB] (fnmatch patterns on tensor names); only their bytes are sent.")]
-FreezeSteps = Annotated[int, typer.Option(
-    "--freeze-steps", help="onebit-adam: full-precision Adam warm-up steps (fp32 all-reduce) before the variance "
-                           "freezes and the momentum goes 1-bit (DeepSpeed's freeze_step).")]
-QsgdLevels = Annotated[int, typer.Option("--qsgd-levels", help="qsgd: s, levels each side of zero (7: 4 bits a parameter).")]
-TopkRatio = Annotated[float, typer.Option("--topk-ratio", help="dgc: fraction of each tensor's parameters each worker sends.")]
 Tie = Annotated[str, typer.Option(
     "--tie", callback=_choice("--tie", ("zero", "alternate", "random")), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
                   "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
@@ -80,12 +75,22 @@ EstimateTie = Annotated[str, typer.Option(
     "--tie", callback=_choice("--tie", ("zero", "alternate", "random")),
     help="dlion-mavo tie rule priced: zero (sign(0) = 0: a tie stays, so an even N needs 2 bits down) | alternate "
          "| random (ties move: 1 bit down at any N).")]
-DgcWarmupSteps = Annotated[int, typer.Option(
-    "--dgc-warmup-steps", help="dgc: the paper's warm-up over the first K steps, 4 equal stages sending 1/4, 1/16, "
-                               "1/64, 1/256 of each tensor (never below --topk-ratio); 0: none.")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
 Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
+def _load_plugins(values: list[str] | None) -> list[str] | None:
+    """--plugin: import each file now (lionsim.plugins), so what it registers is known to the command."""
+    from lionsim.plugins import load_plugins
+
+    load_plugins(values or [])
+    return values
+
+
+Plugin = Annotated[Optional[list[str]], typer.Option(
+    "--plugin", metavar="FILE.py", callback=_load_plugins, is_eager=True,
+    help="A Python file defining strategies or transports (their @STRATEGIES.register / @TRANSPORTS.register "
+         "classes), repeatable; installed packages register through the entry points lionsim.strategies and "
+         "lionsim.transports.")]
 Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or a run.json lionsim wrote) giving any option; flags win.")]
 
 _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from lionsim.cli import options as o
 from lionsim.cli.app import ConfigOption, app, console
 
 
@@ -21,6 +22,7 @@ def plot(
                                         "run directories only."),
     ] = None,
     config: Optional[Path] = ConfigOption,
+    plugin: o.Plugin = None,
 ) -> None:
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""

@@ -142,6 +142,7 @@ def regress(
              "float-level noise carries each metric, measured at --update; catches a 5% change of lr or weight "
              "decay); or force strict | float | spread (3 sd of the seed spread: loose). The output says which ran."),
     config: o.Config = None,
+    plugin: o.Plugin = None,
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines
     (strictly on their own platform); exit 1 on a regression, 2 on bad input."""

@@ -7,12 +7,14 @@ from typing import Annotated
 
 import typer
 
+from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 
 
 @app.command("report")
 def report(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench`, `lionsim sweep` or `lionsim estimate --sweep` --out directory.")],
+    plugin: o.Plugin = None,
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
     from lionsim.reports.files import written_together

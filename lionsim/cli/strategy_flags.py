@@ -2,8 +2,10 @@
 
 `@strategy_options` gives a command one flag per option key of every registered strategy
 (`--demo-topk`, `--local-steps`, a plug-in's own) and `--opt NAME.FIELD=VALUE`, and hands the
-command the ones given as `strategy_options` (config key or NAME.FIELD -> value). The flags
-are rebuilt (`refresh`) after plug-ins load, before click reads the commands' signatures.
+command the ones given as `strategy_options` (config key or NAME.FIELD -> value). The
+signature is built when click reads it, so plug-ins loaded before (lionsim.cli.app.main) add
+their flags, and only for a command that takes strategies (reading the registry imports torch,
+which `lionsim networks` or `lionsim --help` never do).
 """
 
 from __future__ import annotations
@@ -14,21 +16,31 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
+from lionsim.cli.options import Plugin
 from lionsim.errors import LionsimError
 
 OPT = "opt"
-_COMMANDS: list[Callable] = []
+PLUGIN = "plugin"
 
 
-def _generated(func: Callable) -> inspect.Signature:
-    """`func`'s own parameters (but strategy_options), then the registry's flags and --opt."""
+def _flags(full: bool) -> dict:
+    """Config key -> the options its flag sets, from the registry ({} unless `full`)."""
+    if not full:
+        return {}
     from lionsim.strategies.given import check_flags, flags, registered_specs
 
     check_flags(registered_specs())
-    own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items() if name != "strategy_options"]
+    return flags()
+
+
+def _generated(func: Callable, full: bool = True) -> inspect.Signature:
+    """`func`'s own parameters (but strategy_options, plugins), then the registry's flags (not
+    built unless `full`), --plugin and --opt."""
+    own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items()
+           if name not in ("strategy_options", "plugins")]
     taken = {p.name for p in own}
     params = list(own)
-    for key, specs in flags().items():
+    for key, specs in _flags(full).items():
         if key in taken:
             raise LionsimError(f"strategy {specs[0].strategy!r}: option flag {specs[0].flag} is already a "
                                f"`lionsim {func.__name__.removesuffix('_cmd')}` option; choose another flag")
@@ -38,6 +50,7 @@ def _generated(func: Callable) -> inspect.Signature:
         kind = specs[0].type
         params.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Annotated[Optional[kind], typer.Option(specs[0].flag, help=help_text)]))
+    params.append(inspect.Parameter(PLUGIN, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Plugin))
     params.append(inspect.Parameter(OPT, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
         Optional[list[str]], typer.Option("--opt", metavar="NAME.FIELD=VALUE", help=(
             "A strategy's option, repeatable: demo.topk=16 sets the option topk of demo's runs only "
@@ -45,12 +58,32 @@ def _generated(func: Callable) -> inspect.Signature:
     return inspect.Signature(params)
 
 
-def strategy_options(func: Callable) -> Callable:
-    """Decorator (below @app.command): the strategy option flags for `func`, which takes them as
-    the keyword `strategy_options`."""
+STRATEGY_COMMANDS = ("bench", "estimate", "sweep")
+"""The commands that take strategies: only these build their flags (the registry imports torch)."""
+_FULL = [True]
+_COMMANDS: list[_Command] = []
 
-    @functools.wraps(func)
-    def command(**kwargs):
+
+def light(command: str | None) -> None:
+    """main() runs `command`: unless it takes strategies, the others' flags are not built (so
+    `lionsim networks` or `lionsim --help` never import torch)."""
+    _FULL[0] = command in STRATEGY_COMMANDS
+
+
+class _Command:
+    """A command whose signature (what click parses) is its own parameters plus the registry's
+    strategy options, built when click reads it: after plug-ins loaded, never at import."""
+
+    def __init__(self, func: Callable) -> None:
+        functools.update_wrapper(self, func)
+        _COMMANDS.append(self)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return _generated(self.__wrapped__, full=_FULL[0])
+
+    def __call__(self, **kwargs):
+        from lionsim.plugins import load_plugins
         from lionsim.strategies.form import parse_opt
         from lionsim.strategies.given import flags
 
@@ -58,14 +91,19 @@ def strategy_options(func: Callable) -> Callable:
         given = {key: kwargs.pop(key) for key in list(kwargs) if key in keys}
         given = {k: v for k, v in given.items() if v is not None}
         given.update(parse_opt(kwargs.pop(OPT, None) or []))
-        return func(**kwargs, strategy_options=given)
+        plugins = load_plugins(kwargs.pop(PLUGIN, None) or [])
+        return self.__wrapped__(**kwargs, strategy_options=given, plugins=plugins)
 
-    command.__signature__ = _generated(func)
-    _COMMANDS.append(command)
-    return command
+
+def strategy_options(func: Callable) -> Callable:
+    """Decorator (below @app.command): the strategy option flags and --plugin for `func`, which
+    takes them as the keywords `strategy_options` and `plugins` (the files' resolved paths)."""
+    return _Command(func)
 
 
 def refresh() -> None:
-    """Rebuild every command's flags from the registry (after plug-ins registered strategies)."""
-    for command in _COMMANDS:
-        command.__signature__ = _generated(command.__wrapped__)
+    """Check the registry's flags against every strategy command's own options (after plug-ins
+    registered strategies): a clash is one line now, not when click reads the command."""
+    if _FULL[0]:
+        for command in _COMMANDS:
+            _generated(command.__wrapped__, full=True)

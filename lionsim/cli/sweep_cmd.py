@@ -53,11 +53,7 @@ def sweep(
     hyper: o.Hyper = None,
     momentum_sync: o.MomentumSync = "never",
     sync_tensors: o.SyncTensors = "all",
-    freeze_steps: o.FreezeSteps = 15,
-    qsgd_levels: o.QsgdLevels = 7,
-    topk_ratio: o.TopkRatio = 0.01,
     tie: o.Tie = "zero",
-    dgc_warmup_steps: o.DgcWarmupSteps = 0,
     data: o.Data = None,
     data_split: o.DataSplit = "iid",
     eval_every: o.EvalEvery = 25,
@@ -80,6 +76,7 @@ def sweep(
     shard: Optional[str] = typer.Option(None, "--shard", metavar="I/N", help="Run only shard I of N (a scheduler "
                                         "array task), into OUT/parts/; `lionsim sweep merge OUT` combines them."),
     strategy_options: dict | None = None,
+    plugins: list[str] | None = None,
 ) -> None:
     """A grid of bench runs on the simulator under one --out; rerunning the same command resumes it.
 
@@ -106,11 +103,10 @@ def sweep(
     bench = BenchConfig(
         model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
-        freeze_steps=freeze_steps, qsgd_levels=qsgd_levels, topk_ratio=topk_ratio, tie=tie,
-        dgc_warmup_steps=dgc_warmup_steps, data=data, data_split=data_split, eval_every=eval_every,
+        tie=tie, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
         bucket_mb=bucket_mb, threads=threads, compute_spread=list(compute_spread or []),
-        options=dict(strategy_options or {}))
+        options=dict(strategy_options or {}), plugins=list(plugins or []))
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
                       shard=None if shard is None else Shard.parse(shard))
     cfg.validate()
@@ -180,6 +176,7 @@ def draw_plots(out: Path, summary) -> list[str]:
 def merge(
     out: Path = typer.Argument(..., metavar="ROOT", help="The --out that `lionsim sweep --shard I/N` runs shared."),
     format: Format = "table",
+    plugin: o.Plugin = None,
 ) -> None:
     """Combine the shard parts under ROOT/parts into ROOT: cells, sweep.json, both CSVs and the plots.
 

@@ -60,8 +60,6 @@ class EstimateConfig:
     algorithm: str = AUTO
     """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
     used for the ops it implements (the others take the cheapest)."""
-    topk_ratio: float = 0.01
-    """dgc: fraction of parameters each worker sends."""
     tie: str = "zero"
     """MaVo tie rule: zero | alternate | random (a rule that moves ties needs 1 bit down at any N)."""
     baseline: str | None = None
@@ -95,7 +93,6 @@ class Resolved:
     runs: list[RunSpec]
     overlap: OverlapConfig
     algorithm: str
-    topk_ratio: float
     baseline: str | None
     tie: str = "zero"
     spread: ComputeSpread | None = None
@@ -166,8 +163,6 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
-    if not (isinstance(cfg.topk_ratio, (int, float)) and 0 < cfg.topk_ratio <= 1):
-        raise LionsimError(f"bad --topk-ratio {cfg.topk_ratio!r}; accepted: 0 < ratio <= 1")
     check_tie(cfg.tie)
     if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**63:
         raise LionsimError(f"bad --seed {cfg.seed!r}; accepted: an integer from 0 to 2**63 - 1")
@@ -182,5 +177,5 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         options={k: v for k, v in cfg.options.items() if v is not None},
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        topk_ratio=float(cfg.topk_ratio), baseline=cfg.baseline, tie=cfg.tie, spread=spread,
+        baseline=cfg.baseline, tie=cfg.tie, spread=spread,
     )

@@ -8,8 +8,6 @@ per-parameter counts to P. Nothing of size P (or N) is allocated.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass
 
 import torch
@@ -53,20 +51,16 @@ class _OneOfMany:
     ranks: int = 1
 
 
-def probe(run: RunSpec, *, params: int, tensors: int, workers: int, topk_ratio: float = 0.01,
-          tie: str = "zero", shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
+def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "zero",
+          shapes: list[tuple[int, ...]] | None = None, options: dict | None = None) -> Probe:
     """Build `run`'s strategy on a stand-in layout and read its payload spec for `params` parameters
-    (of the tensor `shapes` of a model preset, when known); `options`: strategy options given (by flag key or NAME.FIELD)."""
+    (of the tensor `shapes` of a model preset, when known); `options`: strategy options given (by
+    flag key or NAME.FIELD)."""
     layout = ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
                          segment_ids=torch.arange(tensors))
-    cfg = StrategyConfig(topk_ratio=topk_ratio, tie=tie, options=options_for(options or {}, run.strategy))
+    cfg = StrategyConfig(tie=tie, options=options_for(options or {}, run.strategy))
     strategy = run.strategy_class(cfg, layout, _OneOfMany(workers))
-    small = strategy.payload_spec()
-    # sparse (dgc, per tensor: at least one pair each, ceil(ratio * numel) of a tensor): the
-    # tensors' sizes are unknown here, so ceil(ratio * P), at least one per tensor; the
-    # per-tensor sum lies within T of it
-    k = max(tensors, math.ceil(topk_ratio * params)) if small.kind == "sparse" else 0
-    spec = dataclasses.replace(small, numel=params, k=k)
+    spec = strategy.spec_scaled(params, tensors)  # a sparse strategy's k is its own (dgc: its ratio)
     if strategy.shape_dependent:  # PowerSGD's matrices, DeMo's chunks: only the shapes say
         if shapes is None:
             raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "

@@ -127,7 +127,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, topk_ratio=r.topk_ratio, tie=r.tie,
+        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
                   shapes=r.shapes, options=r.options)
         step = _priced(r, run, p, flops, workers, network, slowest)
         if p.sync_every > 1:

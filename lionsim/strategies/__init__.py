@@ -1,6 +1,7 @@
 """Strategies: optimizer + what each worker sends + how it is combined (one module each)."""
 
-# Each import registers its strategies, in the order `lionsim strategies` lists them.
+# Each import registers its strategies, in the order `lionsim strategies` lists them; a module not
+# named here registers when _import_the_rest imports it, after these.
 from lionsim.strategies import global_  # noqa: F401,I001
 from lionsim.strategies import dlion  # noqa: F401
 from lionsim.strategies import signum  # noqa: F401
@@ -15,8 +16,7 @@ from lionsim.strategies import local_steps  # noqa: F401
 from lionsim.strategies import outer_codecs  # noqa: F401
 from lionsim.strategies import powersgd  # noqa: F401
 from lionsim.strategies import demo  # noqa: F401
-from lionsim.strategies import sparseloco  # noqa: F401
-from lionsim.strategies.base import (
+from lionsim.strategies.base import (  # noqa: I001
     STRATEGIES,
     Strategy,
     StrategyConfig,
@@ -25,6 +25,19 @@ from lionsim.strategies.base import (
 )
 from lionsim.strategies.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
 from lionsim.strategies.momentum_sync import MomentumSync
+
+
+def _import_the_rest() -> None:
+    """Import every other module of this package, in name order: a new strategy's module registers
+    itself without an edit here (it lists after the ones above)."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_import_the_rest()
 
 __all__ = [
     "STRATEGIES",

@@ -16,7 +16,7 @@ at its row) and returns no payload on a step between syncs (nothing is sent, app
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar
 
 import torch
@@ -49,15 +49,6 @@ class StrategyConfig:
     """Lion family: never | every:K | schedule:K."""
     sync_tensors: str = "all"
     """Lion family: the tensors a momentum sync averages: all | min-numel:N | GLOB[,GLOB]."""
-    freeze_steps: int = 15
-    """onebit-adam: full-precision Adam warm-up steps before the variance freezes."""
-    qsgd_levels: int = 7
-    """qsgd: s, levels each side of zero (7: 4 bits a parameter with the sign)."""
-    topk_ratio: float = 0.01
-    """dgc: fraction of each tensor's parameters each worker sends (at least one per tensor)."""
-    dgc_warmup_steps: int = 0
-    """dgc: leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256
-    of each tensor (never below topk_ratio); 0: no warm-up."""
     seed: int = 0
     """Seed of stochastic quantizers (terngrad) and of the random tie rule."""
     tie: str = "zero"
@@ -178,6 +169,11 @@ class Strategy(ABC):
         """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
         return 1
 
+    def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
+        """What it would send for `params` parameters in `tensors` tensors of unknown shapes
+        (`lionsim estimate --params`): its payload at that size (a sparse strategy says its k)."""
+        return replace(self.payload_spec(), numel=params, k=0)
+
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
         raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
@@ -246,7 +242,7 @@ class Strategy(ABC):
         """Optional state synchronization after the update (e.g. momentum averaging)."""
 
 
-STRATEGIES: Registry[type[Strategy]] = Registry("strategy")
+STRATEGIES: Registry[type[Strategy]] = Registry("strategy", entry_points="lionsim.strategies")
 
 
 def valid_transports(strategy: type[Strategy]) -> list[str]:

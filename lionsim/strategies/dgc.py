@@ -18,14 +18,15 @@ out: it is a training rule, not the compressor.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.form import between, integer, option
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 
@@ -62,19 +63,23 @@ class DeepGradientCompression(Strategy):
     summary = "per-tensor top-k sparsification with momentum correction and local accumulation"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
-    reads = ("topk_ratio", "dgc_warmup_steps")
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
         6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
     )
 
+    @dataclass(frozen=True, kw_only=True)
+    class Options:
+        topk_ratio: float = option(0.01, flag="--topk-ratio", accepted="0 < ratio <= 1", check=between(0, 1, low_open=True))
+        """Fraction of each tensor's parameters each worker sends (at least one per tensor)."""
+        warmup_steps: int = option(0, flag="--dgc-warmup-steps", accepted="an integer >= 0 (0: no warm-up)",
+                                   check=integer(0))
+        """Leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256 of each
+        tensor (never below the ratio); 0: no warm-up."""
+
     def __init__(self, *args) -> None:
         super().__init__(*args)
-        if not 0 < self.cfg.topk_ratio <= 1:
-            raise LionsimError(f"bad --topk-ratio {self.cfg.topk_ratio}; accepted: 0 < ratio <= 1")
-        warmup = self.cfg.dgc_warmup_steps
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise LionsimError(f"bad --dgc-warmup-steps {warmup!r}; accepted: an integer >= 0 (0: no warm-up)")
+        self.ratio, self.warmup = self.opts.topk_ratio, self.opts.warmup_steps
         self.step = 0  # encodes so far: the warm-up stage follows them
         self.momentum = self.zeros()  # u [w, P]
         self.accumulated = self.zeros()  # v [w, P]
@@ -85,12 +90,17 @@ class DeepGradientCompression(Strategy):
 
     def payload_spec(self) -> PayloadSpec:
         """The steady state, past the warm-up (each step's own spec travels in its payload)."""
-        return self.spec_at(self.cfg.topk_ratio)[0]
+        return self.spec_at(self.ratio)[0]
+
+    def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
+        """ceil(ratio * P) pairs, at least one per tensor (the tensors' sizes are unknown here; the
+        per-tensor sum lies within T of it)."""
+        return PayloadSpec(kind="sparse", numel=params, k=max(tensors, math.ceil(self.ratio * params)))
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         h = self.hyper
         self.step += 1
-        spec, ks = self.spec_at(warmup_density(self.step, self.cfg.topk_ratio, self.cfg.dgc_warmup_steps))
+        spec, ks = self.spec_at(warmup_density(self.step, self.ratio, self.warmup))
         g = grads.add(params, alpha=h.weight_decay) if h.weight_decay else grads
         self.momentum.mul_(h.betas[0]).add_(g)
         self.accumulated.add_(self.momentum)

@@ -63,6 +63,14 @@ def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
                                "and no run is one of them")
 
 
+def unread_options(record: Mapping[str, object], runs: list[str]) -> list[str]:
+    """The strategy option keys of a flat record (a run.json's config) that none of `runs`
+    (NAME or NAME@TRANSPORT) reads: a replay leaves them out (older lionsim recorded the
+    defaults of options like freeze_steps whatever the runs)."""
+    names = [STRATEGIES.canonical(str(r).split("@")[0]) for r in runs if str(r).split("@")[0] in STRATEGIES]
+    return [key for key, specs in flags().items() if key in record and not any(s.strategy in names for s in specs)]
+
+
 def options_for(given: Mapping[str, object], strategy: str) -> dict[str, object]:
     """The options in `given` that strategy `strategy` reads (a sweep cell, a run's config)."""
     specs = option_specs(strategy, STRATEGIES.get(strategy).Options)

@@ -29,14 +29,15 @@ steps, batch 16, freeze 15): loss 2.17 -> 0.92.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.form import integer, option
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 from lionsim.transports.compressed_allreduce import chunk_params
@@ -58,7 +59,6 @@ class OneBitAdam(Strategy):
     summary = "1-bit Adam: fp32 Adam warm-up (--freeze-steps), then frozen variance, error-compensated 1-bit momentum"
     payload_kind = "onebit"
     default_transport = "compressed-allreduce"
-    reads = ("freeze_steps",)
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
     eps = 1e-8
     bytes = StrategyBytes(
@@ -66,11 +66,15 @@ class OneBitAdam(Strategy):
         "m, e, writes e; update reads p, m, v, writes p, m"
     )
 
+    @dataclass(frozen=True, kw_only=True)
+    class Options:
+        freeze_steps: int = option(15, flag="--freeze-steps", accepted=f"an integer >= 1{FREEZE_WHY}", check=integer(1))
+        """Full-precision Adam warm-up steps (fp32 all-reduce) before the variance freezes and the
+        momentum goes 1-bit (DeepSpeed's freeze_step)."""
+
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
-        if cfg.freeze_steps < 1:
-            raise LionsimError(f"bad --freeze-steps {cfg.freeze_steps}; accepted: an integer >= 1{FREEZE_WHY}")
-        self.freeze_steps = cfg.freeze_steps
+        self.freeze_steps = self.opts.freeze_steps
         self.mask: Tensor | None = None  # [P]: 0 where v is 0 when it freezes (DeepSpeed's exp_avg_mask)
         self.exp_avg = self.zeros()  # m [w, P]: identical rows except between encode and apply
         self.exp_avg_sq = self.zeros(1)[0]  # v [P]: built from mean gradients, the same everywhere

@@ -14,14 +14,16 @@ loss 2.29 -> 1.11 (terngrad 2.29 -> 1.15 on the same bench).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.errors import LionsimError
 from lionsim.optim.functional import sgdm_update_
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.form import integer, option
 from lionsim.strategies.draws import uniforms
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -41,7 +43,11 @@ class QSGD(Strategy):
     summary = "QSGD: stochastic s-level gradients (per-tensor L2 norm), all-gathered, SGD momentum"
     payload_kind = "scaled-levels"
     default_transport = "allgather-levels"
-    reads = ("qsgd_levels",)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Options:
+        levels: int = option(7, flag="--qsgd-levels", accepted="an integer >= 1", check=integer(1))
+        """s, levels each side of zero (7: 4 bits a parameter with the sign)."""
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
         2 * F32, 4 * F32, "rule: a pass reading g for ||g|| per tensor, then reads g (draws from a counter RNG in "
@@ -50,9 +56,7 @@ class QSGD(Strategy):
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
-        if cfg.qsgd_levels < 1:
-            raise LionsimError(f"bad --qsgd-levels {cfg.qsgd_levels}; accepted: an integer >= 1")
-        self.s = cfg.qsgd_levels
+        self.s = self.opts.levels
         self.buf = self.zeros(1)[0]
         self.workers_here = range(comm.first_worker, comm.first_worker + comm.local_workers)
         self.steps = 0  # the draws' counter: each worker's draws depend on (seed, step, worker) only

@@ -101,6 +101,7 @@ def replayable_config(options: dict, runs: list[dict]) -> dict:
     """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed."""
     config = dict(options)
     config["strategy"] = config.pop("strategies")
+    config["plugin"] = config.pop("plugins", [])
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
     config["hyper"] = {r["run"]: {"lr": r["lr"], "weight_decay": r["weight_decay"], "betas": r["betas"]} for r in runs}
     return config

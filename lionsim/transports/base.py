@@ -90,7 +90,7 @@ def bits_for(levels: int) -> int:
     return max(1, math.ceil(math.log2(levels)))
 
 
-TRANSPORTS: Registry[type[Transport]] = Registry("transport")
+TRANSPORTS: Registry[type[Transport]] = Registry("transport", entry_points="lionsim.transports")
 
 
 def shared_rows(gathered: Tensor) -> tuple[Tensor, int | None]:

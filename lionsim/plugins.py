@@ -1,0 +1,149 @@
+"""Plug-ins: strategies and transports defined outside lionsim, first-class once loaded.
+
+A plug-in registers its classes exactly as the built-ins do (`@STRATEGIES.register(NAME)`,
+`@TRANSPORTS.register(NAME)`), when it is imported:
+
+- `--plugin FILE.py` (every command, repeatable) imports the file as a module of its own;
+- an installed package announces a module (or an object in one) under the entry point groups
+  `lionsim.strategies` and `lionsim.transports`, imported the first time either registry is
+  read (lionsim.entry_points, called by lionsim.registry.Registry).
+
+A bench records the files it loaded (BenchConfig.plugins, run.json), so its gloo ranks, its
+sweep cells, `--resume` and `--config run.json` load them again. Whatever goes wrong is one
+line naming the file: a missing file, an import that raises, a class missing what lionsim
+needs, a name a built-in (or another plug-in) already has, a bad option declaration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import inspect
+import sys
+import traceback
+from pathlib import Path
+
+from lionsim.errors import LionsimError
+
+LOADED: dict[str, tuple[str, list[str], list[str]]] = {}
+"""Resolved file path -> (the module name it was imported as, the strategies and the transports
+it registered); each file is imported once."""
+
+
+def load_plugins(paths) -> list[str]:
+    """Import every plug-in file in `paths` (once each); their resolved paths, in order."""
+    return [load_plugin(p) for p in paths or []]
+
+
+def load_plugin(path) -> str:
+    """Import one plug-in file and check what it registered; its resolved path."""
+    from lionsim.strategies import STRATEGIES
+    from lionsim.transports import TRANSPORTS
+
+    given = Path(path)
+    if given.suffix != ".py":
+        raise LionsimError(f"bad --plugin {path}; accepted: a Python file (FILE.py) defining strategies or transports")
+    if not given.is_file():
+        raise LionsimError(f"plugin file not found: {path}" + (" (it is a directory)" if given.is_dir() else ""))
+    key = str(given.resolve())
+    if key in LOADED:
+        return key
+    name = f"lionsim_plugin_{given.stem}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    before = (set(STRATEGIES.names()), set(TRANSPORTS.names()))
+    spec = importlib.util.spec_from_file_location(name, given)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        strategies = [n for n in STRATEGIES.names() if n not in before[0]]
+        transports = [n for n in TRANSPORTS.names() if n not in before[1]]
+        if not strategies and not transports:
+            raise LionsimError("it registers no strategy or transport (decorate a class with "
+                               "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME))")
+        for t in transports:
+            check_transport(t, TRANSPORTS.get(t))
+        for s in strategies:
+            check_strategy(s, STRATEGIES.get(s))
+    except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line; nothing stays half-registered
+        STRATEGIES.forget(set(STRATEGIES.names()) - before[0])
+        TRANSPORTS.forget(set(TRANSPORTS.names()) - before[1])
+        sys.modules.pop(name, None)
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise LionsimError(f"plugin {path}: {_why(e, given)}") from None
+    LOADED[key] = (name, strategies, transports)
+    return key
+
+
+def unload_plugin(key: str) -> None:
+    """Forget what a loaded plug-in file registered (a test's clean-up; its flags go at the next
+    lionsim.cli.strategy_flags.refresh)."""
+    from lionsim.strategies import STRATEGIES
+    from lionsim.transports import TRANSPORTS
+
+    name, strategies, transports = LOADED.pop(str(Path(key).resolve()))
+    STRATEGIES.forget(strategies)
+    TRANSPORTS.forget(transports)
+    sys.modules.pop(name, None)
+
+
+def _why(e: BaseException, path: Path) -> str:
+    """One line: a LionsimError's message, else the exception and the plug-in's line that raised it."""
+    if isinstance(e, LionsimError):
+        return str(e)
+    if isinstance(e, KeyError) and "registered twice" in str(e):
+        return f"{str(e).strip(chr(34) + chr(39))}: a built-in or another plug-in has that name; choose another"
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+    where = f" (line {frames[-1].lineno})" if frames else ""
+    if isinstance(e, SyntaxError):
+        where = f" (line {e.lineno})"
+    return f"importing it raised {type(e).__name__}: {e}{where}"
+
+
+def check_strategy(name: str, cls) -> None:
+    """What a registered strategy class must declare, checked when its plug-in loads."""
+    from lionsim.strategies.base import Hyper, Strategy
+    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.given import check_flags, registered_specs
+    from lionsim.transports import KINDS, TRANSPORTS
+
+    if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
+        raise LionsimError(f"strategy {name!r} is not a subclass of lionsim.strategies.Strategy")
+    missing = [m for m in ("name", "summary", "payload_kind", "default_transport", "defaults") if not hasattr(cls, m)]
+    if missing:
+        raise LionsimError(f"strategy {name!r} lacks {', '.join(missing)}; a strategy declares name, summary, "
+                           "payload_kind, default_transport and defaults (a Hyper)")
+    if inspect.isabstract(cls):
+        raise LionsimError(f"strategy {name!r} does not implement {', '.join(sorted(cls.__abstractmethods__))}")
+    if cls.name != name:
+        raise LionsimError(f"strategy registered as {name!r} says name = {cls.name!r}; they must be the same")
+    if not isinstance(cls.defaults, Hyper):
+        raise LionsimError(f"strategy {name!r}: defaults must be a lionsim.strategies.base.Hyper")
+    if cls.payload_kind not in KINDS:
+        raise LionsimError(f"strategy {name!r}: payload_kind {cls.payload_kind!r}; accepted: {', '.join(KINDS)}")
+    transport = TRANSPORTS.get(cls.default_transport)
+    if cls.payload_kind not in transport.carries:
+        raise LionsimError(f"strategy {name!r}: its default transport {cls.default_transport} carries "
+                           f"{', '.join(transport.carries)}, not {cls.payload_kind}")
+    for spec in option_specs(name, cls.Options):
+        spec.value(spec.default)  # a default its own check refuses is a bug of the declaration
+    check_flags(registered_specs())
+
+
+def check_transport(name: str, cls) -> None:
+    """What a registered transport class must declare, checked when its plug-in loads."""
+    from lionsim.transports import KINDS
+    from lionsim.transports.base import Transport
+
+    if not (inspect.isclass(cls) and issubclass(cls, Transport)):
+        raise LionsimError(f"transport {name!r} is not a subclass of lionsim.transports.Transport")
+    missing = [m for m in ("name", "carries", "summary") if not hasattr(cls, m)]
+    if missing:
+        raise LionsimError(f"transport {name!r} lacks {', '.join(missing)}; a transport declares name, carries, summary")
+    if inspect.isabstract(cls):
+        raise LionsimError(f"transport {name!r} does not implement {', '.join(sorted(cls.__abstractmethods__))}")
+    if cls.name != name:
+        raise LionsimError(f"transport registered as {name!r} says name = {cls.name!r}; they must be the same")
+    unknown = [k for k in cls.carries if k not in KINDS]
+    if unknown:
+        raise LionsimError(f"transport {name!r} carries {', '.join(unknown)}; accepted payload kinds: {', '.join(KINDS)}")
