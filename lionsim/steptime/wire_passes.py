@@ -133,6 +133,15 @@ def _packed_sparse(spec: PayloadSpec, workers: int) -> TransportBytes:
     return TransportBytes(pack=(16 + bits) * share, unpack=2 * F32 + (bits + 8 + 16) * workers * share, aggregate=F32)
 
 
+def _minifloat(spec: PayloadSpec, workers: int, bits: int) -> TransportBytes:
+    code = bits / 8
+    # pack: read x for the block maxima, read it again and write codes; the owner reads N slices of
+    # codes (n/N each) and writes its float32 sum, reads it twice for the re-rounding and writes
+    # codes; unpack reads every slice's codes and writes the float32 mean
+    return TransportBytes(pack=2 * F32 + code + (code * workers + 3 * F32 + code) / workers, unpack=code + F32,
+                          aggregate=F32)
+
+
 def _lowrank(spec: PayloadSpec, workers: int) -> TransportBytes:
     if spec.kind == "dense":  # the warm-up steps
         return _fp32(spec, workers)
@@ -156,6 +165,8 @@ TRANSPORT_BYTES: dict[str, Callable[[PayloadSpec, int], TransportBytes]] = {
     "hier-exact": _hier,
     "hier-1bit": _hier,
     "packed-sparse-allgather": _packed_sparse,
+    "fp8-allreduce": lambda spec, workers: _minifloat(spec, workers, 8),
+    "fp4-allreduce": lambda spec, workers: _minifloat(spec, workers, 4),
 }
 
 

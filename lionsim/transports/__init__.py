@@ -15,6 +15,7 @@ from lionsim.transports import hier_exact  # noqa: F401
 from lionsim.transports import hier_1bit  # noqa: F401
 from lionsim.transports import lowrank_allreduce  # noqa: F401
 from lionsim.transports import packed_sparse  # noqa: F401
+from lionsim.transports import minifloat_allreduce  # noqa: F401
 from lionsim.transports.base import TRANSPORTS, Transport
 from lionsim.transports.payloads import KINDS, Payload, PayloadSpec, combine_alone, container_dtype
 
