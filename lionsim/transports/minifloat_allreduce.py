@@ -29,7 +29,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 BLOCK = 256
@@ -37,6 +37,8 @@ BLOCK = 256
 
 E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 """The magnitudes of an fp4 e2m1 code's three low bits (its high bit is the sign)."""
+VALUES = torch.cat([E2M1, -E2M1])
+"""The value of each of the 16 fp4 codes."""
 
 
 def blocks(numel: int, workers: int) -> int:
@@ -103,8 +105,10 @@ class MinifloatAllReduce(Transport):
             every = comm.all_gather(self.pack(codes))  # [w, W, b/W, bytes]
             every_scale = comm.all_gather(scale)
         with section(clock, "decode"):
-            mean = self.dequantize(self.unpack(every), every_scale) / workers
-            return mean.reshape(w, b * BLOCK)[:, :n]
+            every, local = shared_rows(every)  # the simulator's gather: one view shared by every worker
+            every_scale, _ = shared_rows(every_scale)
+            mean = (self.dequantize(self.unpack(every), every_scale) / workers).reshape(-1, b * BLOCK)[:, :n]
+            return mean.expand(local, -1) if local is not None else mean
 
     def pack(self, codes: Tensor) -> Tensor:
         return codes if self.bits == 8 else pack_codes(codes.reshape(*codes.shape[:-1], -1), self.bits)
@@ -150,6 +154,4 @@ class Fp4AllReduce(MinifloatAllReduce):
         return (magnitude + 8 * (x < 0)).to(torch.uint8)
 
     def decode(self, codes: Tensor) -> Tensor:
-        codes = codes.long()
-        magnitude = E2M1.to(codes.device)[codes % 8]
-        return torch.where(codes >= 8, -magnitude, magnitude)
+        return VALUES.to(codes.device)[codes.long()]
