@@ -13,7 +13,7 @@ the step template runs them (lionsim.engine):
              of the aggregate; a vote rule (sign, mean) is applied as the update reads it
 
 What each strategy's own rule and update move is declared in its module (Strategy.bytes), each transport's
-packing in wire_passes.py. Parameters, gradients and optimizer state are float32 (4 bytes);
+packing in its module (Transport.wire_bytes). Parameters, gradients and optimizer state are float32 (4 bytes);
 votes, levels and signs are int8 (1 byte); sums of votes are the narrowest integer that holds them (int8 up to 127
 workers). Terms below 1/n per parameter (per-tensor scales, chunk padding) are left out.
 """
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import StrategyBytes
-from lionsim.steptime.wire_passes import F32, I8, HIERARCHICAL_BYTES, TRANSPORT_BYTES, TransportBytes
+from lionsim.steptime.wire_passes import F32, I8, TransportBytes, transport_bytes
 from lionsim.transports import PayloadSpec
 
-__all__ = ["F32", "I8", "HIERARCHICAL_BYTES", "NO_SYNC", "TRANSPORT_BYTES",
-           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "strategy_bytes", "sync_copy"]
+__all__ = ["F32", "I8", "NO_SYNC",
+           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "strategy_bytes", "sync_copy", "transport_bytes"]
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
@@ -103,14 +103,9 @@ def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, w
         return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
     if cls.bytes is None:
         raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}: its module declares no bytes")
-    if transport not in TRANSPORT_BYTES:
-        raise LionsimError(f"no memory-pass accounting for transport {transport!r}; known: {', '.join(TRANSPORT_BYTES)}")
     own = cls.bytes
     if workers == 1:
         aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
         return PassBytes(encode=own.rule + payload_bytes(spec), decode=0.0, update=own.update + aggregate)
-    if transport in HIERARCHICAL_BYTES:
-        t = TRANSPORT_BYTES[transport](spec, workers, min(workers_per_node, workers))
-    else:
-        t = TRANSPORT_BYTES[transport](spec, workers)
+    t = transport_bytes(transport, spec, workers, workers_per_node)
     return PassBytes(encode=own.rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=own.update + t.aggregate)

@@ -142,10 +142,8 @@ class Strategy(ABC):
 
     @classmethod
     def tuned(cls, workload: str | None) -> dict:
-        """Its measured overrides for `workload`: its own `tuning`, then lionsim.strategies.tuning's."""
-        from lionsim.strategies.tuning import workload_defaults
-
-        return {**workload_defaults(cls.name, workload), **tuning_for(cls, workload)}
+        """Its measured overrides for `workload` (its `tuning`)."""
+        return tuning_for(cls, workload)
 
     @classmethod
     def resolve_options(cls, cfg: StrategyConfig):

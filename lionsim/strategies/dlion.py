@@ -22,6 +22,7 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule: VoteRule
     """The rule with its default tie rule (what `lionsim strategies` shows)."""
 

@@ -69,6 +69,7 @@ class LionCub(MomentumSyncing, Strategy):
     payload_kind = "levels"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     scale_fn: ClassVar[Callable[[ParamLayout, Tensor], Tensor]]
 
     def __init__(self, *args) -> None:

@@ -29,6 +29,7 @@ class SignumMajorityVote(MomentumSyncing, Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.9))
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule = MajorityVote()
     bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")
 

@@ -27,7 +27,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -88,3 +88,13 @@ class AllToAll1Bit(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         # the flag byte is per step, not per parameter: wire_bytes and comm_s count it
         return (2.0 if spec.abstain else 1.0), float(spec.rule.bits_down(workers, spec.abstain))
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        bits = spec.rule.bits_down(workers)
+        s = sum_bytes(workers)
+        # phase 1 packs all votes (read 1, write 1/8); phase 2 packs my chunk's n/N sums into codes
+        pack = I8 + 1 / 8 + (s + bits / 8) / workers
+        # phase 1 reads N workers' bits of my chunk (n/8 in all) and writes its sums; phase 2 reads
+        # every chunk's codes and writes the int8 results
+        unpack = 1 / 8 + s / workers + bits / 8 + I8
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8)

@@ -18,7 +18,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -70,3 +70,9 @@ class AllGather1Bit(Transport):
         planes = 2.0 if spec.abstain else 1.0
         extra = 32.0 * spec.segments / spec.numel if spec.kind == "scaled-signs" else 0.0
         return planes + extra, (workers - 1) * (planes + extra)
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        if spec.kind == "scaled-signs":  # sum of sign * scale in float32
+            return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + F32, aggregate=F32)
+        s = sum_bytes(workers)
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s)  # read N workers' bits, write the sum

@@ -18,7 +18,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, packed_size, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -55,3 +55,7 @@ class AllGatherLevels(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         up = level_bits(spec.max_level) + 32.0 * spec.segments / spec.numel
         return up, (workers - 1) * up
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        code = level_bits(spec.max_level) / 8
+        return TransportBytes(pack=I8 + code, unpack=workers * code + F32, aggregate=F32)  # N workers' codes -> mean

@@ -13,7 +13,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -46,6 +46,9 @@ class Fp32AllReduce(FloatAllReduce):
     dtype = torch.float32
     bits = 32
 
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)  # the update divides the sum by N as it reads it
+
 
 @TRANSPORTS.register("bf16-allreduce")
 class Bf16AllReduce(FloatAllReduce):
@@ -53,3 +56,6 @@ class Bf16AllReduce(FloatAllReduce):
     summary = "ring all-reduce of bfloat16 gradients (16 bits up, 16 down)"
     dtype = torch.bfloat16
     bits = 16
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        return TransportBytes(pack=F32 + 2, unpack=0.0, aggregate=2.0)  # read fp32 g, write bf16; update reads the bf16 sum

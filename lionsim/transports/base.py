@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from contextlib import nullcontext
 from typing import ClassVar
 
@@ -25,7 +26,30 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.timing import Clock
-from lionsim.transports.payloads import Payload, PayloadSpec
+from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
+
+F32 = 4.0
+"""Bytes of a float32 parameter, gradient or state element."""
+I8 = 1.0
+"""Bytes of an int8 vote, level or sign."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransportBytes:
+    """What a transport's own kernels move per parameter (lionsim.steptime.passes gives the
+    conventions: one ideal fused kernel per pass, every input read once, every output written once)."""
+
+    pack: float
+    """Encode side: payload -> wire format (0 when the payload already is it)."""
+    unpack: float
+    """Decode side: what arrived -> the aggregate the update reads (0 when it already is it)."""
+    aggregate: float
+    """Bytes per parameter of that aggregate (the update reads it once)."""
+
+
+def sum_bytes(workers: int) -> float:
+    """Bytes of a sum of N votes: int8 up to 127 workers, then int32 (the transports' containers)."""
+    return float(container_dtype(workers).itemsize)
 
 
 class Transport(ABC):
@@ -51,6 +75,11 @@ class Transport(ABC):
     @abstractmethod
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         """(up, down): bits per parameter in what a worker sends and in what it gets back."""
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes | None:
+        """What its own kernels move per parameter (packing, unpacking, the aggregate); a
+        hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""
+        return None
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""

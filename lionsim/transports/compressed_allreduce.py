@@ -25,7 +25,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_signs, unpack_signs
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -93,3 +93,12 @@ class CompressedAllReduce(Transport):
         bits = (workers * chunk_params(spec.numel, workers) + 32) / spec.numel
         return bits, bits
 
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        if spec.kind == "dense":  # the warm-up steps: an fp32 all-reduce
+            return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)
+        # phase 1 packs all signs; the server packs its chunk's signs (reads y, writes n/8N)
+        pack = I8 + 1 / 8 + (F32 + 1 / 8) / workers
+        # the server reads N workers' bits of its chunk (n/8 in all), reads and writes y and its error;
+        # phase 2 reads every chunk's bits and writes the float32 momentum
+        unpack = 1 / 8 + 3 * F32 / workers + 1 / 8 + F32
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)

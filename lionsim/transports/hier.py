@@ -38,7 +38,7 @@ from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unp
 from lionsim.timing import Clock
 from lionsim.transports.a2a_1bit import chunk_params
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import Transport, section
+from lionsim.transports.base import I8, Transport, TransportBytes, section, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -133,3 +133,17 @@ class HierarchicalVote(Transport):
         planes = 2.0 if spec.abstain else 1.0
         up = (planes if g > 1 else 0.0) + (self.node_bits(spec.rule, g, spec.abstain) / g if m > 1 else 0.0)
         return up, float(self.result_levels(spec.rule, g, m, spec.abstain)[0])
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> TransportBytes:
+        """g workers per node: a worker packs all its votes, counts its node chunk (n/g) and packs
+        its summaries, combines its block (n/N)."""
+        g = min(workers_per_node, workers)
+        bits = spec.rule.bits_down(workers)
+        s = sum_bytes(workers)
+        # votes -> bits (read 1, write 1/8); the chunk's sums -> summaries (at most a byte each);
+        # the block's combined codes (read sums, write codes)
+        pack = I8 + 1 / 8 + (s + I8) / g + (s + bits / 8) / workers
+        # the node's bits of my chunk (n/8 in all) -> sums; M summaries of my block -> its sum;
+        # every block's codes -> the int8 results
+        unpack = 1 / 8 + s / g + (I8 + s) / workers + bits / 8 + I8
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8)

@@ -22,7 +22,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 
@@ -69,3 +69,8 @@ class Int8AllReduce(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8.0 * self.container(spec, workers).itemsize * (2 if spec.abstain else 1)
         return bits, bits
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        c = float(self.container(spec, workers).itemsize)
+        pack = 0.0 if c == I8 else I8 + c  # int8 votes are already the container; wider ones are a cast
+        return TransportBytes(pack=pack, unpack=0.0, aggregate=c)

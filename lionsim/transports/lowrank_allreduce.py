@@ -25,7 +25,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 EPSILON = 1e-8
@@ -121,6 +121,12 @@ class LowRankAllReduce(Transport):
             return 32.0, 32.0
         bits = 32.0 * (spec.uncompressed + sum(spec.factors)) / spec.numel
         return bits, bits
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        if spec.kind == "dense":  # the warm-up steps: an fp32 all-reduce
+            return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)
+        # P = M Q reads M; Q = M^T P reads M again; P Q^T writes the average (the factors are r/n of it)
+        return TransportBytes(pack=F32, unpack=2 * F32, aggregate=F32)
 
 
 def _flat(parts: list[Tensor], w: int, like: Tensor) -> Tensor:

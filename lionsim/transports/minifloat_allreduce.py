@@ -29,7 +29,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 BLOCK = 256
@@ -124,6 +124,14 @@ class MinifloatAllReduce(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8.0 * self.buffer_bytes(spec.numel, workers) / spec.numel
         return bits, bits
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        code = self.bits / 8
+        # pack: read x for the block maxima, read it again and write codes; the owner reads N slices of
+        # codes (n/N each) and writes its float32 sum, reads it twice for the re-rounding and writes
+        # codes; unpack reads every slice's codes and writes the float32 mean
+        return TransportBytes(pack=2 * F32 + code + (code * workers + 3 * F32 + code) / workers, unpack=code + F32,
+                              aggregate=F32)
 
 
 @TRANSPORTS.register("fp8-allreduce")

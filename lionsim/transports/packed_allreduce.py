@@ -22,8 +22,8 @@ from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
-from lionsim.transports.payloads import Payload, PayloadSpec
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 
 def field_bits(max_level: int, workers: int) -> int:
@@ -67,3 +67,8 @@ class PackedAllReduce(Transport):
         if field_bits(spec.max_level, workers) > 31:
             raise LionsimError(f"{self.name} cannot hold {workers} workers' levels up to {spec.max_level} "
                                f"in an int32 field; use int8-allreduce")
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        word = F32 / (31 // field_bits(spec.max_level, workers))  # int32 word bytes per parameter
+        s = float(container_dtype(workers * spec.max_level).itemsize)
+        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # levels -> fields; words -> sums

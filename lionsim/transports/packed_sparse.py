@@ -30,7 +30,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section, shared_rows
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -109,3 +109,12 @@ class PackedSparseAllGather(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         up = 8.0 * message_bytes(spec) / spec.numel
         return up, (workers - 1) * up
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        share = spec.k / spec.numel
+        bits = (spec.index_bits + spec.value_bits) / 8
+        # pack: read int64 offsets and codes, write their bits; unpack: zero a dense float32 buffer and
+        # its sender counts, then for each of the N*k gathered pairs read its bits and its table row
+        # (8) and read-modify-write its target and its count (16)
+        return TransportBytes(pack=(16 + bits) * share, unpack=2 * F32 + (bits + 8 + 16) * workers * share,
+                              aggregate=F32)

@@ -20,7 +20,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 SERVER = 0
@@ -70,3 +70,8 @@ class ParamServer(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         # the flag byte is per step, not per parameter: wire_bytes and comm_s count it
         return (2.0 if spec.abstain else 1.0), float(spec.rule.bits_down(workers, spec.abstain))
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        code = spec.rule.bits_down(workers) / 8
+        # the server reads N pushes and writes codes; then the worker reads codes, writes int8 results
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + code + code + I8, aggregate=I8)

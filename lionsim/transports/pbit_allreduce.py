@@ -24,7 +24,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import TRANSPORTS, Transport, ceil_div, section
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -78,3 +78,8 @@ class PBitAllReduce(Transport):
         super().check(spec, workers)
         if field_bits(workers) > 31:
             raise LionsimError(f"{self.name} cannot count {workers} workers in an int32 field")
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        word = F32 / fields_per_word(workers)  # int32 word bytes per parameter
+        s = sum_bytes(workers)
+        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # votes -> fields; words -> counts

@@ -12,7 +12,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import TRANSPORTS, Transport, section
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -48,3 +48,9 @@ class SparseAllGather(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         up = 64.0 * spec.k / spec.numel
         return up, (workers - 1) * up
+
+    def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        share = spec.k / spec.numel
+        # pack: int64 indices -> int32; unpack: zero a dense float32 buffer, then for each of the
+        # N*k gathered pairs read it (8) and read-modify-write its target (8)
+        return TransportBytes(pack=12 * share, unpack=F32 + 16 * workers * share, aggregate=F32)
