@@ -57,9 +57,13 @@ class Chunking:
     """How one tensor is cut: `rows` x `cols` in tiles of `tile` (a vector: rows 1), k per chunk."""
 
     rows: int
+    """Rows of the tensor as a matrix (1 for a vector; its first dimension for more)."""
     cols: int
+    """Columns: the rest of its dimensions."""
     tile: tuple[int, int]
+    """(height, width) of one chunk: each side's largest divisor not above the target."""
     k: int
+    """Values each chunk sends."""
 
     @property
     def size(self) -> int:
