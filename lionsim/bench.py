@@ -26,6 +26,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
 from lionsim.reports import STEP_COLUMNS, summarize
 from lionsim.reports.summary import pick_baseline
+from lionsim.plan import BenchPlan, plan
 from lionsim.plugins import load_plugins
 from lionsim.resume import Resume
 from lionsim.runs import RunSpec, parse_runs
@@ -307,17 +308,19 @@ class Bench:
     `resume` (lionsim.resume) continues an interrupted bench: its finished runs are kept as
     booked, the run under way continues from its checkpoint."""
 
-    def __init__(self, cfg: BenchConfig, place: Place | None = None, resume: Resume | None = None) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: BenchConfig | BenchPlan, place: Place | None = None, resume: Resume | None = None) -> None:
+        self.plan = cfg if isinstance(cfg, BenchPlan) else plan(cfg)
+        """The bench resolved once (lionsim.plan): runs, their strategies' configs, the workload."""
+        self.cfg = cfg = self.plan.settings
         self.resume = resume
         self.checkpoint: RunCheckpoint | None = None
         """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""
-        self.runs = cfg.validate()
+        self.runs = self.plan.specs
         self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
         self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
         self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
         with torch_threads(cfg.threads):
-            self.workload = build_workload(cfg.workload_config())  # fails on bad data before any training
+            self.workload = build_workload(self.plan.workload)  # fails on bad data before any training
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.device = None if cfg.compute == MEASURED else DEVICES.get(cfg.compute)
@@ -349,13 +352,14 @@ class Bench:
             else:
                 self.compute = (measure_compute(self.workload, self.place) if self.device is None
                                 else count_compute(self.workload, self.place))
-            for run in self.runs:
+            for planned in self.plan.runs:
+                run = planned.run
                 if self.resume is not None and run.label in self.resume.finished:
                     continue
                 own = resumed if resumed is not None and resumed.label == run.label else None
                 try:
                     record = train_run(run, workload=self.workload, initial=self.initial, place=self.place,
-                                       strategy_cfg=self.cfg.strategy_config(run), steps=self.cfg.steps,
+                                       strategy_cfg=planned.strategy, steps=self.cfg.steps,
                                        eval_every=self.cfg.eval_every, count_kernels=self.device is not None,
                                        on_step=progress, on_record=self._started, delay=self._straggler(),
                                        stop=stop, resume=own)
@@ -428,9 +432,7 @@ class Bench:
     def record(self, status: str, error: str | None) -> dict:
         """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
         cfg, options = self.cfg, self.cfg.to_dict()
-        runs = [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), self.diverged_at(run.label),
-                          run.strategy_class.resolve_options(cfg.strategy_config(run)))
-                for run in self.runs]
+        runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options) for r in self.plan.runs]
         timing = timing_notes(options=options, device=self.device, compute=self.compute, network=self.network,
                               ranks=self.place.comm.ranks,
                               comm_model=self.priced_by)

@@ -246,3 +246,47 @@ def test_the_docs_show_the_example_as_it_is():
     docs = (EXAMPLE.parents[2] / "docs" / "writing-a-strategy.md").read_text()
     shown = docs.split("```python\n", 1)[1].split("```\n", 1)[0]
     assert shown == EXAMPLE.read_text()
+
+
+@pytest.mark.slow
+def test_gloo_ranks_load_the_plugin_and_train_what_sim_trains(plugin, tmp_path):
+    """The spawned ranks import the file again (BenchConfig.plugins) and draw the same positions."""
+    argv = ["-w", "mlp", "-n", "2", "--steps", "3", "-b", "8", "--eval-every", "3", "-s", "randomk-ef",
+            "--compute", "h100"]
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(tmp_path / "sim")]) == 0
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--backend", "gloo", "--ranks", "2",
+                "--out", str(tmp_path / "gloo")]) == 0
+    sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
+    assert gloo.loss.tolist() == pytest.approx(sim.loss.tolist(), rel=1e-5)
+    assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()
+
+
+def _package(where: Path, group: str, entries: dict[str, str]) -> None:
+    """A stand-in for an installed distribution announcing `entries` under `group`."""
+    dist = where / "fake_lionsim_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-lionsim-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
+
+
+def test_an_installed_package_registers_through_its_entry_point_at_the_first_read(tmp_path, monkeypatch):
+    (tmp_path / "ep_target.py").write_text("from lionsim.registry import Registry\n"
+                                           "REG = Registry('thing', entry_points='lionsim.test_things')\n")
+    (tmp_path / "ep_plugin.py").write_text("import ep_target\nep_target.REG.add('from-a-package', 42)\n")
+    _package(tmp_path, "lionsim.test_things", {"mine": "ep_plugin"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ep_target
+
+    assert ep_target.REG.get("from-a-package") == 42 and ep_target.REG.names() == ["from-a-package"]
+
+
+def test_an_installed_package_that_fails_is_one_line_naming_it(tmp_path, monkeypatch):
+    from lionsim.errors import LionsimError
+    from lionsim.registry import Registry
+
+    (tmp_path / "ep_broken.py").write_text("raise ImportError('needs a library you lack')\n")
+    _package(tmp_path, "lionsim.test_broken", {"broken": "ep_broken"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(LionsimError, match=r"plugin ep_broken \(entry point 'broken' of lionsim.test_broken\): "
+                                           "importing it raised ImportError: needs a library you lack"):
+        Registry("thing", entry_points="lionsim.test_broken").names()

@@ -224,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         from lionsim.cli.strategy_flags import light
 
-        light(next((a for a in argv if not a.startswith("-")), None))
+        light(argv)
         _preload_plugins(argv)
         default_map = _config_defaults(argv)
         result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)

@@ -44,13 +44,11 @@ def parse_hyper(text: str | None) -> dict:
 
 
 
-def memory_guard(cfg: BenchConfig, local_workers: int | None = None) -> None:
+def memory_guard(bench: BenchPlan, local_workers: int | None = None) -> None:
     """Stop (one line) before anything is allocated if the run would not fit in this machine's memory."""
     from lionsim.training.memory import check_memory
 
-    runs = cfg.validate()
-    extra = max(r.strategy_class.extra_rows(cfg.strategy_config(r)) for r in runs)  # per-worker replicas
-    check_memory(cfg.workload_config(), local_workers=local_workers, extra_rows=extra)
+    check_memory(bench.workload, local_workers=local_workers, extra_rows=bench.extra_rows)  # per-worker replicas
 
 
 @app.command()
@@ -111,6 +109,7 @@ def bench(
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
+    from lionsim.plan import plan
     from lionsim.reports.files import check_out_dir
     from lionsim.reports.outdir import claim_out
 
@@ -124,14 +123,15 @@ def bench(
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
     )
-    runs = cfg.validate()
+    bench_plan = plan(cfg)  # every check, once, before anything is written
+    runs = bench_plan.specs
     check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.launch import launcher_env
 
     launched = launcher_env()
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
-    memory_guard(cfg, None if launched is None else max(1, cfg.workers // launched.world_size))
+    memory_guard(bench_plan, None if launched is None else max(1, cfg.workers // launched.world_size))
     if launched is not None or cfg.backend != "sim":
         _run_distributed(cfg, out, [r.label for r in runs], launched, format, resume)
         return

@@ -64,10 +64,10 @@ _FULL = [True]
 _COMMANDS: list[_Command] = []
 
 
-def light(command: str | None) -> None:
-    """main() runs `command`: unless it takes strategies, the others' flags are not built (so
-    `lionsim networks` or `lionsim --help` never import torch)."""
-    _FULL[0] = command in STRATEGY_COMMANDS
+def light(argv: list[str]) -> None:
+    """main() runs `argv`: unless it names a command that takes strategies, their flags are not
+    built (so `lionsim networks` or `lionsim --help` never import torch)."""
+    _FULL[0] = any(arg in STRATEGY_COMMANDS for arg in argv)
 
 
 class _Command:

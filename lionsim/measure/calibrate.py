@@ -44,8 +44,9 @@ def planned_calls(bench) -> list[tuple[str, str, int]]:
     w, workers = comm.local_workers, comm.world_size
     _, layout = flatten_parameters(bench.workload.model)
     seen: dict[tuple[str, str, int], None] = {}
-    for run in bench.runs:
-        strategy = run.strategy_class(bench.cfg.strategy_config(run), layout, comm)
+    for planned in bench.plan.runs:
+        run = planned.run
+        strategy = run.strategy_class(planned.strategy, layout, comm)
         transport = TRANSPORTS.get(run.transport)()
         spec = strategy.payload_spec()
         specs = [spec] + ([replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [])

@@ -87,9 +87,11 @@ def ranks_on_one_host() -> bool:
 
 
 def resolved_runs(cfg) -> list[dict]:
-    """Every run of a BenchConfig with the hyperparameters it trains with (none diverged yet)."""
-    return [run_entry(run, run.strategy_class.resolve_hyper(cfg.strategy_config(run)), None,
-                      run.strategy_class.resolve_options(cfg.strategy_config(run))) for run in cfg.validate()]
+    """Every run of a BenchConfig with the hyperparameters and options it trains with (none
+    diverged yet), from its plan (lionsim.plan)."""
+    from lionsim.plan import plan
+
+    return [run_entry(r.run, r.hyper, None, r.options) for r in plan(cfg).runs]
 
 
 def resolved_config(cfg, runs: list[dict] | None = None) -> dict:
