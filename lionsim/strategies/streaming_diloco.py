@@ -72,18 +72,19 @@ class StreamingDiLoCo(DiLoCo):
         """H, the inner steps between two syncs of the same fragment (a multiple of the fragments)."""
         fragments: int = option(2, flag="--streaming-fragments", accepted="an integer >= 1", check=integer(1))
         """P, the fragments the model is synchronised in, one every H / P steps."""
-        delay: int = option(1, flag="--streaming-delay", accepted="an integer >= 0", check=integer(0))
-        """tau, the inner steps a fragment's all-reduce runs behind before it is merged (below H / P)."""
+        delay: int = option(0, flag="--streaming-delay", accepted="an integer >= 0", check=integer(0))
+        """tau, the inner steps a fragment's all-reduce runs behind before it is merged (below H / P; 0,
+        torchft's default: merged at once)."""
         alpha: float = option(0.5, flag="--streaming-alpha", accepted="a number in [0, 1]", check=between(0, 1))
         """The share of a worker's own fragment kept at a merge: (1 - alpha) global + alpha local."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy, fp4,
-    # outer lr 1.0, momentum 0.3 (diloco's): H = 4, P = 2, tau = 1, alpha 0.5 (the defaults): 1.169 / 62.2%; H = 2,
+    # outer lr 1.0, momentum 0.3 (diloco's): H = 4, P = 2, tau = 1, alpha 0.5: 1.169 / 62.2%; H = 2,
     # P = 2, tau = 0: alpha 0.5 0.901 / 75.4% (kept for vit), alpha 0 0.869 / 66.1%; H = 2, P = 1 (DiLoCo in fp4):
     # 0.945 / 76.9%; diloco in fp32 at H = 2: 0.915 / 72.1%. Short rounds win on 100 steps, and at H / P = 1 no
-    # step is left to hide a send behind (tau must be below H / P). gpt (100 steps, defaults): 1.840 / 41.7%
+    # step is left to hide a send behind (tau must be below H / P). gpt (100 steps, H = 4, P = 2, tau = 1): 1.840 / 41.7%
     # against AdamW's 1.770 / 45.2%; it reached AdamW's target (1.926) 3.98x sooner.
-    tuning = {"vit": {"local_steps": 2, "delay": 0}}
+    tuning = {"vit": {"local_steps": 2}}
     bytes = StrategyBytes(
         10 * F32, 7 * F32, "rule: the inner AdamW step (7), then on a send delta of the fragment (reads p, p_i, "
         "writes delta); update: the outer Nesterov step reads p, buf, writes p, buf, the mix reads p, p_i, writes p_i"
