@@ -27,7 +27,7 @@ def _views(shapes):
     return [s if len(s) <= 2 else (s[0], math.prod(s[1:])) for s in shapes]
 
 
-def _run(workers, steps, transport="packed-sparse-allgather", seed=0, **options):
+def _run(workers, steps, transport="sparseloco-allgather", seed=0, **options):
     layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(SHAPES)])
     gen = torch.Generator().manual_seed(seed)
     grads = [torch.randn(workers, layout.numel, generator=gen) for _ in range(steps)]
@@ -93,14 +93,14 @@ def test_bytes_per_round_are_the_closed_form(tmp_path):
     pairs = _pairs(SHAPES, CHUNK, TOPK)
     assert spec.k == pairs == 6 * TOPK + 1 + 2 * TOPK + TOPK
     message = math.ceil(pairs * (6 + 2) / 8) + 4 * len(SHAPES) * 5
-    calls = TRANSPORTS.get("packed-sparse-allgather")().plan(spec, 4)
+    calls = TRANSPORTS.get("sparseloco-allgather")().plan(spec, 4)
     assert sum(c.nbytes for c in calls) == 4 * message and [c.op for c in calls] == ["all_gather"] * 2
     assert [s.local for s in sent] == [True, True, False] * 2
     # at the authors' 64 x 64 tiles, top 32: 12-bit offsets, 0.109 bits per parameter of a big matrix
     default = STRATEGIES.get("sparseloco")(StrategyConfig(), layout, SimComm(8))
     big = default.spec_for([(4096, 4096)])
     assert (big.k, big.index_bits) == (4096 * 4096 // 4096 * 32, 12)
-    bits = TRANSPORTS.get("packed-sparse-allgather")().bits_per_param(big, 8)[0]
+    bits = TRANSPORTS.get("sparseloco-allgather")().bits_per_param(big, 8)[0]
     assert bits == pytest.approx((math.ceil(big.k * 14 / 8) + 20) * 8 / 4096 ** 2)
     # a bench on a link without latency: a ring all-gather, each worker sends (N - 1) messages
     profile = tmp_path / "net.toml"

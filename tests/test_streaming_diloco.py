@@ -157,9 +157,10 @@ def test_bytes_per_send_are_the_closed_form():
     assert [s.numel for s in specs] == [b - a for a, b in strategy.fragments] * 2
     for bits, name in ((4, "fp4-allreduce"), (8, "fp8-allreduce")):
         for spec in specs:
-            buffer = math.ceil(math.ceil(spec.numel / 256) / 4) * 4 * (256 * bits // 8 + 4)
+            blocks = math.ceil(math.ceil(spec.numel / 256) / 4) * 4
             calls = TRANSPORTS.get(name)().plan(spec, 4)
-            assert [(c.op, c.nbytes) for c in calls] == [("all_to_all", buffer), ("all_gather", buffer)]
+            assert sum(c.nbytes for c in calls if c.op == "all_to_all") == blocks * (256 * bits // 8 + 4)
+            assert sum(c.nbytes for c in calls if c.op == "all_gather") == blocks * (256 * bits // 8 + 4)
     # 7B-like: 4096 x 4096 in fp4 at N = 8 is 2(N-1)/N x (0.5 + 4/256) bytes a value
     from lionsim.network.presets import NETWORKS
     from lionsim.steptime.timeline import price_calls

@@ -55,7 +55,7 @@ BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "int8-allreduce", "pbi
                       "sparse-allgather", "packed-allreduce", "allgather-levels", "lowrank-allreduce"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
 AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit",
-                            "packed-sparse-allgather", "fp8-allreduce", "fp4-allreduce"})
+                            "sparseloco-allgather", "fp8-allreduce", "fp4-allreduce"})
 """Transports mode "auto" runs once after backward (module doc)."""
 
 GRAD_BYTES = 4

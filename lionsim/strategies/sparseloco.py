@@ -23,7 +23,7 @@ coding stays in e_i too. The code adds lr_out (theta - theta_i) to e_i and then 
 again (lr_out squared overall): harmless at its lr_out = 1, kept as written. The outer step is
 SGD (`--outer-momentum`, 0 by default: the error feedback replaces momentum).
 
-Sent per sync by each worker (packed-sparse-allgather): k pairs of a 12-bit offset in the
+Sent per sync by each worker (sparseloco-allgather): k pairs of a 12-bit offset in the
 chunk and a 2-bit code, plus one float32 table of 5 floats per tensor: about 0.11 bits per
 parameter of a 64-divisible matrix at top 32. Nothing between syncs.
 """
@@ -98,7 +98,7 @@ class SparseLoCo(LocalSteps):
     name = "sparseloco"
     summary = "SparseLoCo: H inner AdamW steps, then per-chunk top-k of the pseudo-gradient in 2-bit codes, error feedback"
     payload_kind = "sparse"
-    default_transport = "packed-sparse-allgather"
+    default_transport = "sparseloco-allgather"
     shape_dependent = True
     packs_pairs = True
     """Its payload carries chunk offsets and coded values (lionsim.transports.packed_sparse)."""

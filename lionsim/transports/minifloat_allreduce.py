@@ -117,9 +117,12 @@ class MinifloatAllReduce(Transport):
         return wire if self.bits == 8 else unpack_codes(wire.contiguous(), BLOCK, self.bits).to(torch.uint8)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:
-        buffer = self.buffer_bytes(spec.numel, workers)
-        return [CollectiveCall("all_to_all", buffer, "blocks", dtype="uint8"),
-                CollectiveCall("all_gather", buffer, "summed blocks", dtype="uint8")]
+        b = blocks(spec.numel, workers)
+        codes, scales = b * BLOCK * self.bits // 8, 4 * b
+        return [CollectiveCall("all_to_all", codes, "blocks", dtype="uint8"),
+                CollectiveCall("all_to_all", scales, "block scales"),
+                CollectiveCall("all_gather", codes, "summed blocks", dtype="uint8"),
+                CollectiveCall("all_gather", scales, "summed block scales")]
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         bits = 8.0 * self.buffer_bytes(spec.numel, workers) / spec.numel

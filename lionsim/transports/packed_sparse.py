@@ -1,4 +1,4 @@
-"""packed-sparse-allgather: SparseLoCo's exchange (Sarfi et al. 2025) as its authors' code packs
+"""sparseloco-allgather: SparseLoCo's exchange (Sarfi et al. 2025) as its authors' code packs
 it: every worker all-gathers its top-k pairs with each index written as its offset inside its
 chunk in `index_bits` (12 for 64 x 64 tiles, as templar's pack_12bit_indices) and each value as a
 `value_bits` code (2 bits: 4 levels), plus one float32 table per tensor (the shift and the
@@ -61,9 +61,9 @@ def dequantize(tables: Tensor, tensor: Tensor, codes: Tensor) -> Tensor:
     return rows.gather(-1, 1 + codes.unsqueeze(-1)).squeeze(-1) + rows[..., 0]
 
 
-@TRANSPORTS.register("packed-sparse-allgather")
+@TRANSPORTS.register("sparseloco-allgather")
 class PackedSparseAllGather(Transport):
-    name = "packed-sparse-allgather"
+    name = "sparseloco-allgather"
     carries = ("sparse",)
     summary = "all-gather of top-k pairs packed as in-chunk offsets and value codes, with per-tensor tables (SparseLoCo)"
 
