@@ -31,6 +31,7 @@ from lionsim.launch.hosts import gather_hosts
 from lionsim.measure.calibrate import calibrate
 from lionsim.launch.journal import StepJournal, finalize
 from lionsim.network import load_network
+from lionsim.plugins import load_plugins
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
@@ -80,6 +81,7 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     rank, does it then). SIGINT, or `stop()` (a parent's request), stops every rank at the same
     step boundary; each keeps its state for `resume` (lionsim.resume), which every rank loads
     from --out (one host, or a shared file system)."""
+    load_plugins(cfg.plugins)  # a spawned or launched rank imports the bench's plug-ins before any name is read
     check_backend(cfg.backend, rv.world_size)
     w = check_layout(cfg, rv.world_size)
     device = torch.device("cpu")
