@@ -186,6 +186,8 @@ class PricedStep:
     numel: int = 0
     count: int = 0
     """Exchanges the payload ran in (StepTimes.buckets)."""
+    hidden_steps: int = 0
+    """Steps whose compute (forward + backward) the exchange runs behind (PayloadSpec.hidden_steps)."""
 
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
@@ -195,6 +197,7 @@ class PricedStep:
 
     def times(self, work: StepWork) -> StepTimes:
         exposed = self.exposed(work.backward_s + work.encode_s) if self.count else 0.0
+        exposed = max(0.0, exposed - self.hidden_steps * (work.forward_s + work.backward_s))
         return StepTimes(
             forward_s=work.forward_s,
             backward_s=work.backward_s,
@@ -234,7 +237,7 @@ def price_step(
         return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
                           first_cost_s=first.time_s, bucket_cost_s=cost.time_s, numel=spec.numel, count=buckets.total)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
-    return PricedStep(comm=comm, extra=extra, buckets=None, count=1)
+    return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps)
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:
