@@ -102,7 +102,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     overlap = "; ".join(f"{mode}: {', '.join(runs)}" if len(modes) > 1 else f"{mode} for every run"
                         for mode, runs in modes.items())
     table = Table(
-        title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} tokens/worker, "
+        title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} "
+               f"{first.get('unit', 'tokens')}/worker, "
                f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node), "
                f"{first['device']} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "

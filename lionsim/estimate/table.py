@@ -99,6 +99,7 @@ EXTRA_COLUMNS: list[str] = [
     "run_speedup",
     "run_phases",
     "kernels",
+    "unit",
 ]
 
 
@@ -193,6 +194,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
             "kernels": r.kernels.describe(),
+            # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
+            "unit": "tokens" if r.flops_per_unit is None else "samples",
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
