@@ -25,8 +25,8 @@ from lionsim.training.loop import Place, train_run
 VOTE_RUNS = ["dlion-mavo@a2a-1bit", "dlion-mavo@allgather-1bit", "dlion-mavo@pbit-allreduce",
              "dlion-mavo@param-server", "dlion-avg@a2a-1bit", "dlion-avg@pbit-allreduce"]
 RUNS = STRATEGIES.names() + VOTE_RUNS  # terngrad and qsgd too: they draw per virtual worker
-DENSE = {"adamw", "lion", "sgdm", "onebit-adam", "powersgd", "localsgd", "diloco", "diloco-sign"}
-"""Float sums of several local rows (diloco-sign: its per-tensor scale is one)."""
+DENSE = {"adamw", "lion", "sgdm", "onebit-adam", "powersgd", "localsgd", "diloco", "diloco-sign", "muon", "muon-dist", "dion", "muloco"}
+"""Float sums of several local rows (diloco-sign: its per-tensor scale is one; dion: its low-rank factors; muloco: its fp32 vectors)."""
 STEPS = 4
 
 

@@ -56,7 +56,7 @@ BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "fp8-allreduce", "fp8-
                       "sparse-allgather", "packed-allreduce", "allgather-levels", "lowrank-allreduce"})
 """Transports mode "auto" runs per bucket during backward (module doc)."""
 AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit",
-                            "sparseloco-allgather", "fp8-allreduce", "fp4-allreduce"})
+                            "sparseloco-allgather", "fp4-allreduce"})
 """Transports mode "auto" runs once after backward (module doc)."""
 
 GRAD_BYTES = 4
