@@ -105,6 +105,7 @@ def test_bench_books_k_pairs_all_gathered_every_step(plugin, tmp_path):
     assert "randomk-ef" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow  # two whole bench processes
 def test_a_run_json_replays_with_its_plugin(plugin, tmp_path):
     first, again = tmp_path / "a", tmp_path / "b"
     argv = ["-w", "mlp", "-n", "2", "--steps", "2", "-b", "8", "-s", "randomk-ef", "--opt", "randomk-ef.ratio=0.02"]

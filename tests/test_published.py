@@ -25,12 +25,14 @@ def test_at_least_five_sources_each_with_its_configuration():
         assert case.published > 0 and case.config and case.quantity and case.command[0] in ("comm", "estimate")
 
 
+@pytest.mark.slow  # every case's estimate (about 15 s): the goal test below keeps the CI tier honest
 def test_the_docs_table_is_the_cases_run_now(results):
     text = DOC.read_text()
     block = text.split("<!-- published:begin -->\n", 1)[1].split("\n<!-- published:end -->", 1)[0]
     assert block == published.markdown_table(results)
 
 
+@pytest.mark.slow  # each case's command in a process of its own (about 15 s)
 def test_each_figure_is_read_from_its_command(results):
     # the error column is lionsim / published - 1 of the figure the command prints
     for case, row in zip(published.CASES, results.itertuples(index=False)):
