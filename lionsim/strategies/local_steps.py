@@ -36,8 +36,8 @@ from lionsim.optim.functional import nesterov_update_
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.inner import InnerOptimizer
-from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.options import INNER_OPTIMIZERS, inner_optimizer
+from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 
@@ -57,13 +57,11 @@ class LocalSteps(Strategy):
     class Options:
         """For lionsim's short runs, measured on the default vit bench (`tuning`); the paper's H is 500."""
 
-        local_steps: int = option(2, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+        local_steps: int = shared.local_steps(2)
         """H, the inner steps each worker takes on its own replica between syncs."""
-        outer_lr: float = option(1.0, flag="--outer-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True))
+        outer_lr: float = shared.outer_lr(1.0)
         """lr of the outer SGD step on the averaged pseudo-gradient (the DiLoCo paper's is 0.7)."""
-        outer_momentum: float = option(0.0, flag="--outer-momentum", accepted="a number in [0, 1)",
-                                       check=between(0, 1, high_open=True))
+        outer_momentum: float = shared.outer_momentum(0.0)
         """Nesterov momentum of the outer step (the paper's 0.9 suits its H = 500)."""
         inner_optimizer: str = inner_optimizer()
         """The optimizer of the inner steps: adamw | lion | sgd (momentum beta1; 0 for plain SGD)."""
@@ -166,8 +164,7 @@ class DiLoCo(LocalSteps):
         """The paper's outer step (lr 0.7, Nesterov 0.9, for H = 500 over ~10^5 steps) overshoots in a
         100-step run (vit: loss 2.28 at H = 2, 1.40 at H = 10); these were measured best there (`tuning`)."""
 
-        outer_momentum: float = option(0.3, flag="--outer-momentum", accepted="a number in [0, 1)",
-                                       check=between(0, 1, high_open=True))
+        outer_momentum: float = shared.outer_momentum(0.3)
         """Nesterov momentum of the outer step (the paper's 0.9 suits its H = 500)."""
 
     tuning = {"vit": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3}}  # measured: LocalSteps' comment

@@ -45,6 +45,7 @@ from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.strategies.muon import PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
+from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 
@@ -140,13 +141,11 @@ class MuLoCo(LocalSteps):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        local_steps: int = option(30, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+        local_steps: int = shared.local_steps(30)
         """H, the inner steps each worker takes on its own replica between syncs (the paper's 30)."""
-        outer_lr: float = option(0.8, flag="--outer-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True))
+        outer_lr: float = shared.outer_lr(0.8)
         """lr of the outer Nesterov step; it also scales what enters the error buffer (the paper's 0.8)."""
-        outer_momentum: float = option(0.9, flag="--outer-momentum", accepted="a number in [0, 1)",
-                                       check=between(0, 1, high_open=True))
+        outer_momentum: float = shared.outer_momentum(0.9)
         """Nesterov momentum of the outer step (the paper's 0.9)."""
         inner_momentum: float = option(0.9, flag="--muloco-inner-momentum", accepted="a number in [0, 1)",
                                        check=between(0, 1, high_open=True))

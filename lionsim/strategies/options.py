@@ -1,9 +1,10 @@
 """Option fields several strategies share (their flag and check written once): the inner
-optimizer of the local-step strategies and of PowerSGD."""
+optimizer of the local-step strategies and of PowerSGD, and the local-step strategies' H and
+outer step."""
 
 from __future__ import annotations
 
-from lionsim.strategies.form import option
+from lionsim.strategies.form import between, integer, option
 
 INNER_OPTIMIZERS = {"adamw": 2, "lion": 1, "sgd": 1}
 """Name -> fp32 state tensors it keeps per parameter (AdamW: m and v; Lion: m; SGD: its momentum)."""
@@ -13,3 +14,19 @@ def inner_optimizer(default: str = "adamw"):
     """The `--inner-optimizer` field: one of INNER_OPTIMIZERS, any case."""
     return option(default, accepted=", ".join(INNER_OPTIMIZERS), check=lambda v: v in INNER_OPTIMIZERS,
                   flag="--inner-optimizer", choices=tuple(INNER_OPTIMIZERS))
+
+
+def local_steps(default: int):
+    """The `--local-steps` field: H, an integer >= 1."""
+    return option(default, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+
+
+def outer_lr(default: float):
+    """The `--outer-lr` field: a finite number > 0."""
+    return option(default, flag="--outer-lr", accepted="a finite number > 0",
+                  check=between(0, float("inf"), low_open=True, high_open=True))
+
+
+def outer_momentum(default: float):
+    """The `--outer-momentum` field: a number in [0, 1)."""
+    return option(default, flag="--outer-momentum", accepted="a number in [0, 1)", check=between(0, 1, high_open=True))

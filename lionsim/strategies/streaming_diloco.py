@@ -35,6 +35,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES
 from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.local_steps import DiLoCo
+from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 
@@ -68,7 +69,7 @@ class StreamingDiLoCo(DiLoCo):
     class Options(DiLoCo.Options):
         """H, P, tau and alpha measured on the default vit bench (`tuning`); the paper's H is 100, alpha 0.5."""
 
-        local_steps: int = option(4, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+        local_steps: int = shared.local_steps(4)
         """H, the inner steps between two syncs of the same fragment (a multiple of the fragments)."""
         fragments: int = option(2, flag="--streaming-fragments", accepted="an integer >= 1", check=integer(1))
         """P, the fragments the model is synchronised in, one every H / P steps."""
