@@ -199,12 +199,19 @@ class BenchPlan:
     """A bench, resolved (module doc)."""
 
     runs: tuple[RunPlan, ...]
+    """Every run, in the order it trains (and is booked, summarised, listed)."""
     choices: Choices
+    """The runs and strategy options as given (the replayable record)."""
     workload: WorkloadConfig
+    """What every run trains on: model, data, split, N workers, batch, seed."""
     training: Training
+    """Steps, evaluations, threads, the trace."""
     network: NetworkPlan
+    """The network and collective library the runs are priced on."""
     backend: BackendPlan
+    """sim, or a real group's backend and layout."""
     compute: ComputePlan
+    """Measured compute, or a device's; the compute spread."""
     overlap: OverlapConfig
     """How a step's communication may overlap its backward pass (lionsim.steptime.overlap)."""
     rule: SummaryRule
@@ -256,8 +263,9 @@ class BenchPlan:
         }
 
     def record(self) -> dict:
-        """The plan as plain JSON values: its options and every run as resolved (from_record)."""
-        return {"options": self.options(), "runs": [r.record() for r in self.runs]}
+        """The plan as plain JSON values: its options, the strategy options as given (`opt` values
+        keep their type: the flat form makes them text) and every run as resolved (from_record)."""
+        return {"options": self.options(), "given": thawed(self.choices.options), "runs": [r.record() for r in self.runs]}
 
     @classmethod
     def from_record(cls, record: Mapping) -> BenchPlan:
@@ -265,17 +273,19 @@ class BenchPlan:
         from lionsim.plugins import load_plugins
 
         load_plugins(record["options"].get("plugins"))
-        return build(record["options"], tuple(RunPlan.from_record(r) for r in record["runs"]))
+        return build(record["options"], tuple(RunPlan.from_record(r) for r in record["runs"]), record["given"])
 
     def __reduce__(self):
         """Pickled (a spawned rank's or a pool worker's argument) as its record, rebuilt there once."""
         return (BenchPlan.from_record, (self.record(),))
 
 
-def build(options: Mapping, runs: tuple[RunPlan, ...]) -> BenchPlan:
-    """The plan of validated options (BenchConfig.to_dict's form) and their resolved runs. The
-    command's planning and a rebuilt record both come here, so both give the same plan."""
-    d, given = split_options(options)
+def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = None) -> BenchPlan:
+    """The plan of validated options (BenchConfig.to_dict's form) and their resolved runs; `given`:
+    the strategy options as given (None: read back from `options`' flat form). The command's
+    planning and a rebuilt record both come here, so both give the same plan."""
+    d, flat = split_options(options)
+    given = flat if given is None else given
     seed = d["seed"]
     spread = ComputeSpread.parse(d["compute_spread"], seed)
     return BenchPlan(

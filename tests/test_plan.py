@@ -57,12 +57,14 @@ def test_the_plan_records_the_options_exactly_as_the_config_gave_them():
                  compute_spread=["slow:1:2"], target_loss=2.0, warmup_steps=1, bucket_mb=0.5, trace=True)
     made = plan(cfg)
     assert made.options() == cfg.to_dict()  # run.json, --resume and the ranks' check read these
+    assert list(made.options()) == list(cfg.to_dict())  # in the same order: run.json's keys stay put
     assert made.rule.target_loss == 2.0 and made.rule.warmup_steps == 1 and made.overlap.bucket_mb == 0.5
     assert made.compute.device.name == "h100" and made.compute.spread.describe() == "slow:1:2"
 
 
 def test_a_plan_crosses_a_process_boundary_as_its_record_and_comes_back_equal(monkeypatch):
-    made = plan(config(strategies=["adamw", "demo", "dlion-mavo"], options={"demo_topk": 3}, momentum_sync="every:2",
+    made = plan(config(strategies=["adamw", "demo", "dlion-mavo"], options={"demo_topk": 3, "demo.chunk": 32},
+                       momentum_sync="every:2",
                        hyper={"adamw": {"lr": 0.005}}, compute_spread=["lognormal:0.1"]))
     record = made.record()
     assert json.loads(json.dumps(record)) == record  # plain JSON values
@@ -70,7 +72,7 @@ def test_a_plan_crosses_a_process_boundary_as_its_record_and_comes_back_equal(mo
         monkeypatch.setattr(BenchConfig, name, lambda *a, name=name, **k: pytest.fail(f"BenchConfig.{name}"))
     again = pickle.loads(pickle.dumps(made))  # what a spawned rank or a pool worker receives
     assert again == made and BenchPlan.from_record(record) == made
-    assert again.runs[1].options.topk == 3 and again.runs[0].hyper.lr == 0.005
+    assert again.runs[1].options.topk == 3 and again.runs[1].options.chunk == 32 and again.runs[0].hyper.lr == 0.005
     assert again.record() == record
 
 

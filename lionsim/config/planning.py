@@ -21,4 +21,4 @@ def plan(cfg: BenchConfig) -> BenchPlan:
         cls = run.strategy_class
         resolved.append(RunPlan(run=run, strategy=strategy, hyper=cls.resolve_hyper(strategy),
                                 options=cls.resolve_options(strategy), extra_rows=cls.extra_rows(strategy)))
-    return build(cfg.to_dict(), tuple(resolved))
+    return build(cfg.to_dict(), tuple(resolved), cfg.options)
