@@ -8,8 +8,8 @@ The command layer validates its BenchConfig once and resolves it into a BenchPla
 (lionsim.config.planning.plan); everything below reads the plan and nothing else: each run with
 its strategy's config, hyperparameters and options, the workload, the network and its library,
 the device, the compute spread, the overlap settings, the backend's layout, the summary rule
-and the replayable record. Every part is a frozen dataclass (given tables read-only: FrozenMap), so no
-layer can change what another reads.
+and the replayable record. Every part is a frozen dataclass (given tables read-only: FrozenMap),
+so no layer can change what another reads.
 
 A plan crosses a process boundary (a spawned gloo rank, a sweep's worker process or Ray task)
 as its record (`record()`, plain JSON values) and is rebuilt there once (`from_record`), its
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from lionsim.compute import DEVICES, Device
+from lionsim.frozen import frozen, thawed
 from lionsim.network import Network, network_for
 from lionsim.reports.summary import SummaryRule
 from lionsim.runs import RunSpec
@@ -36,49 +37,6 @@ from lionsim.workloads import WorkloadConfig
 
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
-
-
-class FrozenMap(Mapping):
-    """A read-only mapping that pickles (a checkpoint holds its strategy's config): a plan's given
-    tables (--hyper, strategy options) as frozen as the dataclasses around them."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: Mapping | None = None) -> None:
-        self._items = dict(items or {})
-
-    def __getitem__(self, key):
-        return self._items[key]
-
-    def __iter__(self):
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __repr__(self) -> str:
-        return f"FrozenMap({self._items!r})"
-
-    def __reduce__(self):
-        return (FrozenMap, (self._items,))
-
-
-def frozen(value: Any) -> Any:
-    """A given value made read-only: mappings as FrozenMap, lists as tuples, all the way down."""
-    if isinstance(value, Mapping):
-        return FrozenMap({k: frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(frozen(v) for v in value)
-    return value
-
-
-def thawed(value: Any) -> Any:
-    """frozen's inverse, for records: plain dicts and lists."""
-    if isinstance(value, Mapping):
-        return {k: thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [thawed(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,9 @@ TOML and run.json, checked once and resolved into plans.
     planning.py  plan(cfg): a BenchConfig resolved into the frozen BenchPlan (lionsim.plan)
     sweep.py     SweepConfig: a grid and the bench options its cells share, planned into a SweepPlan
 
-Only the command layer (lionsim.cli, and the library entry lionsim.bench) imports this package;
-training, launch, measure, sweep and reports read plans (tests/test_layers.py holds the line).
+Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
+commands (lionsim.docs, lionsim.regress) import this package; training, launch, measure, sweep and
+reports read plans (tests/test_layers.py holds the line).
 """
 
 from lionsim._lazy import lazy_attributes

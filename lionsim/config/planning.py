@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from lionsim.config.bench import BenchConfig
-from lionsim.plan import BenchPlan, RunPlan, build, frozen
+from lionsim.frozen import frozen
+from lionsim.plan import BenchPlan, RunPlan, build
 
 
 def plan(cfg: BenchConfig) -> BenchPlan:

@@ -14,7 +14,8 @@ from pathlib import Path
 from lionsim.config.bench import BenchConfig
 from lionsim.config.planning import plan
 from lionsim.errors import LionsimError
-from lionsim.plan import MEASURED, frozen
+from lionsim.frozen import frozen
+from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units

@@ -19,7 +19,8 @@ import torch
 
 import lionsim
 from lionsim.errors import LionsimError
-from lionsim.plan import BenchPlan, thawed
+from lionsim.frozen import thawed
+from lionsim.plan import BenchPlan
 from lionsim.reports.summary import SummaryRule
 from lionsim.sweep.cells import Cell, Unit, grid_cells
 from lionsim.sweep.grid import Grid, check_grows
