@@ -17,7 +17,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from lionsim.backends import ProcessGroupComm, SimComm
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, plan
+from lionsim.training.runner import Runner
 from lionsim.launch import free_port
 from lionsim.strategies import STRATEGIES
 from lionsim.training.loop import Place, train_run
@@ -36,14 +37,14 @@ def config(workers: int) -> BenchConfig:
                        options={"local_steps": 2, "powersgd_warmup_steps": 1})
 
 
-def train_all(bench: Bench) -> dict[str, tuple[list[float], torch.Tensor]]:
+def train_all(bench: Runner) -> dict[str, tuple[list[float], torch.Tensor]]:
     """Each run's per-step losses and final parameters."""
     out = {}
-    for run in bench.runs:
-        record = train_run(run, workload=bench.workload, initial=bench.initial, place=bench.place,
-                           strategy_cfg=bench.cfg.strategy_config(run), steps=STEPS, eval_every=STEPS)
+    for planned in bench.plan.runs:
+        record = train_run(planned.run, workload=bench.workload, initial=bench.initial, place=bench.place,
+                           strategy_cfg=planned.strategy, steps=STEPS, eval_every=STEPS)
         params = torch.cat([p.detach().reshape(-1) for p in bench.workload.model.parameters()]).clone()
-        out[run.label] = ([s.loss for s in record.steps], params)
+        out[planned.label] = ([s.loss for s in record.steps], params)
     return out
 
 
@@ -53,7 +54,7 @@ def rank_main(rank: int, ranks: int, workers: int, port: int, path: str) -> None
                             timeout=datetime.timedelta(seconds=60))
     try:
         place = Place(ProcessGroupComm(None, local_workers=workers // ranks))
-        torch.save(train_all(Bench(config(workers), place)), f"{path}.{rank}")
+        torch.save(train_all(Runner(plan(config(workers)), place)), f"{path}.{rank}")
         dist.barrier()  # no rank tears its group down while a peer still uses it
     finally:
         dist.destroy_process_group()
@@ -67,7 +68,7 @@ def results(request, tmp_path_factory):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the ranks and `lionsim bench` train: a GEMM's sums split by thread count
     try:
-        sim = train_all(Bench(config(workers), Place(SimComm(workers))))
+        sim = train_all(Runner(plan(config(workers)), Place(SimComm(workers))))
     finally:
         torch.set_num_threads(threads)
     return workers, sim, [torch.load(f"{path}.{r}") for r in range(ranks)]

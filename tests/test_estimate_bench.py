@@ -12,6 +12,7 @@ from lionsim.bench import BenchConfig, run_bench
 from lionsim.compute import DEVICES, compute_time, memory_pass_time
 from lionsim.errors import LionsimError
 from lionsim.steptime import pass_bytes
+from lionsim.strategies import STRATEGIES
 from lionsim.reports import write_run
 from lionsim.simulator import worker_gradients
 from lionsim.strategies import flatten_parameters
@@ -59,7 +60,7 @@ def test_device_compute_keeps_the_losses_and_models_the_times():
     # a model this small is launch-bound: its kernels x the per-kernel floor, not its FLOPs
     assert kernels * h100.kernel_s > compute_time(flops, h100)
     assert dlion["compute_s"].tolist() == pytest.approx([kernels * h100.kernel_s] * 2)
-    passes = pass_bytes("dlion-mavo", "int8-allreduce", PayloadSpec(kind="votes", numel=layout.numel,
+    passes = pass_bytes(STRATEGIES.get("dlion-mavo"), "int8-allreduce", PayloadSpec(kind="votes", numel=layout.numel,
                                                                      rule=MajorityVote()), 2)
     for part in ("encode", "update"):  # each pass at least one kernel's floor, and at least its bytes' time
         booked = dlion[f"{part}_s"].tolist()

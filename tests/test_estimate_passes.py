@@ -43,18 +43,18 @@ def test_every_strategy_and_transport_is_accounted():
     ],
 )
 def test_pass_bytes_by_hand(strategy, transport, spec, workers, expected):
-    got = pass_bytes(strategy, transport, spec, workers)
+    got = pass_bytes(STRATEGIES.get(strategy), transport, spec, workers)
     assert (got.encode, got.decode, got.update) == pytest.approx(expected)
 
 
 def test_a_lone_worker_packs_nothing():
-    got = pass_bytes("dlion-mavo", "a2a-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 1)
+    got = pass_bytes(STRATEGIES.get("dlion-mavo"), "a2a-1bit", PayloadSpec(kind="votes", numel=10, rule=MajorityVote()), 1)
     assert (got.encode, got.decode, got.update) == (13, 0, 9)
 
 
 def test_unknown_names_fail():
-    with pytest.raises(LionsimError, match="unknown strategy 'nope'"):
-        pass_bytes("nope", "fp32-allreduce", PayloadSpec(kind="dense", numel=1), 2)
+    with pytest.raises(LionsimError, match="unknown transport 'nope'"):
+        pass_bytes(STRATEGIES.get("adamw"), "nope", PayloadSpec(kind="dense", numel=1), 2)
 
 
 @pytest.mark.parametrize("workers", [2, 7, 200])

@@ -25,7 +25,9 @@ import pytest
 import torch
 
 from lionsim.backends import SimComm
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, plan
+from lionsim.training.results import Results
+from lionsim.training.runner import Runner
 from lionsim.launch import free_port
 from lionsim.launch.journal import JOURNAL, StepJournal, journal_rows
 from lionsim.reports.publish import RunDir
@@ -154,11 +156,12 @@ def test_journal_rows_book_like_a_finished_run(tmp_path):
                       strategies=["dlion-mavo"], momentum_sync="every:4", compute="measured", warmup_steps=2)
     comm = SimComm(2)
     comm.ranks = 2  # booked as a real run's rows are (measured comm, no overlap)
-    bench = Bench(cfg, Place(comm))
+    runner = Runner(plan(cfg), Place(comm))
+    results = Results(runner)
     journal = StepJournal(RunDir(tmp_path / "o"))
-    bench.run(lambda run, step, loss: journal.add_step(bench))
+    runner.run(lambda run, step, loss: journal.add_step(results))
     journal.close()
-    booked = bench.result().steps
+    booked = results.result().steps
     rows = journal_rows(journal.path, cfg.warmup_steps)[booked.columns]
     pd.testing.assert_frame_equal(rows, booked, check_dtype=False)
 def run_cli(args: list[str], env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

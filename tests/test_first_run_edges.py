@@ -11,10 +11,10 @@ import pytest
 from rich.console import Console
 
 import lionsim.reports.plots.steptimes as steptimes
-from lionsim.reports import STEP_COLUMNS, summarize
+from lionsim.reports import STEP_COLUMNS, SummaryRule, summarize
 from lionsim.reports.summary import split_runs
 from lionsim.reports.tables import model_check_table, summary_table
-from lionsim.resume import config_differences
+from lionsim.training.resume import config_differences
 
 NAN = math.nan
 
@@ -217,7 +217,7 @@ def test_run_plots_mark_every_target_and_end_the_bytes_axis_near_the_data(monkey
     steps = frame(rows("a", 10), rows("b", 10), rows("c", 10, step_s=[0.02] * 10))
     steps["wire_bytes"] = [525_000] * 10 + [131_000] * 10 + [24_600] * 10
     steps["comm_exposed_s"] = steps["comm_s"] / 2
-    summary = summarize(steps, target_loss=1.95)
+    summary = summarize(steps, SummaryRule(target_loss=1.95))
     run_plots.plot_run(tmp_path, steps, summary)
     ax = figures["loss_vs_time"].axes[0]
     marks = [line for line in ax.lines if line.get_marker() == "v" and len(line.get_xdata()) == 1]

@@ -129,12 +129,11 @@ def test_write_run_with_a_full_disk_part_way_keeps_the_old_files(tmp_path, monke
     ["sweep", "--workload", "mlp", "--workers", "2,100000", "--steps", "1", "-s", "adamw"],
 ])
 def test_a_run_that_does_not_fit_stops_before_allocating(tmp_path, monkeypatch, capsys, argv):
-    from lionsim import bench
-    from lionsim.training import memory
+    from lionsim.training import memory, runner
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(memory, "available_memory", lambda: 16 * 10**9)
-    monkeypatch.setattr(bench.Bench, "__init__", lambda *a, **k: pytest.fail("the run started"))
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     code, _, err = run(capsys, *argv, "--out", "o")
     assert code == 2 and err.count("\n") == 1
     assert "needs about" in err and "16 GB is available" in err
@@ -353,7 +352,7 @@ def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_pa
     assert BenchConfig(network=str(profile)).network == str(profile)  # a file stays as given
     grid = Grid.parse(workload=["MLP"], workers=["4"], network=["10GbE,IB-HDR"], seed=["0"], strategies=["lion"],
                       transport=None)
-    assert grid.to_dict()["network"] == ["10gbe", "ib-hdr"] and grid.workloads == ["mlp"]
+    assert grid.to_dict()["network"] == ["10gbe", "ib-hdr"] and grid.workloads == ("mlp",)
     assert network_stem("10GbE") == "10gbe"
     with pytest.raises(LionsimError, match="10gbe given twice"):
         Grid.parse(workload=["mlp"], workers=["4"], network=["10gbe,10GbE"], seed=["0"], strategies=["lion"],
@@ -419,13 +418,14 @@ def test_sweep_table_shows_accuracy_as_percent():
 
 
 def test_resume_with_a_new_lr_says_default_there(tmp_path):
-    from lionsim.bench import BenchConfig
-    from lionsim.sweep import Grid, SweepConfig
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
 
     grid = Grid.parse(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"],
                       transport=None)
-    old = SweepConfig(grid=grid, bench=BenchConfig(), jobs=1, out=tmp_path).record(None)
-    new = SweepConfig(grid=grid, bench=BenchConfig(lr=0.01), jobs=1, out=tmp_path)
+    old = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(), jobs=1, out=tmp_path), train=False).record(None)
+    new = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(lr=0.01), jobs=1, out=tmp_path), train=False)
     with pytest.raises(LionsimError, match=r"\(default there, 0.01 now\)"):
         new.check_resume(old, tmp_path / "sweep.json")
 

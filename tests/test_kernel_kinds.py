@@ -10,7 +10,9 @@ import dataclasses
 import pytest
 
 import lionsim.transports.a2a_1bit as a2a
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, plan
+from lionsim.training.results import Results
+from lionsim.training.runner import Runner
 from lionsim.compute import DEVICES
 from lionsim.training.booking import book_run
 
@@ -28,14 +30,14 @@ def test_an_abstaining_first_step_does_not_set_every_steps_kernels(monkeypatch):
     monkeypatch.setattr(a2a, "settle", first_abstains)
     cfg = BenchConfig(workload="mlp", workers=4, steps=5, strategies=["dlion-mavo@a2a-1bit"], batch_size=8,
                       eval_every=100, compute="h100", warmup_steps=0)
-    bench = Bench(cfg)
+    bench = Runner(plan(cfg))
     bench.run()
     record = bench.records[0]
     assert [s.sent.spec.abstain for s in record.steps] == [True, False, False, False, False]
     assert set(record.kernels) == {"steady+abstained", "steady"}
     # the voted plane is packed and unpacked: more kernels on the abstaining step only
     assert record.kernels["steady+abstained"]["encode"] > record.kernels["steady"]["encode"]
-    rows = book_run(record, bench.booking(), 4)
+    rows = book_run(record, Results(bench).booking(), 4)
     floor = DEVICES.get("h100").kernel_s
     plain = rows[1]["encode_s"] + rows[1]["decode_s"]
     assert all(r["encode_s"] + r["decode_s"] == plain for r in rows[2:])
@@ -67,9 +69,9 @@ def test_a_run_that_always_abstains_is_counted_three_times_at_most(monkeypatch):
     monkeypatch.setattr(a2a, "settle", always)
     cfg = BenchConfig(workload="mlp", workers=2, steps=6, strategies=["dlion-mavo@a2a-1bit"], batch_size=8,
                       eval_every=100, compute="h100", warmup_steps=0)
-    bench = Bench(cfg)
+    bench = Runner(plan(cfg))
     bench.run()
     assert len(counted) == loop.COUNT_TRIES
     assert set(bench.records[0].kernels) == {"steady+abstained", "steady"}
-    rows = book_run(bench.records[0], bench.booking(), 2)
+    rows = book_run(bench.records[0], Results(bench).booking(), 2)
     assert len({r["encode_s"] for r in rows}) == 1

@@ -207,15 +207,17 @@ def test_a_device_books_each_phases_own_kernels():
 
     cfg = BenchConfig(workload="mlp", workers=4, steps=4, strategies=["diloco", "powersgd"],
                       options={"local_steps": 2, "powersgd_warmup_steps": 1}, batch_size=8, eval_every=100, compute="h100")
-    from lionsim.bench import Bench
+    from lionsim.bench import plan
+    from lionsim.training.results import Results
+    from lionsim.training.runner import Runner
 
-    bench = Bench(cfg)
+    bench = Runner(plan(cfg))
     bench.run()
     floor = DEVICES.get("h100").kernel_s
     for record, phases in zip(bench.records, (["local", "sync"] * 2, ["warm-up"] + ["compressed"] * 3)):
         assert [s.phase for s in record.steps] == phases
         assert set(record.kernels) == set(phases)
-        booked = book_run(record, bench.booking(), 4)
+        booked = book_run(record, Results(bench).booking(), 4)
         for s, row in zip(record.steps, booked):
             kernels = record.kernels[s.phase]
             assert row["encode_s"] >= kernels["encode"] * floor * (1 - 1e-9)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import lionsim.bench as bench_module
+import lionsim.training.runner as runner_module
 import lionsim.reports.files as files
 from lionsim.cli.app import main
 
@@ -119,7 +119,7 @@ def test_a_sweep_is_replaced_only_when_asked(tmp_path, capsys):
 
 
 def test_an_unwritable_out_is_refused_before_any_training(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(bench_module, "train_run", lambda *a, **k: pytest.fail("trained before checking --out"))
+    monkeypatch.setattr(runner_module, "train_run", lambda *a, **k: pytest.fail("trained before checking --out"))
     code, _, err = run(TINY + ["-s", "adamw", "--out", "/proc/forbidden"], capsys)
     assert code == 2 and one_error(err).startswith("error: bad --out /proc/forbidden: cannot write beside it")
     locked = tmp_path / "locked"

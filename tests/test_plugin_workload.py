@@ -21,11 +21,13 @@ import pytest
 import torch
 from torch import nn
 
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, plan, run_bench
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_run
-from lionsim.resume import load_resume
+from lionsim.training.results import Results
+from lionsim.training.resume import load_resume
+from lionsim.training.runner import Runner
 from lionsim.training.checkpoint import save_checkpoint
 from lionsim.training.loop import RunStopped
 from lionsim.training.stop import StopRequest
@@ -151,16 +153,19 @@ def test_a_sweep_of_two_cells_and_its_report(tmp_path, capsys):
 def test_a_stopped_run_resumes_exactly(tmp_path):
     cfg = BenchConfig(workload=MAKE, workers=2, batch_size=8, steps=6, eval_every=2, compute="h100",
                       strategies=["adamw", "dlion-mavo"])
-    whole = Bench(cfg).run().steps
+    made = plan(cfg)
+    whole = run_bench(cfg).steps
     request = StopRequest()
-    bench = Bench(cfg)
+    bench = Runner(made)
     with pytest.raises(RunStopped):
         bench.run(lambda run, step, loss: request.ask() if run.label.startswith("dlion") and step == 3 else None,
                   stop=request)
     save_checkpoint(tmp_path, 0, bench.checkpoint)
-    partial = bench.result(status="interrupted")
+    partial = Results(bench).result(status="interrupted")
     write_run(tmp_path, partial.steps, partial.summary, partial.meta)
-    again = Bench(cfg, resume=load_resume(tmp_path, cfg)).run().steps
+    again_runner = Runner(made, resume=load_resume(tmp_path, made))
+    again_runner.run()
+    again = Results(again_runner).result().steps
     pd.testing.assert_frame_equal(again.reset_index(drop=True), whole.reset_index(drop=True))
 
 

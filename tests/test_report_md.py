@@ -12,7 +12,7 @@ import pytest
 
 import lionsim.reports.plots
 from lionsim.cli.app import main
-from lionsim.reports import summarize, write_run
+from lionsim.reports import SummaryRule, summarize, write_run
 from lionsim.reports.markdown import md_table, spread, write_report
 from lionsim.reports.paper import PAPER_ACCURACY, ordering_breaks, ordering_holds
 
@@ -63,7 +63,7 @@ def test_run_report_has_every_section_and_the_hand_computed_figures(tmp_path):
     meta = {"status": "complete", "config": {"workload": "mlp", "workers": 4, "steps": 10},
             "argv": ["/usr/bin/lionsim", "bench", "--workload", "mlp", "--out", str(tmp_path)],
             "versions": {"torch": "2.13.0"}, "timing": {"comm_s": "modelled: test"}}
-    write_run(tmp_path, steps, summarize(steps, target_loss=5.0), meta)
+    write_run(tmp_path, steps, summarize(steps, SummaryRule(target_loss=5.0)), meta)
     text = write_report(tmp_path).read_text()
     for heading in ("## Configuration", "## How each time was obtained", "## Summary",
                     "## Which strategy reaches the target loss first", "## Plots", "## Environment", "## Reproduce"):

@@ -13,7 +13,7 @@ from rich.console import Console
 import lionsim.cli.plot_cmd  # noqa: F401  (registers `lionsim plot`)
 from lionsim.cli.app import console, main
 from lionsim.errors import LionsimError
-from lionsim.reports import STEP_COLUMNS, load_run, plot_run, summarize, summary_table, write_run
+from lionsim.reports import STEP_COLUMNS, load_run, plot_run, SummaryRule, summarize, summary_table, write_run
 from lionsim.reports import files as report_files
 
 NAN = math.nan
@@ -97,14 +97,14 @@ def test_speedups_against_first_run(steps):
 
 def test_explicit_target_loss(steps):
     # target 1.5: A's 21.5-k at k=20 (10 s); B's 22-2k <= 1.5 at k=11 (0.5 there, 2.75 s); C never
-    s = summarize(steps, target_loss=1.5)
+    s = summarize(steps, SummaryRule(target_loss=1.5))
     assert list(s["time_to_target_s"][:2]) == pytest.approx([10.0, 2.75])
     assert s["time_to_target_speedup"].iloc[1] == pytest.approx(10.0 / 2.75)
     assert math.isnan(s["time_to_target_s"].iloc[2]) and math.isnan(s["time_to_target_speedup"].iloc[2])
 
 
 def test_baseline_by_label_and_by_strategy(steps):
-    s = summarize(steps, baseline="dlion-mavo@a2a-1bit")
+    s = summarize(steps, SummaryRule(baseline="dlion-mavo@a2a-1bit"))
     assert list(s["speedup"]) == pytest.approx([0.2 / 0.5, 0.2 / 0.25, 1.0])
     # the target is the new baseline's: C's smoothed loss at step 18, 5.0; A's 21.5-k reaches it at
     # k=17 (8.5 s), B's 22-2k at k=9 (smoothed (5+3)/2 = 4; 2.25 s), C at step 1 (0.2 s)
@@ -112,7 +112,7 @@ def test_baseline_by_label_and_by_strategy(steps):
     assert list(s["time_to_target_s"]) == pytest.approx([8.5, 2.25, 0.2])
     assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 8.5, 0.2 / 2.25, 1.0])
     # a bare strategy name picks that strategy's first run
-    s = summarize(steps, baseline="dlion-mavo", target_loss=0.0)
+    s = summarize(steps, SummaryRule(baseline="dlion-mavo", target_loss=0.0))
     assert s["baseline"].iloc[0] == "dlion-mavo@int8-allreduce"
     assert s["speedup"].iloc[1] == pytest.approx(1.0)
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # A never gets down to 0
@@ -120,7 +120,7 @@ def test_baseline_by_label_and_by_strategy(steps):
 
 def test_unknown_baseline_lists_runs(steps):
     with pytest.raises(LionsimError, match="unknown baseline 'sgdm'.*lion@fp32-allreduce, dlion-mavo@int8"):
-        summarize(steps, baseline="sgdm")
+        summarize(steps, SummaryRule(baseline="sgdm"))
 
 
 def test_summarize_rejects_bad_records(steps):
@@ -139,7 +139,7 @@ def test_summarize_rejects_bad_records(steps):
 def test_nan_loss_is_divergence_not_skipped(steps):
     # A's last loss is NaN: pandas' rolling mean would skip it and report 1.0
     steps.loc[(steps["strategy"] == "lion") & (steps["step"] == 20), "loss"] = NAN
-    s = summarize(steps, baseline="dlion-mavo@int8-allreduce", target_loss=0.0)
+    s = summarize(steps, SummaryRule(baseline="dlion-mavo@int8-allreduce", target_loss=0.0))
     assert math.isnan(s["final_loss"].iloc[0]) and s["best_loss"].iloc[0] == 2.0
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # target 0: A never got there
 
@@ -156,7 +156,7 @@ def test_a_diverged_run_does_not_move_the_target_and_a_diverged_baseline_sets_no
     assert s["target_loss"].tolist() == pytest.approx([3.5] * 3)
     assert s["target_reached"].tolist() == [True, False, False]
     assert math.isnan(s.loc["dlion-mavo@int8-allreduce", "time_to_target_speedup"])
-    s = summarize(steps, baseline="dlion-mavo@int8-allreduce")
+    s = summarize(steps, SummaryRule(baseline="dlion-mavo@int8-allreduce"))
     assert s["target_loss"].isna().all() and not s["target_reached"].any()
     assert set(s["target_rule"]) == {"none: the baseline dlion-mavo@int8-allreduce diverged"}
 

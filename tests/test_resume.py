@@ -13,9 +13,11 @@ import json
 import pandas as pd
 import pytest
 
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, plan, run_bench
 from lionsim.cli.app import main
-from lionsim.resume import load_resume
+from lionsim.training.results import Results
+from lionsim.training.resume import load_resume
+from lionsim.training.runner import Runner
 from lionsim.strategies import STRATEGIES
 from lionsim.training.checkpoint import load_checkpoint, save_checkpoint
 from lionsim.training.loop import RunStopped
@@ -30,8 +32,8 @@ def config(strategies: list[str], **extra) -> BenchConfig:
                        strategies=strategies, compute="h100", **extra)
 
 
-def stopped_bench(cfg: BenchConfig, stop_label: str, tmp_path) -> tuple[Bench, pd.DataFrame]:
-    """Run until `stop_label` finished STOP_AFTER steps, then stop it; return the bench and the
+def stopped_bench(cfg: BenchConfig, stop_label: str, tmp_path) -> tuple[Runner, pd.DataFrame]:
+    """Run until `stop_label` finished STOP_AFTER steps, then stop it; return the runner and the
     rows it finished, with its checkpoint saved in tmp_path (as `lionsim bench` saves it)."""
     request = StopRequest()
 
@@ -39,28 +41,35 @@ def stopped_bench(cfg: BenchConfig, stop_label: str, tmp_path) -> tuple[Bench, p
         if run.label == stop_label and step == STOP_AFTER:
             request.ask()
 
-    bench = Bench(cfg)
+    bench = Runner(plan(cfg))
     with pytest.raises(RunStopped):
         bench.run(progress, stop=request)
     save_checkpoint(tmp_path, 0, bench.checkpoint)
-    return bench, bench.result(status="interrupted").steps
+    return bench, Results(bench).result(status="interrupted").steps
 
 
-def resumed(cfg: BenchConfig, bench: Bench, tmp_path) -> pd.DataFrame:
+def continued(made, kept) -> pd.DataFrame:
+    """The rows of a runner of the plan `made` continuing from `kept`, as `--resume` runs it."""
+    again = Runner(made, resume=kept)
+    again.run()
+    return Results(again).result().steps
+
+
+def resumed(cfg: BenchConfig, bench: Runner, tmp_path) -> pd.DataFrame:
     """A fresh bench continuing from what `bench` left, as `--resume` builds it."""
-    partial = bench.result(status="interrupted")
+    partial = Results(bench).result(status="interrupted")
     from lionsim.reports.files import write_run
 
     write_run(tmp_path, partial.steps, partial.summary, partial.meta)
-    again = Bench(cfg, resume=load_resume(tmp_path, cfg))
-    return again.run().steps
+    made = plan(cfg)  # as a new `lionsim bench --resume` plans its own command
+    return continued(made, load_resume(tmp_path, made))
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES.names())
 def test_every_strategy_resumes_exactly(strategy, tmp_path):
     cfg = config(["adamw", strategy] if strategy != "adamw" else ["adamw"])
-    whole = Bench(cfg).run().steps
-    label = cfg.validate()[-1].label
+    whole = run_bench(cfg).steps
+    label = plan(cfg).labels[-1]
     bench, finished = stopped_bench(cfg, label, tmp_path)
     assert finished.groupby("strategy").step.max().to_dict()[strategy] == STOP_AFTER
     checkpoint = load_checkpoint(tmp_path, 0)
@@ -70,13 +79,13 @@ def test_every_strategy_resumes_exactly(strategy, tmp_path):
 
 def test_a_resume_keeps_the_finished_runs_rows_and_trains_only_the_rest(tmp_path, monkeypatch):
     cfg = config(["adamw", "lion", "dlion-mavo@a2a-1bit"], tie="random")
-    whole = Bench(cfg).run()
+    whole = run_bench(cfg)
     bench, finished = stopped_bench(cfg, "lion@fp32-allreduce", tmp_path)
     trained = []
-    import lionsim.bench as bench_module
+    import lionsim.training.runner as runner_module
 
-    real = bench_module.train_run
-    monkeypatch.setattr(bench_module, "train_run", lambda run, **kw: trained.append((run.label, kw["resume"])) or real(run, **kw))
+    real = runner_module.train_run
+    monkeypatch.setattr(runner_module, "train_run", lambda run, **kw: trained.append((run.label, kw["resume"])) or real(run, **kw))
     steps = resumed(cfg, bench, tmp_path)
     assert [(label, ck.step if ck else None) for label, ck in trained] == [
         ("lion@fp32-allreduce", STOP_AFTER), ("dlion-mavo@a2a-1bit", None)]  # adamw was kept as written
@@ -87,16 +96,17 @@ def test_without_a_saved_state_the_run_under_way_restarts(tmp_path):
     """A second Ctrl-C (or a dead rank) leaves no state: the finished runs are kept, the run
     under way trains again from step 1, and the result is still the uninterrupted one."""
     cfg = config(["adamw", "lion"])
-    whole = Bench(cfg).run().steps
+    whole = run_bench(cfg).steps
     bench, _ = stopped_bench(cfg, "lion@fp32-allreduce", tmp_path)
     (tmp_path / ".resume" / "rank0.pt").unlink()
-    partial = bench.result(status="interrupted")
+    partial = Results(bench).result(status="interrupted")
     from lionsim.reports.files import write_run
 
     write_run(tmp_path, partial.steps, partial.summary, partial.meta)
-    kept = load_resume(tmp_path, cfg)
+    made = plan(cfg)
+    kept = load_resume(tmp_path, made)
     assert kept.checkpoint is None and kept.restarted == "lion@fp32-allreduce" and list(kept.finished) == ["adamw@fp32-allreduce"]
-    pd.testing.assert_frame_equal(Bench(cfg, resume=kept).run().steps, whole)
+    pd.testing.assert_frame_equal(continued(made, kept), whole)
 
 
 def run(args, capsys):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lionsim.bench import Bench, BenchConfig
+from lionsim.bench import BenchConfig, run_bench
 from lionsim.cli.app import main
 
 SIM_STEPS = 1500
@@ -35,7 +35,7 @@ def bench_argv(steps: int, strategies: list[str], out: Path, *extra: str) -> lis
 def reference(steps: int, strategies: list[str]) -> pd.DataFrame:
     cfg = BenchConfig(workload="mlp", model_size="tiny", workers=2, batch_size=8, compute="h100", steps=steps,
                       eval_every=steps // 2, strategies=strategies)
-    return Bench(cfg).run().steps
+    return run_bench(cfg).steps
 
 
 def start(argv: list[str], tmp_path: Path, **popen) -> tuple[subprocess.Popen, Path]:

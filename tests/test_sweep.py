@@ -54,9 +54,10 @@ def reference(tmp_path_factory):
     """An uninterrupted sweep with --jobs 1, counting the trainings."""
     out = tmp_path_factory.mktemp("sweep") / "ref"
     trained = []
-    real = train.Bench.run
+    real = train.Runner.run
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(train.Bench, "run", lambda self, *a, **k: trained.append(self.cfg.strategies) or real(self, *a, **k))
+        mp.setattr(train.Runner, "run", lambda self, *a, **k: trained.append(list(self.plan.choices.strategies))
+                   or real(self, *a, **k))
         with pytest.raises(SystemExit) as done:
             main([*SWEEP, "--out", str(out)])
     assert done.value.code == 0
@@ -245,20 +246,21 @@ def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
     threads that waited on each other; everything a unit does runs on --threads now."""
     import torch
 
-    import lionsim.bench as bench
-    from lionsim.sweep.config import SweepConfig
+    import lionsim.training.runner as runner
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
 
     seen = []
-    real_build, real_train = bench.build_workload, bench.train_run
-    monkeypatch.setattr(bench, "build_workload", lambda *a, **k: seen.append(torch.get_num_threads()) or real_build(*a, **k))
-    monkeypatch.setattr(bench, "train_run", lambda *a, **k: seen.append(torch.get_num_threads()) or real_train(*a, **k))
+    real_build, real_train = runner.build_workload, runner.train_run
+    monkeypatch.setattr(runner, "build_workload", lambda *a, **k: seen.append(torch.get_num_threads()) or real_build(*a, **k))
+    monkeypatch.setattr(runner, "train_run", lambda *a, **k: seen.append(torch.get_num_threads()) or real_train(*a, **k))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
         grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
-        cfg = SweepConfig(grid=grid, bench=bench.BenchConfig(model_size="tiny", steps=2, batch_size=8))
-        unit = cfg.units[0]
-        outcome = train.train_unit(train.UnitTask(unit.key, cfg.unit_config(unit, "1gbe"), ((unit.cell("1gbe").id, "1gbe"),)))
+        planned = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2, batch_size=8))).units[0]
+        unit = planned.unit
+        outcome = train.train_unit(train.UnitTask(unit.key, planned.plan, ((unit.cell("1gbe").id, "1gbe"),)))
         assert outcome.error is None and len(outcome.results) == 1
         assert seen == [1, 1] and torch.get_num_threads() == 2  # the caller's count is back
     finally:

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from lionsim.cli.app import main
-from lionsim.sweep import Grid, SweepConfig, SweepEvents, run_sweep
-from lionsim.bench import BenchConfig
+from lionsim.config.bench import BenchConfig
+from lionsim.config.sweep import SweepConfig, plan_sweep
+from lionsim.sweep import Grid, SweepEvents, run_sweep
 
 SMALL = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe", "--steps", "4",
          "--eval-every", "2", "--batch-size", "8", "--strategy", "adamw", "--strategy", "dlion-mavo"]
@@ -142,8 +143,8 @@ def test_a_node_killed_mid_sweep_loses_nothing_and_the_sweep_completes(cluster, 
     bench = BenchConfig(model_size="tiny", steps=150, eval_every=50, batch_size=8)
     events = KillAWorkerNode(made, worker)
     try:
-        run_sweep(SweepConfig(grid=grid, bench=bench, out=tmp_path / "r", executor="ray", ray_address=made.address),
-                  events)
+        run_sweep(plan_sweep(SweepConfig(grid=grid, bench=bench, out=tmp_path / "r", executor="ray",
+                                         ray_address=made.address)), events)
     finally:
         if events.before_kill is not None:
             made.add_node(num_cpus=1)  # two nodes again for the tests after this one
@@ -151,7 +152,7 @@ def test_a_node_killed_mid_sweep_loses_nothing_and_the_sweep_completes(cluster, 
     assert max(events.starts.values()) == 2  # the unit on the killed node ran again, on the head
     assert sorted(events.published) == sorted(set(events.published))  # every cell published once
     assert len(events.published) == 4 and set(events.before_kill) <= set(events.published)
-    run_sweep(SweepConfig(grid=grid, bench=bench, out=tmp_path / "l"))
+    run_sweep(plan_sweep(SweepConfig(grid=grid, bench=bench, out=tmp_path / "l")))
     assert files(tmp_path / "r") == files(tmp_path / "l")
 
 

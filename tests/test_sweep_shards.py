@@ -177,16 +177,16 @@ def test_merge_without_parts_is_one_line_and_writes_nothing(unsharded, tmp_path,
 def test_a_unit_failing_in_lionsim_is_recorded_once_and_the_others_go_on(tmp_path, capsys, monkeypatch):
     import lionsim.sweep.train as train
 
-    real = train.Bench.run
+    real = train.Runner.run
     calls = []
 
     def fails_for_lion(self, *a, **k):
-        calls.append(self.cfg.strategies[0])
-        if self.cfg.strategies[0].startswith("lion"):
+        calls.append(self.plan.choices.strategies[0])
+        if self.plan.choices.strategies[0].startswith("lion"):
             raise train.LionsimError("the payload does not fit (a made-up failure)")
         return real(self, *a, **k)
 
-    monkeypatch.setattr(train.Bench, "run", fails_for_lion)
+    monkeypatch.setattr(train.Runner, "run", fails_for_lion)
     out = tmp_path / "f"
     args = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe",
             "--steps", "3", "--strategy", "adamw", "--strategy", "lion", "--strategy", "sgdm", "--out", str(out)]
@@ -196,7 +196,7 @@ def test_a_unit_failing_in_lionsim_is_recorded_once_and_the_others_go_on(tmp_pat
     assert json.loads((out / "failed.json").read_text()) == {
         f"mlp-w2-{net}-s0-lion@fp32-allreduce": "the payload does not fit (a made-up failure)" for net in ("1gbe", "10gbe")}
     assert sorted(pd.read_csv(out / "sweep_summary.csv").run.unique()) == ["adamw@fp32-allreduce", "sgdm@fp32-allreduce"]
-    monkeypatch.setattr(train.Bench, "run", real)
+    monkeypatch.setattr(train.Runner, "run", real)
     code, stdout, err = run(capsys, *args)  # a rerun retries the failed cells, and failed.json goes
     assert code == 0, err
     assert not (out / "failed.json").exists() and len(pd.read_csv(out / "sweep_summary.csv")) == 6

@@ -68,16 +68,16 @@ def test_sim_trace_is_the_booked_steps():
     """sim: one process per worker of each run; its step spans last steps.csv's step_s and follow
     one another (sim_time_s), its lanes never overlap, the collectives are named by op, size
     and algorithm, and uneven workers wait for the slowest."""
-    from lionsim.bench import Bench, BenchConfig
+    from lionsim.bench import BenchConfig, run_bench
 
     cfg = BenchConfig(workload="mlp", workers=3, steps=4, strategies=["dlion-mavo@a2a-1bit", "adamw"],
                       compute_spread=["slow:1:2"], trace=True)
-    result = Bench(cfg).run()  # the files `bench --trace` writes, without drawing the plots
+    result = run_bench(cfg)  # the files `bench --trace` writes, without drawing the plots
     trace = json.loads(result.files["trace.json"])
     names = check_format(trace)
     assert [v["name"] for v in names.values()] == [f"{run} · worker {i}" for run in
                                                    ("dlion-mavo@a2a-1bit", "adamw@fp32-allreduce") for i in range(3)]
-    even = json.loads(Bench(BenchConfig(workload="mlp", workers=3, steps=2, strategies=["adamw"], trace=True)).run()
+    even = json.loads(run_bench(BenchConfig(workload="mlp", workers=3, steps=2, strategies=["adamw"], trace=True))
                       .files["trace.json"])
     assert [v["name"] for v in check_format(even).values()] == ["adamw@fp32-allreduce · every worker (3 alike)"]
     steps = result.steps
@@ -200,11 +200,11 @@ def test_the_docs_picture_is_drawn_from_a_trace(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
 
-    from lionsim.bench import Bench, BenchConfig
+    from lionsim.bench import BenchConfig, run_bench
 
     trace = tmp_path / "trace.json"
-    trace.write_text(Bench(BenchConfig(workload="mlp", workers=2, steps=2, strategies=["adamw"], trace=True,
-                                       bucket_mb=0.01)).run().files["trace.json"])
+    trace.write_text(run_bench(BenchConfig(workload="mlp", workers=2, steps=2, strategies=["adamw"], trace=True,
+                                       bucket_mb=0.01)).files["trace.json"])
     script = Path(__file__).resolve().parents[1] / "tools" / "trace_png.py"
     monkeypatch.setattr(sys, "argv", [str(script), str(trace), str(tmp_path / "trace.png"), "--steps", "2"])
     runpy.run_path(str(script), run_name="__main__")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -14,6 +14,10 @@ from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.errors import LionsimError
+
+if TYPE_CHECKING:  # annotations only: the quick commands import no torch
+    from lionsim.plan import BenchPlan
+    from lionsim.training.results import BenchResult
 
 
 def parse_betas(text: str | None) -> tuple[float, float] | None:
@@ -110,8 +114,8 @@ def bench(
     plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
-    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, BenchResult
-    from lionsim.plan import plan
+    from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
+    from lionsim.config.planning import plan
     from lionsim.reports.files import check_out_dir
     from lionsim.reports.outdir import claim_out
 
@@ -126,40 +130,40 @@ def bench(
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
         trace=trace,
     )
-    bench_plan = plan(cfg)  # every check, once, before anything is written
-    runs = bench_plan.specs
+    bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
     check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
-    from lionsim.launch import launcher_env
+    from lionsim.group.env import launcher_env
 
     launched = launcher_env()
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
-    memory_guard(bench_plan, None if launched is None else max(1, cfg.workers // launched.world_size))
-    if launched is not None or cfg.backend != "sim":
-        _run_distributed(cfg, out, [r.label for r in runs], launched, format, resume)
+    memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
+    if launched is not None or bench_plan.backend.name != "sim":
+        _run_distributed(bench_plan, out, launched, format, resume)
         return
     from lionsim.cli.bench_run import run_here
 
-    result, files = run_here(cfg, out, [r.label for r in runs], resume)
+    result, files = run_here(bench_plan, out, resume)
     _report(result, out, files, format)
 
 
-def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, fmt: str = "table",
-                     resume: bool = False) -> None:
+def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", resume: bool = False) -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
-    from lionsim.bench import BenchResult
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
-    from lionsim.reports import load_run, summarize
+    from lionsim.reports import load_run
+    from lionsim.reports.summary import run_summary
+    from lionsim.training.results import BenchResult
 
+    backend, labels = bench.backend, bench.labels
     if launched is not None:
-        if cfg.backend == "sim":
+        if backend.name == "sim":
             raise LionsimError(f"lionsim runs under a launcher (WORLD_SIZE={launched.world_size}) with --backend sim, "
                                "which is one process: pass --backend gloo or nccl, or run without the launcher")
-        if cfg.ranks not in (None, launched.world_size):
-            raise LionsimError(f"--ranks {cfg.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
+        if backend.ranks not in (None, launched.world_size):
+            raise LionsimError(f"--ranks {backend.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
         try:
-            with step_progress(console, labels, cfg.steps) as progress:
-                result = run_rank(cfg, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
+            with step_progress(console, labels, bench.steps) as progress:
+                result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
         except RankFailure as e:
             fail(f"rank {launched.rank}: {e}", code=1)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
@@ -170,22 +174,22 @@ def _run_distributed(cfg: BenchConfig, out: Path, labels: list[str], launched, f
             _report(result, out, fmt=fmt)
         return
     from lionsim.reports.publish import RunDir
-    from lionsim.resume import load_resume
+    from lionsim.training.resume import load_resume
 
-    ranks = cfg.ranks or default_ranks(cfg.backend)
-    check_backend(cfg.backend, ranks)
-    check_layout(cfg, ranks)
+    ranks = backend.ranks or default_ranks(backend.name)
+    check_backend(backend.name, ranks)
+    check_layout(bench, ranks)
     if resume:
-        load_resume(out, cfg)  # every check a rank would make, before any rank starts
+        load_resume(out, bench)  # every check a rank would make, before any rank starts
     probe = RunDir(out)
     probe.prepare()  # writable, before any rank starts (rank 0 stages there itself)
     probe.abandon()
-    with step_progress(console, labels, cfg.steps) as progress:
-        outcome = spawn_ranks(cfg, out, ranks, progress, resume=resume)
+    with step_progress(console, labels, bench.steps) as progress:
+        outcome = spawn_ranks(bench, out, ranks, progress, resume=resume)
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)
-    _report(BenchResult(steps, summary if summary is not None else summarize(steps), meta or {}), out, fmt=fmt)
+    _report(BenchResult(steps, summary if summary is not None else run_summary(steps, meta), meta or {}), out, fmt=fmt)
 
 
 def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt: str = "table") -> None:

@@ -9,25 +9,28 @@ from lionsim.cli.app import console, fail
 from lionsim.cli.progress import step_progress
 
 
-def run_here(cfg, out: Path, labels: list[str], resume: bool):
-    """Train every run of `cfg` in this process and publish it into `out`; return (result,
+def run_here(plan, out: Path, resume: bool):
+    """Train every run of the plan in this process and publish it into `out`; return (result,
     files). An interruption publishes what finished and exits 2 with one line."""
-    from lionsim.bench import Bench
     from lionsim.reports.publish import RunDir
     from lionsim.reports.writing import publish_result
-    from lionsim.resume import load_resume
+    from lionsim.training.results import Results
+    from lionsim.training.resume import load_resume
+    from lionsim.training.runner import Runner
     from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
 
-    kept = load_resume(out, cfg) if resume else None
-    bench = Bench(cfg, resume=kept)  # bad data or a bad network fail here, before anything is made
+    kept = load_resume(out, plan) if resume else None
+    runner = Runner(plan, resume=kept)  # bad data or a bad network fail here, before anything is made
+    results = Results(runner)
     target = RunDir(out)
     target.prepare()  # --out is writable: checked before anything trains
     request = StopRequest()
     try:
-        with stop_at_step_boundary(request, note=to_stderr), step_progress(console, labels, cfg.steps) as progress:
-            result = bench.run(progress, stop=request)
+        with stop_at_step_boundary(request, note=to_stderr), step_progress(console, plan.labels, plan.steps) as progress:
+            runner.run(progress, stop=request)
+        result = results.result()
     except KeyboardInterrupt:
-        fail(interrupted(bench, target, request))
+        fail(interrupted(runner, results, target, request))
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
         raise
@@ -42,26 +45,26 @@ def run_here(cfg, out: Path, labels: list[str], resume: bool):
     return result, files
 
 
-def interrupted(bench, target, request) -> str:
+def interrupted(runner, results, target, request) -> str:
     """Publish what an interrupted bench finished (and the state of the run it stopped in);
     return the line that says so."""
     from lionsim.reports.writing import publish_result
     from lionsim.training.checkpoint import save_checkpoint
 
     how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
-    partial = bench.result(status="interrupted", error=how)
+    partial = results.result(status="interrupted", error=how)
     partial.meta["config"]["out"] = str(target.out)
     if not len(partial.steps):
         target.abandon()
         return f"{how}: no results were written"
-    checkpoint = bench.state_to_keep()
+    checkpoint = runner.state_to_keep()
     if checkpoint is not None:
         save_checkpoint(target.stage, 0, checkpoint)
     publish_result(target, partial, plots=False)
-    return f"{how}: {len(partial.steps)} finished steps kept in {target.out}; {continues(bench, checkpoint)}"
+    return f"{how}: {len(partial.steps)} finished steps kept in {target.out}; {continues(checkpoint)}"
 
 
-def continues(bench, checkpoint) -> str:
+def continues(checkpoint) -> str:
     """What `--resume` will do, in words."""
     if checkpoint is not None:
         return f"the same command with --resume continues {checkpoint.label} from step {checkpoint.step + 1}"

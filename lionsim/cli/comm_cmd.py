@@ -48,7 +48,7 @@ def _workers(values: list[str]) -> list[int]:
 def _measured_ranks(backend: str, ranks: int | None, launched) -> int:
     """--ranks resolved as bench resolves it (the launcher's WORLD_SIZE under one), after
     checking this machine has the backend."""
-    from lionsim.launch.group import check_backend, default_ranks
+    from lionsim.group.join import check_backend, default_ranks
 
     if launched is not None:
         if ranks not in (None, launched.world_size):
@@ -111,7 +111,7 @@ def comm(
     plugin: o.Plugin = None,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
-    from lionsim.launch.env import launcher_env
+    from lionsim.group.env import launcher_env
 
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
@@ -180,7 +180,7 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit):
     comm.csv frame on rank 0, None on the launcher's other ranks."""
     import pandas as pd
 
-    from lionsim.launch.hosts import shared_cores
+    from lionsim.group.hosts import shared_cores
     from lionsim.measure import measure, measured_rows, with_model
     from lionsim.measure.launch import MeasureFailure
     from lionsim.measure.rank import measure_in_group
@@ -226,7 +226,7 @@ def _fit(points, cfg, prior, hosts, path: Path):
     import torch
 
     import lionsim
-    from lionsim.launch.hosts import by_host
+    from lionsim.group.hosts import by_host
     from lionsim.network.fit import Measured, error_summary, fit_profile
     from lionsim.network.toml_out import profile_toml
     from lionsim.reports.files import make_dir, write_atomic

@@ -27,7 +27,8 @@ def plot(
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
     from lionsim.reports.files import written_together
-    from lionsim.reports import load_run, model_check_table, plot_run, summarize, summary_table
+    from lionsim.reports import load_run, model_check_table, plot_run, summary_table
+    from lionsim.reports.summary import run_summary
     from lionsim.reports.plots import detect_kind, plot_dir
 
     kind = detect_kind(run_dir)
@@ -35,9 +36,10 @@ def plot(
     with written_together():  # every plot is redrawn, or (a full disk) none is replaced
         if kind == "run":
             steps, summary, meta = load_run(run_dir)
-            # A new baseline changes every speedup, so the stored summary only serves the default.
+            # A new baseline changes every speedup, so the stored summary only serves the run's own;
+            # made again, it is made under the run's own rule (its target loss, warm-up steps)
             if summary is None or baseline is not None:
-                summary = summarize(steps, baseline=baseline)
+                summary = run_summary(steps, meta, baseline)
             paths = plot_run(run_dir, steps, summary, meta)
         else:
             kind, paths = plot_dir(run_dir, baseline=baseline)

@@ -92,11 +92,11 @@ def sweep(
 
         start_workers()  # the workers' imports run beside this process's own, on another core
 
-    from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.cli.sweep_view import SweepDisplay, sweep_table
+    from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
     from lionsim.reports.files import check_out_dir
-
-    from lionsim.sweep import Grid, Shard, SweepConfig, SweepInterrupted, run_sweep
+    from lionsim.sweep import Grid, Shard, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
                       strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport)
@@ -109,14 +109,14 @@ def sweep(
         options=dict(strategy_options or {}), plugins=list(plugins or []))
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
                       shard=None if shard is None else Shard.parse(shard))
-    cfg.validate()
+    sweep_plan = plan_sweep(cfg)  # every check, once, every unit planned; below here only the plan
     check_out_dir(out)
     cfg.check_memory()
-    root = cfg.root
+    root = sweep_plan.root
     display = SweepDisplay(console)
     try:
         with display:
-            outcome = run_sweep(cfg, display)
+            outcome = run_sweep(sweep_plan, display)
     except SweepInterrupted as e:
         fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; rerun the same command to resume")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
@@ -126,10 +126,10 @@ def sweep(
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))
     say = console if format == "table" else err_console
-    if cfg.shard is not None:  # a part: the merge draws the plots, once, over every cell
+    if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
         if outcome.summary is not None:
             emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
-        say.print(f"shard {cfg.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
+        say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
                   "combines the parts")
     else:
         plots = draw_plots(out, outcome.summary)
@@ -185,9 +185,10 @@ def merge(
     a plain `lionsim sweep ... --out ROOT` to train them, and merge again.
     """
     from lionsim.cli.sweep_view import sweep_table
+    from lionsim.config.sweep import merged_plan
     from lionsim.sweep.merge import merge_shards
 
-    outcome = merge_shards(out)
+    outcome = merge_shards(merged_plan(out))
     # the plots come with the whole grid (a partial one may lack a group's baseline, and its
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
     plots = [] if outcome.missing else draw_plots(out, outcome.summary)
@@ -199,9 +200,10 @@ def merge(
 
 def merged_or_fail(out: Path) -> None:
     """`lionsim report ROOT` on a sharded sweep: merge its parts first, one line on stderr."""
+    from lionsim.config.sweep import merged_plan
     from lionsim.sweep.merge import merge_shards
 
-    outcome = merge_shards(out)
+    outcome = merge_shards(merged_plan(out))
     err_console.print(_merged(out, outcome), markup=False, highlight=False)
     _fail_if_missing(out, outcome)
 

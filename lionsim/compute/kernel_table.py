@@ -152,18 +152,3 @@ def read_table(path: Path) -> KernelTable:
 def default_table() -> KernelTable:
     """The table shipped with lionsim (lionsim/data/kernels.csv)."""
     return read_table(default_path())
-
-
-def write_table(path: Path, rows: list[KernelRow]) -> None:
-    """Rows to `path` as a kernel table file, replaced atomically."""
-    import io
-
-    from lionsim.reports.files import write_atomic
-
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for r in rows:
-        writer.writerow([r.device, r.kernel, f"{r.bytes_per_param:g}", f"{r.GBps:.4g}", r.launches, r.method,
-                         r.source, r.date, r.machine])
-    write_atomic(path, lambda fh: fh.write(buf.getvalue()))

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 from rich.console import Console
 
-from lionsim.bench import DEFAULT_STRATEGIES, Bench, BenchConfig
+from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, plan, run_bench
 from lionsim.docs.blocks import BLOCKS, Block, cache_dir
 from lionsim.errors import LionsimError
 from lionsim.reports import load_run, summarize, summary_table, write_run
@@ -53,7 +53,7 @@ def refresh() -> Path:
     from lionsim.regress.fingerprint import fingerprint
 
     started = time.time()
-    result = Bench(readme_config()).run()
+    result = run_bench(readme_config())
     where = cache_dir(CACHE)
     write_run(where, result.steps, result.summary, result.meta)
     fp = fingerprint()
@@ -147,18 +147,18 @@ def first_steps_differ(steps: int = 3, only: list[str] | None = None) -> list[st
     """Rerun the cached configuration's first `steps` steps now (`only`: of these strategies);
     the runs whose modelled columns differ from the cache's (empty: the cache still describes
     this code)."""
-    from lionsim.resume import config_differences
     from lionsim.training.record import resolved_config
+    from lionsim.training.resume import config_differences
 
     cached, _ = _cached()
     meta = json.loads((cache_dir(CACHE) / "run.json").read_text(encoding="utf-8"))
-    differ = config_differences(meta["config"], resolved_config(readme_config()))  # as --resume checks it
+    differ = config_differences(meta["config"], resolved_config(plan(readme_config())))  # as --resume checks it
     if differ:
         return [f"configuration: {d}" for d in differ]
     cfg = readme_config(steps)
     if only is not None:
         cfg.strategies = list(only)
-    fresh = Bench(cfg).run().steps
+    fresh = run_bench(cfg).steps
     differ = []
     for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):
         old = cached[(cached.strategy == strategy) & (cached.transport == transport) & (cached.step <= steps)]

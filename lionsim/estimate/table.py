@@ -112,7 +112,7 @@ launches several times more (norms, activations, attention), so this is a floor,
 def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
                 local: bool = False) -> tuple[StepWork, dict]:
     """One step of `run`: its compute-stream work and the keywords of timeline.price_step."""
-    passes = pass_bytes(run.strategy, run.transport, p.spec, workers, network.workers_per_node, local=local)
+    passes = pass_bytes(run.strategy_class, run.transport, p.spec, workers, network.workers_per_node, local=local)
     if r.kernels.table is None:
         cost = None
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),

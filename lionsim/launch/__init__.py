@@ -1,11 +1,11 @@
 """Real process groups for `lionsim bench --backend gloo|nccl`: started by lionsim on one
 machine (spawn.py: R ranks, a watchdog, one line on a dead or hung rank) or by torchrun
-(env.py reads its environment); either way each rank runs rank.py: rendezvous (group.py),
-the same-configuration check, the bench on its W/R workers, outputs from rank 0. hosts.py
-says where the ranks run.
+(lionsim.group.env reads its environment); either way each rank runs rank.py: rendezvous
+(lionsim.group.join), the same-configuration check, the bench on its W/R workers, outputs
+from rank 0 (journal.py keeps every finished step on disk as it finishes).
 
-Names load lazily, so the measured sweep (lionsim.measure) can join a group through
-group.py without importing the bench.
+What a bench's ranks share with the measured collectives' (lionsim.measure) lives a layer
+below both, in lionsim.group; its names are listed here too. Names load lazily.
 """
 
 from lionsim._lazy import lazy_attributes
@@ -13,12 +13,12 @@ from lionsim._lazy import lazy_attributes
 _NAMES = {
     "Outcome": ".spawn",
     "RankFailure": ".rank",
-    "Rendezvous": ".env",
-    "check_backend": ".group",
+    "Rendezvous": "lionsim.group.env",
+    "check_backend": "lionsim.group.join",
     "check_layout": ".rank",
-    "default_ranks": ".group",
-    "free_port": ".env",
-    "launcher_env": ".env",
+    "default_ranks": "lionsim.group.join",
+    "free_port": "lionsim.group.env",
+    "launcher_env": "lionsim.group.env",
     "run_rank": ".rank",
     "spawn_ranks": ".spawn",
 }

@@ -6,7 +6,8 @@ CSV line to a journal in the staging directory: booking the run again and rewrit
 at every step would cost O(steps) a step (0.1 s at 600 steps). `finalize` (the spawner when a
 rank died, or rank 0 itself under torchrun) books the journal's complete lines as a finished
 run's are booked (per kind, the median over the steps past the warm-up), adds them to the
-staged steps.csv, redoes summary.csv, marks run.json with the status and the error line,
+staged steps.csv, redoes summary.csv under the run's own summary rule (its run.json's baseline,
+target loss and warm-up steps: a failed or interrupted run is summarised as a finished one), marks run.json with the status and the error line,
 removes the journal and any temp file a killed writer left (keeping the ranks' states of a run
 stopped at a step boundary, `.resume/`, for `lionsim bench --resume`), and publishes: --out
 never holds the journal or a half-written file.
@@ -22,12 +23,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.bench import EXTRA_STEP_COLUMNS, Bench, BenchConfig
-from lionsim.reports.columns import STEP_COLUMNS
+from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE, read_csv, read_json, write_run
 from lionsim.reports.publish import RunDir
+from lionsim.reports.summary import SummaryRule, run_summary
 from lionsim.training.booking import _kind, medians_by_kind  # _kind: steps of a kind issue the same collectives
 from lionsim.training.checkpoint import RESUME_DIR
+from lionsim.training.results import Results
 
 JOURNAL = ".steps.journal"
 KIND = "kind"
@@ -44,11 +46,11 @@ class StepJournal:
         self._file = None
         self._writer = None
 
-    def add_step(self, bench: Bench) -> None:
-        """The last finished step of the bench's run under way, booked on its own (O(1))."""
-        record = bench.records[-1]
+    def add_step(self, results: Results) -> None:
+        """The last finished step of the run under way, booked on its own (O(1))."""
+        record = results.runner.records[-1]
         one = dataclasses.replace(record, steps=record.steps[-1:], diverged_at=None)
-        self.add(bench.rows(one)[0], repr(_kind(one.steps[0], one, bench.place.comm.world_size)))
+        self.add(results.rows(one)[0], repr(_kind(one.steps[0], one, results.runner.place.comm.world_size)))
 
     def add(self, row: dict, kind: str) -> None:
         if self._file is None:  # a run's first step: a fresh journal with its header
@@ -90,18 +92,18 @@ def journal_rows(path: Path, warmup: int) -> pd.DataFrame:
     return rows
 
 
-def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> int:
+def finalize(out: Path, status: str, error: str | None) -> int:
     """Publish what rank 0 staged and journaled, marked `status` / `error`; return how many steps
     that is (0, and nothing written, if none had finished). Call only once rank 0 writes no more."""
-    from lionsim.reports import summarize
-
     target = RunDir(out)
     stage = target.stage
     if not (stage / META_FILE).is_file():
         target.discard()
         return 0
+    meta = read_json(stage / META_FILE)
+    rule = SummaryRule.of_run(meta)  # the rule a finished run of this plan is summarised with
     steps = read_csv(stage / STEPS_FILE, STEP_COLUMNS) if (stage / STEPS_FILE).is_file() else pd.DataFrame()
-    tail = journal_rows(stage / JOURNAL, cfg.warmup_steps)
+    tail = journal_rows(stage / JOURNAL, rule.warmup_steps)
     if len(steps) and len(tail):  # rank 0 staged the run (or a resume's first part) before dying
         done = set(zip(steps["strategy"], steps["transport"], steps["step"]))
         tail = tail[[k not in done for k in zip(tail["strategy"], tail["transport"], tail["step"])]]
@@ -110,7 +112,6 @@ def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> int
         target.discard()
         return 0
     steps = pd.concat(frames, ignore_index=True)
-    meta = read_json(stage / META_FILE)
     meta.update(status=status, error=error)
     meta["config"]["out"] = str(out)
     if "started" in meta:
@@ -119,7 +120,7 @@ def finalize(out: Path, cfg: BenchConfig, status: str, error: str | None) -> int
     for leftover in stage.iterdir():  # the journal, and temp files of a writer killed mid-write
         if leftover.name.startswith(".") and leftover.name != RESUME_DIR:  # the ranks' states stay for --resume
             leftover.unlink()
-    summary = summarize(steps, cfg.baseline, cfg.target_loss)
+    summary = run_summary(steps, meta)  # as the finished run's: its rule, what priced its model
     target.write(lambda d: write_run(d, steps, summary, meta))
     target.publish()
     return len(steps)

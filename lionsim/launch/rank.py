@@ -23,22 +23,21 @@ import torch
 import torch.distributed as dist
 
 from lionsim.backends import ProcessGroupComm
-from lionsim.bench import Bench, BenchConfig, BenchResult
 from lionsim.errors import LionsimError
-from lionsim.launch.env import Rendezvous
-from lionsim.launch.group import check_backend, check_same, join
-from lionsim.launch.hosts import gather_hosts
-from lionsim.measure.calibrate import calibrate
+from lionsim.group.env import Rendezvous
+from lionsim.group.hosts import gather_hosts
+from lionsim.group.join import check_backend, check_same, join
 from lionsim.launch.journal import StepJournal, finalize
-from lionsim.network import load_network
-from lionsim.plugins import load_plugins
+from lionsim.measure.calibrate import calibrate
+from lionsim.plan import BenchPlan
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
-from lionsim.resume import load_resume, resume_point
-from lionsim.runs import parse_runs
 from lionsim.training.checkpoint import save_checkpoint
 from lionsim.training.loop import Place, RunStopped
+from lionsim.training.results import BenchResult, Results
+from lionsim.training.resume import load_resume, resume_point
+from lionsim.training.runner import Runner
 from lionsim.training.stop import StopRequest, stop_at_step_boundary
 from lionsim.transports import TRANSPORTS
 
@@ -47,29 +46,30 @@ class RankFailure(RuntimeError):
     """A collective failed mid-run on this rank (a peer died or stopped answering)."""
 
 
-def check_layout(cfg: BenchConfig, ranks: int) -> int:
+def check_layout(plan: BenchPlan, ranks: int) -> int:
     """w = W / R, or a clear error."""
-    if ranks < 1 or ranks > cfg.workers:
-        raise LionsimError(f"bad --ranks {ranks}; accepted: 1 to --workers ({cfg.workers})")
-    if cfg.workers % ranks:
-        raise LionsimError(f"--workers {cfg.workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
-    w = cfg.workers // ranks
-    g = min(load_network(cfg.network).workers_per_node, cfg.workers)
-    hierarchical = [r.label for r in parse_runs(list(cfg.strategies), cfg.transport) if TRANSPORTS.get(r.transport).hierarchical]
+    workers = plan.workload.workers
+    if ranks < 1 or ranks > workers:
+        raise LionsimError(f"bad --ranks {ranks}; accepted: 1 to --workers ({workers})")
+    if workers % ranks:
+        raise LionsimError(f"--workers {workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
+    w = workers // ranks
+    g = min(plan.network.network.workers_per_node, workers)
+    hierarchical = [r.label for r in plan.specs if TRANSPORTS.get(r.transport).hierarchical]
     if hierarchical and g % w and w % g:  # lionsim.backends.dist_nodes: a rank's workers never straddle a node
         raise LionsimError(f"{hierarchical[0]} needs each rank's workers inside one node or whole nodes in one rank: "
                            f"{w} workers per rank, {g} per node; choose --ranks so that W / R divides {g} or is a multiple of it")
     return w
 
 
-def check_same_config(cfg: BenchConfig, device: torch.device, extra: str = "") -> None:
+def check_same_config(plan: BenchPlan, device: torch.device, extra: str = "") -> None:
     """All ranks hold rank 0's configuration and versions (check_same), and continue from the
-    same point (`extra`: lionsim.resume.resume_point); the interface is each host's own (lsim-a
-    on one, lsim-b on the other), so it is left out."""
-    check_same({**{k: v for k, v in cfg.to_dict().items() if k != "iface"}, "resume": extra}, device)
+    same point (`extra`: lionsim.training.resume.resume_point); the interface is each host's own
+    (lsim-a on one, lsim-b on the other), so it is left out."""
+    check_same({**{k: v for k, v in plan.options().items() if k != "iface"}, "resume": extra}, device)
 
 
-def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
+def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
              progress: Callable[[str, int, float], None] | None = None,
              where: Callable[[str, int], None] | None = None, publish_failures: bool = True,
              resume: bool = False, stop: Callable[[], bool] | None = None) -> BenchResult | None:
@@ -79,28 +79,32 @@ def run_rank(cfg: BenchConfig, out: Path, rv: Rendezvous, *,
     when a step starts (for a watchdog naming the step a rank stopped in). On a failure rank 0
     publishes what finished unless `publish_failures` is off (the spawner, which outlives every
     rank, does it then). SIGINT, or `stop()` (a parent's request), stops every rank at the same
-    step boundary; each keeps its state for `resume` (lionsim.resume), which every rank loads
-    from --out (one host, or a shared file system)."""
-    load_plugins(cfg.plugins)  # a spawned or launched rank imports the bench's plug-ins before any name is read
-    check_backend(cfg.backend, rv.world_size)
-    w = check_layout(cfg, rv.world_size)
+    step boundary; each keeps its state for `resume` (lionsim.training.resume), which every rank
+    loads from --out (one host, or a shared file system). `plan` is this process's own: a spawned
+    rank's is rebuilt from its record with its plug-ins loaded (lionsim.plan), a launched rank's
+    is its own command's."""
+    backend = plan.backend
+    check_backend(backend.name, rv.world_size)
+    w = check_layout(plan, rv.world_size)
     device = torch.device("cpu")
-    if cfg.backend == "nccl":
+    if backend.name == "nccl":
         device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
-    kept = load_resume(out, cfg, rv.rank) if resume else None
-    join(cfg.backend, rv, cfg.timeout, cfg.iface)
+    kept = load_resume(out, plan, rv.rank) if resume else None
+    join(backend.name, rv, backend.timeout, backend.iface)
     try:
         agree_on_resume(kept, device)
-        check_same_config(cfg, device, resume_point(kept))
-        comm = ProcessGroupComm(None, local_workers=w, workers_per_node=load_network(cfg.network).workers_per_node)
-        bench = Bench(cfg, Place(comm, device), resume=kept)
-        bench.hosts = gather_hosts(device, cfg.iface, cfg.threads)
-        if cfg.calibrate:
-            fitted = calibrate(bench, device, bench.hosts)
+        check_same_config(plan, device, resume_point(kept))
+        comm = ProcessGroupComm(None, local_workers=w, workers_per_node=plan.network.network.workers_per_node)
+        runner = Runner(plan, Place(comm, device), resume=kept)
+        hosts = gather_hosts(device, backend.iface, plan.training.threads)
+        results = Results(runner, hosts=hosts)
+        if backend.calibrate:
+            fitted = calibrate(plan, runner.workload, runner.place, hosts)
             if fitted is not None:  # rank 0 books and writes: it prices with the fit
-                bench.network, bench.calibration = fitted
-        return _train(bench, out, rv.rank, progress, where, publish_failures, stop)
+                network, errors = fitted
+                results = Results(runner, network=network, calibration=errors, hosts=hosts)
+        return _train(runner, results, out, rv.rank, progress, where, publish_failures, stop)
     finally:
         dist.destroy_process_group()
 
@@ -146,7 +150,7 @@ def sigterm_stops(armed: list[bool]) -> Iterator[None]:
         signal.raise_signal(signal.SIGTERM)
 
 
-def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures: bool,
+def _train(runner: Runner, results: Results, out: Path, rank: int, progress, where, publish_failures: bool,
            stop: Callable[[], bool] | None) -> BenchResult | None:
     root = rank == 0
     target = RunDir(out) if root else None
@@ -154,13 +158,13 @@ def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures
     at = ["", 0]  # the run and the step under way, for the failure's line
 
     def on_start(run) -> None:
-        at[:] = [run.label, 1 + len(bench.records[-1].steps)]  # a resumed run starts past its first step
+        at[:] = [run.label, 1 + len(runner.records[-1].steps)]  # a resumed run starts past its first step
         if where is not None:
             where(*at)
-        if root and bench.resume is not None:  # what a resume kept is staged before anything new
-            stage_result(target, bench.result(status="running"), plots=False)
+        if root and runner.resume is not None:  # what a resume kept is staged before anything new
+            stage_result(target, results.result(status="running"), plots=False)
         elif root:  # a run.json from the start: whoever publishes after a failure marks it
-            meta = bench.record("running", None)
+            meta = results.record("running", None)
             target.write(lambda d: [write_atomic(d / META_FILE, lambda f: f.write(json.dumps(meta, default=str)))])
 
     def on_step(run, step: int, loss: float) -> None:
@@ -168,16 +172,16 @@ def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures
         if where is not None:
             where(run.label, step + 1)
         if root:  # the step's row on disk now (finalize books the journal's rows together)
-            journal.add_step(bench)
+            journal.add_step(results)
             if progress is not None:
                 progress(run.label, step, loss)
 
-    def after_run(done: Bench) -> None:
+    def after_run(done: Runner) -> None:
         if root:
-            stage_result(target, done.result(status="running"), plots=False)
+            stage_result(target, results.result(status="running"), plots=False)
             journal.reset()
 
-    bench.on_start = on_start
+    runner.on_start = on_start
     if root:
         target.discard()  # a staging directory a killed job left behind
     armed = [True]
@@ -185,29 +189,29 @@ def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures
     with sigterm_stops(armed), stop_at_step_boundary(request, signals=(signal.SIGINT,)):
         try:
             try:
-                result = bench.run(on_step, after_run, stop=request)
+                runner.run(on_step, after_run, stop=request)
             finally:
                 armed[0] = False
         except RunStopped:  # every rank stopped at the same step: each keeps its state, then rank 0 the rest
-            save_checkpoint(RunDir(out).stage, rank, bench.checkpoint)
+            save_checkpoint(RunDir(out).stage, rank, runner.checkpoint)
             dist.barrier()  # every checkpoint is on disk before anyone publishes
-            _failed(journal, out, bench.cfg, publish_failures, "interrupted", f"interrupted ({request.name})")
+            _failed(journal, out, publish_failures, "interrupted", f"interrupted ({request.name})")
             raise
         except KeyboardInterrupt:
-            _failed(journal, out, bench.cfg, publish_failures, "interrupted", "interrupted")
+            _failed(journal, out, publish_failures, "interrupted", "interrupted")
             raise
         except Stopped:
             if not root:  # rank 0 reports; the launcher names this rank
                 raise SystemExit(1) from None
             line = (f"stopped by the launcher (SIGTERM) at step {at[1]} of {at[0]}" if at[0] else
                     "stopped by the launcher (SIGTERM) before the first step")
-            _failed(journal, out, bench.cfg, publish_failures, "failed", line)
+            _failed(journal, out, publish_failures, "failed", line)
             raise RankFailure(line) from None
         except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
             text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
             step = f" at step {at[1]} of {at[0]}" if at[0] else ""
             line = f"a collective failed{step} (a peer rank died or stopped answering): {text}"
-            _failed(journal, out, bench.cfg, publish_failures, "failed", line)
+            _failed(journal, out, publish_failures, "failed", line)
             raise RankFailure(line) from None
         # no rank tears the group down while a peer still uses it: a gloo rank that did so under
         # load was seen aborting (SIGABRT, "terminate called without an active exception")
@@ -215,15 +219,16 @@ def _train(bench: Bench, out: Path, rank: int, progress, where, publish_failures
         if not root:
             return None
         journal.reset()
+        result = results.result()
         result.meta["config"]["out"] = str(out)
         publish_result(target, result)
         return result
 
 
-def _failed(journal: StepJournal | None, out: Path, cfg: BenchConfig, publish: bool, status: str, error: str) -> None:
+def _failed(journal: StepJournal | None, out: Path, publish: bool, status: str, error: str) -> None:
     """Rank 0 after a failure: what finished published (or left staged for the spawner)."""
     if journal is None:
         return
     journal.close()
     if publish:
-        finalize(out, cfg, status, error)
+        finalize(out, status, error)

@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from lionsim.bench import BenchConfig
 from lionsim.errors import LionsimError
-from lionsim.launch.env import Rendezvous, free_port
+from lionsim.group.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
 from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
@@ -69,8 +68,9 @@ class Outcome:
     """Exit code: 1 a failed run (dead or hung rank), 2 bad input or interrupted."""
 
 
-def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messages, stop, resume: bool) -> None:
-    """A rank's process: run it, beat, and report how it ended (then exit with its code)."""
+def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, messages, stop, resume: bool) -> None:
+    """A rank's process: run it, beat, and report how it ended (then exit with its code). `plan`
+    arrived as its record and was rebuilt once, its plug-ins loaded (BenchPlan.__reduce__)."""
     import sys
 
     from lionsim.launch.rank import RankFailure, run_rank
@@ -94,7 +94,7 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
     rv = Rendezvous(rank=rank, world_size=ranks, local_rank=rank, addr="127.0.0.1", port=port,
                     source="a loopback port lionsim picked for the ranks it started")
     try:
-        run_rank(cfg, out, rv, progress=progress, where=where, publish_failures=False,  # the parent publishes
+        run_rank(plan, out, rv, progress=progress, where=where, publish_failures=False,  # the parent publishes
                  resume=resume, stop=stop.is_set)
     except LionsimError as e:
         messages.put(("error", rank, "input", str(e)))
@@ -112,14 +112,14 @@ def _child(rank: int, ranks: int, port: int, cfg: BenchConfig, out: Path, messag
     messages.put(("done", rank))
 
 
-def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
+def spawn_ranks(plan: BenchPlan, out: Path, ranks: int,
                 progress: Callable[[str, int, float], None] | None = None, resume: bool = False) -> Outcome:
     """Start `ranks` ranks of the bench, relay progress, and watch them until they end."""
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
     stop = ctx.Event()
     port = free_port()
-    procs = [ctx.Process(target=_child, args=(r, ranks, port, cfg, out, messages, stop, resume), daemon=True,
+    procs = [ctx.Process(target=_child, args=(r, ranks, port, plan, out, messages, stop, resume), daemon=True,
                          name=f"lionsim-rank{r}") for r in range(ranks)]
     states = [RankState() for _ in range(ranks)]
     for p in procs:
@@ -132,16 +132,16 @@ def spawn_ranks(cfg: BenchConfig, out: Path, ranks: int,
 
     try:
         with stop_at_step_boundary(request, note=to_stderr):
-            culprit = _watch(procs, states, messages, cfg.timeout, progress, relay)
+            culprit = _watch(procs, states, messages, plan.backend.timeout, progress, relay)
     except KeyboardInterrupt:  # a second signal: the ranks stop at once
         for p in procs:
             p.kill()
         _stop(procs, grace=5)
-        kept = finalize(out, cfg, "interrupted", "interrupted")
+        kept = finalize(out, "interrupted", "interrupted")
         return Outcome(ok=False, code=2, message=f"interrupted: {_kept(kept, out)}")
     finally:
         _stop(procs, grace=GRACE_S)
-    return _outcome(procs, states, culprit, out, cfg, request)
+    return _outcome(procs, states, culprit, out, plan.labels, request)
 
 
 def _watch(procs, states: list[RankState], messages, timeout_s: float, progress,
@@ -203,7 +203,7 @@ def _stop(procs, grace: float) -> None:
 
 
 def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path,
-             cfg: BenchConfig, request: StopRequest) -> Outcome:
+             labels: list[str], request: StopRequest) -> Outcome:
     inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
     if inputs:
         RunDir(out).discard()
@@ -212,7 +212,6 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
         return Outcome(ok=True)
     if culprit is not None:
         rank, what = culprit
-        labels = [r.label for r in cfg.validate()]
         # ranks move in lockstep (every step has collectives): the furthest any rank got is where it stopped
         s = max(states, key=lambda st: (labels.index(st.label) if st.label in labels else -1, st.step))
         at = f"at step {s.step} of {s.label}" if s.label else "before the first step"
@@ -223,7 +222,7 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
     else:
         line = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
         status, code = "failed", 1
-    kept = finalize(out, cfg, status, line)  # every rank has ended: rank 0 writes no more
+    kept = finalize(out, status, line)  # every rank has ended: rank 0 writes no more
     if code == 2 and kept and all(s.stopped for s in states):
         label, step = states[0].stopped
         return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, out)}; the same command with --resume "

@@ -35,9 +35,13 @@ from typing import Callable
 import pandas as pd
 import torch
 
+from lionsim.backends import Comm
 from lionsim.measure.rank import sweep_cases
 from lionsim.measure.table import Point
 from lionsim.network import Network
+from lionsim.plan import BenchPlan
+from lionsim.training.loop import Place
+from lionsim.workloads import Workload
 from lionsim.network.fit import SLOW_MAX_BYTES, FitConfig, Measured, fit_profile
 
 WARMUP, ITERS = 3, 12
@@ -49,25 +53,25 @@ ANCHORS = (1, 4096)
 """Sizes every (op, dtype) is also measured at: where the floor shows."""
 
 
-def planned_calls(bench) -> list[tuple[str, str, int]]:
-    """(op, dtype, bytes) of every distinct collective the bench's runs issue on its group."""
+def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple[str, str, int]]:
+    """(op, dtype, bytes) of every distinct collective the plan's runs issue on `comm`'s group."""
     from lionsim.strategies import flatten_parameters
     from lionsim.transports import TRANSPORTS
     from lionsim.transports.base import plan_on
 
-    comm = bench.place.comm
     w, workers = comm.local_workers, comm.world_size
-    _, layout = flatten_parameters(bench.workload.model)
+    network = plan.network.network
+    _, layout = flatten_parameters(workload.model)
     seen: dict[tuple[str, str, int], None] = {}
-    for planned in bench.plan.runs:
+    for planned in plan.runs:
         run = planned.run
         strategy = run.strategy_class(planned.strategy, layout, comm)
         transport = TRANSPORTS.get(run.transport)()
         spec = strategy.payload_spec()
         specs = [spec] + ([replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [])
-        calls = [c for s in specs for c in plan_on(transport, s, workers, bench.network.workers_per_node)
+        calls = [c for s in specs for c in plan_on(transport, s, workers, network.workers_per_node)
                  if c.scope == "world"]  # a node's or a slot's subgroup is not the group measured here
-        calls += [c for step in range(1, bench.cfg.steps + 1) for c in strategy.extra_calls(step)]
+        calls += [c for step in range(1, plan.steps + 1) for c in strategy.extra_calls(step)]
         for c in calls:
             scale = w if c.op in ("all_to_all", "ps_push") else 1  # a rank sends its w workers' rows
             if c.nbytes:
@@ -94,13 +98,12 @@ busy as a step does, while a whole batch of a larger model (vit paper: seconds o
 cores) before each of a few hundred calls would take minutes."""
 
 
-def step_compute(bench) -> Callable[[], None]:
+def step_compute(workload: Workload, place: Place) -> Callable[[], None]:
     """One forward + backward of this rank's workers on the first STEP_SAMPLES samples of their
     first batch, as a training step runs it (lionsim.training.compute), leaving the model's
     gradients and the RNG as they were."""
     from lionsim.simulator import GRADIENT_METHODS, gradient_method
 
-    workload, place = bench.workload, bench.place
     w = place.comm.local_workers
     grads = torch.zeros(w, workload.params, device=place.device)
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, w)]
@@ -120,17 +123,20 @@ def in_step(calls: list[tuple[str, str, list[int]]]) -> list[tuple[str, str, lis
     return [(op, dtype, sizes) for op, dtype, sizes in small if sizes]
 
 
-def calibrate(bench, device: torch.device, hosts: list[dict]) -> tuple[Network, pd.DataFrame] | None:
-    """Measure and fit on every rank (collective); rank 0 gets (profile, calibration.csv rows)."""
+def calibrate(plan: BenchPlan, workload: Workload, place: Place,
+              hosts: list[dict]) -> tuple[Network, pd.DataFrame] | None:
+    """Measure and fit on every rank (collective): the plan's runs on `workload`, built on this
+    rank's `place`; rank 0 gets (profile, calibration.csv rows)."""
     import torch.distributed as dist
 
-    comm = bench.place.comm
-    planned = cases(planned_calls(bench))
+    comm, device = place.comm, place.device
+    prior, backend = plan.network.network, plan.backend.name
+    planned = cases(planned_calls(plan, workload, comm))
     points: list[Point] = []
     sweep_cases(planned, comm.ranks, WARMUP, ITERS, device, points.append)
     stepped: list[Point] = []
     sweep_cases(in_step(planned), comm.ranks, IN_STEP_WARMUP, IN_STEP_ITERS, device, stepped.append,
-                before=step_compute(bench))
+                before=step_compute(workload, place))
     if dist.get_rank() != 0:
         return None
     in_steps = {(p.op, p.dtype, p.size): p.times for p in stepped}
@@ -142,9 +148,9 @@ def calibrate(bench, device: torch.device, hosts: list[dict]) -> tuple[Network, 
                     slow_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in stepped),
                     calm_from=tuple(Measured(p.op, p.dtype, p.nbytes(comm.ranks), p.times) for p in points
                                     if (p.op, p.dtype, p.size) in in_steps))
-    net, errors = fit_profile(measured, workers=comm.ranks, prior=bench.network, backend=bench.cfg.backend, cfg=fit,
-                              name="calibration", record={"backend": bench.cfg.backend, "ranks": comm.ranks,
+    net, errors = fit_profile(measured, workers=comm.ranks, prior=prior, backend=backend, cfg=fit,
+                              name="calibration", record={"backend": backend, "ranks": comm.ranks,
                                                           "hosts": machines, "when": "before training, this run"},
-                              description=f"calibrated on this run's {comm.ranks} {bench.cfg.backend} ranks before "
-                                          f"training ({machines} host(s)); link alpha from {bench.network.name}")
+                              description=f"calibrated on this run's {comm.ranks} {backend} ranks before "
+                                          f"training ({machines} host(s)); link alpha from {prior.name}")
     return net, errors

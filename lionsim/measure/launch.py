@@ -26,9 +26,9 @@ class MeasureFailure(RuntimeError):
 
 def measure(cfg: MeasureConfig) -> tuple[list[Point], list[dict]]:
     """Run the sweep of `cfg` on cfg.ranks fresh processes: rank 0's points, in sweep order, and
-    where every rank ran (lionsim.launch.hosts)."""
-    from lionsim.launch.env import free_port
-    from lionsim.launch.group import check_backend
+    where every rank ran (lionsim.group.hosts)."""
+    from lionsim.group.env import free_port
+    from lionsim.group.join import check_backend
     from lionsim.measure.rank import rank_main
 
     cfg.validate()

@@ -22,9 +22,9 @@ import torch.distributed as dist
 
 from lionsim.backends.timed import time_call
 from lionsim.errors import LionsimError
-from lionsim.launch.env import Rendezvous
-from lionsim.launch.group import check_same, join
-from lionsim.launch.hosts import gather_hosts
+from lionsim.group.env import Rendezvous
+from lionsim.group.join import check_same, join
+from lionsim.group.hosts import gather_hosts
 from lionsim.measure.config import MeasureConfig
 from lionsim.measure.ops import prepare, sized
 from lionsim.measure.table import Point

@@ -47,8 +47,8 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
 
     from lionsim.aggregators import VOTE_RULES
     from lionsim.backends import ProcessGroupComm
-    from lionsim.launch.env import Rendezvous
-    from lionsim.launch.group import join
+    from lionsim.group.env import Rendezvous
+    from lionsim.group.join import join
     from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
     torch.set_num_threads(1)
@@ -83,7 +83,7 @@ def _rank(rank: int, cfg: TransportConfig, port: int, messages) -> None:
 
 def measure_transports(cfg: TransportConfig) -> dict[str, list[list[float]]]:
     """{transport: [[comm_s, aggregate_s] per timed iteration]}, each the slowest rank's."""
-    from lionsim.launch.env import free_port
+    from lionsim.group.env import free_port
 
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()

@@ -196,8 +196,7 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
                                                steps=args.fidelity_steps))
             print_fidelity(done)
         elif what == "kernels":
-            from lionsim.compute.kernel_table import write_table
-            from lionsim.perf.kernels import bench_kernels, print_kernels
+            from lionsim.perf.kernels import bench_kernels, print_kernels, write_table
 
             rows, done = bench_kernels(args.numel or 10**7, args.repeats)
             print_kernels(rows)

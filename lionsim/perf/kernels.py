@@ -21,9 +21,10 @@ import datetime
 import os
 import platform
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
-from lionsim.compute.kernel_table import KernelRow
+from lionsim.compute.kernel_table import COLUMNS, KernelRow
 from lionsim.perf.rows import Figure, median_seconds
 
 SCATTER_SHARE = 0.01
@@ -219,3 +220,20 @@ def print_kernels(rows: list[KernelRow]) -> None:
     print("codec kernels: ideal bytes per second each reaches (GB/s), and ops per call")
     for r in rows:
         print(f"  {r.device:<10} {r.kernel:<13} {r.GBps:9.3g} GB/s  {r.launches:3d} ops  {r.method}")
+
+
+def write_table(path: Path, rows: list[KernelRow]) -> None:
+    """Rows to `path` as a kernel table file (lionsim.compute.kernel_table reads it), replaced atomically."""
+    import csv
+    import io
+
+    from lionsim.reports.files import write_atomic
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for r in rows:
+        writer.writerow([r.device, r.kernel, f"{r.bytes_per_param:g}", f"{r.GBps:.4g}", r.launches, r.method,
+                         r.source, r.date, r.machine])
+    write_atomic(path, lambda fh: fh.write(buf.getvalue()))
+

@@ -30,7 +30,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from lionsim.bench import BenchConfig
+from lionsim.config.bench import BenchConfig
 from lionsim.errors import LionsimError
 
 SUITE_VERSION = 2

@@ -15,7 +15,9 @@ from typing import Callable, Iterator
 
 import torch
 
-from lionsim.bench import Bench
+from lionsim.config.planning import plan
+from lionsim.training.results import Results
+from lionsim.training.runner import Runner
 from lionsim.errors import LionsimError
 from lionsim.regress.cases import LION_FAMILY, Case
 from lionsim.regress.metrics import add_gaps, run_metrics
@@ -70,10 +72,11 @@ def untrained_eval_loss(case: Case, seed: int) -> float:
 
 def _bench(cfg, noise: int):
     """The bench of one run, with float noise of draw `noise` (0: none)."""
-    bench = Bench(cfg)
+    runner = Runner(plan(cfg))
     if noise:
-        bench.workload.loss = with_float_noise(bench.workload.loss, noise)
-    return bench.run()
+        runner.workload.loss = with_float_noise(runner.workload.loss, noise)
+    runner.run()
+    return Results(runner).result()
 
 
 def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: int = 0) -> CaseRun:

@@ -14,6 +14,7 @@ _NAMES = {
     'write_run': '.files',
     'plot_run': '.plots',
     'summarize': '.summary',
+    'SummaryRule': '.summary',
     'model_check_table': '.tables',
     'summary_table': '.tables',
 }
@@ -26,6 +27,7 @@ __all__ = [
     "plot_run",
     "run_label",
     "summarize",
+    "SummaryRule",
     "model_check_table",
     "summary_table",
     "write_run",

@@ -32,6 +32,15 @@ STEP_COLUMNS: list[str] = [
     "eval_acc",  # a fraction in [0, 1]; NaN on steps without evaluation; may be NaN throughout
 ]
 
+EXTRA_STEP_COLUMNS: list[str] = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s",
+                                 "comm_measured_s", "barrier_wait_s", "calls", "ranks", "diverged_at_step",
+                                 "compute_median_s", "compute_max_s", "wait_s", "vote_agreement", "synced",
+                                 "aggregate_rel_error"]
+"""Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
+strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step.
+`aggregate_rel_error`: a lossy float transport's (bf16-allreduce, fp8-*) error against the exact
+mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error)."""
+
 # Columns read back as text whatever they look like (a network named "10" stays "10").
 TEXT_COLUMNS: list[str] = ["strategy", "transport", "network", "backend", "workload", "cell"]
 

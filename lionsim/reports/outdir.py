@@ -6,7 +6,7 @@ one line saying what is there, unless `--overwrite`, which clears that run's fil
 new results are published (so a new run that fails keeps the old one); a sweep root (its
 cells are hours of training) only with `--overwrite-sweep`. A directory holding anything
 lionsim did not write is refused even then: lionsim never deletes a user's files. `bench
---resume` continues the interrupted run it holds instead (lionsim.resume).
+--resume` continues the interrupted run it holds instead (lionsim.training.resume).
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ Definitions (also printed under the summary table):
 from __future__ import annotations
 
 import math
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -42,6 +44,35 @@ UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement
 """steps.csv columns a summary averages when a run has them."""
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
 TARGET_POINT = 0.9  # the default target: the baseline's smoothed loss this far through its steps
+DEFAULT_WARMUP = 3
+"""--warmup-steps unless given (a shorter run takes fewer: lionsim.config.bench)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRule:
+    """How a run is summarised: the one rule every summary of it uses (when it finishes, fails,
+    is interrupted, resumed, redrawn by `lionsim plot` or reported), read from its plan or its
+    run.json (`of_run`), so a summary never depends on which of those wrote it."""
+
+    baseline: str | None = None
+    """The run speedups are against: "strategy@transport" or a strategy name (its first run);
+    None: the first run."""
+    target_loss: float | None = None
+    """--target-loss; None: the baseline's smoothed loss at TARGET_POINT of its steps."""
+    warmup_steps: int = DEFAULT_WARMUP
+    """Leading steps left out of the comm model's error (comm_measured_s, comm_model_error)."""
+
+    @classmethod
+    def of_run(cls, meta: dict | None) -> SummaryRule:
+        """The rule a bench's run.json records (its `config`); the defaults where it names none
+        (a run.json written before the option existed, or none at all)."""
+        config = (meta or {}).get("config") or {}
+        warmup = config.get("warmup_steps")
+        return cls(baseline=config.get("baseline"), target_loss=config.get("target_loss"),
+                   warmup_steps=DEFAULT_WARMUP if warmup is None else int(warmup))
+
+
+DEFAULT_RULE = SummaryRule()
 
 
 def final_window(n_steps: int) -> int:
@@ -154,13 +185,10 @@ def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
             "barrier_wait_s": float(past["barrier_wait_s"].mean())}
 
 
-def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: float | None = None,
-              warmup: int = 3) -> pd.DataFrame:
-    """One row per run (first-appearance order); see the module docstring for definitions.
-
-    `baseline` is a run label "strategy@transport" or a strategy name (its first run);
-    None means the first run. An unknown name fails with the list of run labels.
-    """
+def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataFrame:
+    """One row per run (first-appearance order) under `rule`; see the module docstring for
+    definitions. An unknown baseline fails with the list of run labels."""
+    baseline, target_loss, warmup = rule.baseline, rule.target_loss, rule.warmup_steps
     runs = split_runs(steps)
     labels = [label for label, _ in runs]
     strategies = [rows["strategy"].iloc[0] for _, rows in runs]
@@ -213,3 +241,17 @@ def summarize(steps: pd.DataFrame, baseline: str | None = None, target_loss: flo
         record["baseline"] = labels[base]
         records.append(record)
     return pd.DataFrame.from_records(records)
+
+
+def run_summary(steps: pd.DataFrame, meta: dict | None, baseline: str | None = None) -> pd.DataFrame:
+    """A bench run's summary made again from its files, as the bench made it: under its own rule
+    (run.json's; `baseline`, where given, replaces the run's: `lionsim plot --baseline`), with
+    `comm_priced_by` where run.json says what priced comm_model_s (a real backend's run)."""
+    rule = SummaryRule.of_run(meta)
+    if baseline is not None:
+        rule = dataclasses.replace(rule, baseline=baseline)
+    summary = summarize(steps, rule)
+    priced_by = (meta or {}).get("comm_model")
+    if priced_by:
+        summary["comm_priced_by"] = priced_by
+    return summary

@@ -65,7 +65,7 @@ MB = 1e6
 """Bytes in a MB (SI, as everywhere in lionsim; DDP's 25 "MB" default is 25 MiB = 26.2 MB)."""
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class OverlapConfig:
     """How a step's communication may overlap its backward pass."""
 

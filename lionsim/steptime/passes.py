@@ -21,6 +21,7 @@ workers). Terms below 1/n per parameter (per-tensor scales, chunk padding) are l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import StrategyBytes
@@ -28,7 +29,7 @@ from lionsim.steptime.wire_passes import F32, I8, TransportBytes, transport_byte
 from lionsim.transports import PayloadSpec
 
 __all__ = ["F32", "I8", "NO_SYNC",
-           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "strategy_bytes", "sync_copy", "transport_bytes"]
+           "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "sync_copy", "transport_bytes"]
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
@@ -76,33 +77,32 @@ def sync_copy(synced: int, params: int) -> SyncCopy:
     return SyncCopy(4 * F32 * synced, 2)
 
 
-def _strategy(name: str):
-    """The registered strategy class (an unknown name: the list of them)."""
-    from lionsim.strategies.base import STRATEGIES
+class DeclaresBytes(Protocol):
+    """What a strategy class declares about its own kernels (lionsim.strategies.base.Strategy):
+    the step-time model reads the declaration it is handed and looks up no strategy by name, so
+    it sits below the strategies that import StrategyBytes from it."""
 
-    return STRATEGIES.get(name)
-
-
-def strategy_bytes(name: str) -> StrategyBytes | None:
-    """What strategy `name`'s own kernels move per parameter (its module's Strategy.bytes)."""
-    return _strategy(name).bytes
+    name: str
+    bytes: StrategyBytes | None
+    local_step_bytes: StrategyBytes | None
 
 
-def pass_bytes(strategy: str, transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1,
+def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1,
                local: bool = False) -> PassBytes:
-    """Bytes per parameter that `strategy` over `transport` moves in each pass (see the module doc).
+    """Bytes per parameter that `strategy` (its class) over `transport` moves in each pass (see
+    the module doc).
 
     A lone worker sends nothing: its own payload is the aggregate, so no pack or unpack. A
     local step (`local`: local SGD or DiLoCo between syncs) runs the inner step alone.
     """
-    cls = _strategy(strategy)
+    cls = strategy
     if local:
         if cls.local_step_bytes is None:
-            raise LionsimError(f"no memory-pass accounting for local steps of {strategy!r}: its module declares no "
+            raise LionsimError(f"no memory-pass accounting for local steps of {cls.name!r}: its module declares no "
                                "local_step_bytes")
         return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
     if cls.bytes is None:
-        raise LionsimError(f"no memory-pass accounting for strategy {strategy!r}: its module declares no bytes")
+        raise LionsimError(f"no memory-pass accounting for strategy {cls.name!r}: its module declares no bytes")
     own = cls.bytes
     if workers == 1:
         aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8

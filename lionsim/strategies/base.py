@@ -16,7 +16,7 @@ at its row) and returns no payload on a step between syncs (nothing is sent, app
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import ClassVar
 
 import torch
@@ -35,7 +35,7 @@ from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class StrategyConfig:
     """Hyperparameters; None means the strategy's own default (see `lionsim strategies`)."""
 
@@ -61,7 +61,7 @@ class StrategyConfig:
     (lionsim.strategies.form.resolve_options)."""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "options": dict(self.options)}
 
 
 @dataclass(frozen=True, slots=True)

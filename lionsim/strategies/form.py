@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import math
 import textwrap
@@ -134,7 +135,13 @@ def _parse(text: str, kind: type):
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """Each field's docstring (the string just below it), read from the class's source."""
+    """Each field's docstring (the string just below it), read from the class's source (once per
+    class: every plan checks every strategy's options, and parsing the source is the slow part)."""
+    return dict(_field_docs(cls))
+
+
+@functools.cache
+def _field_docs(cls: type) -> dict[str, str]:
     docs: dict[str, str] = {}
     for klass in reversed(cls.__mro__):
         try:

@@ -2,7 +2,8 @@
 
     grid.py     the axes, parsed and checked (comma lists, TOML arrays)
     cells.py    cells (one run on one network) and training units (cells that share a training)
-    config.py   SweepConfig: grid + the bench options every cell shares; resume rules
+    plan.py     SweepPlan: the grid, the bench options every cell shares, each unit's BenchPlan;
+                resume rules (the command's SweepConfig, lionsim.config.sweep, plans it)
     store.py    ROOT/sweep.json and ROOT/cells/<id>/, published whole; failed.json
     tables.py   sweep_steps.csv and sweep_summary.csv, rebuilt from the finished cells
     train.py    one unit: train once, book per network (in this process, a worker or a Ray task)
@@ -17,7 +18,7 @@ The package's names load on first use, so `lionsim sweep` can start its worker p
 
 from lionsim._lazy import lazy_attributes
 
-_NAMES = {"Cell": ".cells", "Unit": ".cells", "SweepConfig": ".config", "Grid": ".grid", "SweepEvents": ".runner",
+_NAMES = {"Cell": ".cells", "Unit": ".cells", "SweepPlan": ".plan", "Grid": ".grid", "SweepEvents": ".runner",
           "SweepInterrupted": ".runner", "SweepOutcome": ".runner", "run_sweep": ".runner", "STEPS_CSV": ".tables",
           "SUMMARY_CSV": ".tables", "Shard": ".shards", "merge_shards": ".merge", "MergeOutcome": ".merge"}
 __getattr__, __dir__ = lazy_attributes(__name__, _NAMES)

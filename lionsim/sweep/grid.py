@@ -65,21 +65,21 @@ def _distinct(option: str, names: list[str]) -> list[str]:
     return names
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Grid:
     """The axes of a sweep; a cell is one value of each."""
 
-    workloads: list[str]
+    workloads: tuple[str, ...]
     """Workload names (`lionsim workloads`), or FILE.py:FUNC with the file's absolute path (the cell id
     uses the file's stem and the function: lionsim.workloads.workload_stem)."""
-    workers: list[int]
+    workers: tuple[int, ...]
     """Data-parallel worker counts N, each >= 1."""
-    networks: list[str]
+    networks: tuple[str, ...]
     """Network presets in their listed spelling, or profile files as given (the cell id uses the
     preset name or file stem)."""
-    seeds: list[int]
+    seeds: tuple[int, ...]
     """Seeds of init, data and quantizers."""
-    runs: list[RunSpec]
+    runs: tuple[RunSpec, ...]
     """strategy@transport runs, resolved as bench resolves --strategy and --transport."""
 
     @classmethod
@@ -91,8 +91,9 @@ class Grid:
         networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now
-        return cls(workloads=workloads, workers=parse_ints("--workers", workers, 1),
-                   networks=networks, seeds=parse_ints("--seed", seed, 0), runs=parse_runs(strategies, transport))
+        return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1)),
+                   networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0)),
+                   runs=tuple(parse_runs(strategies, transport)))
 
     def to_dict(self) -> dict[str, list]:
         """The grid as sweep.json records it (the keys of the output contract)."""

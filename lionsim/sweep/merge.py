@@ -15,12 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.bench import MEASURED, BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
-from lionsim.sweep.config import GRID_FIELDS, SweepConfig
-from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
-from lionsim.sweep.shards import PARTS_DIR, part_roots
+from lionsim.sweep.plan import SweepPlan
+from lionsim.sweep.shards import part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.sweep.tables import SweepTables
 
@@ -56,13 +54,13 @@ def same_result(a: Path, b: Path, measured: bool) -> bool:
     return True
 
 
-def check_parts(cfg: SweepConfig) -> None:
+def check_parts(plan: SweepPlan) -> None:
     """A plain sweep on a root with parts: each part must be a sweep this command would run."""
-    for part in part_roots(cfg.out):
-        cfg.check_resume(CellStore(part).read_record(), part / SWEEP_FILE)
+    for part in part_roots(plan.out):
+        plan.check_resume(CellStore(part).read_record(), part / SWEEP_FILE)
 
 
-def _plan(root: CellStore, parts: list[Path], cell_ids: list[str], measured: bool) -> dict[str, Path]:
+def _adoptions(root: CellStore, parts: list[Path], cell_ids: list[str], measured: bool) -> dict[str, Path]:
     """cell id -> the part copy to adopt, for cells the root lacks; a conflict fails here."""
     adopt: dict[str, Path] = {}
     for cell_id in cell_ids:
@@ -76,13 +74,13 @@ def _plan(root: CellStore, parts: list[Path], cell_ids: list[str], measured: boo
     return adopt
 
 
-def merge_parts(out: Path, cfg: SweepConfig) -> int:
-    """Adopt into ROOT/cells every cell of cfg's grid that a part finished; return how many."""
+def merge_parts(out: Path, plan: SweepPlan) -> int:
+    """Adopt into ROOT/cells every cell of the plan's grid that a part finished; return how many."""
     parts = part_roots(out)
     if not parts:
         return 0
     root = CellStore(out)
-    adopt = _plan(root, parts, [c.id for c in cfg.cells], cfg.bench.compute == MEASURED)
+    adopt = _adoptions(root, parts, [c.id for c in plan.cells], plan.measured)
     if adopt:
         make_dir(root.cells)
     for cell_id, source in adopt.items():
@@ -90,50 +88,21 @@ def merge_parts(out: Path, cfg: SweepConfig) -> int:
     return len(adopt)
 
 
-def merged_config(out: Path, parts: list[Path]) -> tuple[SweepConfig, dict | None]:
-    """The sweep the parts (and the root, if it has a sweep.json) belong to: their bench options,
-    which must agree, over the union of their grids."""
-    root_record = CellStore(out).read_record()
-    records = [(out / SWEEP_FILE, root_record)] if root_record is not None else []
-    records += [(p / SWEEP_FILE, CellStore(p).read_record()) for p in parts]
-    union: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
-    for where, record in records:
-        if record.get("kind") != "sweep" or not isinstance(record.get("grid"), dict):
-            raise LionsimError(f"{where} is not a sweep record")
-        for axis in union:
-            union[axis] += [v for v in record["grid"].get(axis, []) if v not in union[axis]]
-    first_where, first = records[0]
-    bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
-    try:
-        options = BenchConfig.from_dict(bench)
-    except TypeError as e:
-        raise LionsimError(f"{first_where} holds options this lionsim does not know ({e}); merge with the "
-                           "lionsim version that ran the sweep") from None
-    grid = Grid.parse(workload=union["workload"], workers=union["workers"], network=union["network"],
-                      seed=union["seed"], strategies=union["runs"], transport=None)
-    cfg = SweepConfig(grid=grid, bench=options, out=Path(out))
-    for where, record in records:
-        cfg.check_resume(record, where)  # the same bench options everywhere
-    return cfg, root_record
-
-
-def merge_shards(out: Path) -> MergeOutcome:
-    """`lionsim sweep merge ROOT`: the parts' cells into ROOT/cells, then sweep.json and both CSVs."""
-    out = Path(out)
+def merge_shards(plan: SweepPlan) -> MergeOutcome:
+    """`lionsim sweep merge ROOT`: the parts' cells into ROOT/cells, then sweep.json and both CSVs;
+    `plan` is the sweep the parts agree on (lionsim.config.sweep.merged_plan)."""
+    out = plan.out
     parts = part_roots(out)
-    if not parts:
-        raise LionsimError(f"no shard parts in {out}: {out / PARTS_DIR}/shard-I-of-N/ is what "
-                           f"`lionsim sweep --shard I/N --out {out}` writes; nothing to merge")
-    cfg, previous = merged_config(out, parts)
-    cells = cfg.cells
+    cells = plan.cells
     root = CellStore(out)
-    adopt = _plan(root, parts, [c.id for c in cells], cfg.bench.compute == MEASURED)  # conflicts: nothing written
+    previous = root.read_record()
+    adopt = _adoptions(root, parts, [c.id for c in cells], plan.measured)  # conflicts: nothing written
     make_dir(root.root)
-    root.write_record({**cfg.record(previous), "merged": [p.name for p in parts]})
+    root.write_record({**plan.record(previous), "merged": [p.name for p in parts]})
     root.prepare()
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)
-    tables = SweepTables(root, cells, cfg.bench.baseline, cfg.bench.target_loss, cfg.grid.runs)
+    tables = SweepTables(root, cells, plan.rule, plan.grid.runs)
     finished = root.finished([c.id for c in cells])
     for cell in cells:
         if cell.id in finished:

@@ -1,8 +1,9 @@
 """Run a sweep: check it, skip the finished cells, train the rest, keep the CSVs current.
 
 Order of work, and why each step is safe to interrupt:
-1. validate every option and, on a resume, compare with sweep.json; open the executor (a Ray
-   cluster is reached here): nothing is written yet;
+1. (the command has checked every option and planned every unit: lionsim.config.sweep) on a
+   resume, compare with sweep.json; open the executor (a Ray cluster is reached here): nothing
+   is written yet;
 2. take in the cells that shard parts under the root finished (lionsim.sweep.merge), write
    sweep.json, clear what a killed run left half-written (RunDir staging dirs, temp files);
 3. train each unit with unfinished cells on the executor (this process, a pool of --jobs
@@ -21,9 +22,9 @@ import pandas as pd
 
 from lionsim.reports.files import make_dir
 from lionsim.sweep.cells import Cell
-from lionsim.sweep.config import SweepConfig
 from lionsim.sweep.execute import open_executor
 from lionsim.sweep.merge import check_parts, merge_parts
+from lionsim.sweep.plan import SweepPlan
 from lionsim.sweep.shards import part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.sweep.tables import SweepTables
@@ -63,62 +64,64 @@ class SweepOutcome:
     """cell id -> error, for the cells whose unit failed in lionsim (also in failed.json)."""
 
 
-def unit_tasks(cfg: SweepConfig, done: set[str]) -> list[UnitTask]:
-    """A task per unit with an unfinished cell; it books only the unfinished networks."""
+def unit_tasks(plan: SweepPlan, done: set[str]) -> list[UnitTask]:
+    """A task per unit with an unfinished cell; it trains on the first and books only the
+    unfinished networks."""
     tasks = []
-    for unit in cfg.units:
-        todo = [(unit.cell(net).id, net) for net in cfg.grid.networks
+    for planned in plan.units:
+        unit = planned.unit
+        todo = [(unit.cell(net).id, net) for net in plan.grid.networks
                 if unit.trains_on(net) and unit.cell(net).id not in done]
         if todo:
-            tasks.append(UnitTask(key=unit.key, config=cfg.unit_config(unit, todo[0][1]), cells=tuple(todo)))
+            tasks.append(UnitTask(key=unit.key, plan=planned.plan.with_network(todo[0][1]), cells=tuple(todo)))
     return tasks
 
 
-def finished_elsewhere(cfg: SweepConfig, cell_ids: list[str]) -> set[str]:
+def finished_elsewhere(plan: SweepPlan, cell_ids: list[str]) -> set[str]:
     """A shard's cells that the root or another part already finished (read, never written)."""
-    others = [CellStore(cfg.out), *(CellStore(p) for p in part_roots(cfg.out) if p != cfg.root)]
+    others = [CellStore(plan.out), *(CellStore(p) for p in part_roots(plan.out) if p != plan.root)]
     return set().union(*(store.finished(cell_ids) for store in others))
 
 
-def run_sweep(cfg: SweepConfig, events: SweepEvents | None = None) -> SweepOutcome:
+def run_sweep(plan: SweepPlan, events: SweepEvents | None = None) -> SweepOutcome:
+    """Train and book every unfinished cell of `plan` (lionsim.config.sweep.plan_sweep)."""
     events = events or SweepEvents()
-    cfg.validate()
-    store = CellStore(cfg.root)
+    store = CellStore(plan.root)
     previous = store.read_record()
     if previous is not None:
-        cfg.check_resume(previous, store.root / SWEEP_FILE)
-    whole = CellStore(cfg.out)  # a shard reads the root's finished cells (and writes none)
-    if cfg.shard is None:
-        check_parts(cfg)
+        plan.check_resume(previous, store.root / SWEEP_FILE)
+    whole = CellStore(plan.out)  # a shard reads the root's finished cells (and writes none)
+    if plan.shard is None:
+        check_parts(plan)
     elif (record := whole.read_record()) is not None:
-        cfg.check_resume(record, whole.root / SWEEP_FILE)
-    executor = open_executor(cfg.executor, jobs=cfg.jobs, ray_address=cfg.ray_address)
+        plan.check_resume(record, whole.root / SWEEP_FILE)
+    executor = open_executor(plan.executor, jobs=plan.jobs, ray_address=plan.ray_address)
     try:
-        return _run(cfg, store, whole, previous, executor, events)
+        return _run(plan, store, whole, previous, executor, events)
     finally:
         executor.close()
 
 
-def _run(cfg: SweepConfig, store: CellStore, whole: CellStore, previous: dict | None, executor,
+def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | None, executor,
          events: SweepEvents) -> SweepOutcome:
-    if cfg.shard is None:
-        merge_parts(cfg.out, cfg)  # cells that shards finished are finished here
+    if plan.shard is None:
+        merge_parts(plan.out, plan)  # cells that shards finished are finished here
         previous = store.read_record() or previous
     make_dir(store.root)
-    store.write_record(cfg.record(previous))
+    store.write_record(plan.record(previous))
     store.prepare()
-    mine = {u.key for u in cfg.units}
-    cells = {c.id: c for c in cfg.cells if c.unit.key in mine}
-    tables = SweepTables(store, list(cells.values()), cfg.bench.baseline, cfg.bench.target_loss, cfg.grid.runs)
+    mine = {u.unit.key for u in plan.units}
+    cells = {c.id: c for c in plan.cells if c.unit.key in mine}
+    tables = SweepTables(store, list(cells.values()), plan.rule, plan.grid.runs)
     for cell_id in store.finished(list(cells)):
         tables.add(cells[cell_id])
     tables.write()  # a run killed between a cell and the CSVs left them one cell behind
     already = len(tables.steps)
-    elsewhere = finished_elsewhere(cfg, list(cells)) if cfg.shard is not None else set()
-    tasks = unit_tasks(cfg, set(tables.steps) | elsewhere)
+    elsewhere = finished_elsewhere(plan, list(cells)) if plan.shard is not None else set()
+    tasks = unit_tasks(plan, set(tables.steps) | elsewhere)
     failed: dict[str, str] = {}
     store.write_failed(failed)  # the cells that failed last time are retried now
-    events.started(len(cells), already + len(elsewhere), len(tasks), cfg.bench.steps)
+    events.started(len(cells), already + len(elsewhere), len(tasks), plan.steps)
 
     def done(task: UnitTask, outcome: UnitOutcome) -> None:
         if outcome.error is not None:

@@ -12,15 +12,16 @@ exactly the finished cells, in grid order, whatever order the cells finished in.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+
 import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.network import GB, load_network
 from lionsim.network.link import US
-from lionsim.reports import summarize
 from lionsim.reports.files import write_atomic, written_together
-from lionsim.reports.summary import pick_baseline
+from lionsim.reports.summary import SummaryRule, pick_baseline, summarize
 from lionsim.runs import RunSpec
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.store import CellStore
@@ -38,14 +39,16 @@ class SweepTables:
     Each cell's rows are formatted once and each group summarized again only when one of its
     cells finishes, so rewriting both files after every cell stays cheap as the sweep grows."""
 
-    def __init__(self, store: CellStore, cells: list[Cell], baseline: str | None, target_loss: float | None,
-                 runs: list[RunSpec] | None = None) -> None:
-        """`runs` (default: the cells') are the grid's, which pick the baseline: a shard's part,
-        holding some of the cells, names the same baseline as the whole sweep."""
+    def __init__(self, store: CellStore, cells: list[Cell], rule: SummaryRule,
+                 runs: list[RunSpec] | tuple[RunSpec, ...] | None = None) -> None:
+        """`rule` is the sweep's (lionsim.sweep.plan); `runs` (default: the cells') are the grid's,
+        which pick the baseline: a shard's part, holding some of the cells, names the same
+        baseline as the whole sweep."""
         self.store, self.cells = store, cells
-        self.target_loss = target_loss
         runs = runs or list(dict.fromkeys(c.run for c in cells))
-        self.baseline = runs[pick_baseline([r.label for r in runs], [r.strategy for r in runs], baseline)].label
+        baseline = runs[pick_baseline([r.label for r in runs], [r.strategy for r in runs], rule.baseline)].label
+        self.rule = dataclasses.replace(rule, baseline=baseline)
+        self.baseline = baseline
         self.links = {net: load_network(net).inter for net in dict.fromkeys(c.network for c in cells)}
         self.order = {c.id: i for i, c in enumerate(cells)}
         self.steps: dict[str, pd.DataFrame] = {}
@@ -67,7 +70,7 @@ class SweepTables:
     def _group_rows(self, members: list[Cell]) -> list[dict]:
         steps = pd.concat([self.steps[c.id] for c in members], ignore_index=True)
         has_base = any(c.run.label == self.baseline for c in members)
-        summary = summarize(steps, self.baseline if has_base else None, self.target_loss)
+        summary = summarize(steps, self.rule if has_base else dataclasses.replace(self.rule, baseline=None))
         if not has_base:
             summary[list(NO_BASELINE)] = math.nan
         by_run = {row["run"]: row for _, row in summary.iterrows()}

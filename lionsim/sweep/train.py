@@ -8,16 +8,16 @@ writes, so a killed worker can never leave a half-written file.
 
 from __future__ import annotations
 
-import dataclasses
 import signal
 from dataclasses import dataclass
 from typing import Callable
 
 import pandas as pd
 
-from lionsim.bench import Bench, BenchConfig
 from lionsim.errors import LionsimError
-from lionsim.network import load_network
+from lionsim.plan import BenchPlan
+from lionsim.training.results import Results
+from lionsim.training.runner import Runner
 from lionsim.training.threads import torch_threads
 
 Progress = Callable[[str, int, float], None]
@@ -26,11 +26,11 @@ Progress = Callable[[str, int, float], None]
 
 @dataclass(frozen=True, slots=True)
 class UnitTask:
-    """What a worker needs to train one unit (picklable)."""
+    """What a worker needs to train one unit (picklable: its plan travels as its record)."""
 
     key: str
     """The unit's name in progress messages."""
-    config: BenchConfig
+    plan: BenchPlan
     """The unit's bench: its one run, on the first network of `cells`."""
     cells: tuple[tuple[str, str], ...]
     """(cell id, network) to book, the unit's unfinished cells."""
@@ -39,7 +39,7 @@ class UnitTask:
     def cost(self) -> int:
         """Parallel workers take units longest first, so the last to start is a short one
         (lionsim.sweep.cells.Unit.cost)."""
-        return self.config.workers
+        return self.plan.workload.workers
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,16 +65,15 @@ def train_unit(task: UnitTask, progress: Progress | None = None) -> UnitOutcome:
 
     Everything runs with the unit's --threads, building the workload included (torch_threads)."""
     try:
-        with torch_threads(task.config.threads):
-            bench = Bench(dataclasses.replace(task.config))  # a copy: booking below renames its network
+        with torch_threads(task.plan.training.threads):
+            runner = Runner(task.plan)
             step = None if progress is None else (lambda run, i, loss: progress(task.key, i, loss))
-            bench.run(step)
+            runner.run(step)
             results = []
             for cell_id, network in task.cells:
-                # the records hold what was trained; the network only prices them (Bench.booking)
-                bench.network = load_network(network)
-                bench.cfg.network = network  # run.json's config names the network its times are for
-                result = bench.result()
+                # the records hold what was trained; the network only prices them (Results.booking),
+                # and run.json's config names the network its times are for
+                result = Results(runner, plan=task.plan.with_network(network)).result()
                 results.append(CellResult(cell_id, result.steps, result.summary, result.meta))
     except LionsimError as e:
         return UnitOutcome(task.key, error=str(e))

@@ -185,7 +185,7 @@ def step_work(record: RunRecord, booking: Booking, w: int) -> list[tuple[StepRec
             work = measured_work(b.compute.seconds, encode[i], decode[i], update[i])
         else:
             spec = s.sent.spec or record.spec
-            passes = pass_bytes(record.run.strategy, record.run.transport, spec, W, b.network.workers_per_node,
+            passes = pass_bytes(record.run.strategy_class, record.run.transport, spec, W, b.network.workers_per_node,
                                 local=s.sent.local)
             # this kind's kernels (a warm-up, a local step, a sync, a step with abstentions), else its phase's
             counted = record.kernels.get(kernel_kind(s.phase, s.sent), record.kernels.get(s.phase, Counter()))

@@ -1,8 +1,7 @@
 """run.json: the replayable record of a bench.
 
-Built from what it records (the configuration as options, each run's resolved hyperparameters,
-the workload, network, compute figure), never from the Bench that holds them (lionsim.bench
-sits above this package). It holds the resolved configuration with every run's hyperparameters as they were used
+Built from what it records (the plan's options, each run's resolved hyperparameters, the
+workload, network, compute figure), never from the runner that holds them. It holds the resolved configuration with every run's hyperparameters as they were used
 (`config`, in the option names of `lionsim bench`, so `lionsim bench --config run.json`
 trains the same runs again), how each time column was obtained, argv, start time, duration,
 status, versions (and the git commit when lionsim runs from a checkout) and the host.
@@ -25,8 +24,9 @@ import torch
 
 import lionsim
 from lionsim.compute import Device
-from lionsim.launch.hosts import by_host, shared_cores
+from lionsim.group.hosts import by_host, shared_cores
 from lionsim.network import Network
+from lionsim.plan import BenchPlan
 from lionsim.runs import RunSpec
 from lionsim.strategies.base import Hyper
 from lionsim.training.compute import ComputeFigure
@@ -44,10 +44,10 @@ def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None, options: obje
 def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,
                  started: float, status: str, error: str | None, hosts: list[dict] | None = None,
                  comm_model: str | None = None, resumed: tuple[dict, dict] | None = None) -> dict:
-    """run.json of a bench: `options` is its BenchConfig.to_dict(), `runs` its run_entry()s,
+    """run.json of a bench: `options` is its BenchPlan.options(), `runs` its run_entry()s,
     `timing` its timing_notes(), `started` a time.time(); on a real backend `hosts` where its
-    ranks ran (lionsim.launch.hosts) and `comm_model` what priced comm_model_s (priced_by);
-    `resumed`: the interrupted run's run.json and this resume's note (lionsim.resume)."""
+    ranks ran (lionsim.group.hosts) and `comm_model` what priced comm_model_s (priced_by);
+    `resumed`: the interrupted run's run.json and this resume's note (lionsim.training.resume)."""
     record = {
         "command": "bench",
         "status": status,
@@ -86,17 +86,10 @@ def ranks_on_one_host() -> bool:
     return world is None or os.environ.get("LOCAL_WORLD_SIZE") == world
 
 
-def resolved_runs(cfg) -> list[dict]:
-    """Every run of a BenchConfig with the hyperparameters and options it trains with (none
-    diverged yet), from its plan (lionsim.plan)."""
-    from lionsim.plan import plan
-
-    return [run_entry(r.run, r.hyper, None, r.options) for r in plan(cfg).runs]
-
-
-def resolved_config(cfg, runs: list[dict] | None = None) -> dict:
-    """A BenchConfig's options as run.json's `config` records them (what `--resume` compares)."""
-    return replayable_config(cfg.to_dict(), resolved_runs(cfg) if runs is None else runs)
+def resolved_config(plan: BenchPlan) -> dict:
+    """A plan's options as run.json's `config` records them, every run's hyperparameters fixed
+    (what `--resume` compares)."""
+    return replayable_config(plan.options(), [run_entry(r.run, r.hyper, None, r.options) for r in plan.runs])
 
 
 def replayable_config(options: dict, runs: list[dict]) -> dict:

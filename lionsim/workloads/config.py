@@ -47,7 +47,7 @@ def eval_count(requested: int | str | None, available: int | None, source: str) 
     return int(requested)
 
 
-@dataclass(kw_only=True, slots=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class WorkloadConfig:
     """What to train on: model family and size, data source, sharding and batch size."""
 
@@ -75,7 +75,7 @@ class WorkloadConfig:
     included (gpt). None: the workload's default, grown to 8 batches per worker. Generated data only."""
 
     def __post_init__(self) -> None:
-        self.eval_samples = parse_eval_samples(self.eval_samples)
+        object.__setattr__(self, "eval_samples", parse_eval_samples(self.eval_samples))  # frozen: set once, here
         for field, value in (("workers", self.workers), ("batch_size", self.batch_size)):
             if not isinstance(value, int) or value < 1:
                 raise LionsimError(f"{field.replace('_', '-')} must be a positive integer, got {value!r}")
@@ -87,7 +87,7 @@ class WorkloadConfig:
             raise LionsimError(f"unknown size {self.size!r}; choose from: {', '.join(SIZES)}")
         parse_split(self.data_split)
         if self.data is not None:
-            self.data = Path(self.data)
+            object.__setattr__(self, "data", Path(self.data))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for run.json."""

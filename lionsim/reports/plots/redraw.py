@@ -22,7 +22,7 @@ from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
 from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 from lionsim.reports.plots.run import plot_run
 from lionsim.reports.plots.sweep import STEPS_NEEDS, SUMMARY_NEEDS, plot_sweep
-from lionsim.reports.summary import summarize
+from lionsim.reports.summary import run_summary
 
 KINDS = {  # kind: the files that mark it, in the order detect_kind tries them
     "sweep": ("sweep_summary.csv", "sweep_steps.csv"),
@@ -132,8 +132,8 @@ def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
         raise LionsimError(f"--baseline applies to a run directory; {path} is a {kind} directory")
     if kind == "run":
         steps, summary, meta = load_run(path)
-        if summary is None or baseline is not None:
-            summary = summarize(steps, baseline=baseline)
+        if summary is None or baseline is not None:  # under the run's own rule, `baseline` but its own
+            summary = run_summary(steps, meta, baseline)
         return kind, plot_run(path, steps, summary, meta)
     if kind == "sweep":
         summary = read_table(path / "sweep_summary.csv", SUMMARY_NEEDS)

@@ -50,7 +50,7 @@ def _train(task: UnitTask, progress: Queue) -> UnitOutcome:
     def step(key: str, i: int, loss: float) -> None:
         nonlocal last
         now = time.monotonic()
-        if now - last >= PROGRESS_S or i == task.config.steps:
+        if now - last >= PROGRESS_S or i == task.plan.steps:
             last = now
             report(("step", key, i, loss))
 
@@ -106,7 +106,7 @@ class RayExecutor:
             while todo or pending:
                 while todo and len(pending) < limit:
                     task = todo.pop(0)
-                    pending[_train.options(num_cpus=task.config.threads).remote(task, progress)] = task
+                    pending[_train.options(num_cpus=task.plan.training.threads).remote(task, progress)] = task
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_S)
                 _drain(progress, events)
                 for ref in ready:

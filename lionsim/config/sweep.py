@@ -1,32 +1,33 @@
-"""A sweep's configuration: the grid, the bench options every cell shares, and how to run it."""
+"""SweepConfig: `lionsim sweep`'s grid and the bench options every cell shares, as the command
+gathers them; `plan_sweep` checks it once and resolves it into the SweepPlan (lionsim.sweep.plan)
+that the sweep's runner reads. `merged_plan` is the same for `lionsim sweep merge ROOT`, from
+the records its shard parts wrote."""
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-import lionsim
-from lionsim.bench import BenchConfig
+from lionsim.config.bench import BenchConfig
+from lionsim.config.planning import plan
 from lionsim.errors import LionsimError
+from lionsim.frozen import frozen
+from lionsim.plan import MEASURED
+from lionsim.reports.summary import SummaryRule
+from lionsim.strategies.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor
-from lionsim.sweep.grid import Grid, check_grows
-from lionsim.sweep.shards import Shard
+from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
+from lionsim.sweep.plan import SweepPlan, UnitPlan
+from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
+from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.workloads import check_workload
-from lionsim.strategies.given import options_for
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
 """BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
-RESUME_FREE = ("threads", "timeout")
-"""Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
-(as may --jobs, --executor and --shard, which are not bench options)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -95,11 +96,6 @@ class SweepConfig:
         mine = self.shard.select([(u.key, u.cost) for u in units])
         return [u for u in units if u.key in mine]
 
-    @property
-    def root(self) -> Path:
-        """Where this process writes: the sweep root, or its shard's part under it."""
-        return self.out if self.shard is None else self.shard.root(self.out)
-
     def unit_config(self, unit: Unit, network: str) -> BenchConfig:
         """The bench of one unit alone: its one run, with the options that fit that run.
 
@@ -121,35 +117,59 @@ class SweepConfig:
         options = {k: v for k, v in self.bench.to_dict().items() if k not in GRID_FIELDS}
         return json.loads(json.dumps(options))
 
-    def record(self, previous: dict | None) -> dict:
-        """sweep.json: the grid, the bench options, argv, first start, versions, cell count."""
-        from lionsim.training.record import git_commit
 
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        return {"kind": "sweep", "grid": self.grid.to_dict(), "bench": self.bench_options(), "jobs": self.jobs,
-                "executor": self.executor, "shard": None if self.shard is None else str(self.shard), "argv": sys.argv, "started": (previous or {}).get("started", now),
-                "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                             "lionsim": lionsim.__version__, "git_commit": git_commit()},
-                "cells": len(self.cells)}  # the grid's (a shard trains its share of them)
-
-    def check_resume(self, previous: dict, where: Path) -> None:
-        """Resuming is safe when every finished cell is one this command would compute: the
-        same bench options (but --threads) and a grid that only grows. Anything else fails
-        naming the first option that differs, before anything is written."""
-        if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
-            raise LionsimError(f"{where} is not a sweep record; use a new --out")
-        now = self.bench_options()
-        defaults = json.loads(json.dumps(BenchConfig().to_dict()))
-        for key in sorted(set(now) | set(previous["bench"])):
-            if key not in previous["bench"] and now.get(key) == defaults.get(key):
-                continue  # an option added since that sweep began, at its default: the same cells
-            if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
-                raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
-                                   f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun with the "
-                                   "same options to resume, or use a new --out")
-        check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
+def plan_sweep(cfg: SweepConfig, train: bool = True) -> SweepPlan:
+    """Check `cfg` once and resolve it; `train`: every unit of this process planned too (a merge
+    trains nothing, and checks only that its parts agree)."""
+    if train:
+        cfg.validate()
+    units = ()
+    if train:
+        units = tuple(UnitPlan(u, plan(cfg.unit_config(u, next(n for n in cfg.grid.networks if u.trains_on(n)))))
+                      for u in cfg.units)
+    bench = cfg.bench
+    return SweepPlan(grid=cfg.grid, bench=frozen(cfg.bench_options()),
+                     defaults=frozen(json.loads(json.dumps(BenchConfig().to_dict()))),
+                     rule=SummaryRule(baseline=bench.baseline, target_loss=bench.target_loss,
+                                      warmup_steps=bench.warmup_steps),
+                     steps=bench.steps, measured=bench.compute == MEASURED, out=Path(cfg.out), jobs=cfg.jobs,
+                     executor=cfg.executor, ray_address=cfg.ray_address, shard=cfg.shard, units=units)
 
 
-def _shown(value) -> str:
-    """An option's value in a resume message: None (not given) is the default."""
-    return "default" if value is None else repr(value)
+def merged_config(out: Path, parts: list[Path]) -> SweepConfig:
+    """The sweep the parts (and the root, if it has a sweep.json) belong to: their bench options,
+    which must agree, over the union of their grids."""
+    root_record = CellStore(out).read_record()
+    records = [(out / SWEEP_FILE, root_record)] if root_record is not None else []
+    records += [(p / SWEEP_FILE, CellStore(p).read_record()) for p in parts]
+    union: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
+    for where, record in records:
+        if record.get("kind") != "sweep" or not isinstance(record.get("grid"), dict):
+            raise LionsimError(f"{where} is not a sweep record")
+        for axis in union:
+            union[axis] += [v for v in record["grid"].get(axis, []) if v not in union[axis]]
+    first_where, first = records[0]
+    bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
+    try:
+        options = BenchConfig.from_dict(bench)
+    except TypeError as e:
+        raise LionsimError(f"{first_where} holds options this lionsim does not know ({e}); merge with the "
+                           "lionsim version that ran the sweep") from None
+    grid = Grid.parse(workload=union["workload"], workers=union["workers"], network=union["network"],
+                      seed=union["seed"], strategies=union["runs"], transport=None)
+    cfg = SweepConfig(grid=grid, bench=options, out=Path(out))
+    merged = plan_sweep(cfg, train=False)
+    for where, record in records:
+        merged.check_resume(record, where)  # the same bench options everywhere
+    return cfg
+
+
+def merged_plan(out: Path) -> SweepPlan:
+    """`lionsim sweep merge ROOT`: the plan its shard parts agree on (one line if there are none,
+    or if they disagree)."""
+    out = Path(out)
+    parts = part_roots(out)
+    if not parts:
+        raise LionsimError(f"no shard parts in {out}: {out / PARTS_DIR}/shard-I-of-N/ is what "
+                           f"`lionsim sweep --shard I/N --out {out}` writes; nothing to merge")
+    return plan_sweep(merged_config(out, parts), train=False)

@@ -14,9 +14,9 @@ import torch
 import torch.distributed as dist
 
 from lionsim.errors import LionsimError
-from lionsim.launch.env import Rendezvous
-from lionsim.launch.hosts import IFACE_VARS, use_iface
-from lionsim.launch.quiet import native_stderr_held
+from lionsim.group.env import Rendezvous
+from lionsim.group.hosts import IFACE_VARS, use_iface
+from lionsim.group.quiet import native_stderr_held
 
 
 def join(backend: str, rv: Rendezvous, timeout_s: float, iface: str | None = None) -> None:

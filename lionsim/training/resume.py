@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import META_FILE, load_run
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
@@ -89,8 +90,8 @@ def _show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def load_resume(out: Path, cfg, rank: int = 0) -> Resume:
-    """The interrupted run in `out`, checked against `cfg` (a BenchConfig); LionsimError otherwise."""
+def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
+    """The interrupted run in `out`, checked against this command's plan; LionsimError otherwise."""
     from lionsim.training.record import resolved_config
 
     out = Path(out)
@@ -104,7 +105,7 @@ def load_resume(out: Path, cfg, rank: int = 0) -> Resume:
     if status not in RESUMABLE:
         raise LionsimError(f"--resume: the run in {out} is {status}, nothing to continue; "
                            "pass --overwrite to run it again, or choose another --out")
-    differ = config_differences(meta.get("config", {}), resolved_config(cfg))
+    differ = config_differences(meta.get("config", {}), resolved_config(plan))
     if differ:
         raise LionsimError(f"--resume: {out} was run with another configuration ({'; '.join(differ[:4])}"
                            f"{'; ...' if len(differ) > 4 else ''}); resume with its own options "
@@ -114,7 +115,7 @@ def load_resume(out: Path, cfg, rank: int = 0) -> Resume:
     under_way = []
     for (strategy, transport), rows in steps.groupby(["strategy", "transport"], sort=False):
         label = run_label(strategy, transport)
-        if len(rows) >= cfg.steps or label in diverged:
+        if len(rows) >= plan.steps or label in diverged:
             resume.finished[label] = rows.reset_index(drop=True)
         else:
             under_way.append((label, len(rows)))

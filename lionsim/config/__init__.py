@@ -1,0 +1,18 @@
+"""The command layer's configuration: what `lionsim bench` and `lionsim sweep` gather from flags,
+TOML and run.json, checked once and resolved into plans.
+
+    bench.py     BenchConfig: a bench's options and their checks (`validate`)
+    planning.py  plan(cfg): a BenchConfig resolved into the frozen BenchPlan (lionsim.plan)
+    sweep.py     SweepConfig: a grid and the bench options its cells share, planned into a SweepPlan
+
+Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
+commands (lionsim.docs, lionsim.regress) import this package; training, launch, measure, sweep and
+reports read plans (tests/test_layers.py holds the line).
+"""
+
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {"BenchConfig": ".bench", "DEFAULT_STRATEGIES": ".bench", "plan": ".planning", "SweepConfig": ".sweep",
+          "plan_sweep": ".sweep"}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+__all__ = sorted(_NAMES)

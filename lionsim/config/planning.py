@@ -1,0 +1,25 @@
+"""plan(cfg): a BenchConfig checked once and resolved into the BenchPlan (lionsim.plan) that is
+the only thing the command passes below it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from lionsim.config.bench import BenchConfig
+from lionsim.frozen import frozen
+from lionsim.plan import BenchPlan, RunPlan, build
+
+
+def plan(cfg: BenchConfig) -> BenchPlan:
+    """Validate `cfg` (loading its plug-ins first) and resolve every run: its strategy's config,
+    hyperparameters, options and memory. Every problem is one LionsimError line, before anything
+    is built; `cfg` is not read again."""
+    runs = cfg.validate()
+    resolved = []
+    for run in runs:
+        strategy = cfg.strategy_config(run)
+        strategy = dataclasses.replace(strategy, options=frozen(strategy.options))  # read-only below
+        cls = run.strategy_class
+        resolved.append(RunPlan(run=run, strategy=strategy, hyper=cls.resolve_hyper(strategy),
+                                options=cls.resolve_options(strategy), extra_rows=cls.extra_rows(strategy)))
+    return build(cfg.to_dict(), tuple(resolved), cfg.options)

@@ -1,0 +1,112 @@
+"""A sweep, resolved: what the sweep's runner, merge and workers read (never its SweepConfig,
+which lives with the command: lionsim.config.sweep).
+
+A SweepPlan holds the grid, the bench options every cell shares as sweep.json records them, the
+summary rule of its tables, how and where it runs, and one BenchPlan per training unit of this
+process (lionsim.sweep.cells.Unit), planned on the unit's first network; a unit books its other
+networks with BenchPlan.with_network. A merge plans no units: it trains nothing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import torch
+
+import lionsim
+from lionsim.errors import LionsimError
+from lionsim.frozen import thawed
+from lionsim.plan import BenchPlan
+from lionsim.reports.summary import SummaryRule
+from lionsim.sweep.cells import Cell, Unit, grid_cells
+from lionsim.sweep.grid import Grid, check_grows
+from lionsim.sweep.shards import Shard
+
+RESUME_FREE = ("threads", "timeout")
+"""Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
+(as may --jobs, --executor and --shard, which are not bench options)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPlan:
+    """One training unit and the bench that trains it (its one run, on its first network)."""
+
+    unit: Unit
+    plan: BenchPlan
+
+
+@dataclass(frozen=True, slots=True)
+class SweepPlan:
+    """A grid of bench runs under one output root, resolved (module doc)."""
+
+    grid: Grid
+    """The axes; a cell is one value of each."""
+    bench: Mapping[str, Any]
+    """Every bench option outside the grid, as JSON values (sweep.json's "bench")."""
+    defaults: Mapping[str, Any]
+    """Every bench option's default, as JSON values: an option a resumed sweep's record lacks
+    (added since) matches only at its default."""
+    rule: SummaryRule
+    """How each group of cells is summarised (the grid's baseline, --target-loss)."""
+    steps: int
+    """Training steps per cell (progress)."""
+    measured: bool
+    """Compute was measured (times differ run to run: a merge compares cells without them)."""
+    out: Path
+    """The sweep root: sweep.json, cells/, sweep_steps.csv, sweep_summary.csv."""
+    jobs: int | None = None
+    """Training units run at once (None: 1 on the local executor; on Ray, what the cluster takes)."""
+    executor: str = "local"
+    """Where units train: local or ray (lionsim.sweep.execute)."""
+    ray_address: str | None = None
+    """--executor ray: the cluster's head, HOST:PORT (None: RAY_ADDRESS, else a Ray started here)."""
+    shard: Shard | None = None
+    """Run only this shard's units, into out/parts/shard-I-of-N (lionsim.sweep.shards)."""
+    units: tuple[UnitPlan, ...] = ()
+    """The units this process trains (the grid's, or its shard's), each planned; none for a merge."""
+
+    @property
+    def cells(self) -> list[Cell]:
+        return grid_cells(self.grid)
+
+    @property
+    def root(self) -> Path:
+        """Where this process writes: the sweep root, or its shard's part under it."""
+        return self.out if self.shard is None else self.shard.root(self.out)
+
+    def record(self, previous: dict | None) -> dict:
+        """sweep.json: the grid, the bench options, argv, first start, versions, cell count."""
+        from lionsim.training.record import git_commit
+
+        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        return {"kind": "sweep", "grid": self.grid.to_dict(), "bench": thawed(self.bench), "jobs": self.jobs,
+                "executor": self.executor, "shard": None if self.shard is None else str(self.shard), "argv": sys.argv,
+                "started": (previous or {}).get("started", now),
+                "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
+                             "lionsim": lionsim.__version__, "git_commit": git_commit()},
+                "cells": len(self.cells)}  # the grid's (a shard trains its share of them)
+
+    def check_resume(self, previous: dict, where: Path) -> None:
+        """Resuming is safe when every finished cell is one this command would compute: the
+        same bench options (but RESUME_FREE) and a grid that only grows. Anything else fails
+        naming the first option that differs, before anything is written."""
+        if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
+            raise LionsimError(f"{where} is not a sweep record; use a new --out")
+        now, defaults = thawed(self.bench), thawed(self.defaults)
+        for key in sorted(set(now) | set(previous["bench"])):
+            if key not in previous["bench"] and now.get(key) == defaults.get(key):
+                continue  # an option added since that sweep began, at its default: the same cells
+            if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
+                raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
+                                   f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun "
+                                   "with the same options to resume, or use a new --out")
+        check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
+
+
+def _shown(value) -> str:
+    """An option's value in a resume message: None (not given) is the default."""
+    return "default" if value is None else repr(value)

@@ -1,0 +1,160 @@
+"""A bench's records turned into what its files hold: steps.csv's rows (booked by
+lionsim.training.booking), summary.csv (under the plan's summary rule), calls.csv on a real
+backend, trace.json and run.json (lionsim.training.record).
+
+Results reads the runner's records and measurements and a plan; it never trains. The plan
+may be the runner's own or the same bench priced on another network (a sweep books one
+training per network: BenchPlan.with_network), and `network` the profile a calibration fitted
+on the run's own group (lionsim.measure.calibrate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from lionsim.network import Network
+from lionsim.plan import BenchPlan
+from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
+from lionsim.reports.summary import summarize
+from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
+from lionsim.training.loop import RunRecord
+from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
+from lionsim.training.runner import Runner
+
+BOOKED_COLUMNS = STEP_COLUMNS + EXTRA_STEP_COLUMNS
+"""steps.csv's columns, in order."""
+
+
+@dataclass(slots=True)
+class BenchResult:
+    steps: pd.DataFrame
+    summary: pd.DataFrame
+    meta: dict
+    calls: pd.DataFrame | None = None
+    """calls.csv on a real backend (lionsim.training.booking.CALL_COLUMNS); None on sim."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Further files of the run, name -> text (a calibrated run's calibration.toml and .csv)."""
+
+    @property
+    def diverged(self) -> list[str]:
+        """Labels of the runs that diverged."""
+        hit = self.summary[self.summary["diverged_at_step"].notna()]
+        return [f"{s}@{t} at step {int(at)}" for s, t, at in zip(hit["strategy"], hit["transport"], hit["diverged_at_step"])]
+
+
+class Results:
+    """The runner's records booked under `plan` (default: the runner's) on `network` (default:
+    the plan's); `calibration` the fit's error on every measured size and `hosts` where a real
+    group's ranks run (lionsim.group.hosts), for run.json and the files beside it."""
+
+    def __init__(self, runner: Runner, plan: BenchPlan | None = None, network: Network | None = None,
+                 calibration: pd.DataFrame | None = None, hosts: list[dict] | None = None) -> None:
+        self.runner = runner
+        self.plan = plan or runner.plan
+        self.network = network or self.plan.network.network
+        self.calibration = calibration
+        self.hosts = hosts or []
+
+    def booking(self) -> Booking:
+        comm, plan = self.runner.place.comm, self.plan
+        return Booking(network=self.network, overlap=plan.overlap, compute=self.runner.compute,
+                       device=plan.compute.device, warmup=plan.rule.warmup_steps, backend=plan.backend.name,
+                       workers=comm.world_size, ranks=comm.ranks, spread=plan.compute.spread)
+
+    def result(self, status: str = "complete", error: str | None = None) -> BenchResult:
+        """Every finished (or partly finished) run booked: steps, summary, run.json record."""
+        resume = self.runner.resume
+        kept = resume.finished if resume is not None else {}
+        trained = {r.run.label: r for r in self.runner.records if r.steps}
+        frames = [kept[label][BOOKED_COLUMNS] if label in kept else self.frame(trained[label])
+                  for label in self.plan.labels if label in kept or label in trained]
+        steps = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=BOOKED_COLUMNS)
+        summary = summarize(steps, self.plan.rule) if frames else pd.DataFrame()
+        calls = None
+        if self.runner.place.comm.ranks > 1:
+            booking = self.booking()
+            calls = pd.DataFrame([row for r in self.runner.records for row in call_rows(r, booking)],
+                                 columns=CALL_COLUMNS)
+            if len(summary):
+                summary["comm_priced_by"] = self.priced_by
+        files = {}
+        if self.calibration is not None:
+            from lionsim.network.toml_out import profile_toml
+
+            files = {"calibration.toml": profile_toml(self.network, self.network.description),
+                     "calibration.csv": self.calibration.to_csv(index=False)}
+        if self.plan.training.trace:
+            files["trace.json"] = self.trace()
+        return BenchResult(steps, summary, self.record(status, error), calls, files)
+
+    def rows(self, record: RunRecord) -> list[dict]:
+        """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a
+        running sum over the run, which a caller booking one step at a time adds later)."""
+        plan, comm = self.plan, self.runner.place.comm
+        times = book_run(record, self.booking(), comm.local_workers)
+        rows = []
+        for s, t in zip(record.steps, times):
+            rows.append({
+                "strategy": record.run.strategy, "transport": record.run.transport, "workers": comm.world_size,
+                "network": self.network.name, "backend": plan.backend.name, "workload": plan.workload.name,
+                "seed": plan.workload.seed, "step": s.step, "loss": s.loss, **t, "params": record.params,
+                "eval_loss": s.evaluation.get("eval_loss", math.nan), "eval_acc": s.evaluation.get("eval_acc", math.nan),
+                "ranks": comm.ranks, "diverged_at_step": math.nan if record.diverged_at is None else record.diverged_at,
+                "vote_agreement": math.nan if s.sent is None or s.sent.agreement is None else s.sent.agreement,
+                "synced": int(s.sent is not None and not s.sent.local),
+                "aggregate_rel_error": math.nan if s.sent is None or s.sent.aggregate_error is None
+                else s.sent.aggregate_error,
+            })
+        return rows
+
+    def frame(self, record: RunRecord) -> pd.DataFrame:
+        """steps.csv's rows of one run."""
+        frame = pd.DataFrame.from_records(self.rows(record))
+        frame["sim_time_s"] = frame["step_s"].cumsum()
+        frame["wire_bytes"] = frame["wire_bytes"].astype("int64")
+        return frame[BOOKED_COLUMNS]
+
+    def trace(self) -> str:
+        """trace.json of the runs trained in this session (lionsim.training.spans)."""
+        from lionsim.reports.trace import Track, trace_text
+        from lionsim.training.spans import run_tracks
+
+        comm, backend = self.runner.place.comm, self.plan.backend.name
+        tracks = [Track(name, spans) for name, spans in
+                  run_tracks(self.runner.records, self.booking(), backend, comm.local_workers)]
+        about = {"command": "bench", "backend": backend, "network": self.network.name,
+                 "workers": comm.world_size, "ranks": comm.ranks,
+                 "times": "modelled (the network model and the booked work)" if backend == "sim"
+                          else "measured on each rank; ranks' clocks aligned at the calls' barriers (median)"}
+        return trace_text(tracks, about)
+
+    @property
+    def priced_by(self) -> str | None:
+        """What prices comm_model_s on a real backend (None on sim, where the model is the time)."""
+        return priced_by(self.network, self.calibration is not None) if self.plan.backend.name != "sim" else None
+
+    def diverged_at(self, label: str) -> int | None:
+        """The step a run diverged at (None: it did not, or has not run)."""
+        done = next((r for r in self.runner.records if r.run.label == label), None)
+        if done is not None:
+            return done.diverged_at
+        resume = self.runner.resume
+        kept = resume.finished.get(label) if resume is not None else None
+        at = kept["diverged_at_step"].dropna() if kept is not None else ()
+        return int(at.iloc[0]) if len(at) else None
+
+    def record(self, status: str, error: str | None) -> dict:
+        """run.json (lionsim.training.record): every run with the hyperparameters it trains with."""
+        plan, runner = self.plan, self.runner
+        options = plan.options()
+        runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options) for r in plan.runs]
+        timing = timing_notes(options=options, device=plan.compute.device, compute=runner.compute,
+                              network=self.network, ranks=runner.place.comm.ranks, comm_model=self.priced_by)
+        resume = runner.resume
+        return bench_record(options=options, runs=runs, timing=timing, workload=runner.workload, network=self.network,
+                            started=runner.started, status=status, error=error, hosts=self.hosts,
+                            comm_model=self.priced_by,
+                            resumed=(resume.meta, resume.describe()) if resume is not None else None)
