@@ -39,7 +39,7 @@ from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.options import INNER_OPTIMIZERS, inner_optimizer
 from lionsim.strategies import options as shared
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 class LocalSteps(Strategy):
@@ -47,6 +47,7 @@ class LocalSteps(Strategy):
 
     payload_kind = "dense"
     default_transport = "fp32-allreduce"
+    schedule = AFTER_BACKWARD  # its payload exists only after the inner step (after_step)
     after_step = True
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default inner AdamW's
     local_step_bytes = 7 * F32

@@ -57,6 +57,11 @@ class PayloadSpec:
     hidden_steps: int = 0
     """Steps of compute its exchange runs behind: the result is used that many steps after it is
     sent (Streaming DiLoCo's tau), so a step waits only for what those steps do not hide."""
+    hidden_shares: tuple[float, ...] = ()
+    """A payload whose result only a later step's forward reads (Streaming DiLoCo's fragments): where
+    its parameters start in the model, as a share of them in forward order (a / P), one per fragment
+    a send may be (each send is one of them; a priced step is their mean). Its exchange also hides
+    behind that share of a step (lionsim.steptime.timeline.PricedStep.hidden). Empty: none."""
 
 
 @dataclass(slots=True)
