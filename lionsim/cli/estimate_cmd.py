@@ -107,7 +107,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"after = once after it): {overlap}. kernels: {first['kernels']}."),
+                 f"after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: the bytes of `sent` that cross a node boundary, when some do and some don't

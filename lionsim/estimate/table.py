@@ -45,7 +45,7 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
-from lionsim.steptime.kernel_passes import kernel_cost
+from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.estimate.run import describe, step_kinds
@@ -130,6 +130,15 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
                       strategy=type(p.strategy))
 
 
+def kernels_text(r: Resolved, transport: str) -> str:
+    """estimate.csv's `kernels`: what priced the row's passes, and any kernel of the transport the
+    table lacks (priced as float-pass: lionsim.steptime.kernel_passes)."""
+    if r.kernels.table is None:
+        return r.kernels.describe()
+    missing = stand_ins(transport, r.kernels.table, r.kernels.device)
+    return r.kernels.describe() + (f"; {', '.join(missing)} priced as float-pass" if missing else "")
+
+
 def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
     """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
     local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution."""
@@ -195,7 +204,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "compute_spread": "" if r.spread is None else r.spread.describe(),
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
-            "kernels": r.kernels.describe(),
+            "kernels": kernels_text(r, run.transport),
             # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
             "unit": "tokens" if r.flops_per_unit is None else "samples",
         })

@@ -96,7 +96,7 @@ class LocalSteps(Strategy):
     @classmethod
     def extra_rows(cls, cfg) -> int:
         """The replica and the inner optimizer's state, less the one state row counted for all."""
-        return INNER_OPTIMIZERS[cls.resolve_options(cfg).inner_optimizer]  # 1 replica + its state - the shared row
+        return INNER_OPTIMIZERS.get(cls.resolve_options(cfg).inner_optimizer).states  # 1 replica + its state - the shared row
 
     @classmethod
     def steps_per_sync(cls, cfg) -> int:
