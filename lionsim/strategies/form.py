@@ -22,6 +22,7 @@ import inspect
 import math
 import textwrap
 import typing
+from functools import cache
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
@@ -142,6 +143,7 @@ def _parse(text: str, kind: type):
         return text
 
 
+@cache  # reading a class's source is slow, and every listing of the options asks again
 def field_docs(cls: type) -> dict[str, str]:
     """Each field's docstring (the string just below it), read from the class's source."""
     docs: dict[str, str] = {}
