@@ -173,3 +173,59 @@ def test_each_send_carries_its_fragments_place():
     shares = [spec.hidden_shares for spec in sent if spec is not None]
     assert shares == [(a / layout.numel,) for a, _ in strategy.fragments] * 2
     assert strategy.spec_scaled(10**9, 100).hidden_shares == (0.0, 0.5)  # estimate: P equal fragments
+
+
+# -- --overlap on bench and sweep ---------------------------------------------------------------------
+
+def run_cli(argv: list[str]) -> int:
+    from lionsim.cli.app import main
+
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    return done.value.code
+
+
+def test_bench_books_what_overlap_asks(tmp_path, monkeypatch):
+    """adamw in buckets of 0.01 MB (several per step): auto hides part of the all-reduce behind
+    backward, none hides nothing and costs one exchange's latency instead of one per bucket;
+    run.json records the mode."""
+    import json
+
+    import pandas as pd
+
+    monkeypatch.setattr("lionsim.reports.writing.plot_run", lambda *args, **kwargs: [])
+    booked = {}
+    for mode in ("auto", "none"):
+        out = tmp_path / mode
+        assert run_cli(["bench", "-w", "mlp", "-n", "4", "--steps", "2", "-b", "8", "--eval-every", "2", "-s", "adamw",
+                        "--bucket-mb", "0.01", "--overlap", mode, "--out", str(out)]) == 0
+        booked[mode] = pd.read_csv(out / "steps.csv")
+        assert json.loads((out / "run.json").read_text())["config"]["overlap"] == mode
+    auto, none = booked["auto"], booked["none"]
+    assert (auto.comm_exposed_s < auto.comm_s).all()
+    assert (none.comm_exposed_s == none.comm_s).all()
+    assert auto.loss.tolist() == none.loss.tolist()  # the schedule moves time, never training
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--overlap", "sometimes"], "bad overlap mode 'sometimes'; accepted: auto, buckets, none"),
+    (["--overlap", "buckets", "--backend", "gloo"], "--overlap buckets needs --backend sim"),
+])
+def test_a_bad_overlap_is_one_line(argv, message, tmp_path, capsys):
+    assert run_cli(["bench", "-w", "mlp", "--steps", "1", *argv, "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_cell_runs_under_the_sweeps_overlap(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary: [])
+    monkeypatch.setattr("lionsim.reports.writing.plot_run", lambda *args, **kwargs: [])
+    out = tmp_path / "sweep"
+    assert run_cli(["sweep", "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8", "-s", "adamw", "--overlap", "none",
+                    "--out", str(out)]) == 0
+    assert json.loads((out / "sweep.json").read_text())["bench"]["overlap"] == "none"
+    cells = list((out / "cells").iterdir())
+    assert [json.loads((c / "run.json").read_text())["config"]["overlap"] for c in cells] == ["none"]
