@@ -65,9 +65,10 @@ def load_plugin(path) -> str:
     try:
         spec.loader.exec_module(module)
         added = {kind: [n for n in r.names() if n not in before[kind]] for kind, r in registries.items()}
-        if not added["strategy"] and not added["transport"]:
+        if not any(added.values()):
             raise LionsimError("it registers no strategy or transport (decorate a class with "
-                               "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME))")
+                               "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME)), payload kind "
+                               "or inner optimizer")
         for k in added["payload kind"]:
             check_kind(k, registries["payload kind"].get(k))
         for t in added["transport"]:

@@ -301,3 +301,43 @@ def test_every_built_in_passes_the_checks_a_plugin_gets():
         check_transport(name, cls)
     for name, cls in STRATEGIES.items():
         check_strategy(name, cls)
+
+
+INNER = """
+from lionsim.strategies.inner import INNER_OPTIMIZERS, InnerRule
+
+INNER_OPTIMIZERS.add("plain-sgd", InnerRule(0, lambda p, g, states, steps, lr, wd, b1, b2: p.add_(g, alpha=-lr)))
+"""
+
+
+def test_a_plugin_may_add_an_inner_optimizer(tmp_path, capsys):
+    """--inner-optimizer takes a registered name, a plug-in's too: plain SGD steps as lionsim's sgd
+    with no momentum and no weight decay; a bad name lists the registered ones."""
+    path = _write(tmp_path, "inner.py", INNER)
+    key = load_plugin(path)
+    try:
+        layout = ParamLayout.of([("w", torch.zeros(3, 4))])
+        gen = torch.Generator().manual_seed(1)
+        grads = [torch.randn(2, layout.numel, generator=gen) for _ in range(4)]
+        finals = []
+        for inner in ("plain-sgd", "sgd"):
+            cfg = StrategyConfig(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0),
+                                 options={"localsgd.inner_optimizer": inner, "localsgd.local_steps": 2})
+            comm = SimComm(2)
+            strategy = STRATEGIES.get("localsgd")(cfg, layout, comm)
+            params = torch.ones(layout.numel)
+            strategy.start(params)
+            for step, g in enumerate(grads, 1):
+                train_step(strategy, TRANSPORTS.get("fp32-allreduce")(), comm, g.clone(), params, step, Clock())
+            finals.append(params)
+        assert torch.allclose(finals[0], finals[1], atol=1e-7)
+        capsys.readouterr()
+        assert run(["bench", "--plugin", str(path), "-s", "diloco", "--inner-optimizer", "nadam",
+                    "--out", str(tmp_path / "out")]) == 2
+        assert "bad --inner-optimizer 'nadam'; accepted: adamw, lion, sgd, plain-sgd" in capsys.readouterr().err
+    finally:
+        unload_plugin(key)
+        refresh()
+    from lionsim.strategies.inner import INNER_OPTIMIZERS
+
+    assert "plain-sgd" not in INNER_OPTIMIZERS
