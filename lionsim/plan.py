@@ -215,7 +215,7 @@ class BenchPlan:
             "target_loss": self.rule.target_loss, "compute": self.compute.source,
             "warmup_steps": self.rule.warmup_steps,
             "compute_spread": [s.text for s in self.compute.spread.specs] if self.compute.spread else [],
-            "bucket_mb": self.overlap.bucket_mb, "threads": self.training.threads, "timeout": self.backend.timeout,
+            "bucket_mb": self.overlap.bucket_mb, "overlap": self.overlap.mode, "threads": self.training.threads, "timeout": self.backend.timeout,
             "iface": self.backend.iface, "calibrate": self.backend.calibrate, "trace": self.training.trace,
             **flat_options(c.options),
         }
@@ -262,7 +262,7 @@ def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = N
                             calibrate=d["calibrate"]),
         compute=ComputePlan(source=d["compute"], device=None if d["compute"] == MEASURED else DEVICES.get(d["compute"]),
                             spread=spread),
-        overlap=OverlapConfig(bucket_mb=d["bucket_mb"]),
+        overlap=OverlapConfig(mode=d.get("overlap", "auto"), bucket_mb=d["bucket_mb"]),
         rule=SummaryRule(baseline=d["baseline"], target_loss=d["target_loss"], warmup_steps=d["warmup_steps"]),
         plugins=tuple(d["plugins"]),
     )

@@ -16,6 +16,7 @@ needs, a name a built-in (or another plug-in) already has, a bad option declarat
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import inspect
@@ -25,9 +26,19 @@ from pathlib import Path
 
 from lionsim.errors import LionsimError
 
-LOADED: dict[str, tuple[str, list[str], list[str]]] = {}
-"""Resolved file path -> (the module name it was imported as, the strategies and the transports
-it registered); each file is imported once."""
+LOADED: dict[str, tuple[str, dict[str, list[str]]]] = {}
+"""Resolved file path -> (the module name it was imported as, what it registered: names by registry
+kind); each file is imported once."""
+
+
+def _registries() -> dict:
+    """Every registry a plug-in may add to, by kind: what it registers there is checked, and
+    forgotten if the file fails (and by unload_plugin)."""
+    from lionsim.strategies import STRATEGIES
+    from lionsim.strategies.inner import INNER_OPTIMIZERS
+    from lionsim.transports import PAYLOAD_KINDS, TRANSPORTS
+
+    return {r.kind: r for r in (PAYLOAD_KINDS, INNER_OPTIMIZERS, TRANSPORTS, STRATEGIES)}
 
 
 def load_plugins(paths) -> list[str]:
@@ -37,9 +48,6 @@ def load_plugins(paths) -> list[str]:
 
 def load_plugin(path) -> str:
     """Import one plug-in file and check what it registered; its resolved path."""
-    from lionsim.strategies import STRATEGIES
-    from lionsim.transports import TRANSPORTS
-
     given = Path(path)
     if given.suffix != ".py":
         raise LionsimError(f"bad --plugin {path}; accepted: a Python file (FILE.py) defining strategies or transports")
@@ -49,41 +57,41 @@ def load_plugin(path) -> str:
     if key in LOADED:
         return key
     name = f"lionsim_plugin_{given.stem}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
-    before = (set(STRATEGIES.names()), set(TRANSPORTS.names()))
+    registries = _registries()
+    before = {kind: set(r.names()) for kind, r in registries.items()}
     spec = importlib.util.spec_from_file_location(name, given)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-        strategies = [n for n in STRATEGIES.names() if n not in before[0]]
-        transports = [n for n in TRANSPORTS.names() if n not in before[1]]
-        if not strategies and not transports:
+        added = {kind: [n for n in r.names() if n not in before[kind]] for kind, r in registries.items()}
+        if not any(added.values()):
             raise LionsimError("it registers no strategy or transport (decorate a class with "
-                               "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME))")
-        for t in transports:
-            check_transport(t, TRANSPORTS.get(t))
-        for s in strategies:
-            check_strategy(s, STRATEGIES.get(s))
+                               "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME)), payload kind "
+                               "or inner optimizer")
+        for k in added["payload kind"]:
+            check_kind(k, registries["payload kind"].get(k))
+        for t in added["transport"]:
+            check_transport(t, registries["transport"].get(t))
+        for s in added["strategy"]:
+            check_strategy(s, registries["strategy"].get(s))
     except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line; nothing stays half-registered
-        STRATEGIES.forget(set(STRATEGIES.names()) - before[0])
-        TRANSPORTS.forget(set(TRANSPORTS.names()) - before[1])
+        for kind, r in registries.items():
+            r.forget(set(r.names()) - before[kind])
         sys.modules.pop(name, None)
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         raise LionsimError(f"plugin {path}: {_why(e, given)}") from None
-    LOADED[key] = (name, strategies, transports)
+    LOADED[key] = (name, added)
     return key
 
 
 def unload_plugin(key: str) -> None:
     """Forget what a loaded plug-in file registered (a test's clean-up; its flags go at the next
     lionsim.cli.strategy_flags.refresh)."""
-    from lionsim.strategies import STRATEGIES
-    from lionsim.transports import TRANSPORTS
-
-    name, strategies, transports = LOADED.pop(str(Path(key).resolve()))
-    STRATEGIES.forget(strategies)
-    TRANSPORTS.forget(transports)
+    name, added = LOADED.pop(str(Path(key).resolve()))
+    for kind, r in _registries().items():
+        r.forget(added.get(kind, []))
     sys.modules.pop(name, None)
 
 
@@ -102,10 +110,11 @@ def _why(e: BaseException, path: Path) -> str:
 
 def check_strategy(name: str, cls) -> None:
     """What a registered strategy class must declare, checked when its plug-in loads."""
-    from lionsim.strategies.base import Hyper, Strategy
+    from lionsim.strategies.base import Hyper, Strategy, StrategyConfig
     from lionsim.strategies.form import option_specs
     from lionsim.strategies.given import check_flags, registered_specs
-    from lionsim.transports import KINDS, TRANSPORTS
+    from lionsim.transports import PAYLOAD_KINDS, SCHEDULES, TRANSPORTS
+    from lionsim.transports.base import AFTER_BACKWARD
 
     if not (inspect.isclass(cls) and issubclass(cls, Strategy)):
         raise LionsimError(f"strategy {name!r} is not a subclass of lionsim.strategies.Strategy")
@@ -119,8 +128,20 @@ def check_strategy(name: str, cls) -> None:
         raise LionsimError(f"strategy registered as {name!r} says name = {cls.name!r}; they must be the same")
     if not isinstance(cls.defaults, Hyper):
         raise LionsimError(f"strategy {name!r}: defaults must be a lionsim.strategies.base.Hyper")
-    if cls.payload_kind not in KINDS:
-        raise LionsimError(f"strategy {name!r}: payload_kind {cls.payload_kind!r}; accepted: {', '.join(KINDS)}")
+    if cls.payload_kind not in PAYLOAD_KINDS:
+        raise LionsimError(f"strategy {name!r}: payload_kind {cls.payload_kind!r}; accepted: {', '.join(PAYLOAD_KINDS)} "
+                           "(or a kind the file registers in lionsim.transports.PAYLOAD_KINDS)")
+    if cls.schedule not in SCHEDULES:
+        raise LionsimError(f"strategy {name!r}: schedule {cls.schedule!r}; accepted: {', '.join(SCHEDULES)} "
+                           "(when its reference implementation exchanges)")
+    if cls.after_step and cls.schedule != AFTER_BACKWARD:
+        raise LionsimError(f"strategy {name!r}: after_step exchanges only after backward; its schedule must be "
+                           f"{AFTER_BACKWARD!r}, not {cls.schedule!r}")
+    shared = [f.name for f in dataclasses.fields(StrategyConfig)]
+    unknown = [r for r in cls.reads if r not in shared] if isinstance(cls.reads, tuple) else [cls.reads]
+    if unknown:
+        raise LionsimError(f"strategy {name!r}: reads {', '.join(map(repr, unknown))}; accepted: a tuple of "
+                           f"StrategyConfig fields: {', '.join(shared)}")
     transport = TRANSPORTS.get(cls.default_transport)
     if cls.payload_kind not in transport.carries:
         raise LionsimError(f"strategy {name!r}: its default transport {cls.default_transport} carries "
@@ -132,8 +153,9 @@ def check_strategy(name: str, cls) -> None:
 
 def check_transport(name: str, cls) -> None:
     """What a registered transport class must declare, checked when its plug-in loads."""
-    from lionsim.transports import KINDS
-    from lionsim.transports.base import Transport
+    from lionsim.compute.kernel_table import KERNELS
+    from lionsim.transports import PAYLOAD_KINDS, SCHEDULES
+    from lionsim.transports.base import AFTER_BACKWARD, Transport
 
     if not (inspect.isclass(cls) and issubclass(cls, Transport)):
         raise LionsimError(f"transport {name!r} is not a subclass of lionsim.transports.Transport")
@@ -144,6 +166,25 @@ def check_transport(name: str, cls) -> None:
         raise LionsimError(f"transport {name!r} does not implement {', '.join(sorted(cls.__abstractmethods__))}")
     if cls.name != name:
         raise LionsimError(f"transport registered as {name!r} says name = {cls.name!r}; they must be the same")
-    unknown = [k for k in cls.carries if k not in KINDS]
+    unknown = [k for k in cls.carries if k not in PAYLOAD_KINDS]
     if unknown:
-        raise LionsimError(f"transport {name!r} carries {', '.join(unknown)}; accepted payload kinds: {', '.join(KINDS)}")
+        raise LionsimError(f"transport {name!r} carries {', '.join(unknown)}; accepted payload kinds: "
+                           f"{', '.join(PAYLOAD_KINDS)} (or a kind the file registers in lionsim.transports.PAYLOAD_KINDS)")
+    overlap = cls.overlap
+    if not (isinstance(overlap, frozenset) and AFTER_BACKWARD in overlap and overlap <= set(SCHEDULES)):
+        raise LionsimError(f"transport {name!r}: overlap {overlap!r}; accepted: a frozenset of {', '.join(SCHEDULES)} "
+                           f"holding {AFTER_BACKWARD!r} (every transport can run after backward)")
+    kernels = cls.kernels
+    if not (isinstance(kernels, tuple) and len(kernels) == 2 and all(isinstance(k, str) and k for k in kernels)):
+        raise LionsimError(f"transport {name!r}: kernels {kernels!r}; accepted: (packing, unpacking) kernel names, "
+                           f"e.g. {', '.join(KERNELS)} (a name the kernel table lacks is priced as float-pass)")
+
+
+def check_kind(name: str, kind) -> None:
+    """What a registered payload kind must declare, checked when its plug-in loads."""
+    from lionsim.transports import PayloadKind
+
+    if not isinstance(kind, PayloadKind):
+        raise LionsimError(f"payload kind {name!r} is a {type(kind).__name__}, not a lionsim.transports.PayloadKind")
+    if not (callable(kind.alone) and callable(kind.written)):
+        raise LionsimError(f"payload kind {name!r}: alone and written must be functions (of a Payload, of a PayloadSpec)")

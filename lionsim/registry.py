@@ -89,6 +89,10 @@ class Registry(Generic[T]):
     def items(self) -> Iterator[tuple[str, T]]:
         return iter(list(self._read().items()))
 
+    def __iter__(self) -> Iterator[str]:
+        """The registered names (as `names`)."""
+        return iter(self.names())
+
     def __contains__(self, name: object) -> bool:
         """Whether `name` (any case) is registered."""
         return match_name(name, self._read()) is not None

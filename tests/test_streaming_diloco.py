@@ -188,7 +188,7 @@ def test_a_send_waits_only_for_what_tau_steps_do_not_hide():
     for tau in (0, 1, 3):
         spec = PayloadSpec(kind="dense", numel=10**8, hidden_steps=tau)
         priced = price_step(transport=transport, spec=spec, workers=8, network=network, overlap=OverlapConfig(),
-                            after_step=True)
+                            strategy=STRATEGIES.get("streaming-diloco"))
         comm = priced.comm.time_s
         times = priced.times(work)
         assert times.comm_exposed_s == pytest.approx(max(0.0, comm - tau * 0.3))

@@ -9,7 +9,6 @@ import pytest
 from lionsim.aggregators import MajorityVote
 from lionsim.errors import LionsimError
 from lionsim.steptime import Buckets, OverlapConfig, StepWork, serial_end, step_times
-from lionsim.steptime.overlap import AFTER_BACKWARD, BUCKETED
 from lionsim.steptime.timeline import bucketed_exposed, bucket_spec
 from lionsim.network import CollectiveCall, Link, Network
 from lionsim.transports import TRANSPORTS, PayloadSpec
@@ -73,13 +72,25 @@ def test_no_overlap_exposes_everything_once():
     assert (t.buckets, t.comm_s, t.comm_exposed_s) == (1, pytest.approx(4 * MS), pytest.approx(4 * MS))
 
 
-def test_a2a_runs_after_backward_unless_forced_into_buckets():
+def test_a2a_runs_as_its_strategy_does_unless_the_run_says_otherwise():
+    """dlion-mavo's reference code exchanges after backward; --overlap buckets runs it per bucket (a2a-1bit's
+    votes are per coordinate), --overlap none runs a DDP strategy's all-reduce after backward."""
+    from lionsim.strategies import STRATEGIES
+
     spec = PayloadSpec(kind="votes", numel=8000, rule=MajorityVote())
     work = StepWork(forward_s=1 * MS, backward_s=100 * MS)
-    auto = step_times(work, transport=A2A, spec=spec, workers=3, network=SLOW, overlap=overlap(2000))
+    mavo = STRATEGIES.get("dlion-mavo")
+    auto = step_times(work, transport=A2A, spec=spec, workers=3, network=SLOW, overlap=overlap(2000), strategy=mavo)
     assert auto.buckets == 1 and auto.comm_exposed_s == auto.comm_s > 0
-    forced = step_times(work, transport=A2A, spec=spec, workers=3, network=SLOW, overlap=overlap(2000, "buckets"))
+    forced = step_times(work, transport=A2A, spec=spec, workers=3, network=SLOW, overlap=overlap(2000, "buckets"),
+                        strategy=mavo)
     assert forced.buckets == 4 and forced.comm_exposed_s < forced.comm_s
+    dense = PayloadSpec(kind="dense", numel=1000)
+    adamw = STRATEGIES.get("adamw")
+    assert step_times(work, transport=FP32, spec=dense, workers=2, network=SLOW, overlap=overlap(250),
+                      strategy=adamw).buckets == 4
+    assert step_times(work, transport=FP32, spec=dense, workers=2, network=SLOW, overlap=overlap(250, "none"),
+                      strategy=adamw).buckets == 1
 
 
 def test_extra_calls_are_never_hidden():
@@ -119,11 +130,6 @@ def test_bucket_spec_scales_per_parameter_counts():
     part = bucket_spec(spec, 250)
     assert (part.numel, part.k, part.segments) == (250, 2, 5)  # round(2.5) = 2
     assert bucket_spec(spec, 1000) == spec
-
-
-def test_every_transport_has_an_overlap_rule():
-    assert set(TRANSPORTS.names()) == BUCKETED | AFTER_BACKWARD
-    assert not BUCKETED & AFTER_BACKWARD
 
 
 def test_bad_overlap_settings():

@@ -26,7 +26,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies import STRATEGIES, Strategy
 from lionsim.strategies.base import Hyper
 from lionsim.strategies.form import between, option
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 
 def draw_key(seed: int, step: int, worker: int) -> int:
@@ -46,6 +46,7 @@ class RandomKEF(Strategy):
     summary = "random-k sparsification with error feedback (Stich et al. 2018): k random pairs per worker, all-gathered"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
+    schedule = PER_BUCKET  # as GRACE runs random-k (sands-lab/grace randomk.py): per tensor, from Horovod's backward hooks
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))  # plain SGD: betas unused
     bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m = m + lr g (the k sent positions are read "
                                             "and zeroed: k of P); update reads p, writes p")

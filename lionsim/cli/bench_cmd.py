@@ -93,6 +93,7 @@ def bench(
              "Default: h100 on sim, measured on gloo/nccl."),
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
+    overlap: o.Overlap = "auto",
     bucket_mb: float = typer.Option(
         25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
@@ -127,7 +128,7 @@ def bench(
         sync_tensors=sync_tensors, tie=tie, options=dict(strategy_options or {}), plugins=list(plugins or []),
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
-        bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
+        bucket_mb=bucket_mb, overlap=overlap, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
         trace=trace,
     )
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan

@@ -13,7 +13,6 @@ from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
-from lionsim.steptime.overlap import MODES
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
@@ -50,8 +49,7 @@ Mfu = Annotated[Optional[float], typer.Option(
 BucketMb = Annotated[float, typer.Option(
     "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb.")]
 Overlap = Annotated[str, typer.Option(
-    "--overlap", help=f"{' | '.join(MODES)}: per transport (DDP-style buckets where a comm hook can), "
-                      "every transport per bucket, or none.")]
+    "--overlap", help=o.OVERLAP_HELP)]
 Algorithm = Annotated[str, typer.Option(
     "--algorithm", help="Collective algorithm: auto (cheapest) or a name from `lionsim comm --help`, "
                         "for the ops it implements (others: cheapest).")]
@@ -109,7 +107,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"none = after it): {overlap}. kernels: {first['kernels']}."),
+                 f"after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: the bytes of `sent` that cross a node boundary, when some do and some don't

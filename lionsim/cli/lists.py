@@ -38,16 +38,18 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
     """One row per strategy and transport it can use (its default first): what it sends, the
     bits per parameter for `workers` workers (per step: a local-step method's over its H steps;
     PowerSGD's and DeMo's for the workload's small model, vit's by default, as they depend on its
-    shapes), its default lr and weight decay."""
+    shapes), when `--overlap auto` runs its exchange (`overlap`: buckets or after backward), its
+    default lr and weight decay."""
     import pandas as pd
     import torch
 
     from lionsim.aggregators import MajorityVote
     from lionsim.backends import SimComm
+    from lionsim.steptime.overlap import OverlapConfig
     from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_transports
     from lionsim.transports import TRANSPORTS, PayloadSpec
 
-    rows = []
+    rows, auto = [], OverlapConfig()  # `overlap`: what --overlap auto runs (buckets | after)
     cfg = StrategyConfig(workload=workload)
     for name, cls in STRATEGIES.items():
         transports = valid_transports(cls)
@@ -66,8 +68,8 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
             up, down = (bits / per for bits in TRANSPORTS.get(t)().bits_per_param(spec, workers))
             rows.append({"strategy": name, "transport": t, "default_transport": t == cls.default_transport,
                          "sends": cls.payload_kind, "workers": workers, "bits_per_param_up": up,
-                         "bits_per_param_down": down, "lr": defaults.lr, "weight_decay": defaults.weight_decay,
-                         "summary": cls.summary})
+                         "bits_per_param_down": down, "overlap": auto.schedule(TRANSPORTS.get(t), cls),
+                         "lr": defaults.lr, "weight_decay": defaults.weight_decay, "summary": cls.summary})
     return pd.DataFrame.from_records(rows)
 
 

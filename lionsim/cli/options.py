@@ -101,6 +101,11 @@ _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIF
                      "run.json says how many were used.")
 EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every this many steps.")]
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
+OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation runs it (per bucket during "
+                "backward, or after it) where its transport can, else after backward; buckets: per bucket "
+                "wherever the transport can; none: everything after backward (a framework without overlap). "
+                "`lionsim strategies --format csv` lists what auto runs for each strategy and transport.")
+Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(
     "--warmup-steps", help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
                            "run; fewer than --steps).")]

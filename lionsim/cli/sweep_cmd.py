@@ -64,6 +64,7 @@ def sweep(
     compute: Optional[str] = typer.Option(None, "--compute", help="A device (h100, ...) or measured; default h100."),
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
+    overlap: o.Overlap = "auto",
     bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
@@ -105,7 +106,7 @@ def sweep(
         betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
         tie=tie, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
-        bucket_mb=bucket_mb, threads=threads, compute_spread=list(compute_spread or []),
+        bucket_mb=bucket_mb, overlap=overlap, threads=threads, compute_spread=list(compute_spread or []),
         options=dict(strategy_options or {}), plugins=list(plugins or []))
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
                       shard=None if shard is None else Shard.parse(shard))

@@ -24,7 +24,7 @@ from lionsim.reports.summary import DEFAULT_WARMUP, pick_baseline
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.strategies import MomentumSync, StrategyConfig, momentum_strategies
+from lionsim.strategies import STRATEGIES, MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.given import check_given, flat_options, options_for, split_options
 from lionsim.strategies.momentum_sync import TensorSelection
 from lionsim.workloads import WORKLOADS, WorkloadConfig, canonical_workload, check_workload
@@ -120,6 +120,10 @@ class BenchConfig:
     On gloo/nccl each rank sleeps to match (its factor - 1) x its measured compute."""
     bucket_mb: float = 25.0
     """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
+    overlap: str = "auto"
+    """sim: when each step's exchange runs (lionsim.steptime.overlap): auto (each strategy's reference
+    schedule where its transport can run it, else after backward) | buckets (per bucket wherever the
+    transport can) | none (after backward). gloo/nccl send after backward and book what they measured."""
     threads: int = 1
     """torch CPU threads while building the workload and training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
@@ -194,7 +198,12 @@ class BenchConfig:
             choices = [MEASURED, *DEVICES.names()]
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "
                                f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
-        OverlapConfig(bucket_mb=self.bucket_mb)  # fails on a bad bucket size
+        if isinstance(self.overlap, str):
+            self.overlap = self.overlap.strip().lower()
+        OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb)  # fails on a bad mode or bucket size
+        if self.overlap == "buckets" and self.backend != "sim":
+            raise LionsimError(f"--overlap buckets needs --backend sim: a {self.backend} run sends after backward "
+                               "and books the times it measured")
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:
             spread.check(self.workers)
@@ -207,7 +216,8 @@ class BenchConfig:
         self.eval_samples = parse_eval_samples(self.eval_samples)
         check_tie(self.tie)
         if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):
-            raise LionsimError(f"--tie {self.tie} applies to dlion-mavo's majority vote and no run is dlion-mavo")
+            readers = ", ".join(name for name, cls in STRATEGIES.items() if "tie" in cls.reads)
+            raise LionsimError(f"--tie {self.tie} applies to {readers} (the strategies that read it) and no run is one of them")
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")

@@ -103,13 +103,13 @@ class SweepConfig:
         reset for a run they do not fit: a cell is a bench of its one run, replayable as such.
         Speedups against the baseline are the sweep's (per group), so a cell's own has none."""
         run, cfg = unit.run, self.bench
-        mavo = run.strategy == "dlion-mavo"
+        ties = "tie" in run.strategy_class.reads  # the shared options a strategy reads, as it declares them
         syncs = run.strategy_class.has_momentum_sync
         return dataclasses.replace(
             cfg, workload=unit.workload, workers=unit.workers, seed=unit.seed, network=network,
             strategies=[run.label], transport=None, baseline=None,
             hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
-            tie=cfg.tie if mavo else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",
+            tie=cfg.tie if ties else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",
             sync_tensors=cfg.sync_tensors if syncs else "all", options=options_for(cfg.options, run.strategy))
 
     def bench_options(self) -> dict:

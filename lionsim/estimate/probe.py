@@ -35,8 +35,6 @@ class Probe:
     """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
     sync_every: int = 1
     """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
-    after_step: bool = False
-    """Its exchange waits for the step's own update (Strategy.after_step)."""
     strategy: Strategy | None = None
     """The strategy built on the stand-in layout: its run_spec / extra_calls / phase say what
     each step of a whole run does (lionsim.estimate.run)."""
@@ -78,5 +76,5 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
-                 after_step=strategy.after_step, strategy=strategy,
+                 strategy=strategy,
                  update_flops=strategy.update_flops(shapes) if shapes else 0.0)

@@ -15,8 +15,10 @@ Per worker and step (timeline.py for how they combine):
                            the update also runs the strategy's own matrix FLOPs
                            (Strategy.update_flops: Muon's Newton-Schulz, Dion's power
                            iteration) at peak x mfu
-    comm_s, comm_exposed_s the transport's collectives priced on the network, overlapped with
-                           backward as overlap.py says
+    comm_s, comm_exposed_s the transport's collectives priced on the network, per bucket during
+                           backward or once after it (overlap.py: the strategy's reference
+                           schedule where its transport can run it, or --overlap's)
+    overlap                which of the two ran: buckets | after
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
                            cheapest for each call, or --algorithm): every bucket and extra call
     inter_bytes            the part of wire_bytes that crosses nodes (all of it on a flat network)
@@ -43,7 +45,7 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
-from lionsim.steptime.kernel_passes import kernel_cost
+from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.estimate.run import describe, step_kinds
@@ -125,7 +127,16 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
     work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
-                      after_step=p.after_step)
+                      strategy=type(p.strategy))
+
+
+def kernels_text(r: Resolved, transport: str) -> str:
+    """estimate.csv's `kernels`: what priced the row's passes, and any kernel of the transport the
+    table lacks (priced as float-pass: lionsim.steptime.kernel_passes)."""
+    if r.kernels.table is None:
+        return r.kernels.describe()
+    missing = stand_ins(transport, r.kernels.table, r.kernels.device)
+    return r.kernels.describe() + (f"; {', '.join(missing)} priced as float-pass" if missing else "")
 
 
 def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
@@ -189,11 +200,11 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "params": r.params, **step,
             "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
             "gpus_per_node": network.workers_per_node,
-            "overlap": "buckets" if step["buckets"] and r.overlap.bucketed(run.transport) and not p.after_step else "none",
+            "overlap": r.overlap.schedule(p.transport, type(p.strategy)),
             "compute_spread": "" if r.spread is None else r.spread.describe(),
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
-            "kernels": r.kernels.describe(),
+            "kernels": kernels_text(r, run.transport),
             # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
             "unit": "tokens" if r.flops_per_unit is None else "samples",
         })

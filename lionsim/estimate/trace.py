@@ -15,7 +15,7 @@ from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.probe import probe
 from lionsim.estimate.table import step_inputs
 from lionsim.reports.trace import Track, trace_text
-from lionsim.steptime.lanes import Span, modelled_lanes
+from lionsim.steptime.lanes import Span, modelled_lanes, step_end
 
 
 def estimate_trace(cfg: EstimateConfig) -> str:
@@ -32,7 +32,7 @@ def estimate_trace(cfg: EstimateConfig) -> str:
         for local in ([False, True] if p.sync_every > 1 else [False]):
             work, pricing = step_inputs(r, run, p, flops, workers, network, local)
             step = modelled_lanes(work=work, factors=[1.0], **pricing)[0]  # every worker alike
-            end = max(s.end_s for s in step)
+            end = step_end(step)
             name = "local step" if local else ("sync step" if p.sync_every > 1 else "step")
             spans.append(Span("step", name, at, end, {"local_steps": p.sync_every} if p.sync_every > 1 else {}))
             spans += [Span(s.lane, s.name, s.start_s + at, s.dur_s, s.args) for s in step]

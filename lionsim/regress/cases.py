@@ -81,6 +81,12 @@ class Case:
     pinned nowhere, every strategy trains at its own defaults for the workload."""
     mavo_slack: float = IID_MAVO_SLACK
     """Cross-check: the fraction of global Lion's held-out loss reduction D-Lion MaVo may give up."""
+    reference: str = "lion"
+    """The strategy the gaps and the cross-check measure against (global Lion)."""
+    paired: tuple[str, ...] = LION_FAMILY
+    """Strategies whose gap to the reference each run reports."""
+    checked: tuple[str, ...] = ("dlion-mavo",)
+    """Strategies the cross-check holds within mavo_slack of the reference's gain."""
     tie: str = "zero"
     """dlion-mavo tie rule (`lionsim bench --tie`): zero | alternate | random."""
 

@@ -46,12 +46,12 @@ def cross_checks(run: CaseRun) -> list[Row]:
         margin = LEARN_FRACTION * untrained
         rows.append(_row(run, label, BEATS_UNTRAINED, untrained, run.metrics[label]["eval_loss"], margin,
                          untrained - margin, f"untrained {untrained:.4f} - {LEARN_FRACTION:g} of it"))
-    lion = next((lb for lb in run.labels if lb.startswith("lion@")), None)
+    lion = next((lb for lb in run.labels if lb.partition("@")[0] == run.case.reference), None)
     if lion is None or lion not in run.metrics:
         return rows
     lion_loss = run.metrics[lion]["eval_loss"]
     for label in run.labels:
-        if label.startswith("dlion-mavo@") and label in run.metrics:
+        if label.partition("@")[0] in run.case.checked and label in run.metrics:
             slack = run.case.mavo_slack
             margin = slack * (untrained - lion_loss)
             rows.append(_row(run, label, MAVO_VS_LION, lion_loss, run.metrics[label]["eval_loss"], margin,

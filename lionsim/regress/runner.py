@@ -19,7 +19,7 @@ from lionsim.config.planning import plan
 from lionsim.training.results import Results
 from lionsim.training.runner import Runner
 from lionsim.errors import LionsimError
-from lionsim.regress.cases import LION_FAMILY, Case
+from lionsim.regress.cases import Case
 from lionsim.regress.metrics import add_gaps, run_metrics
 from lionsim.regress.noise import with_float_noise
 from lionsim.workloads import WorkloadConfig, build_workload
@@ -102,9 +102,9 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: i
                     result.metrics[label] = run_metrics(bench.steps)
             if progress is not None:
                 progress(f"{case.name} seed {seed}{f' noise {noise}' if noise else ''}: {label}")
-    lion = next((lb for s, lb in zip(case.strategies, labels) if s.partition("@")[0] == "lion"), None)
+    lion = next((lb for s, lb in zip(case.strategies, labels) if s.partition("@")[0] == case.reference), None)
     paired = [lb for s, lb in zip(case.strategies, labels)
-              if s.partition("@")[0] in LION_FAMILY and lb != lion]
+              if s.partition("@")[0] in case.paired and lb != lion]
     add_gaps(result.metrics, lion, paired)
     return result
 

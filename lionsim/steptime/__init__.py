@@ -4,7 +4,8 @@
     + the collectives a step issues, priced on a network and overlapped with backward
     -> StepTimes (compute_s, encode_s, comm_s, comm_exposed_s, decode_s, update_s, step_s)
 
-timeline.py combines them, overlap.py says which transports run per bucket during backward,
+timeline.py combines them, overlap.py says when a step's exchange runs (per bucket during backward
+or after it: the transport's declaration, the strategy's reference schedule, --overlap),
 passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) moves, work.py
 turns FLOPs and bytes (or measurements) into StepWork.
 """

@@ -11,6 +11,10 @@ passes.py counts the bytes each pass moves; this module says which kernel moves 
 and each part takes sum(bytes x params / that kernel's GBps) on the device's rows of
 lionsim.compute.kernel_table, at least the launches of the kernels it runs x the device's
 per-kernel floor (work.device_work). With `ideal` the ideal fused passes of work.py stand.
+
+A transport may name a kernel the table has no row for on the device (a plug-in's own codec):
+that kernel is priced with the device's float-pass row, an ideal fused elementwise pass (a lower
+bound on a real codec's time), and `estimate` says so in its `kernels` column (stand_ins).
 """
 
 from __future__ import annotations
@@ -65,10 +69,9 @@ def kernel_cost(passes: PassBytes, transport: str, spec: PayloadSpec, workers: i
     """`passes` (passes.pass_bytes of the same arguments) split by kernel, on `device`'s rows."""
     packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
     rows = table.for_device(device)
-    needed = {FLOAT, packer, unpacker}
-    missing = sorted(needed - set(rows))
-    if missing:
-        raise LionsimError(f"the kernel table {table.path} has no {', '.join(missing)} row for {device!r}")
+    if FLOAT not in rows:
+        raise LionsimError(f"the kernel table {table.path} has no {FLOAT} row for {device!r}")
+    rows = rows | {k: rows[FLOAT] for k in stand_ins(transport, table, device)}
     if local or workers == 1:  # nothing packed: the rule and the update alone
         pack = 0.0
     else:
@@ -79,3 +82,10 @@ def kernel_cost(passes: PassBytes, transport: str, spec: PayloadSpec, workers: i
         update=PartBytes(((FLOAT, passes.update),)),
         rows=rows, sync=sync,
     )
+
+
+def stand_ins(transport: str, table: KernelTable, device: str) -> list[str]:
+    """The kernels `transport` declares that `device`'s rows of the table lack: each priced as
+    float-pass (module doc)."""
+    rows = table.for_device(device)
+    return [k for k in dict.fromkeys(TRANSPORTS.get(transport).kernels) if k not in rows]

@@ -13,7 +13,9 @@ ready when the slowest worker's is, r_j = M (F + B C_j / P) + E C_j / P with M =
 (stragglers.py); it starts when it is ready and the comm stream is free (Lindley's recursion,
 each exchange's collectives one after another) and the strategy's own collectives follow the
 last one. Every worker then decodes and updates, so the step ends at the same time on every
-worker: T(M), the step_s of steps.csv. Each collective is priced by the algorithm
+worker: T(M), the step_s of steps.csv. An exchange whose result a later step reads (Streaming
+DiLoCo's) runs on past its step's end: the step waits only for what those steps do not hide
+(timeline.PricedStep.hidden), and the next steps are laid over the rest of it. Each collective is priced by the algorithm
 price_step's pricing picks and named by op, size and that algorithm.
 """
 
@@ -24,9 +26,9 @@ from typing import Sequence
 
 from lionsim.network import AUTO, CollectiveCall, Network
 from lionsim.steptime.overlap import Buckets, OverlapConfig
-from lionsim.steptime.timeline import StepWork, bucket_spec, price_call
+from lionsim.steptime.timeline import Priced, PricedStep, StepWork, bucket_spec, price_call
 from lionsim.transports import PayloadSpec, Transport
-from lionsim.transports.base import plan_on
+from lionsim.transports.base import PER_BUCKET, plan_on
 
 COMPUTE, COMM = "compute", "comm"
 """The two lanes (Chrome trace threads) of a worker."""
@@ -85,7 +87,7 @@ def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network
 
 def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Transport, spec: PayloadSpec | None,
                    network: Network, overlap: OverlapConfig, extra_calls: Sequence[CollectiveCall] = (),
-                   algorithm: str = AUTO, after_step: bool = False, workers: int | None = None) -> list[list[Span]]:
+                   algorithm: str = AUTO, strategy=None, workers: int | None = None) -> list[list[Span]]:
     """One step of every worker as spans (module doc); `factors` [W] each worker's compute
     factor, the other keywords as timeline.price_step's; `workers` W when the factors stand for
     fewer (workers all alike: their lanes are the same)."""
@@ -94,8 +96,9 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
     F, B, E = work.forward_s, work.backward_s, work.encode_s
     ready_all = slowest * (F + B) + E  # every worker's backward and encode done
     exchanges: list[tuple[float, list[PricedCall]]] = []  # (ready, its collectives)
+    hidden = None  # an after-backward exchange whose result a later step uses: what the step waits for
     if workers > 1 and spec is not None:
-        if not after_step and overlap.bucketed(transport.name):
+        if overlap.schedule(transport, strategy) == PER_BUCKET:
             buckets, priced, done = Buckets.of(spec.numel, overlap.bucket_params), {}, 0
             for size in buckets.sizes():
                 if size not in priced:
@@ -105,8 +108,12 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
                 share = done / spec.numel
                 exchanges.append((slowest * (F + B * share) + E * share, priced[size]))
         else:
-            exchanges.append((ready_all, priced_calls(plan_on(transport, spec, workers, network.workers_per_node),
-                                                      workers, network, algorithm)))
+            calls = priced_calls(plan_on(transport, spec, workers, network.workers_per_node), workers, network, algorithm)
+            exchanges.append((ready_all, calls))
+            if spec.hidden_steps or spec.hidden_shares:  # it runs on into the next steps (PricedStep.hidden)
+                alone = PricedStep(comm=Priced(sum(c.time_s for c in calls)), extra=Priced(), buckets=None, count=1,
+                                   hidden_steps=spec.hidden_steps, hidden_shares=spec.hidden_shares)
+                hidden = float(alone.hidden(slowest * (F + B), E))
     comm: list[Span] = []
     free = 0.0
     for j, (ready, calls) in enumerate(exchanges):
@@ -115,7 +122,7 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
             comm.append(c.span(t, **({"bucket": j + 1} if len(exchanges) > 1 else {})))
             t += c.time_s
         free = t
-    end = max(free, ready_all)
+    end = max(free, ready_all) if hidden is None else ready_all + hidden
     extra = priced_calls(extra_calls, workers, network, algorithm) if workers > 1 else []
     for c in extra:
         comm.append(c.span(end, strategy_call=True))
@@ -129,3 +136,9 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
                  Span(COMPUTE, "update", end + work.decode_s, work.update_s)]
         lanes.append([s for s in spans if s.dur_s > 0] + comm)
     return lanes
+
+
+def step_end(spans: Sequence[Span]) -> float:
+    """Where a worker's modelled step ends: its compute lane's last span (an exchange whose result
+    a later step reads runs on past it)."""
+    return max(s.end_s for s in spans if s.lane == COMPUTE)

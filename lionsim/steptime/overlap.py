@@ -1,43 +1,34 @@
-"""Which transports overlap communication with the backward pass, and how buckets are formed.
+"""When a step's exchange runs: per bucket during backward, or once after it; and how buckets form.
 
 PyTorch DDP (Li et al. 2020, "PyTorch Distributed", VLDB) groups gradients into buckets of
 about `bucket_cap_mb` and launches each bucket's all-reduce as soon as backward has produced
-it, so communication runs while backward goes on; a communication hook may replace the
-all-reduce by anything that turns one bucket into its result.
+it, so communication runs while backward goes on; a communication hook (PowerSGD's, the
+quantization hooks) may replace the all-reduce by anything that turns one bucket into its
+result, and Horovod's per-tensor hooks (GRACE's compressors, DGC's code) do the same per fused
+group of tensors. Other implementations exchange once, after backward, in the optimizer's step:
+DeepSpeed's 1-bit Adam over the flat buffer, the Lion Cub and D-Lion code over every tensor's
+votes concatenated, DeMo, Dion, signSGD's authors' code. A framework without overlap runs
+everything after backward.
 
-What lionsim overlaps (mode "auto"): a transport whose exchange for a bucket needs only
-that bucket, and nothing computed from other buckets' results, can run in such a hook:
+So a run's schedule has two sides, each declared where it belongs:
 
-- fp32-allreduce, bf16-allreduce: DDP itself (bf16 as its bf16_compress_hook); fp8-allreduce,
-  fp8-e5m2-allreduce: a DDP comm hook per bucket (as torchft's quantized all-reduce).
-- int8-allreduce, pbit-allreduce: Lion's vote sign(b1 m + (1 - b1) g) is elementwise, so a
-  bucket's votes need only that bucket's gradient and momentum; one all-reduce per bucket.
-  The same holds for Lion Cub's L1 levels (a bucket holds whole tensors, and the scale is
-  per tensor).
-- allgather-1bit, sparse-allgather: one all-gather (pair) per bucket, as DDP's quantization
-  hooks do.
-- packed-allreduce (Lion Cub's ternary levels), allgather-levels (QSGD, per-tensor norms): as
-  int8-allreduce and allgather-1bit, a bucket needs only its own tensors.
-- lowrank-allreduce: PowerSGD is a DDP comm hook (torch's powerSGD_hook), per bucket: its
-  three all-reduces (the rest, P, Q) run in series for each bucket.
+- what the transport can do (Transport.overlap): every transport can run after backward; it
+  can run per bucket only where a bucket's exchange needs nothing but that bucket and gives the
+  same aggregate as the whole (not 1-bit Adam's compressed all-reduce, one scale over the flat
+  buffer); a transport that declares nothing runs after backward;
+- what the strategy's reference implementation runs (Strategy.schedule, with the source in a
+  comment beside it); a strategy whose payload exists only after its own update (Strategy
+  .after_step: DiLoCo's pseudo-gradient) can only run after backward.
 
-What it does not (mode "auto"), and why:
+The run's `--overlap` picks (OverlapConfig.schedule):
 
-- a2a-1bit: the two-phase all-reduce puts a vote between two dependent collectives. Lion Cub
-  and DeepSpeed's 1-bit Adam, whose compressed all-reduce it is, run it once over the whole
-  flattened buffer in the optimizer step, after backward.
-- compressed-allreduce: 1-bit Adam's, with one scale over the whole flat buffer, once per
-  step in the optimizer (its fp32 warm-up steps are priced the same way: conservative).
-- param-server: the server must hold every worker's push before it votes and replies
-  (Distributed Lion, Algorithm 1: one vote per step).
-- hier-exact, hier-1bit: like a2a-1bit, a vote (each block's owner combining the nodes'
-  summaries) sits between dependent collectives, so they run once after backward.
+    auto      the strategy's reference schedule where its transport can run it, else after
+              backward (the default: each method priced as its authors' code runs it)
+    buckets   per bucket wherever the transport can (what a hook implementation could reach)
+    none      everything after backward, as a framework without overlap
 
-Mode "buckets" runs every transport per bucket (what a hook implementation of a2a-1bit or a
-parameter server could reach: each bucket's phases in series); mode "none" runs every
-exchange once after backward, as the Distributed Lion timing table adds its parts up.
-A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum
-sync after the update) never overlap.
+A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum sync
+after the update) never overlap.
 """
 
 from __future__ import annotations
@@ -49,15 +40,11 @@ from typing import Sequence
 import numpy as np
 
 from lionsim.errors import LionsimError
+from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET
 
 MODES = ("auto", "buckets", "none")
-
-BUCKETED = frozenset({"fp32-allreduce", "bf16-allreduce", "fp8-allreduce", "fp8-e5m2-allreduce", "int8-allreduce", "pbit-allreduce", "allgather-1bit",
-                      "sparse-allgather", "packed-allreduce", "allgather-levels", "lowrank-allreduce"})
-"""Transports mode "auto" runs per bucket during backward (module doc)."""
-AFTER_BACKWARD = frozenset({"a2a-1bit", "param-server", "compressed-allreduce", "hier-exact", "hier-1bit",
-                            "sparseloco-allgather", "fp4-allreduce"})
-"""Transports mode "auto" runs once after backward (module doc)."""
+"""--overlap: the strategy's reference schedule where its transport can run it | per bucket
+wherever the transport can | everything after backward (module doc)."""
 
 GRAD_BYTES = 4
 """Bytes per parameter of the float32 gradients a bucket is measured in (as DDP's bucket_cap_mb)."""
@@ -70,7 +57,7 @@ class OverlapConfig:
     """How a step's communication may overlap its backward pass."""
 
     mode: str = "auto"
-    """auto (per transport, module doc) | buckets (every transport per bucket) | none."""
+    """auto | buckets | none (MODES, module doc)."""
     bucket_mb: float = 25.0
     """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb."""
 
@@ -86,17 +73,15 @@ class OverlapConfig:
         """Parameters per full bucket (at least one)."""
         return max(1, int(self.bucket_mb * MB // GRAD_BYTES))
 
-    def bucketed(self, transport: str) -> bool:
-        """Whether `transport`'s exchange runs per bucket during backward."""
-        if self.mode == "none":
-            return False
-        if self.mode == "buckets":
-            return True
-        if transport in BUCKETED:
-            return True
-        if transport in AFTER_BACKWARD:
-            return False
-        raise LionsimError(f"no overlap rule for transport {transport!r}; known: {', '.join(sorted(BUCKETED | AFTER_BACKWARD))}")
+    def schedule(self, transport, strategy=None) -> str:
+        """PER_BUCKET or AFTER_BACKWARD: what a step of `strategy` (its class, or an instance) over
+        `transport` runs under this mode (module doc). `strategy` None: a bare gradient exchange,
+        which DDP runs per bucket."""
+        if self.mode == "none" or getattr(strategy, "after_step", False) or PER_BUCKET not in transport.overlap:
+            return AFTER_BACKWARD
+        if self.mode == "buckets" or strategy is None:
+            return PER_BUCKET
+        return strategy.schedule
 
 
 @dataclass(frozen=True, slots=True)

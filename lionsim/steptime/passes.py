@@ -26,19 +26,16 @@ from typing import Protocol
 from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import StrategyBytes
 from lionsim.steptime.wire_passes import F32, I8, TransportBytes, transport_bytes
-from lionsim.transports import PayloadSpec
+from lionsim.transports import PAYLOAD_KINDS, PayloadSpec
 
 __all__ = ["F32", "I8", "NO_SYNC",
            "PassBytes", "StrategyBytes", "SyncCopy", "TransportBytes", "pass_bytes", "payload_bytes", "sync_copy", "transport_bytes"]
 
 
 def payload_bytes(spec: PayloadSpec) -> float:
-    """Bytes per parameter the local rule writes as the payload (a dense gradient is sent in place)."""
-    if spec.kind == "dense":
-        return 0.0
-    if spec.kind == "sparse":
-        return (8 + F32) * spec.k / spec.numel  # int64 index + float32 value per pair
-    return I8  # votes, levels, scaled signs
+    """Bytes per parameter the local rule writes as the payload, as its kind declares (PAYLOAD_KINDS:
+    a dense gradient is sent in place, a sparse one writes its pairs, the rest a byte each)."""
+    return PAYLOAD_KINDS.get(spec.kind).written(spec)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +102,7 @@ def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, worke
         raise LionsimError(f"no memory-pass accounting for strategy {cls.name!r}: its module declares no bytes")
     own = cls.bytes
     if workers == 1:
-        aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
+        aggregate = PAYLOAD_KINDS.get(spec.kind).decoded  # its own payload, as the update reads it
         return PassBytes(encode=own.rule + payload_bytes(spec), decode=0.0, update=own.update + aggregate)
     t = transport_bytes(transport, spec, workers, workers_per_node)
     return PassBytes(encode=own.rule + payload_bytes(spec) + t.pack, decode=t.unpack, update=own.update + t.aggregate)

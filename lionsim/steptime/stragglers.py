@@ -60,8 +60,8 @@ def step_seconds(priced: PricedStep, work: StepWork, factors: np.ndarray | float
     window = work.backward_s * f + work.encode_s
     if not priced.count:
         exposed = np.zeros_like(f)
-    elif priced.buckets is None:  # less what the next hidden_steps steps' compute hides
-        exposed = np.maximum(0.0, priced.comm.time_s - priced.hidden_steps * (work.forward_s + work.backward_s) * f)
+    elif priced.buckets is None:  # less what later steps' compute hides (PricedStep.hidden)
+        exposed = np.broadcast_to(priced.hidden((work.forward_s + work.backward_s) * f, work.encode_s), f.shape)
     else:
         exposed = np.broadcast_to(priced.exposed(window), f.shape)
     return (work.forward_s + work.backward_s) * f + work.encode_s + exposed + priced.extra.time_s \

@@ -19,9 +19,11 @@ waits for the last exchange; decode and update follow it (not overlapped: conser
                     the last bucket's cost, since it is ready only when backward ends
     step_s          compute_s + encode_s + comm_exposed_s + decode_s + update_s
 
-A transport that runs after backward (overlap.py), or the exchange of a strategy whose payload
+An exchange the run's schedule puts after backward (overlap.py: the strategy's reference
+schedule, what its transport can do and --overlap), or the exchange of a strategy whose payload
 exists only after its own update (DiLoCo), is one exchange ready at F + B + E, so its whole
-cost is exposed. A strategy's extra collectives are added to both, never hidden.
+cost is exposed, less what later steps hide where the result is used steps later (Streaming
+DiLoCo: `hidden`). A strategy's extra collectives are added to both, never hidden.
 
 Uneven workers (lionsim.steptime.stragglers): an exchange needs every worker's bucket, so it
 is ready when the slowest worker's is; the step is this timeline at the slowest worker's
@@ -35,11 +37,13 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, serial_end  # noqa: F401 (re-exported)
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
 from lionsim.transports import PayloadSpec, Transport
-from lionsim.transports.base import plan_on
+from lionsim.transports.base import PER_BUCKET, plan_on
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -188,6 +192,9 @@ class PricedStep:
     """Exchanges the payload ran in (StepTimes.buckets)."""
     hidden_steps: int = 0
     """Steps whose compute (forward + backward) the exchange runs behind (PayloadSpec.hidden_steps)."""
+    hidden_shares: tuple[float, ...] = ()
+    """Where the payload's parameters start, as shares of the model's (PayloadSpec.hidden_shares):
+    the exchange also runs behind that share of a step (`hidden`)."""
 
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
@@ -195,9 +202,38 @@ class PricedStep:
             return self.comm.time_s
         return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s, self.numel)
 
+    def hidden(self, compute_s, encode_s):
+        """Seconds an after-backward exchange whose result is used later waits for, mean over the
+        fragments it may be (hidden_shares; one at 0 where none is given). Elementwise: compute_s,
+        one step's forward + backward, may be an array (stragglers.py).
+
+        A fragment of the parameters [a, b) of P (forward order) is ready when backward has passed
+        it and needed when the forward of tau + 1 steps later reaches it (Streaming DiLoCo's schedule:
+        sent after step t, merged after step t + tau, read by step t + tau + 1). Backward runs from
+        the last parameter to the first, so after the fragment's last gradient the step still
+        runs (B + E) a / P of backward and encode; then come the tau steps between (forward +
+        backward each; their other work is not counted, as everywhere here: conservative), then
+        F a / P of forward before it. With s = a / P:
+
+            window = tau (F + B) + s (F + B + E)        exposed = max(0, c - window)
+
+        so the last fragments hide behind nearly one step more than tau (F + B), the first none;
+        P equal fragments, s = 0, 1/P, ..., (P - 1)/P, about half a step more on average."""
+        shares = self.hidden_shares or (0.0,)
+        total = 0.0
+        for share in shares:
+            window = self.hidden_steps * compute_s + share * (compute_s + encode_s)
+            total = total + np.maximum(0.0, self.comm.time_s - window)
+        return total / len(shares)
+
     def times(self, work: StepWork) -> StepTimes:
-        exposed = self.exposed(work.backward_s + work.encode_s) if self.count else 0.0
-        exposed = max(0.0, exposed - self.hidden_steps * (work.forward_s + work.backward_s))
+        compute = work.forward_s + work.backward_s
+        if not self.count:
+            exposed = 0.0
+        elif self.buckets is None:
+            exposed = float(self.hidden(compute, work.encode_s))
+        else:
+            exposed = self.exposed(work.backward_s + work.encode_s)
         return StepTimes(
             forward_s=work.forward_s,
             backward_s=work.backward_s,
@@ -221,23 +257,23 @@ def price_step(
     overlap: OverlapConfig,
     extra_calls: Sequence[CollectiveCall] = (),
     algorithm: str = AUTO,
-    after_step: bool = False,
+    strategy=None,
 ) -> PricedStep:
     """The collectives of one step of `spec` over `transport`, priced (module doc); `spec`
-    None: a step that sends nothing (a local step of local SGD). `after_step`: the strategy's
-    payload exists only after the step's own update (DiLoCo's pseudo-gradient), so it is one
-    exchange after backward whatever the transport."""
+    None: a step that sends nothing (a local step of local SGD). `strategy` (its class): whose
+    reference schedule `overlap` reads (OverlapConfig.schedule; None: a bare gradient exchange)."""
     extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
     if workers == 1 or spec is None:
         return PricedStep(comm=Priced(), extra=extra, buckets=None)
-    if not after_step and overlap.bucketed(transport.name):
+    if overlap.schedule(transport, strategy) == PER_BUCKET:
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
         return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
                           first_cost_s=first.time_s, bucket_cost_s=cost.time_s, numel=spec.numel, count=buckets.total)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
-    return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps)
+    return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
+                      hidden_shares=spec.hidden_shares)
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:

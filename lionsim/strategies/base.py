@@ -32,7 +32,7 @@ from lionsim.strategies.layout import ParamLayout
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
 from lionsim.timing import Clock
-from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, TRANSPORTS, Payload, PayloadSpec
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -90,6 +90,12 @@ class Strategy(ABC):
     after_step: ClassVar[bool] = False
     """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
     inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
+    schedule: ClassVar[str] = AFTER_BACKWARD
+    """When its reference implementation exchanges (lionsim.transports.SCHEDULES): PER_BUCKET from a
+    backward hook (a DDP comm hook, Horovod's per-tensor hooks), AFTER_BACKWARD in the optimizer's
+    step. `--overlap auto` runs that where its transport can (Transport.overlap), else after
+    backward (lionsim.steptime.overlap). Say in a comment which implementation it follows. The
+    default, after backward, is the safe one for a strategy that says nothing: its time is never hidden."""
     reads: ClassVar[tuple[str, ...]] = ()
     """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its Options and the
     momentum sync (`lionsim strategies --matrix` lists them; bench refuses --tie where no run reads it)."""

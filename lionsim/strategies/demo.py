@@ -29,7 +29,7 @@ from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.dct import ChunkedDCT
 from lionsim.strategies.form import integer, option
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 @STRATEGIES.register("demo")
@@ -38,6 +38,8 @@ class DeMo(Strategy):
     summary = "DeMo: top-k DCT coefficients per chunk of each worker's momentum, all-gathered, sign of the mean"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
+    schedule = AFTER_BACKWARD  # the authors' code (bloc97/DeMo demo.py): each tensor's coefficients
+    # all-gathered in the optimizer's step, after backward (DDP's own sync turned off)
     defaults = Hyper(lr=1e-2, weight_decay=0.01, betas=(0.999, 0.0))  # lr measured on vit (see `tuning`)
     shape_dependent = True
 

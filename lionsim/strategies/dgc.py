@@ -29,7 +29,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 WARMUP_STAGES = 4
 """The paper's warm-up epochs, here equal shares of --dgc-warmup-steps."""
@@ -64,6 +64,8 @@ class DeepGradientCompression(Strategy):
     summary = "per-tensor top-k sparsification with momentum correction and local accumulation"
     payload_kind = "sparse"
     default_transport = "sparse-allgather"
+    schedule = PER_BUCKET  # the authors' code (synxlin/deep-gradient-compression dgc/horovod/optimizer.py):
+    # each tensor compressed and sent from its Horovod backward hook
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
         6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"

@@ -37,7 +37,7 @@ from lionsim.strategies.form import between, option
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.muon import hidden, matrix_shape
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix, orthogonalize_
 
 EPS = 1e-8
@@ -67,6 +67,7 @@ class Dion(Strategy):
     summary = "Dion: rank-r orthonormal update per matrix from each worker's momentum (P, R all-reduced), error feedback"
     payload_kind = "lowrank"
     default_transport = "lowrank-allreduce"
+    schedule = AFTER_BACKWARD  # microsoft/dion: P and R all-reduced inside the optimizer's step, after backward
     shape_dependent = True
     defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.95))  # configs/dion_160m.yaml's lr, wd; the AdamW's betas
 

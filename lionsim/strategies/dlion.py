@@ -15,12 +15,14 @@ from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interp
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 class DistributedLionStrategy(MomentumSyncing, Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
+    schedule = AFTER_BACKWARD  # the D-Lion code (riverstone496/vitlion optimizer/distributed_lion.py):
+    # every tensor's votes concatenated and exchanged in the optimizer's step, after backward
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
     tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule: VoteRule

@@ -20,7 +20,7 @@ from lionsim.backends import Comm
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 
 @STRATEGIES.register("ef-signsgd")
@@ -29,6 +29,8 @@ class EFSignSGD(Strategy):
     summary = "scaled sign (L1 mean per tensor) with error feedback"
     payload_kind = "scaled-signs"
     default_transport = "allgather-1bit"
+    schedule = PER_BUCKET  # GRACE (sands-lab/grace grace_dl/torch/compressor/efsignsgd.py): each tensor
+    # compressed and sent from its Horovod backward hook
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
     bytes = StrategyBytes(
         5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"

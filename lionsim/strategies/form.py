@@ -23,11 +23,12 @@ import inspect
 import math
 import textwrap
 import typing
+from functools import cache
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
-from lionsim.registry import did_you_mean, match_name
+from lionsim.registry import Registry, did_you_mean, match_name
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
@@ -43,14 +44,23 @@ class OptionRule:
     """True for a valid value (after the conversion to the field's type)."""
     flag: str | None = None
     """The CLI flag (`--demo-topk`); None: `--NAME-FIELD` of the strategy's registered name."""
-    choices: tuple[str, ...] | None = None
-    """A value among these, matched ignoring case and kept in their spelling."""
+    choices: tuple[str, ...] | Registry | None = None
+    """A value among these, matched ignoring case and kept in their spelling; a Registry's names as
+    they are when the value is checked (a plug-in may register more)."""
+
+    @property
+    def says(self) -> str:
+        """What is accepted, in words: a registry of choices lists its names as they are now."""
+        return ", ".join(self.choices) if isinstance(self.choices, Registry) else self.accepted
 
 
 def option(default, *, accepted: str, check: Callable[[object], bool], flag: str | None = None,
-           choices: Iterable[str] | None = None):
-    """A field of a strategy's Options: its default and its rule (write its docstring below it)."""
-    rule = OptionRule(accepted, check, flag, tuple(choices) if choices is not None else None)
+           choices: Iterable[str] | Registry | None = None):
+    """A field of a strategy's Options: its default and its rule (write its docstring below it).
+    `choices` a Registry: its names at check time (then `accepted` is read only where they are not)."""
+    if choices is not None and not isinstance(choices, Registry):
+        choices = tuple(choices)
+    rule = OptionRule(accepted, check, flag, choices)
     return dataclasses.field(default=default, metadata={META: rule})
 
 
@@ -113,14 +123,14 @@ class OptionSpec:
         if self.rule.choices is not None:
             found = match_name(value, self.rule.choices)
             if found is None:
-                raise LionsimError(f"bad {shown}; accepted: {self.rule.accepted}{did_you_mean(value, self.rule.choices)}")
+                raise LionsimError(f"bad {shown}; accepted: {self.rule.says}{did_you_mean(value, self.rule.choices)}")
             value = found
         if self.type is int and number(value) and float(value).is_integer():
             value = int(value)
         elif self.type is float and number(value):
             value = float(value)
         if value is None or not self.rule.check(value):
-            raise LionsimError(f"bad {shown}; accepted: {self.rule.accepted}")
+            raise LionsimError(f"bad {shown}; accepted: {self.rule.says}")
         return value
 
 
@@ -134,6 +144,7 @@ def _parse(text: str, kind: type):
         return text
 
 
+@cache  # reading a class's source is slow, and every listing of the options asks again
 def field_docs(cls: type) -> dict[str, str]:
     """Each field's docstring (the string just below it), read from the class's source (once per
     class: every plan checks every strategy's options, and parsing the source is the slow part)."""
@@ -171,7 +182,7 @@ def option_specs(name: str, options: type) -> list[OptionSpec]:
         if kind not in (int, float, str, bool):
             raise LionsimError(f"strategy {name!r}: option {f.name!r} is typed {kind!r}; accepted: int, float, str, bool")
         flag = rule.flag or f"--{name}-{f.name}".replace("_", "-")
-        specs.append(OptionSpec(name, f.name, flag, kind, f.default, rule, docs.get(f.name, rule.accepted)))
+        specs.append(OptionSpec(name, f.name, flag, kind, f.default, rule, docs.get(f.name, rule.says)))
     return specs
 
 

@@ -10,12 +10,13 @@ from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_, 
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 
 class GlobalStrategy(Strategy):
     payload_kind = "dense"
     default_transport = "fp32-allreduce"
+    schedule = PER_BUCKET  # PyTorch DDP (Li et al. 2020): each bucket all-reduced from the backward hook
 
     def payload_spec(self) -> PayloadSpec:
         return PayloadSpec(kind="dense", numel=self.layout.numel)

@@ -32,7 +32,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 def l1_levels(c: Tensor, scale: Tensor, max_level: int) -> Tensor:
@@ -68,6 +68,8 @@ class LionCub(MomentumSyncing, Strategy):
 
     payload_kind = "levels"
     default_transport = "int8-allreduce"
+    schedule = AFTER_BACKWARD  # the Lion Cub code (riverstone496/vitlion optimizer/lioncub_4bit_l1.py and
+    # its siblings): every tensor's levels concatenated and all-reduced in the optimizer's step
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
     tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     scale_fn: ClassVar[Callable[[ParamLayout, Tensor], Tensor]]

@@ -39,7 +39,7 @@ from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.options import INNER_OPTIMIZERS, inner_optimizer
 from lionsim.strategies import options as shared
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 class LocalSteps(Strategy):
@@ -47,6 +47,7 @@ class LocalSteps(Strategy):
 
     payload_kind = "dense"
     default_transport = "fp32-allreduce"
+    schedule = AFTER_BACKWARD  # its payload exists only after the inner step (after_step)
     after_step = True
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default inner AdamW's
     local_step_bytes = 7 * F32
@@ -95,7 +96,7 @@ class LocalSteps(Strategy):
     @classmethod
     def extra_rows(cls, cfg) -> int:
         """The replica and the inner optimizer's state, less the one state row counted for all."""
-        return INNER_OPTIMIZERS[cls.resolve_options(cfg).inner_optimizer]  # 1 replica + its state - the shared row
+        return INNER_OPTIMIZERS.get(cls.resolve_options(cfg).inner_optimizer).states  # 1 replica + its state - the shared row
 
     @classmethod
     def steps_per_sync(cls, cfg) -> int:

@@ -42,7 +42,7 @@ from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 """(a, b, c) of muon.py's quintic iteration."""
@@ -107,6 +107,8 @@ class Muon(Strategy):
 
     payload_kind = "dense"
     default_transport = "fp32-allreduce"
+    schedule = PER_BUCKET  # KellerJordan/Muon: the gradients averaged by DDP's buckets before Muon's
+    # step (muon-dist's all-gather of the updated matrices, in the step, is an extra call: never hidden)
     shape_dependent = True  # its Newton-Schulz FLOPs depend on each matrix's shape
     defaults = Hyper(lr=0.02, weight_decay=0.0, betas=(0.9, 0.95))  # Muon's lr; betas: the aux AdamW's (muon.py)
 

@@ -39,7 +39,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import integer, option
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 from lionsim.transports.compressed_allreduce import chunk_params
 
 
@@ -59,6 +59,8 @@ class OneBitAdam(Strategy):
     summary = "1-bit Adam: fp32 Adam warm-up (--freeze-steps), then frozen variance, error-compensated 1-bit momentum"
     payload_kind = "onebit"
     default_transport = "compressed-allreduce"
+    schedule = AFTER_BACKWARD  # DeepSpeed's 1-bit Adam: the flat momentum compressed and exchanged in
+    # the optimizer's step, after backward
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
     eps = 1e-8
     bytes = StrategyBytes(

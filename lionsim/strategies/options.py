@@ -5,15 +5,14 @@ outer step."""
 from __future__ import annotations
 
 from lionsim.strategies.form import between, integer, option
-
-INNER_OPTIMIZERS = {"adamw": 2, "lion": 1, "sgd": 1}
-"""Name -> fp32 state tensors it keeps per parameter (AdamW: m and v; Lion: m; SGD: its momentum)."""
+from lionsim.strategies.inner import INNER_OPTIMIZERS
 
 
 def inner_optimizer(default: str = "adamw"):
-    """The `--inner-optimizer` field: one of INNER_OPTIMIZERS, any case."""
-    return option(default, accepted=", ".join(INNER_OPTIMIZERS), check=lambda v: v in INNER_OPTIMIZERS,
-                  flag="--inner-optimizer", choices=tuple(INNER_OPTIMIZERS))
+    """The `--inner-optimizer` field: a name of INNER_OPTIMIZERS (lionsim.strategies.inner, a registry a
+    plug-in may add to), any case."""
+    return option(default, accepted="an inner optimizer", check=lambda v: v in INNER_OPTIMIZERS,
+                  flag="--inner-optimizer", choices=INNER_OPTIMIZERS)
 
 
 def local_steps(default: int):

@@ -38,7 +38,7 @@ from lionsim.strategies.form import integer, option
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.options import inner_optimizer
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix
 
 MIN_COMPRESSION_RATE = 2
@@ -74,6 +74,8 @@ class PowerSGD(Strategy):
     summary = "PowerSGD: rank-r factors of each matrix gradient (error feedback, warm start), AdamW on the mean"
     payload_kind = "lowrank"
     default_transport = "lowrank-allreduce"
+    schedule = PER_BUCKET  # torch's DDP comm hook (torch.distributed.algorithms.ddp_comm_hooks
+    # .powerSGD_hook): each bucket compressed and exchanged from the backward hook
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default AdamW's
     shape_dependent = True
 

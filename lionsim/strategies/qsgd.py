@@ -26,7 +26,7 @@ from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import integer, option
 from lionsim.strategies.draws import uniforms
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 
 def qsgd_levels(g: Tensor, norms: Tensor, s: int, uniform: Tensor) -> Tensor:
@@ -43,6 +43,8 @@ class QSGD(Strategy):
     summary = "QSGD: stochastic s-level gradients (per-tensor L2 norm), all-gathered, SGD momentum"
     payload_kind = "scaled-levels"
     default_transport = "allgather-levels"
+    schedule = PER_BUCKET  # GRACE (sands-lab/grace grace_dl/torch/compressor/qsgd.py): each tensor
+    # compressed and sent from its Horovod backward hook
 
     @dataclass(frozen=True, kw_only=True)
     class Options:

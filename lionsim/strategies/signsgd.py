@@ -17,7 +17,7 @@ from lionsim.optim.functional import apply_update_, sign_votes
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 @STRATEGIES.register("signsgd")
@@ -26,6 +26,8 @@ class SignSGDMajorityVote(Strategy):
     summary = "signSGD with majority vote: each worker votes sign(gradient), no momentum"
     payload_kind = "votes"
     default_transport = "int8-allreduce"
+    schedule = AFTER_BACKWARD  # the authors' code (jiaweizzhao/signSGD-with-Majority-Vote main/Signum_SGD.py):
+    # signs exchanged in the optimizer's step, after backward, in 100 MB buckets
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.0, 0.0))
     rule = MajorityVote()
     bytes = StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p")

@@ -19,7 +19,7 @@ from lionsim.optim.functional import apply_update_, decay_momentum_, sign_votes
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
 @STRATEGIES.register("signum-mv")
@@ -28,6 +28,8 @@ class SignumMajorityVote(MomentumSyncing, Strategy):
     summary = "signum with majority vote: each worker votes sign(momentum)"
     payload_kind = "votes"
     default_transport = "int8-allreduce"
+    schedule = AFTER_BACKWARD  # the authors' code (jiaweizzhao/signSGD-with-Majority-Vote main/Signum_SGD.py):
+    # signs exchanged in the optimizer's step, after backward, in 100 MB buckets
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.9))
     tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule = MajorityVote()

@@ -152,7 +152,7 @@ class SparseLoCo(LocalSteps):
     @classmethod
     def extra_rows(cls, cfg) -> int:
         """The replica, the inner optimizer's state and the error buffer, less the shared state row."""
-        return INNER_OPTIMIZERS[cls.resolve_options(cfg).inner_optimizer] + 1
+        return INNER_OPTIMIZERS.get(cls.resolve_options(cfg).inner_optimizer).states + 1
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PackedSparseSpec:
         plans = [chunking(tuple(s), self.opts.chunk, self.opts.topk) for s in shapes]

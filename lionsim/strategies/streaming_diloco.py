@@ -17,8 +17,13 @@ local value mixed in is the one after the tau steps taken while its all-reduce r
 (evaluation scores theta) is the outer step's result, never the mix. Fragments here are runs of
 consecutive tensors of about numel / P parameters each (torchft's user-given fragments are
 pipeline stages, runs of layers too). H must be a multiple of P and tau < H / P (torchft's
-checks). Only a send step communicates: its step waits for what of the all-reduce the next
-tau steps' compute does not hide (PayloadSpec.hidden_steps).
+checks). Only a send step communicates: its step waits for what of the all-reduce the compute
+before the fragment is read again does not hide. Sent after step t's backward reached the
+fragment [a, b) of P, merged after step t + tau, the fragment is first read by the forward of
+step t + tau + 1 when it reaches a: the window is tau (F + B) + (a / P)(F + B + E), between tau
+and tau + 1 steps (lionsim.steptime.timeline.PricedStep.hidden has the derivation;
+PayloadSpec.hidden_steps and hidden_shares carry tau and a / P). torchft waits for the fragment
+in the optimizer step's hook after step t + tau, the lower end of that window.
 """
 
 from __future__ import annotations
@@ -129,7 +134,9 @@ class StreamingDiLoCo(DiLoCo):
         return self.spec_scaled(self.layout.numel, self.layout.segments)
 
     def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
-        return PayloadSpec(kind="dense", numel=math.ceil(params / len(self.fragments)), hidden_steps=self.delay)
+        count = len(self.fragments)  # P equal fragments of the model, the k-th starting at k / P of it
+        return PayloadSpec(kind="dense", numel=math.ceil(params / count), hidden_steps=self.delay,
+                           hidden_shares=tuple(k / count for k in range(count)))
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
@@ -137,7 +144,8 @@ class StreamingDiLoCo(DiLoCo):
         if self.steps % self.period != (self.period - self.delay) % self.period:
             return None
         start, end = self.current()
-        spec = PayloadSpec(kind="dense", numel=end - start, hidden_steps=self.delay)
+        spec = PayloadSpec(kind="dense", numel=end - start, hidden_steps=self.delay,
+                           hidden_shares=(start / self.layout.numel,))
         return Payload(spec, params[start:end].unsqueeze(0) - self.replicas[:, start:end])
 
     def apply(self, params: Tensor, aggregate: Tensor | None) -> None:

@@ -24,7 +24,7 @@ from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.draws import uniforms
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
-from lionsim.transports import Payload, PayloadSpec
+from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 CLIP_SIGMAS = 2.5
 """c of the per-tensor clip at c * sigma (the paper's choice)."""
@@ -46,6 +46,8 @@ class TernGrad(Strategy):
     summary = "stochastic ternary gradients, shared per-tensor scale, SGD momentum"
     payload_kind = "levels"
     default_transport = "int8-allreduce"
+    schedule = PER_BUCKET  # GRACE (sands-lab/grace grace_dl/torch/compressor/terngrad.py): each tensor
+    # compressed and sent from its Horovod backward hook (the scale maximum, an extra call, is never hidden)
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
         3 * F32, 4 * F32,

@@ -22,8 +22,8 @@
                 momentum-sync step's update adds one worker's copy of the synced momenta
                 (lionsim.steptime.passes.sync_copy)
     comm_s, comm_exposed_s
-                sim: the network model's price of the step's collectives (W workers, overlap as
-                lionsim.steptime.overlap says). gloo/nccl: measured, each real collective timed
+                sim: the network model's price of the step's collectives (W workers, per bucket
+                or after backward as --overlap and lionsim.steptime.overlap say). gloo/nccl: measured, each real collective timed
                 between two barriers (lionsim.backends.dist) and billed as its slowest rank's
                 time, summed per step (comm_measured_s), booked as a median by kind like the
                 other measured parts; no overlap (the loop sends after backward)
@@ -212,8 +212,7 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                            overlap=b.overlap, extra_calls=s.sent.extra,
-                            after_step=record.run.strategy_class.after_step)
+                            overlap=b.overlap, extra_calls=s.sent.extra, strategy=record.run.strategy_class)
         t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
                 "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,

@@ -126,7 +126,8 @@ def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure
         "comm_s": ("measured: every real collective timed between two barriers, billed as its slowest rank's time, "
                    "summed per step, median of its kind; no overlap" if real else
                    f"modelled: the collectives priced on {network.name} for {options['workers']} workers, "
-                   "DDP-style bucket overlap (comm_exposed_s)"),
+                   f"per bucket during backward or after it as --overlap {options.get('overlap', 'auto')} picks "
+                   "(comm_exposed_s; lionsim.steptime.overlap)"),
         "comm_model_s": (f"the network model's mean price of the collectives each step ran (R ranks, real sizes "
                          f"and dtypes) on {comm_model}" if real else "equal to comm_s (the model is the time on sim)"),
         **({"comm_measured_s": "measured: each collective between two barriers (the second untimed), the slowest "

@@ -15,10 +15,11 @@ from lionsim.transports import compressed_allreduce  # noqa: F401
 from lionsim.transports import hier_exact  # noqa: F401
 from lionsim.transports import hier_1bit  # noqa: F401
 from lionsim.transports import lowrank_allreduce  # noqa: F401
-from lionsim.transports.base import TRANSPORTS, Transport
-from lionsim.transports.payloads import KINDS, Payload, PayloadSpec, combine_alone, container_dtype
+from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET, SCHEDULES, TRANSPORTS, Transport
+from lionsim.transports.payloads import PAYLOAD_KINDS, Payload, PayloadKind, PayloadSpec, combine_alone, container_dtype
 
-__all__ = ["KINDS", "TRANSPORTS", "Payload", "PayloadSpec", "Transport", "combine_alone", "container_dtype"]
+__all__ = ["AFTER_BACKWARD", "PAYLOAD_KINDS", "PER_BUCKET", "SCHEDULES", "TRANSPORTS", "Payload", "PayloadKind", "PayloadSpec",
+           "Transport", "combine_alone", "container_dtype"]
 
 
 def _import_the_rest() -> None:

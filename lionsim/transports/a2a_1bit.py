@@ -27,7 +27,9 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
+from lionsim.transports.base import (
+    AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -41,6 +43,7 @@ class AllToAll1Bit(Transport):
     name = "a2a-1bit"
     kernels = ("pack-signs", "unpack-signs")
     carries = ("votes",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # the vote is per coordinate: a bucket's two phases give that bucket's votes
     summary = "two-phase 1-bit all-reduce: all-to-all of packed votes, vote per chunk, all-gather"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

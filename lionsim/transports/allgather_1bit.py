@@ -18,7 +18,9 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows, sum_bytes
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows, sum_bytes
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -27,6 +29,7 @@ class AllGather1Bit(Transport):
     name = "allgather-1bit"
     kernels = ("pack-signs", "unpack-signs")
     carries = ("votes", "scaled-signs")
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a bucket's signs, and the per-tensor scales of the whole tensors it holds
     summary = "all-gather of packed 1-bit signs, vote locally (traffic grows with N)"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

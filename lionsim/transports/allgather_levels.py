@@ -18,7 +18,9 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, packed_size, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -32,6 +34,7 @@ class AllGatherLevels(Transport):
     name = "allgather-levels"
     kernels = ("pack-codes", "unpack-codes")
     carries = ("scaled-levels",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # per-tensor norms: a bucket holds whole tensors
     summary = "all-gather of fixed-width levels (ceil(log2(s+1))+1 bits) and fp32 per-tensor scales, averaged"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

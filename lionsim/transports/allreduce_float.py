@@ -16,13 +16,14 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.error import note_error
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
 class FloatAllReduce(Transport):
     carries = ("dense",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # DDP all-reduces each bucket (bf16: its bf16_compress_hook)
     dtype: torch.dtype
     bits: int
 

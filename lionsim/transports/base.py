@@ -33,6 +33,14 @@ F32 = 4.0
 I8 = 1.0
 """Bytes of an int8 vote, level or sign."""
 
+PER_BUCKET = "buckets"
+"""A schedule: the exchange runs per gradient bucket while backward goes on, each bucket's as soon
+as backward has produced it (DDP's buckets and comm hooks, Horovod's per-tensor hooks)."""
+AFTER_BACKWARD = "after"
+"""A schedule: the exchange runs once, over the whole payload, after backward (in the optimizer's
+step: DeepSpeed's 1-bit Adam, the Lion Cub code, DeMo, Dion)."""
+SCHEDULES = (PER_BUCKET, AFTER_BACKWARD)
+
 
 @dataclass(frozen=True, slots=True)
 class TransportBytes:
@@ -64,6 +72,12 @@ class Transport(ABC):
     """Its (packing, unpacking) kernels in the codec kernel table (lionsim.compute.kernel_table):
     what `estimate --kernels table` prices its wire_bytes' pack and unpack with."""
     hierarchical: ClassVar[bool] = False
+    overlap: ClassVar[frozenset[str]] = frozenset({AFTER_BACKWARD})
+    """The schedules it can run (SCHEDULES; lionsim.steptime.overlap picks one per run). Every
+    transport can run after backward; declare PER_BUCKET too only where a bucket's exchange needs
+    nothing but that bucket and gives the same aggregate as the whole (not where one scale or
+    one state spans the flat buffer, as 1-bit Adam's compressed all-reduce). The default, after
+    backward alone, is the safe one for a transport that says nothing: its time is never hidden."""
     """Whether its plan and bits depend on the workers per node: then `plan` and
     `bits_per_param` take a `workers_per_node` keyword (call them through plan_on, bits_on)."""
 

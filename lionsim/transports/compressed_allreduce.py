@@ -25,7 +25,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_signs, unpack_signs
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.base import AFTER_BACKWARD, F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -46,6 +46,7 @@ class CompressedAllReduce(Transport):
     name = "compressed-allreduce"
     kernels = ("pack-signs", "unpack-signs")
     carries = ("onebit",)
+    overlap = frozenset({AFTER_BACKWARD})  # one scale per worker and the servers' error over the whole flat buffer
     summary = "1-bit Adam's compressed all-reduce: all-to-all of scaled signs, server error feedback, all-gather"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

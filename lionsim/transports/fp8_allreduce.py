@@ -29,7 +29,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.error import note_error
 from lionsim.transports.payloads import Payload, PayloadSpec
 
@@ -70,6 +70,7 @@ def padded(numel: int, workers: int) -> int:
 
 class Fp8AllReduce(Transport):
     carries = ("dense",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a scale per block of BLOCK values: a bucket is blocked on its own
     dtype: torch.dtype
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

@@ -38,12 +38,13 @@ from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unp
 from lionsim.timing import Clock
 from lionsim.transports.a2a_1bit import chunk_params
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import I8, Transport, TransportBytes, section, sum_bytes
+from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, Transport, TransportBytes, section, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
 class HierarchicalVote(Transport):
     carries = ("votes",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # node counts and their combination are per coordinate
     hierarchical = True
 
     @abstractmethod

@@ -22,7 +22,7 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 
@@ -31,6 +31,7 @@ class Int8AllReduce(Transport):
     name = "int8-allreduce"
     kernels = ("cast", "float-pass")
     carries = ("votes", "levels")
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a coordinate's sum needs only that coordinate
     summary = "ring all-reduce SUM of votes in an int8 container (int32 past 127 workers)"
 
     @staticmethod

@@ -30,7 +30,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 EPSILON = 1e-8
@@ -80,6 +80,7 @@ def orthogonalize_(m: Tensor, epsilon: float = EPSILON) -> Tensor:
 class LowRankAllReduce(Transport):
     name = "lowrank-allreduce"
     carries = ("lowrank",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # torch's powerSGD_hook compresses each bucket's matrices, each on its own
     summary = "PowerSGD: all-reduce of rank-r factors P then Q per matrix (fp32), the rest averaged whole"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

@@ -29,7 +29,9 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 BLOCK = 256
@@ -50,6 +52,7 @@ class MinifloatAllReduce(Transport):
     """The mean through values rounded to a small float format, per block scaled (module doc)."""
 
     carries = ("dense",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a scale per block of BLOCK values: a bucket is blocked on its own
     bits: ClassVar[int]
     """Bits of one value on the wire."""
     max_value: ClassVar[float]

@@ -22,7 +22,9 @@ from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+)
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 
@@ -36,6 +38,7 @@ class PackedAllReduce(Transport):
     name = "packed-allreduce"
     kernels = ("pack-codes", "unpack-codes")
     carries = ("levels",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a coordinate's packed levels sum on their own
     summary = "all-reduce SUM of offset levels in p-bit fields of int32 words (4-bit ternary to N = 7, wider past)"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

@@ -30,7 +30,9 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -65,6 +67,7 @@ def dequantize(tables: Tensor, tensor: Tensor, codes: Tensor) -> Tensor:
 class PackedSparseAllGather(Transport):
     name = "sparseloco-allgather"
     carries = ("sparse",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # chunks and value tables are per tensor: a bucket holds whole tensors
     summary = "all-gather of top-k pairs packed as in-chunk offsets and value codes, with per-tensor tables (SparseLoCo)"
 
     @classmethod

@@ -20,7 +20,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 SERVER = 0
@@ -31,6 +31,7 @@ class ParamServer(Transport):
     name = "param-server"
     kernels = ("pack-signs", "unpack-signs")
     carries = ("votes",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # the server votes per coordinate: a bucket's push and reply stand alone
     summary = "push 1-bit votes to a parameter server, pull the voted result"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

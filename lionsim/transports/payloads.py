@@ -15,18 +15,22 @@ Each payload kind says how its parts combine; a transport declares the kinds it 
     lowrank       float matrices averaged through rank-r factors P, Q (two all-reduces) and
                   the tensors not worth compressing averaged whole  (PowerSGD; its warm-up
                   steps send `dense`)
+
+Each kind is registered in PAYLOAD_KINDS with what lionsim needs of it besides its transports
+(PayloadKind: the aggregate of a lone worker, the bytes its local rule writes): a plug-in that
+needs a new kind registers one beside its strategy and transport (docs/writing-a-strategy.md).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
 from torch import Tensor
 
 from lionsim.aggregators import VoteRule
-
-KINDS = ("dense", "votes", "levels", "scaled-signs", "sparse", "scaled-levels", "onebit", "lowrank")
+from lionsim.registry import Registry
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +38,7 @@ class PayloadSpec:
     """The shape of a payload without its data: enough to price it with no training."""
 
     kind: str
-    """One of KINDS."""
+    """A name of PAYLOAD_KINDS."""
     numel: int
     """Parameters carried."""
     rule: VoteRule | None = None
@@ -57,6 +61,11 @@ class PayloadSpec:
     hidden_steps: int = 0
     """Steps of compute its exchange runs behind: the result is used that many steps after it is
     sent (Streaming DiLoCo's tau), so a step waits only for what those steps do not hide."""
+    hidden_shares: tuple[float, ...] = ()
+    """A payload whose result only a later step's forward reads (Streaming DiLoCo's fragments): where
+    its parameters start in the model, as a share of them in forward order (a / P), one per fragment
+    a send may be (each send is one of them; a priced step is their mean). Its exchange also hides
+    behind that share of a step (lionsim.steptime.timeline.PricedStep.hidden). Empty: none."""
 
 
 @dataclass(slots=True)
@@ -92,12 +101,57 @@ def container_dtype(max_abs_sum: int) -> torch.dtype:
 
 def combine_alone(payload: Payload) -> Tensor:
     """The aggregate when a single worker takes part: nothing is sent, its own payload decoded."""
-    spec = payload.spec
-    if spec.kind == "votes":  # a zero vote abstains: nobody voted there
-        return spec.rule.result(payload.values, 1, voted=payload.values != 0)
-    if spec.kind in ("scaled-signs", "scaled-levels"):
-        return payload.values * payload.scales[:, payload.segment_ids]
-    if spec.kind == "sparse":
-        dense = torch.zeros(payload.values.shape[0], spec.numel, device=payload.values.device)
-        return dense.scatter_add_(1, payload.indices, payload.values.float())
-    return payload.values.float()  # dense, levels
+    return PAYLOAD_KINDS.get(payload.spec.kind).alone(payload)
+
+
+@dataclass(frozen=True, slots=True)
+class PayloadKind:
+    """What lionsim needs of a payload kind besides the transports that carry it."""
+
+    summary: str
+    """One line: what it holds and how workers' payloads combine."""
+    alone: Callable[[Payload], Tensor]
+    """The aggregate [w, n] when a single worker takes part (nothing is sent: its payload decoded)."""
+    written: Callable[[PayloadSpec], float]
+    """Bytes per parameter the local rule writes as the payload (lionsim.steptime.passes)."""
+    decoded: float = 1.0
+    """Bytes per parameter of a lone worker's aggregate, which its update reads (its payload as is)."""
+
+
+PAYLOAD_KINDS: Registry[PayloadKind] = Registry("payload kind")
+"""Every payload kind (module doc); a strategy's payload_kind and a transport's carries name them."""
+
+
+def _as_float(payload: Payload) -> Tensor:
+    return payload.values.float()
+
+
+def _scaled(payload: Payload) -> Tensor:
+    return payload.values * payload.scales[:, payload.segment_ids]
+
+
+def _votes_alone(payload: Payload) -> Tensor:  # a zero vote abstains: nobody voted there
+    return payload.spec.rule.result(payload.values, 1, voted=payload.values != 0)
+
+
+def _sparse_alone(payload: Payload) -> Tensor:
+    dense = torch.zeros(payload.values.shape[0], payload.spec.numel, device=payload.values.device)
+    return dense.scatter_add_(1, payload.indices, payload.values.float())
+
+
+def _one_byte(spec: PayloadSpec) -> float:
+    return 1.0  # an int8 vote, level or sign per parameter
+
+
+PAYLOAD_KINDS.add("dense", PayloadKind("float values, averaged (gradients)", _as_float, lambda spec: 0.0, 4.0))
+PAYLOAD_KINDS.add("votes", PayloadKind("+1/0/-1 int8 votes combined by a vote rule", _votes_alone, _one_byte))
+PAYLOAD_KINDS.add("levels", PayloadKind("small signed integer levels, summed", _as_float, _one_byte))
+PAYLOAD_KINDS.add("scaled-signs", PayloadKind("signs with a float scale per tensor, averaged", _scaled, _one_byte, 4.0))
+PAYLOAD_KINDS.add("sparse", PayloadKind(
+    "(index, value) pairs, averaged over all workers or over those that sent each index", _sparse_alone,
+    lambda spec: 12.0 * spec.k / spec.numel, 4.0))  # int64 index + float32 value per pair
+PAYLOAD_KINDS.add("scaled-levels", PayloadKind("signed levels with a float scale per tensor, averaged", _scaled,
+                                               _one_byte))
+PAYLOAD_KINDS.add("onebit", PayloadKind("signs with one float scale per worker, compressed-averaged", _as_float,
+                                        _one_byte))
+PAYLOAD_KINDS.add("lowrank", PayloadKind("float matrices averaged through rank-r factors", _as_float, _one_byte))

@@ -24,7 +24,9 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
+from lionsim.transports.base import (
+    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
+)
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -42,6 +44,7 @@ class PBitAllReduce(Transport):
     name = "pbit-allreduce"
     kernels = ("pack-codes", "unpack-codes")
     carries = ("votes",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a coordinate's packed count needs only that coordinate
     summary = "all-reduce SUM of vote counts in ceil(log2(N+1))-bit fields of int32 words"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

@@ -12,7 +12,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
-from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -21,6 +21,7 @@ class SparseAllGather(Transport):
     name = "sparse-allgather"
     kernels = ("cast", "scatter-add")
     carries = ("sparse",)
+    overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a bucket's pairs index into that bucket
     summary = "all-gather of top-k (int32 index, float32 value) pairs, summed densely"
 
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:

@@ -39,7 +39,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
         f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
     top.set_title(f"Modelled step time against {variable}\n{model_text(first)}, "
-                  f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per transport'}",
+                  f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per run'}",
                   fontsize=11)
     rows_of = {}
     for label in labels:
