@@ -92,6 +92,8 @@ class OverlapConfig:
             return False
         if self.mode == "buckets":
             return True
+        if transport.lower().startswith("hier:"):  # hier:T runs per bucket where T does (transports.hierarchy)
+            transport = transport[len("hier:"):]
         if transport in BUCKETED:
             return True
         if transport in AFTER_BACKWARD:
