@@ -365,3 +365,23 @@ def test_gloo_two_ranks_as_two_nodes_of_two_train_as_the_simulator(tmp_path, cap
         assert len(ours) == 3
     calls = pd.read_csv(tmp_path / "gloo" / "calls.csv")
     assert (calls[calls["transport"] == "hier:fp8-allreduce"]["collective"] == "all_to_all").any()
+
+
+@pytest.mark.parametrize("name", ["hier:fp32-allreduce", "hier:int8-allreduce"])  # ops independent of M
+def test_kernels_are_counted_as_one_worker_launches_them(name):
+    """Each worker runs one slot's inner transport: the simulator runs all g of them, but counts
+    the kernels of one (--compute DEVICE books a step's kernels), so only the intra sums (g - 1
+    adds) grow with g."""
+    from lionsim.timing import Clock
+    from lionsim.training.counting import KernelCounter
+
+    counted = {}
+    kind = TRANSPORTS.get(name).carries[0]
+    spec = PayloadSpec(kind=kind, numel=4096, rule=MajorityVote() if kind == "votes" else None)
+    for g in (2, 4, 8):
+        clock = Clock()
+        x = dyadic(16, 4096, 7) if kind == "dense" else votes(16, 4096, 7)
+        with KernelCounter(clock.counted) as kernels:
+            TRANSPORTS.get(name)().aggregate(Payload(spec, x), SimComm(16, g), clock)
+        counted[g] = (kernels.kernels["encode"], kernels.kernels["decode"] - (g - 1))
+    assert counted[2] == counted[4] == counted[8]

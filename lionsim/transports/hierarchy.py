@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from contextlib import nullcontext
 from typing import ClassVar
 
 import torch
@@ -323,27 +324,31 @@ class Hierarchy(Transport):
             sums = mine[:, 0].clone()
             for q in range(1, g):  # in slot order, so every backend adds alike
                 sums += mine[:, q]
-        results, inner_abstain = [None] * x.shape[0], False
-        for place in nodes.slots:  # slot j's inner transport among the nodes, on share j
-            rows = place.rows.to(sums.device)
-            start = int(nodes.slot[place.rows[0]]) * s
-            node_spec = form.node_spec(spec, g, start, s)
-            with section(clock, "encode"):
-                node = Payload(spec=node_spec, values=form.node_values(sums[rows], spec, g, start))
-            if m > 1:
-                inner.check(node_spec, m)
-                out = inner.aggregate(node, place.comm, clock)
-                inner_abstain |= node.spec.abstain
-            else:  # one node: its combined payload is the result
-                out = node.values
-            with section(clock, "encode"):
-                for i, row in enumerate(place.rows.tolist()):
-                    results[row] = form.back(out[i : i + 1], spec, workers)
+        results, inner_abstain = None, False
+        for i, place in enumerate(nodes.slots):  # slot j's inner transport among the nodes, on share j
+            # each worker runs one slot: the slots after the first are timed, their kernels not counted again
+            with clock.replica() if clock is not None and i else nullcontext():
+                rows = place.rows.to(sums.device)
+                start = int(nodes.slot[place.rows[0]]) * s
+                node_spec = form.node_spec(spec, g, start, s)
+                with section(clock, "encode"):
+                    node = Payload(spec=node_spec, values=form.node_values(sums[rows], spec, g, start))
+                if m > 1:
+                    inner.check(node_spec, m)
+                    out = inner.aggregate(node, place.comm, clock)
+                    inner_abstain |= node.spec.abstain
+                else:  # one node: its combined payload is the result
+                    out = node.values
+                with section(clock, "encode"):
+                    back = form.back(out, spec, workers)
+                    if results is None:
+                        results = back.new_empty(x.shape[0], back.shape[1])
+                    results[rows] = back
         if form is VOTE_OF_VOTES:  # price what the node votes carried: any slot's flag, on every rank alike
             flag = torch.tensor([float(inner_abstain)])
             payload.spec = spec = dataclasses.replace(spec, abstain=bool(comm.max_over_ranks(flag)[0]))
         with section(clock, "collective"):
-            every = nodes.intra.all_gather(torch.cat(results))  # [w, g, b]: the node's g shares
+            every = nodes.intra.all_gather(results)  # [w, g, b]: the node's g shares
         with section(clock, "decode"):
             out = form.finish(every, spec, workers, s)[:, :n]
         if form is DENSE:
