@@ -99,7 +99,7 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(float(frame["step_s"].max()))
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    top.set_title(f"Flat and hierarchical votes against workers\n{model_text(first)}, {first['network']} "
+    top.set_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
                   f"({first['gpus_per_node']} per node), {first['device']}", fontsize=11)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
