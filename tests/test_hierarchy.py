@@ -155,7 +155,8 @@ def reference(name: str, payload: Payload, workers: int, g: int) -> torch.Tensor
 def payloads(kinds: tuple[str, ...], workers: int, n: int):
     """One payload of each kind (votes under every rule), with abstentions and ties."""
     if "dense" in kinds:
-        yield Payload(PayloadSpec(kind="dense", numel=n), torch.randn(workers, n, generator=torch.Generator().manual_seed(1)))
+        x = torch.randn(workers, n, generator=torch.Generator().manual_seed(1))
+        yield Payload(PayloadSpec(kind="dense", numel=n), x)
     if "levels" in kinds:
         yield Payload(PayloadSpec(kind="levels", numel=n, max_level=3), votes(workers, n, 2).long() * 3 // 2)
     if "votes" in kinds:
@@ -181,8 +182,8 @@ def test_exact_sums_give_the_flat_vote_and_sums_bit_for_bit(name):
     n = 1001  # not a multiple of anything: padding cut off
     for workers, g in LAYOUTS:
         for payload in payloads(("votes", "levels"), workers, n):
-            flat_name = "int8-allreduce"
-            flat = TRANSPORTS.get(flat_name)().aggregate(Payload(payload.spec, payload.values.clone()), SimComm(workers))
+            flat = TRANSPORTS.get("int8-allreduce")().aggregate(Payload(payload.spec, payload.values.clone()),
+                                                                SimComm(workers))
             got = TRANSPORTS.get("hier:" + name)().aggregate(payload, SimComm(workers, g))
             assert torch.equal(got, flat), (name, workers, g, payload.spec)
 
@@ -256,7 +257,8 @@ def inside(kind: str) -> float:
 
 
 def spec_of(kind: str) -> PayloadSpec:
-    return {"dense": PayloadSpec(kind="dense", numel=N), "votes": PayloadSpec(kind="votes", numel=N, rule=MajorityVote()),
+    return {"dense": PayloadSpec(kind="dense", numel=N),
+            "votes": PayloadSpec(kind="votes", numel=N, rule=MajorityVote()),
             "levels": PayloadSpec(kind="levels", numel=N, max_level=1)}[kind]
 
 
@@ -355,8 +357,8 @@ def test_gloo_two_ranks_as_two_nodes_of_two_train_as_the_simulator(tmp_path, cap
             "lioncub-l1@hier:packed-allreduce"]
     common = ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "4", "--steps", "3", "--eval-every", "100",
               "--network", str(net), *sum((["-s", r] for r in runs), [])]
-    assert cli([*common, "--backend", "gloo", "--ranks", "2", "--timeout", "300", "--out", str(tmp_path / "gloo")]) == 0, \
-        capsys.readouterr().err
+    gloo = [*common, "--backend", "gloo", "--ranks", "2", "--timeout", "300", "--out", str(tmp_path / "gloo")]
+    assert cli(gloo) == 0, capsys.readouterr().err
     assert cli([*common, "--compute", "measured", "--out", str(tmp_path / "sim")]) == 0
     real, sim = pd.read_csv(tmp_path / "gloo" / "steps.csv"), pd.read_csv(tmp_path / "sim" / "steps.csv")
     for transport in {r.split("@")[1] for r in runs}:

@@ -19,8 +19,8 @@ What a node's combined payload is depends on the payload kind and on what TRANSP
 
     dense   the node mean (fp32 sums / g); TRANSPORT averages the M node means. An exact
             TRANSPORT (fp32-allreduce) gives the flat mean, up to the order of fp32 sums; a lossy
-            one (fp8-allreduce) rounds the node means, as the hierarchical systems do: fewer
-            roundings of larger values than flat. Gathered in fp32.
+            one (fp8-allreduce) rounds the node means where flat rounds every worker's values, as the
+            hierarchical systems do. Gathered in fp32.
     votes   where TRANSPORT carries levels (int8-allreduce, packed-allreduce): the node's exact
             vote sums, levels |S| <= g, which it sums into the flat sum S; each share's owner
             keeps S (and, on a step whose abstention flag is up under a tie rule that moves
@@ -65,7 +65,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 from lionsim.transports.error import note_error
 from lionsim.transports.hier_1bit import AGREEMENT, agreement
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
@@ -103,6 +103,8 @@ class Form:
 
     exact: ClassVar[bool] = True
     """Whether the result is the flat aggregate, whatever the nodes."""
+    gathered_as_is: ClassVar[bool] = False
+    """Whether the inner transport's result is gathered as it is (no pass turns it into the gathered dtype)."""
 
     def accepts(self, inner: type[Transport], strategy: type) -> bool:
         return inner.accepts(strategy)
@@ -153,9 +155,35 @@ class Form:
         """Bytes per coordinate of its share one worker's node_values moves (read and written)."""
         return 0.0
 
+    def cast_bytes(self, spec: PayloadSpec, g: int) -> float:
+        """Bytes per parameter one worker's cast into the intra dtype moves (none into int8)."""
+        intra = self.intra_dtype(spec, g).itemsize
+        return 0.0 if intra == I8 else I8 + intra
+
+    def gathered_planes(self, spec: PayloadSpec) -> int:
+        """Rows of n the intra all-gather carries."""
+        return 1
+
+    reads_inner_flag: ClassVar[bool] = False
+    """Whether the step's spec records the inner transports' abstention flag (inner_flag)."""
+
+    def inner_flag(self, spec: PayloadSpec, flag: bool) -> PayloadSpec:
+        """The step's spec once the inner transports ran (`flag`: whether any raised theirs)."""
+        return spec
+
+    def after(self, payload: Payload, out: Tensor, comm: Comm) -> None:
+        """What the step reports besides the result (payload.extra)."""
+
 
 class Dense(Form):
     exact = False  # the fp32 sums run in another order, and a lossy inner rounds node means
+    gathered_as_is = True
+
+    def cast_bytes(self, spec: PayloadSpec, g: int) -> float:
+        return 0.0  # the fp32 payload is what the reduce-scatter reads
+
+    def after(self, payload: Payload, out: Tensor, comm: Comm) -> None:
+        note_error(payload, out, comm)  # how far from the exact mean
 
     def intra_dtype(self, spec: PayloadSpec, g: int) -> torch.dtype:
         return torch.float32
@@ -204,6 +232,9 @@ class VoteSums(Form):
     def out_dtype(self, spec: PayloadSpec, workers: int) -> torch.dtype:
         return container_dtype(workers)
 
+    def gathered_planes(self, spec: PayloadSpec) -> int:
+        return self.planes(spec)  # the sums, then the voter counts
+
     def finish(self, gathered: Tensor, spec: PayloadSpec, workers: int, s: int) -> Tensor:
         w, g = gathered.shape[:2]
         planes = gathered.reshape(w, g, self.planes(spec), s).transpose(1, 2).reshape(w, self.planes(spec), g * s)
@@ -211,7 +242,8 @@ class VoteSums(Form):
         return spec.rule.result(planes[:, 0], workers, voted=voted)  # indices 0..gs-1: the global ones
 
     def aggregate_bytes(self, spec: PayloadSpec, workers: int) -> float:
-        return float(self.out_dtype(spec, workers).itemsize)  # the sums (the update applies the rule), as int8-allreduce
+        # the sums: the update applies the rule, as with int8-allreduce
+        return float(self.out_dtype(spec, workers).itemsize)
 
 
 class VoteOfVotes(Form):
@@ -253,6 +285,14 @@ class VoteOfVotes(Form):
 
     def make_bytes(self, spec: PayloadSpec, g: int) -> float:
         return container_dtype(g).itemsize + I8  # read the node sums, write its votes
+
+    reads_inner_flag = True
+
+    def inner_flag(self, spec: PayloadSpec, flag: bool) -> PayloadSpec:
+        return dataclasses.replace(spec, abstain=flag)  # the node votes carried their zeros
+
+    def after(self, payload: Payload, out: Tensor, comm: Comm) -> None:
+        payload.extra[AGREEMENT] = agreement(out[0], payload, comm)
 
 
 def vote_planes(votes: Tensor, planes: int, dtype: torch.dtype) -> Tensor:
@@ -344,17 +384,14 @@ class Hierarchy(Transport):
                     if results is None:
                         results = back.new_empty(x.shape[0], back.shape[1])
                     results[rows] = back
-        if form is VOTE_OF_VOTES:  # price what the node votes carried: any slot's flag, on every rank alike
-            flag = torch.tensor([float(inner_abstain)])
-            payload.spec = spec = dataclasses.replace(spec, abstain=bool(comm.max_over_ranks(flag)[0]))
+        if form.reads_inner_flag:  # priced by what any slot's inner transport carried, on every rank alike (untimed)
+            flag = bool(comm.max_over_ranks(torch.tensor([float(inner_abstain)]))[0])
+            payload.spec = spec = form.inner_flag(spec, flag)
         with section(clock, "collective"):
             every = nodes.intra.all_gather(results)  # [w, g, b]: the node's g shares
         with section(clock, "decode"):
             out = form.finish(every, spec, workers, s)[:, :n]
-        if form is DENSE:
-            note_error(payload, out, comm)
-        elif form is VOTE_OF_VOTES:
-            payload.extra[AGREEMENT] = agreement(out[0], payload, comm)
+        form.after(payload, out, comm)
         return out
 
     def plan(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> list[CollectiveCall]:
@@ -369,9 +406,8 @@ class Hierarchy(Transport):
         if m > 1:
             node = form.node_spec(spec, g, 0, s)
             calls += [dataclasses.replace(c, scope="inter") for c in self.inner().plan(node, m)]
-        width = form.planes(spec) if form is VOTE_SUMS else 1
-        calls.append(CollectiveCall("all_gather", g * width * s * out.itemsize, "node all-gather", scope="intra",
-                                    dtype=dtype_name(out)))
+        calls.append(CollectiveCall("all_gather", g * form.gathered_planes(spec) * s * out.itemsize, "node all-gather",
+                                    scope="intra", dtype=dtype_name(out)))
         return calls
 
     def bits_per_param(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> tuple[float, float]:
@@ -384,8 +420,7 @@ class Hierarchy(Transport):
         up = down = 0.0
         if g > 1:
             up += 8.0 * form.planes(spec) * form.intra_dtype(spec, g).itemsize * g * s / n
-            width = form.planes(spec) if form is VOTE_SUMS else 1
-            down += 8.0 * width * form.out_dtype(spec, workers).itemsize * g * s / n
+            down += 8.0 * form.gathered_planes(spec) * form.out_dtype(spec, workers).itemsize * g * s / n
         if m > 1:
             node = form.node_spec(spec, g, 0, s)
             inner_up, inner_down = self.inner().bits_per_param(node, m)
@@ -406,7 +441,7 @@ class Hierarchy(Transport):
         scale = node.numel / n  # the inner's bytes are per parameter of its payload
         intra = float(form.intra_dtype(spec, g).itemsize)
         out = float(form.out_dtype(spec, workers).itemsize)
-        pack = 0.0 if form is DENSE or intra == I8 else I8 + intra  # a cast into the intra container
+        pack = form.cast_bytes(spec, g)
         unpack = intra + intra / g if g > 1 else 0.0  # read my share from g workers, write the node's
         pack += form.make_bytes(spec, g) * share
         if m > 1:
@@ -418,7 +453,7 @@ class Hierarchy(Transport):
             result = inner.aggregate * scale
         else:
             result = intra * scale
-        if form is not DENSE:  # the inner's aggregate of my share -> the gathered dtype (fp32 is gathered as is)
+        if not form.gathered_as_is:  # the inner's aggregate of my share -> the gathered dtype
             pack += result + out * scale
         return TransportBytes(pack=pack, unpack=unpack, aggregate=form.aggregate_bytes(spec, workers))
 
@@ -432,7 +467,8 @@ def hierarchy_of(inner: type[Transport]) -> type[Transport]:
     forms = forms_for(inner)
     if not forms:
         why = "; ".join(f"{kind}: {UNCARRIED[kind]}" for kind in inner.carries if kind in UNCARRIED)
-        raise LionsimError(f"transport {name!r} has no hierarchical form ({why or 'it carries ' + ', '.join(inner.carries)})")
+        why = why or "it carries " + ", ".join(inner.carries)
+        raise LionsimError(f"transport {name!r} has no hierarchical form ({why})")
     attrs = {
         "name": name, "inner": inner, "forms": forms, "carries": tuple(forms),
         "exact": inner.exact and all(form.exact for form in forms.values()),
