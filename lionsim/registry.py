@@ -3,6 +3,10 @@
 Names are matched ignoring case (`AdamW` is `adamw`, `10GbE` is `10gbe`); `canonical` gives
 the registered spelling, which is what configs, labels and files carry. An unknown name
 fails with the nearest valid one ("did you mean ...?") and the list.
+
+A registry may also make things from a prefix and another name (`prefix`: the transports'
+`hier:TRANSPORT`): such names are valid wherever a registered one is, but `names` and `items`
+list only the registered ones, so a listing is not flooded with every combination.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._group = entry_points
         """The entry point group installed plug-ins register under, imported at the first read."""
+        self._makers: dict[str, Callable[[str], tuple[str, T]]] = {}
+        """prefix -> what makes `prefix + NAME` (prefix)."""
+        self._made: dict[str, T] = {}
+        """Things made from a prefix, by canonical name."""
 
     def _read(self) -> dict[str, T]:
         """The items, after installed plug-ins (entry points) registered theirs."""
@@ -64,16 +72,35 @@ class Registry(Generic[T]):
             raise KeyError(f"{self.kind} {name!r} registered twice")
         self._items[name] = obj
 
+    def prefix(self, prefix: str, make: Callable[[str], tuple[str, T]]) -> None:
+        """Make `prefix + NAME` (prefix in any case) with make(NAME) -> (its canonical name, the
+        thing); make raises LionsimError, in one line, for a NAME it cannot take."""
+        self._makers[prefix.lower()] = make
+
     def forget(self, names: Iterable[str]) -> None:
-        """Unregister `names` (a plug-in that failed half way, or a test's clean-up)."""
+        """Unregister `names` (a plug-in that failed half way, or a test's clean-up); things made
+        from a prefix are made again at the next look-up."""
         for name in names:
             self._items.pop(name, None)
+        self._made.clear()
+
+    def _make(self, name: str) -> str | None:
+        """The canonical name of a prefixed `name`, made and kept; None if no prefix matches."""
+        key = name.strip().lower()
+        for prefix, make in self._makers.items():
+            if key.startswith(prefix):
+                canonical, obj = make(name.strip()[len(prefix):])
+                self._made[canonical] = obj
+                return canonical
+        return None
 
     def canonical(self, name: str) -> str:
         """The registered spelling of `name` (any case); unknown: LionsimError with a suggestion."""
         if isinstance(name, str) and name in self._read():
             return name
         found = match_name(name, self._items)
+        if found is None and isinstance(name, str):
+            found = self._make(name)
         if found is None:
             raise LionsimError(
                 f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}{did_you_mean(name, self._items)}"
@@ -81,7 +108,8 @@ class Registry(Generic[T]):
         return found
 
     def get(self, name: str) -> T:
-        return self._items[self.canonical(name)]
+        canonical = self.canonical(name)
+        return self._items[canonical] if canonical in self._items else self._made[canonical]
 
     def names(self) -> list[str]:
         return list(self._read())
@@ -94,8 +122,13 @@ class Registry(Generic[T]):
         return iter(self.names())
 
     def __contains__(self, name: object) -> bool:
-        """Whether `name` (any case) is registered."""
-        return match_name(name, self._read()) is not None
+        """Whether `name` (any case) is registered, or can be made from a prefix."""
+        if match_name(name, self._read()) is not None:
+            return True
+        try:
+            return isinstance(name, str) and self._make(name) is not None
+        except LionsimError:
+            return False
 
     def __len__(self) -> int:
         return len(self._read())

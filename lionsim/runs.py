@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
-from lionsim.strategies import STRATEGIES, Strategy, valid_transports
+from lionsim.strategies import STRATEGIES, Strategy, can_use, valid_transports
 from lionsim.transports import TRANSPORTS
 
 
@@ -62,19 +62,19 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
     for text in specs:
         name, _, chosen = text.partition("@")
         strategy = STRATEGIES.get(name)
-        valid = valid_transports(strategy)
         if chosen:
             TRANSPORTS.get(chosen)
-        elif transport is not None and transport in valid:
+        elif transport is not None and can_use(strategy, transport):
             chosen = transport
-        elif transport is not None and not any(transport in valid_transports(s) for s in _named(specs)):
+        elif transport is not None and not any(can_use(s, transport) for s in _named(specs)):
             chosen = transport  # nobody can use it: report below for this strategy
         else:
             chosen = strategy.default_transport  # --transport is for the strategies it fits
-        if chosen not in valid:
+        if not can_use(strategy, chosen):
             raise LionsimError(
                 f"strategy {name!r} cannot use transport {chosen!r} (it sends {strategy.payload_kind}); "
-                f"valid transports: {', '.join(valid)}"
+                f"valid transports: {', '.join(valid_transports(strategy))} (and hier: before one of them, "
+                "where it has a hierarchical form)"
             )
         run = RunSpec(name, chosen)
         made = "@" not in text and transport is not None and chosen == transport

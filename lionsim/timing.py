@@ -9,6 +9,11 @@ On CUDA kernels run asynchronously: perf_counter alone would book their launch, 
 work. A Clock of a CUDA device synchronises it at every section boundary, so each section
 holds the kernels it launched; on a CPU it never touches CUDA (nothing to wait for, no cost).
 
+Work that another worker of the same step runs alike, which one process does for several of
+them in turn (the g slots of a hier: transport on the simulator), is timed as usual but sits in
+`replica()`: a kernel count reads `counted()`, so such work is counted once, as one worker
+launches it.
+
 Besides the totals the clock keeps each stretch of time as it was booked, (section, start,
 end) in perf_counter seconds (`spans`): the measured timeline `--trace` draws. Exclusive
 nesting makes them a timeline without overlaps (an inner section splits its outer one).
@@ -27,6 +32,7 @@ class Clock:
         """`device`: a torch.device or its name ("cuda:0"); None or a CPU: no synchronising."""
         self.seconds: dict[str, float] = defaultdict(float)
         self.spans: list[tuple[str, float, float]] = []
+        self._replicas = 0
         self._stack: list[tuple[str, float]] = []
         self._since = 0.0
         self._sync = None
@@ -58,6 +64,19 @@ class Clock:
     def current(self) -> str:
         """The innermost open section ("" outside any)."""
         return self._stack[-1][0] if self._stack else ""
+
+    @contextmanager
+    def replica(self) -> Iterator[None]:
+        """Work another worker runs alike (module doc): timed, not counted again."""
+        self._replicas += 1
+        try:
+            yield
+        finally:
+            self._replicas -= 1
+
+    def counted(self) -> str | None:
+        """The section a kernel launched now is counted in: current(), or None inside replica()."""
+        return None if self._replicas else self.current()
 
     def take(self) -> dict[str, float]:
         """Return the totals and start again."""

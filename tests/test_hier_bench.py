@@ -53,9 +53,10 @@ def test_bench_hier_exact_trains_as_the_flat_vote_and_hier_1bit_reports_its_agre
 
 def test_estimate_64_workers_on_8_h100_nodes_sends_across_nodes_by_the_closed_form():
     """n parameters, g = 8 per node, M = 8 nodes, d = 2 downlink bits (even N, sign(0) = 0),
-    b = ceil(log2(g + 1)) = 4 bits per node sum; bytes one worker sends across nodes:
-        int8-allreduce  2 (M-1)/M n / g            a2a-1bit    (M-1)/M (n/8 + n d / (8 g))
-        hier-exact      (M-1)/M n (b + d) / (8 g)  hier-1bit   (M-1)/M n (2 + 2) / (8 g)
+    b = ceil(log2(g + 1)) = 4 bits per node sum; bytes one node sends across nodes (its g workers'
+    inter phases, each on 1/g of the vector):
+        int8-allreduce  2 (M-1)/M n                a2a-1bit    (M-1)/M (g n/8 + n d / 8)
+        hier-exact      (M-1)/M n (b + d) / 8      hier-1bit   (M-1)/M n (2 + 2) / 8
     (a node's 8-vote majority can tie: 2 bits; the 8 node votes' too), plus the 1-byte flag; the ideal
     library, whose cheapest plan is the hierarchical one (NCCL's would run a flat ring)."""
     n, g, m, d = 8 * 64 * 1_000_000, 8, 8, 2
@@ -64,10 +65,10 @@ def test_estimate_64_workers_on_8_h100_nodes_sends_across_nodes_by_the_closed_fo
     across = dict(zip(rows["transport"], rows["inter_bytes"]))
     flag = math.ceil(price(FLAG_CALL, 64, NETWORKS.get("h100x8-10gbe").with_traits(IDEAL)).inter_bytes - 1e-9)
     share = (m - 1) / m
-    assert across["int8-allreduce"] == pytest.approx(2 * share * n / g, rel=1e-9)
-    assert across["a2a-1bit"] - flag == pytest.approx(share * (n / 8 + n * d / (8 * g)), rel=1e-9)
-    assert across["hier-exact"] - flag == pytest.approx(share * n * (4 + d) / (8 * g), rel=1e-9)
-    assert across["hier-1bit"] - flag == pytest.approx(share * n * (2 + 2) / (8 * g), rel=1e-9)
+    assert across["int8-allreduce"] == pytest.approx(2 * share * n, rel=1e-9)
+    assert across["a2a-1bit"] - flag == pytest.approx(share * (g * n / 8 + n * d / 8), rel=1e-9)
+    assert across["hier-exact"] - flag == pytest.approx(share * n * (4 + d) / 8, rel=1e-9)
+    assert across["hier-1bit"] - flag == pytest.approx(share * n * (2 + 2) / 8, rel=1e-9)
     assert (across["a2a-1bit"] - flag) / (across["hier-exact"] - flag) == pytest.approx((g + d) / (4 + d))
     assert across["int8-allreduce"] / (across["hier-exact"] - flag) == pytest.approx(16 / (4 + d))
     step = dict(zip(rows["transport"], rows["step_s"]))
@@ -89,7 +90,7 @@ def test_estimate_sweep_draws_the_hierarchy_plot_and_report_shows_it(tmp_path, c
     (out / "hierarchy.png").unlink()
     assert cli(["report", str(out)]) == 0
     report = (out / "report.md").read_text()
-    assert "![hierarchy](hierarchy.png)" in report and "Bytes one worker sends across nodes" in report
+    assert "![hierarchy](hierarchy.png)" in report and "Bytes one node sends across nodes" in report
     assert "Step time p99 (uneven workers)" in report and (out / "hierarchy.png").is_file()
 
 

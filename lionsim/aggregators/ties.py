@@ -67,6 +67,9 @@ class TieBreak:
     """random: the run's seed."""
     step: int = 1
     """Votes cast so far, this one included (1 on the first step)."""
+    offset: int = 0
+    """Added to every coordinate index: a transport that hands one share of the vector to another
+    transport (hier:TRANSPORT) shifts the rule by the share's start, so a coordinate keeps its coin."""
 
     def __post_init__(self) -> None:
         check_tie(self.rule)
@@ -77,7 +80,9 @@ class TieBreak:
         return self.rule != "zero"
 
     def direction(self, index: Tensor) -> Tensor:
-        """+1/-1 (int64) for ties at these global coordinate indices."""
+        """+1/-1 (int64) for ties at these global coordinate indices (+ offset)."""
+        if self.offset:
+            index = index + self.offset
         if self.rule == "alternate":
             return torch.full_like(index, 1 if self.step % 2 else -1, dtype=torch.int64)
         if self.rule == "random":

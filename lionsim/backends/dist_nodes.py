@@ -13,6 +13,10 @@ they sat on nodes. Each rank holds a block of the [M nodes, g slots] grid of wor
             hold the same slots (the ranks at the same place in every node, or all ranks): the
             rank's own nodes are combined first, then one real collective among those ranks
 
+    slots   each slot's inter group as a whole communicator (nodes.Slot): a ProcessGroupComm on
+            the same cross-node subgroup holding the rank's rows at that slot, or, where every
+            node is in this rank, the simulator's communicator on those rows
+
 On the world every rank creates every subgroup; on a subgroup of the world each rank creates
 only its own (use_local_synchronization; _subgroup says what that asks of the caller). Calls are
 timed and logged in the parent communicator's log with their scope, so booking prices each on
@@ -27,7 +31,7 @@ from torch import Tensor
 
 from lionsim.backends.local import local_sum
 from lionsim.backends.timed import OPS, TimedGroup
-from lionsim.backends.nodes import Nodes, SimGroupComm, SoloComm, node_layout
+from lionsim.backends.nodes import Nodes, SimGroupComm, Slot, SoloComm, node_layout
 from lionsim.errors import LionsimError
 
 
@@ -122,4 +126,11 @@ def process_group_nodes(comm) -> Nodes:
     else:
         inter = CrossComm(_subgroup(comm, [range(p, comm.ranks, per_cross) for p in range(per_cross)]),
                           nodes, slots, comm)
-    return Nodes(size=g, count=m, intra=intra, inter=inter, node=node_of, slot=slot_of)
+    if isinstance(inter, CrossComm):  # the rank's nodes at one slot, among the ranks holding that slot
+        slot_comm = type(comm)(inter.group, nodes, align=comm.align, scope="inter", parent=comm)
+    else:
+        from lionsim.backends.sim import SimComm
+
+        slot_comm = SimComm(m)  # every node in this rank (or one node): no real collective
+    return Nodes(size=g, count=m, intra=intra, inter=inter, node=node_of, slot=slot_of,
+                 slots=tuple(Slot(rows=torch.arange(nodes) * slots + j, comm=slot_comm) for j in range(slots)))

@@ -13,6 +13,10 @@ Both offer the three collectives the hierarchical transports use, with the Comm 
 (out[i][j] = x[j][i] over the members i, j of each group). `world_size` is the group's size;
 `Nodes.node` and `Nodes.slot` give each of this process's rows its place.
 
+`Nodes.slots` offers each inter group as a whole communicator (lionsim.backends.Comm, world
+size M): the rows this process holds at one slot, one per node, so that any transport can run
+among the nodes unchanged (hier:TRANSPORT runs its inner transport once per slot).
+
 On the simulator the groups are index groups of the [W, ...] rows (SimGroupComm); on a real
 backend they are process subgroups (lionsim.backends.dist_nodes).
 """
@@ -41,6 +45,17 @@ class GroupComm(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Slot:
+    """The workers at one slot of every node, as a communicator of their own."""
+
+    rows: Tensor
+    """int64: this process's rows at this slot, in node order."""
+    comm: object
+    """A lionsim.backends.Comm among the M workers at this slot (world size M, local workers
+    len(rows), first worker the first of these rows' nodes)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Nodes:
     """How a communicator's workers sit in nodes, and its communicators within and across them."""
 
@@ -56,6 +71,8 @@ class Nodes:
     """int64 [w]: the node of each of this process's rows."""
     slot: Tensor
     """int64 [w]: each row's place within its node."""
+    slots: tuple[Slot, ...] = ()
+    """The inter groups this process takes part in, each as a Comm (module doc)."""
 
 
 def node_layout(world_size: int, workers_per_node: int) -> tuple[int, int]:
@@ -125,9 +142,12 @@ class SoloComm:
 
 def sim_nodes(world_size: int, workers_per_node: int) -> Nodes:
     """The simulator's node groups over all W rows."""
+    from lionsim.backends.sim import SimComm  # sim.py builds its Nodes here
+
     g, m = node_layout(world_size, workers_per_node)
     rows = torch.arange(world_size)
     return Nodes(size=g, count=m,
                  intra=SimGroupComm(m, g, across=False) if g > 1 else SoloComm(),
                  inter=SimGroupComm(m, g, across=True) if m > 1 else SoloComm(),
-                 node=rows // g, slot=rows % g)
+                 node=rows // g, slot=rows % g,
+                 slots=tuple(Slot(rows=torch.arange(m) * g + j, comm=SimComm(m)) for j in range(g)))

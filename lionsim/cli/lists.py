@@ -136,7 +136,10 @@ def strategies(
         if console.width < 120:
             console.print("what each strategy does: a terminal of 120+ columns, or --format csv|json",
                           markup=False, highlight=False)
+        from lionsim.transports.hierarchy import LISTING
+
         console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
+        console.print(LISTING, markup=False, highlight=False)
 
 
 @app.command()

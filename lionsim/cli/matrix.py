@@ -83,9 +83,12 @@ def matrix_table(workload: str | None = None):
     from rich import box
     from rich.table import Table
 
+    from lionsim.transports.hierarchy import LISTING
+
     where = f"; defaults on {workload}" if workload else ""
     table = Table(title=f"what works with what (every strategy runs on sim, gloo and nccl{where})",
-                  box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False, collapse_padding=True)
+                  box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False, collapse_padding=True,
+                  caption=LISTING, caption_justify="left")
     table.add_column("strategy", no_wrap=True)
     table.add_column("transports", no_wrap=True)
     table.add_column("sync\nevery", no_wrap=True)  # narrow, so the options' longest line fits 80 columns whole

@@ -20,6 +20,10 @@ COMMANDS = {
                       "h100x8-10gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@int8-allreduce", "-s",
                       "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier-exact", "-s", "dlion-mavo@hier-1bit", "--traits",
                       "ideal", "--kernels", "ideal"],
+    "estimate-hier-any": ["--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe", "--device", "h100",
+                          "-s", "adamw@bf16-allreduce", "-s", "adamw@fp8-allreduce", "-s", "adamw@hier:fp8-allreduce",
+                          "-s", "dlion-mavo@int8-allreduce", "-s", "dlion-mavo@hier:int8-allreduce", "-s",
+                          "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier:a2a-1bit", "-s", "dlion-mavo@hier-exact"],
 }
 """Each block's `lionsim estimate` arguments (the page shows the same command above the block)."""
 

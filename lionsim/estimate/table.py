@@ -21,7 +21,10 @@ Per worker and step (timeline.py for how they combine):
     overlap                which of the two ran: buckets | after
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
                            cheapest for each call, or --algorithm): every bucket and extra call
-    inter_bytes            the part of wire_bytes that crosses nodes (all of it on a flat network)
+    inter_bytes            bytes one node sends to other nodes per step, through its inter link (a
+                           node's workers' inter-node phases together; on a flat network a node
+                           is a worker and it is wire_bytes): the inter link's bandwidth term is
+                           inter_bytes / its bandwidth (lionsim.network.cost CallCost.inter_bytes)
     speedup                the baseline row's step_s / this row's step_s
 
 With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step

@@ -71,6 +71,8 @@ class PhaseCost:
     """The algorithm that priced it."""
     terms: Terms
     """latency / bandwidth / reduce seconds and the busiest rank's sent bytes."""
+    sharers: int = 1
+    """A node's workers running this phase at once through its inter link (topology.Phase)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -98,9 +100,12 @@ class CallCost:
 
     @property
     def inter_bytes(self) -> float:
-        """Bytes the busiest worker sends across nodes: every phase but the intra ones (on a flat
-        network, everything; a flat ring through both links crosses nodes at its busiest hop)."""
-        return sum(p.terms.sent_bytes for p in self.phases if p.scope != "intra")
+        """Bytes one node sends across nodes, through its inter link: every phase but the intra
+        ones, each phase's sent bytes times the node's workers sending them at once (an inter
+        phase run on each worker's share: g of them; a flat ring's one hop out of the node: 1).
+        On a flat network a node is a worker. The phases' bandwidth terms across nodes are these
+        bytes over the node's inter bandwidth (topology module doc)."""
+        return sum(p.terms.sent_bytes * p.sharers for p in self.phases if p.scope != "intra")
 
     @property
     def latency_s(self) -> float:
@@ -157,7 +162,8 @@ def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None, traits: Traits, 
             name, terms = _cheapest(phase.op, phase.nbytes, group, phase.algorithms)
         out.append(
             PhaseCost(
-                op=phase.op, scope=phase.scope, ranks=phase.group.ranks, nbytes=phase.nbytes, algorithm=name, terms=terms
+                op=phase.op, scope=phase.scope, ranks=phase.group.ranks, nbytes=phase.nbytes, algorithm=name, terms=terms,
+                sharers=phase.sharers,
             )
         )
     return out

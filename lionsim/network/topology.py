@@ -28,6 +28,13 @@ reduce-scatter / all-gather / all-reduce, chain broadcast / reduce) can take thi
 The inter link's bandwidth is also divided by `oversubscription`. `plans` returns every
 applicable plan; the pricer takes the cheapest.
 
+Bytes across nodes: a phase's `sharers` says how many of a node's workers push their copy of it
+through the node's inter link at once (g for an inter phase run on every worker's share, the
+workers of a node for ps_push, 1 for a flat ring, whose one inter-node hop per node carries the
+ring's bytes, and on a flat network). What leaves a node is sharers x the bytes one of them
+sends, and its bandwidth term is those bytes / the node's inter bandwidth (lionsim.network.cost
+CallCost.inter_bytes), so bytes and time across nodes agree whatever the plan.
+
 A scoped call (calls.py: a hierarchical transport's own phases) has one plan, one phase:
 
       intra   op among the g = min(G, N) workers of a node, on the intra link (every node at
@@ -61,6 +68,10 @@ class Phase:
     """"intra", "inter", or "intra+inter" (a flat ring through both)."""
     algorithms: tuple[str, ...] | None = None
     """The only algorithms that may run this phase; None: any that implements the op."""
+    sharers: int = 1
+    """A node's workers running this phase at once through the node's inter link (an inter phase
+    run by each of the g workers on its share: g): what crosses the node's link is sharers x the
+    bytes one of them sends, and each sees 1/sharers of the link (group.link, already divided)."""
 
 
 Plan = tuple[Phase, ...]
@@ -76,7 +87,7 @@ def plans(op: str, nbytes: float, workers: int, network: Network, scope: str = "
     if op in ("ps_push", "ps_pull"):
         sharers = min(g, workers)
         group = Group(ranks=workers, link=network.inter_link(), servers=network.ps_servers, ranks_per_link=sharers)
-        return [(Phase(op=op, nbytes=nbytes, group=group, scope="inter"),)]
+        return [(Phase(op=op, nbytes=nbytes, group=group, scope="inter", sharers=sharers),)]
     if g == 1:
         return [(Phase(op=op, nbytes=nbytes, group=Group(ranks=workers, link=network.inter_link()), scope="inter"),)]
     assert network.intra is not None  # Network guarantees it when workers_per_node > 1
@@ -96,7 +107,7 @@ def scoped_phase(op: str, nbytes: float, scope: str, workers: int, network: Netw
         link = network.intra if network.intra is not None else network.inter_link()  # g = 1: no traffic
         return Phase(op=op, nbytes=nbytes, group=Group(ranks=g, link=link), scope="intra")
     if scope == "inter":
-        return Phase(op=op, nbytes=nbytes, group=Group(ranks=m, link=network.inter_link(g)), scope="inter")
+        return Phase(op=op, nbytes=nbytes, group=Group(ranks=m, link=network.inter_link(g)), scope="inter", sharers=g)
     raise ValueError(f"no scoped plan for scope {scope!r}")
 
 
@@ -108,7 +119,8 @@ def _hierarchical(op: str, nbytes: float, g: int, m: int, network: Network) -> P
         return Phase(op=phase_op, nbytes=size, group=Group(ranks=g, link=intra_link), scope="intra")
 
     def inter(phase_op: str, size: float, sharers: int) -> Phase:
-        return Phase(op=phase_op, nbytes=size, group=Group(ranks=m, link=network.inter_link(sharers)), scope="inter")
+        return Phase(op=phase_op, nbytes=size, group=Group(ranks=m, link=network.inter_link(sharers)), scope="inter",
+                     sharers=sharers)
 
     if op == "all_reduce":
         return (intra("reduce_scatter", nbytes), inter("all_reduce", nbytes / g, g), intra("all_gather", nbytes))

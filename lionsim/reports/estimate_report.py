@@ -74,8 +74,8 @@ def estimate_report(directory: Path) -> str:
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms),
         f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x"),
     ]
-    if "inter_bytes" in frame.columns and (frame["inter_bytes"] < frame["wire_bytes"]).any():
-        parts.append("## Bytes one worker sends across nodes per step\n\n"
+    if "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any():
+        parts.append("## Bytes one node sends across nodes per step\n\n"
                      + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v)))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
         parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms))

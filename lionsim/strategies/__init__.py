@@ -20,6 +20,7 @@ from lionsim.strategies.base import (  # noqa: I001
     STRATEGIES,
     Strategy,
     StrategyConfig,
+    can_use,
     momentum_strategies,
     valid_transports,
 )
@@ -49,5 +50,6 @@ __all__ = [
     "frozen_positions",
     "gather_grads",
     "momentum_strategies",
+    "can_use",
     "valid_transports",
 ]

@@ -264,7 +264,15 @@ STRATEGIES: Registry[type[Strategy]] = Registry("strategy", entry_points="lionsi
 
 
 def valid_transports(strategy: type[Strategy]) -> list[str]:
+    """The registered transports `strategy` can use (hier:T of those that take the prefix too: can_use)."""
     return [name for name, t in TRANSPORTS.items() if strategy.payload_kind in t.carries and t.accepts(strategy)]
+
+
+def can_use(strategy: type[Strategy], transport: str) -> bool:
+    """Whether `strategy` can use the transport named `transport` (registered, or made from a
+    prefix such as hier:; an unknown name raises LionsimError with the list)."""
+    t = TRANSPORTS.get(transport)
+    return strategy.payload_kind in t.carries and t.accepts(strategy)
 
 
 def momentum_strategies() -> list[str]:

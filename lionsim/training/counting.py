@@ -34,21 +34,24 @@ _without_dynamo_guard(flop_counter._FlopCounterMode)  # what FlopCounterMode dis
 
 
 class KernelCounter(TorchDispatchMode):
-    """Counts kernel-launching aten ops, booked to whatever `where()` names at the time."""
+    """Counts kernel-launching aten ops, booked to whatever `where()` names at the time (None:
+    not counted, lionsim.timing.Clock.counted)."""
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         """No torch._disable_dynamo wrapper (and no torch._dynamo import): lionsim never compiles."""
         return False
 
-    def __init__(self, where: Callable[[], str] = lambda: "all") -> None:
+    def __init__(self, where: Callable[[], str | None] = lambda: "all") -> None:
         super().__init__()
         self.where = where
         self.kernels: Counter[str] = Counter()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if not func.is_view:
-            self.kernels[self.where()] += 1
+            where = self.where()
+            if where is not None:
+                self.kernels[where] += 1
         return func(*args, **(kwargs or {}))
 
 

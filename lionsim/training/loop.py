@@ -205,7 +205,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
             break
         phase = strategy.phase(step)
         counts = count_kernels and phase not in record.kernels and tries.get(phase, 0) < COUNT_TRIES
-        counting = KernelCounter(clock.current) if counts else nullcontext()
+        counting = KernelCounter(clock.counted) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
             sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
         if counts:  # an abstaining step is its own kind: counted on, the phase's own count waits for a plain step

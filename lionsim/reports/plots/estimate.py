@@ -89,7 +89,7 @@ def hierarchical(frame: pd.DataFrame) -> bool:
 
 
 def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
-    """Flat against hierarchical transports over the swept worker counts: the bytes one worker
+    """Flat against hierarchical transports over the swept worker counts: the bytes one node
     sends across nodes per step (top) and the step time (bottom). Hierarchical runs dashed with
     open markers. Returns the PNG and SVG."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
@@ -99,7 +99,7 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(float(frame["step_s"].max()))
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    top.set_title(f"Flat and hierarchical votes against workers\n{model_text(first)}, {first['network']} "
+    top.set_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
                   f"({first['gpus_per_node']} per node), {first['device']}", fontsize=11)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
@@ -122,7 +122,7 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     if len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" for v in values])
         bottom.xaxis.set_minor_formatter(NullFormatter())
-    top.set_ylabel("bytes across nodes\nper worker per step")
+    top.set_ylabel("bytes across nodes\nper node per step")
     bottom.set_ylabel(f"step time ({unit})")
     bottom.set_xlabel("workers")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
