@@ -77,3 +77,18 @@ def test_each_case_beyond_15_percent_says_which_mechanism_it_points_to(results):
     for case, row in zip(pc.COMPRESSED_CASES, results.itertuples(index=False)):
         if abs(row.error) > pc.GOAL_MEDIAN:
             assert any(m in case.miss for m in MECHANISMS), f"{case.key} misses by {row.error:+.1%} and names no mechanism"
+
+
+@pytest.mark.slow  # one estimate through the command line (about 5 s of CPU)
+def test_the_bandwidth_needed_reading_is_the_first_row_of_estimate_need():
+    from lionsim.estimate import EstimateConfig, resolve
+    from lionsim.estimate.need import Need, need_rows
+
+    args = dict(params=10**8, tokens_per_worker=65536, workers=8, network="10gbe", strategies=["sgdm@fp32-allreduce"])
+    case = published.Case(key="need", source="a test", config="a test", quantity="GB/s", published=1.0,
+                          command=("estimate", "--params", "1e8", "--tokens-per-worker", "65536", "--workers", "8",
+                                   "--network", "10gbe", "-s", "sgdm@fp32-allreduce", "--need", "utilisation=0.5",
+                                   "--format", "csv"),
+                          read="bandwidth_needed")
+    (record,) = need_rows(resolve(EstimateConfig(**args)), Need(0.5))
+    assert published.lionsim_figure(case) == pytest.approx(record["bandwidth_needed_GBps"], rel=1e-9)
