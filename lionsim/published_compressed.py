@@ -27,6 +27,7 @@ mechanism each needs.
 from __future__ import annotations
 
 import sys
+import textwrap
 from dataclasses import dataclass
 
 from lionsim.published import Case, markdown_table, results
@@ -340,7 +341,8 @@ FINDINGS: tuple[Finding, ...] = (
 
 def findings_markdown() -> str:
     """The findings as a list: what was published, and what lionsim needs to model it."""
-    return "\n".join(f"- **{f.key}**: {f.source}. {f.config}. Published: {f.published}. Needs: {f.needs}."
+    return "\n".join(textwrap.fill(f"- **{f.key}**: {f.source}. {f.config}. Published: {f.published}. Needs: "
+                                   f"{f.needs}.", 100, subsequent_indent="  ", break_on_hyphens=False)
                      for f in FINDINGS)
 
 
