@@ -48,8 +48,8 @@ _BERT = ("--params", "3.36e8", "--device", "v100", "--overlap", "none", "-s", "a
          "-s", "onebit-adam@compressed-allreduce", "--format", "csv")
 _GRACE = ("--model", "resnet50", "--tokens-per-worker", "64", "--device", "v100", "--mfu", "0.08",
           "-s", "sgdm@fp32-allreduce")
-_BAGUA = ("--model", "examples/models/vgg16.py:vgg16", "--workers", "128", "--network",
-          "examples/clusters/v100x8-100gbe-tcp.toml", "--device", "v100", "--mfu", "0.17", "-s", "sgdm@fp32-allreduce")
+_BAGUA = ("--model", "examples/models/vgg16.py:vgg16", "--workers", "128", "--gpus-per-node", "8", "--traits", "nccl",
+          "--device", "v100", "--mfu", "0.17", "-s", "sgdm@fp32-allreduce")
 
 _DEEPSPEED_CONFIG = ("BERT-Large (336M parameters), {task}, fp16, DeepSpeed's engine (dense: fp16 all-reduce "
                      "after backward; 1-bit Adam v1: compressed all-reduce of the momentum after backward, "
@@ -64,9 +64,10 @@ _GRACE_CONFIG = ("ResNet-50 on ImageNet, {workers} workers of one V100 each (GRA
                  "default for resnet50, 64, assumed); {method} against the uncompressed all-reduce (method none). "
                  "--mfu 0.08: the release's one-worker throughput, 409 img/s (156 ms a step), at lionsim's counted "
                  "24.3 GFLOP an image")
-_BAGUA_CONFIG = ("VGG-16 on ImageNet, 128 V100 32GB (16 servers of 8 on NVLink), batch 32 per GPU, 100 Gb/s TCP "
-                 "between servers{shaped}; {method} against PyTorch DDP (fp32 gradients). --mfu 0.17: the figure's "
-                 "asynchronous run (no exchange waited for), 28,918 img/s, at lionsim's counted 92.7 GFLOP an image")
+_BAGUA_CONFIG = ("VGG-16 on ImageNet, 128 V100 32GB (16 servers of 8 on NVLink: the V100's NVLink2), batch 32 per "
+                 "GPU, 100 Gb/s TCP between servers{shaped}, NCCL; {method} against PyTorch DDP (fp32 gradients). "
+                 "--mfu 0.17: the figure's asynchronous run (no exchange waited for), 28,918 img/s, at lionsim's "
+                 "counted 92.7 GFLOP an image")
 
 
 _MISS_DS_TCP = (
@@ -195,28 +196,29 @@ COMPRESSED_CASES: tuple[Case, ...] = (
     Case(
         key="bagua-bytegrad-vgg16-100g",
         source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped="", method="ByteGrad (8-bit gradients, Bagua's)"),
+        config=_BAGUA_CONFIG.format(shaped=" (the 100gbe preset)", method="ByteGrad (8-bit gradients, Bagua's)"),
         quantity="step ratio, ByteGrad / DDP", published=_ratio(8893, 21828),
-        command=("estimate", *_BAGUA, "-s", "sgdm@fp8-allreduce", "--format", "csv"),
+        command=("estimate", *_BAGUA, "--network", "100gbe", "-s", "sgdm@fp8-allreduce", "--format", "csv"),
         read="step_ratio",
         miss=_MISS_BAGUA_BYTEGRAD,
     ),
     Case(
         key="bagua-bytegrad-vgg16-10g",
         source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua ByteGrad 19,714 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (--sweep bandwidth=1.17: the 10gbe preset's "
-                                           "TCP goodput)", method="ByteGrad (8-bit gradients, Bagua's)"),
+        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
+                                    method="ByteGrad (8-bit gradients, Bagua's)"),
         quantity="step ratio, ByteGrad / DDP", published=_ratio(4540, 19714),
-        command=("estimate", *_BAGUA, "-s", "sgdm@fp8-allreduce", "--sweep", "bandwidth=1.17", "--format", "csv"),
+        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "sgdm@fp8-allreduce", "--format", "csv"),
         read="step_ratio",
         miss=_MISS_BAGUA_BYTEGRAD,
     ),
     Case(
         key="bagua-qadam-vgg16-100g",
         source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua QAdam 18,905 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped="", method="QAdam (Bagua's 1-bit Adam)"),
+        config=_BAGUA_CONFIG.format(shaped=" (the 100gbe preset)", method="QAdam (Bagua's 1-bit Adam)"),
         quantity="step ratio, QAdam / DDP", published=_ratio(8893, 18905),
-        command=("estimate", *_BAGUA, "-s", "onebit-adam@compressed-allreduce", "--format", "csv"),
+        command=("estimate", *_BAGUA, "--network", "100gbe", "-s", "onebit-adam@compressed-allreduce",
+                 "--format", "csv"),
         read="step_ratio",
         miss=_MISS_BAGUA_QADAM,
     ),
@@ -266,10 +268,10 @@ HOLDOUT_CASES: tuple[Case, ...] = (
     Case(
         key="holdout-bagua-qadam-vgg16-10g",
         source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (--sweep bandwidth=1.17: the 10gbe preset's "
-                                           "TCP goodput)", method="QAdam (Bagua's 1-bit Adam)"),
+        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
+                                    method="QAdam (Bagua's 1-bit Adam)"),
         quantity="step ratio, QAdam / DDP", published=_ratio(4540, 17848),
-        command=("estimate", *_BAGUA, "-s", "onebit-adam@compressed-allreduce", "--sweep", "bandwidth=1.17",
+        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "onebit-adam@compressed-allreduce",
                  "--format", "csv"),
         read="step_ratio",
     ),
