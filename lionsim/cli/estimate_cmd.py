@@ -59,6 +59,10 @@ KernelsOpt = Annotated[str, typer.Option(
                       "or ideal (one fused memory pass each).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
+NeedOpt = Annotated[Optional[str], typer.Option(
+    "--need", metavar="utilisation=U",
+    help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute is U of the step, "
+         "U in (0, 1), e.g. utilisation=0.95 (or utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
@@ -173,6 +177,29 @@ def spread_table(frame: pd.DataFrame) -> Table:
     return table
 
 
+def need_table(frame: pd.DataFrame) -> Table:
+    """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
+    from lionsim.estimate.need import REL_TOL
+    from lionsim.reports.tables import fold_run, run_width
+
+    first = frame.iloc[0]
+    u = first["need_utilisation"]
+    table = Table(title=f"inter-node bandwidth for compute at {u:.0%} of the step", caption=(
+        f"needed: the inter link's effective rate (per node on {first['network']}), solved to {REL_TOL:.0e} "
+        "relative; now: compute / step on the network as given. Unreachable: the rest of the step (codec, update, "
+        "intra-node exchanges, per-call latencies) stays above 1 - U at any bandwidth."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
+    for name in ("GB/s", "Gbit/s", "now"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("note", overflow="fold", max_width=80 - width - 27)  # the table fits 80 columns
+    for row in frame.itertuples(index=False):
+        needed = row.bandwidth_needed_GBps
+        shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
+        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{row.compute_s / row.step_s:.0%}", row.need_note)
+    return table
+
+
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep."""
     import pandas as pd
@@ -232,6 +259,7 @@ def estimate_cmd(
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     kernels: KernelsOpt = "table",
     sweep: SweepOpt = None,
+    need: NeedOpt = None,
     out: EstimateOut = None,
     trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
                                         "step in the Chrome trace-event format (open it in Perfetto).")] = False,
@@ -243,7 +271,8 @@ def estimate_cmd(
     plugins: list[str] | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
-    from lionsim.estimate import EstimateConfig, estimate
+    from lionsim.estimate import EstimateConfig, estimate, resolve
+    from lionsim.estimate.need import parse_need, with_need
     from lionsim.estimate.sweep import run_sweep
 
     cfg = EstimateConfig(
@@ -256,7 +285,12 @@ def estimate_cmd(
     )
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
+    wanted = parse_need(need) if need is not None else None
+    if wanted is not None and sweep is not None:
+        raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
     frame = estimate(cfg)
+    if wanted is not None:
+        frame = with_need(frame, resolve(cfg), wanted)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
     traced = None
     if trace:
@@ -267,6 +301,7 @@ def estimate_cmd(
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
+              *([need_table(frame)] if wanted is not None else []),
               *([crossover_table(swept[2], swept[0], swept[1])] if swept is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept[1] if swept is not None else frame, format)

@@ -1,0 +1,115 @@
+"""`lionsim estimate --need utilisation=U`: the inter-node bandwidth each strategy needs for
+compute to be U of its step.
+
+For one strategy the step is a function of the inter link's bandwidth B (GB/s, per node on a
+two-level network, its efficiency folded in, as `--sweep bandwidth=` sets it):
+
+    u(B) = compute_s(B) / step_s(B)          compute_s: forward + backward (estimate's column)
+
+u never falls as B grows (a faster link shortens or keeps every exchange, and the overlap
+hides at least as much), so the B with u(B) = U is found by bisection on log B, not read off a
+grid:
+
+- u at "infinite" bandwidth (HUGE_GBPS) is the best any link gives: the codec, the update, the
+  per-call latencies and the intra-node hops remain. Below U the strategy cannot reach it at any
+  bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes.
+- u at TINY_GBPS already at or above U (one node, or a strategy that sends nothing across
+  nodes): it needs no inter-node bandwidth, 0.
+- otherwise bisection between the two until the bracket's upper end is within REL_TOL of its
+  lower end; the upper end (a bandwidth that reaches U) is the answer.
+
+A local-step strategy's row is the mean step of a round of H steps (estimate.table), so its
+u is the round's compute share, as the DiLoCo papers state compute utilisation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from lionsim.errors import LionsimError
+from lionsim.estimate.config import Resolved
+from lionsim.estimate.sweep import with_bandwidth
+from lionsim.estimate.table import estimate_rows
+
+ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
+"""The --need form."""
+HUGE_GBPS = 1e9
+"""Stands for infinite bandwidth: an exabyte a second, where no exchange lasts a picosecond."""
+TINY_GBPS = 1e-9
+"""Stands for no bandwidth: one byte a second."""
+REL_TOL = 1e-6
+"""The bisection stops when the bracket's ends are within this fraction of each other."""
+MAX_ITERATIONS = 200
+"""log2(ln(HUGE / TINY) / ln(1 + REL_TOL)) is about 25: far more than enough, a guard only."""
+COLUMNS = ["bandwidth_needed_GBps", "need_utilisation", "need_note"]
+"""The columns --need adds to estimate.csv."""
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """What `--need` asks: compute as this share of the step."""
+
+    utilisation: float
+    """U in (0, 1): compute_s / step_s."""
+
+
+def parse_need(text: str) -> Need:
+    """`utilisation=U` (or `utilization=U`); anything else is one LionsimError line."""
+    name, sep, value = str(text).partition("=")
+    if not sep or name.strip().lower() not in ("utilisation", "utilization"):
+        raise LionsimError(f"bad --need {text!r}; accepted: {ACCEPTED}")
+    try:
+        u = float(value)
+    except ValueError:
+        raise LionsimError(f"bad --need {text!r}: {value.strip()!r} is not a number; accepted: {ACCEPTED}") from None
+    if not (math.isfinite(u) and 0.0 < u < 1.0):
+        raise LionsimError(f"bad --need {text!r}: U must lie in (0, 1); accepted: {ACCEPTED}")
+    return Need(u)
+
+
+def utilisation_at(r: Resolved, gbps: float) -> float:
+    """compute_s / step_s of `r`'s one run with the inter link at `gbps` GB/s."""
+    (row,) = estimate_rows(r, r.workers, with_bandwidth(r.network, gbps))
+    return row["compute_s"] / row["step_s"]
+
+
+def solve(utilisation, target: float) -> tuple[float, str]:
+    """(bandwidth in GB/s at which `utilisation(B)` first reaches `target`, note) for a
+    non-decreasing `utilisation`; (NaN, why) where no bandwidth reaches it."""
+    best = utilisation(HUGE_GBPS)
+    if best < target:
+        return math.nan, f"unreachable: compute is at most {best:.1%} of the step at any bandwidth"
+    if utilisation(TINY_GBPS) >= target:
+        return 0.0, "needs no inter-node bandwidth"
+    lo, hi = TINY_GBPS, HUGE_GBPS  # utilisation(lo) < target <= utilisation(hi)
+    for _ in range(MAX_ITERATIONS):
+        if hi <= lo * (1.0 + REL_TOL):
+            break
+        mid = math.sqrt(lo * hi)
+        if utilisation(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi, ""
+
+
+def need_rows(r: Resolved, need: Need) -> list[dict]:
+    """One record per run of `r`: the bandwidth it needs for `need`, and a note where it has one."""
+    records = []
+    for run in r.runs:
+        # each run alone, its steady step only (no whole run, no baseline to find among the others)
+        alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None)
+        gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation)
+        records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
+    return records
+
+
+def with_need(frame, r: Resolved, need: Need):
+    """`frame` (estimate's rows for `r`, in run order) with the --need columns."""
+    out = frame.copy()
+    records = need_rows(r, need)
+    for name in COLUMNS:
+        out[name] = [rec[name] for rec in records]
+    return out
