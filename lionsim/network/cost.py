@@ -12,8 +12,9 @@ worker (nodes contiguous), never the hierarchical plan, which only `auto` picks.
 
 Traits with NCCL's tuning model (traits.model "nccl") price a whole-group call of an op the
 model knows (nccl.NCCL_OPS) as NCCL would run it: its fastest (algorithm, protocol) by its own
-model (or the fastest protocol of `ring` / `tree` when named), over every GPU at once; other
-named algorithms, other ops and scoped calls take the plans above.
+model (or the fastest protocol of `ring` / `tree` when named), over every GPU at once, priced
+on the network's fabric (fabrics.py: the transport across nodes, fitted to published sweeps);
+other named algorithms, other ops and scoped calls take the plans above.
 
 The network's traits (traits.py: the collective library on top of the links) enter three times:
 an op whose traits name the algorithm the library runs is priced by it (unless `algorithm`
@@ -222,7 +223,7 @@ def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm:
     traits' floor and slow mode as every call pays them."""
     g, m = network.workers_per_node, network.nodes(workers)
     intra = network.intra if g > 1 else None
-    choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm)
+    choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm, network.nccl_fabric())
     scope = "inter" if g == 1 else ("intra" if m == 1 else "intra+inter")
     terms = Terms(latency_s=choice.latency_s, bandwidth_s=choice.bandwidth_s, sent_bytes=choice.sent_bytes)
     phase = PhaseCost(op=call.op, scope=scope, ranks=workers, nbytes=call.nbytes, algorithm=choice.algorithm,

@@ -53,19 +53,20 @@ def _add(network: Network) -> None:
     NETWORKS.add(network.name, network)
 
 
-_add(Network(name="100mbe", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
-_add(Network(name="1gbe", inter=ETH_1G, description="1 GbE, TCP goodput"))
-_add(Network(name="10gbe", inter=ETH_10G, description="10 GbE, TCP goodput"))
-_add(Network(name="25gbe", inter=ETH_25G, description="25 GbE, TCP goodput"))
-_add(Network(name="100gbe", inter=ETH_100G, description="100 GbE, NCCL over TCP sockets (about 5 GB/s)"))
-_add(Network(name="ib-hdr", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
-_add(Network(name="ib-ndr", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
+_add(Network(name="100mbe", fabric="sockets", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
+_add(Network(name="1gbe", fabric="sockets", inter=ETH_1G, description="1 GbE, TCP goodput"))
+_add(Network(name="10gbe", fabric="sockets", inter=ETH_10G, description="10 GbE, TCP goodput"))
+_add(Network(name="25gbe", fabric="sockets", inter=ETH_25G, description="25 GbE, TCP goodput"))
+_add(Network(name="100gbe", fabric="sockets", inter=ETH_100G, description="100 GbE, NCCL over TCP sockets (about 5 GB/s)"))
+_add(Network(name="ib-hdr", fabric="ib", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
+_add(Network(name="ib-ndr", fabric="ib", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
 _add(Network(name="nvlink4", inter=NVLINK4, description="H100 NVLink4, all workers on one fabric"))
 _add(Network(name="nvlink3", inter=NVLINK3, description="A100 NVLink3, all workers on one fabric"))
 _add(
     Network(
         name="dgx-h100",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
         intra=NVLINK4,
         workers_per_node=8,
@@ -76,6 +77,7 @@ _add(
     Network(
         name="dgx-a100",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -86,6 +88,7 @@ _add(
     Network(
         name="a100x8-4hdr",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -96,6 +99,7 @@ _add(
     Network(
         name="h100x8-10gbe",
         traits=NCCL,
+        fabric="sockets",
         inter=ETH_10G,
         intra=NVLINK4,
         workers_per_node=8,
@@ -106,6 +110,7 @@ _add(
     Network(
         name="h100x8-100gbe",
         traits=NCCL,
+        fabric="sockets",
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,
