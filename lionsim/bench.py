@@ -54,6 +54,13 @@ DEFAULT_WARMUP = 3
 """--warmup-steps unless given (fewer in a shorter run)."""
 MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
+
+
+def device_library(compute: str | None) -> str | None:
+    """The library a profile without [traits] is priced with on sim: NCCL when --compute models a
+    device (every preset is a GPU; lionsim.estimate.config.DEVICE_LIBRARY), else the ideal library
+    (measured compute: this machine's CPU). A preset keeps the library it names (1gbe: ideal)."""
+    return None if compute in (None, MEASURED) else "nccl"
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
                       "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
                       "wait_s", "vote_agreement", "synced", "aggregate_rel_error"]
@@ -330,7 +337,7 @@ class Bench:
         self.checkpoint: RunCheckpoint | None = None
         """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""
         self.runs = self.plan.specs
-        self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend)
+        self.network = network_for(cfg.network, traits=cfg.traits, backend=cfg.backend, library=device_library(cfg.compute))
         self.network.nodes(cfg.workers)  # whole nodes (or one): before any training, not when booking
         self.place = place or Place(SimComm(cfg.workers, self.network.workers_per_node))
         with torch_threads(cfg.threads):

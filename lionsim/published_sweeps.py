@@ -35,8 +35,9 @@ SMALL_MAX = 16 * MiB
 """Small and mid-size calls: up to this many bytes."""
 GOAL_SMALL = 0.30
 """Every small or mid-size point within this |error|, unless its sweep says why not."""
-GOAL_LARGE_MEDIAN = 0.10
-"""Median |error| of the large points (above SMALL_MAX)."""
+GOAL_LARGE = 0.25
+"""Every large point (above SMALL_MAX) within this |error|, unless its sweep says why not (the
+published-results table's GOAL_WORST, lionsim.published)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -84,6 +85,9 @@ def _busbw_row(size: int, busbw_GBps: float, ranks: int) -> tuple[int, float, fl
     return (size, us, us)
 
 
+MID_H100 = ("between 1 and 16 MiB NCCL 2.26 moves on these H100 nodes among tree, ring and NVLS Tree with "
+            "LL128 and Simple; ib's fitted LL128 hop is a compromise between this sweep's 1 MiB (priced slow) and "
+            "the 8-node sweep's 16 MiB (priced fast)")
 IB_NDR_H100 = ("XE9680 (HGX) nodes of 8 H100 SXM and 8 ConnectX-7 NDR 400 Gb/s InfiniBand NICs; NCCL 2.26.2, "
                "CUDA 12.8; all_reduce_perf_mpi -b 8 -e 16g -f 2 -g 1, NCCL_NET_GDR_LEVEL=1, NCCL_P2P_LEVEL=NVL, "
                "the 8 NICs in NCCL_IB_HCA")
@@ -109,6 +113,7 @@ SWEEPS: tuple[Sweep, ...] = (
         key="ib-ndr-h100-4x8", fabric="ib", role="fit",
         source="NVIDIA/nccl-tests issue 309, comment of 2025-05-23 (qoofyk)",
         config=f"4 nodes (VMware VMs, NCCL_TOPO_FILE given): {IB_NDR_H100}", network="dgx-h100", workers=32,
+        miss=MID_H100,
         rows=((8, 83.42, 34.75), (16, 34.82, 34.45), (32, 34.61, 35.55), (64, 34.77, 34.92), (128, 35.70, 35.04),
               (256, 107.5, 35.82), (512, 56.35, 36.72), (1024, 39.79, 37.10), (2048, 39.59, 40.03),
               (4096, 42.18, 41.42), (8192, 46.84, 45.55), (16384, 48.51, 46.39), (32768, 49.13, 46.79),
@@ -123,7 +128,7 @@ SWEEPS: tuple[Sweep, ...] = (
         key="ib-ndr-h100-8x8", fabric="ib", role="fit",
         source="NVIDIA/nccl-tests issue 309, comment of 2025-06-18 (gj-aion), the 8-node run",
         config="8 nodes of 8 H100 and 8 NDR 400 Gb/s InfiniBand NICs; all_reduce_perf -b 1M -e 8G -f 2 -g 1, "
-               "default environment", network="dgx-h100", workers=64,
+               "default environment", network="dgx-h100", workers=64, miss=MID_H100,
         rows=((1048576, 117.0, 115.7), (2097152, 143.4, 143.3), (4194304, 203.8, 203.8), (8388608, 1272.4, 321.4),
               (16777216, 378.1, 373.5), (33554432, 509.6, 508.2), (67108864, 718.1, 709.2),
               (134217728, 1159.1, 1149.5), (268435456, 1955.1, 2028.1), (536870912, 3517.3, 3509.4),
@@ -225,6 +230,8 @@ SWEEPS: tuple[Sweep, ...] = (
         source="aws/aws-ofi-nccl issue 33, comment of 2020-05-12 (rashikakheria)",
         config="2 p3dn.24xlarge: 8 V100 32GB and 100 Gbps EFA each; EFA installer 1.7.0; the rows the comment "
                "shows, 1 to 4 MiB", network="examples/clusters/p3dn.toml", workers=16,
+        miss="p3dn's hosts move 6-7 GB/s through host memory where a g4dn moves 3 (efa-host's cap is g4dn's, "
+             "its only fit sweep): the bounce runs at the host's rate, which a profile of links does not give",
         rows=((1048576, 1035.3, 643.4), (2097152, 671.4, 671.8), (4194304, 1140.5, 1144.3)),
     ),
     Sweep(
@@ -258,6 +265,9 @@ SWEEPS: tuple[Sweep, ...] = (
         config="2 Google Cloud VMs of 8 V100, 32 Gbps network each; NCCL 2.4.7; NCCL_NSOCKS_PERTHREAD=1 "
                "NCCL_SOCKET_NTHREADS=4; busbw 14.5-14.9 Gbit/s from 64 MiB up: the middle, 14.8 Gbit/s, at 64 MiB "
                "as a time", network="examples/clusters/gcp-v100x8-32gbe.toml", workers=16,
+        miss="on two nodes lionsim prices NCCL's tree, which moves half a ring's bytes through each NIC "
+             "(tuning.cc's two-node rule); this 2019 run (NCCL 2.4.7, 4 sockets a channel) moved no more than the "
+             "4-node run's ring",
         rows=(_busbw_row(64 * MiB, 14.8 / 8, 16),),
     ),
     Sweep(
@@ -266,13 +276,16 @@ SWEEPS: tuple[Sweep, ...] = (
         config="4 Google Cloud VMs of 8 V100, 32 Gbps network each; NCCL 2.4.7; NCCL_NSOCKS_PERTHREAD=3 "
                "NCCL_SOCKET_NTHREADS=4; busbw 22.2-22.9 Gbit/s from 128 MiB up: the middle, 22.4 Gbit/s, at "
                "128 MiB as a time", network="examples/clusters/gcp-v100x8-32gbe.toml", workers=32,
+        miss="tuned: 3 sockets a thread x 4 threads a channel (NCCL_NSOCKS_PERTHREAD=3, NCCL_SOCKET_NTHREADS=4) "
+             "move 2.8 GB/s a node; the sockets fabric's cap is what NCCL's defaults move",
         rows=(_busbw_row(128 * MiB, 22.4 / 8, 32),),
     ),
 )
 
 
-def _run(command: tuple[str, ...]):
-    """The command's CSV, run in this process (lionsim's CLI, as a user would type it)."""
+def run_command(command: tuple[str, ...]):
+    """The command's CSV, run in this process through lionsim's CLI, as a user would type it
+    (building the CLI takes seconds: lionsim_times_us calls what the command calls instead)."""
     import pandas as pd
     from typer.testing import CliRunner
 
@@ -285,9 +298,12 @@ def _run(command: tuple[str, ...]):
 
 
 def lionsim_times_us(sweep: Sweep) -> dict[int, float]:
-    """lionsim's time per checked size of `sweep`, from its command run now."""
-    frame = _run(sweep.command)
-    return {int(b): float(t) * 1e6 for b, t in zip(frame["bytes"], frame["time_s"])}
+    """lionsim's time per checked size of `sweep`: what its command prints (`lionsim comm` on sim
+    prices comm_rows on network_for(--network, --traits nccl)), computed in this process."""
+    from lionsim.network import comm_rows, network_for
+
+    rows = comm_rows(["all_reduce"], list(sweep.sizes()), [sweep.workers], network_for(sweep.network, traits="nccl"))
+    return {int(r["bytes"]): float(r["time_s"]) * 1e6 for r in rows}
 
 
 def results():
@@ -304,17 +320,22 @@ def results():
     return pd.DataFrame(rows)
 
 
+def goal(nbytes: int) -> float:
+    """The |error| a point of this size is held to."""
+    return GOAL_SMALL if nbytes <= SMALL_MAX else GOAL_LARGE
+
+
 def summary(frame, role: str) -> dict:
-    """For one role: the small/mid points' median and worst |error| and those beyond GOAL_SMALL,
-    the large points' median and worst |error|."""
+    """For one role: the small/mid and the large points' median and worst |error|, and the points
+    beyond their goal."""
     part = frame[frame["role"] == role]
-    small, large = part[part["bytes"] <= SMALL_MAX], part[part["bytes"] > SMALL_MAX]
-    errors = small["error"].abs()
-    return {"small_median": statistics.median(errors), "small_worst": float(errors.max()),
-            "beyond": [f"{s} {_size(b)}" for s, b, e in zip(small["sweep"], small["bytes"], errors) if e > GOAL_SMALL],
-            "large_median": statistics.median(large["error"].abs()) if len(large) else float("nan"),
-            "large_worst": float(large["error"].abs().max()) if len(large) else float("nan"),
-            "points": len(part)}
+    out = {"points": len(part)}
+    for name, rows in (("small", part[part["bytes"] <= SMALL_MAX]), ("large", part[part["bytes"] > SMALL_MAX])):
+        errors = rows["error"].abs()
+        out[f"{name}_median"] = statistics.median(errors) if len(rows) else float("nan")
+        out[f"{name}_worst"] = float(errors.max()) if len(rows) else float("nan")
+        out[f"{name}_beyond"] = [f"{s} {_size(b)}" for s, b, e in zip(rows["sweep"], rows["bytes"], errors) if e > goal(b)]
+    return out
 
 
 def _size(nbytes: int) -> str:
@@ -333,15 +354,16 @@ def markdown_table(frame) -> str:
     lines += ["", "| sweep | size | published us | lionsim us | error |", "|---|---|---|---|---|"]
     misses = {s.key: s.miss for s in SWEEPS}
     for row in frame.itertuples(index=False):
-        flag = " (see below)" if misses[row.sweep] and (abs(row.error) > GOAL_SMALL) else ""
+        flag = " (see below)" if misses[row.sweep] and abs(row.error) > goal(row.bytes) else ""
         lines.append(f"| {row.sweep} | {_size(row.bytes)} | {row.published:,.1f} | {row.lionsim:,.1f} | "
                      f"{row.error:+.1%}{flag} |")
     for role in ("fit", "held-out"):
         s = summary(frame, role)
         text = (f"{role.capitalize()} sweeps ({s['points']} points): small and mid-size (8 B to 16 MiB) median "
-                f"|error| {s['small_median']:.1%}, worst {s['small_worst']:.1%} (goal: each within "
-                f"{GOAL_SMALL:.0%}; beyond: {', '.join(s['beyond']) or 'none'}); large median {s['large_median']:.1%}, "
-                f"worst {s['large_worst']:.1%} (goal: median {GOAL_LARGE_MEDIAN:.0%}).")
+                f"|error| {s['small_median']:.1%}, worst {s['small_worst']:.1%} (goal: each within {GOAL_SMALL:.0%}; "
+                f"beyond: {', '.join(s['small_beyond']) or 'none'}); large median {s['large_median']:.1%}, worst "
+                f"{s['large_worst']:.1%} (goal: each within {GOAL_LARGE:.0%}; beyond: "
+                f"{', '.join(s['large_beyond']) or 'none'}).")
         lines += ["", *textwrap.wrap(text, 100)]
     for sweep in SWEEPS:
         if sweep.miss:

@@ -20,6 +20,10 @@ Per worker and step (timeline.py for how they combine):
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
                            cheapest for each call, or --algorithm): every bucket and extra call
     inter_bytes            the part of wire_bytes that crosses nodes (all of it on a flat network)
+    library, fabric        the collective library that priced comm_s (lionsim.network.libraries:
+                           a preset's own, a profile's [traits], else nccl: the device is a GPU)
+                           and, for nccl, the transport across nodes it was priced on
+                           (lionsim.network.fabrics); fabric is empty for other libraries
     speedup                the baseline row's step_s / this row's step_s
 
 With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step
@@ -100,6 +104,8 @@ EXTRA_COLUMNS: list[str] = [
     "run_phases",
     "kernels",
     "unit",
+    "library",
+    "fabric",
 ]
 
 
@@ -194,6 +200,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
             "kernels": r.kernels.describe(),
+            "library": network.traits.name,
+            "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
             "unit": "tokens" if r.flops_per_unit is None else "samples",
         })

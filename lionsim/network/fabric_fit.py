@@ -7,7 +7,8 @@ For one fabric, the free figures are (fabrics.py):
 - efa: one extra per hop over ib's (EFA with GPUDirect RDMA is RDMA with a longer path) and the
   share of the link it moves;
 - efa-host: Simple's hop latency and the per-node cap (data through host memory);
-- sockets: LL's and Simple's hop latencies and the per-node cap.
+- sockets: LL's and Simple's hop latencies, the per-node cap and LL's share of NCCL's modelled
+  bandwidth (LL's flags halve what each 8-byte word carries; through a socket it gets less still).
  Each candidate
 prices every row of the fabric's fit sweeps as `lionsim comm --traits nccl` would (NCCL's
 choice by its own constants, priced on the candidate), and the fit minimises the mean over
@@ -67,9 +68,11 @@ def _parameters(name: str, ib: Fabric) -> tuple[Callable[[np.ndarray], Fabric], 
     if name == "efa-host":  # Simple only: its hop and the per-node cap
         return (lambda x: dataclasses.replace(base, hop_us=(float(e(x[0])),) * 3, cap_GBps=float(e(x[1])))), \
             np.log([30.0, 3.0])
-    if name == "sockets":  # LL's hop (LL128 off), Simple's, and the per-node cap
+    if name == "sockets":  # LL's hop (LL128 off), Simple's, the per-node cap and LL's bandwidth share
         return (lambda x: dataclasses.replace(base, hop_us=(float(e(x[0])),) * 2 + (float(e(x[1])),),
-                                              cap_GBps=float(e(x[2])))), np.log([40.0, 80.0, 3.0])
+                                              cap_GBps=float(e(x[2])),
+                                              protocol_share=(min(1.0, float(e(x[3]))), 1.0, 1.0))), \
+            np.log([40.0, 80.0, 3.0, 0.5])
     raise ValueError(f"no fit for fabric {name!r}")
 
 

@@ -80,7 +80,8 @@ EFA = Fabric(name="efa", hop_us=(17.0, 29.0, 60.0), share=0.67, protocol_share=(
 EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",),
                   description="AWS EFA without GPUDirect RDMA (g4dn, p3dn): through host memory, Simple only",
                   fitted_on="efa-g4dn-metal-2x1")
-SOCKETS = Fabric(name="sockets", hop_us=(53.0, 53.0, 85.0), cap_GBps=1.9, protocols=("ll", "simple"),
+SOCKETS = Fabric(name="sockets", hop_us=(50.0, 50.0, 89.0), cap_GBps=2.0, protocol_share=(0.55, 1.0, 1.0),
+                 protocols=("ll", "simple"),
                  description="NCCL's socket transport over TCP",
                  fitted_on="sockets-g4dn-8xl-2x1")
 

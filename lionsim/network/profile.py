@@ -162,12 +162,15 @@ def _link(table: Any, where: str, source: str) -> Link:
     )
 
 
-def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim") -> Network:
+def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim",
+                library: str | None = None) -> Network:
     """The network a run is priced on: the preset or profile, run by the built-in `traits` when
     named (--traits), else by the profile's own [traits], else by the backend's (gloo's measured
-    traits on gloo, nccl's on nccl; the ideal library on sim). A profile whose traits were
-    measured on another backend than a real run's is refused: its floors and duplex belong to
-    that library."""
+    traits on gloo, nccl's on nccl). On sim a preset keeps the library it names (presets.py) and
+    a profile without [traits] takes `library`: what the modelled device runs ("nccl" for a GPU:
+    estimate, bench --compute with a device preset), else the ideal library. A profile whose
+    traits were measured on another backend than a real run's is refused: its floors and duplex
+    belong to that library."""
     from lionsim.network.libraries import TRAITS, backend_traits
 
     net = load_network(spec)
@@ -180,5 +183,14 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
                            f"{backend}: fit a profile on {backend} (lionsim comm --backend {backend} --fit FILE) "
                            f"or pass --traits {backend}")
     if net.traits.ideal and net.traits.backend == "any":
-        return net.with_traits(backend_traits(backend)) if backend != "sim" else net
+        if backend != "sim":
+            return net.with_traits(backend_traits(backend))
+        if library is not None and _names_no_library(spec):
+            return net.with_traits(TRAITS.get(library))
     return net
+
+
+def _names_no_library(spec: str | os.PathLike[str]) -> bool:
+    """True for a profile file without a `traits` key (a preset names its library; presets.py)."""
+    text = os.fspath(spec)
+    return text not in NETWORKS and "traits" not in _read(Path(text))
