@@ -381,6 +381,7 @@ def fitted_fabrics() -> dict:
 if __name__ == "__main__":
     if "--fit" in sys.argv[1:]:
         for name, fabric in fitted_fabrics().items():
-            print(name, fabric)
+            print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g} "
+                  f"protocol_share={fabric.protocol_share} protocols={fabric.protocols} (fitted on {fabric.fitted_on})")
     else:
         print(markdown_table(results()))
