@@ -81,3 +81,21 @@ def test_estimate_says_which_library_priced_each_row(tmp_path):
     ideal = estimate(EstimateConfig(network=bare, traits="ideal", **common))
     assert list(ideal["library"]) == ["ideal", "ideal"] and list(ideal["fabric"].fillna("")) == ["", ""]
     assert (ideal["comm_s"] != rows["comm_s"]).all()
+
+
+def test_nccls_point_to_point_sends_across_nodes_run_over_the_fabric_too():
+    """An all-to-all is NCCL's sends through the same transport: on sockets at most the cap a
+    node (split among the node's streams) and each message at least the LL hop; the ideal
+    library on the same links keeps the link's own figures."""
+    net = network_from_dict(FLAT | {"traits": "nccl"}, source="s", default_name="s")
+    n, ranks = 64e6, 4
+    a2a = price(CollectiveCall("all_to_all", n), ranks, net, "pairwise")
+    hop = SOCKETS.hop_us[0] * 1e-6
+    assert a2a.time_s == pytest.approx((ranks - 1) * hop + (ranks - 1) / ranks * n / (SOCKETS.cap_GBps * 1e9), rel=1e-12)
+    ideal = price(CollectiveCall("all_to_all", n), ranks, net.with_traits(IDEAL), "pairwise")
+    assert ideal.time_s == pytest.approx((ranks - 1) * 25e-6 + (ranks - 1) / ranks * n / 10e9, rel=1e-12)
+    # two nodes of 8 on h100x8-100gbe: a hierarchical plan's inter phase, 8 streams sharing the node's cap
+    cluster = NETWORKS.get("h100x8-100gbe")
+    scoped = price(CollectiveCall("all_to_all", n, scope="inter"), 16, cluster, "pairwise")
+    per_stream = min(cluster.inter.bandwidth_Bps * cluster.inter.efficiency / 8, SOCKETS.cap_GBps * 1e9 / 8)
+    assert scoped.time_s == pytest.approx((2 - 1) * hop + (2 - 1) / 2 * n / per_stream, rel=1e-12)
