@@ -11,13 +11,15 @@ protocol with (NCCL still chooses with its own constants):
     share      the part of the inter link's bandwidth the transport moves
     cap_GBps   the most bytes per second one node's transport moves, whatever the link (the
                socket transport's threads copy every byte through host memory)
+    protocol_share  each protocol's part of NCCL's modelled bandwidth across nodes
     protocols  the protocols NCCL enables over it: LL128 needs the NIC near the GPUs (up to
                PXB/PXN in tuning.cc), never true of a socket's Ethernet NIC
 
 | fabric  | what it is                                                            | presets            |
 |---------|-----------------------------------------------------------------------|--------------------|
 | ib      | RDMA verbs (NCCL's IB transport): InfiniBand, RoCE                    | ib-*, dgx-*, a100x8-4hdr |
-| efa     | AWS Elastic Fabric Adapter through the aws-ofi-nccl plug-in           | examples/clusters/p4dn.toml |
+| efa     | AWS EFA with GPUDirect RDMA (p4d and later), aws-ofi-nccl plug-in     | examples/clusters/p4dn.toml |
+| efa-host| EFA without GPUDirect RDMA (g4dn, p3dn): host memory, Simple only     | examples/clusters/g4dn-*-efa.toml |
 | sockets | NCCL's socket transport over TCP (NCCL_IB_DISABLE=1, NCCL_NET=Socket) | 1gbe ... 100gbe, h100x8-*gbe |
 | tuning  | tuning.cc's own constants, unchanged: a lower bound across nodes      | (name it to compare) |
 
