@@ -39,6 +39,13 @@ MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 
 
+def device_library(compute: str | None) -> str | None:
+    """The library a profile without [traits] is priced with on sim: NCCL when --compute models a
+    device (every preset is a GPU; lionsim.estimate.config.DEVICE_LIBRARY), else the ideal library
+    (measured compute: this machine's CPU). A preset keeps the library it names (1gbe: ideal)."""
+    return None if compute in (None, MEASURED) else "nccl"
+
+
 @dataclass(frozen=True, slots=True)
 class RunPlan:
     """One run (strategy@transport) as it trains."""
@@ -196,7 +203,8 @@ class BenchPlan:
 
     def with_network(self, spec: str) -> BenchPlan:
         """The same bench priced on another network (a sweep books one training per network)."""
-        network = network_for(spec, traits=self.network.traits, backend=self.backend.name)
+        network = network_for(spec, traits=self.network.traits, backend=self.backend.name,
+                              library=device_library(self.compute.source))
         return dataclasses.replace(self, network=NetworkPlan(spec=spec, traits=self.network.traits, network=network))
 
     def options(self) -> dict:
@@ -257,7 +265,8 @@ def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = N
                                 eval_samples=d["eval_samples"]),
         training=Training(steps=d["steps"], eval_every=d["eval_every"], threads=d["threads"], trace=d["trace"]),
         network=NetworkPlan(spec=d["network"], traits=d["traits"],
-                            network=network_for(d["network"], traits=d["traits"], backend=d["backend"])),
+                            network=network_for(d["network"], traits=d["traits"], backend=d["backend"],
+                                                    library=device_library(d["compute"]))),
         backend=BackendPlan(name=d["backend"], ranks=d["ranks"], timeout=d["timeout"], iface=d["iface"],
                             calibrate=d["calibrate"]),
         compute=ComputePlan(source=d["compute"], device=None if d["compute"] == MEASURED else DEVICES.get(d["compute"]),

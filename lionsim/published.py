@@ -133,15 +133,13 @@ CASES: tuple[Case, ...] = (
     *(Case(
         key=f"p4dn-{nodes}nodes",
         source=f"NVIDIA/nccl issue 527, nccl-tests table for 1 to 4 p4dn.24xlarge (2022-07-25), row {nodes}",
-        config=f"{nodes} nodes x 8 A100 40GB, 4 x 100 Gb/s EFA per node; all_reduce_perf, 1 GiB float sum",
+        config=f"{nodes} nodes x 8 A100 40GB, 4 x 100 Gb/s EFA per node; all_reduce_perf, 1 GiB float sum; priced "
+               "on the efa fabric (lionsim.network.fabrics), whose share of the link was fitted to the 2-node row "
+               "(lionsim.published_sweeps), so that row is not an independent check",
         quantity="all-reduce time, us", published=published,
         command=("comm", "--network", "examples/clusters/p4dn.toml", "--workers", str(8 * nodes), "--collective",
                  "all_reduce", "--sizes", "1073741824", "--format", "csv"),
         read="time_us",
-        miss="EFA (AWS's SRD transport) moved about 60% of its 400 Gb/s line rate in this run (the 2-node "
-             "algbw, 30.5 GB/s, is 61% of 50 GB/s); lionsim prices the line rate, as for every link it is "
-             "given, and no case is fitted. A profile from `lionsim comm --fit` on the cluster carries the "
-             "achieved rate.",
     ) for nodes, published in ((2, 35215.0), (3, 64782.0), (4, 70253.0))),
 )
 

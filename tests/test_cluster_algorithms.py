@@ -19,8 +19,9 @@ INTER = dict(alpha=2e-6, bw=48e9)  # one NDR NIC per node
 N_BYTES = 2e9  # a 1B-parameter model's bf16 gradients
 
 
-def cluster(traits, inter_bw=INTER["bw"], inter_alpha=INTER["alpha"]) -> Network:
-    return Network(name="c", workers_per_node=G, traits=traits,
+def cluster(traits, inter_bw=INTER["bw"], inter_alpha=INTER["alpha"], fabric="tuning") -> Network:
+    """8 GPUs a node; NCCL's calls priced with tuning.cc's constants unless another fabric is named."""
+    return Network(name="c", workers_per_node=G, traits=traits, fabric=fabric,
                    intra=Link(alpha_s=INTRA["alpha"], bandwidth_Bps=INTRA["bw"]),
                    inter=Link(alpha_s=inter_alpha, bandwidth_Bps=inter_bw))
 
@@ -56,28 +57,46 @@ NVL = {"tree": (0.6, 1.25, 4.0), "ring": (0.6, 1.9, 3.4)}
 NET = {"tree": (5.0, 8.5, 14.0), "ring": (2.7, 4.0, 14.0)}
 RING_FACTOR = (0.5, 0.92, 1.0)
 TREE_FACTOR = (0.92 / 3.8, 0.92 * 120 / 128, 0.92)
+LL_MAX = {2: 39e9, 4: 20.4e9, 16: 20.4e9}  # llMaxBws across nodes, Intel hosts: LL's busbw cap
+NET_OVERHEAD = (1.0, 1.0, 3.0)  # a ring's intra hop across nodes is at least this (us), per protocol
+PLATEAU = 1.4  # ring Simple all-reduce latency across nodes
+TREE_CORRECTION = (  # treeCorrectionFactor per protocol, by floor(log2(n / 64))
+    (1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0),
+    (1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0),
+    (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9))
 
 
-def nccl_closed_forms(n: float, nodes: int) -> dict[tuple[str, int], float]:
-    """Seconds of each (algorithm, protocol) by NCCL's model for an all-reduce over nodes x G GPUs."""
-    ranks, bus = G * nodes, min(INTRA["bw"], INTER["bw"])
+def nccl_closed_forms(n: float, nodes: int, hops=NET, inter_bw=INTER["bw"], intra_floor=0.0) -> dict[tuple[str, int], float]:
+    """Seconds of each (algorithm, protocol) by NCCL's model for an all-reduce over nodes x G GPUs,
+    with `hops` the inter-node hop latencies (tuning.cc's NET row, or a fabric's: the same for
+    tree and ring), `inter_bw` the bytes a second the NIC moves and `intra_floor` the intra
+    link's alpha in us (priced hops are never below it; NCCL's own choice knows no alpha)."""
+    ranks, bus = G * nodes, min(INTRA["bw"], inter_bw)
     out = {}
     for p in range(3):
-        ring_lat = BASE["ring"][p] + (2 * (ranks - 1) - 2 * (nodes - 1)) * NVL["ring"][p] + 2 * (nodes - 1) * NET["ring"][p]
-        out[("ring", p)] = ring_lat * 1e-6 + 2 * (ranks - 1) / ranks * n / (bus * RING_FACTOR[p])
-        tree_lat = BASE["tree"][p] + 2 * ((G - 1) * NVL["tree"][p] + math.log2(nodes) * NET["tree"][p])
+        ring_net = hops["ring"][p] if isinstance(hops, dict) else hops[p]
+        tree_net = hops["tree"][p] if isinstance(hops, dict) else hops[p]
+        intra_ring = max(NVL["ring"][p], NET_OVERHEAD[p], intra_floor)
+        ring_lat = BASE["ring"][p] + (2 * (ranks - 1) - 2 * (nodes - 1)) * intra_ring + 2 * (nodes - 1) * ring_net
+        ring_bus = min(bus * RING_FACTOR[p], LL_MAX[nodes]) if p == 0 else bus * RING_FACTOR[p]
+        out[("ring", p)] = ring_lat * (PLATEAU if p == 2 else 1) * 1e-6 + 2 * (ranks - 1) / ranks * n / ring_bus
+        tree_lat = BASE["tree"][p] + 2 * ((G - 1) * max(NVL["tree"][p], intra_floor) + math.log2(nodes) * tree_net)
         # a tree moves 2n through the narrowest link; on two nodes only n through each NIC direction
-        # (each node the root of one tree, a leaf of the other); n >= 512 MB: no size correction
-        algbw = bus * TREE_FACTOR[p] / 2
+        # (each node the root of one tree, a leaf of the other); corrected by size below 512 MB
+        def tree_bus(b):
+            return min(b * TREE_FACTOR[p], LL_MAX[nodes]) if p == 0 else b * TREE_FACTOR[p]
+        algbw = tree_bus(bus) / 2
         if nodes == 2:
-            algbw = min(INTRA["bw"] * TREE_FACTOR[p] / 2, INTER["bw"] * TREE_FACTOR[p])
+            algbw = min(tree_bus(INTRA["bw"]) / 2, tree_bus(inter_bw))
+        index = int(math.log2(n / 64)) if n >= 64 else -1
+        algbw *= TREE_CORRECTION[p][index] if 0 <= index < 23 else 1.0
         out[("tree", p)] = tree_lat * 1e-6 + n / algbw
     return out
 
 
 @pytest.mark.parametrize("nodes", [2, 4, 16])
 def test_nccl_prices_its_own_fastest_choice(nodes):
-    forms = nccl_closed_forms(N_BYTES, nodes)
+    forms = nccl_closed_forms(N_BYTES, nodes, intra_floor=INTRA["alpha"] * 1e6)
     cost = price(CollectiveCall("all_reduce", N_BYTES), G * nodes, cluster(NCCL))
     (algorithm, p), best = min(forms.items(), key=lambda kv: kv[1])
     expected = ("tree" if nodes == 2 else "ring", "simple")  # NCCL runs a tree on two nodes (nccl issue 812)
@@ -85,6 +104,27 @@ def test_nccl_prices_its_own_fastest_choice(nodes):
     assert cost.time_s == pytest.approx(best, rel=1e-12)
     tree = price(CollectiveCall("all_reduce", N_BYTES), G * nodes, cluster(NCCL), "tree")
     assert tree.time_s == pytest.approx(min(v for (a, _), v in forms.items() if a == "tree"), rel=1e-12)
+
+
+@pytest.mark.parametrize("nodes", [2, 4, 16])
+@pytest.mark.parametrize("n", [8.0, 65536.0, 2**20, 2**24, N_BYTES])
+def test_a_fabric_prices_what_nccls_own_constants_choose(nodes, n):
+    """NCCL picks by tuning.cc's constants whatever the fabric; the pick is then priced with the
+    fabric's hops (one per protocol, tree and ring alike) and the bandwidth it moves: here a
+    made-up fabric whose hops and share show in the closed form."""
+    from lionsim.network.fabrics import FABRICS, Fabric
+
+    fabric = Fabric(name="lab-fabric", hop_us=(30.0, 40.0, 90.0), share=0.5)
+    FABRICS.add(fabric.name, fabric)
+    try:
+        chosen = min(nccl_closed_forms(n, nodes).items(), key=lambda kv: kv[1])[0]
+        cost = price(CollectiveCall("all_reduce", n), G * nodes, cluster(NCCL, fabric=fabric.name))
+        priced = nccl_closed_forms(n, nodes, hops=fabric.hop_us, inter_bw=INTER["bw"] * 0.5,
+                                   intra_floor=INTRA["alpha"] * 1e6)[chosen]
+        assert (cost.algorithm, cost.protocol) == (chosen[0], ("ll", "ll128", "simple")[chosen[1]])
+        assert cost.time_s == pytest.approx(priced, rel=1e-12)
+    finally:
+        FABRICS._items.pop(fabric.name)
 
 
 def test_nccl_small_calls_take_the_low_latency_protocol():

@@ -18,7 +18,7 @@ A100_BYTES = 1.555e12 * 0.8  # HBM x memory efficiency
 def gbps_link(tmp_path):
     """A flat network with no latency at 1 GB/s: a ring all-reduce of n bytes among 8 takes 1.75 n ns."""
     path = tmp_path / "one.toml"
-    path.write_text("[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n")
+    path.write_text('traits = "ideal"\n[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n')  # the formulas alone
     return str(path)
 
 
@@ -120,7 +120,7 @@ def test_wire_bytes_count_the_priced_algorithm(tmp_path):
     from lionsim.network.collectives.recursive_doubling import RecursiveDoubling
 
     path = tmp_path / "alpha.toml"
-    path.write_text("[inter]\nalpha_us = 10.0\nbandwidth_GBps = 1.0\n")
+    path.write_text('traits = "ideal"\n[inter]\nalpha_us = 10.0\nbandwidth_GBps = 1.0\n')
     cfg = EstimateConfig(params=1000, tokens_per_worker=10, workers=4, network=str(path), device="a100",
                          strategies=["adamw@fp32-allreduce"], overlap="none")
     row = estimate(cfg).to_dict("records")[0]

@@ -15,7 +15,7 @@ N, GBPS = 8, 1.0
 @pytest.fixture()
 def link(tmp_path) -> str:
     path = tmp_path / "link.toml"
-    path.write_text(f"[inter]\nalpha_us = 0.0\nbandwidth_GBps = {GBPS}\n")
+    path.write_text(f'traits = "ideal"\n[inter]\nalpha_us = 0.0\nbandwidth_GBps = {GBPS}\n')  # the formulas alone
     return str(path)
 
 

@@ -7,8 +7,8 @@
 
    Network assumption (the paper gives none): 8 nodes x 8 A100 on NVLink3 (250 GB/s
    achieved per GPU), 4 HDR-200 NICs per node (one per two GPUs, 4 x 24 GB/s achieved):
-   preset `a100x8-4hdr`. The bf16 all-reduce of 3e9 parameters then takes 123 ms against
-   the paper's 132 (-7%). A full DGX A100 (8 NICs, `dgx-a100`) would take 62 ms and put
+   preset `a100x8-4hdr`. The bf16 all-reduce of 3e9 parameters then takes 124 ms against
+   the paper's 132 (-6%). A full DGX A100 (8 NICs, `dgx-a100`) would take 62 ms and put
    the step ratio at 0.81: the paper's network was about half a DGX's.
 
    Gaps the model cannot close: the paper's comm ratio 61/132 = 0.46 is below the byte
@@ -43,7 +43,7 @@ def _dlion_table(overlap: str):
 def test_distributed_lion_wall_clock_ratios():
     t = _dlion_table("none")
     adamw, dlion = t.loc["adamw"], t.loc["dlion-mavo"]
-    assert adamw["comm_s"] == pytest.approx(PAPER_BF16_COMM_S, rel=0.10)  # 123 ms vs 132
+    assert adamw["comm_s"] == pytest.approx(PAPER_BF16_COMM_S, rel=0.10)  # 124 ms vs 132
     comm_ratio = dlion["comm_s"] / adamw["comm_s"]
     step_ratio = dlion["step_s"] / adamw["step_s"]
     assert comm_ratio == pytest.approx(0.46, abs=0.05)  # 0.501: the byte ratio
@@ -57,11 +57,12 @@ def test_distributed_lion_with_ddp_overlap_is_reported_consistently():
     assert auto.loc["dlion-mavo", "comm_exposed_s"] == auto.loc["dlion-mavo", "comm_s"]
     t = _dlion_table("buckets")
     adamw, dlion = t.loc["adamw"], t.loc["dlion-mavo"]
-    # both all-reduces run per 25 MB bucket during backward; the int8 votes hide almost entirely
+    # both all-reduces run per 25 MB bucket during backward; the int8 votes, half the bytes, hide more
+    # (480 calls across 8 nodes: each pays NCCL's latency on InfiniBand, lionsim.network.fabrics)
     assert adamw["overlap"] == dlion["overlap"] == "buckets"
-    assert dlion["comm_exposed_s"] < 0.01 * dlion["comm_s"]
+    assert dlion["comm_exposed_s"] / dlion["comm_s"] < adamw["comm_exposed_s"] / adamw["comm_s"]
     assert 0 < adamw["comm_exposed_s"] < adamw["comm_s"]
-    assert dlion["step_s"] / adamw["step_s"] < 0.76  # 0.733
+    assert dlion["step_s"] / adamw["step_s"] < 0.76  # 0.656
 
 
 @pytest.mark.parametrize(("network", "workers"), [("10gbe", 8), ("10gbe", 16), ("h100x8-10gbe", 16)])
@@ -70,7 +71,7 @@ def test_lion_cub_regime_is_internally_consistent(network, workers):
                          strategies=["lion@fp32-allreduce", "dlion-mavo@a2a-1bit"])
     lion, cub = estimate(cfg).to_dict("records")
     assert cub["speedup"] == pytest.approx(lion["step_s"] / cub["step_s"])
-    assert cub["speedup"] > 1  # 14.6x, 14.9x flat; 5.2x with 8 GPUs sharing each node's 10 GbE
+    assert cub["speedup"] > 1  # 14.6x, 14.9x flat; 6.9x with 8 GPUs sharing each node's 10 GbE
     assert cub["overlap"] == "after" and cub["comm_exposed_s"] == cub["comm_s"]
     assert lion["overlap"] == "buckets" and lion["comm_exposed_s"] <= lion["comm_s"]
     # wire_bytes counts the priced algorithms (the column and comm_s describe the same one)

@@ -126,7 +126,7 @@ def test_bytes_only_on_sync_steps_and_exact_per_round(strategy, transport, tmp_p
     all-reduce, a2a-1bit's abstention flag a 1-byte one."""
     H, steps, N = 3, 7, 4
     profile = tmp_path / "net.toml"
-    profile.write_text("[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n")
+    profile.write_text('traits = "ideal"\n[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n')
     cfg = BenchConfig(workload="mlp", workers=N, steps=steps, strategies=[f"{strategy}@{transport}"], options={"local_steps": H},
                       batch_size=8, eval_every=100, network=str(profile))
     frame = run_bench(cfg).steps

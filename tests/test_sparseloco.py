@@ -104,7 +104,7 @@ def test_bytes_per_round_are_the_closed_form(tmp_path):
     assert bits == pytest.approx((math.ceil(big.k * 14 / 8) + 20) * 8 / 4096 ** 2)
     # a bench on a link without latency: a ring all-gather, each worker sends (N - 1) messages
     profile = tmp_path / "net.toml"
-    profile.write_text("[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n")
+    profile.write_text('traits = "ideal"\n[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n')
     cfg = BenchConfig(workload="mlp", workers=4, steps=4, strategies=["sparseloco"], options={"local_steps": 2},
                       batch_size=8, eval_every=100, network=str(profile))
     frame = run_bench(cfg).steps

@@ -91,6 +91,12 @@ def _bytes(n: float) -> str:
     return f"{n:.3g} B"
 
 
+def _library(row) -> str:
+    """Which library priced comm: "nccl over sockets", "ideal", "gloo" (estimate.csv: library, fabric)."""
+    library, fabric = row.get("library", ""), row.get("fabric", "")
+    return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -106,7 +112,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} "
                f"{first.get('unit', 'tokens')}/worker, "
-               f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node), "
+               f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node, "
+               f"{_library(first)}), "
                f"{first['device']} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "

@@ -33,7 +33,7 @@ def networks_frame() -> pd.DataFrame:
                      "intra_alpha_us": None if intra is None else intra.alpha_s / US,
                      "intra_bandwidth_GBps": None if intra is None else intra.bandwidth_Bps / GB,
                      "intra_efficiency": None if intra is None else intra.efficiency,
-                     "library": net.traits.name, "description": net.description})
+                     "library": net.traits.name, "fabric": net.nccl_fabric().name, "description": net.description})
     return pd.DataFrame.from_records(rows)
 
 
@@ -49,7 +49,7 @@ def _networks_table() -> Table:
     for name, net in NETWORKS.items():
         table.add_row(name, f"{net.inter.alpha_s / US:g}", f"{net.inter.bandwidth_Bps / GB:g}",
                       f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node),
-                      f"{net.description} (library: {net.traits.name})")
+                      f"{net.description} (library: {net.traits.name}; NCCL over {net.nccl_fabric().name})")
     return table
 
 

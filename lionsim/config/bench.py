@@ -16,7 +16,7 @@ from lionsim.backends import BACKENDS
 from lionsim.compute import DEVICES
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
-from lionsim.plan import MEASURED
+from lionsim.plan import MEASURED, device_library
 from lionsim.plugin_load import is_spec
 from lionsim.plugins import load_plugins
 from lionsim.registry import did_you_mean
@@ -193,7 +193,8 @@ class BenchConfig:
             from lionsim.network import TRAITS
 
             self.traits = TRAITS.canonical(self.traits)
-        network_for(self.network, traits=self.traits, backend=self.backend)  # a bad profile fails before any work
+        network_for(self.network, traits=self.traits, backend=self.backend,
+                    library=device_library(self.compute))  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
             choices = [MEASURED, *DEVICES.names()]
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "

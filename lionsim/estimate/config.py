@@ -26,6 +26,11 @@ vote rows then show what the 1-bit exchange gains over the same optimizer's grad
 all-reduce. (Was adamw@bf16 against lion@fp32, which charged Lion twice the bytes.)"""
 
 
+DEVICE_LIBRARY = "nccl"
+"""The library a profile without [traits] is priced with: every device preset is a GPU, and GPUs
+all-reduce with NCCL (the MI300X with RCCL, NCCL's fork, whose tuning model has the same form)."""
+
+
 @dataclass(kw_only=True, slots=True)
 class EstimateConfig:
     """One estimate: no training, only the step-time model."""
@@ -48,8 +53,8 @@ class EstimateConfig:
     network: str = "10gbe"
     """Network preset or profile file."""
     traits: str | None = None
-    """Collective library traits the network is run by (ideal, gloo, nccl); None: the
-    profile's own, else ideal (lionsim.network.libraries)."""
+    """Collective library traits the network is run by (ideal, gloo, nccl); None: the preset's
+    (lionsim.network.presets), the profile's own, else NCCL (DEVICE_LIBRARY: a GPU runs NCCL)."""
     device: str = "h100"
     """Accelerator preset (`lionsim.compute.DEVICES`)."""
     mfu: float | None = None
@@ -236,7 +241,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
     if not (isinstance(mfu, (int, float)) and math.isfinite(mfu) and 0 < mfu <= 1):
         raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number in (0, 1]")
-    network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None)
+    network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
+                          library=DEVICE_LIBRARY)
     if cfg.gpus_per_node is not None:
         network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
     network.nodes(workers)  # whole nodes, or one node

@@ -25,6 +25,10 @@ Per worker and step (timeline.py for how they combine):
                            node's workers' inter-node phases together; on a flat network a node
                            is a worker and it is wire_bytes): the inter link's bandwidth term is
                            inter_bytes / its bandwidth (lionsim.network.cost CallCost.inter_bytes)
+    library, fabric        the collective library that priced comm_s (lionsim.network.libraries:
+                           a preset's own, a profile's [traits], else nccl: the device is a GPU)
+                           and, for nccl, the transport across nodes it was priced on
+                           (lionsim.network.fabrics); fabric is empty for other libraries
     speedup                the baseline row's step_s / this row's step_s
 
 With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step
@@ -105,6 +109,8 @@ EXTRA_COLUMNS: list[str] = [
     "run_phases",
     "kernels",
     "unit",
+    "library",
+    "fabric",
 ]
 
 
@@ -208,6 +214,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
             "kernels": kernels_text(r, run.transport),
+            "library": network.traits.name,
+            "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
             "unit": "tokens" if r.flops_per_unit is None else "samples",
         })

@@ -12,8 +12,9 @@ worker (nodes contiguous), never the hierarchical plan, which only `auto` picks.
 
 Traits with NCCL's tuning model (traits.model "nccl") price a whole-group call of an op the
 model knows (nccl.NCCL_OPS) as NCCL would run it: its fastest (algorithm, protocol) by its own
-model (or the fastest protocol of `ring` / `tree` when named), over every GPU at once; other
-named algorithms, other ops and scoped calls take the plans above.
+model (or the fastest protocol of `ring` / `tree` when named), over every GPU at once, priced
+on the network's fabric (fabrics.py: the transport across nodes, fitted to published sweeps);
+other named algorithms, other ops and scoped calls take the plans above.
 
 The network's traits (traits.py: the collective library on top of the links) enter three times:
 an op whose traits name the algorithm the library runs is priced by it (unless `algorithm`
@@ -149,13 +150,14 @@ def _cheapest(op: str, nbytes: float, group: Group, allowed: tuple[str, ...] | N
     return best
 
 
-def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None, traits: Traits, dtype: str) -> list[PhaseCost] | None:
+def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None, traits: Traits, dtype: str,
+                network: Network) -> list[PhaseCost] | None:
     """Price every phase of a plan; None if the chosen algorithm may not run one of them."""
     out = []
     for phase in plan:
         if chosen is not None and phase.algorithms is not None and chosen.name not in phase.algorithms:
             return None
-        group = _as_run(phase, traits, dtype)
+        group = _as_run(phase, traits, dtype, network)
         if chosen is not None and phase.op in chosen.ops:
             name, terms = chosen.name, chosen.cost(phase.op, phase.nbytes, group)
         else:
@@ -169,17 +171,29 @@ def _price_plan(plan: Plan, chosen: CollectiveAlgorithm | None, traits: Traits, 
     return out
 
 
-def _as_run(phase: Phase, traits: Traits, dtype: str) -> Group:
+def _as_run(phase: Phase, traits: Traits, dtype: str, network: Network) -> Group:
     """The phase's group over its link as the library gets it: bandwidth x the op's duplex share
-    at this size, capped by the host; reductions at the dtype's rate (traits.py)."""
+    at this size, capped by the host; reductions at the dtype's rate (traits.py). NCCL's phases
+    that cross nodes (its point-to-point sends: an all-to-all, a hierarchical plan's inter phase)
+    run over the network's fabric as its own collectives do (fabrics.py): the fabric's share of
+    the link, at most its per-node cap (split among the node's streams), and each message at
+    least the fabric's LL hop."""
     if traits.ideal:
         return phase.group
     link = phase.group.link
     bandwidth = min(link.bandwidth_Bps * link.efficiency * traits.op(phase.op).share(phase.nbytes),
                     traits.host_GBps * 1e9)
+    alpha = link.alpha_s
+    if traits.model == "nccl" and phase.scope in ("inter", "intra+inter"):
+        fabric = network.nccl_fabric()
+        node = network.inter_link()
+        streams = max(1.0, node.bandwidth_Bps / link.bandwidth_Bps) if phase.scope == "inter" else 1.0
+        bandwidth = min(bandwidth * fabric.share, fabric.cap_GBps * 1e9 / streams)
+        hop_us = nccl.HW_LATENCY_US["net"]["ring"][0] if fabric.hop_us is None else fabric.hop_us[0]
+        alpha = max(alpha, hop_us * 1e-6)
     rate = traits.reduce_rate(dtype)
     gamma = link.gamma_s_per_byte if rate is None else 1.0 / rate
-    return dataclasses.replace(phase.group, link=Link(alpha_s=link.alpha_s, bandwidth_Bps=bandwidth,
+    return dataclasses.replace(phase.group, link=Link(alpha_s=alpha, bandwidth_Bps=bandwidth,
                                                       gamma_s_per_byte=gamma))
 
 
@@ -199,7 +213,7 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     if traits.model == "nccl" and call.scope == "world" and call.op in NCCL_OPS and (
             chosen is None or chosen.name in nccl.ALGORITHMS):
         return _price_nccl(call, workers, network, None if chosen is None else chosen.name)
-    options = [_price_plan(plan, chosen, traits, call.dtype)
+    options = [_price_plan(plan, chosen, traits, call.dtype, network)
                for plan in plans(call.op, call.nbytes, workers, network, call.scope)]
     priced = [phases for phases in options if phases is not None]
     flat = [phases for phases in priced if any(p.scope == "intra+inter" for p in phases)]
@@ -228,7 +242,7 @@ def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm:
     traits' floor and slow mode as every call pays them."""
     g, m = network.workers_per_node, network.nodes(workers)
     intra = network.intra if g > 1 else None
-    choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm)
+    choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm, network.nccl_fabric())
     scope = "inter" if g == 1 else ("intra" if m == 1 else "intra+inter")
     terms = Terms(latency_s=choice.latency_s, bandwidth_s=choice.bandwidth_s, sent_bytes=choice.sent_bytes)
     phase = PhaseCost(op=call.op, scope=scope, ranks=workers, nbytes=call.nbytes, algorithm=choice.algorithm,

@@ -24,6 +24,7 @@ from typing import Any
 
 from lionsim.errors import LionsimError
 from lionsim.network.checks import check_number
+from lionsim.network.fabrics import FABRICS, Fabric, infer_fabric
 from lionsim.network.traits import IDEAL, Traits
 
 GB = 1e9
@@ -115,6 +116,9 @@ class Network:
     traits: Traits = IDEAL
     """The collective library's traits on top of the links (traits.py): NCCL's in the GPU-cluster
     presets, ideal in the others (presets.py)."""
+    fabric: str = ""
+    """The transport NCCL runs over across nodes (fabrics.py: ib, efa, sockets, tuning), which prices
+    NCCL's choices; "": inferred from the inter link's alpha (`nccl_fabric`)."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
@@ -127,10 +131,16 @@ class Network:
         if not isinstance(self.ps_servers, int) or isinstance(self.ps_servers, bool) or self.ps_servers < 1:
             raise LionsimError(f"ps_servers = {self.ps_servers!r} is not an integer >= 1")
         check_number("oversubscription", self.oversubscription, low=1.0, low_open=False)
+        if self.fabric:
+            object.__setattr__(self, "fabric", FABRICS.canonical(self.fabric))  # unknown -> the list
         if self.workers_per_node > 1 and self.intra is None:
             raise LionsimError(
                 f"network {self.name!r}: workers_per_node = {self.workers_per_node} needs an intra link"
             )
+
+    def nccl_fabric(self) -> Fabric:
+        """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py)."""
+        return FABRICS.get(self.fabric or infer_fabric(self.inter.alpha_s))
 
     def with_traits(self, traits: Traits) -> Network:
         """The same links and topology run by a library with `traits`."""
@@ -164,6 +174,8 @@ class Network:
             out["intra"] = self.intra.to_dict()
         if self.description:
             out["description"] = self.description
+        if self.fabric:
+            out["fabric"] = self.fabric
         if not self.traits.ideal or self.traits.backend != "any":  # a fit keeps its backend even if ideal
             out["traits"] = self.traits.to_dict()
         if self.measured:

@@ -11,16 +11,18 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   intra link per GPU inside one node; across nodes min(intra per GPU, inter per node), since
   NCCL's channels spread over every NIC of the node (one ring or tree per channel). Protocol
   refinements: ring LL x 0.5, ring LL128 x 0.92; tree all-reduce x 0.92, then tree LL x 1/3.8,
-  tree LL128 x 120/128 across nodes (7/9 in one node).
+  tree LL128 x 120/128 across nodes (7/9 in one node). Across nodes LL's busbw is at most
+  llMaxBws: 39 GB/s on two nodes, 20.4 beyond (the Intel-host row; AMD hosts' is 22.5 / 19.0).
 - Algorithm bandwidth. ring: busbw x N / nsteps (nsteps = 2(N-1) for all-reduce, N-1 for
   all-gather / reduce-scatter, N for broadcast / reduce); tree: busbw x 1/2. So a ring
   all-reduce moves 2(N-1)/N n through the narrowest link, a tree 2n.
 - Latency. base(a, p) + per-hop latencies: ring (nsteps - s) x intra + s x inter, s = 2(M-1)
   inter-node steps for all-reduce (M-1 otherwise; 0 in one node); tree
   2 ((N/M - 1) x intra + floor(log2 M) x inter); broadcast / reduce one hop. The hop
-  latencies are NCCL's hwLat (NVLink or PCI inside a node, NET across), or the link's own
-  alpha where that is larger (NCCL's constants are for InfiniBand; TCP's alpha is larger).
-  With one GPU per node NCCL takes the tree's NET latency for the ring too.
+  latencies are NCCL's hwLat (NVLink or PCI inside a node, NET across; with one GPU per node
+  the tree's NET latency for the ring too). Across nodes a ring's intra hops cost at least the
+  network plug-in's post overhead (getNetOverhead: 1 us on Intel hosts, x3 for Simple) and a
+  ring Simple all-reduce's latency is x1.4 (the "plateau effect of ring", Ampere and later).
 - Tree all-reduce's bandwidth x NCCL's treeCorrectionFactor for the size (64 B to 256 MB).
 - Two nodes: tuning.cc takes the intra graph's bandwidth when nNodes <= 2, since a double
   binary tree over two nodes (each node the root of one tree, a leaf of the other) moves
@@ -28,14 +30,22 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   min(busbw_intra x 1/2, inter x the same refinements), which is why NCCL runs a tree on two
   nodes and its busbw can exceed the NICs' (NVIDIA/nccl issue 812, nccl-tests issue 196).
 
+Choosing is not predicting. NCCL ranks the choices with these constants, written for
+InfiniBand; across nodes real calls are slower, by how much depending on the transport. So a
+choice carries two times: `model_s`, NCCL's own estimate, which `pick` ranks by (what NCCL
+runs), and the priced latency and bandwidth, which replace the NET hop latencies and the inter
+link's bandwidth with the network's fabric (fabrics.py: fitted to published nccl-tests sweeps
+per transport; the fabric "tuning" prices with NCCL's constants unchanged). Priced hops are
+never below the links' own alpha.
+
 Left out, each because lionsim cannot know it from a network preset: the per-channel caps
-(llMaxBws, perChMax*Bws: per GPU generation and channel count), the ring plateau factor
-(needs the channel count), the network plugin's per-step overhead (getNetOverhead: per CPU
-vendor) and the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand), CollNet / NVLS (need SHARP switches or NVLink SHARP: set
---traits ideal for the cheapest hierarchical plan, which they approach), PAT (one GPU per
-node only, all-gather / reduce-scatter). LL128 is taken as enabled (NCCL's default on
-Hopper and Blackwell over NVLink); an all-to-all is point-to-point sends, no tuning model
-(lionsim's own plans price it).
+(perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row (per GPU
+generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
+CollNet / NVLS / NVLS Tree (need SHARP switches or NVLink SHARP: set --traits ideal for the
+cheapest hierarchical plan, which they approach), PAT (one GPU per node only, all-gather /
+reduce-scatter). LL128 is taken as enabled where the fabric allows it (NCCL's default on Hopper
+and Blackwell); an all-to-all is point-to-point sends, no tuning model (lionsim's own plans
+price it).
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lionsim.network.fabrics import TUNING, Fabric
 from lionsim.network.link import Link
 
 ALGORITHMS = ("tree", "ring")
@@ -66,16 +77,26 @@ TREE_CORRECTION = {
 """tuning.cc treeCorrectionFactor, indexed by floor(log2(n / 64)) for 0 <= index < 23."""
 NVLINK_GBPS = 100.0
 """An intra link at least this fast (GB/s per GPU) is NVLink for the hop latencies; slower is PCIe."""
+LL_MAX_BUS_GBPS = (39.0, 20.4)
+"""tuning.cc llMaxBws across nodes, Intel-host row: LL's busbw cap on two nodes, on more."""
+NET_OVERHEAD_US = 1.0
+"""tuning.cc getNetOverhead on Intel x86 hosts (2.0 on AMD): a ring intra hop's floor across nodes, x3 for Simple."""
+RING_PLATEAU = 1.4
+"""tuning.cc's "plateau effect of ring": a ring Simple all-reduce's latency across nodes (1.9 before Ampere)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Choice:
-    """One (algorithm, protocol) as NCCL's model prices it for one call."""
+    """One (algorithm, protocol) as NCCL's model ranks it and as lionsim prices it for one call."""
 
     algorithm: str
     protocol: str
+    model_s: float
+    """NCCL's own estimate (tuning.cc constants): what `pick` ranks by."""
     latency_s: float
+    """Priced: the fabric's hop latencies (module doc)."""
     bandwidth_s: float
+    """Priced: the bytes over the bandwidth the fabric moves."""
     sent_bytes: float
     """Bytes the busiest rank sends: ring 2(N-1)/N n for all-reduce, (N-1)/N n for gathers,
     n for broadcast / reduce; tree 2n."""
@@ -93,79 +114,108 @@ def _nsteps(op: str, ranks: int) -> int:
     return ranks
 
 
-def _bus_GBps(intra: Link | None, inter: Link, nodes: int) -> float:
-    """What all channels of one GPU get through the narrowest link they cross, GB/s."""
-    per_gpu = math.inf if intra is None else intra.bandwidth_Bps * intra.efficiency
-    node = inter.bandwidth_Bps * inter.efficiency
-    return (per_gpu if nodes == 1 else min(per_gpu, node)) / 1e9
-
-
 def _bus_refined(algorithm: str, protocol: str, op: str, bus: float, nodes: int) -> float:
     """tuning.cc's "various model refinements", without the per-channel caps (module doc)."""
+    ll_max = math.inf if nodes == 1 else LL_MAX_BUS_GBPS[0 if nodes == 2 else 1]
     if algorithm == "ring":
-        return bus * {"ll": 0.5, "ll128": 0.92, "simple": 1.0}[protocol]
+        return {"ll": min(ll_max, bus * 0.5), "ll128": bus * 0.92, "simple": bus}[protocol]
     if op == "all_reduce":
         bus *= 0.92
     if protocol == "ll":
-        bus /= 3.8
+        bus = min(bus / 3.8, ll_max)
     elif protocol == "ll128":
         bus *= 7.0 / 9.0 if nodes == 1 else 120.0 / 128.0
     return bus
 
 
-def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link) -> list[Choice]:
-    """Every (algorithm, protocol) NCCL's model prices for `op` on `nbytes` (calls.py convention:
-    the vector for all-reduce, the whole output for gathers) among `ranks` GPUs on `nodes` nodes.
-    `intra`: the link per GPU inside a node (None: one GPU per node); `inter`: per node."""
+def _algbw_GBps(op: str, algorithm: str, protocol: str, nbytes: float, ranks: int, nodes: int,
+                intra_GBps: float, inter_GBps: float) -> float:
+    """GB/s of the algorithm's bandwidth term: busbw through the narrowest link, refined."""
+    ppn = ranks // nodes
+    per_gpu = math.inf if ppn == 1 else intra_GBps
+    bus = per_gpu if nodes == 1 else min(per_gpu, inter_GBps)
+    algbw = _bus_refined(algorithm, protocol, op, bus, nodes) * (ranks / _nsteps(op, ranks) if algorithm == "ring" else 0.5)
+    if algorithm == "tree" and nodes == 2 and ppn > 1:  # n per NIC direction (module doc)
+        algbw = min(_bus_refined(algorithm, protocol, op, intra_GBps, nodes) * 0.5,
+                    _bus_refined(algorithm, protocol, op, inter_GBps, nodes))
+    if algorithm == "tree":
+        index = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
+        if 0 <= index < len(TREE_CORRECTION[protocol]):
+            algbw *= TREE_CORRECTION[protocol][index]
+    return algbw
+
+
+def _latency_us(op: str, algorithm: str, protocol: str, ranks: int, nodes: int, intra_us: float,
+                inter_us: float) -> float:
+    """Base latency plus the hops (module doc), given one intra and one inter hop's latency."""
+    i = PROTOCOLS.index(protocol)
+    latency = BASE_LATENCY_US[algorithm][i]
+    if algorithm == "tree":
+        return latency + 2 * ((ranks // nodes - 1) * intra_us + (nodes.bit_length() - 1) * inter_us)
+    if op in ("broadcast", "reduce"):
+        return latency + (inter_us if nodes > 1 else intra_us)
+    if nodes == 1:
+        return latency + _nsteps(op, ranks) * intra_us
+    intra_us = max(intra_us, NET_OVERHEAD_US * (3 if protocol == "simple" else 1))
+    inter_steps = 2 * (nodes - 1) if op == "all_reduce" else nodes - 1
+    latency += (_nsteps(op, ranks) - inter_steps) * intra_us + inter_steps * inter_us
+    return latency * (RING_PLATEAU if op == "all_reduce" and protocol == "simple" else 1.0)
+
+
+def _sent(op: str, algorithm: str, nbytes: float, ranks: int) -> float:
+    if algorithm == "tree":
+        return 2 * nbytes
+    if op == "all_reduce":
+        return 2 * (ranks - 1) / ranks * nbytes
+    return (ranks - 1) / ranks * nbytes if op in ("all_gather", "reduce_scatter") else nbytes
+
+
+def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
+            fabric: Fabric | None = None) -> list[Choice]:
+    """Every (algorithm, protocol) NCCL's model ranks for `op` on `nbytes` (calls.py convention:
+    the vector for all-reduce, the whole output for gathers) among `ranks` GPUs on `nodes` nodes,
+    each priced on `fabric` (None: tuning, NCCL's constants). `intra`: the link per GPU inside a
+    node (None: one GPU per node); `inter`: per node."""
     if op not in NCCL_OPS:
         raise ValueError(f"NCCL's tuning model does not price {op!r}")
+    fabric = fabric or TUNING
     ppn = ranks // nodes
-    intra_hw = "nvlink" if intra is not None and intra.bandwidth_Bps * intra.efficiency >= NVLINK_GBPS * 1e9 else "pci"
-    bus = _bus_GBps(intra if ppn > 1 else None, inter, nodes)
-    nsteps = _nsteps(op, ranks)
+    link_GBps = math.inf if intra is None else intra.bandwidth_Bps * intra.efficiency / 1e9
+    intra_hw = "nvlink" if intra is not None and link_GBps >= NVLINK_GBPS else "pci"
+    intra_GBps = math.inf if ppn == 1 else link_GBps
+    inter_GBps = inter.bandwidth_Bps * inter.efficiency / 1e9
+    moved_GBps = min(inter_GBps * fabric.share, fabric.cap_GBps)
     out = []
     for algorithm in ALGORITHMS:
         if algorithm == "tree" and op != "all_reduce":
             continue
         for i, protocol in enumerate(PROTOCOLS):
-            busbw = _bus_refined(algorithm, protocol, op, bus, nodes)
-            algbw = busbw * (ranks / nsteps if algorithm == "ring" else 0.5)
-            if algorithm == "tree" and nodes == 2 and ppn > 1:  # n per NIC direction (module doc)
-                nic = _bus_refined(algorithm, protocol, op, inter.bandwidth_Bps * inter.efficiency / 1e9, nodes)
-                algbw = min(_bus_refined(algorithm, protocol, op, _bus_GBps(intra, inter, 1), nodes) * 0.5, nic)
-            if algorithm == "tree":
-                index = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
-                if 0 <= index < len(TREE_CORRECTION[protocol]):
-                    algbw *= TREE_CORRECTION[protocol][index]
-            # hop latencies: NCCL's, or the link's own alpha where larger (module doc)
+            if protocol not in fabric.protocols:
+                continue
             intra_us = HW_LATENCY_US[intra_hw][algorithm][i]
-            if intra is not None:
-                intra_us = max(intra_us, intra.alpha_s * 1e6)
-            net_table = "tree" if ppn == 1 else algorithm
-            inter_us = max(HW_LATENCY_US["net"][net_table][i], inter.alpha_s * 1e6)
+            net_us = HW_LATENCY_US["net"]["tree" if ppn == 1 else algorithm][i]
             if nodes == 1:
-                inter_us = intra_us
-            latency_us = BASE_LATENCY_US[algorithm][i]
-            if algorithm == "ring":
-                if op in ("broadcast", "reduce"):
-                    latency_us += inter_us if nodes > 1 else intra_us
-                else:
-                    inter_steps = 0 if nodes == 1 else (2 * (nodes - 1) if op == "all_reduce" else nodes - 1)
-                    latency_us += (nsteps - inter_steps) * intra_us + inter_steps * inter_us
-                sent = {"all_reduce": 2 * (ranks - 1) / ranks * nbytes}.get(
-                    op, (ranks - 1) / ranks * nbytes if op in ("all_gather", "reduce_scatter") else nbytes)
-            else:
-                latency_us += 2 * ((ppn - 1) * intra_us + (nodes.bit_length() - 1) * inter_us)
-                sent = 2 * nbytes
-            out.append(Choice(algorithm=algorithm, protocol=protocol, latency_s=latency_us * 1e-6,
-                              bandwidth_s=nbytes / (algbw * 1e9), sent_bytes=sent))
+                net_us = intra_us
+            model_us = _latency_us(op, algorithm, protocol, ranks, nodes, intra_us, net_us)
+            model_s = model_us * 1e-6 + nbytes / (
+                _algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, inter_GBps) * 1e9)
+            # priced: the fabric's hops, never below the links' alpha; the bandwidth it moves
+            priced_intra = intra_us if intra is None else max(intra_us, intra.alpha_s * 1e6)
+            priced_net = priced_intra if nodes == 1 else max(
+                net_us if fabric.hop_us is None else fabric.hop_us[i], inter.alpha_s * 1e6)
+            latency_us = _latency_us(op, algorithm, protocol, ranks, nodes, priced_intra, priced_net)
+            moved = inter_GBps if nodes == 1 else moved_GBps * fabric.protocol_share[i]
+            bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved) * 1e9)
+            out.append(Choice(algorithm=algorithm, protocol=protocol, model_s=model_s, latency_s=latency_us * 1e-6,
+                              bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks)))
     return out
 
 
 def pick(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
-         algorithm: str | None = None) -> Choice:
-    """What NCCL runs: the fastest choice by its model (of `algorithm`'s, when one is named;
-    ties go to the first in tuning.cc's order, tree before ring, LL before LL128 before Simple)."""
-    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter)
+         algorithm: str | None = None, fabric: Fabric | None = None) -> Choice:
+    """What NCCL runs: the fastest choice by its own model (of `algorithm`'s, when one is named;
+    ties go to the first in tuning.cc's order, tree before ring, LL before LL128 before Simple),
+    priced on `fabric`."""
+    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter, fabric)
                if algorithm is None or c.algorithm == algorithm]
-    return min(options, key=lambda c: c.time_s)
+    return min(options, key=lambda c: c.model_s)

@@ -7,7 +7,7 @@
 | 1gbe          | 0.117          | 1.0  | 50       | 0.125 GB/s line rate x 0.94 TCP/IP framing (1448 payload / 1538 wire bytes at MTU 1500); alpha top of the 10-50 us TCP range |
 | 10gbe         | 1.17           | 1.0  | 25       | 1.25 GB/s x 0.94; alpha mid-range of 10-50 us |
 | 25gbe         | 2.9            | 1.0  | 25       | 3.125 GB/s x 0.94 (rounded down); alpha mid-range |
-| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE, so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us |
+| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE tuned (NCCL_MIN_NCHANNELS=4, NVIDIA/nccl issue 450), so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us. NCCL with its defaults moves 2 GB/s a node (the sockets fabric) |
 | ib-hdr        | 24             | 1.0  | 2        | HDR 200 Gb/s = 25 GB/s, about 24 GB/s achieved (RDMA); alpha 1-3 us |
 | ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
 | nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
@@ -16,13 +16,18 @@
 | dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
 | a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
-| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets (100gbe's 4-6 GB/s busbw, REFERENCE.md 8) |
+| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets: the link as 100gbe; NCCL's pricing moves at most the sockets fabric's 2 GB/s a node |
 
 Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
 h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
 or tree over every GPU, as NCCL picks per call); the flat presets by the ideal library (the
 alpha-beta formulas alone). `--traits NAME` runs any network by another library (`ideal`:
 the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
+
+Fabric: the transport NCCL runs over across nodes, which prices its calls (fabrics.py, fitted
+to published nccl-tests sweeps): sockets for the Ethernet presets (100mbe ... 100gbe,
+h100x8-*gbe), ib for the InfiniBand ones (ib-*, dgx-*, a100x8-4hdr). Under `--traits nccl` a
+flat preset's calls cross the network at every step, each worker its own node.
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
 figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
@@ -53,19 +58,20 @@ def _add(network: Network) -> None:
     NETWORKS.add(network.name, network)
 
 
-_add(Network(name="100mbe", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
-_add(Network(name="1gbe", inter=ETH_1G, description="1 GbE, TCP goodput"))
-_add(Network(name="10gbe", inter=ETH_10G, description="10 GbE, TCP goodput"))
-_add(Network(name="25gbe", inter=ETH_25G, description="25 GbE, TCP goodput"))
-_add(Network(name="100gbe", inter=ETH_100G, description="100 GbE, NCCL over TCP sockets (about 5 GB/s)"))
-_add(Network(name="ib-hdr", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
-_add(Network(name="ib-ndr", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
+_add(Network(name="100mbe", fabric="sockets", inter=ETH_100M, description="100 Mbit Ethernet, TCP goodput"))
+_add(Network(name="1gbe", fabric="sockets", inter=ETH_1G, description="1 GbE, TCP goodput"))
+_add(Network(name="10gbe", fabric="sockets", inter=ETH_10G, description="10 GbE, TCP goodput"))
+_add(Network(name="25gbe", fabric="sockets", inter=ETH_25G, description="25 GbE, TCP goodput"))
+_add(Network(name="100gbe", fabric="sockets", inter=ETH_100G, description="100 GbE TCP at 5 GB/s, what NCCL reached tuned"))
+_add(Network(name="ib-hdr", fabric="ib", inter=IB_HDR, description="InfiniBand HDR 200 Gb/s, RDMA"))
+_add(Network(name="ib-ndr", fabric="ib", inter=IB_NDR, description="InfiniBand NDR 400 Gb/s, RDMA"))
 _add(Network(name="nvlink4", inter=NVLINK4, description="H100 NVLink4, all workers on one fabric"))
 _add(Network(name="nvlink3", inter=NVLINK3, description="A100 NVLink3, all workers on one fabric"))
 _add(
     Network(
         name="dgx-h100",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
         intra=NVLINK4,
         workers_per_node=8,
@@ -76,6 +82,7 @@ _add(
     Network(
         name="dgx-a100",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -86,6 +93,7 @@ _add(
     Network(
         name="a100x8-4hdr",
         traits=NCCL,
+        fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
@@ -96,6 +104,7 @@ _add(
     Network(
         name="h100x8-10gbe",
         traits=NCCL,
+        fabric="sockets",
         inter=ETH_10G,
         intra=NVLINK4,
         workers_per_node=8,
@@ -106,10 +115,11 @@ _add(
     Network(
         name="h100x8-100gbe",
         traits=NCCL,
+        fabric="sockets",
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,
-        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, about 5 GB/s)",
+        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP: 2 GB/s a node)",
     )
 )
 _add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))

@@ -15,7 +15,11 @@
     alpha_us = 1.0
     bandwidth_GBps = 360.0
     traits = "gloo"             # optional: the collective library's traits, a built-in name or a
-                                # [traits] table (lionsim.network.traits_file); absent: ideal
+                                # [traits] table (lionsim.network.traits_file); absent: the run's
+                                # (NCCL on a GPU device: estimate, bench --compute GPU; else ideal)
+    fabric = "efa"              # optional: the transport NCCL runs over across nodes (ib, efa,
+                                # sockets, tuning: lionsim.network.fabrics); absent: sockets when
+                                # inter.alpha_us >= 10, else ib
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
@@ -44,7 +48,7 @@ from lionsim.registry import did_you_mean
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
-             "traits", "measured")
+             "traits", "fabric", "measured")
 
 
 def canonical_network(spec: str | os.PathLike[str]) -> str:
@@ -120,11 +124,24 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             ps_servers=integer(data, "ps_servers", source, default=1),
             description=string(data, "description", source, default=f"profile {source}"),
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
+            fabric=_fabric(data, source),
             measured=measured_record(data["measured"], source) if "measured" in data else {},
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file
         text = str(e)
         raise LionsimError(text if text.startswith(f"{source}:") else f"{source}: {text}") from None
+
+
+def _fabric(data: dict[str, Any], source: str) -> str:
+    """The profile's `fabric` (fabrics.py), "" when absent (inferred from the inter link's alpha)."""
+    from lionsim.network.fabrics import FABRICS
+
+    if "fabric" not in data:
+        return ""
+    name = string(data, "fabric", source, default="")
+    if name not in FABRICS:
+        raise LionsimError(f"{source}: unknown fabric {name!r}; accepted: {', '.join(FABRICS.names())}")
+    return FABRICS.canonical(name)
 
 
 def _link(table: Any, where: str, source: str) -> Link:
@@ -145,12 +162,15 @@ def _link(table: Any, where: str, source: str) -> Link:
     )
 
 
-def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim") -> Network:
+def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim",
+                library: str | None = None) -> Network:
     """The network a run is priced on: the preset or profile, run by the built-in `traits` when
     named (--traits), else by the profile's own [traits], else by the backend's (gloo's measured
-    traits on gloo, nccl's on nccl; the ideal library on sim). A profile whose traits were
-    measured on another backend than a real run's is refused: its floors and duplex belong to
-    that library."""
+    traits on gloo, nccl's on nccl). On sim a preset keeps the library it names (presets.py) and
+    a profile without [traits] takes `library`: what the modelled device runs ("nccl" for a GPU:
+    estimate, bench --compute with a device preset), else the ideal library. A profile whose
+    traits were measured on another backend than a real run's is refused: its floors and duplex
+    belong to that library."""
     from lionsim.network.libraries import TRAITS, backend_traits
 
     net = load_network(spec)
@@ -163,5 +183,14 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
                            f"{backend}: fit a profile on {backend} (lionsim comm --backend {backend} --fit FILE) "
                            f"or pass --traits {backend}")
     if net.traits.ideal and net.traits.backend == "any":
-        return net.with_traits(backend_traits(backend)) if backend != "sim" else net
+        if backend != "sim":
+            return net.with_traits(backend_traits(backend))
+        if library is not None and _names_no_library(spec):
+            return net.with_traits(TRAITS.get(library))
     return net
+
+
+def _names_no_library(spec: str | os.PathLike[str]) -> bool:
+    """True for a profile file without a `traits` key (a preset names its library; presets.py)."""
+    text = os.fspath(spec)
+    return text not in NETWORKS and "traits" not in _read(Path(text))

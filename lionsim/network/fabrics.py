@@ -1,0 +1,99 @@
+"""The network transports NCCL runs over, as published nccl-tests sweeps show them.
+
+NCCL's tuning model (nccl.py) ranks algorithms and protocols with one set of network
+latencies, its `hwLat` NET row, written for InfiniBand: it chooses with them, it does not
+predict with them. Across nodes real calls are slower, and how much depends on the transport
+under NCCL. A fabric says, for one transport, what lionsim prices NCCL's chosen algorithm and
+protocol with (NCCL still chooses with its own constants):
+
+    hop_us     one inter-node hop of the chosen protocol (LL, LL128, Simple), in place of
+               tuning.cc's hwLat NET value; a tree crosses 2 log2(nodes) hops, a ring 2 (nodes - 1)
+    share      the part of the inter link's bandwidth the transport moves
+    cap_GBps   the most bytes per second one node's transport moves, whatever the link (the
+               socket transport's threads copy every byte through host memory)
+    protocol_share  each protocol's part of NCCL's modelled bandwidth across nodes
+    protocols  the protocols NCCL enables over it: LL128 needs the NIC near the GPUs (up to
+               PXB/PXN in tuning.cc), never true of a socket's Ethernet NIC
+
+| fabric  | what it is                                                            | presets            |
+|---------|-----------------------------------------------------------------------|--------------------|
+| ib      | RDMA verbs (NCCL's IB transport): InfiniBand, RoCE                    | ib-*, dgx-*, a100x8-4hdr |
+| efa     | AWS EFA with GPUDirect RDMA (p4d and later), aws-ofi-nccl plug-in     | examples/clusters/p4dn.toml |
+| efa-host| EFA without GPUDirect RDMA (g4dn, p3dn): host memory, Simple only     | examples/clusters/g4dn-*-efa.toml |
+| sockets | NCCL's socket transport over TCP (NCCL_IB_DISABLE=1, NCCL_NET=Socket) | 1gbe ... 100gbe, h100x8-*gbe |
+| tuning  | tuning.cc's own constants, unchanged: a lower bound across nodes      | (name it to compare) |
+
+A network names its fabric (`fabric = "efa"` in a profile); one that does not is sockets when
+its inter link's alpha is at least 10 us (REFERENCE.md 6: TCP's one-way latency is 10-50 us,
+RDMA's 1-3 us), else ib.
+
+The ib, efa and sockets figures are fitted, not chosen: lionsim.network.fabric_fit fits them to
+the sweeps marked "fit" in lionsim.published_sweeps (which rows of which published sweep, each
+with its source), by least squares on log time over every row of those sweeps, and the sweeps
+marked "held-out" check them; tests/test_published_sweeps.py refits and asserts the figures below
+are the fit's, rounded as written. docs/clusters.md shows the sweeps and both errors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from lionsim.registry import Registry
+
+PROTOCOLS = ("ll", "ll128", "simple")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fabric:
+    """One transport under NCCL, as lionsim prices calls across nodes on it (module doc)."""
+
+    name: str
+    hop_us: tuple[float, float, float] | None
+    """Microseconds of one inter-node hop for LL, LL128, Simple; None: tuning.cc's hwLat NET
+    (per algorithm: tree 5.0 / 8.5 / 14, ring 2.7 / 4.0 / 14)."""
+    share: float = 1.0
+    """Part of the inter link's bandwidth the transport moves, in (0, 1]."""
+    cap_GBps: float = math.inf
+    """Most bytes a second (1e9) one node's transport moves, whatever the link; inf: none."""
+    protocol_share: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    """Per protocol (LL, LL128, Simple), the part of NCCL's modelled bandwidth the protocol gets
+    across nodes on this fabric (NCCL's refinements for LL and LL128 assume NVLink-like links)."""
+    protocols: tuple[str, ...] = PROTOCOLS
+    """Protocols NCCL enables over this transport."""
+    description: str = ""
+    fitted_on: str = ""
+    """Which sweeps (lionsim.published_sweeps keys) the figures were fitted on; "" when not fitted."""
+
+
+FABRICS: Registry[Fabric] = Registry("fabric")
+
+TUNING = Fabric(name="tuning", hop_us=None,
+                description="NCCL's tuning model as it stands (tuning.cc hwLat NET): a lower bound across nodes")
+
+# Fitted by lionsim.network.fabric_fit on the "fit" sweeps of lionsim.published_sweeps
+# (`python -m lionsim.published_sweeps --fit` prints these figures); see the module doc.
+IB = Fabric(name="ib", hop_us=(3.8, 16.0, 47.0), protocol_share=(1.0, 0.8, 1.0),
+            description="RDMA verbs (InfiniBand, RoCE): NCCL's IB transport",
+            fitted_on="ib-ndr-h100-2x8, ib-ndr-h100-4x8, ib-ndr-h100-8x8")
+EFA = Fabric(name="efa", hop_us=(17.0, 29.0, 60.0), share=0.67, protocol_share=(1.0, 0.8, 1.0),
+             description="AWS EFA with GPUDirect RDMA (p4d and later) through the aws-ofi-nccl plug-in",
+             fitted_on="efa-p6-b200-2x8, efa-p4dn-2x8")
+EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",),
+                  description="AWS EFA without GPUDirect RDMA (g4dn, p3dn): through host memory, Simple only",
+                  fitted_on="efa-g4dn-metal-2x1")
+SOCKETS = Fabric(name="sockets", hop_us=(50.0, 50.0, 89.0), cap_GBps=2.0, protocol_share=(0.55, 1.0, 1.0),
+                 protocols=("ll", "simple"),
+                 description="NCCL's socket transport over TCP",
+                 fitted_on="sockets-g4dn-8xl-2x1")
+
+for _fabric in (IB, EFA, EFA_HOST, SOCKETS, TUNING):
+    FABRICS.add(_fabric.name, _fabric)
+
+TCP_ALPHA_US = 10.0
+"""An inter link whose alpha is at least this is TCP (sockets) when its network names no fabric."""
+
+
+def infer_fabric(inter_alpha_s: float) -> str:
+    """The fabric of a network that names none: sockets for a TCP-like alpha, else ib (module doc)."""
+    return "sockets" if inter_alpha_s * 1e6 >= TCP_ALPHA_US else "ib"
