@@ -30,6 +30,7 @@ class EFSignSGD(Strategy):
     payload_kind = "scaled-signs"
     default_transport = "allgather-1bit"
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
+    ignores = ("betas",)  # no momentum, no moments
     bytes = StrategyBytes(
         5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
     )

@@ -27,6 +27,7 @@ class SignSGDMajorityVote(Strategy):
     payload_kind = "votes"
     default_transport = "int8-allreduce"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.0, 0.0))
+    ignores = ("betas",)  # no momentum, no moments
     rule = MajorityVote()
     bytes = StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p")
 
