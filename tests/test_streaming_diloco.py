@@ -234,3 +234,23 @@ def test_bad_options_are_refused_in_one_line(args, message, tmp_path, monkeypatc
     err = capsys.readouterr().err.strip()
     assert exit.value.code == 2 and len(err.splitlines()) == 1 and re.search(message, err), err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("delay", [0, 1])
+def test_a_whole_run_prices_a_send_where_training_sends(delay):
+    """`estimate --steps` asks run_spec of every step: a send every H / P steps (tau before its merge),
+    the steps on which training sends, not one every H."""
+    *_, strategy, sent = _run(SHAPES, 2, 2 * H, "fp32-allreduce", local_steps=H, fragments=P, delay=delay)
+    steady = strategy.payload_spec()
+    priced = [strategy.run_spec(step, steady) is not None for step in range(1, 2 * H + 1)]
+    assert priced == [not s.local for s in sent] and sum(priced) == 2 * P
+
+
+def test_the_padding_table_is_what_the_transports_send():
+    """The docs' padding table (lionsim.docs.methods): a 116-value fragment at N = 4 pads to 4 blocks of
+    256 fp4 values and a 4-byte scale each, 528 bytes, of which a ring sends 2 (N - 1) / N: 792 bytes, 54.6
+    bits a value."""
+    from lionsim.docs.methods import padding_table
+
+    row = next(line for line in padding_table().splitlines() if line.startswith("| 116 | 4 |"))
+    assert row.split(" | ")[2:5] == ["4", "792 B", "54.6"]

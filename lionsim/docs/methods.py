@@ -59,7 +59,8 @@ DEFAULTS = (
             "muon.py's AdamW betas, kept: on vit (0.95, 0.98) gave loss 0.396 / 89.9% against 0.359 / 87.2% "
             "(one seed: a lower loss, a higher accuracy)"),
     Default("muloco", "lr", "0.0224", MULOCO_CONFIG, "rounded; measured on vit at 0.02"),
-    Default("muloco", "weight_decay", "1e-4", MULOCO_CONFIG),
+    Default("muloco", "weight_decay", "1e-4", MULOCO_CONFIG,
+            "the class default of MuLoCo's Muon (0.01); on vit 1e-4 gave loss 0.546 / 86.3% against 0.520 / 85.6%"),
     Default("muloco", "betas", "(0.9, 0.99)", MULOCO_CONFIG),
     Default("muloco", "inner_momentum", "0.9", MULOCO_CONFIG),
     Default("muloco", "local_steps", "30", MULOCO_CONFIG + " (sync_steps)", SHORT_RUNS),
@@ -67,7 +68,6 @@ DEFAULTS = (
     Default("muloco", "outer_momentum", "0.9 (Nesterov)", MULOCO_CONFIG, SHORT_RUNS),
     Default("muloco", "error_decay", "0.9", MULOCO_CONFIG),
     Default("muloco", "precision", "bf16", "facebookresearch/MuLoCo torchtitan/experiments/dion_optimizer/muon.py"),
-    Default("sparseloco", "lr", "-", SPARSELOCO, "lionsim's AdamW lr on its small workloads"),
     Default("sparseloco", "betas", "(0.9, 0.95)", SPARSELOCO,
             "lionsim's AdamW, kept: on vit (0.9, 0.95) with weight decay 0.1 gave loss 1.148 / 56.3% against "
             "0.872 / 70.5%"),
@@ -77,11 +77,13 @@ DEFAULTS = (
     Default("sparseloco", "local_steps", "15 to 30", SPARSELOCO, SHORT_RUNS),
     Default("sparseloco", "outer_lr", "1", SPARSELOCO),
     Default("sparseloco", "outer_momentum", "0 (error feedback instead)", SPARSELOCO),
+    Default("sparseloco", "inner_optimizer", "AdamW", SPARSELOCO),
     Default("sparseloco", "topk", "32", SPARSELOCO),
     Default("sparseloco", "chunk", "64", SPARSELOCO),
     Default("sparseloco", "bits", "2", SPARSELOCO),
     Default("sparseloco", "error_decay", "0.95", SPARSELOCO),
     Default("streaming-diloco", "local_steps", "100 (the paper)", "arXiv 2501.18512", SHORT_RUNS),
+    Default("streaming-diloco", "inner_optimizer", "AdamW (the paper)", "arXiv 2501.18512"),
     Default("streaming-diloco", "fragments", "the user's (torchtitan: whole layers, about equal)",
             TORCHFT, "runs of consecutive tensors, the largest as small as tensor boundaries allow"),
     Default("streaming-diloco", "delay", "0 (fragment_sync_delay)", TORCHFT),
@@ -106,7 +108,7 @@ FIXED = {"adamw eps": lambda: f"{_adamw_eps():g}", "gradient clipping": lambda: 
 def _text(value) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_text(v) for v in value) + ")"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    return f"{value:g}".replace("e-0", "e-") if isinstance(value, float) else str(value)
 
 
 def lionsim_value(d: Default) -> tuple[str, str]:
