@@ -13,12 +13,14 @@ from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from tests.reference_muloco import message_bytes, ref_muloco
+from tests.reference_muloco import message_bytes, ref_muloco, skipped
 
 # two hidden matrices (inner Muon), a bias (inner AdamW, sent coded with error feedback as the authors do),
-# an embedding and a norm (inner AdamW, sent in fp32: the authors skip norms and embeddings)
-TENSORS = [("a.weight", (6, 4)), ("b.weight", (4, 8)), ("a.bias", (4,)), ("embed.weight", (5, 4)), ("ln.weight", (4,))]
-MUON, SKIP = [True, True, False, False, False], {3, 4}
+# an embedding and a norm (inner AdamW as the authors' parameter classification; sent in fp32: QuantizedOuterSGD
+# skips them by name, and lionsim's rule picks the same two here)
+TENSORS = [("a.weight", (6, 4)), ("b.weight", (4, 8)), ("a.bias", (4,)), ("tok_embeddings.weight", (5, 4)),
+           ("attention_norm.weight", (4,))]
+MUON, SKIP = [True, True, False, False, False], skipped([name for name, _ in TENSORS])
 H, STEPS, LR, WD, MU, BETAS = 2, 6, 0.02, 0.01, 0.9, (0.8, 0.9)
 OUTER_LR, OUTER_MU, DECAY = 0.8, 0.5, 0.9
 

@@ -189,7 +189,9 @@ class MuLoCo(LocalSteps):
     # Nesterov 0.9): 2.030 / 15.9% (three syncs in 100 steps); DiLoCo's measured outer step (lr 1.0, momentum 0.3,
     # lionsim.strategies.local_steps) at H = 5: 0.660 / 81.1%, the target 0.855 at step 92, 61.4 kB a step; at H = 2:
     # 0.482 / 82.3%, the target at step 73, 154 kB a step (kept for vit and gpt). With weight decay 0.01 (the
-    # defaults): vit 0.535 / 79.3%, the target at step 73; gpt 0.973 / 69.3% (AdamW: 1.770 / 45.2%).
+    # defaults): vit 0.535 / 79.3%, the target at step 73; gpt 0.973 / 69.3% (AdamW: 1.770 / 45.2%). Since its
+    # biases travel coded and its Newton-Schulz computes c (A A) (2026-11-28): vit 0.520 / 85.6%, the target at
+    # step 78, 152 kB a step; weight decay 1e-4: 0.546 / 86.3% (0.01 kept); gpt 0.977 / 69.8%.
     tuning = {"vit": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3},
               "gpt": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3}}
     bytes = StrategyBytes(

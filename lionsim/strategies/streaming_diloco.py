@@ -15,10 +15,12 @@ As torchft's DiLoCo (local_sgd.py: _StreamingDiLoCoFragment, run with one outer 
 fragment): fragments sync round-robin, one every H / P steps, so each one every H steps; the
 local value mixed in is the one after the tau steps taken while its all-reduce ran; theta_f
 (evaluation scores theta) is the outer step's result, never the mix. Fragments here are runs of
-consecutive tensors of about numel / P parameters each (torchft's user-given fragments are
-pipeline stages, runs of layers too). H must be a multiple of P and tau < H / P (torchft's
-checks). Only a send step communicates: its step waits for what of the all-reduce the next
-tau steps' compute does not hide (PayloadSpec.hidden_steps).
+consecutive tensors cut so that the largest is as small as tensor boundaries allow (torchft's
+fragments are the user's; the authors' torchtitan cuts whole layers, about equally many per
+fragment); each send is priced at its own fragment's size, `estimate` at numel / P (the mean
+fragment: it cuts no tensors). H must be a multiple of P and tau < H / P (torchft's checks).
+Only a send step communicates: its step waits for what of the all-reduce the next tau steps'
+compute does not hide (PayloadSpec.hidden_steps).
 """
 
 from __future__ import annotations
