@@ -21,6 +21,13 @@ NS_CONSTS = [(4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5
              (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012)]
 
 
+def skipped(names, skip_norm=True, skip_embedding=True):
+    """Indices QuantizedOuterSGD sends unquantized, by its name rule (_save_grads): "norm" in the name
+    (skip_norm_quantization), "embedding" or "output.weight" in it (skip_embedding_quantization)."""
+    return {i for i, name in enumerate(names)
+            if (skip_norm and "norm" in name) or (skip_embedding and ("embedding" in name or "output.weight" in name))}
+
+
 def ns_dion(G, eps=1e-8, dtype=torch.bfloat16):
     X = G.to(dtype)
     tall = G.size(-2) > G.size(-1)

@@ -104,3 +104,26 @@ def test_bad_options_are_one_line(argv, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert info.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
     assert argv[-2] in err and not list(tmp_path.iterdir())
+
+
+def test_a_wide_matrix_is_not_transposed_as_in_dion_simple():
+    """A wide matrix (12 x 20) keeps P at m x r as dion_simple does; dion.py / dion_reference.py run it
+    transposed (P n x r), which the reference can do too: lionsim equals the first and not the second."""
+    workers, total = 2, sum(math.prod(s) for _, s in TENSORS)
+    gen = torch.Generator().manual_seed(3)
+    grads = [torch.randn(workers, total, generator=gen) for _ in range(STEPS)]
+    x0 = torch.randn(total, generator=gen)
+    per_worker = [[split(grads[t][w].double()) for t in range(STEPS)] for w in range(workers)]
+    comm = SimComm(workers)
+    cfg = StrategyConfig(lr=LR, weight_decay=WD, betas=BETAS, seed=7,
+                         options={"dion.rank_fraction": 0.25, "dion.mu": MU, "dion.adamw_lr": LR})
+    s = STRATEGIES.get("dion")(cfg, layout(), comm)
+    x = x0.clone()
+    for step, g in enumerate(grads, 1):
+        train_step(s, TRANSPORTS.get("lowrank-allreduce")(), comm, g.clone(), x, step, Clock())
+    wide = slice(0, 12 * 20)
+    for transpose, same in ((False, True), (True, False)):
+        traj, _ = ref_dion(per_worker, split(x0), STEPS, lr=LR, mu=MU, betas=BETAS, weight_decay=WD,
+                           rank_fraction=0.25, use_dion=DION, seed=7, transpose=transpose)
+        expected = torch.cat([t.reshape(-1) for t in traj[-1]]).float()
+        assert torch.allclose(x[wide], expected[wide], atol=2e-5, rtol=0) == same, transpose

@@ -13,10 +13,15 @@ from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from tests.reference_muloco import message_bytes, ref_muloco
+from tests.reference_muloco import message_bytes, ref_muloco, skipped
 
-TENSORS = [("a.weight", (6, 4)), ("b.weight", (4, 8)), ("a.bias", (4,))]
-H, STEPS, LR, WD, MU = 2, 6, 0.02, 0.01, 0.9
+# two hidden matrices (inner Muon), a bias (inner AdamW, sent coded with error feedback as the authors do),
+# an embedding and a norm (inner AdamW as the authors' parameter classification; sent in fp32: QuantizedOuterSGD
+# skips them by name, and lionsim's rule picks the same two here)
+TENSORS = [("a.weight", (6, 4)), ("b.weight", (4, 8)), ("a.bias", (4,)), ("tok_embeddings.weight", (5, 4)),
+           ("attention_norm.weight", (4,))]
+MUON, SKIP = [True, True, False, False, False], skipped([name for name, _ in TENSORS])
+H, STEPS, LR, WD, MU, BETAS = 2, 6, 0.02, 0.01, 0.9, (0.8, 0.9)
 OUTER_LR, OUTER_MU, DECAY = 0.8, 0.5, 0.9
 
 
@@ -33,18 +38,18 @@ def split(flat: torch.Tensor) -> list[torch.Tensor]:
     return out
 
 
-def config(**options) -> StrategyConfig:
+def config(precision: str = "fp32", **options) -> StrategyConfig:
     given = {"muloco.local_steps": H, "muloco.outer_lr": OUTER_LR, "muloco.outer_momentum": OUTER_MU,
-             "muloco.inner_momentum": MU, "muloco.error_decay": DECAY, "muloco.precision": "fp32", **options}
-    return StrategyConfig(lr=LR, weight_decay=WD, options=given)
+             "muloco.inner_momentum": MU, "muloco.error_decay": DECAY, "muloco.precision": precision, **options}
+    return StrategyConfig(lr=LR, weight_decay=WD, betas=BETAS, options=given)
 
 
-@pytest.mark.parametrize("workers", [1, 2, 3])
-def test_muloco_equals_the_authors_rounds(workers):
+def both_runs(workers: int, precision: str) -> tuple[list, torch.Tensor, list]:
+    """(the reference's trajectory, lionsim's global model after every step) on gradients that depend on
+    where each worker's replica is (so the local phases matter): g = A_w x + b_w."""
     total = sum(math.prod(s) for _, s in TENSORS)
     gen = torch.Generator().manual_seed(workers)
     x0 = torch.randn(total, generator=gen)
-    # the gradient depends on where each worker's replica is (so the local phases matter): g = A_w x + b_w
     a = [torch.randn(total, total, generator=gen) / total for _ in range(workers)]
     b = [torch.randn(total, generator=gen) for _ in range(workers)]
 
@@ -52,17 +57,53 @@ def test_muloco_equals_the_authors_rounds(workers):
         flat = torch.cat([p.reshape(-1) for p in params]).double()
         return split(a[w].double() @ flat + b[w].double())
 
-    traj, _ = ref_muloco(grad_fn, split(x0), STEPS, H=H, inner_lr=LR, mu=MU, inner_wd=WD, outer_lr=OUTER_LR,
-                         outer_momentum=OUTER_MU, error_decay=DECAY, skip={2}, ns_dtype=torch.float32, W=workers)
+    traj, _ = ref_muloco(grad_fn, split(x0), STEPS, H=H, inner_lr=LR, mu=MU, inner_wd=WD, adam_betas=BETAS,
+                         use_muon=MUON, outer_lr=OUTER_LR, outer_momentum=OUTER_MU, error_decay=DECAY, skip=SKIP,
+                         ns_dtype=torch.float32 if precision == "fp32" else torch.bfloat16, W=workers)
     comm = SimComm(workers)
-    s = STRATEGIES.get("muloco")(config(), layout(), comm)
+    s = STRATEGIES.get("muloco")(config(precision), layout(), comm)
     x = x0.clone()
     s.start(x)
+    got = []
     for step in range(1, STEPS + 1):
         grads = torch.stack([a[w] @ s.replicas[w] + b[w] for w in range(workers)])
         train_step(s, TRANSPORTS.get("fp32-allreduce")(), comm, grads, x, step, Clock())
+        got.append(x.clone())
+    return traj, got
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_muloco_equals_the_authors_rounds(workers):
+    """Its betas on the inner AdamW, the bias coded with error feedback, the norm and embedding in fp32."""
+    traj, got = both_runs(workers, "fp32")
+    for step, x in enumerate(got, 1):
         expected = torch.cat([t.reshape(-1) for t in traj[step]]).float()
         torch.testing.assert_close(x, expected, atol=1e-5, rtol=0)  # the global model after every step
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_muloco_in_bf16_is_the_authors_newton_schulz_order(workers):
+    """In bf16 the inner Muon computes b A + c (A A) as MuLoCo's Muon does (muon's (c A) A lands a few
+    percent of an update's largest entry away, enough to move a 2-bit code)."""
+    traj, got = both_runs(workers, "bf16")
+    for step, x in enumerate(got, 1):
+        expected = torch.cat([t.reshape(-1) for t in traj[step]]).float()
+        torch.testing.assert_close(x, expected, atol=1e-5, rtol=0)
+
+
+def test_the_newton_schulz_orders_differ_in_bf16_only():
+    from lionsim.strategies.muloco import NS_COEFFICIENTS, NS_EPS
+    from lionsim.strategies.muon import newton_schulz
+    from tests.reference_muloco import ns_dion
+
+    g = torch.randn(24, 10, generator=torch.Generator().manual_seed(0))
+    ours = newton_schulz(g, 5, torch.bfloat16, NS_COEFFICIENTS, NS_EPS, product_first=True)
+    assert torch.equal(ours, ns_dion(g, NS_EPS, torch.bfloat16))
+    muon_order = newton_schulz(g, 5, torch.bfloat16, NS_COEFFICIENTS, NS_EPS)
+    gap = (muon_order.float() - ours.float()).abs().max() / ours.float().abs().max()
+    assert gap > 1e-3
+    exact = [newton_schulz(g.double(), 5, torch.float64, NS_COEFFICIENTS, NS_EPS, product_first=p) for p in (True, False)]
+    torch.testing.assert_close(exact[0], exact[1], rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -71,13 +112,15 @@ def test_bytes_per_round_are_the_closed_form(workers):
     transport = TRANSPORTS.get("fp32-allreduce")()
     s.steps = 1  # a local step sends nothing
     assert s.extra_calls(1) == []
-    s.steps = 2  # a sync: the 2-bit codes and row tables all-gathered, the bias averaged in fp32
+    s.steps = 2  # a sync: the 2-bit codes and row tables all-gathered, the embedding and norm averaged in fp32
     calls = transport.plan(s.payload_spec(), workers) + s.extra_calls(2)
-    codes = math.ceil(24 / 4) + math.ceil(32 / 4)  # 2 bits a parameter, packed per tensor
-    tables = 4 * (3 + 2 + 6 * 5) + 4 * (3 + 2 + 4 * 5)  # header, shape, then a shift and four lookups per row
-    assert [(c.op, c.nbytes) for c in calls] == [("all_reduce", 4 * 4), ("all_gather", workers * codes),
+    codes = math.ceil(24 / 4) + math.ceil(32 / 4) + 1  # 2 bits a parameter, packed per tensor (the bias: 1 byte)
+    # header, shape, then a shift and four lookups per row (the bias: one row)
+    tables = 4 * (3 + 2 + 6 * 5) + 4 * (3 + 2 + 4 * 5) + 4 * (3 + 1 + 5)
+    assert [(c.op, c.nbytes) for c in calls] == [("all_reduce", 4 * (20 + 4)), ("all_gather", workers * codes),
                                                  ("all_gather", workers * tables)]
-    assert codes + tables == message_bytes((6, 4)) + message_bytes((4, 8))  # the authors' message, per worker
+    assert codes + tables == message_bytes((6, 4)) + message_bytes((4, 8)) + message_bytes((4,))  # the authors'
+    assert s.extra_calls(3) == [] and s.extra_calls(4)  # a pure function of the step
 
 
 def test_estimate_prices_the_inner_newton_schulz_every_step(monkeypatch):

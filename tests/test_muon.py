@@ -15,9 +15,11 @@ from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.reference_muon import newton_schulz5, ns_flops, ref_muon
 
-# hidden matrices (tall, wide, square, a conv filter viewed as [8, 12]), an embedding and a bias (AdamW)
+# hidden matrices (tall, wide, square, a conv filter viewed as [8, 12], a 3-dim tensor orthogonalised as a
+# batch of three 4 x 6 matrices as muon.py does), an embedding and a bias (AdamW)
 TENSORS = [("a.weight", (16, 8)), ("b.weight", (8, 16)), ("c.weight", (8, 8)), ("conv.weight", (8, 3, 2, 2)),
-           ("embed.weight", (10, 4)), ("c.bias", (16,))]
+           ("d.weight", (3, 4, 6)), ("embed.weight", (10, 4)), ("c.bias", (16,))]
+MUON = [True] * 5 + [False] * 2
 LR, WD, ADAM_LR, BETAS, STEPS = 0.02, 0.1, 3e-3, (0.9, 0.95), 4
 
 
@@ -54,7 +56,7 @@ def test_muon_equals_the_authors_update_on_the_mean_gradient(strategy, workers, 
     grads = [torch.randn(workers, total, generator=gen) for _ in range(STEPS)]
     x0 = torch.randn(total, generator=gen)
     traj, _ = ref_muon([[split(grads[t][w]) for t in range(STEPS)] for w in range(workers)], split(x0), STEPS,
-                       lr=LR, weight_decay=WD, use_muon=[True, True, True, True, False, False], adam_lr=ADAM_LR,
+                       lr=LR, weight_decay=WD, use_muon=MUON, adam_lr=ADAM_LR,
                        adam_betas=BETAS, adam_eps=1e-8, adam_wd=WD,  # lionsim's AdamW eps (muon.py's: 1e-10)
                        ns_dtype=torch.float32 if precision == "fp32" else torch.bfloat16)
     expected = torch.cat([t.reshape(-1) for t in traj[-1]])
@@ -76,6 +78,19 @@ def test_newton_schulz_is_the_authors_and_its_flops_the_closed_form():
         rows, cols = shape[0], math.prod(shape[1:])
         assert newton_schulz_flops(shape, 5) == ns_flops(rows, cols, 5)
     assert newton_schulz_flops((4096, 4096), 5) == 30 * 4096**3  # 6 n^3 per iteration on a square matrix
+    assert newton_schulz_flops((8, 64, 128), 5) == 8 * ns_flops(64, 128, 5)  # a batch of 8 matrices
+
+
+def test_a_3_dim_tensor_is_a_batch_of_matrices_as_muon_py():
+    """muon.py orthogonalises a 3-dim update as shape[0] matrices: each slice alone, not [shape[0], rest]."""
+    from lionsim.strategies.muon import newton_schulz
+
+    g = torch.randn(3, 4, 6, generator=torch.Generator().manual_seed(1))
+    batched = newton_schulz(g, 5, torch.float32)
+    for i in range(3):
+        torch.testing.assert_close(batched[i], newton_schulz5(g[i], 5, torch.float32))
+        s = torch.linalg.svdvals(batched[i])
+        assert 0.5 < float(s.min()) and float(s.max()) < 1.5
 
 
 def owned_share(shapes, workers):
@@ -95,13 +110,14 @@ def test_bytes_per_step_are_the_closed_form(workers):
         calls = TRANSPORTS.get("fp32-allreduce")().plan(s.payload_spec(), workers) + s.extra_calls(1)
         expected = [("all_reduce", 4 * total)]
         if name == "muon-dist":  # each worker's share padded to the largest: W x that, fp32
-            matrices = [shape for _, shape in TENSORS[:4]]
+            matrices = [shape for (_, shape), muon in zip(TENSORS, MUON) if muon]
             expected.append(("all_gather", 4 * workers * owned_share(matrices, workers)))
         assert [(c.op, c.nbytes) for c in calls] == expected
     # the reference's own payloads (without its padding entries) agree on who owns what
     _, log = ref_muon([[[torch.zeros(s) for _, s in TENSORS]] for _ in range(workers)],
-                      [torch.zeros(s) for _, s in TENSORS], 1, use_muon=[True] * 4 + [False] * 2, W=workers)
-    assert max(d["allgather_payload"] for d in log[0]) >= 4 * owned_share([s for _, s in TENSORS[:4]], workers)
+                      [torch.zeros(s) for _, s in TENSORS], 1, use_muon=MUON, W=workers)
+    assert max(d["allgather_payload"] for d in log[0]) >= 4 * owned_share([s for (_, s), m in zip(TENSORS, MUON) if m],
+                                                                           workers)
 
 
 def test_estimate_prices_newton_schulz_in_the_update(tmp_path):

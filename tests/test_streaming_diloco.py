@@ -4,6 +4,7 @@ steps, the alpha mix, Nesterov outer steps per fragment; its emulation of torchf
 all-reduce), the fp4 all-reduce against a brute-force loop, its bytes per send against the closed
 form, the overlap in the time model, and its options' bad values."""
 
+import itertools
 import math
 
 import pytest
@@ -126,11 +127,11 @@ def test_fp8_streaming_run_equals_the_reference_with_torchfts_fp8():
     """One fragment's tensors as the reference sees them through lionsim's blocks: each fragment one
     matrix of BLOCK-wide rows (zero padded: their pseudo-gradient stays 0)."""
     workers, steps = 2, 2 * H
-    shapes = [(300,), (200,), (260,)]  # fragments of 500 and 260 values: 2 blocks each at N = 2
+    shapes = [(300,), (200,), (260,)]  # fragments of 300 and 460 values: 2 blocks each at N = 2
     layout, grads, x0, x, strategy, _ = _run(shapes, workers, steps, "fp8-allreduce", local_steps=H, fragments=2,
                                              delay=1, alpha=0.5)
     ranges = strategy.fragments
-    assert ranges == [(0, 500), (500, 760)]
+    assert ranges == [(0, 300), (300, 760)]
 
     def as_rows(flat):
         return [torch.cat([flat[a:b], torch.zeros(blocks(b - a, workers) * BLOCK - (b - a))]).reshape(-1, BLOCK)
@@ -148,10 +149,30 @@ def test_fp8_streaming_run_equals_the_reference_with_torchfts_fp8():
     torch.testing.assert_close(x, expected, rtol=0, atol=2e-3)
 
 
-def test_fragments_are_runs_of_tensors_by_size():
+def _partitions(numels, count):
+    """Brute force: every way to cut the tensors into `count` non-empty runs, as lists of run sizes."""
+    for cuts in itertools.combinations(range(1, len(numels)), count - 1):
+        edges = [0, *cuts, len(numels)]
+        yield [sum(numels[a:b]) for a, b in zip(edges, edges[1:])]
+
+
+def test_fragments_are_runs_of_tensors_with_the_smallest_largest_run():
     assert fragments([10, 10, 10, 10], 2) == [(0, 20), (20, 40)]
-    assert fragments([100, 1, 1, 1], 3) == [(0, 100), (100, 101), (101, 103)]  # every fragment gets a tensor
+    assert fragments([100, 1, 1, 1], 3) == [(0, 100), (100, 102), (102, 103)]  # every fragment gets a tensor
     assert fragments([5], 1) == [(0, 5)]
+    # the first tensor boundary past half the parameters gave 400 / 116 here; the best cut is 200 / 316
+    assert fragments([200, 200, 116], 2) == [(0, 200), (200, 516)]
+    gen = torch.Generator().manual_seed(0)
+    for trial in range(200):
+        numels = torch.randint(1, 50, (int(torch.randint(1, 9, (1,), generator=gen)),), generator=gen).tolist()
+        count = int(torch.randint(1, len(numels) + 1, (1,), generator=gen))
+        got = fragments(numels, count)
+        sizes = [b - a for a, b in got]
+        assert len(got) == count and all(sizes) and got[0][0] == 0 and got[-1][1] == sum(numels)
+        assert all(a == b for (_, a), (b, _) in zip(got, got[1:]))  # consecutive runs, tensor boundaries
+        starts = set(itertools.accumulate(numels, initial=0))
+        assert all(a in starts for a, _ in got)
+        assert max(sizes) == min(max(p) for p in _partitions(numels, count)), (numels, count)
 
 
 def test_bytes_per_send_are_the_closed_form():
@@ -213,3 +234,23 @@ def test_bad_options_are_refused_in_one_line(args, message, tmp_path, monkeypatc
     err = capsys.readouterr().err.strip()
     assert exit.value.code == 2 and len(err.splitlines()) == 1 and re.search(message, err), err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("delay", [0, 1])
+def test_a_whole_run_prices_a_send_where_training_sends(delay):
+    """`estimate --steps` asks run_spec of every step: a send every H / P steps (tau before its merge),
+    the steps on which training sends, not one every H."""
+    *_, strategy, sent = _run(SHAPES, 2, 2 * H, "fp32-allreduce", local_steps=H, fragments=P, delay=delay)
+    steady = strategy.payload_spec()
+    priced = [strategy.run_spec(step, steady) is not None for step in range(1, 2 * H + 1)]
+    assert priced == [not s.local for s in sent] and sum(priced) == 2 * P
+
+
+def test_the_padding_table_is_what_the_transports_send():
+    """The docs' padding table (lionsim.docs.methods): a 116-value fragment at N = 4 pads to 4 blocks of
+    256 fp4 values and a 4-byte scale each, 528 bytes, of which a ring sends 2 (N - 1) / N: 792 bytes, 54.6
+    bits a value."""
+    from lionsim.docs.methods import padding_table
+
+    row = next(line for line in padding_table().splitlines() if line.startswith("| 116 | 4 |"))
+    assert row.split(" | ")[2:5] == ["4", "792 B", "54.6"]

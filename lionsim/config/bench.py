@@ -222,6 +222,10 @@ class BenchConfig:
         if self.momentum_sync != "never" and not any(r.strategy_class.has_momentum_sync for r in runs):
             raise LionsimError(f"--momentum-sync {self.momentum_sync} applies to strategies with per-worker momentum "
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
+        for key, value in (("lr", self.lr), ("weight_decay", self.weight_decay), ("betas", self.betas)):
+            if value is not None and all(key in r.strategy_class.ignores for r in runs):
+                raise LionsimError(f"--{key.replace('_', '-')} applies to none of these runs: "
+                                   f"{', '.join(sorted({r.strategy for r in runs}))} take no {key}")
         check_given(self.options, [r.strategy for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
@@ -232,6 +236,10 @@ class BenchConfig:
                 raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
             _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
                          values.get("betas"))
+            ignored = [name for name in values if all(name in r.strategy_class.ignores for r in runs
+                                                      if key in (r.label, r.strategy))]
+            if ignored:
+                raise LionsimError(f"hyper.{key}.{ignored[0]}: {key} takes no {ignored[0]}")
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs
 

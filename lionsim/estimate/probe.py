@@ -21,8 +21,8 @@ from lionsim.strategies.given import options_for
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
-"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off
-(for a local-step strategy, a sync step: the probe's strategy has taken no step, 0 % H = 0)."""
+"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off; a
+local-step strategy's first sync, step H (Strategy.sync_every), instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,7 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
         spec = strategy.spec_for(shapes)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)
-    extra = tuple(strategy.extra_calls(STEP)) if workers > 1 else ()
+    extra = tuple(strategy.extra_calls(max(STEP, strategy.sync_every))) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
                  strategy=strategy,
                  update_flops=strategy.update_flops(shapes) if shapes else 0.0)

@@ -99,6 +99,12 @@ class Strategy(ABC):
     reads: ClassVar[tuple[str, ...]] = ()
     """StrategyConfig fields it reads besides lr, weight decay, betas, seed, its Options and the
     momentum sync (`lionsim strategies --matrix` lists them; bench refuses --tie where no run reads it)."""
+    ignores: ClassVar[tuple[str, ...]] = ()
+    """Common hyperparameters (lr, weight_decay, betas) it has no use for (signSGD has no moments to
+    take betas): bench refuses them where no run reads them, and in a run's own hyper table."""
+    pricing_only: ClassVar[tuple[str, ...]] = ()
+    """Options fields that change what is priced (estimate, the step time) but not what is trained;
+    each one's help says "pricing only" (tests/test_options_act.py holds every other option to acting)."""
     Options: ClassVar[type] = NoOptions
     """Its own options: a frozen kw_only dataclass of lionsim.strategies.form.option fields, each
     with a docstring (flags, config keys, `--opt NAME.FIELD=VALUE` and the matrix come from it)."""

@@ -16,8 +16,9 @@ error feedback keeping what was not sent. A worker sends (m + n) r floats per m 
 The workers' mean momentum follows dion_simple on the mean gradient exactly (everything is
 linear; the authors' README says so). The exchange is lowrank-allreduce's (PowerSGD's): P, then
 R, then the rest, in three fp32 all-reduces; it orthonormalises Q before M Q, which leaves the
-span and so P unchanged. As dion_simple, P is m x r for a wide matrix too (dion.py transposes
-one, which changes its update); Q starts as a standard normal draw from the run's seed. Where
+span and so P unchanged. As dion_simple, P is m x r for a wide matrix (m < n) too: dion.py and
+dion_reference.py run a wide matrix transposed (P n x r, Q m x r), which changes its update (the
+same bytes: (m + n) r either way); Q starts as a standard normal draw from the run's seed. Where
 the mean R is all zero (a matrix nobody has a gradient for) Q is kept, as dion.py's guard does.
 Power iteration and QR cost 8 m n r + 4 m r^2 FLOPs per matrix and step, priced in `estimate`.
 """
@@ -75,12 +76,14 @@ class Dion(Strategy):
     class Options:
         rank_fraction: float = option(0.25, flag="--dion-rank-fraction", accepted="a number in (0, 1]",
                                       check=between(0, 1, low_open=True))
-        """r / min(m, n) per matrix (train.py's 0.25; 1: full rank, the gradient averaged whole)."""
+        """r / min(m, n) per matrix (1: full rank, the gradient averaged whole). microsoft/dion train.py's default
+        is 0.125; lionsim keeps 0.25, better on vit's 64-wide matrices (docs/methods-2025-defaults.md)."""
         mu: float = option(0.95, flag="--dion-mu", accepted="a number in [0, 1)", check=between(0, 1, high_open=True))
         """Share of the sent low-rank part kept in the momentum (dion's mu, 0.95)."""
         adamw_lr: float = option(3e-3, flag="--dion-adamw-lr", accepted="a finite number > 0",
                                  check=between(0, float("inf"), low_open=True, high_open=True))
-        """lr of the AdamW stepping vectors, embeddings and the head (lionsim's AdamW default)."""
+        """lr of the AdamW stepping vectors, embeddings and the head (lionsim's AdamW default; train.py: the base lr
+        on the embedding, lr / sqrt(d) on the head, betas (0.95, 0.98), no weight decay)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy at rank
     # fraction 0.25, mu 0.95 (AdamW: 0.600 / 79.5%): lr 1e-2 (dion.py's default): 0.692 / 80.4%; 2e-2 (the authors'

@@ -32,6 +32,7 @@ class EFSignSGD(Strategy):
     schedule = PER_BUCKET  # GRACE (sands-lab/grace grace_dl/torch/compressor/efsignsgd.py): each tensor
     # compressed and sent from its Horovod backward hook
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
+    ignores = ("betas",)  # no momentum, no moments
     bytes = StrategyBytes(
         5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
     )

@@ -4,24 +4,33 @@ a 2-bit outer pseudo-gradient with error feedback.
 
     every step, worker i on its own replica theta_i (nothing sent):
         hidden matrix:  M_i <- mu M_i + g_i;  theta_i <- theta_i (1 - lr wd) - lr sqrt(fan_out / fan_in) NS(M_i)
-        the rest:       AdamW, betas (0.9, 0.99), the same lr and weight decay
+        the rest:       AdamW, the strategy's betas ((0.9, 0.99), the paper's config), lr and weight decay
     every H-th step (a sync):
-        hidden matrix:  e_i <- decay e_i + outer_lr (theta - theta_i)     (error feedback)
+        coded tensor:   e_i <- decay e_i + outer_lr (theta - theta_i)     (error feedback)
                         m_i = Q(e_i); e_i <- e_i - deQ(m_i)               (2-bit row-wise codes)
                         every m_i all-gathered; D = deQ(Q(mean_i deQ(m_i)))
-        the rest:       D = mean_i (theta - theta_i), fp32 (the paper skips norms and embeddings)
+        norms, embeddings, the head:  D = mean_i (theta - theta_i), fp32
         theta <- Nesterov SGD step on D (outer lr, outer momentum); theta_i <- theta
 
+Which tensors are coded: every one but the norms (a name part with "norm", or starting with ln or
+bn) and the embeddings, position tables and head (a name with embed, tok, pos or head), biases
+included, as QuantizedOuterSGD with skip_norm_quantization and skip_embedding_quantization (its
+rule: "norm" in the name; "embedding" or "output.weight" in it). `estimate` knows only a preset's
+shapes: it codes every 2+-dim tensor and sends the vectors in fp32 (a LLaMA's vectors are all norms).
+
 Q, row-wise statistical with 4 bins (BatchedRowiseQuantizationCompressor(4, 6)): per row of the
-tensor viewed as [shape[0], rest], shift = its mean, sigma its centred norm / sqrt(n - 1),
-code = clamp(round((x - shift) / (1.5 sigma) + 2), 0, 3); each code decodes to the mean of the
-row's centred values with that code, plus the shift. A worker's message per m x n matrix:
-ceil(m n / 4) bytes of codes and (5 + 5 m) floats (header, shifts, four lookups a row).
+tensor viewed as [shape[0], rest] (a vector: one row), shift = its mean, sigma its centred norm /
+sqrt(n - 1), code = clamp(round((x - shift) / (1.5 sigma) + 2), 0, 3); each code decodes to the
+mean of the row's centred values with that code, plus the shift. A worker's message per m x n
+matrix: ceil(m n / 4) bytes of codes and (5 + 5 m) floats (header, shifts, four lookups a row); per
+vector of n: ceil(n / 4) bytes and 9 floats.
 As the authors' code, the error buffer holds outer_lr x the pseudo-gradient and the outer step
 multiplies by outer_lr again; the mean is re-quantised (simulate_quantization_after_reduce).
 The inner Muon is dion's (torchtitan experiments): SGD-style momentum without Nesterov, five
-Newton-Schulz iterations with their own coefficients, in bf16. Its FLOPs are priced in every
-step of `estimate`, local or not.
+Newton-Schulz iterations with their own coefficients, in bf16, b A + c (A A) in that order (muon's
+is (c A) A: lionsim.strategies.muon.newton_schulz, product_first), on each 3+-dim tensor viewed as
+[shape[0], rest] (the paper config's flatten). Its FLOPs are priced in every step of `estimate`,
+local or not.
 
 The codes and lookup tables travel in two all-gathers the strategy issues (extra_calls); the
 rest's pseudo-gradient is the transport's payload (fp32-allreduce). So `bits` in the tables
@@ -44,7 +53,7 @@ from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.inner import InnerOptimizer
 from lionsim.strategies.local_steps import LocalSteps
-from lionsim.strategies.muon import PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
+from lionsim.strategies.muon import NOT_HIDDEN, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
 from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -58,20 +67,35 @@ BINS, RANGE = 4, 6.0
 CODE_BITS = 2
 
 
+def rows_cols(shape: tuple[int, ...]) -> tuple[int, int]:
+    """A tensor as the quantizer's rows: [shape[0], rest], a vector (or a scalar) one row."""
+    return (1, math.prod(shape)) if len(shape) < 2 else matrix_shape(shape)
+
+
+def norm(name: str) -> bool:
+    """A normalisation layer's tensor: a dotted part of its name with "norm" in it, or starting with ln or bn."""
+    return any("norm" in part or part.startswith(("ln", "bn")) for part in name.lower().split("."))
+
+
+def coded(name: str) -> bool:
+    """Sent in 2-bit codes with error feedback: neither a norm nor an embedding, position table or head."""
+    return not norm(name) and not any(part in name.lower() for part in NOT_HIDDEN)
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
-    """One hidden matrix of the flat layout."""
+    """One tensor of the flat layout (a hidden matrix of the inner Muon, or a tensor sent coded)."""
 
     offset: int
     shape: tuple[int, ...]
 
     @property
     def rows(self) -> int:
-        return matrix_shape(self.shape)[0]
+        return rows_cols(self.shape)[0]
 
     @property
     def cols(self) -> int:
-        return matrix_shape(self.shape)[1]
+        return rows_cols(self.shape)[1]
 
     @property
     def positions(self) -> slice:
@@ -101,19 +125,20 @@ def dequantize(codes: Tensor, shifts: Tensor, lookups: Tensor) -> Tensor:
 def message_bytes(shape: tuple[int, ...]) -> tuple[int, int]:
     """(code bytes, table bytes) of one worker's message for a tensor (the authors' bitpack and
     float32 metadata: ndim, shape, dtype, rows, then a shift and four lookups per row)."""
-    rows = matrix_shape(shape)[0]
+    rows = rows_cols(shape)[0]
     return math.ceil(math.prod(shape) * CODE_BITS / 8), 4 * (3 + len(shape) + rows * (1 + BINS))
 
 
 class InnerMuon:
     """Each worker's inner optimizer on its own replica [w, P]: Muon on the hidden matrices, AdamW on the rest."""
 
-    def __init__(self, parts: list[Part], rest: Tensor, lr: float, weight_decay: float, momentum: float,
-                 local: int, numel: int, device: torch.device, dtype: torch.dtype) -> None:
+    def __init__(self, parts: list[Part], rest: Tensor, lr: float, weight_decay: float,
+                 betas: tuple[float, float], momentum: float, local: int, numel: int, device: torch.device,
+                 dtype: torch.dtype) -> None:
         self.parts, self.rest, self.dtype = parts, rest, dtype
         self.lr, self.weight_decay, self.momentum = lr, weight_decay, momentum
         self.state = [torch.zeros(local, numel, device=device)]  # [w, P]: Muon's momentum (per_parameter_state)
-        self.adamw = InnerOptimizer("adamw", lr, weight_decay, (0.9, 0.99), (local, int(rest.numel())), device)
+        self.adamw = InnerOptimizer("adamw", lr, weight_decay, betas, (local, int(rest.numel())), device)
 
     def step(self, replicas: Tensor, grads: Tensor) -> None:
         w = replicas.shape[0]
@@ -121,7 +146,8 @@ class InnerMuon:
         for p in self.parts:
             m = buf[:, p.positions]
             m.mul_(self.momentum).add_(grads[:, p.positions])
-            o = newton_schulz(m.view(w, p.rows, p.cols), len(NS_COEFFICIENTS), self.dtype, NS_COEFFICIENTS, NS_EPS)
+            o = newton_schulz(m.view(w, p.rows, p.cols), len(NS_COEFFICIENTS), self.dtype, NS_COEFFICIENTS, NS_EPS,
+                              product_first=True)
             x = replicas[:, p.positions]
             x.mul_(1 - self.lr * self.weight_decay)
             x.sub_(o.float().reshape(w, -1), alpha=self.lr * math.sqrt(p.shape[0] / p.shape[1]))
@@ -135,7 +161,8 @@ class MuLoCo(LocalSteps):
     name = "muloco"
     summary = "MuLoCo: H inner Muon steps per worker, then a Nesterov outer step on 2-bit row-wise pseudo-gradients (EF)"
     # the inner Muon's lr (muloco-1) and weight decay (the class default of the MuLoCo code's Muon; its paper configs
-    # use 1e-4 to 1.25e-3), the inner AdamW's betas
+    # use 1e-4 to 1.25e-3), the inner AdamW's betas (config/diloco/2x_4gpu_muloco_quantized_outer.py: beta1 0.9,
+    # beta2 0.99); docs/methods-2025-defaults.md compares each with the authors'
     defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.99))
     shape_dependent = True  # its messages and Newton-Schulz FLOPs depend on each matrix's shape
 
@@ -162,7 +189,9 @@ class MuLoCo(LocalSteps):
     # Nesterov 0.9): 2.030 / 15.9% (three syncs in 100 steps); DiLoCo's measured outer step (lr 1.0, momentum 0.3,
     # lionsim.strategies.local_steps) at H = 5: 0.660 / 81.1%, the target 0.855 at step 92, 61.4 kB a step; at H = 2:
     # 0.482 / 82.3%, the target at step 73, 154 kB a step (kept for vit and gpt). With weight decay 0.01 (the
-    # defaults): vit 0.535 / 79.3%, the target at step 73; gpt 0.973 / 69.3% (AdamW: 1.770 / 45.2%).
+    # defaults): vit 0.535 / 79.3%, the target at step 73; gpt 0.973 / 69.3% (AdamW: 1.770 / 45.2%). Since its
+    # biases travel coded and its Newton-Schulz computes c (A A) (2026-11-28): vit 0.520 / 85.6%, the target at
+    # step 78, 152 kB a step; weight decay 1e-4: 0.546 / 86.3% (0.01 kept); gpt 0.977 / 69.8%.
     tuning = {"vit": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3},
               "gpt": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3}}
     bytes = StrategyBytes(
@@ -178,21 +207,28 @@ class MuLoCo(LocalSteps):
         self.local_steps = self.opts.local_steps
         self.outer_lr = float(self.opts.outer_lr)
         self.outer_momentum = float(self.opts.outer_momentum)
-        self.parts = [Part(s.start, layout.shape(i)) for i, (name, s) in enumerate(zip(layout.names, layout.slices))
-                      if hidden(name, layout.shape(i))]
-        raw = torch.ones(layout.numel, dtype=torch.bool)
-        for p in self.parts:
-            raw[p.positions] = False
-        self.raw = torch.nonzero(raw).squeeze(1).to(layout.device)  # [k]: sent whole (fp32, no error feedback)
+        tensors = [(name, Part(s.start, layout.shape(i))) for i, (name, s) in enumerate(zip(layout.names, layout.slices))]
+        self.parts = [p for name, p in tensors if hidden(name, p.shape)]  # the inner Muon's matrices
+        self.coded = [p for name, p in tensors if coded(name)]  # sent in 2-bit codes with error feedback
+        self.raw = self._positions(self.coded, layout)  # [k]: sent whole (fp32, no error feedback)
         h = self.hyper
-        self.inner = InnerMuon(self.parts, self.raw, h.lr, h.weight_decay, self.opts.inner_momentum, self.local,
-                               layout.numel, layout.device, PRECISIONS[self.opts.precision])
+        self.inner = InnerMuon(self.parts, self._positions(self.parts, layout), h.lr, h.weight_decay, h.betas,
+                               self.opts.inner_momentum, self.local, layout.numel, layout.device,
+                               PRECISIONS[self.opts.precision])
         self.muon_momentum = self.inner.state[0]  # found by per_parameter_state
-        self.error = self.zeros()  # [w, P]: e_i on the hidden matrices
+        self.error = self.zeros()  # [w, P]: e_i on the coded tensors
         self.outer_buf = self.zeros(1)[0]
         self.steps = 0
-        self.sizes = self._sizes([p.shape for p in self.parts])
+        self.sizes = self._sizes([p.shape for p in self.coded])
         self.quantized: Tensor | None = None
+
+    @staticmethod
+    def _positions(parts: list[Part], layout) -> Tensor:
+        """The flat positions outside these parts: [k]."""
+        outside = torch.ones(layout.numel, dtype=torch.bool)
+        for p in parts:
+            outside[p.positions] = False
+        return torch.nonzero(outside).squeeze(1).to(layout.device)
 
     @classmethod
     def extra_rows(cls, cfg) -> int:
@@ -213,18 +249,18 @@ class MuLoCo(LocalSteps):
         return PayloadSpec(kind="dense", numel=int(self.raw.numel()))
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
-        """Every 2+-dim tensor as a hidden matrix (`estimate` knows a preset's shapes, not its names);
-        the all-gathers are sized for them too."""
+        """Every 2+-dim tensor as a hidden matrix and coded, every vector as a norm (`estimate` knows a
+        preset's shapes, not its names); the all-gathers are sized for them too."""
         self.sizes = self._sizes([s for s in shapes if len(s) >= 2])
         return PayloadSpec(kind="dense", numel=sum(math.prod(s) for s in shapes if len(s) < 2))
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         """The inner Muon's Newton-Schulz, every step."""
-        return sum(newton_schulz_flops(s, len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
+        return sum(newton_schulz_flops(matrix_shape(s), len(NS_COEFFICIENTS)) for s in shapes if len(s) >= 2)
 
     def extra_calls(self, step: int) -> list[CollectiveCall]:
-        if self.workers == 1 or not self.syncing() or not self.sizes[0]:
-            return []
+        if self.workers == 1 or step % self.local_steps or not self.sizes[0]:
+            return []  # (a pure function of the step: `estimate --steps` asks it of every step of a run)
         codes, tables = self.sizes
         return [CollectiveCall("all_gather", self.workers * codes, "2-bit codes", dtype="uint8"),
                 CollectiveCall("all_gather", self.workers * tables, "row tables")]
@@ -232,7 +268,7 @@ class MuLoCo(LocalSteps):
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         w = delta.shape[0]
         codes, shifts, lookups = [], [], []
-        for p in self.parts:
+        for p in self.coded:
             e = self.error[:, p.positions]
             e.mul_(self.opts.error_decay).add_(delta[:, p.positions], alpha=self.outer_lr)
             c, s, lk = quantize(e.view(w, p.rows, p.cols))
@@ -240,7 +276,7 @@ class MuLoCo(LocalSteps):
             codes.append(c.reshape(w, -1))
             shifts.append(s)
             lookups.append(lk.reshape(w, -1))
-        if self.parts:
+        if self.coded:
             self.quantized = self._exchange(torch.cat(codes, 1), torch.cat([*shifts, *lookups], 1), comm, clock)
         return Payload(self.payload_spec(), delta[:, self.raw].contiguous())
 
@@ -252,11 +288,11 @@ class MuLoCo(LocalSteps):
             tables = comm.all_gather(tables)[0]  # [W, rows * 5]
         with clock.section("decode"):
             codes = unpack_codes(packed, n, CODE_BITS)  # [W, P_q]
-            rows = sum(p.rows for p in self.parts)
+            rows = sum(p.rows for p in self.coded)
             shifts, lookups = tables[:, :rows], tables[:, rows:]
             total = []
             code_at = row_at = 0
-            for p in self.parts:
+            for p in self.coded:
                 c = codes[:, code_at : code_at + p.rows * p.cols].view(-1, p.rows, p.cols)
                 s = shifts[:, row_at : row_at + p.rows]
                 lk = lookups[:, BINS * row_at : BINS * (row_at + p.rows)].view(-1, p.rows, BINS)
@@ -269,13 +305,13 @@ class MuLoCo(LocalSteps):
     def outer_gradient(self, aggregate: Tensor) -> Tensor:
         out = torch.empty(self.layout.numel, device=aggregate.device)
         out[self.raw] = aggregate[0]
-        for p, start in zip(self.parts, self._starts()):
+        for p, start in zip(self.coded, self._starts()):
             out[p.positions] = self.quantized[start : start + math.prod(p.shape)]
         return out
 
     def _starts(self) -> list[int]:
         starts, at = [], 0
-        for p in self.parts:
+        for p in self.coded:
             starts.append(at)
             at += math.prod(p.shape)
         return starts

@@ -3,17 +3,20 @@ all-reduce, then momentum orthogonalised by Newton-Schulz per hidden matrix; Ada
 rest (vectors, embeddings, the head), as the authors' MuonWithAuxAdam.
 
     every worker sends g_i (fp32-allreduce); G = mean_i g_i
-    per hidden matrix X (a tensor of 2+ dims viewed as [shape[0], rest]):
+    per hidden matrix X (2 dims; a conv filter of 4 dims viewed as [shape[0], rest]; a tensor of 3
+    dims a batch of shape[0] matrices, each orthogonalised on its own, as muon.py does):
         M <- beta M + (1 - beta) G                 (an EMA: the authors' lerp)
         U = (1 - beta) G + beta M                  (Nesterov, with the new M)
         O = NS5(U) * max(1, rows / cols) ** 0.5    (rows, cols: the last two dims, as muon.py)
         X <- X (1 - lr wd) - lr O
-    every other tensor: AdamW at --muon-adamw-lr, betas and weight decay the strategy's
+    every other tensor: AdamW at --muon-adamw-lr, betas and weight decay the strategy's, eps 1e-8
+    (lionsim's one AdamW; muon.py's aux Adam: eps 1e-10, weight decay 0, lr 3e-4; docs/methods-2025-defaults.md)
 
 NS5: X = U / (||U||_F + 1e-7) (transposed when tall), then 5 times A = X X^T,
-X = a X + (b A + c A A) X with (a, b, c) = (3.4445, -4.7750, 2.0315), in bf16 as the
-authors (--muon-precision fp32 for exact arithmetic). Its FLOPs, 4 m^2 n + 2 m^3 per
-iteration (m <= n), are priced in `estimate`'s update (Strategy.update_flops).
+X = a X + (b A + (c A) A) X with (a, b, c) = (3.4445, -4.7750, 2.0315), in bf16 as the
+authors (--muon-precision fp32 for exact arithmetic); (c A) A in that order, as muon.py writes
+it (MuLoCo's Muon computes c (A A): muloco uses that one). Its FLOPs, 4 m^2 n + 2 m^3 per
+iteration (m <= n) and matrix, are priced in `estimate`'s update (Strategy.update_flops).
 
     muon-dist   the authors' distributed Muon: the hidden matrices, sorted by size (largest
                 first), are dealt round-robin over the W workers; each worker orthogonalises
@@ -54,9 +57,12 @@ PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
 
 
 def newton_schulz(update: Tensor, steps: int, dtype: torch.dtype,
-                  coefficients: tuple[tuple[float, float, float], ...] | None = None, eps: float = NS_EPS) -> Tensor:
-    """The approximate orthogonal factor of a matrix [rows, cols] (muon.py's
-    zeropower_via_newtonschulz5); `coefficients`: one (a, b, c) per iteration (default: muon.py's each time)."""
+                  coefficients: tuple[tuple[float, float, float], ...] | None = None, eps: float = NS_EPS,
+                  product_first: bool = False) -> Tensor:
+    """The approximate orthogonal factor of a matrix [rows, cols], or of each of a batch [..., rows,
+    cols] (muon.py's zeropower_via_newtonschulz5); `coefficients`: one (a, b, c) per iteration (default:
+    muon.py's each time). `product_first`: c (A A), as dion's Muon (which MuLoCo's copies), instead of
+    muon.py's (c A) A: equal in exact arithmetic, a few percent of an update's largest entry apart in bf16."""
     x = update.to(dtype)
     tall = x.size(-2) > x.size(-1)
     if tall:
@@ -65,20 +71,32 @@ def newton_schulz(update: Tensor, steps: int, dtype: torch.dtype,
     for i in range(steps):
         a, b, c = coefficients[i] if coefficients else NS_COEFFICIENTS
         gram = x @ x.mT
-        x = a * x + (b * gram + c * gram @ gram) @ x
+        square = c * (gram @ gram) if product_first else (c * gram) @ gram
+        x = a * x + (b * gram + square) @ x
     return x.mT if tall else x
 
 
 def newton_schulz_flops(shape: tuple[int, ...], steps: int) -> float:
-    """FLOPs of `steps` iterations on a tensor of `shape` viewed as a matrix (multiply-add = 2)."""
-    rows, cols = matrix_shape(shape)
+    """FLOPs of `steps` iterations on the matrices Muon makes of a tensor of `shape` (muon_matrices;
+    a 2-dim shape is one matrix) (multiply-add = 2)."""
+    batch, rows, cols = muon_matrices(shape)
     m, n = min(rows, cols), max(rows, cols)
-    return steps * (4.0 * m * m * n + 2.0 * m**3)
+    return batch * steps * (4.0 * m * m * n + 2.0 * m**3)
 
 
 def matrix_shape(shape: tuple[int, ...]) -> tuple[int, int]:
-    """A tensor of 2+ dims as the matrix Muon orthogonalises: [shape[0], the rest]."""
+    """A tensor of 2+ dims as one matrix [shape[0], the rest] (dion's and MuLoCo's view: its config
+    flattens every 3+-dim tensor)."""
     return shape[0], math.prod(shape[1:])
+
+
+def muon_matrices(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    """(batch, rows, cols): the matrices muon.py orthogonalises for a tensor of 2+ dims: a conv
+    filter (4 dims) viewed as one [shape[0], rest]; any other as a batch of matrices over its last two
+    dims (3 dims: shape[0] matrices of [shape[1], shape[2]]; muon.py's Newton-Schulz is batched)."""
+    if len(shape) == 4:
+        return (1, *matrix_shape(shape))
+    return math.prod(shape[:-2]), shape[-2], shape[-1]
 
 
 def hidden(name: str, shape: tuple[int, ...]) -> bool:
@@ -173,8 +191,10 @@ class Muon(Strategy):
             buf = self.momentum[m.positions]
             buf.lerp_(g, 1 - beta)
             rows, cols = m.shape[-2], m.shape[-1]
-            o = newton_schulz(g.lerp(buf, beta).view(matrix_shape(m.shape)), self.opts.ns_steps, self.dtype)
-            o = o * max(1.0, rows / cols) ** 0.5  # muon.py's scale, from the last two dims
+            u = g.lerp(buf, beta)
+            u = u.view(matrix_shape(m.shape)) if len(m.shape) == 4 else u.view(m.shape)  # as muon.py (muon_matrices)
+            o = newton_schulz(u, self.opts.ns_steps, self.dtype)
+            o = o * max(1.0, rows / cols) ** 0.5  # muon.py's scale, from the tensor's last two dims
             x = params[m.positions]
             x.mul_(1 - lr * wd).sub_(lr * o.float().reshape(-1))
         rest = params[self.rest]

@@ -29,6 +29,7 @@ class SignSGDMajorityVote(Strategy):
     schedule = AFTER_BACKWARD  # the authors' code (jiaweizzhao/signSGD-with-Majority-Vote main/Signum_SGD.py):
     # signs exchanged in the optimizer's step, after backward, in 100 MB buckets
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.0, 0.0))
+    ignores = ("betas",)  # no momentum, no moments
     rule = MajorityVote()
     bytes = StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p")
 

@@ -15,15 +15,17 @@ As torchft's DiLoCo (local_sgd.py: _StreamingDiLoCoFragment, run with one outer 
 fragment): fragments sync round-robin, one every H / P steps, so each one every H steps; the
 local value mixed in is the one after the tau steps taken while its all-reduce ran; theta_f
 (evaluation scores theta) is the outer step's result, never the mix. Fragments here are runs of
-consecutive tensors of about numel / P parameters each (torchft's user-given fragments are
-pipeline stages, runs of layers too). H must be a multiple of P and tau < H / P (torchft's
-checks). Only a send step communicates: its step waits for what of the all-reduce the compute
-before the fragment is read again does not hide. Sent after step t's backward reached the
-fragment [a, b) of P, merged after step t + tau, the fragment is first read by the forward of
-step t + tau + 1 when it reaches a: the window is tau (F + B) + (a / P)(F + B + E), between tau
-and tau + 1 steps (lionsim.steptime.timeline.PricedStep.hidden has the derivation;
-PayloadSpec.hidden_steps and hidden_shares carry tau and a / P). torchft waits for the fragment
-in the optimizer step's hook after step t + tau, the lower end of that window.
+consecutive tensors cut so that the largest is as small as tensor boundaries allow (torchft's
+fragments are the user's; the authors' torchtitan cuts whole layers, about equally many per
+fragment); each send is priced at its own fragment's size, `estimate` at numel / P (the mean
+fragment: it cuts no tensors). H must be a multiple of P and tau < H / P (torchft's checks).
+Only a send step communicates: its step waits for what of the all-reduce the compute before the
+fragment is read again does not hide. Sent after step t's backward reached the fragment [a, b)
+of P, merged after step t + tau, the fragment is first read by the forward of step t + tau + 1
+when it reaches a: the window is tau (F + B) + (a / P)(F + B + E), between tau and tau + 1 steps
+(lionsim.steptime.timeline.PricedStep.hidden has the derivation; PayloadSpec.hidden_steps and
+hidden_shares carry tau and a / P). torchft waits for the fragment in the optimizer step's hook
+after step t + tau, the lower end of that window.
 """
 
 from __future__ import annotations
@@ -46,20 +48,35 @@ from lionsim.transports import Payload, PayloadSpec
 
 
 def fragments(numels: list[int], count: int) -> list[tuple[int, int]]:
-    """[start, end) flat ranges of `count` runs of consecutive tensors, each closing at the first
-    tensor boundary at or past its share of the parameters (every run at least one tensor)."""
-    if count > len(numels):
+    """[start, end) flat ranges of `count` runs of consecutive tensors, each at least one tensor, the
+    largest as small as a cut at tensor boundaries allows (the authors balance their fragments by
+    layers of equal size; here the bytes of each send decide)."""
+    if not 1 <= count <= len(numels):
         raise LionsimError(f"bad --streaming-fragments {count}; accepted: an integer from 1 to the model's "
                            f"{len(numels)} tensors")
-    total, ends, done = sum(numels), [], 0
+    low, high = max(numels), sum(numels)
+    while low < high:  # the smallest cap that `count` greedy runs can keep to
+        cap = (low + high) // 2
+        low, high = (low, cap) if _runs_within(numels, cap) <= count else (cap + 1, high)
+    ends, done, size = [], 0, 0
     for i, numel in enumerate(numels):
+        if size and (size + numel > low or len(numels) - i == count - len(ends) - 1):
+            ends.append(done)  # closes before tensor i: it would overflow, or each run left needs one
+            size = 0
         done += numel
-        left = len(numels) - i - 1  # tensors after this one
-        need = count - len(ends) - 1  # runs still to start after this one closes
-        if len(ends) < count - 1 and (done >= total * (len(ends) + 1) / count or left == need):
-            ends.append(done)
-    ends.append(total)
+        size += numel
+    ends.append(done)
     return list(zip([0, *ends[:-1]], ends))
+
+
+def _runs_within(numels: list[int], cap: int) -> int:
+    """How many runs of consecutive tensors, each at most `cap` values, a greedy cut makes."""
+    runs, size = 1, 0
+    for numel in numels:
+        if size + numel > cap:
+            runs, size = runs + 1, 0
+        size += numel
+    return runs
 
 
 @STRATEGIES.register("streaming-diloco")
@@ -124,6 +141,10 @@ class StreamingDiLoCo(DiLoCo):
         at = step % self.period
         send, merge = at == (self.period - self.delay) % self.period, at == 0
         return "sync" if send and merge else "send" if send else "merge" if merge else "local"
+
+    def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
+        """A send every H / P steps, tau steps before its merge (a P-th of the model each); nothing else."""
+        return steady if step % self.period == (self.period - self.delay) % self.period else None
 
     def current(self) -> tuple[int, int]:
         """The flat range of the fragment whose turn it is."""

@@ -111,6 +111,8 @@ class Fp8AllReduce(Transport):
         return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32)  # read fp32 g, write codes
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
+        if not spec.numel:  # nothing to send (muloco on a model whose every tensor travels coded)
+            return 0.0, 0.0
         bits = 8 * padded(spec.numel, workers) * (1 + SCALE_BYTES / BLOCK) / spec.numel
         return bits, bits
 
