@@ -30,6 +30,11 @@ def data_path() -> Path:
 
 def write_images(path: Path, samples: int = SAMPLES) -> None:
     """Draw the image set (seeded, so every process writes the same file) and save it."""
+    with torch.device("cpu"):  # real pixels, also when lionsim first calls make() on the meta device
+        _write_images(path, samples)
+
+
+def _write_images(path: Path, samples: int) -> None:
     g = torch.Generator().manual_seed(1234)
     labels = torch.randint(0, CLASSES, (samples,), generator=g)
     images = torch.zeros(samples, 1, SIDE, SIDE)

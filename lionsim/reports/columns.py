@@ -96,3 +96,15 @@ def model_text(row) -> str:
     "3,000,000,000 params" when sized by --params."""
     count = f"{int(row['params']):,} params"
     return count if row["model"] == "params" else f"{row['model']} ({count})"
+
+
+def per_worker_text(row) -> str:
+    """estimate.csv's work per worker and step in its unit: "1,024 tokens/worker", "1 sample/worker"
+    (an estimate.csv written before samples_per_worker held a counted model's samples in
+    tokens_per_worker)."""
+    unit = row.get("unit", "tokens") if isinstance(row.get("unit", "tokens"), str) else "tokens"
+    count = row.get(f"{unit}_per_worker")
+    if count is None or count != count:  # absent or empty
+        count = row.get("tokens_per_worker")
+    count = int(count)
+    return f"{count:,} {unit if count != 1 else unit.removesuffix('s')}/worker"

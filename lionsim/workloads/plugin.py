@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import entry_points, is_spec, load_function, one_line, parse_spec, summary_of
-from lionsim.workloads.base import EVAL_CHUNK, Workload
+from lionsim.workloads.base import EVAL_CHUNK, Workload, eval_chunks
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
 from lionsim.workloads.splits import parse_split, split_indices
@@ -152,6 +152,25 @@ def load(name: str, seed: int) -> Loaded:
         metric = accuracy  # targets are class labels, outputs (batch, classes) logits
     return Loaded(model=model, inputs=inputs, targets=targets, labels=labels, train=train,
                   eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric)
+
+
+@functools.lru_cache(maxsize=8)
+def meta_params(name: str, seed: int) -> int | None:
+    """Trainable parameters of the model that plugin `name`'s function builds, with the function
+    run on the meta device (as `estimate --model` counts modules: lionsim.compute.counted), where
+    tensors have shapes but no storage: a 7B module costs nothing, so the memory guard can refuse
+    it before the function runs for real. None where the function cannot run there (it loads
+    weights into the model, reads a tensor's values, ...): the guard then counts the model once
+    built. Its data set, made on meta too, is not read."""
+    _, function = resolve_function(name)
+    try:
+        with torch.device("meta"):
+            model = _call(function, seed, f"--workload {name}").model
+    except Exception:  # whatever fails on meta fails (or not) for real next, with its own message
+        return None
+    if not isinstance(model, nn.Module):
+        return None
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def accuracy(output: Tensor, target: Tensor) -> float:
@@ -343,6 +362,10 @@ class PluginWorkload(Workload):
         return len(cls.loaded(cfg).train)
 
     @classmethod
+    def meta_params(cls, cfg: WorkloadConfig) -> int | None:
+        return meta_params(cls.name, cfg.seed)
+
+    @classmethod
     def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:
         data = cls.loaded(cfg)
         x, y = data.inputs[:1], data.targets[:1]
@@ -359,7 +382,7 @@ class PluginWorkload(Workload):
         model.eval()
         try:
             with torch.no_grad():
-                for idx in torch.arange(len(self.heldout)).split(EVAL_CHUNK):
+                for idx in eval_chunks(len(self.heldout)):
                     inputs, targets = self.heldout.take(idx)
                     out, targets = model(inputs.to(device)), targets.to(device)
                     loss_sum += float(loss_fn(out, targets)) * len(idx)
