@@ -44,6 +44,7 @@ from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_ru
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.threads import torch_threads
 from lionsim.plugin_load import is_spec
+from lionsim.training.memory import check_model_fits
 from lionsim.workloads import WORKLOADS, WorkloadConfig, build_workload, canonical_workload, check_workload
 from lionsim.workloads.config import parse_eval_samples
 
@@ -56,11 +57,13 @@ MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
                       "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
-                      "wait_s", "vote_agreement", "synced", "aggregate_rel_error"]
+                      "wait_s", "vote_agreement", "synced", "aggregate_rel_error", "eval_metric", "eval_higher_is_better"]
 """Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
 strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step.
 `aggregate_rel_error`: a lossy float transport's (bf16-allreduce, fp8-*) error against the exact
-mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error)."""
+mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error).
+`eval_metric`, `eval_higher_is_better`: what eval_acc holds and its direction (1: higher is better),
+the workload's (Workload.metric_name, higher_is_better: "accuracy", 1 for the built-ins)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -248,6 +251,7 @@ class BenchConfig:
                 raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
             _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
                          values.get("betas"))
+        check_model_fits(self.workload_config())  # a user's model, counted on the meta device, before it is built
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs
 
@@ -490,6 +494,7 @@ class Bench:
                 "synced": int(s.sent is not None and not s.sent.local),
                 "aggregate_rel_error": math.nan if s.sent is None or s.sent.aggregate_error is None
                 else s.sent.aggregate_error,
+                "eval_metric": self.workload.metric_name, "eval_higher_is_better": int(self.workload.higher_is_better),
             })
         return rows
 

@@ -94,7 +94,8 @@ def make():
 
 
 def make_with_eval(seed: int = 0):
-    """The richer form: the same CNN with its own eval set and metric (a dict of WorkloadParts' keys)."""
+    """The richer form: the same CNN with its own eval set and metric, named, lower is better (a dict
+    of WorkloadParts' keys)."""
     path = data_path()
     if not path.exists():
         write_images(path)
@@ -107,4 +108,4 @@ def make_with_eval(seed: int = 0):
         return (output.argmax(-1) != target).float().mean().item()
 
     return {"model": SmallCNN(), "train": train, "loss": nn.functional.cross_entropy,
-            "eval": held_out, "metric": error_rate}
+            "eval": held_out, "metric": error_rate, "metric_name": "error rate", "higher_is_better": False}

@@ -19,6 +19,7 @@ from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor
 from lionsim.sweep.grid import Grid, check_grows
 from lionsim.sweep.shards import Shard
+from lionsim.training.memory import check_model_fits
 from lionsim.workloads import check_workload
 from lionsim.strategies.given import options_for
 
@@ -63,6 +64,8 @@ class SweepConfig:
         for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
             dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
+            biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
+            check_model_fits(biggest.workload_config())  # a user's model, counted on the meta device, before it is built
             check_workload(dataclasses.replace(whole, workload=workload).workload_config())  # size, split, a plugin's pieces
         if self.bench.data is not None and not Path(self.bench.data).exists():
             raise LionsimError(f"bad --data {self.bench.data}: not found")

@@ -78,6 +78,11 @@ class Workload(ABC):
     shards: list[Tensor]
     """Per worker, the indices into `train` it samples from."""
 
+    metric_name: str = "accuracy"
+    """What `evaluate` reports as eval_acc: tables, plots and summaries name it so."""
+    higher_is_better: bool = True
+    """The metric's direction: best_eval_acc is its largest value if True, else its smallest."""
+
     base_train: ClassVar[int] = 8192
     """Generated training set's smallest size, in `unit`s (lionsim.workloads.base.generated_train_size)."""
 

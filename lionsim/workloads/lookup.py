@@ -56,11 +56,7 @@ def workload_stem(name: str) -> str:
 def check_workload(cfg: WorkloadConfig) -> None:
     """Everything that could fail in building `cfg`'s workload, before anything is written: for a
     plugin it is built (its function called once per process, its pieces checked, the split
-    drawn), once its model is known to fit (the memory guard's count on the meta device); a
-    built-in's name is enough here (its data is checked where it is built)."""
+    drawn); a built-in's name is enough here (its data is checked where it is built)."""
     cls = workload_class(cfg.name)
     if is_plugin(cls):
-        from lionsim.training.memory import check_model_fits
-
-        check_model_fits(cfg)  # on the meta device: a model too big is refused before the function builds it
         cls(cfg)

@@ -62,6 +62,12 @@ class WorkloadParts:
     metric: Callable[[Tensor, Tensor], Any] | None = None
     """metric(output, target) -> a number, the batch mean (reported as eval_acc); None: accuracy
     where targets are class labels and outputs are (batch, classes) logits, else no metric."""
+    metric_name: str | None = None
+    """What tables, plots and summaries call `metric` (e.g. "error rate"); None: the function's
+    name (`error_rate`), "metric" for a lambda. Needs `metric`."""
+    higher_is_better: bool = True
+    """The metric's direction (an error rate: False): best_eval_acc is then its smallest value.
+    Needs `metric`."""
     collate: Callable[[list], tuple[Tensor, Tensor]] | None = None
     """collate(items) -> (inputs, targets), applied once to every item of a set (each batch is then
     rows of them); None: torch.stack of the inputs and of the targets."""
@@ -87,6 +93,9 @@ class Loaded:
     """Where the held-out samples come from, for messages and run.json."""
     loss: Callable
     metric: Callable | None
+    metric_name: str
+    """What eval_acc holds, by name ("accuracy" for the built-in one)."""
+    higher_is_better: bool
 
 
 def plugin_names() -> dict[str, str]:
@@ -148,10 +157,37 @@ def load(name: str, seed: int) -> Loaded:
         eval_inputs, eval_targets = inputs[out], targets[out]
         source = f"the held-out tenth of {name}'s dataset"
     out_dims = _check_forward(model, loss, metric, inputs[:CHECK_SAMPLES], targets[:CHECK_SAMPLES], where)
+    name, higher = _metric_naming(parts, where)
     if metric is None and _class_labels(targets) is not None and out_dims == 2:
         metric = accuracy  # targets are class labels, outputs (batch, classes) logits
     return Loaded(model=model, inputs=inputs, targets=targets, labels=labels, train=train,
-                  eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric)
+                  eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric,
+                  metric_name=name, higher_is_better=higher)
+
+
+MAX_METRIC_NAME = 40
+"""Characters a metric's name may have (it heads a table column and labels a plot axis)."""
+
+
+def _metric_naming(parts: WorkloadParts, where: str) -> tuple[str, bool]:
+    """(name, higher_is_better) of the metric parts give, checked: the built-in accuracy's
+    ("accuracy", True) without a metric of their own."""
+    named = parts.metric_name is not None or parts.higher_is_better is not True
+    if parts.metric is None:
+        if named:
+            raise LionsimError(f"bad {where}: metric_name and higher_is_better describe a metric of your own, and "
+                               "none is given; add metric=... (without one, eval_acc is accuracy, higher is better)")
+        return "accuracy", True
+    if not isinstance(parts.higher_is_better, bool):
+        raise LionsimError(f"bad {where}: higher_is_better is {parts.higher_is_better!r}; accepted: True or False")
+    name = parts.metric_name
+    if name is None:
+        own = getattr(parts.metric, "__name__", "")
+        name = own if own.isidentifier() else "metric"
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_METRIC_NAME or not name.isprintable():
+        raise LionsimError(f"bad {where}: metric_name {name!r}; accepted: a line of 1 to {MAX_METRIC_NAME} "
+                           "printable characters, e.g. \"error rate\"")
+    return name.strip(), parts.higher_is_better
 
 
 @functools.lru_cache(maxsize=8)
@@ -347,6 +383,7 @@ class PluginWorkload(Workload):
         shards = split_indices(split_on, cfg.workers, cfg.data_split, cfg.seed, min_size=cfg.batch_size)
         train = TensorSource(data.inputs[data.train], data.targets[data.train], labels)
         self.metric = data.metric
+        self.metric_name, self.higher_is_better = data.metric_name, data.higher_is_better
         self.eval_source = data.eval_source
         count = eval_count(cfg.eval_samples, len(data.eval_targets), data.eval_source)
         self._setup(cfg, copy.deepcopy(data.model), train, shards,
