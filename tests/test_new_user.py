@@ -379,3 +379,24 @@ def test_one_seed_has_no_spread_and_no_seed_table(tmp_path, capsys):
     summary = pd.read_csv(out / "sweep_summary.csv")
     assert (summary["seed_count"] == 1).all() and summary["final_eval_acc_seed_sd"].isna().all()
     assert "across seeds" not in table
+
+
+def test_the_seed_spread_the_time_model_quotes_is_the_regress_baselines():
+    import json
+    import re
+
+    cases = json.loads((REPO / "reports" / "baselines" / "regress.json").read_text())["cases"]
+    page = (REPO / "docs" / "time-model.md").read_text()
+    section = page.split("### What one seed shows", 1)[1].split("\n## ", 1)[0]
+    vit = cases["vit-n4-iid"]["runs"]
+    for run, label in (("adamw@fp32-allreduce", "adamw"), ("lion@fp32-allreduce", "lion"),
+                       ("dlion-mavo@a2a-1bit", "dlion-mavo@a2a-1bit")):
+        m = vit[run]["metrics"]["eval_acc"]
+        row = f"| {label} | {m['value'] * 100:.1f}% | {m['sd'] * 100:.1f} points | {m['noise_rms'] * 100:.1f} points |"
+        assert row in section, row
+    for case, runs in (("mlp-n4-iid", ("adamw", "lion", "dlion-mavo")), ("gpt-n4-iid", ("adamw", "lion", "dlion-mavo"))):
+        metrics = cases[case]["runs"]
+        values = [metrics[next(r for r in metrics if r.split("@")[0] == name)]["metrics"]["eval_acc"]["value"]
+                  for name in runs]
+        assert " / ".join(f"{v * 100:.1f}" for v in values) + "%" in section
+    assert re.search(r"one seed's accuracy does not rank strategies", section, re.I)
