@@ -57,7 +57,8 @@ MEASURED = "measured"
 """--compute: time compute, encode, decode and update on this machine."""
 EXTRA_STEP_COLUMNS = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s", "comm_measured_s",
                       "barrier_wait_s", "calls", "ranks", "diverged_at_step", "compute_median_s", "compute_max_s",
-                      "wait_s", "vote_agreement", "synced", "aggregate_rel_error", "eval_metric", "eval_higher_is_better"]
+                      "wait_s", "vote_agreement", "synced", "aggregate_rel_error", "eval_metric",
+                      "eval_higher_is_better"]
 """Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
 strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step.
 `aggregate_rel_error`: a lossy float transport's (bf16-allreduce, fp8-*) error against the exact

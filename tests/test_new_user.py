@@ -255,7 +255,11 @@ def test_an_error_rate_is_named_and_its_best_is_its_smallest_in_summary_table_an
 
     labels = []
     real = Axes.set_ylabel
-    monkeypatch.setattr(Axes, "set_ylabel", lambda self, text, *a, **k: (labels.append(text), real(self, text, *a, **k))[1])
+    def set_ylabel(self, text, *args, **kwargs):
+        labels.append(text)
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "set_ylabel", set_ylabel)
     out = tmp_path / "e"
     code, table, err = run(capsys, "bench", "-w", f"{EXAMPLE}:make_with_eval", "-n", "2", "-b", "8", "--steps", "6",
                            "--eval-every", "1", "-s", "adamw", "--out", str(out))
@@ -369,16 +373,18 @@ def test_a_sweep_over_two_seeds_shows_each_runs_spread_in_its_table_and_summary(
     assert f"{mean * 100:.1f}% ± {sd * 100:.1f}%" in words
 
 
-def test_one_seed_has_no_spread_and_no_seed_table(tmp_path, capsys):
+def test_one_seed_has_no_spread_and_no_seed_table():
     import pandas as pd
 
-    out = tmp_path / "s"
-    code, table, err = run(capsys, "sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2",
-                           "--steps", "2", "-s", "adamw", "--out", str(out))
-    assert code == 0, err
-    summary = pd.read_csv(out / "sweep_summary.csv")
-    assert (summary["seed_count"] == 1).all() and summary["final_eval_acc_seed_sd"].isna().all()
-    assert "across seeds" not in table
+    from lionsim.cli.sweep_view import seed_table
+    from lionsim.sweep.tables import seed_spread
+
+    summary = pd.DataFrame({"workload": "mlp", "workers": 2, "network": "1gbe", "seed": 0,
+                            "run": ["adamw@fp32-allreduce", "lion@fp32-allreduce"],
+                            "final_loss": [1.0, 2.0], "final_eval_acc": [0.5, 0.6]})
+    spread = seed_spread(summary)
+    assert (spread["seed_count"] == 1).all() and spread["final_eval_acc_seed_sd"].isna().all()
+    assert seed_table(spread) is None
 
 
 def test_the_seed_spread_the_time_model_quotes_is_the_regress_baselines():
@@ -394,7 +400,8 @@ def test_the_seed_spread_the_time_model_quotes_is_the_regress_baselines():
         m = vit[run]["metrics"]["eval_acc"]
         row = f"| {label} | {m['value'] * 100:.1f}% | {m['sd'] * 100:.1f} points | {m['noise_rms'] * 100:.1f} points |"
         assert row in section, row
-    for case, runs in (("mlp-n4-iid", ("adamw", "lion", "dlion-mavo")), ("gpt-n4-iid", ("adamw", "lion", "dlion-mavo"))):
+    for case in ("mlp-n4-iid", "gpt-n4-iid"):
+        runs = ("adamw", "lion", "dlion-mavo")
         metrics = cases[case]["runs"]
         values = [metrics[next(r for r in metrics if r.split("@")[0] == name)]["metrics"]["eval_acc"]["value"]
                   for name in runs]

@@ -85,8 +85,9 @@ def bench(
                                     "at 90% of its steps; a run that never gets there shows not reached)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
-        help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels counted in step 1, "
-             "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
+        help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels "
+             "counted in step 1, encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this "
+             "machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,

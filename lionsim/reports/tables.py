@@ -157,7 +157,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
     width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("loss", (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
+    evaluated_header = (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval"
+    for name in ("loss", evaluated_header, "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):

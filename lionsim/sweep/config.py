@@ -65,7 +65,7 @@ class SweepConfig:
             dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
             biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
-            check_model_fits(biggest.workload_config())  # a user's model, counted on the meta device, before it is built
+            check_model_fits(biggest.workload_config())  # a user's model, counted on meta, before it is built
             check_workload(dataclasses.replace(whole, workload=workload).workload_config())  # size, split, a plugin's pieces
         if self.bench.data is not None and not Path(self.bench.data).exists():
             raise LionsimError(f"bad --data {self.bench.data}: not found")

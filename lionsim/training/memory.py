@@ -157,12 +157,13 @@ def estimate_memory(cfg: WorkloadConfig, local_workers: int | None = None, extra
                  activations=activation * cfg.batch_size * at_once)
 
 
-def _need(params: int, gradients: str, w: int, extra_rows: int, **measured: int) -> MemoryNeed:
-    """The model and worker-state parts of `params` parameters (see the module docstring), with
-    the `measured` parts (data, heldout, activations) as given."""
+def _need(params: int, gradients: str, w: int, extra_rows: int, data: int = 0, heldout: int = 0,
+          activations: int = 0) -> MemoryNeed:
+    """The model and worker-state parts of `params` parameters (see the module docstring), and
+    the measured parts as given."""
     rows = WORKER_COPIES + (1 if gradients == "vmap" else 0) + extra_rows
-    return MemoryNeed(model=params * 4 * GLOBAL_COPIES, workers=params * 4 * w * rows,
-                      **{"data": 0, "activations": 0, **{k: int(v) for k, v in measured.items()}})
+    return MemoryNeed(data=int(data), heldout=int(heldout), model=params * 4 * GLOBAL_COPIES,
+                      workers=params * 4 * w * rows, activations=int(activations))
 
 
 def model_need(cfg: WorkloadConfig, local_workers: int | None = None, extra_rows: int = 0) -> MemoryNeed | None:
@@ -206,4 +207,5 @@ def _refuse_above(need: MemoryNeed, free: int | None, processes: int, what: str,
         times = f"{processes} at once x " if processes > 1 else ""
         raise LionsimError(
             f"{what} needs {bound} {human_bytes(total)} of memory ({times}{need.describe()}) but "
-            f"{human_bytes(free)} is available: use {need.remedy(free // processes)}" + (" or fewer --jobs" if processes > 1 else ""))
+            f"{human_bytes(free)} is available: use {need.remedy(free // processes)}"
+            + (" or fewer --jobs" if processes > 1 else ""))
