@@ -30,6 +30,11 @@ def data_path() -> Path:
 
 def write_images(path: Path, samples: int = SAMPLES) -> None:
     """Draw the image set (seeded, so every process writes the same file) and save it."""
+    with torch.device("cpu"):  # real pixels, also when lionsim first calls make() on the meta device
+        _write_images(path, samples)
+
+
+def _write_images(path: Path, samples: int) -> None:
     g = torch.Generator().manual_seed(1234)
     labels = torch.randint(0, CLASSES, (samples,), generator=g)
     images = torch.zeros(samples, 1, SIDE, SIDE)
@@ -89,7 +94,8 @@ def make():
 
 
 def make_with_eval(seed: int = 0):
-    """The richer form: the same CNN with its own eval set and metric (a dict of WorkloadParts' keys)."""
+    """The richer form: the same CNN with its own eval set and metric, named, lower is better (a dict
+    of WorkloadParts' keys)."""
     path = data_path()
     if not path.exists():
         write_images(path)
@@ -102,4 +108,4 @@ def make_with_eval(seed: int = 0):
         return (output.argmax(-1) != target).float().mean().item()
 
     return {"model": SmallCNN(), "train": train, "loss": nn.functional.cross_entropy,
-            "eval": held_out, "metric": error_rate}
+            "eval": held_out, "metric": error_rate, "metric_name": "error rate", "higher_is_better": False}

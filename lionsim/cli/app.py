@@ -24,9 +24,13 @@ click = getattr(typer, "_click", None)
 if click is None:  # pragma: no cover
     import click
 
+DESCRIPTION = ("Benchmark and simulator for communication-efficient data-parallel training (Distributed Lion, "
+               "Lion Cub, signSGD, PowerSGD, DiLoCo, Muon, Dion and more) over modelled or measured networks.")
+"""The top-level help; pyproject.toml's description says the same."""
+
 app = typer.Typer(
     name="lionsim",
-    help="Benchmark and simulator for sign-compressed distributed Lion over modelled networks.",
+    help=DESCRIPTION,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -13,6 +13,7 @@ from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.cli.strategy_flags import strategy_options
+from lionsim.compute.devices import DEVICES
 from lionsim.errors import LionsimError
 
 if TYPE_CHECKING:  # annotations only: the quick commands import no torch
@@ -88,8 +89,9 @@ def bench(
                                     "at 90% of its steps; a run that never gets there shows not reached)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
-        help="A device (a100, a100-80gb, h100, h200): compute from the FLOPs and kernels counted in step 1, "
-             "encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this machine). "
+        help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels "
+             "counted in step 1, encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this "
+             "machine). "
              "Default: h100 on sim, measured on gloo/nccl."),
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,

@@ -101,7 +101,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
-    from lionsim.reports.columns import model_text
+    from lionsim.reports.columns import model_text, per_worker_text
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
@@ -110,8 +110,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     overlap = "; ".join(f"{mode}: {', '.join(runs)}" if len(modes) > 1 else f"{mode} for every run"
                         for mode, runs in modes.items())
     table = Table(
-        title=(f"lionsim estimate: {model_text(first)}, {first['tokens_per_worker']:,} "
-               f"{first.get('unit', 'tokens')}/worker, "
+        title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node, "
                f"{_library(first)}), "
                f"{first['device']} at mfu {first['mfu']:g}"),

@@ -9,10 +9,11 @@ import time
 
 import pandas as pd
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lionsim.reports.columns import ACCURACY, metric_value
 from lionsim.reports.tables import fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
@@ -95,9 +96,18 @@ def _number(value: float, form: str) -> str:
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, form)
 
 
-def _percent(value: float) -> str:
-    """Accuracy as bench's table shows it: 58.7%."""
-    return _number(value, ".1%")
+def _metric_column(summary: pd.DataFrame) -> str:
+    """The eval metric's column header: acc (accuracy), a workload's own metric by name, or eval
+    where workloads of several metrics mix (each row then shows its own)."""
+    names = set(summary["eval_metric"].dropna()) if "eval_metric" in summary.columns else set()
+    if names <= {ACCURACY}:
+        return "acc"
+    return next(iter(names)) if len(names) == 1 else "eval"
+
+
+def _metric_of(row) -> str:
+    name = row.get("eval_metric", ACCURACY)
+    return name if isinstance(name, str) else ACCURACY
 
 
 def _ms(seconds: float) -> str:
@@ -114,7 +124,8 @@ wide as the longest (run_width), never folded inside a name."""
 def sweep_table(summary: pd.DataFrame) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns."""
     many_workloads = summary["workload"].nunique() > 1
-    table = Table(caption="loss: final (trailing mean); acc: last eval; speedup: step time against the group's "
+    metric = _metric_column(summary)
+    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; speedup: step time against the group's "
                           "baseline (same workload, N, network, seed)",
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
@@ -122,12 +133,52 @@ def sweep_table(summary: pd.DataFrame) -> Table:
     parts = [str(r).partition("@")[::2] for r in summary["run"]]
     width = run_width(parts, RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("N", "network", "seed", "loss", "acc", "step ms", "speedup"):
+    for name in ("N", "network", "seed", "loss", metric, "step ms", "speedup"):
         table.add_column(name, justify="left" if name == "network" else "right")
     for _, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
         strategy, _, transport = str(row["run"]).partition("@")
         table.add_row(*cells, fold_run(strategy, transport) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
-                      _number(row["final_loss"], ".3f"), _percent(row["final_eval_acc"]),
+                      _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
                       _ms(row["step_s"]), _number(row["speedup"], ".2f"))
+    spread = seed_table(summary)
+    return table if spread is None else Group(table, "", spread)
+
+
+def seed_table(summary: pd.DataFrame) -> Table | None:
+    """Where the sweep has several seeds: per workload, run, N and network, the final loss and
+    eval metric as mean ± sample standard deviation over the finished seeds. None with one seed."""
+    if summary["seed"].nunique() < 2:
+        return None
+    many_workloads = summary["workload"].nunique() > 1
+    metric = _metric_column(summary)
+    table = Table(title="across seeds: mean ± sd", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
+                  pad_edge=False, caption_justify="left",
+                  caption="sd: sample standard deviation over the seeds. One seed's accuracy does not rank "
+                          "strategies: where two runs' means differ by less than their sd, the seeds do not tell "
+                          "them apart.")
+    if many_workloads:
+        table.add_column("workload")
+    groups = list(summary.groupby(["workload", "run", "workers", "network"], sort=False))
+    width = run_width([str(key[1]).partition("@")[::2] for key, _ in groups], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
+    for name in ("N", "network", "seeds", "loss", metric):
+        table.add_column(name, justify="left" if name == "network" else "right")
+    for (workload, run, workers, network), rows in groups:
+        strategy, _, transport = str(run).partition("@")
+        name = _metric_of(rows.iloc[0])
+        table.add_row(*([workload] if many_workloads else []), fold_run(strategy, transport) if transport else run,
+                      str(workers), str(network), str(rows["seed"].nunique()),
+                      _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
+                      _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))
     return table
+
+
+def _spread(values: pd.Series, show) -> str:
+    """"58.7% ± 1.9%": the mean and sample sd of `values`, each shown by `show`; one value alone as is."""
+    values = values.dropna()
+    if values.empty:
+        return "-"
+    if len(values) == 1:
+        return show(float(values.iloc[0]))
+    return f"{show(float(values.mean()))} ± {show(float(values.std(ddof=1)))}"

@@ -27,6 +27,7 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import STRATEGIES, MomentumSync, StrategyConfig, momentum_strategies
 from lionsim.strategies.given import check_given, flat_options, options_for, split_options
 from lionsim.strategies.momentum_sync import TensorSelection
+from lionsim.training.memory import check_model_fits
 from lionsim.workloads import WORKLOADS, WorkloadConfig, canonical_workload, check_workload
 from lionsim.workloads.config import parse_eval_samples
 
@@ -240,6 +241,7 @@ class BenchConfig:
                                                       if key in (r.label, r.strategy))]
             if ignored:
                 raise LionsimError(f"hyper.{key}.{ignored[0]}: {key} takes no {ignored[0]}")
+        check_model_fits(self.workload_config())  # a user's model, counted on the meta device, before it is built
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs
 

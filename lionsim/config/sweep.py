@@ -24,6 +24,7 @@ from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
+from lionsim.training.memory import check_model_fits
 from lionsim.workloads import check_workload
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
@@ -64,6 +65,8 @@ class SweepConfig:
         for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
             dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
+            biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
+            check_model_fits(biggest.workload_config())  # a user's model, counted on meta, before it is built
             check_workload(dataclasses.replace(whole, workload=workload).workload_config())  # size, split, a plugin's pieces
         if self.bench.data is not None and not Path(self.bench.data).exists():
             raise LionsimError(f"bad --data {self.bench.data}: not found")

@@ -83,6 +83,7 @@ ESTIMATE_COLUMNS: list[str] = [
 EXTRA_COLUMNS: list[str] = [
     "model",
     "tokens_per_worker",
+    "samples_per_worker",
     "device",
     "mfu",
     "gpus_per_node",
@@ -207,7 +208,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             **whole,
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
             "params": r.params, **step,
-            "model": r.model, "tokens_per_worker": r.tokens_per_worker, "device": r.device.name, "mfu": r.mfu,
+            "model": r.model, **per_worker(r), "device": r.device.name, "mfu": r.mfu,
             "gpus_per_node": network.workers_per_node,
             "overlap": r.overlap.schedule(p.transport, type(p.strategy)),
             "compute_spread": "" if r.spread is None else r.spread.describe(),
@@ -216,8 +217,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "kernels": kernels_text(r, run.transport),
             "library": network.traits.name,
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
-            # what tokens_per_worker counts: tokens (6 P T), or samples of a counted model (ResNet, --model FILE)
-            "unit": "tokens" if r.flops_per_unit is None else "samples",
+            "unit": unit_of(r),
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
@@ -227,6 +227,19 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
         if r.steps_for(workers):
             row["run_speedup"] = rows[base]["run_s"] / row["run_s"]
     return rows
+
+
+def unit_of(r: Resolved) -> str:
+    """What --tokens-per-worker counts: tokens (priced 6 P T), or samples of a model whose FLOPs
+    are counted per sample (resnet*, --model FILE.py:FUNC with an example input)."""
+    return "tokens" if r.flops_per_unit is None else "samples"
+
+
+def per_worker(r: Resolved) -> dict:
+    """One column per unit: tokens_per_worker holds tokens only, samples_per_worker samples only
+    (a counted image model's samples used to sit in tokens_per_worker); the other is empty."""
+    unit = unit_of(r)
+    return {f"{name}_per_worker": r.tokens_per_worker if name == unit else None for name in ("tokens", "samples")}
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

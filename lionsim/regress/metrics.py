@@ -4,7 +4,9 @@ Per run (strategy@transport):
 - final_loss: trailing mean of the training loss over the last 10% of steps (as summary.csv).
 - best_loss: lowest training loss of any step.
 - eval_loss, eval_acc: held-out loss and accuracy at the last step (accuracy is next-token
-  accuracy for a language model; left out where the workload reports none).
+  accuracy for a language model; left out where the workload reports none). A workload whose
+  own metric is better lower (an error rate: steps.csv's eval_higher_is_better 0) has it as
+  eval_acc_lower_is_better instead, which regresses when it rises.
 - loss@STEP: the same trailing mean at 25%, 50% and 75% of the run: the shape of the curve,
   so a run that gets to the same end by a worse path still shows.
 - gap_to_lion: final_loss minus global Lion's final_loss on the same seed (Lion-family runs
@@ -21,13 +23,17 @@ import math
 
 import pandas as pd
 
+from lionsim.reports.columns import eval_metric
 from lionsim.reports.summary import final_window, smooth
 
 CHECKPOINTS = (0.25, 0.5, 0.75)
 """Fractions of the run where loss@STEP is read."""
+LOWER_EVAL = "eval_acc_lower_is_better"
+"""eval_acc of a workload whose metric is better lower: a name of its own, so a baseline never
+compares it in the other direction."""
 HIGHER_IS_BETTER = frozenset({"eval_acc"})
 """Metrics that regress when they fall; every other metric regresses when it rises."""
-ACCURACY_METRICS = frozenset({"eval_acc"})
+ACCURACY_METRICS = frozenset({"eval_acc", LOWER_EVAL})
 
 
 def checkpoint_steps(steps: int) -> list[int]:
@@ -48,7 +54,7 @@ def run_metrics(rows: pd.DataFrame) -> dict[str, float]:
     }
     acc = float(evals["eval_acc"].iloc[-1])
     if not math.isnan(acc):
-        metrics["eval_acc"] = acc
+        metrics["eval_acc" if eval_metric(rows)[1] else LOWER_EVAL] = acc
     for step in checkpoint_steps(len(rows)):
         metrics[f"loss@{step}"] = float(curve.iloc[step - 1])
     return metrics

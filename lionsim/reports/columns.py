@@ -29,20 +29,23 @@ STEP_COLUMNS: list[str] = [
     "bits_per_param_down",
     "params",
     "eval_loss",  # NaN on steps without evaluation
-    "eval_acc",  # a fraction in [0, 1]; NaN on steps without evaluation; may be NaN throughout
+    "eval_acc",  # the workload's metric (accuracy: a fraction in [0, 1]; steps.csv's eval_metric names it);
+    # NaN on steps without evaluation; may be NaN throughout
 ]
 
 EXTRA_STEP_COLUMNS: list[str] = ["comm_exposed_s", "comm_model_s", "comm_model_p10_s", "comm_model_p90_s",
                                  "comm_measured_s", "barrier_wait_s", "calls", "ranks", "diverged_at_step",
                                  "compute_median_s", "compute_max_s", "wait_s", "vote_agreement", "synced",
-                                 "aggregate_rel_error"]
+                                 "aggregate_rel_error", "eval_metric", "eval_higher_is_better"]
 """Written after the contract columns of steps.csv. `synced`: 1 where the step exchanged what the
 strategy sends (every step, but for localsgd/diloco every --local-steps-th only), 0 on a local step.
 `aggregate_rel_error`: a lossy float transport's (bf16-allreduce, fp8-*) error against the exact
-mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error)."""
+mean, ||aggregate - mean|| / ||mean||, on the simulator; NaN elsewhere (lionsim.transports.error).
+`eval_metric`, `eval_higher_is_better`: what eval_acc holds and its direction (1: higher is better),
+the workload's (Workload.metric_name, higher_is_better: "accuracy", 1 for the built-ins)."""
 
 # Columns read back as text whatever they look like (a network named "10" stays "10").
-TEXT_COLUMNS: list[str] = ["strategy", "transport", "network", "backend", "workload", "cell"]
+TEXT_COLUMNS: list[str] = ["strategy", "transport", "network", "backend", "workload", "cell", "eval_metric"]
 
 # The per-step time components, in the order they happen and are stacked in plots.
 TIME_COLUMNS: list[str] = ["compute_s", "encode_s", "comm_s", "decode_s", "update_s"]
@@ -105,3 +108,45 @@ def model_text(row) -> str:
     "3,000,000,000 params" when sized by --params."""
     count = f"{int(row['params']):,} params"
     return count if row["model"] == "params" else f"{row['model']} ({count})"
+
+
+def per_worker_text(row) -> str:
+    """estimate.csv's work per worker and step in its unit: "1,024 tokens/worker", "1 sample/worker"
+    (an estimate.csv written before samples_per_worker held a counted model's samples in
+    tokens_per_worker)."""
+    unit = row.get("unit", "tokens") if isinstance(row.get("unit", "tokens"), str) else "tokens"
+    count = row.get(f"{unit}_per_worker")
+    if count is None or count != count:  # absent or empty
+        count = row.get("tokens_per_worker")
+    count = int(count)
+    return f"{count:,} {unit if count != 1 else unit.removesuffix('s')}/worker"
+
+
+ACCURACY = "accuracy"
+"""The metric built-in workloads report as eval_acc (a fraction, shown as a percentage)."""
+
+
+def eval_metric(frame: pd.DataFrame) -> tuple[str, bool]:
+    """(name, higher_is_better) of the metric in eval_acc of a steps or summary frame (one
+    workload's): its eval_metric and eval_higher_is_better columns, or accuracy, higher is
+    better, for files written before they existed."""
+    if "eval_metric" not in frame.columns or frame["eval_metric"].isna().all():
+        return ACCURACY, True
+    name = str(frame["eval_metric"].dropna().iloc[0])
+    higher = frame["eval_higher_is_better"].dropna() if "eval_higher_is_better" in frame.columns else []
+    return name, bool(higher.iloc[0]) if len(higher) else True
+
+
+def metric_value(value: float, name: str) -> str:
+    """eval_acc as tables show it: accuracy as a percentage (58.7%), any other metric as a number."""
+    if value is None or value != value:
+        return "-"
+    return f"{value * 100.0:.1f}%" if name == ACCURACY else f"{value:.4g}"
+
+
+def metric_axis(name: str, higher_is_better: bool = True) -> tuple[str, float]:
+    """(axis label, factor) of eval_acc in a plot: accuracy in %, any other metric as it is,
+    with its direction."""
+    if name == ACCURACY and higher_is_better:
+        return "eval accuracy (%)", 100.0
+    return f"eval {name} ({'higher' if higher_is_better else 'lower'} is better)", 1.0

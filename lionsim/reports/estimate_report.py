@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lionsim.reports.columns import per_worker_text
 from lionsim.reports.md import md_table
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
@@ -36,8 +37,10 @@ def _pivot(frame: pd.DataFrame, column: str, fmt) -> str:
 
 def _config(frame: pd.DataFrame) -> str:
     first = frame.iloc[0]
-    rows = [[key, str(first[key])] for key in ("model", "params", "tokens_per_worker", "device", "mfu", "network",
-                                                "gpus_per_node") if key in frame.columns]
+    rows = [[key, str(first[key])] for key in ("model", "params") if key in frame.columns]
+    if "tokens_per_worker" in frame.columns:
+        rows.append(["per worker and step", per_worker_text(first)])
+    rows += [[key, str(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
     if "overlap" in frame.columns:  # per transport: name each mode's runs
         modes = frame.drop_duplicates(["strategy", "transport"]).groupby("overlap", sort=False)
         rows.append(["overlap", "; ".join(f"{mode}: " + ", ".join(f"{s}@{t}" for s, t in zip(g["strategy"], g["transport"]))

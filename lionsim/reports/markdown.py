@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError
-from lionsim.reports.columns import run_label
+from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report
 from lionsim.reports.md import md_table
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
@@ -34,10 +34,6 @@ def ms(seconds: float) -> str:
     return "n/a" if not math.isfinite(seconds) else f"{seconds * 1e3:.3g} ms"
 
 
-def pct(fraction: float) -> str:
-    return "n/a" if not math.isfinite(fraction) else f"{100 * fraction:.1f}"
-
-
 def spread(values: pd.Series, scale: float = 1.0, digits: int = 1) -> str:
     """'mean ± sd (n)' over seeds; one value alone is printed as is."""
     v = values.dropna() * scale
@@ -46,6 +42,18 @@ def spread(values: pd.Series, scale: float = 1.0, digits: int = 1) -> str:
     if len(v) == 1:
         return f"{v.iloc[0]:.{digits}f}"
     return f"{v.mean():.{digits}f} ± {v.std(ddof=1):.{digits}f}"
+
+
+def _metric(frame: pd.DataFrame) -> tuple[str, float, int]:
+    """(column header, scale, decimals) of eval_acc in `frame`: accuracy in %, a workload's own
+    metric by its name and direction ("eval metric" where workloads of several metrics mix)."""
+    names = set(frame["eval_metric"].dropna()) if "eval_metric" in frame.columns else set()
+    if names <= {ACCURACY}:
+        return "eval acc %", 100.0, 1
+    if len(names) > 1:
+        return "eval metric", 1.0, 4
+    name, higher = eval_metric(frame)
+    return f"eval {name} ({'higher' if higher else 'lower'} is better)", 1.0, 4
 
 
 def _command(argv: list[str] | None) -> str | None:
@@ -72,13 +80,15 @@ def _timing(meta: dict) -> str:
 
 
 def _summary_rows(summary: pd.DataFrame) -> str:
-    headers = ["run", "final loss", "eval acc %", "step", "comm", "bits up/down", "speedup", "to target"]
+    metric, scale, digits = _metric(summary)
+    headers = ["run", "final loss", metric, "step", "comm", "bits up/down", "speedup", "to target"]
     rows = []
     for r in summary.itertuples(index=False):
         label = run_label(r.strategy, r.transport)
         if label == getattr(r, "baseline", None):
             label += " (baseline)"
-        rows.append([label, f"{r.final_loss:.4g}", pct(r.final_eval_acc), ms(r.step_s), ms(r.comm_s),
+        rows.append([label, f"{r.final_loss:.4g}", spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
+                     ms(r.comm_s),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
                      "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
     return md_table(headers, rows)
@@ -120,10 +130,12 @@ def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
     seeds = frame["seed"].nunique()
     # The paper's table is a ViT on CIFAR-10: only a vit sweep is set beside it.
     beside_paper = set(frame["workload"]) == {"vit"} and any(r.split("@", 1)[0] in PAPER_ACCURACY for r in runs)
+    metric, scale, digits = _metric(frame)
+    beside_paper = beside_paper and scale == 100.0  # the paper's figures are accuracies
     rows = []
     for run in runs:
         strategy = run.split("@", 1)[0]
-        cells = [spread(frame.loc[(frame["run"] == run) & (frame["workers"] == w), "final_eval_acc"], 100.0)
+        cells = [spread(frame.loc[(frame["run"] == run) & (frame["workers"] == w), "final_eval_acc"], scale, digits)
                  for w in workers]
         paper = PAPER_ACCURACY.get(strategy, {}) if beside_paper else {}
         rows.append([run, *cells, *[f"{paper[w]:.1f}" if w in paper else "" for w in workers]])
@@ -133,7 +145,8 @@ def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
     else:
         rows = [row[: 1 + len(workers)] for row in rows]
     text = md_table(headers, rows)
-    text += f"\n\nlionsim: final eval accuracy % on the workload's held-out set, mean ± sd over {seeds} seed(s)."
+    what = "accuracy %" if scale == 100.0 else metric.removeprefix("eval ")
+    text += f"\n\nlionsim: final eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
     if not beside_paper:
         return text
     text += " Paper: Liu et al. 2024, CIFAR-10, ViT 6 layers 8 heads, local batch 32 (REFERENCE.md 2)."
@@ -212,9 +225,11 @@ def _sweep_report(directory: Path) -> str:
                                                "data_split", "baseline", "target_loss", "lr", "weight_decay")]
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     agg = []
+    metric, scale, digits = _metric(summary)
     for key, group in summary.groupby([*GROUP, "run"], sort=False):
+        own = _metric(group)  # where workloads of several metrics mix, each group its own
         agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), spread(group["final_loss"], digits=4),
-                    spread(group["final_eval_acc"], 100.0), ms(float(group["step_s"].mean())),
+                    spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
     cells = meta.get("cells")
     parts = [
@@ -222,7 +237,7 @@ def _sweep_report(directory: Path) -> str:
         + (f" ({len(summary)} of {cells} finished)" if cells and cells != len(summary) else ""),
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
         "## Summary (mean ± sd over seeds)\n\n"
-        + md_table(["run", "workers", "network", "seeds", "final loss", "eval acc %", "step", "speedup"], agg)
+        + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
         + "\n\nEach cell's speedup is against the baseline run of its own workload, workers, network and seed.",
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary),
     ]

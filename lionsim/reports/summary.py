@@ -15,6 +15,9 @@ Definitions (also printed under the summary table):
   smoothed loss is <= target_loss; target_reached: whether that step exists. A run that never
   gets there has NaN times and NaN speedup, shown as "not reached" (never a speedup);
   time_to_target_speedup: the baseline's time to target / this run's.
+- final_eval_acc / best_eval_acc: the workload's metric (eval_metric names it: accuracy for the
+  built-ins) at the last evaluation, and its best in the metric's own direction
+  (eval_higher_is_better: 1 the largest, 0 the smallest, e.g. of an error rate).
 - diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
 - comm_measured_s, comm_model_error: on a real backend, the mean measured comm per step (each
   call's slowest rank, summed: steps.csv's comm_measured_s) over the steps past the warm-up
@@ -38,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
-from lionsim.reports.columns import RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, run_label
+from lionsim.reports.columns import (RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, eval_metric,
+                                     run_label)
 
 UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement")
 """steps.csv columns a summary averages when a run has them."""
@@ -206,6 +210,7 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
     for label, rows in runs:
         own_window = final_window(len(rows))
         live = rows[rows["loss"].notna() & np.isfinite(rows["loss"])]
+        metric, higher = eval_metric(rows)
         record = {
             "run": label,
             "strategy": rows["strategy"].iloc[0],
@@ -217,7 +222,9 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
             "final_eval_loss": _last_valid(rows["eval_loss"]),
             "best_eval_loss": float(rows["eval_loss"].min()),  # NaN if never evaluated
             "final_eval_acc": _last_valid(rows["eval_acc"]),
-            "best_eval_acc": float(rows["eval_acc"].max()),
+            "best_eval_acc": float(rows["eval_acc"].max() if higher else rows["eval_acc"].min()),
+            "eval_metric": metric,
+            "eval_higher_is_better": int(higher),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
             "step_p50_s": float(rows["step_s"].quantile(0.5)),

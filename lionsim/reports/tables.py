@@ -12,7 +12,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.reports.columns import run_label
+from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
 
 
@@ -132,8 +132,10 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     headers are short; the caption says what each means. `meta` (run.json) names the steps asked
     for and, on gloo/nccl, the link measured on."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
-    # Show eval accuracy where the workload measures it, else eval loss.
+    # Show the workload's metric (accuracy, or its own by name) where it measures one, else eval loss.
     use_acc = summary["final_eval_acc"].notna().any()
+    metric, higher = eval_metric(summary)
+    own = use_acc and metric != ACCURACY
     table = Table(
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
@@ -141,6 +143,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
             f"{_target_note(summary)}."
+            + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
+               "better." if own else "")
             + (" diverged at N: a loss or gradient went non-finite at step N (no final loss); its times are "
                "over the steps before." if any(_diverged(r) is not None for r in summary.itertuples()) else "")
         ),
@@ -153,14 +157,15 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
     width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("loss", "acc" if use_acc else "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits",
+    evaluated_header = (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval"
+    for name in ("loss", evaluated_header, "comp", "enc", "comm", "upd", "step", "sent", "bits",
                  "speed\nup", "to\ntgt"):
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):
         label = run_label(row.strategy, row.transport)
         star = "*" if label == baseline else ""
         if use_acc:
-            evaluated = "-" if _isnan(row.final_eval_acc) else f"{row.final_eval_acc * 100.0:.1f}%"
+            evaluated = metric_value(row.final_eval_acc, metric)
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
         run = fold_run(f"{row.strategy}{star}", row.transport)

@@ -6,6 +6,11 @@
   cell's group (the finished cells of one workload, workers, network and seed), against the
   group's baseline as a bench of those runs would report them.
 
+  Then the spread over seeds (seed_spread): seed_count, final_loss_seed_sd and
+  final_eval_acc_seed_sd, the sample standard deviation over the finished seeds of the cell's
+  workload, workers, network and run (empty with one seed): one seed's accuracy does not rank
+  strategies (docs/time-model.md, "What is deterministic").
+
 Both are derived from the cell directories alone and written atomically, so they always hold
 exactly the finished cells, in grid order, whatever order the cells finished in.
 """
@@ -31,6 +36,18 @@ SUMMARY_CSV = "sweep_summary.csv"
 CELL_COLUMNS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "alpha_us"]
 NO_BASELINE = ("speedup", "time_to_target_speedup", "baseline")
 """Columns left empty in a group whose baseline cell has not finished yet."""
+SEED_GROUP = ["workload", "workers", "network", "run"]
+"""The cells that differ only by seed."""
+
+
+def seed_spread(summary: pd.DataFrame) -> pd.DataFrame:
+    """`summary` (a row per cell) with, on each row, the spread over its SEED_GROUP's finished
+    seeds: seed_count, and the sample standard deviation of final_loss and final_eval_acc
+    (NaN with one seed)."""
+    by = summary.groupby(SEED_GROUP, sort=False, dropna=False)
+    return summary.assign(seed_count=by["seed"].transform("nunique"),
+                          final_loss_seed_sd=by["final_loss"].transform(lambda v: v.std(ddof=1)),
+                          final_eval_acc_seed_sd=by["final_eval_acc"].transform(lambda v: v.std(ddof=1)))
 
 
 class SweepTables:
@@ -88,7 +105,8 @@ class SweepTables:
 
     def summary_frame(self) -> pd.DataFrame:
         rows = [row for group in self.summaries.values() for row in group]
-        return pd.DataFrame.from_records(rows).sort_values("cell", key=lambda ids: ids.map(self.order), kind="stable")
+        frame = pd.DataFrame.from_records(rows).sort_values("cell", key=lambda ids: ids.map(self.order), kind="stable")
+        return seed_spread(frame)
 
     def write(self) -> pd.DataFrame | None:
         """Rewrite both CSVs (removed while no cell has finished); return the summary frame."""

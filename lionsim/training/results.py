@@ -107,6 +107,8 @@ class Results:
                 "synced": int(s.sent is not None and not s.sent.local),
                 "aggregate_rel_error": math.nan if s.sent is None or s.sent.aggregate_error is None
                 else s.sent.aggregate_error,
+                "eval_metric": self.runner.workload.metric_name,
+                "eval_higher_is_better": int(self.runner.workload.higher_is_better),
             })
         return rows
 

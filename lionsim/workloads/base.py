@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, ClassVar, Protocol
+from typing import Callable, ClassVar, Iterator, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +18,13 @@ WORKLOADS: Registry[type["Workload"]] = Registry("workload")
 
 EVAL_CHUNK = 256
 """Held-out samples per forward pass in `evaluate` (bounds memory, not results)."""
+
+
+def eval_chunks(n: int) -> Iterator[Tensor]:
+    """Indices 0..n-1 in runs of EVAL_CHUNK, made one run at a time (an index tensor of a whole
+    100M-sample eval set would be 800 MB)."""
+    for start in range(0, n, EVAL_CHUNK):
+        yield torch.arange(start, min(n, start + EVAL_CHUNK))
 
 
 def register(name: str) -> Callable[[type["Workload"]], type["Workload"]]:
@@ -71,6 +78,11 @@ class Workload(ABC):
     shards: list[Tensor]
     """Per worker, the indices into `train` it samples from."""
 
+    metric_name: str = "accuracy"
+    """What `evaluate` reports as eval_acc: tables, plots and summaries name it so."""
+    higher_is_better: bool = True
+    """The metric's direction: best_eval_acc is its largest value if True, else its smallest."""
+
     base_train: ClassVar[int] = 8192
     """Generated training set's smallest size, in `unit`s (lionsim.workloads.base.generated_train_size)."""
 
@@ -84,6 +96,13 @@ class Workload(ABC):
     def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:
         """Without any data: (the model `cfg` builds, inputs and targets of one sample as a batch
         would hold them, bytes one unit of the training set occupies): the memory guard's figures."""
+
+    @classmethod
+    def meta_params(cls, cfg: WorkloadConfig) -> int | None:
+        """Trainable parameters of the model `cfg` builds, counted without allocating them (on the
+        meta device), for the memory guard to check before anything is built; None: not counted
+        that way (a built-in's probe builds its model, small by construction)."""
+        return None
 
     def _setup(self, cfg: WorkloadConfig, model: nn.Module, train: Source, shards: list[Tensor], heldout: Source) -> None:
         self.cfg = cfg
@@ -140,7 +159,7 @@ class Workload(ABC):
         model.eval()
         try:
             with torch.no_grad():
-                for idx in torch.arange(len(self.heldout)).split(EVAL_CHUNK):
+                for idx in eval_chunks(len(self.heldout)):
                     inputs, targets = self.heldout.take(idx)
                     logits = model(inputs.to(device)).flatten(0, -2)
                     targets = targets.to(device).flatten()

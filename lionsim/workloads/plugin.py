@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import entry_points, is_spec, load_function, one_line, parse_spec, summary_of
-from lionsim.workloads.base import EVAL_CHUNK, Workload
+from lionsim.workloads.base import EVAL_CHUNK, Workload, eval_chunks
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
 from lionsim.workloads.splits import parse_split, split_indices
@@ -62,6 +62,12 @@ class WorkloadParts:
     metric: Callable[[Tensor, Tensor], Any] | None = None
     """metric(output, target) -> a number, the batch mean (reported as eval_acc); None: accuracy
     where targets are class labels and outputs are (batch, classes) logits, else no metric."""
+    metric_name: str | None = None
+    """What tables, plots and summaries call `metric` (e.g. "error rate"); None: the function's
+    name (`error_rate`), "metric" for a lambda. Needs `metric`."""
+    higher_is_better: bool = True
+    """The metric's direction (an error rate: False): best_eval_acc is then its smallest value.
+    Needs `metric`."""
     collate: Callable[[list], tuple[Tensor, Tensor]] | None = None
     """collate(items) -> (inputs, targets), applied once to every item of a set (each batch is then
     rows of them); None: torch.stack of the inputs and of the targets."""
@@ -87,6 +93,9 @@ class Loaded:
     """Where the held-out samples come from, for messages and run.json."""
     loss: Callable
     metric: Callable | None
+    metric_name: str
+    """What eval_acc holds, by name ("accuracy" for the built-in one)."""
+    higher_is_better: bool
 
 
 def plugin_names() -> dict[str, str]:
@@ -148,10 +157,56 @@ def load(name: str, seed: int) -> Loaded:
         eval_inputs, eval_targets = inputs[out], targets[out]
         source = f"the held-out tenth of {name}'s dataset"
     out_dims = _check_forward(model, loss, metric, inputs[:CHECK_SAMPLES], targets[:CHECK_SAMPLES], where)
+    name, higher = _metric_naming(parts, where)
     if metric is None and _class_labels(targets) is not None and out_dims == 2:
         metric = accuracy  # targets are class labels, outputs (batch, classes) logits
     return Loaded(model=model, inputs=inputs, targets=targets, labels=labels, train=train,
-                  eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric)
+                  eval_inputs=eval_inputs, eval_targets=eval_targets, eval_source=source, loss=loss, metric=metric,
+                  metric_name=name, higher_is_better=higher)
+
+
+MAX_METRIC_NAME = 40
+"""Characters a metric's name may have (it heads a table column and labels a plot axis)."""
+
+
+def _metric_naming(parts: WorkloadParts, where: str) -> tuple[str, bool]:
+    """(name, higher_is_better) of the metric parts give, checked: the built-in accuracy's
+    ("accuracy", True) without a metric of their own."""
+    named = parts.metric_name is not None or parts.higher_is_better is not True
+    if parts.metric is None:
+        if named:
+            raise LionsimError(f"bad {where}: metric_name and higher_is_better describe a metric of your own, and "
+                               "none is given; add metric=... (without one, eval_acc is accuracy, higher is better)")
+        return "accuracy", True
+    if not isinstance(parts.higher_is_better, bool):
+        raise LionsimError(f"bad {where}: higher_is_better is {parts.higher_is_better!r}; accepted: True or False")
+    name = parts.metric_name
+    if name is None:
+        own = getattr(parts.metric, "__name__", "")
+        name = own if own.isidentifier() else "metric"
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_METRIC_NAME or not name.isprintable():
+        raise LionsimError(f"bad {where}: metric_name {name!r}; accepted: a line of 1 to {MAX_METRIC_NAME} "
+                           "printable characters, e.g. \"error rate\"")
+    return name.strip(), parts.higher_is_better
+
+
+@functools.lru_cache(maxsize=8)
+def meta_params(name: str, seed: int) -> int | None:
+    """Trainable parameters of the model that plugin `name`'s function builds, with the function
+    run on the meta device (as `estimate --model` counts modules: lionsim.compute.counted), where
+    tensors have shapes but no storage: a 7B module costs nothing, so the memory guard can refuse
+    it before the function runs for real. None where the function cannot run there (it loads
+    weights into the model, reads a tensor's values, ...): the guard then counts the model once
+    built. Its data set, made on meta too, is not read."""
+    _, function = resolve_function(name)
+    try:
+        with torch.device("meta"):
+            model = _call(function, seed, f"--workload {name}").model
+    except Exception:  # whatever fails on meta fails (or not) for real next, with its own message
+        return None
+    if not isinstance(model, nn.Module):
+        return None
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def accuracy(output: Tensor, target: Tensor) -> float:
@@ -328,6 +383,7 @@ class PluginWorkload(Workload):
         shards = split_indices(split_on, cfg.workers, cfg.data_split, cfg.seed, min_size=cfg.batch_size)
         train = TensorSource(data.inputs[data.train], data.targets[data.train], labels)
         self.metric = data.metric
+        self.metric_name, self.higher_is_better = data.metric_name, data.higher_is_better
         self.eval_source = data.eval_source
         count = eval_count(cfg.eval_samples, len(data.eval_targets), data.eval_source)
         self._setup(cfg, copy.deepcopy(data.model), train, shards,
@@ -341,6 +397,10 @@ class PluginWorkload(Workload):
     def generated_units(cls, cfg: WorkloadConfig) -> int:
         """Training samples (the memory guard's data size; a plugin's data is its own, not generated)."""
         return len(cls.loaded(cfg).train)
+
+    @classmethod
+    def meta_params(cls, cfg: WorkloadConfig) -> int | None:
+        return meta_params(cls.name, cfg.seed)
 
     @classmethod
     def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:
@@ -359,7 +419,7 @@ class PluginWorkload(Workload):
         model.eval()
         try:
             with torch.no_grad():
-                for idx in torch.arange(len(self.heldout)).split(EVAL_CHUNK):
+                for idx in eval_chunks(len(self.heldout)):
                     inputs, targets = self.heldout.take(idx)
                     out, targets = model(inputs.to(device)), targets.to(device)
                     loss_sum += float(loss_fn(out, targets)) * len(idx)

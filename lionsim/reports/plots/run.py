@@ -20,7 +20,7 @@ from matplotlib.transforms import offset_copy
 from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
-from lionsim.reports.columns import run_label
+from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
@@ -156,18 +156,21 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
 
 
 def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: dict | None = None) -> list[Path]:
-    """Eval accuracy against step or wall clock: against the clock, this is time to accuracy."""
+    """The workload's eval metric (accuracy, or its own by name) against step or wall clock:
+    against the clock, this is time to accuracy."""
     scale, xlabel, words = _x_axis(steps, x_col)
-    title = "Eval accuracy vs step" if x_col == "step" else f"Time to accuracy: eval accuracy vs {words}"
+    metric, higher = eval_metric(steps)
+    ylabel, factor = metric_axis(metric, higher)
+    title = f"Eval {metric} vs step" if x_col == "step" else f"Time to {metric}: eval {metric} vs {words}"
     fig, (ax,) = figure(title, subtitle(steps, meta))
     evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
     evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
     same = twins(evaluated, "eval_acc", x_col)
     for label, rows in evaluated:
-        _line(ax, rows[x_col] / scale, rows["eval_acc"] * 100.0, styles[label], label in same,
+        _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
               marker=styles[label]["marker"], markersize=4.5, label=_name(label, baseline, same))
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("eval accuracy (%)")
+    ax.set_ylabel(ylabel)
     if x_col == "step":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(left=0)

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from lionsim.reports.columns import run_label
+from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, ordered_labels,
                                          overlapping, run_styles, save, twin_name)
@@ -177,7 +177,8 @@ def _one_network(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[frame["network"] == first]
 
 
-def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title: str, path: Path) -> list[Path]:
+def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title: str, path: Path,
+                factor: float = 1.0) -> list[Path]:
     """`column` against step per run (mean over seeds, min-max band), one panel per worker count."""
     steps = _one_network(steps)
     order = sorted(steps["workers"].unique())
@@ -185,7 +186,6 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
     seeds = steps["seed"].nunique()
     fig, axes = figure(title, f"{steps['workload'].iloc[0]} · training does not depend on the network", nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
-    factor = 100.0 if column == "eval_acc" else 1.0
     twins = _Twins()
     for ax, workers in zip(axes, order):
         cell = steps[(steps["workers"] == workers) & steps[column].notna()]
@@ -211,12 +211,11 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
 
 
 def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str, title: str,
-                     path: Path) -> list[Path]:
+                     path: Path, factor: float = 1.0) -> list[Path]:
     """Grouped bars: `column` by worker count per run, mean over seeds, min-max whiskers, seeds as dots."""
     data = _one_network(summary)
     workers = sorted(data["workers"].unique())
     seeds = data["seed"].nunique()
-    factor = 100.0 if column == "final_eval_acc" else 1.0
     width = 0.8 / len(labels)
     fig, (ax,) = figure(title, f"{data['workload'].iloc[0]} · bar: mean over {seeds} seed(s)"
                         + (", whiskers: min-max, dots: each seed" if seeds > 1 else ""),
@@ -235,11 +234,11 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
                        s=8, color="black", zorder=3)
     ax.set_xticks(range(len(workers)), [f"{w} workers" for w in workers])
     ax.set_ylabel(ylabel)
-    if column == "final_eval_acc":  # bars start at zero: a cut axis would exaggerate the gaps
-        values = data[column].dropna() * factor
+    values = data[column].dropna() * factor
+    if column == "final_eval_acc" and factor == 100.0:  # bars start at zero: a cut axis would exaggerate the gaps
         top = float(values.max()) if len(values) else 100.0
         ax.set_ylim(0.0, min(100.0, top + max(3.0, 0.05 * top)))
-    else:
+    elif not len(values) or values.min() >= 0:  # a metric of a workload's own may be negative
         ax.set_ylim(bottom=0.0)
     ax.grid(False, axis="x")
     legend_outside(ax)
@@ -265,6 +264,8 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
         s = summary[summary["workload"] == workload]
         st = steps[steps["workload"] == workload]
         wl = [l for l in labels if l in set(s["label"])]
+        metric, higher = eval_metric(s)  # accuracy, or the workload's own metric by name
+        ylabel, factor = metric_axis(metric, higher)
 
         def target(name: str) -> Path:
             return out_dir / f"{stem(name, workload, len(workloads) > 1)}.png"
@@ -282,11 +283,11 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
                                  "Training loss vs step", target("loss_vs_step"))
             if st["eval_acc"].notna().any():
-                paths += _curve_plot(st, wl, styles, baseline, "eval_acc", "eval accuracy (%)",
-                                     "Eval accuracy vs step", target("eval_acc_vs_step"))
+                paths += _curve_plot(st, wl, styles, baseline, "eval_acc", ylabel, f"Eval {metric} vs step",
+                                     target("eval_acc_vs_step"), factor)
         if s["final_eval_acc"].notna().any():
-            paths += _by_workers_plot(s, wl, styles, baseline, "final_eval_acc", "final eval accuracy (%)",
-                                      "Final eval accuracy by workers", target("accuracy_by_workers"))
+            paths += _by_workers_plot(s, wl, styles, baseline, "final_eval_acc", f"final {ylabel}",
+                                      f"Final eval {metric} by workers", target("accuracy_by_workers"), factor)
         else:
             paths += _by_workers_plot(s, wl, styles, baseline, "final_loss", "final training loss",
                                       "Final training loss by workers (no eval accuracy)",
