@@ -9,7 +9,8 @@ import torch
 
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak
 from lionsim.backends import SimComm
-from lionsim.backends.nodes import SimGroupComm, sim_nodes
+from lionsim.backends.nodes import SimGroupComm
+from lionsim.backends.sim import sim_nodes
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall, Link, Network, price
 from lionsim.runs import parse_runs

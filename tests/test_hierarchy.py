@@ -104,9 +104,17 @@ def test_runs_take_hier_names_where_the_strategy_fits():
 
 
 def test_overlap_follows_the_inner_transport():
-    auto = OverlapConfig()
-    assert auto.bucketed("hier:fp8-allreduce") and auto.bucketed("hier:int8-allreduce")
-    assert not auto.bucketed("hier:a2a-1bit") and not auto.bucketed("hier:param-server")
+    """hier:T runs on the schedules T can (its declared overlap), so a run picks the same schedule."""
+    from lionsim.strategies import STRATEGIES
+
+    for name in ("fp8-allreduce", "int8-allreduce", "a2a-1bit", "param-server"):
+        assert TRANSPORTS.get(f"hier:{name}").overlap == TRANSPORTS.get(name).overlap
+    for mode in ("auto", "buckets", "none"):
+        overlap = OverlapConfig(mode=mode)
+        for strategy, name in (("adamw", "fp8-allreduce"), ("dlion-mavo", "int8-allreduce"), ("dlion-mavo", "a2a-1bit")):
+            cls = STRATEGIES.get(strategy)
+            assert (overlap.schedule(TRANSPORTS.get(f"hier:{name}"), cls)
+                    == overlap.schedule(TRANSPORTS.get(name), cls))
 
 
 # ---- semantics --------------------------------------------------------------------------------

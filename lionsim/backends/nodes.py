@@ -138,16 +138,3 @@ class SoloComm:
 
     def all_to_all(self, x: Tensor) -> Tensor:
         return x
-
-
-def sim_nodes(world_size: int, workers_per_node: int) -> Nodes:
-    """The simulator's node groups over all W rows."""
-    from lionsim.backends.sim import SimComm  # sim.py builds its Nodes here
-
-    g, m = node_layout(world_size, workers_per_node)
-    rows = torch.arange(world_size)
-    return Nodes(size=g, count=m,
-                 intra=SimGroupComm(m, g, across=False) if g > 1 else SoloComm(),
-                 inter=SimGroupComm(m, g, across=True) if m > 1 else SoloComm(),
-                 node=rows // g, slot=rows % g,
-                 slots=tuple(Slot(rows=torch.arange(m) * g + j, comm=SimComm(m)) for j in range(g)))

@@ -8,10 +8,11 @@ float32 (bf16) is the ring's, rounded at every hop (lionsim.backends.ring), as a
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor
 
 from lionsim.backends.local import local_sum
-from lionsim.backends.nodes import sim_nodes
+from lionsim.backends.nodes import Nodes, SimGroupComm, Slot, SoloComm, node_layout
 from lionsim.backends.ring import ring_sum
 
 
@@ -72,3 +73,14 @@ class SimComm:
     def take_log(self) -> list:
         """Nothing runs for real here: no measured collectives."""
         return []
+
+
+def sim_nodes(world_size: int, workers_per_node: int) -> Nodes:
+    """The simulator's node groups over all W rows."""
+    g, m = node_layout(world_size, workers_per_node)
+    rows = torch.arange(world_size)
+    return Nodes(size=g, count=m,
+                 intra=SimGroupComm(m, g, across=False) if g > 1 else SoloComm(),
+                 inter=SimGroupComm(m, g, across=True) if m > 1 else SoloComm(),
+                 node=rows // g, slot=rows % g,
+                 slots=tuple(Slot(rows=torch.arange(m) * g + j, comm=SimComm(m)) for j in range(g)))

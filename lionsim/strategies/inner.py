@@ -47,7 +47,6 @@ class InnerOptimizer:
     def __init__(self, name: str, lr: float, weight_decay: float, betas: tuple[float, float],
                  shape: tuple[int, ...], device: torch.device) -> None:
         self.name = INNER_OPTIMIZERS.canonical(name)  # an unknown name: one line with the list
-        self.rule = INNER_OPTIMIZERS.get(name)
         self.lr, self.weight_decay, self.betas = lr, weight_decay, betas
         self.state = [torch.zeros(shape, device=device) for _ in range(self.rule.states)]
         # [P]: steps each position has taken (AdamW's bias correction), one count for every replica; a
@@ -55,6 +54,11 @@ class InnerOptimizer:
         # as torch.optim counts steps per parameter. A tensor only some workers lack a gradient for
         # is stepped on those workers with a zero gradient (the loop's gradients are [w, P] rows).
         self.steps = torch.zeros(shape[-1], device=device)
+
+    @property
+    def rule(self) -> InnerRule:
+        """Its registered rule, looked up by name (a checkpoint pickles the name, not the function)."""
+        return INNER_OPTIMIZERS.get(self.name)
 
     def step(self, params: Tensor, grads: Tensor) -> None:
         """One step of every replica in params by its own gradient (same shapes)."""
