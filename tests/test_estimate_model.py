@@ -122,7 +122,7 @@ def test_estimate_model_file_counts_the_users_module(tmp_path, capsys):
     d, v, layers = 1024, 32000, 12
     block = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (4 * d * d + 4 * d) + (4 * d * d + d)
     assert set(rows["params"]) == {2 * v * d + layers * block}
-    assert set(rows["model"]) == {f"{MY_MODEL}:build"} and set(rows["tokens_per_worker"]) == {8}
+    assert set(rows["model"]) == {f"{MY_MODEL}:build"} and set(rows["samples_per_worker"]) == {8}
     assert rows.set_index("strategy").loc["powersgd", "wire_bytes"] < rows.set_index("strategy").loc["adamw", "wire_bytes"]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lionsim.bench import device_library
+from lionsim.plan import device_library
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate
 from lionsim.network import IDEAL, NETWORKS, TRAITS, CollectiveCall, load_network, network_for, price

@@ -61,13 +61,12 @@ SEVEN_B = """
 
 
 def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_anything(tmp_path, monkeypatch, capsys):
-    from lionsim import bench
-    from lionsim.training import memory
+    from lionsim.training import memory, runner
 
     plugin = write_plugin(tmp_path, SEVEN_B)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(memory, "available_memory", lambda: 16 * 10**9)
-    monkeypatch.setattr(bench.Bench, "__init__", lambda *a, **k: pytest.fail("the run started"))
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     holder = {}
     grew = peak_growth(lambda: holder.update(result=run(capsys, "bench", "--workload", f"{plugin}:make", "-n", "2",
                                                           "--steps", "2", "-s", "adamw", "--out", "o")))
@@ -101,12 +100,11 @@ def test_the_meta_count_is_the_models_parameters_and_a_function_meta_cannot_run_
 
 
 def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys):
-    from lionsim import bench
-    from lionsim.training import memory
+    from lionsim.training import memory, runner
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(memory, "available_memory", lambda: 8 * 10**9)
-    monkeypatch.setattr(bench.Bench, "__init__", lambda *a, **k: pytest.fail("the run started"))
+    monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     holder = {}
     grew = peak_growth(lambda: holder.update(result=run(capsys, "bench", "-w", "mlp", "--eval-samples", "100000000",
                                                           "--steps", "2", "--out", "o")))
