@@ -59,6 +59,10 @@ KernelsOpt = Annotated[str, typer.Option(
     "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
                       "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host), "
                       "or ideal (one fused memory pass each).")]
+OptimizerOpt = Annotated[str, typer.Option(
+    "--optimizer", help="How the optimizer steps run (with --kernels table): fused (one kernel: FusedAdam, "
+                        "torch fused=True; what large-model trainers run), foreach (torch's multi-tensor ops) or "
+                        "eager (torch's for-loop, every op per tensor).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
@@ -109,7 +113,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"none = after it): {overlap}. kernels: {first['kernels']}."),
+                 f"none = after it): {overlap}. kernels: {first['kernels']}, {first['optimizer']} optimizer."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: the bytes of `sent` that cross a node boundary, when some do and some don't
@@ -232,6 +236,7 @@ def estimate_cmd(
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     kernels: KernelsOpt = "table",
+    optimizer: OptimizerOpt = "fused",
     sweep: SweepOpt = None,
     out: EstimateOut = None,
     trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
@@ -252,7 +257,7 @@ def estimate_cmd(
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
-        momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels,
+        momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     if trace and out is None:
