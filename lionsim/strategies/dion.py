@@ -152,7 +152,7 @@ class Dion(Strategy):
         inside = sum(m * n for m, n, _ in matrices)
         return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - inside,
                            factors=(sum(m * r for m, _, r in matrices), sum(n * r for _, n, r in matrices)),
-                           columns=sum(r for _, _, r in matrices))
+                           columns=sum(r for _, _, r in matrices), matrices=len(matrices))
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         return sum(dion_flops(s, self.opts.rank_fraction) for s in shapes if len(s) >= 2)

@@ -70,7 +70,7 @@ def lowrank_spec(shapes: list[tuple[int, ...]], rank: int) -> PayloadSpec:
     numel = sum(math.prod(s) for s in shapes)
     return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - sum(m.rows * m.cols for m in matrices),
                        factors=(sum(m.rows * m.rank for m in matrices), sum(m.cols * m.rank for m in matrices)),
-                       columns=sum(m.rank for m in matrices))
+                       columns=sum(m.rank for m in matrices), matrices=len(matrices))
 
 
 @STRATEGIES.register("powersgd")

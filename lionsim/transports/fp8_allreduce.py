@@ -119,12 +119,12 @@ class Fp8AllReduce(Transport):
         return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32,  # read fp32 g, write codes
                               pack_ops=(stream(2 * F32, "pad to N chunks of whole blocks (a copy: read 4, write 4)"),
                                         Op("cast", QUANTIZE + (2 + 8 / BLOCK), "quantize, then the codes and scales "
-                                           "concatenated into one buffer (read 1, write 1)", 9)),
+                                           "concatenated into one buffer (read 1, write 1)", 10)),
                               unpack_ops=(Op("cast", DEQUANTIZE, "my chunk from N workers dequantized", 3),
                                           stream((8 + 12 * (workers - 1) + 8) / workers, "their float32 sum, "
                                                  "worker by worker, / N", workers + 1),
                                           Op("cast", (QUANTIZE + 2 + 8 / BLOCK) / workers, "the mean quantized and "
-                                             "concatenated again", 9),
+                                             "concatenated again", 10),
                                           Op("cast", DEQUANTIZE, "every chunk's mean dequantized", 3)))
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:

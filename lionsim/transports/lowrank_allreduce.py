@@ -140,8 +140,8 @@ class LowRankAllReduce(Transport):
 
 
 GRAM_SCHMIDT_OPS = (3, 4)
-"""Kernels orthogonalize_ launches per column (norm, + epsilon, /=) and per later column it is
-removed from (x, sum, x, -=): 7 r - 4 for a matrix of rank r."""
+"""Kernels orthogonalize_ launches per column (norm, + epsilon, /=) and per column but the last,
+removing it from the later ones (x, sum, x, -=): 7 r - 4 for a matrix of rank r."""
 
 
 def lowrank_ops(spec: PayloadSpec) -> dict:
@@ -153,7 +153,7 @@ def lowrank_ops(spec: PayloadSpec) -> dict:
     share, rest = compressed / n, spec.uncompressed / n
     p, q = (f / n for f in spec.factors)
     columns = spec.columns
-    gram = GRAM_SCHMIDT_OPS[0] * columns + GRAM_SCHMIDT_OPS[1] * max(0, columns - 1)
+    gram = GRAM_SCHMIDT_OPS[0] * columns + GRAM_SCHMIDT_OPS[1] * max(0, columns - spec.matrices)
     pack = (Op("float-pass", F32 * share + 4 * p, "P = M Q per matrix (reads M, writes P)", max(1, columns)),
             stream(3 * 4 * q, "Gram-Schmidt on Q, column by column", max(1, gram)),
             stream(8 * p + (8 + 4 + 4) * rest, "the P's flattened into one buffer; the rest gathered by index "
