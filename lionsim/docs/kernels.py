@@ -45,7 +45,8 @@ def codec_passes() -> str:
     from lionsim.transports import PayloadSpec
 
     n = 2**30
-    specs = {"dense": PayloadSpec(kind="dense", numel=n), "votes": PayloadSpec(kind="votes", numel=n, rule=MajorityVote()),
+    specs = {"dense": PayloadSpec(kind="dense", numel=n),
+             "votes": PayloadSpec(kind="votes", numel=n, rule=MajorityVote()),
              "levels": PayloadSpec(kind="levels", numel=n, max_level=127 // CODEC_WORKERS),
              "scaled-levels": PayloadSpec(kind="scaled-levels", numel=n, max_level=7, segments=100),
              "onebit": PayloadSpec(kind="onebit", numel=n), "sparse": PayloadSpec(kind="sparse", numel=n, k=n // 100),

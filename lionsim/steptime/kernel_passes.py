@@ -91,7 +91,8 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
             return own.rule_step.kernels(optimizer, tensors, params), (), ()
         return (Op(FLOAT, local_step_bytes or 0.0, "a local step, as its ideal pass"),), (), ()
     if workers == 1:  # nothing packed: the payload is the aggregate
-        pack, unpack, decoded, aggregate = (), (), None, (F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8)
+        pack, unpack, decoded = (), (), None
+        aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
     else:
         t = transport_bytes(transport, spec, workers, workers_per_node)
         packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module

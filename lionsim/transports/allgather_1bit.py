@@ -94,5 +94,6 @@ class AllGather1Bit(Transport):
                      "N workers' bits -> bools, summed to int32 (read N, write 4), x 2 - N (each read 4, write 4)",
                      unpack_ops + 3),
                   Op("float-pass", value, "the vote rule's float32 result from the int32 sum", value_ops))
-        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s,  # read N workers' bits, write the sum
-                              pack_ops=pack, unpack_ops=unpack, decoded=F32)
+        # ideal: read N workers' bits, write the sum
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s, pack_ops=pack, unpack_ops=unpack,
+                              decoded=F32)

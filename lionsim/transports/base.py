@@ -72,7 +72,8 @@ class Transport(ABC):
     """Whether it gives the flat aggregate (every transport but a vote of node votes)."""
     kernels: ClassVar[tuple[str, str]] = ("float-pass", "float-pass")
     """Its (packing, unpacking) kernels in the codec kernel table (lionsim.compute.kernel_table):
-    what `estimate --kernels table` prices its wire_bytes' pack and unpack with."""
+    what `estimate --kernels table` prices its wire_bytes' pack and unpack with when they declare
+    no pack_ops / unpack_ops."""
     hierarchical: ClassVar[bool] = False
     """Whether its plan and bits depend on the workers per node: then `plan` and
     `bits_per_param` take a `workers_per_node` keyword (call them through plan_on, bits_on)."""
