@@ -238,3 +238,51 @@ def unpack_codes_reference(packed: Tensor, numel: int, bits: int) -> Tensor:
 def _check_bits(bits: int) -> None:
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..32, got {bits}")
+
+
+# What the GPU paths above move, per element, counted op by op (reads of every distinct input,
+# writes of every output; lionsim.perf.bytecount counts the same ops to check them). Transports
+# declare their kernels with these (Transport.wire_bytes): (bytes per element, ops).
+
+
+def pack_signs_passes(in_bytes: float = 1.0) -> tuple[float, int]:
+    """pack_signs of `in_bytes`-wide values, per value: x > 0 (read in_bytes, write a bool), the
+    bools viewed as int64 words times the bit-gathering constant (read 1, write 1), >> 56 (1, 1),
+    to uint8 (read 1, write 1/8)."""
+    return in_bytes + 1 + 2 + 2 + 1 + 1 / 8, 4
+
+
+def pack_bools_passes() -> tuple[float, int]:
+    """pack_bools of a 0/1 byte per value: != 0 (read 1, write 1), then pack_signs' three ops."""
+    return pack_signs_passes(1.0)
+
+
+def unpack_bools_passes() -> tuple[float, int]:
+    """unpack_bools, per value: byte >> 7..0 (read 1/8, write 1), & 1 (1, 1), to bool (1, 1)."""
+    return 1 / 8 + 1 + 2 + 2, 3
+
+
+def unpack_signs_passes(out_bytes: float = 4.0) -> tuple[float, int]:
+    """unpack_signs to `out_bytes`-wide values, per value: unpack_bools, to the dtype (read 1, write
+    out_bytes), * 2 and - 1 (each reads and writes out_bytes)."""
+    unpack, ops = unpack_bools_passes()
+    return unpack + 1 + out_bytes + 4 * out_bytes, ops + 3
+
+
+def pack_codes_passes(bits: int, in_bytes: float = 1.0) -> tuple[float, int]:
+    """pack_codes of `in_bytes`-wide integer codes in `bits`-bit fields, per code: to int64 (read
+    in_bytes, write 8; none for int64 codes), >> the planes (read 8, write 8 a plane), & 1 (8, 8 a
+    plane), to uint8 (8, 1 a plane), then pack_bools of `bits` bytes (!= 0, the int64 gather and
+    >> 56 each read and write 1; to uint8 reads 1, writes 1/8), and the plane shifts' arange (no
+    bytes per code; a one-element arange is no kernel)."""
+    cast, cast_ops = (0.0, 0) if in_bytes == 8 else (in_bytes + 8, 1)
+    planes = 8 + (8 + 16 + 9) * bits
+    return cast + planes + (2 + 2 + 2 + 1 + 1 / 8) * bits, cast_ops + (8 if bits > 1 else 7)
+
+
+def unpack_codes_passes(bits: int) -> tuple[float, int]:
+    """unpack_codes to int64 codes, per code: unpack_bools of `bits` bits, to int64 (read 1, write 8
+    a bit), times the plane weights (read 8, write 8 a bit), sum over the planes (read 8 a bit, write
+    8), and the weights' arange and shift (no bytes per code)."""
+    unpack, ops = unpack_bools_passes()
+    return unpack * bits + 9 * bits + 16 * bits + 8 * bits + 8, ops + (5 if bits > 1 else 3)

@@ -13,6 +13,7 @@ import lionsim.docs.bench as bench_blocks
 import lionsim.docs.comm  # noqa: F401  (registers its blocks)
 import lionsim.docs.estimate  # noqa: F401
 import lionsim.docs.methods  # noqa: F401
+import lionsim.docs.kernels  # noqa: F401
 from lionsim.docs.__main__ import main as docs_main
 from lionsim.docs.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError

@@ -63,6 +63,22 @@ class VoteRule(ABC):
     def bits_down(self, workers: int, abstain: bool = False) -> int:
         return max(1, math.ceil(math.log2(self.levels(workers, abstain))))
 
+    # What value, encode and decode move per element as their GPU path runs (bytes, ops), every
+    # input read and every output written (lionsim.perf.bytecount counts the same ops); the
+    # transports declare their kernels with them. Tie rules that move ties add a where (left out).
+
+    def value_passes(self, sum_bytes: float) -> tuple[float, int]:
+        """value() of a `sum_bytes`-wide vote sum (a rule that says nothing: one op, float32 out)."""
+        return sum_bytes + 4, 1
+
+    def encode_passes(self, workers: int, sum_bytes: float = 4.0) -> tuple[float, int]:
+        """encode() of a `sum_bytes`-wide vote sum into int64 codes."""
+        return sum_bytes + 8, 1
+
+    def decode_passes(self, workers: int) -> tuple[float, int]:
+        """decode() of int64 codes into float32 results."""
+        return 8 + 4, 1
+
 
 VOTE_RULES: Registry[type[VoteRule]] = Registry("vote rule")
 
@@ -110,6 +126,20 @@ class MajorityVote(VoteRule):
         two = self.levels(workers, abstain) == 2
         return (2 * codes - 1 if two else codes - 1).to(torch.float32)
 
+    def value_passes(self, sum_bytes: float) -> tuple[float, int]:
+        return 2 * sum_bytes + sum_bytes + 4, 2  # sign (read, write s), to float32 (read s, write 4)
+
+    def encode_passes(self, workers: int, sum_bytes: float = 4.0) -> tuple[float, int]:
+        value, ops = self.value_passes(sum_bytes)
+        if self.levels(workers) == 2:  # to int64 (read 4, write 8), > 0 (8, 1), to int64 (1, 8)
+            return value + 12 + 9 + 9, ops + 3
+        return value + 12 + 16, ops + 2  # to int64, + 1 (read 8, write 8)
+
+    def decode_passes(self, workers: int) -> tuple[float, int]:
+        if self.levels(workers) == 2:  # 2 * c, - 1 (each read 8, write 8), to float32 (8, 4)
+            return 16 + 16 + 12, 3
+        return 16 + 12, 2  # c - 1, to float32
+
 
 @VOTE_RULES.register("avg")
 class MeanVote(VoteRule):
@@ -132,3 +162,12 @@ class MeanVote(VoteRule):
     def decode(self, codes: Tensor, workers: int, abstain: bool = False) -> Tensor:
         s = codes - workers if abstain else 2 * codes - workers
         return s.to(torch.float32) / workers
+
+    def value_passes(self, sum_bytes: float) -> tuple[float, int]:
+        return sum_bytes + 4 + 8, 2  # to float32 (read s, write 4), / N (read 4, write 4)
+
+    def encode_passes(self, workers: int, sum_bytes: float = 4.0) -> tuple[float, int]:
+        return sum_bytes + 8 + 16 + 16, 3  # to int64, + N, // 2 (each int64 op reads 8, writes 8)
+
+    def decode_passes(self, workers: int) -> tuple[float, int]:
+        return 16 + 16 + 12 + 8, 4  # 2 * c, - N, to float32 (read 8, write 4), / N (4, 4)

@@ -57,6 +57,10 @@ KernelsOpt = Annotated[str, typer.Option(
     "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
                       "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host), "
                       "or ideal (one fused memory pass each).")]
+OptimizerOpt = Annotated[str, typer.Option(
+    "--optimizer", help="How the optimizer steps run (with --kernels table): fused (one kernel: FusedAdam, "
+                        "torch fused=True; what large-model trainers run), foreach (torch's multi-tensor ops) or "
+                        "eager (torch's for-loop, every op per tensor).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 NeedOpt = Annotated[Optional[str], typer.Option(
@@ -117,7 +121,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}."),
+                 f"after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, "
+                 f"{first['optimizer']} optimizer."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: what one node sends to the others, where the network has nodes (on a flat
@@ -264,6 +269,7 @@ def estimate_cmd(
     compute_spread: o.ComputeSpread = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
     kernels: KernelsOpt = "table",
+    optimizer: OptimizerOpt = "fused",
     sweep: SweepOpt = None,
     need: NeedOpt = None,
     out: EstimateOut = None,
@@ -286,7 +292,7 @@ def estimate_cmd(
         gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
-        momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels,
+        momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     if trace and out is None:

@@ -1,21 +1,21 @@
-"""The codec kernel table: how fast each compression kernel really runs, per device.
+"""The codec kernel table: how fast each kind of kernel really runs, per device.
 
-The ideal model (compute.flops.memory_pass_time) books every encode, decode and update as one
-fused pass at the device's memory bandwidth x memory_efficiency. Real codecs are not fused:
-packing and unpacking bits is a chain of eager ops (compare, shift, or, cast), each reading and
-writing its own temporaries, and on the CPU some are compute-bound. The table says, per
-(device, kernel), how many of the ideal bytes per second a kernel reaches:
+Strategies and transports declare the kernels their implementations run, each with the bytes
+it reads and writes per parameter, temporaries included (lionsim.compute.kernel_ops). The table
+says, per (device, kernel), how many of those bytes per second that kind of kernel moves:
 
     seconds(kernel, nbytes) = nbytes / (GBps x 1e9)
 
-where nbytes counts what an ideal fused kernel would move (lionsim.steptime.passes's
-accounting) and GBps is that count over the kernel's real time. A kernel call also launches
-`launches` ops, which the per-kernel floor of a small model charges.
+For an elementwise op the rate is its memory stream; for a fused optimizer, what one fused
+multi-tensor kernel reaches; for top-k, bytes of its input per second (a radix selection reads
+its input several times); for scatter-add, the declared bytes of each scattered pair (a 32-byte
+sector per target).
 
-Rows come from `python -m lionsim.perf kernels` (lionsim.perf.kernels): measured on the CPU it
-runs on (method "measured"), and for the GPU presets derived from the datasheet's bandwidth and
-the bytes the GPU path's eager ops move (method "derived") unless a GPU was measured. File
-columns: device, kernel, bytes_per_param, GBps, launches, method, source, date, machine.
+Rows say what they rest on (`method`, `source`, `date`, `machine`): "published" (a measurement in
+a public source, quoted: paper or thread, GPU, tensor size), "measured" (timed on the machine
+named, `python -m lionsim.perf kernels`), or "derived" (computed from a datasheet and a stated
+rule; lionsim.perf.kernels says which). File columns: device, kernel, bytes_per_param, GBps,
+method, source, date, machine; bytes_per_param is what one element of the row's own case moved.
 """
 
 from __future__ import annotations
@@ -29,16 +29,18 @@ from pathlib import Path
 
 from lionsim.errors import LionsimError
 
-COLUMNS = ("device", "kernel", "bytes_per_param", "GBps", "launches", "method", "source", "date", "machine")
+COLUMNS = ("device", "kernel", "bytes_per_param", "GBps", "method", "source", "date", "machine")
 METHODS = ("measured", "derived", "published")
 KERNELS: dict[str, str] = {
-    "float-pass": "a strategy's elementwise float32 rule or update (Lion's: read p, g, m; write p, m)",
-    "cast": "float32 -> bfloat16 (or int8 -> a wider vote container)",
-    "pack-signs": "int8 votes -> 1-bit signs, 8 per byte",
-    "unpack-signs": "1-bit signs -> int8 +-1",
-    "pack-codes": "int8 levels -> 2-bit fields",
-    "unpack-codes": "2-bit fields -> integer levels",
-    "scatter-add": "sparse (index, value) pairs added into a dense float32 buffer",
+    "float-pass": "an eager elementwise op on float32 data (an op of an optimizer's or a codec's chain)",
+    "cast": "a dtype conversion (float32 -> bfloat16 or fp8, int8 -> a wider vote container)",
+    "pack-signs": "the ops packing int8 votes into 1-bit signs, 8 per byte",
+    "unpack-signs": "the ops unpacking 1-bit signs (and counting votes)",
+    "pack-codes": "the ops packing integer levels into b-bit fields",
+    "unpack-codes": "the ops unpacking b-bit fields into integer levels",
+    "scatter-add": "sparse (index, value) pairs gathered from or added into a dense float32 buffer",
+    "fused-optimizer": "one fused multi-tensor optimizer kernel (FusedAdam, torch.optim.AdamW(fused=True))",
+    "topk": "torch.topk of a vector: a radix selection (the rate is per byte of its input)",
 }
 """Every kernel a row may name, and what it does."""
 
@@ -52,11 +54,9 @@ class KernelRow:
     kernel: str
     """A name of KERNELS."""
     bytes_per_param: float
-    """Bytes an ideal fused kernel moves per element (what GBps counts)."""
+    """Bytes one element of the row's own case moved (its measurement, or the published one's)."""
     GBps: float
-    """Ideal bytes per second the real kernel reaches, 1e9 bytes per second."""
-    launches: int
-    """Ops (kernels) one call launches."""
+    """Declared bytes per second the kernel moves, 1e9 bytes per second."""
     method: str
     """measured | derived | published."""
     source: str
@@ -67,7 +67,7 @@ class KernelRow:
     """What it ran on (CPU model and cores), or the datasheet's part."""
 
     def seconds(self, nbytes: float) -> float:
-        """Time to move `nbytes` ideal bytes through this kernel."""
+        """Time to move `nbytes` declared bytes through this kernel."""
         return nbytes / (self.GBps * 1e9)
 
 
@@ -96,9 +96,10 @@ class KernelTable:
         return rows[kernel]
 
     def describe(self, device: str) -> str:
-        """What an estimate priced with `device`'s rows says: "measured table (cpu, 2026-11-26)"."""
+        """What an estimate priced with `device`'s rows says: "measured table (cpu, 2026-11-26)",
+        "published+derived table (h100, ...)"."""
         rows = list(self.for_device(device).values())
-        methods = "+".join(dict.fromkeys(r.method for r in rows))
+        methods = "+".join(m for m in METHODS[::-1] if any(r.method == m for r in rows))
         dates = sorted({r.date for r in rows})
         return f"{methods} table ({device}, {dates[-1]})"
 
@@ -107,14 +108,13 @@ def default_path() -> Path:
     return Path(str(resources.files("lionsim") / "data" / "kernels.csv"))
 
 
-def _number(path: str, line: int, name: str, text: str, integer: bool = False) -> float:
+def _number(path: str, line: int, name: str, text: str | None) -> float:
     try:
-        value = int(text) if integer else float(text)
+        value = float(text or "")
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad {name} {text!r} on line {line} of kernel table {path}; accepted: "
-                           f"a finite {'whole ' if integer else ''}number > 0")
+        raise LionsimError(f"bad {name} {text!r} on line {line} of kernel table {path}; accepted: a finite number > 0")
     return value
 
 
@@ -122,8 +122,9 @@ def read_table(path: Path) -> KernelTable:
     """A kernel table file (module doc); every problem is one line naming the file and line."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-            header = tuple(rows[0].keys()) if rows else ()
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = tuple(reader.fieldnames or ())
     except (OSError, UnicodeDecodeError) as e:
         raise LionsimError(f"cannot read kernel table {path}: {getattr(e, 'strerror', None) or e}") from None
     if header != COLUMNS:
@@ -131,6 +132,10 @@ def read_table(path: Path) -> KernelTable:
                            f"accepted: exactly {', '.join(COLUMNS)}")
     out, seen = [], set()
     for line, r in enumerate(rows, start=2):
+        if None in r or any(v is None for v in r.values()):  # too many fields, or too few
+            fields = len(r.get(None) or []) + sum(v is not None for k, v in r.items() if k is not None)
+            raise LionsimError(f"line {line} of kernel table {path} has {fields} fields; accepted: {len(COLUMNS)} "
+                               f"({', '.join(COLUMNS)})")
         if r["kernel"] not in KERNELS:
             raise LionsimError(f"unknown kernel {r['kernel']!r} on line {line} of kernel table {path}; "
                                f"accepted: {', '.join(KERNELS)}")
@@ -140,10 +145,13 @@ def read_table(path: Path) -> KernelTable:
         if (r["device"], r["kernel"]) in seen:
             raise LionsimError(f"line {line} of kernel table {path}: {r['device']} {r['kernel']} appears twice")
         seen.add((r["device"], r["kernel"]))
+        if not all(r[c].strip() for c in ("device", "source", "date", "machine")):  # every row names its source
+            empty = next(c for c in ("device", "source", "date", "machine") if not r[c].strip())
+            raise LionsimError(f"empty {empty} on line {line} of kernel table {path}; accepted: every row names its "
+                               "device, source, date and machine")
         out.append(KernelRow(device=r["device"], kernel=r["kernel"],
                              bytes_per_param=_number(str(path), line, "bytes_per_param", r["bytes_per_param"]),
                              GBps=_number(str(path), line, "GBps", r["GBps"]),
-                             launches=int(_number(str(path), line, "launches", r["launches"], integer=True)),
                              method=r["method"], source=r["source"], date=r["date"], machine=r["machine"]))
     return KernelTable(tuple(out), str(path))
 

@@ -10,6 +10,7 @@ import lionsim.docs.bench  # noqa: F401  (registers its blocks)
 import lionsim.docs.comm  # noqa: F401
 import lionsim.docs.estimate  # noqa: F401
 import lionsim.docs.methods  # noqa: F401
+import lionsim.docs.kernels  # noqa: F401
 from lionsim.docs.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_atomic

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
 from lionsim.compute.counted import Count, count_on_meta
+from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
@@ -95,6 +96,10 @@ class EstimateConfig:
     """How encode, decode and update are priced: `table` (the codec kernel table's rows for the
     device: lionsim.compute.kernel_table), `table:DEVICE` (another device's rows, e.g. table:cpu
     for codecs staged through the host), or `ideal` (one fused pass each at the device's bandwidth)."""
+    optimizer: str = DEFAULT_OPTIMIZER
+    """How the strategies' optimizer steps run (lionsim.compute.kernel_ops.OPTIMIZER_KINDS): fused (one
+    kernel, what large-model trainers run: apex/DeepSpeed/Megatron FusedAdam, torch fused=True),
+    foreach (torch's multi-tensor ops) or eager (torch's for-loop: every op per tensor)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -132,6 +137,8 @@ class Resolved:
     a ResNet preset, --model FILE.py:FUNC with an example input); None: 6 P per token."""
     kernels: KernelChoice = dataclasses.field(default_factory=lambda: IDEAL_KERNELS)
     """How encode, decode and update are priced."""
+    optimizer: str = DEFAULT_OPTIMIZER
+    """The optimizer steps' form (EstimateConfig.optimizer)."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -172,6 +179,17 @@ def resolve_kernels(text: object, device: Device) -> KernelChoice:
     name = rows or device.name
     table.for_device(name)  # a device the table lacks is one line naming those it has
     return KernelChoice(table, name)
+
+
+def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
+    """`--optimizer` (EstimateConfig.optimizer) under the `--kernels` choice."""
+    kind = text.strip().lower() if isinstance(text, str) else ""
+    if kind not in OPTIMIZER_KINDS:
+        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}")
+    if kernels.table is None and kind != "fused":
+        raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
+                           "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
+    return kind
 
 
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
@@ -255,6 +273,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         spread.check(workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
+    optimizer = resolve_optimizer(cfg.optimizer, kernels)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg.options, [r.strategy for r in runs])
     if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
@@ -269,7 +288,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         options=options,
         overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
-        baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
+        baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit,
     )

@@ -6,12 +6,15 @@ Per worker and step (timeline.py for how they combine):
                            (P parameters, T tokens per worker; work.device_work), at least
                            KERNELS_PER_TENSOR kernels per parameter tensor x the device's
                            per-kernel floor (a small model is launch-bound, as bench counts)
-    encode/decode/update   passes.py bytes per parameter x P, each kernel's share at its speed
-                           in the codec kernel table for the device (--kernels table, the
-                           default: kernel_passes.py), at least the launches of its kernels x
-                           the device's per-kernel floor; with --kernels ideal one fused pass
-                           each at the device's memory bandwidth, at least one kernel's floor
-                           where a part moves any bytes. `kernels` says which priced the row;
+    encode/decode/update   the kernels each strategy's and transport's implementation runs
+                           (their modules declare them; kernel_passes.py), each at its kind's
+                           speed in the codec kernel table for the device (--kernels table,
+                           the default), at least the launches of its kernels x the device's
+                           per-kernel floor; the optimizer steps in the form --optimizer says
+                           (fused, the default: what large-model trainers run; foreach; eager);
+                           with --kernels ideal one fused pass each (passes.py bytes) at the
+                           device's memory bandwidth, at least one kernel's floor where a part
+                           moves any bytes. `kernels` and `optimizer` say which priced the row;
                            the update also runs the strategy's own matrix FLOPs
                            (Strategy.update_flops: Muon's Newton-Schulz, Dion's power
                            iteration) at peak x mfu
@@ -109,6 +112,7 @@ EXTRA_COLUMNS: list[str] = [
     "run_speedup",
     "run_phases",
     "kernels",
+    "optimizer",
     "unit",
     "library",
     "fabric",
@@ -130,8 +134,11 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
                           decode=int(passes.decode > 0), update=int(passes.update > 0))
     else:
-        cost = kernel_cost(passes, run.transport, p.spec, workers, r.kernels.table, r.kernels.device,
-                           network.workers_per_node, local=local)
+        own = p.strategy.kernel_bytes() if p.strategy is not None else run.strategy_class.bytes
+        cost = kernel_cost(own, run.transport, p.spec, workers, r.kernels.table, r.kernels.device,
+                           optimizer=r.optimizer, tensors=r.tensors, params=r.params,
+                           workers_per_node=network.workers_per_node, local=local,
+                           local_step_bytes=run.strategy_class.local_step_bytes)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
     work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops)
@@ -215,6 +222,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,
             "kernels": kernels_text(r, run.transport),
+            "optimizer": r.optimizer,
             "library": network.traits.name,
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "unit": unit_of(r),

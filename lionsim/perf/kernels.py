@@ -1,16 +1,19 @@
 """`python -m lionsim.perf kernels`: the codec kernel table (lionsim.compute.kernel_table).
 
-For each kernel, the code lionsim runs for it on `numel` elements:
+Each row is the rate at which one kind of kernel moves the bytes its declared ops count
+(lionsim.compute.kernel_ops). Three sources, each named in its row:
 
-- measured, this CPU: the CPU path (numpy packers, torch ops at torch's thread count), median
-  of `repeats` calls after one dropped; GBps = the ideal bytes (bytes_per_param x numel) over
-  that time. The machine is whatever load it carries: say so with the figures.
-- derived, each GPU preset (no GPU measured): the GPU path (lionsim.packing.reference_paths, the
-  plain torch ops a CUDA tensor takes) run on small CPU tensors under a dispatch mode that adds
-  up the bytes every op reads and writes and counts the ops. Each op is taken to run at the
-  datasheet's memory bandwidth x memory_efficiency, so GBps = that x ideal bytes / eager bytes:
-  what an unfused eager kernel chain reaches, below the ideal fused pass by exactly the
-  temporaries it writes and reads back (scatter-add: a 32-byte sector per scattered target).
+- measured, this CPU: each kernel's case (below: the ops a GPU would run, lionsim.packing's
+  reference paths for the codecs) timed on `numel` elements, median of `repeats` calls after one
+  dropped; GBps = the case's counted bytes per element (lionsim.perf.bytecount) x numel / time.
+  The machine is whatever load it carries: say so with the figures.
+- published, a GPU preset: a measurement in a public source (PUBLISHED below, quoted there: who,
+  where, which GPU, what size), converted to bytes per second of the same counting.
+- derived, every other GPU row (no GPU was lent to measure one): an eager elementwise kernel
+  streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
+  rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
+  FUSED_REACH, the fraction the published H100 figure reached; a top-k at that stream rate over
+  TOPK_INPUT_READS passes over its input.
 
 `--kernel-table FILE` writes the rows (the shipped table is lionsim/data/kernels.csv).
 """
@@ -24,25 +27,47 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from lionsim.compute.kernel_table import COLUMNS, KernelRow
+from lionsim.compute.kernel_ops import SECTOR
+from lionsim.compute.kernel_table import COLUMNS, KERNELS, KernelRow
 from lionsim.perf.rows import Figure, median_seconds
 
-SCATTER_SHARE = 0.01
-"""scatter-add: pairs per dense element (dgc's default top-k ratio)."""
-SECTOR = 32
-"""Bytes of a GPU's smallest memory transaction (NVIDIA CUDA C++ Best Practices Guide, "Coalesced
-Access to Global Memory"): a scattered 4-byte add reads and writes a whole sector."""
+TOPK_SHARE = 0.01
+"""topk and scatter-add cases: pairs per element (DGC's default top-k ratio)."""
+TOPK_INPUT_READS = 5
+"""Passes torch.topk's radix selection makes over a float32 input: 4 of 8-bit digits (RADIX_BITS 8:
+"2^RADIX_BITS=256", PyTorch PR #71081, aten/src/ATen/native/cuda/TensorTopK.cu, the multi-block
+selection for large slices; intel/torch-xpu-ops PR #3325 describes CUDA's as "for 32-bit types, 4
+passes") and one gathering the k largest."""
+
+PUBLISHED_FUSED = dict(
+    device="h100", GBps=14 * 6.74e9 / 49.935e-3 / 1e9, bytes_per_param=14.0, date="2024-01-19",
+    source="published: PyTorch PR #117872 (crcrpar, 'fused adam(w): Reduce register usage', 2024-01-19): "
+           "AdamW(fused=True) stepping llama-2 7B (6.74e9 parameters) in bfloat16 on an H100 took 49.935 ms of "
+           "CUDA time (torch profiler); 14 bytes a parameter (p, g, m, v read, p, m, v written, 2 bytes each)",
+    machine="NVIDIA H100 (sm90; the thread names no variant: SXM assumed, 3.35 TB/s)")
+"""One fused optimizer step, timed: the fused-optimizer row of h100, and FUSED_REACH for the others."""
+FUSED_REACH = PUBLISHED_FUSED["GBps"] * 1e9 / 3.35e12
+"""The datasheet bandwidth share one fused multi-tensor AdamW kernel reached (about 0.56)."""
+
+COPY_SOURCE = ("published: chsasank/device-benchmarks README (commit 02b8262, undated, read 2026-11-28), "
+               "'Memory Bandwidth (GB/s)' of an {gpu}: torch a.copy_(b) of float32 tensors of up to 2^26.5 elements "
+               "(0.38 GB), 2 x bytes / time, mean of 10 calls")
+PUBLISHED_COPY = {"v100": ("Nvidia V100 32GB", 766.0), "a100-80gb": ("Nvidia A100 80GB", 1490.0),
+                  "rtx4090": ("Nvidia 4090", 912.0)}
+"""device -> (the GPU as the source names it, GB/s): an eager elementwise op's stream, measured."""
+STREAM_KERNELS = ("float-pass", "cast", "pack-signs", "unpack-signs", "pack-codes", "unpack-codes", "scatter-add")
+"""Kernels that stream memory at the device's elementwise rate (bytes as their ops count them)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Case:
     kernel: str
-    bytes_per_param: float
-    """Ideal bytes per element (per pair for scatter-add), as passes.py counts them."""
     make: Callable[[int], tuple[Callable[[], object], int]]
-    """numel -> (the call, elements its bytes_per_param counts)."""
-    gpu_bytes: float | None = None
-    """Bytes per element a GPU moves, where counting the ops' tensors would mislead (None: count them)."""
+    """numel -> (the call, the elements its bytes are per)."""
+    nbytes: Callable[[], float]
+    """Bytes per element its ops move, as the declarations count them."""
+    reference: bool = True
+    """Run under lionsim.packing.reference_paths (the GPU path)."""
 
 
 def _lion(n: int):
@@ -78,34 +103,38 @@ def _pack_signs(n: int):
 def _unpack_signs(n: int):
     import torch
 
-    from lionsim.packing import pack_signs, unpack_signs
+    from lionsim.packing import pack_signs, reference_paths, unpack_signs
 
-    packed = pack_signs(_votes(n))
+    with reference_paths():
+        packed = pack_signs(_votes(n))
     return (lambda: unpack_signs(packed, n, torch.int8)), n
 
 
-def _pack_codes(n: int):
+def _codes(n: int):
     import torch
 
+    return torch.randint(0, 4, (n,), generator=torch.Generator().manual_seed(1), dtype=torch.int8)
+
+
+def _pack_codes(n: int):
     from lionsim.packing import pack_codes
 
-    codes = torch.randint(0, 4, (n,), generator=torch.Generator().manual_seed(1), dtype=torch.int8)
+    codes = _codes(n)
     return (lambda: pack_codes(codes, 2)), n
 
 
 def _unpack_codes(n: int):
-    import torch
+    from lionsim.packing import pack_codes, reference_paths, unpack_codes
 
-    from lionsim.packing import pack_codes, unpack_codes
-
-    packed = pack_codes(torch.randint(0, 4, (n,), generator=torch.Generator().manual_seed(1)), 2)
+    with reference_paths():
+        packed = pack_codes(_codes(n), 2)
     return (lambda: unpack_codes(packed, n, 2)), n
 
 
 def _scatter(n: int):
     import torch
 
-    k = max(1, int(n * SCATTER_SHARE))
+    k = max(1, int(n * TOPK_SHARE))
     g = torch.Generator().manual_seed(2)
     dense = torch.zeros(n)
     index = torch.randint(0, n, (k,), generator=g)
@@ -113,16 +142,56 @@ def _scatter(n: int):
     return (lambda: dense.index_add_(0, index, values)), k
 
 
+def _adamw_fused(n: int):
+    import torch
+
+    param = torch.zeros(n, requires_grad=True)
+    opt = torch.optim.AdamW([param], lr=1e-3, fused=True)
+    param.grad = torch.randn(n, generator=torch.Generator().manual_seed(3))
+    opt.step()  # the state exists from here on
+    return opt.step, n
+
+
+def _topk(n: int):
+    import torch
+
+    x = torch.randn(n, generator=torch.Generator().manual_seed(4)).abs()
+    k = max(1, int(n * TOPK_SHARE))
+    return (lambda: torch.topk(x, k, sorted=False)), n
+
+
+def _packing(name: str, *args) -> Callable[[], float]:
+    def nbytes() -> float:
+        import lionsim.packing as packing
+
+        return getattr(packing, name)(*args)[0]
+
+    return nbytes
+
+
+def _adamw_bytes() -> float:
+    from lionsim.optim.steps import ADAMW
+
+    return ADAMW.fused
+
+
+def _lion_bytes() -> float:
+    from lionsim.optim.steps import LION
+
+    return LION.chain
+
+
 CASES = (
-    Case("float-pass", 20.0, _lion),  # read p, g, m; write p, m (float32)
-    Case("cast", 6.0, _cast),  # read float32, write bfloat16
-    Case("pack-signs", 1 + 1 / 8, _pack_signs),  # read int8 votes, write bits
-    Case("unpack-signs", 1 / 8 + 1, _unpack_signs),
-    Case("pack-codes", 1 + 2 / 8, _pack_codes),  # int8 levels -> 2-bit fields
-    Case("unpack-codes", 2 / 8 + 1, _unpack_codes),
-    # per pair: read index and value, read-modify-write the target; on a GPU the target is a
-    # random sector (an in-place op's tensors would count the whole dense buffer)
-    Case("scatter-add", 16.0, _scatter, gpu_bytes=8 + 4 + 2 * SECTOR),
+    Case("float-pass", _lion, _lion_bytes),  # Lion's eager chain: 68 bytes in 7 ops
+    Case("cast", _cast, lambda: 6.0),  # read float32, write bfloat16
+    Case("pack-signs", _pack_signs, _packing("pack_signs_passes", 1.0)),
+    Case("unpack-signs", _unpack_signs, _packing("unpack_signs_passes", 1.0)),
+    Case("pack-codes", _pack_codes, _packing("pack_codes_passes", 2)),
+    Case("unpack-codes", _unpack_codes, _packing("unpack_codes_passes", 2)),
+    # per pair: index and value read, the target's sector read and written (the transports' count)
+    Case("scatter-add", _scatter, lambda: 8 + 4 + 2 * SECTOR),
+    Case("fused-optimizer", _adamw_fused, _adamw_bytes, reference=False),  # torch.optim.AdamW(fused=True)
+    Case("topk", _topk, lambda: 4.0, reference=False),  # per element of its float32 input
 )
 
 
@@ -140,86 +209,81 @@ def _today() -> str:
     return datetime.datetime.now(datetime.timezone.utc).date().isoformat()
 
 
-def eager_cost(case: Case, numel: int = 1 << 16) -> tuple[float, int]:
-    """(bytes per element, ops) of the GPU path of `case`: every non-view aten op's inputs read
-    and outputs written, on CPU tensors under lionsim.packing.reference_paths."""
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
+def measure_cpu(numel: int, repeats: int) -> tuple[list[KernelRow], list[Figure]]:
+    """The CPU rows, timed here, and their figures."""
+    from contextlib import nullcontext
 
     from lionsim.packing import reference_paths
 
-    class Bytes(TorchDispatchMode):
-        def __init__(self) -> None:
-            super().__init__()
-            self.nbytes, self.ops = 0, 0
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
-            if not func.is_view:
-                tensors = [t for t in tree_flatten((args, kwargs, out))[0] if isinstance(t, torch.Tensor)]
-                self.nbytes += sum(t.numel() * t.element_size() for t in tensors)
-                self.ops += 1
-            return out
-
-    with reference_paths():
-        run, elements = case.make(numel)
-        with Bytes() as counted:
-            run()
-    return (counted.nbytes / elements if case.gpu_bytes is None else case.gpu_bytes), counted.ops
-
-
-def measure_cpu(numel: int, repeats: int) -> tuple[list[KernelRow], list[Figure]]:
-    """The CPU rows, timed here, and their figures."""
     rows, figures, machine, today = [], [], cpu_name(), _today()
     how = f"median of {repeats} after 1 dropped; {numel:.0e} elements; machine as loaded at the time"
     for case in CASES:
-        run, elements = case.make(numel)
-        seconds, _ = median_seconds(run, repeats)
-        gbps = case.bytes_per_param * elements / seconds / 1e9
-        _, ops = eager_cost(case)
-        rows.append(KernelRow(device="cpu", kernel=case.kernel, bytes_per_param=case.bytes_per_param, GBps=gbps,
-                              launches=ops, method="measured",
-                              source=f"python -m lionsim.perf kernels ({how})", date=today, machine=machine))
+        with reference_paths() if case.reference else nullcontext():
+            run, elements = case.make(numel)
+            seconds, _ = median_seconds(run, repeats)
+        nbytes = case.nbytes()
+        gbps = nbytes * elements / seconds / 1e9
+        rows.append(KernelRow(device="cpu", kernel=case.kernel, bytes_per_param=nbytes, GBps=gbps, method="measured",
+                              source=f"measured: python -m lionsim.perf kernels ({how})", date=today, machine=machine))
         figures += [Figure("kernels", f"cpu {case.kernel}", "seconds", seconds, how),
                     Figure("kernels", f"cpu {case.kernel}", "GBps", gbps, how)]
     return rows, figures
 
 
-def derive_gpus() -> tuple[list[KernelRow], list[Figure]]:
-    """A row per kernel per GPU preset, from the datasheet bandwidth and the eager bytes (module doc)."""
+def gpu_rows() -> tuple[list[KernelRow], list[Figure]]:
+    """A row per kernel per GPU preset: published where a source measured it, else derived (module doc)."""
     from lionsim.compute import DEVICES
 
     rows, figures, today = [], [], _today()
-    costs = {case.kernel: (case, *eager_cost(case)) for case in CASES}
     for name in DEVICES.names():
         device = DEVICES.get(name)
         if device.name != name:  # an alias (a100 is a100-40gb)
             continue
         sheet = device.description or device.source  # the datasheet the bandwidth comes from
-        reach = device.memory_bandwidth_Bps * device.memory_efficiency
-        for case, eager, ops in costs.values():
-            gbps = reach * case.bytes_per_param / max(eager, case.bytes_per_param) / 1e9
-            source = (f"derived: {sheet} {device.memory_bandwidth_Bps / 1e12:g} TB/s x "
-                      f"memory_efficiency {device.memory_efficiency:g}, the GPU path's {ops} eager ops moving "
-                      f"{eager:.3g} B per element (ideal {case.bytes_per_param:.3g}); not measured: no GPU lent")
-            rows.append(KernelRow(device=name, kernel=case.kernel, bytes_per_param=case.bytes_per_param, GBps=gbps,
-                                  launches=ops, method="derived", source=source, date=today,
-                                  machine=sheet))
-            figures.append(Figure("kernels", f"{name} {case.kernel}", "GBps", gbps, source))
+        bandwidth, efficiency = device.memory_bandwidth_Bps, device.memory_efficiency
+        copy = PUBLISHED_COPY.get(name)
+        for kernel in KERNELS:
+            if kernel == "fused-optimizer" and name == PUBLISHED_FUSED["device"]:
+                row = KernelRow(kernel=kernel, method="published", **PUBLISHED_FUSED)
+            elif kernel in ("float-pass", "cast") and copy:
+                row = KernelRow(device=name, kernel=kernel, bytes_per_param=8.0, GBps=copy[1], method="published",
+                                source=COPY_SOURCE.format(gpu=copy[0]), date="2026-11-28", machine=copy[0])
+            else:
+                row = _derived(name, kernel, sheet, bandwidth, efficiency, copy, today)
+            rows.append(row)
+            figures.append(Figure("kernels", f"{name} {kernel}", "GBps", row.GBps, row.source))
     return rows, figures
+
+
+def _derived(name: str, kernel: str, sheet: str, bandwidth: float, efficiency: float,
+             copy: tuple[str, float] | None, today: str) -> KernelRow:
+    stream, basis = bandwidth * efficiency, f"{sheet}: {bandwidth / 1e12:g} TB/s x memory_efficiency {efficiency:g}"
+    if copy:  # the device's own published copy rate
+        stream, basis = copy[1] * 1e9, f"the published copy rate of the {copy[0]} ({copy[1]:g} GB/s, float-pass row)"
+    if kernel == "fused-optimizer":
+        gbps, how = bandwidth * FUSED_REACH, (f"{sheet}: {bandwidth / 1e12:g} TB/s x {FUSED_REACH:.3f}, the share the "
+                                              "published H100 fused AdamW reached")
+        nbytes = 28.0
+    elif kernel == "topk":
+        gbps, how = stream / TOPK_INPUT_READS, f"{basis}, over {TOPK_INPUT_READS} reads of the input (radix selection)"
+        nbytes = 4.0
+    else:
+        gbps, how = stream, f"{basis}: an eager op streams its bytes"
+        nbytes = {"scatter-add": 8 + 4 + 2 * SECTOR}.get(kernel, 8.0)
+    return KernelRow(device=name, kernel=kernel, bytes_per_param=nbytes, GBps=gbps / 1e9,
+                     method="derived", source=f"derived: {how}; not measured: no GPU lent", date=today, machine=sheet)
 
 
 def bench_kernels(numel: int = 10**7, repeats: int = 5) -> tuple[list[KernelRow], list[Figure]]:
     cpu_rows, cpu_figures = measure_cpu(numel, repeats)
-    gpu_rows, gpu_figures = derive_gpus()
-    return cpu_rows + gpu_rows, cpu_figures + gpu_figures
+    rows, figures = gpu_rows()
+    return cpu_rows + rows, cpu_figures + figures
 
 
 def print_kernels(rows: list[KernelRow]) -> None:
-    print("codec kernels: ideal bytes per second each reaches (GB/s), and ops per call")
+    print("kernels: declared bytes per second each moves (GB/s)")
     for r in rows:
-        print(f"  {r.device:<10} {r.kernel:<13} {r.GBps:9.3g} GB/s  {r.launches:3d} ops  {r.method}")
+        print(f"  {r.device:<10} {r.kernel:<16} {r.GBps:9.4g} GB/s  {r.method}")
 
 
 def write_table(path: Path, rows: list[KernelRow]) -> None:
@@ -233,7 +297,6 @@ def write_table(path: Path, rows: list[KernelRow]) -> None:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
     for r in rows:
-        writer.writerow([r.device, r.kernel, f"{r.bytes_per_param:g}", f"{r.GBps:.4g}", r.launches, r.method,
+        writer.writerow([r.device, r.kernel, f"{r.bytes_per_param:.6g}", f"{r.GBps:.4g}", r.method,
                          r.source, r.date, r.machine])
     write_atomic(path, lambda fh: fh.write(buf.getvalue()))
-

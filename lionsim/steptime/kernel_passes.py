@@ -1,29 +1,36 @@
 """Encode, decode and update priced kernel by kernel from the codec kernel table.
 
-passes.py counts the bytes each pass moves; this module says which kernel moves them:
+passes.py counts the ideal bytes of each pass; this module prices what the implementations run,
+as their modules declare it (lionsim.compute.kernel_ops):
 
-    encode = the strategy's rule and the payload it writes (float-pass)
-             + the transport's packing (its module's Transport.kernels[0])
-    decode = the transport's unpacking (Transport.kernels[1])
-    update = the strategy's update and one read of the aggregate (float-pass)
-    a momentum sync's copy: float-pass
+    encode = the strategy's rule step (StrategyBytes.rule_step, in the `--optimizer` form) and its
+             other kernels (rule_ops: scales, error feedback, top-k, the payload's casts)
+             + the transport's packing kernels (TransportBytes.pack_ops)
+    decode = the transport's unpacking kernels (TransportBytes.unpack_ops)
+    update = the strategy's update step, reading the aggregate as the decode leaves it, and its
+             other kernels (update_ops); a momentum sync's copy (float-pass)
+    a local step (local SGD, DiLoCo between syncs) = the rule step alone
 
-and each part takes sum(bytes x params / that kernel's GBps) on the device's rows of
-lionsim.compute.kernel_table, at least the launches of the kernels it runs x the device's
-per-kernel floor (work.device_work). With `ideal` the ideal fused passes of work.py stand.
+Each kernel takes its bytes x params / its row's GBps on the device's rows of
+lionsim.compute.kernel_table; each part takes at least the kernels it launches x the device's
+per-kernel floor (work.device_work). A strategy or transport that declares no kernels (a plug-in)
+is priced by its ideal passes, one float-pass (or its declared packing/unpacking) kernel each.
+With `--kernels ideal` the ideal fused passes of work.py stand instead.
 
-A transport may name a kernel the table has no row for on the device (a plug-in's own codec):
-that kernel is priced with the device's float-pass row, an ideal fused elementwise pass (a lower
-bound on a real codec's time), and `estimate` says so in its `kernels` column (stand_ins).
+A kernel the table has no row for on the device (a plug-in's own codec kernel) is priced with the
+device's float-pass row, an elementwise stream (a lower bound on a real codec's time), and
+`estimate` says so in its `kernels` column (stand_ins).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, Op
 from lionsim.compute.kernel_table import KernelRow, KernelTable
 from lionsim.errors import LionsimError
-from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy
+from lionsim.steptime.passes import NO_SYNC, F32, I8, PassBytes, SyncCopy, payload_bytes
+from lionsim.steptime.strategy_bytes import StrategyBytes
 from lionsim.steptime.wire_passes import transport_bytes
 from lionsim.transports import TRANSPORTS, PayloadSpec
 
@@ -31,25 +38,33 @@ FLOAT = "float-pass"
 
 
 @dataclass(frozen=True, slots=True)
-class PartBytes:
-    """Bytes per parameter of one pass, by kernel."""
+class PartOps:
+    """The kernels of one part of a step."""
 
-    by_kernel: tuple[tuple[str, float], ...]
+    ops: tuple[Op, ...]
+    tensors: int = 1
+    """Parameter tensors (per-tensor kernels launch once each)."""
+    pair_share: float = 0.0
+    """Pairs a sparse payload sends per parameter (k / numel)."""
+
+    def nbytes(self) -> float:
+        """Bytes per parameter in all."""
+        return sum(op.per_param(self.pair_share) for op in self.ops)
 
     def seconds(self, params: int, rows: dict[str, KernelRow]) -> float:
-        return sum(rows[k].seconds(b * params) for k, b in self.by_kernel if b > 0)
+        return sum(rows[op.kernel].seconds(op.per_param(self.pair_share) * params) for op in self.ops)
 
-    def launches(self, rows: dict[str, KernelRow]) -> int:
-        return sum(rows[k].launches for k, b in self.by_kernel if b > 0)
+    def launches(self) -> int:
+        return sum(op.kernels(self.tensors) for op in self.ops if op.nbytes > 0)
 
 
 @dataclass(frozen=True, slots=True)
 class KernelCost:
-    """One step's passes on one device's table rows (what work.device_work prices with)."""
+    """One step's kernels on one device's table rows (what work.device_work prices with)."""
 
-    encode: PartBytes
-    decode: PartBytes
-    update: PartBytes
+    encode: PartOps
+    decode: PartOps
+    update: PartOps
     rows: dict[str, KernelRow]
     sync: SyncCopy = NO_SYNC
 
@@ -61,27 +76,61 @@ class KernelCost:
         return own
 
     def launches(self, part: str) -> int:
-        return getattr(self, part).launches(self.rows)
+        return getattr(self, part).launches() + (self.sync.kernels if part == "update" else 0)
 
 
-def kernel_cost(passes: PassBytes, transport: str, spec: PayloadSpec, workers: int, table: KernelTable,
-                device: str, workers_per_node: int = 1, local: bool = False, sync: SyncCopy = NO_SYNC) -> KernelCost:
-    """`passes` (passes.pass_bytes of the same arguments) split by kernel, on `device`'s rows."""
-    packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
+def _ideal_rule(own: StrategyBytes, spec: PayloadSpec) -> tuple[Op, ...]:
+    return (Op(FLOAT, own.rule + payload_bytes(spec), "the rule, as its ideal passes (no kernels declared)"),)
+
+
+def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int, *, optimizer: str, tensors: int,
+             params: int, workers_per_node: int = 1, local: bool = False,
+             local_step_bytes: float | None = None) -> tuple[tuple[Op, ...], tuple[Op, ...], tuple[Op, ...]]:
+    """(encode, decode, update) kernels of one step of a strategy declaring `own` over `transport`."""
+    declared = own.declares_kernels
+    rule = ((own.rule_step.kernels(optimizer, tensors, params) if own.rule_step else ()) + own.rule_ops
+            if declared else _ideal_rule(own, spec))
+    if local:
+        if own.rule_step is not None:
+            return own.rule_step.kernels(optimizer, tensors, params), (), ()
+        return (Op(FLOAT, local_step_bytes or 0.0, "a local step, as its ideal pass"),), (), ()
+    if workers == 1:  # nothing packed: the payload is the aggregate
+        pack, unpack, decoded = (), (), None
+        aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
+    else:
+        t = transport_bytes(transport, spec, workers, workers_per_node)
+        packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
+        pack = t.pack_ops or ((Op(packer, t.pack, "packing, as its ideal pass"),) if t.pack else ())
+        unpack = t.unpack_ops or ((Op(unpacker, t.unpack, "unpacking, as its ideal pass"),) if t.unpack else ())
+        decoded = t.decoded if t.pack_ops or t.unpack_ops else None
+        aggregate = t.aggregate
+    if declared:
+        read = decoded if decoded is not None else aggregate
+        update = (own.update_step.kernels(optimizer, tensors, params, aggregate=read) if own.update_step else ()) \
+            + own.update_ops
+    else:
+        update = (Op(FLOAT, own.update + aggregate, "the update, as its ideal passes (no kernels declared)"),)
+    return rule + pack, unpack, update
+
+
+def kernel_cost(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int, table: KernelTable, device: str,
+                *, optimizer: str = DEFAULT_OPTIMIZER, tensors: int = 1, params: int = 1, workers_per_node: int = 1,
+                local: bool = False, local_step_bytes: float | None = None, sync: SyncCopy = NO_SYNC) -> KernelCost:
+    """One step's kernels (part_ops) on `device`'s rows of `table`."""
+    encode, decode, update = part_ops(own, transport, spec, workers, optimizer=optimizer, tensors=tensors,
+                                      params=params, workers_per_node=workers_per_node, local=local,
+                                      local_step_bytes=local_step_bytes)
     rows = table.for_device(device)
     if FLOAT not in rows:
         raise LionsimError(f"the kernel table {table.path} has no {FLOAT} row for {device!r}")
-    rows = rows | {k: rows[FLOAT] for k in stand_ins(transport, table, device)}
-    if local or workers == 1:  # nothing packed: the rule and the update alone
-        pack = 0.0
-    else:
-        pack = transport_bytes(transport, spec, workers, workers_per_node).pack
-    return KernelCost(
-        encode=PartBytes(((FLOAT, passes.encode - pack), (packer, pack))),
-        decode=PartBytes(((unpacker, passes.decode),)),  # all of it the transport's unpacking
-        update=PartBytes(((FLOAT, passes.update),)),
-        rows=rows, sync=sync,
-    )
+    rows = rows | {k: rows[FLOAT] for k in _missing(encode + decode + update, rows)}  # stand-ins (module doc)
+    share = spec.k / spec.numel if spec.kind == "sparse" and spec.numel else 0.0
+    part = lambda ops: PartOps(ops, tensors=tensors, pair_share=share)  # noqa: E731
+    return KernelCost(encode=part(encode), decode=part(decode), update=part(update), rows=rows, sync=sync)
+
+
+def _missing(ops: tuple[Op, ...], rows) -> list[str]:
+    return [k for k in dict.fromkeys(op.kernel for op in ops) if k not in rows]
 
 
 def stand_ins(transport: str, table: KernelTable, device: str) -> list[str]:

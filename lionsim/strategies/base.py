@@ -115,7 +115,8 @@ class Strategy(ABC):
     """What its own kernels move per parameter at a step that exchanges (lionsim.steptime.passes
     adds its payload, its transport's packing and the aggregate); None: `estimate` cannot price it."""
     local_step_bytes: ClassVar[float | None] = None
-    """Bytes per parameter of a local step (no exchange) of a strategy with sync_every > 1."""
+    """Bytes per parameter of a local step (no exchange) of a strategy with sync_every > 1; as its
+    kernels, a local step runs its rule's step (StrategyBytes.rule_step) alone."""
     replicas: Tensor | None = None
     """Per-worker parameters [w, P] for a strategy whose replicas differ between syncs (local SGD,
     DiLoCo): each worker computes its gradient on its own row. None: every worker computes on
@@ -187,6 +188,11 @@ class Strategy(ABC):
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
         raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
+
+    def kernel_bytes(self) -> StrategyBytes | None:
+        """Its bytes as this instance runs them: Strategy.bytes, with the optimizer steps its options
+        choose (an --inner-optimizer) where they depend on them."""
+        return self.bytes
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         """FLOPs one worker's step spends beyond forward and backward and the memory-bound passes, for

@@ -24,7 +24,17 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import SECTOR, Op, Step, stream
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+DEMO_MOMENTUM = Step(
+    "DeMo momentum", fused=3 * F32, chain=20.0, ops=2,
+    # delta *= beta (read 4, write 4), delta += lr g (8, 4). Fused: reads g, delta; writes delta.
+    source="Peng et al. 2024 DeMo (lionsim.strategies.demo.encode)", depth=2)
+DEMO_APPLY = Step(
+    "DeMo update", fused=3 * F32, chain=28.0, ops=3,
+    # sign of the decoded mean (read 4, write 4); p *= 1 - lr wd (4, 4); p -= lr sign (8, 4).
+    source="lionsim.strategies.demo.apply", depth=2)
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.dct import ChunkedDCT
 from lionsim.strategies.form import integer, option
@@ -59,7 +69,15 @@ class DeMo(Strategy):
     bytes = StrategyBytes(
         12 * F32, 3 * F32, "rule reads g, delta, writes delta; the DCT reads delta, writes C; top-k reads |C|; the "
         "sent part is scattered (zero fill, write) and inverse-transformed (read, write); delta -= it (read 2, write); "
-        "update: the inverse DCT of the mean writes the update, then reads p and it, writes p"
+        "update: the inverse DCT of the mean writes the update, then reads p and it, writes p",
+        rule_step=DEMO_MOMENTUM, update_step=DEMO_APPLY,
+        rule_ops=(stream(8, "the chunked DCT (reads delta, writes C: small matrix products, memory-bound)", 2),
+                  stream(8, "|C| per chunk (read 4, write 4)"),
+                  Op("topk", F32, "torch.topk of |C| in each chunk: a radix selection per chunk row"),
+                  Op("scatter-add", 8 + SECTOR + 4 + 8 + SECTOR, "the k values gathered and scattered into zeros",
+                     2, per="pair"),
+                  stream(4 + 8 + 12, "zeros, the inverse DCT of what was sent, delta -= it", 3)),
+        update_ops=(stream(8, "the inverse DCT of the mean (reads 4, writes 4)", 2),),
     )
 
     def __init__(self, cfg, layout, comm) -> None:

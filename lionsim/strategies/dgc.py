@@ -25,7 +25,14 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import SECTOR, Op, Step, stream
+from lionsim.optim.steps import SGD_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+MOMENTUM_CORRECTION = Step(
+    "DGC momentum correction", fused=3 * F32 + 2 * F32, chain=32.0, ops=3,
+    # u *= m (read 4, write 4); u += g (8, 4); v += u (8, 4). Fused: reads g, u, v; writes u, v.
+    source="Lin et al. 2018 DGC (lionsim.strategies.dgc.encode)", depth=3)
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
 from lionsim.timing import Clock
@@ -68,7 +75,17 @@ class DeepGradientCompression(Strategy):
     # each tensor compressed and sent from its Horovod backward hook
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
-        6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p"
+        6 * F32, 2 * F32, "rule reads g, u, v, writes u, v, then a pass reading |v| for the top-k threshold; update reads p, writes p",
+        rule_step=MOMENTUM_CORRECTION, update_step=SGD_APPLY,
+        rule_ops=(
+            stream(2 * F32, "|v| per tensor (read 4, write 4)", per_tensor=1),
+            Op("topk", F32, "torch.topk of |v| per tensor: a radix selection over its input", per_tensor=1),
+            # per sent pair: topk writes its value and int64 index (12); the tensor's offset is added to the
+            # index (8, 8) and the indices concatenated (8, 8); the values gathered from v (index read,
+            # v's 32-byte sector read, 4 written); u and v zeroed there (index read, a sector written: twice)
+            Op("scatter-add", 12 + 16 + 16 + (8 + SECTOR + 4) + 2 * (8 + SECTOR),
+               "the k pairs: indices offset and concatenated, values gathered, u and v zeroed there", 4, per="pair"),
+        ),
     )
 
     @dataclass(frozen=True, kw_only=True)

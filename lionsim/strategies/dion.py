@@ -32,6 +32,8 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import stream
+from lionsim.optim.steps import ADAMW
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, option
@@ -92,7 +94,14 @@ class Dion(Strategy):
     bytes = StrategyBytes(
         3 * F32, 12 * F32, "rule reads g, M, writes M (the payload); update: error feedback reads M and the "
         "approximation, writes M; P Q^T is written, then X reads p and it, writes p; AdamW on the rest counted "
-        "everywhere (m, v read and written); the factor products are priced as FLOPs"
+        "everywhere (m, v read and written); the factor products are priced as FLOPs",
+        update_step=ADAMW,  # AdamW counted everywhere, as the ideal passes count it
+        # M += g (read 8, write 4) into the payload
+        rule_ops=(stream(3 * F32, "M += g, the payload"),),
+        # the error feedback M -= (1 - mu) P Q^T (P Q^T written: 4; the update: 8, 4), then X -= lr s P Q^T
+        # (8, 4) and its scale (4, 4)
+        update_ops=(stream(4 + 12, "P Q^T written, then M -= (1 - mu) P Q^T", 2),
+                    stream(12 + 8, "X -= lr x scale x P Q^T", 2)),
     )
 
     def __init__(self, cfg, layout, comm) -> None:
@@ -146,7 +155,8 @@ class Dion(Strategy):
     def _spec(numel: int, matrices: list[tuple[int, int, int]]) -> PayloadSpec:
         inside = sum(m * n for m, n, _ in matrices)
         return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - inside,
-                           factors=(sum(m * r for m, _, r in matrices), sum(n * r for _, n, r in matrices)))
+                           factors=(sum(m * r for m, _, r in matrices), sum(n * r for _, n, r in matrices)),
+                           columns=sum(r for _, _, r in matrices), matrices=len(matrices))
 
     def update_flops(self, shapes: list[tuple[int, ...]]) -> float:
         return sum(dion_flops(s, self.opts.rank_fraction) for s in shapes if len(s) >= 2)

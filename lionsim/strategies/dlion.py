@@ -12,6 +12,7 @@ from torch import Tensor
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak, VoteRule, check_tie
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
+from lionsim.optim.steps import LION_VOTE, SIGN_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
@@ -58,7 +59,8 @@ class DLionMaVo(DistributedLionStrategy):
     summary = "Distributed Lion, majority vote of the workers' signs (tie: --tie, default 0)"
     rule = MajorityVote()
     reads = ("tie",)
-    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")
+    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
+                          rule_step=LION_VOTE, update_step=SIGN_APPLY)
 
     def step_rule(self) -> VoteRule:
         return MajorityVote(TieBreak(self.cfg.tie, seed=self.cfg.seed, step=max(1, self.votes_cast)))
@@ -69,4 +71,5 @@ class DLionAvg(DistributedLionStrategy):
     name = "dlion-avg"
     summary = "Distributed Lion, mean of the workers' signs"
     rule = MeanVote()
-    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")
+    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
+                          rule_step=LION_VOTE, update_step=SIGN_APPLY)

@@ -17,7 +17,17 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Step
+from lionsim.optim.steps import DELTA_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+EF_SIGN = Step(
+    "error-feedback sign", fused=2 * F32 + 3 * F32 + 1, chain=62.0, ops=8,
+    # per tensor, as Karimireddy et al.'s (and GRACE's) EF-signSGD runs it: c = lr g (read 4, write 4),
+    # c += e (8, 4); the scale mean|c| (|c|: 4, 4; the mean reads 4); sign(c) (4, 4) to int8 (4, 1);
+    # e = c - scale x sign (the product: read 1, write 4; the difference: 8, 4). Fused: a pass reading
+    # g, e for the scale, then one reading g, e, writing e and the sign.
+    source="Karimireddy et al. 2019 EF-signSGD, per tensor (lionsim.strategies.ef_signsgd)", depth=2)
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
@@ -34,7 +44,8 @@ class EFSignSGD(Strategy):
     defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
     ignores = ("betas",)  # no momentum, no moments
     bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p"
+        5 * F32, 2 * F32, "rule: a pass reading g, e for mean|p| per tensor, then reads g, e, writes e; update reads p, writes p",
+        rule_step=EF_SIGN, update_step=DELTA_APPLY,
     )
 
     def __init__(self, *args) -> None:

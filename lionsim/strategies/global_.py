@@ -7,6 +7,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_, step_counts
+from lionsim.optim.steps import ADAMW, LION, SGD_MOMENTUM
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
@@ -30,7 +31,8 @@ class AdamW(GlobalStrategy):
     name = "adamw"
     summary = "global AdamW: gradients averaged, one AdamW step"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))
-    bytes = StrategyBytes(0, 6 * F32, "no local rule (the gradient is sent); update reads p, m, v, writes p, m, v")
+    bytes = StrategyBytes(0, 6 * F32, "no local rule (the gradient is sent); update reads p, m, v, writes p, m, v",
+                          update_step=ADAMW)
 
     def __init__(self, *args) -> None:
         super().__init__(*args)
@@ -52,7 +54,7 @@ class Lion(GlobalStrategy):
     name = "lion"
     summary = "global Lion: gradients averaged, one Lion step"
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
-    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, m, writes p, m")
+    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, m, writes p, m", update_step=LION)
     # gpt (character-level transformer), measured for the Lion family: 300 steps, 8 workers x 32 sequences. At the
     # vit default lr 3e-3 the Lion family spiked (to 5.2) and ended at loss 2.82-3.28 against AdamW's 1.89 on a
     # 10 KB text; at lr 1e-3 Lion matched AdamW. Re-measured on a 675 KB text (vim's version7.txt): Lion at 3e-3
@@ -80,7 +82,7 @@ class SGDMomentum(GlobalStrategy):
     # diverged (loss 58 at step 70). 0.2 it is; SGD trails sign methods on this ViT, as in the Distributed
     # Lion paper's table (REFERENCE.md 2).
     tuning = {"vit": {"lr": 0.2}}
-    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf")
+    bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf", update_step=SGD_MOMENTUM)
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -28,7 +28,24 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation
+from lionsim.compute.kernel_ops import Step
+from lionsim.optim.steps import SIGN_OF_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+
+def cub_step(name: str, scale: float, scale_ops: int, what: str) -> Step:
+    """Lion Cub's rule with its per-tensor `scale` pass (bytes per parameter, ops), as the authors' code
+    loops over tensors: c = m b1 (read 4, write 4), c += (1 - b1) g (8, 4); the scale; c / scale (4, 4),
+    x s/2 (4, 4), round (4, 4), clamp (4, 4), to int8 (4, 1); m *= b2 (4, 4), m += (1 - b2) g (8, 4).
+    Fused: a pass reading g, m for the scale, then one reading g, m, writing m and the level."""
+    return Step(f"Lion Cub {name} levels", fused=2 * F32 + 3 * F32 + 1, chain=20 + scale + 37 + 20, ops=9 + scale_ops,
+                source=f"Ishikawa et al. (riverstone496/vitlion), per tensor; scale {what}", depth=3)
+
+
+L1_STEP = cub_step("L1", 8 + 4, 2, "mean |c|: |c| (4, 4), the mean (reads 4)")
+LINF_STEP = cub_step("Linf", 8 + 4, 2, "max |c|: |c| (4, 4), the max (reads 4)")
+L0_STEP = cub_step("L0", 8 + 5 + 8 + 8 + 9 + 4 + 4 + 1, 7, "exp(mean log |c|) over nonzeros: |c|, > 0, clamp, log, "
+                   "where, the two sums")
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.strategies.layout import ParamLayout
 from lionsim.timing import Clock
@@ -105,7 +122,8 @@ class LionCubL1(LionCub):
     summary = "Lion Cub: L1-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l1_scale)
     bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p",
+        rule_step=L1_STEP, update_step=SIGN_OF_APPLY,
     )
 
 
@@ -115,7 +133,8 @@ class LionCubLinf(LionCub):
     summary = "Lion Cub: max|c|-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(linf_scale)
     bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p",
+        rule_step=LINF_STEP, update_step=SIGN_OF_APPLY,
     )
 
 
@@ -125,7 +144,8 @@ class LionCubL0(LionCub):
     summary = "Lion Cub: geometric-mean-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l0_scale)
     bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p",
+        rule_step=L0_STEP, update_step=SIGN_OF_APPLY,
     )
 
 
@@ -136,7 +156,8 @@ class LionCubTernary(LionCub):
     default_transport = "packed-allreduce"
     scale_fn = staticmethod(l1_scale)
     bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p"
+        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p",
+        rule_step=L1_STEP, update_step=SIGN_OF_APPLY,
     )
 
     @staticmethod

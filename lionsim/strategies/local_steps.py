@@ -32,7 +32,11 @@ from dataclasses import dataclass
 from torch import Tensor
 
 from lionsim.backends import Comm
+import dataclasses
+
+from lionsim.compute.kernel_ops import stream
 from lionsim.optim.functional import nesterov_update_
+from lionsim.optim.steps import ADAMW, INNER_STEPS, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.inner import InnerOptimizer
@@ -40,6 +44,12 @@ from lionsim.strategies.options import INNER_OPTIMIZERS, inner_optimizer
 from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
+
+
+OUTER_DELTA = (stream(3 * F32, "delta_i = p - p_i at a sync (read 8, write 4)"),)
+"""A sync step's outer gradient, after the inner step."""
+REPLICA_COPY = (stream(2 * F32, "p copied into the replica p_i (read 4, write 4)"),)
+"""After the outer step every worker restarts from p."""
 
 
 class LocalSteps(Strategy):
@@ -122,6 +132,10 @@ class LocalSteps(Strategy):
     def payload_spec(self) -> PayloadSpec:
         return PayloadSpec(kind="dense", numel=self.layout.numel)
 
+    def kernel_bytes(self) -> StrategyBytes | None:
+        """The inner step is the --inner-optimizer's (the class's bytes count AdamW's)."""
+        return dataclasses.replace(self.bytes, rule_step=INNER_STEPS[self.opts.inner_optimizer])
+
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
         self.inner.step(self.replicas, grads)  # every worker on its own replica, with its own state
@@ -151,7 +165,8 @@ class LocalSGD(LocalSteps):
     summary = "local SGD: H inner steps per worker (AdamW by default), then the replicas averaged"
     bytes = StrategyBytes(
         10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
-        "writes delta_i; update: the outer step reads p, buf, writes p, buf, then p copied to p_i (read, write)"
+        "writes delta_i; update: the outer step reads p, buf, writes p, buf, then p copied to p_i (read, write)",
+        rule_step=ADAMW, update_step=SGD_NESTEROV, rule_ops=OUTER_DELTA, update_ops=REPLICA_COPY,
     )
 
 
@@ -171,5 +186,6 @@ class DiLoCo(LocalSteps):
     tuning = {"vit": {"local_steps": 2, "outer_lr": 1.0, "outer_momentum": 0.3}}  # measured: LocalSteps' comment
     bytes = StrategyBytes(
         10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
-        "writes delta_i; update: the outer Nesterov step reads p, buf, writes p, buf, then p copied to p_i"
+        "writes delta_i; update: the outer Nesterov step reads p, buf, writes p, buf, then p copied to p_i",
+        rule_step=ADAMW, update_step=SGD_NESTEROV, rule_ops=OUTER_DELTA, update_ops=REPLICA_COPY,
     )

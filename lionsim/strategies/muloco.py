@@ -48,6 +48,8 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
+from lionsim.compute.kernel_ops import stream
+from lionsim.optim.steps import MUON, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
@@ -197,8 +199,19 @@ class MuLoCo(LocalSteps):
     bytes = StrategyBytes(
         16 * F32, 6 * F32, "rule: the inner step (reads g, p_i, M_i, writes p_i, M_i; Newton-Schulz reads M_i, writes O, "
         "its products priced as FLOPs), then reads p, p_i, e_i, writes e_i; the codes read e_i, the decode writes deQ, "
-        "e_i -= deQ reads and writes e_i; update as diloco"
+        "e_i -= deQ reads and writes e_i; update as diloco",
+        rule_step=MUON, update_step=SGD_NESTEROV,
+        # at a sync, eager per matrix: delta (read 8, write 4), e *= decay, e += lr delta (4, 4; 8, 4), the
+        # quantization (its scale pass reads 4; codes: e / scale, round, clamp, to int8: 4, 4 each but the
+        # last, 4, 1), the decode (1, 4; x scale: 4, 4) and e -= it (8, 4)
+        rule_ops=(stream(12 + 8 + 12 + 4 + 8 * 3 + 5 + 5 + 8 + 12, "delta, error feedback, quantize and decode",
+                         10, per_tensor=9),),
+        update_ops=(stream(2 * F32, "p copied into the replica p_i (read 4, write 4)"),),
     )
+    def kernel_bytes(self):
+        """Its inner step is Muon's whatever --inner-optimizer says (that option is LocalSteps')."""
+        return self.bytes
+
     local_step_bytes = 7 * F32
     """A local step: the inner Muon step (reads g, p_i, M_i, writes p_i, M_i; Newton-Schulz reads M_i, writes O)."""
 

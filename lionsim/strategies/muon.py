@@ -40,6 +40,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
+from lionsim.optim.steps import MUON
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import between, integer, option
@@ -151,7 +152,9 @@ class Muon(Strategy):
     bytes = StrategyBytes(
         0, 10 * F32, "no local rule (the gradient is sent); update: momentum reads G, M, writes M and U; Newton-Schulz "
         "reads U, writes O (its matrix products are priced as FLOPs); X reads p, O, writes p; AdamW on the rest is "
-        "counted as if it read and wrote m, v everywhere"
+        "counted as if it read and wrote m, v everywhere. As kernels: the Muon step (lionsim.optim.steps.MUON); the "
+        "AdamW on the vectors, a few per cent of a transformer's parameters, is left out",
+        update_step=MUON,
     )
 
     def __init__(self, cfg, layout, comm) -> None:

@@ -35,6 +35,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.optim.steps import MOMENTUM, ONEBIT_ADAM_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import integer, option
@@ -65,7 +66,10 @@ class OneBitAdam(Strategy):
     eps = 1e-8
     bytes = StrategyBytes(
         7 * F32, 5 * F32, "rule (1-bit phase) reads g, m, e, writes m; a pass reading m, e for ||m + e||; then reads "
-        "m, e, writes e; update reads p, m, v, writes p, m"
+        "m, e, writes e; update reads p, m, v, writes p, m. As DeepSpeed runs it the worker's error feedback is "
+        "inside its compressed all-reduce, so the kernels here are the momentum and the update (the transport, "
+        "lionsim.transports.compressed_allreduce, counts the rest)",
+        rule_step=MOMENTUM, update_step=ONEBIT_ADAM_APPLY,
     )
 
     @dataclass(frozen=True, kw_only=True)

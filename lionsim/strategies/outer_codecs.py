@@ -26,7 +26,10 @@ from lionsim.aggregators import MajorityVote
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sign_votes
+from lionsim.compute.kernel_ops import stream
+from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
 from lionsim.strategies.base import STRATEGIES
 from lionsim.strategies.draws import uniforms
 from lionsim.strategies.local_steps import DiLoCo
@@ -57,7 +60,15 @@ class DiLoCoInt8(ScaledOuter):
     scale_label = "scales (max)"
     bytes = StrategyBytes(
         12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for max|delta_i| per tensor, then "
-        "reads delta_i (draws from a counter hash in registers) for the levels; update as diloco"
+        "reads delta_i (draws from a counter hash in registers) for the levels; update as diloco",
+        rule_step=ADAMW, update_step=SGD_NESTEROV,
+        rule_ops=OUTER_DELTA + (
+            # per tensor, eager: |delta| (read 4, write 4) and its max (reads 4); delta / scale (4, 4), x L
+            # (4, 4), floor (4, 4), x - floor (8, 4), uniform draws (write 4), < (8, 1), to float (1, 4),
+            # + (8, 4), clamp (4, 4), to int8 (4, 1)
+            stream(8 + 4 + 8 + 8 + 8 + 12 + 4 + 9 + 5 + 12 + 8 + 5, "max-scaled stochastic levels", 12,
+                   per_tensor=1),),
+        update_ops=REPLICA_COPY + (stream(2 * F32, "the summed levels x scale / (L N), per tensor"),),
     )
 
     @classmethod
@@ -94,7 +105,11 @@ class DiLoCoSign(ScaledOuter):
     rule = MajorityVote()
     bytes = StrategyBytes(
         12 * F32, 6 * F32, "rule: inner AdamW step, delta_i, a pass reading delta_i for mean|delta_i| per tensor, then "
-        "reads delta_i for its sign; update as diloco"
+        "reads delta_i for its sign; update as diloco",
+        rule_step=ADAMW, update_step=SGD_NESTEROV,
+        # per tensor, eager: |delta| (read 4, write 4) and its mean (reads 4); sign (4, 4), to int8 (4, 1)
+        rule_ops=OUTER_DELTA + (stream(8 + 4 + 8 + 5, "mean |delta| per tensor, then the int8 sign", 4),),
+        update_ops=REPLICA_COPY + (stream(2 * F32, "the vote x the mean scale, per tensor"),),
     )
 
     def payload_spec(self) -> PayloadSpec:

@@ -32,6 +32,10 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import stream
+import dataclasses
+
+from lionsim.optim.steps import ADAMW, INNER_STEPS
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import integer, option
@@ -65,7 +69,8 @@ def lowrank_spec(shapes: list[tuple[int, ...]], rank: int) -> PayloadSpec:
     matrices = compressed_matrices(shapes, rank)
     numel = sum(math.prod(s) for s in shapes)
     return PayloadSpec(kind="lowrank", numel=numel, uncompressed=numel - sum(m.rows * m.cols for m in matrices),
-                       factors=(sum(m.rows * m.rank for m in matrices), sum(m.cols * m.rank for m in matrices)))
+                       factors=(sum(m.rows * m.rank for m in matrices), sum(m.cols * m.rank for m in matrices)),
+                       columns=sum(m.rank for m in matrices), matrices=len(matrices))
 
 
 @STRATEGIES.register("powersgd")
@@ -99,7 +104,12 @@ class PowerSGD(Strategy):
     tuning = {"vit": {"rank": 4, "warmup_steps": 10}}
     bytes = StrategyBytes(
         3 * F32, 9 * F32, "rule reads g, e, writes M = g + e (in e); update: AdamW reads p, m, v, writes p, m, v, then "
-        "reads M and the average, writes e (the warm-up steps are priced as compressed ones: conservative)"
+        "reads M and the average, writes e (the warm-up steps are priced as compressed ones: conservative)",
+        update_step=ADAMW,
+        # error feedback as torch's PowerSGD hook runs it: e += g (read 8, write 4) before; e = M - the
+        # average (8, 4) and the uncompressed tensors' error zeroed (int64 index read, 4 written) after
+        rule_ops=(stream(3 * F32, "M = g + e, in the error buffer"),),
+        update_ops=(stream(3 * F32, "e = M - the average"), stream(F32, "the error of the tensors sent whole zeroed")),
     )
 
     def __init__(self, cfg, layout, comm) -> None:
@@ -145,6 +155,10 @@ class PowerSGD(Strategy):
 
     def spec_for(self, shapes: list[tuple[int, ...]]) -> PayloadSpec:
         return lowrank_spec(shapes, self.rank)
+
+    def kernel_bytes(self) -> StrategyBytes:
+        """The update steps with the --inner-optimizer (the class's bytes count AdamW's)."""
+        return dataclasses.replace(self.bytes, update_step=INNER_STEPS[self.opts.inner_optimizer])
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         self.steps += 1

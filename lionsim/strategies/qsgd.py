@@ -21,7 +21,17 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.optim.functional import sgdm_update_
+from lionsim.compute.kernel_ops import Step
+from lionsim.optim.steps import SGD_MOMENTUM
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+QSGD_LEVELS = Step(
+    "QSGD levels", fused=F32 + F32 + 1, chain=111.0, ops=14,
+    # per tensor, as eager QSGD code runs it (GRACE's): ||g|| (reads 4); uniform draws (torch.rand_like:
+    # write 4); |g| (4, 4); / ||g|| (4, 4); x s (4, 4); floor (4, 4); r - floor (8, 4); draws < that (8, 1);
+    # to float (1, 4); floor + that (8, 4); clamp (4, 4); sign(g) (4, 4); x level (8, 4); to int8 (4, 1).
+    # Fused: a pass reading g for ||g||, then one reading g and writing the level (draws in registers).
+    source="Alistarh et al. 2017 QSGD, eager per tensor as GRACE (sands-lab/grace) runs it", depth=2)
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.form import integer, option
 from lionsim.strategies.draws import uniforms
@@ -53,7 +63,8 @@ class QSGD(Strategy):
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(
         2 * F32, 4 * F32, "rule: a pass reading g for ||g|| per tensor, then reads g (draws from a counter RNG in "
-        "registers); update (SGD momentum) reads p, buf, writes p, buf"
+        "registers); update (SGD momentum) reads p, buf, writes p, buf",
+        rule_step=QSGD_LEVELS, update_step=SGD_MOMENTUM,
     )
 
     def __init__(self, cfg, layout, comm) -> None:

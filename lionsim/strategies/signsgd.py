@@ -14,6 +14,7 @@ from torch import Tensor
 from lionsim.aggregators import MajorityVote
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, sign_votes
+from lionsim.optim.steps import SIGN_APPLY, SIGN_VOTE
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
@@ -31,7 +32,8 @@ class SignSGDMajorityVote(Strategy):
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.0, 0.0))
     ignores = ("betas",)  # no momentum, no moments
     rule = MajorityVote()
-    bytes = StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p")
+    bytes = StrategyBytes(F32, 2 * F32, "rule reads g; update reads p, writes p", rule_step=SIGN_VOTE,
+                          update_step=SIGN_APPLY)
 
     def payload_spec(self) -> PayloadSpec:
         return PayloadSpec(kind="votes", numel=self.layout.numel, rule=self.rule)

@@ -16,6 +16,7 @@ from torch import Tensor
 from lionsim.aggregators import MajorityVote
 from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, sign_votes
+from lionsim.optim.steps import MOMENTUM_VOTE, SIGN_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
@@ -33,7 +34,8 @@ class SignumMajorityVote(MomentumSyncing, Strategy):
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.9))
     tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
     rule = MajorityVote()
-    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p")
+    bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
+                          rule_step=MOMENTUM_VOTE, update_step=SIGN_APPLY)
 
     def __init__(self, *args) -> None:
         super().__init__(*args)

@@ -37,7 +37,10 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import SECTOR, Op, stream
+from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
 from lionsim.strategies.base import STRATEGIES
 from lionsim.strategies.dct import chunk_size
 from lionsim.strategies.form import between, integer, option
@@ -128,7 +131,20 @@ class SparseLoCo(LocalSteps):
     bytes = StrategyBytes(
         17 * F32, 6 * F32, "rule: the inner AdamW step (7), delta_i (reads p, p_i, writes delta_i), e_i <- beta e_i + "
         "delta_i (reads 2, writes 1), e_i in chunk order (read, write), top-k reads |e|, e_i minus what was sent "
-        "(read, write); update: the outer SGD step reads p, buf, writes p, buf, then p copied to p_i"
+        "(read, write); update: the outer SGD step reads p, buf, writes p, buf, then p copied to p_i",
+        rule_step=ADAMW, update_step=SGD_NESTEROV, update_ops=REPLICA_COPY,
+        rule_ops=OUTER_DELTA + (
+            stream(8 + 12, "e *= decay (read 4, write 4), e += lr delta (8, 4)", 2),
+            stream(8 + 8, "e in chunk order (int64 order read, 4 written: a gather) ", 1),
+            stream(8, "|e| per chunk (read 4, write 4)", per_tensor=1),
+            Op("topk", F32, "torch.topk of |e| in each chunk: a radix selection per chunk row", per_tensor=1),
+            # per sent pair: the value gathered (index read, a sector read, 4 written), centred and coded
+            # (about 40 bytes of elementwise ops on the k values), the codes and offsets concatenated
+            # (16), the decoded value looked up (16) and subtracted from e (index read, a sector read and
+            # written)
+            Op("scatter-add", (8 + SECTOR + 4) + 40 + 16 + 16 + (8 + 2 * SECTOR),
+               "the k values gathered, quantized, decoded and scattered out of e", 12, per="pair", per_tensor=6),
+        ),
     )
 
     def __init__(self, cfg, layout, comm) -> None:

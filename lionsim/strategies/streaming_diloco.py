@@ -38,7 +38,10 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.optim.functional import nesterov_update_
+from lionsim.compute.kernel_ops import stream
+from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+from lionsim.strategies.local_steps import OUTER_DELTA
 from lionsim.strategies.base import STRATEGIES
 from lionsim.strategies.form import between, integer, option
 from lionsim.strategies.local_steps import DiLoCo
@@ -110,7 +113,12 @@ class StreamingDiLoCo(DiLoCo):
     tuning = {"vit": {"local_steps": 2}}
     bytes = StrategyBytes(
         10 * F32, 7 * F32, "rule: the inner AdamW step (7), then on a send delta of the fragment (reads p, p_i, "
-        "writes delta); update: the outer Nesterov step reads p, buf, writes p, buf, the mix reads p, p_i, writes p_i"
+        "writes delta); update: the outer Nesterov step reads p, buf, writes p, buf, the mix reads p, p_i, writes p_i",
+        rule_step=ADAMW, update_step=SGD_NESTEROV, rule_ops=OUTER_DELTA,
+        # the mean kept until its merge (a clone: read 4, write 4); the mix p_i = a p_i + (1 - a) p: p_i *= a
+        # (4, 4), p_i += (1 - a) p (8, 4)
+        update_ops=(stream(2 * F32, "the mean outer gradient cloned until its merge"),
+                    stream(8 + 12, "the replica mixed with p", 2)),
     )
 
     def __init__(self, cfg, layout, comm) -> None:

@@ -19,7 +19,18 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.functional import sgdm_update_
+from lionsim.compute.kernel_ops import Step, stream
+from lionsim.optim.steps import SGD_MOMENTUM
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
+
+TERNARY = Step(
+    "TernGrad ternary", fused=3 * F32 + 1, chain=87.0, ops=13,
+    # per tensor, as eager TernGrad code runs it (GRACE's): the mean (reads 4); g - mean (4, 4), squared
+    # (4, 4), its mean (reads 4): sigma; the clip (4, 4); |g| (4, 4) and its max (reads 4); uniform draws
+    # (write 4); |g| / max (4, 4); draws < that (8, 1); sign(g) (4, 4); x keep (5, 4); to int8 (4, 1).
+    # Fused: a pass for the mean and sum of squares, one for max |clipped g|, one reading g and writing
+    # the level (draws in registers).
+    source="Wen et al. 2017 TernGrad, eager per tensor as GRACE (sands-lab/grace) runs it", depth=2)
 from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.draws import uniforms
 from lionsim.strategies.layout import ParamLayout
@@ -54,6 +65,9 @@ class TernGrad(Strategy):
         "rule: a pass reading g for its sum and sum of squares per tensor (sigma of the 2.5 sigma clip), a pass "
         "reading g for max|clipped g| per tensor, then reads g (clip and Bernoulli draws from a counter RNG in registers); "
         "update (SGD momentum) reads p, buf, writes p, buf",
+        rule_step=TERNARY, update_step=SGD_MOMENTUM,
+        update_ops=(stream(2 * F32, "the summed levels x the shared scale / N, per tensor (read 4, write 4)",
+                           per_tensor=1),),
     )
 
     def __init__(self, cfg, layout, comm) -> None:

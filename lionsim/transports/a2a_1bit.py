@@ -24,7 +24,9 @@ from torch import Tensor
 from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
+from lionsim.compute.kernel_ops import Op
+from lionsim.packing import (pack_bools, pack_codes, pack_codes_passes, pack_signs, pack_signs_passes, packed_size,
+                             unpack_bools_passes, unpack_codes, unpack_codes_passes)
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import (
@@ -101,4 +103,28 @@ class AllToAll1Bit(Transport):
         # phase 1 reads N workers' bits of my chunk (n/8 in all) and writes its sums; phase 2 reads
         # every chunk's codes and writes the int8 results
         unpack = 1 / 8 + s / workers + bits / 8 + I8
-        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8)
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8, **self.kernel_ops(spec, workers))
+
+    @staticmethod
+    def kernel_ops(spec: PayloadSpec, workers: int) -> dict:
+        """The GPU path's kernels (aggregate above, lionsim.packing's reference paths), per parameter
+        of one worker; phase 2 works on a chunk of n/N, so its terms are / N."""
+        rule, bits, n = spec.rule, spec.rule.bits_down(workers), workers
+        signs, sign_ops = pack_signs_passes(I8)
+        codes, codes_ops = pack_codes_passes(bits, in_bytes=8)  # the rule's codes are int64
+        encode, encode_ops = rule.encode_passes(workers)
+        pack = [Op("pack-signs", signs, "int8 votes -> bits: > 0, int64 gather, >> 56, to uint8", sign_ops),
+                Op("pack-codes", (encode + codes) / n, "my chunk's vote sums -> the rule's codes -> bits",
+                   encode_ops + codes_ops)]
+        if spec.numel % (8 * workers):  # chunks padded to whole bytes: F.pad copies the votes
+            pack.insert(0, Op("cast", 2 * I8, "pad the int8 votes to a multiple of 8N (read 1, write 1)"))
+        unpacked, unpack_ops = unpack_bools_passes()
+        codes_out, codes_out_ops = unpack_codes_passes(bits)
+        decode, decode_ops = rule.decode_passes(workers)
+        unpack = (Op("unpack-signs", unpacked + I8 + 20 / n,
+                     "N workers' bits of my chunk -> bools, summed to int32 (read 1, write 4/N), x 2 - N",
+                     unpack_ops + 3),
+                  Op("float-pass", 24 / n, "the chunk's coordinates for the tie rules (arange, + offset: int64)", 2),
+                  Op("unpack-codes", codes_out + decode, "every chunk's codes -> int64 -> the rule's float32 result",
+                     codes_out_ops + decode_ops))
+        return dict(pack_ops=tuple(pack), unpack_ops=unpack, decoded=4.0)

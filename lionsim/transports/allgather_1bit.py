@@ -15,7 +15,9 @@ from torch import Tensor
 from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_signs, packed_size, unpack_bools, unpack_signs
+from lionsim.compute.kernel_ops import Op
+from lionsim.packing import (pack_bools, pack_signs, pack_signs_passes, packed_size, unpack_bools, unpack_bools_passes,
+                             unpack_signs, unpack_signs_passes)
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import (
@@ -76,7 +78,25 @@ class AllGather1Bit(Transport):
         return planes + extra, (workers - 1) * (planes + extra)
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
+        n = workers
+        signs, sign_ops = pack_signs_passes(I8)
+        pack = (Op("pack-signs", signs, "int8 signs -> bits: > 0, int64 gather, >> 56, to uint8", sign_ops),)
         if spec.kind == "scaled-signs":  # sum of sign * scale in float32
-            return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + F32, aggregate=F32)
+            unpacked, unpack_ops = unpack_signs_passes(F32)
+            unpack = (Op("unpack-signs", n * unpacked, "N workers' bits -> +-1 float32", unpack_ops),
+                      Op("float-pass", 8 + 4 * n, "each worker's tensor scale gathered per parameter (int64 ids "
+                         "read, N float32 written)"),
+                      Op("float-pass", 12 * n + 4 * n + 4 + 8, "signs x scales (read 8N, write 4N), sum over the "
+                         "workers (read 4N, write 4), / N", 3))
+            return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + F32, aggregate=F32, pack_ops=pack,
+                                  unpack_ops=unpack)
         s = sum_bytes(workers)
-        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s)  # read N workers' bits, write the sum
+        unpacked, unpack_ops = unpack_bools_passes()
+        value, value_ops = spec.rule.value_passes(4.0)
+        unpack = (Op("unpack-signs", n * unpacked + n + 4 + 16,
+                     "N workers' bits -> bools, summed to int32 (read N, write 4), x 2 - N (each read 4, write 4)",
+                     unpack_ops + 3),
+                  Op("float-pass", value, "the vote rule's float32 result from the int32 sum", value_ops))
+        # ideal: read N workers' bits, write the sum
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + s, aggregate=s, pack_ops=pack, unpack_ops=unpack,
+                              decoded=F32)

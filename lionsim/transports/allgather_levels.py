@@ -16,7 +16,8 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_codes, packed_size, unpack_codes
+from lionsim.compute.kernel_ops import Op
+from lionsim.packing import pack_codes, pack_codes_passes, packed_size, unpack_codes, unpack_codes_passes
 from lionsim.timing import Clock
 from lionsim.transports.base import (
     AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
@@ -61,5 +62,17 @@ class AllGatherLevels(Transport):
         return up, (workers - 1) * up
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
-        code = level_bits(spec.max_level) / 8
-        return TransportBytes(pack=I8 + code, unpack=workers * code + F32, aggregate=F32)  # N workers' codes -> mean
+        bits = level_bits(spec.max_level)
+        code, n = bits / 8, workers
+        codes, codes_ops = pack_codes_passes(bits, in_bytes=8)
+        unpacked, unpack_ops = unpack_codes_passes(bits)
+        # as run (aggregate above): levels to int64 (read 1, write 8), + L (8, 8), packed; back, per
+        # worker's row: unpacked to int64, - L (8, 8), its tensor's scale gathered per parameter (int64
+        # ids read, 4 written), level x scale (read 12, write 4); the sum over the N rows (read 4N,
+        # write 4) and / N (4, 4)
+        pack_ops = (Op("pack-codes", 9 + 16 + codes, "levels -> offset int64 codes -> bits", 2 + codes_ops),)
+        unpack_ops = (Op("unpack-codes", n * (unpacked + 16), "N workers' bits -> int64 levels", unpack_ops + 1),
+                      Op("float-pass", 8 + 4 * n + 16 * n + 4 * n + 4 + 8,
+                         "each row's tensor scales per parameter, level x scale, sum over the rows, / N", 4))
+        return TransportBytes(pack=I8 + code, unpack=workers * code + F32, aggregate=F32,  # N workers' codes -> mean
+                              pack_ops=pack_ops, unpack_ops=unpack_ops)

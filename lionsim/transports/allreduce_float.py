@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
@@ -54,7 +55,10 @@ class Fp32AllReduce(FloatAllReduce):
     bits = 32
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
-        return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)  # the update divides the sum by N as it reads it
+        # ideal: the update divides the sum by N as it reads it; as run: the gradient is all-reduced in
+        # place, then total / N is a pass of its own (DDP's allreduce hook divides before instead)
+        return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32,
+                              unpack_ops=(stream(2 * F32, "the float32 sum / N (read 4, write 4)"),))
 
 
 @TRANSPORTS.register("bf16-allreduce")
@@ -66,4 +70,10 @@ class Bf16AllReduce(FloatAllReduce):
     bits = 16
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
-        return TransportBytes(pack=F32 + 2, unpack=0.0, aggregate=2.0)  # read fp32 g, write bf16; update reads the bf16 sum
+        # ideal: read fp32 g, write bf16; the update reads the bf16 sum. As run: the cast (read 4, write
+        # 2), then the bf16 sum widened to float32 (read 2, write 4) and / N (read 4, write 4)
+        return TransportBytes(pack=F32 + 2, unpack=0.0, aggregate=2.0,
+                              pack_ops=(Op("cast", F32 + 2, "float32 gradient -> bfloat16"),),
+                              unpack_ops=(Op("cast", 2 + F32, "bfloat16 sum -> float32"),
+                                          stream(2 * F32, "/ N (read 4, write 4)")),
+                              decoded=F32)

@@ -22,6 +22,7 @@ from typing import ClassVar
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
@@ -44,8 +45,11 @@ SCHEDULES = (PER_BUCKET, AFTER_BACKWARD)
 
 @dataclass(frozen=True, slots=True)
 class TransportBytes:
-    """What a transport's own kernels move per parameter (lionsim.steptime.passes gives the
-    conventions: one ideal fused kernel per pass, every input read once, every output written once)."""
+    """What a transport's own kernels move per parameter: `pack`, `unpack` and `aggregate` as one
+    ideal fused kernel per pass (lionsim.steptime.passes gives the conventions: every input read
+    once, every output written once); `pack_ops` and `unpack_ops` as its implementation runs them,
+    kernel by kernel with their temporaries (lionsim.compute.kernel_ops), which
+    `estimate --kernels table` prices. No ops declared: the ideal passes, one kernel each."""
 
     pack: float
     """Encode side: payload -> wire format (0 when the payload already is it)."""
@@ -53,6 +57,12 @@ class TransportBytes:
     """Decode side: what arrived -> the aggregate the update reads (0 when it already is it)."""
     aggregate: float
     """Bytes per parameter of that aggregate (the update reads it once)."""
+    pack_ops: tuple[Op, ...] = ()
+    """The encode side's kernels as the implementation runs them."""
+    unpack_ops: tuple[Op, ...] = ()
+    """The decode side's kernels as the implementation runs them."""
+    decoded: float | None = None
+    """Bytes per parameter of the aggregate as unpack_ops leave it for the update (None: `aggregate`)."""
 
 
 def sum_bytes(workers: int) -> float:
@@ -70,7 +80,8 @@ class Transport(ABC):
     """Whether it gives the flat aggregate (every transport but a vote of node votes)."""
     kernels: ClassVar[tuple[str, str]] = ("float-pass", "float-pass")
     """Its (packing, unpacking) kernels in the codec kernel table (lionsim.compute.kernel_table):
-    what `estimate --kernels table` prices its wire_bytes' pack and unpack with."""
+    what `estimate --kernels table` prices its wire_bytes' pack and unpack with when they declare
+    no pack_ops / unpack_ops."""
     hierarchical: ClassVar[bool] = False
     overlap: ClassVar[frozenset[str]] = frozenset({AFTER_BACKWARD})
     """The schedules it can run (SCHEDULES; lionsim.steptime.overlap picks one per run). Every

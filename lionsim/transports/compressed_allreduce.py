@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_signs, unpack_signs
 from lionsim.timing import Clock
@@ -103,4 +104,40 @@ class CompressedAllReduce(Transport):
         # the server reads N workers' bits of its chunk (n/8 in all), reads and writes y and its error;
         # phase 2 reads every chunk's bits and writes the float32 momentum
         unpack = 1 / 8 + 3 * F32 / workers + 1 / 8 + F32
-        return TransportBytes(pack=pack, unpack=unpack, aggregate=F32)
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=F32, **deepspeed_ops(spec.numel, workers))
+
+
+def deepspeed_ops(numel: int, workers: int) -> dict:
+    """DeepSpeed's compressed_allreduce (deepspeed/runtime/comm/nccl.py, NcclBackend), the implementation
+    1-bit Adam, 0/1 Adam and 1-bit LAMB run, counted op by op per parameter of the momentum buffer
+    (float32; server terms on a chunk of n/N). Its worker error feedback runs inside it, so it is
+    counted here (lionsim's onebit-adam does that part in its rule; its Strategy.bytes counts only
+    the momentum for the kernels)."""
+    n = workers
+    pack = []
+    if numel % (8 * n):  # the buffer padded to the error's size: zeros, then a cat (read 4, write 4)
+        pack.append(stream(2 * F32, "pad the momentum to 8N: torch.cat with zeros", 2))
+    pack += [
+        stream(3 * F32, "buffer_m.add_(worker_error): read 8, write 4"),
+        stream(F32, "worker_scale = norm(buffer_m): read 4"),
+        # buffer_m.sign() (read 4, write 4), .add_(1) (4, 4), .bool() (4, 1), .float() (1, 4), .add_(-0.5)
+        # and .mul_(2.0) (4, 4 each), * worker_scale (4, 4), buffer_m - that (8, 4): the new worker_error
+        stream(8 + 8 + 5 + 5 + 8 + 8 + 8 + 12, "worker_error = buffer_m - scale x sign(buffer_m): 8 ops", 8),
+        # buffer_m.sign_(), .add_(1) (4, 4 each), .bool() (4, 1), .to(uint8) (1, 1), cupy.packbits (1, 1/8),
+        # torch.stack of the N chunks (1/8, 1/8)
+        Op("pack-signs", 8 + 8 + 5 + 2 + 1.125 + 0.25, "signs -> uint8 -> packbits -> stacked chunks", 6),
+        # the server's chunk packed the same way after its error feedback (below): / N
+        Op("pack-signs", (8 + 8 + 5 + 2 + 1.125) / n, "the server's signs -> packbits", 5),
+    ]
+    unpack = (
+        # phase 1 on my chunk from N workers (n values in all): cupy.unpackbits (read 1/8, write 1), .float()
+        # (1, 4), .add_(-0.5), .mul_(2.0), .mul_(scale / N) (4, 4 each), .sum(0) (read 4, write 4/N)
+        Op("unpack-signs", 1.125 + 5 + 24 + 4 + 4 / n, "N workers' chunk bits -> +-scale/N floats -> summed", 6),
+        # the server's error feedback on the chunk: add_(server_error) (8, 4), norm (4), the error as the
+        # worker's (8 ops, 62 bytes)
+        stream((12 + 4 + 62) / n, "server error feedback on my chunk: add, norm, new error", 10),
+        # phase 2 on every chunk (n values): torch.stack (1/8, 1/8), cupy.unpackbits (1/8, 1), .float(),
+        # .add_(-0.5), .mul_(2.0), .mul_(scales), buffer_m.copy_ (read 4, write 4)
+        Op("unpack-signs", 0.25 + 1.125 + 5 + 24 + 8, "every chunk's bits -> +-scale floats -> the momentum", 7),
+    )
+    return dict(pack_ops=tuple(pack), unpack_ops=unpack)

@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
@@ -61,6 +62,14 @@ def pack(codes: Tensor, scales: Tensor) -> Tensor:
 
 def unpack(buffer: Tensor, n: int) -> tuple[Tensor, Tensor]:
     return buffer[..., :n], buffer[..., n:].contiguous().view(torch.float32)
+
+
+QUANTIZE = 8 + 4 + 8 + 8 + 5 + 38 / BLOCK
+"""quantize(), per value: |x| (read 4, write 4), the block maximum (read 4), x / scale (4, 4), the clamp
+(4, 4), to fp8 (read 4, write 1); per block, the maximum's 4 bytes, > 0, / FMAX, ones_like, where."""
+DEQUANTIZE = 5 + 8 + 12 / BLOCK
+"""unpack() then dequantize(), per value: the scales made contiguous (a block's 4 bytes read and
+written), the codes to float32 (read 1, write 4), x scale (read 4, write 4)."""
 
 
 def padded(numel: int, workers: int) -> int:
@@ -108,7 +117,16 @@ class Fp8AllReduce(Transport):
         # decode: N workers' codes of my chunk (n in all), the fp32 mean of my chunk written, read and
         # quantized again; after the all-gather every chunk's codes read and the fp32 aggregate written
         unpack = code + (F32 + F32 + code) / workers + code + F32
-        return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32)  # read fp32 g, write codes
+        return TransportBytes(pack=F32 + code, unpack=unpack, aggregate=F32,  # read fp32 g, write codes
+                              pack_ops=(stream(2 * F32, "pad to N chunks of whole blocks (a copy: read 4, write 4)"),
+                                        Op("cast", QUANTIZE + (2 + 8 / BLOCK), "quantize, then the codes and scales "
+                                           "concatenated into one buffer (read 1, write 1)", 10)),
+                              unpack_ops=(Op("cast", DEQUANTIZE, "my chunk from N workers dequantized", 3),
+                                          stream((8 + 12 * (workers - 1) + 8) / workers, "their float32 sum, "
+                                                 "worker by worker, / N", workers + 1),
+                                          Op("cast", (QUANTIZE + 2 + 8 / BLOCK) / workers, "the mean quantized and "
+                                             "concatenated again", 10),
+                                          Op("cast", DEQUANTIZE, "every chunk's mean dequantized", 3)))
 
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         if not spec.numel:  # nothing to send (muloco on a model whose every tensor travels coded)

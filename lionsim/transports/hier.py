@@ -34,7 +34,9 @@ from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.backends.nodes import node_layout
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
+from lionsim.compute.kernel_ops import Op
+from lionsim.packing import (pack_bools, pack_codes, pack_codes_passes, pack_signs, pack_signs_passes, packed_size,
+                             unpack_bools_passes, unpack_codes, unpack_codes_passes)
 from lionsim.timing import Clock
 from lionsim.transports.a2a_1bit import chunk_params
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
@@ -147,4 +149,33 @@ class HierarchicalVote(Transport):
         # the node's bits of my chunk (n/8 in all) -> sums; M summaries of my block -> its sum;
         # every block's codes -> the int8 results
         unpack = 1 / 8 + s / g + (I8 + s) / workers + bits / 8 + I8
-        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8)
+        return TransportBytes(pack=pack, unpack=unpack, aggregate=I8, **self.kernel_ops(spec, workers, g))
+
+    def kernel_ops(self, spec: PayloadSpec, workers: int, g: int) -> dict:
+        """The GPU path's kernels (aggregate above), per parameter of one worker, as a2a-1bit's: its
+        votes packed, its node chunk (n/g) counted, summarized and packed, its block (n/N) combined
+        and packed, every block's codes unpacked and decoded. summarize and combine are counted as
+        the vote rule's encode (what they run but for the node's levels)."""
+        rule, n, m = spec.rule, workers, max(1, workers // max(g, 1))
+        node, down = self.node_bits(rule, g, False), self.result_levels(rule, g, m, False)[0]
+        signs, sign_ops = pack_signs_passes(I8)
+        encode, encode_ops = rule.encode_passes(workers)
+        node_codes, node_ops = pack_codes_passes(node, in_bytes=8)
+        down_codes, down_ops = pack_codes_passes(down, in_bytes=8)
+        unpacked, unpack_ops = unpack_bools_passes()
+        summaries, summary_ops = unpack_codes_passes(node)
+        codes_out, codes_out_ops = unpack_codes_passes(down)
+        decode, decode_ops = rule.decode_passes(workers)
+        pack = [Op("pack-signs", signs, "int8 votes -> bits", sign_ops),
+                Op("pack-codes", (encode + node_codes) / g, "my node chunk's sums -> summaries -> bits",
+                   encode_ops + node_ops),
+                Op("pack-codes", (encode + down_codes) / n, "my block's M summaries combined -> codes -> bits",
+                   encode_ops + down_ops)]
+        if spec.numel % (8 * workers):  # padded to whole bytes per block: F.pad copies the votes
+            pack.insert(0, Op("cast", 2 * I8, "pad the int8 votes to a multiple of 8N (read 1, write 1)"))
+        unpack = (Op("unpack-signs", unpacked + I8 + 20 / g, "the node's bits of my chunk -> bools, summed to int32, "
+                     "x 2 - g", unpack_ops + 3),
+                  Op("unpack-codes", summaries / g, "the M nodes' summaries of my block -> int64", summary_ops),
+                  Op("unpack-codes", codes_out + decode, "every block's codes -> int64 -> the float32 result",
+                     codes_out_ops + decode_ops))
+        return dict(pack_ops=tuple(pack), unpack_ops=unpack, decoded=4.0)

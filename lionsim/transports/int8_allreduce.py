@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
@@ -75,4 +76,12 @@ class Int8AllReduce(Transport):
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         c = float(self.container(spec, workers).itemsize)
         pack = 0.0 if c == I8 else I8 + c  # int8 votes are already the container; wider ones are a cast
-        return TransportBytes(pack=pack, unpack=0.0, aggregate=c)
+        # as run: the cast where the container is wider (int8 to int8 launches nothing); after the sum,
+        # levels become float32 (read c, write 4) and votes the rule's float32 result (sign, mean)
+        pack_ops = () if c == I8 else (Op("cast", I8 + c, f"int8 -> the {int(c)}-byte container"),)
+        if spec.kind == "levels":
+            unpack_ops = (Op("cast", c + 4, "the summed levels -> float32"),)
+        else:
+            value, ops = spec.rule.value_passes(c)
+            unpack_ops = (Op("float-pass", value, "the vote rule's float32 result from the sum", ops),)
+        return TransportBytes(pack=pack, unpack=0.0, aggregate=c, pack_ops=pack_ops, unpack_ops=unpack_ops, decoded=4.0)

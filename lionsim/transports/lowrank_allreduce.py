@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
@@ -136,7 +137,36 @@ class LowRankAllReduce(Transport):
         if spec.kind == "dense":  # the warm-up steps: an fp32 all-reduce
             return TransportBytes(pack=0.0, unpack=0.0, aggregate=F32)
         # P = M Q reads M; Q = M^T P reads M again; P Q^T writes the average (the factors are r/n of it)
-        return TransportBytes(pack=F32, unpack=2 * F32, aggregate=F32)
+        return TransportBytes(pack=F32, unpack=2 * F32, aggregate=F32, **lowrank_ops(spec))
+
+
+GRAM_SCHMIDT_OPS = (3, 4)
+"""Kernels orthogonalize_ launches per column (norm, + epsilon, /=) and per column but the last,
+removing it from the later ones (x, sum, x, -=): 7 r - 4 for a matrix of rank r."""
+
+
+def lowrank_ops(spec: PayloadSpec) -> dict:
+    """The GPU path's kernels (aggregate above; torch's PowerSGD hook runs the same steps), per parameter:
+    the products read the matrices (memory-bound at low rank: each reads M, writes r/n of it), the
+    average is written and copied into place, the rest is gathered and scattered back; Gram-Schmidt
+    moves a factor's few bytes but launches its kernels column by column, twice a step (Q, then P)."""
+    n, compressed = spec.numel, spec.numel - spec.uncompressed
+    share, rest = compressed / n, spec.uncompressed / n
+    p, q = (f / n for f in spec.factors)
+    columns = spec.columns
+    gram = GRAM_SCHMIDT_OPS[0] * columns + GRAM_SCHMIDT_OPS[1] * max(0, columns - spec.matrices)
+    pack = (Op("float-pass", F32 * share + 4 * p, "P = M Q per matrix (reads M, writes P)", max(1, columns)),
+            stream(3 * 4 * q, "Gram-Schmidt on Q, column by column", max(1, gram)),
+            stream(8 * p + (8 + 4 + 4) * rest, "the P's flattened into one buffer; the rest gathered by index "
+                   "(int64 index, read 4, write 4)", 2))
+    unpack = (stream(16 * rest, "the rest / N scattered into place (int64 index, read 4, write 4)", 2),
+              stream(3 * 4 * p + 8 * p, "the summed P split per matrix and orthogonalized column by column",
+                     max(1, gram)),
+              Op("float-pass", F32 * share + 4 * q, "Q = M^T P per matrix (reads M, writes Q)", max(1, columns)),
+              stream(8 * q + 12 * q, "the Q's flattened, / N, kept where P is nonzero", 3),
+              Op("float-pass", (4 + 8) * share, "P Q^T per matrix, written and copied into the average "
+                 "(write 4; read 4, write 4)", 2 * max(1, columns)))
+    return dict(pack_ops=pack, unpack_ops=unpack)
 
 
 def _flat(parts: list[Tensor], w: int, like: Tensor) -> Tensor:

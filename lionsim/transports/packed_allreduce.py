@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
@@ -75,4 +76,10 @@ class PackedAllReduce(Transport):
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         word = F32 / (31 // field_bits(spec.max_level, workers))  # int32 word bytes per parameter
         s = float(container_dtype(workers * spec.max_level).itemsize)
-        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # levels -> fields; words -> sums
+        # as run (aggregate above), per parameter: to int32 (read 1, write 4), + L, the pad, << the
+        # field shifts (each 4, 4), the sum into words (read 4, write a word's share); back: >> (a
+        # word's share, 4), & mask, - N L, to float32 (each 4, 4)
+        pack_ops = (Op("pack-codes", 5 + 8 + 8 + 8 + 4 + word, "levels -> offset int32 fields -> summed into words", 5),)
+        unpack_ops = (Op("unpack-codes", word + 4 + 8 + 8 + 8, "words -> each field's sum -> float32", 4),)
+        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s,  # levels -> fields; words -> sums
+                              pack_ops=pack_ops, unpack_ops=unpack_ops, decoded=F32)

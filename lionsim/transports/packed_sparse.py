@@ -28,7 +28,8 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_codes, unpack_codes
+from lionsim.compute.kernel_ops import SECTOR, Op, stream
+from lionsim.packing import pack_codes, pack_codes_passes, unpack_codes, unpack_codes_passes
 from lionsim.timing import Clock
 from lionsim.transports.base import (
     AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
@@ -119,5 +120,24 @@ class PackedSparseAllGather(Transport):
         # pack: read int64 offsets and codes, write their bits; unpack: zero a dense float32 buffer and
         # its sender counts, then for each of the N*k gathered pairs read its bits and its table row
         # (8) and read-modify-write its target and its count (16)
+        # as run (aggregate above), per pair: offsets and codes packed (lionsim.packing's bit planes from
+        # int64) and concatenated; back, per gathered pair (N k): both unpacked to int64, the value looked
+        # up in its tensor's table (tensor id and code read, 4 written, + the shift), its position
+        # looked up (int64 order), then as sparse-allgather's mean over senders
+        n = workers
+        offsets, offsets_ops = pack_codes_passes(spec.index_bits, in_bytes=8)
+        codes, codes_ops = pack_codes_passes(spec.value_bits, in_bytes=8)
+        unoffsets, unoffsets_ops = unpack_codes_passes(spec.index_bits)
+        uncodes, uncodes_ops = unpack_codes_passes(spec.value_bits)
+        pack_ops = (Op("pack-codes", offsets + codes + 2 * bits, "offsets and codes -> bit fields, concatenated",
+                       offsets_ops + codes_ops + 1, per="pair"),)
+        unpack_ops = (Op("unpack-codes", (unoffsets + uncodes) * n, "N workers' offsets and codes -> int64",
+                         unoffsets_ops + uncodes_ops, per="pair"),
+                      Op("float-pass", (8 + 8 + 4 + 4 + 8 + 8 + 8 + 8 + 8) * n, "each pair's value from its table "
+                         "row and its position from the chunk order", 5, per="pair"),
+                      stream(2 * F32, "zero the sum and the sender counts (write 4 each)", 2),
+                      Op("scatter-add", (8 + 4 + 2 * SECTOR + 8 + 2 * SECTOR) * n, "N k pairs and a 1 each added "
+                         "into the sum and the counts", 2, per="pair"),
+                      stream(8 + 12, "counts clamped to 1, the sum / counts", 2))
         return TransportBytes(pack=(16 + bits) * share, unpack=2 * F32 + (bits + 8 + 16) * workers * share,
-                              aggregate=F32)
+                              aggregate=F32, pack_ops=pack_ops, unpack_ops=unpack_ops)

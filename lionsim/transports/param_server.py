@@ -17,7 +17,9 @@ from torch import Tensor
 from lionsim.aggregators.bitslice import vote_sum_packed
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.packing import pack_bools, pack_codes, pack_signs, packed_size, unpack_codes
+from lionsim.compute.kernel_ops import Op
+from lionsim.packing import (pack_bools, pack_codes, pack_codes_passes, pack_signs, pack_signs_passes, packed_size,
+                             unpack_bools_passes, unpack_codes, unpack_codes_passes)
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
@@ -76,4 +78,26 @@ class ParamServer(Transport):
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         code = spec.rule.bits_down(workers) / 8
         # the server reads N pushes and writes codes; then the worker reads codes, writes int8 results
-        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + code + code + I8, aggregate=I8)
+        return TransportBytes(pack=I8 + 1 / 8, unpack=workers / 8 + code + code + I8, aggregate=I8,
+                              **self.kernel_ops(spec, workers))
+
+    @staticmethod
+    def kernel_ops(spec: PayloadSpec, workers: int) -> dict:
+        """The GPU path's kernels on the server (aggregate above), whose work the step waits for: it
+        packs its own votes, counts N pushes, encodes and packs the result, then unpacks it as
+        every worker does."""
+        rule, bits, n = spec.rule, spec.rule.bits_down(workers), workers
+        signs, sign_ops = pack_signs_passes(I8)
+        encode, encode_ops = rule.encode_passes(workers)
+        codes, codes_ops = pack_codes_passes(bits, in_bytes=8)  # the rule's codes are int64
+        unpacked, unpack_ops = unpack_bools_passes()
+        codes_out, codes_out_ops = unpack_codes_passes(bits)
+        decode, decode_ops = rule.decode_passes(workers)
+        pack = (Op("pack-signs", signs, "int8 votes -> bits: > 0, int64 gather, >> 56, to uint8", sign_ops),
+                Op("pack-codes", encode + codes, "the server: vote sums -> the rule's codes -> bits",
+                   encode_ops + codes_ops))
+        unpack = (Op("unpack-signs", n * unpacked + n + 4 + 16,
+                     "the server: N pushes -> bools, summed to int32 (read N, write 4), x 2 - N", unpack_ops + 3),
+                  Op("unpack-codes", codes_out + decode, "the pulled codes -> int64 -> the rule's float32 result",
+                     codes_out_ops + decode_ops))
+        return dict(pack_ops=pack, unpack_ops=unpack, decoded=4.0)

@@ -58,6 +58,11 @@ class PayloadSpec:
     """lowrank: floats of P and of Q summed over the compressed matrices (sum n r, sum m r)."""
     uncompressed: int = 0
     """lowrank: parameters averaged whole (vectors, matrices not worth compressing)."""
+    columns: int = 0
+    """lowrank: factor columns summed over the compressed matrices (sum r): Gram-Schmidt runs its
+    kernels column by column, so they and the matrices set its launches."""
+    matrices: int = 0
+    """lowrank: matrices sent as factors."""
     hidden_steps: int = 0
     """Steps of compute its exchange runs behind: the result is used that many steps after it is
     sent (Streaming DiLoCo's tau), so a step waits only for what those steps do not hide."""

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import Op
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
@@ -86,4 +87,13 @@ class PBitAllReduce(Transport):
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         word = F32 / fields_per_word(workers)  # int32 word bytes per parameter
         s = sum_bytes(workers)
-        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s)  # votes -> fields; words -> counts
+        value, value_ops = spec.rule.value_passes(F32)
+        # as run (aggregate above), per parameter: votes > 0 (read 1, write 1), to int32 (1, 4), the pad
+        # and the cat of the planes (each copies: 4, 4), << the field shifts (4, 4), the sum into
+        # words (read 4, write a word's share); back: >> (a word's share, 4), & mask (4, 4), 2 * count
+        # and - N (each 4, 4), then the rule's float32 result
+        pack_ops = (Op("pack-codes", 2 + 5 + 8 + 8 + 8 + 4 + word, "votes -> int32 fields -> summed into words", 6),)
+        unpack_ops = (Op("unpack-codes", word + 4 + 8 + 8 + 8, "words -> each field's count -> 2 x count - N", 4),
+                      Op("float-pass", value, "the vote rule's float32 result", value_ops))
+        return TransportBytes(pack=I8 + word, unpack=word + s, aggregate=s,  # votes -> fields; words -> counts
+                              pack_ops=pack_ops, unpack_ops=unpack_ops, decoded=F32)

@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
+from lionsim.compute.kernel_ops import SECTOR, Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
@@ -55,4 +56,20 @@ class SparseAllGather(Transport):
         share = spec.k / spec.numel
         # pack: int64 indices -> int32; unpack: zero a dense float32 buffer, then for each of the
         # N*k gathered pairs read it (8) and read-modify-write its target (8)
-        return TransportBytes(pack=12 * share, unpack=F32 + 16 * workers * share, aggregate=F32)
+        n = workers
+        # as run (aggregate above): the cast; zeros; the N k gathered int32 indices to int64 (read 4,
+        # write 8); scatter_add_ (each pair's index and value read, its target's 32-byte sector read and
+        # written); the sum / N (read 4, write 4). Over senders (DeMo) a second count buffer: zeros,
+        # scatter_add_ of ones, clamp (4, 4), and / counts (read 8, write 4) in place of / N.
+        unpack = [stream(F32, "zero the dense float32 buffer (write 4)"),
+                  Op("cast", 12 * n, "the N workers' int32 indices -> int64", per="pair"),
+                  Op("scatter-add", (8 + 4 + 2 * SECTOR) * n, "N k pairs added into the dense buffer", per="pair")]
+        if spec.over_senders:
+            unpack += [stream(F32, "zero the sender counts (write 4)"),
+                       Op("scatter-add", (8 + 2 * SECTOR) * n, "a 1 added per pair into the counts", per="pair"),
+                       stream(8 + 12, "counts clamped to 1, the sum / counts", 2)]
+        else:
+            unpack.append(stream(2 * F32, "the sum / N (read 4, write 4)"))
+        return TransportBytes(pack=12 * share, unpack=F32 + 16 * workers * share, aggregate=F32,
+                              pack_ops=(Op("cast", 12, "int64 indices -> int32 (read 8, write 4)", per="pair"),),
+                              unpack_ops=tuple(unpack))
