@@ -18,6 +18,7 @@ import typer
 from rich.console import Console
 
 from lionsim.errors import LionsimError
+from lionsim.usercode import EXIT_CODE, UserCodeError
 
 # typer >= 0.20 vendors click as typer._click; older typer uses click itself.
 click = getattr(typer, "_click", None)
@@ -236,11 +237,19 @@ def no_such_option(e) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes. (The commands are
-    registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)"""
-    from lionsim.training.stop import sigterm_as_interrupt
+    registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)
 
-    sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
-    argv = list(sys.argv[1:] if argv is None else argv)
+    `main()` is the process's own command line (`lionsim ARGS`, `python -m lionsim ARGS`): Ctrl-C
+    or SIGTERM ends it with one line and exit 2. `main(argv)` is a call from Python (a test, a
+    notebook, a script): the same, and then the signal goes on to the caller's own handler
+    (lionsim.training.stop.command_signals), which for Ctrl-C raises KeyboardInterrupt there."""
+    from lionsim.training.stop import command_signals
+
+    with command_signals(hand_back=argv is not None):
+        _run(list(sys.argv[1:] if argv is None else argv))
+
+
+def _run(argv: list[str]) -> None:
     default_map = None
     try:
         from lionsim.cli.strategy_flags import light
@@ -251,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:
         fail(str(e))
+    except UserCodeError as e:  # the user's code raised during a run (lionsim.usercode): exit 3
+        fail(str(e), code=EXIT_CODE)
     except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command
         err_console.print(e.format_message(), markup=False, highlight=False)
         sys.exit(2)
