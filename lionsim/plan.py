@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from lionsim.compute import DEVICES, Device
+from lionsim.compute import DEVICES, MEASURED, Device  # MEASURED: importable from here, as it always was
 from lionsim.frozen import frozen, thawed
 from lionsim.network import Network, network_for
 from lionsim.reports.summary import SummaryRule
@@ -34,9 +34,6 @@ from lionsim.strategies import STRATEGIES
 from lionsim.strategies.base import Hyper, StrategyConfig
 from lionsim.strategies.given import flat_options, split_options
 from lionsim.workloads import WorkloadConfig
-
-MEASURED = "measured"
-"""--compute: time compute, encode, decode and update on this machine."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -260,3 +260,21 @@ def test_a_lionsim_bug_mid_run_keeps_its_traceback(tmp_path, monkeypatch):
     monkeypatch.setattr(global_.AdamW, "apply", lambda self, params, aggregate: container_dtype(2**70))
     with pytest.raises(ValueError, match="no integer container"):
         main([*BENCH, "--steps", "2", "-s", "adamw", "--out", str(tmp_path / "o")])
+
+
+@pytest.mark.slow
+def test_on_gloo_a_ranks_error_reaches_the_parent_as_the_same_line(tmp_path, capsys, monkeypatch, forget_plugins):
+    """Two gloo ranks whose plug-in raises at step 3: the parent says what the simulator says,
+    exit 3, and publishes the same finished steps, marked failed."""
+    monkeypatch.chdir(tmp_path)
+    lines, kept = {}, {}
+    for backend in ("sim", "gloo"):
+        out = tmp_path / backend
+        code, err = run([*BENCH, "--steps", "5", "-s", "adamw", "-s", "flaky-sgd", "--plugin", str(PLUGINS),
+                         "--backend", backend, "--out", str(out)], capsys)
+        assert code == 3, err
+        lines[backend] = err.replace(str(out), "OUT")
+        meta = json.loads((out / "run.json").read_text())
+        assert meta["status"] == "failed" and meta["error"] in err
+        kept[backend] = pd.read_csv(out / "steps.csv").groupby("strategy").size().to_dict()
+    assert lines["gloo"] == lines["sim"] and kept["gloo"] == kept["sim"] == {"adamw": 5, "flaky-sgd": 2}

@@ -8,6 +8,7 @@ error) becomes one line on stderr and exit code 2.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import sys
@@ -124,7 +125,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
     if path is None:
         return None
     command_name = next((a for a in args if not a.startswith("-")), None)
-    group = typer.main.get_command(app)
+    group = click_app()
     command = group.get_command(click.Context(group), command_name) if command_name else None
     if command is None:
         return None  # click reports the missing or unknown command itself
@@ -235,6 +236,20 @@ def no_such_option(e) -> str:
     return f"no such option {e.option_name}{where}{accepted}{near}"
 
 
+def click_app():
+    """The click group typer builds from `app`, built once per set of strategy flags (building it
+    reads every command's signature: most of an in-process call's time when built every time).
+    Called directly, not through `app()`, which would also set sys.excepthook for the process."""
+    from lionsim.cli.strategy_flags import current
+
+    return _built(current())
+
+
+@functools.lru_cache(maxsize=8)
+def _built(flags: tuple):
+    return typer.main.get_command(app)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes. (The commands are
     registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)
@@ -257,7 +272,7 @@ def _run(argv: list[str]) -> None:
         light(argv)
         _preload_plugins(argv)
         default_map = _config_defaults(argv)
-        result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
+        result = click_app()(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:
         fail(str(e))
     except UserCodeError as e:  # the user's code raised during a run (lionsim.usercode): exit 3

@@ -130,8 +130,8 @@ def bench(
         bucket_mb=bucket_mb, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
         trace=trace,
     )
+    check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
-    check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
 

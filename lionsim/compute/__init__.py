@@ -1,20 +1,24 @@
-"""Compute side of a step-time estimate: device presets, model shapes, FLOP and memory-pass time."""
+"""Compute side of a step-time estimate: device presets, model shapes, FLOP and memory-pass time.
 
-from lionsim.compute.devices import DEVICES, Device
-from lionsim.compute.flops import backward_flops, compute_time, forward_flops, memory_pass_time, training_flops
-from lionsim.compute.models import MODELS, DecoderShape, ModelShape, ViTShape, block_params
+The names load with their module on first use (lionsim._lazy): the device presets need no
+torch, so a command checks `--compute` or `--device` before anything imports it."""
 
-__all__ = [
-    "DEVICES",
-    "MODELS",
-    "DecoderShape",
-    "Device",
-    "ModelShape",
-    "ViTShape",
-    "backward_flops",
-    "block_params",
-    "compute_time",
-    "forward_flops",
-    "memory_pass_time",
-    "training_flops",
-]
+from lionsim._lazy import lazy_attributes
+
+_NAMES = {
+    "DEVICES": ".devices",
+    "Device": ".devices",
+    "MEASURED": ".devices",
+    "MODELS": ".models",
+    "DecoderShape": ".models",
+    "ModelShape": ".models",
+    "ViTShape": ".models",
+    "block_params": ".models",
+    "backward_flops": ".flops",
+    "compute_time": ".flops",
+    "forward_flops": ".flops",
+    "memory_pass_time": ".flops",
+    "training_flops": ".flops",
+}
+__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+__all__ = sorted(_NAMES)

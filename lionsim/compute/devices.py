@@ -94,6 +94,9 @@ class Device:
                            f"{', '.join(name for name, _ in self.dtype_tflops)}")
 
 
+MEASURED = "measured"
+"""--compute: time compute, encode, decode and update on this machine (no device preset)."""
+
 DEVICES: Registry[Device] = Registry("device")
 
 ACHIEVED = 380.0 / 450.0
