@@ -278,3 +278,13 @@ def test_on_gloo_a_ranks_error_reaches_the_parent_as_the_same_line(tmp_path, cap
         assert meta["status"] == "failed" and meta["error"] in err
         kept[backend] = pd.read_csv(out / "steps.csv").groupby("strategy").size().to_dict()
     assert lines["gloo"] == lines["sim"] and kept["gloo"] == kept["sim"] == {"adamw": 5, "flaky-sgd": 2}
+
+
+def test_in_a_sweep_the_units_cells_fail_with_the_line_and_the_others_are_kept(tmp_path, capsys, forget_plugins):
+    out = tmp_path / "sweep"
+    code, err = run(["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--steps", "4",
+                     "-s", "adamw", "-s", "flaky-sgd", "--plugin", str(PLUGINS), "--out", str(out)], capsys)
+    assert code == 1
+    assert err.startswith("error: failed: 1 cells (mlp-w2-1gbe-s0-flaky-sgd@fp32-allreduce): flaky-sgd@fp32-allreduce "
+                          "at step 3: the strategy flaky-sgd raised ValueError: boom at step 3 (")
+    assert set(pd.read_csv(out / "sweep_summary.csv")["strategy"]) == {"adamw"}
