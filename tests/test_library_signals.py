@@ -60,10 +60,12 @@ def forget_plugins():
 def test_a_bench_in_process_gives_the_callers_handlers_back(how, tmp_path, forget_plugins):
     argv = {"finished": [*BENCH, "--steps", "2"], "bad-input": [*BENCH, "--steps", "0"],
             "user-code": [*BENCH, "--steps", "4", "-s", "flaky-sgd", "--plugin", str(PLUGINS)]}[how]
+    hook = sys.excepthook
     with own_handlers() as (mine, got):
         code = exit_code([*argv, "--out", str(tmp_path / "o")])
         assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
     assert code == {"finished": 0, "bad-input": 2, "user-code": 3}[how] and got == []
+    assert sys.excepthook is hook  # typer's app() would set its own for the process
 
 
 @contextmanager

@@ -35,7 +35,7 @@ def test_import_cli_is_light():
 
 
 @pytest.mark.parametrize("args", [["--version"], ["networks"], ["--help"], ["bench", "--help"], ["estimate", "--help"],
-                                  ["sweep", "--help"]])
+                                  ["sweep", "--help"]], ids=" ".join)
 def test_quick_commands_are_light(args):
     assert _heavy_after(PROBE.format(args=args, heavy=HEAVY)) == "HEAVY:"
 
