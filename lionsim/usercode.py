@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from lionsim.plugin_load import one_line
+
 EXIT_CODE = 3
 """`lionsim bench`'s exit code for an error in the user's code during a run."""
 
@@ -115,12 +117,6 @@ def blame(error: BaseException, names: dict[str, str] | None = None) -> str | No
         return None
     where = f" ({_shown(users[-1].filename)}, line {users[-1].lineno})" if users else ""
     return f"{what} raised {one_line(error)}{where}"
-
-
-def one_line(error: BaseException) -> str:
-    """`Type: message` on one line (the message's first line)."""
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
 
 
 def file_of(cls: type) -> str | None:

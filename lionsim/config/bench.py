@@ -150,7 +150,8 @@ class BenchConfig:
         (which validate and load_network reject), stays as given. A FILE.py:FUNC workload gets its
         file's absolute path, so a resume or a rank in another directory imports the same file.
         A built-in workload's name waits for `registries` (validate: the registry imports torch)."""
-        if isinstance(self.workload, str) and is_spec(self.workload) and Path(self.workload.rpartition(":")[0]).is_file():
+        spec = isinstance(self.workload, str) and is_spec(self.workload)
+        if spec and Path(self.workload.rpartition(":")[0]).is_file():  # a missing one: validate says so
             self.workload = parse_spec(self.workload, "--workload").text
         if registries and isinstance(self.workload, str):
             from lionsim.workloads import WORKLOADS, canonical_workload

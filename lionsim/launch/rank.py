@@ -5,10 +5,11 @@ finishes (lionsim.launch.journal), the whole run published at the end.
 Failures are classified so the caller can answer with one line: bad input (a configuration
 that differs across ranks, a port in use, an unreachable rendezvous, a backend this machine
 lacks) is a LionsimError (exit 2); an error in the user's code (a workload, a plug-in) is a
-UserCodeError naming the run and the step (exit 3, what finished published); a collective that fails mid-run (a peer died, a timeout)
-or a SIGTERM from the launcher (torchrun stopping the job after a peer died) is a RankFailure
-(exit 1) after every finished step is published, marked failed: by rank 0 under torchrun, by
-the spawner (which outlives every rank, rank 0 included) when lionsim started the ranks.
+UserCodeError naming the run and the step (exit 3, what finished published); a collective that
+fails mid-run (a peer died, a timeout) or a SIGTERM from the launcher (torchrun stopping the job
+after a peer died) is a RankFailure (exit 1) after every finished step is published, marked
+failed: by rank 0 under torchrun, by the spawner (which outlives every rank, rank 0 included)
+when lionsim started the ranks.
 """
 
 from __future__ import annotations

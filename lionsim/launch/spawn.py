@@ -171,9 +171,10 @@ def _watch(procs, states: list[RankState], messages, timeout_s: float, progress,
             if p.exitcode is None and not s.started and now - s.beat > STARTUP_S:
                 p.kill()
                 return rank, f"did not start (no heartbeat in {STARTUP_S:g} s)"
-        if all(p.exitcode is not None for p in procs) or any(
-                p.exitcode is not None and s.error is not None and s.error[0] == "user" for p, s in zip(procs, states)):
-            return None  # all ended, or one's own code raised: the others end by themselves or are stopped
+        raised = any(p.exitcode is not None and s.error is not None and s.error[0] == "user"
+                     for p, s in zip(procs, states))
+        if raised or all(p.exitcode is not None for p in procs):
+            return None  # all ended, or a rank's user code raised: the others end by themselves or are stopped
 
 
 def _drain(messages, states: list[RankState], progress, wait: float) -> None:

@@ -80,7 +80,7 @@ class Runner:
                         self.compute = (measure_compute(self.workload, self.place) if plan.compute.device is None
                                         else count_compute(self.workload, self.place))
                 except Exception as e:
-                    _raise_if_users(e, "timing the workload's forward and backward, before the first run")
+                    _raise_if_users(e, "measuring the workload's forward and backward, before the first run")
                     raise
             for planned in plan.runs:
                 run = planned.run

@@ -27,8 +27,9 @@ _SEGMENTED = ("scaled-signs", "scaled-levels")
 def check_payload(payload: object, strategy: str, carries: tuple[str, ...], local_workers: int,
                   device: torch.device) -> None:
     """What strategy `strategy`'s encode returned: None (a step that sends nothing) or a Payload
-    of a kind the transport `carries` (or dense: a warm-up's full-precision steps), its tensors of the kind's dtypes and shapes, one row per
-    worker of this process (`local_workers`) on `device`."""
+    of a kind the transport `carries` (or dense: a warm-up's full-precision steps), its tensors
+    of the kind's dtypes and shapes, one row per worker of this process (`local_workers`) on
+    `device`."""
     def bad(what: str) -> UserCodeError:
         return UserCodeError(f"the strategy {strategy}'s encode returned {what}")
 
