@@ -19,6 +19,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.timing import Clock
 from lionsim.transports import PayloadSpec, Transport, combine_alone
+from lionsim.transports.checks import StepChecks
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,14 +49,18 @@ class Sent:
 
 
 def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tensor,
-               params: Tensor, step: int, clock: Clock, frozen: Tensor | None = None) -> Sent:
+               params: Tensor, step: int, clock: Clock, frozen: Tensor | None = None,
+               checks: StepChecks | None = None) -> Sent:
     """Advance the replica `params` [P] by one step from per-worker `grads` [w, P]. `frozen`: flat
     positions of the tensors no worker has a gradient for; the step leaves them and the
     strategy's state for them as they were, as torch.optim skips a parameter whose grad is None
-    (and as lionsim.optim.DistributedLion does)."""
+    (and as lionsim.optim.DistributedLion does). `checks`: what a plug-in returned, checked
+    before it is read (lionsim.transports.checks)."""
     held = None if frozen is None else [(t, t[..., frozen].clone()) for t in [params, *strategy.per_parameter_state()]]
     with clock.section("encode"):
         payload = strategy.encode(grads, params, comm, clock)
+    if checks is not None:
+        checks.payload(payload)
     if payload is None:  # a local step: nothing to exchange
         aggregate, sent = None, Sent(spec=None, local=True)
     elif comm.world_size == 1:  # a lone worker talks to nobody
@@ -64,6 +69,8 @@ def train_step(strategy: Strategy, transport: Transport, comm: Comm, grads: Tens
         sent = Sent(spec=None)
     else:
         aggregate = transport.aggregate(payload, comm, clock)
+        if checks is not None:
+            checks.aggregate(aggregate, payload.spec)
         sent = Sent(spec=payload.spec, extra=tuple(strategy.extra_calls(step)),
                     agreement=payload.extra.get("vote_agreement"),
                     aggregate_error=payload.extra.get("aggregate_rel_error"))

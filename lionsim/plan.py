@@ -23,7 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from lionsim.compute import DEVICES, Device
+from lionsim.compute import DEVICES, MEASURED, Device, device_library  # MEASURED: importable from here, as it always was
 from lionsim.frozen import frozen, thawed
 from lionsim.network import Network, network_for
 from lionsim.reports.summary import SummaryRule
@@ -34,16 +34,6 @@ from lionsim.strategies import STRATEGIES
 from lionsim.strategies.base import Hyper, StrategyConfig
 from lionsim.strategies.given import flat_options, split_options
 from lionsim.workloads import WorkloadConfig
-
-MEASURED = "measured"
-"""--compute: time compute, encode, decode and update on this machine."""
-
-
-def device_library(compute: str | None) -> str | None:
-    """The library a profile without [traits] is priced with on sim: NCCL when --compute models a
-    device (every preset is a GPU; lionsim.estimate.config.DEVICE_LIBRARY), else the ideal library
-    (measured compute: this machine's CPU). A preset keeps the library it names (1gbe: ideal)."""
-    return None if compute in (None, MEASURED) else "nccl"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli import options
 from lionsim.cli.app import main
 from lionsim.compute import DEVICES
+from lionsim.config.bench import BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.estimate import DEFAULT_STRATEGIES, EstimateConfig, estimate
 from lionsim.network import load_network
@@ -137,7 +138,9 @@ def test_names_take_any_case_and_comma_lists():
     assert [r.label for r in parse_runs(["dlion-mavo"], transport="A2A-1BIT")] == ["dlion-mavo@a2a-1bit"]
     assert load_network("10GbE").name == "10gbe"
     assert STRATEGIES.canonical("OneBit-Adam") == "onebit-adam"
-    assert options._workload("MLP") == "mlp"
+    workload = BenchConfig(workload="MLP", workers=2, steps=1, strategies=["adamw"])
+    workload.validate()  # -w takes the name as given; the configuration spells it as listed
+    assert workload.workload == "mlp"
     assert options._choice("--tie", ("zero", "alternate", "random"))("Zero") == "zero"
     assert options._lower("Dirichlet:0.5") == "dirichlet:0.5"
     frame = estimate(EstimateConfig(model="GPT2-124M", device="H100", strategies=["AdamW"]))

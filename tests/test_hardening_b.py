@@ -344,7 +344,9 @@ def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_pa
     from lionsim.sweep.grid import Grid, check_grows
 
     cfg = BenchConfig(network="10GbE", workload="MLP")
-    assert (cfg.network, cfg.workload) == ("10gbe", "mlp")
+    assert cfg.network == "10gbe"  # the workload's name waits for validate: the registry imports torch
+    cfg.validate()
+    assert cfg.workload == "mlp"
     cfg.network = "IB-HDR"
     cfg.validate()
     assert cfg.network == "ib-hdr"

@@ -8,6 +8,7 @@ error) becomes one line on stderr and exit code 2.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import sys
@@ -18,6 +19,7 @@ import typer
 from rich.console import Console
 
 from lionsim.errors import LionsimError
+from lionsim.usercode import EXIT_CODE, UserCodeError
 
 # typer >= 0.20 vendors click as typer._click; older typer uses click itself.
 click = getattr(typer, "_click", None)
@@ -127,7 +129,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
     if path is None:
         return None
     command_name = next((a for a in args if not a.startswith("-")), None)
-    group = typer.main.get_command(app)
+    group = click_app()
     command = group.get_command(click.Context(group), command_name) if command_name else None
     if command is None:
         return None  # click reports the missing or unknown command itself
@@ -238,13 +240,35 @@ def no_such_option(e) -> str:
     return f"no such option {e.option_name}{where}{accepted}{near}"
 
 
+def click_app():
+    """The click group typer builds from `app`, built once per set of strategy flags (building it
+    reads every command's signature: most of an in-process call's time when built every time).
+    Called directly, not through `app()`, which would also set sys.excepthook for the process."""
+    from lionsim.cli.strategy_flags import current
+
+    return _built(current())
+
+
+@functools.lru_cache(maxsize=8)
+def _built(flags: tuple):
+    return typer.main.get_command(app)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point: run the app, map errors to exit codes. (The commands are
-    registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)"""
-    from lionsim.training.stop import sigterm_as_interrupt
+    registered on `app` by lionsim/cli/__init__.py, which Python runs before this module.)
 
-    sigterm_as_interrupt()  # a CI time-out or a scheduler's SIGTERM stops a command as Ctrl-C does
-    argv = list(sys.argv[1:] if argv is None else argv)
+    `main()` is the process's own command line (`lionsim ARGS`, `python -m lionsim ARGS`): Ctrl-C
+    or SIGTERM ends it with one line and exit 2. `main(argv)` is a call from Python (a test, a
+    notebook, a script): the same, and then the signal goes on to the caller's own handler
+    (lionsim.training.stop.command_signals), which for Ctrl-C raises KeyboardInterrupt there."""
+    from lionsim.training.stop import command_signals
+
+    with command_signals(hand_back=argv is not None):
+        _run(list(sys.argv[1:] if argv is None else argv))
+
+
+def _run(argv: list[str]) -> None:
     default_map = None
     try:
         from lionsim.cli.strategy_flags import light
@@ -252,9 +276,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         light(argv)
         _preload_plugins(argv)
         default_map = _config_defaults(argv)
-        result = app(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
+        result = click_app()(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:
         fail(str(e))
+    except UserCodeError as e:  # the user's code raised during a run (lionsim.usercode): exit 3
+        fail(str(e), code=EXIT_CODE)
     except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command
         err_console.print(e.format_message(), markup=False, highlight=False)
         sys.exit(2)

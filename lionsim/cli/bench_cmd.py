@@ -133,8 +133,8 @@ def bench(
         bucket_mb=bucket_mb, overlap=overlap, threads=threads, timeout=timeout, iface=iface, calibrate=calibrate,
         trace=trace,
     )
+    check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
-    check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
 
@@ -156,6 +156,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
     from lionsim.training.results import BenchResult
+    from lionsim.usercode import EXIT_CODE, UserCodeError
 
     backend, labels = bench.backend, bench.labels
     if launched is not None:
@@ -169,6 +170,8 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
                 result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
         except RankFailure as e:
             fail(f"rank {launched.rank}: {e}", code=1)
+        except UserCodeError as e:  # rank 0 published what finished, marked failed with the line
+            fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
             fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
                  f"finished steps are kept in {out} (the same command with --resume continues)"

@@ -1,5 +1,6 @@
 """`lionsim bench` on the simulator: train, and on SIGINT or SIGTERM stop at a step boundary
-and keep everything that finished, with the state `--resume` continues from."""
+and keep everything that finished, with the state `--resume` continues from; on an error in
+the user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ from lionsim.cli.progress import step_progress
 
 def run_here(plan, out: Path, resume: bool):
     """Train every run of the plan in this process and publish it into `out`; return (result,
-    files). An interruption publishes what finished and exits 2 with one line."""
+    files). An interruption publishes what finished and exits 2 with one line; an error in the
+    user's code does the same with exit 3."""
     from lionsim.reports.publish import RunDir
     from lionsim.reports.writing import publish_result
     from lionsim.training.results import Results
     from lionsim.training.resume import load_resume
     from lionsim.training.runner import Runner
     from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+    from lionsim.usercode import EXIT_CODE, UserCodeError
 
     kept = load_resume(out, plan) if resume else None
     runner = Runner(plan, resume=kept)  # bad data or a bad network fail here, before anything is made
@@ -31,6 +34,8 @@ def run_here(plan, out: Path, resume: bool):
         result = results.result()
     except KeyboardInterrupt:
         fail(interrupted(runner, results, target, request))
+    except UserCodeError as e:
+        fail(failed(runner, results, target, str(e)), code=EXIT_CODE)
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
         raise
@@ -62,6 +67,22 @@ def interrupted(runner, results, target, request) -> str:
         save_checkpoint(target.stage, 0, checkpoint)
     publish_result(target, partial, plots=False)
     return f"{how}: {len(partial.steps)} finished steps kept in {target.out}; {continues(checkpoint)}"
+
+
+def failed(runner, results, target, line: str) -> str:
+    """Publish what a bench finished before the user's code raised (run.json marked failed, with
+    the line); return the line with what was kept. The run under way restarts on --resume: its
+    state was left half-way through a step."""
+    from lionsim.reports.writing import publish_result
+    from lionsim.usercode import kept_line
+
+    partial = results.result(status="failed", error=line)
+    partial.meta["config"]["out"] = str(target.out)
+    if not len(partial.steps):
+        target.abandon()
+    else:
+        publish_result(target, partial, plots=False)
+    return kept_line(line, len(partial.steps), target.out)
 
 
 def continues(checkpoint) -> str:

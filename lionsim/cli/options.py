@@ -17,10 +17,12 @@ from lionsim.registry import did_you_mean, match_name
 
 
 def _workload(value: str | None) -> str | None:
-    """A built-in in its listed spelling, an installed plugin, or FILE.py:FUNC (made absolute)."""
-    from lionsim.workloads import canonical_workload
+    """FILE.py:FUNC with the file made absolute (it must exist); a name as given: the command's
+    configuration puts it in its listed spelling, or refuses it, with the registry, which imports
+    torch (lionsim.config.bench: after the checks that need none)."""
+    from lionsim.plugin_load import is_spec, parse_spec
 
-    return canonical_workload(value) if value is not None else None
+    return parse_spec(value, "--workload").text if value is not None and is_spec(value) else value
 
 
 def _choice(option: str, choices: tuple[str, ...]):

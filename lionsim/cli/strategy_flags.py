@@ -23,24 +23,54 @@ OPT = "opt"
 PLUGIN = "plugin"
 
 
-def _flags(full: bool) -> dict:
-    """Config key -> the options its flag sets, from the registry ({} unless `full`)."""
+def _source(full: bool) -> tuple:
+    """Where the flags come from now: nothing (not `full`), the table of the built-in strategies'
+    flags while it is current (lionsim.cli.flag_table: no torch), else the registry, named by its
+    (name, class) pairs (a plug-in registering or forgotten makes another source)."""
     if not full:
+        return ()
+    from lionsim.cli.flag_table import usable
+
+    if usable():
+        return ("table",)
+    from lionsim.strategies import STRATEGIES
+
+    return tuple(STRATEGIES.items())
+
+
+@functools.lru_cache(maxsize=8)
+def _flags_of(source: tuple) -> dict:
+    if not source:
         return {}
+    if source == ("table",):
+        from lionsim.cli.flag_table import cached
+
+        return cached()
     from lionsim.strategies.given import check_flags, flags, registered_specs
 
     check_flags(registered_specs())
     return flags()
 
 
+def _flags(full: bool) -> dict:
+    """Config key -> the options its flag sets ({} unless `full`), from `_source` (once per source:
+    every command's signature reads them, each time click builds the app)."""
+    return _flags_of(_source(full))
+
+
 def _generated(func: Callable, full: bool = True) -> inspect.Signature:
-    """`func`'s own parameters (but strategy_options, plugins), then the registry's flags (not
+    """`func`'s own parameters (but strategy_options, plugins), then the strategies' flags (not
     built unless `full`), --plugin and --opt."""
+    return _signature(func, _source(full))
+
+
+@functools.lru_cache(maxsize=32)
+def _signature(func: Callable, source: tuple) -> inspect.Signature:
     own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items()
            if name not in ("strategy_options", "plugins")]
     taken = {p.name for p in own}
     params = list(own)
-    for key, specs in _flags(full).items():
+    for key, specs in _flags_of(source).items():
         if key in taken:
             raise LionsimError(f"strategy {specs[0].strategy!r}: option flag {specs[0].flag} is already a "
                                f"`lionsim {func.__name__.removesuffix('_cmd')}` option; choose another flag")
@@ -64,6 +94,11 @@ _FULL = [True]
 _COMMANDS: list[_Command] = []
 
 
+def current() -> tuple:
+    """What the commands' signatures are built from now (a key for the click app built from them)."""
+    return (_FULL[0], _source(_FULL[0]))
+
+
 def light(argv: list[str]) -> None:
     """main() runs `argv`: unless it names a command that takes strategies, their flags are not
     built (so `lionsim networks` or `lionsim --help` never import torch)."""
@@ -84,13 +119,15 @@ class _Command:
 
     def __call__(self, **kwargs):
         from lionsim.plugins import load_plugins
-        from lionsim.strategies.form import parse_opt
-        from lionsim.strategies.given import flags
 
-        keys = set(flags())
+        keys = set(_flags(True))
         given = {key: kwargs.pop(key) for key in list(kwargs) if key in keys}
         given = {k: v for k, v in given.items() if v is not None}
-        given.update(parse_opt(kwargs.pop(OPT, None) or []))
+        opts = kwargs.pop(OPT, None) or []
+        if opts:  # the strategies' module: only when --opt is given (it imports torch)
+            from lionsim.strategies.form import parse_opt
+
+            given.update(parse_opt(opts))
         plugins = load_plugins(kwargs.pop(PLUGIN, None) or [])
         return self.__wrapped__(**kwargs, strategy_options=given, plugins=plugins)
 

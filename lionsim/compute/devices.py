@@ -94,6 +94,16 @@ class Device:
                            f"{', '.join(name for name, _ in self.dtype_tflops)}")
 
 
+MEASURED = "measured"
+"""--compute: time compute, encode, decode and update on this machine (no device preset)."""
+
+
+def device_library(compute: str | None) -> str | None:
+    """The library a profile without [traits] is priced with on sim: NCCL when --compute models a
+    device (every preset is a GPU; lionsim.estimate.config.DEVICE_LIBRARY), else the ideal library
+    (measured compute: this machine's CPU). A preset keeps the library it names (1gbe: ideal)."""
+    return None if compute in (None, MEASURED) else "nccl"
+
 DEVICES: Registry[Device] = Registry("device")
 
 ACHIEVED = 380.0 / 450.0

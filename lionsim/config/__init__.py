@@ -8,6 +8,10 @@ TOML and run.json, checked once and resolved into plans.
 Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
 commands (lionsim.docs, lionsim.regress) import this package; training, launch, measure, sweep and
 reports read plans (tests/test_layers.py holds the line).
+
+bench.py and planning.py import no torch: BenchConfig.check_plain refuses a bad number, network,
+device or layout in a moment, and only then does validate read the registries (strategies,
+workloads), whose modules import it (tests/test_quick_imports.py).
 """
 
 from lionsim._lazy import lazy_attributes

@@ -9,27 +9,21 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from lionsim.aggregators import check_tie
 from lionsim.backends import BACKENDS
-from lionsim.compute import DEVICES
+from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, network_for
-from lionsim.plan import MEASURED, device_library
-from lionsim.plugin_load import is_spec
-from lionsim.plugins import load_plugins
+from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
-from lionsim.reports.summary import DEFAULT_WARMUP, pick_baseline
-from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.strategies import STRATEGIES, MomentumSync, StrategyConfig, momentum_strategies
-from lionsim.strategies.given import check_given, flat_options, options_for, split_options
-from lionsim.strategies.momentum_sync import TensorSelection
-from lionsim.training.memory import check_model_fits
-from lionsim.workloads import WORKLOADS, WorkloadConfig, canonical_workload, check_workload
-from lionsim.workloads.config import parse_eval_samples
+
+if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
+    from lionsim.runs import RunSpec
+    from lionsim.strategies import StrategyConfig
+    from lionsim.workloads import WorkloadConfig
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
@@ -149,21 +143,32 @@ class BenchConfig:
 
     def _default_warmup(self) -> None:
         """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after it."""
+        from lionsim.reports.summary import DEFAULT_WARMUP
+
         if self.warmup_steps is None and isinstance(self.steps, int):
             self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
 
-    def _canonical_names(self) -> None:
+    def _canonical_names(self, registries: bool = False) -> None:
         """Workload and network preset in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`),
         so run.json and steps.csv record one spelling; a profile file path, or an unknown name
         (which validate and load_network reject), stays as given. A FILE.py:FUNC workload gets its
-        file's absolute path, so a resume or a rank in another directory imports the same file."""
-        if isinstance(self.workload, str) and (self.workload in WORKLOADS or is_spec(self.workload)):
-            self.workload = canonical_workload(self.workload)
+        file's absolute path, so a resume or a rank in another directory imports the same file.
+        A built-in workload's name waits for `registries` (validate: the registry imports torch)."""
+        spec = isinstance(self.workload, str) and is_spec(self.workload)
+        if spec and Path(self.workload.rpartition(":")[0]).is_file():  # a missing one: validate says so
+            self.workload = parse_spec(self.workload, "--workload").text
+        if registries and isinstance(self.workload, str):
+            from lionsim.workloads import WORKLOADS, canonical_workload
+
+            if self.workload in WORKLOADS or is_spec(self.workload):
+                self.workload = canonical_workload(self.workload)
         if isinstance(self.network, (str, os.PathLike)):
             self.network = canonical_network(self.network)
 
-    def validate(self) -> list[RunSpec]:
-        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
+    def check_plain(self) -> None:
+        """The checks that need no torch (the numbers, the hyperparameters, the network, the
+        device, the backend's layout, the overlap bucket, the compute spread): `validate` makes
+        them first, so a bad value among them is refused in a moment, before torch loads."""
         self._canonical_names()
         self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
@@ -209,6 +214,30 @@ class BenchConfig:
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:
             spread.check(self.workers)
+        for key, values in self.hyper.items():
+            unknown = set(values) - {"lr", "weight_decay", "betas"}
+            if unknown:
+                raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
+            _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
+                         values.get("betas"))
+
+    def validate(self) -> list[RunSpec]:
+        """Every check, once: check_plain's, then those that read the registries (plug-ins loaded
+        first, strategies, their options, the workload: these import torch); the runs."""
+        self.check_plain()
+        from lionsim.aggregators import check_tie
+        from lionsim.plugins import load_plugins
+        from lionsim.reports.summary import pick_baseline
+        from lionsim.runs import parse_runs
+        from lionsim.strategies import STRATEGIES, MomentumSync, momentum_strategies
+        from lionsim.strategies.given import check_given
+        from lionsim.strategies.momentum_sync import TensorSelection
+        from lionsim.training.memory import check_model_fits
+        from lionsim.workloads import check_workload
+        from lionsim.workloads.config import parse_eval_samples
+
+        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
+        self._canonical_names(registries=True)
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         MomentumSync.parse(self.momentum_sync)
@@ -232,11 +261,6 @@ class BenchConfig:
         for key, values in self.hyper.items():
             if key not in labels:
                 raise LionsimError(f"hyper table for {key!r} names no run of this bench; runs: {', '.join(sorted(labels))}")
-            unknown = set(values) - {"lr", "weight_decay", "betas"}
-            if unknown:
-                raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
-            _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
-                         values.get("betas"))
             ignored = [name for name in values if all(name in r.strategy_class.ignores for r in runs
                                                       if key in (r.label, r.strategy))]
             if ignored:
@@ -248,6 +272,9 @@ class BenchConfig:
     def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:
         """A run's hyperparameters: every StrategyConfig field this config names too, with the
         run's own `hyper` table (by label, else by strategy name) winning."""
+        from lionsim.strategies import StrategyConfig
+        from lionsim.strategies.given import options_for
+
         given = {f.name: getattr(self, f.name) for f in fields(StrategyConfig) if hasattr(self, f.name)}
         if run is not None and not run.strategy_class.has_momentum_sync:
             given["momentum_sync"] = "never"  # an option of some strategies applies to those it fits
@@ -258,6 +285,8 @@ class BenchConfig:
         return StrategyConfig(**given)
 
     def workload_config(self) -> WorkloadConfig:
+        from lionsim.workloads import WorkloadConfig
+
         return WorkloadConfig(name=self.workload, workers=self.workers, batch_size=self.batch_size, seed=self.seed,
                               data=self.data, data_split=self.data_split, size=self.model_size,
                               eval_samples=self.eval_samples)
@@ -265,6 +294,8 @@ class BenchConfig:
     def to_dict(self) -> dict:
         """Every option, strategy options flat by flag key (None: not given) and `opt` (NAME.FIELD=VALUE)."""
         d = asdict(self)
+        from lionsim.strategies.given import flat_options
+
         d["data"] = None if self.data is None else str(self.data)
         options = d.pop("options")
         return {**d, **flat_options(options)}
@@ -272,6 +303,8 @@ class BenchConfig:
     @classmethod
     def from_dict(cls, d: dict) -> BenchConfig:
         """The inverse of to_dict (a sweep.json's or run.json's options)."""
+        from lionsim.strategies.given import split_options
+
         plain, options = split_options(d)
         return cls(**plain, options=options)
 

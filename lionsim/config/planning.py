@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 
+from typing import TYPE_CHECKING
+
 from lionsim.config.bench import BenchConfig
 from lionsim.frozen import frozen
-from lionsim.plan import BenchPlan, RunPlan, build
+
+if TYPE_CHECKING:
+    from lionsim.plan import BenchPlan
 
 
 def plan(cfg: BenchConfig) -> BenchPlan:
@@ -15,6 +19,8 @@ def plan(cfg: BenchConfig) -> BenchPlan:
     hyperparameters, options and memory. Every problem is one LionsimError line, before anything
     is built; `cfg` is not read again."""
     runs = cfg.validate()
+    from lionsim.plan import RunPlan, build  # torch: after the checks that need none (BenchConfig.check_plain)
+
     resolved = []
     for run in runs:
         strategy = cfg.strategy_config(run)

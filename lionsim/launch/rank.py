@@ -4,10 +4,12 @@ finishes (lionsim.launch.journal), the whole run published at the end.
 
 Failures are classified so the caller can answer with one line: bad input (a configuration
 that differs across ranks, a port in use, an unreachable rendezvous, a backend this machine
-lacks) is a LionsimError (exit 2); a collective that fails mid-run (a peer died, a timeout)
-or a SIGTERM from the launcher (torchrun stopping the job after a peer died) is a RankFailure
-(exit 1) after every finished step is published, marked failed: by rank 0 under torchrun, by
-the spawner (which outlives every rank, rank 0 included) when lionsim started the ranks.
+lacks) is a LionsimError (exit 2); an error in the user's code (a workload, a plug-in) is a
+UserCodeError naming the run and the step (exit 3, what finished published); a collective that
+fails mid-run (a peer died, a timeout) or a SIGTERM from the launcher (torchrun stopping the job
+after a peer died) is a RankFailure (exit 1) after every finished step is published, marked
+failed: by rank 0 under torchrun, by the spawner (which outlives every rank, rank 0 included)
+when lionsim started the ranks.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from lionsim.training.resume import load_resume, resume_point
 from lionsim.training.runner import Runner
 from lionsim.training.stop import StopRequest, stop_at_step_boundary
 from lionsim.transports import TRANSPORTS
+from lionsim.usercode import UserCodeError
 
 
 class RankFailure(RuntimeError):
@@ -199,6 +202,9 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
             raise
         except KeyboardInterrupt:
             _failed(journal, out, publish_failures, "interrupted", "interrupted")
+            raise
+        except UserCodeError as e:  # the user's code raised on this rank (lionsim.usercode): its line, exit 3
+            _failed(journal, out, publish_failures, "failed", str(e))
             raise
         except Stopped:
             if not root:  # rank 0 reports; the launcher names this rank

@@ -34,6 +34,7 @@ from lionsim.group.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
 from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+from lionsim.usercode import EXIT_CODE, kept_line
 
 HEARTBEAT_S = 0.5
 """Seconds between a rank's heartbeats."""
@@ -52,7 +53,8 @@ class RankState:
     started: bool = False
     """Whether a first message arrived (until then the startup allowance applies)."""
     error: tuple[str, str] | None = None
-    """(kind, message) a rank reported before exiting: input | interrupted | failed."""
+    """(kind, message) a rank reported before exiting: input | user (its own code raised) |
+    interrupted | failed."""
     stopped: tuple[str, int] | None = None
     """(run, last finished step) where a stop asked for ended the rank, its state kept."""
 
@@ -65,7 +67,8 @@ class Outcome:
     message: str = ""
     """One line for the user when not ok."""
     code: int = 0
-    """Exit code: 1 a failed run (dead or hung rank), 2 bad input or interrupted."""
+    """Exit code: 1 a failed run (dead or hung rank), 2 bad input or interrupted, 3 the user's code
+    raised (lionsim.usercode)."""
 
 
 def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, messages, stop, resume: bool) -> None:
@@ -75,6 +78,7 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
 
     from lionsim.launch.rank import RankFailure, run_rank
     from lionsim.training.loop import RunStopped
+    from lionsim.usercode import UserCodeError
 
     state = {"label": None, "step": 0}
 
@@ -109,6 +113,9 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
     except RankFailure as e:
         messages.put(("error", rank, "failed", str(e)))
         sys.exit(1)
+    except UserCodeError as e:
+        messages.put(("error", rank, "user", str(e)))
+        sys.exit(EXIT_CODE)
     messages.put(("done", rank))
 
 
@@ -164,8 +171,10 @@ def _watch(procs, states: list[RankState], messages, timeout_s: float, progress,
             if p.exitcode is None and not s.started and now - s.beat > STARTUP_S:
                 p.kill()
                 return rank, f"did not start (no heartbeat in {STARTUP_S:g} s)"
-        if all(p.exitcode is not None for p in procs):
-            return None
+        raised = any(p.exitcode is not None and s.error is not None and s.error[0] == "user"
+                     for p, s in zip(procs, states))
+        if raised or all(p.exitcode is not None for p in procs):
+            return None  # all ended, or a rank's user code raised: the others end by themselves or are stopped
 
 
 def _drain(messages, states: list[RankState], progress, wait: float) -> None:
@@ -210,6 +219,9 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
         return Outcome(ok=False, code=2, message=inputs[0])
     if culprit is None and all(p.exitcode == 0 for p in procs):
         return Outcome(ok=True)
+    users = [s.error[1] for s in states if s.error and s.error[0] == "user"]
+    if users:  # the cause: the peers it left waiting report a failed collective, or died of it
+        return Outcome(ok=False, code=EXIT_CODE, message=kept_line(users[0], finalize(out, "failed", users[0]), out))
     if culprit is not None:
         rank, what = culprit
         # ranks move in lockstep (every step has collectives): the furthest any rank got is where it stopped

@@ -1,4 +1,5 @@
-"""Import time and wall time of the commands that train nothing.
+"""Import time and wall time of the commands that train nothing (and of the help and a refusal
+of the commands that train).
 
 Import time is the sum of the top-level cumulative times `python -X importtime` prints while
 the command runs (every import it does, lazy ones included); wall time is the whole process,
@@ -14,7 +15,8 @@ import time
 from lionsim.perf.rows import Figure, by_case
 
 COMMANDS = ["--help", "--version", "networks", "strategies", "workloads",
-            "estimate --model gpt2-124m --workers 64", "comm --network 10gbe"]
+            "estimate --model gpt2-124m --workers 64", "comm --network 10gbe",
+            "bench --help", "estimate --help", "bench --workers 0"]
 HEAVY = ("torch", "matplotlib", "pandas")
 
 _RUN = "import sys; from lionsim.cli import main; sys.argv = ['lionsim'] + sys.argv[1:]; main()"

@@ -40,7 +40,7 @@ from typing import Sequence
 import numpy as np
 
 from lionsim.errors import LionsimError
-from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 
 MODES = ("auto", "buckets", "none")
 """--overlap: the strategy's reference schedule where its transport can run it | per bucket

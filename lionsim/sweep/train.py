@@ -1,9 +1,10 @@
 """One training unit: train its run once, then book the records on each of its networks.
 
 Runs in the sweep's process (--jobs 1), in a worker process of a pool (--jobs K) or in a Ray
-task (--executor ray). It returns the booked results, or the error a LionsimError gave (a
-result: the unit failed, and is not retried), and writes nothing: only the parent process
-writes, so a killed worker can never leave a half-written file.
+task (--executor ray). It returns the booked results, or the line of a LionsimError or of an
+error in the user's code (lionsim.usercode): a result, the unit failed and is not retried. It
+writes nothing: only the parent process writes, so a killed worker can never leave a
+half-written file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Callable
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.usercode import UserCodeError
 from lionsim.plan import BenchPlan
 from lionsim.training.results import Results
 from lionsim.training.runner import Runner
@@ -57,7 +59,7 @@ class UnitOutcome:
     key: str
     results: tuple[CellResult, ...] = ()
     error: str | None = None
-    """The LionsimError's message when the unit failed (then `results` is empty)."""
+    """The LionsimError's or UserCodeError's line when the unit failed (then `results` is empty)."""
 
 
 def train_unit(task: UnitTask, progress: Progress | None = None) -> UnitOutcome:
@@ -75,7 +77,7 @@ def train_unit(task: UnitTask, progress: Progress | None = None) -> UnitOutcome:
                 # and run.json's config names the network its times are for
                 result = Results(runner, plan=task.plan.with_network(network)).result()
                 results.append(CellResult(cell_id, result.steps, result.summary, result.meta))
-    except LionsimError as e:
+    except (LionsimError, UserCodeError) as e:  # bad input, or the user's code raised (lionsim.usercode)
         return UnitOutcome(task.key, error=str(e))
     return UnitOutcome(task.key, tuple(results))
 

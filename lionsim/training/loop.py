@@ -45,7 +45,10 @@ from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
+from lionsim.transports.checks import StepChecks
+from lionsim.usercode import is_users, user_code
 from lionsim.workloads import Workload
+from lionsim.workloads.plugin import is_plugin
 
 SECTIONS = ("compute", "encode", "decode", "update")
 """Measured parts of a step (collectives are measured per call by a real Comm, or priced)."""
@@ -177,6 +180,9 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     gradients = GRADIENT_METHODS[gradient_method(workload.gradients, comm.local_workers)]
     clock = Clock(place.device)  # on CUDA its sections wait for their kernels
     tries: dict[str, int] = {}  # steps of each phase counted so far
+    checks = plugin_checks(strategy, transport, place)
+    # a user's workload: its model, loss and metric are the user's code (lionsim.usercode)
+    users = (lambda: user_code("the workload")) if is_plugin(type(workload)) else nullcontext
     for step in range(1 if resume is None else resume.step + 1, steps + 1):
         rng = _rng_state(place.device)  # what a checkpoint after the previous step restores
         batches = workload.batches(step - 1, place.workers, place.device)
@@ -184,7 +190,8 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         used.zero_()
         with clock.section("compute"):
             started = time.perf_counter()
-            losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
+            with users():
+                losses = gradients(workload.model, workload.loss, batches, grads, replicas, used)
             if delay is not None:
                 time.sleep(delay(step, time.perf_counter() - started))
         with clock.section("control"):  # untimed for the booking; the trace shows a rank waiting here
@@ -207,7 +214,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         counts = count_kernels and phase not in record.kernels and tries.get(phase, 0) < COUNT_TRIES
         counting = KernelCounter(clock.counted) if counts else nullcontext()
         with counting, reference_paths() if counts else nullcontext():  # a device runs the plain paths
-            sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen)
+            sent = train_step(strategy, transport, comm, grads, params, step, clock, frozen, checks)
         if counts:  # an abstaining step is its own kind: counted on, the phase's own count waits for a plain step
             tries[phase] = tries.get(phase, 0) + 1
             record.kernels.setdefault(kernel_kind(phase, sent), counting.kernels)
@@ -215,7 +222,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
                 record.kernels.setdefault(phase, counting.kernels)
         done = StepRecord(step, loss, sent, clock.take(), comm.take_log(), phase=phase, spans=clock.take_spans())
         if place.is_root and (step % eval_every == 0 or step == steps):
-            with clock.section("evaluate"):
+            with clock.section("evaluate"), users():
                 done.evaluation = workload.evaluate(workload.model)
             clock.take()  # evaluation is no part of the step's booked time
             done.spans += clock.take_spans()
@@ -223,6 +230,16 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         if on_step is not None:
             on_step(run, step, loss)
     return record
+
+
+def plugin_checks(strategy, transport: Transport, place: Place) -> StepChecks | None:
+    """The checks of what a plug-in strategy's encode and a plug-in transport's aggregate return
+    (None: both are lionsim's own, which their tests check instead)."""
+    mine, theirs = is_users(type(strategy)), is_users(type(transport))
+    if not (mine or theirs):
+        return None
+    return StepChecks(strategy=strategy.name if mine else None, transport=transport.name if theirs else None,
+                      carries=tuple(transport.carries), local_workers=place.comm.local_workers, device=place.device)
 
 
 def worker_status(comm: Comm, losses: list[float], grads: torch.Tensor,

@@ -10,6 +10,7 @@ summary.csv, the trace and run.json.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from typing import Callable
 
 from lionsim.backends import SimComm
@@ -22,7 +23,10 @@ from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_ru
 from lionsim.training.resume import Resume
 from lionsim.training.spans import gather_spans
 from lionsim.training.threads import torch_threads
+from lionsim.transports import TRANSPORTS
+from lionsim.usercode import UserCodeError, blame, file_of, is_users, user_code
 from lionsim.workloads import build_workload
+from lionsim.workloads.plugin import is_plugin
 
 
 class Runner:
@@ -61,15 +65,23 @@ class Runner:
             stop: Callable[[], bool] | None = None) -> list[RunRecord]:
         """Train every run (but those a resume kept) and return the records; `after_run(self)`
         after each (to write what finished). `stop()` true ends the run under way at a step
-        boundary: RunStopped, with `self.checkpoint` set."""
+        boundary: RunStopped, with `self.checkpoint` set. An error raised by the user's code (a
+        workload, a plug-in: lionsim.usercode) is a UserCodeError naming the run and the step;
+        `records` holds every run that finished before it."""
         plan = self.plan
         resumed = self.resume.checkpoint if self.resume is not None else None
         with torch_threads(plan.training.threads):
             if resumed is not None and resumed.compute is not None:
                 self.compute = resumed.compute  # the figure every finished step was booked with
             else:
-                self.compute = (measure_compute(self.workload, self.place) if plan.compute.device is None
-                                else count_compute(self.workload, self.place))
+                users = user_code("the workload") if is_plugin(type(self.workload)) else nullcontext()
+                try:
+                    with users:
+                        self.compute = (measure_compute(self.workload, self.place) if plan.compute.device is None
+                                        else count_compute(self.workload, self.place))
+                except Exception as e:
+                    _raise_if_users(e, "measuring the workload's forward and backward, before the first run")
+                    raise
             for planned in plan.runs:
                 run = planned.run
                 if self.resume is not None and run.label in self.resume.finished:
@@ -85,12 +97,20 @@ class Runner:
                     e.checkpoint.compute = self.compute
                     self.checkpoint = e.checkpoint
                     raise
+                except Exception as e:
+                    _raise_if_users(e, f"{run.label} at step {self._step_under_way(run.label)}", _names(run))
+                    raise
                 if plan.training.trace and plan.backend.name != "sim":
                     gather_spans(record, self.place.comm)  # every rank's own times, before billing
                 slowest_process(record, self.place.comm)
                 if after_run is not None:
                     after_run(self)
         return self.records
+
+    def _step_under_way(self, label: str) -> int:
+        """The step a run was in when it failed (1 before its record existed)."""
+        record = self.records[-1] if self.records and self.records[-1].run.label == label else None
+        return 1 if record is None else len(record.steps) + 1
 
     def _straggler(self) -> Callable[[int, float], float] | None:
         """--compute-spread on a real backend with measured compute: this process's sleeps."""
@@ -107,3 +127,18 @@ class Runner:
         old = self.resume.checkpoint if self.resume is not None else None
         record = next((r for r in self.records if old is not None and r.run.label == old.label), None)
         return old if old is not None and (record is None or len(record.steps) == old.step) else None
+
+
+def _names(run: RunSpec) -> dict[str, str]:
+    """A plug-in's file -> what it holds, to name the culprit of an error raised there."""
+    named = {"the strategy": run.strategy_class, "the transport": TRANSPORTS.get(run.transport)}
+    files = {file_of(cls): f"{what} {cls.name}" for what, cls in named.items() if is_users(cls)}
+    return {path: what for path, what in files.items() if path is not None}
+
+
+def _raise_if_users(error: Exception, at: str, names: dict[str, str] | None = None) -> None:
+    """A UserCodeError saying `at` (the run and the step) and what raised what, if `error` is the
+    user's code's (lionsim.usercode.blame); else nothing: the caller re-raises it as it is."""
+    line = blame(error, names)
+    if line is not None:
+        raise UserCodeError(f"{at}: {line}") from error

@@ -10,6 +10,12 @@ run's state at that boundary is kept (lionsim.training.checkpoint), which `lions
 steps are still kept, and a resume restarts the run that was under way.
 
 SIGTERM is what CI time-outs, schedulers and `kill` send; it is treated as Ctrl-C is.
+
+Every handler lionsim installs is put back as it was found when lionsim returns, normally or by
+an exception, and each signal lionsim's handlers take is noted (`TAKEN`): a command run from
+Python (`lionsim.cli.main(argv)` in a test, a notebook, a script) hands the first one back to
+the caller's own handler when it ends (`command_signals`), so Ctrl-C stops a test suite or a
+notebook cell rather than failing one call.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+TAKEN: list[int] = []
+"""Signals lionsim's handlers took, oldest first; `command_signals` clears what its block added."""
 
 
 class StopRequest:
@@ -56,6 +64,7 @@ def stop_at_step_boundary(request: StopRequest, note: Callable[[str], None] | No
         return
 
     def handler(signum, frame) -> None:
+        TAKEN.append(signum)
         if request.signal is not None:
             raise KeyboardInterrupt
         request.ask(signum)
@@ -63,9 +72,21 @@ def stop_at_step_boundary(request: StopRequest, note: Callable[[str], None] | No
             note(f"{signal.Signals(signum).name}: stopping after the step under way "
                  "(its state is kept for --resume); send it again to stop at once")
 
-    previous = {s: signal.signal(s, handler) for s in signals}
-    try:
+    with handlers(signals, handler):
         yield request
+
+
+@contextmanager
+def handlers(signals: tuple[int, ...], handler) -> Iterator[None]:
+    """`handler` for each of `signals` while the block runs; the ones found are put back after it,
+    however it ends (one installed outside Python, which signal.getsignal reports as None, is
+    left in place: Python cannot put it back, and it never replaced it)."""
+    previous = {}
+    try:
+        for s in signals:
+            if signal.getsignal(s) is not None:
+                previous[s] = signal.signal(s, handler)
+        yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
@@ -80,13 +101,29 @@ def to_stderr(line: str) -> None:
         pass
 
 
-def sigterm_as_interrupt() -> None:
-    """From now on SIGTERM raises KeyboardInterrupt, as SIGINT does: every command stops on it
-    the way it stops on Ctrl-C (one line, exit 2, finished work kept). Main thread only."""
+def _interrupt(signum, frame) -> None:
+    TAKEN.append(signum)
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def command_signals(hand_back: bool) -> Iterator[None]:
+    """A command's signals: while the block runs, SIGINT and SIGTERM raise KeyboardInterrupt, so
+    every command stops on either as on Ctrl-C (one line, exit 2, finished work kept). After it,
+    the handlers found are back; with `hand_back` (the command was called from Python, not as
+    the process's own command line) the first signal taken during the block is raised again,
+    now to the caller's handler: a test suite stops on Ctrl-C (Python's default SIGINT handler
+    raises KeyboardInterrupt in the caller), a SIGTERM ends the caller as it would have without
+    lionsim. Main thread only (elsewhere Python delivers no signals: the block runs unchanged)."""
     if threading.current_thread() is not threading.main_thread():
+        yield
         return
-
-    def handler(signum, frame) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, handler)
+    mark = len(TAKEN)
+    try:
+        with handlers(SIGNALS, _interrupt):
+            yield
+    finally:
+        taken = TAKEN[mark:]
+        del TAKEN[mark:]
+        if hand_back and taken:
+            signal.raise_signal(taken[0])

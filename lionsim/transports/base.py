@@ -27,6 +27,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.timing import Clock
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET, SCHEDULES  # noqa: F401 (re-exported)
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 F32 = 4.0
@@ -34,13 +35,6 @@ F32 = 4.0
 I8 = 1.0
 """Bytes of an int8 vote, level or sign."""
 
-PER_BUCKET = "buckets"
-"""A schedule: the exchange runs per gradient bucket while backward goes on, each bucket's as soon
-as backward has produced it (DDP's buckets and comm hooks, Horovod's per-tensor hooks)."""
-AFTER_BACKWARD = "after"
-"""A schedule: the exchange runs once, over the whole payload, after backward (in the optimizer's
-step: DeepSpeed's 1-bit Adam, the Lion Cub code, DeMo, Dion)."""
-SCHEDULES = (PER_BUCKET, AFTER_BACKWARD)
 
 
 @dataclass(frozen=True, slots=True)
