@@ -81,7 +81,7 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
             raise bad(f"a sparse payload with positions from {int(indices.min())} to {int(indices.max())}; "
                       f"accepted: 0 to {spec.numel - 1} (its spec's numel {spec.numel})")
         return
-    floating = True if kind in ("dense", "lowrank") else False
+    floating = {"float": True, "integer": False}.get(PAYLOAD_KINDS.get(kind).values)  # None: any dtype
     tensor("values", values, 2, floating, spec.numel)
     if kind == "votes" and values.dtype != torch.int8:
         raise bad(f"a votes payload of dtype {values.dtype}; accepted: torch.int8 (+1, 0, -1)")

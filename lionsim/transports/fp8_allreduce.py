@@ -85,6 +85,8 @@ class Fp8AllReduce(Transport):
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         values, workers = payload.values.float(), comm.world_size  # [w, n]
         w, n = values.shape
+        if n == 0:  # nothing of it is sent whole (muloco codes every tensor of a model without norms)
+            return values
         total = padded(n, workers)
         chunk = total // workers
         with section(clock, "encode"):

@@ -121,6 +121,9 @@ class PayloadKind:
     """Bytes per parameter the local rule writes as the payload (lionsim.steptime.passes)."""
     decoded: float = 1.0
     """Bytes per parameter of a lone worker's aggregate, which its update reads (its payload as is)."""
+    values: str = "any"
+    """The dtype of a payload's `values` (lionsim.transports.checks holds plug-ins to it): "float",
+    "integer", or "any" (a plug-in's kind that declares none)."""
 
 
 PAYLOAD_KINDS: Registry[PayloadKind] = Registry("payload kind")
@@ -148,15 +151,19 @@ def _one_byte(spec: PayloadSpec) -> float:
     return 1.0  # an int8 vote, level or sign per parameter
 
 
-PAYLOAD_KINDS.add("dense", PayloadKind("float values, averaged (gradients)", _as_float, lambda spec: 0.0, 4.0))
-PAYLOAD_KINDS.add("votes", PayloadKind("+1/0/-1 int8 votes combined by a vote rule", _votes_alone, _one_byte))
-PAYLOAD_KINDS.add("levels", PayloadKind("small signed integer levels, summed", _as_float, _one_byte))
-PAYLOAD_KINDS.add("scaled-signs", PayloadKind("signs with a float scale per tensor, averaged", _scaled, _one_byte, 4.0))
+PAYLOAD_KINDS.add("dense", PayloadKind("float values, averaged (gradients)", _as_float, lambda spec: 0.0, 4.0,
+                                       values="float"))
+PAYLOAD_KINDS.add("votes", PayloadKind("+1/0/-1 int8 votes combined by a vote rule", _votes_alone, _one_byte,
+                                       values="integer"))
+PAYLOAD_KINDS.add("levels", PayloadKind("small signed integer levels, summed", _as_float, _one_byte, values="integer"))
+PAYLOAD_KINDS.add("scaled-signs", PayloadKind("signs with a float scale per tensor, averaged", _scaled, _one_byte, 4.0,
+                                              values="integer"))
 PAYLOAD_KINDS.add("sparse", PayloadKind(
     "(index, value) pairs, averaged over all workers or over those that sent each index", _sparse_alone,
-    lambda spec: 12.0 * spec.k / spec.numel, 4.0))  # int64 index + float32 value per pair
+    lambda spec: 12.0 * spec.k / spec.numel, 4.0, values="float"))  # int64 index + float32 value per pair
 PAYLOAD_KINDS.add("scaled-levels", PayloadKind("signed levels with a float scale per tensor, averaged", _scaled,
-                                               _one_byte))
+                                               _one_byte, values="integer"))
 PAYLOAD_KINDS.add("onebit", PayloadKind("signs with one float scale per worker, compressed-averaged", _as_float,
-                                        _one_byte))
-PAYLOAD_KINDS.add("lowrank", PayloadKind("float matrices averaged through rank-r factors", _as_float, _one_byte))
+                                        _one_byte, values="integer"))
+PAYLOAD_KINDS.add("lowrank", PayloadKind("float matrices averaged through rank-r factors", _as_float, _one_byte,
+                                         values="float"))
