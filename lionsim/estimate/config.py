@@ -12,7 +12,9 @@ from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.run import run_steps
+from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
@@ -90,6 +92,10 @@ class EstimateConfig:
     """How encode, decode and update are priced: `table` (the codec kernel table's rows for the
     device: lionsim.compute.kernel_table), `table:DEVICE` (another device's rows, e.g. table:cpu
     for codecs staged through the host), or `ideal` (one fused pass each at the device's bandwidth)."""
+    from_run: str | None = None
+    """A finished bench run or sweep root whose measured steps to target price each strategy's run
+    to target at scale (lionsim.estimate.to_target); with it, `steps` / `tokens` are the baseline's
+    steps to target at scale (None: the run's own)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -127,6 +133,8 @@ class Resolved:
     a ResNet preset, --model FILE.py:FUNC with an example input); None: 6 P per token."""
     kernels: KernelChoice = dataclasses.field(default_factory=lambda: IDEAL_KERNELS)
     """How encode, decode and update are priced."""
+    convergence: Convergence | None = None
+    """--from-run's measured convergence (None: no time to target)."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -266,6 +274,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit,
+        convergence=None if cfg.from_run is None else Convergence(load_measured(cfg.from_run)),
     )
 
 
