@@ -220,7 +220,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
-    table = Table(title=f"crossovers {f'of {what} ' if what else ''}against {baseline} over {sweep.variable} {lo:g} to {hi:g} "
+    of = f"of {what} " if what else ""
+    table = Table(title=f"crossovers {of}against {baseline} over {sweep.variable} {lo:g} to {hi:g} "
                         f"{sweep.unit} ({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)

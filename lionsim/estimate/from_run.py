@@ -48,6 +48,8 @@ class Reach:
     """Steps to the cell's target; NaN: it did not reach it."""
     baseline_steps: float
     """The cell's baseline's steps to the same target (finite: cells without one are left out)."""
+    diverged_at: float = math.nan
+    """The step its loss went non-finite (NaN: it did not diverge)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +147,8 @@ def _bench(where: Path, given: str) -> Measured:
                            "baseline reaches (bench --target-loss)")
     workers = int(base["workers"])
     reaches = tuple(Reach(label=label, strategy=str(row.strategy), workers=workers, seed=int(getattr(row, "seed", 0)),
-                          steps=float(row.steps_to_target), baseline_steps=float(base["steps_to_target"]))
+                          steps=float(row.steps_to_target), baseline_steps=float(base["steps_to_target"]),
+                          diverged_at=_diverged(row))
                     for label, row in zip(labels, summary.itertuples(index=False)))
     options = {entry["run"]: entry.get("options") or {} for entry in meta.get("runs") or []
                if isinstance(entry, dict) and "run" in entry}
@@ -186,7 +189,7 @@ def _sweep(where: Path, given: str) -> Measured:
             continue
         cells += 1
         reaches += [Reach(label=row.label, strategy=str(row.strategy), workers=int(workers), seed=int(seed),
-                          steps=float(row.steps_to_target), baseline_steps=base_steps)
+                          steps=float(row.steps_to_target), baseline_steps=base_steps, diverged_at=_diverged(row))
                     for row in group.itertuples(index=False)]
     targets = summary.loc[summary["label"] == baseline, "target_loss"].astype(float)
     if not reaches:
@@ -198,6 +201,11 @@ def _sweep(where: Path, given: str) -> Measured:
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary))
+
+
+def _diverged(row) -> float:
+    value = getattr(row, "diverged_at_step", math.nan)
+    return float(value) if value == value and value is not None else math.nan
 
 
 def _cell_options(where: Path, summary: pd.DataFrame) -> dict[str, dict]:

@@ -265,14 +265,15 @@ def to_target_columns(r: Resolved, run, p, workers: int, run_of) -> dict:
 def basis(r: Resolved) -> str:
     """Where the baseline's steps to target at scale come from."""
     if r.run_tokens is not None:
-        return f"--tokens {r.run_tokens:g}"
+        return f"--tokens {r.run_tokens:,}"
     if r.run_steps is not None:
         return f"--steps {r.run_steps}"
     return "the run's own" if r.convergence.measured.kind == "bench run" else "the run's own, fitted"
 
 
 def columns(rows: list[dict]) -> list[str]:
-    """estimate.csv's columns for these rows: ESTIMATE_COLUMNS, EXTRA_COLUMNS, then TO_TARGET_COLUMNS with --from-run."""
+    """estimate.csv's columns for these rows: ESTIMATE_COLUMNS, EXTRA_COLUMNS, and with --from-run
+    TO_TARGET_COLUMNS."""
     return ESTIMATE_COLUMNS + EXTRA_COLUMNS + (TO_TARGET_COLUMNS if rows and "time_to_target_s" in rows[0] else [])
 
 

@@ -159,12 +159,16 @@ class Convergence:
         baseline's steps at scale from --steps / --tokens, or None for the run's own."""
         label, how = self.match(strategy, transport)
         if label is None:
-            return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {self.measured.kind.split()[-1]}")
+            where = self.measured.kind.split()[-1]  # "run" or "sweep"
+            return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
         cells = self.by_label[label]
         rho = self.ratio_fit(label)
         if rho is None:
+            diverged = [c.diverged_at for c in cells if math.isfinite(c.diverged_at)]
+            why = ("" if not diverged else f" (diverged at step {diverged[0]:.0f})" if len(cells) == 1
+                   else f" (diverged in {len(diverged)})")
             return AtScale(math.nan, math.nan, math.nan, label, how,
-                           "did not reach the target" + self._in_any(len(cells)))
+                           "did not reach the target" + self._in_any(len(cells)) + why)
         notes = []
         reached = rho.points
         if reached < len(cells):
@@ -204,8 +208,8 @@ class Convergence:
 
 def options_note(trained: dict | None, strategy) -> str:
     """Where the options priced differ from those the run trained with (a different H converges
-    differently: the figure is the trained options' convergence), e.g. "trained with local_steps 2,
-    priced with 100"; "" where they agree or the run did not record them."""
+    differently: the figure is the trained options' convergence), e.g. "trained with local_steps 2
+    (priced with local_steps 100)"; "" where they agree or the run did not record them."""
     opts = getattr(strategy, "opts", None)
     if not trained or opts is None or not dataclasses.is_dataclass(opts):
         return ""
@@ -213,8 +217,8 @@ def options_note(trained: dict | None, strategy) -> str:
     differ = [(k, v, priced[k]) for k, v in trained.items() if k in priced and _value(v) != _value(priced[k])]
     if not differ:
         return ""
-    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ) + "; priced with "
-            + ", ".join(f"{k} {p}" for k, _, p in differ))
+    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ) + " (priced with "
+            + ", ".join(f"{k} {p}" for k, _, p in differ) + ")")
 
 
 def _value(v):

@@ -39,7 +39,8 @@ MAX_VALUE_TICKS = 12
 def _source(first) -> str:
     counts = str(first["to_target_workers"]).split()
     at = counts[0] if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return f"convergence of {workload_text(first['to_target_workload'])} trained at {at} workers"
+    return (f"convergence of {workload_text(first['to_target_workload'])} measured at {at} workers, "
+            "assumed to hold at scale")
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
@@ -59,9 +60,8 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(top)
     fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
     ax = fig.subplots()
-    ax.set_title(f"Modelled time to target at scale: {model_text(first)}, {first['workers']:,} workers, "
-                 f"{first['network']}, {first['device']}\n{_source(first)}, if convergence at scale behaves as "
-                 "measured there", fontsize=10)
+    ax.set_title(f"Modelled time to target: {model_text(first)}, {first['workers']:,} workers, "
+                 f"{first['network']}, {first['device']}\n{_source(first)}", fontsize=10)
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
         label = f"{row.strategy}@{row.transport}"
@@ -100,8 +100,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
-    top.set_title(f"Modelled time to target against {variable}: {model_text(first)}, {fixed}, {first['device']}\n"
-                  f"{_source(first)}, if convergence at scale behaves as measured there", fontsize=10)
+    top.set_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, {first['device']}\n"
+                  f"{_source(first)}", fontsize=10)
     values = sorted(frame["sweep_value"].unique())
     if variable == "workers":  # shaded where the sweep's counts meet the measured ones; beyond: extrapolated
         counts = [int(c) for c in str(first["to_target_workers"]).split()]
