@@ -315,3 +315,29 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, make
 def test_the_library_raises_the_same_line(tmp_path):
     with pytest.raises(LionsimError, match="not finished"):
         rows(bench_dir(tmp_path, status="failed"))
+
+
+@pytest.mark.parametrize("run, options", [("onebit-adam", {}), ("diloco", {"local_steps": 3}),
+                                          ("dlion-mavo", {"momentum_sync": "every:7"}), ("dgc", {})])
+def test_a_kind_count_extended_equals_one_counted_afresh(run, options):
+    """The band's run counts extend the shorter run's count (lionsim.estimate.run.KindCount): the plain
+    count of each length, walked from step 1, is the reference."""
+    from lionsim.estimate.probe import probe
+    from lionsim.estimate.run import KindCount, step_kinds
+    from lionsim.runs import parse_runs
+
+    (spec,) = parse_runs([run], None)
+    p = probe(spec, params=1000, tensors=4, workers=8, options=options)
+    counter = KindCount(p.strategy, p.spec, 8)
+    for steps in (5, 23, 23, 101, 40):  # growing, the same again, then shorter (counted again from step 1)
+        assert counter.upto(steps) == step_kinds(p.strategy, p.spec, steps, 8), steps
+
+
+def test_plot_of_an_estimate_without_from_run_is_one_line(tmp_path):
+    from lionsim.reports.plots import plot_dir
+
+    out = tmp_path / "e"
+    assert CliRunner().invoke(app, ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--out",
+                                    str(out)]).exit_code == 0
+    with pytest.raises(LionsimError, match="has no plot: an estimate draws one with --from-run"):
+        plot_dir(out)

@@ -162,6 +162,8 @@ def _sweep(where: Path, given: str) -> Measured:
     if record.get("kind", "sweep") != "sweep":
         raise _fail(where, f"its {SWEEP_FILE} is a {record.get('kind')} record")
     if not (where / SWEEP_SUMMARY).is_file():
+        if (where / "parts").is_dir():  # a sharded sweep (lionsim.sweep.shards)
+            raise _fail(where, f"a sharded sweep root not merged yet: `lionsim sweep merge {where}` first")
         raise _fail(where, f"a sweep root with no {SWEEP_SUMMARY}: no cell has finished")
     summary = _read(where / SWEEP_SUMMARY, ["cell", "seed", "network", *NEEDS])
     expected = record.get("cells")

@@ -52,7 +52,7 @@ from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
-from lionsim.estimate.run import describe, step_kinds
+from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import StepWork, price_step
@@ -170,10 +170,11 @@ def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network
     target's band): counting them walks every step, pricing them does not."""
     key = (run.label, steps, workers)
     kinds = memo.get(key) if memo is not None else None
-    if kinds is None:
+    if kinds is None and memo is None:
         kinds = step_kinds(p.strategy, p.spec, steps, workers)
-        if memo is not None:
-            memo[key] = kinds
+    elif kinds is None:  # one count per run and N, extended to each longer run asked for
+        counter = memo.setdefault((run.label, workers), KindCount(p.strategy, p.spec, workers))
+        kinds = memo[key] = counter.upto(steps)
     total = 0.0
     for kind, count in kinds.items():
         probed = dataclasses.replace(p, spec=kind.spec or p.spec, extra_calls=kind.extra_calls)
@@ -245,8 +246,8 @@ def to_target_columns(r: Resolved, run, p, workers: int, run_of) -> dict:
     its band likewise, and where the convergence came from."""
     conv = r.convergence
     at = conv.at_scale(run.strategy, run.transport, workers, r.steps_for(workers))
-    counts = dict.fromkeys(n for n in (at.steps, at.lo, at.hi) if math.isfinite(n))
-    priced = {n: run_of(n) for n in counts}  # each step count priced once
+    counts = sorted({n for n in (at.steps, at.lo, at.hi) if math.isfinite(n)})
+    priced = {n: run_of(n) for n in counts}  # each count once, ascending: each run extends the shorter one's
 
     def seconds(n: float) -> float:
         return priced[n]["run_s"] if math.isfinite(n) else math.nan
