@@ -34,7 +34,8 @@ GpusPerNode = Annotated[Optional[int], typer.Option(
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
 RunSteps = Annotated[Optional[int], typer.Option(
     "--steps", help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
-                    "steps): run_s and mean_step_s beside the steady step.")]
+                    "steps): run_s and mean_step_s beside the steady step. With --from-run: also the baseline's "
+                    "steps to target at scale.")]
 RunTokens = Annotated[Optional[float], typer.Option(
     "--tokens", help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
                      "(instead of --steps).")]
@@ -67,6 +68,12 @@ NeedOpt = Annotated[Optional[str], typer.Option(
     "--need", metavar="utilisation=U",
     help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute is U of the step, "
          "U in (0, 1), e.g. utilisation=0.95 (or utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
+FromRun = Annotated[Optional[Path], typer.Option(
+    "--from-run", metavar="DIR",
+    help="A finished `lionsim bench` --out or `lionsim sweep` root: each strategy's run to target at scale, from "
+         "its steps to target there relative to its baseline (fitted against log N over a sweep's worker counts), "
+         "priced with every phase; --steps/--tokens then give the baseline's steps to target at scale (default: "
+         "the run's own). Columns steps_to_target, time_to_target_s, to_target_speedup.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
@@ -86,6 +93,11 @@ def _ms(seconds: float) -> str:
     if 0 < ms < 1e-4:
         return "<0.0001"
     return f"{ms:.3g}"
+
+
+def _times(x: float) -> str:
+    """A speedup, "-" where there is none (no time to target)."""
+    return "-" if x != x else f"{x:.2f}x"
 
 
 def _bytes(n: float) -> str:
@@ -211,15 +223,17 @@ def need_table(frame: pd.DataFrame) -> Table:
     return table
 
 
-def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) -> Table:
-    """Where each strategy starts (or stops) beating the baseline over the sweep."""
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
+    """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
+    `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
     from lionsim.reports.tables import fold_run, run_width
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
-    table = Table(title=f"crossovers against {baseline} over {sweep.variable} {lo:g} to {hi:g} {sweep.unit} "
-                        f"({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
+    of = f"of {what} " if what else ""
+    table = Table(title=f"crossovers {of}against {baseline} over {sweep.variable} {lo:g} to {hi:g} "
+                        f"{sweep.unit} ({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
@@ -227,13 +241,15 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame) 
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", "ties everywhere" if row.wins == "level" else row.wins
+            if row.wins == "no figure":
+                wins = "no time to target"
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep)
             where = f"{int(row.crossover):,} worker{'' if row.crossover == 1 else 's'}"
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
-        table.add_row(fold_run(row.strategy, row.transport), where, wins, f"{row.speedup_first:.2f}x",
-                      f"{row.speedup_last:.2f}x")
+        table.add_row(fold_run(row.strategy, row.transport), where, wins, _times(row.speedup_first),
+                      _times(row.speedup_last))
     return table
 
 
@@ -272,6 +288,7 @@ def estimate_cmd(
     optimizer: OptimizerOpt = "fused",
     sweep: SweepOpt = None,
     need: NeedOpt = None,
+    from_run: FromRun = None,
     out: EstimateOut = None,
     trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
                                         "step in the Chrome trace-event format (open it in Perfetto).")] = False,
@@ -286,6 +303,7 @@ def estimate_cmd(
     from lionsim.estimate import EstimateConfig, estimate, resolve
     from lionsim.estimate.need import parse_need, with_need
     from lionsim.estimate.sweep import run_sweep
+    from lionsim.cli.to_target_view import to_target_table
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -293,6 +311,7 @@ def estimate_cmd(
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,
+        from_run=None if from_run is None else str(from_run),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     if trace and out is None:
@@ -314,9 +333,12 @@ def estimate_cmd(
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),
-              *([crossover_table(swept[2], swept[0], swept[1])] if swept is not None else [])]
+              *([to_target_table(frame)] if from_run is not None else []),
+              *([crossover_table(swept.crossings, swept.sweep, swept.rows)] if swept is not None else []),
+              *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target")]
+                if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
-        emit(swept[1] if swept is not None else frame, format)
+        emit(swept.rows if swept is not None else frame, format)
     else:
         for table in tables:  # 80 columns off a terminal (wider only for a run name that needs it)
             out_console(natural_width(table)).print(table)
@@ -351,6 +373,12 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
             paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png")
             if spec.variable == "workers" and hierarchical(rows):
                 paths += plot_hierarchy(rows, stage / "hierarchy.png")
+            if swept.to_target is not None:  # --from-run: the time to target against the swept variable
+                from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target_sweep
+
+                paths.append(write_atomic(stage / TO_TARGET_CROSSOVER,
+                                          lambda f: swept.to_target.to_csv(f, index=False)))
+                paths += plot_to_target_sweep(rows, swept.to_target, spec.variable, stage / "to_target.png")
         return paths
 
     try:

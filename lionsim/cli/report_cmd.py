@@ -13,7 +13,7 @@ from lionsim.cli.app import app, console
 
 @app.command("report")
 def report(
-    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench`, `lionsim sweep` or `lionsim estimate --sweep` --out directory.")],
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="A `lionsim bench`, `lionsim sweep` or `lionsim estimate` --out directory.")],
     plugin: o.Plugin = None,
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""

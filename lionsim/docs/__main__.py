@@ -11,6 +11,7 @@ import lionsim.docs.comm  # noqa: F401
 import lionsim.docs.estimate  # noqa: F401
 import lionsim.docs.methods  # noqa: F401
 import lionsim.docs.kernels  # noqa: F401
+import lionsim.docs.to_target  # noqa: F401
 from lionsim.docs.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_atomic
@@ -20,18 +21,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lionsim.docs", description=__doc__)
     parser.add_argument("--only", action="append", metavar="NAME", help=f"a block: {', '.join(BLOCKS.names())}")
     parser.add_argument("--refresh", action="append", metavar="CACHE", default=[],
-                        help="train the cached run again for real (default-bench: minutes)")
+                        help="train the cached run again for real (default-bench, from-run-sweep: minutes)")
     parser.add_argument("--check", action="store_true", help="exit 1 if a page differs, naming the blocks")
     parser.add_argument("--write", action="store_true", help="rewrite the pages' blocks")
     args = parser.parse_args(argv)
     try:
         names = [BLOCKS.canonical(n) for n in args.only] if args.only else BLOCKS.names()
+        refreshers = {"default-bench": lionsim.docs.bench.refresh, "from-run-sweep": lionsim.docs.to_target.refresh}
         for cache in args.refresh:
-            if cache != "default-bench":
-                raise LionsimError(f"unknown cache {cache!r}; choose from: default-bench")
-            from lionsim.docs.bench import refresh
-
-            print(f"wrote {refresh()}", file=sys.stderr)
+            if cache not in refreshers:
+                raise LionsimError(f"unknown cache {cache!r}; choose from: {', '.join(refreshers)}")
+            print(f"wrote {refreshers[cache]()}", file=sys.stderr)
         found = where_blocks(pages())
         if (error := missing_markers(names, found)) is not None and (args.check or args.write):
             raise error

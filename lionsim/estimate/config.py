@@ -13,7 +13,9 @@ from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.run import run_steps
+from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
@@ -100,6 +102,10 @@ class EstimateConfig:
     """How the strategies' optimizer steps run (lionsim.compute.kernel_ops.OPTIMIZER_KINDS): fused (one
     kernel, what large-model trainers run: apex/DeepSpeed/Megatron FusedAdam, torch fused=True),
     foreach (torch's multi-tensor ops) or eager (torch's for-loop: every op per tensor)."""
+    from_run: str | None = None
+    """A finished bench run or sweep root whose measured steps to target price each strategy's run
+    to target at scale (lionsim.estimate.to_target); with it, `steps` / `tokens` are the baseline's
+    steps to target at scale (None: the run's own)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -139,6 +145,8 @@ class Resolved:
     """How encode, decode and update are priced."""
     optimizer: str = DEFAULT_OPTIMIZER
     """The optimizer steps' form (EstimateConfig.optimizer)."""
+    convergence: Convergence | None = None
+    """--from-run's measured convergence (None: no time to target)."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -291,6 +299,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit,
+        convergence=None if cfg.from_run is None else Convergence(load_measured(cfg.from_run)),
     )
 
 

@@ -100,7 +100,8 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
     records = []
     for run in r.runs:
         # each run alone, its steady step only (no whole run, no baseline to find among the others)
-        alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None)
+        alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None,
+                                    convergence=None)
         gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation)
         records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
     return records

@@ -60,19 +60,37 @@ def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, wor
 
 def step_kinds(strategy: Strategy, steady: PayloadSpec, steps: int, workers: int) -> Counter[StepKind]:
     """How many of the run's `steps` steps are of each kind (module doc)."""
-    counts: Counter[tuple] = Counter()
-    for step in range(1, steps + 1):  # a key as cheap to hash as can be: most steps are the steady one
-        spec = strategy.run_spec(step, steady)
-        counts[(spec if spec is not steady else steady.__class__, tuple(strategy.extra_calls(step)) if workers > 1
-                else (), strategy.phase(step))] += 1
-    kinds: Counter[StepKind] = Counter()
-    for (spec, calls, phase), count in counts.items():
-        spec = steady if spec is steady.__class__ else spec
-        if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
-            phase = "warm-up"
-        extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
-        kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
-    return kinds
+    return KindCount(strategy, steady, workers).upto(steps)
+
+
+class KindCount:
+    """A strategy's steps counted by kind from step 1 on, kept: a longer run extends a shorter one's
+    count instead of walking its steps again (a run to target and its band's ends, ascending)."""
+
+    def __init__(self, strategy: Strategy, steady: PayloadSpec, workers: int) -> None:
+        self.strategy, self.steady, self.workers = strategy, steady, workers
+        self.walked = 0
+        self.counts: Counter[tuple] = Counter()
+
+    def upto(self, steps: int) -> Counter[StepKind]:
+        """The kinds of steps 1..`steps` (a shorter run than the one counted so far starts again)."""
+        if steps < self.walked:
+            self.walked, self.counts = 0, Counter()
+        strategy, steady, workers = self.strategy, self.steady, self.workers
+        # a key as cheap to hash as can be: most steps are the steady one
+        for step in range(self.walked + 1, steps + 1):
+            spec = strategy.run_spec(step, steady)
+            self.counts[(spec if spec is not steady else steady.__class__,
+                         tuple(strategy.extra_calls(step)) if workers > 1 else (), strategy.phase(step))] += 1
+        self.walked = steps
+        kinds: Counter[StepKind] = Counter()
+        for (spec, calls, phase), count in self.counts.items():
+            spec = steady if spec is steady.__class__ else spec
+            if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
+                phase = "warm-up"
+            extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
+            kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
+        return kinds
 
 
 def _at_scale(call: CollectiveCall, factor: float) -> CollectiveCall:

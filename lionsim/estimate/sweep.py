@@ -32,7 +32,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
-from lionsim.estimate.table import ESTIMATE_COLUMNS, EXTRA_COLUMNS, estimate_rows
+from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 
@@ -105,29 +105,52 @@ def with_bandwidth(network: Network, gbps: float) -> Network:
     return dataclasses.replace(network, inter=inter)
 
 
-def sweep_rows(r: Resolved, sweep: Sweep) -> list[dict]:
+def sweep_rows(r: Resolved, sweep: Sweep, memo: dict | None = None) -> list[dict]:
     """Estimate rows for every sweep value; each row carries `sweep_value`."""
     rows = []
+    memo = {} if memo is None else memo  # a whole run's kinds do not change with the bandwidth
     for value in sweep.values:
         if sweep.variable == "workers":
-            point = estimate_rows(r, int(value), r.network)
+            point = estimate_rows(r, int(value), r.network, memo)
         else:
-            point = estimate_rows(r, r.workers, with_bandwidth(r.network, value))
+            point = estimate_rows(r, r.workers, with_bandwidth(r.network, value), memo)
         for row in point:
             row["sweep_value"] = value
         rows.extend(point)
     return rows
 
 
-def run_sweep(cfg: EstimateConfig, spec: str) -> tuple[Sweep, pd.DataFrame, pd.DataFrame]:
-    """(the sweep, every row, the crossovers) for `--sweep spec` over cfg."""
+@dataclass(frozen=True, slots=True)
+class Swept:
+    """An estimate over a sweep: what varied, every row, and where each run crosses the baseline."""
+
+    sweep: Sweep
+    rows: pd.DataFrame
+    crossings: pd.DataFrame
+    """Crossovers of the step's speedup (CROSSOVER_COLUMNS)."""
+    to_target: pd.DataFrame | None = None
+    """With --from-run: crossovers of to_target_speedup, the time to target's."""
+
+    def __iter__(self):
+        """Unpacks as (sweep, rows, crossings), as run_sweep's tuple did."""
+        return iter((self.sweep, self.rows, self.crossings))
+
+    def __getitem__(self, index: int):
+        return tuple(self)[index]
+
+
+def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
+    """The estimate over `--sweep spec` of cfg, its crossovers (and with --from-run the time to target's)."""
     r = resolve(cfg)
     sweep = parse_sweep(spec, r.network.workers_per_node)
     if sweep.variable == "workers":
         for w in sweep.values:
             r.network.nodes(int(w))  # every count fills whole nodes
-    frame = pd.DataFrame.from_records(sweep_rows(r, sweep), columns=["sweep_value", *ESTIMATE_COLUMNS, *EXTRA_COLUMNS])
-    return sweep, frame, crossovers(frame, sweep, r)
+    memo: dict = {}
+    records = sweep_rows(r, sweep, memo)
+    frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records)])
+    to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
+    return Swept(sweep, frame, crossovers(frame, sweep, r, memo=memo), to_target)
 
 
 def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
@@ -135,20 +158,22 @@ def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
     return [w for w in range(after + 1, upto + 1) if w <= workers_per_node or w % workers_per_node == 0]
 
 
-def _wins_at(r: Resolved, label: str, workers: int) -> bool:
-    row = next(row for row in estimate_rows(r, workers, r.network) if f"{row['strategy']}@{row['transport']}" == label)
-    return row["speedup"] > 1.0
+def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
+    rows = estimate_rows(r, workers, r.network, memo)
+    row = next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)
+    return row[column] > 1.0
 
 
-def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool) -> int:
+def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool, column: str = "speedup",
+                     memo: dict | None = None) -> int:
     """The first valid count on the winning side between sweep points `after` (one side) and
     `upto` (the other): bisection keeps `after`'s side on the left and `upto`'s on the right."""
     counts = worker_counts(after, upto, r.network.workers_per_node)
     left, right = -1, len(counts) - 1  # counts[-1] is `upto`; index -1 stands for `after`
-    upto_side = _wins_at(r, label, upto)
+    upto_side = _wins_at(r, label, upto, column, memo)
     while right - left > 1:
         mid = (left + right) // 2
-        if _wins_at(r, label, counts[mid]) == upto_side:
+        if _wins_at(r, label, counts[mid], column, memo) == upto_side:
             right = mid
         else:
             left = mid
@@ -157,23 +182,33 @@ def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above:
     return counts[left] if left >= 0 else after  # wins on `after`'s side: the last winning count
 
 
-def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None) -> pd.DataFrame:
-    """One row per crossover of each non-baseline run (module doc); a run that never changes
-    sides gets one row with crossover NaN and wins "everywhere", "nowhere" or "level" (every
-    speedup within TIE of 1.00x: it ties everywhere). Worker
+TO_TARGET = "to_target_speedup"
+"""The column of the time to target's crossovers (--from-run)."""
+
+
+def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, column: str = "speedup",
+               memo: dict | None = None) -> pd.DataFrame:
+    """One row per crossover of each non-baseline run (module doc) in `column` (the step's speedup,
+    or with --from-run TO_TARGET, the time to target's); a run that never changes sides gets one
+    row with crossover NaN and wins "everywhere", "nowhere" or "level" (every speedup within TIE
+    of 1.00x: it ties everywhere), or "no figure" where it has no time to target at any point. Worker
     crossovers need `r` (the resolved config) to price the counts between sweep points."""
     records = []
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
         if f"{strategy}@{transport}" == rows["baseline"].iloc[0]:
             continue
-        rows = rows.sort_values("sweep_value")
-        x = np.log(rows["sweep_value"].to_numpy(dtype=float))
-        y = np.log(rows["speedup"].to_numpy(dtype=float))
+        rows = rows[rows[column].notna()].sort_values("sweep_value")  # points with no time to target: no side
         base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
-                "speedup_first": float(rows["speedup"].iloc[0]), "speedup_last": float(rows["speedup"].iloc[-1])}
+                "speedup_first": float(rows[column].iloc[0]) if len(rows) else math.nan,
+                "speedup_last": float(rows[column].iloc[-1]) if len(rows) else math.nan}
+        if rows.empty:
+            records.append({**base, "crossover": math.nan, "wins": "no figure"})
+            continue
+        x = np.log(rows["sweep_value"].to_numpy(dtype=float))
+        y = np.log(rows[column].to_numpy(dtype=float))
         # a speedup within TIE of 1.00x is level with the baseline: neither side, so it makes no
         # crossover; crossings are looked for between the points on either side of level
-        sides = [i for i, v in enumerate(rows["speedup"].to_numpy(dtype=float)) if abs(v - 1.0) > TIE]
+        sides = [i for i, v in enumerate(rows[column].to_numpy(dtype=float)) if abs(v - 1.0) > TIE]
         found = False
         for i, j in zip(sides, sides[1:]):
             if (y[i] > 0) != (y[j] > 0):
@@ -183,7 +218,7 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None) -> 
                         raise ValueError("worker crossovers need the resolved config")
                     values = rows["sweep_value"].to_numpy()
                     at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
-                                                wins == "above"))
+                                                wins == "above", column, memo))
                 else:
                     at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
                 records.append({**base, "crossover": at, "wins": wins})

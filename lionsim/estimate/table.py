@@ -50,6 +50,7 @@ run_speedup the baseline's run_s / this run_s, run_phases the phases and their s
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pandas as pd
 
@@ -58,7 +59,8 @@ from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
-from lionsim.estimate.run import describe, step_kinds
+from lionsim.estimate.run import KindCount, describe, step_kinds
+from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import StepWork, price_step
 from lionsim.steptime.work import Kernels, device_work
@@ -175,10 +177,18 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
             "compute_max_s": columns["compute_max_s"], "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99}
 
 
-def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest) -> dict:
-    """A run of r.steps_for(workers) steps: each kind of step priced once, times its count (run.py)."""
-    steps = r.steps_for(workers)
-    kinds = step_kinds(p.strategy, p.spec, steps, workers)
+def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, steps: int,
+               memo: dict | None = None) -> dict:
+    """A run of `steps` steps: each kind of step priced once, times its count (run.py). `memo`
+    keeps each run's kinds for a step count and N across calls (a sweep's points, the time to
+    target's band): counting them walks every step, pricing them does not."""
+    key = (run.label, steps, workers)
+    kinds = memo.get(key) if memo is not None else None
+    if kinds is None and memo is None:
+        kinds = step_kinds(p.strategy, p.spec, steps, workers)
+    elif kinds is None:  # one count per run and N, extended to each longer run asked for
+        counter = memo.setdefault((run.label, workers), KindCount(p.strategy, p.spec, workers))
+        kinds = memo[key] = counter.upto(steps)
     total = 0.0
     for kind, count in kinds.items():
         probed = dataclasses.replace(p, spec=kind.spec or p.spec, extra_calls=kind.extra_calls)
@@ -192,12 +202,15 @@ AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
 """Columns a local-step strategy's row gives as the mean over one round of H steps."""
 
 
-def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
+def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None = None) -> list[dict]:
     """One row per run of `r` on `workers` workers of `network`, speedups filled in.
 
     A local-step strategy (localsgd, diloco*: one exchange every H steps) gets the mean step of a
     round: (the sync step + (H - 1) local steps) / H for every time column, wire_bytes and the
-    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H."""
+    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H. With
+    r.convergence (--from-run) each row also prices its run to target (to_target_columns).
+    `memo`: the whole runs' step kinds, kept across calls (_whole_run)."""
+    memo = {} if memo is None else memo
     flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
              else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs (lionsim.compute.counted)
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
@@ -210,9 +223,13 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
             local = _priced(r, run, p, flops, workers, network, slowest, local=True)
             h = p.sync_every
             step |= {c: (step[c] + (h - 1) * local[c]) / h for c in AMORTISED}
-        whole = _whole_run(r, run, p, flops, workers, network, slowest) if r.steps_for(workers) else {}
+        steps = r.steps_for(workers)
+        whole = _whole_run(r, run, p, flops, workers, network, slowest, steps, memo) if steps else {}
+        reach = ({} if r.convergence is None else
+                 to_target_columns(r, run, p, workers, lambda n: _whole_run(r, run, p, flops, workers, network,
+                                                                            slowest, int(n), memo)))
         rows.append({
-            **whole,
+            **whole, **reach,
             "strategy": run.strategy, "transport": run.transport, "workers": workers, "network": network.name,
             "params": r.params, **step,
             "model": r.model, **per_worker(r), "device": r.device.name, "mfu": r.mfu,
@@ -234,6 +251,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network) -> list[dict]:
         row["baseline"] = labels[base]
         if r.steps_for(workers):
             row["run_speedup"] = rows[base]["run_s"] / row["run_s"]
+        if r.convergence is not None:  # NaN where either has no time to target
+            row["to_target_speedup"] = rows[base]["time_to_target_s"] / row["time_to_target_s"]
     return rows
 
 
@@ -250,9 +269,47 @@ def per_worker(r: Resolved) -> dict:
     return {f"{name}_per_worker": r.tokens_per_worker if name == unit else None for name in ("tokens", "samples")}
 
 
+def to_target_columns(r: Resolved, run, p, workers: int, run_of) -> dict:
+    """The --from-run columns of one row (lionsim.estimate.to_target): its steps to target at
+    `workers` and the run of that many steps priced by `run_of(steps)` (a whole run's columns),
+    its band likewise, and where the convergence came from."""
+    conv = r.convergence
+    at = conv.at_scale(run.strategy, run.transport, workers, r.steps_for(workers))
+    counts = sorted({n for n in (at.steps, at.lo, at.hi) if math.isfinite(n)})
+    priced = {n: run_of(n) for n in counts}  # each count once, ascending: each run extends the shorter one's
+
+    def seconds(n: float) -> float:
+        return priced[n]["run_s"] if math.isfinite(n) else math.nan
+
+    note = "; ".join(filter(None, [at.note, options_note(conv.measured.options.get(at.match), p.strategy)]))
+    return {"steps_to_target": at.steps, "time_to_target_s": seconds(at.steps),
+            "time_to_target_lo_s": seconds(at.lo), "time_to_target_hi_s": seconds(at.hi),
+            "steps_to_target_lo": at.lo, "steps_to_target_hi": at.hi,
+            "to_target_phases": priced[at.steps]["run_phases"] if math.isfinite(at.steps) else "",
+            "to_target_ratio": at.ratio, "to_target_per_doubling": at.per_doubling,
+            "to_target_match": at.match, "to_target_how": at.how, "to_target_note": note,
+            "to_target_beyond": at.beyond, "to_target_basis": basis(r),
+            **conv.source_columns()}
+
+
+def basis(r: Resolved) -> str:
+    """Where the baseline's steps to target at scale come from."""
+    if r.run_tokens is not None:
+        return f"--tokens {r.run_tokens:,}"
+    if r.run_steps is not None:
+        return f"--steps {r.run_steps}"
+    return "the run's own" if r.convergence.measured.kind == "bench run" else "the run's own, fitted"
+
+
+def columns(rows: list[dict]) -> list[str]:
+    """estimate.csv's columns for these rows: ESTIMATE_COLUMNS, EXTRA_COLUMNS, and with --from-run
+    TO_TARGET_COLUMNS."""
+    return ESTIMATE_COLUMNS + EXTRA_COLUMNS + (TO_TARGET_COLUMNS if rows and "time_to_target_s" in rows[0] else [])
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order."""
-    return pd.DataFrame.from_records(rows, columns=ESTIMATE_COLUMNS + EXTRA_COLUMNS)
+    return pd.DataFrame.from_records(rows, columns=columns(rows))
 
 
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:

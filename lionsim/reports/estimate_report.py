@@ -1,10 +1,15 @@
-"""`lionsim report DIR` for an estimate sweep (`lionsim estimate --sweep ... --out DIR`).
+"""`lionsim report DIR` for an estimate (`lionsim estimate ... --out DIR`).
 
-From sweep.csv and crossover.csv alone: what was modelled (model, device, network, overlap,
-uneven workers and how their distribution was computed), the step time and the speedup of
-every run at every swept value, the bytes across nodes where a network has nodes to cross,
-the crossovers, and the plots (sweep.png; hierarchy.png for hierarchical transports in a
-workers sweep), redrawn first.
+An estimate sweep (`--sweep`), from sweep.csv and crossover.csv alone: what was modelled (model,
+device, network, overlap, uneven workers and how their distribution was computed), the step time
+and the speedup of every run at every swept value, the bytes across nodes where a network has
+nodes to cross, the crossovers, and the plots (sweep.png; hierarchy.png for hierarchical
+transports in a workers sweep), redrawn first. With --from-run, the time to target at scale
+besides: where the convergence came from and the assumption, the time and its speedup at every
+swept value, the crossovers on time to target (to_target_crossover.csv) and to_target.png.
+
+One estimate (estimate.csv alone): what was modelled, each run's step, and with --from-run its
+time to target at scale in words, with to_target.png.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from lionsim.reports.md import md_table
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.plots.style import human_bytes
+from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
+from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
+from lionsim.reports.to_target import has_to_target, to_target_section, to_target_sweep_section
 
 
 def _ms(seconds: float) -> str:
@@ -82,10 +90,46 @@ def estimate_report(directory: Path) -> str:
                      + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v)))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
         parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms))
+    if has_to_target(frame):
+        timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
+        where = directory / TO_TARGET_CROSSOVER
+        to_target = read_table(where, CROSSOVER_NEEDS, allow_empty=True) if where.is_file() else None
+        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     parts += ["## Crossovers\n\n" + _crossovers(crossings),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               "## Reproduce\n\nThe estimate's command is not recorded in its files; this report comes from them alone:"
               f"\n\n    lionsim report {directory}"]
+    return "\n\n".join(parts) + "\n"
+
+
+ONE_NEEDS = ["strategy", "transport", "workers", "network", "params", "model", "device", "mfu", "step_s", "comm_s",
+             "compute_s", "speedup", "baseline", "wire_bytes"]
+"""estimate.csv columns the report of one estimate reads."""
+
+
+def one_estimate_report(directory: Path) -> str:
+    """`lionsim report DIR` of one estimate (estimate.csv, no sweep): what was modelled, each run's
+    step, and with --from-run the time to target at scale in words and its plot."""
+    frame = read_table(directory / "estimate.csv", ONE_NEEDS)
+    first = frame.iloc[0]
+    steps = md_table(["run", "compute", "comm", "step", "sent", "speedup"], [
+        [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), human_bytes(r.wire_bytes),
+         f"{r.speedup:.2f}x"] for r in frame.itertuples(index=False)])
+    parts = [f"# lionsim report: estimate of {first['model']}, {first['workers']:,} workers, {first['network']}",
+             "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
+             "## Configuration\n\n" + _config(frame),
+             "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "
+             f"{first['baseline']}'s step / this run's."]
+    if has_to_target(frame):
+        from lionsim.reports.plots.redraw import plot_dir
+
+        parts.append("## Time to target at scale\n\n"
+                     + to_target_section(read_table(directory / "estimate.csv", TO_TARGET_NEEDS)))
+        _kind, paths = plot_dir(directory)
+        pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
+        parts.append("## Plots\n\n" + "\n\n".join(f"![{n.removesuffix('.png')}]({n})" for n in pngs))
+    parts.append("## Reproduce\n\nThe estimate's command is not recorded in its files; this report comes from "
+                 f"them alone:\n\n    lionsim report {directory}")
     return "\n\n".join(parts) + "\n"

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
-from lionsim.reports.estimate_report import estimate_report
+from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import md_table
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_NAMES, PAPER_ORDER, ordering_breaks, ordering_holds
@@ -275,8 +275,10 @@ def write_report(directory: Path) -> Path:
         text = _run_report(directory)
     elif (directory / "sweep.csv").is_file():  # an estimate sweep (lionsim.reports.estimate_report)
         text = estimate_report(directory)
+    elif (directory / "estimate.csv").is_file():  # one estimate (with --from-run: its time to target)
+        text = one_estimate_report(directory)
     else:
-        raise LionsimError(f"{directory} holds neither steps.csv (a bench run), {SWEEP_SUMMARY} (a sweep) nor "
-                           f"sweep.csv (an estimate sweep); `lionsim report` needs one of them ({SUMMARY_FILE} "
-                           f"and run.json are read when present)")
+        raise LionsimError(f"{directory} holds neither steps.csv (a bench run), {SWEEP_SUMMARY} (a sweep), "
+                           f"sweep.csv (an estimate sweep) nor estimate.csv (an estimate); `lionsim report` needs "
+                           f"one of them ({SUMMARY_FILE} and run.json are read when present)")
     return write_atomic(directory / REPORT_FILE, lambda f: f.write(text))

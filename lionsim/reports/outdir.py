@@ -20,6 +20,7 @@ from pathlib import Path
 from lionsim.errors import LionsimError
 
 RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
+                "to_target_crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
                 ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
                 "trace.json")

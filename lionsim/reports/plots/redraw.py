@@ -3,7 +3,9 @@
     run             steps.csv (summary.csv, else recomputed)        lionsim bench --out
     sweep           sweep_summary.csv + sweep_steps.csv              lionsim sweep --out
     estimate-sweep  sweep.csv + crossover.csv                        lionsim estimate --sweep --out
+                    (and to_target_crossover.csv: with --from-run)
     comm            comm.csv                                         lionsim comm --out
+    estimate        estimate.csv written with --from-run             lionsim estimate --from-run --out
 
 A missing, malformed or foreign CSV fails with one LionsimError line.
 """
@@ -22,6 +24,10 @@ from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
 from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 from lionsim.reports.plots.run import plot_run
 from lionsim.reports.plots.sweep import STEPS_NEEDS, SUMMARY_NEEDS, plot_sweep
+from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
+from lionsim.reports.plots.to_target import TEXT as TO_TARGET_TEXT
+from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target, plot_to_target_sweep
+from lionsim.reports.to_target import has_to_target
 from lionsim.reports.summary import run_summary
 
 KINDS = {  # kind: the files that mark it, in the order detect_kind tries them
@@ -29,9 +35,10 @@ KINDS = {  # kind: the files that mark it, in the order detect_kind tries them
     "estimate-sweep": ("sweep.csv", "crossover.csv"),
     "run": ("steps.csv",),
     "comm": ("comm.csv",),
+    "estimate": ("estimate.csv",),
 }
 TEXT = {*TEXT_COLUMNS, "cell", "run", "baseline", "collective", "algorithm", "source", "model", "device",
-        "overlap", "variable", "wins"}
+        "overlap", "variable", "wins", *TO_TARGET_TEXT}
 ESTIMATE_SWEEP_NEEDS = ["sweep_value", "strategy", "transport", "workers", "network", "params", "model", "device",
                         "overlap", "step_s", "speedup", "baseline"]
 CROSSOVER_NEEDS = ["strategy", "transport", "variable", "crossover", "wins"]
@@ -120,7 +127,20 @@ def _estimate_sweep(path: Path) -> list[Path]:
     paths = plot_estimate_sweep(frame, crossings, variables[0], path / "sweep.png")
     if variables[0] == "workers" and hierarchical(frame):
         paths += plot_hierarchy(frame, path / "hierarchy.png")
+    if has_to_target(frame) and (path / TO_TARGET_CROSSOVER).is_file():  # --from-run
+        frame = read_table(path / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
+        to_target = read_table(path / TO_TARGET_CROSSOVER, CROSSOVER_NEEDS, allow_empty=True)
+        paths += plot_to_target_sweep(frame, to_target, variables[0], path / "to_target.png")
     return paths
+
+
+def _estimate(path: Path) -> list[Path]:
+    """An estimate's own plot: the time to target of each run (written with --from-run)."""
+    frame = read_table(path / "estimate.csv", ["strategy", "transport"])
+    if not has_to_target(frame):
+        raise LionsimError(f"{path / 'estimate.csv'} has no plot: an estimate draws one with --from-run (time to "
+                           "target) or --sweep (sweep.csv)")
+    return plot_to_target(read_table(path / "estimate.csv", TO_TARGET_NEEDS), path / "to_target.png")
 
 
 def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
@@ -142,4 +162,6 @@ def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
         return kind, plot_sweep(path, steps, summary)
     if kind == "estimate-sweep":
         return kind, _estimate_sweep(path)
+    if kind == "estimate":
+        return kind, _estimate(path)
     return kind, plot_comm(path, read_table(path / "comm.csv", COMM_NEEDS))

@@ -1,0 +1,51 @@
+"""The table `lionsim estimate --from-run DIR` prints: each strategy's time to target at scale."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich import box
+from rich.table import Table
+
+from lionsim.reports.tables import fold_run, run_width
+from lionsim.reports.to_target import band_text, duration, notes, source_text, status
+
+RUN_WIDTH = 17
+"""Least characters of the run column (the estimate's tables': lionsim.cli.estimate_cmd)."""
+
+
+def to_target_table(frame: pd.DataFrame) -> Table:
+    """One row per run: steps to target at scale, the run's time (and band), the speedup; the notes
+    below it (what every row shares once, then each run's own)."""
+    first = frame.iloc[0]
+    rows = list(frame.itertuples(index=False))
+    each = [notes(row) for row in rows]
+    priced = [parts for row, parts in zip(rows, each) if math.isfinite(row.steps_to_target)]
+    common = [part for part in priced[0] if all(part in other for other in priced[1:])] if len(priced) > 1 else []
+    said = [f"every run priced: {'; '.join(common)}."] if common else []
+    said += [f"{row.strategy}@{row.transport}: {'; '.join(p for p in parts if p not in common)}."
+             for row, parts in zip(rows, each) if any(p not in common for p in parts)]
+    band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
+    table = Table(
+        title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
+        caption=(f"If convergence at scale behaves as it did there. steps: the baseline's steps to target at scale "
+                 f"({first['to_target_basis']}) x each run's steps to target relative to "
+                 f"{first['to_target_baseline']} there"
+                 + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
+                 + "time: a run of those steps priced with every phase it has. "
+                 + ("band: the fits' residual spread. " if band else "")
+                 + "speedup: the baseline's time to target / this run's; * baseline."
+                 + "".join("\n" + line for line in said)),
+        caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    width = run_width([(f"{r.strategy}*", r.transport) for r in rows], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
+    for name in ("steps", "time", *(["band"] if band else []), "speedup"):
+        table.add_column(name, justify="right", no_wrap=True)
+    for row in rows:
+        label = f"{row.strategy}@{row.transport}"
+        speedup = "-" if not math.isfinite(row.to_target_speedup) else f"{row.to_target_speedup:.2f}x"
+        spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
+        table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
+                      status(row), duration(row.time_to_target_s), *spread, speedup)
+    return table

@@ -1,0 +1,223 @@
+"""`lionsim estimate --from-run DIR`: the convergence a bench run or a sweep measured, read from its files.
+
+DIR is one of
+
+    a finished bench run    run.json with status "complete", and summary.csv (or steps.csv, summarised
+                            again under the run's own rule: lionsim.reports.summary.run_summary)
+    a finished sweep root   sweep.json and sweep_summary.csv holding every cell of its grid
+
+and anything else is one LionsimError line. What is read of it, per trained run (strategy@transport)
+and cell (a bench run is one cell; a sweep's cell is one workload, worker count, network and seed):
+its steps to the cell's target loss, and the cell's baseline's. A sweep's networks share one training
+(lionsim.sweep books each unit's training on every network), so its steps to target are read from its
+first network's cells; its seeds are cells of their own. A cell whose baseline did not reach its
+target has nothing to scale from and is left out (and counted); when no cell is left, or a sweep holds
+more than one workload, or a sweep is not finished, the read fails in one line.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.reports.columns import run_label
+from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
+
+SWEEP_FILE = "sweep.json"
+SWEEP_SUMMARY = "sweep_summary.csv"
+NEEDS = ["strategy", "transport", "workers", "workload", "steps_to_target", "target_loss"]
+"""summary.csv columns --from-run reads, and `baseline` (sweep_summary.csv also: cell, seed, network)."""
+ACCEPTED = (f"a finished `lionsim bench` --out directory ({META_FILE} with status complete and {SUMMARY_FILE}) "
+            f"or a finished `lionsim sweep` root ({SWEEP_FILE} and {SWEEP_SUMMARY})")
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """One trained run's steps to target in one cell."""
+
+    label: str
+    """strategy@transport as it was trained."""
+    strategy: str
+    workers: int
+    seed: int
+    steps: float
+    """Steps to the cell's target; NaN: it did not reach it."""
+    baseline_steps: float
+    """The cell's baseline's steps to the same target (finite: cells without one are left out)."""
+    diverged_at: float = math.nan
+    """The step its loss went non-finite (NaN: it did not diverge)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a finished run or sweep measured of convergence, and where it came from."""
+
+    path: str
+    """DIR as given."""
+    kind: str
+    """"bench run" or "sweep"."""
+    workload: str
+    baseline: str
+    """The run's (every cell's) baseline: strategy@transport."""
+    target: str
+    """The target loss in words: the run's figure and rule, or a sweep's range over its cells."""
+    target_loss: float
+    """The target loss where every cell has the same one; NaN where they differ."""
+    labels: tuple[str, ...]
+    """The trained runs, in the run's order."""
+    reaches: tuple[Reach, ...]
+    cells: int
+    """Cells read (one per worker count and seed); `left_out` more had a baseline that did not reach."""
+    left_out: int = 0
+    options: dict[str, dict] = field(default_factory=dict)
+    """Each trained run's resolved strategy options (run.json), where recorded."""
+
+    @property
+    def workers(self) -> tuple[int, ...]:
+        """The measured worker counts, ascending."""
+        return tuple(sorted({r.workers for r in self.reaches}))
+
+
+def _fail(path: Path, why: str) -> LionsimError:
+    return LionsimError(f"bad --from-run {path}: {why}; accepted: {ACCEPTED}")
+
+
+def load(path: str | Path) -> Measured:
+    """Read DIR (module doc); every problem is one LionsimError line."""
+    where = Path(path)
+    if not where.exists():
+        raise _fail(where, "no such directory")
+    if not where.is_dir():
+        raise _fail(where, "it is a file")
+    if (where / SWEEP_FILE).is_file():
+        return _sweep(where, str(path))
+    if (where / META_FILE).is_file():
+        return _bench(where, str(path))
+    raise _fail(where, f"it holds neither {META_FILE} nor {SWEEP_FILE}")
+
+
+def _read(path: Path, needs: list[str]) -> pd.DataFrame:
+    """A summary CSV with the columns `needs` (numbers where they are numbers) and `baseline` (a name)."""
+    frame = read_csv(path, needs)
+    if "baseline" not in frame.columns:
+        raise LionsimError(f"{path} is missing column(s): baseline; is it a lionsim {path.name}?")
+    return frame
+
+
+def _json(path: Path) -> dict:
+    meta = read_json(path)
+    if not isinstance(meta, dict):
+        raise LionsimError(f"bad --from-run: {path} holds a JSON {type(meta).__name__}; expected an object")
+    return meta
+
+
+def _bench(where: Path, given: str) -> Measured:
+    meta = _json(where / META_FILE)
+    if meta.get("command", "bench") != "bench":
+        raise _fail(where, f"its {META_FILE} is a `lionsim {meta.get('command')}` record")
+    status = meta.get("status")
+    if status != "complete":
+        raise _fail(where, f"the run is {status or 'of unknown status'}, not finished")
+    if (where / SUMMARY_FILE).is_file():
+        summary = _read(where / SUMMARY_FILE, NEEDS)
+    elif (where / STEPS_FILE).is_file():  # the run's own rule, as `lionsim report` would summarise it
+        from lionsim.reports.files import load_run
+        from lionsim.reports.summary import run_summary
+
+        steps, _, _ = load_run(where)
+        summary = run_summary(steps, meta)
+    else:
+        raise _fail(where, f"it holds neither {SUMMARY_FILE} nor {STEPS_FILE}")
+    if summary.empty:
+        raise _fail(where, f"its {SUMMARY_FILE} has no rows")
+    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    baseline = str(summary["baseline"].iloc[0])
+    if baseline not in labels:
+        raise _fail(where, f"its baseline {baseline} is not one of its runs ({', '.join(labels)})")
+    base = summary.iloc[labels.index(baseline)]
+    target = float(base["target_loss"])
+    rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
+    if not math.isfinite(float(base["steps_to_target"])):
+        raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
+                           f"{target:.4g} ({rule}): no steps to scale the others by; give the run a target its "
+                           "baseline reaches (bench --target-loss)")
+    workers = int(base["workers"])
+    reaches = tuple(Reach(label=label, strategy=str(row.strategy), workers=workers, seed=int(getattr(row, "seed", 0)),
+                          steps=float(row.steps_to_target), baseline_steps=float(base["steps_to_target"]),
+                          diverged_at=_diverged(row))
+                    for label, row in zip(labels, summary.itertuples(index=False)))
+    options = {entry["run"]: entry.get("options") or {} for entry in meta.get("runs") or []
+               if isinstance(entry, dict) and "run" in entry}
+    return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
+                    target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
+                    cells=1, options=options)
+
+
+def _sweep(where: Path, given: str) -> Measured:
+    record = _json(where / SWEEP_FILE)
+    if record.get("kind", "sweep") != "sweep":
+        raise _fail(where, f"its {SWEEP_FILE} is a {record.get('kind')} record")
+    if not (where / SWEEP_SUMMARY).is_file():
+        if (where / "parts").is_dir():  # a sharded sweep (lionsim.sweep.shards)
+            raise _fail(where, f"a sharded sweep root not merged yet: `lionsim sweep merge {where}` first")
+        raise _fail(where, f"a sweep root with no {SWEEP_SUMMARY}: no cell has finished")
+    summary = _read(where / SWEEP_SUMMARY, ["cell", "seed", "network", *NEEDS])
+    expected = record.get("cells")
+    if (isinstance(expected, int) and len(summary) < expected) or (where / "failed.json").is_file():
+        raise _fail(where, f"the sweep is not finished ({len(summary)} of {expected} cells; rerun its "
+                           "`lionsim sweep` command to finish it)")
+    workloads = list(dict.fromkeys(map(str, summary["workload"])))
+    if len(workloads) > 1:
+        raise LionsimError(f"bad --from-run {given}: the sweep trained {len(workloads)} workloads "
+                           f"({', '.join(workloads)}); one workload's convergence prices a run: sweep one workload")
+    first_network = summary["network"].iloc[0]
+    summary = summary[summary["network"] == first_network]  # every network books the same training
+    labels = list(dict.fromkeys(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])))
+    baselines = list(dict.fromkeys(map(str, summary["baseline"])))
+    if len(baselines) != 1 or baselines[0] not in labels:
+        raise _fail(where, f"its cells name baselines {', '.join(baselines)}, not one of its runs")
+    baseline = baselines[0]
+    summary = summary.assign(label=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
+    reaches, cells, left_out = [], 0, 0
+    for (workers, seed), group in summary.groupby(["workers", "seed"], sort=True):
+        base = group[group["label"] == baseline]
+        base_steps = float(base["steps_to_target"].iloc[0]) if len(base) else math.nan
+        if not math.isfinite(base_steps):
+            left_out += 1
+            continue
+        cells += 1
+        reaches += [Reach(label=row.label, strategy=str(row.strategy), workers=int(workers), seed=int(seed),
+                          steps=float(row.steps_to_target), baseline_steps=base_steps, diverged_at=_diverged(row))
+                    for row in group.itertuples(index=False)]
+    targets = summary.loc[summary["label"] == baseline, "target_loss"].astype(float)
+    if not reaches:
+        raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
+                           f"sweep's {left_out} cells: no steps to scale the others by")
+    fixed = bool(targets.nunique() == 1)
+    target = (f"{targets.iloc[0]:.4g} in every cell" if fixed else
+              f"each cell's own ({baseline}'s loss late in its run: {targets.min():.4g} to {targets.max():.4g})")
+    return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
+                    target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
+                    reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary))
+
+
+def _diverged(row) -> float:
+    value = getattr(row, "diverged_at_step", math.nan)
+    return float(value) if value == value and value is not None else math.nan
+
+
+def _cell_options(where: Path, summary: pd.DataFrame) -> dict[str, dict]:
+    """Each run's resolved options from its first cell's run.json, where the cells are kept."""
+    options: dict[str, dict] = {}
+    for label, cell in zip(summary["label"], summary["cell"]):
+        meta_path = where / "cells" / str(cell) / META_FILE
+        if label in options or not meta_path.is_file():
+            continue
+        for entry in (_json(meta_path).get("runs") or []):
+            if isinstance(entry, dict) and entry.get("run") == label:
+                options[label] = entry.get("options") or {}
+    return options

@@ -1,0 +1,226 @@
+"""`lionsim estimate --from-run DIR`: steps to target at scale, from the convergence DIR measured.
+
+The assumption, plainly: this is the time to target at scale if convergence at scale behaves as it
+did in DIR's training (relative to the baseline, and across worker counts as DIR's sweep measured
+it). lionsim trains nothing here.
+
+For an estimate row (strategy@transport) lionsim takes the trained run of DIR it matches (the same
+strategy@transport, else the first trained run of the same strategy: `how` says which) and its
+ratio to the run's baseline B in each cell c (a bench run is one cell):
+
+    rho_c = steps_to_target_c(run) / steps_to_target_c(B)             (both to cell c's target)
+
+The ratio, not the raw count, because each cell's target is its own baseline's loss late in its
+run (unless the run fixed --target-loss): the ratio is what cells share. Then, at the estimate's N:
+
+    rho(N)     the ratios fitted against log N by least squares over every cell the run reached:
+               a + b ln N with two or more worker counts measured, their mean with one (a bench
+               run: its ratio, as measured, at whatever N)
+    S(N)       the baseline's steps to target at scale: --steps (or --tokens' steps at N), else
+               the run's own: B's steps to target fitted against log N the same way (a bench
+               run: B's steps to target as measured)
+    steps_to_target(N) = ceil(S(N) x rho(N))                          (a run stops at a whole step)
+
+and the estimate prices a whole run of that many steps with every phase it has
+(lionsim.estimate.run: warm-ups, local steps and their syncs, momentum syncs): time_to_target_s.
+
+The band (time_to_target_lo_s / _hi_s) is the fits' residual spread: sigma = sqrt(SSR / (n - k))
+for n points and k fitted coefficients (the sample standard deviation over seeds when one worker
+count was measured), applied at its extremes to both factors,
+
+    steps_lo = ceil((S - sigma_S) x (rho - sigma_rho))      steps_hi = ceil((S + sigma_S) x (rho + sigma_rho))
+
+with sigma_S = 0 where --steps / --tokens gives S. Where n = k (one run, or one point per
+coefficient: an exact fit) there is no spread to measure and no band (NaN). A run measured at
+other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
+range (extrapolated), a note beside a bench run measured at one N.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from lionsim.estimate.from_run import Measured, Reach
+
+TO_TARGET_COLUMNS = [
+    "steps_to_target", "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s",
+    "steps_to_target_lo", "steps_to_target_hi", "to_target_phases", "to_target_ratio", "to_target_per_doubling",
+    "to_target_match", "to_target_how", "to_target_note", "to_target_beyond", "to_target_basis",
+    "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_loss",
+    "to_target_rule", "to_target_baseline",
+]
+"""The columns --from-run adds to estimate.csv (docs/outputs.md says what each holds)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """y = intercept + slope x ln(N) over a run's cells (slope 0: their mean, one N measured)."""
+
+    intercept: float
+    slope: float
+    spread: float
+    """The residual standard deviation (module doc); NaN with no degree of freedom left."""
+    points: int
+    counts: tuple[int, ...]
+    """The worker counts fitted, ascending."""
+
+    def at(self, workers: int) -> float:
+        return self.intercept + self.slope * math.log(workers)
+
+    @property
+    def per_doubling(self) -> float:
+        """The change of y per doubling of N (NaN: one N measured, no trend)."""
+        return self.slope * math.log(2.0) if len(self.counts) > 1 else math.nan
+
+
+def fit(workers: list[int], values: list[float]) -> Fit:
+    """Least squares of `values` against ln(workers): a line with two or more distinct counts, else the mean."""
+    x, y = np.log(np.asarray(workers, dtype=float)), np.asarray(values, dtype=float)
+    counts = tuple(sorted(set(int(w) for w in workers)))
+    if len(counts) > 1:
+        slope, intercept = np.polyfit(x, y, 1)
+        k = 2
+    else:
+        slope, intercept, k = 0.0, float(y.mean()), 1
+    residual = y - (intercept + slope * x)
+    dof = len(y) - k
+    spread = math.sqrt(float(residual @ residual) / dof) if dof > 0 else math.nan
+    return Fit(intercept=float(intercept), slope=float(slope), spread=spread, points=len(y), counts=counts)
+
+
+@dataclass(frozen=True, slots=True)
+class AtScale:
+    """One estimate row's steps to target at N workers, and what they came from."""
+
+    steps: float
+    """Whole steps (NaN: none: not trained, not reached, or a fit that falls to zero)."""
+    lo: float
+    hi: float
+    """The band's steps (NaN: no spread measured)."""
+    match: str
+    """The trained run it came from ("" if none)."""
+    how: str
+    """"exact" (same strategy@transport), "by strategy" or "not trained"."""
+    note: str
+    """What a reader must know beside the figure ("" if nothing)."""
+    beyond: bool = False
+    """N outside the measured worker counts (a fit extrapolated, or one run at another N)."""
+    ratio: float = math.nan
+    """rho(N): steps to target relative to the run's baseline."""
+    per_doubling: float = math.nan
+    """rho's change per doubling of N (NaN: one N measured)."""
+
+
+def whole(x: float) -> float:
+    """A run stops at the first whole step that reaches the target (a hair of float error forgiven)."""
+    return float(math.ceil(x - 1e-9)) if math.isfinite(x) else math.nan
+
+
+class Convergence:
+    """The convergence DIR measured, ready to scale (module doc)."""
+
+    def __init__(self, measured: Measured) -> None:
+        self.measured = measured
+        by_label: dict[str, list[Reach]] = {}
+        for reach in measured.reaches:
+            by_label.setdefault(reach.label, []).append(reach)
+        self.by_label = by_label
+        base = by_label[measured.baseline]
+        self.baseline_fit = fit([r.workers for r in base], [r.baseline_steps for r in base])
+        self._fits: dict[str, Fit | None] = {}
+
+    def match(self, strategy: str, transport: str) -> tuple[str | None, str]:
+        """(the trained run an estimate row takes its convergence from, how it was matched)."""
+        label = f"{strategy}@{transport}"
+        if label in self.by_label:
+            return label, "exact"
+        same = [trained for trained in self.measured.labels if trained.split("@", 1)[0] == strategy]
+        return (same[0], "by strategy") if same else (None, "not trained")
+
+    def ratio_fit(self, label: str) -> Fit | None:
+        """rho against ln N over the cells `label` reached (None: it reached in none)."""
+        if label not in self._fits:
+            reached = [r for r in self.by_label[label] if math.isfinite(r.steps)]
+            self._fits[label] = fit([r.workers for r in reached], [r.steps / r.baseline_steps for r in reached]) \
+                if reached else None
+        return self._fits[label]
+
+    def measured_at(self) -> str:
+        """The measured worker counts in words: "8" or "4, 8, 16 and 32"."""
+        counts = [f"{w:,}" for w in self.measured.workers]
+        return counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+
+    def at_scale(self, strategy: str, transport: str, workers: int, base_steps: int | None) -> AtScale:
+        """Steps to target of strategy@transport at `workers` (module doc); `base_steps`: the
+        baseline's steps at scale from --steps / --tokens, or None for the run's own."""
+        label, how = self.match(strategy, transport)
+        if label is None:
+            where = self.measured.kind.split()[-1]  # "run" or "sweep"
+            return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
+        cells = self.by_label[label]
+        rho = self.ratio_fit(label)
+        if rho is None:
+            diverged = [c.diverged_at for c in cells if math.isfinite(c.diverged_at)]
+            why = ("" if not diverged else f" (diverged at step {diverged[0]:.0f})" if len(cells) == 1
+                   else f" (diverged in {len(diverged)})")
+            return AtScale(math.nan, math.nan, math.nan, label, how,
+                           "did not reach the target" + self._in_any(len(cells)) + why)
+        notes = []
+        reached = rho.points
+        if reached < len(cells):
+            notes.append(f"reached the target in {reached} of {len(cells)} cells (fitted over those)")
+        if base_steps is None:
+            s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
+        else:
+            s, s_spread = float(base_steps), 0.0
+        ratio = rho.at(workers)
+        counts = rho.counts
+        beyond = workers < counts[0] or workers > counts[-1]
+        if len(counts) == 1 and workers != counts[0]:
+            notes.append(f"measured at {counts[0]:,} workers only")
+        elif beyond:
+            notes.append(f"extrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers")
+        if not (ratio > 0 and s > 0):
+            notes.append(f"the fit falls to zero by {workers:,} workers: no figure")
+            return AtScale(math.nan, math.nan, math.nan, label, how, "; ".join(notes), beyond, ratio,
+                           rho.per_doubling)
+        lo = (s - s_spread) * (ratio - rho.spread)
+        low = whole(lo) if lo > 0 else math.nan  # a band that reaches zero steps has no lower end
+        if lo <= 0 and math.isfinite(lo):
+            notes.append("the band reaches zero steps: no lower end")
+        return AtScale(whole(s * ratio), low, whole((s + s_spread) * (ratio + rho.spread)), label, how,
+                       "; ".join(notes), beyond, ratio, rho.per_doubling)
+
+    def source_columns(self) -> dict:
+        """Where the convergence came from, the same on every row."""
+        m = self.measured
+        return {"to_target_from": m.path, "to_target_kind": m.kind, "to_target_workload": m.workload,
+                "to_target_workers": " ".join(str(w) for w in m.workers), "to_target_loss": m.target_loss,
+                "to_target_rule": m.target, "to_target_baseline": m.baseline}
+
+    def _in_any(self, cells: int) -> str:
+        return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"
+
+
+def options_note(trained: dict | None, strategy) -> str:
+    """Where the options priced differ from those the run trained with (a different H converges
+    differently: the figure is the trained options' convergence), e.g. "trained with local_steps 2
+    (priced with local_steps 100)"; "" where they agree or the run did not record them."""
+    opts = getattr(strategy, "opts", None)
+    if not trained or opts is None or not dataclasses.is_dataclass(opts):
+        return ""
+    priced = dataclasses.asdict(opts)
+    differ = [(k, v, priced[k]) for k, v in trained.items() if k in priced and _value(v) != _value(priced[k])]
+    if not differ:
+        return ""
+    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ) + " (priced with "
+            + ", ".join(f"{k} {p}" for k, _, p in differ) + ")")
+
+
+def _value(v):
+    """A recorded option as comparable: JSON gives lists where a dataclass holds tuples."""
+    return tuple(v) if isinstance(v, (list, tuple)) else v

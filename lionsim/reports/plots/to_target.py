@@ -1,0 +1,146 @@
+"""`lionsim estimate --from-run`'s plots, drawn from estimate.csv or sweep.csv and its crossovers alone.
+
+    to_target.png   one estimate: each run's time to target at scale, the band as whiskers, and
+                    the runs with no figure named (not reached, not trained)
+                    a sweep: time to target against the swept workers or bandwidth (the band
+                    shaded, the measured worker counts marked), and its speedup against the
+                    baseline with the crossovers where a run starts or stops winning
+
+Built like the other plots here: a matplotlib Figure on the Agg canvas, written as PNG and SVG.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
+
+from lionsim.reports.columns import model_text
+from lionsim.reports.plots.style import DPI, MARKERS, plain_log, run_colours, save, time_unit
+from lionsim.reports.to_target import notes, workload_text
+
+TO_TARGET_CROSSOVER = "to_target_crossover.csv"
+"""The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
+TEXT = ["to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_how",
+        "to_target_note", "to_target_match", "to_target_phases", "to_target_basis", "to_target_rule",
+        "to_target_baseline"]
+"""The --from-run columns that hold text."""
+NEEDS = ["strategy", "transport", "workers", "network", "params", "model", "device", "baseline", "steps_to_target",
+         "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s", *TEXT]
+"""The columns the plots read (estimate.csv or sweep.csv written with --from-run)."""
+FIGSIZE = (10.0, 7.0)  # inches
+MAX_VALUE_TICKS = 12
+
+
+def _source(first) -> str:
+    counts = str(first["to_target_workers"]).split()
+    at = counts[0] if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return (f"convergence of {workload_text(first['to_target_workload'])} measured at {at} workers, "
+            "assumed to hold at scale")
+
+
+def _labels(frame: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+
+
+def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
+    """One estimate: a horizontal bar per run, its time to target, the band's ends as whiskers; a run
+    without a figure is named at zero with why. Returns the PNG and SVG."""
+    labels = _labels(frame)
+    colours = run_colours(labels)
+    first = frame.iloc[0]
+    times = frame["time_to_target_s"].to_numpy(dtype=float)
+    finite = times[np.isfinite(times)]
+    top = max(float(np.nanmax(frame["time_to_target_hi_s"].to_numpy(dtype=float), initial=0.0)),
+              float(finite.max()) if len(finite) else 1.0)
+    scale, unit = time_unit(top)
+    fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
+    ax = fig.subplots()
+    ax.set_title(f"Modelled time to target: {model_text(first)}, {first['workers']:,} workers, "
+                 f"{first['network']}, {first['device']}\n{_source(first)}", fontsize=10)
+    y = np.arange(len(labels))[::-1]
+    for k, row in enumerate(frame.itertuples(index=False)):
+        label = f"{row.strategy}@{row.transport}"
+        if math.isfinite(row.time_to_target_s):
+            ax.barh(y[k], row.time_to_target_s / scale, color=colours[label], height=0.6)
+            if math.isfinite(row.time_to_target_hi_s) and row.time_to_target_hi_s != row.time_to_target_s:
+                lo = row.time_to_target_lo_s if math.isfinite(row.time_to_target_lo_s) else 0.0
+                ax.errorbar(row.time_to_target_s / scale, y[k], xerr=[[(row.time_to_target_s - lo) / scale],
+                            [(row.time_to_target_hi_s - row.time_to_target_s) / scale]], color="black",
+                            capsize=4, linewidth=1.0)
+            text = f"{row.steps_to_target:,.0f} steps" + (
+                f", {row.to_target_speedup:.2f}x" if math.isfinite(row.to_target_speedup) else "")
+            end = max(row.time_to_target_s, row.time_to_target_hi_s if math.isfinite(row.time_to_target_hi_s) else 0)
+        else:
+            text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
+        ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_yticks(y, [f"{s}@{t}" + (" (baseline)" if f"{s}@{t}" == b else "")
+                      for s, t, b in zip(frame["strategy"], frame["transport"], frame["baseline"])], fontsize=9)
+    ax.set_ylim(-0.6, len(labels) - 0.4)
+    ax.set_xlim(0, top / scale * 1.3)  # room for the figures' text beyond the longest bar
+    ax.set_xlabel(f"time to target ({unit})")
+    ax.grid(True, axis="x", alpha=0.3, linewidth=0.6)
+    return save(fig, Path(path))
+
+
+def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
+    """Time to target (log scale, the band shaded) and its speedup against the baseline, with the
+    crossovers, against the swept `variable`; in a workers sweep the measured worker counts are
+    shaded (beyond them the figures extrapolate). Returns the PNG and SVG."""
+    labels = _labels(frame)
+    colours = run_colours(labels)
+    baseline = frame["baseline"].iloc[0]
+    first = frame.iloc[0]
+    finite = frame["time_to_target_hi_s"].where(frame["time_to_target_hi_s"].notna(), frame["time_to_target_s"])
+    scale, unit = time_unit(float(np.nanmax(finite.to_numpy(dtype=float), initial=1.0)))
+    fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True)
+    fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
+    top.set_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, {first['device']}\n"
+                  f"{_source(first)}", fontsize=10)
+    values = sorted(frame["sweep_value"].unique())
+    if variable == "workers":  # shaded where the sweep's counts meet the measured ones; beyond: extrapolated
+        counts = [int(c) for c in str(first["to_target_workers"]).split()]
+        for ax in (top, bottom):
+            ax.axvspan(max(min(counts), values[0]), min(max(counts), values[-1]), color="0.85", alpha=0.6,
+                       linewidth=0, label=f"measured: {min(counts):,}-{max(counts):,} workers" if ax is top else None)
+    for k, label in enumerate(labels):
+        strategy, transport = label.split("@", 1)
+        rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
+        if rows["time_to_target_s"].notna().sum() == 0:
+            continue  # no figure anywhere: the table and the report say why
+        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5}
+        name = f"{label} (baseline)" if label == baseline else label
+        top.plot(rows["sweep_value"], rows["time_to_target_s"] / scale, label=name, **style)
+        band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
+        if band.any():
+            top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
+                             rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
+        bottom.plot(rows["sweep_value"], rows["to_target_speedup"], **style)
+    marked = crossings[crossings["crossover"].notna()]
+    for i, row in enumerate(marked.itertuples(index=False)):
+        colour = colours[f"{row.strategy}@{row.transport}"]
+        bottom.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
+        bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
+                        xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)
+    bottom.axhline(1.0, color="black", linewidth=0.8)
+    for ax in (top, bottom):
+        ax.set_xscale("log")
+        ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
+    bottom.set_xlim(values[0] / 1.1, values[-1] * 1.1)  # the sweep's range, whatever was measured
+    top.set_yscale("log")
+    plain_log(top.yaxis)
+    if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
+        bottom.set_xticks(values, [f"{v:g}" for v in values])
+        bottom.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        plain_log(bottom.xaxis)
+    top.set_ylabel(f"time to target ({unit}, log scale)")
+    bottom.set_ylabel(f"time-to-target speedup\nvs {baseline}")
+    bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
+    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    return save(fig, Path(path))

@@ -1,0 +1,193 @@
+"""Time to target at scale (`lionsim estimate --from-run`) in words: the figures' text, shared by
+the command's table (lionsim.cli.to_target_view), the plots and `lionsim report`'s section.
+
+Everything here reads estimate.csv's (or sweep.csv's) --from-run columns alone
+(lionsim.estimate.to_target.TO_TARGET_COLUMNS).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from lionsim.reports.md import md_table
+
+UNITS = ((86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s"))
+"""A run's length in the largest unit it fills (days only from two of them)."""
+
+
+def unit_of(seconds: float) -> tuple[float, str]:
+    for size, name in UNITS:
+        if seconds >= (2 * size if name == "d" else size):
+            return size, name
+    return 1.0, "s"
+
+
+def duration(seconds: float) -> str:
+    """A run's length to 3 significant digits in its unit: "42.5 min", "5.77 h", "3.23 d"; "-" for none."""
+    if not math.isfinite(seconds):
+        return "-"
+    size, name = unit_of(seconds)
+    return f"{seconds / size:.3g} {name}"
+
+
+def band_text(lo: float, mid: float, hi: float) -> str:
+    """The band in the figure's unit, "4.37-7.17 h"; "-" where there is none (or it is the figure itself)."""
+    if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
+        return "-"
+    size, name = unit_of(mid)
+    low = "?" if not math.isfinite(lo) else f"{lo / size:.3g}"
+    return f"{low}-{hi / size:.3g} {name}"
+
+
+def workload_text(workload: str) -> str:
+    """A workload as a title names it: a FILE.py:FUNC by its file's name (the path is in estimate.csv)."""
+    path, sep, func = str(workload).rpartition(":")
+    if sep and path.endswith(".py"):
+        return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{func}"
+    return str(workload)
+
+
+def source_text(first) -> str:
+    """Where the convergence came from, in one line: what, trained at which N, its target."""
+    counts = str(first["to_target_workers"]).split()
+    at = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    return (f"{first['to_target_kind']} {first['to_target_from']}: {workload_text(first['to_target_workload'])} "
+            f"trained at {at} worker{'' if counts == ['1'] else 's'}, target loss {first['to_target_rule']}, "
+            f"baseline {first['to_target_baseline']}")
+
+
+def text(value) -> str:
+    """A text cell as text: "" for an empty one (read back from a CSV as NaN)."""
+    return value if isinstance(value, str) else ""
+
+
+def notes(row) -> list[str]:
+    """What a reader must know beside a row's figure: the trained run it took (matched by strategy
+    alone) and the to_target_note's parts."""
+    parts = [f"trained as {row.to_target_match}"] if row.to_target_how == "by strategy" else []
+    return parts + [part for part in text(row.to_target_note).split("; ") if part]
+
+
+def status(row) -> str:
+    """The steps column: the count, or why there is none."""
+    if math.isfinite(row.steps_to_target):
+        return f"{row.steps_to_target:,.0f}"
+    if row.to_target_how == "not trained":
+        return "not trained"
+    return "not reached" if text(row.to_target_note).startswith("did not reach") else "-"
+
+
+ASSUMPTION = ("These are the times to target at scale if convergence at scale behaves as it did there: each run's "
+              "steps to target relative to the baseline as measured (fitted against log N where a sweep measured "
+              "several worker counts), the baseline's own steps to target at scale from {basis}. lionsim trained "
+              "nothing at this scale: the step is modelled, the convergence is the small run's.")
+
+
+def has_to_target(frame: pd.DataFrame) -> bool:
+    """Whether an estimate's rows carry --from-run's columns."""
+    return "time_to_target_s" in frame.columns and "to_target_from" in frame.columns
+
+
+def _source_words(first) -> str:
+    counts = str(first["to_target_workers"]).split()
+    at = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    return (f"Convergence from the {first['to_target_kind']} `{first['to_target_from']}`: "
+            f"{workload_text(first['to_target_workload'])} trained at {at} worker{'' if counts == ['1'] else 's'}, "
+            f"target loss {first['to_target_rule']}, baseline {first['to_target_baseline']}.")
+
+
+def _verdict(frame: pd.DataFrame) -> str:
+    """Which run reaches the target first, by how much, and which have no figure, in sentences."""
+    rows = list(frame.itertuples(index=False))
+    timed = [r for r in rows if math.isfinite(r.time_to_target_s)]
+    lines = []
+    if timed:
+        best = min(timed, key=lambda r: r.time_to_target_s)
+        lines.append(f"First to target: **{best.strategy}@{best.transport}**, in {duration(best.time_to_target_s)} "
+                     f"({best.steps_to_target:,.0f} steps" + (f", {best.to_target_speedup:.2f}x the baseline "
+                                                               f"{best.baseline}'s time" if
+                                                               math.isfinite(best.to_target_speedup) else "") + ").")
+    for r in rows:
+        if r in timed:
+            continue
+        lines.append(f"{r.strategy}@{r.transport} has no time to target: {'; '.join(notes(r)) or r.to_target_how}.")
+    return "\n\n".join(lines)
+
+
+def to_target_section(frame: pd.DataFrame) -> str:
+    """One estimate's time to target at scale (estimate.csv): where it came from, the assumption,
+    each run's figure and notes, and which reaches the target first."""
+    first = frame.iloc[0]
+    rows = []
+    for r in frame.itertuples(index=False):
+        label = f"{r.strategy}@{r.transport}"
+        rows.append([label + (" (baseline)" if label == r.baseline else ""), text(r.to_target_match) or "-",
+                     status(r), duration(r.time_to_target_s),
+                     band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s),
+                     "-" if not math.isfinite(r.to_target_speedup) else f"{r.to_target_speedup:.2f}x",
+                     text(r.to_target_phases) or "-", "; ".join(notes(r)) or "-"])
+    table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "phases", "note"], rows)
+    return "\n\n".join([
+        f"{_source_words(first)} Priced at {first['workers']:,} workers on {first['network']}.",
+        ASSUMPTION.format(basis=first["to_target_basis"]),
+        table,
+        "steps: the baseline's steps at scale x each run's steps to target relative to the baseline there; time: "
+        "a run of that many steps priced with every phase it has (phases); band: the fits' residual spread "
+        "(none where one run, or one point per fitted coefficient, leaves no spread to measure); speedup: the "
+        "baseline's time to target / this run's.",
+        _verdict(frame)])
+
+
+def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None, variable: str) -> str:
+    """An estimate sweep's time to target: where it came from, the time and speedup at each swept
+    value, and where each run starts or stops winning on time to target."""
+    first = frame.iloc[0]
+    labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+    runs = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
+
+    def pivot(column: str, fmt) -> str:
+        table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
+        body = [[f"{v:g}", *(fmt(table.loc[v, label]) if label in table.columns else "-" for label in labels)]
+                for v in table.index]
+        return md_table([variable, *labels], body)
+
+    parts = [_source_words(first), ASSUMPTION.format(basis=first["to_target_basis"])]
+    if variable == "workers":
+        counts = [int(c) for c in str(first["to_target_workers"]).split()]
+        beyond = sorted(v for v in frame["sweep_value"].unique() if not min(counts) <= v <= max(counts))
+        if beyond:
+            parts.append(f"Measured at {min(counts):,} to {max(counts):,} workers: the figures at "
+                         f"{', '.join(f'{int(v):,}' for v in beyond)} workers extrapolate the fits.")
+    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", duration),
+              f"Time-to-target speedup against {first['baseline']}:",
+              pivot("to_target_speedup", lambda v: "-" if not math.isfinite(v) else f"{v:.2f}x")]
+    if crossings is not None:
+        parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
+                     + crossover_words(crossings, variable))
+    missing = [r for r in frame.drop_duplicates(["strategy", "transport"]).itertuples(index=False)
+               if not math.isfinite(r.time_to_target_s)]
+    parts += [f"{r.strategy}@{r.transport} has no time to target: {'; '.join(notes(r)) or r.to_target_how}."
+              for r in missing]
+    return "\n\n".join(parts)
+
+
+def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
+    """The time to target's crossovers as a list, one line per crossing."""
+    if crossings.empty:
+        return "Only the baseline ran: no crossovers."
+    unit = "workers" if variable == "workers" else "GB/s"
+    lines = []
+    for row in crossings.itertuples(index=False):
+        label = f"{row.strategy}@{row.transport}"
+        if row.wins == "no figure":
+            lines.append(f"- {label}: no time to target at any point")
+        elif pd.isna(row.crossover):
+            lines.append(f"- {label}: " + {"everywhere": "sooner everywhere", "nowhere": "later everywhere",
+                                            "level": "level with the baseline everywhere"}.get(row.wins, row.wins)
+                         + f" ({row.speedup_first:.2f}x to {row.speedup_last:.2f}x)")
+        else:
+            side = "from" if row.wins == "above" else "up to"
+            lines.append(f"- {label}: sooner {side} {row.crossover:,.4g} {unit}")
+    return "\n".join(lines)

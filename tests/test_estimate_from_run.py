@@ -1,0 +1,343 @@
+"""`estimate --from-run DIR`: time to target at scale, each figure against hand arithmetic from the run's
+own summary.csv (or a sweep's) and the estimate's priced step, and bad input in one line.
+
+The runs are small summary files written here (their steps to target chosen, so reaching and not
+reaching are certain), and one real bench of a few mlp steps trained in-process."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from lionsim.cli import app
+from lionsim.cli.app import main
+from lionsim.errors import LionsimError
+from lionsim.estimate import EstimateConfig, estimate
+
+BASE = dict(params=200_000_000, tokens_per_worker=1024, workers=8, network="10gbe", overlap="none", kernels="ideal")
+RUNS = ["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce", "diloco@fp32-allreduce", "signsgd@int8-allreduce"]
+REACHED = {"adamw@fp32-allreduce": 80, "dlion-mavo@int8-allreduce": 60, "diloco@fp32-allreduce": 122,
+           "signsgd@int8-allreduce": math.nan}
+"""The run's steps to target: the baseline, one faster, a local-step one past whole rounds, one that never got there."""
+H = 4
+"""diloco's local steps in the estimates below: 122 steps are 30 syncs and 92 local steps."""
+
+
+def summary_rows(reached: dict, workers: int = 8, seed: int = 0, workload: str = "mlp", target: float = 0.5) -> list:
+    return [{"run": label, "strategy": label.split("@")[0], "transport": label.split("@")[1], "workers": workers,
+             "network": "1gbe", "workload": workload, "seed": seed, "steps_to_target": steps, "target_loss": target,
+             "target_rule": "adamw@fp32-allreduce's loss at step 90 of 100", "baseline": RUNS[0]}
+            for label, steps in reached.items()]
+
+
+def bench_dir(tmp_path: Path, reached: dict = REACHED, status: str = "complete", options: dict | None = None) -> Path:
+    out = tmp_path / "run"
+    out.mkdir()
+    pd.DataFrame(summary_rows(reached)).to_csv(out / "summary.csv", index=False)
+    runs = [{"run": label, "options": (options or {}).get(label, {})} for label in reached]
+    (out / "run.json").write_text(json.dumps({"command": "bench", "status": status, "runs": runs}))
+    return out
+
+
+def sweep_dir(tmp_path: Path, cells: dict, workloads: tuple[str, ...] = ("mlp",),
+              cell_count: int | None = None) -> Path:
+    """A sweep root from {(workers, seed): {label: steps to target}}, on two networks (the same training)."""
+    out = tmp_path / "sweep"
+    out.mkdir()
+    rows = []
+    for network in ("1gbe", "10gbe"):
+        for i, ((workers, seed), reached) in enumerate(cells.items()):
+            for row in summary_rows(reached, workers, seed, workloads[i % len(workloads)]):
+                rows.append({"cell": f"c{workers}-{seed}-{network}-{row['run']}", **row, "network": network})
+    pd.DataFrame(rows).to_csv(out / "sweep_summary.csv", index=False)
+    (out / "sweep.json").write_text(json.dumps({"kind": "sweep", "cells": cell_count or len(rows)}))
+    return out
+
+
+def rows(from_run: Path | None, strategies=RUNS, **kw) -> dict:
+    local = {"local_steps": H} if any(s.startswith("diloco") for s in strategies) else {}
+    cfg = EstimateConfig(**(BASE | kw), strategies=list(strategies), options=local,
+                         from_run=None if from_run is None else str(from_run))
+    return {f"{r.strategy}@{r.transport}": r for r in estimate(cfg).itertuples(index=False)}
+
+
+def local_step_s(**kw) -> float:
+    """One local step of diloco: a one-step run is a local step (the sync is step H)."""
+    return rows(None, ["diloco@fp32-allreduce"], steps=1, **kw)["diloco@fp32-allreduce"].run_s
+
+
+# --- a bench run ---
+
+def test_time_to_target_is_the_runs_steps_priced_with_every_phase(tmp_path):
+    got = rows(bench_dir(tmp_path))
+    adamw, dlion, diloco, signsgd = (got[label] for label in RUNS)
+    # steady strategies: steps to target x the priced step, exactly the run's own counts (no --steps)
+    assert adamw.steps_to_target == 80 and adamw.time_to_target_s == pytest.approx(80 * adamw.step_s, rel=1e-12)
+    assert dlion.steps_to_target == 60 and dlion.time_to_target_s == pytest.approx(60 * dlion.step_s, rel=1e-12)
+    # diloco, H = 4: its row is a round's mean (S + 3 L) / 4, so 122 steps = 30 syncs + 92 local steps
+    local = local_step_s()
+    sync = H * diloco.step_s - (H - 1) * local
+    assert diloco.steps_to_target == 122 and diloco.to_target_phases == "local 92; sync 30"
+    assert diloco.time_to_target_s == pytest.approx(30 * sync + 92 * local, rel=1e-12)
+    # not reached: said, and no time, no speedup
+    assert math.isnan(signsgd.steps_to_target) and math.isnan(signsgd.time_to_target_s)
+    assert math.isnan(signsgd.to_target_speedup) and signsgd.to_target_note == "did not reach the target"
+    for row in (adamw, dlion, diloco):
+        assert row.to_target_speedup == pytest.approx(adamw.time_to_target_s / row.time_to_target_s, rel=1e-12)
+        assert row.to_target_how == "exact" and row.to_target_from == str(tmp_path / "run")
+        assert math.isnan(row.time_to_target_lo_s)  # one run: no spread measured
+    assert adamw.to_target_workers == "8" and adamw.to_target_loss == 0.5 and adamw.to_target_baseline == RUNS[0]
+
+
+def test_steps_scale_the_baselines_steps_at_scale_by_each_runs_ratio(tmp_path):
+    n = 1000
+    got = rows(bench_dir(tmp_path), steps=n)
+    adamw, dlion, diloco = (got[label] for label in RUNS[:3])
+    assert adamw.steps_to_target == n
+    assert dlion.steps_to_target == math.ceil(n * 60 / 80)  # 750
+    assert diloco.steps_to_target == math.ceil(n * 122 / 80)  # 1525: 381 syncs, 1144 local steps
+    local = local_step_s()
+    assert diloco.time_to_target_s == pytest.approx(381 * (H * diloco.step_s - (H - 1) * local) + 1144 * local,
+                                                    rel=1e-12)
+    # the same as the whole-run pricing of that many steps (lionsim.estimate.run), which --steps gives
+    whole = rows(None, RUNS[:3], steps=1525)["diloco@fp32-allreduce"]
+    assert diloco.time_to_target_s == pytest.approx(whole.run_s, rel=1e-12)
+    assert adamw.to_target_basis == f"--steps {n}"
+
+
+def test_tokens_give_the_baselines_steps_at_scale(tmp_path):
+    tokens = 1024 * 8 * 400  # 400 steps of 8 workers x 1024 tokens
+    got = rows(bench_dir(tmp_path), tokens=tokens)
+    assert got["adamw@fp32-allreduce"].steps_to_target == 400
+    assert got["dlion-mavo@int8-allreduce"].steps_to_target == 300
+
+
+def test_a_strategy_is_matched_by_strategy_where_its_transport_was_not_trained_and_said(tmp_path):
+    got = rows(bench_dir(tmp_path), ["adamw@bf16-allreduce", "dlion-mavo@a2a-1bit", "lion"])
+    adamw, dlion, lion = got["adamw@bf16-allreduce"], got["dlion-mavo@a2a-1bit"], got["lion@fp32-allreduce"]
+    assert (adamw.to_target_how, adamw.to_target_match, adamw.steps_to_target) == ("by strategy", RUNS[0], 80)
+    assert (dlion.to_target_how, dlion.to_target_match, dlion.steps_to_target) == ("by strategy", RUNS[1], 60)
+    assert lion.to_target_how == "not trained" and math.isnan(lion.time_to_target_s)
+    assert lion.to_target_note == "not trained in the run"
+    # the estimate's baseline (its first row) is what to_target_speedup is against
+    assert dlion.to_target_speedup == pytest.approx(adamw.time_to_target_s / dlion.time_to_target_s, rel=1e-12)
+
+
+def test_a_diverged_run_says_so(tmp_path):
+    run = bench_dir(tmp_path)
+    summary = pd.read_csv(run / "summary.csv")
+    summary["diverged_at_step"] = [math.nan, math.nan, math.nan, 20]
+    summary.to_csv(run / "summary.csv", index=False)
+    got = rows(run)["signsgd@int8-allreduce"]
+    assert got.to_target_note == "did not reach the target (diverged at step 20)" and math.isnan(got.time_to_target_s)
+
+
+def test_options_trained_otherwise_are_named(tmp_path):
+    run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 2, "outer_lr": 1.0}})
+    got = rows(run)["diloco@fp32-allreduce"]
+    assert "trained with local_steps 2 (priced with local_steps 4)" in got.to_target_note
+
+
+def test_a_run_at_another_worker_count_is_marked(tmp_path):
+    run = bench_dir(tmp_path)
+    got = rows(run, workers=64)["dlion-mavo@int8-allreduce"]
+    assert got.to_target_beyond and got.to_target_note == "measured at 8 workers only"
+    assert got.steps_to_target == 60  # the ratio as measured, at whatever N
+    same = rows(run, workers=8)["dlion-mavo@int8-allreduce"]
+    assert not same.to_target_beyond and same.to_target_note == ""
+
+
+def test_a_real_bench_runs_summary_is_read_as_written(tmp_path):
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.reports import write_run
+
+    result = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=2, steps=6, batch_size=8,
+                                   eval_every=6, strategies=["adamw", "dlion-mavo"]))
+    out = tmp_path / "bench"
+    write_run(out, result.steps, result.summary, result.meta)
+    summary = pd.read_csv(out / "summary.csv")
+    got = rows(out, ["adamw", "dlion-mavo"], workers=2)
+    base = summary["steps_to_target"].iloc[0]
+    for label, steps in zip(summary["run"], summary["steps_to_target"]):
+        expect = steps if math.isfinite(steps) else math.nan
+        assert got[label].steps_to_target == pytest.approx(expect, nan_ok=True)
+        assert got[label].to_target_ratio == pytest.approx(steps / base, nan_ok=True)
+    (out / "summary.csv").unlink()  # made again from steps.csv under the run's own rule
+    again = rows(out, ["adamw", "dlion-mavo"], workers=2)
+    assert [again[k].steps_to_target for k in got] == pytest.approx([got[k].steps_to_target for k in got], nan_ok=True)
+
+
+# --- a sweep over workers ---
+
+def _least_squares(x, y):
+    """The line through (x, y) by the normal equations, and the residual standard deviation (n - 2)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    slope = ((x - x.mean()) * (y - y.mean())).sum() / ((x - x.mean()) ** 2).sum()
+    intercept = y.mean() - slope * x.mean()
+    residual = y - intercept - slope * x
+    return intercept, slope, math.sqrt((residual ** 2).sum() / (len(x) - 2))
+
+
+CELLS = {(4, 0): {RUNS[0]: 90, RUNS[1]: 72}, (8, 0): {RUNS[0]: 90, RUNS[1]: 83},
+         (16, 0): {RUNS[0]: 90, RUNS[1]: 90}, (32, 0): {RUNS[0]: 88, RUNS[1]: 92}}
+
+
+def test_a_sweep_fits_the_ratio_against_log_n_and_its_spread_is_the_band(tmp_path):
+    root = sweep_dir(tmp_path, CELLS)
+    ns = [w for w, _ in CELLS]
+    a, b, sigma = _least_squares(np.log(ns), [c[RUNS[1]] / c[RUNS[0]] for c in CELLS.values()])
+    ab, bb, sb = _least_squares(np.log(ns), [c[RUNS[0]] for c in CELLS.values()])
+    n = 256
+    got = rows(root, RUNS[:2], workers=n, network="h100x8-100gbe")
+    dlion, adamw = got[RUNS[1]], got[RUNS[0]]
+    rho, s = a + b * math.log(n), ab + bb * math.log(n)
+    assert dlion.to_target_ratio == pytest.approx(rho, rel=1e-12)
+    assert dlion.to_target_per_doubling == pytest.approx(b * math.log(2), rel=1e-12)
+    assert dlion.steps_to_target == math.ceil(s * rho)
+    assert dlion.steps_to_target_lo == math.ceil((s - sb) * (rho - sigma))
+    assert dlion.steps_to_target_hi == math.ceil((s + sb) * (rho + sigma))
+    assert adamw.steps_to_target == math.ceil(s)  # the baseline's own steps, fitted
+    # each band end is the run of that many steps, priced
+    assert dlion.time_to_target_hi_s == pytest.approx(dlion.steps_to_target_hi * dlion.step_s, rel=1e-12)
+    assert dlion.to_target_beyond and "extrapolated beyond the measured 4-32 workers" in dlion.to_target_note
+    assert dlion.to_target_workers == "4 8 16 32"
+    inside = rows(root, RUNS[:2], workers=8, steps=1000)[RUNS[1]]
+    assert not inside.to_target_beyond and inside.steps_to_target == math.ceil(1000 * (a + b * math.log(8)))
+    # --steps gives the baseline's steps exactly: its own band has no width, the others' the ratio's spread
+    given = rows(root, RUNS[:2], workers=n, network="h100x8-100gbe", steps=1000)
+    assert given[RUNS[0]].steps_to_target_lo == given[RUNS[0]].steps_to_target_hi == 1000
+    assert given[RUNS[1]].steps_to_target_hi == math.ceil(1000 * (rho + sigma))
+
+
+def test_seeds_at_one_worker_count_give_their_mean_and_standard_deviation(tmp_path):
+    cells = {(8, 0): {RUNS[0]: 80, RUNS[1]: 60}, (8, 1): {RUNS[0]: 80, RUNS[1]: 70}, (8, 2): {RUNS[0]: 80, RUNS[1]: 80}}
+    got = rows(sweep_dir(tmp_path, cells), RUNS[:2], steps=100)[RUNS[1]]
+    ratios = [0.75, 0.875, 1.0]
+    assert got.steps_to_target == math.ceil(100 * np.mean(ratios))
+    assert got.steps_to_target_lo == math.ceil(100 * (np.mean(ratios) - np.std(ratios, ddof=1)))
+    assert not got.to_target_beyond
+
+
+def test_a_sweep_cell_not_reached_is_left_out_of_the_fit_and_said(tmp_path):
+    cells = {(4, 0): {RUNS[0]: 90, RUNS[3]: 100}, (8, 0): {RUNS[0]: 90, RUNS[3]: 110},
+             (16, 0): {RUNS[0]: 90, RUNS[3]: math.nan}}
+    got = rows(sweep_dir(tmp_path, cells), [RUNS[0], RUNS[3]], workers=8)[RUNS[3]]
+    assert got.steps_to_target == 110  # the line through the two reached cells, at one of them
+    assert "reached the target in 2 of 3 cells (fitted over those)" in got.to_target_note
+    other = tmp_path / "other"
+    other.mkdir()
+    missed = rows(sweep_dir(other, {k: {RUNS[0]: 90, RUNS[3]: math.nan} for k in cells}), [RUNS[0], RUNS[3]])[RUNS[3]]
+    assert math.isnan(missed.time_to_target_s)
+    assert missed.to_target_note == "did not reach the target in any of its 3 cells"
+
+
+def test_a_sweep_over_workers_prices_each_count_from_the_fit(tmp_path):
+    from lionsim.estimate.sweep import run_sweep
+
+    root = sweep_dir(tmp_path, CELLS)
+    cfg = EstimateConfig(**BASE, strategies=RUNS[:2], from_run=str(root), steps=1000)
+    swept = run_sweep(cfg, "workers=8,64")
+    for n in (8, 64):
+        at = swept.rows[swept.rows["sweep_value"] == n]
+        at = at.set_index(at["strategy"] + "@" + at["transport"])
+        direct = rows(root, RUNS[:2], workers=n, steps=1000)
+        for label in RUNS[:2]:
+            assert at.loc[label, "time_to_target_s"] == pytest.approx(direct[label].time_to_target_s, rel=1e-12)
+    assert list(swept.to_target["variable"]) == ["workers"]
+
+
+# --- the command ---
+
+def test_the_command_prints_writes_plots_and_reports_time_to_target(tmp_path):
+    root = sweep_dir(tmp_path, CELLS)
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+            "h100x8-100gbe", "-s", "adamw", "-s", "dlion-mavo@a2a-1bit", "-s", "lion", "--from-run", str(root),
+            "--steps", "1000", "--sweep", "bandwidth=1,10,100", "--out", str(out)]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    assert "time to target at scale: 64 workers" in done.output
+    assert "crossovers of time to target against adamw@fp32-allreduce" in done.output
+    assert "lion@fp32-allreduce: not trained in the sweep." in done.output
+    assert "dlion-mavo@a2a-1bit: trained as dlion-mavo@int8-allreduce" in done.output
+    for name in ("estimate.csv", "sweep.csv", "to_target_crossover.csv", "to_target.png"):
+        assert (out / name).is_file(), name
+    assert "time_to_target_hi_s" in pd.read_csv(out / "sweep.csv").columns
+    done = CliRunner().invoke(app, ["report", str(out)])
+    assert done.exit_code == 0, done.output
+    report = (out / "report.md").read_text()
+    assert "## Time to target at scale" in report and "if convergence at scale behaves as it did there" in report
+    assert "![to_target](to_target.png)" in report and "Where each run starts (or stops) reaching" in report
+
+
+def test_report_of_one_estimate_says_it_in_words(tmp_path):
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "adamw",
+            "-s", "dlion-mavo", "-s", "signsgd", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    done = CliRunner().invoke(app, ["report", str(out)])
+    assert done.exit_code == 0, done.output
+    report = (out / "report.md").read_text()
+    assert "First to target: **dlion-mavo@int8-allreduce**" in report
+    assert "signsgd@int8-allreduce has no time to target: did not reach the target." in report
+    assert (out / "to_target.png").is_file()
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda t: t / "absent", "bad --from-run {d}: no such directory; accepted: a finished `lionsim bench`"),
+    (lambda t: (t / "empty").mkdir() or t / "empty", "it holds neither run.json nor sweep.json"),
+    (lambda t: bench_dir(t, status="interrupted"), "the run is interrupted, not finished"),
+    (lambda t: bench_dir(t, {**REACHED, RUNS[0]: math.nan}),
+     "the run's baseline adamw@fp32-allreduce did not reach its target loss 0.5"),
+    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}, (8, 0): {RUNS[0]: 90}}, workloads=("mlp", "vit")),
+     "the sweep trained 2 workloads (mlp, vit); one workload's convergence prices a run"),
+    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}}, cell_count=5), "the sweep is not finished (2 of 5 cells"),
+    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: math.nan}}), "reached its target in none of the sweep's 1 cells"),
+])
+def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, make, says):
+    where = make(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--from-run", str(where),
+              "--out", str(out)])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert done.value.code == 2 and len(lines) == 1 and says.format(d=where) in lines[0], captured.err
+    assert not out.exists() and captured.out == ""
+
+
+def test_the_library_raises_the_same_line(tmp_path):
+    with pytest.raises(LionsimError, match="not finished"):
+        rows(bench_dir(tmp_path, status="failed"))
+
+
+@pytest.mark.parametrize("run, options", [("onebit-adam", {}), ("diloco", {"local_steps": 3}),
+                                          ("dlion-mavo", {"momentum_sync": "every:7"}), ("dgc", {})])
+def test_a_kind_count_extended_equals_one_counted_afresh(run, options):
+    """The band's run counts extend the shorter run's count (lionsim.estimate.run.KindCount): the plain
+    count of each length, walked from step 1, is the reference."""
+    from lionsim.estimate.probe import probe
+    from lionsim.estimate.run import KindCount, step_kinds
+    from lionsim.runs import parse_runs
+
+    (spec,) = parse_runs([run], None)
+    p = probe(spec, params=1000, tensors=4, workers=8, options=options)
+    counter = KindCount(p.strategy, p.spec, 8)
+    for steps in (5, 23, 23, 101, 40):  # growing, the same again, then shorter (counted again from step 1)
+        assert counter.upto(steps) == step_kinds(p.strategy, p.spec, steps, 8), steps
+
+
+def test_plot_of_an_estimate_without_from_run_is_one_line(tmp_path):
+    from lionsim.reports.plots import plot_dir
+
+    out = tmp_path / "e"
+    assert CliRunner().invoke(app, ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--out",
+                                    str(out)]).exit_code == 0
+    with pytest.raises(LionsimError, match="has no plot: an estimate draws one with --from-run"):
+        plot_dir(out)
