@@ -32,6 +32,11 @@ TokensPerWorker = Annotated[Optional[int], typer.Option(
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
+ReplicaGpus = Annotated[int, typer.Option(
+    "--replica-gpus", help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
+                           "ZeRO-3; a DiLoCo worker is a datacenter). --tokens-per-worker are the replica's; its "
+                           "FLOPs, codec and optimizer passes split over the G devices; traffic inside the replica "
+                           "is not priced.")]
 RunSteps = Annotated[Optional[int], typer.Option(
     "--steps", help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
                     "steps): run_s and mean_step_s beside the steady step.")]
@@ -65,8 +70,9 @@ SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 NeedOpt = Annotated[Optional[str], typer.Option(
     "--need", metavar="utilisation=U",
-    help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute is U of the step, "
-         "U in (0, 1), e.g. utilisation=0.95 (or utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
+    help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute (the worker's own "
+         "work: all but waiting for the network) is U of the step, U in (0, 1), e.g. utilisation=0.95 (or "
+         "utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
 
@@ -190,15 +196,17 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 def need_table(frame: pd.DataFrame) -> Table:
     """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
-    from lionsim.estimate.need import REL_TOL
+    from lionsim.estimate.need import REL_TOL, busy_share
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
     table = Table(title=f"inter-node bandwidth for compute at {u:.0%} of the step", caption=(
-        f"needed: the inter link's effective rate (per node on {first['network']}), solved to {REL_TOL:.0e} "
-        "relative; now: compute / step on the network as given. Unreachable: the rest of the step (codec, update, "
-        "intra-node exchanges, per-call latencies) stays above 1 - U at any bandwidth."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
+        "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
+        "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
+        "exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth."), caption_justify="left",
+        box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
@@ -207,7 +215,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     for row in frame.itertuples(index=False):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{row.compute_s / row.step_s:.0%}", row.need_note)
+        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{busy_share(row._asdict()):.0%}", row.need_note)
     return table
 
 
@@ -254,6 +262,7 @@ def estimate_cmd(
     tokens_per_worker: TokensPerWorker = None,
     workers: o.Workers = 8,
     gpus_per_node: GpusPerNode = None,
+    replica_gpus: ReplicaGpus = 1,
     network: o.Network = "10gbe",
     traits: o.Traits = None,
     device: Device = "h100",
@@ -289,7 +298,7 @@ def estimate_cmd(
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
-        gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
+        gpus_per_node=gpus_per_node, replica_gpus=replica_gpus, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,
