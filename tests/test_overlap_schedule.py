@@ -243,3 +243,51 @@ def test_a_sweep_cell_runs_under_the_sweeps_overlap(tmp_path, monkeypatch):
     assert json.loads((out / "sweep.json").read_text())["bench"]["overlap"] == "none"
     cells = list((out / "cells").iterdir())
     assert [json.loads((c / "run.json").read_text())["config"]["overlap"] for c in cells] == ["none"]
+
+
+def stepped_wait(comm_s: float, tau: int, parts: tuple[tuple[float, float], ...], dt: float = 1e-4) -> float:
+    """A fragment of several parts laid out tick by tick: the link sends the parts in the order
+    backward makes them ready, at the fragment's rate; the next steps' compute runs until the
+    forward of step t + tau + 1 reaches a part still in flight, and waits for it."""
+    size = sum(b - a for a, b in parts)
+    rate = size / comm_s  # model share a second
+    left = {a: b - a for a, b in parts}
+    ready = {a: F + (B + E) * (1 - a) for a, _ in parts}
+    done: dict[float, float] = {}
+    t = 0.0
+    while left:
+        queue = sorted((a for a in left if ready[a] <= t), reverse=True)  # FIFO: the later parts first
+        if queue:
+            a = queue[0]
+            left[a] -= rate * dt
+            if left[a] <= 1e-12:
+                del left[a]
+                done[a] = t + dt
+        t += dt
+    start = F + B + E + tau * (F + B)  # step t + tau + 1's forward begins
+    wait = 0.0
+    for a, _ in sorted(parts):  # its forward reaches each part in turn, later by what it waited
+        wait = max(wait, done[a] - (start + a * F))
+    return wait
+
+
+@pytest.mark.parametrize("tau", [0, 1])
+@pytest.mark.parametrize("comm_s", [0.5, 3.0, 6.0])
+def test_a_strided_fragment_waits_as_its_parts_laid_out_tick_by_tick(tau, comm_s):
+    # fragment 0 of 4 over 12 equal tensors, dealt strided: tensors 0, 4 and 8
+    parts = ((0.0, 1 / 12), (4 / 12, 5 / 12), (8 / 12, 9 / 12))
+    priced = PricedStep(comm=Priced(comm_s), extra=Priced(), buckets=None, count=1, hidden_steps=tau,
+                        hidden_pieces=(parts,))
+    exposed = priced.times(StepWork(forward_s=F, backward_s=B, encode_s=E)).comm_exposed_s
+    assert exposed == pytest.approx(stepped_wait(comm_s, tau, parts), abs=2e-3)
+
+
+def test_strided_parts_hide_more_than_one_run_of_the_same_size_at_the_model_s_start():
+    # the same 1/4 of the model as one run [0, 1/4) (sequential fragment 0) or as three parts spread
+    # over it: the spread one starts sending two thirds of the way through backward
+    run = PricedStep(comm=Priced(4.0), extra=Priced(), buckets=None, count=1, hidden_steps=0,
+                     hidden_pieces=(((0.0, 0.25),),))
+    spread = PricedStep(comm=Priced(4.0), extra=Priced(), buckets=None, count=1, hidden_steps=0,
+                        hidden_pieces=(((0.0, 1 / 12), (4 / 12, 5 / 12), (8 / 12, 9 / 12)),))
+    work = StepWork(forward_s=F, backward_s=B, encode_s=E)
+    assert spread.times(work).comm_exposed_s < run.times(work).comm_exposed_s == pytest.approx(4.0)

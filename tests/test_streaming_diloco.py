@@ -287,3 +287,19 @@ def test_where_p_does_not_divide_h_training_merges_each_fragment_once_per_round(
                                                 delay=delay, alpha=0.0, outer_lr=1.0, outer_momentum=0.0)
     assert [s.spec is not None for s in sent] == [strategy.sends(t) for t in range(1, 11)]
     assert strategy.synced == 4 and sum(s.spec is not None for s in sent) == 4
+
+
+@pytest.mark.parametrize("pattern", ["sequential", "strided"])
+def test_the_steady_row_is_the_mean_step_of_a_whole_run_where_p_does_not_divide_h(pattern):
+    # estimate's steady row prices P / H of a sending step (Strategy.send_rate); a whole run of m rounds
+    # asks run_spec of every step: m P sends, each priced alone. Both must agree to rounding.
+    from lionsim.estimate import EstimateConfig, estimate
+
+    cfg = EstimateConfig(params=10**8, tensors=12, tokens_per_worker=4096, workers=2, network="1gbe",
+                         strategies=["streaming-diloco@fp4-allreduce"], steps=3 * 10,
+                         options={"local_steps": 10, "streaming_fragments": 4, "streaming_delay": 1,
+                                  "streaming_pattern": pattern})
+    (row,) = estimate(cfg).itertuples()
+    assert row.run_phases.count("send") and row.local_steps == 2
+    assert row.mean_step_s == pytest.approx(row.step_s, rel=1e-9)
+    assert row.comm_exposed_s > 0  # the 1 GbE link does not hide a 25M-parameter fragment

@@ -34,8 +34,10 @@ u is the round's compute share, as the DiLoCo papers state compute utilisation.
 B is the link's rate. Under NCCL a fabric may move less than the link (lionsim.network.fabrics:
 EFA's share of it; the socket transport's threads cap a node at cap_GBps whatever the link), and
 `--need` keeps the network's fabric as it is: on sockets a faster link stops helping at the cap,
-so a target that needs more than the cap is unreachable there, and the note says the cap is the
-reason (an RDMA fabric, `fabric = "ib"` in a profile, has none).
+so the search ends at the link rate where the transport moves its most (cap / share: beyond it
+only NCCL's own tuning model, which knows no cap, would pick another algorithm), a target that
+needs more is unreachable there, and the note says the cap is the reason (an RDMA fabric,
+`fabric = "ib"` in a profile, has none).
 """
 
 from __future__ import annotations
@@ -97,30 +99,44 @@ def utilisation_at(r: Resolved, gbps: float) -> float:
     return busy_share(row)
 
 
+def _cap(r: Resolved):
+    """The network's fabric when it caps a node's throughput under NCCL across nodes, else None."""
+    network = r.network
+    if network.traits.model != "nccl" or network.nodes(r.workers) <= 1:
+        return None
+    fabric = network.nccl_fabric()
+    return None if math.isinf(fabric.cap_GBps) else fabric
+
+
+def top_gbps(r: Resolved) -> float:
+    """The fastest link worth solving for: HUGE_GBPS, or where a capped fabric's transport stops
+    moving more (cap / share: beyond it a faster link changes only the algorithm NCCL's own model
+    picks, not the bytes a second, so the share is not searched there)."""
+    fabric = _cap(r)
+    return HUGE_GBPS if fabric is None else fabric.cap_GBps / fabric.share
+
+
 def capped_note(r: Resolved, best: float) -> str:
     """Why a target is out of reach where the network's fabric caps a node's throughput (module
     doc); "" where no cap applies."""
-    network = r.network
-    if network.traits.model != "nccl" or network.nodes(r.workers) <= 1:
-        return ""
-    fabric = network.nccl_fabric()
-    if math.isinf(fabric.cap_GBps):
+    fabric = _cap(r)
+    if fabric is None:
         return ""
     return (f"unreachable on the {fabric.name} fabric, whose transport moves at most {fabric.cap_GBps:g} GB/s a "
             f"node whatever the link: compute is at most {best:.1%} of the step there (an RDMA fabric, "
             "fabric = \"ib\" in a profile, has no such cap)")
 
 
-def solve(utilisation, target: float, capped=lambda best: "") -> tuple[float, str]:
+def solve(utilisation, target: float, capped=lambda best: "", top: float = HUGE_GBPS) -> tuple[float, str]:
     """(bandwidth in GB/s at which `utilisation(B)` first reaches `target`, note) for a
-    non-decreasing `utilisation`; (NaN, why) where no bandwidth reaches it (`capped(best)`: the
-    reason where it is a fabric's cap, else "")."""
-    best = utilisation(HUGE_GBPS)
+    non-decreasing `utilisation` on (0, top]; (NaN, why) where no bandwidth reaches it
+    (`capped(best)`: the reason where it is a fabric's cap, else "")."""
+    best = utilisation(top)
     if best < target:
         return math.nan, capped(best) or f"unreachable: compute is at most {best:.1%} of the step at any bandwidth"
     if utilisation(TINY_GBPS) >= target:
         return 0.0, "needs no inter-node bandwidth"
-    lo, hi = TINY_GBPS, HUGE_GBPS  # utilisation(lo) < target <= utilisation(hi)
+    lo, hi = TINY_GBPS, top  # utilisation(lo) < target <= utilisation(hi)
     for _ in range(MAX_ITERATIONS):
         if hi <= lo * (1.0 + REL_TOL):
             break
@@ -139,7 +155,7 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
         # each run alone, its steady step only (no whole run, no baseline to find among the others)
         alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None)
         gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation,
-                           lambda best, alone=alone: capped_note(alone, best))
+                           lambda best, alone=alone: capped_note(alone, best), top_gbps(alone))
         records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
     return records
 
