@@ -107,6 +107,12 @@ def _library(row) -> str:
     return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
 
 
+def _devices(row) -> str:
+    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus)."""
+    g = int(row.get("replica_gpus", 1) or 1)
+    return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -123,7 +129,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node, "
                f"{_library(first)}), "
-               f"{first['device']} at mfu {first['mfu']:g}"),
+               f"{_devices(first)} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "

@@ -229,11 +229,14 @@ class PricedStep:
         total = 0.0
         for parts in fragments:
             size = sum(b - a for a, b in parts)
-            end = late = None
-            for a, b in sorted(parts, reverse=True):  # backward produces the model's later parts first
-                ready = forward_s + (backward_s + encode_s) * (1 - a)
-                end = ready + c * (b - a) / size if end is None else np.maximum(end, ready) + c * (b - a) / size
-                need = forward_s + backward_s + encode_s + tau * (forward_s + backward_s) + a * forward_s
+            order = sorted(parts, reverse=True)  # backward produces the model's later parts first
+            first = order[0][0]
+            end = late = None  # times from the first part's ready time: one part's lateness is c - window exactly
+            for a, b in order:
+                ready = (backward_s + encode_s) * (first - a)
+                cost = c * (b - a) / size
+                end = ready + cost if end is None else np.maximum(end, ready) + cost
+                need = tau * (forward_s + backward_s) + first * (backward_s + encode_s) + a * forward_s
                 late = end - need if late is None else np.maximum(late, end - need)
             total = total + np.maximum(0.0, late)
         return total / len(fragments)
