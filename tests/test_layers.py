@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
 """Top to bottom. Packages in no layer are the domain below them (strategies, transports,
 network, steptime, ...), or harnesses beside the command that drive it (docs, perf, regress,
 published: they run commands, as a user would)."""
-HARNESSES = ("docs", "perf", "regress", "published", "published_sweeps", "published_compressed")
+HARNESSES = ("docs", "perf", "regress", "published", "published_sweeps", "published_compressed", "published_local")
 COMMAND = LAYERS[0]
 
 

@@ -31,8 +31,8 @@ BOTH, AFTER = frozenset(SCHEDULES), frozenset({AFTER_BACKWARD})
 class Strategy:
     """A stand-in strategy class: only what the schedule reads."""
 
-    def __init__(self, schedule: str, after_step: bool = False) -> None:
-        self.schedule, self.after_step = schedule, after_step
+    def __init__(self, schedule: str, after_step: bool = False, step_in_backward: bool = False) -> None:
+        self.schedule, self.after_step, self.step_in_backward = schedule, after_step, step_in_backward
 
 
 class Transport:
@@ -40,29 +40,34 @@ class Transport:
         self.overlap = overlap
 
 
-# (mode, strategy's reference schedule, its payload only after its step, what the transport can) -> what runs
+# (mode, strategy's reference schedule, its payload only after its step, that step elementwise per bucket,
+# what the transport can) -> what runs
 BY_HAND = [
-    ("auto", "buckets", False, BOTH, "buckets"),  # DDP: its buckets
-    ("auto", "after", False, BOTH, "after"),  # D-Lion's code: in the optimizer step, though a2a-1bit could bucket
-    ("auto", "buckets", False, AFTER, "after"),  # a hook schedule the transport cannot run (1-bit Adam's all-reduce)
-    ("auto", "after", True, BOTH, "after"),  # DiLoCo's pseudo-gradient
-    ("buckets", "after", False, BOTH, "buckets"),  # per bucket wherever the transport can
-    ("buckets", "buckets", False, AFTER, "after"),  # ... and only there
-    ("buckets", "after", True, BOTH, "after"),  # no bucket of a payload that does not exist yet
-    ("none", "buckets", False, BOTH, "after"),  # a framework without overlap
-    ("none", "after", False, AFTER, "after"),
+    ("auto", "buckets", False, False, BOTH, "buckets"),  # DDP: its buckets
+    ("auto", "after", False, False, BOTH, "after"),  # D-Lion's code: in the optimizer step, though a2a-1bit could bucket
+    ("auto", "buckets", False, False, AFTER, "after"),  # a hook schedule the transport cannot run (1-bit Adam's)
+    ("auto", "after", True, True, BOTH, "after"),  # DiLoCo's pseudo-gradient, as its code runs it
+    ("buckets", "after", False, False, BOTH, "buckets"),  # per bucket wherever the transport can
+    ("buckets", "buckets", False, False, AFTER, "after"),  # ... and only there
+    ("buckets", "after", True, False, BOTH, "after"),  # no bucket of a payload that does not exist yet
+    ("buckets", "after", True, True, BOTH, "buckets"),  # DiLoCo's inner step run in backward, bucket by bucket
+    ("buckets", "after", True, True, AFTER, "after"),  # ... where the transport can bucket
+    ("none", "buckets", False, False, BOTH, "after"),  # a framework without overlap
+    ("none", "after", True, True, BOTH, "after"),
+    ("none", "after", False, False, AFTER, "after"),
 ]
 
 
-@pytest.mark.parametrize("mode,reference,after_step,can,runs", BY_HAND)
-def test_the_schedule_follows_the_table_written_by_hand(mode, reference, after_step, can, runs):
-    assert OverlapConfig(mode=mode).schedule(Transport(can), Strategy(reference, after_step)) == runs
+@pytest.mark.parametrize("mode,reference,after_step,in_backward,can,runs", BY_HAND)
+def test_the_schedule_follows_the_table_written_by_hand(mode, reference, after_step, in_backward, can, runs):
+    assert OverlapConfig(mode=mode).schedule(Transport(can), Strategy(reference, after_step, in_backward)) == runs
 
 
 @pytest.mark.parametrize("run,mode,runs", [
     ("adamw@fp32-allreduce", "auto", "buckets"), ("dlion-mavo@int8-allreduce", "auto", "after"),
     ("dlion-mavo@int8-allreduce", "buckets", "buckets"), ("onebit-adam@compressed-allreduce", "buckets", "after"),
-    ("powersgd@lowrank-allreduce", "auto", "buckets"), ("diloco@fp32-allreduce", "buckets", "after"),
+    ("powersgd@lowrank-allreduce", "auto", "buckets"), ("diloco@fp32-allreduce", "auto", "after"),
+    ("diloco@fp32-allreduce", "buckets", "buckets"), ("streaming-diloco@fp4-allreduce", "buckets", "after"),
     ("adamw@fp32-allreduce", "none", "after"), ("lioncub-l1@int8-allreduce", "auto", "after"),
 ])
 def test_the_built_ins_run_as_their_reference_implementations(run, mode, runs):
@@ -100,7 +105,9 @@ F, B, E = 1.0, 2.0, 0.5
 
 
 def streamed(comm_s: float, tau: int, shares: tuple[float, ...]) -> PricedStep:
-    return PricedStep(comm=Priced(comm_s), extra=Priced(), buckets=None, count=1, hidden_steps=tau, hidden_shares=shares)
+    """Fragments of one part each, starting at `shares` (a run's end does not move its window)."""
+    pieces = tuple(((s, 1.0),) for s in shares)
+    return PricedStep(comm=Priced(comm_s), extra=Priced(), buckets=None, count=1, hidden_steps=tau, hidden_pieces=pieces)
 
 
 def test_a_send_waits_for_what_its_window_does_not_hide_counted_by_hand():
@@ -149,7 +156,7 @@ def test_the_window_equals_the_schedule_laid_out_step_by_step(tau, comm_s):
 
 def test_the_trace_waits_as_the_step_does_and_the_exchange_runs_on():
     network = Network(name="slow", inter=Link(alpha_s=0.0, bandwidth_Bps=1e6))
-    spec = PayloadSpec(kind="dense", numel=10**6, hidden_steps=1, hidden_shares=(0.5,))
+    spec = PayloadSpec(kind="dense", numel=10**6, hidden_steps=1, hidden_pieces=(((0.5, 1.0),),))
     transport, strategy = TRANSPORTS.get("fp32-allreduce")(), STRATEGIES.get("streaming-diloco")
     work = StepWork(forward_s=F, backward_s=B, encode_s=E)
     kw = dict(transport=transport, spec=spec, network=network, overlap=OverlapConfig(), strategy=strategy)
@@ -157,6 +164,12 @@ def test_the_trace_waits_as_the_step_does_and_the_exchange_runs_on():
     lanes = modelled_lanes(work=work, factors=[1.0, 1.0], **kw)[0]
     assert step_end(lanes) == pytest.approx(priced.times(work).step_s)
     assert max(s.end_s for s in lanes) > step_end(lanes)  # the all-reduce runs on into the next steps
+
+
+def _equal(tensors: int) -> ParamLayout:
+    """estimate's stand-in layout: one parameter a tensor."""
+    return ParamLayout(names=[f"t{i}" for i in range(tensors)], numels=[1] * tensors,
+                       segment_ids=torch.arange(tensors))
 
 
 def test_each_send_carries_its_fragments_place():
@@ -170,9 +183,10 @@ def test_each_send_carries_its_fragments_place():
     gen = torch.Generator().manual_seed(0)
     sent = [train_step(strategy, TRANSPORTS.get("fp32-allreduce")(), comm, torch.randn(2, layout.numel, generator=gen),
                        params, step, Clock()).spec for step in range(1, 9)]
-    shares = [spec.hidden_shares for spec in sent if spec is not None]
-    assert shares == [(a / layout.numel,) for a, _ in strategy.fragments] * 2
-    assert strategy.spec_scaled(10**9, 100).hidden_shares == (0.0, 0.5)  # estimate: P equal fragments
+    pieces = [spec.hidden_pieces for spec in sent if spec is not None]
+    assert pieces == [(((a / layout.numel, b / layout.numel),),) for ((a, b),) in strategy.fragments] * 2
+    stand_in = STRATEGIES.get("streaming-diloco")(StrategyConfig(options=options), _equal(100), comm)
+    assert stand_in.spec_scaled(10**9, 100).hidden_pieces == (((0.0, 0.5),), ((0.5, 1.0),))  # estimate: P fragments
 
 
 # -- --overlap on bench and sweep ---------------------------------------------------------------------
@@ -229,3 +243,51 @@ def test_a_sweep_cell_runs_under_the_sweeps_overlap(tmp_path, monkeypatch):
     assert json.loads((out / "sweep.json").read_text())["bench"]["overlap"] == "none"
     cells = list((out / "cells").iterdir())
     assert [json.loads((c / "run.json").read_text())["config"]["overlap"] for c in cells] == ["none"]
+
+
+def stepped_wait(comm_s: float, tau: int, parts: tuple[tuple[float, float], ...], dt: float = 1e-4) -> float:
+    """A fragment of several parts laid out tick by tick: the link sends the parts in the order
+    backward makes them ready, at the fragment's rate; the next steps' compute runs until the
+    forward of step t + tau + 1 reaches a part still in flight, and waits for it."""
+    size = sum(b - a for a, b in parts)
+    rate = size / comm_s  # model share a second
+    left = {a: b - a for a, b in parts}
+    ready = {a: F + (B + E) * (1 - a) for a, _ in parts}
+    done: dict[float, float] = {}
+    t = 0.0
+    while left:
+        queue = sorted((a for a in left if ready[a] <= t), reverse=True)  # FIFO: the later parts first
+        if queue:
+            a = queue[0]
+            left[a] -= rate * dt
+            if left[a] <= 1e-12:
+                del left[a]
+                done[a] = t + dt
+        t += dt
+    start = F + B + E + tau * (F + B)  # step t + tau + 1's forward begins
+    wait = 0.0
+    for a, _ in sorted(parts):  # its forward reaches each part in turn, later by what it waited
+        wait = max(wait, done[a] - (start + a * F))
+    return wait
+
+
+@pytest.mark.parametrize("tau", [0, 1])
+@pytest.mark.parametrize("comm_s", [0.5, 3.0, 6.0])
+def test_a_strided_fragment_waits_as_its_parts_laid_out_tick_by_tick(tau, comm_s):
+    # fragment 0 of 4 over 12 equal tensors, dealt strided: tensors 0, 4 and 8
+    parts = ((0.0, 1 / 12), (4 / 12, 5 / 12), (8 / 12, 9 / 12))
+    priced = PricedStep(comm=Priced(comm_s), extra=Priced(), buckets=None, count=1, hidden_steps=tau,
+                        hidden_pieces=(parts,))
+    exposed = priced.times(StepWork(forward_s=F, backward_s=B, encode_s=E)).comm_exposed_s
+    assert exposed == pytest.approx(stepped_wait(comm_s, tau, parts), abs=2e-3)
+
+
+def test_strided_parts_hide_more_than_one_run_of_the_same_size_at_the_model_s_start():
+    # the same 1/4 of the model as one run [0, 1/4) (sequential fragment 0) or as three parts spread
+    # over it: the spread one starts sending two thirds of the way through backward
+    run = PricedStep(comm=Priced(4.0), extra=Priced(), buckets=None, count=1, hidden_steps=0,
+                     hidden_pieces=(((0.0, 0.25),),))
+    spread = PricedStep(comm=Priced(4.0), extra=Priced(), buckets=None, count=1, hidden_steps=0,
+                        hidden_pieces=(((0.0, 1 / 12), (4 / 12, 5 / 12), (8 / 12, 9 / 12)),))
+    work = StepWork(forward_s=F, backward_s=B, encode_s=E)
+    assert spread.times(work).comm_exposed_s < run.times(work).comm_exposed_s == pytest.approx(4.0)

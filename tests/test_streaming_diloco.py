@@ -6,6 +6,7 @@ form, the overlap in the time model, and its options' bad values."""
 
 import itertools
 import math
+from fractions import Fraction
 
 import pytest
 import torch
@@ -46,15 +47,20 @@ def _run(shapes, workers, steps, transport, seed=0, **options):
 def _groups(layout, strategy):
     """Each fragment's tensor indices, from its flat range."""
     starts = [s.start for s in layout.slices]
-    return [[i for i, s in enumerate(starts) if a <= s < b] for a, b in strategy.fragments]
+    return [[i for i, s in enumerate(starts) if any(a <= s < b for a, b in ranges)] for ranges in strategy.fragments]
 
 
-@pytest.mark.parametrize("workers,delay,alpha", [(1, 0, 0.0), (2, 1, 0.5), (3, 1, 1.0), (3, 0, 0.5)])
-def test_streaming_diloco_equals_torchfts_schedule(workers, delay, alpha):
+@pytest.mark.parametrize("workers,delay,alpha,pattern", [(1, 0, 0.0, "sequential"), (2, 1, 0.5, "sequential"),
+                                                         (3, 1, 1.0, "sequential"), (3, 0, 0.5, "sequential"),
+                                                         (2, 1, 0.5, "strided"), (3, 0, 0.5, "strided")])
+def test_streaming_diloco_equals_torchfts_schedule(workers, delay, alpha, pattern):
+    # strided: tensors 0 and 3 in fragment 0, 1 and 4 in 1, 2 in 2 (the reference takes any grouping)
     steps = 3 * H
     layout, grads, x0, x, strategy, sent = _run(SHAPES, workers, steps, "fp32-allreduce", seed=workers,
                                                 local_steps=H, fragments=P, delay=delay, alpha=alpha,
-                                                outer_lr=0.7, outer_momentum=0.9)
+                                                outer_lr=0.7, outer_momentum=0.9, pattern=pattern)
+    if pattern == "strided":
+        assert _groups(layout, strategy) == [[0, 3], [1, 4], [2]]
     split = [x0[s].reshape(shape) for s, shape in zip(layout.slices, SHAPES)]
     per_worker = [[[g[i][s].reshape(shape) for s, shape in zip(layout.slices, SHAPES)] for g in grads]
                   for i in range(workers)]
@@ -130,7 +136,7 @@ def test_fp8_streaming_run_equals_the_reference_with_torchfts_fp8():
     shapes = [(300,), (200,), (260,)]  # fragments of 300 and 460 values: 2 blocks each at N = 2
     layout, grads, x0, x, strategy, _ = _run(shapes, workers, steps, "fp8-allreduce", local_steps=H, fragments=2,
                                              delay=1, alpha=0.5)
-    ranges = strategy.fragments
+    ranges = [r for (r,) in strategy.fragments]
     assert ranges == [(0, 300), (300, 760)]
 
     def as_rows(flat):
@@ -180,7 +186,7 @@ def test_bytes_per_send_are_the_closed_form():
     scale, (N - 1) / N of it in the all-to-all and again in the all-gather (ring)."""
     layout, _, _, _, strategy, sent = _run(SHAPES, 4, 2 * H, "fp4-allreduce", local_steps=H, fragments=P, delay=1)
     specs = [s.spec for s in sent if not s.local]
-    assert [s.numel for s in specs] == [b - a for a, b in strategy.fragments] * 2
+    assert [s.numel for s in specs] == [sum(b - a for a, b in f) for f in strategy.fragments] * 2
     for bits, name in ((4, "fp4-allreduce"), (8, "fp8-allreduce")):
         for spec in specs:
             blocks = math.ceil(math.ceil(spec.numel / 256) / 4) * 4
@@ -217,7 +223,8 @@ def test_a_send_waits_only_for_what_tau_steps_do_not_hide():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--local-steps", "5", "--streaming-fragments", "2"], "bad --local-steps 5 with --streaming-fragments 2"),
+    (["--local-steps", "1", "--streaming-fragments", "2"], "bad --local-steps 1 with --streaming-fragments 2"),
+    (["--local-steps", "5", "--streaming-fragments", "2", "--streaming-delay", "2"], "bad --streaming-delay 2"),
     (["--local-steps", "4", "--streaming-fragments", "2", "--streaming-delay", "2"], "bad --streaming-delay 2"),
     (["--streaming-alpha", "1.5"], r"bad --streaming-alpha 1.5; accepted: a number in \[0, 1\]"),
     (["--streaming-fragments", "0"], "bad --streaming-fragments 0; accepted: an integer >= 1"),
@@ -254,3 +261,45 @@ def test_the_padding_table_is_what_the_transports_send():
 
     row = next(line for line in padding_table().splitlines() if line.startswith("| 116 | 4 |"))
     assert row.split(" | ")[2:5] == ["4", "792 B", "54.6"]
+
+
+@pytest.mark.parametrize("h,p,delay", [(5, 2, 0), (5, 2, 1), (7, 3, 1), (100, 8, 1), (6, 3, 1)])
+def test_where_p_does_not_divide_h_the_mth_merge_is_at_ceil_m_h_over_p(h, p, delay):
+    # the closed form, listed: merges at ceil(m H / P), sends tau steps before; P merges in every H
+    # steps, each fragment once, round-robin (with P dividing H: every H / P steps, torchft's schedule)
+    layout = _layout([(3,)] * p)
+    cfg = StrategyConfig(options={"streaming-diloco.local_steps": h, "streaming-diloco.fragments": p,
+                                  "streaming-diloco.delay": delay})
+    strategy = STRATEGIES.get("streaming-diloco")(cfg, layout, SimComm(2))
+    steps = 3 * h
+    merges = [math.ceil(m * h / p) for m in range(1, 3 * p + 1)]
+    assert [s for s in range(1, steps + 1) if strategy.merges(s)] == merges
+    assert [s for s in range(1, steps + 1) if strategy.sends(s)] == [m - delay for m in merges]
+    assert strategy.send_rate == Fraction(p, h)
+    assert all(b - a >= h // p > delay for a, b in zip(merges, merges[1:]))
+
+
+@pytest.mark.parametrize("delay", [0, 1])
+def test_where_p_does_not_divide_h_training_merges_each_fragment_once_per_round(delay):
+    # 5 steps, 2 fragments: merges after steps 3 and 5, 8 and 10; each fragment's replica is mixed
+    # with the global model once per round (a merge leaves only that fragment changed on p)
+    layout, grads, x0, x, strategy, sent = _run(SHAPES, 2, 10, "fp32-allreduce", local_steps=5, fragments=2,
+                                                delay=delay, alpha=0.0, outer_lr=1.0, outer_momentum=0.0)
+    assert [s.spec is not None for s in sent] == [strategy.sends(t) for t in range(1, 11)]
+    assert strategy.synced == 4 and sum(s.spec is not None for s in sent) == 4
+
+
+@pytest.mark.parametrize("pattern", ["sequential", "strided"])
+def test_the_steady_row_is_the_mean_step_of_a_whole_run_where_p_does_not_divide_h(pattern):
+    # estimate's steady row prices P / H of a sending step (Strategy.send_rate); a whole run of m rounds
+    # asks run_spec of every step: m P sends, each priced alone. Both must agree to rounding.
+    from lionsim.estimate import EstimateConfig, estimate
+
+    cfg = EstimateConfig(params=10**8, tensors=12, tokens_per_worker=4096, workers=2, network="1gbe",
+                         strategies=["streaming-diloco@fp4-allreduce"], steps=3 * 10,
+                         options={"local_steps": 10, "streaming_fragments": 4, "streaming_delay": 1,
+                                  "streaming_pattern": pattern})
+    (row,) = estimate(cfg).itertuples()
+    assert row.run_phases.count("send") and row.local_steps == 2
+    assert row.mean_step_s == pytest.approx(row.step_s, rel=1e-9)
+    assert row.comm_exposed_s > 0  # the 1 GbE link does not hide a 25M-parameter fragment

@@ -32,6 +32,11 @@ TokensPerWorker = Annotated[Optional[int], typer.Option(
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
     help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
+ReplicaGpus = Annotated[int, typer.Option(
+    "--replica-gpus", help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
+                           "ZeRO-3; a DiLoCo worker is a datacenter). --tokens-per-worker are the replica's; its "
+                           "FLOPs, codec and optimizer passes split over the G devices; traffic inside the replica "
+                           "is not priced.")]
 RunSteps = Annotated[Optional[int], typer.Option(
     "--steps", help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
                     "steps): run_s and mean_step_s beside the steady step. With --from-run: also the baseline's "
@@ -66,8 +71,9 @@ SweepOpt = Annotated[Optional[str], typer.Option(
     "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
 NeedOpt = Annotated[Optional[str], typer.Option(
     "--need", metavar="utilisation=U",
-    help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute is U of the step, "
-         "U in (0, 1), e.g. utilisation=0.95 (or utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
+    help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute (the worker's own "
+         "work: all but waiting for the network) is U of the step, U in (0, 1), e.g. utilisation=0.95 (or "
+         "utilization=): a table, and bandwidth_needed_GBps in estimate.csv.")]
 FromRun = Annotated[Optional[Path], typer.Option(
     "--from-run", metavar="DIR",
     help="A finished `lionsim bench` --out or `lionsim sweep` root: each strategy's run to target at scale, from "
@@ -113,6 +119,12 @@ def _library(row) -> str:
     return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
 
 
+def _devices(row) -> str:
+    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus)."""
+    g = int(row.get("replica_gpus", 1) or 1)
+    return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -129,7 +141,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node, "
                f"{_library(first)}), "
-               f"{first['device']} at mfu {first['mfu']:g}"),
+               f"{_devices(first)} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
@@ -202,15 +214,17 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 def need_table(frame: pd.DataFrame) -> Table:
     """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
-    from lionsim.estimate.need import REL_TOL
+    from lionsim.estimate.need import REL_TOL, busy_share
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
     table = Table(title=f"inter-node bandwidth for compute at {u:.0%} of the step", caption=(
-        f"needed: the inter link's effective rate (per node on {first['network']}), solved to {REL_TOL:.0e} "
-        "relative; now: compute / step on the network as given. Unreachable: the rest of the step (codec, update, "
-        "intra-node exchanges, per-call latencies) stays above 1 - U at any bandwidth."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
+        "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
+        "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
+        "exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth."), caption_justify="left",
+        box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
@@ -219,7 +233,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     for row in frame.itertuples(index=False):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{row.compute_s / row.step_s:.0%}", row.need_note)
+        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{busy_share(row._asdict()):.0%}", row.need_note)
     return table
 
 
@@ -270,6 +284,7 @@ def estimate_cmd(
     tokens_per_worker: TokensPerWorker = None,
     workers: o.Workers = 8,
     gpus_per_node: GpusPerNode = None,
+    replica_gpus: ReplicaGpus = 1,
     network: o.Network = "10gbe",
     traits: o.Traits = None,
     device: Device = "h100",
@@ -307,7 +322,7 @@ def estimate_cmd(
 
     cfg = EstimateConfig(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
-        gpus_per_node=gpus_per_node, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
+        gpus_per_node=gpus_per_node, replica_gpus=replica_gpus, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,

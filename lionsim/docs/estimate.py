@@ -29,7 +29,7 @@ COMMANDS = {
 
 NEED = {
     "estimate-need": ["--model", "gpt2-1.3b", "--tokens-per-worker", "32768", "--workers", "64", "--network",
-                      "h100x8-100gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "-s",
+                      "dgx-h100", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "-s",
                       "diloco", "--local-steps", "100", "--need", "utilisation=0.9"],
 }
 """Blocks that show the --need table of `lionsim estimate ARGS` (the page shows the command above)."""

@@ -86,6 +86,9 @@ DEFAULTS = (
     Default("streaming-diloco", "inner_optimizer", "AdamW (the paper)", "arXiv 2501.18512"),
     Default("streaming-diloco", "fragments", "the user's (torchtitan: whole layers, about equal)",
             TORCHFT, "runs of consecutive tensors, the largest as small as tensor boundaries allow"),
+    Default("streaming-diloco", "pattern", "strided (the paper's Figure 2 and its choice)", "arXiv 2501.18512",
+            "sequential kept: the vit and gpt figures above were measured with it; strided prices the paper's "
+            "simulation (its sends overlap more of backward)"),
     Default("streaming-diloco", "delay", "0 (fragment_sync_delay)", TORCHFT),
     Default("streaming-diloco", "alpha", "0.0 (fragment_update_alpha; the paper: 0.5)", TORCHFT,
             "the paper's 0.5; on vit alpha 0 gave 0.869 / 66.1% against 0.901 / 75.4%"),

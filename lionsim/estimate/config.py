@@ -53,6 +53,11 @@ class EstimateConfig:
     gpus_per_node: int | None = None
     """Workers per node, overriding the network's; the intra link is the network's, or else
     the device's NVLink. The network's inter link stays per node (shared by its workers)."""
+    replica_gpus: int = 1
+    """Devices one worker is made of: a model replica sharded over G devices (FSDP, ZeRO-3), as a
+    DiLoCo worker is a datacenter. tokens_per_worker are the replica's; its FLOPs and every
+    per-parameter pass (codec, optimizer) split over the G devices, each launching its kernels;
+    the replica's traffic inside itself is not priced (module doc of lionsim.estimate.table)."""
     network: str = "10gbe"
     """Network preset or profile file."""
     traits: str | None = None
@@ -147,6 +152,8 @@ class Resolved:
     """The optimizer steps' form (EstimateConfig.optimizer)."""
     convergence: Convergence | None = None
     """--from-run's measured convergence (None: no time to target)."""
+    replica_gpus: int = 1
+    """Devices a worker is made of (EstimateConfig.replica_gpus)."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -200,9 +207,9 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
     return kind
 
 
-MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9}
+MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6}
 """Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
-models; 10^9 tokens one worker's step (both far above any preset)."""
+models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica."""
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -263,6 +270,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     else:
         raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
     workers = _positive_int("workers", cfg.workers)
+    replica_gpus = _positive_int("replica-gpus", cfg.replica_gpus)
     device = DEVICES.get(cfg.device)
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
     if not (isinstance(mfu, (int, float)) and math.isfinite(mfu) and 0 < mfu <= 1):
@@ -298,7 +306,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                               bucket_mb=cfg.bucket_mb), algorithm=algorithm,
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
-        flops_per_unit=flops_per_unit,
+        flops_per_unit=flops_per_unit, replica_gpus=replica_gpus,
         convergence=None if cfg.from_run is None else Convergence(load_measured(cfg.from_run)),
     )
 

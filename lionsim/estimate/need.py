@@ -1,18 +1,28 @@
 """`lionsim estimate --need utilisation=U`: the inter-node bandwidth each strategy needs for
 compute to be U of its step.
 
-For one strategy the step is a function of the inter link's bandwidth B (GB/s, per node on a
-two-level network, its efficiency folded in, as `--sweep bandwidth=` sets it):
+Compute utilisation as the local-step papers define it (Douillard et al. 2025, Streaming DiLoCo,
+Figure 4: "a compute utilization of 0.8 means 80% of the time is spent in computation, and 20%
+in communication"): the share of the step a worker spends on its own work (forward, backward,
+its codec, its optimizer steps), the rest being spent waiting for the network (or, with
+--compute-spread, for the slowest worker). For one strategy the step is a function of the inter
+link's bandwidth B (GB/s, per node on a two-level network, its efficiency folded in, as `--sweep
+bandwidth=` sets it):
 
-    u(B) = compute_s(B) / step_s(B)          compute_s: forward + backward (estimate's column)
+    u(B) = 1 - (comm_exposed_s(B) + wait_s) / step_s(B)        (estimate's columns; busy_share)
 
-u never falls as B grows (a faster link shortens or keeps every exchange, and the overlap
-hides at least as much), so the B with u(B) = U is found by bisection on log B, not read off a
-grid:
+(It was compute_s / step_s, forward + backward alone, which held a method whose optimizer step
+takes a twentieth of the step below 95% at any bandwidth: the papers' compute model has no
+optimizer time, and a worker running its optimizer is not waiting for the link.)
 
-- u at "infinite" bandwidth (HUGE_GBPS) is the best any link gives: the codec, the update, the
-  per-call latencies and the intra-node hops remain. Below U the strategy cannot reach it at any
-  bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes.
+u never falls as B grows (a faster link shortens or keeps every exchange, the overlap hides at
+least as much, and the work is the same), so the B with u(B) = U is found by bisection on log B,
+not read off a grid:
+
+- u at "infinite" bandwidth (HUGE_GBPS) is the best any link gives: the per-call latencies, the
+  intra-node hops and a fabric's throughput cap remain. Below U the strategy cannot reach it at
+  any bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes, and why
+  where a fabric's cap is what stops it (`capped_note`).
 - u at TINY_GBPS already at or above U (one node, or a strategy that sends nothing across
   nodes): it needs no inter-node bandwidth, 0.
 - otherwise bisection between the two until the bracket's upper end is within REL_TOL of its
@@ -20,6 +30,14 @@ grid:
 
 A local-step strategy's row is the mean step of a round of H steps (estimate.table), so its
 u is the round's compute share, as the DiLoCo papers state compute utilisation.
+
+B is the link's rate. Under NCCL a fabric may move less than the link (lionsim.network.fabrics:
+EFA's share of it; the socket transport's threads cap a node at cap_GBps whatever the link), and
+`--need` keeps the network's fabric as it is: on sockets a faster link stops helping at the cap,
+so the search ends at the link rate where the transport moves its most (cap / share: beyond it
+only NCCL's own tuning model, which knows no cap, would pick another algorithm), a target that
+needs more is unreachable there, and the note says the cap is the reason (an RDMA fabric,
+`fabric = "ib"` in a profile, has none).
 """
 
 from __future__ import annotations
@@ -69,21 +87,56 @@ def parse_need(text: str) -> Need:
     return Need(u)
 
 
+def busy_share(row) -> float:
+    """The share of a priced step (an estimate row) the worker spends on its own work: not waiting
+    for the network (comm_exposed_s) nor for the slowest worker (wait_s); module doc."""
+    return 1.0 - (row["comm_exposed_s"] + row["wait_s"]) / row["step_s"]
+
+
 def utilisation_at(r: Resolved, gbps: float) -> float:
-    """compute_s / step_s of `r`'s one run with the inter link at `gbps` GB/s."""
+    """busy_share of `r`'s one run with the inter link at `gbps` GB/s."""
     (row,) = estimate_rows(r, r.workers, with_bandwidth(r.network, gbps))
-    return row["compute_s"] / row["step_s"]
+    return busy_share(row)
 
 
-def solve(utilisation, target: float) -> tuple[float, str]:
+def _cap(r: Resolved):
+    """The network's fabric when it caps a node's throughput under NCCL across nodes, else None."""
+    network = r.network
+    if network.traits.model != "nccl" or network.nodes(r.workers) <= 1:
+        return None
+    fabric = network.nccl_fabric()
+    return None if math.isinf(fabric.cap_GBps) else fabric
+
+
+def top_gbps(r: Resolved) -> float:
+    """The fastest link worth solving for: HUGE_GBPS, or where a capped fabric's transport stops
+    moving more (cap / share: beyond it a faster link changes only the algorithm NCCL's own model
+    picks, not the bytes a second, so the share is not searched there)."""
+    fabric = _cap(r)
+    return HUGE_GBPS if fabric is None else fabric.cap_GBps / fabric.share
+
+
+def capped_note(r: Resolved, best: float) -> str:
+    """Why a target is out of reach where the network's fabric caps a node's throughput (module
+    doc); "" where no cap applies."""
+    fabric = _cap(r)
+    if fabric is None:
+        return ""
+    return (f"unreachable on the {fabric.name} fabric, whose transport moves at most {fabric.cap_GBps:g} GB/s a "
+            f"node whatever the link: compute is at most {best:.1%} of the step there (an RDMA fabric, "
+            "fabric = \"ib\" in a profile, has no such cap)")
+
+
+def solve(utilisation, target: float, capped=lambda best: "", top: float = HUGE_GBPS) -> tuple[float, str]:
     """(bandwidth in GB/s at which `utilisation(B)` first reaches `target`, note) for a
-    non-decreasing `utilisation`; (NaN, why) where no bandwidth reaches it."""
-    best = utilisation(HUGE_GBPS)
+    non-decreasing `utilisation` on (0, top]; (NaN, why) where no bandwidth reaches it
+    (`capped(best)`: the reason where it is a fabric's cap, else "")."""
+    best = utilisation(top)
     if best < target:
-        return math.nan, f"unreachable: compute is at most {best:.1%} of the step at any bandwidth"
+        return math.nan, capped(best) or f"unreachable: compute is at most {best:.1%} of the step at any bandwidth"
     if utilisation(TINY_GBPS) >= target:
         return 0.0, "needs no inter-node bandwidth"
-    lo, hi = TINY_GBPS, HUGE_GBPS  # utilisation(lo) < target <= utilisation(hi)
+    lo, hi = TINY_GBPS, top  # utilisation(lo) < target <= utilisation(hi)
     for _ in range(MAX_ITERATIONS):
         if hi <= lo * (1.0 + REL_TOL):
             break
@@ -102,7 +155,8 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
         # each run alone, its steady step only (no whole run, no baseline to find among the others)
         alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None,
                                     convergence=None)
-        gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation)
+        gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation,
+                           lambda best, alone=alone: capped_note(alone, best), top_gbps(alone))
         records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
     return records
 

@@ -9,6 +9,7 @@ per-parameter counts to P. Nothing of size P (or N) is allocated.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import torch
 
@@ -35,6 +36,8 @@ class Probe:
     """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
     sync_every: int = 1
     """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
+    send_rate: Fraction = Fraction(1)
+    """Exchanges per step, exactly (Strategy.send_rate: 1 / H; Streaming DiLoCo's P / H)."""
     strategy: Strategy | None = None
     """The strategy built on the stand-in layout: its run_spec / extra_calls / phase say what
     each step of a whole run does (lionsim.estimate.run)."""
@@ -76,5 +79,6 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
     transport.check(spec, workers)
     extra = tuple(strategy.extra_calls(max(STEP, strategy.sync_every))) if workers > 1 else ()
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
+                 send_rate=strategy.send_rate,
                  strategy=strategy,
                  update_flops=strategy.update_flops(shapes) if shapes else 0.0)

@@ -33,6 +33,13 @@ Per worker and step (timeline.py for how they combine):
                            and, for nccl, the transport across nodes it was priced on
                            (lionsim.network.fabrics); fabric is empty for other libraries
     speedup                the baseline row's step_s / this row's step_s
+    replica_gpus           devices one worker is made of (--replica-gpus G, default 1): a replica
+                           sharded over G devices (FSDP, ZeRO-3; a DiLoCo worker is a datacenter)
+                           computes flops / G per device and runs its codec and optimizer passes on
+                           its ceil(P / G) parameters, each device launching the kernels; what the
+                           replica exchanges inside itself is not priced, only its exchange with
+                           the other workers over the network (the local-step papers' simulations
+                           price the same)
 
 With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step
 over the slowest worker's factor, compute_s the median worker's, wait_s the difference made by
@@ -118,6 +125,7 @@ EXTRA_COLUMNS: list[str] = [
     "unit",
     "library",
     "fabric",
+    "replica_gpus",
 ]
 
 
@@ -129,7 +137,11 @@ launches several times more (norms, activations, attention), so this is a floor,
 
 def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
                 local: bool = False) -> tuple[StepWork, dict]:
-    """One step of `run`: its compute-stream work and the keywords of timeline.price_step."""
+    """One step of `run`: its compute-stream work and the keywords of timeline.price_step. A worker
+    of G devices (--replica-gpus) computes on one device's share: flops / G, and its passes over the
+    ceil(P / G) parameters each device holds."""
+    g = r.replica_gpus
+    shard = -(-r.params // g)
     passes = pass_bytes(run.strategy_class, run.transport, p.spec, workers, network.workers_per_node, local=local)
     if r.kernels.table is None:
         cost = None
@@ -138,12 +150,12 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
     else:
         own = p.strategy.kernel_bytes() if p.strategy is not None else run.strategy_class.bytes
         cost = kernel_cost(own, run.transport, p.spec, workers, r.kernels.table, r.kernels.device,
-                           optimizer=r.optimizer, tensors=r.tensors, params=r.params,
+                           optimizer=r.optimizer, tensors=r.tensors, params=shard,
                            workers_per_node=network.workers_per_node, local=local,
                            local_step_bytes=run.strategy_class.local_step_bytes)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
-    work = device_work(flops, r.params, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops)
+    work = device_work(flops / g, shard, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops / g)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
                       strategy=type(p.strategy))
@@ -207,9 +219,11 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
 
     A local-step strategy (localsgd, diloco*: one exchange every H steps) gets the mean step of a
     round: (the sync step + (H - 1) local steps) / H for every time column, wire_bytes and the
-    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H. With
-    r.convergence (--from-run) each row also prices its run to target (to_target_columns).
-    `memo`: the whole runs' step kinds, kept across calls (_whole_run)."""
+    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H. In
+    general a sending step's share is the strategy's exact send rate (Strategy.send_rate:
+    Streaming DiLoCo's P sends in H steps, where P need not divide H). With r.convergence
+    (--from-run) each row also prices its run to target (to_target_columns). `memo`: the whole
+    runs' step kinds, kept across calls (_whole_run)."""
     memo = {} if memo is None else memo
     flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
              else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs (lionsim.compute.counted)
@@ -219,10 +233,10 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
                   shapes=r.shapes, options=r.options)
         step = _priced(r, run, p, flops, workers, network, slowest)
-        if p.sync_every > 1:
+        if p.send_rate < 1:
             local = _priced(r, run, p, flops, workers, network, slowest, local=True)
-            h = p.sync_every
-            step |= {c: (step[c] + (h - 1) * local[c]) / h for c in AMORTISED}
+            rate = float(p.send_rate)
+            step |= {c: rate * step[c] + (1 - rate) * local[c] for c in AMORTISED}
         steps = r.steps_for(workers)
         whole = _whole_run(r, run, p, flops, workers, network, slowest, steps, memo) if steps else {}
         reach = ({} if r.convergence is None else
@@ -242,6 +256,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "optimizer": r.optimizer,
             "library": network.traits.name,
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
+            "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]

@@ -110,10 +110,10 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
         else:
             calls = priced_calls(plan_on(transport, spec, workers, network.workers_per_node), workers, network, algorithm)
             exchanges.append((ready_all, calls))
-            if spec.hidden_steps or spec.hidden_shares:  # it runs on into the next steps (PricedStep.hidden)
+            if spec.hidden_steps or spec.hidden_pieces:  # it runs on into the next steps (PricedStep.hidden)
                 alone = PricedStep(comm=Priced(sum(c.time_s for c in calls)), extra=Priced(), buckets=None, count=1,
-                                   hidden_steps=spec.hidden_steps, hidden_shares=spec.hidden_shares)
-                hidden = float(alone.hidden(slowest * (F + B), E))
+                                   hidden_steps=spec.hidden_steps, hidden_pieces=spec.hidden_pieces)
+                hidden = float(alone.hidden(slowest * F, slowest * B, E))
     comm: list[Span] = []
     free = 0.0
     for j, (ready, calls) in enumerate(exchanges):

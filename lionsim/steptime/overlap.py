@@ -18,13 +18,19 @@ So a run's schedule has two sides, each declared where it belongs:
   buffer); a transport that declares nothing runs after backward;
 - what the strategy's reference implementation runs (Strategy.schedule, with the source in a
   comment beside it); a strategy whose payload exists only after its own update (Strategy
-  .after_step: DiLoCo's pseudo-gradient) can only run after backward.
+  .after_step: DiLoCo's pseudo-gradient) runs after backward, unless its update is elementwise
+  per bucket (Strategy.step_in_backward: the inner step of local SGD and DiLoCo), which an
+  implementation can run in backward, bucket by bucket, and then exchange each bucket's result
+  at once: only `--overlap buckets` asks for that (no reference implementation runs it; the
+  local-step papers' simulations do: Douillard et al. 2025, "the reduction of gradients or
+  outer gradients is overlapped over the backward pass computation").
 
 The run's `--overlap` picks (OverlapConfig.schedule):
 
     auto      the strategy's reference schedule where its transport can run it, else after
               backward (the default: each method priced as its authors' code runs it)
-    buckets   per bucket wherever the transport can (what a hook implementation could reach)
+    buckets   per bucket wherever the transport can (what a hook implementation could reach;
+              for local SGD and DiLoCo, the inner step run in backward per bucket)
     none      everything after backward, as a framework without overlap
 
 A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum sync
@@ -77,8 +83,11 @@ class OverlapConfig:
         """PER_BUCKET or AFTER_BACKWARD: what a step of `strategy` (its class, or an instance) over
         `transport` runs under this mode (module doc). `strategy` None: a bare gradient exchange,
         which DDP runs per bucket."""
-        if self.mode == "none" or getattr(strategy, "after_step", False) or PER_BUCKET not in transport.overlap:
+        if self.mode == "none" or PER_BUCKET not in transport.overlap:
             return AFTER_BACKWARD
+        if getattr(strategy, "after_step", False):
+            in_backward = self.mode == "buckets" and getattr(strategy, "step_in_backward", False)
+            return PER_BUCKET if in_backward else AFTER_BACKWARD
         if self.mode == "buckets" or strategy is None:
             return PER_BUCKET
         return strategy.schedule

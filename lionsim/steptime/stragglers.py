@@ -61,7 +61,7 @@ def step_seconds(priced: PricedStep, work: StepWork, factors: np.ndarray | float
     if not priced.count:
         exposed = np.zeros_like(f)
     elif priced.buckets is None:  # less what later steps' compute hides (PricedStep.hidden)
-        exposed = np.broadcast_to(priced.hidden((work.forward_s + work.backward_s) * f, work.encode_s), f.shape)
+        exposed = np.broadcast_to(priced.hidden(work.forward_s * f, work.backward_s * f, work.encode_s), f.shape)
     else:
         exposed = np.broadcast_to(priced.exposed(window), f.shape)
     return (work.forward_s + work.backward_s) * f + work.encode_s + exposed + priced.extra.time_s \

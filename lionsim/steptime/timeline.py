@@ -192,9 +192,9 @@ class PricedStep:
     """Exchanges the payload ran in (StepTimes.buckets)."""
     hidden_steps: int = 0
     """Steps whose compute (forward + backward) the exchange runs behind (PayloadSpec.hidden_steps)."""
-    hidden_shares: tuple[float, ...] = ()
-    """Where the payload's parameters start, as shares of the model's (PayloadSpec.hidden_shares):
-    the exchange also runs behind that share of a step (`hidden`)."""
+    hidden_pieces: tuple[tuple[tuple[float, float], ...], ...] = ()
+    """The fragments the payload may be, each as its parts of the model (PayloadSpec.hidden_pieces):
+    the exchange also runs behind the rest of backward and the next forward up to them (`hidden`)."""
 
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
@@ -202,36 +202,50 @@ class PricedStep:
             return self.comm.time_s
         return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s, self.numel)
 
-    def hidden(self, compute_s, encode_s):
+    def hidden(self, forward_s, backward_s, encode_s):
         """Seconds an after-backward exchange whose result is used later waits for, mean over the
-        fragments it may be (hidden_shares; one at 0 where none is given). Elementwise: compute_s,
-        one step's forward + backward, may be an array (stragglers.py).
+        fragments it may be (hidden_pieces; one part from 0 where none is given). Elementwise: the
+        compute seconds may be arrays (stragglers.py).
 
-        A fragment of the parameters [a, b) of P (forward order) is ready when backward has passed
-        it and needed when the forward of tau + 1 steps later reaches it (Streaming DiLoCo's schedule:
+        A part [a, b) of the model (shares in forward order) is ready when backward has passed it
+        and needed when the forward of tau + 1 steps later reaches it (Streaming DiLoCo's schedule:
         sent after step t, merged after step t + tau, read by step t + tau + 1). Backward runs from
-        the last parameter to the first, so after the fragment's last gradient the step still
-        runs (B + E) a / P of backward and encode; then come the tau steps between (forward +
-        backward each; their other work is not counted, as everywhere here: conservative), then
-        F a / P of forward before it. With s = a / P:
+        the last parameter to the first, so a part is ready at r = F + (B + E)(1 - a); the step ends
+        at F + B + E, then come the tau steps between (forward + backward each; their other work is
+        not counted, as everywhere here: conservative), then F a of forward before it: it is needed
+        at d = F + B + E + tau (F + B) + a F. A fragment's parts go out one after another as they
+        become ready (the latest in the model first), each taking its share c (b - a) / size of the
+        fragment's exchange c: end_j = max(r_j, end_(j-1)) + c_j (Lindley's recursion, as the buckets
+        of a step), and the step waits for the latest part, max_j (end_j - d_j), or nothing. One part:
 
-            window = tau (F + B) + s (F + B + E)        exposed = max(0, c - window)
+            window = d - r = tau (F + B) + a (F + B + E)        exposed = max(0, c - window)
 
-        so the last fragments hide behind nearly one step more than tau (F + B), the first none;
-        P equal fragments, s = 0, 1/P, ..., (P - 1)/P, about half a step more on average."""
-        shares = self.hidden_shares or (0.0,)
+        so a run of consecutive tensors at the model's end hides behind nearly one step more than
+        tau (F + B), the first none; P equal runs, a = 0, 1/P, ..., about half a step more on
+        average. A strided fragment (a part in every P-th tensor) sends its parts near the model's
+        end while backward still runs, and its first part, needed first, is a small share of it."""
+        fragments = self.hidden_pieces or (((0.0, 1.0),),)
+        c, tau = self.comm.time_s, self.hidden_steps
         total = 0.0
-        for share in shares:
-            window = self.hidden_steps * compute_s + share * (compute_s + encode_s)
-            total = total + np.maximum(0.0, self.comm.time_s - window)
-        return total / len(shares)
+        for parts in fragments:
+            size = sum(b - a for a, b in parts)
+            order = sorted(parts, reverse=True)  # backward produces the model's later parts first
+            first = order[0][0]
+            end = late = None  # times from the first part's ready time: one part's lateness is c - window exactly
+            for a, b in order:
+                ready = (backward_s + encode_s) * (first - a)
+                cost = c * (b - a) / size
+                end = ready + cost if end is None else np.maximum(end, ready) + cost
+                need = tau * (forward_s + backward_s) + first * (backward_s + encode_s) + a * forward_s
+                late = end - need if late is None else np.maximum(late, end - need)
+            total = total + np.maximum(0.0, late)
+        return total / len(fragments)
 
     def times(self, work: StepWork) -> StepTimes:
-        compute = work.forward_s + work.backward_s
         if not self.count:
             exposed = 0.0
         elif self.buckets is None:
-            exposed = float(self.hidden(compute, work.encode_s))
+            exposed = float(self.hidden(work.forward_s, work.backward_s, work.encode_s))
         else:
             exposed = self.exposed(work.backward_s + work.encode_s)
         return StepTimes(
@@ -273,7 +287,7 @@ def price_step(
                           first_cost_s=first.time_s, bucket_cost_s=cost.time_s, numel=spec.numel, count=buckets.total)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
     return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
-                      hidden_shares=spec.hidden_shares)
+                      hidden_pieces=spec.hidden_pieces)
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields, replace
+from fractions import Fraction
 from typing import ClassVar
 
 import torch
@@ -88,8 +89,13 @@ class Strategy(ABC):
     """What it sends depends on its tensors' shapes (PowerSGD's matrices, DeMo's DCT chunks), so
     `lionsim estimate` needs a --model preset's shapes (Strategy.spec_for)."""
     after_step: ClassVar[bool] = False
-    """Its exchange needs the whole step's result (DiLoCo's pseudo-gradient exists only after the
-    inner step), so no bucket of it can run during backward (lionsim.steptime.step_times)."""
+    """Its exchange needs the step's result (DiLoCo's pseudo-gradient exists only after the inner
+    step), so its reference implementation exchanges after backward (lionsim.steptime.overlap)."""
+    step_in_backward: ClassVar[bool] = False
+    """An after_step strategy whose step is elementwise per bucket: an implementation that runs it
+    in backward, on each bucket as backward produces it (PyTorch's optimizer-in-backward hooks),
+    can exchange the bucket's result then, and `--overlap buckets` prices that (the DiLoCo papers'
+    simulations reduce the outer gradients over the backward pass: lionsim.steptime.overlap)."""
     schedule: ClassVar[str] = AFTER_BACKWARD
     """When its reference implementation exchanges (lionsim.transports.SCHEDULES): PER_BUCKET from a
     backward hook (a DDP comm hook, Horovod's per-tensor hooks), AFTER_BACKWARD in the optimizer's
@@ -179,6 +185,13 @@ class Strategy(ABC):
     def sync_every(self) -> int:
         """Steps per exchange: 1, or H for a strategy that takes H local steps per sync."""
         return 1
+
+    @property
+    def send_rate(self) -> Fraction:
+        """Exchanges per step, exactly: 1 / sync_every (Streaming DiLoCo's P fragments in H steps:
+        P / H, where P need not divide H). `estimate` prices a step as this share of a sending step
+        and the rest a local one."""
+        return Fraction(1, self.sync_every)
 
     def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
         """What it would send for `params` parameters in `tensors` tensors of unknown shapes

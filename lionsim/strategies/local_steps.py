@@ -22,7 +22,9 @@ default (--inner-optimizer lion | sgd), with the strategy's lr, weight decay and
 
 Only syncs communicate, so a step between syncs sends nothing (steps.csv: synced 0,
 wire_bytes 0) and time to target counts every step, local or not. The pseudo-gradient exists
-only after the H-th inner step, so its exchange never overlaps backward (after_step).
+only after the H-th inner step, so its reference exchange runs after backward (after_step);
+the inner step being elementwise, `--overlap buckets` prices an implementation that runs it in
+backward bucket by bucket and exchanges each bucket's pseudo-gradient at once (step_in_backward).
 """
 
 from __future__ import annotations
@@ -59,6 +61,9 @@ class LocalSteps(Strategy):
     default_transport = "fp32-allreduce"
     schedule = AFTER_BACKWARD  # its payload exists only after the inner step (after_step)
     after_step = True
+    step_in_backward = True  # the inner step and the outer delta are elementwise: run per bucket in backward,
+    # each bucket's outer gradient can be exchanged at once (--overlap buckets; torchft and the authors' code
+    # run the step after backward, the papers' simulations overlap the reduction with backward)
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.999))  # the default inner AdamW's
     local_step_bytes = 7 * F32
     """A local step (no sync) is the inner AdamW step alone (reads g, p_i, m_i, v_i, writes p_i, m_i,

@@ -12,27 +12,36 @@ floats (fp4-allreduce; fp8-allreduce as torchft sends them, or fp32-allreduce).
                                      n <- n + 1
 
 As torchft's DiLoCo (local_sgd.py: _StreamingDiLoCoFragment, run with one outer optimizer per
-fragment): fragments sync round-robin, one every H / P steps, so each one every H steps; the
+fragment): fragments sync round-robin, one every H / P steps, so each one every H steps (where P
+does not divide H, as the paper's 1B model's 8 fragments of 3 layers at H = 100, the m-th merge is
+at step ceil(m H / P): P merges in every H steps, 12 or 13 steps apart there); the
 local value mixed in is the one after the tau steps taken while its all-reduce ran; theta_f
-(evaluation scores theta) is the outer step's result, never the mix. Fragments here are runs of
-consecutive tensors cut so that the largest is as small as tensor boundaries allow (torchft's
-fragments are the user's; the authors' torchtitan cuts whole layers, about equally many per
-fragment); each send is priced at its own fragment's size, `estimate` at numel / P (the mean
-fragment: it cuts no tensors). H must be a multiple of P and tau < H / P (torchft's checks).
+(evaluation scores theta) is the outer step's result, never the mix. Fragments are runs of
+consecutive tensors cut so that the largest is as small as tensor boundaries allow
+(`--streaming-pattern sequential`, the default), or strided, tensor i in fragment i mod P (the
+paper's choice, its Figure 2; torchft's fragments are the user's, the authors' torchtitan cuts
+whole layers); each send is priced at its own fragment's size, `estimate` at numel / P (the mean
+fragment). H >= P and tau < floor(H / P), the fewest steps between two merges (torchft checks that
+P divides H; with it the schedule here is torchft's).
+
 Only a send step communicates: its step waits for what of the all-reduce the compute before the
-fragment is read again does not hide. Sent after step t's backward reached the fragment [a, b)
-of P, merged after step t + tau, the fragment is first read by the forward of step t + tau + 1
-when it reaches a: the window is tau (F + B) + (a / P)(F + B + E), between tau and tau + 1 steps
+fragment is read again does not hide. A fragment's part [a, b) of the model (shares in forward
+order; a strided fragment has one part per tensor) is ready when step t's backward passes a, and
+read by the forward of step t + tau + 1 when it reaches a; its parts are sent one after another as
+backward produces them, so for one part the window is tau (F + B) + a (F + B + E), between tau and
+tau + 1 steps, and a strided fragment's later parts are sent while backward still runs
 (lionsim.steptime.timeline.PricedStep.hidden has the derivation; PayloadSpec.hidden_steps and
-hidden_shares carry tau and a / P). torchft waits for the fragment in the optimizer step's hook
-after step t + tau, the lower end of that window.
+hidden_pieces carry tau and the parts). torchft waits for the fragment in the optimizer step's
+hook after step t + tau, the lower end of that window.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
+import torch
 from torch import Tensor
 
 from lionsim.backends import Comm
@@ -48,6 +57,35 @@ from lionsim.strategies.local_steps import DiLoCo
 from lionsim.strategies import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
+
+
+PATTERNS = ("sequential", "strided")
+"""How the tensors are dealt to fragments (the paper's Figure 2): runs of consecutive tensors, or
+tensor i to fragment i mod P."""
+
+
+def fragment_ranges(numels: list[int], count: int, pattern: str = "sequential") -> list[list[tuple[int, int]]]:
+    """Each fragment's flat [start, end) ranges, in forward order: `sequential`, one run of
+    consecutive tensors each (fragments); `strided`, tensors i, i + P, i + 2P, ... in fragment i
+    (the paper's strided pattern, its Figure 2, over tensors where its authors stride layers: with
+    one tensor a layer, as `estimate --tensors L` prices an L-layer model, the same), adjacent
+    tensors of one fragment merged into one range."""
+    if pattern == "sequential":
+        return [[run] for run in fragments(numels, count)]
+    if not 1 <= count <= len(numels):
+        raise LionsimError(f"bad --streaming-fragments {count}; accepted: an integer from 1 to the model's "
+                           f"{len(numels)} tensors")
+    starts = [0]
+    for numel in numels:
+        starts.append(starts[-1] + numel)
+    out: list[list[tuple[int, int]]] = [[] for _ in range(count)]
+    for i in range(len(numels)):
+        ranges = out[i % count]
+        if ranges and ranges[-1][1] == starts[i]:
+            ranges[-1] = (ranges[-1][0], starts[i + 1])
+        else:
+            ranges.append((starts[i], starts[i + 1]))
+    return out
 
 
 def fragments(numels: list[int], count: int) -> list[tuple[int, int]]:
@@ -87,6 +125,7 @@ class StreamingDiLoCo(DiLoCo):
     name = "streaming-diloco"
     summary = "Streaming DiLoCo: P fragments synced in turn, each all-reduce behind tau inner steps, alpha-mixed, in fp4"
     default_transport = "fp4-allreduce"
+    step_in_backward = False  # its fragments' exchanges carry their own window into the next steps (hidden)
     minifloat = True
     """It sends its outer gradients rounded to small floats on purpose (lionsim.transports.minifloat_allreduce)."""
 
@@ -103,6 +142,11 @@ class StreamingDiLoCo(DiLoCo):
         torchft's default: merged at once)."""
         alpha: float = option(0.5, flag="--streaming-alpha", accepted="a number in [0, 1]", check=between(0, 1))
         """The share of a worker's own fragment kept at a merge: (1 - alpha) global + alpha local."""
+        pattern: str = option("sequential", flag="--streaming-pattern", accepted="sequential, strided",
+                              choices=PATTERNS, check=lambda v: v in PATTERNS)
+        """Which tensors form a fragment (the paper's Figure 2): runs of consecutive tensors (sequential), or
+        tensor i in fragment i mod P (strided, the paper's choice: its fragments' sends then overlap more of
+        backward, each tensor's part sent as backward produces it)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy, fp4,
     # outer lr 1.0, momentum 0.3 (diloco's): H = 4, P = 2, tau = 1, alpha 0.5: 1.169 / 62.2%; H = 2,
@@ -123,14 +167,14 @@ class StreamingDiLoCo(DiLoCo):
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
-        self.fragments = fragments(layout.numels, self.opts.fragments)
+        self.fragments = fragment_ranges(layout.numels, self.opts.fragments, self.opts.pattern)
         count, h, tau = self.opts.fragments, self.local_steps, self.opts.delay
-        if h % count:
-            raise LionsimError(f"bad --local-steps {h} with --streaming-fragments {count}; accepted: a multiple of "
-                               f"the fragments (each fragment syncs every H steps, one every H / P)")
+        if h < count:
+            raise LionsimError(f"bad --local-steps {h} with --streaming-fragments {count}; accepted: H >= P (each "
+                               f"fragment syncs every H steps, one every H / P)")
         if tau >= h // count:
-            raise LionsimError(f"bad --streaming-delay {tau}; accepted: an integer below H / P = {h // count} "
-                               "(a fragment merges before it is sent again)")
+            raise LionsimError(f"bad --streaming-delay {tau}; accepted: an integer below H / P = {h / count:g} "
+                               f"rounded down, {h // count} (a fragment merges before the next is sent)")
         self.period, self.delay, self.alpha = h // count, tau, float(self.opts.alpha)
         self.synced = 0  # fragments merged so far (torchft's manager.current_step())
         self.pending: Tensor | None = None  # [N_f]: the mean outer gradient in flight
@@ -142,49 +186,71 @@ class StreamingDiLoCo(DiLoCo):
 
     @property
     def sync_every(self) -> int:
-        """A send every H / P steps (a fragment each)."""
+        """A send every H / P steps (a fragment each), rounded down where P does not divide H."""
         return self.period
 
+    @property
+    def send_rate(self) -> Fraction:
+        """P sends in every H steps, exactly (a send every H / P steps on average)."""
+        return Fraction(len(self.fragments), self.local_steps)
+
+    def merges(self, step: int) -> bool:
+        """Whether a fragment merges after (1-based) `step`: the m-th merge is at ceil(m H / P)."""
+        h, count = self.local_steps, len(self.fragments)
+        return step >= 1 and (step * count) // h > ((step - 1) * count) // h
+
+    def sends(self, step: int) -> bool:
+        """Whether a fragment is sent at `step`: tau steps before a merge."""
+        return self.merges(step + self.delay)
+
     def phase(self, step: int) -> str:
-        at = step % self.period
-        send, merge = at == (self.period - self.delay) % self.period, at == 0
+        send, merge = self.sends(step), self.merges(step)
         return "sync" if send and merge else "send" if send else "merge" if merge else "local"
 
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         """A send every H / P steps, tau steps before its merge (a P-th of the model each); nothing else."""
-        return steady if step % self.period == (self.period - self.delay) % self.period else None
+        return steady if self.sends(step) else None
 
-    def current(self) -> tuple[int, int]:
-        """The flat range of the fragment whose turn it is."""
+    def current(self) -> list[tuple[int, int]]:
+        """The flat ranges of the fragment whose turn it is."""
         return self.fragments[self.synced % len(self.fragments)]
+
+    def pieces(self, ranges: list[tuple[int, int]], numel: int) -> tuple[tuple[float, float], ...]:
+        """A fragment's ranges as shares of a model of `numel` parameters (PayloadSpec.hidden_pieces)."""
+        return tuple((a / numel, b / numel) for a, b in ranges)
 
     def payload_spec(self) -> PayloadSpec:
         """A send of the mean fragment, numel / P values (each send says its own fragment's)."""
         return self.spec_scaled(self.layout.numel, self.layout.segments)
 
     def spec_scaled(self, params: int, tensors: int) -> PayloadSpec:
-        count = len(self.fragments)  # P equal fragments of the model, the k-th starting at k / P of it
+        """The mean send, numel / P values, with every fragment's place (a priced step is their mean): the
+        fragments of this layout (estimate's stand-in: `tensors` equal tensors) as shares of the model."""
+        count = len(self.fragments)
         return PayloadSpec(kind="dense", numel=math.ceil(params / count), hidden_steps=self.delay,
-                           hidden_shares=tuple(k / count for k in range(count)))
+                           hidden_pieces=tuple(self.pieces(f, self.layout.numel) for f in self.fragments))
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload | None:
         self.steps += 1
         self.inner.step(self.replicas, grads)
-        if self.steps % self.period != (self.period - self.delay) % self.period:
+        if not self.sends(self.steps):
             return None
-        start, end = self.current()
-        spec = PayloadSpec(kind="dense", numel=end - start, hidden_steps=self.delay,
-                           hidden_shares=(start / self.layout.numel,))
-        return Payload(spec, params[start:end].unsqueeze(0) - self.replicas[:, start:end])
+        ranges = self.current()
+        spec = PayloadSpec(kind="dense", numel=sum(b - a for a, b in ranges), hidden_steps=self.delay,
+                           hidden_pieces=(self.pieces(ranges, self.layout.numel),))
+        return Payload(spec, torch.cat([params[a:b].unsqueeze(0) - self.replicas[:, a:b] for a, b in ranges], dim=1))
 
     def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
         if aggregate is not None:  # sent: merged `delay` steps from now (this step when 0)
             self.pending = aggregate[0].clone()
-        if self.steps % self.period:
+        if not self.merges(self.steps):
             return
-        start, end = self.current()
-        nesterov_update_(params[start:end], self.pending, self.outer_buf[start:end], self.outer_lr, self.outer_momentum)
-        local = self.replicas[:, start:end]  # after the tau steps taken while the all-reduce ran
-        local.mul_(self.alpha).add_(params[start:end].unsqueeze(0), alpha=1 - self.alpha)
+        at = 0
+        for a, b in self.current():
+            mean = self.pending[at:at + b - a]
+            at += b - a
+            nesterov_update_(params[a:b], mean, self.outer_buf[a:b], self.outer_lr, self.outer_momentum)
+            local = self.replicas[:, a:b]  # after the tau steps taken while the all-reduce ran
+            local.mul_(self.alpha).add_(params[a:b].unsqueeze(0), alpha=1 - self.alpha)
         self.synced += 1
         self.pending = None

@@ -66,11 +66,12 @@ class PayloadSpec:
     hidden_steps: int = 0
     """Steps of compute its exchange runs behind: the result is used that many steps after it is
     sent (Streaming DiLoCo's tau), so a step waits only for what those steps do not hide."""
-    hidden_shares: tuple[float, ...] = ()
-    """A payload whose result only a later step's forward reads (Streaming DiLoCo's fragments): where
-    its parameters start in the model, as a share of them in forward order (a / P), one per fragment
-    a send may be (each send is one of them; a priced step is their mean). Its exchange also hides
-    behind that share of a step (lionsim.steptime.timeline.PricedStep.hidden). Empty: none."""
+    hidden_pieces: tuple[tuple[tuple[float, float], ...], ...] = ()
+    """A payload whose result only a later step's forward reads (Streaming DiLoCo's fragments): for
+    each fragment a send may be (a send is one of them; a priced step is their mean), its parts
+    [a, b) of the model as shares of it in forward order (one for a run of consecutive tensors, one
+    per tensor for a strided fragment). Its exchange also hides behind the rest of backward and the
+    next forward up to each part (lionsim.steptime.timeline.PricedStep.hidden). Empty: none."""
 
 
 @dataclass(slots=True)
