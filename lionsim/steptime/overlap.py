@@ -25,7 +25,16 @@ The run's `--overlap` picks (OverlapConfig.schedule):
     auto      the strategy's reference schedule where its transport can run it, else after
               backward (the default: each method priced as its authors' code runs it)
     buckets   per bucket wherever the transport can (what a hook implementation could reach)
+    tensors   per parameter tensor wherever the transport can: each tensor compressed and
+              exchanged on its own as backward produces it, every codec kernel launched once per
+              tensor (GRACE's compressors in Horovod's per-tensor hooks: grace_dl's Communicator
+              .step runs compensate, compress, the exchange and decompress for one tensor)
     none      everything after backward, as a framework without overlap
+
+Buckets and tensors are the exchange's granularity. A bucket's exchange pays a call's latency
+once for bucket_mb of gradients; per tensor every tensor pays it, and every kernel of the codec
+runs once per tensor at the device's launch floor (lionsim.steptime.kernel_passes), which is what
+makes a per-tensor compressor slower than a dense exchange on a small model and a fast link.
 
 A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum sync
 after the update) never overlap.
@@ -42,9 +51,12 @@ import numpy as np
 from lionsim.errors import LionsimError
 from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET
 
-MODES = ("auto", "buckets", "none")
+MODES = ("auto", "buckets", "tensors", "none")
 """--overlap: the strategy's reference schedule where its transport can run it | per bucket
-wherever the transport can | everything after backward (module doc)."""
+wherever the transport can | per parameter tensor wherever the transport can | everything after
+backward (module doc)."""
+TENSORS = "tensors"
+"""The schedule label of an exchange run per parameter tensor (estimate's `overlap` column)."""
 
 GRAD_BYTES = 4
 """Bytes per parameter of the float32 gradients a bucket is measured in (as DDP's bucket_cap_mb)."""
@@ -57,7 +69,7 @@ class OverlapConfig:
     """How a step's communication may overlap its backward pass."""
 
     mode: str = "auto"
-    """auto | buckets | none (MODES, module doc)."""
+    """auto | buckets | tensors | none (MODES, module doc)."""
     bucket_mb: float = 25.0
     """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb."""
 
@@ -79,9 +91,18 @@ class OverlapConfig:
         which DDP runs per bucket."""
         if self.mode == "none" or getattr(strategy, "after_step", False) or PER_BUCKET not in transport.overlap:
             return AFTER_BACKWARD
-        if self.mode == "buckets" or strategy is None:
+        if self.mode in ("buckets", TENSORS) or strategy is None:
             return PER_BUCKET
         return strategy.schedule
+
+    def per_tensor(self, transport, strategy=None) -> bool:
+        """Whether a step of `strategy` over `transport` exchanges tensor by tensor (--overlap tensors
+        where the transport can run per bucket)."""
+        return self.mode == TENSORS and self.schedule(transport, strategy) == PER_BUCKET
+
+    def label(self, transport, strategy=None) -> str:
+        """What runs, as estimate's `overlap` column says it: buckets | tensors | after."""
+        return TENSORS if self.per_tensor(transport, strategy) else self.schedule(transport, strategy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +140,19 @@ def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
     for ready, cost in zip(ready_s, cost_s):
         end = max(end, ready) + cost
     return end
+
+
+def units_exposed(shares: Sequence[float], costs: Sequence[float], window_s):
+    """max_j (c_j + ... + c_k) - window (1 - s_j): the step's wait for exchanges of any sizes (one
+    per tensor), exchange j ready when backward and encode have passed the share s_j of the
+    parameters (the closed form of serial_end, measured from the window's end). Elementwise:
+    the window may be an array (stragglers.py)."""
+    out, suffix = None, 0.0
+    for share, cost in zip(reversed(shares), reversed(costs)):
+        suffix += cost
+        here = suffix - window_s * (1.0 - share)
+        out = here if out is None else np.maximum(out, here)
+    return 0.0 if out is None else out
 
 
 def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:
