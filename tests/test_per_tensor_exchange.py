@@ -174,3 +174,12 @@ def test_a_real_backend_refuses_per_tensor_in_one_line(tmp_path, capsys):
               "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and "--overlap tensors needs --backend sim" in err
+
+
+def test_asking_a_strategy_for_each_tensors_payload_leaves_it_as_it_was():
+    """muon-dist sizes its own all-gather in spec_for: a per-tensor question must not resize it."""
+    shapes = [(128, 64), (64,), (64, 32)]  # the last one alone would size the all-gather smaller
+    strategy, spec, _ = _specs("muon-dist", shapes)
+    before = strategy.extra_calls(1)
+    tensor_specs(spec, shapes, strategy)
+    assert strategy.extra_calls(1) == before

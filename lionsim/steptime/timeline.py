@@ -37,6 +37,7 @@ compute, and `wait_s` is what that adds to the median worker's step.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -140,8 +141,10 @@ def tensor_specs(spec: PayloadSpec, shapes: Sequence[tuple[int, ...]], strategy=
     `spec` (bucket_spec)."""
     own = (strategy is not None and getattr(strategy, "shape_dependent", False)
            and spec.kind == getattr(strategy, "payload_kind", None))
-    return [strategy.spec_for([tuple(shape)]) if own else bucket_spec(spec, max(1, math.prod(shape)))
-            for shape in shapes]
+    if own:  # asked on a copy: a spec_for may size the strategy's own calls (muon-dist's all-gather)
+        asked = copy.copy(strategy)
+        return [asked.spec_for([tuple(shape)]) for shape in shapes]
+    return [bucket_spec(spec, max(1, math.prod(shape))) for shape in shapes]
 
 
 def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
