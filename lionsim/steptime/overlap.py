@@ -32,9 +32,9 @@ The run's `--overlap` picks (OverlapConfig.schedule):
     none      everything after backward, as a framework without overlap
 
 Buckets and tensors are the exchange's granularity. A bucket's exchange pays a call's latency
-once for bucket_mb of gradients; per tensor every tensor pays it, and every kernel of the codec
-runs once per tensor at the device's launch floor (lionsim.steptime.kernel_passes), which is what
-makes a per-tensor compressor slower than a dense exchange on a small model and a fast link.
+once for bucket_mb of gradients; per tensor every tensor pays it, and the codec's kernels run
+tensor by tensor, each at least the device's launch floor (lionsim.steptime.kernel_passes): what
+a per-tensor compressor pays on a model of many small tensors where a bucketed one does not.
 
 A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum sync
 after the update) never overlap.
