@@ -13,7 +13,9 @@
 | gloo  | gloo, torch 2.13, measured on this project's machine (2 vCPUs): two emulated hosts  |
 |       | over a shaped 1 Gbit link (tools/emulated-link.sh) and loopback; see GLOO below     |
 | mpi   | MPI on host memory over the network's links: the cheapest plan for each call (Open  |
-|       | MPI's tuned module picks among the same algorithm families by size), every call's   |
+|       | MPI's tuned module picks among the same algorithm families by size; on nodes of     |
+|       | several GPUs the cheapest may be a two-level plan Open MPI's default does not run,  |
+|       | a lower bound there), at most one core's rate a rank, every call's                  |
 |       | GPU buffers staged through the host (Horovod built without GPU operations, so       |
 |       | TensorFlow copies each tensor to a CPU op and back; DeepSpeed's first 1-bit Adam    |
 |       | with cuda_aware off, cupy.asnumpy before and cupy.asarray after each MPI call)      |
