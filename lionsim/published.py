@@ -44,15 +44,22 @@ class Case:
     read: str
     """How lionsim's figure is read from the CSV: "time_us" (comm: the row's time_s in us),
     "busbw" (comm: busbw_GBps), "comm_ratio" (estimate: the second row's comm_s / the first's),
-    "step_ratio" (estimate: the second row's step_s / the first's), "bandwidth_needed" (estimate
+    "step_ratio" (estimate: the second row's step_s / the first's, or `versus`'s first row's over
+    `command`'s), "bandwidth_needed" (estimate
     --need: the first row's bandwidth_needed_GBps)."""
     miss: str = ""
     """Why the error may exceed GOAL_WORST ("" for none): a known gap between the model and
     this measurement, stated, not fitted away."""
+    versus: tuple[str, ...] = ()
+    """A second command (estimate) whose first row is compared with `command`'s first: where the
+    source ran its two steps on different libraries (DeepSpeed's dense all-reduce on NCCL, its
+    first 1-bit Adam on MPI), which one estimate cannot price; read "step_ratio" then is this
+    command's step_s / `command`'s."""
 
     @property
     def shell(self) -> str:
-        return "lionsim " + " ".join(self.command)
+        first = "lionsim " + " ".join(self.command)
+        return first + (" ; lionsim " + " ".join(self.versus) if self.versus else "")
 
 
 CASES: tuple[Case, ...] = (
@@ -165,6 +172,8 @@ def lionsim_figure(case: Case) -> float:
         return float(frame["busbw_GBps"].iloc[-1])
     if case.read == "comm_ratio":
         return float(frame["comm_s"].iloc[1] / frame["comm_s"].iloc[0])
+    if case.read == "step_ratio" and case.versus:
+        return float(_run(case.versus)["step_s"].iloc[0] / frame["step_s"].iloc[0])
     if case.read == "step_ratio":
         return float(frame["step_s"].iloc[1] / frame["step_s"].iloc[0])
     if case.read == "bandwidth_needed":

@@ -145,7 +145,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, "
+                 f"tensors = per tensor during it, after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, "
                  f"{first['optimizer']} optimizer."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )

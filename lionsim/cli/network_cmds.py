@@ -67,7 +67,10 @@ def traits_frame() -> pd.DataFrame:
                          "floor_us": None if t is None else t.floor_s / US, "algorithm": None if t is None else t.algorithm,
                          "duplex": None if t is None else _duplex_text(t.duplex), "host_GBps": traits.host_GBps,
                          "slow_probability": slow.probability, "slow_extra_us": slow.extra_s / US,
-                         "slow_max_bytes": slow.max_bytes, "description": traits.description})
+                         "slow_max_bytes": slow.max_bytes,
+                         "staging_GBps": None if traits.staging is None else traits.staging.GBps,
+                         "staging_copy_us": None if traits.staging is None else traits.staging.copy_s / US,
+                         "description": traits.description})
     return pd.DataFrame.from_records(rows)
 
 
@@ -95,7 +98,8 @@ def _traits_table() -> Table:
     table = Table(title="collective library traits (on top of a network's links)", box=box.SIMPLE_HEAD,
                   padding=(0, 1), pad_edge=False,
                   caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, by "
-                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode. Use one with `--traits "
+                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode; staged: a library on "
+                          "host memory's copies. Use one with `--traits "
                           "NAME` on bench, estimate and comm, or write your own as a profile's \\[traits] table.",
                   caption_justify="left")
     for column in ("traits", "op", "floor", "algorithm", "duplex"):
@@ -104,7 +108,9 @@ def _traits_table() -> Table:
         slow = traits.slow
         extra = (f"host {traits.host_GBps:g} GB/s" if traits.host_GBps != float("inf") else "no host cap") + (
             f"; slow: {slow.probability:.0%} of calls <= {slow.max_bytes / 1024:g} KiB take +{slow.extra_s * 1e3:g} ms"
-            if slow.applies(0) else "")
+            if slow.applies(0) else "") + (
+            f"; staged: each buffer copied to the host and back at {traits.staging.GBps:g} GB/s, "
+            f"{traits.staging.copy_s / US:g} us a copy" if traits.staging is not None else "")
         if not traits.ops:
             chooser = "NCCL's model" if traits.model == "nccl" else "cheapest plan"
             table.add_row(name, "-", "0", chooser, f"1 ({extra})")
@@ -118,7 +124,7 @@ def _traits_table() -> Table:
 def networks(
     format: Format = "table",
     traits: bool = typer.Option(False, "--traits", help="List the collective libraries' built-in traits instead "
-                                "(ideal, nccl, gloo: what `--traits NAME` adds to the links)."),
+                                "(ideal, nccl, gloo, mpi: what `--traits NAME` adds to the links)."),
     plugin: o.Plugin = None,
 ) -> None:
     """List the network presets (per direction; GB = 1e9 bytes), or with --traits the libraries' traits."""

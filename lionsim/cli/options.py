@@ -50,10 +50,11 @@ Transport = Annotated[Optional[str], typer.Option(
                         "their default); an error only if no run can use it.")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
 Traits = Annotated[Optional[str], typer.Option(
-    "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl")),
+    "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl", "mpi")),
     help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas, "
-         "the cheapest plan), gloo (measured here, a flat ring) or nccl (NCCL's tuning model: its ring or tree per "
-         "call). Default: the profile's own (nccl in the GPU-cluster presets), else the backend's (ideal on sim).")]
+         "the cheapest plan), gloo (measured here, a flat ring), nccl (NCCL's tuning model: its ring or tree per "
+         "call) or mpi (MPI on host memory: the cheapest plan, every GPU buffer copied to the host and back). "
+         "Default: the profile's own (nccl in the GPU-cluster presets), else the backend's (ideal on sim).")]
 Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
                     "NCCL_SOCKET_IFNAME).")]
@@ -105,7 +106,9 @@ EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every thi
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
 OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation runs it (per bucket during "
                 "backward, or after it) where its transport can, else after backward; buckets: per bucket "
-                "wherever the transport can; none: everything after backward (a framework without overlap). "
+                "wherever the transport can; tensors: per parameter tensor wherever the transport can, every "
+                "codec kernel launched once per tensor (GRACE's per-tensor compressors); none: everything after "
+                "backward (a framework without overlap). "
                 "`lionsim strategies --format csv` lists what auto runs for each strategy and transport.")
 Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(

@@ -118,7 +118,8 @@ class BenchConfig:
     overlap: str = "auto"
     """sim: when each step's exchange runs (lionsim.steptime.overlap): auto (each strategy's reference
     schedule where its transport can run it, else after backward) | buckets (per bucket wherever the
-    transport can) | none (after backward). gloo/nccl send after backward and book what they measured."""
+    transport can) | tensors (per parameter tensor wherever the transport can) | none (after
+    backward). gloo/nccl send after backward and book what they measured."""
     threads: int = 1
     """torch CPU threads while building the workload and training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
@@ -208,9 +209,9 @@ class BenchConfig:
         if isinstance(self.overlap, str):
             self.overlap = self.overlap.strip().lower()
         OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb)  # fails on a bad mode or bucket size
-        if self.overlap == "buckets" and self.backend != "sim":
-            raise LionsimError(f"--overlap buckets needs --backend sim: a {self.backend} run sends after backward "
-                               "and books the times it measured")
+        if self.overlap in ("buckets", "tensors") and self.backend != "sim":
+            raise LionsimError(f"--overlap {self.overlap} needs --backend sim: a {self.backend} run sends after "
+                               "backward and books the times it measured")
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:
             spread.check(self.workers)

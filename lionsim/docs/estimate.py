@@ -24,6 +24,12 @@ COMMANDS = {
                           "-s", "adamw@bf16-allreduce", "-s", "adamw@fp8-allreduce", "-s", "adamw@hier:fp8-allreduce",
                           "-s", "dlion-mavo@int8-allreduce", "-s", "dlion-mavo@hier:int8-allreduce", "-s",
                           "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier:a2a-1bit", "-s", "dlion-mavo@hier-exact"],
+    "estimate-per-tensor": ["--model", "resnet50", "--tokens-per-worker", "64", "--device", "v100", "--mfu", "0.08",
+                            "--workers", "8", "--network", "10gbe", "--traits", "mpi", "-s", "sgdm@fp32-allreduce",
+                            "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01", "--overlap", "tensors"],
+    "estimate-per-bucket": ["--model", "resnet50", "--tokens-per-worker", "64", "--device", "v100", "--mfu", "0.08",
+                            "--workers", "8", "--network", "10gbe", "--traits", "mpi", "-s", "sgdm@fp32-allreduce",
+                            "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01", "--overlap", "buckets"],
 }
 """Each block's `lionsim estimate` arguments (the page shows the same command above the block)."""
 

@@ -21,7 +21,8 @@ Per worker and step (timeline.py for how they combine):
     comm_s, comm_exposed_s the transport's collectives priced on the network, per bucket during
                            backward or once after it (overlap.py: the strategy's reference
                            schedule where its transport can run it, or --overlap's)
-    overlap                which of the two ran: buckets | after
+    overlap                which ran: buckets | tensors (per parameter tensor, each codec kernel
+                           once per tensor: --overlap tensors) | after
     wire_bytes             whole bytes one worker sends by the algorithms comm_s priced (the
                            cheapest for each call, or --algorithm): every bucket and extra call
     inter_bytes            bytes one node sends to other nodes per step, through its inter link (a
@@ -69,7 +70,7 @@ from lionsim.estimate.probe import probe
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
 from lionsim.steptime.stragglers import expected_times, max_distribution
-from lionsim.steptime.timeline import StepWork, price_step
+from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
@@ -143,22 +144,34 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
     g = r.replica_gpus
     shard = -(-r.params // g)
     passes = pass_bytes(run.strategy_class, run.transport, p.spec, workers, network.workers_per_node, local=local)
+    per_tensor = not local and workers > 1 and r.overlap.per_tensor(p.transport, type(p.strategy))
+    tensors = tensor_specs(p.spec, tensor_shapes(r), p.strategy) if per_tensor else None
     if r.kernels.table is None:
         cost = None
-        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=int(passes.encode > 0),
-                          decode=int(passes.decode > 0), update=int(passes.update > 0))
+        each = r.tensors if per_tensor else 1  # --overlap tensors: each pass once per tensor
+        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=each * int(passes.encode > 0),
+                          decode=each * int(passes.decode > 0), update=int(passes.update > 0))
     else:
         own = p.strategy.kernel_bytes() if p.strategy is not None else run.strategy_class.bytes
         cost = kernel_cost(own, run.transport, p.spec, workers, r.kernels.table, r.kernels.device,
                            optimizer=r.optimizer, tensors=r.tensors, params=shard,
                            workers_per_node=network.workers_per_node, local=local,
-                           local_step_bytes=run.strategy_class.local_step_bytes)
+                           local_step_bytes=run.strategy_class.local_step_bytes, tensor_specs=tensors)
         kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
     work = device_work(flops / g, shard, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops / g)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
                       overlap=r.overlap, extra_calls=() if local else p.extra_calls, algorithm=r.algorithm,
-                      strategy=type(p.strategy))
+                      strategy=type(p.strategy), tensors=tensors)
+
+
+def tensor_shapes(r: Resolved) -> list[tuple[int, ...]]:
+    """The model's parameter tensors: a preset's or a counted model's shapes, else (--params,
+    --tensors) that many equal vectors, the remainder spread one parameter each over the first."""
+    if r.shapes is not None:
+        return [tuple(shape) for shape in r.shapes]
+    size, extra = divmod(r.params, r.tensors)
+    return [(size + (i < extra),) for i in range(r.tensors)]
 
 
 def kernels_text(r: Resolved, transport: str) -> str:
@@ -248,7 +261,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "params": r.params, **step,
             "model": r.model, **per_worker(r), "device": r.device.name, "mfu": r.mfu,
             "gpus_per_node": network.workers_per_node,
-            "overlap": r.overlap.schedule(p.transport, type(p.strategy)),
+            "overlap": r.overlap.label(p.transport, type(p.strategy)),
             "compute_spread": "" if r.spread is None else r.spread.describe(),
             "spread_method": "" if slowest is None else slowest.method,
             "local_steps": p.sync_every,

@@ -21,7 +21,9 @@ an op whose traits name the algorithm the library runs is priced by it (unless `
 names another);
 every phase runs over its link as the library gets it (bandwidth x the op's duplex share,
 capped by the host; the dtype's reduction rate), and the call pays the op's floor and the
-slow mode's expected extra once. `time_s` is the mean; `spread` gives the two modes. An
+slow mode's expected extra once, and a host-staged library its copies (traits.Staging: the
+call's send buffer to the host, its receive buffer back). `time_s` is the mean; `spread` gives
+the two modes. An
 intra or inter call (calls.py scope) is one phase among its own group's ranks on that link.
 """
 
@@ -90,6 +92,8 @@ class CallCost:
     """The breakdown, one entry per phase."""
     floor_s: float = 0.0
     """The library's per-call floor (traits), beyond the phases."""
+    staging_s: float = 0.0
+    """A host-staged library's copies of the call's buffers (traits.Staging), beyond the phases."""
     spread: Spread | None = None
     """The call's two modes (fast, slow extra, its probability); None: always time_s."""
     protocol: str = ""
@@ -222,7 +226,8 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
     phases = min(priced, key=lambda ph: sum(p.terms.time_s for p in ph))  # first of equals wins
     names = [p.algorithm for p in phases]
     floor = traits.op(call.op).floor(call.nbytes)
-    fast = floor + sum(p.terms.time_s for p in phases)
+    staging = traits.stage_s(call.op, call.nbytes, _group_ranks(call, workers, network))
+    fast = floor + staging + sum(p.terms.time_s for p in phases)
     slow = traits.slow
     p = slow.applies(call.nbytes)
     spread = Spread(fast, slow.extra_s, p, fast * slow.jitter_at(call.nbytes), slow.extra_s * slow.extra_jitter if p else 0.0,
@@ -233,8 +238,18 @@ def price(call: CollectiveCall, workers: int, network: Network, algorithm: str =
         sent_bytes=sum(p.terms.sent_bytes for p in phases),
         phases=tuple(phases),
         floor_s=floor,
+        staging_s=staging,
         spread=spread,
     )
+
+
+def _group_ranks(call: CollectiveCall, workers: int, network: Network) -> int:
+    """The ranks of the call's own group (calls.py scopes): all N, a node's g, or the M nodes."""
+    if call.scope == "intra":
+        return network.workers_per_node
+    if call.scope == "inter":
+        return network.nodes(workers)
+    return workers
 
 
 def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm: str | None) -> CallCost:
@@ -249,9 +264,10 @@ def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm:
                       terms=terms)
     traits = network.traits
     floor = traits.op(call.op).floor(call.nbytes)
-    spread = Spread(floor + terms.time_s, traits.slow.extra_s, traits.slow.applies(call.nbytes))
+    staging = traits.stage_s(call.op, call.nbytes, workers)
+    spread = Spread(floor + staging + terms.time_s, traits.slow.extra_s, traits.slow.applies(call.nbytes))
     return CallCost(time_s=spread.mean_s, algorithm=choice.algorithm, sent_bytes=choice.sent_bytes, phases=(phase,),
-                    floor_s=floor, spread=spread, protocol=choice.protocol)
+                    floor_s=floor, staging_s=staging, spread=spread, protocol=choice.protocol)
 
 
 def comm_time(calls: list[CollectiveCall], workers: int, network: Network, algorithm: str = AUTO) -> float:

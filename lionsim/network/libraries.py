@@ -12,6 +12,13 @@
 |       | --fit` on two GPUs measures a cluster's own                                         |
 | gloo  | gloo, torch 2.13, measured on this project's machine (2 vCPUs): two emulated hosts  |
 |       | over a shaped 1 Gbit link (tools/emulated-link.sh) and loopback; see GLOO below     |
+| mpi   | MPI on host memory over the network's links: the cheapest plan for each call (Open  |
+|       | MPI's tuned module picks among the same algorithm families by size; on nodes of     |
+|       | several GPUs the cheapest may be a two-level plan Open MPI's default does not run,  |
+|       | a lower bound there), at most one core's rate a rank, every call's                  |
+|       | GPU buffers staged through the host (Horovod built without GPU operations, so       |
+|       | TensorFlow copies each tensor to a CPU op and back; DeepSpeed's first 1-bit Adam    |
+|       | with cuda_aware off, cupy.asnumpy before and cupy.asarray after each MPI call)      |
 
 A run on a real backend is priced with that backend's traits unless its profile carries
 its own ([traits] in the file, which `lionsim comm --fit` writes); a preset's built-in
@@ -25,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from lionsim.network.traits import IDEAL, OpTraits, SlowMode, Traits
+from lionsim.network.traits import IDEAL, OpTraits, SlowMode, Staging, Traits
 from lionsim.registry import Registry
 
 TRAITS: Registry[Traits] = Registry("traits")
@@ -62,9 +69,35 @@ GLOO = Traits(
     description="gloo (torch 2.13) fitted on 2 ranks, 2 vCPUs, across an emulated 1 Gbit link",
 )
 
+PCIE3_X16_GBPS = 15.75
+"""PCIe 3.0 x16, one direction: 8 GT/s x 16 lanes x 128/130 encoding / 8 bits (the PCI-SIG
+figure; the V100-era hosts that ran host-staged MPI: Horovod 0.21, DeepSpeed 2020)."""
+STAGING_SHARE = 0.8
+"""Share of the line rate a copy reaches: the memory_efficiency lionsim takes for every
+streamed pass (lionsim.compute.devices); assumed, not measured: no GPU lent."""
+STAGING_COPY_S = 10e-6
+"""Seconds one staged copy costs beyond its bytes: an enqueued copy and the wait for it, taken
+as the per-kernel floor of eager PyTorch (lionsim.compute.devices.KERNEL_S)."""
+
+HOST_CORE_GBPS = 1.07
+"""Bytes a second (1e9) a collective library on host memory moves per rank when one core drives
+it (its TCP sockets and, in a reduction, the sums): gloo reached 1.07 GB/s on 40 GbE with one
+core (REFERENCE.md section 8). Open MPI's TCP transport progresses in the calling thread, so
+lionsim takes the same cap for it; assumed, not measured here."""
+
+MPI = Traits(
+    name="mpi",
+    backend="any",
+    host_GBps=HOST_CORE_GBPS,
+    staging=Staging(GBps=PCIE3_X16_GBPS * STAGING_SHARE, copy_s=STAGING_COPY_S),
+    description="MPI on host memory (Open MPI's TCP transport): the cheapest plan per call, one core's 1.07 GB/s "
+                "a rank, every GPU buffer copied to the host and back over PCIe 3.0 x16",
+)
+
 TRAITS.add("ideal", IDEAL)
 TRAITS.add("nccl", NCCL)
 TRAITS.add("gloo", GLOO)
+TRAITS.add("mpi", MPI)
 
 
 def backend_traits(backend: str) -> Traits:

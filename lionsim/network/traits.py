@@ -12,7 +12,7 @@ they stay apart from the link, so a preset link plus a backend's traits predicts
 A call of `op` on n bytes (calls.py convention) with dtype d, which an algorithm prices as
 L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined):
 
-    fast(n) = floor(op, n) + L alpha + S / min(bandwidth x duplex(op, n), host) + R / reduce(d)
+    fast(n) = floor(op, n) + stage(op, n) + L alpha + S / min(bandwidth x duplex(op, n), host) + R / reduce(d)
     mean(n) = fast(n) + P x extra                   for n <= slow.max_bytes (else fast(n))
 
 - floor(op, n): seconds every call pays beyond the algorithm's alpha terms (a thread
@@ -25,6 +25,11 @@ L alpha + S beta + R gamma (latency, bytes on the critical path, bytes combined)
 - host: the most bytes per second one rank's library moves, whatever the link (inf: no cap).
 - reduce(d): bytes combined per second in a reduction of dtype d; a dtype without an entry
   uses the link's gamma (0 in every preset).
+- staging: a library that runs on host memory (MPI without CUDA support, Horovod built without
+  GPU operations, DeepSpeed's first 1-bit Adam with cuda_aware off) copies each call's send
+  buffer from the device to the host before the call and its receive buffer back after it:
+  stage(n) = c x copy + (send + receive) / rate, c the copies made (Staging.seconds), paid once
+  per call beside the floor.
 - slow mode: with probability P a call of at most max_bytes takes `extra` seconds more; the
   fast time of such a call varies by `jitter` (its standard deviation over its mean) and the
   extra by `extra_jitter`, which widen the band and leave the mean alone. On a machine whose
@@ -145,6 +150,35 @@ class SlowMode:
         return self.jitter if nbytes <= self.max_bytes else 0.0
 
 
+def host_buffers(op: str, nbytes: float, ranks: int) -> tuple[float, float]:
+    """(send, receive) bytes of one rank's buffers in a call of `op` on `nbytes` (calls.py sizes)
+    among `ranks` ranks: what a host-staged library copies to the host and back."""
+    part = nbytes / max(1, ranks)
+    return {"all_gather": (part, nbytes), "reduce_scatter": (nbytes, part), "ps_push": (nbytes, 0.0),
+            "ps_pull": (0.0, nbytes)}.get(op, (nbytes, nbytes))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Staging:
+    """A library that runs on host memory: every call copies its send buffer from the device to
+    the host and its receive buffer back (module doc)."""
+
+    GBps: float
+    """Bytes a second (1e9) one copy moves between the device and the host, each way."""
+    copy_s: float = 0.0
+    """Seconds one copy costs beyond its bytes (its launch and the wait for it)."""
+
+    def __post_init__(self) -> None:
+        check_number("staging GBps", self.GBps, low=0.0, low_open=True)
+        check_number("staging copy_s", self.copy_s, low=0.0, low_open=False)
+
+    def seconds(self, op: str, nbytes: float, ranks: int) -> float:
+        """The copies of one call: each buffer that holds bytes is one copy (host_buffers)."""
+        send, receive = host_buffers(op, nbytes, ranks)
+        copies = (send > 0) + (receive > 0)
+        return copies * self.copy_s + (send + receive) / (self.GBps * 1e9)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Traits:
     """A collective library's traits (module doc). The default is the ideal library: the
@@ -161,6 +195,9 @@ class Traits:
     host_GBps: float = math.inf
     """One rank's own throughput cap, 1e9 B/s per direction (inf: none)."""
     slow: SlowMode = field(default_factory=SlowMode)
+    staging: Staging | None = None
+    """A host-staged library's copies per call (module doc); None: the library reads and writes
+    device memory itself (NCCL, a CUDA-aware MPI, gloo on CPU tensors)."""
     model: str = ""
     """How the library runs a whole-group call of the ops its tuning model knows: "nccl" (NCCL's
     own algorithm and protocol choice and time, lionsim.network.nccl: a flat ring or tree over
@@ -192,7 +229,12 @@ class Traits:
     def ideal(self) -> bool:
         """True when the traits add nothing to the alpha-beta formulas."""
         return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
-                and self.slow.applies(0) == 0 and self.slow.jitter_at(0) == 0 and not self.model)
+                and self.slow.applies(0) == 0 and self.slow.jitter_at(0) == 0 and not self.model
+                and self.staging is None)
+
+    def stage_s(self, op: str, nbytes: float, ranks: int) -> float:
+        """Seconds one call's host copies take (0 for a library on device memory)."""
+        return 0.0 if self.staging is None else self.staging.seconds(op, nbytes, ranks)
 
     def with_ops(self, **ops: OpTraits) -> Traits:
         """A copy with the given ops' traits replaced."""
@@ -216,6 +258,8 @@ class Traits:
                 {} if self.slow.calm_probability is None else {"calm_probability": self.slow.calm_probability})
         if self.reduce_GBps:
             out["reduce_GBps"] = dict(self.reduce_GBps)
+        if self.staging is not None:
+            out["staging"] = {"GBps": self.staging.GBps, "copy_us": in_us(self.staging.copy_s)}
         for name, t in self.ops:
             entry: dict = {"floor_us": in_us(t.floor_s)} | ({"algorithm": t.algorithm} if t.algorithm else {})
             entry["duplex"] = [({} if math.isinf(r.max_bytes) else {"max_bytes": int(r.max_bytes)}) | {"share": r.share}

@@ -15,6 +15,9 @@
     extra_jitter = 0.5              # optional: a slow call's extra's standard deviation / extra (0)
     calm_probability = 0.1          # optional: the slow share of back-to-back calls, the band's
                                     # lower edge (absent: probability)
+    [traits.staging]                # optional: a library on host memory copies every call's
+    GBps = 12.6                     # buffers device -> host and back, at this rate each way
+    copy_us = 10.0                  # and this much per copy (absent table: no copies)
     [traits.reduce_GBps]            # optional, per dtype: bytes combined per second
     int8 = 2.5
     [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex)
@@ -37,10 +40,10 @@ from lionsim.network.calls import OPS
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
 from lionsim.network.keys import no_unknown, number, string
 from lionsim.network.libraries import TRAITS
-from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Traits
+from lionsim.network.traits import DTYPES, OpTraits, Regime, SlowMode, Staging, Traits
 
 BACKENDS = ("gloo", "nccl", "any")
-_KEYS = ("name", "backend", "host_GBps", "description", "model", "slow", "reduce_GBps", "ops")
+_KEYS = ("name", "backend", "host_GBps", "description", "model", "slow", "reduce_GBps", "ops", "staging")
 _SLOW_KEYS = ("probability", "extra_us", "max_bytes", "jitter", "extra_jitter", "calm_probability")
 _OP_KEYS = ("floor_us", "algorithm", "duplex")
 
@@ -64,6 +67,7 @@ def traits_from_value(value: Any, *, source: str, default_name: str) -> Traits:
             host_GBps=number(value, "host_GBps", source, low=0.0, open_low=True, prefix="traits", default=math.inf)
             if "host_GBps" in value else math.inf,
             slow=_slow(_table(value, "slow", source), source),
+            staging=_staging(_table(value, "staging", source), source) if "staging" in value else None,
             description=string(value, "description", source, default="-") if "description" in value else "",
             model=string(value, "model", source, default="") if "model" in value else "",
         )
@@ -123,6 +127,12 @@ def _slow(table: dict, source: str) -> SlowMode:
                     extra_jitter=number(table, "extra_jitter", source, low=0.0, prefix="traits.slow", default=0.0),
                     calm_probability=(number(table, "calm_probability", source, low=0.0, high=1.0, prefix="traits.slow")
                                       if "calm_probability" in table else None))
+
+
+def _staging(table: dict, source: str) -> Staging:
+    no_unknown(table, ("GBps", "copy_us"), "traits.staging.", source)
+    return Staging(GBps=number(table, "GBps", source, low=0.0, open_low=True, prefix="traits.staging"),
+                   copy_s=number(table, "copy_us", source, low=0.0, prefix="traits.staging", default=0.0) / 1e6)
 
 
 def measured_record(value: Any, source: str) -> dict[str, Any]:

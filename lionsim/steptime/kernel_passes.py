@@ -17,6 +17,13 @@ per-kernel floor (work.device_work). A strategy or transport that declares no ke
 is priced by its ideal passes, one float-pass (or its declared packing/unpacking) kernel each.
 With `--kernels ideal` the ideal fused passes of work.py stand instead.
 
+Per tensor (--overlap tensors: lionsim.steptime.overlap) the codec runs tensor by tensor: the
+transport's packing and unpacking are its kernels as it runs them on each tensor's own payload
+alone (timeline.tensor_specs: PowerSGD's factor products run for a matrix, not for a vector), and
+every kernel of the strategy's own ops (rule_ops, update_ops) launches once per tensor where the
+flat implementation launches it once (each_tensor); the optimizer steps keep the form
+--optimizer says.
+
 A kernel the table has no row for on the device (a plug-in's own codec kernel) is priced with the
 device's float-pass row, an elementwise stream (a lower bound on a real codec's time), and
 `estimate` says so in its `kernels` column (stand_ins).
@@ -24,7 +31,10 @@ device's float-pass row, an elementwise stream (a lower bound on a real codec's 
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from dataclasses import dataclass
+from typing import Sequence
 
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, Op
 from lionsim.compute.kernel_table import KernelRow, KernelTable
@@ -83,12 +93,44 @@ def _ideal_rule(own: StrategyBytes, spec: PayloadSpec) -> tuple[Op, ...]:
     return (Op(FLOAT, own.rule + payload_bytes(spec), "the rule, as its ideal passes (no kernels declared)"),)
 
 
+def each_tensor(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+    """`ops` run tensor by tensor: what the flat implementation launches once (or once per tensor
+    already) launches once per parameter tensor (module doc)."""
+    return tuple(dataclasses.replace(op, launches=0, per_tensor=op.launches + op.per_tensor) for op in ops)
+
+
+def _wire_ops(transport: str, spec: PayloadSpec, workers: int, workers_per_node: int):
+    """(pack, unpack, decoded, aggregate) of the transport on `spec`: its declared kernels, else its
+    ideal passes, one kernel each."""
+    t = transport_bytes(transport, spec, workers, workers_per_node)
+    packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
+    pack = t.pack_ops or ((Op(packer, t.pack, "packing, as its ideal pass"),) if t.pack else ())
+    unpack = t.unpack_ops or ((Op(unpacker, t.unpack, "unpacking, as its ideal pass"),) if t.unpack else ())
+    decoded = t.decoded if t.pack_ops or t.unpack_ops else None
+    return pack, unpack, decoded, t.aggregate
+
+
+def tensor_by_tensor(ops_of, tensors: Sequence[PayloadSpec], params: int) -> tuple[Op, ...]:
+    """The kernels `ops_of(spec)` runs on each tensor's payload alone, as one list over the model:
+    each distinct payload's ops once, their bytes weighted by its share of the parameters, their
+    launches by how many tensors send it (module doc)."""
+    out = []
+    for spec, count in Counter(tensors).items():
+        weight = count * spec.numel / params
+        out += [dataclasses.replace(op, nbytes=op.nbytes * weight, launches=(op.launches + op.per_tensor) * count,
+                                    per_tensor=0) for op in ops_of(spec)]
+    return tuple(out)
+
+
 def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int, *, optimizer: str, tensors: int,
-             params: int, workers_per_node: int = 1, local: bool = False,
-             local_step_bytes: float | None = None) -> tuple[tuple[Op, ...], tuple[Op, ...], tuple[Op, ...]]:
-    """(encode, decode, update) kernels of one step of a strategy declaring `own` over `transport`."""
+             params: int, workers_per_node: int = 1, local: bool = False, local_step_bytes: float | None = None,
+             tensor_specs: Sequence[PayloadSpec] | None = None) -> tuple[tuple[Op, ...], tuple[Op, ...], tuple[Op, ...]]:
+    """(encode, decode, update) kernels of one step of a strategy declaring `own` over `transport`;
+    `tensor_specs`: the payload of each tensor, whose codec then runs tensor by tensor (module doc)."""
     declared = own.declares_kernels
-    rule = ((own.rule_step.kernels(optimizer, tensors, params) if own.rule_step else ()) + own.rule_ops
+    per_tensor = bool(tensor_specs)
+    codec = each_tensor if per_tensor else (lambda ops: ops)
+    rule = ((own.rule_step.kernels(optimizer, tensors, params) if own.rule_step else ()) + codec(own.rule_ops)
             if declared else _ideal_rule(own, spec))
     if local:
         if own.rule_step is not None:
@@ -98,16 +140,15 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
         pack, unpack, decoded = (), (), None
         aggregate = F32 if spec.kind in ("dense", "sparse", "scaled-signs") else I8
     else:
-        t = transport_bytes(transport, spec, workers, workers_per_node)
-        packer, unpacker = TRANSPORTS.get(transport).kernels  # declared in the transport's module
-        pack = t.pack_ops or ((Op(packer, t.pack, "packing, as its ideal pass"),) if t.pack else ())
-        unpack = t.unpack_ops or ((Op(unpacker, t.unpack, "unpacking, as its ideal pass"),) if t.unpack else ())
-        decoded = t.decoded if t.pack_ops or t.unpack_ops else None
-        aggregate = t.aggregate
+        pack, unpack, decoded, aggregate = _wire_ops(transport, spec, workers, workers_per_node)
+        if per_tensor:
+            pack = tensor_by_tensor(lambda t: _wire_ops(transport, t, workers, workers_per_node)[0], tensor_specs, params)
+            unpack = tensor_by_tensor(lambda t: _wire_ops(transport, t, workers, workers_per_node)[1], tensor_specs,
+                                      params)
     if declared:
         read = decoded if decoded is not None else aggregate
         update = (own.update_step.kernels(optimizer, tensors, params, aggregate=read) if own.update_step else ()) \
-            + own.update_ops
+            + codec(own.update_ops)
     else:
         update = (Op(FLOAT, own.update + aggregate, "the update, as its ideal passes (no kernels declared)"),)
     return rule + pack, unpack, update
@@ -115,11 +156,13 @@ def part_ops(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int
 
 def kernel_cost(own: StrategyBytes, transport: str, spec: PayloadSpec, workers: int, table: KernelTable, device: str,
                 *, optimizer: str = DEFAULT_OPTIMIZER, tensors: int = 1, params: int = 1, workers_per_node: int = 1,
-                local: bool = False, local_step_bytes: float | None = None, sync: SyncCopy = NO_SYNC) -> KernelCost:
-    """One step's kernels (part_ops) on `device`'s rows of `table`."""
+                local: bool = False, local_step_bytes: float | None = None, sync: SyncCopy = NO_SYNC,
+                tensor_specs: Sequence[PayloadSpec] | None = None) -> KernelCost:
+    """One step's kernels (part_ops) on `device`'s rows of `table`; `tensor_specs`: the codec runs
+    tensor by tensor on these payloads (module doc)."""
     encode, decode, update = part_ops(own, transport, spec, workers, optimizer=optimizer, tensors=tensors,
                                       params=params, workers_per_node=workers_per_node, local=local,
-                                      local_step_bytes=local_step_bytes)
+                                      local_step_bytes=local_step_bytes, tensor_specs=tensor_specs)
     rows = table.for_device(device)
     if FLOAT not in rows:
         raise LionsimError(f"the kernel table {table.path} has no {FLOAT} row for {device!r}")

@@ -87,7 +87,8 @@ def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network
 
 def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Transport, spec: PayloadSpec | None,
                    network: Network, overlap: OverlapConfig, extra_calls: Sequence[CollectiveCall] = (),
-                   algorithm: str = AUTO, strategy=None, workers: int | None = None) -> list[list[Span]]:
+                   algorithm: str = AUTO, strategy=None, workers: int | None = None,
+                   tensors: Sequence[PayloadSpec] | None = None) -> list[list[Span]]:
     """One step of every worker as spans (module doc); `factors` [W] each worker's compute
     factor, the other keywords as timeline.price_step's; `workers` W when the factors stand for
     fewer (workers all alike: their lanes are the same)."""
@@ -99,14 +100,19 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
     hidden = None  # an after-backward exchange whose result a later step uses: what the step waits for
     if workers > 1 and spec is not None:
         if overlap.schedule(transport, strategy) == PER_BUCKET:
-            buckets, priced, done = Buckets.of(spec.numel, overlap.bucket_params), {}, 0
-            for size in buckets.sizes():
-                if size not in priced:
-                    priced[size] = priced_calls(plan_on(transport, bucket_spec(spec, size), workers,
-                                                        network.workers_per_node), workers, network, algorithm)
-                done += size
-                share = done / spec.numel
-                exchanges.append((slowest * (F + B * share) + E * share, priced[size]))
+            per_tensor = overlap.per_tensor(transport, strategy)
+            if per_tensor and not tensors:
+                raise ValueError("--overlap tensors needs the step's payload per tensor (timeline.tensor_specs)")
+            units = (list(reversed(tensors)) if per_tensor
+                     else [bucket_spec(spec, size) for size in Buckets.of(spec.numel, overlap.bucket_params).sizes()])
+            priced, done, total = {}, 0, sum(u.numel for u in units)
+            for unit in units:
+                if unit not in priced:
+                    priced[unit] = priced_calls(plan_on(transport, unit, workers, network.workers_per_node), workers,
+                                                network, algorithm)
+                done += unit.numel
+                share = done / total
+                exchanges.append((slowest * (F + B * share) + E * share, priced[unit]))
         else:
             calls = priced_calls(plan_on(transport, spec, workers, network.workers_per_node), workers, network, algorithm)
             exchanges.append((ready_all, calls))

@@ -31,7 +31,16 @@ The run's `--overlap` picks (OverlapConfig.schedule):
               backward (the default: each method priced as its authors' code runs it)
     buckets   per bucket wherever the transport can (what a hook implementation could reach;
               for local SGD and DiLoCo, the inner step run in backward per bucket)
+    tensors   per parameter tensor wherever the transport can: each tensor compressed and
+              exchanged on its own as backward produces it, every codec kernel launched once per
+              tensor (GRACE's compressors in Horovod's per-tensor hooks: grace_dl's Communicator
+              .step runs compensate, compress, the exchange and decompress for one tensor)
     none      everything after backward, as a framework without overlap
+
+Buckets and tensors are the exchange's granularity. A bucket's exchange pays a call's latency
+once for bucket_mb of gradients; per tensor every tensor pays it, and the codec's kernels run
+tensor by tensor, each at least the device's launch floor (lionsim.steptime.kernel_passes): what
+a per-tensor compressor pays on a model of many small tensors where a bucketed one does not.
 
 A strategy's own extra collectives (TernGrad's scale maximum before encoding, momentum sync
 after the update) never overlap.
@@ -48,9 +57,12 @@ import numpy as np
 from lionsim.errors import LionsimError
 from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 
-MODES = ("auto", "buckets", "none")
+MODES = ("auto", "buckets", "tensors", "none")
 """--overlap: the strategy's reference schedule where its transport can run it | per bucket
-wherever the transport can | everything after backward (module doc)."""
+wherever the transport can | per parameter tensor wherever the transport can | everything after
+backward (module doc)."""
+TENSORS = "tensors"
+"""The schedule label of an exchange run per parameter tensor (estimate's `overlap` column)."""
 
 GRAD_BYTES = 4
 """Bytes per parameter of the float32 gradients a bucket is measured in (as DDP's bucket_cap_mb)."""
@@ -63,7 +75,7 @@ class OverlapConfig:
     """How a step's communication may overlap its backward pass."""
 
     mode: str = "auto"
-    """auto | buckets | none (MODES, module doc)."""
+    """auto | buckets | tensors | none (MODES, module doc)."""
     bucket_mb: float = 25.0
     """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb."""
 
@@ -88,9 +100,18 @@ class OverlapConfig:
         if getattr(strategy, "after_step", False):
             in_backward = self.mode == "buckets" and getattr(strategy, "step_in_backward", False)
             return PER_BUCKET if in_backward else AFTER_BACKWARD
-        if self.mode == "buckets" or strategy is None:
+        if self.mode in ("buckets", TENSORS) or strategy is None:
             return PER_BUCKET
         return strategy.schedule
+
+    def per_tensor(self, transport, strategy=None) -> bool:
+        """Whether a step of `strategy` over `transport` exchanges tensor by tensor (--overlap tensors
+        where the transport can run per bucket)."""
+        return self.mode == TENSORS and self.schedule(transport, strategy) == PER_BUCKET
+
+    def label(self, transport, strategy=None) -> str:
+        """What runs, as estimate's `overlap` column says it: buckets | tensors | after."""
+        return TENSORS if self.per_tensor(transport, strategy) else self.schedule(transport, strategy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +149,19 @@ def serial_end(ready_s: Sequence[float], cost_s: Sequence[float]) -> float:
     for ready, cost in zip(ready_s, cost_s):
         end = max(end, ready) + cost
     return end
+
+
+def units_exposed(shares: Sequence[float], costs: Sequence[float], window_s):
+    """max_j (c_j + ... + c_k) - window (1 - s_j): the step's wait for exchanges of any sizes (one
+    per tensor), exchange j ready when backward and encode have passed the share s_j of the
+    parameters (the closed form of serial_end, measured from the window's end). Elementwise:
+    the window may be an array (stragglers.py)."""
+    out, suffix = None, 0.0
+    for share, cost in zip(reversed(shares), reversed(costs)):
+        suffix += cost
+        here = suffix - window_s * (1.0 - share)
+        out = here if out is None else np.maximum(out, here)
+    return 0.0 if out is None else out
 
 
 def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s: float, numel: int) -> float:

@@ -60,7 +60,7 @@ def step_seconds(priced: PricedStep, work: StepWork, factors: np.ndarray | float
     window = work.backward_s * f + work.encode_s
     if not priced.count:
         exposed = np.zeros_like(f)
-    elif priced.buckets is None:  # less what later steps' compute hides (PricedStep.hidden)
+    elif not priced.during_backward:  # less what later steps' compute hides (PricedStep.hidden)
         exposed = np.broadcast_to(priced.hidden(work.forward_s * f, work.backward_s * f, work.encode_s), f.shape)
     else:
         exposed = np.broadcast_to(priced.exposed(window), f.shape)

@@ -19,6 +19,11 @@ waits for the last exchange; decode and update follow it (not overlapped: conser
                     the last bucket's cost, since it is ready only when backward ends
     step_s          compute_s + encode_s + comm_exposed_s + decode_s + update_s
 
+Per tensor (--overlap tensors, overlap.py) the exchanges are the model's parameter tensors in the
+order backward produces them (the last tensor first), each its own payload (tensor_specs: a
+shape-dependent strategy's own spec for that tensor, else the tensor's share of the step's), on
+the same stream: end = max_j (r_j + c_j + ... + c_k) over every tensor (overlap.units_exposed).
+
 An exchange the run's schedule puts after backward (overlap.py: the strategy's reference
 schedule, what its transport can do and --overlap), or the exchange of a strategy whose payload
 exists only after its own update (DiLoCo), is one exchange ready at F + B + E, so its whole
@@ -32,6 +37,7 @@ compute, and `wait_s` is what that adds to the median worker's step.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -39,7 +45,8 @@ from typing import Sequence
 
 import numpy as np
 
-from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, serial_end  # noqa: F401 (re-exported)
+from lionsim.steptime.overlap import (Buckets, OverlapConfig, bucketed_exposed, serial_end,  # noqa: F401 (re-exported)
+                                      units_exposed)
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
 from lionsim.transports import PayloadSpec, Transport
@@ -127,6 +134,19 @@ def bucket_spec(spec: PayloadSpec, numel: int) -> PayloadSpec:
                                uncompressed=share(spec.uncompressed))
 
 
+def tensor_specs(spec: PayloadSpec, shapes: Sequence[tuple[int, ...]], strategy=None) -> list[PayloadSpec]:
+    """One payload per parameter tensor of `shapes` (model order), for a step that sends `spec`:
+    a shape-dependent strategy's own spec for that tensor where the step sends its usual kind
+    (PowerSGD: a vector averaged whole, a matrix as its two factors), else the tensor's share of
+    `spec` (bucket_spec)."""
+    own = (strategy is not None and getattr(strategy, "shape_dependent", False)
+           and spec.kind == getattr(strategy, "payload_kind", None))
+    if own:  # asked on a copy: a spec_for may size the strategy's own calls (muon-dist's all-gather)
+        asked = copy.copy(strategy)
+        return [asked.spec_for([tuple(shape)]) for shape in shapes]
+    return [bucket_spec(spec, max(1, math.prod(shape))) for shape in shapes]
+
+
 def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: str = AUTO) -> CallCost:
     """`network.price` with a named algorithm for the ops it implements, the cheapest for the
     others (one `--algorithm` serves every strategy: ring cannot run an all-to-all)."""
@@ -195,9 +215,21 @@ class PricedStep:
     hidden_pieces: tuple[tuple[tuple[float, float], ...], ...] = ()
     """The fragments the payload may be, each as its parts of the model (PayloadSpec.hidden_pieces):
     the exchange also runs behind the rest of backward and the next forward up to them (`hidden`)."""
+    unit_shares: tuple[float, ...] = ()
+    """Per tensor: the share of the parameters backward has passed when each exchange is ready,
+    in the order they run (empty: buckets, or one exchange)."""
+    unit_costs: tuple[float, ...] = ()
+    """Per tensor: each exchange's seconds, in the same order."""
+
+    @property
+    def during_backward(self) -> bool:
+        """Whether the exchanges run during backward (per bucket or per tensor)."""
+        return self.buckets is not None or bool(self.unit_costs)
 
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
+        if self.unit_costs:
+            return units_exposed(self.unit_shares, self.unit_costs, window_s)
         if self.buckets is None:
             return self.comm.time_s
         return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s, self.numel)
@@ -244,7 +276,7 @@ class PricedStep:
     def times(self, work: StepWork) -> StepTimes:
         if not self.count:
             exposed = 0.0
-        elif self.buckets is None:
+        elif not self.during_backward:
             exposed = float(self.hidden(work.forward_s, work.backward_s, work.encode_s))
         else:
             exposed = self.exposed(work.backward_s + work.encode_s)
@@ -272,13 +304,20 @@ def price_step(
     extra_calls: Sequence[CollectiveCall] = (),
     algorithm: str = AUTO,
     strategy=None,
+    tensors: Sequence[PayloadSpec] | None = None,
 ) -> PricedStep:
     """The collectives of one step of `spec` over `transport`, priced (module doc); `spec`
     None: a step that sends nothing (a local step of local SGD). `strategy` (its class): whose
-    reference schedule `overlap` reads (OverlapConfig.schedule; None: a bare gradient exchange)."""
+    reference schedule `overlap` reads (OverlapConfig.schedule; None: a bare gradient exchange).
+    `tensors`: the step's payload per parameter tensor, in model order (tensor_specs), which
+    --overlap tensors exchanges one by one, the last first (module doc)."""
     extra = price_calls(extra_calls, workers, network, algorithm) if workers > 1 else Priced()
     if workers == 1 or spec is None:
         return PricedStep(comm=Priced(), extra=extra, buckets=None)
+    if overlap.per_tensor(transport, strategy):
+        if not tensors:
+            raise ValueError("--overlap tensors needs the step's payload per tensor (tensor_specs)")
+        return _per_tensor(transport, list(reversed(tensors)), workers, network, algorithm, extra)
     if overlap.schedule(transport, strategy) == PER_BUCKET:
         buckets = Buckets.of(spec.numel, overlap.bucket_params)
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
@@ -288,6 +327,23 @@ def price_step(
     comm = exchange_cost(transport, spec, workers, network, algorithm)
     return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
                       hidden_pieces=spec.hidden_pieces)
+
+
+def _per_tensor(transport: Transport, order: list[PayloadSpec], workers: int, network: Network, algorithm: str,
+                extra: Priced) -> PricedStep:
+    """Every tensor's exchange in backward order, each priced once per distinct payload."""
+    priced: dict[PayloadSpec, Priced] = {}
+    total, shares, costs, done = Priced(), [], [], 0
+    numel = sum(t.numel for t in order)
+    for t in order:
+        if t not in priced:
+            priced[t] = exchange_cost(transport, t, workers, network, algorithm)
+        total += priced[t]
+        done += t.numel
+        shares.append(done / numel)
+        costs.append(priced[t].time_s)
+    return PricedStep(comm=total, extra=extra, buckets=None, numel=numel, count=len(order),
+                      unit_shares=tuple(shares), unit_costs=tuple(costs))
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:

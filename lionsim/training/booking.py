@@ -67,7 +67,7 @@ from lionsim.network.traits import sum_quantile
 from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.steptime.stragglers import uneven_times
-from lionsim.steptime.timeline import price_step
+from lionsim.steptime.timeline import price_step, tensor_specs
 from lionsim.steptime.work import BACKWARD_SHARE
 from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
@@ -197,6 +197,14 @@ def step_work(record: RunRecord, booking: Booking, w: int) -> list[tuple[StepRec
     return rows
 
 
+def step_tensors(record: RunRecord, spec, overlap: OverlapConfig):
+    """The step's payload per parameter tensor where --overlap tensors exchanges it so (else None):
+    the run's own per-tensor specs at steady state, else the step's spec split by the tensors' shares."""
+    if spec is None or not overlap.per_tensor(record.transport, record.run.strategy_class):
+        return None
+    return record.tensors if spec == record.spec else tensor_specs(spec, record.shapes)
+
+
 def _synced(s: StepRecord) -> int:
     """Parameters whose momenta the step averaged (0 on a step without a momentum sync)."""
     return sum(c.nbytes for c in s.sent.extra if c.label == CALL_LABEL) // 4
@@ -212,7 +220,8 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
-                            overlap=b.overlap, extra_calls=s.sent.extra, strategy=record.run.strategy_class)
+                            overlap=b.overlap, extra_calls=s.sent.extra, strategy=record.run.strategy_class,
+                            tensors=step_tensors(record, s.sent.spec, b.overlap))
         t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
                 "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,

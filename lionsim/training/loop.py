@@ -40,6 +40,7 @@ from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
 from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
+from lionsim.steptime.timeline import tensor_specs
 from lionsim.strategies.base import Hyper
 from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
@@ -115,6 +116,12 @@ class RunRecord:
     """Leading steps restored from an interrupted session's checkpoint (--resume)."""
     rank_spans: list = field(default_factory=list)
     """--trace on gloo/nccl: every rank's measured spans (lionsim.training.spans.gather_spans)."""
+    tensors: tuple[PayloadSpec, ...] = ()
+    """`spec` per parameter tensor, in model order (lionsim.steptime.timeline.tensor_specs): what
+    `--overlap tensors` exchanges one by one."""
+    shapes: tuple[tuple[int, ...], ...] = ()
+    """The model's parameter tensors' shapes, in model order (a step whose spec differs from
+    `spec`, a warm-up, is split over them by their shares)."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
@@ -168,8 +175,10 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     strategy.start(params)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(strategy.payload_spec(), comm.world_size)
+    shapes = tuple(tuple(shape) for shape in layout.shapes) if layout.shapes else tuple((n,) for n in layout.numels)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
-                       params=layout.numel)
+                       params=layout.numel, shapes=shapes,
+                       tensors=tuple(tensor_specs(strategy.payload_spec(), shapes, strategy)))
     if resume is not None:
         resume.restore(strategy, record)
         resume.restore_rng(place.device)

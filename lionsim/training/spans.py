@@ -26,7 +26,7 @@ import torch
 
 from lionsim.backends import Comm
 from lionsim.steptime.lanes import COMM, COMPUTE, WAIT_WORKER, Span, modelled_lanes, size_text, step_end
-from lionsim.training.booking import Booking, step_work
+from lionsim.training.booking import Booking, step_tensors, step_work
 from lionsim.training.loop import TRACED, RunRecord
 
 STEP = "step"
@@ -69,7 +69,8 @@ def modelled_run(record: RunRecord, booking: Booking, w: int) -> list[list[Span]
         factors = [1.0] if b.spread is None else [float(f) for f in b.spread.factors(s.step, W)]
         step = modelled_lanes(work=work, factors=factors, workers=W,
                               transport=record.transport, spec=s.sent.spec, network=b.network, overlap=b.overlap,
-                              extra_calls=s.sent.extra, strategy=record.run.strategy_class)
+                              extra_calls=s.sent.extra, strategy=record.run.strategy_class,
+                              tensors=step_tensors(record, s.sent.spec, b.overlap))
         end = step_end(step[0])
         for worker, spans in enumerate(step):
             lanes[worker].append(Span(STEP, f"step {s.step}", at, end, {"step": s.step, "phase": s.phase}))
