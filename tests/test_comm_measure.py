@@ -127,7 +127,7 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
     (["--backend", "gloo", "--warmup", "-1"], "bad --warmup -1"),
     (["--backend", "gloo", "--dtype", "int4"], "unknown dtype 'int4'"),
     (["--backend", "gloo", "--iface", "lo"], "--iface lo picks the interface between hosts"),
-    (["--traits", "mpi"], "bad --traits 'mpi'"),
+    (["--traits", "nosuch"], "bad --traits 'nosuch'"),
     (["--dtype", "int8"], "--dtype chooses what is measured"),
     (["--backend", "gloo", "--fit", "x.json"], "bad --fit x.json"),
     (["--fit", "x.toml"], "--fit fits measured collectives"),
