@@ -58,7 +58,7 @@ def _splitmix_chain(values) -> int:
 
 
 def draw(seed: int, step: int, worker: int, index: int) -> float:
-    """A stochastic quantizer's uniform draw (lionsim.strategies.draws), written out: splitmix64
+    """A stochastic quantizer's uniform draw (lionsim.strategies.core.draws), written out: splitmix64
     chains (seed, step) and then the worker into a 64-bit key; two rounds of the 32-bit hash
     of the index mixed with the key's halves; the top 24 of its 32 bits over 2**24."""
     key = _splitmix_chain([_splitmix_chain([seed, step]), worker])

@@ -12,7 +12,7 @@ from lionsim.cli.app import main
 from lionsim.runs import RunSpec
 from lionsim.strategies import StrategyConfig
 from lionsim.training.loop import Place, train_run
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 
 
 class Spared(torch.nn.Module):

@@ -18,7 +18,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.strategies.dgc import warmup_density
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 
 NUMELS = [40, 7, 1, 100]  # a large tensor beside small ones (a bias, a scalar)
 SMALL_TENSOR = slice(40, 47)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from lionsim.estimate import EstimateConfig, estimate
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 
 N, GBPS = 8, 1.0
 

@@ -24,9 +24,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("reports",),  # columns, the summary rule, files, plots, tables
 ]
 """Top to bottom. Packages in no layer are the domain below them (strategies, transports,
-network, steptime, ...), or harnesses beside the command that drive it (docs, perf, regress,
+network, steptime, ...), or harnesses beside the command that drive it (docgen, perf, regress,
 published: they run commands, as a user would)."""
-HARNESSES = ("docs", "perf", "regress", "published", "published_sweeps", "published_compressed")
+HARNESSES = ("docgen", "perf", "regress", "published")
 COMMAND = LAYERS[0]
 
 

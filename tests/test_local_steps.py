@@ -14,7 +14,7 @@ from lionsim.runs import RunSpec
 from lionsim.strategies import StrategyConfig
 from lionsim.training.loop import Place, train_run
 from lionsim.workloads import WorkloadConfig, build_workload
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 
 
 def workload(workers: int):

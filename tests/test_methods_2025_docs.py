@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from lionsim.docs.blocks import page_blocks
-from lionsim.docs.methods import DEFAULTS, defaults_table, lionsim_value
+from lionsim.docgen.blocks import page_blocks
+from lionsim.docgen.methods import DEFAULTS, defaults_table, lionsim_value
 from lionsim.strategies import STRATEGIES
-from lionsim.strategies.form import option_specs
+from lionsim.strategies.core.form import option_specs
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 METHODS = ("muon", "dion", "muloco", "sparseloco", "streaming-diloco")

@@ -14,7 +14,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_tr
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 from lionsim.transports.packed_allreduce import field_bits
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 from tests.reference_impl import draw, sign
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors

@@ -18,7 +18,7 @@ from lionsim.bench import BenchConfig
 from lionsim.engine import train_step
 from lionsim.errors import LionsimError
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
-from lionsim.strategies.form import option_specs
+from lionsim.strategies.core.form import option_specs
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 

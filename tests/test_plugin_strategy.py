@@ -148,8 +148,8 @@ def test_a_two_cell_sweep_trains_it(plugin, tmp_path):
 GOOD_HEAD = """
 from dataclasses import dataclass
 from lionsim.strategies import STRATEGIES, Strategy
-from lionsim.strategies.base import Hyper
-from lionsim.strategies.form import between, option
+from lionsim.strategies.core.base import Hyper
+from lionsim.strategies.core.form import between, option
 from lionsim.transports import PayloadSpec
 """
 

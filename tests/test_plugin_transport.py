@@ -208,7 +208,7 @@ from dataclasses import dataclass
 from lionsim.network.calls import CollectiveCall
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies import STRATEGIES, Strategy
-from lionsim.strategies.base import Hyper
+from lionsim.strategies.core.base import Hyper
 from lionsim.transports import PAYLOAD_KINDS, PER_BUCKET, AFTER_BACKWARD, TRANSPORTS, Payload, PayloadKind, PayloadSpec, Transport
 from lionsim.transports.base import TransportBytes
 
@@ -304,7 +304,7 @@ def test_every_built_in_passes_the_checks_a_plugin_gets():
 
 
 INNER = """
-from lionsim.strategies.inner import INNER_OPTIMIZERS, InnerRule
+from lionsim.strategies.core.inner import INNER_OPTIMIZERS, InnerRule
 
 INNER_OPTIMIZERS.add("plain-sgd", InnerRule(0, lambda p, g, states, steps, lr, wd, b1, b2: p.add_(g, alpha=-lr)))
 """
@@ -338,6 +338,6 @@ def test_a_plugin_may_add_an_inner_optimizer(tmp_path, capsys):
     finally:
         unload_plugin(key)
         refresh()
-    from lionsim.strategies.inner import INNER_OPTIMIZERS
+    from lionsim.strategies.core.inner import INNER_OPTIMIZERS
 
     assert "plain-sgd" not in INNER_OPTIMIZERS

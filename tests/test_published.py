@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lionsim import published
+from lionsim.published import cases as published
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "clusters.md"
 

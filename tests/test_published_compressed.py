@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lionsim import published, published_compressed as pc
+from lionsim.published import cases as published, compressed as pc
 from lionsim.compute.counted import count_on_meta
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "clusters.md"

@@ -1,4 +1,4 @@
-"""Published nccl-tests sweeps across nodes against lionsim (lionsim.published_sweeps): the data
+"""Published nccl-tests sweeps across nodes against lionsim (lionsim.published.sweeps): the data
 is what it says, the fabrics' figures are the fit's, the docs table is the sweeps run now, and
 every point within its goal or its sweep says why."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lionsim import published_sweeps as ps
+from lionsim.published import sweeps as ps
 from lionsim.network.fabric_fit import FITTED, fit_all
 from lionsim.network.fabrics import FABRICS
 

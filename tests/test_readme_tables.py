@@ -1,5 +1,5 @@
-"""The generated tables of README.md and docs/*.md equal what `python -m lionsim.docs` prints, and the cached run
-they render from still describes this code (lionsim.docs).
+"""The generated tables of README.md and docs/*.md equal what `python -m lionsim.docgen` prints, and the cached run
+they render from still describes this code (lionsim.docgen).
 
 Fast by design: the bench tables render from the cached real run (reports/readme/), which is
 checked against the code by rerunning its first 3 steps now (every modelled column, the same
@@ -9,13 +9,13 @@ estimate tables run their two commands (pure modelling, seconds)."""
 from __future__ import annotations
 
 import pytest
-import lionsim.docs.bench as bench_blocks
-import lionsim.docs.comm  # noqa: F401  (registers its blocks)
-import lionsim.docs.estimate  # noqa: F401
-import lionsim.docs.methods  # noqa: F401
-import lionsim.docs.kernels  # noqa: F401
-from lionsim.docs.__main__ import main as docs_main
-from lionsim.docs.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+import lionsim.docgen.bench as bench_blocks
+import lionsim.docgen.comm  # noqa: F401  (registers its blocks)
+import lionsim.docgen.estimate  # noqa: F401
+import lionsim.docgen.methods  # noqa: F401
+import lionsim.docgen.kernels  # noqa: F401
+from lionsim.docgen.__main__ import main as docs_main
+from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError
 
 
@@ -25,11 +25,11 @@ def test_every_block_has_its_markers_and_matches_what_the_generator_prints():
     assert set(found) == set(BLOCKS.names())
     stale = [f"{found[name].name}: {name}" for name in BLOCKS.names()
              if page_blocks(found[name].read_text(encoding="utf-8"))[name] != BLOCKS.get(name).render()]
-    assert not stale, f"blocks {stale} differ: run `python -m lionsim.docs --write`"
+    assert not stale, f"blocks {stale} differ: run `python -m lionsim.docgen --write`"
 
 
 def test_a_block_placed_twice_is_refused(tmp_path):
-    body = "<!-- generated: comm-10gbe (python -m lionsim.docs) -->\nx\n<!-- end generated: comm-10gbe -->\n"
+    body = "<!-- generated: comm-10gbe (python -m lionsim.docgen) -->\nx\n<!-- end generated: comm-10gbe -->\n"
     (tmp_path / "README.md").write_text(body, encoding="utf-8")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.md").write_text(body, encoding="utf-8")
@@ -60,7 +60,7 @@ def test_check_names_a_stale_block_and_its_page(tmp_path, monkeypatch, capsys):
         copy.write_text(with_blocks(text, {"estimate-lioncub": "\n    stale\n\n"}), encoding="utf-8")
         copies.append(copy)
     holder = where_blocks(copies)["estimate-lioncub"]
-    monkeypatch.setattr("lionsim.docs.__main__.pages", lambda: copies)
+    monkeypatch.setattr("lionsim.docgen.__main__.pages", lambda: copies)
     assert docs_main(["--check", "--only", "estimate-lioncub"]) == 1
     shown = f"docs/{holder.name}" if holder.parent.name == "docs" else holder.name
     assert f"{shown} block estimate-lioncub differs" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from lionsim.strategies import STRATEGIES, MomentumSync, ParamLayout, StrategyCo
 from lionsim.strategies.lioncub import l1_levels
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from lionsim.strategies.given import flags
+from lionsim.strategies.core.given import flags
 from tests.reference_impl import dlion_step, lion_pytorch_update_
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors

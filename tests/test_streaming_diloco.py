@@ -247,10 +247,10 @@ def test_a_whole_run_prices_a_send_where_training_sends(delay):
 
 
 def test_the_padding_table_is_what_the_transports_send():
-    """The docs' padding table (lionsim.docs.methods): a 116-value fragment at N = 4 pads to 4 blocks of
+    """The docs' padding table (lionsim.docgen.methods): a 116-value fragment at N = 4 pads to 4 blocks of
     256 fp4 values and a 4-byte scale each, 528 bytes, of which a ring sends 2 (N - 1) / N: 792 bytes, 54.6
     bits a value."""
-    from lionsim.docs.methods import padding_table
+    from lionsim.docgen.methods import padding_table
 
     row = next(line for line in padding_table().splitlines() if line.startswith("| 116 | 4 |"))
     assert row.split(" | ")[2:5] == ["4", "792 B", "54.6"]

@@ -10,7 +10,7 @@ from lionsim.engine import train_step
 from lionsim.optim import DistributedLion
 from lionsim.optim.functional import sign_votes
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads, valid_transports
-from lionsim.strategies.layout import ParamLayout
+from lionsim.strategies.core.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.reference_impl import lion_pytorch_update_, lion_step

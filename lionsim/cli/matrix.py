@@ -22,7 +22,7 @@ def _flag(name: str) -> str:
 def _options(name: str, cls, cfg) -> list[str]:
     """Its option flags with the run's values (but --local-steps: its own column), then the
     common options it reads (`reads`)."""
-    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.core.form import option_specs
 
     resolved = cls.resolve_options(cfg)
     shown = [f"{s.flag} ({getattr(resolved, s.field)})" for s in option_specs(name, cls.Options) if s.flag != LOCAL_STEPS]
@@ -37,7 +37,7 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
     from lionsim.backends import BACKENDS
     from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
     from lionsim.strategies.dlion import DistributedLionStrategy
-    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.core.form import option_specs
 
     rows = []
     cfg = StrategyConfig(workload=workload)

@@ -27,7 +27,7 @@ def _flags(full: bool) -> dict:
     """Config key -> the options its flag sets, from the registry ({} unless `full`)."""
     if not full:
         return {}
-    from lionsim.strategies.given import check_flags, flags, registered_specs
+    from lionsim.strategies.core.given import check_flags, flags, registered_specs
 
     check_flags(registered_specs())
     return flags()
@@ -84,8 +84,8 @@ class _Command:
 
     def __call__(self, **kwargs):
         from lionsim.plugins import load_plugins
-        from lionsim.strategies.form import parse_opt
-        from lionsim.strategies.given import flags
+        from lionsim.strategies.core.form import parse_opt
+        from lionsim.strategies.core.given import flags
 
         keys = set(flags())
         given = {key: kwargs.pop(key) for key in list(kwargs) if key in keys}

@@ -6,7 +6,7 @@ TOML and run.json, checked once and resolved into plans.
     sweep.py     SweepConfig: a grid and the bench options its cells share, planned into a SweepPlan
 
 Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
-commands (lionsim.docs, lionsim.regress) import this package; training, launch, measure, sweep and
+commands (lionsim.docgen, lionsim.regress) import this package; training, launch, measure, sweep and
 reports read plans (tests/test_layers.py holds the line).
 """
 

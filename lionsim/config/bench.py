@@ -25,8 +25,8 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import STRATEGIES, MomentumSync, StrategyConfig, momentum_strategies
-from lionsim.strategies.given import check_given, flat_options, options_for, split_options
-from lionsim.strategies.momentum_sync import TensorSelection
+from lionsim.strategies.core.given import check_given, flat_options, options_for, split_options
+from lionsim.strategies.core.momentum_sync import TensorSelection
 from lionsim.training.memory import check_model_fits
 from lionsim.workloads import WORKLOADS, WorkloadConfig, canonical_workload, check_workload
 from lionsim.workloads.config import parse_eval_samples
@@ -85,7 +85,7 @@ class BenchConfig:
     """dlion-mavo tie rule: zero (sign(0) = 0) | alternate (+1/-1 step by step) | random (a coin seeded
     by the seed and the step)."""
     options: dict[str, object] = field(default_factory=dict)
-    """Strategy options given (each strategy module's Options; lionsim.strategies.form): by flag
+    """Strategy options given (each strategy module's Options; lionsim.strategies.core.form): by flag
     key (`demo_topk`: every run whose strategy has that flag) or `NAME.FIELD` (`demo.topk`, from
     --opt: that strategy's runs); a value may be text (`--opt`), converted and checked per field.
     run.json and sweep.json record them flat, each flag key beside the other options."""

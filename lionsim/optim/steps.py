@@ -80,7 +80,7 @@ ONEBIT_ADAM_APPLY = Step(
     # (8, 4); + wd p (8, 4); p -= lr update (8, 4). Fused: reads p, m, v (v frozen); writes p.
     source="DeepSpeed OnebitAdam.step (deepspeed/runtime/fp16/onebit/adam.py)", depth=3)
 INNER_STEPS: dict[str, Step] = {}
-"""--inner-optimizer -> its step (lionsim.strategies.options.INNER_OPTIMIZERS); filled below."""
+"""--inner-optimizer -> its step (lionsim.strategies.core.options.INNER_OPTIMIZERS); filled below."""
 
 MUON = Step(
     "Muon momentum and update", fused=4 * F + 2 * F + 3 * F, chain=100.0, ops=24,

@@ -1,23 +1,23 @@
-"""`python -m lionsim.docs`: print, check or rewrite the generated blocks of README.md and
-docs/*.md (lionsim.docs)."""
+"""`python -m lionsim.docgen`: print, check or rewrite the generated blocks of README.md and
+docs/*.md (lionsim.docgen)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-import lionsim.docs.bench  # noqa: F401  (registers its blocks)
-import lionsim.docs.comm  # noqa: F401
-import lionsim.docs.estimate  # noqa: F401
-import lionsim.docs.methods  # noqa: F401
-import lionsim.docs.kernels  # noqa: F401
-from lionsim.docs.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
+import lionsim.docgen.bench  # noqa: F401  (registers its blocks)
+import lionsim.docgen.comm  # noqa: F401
+import lionsim.docgen.estimate  # noqa: F401
+import lionsim.docgen.methods  # noqa: F401
+import lionsim.docgen.kernels  # noqa: F401
+from lionsim.docgen.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_atomic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lionsim.docs", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m lionsim.docgen", description=__doc__)
     parser.add_argument("--only", action="append", metavar="NAME", help=f"a block: {', '.join(BLOCKS.names())}")
     parser.add_argument("--refresh", action="append", metavar="CACHE", default=[],
                         help="train the cached run again for real (default-bench: minutes)")
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         for cache in args.refresh:
             if cache != "default-bench":
                 raise LionsimError(f"unknown cache {cache!r}; choose from: default-bench")
-            from lionsim.docs.bench import refresh
+            from lionsim.docgen.bench import refresh
 
             print(f"wrote {refresh()}", file=sys.stderr)
         found = where_blocks(pages())
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             stale += [(path, name) for name in held if text[name] != bodies[name]]
         for path, name in stale:
             where = f"docs/{path.name}" if path.parent.name == "docs" else path.name
-            print(f"{where} block {name} differs from what python -m lionsim.docs prints", file=sys.stderr)
+            print(f"{where} block {name} differs from what python -m lionsim.docgen prints", file=sys.stderr)
         return 1 if stale else 0
     if args.write:
         for path, held in by_page.items():

@@ -170,7 +170,7 @@ def _field_docs(cls: type) -> dict[str, str]:
 def option_specs(name: str, options: type) -> list[OptionSpec]:
     """The options of strategy `name` (its Options dataclass), in field order."""
     if not dataclasses.is_dataclass(options):
-        raise LionsimError(f"strategy {name!r}: Options must be a dataclass (lionsim.strategies.form.option fields)")
+        raise LionsimError(f"strategy {name!r}: Options must be a dataclass (lionsim.strategies.core.form.option fields)")
     hints = typing.get_type_hints(options)
     docs = field_docs(options)
     specs = []

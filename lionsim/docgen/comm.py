@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from lionsim.docs.blocks import BLOCKS, Block
+from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.errors import LionsimError
 
 ARGS = ["--collective", "all_reduce", "--collective", "all_to_all", "--sizes", "1KB:1GB:x1000", "--workers", "8",

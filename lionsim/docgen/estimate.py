@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from lionsim.docs.blocks import BLOCKS, Block
+from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.errors import LionsimError
 
 COMMANDS = {

@@ -27,10 +27,10 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.steptime.strategy_bytes import StrategyBytes
-from lionsim.strategies.form import NoOptions, resolve_options, tuning_for
-from lionsim.strategies.layout import ParamLayout
-from lionsim.strategies.inner import InnerOptimizer
-from lionsim.strategies.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
+from lionsim.strategies.core.form import NoOptions, resolve_options, tuning_for
+from lionsim.strategies.core.layout import ParamLayout
+from lionsim.strategies.core.inner import InnerOptimizer
+from lionsim.strategies.core.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, TRANSPORTS, Payload, PayloadSpec
 
@@ -58,7 +58,7 @@ class StrategyConfig:
     options: dict[str, object] = field(default_factory=dict)
     """Strategy options given (None: not given), by flag key (`demo_topk`: every strategy with that
     flag) or `NAME.FIELD` (`demo.topk`: that strategy's); each strategy resolves its own
-    (lionsim.strategies.form.resolve_options)."""
+    (lionsim.strategies.core.form.resolve_options)."""
 
     def to_dict(self) -> dict:
         return {**{f.name: getattr(self, f.name) for f in fields(self)}, "options": dict(self.options)}
@@ -106,7 +106,7 @@ class Strategy(ABC):
     """Options fields that change what is priced (estimate, the step time) but not what is trained;
     each one's help says "pricing only" (tests/test_options_act.py holds every other option to acting)."""
     Options: ClassVar[type] = NoOptions
-    """Its own options: a frozen kw_only dataclass of lionsim.strategies.form.option fields, each
+    """Its own options: a frozen kw_only dataclass of lionsim.strategies.core.form.option fields, each
     with a docstring (flags, config keys, `--opt NAME.FIELD=VALUE` and the matrix come from it)."""
     tuning: ClassVar[dict[str, dict]] = {}
     """workload -> the Hyper fields (lr, weight_decay, betas) and Options fields measured better

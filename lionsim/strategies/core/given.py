@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from lionsim.errors import LionsimError
-from lionsim.strategies.base import STRATEGIES
-from lionsim.strategies.form import OptionSpec, option_specs, parse_opt
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.form import OptionSpec, option_specs, parse_opt
 
 
 def registered_specs() -> list[OptionSpec]:

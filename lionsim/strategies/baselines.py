@@ -9,7 +9,7 @@ from lionsim.backends import Comm
 from lionsim.optim.functional import adamw_update_, lion_update_, sgdm_update_, step_counts
 from lionsim.optim.steps import ADAMW, LION, SGD_MOMENTUM
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

@@ -135,7 +135,7 @@ CASES: tuple[Case, ...] = (
         source=f"NVIDIA/nccl issue 527, nccl-tests table for 1 to 4 p4dn.24xlarge (2022-07-25), row {nodes}",
         config=f"{nodes} nodes x 8 A100 40GB, 4 x 100 Gb/s EFA per node; all_reduce_perf, 1 GiB float sum; priced "
                "on the efa fabric (lionsim.network.fabrics), whose share of the link was fitted to the 2-node row "
-               "(lionsim.published_sweeps), so that row is not an independent check",
+               "(lionsim.published.sweeps), so that row is not an independent check",
         quantity="all-reduce time, us", published=published,
         command=("comm", "--network", "examples/clusters/p4dn.toml", "--workers", str(8 * nodes), "--collective",
                  "all_reduce", "--sizes", "1073741824", "--format", "csv"),

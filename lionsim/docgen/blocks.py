@@ -11,9 +11,9 @@ from typing import Callable
 from lionsim.errors import LionsimError
 from lionsim.registry import Registry
 
-START = "<!-- generated: {name} (python -m lionsim.docs) -->"
+START = "<!-- generated: {name} (python -m lionsim.docgen) -->"
 END = "<!-- end generated: {name} -->"
-_BLOCK = re.compile(r"<!-- generated: (?P<name>[\w.-]+) \(python -m lionsim\.docs\) -->\n(?P<body>.*?)"
+_BLOCK = re.compile(r"<!-- generated: (?P<name>[\w.-]+) \(python -m lionsim\.docgen\) -->\n(?P<body>.*?)"
                     r"<!-- end generated: (?P=name) -->", re.S)
 
 
@@ -37,7 +37,7 @@ def checkout() -> Path:
 
     root = project_root()
     if root is None or not (root / "README.md").is_file():
-        raise LionsimError("README.md not found: python -m lionsim.docs runs from a lionsim checkout")
+        raise LionsimError("README.md not found: python -m lionsim.docgen runs from a lionsim checkout")
     return root
 
 

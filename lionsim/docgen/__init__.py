@@ -1,8 +1,8 @@
-"""The documentation's tables, produced from real runs: `python -m lionsim.docs`.
+"""The documentation's tables, produced from real runs: `python -m lionsim.docgen`.
 
 Each generated part of a page (README.md or docs/*.md) sits between two markers,
 
-    <!-- generated: NAME (python -m lionsim.docs) -->
+    <!-- generated: NAME (python -m lionsim.docgen) -->
     ...
     <!-- end generated: NAME -->
 
@@ -12,10 +12,10 @@ renders from a cache of the real run it made (`--refresh NAME`: `reports/readme/
 steps.csv, summary.csv and run.json, committed), and says on which CPU and date; the others
 (estimate, comm: pure modelling) run their command each time.
 
-    python -m lionsim.docs                    # print every block
-    python -m lionsim.docs --check            # exit 1 if a page differs (names the page and block)
-    python -m lionsim.docs --write            # rewrite the pages' blocks
-    python -m lionsim.docs --refresh default-bench --write   # real runs again (minutes), then rewrite
+    python -m lionsim.docgen                    # print every block
+    python -m lionsim.docgen --check            # exit 1 if a page differs (names the page and block)
+    python -m lionsim.docgen --write            # rewrite the pages' blocks
+    python -m lionsim.docgen --refresh default-bench --write   # real runs again (minutes), then rewrite
 
 tests/test_readme_tables.py fails when a page differs from what this prints, and when a cached
 run no longer describes the code (its configuration, or the modelled columns of its first steps

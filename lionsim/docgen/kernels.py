@@ -4,7 +4,7 @@ machine, computed in-process each time they render."""
 
 from __future__ import annotations
 
-from lionsim.docs.blocks import BLOCKS, Block
+from lionsim.docgen.blocks import BLOCKS, Block
 
 DEVICES = ("v100", "a10g", "a100-40gb", "a100-80gb", "h100", "h200", "rtx4090")
 KERNELS = ("float-pass", "fused-optimizer", "topk")

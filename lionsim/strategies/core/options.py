@@ -4,12 +4,12 @@ outer step."""
 
 from __future__ import annotations
 
-from lionsim.strategies.form import between, integer, option
-from lionsim.strategies.inner import INNER_OPTIMIZERS
+from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.inner import INNER_OPTIMIZERS
 
 
 def inner_optimizer(default: str = "adamw"):
-    """The `--inner-optimizer` field: a name of INNER_OPTIMIZERS (lionsim.strategies.inner, a registry a
+    """The `--inner-optimizer` field: a name of INNER_OPTIMIZERS (lionsim.strategies.core.inner, a registry a
     plug-in may add to), any case."""
     return option(default, accepted="an inner optimizer", check=lambda v: v in INNER_OPTIMIZERS,
                   flag="--inner-optimizer", choices=INNER_OPTIMIZERS)

@@ -1,6 +1,6 @@
 """Published measurements of compressed data-parallel training, side by side with lionsim's figure.
 
-The same form as lionsim.published (each case: the source, the configuration as published, the
+The same form as lionsim.published.cases (each case: the source, the configuration as published, the
 figure, the lionsim command that models it, how its figure is read), for compressed methods on
 real clusters: 1-bit Adam (DeepSpeed's blog post and its figures), PowerSGD and top-k in GRACE's
 released measurements, 8-bit and 1-bit methods in Bagua's benchmark. Each figure is a ratio
@@ -20,8 +20,8 @@ HOLDOUT_CASES are further points of the same sources kept out of the docs table,
 changes are not tuned to them; FINDINGS are published points lionsim cannot express yet, with the
 mechanism each needs.
 
-    python -m lionsim.published_compressed            # the docs table, lionsim's figures run now
-    python -m lionsim.published_compressed --holdout  # the hold-out
+    python -m lionsim.published.compressed            # the docs table, lionsim's figures run now
+    python -m lionsim.published.compressed --holdout  # the hold-out
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
-from lionsim.published import Case, markdown_table, results
+from lionsim.published.cases import Case, markdown_table, results
 
 GOAL_MEDIAN = 0.15
 """Median |error| the compressed cases are held to."""

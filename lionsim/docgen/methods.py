@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from lionsim.docs.blocks import BLOCKS, Block
+from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.errors import LionsimError
 
 
@@ -114,7 +114,7 @@ def _text(value) -> str:
 def lionsim_value(d: Default) -> tuple[str, str]:
     """(the option as a user gives it, lionsim's default with the workloads' tuned values where they differ)."""
     from lionsim.strategies import STRATEGIES
-    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.core.form import option_specs
 
     cls = STRATEGIES.get(d.strategy)
     if d.key in FIXED:

@@ -7,7 +7,7 @@ where given), the fabric it ran on (lionsim.network.fabrics), and its rows as pr
 both time the same call, and a stall (a warm-up, another job) only ever lengthens one.
 
 A sweep is "fit" or "held-out". The fabrics' figures (hop latencies, bandwidth share or cap)
-are fitted to every row of the fit sweeps (`python -m lionsim.published_sweeps --fit`,
+are fitted to every row of the fit sweeps (`python -m lionsim.published.sweeps --fit`,
 lionsim.network.fabric_fit), never to a held-out sweep, so the held-out errors say how the model
 does on sweeps it has not seen. The checked points are each sweep's rows at 8 B, 64 KiB, 1 MiB,
 16 MiB, 256 MiB and 4 GiB where it has them (every row of a sweep with fewer), each priced by
@@ -15,8 +15,8 @@ one `lionsim comm ... --traits nccl` command per sweep on the sweep's network: a
 profile under examples/clusters/ holding the published line rates and the fabric. The docs
 table (docs/clusters.md) is `markdown_table()` of them, checked by a test.
 
-    python -m lionsim.published_sweeps          # the table with lionsim's figures, run now
-    python -m lionsim.published_sweeps --fit    # refit the fabrics on the fit sweeps
+    python -m lionsim.published.sweeps          # the table with lionsim's figures, run now
+    python -m lionsim.published.sweeps --fit    # refit the fabrics on the fit sweeps
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ GOAL_SMALL = 0.30
 """Every small or mid-size point within this |error|, unless its sweep says why not."""
 GOAL_LARGE = 0.25
 """Every large point (above SMALL_MAX) within this |error|, unless its sweep says why not (the
-published-results table's GOAL_WORST, lionsim.published)."""
+published-results table's GOAL_WORST, lionsim.published.cases)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
