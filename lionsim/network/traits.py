@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 from lionsim.errors import LionsimError
@@ -193,11 +193,6 @@ class Traits:
         """True when the traits add nothing to the alpha-beta formulas."""
         return (all(t == _PLAIN for _, t in self.ops) and not self.reduce_GBps and math.isinf(self.host_GBps)
                 and self.slow.applies(0) == 0 and self.slow.jitter_at(0) == 0 and not self.model)
-
-    def with_ops(self, **ops: OpTraits) -> Traits:
-        """A copy with the given ops' traits replaced."""
-        merged = dict(self.ops) | ops
-        return replace(self, ops=tuple(merged.items()))
 
     def to_dict(self) -> dict:
         """The profile-file form ([traits] table; `profile.traits_from_dict` reads it back)."""

@@ -52,7 +52,7 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import MUON, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.form import between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.strategies.muon import NOT_HIDDEN, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
