@@ -38,3 +38,13 @@ def test_public_api_still_importable():
     from lionsim import pack_signs, unpack_signs  # lazy: torch on first use
 
     assert callable(pack_signs) and callable(unpack_signs)
+
+
+@pytest.mark.parametrize("package", ["lionsim", "lionsim.compute", "lionsim.estimate", "lionsim.regress",
+                                     "lionsim.reports", "lionsim.sweep"])
+def test_every_lazy_name_resolves(package):
+    import importlib
+
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if not hasattr(module, name)]
+    assert missing == [], f"{package} lists names no submodule defines"

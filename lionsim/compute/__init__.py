@@ -3,22 +3,10 @@
 Names load lazily, so the device presets (lionsim.compute.devices, no torch) can name the
 devices in a command's help without the counted model presets importing torch."""
 
-from lionsim._lazy import lazy_attributes
+from lionsim._lazy import lazy_exports
 
-_NAMES = {
-    "DEVICES": ".devices",
-    "Device": ".devices",
-    "backward_flops": ".flops",
-    "compute_time": ".flops",
-    "forward_flops": ".flops",
-    "memory_pass_time": ".flops",
-    "training_flops": ".flops",
-    "MODELS": ".models",
-    "DecoderShape": ".models",
-    "ModelShape": ".models",
-    "ViTShape": ".models",
-    "block_params": ".models",
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-
-__all__ = sorted(_NAMES)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".devices": "DEVICES Device",
+    ".flops": "backward_flops compute_time forward_flops memory_pass_time training_flops",
+    ".models": "MODELS DecoderShape ModelShape ViTShape block_params",
+})

@@ -9,10 +9,3 @@ Only the command layer (lionsim.cli, the library entry lionsim.bench) and the ha
 commands (lionsim.docgen, lionsim.regress) import this package; training, launch, measure, sweep and
 reports read plans (tests/test_layers.py holds the line).
 """
-
-from lionsim._lazy import lazy_attributes
-
-_NAMES = {"BenchConfig": ".bench", "DEFAULT_STRATEGIES": ".bench", "plan": ".planning", "SweepConfig": ".sweep",
-          "plan_sweep": ".sweep"}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-__all__ = sorted(_NAMES)
