@@ -2,7 +2,7 @@
 zero warm-up and DeepSpeed's momentum mask, EF-signSGD's sign(0) = 0, tensors without a
 gradient left alone on the simulator as DistributedLion and torch.optim leave them, and DGC's
 short warm-ups. (The parameter server on a subgroup without rank 0 and the stochastic
-quantizers' draws on gloo: tests/test_gloo_worlds.py.)"""
+quantizers' draws on gloo: tests/backends/test_gloo_worlds.py.)"""
 
 import pytest
 import torch

@@ -16,7 +16,7 @@ import pytest
 
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
-from tests.test_data import write_cifar
+from tests.workloads.test_data import write_cifar
 
 TINY = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2", "--eval-every", "1"]
 

@@ -15,7 +15,7 @@ from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 from lionsim.transports.packed_allreduce import field_bits
 from lionsim.strategies.core.given import flags
-from tests.reference_impl import draw, sign
+from tests.reference.impl import draw, sign
 
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors
 BOUNDS = [(0, 21), (21, 26)]
@@ -153,7 +153,7 @@ def test_qsgd_equals_plain_reference_with_the_same_draws(workers):
 
 
 def test_qsgd_is_priced_at_its_fixed_width():
-    """(Its unbiasedness: tests/test_references.py, within a bound from its variance.)"""
+    """(Its unbiasedness: tests/strategies/test_paper_references.py, within a bound from its variance.)"""
     layout = ParamLayout.of(SEGMENTS)
     strategy = STRATEGIES.get("qsgd")(StrategyConfig(seed=2, options={"qsgd_levels": 2}), layout, SimComm(2))
     payload = strategy.encode(torch.randn(2, 26, generator=torch.Generator().manual_seed(6)), torch.zeros(26),

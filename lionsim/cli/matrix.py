@@ -68,7 +68,7 @@ def matrix_frame(workload: str | None = None) -> pd.DataFrame:
 
 
 def matrix_markdown(workload: str | None = None) -> str:
-    """The matrix as a Markdown table (tests/test_matrix.py checks docs/strategies.md holds it)."""
+    """The matrix as a Markdown table (tests/cli/test_matrix.py checks docs/strategies.md holds it)."""
     head = ["strategy", "sends", "transports (default first)", "momentum sync", "local steps", "options (default)",
             "DistributedLion", "estimate"]
     keys = ["strategy", "sends", "transports", "momentum_sync", "local_steps", "options", "distributed_lion", "estimate"]

@@ -7,5 +7,5 @@ TOML and run.json, checked once and resolved into plans.
 
 Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
 commands (lionsim.docgen, lionsim.regress) import this package; training, launch, measure, sweep and
-reports read plans (tests/test_layers.py holds the line).
+reports read plans (tests/architecture/test_layers.py holds the line).
 """

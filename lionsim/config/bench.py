@@ -1,7 +1,7 @@
 """BenchConfig: `lionsim bench`'s options as the command gathers them (flags, a TOML file, a
 run.json to replay), checked once by `validate` and resolved by lionsim.config.planning.plan
 into the BenchPlan that everything below the command reads (lionsim.plan). Nothing below the
-command imports this module (tests/test_layers.py)."""
+command imports this module (tests/architecture/test_layers.py)."""
 
 from __future__ import annotations
 

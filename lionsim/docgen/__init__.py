@@ -17,7 +17,7 @@ steps.csv, summary.csv and run.json, committed), and says on which CPU and date;
     python -m lionsim.docgen --write            # rewrite the pages' blocks
     python -m lionsim.docgen --refresh default-bench --write   # real runs again (minutes), then rewrite
 
-tests/test_readme_tables.py fails when a page differs from what this prints, and when a cached
+tests/docs/test_generated_tables.py fails when a page differs from what this prints, and when a cached
 run no longer describes the code (its configuration, or the modelled columns of its first steps
 rerun now). A new table: register a Block and put its markers in the page that shows it.
 """

@@ -90,7 +90,7 @@ def provenance(facts: dict) -> str:
             "seed does, enough to reorder them. One seed's accuracy does not rank strategies: a sweep over seeds "
             "(`lionsim sweep --seed 0,1,2`) prints each run's spread ([seed spread](docs/time-model.md#what-one-"
             "seed-shows)). The other columns are modelled for an H100 from counted work, the same on any machine "
-            "(tests/test_readme_tables.py reruns the first steps to check).")
+            "(tests/docs/test_generated_tables.py reruns the first steps to check).")
 
 
 def default_bench() -> str:

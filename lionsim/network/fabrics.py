@@ -30,7 +30,7 @@ RDMA's 1-3 us), else ib.
 The ib, efa and sockets figures are fitted, not chosen: lionsim.network.fabric_fit fits them to
 the sweeps marked "fit" in lionsim.published.sweeps (which rows of which published sweep, each
 with its source), by least squares on log time over every row of those sweeps, and the sweeps
-marked "held-out" check them; tests/test_published_sweeps.py refits and asserts the figures below
+marked "held-out" check them; tests/published/test_sweeps.py refits and asserts the figures below
 are the fit's, rounded as written. docs/clusters.md shows the sweeps and both errors.
 """
 

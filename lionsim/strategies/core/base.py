@@ -104,7 +104,7 @@ class Strategy(ABC):
     take betas): bench refuses them where no run reads them, and in a run's own hyper table."""
     pricing_only: ClassVar[tuple[str, ...]] = ()
     """Options fields that change what is priced (estimate, the step time) but not what is trained;
-    each one's help says "pricing only" (tests/test_options_act.py holds every other option to acting)."""
+    each one's help says "pricing only" (tests/strategies/test_options_act.py holds every other option to acting)."""
     Options: ClassVar[type] = NoOptions
     """Its own options: a frozen kw_only dataclass of lionsim.strategies.core.form.option fields, each
     with a docstring (flags, config keys, `--opt NAME.FIELD=VALUE` and the matrix come from it)."""
