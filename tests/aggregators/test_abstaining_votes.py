@@ -1,4 +1,4 @@
-"""Abstaining votes (issue 9, item 1): a coordinate whose c is exactly zero on every worker
+"""Abstaining votes: a coordinate whose c is exactly zero on every worker
 moves by weight decay only, for every N and every transport, in the simulator and in
 DistributedLion; a worker whose own c is zero adds nothing to the vote."""
 

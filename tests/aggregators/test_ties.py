@@ -1,4 +1,4 @@
-"""Tie rules of the majority vote (issue 9, item 7): zero | alternate | random, identical in
+"""Tie rules of the majority vote: zero | alternate | random, identical in
 every transport and on every worker, with the downlink bits they need."""
 
 import json
@@ -8,9 +8,7 @@ import torch
 
 from lionsim.aggregators import MajorityVote, TieBreak
 from lionsim.aggregators.ties import coin
-from lionsim.backends import SimComm
 from lionsim.bench import BenchConfig
-from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.network import wire_bytes
 from lionsim.optim import DistributedLion
@@ -18,8 +16,9 @@ from lionsim.regress.cases import SUITE, Case
 from lionsim.strategies import STRATEGIES, valid_transports
 from lionsim.transports import TRANSPORTS, PayloadSpec
 from lionsim.transports.abstain import FLAG_CALL
-from tests.reference.impl import dlion_step, tie_coin
 from tests.aggregators.test_abstaining_votes import simulate
+from tests.helpers.cli import run_cli
+from tests.reference.impl import dlion_step, tie_coin
 
 
 def test_coin_equals_the_plain_reference_and_is_fair():
@@ -88,13 +87,6 @@ def test_tie_rule_changes_the_result_where_votes_tie():
         simulate("dlion-mavo", "a2a-1bit", grads, x, lr=0.1, weight_decay=0.0, tie=tie)
         moved[tie] = x.item()
     assert moved == pytest.approx({"zero": 0.0, "alternate": -0.1})
-
-
-def run_cli(args, capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
 
 
 def test_bad_tie_is_one_line_exit_2_and_the_rule_lands_in_run_json(tmp_path, capsys):

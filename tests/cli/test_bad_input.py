@@ -1,11 +1,13 @@
-"""Issue 12, "what must hold": bad invocations across every command get exit 2, exactly one
-line on stderr, no traceback, and nothing written (the working directory stays empty)."""
+"""Bad invocations across every command get exit 2, exactly one line on stderr, no traceback, and
+nothing written (the working directory stays empty)."""
 
 from __future__ import annotations
 
 import pytest
 
+import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import main
+from tests.helpers.cli import one_line_exit_2
 
 B = ["bench", "-w", "mlp", "--steps", "1", "-n", "2"]
 S = ["sweep", "--workload", "mlp", "--steps", "1", "--workers", "2"]
@@ -36,7 +38,7 @@ BAD = [
     [*B, "-s", "adamw", "--powersgd-rank", "2"], [*B, "-s", "onebit-adam", "--freeze-steps", "0"],
     [*B, "-s", "diloco-int8@fp32-allreduce"], [*B, "-s", "demo", "--demo-topk", "0"], [*B, "-s", "demo", "--demo-chunk", "0"],
     [*B, "-s", "lion", "--demo-topk", "4"],
-    # bench: issue 19 (impossible targets and warm-ups, --out and --resume)
+    # bench (impossible targets and warm-ups, --out and --resume)
     [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
     [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
     # sweep
@@ -86,3 +88,48 @@ def test_bad_invocations_are_one_line_exit_2_and_write_nothing(tmp_path, monkeyp
 
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     assert not failures, "\n".join(failures)
+
+
+@pytest.fixture
+def bad_configs(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")  # ELOOP on open (was a traceback)
+    (tmp_path / "loop.toml").symlink_to(tmp_path / "loop.toml")
+    (tmp_path / "binary.toml").write_bytes(bytes(range(256)))
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)))
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["bench", "estimate", "comm", "sweep", "regress"])
+@pytest.mark.parametrize("name, message", [
+    ("{tmp}", "it is a directory"),
+    ("{tmp}/dir.json", "it is a directory"),
+    ("{tmp}/dir.toml", "it is a directory"),
+    ("{tmp}/loop.json", "cannot read config file"),
+    ("{tmp}/loop.toml", "cannot read config file"),
+    ("{tmp}/binary.toml", "malformed TOML"),
+    ("{tmp}/binary.json", "malformed JSON"),
+    ("{tmp}/missing.toml", "config file not found"),
+])
+def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, command, name, message):
+    before = sorted(bad_configs.iterdir())
+    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message)
+    assert sorted(bad_configs.iterdir()) == before  # nothing written
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: '),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: "),
+])
+def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
+    from lionsim.cli.app import main
+
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--config", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("error: " + expected.format(path=path)), err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

@@ -9,7 +9,9 @@ import torch
 
 import lionsim.simulator
 from lionsim.cli.app import main
+from lionsim.errors import LionsimError
 from lionsim.strategies import STRATEGIES
+from tests.helpers.cli import TINY_BENCH, run_cli
 
 SPEC_STEP_COLUMNS = ["strategy", "transport", "workers", "network", "backend", "step", "loss",
                      "compute_s", "encode_s", "comm_s", "decode_s", "update_s", "step_s",
@@ -22,13 +24,6 @@ TINY = ["bench", "--workload", "mlp", "--workers", "3", "--steps", "30", "--batc
 def error_lines(text: str) -> list[str]:
     """stderr without the progress lines ("lionsim: run ..."), which go there off a terminal."""
     return [line for line in text.strip().splitlines() if not line.startswith("lionsim: ")]
-
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
 
 @pytest.fixture(scope="module")
 def every_strategy(tmp_path_factory):
@@ -79,7 +74,7 @@ def test_vote_transports_give_identical_training(every_strategy):
 def test_same_seed_same_numbers(tmp_path, capsys):
     frames = []
     for name in ("a", "b"):
-        code, _, _ = run(TINY + ["--steps", "5", "-s", "terngrad", "-s", "dlion-avg", "--out", str(tmp_path / name)], capsys)
+        code, _, _ = run_cli(TINY + ["--steps", "5", "-s", "terngrad", "-s", "dlion-avg", "--out", str(tmp_path / name)], capsys)
         assert code == 0
         frames.append(pd.read_csv(tmp_path / name / "steps.csv"))
     deterministic = ["loss", "wire_bytes", "eval_loss", "eval_acc"]
@@ -90,7 +85,7 @@ def test_same_seed_same_numbers(tmp_path, capsys):
 def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
     config = tmp_path / "run.toml"
     config.write_text('workload = "mlp"\nworkers = 2\nsteps = 50\nstrategy = ["lion", "dlion-mavo"]\n')
-    code, _, _ = run(["bench", "--config", str(config), "--steps", "3", "--out", str(tmp_path / "o")], capsys)
+    code, _, _ = run_cli(["bench", "--config", str(config), "--steps", "3", "--out", str(tmp_path / "o")], capsys)
     assert code == 0
     steps = pd.read_csv(tmp_path / "o" / "steps.csv")
     assert steps.step.max() == 3 and set(steps.strategy) == {"lion", "dlion-mavo"} and steps.workers.iloc[0] == 2
@@ -119,7 +114,7 @@ def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
 ])
 def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
     out_dir = tmp_path / "out"
-    code, _, err = run(TINY + ["--out", str(out_dir)] + args, capsys)
+    code, _, err = run_cli(TINY + ["--out", str(out_dir)] + args, capsys)
     assert code == 2
     lines = error_lines(err)
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
@@ -137,7 +132,7 @@ def test_bad_input_found_late_still_fails_before_training(args, message, tmp_pat
 
     for method in ("loop", "vmap"):
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, no_training)
-    code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")] + args, capsys)
+    code, _, err = run_cli(TINY + ["-s", "lion", "--out", str(tmp_path / "o")] + args, capsys)
     lines = error_lines(err)
     assert code == 2 and len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "o").exists()
@@ -146,7 +141,7 @@ def test_bad_input_found_late_still_fails_before_training(args, message, tmp_pat
 @pytest.mark.slow
 def test_a_diverged_strategy_is_a_result_not_a_crash(tmp_path, capsys):
     out = tmp_path / "o"
-    code, stdout, err = run(TINY + ["-s", "adamw", "-s", "sgdm", "-s", "lion", "--hyper", '{"sgdm": {"lr": 1e12}}',
+    code, stdout, err = run_cli(TINY + ["-s", "adamw", "-s", "sgdm", "-s", "lion", "--hyper", '{"sgdm": {"lr": 1e12}}',
                                     "--out", str(out)], capsys)
     assert code == 1
     lines = error_lines(err)
@@ -176,7 +171,7 @@ def test_interrupted_run_keeps_what_finished(tmp_path, capsys, monkeypatch):
     for method in real:  # whichever method the workload uses at this worker count
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupting(method))
     out = tmp_path / "o"
-    code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
+    code, _, err = run_cli(TINY + ["-s", "adamw", "-s", "lion", "--compute", "measured", "--out", str(out)], capsys)
     assert code == 2 and error_lines(err) == [f"error: interrupted: 32 finished steps kept in {out}; the same "
                                               "command with --resume trains the runs that did not finish"]
     steps = pd.read_csv(out / "steps.csv")
@@ -191,7 +186,7 @@ def test_interrupted_before_any_step_writes_nothing(tmp_path, capsys, monkeypatc
 
     for method in ("loop", "vmap"):
         monkeypatch.setitem(lionsim.simulator.GRADIENT_METHODS, method, interrupt)
-    code, _, err = run(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(TINY + ["-s", "lion", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and error_lines(err) == ["error: interrupted: no results were written"]
     assert not (tmp_path / "o").exists()
 
@@ -230,10 +225,32 @@ def test_an_interrupt_while_drawing_plots_keeps_every_run(tmp_path, capsys, monk
 
     monkeypatch.setattr(writing, "plot_run", interrupted)
     out = tmp_path / "o"
-    code, _, err = run(TINY + ["-s", "adamw", "-s", "lion", "--out", str(out)], capsys)
+    code, _, err = run_cli(TINY + ["-s", "adamw", "-s", "lion", "--out", str(out)], capsys)
     assert code == 2 and error_lines(err) == [
         f"error: interrupted while drawing the plots: every run's results are kept in {out}; `lionsim plot {out}` draws them"]
     steps = pd.read_csv(out / "steps.csv")
     assert steps.groupby("strategy").step.max().to_dict() == {"adamw": 30, "lion": 30}
     assert json.loads((out / "run.json").read_text())["status"] == "complete"
     assert not list(out.glob("*.png")) and not list(tmp_path.glob(".*partial"))
+
+
+@pytest.mark.slow
+def test_bench_format_json_prints_the_summary_alone_on_stdout(tmp_path, capsys):
+    code, out, err = run_cli([*TINY_BENCH, "-s", "adamw", "--out", str(tmp_path / "o"), "--format", "json"], capsys)
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["run"] for r in rows] == ["adamw@fp32-allreduce"] and "wrote" in err
+
+
+def test_transport_is_one_rule_for_named_and_default_strategies():
+    from lionsim.bench import DEFAULT_STRATEGIES
+    from lionsim.runs import parse_runs
+
+    named = parse_runs(["adamw", "dlion-mavo"], "a2a-1bit")
+    assert [r.label for r in named] == ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]
+    default = parse_runs(list(DEFAULT_STRATEGIES), "a2a-1bit")
+    assert default[0].label == "adamw@fp32-allreduce"  # fits none of adamw's: its default, as when named
+    assert [r.label for r in default].count("dlion-mavo@a2a-1bit") == 1  # the same run once, not "given twice"
+    for specs in (["adamw"], ["adamw", "lion"]):  # nobody can use it: an error, named or not
+        with pytest.raises(LionsimError, match="cannot use transport 'a2a-1bit'"):
+            parse_runs(specs, "a2a-1bit")

@@ -6,22 +6,15 @@ import pandas as pd
 import pytest
 
 import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
-from lionsim.cli.app import main
 from lionsim.estimate import ESTIMATE_COLUMNS, EstimateConfig, estimate
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    captured = capsys.readouterr()
-    return info.value.code, captured.out, captured.err
+from tests.helpers.cli import run_cli
 
 
 def test_estimate_writes_the_csv_the_library_computes(tmp_path, capsys):
     argv = ["estimate", "--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
             "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce",
             "-s", "dlion-mavo@int8-allreduce", "--kernels", "ideal", "--out", str(tmp_path)]
-    code, out, err = run(argv, capsys)
+    code, out, err = run_cli(argv, capsys)
     assert (code, err) == (0, "")
     frame = pd.read_csv(tmp_path / "estimate.csv")
     assert list(frame.columns[: len(ESTIMATE_COLUMNS)]) == ESTIMATE_COLUMNS
@@ -39,7 +32,7 @@ def test_estimate_writes_the_csv_the_library_computes(tmp_path, capsys):
 def test_sweep_writes_the_crossover_files(tmp_path, capsys):
     argv = ["estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--device", "h100",
             "-s", "lion", "-s", "dlion-mavo@a2a-1bit", "--sweep", "bandwidth=1:1000:7", "--out", str(tmp_path)]
-    code, out, err = run(argv, capsys)
+    code, out, err = run_cli(argv, capsys)
     assert (code, err) == (0, "")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "sweep.csv", "sweep.png",
                                                                  "sweep.svg"]
@@ -54,7 +47,7 @@ def test_config_file_and_flags(tmp_path, capsys):
     config = tmp_path / "est.toml"
     config.write_text('model = "gpt2-124m"\nworkers = 16\nnetwork = "10gbe"\ngpus-per-node = 8\n'
                       'strategy = ["lion", "dlion-mavo"]\n')
-    code, _, _ = run(["estimate", "--config", str(config), "--workers", "32", "--out", str(tmp_path / "out")], capsys)
+    code, _, _ = run_cli(["estimate", "--config", str(config), "--workers", "32", "--out", str(tmp_path / "out")], capsys)
     assert code == 0
     frame = pd.read_csv(tmp_path / "out" / "estimate.csv")
     assert frame[["strategy", "workers", "gpus_per_node"]].values.tolist() == [["lion", 32, 8], ["dlion-mavo", 32, 8]]
@@ -74,12 +67,12 @@ def test_config_file_and_flags(tmp_path, capsys):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
-    code, out, err = run(["estimate", *args, "--out", str(tmp_path / "o")], capsys)
+    code, out, err = run_cli(["estimate", *args, "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()  # nothing half-written
 
 
 def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
-    code, _, err = run(["estimate", "--model", "gpt2-124m", "--out", "/dev/null/o"], capsys)
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--out", "/dev/null/o"], capsys)
     assert code == 2 and err.strip() == "error: bad --out /dev/null/o: /dev/null is not a directory; " \
         "accepted: a writable directory"

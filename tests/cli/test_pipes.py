@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import lionsim.cli  # noqa: F401  (registers every command)
+
 TINY = "-w mlp --model-size tiny -n 2 -b 8 --steps 3 --eval-every 3"
 COMMANDS = {
     "estimate --sweep": ("estimate -m gpt2-124m --sweep workers=2:64:6 --out {out}",
@@ -36,3 +38,12 @@ def test_a_closed_pipe_keeps_every_file(name, tmp_path):
     assert len(done.stdout.splitlines()) == 1
     assert not [x for x in done.stderr.splitlines() if x.startswith("error") or "Traceback" in x], done.stderr
     assert all((out / f).is_file() for f in files), sorted(p.name for p in Path(out).iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["strategies"], ["estimate", "--model", "gpt2-124m"]])
+def test_a_reader_that_stops_early_is_exit_0(argv):
+    done = subprocess.run(f"set -o pipefail; {sys.executable} -m lionsim {' '.join(argv)} | head -1", shell=True,
+                          executable="/bin/bash", capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr

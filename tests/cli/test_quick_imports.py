@@ -1,4 +1,4 @@
-"""Commands that train nothing answer at once: they never import torch or matplotlib (issue 11)."""
+"""Commands that train nothing answer at once: they never import torch or matplotlib."""
 
 import subprocess
 import sys

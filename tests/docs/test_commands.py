@@ -28,6 +28,7 @@ import pytest
 
 from lionsim.cli.app import main
 from lionsim.launch import free_port
+from tests.helpers import REPO
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -171,3 +172,14 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
         # which fails again.
         done = launch()
     assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+
+
+def test_every_command_is_in_the_commands_page():
+    import typer
+
+    from lionsim.cli.app import app
+
+    page = (REPO / "docs" / "commands.md").read_text()
+    names = [name for name, command in typer.main.get_command(app).commands.items() if not command.hidden]
+    assert "devices" in names
+    assert [name for name in names if f"`lionsim {name}" not in page and f"/ `{name}`" not in page] == []

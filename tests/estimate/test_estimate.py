@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
-from lionsim.compute import MODELS
+import lionsim.cli  # noqa: F401  (registers every command)
+from lionsim.compute import DEVICES, MODELS
 from lionsim.errors import LionsimError
-from lionsim.estimate import ESTIMATE_COLUMNS, EstimateConfig, estimate, resolve
+from lionsim.estimate import DEFAULT_STRATEGIES, ESTIMATE_COLUMNS, EstimateConfig, estimate, resolve
+from lionsim.estimate.probe import probe
 from lionsim.network import load_network
 from lionsim.network.presets import NVLINK4
+from lionsim.runs import parse_runs
+from tests.helpers.cli import run_cli
 
 A100_FLOPS = 312e12 * 0.4  # peak x default mfu
 A100_BYTES = 1.555e12 * 0.8  # HBM x memory efficiency
@@ -127,3 +134,37 @@ def test_wire_bytes_count_the_priced_algorithm(tmp_path):
     terms = RecursiveDoubling().all_reduce(4000.0, Group(ranks=4, link=Link.from_units(alpha_us=10.0, bandwidth_GBps=1.0)))
     assert row["comm_s"] == pytest.approx(terms.time_s)
     assert row["wire_bytes"] == terms.sent_bytes == 8000
+
+
+def test_estimate_default_set_compares_like_with_like():
+    runs = {r.strategy: r.transport for r in parse_runs(list(DEFAULT_STRATEGIES))}
+    assert runs["adamw"] == runs["lion"] == "bf16-allreduce"  # was adamw@bf16 against lion@fp32
+    frame = estimate(EstimateConfig(model="gpt2-124m"))
+    adamw, lion = (frame[frame["strategy"] == s].iloc[0] for s in ("adamw", "lion"))
+    assert adamw["wire_bytes"] == lion["wire_bytes"] and adamw["comm_s"] == lion["comm_s"]
+
+
+def test_a_tiny_model_on_a_device_gets_a_launch_floor_and_plain_ms(capsys):
+    frame = estimate(EstimateConfig(params=1000, tokens_per_worker=1, workers=2, network="nvlink4"))
+    kernel_s = DEVICES.get("h100").kernel_s
+    assert (frame["compute_s"] >= 3 * kernel_s).all()  # was 1.5e-11 s
+    assert (frame["update_s"] >= kernel_s).all()
+    code, out, _ = run_cli(["estimate", "--params", "1000", "--tokens-per-worker", "1", "-n", "2",
+                            "--network", "nvlink4"], capsys)
+    assert code == 0 and "e-0" not in out and "e+0" not in out
+
+
+def rss_bytes() -> int:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
+def test_estimate_builds_no_per_worker_state(capsys):
+    """10^8 workers of a 148-tensor stand-in once asked for 59 GB (a [W, T] buffer per state)."""
+    before = rss_bytes()
+    for label in ("dlion-mavo@a2a-1bit", "lioncub-l1", "onebit-adam", "terngrad", "qsgd"):
+        probe(parse_runs([label])[0], params=124_439_808, tensors=148, workers=10**8)
+    assert rss_bytes() - before < 200 * 2**20
+    code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "--workers", "100000000", "-s", "adamw,dlion-mavo@a2a-1bit"],
+                         capsys)
+    assert code == 0 and "dlion-mavo" in out, err

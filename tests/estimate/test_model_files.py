@@ -11,29 +11,21 @@ from __future__ import annotations
 
 import math
 import resource
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
 from torch import nn
 
-from lionsim.cli.app import main
 from lionsim.compute import MODELS
 from lionsim.compute.counted import count_on_meta
 from lionsim.estimate import EstimateConfig, estimate
 from lionsim.estimate.config import resolve
 from lionsim.workloads.models.resnet import resnet18, resnet50
+from tests.helpers import REPO
+from tests.helpers.cli import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 MY_MODEL = REPO / "examples" / "plugins" / "my_model.py"
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
 
 
 @pytest.mark.parametrize("name, params, gmacs", [("resnet18", 11_689_512, 1.81), ("resnet50", 25_557_032, 4.09)])
@@ -189,3 +181,18 @@ def test_module_form_prices_the_same_as_the_file_form(monkeypatch):
     assert set(by_module["model"]) == {"my_model:build"}
     columns = ["params", "compute_s", "wire_bytes", "step_s"]
     pd.testing.assert_frame_equal(by_module[columns], by_file[columns])
+
+
+def test_a_counted_image_models_estimate_counts_samples_in_their_own_column(tmp_path, capsys):
+    import pandas as pd
+
+    code, out, err = run_cli(["estimate", "-m", "resnet18", "-n", "4", "-s", "adamw", "--tokens-per-worker", "1",
+                         "--out", str(tmp_path / "e")], capsys)
+    assert code == 0, err
+    assert "1 sample/worker" in " ".join(out.split())
+    row = pd.read_csv(tmp_path / "e" / "estimate.csv").iloc[0]
+    assert row["unit"] == "samples" and row["samples_per_worker"] == 1 and pd.isna(row["tokens_per_worker"])
+    code, out, _ = run_cli(["estimate", "-m", "gpt2-124m", "-n", "4", "-s", "adamw", "--out", str(tmp_path / "g")], capsys)
+    row = pd.read_csv(tmp_path / "g" / "estimate.csv").iloc[0]
+    assert code == 0 and "1,024 tokens/worker" in " ".join(out.split())
+    assert row["unit"] == "tokens" and row["tokens_per_worker"] == 1024 and pd.isna(row["samples_per_worker"])

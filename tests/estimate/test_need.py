@@ -12,11 +12,12 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from lionsim.cli import app, main
+from lionsim.cli import app
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate, estimate_rows, resolve
 from lionsim.estimate.need import REL_TOL, Need, need_rows, parse_need
 from lionsim.estimate.sweep import with_bandwidth
+from tests.helpers.cli import run_cli
 
 FLAT = """name = "flat-alpha0"
 workers_per_node = 1
@@ -126,8 +127,3 @@ def test_need_and_sweep_are_refused_together(tmp_path, capsys):
     assert code == 2 and "--need" in stderr and not (tmp_path / "o").exists()
 
 
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err

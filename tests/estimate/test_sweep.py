@@ -10,11 +10,19 @@ import pytest
 
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig
-from lionsim.reports.plots.estimate import plot_estimate_sweep
 from lionsim.estimate.config import resolve
-from lionsim.estimate.sweep import (CROSSOVER_COLUMNS, Sweep, crossovers, parse_sweep, run_sweep, with_bandwidth,
-                                    worker_counts, worker_crossover)
+from lionsim.estimate.sweep import (
+    CROSSOVER_COLUMNS,
+    Sweep,
+    crossovers,
+    parse_sweep,
+    run_sweep,
+    with_bandwidth,
+    worker_counts,
+    worker_crossover,
+)
 from lionsim.network import GB, load_network
+from lionsim.reports.plots.estimate import plot_estimate_sweep
 
 
 def test_parse_lists_and_ranges():
@@ -89,7 +97,7 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
 
 
 def test_worker_crossover_is_a_whole_count_on_the_winning_side():
-    """Issue 12 item 13: was "1.11 workers" (log-log interpolation between 1 and 2)."""
+    """It was "1.11 workers" (log-log interpolation between 1 and 2)."""
     cfg = EstimateConfig(model="gpt2-124m", network="10gbe", workers=8,
                          strategies=["adamw@bf16-allreduce", "lion@fp32-allreduce", "lioncub-l1"])
     sweep, frame, got = run_sweep(cfg, "workers=1,2,4,8,16")
@@ -120,3 +128,16 @@ def test_worker_sweep_must_fill_nodes():
     cfg = EstimateConfig(model="gpt2-124m", network="dgx-h100", workers=8)
     with pytest.raises(LionsimError, match="workers = 12 does not fill whole nodes"):
         run_sweep(cfg, "workers=8,12")
+
+
+def test_a_speedup_within_half_a_percent_is_level_not_a_win():
+    from lionsim.estimate.sweep import Sweep, crossovers
+
+    def frame(speedups):
+        return pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                              "baseline": "adamw@t"} for v, s in zip((1, 2, 4), speedups)])
+
+    assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
+    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["everywhere"]
+    got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)

@@ -6,7 +6,8 @@ pip's editable install imports lionsim through a meta-path finder that comes aft
 PathFinder, so a folder named `lionsim` in the current directory (sys.path[0] under -m) is
 found first, as a namespace package. This script puts such a finder for REPO/lionsim right
 after PathFinder (ahead of any real editable hook) and runs the package as `-m` does."""
-import runpy, sys
+import runpy
+import sys
 from importlib.util import spec_from_file_location
 from pathlib import Path
 
@@ -25,6 +26,7 @@ class Finder:
         return None
 
 from importlib.machinery import PathFinder
+
 sys.meta_path.insert(sys.meta_path.index(PathFinder) + 1, Finder)  # ahead of a real editable hook
 sys.path.insert(0, "")
 sys.argv = ["lionsim", *sys.argv[2:]]

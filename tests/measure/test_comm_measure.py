@@ -14,16 +14,10 @@ from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.measure import MEASURED_COLUMNS, sized
 from lionsim.network import COMM_COLUMNS, TRAITS, load_network
+from tests.helpers.cli import run_cli
 
 OPS = ("all_reduce", "all_gather", "all_to_all")
 FACTORS = {"all_reduce": 2 * (2 - 1) / 2, "all_gather": (2 - 1) / 2, "all_to_all": (2 - 1) / 2}
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    captured = capsys.readouterr()
-    return info.value.code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +98,7 @@ def test_the_fitted_profile_loads_with_network(measured, capsys):
     assert net.measured["torch"] == torch.__version__ and net.measured["ranks_per_host"] == [2]
     text = profile.read_text()
     assert "median / worst |error|" in text
-    code, out, err = run(["comm", "--network", str(profile), "--workers", "2", "--sizes", "1KB:64KB",
+    code, out, err = run_cli(["comm", "--network", str(profile), "--workers", "2", "--sizes", "1KB:64KB",
                           "--out", str(base / "again")], capsys)
     assert (code, err) == (0, "")
     again = pd.read_csv(base / "again" / "comm.csv")
@@ -113,7 +107,7 @@ def test_the_fitted_profile_loads_with_network(measured, capsys):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without CUDA")
 def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
-    code, _, err = run(["comm", "--backend", "nccl", "--sizes", "1KB", "--out", str(tmp_path / "o")], capsys)
+    code, _, err = run_cli(["comm", "--backend", "nccl", "--sizes", "1KB", "--out", str(tmp_path / "o")], capsys)
     assert code == 2 and "nccl needs CUDA" in err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert not (tmp_path / "o").exists()
@@ -134,7 +128,7 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
 ])
 def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, args, message):
     out_dir = tmp_path / "out"
-    code, _, err = run(["comm", "--out", str(out_dir), *args], capsys)
+    code, _, err = run_cli(["comm", "--out", str(out_dir), *args], capsys)
     assert code == 2
     assert message in err
     assert err.strip().count("\n") == 0 and "Traceback" not in err

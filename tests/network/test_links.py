@@ -7,8 +7,10 @@ import math
 
 import pytest
 
+import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.errors import LionsimError
 from lionsim.network import NETWORKS, Link, Network, load_network
+from tests.helpers import REPO
 
 
 def test_link_beta_is_inverse_effective_bandwidth():
@@ -185,6 +187,18 @@ def test_bad_json_profiles(tmp_path):
 def test_unknown_names_and_missing_files(tmp_path):
     with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
         load_network("10gbee")
-    assert load_network("10GbE").name == "10gbe"  # presets in any case (issue 12 item 15)
+    assert load_network("10GbE").name == "10gbe"  # presets in any case
     with pytest.raises(LionsimError, match="network profile not found"):
         load_network(str(tmp_path / "none.toml"))
+
+
+def test_a_multi_worker_node_without_intra_says_what_to_add(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text("workers_per_node = 4\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
+    with pytest.raises(LionsimError, match=r"needs an \[intra\] link table .*optional only in a flat profile"):
+        load_network(str(path))
+    flat = tmp_path / "flat.toml"
+    flat.write_text("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
+    assert load_network(str(flat)).intra is None  # optional when flat
+    docs = " ".join((REPO / "docs" / "backends.md").read_text().split())
+    assert "`[intra]`, the link between workers of one node, is optional only in a flat profile" in docs

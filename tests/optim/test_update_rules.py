@@ -45,7 +45,7 @@ def test_adamw_and_sgdm_match_torch_optim():
 def test_sign_votes_tie_and_zero_rules():
     x = torch.tensor([[0.5, -0.2, 0.0]])
     assert sign_votes(x, workers=1).tolist() == [[1, -1, 0]]  # alone: sign(0) = 0, exactly Lion
-    assert sign_votes(x, workers=4).tolist() == [[1, -1, 0]]  # an exact zero abstains for every N (issue 9)
+    assert sign_votes(x, workers=4).tolist() == [[1, -1, 0]]  # an exact zero abstains for every N
 
 
 def test_distributed_lion_without_process_group_is_exactly_lion():

@@ -6,7 +6,7 @@ exits 1 and that the failing JUnit testcases are exactly the runs the break touc
 
 The baseline is recorded on this machine, so the check runs in strict mode (fingerprint.py):
 subtle breaks that stay inside the seed-spread tolerances (weight decay x 1.1, beta2 0.98
-for 0.99, 1% of one chunk lost) are caught too (issue 12 item 18). On another platform float
+for 0.99, 1% of one chunk lost) are caught too. On another platform float
 mode catches them: tests/regress/test_float.py.
 """
 

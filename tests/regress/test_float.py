@@ -1,4 +1,4 @@
-"""`lionsim regress` on a CPU other than the one that recorded the baselines (issue 19).
+"""`lionsim regress` on a CPU other than the one that recorded the baselines.
 
 "Another CPU" is emulated, and says so: the checks run in a process with ATEN_CPU_CAPABILITY=
 default, so torch dispatches its portable (non-AVX2) kernels, which round differently (their

@@ -15,19 +15,22 @@ import pandas as pd
 import pytest
 import torch
 
+import lionsim.cli  # noqa: F401  (registers every command)
 import lionsim.cli.regress_cmd  # noqa: F401  (registers `lionsim regress`)
 import lionsim.strategies.dlion as dlion
 from lionsim.aggregators import MajorityVote
-from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.regress import SUITE, CheckResult, check_suite, load_baseline, select_cases, update_suite
-from lionsim.regress.baseline import BASELINE_FILE, MetricBaseline
+from lionsim.regress.baseline import BASELINE_FILE, MetricBaseline, default_baseline_dir
 from lionsim.regress.cases import MLP_HYPER, Case
 from lionsim.regress.compare import compare_metric
+from lionsim.regress.fingerprint import SPREAD, STRICT, choose_mode, fingerprint
 from lionsim.regress.metrics import run_metrics
 from lionsim.regress.report import junit_xml, markdown
 from lionsim.regress.rows import FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
 from lionsim.regress.tolerance import ACCURACY_FLOOR, LOSS_FLOOR, tolerance
+from tests.helpers import REPO
+from tests.helpers.cli import one_line_exit_2, run_cli
 
 TINY = Case(name="tiny", workload="mlp", workers=2, steps=30, batch_size=16,
             strategies=("lion", "dlion-mavo"), hyper=MLP_HYPER)
@@ -179,13 +182,6 @@ def test_junit_is_valid_xml_with_one_testcase_per_run_and_the_failures_counted()
 # ---- the command line: bad input is exit 2 before any training ------------------------------
 
 
-def run_cli(args, capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(["regress", *args])
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
 @pytest.mark.parametrize("content, message", [
     ("{not json", "not JSON"),
     (json.dumps({"format": "other"}), "format is 'other'"),
@@ -219,3 +215,27 @@ def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
 def test_list_shows_every_case(capsys):
     code, out, _ = run_cli(["--list"], capsys)
     assert code == 0 and all(c.name in out for c in SUITE)
+
+
+def test_regress_finds_the_checkout_baselines_from_another_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert default_baseline_dir() == REPO / "reports" / "baselines"
+    assert load_baseline(default_baseline_dir()).cases  # was "reports/baselines/regress.json not found"
+    err = one_line_exit_2(["regress", "--baselines", str(tmp_path / "none")], capsys, "point at it with --baseline-dir")
+    assert str(tmp_path / "none") in err
+    code, out, _ = run_cli(["regress", "--help"], capsys)
+    assert code == 0 and "not the current directory" in " ".join(out.split())
+
+
+def test_mode_is_strict_only_on_the_recording_platform():
+    here = fingerprint()
+    assert choose_mode("auto", here)[0] == STRICT
+    mode, why = choose_mode("auto", {**here, "cpu": "another cpu"})
+    assert mode == SPREAD and "cpu another cpu ->" in why
+    assert choose_mode("auto", None)[0] == SPREAD
+    assert choose_mode("strict", None)[0] == STRICT and choose_mode("spread", here)[0] == SPREAD
+
+
+def test_the_committed_baseline_records_its_platform():
+    baseline = load_baseline(REPO / "reports" / "baselines")
+    assert baseline.fingerprint and set(baseline.fingerprint) == set(fingerprint())

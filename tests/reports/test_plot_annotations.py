@@ -1,4 +1,4 @@
-"""Plots that say what they show (issue 19): the time-to-target line on the loss plots, bytes
+"""Plots that say what they show: the time-to-target line on the loss plots, bytes
 on a linear axis with ratios to the baseline, titles naming the data split, the momentum sync
 and (gloo/nccl) the link the collectives were measured on; no single-point sweep plot."""
 
@@ -10,9 +10,12 @@ import pandas as pd
 import pytest
 
 import lionsim.reports.plots.run as run_plots
-from lionsim.reports import STEP_COLUMNS, summarize
-from lionsim.reports.plots.titles import measured_link, subtitle
+import lionsim.reports.plots.steptimes as steptimes
+from lionsim.reports import STEP_COLUMNS, SummaryRule, summarize
 from lionsim.reports.plots.sweep_axes import skipped_plots
+from lionsim.reports.plots.titles import measured_link, subtitle
+from lionsim.reports.summary import split_runs
+from tests.helpers.frames import frame, rows
 
 NAN = math.nan
 
@@ -97,3 +100,75 @@ def test_a_sweep_with_one_value_on_an_axis_skips_those_plots_and_says_why():
     assert skipped_plots(two) == []
     one_n = two.assign(workers=8)
     assert [name for name, _ in skipped_plots(one_n)] == ["speedup_vs_workers", "time_to_target_speedup_vs_workers"]
+
+
+def captured_subtitle(monkeypatch, steps: pd.DataFrame, meta: dict | None, tmp_path) -> str:
+    seen = []
+    real = steptimes.figure
+
+    def spy(title, subtitle="", *a, **k):
+        seen.append(subtitle)
+        return real(title, subtitle, *a, **k)
+
+    monkeypatch.setattr(steptimes, "figure", spy)
+    runs = split_runs(steps)
+    styles = {label: {"color": "C0", "linewidth": 1.5, "linestyle": "-"} for label, _ in runs}
+    from lionsim.reports.plots.titles import subtitle
+
+    steptimes.step_time_plot(runs, styles, None, steps, tmp_path / "st.png", meta, subtitle(steps, meta))
+    return seen[-1]
+
+
+def drawn_figures(monkeypatch, module) -> dict:
+    """Every figure a plot module saves, by file stem."""
+    figures = {}
+    real = module.save
+
+    def keep(fig, path):
+        figures[path.stem] = fig
+        return real(fig, path)
+
+    monkeypatch.setattr(module, "save", keep)
+    return figures
+
+
+def test_step_time_plot_of_a_gloo_run_without_a_spread(monkeypatch, tmp_path):
+    """No --compute-spread: not "uneven workers", the measured link as the other plots name it,
+    and every step alike said in words when p50 = p99."""
+    steps = frame(rows("adamw", 6, backend="gloo", measured=0.001))
+    meta = {"config": {"data_split": "iid", "momentum_sync": "never", "compute_spread": []}, "ranks_on_one_host": True}
+    line = captured_subtitle(monkeypatch, steps, meta, tmp_path)
+    assert "uneven" not in line
+    assert "loopback, measured (model: 1gbe)" in line and "data iid" in line
+    assert "every step alike" in line
+
+
+def test_step_time_plot_with_a_spread_says_so(monkeypatch, tmp_path):
+    steps = frame(rows("adamw", 6, step_s=[0.01, 0.012, 0.01, 0.02, 0.011, 0.01]))
+    meta = {"config": {"compute_spread": ["lognormal:0.3"]}}
+    line = captured_subtitle(monkeypatch, steps, meta, tmp_path)
+    assert "uneven workers (--compute-spread)" in line and "alike" not in line
+
+
+def test_run_plots_mark_every_target_and_end_the_bytes_axis_near_the_data(monkeypatch, tmp_path):
+    import lionsim.reports.plots.breakdown as breakdown
+    import lionsim.reports.plots.run as run_plots
+
+    figures = drawn_figures(monkeypatch, run_plots)
+    parts = drawn_figures(monkeypatch, breakdown)
+    # two runs reaching the target at the same time and step (their curves on each other), one later
+    steps = frame(rows("a", 10), rows("b", 10), rows("c", 10, step_s=[0.02] * 10))
+    steps["wire_bytes"] = [525_000] * 10 + [131_000] * 10 + [24_600] * 10
+    steps["comm_exposed_s"] = steps["comm_s"] / 2
+    summary = summarize(steps, SummaryRule(target_loss=1.95))
+    run_plots.plot_run(tmp_path, steps, summary)
+    ax = figures["loss_vs_time"].axes[0]
+    marks = [line for line in ax.lines if line.get_marker() == "v" and len(line.get_xdata()) == 1]
+    assert len(marks) == 3
+    shown = [m.get_transform().transform((m.get_xdata()[0], m.get_ydata()[0])) for m in marks]
+    assert len({tuple(round(v, 1) for v in xy) for xy in shown}) == 3  # none hides another
+    ticks = figures["bytes_per_step"].axes[0].get_xticks()
+    assert ticks[-1] >= 525_000 and ticks[-2] < 525_000  # the axis ends at the first tick past the largest bar
+    log = parts["time_breakdown"].axes[2]
+    faces = [tuple(c.get_facecolor()[0]) for c in log.collections if len(c.get_offsets())]
+    assert (1.0, 1.0, 1.0, 1.0) in faces  # total comm: open, unlike the filled exposed comm beside it

@@ -23,6 +23,7 @@ from lionsim.reports.plots import PALETTE, plot_comm, plot_dir, plot_run, plot_s
 from lionsim.reports.plots.run import twins
 from lionsim.reports.plots.sweep import crossings
 from lionsim.reports.summary import split_runs
+from tests.helpers.cli import run_cli
 
 NAN = math.nan
 MIN_RGB_DISTANCE = 75.0  # of 441 (black to white), 0-255 per channel
@@ -100,7 +101,7 @@ NETWORKS = {"1gbe": 0.11875, "10gbe": 1.1875, "100gbe": 11.875}  # GB/s after ef
 
 
 def make_sweep(workers=(2, 4, 8), seeds=(0, 1), steps=5, eval_acc=True) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """sweep_steps and sweep_summary frames per the issue 10 contract: the compressed run is
+    """sweep_steps and sweep_summary frames per the sweep's column contract: the compressed run is
     slower on compute but sends 32x less, so it wins below some bandwidth (a crossover)."""
     step_rows, summary_rows = [], []
     for w, (net, bw), seed, run in itertools.product(workers, NETWORKS.items(), seeds, RUNS):
@@ -257,3 +258,27 @@ def test_cli_plot_baseline_only_for_runs(tmp_path, capsys):
     summary.to_csv(tmp_path / "sweep_summary.csv", index=False)
     code, _, err = _run_cli(["plot", str(tmp_path), "--baseline", "lion"], capsys)
     assert code == 2 and "--baseline applies to a run directory" in err
+
+
+def test_a_one_step_run_draws_its_loss_as_a_point(tmp_path, monkeypatch, tiny_run):
+    from lionsim.reports import files
+    from lionsim.reports.plots import run as run_plots
+
+    steps, summary, _ = files.load_run(tiny_run)
+    one = steps[steps.step == 1].reset_index(drop=True)
+    figures = []
+    monkeypatch.setattr(run_plots, "save", lambda fig, path: figures.append((path.name, fig)) or [])
+    from lionsim.reports.summary import summarize
+
+    run_plots.plot_run(tmp_path, one, summarize(one))
+    fig = dict(figures)["loss_vs_step.png"]
+    markers = [line.get_marker() for line in fig.axes[0].get_lines() if len(line.get_xdata()) == 1]
+    assert "o" in markers
+
+
+def test_plot_and_report_of_a_file_say_it_is_a_file(tmp_path, capsys):
+    path = tmp_path / "steps.csv"
+    path.write_text("x\n")
+    for command in ("plot", "report"):
+        code, _, err = run_cli([command, str(path)], capsys)
+        assert code == 2 and err.startswith(f"error: bad DIR {path}: it is a file; accepted: ") and "exist" not in err

@@ -13,8 +13,10 @@ from rich.console import Console
 import lionsim.cli.plot_cmd  # noqa: F401  (registers `lionsim plot`)
 from lionsim.cli.app import console, main
 from lionsim.errors import LionsimError
-from lionsim.reports import STEP_COLUMNS, load_run, plot_run, SummaryRule, summarize, summary_table, write_run
+from lionsim.reports import STEP_COLUMNS, SummaryRule
 from lionsim.reports import files as report_files
+from lionsim.reports import load_run, plot_run, summarize, summary_table, write_run
+from tests.helpers.cli import run_cli
 
 NAN = math.nan
 N_STEPS = 20  # final window = ceil(10% of 20) = 2 steps
@@ -359,3 +361,35 @@ def test_model_check_table_only_on_real_backends(steps):
     console.print(model_check_table(real))
     text = console.export_text()
     assert "measured on gloo" in text and "-25%" in text and " 4 " in text and " 3 " in text  # ms, 3 digits
+
+
+def test_bits_count_momentum_sync_and_wire_bytes_are_whole(tiny_run):
+    steps = pd.read_csv(tiny_run / "steps.csv")
+    summary = pd.read_csv(tiny_run / "summary.csv")
+    mavo = steps[steps.strategy == "dlion-mavo"].set_index("step")
+    assert mavo.loc[2, "wire_bytes"] > 4 * mavo.loc[1, "wire_bytes"]  # step 2 also averages the momentum
+    assert mavo.loc[2, "bits_per_param_up"] > mavo.loc[1, "bits_per_param_up"]
+    assert steps["wire_bytes"].dtype.kind == "i"
+    row = summary[summary.strategy == "dlion-mavo"].iloc[0]
+    assert row["bits_per_param_up"] == pytest.approx(mavo["bits_per_param_up"].mean())
+    assert row["wire_bytes"] == pytest.approx(mavo["wire_bytes"].mean())  # the summary's is the mean
+
+
+def test_a_truncated_steps_csv_says_so(tmp_path, capsys, tiny_run):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    text = (tiny_run / "steps.csv").read_text()
+    (run_dir / "steps.csv").write_text(text[: len(text) - 40])
+    code, _, err = run_cli(["plot", str(run_dir)], capsys)
+    assert code == 2 and "truncated or corrupt" in err
+
+
+def test_a_nan_loss_is_called_not_finite(tmp_path, capsys, tiny_run):
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    steps = pd.read_csv(tiny_run / "steps.csv")
+    steps["loss"] = steps["loss"].astype(object)
+    steps.loc[1, "loss"] = "nan"
+    steps.to_csv(run_dir / "steps.csv", index=False)
+    code, _, err = run_cli(["plot", str(run_dir)], capsys)
+    assert code == 2 and "not a finite number in column loss" in err and "non-numeric" not in err

@@ -19,13 +19,13 @@ import pandas as pd
 import pytest
 
 from lionsim.bench import BenchConfig, run_bench
-from lionsim.cli.app import main
 from lionsim.launch.journal import JOURNAL, StepJournal, finalize
 from lionsim.reports import load_run, write_run
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE
 from lionsim.reports.publish import RunDir
 from lionsim.reports.summary import SummaryRule, run_summary, summarize
+from tests.helpers.cli import run_cli
 
 WARMUP = 5
 TARGET = 2.25
@@ -93,13 +93,6 @@ def test_the_rule_is_read_from_run_json():
     assert SummaryRule().warmup_steps == 3  # --warmup-steps' default, for a run.json that names none
 
 
-def run(capsys, *args) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    out, err = capsys.readouterr()
-    return done.value.code, out, err
-
-
 @pytest.fixture(scope="module")
 def targeted(tmp_path_factory):
     """A tiny bench's files, with its own --target-loss and --baseline (written as `lionsim bench`
@@ -122,7 +115,7 @@ def no_drawing(monkeypatch):
 
 
 def test_plot_with_another_baseline_keeps_the_runs_own_target(targeted, no_drawing, capsys):
-    code, out, err = run(capsys, "plot", str(targeted), "--baseline", "adamw")
+    code, out, err = run_cli(["plot", str(targeted), "--baseline", "adamw"], capsys)
     assert code == 0, err
     assert f"reach loss {TARGET:.4g} (--target-loss" in " ".join(out.split())
 
@@ -132,7 +125,7 @@ def test_report_without_summary_csv_makes_it_under_the_runs_own_rule(targeted, n
     copy.mkdir()
     for name in ("steps.csv", "run.json"):
         (copy / name).write_bytes((targeted / name).read_bytes())
-    code, _, err = run(capsys, "report", str(copy))
+    code, _, err = run_cli(["report", str(copy)], capsys)
     assert code == 0, err
     text = (copy / "report.md").read_text()
     assert f"| 2 | 1gbe | {TARGET:.4g} | **" in text  # workers, network, target loss, first to target
@@ -209,3 +202,20 @@ def test_finished_interrupted_and_failed_gloo_runs_share_the_summary_rule(tmp_pa
     same = ["steps", "final_loss", "best_loss", "target_loss", "target_rule", "baseline"]
     lion = pd.DataFrame({s: frame.loc[frame.index[0], same] for s, frame in summaries.items()}).T
     assert (lion.nunique() == 1).all(), lion
+
+
+TINY = dict(workload="mlp", model_size="tiny", workers=4, batch_size=8, steps=12, eval_every=6)
+
+
+def test_the_default_target_is_the_baselines_loss_at_90_percent_and_a_bad_run_cannot_move_it():
+    """A strategy that trains badly (sgdm at a tiny lr) does not move the target: the baseline
+    reaches it at 90% of its steps, the bad run shows not reached and no speedup."""
+    good = run_bench(BenchConfig(strategies=["adamw", "lion"], **(TINY | dict(steps=30))))
+    with_bad = run_bench(BenchConfig(strategies=["adamw", "lion", "sgdm"], hyper={"sgdm": {"lr": 1e-6}},
+                                     **(TINY | dict(steps=30))))
+    assert with_bad.summary.target_loss.nunique() == 1
+    assert with_bad.summary.target_loss.iloc[0] == good.summary.target_loss.iloc[0]
+    base = with_bad.summary.iloc[0]
+    assert base.target_reached and base.steps_to_target <= 27  # the target is its own smoothed loss at step 27
+    bad = with_bad.summary.set_index("strategy").loc["sgdm"]
+    assert not bad.target_reached and math.isnan(bad.time_to_target_speedup)

@@ -15,10 +15,10 @@ from lionsim.cli.app import main
 from lionsim.engine import train_step
 from lionsim.errors import LionsimError
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
+from lionsim.strategies.core.given import flags
 from lionsim.strategies.dgc import warmup_density
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from lionsim.strategies.core.given import flags
 
 NUMELS = [40, 7, 1, 100]  # a large tensor beside small ones (a bias, a scalar)
 SMALL_TENSOR = slice(40, 47)
@@ -151,3 +151,18 @@ def _mlp_parameters():
 
     workload = build_workload(WorkloadConfig(name="mlp", workers=3, batch_size=8, seed=0, size="small"))
     return [p for p in workload.model.parameters() if p.requires_grad]
+
+
+@pytest.mark.parametrize("warmup,expected", [
+    (1, [1 / 4]), (2, [1 / 4, 1 / 16]), (3, [1 / 4, 1 / 16, 1 / 64]), (4, [1 / 4, 1 / 16, 1 / 64, 1 / 256]),
+    (8, [1 / 4, 1 / 4, 1 / 16, 1 / 16, 1 / 64, 1 / 64, 1 / 256, 1 / 256]),
+    (6, [1 / 4, 1 / 4, 1 / 16, 1 / 64, 1 / 64, 1 / 256]),
+])
+def test_dgc_warmup_steps_through_its_stages_in_order_without_skipping(warmup, expected):
+    """The paper's stages 75%, 93.75%, 98.4375%, 99.6% sparsity, in order; with fewer than four
+    warm-up steps, the first of them (one step each), never one skipped; then the ratio."""
+    from lionsim.strategies.dgc import warmup_density
+
+    got = [warmup_density(step, 0.001, warmup) for step in range(1, warmup + 3)]
+    assert got == expected + [0.001, 0.001]
+    assert all(before / after in (1.0, 4.0) for before, after in zip(got[: warmup - 1], got[1:warmup]))

@@ -19,6 +19,7 @@ from lionsim.cli.app import main
 from lionsim.config.bench import BenchConfig
 from lionsim.config.sweep import SweepConfig, plan_sweep
 from lionsim.sweep import Grid, SweepEvents, run_sweep
+from tests.helpers.cli import run_cli
 
 SMALL = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe", "--steps", "4",
          "--eval-every", "2", "--batch-size", "8", "--strategy", "adamw", "--strategy", "dlion-mavo"]
@@ -40,13 +41,6 @@ def files(root: Path) -> dict[str, str]:
     return texts
 
 
-def run(capsys, *args):
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    captured = capsys.readouterr()
-    return done.value.code, captured.out, captured.err
-
-
 @pytest.fixture(autouse=True)
 def no_plots(monkeypatch):
     """Plots are the same code on both executors (test_sweep.py draws them); they cost seconds here."""
@@ -56,7 +50,7 @@ def no_plots(monkeypatch):
 def test_without_ray_one_line_says_how_to_install(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if it were not installed
     monkeypatch.delitem(sys.modules, "lionsim.sweep.execute.ray", raising=False)
-    code, out, err = run(capsys, "sweep", *SMALL, "--executor", "ray", "--out", str(tmp_path / "s"))
+    code, out, err = run_cli(["sweep", *SMALL, "--executor", "ray", "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and 'pip install -e ".[ray]"' in err, err
     assert not (tmp_path / "s").exists()
 
@@ -91,8 +85,8 @@ def local(tmp_path_factory):
 
 @needs_ray
 def test_unreachable_address_is_one_line_and_writes_nothing(tmp_path, capsys):
-    code, out, err = run(capsys, "sweep", *SMALL, "--executor", "ray", "--ray-address", "127.0.0.1:9",
-                         "--out", str(tmp_path / "s"))
+    code, out, err = run_cli(["sweep", *SMALL, "--executor", "ray", "--ray-address", "127.0.0.1:9",
+                         "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and "cannot reach the Ray cluster at --ray-address 127.0.0.1:9" in err, err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
 
@@ -100,8 +94,8 @@ def test_unreachable_address_is_one_line_and_writes_nothing(tmp_path, capsys):
 @needs_ray
 def test_two_nodes_equal_the_local_executor_cell_for_cell(cluster, local, tmp_path, capsys):
     made, _ = cluster
-    code, out, err = run(capsys, "sweep", *SMALL, "--executor", "ray", "--ray-address", made.address,
-                         "--out", str(tmp_path / "r"))
+    code, out, err = run_cli(["sweep", *SMALL, "--executor", "ray", "--ray-address", made.address,
+                         "--out", str(tmp_path / "r")], capsys)
     assert code == 0, err
     assert files(tmp_path / "r") == files(local)
     record = json.loads((tmp_path / "r" / "sweep.json").read_text())
@@ -162,8 +156,8 @@ def test_a_unit_failing_in_lionsim_is_recorded_once_not_retried(cluster, tmp_pat
     bad = tmp_path / "data.txt"
     bad.write_text("x")
     out = tmp_path / "f"  # mlp generates its data: --data fails inside each unit, in lionsim
-    code, stdout, err = run(capsys, "sweep", *SMALL, "--data", str(bad), "--executor", "ray",
-                            "--ray-address", made.address, "--out", str(out))
+    code, stdout, err = run_cli(["sweep", *SMALL, "--data", str(bad), "--executor", "ray",
+                            "--ray-address", made.address, "--out", str(out)], capsys)
     assert code == 1 and "failed: 4 cells" in err and "takes no data path" in err, err
     assert sorted(json.loads((out / "failed.json").read_text())) == sorted(
         f"mlp-w2-{net}-s0-{run}" for net in ("1gbe", "10gbe") for run in ("adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"))

@@ -9,7 +9,6 @@ search for the best split."""
 
 import itertools
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +19,7 @@ import pytest
 
 from lionsim.cli.app import main
 from lionsim.sweep.shards import Shard
+from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.slow  # several processes, or many trainings: pytest -m slow
 
@@ -27,13 +27,6 @@ CELLS = 8
 GRID = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2,4", "--network", "1gbe,10gbe", "--seed", "0",
         "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--strategy", "adamw", "--strategy", "dlion-mavo"]
 WALL_CLOCK = ("argv", "started", "duration_s", "host")
-
-
-def run(capsys, *args):
-    with pytest.raises(SystemExit) as done:
-        main(list(args))
-    captured = capsys.readouterr()
-    return done.value.code, captured.out, captured.err
 
 
 def files(root: Path) -> dict[str, str]:
@@ -90,7 +83,7 @@ def test_three_concurrent_shards_merge_to_the_unsharded_sweep(sharded, unsharded
     assert sorted(itertools.chain(*cells)) == sorted(p.name for p in (unsharded / "cells").iterdir())  # each once
     merged = tmp_path / "m"
     shutil.copytree(sharded, merged)
-    code, out, err = run(capsys, "sweep", "merge", str(merged))
+    code, out, err = run_cli(["sweep", "merge", str(merged)], capsys)
     assert code == 0, err
     assert f"{CELLS} of {CELLS} cells ({CELLS} new)" in " ".join(out.split())
     assert files(merged) == files(unsharded)
@@ -98,9 +91,9 @@ def test_three_concurrent_shards_merge_to_the_unsharded_sweep(sharded, unsharded
     record = json.loads((merged / "cells" / cells[0][0] / "run.json").read_text())
     assert record["config"]["out"] == str(merged / "cells" / cells[0][0])  # where the cell now lives
     # merging again changes nothing; a plain sweep on the merged root trains nothing
-    code, out, err = run(capsys, "sweep", "merge", str(merged))
+    code, out, err = run_cli(["sweep", "merge", str(merged)], capsys)
     assert code == 0 and "(0 new)" in " ".join(out.split()) and files(merged) == files(unsharded)
-    code, out, err = run(capsys, "sweep", *GRID, "--out", str(merged))
+    code, out, err = run_cli(["sweep", *GRID, "--out", str(merged)], capsys)
     assert code == 0 and "every cell was already finished" in " ".join(out.split())
 
 
@@ -108,11 +101,11 @@ def test_a_plain_sweep_takes_in_the_parts_and_trains_only_the_missing(sharded, u
     root = tmp_path / "r"
     shutil.copytree(sharded, root)
     shutil.rmtree(root / "parts" / "shard-2-of-3")  # that array task never ran
-    code, out, err = run(capsys, "sweep", "merge", str(root))
+    code, out, err = run_cli(["sweep", "merge", str(root)], capsys)
     lost = len(list((sharded / "parts" / "shard-2-of-3" / "cells").iterdir()))
     assert code == 1 and err.startswith(f"error: missing: {lost} cells") and len(err.splitlines()) == 1, err
     assert len(pd.read_csv(root / "sweep_summary.csv")) == CELLS - lost  # the merged part is written
-    code, out, err = run(capsys, "sweep", *GRID, "--out", str(root))
+    code, out, err = run_cli(["sweep", *GRID, "--out", str(root)], capsys)
     assert code == 0, err
     assert f"{lost // 2} training{'s' if lost > 2 else ''} this run; {CELLS - lost} cells were already finished" \
         in " ".join(out.split())
@@ -122,7 +115,7 @@ def test_a_plain_sweep_takes_in_the_parts_and_trains_only_the_missing(sharded, u
 def test_report_on_a_sharded_root_merges_it_first(sharded, unsharded, tmp_path, capsys):
     root = tmp_path / "rep"
     shutil.copytree(sharded, root)
-    code, out, err = run(capsys, "report", str(root))
+    code, out, err = run_cli(["report", str(root)], capsys)
     assert code == 0, err
     assert f"{CELLS} of {CELLS} cells ({CELLS} new)" in " ".join(err.split()) and (root / "report.md").is_file()
     assert {k: v for k, v in files(root).items() if k != "report.md"} == files(unsharded)
@@ -136,7 +129,7 @@ def test_duplicates_same_kept_once_different_refused(sharded, unsharded, tmp_pat
     shutil.copytree(unsharded, one, ignore=shutil.ignore_patterns("*.png", "*.svg"))
     record = json.loads((one / "sweep.json").read_text())
     (one / "sweep.json").write_text(json.dumps({**record, "shard": "1/2"}))
-    code, out, err = run(capsys, "sweep", "merge", str(root))
+    code, out, err = run_cli(["sweep", "merge", str(root)], capsys)
     assert code == 0, err
     assert files(root) == files(unsharded)
     # one copy's loss differs in the last digit: refused, naming the cell and both copies, nothing written
@@ -149,7 +142,7 @@ def test_duplicates_same_kept_once_different_refused(sharded, unsharded, tmp_pat
     frame.loc[1, "loss"] = frame.loc[1, "loss"] * (1 + 1e-12)
     frame.to_csv(steps, index=False)
     before = sorted(p.relative_to(root2) for p in root2.rglob("*"))
-    code, out, err = run(capsys, "sweep", "merge", str(root2))
+    code, out, err = run_cli(["sweep", "merge", str(root2)], capsys)
     assert code == 2 and f"cell {cell} was finished twice with different results" in err, err
     assert "shard-1-of-2" in err and len(err.splitlines()) == 1
     assert sorted(p.relative_to(root2) for p in root2.rglob("*")) == before
@@ -158,7 +151,7 @@ def test_duplicates_same_kept_once_different_refused(sharded, unsharded, tmp_pat
 @pytest.mark.parametrize("shard, says", [("0/3", "shard 0 of 3 does not exist"), ("4/3", "shard 4 of 3 does not exist"),
                                          ("a/b", "bad --shard 'a/b'"), ("3", "bad --shard '3'")])
 def test_bad_shard_is_one_line_and_writes_nothing(shard, says, tmp_path, capsys):
-    code, out, err = run(capsys, "sweep", *GRID, "--shard", shard, "--out", str(tmp_path / "s"))
+    code, out, err = run_cli(["sweep", *GRID, "--shard", shard, "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and says in err and "accepted: I/N" in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "s").exists()
 
@@ -166,11 +159,11 @@ def test_bad_shard_is_one_line_and_writes_nothing(shard, says, tmp_path, capsys)
 def test_merge_without_parts_is_one_line_and_writes_nothing(unsharded, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     for root in (tmp_path / "empty", tmp_path / "absent"):
-        code, out, err = run(capsys, "sweep", "merge", str(root))
+        code, out, err = run_cli(["sweep", "merge", str(root)], capsys)
         assert code == 2 and "no shard parts" in err and len(err.strip().splitlines()) == 1, err
     assert list((tmp_path / "empty").iterdir()) == [] and not (tmp_path / "absent").exists()
     before = files(unsharded)
-    code, out, err = run(capsys, "sweep", "merge", str(unsharded))  # a plain sweep root: nothing to merge
+    code, out, err = run_cli(["sweep", "merge", str(unsharded)], capsys)  # a plain sweep root: nothing to merge
     assert code == 2 and "no shard parts" in err and files(unsharded) == before
 
 
@@ -190,14 +183,14 @@ def test_a_unit_failing_in_lionsim_is_recorded_once_and_the_others_go_on(tmp_pat
     out = tmp_path / "f"
     args = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe",
             "--steps", "3", "--strategy", "adamw", "--strategy", "lion", "--strategy", "sgdm", "--out", str(out)]
-    code, stdout, err = run(capsys, *args)
+    code, stdout, err = run_cli(args, capsys)
     assert calls == ["adamw@fp32-allreduce", "lion@fp32-allreduce", "sgdm@fp32-allreduce"]  # tried once, then on
     assert code == 1 and "failed: 2 cells" in err and "a made-up failure" in err
     assert json.loads((out / "failed.json").read_text()) == {
         f"mlp-w2-{net}-s0-lion@fp32-allreduce": "the payload does not fit (a made-up failure)" for net in ("1gbe", "10gbe")}
     assert sorted(pd.read_csv(out / "sweep_summary.csv").run.unique()) == ["adamw@fp32-allreduce", "sgdm@fp32-allreduce"]
     monkeypatch.setattr(train.Runner, "run", real)
-    code, stdout, err = run(capsys, *args)  # a rerun retries the failed cells, and failed.json goes
+    code, stdout, err = run_cli(args, capsys)  # a rerun retries the failed cells, and failed.json goes
     assert code == 0, err
     assert not (out / "failed.json").exists() and len(pd.read_csv(out / "sweep_summary.csv")) == 6
 

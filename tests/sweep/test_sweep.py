@@ -17,6 +17,7 @@ from lionsim.cli.app import main
 from lionsim.cli.sweep_view import SweepDisplay
 from lionsim.errors import LionsimError
 from lionsim.sweep.grid import Grid, parse_ints, split_items
+from tests.helpers.cli import run_cli
 
 RUNS = ["--strategy", "adamw", "--strategy", "dlion-mavo"]
 SWEEP = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe",
@@ -242,7 +243,7 @@ def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, 
 
 
 def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
-    """Issue 22: the workload's data was built on every core, so two jobs on two cores ran four
+    """Before, the workload's data was built on every core, so two jobs on two cores ran four
     threads that waited on each other; everything a unit does runs on --threads now."""
     import torch
 
@@ -265,3 +266,32 @@ def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
         assert seen == [1, 1] and torch.get_num_threads() == 2  # the caller's count is back
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("option, example", [("--network", "1gbe,10gbe"), ("--workload", "mlp,vit"),
+                                             ("--workers", "4,8,16"), ("--seed", "0,1,2")])
+def test_an_empty_axis_gives_an_example_of_its_own_kind(option, example):
+    from lionsim.sweep.grid import split_items
+
+    with pytest.raises(LionsimError, match=f"a comma list like {example}"):
+        split_items(option, [""])
+
+
+def test_sweep_table_shows_accuracy_as_percent():
+    from rich.console import Console
+
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": "dgc@sparse-allgather", "workers": 2, "network": "10gbe",
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5873, "step_s": 1.5, "speedup": 1.0}])
+    console = Console(width=80, record=True)
+    console.print(sweep_table(summary))
+    text = console.export_text()
+    assert "58.7%" in text and "0.587" not in text and "1,500" in text and "@sparse-\n" not in text
+
+
+def test_sweep_takes_benchs_short_names(tmp_path, capsys):
+    code, _, err = run_cli(["sweep", "-w", "mlp", "-n", "2", "--model-size", "tiny", "-b", "8", "--steps", "2",
+                        "--eval-every", "2", "-s", "adamw", "--out", str(tmp_path / "s")], capsys)
+    assert code == 0, err
+    assert [p.name for p in (tmp_path / "s" / "cells").iterdir()] == ["mlp-w2-1gbe-s0-adamw@fp32-allreduce"]

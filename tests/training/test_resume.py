@@ -14,14 +14,15 @@ import pandas as pd
 import pytest
 
 from lionsim.bench import BenchConfig, plan, run_bench
-from lionsim.cli.app import main
-from lionsim.training.results import Results
-from lionsim.training.resume import load_resume
-from lionsim.training.runner import Runner
+from lionsim.errors import LionsimError
 from lionsim.strategies import STRATEGIES
 from lionsim.training.checkpoint import load_checkpoint, save_checkpoint
 from lionsim.training.loop import RunStopped
+from lionsim.training.results import Results
+from lionsim.training.resume import config_differences, load_resume
+from lionsim.training.runner import Runner
 from lionsim.training.stop import StopRequest
+from tests.helpers.cli import run_cli
 
 STEPS = 7
 STOP_AFTER = 3
@@ -109,19 +110,12 @@ def test_without_a_saved_state_the_run_under_way_restarts(tmp_path):
     pd.testing.assert_frame_equal(continued(made, kept), whole)
 
 
-def run(args, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
-
-
 TINY = ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "4", "--eval-every", "2"]
 
 
 def interrupted_dir(tmp_path, capsys) -> str:
     out = tmp_path / "o"
-    assert run(TINY + ["-s", "adamw", "--out", str(out)], capsys)[0] == 0
+    assert run_cli(TINY + ["-s", "adamw", "--out", str(out)], capsys)[0] == 0
     meta = json.loads((out / "run.json").read_text())
     meta["status"] = "interrupted"
     (out / "run.json").write_text(json.dumps(meta))
@@ -137,7 +131,7 @@ def interrupted_dir(tmp_path, capsys) -> str:
 def test_resume_refuses_another_configuration(extra, names, tmp_path, capsys):
     out = interrupted_dir(tmp_path, capsys)
     before = sorted(p.name for p in (tmp_path / "o").iterdir())
-    code, _, err = run([*TINY[:-4], *extra, "--out", out, "--resume"] if "--steps" in extra else
+    code, _, err = run_cli([*TINY[:-4], *extra, "--out", out, "--resume"] if "--steps" in extra else
                        [*TINY, *extra, "--out", out, "--resume"], capsys)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith(f"error: --resume: {out} was run with another "
@@ -149,11 +143,11 @@ def test_resume_refuses_another_configuration(extra, names, tmp_path, capsys):
 @pytest.mark.slow
 def test_resume_refuses_a_complete_run_and_a_directory_without_one(tmp_path, capsys):
     out = tmp_path / "o"
-    assert run(TINY + ["-s", "adamw", "--out", str(out)], capsys)[0] == 0
-    code, _, err = run(TINY + ["-s", "adamw", "--out", str(out), "--resume"], capsys)
+    assert run_cli(TINY + ["-s", "adamw", "--out", str(out)], capsys)[0] == 0
+    code, _, err = run_cli(TINY + ["-s", "adamw", "--out", str(out), "--resume"], capsys)
     assert code == 2 and err.strip() == (f"error: --resume: the run in {out} is complete, nothing to continue; "
                                          "pass --overwrite to run it again, or choose another --out")
-    code, _, err = run(TINY + ["-s", "adamw", "--out", str(tmp_path / "none"), "--resume"], capsys)
+    code, _, err = run_cli(TINY + ["-s", "adamw", "--out", str(tmp_path / "none"), "--resume"], capsys)
     assert code == 2 and "holds no bench run to continue" in err and not (tmp_path / "none").exists()
 
 
@@ -161,6 +155,26 @@ def test_resume_refuses_a_complete_run_and_a_directory_without_one(tmp_path, cap
 def test_the_resumed_config_replays_from_run_json(tmp_path, capsys):
     """`--config DIR/run.json --resume` gives the same options back (the refusal's advice works)."""
     out = interrupted_dir(tmp_path, capsys)
-    code, _, err = run(["bench", "--config", f"{out}/run.json", "--resume"], capsys)
+    code, _, err = run_cli(["bench", "--config", f"{out}/run.json", "--resume"], capsys)
     assert code == 0, err
     assert json.loads((tmp_path / "o" / "run.json").read_text())["status"] == "complete"
+
+
+def test_resume_with_a_new_lr_says_default_there(tmp_path):
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
+
+    grid = Grid.parse(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"],
+                      transport=None)
+    old = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(), jobs=1, out=tmp_path), train=False).record(None)
+    new = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(lr=0.01), jobs=1, out=tmp_path), train=False)
+    with pytest.raises(LionsimError, match=r"\(default there, 0.01 now\)"):
+        new.check_resume(old, tmp_path / "sweep.json")
+
+
+def test_resume_differences_name_what_changed():
+    old = {"lr": None, "hyper": {"adamw@fp32-allreduce": {"lr": 0.001, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
+    new = {"lr": 0.01, "hyper": {"adamw@fp32-allreduce": {"lr": 0.01, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
+    assert config_differences(old, new) == ["--lr (not given) -> 0.01", "--hyper adamw@fp32-allreduce.lr 0.001 -> 0.01"]
+    assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []

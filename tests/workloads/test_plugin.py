@@ -8,12 +8,11 @@ uninterrupted one; every bad plugin is one line, exit 2, nothing written.
 from __future__ import annotations
 
 import copy
-import math
 import json
+import math
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -22,18 +21,18 @@ import torch
 from torch import nn
 
 from lionsim.bench import BenchConfig, plan, run_bench
-from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.reports.files import write_run
+from lionsim.training.checkpoint import save_checkpoint
+from lionsim.training.loop import RunStopped
 from lionsim.training.results import Results
 from lionsim.training.resume import load_resume
 from lionsim.training.runner import Runner
-from lionsim.training.checkpoint import save_checkpoint
-from lionsim.training.loop import RunStopped
 from lionsim.training.stop import StopRequest
 from lionsim.workloads import WorkloadConfig, build_workload, canonical_workload
+from tests.helpers import REPO, write_plugin
+from tests.helpers.cli import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "plugins" / "cnn_workload.py"
 MAKE = f"{EXAMPLE}:make"
 SMALL = ["-n", "2", "-b", "8", "--steps", "4", "--eval-every", "2", "-s", "adamw,dlion-mavo"]
@@ -43,13 +42,6 @@ SMALL = ["-n", "2", "-b", "8", "--steps", "4", "--eval-every", "2", "-s", "adamw
 def example_data(tmp_path_factory, monkeypatch):
     """The example writes its image file here (once per test session)."""
     monkeypatch.setenv("CNN_WORKLOAD_DATA", str(tmp_path_factory.getbasetemp() / "cnn" / "images.pt"))
-
-
-def run_cli(args: list[str], capsys) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    out, err = capsys.readouterr()
-    return exit_info.value.code, out, err
 
 
 def example_module():
@@ -331,3 +323,33 @@ def test_two_workload_files_of_one_stem_are_refused_by_a_sweep(tmp_path, capsys)
         (tmp_path / folder / "cnn.py").write_text(EXAMPLE.read_text())
     one_line_exit_2(["sweep", "-w", f"{tmp_path}/a/cnn.py:make,{tmp_path}/b/cnn.py:make", "--workers", "2",
                      "--steps", "2"], capsys, "give the same cell id cnn.make-w2-", tmp_path / "sweep")
+
+
+BATCHNORM_CNN = """
+    import torch
+    from torch import nn
+
+    def make():
+        # strided convolutions down to 1x1, a BatchNorm on each: in training mode one sample
+        # gives the last BatchNorm one value per channel (resnet10t on 32x32 images does the same)
+        model = nn.Sequential(
+            nn.Conv2d(3, 8, 3, stride=2, padding=1), nn.BatchNorm2d(8), nn.ReLU(),  # 16x16
+            nn.Conv2d(8, 8, 3, stride=4, padding=1), nn.BatchNorm2d(8), nn.ReLU(),  # 4x4
+            nn.Conv2d(8, 16, 4), nn.BatchNorm2d(16), nn.ReLU(),                      # 1x1
+            nn.Flatten(), nn.Linear(16, 10))
+        g = torch.Generator().manual_seed(0)
+        images, labels = torch.randn(80, 3, 32, 32, generator=g), torch.randint(0, 10, (80,), generator=g)
+        return model, torch.utils.data.TensorDataset(images, labels), nn.functional.cross_entropy
+"""
+
+
+def test_a_batchnorm_cnn_on_32x32_images_trains(tmp_path, monkeypatch, capsys):
+    import pandas as pd
+
+    plugin = write_plugin(tmp_path, BATCHNORM_CNN, "bn_cnn.py")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(["bench", "--workload", f"{plugin}:make", "-n", "2", "-b", "4", "--steps", "2",
+                       "--eval-every", "2", "-s", "adamw", "--out", "o"], capsys)
+    assert code == 0, err
+    steps = pd.read_csv(tmp_path / "o" / "steps.csv")
+    assert len(steps) == 2 and steps["loss"].notna().all() and steps["eval_acc"].notna().any()
