@@ -1,17 +1,14 @@
 """Transports and DistributedLion over a real gloo process group (2 ranks) against the
 simulator, which is the reference: exact for votes."""
 
-import datetime
 
 import pytest
 import torch
-import torch.distributed as dist
 
 from lionsim.aggregators import VOTE_RULES, MajorityVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.optim import DistributedLion
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
-from tests.helpers.spawned import spawned_results
 
 WORLD = 2
 VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
@@ -45,10 +42,7 @@ def make_model() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)  # two ranks on two cores: no oversubscription
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=WORLD, timeout=datetime.timedelta(seconds=60))
+def rank_main(rank: int):
     results = {}
     comm = ProcessGroupComm()
     for rule_name in ("mavo", "avg"):
@@ -79,14 +73,12 @@ def rank_main(rank: int, port: int, out: str) -> None:
         model(idx).pow(2).mean().backward()
         opt.step()
     results["embedding"] = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
-    dist.destroy_process_group()
+    return results
 
 
-@pytest.fixture(scope="module")
-def gloo_results(tmp_path_factory):
-    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("gloo"))
+@pytest.fixture(scope="session")
+def gloo_results(gloo_group):
+    return gloo_group(WORLD).run(rank_main)
 
 
 def test_every_vote_transport_over_gloo_equals_the_simulator(gloo_results):

@@ -4,7 +4,6 @@ world and on a subgroup without global rank 0 (the parameter server's root is th
 rank, not a global one), and the stochastic quantizers (TernGrad, QSGD) drawing per virtual
 worker, so a rank draws what the simulator draws for its workers."""
 
-import datetime
 
 import pytest
 import torch
@@ -15,7 +14,6 @@ from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.errors import LionsimError
 from lionsim.optim import DistributedLion
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
-from tests.helpers.spawned import spawned_results
 from tests.backends.test_gloo import batch_for, make_model, zero_votes_for
 
 VOTE_TRANSPORTS = [name for name, t in TRANSPORTS.items() if "votes" in t.carries]
@@ -67,10 +65,7 @@ def lion_run(rank: int, group, transport: str) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in model.parameters()])
 
 
-def rank_main(rank: int, world: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60))
+def rank_main(rank: int, world: int):
     comm, results = ProcessGroupComm(), {}
     sub = dist.new_group(SUBGROUP)  # every rank creates it, members or not
     for name, tie in RULES:
@@ -84,15 +79,13 @@ def rank_main(rank: int, world: int, port: int, out: str) -> None:
             results[("subgroup", transport)] = lion_run(rank, sub, transport)
     for name, transport in STOCHASTIC:
         results[name] = stochastic_run(name, transport, comm, range(rank, rank + 1))
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
-@pytest.fixture(scope="module", params=[3, 4], ids=["3-ranks", "4-ranks"])
-def world(request, tmp_path_factory):
+@pytest.fixture(scope="session", params=[3, 4], ids=["3-ranks", "4-ranks"])
+def world(request, gloo_group):
     world = request.param
-    return world, spawned_results(rank_main, world, tmp_path_factory.mktemp(f"gloo{world}"), world)
+    return world, gloo_group(world).run(rank_main, world)
 
 
 def test_every_vote_transport_and_rule_equals_the_simulator(world):

@@ -2,11 +2,9 @@
 simulator (the reference, exact for votes): the node groups, hier-exact and hier-1bit for every
 way ranks and workers can sit in nodes, and DistributedLion as 2 nodes of 2."""
 
-import datetime
 
 import pytest
 import torch
-import torch.distributed as dist
 
 from lionsim.aggregators import MajorityVote, MeanVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
@@ -15,7 +13,6 @@ from lionsim.optim import DistributedLion
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
-from tests.helpers.spawned import spawned_results
 
 WORLD = 4
 LAYOUTS = [(1, 2), (1, 4), (1, 1), (2, 4), (2, 2), (2, 1)]
@@ -49,10 +46,7 @@ def model() -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(5, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=60))
+def rank_main(rank: int):
     results = {}
     for w, per_node in LAYOUTS:
         comm = ProcessGroupComm(None, local_workers=w, workers_per_node=per_node)
@@ -79,14 +73,12 @@ def rank_main(rank: int, port: int, out: str) -> None:
             net(batch(rank, step)).pow(2).mean().backward()
             opt.step()
         results[transport] = torch.cat([p.detach().reshape(-1) for p in net.parameters()])
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
-@pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("hier"))
+@pytest.fixture(scope="session")
+def ranks(gloo_group):
+    return gloo_group(WORLD).run(rank_main)
 
 
 @pytest.mark.slow

@@ -2,16 +2,13 @@
 sit in nodes, against the simulator of the same workers (the inner transports run among the
 ranks holding a slot: lionsim.backends.dist_nodes, Nodes.slots)."""
 
-import datetime
 
 import pytest
 import torch
-import torch.distributed as dist
 
 from lionsim.aggregators import MajorityVote, TieBreak
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
-from tests.helpers.spawned import spawned_results
 
 WORLD = 2
 LAYOUTS = [(1, 2), (2, 2), (2, 1), (4, 2)]
@@ -37,10 +34,7 @@ TRANSPORTS_RUN = ["hier:int8-allreduce", "hier:a2a-1bit", "hier:fp8-allreduce", 
                   "hier:pbit-allreduce"]
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=60))
+def rank_main(rank: int):
     results = {}
     for w, per_node in LAYOUTS:
         comm = ProcessGroupComm(None, local_workers=w, workers_per_node=per_node)
@@ -48,14 +42,12 @@ def rank_main(rank: int, port: int, out: str) -> None:
             sent = payload(name, rank, w)
             results[(w, per_node, name)] = (TRANSPORTS.get(name)().aggregate(sent, comm), sent.spec.abstain)
         results[(w, per_node, "scopes")] = {c.scope for c in comm.take_log()}
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
 @pytest.mark.slow
-def test_every_layout_of_two_ranks_equals_the_simulator(tmp_path):
-    ranks = spawned_results(rank_main, WORLD, tmp_path)
+def test_every_layout_of_two_ranks_equals_the_simulator(gloo_group):
+    ranks = gloo_group(WORLD).run(rank_main)
     for w, per_node in LAYOUTS:
         workers = WORLD * w
         for name in TRANSPORTS_RUN:

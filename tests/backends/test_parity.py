@@ -9,17 +9,13 @@ dense gradients agree to float32 rounding there (stated tolerance below).
 
 from __future__ import annotations
 
-import datetime
 
 import pytest
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.bench import BenchConfig, plan
 from lionsim.training.runner import Runner
-from lionsim.launch import free_port
 from lionsim.strategies import STRATEGIES
 from lionsim.training.loop import Place, train_run
 
@@ -48,30 +44,22 @@ def train_all(bench: Runner) -> dict[str, tuple[list[float], torch.Tensor]]:
     return out
 
 
-def rank_main(rank: int, ranks: int, workers: int, port: int, path: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=ranks,
-                            timeout=datetime.timedelta(seconds=60))
-    try:
-        place = Place(ProcessGroupComm(None, local_workers=workers // ranks))
-        torch.save(train_all(Runner(plan(config(workers)), place)), f"{path}.{rank}")
-        dist.barrier()  # no rank tears its group down while a peer still uses it
-    finally:
-        dist.destroy_process_group()
+def rank_main(rank: int, ranks: int, workers: int) -> dict:
+    place = Place(ProcessGroupComm(None, local_workers=workers // ranks))
+    return train_all(Runner(plan(config(workers)), place))
 
 
-@pytest.fixture(scope="module", params=[pytest.param((2, 2), marks=pytest.mark.slow), (4, 2)], ids=["2x1", "2x2"])
-def results(request, tmp_path_factory):
+@pytest.fixture(scope="session", params=[pytest.param((2, 2), marks=pytest.mark.slow), (4, 2)], ids=["2x1", "2x2"])
+def results(request, gloo_group):
     workers, ranks = request.param
-    path = str(tmp_path_factory.mktemp("parity") / "r")
-    mp.start_processes(rank_main, args=(ranks, workers, free_port(), path), nprocs=ranks, start_method="spawn")
+    on_ranks = gloo_group(ranks).run(rank_main, ranks, workers)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the ranks and `lionsim bench` train: a GEMM's sums split by thread count
     try:
         sim = train_all(Runner(plan(config(workers)), Place(SimComm(workers))))
     finally:
         torch.set_num_threads(threads)
-    return workers, sim, [torch.load(f"{path}.{r}") for r in range(ranks)]
+    return workers, sim, on_ranks
 
 
 @pytest.mark.slow

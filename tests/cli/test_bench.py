@@ -25,7 +25,7 @@ def error_lines(text: str) -> list[str]:
     """stderr without the progress lines ("lionsim: run ..."), which go there off a terminal."""
     return [line for line in text.strip().splitlines() if not line.startswith("lionsim: ")]
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def every_strategy(tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
     args = TINY + ["--out", str(out)]

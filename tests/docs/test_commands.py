@@ -125,7 +125,7 @@ def shrunk(argv: list[str]) -> list[str]:
     return argv + SHRINK.get(command, [])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def scratch(tmp_path_factory):
     """A directory like a fresh clone's for the commands: the shipped examples/ and the pages' files."""
     where = tmp_path_factory.mktemp("readme")

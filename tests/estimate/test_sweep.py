@@ -79,6 +79,7 @@ def test_with_bandwidth_folds_efficiency():
     assert (net.inter.bandwidth_Bps, net.inter.efficiency) == (2.0 * GB, 1.0)
 
 
+@pytest.mark.plots  # renders its sweep plot
 def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     cfg = EstimateConfig(model="gpt2-345m", tokens_per_worker=8192, workers=16, network="10gbe", device="h100",
                          strategies=["lion@fp32-allreduce", "dlion-mavo@a2a-1bit"])

@@ -26,7 +26,7 @@ RANKS = 2
 SCRIPT = Path(__file__).resolve().parents[1] / "helpers" / "torchrun_script.py"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def rank_params(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("torchrun")
     # `python -m torch.distributed.run` is the torchrun entry point, run by this interpreter.

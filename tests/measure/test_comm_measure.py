@@ -20,7 +20,7 @@ OPS = ("all_reduce", "all_gather", "all_to_all")
 FACTORS = {"all_reduce": 2 * (2 - 1) / 2, "all_gather": (2 - 1) / 2, "all_to_all": (2 - 1) / 2}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def measured(tmp_path_factory):
     """One tiny sweep on 2 gloo ranks, with --fit (run once for the module)."""
     base = tmp_path_factory.mktemp("comm")

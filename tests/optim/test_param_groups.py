@@ -2,11 +2,9 @@
 --tie random: the coins are drawn at each coordinate's place in the whole model, so splitting
 the model into groups (or skipping a parameter no rank used) changes nothing."""
 
-import datetime
 
 import pytest
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from lionsim.backends import SimComm
@@ -15,7 +13,6 @@ from lionsim.optim import DistributedLion
 from lionsim.strategies import STRATEGIES, StrategyConfig, flatten_parameters, gather_grads
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
-from tests.helpers.spawned import spawned_results
 
 WORLD = 2
 STEPS = 3
@@ -47,10 +44,7 @@ def groups(model: Net) -> list[dict]:
             {"params": list(model.head.parameters())}]
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=WORLD,
-                            timeout=datetime.timedelta(seconds=60))
+def rank_main(rank: int):
     results = {}
     for transport in VOTE_TRANSPORTS:
         model = Net()
@@ -60,14 +54,12 @@ def rank_main(rank: int, port: int, out: str) -> None:
             loss_of(model, rank, step).backward()
             opt.step()
         results[transport] = {name: p.detach().clone() for name, p in model.named_parameters()}
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
-    dist.destroy_process_group()
+    return results
 
 
-@pytest.fixture(scope="module")
-def rank_params(tmp_path_factory) -> list[dict]:
-    return spawned_results(rank_main, WORLD, tmp_path_factory.mktemp("groups"))
+@pytest.fixture(scope="session")
+def rank_params(gloo_group) -> list[dict]:
+    return gloo_group(WORLD).run(rank_main)
 
 
 def simulated(transport: str, tie: str) -> dict[str, torch.Tensor]:

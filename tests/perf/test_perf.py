@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.slow  # several processes, or many trainings: pytest -m slow
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def figures(tmp_path_factory):
     path = tmp_path_factory.mktemp("perf") / "perf.csv"
     out = subprocess.run([sys.executable, "-m", "lionsim.perf", "codecs", "votes", "--numel", "4096",

@@ -13,7 +13,7 @@ from lionsim.published import cases as published
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def results():
     return published.results()
 

@@ -60,7 +60,7 @@ def test_the_vgg16_file_is_torchvision_s_vgg16():
     assert count.forward_flops / count.samples / 2 / 1e9 == pytest.approx(15.47, rel=0.01)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def results():
     return published.results(pc.COMPRESSED_CASES)
 

@@ -15,7 +15,7 @@ from lionsim.network.fabrics import FABRICS
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def results():
     return ps.results()
 

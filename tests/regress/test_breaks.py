@@ -31,7 +31,7 @@ MAVO_A2A = "dlion-mavo@a2a-1bit"
 AVG = "dlion-avg@int8-allreduce"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def baseline_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("baselines")
     result = update_suite(directory, [CASE], seeds=DEFAULT_SEEDS)

@@ -28,7 +28,7 @@ LION = {"lion@fp32-allreduce", "dlion-mavo@int8-allreduce", "dlion-mavo@a2a-1bit
         "lioncub-l1@int8-allreduce"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def baseline_dir(tmp_path_factory):
     directory = tmp_path_factory.mktemp("baselines")
     result = update_suite(directory, CASES, seeds=1)  # the float tolerances do not use the seed spread

@@ -38,7 +38,7 @@ TINY2 = dataclasses.replace(TINY, name="tiny2", workers=3)
 LION, MAVO = "lion@fp32-allreduce", "dlion-mavo@int8-allreduce"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tiny_baseline(tmp_path_factory):
     """A baseline of TINY (fixed seed + 1 calibration seed); tests copy the file before editing it."""
     directory = tmp_path_factory.mktemp("tiny")
@@ -193,7 +193,7 @@ def test_junit_is_valid_xml_with_one_testcase_per_run_and_the_failures_counted()
 ])
 def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, message):
     (tmp_path / BASELINE_FILE).write_text(content)
-    code, out, err = run_cli(["--case", "mlp-n4-iid", "--baseline-dir", str(tmp_path)], capsys)
+    code, out, err = run_cli(["regress", "--case", "mlp-n4-iid", "--baseline-dir", str(tmp_path)], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
@@ -207,13 +207,13 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
     (["--report", "/dev/null/r.md"], "/dev/null is not a directory"),
 ])
 def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
-    code, out, err = run_cli([a.format(tmp=tmp_path) for a in args], capsys)
+    code, out, err = run_cli(["regress", *(a.format(tmp=tmp_path) for a in args)], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_list_shows_every_case(capsys):
-    code, out, _ = run_cli(["--list"], capsys)
+    code, out, _ = run_cli(["regress", "--list"], capsys)
     assert code == 0 and all(c.name in out for c in SUITE)
 
 

@@ -33,7 +33,7 @@ def listing(path: Path) -> dict[str, int]:
     return {p.name: p.stat().st_mtime_ns for p in sorted(path.iterdir())}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def finished_run(tmp_path_factory):
     """A finished run of 3 steps with a report beside it (a file a bench does not write)."""
     out = tmp_path_factory.mktemp("previous") / "run"

@@ -17,6 +17,8 @@ from lionsim.reports.plots.titles import measured_link, subtitle
 from lionsim.reports.summary import split_runs
 from tests.helpers.frames import frame, rows
 
+pytestmark = pytest.mark.plots  # the plot tests: every figure rendered for real
+
 NAN = math.nan
 
 

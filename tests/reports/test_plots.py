@@ -25,6 +25,8 @@ from lionsim.reports.plots.sweep import crossings
 from lionsim.reports.summary import split_runs
 from tests.helpers.cli import run_cli
 
+pytestmark = pytest.mark.plots  # the plot tests: every figure rendered for real
+
 NAN = math.nan
 MIN_RGB_DISTANCE = 75.0  # of 441 (black to white), 0-255 per channel
 

@@ -93,7 +93,7 @@ def test_the_rule_is_read_from_run_json():
     assert SummaryRule().warmup_steps == 3  # --warmup-steps' default, for a run.json that names none
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def targeted(tmp_path_factory):
     """A tiny bench's files, with its own --target-loss and --baseline (written as `lionsim bench`
     writes them, without the plots)."""

@@ -149,7 +149,8 @@ def test_bytes_only_on_sync_steps_and_exact_per_round(strategy, transport, tmp_p
     assert (frame["sim_time_s"].diff().dropna() > 0).all()  # every step, local or not, takes time
 
 
-def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_path, monkeypatch, capsys):
+def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_path, monkeypatch, capsys,
+                                                                        available_memory):
     """diloco holds 3 more fp32 rows per worker (its replica, AdamW's m and v) minus the one state
     row every strategy is priced with: 2 extra rows of P floats per worker."""
     from lionsim.cli.app import main
@@ -161,7 +162,7 @@ def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_pat
     params = 74_954
     assert replicas.workers - shared.workers == 2 * 4 * params * 64
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(memory, "available_memory", lambda: (shared.total + replicas.total) // 2)
+    available_memory((shared.total + replicas.total) // 2)
     with pytest.raises(SystemExit) as exit:
         main(["bench", "-w", "vit", "-n", "64", "-s", "diloco", "--steps", "1"])
     err = capsys.readouterr().err.strip()

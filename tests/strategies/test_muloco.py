@@ -171,27 +171,19 @@ def muloco_on(comm, rows: range) -> torch.Tensor:
     return x
 
 
-def gloo_rank(rank: int, port: int, out: str) -> None:
-    import datetime
+def gloo_rank(rank: int):
+    pass
 
-    import torch.distributed as dist
 
     from lionsim.backends import ProcessGroupComm
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=GLOO_RANKS,
-                            timeout=datetime.timedelta(seconds=60))
     comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
-    torch.save(muloco_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL)), f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return muloco_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
 
 
 @pytest.mark.slow  # spawns two gloo ranks (about a minute on a loaded 2-core machine)
-def test_muloco_over_gloo_all_gathers_the_packed_codes(tmp_path):
-    from tests.helpers.spawned import spawned_results
-
-    results = spawned_results(gloo_rank, GLOO_RANKS, tmp_path)
+def test_muloco_over_gloo_all_gathers_the_packed_codes(gloo_group):
+    results = gloo_group(GLOO_RANKS).run(gloo_rank)
     workers = GLOO_RANKS * GLOO_LOCAL
     expected = muloco_on(SimComm(workers), range(workers))
     assert not torch.allclose(expected, torch.linspace(-1, 1, layout().numel))

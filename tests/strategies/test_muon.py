@@ -169,27 +169,19 @@ def muon_dist_on(comm, rows: range) -> torch.Tensor:
     return x
 
 
-def gloo_rank(rank: int, port: int, out: str) -> None:
-    import datetime
+def gloo_rank(rank: int):
+    pass
 
-    import torch.distributed as dist
 
     from lionsim.backends import ProcessGroupComm
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=GLOO_RANKS,
-                            timeout=datetime.timedelta(seconds=60))
     comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
-    torch.save(muon_dist_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL)), f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return muon_dist_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
 
 
 @pytest.mark.slow  # spawns two gloo ranks (about a minute on a loaded 2-core machine)
-def test_muon_dist_over_gloo_all_gathers_each_ranks_share(tmp_path):
-    from tests.helpers.spawned import spawned_results
-
-    results = spawned_results(gloo_rank, GLOO_RANKS, tmp_path)
+def test_muon_dist_over_gloo_all_gathers_each_ranks_share(gloo_group):
+    results = gloo_group(GLOO_RANKS).run(gloo_rank)
     workers = GLOO_RANKS * GLOO_LOCAL
     expected = muon_dist_on(SimComm(workers), range(workers))
     s = STRATEGIES.get("muon-dist")(StrategyConfig(), layout(), SimComm(workers))

@@ -3,14 +3,11 @@ powerSGD_hook on a 2-rank gloo group, against lionsim's strategy from the same s
 (on the simulator, and over the same gloo group), to float tolerance; plus the bytes it prices
 and its Gram-Schmidt against QR."""
 
-import datetime
 import math
 
 import pytest
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
-from tests.helpers.spawned import spawned_results
 
 RANKS, STEPS, WARMUP, SEED, LR = 2, 6, 2, 7, 0.1
 RANKS_TO_TRY = (1, 2, 4)  # 1 and 2: torch's hook orthogonalizes by Gram-Schmidt; 4: by QR
@@ -99,24 +96,19 @@ def lionsim_powersgd(comm, rows: range, matrix_rank: int, warmup: int = WARMUP) 
     return params.clone()
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
+def rank_main(rank: int):
     from lionsim.backends import ProcessGroupComm
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=RANKS,
-                            timeout=datetime.timedelta(seconds=60))
     results = {}
     for r in RANKS_TO_TRY:
         results[("torch", r)] = torch_powersgd(rank, r)
         results[("lionsim", r)] = lionsim_powersgd(ProcessGroupComm(align=False), range(rank, rank + 1), r)
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
-@pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    return spawned_results(rank_main, RANKS, tmp_path_factory.mktemp("powersgd"))
+@pytest.fixture(scope="session")
+def ranks(gloo_group):
+    return gloo_group(RANKS).run(rank_main)
 
 
 @pytest.mark.parametrize("matrix_rank", RANKS_TO_TRY)

@@ -54,7 +54,7 @@ def no_plots(request, monkeypatch):
         monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary: [])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def unsharded(tmp_path_factory):
     out = tmp_path_factory.mktemp("whole") / "s"
     with pytest.raises(SystemExit) as done:
@@ -63,7 +63,7 @@ def unsharded(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def sharded(tmp_path_factory):
     """Shards 1/3, 2/3, 3/3 as three processes at once on one --out, as a Slurm array runs them."""
     out = tmp_path_factory.mktemp("shards") / "s"

@@ -50,7 +50,7 @@ def files(root: Path) -> dict[str, str]:
     return texts
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference(tmp_path_factory):
     """An uninterrupted sweep with --jobs 1, counting the trainings."""
     out = tmp_path_factory.mktemp("sweep") / "ref"

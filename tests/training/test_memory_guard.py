@@ -18,11 +18,11 @@ from tests.helpers.cli import run_cli
     ["bench", "-n", "100000", "-w", "mlp", "--steps", "1"],
     ["sweep", "--workload", "mlp", "--workers", "2,100000", "--steps", "1", "-s", "adamw"],
 ])
-def test_a_run_that_does_not_fit_stops_before_allocating(tmp_path, monkeypatch, capsys, argv):
-    from lionsim.training import memory, runner
+def test_a_run_that_does_not_fit_stops_before_allocating(tmp_path, monkeypatch, capsys, argv, available_memory):
+    from lionsim.training import runner
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(memory, "available_memory", lambda: 16 * 10**9)
+    available_memory(16 * 10**9)
     monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     code, _, err = run_cli([*argv, "--out", "o"], capsys)
     assert code == 2 and err.count("\n") == 1
@@ -76,12 +76,13 @@ SEVEN_B = """
 """
 
 
-def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_anything(tmp_path, monkeypatch, capsys):
+def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_anything(tmp_path, monkeypatch, capsys,
+                                                                                        available_memory):
     from lionsim.training import memory, runner
 
     plugin = write_plugin(tmp_path, SEVEN_B)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(memory, "available_memory", lambda: 16 * 10**9)
+    available_memory(16 * 10**9)
     monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     holder = {}
     grew = peak_growth(lambda: holder.update(result=run_cli(["bench", "--workload", f"{plugin}:make", "-n", "2",
@@ -115,11 +116,12 @@ def test_the_meta_count_is_the_models_parameters_and_a_function_meta_cannot_run_
     assert meta_params(canonical_workload(f"{reads}:make"), 0) is None
 
 
-def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys):
+def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys,
+                                                                               available_memory):
     from lionsim.training import memory, runner
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(memory, "available_memory", lambda: 8 * 10**9)
+    available_memory(8 * 10**9)
     monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     holder = {}
     grew = peak_growth(lambda: holder.update(result=run_cli(["bench", "-w", "mlp", "--eval-samples", "100000000",

@@ -4,19 +4,16 @@ fp8-allreduce / fp8-e5m2-allreduce as per-block scaled fp8 codes, float32 sums i
 the mean quantized again; their bytes against the closed form; their error in steps.csv; and
 the fp8 transports on 2 real gloo ranks, bit for bit as the simulator."""
 
-import datetime
 import math
 
 import pandas as pd
 import pytest
 import torch
-import torch.distributed as dist
 
 from lionsim.backends import SimComm
 from lionsim.cli.app import main
 from lionsim.network.cost import wire_bytes
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
-from tests.helpers.spawned import spawned_results
 
 FP8 = {"fp8-allreduce": torch.float8_e4m3fn, "fp8-e5m2-allreduce": torch.float8_e5m2}
 
@@ -172,25 +169,20 @@ def test_an_unknown_fp8_spelling_is_one_line_naming_the_transports(tmp_path, mon
 RANKS, LOCAL, NUMEL = 2, 2, 700
 
 
-def rank_main(rank: int, port: int, out: str) -> None:
+def rank_main(rank: int):
     from lionsim.backends import ProcessGroupComm
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=RANKS,
-                            timeout=datetime.timedelta(seconds=60))
     comm = ProcessGroupComm(local_workers=LOCAL)
     x = gradients(RANKS * LOCAL, NUMEL, seed=9)[rank * LOCAL : (rank + 1) * LOCAL]
     results = {}
     for name in [*FP8, "bf16-allreduce"]:
         payload = Payload(PayloadSpec(kind="dense", numel=NUMEL), x.clone())
         results[name] = (TRANSPORTS.get(name)().aggregate(payload, comm), "aggregate_rel_error" in payload.extra)
-    torch.save(results, f"{out}.{rank}")
-    dist.barrier()
-    dist.destroy_process_group()
+    return results
 
 
-def test_fp8_on_gloo_equals_the_simulator_bit_for_bit(tmp_path):
-    ranks = spawned_results(rank_main, RANKS, tmp_path)
+def test_fp8_on_gloo_equals_the_simulator_bit_for_bit(gloo_group):
+    ranks = gloo_group(RANKS).run(rank_main)
     x = gradients(RANKS * LOCAL, NUMEL, seed=9)
     for name in FP8:
         sim = TRANSPORTS.get(name)().aggregate(Payload(PayloadSpec(kind="dense", numel=NUMEL), x), SimComm(RANKS * LOCAL))

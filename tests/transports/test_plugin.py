@@ -29,7 +29,7 @@ from lionsim.transports import PAYLOAD_KINDS, TRANSPORTS, Payload, PayloadSpec
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "sparse_as_dense.py"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def plugin():
     """The example loaded for this file's tests, forgotten after them (the registries are the process's)."""
     key = load_plugin(EXAMPLE)
