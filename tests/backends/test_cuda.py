@@ -49,7 +49,7 @@ def test_vote_transports_on_cuda_equal_cpu(name, rule):
     assert gpu.device.type == "cuda" and torch.equal(gpu.cpu(), cpu)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def nccl_group():
     os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
     os.environ["MASTER_PORT"] = str(free_port())

@@ -1,7 +1,6 @@
 """Transports and DistributedLion over a real gloo process group (2 ranks) against the
 simulator, which is the reference: exact for votes."""
 
-
 import pytest
 import torch
 

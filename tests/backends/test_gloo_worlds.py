@@ -4,7 +4,6 @@ world and on a subgroup without global rank 0 (the parameter server's root is th
 rank, not a global one), and the stochastic quantizers (TernGrad, QSGD) drawing per virtual
 worker, so a rank draws what the simulator draws for its workers."""
 
-
 import pytest
 import torch
 import torch.distributed as dist

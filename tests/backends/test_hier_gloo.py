@@ -2,7 +2,6 @@
 simulator (the reference, exact for votes): the node groups, hier-exact and hier-1bit for every
 way ranks and workers can sit in nodes, and DistributedLion as 2 nodes of 2."""
 
-
 import pytest
 import torch
 
@@ -81,7 +80,6 @@ def ranks(gloo_group):
     return gloo_group(WORLD).run(rank_main)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("w,per_node", LAYOUTS)
 def test_node_groups_over_gloo_equal_the_simulator(ranks, w, per_node):
     W = WORLD * w

@@ -2,8 +2,6 @@
 sit in nodes, against the simulator of the same workers (the inner transports run among the
 ranks holding a slot: lionsim.backends.dist_nodes, Nodes.slots)."""
 
-
-import pytest
 import torch
 
 from lionsim.aggregators import MajorityVote, TieBreak
@@ -45,7 +43,6 @@ def rank_main(rank: int):
     return results
 
 
-@pytest.mark.slow
 def test_every_layout_of_two_ranks_equals_the_simulator(gloo_group):
     ranks = gloo_group(WORLD).run(rank_main)
     for w, per_node in LAYOUTS:

@@ -9,15 +9,14 @@ dense gradients agree to float32 rounding there (stated tolerance below).
 
 from __future__ import annotations
 
-
 import pytest
 import torch
 
 from lionsim.backends import ProcessGroupComm, SimComm
 from lionsim.bench import BenchConfig, plan
-from lionsim.training.runner import Runner
 from lionsim.strategies import STRATEGIES
 from lionsim.training.loop import Place, train_run
+from lionsim.training.runner import Runner
 
 VOTE_RUNS = ["dlion-mavo@a2a-1bit", "dlion-mavo@allgather-1bit", "dlion-mavo@pbit-allreduce",
              "dlion-mavo@param-server", "dlion-avg@a2a-1bit", "dlion-avg@pbit-allreduce"]
@@ -49,7 +48,7 @@ def rank_main(rank: int, ranks: int, workers: int) -> dict:
     return train_all(Runner(plan(config(workers)), place))
 
 
-@pytest.fixture(scope="session", params=[pytest.param((2, 2), marks=pytest.mark.slow), (4, 2)], ids=["2x1", "2x2"])
+@pytest.fixture(scope="session", params=[(2, 2), (4, 2)], ids=["2x1", "2x2"])
 def results(request, gloo_group):
     workers, ranks = request.param
     on_ranks = gloo_group(ranks).run(rank_main, ranks, workers)
@@ -62,7 +61,6 @@ def results(request, gloo_group):
     return workers, sim, on_ranks
 
 
-@pytest.mark.slow
 def test_ranks_hold_identical_replicas(results):
     _, _, ranks = results
     for label, (losses, params) in ranks[0].items():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import multiprocessing
+import os
 import queue
 import time
 import traceback
@@ -100,3 +101,4 @@ def _serve(rank: int, world: int, port: int, tasks, results) -> None:
             results.put((rank, False, traceback.format_exc()))
     dist.barrier()  # gloo: no rank tears the group down while a peer still uses it
     dist.destroy_process_group()
+    os._exit(0)  # everything is sent: skip the interpreter's teardown of torch (a second a rank)

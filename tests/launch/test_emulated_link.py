@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
     reason="two emulated hosts need root, ip and tc (iproute2)")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def hosts():
     name = f"lt{os.getpid() % 10**8}"  # this run's own: never another's namespaces
     up = subprocess.run([str(SCRIPT), "up", "1gbit", name], capture_output=True, text=True)

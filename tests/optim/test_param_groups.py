@@ -2,7 +2,6 @@
 --tie random: the coins are drawn at each coordinate's place in the whole model, so splitting
 the model into groups (or skipping a parameter no rank used) changes nothing."""
 
-
 import pytest
 import torch
 from torch import nn

@@ -181,7 +181,6 @@ def gloo_rank(rank: int):
     return muloco_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
 
 
-@pytest.mark.slow  # spawns two gloo ranks (about a minute on a loaded 2-core machine)
 def test_muloco_over_gloo_all_gathers_the_packed_codes(gloo_group):
     results = gloo_group(GLOO_RANKS).run(gloo_rank)
     workers = GLOO_RANKS * GLOO_LOCAL

@@ -179,7 +179,6 @@ def gloo_rank(rank: int):
     return muon_dist_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
 
 
-@pytest.mark.slow  # spawns two gloo ranks (about a minute on a loaded 2-core machine)
 def test_muon_dist_over_gloo_all_gathers_each_ranks_share(gloo_group):
     results = gloo_group(GLOO_RANKS).run(gloo_rank)
     workers = GLOO_RANKS * GLOO_LOCAL

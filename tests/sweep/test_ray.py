@@ -59,7 +59,7 @@ needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
                                reason='the ray extra is not installed (pip install -e ".[ray]")')
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cluster():
     import ray
     from ray.cluster_utils import Cluster
@@ -74,7 +74,7 @@ def cluster():
         made.shutdown()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local(tmp_path_factory):
     out = tmp_path_factory.mktemp("local") / "s"
     with pytest.raises(SystemExit) as done:

@@ -19,8 +19,8 @@ import torch
 
 from lionsim.backends import SimComm
 from lionsim.cli.app import main
-from lionsim.engine import train_step
 from lionsim.cli.strategy_flags import refresh
+from lionsim.engine import train_step
 from lionsim.plugins import LOADED, check_strategy, check_transport, load_plugin, unload_plugin
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
@@ -29,7 +29,7 @@ from lionsim.transports import PAYLOAD_KINDS, TRANSPORTS, Payload, PayloadSpec
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "sparse_as_dense.py"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def plugin():
     """The example loaded for this file's tests, forgotten after them (the registries are the process's)."""
     key = load_plugin(EXAMPLE)
@@ -37,12 +37,6 @@ def plugin():
     yield TRANSPORTS.get("sparse-as-dense")
     unload_plugin(key)
     refresh()
-
-
-@pytest.fixture(autouse=True)
-def no_plots(monkeypatch):
-    """A bench's plots are the same code for any transport (tests/reports/test_plots.py draws them); they cost seconds here."""
-    monkeypatch.setattr("lionsim.reports.writing.plot_run", lambda *args, **kwargs: [])
 
 
 def run(argv: list[str]) -> int:
