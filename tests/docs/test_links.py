@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^( *)```.*?^\1```[ \t]*$", re.M | re.S)
-TEST_COMMAND = 'pip install torch==2.13.0 -e ".[test]" && python -m pytest -q'
+TEST_COMMAND = 'pip install torch==2.13.0 -e ".[test]" && python -m pytest -q -n logical'
 OUTSIDE = [re.compile(p, re.I) for p in (r"\bissues? #?\d+", r"(?<![\w&/`])#\d+\b", r"SPEC\.md", r"REFERENCE\.md",
                                          r"\.\./shared", r"\bseeds/")]
 
