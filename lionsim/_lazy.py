@@ -1,6 +1,10 @@
 """Lazy package attributes (PEP 562): `from lionsim.pkg import name` imports the submodule
-that defines `name` on first use, so a package's __init__ costs nothing until a name is used
-(the quick commands, `lionsim --help`, `--version`, `networks`, never import torch)."""
+that defines `name` on first use, so a package's __init__ costs nothing until a name is used.
+
+Only packages that a path which must stay light imports use it: `import lionsim`, the quick
+commands (`lionsim --help`, `--version`, `networks`: lionsim, backends, compute, estimate,
+regress, reports) and the sweep's parent before it starts its workers (sweep); they never import
+torch or matplotlib. Every other package imports its names plainly."""
 
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ import types
 from typing import Callable
 
 
-def lazy_attributes(package: str, names: dict[str, str]) -> tuple[Callable, Callable]:
-    """`__getattr__` and `__dir__` for `package`, whose `names` map each public name to the
-    submodule (relative to the package, e.g. ".table") that defines it."""
+def lazy_exports(package: str, exports: dict[str, str]) -> tuple[Callable, Callable, list[str]]:
+    """`__getattr__`, `__dir__` and `__all__` for `package`, whose `exports` map each submodule
+    (relative to the package, ".table", or absolute) to the public names it defines, separated by
+    spaces. A name's submodule is imported when the name is first asked for, and the name is then
+    bound on the package (the next lookup is a plain attribute)."""
     module = importlib.import_module(package)
+    where = {name: sub for sub, names in exports.items() for name in names.split()}
 
     def __getattr__(name: str):
-        sub = names.get(name)
+        sub = where.get(name)
         if sub is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(sub, package), name)
@@ -23,9 +30,9 @@ def lazy_attributes(package: str, names: dict[str, str]) -> tuple[Callable, Call
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(module)) | set(names))
+        return sorted(set(vars(module)) | set(where))
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, sorted(where)
 
 
 class ShadowingModule(types.ModuleType):

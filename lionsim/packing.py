@@ -252,11 +252,6 @@ def pack_signs_passes(in_bytes: float = 1.0) -> tuple[float, int]:
     return in_bytes + 1 + 2 + 2 + 1 + 1 / 8, 4
 
 
-def pack_bools_passes() -> tuple[float, int]:
-    """pack_bools of a 0/1 byte per value: != 0 (read 1, write 1), then pack_signs' three ops."""
-    return pack_signs_passes(1.0)
-
-
 def unpack_bools_passes() -> tuple[float, int]:
     """unpack_bools, per value: byte >> 7..0 (read 1/8, write 1), & 1 (1, 1), to bool (1, 1)."""
     return 1 / 8 + 1 + 2 + 2, 3

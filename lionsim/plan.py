@@ -31,8 +31,8 @@ from lionsim.runs import RunSpec
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.strategies import STRATEGIES
-from lionsim.strategies.base import Hyper, StrategyConfig
-from lionsim.strategies.given import flat_options, split_options
+from lionsim.strategies.core.base import Hyper, StrategyConfig
+from lionsim.strategies.core.given import flat_options, split_options
 from lionsim.workloads import WorkloadConfig
 
 
@@ -92,7 +92,7 @@ class Choices:
     sync_tensors: str
     tie: str
     options: Mapping[str, Any]
-    """Strategy options given, by flag key or `NAME.FIELD` (lionsim.strategies.given)."""
+    """Strategy options given, by flag key or `NAME.FIELD` (lionsim.strategies.core.given)."""
 
 
 @dataclass(frozen=True, slots=True)

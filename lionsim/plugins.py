@@ -35,7 +35,7 @@ def _registries() -> dict:
     """Every registry a plug-in may add to, by kind: what it registers there is checked, and
     forgotten if the file fails (and by unload_plugin)."""
     from lionsim.strategies import STRATEGIES
-    from lionsim.strategies.inner import INNER_OPTIMIZERS
+    from lionsim.strategies.core.inner import INNER_OPTIMIZERS
     from lionsim.transports import PAYLOAD_KINDS, TRANSPORTS
 
     return {r.kind: r for r in (PAYLOAD_KINDS, INNER_OPTIMIZERS, TRANSPORTS, STRATEGIES)}
@@ -110,9 +110,9 @@ def _why(e: BaseException, path: Path) -> str:
 
 def check_strategy(name: str, cls) -> None:
     """What a registered strategy class must declare, checked when its plug-in loads."""
-    from lionsim.strategies.base import Hyper, Strategy, StrategyConfig
-    from lionsim.strategies.form import option_specs
-    from lionsim.strategies.given import check_flags, registered_specs
+    from lionsim.strategies.core.base import Hyper, Strategy, StrategyConfig
+    from lionsim.strategies.core.form import option_specs
+    from lionsim.strategies.core.given import check_flags, registered_specs
     from lionsim.transports import PAYLOAD_KINDS, SCHEDULES, TRANSPORTS
     from lionsim.transports.base import AFTER_BACKWARD
 
@@ -127,7 +127,7 @@ def check_strategy(name: str, cls) -> None:
     if cls.name != name:
         raise LionsimError(f"strategy registered as {name!r} says name = {cls.name!r}; they must be the same")
     if not isinstance(cls.defaults, Hyper):
-        raise LionsimError(f"strategy {name!r}: defaults must be a lionsim.strategies.base.Hyper")
+        raise LionsimError(f"strategy {name!r}: defaults must be a lionsim.strategies.core.base.Hyper")
     if cls.payload_kind not in PAYLOAD_KINDS:
         raise LionsimError(f"strategy {name!r}: payload_kind {cls.payload_kind!r}; accepted: {', '.join(PAYLOAD_KINDS)} "
                            "(or a kind the file registers in lionsim.transports.PAYLOAD_KINDS)")

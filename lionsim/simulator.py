@@ -11,13 +11,11 @@ lionsim.perf gradients`): attention has no CPU vmap batching rule, so vit and gp
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
-from lionsim.errors import LionsimError
 from lionsim.strategies import gather_grads
 
 
@@ -96,12 +94,3 @@ in a process the loop is faster (mlp small, one thread: vmap 1.1x the loop's tim
 def gradient_method(preferred: str, local_workers: int) -> str:
     """The method a process with `local_workers` workers uses for a workload that prefers `preferred`."""
     return "loop" if preferred == "vmap" and local_workers < VMAP_MIN_WORKERS else preferred
-
-
-def check_finite(losses: list[float], grads: Tensor, where: str) -> None:
-    """Stop with one clear line on a NaN/inf loss or gradient (a diverged run)."""
-    bad = [i for i, loss in enumerate(losses) if not math.isfinite(loss)]
-    if bad or not torch.isfinite(grads).all():
-        worker = bad[0] if bad else int((~torch.isfinite(grads)).any(1).nonzero()[0])
-        raise LionsimError(f"non-finite loss or gradient on worker {worker} at {where}; "
-                           "the run diverged: lower --lr or check the data")

@@ -24,8 +24,8 @@ from torch import Tensor
 
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies import STRATEGIES, Strategy
-from lionsim.strategies.base import Hyper
-from lionsim.strategies.form import between, option
+from lionsim.strategies.core.base import Hyper
+from lionsim.strategies.core.form import between, option
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 

@@ -8,10 +8,9 @@ The classes load with their module on first use (lionsim._lazy): BACKENDS alone 
 so a command checks `--backend` before anything imports it.
 """
 
-from lionsim._lazy import lazy_attributes
+from lionsim._lazy import lazy_exports
 
 BACKENDS = ("sim", "gloo", "nccl")
 
-_NAMES = {"Comm": ".comm", "ProcessGroupComm": ".dist", "SimComm": ".sim"}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-__all__ = ["BACKENDS", *sorted(_NAMES)]
+__getattr__, __dir__, _lazy = lazy_exports(__name__, {".comm": "Comm", ".dist": "ProcessGroupComm", ".sim": "SimComm"})
+__all__ = ["BACKENDS", *_lazy]

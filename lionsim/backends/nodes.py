@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import torch
 from torch import Tensor
 
 from lionsim.backends.local import local_sum

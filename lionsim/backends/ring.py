@@ -17,12 +17,6 @@ import torch
 from torch import Tensor
 
 
-def ring_start(numel: int, workers: int, device: torch.device | str = "cpu") -> Tensor:
-    """int64 [numel]: the worker each element's partial sum starts at, (chunk + 1) mod N."""
-    chunk = -(-numel // workers)  # ceil: equal chunks, the last one shorter
-    return (torch.arange(numel, device=device) // max(chunk, 1) + 1) % workers
-
-
 def ring_sum(x: Tensor) -> Tensor:
     """x [N, *s] in a float dtype -> [*s] in that dtype: the ring's sum, rounded to x's dtype at
     every hop. Each hop adds in float32 (as NCCL and gloo convert, add and convert back)."""

@@ -190,7 +190,7 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
         raise LionsimError(f"{path} is not a run record: a JSON --config must be a run.json written by lionsim")
     config = data["config"]
     if isinstance(config.get("strategy"), list):  # a bench's record: the options none of its runs reads go
-        from lionsim.strategies.given import unread_options
+        from lionsim.strategies.core.given import unread_options
 
         for key in unread_options(config, config["strategy"]):
             config.pop(key)

@@ -2,12 +2,12 @@
 --help` and a bad value that option parsing refuses answer without torch.
 
 Every strategy module imports torch, and the flags a strategy command takes come from every
-registered strategy's Options (lionsim.strategies.given.flags). lionsim/data/strategy_flags.json
+registered strategy's Options (lionsim.strategies.core.given.flags). lionsim/data/strategy_flags.json
 holds them, with a fingerprint of the sources they come from (every file of lionsim/strategies/).
 It is used only while it is current (the fingerprint matches), no strategy module is imported
 yet, and nothing else registers strategies (no --plugin file, no installed entry point);
 otherwise the registry answers, as it always did, at the cost of importing torch. So a stale
-table is never wrong, only slow; tests/test_quick_imports.py holds it current. After changing a
+table is never wrong, only slow; tests/cli/test_quick_imports.py holds it current. After changing a
 strategy, write it again:
 
     python -m lionsim.cli.flag_table
@@ -30,7 +30,7 @@ TYPES = {t.__name__: t for t in (int, float, str, bool)}
 
 @dataclass(frozen=True, slots=True)
 class FlagSpec:
-    """One option of one built-in strategy, as its flag shows it (lionsim.strategies.form.OptionSpec's
+    """One option of one built-in strategy, as its flag shows it (lionsim.strategies.core.form.OptionSpec's
     fields that a flag needs, without the check)."""
 
     strategy: str
@@ -89,7 +89,7 @@ def cached() -> dict[str, list[FlagSpec]] | None:
 def table() -> dict:
     """The table as the registry gives it now, lionsim's own strategies only (the JSON written to TABLE)."""
     from lionsim.strategies import STRATEGIES
-    from lionsim.strategies.given import flags
+    from lionsim.strategies.core.given import flags
     from lionsim.usercode import is_users
 
     out: dict[str, list[dict]] = {}

@@ -22,7 +22,7 @@ def _flag(name: str) -> str:
 def _options(name: str, cls, cfg) -> list[str]:
     """Its option flags with the run's values (but --local-steps: its own column), then the
     common options it reads (`reads`)."""
-    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.core.form import option_specs
 
     resolved = cls.resolve_options(cfg)
     shown = [f"{s.flag} ({getattr(resolved, s.field)})" for s in option_specs(name, cls.Options) if s.flag != LOCAL_STEPS]
@@ -37,7 +37,7 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
     from lionsim.backends import BACKENDS
     from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
     from lionsim.strategies.dlion import DistributedLionStrategy
-    from lionsim.strategies.form import option_specs
+    from lionsim.strategies.core.form import option_specs
 
     rows = []
     cfg = StrategyConfig(workload=workload)
@@ -68,7 +68,7 @@ def matrix_frame(workload: str | None = None) -> pd.DataFrame:
 
 
 def matrix_markdown(workload: str | None = None) -> str:
-    """The matrix as a Markdown table (tests/test_matrix.py checks docs/strategies.md holds it)."""
+    """The matrix as a Markdown table (tests/cli/test_matrix.py checks docs/strategies.md holds it)."""
     head = ["strategy", "sends", "transports (default first)", "momentum sync", "local steps", "options (default)",
             "DistributedLion", "estimate"]
     keys = ["strategy", "sends", "transports", "momentum_sync", "local_steps", "options", "distributed_lion", "estimate"]

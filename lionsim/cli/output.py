@@ -49,8 +49,6 @@ def emit(frame, fmt: str, table=None, whole: bool = False) -> None:
     import os
     import sys
 
-    from lionsim.cli.app import console
-
     if fmt == "table":
         from lionsim.cli.app import out_console
 

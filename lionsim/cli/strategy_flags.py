@@ -46,7 +46,7 @@ def _flags_of(source: tuple) -> dict:
         from lionsim.cli.flag_table import cached
 
         return cached()
-    from lionsim.strategies.given import check_flags, flags, registered_specs
+    from lionsim.strategies.core.given import check_flags, flags, registered_specs
 
     check_flags(registered_specs())
     return flags()
@@ -125,7 +125,7 @@ class _Command:
         given = {k: v for k, v in given.items() if v is not None}
         opts = kwargs.pop(OPT, None) or []
         if opts:  # the strategies' module: only when --opt is given (it imports torch)
-            from lionsim.strategies.form import parse_opt
+            from lionsim.strategies.core.form import parse_opt
 
             given.update(parse_opt(opts))
         plugins = load_plugins(kwargs.pop(PLUGIN, None) or [])

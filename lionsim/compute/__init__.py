@@ -3,23 +3,10 @@
 The names load with their module on first use (lionsim._lazy): the device presets need no
 torch, so a command checks `--compute` or `--device` before anything imports it."""
 
-from lionsim._lazy import lazy_attributes
+from lionsim._lazy import lazy_exports
 
-_NAMES = {
-    "DEVICES": ".devices",
-    "Device": ".devices",
-    "MEASURED": ".devices",
-    "device_library": ".devices",
-    "MODELS": ".models",
-    "DecoderShape": ".models",
-    "ModelShape": ".models",
-    "ViTShape": ".models",
-    "block_params": ".models",
-    "backward_flops": ".flops",
-    "compute_time": ".flops",
-    "forward_flops": ".flops",
-    "memory_pass_time": ".flops",
-    "training_flops": ".flops",
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-__all__ = sorted(_NAMES)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".devices": "DEVICES Device MEASURED device_library",
+    ".flops": "backward_flops compute_time forward_flops memory_pass_time training_flops",
+    ".models": "MODELS DecoderShape ModelShape ViTShape block_params",
+})

@@ -3,7 +3,7 @@ and the CNN presets (resnet18, resnet50).
 
     build    FUNC() runs under `with torch.device("meta")`: every tensor it makes has a shape
              and a dtype but no storage, so a 7B-parameter module costs no more memory than a
-             small one (tests/test_estimate_model.py prints the peak RSS)
+             small one (tests/estimate/test_model_files.py prints the peak RSS)
     shapes   the trainable parameters' shapes (PowerSGD's matrices, DeMo's chunks, per-tensor
              scales), in module order
     FLOPs    torch.utils.flop_counter.FlopCounterMode over a forward of the example input, and

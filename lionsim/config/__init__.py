@@ -6,17 +6,10 @@ TOML and run.json, checked once and resolved into plans.
     sweep.py     SweepConfig: a grid and the bench options its cells share, planned into a SweepPlan
 
 Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive
-commands (lionsim.docs, lionsim.regress) import this package; training, launch, measure, sweep and
-reports read plans (tests/test_layers.py holds the line).
+commands (lionsim.docgen, lionsim.regress) import this package; training, launch, measure, sweep and
+reports read plans (tests/architecture/test_layers.py holds the line).
 
 bench.py and planning.py import no torch: BenchConfig.check_plain refuses a bad number, network,
 device or layout in a moment, and only then does validate read the registries (strategies,
-workloads), whose modules import it (tests/test_quick_imports.py).
+workloads), whose modules import it (tests/cli/test_quick_imports.py).
 """
-
-from lionsim._lazy import lazy_attributes
-
-_NAMES = {"BenchConfig": ".bench", "DEFAULT_STRATEGIES": ".bench", "plan": ".planning", "SweepConfig": ".sweep",
-          "plan_sweep": ".sweep"}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-__all__ = sorted(_NAMES)

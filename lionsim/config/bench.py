@@ -1,7 +1,7 @@
 """BenchConfig: `lionsim bench`'s options as the command gathers them (flags, a TOML file, a
 run.json to replay), checked once by `validate` and resolved by lionsim.config.planning.plan
 into the BenchPlan that everything below the command reads (lionsim.plan). Nothing below the
-command imports this module (tests/test_layers.py)."""
+command imports this module (tests/architecture/test_layers.py)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class BenchConfig:
     """dlion-mavo tie rule: zero (sign(0) = 0) | alternate (+1/-1 step by step) | random (a coin seeded
     by the seed and the step)."""
     options: dict[str, object] = field(default_factory=dict)
-    """Strategy options given (each strategy module's Options; lionsim.strategies.form): by flag
+    """Strategy options given (each strategy module's Options; lionsim.strategies.core.form): by flag
     key (`demo_topk`: every run whose strategy has that flag) or `NAME.FIELD` (`demo.topk`, from
     --opt: that strategy's runs); a value may be text (`--opt`), converted and checked per field.
     run.json and sweep.json record them flat, each flag key beside the other options."""
@@ -231,8 +231,8 @@ class BenchConfig:
         from lionsim.reports.summary import pick_baseline
         from lionsim.runs import parse_runs
         from lionsim.strategies import STRATEGIES, MomentumSync, momentum_strategies
-        from lionsim.strategies.given import check_given
-        from lionsim.strategies.momentum_sync import TensorSelection
+        from lionsim.strategies.core.given import check_given
+        from lionsim.strategies.core.momentum_sync import TensorSelection
         from lionsim.training.memory import check_model_fits
         from lionsim.workloads import check_workload
         from lionsim.workloads.config import parse_eval_samples
@@ -274,7 +274,7 @@ class BenchConfig:
         """A run's hyperparameters: every StrategyConfig field this config names too, with the
         run's own `hyper` table (by label, else by strategy name) winning."""
         from lionsim.strategies import StrategyConfig
-        from lionsim.strategies.given import options_for
+        from lionsim.strategies.core.given import options_for
 
         given = {f.name: getattr(self, f.name) for f in fields(StrategyConfig) if hasattr(self, f.name)}
         if run is not None and not run.strategy_class.has_momentum_sync:
@@ -295,7 +295,7 @@ class BenchConfig:
     def to_dict(self) -> dict:
         """Every option, strategy options flat by flag key (None: not given) and `opt` (NAME.FIELD=VALUE)."""
         d = asdict(self)
-        from lionsim.strategies.given import flat_options
+        from lionsim.strategies.core.given import flat_options
 
         d["data"] = None if self.data is None else str(self.data)
         options = d.pop("options")
@@ -304,7 +304,7 @@ class BenchConfig:
     @classmethod
     def from_dict(cls, d: dict) -> BenchConfig:
         """The inverse of to_dict (a sweep.json's or run.json's options)."""
-        from lionsim.strategies.given import split_options
+        from lionsim.strategies.core.given import split_options
 
         plain, options = split_options(d)
         return cls(**plain, options=options)

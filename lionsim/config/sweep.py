@@ -17,7 +17,7 @@ from lionsim.errors import LionsimError
 from lionsim.frozen import frozen
 from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
-from lionsim.strategies.given import options_for
+from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor
 from lionsim.sweep.grid import OPTION_OF_AXIS, Grid

@@ -10,22 +10,13 @@ payload without training, the table, the sweep and its plot.
 
 import sys
 
-from lionsim._lazy import ShadowingModule, lazy_attributes
+from lionsim._lazy import ShadowingModule, lazy_exports
 
-_NAMES = {
-    'DEFAULT_STRATEGIES': '.config',
-    'EstimateConfig': '.config',
-    'Resolved': '.config',
-    'resolve': '.config',
-    'with_gpus_per_node': '.config',
-    'Probe': '.probe',
-    'probe': '.probe',
-    'ESTIMATE_COLUMNS': '.table',
-    'EXTRA_COLUMNS': '.table',
-    'estimate': '.table',
-    'estimate_rows': '.table',
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".config": "DEFAULT_STRATEGIES EstimateConfig Resolved resolve with_gpus_per_node",
+    ".probe": "Probe probe",
+    ".table": "ESTIMATE_COLUMNS EXTRA_COLUMNS estimate estimate_rows",
+})
 
 
 class _Package(ShadowingModule):
@@ -33,17 +24,3 @@ class _Package(ShadowingModule):
 
 
 sys.modules[__name__].__class__ = _Package
-
-__all__ = [
-    "DEFAULT_STRATEGIES",
-    "ESTIMATE_COLUMNS",
-    "EXTRA_COLUMNS",
-    "EstimateConfig",
-    "Probe",
-    "Resolved",
-    "estimate",
-    "estimate_rows",
-    "probe",
-    "resolve",
-    "with_gpus_per_node",
-]

@@ -21,7 +21,7 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.plugin_load import is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.strategies.given import check_given
+from lionsim.strategies.core.given import check_given
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the

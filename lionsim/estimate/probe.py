@@ -18,7 +18,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, Strategy, StrategyConfig
-from lionsim.strategies.given import options_for
+from lionsim.strategies.core.given import options_for
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1

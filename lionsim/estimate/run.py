@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
-from lionsim.strategies.momentum_sync import CALL_LABEL as SYNC_LABEL
+from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.transports import PayloadSpec
 
 MAX_STEPS = 10**7

@@ -5,23 +5,13 @@ machine (spawn.py: R ranks, a watchdog, one line on a dead or hung rank) or by t
 from rank 0 (journal.py keeps every finished step on disk as it finishes).
 
 What a bench's ranks share with the measured collectives' (lionsim.measure) lives a layer
-below both, in lionsim.group; its names are listed here too. Names load lazily.
+below both, in lionsim.group; its names are listed here too.
 """
 
-from lionsim._lazy import lazy_attributes
+from lionsim.group.env import Rendezvous, free_port, launcher_env
+from lionsim.group.join import check_backend, default_ranks
+from lionsim.launch.rank import RankFailure, check_layout, run_rank
+from lionsim.launch.spawn import Outcome, spawn_ranks
 
-_NAMES = {
-    "Outcome": ".spawn",
-    "RankFailure": ".rank",
-    "Rendezvous": "lionsim.group.env",
-    "check_backend": "lionsim.group.join",
-    "check_layout": ".rank",
-    "default_ranks": "lionsim.group.join",
-    "free_port": "lionsim.group.env",
-    "launcher_env": "lionsim.group.env",
-    "run_rank": ".rank",
-    "spawn_ranks": ".spawn",
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-
-__all__ = sorted(_NAMES)
+__all__ = ["Outcome", "RankFailure", "Rendezvous", "check_backend", "check_layout", "default_ranks", "free_port",
+           "launcher_env", "run_rank", "spawn_ranks"]

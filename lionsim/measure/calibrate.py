@@ -100,7 +100,7 @@ cores) before each of a few hundred calls would take minutes."""
 
 def step_compute(workload: Workload, place: Place) -> Callable[[], None]:
     """One forward + backward of this rank's workers on the first STEP_SAMPLES samples of their
-    first batch, as a training step runs it (lionsim.training.compute), leaving the model's
+    first batch, as a training step runs it (lionsim.training.compute_figure), leaving the model's
     gradients and the RNG as they were."""
     from lionsim.simulator import GRADIENT_METHODS, gradient_method
 

@@ -4,50 +4,25 @@
     cost = price(CollectiveCall("all_reduce", 4 * 10**6), workers=8, network=load_network("10gbe"))
 """
 
-from lionsim._lazy import lazy_attributes
-
-_NAMES = {
-    'OPS': '.calls',
-    'REDUCING_OPS': '.calls',
-    'CollectiveCall': '.calls',
-    'COLLECTIVE_ALGORITHMS': '.collectives',
-    'CollectiveAlgorithm': '.collectives',
-    'Group': '.collectives',
-    'Terms': '.collectives',
-    'AUTO': '.cost',
-    'CallCost': '.cost',
-    'PhaseCost': '.cost',
-    'algorithms_for': '.cost',
-    'comm_time': '.cost',
-    'price': '.cost',
-    'wire_bytes': '.cost',
-    'TRAITS': '.libraries',
-    'backend_traits': '.libraries',
-    'IDEAL': '.traits',
-    'OpTraits': '.traits',
-    'SlowMode': '.traits',
-    'Spread': '.traits',
-    'Traits': '.traits',
-    'GB': '.link',
-    'Link': '.link',
-    'Network': '.link',
-    'NETWORKS': '.presets',
-    'canonical_network': '.profile',
-    'load_network': '.profile',
-    'network_for': '.profile',
-    'network_from_dict': '.profile',
-    'parse_size': '.sizes',
-    'parse_sizes': '.sizes',
-    'COMM_COLUMNS': '.table',
-    'TABLE_OPS': '.table',
-    'bandwidths': '.table',
-    'bus_factor': '.table',
-    'comm_table': '.table',
-    'comm_rows': '.table',
-    'rows_frame': '.table',
-    'normalize_op': '.table',
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+from lionsim.network.calls import OPS, REDUCING_OPS, CollectiveCall
+from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
+from lionsim.network.cost import AUTO, CallCost, PhaseCost, algorithms_for, comm_time, price, wire_bytes
+from lionsim.network.libraries import TRAITS, backend_traits
+from lionsim.network.link import GB, Link, Network
+from lionsim.network.presets import NETWORKS
+from lionsim.network.profile import canonical_network, load_network, network_for, network_from_dict
+from lionsim.network.sizes import parse_size, parse_sizes
+from lionsim.network.table import (
+    COMM_COLUMNS,
+    TABLE_OPS,
+    bandwidths,
+    bus_factor,
+    comm_rows,
+    comm_table,
+    normalize_op,
+    rows_frame,
+)
+from lionsim.network.traits import IDEAL, OpTraits, SlowMode, Spread, Traits
 
 __all__ = [
     "AUTO",

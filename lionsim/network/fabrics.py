@@ -28,9 +28,9 @@ its inter link's alpha is at least 10 us (REFERENCE.md 6: TCP's one-way latency 
 RDMA's 1-3 us), else ib.
 
 The ib, efa and sockets figures are fitted, not chosen: lionsim.network.fabric_fit fits them to
-the sweeps marked "fit" in lionsim.published_sweeps (which rows of which published sweep, each
+the sweeps marked "fit" in lionsim.published.sweeps (which rows of which published sweep, each
 with its source), by least squares on log time over every row of those sweeps, and the sweeps
-marked "held-out" check them; tests/test_published_sweeps.py refits and asserts the figures below
+marked "held-out" check them; tests/published/test_sweeps.py refits and asserts the figures below
 are the fit's, rounded as written. docs/clusters.md shows the sweeps and both errors.
 """
 
@@ -63,7 +63,7 @@ class Fabric:
     """Protocols NCCL enables over this transport."""
     description: str = ""
     fitted_on: str = ""
-    """Which sweeps (lionsim.published_sweeps keys) the figures were fitted on; "" when not fitted."""
+    """Which sweeps (lionsim.published.sweeps keys) the figures were fitted on; "" when not fitted."""
 
 
 FABRICS: Registry[Fabric] = Registry("fabric")
@@ -71,8 +71,8 @@ FABRICS: Registry[Fabric] = Registry("fabric")
 TUNING = Fabric(name="tuning", hop_us=None,
                 description="NCCL's tuning model as it stands (tuning.cc hwLat NET): a lower bound across nodes")
 
-# Fitted by lionsim.network.fabric_fit on the "fit" sweeps of lionsim.published_sweeps
-# (`python -m lionsim.published_sweeps --fit` prints these figures); see the module doc.
+# Fitted by lionsim.network.fabric_fit on the "fit" sweeps of lionsim.published.sweeps
+# (`python -m lionsim.published.sweeps --fit` prints these figures); see the module doc.
 IB = Fabric(name="ib", hop_us=(3.8, 16.0, 47.0), protocol_share=(1.0, 0.8, 1.0),
             description="RDMA verbs (InfiniBand, RoCE): NCCL's IB transport",
             fitted_on="ib-ndr-h100-2x8, ib-ndr-h100-4x8, ib-ndr-h100-8x8")

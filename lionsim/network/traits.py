@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 from lionsim.errors import LionsimError
@@ -235,11 +235,6 @@ class Traits:
     def stage_s(self, op: str, nbytes: float, ranks: int) -> float:
         """Seconds one call's host copies take (0 for a library on device memory)."""
         return 0.0 if self.staging is None else self.staging.seconds(op, nbytes, ranks)
-
-    def with_ops(self, **ops: OpTraits) -> Traits:
-        """A copy with the given ops' traits replaced."""
-        merged = dict(self.ops) | ops
-        return replace(self, ops=tuple(merged.items()))
 
     def to_dict(self) -> dict:
         """The profile-file form ([traits] table; `profile.traits_from_dict` reads it back)."""

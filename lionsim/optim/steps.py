@@ -3,7 +3,7 @@
 foreach and for-loop paths run, counted op by op per parameter (float32: 4 bytes a value; a read of
 every distinct input, a write of every output). `estimate --optimizer` picks the form; every strategy
 names the steps its rule and update run in its Strategy.bytes. lionsim.perf.bytecount counts the same
-chains on the code itself (tests/test_optimizer_steps.py).
+chains on the code itself (tests/optim/test_optimizer_steps.py).
 
 The torch chains are torch.optim's own (_single_tensor_* and _multi_tensor_*, torch 2.13; the
 foreach path runs the same ops over lists of tensors, so it moves the same bytes). The Lion-family
@@ -80,7 +80,7 @@ ONEBIT_ADAM_APPLY = Step(
     # (8, 4); + wd p (8, 4); p -= lr update (8, 4). Fused: reads p, m, v (v frozen); writes p.
     source="DeepSpeed OnebitAdam.step (deepspeed/runtime/fp16/onebit/adam.py)", depth=3)
 INNER_STEPS: dict[str, Step] = {}
-"""--inner-optimizer -> its step (lionsim.strategies.options.INNER_OPTIMIZERS); filled below."""
+"""--inner-optimizer -> its step (lionsim.strategies.core.options.INNER_OPTIMIZERS); filled below."""
 
 MUON = Step(
     "Muon momentum and update", fused=4 * F + 2 * F + 3 * F, chain=100.0, ops=24,

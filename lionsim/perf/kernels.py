@@ -55,8 +55,6 @@ COPY_SOURCE = ("published: chsasank/device-benchmarks README (commit 02b8262, un
 PUBLISHED_COPY = {"v100": ("Nvidia V100 32GB", 766.0), "a100-80gb": ("Nvidia A100 80GB", 1490.0),
                   "rtx4090": ("Nvidia 4090", 912.0)}
 """device -> (the GPU as the source names it, GB/s): an eager elementwise op's stream, measured."""
-STREAM_KERNELS = ("float-pass", "cast", "pack-signs", "unpack-signs", "pack-codes", "unpack-codes", "scatter-add")
-"""Kernels that stream memory at the device's elementwise rate (bytes as their ops count them)."""
 
 
 @dataclass(frozen=True, slots=True)

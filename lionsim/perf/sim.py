@@ -1,6 +1,6 @@
 """The simulator's whole step against N x one worker's forward + backward.
 
-    one worker  lionsim.training.compute.measure_compute at N = 1 (3 passes dropped, median of
+    one worker  lionsim.training.compute_figure.measure_compute at N = 1 (3 passes dropped, median of
                 10): the forward + backward a single worker needs
     step        wall time between consecutive steps of lionsim.training.loop.train_run at N
                 workers (batches, per-worker gradients, losses, encode, vote, update: all of
@@ -35,7 +35,7 @@ def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str,
     from lionsim.runs import parse_runs
     from lionsim.simulator import gradient_method
     from lionsim.strategies import StrategyConfig
-    from lionsim.training.compute import measure_compute
+    from lionsim.training.compute_figure import measure_compute
     from lionsim.training.loop import Place, train_run
     from lionsim.workloads import WorkloadConfig, build_workload
 

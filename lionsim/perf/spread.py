@@ -20,9 +20,9 @@ def bench_spread(counts: list[int], repeats: int = 5, steps: int = STEPS) -> lis
     from lionsim.runs import RunSpec
     from lionsim.steptime import OverlapConfig
     from lionsim.steptime.spread import ComputeSpread
-    from lionsim.strategies.base import Hyper
+    from lionsim.strategies.core.base import Hyper
     from lionsim.training.booking import Booking, book_run
-    from lionsim.training.compute import ComputeFigure
+    from lionsim.training.compute_figure import ComputeFigure
     from lionsim.training.loop import RunRecord, StepRecord
     from lionsim.transports import TRANSPORTS, PayloadSpec
 

@@ -16,41 +16,13 @@ near global Lion, whatever the baseline says.
     update_suite(Path("reports/baselines"))   # re-measure and rewrite the baselines
 """
 
-from lionsim._lazy import lazy_attributes
+from lionsim._lazy import lazy_exports
 
-_NAMES = {
-    'BASELINE_FILE': '.baseline',
-    'load_baseline': '.baseline',
-    'SUITE': '.cases',
-    'SUITE_VERSION': '.cases',
-    'Case': '.cases',
-    'select_cases': '.cases',
-    'CheckResult': '.check',
-    'check_suite': '.check',
-    'total_runs': '.check',
-    'write_junit': '.report',
-    'write_markdown': '.report',
-    'Row': '.rows',
-    'Change': '.update',
-    'UpdateResult': '.update',
-    'update_suite': '.update',
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-
-__all__ = [
-    "BASELINE_FILE",
-    "SUITE",
-    "SUITE_VERSION",
-    "Case",
-    "Change",
-    "CheckResult",
-    "Row",
-    "UpdateResult",
-    "check_suite",
-    "load_baseline",
-    "select_cases",
-    "total_runs",
-    "update_suite",
-    "write_junit",
-    "write_markdown",
-]
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".baseline": "BASELINE_FILE load_baseline",
+    ".cases": "SUITE SUITE_VERSION Case select_cases",
+    ".check": "CheckResult check_suite total_runs",
+    ".report": "write_junit write_markdown",
+    ".rows": "Row",
+    ".update": "Change UpdateResult update_suite",
+})

@@ -18,7 +18,7 @@ one-off change) died out in most cases (loss changes of 1e-8) while running on a
 set (ATEN_CPU_CAPABILITY=default on an AVX2 machine) moved the same metrics by up to 5e-3, and
 a uniform scale of the loss left sign-based runs unchanged. With this noise, four draws set
 tolerances that the other kernel set stayed within (at most 0.58 of a tolerance over the
-whole suite) while the worst check of every deliberate break of tests/test_regress_float.py
+whole suite) while the worst check of every deliberate break of tests/regress/test_float.py
 left them by 15x or more.
 
 The draws are deterministic (seeded), so an update is reproducible on one platform.

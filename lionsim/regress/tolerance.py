@@ -7,7 +7,7 @@ metric from the noiseless run,
     float_tol = max(FLOAT_K * rms, floor)    FLOAT_K = 5; the floors below
 
 A metric whose change on another platform stays within what rounding alone does passes; a
-broken weight decay, lr or vote moves it far past (tests/test_regress_float.py). FLOAT_K = 5
+broken weight decay, lr or vote moves it far past (tests/regress/test_float.py). FLOAT_K = 5
 leaves room for four draws measuring an rms (they may land low) and for a platform rounding a
 little more than the noise does; on the emulated other platform the largest change was 0.58
 of a tolerance, and every break's worst check 15 tolerances or more.

@@ -21,7 +21,7 @@ from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import md_table
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
-from lionsim.reports.paper import PAPER_ACCURACY, PAPER_NAMES, PAPER_ORDER, ordering_breaks, ordering_holds
+from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
 
 REPORT_FILE = "report.md"
 SWEEP_SUMMARY = "sweep_summary.csv"

@@ -10,28 +10,10 @@ passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) m
 turns FLOPs and bytes (or measurements) into StepWork.
 """
 
-from lionsim._lazy import lazy_attributes
-
-_NAMES = {
-    'MODES': '.overlap',
-    'Buckets': '.overlap',
-    'OverlapConfig': '.overlap',
-    'NO_SYNC': '.passes',
-    'PassBytes': '.passes',
-    'SyncCopy': '.passes',
-    'pass_bytes': '.passes',
-    'sync_copy': '.passes',
-    'Priced': '.timeline',
-    'StepTimes': '.timeline',
-    'StepWork': '.timeline',
-    'price_calls': '.timeline',
-    'serial_end': '.overlap',
-    'step_times': '.timeline',
-    'Kernels': '.work',
-    'device_work': '.work',
-    'measured_work': '.work',
-}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
+from lionsim.steptime.overlap import MODES, Buckets, OverlapConfig, serial_end
+from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy, pass_bytes, sync_copy
+from lionsim.steptime.timeline import Priced, StepTimes, StepWork, price_calls, step_times
+from lionsim.steptime.work import Kernels, device_work, measured_work
 
 __all__ = [
     "MODES",

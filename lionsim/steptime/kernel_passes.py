@@ -39,7 +39,7 @@ from typing import Sequence
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, Op
 from lionsim.compute.kernel_table import KernelRow, KernelTable
 from lionsim.errors import LionsimError
-from lionsim.steptime.passes import NO_SYNC, F32, I8, PassBytes, SyncCopy, payload_bytes
+from lionsim.steptime.passes import NO_SYNC, F32, I8, SyncCopy, payload_bytes
 from lionsim.steptime.strategy_bytes import StrategyBytes
 from lionsim.steptime.wire_passes import transport_bytes
 from lionsim.transports import TRANSPORTS, PayloadSpec

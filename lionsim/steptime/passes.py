@@ -49,7 +49,7 @@ class PassBytes:
 
 @dataclass(frozen=True, slots=True)
 class SyncCopy:
-    """One worker's copy of a momentum sync (lionsim.strategies.base.MomentumSyncing): a pass of
+    """One worker's copy of a momentum sync (lionsim.strategies.core.base.MomentumSyncing): a pass of
     its own, since it runs after the sync's all-reduce and no other pass can fuse with it."""
 
     nbytes: float
@@ -75,7 +75,7 @@ def sync_copy(synced: int, params: int) -> SyncCopy:
 
 
 class DeclaresBytes(Protocol):
-    """What a strategy class declares about its own kernels (lionsim.strategies.base.Strategy):
+    """What a strategy class declares about its own kernels (lionsim.strategies.core.base.Strategy):
     the step-time model reads the declaration it is handed and looks up no strategy by name, so
     it sits below the strategies that import StrategyBytes from it."""
 

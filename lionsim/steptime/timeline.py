@@ -45,8 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from lionsim.steptime.overlap import (Buckets, OverlapConfig, bucketed_exposed, serial_end,  # noqa: F401 (re-exported)
-                                      units_exposed)
+from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, units_exposed
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
 from lionsim.transports import PayloadSpec, Transport

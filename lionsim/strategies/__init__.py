@@ -2,7 +2,7 @@
 
 # Each import registers its strategies, in the order `lionsim strategies` lists them; a module not
 # named here registers when _import_the_rest imports it, after these.
-from lionsim.strategies import global_  # noqa: F401,I001
+from lionsim.strategies import baselines  # noqa: F401,I001
 from lionsim.strategies import dlion  # noqa: F401
 from lionsim.strategies import signum  # noqa: F401
 from lionsim.strategies import ef_signsgd  # noqa: F401
@@ -16,7 +16,7 @@ from lionsim.strategies import local_steps  # noqa: F401
 from lionsim.strategies import outer_codecs  # noqa: F401
 from lionsim.strategies import powersgd  # noqa: F401
 from lionsim.strategies import demo  # noqa: F401
-from lionsim.strategies.base import (  # noqa: I001
+from lionsim.strategies.core.base import (  # noqa: I001
     STRATEGIES,
     Strategy,
     StrategyConfig,
@@ -24,8 +24,8 @@ from lionsim.strategies.base import (  # noqa: I001
     momentum_strategies,
     valid_transports,
 )
-from lionsim.strategies.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
-from lionsim.strategies.momentum_sync import MomentumSync
+from lionsim.strategies.core.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
+from lionsim.strategies.core.momentum_sync import MomentumSync
 
 
 def _import_the_rest() -> None:

@@ -35,9 +35,9 @@ DEMO_APPLY = Step(
     "DeMo update", fused=3 * F32, chain=28.0, ops=3,
     # sign of the decoded mean (read 4, write 4); p *= 1 - lr wd (4, 4); p -= lr sign (8, 4).
     source="lionsim.strategies.demo.apply", depth=2)
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.dct import ChunkedDCT
-from lionsim.strategies.form import integer, option
+from lionsim.strategies.core.form import integer, option
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 

@@ -33,8 +33,8 @@ MOMENTUM_CORRECTION = Step(
     "DGC momentum correction", fused=3 * F32 + 2 * F32, chain=32.0, ops=3,
     # u *= m (read 4, write 4); u += g (8, 4); v += u (8, 4). Fused: reads g, u, v; writes u, v.
     source="Lin et al. 2018 DGC (lionsim.strategies.dgc.encode)", depth=3)
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import between, integer, option
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import between, integer, option
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

@@ -35,9 +35,9 @@ from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import ADAMW
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import between, option
-from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import between, option
+from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.muon import hidden, matrix_shape
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec

@@ -14,7 +14,7 @@ from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
 from lionsim.optim.steps import LION_VOTE, SIGN_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
@@ -25,7 +25,7 @@ class DistributedLionStrategy(MomentumSyncing, Strategy):
     schedule = AFTER_BACKWARD  # the D-Lion code (riverstone496/vitlion optimizer/distributed_lion.py):
     # every tensor's votes concatenated and exchanged in the optimizer's step, after backward
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
-    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/baselines.py, Lion)
     rule: VoteRule
     """The rule with its default tie rule (what `lionsim strategies` shows)."""
 

@@ -28,7 +28,7 @@ EF_SIGN = Step(
     # e = c - scale x sign (the product: read 1, write 4; the difference: 8, 4). Fused: a pass reading
     # g, e for the scale, then one reading g, e, writing e and the sign.
     source="Karimireddy et al. 2019 EF-signSGD, per tensor (lionsim.strategies.ef_signsgd)", depth=2)
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

@@ -46,8 +46,8 @@ L1_STEP = cub_step("L1", 8 + 4, 2, "mean |c|: |c| (4, 4), the mean (reads 4)")
 LINF_STEP = cub_step("Linf", 8 + 4, 2, "max |c|: |c| (4, 4), the max (reads 4)")
 L0_STEP = cub_step("L0", 8 + 5 + 8 + 8 + 9 + 4 + 4 + 1, 7, "exp(mean log |c|) over nonzeros: |c|, > 0, clamp, log, "
                    "where, the two sums")
-from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
-from lionsim.strategies.layout import ParamLayout
+from lionsim.strategies.core.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.strategies.core.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
@@ -88,7 +88,7 @@ class LionCub(MomentumSyncing, Strategy):
     schedule = AFTER_BACKWARD  # the Lion Cub code (riverstone496/vitlion optimizer/lioncub_4bit_l1.py and
     # its siblings): every tensor's levels concatenated and all-reduced in the optimizer's step
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.99))
-    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/baselines.py, Lion)
     scale_fn: ClassVar[Callable[[ParamLayout, Tensor], Tensor]]
 
     def __init__(self, *args) -> None:

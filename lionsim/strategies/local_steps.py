@@ -40,10 +40,10 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.functional import nesterov_update_
 from lionsim.optim.steps import ADAMW, INNER_STEPS, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.inner import InnerOptimizer
-from lionsim.strategies.options import INNER_OPTIMIZERS, inner_optimizer
-from lionsim.strategies import options as shared
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.inner import InnerOptimizer
+from lionsim.strategies.core.options import INNER_OPTIMIZERS, inner_optimizer
+from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 

@@ -51,12 +51,12 @@ from lionsim.packing import pack_codes, unpack_codes
 from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import MUON, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import between, integer, option
-from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import between, option
+from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.strategies.muon import NOT_HIDDEN, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
-from lionsim.strategies import options as shared
+from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 

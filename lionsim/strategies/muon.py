@@ -42,9 +42,9 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.optim.steps import MUON
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import between, integer, option
-from lionsim.strategies.inner import InnerOptimizer
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

@@ -37,8 +37,8 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.optim.steps import MOMENTUM, ONEBIT_ADAM_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import integer, option
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import integer, option
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 from lionsim.transports.compressed_allreduce import chunk_params

@@ -13,7 +13,7 @@
                  small all-reduce of a float per tensor): Delta = vote * that scale. Biased, as
                  every sign method; the outer Nesterov step then applies it.
 
-The draws of the stochastic rounding are per virtual worker (lionsim.strategies.draws), so
+The draws of the stochastic rounding are per virtual worker (lionsim.strategies.core.draws), so
 sim and gloo quantize alike.
 """
 
@@ -30,8 +30,8 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
-from lionsim.strategies.base import STRATEGIES
-from lionsim.strategies.draws import uniforms
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.draws import uniforms
 from lionsim.strategies.local_steps import DiLoCo
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec

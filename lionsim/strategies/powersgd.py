@@ -37,10 +37,10 @@ import dataclasses
 
 from lionsim.optim.steps import ADAMW, INNER_STEPS
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import integer, option
-from lionsim.strategies.inner import InnerOptimizer
-from lionsim.strategies.options import inner_optimizer
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import integer, option
+from lionsim.strategies.core.inner import InnerOptimizer
+from lionsim.strategies.core.options import inner_optimizer
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix

@@ -6,7 +6,7 @@ E[||g||_2 / s * l] = g. Wire format (fixed width, not the paper's Elias coding):
 ceil(log2(s + 1)) + 1 bits (magnitude and sign) plus one fp32 norm per tensor, all-gathered
 (allgather-levels); every worker averages the N decoded gradients and takes an SGD-momentum
 step (L2 weight decay, as torch.optim.SGD). s = --qsgd-levels (default 7: 4 bits). The draws
-are per virtual worker (lionsim.strategies.draws): gloo ranks draw what the simulator does.
+are per virtual worker (lionsim.strategies.core.draws): gloo ranks draw what the simulator does.
 
 Defaults: sgdm's (lr 0.05, momentum 0.9). Measured (tiny mlp bench: 3 workers, 30 steps, batch 16):
 loss 2.29 -> 1.11 (terngrad 2.29 -> 1.15 on the same bench).
@@ -32,9 +32,9 @@ QSGD_LEVELS = Step(
     # to float (1, 4); floor + that (8, 4); clamp (4, 4); sign(g) (4, 4); x level (8, 4); to int8 (4, 1).
     # Fused: a pass reading g for ||g||, then one reading g and writing the level (draws in registers).
     source="Alistarh et al. 2017 QSGD, eager per tensor as GRACE (sands-lab/grace) runs it", depth=2)
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.form import integer, option
-from lionsim.strategies.draws import uniforms
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.form import integer, option
+from lionsim.strategies.core.draws import uniforms
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

@@ -16,7 +16,7 @@ from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, sign_votes
 from lionsim.optim.steps import SIGN_APPLY, SIGN_VOTE
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 

@@ -18,7 +18,7 @@ from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, sign_votes
 from lionsim.optim.steps import MOMENTUM_VOTE, SIGN_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
@@ -32,7 +32,7 @@ class SignumMajorityVote(MomentumSyncing, Strategy):
     schedule = AFTER_BACKWARD  # the authors' code (jiaweizzhao/signSGD-with-Majority-Vote main/Signum_SGD.py):
     # signs exchanged in the optimizer's step, after backward, in 100 MB buckets
     defaults = Hyper(lr=3e-3, weight_decay=0.01, betas=(0.9, 0.9))
-    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/global_.py, Lion)
+    tuning = {"gpt": {"lr": 1e-3}}  # sign updates on gpt: measured for the Lion family (lionsim/strategies/baselines.py, Lion)
     rule = MajorityVote()
     bytes = StrategyBytes(3 * F32, 2 * F32, "rule reads g, m, writes m; update reads p, writes p",
                           rule_step=MOMENTUM_VOTE, update_step=SIGN_APPLY)

@@ -41,11 +41,11 @@ from lionsim.compute.kernel_ops import SECTOR, Op, stream
 from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
-from lionsim.strategies.base import STRATEGIES
+from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.dct import chunk_size
-from lionsim.strategies.form import between, integer, option
+from lionsim.strategies.core.form import between, integer, option
 from lionsim.strategies.local_steps import LocalSteps
-from lionsim.strategies.options import INNER_OPTIMIZERS
+from lionsim.strategies.core.options import INNER_OPTIMIZERS
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 from lionsim.transports.base import bits_for

@@ -51,10 +51,10 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA
-from lionsim.strategies.base import STRATEGIES
-from lionsim.strategies.form import between, integer, option
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.form import between, integer, option
 from lionsim.strategies.local_steps import DiLoCo
-from lionsim.strategies import options as shared
+from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
 

@@ -7,7 +7,7 @@ s = max over workers of max|g| of the clipped g (a small MAX all-reduce, TernGra
 sharing"); each sends t = sign(g) * Bernoulli(|g| / s) in {-1, 0, 1}, which is unbiased for
 the clipped g: E[s * t] = g. Shared scales make the ternaries summable in an integer
 all-reduce; the mean gradient s * sum(t) / N then drives SGD with momentum. The Bernoulli
-draws are per virtual worker (lionsim.strategies.draws), so gloo ranks draw what the simulator
+draws are per virtual worker (lionsim.strategies.core.draws), so gloo ranks draw what the simulator
 draws for the same workers.
 """
 
@@ -31,9 +31,9 @@ TERNARY = Step(
     # Fused: a pass for the mean and sum of squares, one for max |clipped g|, one reading g and writing
     # the level (draws in registers).
     source="Wen et al. 2017 TernGrad, eager per tensor as GRACE (sands-lab/grace) runs it", depth=2)
-from lionsim.strategies.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.draws import uniforms
-from lionsim.strategies.layout import ParamLayout
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.draws import uniforms
+from lionsim.strategies.core.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 

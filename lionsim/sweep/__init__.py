@@ -16,10 +16,14 @@ The package's names load on first use, so `lionsim sweep` can start its worker p
 (lionsim.sweep.execute.local.start_workers) before this process imports torch.
 """
 
-from lionsim._lazy import lazy_attributes
+from lionsim._lazy import lazy_exports
 
-_NAMES = {"Cell": ".cells", "Unit": ".cells", "SweepPlan": ".plan", "Grid": ".grid", "SweepEvents": ".runner",
-          "SweepInterrupted": ".runner", "SweepOutcome": ".runner", "run_sweep": ".runner", "STEPS_CSV": ".tables",
-          "SUMMARY_CSV": ".tables", "Shard": ".shards", "merge_shards": ".merge", "MergeOutcome": ".merge"}
-__getattr__, __dir__ = lazy_attributes(__name__, _NAMES)
-__all__ = sorted(_NAMES)
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".cells": "Cell Unit",
+    ".grid": "Grid",
+    ".merge": "MergeOutcome merge_shards",
+    ".plan": "SweepPlan",
+    ".runner": "SweepEvents SweepInterrupted SweepOutcome run_sweep",
+    ".shards": "Shard",
+    ".tables": "STEPS_CSV SUMMARY_CSV",
+})

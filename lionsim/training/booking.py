@@ -1,6 +1,6 @@
 """From what a run measured to the time columns of steps.csv: how every second is obtained.
 
-    compute_s   the bench's one forward + backward figure (lionsim.training.compute), the same
+    compute_s   the bench's one forward + backward figure (lionsim.training.compute_figure), the same
                 on every step of every strategy; with --compute-spread, the median worker's
     compute_median_s, compute_max_s, wait_s
                 uneven workers. sim: each worker's compute scaled by its --compute-spread factor
@@ -71,8 +71,8 @@ from lionsim.steptime.timeline import price_step, tensor_specs
 from lionsim.steptime.work import BACKWARD_SHARE
 from lionsim.steptime.passes import sync_copy
 from lionsim.steptime.timeline import StepTimes
-from lionsim.strategies.momentum_sync import CALL_LABEL
-from lionsim.training.compute import ComputeFigure
+from lionsim.strategies.core.momentum_sync import CALL_LABEL
+from lionsim.training.compute_figure import ComputeFigure
 from lionsim.training.loop import RunRecord, StepRecord, kernel_kind
 from lionsim.transports.base import bits_on
 

@@ -55,7 +55,7 @@ class RunCheckpoint:
     """The run's lionsim.training.loop.RunRecord (not imported: the loop imports this module)."""
     cuda_rng: torch.Tensor | None = None
     compute: Any = None
-    """The bench's lionsim.training.compute.ComputeFigure, set before saving."""
+    """The bench's lionsim.training.compute_figure.ComputeFigure, set before saving."""
     key: dict = field(default_factory=dict)
     """What it must match to be used: the configuration digest, rank, ranks (set by the caller)."""
 

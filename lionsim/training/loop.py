@@ -41,7 +41,7 @@ from lionsim.runs import RunSpec
 from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.steptime.timeline import tensor_specs
-from lionsim.strategies.base import Hyper
+from lionsim.strategies.core.base import Hyper
 from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter

@@ -28,8 +28,8 @@ from lionsim.group.hosts import by_host, shared_cores
 from lionsim.network import Network
 from lionsim.plan import BenchPlan
 from lionsim.runs import RunSpec
-from lionsim.strategies.base import Hyper
-from lionsim.training.compute import ComputeFigure
+from lionsim.strategies.core.base import Hyper
+from lionsim.training.compute_figure import ComputeFigure
 from lionsim.workloads import Workload
 
 

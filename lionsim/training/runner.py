@@ -18,7 +18,7 @@ from lionsim.plan import BenchPlan
 from lionsim.runs import RunSpec
 from lionsim.training.booking import slowest_process
 from lionsim.training.checkpoint import RunCheckpoint
-from lionsim.training.compute import ComputeFigure, count_compute, measure_compute
+from lionsim.training.compute_figure import ComputeFigure, count_compute, measure_compute
 from lionsim.training.loop import Place, RunRecord, RunStopped, StepFn, train_run
 from lionsim.training.resume import Resume
 from lionsim.training.spans import gather_spans
@@ -48,7 +48,7 @@ class Runner:
         self.workload.model.to(self.place.device)
         self.initial = {k: v.detach().clone() for k, v in self.workload.model.state_dict().items()}
         self.compute = ComputeFigure()
-        """The one forward + backward figure every step is booked with (lionsim.training.compute)."""
+        """The one forward + backward figure every step is booked with (lionsim.training.compute_figure)."""
         self.records: list[RunRecord] = []
         self.checkpoint: RunCheckpoint | None = None
         """The state of the run a stop ended (lionsim.training.checkpoint), with the compute figure."""

@@ -6,7 +6,7 @@ that gets either wrong would fail deep inside the other side's code with a torch
 names neither; these checks name the plug-in, the part and what was expected, in one line
 (a UserCodeError: lionsim.usercode). They read kinds, shapes, dtypes and lengths (and, for
 sparse payloads, that the positions are in range); the run loop makes them for plug-ins only
-(lionsim.training.loop), and tests/test_user_code.py runs every built-in strategy and transport
+(lionsim.training.loop), and tests/training/test_user_code.py runs every built-in strategy and transport
 through them.
 """
 

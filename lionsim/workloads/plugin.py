@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import entry_points, is_spec, load_function, one_line, parse_spec, summary_of
-from lionsim.workloads.base import EVAL_CHUNK, Workload, eval_chunks
+from lionsim.workloads.base import Workload, eval_chunks
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
 from lionsim.workloads.splits import parse_split, split_indices

@@ -1,7 +1,7 @@
 """ResNet-18 and ResNet-50 (He et al. 2016, "Deep Residual Learning for Image Recognition",
 Table 1) for ImageNet-size inputs, in torchvision's layout (v1.5: a bottleneck block strides in
 its 3x3 convolution). Parameter counts with 1000 classes: 11,689,512 and 25,557,032, as
-torchvision's resnet18 and resnet50 (tests/test_estimate_model.py checks both).
+torchvision's resnet18 and resnet50 (tests/estimate/test_model_files.py checks both).
 
     stem    7x7/2 conv 64, BN, ReLU, 3x3/2 max pool            (B, 64, 56, 56) at 224 px
     stages  [2, 2, 2, 2] basic or [3, 4, 6, 3] bottleneck blocks at widths 64, 128, 256, 512,

@@ -1,0 +1,13 @@
+"""Published measurements of data-parallel communication, side by side with lionsim's figures.
+
+    cases.py       single published figures (a thread's or paper's table row) and the lionsim
+                   command that models each: `python -m lionsim.published`
+    sweeps.py      published nccl-tests sweeps across nodes, and the fabrics fitted on some of
+                   them: `python -m lionsim.published.sweeps [--fit]`
+    compressed.py  published step times of compressed methods: `python -m
+                   lionsim.published.compressed [--holdout] [--holdout2]`
+    local.py       published bandwidth needs of local-step methods: `python -m
+                   lionsim.published.local [--holdout]`
+
+Each table in docs/clusters.md is generated from these modules and checked by a test.
+"""

@@ -1,0 +1,227 @@
+"""Published measurements of data-parallel communication, side by side with lionsim's figure.
+
+Each case is data: where the number was published (the thread or paper, and the table or
+comment), the configuration as published, the figure, the lionsim command that models it, and
+how to read lionsim's figure from that command's CSV. Nothing is fitted per case: each case
+runs on its published link and device, as a network preset or a profile under
+examples/clusters/ holding the published line rates. The docs table (docs/clusters.md) is
+`markdown_table()` of these cases, checked by a test so it cannot go stale.
+
+    python -m lionsim.published          # prints the table with lionsim's figures, run now
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import textwrap
+from dataclasses import dataclass
+
+import pandas as pd
+
+GOAL_MEDIAN = 0.10
+"""Median |error| over all cases the model is held to."""
+GOAL_WORST = 0.25
+"""Worst |error| allowed for a case without a stated reason."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Case:
+    """One published measurement and the lionsim command that models it."""
+
+    key: str
+    """Short stable name."""
+    source: str
+    """Who published it, where (a thread's address, a paper), and the table / comment quoted."""
+    config: str
+    """The configuration as published: GPUs per node and nodes, the link, the message or model and batch."""
+    quantity: str
+    """What the figure is, with its unit."""
+    published: float
+    """The published figure, in `quantity`'s unit."""
+    command: tuple[str, ...]
+    """lionsim's arguments (after `lionsim`), CSV on stdout."""
+    read: str
+    """How lionsim's figure is read from the CSV: "time_us" (comm: the row's time_s in us),
+    "busbw" (comm: busbw_GBps), "comm_ratio" (estimate: the second row's comm_s / the first's),
+    "step_ratio" (estimate: the second row's step_s / the first's, or `versus`'s first row's over
+    `command`'s), "bandwidth_needed" (estimate
+    --need: the first row's bandwidth_needed_GBps)."""
+    miss: str = ""
+    """Why the error may exceed GOAL_WORST ("" for none): a known gap between the model and
+    this measurement, stated, not fitted away."""
+    versus: tuple[str, ...] = ()
+    """A second command (estimate) whose first row is compared with `command`'s first: where the
+    source ran its two steps on different libraries (DeepSpeed's dense all-reduce on NCCL, its
+    first 1-bit Adam on MPI), which one estimate cannot price; read "step_ratio" then is this
+    command's step_s / `command`'s."""
+
+    @property
+    def shell(self) -> str:
+        first = "lionsim " + " ".join(self.command)
+        return first + (" ; lionsim " + " ".join(self.versus) if self.versus else "")
+
+
+CASES: tuple[Case, ...] = (
+    Case(
+        key="p4dn-1node",
+        source="NVIDIA/nccl issue 527, nccl-tests table for 1 to 4 p4dn.24xlarge (2022-07-25), row 1",
+        config="1 node x 8 A100 40GB (NVSwitch, NVLink3); all_reduce_perf, 1 GiB float sum",
+        quantity="all-reduce time, us", published=8142.6,
+        command=("comm", "--network", "dgx-a100", "--workers", "8", "--collective", "all_reduce",
+                 "--sizes", "1073741824", "--format", "csv"),
+        read="time_us",
+    ),
+    Case(
+        key="a100-1node-busbw",
+        source="NVIDIA/nccl-tests issue 175 (2023-10-29), scenario 2 of the description",
+        config="1 node x 8 A100 (NVLink3); all_reduce_perf -b 8 -e 4G -g 8, the busbw reported",
+        quantity="all-reduce busbw, GB/s", published=232.54,
+        command=("comm", "--network", "dgx-a100", "--workers", "8", "--collective", "all_reduce",
+                 "--sizes", "4294967296", "--format", "csv"),
+        read="busbw",
+    ),
+    Case(
+        key="dgx-a100-multinode-busbw",
+        source="NVIDIA/nccl issue 812, comment by an NVIDIA engineer (2023-03-31): \"8x200Gbit/s IB cards and "
+               "we measure 192GB/s AllReduce BusBW\"",
+        config="DGX A100 nodes (8 A100, NVLink3, 8 HDR 200 Gb/s NICs each), scale-out ring; node count not "
+               "stated, modelled at 4 nodes (any count beyond 2 runs NCCL's ring), 8 GiB",
+        quantity="all-reduce busbw, GB/s", published=192.0,
+        command=("comm", "--network", "dgx-a100", "--workers", "32", "--collective", "all_reduce",
+                 "--sizes", "8589934592", "--format", "csv"),
+        read="busbw",
+    ),
+    Case(
+        key="dgx1-multinode-busbw",
+        source="NVIDIA/nccl-tests issue 29, comment by an NVIDIA engineer (2019-12-06): \"DGX-1 can get 48 GB/s "
+               "because we have 4 IB adapters\"",
+        config="DGX-1 nodes (8 V100, NVLink2, 4 EDR 100 Gb/s adapters each), across nodes; node count not "
+               "stated, modelled at 4 nodes, 1 GiB; profile examples/clusters/dgx1.toml",
+        quantity="all-reduce busbw, GB/s", published=48.0,
+        command=("comm", "--network", "examples/clusters/dgx1.toml", "--workers", "32", "--collective",
+                 "all_reduce", "--sizes", "1073741824", "--format", "csv"),
+        read="busbw",
+    ),
+    Case(
+        key="ndr-per-nic-busbw",
+        source="NVIDIA/nccl-tests issue 290, comment by an NVIDIA engineer (2025-03-03): \"For NDR @ 400Gbps "
+               "you should see 46-48GB/s per NIC\" (the midpoint, 47, is the figure)",
+        config="one NDR 400 Gb/s NIC per GPU, ring across nodes: modelled as 4 nodes of 1 GPU on ib-ndr, 8 GiB",
+        quantity="all-reduce busbw per NIC, GB/s", published=47.0,
+        command=("comm", "--network", "ib-ndr", "--traits", "nccl", "--workers", "4", "--collective", "all_reduce",
+                 "--sizes", "8589934592", "--format", "csv"),
+        read="busbw",
+    ),
+    Case(
+        key="spark-pair-allgather-busbw",
+        source="NVIDIA/dgx-spark-playbooks pull request 103 (2026-08-17), \"Root causes\" item 3: 23.74 GB/s "
+               "with NCCL v2.28.9-1",
+        config="2 DGX Spark (one GB10 GPU each) joined by one 200 Gb/s QSFP cable (RoCE, both halves of the "
+               "port), all_gather_perf busbw; size not stated, modelled at 1 GiB on a 200 Gb/s link (ib-hdr's "
+               "24 GB/s)",
+        quantity="all-gather busbw, GB/s", published=23.74,
+        command=("comm", "--network", "ib-hdr", "--traits", "nccl", "--workers", "2", "--collective", "all_gather",
+                 "--sizes", "1073741824", "--format", "csv"),
+        read="busbw",
+    ),
+    Case(
+        key="dlion-3b-64xa100",
+        source="Distributed Lion (Liu et al., NeurIPS 2024), the authors' timing table in their OpenReview "
+               "response: comm 132 ms (AdamW) vs 61 ms (D-Lion MaVo, int8 all-reduce)",
+        config="3B transformer, 64 A100 40GB, batch 1 x 1K tokens per GPU; the cluster's links are not "
+               "stated: DGX A100 nodes assumed (both rows alike, so the ratio barely depends on it)",
+        quantity="comm ratio, D-Lion / AdamW", published=61.0 / 132.0,
+        command=("estimate", "--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+                 "dgx-a100", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce", "-s",
+                 "dlion-mavo@int8-allreduce", "--format", "csv"),
+        read="comm_ratio",
+    ),
+    *(Case(
+        key=f"p4dn-{nodes}nodes",
+        source=f"NVIDIA/nccl issue 527, nccl-tests table for 1 to 4 p4dn.24xlarge (2022-07-25), row {nodes}",
+        config=f"{nodes} nodes x 8 A100 40GB, 4 x 100 Gb/s EFA per node; all_reduce_perf, 1 GiB float sum; priced "
+               "on the efa fabric (lionsim.network.fabrics), whose share of the link was fitted to the 2-node row "
+               "(lionsim.published.sweeps), so that row is not an independent check",
+        quantity="all-reduce time, us", published=published,
+        command=("comm", "--network", "examples/clusters/p4dn.toml", "--workers", str(8 * nodes), "--collective",
+                 "all_reduce", "--sizes", "1073741824", "--format", "csv"),
+        read="time_us",
+    ) for nodes, published in ((2, 35215.0), (3, 64782.0), (4, 70253.0))),
+)
+
+
+def _run(command: tuple[str, ...]) -> pd.DataFrame:
+    """The command's CSV, run in this process (lionsim's CLI, as a user would type it)."""
+    from typer.testing import CliRunner
+
+    from lionsim.cli import app
+
+    result = CliRunner().invoke(app, list(command))
+    if result.exit_code != 0:
+        raise RuntimeError(f"lionsim {' '.join(command)} failed: {result.output}")
+    return pd.read_csv(io.StringIO(result.stdout))
+
+
+def lionsim_figure(case: Case) -> float:
+    """lionsim's figure for `case`, from its command run now."""
+    frame = _run(case.command)
+    if case.read == "time_us":
+        return float(frame["time_s"].iloc[-1]) * 1e6
+    if case.read == "busbw":
+        return float(frame["busbw_GBps"].iloc[-1])
+    if case.read == "comm_ratio":
+        return float(frame["comm_s"].iloc[1] / frame["comm_s"].iloc[0])
+    if case.read == "step_ratio" and case.versus:
+        return float(_run(case.versus)["step_s"].iloc[0] / frame["step_s"].iloc[0])
+    if case.read == "step_ratio":
+        return float(frame["step_s"].iloc[1] / frame["step_s"].iloc[0])
+    if case.read == "bandwidth_needed":
+        return float(frame["bandwidth_needed_GBps"].iloc[0])
+    raise ValueError(f"unknown reading {case.read!r}")
+
+
+def results(cases: tuple[Case, ...] = CASES) -> pd.DataFrame:
+    """One row per case: published, lionsim's figure, the error (lionsim / published - 1)."""
+    rows = []
+    for case in cases:
+        ours = lionsim_figure(case)
+        rows.append({"key": case.key, "published": case.published, "lionsim": ours,
+                     "error": ours / case.published - 1.0, "miss": case.miss})
+    return pd.DataFrame(rows)
+
+
+def summary(frame: pd.DataFrame, worst: float = GOAL_WORST) -> dict:
+    """Median and worst |error|, and the cases beyond `worst`."""
+    errors = frame["error"].abs()
+    return {"median": statistics.median(errors), "worst": float(errors.max()),
+            "beyond": [k for k, e in zip(frame["key"], errors) if e > worst]}
+
+
+def _figure(value: float, quantity: str) -> str:
+    return f"{value:.3f}" if "ratio" in quantity else f"{value:,.1f}"
+
+
+def markdown_table(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: float = GOAL_MEDIAN,
+                   goal_worst: float = GOAL_WORST) -> str:
+    """The docs table: source, configuration, published, lionsim, error, command; then the goal line."""
+    lines = ["| case | source | configuration | quantity | published | lionsim | error | command |",
+             "|---|---|---|---|---|---|---|---|"]
+    for case, row in zip(cases, frame.itertuples(index=False)):
+        error = f"{row.error:+.1%}" + (" (see below)" if case.miss else "")
+        lines.append(f"| {case.key} | {case.source} | {case.config} | {case.quantity} | "
+                     f"{_figure(case.published, case.quantity)} | {_figure(row.lionsim, case.quantity)} | {error} | "
+                     f"`{case.shell}` |")
+    s = summary(frame, goal_worst)
+    lines += ["", *textwrap.wrap(f"Median |error| {s['median']:.1%} (goal {goal_median:.0%}); worst {s['worst']:.1%} "
+                                 f"(goal {goal_worst:.0%}); beyond {goal_worst:.0%}: {', '.join(s['beyond']) or 'none'}.",
+                                 100)]
+    reasons = {case.miss for case in cases if case.miss}
+    for reason in sorted(reasons):
+        keys = ", ".join(c.key for c in cases if c.miss == reason)
+        lines += ["", *textwrap.wrap(f"Why {keys} miss: {reason}", 100)]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown_table(results()))

@@ -1,0 +1,95 @@
+"""Strategy options as given to a command, read against the registry: the flags every
+registered strategy's Options make (plug-ins included), the check that each given option is
+valid and read by some run, and the flat form run.json and sweep.json record them in."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from lionsim.errors import LionsimError
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.form import OptionSpec, option_specs, parse_opt
+
+
+def registered_specs() -> list[OptionSpec]:
+    """Every option of every registered strategy (plug-ins included), in listing order."""
+    return [spec for name, cls in STRATEGIES.items() for spec in option_specs(name, cls.Options)]
+
+
+def flags() -> dict[str, list[OptionSpec]]:
+    """Config key (`demo_topk`) -> the options that flag sets (one flag may serve several
+    strategies: `--local-steps` sets localsgd's and every diloco's)."""
+    out: dict[str, list[OptionSpec]] = {}
+    for spec in registered_specs():
+        out.setdefault(spec.key, []).append(spec)
+    return out
+
+
+def check_flags(specs: list[OptionSpec]) -> None:
+    """Strategies sharing a flag must agree on its type (one CLI option serves them all)."""
+    seen: dict[str, OptionSpec] = {}
+    for spec in specs:
+        first = seen.setdefault(spec.key, spec)
+        if first.type is not spec.type:
+            raise LionsimError(f"strategy {spec.strategy!r}: {spec.flag} is {spec.type.__name__} but "
+                               f"{first.strategy!r} declares it {first.type.__name__}; choose another flag")
+
+
+def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
+    """Every option given (by flag key or `NAME.FIELD`) names an option of a registered strategy,
+    is valid, and is read by at least one of the runs (`run_strategies`, registered names)."""
+    by_key = flags()
+    for key, value in given.items():
+        if value is None:
+            continue
+        if "." in key:
+            name, _, field = key.rpartition(".")
+            cls = STRATEGIES.get(name)  # an unknown strategy: the list
+            name = STRATEGIES.canonical(name)
+            specs = {s.field: s for s in option_specs(name, cls.Options)}
+            if field not in specs:
+                raise LionsimError(f"bad --opt {key}={value}: {name} has no option {field!r}; accepted: "
+                                   f"{', '.join(specs) or 'none (it takes no options)'}")
+            specs[field].value(value, opt=True)
+            if name not in run_strategies:
+                raise LionsimError(f"--opt {key}={value} applies to {name} and no run is one")
+            continue
+        if key not in by_key:
+            raise LionsimError(f"unknown strategy option {key!r}; accepted: {', '.join(sorted(by_key))}")
+        specs = by_key[key]
+        specs[0].value(value)
+        if not any(s.strategy in run_strategies for s in specs):
+            raise LionsimError(f"{specs[0].flag} {value} applies to {', '.join(s.strategy for s in specs)} "
+                               "and no run is one of them")
+
+
+def unread_options(record: Mapping[str, object], runs: list[str]) -> list[str]:
+    """The strategy option keys of a flat record (a run.json's config) that none of `runs`
+    (NAME or NAME@TRANSPORT) reads: a replay leaves them out (older lionsim recorded the
+    defaults of options like freeze_steps whatever the runs)."""
+    names = [STRATEGIES.canonical(str(r).split("@")[0]) for r in runs if str(r).split("@")[0] in STRATEGIES]
+    return [key for key, specs in flags().items() if key in record and not any(s.strategy in names for s in specs)]
+
+
+def options_for(given: Mapping[str, object], strategy: str) -> dict[str, object]:
+    """The options in `given` that strategy `strategy` reads (a sweep cell, a run's config)."""
+    specs = option_specs(strategy, STRATEGIES.get(strategy).Options)
+    keys = {s.key for s in specs} | {s.qualified for s in specs}
+    return {k: v for k, v in given.items() if k in keys}
+
+
+def flat_options(given: Mapping[str, object]) -> dict[str, object]:
+    """Options as run.json and sweep.json record them: every flag key (None: not given), then
+    `opt`, the `NAME.FIELD=VALUE` ones."""
+    flat: dict[str, object] = {key: given.get(key) for key in flags()}
+    flat["opt"] = [f"{k}={v}" for k, v in given.items() if "." in k]
+    return flat
+
+
+def split_options(d: Mapping[str, object]) -> tuple[dict, dict]:
+    """A flat record (flat_options's form beside other options) -> (the other options, the options)."""
+    keys = flags()
+    plain = {k: v for k, v in d.items() if k not in keys and k != "opt"}
+    options = {k: v for k, v in d.items() if k in keys and v is not None}
+    options.update(parse_opt(d.get("opt") or []))
+    return plain, options

@@ -1,0 +1,31 @@
+"""Option fields several strategies share (their flag and check written once): the inner
+optimizer of the local-step strategies and of PowerSGD, and the local-step strategies' H and
+outer step."""
+
+from __future__ import annotations
+
+from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.inner import INNER_OPTIMIZERS
+
+
+def inner_optimizer(default: str = "adamw"):
+    """The `--inner-optimizer` field: a name of INNER_OPTIMIZERS (lionsim.strategies.core.inner, a registry a
+    plug-in may add to), any case."""
+    return option(default, accepted="an inner optimizer", check=lambda v: v in INNER_OPTIMIZERS,
+                  flag="--inner-optimizer", choices=INNER_OPTIMIZERS)
+
+
+def local_steps(default: int):
+    """The `--local-steps` field: H, an integer >= 1."""
+    return option(default, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+
+
+def outer_lr(default: float):
+    """The `--outer-lr` field: a finite number > 0."""
+    return option(default, flag="--outer-lr", accepted="a finite number > 0",
+                  check=between(0, float("inf"), low_open=True, high_open=True))
+
+
+def outer_momentum(default: float):
+    """The `--outer-momentum` field: a number in [0, 1)."""
+    return option(default, flag="--outer-momentum", accepted="a number in [0, 1)", check=between(0, 1, high_open=True))

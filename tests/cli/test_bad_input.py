@@ -1,0 +1,134 @@
+"""Bad invocations across every command get exit 2, exactly one line on stderr, no traceback, and
+nothing written (the working directory stays empty); one case each, so pytest-xdist can spread them.
+NO_TORCH are refused before torch is imported (tests/cli/test_quick_imports.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+import lionsim.cli  # noqa: F401  (registers every command)
+from lionsim.cli.app import main
+from tests.helpers.cli import one_line_exit_2
+
+B = ["bench", "-w", "mlp", "--steps", "1", "-n", "2"]
+S = ["sweep", "--workload", "mlp", "--steps", "1", "--workers", "2"]
+NO_TORCH = [
+    # bench: numbers, hyperparameters, the network, the device, the backend's layout, option parsing:
+    # refused before torch is imported (tests/cli/test_quick_imports.py)
+    [*B, "--steps", "0"], [*B, "-n", "0"], [*B, "-b", "0"], [*B, "--seed", "-1"],
+    [*B, "--seed", "1180591620717411303424"], [*B, "--lr", "0"], [*B, "--lr", "nan"], [*B, "--weight-decay", "-1"],
+    [*B, "--betas", "0.9"], [*B, "--betas", "1.0,0.9"], [*B, "--betas", "a,b"], [*B, "--eval-every", "0"],
+    [*B, "--threads", "0"], [*B, "--warmup-steps", "-1"], [*B, "--bucket-mb", "0"], [*B, "--timeout", "0"],
+    [*B, "--target-loss", "inf"], [*B, "--steps", "ten"], [*B, "--network", "nosuch"],
+    [*B, "--network", "missing.toml"], [*B, "--backend", "mpi"], [*B, "--model-size", "huge"], [*B, "--tie", "coin"],
+    [*B, "--compute", "tpu"], [*B, "--ranks", "2"], [*B, "--hyper", "{"], [*B, "--out", ""], [*B, "--format", "xml"],
+    [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
+    [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
+]
+BAD = [
+    *NO_TORCH,
+    # bench: what the registries check (strategies, their options, transports, workloads) and the plan
+    [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"], [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"],
+    [*B, "-s", "nosuch"], [*B, "-s", "adamw@a2a-1bit"], [*B, "-s", "adamw@nosuch"], [*B, "-s", "adamw,,lion"],
+    [*B, "-s", "adamw", "-s", "adamw"], [*B, "-s", "adamw", "--transport", "a2a-1bit"],
+    [*B, "--transport", "nosuch"], [*B, "-w", "nosuch"], [*B, "--data-split", "dirichlet:0"],
+    [*B, "--data-split", "skewed"], [*B, "-s", "adamw", "--tie", "random"], [*B, "--momentum-sync", "sometimes"],
+    [*B, "-s", "adamw", "--momentum-sync", "every:2"], [*B, "--sync-tensors", "min-numel:5"],
+    [*B, "--baseline", "nosuch"], [*B, "--hyper", '{"nosuch": {"lr": 1}}'], [*B, "--data", "missing-dir"],
+    [*B, "-n", "100000", "--batch-size", "100000"],
+    # bench: the local-step methods, PowerSGD and 1-bit Adam's options
+    [*B, "-s", "diloco", "--local-steps", "0"], [*B, "--local-steps", "2"], [*B, "-s", "diloco", "--outer-lr", "0"],
+    [*B, "-s", "diloco", "--outer-momentum", "1"], [*B, "-s", "diloco", "--inner-optimizer", "sgdx"],
+    [*B, "-s", "powersgd", "--powersgd-rank", "0"], [*B, "-s", "powersgd", "--powersgd-warmup-steps", "-1"],
+    [*B, "-s", "adamw", "--powersgd-rank", "2"], [*B, "-s", "onebit-adam", "--freeze-steps", "0"],
+    [*B, "-s", "diloco-int8@fp32-allreduce"], [*B, "-s", "demo", "--demo-topk", "0"], [*B, "-s", "demo", "--demo-chunk", "0"],
+    [*B, "-s", "lion", "--demo-topk", "4"],
+    # bench: --out and --resume
+    [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
+    # sweep
+    [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
+    [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
+    [*S, "--workload", "mlp,nosuch"],
+    # comm
+    ["comm", "--sizes", "0"], ["comm", "--sizes", "abc"], ["comm", "--collective", "nosuch"],
+    ["comm", "--workers", "1"], ["comm", "--network", "nosuch"], ["comm", "--fit", "p.toml"],
+    ["comm", "--backend", "mpi"], ["comm", "--out", ""], ["comm", "--format", "html"],
+    ["comm", "--algorithm", "nosuch"], ["comm", "--sizes", "1KB:1GB:x1.0001"],
+    # estimate
+    ["estimate", "--workers", "0"], ["estimate", "--network", "nosuch"], ["estimate", "-s", "nosuch"],
+    ["estimate", "--model", "nosuch"], ["estimate", "-s", "powersgd", "--params", "1e9", "--tokens-per-worker", "8"],
+    ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
+    ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
+    ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
+    # plot, report, regress
+    ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
+    ["report", "."], ["regress", "--case", "nosuch"],
+    # listings and the app
+    ["strategies", "-n", "0"], ["strategies", "-w", "nosuch"], ["strategies", "--format", "xml"],
+    ["networks", "--format", "tsv"], ["workloads", "--format", "md"], ["nosuch"],
+]
+
+
+def test_the_bad_invocations_cover_every_command():
+    assert len(BAD) >= 60 and len({tuple(a) for a in BAD}) == len(BAD)
+    assert {argv[0] for argv in BAD} >= {"bench", "sweep", "comm", "estimate", "plot", "report", "regress",
+                                         "strategies", "networks", "workloads"}
+
+
+@pytest.mark.parametrize("argv", BAD, ids=" ".join)
+def test_bad_invocations_are_one_line_exit_2_and_write_nothing(argv, tmp_path, monkeypatch, capsys, available_memory):
+    monkeypatch.chdir(tmp_path)
+    available_memory(16 * 10**9)  # the same answer on any machine
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert exit_info.value.code == 2 and len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err + out
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def bad_configs(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    (tmp_path / "dir.toml").mkdir()
+    (tmp_path / "loop.json").symlink_to(tmp_path / "loop.json")  # ELOOP on open (was a traceback)
+    (tmp_path / "loop.toml").symlink_to(tmp_path / "loop.toml")
+    (tmp_path / "binary.toml").write_bytes(bytes(range(256)))
+    (tmp_path / "binary.json").write_bytes(bytes(range(256)))
+    return tmp_path
+
+
+@pytest.mark.parametrize("command", ["bench", "estimate", "comm", "sweep", "regress"])
+@pytest.mark.parametrize("name, message", [
+    ("{tmp}", "it is a directory"),
+    ("{tmp}/dir.json", "it is a directory"),
+    ("{tmp}/dir.toml", "it is a directory"),
+    ("{tmp}/loop.json", "cannot read config file"),
+    ("{tmp}/loop.toml", "cannot read config file"),
+    ("{tmp}/binary.toml", "malformed TOML"),
+    ("{tmp}/binary.json", "malformed JSON"),
+    ("{tmp}/missing.toml", "config file not found"),
+])
+def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, command, name, message):
+    before = sorted(bad_configs.iterdir())
+    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message)
+    assert sorted(bad_configs.iterdir()) == before  # nothing written
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: '),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: "),
+])
+def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
+    from lionsim.cli.app import main
+
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--config", str(path), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith("error: " + expected.format(path=path)), err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()

@@ -1,0 +1,78 @@
+"""`lionsim estimate` through the real entry point."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
+from lionsim.estimate import ESTIMATE_COLUMNS, EstimateConfig, estimate
+from tests.helpers.cli import run_cli
+
+
+def test_estimate_writes_the_csv_the_library_computes(tmp_path, capsys):
+    argv = ["estimate", "--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+            "a100x8-4hdr", "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce",
+            "-s", "dlion-mavo@int8-allreduce", "--kernels", "ideal", "--out", str(tmp_path)]
+    code, out, err = run_cli(argv, capsys)
+    assert (code, err) == (0, "")
+    frame = pd.read_csv(tmp_path / "estimate.csv")
+    assert list(frame.columns[: len(ESTIMATE_COLUMNS)]) == ESTIMATE_COLUMNS
+    expected = estimate(EstimateConfig(params=3_000_000_000, tokens_per_worker=1024, workers=64,
+                                       network="a100x8-4hdr", device="a100", overlap="none", kernels="ideal",
+                                       strategies=["adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"]))
+    assert frame["step_s"].tolist() == pytest.approx(expected["step_s"].tolist())
+    assert frame["kernels"].tolist() == ["ideal fused passes"] * 2
+    assert frame["strategy"].tolist() == ["adamw", "dlion-mavo"]
+    for text in ("3,000,000,000 params", "adamw*", "dlion-mavo", "int8-allreduce", "1.32x", "estimate.csv"):
+        assert text in out
+    assert [p.name for p in tmp_path.iterdir()] == ["estimate.csv"]  # no temporary file left
+
+
+def test_sweep_writes_the_crossover_files(tmp_path, capsys):
+    argv = ["estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--device", "h100",
+            "-s", "lion", "-s", "dlion-mavo@a2a-1bit", "--sweep", "bandwidth=1:1000:7", "--out", str(tmp_path)]
+    code, out, err = run_cli(argv, capsys)
+    assert (code, err) == (0, "")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "sweep.csv", "sweep.png",
+                                                                 "sweep.svg"]
+    assert "wrote estimate.csv, sweep.csv, crossover.csv, sweep.png, sweep.svg to" in out
+    crossing = pd.read_csv(tmp_path / "crossover.csv")
+    assert crossing[["strategy", "wins"]].values.tolist() == [["dlion-mavo", "below"]]
+    assert len(pd.read_csv(tmp_path / "sweep.csv")) == 2 * 7
+    assert "crossovers against lion@fp32-allreduce" in out
+
+
+def test_config_file_and_flags(tmp_path, capsys):
+    config = tmp_path / "est.toml"
+    config.write_text('model = "gpt2-124m"\nworkers = 16\nnetwork = "10gbe"\ngpus-per-node = 8\n'
+                      'strategy = ["lion", "dlion-mavo"]\n')
+    code, _, _ = run_cli(["estimate", "--config", str(config), "--workers", "32", "--out", str(tmp_path / "out")], capsys)
+    assert code == 0
+    frame = pd.read_csv(tmp_path / "out" / "estimate.csv")
+    assert frame[["strategy", "workers", "gpus_per_node"]].values.tolist() == [["lion", 32, 8], ["dlion-mavo", 32, 8]]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--params", "1e9"], "--params needs --tokens-per-worker"),
+        (["--params", "100", "--tokens-per-worker", "8", "--tensors", "101"],
+         "bad --tensors 101; accepted: an integer from 1 to the parameter count 100"),
+        (["--model", "gpt2-124m", "--sweep", "speed=1,2"], "bad --sweep 'speed=1,2'"),
+        (["--model", "gpt2-124m", "--device", "tpu"], "unknown device 'tpu'"),
+        (["--model", "gpt2-124m", "-s", "adamw@a2a-1bit"], "cannot use transport 'a2a-1bit'"),
+        # rich would print ":end:" as an emoji: the accepted forms must reach the user as written
+        (["--model", "gpt2-124m", "--sweep", "nope"], "workers=START:END:COUNT | bandwidth=GBPS"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, args, message):
+    code, out, err = run_cli(["estimate", *args, "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()  # nothing half-written
+
+
+def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--out", "/dev/null/o"], capsys)
+    assert code == 2 and err.strip() == "error: bad --out /dev/null/o: /dev/null is not a directory; " \
+        "accepted: a writable directory"

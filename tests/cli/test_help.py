@@ -1,0 +1,48 @@
+"""Help and messages name what is accepted: no option a command lacks, every device an option takes,
+an unknown option's near ones."""
+
+from __future__ import annotations
+
+from tests.helpers.cli import run_cli
+
+
+def test_estimates_tie_help_names_no_option_it_lacks(capsys):
+    import re
+
+    import typer
+
+    from lionsim.cli.app import app
+
+    command = typer.main.get_command(app).commands["estimate"]
+    options = {name for p in command.params for name in p.opts}
+    tie = next(p for p in command.params if "--tie" in p.opts)
+    named = set(re.findall(r"--[a-z][a-z-]*", tie.help))
+    assert named <= options, named - options  # it once offered a --seed that estimate lacked
+    code, out, _ = run_cli(["estimate", "--help"], capsys)
+    assert code == 0 and "--tie" in out
+
+
+def test_an_unknown_option_lists_the_commands_options_and_only_a_near_one(capsys):
+    code, _, err = run_cli(["regress", "--lr", "3"], capsys)
+    assert code == 2 and err.startswith("error: no such option --lr for `lionsim regress`; accepted: --all, ")
+    assert "did you mean" not in err
+    code, _, err = run_cli(["bench", "--stepz", "3"], capsys)
+    assert code == 2 and err.strip().endswith("did you mean '--steps'?")
+
+
+def test_params_message_says_what_is_accepted(capsys):
+    code, _, err = run_cli(["estimate", "--params", "-5", "--tokens-per-worker", "1024"], capsys)
+    assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number >= 1 and <= 1e15, "
+                                         "written in full or like 3e9")
+    code, _, err = run_cli(["estimate", "--params", "1e30", "--tokens-per-worker", "1024"], capsys)
+    assert code == 2 and err.strip().startswith("error: bad --params 1e+30; accepted: a whole number >= 1 and <= 1e15")
+    assert run_cli(["estimate", "--params", "3e9", "--tokens-per-worker", "1024"], capsys)[0] == 0
+
+
+def test_bench_compute_help_names_every_device_the_option_accepts(capsys):
+    from lionsim.compute import DEVICES
+
+    code, out, _ = run_cli(["bench", "--help"], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert all(name in text for name in DEVICES.names()), text

@@ -1,0 +1,99 @@
+"""Names as a user types them: any case, comma lists, the nearest valid name for a typo, the listed
+spelling recorded in a run's files."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import lionsim.cli  # noqa: F401  (registers every command)
+from lionsim.cli import options
+from lionsim.config.bench import BenchConfig
+from lionsim.errors import LionsimError
+from lionsim.estimate import EstimateConfig, estimate
+from lionsim.network import load_network
+from lionsim.runs import parse_runs
+from lionsim.strategies import STRATEGIES
+from tests.helpers.cli import TINY_BENCH, one_line_exit_2, run_cli
+
+
+def test_names_take_any_case_and_comma_lists():
+    runs = parse_runs(["AdamW,Lion@BF16-allreduce", "DLION-MAVO@A2A-1bit"], transport=None)
+    assert [r.label for r in runs] == ["adamw@fp32-allreduce", "lion@bf16-allreduce", "dlion-mavo@a2a-1bit"]
+    assert [r.label for r in parse_runs(["dlion-mavo"], transport="A2A-1BIT")] == ["dlion-mavo@a2a-1bit"]
+    assert load_network("10GbE").name == "10gbe"
+    assert STRATEGIES.canonical("OneBit-Adam") == "onebit-adam"
+    workload = BenchConfig(workload="MLP", workers=2, steps=1, strategies=["adamw"])
+    workload.validate()  # -w takes the name as given; the configuration spells it as listed
+    assert workload.workload == "mlp"
+    assert options._choice("--tie", ("zero", "alternate", "random"))("Zero") == "zero"
+    assert options._lower("Dirichlet:0.5") == "dirichlet:0.5"
+    frame = estimate(EstimateConfig(model="GPT2-124M", device="H100", strategies=["AdamW"]))
+    assert frame["model"].iloc[0] == "gpt2-124m" and frame["device"].iloc[0] == "h100"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "-s", "dlion-mavoo"], "did you mean 'dlion-mavo'?"),
+    (["bench", "-s", "adamw@fp32-alreduce"], "did you mean 'fp32-allreduce'?"),
+    (["bench", "--network", "10gbee"], "did you mean '10gbe'?"),
+    (["bench", "-w", "mpl"], "did you mean 'mlp'?"),
+    (["bench", "--tie", "zeroo"], "did you mean 'zero'?"),
+    (["bench", "--backend", "glo"], "did you mean 'gloo'?"),
+    (["bench", "--model-size", "smal"], "did you mean 'small'?"),
+    (["estimate", "-m", "gpt2-125m"], "did you mean 'gpt2-124m'?"),
+    (["estimate", "-m", "gpt2-124m", "--device", "h10"], "did you mean 'h100'?"),
+    (["bench", "-s", "adamw,,lion"], "an empty name"),
+    (["bench", "-s", "adamw,ADAMW"], "given twice"),
+])
+def test_a_typo_names_the_nearest_valid_name(args, message, capsys):
+    one_line_exit_2(args, capsys, message)
+
+
+def test_an_unknown_name_far_from_any_suggests_nothing():
+    with pytest.raises(LionsimError) as info:
+        STRATEGIES.get("zzzz")
+    assert "did you mean" not in str(info.value) and "choose from: adamw" in str(info.value)
+
+
+def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_path):
+    from lionsim.bench import BenchConfig
+    from lionsim.sweep.cells import network_stem
+    from lionsim.sweep.grid import Grid, check_grows
+
+    cfg = BenchConfig(network="10GbE", workload="MLP")
+    assert cfg.network == "10gbe"  # the workload's name waits for validate: the registry imports torch
+    cfg.validate()
+    assert cfg.workload == "mlp"
+    cfg.network = "IB-HDR"
+    cfg.validate()
+    assert cfg.network == "ib-hdr"
+    profile = tmp_path / "My.toml"
+    assert BenchConfig(network=str(profile)).network == str(profile)  # a file stays as given
+    grid = Grid.parse(workload=["MLP"], workers=["4"], network=["10GbE,IB-HDR"], seed=["0"], strategies=["lion"],
+                      transport=None)
+    assert grid.to_dict()["network"] == ["10gbe", "ib-hdr"] and grid.workloads == ("mlp",)
+    assert network_stem("10GbE") == "10gbe"
+    with pytest.raises(LionsimError, match="10gbe given twice"):
+        Grid.parse(workload=["mlp"], workers=["4"], network=["10gbe,10GbE"], seed=["0"], strategies=["lion"],
+                   transport=None)
+    check_grows({"network": ["10GbE"], "workload": ["MLP"]}, grid.to_dict(), "x")  # an older sweep.json
+
+
+@pytest.mark.slow
+def test_bench_run_json_and_steps_csv_carry_the_listed_network(tmp_path, capsys):
+    out = tmp_path / "r"
+    code, _, err = run_cli([*TINY_BENCH, "-s", "adamw", "--network", "10GbE", "--out", str(out)], capsys)
+    assert code == 0, err
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["config"]["network"] == "10gbe"
+    assert set(pd.read_csv(out / "steps.csv")["network"]) == {"10gbe"}
+
+
+def test_a_misspelt_compute_device_gets_the_near_one():
+    from lionsim.bench import BenchConfig
+    from lionsim.errors import LionsimError
+
+    with pytest.raises(LionsimError, match=r"did you mean 'h100'\?$"):
+        BenchConfig(workload="mlp", compute="h10").validate()

@@ -1,0 +1,122 @@
+"""Commands that train nothing answer at once: they never import torch or matplotlib;
+nor do the help of the commands that train (their strategies' flags come from a table while it
+is current: lionsim.cli.flag_table), nor a bench refusing a value that needs no torch to check."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.test_bad_input import NO_TORCH
+
+HEAVY = ("torch", "matplotlib")
+
+PROBE = """
+import sys
+from lionsim.cli.app import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print("HEAVY:" + ",".join(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def _heavy_after(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
+def test_import_cli_is_light():
+    code = f"import sys, lionsim, lionsim.cli; print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    assert _heavy_after(code) == "HEAVY:"
+
+
+@pytest.mark.parametrize("args", [["--version"], ["networks"], ["--help"], ["bench", "--help"], ["estimate", "--help"],
+                                  ["sweep", "--help"]], ids=" ".join)
+def test_quick_commands_are_light(args):
+    assert _heavy_after(PROBE.format(args=args, heavy=HEAVY)) == "HEAVY:"
+
+
+def test_public_api_still_importable():
+    from lionsim import pack_signs, unpack_signs  # lazy: torch on first use
+
+    assert callable(pack_signs) and callable(unpack_signs)
+
+
+def test_the_flag_table_is_current():
+    """lionsim/data/strategy_flags.json is what the registry gives now (`python -m lionsim.cli.flag_table`
+    writes it again after a strategy changed: a stale table is only slow, never wrong)."""
+    from lionsim.cli.flag_table import TABLE, table
+
+    assert json.loads(TABLE.read_text(encoding="utf-8")) == json.loads(json.dumps(table())), \
+        "stale: run `python -m lionsim.cli.flag_table`"
+
+
+def test_the_flag_table_gives_the_registrys_flags():
+    """While current, the table and the registry give every command the same flags (names, types,
+    defaults, help) in the same order."""
+    from lionsim.cli.flag_table import FlagSpec, fingerprint, table
+    from lionsim.strategies.core.given import flags
+
+    data = table()
+    assert data["fingerprint"] == fingerprint()
+    shown = {key: [FlagSpec(**{**s, "type": s["type"]}) for s in specs] for key, specs in data["flags"].items()}
+    expected = {key: [FlagSpec(s.strategy, s.field, s.flag, s.type.__name__, s.default, s.help) for s in specs]
+                for key, specs in flags().items()}
+    assert list(shown) == list(expected) and shown == expected
+
+
+QUICK_PROBE = """
+import contextlib, io, json, os, sys, tempfile
+
+tried = []
+
+
+class NoTorch:  # a meta path finder: this process may not import torch
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "torch":
+            tried.append(name)
+            raise ImportError("torch imported")
+
+
+sys.meta_path.insert(0, NoTorch())
+from lionsim.cli.app import main
+
+os.chdir(tempfile.mkdtemp())
+for argv in {cases!r}:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as e:
+            code = e.code
+        except BaseException as e:
+            code = repr(e)
+    print(json.dumps([argv, code, err.getvalue(), tried]))
+"""
+
+def test_a_bench_refuses_what_needs_no_torch_before_importing_it():
+    """Every bad value the configuration checks without torch (numbers, hyperparameters, the
+    network, the device, the backend's layout, the bucket, the option parsing) is refused, one
+    line and exit 2, in a process where importing torch fails."""
+    assert len(NO_TORCH) >= 30
+    done = subprocess.run([sys.executable, "-c", QUICK_PROBE.format(cases=NO_TORCH)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == len(NO_TORCH)
+    for line in done.stdout.splitlines():
+        argv, code, err, tried = json.loads(line)
+        assert (code, len(err.splitlines()), tried) == (2, 1, []), (argv, code, err, tried)
+        assert err.startswith("error: "), (argv, err)
+@pytest.mark.parametrize("package", ["lionsim", "lionsim.backends", "lionsim.compute", "lionsim.estimate", "lionsim.regress",
+                                     "lionsim.reports", "lionsim.sweep"])
+def test_every_lazy_name_resolves(package):
+    import importlib
+
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if not hasattr(module, name)]
+    assert missing == [], f"{package} lists names no submodule defines"

@@ -1,0 +1,99 @@
+"""The command's tables and listings: they fit 80 columns without cutting a number or a header,
+fold long run labels only where a reader expects it, and come as CSV or JSON on request."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from rich.console import Console
+
+from tests.helpers.cli import run_cli
+
+
+def test_strategies_listing_shows_the_new_ones_with_their_bits(capsys, monkeypatch):
+    from lionsim.cli.app import console, main
+
+    monkeypatch.setattr(console, "width", 400)  # one line a row
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["strategies", "--workers", "7"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("lioncub-linf", "lioncub-l0", "lioncub-ternary", "signsgd", "qsgd", "onebit-adam",
+                 "packed-allreduce", "allgather-levels", "compressed-allreduce"):
+        assert name in out
+    assert "4.57/4.57" in out  # lioncub-ternary at N = 7: 4-bit fields, 7 a word
+
+
+@pytest.mark.parametrize("command", ["networks", "strategies", "workloads"])
+def test_listings_fit_80_columns_with_whole_headers(capsys, command):
+    code, out, _ = run_cli([command], capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
+
+
+@pytest.mark.parametrize("command, key", [("networks", "bandwidth_GBps"), ("strategies", "bits_per_param_up"),
+                                          ("workloads", "summary")])
+def test_listings_as_csv_and_json(capsys, command, key):
+    import io
+
+    code, out, _ = run_cli([command, "--format", "csv"], capsys)
+    assert code == 0 and key in pd.read_csv(io.StringIO(out)).columns
+    code, out, _ = run_cli([command, "--format", "json"], capsys)
+    assert code == 0 and key in json.loads(out)[0]
+
+
+def test_comm_table_fits_80_columns_without_cutting_a_number(capsys):
+    code, out, _ = run_cli(["comm", "--network", "1gbe", "--sizes", "1KB:4GB:x16", "--workers", "1024"], capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
+    assert any(re.fullmatch(r"\d{1,3}(,\d{3}){2}", token) for token in out.split())  # millions of us, whole
+
+
+def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16",
+                       "--network", "10gbe", "-s", "adamw,lion,dgc,dlion-mavo@a2a-1bit", "--sweep",
+                       "bandwidth=0.1:100:4"], capsys)
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80 and "…" not in out
+    assert any(line.split()[:1] == ["@sparse-allgather"] for line in lines)  # whole, on its own line
+    assert "local: encode + decode + update" in " ".join(out.split())  # the fold is in the footnote
+
+
+def rendered(renderable, width: int = 80) -> list[str]:
+    console = Console(width=width, record=True, file=open("/dev/null", "w"))
+    console.print(renderable)
+    return console.export_text().splitlines()
+
+
+def test_networks_traits_prints_sizes_in_words_and_a_whole_footer():
+    from lionsim.cli.network_cmds import _traits_table
+
+    lines = rendered(_traits_table())
+    body = " ".join(" ".join(lines).split())
+    assert "MiB" not in body and "<= 23 KiB: 1" in body and "larger: 0.76" in body  # gloo's all_reduce: 23552 B
+    assert body.endswith("or write your own as a profile's [traits] table.")
+
+
+def test_the_matrix_keeps_each_option_whole_on_80_columns():
+    from lionsim.cli.matrix import matrix_table
+
+    lines = rendered(matrix_table())
+    assert max(len(line) for line in lines) <= 80
+    assert any('DistributedLion(vote="mavo")' in line for line in lines)
+    assert all(line.count("(") == line.count(")") for line in lines if "DistributedLion" in line)
+
+
+def test_the_regress_table_fits_80_columns():
+    from types import SimpleNamespace
+
+    from lionsim.cli.regress_view import check_table
+    from lionsim.regress.rows import Row
+
+    rows = [Row("mlp-n4-iid", run, metric, "pass", 0.7644, 0.7644, 0.001226)
+            for run, metric in (("dlion-mavo@int8-allreduce", "gap_to_lion"), ("lioncub-l1@int8-allreduce", "loss@50"))]
+    rows.append(Row("mlp-n8-iid", "dlion-mavo@a2a-1bit", "best_loss", "FAIL", 0.6118, 0.7, 0.001, excess=88.0))
+    result = SimpleNamespace(baseline="reports/baselines/regress.json", mode="float", rows=rows)
+    lines = rendered(check_table(result, everything=True))
+    assert max(len(line) for line in lines) <= 80
+    assert [line.split()[0] for line in lines if "iid" in line or "@" in line] == \
+        ["mlp-n4-iid", "dlion-mavo@int8-allreduce", "lioncub-l1@int8-allreduce", "mlp-n8-iid", "dlion-mavo@a2a-1bit"]

@@ -1,0 +1,185 @@
+"""Every command in the ```bash blocks of README.md and docs/*.md runs, shrunken (fewer steps, a
+tiny model, a short size sweep, one worker count and seed of a sweep's grid), page by page
+(README.md first, then docs/*.md by name) and in page order, in one scratch directory, so files
+one example writes (a fitted profile, a run.json) are there for the next. An example that fails as
+written fails CI. A ```python block whose first line is `# NAME.py` is a file the commands use
+(e.g. a user's train.py), written into the scratch directory first.
+
+Left out, with the reason: `pip install` (the test run itself installed lionsim),
+`python -m lionsim.perf` (benchmarks that print figures and take minutes by design),
+`lionsim sweep --executor ray` (it needs a Ray cluster and the `ray` extra: tests/sweep/test_ray.py
+runs it on a local two-node cluster), and blocks whose first line is a comment saying "not run
+by tests/docs/test_commands.py" and why (e.g. two hosts: tests/launch/test_emulated_link.py runs those lines
+on two emulated hosts instead). Lines that start with another program (`ray start`) are not
+lionsim commands and are not run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lionsim.cli.app import main
+from lionsim.launch import free_port
+from tests.helpers import REPO
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHRINK = {
+    "bench": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
+    "sweep": ["--steps", "3", "--eval-every", "3", "--model-size", "tiny"],
+    "comm": ["--sizes", "64KB:128KB", "--iters", "2", "--warmup", "1"],  # only with a real --backend
+}
+GLOO_TEARDOWN_ABORT = "terminate called without an active exception"
+
+
+FENCE = re.compile(r"^( *)```(\w*)[ \t]*\n(.*?)^\1```[ \t]*$", re.M | re.S)
+"""A fenced code block, at the margin or indented under a list item (its indent then taken off)."""
+
+
+def fenced_blocks(language: str, pages: list[Path] = PAGES) -> list[list[str]]:
+    """The pages' fenced code blocks in one language, each a list of lines, in page order."""
+    return [[line[len(indent):] for line in body.splitlines()] for page in pages
+            for indent, lang, body in FENCE.findall(page.read_text(encoding="utf-8")) if lang == language]
+
+
+def test_a_fence_under_a_list_item_is_read(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("- item:\n\n  ```bash\n  lionsim strategies\n  ```\n\n```python\n# a.py\n```\n", encoding="utf-8")
+    assert fenced_blocks("bash", [page]) == [["lionsim strategies"]]
+    assert fenced_blocks("python", [page]) == [["# a.py"]]
+
+
+def readme_files() -> dict[str, str]:
+    """```python blocks that start with `# NAME.py` are files the commands use (e.g. a user's train.py)."""
+    out = {}
+    for block in fenced_blocks("python"):
+        match = re.fullmatch(r"# (\w+\.py)", block[0].strip()) if block else None
+        if match:
+            out[match.group(1)] = "\n".join(block[1:]).strip() + "\n"
+    return out
+
+
+SKIPPED = re.compile(r"#.*not run by tests/docs/test_commands\.py")
+
+
+def readme_commands() -> list[tuple[str, str]]:
+    """(page, command) of the shell commands in the pages' ```bash blocks that run lionsim
+    (continuations joined)."""
+    commands = []
+    for page in PAGES:
+        commands += [(page.name, c) for c in block_commands(fenced_blocks("bash", [page]))]
+    return commands
+
+
+def block_commands(blocks: list[list[str]]) -> list[str]:
+    """The lionsim commands of ```bash blocks (continuations joined; a block whose first line says
+    it is not run by this test left out)."""
+    commands = []
+    for block in blocks:
+        if not block or SKIPPED.match(block[0].strip()):
+            continue
+        current = ""
+        for line in block:
+            text = current + line.strip()
+            if text.endswith("\\"):
+                current = text[:-1] + " "
+                continue
+            current = ""
+            text = text.split("  #", 1)[0].strip()  # a trailing comment
+            if "&&" in text:
+                text = text.split("&&", 1)[1].strip()  # `pip install ... && lionsim ...`
+            bare = re.sub(r"^(\w+=\S+ )+", "", text)  # VAR=value prefixes
+            if (re.match(r"(lionsim|torchrun|python -m lionsim) ", bare + " ") and "lionsim.perf" not in bare
+                    and "--executor ray" not in bare):
+                commands.append(text)
+    return commands
+
+
+PAGE_COMMANDS = readme_commands()
+COMMANDS = [command for _, command in PAGE_COMMANDS]
+
+
+def test_the_readme_has_examples():
+    assert any(c.startswith("lionsim bench") for c in COMMANDS) and len(COMMANDS) >= 5
+    assert "train.py" in readme_files() and any("train.py" in c for c in COMMANDS)
+
+
+SHRINK_AXES = ("--workers", "--seed")
+"""A sweep's grid axes that multiply trainings: the shrunken run keeps each one's first value."""
+
+
+def shrunk(argv: list[str]) -> list[str]:
+    command = argv[0]
+    if command == "comm" and "--backend" not in argv or argv[:2] == ["sweep", "merge"]:
+        return argv  # nothing to shrink: comm models, merge reads what the shards wrote
+    if command == "sweep":
+        argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
+    return argv + SHRINK.get(command, [])
+
+
+@pytest.fixture(scope="session")
+def scratch(tmp_path_factory):
+    """A directory like a fresh clone's for the commands: the shipped examples/ and the pages' files."""
+    where = tmp_path_factory.mktemp("readme")
+    shutil.copytree(ROOT / "examples", where / "examples")
+    for name, text in readme_files().items():
+        (where / name).write_text(text)
+    return where
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", COMMANDS, ids=[f"{page}: {c[:60]}" for page, c in PAGE_COMMANDS])
+def test_readme_command_runs(command, scratch, monkeypatch, capsys):
+    monkeypatch.chdir(scratch)
+    words = shlex.split(command)
+    env = {}
+    while "=" in words[0]:  # VAR=value prefixes
+        key, value = words.pop(0).split("=", 1)
+        env[key] = value
+    if words[0] == "lionsim" or words[:3] == ["python", "-m", "lionsim"]:
+        argv = shrunk(words[1:] if words[0] == "lionsim" else words[3:])
+        with pytest.raises(SystemExit) as done:
+            main(argv)
+        err = capsys.readouterr().err
+        assert done.value.code == 0, f"{command}\n{err}"
+        return
+    # torchrun: one job of R processes on a free port
+    assert words[0] == "torchrun"
+    at = words.index("-m") if "-m" in words else next(i for i, w in enumerate(words) if w.endswith(".py"))
+    assert "-m" in words or (scratch / words[at]).exists(), f"{words[at]} is not a file in the docs"
+    launcher, rest = words[1:at], words[at:]
+    if rest[0] == "-m" and rest[1] == "lionsim":
+        rest = rest[:2] + shrunk(rest[2:])
+    argv = [sys.executable, "-m", "torch.distributed.run", *launcher, "--master-addr", "127.0.0.1",
+            "--master-port", str(free_port()), *rest]
+    def launch() -> subprocess.CompletedProcess:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=scratch,
+                              env={**os.environ, "OMP_NUM_THREADS": "1", **env})
+
+    done = launch()
+    if done.returncode != 0 and GLOO_TEARDOWN_ABORT in done.stderr:
+        # torch's gloo teardown race (docs/library.md, "Known issue"): a rank aborts in C++ after the
+        # script's last line, barrier and destroy_process_group included. It is torch's, not
+        # lionsim's, and rare (once in CI, 0 of 45 launches by hand); one relaunch tells it from a real failure,
+        # which fails again.
+        done = launch()
+    assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+
+
+def test_every_command_is_in_the_commands_page():
+    import typer
+
+    from lionsim.cli.app import app
+
+    page = (REPO / "docs" / "commands.md").read_text()
+    names = [name for name, command in typer.main.get_command(app).commands.items() if not command.hidden]
+    assert "devices" in names
+    assert [name for name in names if f"`lionsim {name}" not in page and f"/ `{name}`" not in page] == []

@@ -1,0 +1,85 @@
+"""The generated tables of README.md and docs/*.md equal what `python -m lionsim.docgen` prints, and the cached run
+they render from still describes this code (lionsim.docgen).
+
+Fast by design: the bench tables render from the cached real run (reports/readme/), which is
+checked against the code by rerunning its first 3 steps now (every modelled column, the same
+on any CPU, must equal the cache's) instead of training 100 steps of 11 strategies; the
+estimate tables run their two commands (pure modelling, seconds)."""
+
+from __future__ import annotations
+
+import pytest
+import lionsim.docgen.bench as bench_blocks
+import lionsim.docgen.comm  # noqa: F401  (registers its blocks)
+import lionsim.docgen.estimate  # noqa: F401
+import lionsim.docgen.methods  # noqa: F401
+import lionsim.docgen.kernels  # noqa: F401
+from lionsim.docgen.__main__ import main as docs_main
+from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+from lionsim.errors import LionsimError
+
+
+@pytest.mark.slow
+def test_every_block_has_its_markers_and_matches_what_the_generator_prints():
+    found = where_blocks(pages())
+    assert set(found) == set(BLOCKS.names())
+    stale = [f"{found[name].name}: {name}" for name in BLOCKS.names()
+             if page_blocks(found[name].read_text(encoding="utf-8"))[name] != BLOCKS.get(name).render()]
+    assert not stale, f"blocks {stale} differ: run `python -m lionsim.docgen --write`"
+
+
+def test_a_block_placed_twice_is_refused(tmp_path):
+    body = "<!-- generated: comm-10gbe (python -m lionsim.docgen) -->\nx\n<!-- end generated: comm-10gbe -->\n"
+    (tmp_path / "README.md").write_text(body, encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(body, encoding="utf-8")
+    with pytest.raises(LionsimError, match="comm-10gbe has markers in both README.md and a.md"):
+        where_blocks(pages(tmp_path))
+
+
+def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
+    body = " ".join(BLOCKS.get("default-bench").render().split())  # the prose is wrapped at 100 columns
+    facts = bench_blocks._cached()[1]
+    assert facts["cpu"] in body and facts["date"] in body and "another CPU rounds differently" in body
+    assert "modelled for an H100" in body
+
+
+@pytest.mark.slow
+def test_the_cached_run_still_describes_this_code():
+    assert bench_blocks.first_steps_differ(3) == []
+
+
+@pytest.mark.slow
+def test_check_names_a_stale_block_and_its_page(tmp_path, monkeypatch, capsys):
+    """The block sits in a docs page of a copy of the checkout's pages; --write mends it there."""
+    copies = []
+    for page in pages():
+        copy = tmp_path / page.parent.name / page.name if page.parent.name == "docs" else tmp_path / page.name
+        copy.parent.mkdir(exist_ok=True)
+        text = page.read_text(encoding="utf-8")
+        copy.write_text(with_blocks(text, {"estimate-lioncub": "\n    stale\n\n"}), encoding="utf-8")
+        copies.append(copy)
+    holder = where_blocks(copies)["estimate-lioncub"]
+    monkeypatch.setattr("lionsim.docgen.__main__.pages", lambda: copies)
+    assert docs_main(["--check", "--only", "estimate-lioncub"]) == 1
+    shown = f"docs/{holder.name}" if holder.parent.name == "docs" else holder.name
+    assert f"{shown} block estimate-lioncub differs" in capsys.readouterr().err
+    assert docs_main(["--write", "--only", "estimate-lioncub"]) == 0
+    assert docs_main(["--check", "--only", "estimate-lioncub"]) == 0
+
+
+@pytest.mark.slow
+def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch):
+    """The staleness check can fail: a cache whose modelled bytes differ from what the code now
+    books (as after a change to a wire format) names that run."""
+    import shutil
+
+    import pandas as pd
+
+    copy = tmp_path / "default-bench"
+    shutil.copytree(bench_blocks.cache_dir(bench_blocks.CACHE), copy)
+    steps = pd.read_csv(copy / "steps.csv")
+    steps.loc[(steps.strategy == "lioncub-l1") & (steps.step == 2), "wire_bytes"] += 1
+    steps.to_csv(copy / "steps.csv", index=False)
+    monkeypatch.setattr(bench_blocks, "cache_dir", lambda name: copy)
+    assert bench_blocks.first_steps_differ(2, only=["adamw", "lioncub-l1"]) == ["lioncub-l1@int8-allreduce"]

@@ -1,0 +1,170 @@
+"""`lionsim.estimate`: the per-step breakdown against hand-computed values, and its input checks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+import lionsim.cli  # noqa: F401  (registers every command)
+from lionsim.compute import DEVICES, MODELS
+from lionsim.errors import LionsimError
+from lionsim.estimate import DEFAULT_STRATEGIES, ESTIMATE_COLUMNS, EstimateConfig, estimate, resolve
+from lionsim.estimate.probe import probe
+from lionsim.network import load_network
+from lionsim.network.presets import NVLINK4
+from lionsim.runs import parse_runs
+from tests.helpers.cli import run_cli
+
+A100_FLOPS = 312e12 * 0.4  # peak x default mfu
+A100_BYTES = 1.555e12 * 0.8  # HBM x memory efficiency
+
+
+@pytest.fixture
+def gbps_link(tmp_path):
+    """A flat network with no latency at 1 GB/s: a ring all-reduce of n bytes among 8 takes 1.75 n ns."""
+    path = tmp_path / "one.toml"
+    path.write_text('traits = "ideal"\n[inter]\nalpha_us = 0.0\nbandwidth_GBps = 1.0\n')  # the formulas alone
+    return str(path)
+
+
+def test_breakdown_by_hand(gbps_link):
+    cfg = EstimateConfig(params=10**9, tokens_per_worker=1000, workers=8, network=gbps_link, device="a100",
+                         strategies=["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"], overlap="none",
+                         kernels="ideal")  # the fused-pass figures by hand (test_kernel_table: the table's)
+    adamw, dlion = estimate(cfg).to_dict("records")
+    compute = 6e12 / A100_FLOPS  # 6 N T
+    assert adamw["compute_s"] == pytest.approx(compute) == dlion["compute_s"]
+    # AdamW: 4e9 fp32 bytes, ring 2(N-1)/N n = 7e9 bytes at 1 GB/s; update 28 B/param
+    assert adamw["comm_s"] == pytest.approx(7.0) == adamw["comm_exposed_s"]
+    assert (adamw["encode_s"], adamw["decode_s"]) == (0.0, 0.0)
+    assert adamw["update_s"] == pytest.approx(28e9 / A100_BYTES)
+    assert adamw["step_s"] == pytest.approx(compute + 7.0 + 28e9 / A100_BYTES)
+    assert adamw["wire_bytes"] == pytest.approx(7e9)
+    # D-Lion: 1e9 int8 bytes -> 1.75 s; encode 13 B/param, update 9 B/param
+    assert dlion["comm_s"] == pytest.approx(1.75)
+    assert dlion["encode_s"] == pytest.approx(13e9 / A100_BYTES)
+    assert dlion["update_s"] == pytest.approx(9e9 / A100_BYTES)
+    assert dlion["step_s"] == pytest.approx(compute + 1.75 + 22e9 / A100_BYTES)
+    assert dlion["speedup"] == pytest.approx(adamw["step_s"] / dlion["step_s"])
+    assert adamw["speedup"] == 1.0 and dlion["baseline"] == "adamw@fp32-allreduce"
+
+
+def test_ddp_buckets_by_hand(gbps_link):
+    # 25 MB buckets of fp32 gradients: 6.25e6 params, 160 of them, 43.75 ms each. Backward
+    # (4e12 FLOPs) hides all but the last bucket's share of the window:
+    # exposed = 160 c - B (1 - 1/160).
+    cfg = EstimateConfig(params=10**9, tokens_per_worker=1000, workers=8, network=gbps_link, device="a100",
+                         strategies=["adamw@fp32-allreduce"])
+    row = estimate(cfg).iloc[0]
+    backward = 4e12 / A100_FLOPS
+    assert row["buckets"] == 160 and row["overlap"] == "buckets"
+    assert row["comm_s"] == pytest.approx(7.0)
+    assert row["comm_exposed_s"] == pytest.approx(7.0 - backward * 159 / 160)
+
+
+def test_columns_and_baseline(gbps_link):
+    cfg = EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, device="h100",
+                         strategies=["lion", "dlion-mavo@a2a-1bit"], baseline="dlion-mavo")
+    frame = estimate(cfg)
+    assert list(frame.columns[: len(ESTIMATE_COLUMNS)]) == ESTIMATE_COLUMNS
+    assert frame["speedup"].tolist()[1] == 1.0
+    assert frame["params"].tolist() == [MODELS.get("gpt2-124m").params] * 2
+    assert frame["tokens_per_worker"].tolist() == [1024, 1024]  # one sample by default
+    a2a = frame.iloc[1]
+    assert a2a["overlap"] == "after" and a2a["comm_exposed_s"] == a2a["comm_s"]
+    for row in frame.to_dict("records"):
+        parts = row["compute_s"] + row["encode_s"] + row["comm_exposed_s"] + row["decode_s"] + row["update_s"]
+        assert row["step_s"] == pytest.approx(parts)
+
+
+def test_gpus_per_node_brings_the_devices_nvlink():
+    r = resolve(EstimateConfig(model="gpt2-124m", workers=16, network="10gbe", device="h100", gpus_per_node=8))
+    assert (r.network.workers_per_node, r.network.intra) == (8, NVLINK4)
+    assert r.network.inter == load_network("10gbe").inter
+    kept = resolve(EstimateConfig(model="gpt2-124m", workers=16, network="dgx-a100", device="h100", gpus_per_node=4))
+    assert kept.network.intra == load_network("dgx-a100").intra and kept.network.workers_per_node == 4
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({}, "give exactly one of --model"),
+        ({"model": "gpt2-124m", "params": 10}, "give exactly one of --model"),
+        ({"params": 10}, "--params needs --tokens-per-worker"),
+        ({"params": 0, "tokens_per_worker": 5}, "bad --params 0"),
+        ({"model": "gpt2-124m", "mfu": 1.5}, "bad --mfu 1.5"),
+        ({"model": "gpt2-124m", "device": "tpu-v5"}, "unknown device 'tpu-v5'"),
+        ({"model": "gpt2-124m", "network": "dgx-h100", "workers": 12}, "does not fill whole nodes"),
+        ({"model": "gpt2-124m", "strategies": ["lion@a2a-1bit"]}, "cannot use transport 'a2a-1bit'"),
+        ({"model": "gpt2-124m", "overlap": "always"}, "bad overlap mode 'always'"),
+        ({"model": "gpt2-124m", "algorithm": "magic"}, "unknown collective algorithm 'magic'"),
+        ({"model": "gpt2-124m", "workers": 0}, "bad --workers 0"),
+    ],
+)
+def test_bad_input_fails_with_one_line(kwargs, message):
+    with pytest.raises(LionsimError, match=message.replace("(", r"\(")):
+        estimate(EstimateConfig(**kwargs))
+
+
+def test_a_named_algorithm_prices_the_ops_it_implements(gbps_link):
+    cfg = EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, overlap="none",
+                         strategies=["lion", "dlion-mavo@a2a-1bit"], algorithm="recursive_doubling")
+    lion, a2a = estimate(cfg).to_dict("records")
+    n = 4 * MODELS.get("gpt2-124m").params
+    assert lion["comm_s"] == pytest.approx(3 * n / 1e9)  # log2(8) rounds of n bytes at 1 GB/s, no latency
+    auto = estimate(EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, overlap="none",
+                                   strategies=["dlion-mavo@a2a-1bit"])).iloc[0]
+    assert a2a["comm_s"] == pytest.approx(auto["comm_s"])  # its all-to-all takes the cheapest; the all-gather too
+
+
+def test_wire_bytes_count_the_priced_algorithm(tmp_path):
+    """At N = 4 with latency, recursive doubling prices a small all-reduce (log2 4 n = 2n bytes
+    sent); wire_bytes counts those bytes, not a ring's 1.5n."""
+    from lionsim.network import Link
+    from lionsim.network.collectives.base import Group
+    from lionsim.network.collectives.recursive_doubling import RecursiveDoubling
+
+    path = tmp_path / "alpha.toml"
+    path.write_text('traits = "ideal"\n[inter]\nalpha_us = 10.0\nbandwidth_GBps = 1.0\n')
+    cfg = EstimateConfig(params=1000, tokens_per_worker=10, workers=4, network=str(path), device="a100",
+                         strategies=["adamw@fp32-allreduce"], overlap="none")
+    row = estimate(cfg).to_dict("records")[0]
+    terms = RecursiveDoubling().all_reduce(4000.0, Group(ranks=4, link=Link.from_units(alpha_us=10.0, bandwidth_GBps=1.0)))
+    assert row["comm_s"] == pytest.approx(terms.time_s)
+    assert row["wire_bytes"] == terms.sent_bytes == 8000
+
+
+def test_estimate_default_set_compares_like_with_like():
+    runs = {r.strategy: r.transport for r in parse_runs(list(DEFAULT_STRATEGIES))}
+    assert runs["adamw"] == runs["lion"] == "bf16-allreduce"  # was adamw@bf16 against lion@fp32
+    frame = estimate(EstimateConfig(model="gpt2-124m"))
+    adamw, lion = (frame[frame["strategy"] == s].iloc[0] for s in ("adamw", "lion"))
+    assert adamw["wire_bytes"] == lion["wire_bytes"] and adamw["comm_s"] == lion["comm_s"]
+
+
+def test_a_tiny_model_on_a_device_gets_a_launch_floor_and_plain_ms(capsys):
+    frame = estimate(EstimateConfig(params=1000, tokens_per_worker=1, workers=2, network="nvlink4"))
+    kernel_s = DEVICES.get("h100").kernel_s
+    assert (frame["compute_s"] >= 3 * kernel_s).all()  # was 1.5e-11 s
+    assert (frame["update_s"] >= kernel_s).all()
+    code, out, _ = run_cli(["estimate", "--params", "1000", "--tokens-per-worker", "1", "-n", "2",
+                            "--network", "nvlink4"], capsys)
+    assert code == 0 and "e-0" not in out and "e+0" not in out
+
+
+def rss_bytes() -> int:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
+def test_estimate_builds_no_per_worker_state(capsys):
+    """10^8 workers of a 148-tensor stand-in once asked for 59 GB (a [W, T] buffer per state)."""
+    before = rss_bytes()
+    for label in ("dlion-mavo@a2a-1bit", "lioncub-l1", "onebit-adam", "terngrad", "qsgd"):
+        probe(parse_runs([label])[0], params=124_439_808, tensors=148, workers=10**8)
+    assert rss_bytes() - before < 200 * 2**20
+    code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "--workers", "100000000", "-s", "adamw,dlion-mavo@a2a-1bit"],
+                         capsys)
+    assert code == 0 and "dlion-mavo" in out, err

@@ -1,0 +1,145 @@
+"""`estimate --need utilisation=U`: the bandwidth solved against a closed form (a flat ring with
+no latency) and against a brute-force grid over the priced step; unreachable targets, one node,
+and bad input."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from lionsim.cli import app
+from lionsim.errors import LionsimError
+from lionsim.estimate import EstimateConfig, estimate, estimate_rows, resolve
+from lionsim.estimate.need import REL_TOL, Need, need_rows, parse_need
+from lionsim.estimate.sweep import with_bandwidth
+from tests.helpers.cli import run_cli
+
+FLAT = """name = "flat-alpha0"
+workers_per_node = 1
+traits = "ideal"
+description = "a flat network without latency"
+[inter]
+alpha_us = 0.0
+bandwidth_GBps = 1.0
+"""
+
+
+@pytest.fixture
+def flat(tmp_path):
+    path = tmp_path / "flat.toml"
+    path.write_text(FLAT)
+    return str(path)
+
+
+@pytest.mark.parametrize("u", [0.3, 0.5, 0.9])
+def test_a_flat_ring_without_latency_needs_its_closed_form(flat, u):
+    # a ring all-reduce of S bytes over N workers, alpha 0, nothing overlapped:
+    # step = busy + 2 (N-1)/N S / B with busy = compute + local (the worker's own work), so
+    # busy / step = U at B = 2 (N-1)/N S / (busy / U - busy)
+    n, params = 8, 10**8
+    cfg = EstimateConfig(params=params, tokens_per_worker=65536, workers=n, network=flat, overlap="none",
+                         kernels="ideal", algorithm="ring", strategies=["sgdm@fp32-allreduce", "adamw@bf16-allreduce"])
+    frame = estimate(cfg)
+    for row, record, size in zip(frame.itertuples(), need_rows(resolve(cfg), Need(u)), (4 * params, 2 * params)):
+        busy = row.compute_s + row.encode_s + row.decode_s + row.update_s
+        closed = 2 * (n - 1) / n * size / (busy / u - busy) / 1e9
+        assert record["bandwidth_needed_GBps"] == pytest.approx(closed, rel=2 * REL_TOL)
+        assert record["need_note"] == ""
+
+
+def test_the_solved_bandwidth_is_where_a_brute_force_grid_first_reaches_u():
+    # independent of the bisection: price each strategy's step on a fine geometric grid of
+    # inter-node bandwidths and find the first point whose compute share reaches U
+    u = 0.6
+    # on InfiniBand: over NCCL's sockets a faster link stops helping at the socket transport's cap
+    cfg = EstimateConfig(params=3 * 10**8, tokens_per_worker=16384, workers=32, network="a100x8-4hdr",
+                         strategies=["adamw@bf16-allreduce", "dlion-mavo", "onebit-adam", "diloco"])
+    r = resolve(cfg)
+    grid = np.geomspace(0.3, 300.0, 241)  # 2.9% apart
+    shares = np.array([[1 - row["comm_exposed_s"] / row["step_s"]  # the share not waiting for the network
+                        for row in estimate_rows(r, r.workers, with_bandwidth(r.network, b))] for b in grid])
+    for i, record in enumerate(need_rows(r, Need(u))):
+        solved = record["bandwidth_needed_GBps"]
+        first = int(np.argmax(shares[:, i] >= u))
+        assert shares[first, i] >= u > shares[first - 1, i] and first > 0, "the grid brackets the target"
+        assert grid[first - 1] * (1 - 1e-9) <= solved <= grid[first] * (1 + 1e-9), (record, grid[first - 1:first + 1])
+
+
+def test_a_target_no_bandwidth_reaches_is_nan_with_a_note(tmp_path):
+    # a 1 ms latency per message on a flat ring of 8: a 1e6-parameter all-reduce waits 14 ms at
+    # any bandwidth, beside a step of a few ms of compute
+    path = tmp_path / "slow.toml"
+    path.write_text(FLAT.replace("alpha_us = 0.0", "alpha_us = 1000.0"))
+    cfg = EstimateConfig(params=10**6, tokens_per_worker=1024, workers=8, network=str(path),
+                         strategies=["adamw@bf16-allreduce"])
+    (record,) = need_rows(resolve(cfg), Need(0.5))
+    assert math.isnan(record["bandwidth_needed_GBps"])
+    assert record["need_note"].startswith("unreachable: compute is at most")
+
+
+def test_a_fabric_whose_transport_caps_a_node_says_the_cap_stops_it():
+    # NCCL over TCP sockets moves at most 2 GB/s a node (lionsim.network.fabrics): a 1.3B model's
+    # bf16 all-reduce per 8,192-token step cannot hide behind compute at any link rate; on RDMA
+    # (the same nodes on a100x8-4hdr's InfiniBand, no cap) the same target is reached
+    base = dict(model="gpt2-1.3b", tokens_per_worker=8192, workers=16, strategies=["adamw@bf16-allreduce"])
+    (capped,) = need_rows(resolve(EstimateConfig(network="h100x8-100gbe", **base)), Need(0.9))
+    assert math.isnan(capped["bandwidth_needed_GBps"])
+    assert capped["need_note"].startswith("unreachable on the sockets fabric") and "2 GB/s a node" in capped["need_note"]
+    (rdma,) = need_rows(resolve(EstimateConfig(network="a100x8-4hdr", **base)), Need(0.9))
+    assert rdma["bandwidth_needed_GBps"] > 2.0 and rdma["need_note"] == ""
+
+
+def test_one_node_needs_no_inter_node_bandwidth():
+    cfg = EstimateConfig(model="gpt2-345m", tokens_per_worker=16384, workers=8, network="dgx-h100",
+                         strategies=["adamw@bf16-allreduce"])
+    (record,) = need_rows(resolve(cfg), Need(0.5))
+    assert record["bandwidth_needed_GBps"] == 0.0 and record["need_note"] == "needs no inter-node bandwidth"
+
+
+def test_the_cli_adds_the_columns_and_a_table_line_per_run():
+    args = ["estimate", "--params", "1.3e9", "--workers", "64", "--network", "a100x8-4hdr",
+            "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo"]
+    csv = CliRunner().invoke(app, [*args, "--tokens-per-worker", "32768", "--need", "utilization=0.8",
+                                   "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    frame = pd.read_csv(io.StringIO(csv.stdout))
+    assert (frame["bandwidth_needed_GBps"] > 0).all() and (frame["need_utilisation"] == 0.8).all()
+    table = CliRunner().invoke(app, [*args, "--tokens-per-worker", "1024", "--need", "utilisation=0.95"])
+    assert table.exit_code == 0, table.output
+    assert "inter-node bandwidth for compute at 95% of the step" in table.stdout
+    assert table.stdout.count("GB/s") >= 1 and "adamw" in table.stdout and "dlion-mavo" in table.stdout
+
+
+@pytest.mark.parametrize("text", ["x", "utilisation", "utilisation=", "utilisation=1", "utilisation=0",
+                                  "utilisation=-0.5", "utilisation=1.5", "utilisation=abc", "utilisation=nan",
+                                  "speed=0.5"])
+def test_bad_need_is_refused(text):
+    with pytest.raises(LionsimError, match="bad --need"):
+        parse_need(text)
+
+
+def test_both_spellings_are_accepted():
+    assert parse_need("utilisation=0.95") == parse_need("Utilization = 0.95") == Need(0.95)
+
+
+@pytest.mark.parametrize("text", ["x", "utilisation=1.5"])
+def test_bad_need_on_the_command_line_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, text):
+    out = tmp_path / "out"
+    code, stdout, stderr = run_cli(["estimate", "--params", "1e8", "--tokens-per-worker", "100", "--need", text,
+                                    "--out", str(out)], capsys)
+    assert code == 2 and stdout == ""
+    assert "bad --need" in stderr and len(stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_need_and_sweep_are_refused_together(tmp_path, capsys):
+    code, _, stderr = run_cli(["estimate", "--params", "1e8", "--tokens-per-worker", "100", "--need",
+                               "utilisation=0.5", "--sweep", "bandwidth=1,2", "--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and "--need" in stderr and not (tmp_path / "o").exists()
+
+

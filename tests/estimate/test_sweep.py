@@ -1,0 +1,144 @@
+"""`--sweep`: parsing, the crossover search, and a sweep over a real configuration."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pandas as pd
+import pytest
+
+from lionsim.errors import LionsimError
+from lionsim.estimate import EstimateConfig
+from lionsim.estimate.config import resolve
+from lionsim.estimate.sweep import (
+    CROSSOVER_COLUMNS,
+    Sweep,
+    crossovers,
+    parse_sweep,
+    run_sweep,
+    with_bandwidth,
+    worker_counts,
+    worker_crossover,
+)
+from lionsim.network import GB, load_network
+from lionsim.reports.plots.estimate import plot_estimate_sweep
+
+
+def test_parse_lists_and_ranges():
+    assert parse_sweep("workers=32,8,16") == Sweep("workers", (8, 16, 32))
+    assert parse_sweep("bandwidth=0.5, 10") == Sweep("bandwidth", (0.5, 10.0))
+    assert parse_sweep("bandwidth=1:100:3").values == pytest.approx((1.0, 10.0, 100.0))  # geometric
+    assert parse_sweep("workers=8:64:4", workers_per_node=8).values == (8, 16, 32, 64)
+    assert parse_sweep("workers=2:16:3").values == (2, 6, 16)  # 2, 5.66, 16 rounded
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("nodes=1,2", "bad --sweep 'nodes=1,2'; accepted: workers="),
+        ("workers", "bad --sweep 'workers'"),
+        ("workers=8,x", "'x' is not a number"),
+        ("bandwidth=-1", "'-1' must be a finite number > 0"),
+        ("workers=1:8", "a range is START:END:COUNT"),
+        ("workers=8:1:4", "END > START"),
+        ("workers=2.5", "worker counts must be integers"),
+    ],
+)
+def test_bad_sweeps(text, message):
+    with pytest.raises(LionsimError, match=message):
+        parse_sweep(text)
+
+
+def _frame(values, speedups):
+    rows = [{"strategy": "adamw", "transport": "fp32-allreduce", "sweep_value": v, "speedup": 1.0,
+             "baseline": "adamw@fp32-allreduce"} for v in values]
+    rows += [{"strategy": "dlion-mavo", "transport": "int8-allreduce", "sweep_value": v, "speedup": s,
+              "baseline": "adamw@fp32-allreduce"} for v, s in zip(values, speedups)]
+    return pd.DataFrame(rows)
+
+
+def test_crossover_interpolates_in_log_log():
+    # ln 0.8 = -ln 1.25: the crossing is halfway between 2 and 4 in log x, at sqrt(8)
+    got = crossovers(_frame([1, 2, 4, 8], [0.5, 0.8, 1.25, 2.0]), Sweep("bandwidth", (1, 2, 4, 8)))
+    assert list(got.columns) == CROSSOVER_COLUMNS and len(got) == 1
+    row = got.iloc[0]
+    assert row["crossover"] == pytest.approx(math.sqrt(8)) and row["wins"] == "above"
+    assert (row["speedup_first"], row["speedup_last"]) == (0.5, 2.0)
+
+
+def test_crossover_both_ways_and_none():
+    got = crossovers(_frame([1, 2, 4], [2.0, 0.5, 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["wins"].tolist() == ["below", "above"]
+    none = crossovers(_frame([1, 2], [1.5, 1.2]), Sweep("bandwidth", (1, 2)))
+    assert math.isnan(none["crossover"].iloc[0]) and none["wins"].iloc[0] == "everywhere"
+
+
+def test_with_bandwidth_folds_efficiency():
+    net = with_bandwidth(load_network("100gbe"), 2.0)
+    assert (net.inter.bandwidth_Bps, net.inter.efficiency) == (2.0 * GB, 1.0)
+
+
+@pytest.mark.plots  # renders its sweep plot
+def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
+    cfg = EstimateConfig(model="gpt2-345m", tokens_per_worker=8192, workers=16, network="10gbe", device="h100",
+                         strategies=["lion@fp32-allreduce", "dlion-mavo@a2a-1bit"])
+    sweep, frame, got = run_sweep(cfg, "bandwidth=1:10000:25")
+    assert len(frame) == 2 * 25 and frame["sweep_value"].nunique() == 25
+    assert len(got) == 1
+    row = got.iloc[0]
+    # slow links favour the votes; on fast ones Lion's all-reduce hides behind backward and
+    # the two-phase exchange (after backward, more passes) costs more
+    assert row["wins"] == "below"
+    dlion = frame[frame["strategy"] == "dlion-mavo"].set_index("sweep_value")["speedup"]
+    assert dlion[dlion.index < row["crossover"]].min() > 1 > dlion[dlion.index > row["crossover"]].max()
+    png, svg = plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert svg.name == "sweep.svg" and svg.read_bytes().lstrip().startswith(b"<?xml")
+
+
+def test_worker_crossover_is_a_whole_count_on_the_winning_side():
+    """It was "1.11 workers" (log-log interpolation between 1 and 2)."""
+    cfg = EstimateConfig(model="gpt2-124m", network="10gbe", workers=8,
+                         strategies=["adamw@bf16-allreduce", "lion@fp32-allreduce", "lioncub-l1"])
+    sweep, frame, got = run_sweep(cfg, "workers=1,2,4,8,16")
+    for row in got[got["crossover"].notna()].itertuples():
+        assert float(row.crossover).is_integer(), row
+        speedup = {w: s for w, s in zip(frame[frame["strategy"] == row.strategy]["sweep_value"],
+                                        frame[frame["strategy"] == row.strategy]["speedup"])}
+        at = int(row.crossover)
+        wins_there = run_sweep(dataclasses.replace(cfg, workers=at), f"workers={at}")[1]
+        won = wins_there[wins_there["strategy"] == row.strategy]["speedup"].iloc[0] > 1
+        assert won, (row, speedup)  # the crossover itself is on the winning side
+        neighbour = at + 1 if row.wins == "below" else at - 1
+        if neighbour >= 1:
+            other = run_sweep(dataclasses.replace(cfg, workers=neighbour), f"workers={neighbour}")[1]
+            assert other[other["strategy"] == row.strategy]["speedup"].iloc[0] <= 1, row
+
+
+def test_worker_crossover_on_a_two_level_network_is_whole_nodes():
+    cfg = EstimateConfig(model="gpt2-124m", network="h100x8-10gbe", workers=8,
+                         strategies=["lion@fp32-allreduce", "dlion-mavo@a2a-1bit"])
+    r = resolve(cfg)
+    assert worker_counts(4, 40, 8) == [5, 6, 7, 8, 16, 24, 32, 40]
+    got = worker_crossover(r, "dlion-mavo@a2a-1bit", 8, 64, wins_above=True)
+    assert got == 8 or got % 8 == 0
+
+
+def test_worker_sweep_must_fill_nodes():
+    cfg = EstimateConfig(model="gpt2-124m", network="dgx-h100", workers=8)
+    with pytest.raises(LionsimError, match="workers = 12 does not fill whole nodes"):
+        run_sweep(cfg, "workers=8,12")
+
+
+def test_a_speedup_within_half_a_percent_is_level_not_a_win():
+    from lionsim.estimate.sweep import Sweep, crossovers
+
+    def frame(speedups):
+        return pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                              "baseline": "adamw@t"} for v, s in zip((1, 2, 4), speedups)])
+
+    assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
+    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["everywhere"]
+    got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)

@@ -1,0 +1,40 @@
+"""`lionsim ARGS` run in this process (lionsim.cli.app.main), as a user's shell would run it: no
+process to start, so a test of a command's output or its refusal costs what the command costs."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from lionsim.cli.app import main
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """`lionsim ARGV`'s exit code, stdout and stderr (paths and numbers in ARGV given as text)."""
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+TINY_BENCH = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2", "--eval-every", "1"]
+"""The smallest bench of the default workload: 2 workers, 2 steps, evaluated at each."""
+
+
+def one_line_exit_2(args: list[str], capsys, message: str = "") -> str:
+    """Run `lionsim ARGS`, which must refuse with exit 2 and one line on stderr holding `message`."""
+    code, out, err = run_cli(args, capsys)
+    assert code == 2, (args, out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert message in err, err
+    return err
+
+
+def table_text(table, width: int = 80) -> str:
+    """A rich table as a terminal of `width` columns shows it."""
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO())
+    console.print(table)
+    return console.export_text()

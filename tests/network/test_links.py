@@ -1,0 +1,204 @@
+"""Links, networks, presets and profile files (valid and every kind of bad one)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import lionsim.cli  # noqa: F401  (registers every command)
+from lionsim.errors import LionsimError
+from lionsim.network import NETWORKS, Link, Network, load_network
+from tests.helpers import REPO
+
+
+def test_link_beta_is_inverse_effective_bandwidth():
+    link = Link(alpha_s=1e-5, bandwidth_Bps=2e9, efficiency=0.5)
+    assert link.beta == pytest.approx(1e-9)
+    assert Link.from_units(alpha_us=25, bandwidth_GBps=1.17, reduce_GBps=4).gamma_s_per_byte == pytest.approx(0.25e-9)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"alpha_s": -1e-6, "bandwidth_Bps": 1e9},
+        {"alpha_s": 0.0, "bandwidth_Bps": 0.0},
+        {"alpha_s": 0.0, "bandwidth_Bps": math.nan},
+        {"alpha_s": 0.0, "bandwidth_Bps": math.inf},
+        {"alpha_s": 0.0, "bandwidth_Bps": 1e9, "efficiency": 1.5},
+        {"alpha_s": 0.0, "bandwidth_Bps": 1e9, "efficiency": 0.0},
+        {"alpha_s": 0.0, "bandwidth_Bps": 1e9, "gamma_s_per_byte": -1.0},
+    ],
+)
+def test_bad_links_are_rejected(kwargs):
+    with pytest.raises(LionsimError):
+        Link(**kwargs)
+
+
+def test_network_rules():
+    inter = Link(alpha_s=0.0, bandwidth_Bps=1e9)
+    with pytest.raises(LionsimError, match="needs an intra link"):
+        Network(name="x", inter=inter, workers_per_node=8)
+    with pytest.raises(LionsimError, match="oversubscription"):
+        Network(name="x", inter=inter, oversubscription=0.5)
+    with pytest.raises(LionsimError, match="ps_servers"):
+        Network(name="x", inter=inter, ps_servers=0)
+
+
+REQUIRED = ("1gbe", "10gbe", "25gbe", "100gbe", "ib-hdr", "ib-ndr", "nvlink4")
+
+
+def test_required_presets_exist_with_their_documented_values():
+    assert set(REQUIRED) <= set(NETWORKS.names())
+    expected = {  # alpha us, bandwidth GB/s, efficiency (presets.py table)
+        "1gbe": (50, 0.117, 1.0),
+        "10gbe": (25, 1.17, 1.0),
+        "25gbe": (25, 2.9, 1.0),
+        "100gbe": (20, 11.7, 0.43),
+        "ib-hdr": (2, 24, 1.0),
+        "ib-ndr": (2, 48, 1.0),
+        "nvlink4": (1, 380, 1.0),
+    }
+    for name, (alpha_us, gbps, eff) in expected.items():
+        net = load_network(name)
+        assert net.inter.alpha_s == pytest.approx(alpha_us * 1e-6)
+        assert net.inter.bandwidth_Bps == pytest.approx(gbps * 1e9)
+        assert net.inter.efficiency == eff
+        assert net.workers_per_node == 1
+
+
+def test_preset_goodput_is_below_line_rate_and_in_reference_ranges():
+    line_rate = {"1gbe": 0.125, "10gbe": 1.25, "25gbe": 3.125, "100gbe": 12.5, "ib-hdr": 25, "ib-ndr": 50, "nvlink4": 450}
+    for name, raw in line_rate.items():
+        link = load_network(name).inter
+        assert link.bandwidth_Bps * link.efficiency < raw * 1e9
+    nccl_tcp = load_network("100gbe").inter  # NCCL over TCP reached 4-6 GB/s
+    assert 4e9 <= nccl_tcp.bandwidth_Bps * nccl_tcp.efficiency <= 6e9
+    dgx = load_network("dgx-h100")
+    assert dgx.workers_per_node == 8 and dgx.inter.bandwidth_Bps == pytest.approx(8 * 48e9)
+
+
+SPEC_EXAMPLE = """\
+workers_per_node = 8        # optional; 1 (flat) if absent
+[inter]
+alpha_us = 25.0
+bandwidth_GBps = 1.17
+efficiency = 1.0
+[intra]
+alpha_us = 1.0
+bandwidth_GBps = 360.0
+"""
+
+
+def test_spec_example_profile(tmp_path):
+    path = tmp_path / "cluster.toml"
+    path.write_text(SPEC_EXAMPLE)
+    net = load_network(str(path))
+    assert net.name == "cluster"
+    assert net.workers_per_node == 8
+    assert net.inter.alpha_s == pytest.approx(25e-6) and net.inter.bandwidth_Bps == pytest.approx(1.17e9)
+    assert net.intra is not None and net.intra.bandwidth_Bps == pytest.approx(360e9)
+    assert net.oversubscription == 1.0 and net.ps_servers == 1
+
+
+def test_json_profile_with_every_key(tmp_path):
+    data = {
+        "name": "lab",
+        "description": "two racks",
+        "workers_per_node": 4,
+        "oversubscription": 2,
+        "ps_servers": 2,
+        "inter": {"alpha_us": 30, "bandwidth_GBps": 2.9, "efficiency": 0.8, "reduce_GBps": 5},
+        "intra": {"alpha_us": 2, "bandwidth_GBps": 24},
+    }
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(data))
+    net = load_network(path)
+    assert (net.name, net.workers_per_node, net.oversubscription, net.ps_servers) == ("lab", 4, 2.0, 2)
+    assert net.inter.efficiency == 0.8 and net.inter.gamma_s_per_byte == pytest.approx(0.2e-9)
+
+
+def test_to_dict_round_trips_through_a_profile_file(tmp_path):
+    for name in NETWORKS.names():
+        original = load_network(name)
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(original.to_dict()))
+        again = load_network(path)
+        assert _close(again.to_dict(), original.to_dict())
+
+
+def _close(a, b) -> bool:
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        return all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-12)
+        return True
+    assert a == b
+    return True
+
+
+BAD_TOML = [
+    ("bandwith_GBps = 1.0\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "unknown key 'bandwith_GBps'"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\nlatency = 3\n", "unknown key 'inter.latency'"),
+    ("workers_per_node = 1\n", "missing key 'inter'"),
+    ("[inter]\nbandwidth_GBps = 1\n", "missing key 'inter.alpha_us'"),
+    ("[inter]\nalpha_us = 1\n", "missing key 'inter.bandwidth_GBps'"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = 0\n", "'inter.bandwidth_GBps' = 0 must be a finite number > 0"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = -2.5\n", "'inter.bandwidth_GBps' = -2.5"),
+    ("[inter]\nalpha_us = nan\nbandwidth_GBps = 1\n", "'inter.alpha_us' = nan"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = inf\n", "'inter.bandwidth_GBps' = inf"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = '10'\n", "'inter.bandwidth_GBps' = '10' is not a number"),
+    ("[inter]\nalpha_us = true\nbandwidth_GBps = 1\n", "'inter.alpha_us' = True is not a number"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\nefficiency = 1.2\n", "'inter.efficiency' = 1.2"),
+    ("workers_per_node = 0\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'workers_per_node' = 0 must be an integer >= 1"),
+    ("workers_per_node = 2.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'workers_per_node' = 2.5"),
+    ("workers_per_node = 8\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "needs an \\[intra\\] link"),
+    ("oversubscription = 0.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'oversubscription' = 0.5"),
+    ("inter = 3\n", "'inter' must be a table"),
+    ("[inter\nalpha_us = 1\n", "malformed TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_TOML)
+def test_bad_toml_profiles_name_the_key_and_the_file(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(LionsimError, match=message) as info:
+        load_network(str(path))
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_bad_json_profiles(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"inter": {"alpha_us": 1, "bandwidth_GBps": NaN}}')  # Python's json accepts NaN
+    with pytest.raises(LionsimError, match=r"bad.json: 'inter.bandwidth_GBps' = nan"):
+        load_network(str(path))
+    path.write_text('{"inter": ')
+    with pytest.raises(LionsimError, match="malformed JSON"):
+        load_network(str(path))
+    path.write_text("[1, 2]")
+    with pytest.raises(LionsimError, match="top level"):
+        load_network(str(path))
+
+
+def test_unknown_names_and_missing_files(tmp_path):
+    with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
+        load_network("10gbee")
+    assert load_network("10GbE").name == "10gbe"  # presets in any case
+    with pytest.raises(LionsimError, match="network profile not found"):
+        load_network(str(tmp_path / "none.toml"))
+
+
+def test_a_multi_worker_node_without_intra_says_what_to_add(tmp_path, capsys):
+    path = tmp_path / "p.toml"
+    path.write_text("workers_per_node = 4\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
+    with pytest.raises(LionsimError, match=r"needs an \[intra\] link table .*optional only in a flat profile"):
+        load_network(str(path))
+    flat = tmp_path / "flat.toml"
+    flat.write_text("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
+    assert load_network(str(flat)).intra is None  # optional when flat
+    docs = " ".join((REPO / "docs" / "backends.md").read_text().split())
+    assert "`[intra]`, the link between workers of one node, is optional only in a flat profile" in docs

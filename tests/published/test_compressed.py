@@ -1,0 +1,110 @@
+"""Published measurements of compressed training side by side: the cases come from at least
+three sources with their configurations, the hold-out is kept apart, the docs table is the one
+the cases give now, every case beyond 15% names what lionsim lacks for it, and a case whose two
+steps ran on different libraries reads its ratio across its two commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from lionsim.published import cases as published, compressed as pc
+from lionsim.compute.counted import count_on_meta
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
+MECHANISMS = tuple(f"`{gap}`" for gap in pc.GAPS)
+"""What lionsim lacks, as each miss names it (pc.GAPS)."""
+
+
+def _source(case: published.Case) -> str:
+    return re.split(r"[,:]", case.source, maxsplit=1)[0]
+
+
+def test_eight_points_from_three_sources_and_a_separate_hold_out():
+    assert len(pc.COMPRESSED_CASES) >= 8 and len({_source(c) for c in pc.COMPRESSED_CASES}) >= 3
+    assert len(pc.HOLDOUT_CASES) >= 4
+    keys = [c.key for c in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES, *published.CASES)]
+    assert len(keys) == len(set(keys))
+    for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES):
+        assert case.published > 0 and case.config and case.quantity and case.command[0] == "estimate"
+        assert case.read in ("step_ratio", "comm_ratio", "bandwidth_needed")
+    for finding in pc.FINDINGS:
+        assert finding.source and finding.config and finding.published and len(finding.needs) > 40
+
+
+def test_every_miss_names_a_mechanism():
+    for case in pc.COMPRESSED_CASES:
+        if case.miss:
+            assert any(m in case.miss for m in MECHANISMS), case.key
+
+
+@pytest.mark.slow  # one estimate through the command line (about 5 s of CPU)
+def test_the_step_ratio_is_read_from_the_second_row_over_the_first():
+    case = next(c for c in pc.COMPRESSED_CASES if c.key == "grace-powersgd-resnet50-10g")
+    frame = published._run(case.command)
+    assert list(frame["strategy"]) == ["sgdm", "powersgd"]
+    assert published.lionsim_figure(case) == pytest.approx(frame["step_s"][1] / frame["step_s"][0], rel=1e-12)
+
+
+def test_the_vgg16_file_is_torchvision_s_vgg16():
+    from lionsim.plugin_load import load_function, parse_spec
+
+    spec = parse_spec(str(Path(__file__).resolve().parents[2] / "examples" / "models" / "vgg16.py:vgg16"), "--model")
+    vgg16 = load_function(spec, "--model")
+    count = count_on_meta(lambda: vgg16(batch=1), "vgg16.py:vgg16")
+    assert count.params == 138_357_544  # torchvision's vgg16
+    # 15.47 GMACs a 224x224 image (torchvision's table), FlopCounterMode counts 2 FLOPs a MAC
+    assert count.forward_flops / count.samples / 2 / 1e9 == pytest.approx(15.47, rel=0.01)
+
+
+@pytest.fixture(scope="session")
+def results():
+    return published.results(pc.COMPRESSED_CASES)
+
+
+@pytest.mark.slow  # every compressed case's estimate (about 30 s of CPU)
+def test_the_docs_table_is_the_compressed_cases_run_now(results):
+    text = DOC.read_text()
+    block = text.split("<!-- published-compressed:begin -->\n", 1)[1].split("\n<!-- published-compressed:end -->", 1)[0]
+    assert block == pc.markdown(results)
+
+
+@pytest.mark.slow  # every compressed case's estimate (about 30 s of CPU)
+def test_each_case_beyond_15_percent_says_which_mechanism_it_points_to(results):
+    for case, row in zip(pc.COMPRESSED_CASES, results.itertuples(index=False)):
+        if abs(row.error) > pc.GOAL_MEDIAN:
+            assert any(m in case.miss for m in MECHANISMS), f"{case.key} misses by {row.error:+.1%} and names no mechanism"
+
+
+@pytest.mark.slow  # one estimate through the command line (about 5 s of CPU)
+def test_the_bandwidth_needed_reading_is_the_first_row_of_estimate_need():
+    from lionsim.estimate import EstimateConfig, resolve
+    from lionsim.estimate.need import Need, need_rows
+
+    args = dict(params=10**8, tokens_per_worker=65536, workers=8, network="10gbe", strategies=["sgdm@fp32-allreduce"])
+    case = published.Case(key="need", source="a test", config="a test", quantity="GB/s", published=1.0,
+                          command=("estimate", "--params", "1e8", "--tokens-per-worker", "65536", "--workers", "8",
+                                   "--network", "10gbe", "-s", "sgdm@fp32-allreduce", "--need", "utilisation=0.5",
+                                   "--format", "csv"),
+                          read="bandwidth_needed")
+    (record,) = need_rows(resolve(EstimateConfig(**args)), Need(0.5))
+    assert published.lionsim_figure(case) == pytest.approx(record["bandwidth_needed_GBps"], rel=1e-9)
+
+
+def test_a_ratio_across_two_commands_is_the_second_ones_step_over_the_firsts():
+    common = ("estimate", "--params", "1e8", "--tokens-per-worker", "512", "--workers", "8", "--network", "10gbe",
+              "--format", "csv")
+    case = published.Case(key="versus", source="s", config="c", quantity="step ratio", published=1.0,
+                           command=(*common, "-s", "adamw@bf16-allreduce"),
+                           versus=(*common, "--traits", "mpi", "-s", "adamw@fp32-allreduce"), read="step_ratio")
+    first, second = published._run(case.command), published._run(case.versus)
+    assert published.lionsim_figure(case) == pytest.approx(second["step_s"][0] / first["step_s"][0], rel=1e-12)
+    assert case.shell.count("lionsim estimate") == 2
+
+
+def test_each_gap_a_miss_may_name_says_what_lionsim_lacks():
+    assert all(len(text) > 40 for text in pc.GAPS.values())
+    named = {gap for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES) for gap in pc.GAPS if f"`{gap}`" in case.miss}
+    assert named <= set(pc.GAPS)

@@ -1,0 +1,92 @@
+"""Published bandwidth needs of local-step methods side by side: the cases come from two papers
+with their configurations, the hold-out is another paper's table kept apart, every printed figure
+is a point of the grid the figures are read onto, one case against a closed form, and the docs
+block is the one the cases give now."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lionsim.published import cases as published, compressed as pc, local as pl
+from lionsim.estimate.need import busy_share
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
+
+
+def _source(case: published.Case) -> str:
+    return re.split(r"[,:]", case.source, maxsplit=1)[0]
+
+
+def test_points_from_two_papers_and_a_hold_out_from_another_table():
+    cases, holdout = pl.LOCAL_STEP_CASES, pl.LOCAL_STEP_HOLDOUT
+    assert len(cases) >= 6 and len(holdout) >= 3
+    assert len({_source(c) for c in (*cases, *holdout)}) >= 2 and not {_source(c) for c in cases} & {
+        _source(c) for c in holdout}
+    keys = [c.key for c in (*cases, *holdout, *published.CASES, *pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES)]
+    assert len(keys) == len(set(keys))
+    for case in (*cases, *holdout):
+        assert case.published > 0 and case.config and case.quantity and case.command[0] == "estimate"
+        assert case.read in pl.READS
+    for finding in pl.FINDINGS:
+        assert finding.source and finding.config and finding.published and len(finding.why) > 40
+
+
+def test_every_printed_bandwidth_is_a_grid_point_to_about_its_printed_tenth():
+    grid = np.logspace(-1, 3, 50)
+    assert pl.GRID_GBPS == tuple(float(g) for g in grid)
+    for case in (*pl.LOCAL_STEP_CASES, *pl.LOCAL_STEP_HOLDOUT):
+        if case.read == "gbit_needed_grid":
+            assert np.min(np.abs(grid - case.published)) <= 0.055, case.key  # printed 86.8 for 86.85, 0.9 for 0.954
+
+
+@pytest.mark.parametrize("solved,read", [(97.3, 86.851), (86.851, 71.969), (86.852, 86.851), (0.1, math.nan),
+                                         (0.11, 0.1), (5000.0, 1000.0), (math.nan, math.nan)])
+def test_a_solved_bandwidth_is_read_as_the_last_grid_point_below_it(solved, read):
+    got = pl.grid_below(solved)
+    assert (math.isnan(got) and math.isnan(read)) or got == pytest.approx(read, abs=1e-3)
+
+
+def test_data_parallel_at_99_percent_waits_only_for_its_last_layer_a_closed_form():
+    # 1B, 24 layers of 41,666,750 parameters a bucket (--bucket-mb 166.667), bf16 over a 2-worker ring
+    # without latency: at 99% the last layer, ready when backward ends, must cross within a hundredth
+    # of the worker's own work: B = 16 bits x layer / ((busy / 0.99 - busy))
+    case = next(c for c in pl.LOCAL_STEP_CASES if c.key == "sdiloco-1b-dp-cu99")
+    frame = published._run(case.command)
+    row = frame.iloc[0]
+    busy = row["step_s"] - row["comm_exposed_s"]  # the worker's own work does not depend on the link
+    layer = int(166.667e6 // 4)
+    closed = 16 * layer / (busy / 0.99 - busy) / 1e9
+    assert row["bandwidth_needed_GBps"] * 8 == pytest.approx(closed, rel=1e-5)
+    assert pl.figure(case)[0] == pytest.approx(case.published, abs=0.05)  # 657 Gbit/s, read as 569.0
+
+
+def test_the_utilisation_is_read_from_the_row_at_1_gbit():
+    case = next(c for c in pl.LOCAL_STEP_CASES if c.key == "sdiloco-1b-overlapped-fp4-1gbits")
+    frame = published._run(case.command)
+    assert frame["sweep_value"].iloc[0] == 0.125 and pl.figure(case)[0] == busy_share(frame.iloc[0])
+
+
+@pytest.fixture(scope="module")
+def both():
+    return pl.results(pl.LOCAL_STEP_CASES), pl.results(pl.LOCAL_STEP_HOLDOUT)
+
+
+@pytest.mark.slow  # every case's estimate --need (about 20 s of CPU)
+def test_the_docs_block_is_the_cases_run_now(both):
+    text = DOC.read_text()
+    block = text.split("<!-- published-local:begin -->\n", 1)[1].split("\n<!-- published-local:end -->", 1)[0]
+    assert block == pl.docs_block(*both)
+
+
+@pytest.mark.slow  # every case's estimate --need (about 20 s of CPU)
+def test_the_table_meets_its_goal_or_says_why(both):
+    table, _ = both
+    s = pl.summary(table)
+    assert s["median"] <= pl.GOAL_MEDIAN
+    missed = {c.key: c.miss for c in pl.LOCAL_STEP_CASES}
+    assert all(missed[key] for key in s["beyond"]), s["beyond"]

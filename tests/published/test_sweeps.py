@@ -1,0 +1,69 @@
+"""Published nccl-tests sweeps across nodes against lionsim (lionsim.published.sweeps): the data
+is what it says, the fabrics' figures are the fit's, the docs table is the sweeps run now, and
+every point within its goal or its sweep says why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lionsim.published import sweeps as ps
+from lionsim.network.fabric_fit import FITTED, fit_all
+from lionsim.network.fabrics import FABRICS
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
+
+
+@pytest.fixture(scope="session")
+def results():
+    return ps.results()
+
+
+def test_the_sweeps_span_three_fabrics_with_full_ranges_and_hold_some_out():
+    full = [s for s in ps.SWEEPS if min(s.times_us()) <= 64 and max(s.times_us()) >= 256 * ps.MiB]
+    assert len(full) >= 4 and len({s.fabric for s in full}) >= 3
+    for name in FITTED:
+        roles = {s.role for s in ps.SWEEPS if s.fabric == name}
+        assert roles == {"fit", "held-out"}, name  # each fitted fabric is checked on a sweep it did not see
+    for sweep in ps.SWEEPS:
+        sizes = [r[0] for r in sweep.rows]
+        assert sweep.source and sweep.config and sweep.fabric in FABRICS and sweep.role in ("fit", "held-out")
+        assert sizes == sorted(set(sizes)) and all(t > 0 for r in sweep.rows for t in r[1:])
+        assert set(sweep.sizes()) <= set(sizes)
+
+
+def test_a_rows_published_time_is_the_lower_of_its_two_columns():
+    sweep = next(s for s in ps.SWEEPS if s.key == "ib-ndr-h100-2x8")
+    assert sweep.times_us()[8] == 24.70  # out-of-place 68.52 us: the first call's stall
+
+
+def test_the_fabrics_figures_are_the_fit_on_the_fit_sweeps():
+    for name, fitted in fit_all(ps.SWEEPS).items():
+        fabric = FABRICS.get(name)
+        assert (fabric.hop_us, fabric.share, fabric.cap_GBps, fabric.protocol_share, fabric.protocols) == (
+            fitted.hop_us, fitted.share, fitted.cap_GBps, fitted.protocol_share, fitted.protocols), name
+        assert fabric.fitted_on == fitted.fitted_on
+
+
+def test_the_docs_table_is_the_sweeps_run_now(results):
+    text = DOC.read_text()
+    block = text.split("<!-- sweeps:begin -->\n", 1)[1].split("\n<!-- sweeps:end -->", 1)[0]
+    assert block == ps.markdown_table(results)
+
+
+def test_each_point_is_within_its_goal_or_its_sweep_says_why(results):
+    misses = {s.key: s.miss for s in ps.SWEEPS}
+    for row in results.itertuples(index=False):
+        if abs(row.error) > ps.goal(row.bytes):
+            assert len(misses[row.sweep]) > 40, f"{row.sweep} at {row.bytes} B misses by {row.error:+.1%} with no reason"
+    assert ps.summary(results, "fit")["small_median"] <= 0.10
+    assert ps.summary(results, "held-out")["small_median"] <= ps.GOAL_SMALL
+
+
+@pytest.mark.slow  # builds the CLI (several seconds)
+def test_a_sweeps_figures_are_what_its_command_prints():
+    sweep = next(s for s in ps.SWEEPS if s.key == "sockets-g4dn-8xl-2x1")
+    frame = ps.run_command(sweep.command)
+    printed = {int(b): float(t) * 1e6 for b, t in zip(frame["bytes"], frame["time_s"])}
+    assert printed == pytest.approx(ps.lionsim_times_us(sweep), rel=1e-12)

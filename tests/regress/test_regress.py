@@ -1,0 +1,241 @@
+"""lionsim.regress: metrics, tolerances, verdicts, baseline files, suite drift, reports, CLI errors.
+
+Training happens only on a test-only tiny case (2 workers, 30 steps: ~0.2 s a run) passed to
+the library through its `suite` argument; the CLI tests fail before any training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import xml.etree.ElementTree as ET
+
+import pandas as pd
+import pytest
+import torch
+
+import lionsim.cli  # noqa: F401  (registers every command)
+import lionsim.cli.regress_cmd  # noqa: F401  (registers `lionsim regress`)
+import lionsim.strategies.dlion as dlion
+from lionsim.aggregators import MajorityVote
+from lionsim.errors import LionsimError
+from lionsim.regress import SUITE, CheckResult, check_suite, load_baseline, select_cases, update_suite
+from lionsim.regress.baseline import BASELINE_FILE, MetricBaseline, default_baseline_dir
+from lionsim.regress.cases import MLP_HYPER, Case
+from lionsim.regress.compare import compare_metric
+from lionsim.regress.fingerprint import SPREAD, STRICT, choose_mode, fingerprint
+from lionsim.regress.metrics import run_metrics
+from lionsim.regress.report import junit_xml, markdown
+from lionsim.regress.rows import FAILED, IMPROVED, MISSING, OUTDATED, PASS, REGRESSED, Row
+from lionsim.regress.tolerance import ACCURACY_FLOOR, LOSS_FLOOR, tolerance
+from tests.helpers import REPO
+from tests.helpers.cli import one_line_exit_2, run_cli
+
+TINY = Case(name="tiny", workload="mlp", workers=2, steps=30, batch_size=16,
+            strategies=("lion", "dlion-mavo"), hyper=MLP_HYPER)
+TINY2 = dataclasses.replace(TINY, name="tiny2", workers=3)
+LION, MAVO = "lion@fp32-allreduce", "dlion-mavo@int8-allreduce"
+
+
+@pytest.fixture(scope="session")
+def tiny_baseline(tmp_path_factory):
+    """A baseline of TINY (fixed seed + 1 calibration seed); tests copy the file before editing it."""
+    directory = tmp_path_factory.mktemp("tiny")
+    result = update_suite(directory, seeds=1, suite=[TINY])
+    assert result.ok and result.path == directory / BASELINE_FILE
+    assert [c.kind for c in result.changes] == ["new case"]
+    return json.loads(result.path.read_text())
+
+
+def write(directory, data) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / BASELINE_FILE).write_text(json.dumps(data))
+
+
+# ---- pure pieces -----------------------------------------------------------------------
+
+
+def test_select_cases_takes_names_and_globs_and_rejects_unknown_ones():
+    assert [c.name for c in select_cases(["mlp-n4-*", "gpt-n4-iid"])] == ["mlp-n4-iid", "mlp-n4-dir0.5", "gpt-n4-iid"]
+    assert select_cases(None) == list(SUITE)
+    with pytest.raises(LionsimError, match=r"unknown case 'mlp-n3'; choose from: mlp-n4-iid, "):
+        select_cases(["mlp-n3"])
+
+
+def test_the_suite_is_valid_and_has_the_main_strategies_and_an_a2a_run():
+    runs = {s for c in SUITE for s in c.strategies}
+    assert {"adamw", "lion", "dlion-mavo", "dlion-avg", "lioncub-l1", "dlion-mavo@a2a-1bit"} <= runs
+    assert {c.workers for c in SUITE} >= {4, 8} and {c.data_split for c in SUITE} >= {"iid", "dirichlet:0.5"}
+    for case in SUITE:
+        for strategy in case.strategies:
+            case.bench_config(strategy, case.seed).validate()
+
+
+def test_tolerance_is_k_standard_deviations_with_a_floor():
+    assert tolerance("final_loss", 0.1) == pytest.approx(0.3)
+    assert tolerance("final_loss", 0.0) == LOSS_FLOOR
+    assert tolerance("eval_acc", 1e-5) == ACCURACY_FLOOR
+
+
+def test_run_metrics_read_the_curve_the_checkpoints_and_the_last_eval():
+    steps = pd.DataFrame({"step": range(20, 0, -1), "loss": [21.0 - k for k in range(20, 0, -1)],
+                          "eval_loss": [1.5] + [math.nan] * 19, "eval_acc": [math.nan] * 20})
+    m = run_metrics(steps)  # loss 20, 19, ..., 1 over steps 1..20; trailing window ceil(10%) = 2
+    assert m == {"final_loss": 1.5, "best_loss": 1.0, "eval_loss": 1.5,
+                 "loss@5": 16.5, "loss@10": 11.5, "loss@15": 6.5}  # no eval_acc: none reported
+
+
+@pytest.mark.parametrize("metric, now, verdict", [
+    ("final_loss", 1.09, PASS), ("final_loss", 1.11, REGRESSED), ("final_loss", 0.89, IMPROVED),
+    ("eval_acc", 0.89, REGRESSED), ("eval_acc", 1.11, IMPROVED), ("final_loss", math.nan, REGRESSED),
+])
+def test_a_metric_regresses_past_its_tolerance_on_its_worse_side(metric, now, verdict):
+    row = compare_metric("c", "r", metric, MetricBaseline(value=1.0, sd=0.03, tol=0.1), now)
+    assert row.verdict == verdict
+    if verdict == REGRESSED and not math.isnan(now):
+        assert "worse by 0.11" in row.note and "tolerance 0.1" in row.note
+
+
+# ---- suites through the library ------------------------------------------------------------
+
+
+def test_an_unchanged_tree_reproduces_its_baseline_exactly(tiny_baseline, tmp_path):
+    write(tmp_path, tiny_baseline)
+    threads = torch.get_num_threads()
+    result = check_suite(tmp_path, suite=[TINY])
+    assert torch.get_num_threads() == threads  # the one-thread pin is undone
+    assert result.ok and not result.warnings, result.failures
+    metric_rows = [r for r in result.rows if not r.is_cross_check]
+    assert metric_rows and all(r.now == r.baseline for r in metric_rows)
+    assert {r.metric for r in result.rows if r.run == MAVO} >= {"gap_to_lion", "check:mavo-vs-lion", "eval_acc"}
+
+
+def test_a_baseline_from_another_suite_version_is_reported_not_crashed(tiny_baseline, tmp_path):
+    data = json.loads(json.dumps(tiny_baseline))
+    data["suite_version"] = 0
+    data["cases"]["tiny"]["runs"]["signum-mv@int8-allreduce"] = data["cases"]["tiny"]["runs"][LION]
+    write(tmp_path, data)
+    changed = dataclasses.replace(TINY, steps=31)
+    result = check_suite(tmp_path, suite=[changed, TINY2])
+    verdicts = {(r.case, r.run): (r.verdict, r.note) for r in result.rows if not r.is_cross_check}
+    assert verdicts[("tiny", LION)][0] == OUTDATED and "steps 30 -> 31" in verdicts[("tiny", LION)][1]
+    assert verdicts[("tiny2", MAVO)][0] == MISSING
+    assert "lionsim regress --update --case tiny2" in verdicts[("tiny2", MAVO)][1]
+    assert not result.ok
+    assert any("suite version 0" in w for w in result.warnings)
+    # a case the suite no longer has is a warning, and so is a run it no longer has
+    result = check_suite(tmp_path, suite=[TINY2, TINY])
+    assert any("tiny / signum-mv@int8-allreduce is no longer in the suite" in w for w in result.warnings)
+    result = check_suite(tmp_path, suite=[TINY2])
+    assert any("baseline case tiny is no longer in the suite" in w for w in result.warnings)
+
+
+def test_a_diverged_run_fails_the_check_instead_of_erroring(tiny_baseline, tmp_path, monkeypatch):
+    write(tmp_path, tiny_baseline)
+    monkeypatch.setattr(dlion, "apply_update_", lambda p, update, lr, wd: p.mul_(math.inf))
+    result = check_suite(tmp_path, suite=[TINY])
+    assert [(r.run, r.metric, r.verdict) for r in result.failures] == [(MAVO, "run", FAILED)]
+    assert "diverged" in result.failures[0].note
+
+
+def test_update_shows_what_changed_and_keeps_cases_it_did_not_touch(tiny_baseline, tmp_path):
+    data = json.loads(json.dumps(tiny_baseline))
+    data["cases"]["tiny"]["runs"][LION]["metrics"]["final_loss"]["value"] = 9.0
+    data["cases"]["old"] = data["cases"]["tiny"]
+    write(tmp_path, data)
+    result = update_suite(tmp_path, ["tiny"], seeds=1, suite=[TINY, TINY2])
+    assert [(c.case, c.run, c.metric, c.kind, c.old) for c in result.changes] == [("tiny", LION, "final_loss", "changed", 9.0)]
+    assert result.changes[0].new == tiny_baseline["cases"]["tiny"]["runs"][LION]["metrics"]["final_loss"]["value"]
+    assert list(load_baseline(tmp_path).cases) == ["tiny", "old"]  # a partial update keeps the rest
+
+
+def test_update_refuses_to_record_a_broken_algorithm(tmp_path, monkeypatch):
+    value = MajorityVote.value
+    monkeypatch.setattr(MajorityVote, "value", lambda self, s, n: -value(self, s, n))
+    result = update_suite(tmp_path, seeds=1, suite=[TINY])
+    assert not result.ok and result.path is None and not (tmp_path / BASELINE_FILE).exists()
+    assert any("check:mavo-vs-lion fails" in p for p in result.problems)
+
+
+# ---- reports -------------------------------------------------------------------------------
+
+
+def test_junit_is_valid_xml_with_one_testcase_per_run_and_the_failures_counted():
+    rows = [Row("c1", "a@x", "final_loss", PASS, 1.0, 1.0, 0.1),
+            Row("c1", "b@y", "final_loss", REGRESSED, 1.0, 1.5, 0.1, note="final_loss worse by 0.5 (tolerance 0.1)"),
+            Row("c1", "b@y", "check:mavo-vs-lion", FAILED, 1.0, 2.0, 0.2, note="eval_loss 2 > 1.2 | x"),
+            Row("c2", "b@y", "eval_acc", IMPROVED, 0.5, 0.7, 0.1)]
+    result = CheckResult(cases=["c1", "c2"], rows=rows, warnings=["w <&>"])
+    root = ET.fromstring(junit_xml(result, 3.0))
+    suite = root.find("testsuite")
+    cases = suite.findall("testcase")
+    assert (suite.get("tests"), suite.get("failures")) == ("3", "1") and len(cases) == 3
+    failure = cases[1].find("failure")
+    assert (cases[1].get("classname"), cases[1].get("name")) == ("regress.c1", "b@y")
+    assert "worse by 0.5" in failure.get("message") and "now 2, tolerance 0.2" in failure.text
+    md = markdown(result, 3.0)
+    assert md.startswith("# lionsim regress: FAIL") and "| c1 | b@y | check:mavo-vs-lion |" in md
+    assert "2 > 1.2 \\| x" in md
+
+
+# ---- the command line: bad input is exit 2 before any training ------------------------------
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not JSON"),
+    (json.dumps({"format": "other"}), "format is 'other'"),
+    (json.dumps({"format": "lionsim-regress-baseline/1", "suite_version": 1, "tolerance": {}, "versions": {},
+                 "cases": {"mlp-n4-iid": {"setting": {}, "seeds": [0], "untrained_eval_loss": 2.3, "runs": {
+                     "lion@fp32-allreduce": {"lr": 0.01, "weight_decay": 2, "metrics": {
+                         "final_loss": {"value": 1, "sd": 0, "tol": "wide"}}}}}}}),
+     "cases.mlp-n4-iid.runs.lion@fp32-allreduce.metrics.final_loss.tol is 'wide', not a number"),
+])
+def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, message):
+    (tmp_path / BASELINE_FILE).write_text(content)
+    code, out, err = run_cli(["regress", "--case", "mlp-n4-iid", "--baseline-dir", str(tmp_path)], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--baseline-dir", "{tmp}/none"], "regress.json not found; point at it with --baseline-dir DIR or create it with `lionsim regress --update`"),
+    (["--case", "nope"], "unknown case 'nope'; choose from: mlp-n4-iid"),
+    (["--update", "--junit", "{tmp}/j.xml"], "--junit, --report and --mode describe a check"),
+    (["--mode", "exact"], "bad --mode 'exact'; accepted: auto, strict, float, spread"),
+    (["--update", "--seeds", "0", "--baseline-dir", "{tmp}"], "bad --seeds 0"),
+    (["--junit", "{tmp}"], "it is a directory"),
+    (["--report", "/dev/null/r.md"], "/dev/null is not a directory"),
+])
+def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
+    code, out, err = run_cli(["regress", *(a.format(tmp=tmp_path) for a in args)], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_list_shows_every_case(capsys):
+    code, out, _ = run_cli(["regress", "--list"], capsys)
+    assert code == 0 and all(c.name in out for c in SUITE)
+
+
+def test_regress_finds_the_checkout_baselines_from_another_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert default_baseline_dir() == REPO / "reports" / "baselines"
+    assert load_baseline(default_baseline_dir()).cases  # was "reports/baselines/regress.json not found"
+    err = one_line_exit_2(["regress", "--baselines", str(tmp_path / "none")], capsys, "point at it with --baseline-dir")
+    assert str(tmp_path / "none") in err
+    code, out, _ = run_cli(["regress", "--help"], capsys)
+    assert code == 0 and "not the current directory" in " ".join(out.split())
+
+
+def test_mode_is_strict_only_on_the_recording_platform():
+    here = fingerprint()
+    assert choose_mode("auto", here)[0] == STRICT
+    mode, why = choose_mode("auto", {**here, "cpu": "another cpu"})
+    assert mode == SPREAD and "cpu another cpu ->" in why
+    assert choose_mode("auto", None)[0] == SPREAD
+    assert choose_mode("strict", None)[0] == STRICT and choose_mode("spread", here)[0] == SPREAD
+
+
+def test_the_committed_baseline_records_its_platform():
+    baseline = load_baseline(REPO / "reports" / "baselines")
+    assert baseline.fingerprint and set(baseline.fingerprint) == set(fingerprint())

@@ -1,0 +1,42 @@
+"""The summary and model-check tables (lionsim.reports.tables): what their titles and captions say,
+where run labels fold, how a diverged run and a measured link are shown."""
+
+from __future__ import annotations
+
+from lionsim.reports import summarize
+from lionsim.reports.tables import model_check_table, summary_table
+from tests.helpers.cli import table_text
+from tests.helpers.frames import frame, rows
+
+
+def test_bench_summary_folds_run_labels_only_at_the_at_sign():
+    """Before, `@packed-` / `allreduce` read as two words: a name is never split; the run column
+    widens to the longest name instead."""
+    from lionsim.reports.tables import fold_run, run_width
+
+    assert fold_run("dgc*", "sparse-allgather") == "dgc*\n@sparse-allgather"
+    assert fold_run("lion", "fp32-allreduce") == "lion\n@fp32-allreduce"
+    assert run_width([("lion*", "fp32-allreduce"), ("lioncub-ternary", "packed-allreduce")], 15) == 17
+
+
+def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
+    steps = frame(rows("adamw", 5, diverged_at=5), rows("lion", 5, diverged_at=5))
+    shown = table_text(summary_table(summarize(steps), {"config": {"steps": 20}}))
+    assert "20 steps" in shown and "5 steps" not in shown
+    assert shown.count("diverged at 5") == 2 and "went non-finite at step N" in " ".join(shown.split())  # each run; the caption says what
+    shown_one = table_text(summary_table(summarize(frame(rows("adamw", 1))), {"config": {"steps": 1}}))
+    assert "1 step" in shown_one and "1 steps" not in shown_one
+
+
+def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_check():
+    steps = frame(rows("adamw", 8, backend="gloo", comm=0.0003, measured=0.0015))
+    summary = summarize(steps)
+    meta = {"config": {"steps": 8}, "ranks_on_one_host": True}
+    title = table_text(summary_table(summary, meta)).splitlines()[0]
+    assert "loopback, measured (model: 1gbe)" in title
+    check = table_text(model_check_table(summary, "1gbe + gloo traits"))
+    header = next(line for line in check.splitlines() if "measured" in line and "booked" in line).split()
+    values = next(line for line in check.splitlines() if line.strip().startswith("adamw")).split()
+    assert header[:4] == ["run", "booked", "measured", "model"]
+    assert values[1:3] == ["0.30", "1.5"]  # booked: the main table's comm (0.3 ms); measured: the mean
+    assert "the comm column above" in check

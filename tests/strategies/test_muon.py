@@ -1,0 +1,189 @@
+"""muon and muon-dist against a plain reference read from the authors' code (tests/reference/muon.py:
+Newton-Schulz, EMA momentum with Nesterov, the aux AdamW, ownership by size), their bytes against
+the closed form, their Newton-Schulz FLOPs in `estimate`, and their options' bad values."""
+
+import math
+
+import pytest
+import torch
+
+from lionsim.backends import SimComm
+from lionsim.cli.app import main
+from lionsim.engine import train_step
+from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
+from lionsim.timing import Clock
+from lionsim.transports import TRANSPORTS
+from tests.reference.muon import newton_schulz5, ns_flops, ref_muon
+
+# hidden matrices (tall, wide, square, a conv filter viewed as [8, 12], a 3-dim tensor orthogonalised as a
+# batch of three 4 x 6 matrices as muon.py does), an embedding and a bias (AdamW)
+TENSORS = [("a.weight", (16, 8)), ("b.weight", (8, 16)), ("c.weight", (8, 8)), ("conv.weight", (8, 3, 2, 2)),
+           ("d.weight", (3, 4, 6)), ("embed.weight", (10, 4)), ("c.bias", (16,))]
+MUON = [True] * 5 + [False] * 2
+LR, WD, ADAM_LR, BETAS, STEPS = 0.02, 0.1, 3e-3, (0.9, 0.95), 4
+
+
+def layout() -> ParamLayout:
+    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in TENSORS])
+
+
+def run_lionsim(strategy: str, workers: int, grads: list[torch.Tensor], x0: torch.Tensor, precision: str) -> torch.Tensor:
+    comm = SimComm(workers)
+    cfg = StrategyConfig(lr=LR, weight_decay=WD, betas=BETAS,
+                         options={f"{strategy}.adamw_lr": ADAM_LR, f"{strategy}.precision": precision})
+    s = STRATEGIES.get(strategy)(cfg, layout(), comm)
+    x = x0.clone()
+    for step, g in enumerate(grads, 1):
+        train_step(s, TRANSPORTS.get("fp32-allreduce")(), comm, g.clone(), x, step, Clock())
+    return x
+
+
+def split(flat: torch.Tensor) -> list[torch.Tensor]:
+    out, offset = [], 0
+    for _, shape in TENSORS:
+        n = math.prod(shape)
+        out.append(flat[offset : offset + n].reshape(shape))
+        offset += n
+    return out
+
+
+@pytest.mark.parametrize("strategy", ["muon", "muon-dist"])
+@pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_muon_equals_the_authors_update_on_the_mean_gradient(strategy, workers, precision):
+    total = sum(math.prod(s) for _, s in TENSORS)
+    gen = torch.Generator().manual_seed(workers)
+    grads = [torch.randn(workers, total, generator=gen) for _ in range(STEPS)]
+    x0 = torch.randn(total, generator=gen)
+    traj, _ = ref_muon([[split(grads[t][w]) for t in range(STEPS)] for w in range(workers)], split(x0), STEPS,
+                       lr=LR, weight_decay=WD, use_muon=MUON, adam_lr=ADAM_LR,
+                       adam_betas=BETAS, adam_eps=1e-8, adam_wd=WD,  # lionsim's AdamW eps (muon.py's: 1e-10)
+                       ns_dtype=torch.float32 if precision == "fp32" else torch.bfloat16)
+    expected = torch.cat([t.reshape(-1) for t in traj[-1]])
+    got = run_lionsim(strategy, workers, grads, x0, precision)
+    # fp32: the same arithmetic in another order; bf16: one bf16 rounding of an update of size lr
+    tol = 1e-5 if precision == "fp32" else 2e-3 * LR
+    torch.testing.assert_close(got, expected, atol=tol, rtol=0)
+
+
+def test_newton_schulz_is_the_authors_and_its_flops_the_closed_form():
+    from lionsim.strategies.muon import newton_schulz, newton_schulz_flops
+
+    g = torch.randn(24, 10, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(newton_schulz(g, 5, torch.float32), newton_schulz5(g, 5, torch.float32))
+    s = torch.linalg.svdvals(newton_schulz(g, 5, torch.float32))
+    assert 0.5 < float(s.min()) and float(s.max()) < 1.5  # nearly orthogonal, as the authors' iteration gives
+    assert newton_schulz(torch.zeros(4, 6), 5, torch.float32).abs().max() == 0
+    for shape in [(4096, 4096), (11008, 4096), (4096, 11008), (64, 3, 4, 4)]:
+        rows, cols = shape[0], math.prod(shape[1:])
+        assert newton_schulz_flops(shape, 5) == ns_flops(rows, cols, 5)
+    assert newton_schulz_flops((4096, 4096), 5) == 30 * 4096**3  # 6 n^3 per iteration on a square matrix
+    assert newton_schulz_flops((8, 64, 128), 5) == 8 * ns_flops(64, 128, 5)  # a batch of 8 matrices
+
+
+def test_a_3_dim_tensor_is_a_batch_of_matrices_as_muon_py():
+    """muon.py orthogonalises a 3-dim update as shape[0] matrices: each slice alone, not [shape[0], rest]."""
+    from lionsim.strategies.muon import newton_schulz
+
+    g = torch.randn(3, 4, 6, generator=torch.Generator().manual_seed(1))
+    batched = newton_schulz(g, 5, torch.float32)
+    for i in range(3):
+        torch.testing.assert_close(batched[i], newton_schulz5(g[i], 5, torch.float32))
+        s = torch.linalg.svdvals(batched[i])
+        assert 0.5 < float(s.min()) and float(s.max()) < 1.5
+
+
+def owned_share(shapes, workers):
+    """The largest worker's elements: matrices sorted by shape (largest first), dealt round-robin."""
+    order = sorted(shapes, reverse=True)
+    shares = [0] * workers
+    for turn, shape in enumerate(order):
+        shares[turn % workers] += math.prod(shape)
+    return max(shares)
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4])
+def test_bytes_per_step_are_the_closed_form(workers):
+    total = sum(math.prod(s) for _, s in TENSORS)
+    for name in ("muon", "muon-dist"):
+        s = STRATEGIES.get(name)(StrategyConfig(), layout(), SimComm(workers))
+        calls = TRANSPORTS.get("fp32-allreduce")().plan(s.payload_spec(), workers) + s.extra_calls(1)
+        expected = [("all_reduce", 4 * total)]
+        if name == "muon-dist":  # each worker's share padded to the largest: W x that, fp32
+            matrices = [shape for (_, shape), muon in zip(TENSORS, MUON) if muon]
+            expected.append(("all_gather", 4 * workers * owned_share(matrices, workers)))
+        assert [(c.op, c.nbytes) for c in calls] == expected
+    # the reference's own payloads (without its padding entries) agree on who owns what
+    _, log = ref_muon([[[torch.zeros(s) for _, s in TENSORS]] for _ in range(workers)],
+                      [torch.zeros(s) for _, s in TENSORS], 1, use_muon=MUON, W=workers)
+    assert max(d["allgather_payload"] for d in log[0]) >= 4 * owned_share([s for (_, s), m in zip(TENSORS, MUON) if m],
+                                                                           workers)
+
+
+def test_estimate_prices_newton_schulz_in_the_update(tmp_path):
+    from lionsim.compute import MODELS, compute_time
+    from lionsim.compute.devices import DEVICES
+    from lionsim.estimate import EstimateConfig, estimate
+
+    shapes = MODELS.get("llama-7b").tensor_shapes
+    flops = sum(ns_flops(s[0], math.prod(s[1:]), 5) for s in shapes if len(s) >= 2)
+    # fused passes (--kernels ideal): the memory passes alike, so the difference is the matrix work
+    frame = estimate(EstimateConfig(model="llama-7b", strategies=["adamw", "muon", "muon-dist"], workers=8,
+                                    network="h100x8-10gbe", kernels="ideal"))
+    rows = {r.strategy: r for r in frame.itertuples()}
+    device = DEVICES.get("h100")
+    ns = compute_time(flops, device)
+    assert rows["muon"].update_s == pytest.approx(rows["adamw"].update_s + ns, rel=0.05)
+    # muon-dist: the busiest of 8 workers' share, about an eighth
+    assert 0.1 * ns < rows["muon-dist"].update_s - rows["adamw"].update_s < 0.2 * ns
+
+
+@pytest.mark.parametrize("argv", [
+    ["-s", "muon", "--muon-momentum", "1"], ["-s", "muon", "--muon-ns-steps", "0"],
+    ["-s", "muon", "--muon-adamw-lr", "0"], ["-s", "muon-dist", "--muon-precision", "fp16"],
+    ["-s", "adamw", "--muon-ns-steps", "3"],
+])
+def test_bad_options_are_one_line(argv, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        main(["bench", "-w", "mlp", "--steps", "1", "-n", "2", *argv])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert argv[-2] in err and not list(tmp_path.iterdir())
+
+
+GLOO_RANKS, GLOO_LOCAL = 2, 2  # 4 workers, two on each rank: each rank orthogonalises its two workers' share
+
+
+def gloo_grads() -> list[torch.Tensor]:
+    total = sum(math.prod(s) for _, s in TENSORS)
+    gen = torch.Generator().manual_seed(11)
+    return [torch.randn(GLOO_RANKS * GLOO_LOCAL, total, generator=gen) for _ in range(3)]
+
+
+def muon_dist_on(comm, rows: range) -> torch.Tensor:
+    s = STRATEGIES.get("muon-dist")(StrategyConfig(lr=LR, options={"muon.precision": "fp32"}), layout(), comm)
+    x = torch.linspace(-1, 1, layout().numel)
+    for step, g in enumerate(gloo_grads(), 1):
+        train_step(s, TRANSPORTS.get("fp32-allreduce")(), comm, g[rows.start : rows.stop].clone(), x, step, Clock())
+    return x
+
+
+def gloo_rank(rank: int):
+    pass
+
+
+    from lionsim.backends import ProcessGroupComm
+
+    comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
+    return muon_dist_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
+
+
+def test_muon_dist_over_gloo_all_gathers_each_ranks_share(gloo_group):
+    results = gloo_group(GLOO_RANKS).run(gloo_rank)
+    workers = GLOO_RANKS * GLOO_LOCAL
+    expected = muon_dist_on(SimComm(workers), range(workers))
+    s = STRATEGIES.get("muon-dist")(StrategyConfig(), layout(), SimComm(workers))
+    assert len(set(s.owners)) == workers  # every worker owns a matrix: each rank computed only half of them
+    for got in results:
+        torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)

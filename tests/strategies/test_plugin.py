@@ -1,0 +1,293 @@
+"""A strategy lionsim does not ship, loaded as a plug-in (examples/plugins/randomk_ef.py: random-k
+sparsification with error feedback, Stich et al. 2018), against a plain reference written here
+from the paper's equations; its bytes against their closed form; end to end through bench,
+estimate, strategies (--matrix), sweep and report; and every way a plug-in can be wrong, each
+one line, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from lionsim.backends import SimComm
+from lionsim.cli.app import main
+from lionsim.cli.strategy_flags import refresh
+from lionsim.engine import train_step
+from lionsim.plugins import LOADED, load_plugin, unload_plugin
+from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
+from lionsim.timing import Clock
+from lionsim.transports import TRANSPORTS
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "randomk_ef.py"
+SHAPES = [(4, 5), (7,), (2, 3)]  # P = 33
+
+
+@pytest.fixture
+def plugin():
+    """The example loaded for one test, forgotten after it (the registries are the process's)."""
+    key = load_plugin(EXAMPLE)
+    refresh()
+    yield sys_module(key)
+    unload_plugin(key)
+    refresh()
+
+
+def sys_module(key: str):
+    import sys
+
+    return sys.modules[LOADED[key][0]]
+
+
+def run(argv: list[str]) -> int:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    return done.value.code
+
+
+def reference(x, grads, lr, wd, ratio, seed, positions):
+    """Memory-SGD with rand-k (Stich et al., Algorithm 1, one memory per worker), plain floats:
+    v = m + lr g; s = v on the k drawn positions; m = v - s; x = x (1 - lr wd) - mean s."""
+    workers, numel = len(grads[0]), len(x)
+    k = max(1, math.ceil(ratio * numel))
+    memory = [[0.0] * numel for _ in range(workers)]
+    for t, g in enumerate(grads, 1):
+        sent = []
+        for i in range(workers):
+            v = [memory[i][j] + lr * g[i][j] for j in range(numel)]
+            picked = set(positions(numel, k, seed, t, i).tolist())
+            s = [v[j] if j in picked else 0.0 for j in range(numel)]
+            memory[i] = [v[j] - s[j] for j in range(numel)]
+            sent.append(s)
+        x = [x[j] * (1 - lr * wd) - sum(s[j] for s in sent) / workers for j in range(numel)]
+    return x
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_randomk_ef_equals_the_papers_rule(plugin, workers):
+    layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(SHAPES)])
+    gen = torch.Generator().manual_seed(workers)
+    grads = [torch.randn(workers, layout.numel, generator=gen) for _ in range(5)]
+    x0 = torch.randn(layout.numel, generator=gen)
+    expected = reference(x0.double().tolist(), [g.double().tolist() for g in grads], 0.05, 0.1, 0.2, 7,
+                         plugin.random_positions)
+    comm = SimComm(workers)
+    cfg = StrategyConfig(lr=0.05, weight_decay=0.1, seed=7, options={"randomk-ef.ratio": 0.2})
+    strategy = STRATEGIES.get("randomk-ef")(cfg, layout, comm)
+    x = x0.clone()
+    for step, g in enumerate(grads, 1):
+        train_step(strategy, TRANSPORTS.get("sparse-allgather")(), comm, g.clone(), x, step, Clock())
+    assert x.tolist() == pytest.approx(expected, abs=1e-6)
+
+
+def test_each_worker_draws_its_own_positions_without_repeats(plugin):
+    drawn = [set(plugin.random_positions(1000, 50, 0, 3, w).tolist()) for w in range(4)]
+    assert all(len(d) == 50 and max(d) < 1000 for d in drawn) and len(set.union(*drawn)) > 150
+
+
+def test_bench_books_k_pairs_all_gathered_every_step(plugin, tmp_path):
+    """Two all-gathers (int32 indices, fp32 values) of N x k x 4 bytes: each worker sends (N-1)/N of each."""
+    out, workers = tmp_path / "rk", 3
+    assert run(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", str(workers), "--steps", "3", "-b", "8",
+                "--eval-every", "3", "-s", "randomk-ef", "--randomk-ef-ratio", "0.01", "--out", str(out)]) == 0
+    steps = pd.read_csv(out / "steps.csv")
+    numel = int(steps["params"].iloc[0])
+    k = max(1, math.ceil(0.01 * numel))
+    assert steps.wire_bytes.tolist() == [2 * (workers - 1) * k * 4] * 3
+    record = json.loads((out / "run.json").read_text())
+    assert record["config"]["plugin"] == [str(EXAMPLE)] and record["runs"][0]["options"] == {"ratio": 0.01}
+    assert run(["report", str(out)]) == 0
+    assert "randomk-ef" in (out / "report.md").read_text()
+
+
+@pytest.mark.slow  # two whole bench processes
+def test_a_run_json_replays_with_its_plugin(plugin, tmp_path):
+    first, again = tmp_path / "a", tmp_path / "b"
+    argv = ["-w", "mlp", "-n", "2", "--steps", "2", "-b", "8", "-s", "randomk-ef", "--opt", "randomk-ef.ratio=0.02"]
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(first)]) == 0
+    assert run(["bench", "--config", str(first / "run.json"), "--out", str(again)]) == 0
+    a, b = (pd.read_csv(d / "steps.csv") for d in (first, again))
+    assert a.loss.tolist() == b.loss.tolist() and a.wire_bytes.tolist() == b.wire_bytes.tolist()
+
+
+def test_estimate_prices_it_from_its_ratio(plugin, capsys):
+    assert run(["estimate", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "--params", "1e8",
+                "--tokens-per-worker", "1000", "--workers", "4", "--randomk-ef-ratio", "0.01", "--format", "csv"]) == 0
+    row = pd.read_csv(io.StringIO(capsys.readouterr().out)).iloc[0]
+    assert row.strategy == "randomk-ef" and row.transport == "sparse-allgather"
+    k = math.ceil(0.01 * 1e8)
+    assert row.wire_bytes == 2 * 3 * k * 4  # (N-1) x k x 4 bytes, twice
+
+
+def test_listed_and_in_the_matrix(plugin, capsys):
+    assert run(["strategies", "--plugin", str(EXAMPLE), "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert "randomk-ef" in set(frame.strategy)
+    assert run(["strategies", "--plugin", str(EXAMPLE), "--matrix", "--format", "csv"]) == 0
+    matrix = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("strategy")
+    assert matrix.loc["randomk-ef", "options"] == "--randomk-ef-ratio (0.05)"
+    assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather" and matrix.loc["randomk-ef", "estimate"] == "yes"
+
+
+@pytest.mark.slow
+def test_a_two_cell_sweep_trains_it(plugin, tmp_path):
+    out = tmp_path / "sweep"
+    assert run(["sweep", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2,4", "--steps", "2", "-b", "8",
+                "-s", "randomk-ef", "--randomk-ef-ratio", "0.02", "--out", str(out)]) == 0
+    summary = pd.read_csv(out / "sweep_summary.csv")
+    assert sorted(summary.workers) == [2, 4] and set(summary.strategy) == {"randomk-ef"}
+
+
+# -- a plug-in that is wrong: one line, exit 2, nothing written, nothing left registered ------------
+
+GOOD_HEAD = """
+from dataclasses import dataclass
+from lionsim.strategies import STRATEGIES, Strategy
+from lionsim.strategies.core.base import Hyper
+from lionsim.strategies.core.form import between, option
+from lionsim.transports import PayloadSpec
+"""
+
+WHOLE = GOOD_HEAD + """
+@STRATEGIES.register("{name}")
+class Mine(Strategy):
+    name = "{name}"
+    summary = "a test strategy"
+    payload_kind = "dense"
+    default_transport = "fp32-allreduce"
+    defaults = Hyper(lr=0.1, weight_decay=0.0, betas=(0.0, 0.0))
+{options}
+    def payload_spec(self):
+        return PayloadSpec(kind="dense", numel=self.layout.numel)
+
+    def encode(self, grads, params, comm, clock):
+        from lionsim.transports import Payload
+        return Payload(self.payload_spec(), grads)
+
+    def apply(self, params, aggregate):
+        params.sub_(aggregate[0], alpha=self.hyper.lr)
+"""
+
+RATIO = """
+    @dataclass(frozen=True, kw_only=True)
+    class Options:
+        ratio: float = option(0.5, accepted="a number in (0, 1]", check=between(0, 1, low_open=True){flag})
+        \"\"\"A ratio.\"\"\"
+"""
+
+BAD_PLUGINS = {
+    "missing file": (None, "plugin file not found: "),
+    "not python": ("x = 1\n", "bad --plugin "),
+    "raises on import": ("import math\nraise RuntimeError('boom')\n", "importing it raised RuntimeError: boom (line 2)"),
+    "syntax error": ("def (:\n", "importing it raised SyntaxError"),
+    "registers nothing": ("x = 1\n", "registers no strategy or transport"),
+    "lacks members": (GOOD_HEAD + "\n@STRATEGIES.register('half')\nclass Half(Strategy):\n    name = 'half'\n",
+                      "strategy 'half' lacks summary, payload_kind, default_transport, defaults"),
+    "abstract": (WHOLE.format(name="abstract-one", options="").replace("def apply", "def not_apply"),
+                 "strategy 'abstract-one' does not implement apply"),
+    "built-in name": (WHOLE.format(name="adamw", options=""), "strategy 'adamw' registered twice: a built-in"),
+    "wrong kind": (WHOLE.format(name="odd", options="").replace('payload_kind = "dense"', 'payload_kind = "odd"'),
+                   "strategy 'odd': payload_kind 'odd'; accepted: "),
+    "bare option field": (WHOLE.format(name="bare", options="\n    @dataclass(frozen=True, kw_only=True)\n"
+                                       "    class Options:\n        ratio: float = 0.5\n"),
+                          "strategy 'bare': option 'ratio' needs option(default, accepted=..., check=...)"),
+    "bad default": (WHOLE.format(name="baddefault", options=RATIO.format(flag="")).replace("option(0.5", "option(2.0"),
+                    "bad --baddefault-ratio 2.0; accepted: a number in (0, 1]"),
+    "flag of another type": (WHOLE.format(name="clash", options=RATIO.format(flag=', flag="--local-steps"')),
+                             "strategy 'clash': --local-steps is float but 'localsgd' declares it int"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PLUGINS))
+def test_a_bad_plugin_is_one_line(case, tmp_path, monkeypatch, capsys):
+    source, expected = BAD_PLUGINS[case]
+    path = tmp_path / ("plugin.txt" if case == "not python" else "plugin.py")
+    if source is not None:
+        path.write_text(source)
+    monkeypatch.chdir(tmp_path)
+    before = (STRATEGIES.names(), TRANSPORTS.names())
+    assert run(["bench", "--plugin", str(path), "-w", "mlp", "--steps", "1", "--out", "out"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
+    assert expected in err
+    assert not (tmp_path / "out").exists()
+    assert (STRATEGIES.names(), TRANSPORTS.names()) == before
+
+
+def test_a_plugin_flag_that_is_a_command_option_is_refused(tmp_path, capsys):
+    path = tmp_path / "steps.py"
+    path.write_text(WHOLE.format(name="stepper", options=RATIO.format(flag=', flag="--steps"')))
+    try:
+        assert run(["bench", "--plugin", str(path), "-s", "stepper", "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "option flag --steps is already a `lionsim bench` option" in err
+    finally:
+        if str(path.resolve()) in LOADED:
+            unload_plugin(str(path))
+        refresh()
+
+
+def test_a_bad_option_value_of_a_plugin_is_one_line(plugin, tmp_path, capsys):
+    for argv, expected in ((["--randomk-ef-ratio", "0"], "bad --randomk-ef-ratio 0.0; accepted: a number in (0, 1]"),
+                           (["--opt", "randomk-ef.ratio=lots"], "bad --opt randomk-ef.ratio=lots; accepted: a number"),
+                           (["--opt", "randomk-ef.size=3"], "randomk-ef has no option 'size'; accepted: ratio")):
+        assert run(["bench", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "-w", "mlp", *argv,
+                    "--out", str(tmp_path / "out")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and expected in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_docs_show_the_example_as_it_is():
+    docs = (EXAMPLE.parents[2] / "docs" / "writing-a-strategy.md").read_text()
+    shown = docs.split("```python\n", 1)[1].split("```\n", 1)[0]
+    assert shown == EXAMPLE.read_text()
+
+
+@pytest.mark.slow
+def test_gloo_ranks_load_the_plugin_and_train_what_sim_trains(plugin, tmp_path):
+    """The spawned ranks import the file again (BenchConfig.plugins) and draw the same positions."""
+    argv = ["-w", "mlp", "-n", "2", "--steps", "3", "-b", "8", "--eval-every", "3", "-s", "randomk-ef",
+            "--compute", "h100"]
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(tmp_path / "sim")]) == 0
+    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--backend", "gloo", "--ranks", "2",
+                "--out", str(tmp_path / "gloo")]) == 0
+    sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
+    assert gloo.loss.tolist() == pytest.approx(sim.loss.tolist(), rel=1e-5)
+    assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()
+
+
+def _package(where: Path, group: str, entries: dict[str, str]) -> None:
+    """A stand-in for an installed distribution announcing `entries` under `group`."""
+    dist = where / "fake_lionsim_plugin-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-lionsim-plugin\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
+
+
+def test_an_installed_package_registers_through_its_entry_point_at_the_first_read(tmp_path, monkeypatch):
+    (tmp_path / "ep_target.py").write_text("from lionsim.registry import Registry\n"
+                                           "REG = Registry('thing', entry_points='lionsim.test_things')\n")
+    (tmp_path / "ep_plugin.py").write_text("import ep_target\nep_target.REG.add('from-a-package', 42)\n")
+    _package(tmp_path, "lionsim.test_things", {"mine": "ep_plugin"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ep_target
+
+    assert ep_target.REG.get("from-a-package") == 42 and ep_target.REG.names() == ["from-a-package"]
+
+
+def test_an_installed_package_that_fails_is_one_line_naming_it(tmp_path, monkeypatch):
+    from lionsim.errors import LionsimError
+    from lionsim.registry import Registry
+
+    (tmp_path / "ep_broken.py").write_text("raise ImportError('needs a library you lack')\n")
+    _package(tmp_path, "lionsim.test_broken", {"broken": "ep_broken"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(LionsimError, match=r"plugin ep_broken \(entry point 'broken' of lionsim.test_broken\): "
+                                           "importing it raised ImportError: needs a library you lack"):
+        Registry("thing", entry_points="lionsim.test_broken").names()

@@ -1,0 +1,297 @@
+"""`lionsim sweep`: grid parsing and bad input, every cell once, network reuse equal to a direct
+bench, resume after interrupts (mid-cell and mid-write), and --jobs 2 equal to --jobs 1.
+
+Times are deterministic here (--compute h100, the sim default), so whole CSVs are compared."""
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import lionsim.sweep.tables as tables
+import lionsim.sweep.train as train
+from lionsim.cli.app import main
+from lionsim.cli.sweep_view import SweepDisplay
+from lionsim.errors import LionsimError
+from lionsim.sweep.grid import Grid, parse_ints, split_items
+from tests.helpers.cli import run_cli
+
+RUNS = ["--strategy", "adamw", "--strategy", "dlion-mavo"]
+SWEEP = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe",
+         "--steps", "4", "--eval-every", "2", "--batch-size", "8", *RUNS]
+CELLS = [f"mlp-w2-{net}-s0-{run}" for net in ("1gbe", "10gbe")
+         for run in ("adamw@fp32-allreduce", "dlion-mavo@int8-allreduce")]
+WALL_CLOCK = ("argv", "started", "duration_s", "host")  # run.json fields that differ run to run
+
+
+def sweep(capsys, out, *extra):
+    with pytest.raises(SystemExit) as done:
+        main([*SWEEP, "--out", str(out), *extra])
+    captured = capsys.readouterr()
+    return done.value.code, captured.out, captured.err
+
+
+def files(root: Path) -> dict[str, str]:
+    """Every file of a sweep root as text, run.json without its wall-clock fields; sweep.json left out."""
+    texts = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.name != "sweep.json" and path.suffix not in (".png", ".svg"):
+            text = path.read_text()
+            if path.name == "run.json":
+                meta = json.loads(text)
+                for key in WALL_CLOCK:
+                    meta.pop(key)
+                meta["config"].pop("out")  # the cell's own path
+                text = json.dumps(meta, sort_keys=True)
+            texts[str(path.relative_to(root))] = text
+    return texts
+
+
+@pytest.fixture(scope="session")
+def reference(tmp_path_factory):
+    """An uninterrupted sweep with --jobs 1, counting the trainings."""
+    out = tmp_path_factory.mktemp("sweep") / "ref"
+    trained = []
+    real = train.Runner.run
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(train.Runner, "run", lambda self, *a, **k: trained.append(list(self.plan.choices.strategies))
+                   or real(self, *a, **k))
+        with pytest.raises(SystemExit) as done:
+            main([*SWEEP, "--out", str(out)])
+    assert done.value.code == 0
+    return out, trained
+
+
+# --- grid parsing and bad input ---
+
+def test_axes_take_comma_lists_and_toml_arrays():
+    assert split_items("--workers", ["4,8", 16]) == ["4", "8", "16"]
+    assert parse_ints("--seed", [0, "1, 2"], 0) == [0, 1, 2]
+    grid = Grid.parse(workload=["mlp"], workers=[2, "4"], network=["1gbe,10gbe"], seed=["0"],
+                      strategies=["adamw", "dlion-mavo@a2a-1bit"], transport=None)
+    assert grid.to_dict() == {"workload": ["mlp"], "workers": [2, 4], "network": ["1gbe", "10gbe"], "seed": [0],
+                              "runs": ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]}
+    with pytest.raises(LionsimError, match="given twice"):
+        parse_ints("--workers", ["4", "04"], 1)
+
+
+@pytest.mark.parametrize("bad, says", [
+    (["--workers", "2,,4"], "empty item"),
+    (["--workers", "0"], "bad --workers 0"),
+    (["--workers", "2,2"], "2 given twice"),
+    (["--network", "1gbe,nowhere"], "unknown network 'nowhere'"),
+    (["--workload", "mlp,nope"], "unknown workload 'nope'"),
+    (["--strategy", "bogus"], "unknown strategy 'bogus'"),
+    (["--strategy", "adamw"], "strategy adamw@fp32-allreduce given twice"),
+    (["--seed", "x"], "bad --seed 'x'"),
+    (["--jobs", "0"], "bad --jobs 0"),
+    (["--backend", "gloo"], "sim backend only"),
+    (["--baseline", "lion"], "unknown baseline 'lion'"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(bad, says, tmp_path, capsys):
+    code, out, err = sweep(capsys, tmp_path / "s", *bad)
+    assert code == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "s").exists()
+
+
+# --- every cell once; one training per unit; reuse equals a direct bench ---
+
+@pytest.mark.slow
+def test_every_cell_once_and_one_training_per_unit(reference):
+    out, trained = reference
+    assert trained == [["adamw@fp32-allreduce"], ["dlion-mavo@int8-allreduce"]]  # 4 cells, 2 trainings
+    assert sorted(p.name for p in (out / "cells").iterdir()) == sorted(CELLS)
+    summary = pd.read_csv(out / "sweep_summary.csv")
+    assert list(summary.cell) == CELLS  # grid order, each once
+    assert list(summary.columns[:7]) == ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "alpha_us"]
+    assert list(summary.baseline) == ["adamw@fp32-allreduce"] * 4 and list(summary.speedup[[0, 2]]) == [1.0, 1.0]
+    steps = pd.read_csv(out / "sweep_steps.csv")
+    assert steps.groupby("cell").step.apply(list).to_dict() == {c: [1, 2, 3, 4] for c in CELLS}
+    record = json.loads((out / "sweep.json").read_text())
+    assert record["kind"] == "sweep" and record["cells"] == 4 and record["grid"]["network"] == ["1gbe", "10gbe"]
+
+
+@pytest.mark.slow
+def test_a_reused_training_books_as_a_direct_bench(reference, tmp_path, capsys):
+    out, _ = reference
+    bench = tmp_path / "bench"
+    with pytest.raises(SystemExit) as done:  # the second network's cell: booked from the first's training
+        main(["bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "10gbe",
+              "--steps", "4", "--eval-every", "2", "--batch-size", "8", "--strategy", "dlion-mavo", "--out", str(bench)])
+    assert done.value.code == 0, capsys.readouterr().err
+    cell = out / "cells" / "mlp-w2-10gbe-s0-dlion-mavo@int8-allreduce"
+    for name in ("steps.csv", "summary.csv"):
+        assert (cell / name).read_text() == (bench / name).read_text(), name
+    meta = json.loads((cell / "run.json").read_text())
+    assert meta["config"]["network"] == "10gbe" and meta["network"]["name"] == "10gbe"
+
+
+# --- resume ---
+
+@pytest.mark.slow
+def test_resume_after_interrupts_mid_write_and_mid_cell(reference, tmp_path, capsys, monkeypatch):
+    ref, _ = reference
+    out = tmp_path / "s"
+    real_write = tables.write_atomic
+    hits = {"summary": 0}
+
+    def half_then_ctrl_c(path, write, binary=False):
+        if path.name == tables.SUMMARY_CSV:
+            hits["summary"] += 1
+            if hits["summary"] == 2:  # the second cell's rewrite: Ctrl-C half way through the file
+                def half(f):
+                    buffer = io.StringIO()
+                    write(buffer)
+                    f.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+                    raise KeyboardInterrupt
+                return real_write(path, half, binary)
+        return real_write(path, write, binary)
+
+    monkeypatch.setattr(tables, "write_atomic", half_then_ctrl_c)
+    code, _, err = sweep(capsys, out)
+    errors = [line for line in err.splitlines() if not line.startswith("lionsim: ")]  # progress goes to stderr too
+    assert code == 2 and "interrupted: 2 of 4 cells finished" in err and "rerun" in err and len(errors) == 1
+    # the CSVs hold exactly the finished cells, whole; no temp file is left
+    assert list(pd.read_csv(out / "sweep_summary.csv").cell) == CELLS[:1] + CELLS[2:3]
+    assert not list(out.glob(".*"))
+    monkeypatch.setattr(tables, "write_atomic", real_write)
+
+    def ctrl_c_at_step_2(self, key, step, loss):
+        if step == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(SweepDisplay, "step", ctrl_c_at_step_2)
+    code, _, err = sweep(capsys, out)  # mid-cell: the second unit's training
+    assert code == 2 and "interrupted: 2 of 4 cells finished" in err
+    monkeypatch.undo()
+
+    # what a SIGKILL mid-write leaves: a cell's staging directory and a CSV temp file
+    (out / "cells" / f".{CELLS[1]}.partial").mkdir()
+    (out / "cells" / f".{CELLS[1]}.partial" / "steps.csv").write_text("strategy,trans")
+    (out / ".sweep_steps.csv.abc.tmp").write_text("cell,str")
+    code, _, err = sweep(capsys, out)
+    assert code == 0, err
+    assert files(out) == files(ref)  # every cell once, the same values, CSVs and cells alike
+
+
+@pytest.mark.slow
+def test_resume_refuses_other_options_and_grows_the_grid(reference, tmp_path, capsys):
+    ref, _ = reference
+    code, _, err = sweep(capsys, ref, "--steps", "5")
+    assert code == 2 and err.startswith("error: --steps differs") and len(err.splitlines()) == 1
+    code, _, err = sweep(capsys, ref, "--network", "10gbe")
+    assert code == 2 and "--network differs" in err and "lacks 1gbe" in err
+    grown = tmp_path / "grown"
+    (grown / "cells").mkdir(parents=True)
+    (grown / "sweep.json").write_text((ref / "sweep.json").read_text())
+    for cell in CELLS:
+        shutil.copytree(ref / "cells" / cell, grown / "cells" / cell)
+    code, out, err = sweep(capsys, grown, "--strategy", "lion")  # a third run: only its cells train
+    assert code == 0, err
+    assert "6 cells (1 training this run; 4 cells were already finished)" in " ".join(out.split())
+    assert list(pd.read_csv(grown / "sweep_summary.csv").cell)[:2] == CELLS[:2]
+
+
+@pytest.mark.slow
+def test_a_toml_config_gives_the_same_sweep(reference, tmp_path, capsys):
+    ref, _ = reference
+    config = tmp_path / "sweep.toml"
+    config.write_text('workload = "mlp"\nmodel-size = "tiny"\nworkers = [2]\nnetwork = ["1gbe", "10gbe"]\n'
+                      'steps = 4\neval-every = 2\nbatch-size = 8\nstrategy = ["adamw", "dlion-mavo"]\n')
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", "--config", str(config), "--out", str(ref)])
+    out = capsys.readouterr().out
+    assert done.value.code == 0 and "every cell was already finished" in out
+
+
+# --- parallel ---
+
+@pytest.mark.slow
+def test_jobs_2_writes_what_jobs_1_writes(reference, tmp_path, capsys):
+    ref, _ = reference
+    code, _, err = sweep(capsys, tmp_path / "j2", "--jobs", "2")
+    assert code == 0, err
+    assert files(tmp_path / "j2") == files(ref)
+
+
+@pytest.mark.slow
+def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, capsys):
+    ref, _ = reference
+    shutil.copytree(ref, tmp_path / "again")
+    code, out, err = sweep(capsys, tmp_path / "again", "--jobs", "2")
+    assert code == 0, err
+    assert "every cell was already finished" in " ".join(out.split())
+    assert files(tmp_path / "again") == files(ref)
+
+
+@pytest.mark.slow
+def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, capsys, monkeypatch):
+    import lionsim.reports.plots as plots
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "plot_dir", interrupted)
+    ref, _ = reference
+    code, _, err = sweep(capsys, tmp_path / "p")
+    lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
+    assert code == 2 and len(lines) == 1 and "interrupted while drawing the plots: all 4 cells are kept" in lines[0]
+    assert files(tmp_path / "p") == files(ref)
+
+
+def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
+    """Before, the workload's data was built on every core, so two jobs on two cores ran four
+    threads that waited on each other; everything a unit does runs on --threads now."""
+    import torch
+
+    import lionsim.training.runner as runner
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+
+    seen = []
+    real_build, real_train = runner.build_workload, runner.train_run
+    monkeypatch.setattr(runner, "build_workload", lambda *a, **k: seen.append(torch.get_num_threads()) or real_build(*a, **k))
+    monkeypatch.setattr(runner, "train_run", lambda *a, **k: seen.append(torch.get_num_threads()) or real_train(*a, **k))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
+        planned = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2, batch_size=8))).units[0]
+        unit = planned.unit
+        outcome = train.train_unit(train.UnitTask(unit.key, planned.plan, ((unit.cell("1gbe").id, "1gbe"),)))
+        assert outcome.error is None and len(outcome.results) == 1
+        assert seen == [1, 1] and torch.get_num_threads() == 2  # the caller's count is back
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("option, example", [("--network", "1gbe,10gbe"), ("--workload", "mlp,vit"),
+                                             ("--workers", "4,8,16"), ("--seed", "0,1,2")])
+def test_an_empty_axis_gives_an_example_of_its_own_kind(option, example):
+    from lionsim.sweep.grid import split_items
+
+    with pytest.raises(LionsimError, match=f"a comma list like {example}"):
+        split_items(option, [""])
+
+
+def test_sweep_table_shows_accuracy_as_percent():
+    from rich.console import Console
+
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": "dgc@sparse-allgather", "workers": 2, "network": "10gbe",
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5873, "step_s": 1.5, "speedup": 1.0}])
+    console = Console(width=80, record=True)
+    console.print(sweep_table(summary))
+    text = console.export_text()
+    assert "58.7%" in text and "0.587" not in text and "1,500" in text and "@sparse-\n" not in text
+
+
+def test_sweep_takes_benchs_short_names(tmp_path, capsys):
+    code, _, err = run_cli(["sweep", "-w", "mlp", "-n", "2", "--model-size", "tiny", "-b", "8", "--steps", "2",
+                        "--eval-every", "2", "-s", "adamw", "--out", str(tmp_path / "s")], capsys)
+    assert code == 0, err
+    assert [p.name for p in (tmp_path / "s" / "cells").iterdir()] == ["mlp-w2-1gbe-s0-adamw@fp32-allreduce"]

@@ -1,0 +1,55 @@
+"""--eval-samples: a small CIFAR-10 test set used whole by default, all or a count, the generated
+sets' default, and the bad values named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers.cli import run_cli
+from tests.workloads.test_data import write_cifar
+
+
+def cifar_bench(tmp_path, capsys, *extra):
+    root = write_cifar(tmp_path / "cifar", n=8)  # 40 training, 8 test images
+    out = tmp_path / "out"
+    code, stdout, err = run_cli(["bench", "-w", "vit", "--model-size", "tiny", "--data", str(root), "-n", "2",
+                            "-b", "4", "--steps", "1", "-s", "adamw", "--out", str(out), *extra], capsys)
+    return code, stdout, err, out
+
+
+@pytest.mark.slow
+def test_a_small_cifar_test_set_is_used_whole_by_default_and_run_json_says_so(tmp_path, capsys):
+    code, stdout, err, out = cifar_bench(tmp_path, capsys)
+    assert code == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["evaluation"]["samples"] == 8 and record["config"]["eval_samples"] is None
+    assert "evaluated on 8 held-out samples" in stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given, used", [("all", 8), ("5", 5)])
+def test_eval_samples_all_or_a_count(tmp_path, capsys, given, used):
+    code, _, err, out = cifar_bench(tmp_path, capsys, "--eval-samples", given)
+    assert code == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["evaluation"]["samples"] == used
+    assert record["config"]["eval_samples"] == ("all" if given == "all" else used)
+
+
+@pytest.mark.parametrize("given, message", [("9", "--eval-samples 9: the CIFAR-10 test set in .* holds 8"),
+                                            ("0", "bad --eval-samples 0"), ("some", "bad --eval-samples 'some'")])
+def test_bad_eval_samples_name_the_option(tmp_path, capsys, given, message):
+    import re
+
+    code, _, err, out = cifar_bench(tmp_path, capsys, "--eval-samples", given)
+    assert code == 2 and re.search(message, err) and err.count("\n") == 1 and not out.exists()
+
+
+def test_generated_data_scores_the_default_or_the_count():
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    kw = dict(name="mlp", workers=2, batch_size=8, size="tiny", train_size=256)
+    assert build_workload(WorkloadConfig(**kw)).eval_size == 1024
+    assert build_workload(WorkloadConfig(**kw, eval_samples=100)).eval_size == 100
