@@ -3,8 +3,8 @@ that defines `name` on first use, so a package's __init__ costs nothing until a 
 
 Only packages that a path which must stay light imports use it: `import lionsim`, the quick
 commands (`lionsim --help`, `--version`, `networks`: lionsim, backends, compute, estimate,
-regress, reports) and the sweep's parent before it starts its workers (sweep); they never import
-torch or matplotlib. Every other package imports its names plainly."""
+regress, reports), a bench's checks of its plain values (steptime) and the sweep's parent before
+it starts its workers (sweep); they never import torch or matplotlib. Every other package imports its names plainly."""
 
 from __future__ import annotations
 

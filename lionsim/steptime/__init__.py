@@ -10,27 +10,12 @@ passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) m
 turns FLOPs and bytes (or measurements) into StepWork.
 """
 
-from lionsim.steptime.overlap import MODES, Buckets, OverlapConfig, serial_end
-from lionsim.steptime.passes import NO_SYNC, PassBytes, SyncCopy, pass_bytes, sync_copy
-from lionsim.steptime.timeline import Priced, StepTimes, StepWork, price_calls, step_times
-from lionsim.steptime.work import Kernels, device_work, measured_work
+from lionsim._lazy import lazy_exports
 
-__all__ = [
-    "MODES",
-    "NO_SYNC",
-    "Buckets",
-    "Kernels",
-    "OverlapConfig",
-    "PassBytes",
-    "Priced",
-    "StepTimes",
-    "StepWork",
-    "SyncCopy",
-    "device_work",
-    "measured_work",
-    "pass_bytes",
-    "price_calls",
-    "serial_end",
-    "step_times",
-    "sync_copy",
-]
+# Lazy: the configuration reads OverlapConfig before anything imports torch (lionsim._lazy).
+__getattr__, __dir__, __all__ = lazy_exports(__name__, {
+    ".overlap": "MODES Buckets OverlapConfig serial_end",
+    ".passes": "NO_SYNC PassBytes SyncCopy pass_bytes sync_copy",
+    ".timeline": "Priced StepTimes StepWork price_calls step_times",
+    ".work": "Kernels device_work measured_work",
+})

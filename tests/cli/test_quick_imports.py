@@ -113,7 +113,7 @@ def test_a_bench_refuses_what_needs_no_torch_before_importing_it():
         assert (code, len(err.splitlines()), tried) == (2, 1, []), (argv, code, err, tried)
         assert err.startswith("error: "), (argv, err)
 @pytest.mark.parametrize("package", ["lionsim", "lionsim.backends", "lionsim.compute", "lionsim.estimate", "lionsim.regress",
-                                     "lionsim.reports", "lionsim.sweep"])
+                                     "lionsim.reports", "lionsim.steptime", "lionsim.sweep"])
 def test_every_lazy_name_resolves(package):
     import importlib
 
