@@ -253,11 +253,11 @@ def test_blame_tells_user_code_from_lionsims_own():
 
 
 def test_a_lionsim_bug_mid_run_keeps_its_traceback(tmp_path, monkeypatch):
-    from lionsim.strategies import global_
+    from lionsim.strategies import baselines
     from lionsim.transports.payloads import container_dtype
 
     # raised in lionsim's code (the call's frame is this file's: a user's frame outside it decides nothing)
-    monkeypatch.setattr(global_.AdamW, "apply", lambda self, params, aggregate: container_dtype(2**70))
+    monkeypatch.setattr(baselines.AdamW, "apply", lambda self, params, aggregate: container_dtype(2**70))
     with pytest.raises(ValueError, match="no integer container"):
         main([*BENCH, "--steps", "2", "-s", "adamw", "--out", str(tmp_path / "o")])
 
