@@ -143,29 +143,44 @@ class LowRankAllReduce(Transport):
 GRAM_SCHMIDT_OPS = (3, 4)
 """Kernels orthogonalize_ launches per column (norm, + epsilon, /=) and per column but the last,
 removing it from the later ones (x, sum, x, -=): 7 r - 4 for a matrix of rank r."""
+GRAM_SCHMIDT_MAX_RANK = 2
+"""torch's powerSGD_hook (_orthogonalize) runs Gram-Schmidt only at rank <= 2 (or in half
+precision) and torch.linalg.qr above; microsoft/dion orthogonalizes P by a QR per matrix too."""
+QR_OPS = 2
+"""Kernels of one fp32 QR per matrix, at least: LAPACK's geqrf then orgqr (torch.linalg.qr's two
+steps; cuSOLVER splits each into panels, uncounted here, so this is a floor). Its FLOPs are the
+strategy's to declare (Dion's update_flops counts 4 m r^2 per matrix)."""
+
+
+def orthogonalize_ops(spec: PayloadSpec) -> int:
+    """Kernels one orthogonalization of every factor launches: Gram-Schmidt column by column where the
+    mean rank is at most GRAM_SCHMIDT_MAX_RANK, else a QR per matrix (what torch's hook chooses)."""
+    columns, matrices = spec.columns, max(1, spec.matrices)
+    if columns <= GRAM_SCHMIDT_MAX_RANK * matrices:
+        return max(1, GRAM_SCHMIDT_OPS[0] * columns + GRAM_SCHMIDT_OPS[1] * max(0, columns - spec.matrices))
+    return QR_OPS * matrices
 
 
 def lowrank_ops(spec: PayloadSpec) -> dict:
     """The GPU path's kernels (aggregate above; torch's PowerSGD hook runs the same steps), per parameter:
-    the products read the matrices (memory-bound at low rank: each reads M, writes r/n of it), the
-    average is written and copied into place, the rest is gathered and scattered back; Gram-Schmidt
-    moves a factor's few bytes but launches its kernels column by column, twice a step (Q, then P)."""
+    the products read the matrices (memory-bound at low rank: each reads M, writes r/n of it; one
+    product per matrix), the average is written and copied into place, the rest is gathered and
+    scattered back; each orthogonalization (Q, then P) moves a factor's few bytes in the launches
+    orthogonalize_ops counts."""
     n, compressed = spec.numel, spec.numel - spec.uncompressed
     share, rest = compressed / n, spec.uncompressed / n
     p, q = (f / n for f in spec.factors)
-    columns = spec.columns
-    gram = GRAM_SCHMIDT_OPS[0] * columns + GRAM_SCHMIDT_OPS[1] * max(0, columns - spec.matrices)
-    pack = (Op("float-pass", F32 * share + 4 * p, "P = M Q per matrix (reads M, writes P)", max(1, columns)),
-            stream(3 * 4 * q, "Gram-Schmidt on Q, column by column", max(1, gram)),
+    matrices, orth = max(1, spec.matrices), orthogonalize_ops(spec)
+    pack = (Op("float-pass", F32 * share + 4 * p, "P = M Q per matrix (reads M, writes P)", matrices),
+            stream(3 * 4 * q, "Q orthogonalized (Gram-Schmidt at rank <= 2, else a QR per matrix)", orth),
             stream(8 * p + (8 + 4 + 4) * rest, "the P's flattened into one buffer; the rest gathered by index "
                    "(int64 index, read 4, write 4)", 2))
     unpack = (stream(16 * rest, "the rest / N scattered into place (int64 index, read 4, write 4)", 2),
-              stream(3 * 4 * p + 8 * p, "the summed P split per matrix and orthogonalized column by column",
-                     max(1, gram)),
-              Op("float-pass", F32 * share + 4 * q, "Q = M^T P per matrix (reads M, writes Q)", max(1, columns)),
+              stream(3 * 4 * p + 8 * p, "the summed P split per matrix and orthogonalized", orth),
+              Op("float-pass", F32 * share + 4 * q, "Q = M^T P per matrix (reads M, writes Q)", matrices),
               stream(8 * q + 12 * q, "the Q's flattened, / N, kept where P is nonzero", 3),
               Op("float-pass", (4 + 8) * share, "P Q^T per matrix, written and copied into the average "
-                 "(write 4; read 4, write 4)", 2 * max(1, columns)))
+                 "(write 4; read 4, write 4)", 2 * matrices))
     return dict(pack_ops=pack, unpack_ops=unpack)
 
 

@@ -110,16 +110,35 @@ def test_deepspeeds_compressed_allreduce_hand_count():
     assert padded[0] == pytest.approx(worker + signs + server_pack + 8)
 
 
-def test_powersgd_counts_the_matrices_and_the_gram_schmidt_launches():
-    """Two 512 x 256 matrices at rank 4 and 1024 values sent whole: P = M Q and Q = M^T P each read M;
-    P Q^T is written and copied; Gram-Schmidt launches 3 kernels a column and 4 per later column."""
+def test_powersgd_counts_the_matrices_and_the_qr_launches():
+    """Two 512 x 256 matrices at rank 4 and 1024 values sent whole: P = M Q and Q = M^T P each read M
+    (one product per matrix); P Q^T is written and copied; above rank 2 torch's hook orthogonalizes
+    by a QR per matrix (two kernels at least: geqrf, orgqr), not column by column."""
     spec = PayloadSpec(kind="lowrank", numel=2 * 512 * 256 + 1024, uncompressed=1024,
                        factors=(2 * 512 * 4, 2 * 256 * 4), columns=8, matrices=2)
     t = transport_bytes("lowrank-allreduce", spec, 8)
     share = 2 * 512 * 256 / spec.numel
     assert t.pack_ops[0].nbytes == pytest.approx(4 * share + 4 * 2 * 512 * 4 / spec.numel)
-    assert t.pack_ops[1].launches == 2 * (7 * 4 - 4)
+    assert t.pack_ops[0].launches == 2 and t.unpack_ops[2].launches == 2 and t.unpack_ops[-1].launches == 4
+    assert t.pack_ops[1].launches == 2 * 2 and t.unpack_ops[1].launches == 2 * 2
     assert t.unpack_ops[-1].nbytes == pytest.approx(12 * share)
+
+
+def test_powersgd_at_rank_2_counts_the_gram_schmidt_launches():
+    """At rank <= 2 torch's hook runs Gram-Schmidt: 3 kernels a column and 4 per later column."""
+    spec = PayloadSpec(kind="lowrank", numel=2 * 512 * 256, uncompressed=0,
+                       factors=(2 * 512 * 2, 2 * 256 * 2), columns=4, matrices=2)
+    t = transport_bytes("lowrank-allreduce", spec, 8)
+    assert t.pack_ops[1].launches == 2 * (7 * 2 - 4) == t.unpack_ops[1].launches
+
+
+def test_orthogonalizing_a_7b_models_factors_costs_launches_per_matrix_not_per_column():
+    """Dion at rank 512 on 224 matrices: a QR each (448 launches), not 7 r - 4 per matrix (802,816)."""
+    from lionsim.transports.lowrank_allreduce import orthogonalize_ops
+
+    spec = PayloadSpec(kind="lowrank", numel=224 * 4096 * 4096, uncompressed=0,
+                       factors=(224 * 4096 * 512, 224 * 4096 * 512), columns=224 * 512, matrices=224)
+    assert orthogonalize_ops(spec) == 2 * 224
 
 
 SHAPES = [(256, 512), (1024,), (512, 256)]
