@@ -315,12 +315,11 @@ def estimate_cmd(
     plugins: list[str] | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
-    from lionsim.estimate import EstimateConfig, estimate, resolve
-    from lionsim.estimate.need import parse_need, with_need
-    from lionsim.estimate.sweep import run_sweep
-    from lionsim.cli.to_target_view import to_target_table
+    from types import SimpleNamespace
 
-    cfg = EstimateConfig(
+    from lionsim.estimate.plain import check_plain
+
+    fields = dict(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, replica_gpus=replica_gpus, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
@@ -329,6 +328,14 @@ def estimate_cmd(
         from_run=None if from_run is None else str(from_run),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
+    check_plain(SimpleNamespace(**fields), sweep, need)  # a bad number is refused before torch loads
+
+    from lionsim.estimate import EstimateConfig, estimate, resolve
+    from lionsim.estimate.need import parse_need, with_need
+    from lionsim.estimate.sweep import run_sweep
+    from lionsim.cli.to_target_view import to_target_table
+
+    cfg = EstimateConfig(**fields)
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
     wanted = parse_need(need) if need is not None else None

@@ -51,8 +51,8 @@ from lionsim.estimate.config import Resolved
 from lionsim.estimate.sweep import with_bandwidth
 from lionsim.estimate.table import estimate_rows
 
-ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
-"""The --need form."""
+from lionsim.estimate.plain import NEED_ACCEPTED as ACCEPTED, Need, parse_need  # noqa: F401 (re-exported)
+
 HUGE_GBPS = 1e9
 """Stands for infinite bandwidth: an exabyte a second, where no exchange lasts a picosecond."""
 TINY_GBPS = 1e-9
@@ -63,28 +63,6 @@ MAX_ITERATIONS = 200
 """log2(ln(HUGE / TINY) / ln(1 + REL_TOL)) is about 25: far more than enough, a guard only."""
 COLUMNS = ["bandwidth_needed_GBps", "need_utilisation", "need_note"]
 """The columns --need adds to estimate.csv."""
-
-
-@dataclass(frozen=True, slots=True)
-class Need:
-    """What `--need` asks: compute as this share of the step."""
-
-    utilisation: float
-    """U in (0, 1): compute_s / step_s."""
-
-
-def parse_need(text: str) -> Need:
-    """`utilisation=U` (or `utilization=U`); anything else is one LionsimError line."""
-    name, sep, value = str(text).partition("=")
-    if not sep or name.strip().lower() not in ("utilisation", "utilization"):
-        raise LionsimError(f"bad --need {text!r}; accepted: {ACCEPTED}")
-    try:
-        u = float(value)
-    except ValueError:
-        raise LionsimError(f"bad --need {text!r}: {value.strip()!r} is not a number; accepted: {ACCEPTED}") from None
-    if not (math.isfinite(u) and 0.0 < u < 1.0):
-        raise LionsimError(f"bad --need {text!r}: U must lie in (0, 1); accepted: {ACCEPTED}")
-    return Need(u)
 
 
 def busy_share(row) -> float:
