@@ -214,12 +214,12 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 def need_table(frame: pd.DataFrame) -> Table:
     """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
-    from lionsim.estimate.need import REL_TOL, busy_share
+    from lionsim.estimate.need import REL_TOL, busy_share, percent, target_text
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
-    table = Table(title=f"inter-node bandwidth for compute at {u:.0%} of the step", caption=(
+    table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
@@ -229,11 +229,11 @@ def need_table(frame: pd.DataFrame) -> Table:
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold", max_width=80 - width - 27)  # the table fits 80 columns
+    table.add_column("note", overflow="fold", max_width=80 - width - 29)  # the table fits 80 columns
     for row in frame.itertuples(index=False):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{busy_share(row._asdict()):.0%}", row.need_note)
+        table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), row.need_note)
     return table
 
 
