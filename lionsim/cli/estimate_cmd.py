@@ -125,6 +125,11 @@ def _devices(row) -> str:
     return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
 
 
+BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency, so comm may exceed one exchange "
+                "after backward; exposed is what backward does not hide of it. ")
+"""Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -145,8 +150,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"tensors = per tensor during it, after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, "
-                 f"{first['optimizer']} optimizer."),
+                 f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
+                 f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}"
+                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: what one node sends to the others, where the network has nodes (on a flat
