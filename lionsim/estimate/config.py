@@ -12,6 +12,7 @@ from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
@@ -187,7 +188,7 @@ def resolve_kernels(text: object, device: Device) -> KernelChoice:
         return IDEAL_KERNELS
     kind, _, rows = choice.partition(":")
     if kind != "table" or (_ and not rows):
-        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}")
+        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}{did_you_mean(choice, ('table', 'ideal'))}")
     table = default_table()
     name = rows or device.name
     table.for_device(name)  # a device the table lacks is one line naming those it has
@@ -198,7 +199,8 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
     """`--optimizer` (EstimateConfig.optimizer) under the `--kernels` choice."""
     kind = text.strip().lower() if isinstance(text, str) else ""
     if kind not in OPTIMIZER_KINDS:
-        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}")
+        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}"
+                           f"{did_you_mean(kind, OPTIMIZER_KINDS)}")
     if kernels.table is None and kind != "fused":
         raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
                            "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
