@@ -252,8 +252,10 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
     of = f"of {what} " if what else ""
-    table = Table(title=f"crossovers {of}against {baseline} over {sweep.variable} {lo:g} to {hi:g} "
-                        f"{sweep.unit} ({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
+    span = (f"{lo:g} to {hi:g} workers" if sweep.variable == "workers"  # not "workers 16 to 1024 workers"
+            else f"{sweep.variable} {lo:g} to {hi:g} {sweep.unit}")
+    table = Table(title=f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
