@@ -191,6 +191,23 @@ def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
     emit(frame, format, table)
 
 
+SHORT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "float32": "fp32"}
+
+
+def short_dtypes(text: str) -> str:
+    """"bfloat16 989, float16 989" as "bf16 989, fp16 989": a device's row fits a line or two."""
+    for name, short in SHORT_DTYPES.items():
+        text = text.replace(f"{name} ", f"{short} ")
+    return text
+
+
+def short_source(text: str) -> str:
+    """A device's source named, without its figures: up to its first colon, or parenthesis."""
+    import re
+
+    return re.split(r"[:(;]", text, maxsplit=1)[0].strip()
+
+
 @app.command()
 def devices(format: Format = "table") -> None:
     """List the accelerator presets: peak dense tensor TFLOP/s per dtype, memory, links, datasheet."""
@@ -212,13 +229,17 @@ def devices(format: Format = "table") -> None:
     frame = pd.DataFrame(rows)
 
     def table() -> Table:
-        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)")
+        # a row a device: the datasheet's name only (its figures and caveats run to a paragraph each,
+        # which made the listing 119 lines): --format csv|json gives every source whole
+        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
+                  caption="source: the document each figure is from, in full with --format csv or json",
+                  caption_justify="left")
         for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
             t.add_column(column, overflow="fold")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
-            t.add_row(r.device, f"{r.peak_TFLOPs:g}", r.dtype_TFLOPs, f"{r.memory_TBps:g}", f"{r.memory_GB:g}",
-                      intra, r.source)
+            t.add_row(r.device, f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",
+                      f"{r.memory_GB:g}", intra, short_source(r.source))
         return t
 
     emit(frame, format, table)
