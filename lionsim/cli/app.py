@@ -236,8 +236,10 @@ def no_such_option(e) -> str:
     accepted = f"; accepted: {', '.join(names)}" if names else ""
     # compared without the dashes, which every name shares (they made `--lr` look like `--all`)
     close = difflib.get_close_matches(e.option_name.lstrip("-").lower(), [n[2:].lower() for n in names], n=1, cutoff=0.6)
-    near = f"; did you mean '--{close[0]}'?" if close else ""
-    return f"no such option {e.option_name}{where}{accepted}{near}"
+    if close:  # the near one first, not after 80 names: `lionsim CMD --help` lists them all
+        command = f"lionsim {e.ctx.info_name}" if where else "lionsim"
+        return f"no such option {e.option_name}{where}; did you mean '--{close[0]}'? (every option: {command} --help)"
+    return f"no such option {e.option_name}{where}{accepted}"
 
 
 def click_app():

@@ -125,6 +125,11 @@ def _devices(row) -> str:
     return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
 
 
+BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency, so comm may exceed one exchange "
+                "after backward; exposed is what backward does not hide of it. ")
+"""Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -145,8 +150,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"tensors = per tensor during it, after = once after it): {overlap}. kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, "
-                 f"{first['optimizer']} optimizer."),
+                 f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
+                 f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}"
+                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: what one node sends to the others, where the network has nodes (on a flat
@@ -214,12 +220,12 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 def need_table(frame: pd.DataFrame) -> Table:
     """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
-    from lionsim.estimate.need import REL_TOL, busy_share
+    from lionsim.estimate.need import REL_TOL, busy_share, percent, target_text
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
-    table = Table(title=f"inter-node bandwidth for compute at {u:.0%} of the step", caption=(
+    table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
@@ -229,11 +235,11 @@ def need_table(frame: pd.DataFrame) -> Table:
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold", max_width=80 - width - 27)  # the table fits 80 columns
+    table.add_column("note", overflow="fold", max_width=80 - width - 29)  # the table fits 80 columns
     for row in frame.itertuples(index=False):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, f"{busy_share(row._asdict()):.0%}", row.need_note)
+        table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), row.need_note)
     return table
 
 
@@ -246,8 +252,10 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
     of = f"of {what} " if what else ""
-    table = Table(title=f"crossovers {of}against {baseline} over {sweep.variable} {lo:g} to {hi:g} "
-                        f"{sweep.unit} ({len(sweep.values)} points)", box=box.SIMPLE_HEAD, pad_edge=False)
+    span = (f"{lo:g} to {hi:g} workers" if sweep.variable == "workers"  # not "workers 16 to 1024 workers"
+            else f"{sweep.variable} {lo:g} to {hi:g} {sweep.unit}")
+    table = Table(title=f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)",
+                  box=box.SIMPLE_HEAD, pad_edge=False)
     for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
@@ -315,12 +323,11 @@ def estimate_cmd(
     plugins: list[str] | None = None,
 ) -> None:
     """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
-    from lionsim.estimate import EstimateConfig, estimate, resolve
-    from lionsim.estimate.need import parse_need, with_need
-    from lionsim.estimate.sweep import run_sweep
-    from lionsim.cli.to_target_view import to_target_table
+    from types import SimpleNamespace
 
-    cfg = EstimateConfig(
+    from lionsim.estimate.plain import check_plain
+
+    fields = dict(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
         gpus_per_node=gpus_per_node, replica_gpus=replica_gpus, network=network, traits=traits, device=device, mfu=mfu, overlap=overlap,
         bucket_mb=bucket_mb, algorithm=algorithm, baseline=baseline, tie=tie,
@@ -329,6 +336,14 @@ def estimate_cmd(
         from_run=None if from_run is None else str(from_run),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
+    check_plain(SimpleNamespace(**fields), sweep, need)  # a bad number is refused before torch loads
+
+    from lionsim.estimate import EstimateConfig, estimate, resolve
+    from lionsim.estimate.need import parse_need, with_need
+    from lionsim.estimate.sweep import run_sweep
+    from lionsim.cli.to_target_view import to_target_table
+
+    cfg = EstimateConfig(**fields)
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
     wanted = parse_need(need) if need is not None else None

@@ -25,50 +25,67 @@ def root(
     """Benchmark and simulator for sign-compressed distributed Lion over modelled networks."""
 
 
-def _model_shapes(workload: str | None) -> list[tuple[int, ...]]:
-    """The tensor shapes of `workload`'s small model (the default bench's, vit, when None)."""
+def _model_layout(workload: str | None):
+    """The parameter layout of `workload`'s small model (the default bench's, vit, when None)."""
+    from lionsim.strategies import ParamLayout
     from lionsim.workloads import WorkloadConfig, workload_class
 
     name = workload or "vit"
     model = workload_class(name).probe(WorkloadConfig(name=name, workers=1, batch_size=1, size="small"))[0]
-    return [tuple(p.shape) for p in model.parameters() if p.requires_grad]
+    return ParamLayout.of([(n, p.detach()) for n, p in model.named_parameters() if p.requires_grad])
+
+
+def steady_bits(strategy, transport, workers: int) -> tuple[float, float, tuple[str, ...]]:
+    """(up, down, own): the mean bits per parameter a step of `strategy` (built for `workers`
+    workers) sends and receives over `transport`, as bench books them (step_bits), over one whole
+    period of its sends past any warm-up (a local-step method's sync every H steps, Streaming
+    DiLoCo's P fragments in H steps); `own`: the labels of the collectives it issues itself."""
+    import math
+    from fractions import Fraction
+
+    from lionsim.transports.base import step_bits
+
+    period = math.lcm(Fraction(strategy.send_rate).denominator, strategy.sync_every)
+    start = period * 10**6  # past every warm-up (DGC's, PowerSGD's, 1-bit Adam's are steps, not fractions)
+    steady = strategy.payload_spec()
+    up = down = 0.0
+    own: set[str] = set()
+    for step in range(start + 1, start + period + 1):
+        calls = strategy.extra_calls(step)
+        own.update(c.label for c in calls)
+        u, d = step_bits(transport, strategy.run_spec(step, steady), calls, strategy.layout.numel, workers)
+        up, down = up + u / period, down + d / period
+    return up, down, tuple(sorted(own))
 
 
 def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
     """One row per strategy and transport it can use (its default first): what it sends, the
-    bits per parameter for `workers` workers (per step: a local-step method's over its H steps;
-    PowerSGD's and DeMo's for the workload's small model, vit's by default, as they depend on its
-    shapes), when `--overlap auto` runs its exchange (`overlap`: buckets or after backward), its
+    bits per parameter a step sends and receives on `workers` workers, as bench books them for the
+    workload's small model (vit's by default: PowerSGD's, DeMo's and MuLoCo's depend on its shapes;
+    a local-step method's averaged over its H steps; its own collectives included, `own` naming
+    them), when `--overlap auto` runs its exchange (`overlap`: buckets or after backward), its
     default lr and weight decay."""
     import pandas as pd
-    import torch
 
-    from lionsim.aggregators import MajorityVote
-    from lionsim.backends import SimComm
+    from lionsim.estimate.probe import _OneOfMany
     from lionsim.steptime.overlap import OverlapConfig
-    from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig, valid_transports
-    from lionsim.transports import TRANSPORTS, PayloadSpec
+    from lionsim.strategies import STRATEGIES, StrategyConfig, valid_transports
+    from lionsim.transports import TRANSPORTS
 
     rows, auto = [], OverlapConfig()  # `overlap`: what --overlap auto runs (buckets | after)
     cfg = StrategyConfig(workload=workload)
+    layout = _model_layout(workload)
     for name, cls in STRATEGIES.items():
         transports = valid_transports(cls)
         transports.sort(key=lambda t: t != cls.default_transport)
-        rule = getattr(cls, "rule", MajorityVote())
-        spec = PayloadSpec(kind=cls.payload_kind, numel=10**6, rule=rule,
-                           max_level=cls.levels(workers) if hasattr(cls, "levels") else max(1, 127 // workers),
-                           segments=10, k=10**4)
-        if cls.shape_dependent:
-            shapes = _model_shapes(workload)
-            layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(shapes)])
-            spec = cls(cfg, layout, SimComm(1)).payload_spec()
-        per = cls.steps_per_sync(cfg)
+        strategy = cls(cfg, layout, _OneOfMany(workers))  # N workers, one held: no [N, P] state
         defaults = cls.defaults_for(workload)
         for t in transports:
-            up, down = (bits / per for bits in TRANSPORTS.get(t)().bits_per_param(spec, workers))
+            up, down, own = steady_bits(strategy, TRANSPORTS.get(t)(), workers)
             rows.append({"strategy": name, "transport": t, "default_transport": t == cls.default_transport,
                          "sends": cls.payload_kind, "workers": workers, "bits_per_param_up": up,
-                         "bits_per_param_down": down, "overlap": auto.schedule(TRANSPORTS.get(t), cls),
+                         "bits_per_param_down": down, "own": ", ".join(own),
+                         "overlap": auto.schedule(TRANSPORTS.get(t), cls),
                          "lr": defaults.lr, "weight_decay": defaults.weight_decay, "summary": cls.summary})
     return pd.DataFrame.from_records(rows)
 
@@ -82,7 +99,8 @@ def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
     # "what it does" needs room; under 120 columns (CI logs, pipes: 80) it is dropped, not
     # folded into a tall column of three-word lines
     wide = console.width >= 120
-    table = Table(title=f"strategies (bits per parameter for {workers} workers, default transport first{where})",
+    table = Table(title=f"strategies (bits per parameter a step sends/receives on {workers} workers, "
+                        f"default transport first{where})",
                   box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
     columns = ("strategy", *(("what it does",) if wide else ()), "sends", "transports", "bits up/down", "lr", "wd")
     rows_cells = []
@@ -138,6 +156,12 @@ def strategies(
                           markup=False, highlight=False)
         from lionsim.transports.hierarchy import LISTING
 
+        own = frame[frame["own"] != ""].drop_duplicates("strategy")
+        console.print(f"Bits as bench books them for {workload or 'vit'}'s small model (a local-step method's "
+                      "averaged over its H steps), with the collectives a strategy issues itself whatever its "
+                      "transport: " + "; ".join(f"{r.strategy}: {r.own}" for r in own.itertuples()),
+                      markup=False, highlight=False)
+
         console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
         console.print(LISTING, markup=False, highlight=False)
 
@@ -167,6 +191,23 @@ def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
     emit(frame, format, table)
 
 
+SHORT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "float32": "fp32"}
+
+
+def short_dtypes(text: str) -> str:
+    """"bfloat16 989, float16 989" as "bf16 989, fp16 989": a device's row fits a line or two."""
+    for name, short in SHORT_DTYPES.items():
+        text = text.replace(f"{name} ", f"{short} ")
+    return text
+
+
+def short_source(text: str) -> str:
+    """A device's source named, without its figures: up to its first colon, or parenthesis."""
+    import re
+
+    return re.split(r"[:(;]", text, maxsplit=1)[0].strip()
+
+
 @app.command()
 def devices(format: Format = "table") -> None:
     """List the accelerator presets: peak dense tensor TFLOP/s per dtype, memory, links, datasheet."""
@@ -188,13 +229,17 @@ def devices(format: Format = "table") -> None:
     frame = pd.DataFrame(rows)
 
     def table() -> Table:
-        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)")
+        # a row a device: the datasheet's name only (its figures and caveats run to a paragraph each,
+        # which made the listing 119 lines): --format csv|json gives every source whole
+        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
+                  caption="source: the document each figure is from, in full with --format csv or json",
+                  caption_justify="left")
         for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
             t.add_column(column, overflow="fold")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
-            t.add_row(r.device, f"{r.peak_TFLOPs:g}", r.dtype_TFLOPs, f"{r.memory_TBps:g}", f"{r.memory_GB:g}",
-                      intra, r.source)
+            t.add_row(r.device, f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",
+                      f"{r.memory_GB:g}", intra, short_source(r.source))
         return t
 
     emit(frame, format, table)

@@ -107,8 +107,9 @@ EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N
 OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation runs it (per bucket during "
                 "backward, or after it) where its transport can, else after backward; buckets: per bucket "
                 "wherever the transport can; tensors: per parameter tensor wherever the transport can, every "
-                "codec kernel launched once per tensor (GRACE's per-tensor compressors); none: everything after "
-                "backward (a framework without overlap). "
+                "codec kernel launched once per tensor (GRACE's per-tensor compressors); none (or after): everything "
+                "after backward (a framework without overlap). Per bucket, each bucket's exchange pays a call's "
+                "latency, so comm can exceed one exchange after backward while less of it is exposed. "
                 "`lionsim strategies --format csv` lists what auto runs for each strategy and transport.")
 Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(

@@ -12,8 +12,10 @@ from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.from_run import load as load_measured
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -29,9 +31,6 @@ vote rows then show what the 1-bit exchange gains over the same optimizer's grad
 all-reduce. (Was adamw@bf16 against lion@fp32, which charged Lion twice the bytes.)"""
 
 
-DEVICE_LIBRARY = "nccl"
-"""The library a profile without [traits] is priced with: every device preset is a GPU, and GPUs
-all-reduce with NCCL (the MI300X with RCCL, NCCL's fork, whose tuning model has the same form)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -189,7 +188,7 @@ def resolve_kernels(text: object, device: Device) -> KernelChoice:
         return IDEAL_KERNELS
     kind, _, rows = choice.partition(":")
     if kind != "table" or (_ and not rows):
-        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}")
+        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}{did_you_mean(choice, ('table', 'ideal'))}")
     table = default_table()
     name = rows or device.name
     table.for_device(name)  # a device the table lacks is one line naming those it has
@@ -200,29 +199,12 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
     """`--optimizer` (EstimateConfig.optimizer) under the `--kernels` choice."""
     kind = text.strip().lower() if isinstance(text, str) else ""
     if kind not in OPTIMIZER_KINDS:
-        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}")
+        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}"
+                           f"{did_you_mean(kind, OPTIMIZER_KINDS)}")
     if kernels.table is None and kind != "fused":
         raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
                            "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
     return kind
-
-
-MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6}
-"""Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
-models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica."""
-
-
-def _positive_int(name: str, value: object) -> int:
-    given = value
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    top = MAXIMA.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
-        example = ", written in full or like 3e9" if name == "params" else ""
-        bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""
-        shown = f"{given:g}" if isinstance(given, float) else repr(given)  # as typed: 3e9, not 3000000000.0
-        raise LionsimError(f"bad --{name} {shown}; accepted: a whole number >= 1{bound}{example}")
-    return value
 
 
 def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> Network:
@@ -239,6 +221,7 @@ def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> 
 
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
+    check_plain(cfg)
     if (cfg.model is None) == (cfg.params is None):
         raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
     flops_per_unit = None
@@ -273,8 +256,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     replica_gpus = _positive_int("replica-gpus", cfg.replica_gpus)
     device = DEVICES.get(cfg.device)
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
-    if not (isinstance(mfu, (int, float)) and math.isfinite(mfu) and 0 < mfu <= 1):
-        raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number in (0, 1]")
+    check_mfu(mfu)
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)
     if cfg.gpus_per_node is not None:
@@ -282,8 +264,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
     check_tie(cfg.tie)
-    if isinstance(cfg.seed, bool) or not isinstance(cfg.seed, int) or not 0 <= cfg.seed < 2**63:
-        raise LionsimError(f"bad --seed {cfg.seed!r}; accepted: an integer from 0 to 2**63 - 1")
+    check_seed(cfg.seed)
     spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
     if spread is not None:
         spread.check(workers)

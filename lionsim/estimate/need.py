@@ -51,8 +51,8 @@ from lionsim.estimate.config import Resolved
 from lionsim.estimate.sweep import with_bandwidth
 from lionsim.estimate.table import estimate_rows
 
-ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
-"""The --need form."""
+from lionsim.estimate.plain import NEED_ACCEPTED as ACCEPTED, Need, parse_need  # noqa: F401 (re-exported)
+
 HUGE_GBPS = 1e9
 """Stands for infinite bandwidth: an exabyte a second, where no exchange lasts a picosecond."""
 TINY_GBPS = 1e-9
@@ -63,28 +63,6 @@ MAX_ITERATIONS = 200
 """log2(ln(HUGE / TINY) / ln(1 + REL_TOL)) is about 25: far more than enough, a guard only."""
 COLUMNS = ["bandwidth_needed_GBps", "need_utilisation", "need_note"]
 """The columns --need adds to estimate.csv."""
-
-
-@dataclass(frozen=True, slots=True)
-class Need:
-    """What `--need` asks: compute as this share of the step."""
-
-    utilisation: float
-    """U in (0, 1): compute_s / step_s."""
-
-
-def parse_need(text: str) -> Need:
-    """`utilisation=U` (or `utilization=U`); anything else is one LionsimError line."""
-    name, sep, value = str(text).partition("=")
-    if not sep or name.strip().lower() not in ("utilisation", "utilization"):
-        raise LionsimError(f"bad --need {text!r}; accepted: {ACCEPTED}")
-    try:
-        u = float(value)
-    except ValueError:
-        raise LionsimError(f"bad --need {text!r}: {value.strip()!r} is not a number; accepted: {ACCEPTED}") from None
-    if not (math.isfinite(u) and 0.0 < u < 1.0):
-        raise LionsimError(f"bad --need {text!r}: U must lie in (0, 1); accepted: {ACCEPTED}")
-    return Need(u)
 
 
 def busy_share(row) -> float:
@@ -116,24 +94,55 @@ def top_gbps(r: Resolved) -> float:
     return HUGE_GBPS if fabric is None else fabric.cap_GBps / fabric.share
 
 
-def capped_note(r: Resolved, best: float) -> str:
+def percent(value: float, target: float) -> str:
+    """`value` as a percentage with the fewest decimals (one at least) that keep it on its own side
+    of `target`: 89.96% against a 90% target, never "90.0%" (which would read as reaching it)."""
+    for digits in range(1, 7):
+        text = f"{value:.{digits}%}"
+        shown = float(text[:-1]) / 100
+        if (shown < target) == (value < target) and (shown == target) == (value == target):
+            return text
+    return f"{value:.6%}"
+
+
+def target_text(target: float) -> str:
+    """The target U as typed, in percent: 0.955 is 95.5%, not a rounded 96%."""
+    return f"{target * 100:.6g}%"
+
+
+def uncapped_note(r: Resolved, gbps: float) -> str:
+    """Where the answer lies above what this network's fabric moves a node under NCCL, on a library
+    the model gives no cap (ideal, gloo: a preset that says "NCCL over sockets"): say so, as that
+    bandwidth is out of reach for NCCL on it. "" otherwise (a capped library's search stops at the cap)."""
+    network = r.network
+    if network.traits.model == "nccl" or network.nodes(r.workers) <= 1 or not gbps > 0:
+        return ""
+    fabric = network.nccl_fabric()
+    if math.isinf(fabric.cap_GBps) or gbps <= fabric.cap_GBps:
+        return ""
+    return (f"above the {fabric.cap_GBps:g} GB/s a node NCCL's {fabric.name} transport moves on this network "
+            f"(--traits nccl caps it there); the {network.traits.name} library here is priced without a cap")
+
+
+def capped_note(r: Resolved, best: float, target: float) -> str:
     """Why a target is out of reach where the network's fabric caps a node's throughput (module
     doc); "" where no cap applies."""
     fabric = _cap(r)
     if fabric is None:
         return ""
     return (f"unreachable on the {fabric.name} fabric, whose transport moves at most {fabric.cap_GBps:g} GB/s a "
-            f"node whatever the link: compute is at most {best:.1%} of the step there (an RDMA fabric, "
+            f"node whatever the link: compute is at most {percent(best, target)} of the step there (an RDMA fabric, "
             "fabric = \"ib\" in a profile, has no such cap)")
 
 
-def solve(utilisation, target: float, capped=lambda best: "", top: float = HUGE_GBPS) -> tuple[float, str]:
+def solve(utilisation, target: float, capped=lambda best, target: "", top: float = HUGE_GBPS) -> tuple[float, str]:
     """(bandwidth in GB/s at which `utilisation(B)` first reaches `target`, note) for a
     non-decreasing `utilisation` on (0, top]; (NaN, why) where no bandwidth reaches it
-    (`capped(best)`: the reason where it is a fabric's cap, else "")."""
+    (`capped(best, target)`: the reason where it is a fabric's cap, else "")."""
     best = utilisation(top)
     if best < target:
-        return math.nan, capped(best) or f"unreachable: compute is at most {best:.1%} of the step at any bandwidth"
+        return math.nan, (capped(best, target) or
+                          f"unreachable: compute is at most {percent(best, target)} of the step at any bandwidth")
     if utilisation(TINY_GBPS) >= target:
         return 0.0, "needs no inter-node bandwidth"
     lo, hi = TINY_GBPS, top  # utilisation(lo) < target <= utilisation(hi)
@@ -156,7 +165,8 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
         alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None,
                                     convergence=None)
         gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation,
-                           lambda best, alone=alone: capped_note(alone, best), top_gbps(alone))
+                           lambda best, target, alone=alone: capped_note(alone, best, target), top_gbps(alone))
+        note = note or uncapped_note(alone, gbps)
         records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
     return records
 

@@ -28,8 +28,7 @@ from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.transports import PayloadSpec
 
-MAX_STEPS = 10**7
-"""More steps than any training run prices in seconds here; beyond it a figure is a typo."""
+from lionsim.estimate.plain import MAX_STEPS  # noqa: E402 (more steps than any run prices in seconds here: a typo)
 
 
 @dataclass(frozen=True, slots=True)

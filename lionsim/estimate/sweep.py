@@ -34,69 +34,10 @@ from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
-from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-
-VARIABLES = ESTIMATE_SWEEP_VARIABLES
+from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
-
-
-@dataclass(frozen=True, slots=True)
-class Sweep:
-    """What varies and its values, ascending."""
-
-    variable: str
-    """"workers" or "bandwidth" (GB/s)."""
-    values: tuple[float, ...]
-
-    @property
-    def unit(self) -> str:
-        return "workers" if self.variable == "workers" else "GB/s"
-
-
-def _number(text: str, spec: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be a finite number > 0; accepted: {ACCEPTED}")
-    return value
-
-
-MAX_POINTS = 1000
-"""Points one --sweep may price (each a full estimate of every strategy)."""
-
-
-def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
-    """Parse `--sweep` (module doc); worker ranges round to multiples of `workers_per_node`."""
-    variable, sep, body = spec.partition("=")
-    variable = variable.strip()
-    if not sep or variable not in VARIABLES or not body.strip():
-        raise LionsimError(f"bad --sweep {spec!r}; accepted: {ACCEPTED}")
-    if ":" in body:
-        parts = body.split(":")
-        if len(parts) != 3:
-            raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
-        start, end = _number(parts[0], spec), _number(parts[1], spec)
-        count = _number(parts[2], spec)
-        if not count.is_integer() or count < 2 or end <= start:
-            raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
-        if count > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
-        values = list(np.geomspace(start, end, int(count)))
-        if variable == "workers":
-            values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
-    else:
-        values = [_number(item.strip(), spec) for item in body.split(",")]
-        if len(values) > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
-    if variable == "workers":
-        if any(not float(v).is_integer() for v in values):
-            raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
-        values = [int(v) for v in values]
-    return Sweep(variable=variable, values=tuple(sorted(set(values))))
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:

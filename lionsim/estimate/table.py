@@ -74,7 +74,7 @@ from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
-from lionsim.transports.base import bits_on
+from lionsim.transports.base import step_bits
 
 ESTIMATE_COLUMNS: list[str] = [
     "strategy",
@@ -193,8 +193,8 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
         p50 = p99 = times.step_s
     else:
         times, p50, p99 = expected_times(priced, work, slowest)
-    up, down = (bits_on(p.transport, p.spec, workers, network.workers_per_node) if workers > 1 and not local
-                else (0.0, 0.0))
+    up, down = (step_bits(p.transport, p.spec, p.extra_calls, r.params, workers, network.workers_per_node)
+                if not local else (0.0, 0.0))
     columns = times.columns()
     return {**columns, "wire_bytes": times.sent_bytes, "forward_s": times.forward_s, "backward_s": times.backward_s,
             "buckets": times.buckets, "bits_per_param_up": up, "bits_per_param_down": down,

@@ -22,7 +22,9 @@ FORMATS = ("table", "csv", "json")
 def check_format(value: str) -> str:
     text = str(value).strip().lower()
     if text not in FORMATS:
-        raise LionsimError(f"bad --format {value!r}; accepted: {', '.join(FORMATS)}")
+        from lionsim.registry import did_you_mean
+
+        raise LionsimError(f"bad --format {value!r}; accepted: {', '.join(FORMATS)}{did_you_mean(text, FORMATS)}")
     return text
 
 

@@ -35,7 +35,8 @@ The run's `--overlap` picks (OverlapConfig.schedule):
               exchanged on its own as backward produces it, every codec kernel launched once per
               tensor (GRACE's compressors in Horovod's per-tensor hooks: grace_dl's Communicator
               .step runs compensate, compress, the exchange and decompress for one tensor)
-    none      everything after backward, as a framework without overlap
+    none      everything after backward, as a framework without overlap (`after` names it too:
+              the schedule estimate's `overlap` column and the footers call "after")
 
 Buckets and tensors are the exchange's granularity. A bucket's exchange pays a call's latency
 once for bucket_mb of gradients; per tensor every tensor pays it, and the codec's kernels run
@@ -55,12 +56,16 @@ from typing import Sequence
 import numpy as np
 
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 
 MODES = ("auto", "buckets", "tensors", "none")
 """--overlap: the strategy's reference schedule where its transport can run it | per bucket
 wherever the transport can | per parameter tensor wherever the transport can | everything after
 backward (module doc)."""
+ALIASES = {AFTER_BACKWARD: "none"}
+"""--overlap after: what `none` runs, under the name estimate's `overlap` column and the tables'
+footers give that schedule (after backward)."""
 TENSORS = "tensors"
 """The schedule label of an exchange run per parameter tensor (estimate's `overlap` column)."""
 
@@ -80,8 +85,11 @@ class OverlapConfig:
     """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb."""
 
     def __post_init__(self) -> None:
+        mode = self.mode.strip().lower() if isinstance(self.mode, str) else self.mode
+        object.__setattr__(self, "mode", ALIASES.get(mode, mode))
         if self.mode not in MODES:
-            raise LionsimError(f"bad overlap mode {self.mode!r}; accepted: {', '.join(MODES)}")
+            raise LionsimError(f"bad overlap mode {self.mode!r}; accepted: {', '.join(MODES)} (or after, as none)"
+                               f"{did_you_mean(str(self.mode), [*MODES, *ALIASES])}")
         ok = isinstance(self.bucket_mb, (int, float)) and math.isfinite(self.bucket_mb) and self.bucket_mb > 0
         if not ok:
             raise LionsimError(f"bad --bucket-mb {self.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")

@@ -44,8 +44,9 @@
     wire_bytes  whole bytes one worker sends that step by the algorithms that were priced (on a
                 real backend: one rank, for its w workers)
     bits_per_param_up/down
-                the payload's bits per parameter plus the step's extra collectives (momentum
-                sync, scale maxima), each counted up and down
+                bits per parameter of the model one worker sends and receives: the payload's
+                (its share of the model where it carries part of it) plus the step's extra
+                collectives (momentum sync, scale maxima, MuLoCo's codes: lionsim.transports.base.step_bits)
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ from lionsim.steptime.timeline import StepTimes
 from lionsim.strategies.core.momentum_sync import CALL_LABEL
 from lionsim.training.compute_figure import ComputeFigure
 from lionsim.training.loop import RunRecord, StepRecord, kernel_kind
-from lionsim.transports.base import bits_on
+from lionsim.transports.base import step_bits
 
 NAN = float("nan")
 
@@ -267,13 +268,12 @@ def _network_of(call: CollectiveCall, b: Booking) -> Network:
 
 
 def _bits(s: StepRecord, record: RunRecord, b: Booking) -> dict[str, float]:
-    """Payload bits per parameter plus every extra collective's bytes, up and down."""
-    W = b.workers
-    if W == 1 or s.sent is None or s.sent.spec is None:
+    """Payload bits per parameter of the model plus the strategy's own collectives, up and down (step_bits)."""
+    if s.sent is None:
         return {"bits_per_param_up": 0.0, "bits_per_param_down": 0.0}
-    up, down = bits_on(record.transport, s.sent.spec, W, b.network.workers_per_node)
-    extra = sum(8.0 * c.nbytes for c in s.sent.extra) / record.params
-    return {"bits_per_param_up": up + extra, "bits_per_param_down": down + extra}
+    up, down = step_bits(record.transport, s.sent.spec, s.sent.extra, record.params, b.workers,
+                         b.network.workers_per_node)
+    return {"bits_per_param_up": up, "bits_per_param_down": down}
 
 
 

@@ -128,6 +128,27 @@ def bits_on(transport: Transport, spec: PayloadSpec, workers: int, workers_per_n
     return transport.bits_per_param(spec, workers)
 
 
+def step_bits(transport: Transport, spec: PayloadSpec | None, extra_calls, params: int, workers: int,
+              workers_per_node: int = 1) -> tuple[float, float]:
+    """(up, down): bits per parameter of the model (`params`) that one worker sends and receives in
+    one step: its payload over `transport` (bits_on counts them per payload value: a payload of
+    spec.numel values, a MuLoCo's uncoded tensors or a Streaming DiLoCo fragment, is that share of
+    the model), plus the strategy's own collectives (`extra_calls`: an all-gather of n bytes sends
+    its n / N and receives the other (N - 1) n / N, as allgather-1bit counts its bits; any other
+    call its n bytes each way, as fp32-allreduce's 32/32). `spec` None: a step that sends nothing.
+    What bench books per step, estimate per mean step and `lionsim strategies` lists."""
+    up = down = 0.0
+    if workers > 1 and spec is not None and spec.numel:
+        up, down = bits_on(transport, spec, workers, workers_per_node)
+        up, down = up * spec.numel / params, down * spec.numel / params
+    for call in extra_calls if workers > 1 else ():
+        group = {"world": workers, "intra": workers_per_node}.get(call.scope, max(1, workers // workers_per_node))
+        sent, got = ((call.nbytes / group, call.nbytes * (group - 1) / group) if call.op == "all_gather"
+                     else (call.nbytes, call.nbytes))
+        up, down = up + 8.0 * sent / params, down + 8.0 * got / params
+    return up, down
+
+
 def section(clock: Clock | None, name: str):
     return clock.section(name) if clock is not None else nullcontext()
 

@@ -12,6 +12,7 @@ from tests.helpers.cli import one_line_exit_2
 
 B = ["bench", "-w", "mlp", "--steps", "1", "-n", "2"]
 S = ["sweep", "--workload", "mlp", "--steps", "1", "--workers", "2"]
+E = ["estimate", "-m", "gpt2-124m"]
 NO_TORCH = [
     # bench: numbers, hyperparameters, the network, the device, the backend's layout, option parsing:
     # refused before torch is imported (tests/cli/test_quick_imports.py)
@@ -24,6 +25,11 @@ NO_TORCH = [
     [*B, "--compute", "tpu"], [*B, "--ranks", "2"], [*B, "--hyper", "{"], [*B, "--out", ""], [*B, "--format", "xml"],
     [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
     [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
+    # estimate: its plain numbers, network, device, --sweep and --need (lionsim.estimate.plain)
+    [*E, "--workers", "0"], [*E, "--steps", "-1"], [*E, "--tokens", "0"], [*E, "--steps", "2", "--tokens", "9"],
+    [*E, "--gpus-per-node", "0"], [*E, "--replica-gpus", "0"], [*E, "--tensors", "0"], [*E, "--tokens-per-worker", "0"],
+    [*E, "--mfu", "2"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
+    [*E, "--device", "tpu"], [*E, "--sweep", "bandwidth=-1,2"], [*E, "--need", "utilisation=2"],
 ]
 BAD = [
     *NO_TORCH,

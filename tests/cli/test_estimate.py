@@ -41,6 +41,13 @@ def test_sweep_writes_the_crossover_files(tmp_path, capsys):
     assert crossing[["strategy", "wins"]].values.tolist() == [["dlion-mavo", "below"]]
     assert len(pd.read_csv(tmp_path / "sweep.csv")) == 2 * 7
     assert "crossovers against lion@fp32-allreduce" in out
+    assert "over bandwidth 1 to 1000 GB/s (7 points)" in " ".join(out.split())
+
+
+def test_a_workers_sweep_says_workers_once(capsys):
+    code, out, err = run(["estimate", "-m", "gpt2-124m", "-s", "lion", "--sweep", "workers=2,4,8"], capsys)
+    assert code == 0
+    assert "over 2 to 8 workers (3 points)" in " ".join(out.split()) and "over workers" not in out
 
 
 def test_config_file_and_flags(tmp_path, capsys):

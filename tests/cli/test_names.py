@@ -44,6 +44,11 @@ def test_names_take_any_case_and_comma_lists():
     (["bench", "--model-size", "smal"], "did you mean 'small'?"),
     (["estimate", "-m", "gpt2-125m"], "did you mean 'gpt2-124m'?"),
     (["estimate", "-m", "gpt2-124m", "--device", "h10"], "did you mean 'h100'?"),
+    (["bench", "-s", "powersgd", "--opt", "powersgd.rnak=2"], "did you mean 'rank'?"),
+    (["bench", "--format", "tabel"], "did you mean 'table'?"),
+    (["estimate", "-m", "gpt2-124m", "--kernels", "tabel"], "did you mean 'table'?"),
+    (["estimate", "-m", "gpt2-124m", "--optimizer", "fusd"], "did you mean 'fused'?"),
+    (["estimate", "-m", "gpt2-124m", "--overlap", "aftr"], "did you mean 'after'?"),
     (["bench", "-s", "adamw,,lion"], "an empty name"),
     (["bench", "-s", "adamw,ADAMW"], "given twice"),
 ])

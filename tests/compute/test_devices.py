@@ -47,6 +47,16 @@ def test_devices_listing_and_estimate_help_name_every_device():
         assert name in help_text
 
 
+def test_the_devices_table_names_each_source_and_csv_gives_it_whole():
+    """The table names each datasheet (its figures and caveats are a paragraph: a listing of 119
+    lines at 80 columns); --format csv keeps every source whole."""
+    runner = CliRunner()
+    table = runner.invoke(app, ["devices"], env={"COLUMNS": "80"}).output
+    assert "datasheet" in table and "900 GB/s HBM2" in DEVICES.get("v100").source
+    assert "HBM2" not in table and "float16" not in table and "fp16 125" in table
+    assert len(table.splitlines()) < 2 * 4 * len(DATASHEETS)  # about four lines a device, not ten
+
+
 def test_the_optimizer_step_is_priced_as_a_memory_pass():
     # AdamW on 3B parameters: the update reads p, m, v (fp32) and the bf16 aggregate, writes p, m, v:
     # 6 x 4 + 2 = 26 bytes per parameter at 0.8 of the H100's 3.35 TB/s: about 29 ms as one fused pass

@@ -94,6 +94,27 @@ def test_a_fabric_whose_transport_caps_a_node_says_the_cap_stops_it():
     assert rdma["bandwidth_needed_GBps"] > 2.0 and rdma["need_note"] == ""
 
 
+def test_an_answer_above_the_cap_of_the_networks_fabric_says_so():
+    """The 10gbe preset runs the ideal library (no cap), its fabric NCCL's sockets (2 GB/s a node):
+    a need above 2 GB/s is reachable only uncapped, and the note names the cap; below it, no note."""
+    base = dict(model="gpt2-124m", workers=16, strategies=["adamw@bf16-allreduce"], network="10gbe")
+    (high,) = need_rows(resolve(EstimateConfig(**base)), Need(0.9))
+    assert high["bandwidth_needed_GBps"] > 2.0 and "2 GB/s a node" in high["need_note"]
+    assert "sockets" in high["need_note"]
+    (low,) = need_rows(resolve(EstimateConfig(**base)), Need(0.01))
+    assert low["bandwidth_needed_GBps"] < 2.0 and low["need_note"] == ""
+
+
+@pytest.mark.parametrize("value, target, text", [(0.8996, 0.9, "89.96%"), (0.89999, 0.9, "89.999%"),
+                                                 (0.9, 0.9, "90.0%"), (0.90004, 0.9, "90.004%"),
+                                                 (0.2312, 0.9, "23.1%")])
+def test_a_share_is_never_printed_on_the_other_side_of_the_target(value, target, text):
+    from lionsim.estimate.need import percent, target_text
+
+    assert percent(value, target) == text
+    assert target_text(0.955) == "95.5%" and target_text(0.9) == "90%"
+
+
 def test_one_node_needs_no_inter_node_bandwidth():
     cfg = EstimateConfig(model="gpt2-345m", tokens_per_worker=16384, workers=8, network="dgx-h100",
                          strategies=["adamw@bf16-allreduce"])

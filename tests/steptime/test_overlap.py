@@ -291,3 +291,17 @@ def test_strided_parts_hide_more_than_one_run_of_the_same_size_at_the_model_s_st
                         hidden_pieces=(((0.0, 1 / 12), (4 / 12, 5 / 12), (8 / 12, 9 / 12)),))
     work = StepWork(forward_s=F, backward_s=B, encode_s=E)
     assert spread.times(work).comm_exposed_s < run.times(work).comm_exposed_s == pytest.approx(4.0)
+
+
+def test_after_is_none_under_the_name_the_footers_give_it():
+    """The footers and estimate's `overlap` column call the unoverlapped schedule "after": --overlap
+    accepts that word for `none`, and a near miss is pointed at it."""
+    from lionsim.errors import LionsimError
+    from lionsim.steptime.overlap import OverlapConfig
+    from lionsim.transports import TRANSPORTS
+
+    after, none = OverlapConfig(mode="after"), OverlapConfig(mode="none")
+    assert after == none and after.mode == "none"
+    assert after.label(TRANSPORTS.get("fp32-allreduce")) == "after"
+    with pytest.raises(LionsimError, match="did you mean 'after'"):
+        OverlapConfig(mode="aftr")

@@ -188,3 +188,27 @@ def test_muloco_over_gloo_all_gathers_the_packed_codes(gloo_group):
     assert not torch.allclose(expected, torch.linspace(-1, 1, layout().numel))
     for got in results:
         torch.testing.assert_close(got, expected, atol=1e-6, rtol=0)
+
+
+def test_listed_and_booked_bits_are_the_closed_form(tmp_path, monkeypatch):
+    """mlp's four tensors all travel coded: a sync sends one worker's 2-bit codes and row tables (the
+    authors' message) and receives the other N - 1 workers', whatever the transport (it carries nothing
+    here). `lionsim strategies` lists that over H = 30 steps; bench books it on each sync."""
+    from lionsim.cli.lists import strategies_frame
+
+    shapes, workers = [(256, 32), (256,), (10, 256), (10,)], 3
+    message = 8 * sum(message_bytes(s) for s in shapes) / sum(math.prod(s) for s in shapes)  # bits a parameter
+    rows = strategies_frame(workers, "mlp").query("strategy == 'muloco'")
+    assert {"fp32-allreduce", "fp8-allreduce"} <= set(rows.transport)
+    for r in rows.itertuples():
+        assert (r.bits_per_param_up, r.bits_per_param_down) == pytest.approx((message / 30, 2 * message / 30))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "-w", "mlp", "-n", str(workers), "--steps", "2", "-b", "8", "--eval-every", "2",
+              "-s", "muloco@fp8-allreduce", "--local-steps", "2", "--out", "o"])
+    assert done.value.code == 0
+    import pandas as pd
+
+    steps = pd.read_csv(tmp_path / "o" / "steps.csv")
+    assert steps.bits_per_param_up.tolist() == pytest.approx([0, message])
+    assert steps.bits_per_param_down.tolist() == pytest.approx([0, 2 * message])

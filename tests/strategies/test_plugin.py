@@ -125,9 +125,13 @@ def test_estimate_prices_it_from_its_ratio(plugin, capsys):
 
 
 def test_listed_and_in_the_matrix(plugin, capsys):
-    assert run(["strategies", "--plugin", str(EXAMPLE), "--format", "csv"]) == 0
+    assert run(["strategies", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "4", "--format", "csv"]) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert "randomk-ef" in set(frame.strategy)
+    # its own k of mlp's 11,018 parameters (ratio 0.05), as bench books it: k (int32, fp32) pairs up, 3 k down
+    k = math.ceil(0.05 * 11_018)
+    row = frame.set_index("strategy").loc["randomk-ef"]
+    assert (row.bits_per_param_up, row.bits_per_param_down) == pytest.approx((64 * k / 11_018, 3 * 64 * k / 11_018))
     assert run(["strategies", "--plugin", str(EXAMPLE), "--matrix", "--format", "csv"]) == 0
     matrix = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("strategy")
     assert matrix.loc["randomk-ef", "options"] == "--randomk-ef-ratio (0.05)"

@@ -10,6 +10,8 @@ lies within style.CLOSE of it) is drawn dashed over it and named so in the legen
 
 from __future__ import annotations
 
+import math
+import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +25,9 @@ from lionsim.transports import TRANSPORTS
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
+SUBTITLE_WIDTH = 110  # characters a line of the subtitle holds across the figure
+MAX_MARKED = 30  # up to this many points a line marks each; beyond, about MARKS markers along it
+MARKS = 15
 
 
 def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
@@ -38,9 +43,10 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     first = frame.iloc[0]
     fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
         f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
-    top.set_title(f"Modelled step time against {variable}\n{model_text(first)}, "
-                  f"{fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per run'}",
-                  fontsize=11)
+    # over the whole figure, not the top panel (which the legend leaves half of: a long model name was cut)
+    fig.suptitle(f"Modelled step time against {variable}\n" + textwrap.fill(
+        f"{model_text(first)}, {fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per run'}",
+        SUBTITLE_WIDTH), fontsize=11)
     rows_of = {}
     for label in labels:
         strategy, transport = label.split("@", 1)
@@ -49,9 +55,12 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     # a run hidden under an earlier one in either panel is dashed there; the legend names the twin
     same_top = overlapping([(l, r["sweep_value"], r["step_s"]) for l, r in rows_of.items()])
     same_bottom = overlapping([(l, r["sweep_value"], r["speedup"]) for l, r in rows_of.items()])
+    points = max(len(r) for r in rows_of.values())
+    every = 1 if points <= MAX_MARKED else math.ceil(points / MARKS)  # 1,000 points: a line, a marker now and then
     for k, (label, rows) in enumerate(rows_of.items()):
         name = f"{label} (baseline)" if label == baseline else label
-        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5}
+        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
+                 "markevery": every}
         twin = same_top.get(label) or same_bottom.get(label)
         top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin),
                  linestyle=TWIN_DASHES if label in same_top else "-", **style)
@@ -64,6 +73,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
                         xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)  # staggered: neighbours do not overlap
     bottom.axhline(1.0, color="black", linewidth=0.8)
+    if variable == "bandwidth":
+        _mark_cap(frame, top, bottom)
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
@@ -80,6 +91,25 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))
+
+
+def _mark_cap(frame: pd.DataFrame, top, bottom) -> None:
+    """Where a capped fabric's transport stops moving more (NCCL over sockets: 2 GB/s a node), the
+    curves go flat: a line there, and a note saying why (lionsim.network.fabrics; estimate --need)."""
+    from lionsim.network.fabrics import FABRICS
+
+    first = frame.iloc[0]
+    if first.get("library") != "nccl" or not first.get("fabric") or first["workers"] <= first["gpus_per_node"]:
+        return
+    fabric = FABRICS.get(first["fabric"])
+    if math.isinf(fabric.cap_GBps):
+        return
+    at = fabric.cap_GBps / fabric.share  # the link rate beyond which the transport moves no more
+    for ax in (top, bottom):
+        ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
+    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{fabric.cap_GBps:g} GB/s a node; flat beyond",
+                 (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
+                 va="top", fontsize=8, color="dimgrey")
 
 
 def hierarchical(frame: pd.DataFrame) -> bool:

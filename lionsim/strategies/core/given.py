@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import OptionSpec, option_specs, parse_opt
 
@@ -49,7 +50,7 @@ def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
             specs = {s.field: s for s in option_specs(name, cls.Options)}
             if field not in specs:
                 raise LionsimError(f"bad --opt {key}={value}: {name} has no option {field!r}; accepted: "
-                                   f"{', '.join(specs) or 'none (it takes no options)'}")
+                                   f"{', '.join(specs) or 'none (it takes no options)'}{did_you_mean(field, specs)}")
             specs[field].value(value, opt=True)
             if name not in run_strategies:
                 raise LionsimError(f"--opt {key}={value} applies to {name} and no run is one")

@@ -1,0 +1,182 @@
+"""`lionsim estimate`'s plain inputs checked before torch loads, as bench's BenchConfig.check_plain:
+the counts, fractions, seed, run length, network, device, --sweep and --need, each refused in one
+line in a moment (the command imports the model, the strategies and torch only after them). What
+needs the registries or a model (strategies, transports, options, a FILE.py:FUNC model, the tensor
+count against the parameters) is lionsim.estimate.config.resolve's, which runs these first too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from lionsim.errors import LionsimError
+from lionsim.estimate.defaults import ACCEPTED
+from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
+
+VARIABLES = ESTIMATE_SWEEP_VARIABLES
+MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6}
+"""Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
+models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica."""
+MAX_STEPS = 10**7
+"""A run's steps at most (--steps; --tokens in steps)."""
+NEED_ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
+"""The --need form."""
+DEVICE_LIBRARY = "nccl"
+"""The library a profile without [traits] is priced with: every device preset is a GPU, and GPUs
+all-reduce with NCCL (the MI300X with RCCL, NCCL's fork, whose tuning model has the same form)."""
+
+
+def positive_int(name: str, value: object) -> int:
+    """`value` as a whole number >= 1 (and within MAXIMA), else one LionsimError line naming --`name`."""
+    given = value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    top = MAXIMA.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
+        example = ", written in full or like 3e9" if name == "params" else ""
+        bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""
+        shown = f"{given:g}" if isinstance(given, float) else repr(given)  # as typed: 3e9, not 3000000000.0
+        raise LionsimError(f"bad --{name} {shown}; accepted: a whole number >= 1{bound}{example}")
+    return value
+
+
+def check_mfu(mfu: object) -> None:
+    if not (isinstance(mfu, (int, float)) and not isinstance(mfu, bool) and math.isfinite(mfu) and 0 < mfu <= 1):
+        raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number in (0, 1]")
+
+
+def check_seed(seed: object) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
+        raise LionsimError(f"bad --seed {seed!r}; accepted: an integer from 0 to 2**63 - 1")
+
+
+def check_run_length(steps: object, tokens: object) -> None:
+    """--steps or --tokens (not both), each a whole number >= 1 (--steps at most MAX_STEPS)."""
+    if steps is not None and tokens is not None:
+        raise LionsimError(f"give --steps ({steps}) or --tokens ({tokens}), not both")
+    for name, value, top in (("steps", steps, MAX_STEPS), ("tokens", tokens, None)):
+        if value is None:
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
+            bound = f"from 1 to {top:.3g}" if top is not None else ">= 1"
+            raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number {bound}")
+
+
+def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
+    """Every check of an EstimateConfig (or anything with its fields) that needs no torch; `sweep`
+    and `need`: the --sweep and --need texts, parsed to be refused early (their users parse them
+    again with the network's node size)."""
+    from lionsim.compute import DEVICES
+    from lionsim.network import TRAITS, network_for
+
+    if cfg.params is not None:
+        positive_int("params", cfg.params)
+    for name, value in (("tensors", cfg.tensors), ("tokens-per-worker", cfg.tokens_per_worker),
+                        ("gpus-per-node", cfg.gpus_per_node)):
+        if value is not None:
+            positive_int(name, value)
+    workers = positive_int("workers", cfg.workers)
+    positive_int("replica-gpus", cfg.replica_gpus)
+    if cfg.mfu is not None:
+        check_mfu(cfg.mfu)
+    if not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb) and cfg.bucket_mb > 0):
+        raise LionsimError(f"bad --bucket-mb {cfg.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
+    check_seed(cfg.seed)
+    check_run_length(cfg.steps, cfg.tokens)
+    DEVICES.get(cfg.device)  # an unknown name fails with the list
+    network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
+                          library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
+    if cfg.gpus_per_node is None:
+        network.nodes(workers)  # whole nodes, or one node
+    if sweep is not None:
+        parse_sweep(sweep)
+    if need is not None:
+        parse_need(need)
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What varies and its values, ascending."""
+
+    variable: str
+    """"workers" or "bandwidth" (GB/s)."""
+    values: tuple[float, ...]
+
+    @property
+    def unit(self) -> str:
+        return "workers" if self.variable == "workers" else "GB/s"
+
+
+def _number(text: str, spec: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be a finite number > 0; accepted: {ACCEPTED}")
+    return value
+
+
+MAX_POINTS = 1000
+"""Points one --sweep may price (each a full estimate of every strategy)."""
+
+
+def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
+    """Parse `--sweep` (module doc); worker ranges round to multiples of `workers_per_node`."""
+    variable, sep, body = spec.partition("=")
+    variable = variable.strip()
+    if not sep or variable not in VARIABLES or not body.strip():
+        raise LionsimError(f"bad --sweep {spec!r}; accepted: {ACCEPTED}")
+    if ":" in body:
+        parts = body.split(":")
+        if len(parts) != 3:
+            raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
+        start, end = _number(parts[0], spec), _number(parts[1], spec)
+        count = _number(parts[2], spec)
+        if not count.is_integer() or count < 2 or end <= start:
+            raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
+        if count > MAX_POINTS:
+            raise LionsimError(f"bad --sweep {spec!r}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
+        import numpy as np
+
+        values = list(np.geomspace(start, end, int(count)))
+        if variable == "workers":
+            values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
+    else:
+        values = [_number(item.strip(), spec) for item in body.split(",")]
+        if len(values) > MAX_POINTS:
+            raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
+    if variable == "workers":
+        if any(not float(v).is_integer() for v in values):
+            raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
+        values = [int(v) for v in values]
+    return Sweep(variable=variable, values=tuple(sorted(set(values))))
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class Need:
+    """What `--need` asks: compute as this share of the step."""
+
+    utilisation: float
+    """U in (0, 1): compute_s / step_s."""
+
+
+def parse_need(text: str) -> Need:
+    """`utilisation=U` (or `utilization=U`); anything else is one LionsimError line."""
+    name, sep, value = str(text).partition("=")
+    if not sep or name.strip().lower() not in ("utilisation", "utilization"):
+        raise LionsimError(f"bad --need {text!r}; accepted: {NEED_ACCEPTED}")
+    try:
+        u = float(value)
+    except ValueError:
+        raise LionsimError(f"bad --need {text!r}: {value.strip()!r} is not a number; accepted: {NEED_ACCEPTED}") from None
+    if not (math.isfinite(u) and 0.0 < u < 1.0):
+        raise LionsimError(f"bad --need {text!r}: U must lie in (0, 1); accepted: {NEED_ACCEPTED}")
+    return Need(u)
+
+
