@@ -375,6 +375,20 @@ def estimate_cmd(
     if written:
         (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
+    if from_run is not None and _baseline_clamped(swept.rows if swept is not None else frame):
+        from lionsim.estimate.to_target import CLAMP_HINT
+
+        err_console.print(CLAMP_HINT, markup=False, highlight=False)
+
+
+def _baseline_clamped(frame) -> bool:
+    """Whether a row's baseline steps at scale came from its run's fit held at the nearest measured N
+    (lionsim.estimate.to_target: --steps / --tokens would set them)."""
+    from lionsim.estimate.to_target import CLAMPED
+
+    if "to_target_note" not in frame.columns:
+        return False
+    return any(isinstance(n, str) and f"{CLAMPED} (the baseline's steps" in n for n in frame["to_target_note"])
 
 
 def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trace: str | None = None) -> list[Path]:

@@ -30,7 +30,10 @@ count was measured), applied at its extremes to both factors,
 
     steps_lo = ceil((S - sigma_S) x (rho - sigma_rho))      steps_hi = ceil((S + sigma_S) x (rho + sigma_rho))
 
-with sigma_S = 0 where --steps / --tokens gives S. Where n = k (one run, or one point per
+with sigma_S = 0 where --steps / --tokens gives S. A fit extrapolated so far that S(N) or rho(N)
+falls to zero or below is held at its value at the nearest measured worker count (the note says
+`clamped`, and the command prints a hint that --steps / --tokens sets S at scale): a run to target
+of no steps is not a figure, and the nearest measurement is the least assumption. Where n = k (one run, or one point per
 coefficient: an exact fit) there is no spread to measure and no band (NaN). A run measured at
 other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
 range (extrapolated), a note beside a bench run measured at one N.
@@ -45,6 +48,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from lionsim.estimate.from_run import Measured, Reach
+
+CLAMPED = "clamped"
+"""How to_target_note begins the part that says a fit was held at the nearest measured N."""
+CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell to zero at this N and was held at the "
+              "nearest measured worker count; --steps or --tokens sets the baseline's steps at scale instead")
+"""The one line `estimate --from-run` prints when the baseline's fit was clamped (module doc)."""
 
 TO_TARGET_COLUMNS = [
     "steps_to_target", "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s",
@@ -184,10 +193,19 @@ class Convergence:
             notes.append(f"measured at {counts[0]:,} workers only")
         elif beyond:
             notes.append(f"extrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers")
-        if not (ratio > 0 and s > 0):
-            notes.append(f"the fit falls to zero by {workers:,} workers: no figure")
-            return AtScale(math.nan, math.nan, math.nan, label, how, "; ".join(notes), beyond, ratio,
-                           rho.per_doubling)
+        if not (ratio > 0 and s > 0):  # a fit extrapolated to no steps at all: held at the nearest measured N
+            nearest = counts[0] if workers < counts[0] else counts[-1]
+            fell = [what for what, value in (("the baseline's steps", s), ("the ratio", ratio)) if not value > 0]
+            if not s > 0:
+                s = self.baseline_fit.at(nearest)
+            if not ratio > 0:
+                ratio = rho.at(nearest)
+            notes.append(f"{CLAMPED} ({' and '.join(fell)} fitted against log N fall to zero by {workers:,} workers)"
+                         f": held at {nearest:,} workers, the nearest measured")
+            if not (ratio > 0 and s > 0):
+                notes.append(f"the fit falls to zero by {workers:,} workers: no figure")
+                return AtScale(math.nan, math.nan, math.nan, label, how, "; ".join(notes), beyond, ratio,
+                               rho.per_doubling)
         lo = (s - s_spread) * (ratio - rho.spread)
         low = whole(lo) if lo > 0 else math.nan  # a band that reaches zero steps has no lower end
         if lo <= 0 and math.isfinite(lo):

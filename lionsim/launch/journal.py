@@ -18,6 +18,8 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -120,7 +122,33 @@ def finalize(out: Path, status: str, error: str | None) -> int:
     for leftover in stage.iterdir():  # the journal, and temp files of a writer killed mid-write
         if leftover.name.startswith(".") and leftover.name != RESUME_DIR:  # the ranks' states stay for --resume
             leftover.unlink()
+    keep_resume_state(stage, out)
     summary = run_summary(steps, meta)  # as the finished run's: its rule, what priced its model
     target.write(lambda d: write_run(d, steps, summary, meta))
     target.publish()
     return len(steps)
+
+
+def keep_resume_state(stage: Path, out: Path) -> None:
+    """The ranks' states for --resume as publishing leaves them: a checkpoint a writer killed
+    mid-write left as a temp file goes; where this session saved none (a resume stopped at once,
+    before any new step finished) the states already in --out are carried over, as publishing
+    replaces --out whole. A carried state that no longer matches the steps (the run went on past
+    it) is ignored by --resume, which then restarts that run: never wrong, at worst slower."""
+    states = stage / RESUME_DIR
+    if states.is_dir():
+        for leftover in states.iterdir():
+            if leftover.name.startswith("."):
+                leftover.unlink()
+        if any(states.iterdir()):
+            return
+        states.rmdir()
+    earlier = out / RESUME_DIR
+    if earlier.is_dir() and any(p.suffix == ".pt" for p in earlier.iterdir()):
+        states.mkdir()
+        for state in earlier.iterdir():
+            if state.suffix == ".pt" and not state.name.startswith("."):
+                try:
+                    os.link(state, states / state.name)  # beside --out: the same file system, no copy
+                except OSError:
+                    shutil.copy2(state, states / state.name)

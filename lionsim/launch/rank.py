@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import signal
 import threading
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -75,7 +75,8 @@ def check_same_config(plan: BenchPlan, device: torch.device, extra: str = "") ->
 def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
              progress: Callable[[str, int, float], None] | None = None,
              where: Callable[[str, int], None] | None = None, publish_failures: bool = True,
-             resume: bool = False, stop: Callable[[], bool] | None = None) -> BenchResult | None:
+             resume: bool = False, stop: Callable[[], bool] | None = None,
+             own_signals: bool = True) -> BenchResult | None:
     """Run this rank's share of the bench; rank 0 publishes and returns the result, others None.
 
     `progress(label, step, loss)` on rank 0 after every step; `where(label, step)` on every rank
@@ -85,7 +86,8 @@ def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
     step boundary; each keeps its state for `resume` (lionsim.training.resume), which every rank
     loads from --out (one host, or a shared file system). `plan` is this process's own: a spawned
     rank's is rebuilt from its record with its plug-ins loaded (lionsim.plan), a launched rank's
-    is its own command's."""
+    is its own command's. Without `own_signals` (a rank lionsim spawned: the parent takes SIGINT and
+    SIGTERM and relays them through `stop`) no signal handler is installed."""
     backend = plan.backend
     check_backend(backend.name, rv.world_size)
     w = check_layout(plan, rv.world_size)
@@ -107,7 +109,7 @@ def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
             if fitted is not None:  # rank 0 books and writes: it prices with the fit
                 network, errors = fitted
                 results = Results(runner, network=network, calibration=errors, hosts=hosts)
-        return _train(runner, results, out, rv.rank, progress, where, publish_failures, stop)
+        return _train(runner, results, out, rv.rank, progress, where, publish_failures, stop, own_signals)
     finally:
         dist.destroy_process_group()
 
@@ -154,7 +156,7 @@ def sigterm_stops(armed: list[bool]) -> Iterator[None]:
 
 
 def _train(runner: Runner, results: Results, out: Path, rank: int, progress, where, publish_failures: bool,
-           stop: Callable[[], bool] | None) -> BenchResult | None:
+           stop: Callable[[], bool] | None, own_signals: bool = True) -> BenchResult | None:
     root = rank == 0
     target = RunDir(out) if root else None
     journal = StepJournal(target) if root else None
@@ -189,7 +191,10 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
         target.discard()  # a staging directory a killed job left behind
     armed = [True]
     request = StopRequest(also=stop)
-    with sigterm_stops(armed), stop_at_step_boundary(request, signals=(signal.SIGINT,)):
+    signals = (sigterm_stops(armed), stop_at_step_boundary(request, signals=(signal.SIGINT,))) if own_signals else ()
+    with ExitStack() as stack:
+        for context in signals:
+            stack.enter_context(context)
         try:
             try:
                 runner.run(on_step, after_run, stop=request)

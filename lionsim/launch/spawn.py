@@ -16,24 +16,33 @@ marked failed and the line (lionsim.launch.journal).
 SIGINT or SIGTERM to the parent (Ctrl-C, a CI time-out) asks the ranks to stop (an event every
 rank reads at each step's control exchange, so all stop after the same step), waits for them
 while still watching for a dead or hung one, and publishes what finished with each rank's state
-for `--resume`, marked interrupted; a second signal stops the ranks at once.
+for `--resume`, marked interrupted; a second signal stops the ranks at once, and so does the
+first one before any step finished (nothing to keep: a rank still importing torch would make
+the user wait for nothing). The parent alone takes the signals: a terminal's Ctrl-C reaches the
+whole process group, and a rank that took it itself would die wherever it happened to be
+(importing torch, publishing after its last step) and be reported as a failed rank. So ranks
+start with SIGINT and SIGTERM blocked (the mask survives exec) and ignore them from their first
+line (`_immune`). While the parent publishes what finished (`finalize`), further signals are
+noted and deferred: publishing takes a moment, and cut short it would leave --out half-written.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
-from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+from lionsim.training.stop import SIGNALS, StopRequest, deferred_signals, stop_at_step_boundary, to_stderr
 from lionsim.usercode import EXIT_CODE, kept_line
 
 HEARTBEAT_S = 0.5
@@ -57,6 +66,8 @@ class RankState:
     interrupted | failed."""
     stopped: tuple[str, int] | None = None
     """(run, last finished step) where a stop asked for ended the rank, its state kept."""
+    finished: int = 0
+    """Steps this session finished (rank 0 reports them)."""
 
 
 @dataclass(slots=True)
@@ -76,6 +87,7 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
     arrived as its record and was rebuilt once, its plug-ins loaded (BenchPlan.__reduce__)."""
     import sys
 
+    _immune()
     from lionsim.launch.rank import RankFailure, run_rank
     from lionsim.training.loop import RunStopped
     from lionsim.usercode import UserCodeError
@@ -99,7 +111,7 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
                     source="a loopback port lionsim picked for the ranks it started")
     try:
         run_rank(plan, out, rv, progress=progress, where=where, publish_failures=False,  # the parent publishes
-                 resume=resume, stop=stop.is_set)
+                 resume=resume, stop=stop.is_set, own_signals=False)  # the parent relays its signals
     except LionsimError as e:
         messages.put(("error", rank, "input", str(e)))
         sys.exit(2)
@@ -129,26 +141,61 @@ def spawn_ranks(plan: BenchPlan, out: Path, ranks: int,
     procs = [ctx.Process(target=_child, args=(r, ranks, port, plan, out, messages, stop, resume), daemon=True,
                          name=f"lionsim-rank{r}") for r in range(ranks)]
     states = [RankState() for _ in range(ranks)]
-    for p in procs:
-        p.start()
     request = StopRequest()
+
+    class AtOnce(Exception):
+        """The first signal came before any step finished: nothing to wait for."""
 
     def relay() -> None:  # the parent's signal becomes the ranks' stop request
         if request() and not stop.is_set():
+            if not any(s.finished for s in states):
+                raise AtOnce
             stop.set()
 
     try:
         with stop_at_step_boundary(request, note=to_stderr):
+            with blocked(SIGNALS):  # each rank inherits the mask, and ignores them from its first line
+                for p in procs:
+                    p.start()
             culprit = _watch(procs, states, messages, plan.backend.timeout, progress, relay)
-    except KeyboardInterrupt:  # a second signal: the ranks stop at once
+    except (KeyboardInterrupt, AtOnce):  # a second signal, or nothing finished yet: the ranks stop at once
         for p in procs:
-            p.kill()
-        _stop(procs, grace=5)
-        kept = finalize(out, "interrupted", "interrupted")
-        return Outcome(ok=False, code=2, message=f"interrupted: {_kept(kept, out)}")
+            if p.pid is not None:
+                p.kill()
+        with deferred_signals():
+            _stop([p for p in procs if p.pid is not None], grace=5)
+            kept = finalize(out, "interrupted", "interrupted")
+        how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
+        if resume and not any(s.finished for s in states):
+            return Outcome(ok=False, code=2, message=f"{how} before a new step finished: {out} is kept as it was; "
+                                                     "the same command with --resume continues it")
+        return Outcome(ok=False, code=2, message=f"{how}: {_kept(kept, out)}" + (
+            "; the same command with --resume trains the runs that did not finish" if kept else ""))
     finally:
-        _stop(procs, grace=GRACE_S)
-    return _outcome(procs, states, culprit, out, plan.labels, request)
+        with deferred_signals():
+            _stop([p for p in procs if p.pid is not None], grace=GRACE_S)
+    with deferred_signals():  # every rank has ended: what finished is published whole
+        return _outcome(procs, states, culprit, out, plan.labels, request)
+
+
+def _immune() -> None:
+    """A spawned rank's first line: SIGINT and SIGTERM ignored (the parent relays them as a stop
+    request, or kills the rank), then unblocked (they were blocked from before exec, so none
+    arrived in between: one pending is dropped by the ignore)."""
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+
+
+@contextmanager
+def blocked(signals) -> Iterator[None]:
+    """`signals` blocked on this thread while the block runs (processes started in it inherit the
+    mask); one that arrives meanwhile is delivered when the block ends."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
 
 
 def _watch(procs, states: list[RankState], messages, timeout_s: float, progress,
@@ -191,6 +238,7 @@ def _drain(messages, states: list[RankState], progress, wait: float) -> None:
             s.label, s.step = msg[2], msg[3]
         elif kind == "progress":
             s.label, s.step = msg[2], msg[3] + 1  # rank 0 finished this step: it is in the next
+            s.finished += 1
             if progress is not None:
                 progress(msg[2], msg[3], msg[4])
         elif kind == "error":

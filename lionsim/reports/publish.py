@@ -3,10 +3,12 @@
 Every file of a run (CSVs, run.json, plots) is written into a hidden staging directory beside
 --out (`.NAME.partial`), made (and written to once) before any work, so an --out that cannot
 be written is refused up front; files are flushed as runs finish and only then moved into
---out: into an absent or empty --out as one rename (atomic), else file by file with os.replace
-(each atomic), after clearing the files lionsim wrote there before (a previous run's, which
-the command's --out check allowed: --overwrite or --resume; lionsim.reports.outdir says which
-files are lionsim's, and never touches any other). A failure
+--out: into an absent or empty --out as one rename (atomic); over an --out holding only lionsim's
+files (a previous run's, which the command's --out check allowed: --overwrite or --resume) by
+setting it aside and renaming the staged directory in its place (two renames: a process killed
+in between leaves both beside --out, never a mix of two runs' files); else file by file with
+os.replace (each atomic), after clearing the files lionsim wrote there before
+(lionsim.reports.outdir says which files are lionsim's, and never touches any other). A failure
 while writing (a full disk) leaves --out as it was and removes the staging directory; a run
 that fails part way publishes what finished, marked in run.json.
 """
@@ -66,6 +68,8 @@ class RunDir:
         names = sorted(p.name for p in self.stage.iterdir()) if self.stage.is_dir() else []
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
+            if self.out.is_dir() and any(self.out.iterdir()) and self._swap():
+                return [self.out / name for name in names]
             if self.out.is_dir():
                 clear(self.out, held(self.out).ours)  # a previous run's files: none of this run's may mix with them
             if not self.out.exists() or (self.out.is_dir() and not any(self.out.iterdir())):
@@ -81,6 +85,27 @@ class RunDir:
         except OSError as e:
             raise LionsimError(f"cannot publish {self.out}: {e.strerror or e}; the files are in {self.stage}") from None
         return [self.out / name for name in names]
+
+    def _swap(self) -> bool:
+        """Replace an --out that holds only lionsim's files by the staged directory in two renames
+        (the old one set aside, then removed), so a process killed while publishing leaves the old
+        run or the new one, never a mix; False where it cannot (other files in --out, a symlink, the
+        working directory), and --out is then replaced file by file."""
+        if self.out.is_symlink() or held(self.out).foreign:
+            return False
+        aside = self.out.parent / f".{self.out.name}.old"
+        shutil.rmtree(aside, ignore_errors=True)
+        try:
+            os.rename(self.out, aside)
+        except OSError:
+            return False
+        try:
+            os.rename(self.stage, self.out)
+        except OSError:
+            os.rename(aside, self.out)
+            raise
+        shutil.rmtree(aside, ignore_errors=True)
+        return True
 
     def discard(self) -> None:
         shutil.rmtree(self.stage, ignore_errors=True)

@@ -92,6 +92,28 @@ def handlers(signals: tuple[int, ...], handler) -> Iterator[None]:
             signal.signal(s, h)
 
 
+@contextmanager
+def deferred_signals(note: Callable[[str], None] | None = None, signals: tuple[int, ...] = SIGNALS) -> Iterator[list[int]]:
+    """While the block runs (publishing what finished: a moment), `signals` are noted (once, with
+    `note`, stderr by default) and taken (`TAKEN`, so a caller from Python gets them back) but do
+    not interrupt it: cut short, it would leave its files half-written. Yields the list of the
+    signals that arrived. Main thread only (elsewhere the block runs unchanged)."""
+    arrived: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield arrived
+        return
+    say = to_stderr if note is None else note
+
+    def handler(signum, frame) -> None:
+        TAKEN.append(signum)
+        if not arrived:
+            say(f"{signal.Signals(signum).name}: writing what finished first (a moment)")
+        arrived.append(signum)
+
+    with handlers(signals, handler):
+        yield arrived
+
+
 def to_stderr(line: str) -> None:
     """A note from a signal handler: plain stderr (a rich console may be mid-render)."""
     try:
