@@ -9,6 +9,7 @@ import sys
 import lionsim.docs.bench  # noqa: F401  (registers its blocks)
 import lionsim.docs.comm  # noqa: F401
 import lionsim.docs.estimate  # noqa: F401
+import lionsim.docs.figures  # noqa: F401
 import lionsim.docs.methods  # noqa: F401
 import lionsim.docs.kernels  # noqa: F401
 import lionsim.docs.to_target  # noqa: F401
