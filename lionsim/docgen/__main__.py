@@ -9,6 +9,7 @@ import sys
 import lionsim.docgen.bench  # noqa: F401  (registers its blocks)
 import lionsim.docgen.comm  # noqa: F401
 import lionsim.docgen.estimate  # noqa: F401
+import lionsim.docgen.figures  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 import lionsim.docgen.to_target  # noqa: F401

@@ -1,14 +1,11 @@
 """A docs block from `lionsim comm`: the modelled table (pure modelling, the same on any
-machine), run as a user would, 80 columns off a terminal, every time it renders."""
+machine), run as a user would, 80 columns off a terminal (in this process: lionsim.docgen.run), every
+time it renders."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from lionsim.docgen.blocks import BLOCKS, Block
-from lionsim.errors import LionsimError
+from lionsim.docgen.run import printed
 
 ARGS = ["--collective", "all_reduce", "--collective", "all_to_all", "--sizes", "1KB:1GB:x1000", "--workers", "8",
         "--network", "10gbe"]
@@ -17,11 +14,7 @@ ARGS = ["--collective", "all_reduce", "--collective", "all_to_all", "--sizes", "
 
 def comm_table() -> str:
     """What `lionsim comm ARGS` prints, blank padding trimmed, as a text code block."""
-    done = subprocess.run([sys.executable, "-m", "lionsim", "comm", *ARGS], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "COLUMNS": "80"})
-    if done.returncode != 0:
-        raise LionsimError(f"lionsim comm {' '.join(ARGS)} failed: {done.stderr.strip()}")
-    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    lines = printed(["comm", *ARGS])
     body = "\n".join(line for line in lines if line.strip())
     return f"\n```text\n{body}\n```\n\n"
 

@@ -1,14 +1,11 @@
 """Docs blocks from `lionsim estimate`: pure modelling, the same on any machine, so each block
-runs its command (as a user would, 80 columns off a terminal) every time it renders."""
+runs its command (as a user would, 80 columns off a terminal, in this process: lionsim.docgen.run)
+every time it renders."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 from lionsim.docgen.blocks import BLOCKS, Block
-from lionsim.errors import LionsimError
+from lionsim.docgen.run import printed
 
 COMMANDS = {
     "estimate-dlion-paper": ["--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network",
@@ -43,11 +40,7 @@ NEED = {
 
 def _printed(args: list[str]) -> list[str]:
     """The lines `lionsim estimate ARGS` prints, 80 columns off a terminal."""
-    done = subprocess.run([sys.executable, "-m", "lionsim", "estimate", *args], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "COLUMNS": "80"})
-    if done.returncode != 0:
-        raise LionsimError(f"lionsim estimate {' '.join(args)} failed: {done.stderr.strip()}")
-    return done.stdout.splitlines()
+    return printed(["estimate", *args])
 
 
 def table(args: list[str]) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.docgen.blocks import BLOCKS, Block, cache_dir, checkout
+from lionsim.docgen.run import printed
 from lionsim.errors import LionsimError
 
 CACHE = "from-run-sweep"
@@ -133,26 +134,23 @@ def measured() -> str:
     return wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n"
 
 
-def _run(args: list[str], figure: Path | None = None) -> tuple[list[str], pd.DataFrame]:
+def _run(args: list[str], figure: Path | None = None, out: bool = True) -> tuple[list[str], pd.DataFrame | None]:
     """(the lines `lionsim estimate ARGS` prints, 80 columns off a terminal, and its estimate.csv), run
     as the page runs it: in a scratch directory where FROM_RUN holds the cached sweep; `figure`: its
-    to_target.png copied there."""
+    to_target.png copied there; `out` False: the lines alone (no --out, so no plots drawn: seconds)."""
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp) / FROM_RUN
         where.mkdir(parents=True)
         for name in KEPT:
             shutil.copyfile(cache_dir(CACHE) / name, where / name)
-        path = os.pathsep.join(filter(None, [str(checkout()), os.environ.get("PYTHONPATH")]))  # this lionsim
+        if not out and figure is None:
+            return printed(["estimate", *args], cwd=Path(tmp)), None
         out = Path(tmp) / "estimate"
-        done = subprocess.run([sys.executable, "-m", "lionsim", "estimate", *args, "--out", str(out)],
-                              capture_output=True, text=True, timeout=600, cwd=tmp,
-                              env={**os.environ, "COLUMNS": "80", "PYTHONPATH": path})
-        if done.returncode != 0:
-            raise LionsimError(f"lionsim estimate {' '.join(args)} failed: {done.stderr.strip()}")
+        lines = printed(["estimate", *args, "--out", str(out)], cwd=Path(tmp))
         if figure is not None:
             shutil.copyfile(out / "to_target.png", figure)
         frame = pd.read_csv(out / "estimate.csv", keep_default_na=False, na_values=[""])
-    return [line.rstrip() for line in done.stdout.splitlines()], frame
+    return lines, frame
 
 
 FIGURE = "docs/time-to-target.png"
@@ -197,7 +195,7 @@ def to_target() -> str:
 
 
 def workers_crossovers() -> str:
-    return "```text\n" + "\n".join(_section(_run(WORKERS_SWEEP)[0], "crossovers of time to target")) + "\n```\n"
+    return "```text\n" + "\n".join(_section(_run(WORKERS_SWEEP, out=False)[0], "crossovers of time to target")) + "\n```\n"
 
 
 BLOCKS.add("from-run-measured", Block("from-run-measured", measured, cache=CACHE))

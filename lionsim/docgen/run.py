@@ -1,0 +1,51 @@
+"""Run a `lionsim` command for a docs block as a user would, 80 columns off a terminal, but in
+this process (typer's runner): the blocks share one import of lionsim instead of paying 2-4 s of
+imports a command, so `python -m lionsim.docgen --check` takes seconds."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+
+
+def printed(args: list[str], cwd: Path | None = None) -> list[str]:
+    """The lines `lionsim ARGS` prints (stdout), trailing blanks trimmed; `cwd`: run from there
+    (relative paths in ARGS are the page's, from the repository root)."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from lionsim.cli import app
+
+    here = Path.cwd()
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        done = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    finally:
+        os.chdir(here)
+    if done.exit_code != 0:
+        detail = done.stderr.strip() if done.stderr_bytes else repr(done.exception)
+        raise LionsimError(f"lionsim {' '.join(args)} failed: {detail}")
+    return [line.rstrip() for line in done.stdout.splitlines()]
+
+
+def estimate_frame(args: list[str], cwd: Path | None = None) -> tuple[list[str], pd.DataFrame]:
+    """(what `lionsim estimate ARGS` prints, the estimate.csv it writes with --out)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lines = printed(["estimate", *args, "--out", str(Path(tmp) / "out")], cwd=cwd)
+        frame = pd.read_csv(Path(tmp) / "out" / "estimate.csv", keep_default_na=False, na_values=[""])
+    return [line for line in lines if not line.startswith("wrote ")], frame
+
+
+def section(lines: list[str], title: str) -> list[str]:
+    """The rows of the table printed under `title` (a line starting with it): from its header to the
+    first blank line, the rules dropped."""
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(title))
+    head = next(i for i in range(start + 1, len(lines)) if lines[i].strip())
+    end = next((i for i in range(head + 1, len(lines)) if not lines[i].strip()), len(lines))
+    return [line for line in lines[head:end] if not set(line.strip()) <= {"─", "━"}]
