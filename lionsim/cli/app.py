@@ -266,16 +266,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     (lionsim.training.stop.command_signals), which for Ctrl-C raises KeyboardInterrupt there."""
     from lionsim.training.stop import command_signals
 
-    with command_signals(hand_back=argv is not None):
-        _run(list(sys.argv[1:] if argv is None else argv))
+    from lionsim.cli.strategy_flags import light
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    with command_signals(hand_back=argv is not None), light(args):
+        _run(args)
 
 
 def _run(argv: list[str]) -> None:
     default_map = None
     try:
-        from lionsim.cli.strategy_flags import light
-
-        light(argv)
         _preload_plugins(argv)
         default_map = _config_defaults(argv)
         result = click_app()(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)

@@ -10,6 +10,7 @@ which `lionsim networks` or `lionsim --help` never do).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from typing import Annotated, Callable, Optional
@@ -99,10 +100,17 @@ def current() -> tuple:
     return (_FULL[0], _source(_FULL[0]))
 
 
-def light(argv: list[str]) -> None:
-    """main() runs `argv`: unless it names a command that takes strategies, their flags are not
-    built (so `lionsim networks` or `lionsim --help` never import torch)."""
+@contextlib.contextmanager
+def light(argv: list[str]):
+    """While main() runs `argv`: unless it names a command that takes strategies, their flags are
+    not built (so `lionsim networks` or `lionsim --help` never import torch). Afterwards the flags
+    are full again: a caller that invokes the app itself (typer's runner, a docs block) gets every
+    option whatever ran before it."""
     _FULL[0] = any(arg in STRATEGY_COMMANDS for arg in argv)
+    try:
+        yield
+    finally:
+        _FULL[0] = True
 
 
 class _Command:

@@ -120,3 +120,19 @@ def test_every_lazy_name_resolves(package):
     module = importlib.import_module(package)
     missing = [name for name in module.__all__ if not hasattr(module, name)]
     assert missing == [], f"{package} lists names no submodule defines"
+
+
+def test_a_light_command_leaves_every_option_to_the_next_in_process_caller(capsys):
+    """main(["networks"]) builds no strategy flags; a caller that invokes the app itself afterwards
+    (typer's runner, as the docs blocks and published tables do) still gets every option."""
+    from typer.testing import CliRunner
+
+    from lionsim.cli import app
+    from lionsim.cli.app import main
+
+    with pytest.raises(SystemExit):
+        main(["networks"])
+    capsys.readouterr()
+    done = CliRunner().invoke(app, ["estimate", "-m", "gpt2-124m", "-s", "diloco", "--local-steps", "4",
+                                    "--format", "csv"])
+    assert done.exit_code == 0, done.output
