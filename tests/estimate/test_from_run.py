@@ -391,3 +391,22 @@ def test_one_time_unit_down_each_column():
     assert band_text(8.03 * hour, 8.59 * hour, 9.16 * hour, unit) == "8.03-9.16 h"
     assert column_unit([30.0, 2 * day]) == (3600.0, "h")  # 48 h; 2,880 min would need four digits
     assert column_unit([30.0, 50 * day]) == (86400.0, "d")  # 1,200 h
+
+
+def test_the_time_to_target_title_is_folded_not_cut(tmp_path, monkeypatch):
+    from lionsim.reports.plots import to_target as plots
+    from lionsim.reports.plots.redraw import read_table
+
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "adamw",
+            "-s", "dlion-mavo", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    frame = read_table(out / "estimate.csv", plots.NEEDS).assign(network="a-cluster-profile-with-a-long-name-" * 3)
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig) or [])
+    plots.plot_to_target(frame, tmp_path / "to_target.png")
+    (fig,) = figures
+    fig.draw_without_rendering()
+    titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes)] if t is not None and t.get_text()]
+    assert titles and all(0 <= t.get_window_extent().x0 and t.get_window_extent().x1 <= fig.bbox.width
+                          for t in titles)
