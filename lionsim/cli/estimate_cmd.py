@@ -82,7 +82,7 @@ FromRun = Annotated[Optional[Path], typer.Option(
          "priced with every phase; --steps/--tokens then give the baseline's steps to target at scale (default: "
          "the run's own). Columns steps_to_target, time_to_target_s, to_target_speedup.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
-    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
+    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv, estimate.json (the command, for `lionsim report`) and the sweep files.")]
 
 
 RUN_WIDTH = 17
