@@ -64,6 +64,18 @@ ConfigOption = typer.Option(
 )
 
 
+_INVOKED: list[list[str]] = []
+"""The arguments of the main() call running now (innermost last)."""
+
+
+def invoked() -> list[str]:
+    """The command line that is running, as a user types it: `lionsim ARGS` where main() runs it
+    (the process's own command line, or main(argv) from a test, a docs block, a script), else the
+    process's own argv (typer's test runner calls the app directly). Files record it (estimate.json,
+    run.json) so `lionsim report` can print the command that made them."""
+    return ["lionsim", *_INVOKED[-1]] if _INVOKED else list(sys.argv)
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print one error line and exit (2: bad input)."""
     err_console.print(f"error: {message}", markup=False)
@@ -269,8 +281,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     from lionsim.cli.strategy_flags import light
 
     args = list(sys.argv[1:] if argv is None else argv)
-    with command_signals(hand_back=argv is not None), light(args):
-        _run(args)
+    _INVOKED.append(args)
+    try:
+        with command_signals(hand_back=argv is not None), light(args):
+            _run(args)
+    finally:
+        _INVOKED.pop()
 
 
 def _run(argv: list[str]) -> None:

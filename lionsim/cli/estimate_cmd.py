@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -81,7 +82,7 @@ FromRun = Annotated[Optional[Path], typer.Option(
          "priced with every phase; --steps/--tokens then give the baseline's steps to target at scale (default: "
          "the run's own). Columns steps_to_target, time_to_target_s, to_target_speedup.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
-    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv (and the sweep files).")]
+    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv, estimate.json (the command, for `lionsim report`) and the sweep files.")]
 
 
 RUN_WIDTH = 17
@@ -358,7 +359,8 @@ def estimate_cmd(
         from lionsim.estimate.trace import estimate_trace
 
         traced = estimate_trace(cfg)
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced) if out is not None else []
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(fields, sweep, need, trace)) \
+        if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
@@ -391,9 +393,28 @@ def _baseline_clamped(frame) -> bool:
     return any(isinstance(n, str) and f"{CLAMPED} (the baseline's steps" in n for n in frame["to_target_note"])
 
 
-def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trace: str | None = None) -> list[Path]:
-    """estimate.csv, trace.json and the sweep's files, staged beside --out and published together (an --out
-    holding another run is refused unless --overwrite: lionsim.reports.outdir)."""
+RECORD_FILE = "estimate.json"
+"""What made an estimate's --out: the command line (`lionsim report` prints it to reproduce the
+files), the options it resolved to, lionsim's version."""
+
+
+def _record(fields: dict, sweep: str | None, need: str | None, trace: bool) -> dict:
+    """estimate.json's content: the command as typed, and every option as the estimate took it."""
+    import lionsim
+    from lionsim.cli.app import invoked
+
+    options = {**fields, "sweep": sweep, "need": need, "trace": trace}
+    return {"command": "estimate", "argv": invoked(), "options": options,
+            "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
+
+
+def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trace: str | None = None,
+           record: dict | None = None) -> list[Path]:
+    """estimate.csv, estimate.json (the command: `record`), trace.json and the sweep's files, staged beside
+    --out and published together (an --out holding another run is refused unless --overwrite:
+    lionsim.reports.outdir)."""
+    import json
+
     from lionsim.reports.files import check_out_dir, write_atomic
     from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir
@@ -405,6 +426,9 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
 
     def write(stage: Path) -> list[Path]:
         paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
+        if record is not None:
+            paths.append(write_atomic(stage / RECORD_FILE,
+                                      lambda f: f.write(json.dumps(record, indent=2, default=str) + "\n")))
         if trace is not None:
             paths.append(write_atomic(stage / "trace.json", lambda f: f.write(trace)))
         if swept is not None:

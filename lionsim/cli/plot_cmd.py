@@ -62,3 +62,13 @@ def plot(
 
         for name, why in skipped_plots(read_table(run_dir / "sweep_summary.csv", SUMMARY_NEEDS)):
             console.print(f"not drawn: {name} ({why})", markup=False, highlight=False)
+    if kind in ("estimate", "estimate-sweep") and not any(Path(p).name == "to_target.png" for p in paths):
+        from lionsim.reports.plots.redraw import read_table
+        from lionsim.reports.plots.to_target import NEEDS
+        from lionsim.reports.to_target import has_to_target, no_plot_reason
+
+        table = run_dir / ("estimate.csv" if kind == "estimate" else "sweep.csv")
+        if has_to_target(read_table(table, ["strategy"])):
+            why = no_plot_reason(read_table(table, NEEDS))
+            if why:
+                console.print(f"not drawn: to_target.png ({why})", markup=False, highlight=False)

@@ -110,6 +110,15 @@ def model_text(row) -> str:
     return count if row["model"] == "params" else f"{row['model']} ({count})"
 
 
+def workload_text(workload) -> str:
+    """A workload as a title names it: a FILE.py:FUNC plug-in by its file's name ("cnn_workload.py:make":
+    the path, absolute in the CSVs, would run off a plot's edge), a built-in by its name."""
+    path, sep, func = str(workload).rpartition(":")
+    if sep and path.endswith(".py"):
+        return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{func}"
+    return str(workload)
+
+
 def per_worker_text(row) -> str:
     """estimate.csv's work per worker and step in its unit: "1,024 tokens/worker", "1 sample/worker"
     (an estimate.csv written before samples_per_worker held a counted model's samples in

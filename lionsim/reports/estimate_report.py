@@ -20,13 +20,17 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.reports.columns import per_worker_text
-from lionsim.reports.md import md_table
+from lionsim.reports.files import read_json
+from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.plots.style import human_bytes
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
-from lionsim.reports.to_target import has_to_target, to_target_section, to_target_sweep_section
+from lionsim.reports.to_target import has_to_target, no_plot_reason, to_target_section, to_target_sweep_section
+
+RECORD_FILE = "estimate.json"
+"""The estimate's command and options (lionsim.cli.estimate_cmd writes it beside estimate.csv)."""
 
 
 def _ms(seconds: float) -> str:
@@ -94,14 +98,23 @@ def estimate_report(directory: Path) -> str:
         timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
         where = directory / TO_TARGET_CROSSOVER
         to_target = read_table(where, CROSSOVER_NEEDS, allow_empty=True) if where.is_file() else None
-        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable))
+        why = no_plot_reason(timed)
+        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable)
+                     + (f"\n\nto_target.png is not drawn: {why}." if why else ""))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     parts += ["## Crossovers\n\n" + _crossovers(crossings),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
-              "## Reproduce\n\nThe estimate's command is not recorded in its files; this report comes from them alone:"
-              f"\n\n    lionsim report {directory}"]
+              _reproduce(directory)]
     return "\n\n".join(parts) + "\n"
+
+
+def _reproduce(directory: Path) -> str:
+    """The Reproduce section: the estimate's own command where estimate.json recorded it."""
+    where = directory / RECORD_FILE
+    record = read_json(where) if where.is_file() else None
+    argv = record.get("argv") if isinstance(record, dict) else None
+    return "## Reproduce\n\n" + reproduce(command_line(argv if isinstance(argv, list) else None), directory)
 
 
 ONE_NEEDS = ["strategy", "transport", "workers", "network", "params", "model", "device", "mfu", "step_s", "comm_s",
@@ -123,13 +136,12 @@ def one_estimate_report(directory: Path) -> str:
              "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "
              f"{first['baseline']}'s step / this run's."]
     if has_to_target(frame):
-        from lionsim.reports.plots.redraw import plot_dir
-
-        parts.append("## Time to target at scale\n\n"
-                     + to_target_section(read_table(directory / "estimate.csv", TO_TARGET_NEEDS)))
+        timed = read_table(directory / "estimate.csv", TO_TARGET_NEEDS)
+        parts.append("## Time to target at scale\n\n" + to_target_section(timed))
         _kind, paths = plot_dir(directory)
         pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
-        parts.append("## Plots\n\n" + "\n\n".join(f"![{n.removesuffix('.png')}]({n})" for n in pngs))
-    parts.append("## Reproduce\n\nThe estimate's command is not recorded in its files; this report comes from "
-                 f"them alone:\n\n    lionsim report {directory}")
+        why = no_plot_reason(timed)
+        parts.append("## Plots\n\n" + ("\n\n".join(f"![{n.removesuffix('.png')}]({n})" for n in pngs) if pngs
+                                        else f"None: {why}." if why else "None."))
+    parts.append(_reproduce(directory))
     return "\n\n".join(parts) + "\n"

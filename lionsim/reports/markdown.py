@@ -11,7 +11,6 @@ methods), the plots, the environment, and the commands that reproduce it all.
 from __future__ import annotations
 
 import math
-import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
-from lionsim.reports.md import md_table
+from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
 
@@ -54,13 +53,6 @@ def _metric(frame: pd.DataFrame) -> tuple[str, float, int]:
         return "eval metric", 1.0, 4
     name, higher = eval_metric(frame)
     return f"eval {name} ({'higher' if higher else 'lower'} is better)", 1.0, 4
-
-
-def _command(argv: list[str] | None) -> str | None:
-    """The command line that made DIR, as a user would type it."""
-    if not argv:
-        return None
-    return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
 
 
 def _environment(meta: dict) -> str:
@@ -188,7 +180,7 @@ def _run_report(directory: Path) -> str:
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
-    command = _command(meta.get("argv"))
+    command = command_line(meta.get("argv"))
     parts = [
         f"# lionsim report: {first['workload']}, {first['workers']} workers, {first['network']}",
         f"Status: {meta.get('status', 'unknown')}. {_count(len(summary), 'run')}, "
@@ -203,7 +195,7 @@ def _run_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + _reproduce(command, directory)]
+              "## Reproduce\n\n" + reproduce(command, directory)]
     return "\n\n".join(parts) + "\n"
 
 
@@ -245,14 +237,8 @@ def _sweep_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + _reproduce(_command(meta.get("argv")), directory)]
+              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory)]
     return "\n\n".join(parts) + "\n"
-
-
-def _reproduce(command: str | None, directory: Path) -> str:
-    lines = ([command] if command else []) + [f"lionsim report {shlex.quote(str(directory))}"]
-    note = "" if command else "The original command was not recorded; the report comes from the files alone.\n\n"
-    return note + "\n".join("    " + line for line in lines)
 
 
 def _count(n: int, noun: str) -> str:

@@ -23,7 +23,7 @@ RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.c
                 "to_target_crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
                 ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
-                "trace.json")
+                "trace.json", "estimate.json")
 """Names lionsim writes into an --out (plots by extension)."""
 
 
@@ -82,7 +82,7 @@ def held(out: Path) -> Held:
             meta = json.loads((out / "run.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             meta = None
-    elif "estimate.csv" in names or "sweep.csv" in names:
+    elif "estimate.csv" in names or "sweep.csv" in names or "estimate.json" in names:
         kind = "estimate"
     elif "comm.csv" in names:
         kind = "comm"

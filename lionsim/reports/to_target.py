@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from lionsim.reports.columns import workload_text
 from lionsim.reports.md import md_table
 
 UNITS = ((86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s"))
@@ -24,29 +25,52 @@ def unit_of(seconds: float) -> tuple[float, str]:
     return 1.0, "s"
 
 
-def duration(seconds: float) -> str:
-    """A run's length to 3 significant digits in its unit: "42.5 min", "5.77 h", "3.23 d"; "-" for none."""
+def column_unit(*columns) -> tuple[float, str]:
+    """One unit for a table's column of run lengths (and its band), so that "8.59 h" and "71.3 h"
+    read side by side rather than "8.59 h" beside "2.97 d": the shortest figure's own unit, or a
+    larger one where the longest would need more than three digits in it."""
+    values = [float(v) for column in columns for v in column if math.isfinite(float(v))]
+    if not values:
+        return 1.0, "s"
+    least = unit_of(min(values))
+    for size, name in reversed(UNITS):  # s, min, h, d: from the shortest figure's unit up
+        if size >= least[0] and max(values) / size < 1000:
+            return size, name
+    return UNITS[0]
+
+
+def duration(seconds: float, unit: tuple[float, str] | None = None) -> str:
+    """A run's length to 3 significant digits in `unit` (default: its own): "42.5 min", "5.77 h",
+    "3.23 d"; "-" for none."""
     if not math.isfinite(seconds):
         return "-"
-    size, name = unit_of(seconds)
+    size, name = unit or unit_of(seconds)
     return f"{seconds / size:.3g} {name}"
 
 
-def band_text(lo: float, mid: float, hi: float) -> str:
-    """The band in the figure's unit, "4.37-7.17 h"; "-" where there is none (or it is the figure itself)."""
+def band_text(lo: float, mid: float, hi: float, unit: tuple[float, str] | None = None) -> str:
+    """The band in `unit` (default: the figure's own), "4.37-7.17 h"; "-" where there is none (or it is
+    the figure itself)."""
     if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
         return "-"
-    size, name = unit_of(mid)
+    size, name = unit or unit_of(mid)
     low = "?" if not math.isfinite(lo) else f"{lo / size:.3g}"
     return f"{low}-{hi / size:.3g} {name}"
 
 
-def workload_text(workload: str) -> str:
-    """A workload as a title names it: a FILE.py:FUNC by its file's name (the path is in estimate.csv)."""
-    path, sep, func = str(workload).rpartition(":")
-    if sep and path.endswith(".py"):
-        return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{func}"
-    return str(workload)
+def frame_unit(frame: pd.DataFrame) -> tuple[float, str]:
+    """The unit of an estimate's time-to-target columns (time and band alike)."""
+    return column_unit(frame["time_to_target_s"], frame["time_to_target_hi_s"])
+
+
+def no_plot_reason(frame: pd.DataFrame) -> str | None:
+    """Why to_target.png is not drawn (None: it is): no run has a time to target anywhere, so
+    there is nothing to plot; the report says this instead of showing an empty plot."""
+    if frame["time_to_target_s"].map(lambda v: math.isfinite(float(v))).any():
+        return None
+    rows = frame.drop_duplicates(["strategy", "transport"]).itertuples(index=False)
+    why = "; ".join(f"{r.strategy}@{r.transport} {'; '.join(notes(r)) or r.to_target_how}" for r in rows)
+    return f"no run has a time to target, so there is nothing to plot ({why})"
 
 
 def source_text(first) -> str:
@@ -120,12 +144,13 @@ def to_target_section(frame: pd.DataFrame) -> str:
     """One estimate's time to target at scale (estimate.csv): where it came from, the assumption,
     each run's figure and notes, and which reaches the target first."""
     first = frame.iloc[0]
+    unit = frame_unit(frame)
     rows = []
     for r in frame.itertuples(index=False):
         label = f"{r.strategy}@{r.transport}"
         rows.append([label + (" (baseline)" if label == r.baseline else ""), text(r.to_target_match) or "-",
-                     status(r), duration(r.time_to_target_s),
-                     band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s),
+                     status(r), duration(r.time_to_target_s, unit),
+                     band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s, unit),
                      "-" if not math.isfinite(r.to_target_speedup) else f"{r.to_target_speedup:.2f}x",
                      text(r.to_target_phases) or "-", "; ".join(notes(r)) or "-"])
     table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "phases", "note"], rows)
@@ -148,9 +173,10 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     runs = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
 
     def pivot(column: str, fmt) -> str:
+        """`fmt(value, column's values)`: one unit per column (a run's) where it has one."""
         table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
-        body = [[f"{v:g}", *(fmt(table.loc[v, label]) if label in table.columns else "-" for label in labels)]
-                for v in table.index]
+        body = [[f"{v:g}", *(fmt(table.loc[v, label], table[label]) if label in table.columns else "-"
+                             for label in labels)] for v in table.index]
         return md_table([variable, *labels], body)
 
     parts = [_source_words(first), ASSUMPTION.format(basis=first["to_target_basis"])]
@@ -160,9 +186,9 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
         if beyond:
             parts.append(f"Measured at {min(counts):,} to {max(counts):,} workers: the figures at "
                          f"{', '.join(f'{int(v):,}' for v in beyond)} workers extrapolate the fits.")
-    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", duration),
+    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", lambda v, c: duration(v, column_unit(c))),
               f"Time-to-target speedup against {first['baseline']}:",
-              pivot("to_target_speedup", lambda v: "-" if not math.isfinite(v) else f"{v:.2f}x")]
+              pivot("to_target_speedup", lambda v, _c: "-" if not math.isfinite(v) else f"{v:.2f}x")]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
                      + crossover_words(crossings, variable))

@@ -26,7 +26,7 @@ def test_estimate_writes_the_csv_the_library_computes(tmp_path, capsys):
     assert frame["strategy"].tolist() == ["adamw", "dlion-mavo"]
     for text in ("3,000,000,000 params", "adamw*", "dlion-mavo", "int8-allreduce", "1.32x", "estimate.csv"):
         assert text in out
-    assert [p.name for p in tmp_path.iterdir()] == ["estimate.csv"]  # no temporary file left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["estimate.csv", "estimate.json"]  # no temporary file left
 
 
 def test_sweep_writes_the_crossover_files(tmp_path, capsys):
@@ -34,9 +34,9 @@ def test_sweep_writes_the_crossover_files(tmp_path, capsys):
             "-s", "lion", "-s", "dlion-mavo@a2a-1bit", "--sweep", "bandwidth=1:1000:7", "--out", str(tmp_path)]
     code, out, err = run_cli(argv, capsys)
     assert (code, err) == (0, "")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "sweep.csv", "sweep.png",
-                                                                 "sweep.svg"]
-    assert "wrote estimate.csv, sweep.csv, crossover.csv, sweep.png, sweep.svg to" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["crossover.csv", "estimate.csv", "estimate.json", "sweep.csv",
+                                                          "sweep.png", "sweep.svg"]
+    assert "wrote estimate.csv, estimate.json, sweep.csv, crossover.csv," in out
     crossing = pd.read_csv(tmp_path / "crossover.csv")
     assert crossing[["strategy", "wins"]].values.tolist() == [["dlion-mavo", "below"]]
     assert len(pd.read_csv(tmp_path / "sweep.csv")) == 2 * 7

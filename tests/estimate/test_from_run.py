@@ -7,6 +7,7 @@ reaching are certain), and one real bench of a few mlp steps trained in-process.
 from __future__ import annotations
 
 import json
+import shlex
 import math
 from pathlib import Path
 
@@ -341,3 +342,71 @@ def test_plot_of_an_estimate_without_from_run_is_one_line(tmp_path):
                                     str(out)]).exit_code == 0
     with pytest.raises(LionsimError, match="has no plot: an estimate draws one with --from-run"):
         plot_dir(out)
+
+
+def _main(args) -> int:
+    with pytest.raises(SystemExit) as done:
+        main(args)
+    return done.value.code
+
+
+def test_a_report_with_no_time_to_target_draws_no_plot_says_why_and_gives_the_command(tmp_path):
+    """No run reached the target (signsgd) or was trained (lion): nothing to plot, and the report
+    says so; its Reproduce section is the estimate's own command line, as typed."""
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "signsgd",
+            "-s", "lion", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
+    assert _main(args) == 0
+    assert json.loads((out / "estimate.json").read_text())["argv"] == ["lionsim", *args]
+    assert _main(["report", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert not (out / "to_target.png").exists() and "![" not in report
+    assert ("None: no run has a time to target, so there is nothing to plot (signsgd@int8-allreduce did not "
+            "reach the target; lion@fp32-allreduce not trained in the run)") in report
+    assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
+
+
+def test_an_estimate_sweep_with_no_time_to_target_anywhere_draws_no_plot(tmp_path):
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+            "h100x8-100gbe", "-s", "signsgd", "-s", "lion", "--from-run", str(bench_dir(tmp_path)),
+            "--sweep", "bandwidth=1,10", "--out", str(out)]
+    assert _main(args) == 0
+    assert (out / "sweep.png").is_file() and not (out / "to_target.png").exists()
+    assert _main(["report", str(out)]) == 0
+    report = (out / "report.md").read_text()
+    assert "to_target.png is not drawn: no run has a time to target" in report
+    assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
+
+
+def test_one_time_unit_down_each_column():
+    """8.59 h beside 2.97 d reads as 8.59 h beside 71.3 h: the shortest figure's unit, unless the
+    longest would need four digits in it."""
+    from lionsim.reports.to_target import band_text, column_unit, duration
+
+    hour, day = 3600.0, 86400.0
+    times = [8.59 * hour, 2.97 * day, math.nan]
+    unit = column_unit(times)
+    assert [duration(t, unit) for t in times] == ["8.59 h", "71.3 h", "-"]
+    assert band_text(8.03 * hour, 8.59 * hour, 9.16 * hour, unit) == "8.03-9.16 h"
+    assert column_unit([30.0, 2 * day]) == (3600.0, "h")  # 48 h; 2,880 min would need four digits
+    assert column_unit([30.0, 50 * day]) == (86400.0, "d")  # 1,200 h
+
+
+def test_the_time_to_target_title_is_folded_not_cut(tmp_path, monkeypatch):
+    from lionsim.reports.plots import to_target as plots
+    from lionsim.reports.plots.redraw import read_table
+
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "adamw",
+            "-s", "dlion-mavo", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    frame = read_table(out / "estimate.csv", plots.NEEDS).assign(network="a-cluster-profile-with-a-long-name-" * 3)
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig) or [])
+    plots.plot_to_target(frame, tmp_path / "to_target.png")
+    (fig,) = figures
+    fig.draw_without_rendering()
+    titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes)] if t is not None and t.get_text()]
+    assert titles and all(0 <= t.get_window_extent().x0 and t.get_window_extent().x1 <= fig.bbox.width
+                          for t in titles)

@@ -284,3 +284,46 @@ def test_plot_and_report_of_a_file_say_it_is_a_file(tmp_path, capsys):
     for command in ("plot", "report"):
         code, _, err = run_cli([command, str(path)], capsys)
         assert code == 2 and err.startswith(f"error: bad DIR {path}: it is a file; accepted: ") and "exist" not in err
+
+
+# --- titles and markers --------------------------------------------------------------------
+
+
+def _figures(monkeypatch, module) -> dict:
+    """Every figure `module` saves, by file name, instead of writing it."""
+    figures = {}
+    monkeypatch.setattr(module, "save", lambda fig, path: figures.update({Path(path).name: fig}) or [])
+    return figures
+
+
+def test_a_plug_in_workload_is_named_by_its_file_in_titles_and_a_long_title_wraps(tmp_path, monkeypatch):
+    from lionsim.reports.plots import run as run_plots
+
+    workload = "/home/someone/a/rather/deep/checkout/of/their/project/examples/plugins/cnn_workload.py:make"
+    steps = pd.DataFrame([_step("lion", k, 2.0 - 0.01 * k) for k in (1, 2, 3)])[STEP_COLUMNS]
+    steps = steps.assign(workload=workload, network="a-network-profile-with-a-very-long-name-" * 3)
+    figures = _figures(monkeypatch, run_plots)
+    run_plots.plot_run(tmp_path, steps, summarize(steps))
+    fig = figures["loss_vs_step.png"]
+    title = fig._suptitle.get_text()
+    assert "cnn_workload.py:make" in title and "/home/someone" not in title
+    fig.draw_without_rendering()
+    box = fig._suptitle.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width  # folded onto lines, not cut at the edges
+
+
+def test_a_line_of_hundreds_of_points_marks_a_few_of_them(tmp_path, monkeypatch):
+    from lionsim.reports.plots import run as run_plots
+    from lionsim.reports.plots.style import MARKS, MAX_MARKED, mark_every
+
+    assert mark_every(MAX_MARKED) is None and mark_every(1000, 3) == (3, math.ceil(1000 / MARKS))
+    n = 300
+    steps = pd.DataFrame([_step("lion", k, 2.0 - 0.001 * k, eval_acc=k / n, eval_loss=2.0 - 0.001 * k)
+                          for k in range(1, n + 1)])[STEP_COLUMNS]
+    figures = _figures(monkeypatch, run_plots)
+    run_plots.plot_run(tmp_path, steps, summarize(steps))
+    for name in ("loss_vs_step.png", "eval_acc_vs_step.png"):
+        for line in figures[name].axes[0].get_lines():
+            if len(line.get_xdata()) == n and line.get_marker() not in (None, "None", ""):
+                every = line.get_markevery()
+                assert every is not None and every[1] >= n / (2 * MARKS), (name, line.get_label())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from lionsim.reports.plots.style import BYTES_FORMATTER, MARKERS, PALETTE, figure, legend_outside, save
+from lionsim.reports.plots.style import BYTES_FORMATTER, MARKERS, PALETTE, figure, legend_outside, mark_every, save
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
@@ -68,13 +68,13 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
                 if len(algs) > 1:  # auto: show which algorithm the model picked at each size
                     for alg, part in series.groupby("algorithm", sort=False):
                         ax.plot(part["bytes"], part[col] * factor, linestyle="", marker=shapes[alg], markersize=4,
-                                color=colour, markerfacecolor="white")
+                                color=colour, markerfacecolor="white", markevery=mark_every(len(part)))
                         if alg not in used_shapes:
                             used_shapes.append(alg)
             else:  # the measured mean where the run recorded it: what the model's mean predicts
                 mean = col == "time_s" and "time_mean_s" in series and series["time_mean_s"].notna().all()
                 ax.plot(series["bytes"], series["time_mean_s" if mean else col] * factor, color=colour, linestyle="-",
-                        linewidth=1.6, marker="o", markersize=4.5)
+                        linewidth=1.6, marker="o", markersize=4.5, markevery=mark_every(len(series)))
                 if {"time_p10_s", "time_p90_s"} <= set(series.columns) and col == "time_s":
                     ax.fill_between(series["bytes"], series["time_p10_s"] * 1e6, series["time_p90_s"] * 1e6,
                                     color=colour, alpha=0.15, linewidth=0)

@@ -11,7 +11,6 @@ lies within style.CLOSE of it) is drawn dashed over it and named so in the legen
 from __future__ import annotations
 
 import math
-import textwrap
 from pathlib import Path
 
 import pandas as pd
@@ -19,15 +18,12 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
-from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, overlapping, plain_log, run_colours,
-                                         save, time_unit, twin_name)
+from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, mark_every, overlapping,
+                                         plain_log, run_colours, save, time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
-SUBTITLE_WIDTH = 110  # characters a line of the subtitle holds across the figure
-MAX_MARKED = 30  # up to this many points a line marks each; beyond, about MARKS markers along it
-MARKS = 15
 
 
 def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
@@ -44,9 +40,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
         f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
     # over the whole figure, not the top panel (which the legend leaves half of: a long model name was cut)
-    fig.suptitle(f"Modelled step time against {variable}\n" + textwrap.fill(
-        f"{model_text(first)}, {fixed}{first['device']}, overlap {first['overlap'] if len(labels) == 1 else 'per run'}",
-        SUBTITLE_WIDTH), fontsize=11)
+    fig.suptitle(fit_title(f"Modelled step time against {variable}\n{model_text(first)}, {fixed}{first['device']}, "
+                           f"overlap {first['overlap'] if len(labels) == 1 else 'per run'}", FIGSIZE[0]), fontsize=11)
     rows_of = {}
     for label in labels:
         strategy, transport = label.split("@", 1)
@@ -56,11 +51,10 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     same_top = overlapping([(l, r["sweep_value"], r["step_s"]) for l, r in rows_of.items()])
     same_bottom = overlapping([(l, r["sweep_value"], r["speedup"]) for l, r in rows_of.items()])
     points = max(len(r) for r in rows_of.values())
-    every = 1 if points <= MAX_MARKED else math.ceil(points / MARKS)  # 1,000 points: a line, a marker now and then
     for k, (label, rows) in enumerate(rows_of.items()):
         name = f"{label} (baseline)" if label == baseline else label
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
-                 "markevery": every}
+                 "markevery": mark_every(points, k)}
         twin = same_top.get(label) or same_bottom.get(label)
         top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin),
                  linestyle=TWIN_DASHES if label in same_top else "-", **style)
@@ -129,14 +123,15 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(float(frame["step_s"].max()))
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    top.set_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
-                  f"({first['gpus_per_node']} per node), {first['device']}", fontsize=11)
+    fig.suptitle(fit_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
+                           f"({first['gpus_per_node']} per node), {first['device']}", FIGSIZE[0]), fontsize=11)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
         hier = TRANSPORTS.get(transport).hierarchical if transport in TRANSPORTS else False
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 5,
-                 "linestyle": "--" if hier else "-", "markerfacecolor": "white" if hier else colours[label]}
+                 "linestyle": "--" if hier else "-", "markerfacecolor": "white" if hier else colours[label],
+                 "markevery": mark_every(len(rows), k)}
         name = f"{label} (baseline)" if label == baseline else label
         name += " (hierarchical)" if hier else ""
         across = rows["inter_bytes"].where(rows["inter_bytes"] > 0)  # 0 within one node: no point on a log axis

@@ -135,7 +135,8 @@ def _estimate_sweep(path: Path) -> list[Path]:
 
 
 def _estimate(path: Path) -> list[Path]:
-    """An estimate's own plot: the time to target of each run (written with --from-run)."""
+    """An estimate's own plot: the time to target of each run (written with --from-run); none where
+    no run has one (to_target.no_plot_reason says why)."""
     frame = read_table(path / "estimate.csv", ["strategy", "transport"])
     if not has_to_target(frame):
         raise LionsimError(f"{path / 'estimate.csv'} has no plot: an estimate draws one with --from-run (time to "

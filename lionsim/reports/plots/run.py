@@ -23,14 +23,13 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
-from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
-                                         human_bytes, legend_outside, overlapping, run_styles, save, time_unit,
+from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure, human_bytes,
+                                         legend_outside, mark_every, overlapping, run_styles, save, time_unit,
                                          twin_name)
 from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
-MARKS = 10  # about this many markers along a run's line: its marker tells runs apart without colour
 
 
 def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
@@ -41,13 +40,6 @@ def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
 
 def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]]) -> str:
     return twin_name(display_label(label, baseline), same.get(label))
-
-
-def _marks(n: int, k: int) -> tuple[int, int]:
-    """markevery for the k-th run's line of n points: about MARKS markers, each run's shifted so
-    that two overlapping runs' markers do not land on the same points."""
-    every = max(1, n // MARKS)
-    return (k % every if every > 1 else 0, every)
 
 
 def _clock(steps: pd.DataFrame) -> str:
@@ -130,7 +122,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
             ax.plot(x, rows["loss"], color=style["color"], alpha=0.25, linewidth=0.8)
         # sparse markers in the run's own shape (one step: just the point)
         single = {"marker": style["marker"], "markersize": 5 if len(rows) > 1 else 4,
-                  "markevery": _marks(len(rows), k)}
+                  "markevery": mark_every(len(rows), k)}
         handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same),
                              **single))
         evals = rows[rows["eval_loss"].notna()]
@@ -138,7 +130,8 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
             has_eval = True
             # Dashed with small markers: stays readable with one eval or a hundred.
             ax.plot(evals[x_col] / scale, evals["eval_loss"], color=style["color"], linestyle="--", linewidth=1.0,
-                    marker="D", markersize=3.5, markeredgecolor="black", markeredgewidth=0.4, zorder=3)
+                    marker="D", markersize=3.5, markeredgecolor="black", markeredgewidth=0.4, zorder=3,
+                    markevery=mark_every(len(evals), k))
     if has_eval:
         handles.append(Line2D([], [], color="grey", linestyle="--", linewidth=1.0, marker="D", markersize=3.5,
                               markeredgecolor="black", markeredgewidth=0.4, label="eval loss"))
@@ -166,9 +159,10 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
     evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
     same = twins(evaluated, "eval_acc", x_col)
-    for label, rows in evaluated:
+    for k, (label, rows) in enumerate(evaluated):
         _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
-              marker=styles[label]["marker"], markersize=4.5, label=_name(label, baseline, same))
+              marker=styles[label]["marker"], markersize=4.5, markevery=mark_every(len(rows), k),
+              label=_name(label, baseline, same))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if x_col == "step":

@@ -7,6 +7,8 @@ display is needed, no global backend is switched, and no figure outlives its cal
 
 from __future__ import annotations
 
+import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -16,6 +18,7 @@ from matplotlib.figure import Figure
 import numpy as np
 from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
 
+from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
 
 FIGSIZE = (10.0, 5.2)  # inches
@@ -38,6 +41,27 @@ TWIN_DASHES = (0, (4, 4))  # a curve identical to an earlier one: dashes over it
 CLOSE = 0.004  # curves closer than this fraction of the y span everywhere would hide each other
 BASELINE_WIDTH = 2.6  # the baseline's lines are thicker than the others' (LINE_WIDTH)
 LINE_WIDTH = 1.6
+MAX_MARKED = 30  # up to this many points a line marks each; beyond, about MARKS markers along it
+MARKS = 15
+TITLE_CHARS = 120  # characters of a title line across an inch, over its font size in points (DejaVu Sans)
+
+
+def mark_every(points: int, k: int = 0) -> tuple[int, int] | None:
+    """markevery for the k-th line of `points` points: None (every point) up to MAX_MARKED; beyond,
+    about MARKS markers (a line of 1,000 points: a line, a marker now and then), each line's
+    shifted by k so that two overlapping lines' markers do not land on the same points."""
+    if points <= MAX_MARKED:
+        return None
+    every = math.ceil(points / MARKS)
+    return (k % every, every)
+
+
+def fit_title(text: str, inches: float, fontsize: float = 11) -> str:
+    """`text` with each of its lines wrapped to the width of `inches` at `fontsize`, so that a
+    long model, network or path is folded onto the next line rather than cut at the figure's edge."""
+    width = max(20, int(inches * TITLE_CHARS / fontsize))
+    return "\n".join(textwrap.fill(line, width, break_on_hyphens=False) if line else line
+                     for line in text.split("\n"))
 
 
 def run_colours(labels: list[str]) -> dict[str, tuple]:
@@ -161,7 +185,9 @@ def context(frame, extra: str = "") -> str:
     """'workload · N workers · network' (lists values where a frame mixes them)."""
 
     def values(col: str) -> str:
-        return ", ".join(str(v) for v in dict.fromkeys(frame[col])) if col in frame.columns else "?"
+        if col not in frame.columns:
+            return "?"
+        return ", ".join((workload_text if col == "workload" else str)(v) for v in dict.fromkeys(frame[col]))
 
     text = f"{values('workload')} · {values('workers')} workers · {values('network')}"
     return f"{text} · {extra}" if extra else text
@@ -172,7 +198,7 @@ def figure(title: str, subtitle: str = "", nrows: int = 1, ncols: int = 1, size:
     """A constrained-layout Figure with a title (and a second, smaller context line) and its axes, flat."""
     fig = Figure(figsize=size or FIGSIZE, dpi=DPI, layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False, **subplot_kw).ravel().tolist()
-    fig.suptitle(f"{title}\n{subtitle}" if subtitle else title, fontsize=11)
+    fig.suptitle(fit_title(f"{title}\n{subtitle}" if subtitle else title, fig.get_figwidth()), fontsize=11)
     for ax in axes:
         ax.grid(True, which="major", alpha=0.3, linewidth=0.6)
         ax.set_axisbelow(True)

@@ -27,8 +27,9 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
-from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, ordered_labels,
-                                         overlapping, run_styles, save, twin_name)
+from lionsim.reports.columns import workload_text
+from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, mark_every,
+                                         ordered_labels, overlapping, run_styles, save, twin_name)
 
 SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "strategy", "transport",
                  "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
@@ -121,7 +122,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         order = sorted(summary[facet].unique())
     nrows, ncols = _facets(len(order))
     seeds = summary["seed"].nunique()
-    fig, axes = figure(title, f"{summary['workload'].iloc[0]} · baseline {baseline}", nrows, ncols, sharey=True,
+    fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}", nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     marked = False
     twins = _Twins()
@@ -184,7 +185,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
     order = sorted(steps["workers"].unique())
     nrows, ncols = _facets(len(order))
     seeds = steps["seed"].nunique()
-    fig, axes = figure(title, f"{steps['workload'].iloc[0]} · training does not depend on the network", nrows, ncols,
+    fig, axes = figure(title, f"{workload_text(steps['workload'].iloc[0])} · training does not depend on the network", nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     twins = _Twins()
     for ax, workers in zip(axes, order):
@@ -196,8 +197,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
             if label not in aggs:
                 continue
             agg = aggs[label]
-            every = max(1, len(agg) // 10)  # about 10 markers a line, each run's shifted from its neighbours'
-            style = dict(styles[label], markevery=(k % every, every))
+            style = dict(styles[label], markevery=mark_every(len(agg), k))
             _series(ax, agg, "step", style, seeds > 1, twin=label in same)
         ax.set_title(f"{workers} workers", fontsize=10)
         ax.set_xlabel("step")
@@ -217,7 +217,7 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
     workers = sorted(data["workers"].unique())
     seeds = data["seed"].nunique()
     width = 0.8 / len(labels)
-    fig, (ax,) = figure(title, f"{data['workload'].iloc[0]} · bar: mean over {seeds} seed(s)"
+    fig, (ax,) = figure(title, f"{workload_text(data['workload'].iloc[0])} · bar: mean over {seeds} seed(s)"
                         + (", whiskers: min-max, dots: each seed" if seeds > 1 else ""),
                         size=(max(8.0, 2.0 + 0.35 * len(labels) * len(workers)), 5.2))
     for k, label in enumerate(labels):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lionsim.reports.columns import workload_text
+
 
 def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     """What the run is: workload, N, the network (on gloo/nccl the link the collectives were
@@ -14,7 +16,7 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     real = "backend" in steps.columns and (steps["backend"] != "sim").any()
     if real:  # the times are measurements: name what they were measured on, the preset only priced them
         network = f"{measured_link(meta)} (model: {network})"
-    parts = [f"{', '.join(str(v) for v in dict.fromkeys(steps['workload']))}" if "workload" in steps else "?",
+    parts = [", ".join(workload_text(v) for v in dict.fromkeys(steps["workload"])) if "workload" in steps else "?",
              f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
     if cfg.get("data_split"):
         parts.append(f"data {cfg['data_split']}")

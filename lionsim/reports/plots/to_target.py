@@ -19,9 +19,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.reports.columns import model_text
-from lionsim.reports.plots.style import DPI, MARKERS, plain_log, run_colours, save, time_unit
-from lionsim.reports.to_target import notes, workload_text
+from lionsim.reports.columns import model_text, workload_text
+from lionsim.reports.plots.style import DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save, time_unit
+from lionsim.reports.to_target import no_plot_reason, notes
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -49,7 +49,10 @@ def _labels(frame: pd.DataFrame) -> list[str]:
 
 def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     """One estimate: a horizontal bar per run, its time to target, the band's ends as whiskers; a run
-    without a figure is named at zero with why. Returns the PNG and SVG."""
+    without a figure is named at zero with why. Returns the PNG and SVG; nothing where no run has a
+    figure (an empty plot says nothing: the report and `lionsim plot` say why instead)."""
+    if no_plot_reason(frame):
+        return []
     labels = _labels(frame)
     colours = run_colours(labels)
     first = frame.iloc[0]
@@ -60,8 +63,9 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(top)
     fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
     ax = fig.subplots()
-    ax.set_title(f"Modelled time to target: {model_text(first)}, {first['workers']:,} workers, "
-                 f"{first['network']}, {first['device']}\n{_source(first)}", fontsize=10)
+    # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
+    fig.suptitle(fit_title(f"Modelled time to target: {model_text(first)}, {first['workers']:,} workers, "
+                           f"{first['network']}, {first['device']}\n{_source(first)}", 10.0, 10), fontsize=10)
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
         label = f"{row.strategy}@{row.transport}"
@@ -90,7 +94,10 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
 def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
     """Time to target (log scale, the band shaded) and its speedup against the baseline, with the
     crossovers, against the swept `variable`; in a workers sweep the measured worker counts are
-    shaded (beyond them the figures extrapolate). Returns the PNG and SVG."""
+    shaded (beyond them the figures extrapolate). Returns the PNG and SVG; nothing where no run has
+    a figure at any point."""
+    if no_plot_reason(frame):
+        return []
     labels = _labels(frame)
     colours = run_colours(labels)
     baseline = frame["baseline"].iloc[0]
@@ -100,8 +107,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
-    top.set_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, {first['device']}\n"
-                  f"{_source(first)}", fontsize=10)
+    fig.suptitle(fit_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, "
+                           f"{first['device']}\n{_source(first)}", FIGSIZE[0], 10), fontsize=10)
     values = sorted(frame["sweep_value"].unique())
     if variable == "workers":  # shaded where the sweep's counts meet the measured ones; beyond: extrapolated
         counts = [int(c) for c in str(first["to_target_workers"]).split()]
@@ -113,7 +120,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
         if rows["time_to_target_s"].notna().sum() == 0:
             continue  # no figure anywhere: the table and the report say why
-        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5}
+        style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
+                 "markevery": mark_every(len(rows), k)}
         name = f"{label} (baseline)" if label == baseline else label
         top.plot(rows["sweep_value"], rows["time_to_target_s"] / scale, label=name, **style)
         band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
