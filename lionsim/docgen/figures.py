@@ -1,5 +1,6 @@
 """Docs blocks of `lionsim estimate` figures that pages quote in their own tables and sentences
-(docs/clusters.md, docs/plugins.md, docs/methods-2025-a.md, docs/time-model.md): each block shows
+(docs/clusters.md, docs/plugins.md, docs/methods-2025-a.md, docs/time-model.md), and the counts beside
+them (a preset's parameters and FLOPs, a strategy's update FLOPs): each block shows
 its command, then the figures read from the estimate.csv that command writes, so a page's prose
 cannot drift from what the command prints. Pure modelling, the same on any machine; run in this
 process (lionsim.docgen.run) each time they render."""
@@ -127,6 +128,30 @@ def whole_run() -> str:
 
 # --- docs/plugins.md ---
 
+RESNET_PUBLISHED = {
+    "resnet18": 'torchvision: 11,689,512 params, 1.81 "GFLOPS" (multiply-adds); He et al. 2016, Table 1: 1.8 x 10^9',
+    "resnet50": 'torchvision: 25,557,032 params, 4.09 "GFLOPS" (multiply-adds); He et al. Table 1 gives 3.8 x 10^9 '
+                "for the v1 layout, which strides in the 1x1 convolution",
+}
+"""What torchvision's model cards and the ResNet paper print for each preset."""
+
+
+def resnet_counts() -> str:
+    """Each CNN preset's parameters and forward multiply-adds as lionsim counts them on the meta
+    device (lionsim.compute.counted), beside the published figures, and backward over forward."""
+    from lionsim.compute.models import MODELS
+
+    rows, ratios = [], []
+    for name, published in RESNET_PUBLISHED.items():
+        count = MODELS.get(name).count
+        rows.append([name, f"{count.params:,}", f"{count.forward_flops / 2 / count.samples / 1e9:.3f} G", published])
+        ratios.append(f"{count.backward_flops / count.forward_flops:.2f}x ({name})")
+    return ("\n" + md(["preset", "parameters", "forward multiply-adds per image", "published"], rows) + "\n"
+            + wrap("lionsim's FLOPs are twice these (one multiply-add is 2 FLOPs); backward counts "
+                   f"{' and '.join(ratios)} the forward, as the stem has no input gradient (counted on the meta "
+                   "device, the same on any machine).") + "\n\n")
+
+
 RESNET50 = ["--model", "resnet50", "--tokens-per-worker", "32", "--workers", "16", "--network", "10gbe",
             "--strategy", "sgdm,powersgd,dgc,dlion-mavo"]
 
@@ -177,6 +202,27 @@ def methods_7b_batch() -> str:
             "fast.") + "\n\n")
 
 
+def newton_schulz() -> str:
+    """Muon's Newton-Schulz FLOPs a step for LLaMA-7B (Strategy.update_flops, as estimate prices
+    them), their time at 40% of an H100, and muon-dist's busiest worker's share."""
+    from lionsim.compute.devices import DEVICES
+    from lionsim.compute.flops import compute_time
+    from lionsim.compute.models import MODELS
+    from lionsim.estimate.probe import probe
+    from lionsim.runs import parse_runs
+
+    model, workers = MODELS.get("llama-7b"), 8
+    muon, dist = (probe(run, params=model.params, tensors=model.tensors, workers=workers,
+                        shapes=model.tensor_shapes).update_flops for run in parse_runs(["muon", "muon-dist"]))
+    return ("\n" + wrap("The \"encode + decode + update\" of muon, muon-dist, dion and muloco holds their matrix "
+                        "FLOPs (`Strategy.update_flops`): Muon's Newton-Schulz, 20 m^2 n + 10 m^3 per m x n matrix "
+                        f"(m <= n), {f'{muon:.2g}'.replace('e+', 'e')} FLOPs a step for LLaMA-7B, "
+                        f"{compute_time(muon, DEVICES.get('h100'), 0.4):.2g} s at 40% of an H100; muon-dist's "
+                        f"busiest worker does {dist / muon:.0%} of it ({workers} workers; the matrices are dealt "
+                        "whole, so not quite an eighth); muloco runs it at every inner step. At one sample per "
+                        "worker that dwarfs forward and backward; at a realistic batch it does not:") + "\n\n")
+
+
 # --- docs/time-model.md ---
 
 LIONCUB = ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--device", "h100", "-s",
@@ -198,4 +244,6 @@ BLOCKS.add("resnet50-estimate", Block("resnet50-estimate", resnet50))
 BLOCKS.add("methods-7b-h100", Block("methods-7b-h100", lambda: methods_7b("h100x8-10gbe")))
 BLOCKS.add("methods-7b-1gbe", Block("methods-7b-1gbe", lambda: methods_7b("1gbe")))
 BLOCKS.add("methods-7b-batch", Block("methods-7b-batch", methods_7b_batch))
+BLOCKS.add("resnet-counts", Block("resnet-counts", resnet_counts))
+BLOCKS.add("newton-schulz", Block("newton-schulz", newton_schulz))
 BLOCKS.add("lioncub-ratio", Block("lioncub-ratio", lioncub_ratio))
