@@ -12,6 +12,9 @@ import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.figures  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
+import lionsim.docgen.listing  # noqa: F401
+import lionsim.docgen.local_7b  # noqa: F401
+import lionsim.docgen.time_model  # noqa: F401
 import lionsim.docgen.to_target  # noqa: F401
 from lionsim.docgen.blocks import BLOCKS, missing_markers, page_blocks, pages, where_blocks, with_blocks
 from lionsim.errors import LionsimError

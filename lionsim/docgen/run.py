@@ -34,11 +34,12 @@ def printed(args: list[str], cwd: Path | None = None) -> list[str]:
     return [line.rstrip() for line in done.stdout.splitlines()]
 
 
-def estimate_frame(args: list[str], cwd: Path | None = None) -> tuple[list[str], pd.DataFrame]:
-    """(what `lionsim estimate ARGS` prints, the estimate.csv it writes with --out)."""
+def estimate_frame(args: list[str], cwd: Path | None = None, csv: str = "estimate.csv") -> tuple[list[str], pd.DataFrame]:
+    """(what `lionsim estimate ARGS` prints, the `csv` it writes with --out: estimate.csv, or
+    sweep.csv of a --sweep, every point's rows)."""
     with tempfile.TemporaryDirectory() as tmp:
         lines = printed(["estimate", *args, "--out", str(Path(tmp) / "out")], cwd=cwd)
-        frame = pd.read_csv(Path(tmp) / "out" / "estimate.csv", keep_default_na=False, na_values=[""])
+        frame = pd.read_csv(Path(tmp) / "out" / csv, keep_default_na=False, na_values=[""])
     return [line for line in lines if not line.startswith("wrote ")], frame
 
 
