@@ -21,7 +21,7 @@ def gains(spreads: tuple[str, ...]) -> tuple[str, dict[int, float]]:
     """(how the spread was computed, {workers: dlion-mavo@a2a-1bit's speedup}) under `spreads`."""
     args = [*GAIN, *(a for spec in spreads for a in ("--compute-spread", spec))]
     f = estimate_frame(args, csv="sweep.csv")[1]
-    f = f[f["strategy"] == "dlion-mavo"]
+    f = f[f["baseline"] != f["strategy"] + "@" + f["transport"]]  # the 1-bit run, not its baseline
     method = "" if not spreads else str(f["spread_method"].iloc[0])
     return method.split(" (")[0].replace("monte carlo", "Monte Carlo"), dict(zip(f["workers"], f["speedup"]))
 
