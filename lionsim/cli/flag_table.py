@@ -57,7 +57,7 @@ def _others_register() -> bool:
     """Whether strategies may come from elsewhere: a loaded plug-in file, an installed entry point."""
     from lionsim.plugins import LOADED
 
-    return any(strategies for _, strategies, _ in LOADED.values()) or _installed()
+    return any(added.get("strategy") for _, added in LOADED.values()) or _installed()
 
 
 @functools.lru_cache(maxsize=1)

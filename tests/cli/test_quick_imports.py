@@ -55,6 +55,19 @@ def test_the_flag_table_is_current():
         "stale: run `python -m lionsim.cli.flag_table`"
 
 
+def test_a_loaded_plugin_file_with_strategies_makes_the_table_unusable(monkeypatch):
+    """LOADED maps a file to (its module, what it registered by kind): one that registered a strategy
+    means the table does not list every flag; one that registered only a transport changes none."""
+    from lionsim.cli import flag_table
+    from lionsim.plugins import LOADED
+
+    monkeypatch.setattr(flag_table, "_installed", lambda: False)
+    monkeypatch.setitem(LOADED, "/x/t.py", ("m_t", {"strategy": [], "transport": ["t"]}))
+    assert not flag_table._others_register()
+    monkeypatch.setitem(LOADED, "/x/s.py", ("m_s", {"strategy": ["s"], "transport": []}))
+    assert flag_table._others_register()
+
+
 def test_the_flag_table_gives_the_registrys_flags():
     """While current, the table and the registry give every command the same flags (names, types,
     defaults, help) in the same order."""

@@ -1,9 +1,11 @@
 """Every command in the ```bash blocks of README.md and docs/*.md runs, shrunken (fewer steps, a
 tiny model, a short size sweep, one worker count and seed of a sweep's grid), page by page
 (README.md first, then docs/*.md by name) and in page order, in one scratch directory, so files
-one example writes (a fitted profile, a run.json) are there for the next. An example that fails as
-written fails CI. A ```python block whose first line is `# NAME.py` is a file the commands use
-(e.g. a user's train.py), written into the scratch directory first.
+one example writes (a fitted profile, a run.json) are there for the next; otherwise each runs as
+in a shell of its own (the plug-ins it loaded are forgotten after it). An example that fails as
+written fails CI; one the page shows failing, `COMMAND || test $? -eq N`, must exit with N, in
+one line, and write nothing. A ```python block whose first line is `# NAME.py` is a file the
+commands use (e.g. a user's train.py), written into the scratch directory first.
 
 Left out, with the reason: `pip install` (the test run itself installed lionsim),
 `python -m lionsim.perf` (benchmarks that print figures and take minutes by design),
@@ -135,10 +137,45 @@ def scratch(tmp_path_factory):
     return where
 
 
+EXPECTED_EXIT = re.compile(r"^(?P<command>.+?)\s*\|\|\s*test \$\? -eq (?P<code>\d+)$")
+"""`COMMAND || test $? -eq N`: the pages' way to show a command that fails with exit code N (the
+line as a whole succeeds in a shell only if it does)."""
+
+
+def expected_exit(command: str) -> tuple[str, int]:
+    """The command to run and the exit code the page says it ends with (0 unless `|| test $? -eq N`)."""
+    match = EXPECTED_EXIT.match(command)
+    return (match["command"], int(match["code"])) if match else (command, 0)
+
+
+def test_a_command_shown_failing_is_run_for_its_exit_code():
+    line = "lionsim bench --workload x.py:nope --out reports/never-written || test $? -eq 2"
+    assert expected_exit(line) == ("lionsim bench --workload x.py:nope --out reports/never-written", 2)
+    assert expected_exit("lionsim bench --out reports/a") == ("lionsim bench --out reports/a", 0)
+
+
+@pytest.fixture
+def own_process():
+    """What a command loads into the process, gone after it, as when a user runs it in a shell of
+    its own: plug-ins registered by one page's `--plugin examples/...` (the scratch copy) would
+    otherwise hold their names against the repository's file the plug-in tests load."""
+    from lionsim.cli.strategy_flags import refresh
+    from lionsim.plugins import LOADED, unload_plugin
+
+    before = set(LOADED)
+    yield
+    loaded = set(LOADED) - before
+    for key in loaded:
+        unload_plugin(key)
+    if loaded:
+        refresh()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS, ids=[f"{page}: {c[:60]}" for page, c in PAGE_COMMANDS])
-def test_readme_command_runs(command, scratch, monkeypatch, capsys):
+def test_readme_command_runs(command, scratch, monkeypatch, capsys, own_process):
     monkeypatch.chdir(scratch)
+    command, code = expected_exit(command)
     words = shlex.split(command)
     env = {}
     while "=" in words[0]:  # VAR=value prefixes
@@ -149,7 +186,10 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
         with pytest.raises(SystemExit) as done:
             main(argv)
         err = capsys.readouterr().err
-        assert done.value.code == 0, f"{command}\n{err}"
+        assert done.value.code == code, f"{command}\n{err}"
+        if code:  # refused: one line, nothing written
+            assert len(err.strip().splitlines()) == 1, err
+            assert "--out" not in argv or not (scratch / argv[argv.index("--out") + 1]).exists(), command
         return
     # torchrun: one job of R processes on a free port
     assert words[0] == "torchrun"
@@ -171,7 +211,7 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys):
         # lionsim's, and rare (once in CI, 0 of 45 launches by hand); one relaunch tells it from a real failure,
         # which fails again.
         done = launch()
-    assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+    assert done.returncode == code, f"{command}\n{done.stderr[-3000:]}"
 
 
 def test_every_command_is_in_the_commands_page():

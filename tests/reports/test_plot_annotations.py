@@ -65,7 +65,9 @@ def test_the_loss_plots_draw_the_target_and_where_each_run_reaches_it(tmp_path, 
         assert len(target) == 1 and list(target[0].get_ydata()) == pytest.approx([2.1, 2.1])
         labels = [t.get_text() for t in ax.get_legend().get_texts()]
         assert "target 2.1\n(a@fp32-allreduce's loss at step 9 of 10)" in labels
-        marks = [line for line in ax.get_lines() if line.get_marker() == "|" and len(line.get_xdata())]
+        # each reach point a triangle ("v") on the target line, lifted in points only (its data y the target)
+        marks = [line for line in ax.get_lines() if line.get_marker() == "v" and len(line.get_xdata())]
+        assert [float(m.get_ydata()[0]) for m in marks] == pytest.approx([2.1, 2.1])
         assert sorted(float(m.get_xdata()[0]) for m in marks) == pytest.approx(sorted([x_b, x_b * 9 / 5]))
         assert "data dirichlet:0.3 · momentum sync every:10" in figures[stem]._suptitle.get_text()
 

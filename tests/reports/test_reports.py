@@ -277,6 +277,7 @@ def _is_png(path: Path) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.plots  # checks the PNGs it renders
 def test_plot_run_writes_pngs(tmp_path, steps):
     paths = plot_run(tmp_path, steps, summarize(steps))
     stems = ["loss_vs_time", "loss_vs_step", "time_breakdown", "bytes_per_step", "step_time_distribution",
@@ -314,6 +315,7 @@ def _run_cli(args, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.plots  # checks the PNGs it renders
 def test_cli_plot_redraws(tmp_path, steps, capsys, monkeypatch):
     monkeypatch.setattr(console, "width", 200)  # one line per table row
     write_run(tmp_path, steps, summarize(steps), {"seed": 7})

@@ -194,6 +194,7 @@ def test_ranks_clocks_are_aligned_by_the_median_call_offset():
 
 
 @pytest.mark.slow
+@pytest.mark.plots  # checks the PNG it renders
 def test_the_docs_picture_is_drawn_from_a_trace(tmp_path, monkeypatch):
     """tools/trace_png.py (the docs' pictures) draws a trace.json lionsim wrote into a PNG."""
     import runpy

@@ -56,6 +56,11 @@ def no_plots(request, monkeypatch):
 
 @pytest.fixture(scope="session")
 def unsharded(tmp_path_factory):
+    from lionsim.plugins import LOADED
+
+    # run.json records every registered strategy's flag: a plug-in an earlier test left loaded in
+    # this process would add its flags here and not in the shards' fresh processes
+    assert not LOADED, f"plug-ins an earlier test left loaded: {', '.join(LOADED)}"
     out = tmp_path_factory.mktemp("whole") / "s"
     with pytest.raises(SystemExit) as done:
         main(["sweep", *GRID, "--out", str(out)])

@@ -95,6 +95,7 @@ def test_estimate_sweep_draws_the_hierarchy_plot_and_report_shows_it(tmp_path, c
 
 
 @pytest.mark.slow
+@pytest.mark.plots  # checks the PNG it renders
 def test_bench_draws_the_step_time_distribution(tmp_path):
     out = tmp_path / "run"
     code = cli(["bench", "-w", "mlp", "-n", "4", "--steps", "4", "-s", "adamw", "-s", "dlion-mavo",

@@ -81,7 +81,7 @@ def _cap_divergence(ax: Axes, runs) -> None:
 def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: str, scale: float) -> list:
     """The time-to-target loss as a dotted line, named with where it came from, and where each
     run reaches it (its smoothed loss, the table's definition: a trailing mean over 10% of the
-    steps, heavier than the lines' light smoothing) as a bar on the line in the run's colour."""
+    steps, heavier than the lines' light smoothing) as a triangle on the line in the run's colour."""
     if summary is None or "target_loss" not in summary.columns or summary["target_loss"].isna().all():
         return []
     target = float(summary["target_loss"].iloc[0])
