@@ -205,11 +205,14 @@ def test_readme_command_runs(command, scratch, monkeypatch, capsys, own_process)
                               env={**os.environ, "OMP_NUM_THREADS": "1", **env})
 
     done = launch()
-    if done.returncode != 0 and GLOO_TEARDOWN_ABORT in done.stderr:
+    for _ in range(2):
+        if done.returncode == 0 or GLOO_TEARDOWN_ABORT not in done.stderr:
+            break
         # torch's gloo teardown race (docs/library.md, "Known issue"): a rank aborts in C++ after the
         # script's last line, barrier and destroy_process_group included. It is torch's, not
-        # lionsim's, and rare (once in CI, 0 of 45 launches by hand); one relaunch tells it from a real failure,
-        # which fails again.
+        # lionsim's, and rare (once in CI, 0 of 45 launches by hand; twice in a row on a loaded
+        # 2-vCPU machine, 2026-11-28); up to two relaunches tell it from a real failure, which fails
+        # every time.
         done = launch()
     assert done.returncode == code, f"{command}\n{done.stderr[-3000:]}"
 
