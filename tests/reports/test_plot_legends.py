@@ -89,3 +89,15 @@ def test_every_legend_entry_shows_clear_of_the_title_and_the_axes_keep_their_siz
         for mark in marks:
             x, y = mark.get_transform().transform((mark.get_xdata()[0], mark.get_ydata()[0]))
             assert y <= ax.get_window_extent().y1 and y < title.y0, (stem, y)
+
+
+def test_eval_axes_read_as_plain_numbers_without_an_offset(monkeypatch, tmp_path):
+    # one eval point per run, close together: matplotlib's default would write "+2.094" and 1e-4 ticks
+    steps = many_runs(2, steps=3)
+    steps["eval_acc"] = steps["eval_acc"].where(steps["eval_acc"].isna(), 0.020940 + 1e-6 * steps["step"])
+    steps.loc[steps["strategy"].str.endswith("01") & steps["eval_acc"].notna(), "eval_acc"] += 2e-6
+    figures = drawn(monkeypatch, steps, tmp_path)
+    for stem in ("eval_acc_vs_step", "eval_acc_vs_time"):
+        ax = figures[stem].axes[0]
+        for axis in (ax.xaxis, ax.yaxis):
+            assert axis.get_major_formatter().get_offset() == "", stem

@@ -169,6 +169,8 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
               label=_name(label, baseline, same))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
+    ax.ticklabel_format(axis="both", style="plain", useOffset=False)
     if x_col == "step":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(left=0)
