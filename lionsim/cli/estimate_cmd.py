@@ -82,7 +82,7 @@ FromRun = Annotated[Optional[Path], typer.Option(
          "priced with every phase; --steps/--tokens then give the baseline's steps to target at scale (default: "
          "the run's own). Columns steps_to_target, time_to_target_s, to_target_speedup.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
-    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv, estimate.json (the command, for `lionsim report`) and the sweep files.")]
+    "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv, estimate.json (the command, for `lionsim report`), the sweep files and with --from-run to_target.png.")]
 
 
 RUN_WIDTH = 17
@@ -418,6 +418,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     from lionsim.reports.files import check_out_dir, write_atomic
     from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir
+    from lionsim.reports.to_target import has_to_target
 
     check_out_dir(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
@@ -431,6 +432,10 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
                                       lambda f: f.write(json.dumps(record, indent=2, default=str) + "\n")))
         if trace is not None:
             paths.append(write_atomic(stage / "trace.json", lambda f: f.write(trace)))
+        if swept is None and has_to_target(frame):  # --from-run: the plot `lionsim plot DIR` draws of it
+            from lionsim.reports.plots.to_target import plot_to_target
+
+            paths += plot_to_target(frame, stage / "to_target.png")
         if swept is not None:
             spec, rows, crossings = swept
             # matplotlib: only when plots are asked for

@@ -395,3 +395,24 @@ def test_a_nan_loss_is_called_not_finite(tmp_path, capsys, tiny_run):
     steps.to_csv(run_dir / "steps.csv", index=False)
     code, _, err = run_cli(["plot", str(run_dir)], capsys)
     assert code == 2 and "not a finite number in column loss" in err and "non-numeric" not in err
+
+
+def test_an_estimate_from_a_run_draws_the_plots_lionsim_plot_draws_of_it(tmp_path):
+    """estimate --from-run --out (no sweep) writes to_target.png itself, as --sweep writes its plots:
+    `lionsim plot OUT` then redraws the same files, none new."""
+    from typer.testing import CliRunner
+
+    import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
+    from lionsim.cli.app import app
+    from lionsim.reports.plots import plot_dir
+    from tests.estimate.test_from_run import bench_dir
+
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "adamw",
+            "-s", "dlion-mavo", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    written = {p.name for p in out.iterdir()}
+    assert {"to_target.png", "to_target.svg"} <= written
+    _kind, drawn = plot_dir(out)
+    assert {Path(p).name for p in drawn} == {"to_target.png", "to_target.svg"}

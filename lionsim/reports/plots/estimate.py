@@ -125,6 +125,8 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     top, bottom = fig.subplots(2, 1, sharex=True)
     fig.suptitle(fit_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
                            f"({first['gpus_per_node']} per node), {first['device']}", FIGSIZE[0]), fontsize=11)
+    positive = frame["inter_bytes"][frame["inter_bytes"] > 0]
+    floor = float(positive.min()) / 4 if len(positive) else 1.0  # where 0 bytes (one node) is drawn
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
@@ -137,10 +139,19 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
         across = rows["inter_bytes"].where(rows["inter_bytes"] > 0)  # 0 within one node: no point on a log axis
         top.plot(rows["sweep_value"], across, label=name, **style)
         bottom.plot(rows["sweep_value"], rows["step_s"] / scale, **style)
+        within = rows[rows["inter_bytes"] <= 0]
+        if len(within):  # drawn on the axis floor below, named there, rather than dropped
+            top.plot(within["sweep_value"], [floor] * len(within), color=colours[label], marker=style["marker"],
+                     markersize=5, markerfacecolor="white" if hier else colours[label], linestyle="none",
+                     clip_on=False, zorder=4)
     for ax in (top, bottom):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
+    if (frame["inter_bytes"] <= 0).any():
+        top.set_ylim(bottom=floor)
+        top.text(0.01, 0.04, "on the floor: 0 B across nodes (all workers in one node)", transform=top.transAxes,
+                 fontsize=8, color="#444444", va="bottom", ha="left")
     bytes_log(top.yaxis)
     plain_log(bottom.yaxis)
     values = sorted(frame["sweep_value"].unique())

@@ -30,6 +30,7 @@ from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
+STACK = 6  # "reaches the target" triangles at one time stack this many high at most
 
 
 def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
@@ -92,10 +93,13 @@ def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: st
     reached = [(getattr(row, at, math.nan), styles[run_label(row.strategy, row.transport)]["color"])
                for row in summary.itertuples(index=False)]
     reached = [(x, colour) for x, colour in reached if x == x]  # NaN: never reached
+    span = max((x for x, _ in reached), default=0.0) or 1.0
     for k, (x, colour) in enumerate(reached):
-        # a triangle pointing at the line, black-edged over the run's own curve, each run a step
-        # higher than the one before, so runs reaching it together stay apart
-        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + 7 * k, units="points")
+        # a triangle pointing at the line, black-edged over the run's own curve; runs reaching it
+        # together (within 2% of the span) each a step higher than the one before, so they stay
+        # apart, and at most STACK steps up (then round again), so many runs stay on the plot
+        level = sum(abs(x - other) <= 0.02 * span for other, _ in reached[:k]) % STACK
+        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + 7 * level, units="points")
         ax.plot([x / scale], [target], marker="v", markersize=8, markeredgecolor="black", markeredgewidth=0.8,
                 linestyle="none", zorder=6, color=colour, transform=lift, clip_on=False)
     if not reached:
@@ -165,6 +169,8 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
               label=_name(label, baseline, same))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
+    # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
+    ax.ticklabel_format(axis="both", style="plain", useOffset=False)
     if x_col == "step":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlim(left=0)

@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from lionsim.reports.plots.style import TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
+from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
 
 QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
@@ -57,8 +57,10 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     if alike:
         note = _alike_note(steps, bool(note))
     line = setting if setting is not None else context(steps)
+    # run names are written twice (the bars' labels and the legend): the figure widens with them
+    widest = max((len(display_label(label, baseline)) for label, _ in live), default=0)
     fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", f"{line}\n{note}" if note else line,
-                              ncols=2, size=(12.0, max(4.6, 1.8 + 0.42 * len(live))),
+                              ncols=2, size=(max(12.0, 7.5 + 2 * CHAR_WIDTH * widest), max(4.6, 1.8 + 0.42 * len(live))),
                               gridspec_kw={"width_ratios": [3, 2]})
     curves = []
     for label, values in live:

@@ -205,18 +205,74 @@ def figure(title: str, subtitle: str = "", nrows: int = 1, ncols: int = 1, size:
     return fig, axes
 
 
+LEGEND_FONT = 9  # points
+LEGEND_ENTRY = 0.21  # inches a one-line legend entry takes at LEGEND_FONT (text and spacing)
+LEGEND_LINE = 0.15  # inches each further line of an entry adds
+LEGEND_PAD = 0.25  # inches around the entries
+TITLE_LINE = 0.22  # inches a line of the figure's title takes, its padding aside
+AXIS_BAND = 0.8  # inches under the axes for tick labels and the axis label
+MAX_HEIGHT = 14.0  # inches: past this a legend goes to more columns rather than a taller figure
+CHAR_WIDTH = 0.075  # inches a legend character takes at LEGEND_FONT (DejaVu Sans, mean)
+
+
+def legend_height(labels: list[str], title: str | None = None, ncol: int = 1) -> float:
+    """Inches a legend of `labels` (some of several lines) in `ncol` columns takes at LEGEND_FONT."""
+    entries = [1 + str(label).count("\n") for label in labels] + ([1] if title else [])
+    per_column = math.ceil(len(entries) / ncol)
+    tallest = max((sum(entries[i:i + per_column]) for i in range(0, len(entries), per_column)), default=0)
+    rows = min(per_column, len(entries))
+    return LEGEND_PAD + rows * LEGEND_ENTRY + (tallest - rows) * LEGEND_LINE
+
+
+def _rows(fig: Figure) -> int:
+    """Rows of panels in `fig`'s grid."""
+    return max((ax.get_subplotspec().get_gridspec().nrows for ax in fig.axes if ax.get_subplotspec() is not None),
+               default=1)
+
+
+def _room_for_legend(fig: Figure, labels: list[str], title: str | None) -> int:
+    """Grow `fig`'s height so a legend of `labels` fits: beside one row of axes, within that row's
+    height (constrained layout collapses axes a taller legend would overhang); centred beside
+    several rows, clear of the title above it. Past MAX_HEIGHT, more columns instead, the figure
+    widened by a column each. Returns the columns."""
+    title_lines = fig._suptitle.get_text().count("\n") + 1 if fig._suptitle is not None else 0
+    title_band = title_lines * TITLE_LINE + 0.3
+    bands = title_band + AXIS_BAND if _rows(fig) == 1 else 2 * title_band
+    ncol = 1
+    while bands + legend_height(labels, title, ncol) > MAX_HEIGHT and ncol < len(labels):
+        ncol += 1
+    need = bands + legend_height(labels, title, ncol)
+    if need > fig.get_figheight():
+        fig.set_figheight(min(need, max(MAX_HEIGHT, fig.get_figheight())))
+    if ncol > 1:
+        widest = max(len(line) for label in labels for line in str(label).split("\n"))
+        fig.set_figwidth(fig.get_figwidth() + (ncol - 1) * (widest * CHAR_WIDTH + 0.6))
+    return ncol
+
+
 def legend_outside(target, handles: list | None = None, title: str | None = None, labels: list | None = None,
                    **extra) -> None:
-    """Legend right of the axes (or of a whole multi-panel figure), so it never covers data."""
-    kwargs = {"handles": handles} if handles is not None else {}
-    if labels is not None:
-        kwargs["labels"] = labels
-    kwargs.update(extra)
+    """Legend right of the axes (or, for a figure of one row of panels, of its right-most panel;
+    of several rows, right of the figure), so it never covers data, top-aligned under the title.
+    A long legend grows the figure's height, so every entry shows and the axes keep their size
+    (with more columns past MAX_HEIGHT)."""
+    fig = target if isinstance(target, Figure) else target.figure
+    if handles is None:
+        handles, found = target.get_legend_handles_labels()
+        labels = found if labels is None else labels
+    if labels is None:
+        labels = [h.get_label() for h in handles]
+    ncol = _room_for_legend(fig, labels, title)
+    kwargs = {"handles": handles, "labels": labels, "fontsize": LEGEND_FONT, "frameon": False, "title": title,
+              "ncols": ncol, **extra}
     if isinstance(target, Figure):
-        target.legend(loc="outside right upper", fontsize=9, frameon=False, title=title, **kwargs)
-    else:
-        target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False, title=title,
-                      **kwargs)
+        grid = [ax for ax in target.axes if ax.get_subplotspec() is not None]
+        if grid and _rows(target) == 1:
+            target = max(grid, key=lambda ax: ax.get_subplotspec().colspan.stop)  # one row: its last panel
+        else:  # centred beside several rows: the figure is tall enough that it stays under the title
+            target.legend(loc="outside right center", **kwargs)
+            return
+    target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kwargs)
 
 
 def save(fig: Figure, path: Path) -> list[Path]:

@@ -1,0 +1,36 @@
+"""The estimate plots drawn for real: hierarchy.png marks the single-node points of its log bytes
+panel on the axis floor; to_target.png of a swept run shows every band its legend names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
+import lionsim.reports.plots.estimate as estimate_plots
+from lionsim.cli.app import main
+
+pytestmark = pytest.mark.plots
+
+
+def test_hierarchy_marks_single_node_points_on_the_floor_of_its_bytes_axis(tmp_path, monkeypatch):
+    figures = {}
+    monkeypatch.setattr(estimate_plots, "save", lambda fig, path: figures.update({Path(path).stem: fig}) or [])
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "--sweep", "workers=8,16,64",
+              "-s", "dlion-mavo@a2a-1bit", "-s", "dlion-mavo@hier-exact", "--out", str(tmp_path / "est")])
+    assert done.value.code == 0
+    rows = pd.read_csv(tmp_path / "est" / "sweep.csv")
+    assert (rows.loc[rows["sweep_value"] == 8, "inter_bytes"] == 0).all()  # one node of 8: nothing across
+    top = figures["hierarchy"].axes[0]
+    floor = top.get_ylim()[0]
+    at_eight = [line for line in top.get_lines()
+                if any(x == 8 and np.isfinite(y) for x, y in zip(line.get_xdata(), line.get_ydata()))]
+    assert len(at_eight) == 2  # each run's single-node point is drawn
+    for line in at_eight:
+        y = dict(zip(line.get_xdata(), line.get_ydata()))[8]
+        assert y == pytest.approx(floor)
+    assert any("0 B across nodes" in t.get_text() for t in top.texts)
