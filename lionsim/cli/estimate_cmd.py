@@ -177,7 +177,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
-                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."),
+                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
+                 + "".join(f" {note}" for note in frame.attrs.get("notes", ()))),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: what one node sends to the others, where the network has nodes (on a flat

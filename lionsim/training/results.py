@@ -88,7 +88,13 @@ class Results:
                      "calibration.csv": self.calibration.to_csv(index=False)}
         if self.plan.training.trace:
             files["trace.json"] = self.trace()
-        return BenchResult(steps, summary, self.record(status, error), calls, files)
+        record = self.record(status, error)
+        workers = self.runner.place.comm.world_size
+        notes = list(dict.fromkeys(note for r in self.runner.records if r.spec is not None
+                                   and (note := r.transport.container_note(r.spec, workers))))
+        if notes:  # a container wider than its transport's name says (Transport.container_note)
+            record["notes"] = notes
+        return BenchResult(steps, summary, record, calls, files)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

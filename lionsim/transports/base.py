@@ -103,6 +103,12 @@ class Transport(ABC):
         hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""
         return None
 
+    def container_note(self, spec: PayloadSpec, workers: int) -> str:
+        """One line where this exchange on `workers` workers sends a wider container than its name
+        says (int8-allreduce's int32 past 127 voters), naming the worker count where it widens and
+        why; "" where it sends what its name says. estimate's and bench's footers print it."""
+        return ""
+
     def check(self, spec: PayloadSpec, workers: int) -> None:
         """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""
         if spec.kind not in self.carries:

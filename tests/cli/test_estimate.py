@@ -110,3 +110,12 @@ def test_local_step_strategies_per_bucket_say_what_that_runs(tmp_path, capsys):
     frame = pd.read_csv(tmp_path / "t" / "estimate.csv")
     assert code == 0 and frame["overlap"].tolist() == ["tensors", "after", "after"]
     assert "diloco, localsgd run after backward: their payload exists only after their own step" in " ".join(out.split())
+
+
+def test_a_widened_container_is_named_in_the_footer(capsys):
+    argv = ["estimate", "--model", "gpt2-124m", "-s", "adamw", "-s", "dlion-mavo@int8-allreduce", "--workers"]
+    _, out, _ = run_cli([*argv, "127"], capsys)
+    assert "int32" not in out
+    _, out, _ = run_cli([*argv, "128"], capsys)
+    assert ("int8-allreduce sends int32 (32 bits per parameter) from 128 workers on: a sum of 128 workers' votes "
+            "(each at most 1) overflows int8, and neither NCCL nor gloo reduces int16.") in " ".join(out.split())
