@@ -72,6 +72,7 @@ from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
+from lionsim.transports.base import footnote_on
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import step_bits
@@ -271,7 +272,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
-            NOTE: p.transport.container_note(p.spec, workers) if p.spec is not None else "",
+            NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node),
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
@@ -337,7 +338,7 @@ def columns(rows: list[dict]) -> list[str]:
 
 
 NOTE = "note"
-"""A row's footer line, not a column (Transport.container_note): the frame's attrs["notes"]."""
+"""A row's footer line, not a column (Transport.footnote): the frame's attrs["notes"]."""
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:

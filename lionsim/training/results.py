@@ -23,6 +23,7 @@ from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.runner import Runner
+from lionsim.transports.base import footnote_on
 
 BOOKED_COLUMNS = STEP_COLUMNS + EXTRA_STEP_COLUMNS
 """steps.csv's columns, in order."""
@@ -90,9 +91,10 @@ class Results:
             files["trace.json"] = self.trace()
         record = self.record(status, error)
         workers = self.runner.place.comm.world_size
-        notes = list(dict.fromkeys(note for r in self.runner.records if r.spec is not None
-                                   and (note := r.transport.container_note(r.spec, workers))))
-        if notes:  # a container wider than its transport's name says (Transport.container_note)
+        per_node = self.network.workers_per_node
+        notes = list(dict.fromkeys(note for r in self.runner.records
+                                   if (note := footnote_on(r.transport, r.spec, workers, per_node))))
+        if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
             record["notes"] = notes
         return BenchResult(steps, summary, record, calls, files)
 

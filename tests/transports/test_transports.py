@@ -279,8 +279,8 @@ def test_int8_allreduce_names_where_its_container_widens(kind, level):
     t = TRANSPORTS.get("int8-allreduce")()
     spec = PayloadSpec(kind=kind, numel=10, rule=MajorityVote() if kind == "votes" else None, max_level=level)
     first = next(n for n in range(2, 1000) if n * level > 127)
-    assert t.container_note(spec, first - 1) == "" and t.bits_per_param(spec, first - 1) == (8, 8)
-    note = t.container_note(spec, 1000)
+    assert t.footnote(spec, first - 1) == "" and t.bits_per_param(spec, first - 1) == (8, 8)
+    note = t.footnote(spec, 1000)
     assert note.startswith(f"int8-allreduce sends int32 (32 bits per parameter) from {first} workers on")
-    assert "int16" in note and t.bits_per_param(spec, first) == (32, 32) and t.container_note(spec, first) == note
-    assert TRANSPORTS.get("fp32-allreduce")().container_note(spec, 1000) == ""
+    assert "int16" in note and t.bits_per_param(spec, first) == (32, 32) and t.footnote(spec, first) == note
+    assert TRANSPORTS.get("fp32-allreduce")().footnote(spec, 1000) == ""
