@@ -180,7 +180,8 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
         return None
     key, path = _CONFIG_KEYS[name]
     value = next(iter(default_map.values())).get(name)
-    message = getattr(e, "message", "") or e.format_message()
+    said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
+    message = f"{key} {said}" if said else getattr(e, "message", "") or e.format_message()
     return f"bad {key} = {json.dumps(value)} in {path}: {message}"
 
 
@@ -237,6 +238,43 @@ def load_toml(path: Path) -> dict[str, Any]:
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "string": "text"}
+"""What a typed option takes, by the kind pydantic's error type names (int_parsing, float_type...)."""
+BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+"""A bound's error type -> its sign (its value in the error's ctx under gt, ge, lt, le)."""
+
+
+def takes(e) -> str | None:
+    """What a typed option's bad value should have been, "takes a whole number; got '1.5'": from the
+    pydantic error typer converts every int and float option with (its BadParameter's cause), in
+    place of pydantic's "Input should be a valid integer, unable to parse string as an integer".
+    None: not a conversion error (the message is the parameter's own)."""
+    cause = e.__cause__
+    errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
+    if not errors:
+        return None
+    error = errors[0]
+    kind, got = error.get("type", ""), error.get("input")
+    if kind in BOUNDS:
+        bound = next(iter((error.get("ctx") or {}).values()), "?")
+        what = f"a number {BOUNDS[kind]} {bound}"
+    else:
+        what = KINDS.get(kind.split("_")[0])
+        if what is None:
+            return None
+    return f"takes {what}; got {str(got)!r}"
+
+
+def bad_parameter(e) -> str:
+    """A bad option value in one line: "--steps takes a whole number; got '1.5'" where it is a
+    typed option's conversion (takes), else click's message."""
+    said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
+    if said is None:
+        return e.format_message()
+    opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
+    return f"{max(opts, key=len)} {said}"
+
+
 def no_such_option(e) -> str:
     """An unknown option: the command's options, and the nearest only if it is near (click
     offers whatever shares a letter: `regress --lr` got "--all, --help, --list")."""
@@ -252,6 +290,26 @@ def no_such_option(e) -> str:
         command = f"lionsim {e.ctx.info_name}" if where else "lionsim"
         return f"no such option {e.option_name}{where}; did you mean '--{close[0]}'? (every option: {command} --help)"
     return f"no such option {e.option_name}{where}{accepted}"
+
+
+def no_such_command(e) -> str | None:
+    """An unknown command in the house style, "no such command 'bnech'; did you mean 'bench'?
+    (every command: lionsim --help)", the commands listed where none is near; None: not that
+    error. (typer says "No such command 'bnech'." and appends click's own suggestion.)"""
+    import re
+
+    from lionsim.registry import did_you_mean
+
+    found = re.match(r"No such command '(.*)'\.", e.message or "")
+    group = e.ctx.command if e.ctx is not None else None
+    if found is None or not hasattr(group, "list_commands"):
+        return None
+    name, names = found.group(1), group.list_commands(e.ctx)
+    prefix = "lionsim" if e.ctx.info_name in (None, "lionsim") else f"lionsim {e.ctx.info_name}"
+    near = did_you_mean(name, names)
+    if near:
+        return f"no such command {name!r}{near} (every command: {prefix} --help)"
+    return f"no such command {name!r}; accepted: {', '.join(names)}"
 
 
 def click_app():
@@ -305,7 +363,7 @@ def _run(argv: list[str]) -> None:
     except click.exceptions.NoSuchOption as e:
         fail(no_such_option(e))
     except click.exceptions.UsageError as e:
-        fail(_from_config(e, argv, default_map) or e.format_message())
+        fail(no_such_command(e) or _from_config(e, argv, default_map) or bad_parameter(e))
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):

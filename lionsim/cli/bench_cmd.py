@@ -204,6 +204,8 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
 
     emit(result.summary, fmt, lambda: summary_table(result.summary, result.meta), whole=True)
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
+    for note in result.meta.get("notes", ()):  # the table's footer, continued: a widened container
+        say.print(note, markup=False, highlight=False)
     if fmt == "table":
         check = model_check_table(result.summary, result.meta.get("comm_model"))
         if check is not None:

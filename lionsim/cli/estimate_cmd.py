@@ -108,7 +108,10 @@ def _times(x: float) -> str:
 
 
 def _bytes(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    """Bytes in decimal units up to PB, then PB with thousands separators (never "7e+06 GB")."""
+    if n >= 1e18:
+        return f"{n / 1e15:,.0f} PB"
+    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.3g} B"
@@ -131,6 +134,27 @@ BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency, so c
 """Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
 
 
+def local_step_note(frame: pd.DataFrame) -> str:
+    """What the overlap column means for a strategy whose payload exists only after its own step
+    (Strategy.after_step: local SGD, DiLoCo): per bucket, its inner step run in backward bucket by
+    bucket and each bucket's outer gradient exchanged as it is made (Strategy.step_in_backward; the
+    local-step papers' simulations, no reference implementation); under any other mode, after
+    backward (lionsim.steptime.overlap)."""
+    from lionsim.strategies.core.base import STRATEGIES
+
+    names = {"buckets": [], "after": []}
+    for row in frame.drop_duplicates("strategy").itertuples(index=False):
+        if row.overlap in names and getattr(STRATEGIES.get(row.strategy), "after_step", False):
+            names[row.overlap].append(row.strategy)
+    bucketed = (f"{', '.join(names['buckets'])}: the inner step run in backward per bucket, each bucket's outer "
+                "gradient exchanged as it is made (what the local-step papers simulate; no reference code runs "
+                "it). ") if names["buckets"] else ""
+    tensors = "tensors" in set(frame["overlap"])  # asked per tensor, yet these ran after backward
+    after = (f"{', '.join(names['after'])} run after backward: their payload exists only after their own step "
+             "(only --overlap buckets runs it in backward). ") if names["after"] and tensors else ""
+    return bucketed + after
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -145,15 +169,16 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                         for mode, runs in modes.items())
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
-               f"{first['workers']} workers on {first['network']} ({first['gpus_per_node']}/node, "
+               f"{first['workers']:,} workers on {first['network']} ({first['gpus_per_node']}/node, "
                f"{_library(first)}), "
                f"{_devices(first)} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
-                 f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}"
-                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."),
+                 f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
+                 f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
+                 + "".join(f" {note}" for note in frame.attrs.get("notes", ()))),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     # across nodes: what one node sends to the others, where the network has nodes (on a flat

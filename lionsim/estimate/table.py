@@ -72,6 +72,7 @@ from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
+from lionsim.transports.base import footnote_on
 from lionsim.network import Network
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import step_bits
@@ -271,6 +272,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
+            NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node),
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
@@ -335,9 +337,16 @@ def columns(rows: list[dict]) -> list[str]:
     return ESTIMATE_COLUMNS + EXTRA_COLUMNS + (TO_TARGET_COLUMNS if rows and "time_to_target_s" in rows[0] else [])
 
 
+NOTE = "note"
+"""A row's footer line, not a column (Transport.footnote): the frame's attrs["notes"]."""
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
-    """Rows in the estimate.csv column order."""
-    return pd.DataFrame.from_records(rows, columns=columns(rows))
+    """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
+    (a container wider than its transport's name says)."""
+    out = pd.DataFrame.from_records(rows, columns=columns(rows))
+    out.attrs["notes"] = list(dict.fromkeys(row[NOTE] for row in rows if row.get(NOTE)))
+    return out
 
 
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:

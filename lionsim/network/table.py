@@ -18,6 +18,7 @@ from __future__ import annotations
 
 
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.network.calls import CollectiveCall
 from lionsim.network.cost import AUTO, price
 from lionsim.network.link import GB, Network
@@ -56,7 +57,8 @@ def normalize_op(name: str) -> str:
     """"all-reduce" or "all_reduce" -> "all_reduce"; unknown -> LionsimError listing TABLE_OPS."""
     op = name.strip().lower().replace("-", "_")
     if op not in TABLE_OPS:
-        raise LionsimError(f"unknown collective {name!r}; choose from: {', '.join(TABLE_OPS)}")
+        raise LionsimError(f"unknown collective {name!r}; choose from: {', '.join(TABLE_OPS)}"
+                           f"{did_you_mean(op, TABLE_OPS)}")
     return op
 
 

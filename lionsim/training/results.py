@@ -23,6 +23,7 @@ from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.runner import Runner
+from lionsim.transports.base import footnote_on
 
 BOOKED_COLUMNS = STEP_COLUMNS + EXTRA_STEP_COLUMNS
 """steps.csv's columns, in order."""
@@ -88,7 +89,14 @@ class Results:
                      "calibration.csv": self.calibration.to_csv(index=False)}
         if self.plan.training.trace:
             files["trace.json"] = self.trace()
-        return BenchResult(steps, summary, self.record(status, error), calls, files)
+        record = self.record(status, error)
+        workers = self.runner.place.comm.world_size
+        per_node = self.network.workers_per_node
+        notes = list(dict.fromkeys(note for r in self.runner.records
+                                   if (note := footnote_on(r.transport, r.spec, workers, per_node))))
+        if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
+            record["notes"] = notes
+        return BenchResult(steps, summary, record, calls, files)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

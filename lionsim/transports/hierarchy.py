@@ -413,20 +413,40 @@ class Hierarchy(Transport):
     def bits_per_param(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> tuple[float, float]:
         """Up: the intra reduce-scatter's buffer (none on a flat network), plus the inner
         transport's up on this worker's share; down: the inner's down on the share, plus the
-        gathered result (none on a flat network)."""
+        gathered result (none on a flat network). Each phase's buffer counts whole, as a flat
+        all-reduce's counts once (fp32-allreduce: 32/32) though a ring forwards 2 (N-1)/N of it:
+        so the bits can exceed a flat run's while the bytes sent are fewer (footnote)."""
+        (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
+        return intra_up + inner_up, intra_down + inner_down
+
+    def phase_bits(self, spec: PayloadSpec, workers: int,
+                   workers_per_node: int = 1) -> tuple[tuple[float, float], tuple[float, float]]:
+        """((up, down) inside the node, (up, down) across nodes), bits per parameter of the payload."""
         form = self.forms[spec.kind]
         g, m = node_layout(workers, workers_per_node)
         s, n = share_params(spec.numel, g), spec.numel
-        up = down = 0.0
+        intra = across = (0.0, 0.0)
         if g > 1:
-            up += 8.0 * form.planes(spec) * form.intra_dtype(spec, g).itemsize * g * s / n
-            down += 8.0 * form.gathered_planes(spec) * form.out_dtype(spec, workers).itemsize * g * s / n
+            intra = (8.0 * form.planes(spec) * form.intra_dtype(spec, g).itemsize * g * s / n,
+                     8.0 * form.gathered_planes(spec) * form.out_dtype(spec, workers).itemsize * g * s / n)
         if m > 1:
             node = form.node_spec(spec, g, 0, s)
             inner_up, inner_down = self.inner().bits_per_param(node, m)
-            up += inner_up * node.numel / n
-            down += inner_down * node.numel / n
-        return up, down
+            across = (inner_up * node.numel / n, inner_down * node.numel / n)
+        return intra, across
+
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """Why the bits column can read more than a flat run's while sent reads less: it adds the
+        phases' buffers whole; sent is what they move, (g-1)/g of each buffer inside the node."""
+        g, _ = node_layout(workers, workers_per_node)
+        if g < 2:
+            return self.inner().footnote(spec, workers)
+        (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
+        return (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
+                f"(32/32 in fp32): {intra_up:.3g}/{intra_down:.3g} for the node's reduce-scatter and all-gather, "
+                f"{inner_up:.3g}/{inner_down:.3g} for {self.inner().name} on a worker's 1/{g} share across "
+                f"nodes; sent counts the bytes the phases move ({g - 1}/{g} of each node buffer), so it can be "
+                "less than a flat run's while bits are more.")
 
     def wire_bytes(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> TransportBytes | None:
         """The inner transport's passes on a worker's share (its bytes per parameter x the share)

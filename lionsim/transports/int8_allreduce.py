@@ -73,6 +73,17 @@ class Int8AllReduce(Transport):
         bits = 8.0 * self.container(spec, workers).itemsize * (2 if spec.abstain else 1)
         return bits, bits
 
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """Past 127 / max_level workers the sums no longer fit int8 and the container is int32."""
+        dtype = self.container(spec, workers)
+        if workers < 2 or dtype == torch.int8:
+            return ""
+        widens = torch.iinfo(torch.int8).max // spec.max_level + 1
+        bits = self.bits_per_param(spec, workers)[0]
+        return (f"{self.name} sends {str(dtype).removeprefix('torch.')} ({bits:g} bits per parameter) from "
+                f"{widens} workers on: a sum of {widens} workers' {spec.kind} (each at most {spec.max_level}) "
+                "overflows int8, and neither NCCL nor gloo reduces int16.")
+
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         c = float(self.container(spec, workers).itemsize)
         pack = 0.0 if c == I8 else I8 + c  # int8 votes are already the container; wider ones are a cast

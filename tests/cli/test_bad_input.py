@@ -125,8 +125,9 @@ def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, c
 
 @pytest.mark.parametrize("text,expected", [
     ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
-    ('workers = "four"\n', 'bad workers = "four" in {path}: '),
-    ("steps = 2.5\n", "bad steps = 2.5 in {path}: "),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: workers takes a whole number; got \'four\'\n'),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: steps takes a whole number; got '2.5'\n"),
+    ('lr = "fast"\n', 'bad lr = "fast" in {path}: lr takes a number; got \'fast\'\n'),
 ])
 def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
     from lionsim.cli.app import main
@@ -138,3 +139,17 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.startswith("error: " + expected.format(path=path)), err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["bench", "--steps", "1.5"], "error: --steps takes a whole number; got '1.5'"),
+    (["bench", "--lr", "abc"], "error: --lr takes a number; got 'abc'"),
+    (["estimate", "-n", "x"], "error: --workers takes a whole number; got 'x'"),
+    (["sweep", "--steps", "ten"], "error: --steps takes a whole number; got 'ten'"),
+    (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),
+    (["bnech"], "error: no such command 'bnech'; did you mean 'bench'? (every command: lionsim --help)"),
+    (["xyzzy"], "error: no such command 'xyzzy'; accepted: bench, "),
+])
+def test_a_typed_option_a_collective_and_a_command_are_refused_in_the_house_style(argv, line, capsys):
+    err = one_line_exit_2(argv, capsys, line)
+    assert "Input should" not in err and "No such" not in err

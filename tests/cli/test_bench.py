@@ -254,3 +254,15 @@ def test_transport_is_one_rule_for_named_and_default_strategies():
     for specs in (["adamw"], ["adamw", "lion"]):  # nobody can use it: an error, named or not
         with pytest.raises(LionsimError, match="cannot use transport 'a2a-1bit'"):
             parse_runs(specs, "a2a-1bit")
+
+
+def test_bench_names_a_widened_container_under_its_table(tmp_path, capsys):
+    argv = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "1", "--eval-every", "1", "-s",
+            "dlion-mavo@int8-allreduce", "--workers", "128", "--out", str(tmp_path)]
+    code, out, _ = run_cli(argv, capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "from 128 workers on: a sum of 128 workers' votes" in text
+    assert json.loads((tmp_path / "run.json").read_text())["notes"] == [
+        next(line for line in [text[text.index("int8-allreduce sends"):text.index("int16.") + 6]])]
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert summary["bits_per_param_up"].tolist() == [32.0]

@@ -83,3 +83,48 @@ def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
     code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--out", "/dev/null/o"], capsys)
     assert code == 2 and err.strip() == "error: bad --out /dev/null/o: /dev/null is not a directory; " \
         "accepted: a writable directory"
+
+
+def test_extreme_sizes_read_in_large_units_and_separators(capsys):
+    from lionsim.cli.estimate_cmd import _bytes
+
+    assert [_bytes(n) for n in (7e15, 7e12, 2.5e18)] == ["7 PB", "7 TB", "2,500 PB"]
+    code, out, _ = run_cli(["estimate", "--params", "1e15", "--workers", "100000000", "-s", "adamw",
+                            "--tokens-per-worker", "1024"], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "e+" not in out
+    assert "100,000,000 workers" in text
+    sent = 2 * (1e8 - 1) / 1e8 * 4e15  # fp32 ring all-reduce: 2 (N - 1) / N x 4 bytes x P
+    assert f"{sent / 1e15:.3g} PB" in text
+
+
+def test_local_step_strategies_per_bucket_say_what_that_runs(tmp_path, capsys):
+    argv = ["estimate", "--model", "gpt2-124m", "--workers", "16", "--network", "10gbe", "--tokens-per-worker",
+            "4096", "-s", "adamw@bf16-allreduce", "-s", "diloco", "-s", "localsgd", "--overlap"]
+    code, out, _ = run_cli([*argv, "buckets", "--out", str(tmp_path / "b")], capsys)
+    frame = pd.read_csv(tmp_path / "b" / "estimate.csv")
+    assert code == 0 and frame["overlap"].tolist() == ["buckets"] * 3
+    text = " ".join(out.split())
+    assert "diloco, localsgd: the inner step run in backward per bucket" in text
+    code, out, _ = run_cli([*argv, "tensors", "--out", str(tmp_path / "t")], capsys)
+    frame = pd.read_csv(tmp_path / "t" / "estimate.csv")
+    assert code == 0 and frame["overlap"].tolist() == ["tensors", "after", "after"]
+    assert "diloco, localsgd run after backward: their payload exists only after their own step" in " ".join(out.split())
+
+
+def test_a_widened_container_is_named_in_the_footer(capsys):
+    argv = ["estimate", "--model", "gpt2-124m", "-s", "adamw", "-s", "dlion-mavo@int8-allreduce", "--workers"]
+    _, out, _ = run_cli([*argv, "127"], capsys)
+    assert "int32" not in out
+    _, out, _ = run_cli([*argv, "128"], capsys)
+    assert ("int8-allreduce sends int32 (32 bits per parameter) from 128 workers on: a sum of 128 workers' votes "
+            "(each at most 1) overflows int8, and neither NCCL nor gloo reduces int16.") in " ".join(out.split())
+
+
+def test_a_hier_run_says_why_its_bits_exceed_a_flat_runs(capsys):
+    argv = ["estimate", "--model", "gpt2-124m", "--workers", "16", "--network", "h100x8-10gbe",
+            "-s", "adamw@fp32-allreduce", "-s", "adamw@hier:fp8-allreduce"]
+    code, out, _ = run_cli(argv, capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "hier:fp8-allreduce: bits add each phase's whole buffer" in text
+    assert "so it can be less than a flat run's while bits are more." in text

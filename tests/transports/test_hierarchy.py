@@ -395,3 +395,26 @@ def test_kernels_are_counted_as_one_worker_launches_them(name):
             TRANSPORTS.get(name)().aggregate(Payload(spec, x), SimComm(16, g), clock)
         counted[g] = (kernels.kernels["encode"], kernels.kernels["decode"] - (g - 1))
     assert counted[2] == counted[4] == counted[8]
+
+
+def test_hier_bits_add_whole_phase_buffers_and_the_footnote_says_why_sent_is_smaller():
+    """16 workers, 8 a node: bits are the fp32 node buffers (32) plus fp8's 8 (1 + 4/256) on the
+    1/8 share, more than the flat fp32 all-reduce's 32, while the bytes sent (the plan's, each
+    call's sent bytes by the ring/all-to-all rule) are fewer; the footnote names both parts."""
+    from lionsim.network import wire_bytes
+    from lionsim.transports.base import bits_on, footnote_on
+
+    n, workers, g = 8 * 2 * 256 * 4, 16, 8
+    spec = PayloadSpec(kind="dense", numel=n)
+    hier, flat = TRANSPORTS.get("hier:fp8-allreduce")(), Fp32AllReduce()
+    across = 8 * (1 + 4 / 256) / g
+    assert bits_on(hier, spec, workers, g) == pytest.approx((32 + across, 32 + across))
+    assert bits_on(flat, spec, workers, g) == (32, 32)
+    sent_hier = 7 / 8 * 4 * n * 2 + 2 * (1 / 2) * (n / g) * (1 + 4 / 256)  # node all-to-all + gather, fp8 across
+    plan = plan_on(hier, spec, workers, g)
+    assert sum(wire_bytes(c, g if c.scope == "intra" else workers // g) for c in plan) == pytest.approx(sent_hier)
+    assert sent_hier < sum(wire_bytes(c, workers) for c in flat.plan(spec, workers)) == 2 * 15 / 16 * 4 * n
+    note = footnote_on(hier, spec, workers, g)
+    assert note.startswith("hier:fp8-allreduce: bits add each phase's whole buffer")
+    assert f"32/32 for the node's" in note and f"{across:.3g}/{across:.3g} for fp8-allreduce on a worker's 1/8" in note
+    assert "7/8 of each node buffer" in note and footnote_on(flat, spec, workers, g) == ""

@@ -270,3 +270,17 @@ def test_transport_refuses_a_payload_kind_it_cannot_carry():
         if "dense" not in cls.carries:
             with pytest.raises(LionsimError, match=f"{name} carries .* not dense"):
                 cls().check(dense, 4)
+
+
+@pytest.mark.parametrize("kind, level", [("votes", 1), ("levels", 3)])
+def test_int8_allreduce_names_where_its_container_widens(kind, level):
+    """The note appears from the first worker count whose sums overflow int8 (found by brute force
+    over N: N x level > 127), names it and the 32 bits it sends, and is empty below it."""
+    t = TRANSPORTS.get("int8-allreduce")()
+    spec = PayloadSpec(kind=kind, numel=10, rule=MajorityVote() if kind == "votes" else None, max_level=level)
+    first = next(n for n in range(2, 1000) if n * level > 127)
+    assert t.footnote(spec, first - 1) == "" and t.bits_per_param(spec, first - 1) == (8, 8)
+    note = t.footnote(spec, 1000)
+    assert note.startswith(f"int8-allreduce sends int32 (32 bits per parameter) from {first} workers on")
+    assert "int16" in note and t.bits_per_param(spec, first) == (32, 32) and t.footnote(spec, first) == note
+    assert TRANSPORTS.get("fp32-allreduce")().footnote(spec, 1000) == ""
