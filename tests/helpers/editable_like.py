@@ -1,4 +1,4 @@
-"""`python -m lionsim ARGS` as an editable install runs it (tests/test_rough_edges.py):
+"""`python -m lionsim ARGS` as an editable install runs it (tests/cli/test_entry.py):
 
     python tests/helpers/editable_like.py REPO ARGS...
 
