@@ -45,7 +45,8 @@ def anchors(text: str) -> set[str]:
 
 
 def broken_links(page: Path) -> list[str]:
-    broken = []
+    broken = [f"{m.group(0).strip()}... (a link target split across lines)"
+              for m in re.finditer(r"\]\([^)\s]*\n", prose(page.read_text(encoding="utf-8")))]
     for target in LINK.findall(prose(page.read_text(encoding="utf-8"))):
         if re.match(r"[a-z]+:", target):
             continue  # a web address
@@ -61,6 +62,12 @@ def broken_links(page: Path) -> list[str]:
 def test_the_slug_rule_is_githubs():
     text = "# Real collectives: `--backend gloo|nccl`\n## Set-up: two commands\n## Set-up: two commands\n"
     assert anchors(text) == {"real-collectives---backend-gloonccl", "set-up-two-commands", "set-up-two-commands-1"}
+
+
+def test_a_link_target_split_across_lines_is_found(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("# Top\n\nsee [the top](page.md#to-\np) here\n", encoding="utf-8")
+    assert broken_links(page) == ["](page.md#to-... (a link target split across lines)"]
 
 
 def test_a_broken_link_is_found(tmp_path):
