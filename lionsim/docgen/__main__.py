@@ -7,6 +7,7 @@ import argparse
 import sys
 
 import lionsim.docgen.bench  # noqa: F401  (registers its blocks)
+import lionsim.docgen.break_even  # noqa: F401
 import lionsim.docgen.comm  # noqa: F401
 import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.figures  # noqa: F401
