@@ -4,7 +4,8 @@ they render from still describes this code (lionsim.docgen).
 Fast by design: the bench tables render from the cached real run (reports/readme/), which is
 checked against the code by rerunning its first 3 steps now (every modelled column, the same
 on any CPU, must equal the cache's) instead of training 100 steps of 11 strategies; the
-estimate tables run their two commands (pure modelling, seconds)."""
+estimate tables run their commands in this process (pure modelling). All in the CI tier: the
+blocks one test each, so its processes share them."""
 
 from __future__ import annotations
 
@@ -19,22 +20,17 @@ from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with
 from lionsim.errors import LionsimError
 
 
-@pytest.mark.slow
-def test_every_block_has_its_markers_and_matches_what_the_generator_prints():
-    found = where_blocks(pages())
-    assert set(found) == set(BLOCKS.names())
-    stale = [f"{found[name].name}: {name}" for name in BLOCKS.names()
-             if page_blocks(found[name].read_text(encoding="utf-8"))[name] != BLOCKS.get(name).render()]
-    assert not stale, f"blocks {stale} differ: run `python -m lionsim.docgen --write`"
+def test_every_block_has_its_markers_in_one_page():
+    assert set(where_blocks(pages())) == set(BLOCKS.names())
 
 
-def test_a_block_placed_twice_is_refused(tmp_path):
-    body = "<!-- generated: comm-10gbe (python -m lionsim.docgen) -->\nx\n<!-- end generated: comm-10gbe -->\n"
-    (tmp_path / "README.md").write_text(body, encoding="utf-8")
-    (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "a.md").write_text(body, encoding="utf-8")
-    with pytest.raises(LionsimError, match="comm-10gbe has markers in both README.md and a.md"):
-        where_blocks(pages(tmp_path))
+@pytest.mark.parametrize("name", sorted(BLOCKS.names()))
+def test_the_block_matches_what_the_generator_prints(name):
+    """One test per block, so the CI tier spreads them over its processes (all of them: about 40 s
+    of modelling on one core)."""
+    page = where_blocks(pages())[name]
+    assert page_blocks(page.read_text(encoding="utf-8"))[name] == BLOCKS.get(name).render(), \
+        f"{page.name}: block {name} differs: run `python -m lionsim.docgen --write`"
 
 
 def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
@@ -44,7 +40,6 @@ def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
     assert "modelled for an H100" in body
 
 
-@pytest.mark.slow
 def test_the_cached_run_still_describes_this_code():
     assert bench_blocks.first_steps_differ(3) == []
 
