@@ -215,7 +215,7 @@ class BenchPlan:
             "compute_spread": [s.text for s in self.compute.spread.specs] if self.compute.spread else [],
             "bucket_mb": self.overlap.bucket_mb, "overlap": self.overlap.mode, "threads": self.training.threads, "timeout": self.backend.timeout,
             "iface": self.backend.iface, "calibrate": self.backend.calibrate, "trace": self.training.trace,
-            **flat_options(c.options),
+            **flat_options(c.options, self.plugins),
         }
 
     def record(self) -> dict:

@@ -299,7 +299,7 @@ class BenchConfig:
 
         d["data"] = None if self.data is None else str(self.data)
         options = d.pop("options")
-        return {**d, **flat_options(options)}
+        return {**d, **flat_options(options, self.plugins)}
 
     @classmethod
     def from_dict(cls, d: dict) -> BenchConfig:

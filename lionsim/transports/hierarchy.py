@@ -437,16 +437,25 @@ class Hierarchy(Transport):
 
     def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
         """Why the bits column can read more than a flat run's while sent reads less: it adds the
-        phases' buffers whole; sent is what they move, (g-1)/g of each buffer inside the node."""
-        g, _ = node_layout(workers, workers_per_node)
+        phases' buffers whole; sent is what they move, (g-1)/g of each buffer inside the node. Then
+        the inner transport's own note on its cross-node step, where it has one (int8-allreduce's
+        container widened: the node sums it carries overflow int8 at fewer nodes than workers)."""
+        g, m = node_layout(workers, workers_per_node)
         if g < 2:
             return self.inner().footnote(spec, workers)
         (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
-        return (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
+        note = (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
                 f"(32/32 in fp32): {intra_up:.3g}/{intra_down:.3g} for the node's reduce-scatter and all-gather, "
                 f"{inner_up:.3g}/{inner_down:.3g} for {self.inner().name} on a worker's 1/{g} share across "
                 f"nodes; sent counts the bytes the phases move ({g - 1}/{g} of each node buffer), so it can be "
                 "less than a flat run's while bits are more.")
+        if m < 2:
+            return note
+        node = self.forms[spec.kind].node_spec(spec, g, 0, share_params(spec.numel, g))
+        across = self.inner().footnote(node, m)  # its "workers" are the m nodes, each carrying its node's sums
+        if not across:
+            return note
+        return f"{note} Across the {m} nodes (each node one of {self.inner().name}'s workers): {across}"
 
     def wire_bytes(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> TransportBytes | None:
         """The inner transport's passes on a worker's share (its bytes per parameter x the share)

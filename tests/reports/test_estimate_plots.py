@@ -11,6 +11,7 @@ import pytest
 
 import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.estimate as estimate_plots
+import lionsim.reports.plots.to_target as to_target_plots
 from lionsim.cli.app import main
 
 pytestmark = pytest.mark.plots
@@ -34,3 +35,25 @@ def test_hierarchy_marks_single_node_points_on_the_floor_of_its_bytes_axis(tmp_p
         y = dict(zip(line.get_xdata(), line.get_ydata()))[8]
         assert y == pytest.approx(floor)
     assert any("0 B across nodes" in t.get_text() for t in top.texts)
+
+
+MEASURED = Path(__file__).resolve().parents[2] / "reports" / "readme" / "from-run-sweep"  # measured at 4-32 workers
+
+
+@pytest.mark.parametrize("swept", ["16,64", "64,128"])  # the measured range half inside the swept one, all below it
+def test_to_target_shades_the_whole_measured_range_its_legend_names(swept, tmp_path, monkeypatch):
+    figures = {}
+    monkeypatch.setattr(to_target_plots, "save", lambda fig, path: figures.update({Path(path).stem: fig}) or [])
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
+              "-s", "lion", "--tokens", "1e9", "--from-run", str(MEASURED), "--sweep", f"workers={swept}",
+              "--out", str(tmp_path / "est")])
+    assert done.value.code == 0
+    for ax in figures["to_target"].axes[:2]:
+        (span,) = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.85, 0.85, 0.85))]
+        xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+        assert (xs.min(), xs.max()) == pytest.approx((4, 32))  # the counts measured: 4 to 32 workers
+        low, high = ax.get_xlim()
+        assert low < 4 and high > 32
+    labels = figures["to_target"].axes[0].get_legend_handles_labels()[1]
+    assert "measured: 4-32 workers" in labels

@@ -115,6 +115,25 @@ def test_a_run_json_replays_with_its_plugin(plugin, tmp_path):
     assert a.loss.tolist() == b.loss.tolist() and a.wire_bytes.tolist() == b.wire_bytes.tolist()
 
 
+def test_a_later_bench_without_the_plugin_records_none_of_its_flags(plugin, tmp_path):
+    """The process still holds the plug-in another bench loaded; a bench that did not name it
+    records only its own strategies' flags, so its run.json replays where the plug-in is unknown."""
+    out, again = tmp_path / "plain", tmp_path / "again"
+    assert run(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8",
+                "-s", "randomk-ef", "--out", str(tmp_path / "rk")]) == 0
+    assert "randomk_ef_ratio" in json.loads((tmp_path / "rk" / "run.json").read_text())["config"]
+    assert run(["bench", "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8", "-s", "lion", "--out", str(out)]) == 0
+    assert "randomk_ef_ratio" not in json.loads((out / "run.json").read_text())["config"]
+    unload_plugin(str(EXAMPLE))  # a fresh process: the plug-in unknown
+    refresh()
+    try:
+        assert run(["bench", "--config", str(out / "run.json"), "--out", str(again)]) == 0
+    finally:
+        load_plugin(EXAMPLE)  # the fixture unloads it
+        refresh()
+    assert pd.read_csv(out / "steps.csv").loss.tolist() == pd.read_csv(again / "steps.csv").loss.tolist()
+
+
 def test_estimate_prices_it_from_its_ratio(plugin, capsys):
     assert run(["estimate", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "--params", "1e8",
                 "--tokens-per-worker", "1000", "--workers", "4", "--randomk-ef-ratio", "0.01", "--format", "csv"]) == 0

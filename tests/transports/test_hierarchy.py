@@ -418,3 +418,19 @@ def test_hier_bits_add_whole_phase_buffers_and_the_footnote_says_why_sent_is_sma
     assert note.startswith("hier:fp8-allreduce: bits add each phase's whole buffer")
     assert f"32/32 for the node's" in note and f"{across:.3g}/{across:.3g} for fp8-allreduce on a worker's 1/8" in note
     assert "7/8 of each node buffer" in note and footnote_on(flat, spec, workers, g) == ""
+
+
+def test_hier_int8_footnote_adds_the_widened_container_of_its_cross_node_step():
+    """signSGD's votes, 8 a node: each node's vote sums (at most 8) cross the nodes as levels, so
+    int8 overflows from 16 nodes on (brute force: the first m with m x 8 > 127); the note then
+    says both why the bits add phases and that the cross-node step sends int32."""
+    from lionsim.transports.base import footnote_on
+
+    spec = PayloadSpec(kind="votes", numel=8 * 64, rule=MajorityVote())
+    hier, g = TRANSPORTS.get("hier:int8-allreduce")(), 8
+    first = next(m for m in range(2, 1000) if m * g > 127)
+    below, wide = footnote_on(hier, spec, (first - 1) * g, g), footnote_on(hier, spec, first * g, g)
+    assert below.startswith("hier:int8-allreduce: bits add each phase's whole buffer") and "int32" not in below
+    assert wide.startswith("hier:int8-allreduce: bits add each phase's whole buffer")
+    assert (f"Across the {first} nodes (each node one of int8-allreduce's workers): int8-allreduce sends "
+            f"int32 (32 bits per parameter) from {first} workers on") in wide

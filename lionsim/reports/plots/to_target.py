@@ -94,8 +94,8 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
 def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
     """Time to target (log scale, the band shaded) and its speedup against the baseline, with the
     crossovers, against the swept `variable`; in a workers sweep the measured worker counts are
-    shaded (beyond them the figures extrapolate). Returns the PNG and SVG; nothing where no run has
-    a figure at any point."""
+    shaded, the axis widened to show them (beyond them the figures extrapolate). Returns the PNG
+    and SVG; nothing where no run has a figure at any point."""
     if no_plot_reason(frame):
         return []
     labels = _labels(frame)
@@ -110,11 +110,15 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig.suptitle(fit_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, "
                            f"{first['device']}\n{_source(first)}", FIGSIZE[0], 10), fontsize=10)
     values = sorted(frame["sweep_value"].unique())
-    if variable == "workers":  # shaded where the sweep's counts meet the measured ones; beyond: extrapolated
+    span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
+    if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
         counts = [int(c) for c in str(first["to_target_workers"]).split()]
-        for ax in (top, bottom):
-            ax.axvspan(max(min(counts), values[0]), min(max(counts), values[-1]), color="0.85", alpha=0.6,
-                       linewidth=0, label=f"measured: {min(counts):,}-{max(counts):,} workers" if ax is top else None)
+        low, high = min(counts), max(counts)
+        span, ends = (min(span[0], low), max(span[1], high)), {low, high}
+        measured = f"measured: {low:,}-{high:,} workers" if high > low else f"measured: {low:,} workers"
+        for ax in (top, bottom):  # one count: a band a few per cent wide on the log axis, so it shows
+            ax.axvspan(low / (1.0 if high > low else 1.04), high * (1.0 if high > low else 1.04), color="0.85",
+                       alpha=0.6, linewidth=0, label=measured if ax is top else None)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
@@ -139,11 +143,12 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
-    bottom.set_xlim(values[0] / 1.1, values[-1] * 1.1)  # the sweep's range, whatever was measured
+    bottom.set_xlim(span[0] / 1.1, span[1] * 1.1)
     top.set_yscale("log")
     plain_log(top.yaxis)
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
-        bottom.set_xticks(values, [f"{v:g}" for v in values])
+        ticks = sorted(set(values) | ends)  # the measured ends ticked too, where the sweep does not reach them
+        bottom.set_xticks(ticks, [f"{v:g}" for v in ticks])
         bottom.xaxis.set_minor_formatter(NullFormatter())
     else:
         plain_log(bottom.xaxis)
