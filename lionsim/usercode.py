@@ -14,8 +14,9 @@ Which is which, decided on the exception (`blame`):
    backward, the loss function, the metric on the held-out set) runs inside `user_code(...)`:
    whatever it raises is the user's, even where the frames are torch's (an
    `nn.CrossEntropyLoss()` given a label out of range fails inside torch).
-3. Otherwise the traceback decides. Library frames (the standard library, torch, numpy) are
-   passed over: they only say what was called. The innermost frame left is the code that made
+3. Otherwise the traceback decides. Library frames (the standard library, torch, numpy, and a
+   torch mode's forwarding frame such as lionsim's kernel counter) are passed over: they only say
+   what was called. The innermost frame left is the code that made
    the failing call: under the lionsim package it is lionsim's (a bug, even when torch raised),
    anywhere else (a plug-in file, a package of the user's, a model library such as timm) the
    user's. An error from torch.distributed is a collective that failed (a peer died): never the
@@ -57,6 +58,11 @@ def _libraries() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
             continue
         roots.append(Path(module.__file__).resolve().parent)
     return tuple(roots), tuple({Path(paths["purelib"]).resolve(), Path(paths["platlib"]).resolve()})
+
+
+FORWARDING = frozenset({"__torch_dispatch__", "__torch_function__"})
+"""Frames of a torch mode that only forward each call (lionsim's kernel counter, torch's FLOP
+counter): passed over as library frames, so the code that made the call still decides."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,7 +112,7 @@ def blame(error: BaseException, names: dict[str, str] | None = None) -> str | No
     frames = traceback.extract_tb(error.__traceback__)
     if any("torch/distributed" in Path(f.filename).as_posix() for f in frames):
         return None  # a collective failed: a peer rank died or stopped answering
-    owners = [(f, _owner(f.filename)) for f in frames]
+    owners = [(f, "library" if f.name in FORWARDING else _owner(f.filename)) for f in frames]
     users = [f for f, owner in owners if owner == "user"]
     what = getattr(error, _MARK, None)
     if what is None:

@@ -252,6 +252,21 @@ def test_blame_tells_user_code_from_lionsims_own():
     assert blame(UserCodeError("the strategy x's encode returned a list")) == "the strategy x's encode returned a list"
 
 
+def test_a_torch_error_in_user_code_under_lionsims_kernel_counter_is_the_users():
+    """A bench counts kernels through a dispatch mode (lionsim.training.counting): its
+    __torch_dispatch__ frame sits between the user's call and torch's raise, and only forwards the
+    call, so the user's frame still decides (a plug-in's apply with a wrong shape, as a new user
+    wrote it)."""
+    from lionsim.training.counting import KernelCounter
+
+    def users_apply():
+        with KernelCounter(lambda: "update"):
+            torch.zeros(4).sub_(torch.zeros(2, 4))  # the output cannot take the broadcast shape
+
+    line = blame(raised(users_apply))
+    assert line is not None and line.startswith("your code raised RuntimeError"), line
+
+
 def test_a_lionsim_bug_mid_run_keeps_its_traceback(tmp_path, monkeypatch):
     from lionsim.strategies import baselines
     from lionsim.transports.payloads import container_dtype
