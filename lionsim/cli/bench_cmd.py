@@ -134,6 +134,7 @@ def bench(
         trace=trace,
     )
     check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
+    _check_model_size(workload, model_size)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
@@ -222,3 +223,14 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     diverged = result.diverged
     if diverged:
         fail(f"diverged: {', '.join(diverged)} (marked diverged_at_step; the other runs' results are written)", code=1)
+
+
+def _check_model_size(workload: str, model_size: str) -> None:
+    """--model-size picks a built-in workload's preset; a workload file builds its own model, so a
+    size other than the default would be recorded and do nothing: refused. (A sweep may mix both
+    kinds of workload and applies the size to its built-in ones.)"""
+    from lionsim.plugin_load import is_spec
+
+    if is_spec(workload) and model_size != "small":
+        raise LionsimError(f"--model-size {model_size} does not apply to the workload {workload}: a workload file "
+                           "builds its own model (--model-size is for the built-in workloads: lionsim workloads)")

@@ -4,6 +4,8 @@ NO_TORCH are refused before torch is imported (tests/cli/test_quick_imports.py).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import lionsim.cli  # noqa: F401  (registers every command)
@@ -31,8 +33,11 @@ NO_TORCH = [
     [*E, "--mfu", "2"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
     [*E, "--device", "tpu"], [*E, "--sweep", "bandwidth=-1,2"], [*E, "--need", "utilisation=2"],
 ]
+CNN = str(Path(__file__).resolve().parents[2] / "examples" / "plugins" / "cnn_workload.py") + ":make"
+
 BAD = [
     *NO_TORCH,
+    ["bench", "-w", CNN, "--model-size", "tiny", "--steps", "1"],  # a workload file builds its own model
     # bench: what the registries check (strategies, their options, transports, workloads) and the plan
     [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"], [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"],
     [*B, "-s", "nosuch"], [*B, "-s", "adamw@a2a-1bit"], [*B, "-s", "adamw@nosuch"], [*B, "-s", "adamw,,lion"],
