@@ -261,7 +261,8 @@ class BenchConfig:
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
-                raise LionsimError(f"hyper table for {key!r} names no run of this bench; runs: {', '.join(sorted(labels))}")
+                raise LionsimError(f"hyper table for {key!r} names no run of this bench; runs: "
+                                   f"{', '.join(sorted({r.label for r in runs}))} (or their strategies' names)")
             ignored = [name for name in values if all(name in r.strategy_class.ignores for r in runs
                                                       if key in (r.label, r.strategy))]
             if ignored:

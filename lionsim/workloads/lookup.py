@@ -37,7 +37,10 @@ def workload_class(name: str) -> type[Workload]:
         WORKLOADS.canonical(name)
     except LionsimError as e:
         plugins = ", ".join(plugin_names())
-        raise LionsimError(f"{e}; or an installed plugin{': ' + plugins if plugins else ''}; or {SPEC_FORMS}") from None
+        known, hint = (str(e).split("; did you mean", 1) + [""])[:2]  # the suggestion goes last
+        installed = f" (installed: {plugins})" if plugins else ""
+        raise LionsimError(f"{known}, an installed plug-in{installed}, or {SPEC_FORMS}"
+                           f"{'; did you mean' + hint if hint else ''}") from None
     raise AssertionError("unreachable: a registered name was handled first")
 
 
