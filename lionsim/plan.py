@@ -201,6 +201,8 @@ class BenchPlan:
         """Every option in `lionsim bench`'s names, as BenchConfig.to_dict gives them: what
         run.json's `config` records (with each run's hyperparameters), what `--resume` compares
         and what every rank checks it shares."""
+        from lionsim.plugins import foreign_strategies
+
         c, w = self.choices, self.workload
         return {
             "workload": w.name, "model_size": w.size, "workers": w.workers, "batch_size": w.batch_size,
@@ -215,7 +217,7 @@ class BenchPlan:
             "compute_spread": [s.text for s in self.compute.spread.specs] if self.compute.spread else [],
             "bucket_mb": self.overlap.bucket_mb, "overlap": self.overlap.mode, "threads": self.training.threads, "timeout": self.backend.timeout,
             "iface": self.backend.iface, "calibrate": self.backend.calibrate, "trace": self.training.trace,
-            **flat_options(c.options, self.plugins),
+            **flat_options(c.options, foreign_strategies(self.plugins)),
         }
 
     def record(self) -> dict:

@@ -188,3 +188,12 @@ def check_kind(name: str, kind) -> None:
         raise LionsimError(f"payload kind {name!r} is a {type(kind).__name__}, not a lionsim.transports.PayloadKind")
     if not (callable(kind.alone) and callable(kind.written)):
         raise LionsimError(f"payload kind {name!r}: alone and written must be functions (of a Payload, of a PayloadSpec)")
+
+
+def foreign_strategies(plugins) -> frozenset[str]:
+    """Strategies registered by plug-in files other than `plugins` (loaded by an earlier command in
+    this process): a record of this command leaves their flags out (lionsim.strategies.core.given
+    .flat_options), since a replay in a fresh process would not know them."""
+    mine = {str(Path(p).resolve()) for p in plugins or []}
+    return frozenset(name for key, (_, added) in LOADED.items() if key not in mine
+                     for name in added.get("strategy", []))

@@ -296,11 +296,12 @@ class BenchConfig:
     def to_dict(self) -> dict:
         """Every option, strategy options flat by flag key (None: not given) and `opt` (NAME.FIELD=VALUE)."""
         d = asdict(self)
+        from lionsim.plugins import foreign_strategies
         from lionsim.strategies.core.given import flat_options
 
         d["data"] = None if self.data is None else str(self.data)
         options = d.pop("options")
-        return {**d, **flat_options(options, self.plugins)}
+        return {**d, **flat_options(options, foreign_strategies(self.plugins))}
 
     @classmethod
     def from_dict(cls, d: dict) -> BenchConfig:

@@ -4,7 +4,6 @@ valid and read by some run, and the flat form run.json and sweep.json record the
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Mapping
 
 from lionsim.errors import LionsimError
@@ -80,22 +79,13 @@ def options_for(given: Mapping[str, object], strategy: str) -> dict[str, object]
     return {k: v for k, v in given.items() if k in keys}
 
 
-def recorded_flags(plugins) -> list[str]:
-    """The flag keys a command that loaded the plug-in files `plugins` records: those of the
-    built-in (and installed) strategies and of its own plug-ins, not those of a plug-in another
-    command loaded earlier in this process (a replay in a fresh process would not know them)."""
-    from lionsim.plugins import LOADED
-
-    mine = {str(Path(p).resolve()) for p in plugins or []}
-    others = {name for key, (_, added) in LOADED.items() if key not in mine for name in added.get("strategy", [])}
-    return [key for key, specs in flags().items() if any(s.strategy not in others for s in specs)]
-
-
-def flat_options(given: Mapping[str, object], plugins=()) -> dict[str, object]:
-    """Options as run.json and sweep.json record them: every flag key a command with the plug-in
-    files `plugins` knows (recorded_flags; None: not given), then `opt`, the `NAME.FIELD=VALUE` ones."""
-    keys = recorded_flags(plugins)
-    flat: dict[str, object] = {key: given.get(key) for key in flags() if key in keys or key in given}
+def flat_options(given: Mapping[str, object], foreign: frozenset[str] = frozenset()) -> dict[str, object]:
+    """Options as run.json and sweep.json record them: every flag key (None: not given) but those
+    only `foreign` strategies read (a plug-in another command loaded earlier in this process, which
+    a replay in a fresh process would not know: lionsim.plugins.foreign_strategies), then `opt`,
+    the `NAME.FIELD=VALUE` ones."""
+    flat: dict[str, object] = {key: given.get(key) for key, specs in flags().items()
+                               if key in given or any(s.strategy not in foreign for s in specs)}
     flat["opt"] = [f"{k}={v}" for k, v in given.items() if "." in k]
     return flat
 
