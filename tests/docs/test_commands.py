@@ -124,7 +124,10 @@ def shrunk(argv: list[str]) -> list[str]:
         return argv  # nothing to shrink: comm models, merge reads what the shards wrote
     if command == "sweep":
         argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
-    return argv + SHRINK.get(command, [])
+    extra = SHRINK.get(command, [])
+    if command == "bench" and any(":" in v for i, v in enumerate(argv) if i and argv[i - 1] in ("--workload", "-w")):
+        extra = [v for v in extra if v not in ("--model-size", "tiny")]  # a workload file builds its own model
+    return argv + extra
 
 
 @pytest.fixture(scope="session")
