@@ -255,8 +255,9 @@ class BenchConfig:
                                f"and none of these runs has it; accepted: {', '.join(momentum_strategies())}")
         for key, value in (("lr", self.lr), ("weight_decay", self.weight_decay), ("betas", self.betas)):
             if value is not None and all(key in r.strategy_class.ignores for r in runs):
+                names = sorted({r.strategy for r in runs})
                 raise LionsimError(f"--{key.replace('_', '-')} applies to none of these runs: "
-                                   f"{', '.join(sorted({r.strategy for r in runs}))} take no {key}")
+                                   f"{', '.join(names)} {'takes' if len(names) == 1 else 'take'} no {key}")
         check_given(self.options, [r.strategy for r in runs])
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
