@@ -4,6 +4,8 @@ papers' equations."""
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from lionsim.backends import SimComm
@@ -16,6 +18,21 @@ from lionsim.transports import TRANSPORTS
 SEGMENTS = [("w", torch.zeros(7, 3)), ("b", torch.zeros(5))]  # 26 parameters in two tensors
 BOUNDS = [(0, 21), (21, 26)]
 """Each tensor's [start, end) in the flat vector."""
+
+
+def layout_of(tensors: list[tuple[str, tuple[int, ...]]]) -> ParamLayout:
+    """The layout of named tensors of these shapes (zeros: only the shapes and names matter)."""
+    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in tensors])
+
+
+def split_flat(flat: torch.Tensor, tensors: list[tuple[str, tuple[int, ...]]]) -> list[torch.Tensor]:
+    """The flat vector cut back into the tensors' shapes, in order (views)."""
+    out, offset = [], 0
+    for _, shape in tensors:
+        n = math.prod(shape)
+        out.append(flat[offset : offset + n].reshape(shape))
+        offset += n
+    return out
 
 
 def run_strategy(name, transport, grads_per_step, params, **cfg):

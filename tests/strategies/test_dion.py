@@ -13,6 +13,7 @@ from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.steps import layout_of, split_flat
 from tests.reference.dion import ref_dion
 
 # at fraction 0.25 three matrices sent as factors (r 3, 2, 1); at 1.0 all averaged whole (dion_simple); AdamW's
@@ -23,16 +24,11 @@ LR, WD, MU, BETAS, STEPS = 0.02, 0.1, 0.9, (0.9, 0.95), 5
 
 
 def layout() -> ParamLayout:
-    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in TENSORS])
+    return layout_of(TENSORS)
 
 
 def split(flat: torch.Tensor) -> list[torch.Tensor]:
-    out, offset = [], 0
-    for _, shape in TENSORS:
-        n = math.prod(shape)
-        out.append(flat[offset : offset + n].reshape(shape))
-        offset += n
-    return out
+    return split_flat(flat, TENSORS)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])

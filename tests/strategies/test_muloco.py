@@ -13,6 +13,7 @@ from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.steps import layout_of, split_flat
 from tests.reference.muloco import message_bytes, ref_muloco, skipped
 
 # two hidden matrices (inner Muon), a bias (inner AdamW, sent coded with error feedback as the authors do),
@@ -26,16 +27,11 @@ OUTER_LR, OUTER_MU, DECAY = 0.8, 0.5, 0.9
 
 
 def layout() -> ParamLayout:
-    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in TENSORS])
+    return layout_of(TENSORS)
 
 
 def split(flat: torch.Tensor) -> list[torch.Tensor]:
-    out, offset = [], 0
-    for _, shape in TENSORS:
-        n = math.prod(shape)
-        out.append(flat[offset : offset + n].reshape(shape))
-        offset += n
-    return out
+    return split_flat(flat, TENSORS)
 
 
 def config(precision: str = "fp32", **options) -> StrategyConfig:
@@ -172,9 +168,6 @@ def muloco_on(comm, rows: range) -> torch.Tensor:
 
 
 def gloo_rank(rank: int):
-    pass
-
-
     from lionsim.backends import ProcessGroupComm
 
     comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)

@@ -13,6 +13,7 @@ from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.steps import layout_of, split_flat
 from tests.reference.muon import newton_schulz5, ns_flops, ref_muon
 
 # hidden matrices (tall, wide, square, a conv filter viewed as [8, 12], a 3-dim tensor orthogonalised as a
@@ -24,7 +25,7 @@ LR, WD, ADAM_LR, BETAS, STEPS = 0.02, 0.1, 3e-3, (0.9, 0.95), 4
 
 
 def layout() -> ParamLayout:
-    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in TENSORS])
+    return layout_of(TENSORS)
 
 
 def run_lionsim(strategy: str, workers: int, grads: list[torch.Tensor], x0: torch.Tensor, precision: str) -> torch.Tensor:
@@ -39,12 +40,7 @@ def run_lionsim(strategy: str, workers: int, grads: list[torch.Tensor], x0: torc
 
 
 def split(flat: torch.Tensor) -> list[torch.Tensor]:
-    out, offset = [], 0
-    for _, shape in TENSORS:
-        n = math.prod(shape)
-        out.append(flat[offset : offset + n].reshape(shape))
-        offset += n
-    return out
+    return split_flat(flat, TENSORS)
 
 
 @pytest.mark.parametrize("strategy", ["muon", "muon-dist"])
@@ -170,9 +166,6 @@ def muon_dist_on(comm, rows: range) -> torch.Tensor:
 
 
 def gloo_rank(rank: int):
-    pass
-
-
     from lionsim.backends import ProcessGroupComm
 
     comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)

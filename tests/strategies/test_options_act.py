@@ -21,6 +21,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.strategies.core.form import option_specs
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.steps import layout_of
 
 # a tall and a wide hidden matrix, a bias, an embedding and a norm: every kind of tensor a strategy may treat apart
 TENSORS = [("h.weight", (16, 12)), ("w.weight", (8, 16)), ("h.bias", (16,)), ("embed.weight", (5, 4)),
@@ -38,7 +39,7 @@ moves the training is enough: the option acts)."""
 
 
 def layout() -> ParamLayout:
-    return ParamLayout.of([(name, torch.zeros(shape)) for name, shape in TENSORS])
+    return layout_of(TENSORS)
 
 
 def trained(name: str, options: dict, **common) -> list[torch.Tensor]:
