@@ -4,7 +4,9 @@ process to start, so a test of a command's output or its refusal costs what the 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lionsim.cli.app import main
@@ -16,6 +18,22 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
         main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return exit_info.value.code, out, err
+
+
+def exit_code(argv: list[str]) -> int:
+    """`lionsim ARGV`'s exit code (its output left to pytest's capture)."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    return done.value.code
+
+
+def sim_and_gloo_steps(plugin: Path, argv: list[str], tmp_path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """steps.csv of the bench `argv` with the plug-in file `plugin`, on the simulator and over 2 gloo
+    ranks (which load the file again)."""
+    assert exit_code(["bench", "--plugin", str(plugin), *argv, "--out", str(tmp_path / "sim")]) == 0
+    assert exit_code(["bench", "--plugin", str(plugin), *argv, "--backend", "gloo", "--ranks", "2",
+                      "--out", str(tmp_path / "gloo")]) == 0
+    return tuple(pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
 
 
 TINY_BENCH = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2", "--eval-every", "1"]

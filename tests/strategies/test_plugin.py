@@ -16,13 +16,13 @@ import pytest
 import torch
 
 from lionsim.backends import SimComm
-from lionsim.cli.app import main
 from lionsim.cli.strategy_flags import refresh
 from lionsim.engine import train_step
 from lionsim.plugins import LOADED, load_plugin, unload_plugin
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.cli import exit_code, sim_and_gloo_steps
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "randomk_ef.py"
 SHAPES = [(4, 5), (7,), (2, 3)]  # P = 33
@@ -42,12 +42,6 @@ def sys_module(key: str):
     import sys
 
     return sys.modules[LOADED[key][0]]
-
-
-def run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    return done.value.code
 
 
 def reference(x, grads, lr, wd, ratio, seed, positions):
@@ -93,7 +87,7 @@ def test_each_worker_draws_its_own_positions_without_repeats(plugin):
 def test_bench_books_k_pairs_all_gathered_every_step(plugin, tmp_path):
     """Two all-gathers (int32 indices, fp32 values) of N x k x 4 bytes: each worker sends (N-1)/N of each."""
     out, workers = tmp_path / "rk", 3
-    assert run(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", str(workers), "--steps", "3", "-b", "8",
+    assert exit_code(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", str(workers), "--steps", "3", "-b", "8",
                 "--eval-every", "3", "-s", "randomk-ef", "--randomk-ef-ratio", "0.01", "--out", str(out)]) == 0
     steps = pd.read_csv(out / "steps.csv")
     numel = int(steps["params"].iloc[0])
@@ -101,7 +95,7 @@ def test_bench_books_k_pairs_all_gathered_every_step(plugin, tmp_path):
     assert steps.wire_bytes.tolist() == [2 * (workers - 1) * k * 4] * 3
     record = json.loads((out / "run.json").read_text())
     assert record["config"]["plugin"] == [str(EXAMPLE)] and record["runs"][0]["options"] == {"ratio": 0.01}
-    assert run(["report", str(out)]) == 0
+    assert exit_code(["report", str(out)]) == 0
     assert "randomk-ef" in (out / "report.md").read_text()
 
 
@@ -109,8 +103,8 @@ def test_bench_books_k_pairs_all_gathered_every_step(plugin, tmp_path):
 def test_a_run_json_replays_with_its_plugin(plugin, tmp_path):
     first, again = tmp_path / "a", tmp_path / "b"
     argv = ["-w", "mlp", "-n", "2", "--steps", "2", "-b", "8", "-s", "randomk-ef", "--opt", "randomk-ef.ratio=0.02"]
-    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(first)]) == 0
-    assert run(["bench", "--config", str(first / "run.json"), "--out", str(again)]) == 0
+    assert exit_code(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(first)]) == 0
+    assert exit_code(["bench", "--config", str(first / "run.json"), "--out", str(again)]) == 0
     a, b = (pd.read_csv(d / "steps.csv") for d in (first, again))
     assert a.loss.tolist() == b.loss.tolist() and a.wire_bytes.tolist() == b.wire_bytes.tolist()
 
@@ -119,15 +113,15 @@ def test_a_later_bench_without_the_plugin_records_none_of_its_flags(plugin, tmp_
     """The process still holds the plug-in another bench loaded; a bench that did not name it
     records only its own strategies' flags, so its run.json replays where the plug-in is unknown."""
     out, again = tmp_path / "plain", tmp_path / "again"
-    assert run(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8",
+    assert exit_code(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8",
                 "-s", "randomk-ef", "--out", str(tmp_path / "rk")]) == 0
     assert "randomk_ef_ratio" in json.loads((tmp_path / "rk" / "run.json").read_text())["config"]
-    assert run(["bench", "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8", "-s", "lion", "--out", str(out)]) == 0
+    assert exit_code(["bench", "-w", "mlp", "-n", "2", "--steps", "1", "-b", "8", "-s", "lion", "--out", str(out)]) == 0
     assert "randomk_ef_ratio" not in json.loads((out / "run.json").read_text())["config"]
     unload_plugin(str(EXAMPLE))  # a fresh process: the plug-in unknown
     refresh()
     try:
-        assert run(["bench", "--config", str(out / "run.json"), "--out", str(again)]) == 0
+        assert exit_code(["bench", "--config", str(out / "run.json"), "--out", str(again)]) == 0
     finally:
         load_plugin(EXAMPLE)  # the fixture unloads it
         refresh()
@@ -135,7 +129,7 @@ def test_a_later_bench_without_the_plugin_records_none_of_its_flags(plugin, tmp_
 
 
 def test_estimate_prices_it_from_its_ratio(plugin, capsys):
-    assert run(["estimate", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "--params", "1e8",
+    assert exit_code(["estimate", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "--params", "1e8",
                 "--tokens-per-worker", "1000", "--workers", "4", "--randomk-ef-ratio", "0.01", "--format", "csv"]) == 0
     row = pd.read_csv(io.StringIO(capsys.readouterr().out)).iloc[0]
     assert row.strategy == "randomk-ef" and row.transport == "sparse-allgather"
@@ -144,14 +138,14 @@ def test_estimate_prices_it_from_its_ratio(plugin, capsys):
 
 
 def test_listed_and_in_the_matrix(plugin, capsys):
-    assert run(["strategies", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "4", "--format", "csv"]) == 0
+    assert exit_code(["strategies", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "4", "--format", "csv"]) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert "randomk-ef" in set(frame.strategy)
     # its own k of mlp's 11,018 parameters (ratio 0.05), as bench books it: k (int32, fp32) pairs up, 3 k down
     k = math.ceil(0.05 * 11_018)
     row = frame.set_index("strategy").loc["randomk-ef"]
     assert (row.bits_per_param_up, row.bits_per_param_down) == pytest.approx((64 * k / 11_018, 3 * 64 * k / 11_018))
-    assert run(["strategies", "--plugin", str(EXAMPLE), "--matrix", "--format", "csv"]) == 0
+    assert exit_code(["strategies", "--plugin", str(EXAMPLE), "--matrix", "--format", "csv"]) == 0
     matrix = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("strategy")
     assert matrix.loc["randomk-ef", "options"] == "--randomk-ef-ratio (0.05)"
     assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather" and matrix.loc["randomk-ef", "estimate"] == "yes"
@@ -160,7 +154,7 @@ def test_listed_and_in_the_matrix(plugin, capsys):
 @pytest.mark.slow
 def test_a_two_cell_sweep_trains_it(plugin, tmp_path):
     out = tmp_path / "sweep"
-    assert run(["sweep", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2,4", "--steps", "2", "-b", "8",
+    assert exit_code(["sweep", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2,4", "--steps", "2", "-b", "8",
                 "-s", "randomk-ef", "--randomk-ef-ratio", "0.02", "--out", str(out)]) == 0
     summary = pd.read_csv(out / "sweep_summary.csv")
     assert sorted(summary.workers) == [2, 4] and set(summary.strategy) == {"randomk-ef"}
@@ -234,7 +228,7 @@ def test_a_bad_plugin_is_one_line(case, tmp_path, monkeypatch, capsys):
         path.write_text(source)
     monkeypatch.chdir(tmp_path)
     before = (STRATEGIES.names(), TRANSPORTS.names())
-    assert run(["bench", "--plugin", str(path), "-w", "mlp", "--steps", "1", "--out", "out"]) == 2
+    assert exit_code(["bench", "--plugin", str(path), "-w", "mlp", "--steps", "1", "--out", "out"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err
     assert expected in err
@@ -246,7 +240,7 @@ def test_a_plugin_flag_that_is_a_command_option_is_refused(tmp_path, capsys):
     path = tmp_path / "steps.py"
     path.write_text(WHOLE.format(name="stepper", options=RATIO.format(flag=', flag="--steps"')))
     try:
-        assert run(["bench", "--plugin", str(path), "-s", "stepper", "--out", str(tmp_path / "out")]) == 2
+        assert exit_code(["bench", "--plugin", str(path), "-s", "stepper", "--out", str(tmp_path / "out")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "option flag --steps is already a `lionsim bench` option" in err
     finally:
@@ -259,7 +253,7 @@ def test_a_bad_option_value_of_a_plugin_is_one_line(plugin, tmp_path, capsys):
     for argv, expected in ((["--randomk-ef-ratio", "0"], "bad --randomk-ef-ratio 0.0; accepted: a number in (0, 1]"),
                            (["--opt", "randomk-ef.ratio=lots"], "bad --opt randomk-ef.ratio=lots; accepted: a number"),
                            (["--opt", "randomk-ef.size=3"], "randomk-ef has no option 'size'; accepted: ratio")):
-        assert run(["bench", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "-w", "mlp", *argv,
+        assert exit_code(["bench", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "-w", "mlp", *argv,
                     "--out", str(tmp_path / "out")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and expected in err, err
@@ -277,10 +271,7 @@ def test_gloo_ranks_load_the_plugin_and_train_what_sim_trains(plugin, tmp_path):
     """The spawned ranks import the file again (BenchConfig.plugins) and draw the same positions."""
     argv = ["-w", "mlp", "-n", "2", "--steps", "3", "-b", "8", "--eval-every", "3", "-s", "randomk-ef",
             "--compute", "h100"]
-    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(tmp_path / "sim")]) == 0
-    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--backend", "gloo", "--ranks", "2",
-                "--out", str(tmp_path / "gloo")]) == 0
-    sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
+    sim, gloo = sim_and_gloo_steps(EXAMPLE, argv, tmp_path)
     assert gloo.loss.tolist() == pytest.approx(sim.loss.tolist(), rel=1e-5)
     assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()
 

@@ -18,13 +18,13 @@ import pytest
 import torch
 
 from lionsim.backends import SimComm
-from lionsim.cli.app import main
 from lionsim.cli.strategy_flags import refresh
 from lionsim.engine import train_step
 from lionsim.plugins import LOADED, check_strategy, check_transport, load_plugin, unload_plugin
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import PAYLOAD_KINDS, TRANSPORTS, Payload, PayloadSpec
+from tests.helpers.cli import exit_code, sim_and_gloo_steps
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "sparse_as_dense.py"
 
@@ -37,12 +37,6 @@ def plugin():
     yield TRANSPORTS.get("sparse-as-dense")
     unload_plugin(key)
     refresh()
-
-
-def run(argv: list[str]) -> int:
-    with pytest.raises(SystemExit) as done:
-        main(argv)
-    return done.value.code
 
 
 def reference(indices, values, numel, over_senders):
@@ -87,7 +81,7 @@ def test_bench_trains_and_books_it_on_sim(plugin, tmp_path):
     """N = 2: the same losses as sparse-allgather (the same aggregate), and a 2-worker all-reduce of
     the dense float32 vector sends P x 4 bytes per worker per step (2 (N - 1) / N = 1)."""
     out = tmp_path / "sad"
-    assert run(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2", "--steps", "3", "-b", "8",
+    assert exit_code(["bench", "--plugin", str(EXAMPLE), "-w", "mlp", "-n", "2", "--steps", "3", "-b", "8",
                 "--eval-every", "3", "-s", "dgc@sparse-as-dense", "-s", "dgc", "--out", str(out)]) == 0
     steps = pd.read_csv(out / "steps.csv")
     dense, pairs = (steps[steps.transport == t] for t in ("sparse-as-dense", "sparse-allgather"))
@@ -96,14 +90,14 @@ def test_bench_trains_and_books_it_on_sim(plugin, tmp_path):
     assert (dense.comm_s > 0).all() and (dense.comm_exposed_s <= dense.comm_s).all()
     record = json.loads((out / "run.json").read_text())
     assert record["config"]["plugin"] == [str(EXAMPLE)] and record["config"]["overlap"] == "auto"
-    assert run(["report", str(out)]) == 0
+    assert exit_code(["report", str(out)]) == 0
 
 
 def test_estimate_prices_it_and_finds_the_crossover(plugin, capsys):
     """P = 1e8 on N = 4: a bandwidth-optimal all-reduce of 4 P bytes sends 2 (N - 1) / N x 4 P; DGC
     runs per bucket (its code's schedule), which the transport can. Densifying beats the pairs' all-gather
     once each worker sends more than P / N pairs."""
-    assert run(["estimate", "--plugin", str(EXAMPLE), "-s", "dgc@sparse-as-dense", "-s", "dgc", "--params", "1e8",
+    assert exit_code(["estimate", "--plugin", str(EXAMPLE), "-s", "dgc@sparse-as-dense", "-s", "dgc", "--params", "1e8",
                 "--tokens-per-worker", "1000", "--workers", "4", "--network", "10gbe", "--topk-ratio", "0.5",
                 "--format", "csv"]) == 0
     rows = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("transport")
@@ -118,16 +112,13 @@ def test_estimate_prices_it_and_finds_the_crossover(plugin, capsys):
 def test_gloo_ranks_load_it_and_train_what_sim_trains(plugin, tmp_path):
     argv = ["-w", "mlp", "-n", "2", "--steps", "3", "-b", "8", "--eval-every", "3", "-s", "demo@sparse-as-dense",
             "--compute", "h100"]
-    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--out", str(tmp_path / "sim")]) == 0
-    assert run(["bench", "--plugin", str(EXAMPLE), *argv, "--backend", "gloo", "--ranks", "2",
-                "--out", str(tmp_path / "gloo")]) == 0
-    sim, gloo = (pd.read_csv(tmp_path / d / "steps.csv") for d in ("sim", "gloo"))
+    sim, gloo = sim_and_gloo_steps(EXAMPLE, argv, tmp_path)
     assert gloo.loss.tolist() == pytest.approx(sim.loss.tolist(), rel=1e-5)
     assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()  # DeMo averages over senders: counts too
 
 
 def test_listed_with_the_strategies_that_send_sparse(plugin, capsys):
-    assert run(["strategies", "--plugin", str(EXAMPLE), "--format", "csv"]) == 0
+    assert exit_code(["strategies", "--plugin", str(EXAMPLE), "--format", "csv"]) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
     users = set(frame[frame.transport == "sparse-as-dense"].strategy)
     assert {"dgc", "demo"} <= users and users <= {n for n, c in STRATEGIES.items() if c.payload_kind == "sparse"}
@@ -178,7 +169,7 @@ def test_a_transport_that_declares_nothing_runs_after_backward_and_its_kernels_s
     kernels, which the table lacks, priced as float-pass and said so."""
     path = _write(tmp_path, "bare.py", BARE)
     try:
-        assert run(["estimate", "--plugin", str(path), "-s", "adamw@bare-allreduce", "-s", "adamw", "--params", "1e8",
+        assert exit_code(["estimate", "--plugin", str(path), "-s", "adamw@bare-allreduce", "-s", "adamw", "--params", "1e8",
                     "--tokens-per-worker", "1000", "--workers", "4", "--device", "h100", "--overlap", "buckets",
                     "--format", "csv"]) == 0
         rows = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("transport")
@@ -187,7 +178,7 @@ def test_a_transport_that_declares_nothing_runs_after_backward_and_its_kernels_s
         assert bare.comm_exposed_s == bare.comm_s and bare.comm_s == pytest.approx(ddp.comm_s, rel=0.05)
         assert bare.kernels.endswith("; my-pack, my-unpack priced as float-pass")
         out = tmp_path / "bench"
-        assert run(["bench", "--plugin", str(path), "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8",
+        assert exit_code(["bench", "--plugin", str(path), "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8",
                     "--eval-every", "2", "-s", "adamw@bare-allreduce", "--out", str(out)]) == 0
         steps = pd.read_csv(out / "steps.csv")
         assert (steps.comm_exposed_s == steps.comm_s).all()  # after backward: nothing hidden
@@ -259,7 +250,7 @@ def test_a_plugin_may_bring_its_own_payload_kind(tmp_path, capsys):
     path = _write(tmp_path, "halves.py", KIND)
     try:
         out = tmp_path / "n2"
-        assert run(["bench", "--plugin", str(path), "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8",
+        assert exit_code(["bench", "--plugin", str(path), "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8",
                     "--eval-every", "2", "-s", "sgd-halves", "--out", str(out)]) == 0
         assert pd.read_csv(out / "steps.csv").loss.notna().all()
         layout = ParamLayout.of([("w", torch.zeros(2, 3))])
@@ -268,7 +259,7 @@ def test_a_plugin_may_bring_its_own_payload_kind(tmp_path, capsys):
         train_step(alone, TRANSPORTS.get("halves-allreduce")(), SimComm(1), grads, params, 1, Clock())
         assert params.tolist() == [1 - 0.5 * 0.25] * 6  # the kind's own decoding of one worker's halves
         capsys.readouterr()
-        assert run(["estimate", "--plugin", str(path), "-s", "sgd-halves", "--params", "1e6", "--tokens-per-worker",
+        assert exit_code(["estimate", "--plugin", str(path), "-s", "sgd-halves", "--params", "1e6", "--tokens-per-worker",
                     "100", "--workers", "1", "--kernels", "ideal", "--format", "csv"]) == 0
         row = pd.read_csv(io.StringIO(capsys.readouterr().out)).iloc[0]
         assert row.strategy == "sgd-halves" and row.comm_s == 0
@@ -284,7 +275,7 @@ def test_a_bad_overlap_declaration_is_one_line(tmp_path, capsys):
     path = _write(tmp_path, "odd.py", BARE.replace('kernels = ("my-pack", "my-unpack")',
                                                    'overlap = frozenset({"buckets"})'))
     before = TRANSPORTS.names()
-    assert run(["estimate", "--plugin", str(path), "-s", "adamw@bare-allreduce", "--params", "1e6"]) == 2
+    assert exit_code(["estimate", "--plugin", str(path), "-s", "adamw@bare-allreduce", "--params", "1e6"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "transport 'bare-allreduce': overlap frozenset({'buckets'}); accepted" in err
     assert TRANSPORTS.names() == before
@@ -326,7 +317,7 @@ def test_a_plugin_may_add_an_inner_optimizer(tmp_path, capsys):
             finals.append(params)
         assert torch.allclose(finals[0], finals[1], atol=1e-7)
         capsys.readouterr()
-        assert run(["bench", "--plugin", str(path), "-s", "diloco", "--inner-optimizer", "nadam",
+        assert exit_code(["bench", "--plugin", str(path), "-s", "diloco", "--inner-optimizer", "nadam",
                     "--out", str(tmp_path / "out")]) == 2
         assert "bad --inner-optimizer 'nadam'; accepted: adamw, lion, sgd, plain-sgd" in capsys.readouterr().err
     finally:
