@@ -20,25 +20,10 @@ from lionsim.config.bench import BenchConfig
 from lionsim.config.sweep import SweepConfig, plan_sweep
 from lionsim.sweep import Grid, SweepEvents, run_sweep
 from tests.helpers.cli import run_cli
+from tests.helpers.sweeps import sweep_files
 
 SMALL = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe", "--steps", "4",
          "--eval-every", "2", "--batch-size", "8", "--strategy", "adamw", "--strategy", "dlion-mavo"]
-WALL_CLOCK = ("argv", "started", "duration_s", "host")
-
-
-def files(root: Path) -> dict[str, str]:
-    texts = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != "sweep.json" and path.suffix not in (".png", ".svg"):
-            text = path.read_text()
-            if path.name == "run.json":
-                meta = json.loads(text)
-                for key in WALL_CLOCK:
-                    meta.pop(key)
-                meta["config"].pop("out")
-                text = json.dumps(meta, sort_keys=True)
-            texts[str(path.relative_to(root))] = text
-    return texts
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +82,7 @@ def test_two_nodes_equal_the_local_executor_cell_for_cell(cluster, local, tmp_pa
     code, out, err = run_cli(["sweep", *SMALL, "--executor", "ray", "--ray-address", made.address,
                          "--out", str(tmp_path / "r")], capsys)
     assert code == 0, err
-    assert files(tmp_path / "r") == files(local)
+    assert sweep_files(tmp_path / "r") == sweep_files(local)
     record = json.loads((tmp_path / "r" / "sweep.json").read_text())
     assert record["executor"] == "ray" and record["grid"] == json.loads((local / "sweep.json").read_text())["grid"]
 
@@ -147,7 +132,7 @@ def test_a_node_killed_mid_sweep_loses_nothing_and_the_sweep_completes(cluster, 
     assert sorted(events.published) == sorted(set(events.published))  # every cell published once
     assert len(events.published) == 4 and set(events.before_kill) <= set(events.published)
     run_sweep(plan_sweep(SweepConfig(grid=grid, bench=bench, out=tmp_path / "l")))
-    assert files(tmp_path / "r") == files(tmp_path / "l")
+    assert sweep_files(tmp_path / "r") == sweep_files(tmp_path / "l")
 
 
 @needs_ray

@@ -18,13 +18,13 @@ from lionsim.cli.sweep_view import SweepDisplay
 from lionsim.errors import LionsimError
 from lionsim.sweep.grid import Grid, parse_ints, split_items
 from tests.helpers.cli import run_cli
+from tests.helpers.sweeps import sweep_files
 
 RUNS = ["--strategy", "adamw", "--strategy", "dlion-mavo"]
 SWEEP = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe,10gbe",
          "--steps", "4", "--eval-every", "2", "--batch-size", "8", *RUNS]
 CELLS = [f"mlp-w2-{net}-s0-{run}" for net in ("1gbe", "10gbe")
          for run in ("adamw@fp32-allreduce", "dlion-mavo@int8-allreduce")]
-WALL_CLOCK = ("argv", "started", "duration_s", "host")  # run.json fields that differ run to run
 
 
 def sweep(capsys, out, *extra):
@@ -32,22 +32,6 @@ def sweep(capsys, out, *extra):
         main([*SWEEP, "--out", str(out), *extra])
     captured = capsys.readouterr()
     return done.value.code, captured.out, captured.err
-
-
-def files(root: Path) -> dict[str, str]:
-    """Every file of a sweep root as text, run.json without its wall-clock fields; sweep.json left out."""
-    texts = {}
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name != "sweep.json" and path.suffix not in (".png", ".svg"):
-            text = path.read_text()
-            if path.name == "run.json":
-                meta = json.loads(text)
-                for key in WALL_CLOCK:
-                    meta.pop(key)
-                meta["config"].pop("out")  # the cell's own path
-                text = json.dumps(meta, sort_keys=True)
-            texts[str(path.relative_to(root))] = text
-    return texts
 
 
 @pytest.fixture(scope="session")
@@ -174,7 +158,7 @@ def test_resume_after_interrupts_mid_write_and_mid_cell(reference, tmp_path, cap
     (out / ".sweep_steps.csv.abc.tmp").write_text("cell,str")
     code, _, err = sweep(capsys, out)
     assert code == 0, err
-    assert files(out) == files(ref)  # every cell once, the same values, CSVs and cells alike
+    assert sweep_files(out) == sweep_files(ref)  # every cell once, the same values, CSVs and cells alike
 
 
 @pytest.mark.slow
@@ -214,7 +198,7 @@ def test_jobs_2_writes_what_jobs_1_writes(reference, tmp_path, capsys):
     ref, _ = reference
     code, _, err = sweep(capsys, tmp_path / "j2", "--jobs", "2")
     assert code == 0, err
-    assert files(tmp_path / "j2") == files(ref)
+    assert sweep_files(tmp_path / "j2") == sweep_files(ref)
 
 
 @pytest.mark.slow
@@ -224,7 +208,7 @@ def test_a_finished_sweep_rerun_with_jobs_trains_nothing(reference, tmp_path, ca
     code, out, err = sweep(capsys, tmp_path / "again", "--jobs", "2")
     assert code == 0, err
     assert "every cell was already finished" in " ".join(out.split())
-    assert files(tmp_path / "again") == files(ref)
+    assert sweep_files(tmp_path / "again") == sweep_files(ref)
 
 
 @pytest.mark.slow
@@ -239,7 +223,7 @@ def test_an_interrupt_while_drawing_plots_keeps_every_cell(reference, tmp_path, 
     code, _, err = sweep(capsys, tmp_path / "p")
     lines = [line for line in err.strip().splitlines() if line.startswith("error:")]
     assert code == 2 and len(lines) == 1 and "interrupted while drawing the plots: all 4 cells are kept" in lines[0]
-    assert files(tmp_path / "p") == files(ref)
+    assert sweep_files(tmp_path / "p") == sweep_files(ref)
 
 
 def test_a_unit_builds_and_trains_on_its_threads_only(monkeypatch):
