@@ -33,6 +33,8 @@ def cell(crossing, speedup: float) -> str:
     at = f"({speedup:.2f}x)"
     if crossing.wins == "everywhere":
         return f"always {at}"
+    if crossing.wins == "level":  # within a tie of the baseline everywhere (lionsim.estimate.sweep)
+        return f"level {at}"
     if crossing.wins == "nowhere":
         best = max(crossing.speedup_first, crossing.speedup_last)
         return f"never: {best:.2f}x at best {at}"
