@@ -176,3 +176,24 @@ def test_run_plots_mark_every_target_and_end_the_bytes_axis_near_the_data(monkey
     log = parts["time_breakdown"].axes[2]
     faces = [tuple(c.get_facecolor()[0]) for c in log.collections if len(c.get_offsets())]
     assert (1.0, 1.0, 1.0, 1.0) in faces  # total comm: open, unlike the filled exposed comm beside it
+
+
+def test_the_bytes_plot_keeps_the_longest_run_names_and_their_texts_inside_the_figure(tmp_path, figures):
+    """The longest names lionsim makes (a hierarchical transport, the baseline marked) and a bar
+    50,000x the baseline's: every label, the bars' texts and the axis label within the figure,
+    at the tick font matplotlib gives (no shrinking to fit)."""
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    from tests.helpers.figures import cut_texts
+
+    steps = steps_of({"streaming-diloco@hier:fp8-e5m2-allreduce": (0.1, 1_170),
+                      "muon-dist@hier:fp8-e5m2-allreduce": (0.1, 52_100_000),
+                      "sparseloco@sparseloco-allgather": (0.1, 282), "onebit-adam@compressed-allreduce": (0.1, 4_680)})
+    run_plots.plot_run(tmp_path, steps, summarize(steps))
+    fig = figures["bytes_per_step"]
+    assert cut_texts(fig) == []
+    labels = fig.axes[0].get_yticklabels()
+    assert labels[0].get_text() == "streaming-diloco (baseline)\n@hier:fp8-e5m2-allreduce"
+    readable = FontProperties(size=rcParams["ytick.labelsize"]).get_size_in_points()
+    assert all(label.get_fontsize() == readable for label in labels)

@@ -31,6 +31,7 @@ from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
 STACK = 6  # "reaches the target" triangles at one time stack this many high at most
+BAR_LABEL_CHARS = 26  # a bytes-plot run name longer than this goes on two lines (bar_label)
 
 
 def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
@@ -178,6 +179,17 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     return save(fig, path)
 
 
+def bar_label(label: str, baseline: str | None) -> str:
+    """A run's name beside its bar: on one line up to BAR_LABEL_CHARS, else the strategy over
+    "@transport", so that the longest names (streaming-diloco@hier:fp8-e5m2-allreduce, the
+    baseline's marked too) leave the bars and their texts the figure's width at the same font."""
+    text = display_label(label, baseline)
+    if len(text) <= BAR_LABEL_CHARS or "@" not in label:
+        return text
+    strategy, transport = label.split("@", 1)
+    return f"{display_label(strategy, strategy if label == baseline else None)}\n@{transport}"
+
+
 def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = None) -> list[Path]:
     """Bytes one worker sends per step, per run: the mean as a bar on a linear axis from zero
     (so bar lengths compare as the byte counts do), min-max whiskers, each labelled with its
@@ -187,8 +199,9 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     low = [float(rows["wire_bytes"].min()) for _, rows in runs]
     high = [float(rows["wire_bytes"].max()) for _, rows in runs]
     base = mean[labels.index(baseline)] if baseline in labels else mean[0]
+    row = 0.56 if any("\n" in bar_label(label, baseline) for label in labels) else 0.42  # inches a bar takes
     fig, (ax,) = figure("Bytes sent per worker per step", subtitle(steps, meta),
-                        size=(10.0, max(3.2, 1.6 + 0.42 * len(labels))))
+                        size=(10.0, max(3.2, 1.8 + row * len(labels))))
     y = np.arange(len(labels))
     for i, label in enumerate(labels):
         ax.barh(i, mean[i], height=0.6, color=styles[label]["color"], alpha=0.85)
@@ -199,22 +212,22 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     for i, (label, rows) in enumerate(runs):
         bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
         ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
-        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center", fontsize=8)
-    ax.set_xlim(0, top * 1.9)  # room for the text
-    # ticks over the bars' range only: an axis running on to twice the largest bar misreads as data
+        # past the axes' end where the bar is long: the layout makes room for it (clip_on=False)
+        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center",
+                fontsize=8, clip_on=False)
+    # ticks over the bars' range only, the axis ending at the first tick past the largest bar
     ticks = [t for t in MaxNLocator(6).tick_values(0, top) if t >= 0]
-    ticks = [t for t in ticks if t <= min(x for x in ticks if x >= top)]  # up to the first tick past the largest bar
+    ticks = [t for t in ticks if t <= min(x for x in ticks if x >= top)]
     ax.set_xticks(ticks)
+    ax.set_xlim(0, ticks[-1])
     ax.spines["right"].set_visible(False)
-    for side in ("top", "bottom"):
-        ax.spines[side].set_bounds(0, ticks[-1])
     ax.xaxis.set_major_formatter(BYTES_FORMATTER)
-    ax.set_yticks(y, [display_label(label, baseline) for label in labels])
+    ax.set_yticks(y, [bar_label(label, baseline) for label in labels])
     for tick, label in zip(ax.get_yticklabels(), labels):
         tick.set_color(styles[label]["color"])
     ax.invert_yaxis()
     ax.grid(False, axis="y")
-    ax.set_xlabel("bytes per worker per step (linear axis from 0; bar: mean, whiskers: min-max over steps)")
+    ax.set_xlabel("bytes per worker per step (linear axis from 0)\nbar: mean, whiskers: min-max over steps")
     return save(fig, path)
 
 
