@@ -57,3 +57,26 @@ def test_to_target_shades_the_whole_measured_range_its_legend_names(swept, tmp_p
         assert low < 4 and high > 32
     labels = figures["to_target"].axes[0].get_legend_handles_labels()[1]
     assert "measured: 4-32 workers" in labels
+
+
+@pytest.mark.parametrize("sweep", ["bandwidth=0.1:100:1000", "bandwidth=1:3:10"])  # 3 decades of step time; less than one
+def test_the_sweep_plot_labels_both_ends_of_its_log_axes(sweep, tmp_path, monkeypatch):
+    """The step-time axis and the bandwidth axis each carry a label at or past the data's top and
+    bottom, within the axis: a reader reads the range off the labels, never extrapolates it."""
+    figures = {}
+    monkeypatch.setattr(estimate_plots, "save", lambda fig, path: figures.update({Path(path).stem: fig}) or [])
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-345m", "--network", "h100x8-10gbe", "--workers", "16", "--sweep", sweep,
+              "-s", "lion@fp32-allreduce", "-s", "dlion-mavo@a2a-1bit", "--out", str(tmp_path / "est")])
+    assert done.value.code == 0
+    fig = figures["sweep"]
+    fig.canvas.draw()
+    top, bottom = fig.axes
+    runs = [line for line in top.get_lines() if line.get_marker() not in (None, "None", "")]  # not the cap's line
+    for axis, data in ((top.yaxis, np.concatenate([line.get_ydata() for line in runs])),
+                       (bottom.xaxis, np.concatenate([line.get_xdata() for line in runs]))):
+        data = data[np.isfinite(data)]
+        low, high = sorted(getattr(axis.axes, f"get_{axis.axis_name}lim")())
+        labelled = [tick.get_loc() for tick in axis._update_ticks() if tick.label1.get_text()]
+        assert all(low <= v <= high for v in labelled)
+        assert max(labelled) >= data.max() * (1 - 1e-9) and min(labelled) <= data.min() * (1 + 1e-9), (sweep, labelled)

@@ -18,8 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
-from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, mark_every, overlapping,
-                                         plain_log, run_colours, save, time_unit, twin_name)
+from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, labelled_log_axis,
+                                         human_bytes, mark_every, overlapping, run_colours, save, time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
@@ -73,13 +73,14 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
     top.set_yscale("log")
-    plain_log(top.yaxis)  # 60, 100, 200 ms, not 6x10^1
+    step = frame["step_s"] / scale
+    labelled_log_axis(top.yaxis, float(step.min()), float(step.max()))  # 60, 100, 200 ms, the top labelled
     values = sorted(frame["sweep_value"].unique())
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" for v in values])  # the swept counts, as plain integers
         bottom.xaxis.set_minor_formatter(NullFormatter())
     else:
-        plain_log(bottom.xaxis)
+        labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(f"speedup vs {baseline}")
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
@@ -152,8 +153,12 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
         top.set_ylim(bottom=floor)
         top.text(0.01, 0.04, "on the floor: 0 B across nodes (all workers in one node)", transform=top.transAxes,
                  fontsize=8, color="#444444", va="bottom", ha="left")
-    bytes_log(top.yaxis)
-    plain_log(bottom.yaxis)
+    if len(positive) and not (frame["inter_bytes"] <= 0).any():
+        labelled_log_axis(top.yaxis, float(positive.min()), float(positive.max()), human_bytes)
+    else:  # the floor (0 B) is the axis's bottom: matplotlib's labels
+        bytes_log(top.yaxis)
+    step = frame["step_s"] / scale
+    labelled_log_axis(bottom.yaxis, float(step.min()), float(step.max()))
     values = sorted(frame["sweep_value"].unique())
     if len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" for v in values])

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, NullFormatter
 
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
@@ -142,6 +142,36 @@ def plain_log(axis) -> None:
     base = getattr(axis.get_transform(), "base", 10.0)
     axis.set_major_formatter(_PlainLogFormatter(base))
     axis.set_minor_formatter(_PlainLogFormatter(base, labelOnlyBase=False))
+
+
+LOG_MANTISSAS = ((1, 2, 3, 5), (1, 2, 5), (1, 3), (1,))  # a log axis's labelled values, fewer as it spans more
+MAX_LOG_TICKS = 8
+LOG_MARGIN = 0.02  # of its span in decades: a log axis runs on this far past its end labels
+
+
+def labelled_log_axis(axis, low: float, high: float, label=lambda v: f"{v:g}") -> tuple[float, float]:
+    """Label a log axis (ax.xaxis or ax.yaxis) showing data from `low` to `high` at round values
+    (1, 2, 3, 5 x 10^k; fewer mantissas as it spans more decades, at most MAX_LOG_TICKS labels)
+    from the last one at or below `low` to the first at or above `high`, the axis ending just
+    past them: its top (and bottom) is labelled at any range. (matplotlib's own labels stop at
+    the last decade once an axis spans more than one, so a step time of 22 s topped an axis
+    whose highest label was 10.) Returns the end labels' values."""
+    for mantissas in LOG_MANTISSAS:
+        values = [m * 10.0 ** k for k in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
+                  for m in mantissas]
+        start = max(v for v in values if v <= low * (1 + 1e-9))
+        end = min(v for v in values if v >= high * (1 - 1e-9))
+        if start == end:  # one value, itself round: a label either side of it
+            start, end = max(v for v in values if v < start), min(v for v in values if v > end)
+        ticks = [v for v in values if start <= v <= end]
+        if len(ticks) <= MAX_LOG_TICKS:
+            break
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))
+    axis.set_minor_formatter(NullFormatter())
+    margin = (end / start) ** LOG_MARGIN
+    getattr(axis.axes, f"set_{axis.axis_name}lim")(start / margin, end * margin)
+    return start, end
 
 
 class _BytesLogFormatter(LogFormatterSciNotation):
