@@ -103,6 +103,12 @@ ESTIMATE_SWEEP_VARIABLES = ("workers", "bandwidth")
 """What `lionsim estimate --sweep` sweeps: crossover.csv's `variable`."""
 
 
+def sweep_heading(variable: str) -> str:
+    """The swept column's heading in every table of an estimate sweep (step time, speedup, bytes,
+    time to target, crossovers): what it is and its unit, as the plots' x axis names it."""
+    return "inter-node bandwidth (GB/s)" if variable == "bandwidth" else variable
+
+
 def model_text(row) -> str:
     """estimate.csv's model of a row as text: "transformer-3b (2,651,553,280 params)", or
     "3,000,000,000 params" when sized by --params."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.reports.columns import per_worker_text
+from lionsim.reports.columns import per_worker_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -39,12 +39,12 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.0f} ms" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
 
 
-def _pivot(frame: pd.DataFrame, column: str, fmt) -> str:
+def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
     rows = [[f"{value:g}", *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
-    return md_table(["value", *labels], rows)
+    return md_table([sweep_heading(variable), *labels], rows)
 
 
 def _config(frame: pd.DataFrame) -> str:
@@ -66,14 +66,14 @@ def _config(frame: pd.DataFrame) -> str:
     return md_table(["option", "value"], rows)
 
 
-def _crossovers(crossings: pd.DataFrame) -> str:
+def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
     if crossings.empty:
         return "Only the baseline ran: no crossovers."
     rows = []
     for row in crossings.itertuples(index=False):
         where = "-" if pd.isna(row.crossover) else f"{row.crossover:.4g}"
         rows.append([f"{row.strategy}@{row.transport}", where, str(row.wins)])
-    return md_table(["run", "crossover", "wins"], rows)
+    return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins"], rows)
 
 
 def estimate_report(directory: Path) -> str:
@@ -86,14 +86,14 @@ def estimate_report(directory: Path) -> str:
         f"# lionsim report: estimate of {first['model']} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
         "## Configuration\n\n" + _config(frame),
-        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x"),
+        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x", variable),
     ]
     if "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any():
         parts.append("## Bytes one node sends across nodes per step\n\n"
-                     + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v)))
+                     + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v), variable))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
-        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms))
+        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable))
     if has_to_target(frame):
         timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
         where = directory / TO_TARGET_CROSSOVER
@@ -103,7 +103,7 @@ def estimate_report(directory: Path) -> str:
                      + (f"\n\nto_target.png is not drawn: {why}." if why else ""))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
-    parts += ["## Crossovers\n\n" + _crossovers(crossings),
+    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               _reproduce(directory)]
     return "\n\n".join(parts) + "\n"

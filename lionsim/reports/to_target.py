@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from lionsim.reports.columns import workload_text
+from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
 UNITS = ((86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s"))
@@ -177,7 +177,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
         table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
         body = [[f"{v:g}", *(fmt(table.loc[v, label], table[label]) if label in table.columns else "-"
                              for label in labels)] for v in table.index]
-        return md_table([variable, *labels], body)
+        return md_table([sweep_heading(variable), *labels], body)
 
     parts = [_source_words(first), ASSUMPTION.format(basis=first["to_target_basis"])]
     if variable == "workers":

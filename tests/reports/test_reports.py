@@ -416,3 +416,27 @@ def test_an_estimate_from_a_run_draws_the_plots_lionsim_plot_draws_of_it(tmp_pat
     assert {"to_target.png", "to_target.svg"} <= written
     _kind, drawn = plot_dir(out)
     assert {Path(p).name for p in drawn} == {"to_target.png", "to_target.svg"}
+
+
+@pytest.mark.parametrize("sweep, heading", [("workers=16,64", "workers"),
+                                            ("bandwidth=1,10", "inter-node bandwidth (GB/s)")])
+def test_an_estimate_sweep_report_heads_the_swept_column_alike_in_every_table(sweep, heading, tmp_path, capsys):
+    """Step time, speedup, time to target and crossovers: the swept column is named for what it
+    is (and its unit) in each, never "value" in some and "workers" in others."""
+    import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
+    import lionsim.cli.report_cmd  # noqa: F401
+
+    measured = Path(__file__).resolve().parents[2] / "reports" / "readme" / "from-run-sweep"
+    out = tmp_path / "est"
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
+              "-s", "lion", "--tokens", "1e9", "--from-run", str(measured), "--sweep", sweep, "--out", str(out)])
+    assert done.value.code == 0
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(out)])
+    assert done.value.code == 0
+    lines = (out / "report.md").read_text().splitlines()
+    headers = [line for line, under in zip(lines, lines[1:]) if under.startswith("|---")]
+    by_value = [h.split("|")[1].strip() for h in headers if "adamw@bf16-allreduce |" in h]
+    assert len(by_value) >= 4 and set(by_value) == {heading}  # step time, speedup, time to target and its speedup (bytes)
+    assert f"| run | crossover: {heading} | wins |" in headers
