@@ -80,3 +80,29 @@ def test_the_sweep_plot_labels_both_ends_of_its_log_axes(sweep, tmp_path, monkey
         labelled = [tick.get_loc() for tick in axis._update_ticks() if tick.label1.get_text()]
         assert all(low <= v <= high for v in labelled)
         assert max(labelled) >= data.max() * (1 - 1e-9) and min(labelled) <= data.min() * (1 + 1e-9), (sweep, labelled)
+
+
+def test_a_time_to_target_title_keeps_to_two_lines_and_the_caption_holds_the_rest(tmp_path, monkeypatch):
+    """A long network and a long measured run's workload: the title two lines within the figure,
+    the full names in the caption under the axes, every text inside the figure."""
+    from lionsim.reports.plots.redraw import read_table
+    from tests.helpers.figures import cut_texts
+
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
+              "-s", "lion", "--tokens", "1e9", "--from-run", str(MEASURED), "--sweep", "workers=16,64",
+              "--out", str(tmp_path / "est")])
+    assert done.value.code == 0
+    network = "a-cluster-profile-with-a-long-name-" * 3
+    workload = "/home/someone/experiments/" + "a_very_long_workload_module_name_" * 3 + ".py:make"
+    frame = read_table(tmp_path / "est" / "sweep.csv", ["sweep_value", *to_target_plots.NEEDS]).assign(
+        network=network, to_target_workload=workload)
+    crossings = pd.read_csv(tmp_path / "est" / "to_target_crossover.csv")
+    figures = []
+    monkeypatch.setattr(to_target_plots, "save", lambda fig, path: figures.append(fig) or [])
+    to_target_plots.plot_to_target_sweep(frame, crossings, "workers", tmp_path / "to_target.png")
+    to_target_plots.plot_to_target(frame[frame["sweep_value"] == 16], tmp_path / "one.png")
+    for fig in figures:
+        assert fig._suptitle.get_text().count("\n") <= 1
+        assert cut_texts(fig) == []
+        assert network in "".join(fig._supxlabel.get_text().split())  # wrapped: compared without the breaks

@@ -64,6 +64,17 @@ def fit_title(text: str, inches: float, fontsize: float = 11) -> str:
                      for line in text.split("\n"))
 
 
+def title_with_caption(fig: Figure, headline: str, context: str, caption: str, fontsize: float = 10) -> None:
+    """A title of two lines at most, each cut to the figure's width ("..." where cut): `headline`
+    (what is plotted) over `context` (the essentials: model, cluster); the full details,
+    `caption`, in small type under the axes, wrapped, so a long model, network or run name
+    neither folds the title onto many lines nor is lost."""
+    width = max(20, int(fig.get_figwidth() * TITLE_CHARS / fontsize))
+    fig.suptitle("\n".join(line if len(line) <= width else line[:width - 3] + "..." for line in (headline, context)),
+                 fontsize=fontsize)
+    fig.supxlabel(fit_title(caption, fig.get_figwidth(), 8), fontsize=8, color="#444444")
+
+
 def run_colours(labels: list[str]) -> dict[str, tuple]:
     """One RGBA colour per run label, by order in `labels` (PALETTE, cycling past its end)."""
     return {label: to_rgba(PALETTE[i % len(PALETTE)]) for i, label in enumerate(labels)}

@@ -20,7 +20,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text, workload_text
-from lionsim.reports.plots.style import DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save, time_unit
+from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
+                                         title_with_caption)
 from lionsim.reports.to_target import no_plot_reason, notes
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
@@ -41,6 +42,12 @@ def _source(first) -> str:
     at = counts[0] if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     return (f"convergence of {workload_text(first['to_target_workload'])} measured at {at} workers, "
             "assumed to hold at scale")
+
+
+def _caption(first, cluster: str) -> str:
+    """What the title shortens, in full: the model with its size, the cluster, where the
+    convergence was measured."""
+    return f"{model_text(first)}; {cluster}, {first['device']}. {_source(first).capitalize()}."
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
@@ -64,8 +71,8 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
     ax = fig.subplots()
     # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
-    fig.suptitle(fit_title(f"Modelled time to target: {model_text(first)}, {first['workers']:,} workers, "
-                           f"{first['network']}, {first['device']}\n{_source(first)}", 10.0, 10), fontsize=10)
+    title_with_caption(fig, f"Modelled time to target: {first['model']}, {first['workers']:,} workers",
+                       f"{first['network']}, {first['device']}", _caption(first, f"{first['workers']:,} workers, {first['network']}"))
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
         label = f"{row.strategy}@{row.transport}"
@@ -107,8 +114,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
-    fig.suptitle(fit_title(f"Modelled time to target against {variable}\n{model_text(first)}, {fixed}, "
-                           f"{first['device']}\n{_source(first)}", FIGSIZE[0], 10), fontsize=10)
+    title_with_caption(fig, f"Modelled time to target against {variable}: {first['model']}",
+                       f"{fixed}, {first['device']}", _caption(first, fixed))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
     if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
