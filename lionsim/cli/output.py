@@ -74,3 +74,17 @@ def natural_width(renderable) -> int:
 
     probe = Console(width=400)
     return Measurement.get(probe, probe.options, renderable).maximum
+
+
+def print_not_drawn(console, name: str, why: str) -> None:
+    """`not drawn: NAME (WHY)`, wrapped at word boundaries under NAME (a hanging indent), so that
+    in an 80- or 100-column terminal the reason reads as one item rather than wrapping back to
+    column 0 or splitting a word."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")  # a word wider than the terminal (a path) is folded, not cut
+    grid.add_row("not drawn:", Text(f"{name} ({why})"))
+    console.print(grid)

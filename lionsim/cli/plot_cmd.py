@@ -10,6 +10,7 @@ import typer
 
 from lionsim.cli import options as o
 from lionsim.cli.app import ConfigOption, app, console
+from lionsim.cli.output import print_not_drawn
 
 
 @app.command("plot")
@@ -61,7 +62,7 @@ def plot(
         from lionsim.reports.plots.sweep_axes import skipped_plots
 
         for name, why in skipped_plots(read_table(run_dir / "sweep_summary.csv", SUMMARY_NEEDS)):
-            console.print(f"not drawn: {name} ({why})", markup=False, highlight=False)
+            print_not_drawn(console, name, why)
     if kind in ("estimate", "estimate-sweep") and not any(Path(p).name == "to_target.png" for p in paths):
         from lionsim.reports.plots.redraw import read_table
         from lionsim.reports.plots.to_target import NEEDS
@@ -71,4 +72,4 @@ def plot(
         if has_to_target(read_table(table, ["strategy"])):
             why = no_plot_reason(read_table(table, NEEDS))
             if why:
-                console.print(f"not drawn: to_target.png ({why})", markup=False, highlight=False)
+                print_not_drawn(console, "to_target.png", why)

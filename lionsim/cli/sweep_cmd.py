@@ -141,8 +141,10 @@ def sweep(
         if plots:
             from lionsim.reports.plots.sweep_axes import skipped_plots
 
+            from lionsim.cli.output import print_not_drawn
+
             for name, why in skipped_plots(outcome.summary):
-                say.print(f"not drawn: {name} ({why})", markup=False, highlight=False)
+                print_not_drawn(say, name, why)
     if outcome.failed:
         first = next(iter(outcome.failed.values()))
         fail(f"failed: {len(outcome.failed)} cells ({_some(list(outcome.failed))}): {first}; every error is in "

@@ -1,6 +1,7 @@
 """The command's tables and listings: they fit 80 columns without cutting a number or a header,
 fold long run labels only where a reader expects it, and come as CSV or JSON on request."""
 
+import io
 import json
 import re
 
@@ -97,3 +98,24 @@ def test_the_regress_table_fits_80_columns():
     assert max(len(line) for line in lines) <= 80
     assert [line.split()[0] for line in lines if "iid" in line or "@" in line] == \
         ["mlp-n4-iid", "dlion-mavo@int8-allreduce", "lioncub-l1@int8-allreduce", "mlp-n8-iid", "dlion-mavo@a2a-1bit"]
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_not_drawn_lines_wrap_at_words_under_the_plot_name(width):
+    """The reason a sweep plot is skipped, in an 80- or 100-column terminal: each line fits, no
+    word is split, and the continuation lines hang under the plot's name."""
+    from rich.console import Console
+
+    from lionsim.cli.output import print_not_drawn
+    from lionsim.reports.plots.sweep_axes import skipped_plots
+
+    summary = pd.DataFrame({"workload": ["a_plug_in_workload_with_a_long_name.py:make"] * 2,
+                            "network": ["a-cluster-profile-with-a-long-name"] * 2, "workers": [4, 8]})
+    console = Console(width=width, record=True, file=io.StringIO())
+    for name, why in skipped_plots(summary):
+        print_not_drawn(console, name, why)
+        lines = [line.rstrip() for line in console.export_text(clear=True).splitlines()]
+        words = f"{name} ({why})".split()
+        assert len(lines) > 1 and all(len(line) <= width for line in lines)
+        assert lines[0].startswith("not drawn: ") and all(line.startswith(" " * 11) for line in lines[1:])
+        assert " ".join(line[11:] for line in lines).split() == words  # every word whole, in order
