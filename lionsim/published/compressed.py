@@ -130,12 +130,12 @@ _MISS_GRACE_TOPK = (
     "1.15's GPU TopK (tensorflow/core/kernels/topk_op_gpu.h, as the 1.15-based DeepRec fork holds it) sorts the whole "
     "row with cub::DeviceSegmentedRadixSort whenever k >= 100 or the row has at most 1,000 elements (its heap kernel "
     "otherwise, also one block per row): one row is one segment, one thread block, one SM of the V100's 80, for "
-    "every value of every tensor (TensorFlow pull request 55619, 2022, which gave 1-D input the device-wide sort: "
-    "'only uses 1 SM per segment'; NVIDIA/cub issue 361). That costs a full sort whatever k: the release's top-k "
+    "every value of every tensor (tensorflow/tensorflow pull request 55619, 2022, which gave 1-D input the device-wide "
+    "sort: 'only uses 1 SM per segment'; NVIDIA/cub issue 361). That costs a full sort whatever k: the release's top-k "
     "runs are 0.138 to 0.153 s a step slower than its upper-bound runs at ratios 0.01 to 0.25 (docs/clusters.md, "
     "GRACE's compressor costs), where lionsim prices torch's radix selection over the whole GPU at 0.021 s. No "
-    "published rate of a one-block sort on a V100 was found (PyTorch issue 63456's 107.5 ms for one 120,000-value "
-    "row is of another build and GPU), so lionsim does not price it (`framework kernels`).")
+    "published rate of a one-block sort on a V100 was found (pytorch/pytorch issue 63456's 107.5 ms for one "
+    "120,000-value row is of another build and GPU), so lionsim does not price it (`framework kernels`).")
 _MISS_GRACE_POWERSGD = (
     "the dense steps are within {dense} of the release's, the PowerSGD step below it by the compressor's work. "
     "The exchange is priced on GRACE's bytes (the resnet50-tf preset: 15.9M floats a step; lionsim's step at 10 Gb/s, "
