@@ -12,6 +12,10 @@ and the CNN presets (resnet18, resnet50).
              multiplications and convolutions, 2 FLOPs per multiply-add; elementwise ops,
              norms and pooling are left out (a few percent of a CNN's or transformer's total)
 
+A preset may lay its weights out as TensorFlow stores them (`layout="tensorflow"`: the
+`resnet50-tf` preset): the same module, FLOPs and parameter count, each weight's shape as TF
+holds it (tensorflow_layout), which decides how PowerSGD views a tensor as a matrix.
+
 FUNC returns a module, or (module, example_input) with example_input a tensor or a tuple of
 positional tensors whose leading dimension is the samples of one worker's step. A module
 alone has shapes but no FLOP count: it is priced by 6 P per token (lionsim.compute.flops).
@@ -115,6 +119,24 @@ def _tensors(output: Any) -> list[Tensor]:
     return []
 
 
+LAYOUTS = ("torch", "tensorflow")
+"""How a preset's weights are laid out: as torch holds them, or as TensorFlow does (tensorflow_layout)."""
+
+
+def tensorflow_layout(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A torch weight's shape as TensorFlow stores the same weight: a convolution's kernel
+    [out, in, kh, kw] as [kh, kw, in, out] (tf.nn.conv2d's filter layout; tf_cnn_benchmarks'
+    convnet_builder.py builds weights_shape = [kernel_size[0], kernel_size[1], num_channels_in,
+    filters]), a dense kernel [out, in] as [in, out] (its affine: [num_channels_in,
+    num_out_channels]); vectors as they are."""
+    if len(shape) == 4:
+        out, inp, kh, kw = shape
+        return (kh, kw, inp, out)
+    if len(shape) == 2:
+        return (shape[1], shape[0])
+    return shape
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CountedShape:
     """A model preset whose shapes and FLOPs are counted from its nn.Module on the meta device
@@ -128,6 +150,8 @@ class CountedShape:
     """One sample's input, e.g. (3, 224, 224)."""
     description: str = ""
     """Where the architecture comes from."""
+    layout: str = "torch"
+    """LAYOUTS: "tensorflow" gives every weight's shape as TensorFlow stores it (tensorflow_layout)."""
 
     @property
     def count(self) -> Count:
@@ -148,7 +172,8 @@ class CountedShape:
 
     @property
     def tensor_shapes(self) -> list[tuple[int, ...]]:
-        return self.count.tensor_shapes
+        shapes = self.count.tensor_shapes
+        return [tensorflow_layout(s) for s in shapes] if self.layout == "tensorflow" else shapes
 
     @property
     def training_flops_per_unit(self) -> float:
@@ -157,6 +182,11 @@ class CountedShape:
         return self.count.training_flops_per_sample
 
 
-@functools.lru_cache(maxsize=None)
 def _count_preset(shape: CountedShape) -> Count:
-    return count_on_meta(lambda: (shape.build(), torch.zeros(1, *shape.input_shape)), f"model {shape.name}")
+    return _count_module(shape.build, shape.input_shape)
+
+
+@functools.lru_cache(maxsize=None)
+def _count_module(build: Callable[[], nn.Module], input_shape: tuple[int, ...]) -> Count:
+    """One count per module and input, whichever presets share them (resnet50 and resnet50-tf)."""
+    return count_on_meta(lambda: (build(), torch.zeros(1, *input_shape)), f"model preset {build.__name__}")

@@ -11,11 +11,15 @@
 | vit-b          | ViT-B/16 at 224 px, 12 x 768, 1000 classes          | 86,567,656    | timm vit_base_patch16_224 |
 | resnet18       | ResNet-18 at 224 px, 1000 classes (counted on meta) | 11,689,512    | torchvision resnet18 |
 | resnet50       | ResNet-50 at 224 px, 1000 classes (counted on meta) | 25,557,032    | torchvision resnet50 |
+| resnet50-tf    | resnet50 with TensorFlow's weight layout (HWIO kernels, [in, out] dense) | 25,557,032 | tf_cnn_benchmarks' convnet_builder.py |
 
 The ResNets (PowerSGD's and DGC's classic image benchmarks) are lionsim.compute.counted
 presets: their modules (lionsim.workloads.models.resnet) are built on the meta device and their
 shapes and FLOPs counted (1.81 and 4.09 G multiply-adds forward per 224 px image, torchvision's
-figures), since a convolution's FLOPs are not 6 P per sample.
+figures), since a convolution's FLOPs are not 6 P per sample. resnet50-tf is the same module
+with each weight's shape as TensorFlow stores it (lionsim.compute.counted.tensorflow_layout):
+PowerSGD views a tensor as [shape[0], rest], so a TF-trained ResNet's 3x3 kernel is a 3 x
+(3 in out) matrix, not out x (in 3 3), and its rank-1 factors are most of the tensor.
 
 `tokens_per_sample` is the context length (decoders) or patches + class token (ViT), the
 T of flops.forward_flops per sample. `tensors` counts parameter tensors with q, k, v and the
@@ -259,5 +263,8 @@ for _model in (
                  description="ResNet-18 (He et al. 2016), torchvision's layout"),
     CountedShape(name="resnet50", build=resnet50, input_shape=(3, 224, 224),
                  description="ResNet-50 (He et al. 2016), torchvision's v1.5 layout"),
+    CountedShape(name="resnet50-tf", build=resnet50, input_shape=(3, 224, 224), layout="tensorflow",
+                 description="ResNet-50 with TensorFlow's weight layout (tf_cnn_benchmarks: HWIO kernels, "
+                             "[in, out] dense)"),
 ):
     MODELS.add(_model.name, _model)

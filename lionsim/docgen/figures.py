@@ -266,6 +266,14 @@ def lioncub_ratio() -> str:
                        f"{flat:.1f}x with one 10 GbE link per GPU (`--network 10gbe`).") + "\n\n"
 
 
+def grace_codec() -> str:
+    """GRACE's compressor costs a step against lionsim's priced codec (lionsim.published.grace)."""
+    from lionsim.published.grace import markdown
+
+    return "\n" + markdown() + "\n"
+
+
+BLOCKS.add("grace-codec", Block("grace-codec", grace_codec))
 BLOCKS.add("nccl-choice", Block("nccl-choice", nccl_choice))
 BLOCKS.add("hier-bytes", Block("hier-bytes", hier_bytes))
 BLOCKS.add("adamw-update", Block("adamw-update", adamw_update))

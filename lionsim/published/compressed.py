@@ -55,7 +55,7 @@ _BERT_DENSE = ("--params", "3.36e8", "--device", "v100", "--overlap", "none", "-
                "--format", "csv")
 _BERT_ONEBIT_MPI = ("--params", "3.36e8", "--device", "v100", "--overlap", "none", "--traits", "mpi",
                     "-s", "onebit-adam@compressed-allreduce", "--format", "csv")
-_GRACE = ("--model", "resnet50", "--tokens-per-worker", "64", "--device", "v100", "--mfu", "0.08",
+_GRACE = ("--model", "resnet50-tf", "--tokens-per-worker", "64", "--device", "v100", "--mfu", "0.08",
           "--traits", "mpi", "--overlap", "tensors", "-s", "sgdm@fp32-allreduce")
 _BAGUA = ("--model", "examples/models/vgg16.py:vgg16", "--workers", "128", "--gpus-per-node", "8", "--traits", "nccl",
           "--device", "v100", "--mfu", "0.17", "-s", "sgdm@fp32-allreduce")
@@ -75,7 +75,8 @@ _TCP = "40 GbE measured at 4.1 Gb/s by iperf (profile examples/clusters/v100x4-4
 _IB = "40 Gb/s InfiniBand QDR measured at 32 Gb/s by perftest (profile examples/clusters/v100x4-ib-qdr.toml)"
 _BERT_TASK = "pre-training, sequence 128, batch 16 per GPU"
 _SQUAD_TASK = "SQuAD fine-tuning, sequence 384, batch 3 per GPU"
-_GRACE_CONFIG = ("ResNet-50 on ImageNet, {workers} workers of one V100 each (GRACE's mcnodes), {link}, fp32, batch per "
+_GRACE_CONFIG = ("ResNet-50 on ImageNet with TensorFlow's weight layout (tf_cnn_benchmarks convnet_builder.py: "
+                 "conv kernels [kh, kw, in, out], the dense one [in, out]: the resnet50-tf preset), {workers} workers of one V100 each (GRACE's mcnodes), {link}, fp32, batch per "
                  "GPU not in the release (tf_cnn_benchmarks' default for resnet50, 64, assumed); TensorFlow 1.15 with "
                  "Horovod 0.21 built without GPU operations (the release's backend mpi: runs not tagged nccl, "
                  "grace-data pull_from_wandb.py), so Horovod's ops run on host memory (TensorFlow copies each tensor "
@@ -119,13 +120,33 @@ _MISS_DS_IB = (
     "1-bit Adam's step is within 5% of the figure's (about 1,695 samples/s) and the dense one 13% faster (about 848 "
     "samples/s: 0.60 s, so the 672 MB fp16 all-reduce moves about 3.2 GB/s a node where perftest measured 4 GB/s "
     "and the ib fabric, fitted on NDR sweeps, takes the link whole: `link share`).")
-_MISS_GRACE = (
-    "the dense steps are within {dense} of the release's, the compressed ones far below them: GRACE's TensorFlow "
-    "compressors run top_k, a scatter_nd per sender and a second decompression for the error memory (top-k), two "
-    "tf.linalg.qr and five matmuls (PowerSGD) per tensor, where lionsim prices the kernels of its own torch code at "
-    "the kernel table's rates; the release's runs of the same methods in its mode upper-bound (read here as the "
-    "same exchanges without the compressors' work) are 0.140 s (top-k) and 0.076 s (PowerSGD) a step faster at "
-    "10 Gb/s, where lionsim's codec costs 0.021 s and 0.014 s (`framework kernels`).")
+_POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor, each weight viewed as [shape[0], "
+             "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
+             "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
+             "of the 25.6M floats a step")
+_MISS_GRACE_TOPK = (
+    "the dense steps are within {dense} of the release's, the top-k step far below it. GRACE's TopKCompressor "
+    "(grace_dl/tensorflow/compressor/topk.py at fd3a7f4) runs tf.math.top_k on each flattened gradient, and TensorFlow "
+    "1.15's GPU TopK (tensorflow/core/kernels/topk_op_gpu.h, as the 1.15-based DeepRec fork holds it) sorts the whole "
+    "row with cub::DeviceSegmentedRadixSort whenever k >= 100 or the row has at most 1,000 elements (its heap kernel "
+    "otherwise, also one block per row): one row is one segment, one thread block, one SM of the V100's 80, for "
+    "every value of every tensor (tensorflow/tensorflow pull request 55619, 2022, which gave 1-D input the device-wide "
+    "sort: 'only uses 1 SM per segment'; NVIDIA/cub issue 361). That costs a full sort whatever k: the release's top-k "
+    "runs are 0.138 to 0.153 s a step slower than its upper-bound runs at ratios 0.01 to 0.25 (docs/clusters.md, "
+    "GRACE's compressor costs), where lionsim prices torch's radix selection over the whole GPU at 0.021 s. No "
+    "published rate of a one-block sort on a V100 was found (pytorch/pytorch issue 63456's 107.5 ms for one "
+    "120,000-value row is of another build and GPU), so lionsim does not price it (`framework kernels`).")
+_MISS_GRACE_POWERSGD = (
+    "the dense steps are within {dense} of the release's, the PowerSGD step below it by the compressor's work. "
+    "The exchange is priced on GRACE's bytes (the resnet50-tf preset: 15.9M floats a step; lionsim's step at 10 Gb/s, "
+    "0.210 s, is the release's upper-bound run ju07wpj10, 0.209 s). What lionsim leaves out: TensorFlow 1.15 "
+    "registers tf.linalg.qr's GPU kernel as its CPU one with every input and output in host memory "
+    "(tensorflow/core/kernels/qr_op_float.cc: 'We temporarily disable QR on GPU due to a bug in the QR "
+    "implementation in cuSolver', as the 1.15-based tensorflow-directml fork holds it), so each of GRACE's two QRs "
+    "a tensor (grace_dl/tensorflow/compressor/powersgd.py at fd3a7f4) copies its operand to the host, runs Eigen's "
+    "Householder QR there and copies Q back, between the P and Q all-reduces GRACE calls inside compress. The "
+    "release's throughput run is 0.076 s a step slower than its upper-bound run, where lionsim's codec costs "
+    "0.010 s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
 _MISS_BAGUA_100G = (
     "the DDP step is priced 55% slow (0.71 s against 0.461 s: 4,096 images at 8,893 img/s): NCCL's defaults move 2 GB/s "
     "a node over sockets, where the source's DDP moved each server's 1.04 GB of fp32 ring traffic in at most 0.41 s "
@@ -191,12 +212,12 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         key="grace-powersgd-resnet50-10g",
         source=f"{GRACE}: none 2,200.5 img/s (run csptnxrv0), powersgd 1,794.1 (xa1kk3ne0)",
         config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
-                                    method="PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor"),
+                                    method=_POWERSGD),
         quantity="step ratio, PowerSGD / dense", published=_ratio(2200.5328, 1794.0928),
         command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
                  "--workers", "8", "--network", "10gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE.format(dense="14%"),
+        miss=_MISS_GRACE_POWERSGD.format(dense="14%"),
     ),
     Case(
         key="grace-topk-resnet50-10g",
@@ -208,18 +229,18 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
                  "--workers", "8", "--network", "10gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE.format(dense="14%"),
+        miss=_MISS_GRACE_TOPK.format(dense="14%"),
     ),
     Case(
         key="grace-powersgd-resnet50-25g",
         source=f"{GRACE}: none 2,350.8 img/s (d93b4gh80), powersgd 1,847.8 (xd1ku9ef0)",
         config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
-                                    method="PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor"),
+                                    method=_POWERSGD),
         quantity="step ratio, PowerSGD / dense", published=_ratio(2350.8472, 1847.792),
         command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
                  "--workers", "8", "--network", "25gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE.format(dense="22%"),
+        miss=_MISS_GRACE_POWERSGD.format(dense="22%"),
     ),
     Case(
         key="grace-topk-resnet50-25g",
@@ -231,7 +252,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
                  "--workers", "8", "--network", "25gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE.format(dense="22%"),
+        miss=_MISS_GRACE_TOPK.format(dense="22%"),
     ),
     Case(
         key="bagua-bytegrad-vgg16-100g",
@@ -290,7 +311,7 @@ HOLDOUT_CASES: tuple[Case, ...] = (
         key="holdout-grace-powersgd-resnet50-10g-4w",
         source=f"{GRACE}: none 1,163.1 img/s (vqhj3top0), powersgd 922.1 (hvsrw9ms0)",
         config=_GRACE_CONFIG.format(workers=4, link="10 Gb/s (the 10gbe preset)",
-                                    method="PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor"),
+                                    method=_POWERSGD),
         quantity="step ratio, PowerSGD / dense", published=_ratio(1163.132, 922.1208),
         command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
                  "--workers", "4", "--network", "10gbe", "--format", "csv"),

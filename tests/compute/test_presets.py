@@ -137,3 +137,32 @@ def test_flops_and_times():
 def test_bad_device():
     with pytest.raises(LionsimError, match="mfu"):
         Device(name="x", peak_flops=1e12, memory_bandwidth_Bps=1e12, memory_bytes=1e9, mfu=1.5)
+
+
+def test_resnet50_tf_is_resnet50_with_tensorflow_s_weight_shapes():
+    """tf_cnn_benchmarks' kernels: conv [kh, kw, in, out], dense [in, out]; the same module otherwise."""
+    torch_shapes, tf = MODELS.get("resnet50").tensor_shapes, MODELS.get("resnet50-tf")
+    by_hand = [(s[2], s[3], s[1], s[0]) if len(s) == 4 else (s[1], s[0]) if len(s) == 2 else s for s in torch_shapes]
+    assert tf.tensor_shapes == by_hand
+    assert tf.tensor_shapes[0] == (7, 7, 3, 64) and (2048, 1000) in tf.tensor_shapes
+    assert tf.params == MODELS.get("resnet50").params == 25_557_032 and tf.tensors == 161
+    assert tf.training_flops_per_unit == MODELS.get("resnet50").training_flops_per_unit
+
+
+def test_powersgd_on_the_tensorflow_layout_sends_grace_s_floats():
+    """GRACE's TF PowerSGD (grace_dl/tensorflow/compressor/powersgd.py) sends, per weight of two or more
+    dimensions, P (shape[0] x 1) and Q (rest x 1) at rank 1, and vectors whole. lionsim's rule (torch's)
+    sends a weight whole where factors would not halve it: only the 1x1 kernels here ([1, 1, in, out]:
+    one row), whose whole is GRACE's Q, one float fewer than P + Q."""
+    import math
+
+    from lionsim.strategies.powersgd import lowrank_spec
+
+    shapes = MODELS.get("resnet50-tf").tensor_shapes
+    grace = sum(math.prod(s) if len(s) == 1 else s[0] + math.prod(s) // s[0] for s in shapes)
+    one_row = sum(1 for s in shapes if len(s) > 1 and s[0] == 1)
+    spec = lowrank_spec(shapes, 1)
+    assert sum(spec.factors) + spec.uncompressed == grace - one_row
+    assert 0.6 < grace / MODELS.get("resnet50").params < 0.65  # 15.96M of 25.56M floats
+    torch_spec = lowrank_spec(MODELS.get("resnet50").tensor_shapes, 1)
+    assert sum(torch_spec.factors) + torch_spec.uncompressed < 0.01 * grace  # torch's layout: out x (in kh kw)
