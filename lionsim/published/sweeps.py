@@ -275,7 +275,7 @@ SWEEPS: tuple[Sweep, ...] = (
         source="NVIDIA/nccl issue 209, the same table",
         config="4 Google Cloud VMs of 8 V100, 32 Gbps network each; NCCL 2.4.7; NCCL_NSOCKS_PERTHREAD=3 "
                "NCCL_SOCKET_NTHREADS=4; busbw 22.2-22.9 Gbit/s from 128 MiB up: the middle, 22.4 Gbit/s, at "
-               "128 MiB as a time", network="examples/clusters/gcp-v100x8-32gbe.toml", workers=32,
+               "128 MiB as a time", network="examples/clusters/gcp-v100x8-32gbe-3socks.toml", workers=32,
         miss="tuned: 3 sockets a thread x 4 threads a channel (NCCL_NSOCKS_PERTHREAD=3, NCCL_SOCKET_NTHREADS=4) "
              "move 2.8 GB/s a node; the sockets fabric's cap is what NCCL's defaults move",
         rows=(_busbw_row(128 * MiB, 22.4 / 8, 32),),
@@ -381,7 +381,8 @@ def fitted_fabrics() -> dict:
 if __name__ == "__main__":
     if "--fit" in sys.argv[1:]:
         for name, fabric in fitted_fabrics().items():
-            print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g} "
+            thread = "" if fabric.thread_GBps is None else f" thread_GBps={fabric.thread_GBps:g}"
+            print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g}{thread} "
                   f"protocol_share={fabric.protocol_share} protocols={fabric.protocols} (fitted on {fabric.fitted_on})")
     else:
         print(markdown_table(results()))
