@@ -29,6 +29,10 @@ A network names its fabric (`fabric = "efa"` in a profile); one that does not is
 its inter link's alpha is at least 10 us (REFERENCE.md 6: TCP's one-way latency is 10-50 us,
 RDMA's 1-3 us), else ib.
 
+The sockets fabric prices NCCL's socket settings by rule (lionsim.network.sockets): a node moves
+at most channels x helper threads a connection x thread_GBps, the settings from the network's
+[nccl] table (NCCL's generic defaults when it has none: 2 channels, the proxy thread alone).
+
 The ib, efa and sockets figures are fitted, not chosen: lionsim.network.fabric_fit fits them to
 the sweeps marked "fit" in lionsim.published.sweeps (which rows of which published sweep, each
 with its source), by least squares on log time over every row of those sweeps, and the sweeps
