@@ -127,6 +127,7 @@ EXTRA_COLUMNS: list[str] = [
     "unit",
     "library",
     "fabric",
+    "fabric_cap_GBps",
     "replica_gpus",
 ]
 
@@ -270,6 +271,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "optimizer": r.optimizer,
             "library": network.traits.name,
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
+            "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
             "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node),

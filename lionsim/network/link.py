@@ -25,6 +25,7 @@ from typing import Any
 from lionsim.errors import LionsimError
 from lionsim.network.checks import check_number
 from lionsim.network.fabrics import FABRICS, Fabric, infer_fabric
+from lionsim.network.sockets import GENERIC, SocketSettings, node_cap_GBps
 from lionsim.network.traits import IDEAL, Traits
 
 GB = 1e9
@@ -119,6 +120,9 @@ class Network:
     fabric: str = ""
     """The transport NCCL runs over across nodes (fabrics.py: ib, efa, sockets, tuning), which prices
     NCCL's choices; "": inferred from the inter link's alpha (`nccl_fabric`)."""
+    sockets: SocketSettings = GENERIC
+    """NCCL's socket-transport settings (sockets.py: threads, sockets, channels), which set the
+    sockets fabric's per-node cap; GENERIC: NCCL's defaults on a NIC that is neither AWS's nor GCP's."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
@@ -139,8 +143,15 @@ class Network:
             )
 
     def nccl_fabric(self) -> Fabric:
-        """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py)."""
-        return FABRICS.get(self.fabric or infer_fabric(self.inter.alpha_s))
+        """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py), its
+        per-node cap set by this network's socket settings where it prices per thread."""
+        return self.on_fabric(FABRICS.get(self.fabric or infer_fabric(self.inter.alpha_s)))
+
+    def on_fabric(self, fabric: Fabric) -> Fabric:
+        """`fabric` as this network runs it: a per-thread fabric's cap for its socket settings."""
+        if fabric.thread_GBps is None:
+            return fabric
+        return dataclasses.replace(fabric, cap_GBps=node_cap_GBps(fabric.thread_GBps, fabric.cap_GBps, self.sockets))
 
     def with_traits(self, traits: Traits) -> Network:
         """The same links and topology run by a library with `traits`."""
@@ -176,6 +187,8 @@ class Network:
             out["description"] = self.description
         if self.fabric:
             out["fabric"] = self.fabric
+        if not self.sockets.is_default:
+            out["nccl"] = self.sockets.to_dict()
         if not self.traits.ideal or self.traits.backend != "any":  # a fit keeps its backend even if ideal
             out["traits"] = self.traits.to_dict()
         if self.measured:

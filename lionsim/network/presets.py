@@ -7,7 +7,7 @@
 | 1gbe          | 0.117          | 1.0  | 50       | 0.125 GB/s line rate x 0.94 TCP/IP framing (1448 payload / 1538 wire bytes at MTU 1500); alpha top of the 10-50 us TCP range |
 | 10gbe         | 1.17           | 1.0  | 25       | 1.25 GB/s x 0.94; alpha mid-range of 10-50 us |
 | 25gbe         | 2.9            | 1.0  | 25       | 3.125 GB/s x 0.94 (rounded down); alpha mid-range |
-| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE tuned (NCCL_MIN_NCHANNELS=4, NVIDIA/nccl issue 450), so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us. NCCL with its defaults moves 2 GB/s a node (the sockets fabric) |
+| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE tuned (NCCL_MIN_NCHANNELS=4, NVIDIA/nccl issue 450), so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us. NCCL with its generic socket defaults moves 0.98 GB/s a node (the sockets fabric's rule, lionsim.network.sockets) |
 | ib-hdr        | 24             | 1.0  | 2        | HDR 200 Gb/s = 25 GB/s, about 24 GB/s achieved (RDMA); alpha 1-3 us |
 | ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
 | nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
@@ -16,7 +16,7 @@
 | dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
 | a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
-| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets: the link as 100gbe; NCCL's pricing moves at most the sockets fabric's 2 GB/s a node |
+| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets: the link as 100gbe; NCCL's generic socket defaults move at most 0.98 GB/s a node (the sockets fabric's rule) |
 
 Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
 h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
@@ -27,7 +27,10 @@ the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
 Fabric: the transport NCCL runs over across nodes, which prices its calls (fabrics.py, fitted
 to published nccl-tests sweeps): sockets for the Ethernet presets (100mbe ... 100gbe,
 h100x8-*gbe), ib for the InfiniBand ones (ib-*, dgx-*, a100x8-4hdr). Under `--traits nccl` a
-flat preset's calls cross the network at every step, each worker its own node.
+flat preset's calls cross the network at every step, each worker its own node. A preset states no
+NCCL socket settings, so it runs NCCL's generic defaults (2 channels, no helper thread:
+lionsim.network.sockets), which move at most 0.98 GB/s a node: below the link from 10gbe up
+(1gbe and 100mbe are link-bound). A profile's [nccl] table states other settings.
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
 figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
@@ -119,7 +122,7 @@ _add(
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,
-        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP: 2 GB/s a node)",
+        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, generic socket defaults: 0.98 GB/s a node)",
     )
 )
 _add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))

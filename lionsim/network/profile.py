@@ -20,6 +20,11 @@
     fabric = "efa"              # optional: the transport NCCL runs over across nodes (ib, efa,
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
+    [nccl]                      # optional: NCCL's socket-transport settings, which set the sockets
+    nic = "aws"                 # fabric's per-node rate (lionsim.network.sockets): nic "aws", "gcp"
+    socket_nthreads = 2         # or "generic" (NCCL's defaults for it), NCCL_SOCKET_NTHREADS (1-16),
+    nsocks_perthread = 8        # NCCL_NSOCKS_PERTHREAD (threads x sockets <= 64), NCCL_MIN_NCHANNELS
+    min_nchannels = 4           # (1-64); absent: NCCL's generic defaults (0 helper threads, 2 channels)
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
@@ -41,6 +46,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.keys import integer, no_unknown, number, string
 from lionsim.network.link import Link, Network
 from lionsim.network.presets import NETWORKS
+from lionsim.network.sockets import GENERIC, settings_from_table
 from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
 from lionsim.registry import did_you_mean
@@ -48,7 +54,7 @@ from lionsim.registry import did_you_mean
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
-             "traits", "fabric", "measured")
+             "traits", "fabric", "nccl", "measured")
 
 
 def canonical_network(spec: str | os.PathLike[str]) -> str:
@@ -125,6 +131,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             description=string(data, "description", source, default=f"profile {source}"),
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
             fabric=_fabric(data, source),
+            sockets=settings_from_table(data["nccl"], source) if "nccl" in data else GENERIC,
             measured=measured_record(data["measured"], source) if "measured" in data else {},
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file

@@ -27,6 +27,10 @@ description = "a flat network without latency"
 alpha_us = 0.0
 bandwidth_GBps = 1.0
 """
+from lionsim.network.fabrics import SOCKETS
+
+CAP = 2 * 1 * SOCKETS.thread_GBps
+"""GB/s a node NCCL's sockets move with the generic settings: 2 channels x 1 thread (lionsim.network.sockets)."""
 
 
 @pytest.fixture
@@ -83,26 +87,26 @@ def test_a_target_no_bandwidth_reaches_is_nan_with_a_note(tmp_path):
 
 
 def test_a_fabric_whose_transport_caps_a_node_says_the_cap_stops_it():
-    # NCCL over TCP sockets moves at most 2 GB/s a node (lionsim.network.fabrics): a 1.3B model's
+    # NCCL over TCP sockets moves at most CAP a node with its generic settings (lionsim.network.sockets): a 1.3B model's
     # bf16 all-reduce per 8,192-token step cannot hide behind compute at any link rate; on RDMA
     # (the same nodes on a100x8-4hdr's InfiniBand, no cap) the same target is reached
     base = dict(model="gpt2-1.3b", tokens_per_worker=8192, workers=16, strategies=["adamw@bf16-allreduce"])
     (capped,) = need_rows(resolve(EstimateConfig(network="h100x8-100gbe", **base)), Need(0.9))
     assert math.isnan(capped["bandwidth_needed_GBps"])
-    assert capped["need_note"].startswith("unreachable on the sockets fabric") and "2 GB/s a node" in capped["need_note"]
+    assert capped["need_note"].startswith("unreachable on the sockets fabric") and f"{CAP:g} GB/s a node" in capped["need_note"]
     (rdma,) = need_rows(resolve(EstimateConfig(network="a100x8-4hdr", **base)), Need(0.9))
-    assert rdma["bandwidth_needed_GBps"] > 2.0 and rdma["need_note"] == ""
+    assert rdma["bandwidth_needed_GBps"] > CAP and rdma["need_note"] == ""
 
 
 def test_an_answer_above_the_cap_of_the_networks_fabric_says_so():
-    """The 10gbe preset runs the ideal library (no cap), its fabric NCCL's sockets (2 GB/s a node):
-    a need above 2 GB/s is reachable only uncapped, and the note names the cap; below it, no note."""
+    """The 10gbe preset runs the ideal library (no cap), its fabric NCCL's sockets (CAP a node):
+    a need above CAP is reachable only uncapped, and the note names the cap; below it, no note."""
     base = dict(model="gpt2-124m", workers=16, strategies=["adamw@bf16-allreduce"], network="10gbe")
     (high,) = need_rows(resolve(EstimateConfig(**base)), Need(0.9))
-    assert high["bandwidth_needed_GBps"] > 2.0 and "2 GB/s a node" in high["need_note"]
+    assert high["bandwidth_needed_GBps"] > CAP and f"{CAP:g} GB/s a node" in high["need_note"]
     assert "sockets" in high["need_note"]
     (low,) = need_rows(resolve(EstimateConfig(**base)), Need(0.01))
-    assert low["bandwidth_needed_GBps"] < 2.0 and low["need_note"] == ""
+    assert low["bandwidth_needed_GBps"] < CAP and low["need_note"] == ""
 
 
 @pytest.mark.parametrize("value, target, text", [(0.8996, 0.9, "89.96%"), (0.89999, 0.9, "89.999%"),

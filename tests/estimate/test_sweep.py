@@ -23,6 +23,7 @@ from lionsim.estimate.sweep import (
 )
 from lionsim.network import GB, load_network
 from lionsim.reports.plots.estimate import plot_estimate_sweep
+from lionsim.network.fabrics import SOCKETS
 
 
 def test_parse_lists_and_ranges():
@@ -143,7 +144,7 @@ def test_a_speedup_within_half_a_percent_is_level_not_a_win():
     got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
     assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)
 def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers(monkeypatch, tmp_path):
-    """NCCL over sockets moves at most 2 GB/s a node (lionsim.network.fabrics): past it every curve is
+    """NCCL over sockets moves at most its cap a node (generic settings, lionsim.network.sockets): past it every curve is
     flat, and the plot marks where and says why; 200 points draw lines with a marker now and then."""
     import lionsim.reports.plots.estimate as plots
 
@@ -152,12 +153,13 @@ def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers
     cfg = EstimateConfig(model="gpt2-124m", workers=16, network="h100x8-10gbe", strategies=["adamw@bf16-allreduce"])
     sweep, frame, got = run_sweep(cfg, "bandwidth=0.1:100:200")
     step = frame.set_index("sweep_value")["step_s"]
-    assert step[step.index > 2.0].nunique() == 1 < step[step.index < 2.0].nunique()  # the model: flat past the cap
+    cap = 2 * 1 * SOCKETS.thread_GBps  # 2 channels x 1 thread, NCCL's generic socket settings
+    assert step[step.index > cap].nunique() == 1 < step[step.index < cap].nunique()  # the model: flat past the cap
     plots.plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
     top, bottom = figures[0].axes
-    assert any("2 GB/s a node" in t.get_text() and "sockets" in t.get_text() for t in top.texts)
+    assert any(f"{cap:g} GB/s a node" in t.get_text() and "sockets" in t.get_text() for t in top.texts)
     for ax in (top, bottom):
-        assert any(list(line.get_xdata()) == [2.0, 2.0] for line in ax.lines)
+        assert any(list(line.get_xdata()) == [cap, cap] for line in ax.lines)
     curve = next(line for line in top.lines if len(line.get_xdata()) == 200)
     assert curve.get_markevery() not in (None, 1)
     # the subtitle spans the figure, not the panel the legend halves

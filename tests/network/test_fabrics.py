@@ -14,6 +14,8 @@ from lionsim.network.fabrics import FABRICS, SOCKETS
 from lionsim.network.profile import network_from_dict
 
 FLAT = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}}
+GENERIC_CAP_GBPS = 2 * 1 * SOCKETS.thread_GBps
+"""NCCL's generic socket defaults: 2 channels, no helper thread (the proxy thread, one a connection)."""
 
 
 def profile(tmp_path, text: str) -> str:
@@ -41,18 +43,19 @@ def test_a_network_without_a_fabric_takes_one_from_its_alpha():
             assert preset.nccl_fabric().name == "sockets", name
         if name.startswith(("ib-", "dgx-", "a100x8")):
             assert preset.nccl_fabric().name == "ib", name
-    assert network_for("100gbe", traits="nccl").nccl_fabric() is SOCKETS  # --traits nccl on a flat preset
+    on_preset = network_for("100gbe", traits="nccl").nccl_fabric()  # --traits nccl on a flat preset
+    assert on_preset.name == "sockets" and on_preset.cap_GBps == pytest.approx(GENERIC_CAP_GBPS, rel=1e-12)
 
 
 def test_the_socket_transport_moves_at_most_its_cap_and_never_runs_ll128():
     """4 nodes of one GPU on a 10 GB/s link: a ring moves 2(N-1)/N n through each node, at the
-    sockets' cap (2 GB/s) not the link's; its latency is the fabric's Simple hop on every step,
+    sockets' cap (NCCL's generic settings: 2 channels x 1 thread) not the link's; its latency is the fabric's Simple hop on every step,
     x1.4 (tuning.cc's ring plateau); LL128, which needs a NIC near the GPUs, is never chosen."""
     net = network_from_dict(FLAT | {"traits": "nccl"}, source="s", default_name="s")
     n, ranks = 2**30, 4
     ring = price(CollectiveCall("all_reduce", n), ranks, net, "ring")
     assert ring.protocol == "simple"
-    assert ring.bandwidth_s == pytest.approx(2 * (ranks - 1) / ranks * n / (SOCKETS.cap_GBps * 1e9), rel=1e-12)
+    assert ring.bandwidth_s == pytest.approx(2 * (ranks - 1) / ranks * n / (GENERIC_CAP_GBPS * 1e9), rel=1e-12)
     base_simple = 8.4  # tuning.cc baseLatencies, ring Simple
     assert ring.latency_s == pytest.approx((base_simple + 2 * (ranks - 1) * SOCKETS.hop_us[2]) * 1.4 * 1e-6, rel=1e-12)
     for size in (8, 4096, 2**16, 2**20, 2**24, 2**28):
@@ -91,11 +94,11 @@ def test_nccls_point_to_point_sends_across_nodes_run_over_the_fabric_too():
     n, ranks = 64e6, 4
     a2a = price(CollectiveCall("all_to_all", n), ranks, net, "pairwise")
     hop = SOCKETS.hop_us[0] * 1e-6
-    assert a2a.time_s == pytest.approx((ranks - 1) * hop + (ranks - 1) / ranks * n / (SOCKETS.cap_GBps * 1e9), rel=1e-12)
+    assert a2a.time_s == pytest.approx((ranks - 1) * hop + (ranks - 1) / ranks * n / (GENERIC_CAP_GBPS * 1e9), rel=1e-12)
     ideal = price(CollectiveCall("all_to_all", n), ranks, net.with_traits(IDEAL), "pairwise")
     assert ideal.time_s == pytest.approx((ranks - 1) * 25e-6 + (ranks - 1) / ranks * n / 10e9, rel=1e-12)
     # two nodes of 8 on h100x8-100gbe: a hierarchical plan's inter phase, 8 streams sharing the node's cap
     cluster = NETWORKS.get("h100x8-100gbe")
     scoped = price(CollectiveCall("all_to_all", n, scope="inter"), 16, cluster, "pairwise")
-    per_stream = min(cluster.inter.bandwidth_Bps * cluster.inter.efficiency / 8, SOCKETS.cap_GBps * 1e9 / 8)
+    per_stream = min(cluster.inter.bandwidth_Bps * cluster.inter.efficiency / 8, GENERIC_CAP_GBPS * 1e9 / 8)
     assert scoped.time_s == pytest.approx((2 - 1) * hop + (2 - 1) / 2 * n / per_stream, rel=1e-12)

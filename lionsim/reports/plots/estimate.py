@@ -89,20 +89,22 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
 
 
 def _mark_cap(frame: pd.DataFrame, top, bottom) -> None:
-    """Where a capped fabric's transport stops moving more (NCCL over sockets: 2 GB/s a node), the
-    curves go flat: a line there, and a note saying why (lionsim.network.fabrics; estimate --need)."""
+    """Where a capped fabric's transport stops moving more (NCCL over sockets: what the network's
+    socket settings move, lionsim.network.sockets), the curves go flat: a line there, and a note
+    saying why (lionsim.network.fabrics; estimate --need)."""
     from lionsim.network.fabrics import FABRICS
 
     first = frame.iloc[0]
     if first.get("library") != "nccl" or not first.get("fabric") or first["workers"] <= first["gpus_per_node"]:
         return
     fabric = FABRICS.get(first["fabric"])
-    if math.isinf(fabric.cap_GBps):
+    cap = float(first.get("fabric_cap_GBps", fabric.cap_GBps))  # the network's cap (its socket settings)
+    if not math.isfinite(cap):
         return
-    at = fabric.cap_GBps / fabric.share  # the link rate beyond which the transport moves no more
+    at = cap / fabric.share  # the link rate beyond which the transport moves no more
     for ax in (top, bottom):
         ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
-    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{fabric.cap_GBps:g} GB/s a node; flat beyond",
+    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; flat beyond",
                  (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
                  va="top", fontsize=8, color="dimgrey")
 
