@@ -7,9 +7,9 @@ For one fabric, the free figures are (fabrics.py):
 - efa: one extra per hop over ib's (EFA with GPUDirect RDMA is RDMA with a longer path) and the
   share of the link it moves;
 - efa-host: Simple's hop latency and the per-node cap (data through host memory);
-- sockets: LL's and Simple's hop latencies, the rate per socket-transport thread (each sweep's
-  network states the threads and channels it ran, lionsim.network.sockets, so its per-node cap is
-  channels x threads x the rate) and LL's share of NCCL's modelled bandwidth (LL's flags halve
+- sockets: LL's and Simple's hop latencies, the rate per socket-transport channel (each sweep's
+  network states the channels it ran, lionsim.network.sockets, so its per-node cap is channels x
+  the rate) and LL's share of NCCL's modelled bandwidth (LL's flags halve
   what each 8-byte word carries; through a socket it gets less still).
 
 Each candidate
@@ -72,9 +72,9 @@ def _parameters(name: str, ib: Fabric) -> tuple[Callable[[np.ndarray], Fabric], 
     if name == "efa-host":  # Simple only: its hop and the per-node cap
         return (lambda x: dataclasses.replace(base, hop_us=(float(e(x[0])),) * 3, cap_GBps=float(e(x[1])))), \
             np.log([30.0, 3.0])
-    if name == "sockets":  # LL's hop (LL128 off), Simple's, the rate per thread and LL's bandwidth share
+    if name == "sockets":  # LL's hop (LL128 off), Simple's, the rate per channel and LL's bandwidth share
         return (lambda x: dataclasses.replace(base, hop_us=(float(e(x[0])),) * 2 + (float(e(x[1])),),
-                                              thread_GBps=float(e(x[2])),
+                                              channel_GBps=float(e(x[2])),
                                               protocol_share=(min(1.0, float(e(x[3]))), 1.0, 1.0))), \
             np.log([40.0, 80.0, 0.75, 0.5])
     raise ValueError(f"no fit for fabric {name!r}")
@@ -127,8 +127,8 @@ def fit(name: str, sweeps: Sequence, ib: Fabric | None = None) -> Fabric:
     hop = tuple(_round2(h) for h in best.hop_us)
     cap = best.cap_GBps if math.isinf(best.cap_GBps) else _round2(best.cap_GBps)
     keys = ", ".join(s.key for s in sweeps)
-    thread = None if best.thread_GBps is None else _round2(best.thread_GBps)
-    return dataclasses.replace(best, hop_us=hop, share=_round2(best.share), cap_GBps=cap, thread_GBps=thread,
+    channel = None if best.channel_GBps is None else _round2(best.channel_GBps)
+    return dataclasses.replace(best, hop_us=hop, share=_round2(best.share), cap_GBps=cap, channel_GBps=channel,
                                protocol_share=tuple(_round2(v) for v in best.protocol_share), fitted_on=keys)
 
 

@@ -11,8 +11,8 @@ protocol with (NCCL still chooses with its own constants):
     share      the part of the inter link's bandwidth the transport moves
     cap_GBps   the most bytes per second one node's transport moves, whatever the link (EFA
                without GPUDirect RDMA copies every byte through host memory)
-    thread_GBps  the socket transport's rate per thread: a node moves at most channels x threads
-               x this, from the network's NCCL socket settings (lionsim.network.sockets)
+    channel_GBps  the socket transport's rate per channel: a node moves at most channels x
+               this, from the network's NCCL socket settings (lionsim.network.sockets)
     protocol_share  each protocol's part of NCCL's modelled bandwidth across nodes
     protocols  the protocols NCCL enables over it: LL128 needs the NIC near the GPUs (up to
                PXB/PXN in tuning.cc), never true of a socket's Ethernet NIC
@@ -30,8 +30,8 @@ its inter link's alpha is at least 10 us (REFERENCE.md 6: TCP's one-way latency 
 RDMA's 1-3 us), else ib.
 
 The sockets fabric prices NCCL's socket settings by rule (lionsim.network.sockets): a node moves
-at most channels x helper threads a connection x thread_GBps, the settings from the network's
-[nccl] table (NCCL's generic defaults when it has none: 2 channels, the proxy thread alone).
+at most channels x channel_GBps, the channels from the network's [nccl] table (NCCL's default
+when it has none: 2 a NIC).
 
 The ib, efa and sockets figures are fitted, not chosen: lionsim.network.fabric_fit fits them to
 the sweeps marked "fit" in lionsim.published.sweeps (which rows of which published sweep, each
@@ -67,9 +67,9 @@ class Fabric:
     across nodes on this fabric (NCCL's refinements for LL and LL128 assume NVLink-like links)."""
     protocols: tuple[str, ...] = PROTOCOLS
     """Protocols NCCL enables over this transport."""
-    thread_GBps: float | None = None
-    """Bytes a second (1e9) one socket-transport thread moves; the node's cap is channels x threads x
-    this for the network's settings (lionsim.network.sockets); None: cap_GBps alone."""
+    channel_GBps: float | None = None
+    """Bytes a second (1e9) one socket-transport channel moves; the node's cap is channels x this for
+    the network's settings (lionsim.network.sockets); None: cap_GBps alone."""
     description: str = ""
     fitted_on: str = ""
     """Which sweeps (lionsim.published.sweeps keys) the figures were fitted on; "" when not fitted."""
@@ -91,7 +91,7 @@ EFA = Fabric(name="efa", hop_us=(17.0, 29.0, 60.0), share=0.67, protocol_share=(
 EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",),
                   description="AWS EFA without GPUDirect RDMA (g4dn, p3dn): through host memory, Simple only",
                   fitted_on="efa-g4dn-metal-2x1")
-SOCKETS = Fabric(name="sockets", hop_us=(50.0, 50.0, 89.0), thread_GBps=0.49, protocol_share=(0.55, 1.0, 1.0),
+SOCKETS = Fabric(name="sockets", hop_us=(50.0, 50.0, 89.0), channel_GBps=0.98, protocol_share=(0.55, 1.0, 1.0),
                  protocols=("ll", "simple"),
                  description="NCCL's socket transport over TCP",
                  fitted_on="sockets-g4dn-8xl-2x1")

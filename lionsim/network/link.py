@@ -121,8 +121,8 @@ class Network:
     """The transport NCCL runs over across nodes (fabrics.py: ib, efa, sockets, tuning), which prices
     NCCL's choices; "": inferred from the inter link's alpha (`nccl_fabric`)."""
     sockets: SocketSettings = GENERIC
-    """NCCL's socket-transport settings (sockets.py: threads, sockets, channels), which set the
-    sockets fabric's per-node cap; GENERIC: NCCL's defaults on a NIC that is neither AWS's nor GCP's."""
+    """NCCL's socket-transport settings (sockets.py: the channels a NIC), which set the sockets
+    fabric's per-node cap; GENERIC: NCCL's defaults (2 channels a NIC)."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
@@ -144,14 +144,14 @@ class Network:
 
     def nccl_fabric(self) -> Fabric:
         """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py), its
-        per-node cap set by this network's socket settings where it prices per thread."""
+        per-node cap set by this network's socket settings where it prices per channel."""
         return self.on_fabric(FABRICS.get(self.fabric or infer_fabric(self.inter.alpha_s)))
 
     def on_fabric(self, fabric: Fabric) -> Fabric:
-        """`fabric` as this network runs it: a per-thread fabric's cap for its socket settings."""
-        if fabric.thread_GBps is None:
+        """`fabric` as this network runs it: a per-channel fabric's cap for its socket settings."""
+        if fabric.channel_GBps is None:
             return fabric
-        return dataclasses.replace(fabric, cap_GBps=node_cap_GBps(fabric.thread_GBps, fabric.cap_GBps, self.sockets))
+        return dataclasses.replace(fabric, cap_GBps=node_cap_GBps(fabric.channel_GBps, fabric.cap_GBps, self.sockets))
 
     def with_traits(self, traits: Traits) -> Network:
         """The same links and topology run by a library with `traits`."""

@@ -16,7 +16,7 @@
 | dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
 | a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
-| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets: the link as 100gbe; NCCL's generic socket defaults move at most 0.98 GB/s a node (the sockets fabric's rule) |
+| h100x8-100gbe | 11.7 / node    | 0.43 | 20       | 8 GPUs per node on nvlink4, one 100gbe NIC per node, NCCL over TCP sockets: the link as 100gbe; NCCL's default 2 channels move at most 1.96 GB/s a node (the sockets fabric's rule) |
 
 Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
 h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
@@ -28,9 +28,9 @@ Fabric: the transport NCCL runs over across nodes, which prices its calls (fabri
 to published nccl-tests sweeps): sockets for the Ethernet presets (100mbe ... 100gbe,
 h100x8-*gbe), ib for the InfiniBand ones (ib-*, dgx-*, a100x8-4hdr). Under `--traits nccl` a
 flat preset's calls cross the network at every step, each worker its own node. A preset states no
-NCCL socket settings, so it runs NCCL's generic defaults (2 channels, no helper thread:
-lionsim.network.sockets), which move at most 0.98 GB/s a node: below the link from 10gbe up
-(1gbe and 100mbe are link-bound). A profile's [nccl] table states other settings.
+NCCL socket settings, so it runs NCCL's default 2 channels a NIC (lionsim.network.sockets),
+which move at most 1.96 GB/s a node: below the link from 25gbe up (10gbe and slower are
+link-bound). A profile's [nccl] table states other settings.
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
 figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
@@ -122,7 +122,7 @@ _add(
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,
-        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, generic socket defaults: 0.98 GB/s a node)",
+        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, its default 2 channels: 1.96 GB/s a node)",
     )
 )
 _add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))

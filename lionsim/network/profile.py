@@ -21,10 +21,8 @@
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
     [nccl]                      # optional: NCCL's socket-transport settings, which set the sockets
-    nic = "aws"                 # fabric's per-node rate (lionsim.network.sockets): nic "aws", "gcp"
-    socket_nthreads = 2         # or "generic" (NCCL's defaults for it), NCCL_SOCKET_NTHREADS (1-16),
-    nsocks_perthread = 8        # NCCL_NSOCKS_PERTHREAD (threads x sockets <= 64), NCCL_MIN_NCHANNELS
-    min_nchannels = 4           # (1-64); absent: NCCL's generic defaults (0 helper threads, 2 channels)
+    min_nchannels = 4           # fabric's per-node rate (lionsim.network.sockets): NCCL_MIN_NCHANNELS
+                                # (1-64); absent: NCCL's default, 2 channels a NIC
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call

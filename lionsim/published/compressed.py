@@ -148,13 +148,13 @@ _MISS_GRACE_POWERSGD = (
     "release's throughput run is 0.076 s a step slower than its upper-bound run, where lionsim's codec costs "
     "0.010 s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
 _MISS_BAGUA_100G = (
-    "the 100gbe preset states no NCCL socket settings, so it runs NCCL's generic defaults (2 channels, no helper "
-    "thread: 0.98 GB/s a node by the sockets rule, lionsim.network.sockets); the DDP step is priced 1.29 s against "
-    "0.461 s (4,096 images at 8,893 img/s), ByteGrad's 0.354 s against 0.188 s and QAdam's 0.356 s against 0.217 s. "
-    "The benchmark page does not say which NCCL settings its runs used; the only evidence is that the same team's "
-    "NCCL thread on their 100 Gbps TCP cluster of 8-V100 servers (NVIDIA/nccl issue 450) ran NCCL_MIN_NCHANNELS=4 "
-    "and NCCL_SOCKET_NTHREADS=2, so the cases keep NCCL's defaults (`socket settings`). With the thread's settings "
-    "and link (examples/clusters/v100x8-100gbe.toml) the three steps price at 0.443, 0.153 and 0.156 s.")
+    "the DDP step is priced 57% slow (0.72 s against 0.461 s: 4,096 images at 8,893 img/s): the 100gbe preset states "
+    "no NCCL socket settings, so it runs NCCL's default 2 channels a NIC (1.96 GB/s a node by the sockets rule, "
+    "lionsim.network.sockets), where the source's DDP moved each server's 1.04 GB of fp32 ring traffic in at most "
+    "0.41 s (2.5 GB/s). The benchmark page does not say which NCCL settings its runs used; the only evidence is that "
+    "the same team's NCCL thread on their 100 Gbps TCP cluster of 8-V100 servers (NVIDIA/nccl issue 450) ran "
+    "NCCL_MIN_NCHANNELS=4, so the cases keep NCCL's defaults (`socket settings`). With the thread's 4 channels "
+    "(examples/clusters/v100x8-100gbe.toml) the DDP, ByteGrad and QAdam steps price at 0.443, 0.153 and 0.156 s.")
 _MISS_BAGUA_10G = (
     "ByteGrad's 8-bit scatter-gather moves 259 MB through each server's NIC a step, at least 0.21 s at 10 Gb/s "
     "however it overlaps, and the figure's whole step is 0.208 s (19,714 img/s); its DDP step (0.90 s) likewise "

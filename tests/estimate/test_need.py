@@ -29,7 +29,7 @@ bandwidth_GBps = 1.0
 """
 from lionsim.network.fabrics import SOCKETS
 
-CAP = 2 * 1 * SOCKETS.thread_GBps
+CAP = 2 * SOCKETS.channel_GBps
 """GB/s a node NCCL's sockets move with the generic settings: 2 channels x 1 thread (lionsim.network.sockets)."""
 
 

@@ -153,7 +153,7 @@ def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers
     cfg = EstimateConfig(model="gpt2-124m", workers=16, network="h100x8-10gbe", strategies=["adamw@bf16-allreduce"])
     sweep, frame, got = run_sweep(cfg, "bandwidth=0.1:100:200")
     step = frame.set_index("sweep_value")["step_s"]
-    cap = 2 * 1 * SOCKETS.thread_GBps  # 2 channels x 1 thread, NCCL's generic socket settings
+    cap = 2 * SOCKETS.channel_GBps  # NCCL's default 2 channels a NIC
     assert step[step.index > cap].nunique() == 1 < step[step.index < cap].nunique()  # the model: flat past the cap
     plots.plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
     top, bottom = figures[0].axes

@@ -141,7 +141,7 @@ def test_nccl_across_one_nic_per_node_is_not_the_hierarchical_plan(nodes):
     beyond, at 0.92 of what NCCL's sockets move with their generic settings (2 channels x 1
     thread x the rate a thread, below B). NCCL takes the tree on two nodes, the ring beyond."""
     net, b, n = NETWORKS.get("h100x8-10gbe"), 1.17e9, 6.8e8
-    moved = min(b, 2 * 1 * SOCKETS.thread_GBps * 1e9)
+    moved = min(b, 2 * SOCKETS.channel_GBps * 1e9)
     call, ranks = CollectiveCall("all_reduce", n), 8 * nodes
     nccl, ideal = price(call, ranks, net), price(call, ranks, net.with_traits(IDEAL))
     ring = price(call, ranks, net, "ring")

@@ -14,7 +14,7 @@ from lionsim.network.fabrics import FABRICS, SOCKETS
 from lionsim.network.profile import network_from_dict
 
 FLAT = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}}
-GENERIC_CAP_GBPS = 2 * 1 * SOCKETS.thread_GBps
+GENERIC_CAP_GBPS = 2 * SOCKETS.channel_GBps
 """NCCL's generic socket defaults: 2 channels, no helper thread (the proxy thread, one a connection)."""
 
 

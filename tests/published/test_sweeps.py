@@ -41,8 +41,8 @@ def test_a_rows_published_time_is_the_lower_of_its_two_columns():
 def test_the_fabrics_figures_are_the_fit_on_the_fit_sweeps():
     for name, fitted in fit_all(ps.SWEEPS).items():
         fabric = FABRICS.get(name)
-        assert (fabric.hop_us, fabric.share, fabric.cap_GBps, fabric.thread_GBps, fabric.protocol_share, fabric.protocols) == (
-            fitted.hop_us, fitted.share, fitted.cap_GBps, fitted.thread_GBps, fitted.protocol_share, fitted.protocols), name
+        assert (fabric.hop_us, fabric.share, fabric.cap_GBps, fabric.channel_GBps, fabric.protocol_share, fabric.protocols) == (
+            fitted.hop_us, fitted.share, fitted.cap_GBps, fitted.channel_GBps, fitted.protocol_share, fitted.protocols), name
         assert fabric.fitted_on == fitted.fitted_on
 
 
