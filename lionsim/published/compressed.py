@@ -153,7 +153,9 @@ _MISS_BAGUA_100G = (
     "lionsim.network.sockets), where the source's DDP moved each server's 1.04 GB of fp32 ring traffic in at most "
     "0.41 s (2.5 GB/s). The benchmark page does not say which NCCL settings its runs used; the only evidence is that "
     "the same team's NCCL thread on their 100 Gbps TCP cluster of 8-V100 servers (NVIDIA/nccl issue 450) ran "
-    "NCCL_MIN_NCHANNELS=4, so the cases keep NCCL's defaults (`socket settings`). With the thread's 4 channels "
+    "NCCL_MIN_NCHANNELS=4, and that Bagua's launcher can search NCCL_MIN_NCHANNELS, NCCL_SOCKET_NTHREADS and "
+    "NCCL_NSOCKS_PERTHREAD itself (bagua/service/autotune_system.py, `--autotune_level`), so the cases keep NCCL's "
+    "defaults (`socket settings`). With the thread's 4 channels "
     "(examples/clusters/v100x8-100gbe.toml) the DDP, ByteGrad and QAdam steps price at 0.443, 0.153 and 0.156 s.")
 _MISS_BAGUA_10G = (
     "ByteGrad's 8-bit scatter-gather moves 259 MB through each server's NIC a step, at least 0.21 s at 10 Gb/s "
