@@ -28,7 +28,16 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   binary tree over two nodes (each node the root of one tree, a leaf of the other) moves
   only n through each NIC per direction, not 2n: the tree's algbw there is
   min(busbw_intra x 1/2, inter x the same refinements), which is why NCCL runs a tree on two
-  nodes and its busbw can exceed the NICs' (NVIDIA/nccl issue 812, nccl-tests issue 196).
+  nodes and its busbw can exceed the NICs' (NVIDIA/nccl issue 812, nccl-tests issue 196). The
+  rule depends on the NCCL version a network states (ncclversion.py): tuning.cc has had it since
+  v2.5.6-1, its first release; NCCL 2.4 (no tuning.cc: src/init.cc ncclTreeThreshold) doubled the
+  tree's bandwidth on two nodes only where the GPUs have NVLink. So before 2.5.6 the rule holds on
+  NVLink nodes (an intra link of at least NVLINK_GBPS), and elsewhere the tree is ranked by the
+  inter link on two nodes as on more, which puts a large call on the ring. 2.4's other constants
+  (a ring at 5 GB/s a channel, a tree at 3/4 of it on NVLink and 2/3 on PCIe, 6 / 4 / 15 us hop
+  latencies) are not carried: they choose as today's do on the sweeps lionsim.published checks
+  (NVIDIA/nccl issue 209's NCCL 2.4.7 runs: a tree at every size on two NVLink nodes, a ring from
+  at most 31 MB on four).
 
 Choosing is not predicting. NCCL ranks the choices with these constants, written for
 InfiniBand; across nodes real calls are slower, by how much depending on the transport. So a
@@ -55,6 +64,7 @@ from dataclasses import dataclass
 
 from lionsim.network.fabrics import TUNING, Fabric
 from lionsim.network.link import Link
+from lionsim.network.ncclversion import TWO_NODE_RULE_SINCE, Release
 
 ALGORITHMS = ("tree", "ring")
 PROTOCOLS = ("ll", "ll128", "simple")
@@ -128,14 +138,22 @@ def _bus_refined(algorithm: str, protocol: str, op: str, bus: float, nodes: int)
     return bus
 
 
+def two_node_rule(version: Release | None, nvlink: bool) -> bool:
+    """Whether NCCL `version` (None: today's) ranks a tree over two nodes by the intra link: from
+    v2.5.6-1 on always (src/graph/tuning.cc), before it only on NVLink GPUs (NCCL 2.4's src/init.cc
+    ncclTreeThreshold: `if (nnodes == 2) treebw *= 2` under `nvlink`); module doc, ncclversion.py."""
+    return version is None or version >= TWO_NODE_RULE_SINCE or nvlink
+
+
 def _algbw_GBps(op: str, algorithm: str, protocol: str, nbytes: float, ranks: int, nodes: int,
-                intra_GBps: float, inter_GBps: float) -> float:
-    """GB/s of the algorithm's bandwidth term: busbw through the narrowest link, refined."""
+                intra_GBps: float, inter_GBps: float, two_node: bool = True) -> float:
+    """GB/s of the algorithm's bandwidth term: busbw through the narrowest link, refined; `two_node`:
+    whether the two-node rule holds (two_node_rule)."""
     ppn = ranks // nodes
     per_gpu = math.inf if ppn == 1 else intra_GBps
     bus = per_gpu if nodes == 1 else min(per_gpu, inter_GBps)
     algbw = _bus_refined(algorithm, protocol, op, bus, nodes) * (ranks / _nsteps(op, ranks) if algorithm == "ring" else 0.5)
-    if algorithm == "tree" and nodes == 2 and ppn > 1:  # n per NIC direction (module doc)
+    if algorithm == "tree" and nodes == 2 and ppn > 1 and two_node:  # n per NIC direction (module doc)
         algbw = min(_bus_refined(algorithm, protocol, op, intra_GBps, nodes) * 0.5,
                     _bus_refined(algorithm, protocol, op, inter_GBps, nodes))
     if algorithm == "tree":
@@ -171,11 +189,11 @@ def _sent(op: str, algorithm: str, nbytes: float, ranks: int) -> float:
 
 
 def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
-            fabric: Fabric | None = None) -> list[Choice]:
+            fabric: Fabric | None = None, version: Release | None = None) -> list[Choice]:
     """Every (algorithm, protocol) NCCL's model ranks for `op` on `nbytes` (calls.py convention:
     the vector for all-reduce, the whole output for gathers) among `ranks` GPUs on `nodes` nodes,
     each priced on `fabric` (None: tuning, NCCL's constants). `intra`: the link per GPU inside a
-    node (None: one GPU per node); `inter`: per node."""
+    node (None: one GPU per node); `inter`: per node; `version`: the NCCL release (None: today's)."""
     if op not in NCCL_OPS:
         raise ValueError(f"NCCL's tuning model does not price {op!r}")
     fabric = fabric or TUNING
@@ -185,6 +203,7 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
     intra_GBps = math.inf if ppn == 1 else link_GBps
     inter_GBps = inter.bandwidth_Bps * inter.efficiency / 1e9
     moved_GBps = min(inter_GBps * fabric.share, fabric.cap_GBps)
+    two_node = two_node_rule(version, intra_hw == "nvlink")
     out = []
     for algorithm in ALGORITHMS:
         if algorithm == "tree" and op != "all_reduce":
@@ -198,24 +217,25 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
                 net_us = intra_us
             model_us = _latency_us(op, algorithm, protocol, ranks, nodes, intra_us, net_us)
             model_s = model_us * 1e-6 + nbytes / (
-                _algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, inter_GBps) * 1e9)
+                _algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, inter_GBps, two_node) * 1e9)
             # priced: the fabric's hops, never below the links' alpha; the bandwidth it moves
             priced_intra = intra_us if intra is None else max(intra_us, intra.alpha_s * 1e6)
             priced_net = priced_intra if nodes == 1 else max(
                 net_us if fabric.hop_us is None else fabric.hop_us[i], inter.alpha_s * 1e6)
             latency_us = _latency_us(op, algorithm, protocol, ranks, nodes, priced_intra, priced_net)
             moved = inter_GBps if nodes == 1 else moved_GBps * fabric.protocol_share[i]
-            bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved) * 1e9)
+            bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved,
+                                                two_node) * 1e9)
             out.append(Choice(algorithm=algorithm, protocol=protocol, model_s=model_s, latency_s=latency_us * 1e-6,
                               bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks)))
     return out
 
 
 def pick(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
-         algorithm: str | None = None, fabric: Fabric | None = None) -> Choice:
-    """What NCCL runs: the fastest choice by its own model (of `algorithm`'s, when one is named;
-    ties go to the first in tuning.cc's order, tree before ring, LL before LL128 before Simple),
-    priced on `fabric`."""
-    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter, fabric)
+         algorithm: str | None = None, fabric: Fabric | None = None, version: Release | None = None) -> Choice:
+    """What NCCL `version` (None: today's) runs: the fastest choice by its own model (of
+    `algorithm`'s, when one is named; ties go to the first in tuning.cc's order, tree before ring,
+    LL before LL128 before Simple), priced on `fabric`."""
+    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter, fabric, version)
                if algorithm is None or c.algorithm == algorithm]
     return min(options, key=lambda c: c.model_s)

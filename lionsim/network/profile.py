@@ -23,6 +23,8 @@
     [nccl]                      # optional: NCCL's socket-transport settings, which set the sockets
     min_nchannels = 4           # fabric's per-node rate (lionsim.network.sockets): NCCL_MIN_NCHANNELS
                                 # (1-64); absent: NCCL's default, 2 channels a NIC
+    version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
+                                # today's, whose two-node tree rule holds on any intra link
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call

@@ -1,10 +1,15 @@
-"""NCCL's socket-transport settings, and the per-node rate they give the sockets fabric.
+"""NCCL's settings on one network: its socket transport, with the per-node rate it gives the
+sockets fabric, and its version.
 
 A network states them in a profile's `[nccl]` table (profile.py); a network that states none runs
-NCCL's defaults:
+today's NCCL with its defaults:
 
     [nccl]
     min_nchannels = 4        # NCCL_MIN_NCHANNELS: channels at least, 1-64
+    version = "2.4.7"        # the NCCL it runs, 2.4.0 on (lionsim.network.ncclversion)
+
+The version matters for one rule of NCCL's choice, the two-node tree rule (ncclversion.py); the
+rest of this doc is the socket transport.
 
 What NCCL does (NVIDIA/nccl src/graph/connect.cc, ncclTopoPostset; src/transport/net_socket.cc):
 each channel is one connection per direction through the node's NIC; NCCL runs twice the channels
@@ -35,12 +40,13 @@ from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
 from lionsim.network.keys import no_unknown
+from lionsim.network.ncclversion import Release, parse
 
 MAX_CHANNELS = 64
 """NCCL's MAXCHANNELS (src/include/device.h; 32 before NCCL 2.12)."""
 CHANNELS_PER_NIC = 2
 """Channels NCCL runs per Ethernet NIC unless told otherwise (module doc)."""
-KEYS = ("min_nchannels",)
+KEYS = ("min_nchannels", "version")
 """Keys of a profile's [nccl] table."""
 UNPRICED = ("socket_nthreads", "nsocks_perthread", "nic")
 """NCCL settings lionsim does not price (module doc): refused with the reason, not ignored."""
@@ -48,10 +54,12 @@ UNPRICED = ("socket_nthreads", "nsocks_perthread", "nic")
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SocketSettings:
-    """NCCL's socket-transport settings on one network (module doc); None: NCCL's default."""
+    """NCCL's settings on one network (module doc); None: NCCL's default."""
 
     min_nchannels: int | None = None
     """NCCL_MIN_NCHANNELS: channels at least."""
+    version: str | None = None
+    """The NCCL version it runs, "MAJOR.MINOR.PATCH" (ncclversion.py); None: today's."""
 
     def __post_init__(self) -> None:
         value = self.min_nchannels
@@ -59,11 +67,18 @@ class SocketSettings:
                                   or not 1 <= value <= MAX_CHANNELS):
             raise LionsimError(f"nccl.min_nchannels = {value!r} is not accepted; an integer from 1 to "
                                f"{MAX_CHANNELS} (NCCL_MIN_NCHANNELS; leave it out for NCCL's default)")
+        if self.version is not None:
+            parse(self.version)
 
     @property
     def is_default(self) -> bool:
         """True for NCCL's defaults (nothing stated)."""
         return self == SocketSettings()
+
+    @property
+    def release(self) -> Release | None:
+        """The stated version as (major, minor, patch); None: today's NCCL."""
+        return None if self.version is None else parse(self.version)
 
     @property
     def channels(self) -> int:
@@ -80,11 +95,11 @@ class SocketSettings:
 
     def describe(self) -> str:
         """One line: what NCCL runs with these settings."""
-        return f"{self.channels} channels a NIC"
+        return f"{self.channels} channels a NIC" + ("" if self.version is None else f", NCCL {self.version}")
 
 
 GENERIC = SocketSettings()
-"""NCCL's defaults: what a network that states no [nccl] table runs."""
+"""Today's NCCL with its defaults: what a network that states no [nccl] table runs."""
 
 
 def settings_from_table(table: object, source: str) -> SocketSettings:
@@ -95,7 +110,7 @@ def settings_from_table(table: object, source: str) -> SocketSettings:
         if key in table:
             raise LionsimError(f"{source}: nccl.{key} is not priced: lionsim prices NCCL's socket transport per "
                                f"channel (NVIDIA/nccl issue 450: threads and sockets did not raise the rate; "
-                               f"docs/clusters.md); accepted: nccl.min_nchannels")
+                               f"docs/clusters.md); accepted: {', '.join('nccl.' + k for k in KEYS)}")
     no_unknown(table, KEYS, "nccl.", source)
     try:
         return SocketSettings(**table)
