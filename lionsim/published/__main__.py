@@ -1,5 +1,8 @@
-"""`python -m lionsim.published`: the published-results table with lionsim's figures, run now."""
+"""`python -m lionsim.published`: the published-results table with lionsim's figures, run now
+(lionsim.published.cases: --markdown, --case KEY, --help)."""
 
-from lionsim.published.cases import markdown_table, results
+import sys
 
-print(markdown_table(results()))
+from lionsim.published.cases import main
+
+sys.exit(main(sys.argv[1:]))

@@ -7,14 +7,18 @@ runs on its published link and device, as a network preset or a profile under
 examples/clusters/ holding the published line rates. The docs table (docs/clusters.md) is
 `markdown_table()` of these cases, checked by a test so it cannot go stale.
 
-    python -m lionsim.published          # prints the table with lionsim's figures, run now
+    python -m lionsim.published                 # the table with lionsim's figures, run now
+    python -m lionsim.published --markdown      # the docs' Markdown table (source, configuration, command)
+    python -m lionsim.published --case KEY      # one case's full record
 """
 
 from __future__ import annotations
 
 import io
 import statistics
+import sys
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -48,8 +52,11 @@ class Case:
     `command`'s), "bandwidth_needed" (estimate
     --need: the first row's bandwidth_needed_GBps)."""
     miss: str = ""
-    """Why the error may exceed GOAL_WORST ("" for none): a known gap between the model and
-    this measurement, stated, not fitted away."""
+    """Why the error may exceed its table's threshold for explanations ("" for none): a known gap
+    between the model and this measurement, stated, not fitted away."""
+    figures: Callable[[pd.DataFrame], dict[str, str]] | None = None
+    """lionsim's figures in `miss`, from the command's CSV: `miss` is a str.format template of
+    them (None: `miss` is the text as is), so no figure of lionsim's is typed into it."""
     versus: tuple[str, ...] = ()
     """A second command (estimate) whose first row is compared with `command`'s first: where the
     source ran its two steps on different libraries (DeepSpeed's dense all-reduce on NCCL, its
@@ -165,7 +172,16 @@ def _run(command: tuple[str, ...]) -> pd.DataFrame:
 
 def lionsim_figure(case: Case) -> float:
     """lionsim's figure for `case`, from its command run now."""
-    frame = _run(case.command)
+    return _read(case, _run(case.command))
+
+
+def explanation(case: Case, frame: pd.DataFrame) -> str:
+    """`case.miss` with lionsim's figures filled in from its command's CSV `frame`."""
+    return case.miss.format(**case.figures(frame)) if case.figures and case.miss else case.miss
+
+
+def _read(case: Case, frame: pd.DataFrame) -> float:
+    """lionsim's figure for `case` from its command's CSV `frame`."""
     if case.read == "time_us":
         return float(frame["time_s"].iloc[-1]) * 1e6
     if case.read == "busbw":
@@ -182,12 +198,14 @@ def lionsim_figure(case: Case) -> float:
 
 
 def results(cases: tuple[Case, ...] = CASES) -> pd.DataFrame:
-    """One row per case: published, lionsim's figure, the error (lionsim / published - 1)."""
+    """One row per case: published, lionsim's figure, the error (lionsim / published - 1), and
+    the explanation of a miss with its figures filled in."""
     rows = []
     for case in cases:
-        ours = lionsim_figure(case)
+        frame = _run(case.command)
+        ours = _read(case, frame)
         rows.append({"key": case.key, "published": case.published, "lionsim": ours,
-                     "error": ours / case.published - 1.0, "miss": case.miss})
+                     "error": ours / case.published - 1.0, "miss": explanation(case, frame)})
     return pd.DataFrame(rows)
 
 
@@ -202,26 +220,106 @@ def _figure(value: float, quantity: str) -> str:
     return f"{value:.3f}" if "ratio" in quantity else f"{value:,.1f}"
 
 
+def explained(frame: pd.DataFrame, cases: tuple[Case, ...], beyond: float) -> list[tuple[str, str]]:
+    """(the cases' keys, the explanation) for each explanation of a case beyond `beyond`, the cases
+    sharing one text named together, in the text's order."""
+    keys: dict[str, list[str]] = {}
+    for case, row in zip(cases, frame.itertuples(index=False)):
+        if row.miss and abs(row.error) > beyond:
+            keys.setdefault(row.miss, []).append(case.key)
+    return sorted((", ".join(k), reason) for reason, k in keys.items())
+
+
+def _goal_line(frame: pd.DataFrame, goal_median: float, goal_worst: float) -> str:
+    s = summary(frame, goal_worst)
+    return (f"Median |error| {s['median']:.1%} (goal {goal_median:.0%}); worst {s['worst']:.1%} (goal {goal_worst:.0%}); "
+            f"beyond {goal_worst:.0%}: {', '.join(s['beyond']) or 'none'}.")
+
+
+def _why(keys: str, reason: str, beyond: float, goal_median: float) -> str:
+    which = "the median goal" if beyond == goal_median else "the worst goal"
+    return f"Beyond {beyond:.0%} ({which}), why {keys} miss: {reason}"
+
+
+def _error(case: Case, row, beyond: float) -> str:
+    return f"{row.error:+.1%}" + (" (see below)" if row.miss and abs(row.error) > beyond else "")
+
+
 def markdown_table(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: float = GOAL_MEDIAN,
-                   goal_worst: float = GOAL_WORST) -> str:
-    """The docs table: source, configuration, published, lionsim, error, command; then the goal line."""
+                   goal_worst: float = GOAL_WORST, explain_beyond: float | None = None) -> str:
+    """The docs table: source, configuration, published, lionsim, error, command; then the goal
+    line and the explanations of the cases beyond `explain_beyond` (default `goal_worst`)."""
+    beyond = goal_worst if explain_beyond is None else explain_beyond
     lines = ["| case | source | configuration | quantity | published | lionsim | error | command |",
              "|---|---|---|---|---|---|---|---|"]
     for case, row in zip(cases, frame.itertuples(index=False)):
-        error = f"{row.error:+.1%}" + (" (see below)" if case.miss else "")
         lines.append(f"| {case.key} | {case.source} | {case.config} | {case.quantity} | "
-                     f"{_figure(case.published, case.quantity)} | {_figure(row.lionsim, case.quantity)} | {error} | "
-                     f"`{case.shell}` |")
-    s = summary(frame, goal_worst)
-    lines += ["", *textwrap.wrap(f"Median |error| {s['median']:.1%} (goal {goal_median:.0%}); worst {s['worst']:.1%} "
-                                 f"(goal {goal_worst:.0%}); beyond {goal_worst:.0%}: {', '.join(s['beyond']) or 'none'}.",
-                                 100)]
-    reasons = {case.miss for case in cases if case.miss}
-    for reason in sorted(reasons):
-        keys = ", ".join(c.key for c in cases if c.miss == reason)
-        lines += ["", *textwrap.wrap(f"Why {keys} miss: {reason}", 100)]
+                     f"{_figure(case.published, case.quantity)} | {_figure(row.lionsim, case.quantity)} | "
+                     f"{_error(case, row, beyond)} | `{case.shell}` |")
+    lines += ["", *textwrap.wrap(_goal_line(frame, goal_median, goal_worst), 100)]
+    for keys, reason in explained(frame, cases, beyond):
+        lines += ["", *textwrap.wrap(_why(keys, reason, beyond, goal_median), 100)]
     return "\n".join(lines)
 
 
+def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: float = GOAL_MEDIAN,
+            goal_worst: float = GOAL_WORST, explain_beyond: float | None = None, columns: int = 100) -> str:
+    """The terminal's table: case, quantity, published, lionsim, error; then the goal line and the
+    explanations, all within `columns` (lionsim.published.terminal)."""
+    from lionsim.published import terminal
+
+    beyond = goal_worst if explain_beyond is None else explain_beyond
+    rows = [(case.key, case.quantity, _figure(case.published, case.quantity), _figure(row.lionsim, case.quantity),
+             _error(case, row, beyond)) for case, row in zip(cases, frame.itertuples(index=False))]
+    lines = terminal.table(("case", "quantity", "published", "lionsim", "error"), rows, columns,
+                           right=(False, False, True, True, False))
+    lines += ["", *terminal.prose(_goal_line(frame, goal_median, goal_worst), columns)]
+    for keys, reason in explained(frame, cases, beyond):
+        lines += ["", *terminal.prose(_why(keys, reason, beyond, goal_median), columns)]
+    lines += ["", *terminal.prose("Each case's source, configuration and command: --case KEY, or --markdown for "
+                                  "the docs' table.", columns)]
+    return "\n".join(lines)
+
+
+def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
+    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
+    from lionsim.published import terminal
+
+    row = next(frame.itertuples(index=False))
+    fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
+              ("quantity", case.quantity), ("published", _figure(case.published, case.quantity)),
+              ("lionsim", _figure(row.lionsim, case.quantity)), ("error", f"{row.error:+.1%}"),
+              ("command", case.shell), ("why it may miss", row.miss)]
+    lines = []
+    for name, value in fields:
+        if value:
+            lines += [*terminal.prose(f"{name}: {value}", columns)]
+    return "\n".join(lines)
+
+
+def find(key: str, cases: tuple[Case, ...]) -> Case:
+    """The case named `key`, or one error line naming the keys accepted."""
+    from lionsim.published import terminal
+
+    for case in cases:
+        if case.key == key:
+            return case
+    terminal.fail(f"unknown case {key!r}; accepted: {', '.join(c.key for c in cases)}")
+
+
+def main(argv: list[str]) -> int:
+    from lionsim.published import terminal
+
+    given = terminal.parse(argv, __doc__, ("--markdown",), ("--case KEY",))
+    if "case" in given:
+        case = find(str(given["case"]), CASES)
+        print(record(case, results((case,)), terminal.width()))
+    elif given.get("markdown"):
+        print(markdown_table(results()))
+    else:
+        print(compact(results(), columns=terminal.width()))
+    return 0
+
+
 if __name__ == "__main__":
-    print(markdown_table(results()))
+    sys.exit(main(sys.argv[1:]))

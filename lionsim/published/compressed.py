@@ -24,9 +24,11 @@ HOLDOUT_CASES are further points of the same sources kept out of the docs table,
 changes are not tuned to them; SECOND_HOLDOUT_CASES points of a source no case uses; FINDINGS are published points lionsim cannot express yet, with the
 mechanism each needs.
 
-    python -m lionsim.published.compressed            # the docs table, lionsim's figures run now
-    python -m lionsim.published.compressed --holdout  # the hold-out
-    python -m lionsim.published.compressed --holdout2 # the second hold-out, of a source no case uses
+    python -m lionsim.published.compressed             # the table, lionsim's figures run now
+    python -m lionsim.published.compressed --holdout   # the hold-out
+    python -m lionsim.published.compressed --holdout2  # the second hold-out, of a source no case uses
+    python -m lionsim.published.compressed --markdown  # (with either of the above) the docs' Markdown
+    python -m lionsim.published.compressed --case KEY  # one case's full record: source, configuration, command
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
-from lionsim.published.cases import Case, markdown_table, results
+from lionsim.published import grace
+from lionsim.published import terminal
+from lionsim.published.cases import Case, compact, find, markdown_table, record, results
 
 GOAL_MEDIAN = 0.15
 """Median |error| the compressed cases are held to."""
@@ -124,29 +128,76 @@ _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tenso
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
              "of the 25.6M floats a step")
+GRACE_THROUGHPUT: dict[tuple[str, str], tuple[str, float]] = {
+    ("none", "10g"): ("csptnxrv0", 2200.5328), ("none", "25g"): ("d93b4gh80", 2350.8472),
+    ("powersgd", "10g"): ("xa1kk3ne0", 1794.0928), ("powersgd", "25g"): ("xd1ku9ef0", 1847.792),
+    ("topk", "10g"): ("iyhzknco0", 1457.3552), ("topk", "25g"): ("33fu1q2f0", 1459.6232),
+}
+"""GRACE's release, mode throughput, 8 workers, mpi: (run id, img/s) by (method, bw); topk is ratio 0.01
+with memory, powersgd rank 1 with memory. Its upper-bound runs are in lionsim.published.grace (10g
+only: the release holds no upper-bound run of ResNet-50 at 25g)."""
+
+
+def _grace_step(method: str, link: str) -> float:
+    """The release's step, s: the GRACE cases' 512 images over the run's throughput."""
+    return grace.BATCH / GRACE_THROUGHPUT[method, link][1]
+
+
+def _grace_source(method: str, link: str, label: str) -> str:
+    (dense_id, dense), (run_id, ips) = GRACE_THROUGHPUT["none", link], GRACE_THROUGHPUT[method, link]
+    return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
+
+
+def _grace_figures(method: str, link: str):
+    """The figures of a GRACE case's explanation: lionsim's from its command's CSV (rows: sgdm, then
+    the compressed run), the release's from its runs."""
+    def figures(frame) -> dict[str, str]:
+        dense, ours = frame.iloc[0], frame.iloc[1]
+        dense_id = GRACE_THROUGHPUT["none", link][0]
+        run_id = GRACE_THROUGHPUT[method, link][0]
+        release_dense, release = _grace_step("none", link), _grace_step(method, link)
+        return {"dense": (f"lionsim's dense step, {dense.step_s:.3f} s, is within "
+                          f"{abs(dense.step_s / release_dense - 1):.0%} of the release's ({dense_id}, "
+                          f"{release_dense:.3f} s)"),
+                "rate": f"{link[:-1]} Gb/s", "step": f"{ours.step_s:.3f}", "codec": f"{ours.encode_s + ours.decode_s:.3f}",
+                "run": f"{run_id}, {release:.3f} s", "gap": f"{release - ours.step_s:.3f}"}
+    return figures
+
+
+_TOPK_COSTS = [m.cost_s() for m in grace.METHODS if m.grace.startswith("topk")]
 _MISS_GRACE_TOPK = (
-    "the dense steps are within {dense} of the release's, the top-k step far below it. GRACE's TopKCompressor "
+    "{dense}; its top-k step is far below the release's. GRACE's TopKCompressor "
     "(grace_dl/tensorflow/compressor/topk.py at fd3a7f4) runs tf.math.top_k on each flattened gradient, and TensorFlow "
     "1.15's GPU TopK (tensorflow/core/kernels/topk_op_gpu.h, as the 1.15-based DeepRec fork holds it) sorts the whole "
     "row with cub::DeviceSegmentedRadixSort whenever k >= 100 or the row has at most 1,000 elements (its heap kernel "
     "otherwise, also one block per row): one row is one segment, one thread block, one SM of the V100's 80, for "
     "every value of every tensor (tensorflow/tensorflow pull request 55619, 2022, which gave 1-D input the device-wide "
     "sort: 'only uses 1 SM per segment'; NVIDIA/cub issue 361). That costs a full sort whatever k: the release's top-k "
-    "runs are 0.138 to 0.153 s a step slower than its upper-bound runs at ratios 0.01 to 0.25 (docs/clusters.md, "
-    "GRACE's compressor costs), where lionsim prices torch's radix selection over the whole GPU at 0.021 s. No "
+    f"runs at 10 Gb/s are {min(_TOPK_COSTS):.3f} to {max(_TOPK_COSTS):.3f} s a step slower than its upper-bound runs "
+    "at ratios 0.01 to 0.25 (docs/clusters.md, GRACE's compressor costs), where lionsim prices torch's radix "
+    "selection over the whole GPU at {codec} s. No "
     "published rate of a one-block sort on a V100 was found (pytorch/pytorch issue 63456's 107.5 ms for one "
     "120,000-value row is of another build and GPU), so lionsim does not price it (`framework kernels`).")
-_MISS_GRACE_POWERSGD = (
-    "the dense steps are within {dense} of the release's, the PowerSGD step below it by the compressor's work. "
-    "The exchange is priced on GRACE's bytes (the resnet50-tf preset: 15.9M floats a step; lionsim's step at 10 Gb/s, "
-    "0.210 s, is the release's upper-bound run ju07wpj10, 0.209 s). What lionsim leaves out: TensorFlow 1.15 "
-    "registers tf.linalg.qr's GPU kernel as its CPU one with every input and output in host memory "
-    "(tensorflow/core/kernels/qr_op_float.cc: 'We temporarily disable QR on GPU due to a bug in the QR "
-    "implementation in cuSolver', as the 1.15-based tensorflow-directml fork holds it), so each of GRACE's two QRs "
-    "a tensor (grace_dl/tensorflow/compressor/powersgd.py at fd3a7f4) copies its operand to the host, runs Eigen's "
-    "Householder QR there and copies Q back, between the P and Q all-reduces GRACE calls inside compress. The "
-    "release's throughput run is 0.076 s a step slower than its upper-bound run, where lionsim's codec costs "
-    "0.010 s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
+_POWERSGD_METHOD = next(m for m in grace.METHODS if m.grace.startswith("powersgd"))
+(_UB_ID, _UB_IPS), = _POWERSGD_METHOD.upper_bound
+_QR = ("What lionsim leaves out: TensorFlow 1.15 "
+       "registers tf.linalg.qr's GPU kernel as its CPU one with every input and output in host memory "
+       "(tensorflow/core/kernels/qr_op_float.cc: 'We temporarily disable QR on GPU due to a bug in the QR "
+       "implementation in cuSolver', as the 1.15-based tensorflow-directml fork holds it), so each of GRACE's two QRs "
+       "a tensor (grace_dl/tensorflow/compressor/powersgd.py at fd3a7f4) copies its operand to the host, runs Eigen's "
+       "Householder QR there and copies Q back, between the P and Q all-reduces GRACE calls inside compress.")
+_MISS_GRACE_POWERSGD_10G = (
+    "{dense}; its PowerSGD step is below the release's by the compressor's work. The exchange is priced on GRACE's bytes (the "
+    "resnet50-tf preset: 15.9M floats a step; lionsim's PowerSGD step at {rate}, {step} s, is the release's "
+    f"upper-bound run {_UB_ID}, {grace.BATCH / _UB_IPS:.3f} s). {_QR} The release's throughput run ({{run}}) is "
+    f"{_POWERSGD_METHOD.cost_s():.3f} s a step slower than its upper-bound run, where lionsim's codec costs "
+    "{codec} s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
+_MISS_GRACE_POWERSGD_25G = (
+    "{dense}; its PowerSGD step is below the release's by the compressor's work. The exchange is priced on GRACE's bytes (the "
+    "resnet50-tf preset: 15.9M floats a step). The release holds no upper-bound run at {rate}: its throughput run "
+    "({run}) is {gap} s a step slower than lionsim's PowerSGD step there, {step} s, as at 10 Gb/s its throughput "
+    f"run is {_POWERSGD_METHOD.cost_s():.3f} s slower than its upper-bound run ({_UB_ID}). {_QR} lionsim's codec "
+    "costs {codec} s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
 _MISS_BAGUA_100G = (
     "the DDP step is priced 57% slow (0.72 s against 0.461 s: 4,096 images at 8,893 img/s): the 100gbe preset states "
     "no NCCL socket settings, so it runs NCCL's default 2 channels a NIC (1.96 GB/s a node by the sockets rule, "
@@ -214,49 +265,49 @@ COMPRESSED_CASES: tuple[Case, ...] = (
     ),
     Case(
         key="grace-powersgd-resnet50-10g",
-        source=f"{GRACE}: none 2,200.5 img/s (run csptnxrv0), powersgd 1,794.1 (xa1kk3ne0)",
+        source=_grace_source("powersgd", "10g", "powersgd"),
         config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
                                     method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_ratio(2200.5328, 1794.0928),
+        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
         command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
                  "--workers", "8", "--network", "10gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD.format(dense="14%"),
+        miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g"),
     ),
     Case(
         key="grace-topk-resnet50-10g",
-        source=f"{GRACE}: none 2,200.5 img/s (csptnxrv0), topk ratio 0.01 with memory 1,457.4 (iyhzknco0)",
+        source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
         config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
                                     method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
                                            "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_ratio(2200.5328, 1457.3552),
+        quantity="step ratio, top-k / dense", published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
         command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
                  "--workers", "8", "--network", "10gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE_TOPK.format(dense="14%"),
+        miss=_MISS_GRACE_TOPK, figures=_grace_figures("topk", "10g"),
     ),
     Case(
         key="grace-powersgd-resnet50-25g",
-        source=f"{GRACE}: none 2,350.8 img/s (d93b4gh80), powersgd 1,847.8 (xd1ku9ef0)",
+        source=_grace_source("powersgd", "25g", "powersgd"),
         config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
                                     method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_ratio(2350.8472, 1847.792),
+        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
         command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
                  "--workers", "8", "--network", "25gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD.format(dense="22%"),
+        miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g"),
     ),
     Case(
         key="grace-topk-resnet50-25g",
-        source=f"{GRACE}: none 2,350.8 img/s (d93b4gh80), topk ratio 0.01 with memory 1,459.6 (33fu1q2f0)",
+        source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
         config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
                                     method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
                                            "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_ratio(2350.8472, 1459.6232),
+        quantity="step ratio, top-k / dense", published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
         command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
                  "--workers", "8", "--network", "25gbe", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_GRACE_TOPK.format(dense="22%"),
+        miss=_MISS_GRACE_TOPK, figures=_grace_figures("topk", "25g"),
     ),
     Case(
         key="bagua-bytegrad-vgg16-100g",
@@ -447,18 +498,29 @@ def findings_markdown() -> str:
 
 def markdown(frame) -> str:
     """The docs block: the compressed cases' table (`frame` = results(COMPRESSED_CASES)), its goal
-    line and the reasons for the misses, then the findings."""
-    return "\n".join([markdown_table(frame, COMPRESSED_CASES, GOAL_MEDIAN, GOAL_WORST), "",
+    line and the reasons for the cases beyond GOAL_MEDIAN, then the findings."""
+    return "\n".join([markdown_table(frame, COMPRESSED_CASES, GOAL_MEDIAN, GOAL_WORST, GOAL_MEDIAN), "",
                       "Published points lionsim cannot express yet, and what each needs:", "", findings_markdown()])
 
 
 def main(argv: list[str]) -> int:
-    if "--holdout2" in argv:
-        print(markdown_table(results(SECOND_HOLDOUT_CASES), SECOND_HOLDOUT_CASES, GOAL_MEDIAN, GOAL_WORST))
-    elif "--holdout" in argv:
-        print(markdown_table(results(HOLDOUT_CASES), HOLDOUT_CASES, GOAL_MEDIAN, GOAL_WORST))
-    else:
+    given = terminal.parse(argv, __doc__, ("--holdout", "--holdout2", "--markdown"), ("--case KEY",))
+    columns = terminal.width()
+    if "case" in given:
+        case = find(str(given["case"]), (*COMPRESSED_CASES, *HOLDOUT_CASES, *SECOND_HOLDOUT_CASES))
+        print(record(case, results((case,)), columns))
+        return 0
+    cases = SECOND_HOLDOUT_CASES if given.get("holdout2") else HOLDOUT_CASES if given.get("holdout") else None
+    if cases is None and given.get("markdown"):
         print(markdown(results(COMPRESSED_CASES)))
+    elif cases is None:
+        print(compact(results(COMPRESSED_CASES), COMPRESSED_CASES, GOAL_MEDIAN, GOAL_WORST, GOAL_MEDIAN, columns))
+        print("\n" + "\n".join(terminal.prose(f"Published points lionsim cannot express yet: {len(FINDINGS)} "
+                                             "(--markdown lists them).", columns)))
+    elif given.get("markdown"):
+        print(markdown_table(results(cases), cases, GOAL_MEDIAN, GOAL_WORST, GOAL_MEDIAN))
+    else:
+        print(compact(results(cases), cases, GOAL_MEDIAN, GOAL_WORST, GOAL_MEDIAN, columns))
     return 0
 
 

@@ -139,6 +139,9 @@ def markdown(frame: pd.DataFrame | None = None) -> str:
 
 
 def main(argv: list[str]) -> int:
+    from lionsim.published import terminal
+
+    terminal.parse(argv, __doc__, ())
     print(markdown(), end="")
     return 0
 

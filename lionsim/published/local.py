@@ -376,6 +376,9 @@ def docs_block(table: pd.DataFrame, holdout: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> int:
+    from lionsim.published import terminal
+
+    terminal.parse(argv, __doc__, ("--holdout",))
     if "--holdout" in argv:
         print(markdown(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT))
     else:

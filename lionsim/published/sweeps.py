@@ -15,8 +15,10 @@ one `lionsim comm ... --traits nccl` command per sweep on the sweep's network: a
 profile under examples/clusters/ holding the published line rates and the fabric. The docs
 table (docs/clusters.md) is `markdown_table()` of them, checked by a test.
 
-    python -m lionsim.published.sweeps          # the table with lionsim's figures, run now
-    python -m lionsim.published.sweeps --fit    # refit the fabrics on the fit sweeps
+    python -m lionsim.published.sweeps             # the points with lionsim's figures, run now
+    python -m lionsim.published.sweeps --markdown  # the docs' Markdown tables (sources, configurations, commands)
+    python -m lionsim.published.sweeps --case KEY  # one sweep's full record and its points
+    python -m lionsim.published.sweeps --fit       # refit the fabrics on the fit sweeps
 """
 
 from __future__ import annotations
@@ -312,12 +314,12 @@ def lionsim_times_us(sweep: Sweep) -> dict[int, float]:
     return {int(r["bytes"]): float(r["time_s"]) * 1e6 for r in rows}
 
 
-def results():
+def results(sweeps: tuple[Sweep, ...] = SWEEPS):
     """One row per checked point: sweep, fabric, role, bytes, published, lionsim, error (lionsim / published - 1)."""
     import pandas as pd
 
     rows = []
-    for sweep in SWEEPS:
+    for sweep in sweeps:
         ours, published = lionsim_times_us(sweep), sweep.times_us()
         for size in sweep.sizes():
             rows.append({"sweep": sweep.key, "fabric": sweep.fabric, "role": sweep.role, "bytes": size,
@@ -351,8 +353,41 @@ def _size(nbytes: int) -> str:
     return f"{nbytes} B"
 
 
+def _beyond(row) -> bool:
+    """Whether a point is beyond its goal."""
+    return abs(row.error) > goal(row.bytes)
+
+
+def _error(row, misses: dict[str, str]) -> str:
+    return f"{row.error:+.1%}" + (" (see below)" if misses[row.sweep] and _beyond(row) else "")
+
+
+def _goal_lines(frame) -> list[str]:
+    texts = []
+    for role in ("fit", "held-out"):
+        s = summary(frame, role)
+        texts.append(f"{role.capitalize()} sweeps ({s['points']} points): small and mid-size (8 B to 16 MiB) median "
+                     f"|error| {s['small_median']:.1%}, worst {s['small_worst']:.1%} (goal: each within "
+                     f"{GOAL_SMALL:.0%}; beyond: {', '.join(s['small_beyond']) or 'none'}); large median "
+                     f"{s['large_median']:.1%}, worst {s['large_worst']:.1%} (goal: each within {GOAL_LARGE:.0%}; "
+                     f"beyond: {', '.join(s['large_beyond']) or 'none'}).")
+    return texts
+
+
+def explained(frame, sweeps: tuple[Sweep, ...] = SWEEPS) -> list[str]:
+    """The "Why ... may miss" paragraphs: a sweep's only where one of its points is beyond its goal
+    (the points marked "(see below)"), the sweeps sharing a text named in one paragraph."""
+    flagged = {row.sweep for row in frame.itertuples(index=False) if _beyond(row)}
+    keys: dict[str, list[str]] = {}
+    for sweep in sweeps:
+        if sweep.miss and sweep.key in flagged:
+            keys.setdefault(sweep.miss, []).append(sweep.key)
+    return [f"Why {', '.join(k)} may miss: {text}." for text, k in keys.items()]
+
+
 def markdown_table(frame) -> str:
-    """The docs tables: the sweeps (source, configuration, fabric, role, command), the points, the goal lines."""
+    """The docs tables: the sweeps (source, configuration, fabric, role, command), the points, the
+    goal lines and the explanations (`explained`)."""
     lines = ["| sweep | fabric | role | source | configuration | command |", "|---|---|---|---|---|---|"]
     for sweep in SWEEPS:
         lines.append(f"| {sweep.key} | {sweep.fabric} | {sweep.role} | {sweep.source} | {sweep.config} | "
@@ -360,21 +395,47 @@ def markdown_table(frame) -> str:
     lines += ["", "| sweep | size | published us | lionsim us | error |", "|---|---|---|---|---|"]
     misses = {s.key: s.miss for s in SWEEPS}
     for row in frame.itertuples(index=False):
-        flag = " (see below)" if misses[row.sweep] and abs(row.error) > goal(row.bytes) else ""
         lines.append(f"| {row.sweep} | {_size(row.bytes)} | {row.published:,.1f} | {row.lionsim:,.1f} | "
-                     f"{row.error:+.1%}{flag} |")
-    for role in ("fit", "held-out"):
-        s = summary(frame, role)
-        text = (f"{role.capitalize()} sweeps ({s['points']} points): small and mid-size (8 B to 16 MiB) median "
-                f"|error| {s['small_median']:.1%}, worst {s['small_worst']:.1%} (goal: each within {GOAL_SMALL:.0%}; "
-                f"beyond: {', '.join(s['small_beyond']) or 'none'}); large median {s['large_median']:.1%}, worst "
-                f"{s['large_worst']:.1%} (goal: each within {GOAL_LARGE:.0%}; beyond: "
-                f"{', '.join(s['large_beyond']) or 'none'}).")
+                     f"{_error(row, misses)} |")
+    for text in (*_goal_lines(frame), *explained(frame)):
         lines += ["", *textwrap.wrap(text, 100)]
-    for sweep in SWEEPS:
-        if sweep.miss:
-            lines += ["", *textwrap.wrap(f"Why {sweep.key} may miss: {sweep.miss}.", 100)]
     return "\n".join(lines)
+
+
+def _points(frame, columns: int) -> list[str]:
+    from lionsim.published import terminal
+
+    misses = {s.key: s.miss for s in SWEEPS}
+    rows = [(row.sweep, row.role, _size(row.bytes), f"{row.published:,.1f}", f"{row.lionsim:,.1f}", _error(row, misses))
+            for row in frame.itertuples(index=False)]
+    return terminal.table(("sweep", "role", "size", "published us", "lionsim us", "error"), rows, columns,
+                          right=(False, False, True, True, True, False))
+
+
+def compact(frame, columns: int = 100) -> str:
+    """The terminal's form: the points (sweep, role, size, published, lionsim, error), the goal lines
+    and the explanations, within `columns` (lionsim.published.terminal)."""
+    from lionsim.published import terminal
+
+    lines = _points(frame, columns)
+    for text in (*_goal_lines(frame), *explained(frame),
+                 "Each sweep's source, configuration and command: --case KEY, or --markdown for the docs' tables."):
+        lines += ["", *terminal.prose(text, columns)]
+    return "\n".join(lines)
+
+
+def record(sweep: Sweep, columns: int = 100) -> str:
+    """One sweep's full record and its points, lionsim's run now, within `columns`."""
+    from lionsim.published import terminal
+
+    frame = results((sweep,))
+    lines = []
+    for name, value in (("sweep", sweep.key), ("fabric", sweep.fabric), ("role", sweep.role), ("source", sweep.source),
+                        ("configuration", sweep.config), ("command", "lionsim " + " ".join(sweep.command)),
+                        ("why it may miss", sweep.miss)):
+        if value:
+            lines += terminal.prose(f"{name}: {value}", columns)
+    return "\n".join([*lines, "", *_points(frame, columns)])
 
 
 def fitted_fabrics() -> dict:
@@ -384,11 +445,26 @@ def fitted_fabrics() -> dict:
     return fit_all(SWEEPS)
 
 
-if __name__ == "__main__":
-    if "--fit" in sys.argv[1:]:
+def main(argv: list[str]) -> int:
+    from lionsim.published import terminal
+
+    given = terminal.parse(argv, __doc__, ("--fit", "--markdown"), ("--case KEY",))
+    if given.get("fit"):
         for name, fabric in fitted_fabrics().items():
             channel = "" if fabric.channel_GBps is None else f" channel_GBps={fabric.channel_GBps:g}"
             print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g}{channel} "
                   f"protocol_share={fabric.protocol_share} protocols={fabric.protocols} (fitted on {fabric.fitted_on})")
-    else:
+    elif "case" in given:
+        sweep = next((s for s in SWEEPS if s.key == given["case"]), None)
+        if sweep is None:
+            terminal.fail(f"unknown sweep {given['case']!r}; accepted: {', '.join(s.key for s in SWEEPS)}")
+        print(record(sweep, terminal.width()))
+    elif given.get("markdown"):
         print(markdown_table(results()))
+    else:
+        print(compact(results(), terminal.width()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,95 @@
+"""What the published-results commands print in a terminal, and how they read their arguments.
+
+The docs embed each table as Markdown whose rows carry the source, configuration and command
+inline (1,000 characters and more: unreadable in a terminal). A command prints instead a compact
+table (a few short columns, long cells wrapped inside their column) and its paragraphs, fitted to
+the terminal's width; `--markdown` prints the docs' Markdown and `--case KEY` one case's full record.
+
+The commands take no typer CLI (building it costs seconds): `parse` reads their few flags, answers
+--help with the module doc's usage lines, and refuses anything else in one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import NoReturn
+
+PROSE_MAX = 100
+"""Paragraphs wrap at the terminal's width or this, whichever is less: longer lines read badly."""
+MIN_COLUMN = 6
+"""The narrowest a wrapped column is made."""
+
+
+def width() -> int:
+    """The terminal's columns (COLUMNS, else the terminal, else 100 when output is not a terminal)."""
+    return shutil.get_terminal_size((PROSE_MAX, 24)).columns
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], columns: int,
+          right: Sequence[bool] = ()) -> list[str]:
+    """A plain-text table within `columns` characters a line where it can be: columns two spaces
+    apart, each cell on as many lines as its column needs. Columns are narrowed widest first, to
+    their longest word, then (if still too wide) to MIN_COLUMN; `right[i]` aligns column i right."""
+    cells = [list(headers), *[list(r) for r in rows]]
+    count = len(headers)
+    right = tuple(right) + (False,) * (count - len(right))
+    widths = [max(len(row[i]) for row in cells) for i in range(count)]
+    words = [max(MIN_COLUMN, *(len(word) for row in cells for word in row[i].split())) for i in range(count)]
+    for floor in (words, [MIN_COLUMN] * count):  # break no word while wrapping at spaces suffices
+        while sum(widths) + 2 * (count - 1) > columns:
+            narrowable = [i for i in range(count) if widths[i] > floor[i]]
+            if not narrowable:
+                break
+            widths[max(narrowable, key=lambda i: widths[i])] -= 1
+    rule = ["-" * w for w in widths]
+    out = []
+    for row in (cells[0], rule, *cells[1:]):
+        wrapped = [textwrap.wrap(cell, w, break_on_hyphens=False) or [""] for cell, w in zip(row, widths)]
+        for line in range(max(len(w) for w in wrapped)):
+            parts = [(w[line] if line < len(w) else "") for w in wrapped]
+            out.append("  ".join(p.rjust(w) if r else p.ljust(w)
+                                 for p, w, r in zip(parts, widths, right)).rstrip())
+    return out
+
+
+def prose(text: str, columns: int) -> list[str]:
+    """A paragraph wrapped to the terminal (PROSE_MAX at most)."""
+    return textwrap.wrap(text, min(columns, PROSE_MAX), break_on_hyphens=False, break_long_words=False)
+
+
+def usage(doc: str) -> str:
+    """The module doc's usage lines: its `python -m` lines."""
+    return "\n".join(line.strip() for line in doc.splitlines() if line.strip().startswith("python -m "))
+
+
+def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence[str] = ()) -> dict[str, object]:
+    """The flags given (True) and the options' values (`options`: "--case KEY", the flag and what
+    it takes), by name without dashes; --help prints the usage lines and exits 0; an unknown flag,
+    or an option without its value, one line and exit 2."""
+    given: dict[str, object] = {}
+    accepted = [*flags, *options, "--help"]
+    options = [o.split()[0] for o in options]
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg in ("--help", "-h"):
+            print(usage(doc))
+            raise SystemExit(0)
+        if arg in flags:
+            given[arg.lstrip("-")] = True
+        elif arg in options and args and not args[0].startswith("--"):
+            given[arg.lstrip("-")] = args.pop(0)
+        elif arg in options:
+            fail(f"{arg} needs a value")
+        else:
+            fail(f"unknown argument {arg!r}; accepted: {', '.join(accepted)}")
+    return given
+
+
+def fail(message: str) -> NoReturn:
+    """One line on stderr and exit 2: bad input, as lionsim's CLI reports it."""
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(2)
