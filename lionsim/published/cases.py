@@ -222,12 +222,12 @@ def _figure(value: float, quantity: str) -> str:
 
 def explained(frame: pd.DataFrame, cases: tuple[Case, ...], beyond: float) -> list[tuple[str, str]]:
     """(the cases' keys, the explanation) for each explanation of a case beyond `beyond`, the cases
-    sharing one text named together, in the text's order."""
+    sharing one text named together, in the table's order."""
     keys: dict[str, list[str]] = {}
     for case, row in zip(cases, frame.itertuples(index=False)):
         if row.miss and abs(row.error) > beyond:
             keys.setdefault(row.miss, []).append(case.key)
-    return sorted((", ".join(k), reason) for reason, k in keys.items())
+    return [(", ".join(k), reason) for reason, k in keys.items()]
 
 
 def _goal_line(frame: pd.DataFrame, goal_median: float, goal_worst: float) -> str:
