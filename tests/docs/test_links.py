@@ -20,8 +20,9 @@ TEST_COMMAND = 'pip install torch==2.13.0 -e ".[test]" && python -m pytest -q -n
 OUTSIDE = [re.compile(p, re.I) for p in (r"\bissues? #?\d+", r"(?<![\w&/`])#\d+\b", r"SPEC\.md", r"REFERENCE\.md",
                                          r"\.\./shared", r"\bseeds/")]
 
-CITED = re.compile(r"\b[\w.-]+/[\w.-]+ (?:issues?|pull requests?) #?\d+", re.I)
-"""A public repository's issue or pull request cited as a source (owner/name issue N)."""
+CITED = re.compile(r"\b[\w.-]+/[\w.-]+\s+(?:issues?|pull\s+requests?)\s+#?\d+", re.I)
+"""A public repository's issue or pull request cited as a source (owner/name issue N), a generated
+paragraph's line break anywhere in it."""
 
 
 def prose(text: str) -> str:

@@ -1,0 +1,118 @@
+"""What the published-results commands print in a terminal: --help answers with the module doc's
+usage lines, an unknown flag is refused in one line (exit 2), the compact tables keep to the
+width they are given, and the explanations follow their rules (a case's beyond the threshold its
+heading states, a sweep's only where one of its points is beyond its goal, a shared text once)."""
+
+from __future__ import annotations
+
+import importlib
+
+import pandas as pd
+import pytest
+
+from lionsim.published import cases, compressed as pc, sweeps as ps, terminal
+
+MODULES = ("lionsim.published.cases", "lionsim.published.compressed", "lionsim.published.sweeps",
+           "lionsim.published.grace", "lionsim.published.local")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_help_prints_the_module_doc_s_usage_lines(name, capsys):
+    module = importlib.import_module(name)
+    with pytest.raises(SystemExit) as exit:
+        module.main(["--help"])
+    out = capsys.readouterr().out
+    assert exit.value.code == 0
+    expected = [line.strip() for line in module.__doc__.splitlines() if line.strip().startswith("python -m ")]
+    assert expected and out.splitlines() == expected
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_an_unknown_flag_is_refused_in_one_line(name, capsys):
+    with pytest.raises(SystemExit) as exit:
+        importlib.import_module(name).main(["--holdout3"])
+    captured = capsys.readouterr()
+    assert exit.value.code == 2 and captured.out == ""
+    assert captured.err.count("\n") == 1 and "'--holdout3'" in captured.err and "--help" in captured.err
+
+
+def test_an_option_without_its_value_and_an_unknown_case_are_refused(capsys):
+    for argv in (["--case"], ["--case", "no-such-case"]):
+        with pytest.raises(SystemExit) as exit:
+            pc.main(argv)
+        err = capsys.readouterr().err
+        assert exit.value.code == 2 and err.count("\n") == 1
+    assert "no-such-case" in err and pc.COMPRESSED_CASES[0].key in err
+
+
+def test_a_table_fits_its_width_breaking_words_only_when_it_must():
+    rows = [("holdout-grace-powersgd-resnet50-10g-4w", "step ratio, PowerSGD / dense " * 3, "1.227", "+35.5% (see below)")]
+    lines = terminal.table(("case", "quantity", "published", "error"), rows, 80)
+    assert max(map(len, lines)) <= 80
+    assert any("holdout-grace-powersgd-resnet50-10g-4w" in line for line in lines)  # wrapped at spaces instead
+    assert max(map(len, terminal.table(("a", "b"), [("x" * 300, "y" * 300)], 40))) <= 40
+
+
+def _frame(case_list, errors):
+    """A results() frame without running anything: each case's lionsim figure at the given error."""
+    return pd.DataFrame([{"key": c.key, "published": c.published, "lionsim": c.published * (1 + e), "error": e,
+                          "miss": c.miss} for c, e in zip(case_list, errors)])
+
+
+def test_the_compressed_table_s_columns_and_width_and_its_explanations_threshold():
+    keys = [c.key for c in pc.COMPRESSED_CASES]
+    errors = [0.40] * len(keys)
+    errors[keys.index("onebit-adam-bert-ibqdr-32")] = 0.12  # has a miss, within 15%: not explained
+    errors[keys.index("onebit-adam-squad-40gbe-32")] = 0.10  # shares its text with bert-40gbe
+    frame = _frame(pc.COMPRESSED_CASES, errors)
+    text = cases.compact(frame, pc.COMPRESSED_CASES, pc.GOAL_MEDIAN, pc.GOAL_WORST, pc.GOAL_MEDIAN, columns=100)
+    lines = text.splitlines()
+    assert lines[0].split() == ["case", "quantity", "published", "lionsim", "error"]
+    assert max(map(len, lines)) <= 100
+    ibqdr = next(line for line in lines if line.startswith("onebit-adam-bert-ibqdr-32"))
+    assert "see below" not in ibqdr and "why onebit-adam-bert-ibqdr-32" not in text
+    assert "Beyond 15% (the median goal), why onebit-adam-bert-40gbe-32 miss:" in " ".join(lines)
+    assert text.count("Beyond 15% (the median goal), why bagua-bytegrad-vgg16-100g, bagua-qadam-vgg16-100g") == 1
+    markdown = cases.markdown_table(frame, pc.COMPRESSED_CASES, pc.GOAL_MEDIAN, pc.GOAL_WORST, pc.GOAL_MEDIAN)
+    assert "onebit-adam-bert-ibqdr-32" not in markdown.split("\n\n", 1)[1]
+
+
+def test_each_grace_powersgd_explanation_carries_its_own_link_s_figures():
+    frame = pd.DataFrame({"strategy": ["sgdm", "powersgd"], "step_s": [0.25, 0.2], "encode_s": [0.0, 0.004],
+                          "decode_s": [0.0, 0.003]})
+    by_key = {c.key: c for c in pc.COMPRESSED_CASES}
+    ten = cases.explanation(by_key["grace-powersgd-resnet50-10g"], frame)
+    twenty_five = cases.explanation(by_key["grace-powersgd-resnet50-25g"], frame)
+    assert "PowerSGD step at 10 Gb/s, 0.200 s" in ten and "xa1kk3ne0" in ten and "0.007 s" in ten
+    assert "25 Gb/s" in twenty_five and "xd1ku9ef0, 0.277 s" in twenty_five and "d93b4gh80, 0.218 s" in twenty_five
+    assert "0.077 s a step slower than lionsim's PowerSGD step there, 0.200 s" in twenty_five  # 0.277 - 0.200
+    assert "at 10 Gb/s, 0.2" not in twenty_five and "xa1kk3ne0" not in twenty_five
+    assert "within 15% of the release's (d93b4gh80" in twenty_five  # 0.25 / 0.2178 - 1
+
+
+def _sweep_frame(errors: dict[str, float]):
+    rows = []
+    for sweep in ps.SWEEPS:
+        for size in sweep.sizes():
+            e = errors.get(sweep.key, 0.0)
+            rows.append({"sweep": sweep.key, "fabric": sweep.fabric, "role": sweep.role, "bytes": size,
+                         "published": 100.0, "lionsim": 100.0 * (1 + e), "error": e})
+    return pd.DataFrame(rows)
+
+
+def test_a_sweep_within_its_goals_prints_no_explanation_and_a_shared_text_is_printed_once():
+    assert ps.explained(_sweep_frame({})) == []
+    within = ps.explained(_sweep_frame({"ib-ndr-h100-8x8": 0.2}))  # within 25% and 30%
+    assert within == []
+    shared = ps.explained(_sweep_frame({"ib-ndr-h100-4x8": 0.5, "ib-ndr-h100-8x8": 0.5}))
+    assert len(shared) == 1 and shared[0].startswith("Why ib-ndr-h100-4x8, ib-ndr-h100-8x8 may miss: ")
+    one = ps.explained(_sweep_frame({"ib-ndr-h100-4x8": 0.5}))
+    assert len(one) == 1 and one[0].startswith("Why ib-ndr-h100-4x8 may miss: ")
+
+
+def test_the_sweeps_terminal_form_fits_its_width():
+    frame = _sweep_frame({"efa-p3dn-2x8": 1.1, "ib-ndr-h100-2x8": 0.3})
+    lines = ps.compact(frame, 100).splitlines()
+    assert lines[0].split() == ["sweep", "role", "size", "published", "us", "lionsim", "us", "error"]
+    assert max(map(len, lines)) <= 100 and sum(line.startswith("Why ") for line in lines) == 2
+    assert "ib-ndr-h100-2x8-b" not in " ".join(line for line in lines if line.startswith("Why"))
