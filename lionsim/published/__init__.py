@@ -8,6 +8,9 @@
                    lionsim.published.compressed [--holdout] [--holdout2]`
     local.py       published bandwidth needs of local-step methods: `python -m
                    lionsim.published.local [--holdout]`
+    grace.py       GRACE's compressor costs against lionsim's codec: `python -m lionsim.published.grace`
+    terminal.py    what the commands print in a terminal (a compact table fitted to its width;
+                   --markdown the docs' Markdown, --case KEY one case in full) and their --help
 
 Each table in docs/clusters.md is generated from these modules and checked by a test.
 """
