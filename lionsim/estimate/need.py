@@ -15,29 +15,37 @@ bandwidth=` sets it):
 takes a twentieth of the step below 95% at any bandwidth: the papers' compute model has no
 optimizer time, and a worker running its optimizer is not waiting for the link.)
 
-u never falls as B grows (a faster link shortens or keeps every exchange, the overlap hides at
-least as much, and the work is the same), so the B with u(B) = U is found by bisection on log B,
-not read off a grid:
+u need not rise with B under NCCL: NCCL's tuning model ranks its algorithms with the link's rate
+(the NIC speed the system reports: NVIDIA/nccl src/graph/topo.cc sets the NET node's bandwidth
+from the network plug-in's `speed`, which the socket transport reads from /sys/class/net/<nic>/speed),
+while the fabric prices what the transport moves (lionsim.network.nccl, fabrics). A faster link can
+flip a call to an algorithm the fabric prices slower (over sockets, a ring to a tree once the link
+passes the cap; on InfiniBand, where NCCL's latencies and LL128 differ from the fitted ones), and
+the step rises. Between flips u never falls (a faster link shortens or keeps every exchange, the
+overlap hides at least as much, the work is the same). So the lowest B with u(B) = U is found by
+scanning a geometric grid (SCAN_PER_DECADE points a decade from TINY_GBPS to HUGE_GBPS) for the
+first rate that reaches U, then bisecting on log B between it and the grid point before:
 
-- u at "infinite" bandwidth (HUGE_GBPS) is the best any link gives: the per-call latencies, the
-  intra-node hops and a fabric's throughput cap remain. Below U the strategy cannot reach it at
-  any bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes, and why
+- no grid rate reaches U: the best of them is the best any link gives (the per-call latencies, the
+  intra-node hops and a fabric's throughput cap remain), and the strategy cannot reach U at any
+  bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes, and why
   where a fabric's cap is what stops it (`capped_note`).
 - u at TINY_GBPS already at or above U (one node, or a strategy that sends nothing across
   nodes): it needs no inter-node bandwidth, 0.
-- otherwise bisection between the two until the bracket's upper end is within REL_TOL of its
-  lower end; the upper end (a bandwidth that reaches U) is the answer.
+- otherwise bisection between the first grid rate that reaches U and the one before it, until the
+  bracket's upper end is within REL_TOL of its lower end; the upper end (a bandwidth that reaches
+  U) is the answer. A window of rates reaching U that opens and closes again between two grid
+  points (two flips within 15% of each other) would be missed: NCCL's choice for a call flips
+  a few times over the whole range, where the window would need two.
 
 A local-step strategy's row is the mean step of a round of H steps (estimate.table), so its
 u is the round's compute share, as the DiLoCo papers state compute utilisation.
 
 B is the link's rate. Under NCCL a fabric may move less than the link (lionsim.network.fabrics:
-EFA's share of it; the socket transport's threads cap a node at cap_GBps whatever the link), and
-`--need` keeps the network's fabric as it is: on sockets a faster link stops helping at the cap,
-so the search ends at the link rate where the transport moves its most (cap / share: beyond it
-only NCCL's own tuning model, which knows no cap, would pick another algorithm), a target that
-needs more is unreachable there, and the note says the cap is the reason (an RDMA fabric,
-`fabric = "ib"` in a profile, has none).
+EFA's share of it; the socket transport caps a node at channels x 0.98 GB/s whatever the link),
+and `--need` keeps the network's fabric as it is and searches every rate, since NCCL keeps choosing
+on the link's rate beyond the cap: a target that needs more than the cap gives is unreachable, and
+the note says the cap is the reason (an RDMA fabric, `fabric = "ib"` in a profile, has none).
 """
 
 from __future__ import annotations
@@ -57,10 +65,12 @@ HUGE_GBPS = 1e9
 """Stands for infinite bandwidth: an exabyte a second, where no exchange lasts a picosecond."""
 TINY_GBPS = 1e-9
 """Stands for no bandwidth: one byte a second."""
+SCAN_PER_DECADE = 16
+"""Grid rates a decade the scan prices (15% apart) before bisecting: module doc."""
 REL_TOL = 1e-6
 """The bisection stops when the bracket's ends are within this fraction of each other."""
 MAX_ITERATIONS = 200
-"""log2(ln(HUGE / TINY) / ln(1 + REL_TOL)) is about 25: far more than enough, a guard only."""
+"""log2(ln(one grid step) / ln(1 + REL_TOL)) is about 18: far more than enough, a guard only."""
 COLUMNS = ["bandwidth_needed_GBps", "need_utilisation", "need_note"]
 """The columns --need adds to estimate.csv."""
 
@@ -84,14 +94,6 @@ def _cap(r: Resolved):
         return None
     fabric = network.nccl_fabric()
     return None if math.isinf(fabric.cap_GBps) else fabric
-
-
-def top_gbps(r: Resolved) -> float:
-    """The fastest link worth solving for: HUGE_GBPS, or where a capped fabric's transport stops
-    moving more (cap / share: beyond it a faster link changes only the algorithm NCCL's own model
-    picks, not the bytes a second, so the share is not searched there)."""
-    fabric = _cap(r)
-    return HUGE_GBPS if fabric is None else fabric.cap_GBps / fabric.share
 
 
 def percent(value: float, target: float) -> str:
@@ -131,21 +133,31 @@ def capped_note(r: Resolved, best: float, target: float) -> str:
     if fabric is None:
         return ""
     return (f"unreachable on the {fabric.name} fabric, whose transport moves at most {fabric.cap_GBps:g} GB/s a "
-            f"node whatever the link: compute is at most {percent(best, target)} of the step there (an RDMA fabric, "
+            f"node whatever the link: compute is at most {percent(best, target)} of the step at any link rate (an RDMA fabric, "
             "fabric = \"ib\" in a profile, has no such cap)")
 
 
+def scan_grid(top: float = HUGE_GBPS) -> list[float]:
+    """The rates the scan prices: SCAN_PER_DECADE a decade, geometric, from TINY_GBPS to `top`."""
+    points = math.ceil(math.log10(top / TINY_GBPS) * SCAN_PER_DECADE)
+    return [TINY_GBPS * (top / TINY_GBPS) ** (i / points) for i in range(points + 1)]
+
+
 def solve(utilisation, target: float, capped=lambda best, target: "", top: float = HUGE_GBPS) -> tuple[float, str]:
-    """(bandwidth in GB/s at which `utilisation(B)` first reaches `target`, note) for a
-    non-decreasing `utilisation` on (0, top]; (NaN, why) where no bandwidth reaches it
-    (`capped(best, target)`: the reason where it is a fabric's cap, else "")."""
-    best = utilisation(top)
-    if best < target:
+    """(the lowest bandwidth in GB/s at which `utilisation(B)` reaches `target`, note) for a
+    `utilisation` on (0, top] that never falls between a few downward steps (module doc: NCCL's
+    choice flips); (NaN, why) where no bandwidth reaches it (`capped(best, target)`: the reason
+    where it is a fabric's cap, else "")."""
+    grid = scan_grid(top)
+    shares = [utilisation(b) for b in grid]
+    if shares[0] >= target:
+        return 0.0, "needs no inter-node bandwidth"
+    first = next((i for i, share in enumerate(shares) if share >= target), None)
+    if first is None:
+        best = max(shares)
         return math.nan, (capped(best, target) or
                           f"unreachable: compute is at most {percent(best, target)} of the step at any bandwidth")
-    if utilisation(TINY_GBPS) >= target:
-        return 0.0, "needs no inter-node bandwidth"
-    lo, hi = TINY_GBPS, top  # utilisation(lo) < target <= utilisation(hi)
+    lo, hi = grid[first - 1], grid[first]  # utilisation(lo) < target <= utilisation(hi)
     for _ in range(MAX_ITERATIONS):
         if hi <= lo * (1.0 + REL_TOL):
             break
@@ -165,7 +177,7 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
         alone = dataclasses.replace(r, runs=[run], baseline=None, run_steps=None, run_tokens=None,
                                     convergence=None)
         gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation,
-                           lambda best, target, alone=alone: capped_note(alone, best, target), top_gbps(alone))
+                           lambda best, target, alone=alone: capped_note(alone, best, target))
         note = note or uncapped_note(alone, gbps)
         records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
     return records

@@ -45,7 +45,11 @@ choice carries two times: `model_s`, NCCL's own estimate, which `pick` ranks by 
 runs), and the priced latency and bandwidth, which replace the NET hop latencies and the inter
 link's bandwidth with the network's fabric (fabrics.py: fitted to published nccl-tests sweeps
 per transport; the fabric "tuning" prices with NCCL's constants unchanged). Priced hops are
-never below the links' own alpha.
+never below the links' own alpha. NCCL ranks with the link's rate, as its topology search sets
+the network's bandwidth from the NIC's reported speed (src/graph/topo.cc: the plug-in's `speed`;
+the socket transport's ncclNetSocketGetProperties reads /sys/class/net/<nic>/speed), not with
+what the transport moves: so over sockets a NIC faster than the cap can flip a call to a tree the
+fabric prices slower than the ring it replaced, and the call slows down (docs/clusters.md).
 
 Left out, each because lionsim cannot know it from a network preset: the per-channel caps
 (perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row (per GPU

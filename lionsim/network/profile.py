@@ -22,7 +22,7 @@
                                 # inter.alpha_us >= 10, else ib
     [nccl]                      # optional: NCCL's socket-transport settings, which set the sockets
     min_nchannels = 4           # fabric's per-node rate (lionsim.network.sockets): NCCL_MIN_NCHANNELS
-                                # (1-64); absent: NCCL's default, 2 channels a NIC
+                                # (1-64), refused on any other fabric; absent: 2 channels a NIC
     version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
                                 # today's, whose two-node tree rule holds on any intra link
     [measured]                  # optional: where a fitted profile was measured (a record)
@@ -46,7 +46,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.keys import integer, no_unknown, number, string
 from lionsim.network.link import Link, Network
 from lionsim.network.presets import NETWORKS
-from lionsim.network.sockets import GENERIC, settings_from_table
+from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
 from lionsim.registry import did_you_mean
@@ -120,6 +120,9 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             "the link between workers of one node); [intra] is optional only in a flat profile (workers_per_node = "
             "1). For NVLink copy a preset's: `lionsim networks` (nvlink4: 1 us, 380 GB/s)")
     name = string(data, "name", source, default=default_name)
+    fabric = _fabric(data, source)
+    sockets = settings_from_table(data["nccl"], source) if "nccl" in data else GENERIC
+    _channels_need_sockets(sockets, fabric, inter, source)
     try:
         return Network(
             name=name,
@@ -130,13 +133,31 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             ps_servers=integer(data, "ps_servers", source, default=1),
             description=string(data, "description", source, default=f"profile {source}"),
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
-            fabric=_fabric(data, source),
-            sockets=settings_from_table(data["nccl"], source) if "nccl" in data else GENERIC,
+            fabric=fabric,
+            sockets=sockets,
             measured=measured_record(data["measured"], source) if "measured" in data else {},
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file
         text = str(e)
         raise LionsimError(text if text.startswith(f"{source}:") else f"{source}: {text}") from None
+
+
+def _channels_need_sockets(sockets: SocketSettings, fabric: str, inter: Link, source: str) -> None:
+    """Refuse nccl.min_nchannels where it cannot act: only a per-channel fabric (sockets) prices the
+    channels; on ib, efa, efa-host or tuning NCCL's rate is the fitted one whatever the channels.
+    The traits are not checked: a gloo or ideal profile may be run with --traits nccl."""
+    from lionsim.network.fabrics import FABRICS, infer_fabric
+
+    if sockets.min_nchannels is None:
+        return
+    name = fabric or infer_fabric(inter.alpha_s)
+    if FABRICS.get(name).channel_GBps is not None:
+        return
+    how = "stated" if fabric else "inferred from the inter link's alpha below 10 us"
+    per_channel = [f for f in FABRICS.names() if FABRICS.get(f).channel_GBps is not None]
+    raise LionsimError(f"{source}: nccl.min_nchannels acts only on the {', '.join(per_channel)} fabric (NCCL's "
+                       f"socket transport, priced per channel), not on this network's fabric {name!r} ({how}); "
+                       f"accepted here: nccl.version, or fabric = \"sockets\"")
 
 
 def _fabric(data: dict[str, Any], source: str) -> str:

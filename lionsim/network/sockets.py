@@ -8,6 +8,10 @@ today's NCCL with its defaults:
     min_nchannels = 4        # NCCL_MIN_NCHANNELS: channels at least, 1-64
     version = "2.4.7"        # the NCCL it runs, 2.4.0 on (lionsim.network.ncclversion)
 
+`min_nchannels` acts only on the sockets fabric (the one priced per channel): a profile whose fabric,
+stated or inferred, is another is refused (profile.py); `version` acts on every fabric. The table
+acts only where NCCL prices the network (traits nccl, or --traits nccl).
+
 The version matters for one rule of NCCL's choice, the two-node tree rule (ncclversion.py); the
 rest of this doc is the socket transport.
 

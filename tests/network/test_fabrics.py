@@ -12,6 +12,7 @@ from lionsim.estimate import EstimateConfig, estimate
 from lionsim.network import IDEAL, NETWORKS, TRAITS, CollectiveCall, load_network, network_for, price
 from lionsim.network.fabrics import FABRICS, SOCKETS
 from lionsim.network.profile import network_from_dict
+from lionsim.estimate.sweep import with_bandwidth
 
 FLAT = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}}
 GENERIC_CAP_GBPS = 2 * SOCKETS.channel_GBps
@@ -102,3 +103,31 @@ def test_nccls_point_to_point_sends_across_nodes_run_over_the_fabric_too():
     scoped = price(CollectiveCall("all_to_all", n, scope="inter"), 16, cluster, "pairwise")
     per_stream = min(cluster.inter.bandwidth_Bps * cluster.inter.efficiency / 8, GENERIC_CAP_GBPS * 1e9 / 8)
     assert scoped.time_s == pytest.approx((2 - 1) * hop + (2 - 1) / 2 * n / per_stream, rel=1e-12)
+
+
+def test_nccl_chooses_on_the_link_rate_so_a_faster_nic_can_flip_sockets_to_a_slower_tree():
+    """NCCL ranks with the NIC's speed (NVIDIA/nccl src/graph/topo.cc: the NET node's bandwidth is the
+    plug-in's `speed`, /sys/class/net/<nic>/speed for the socket transport), not what the socket
+    transport moves. A 16 MB all-reduce over 8 nodes of 8 H100 (NVLink inside): NCCL's model, by hand
+    from nccl.py's formulas, runs ring Simple below B* and tree Simple above; the sockets fabric prices
+    both at its 1.96 GB/s cap, where the tree is slower, so the call slows down past B*."""
+    n, nodes, ranks = 16e6, 8, 64
+    net = NETWORKS.get("h100x8-100gbe")
+    # NCCL's model (tuning.cc constants): ring Simple latency x1.4 over 112 NVLink hops (3.4 us) and 14 NET hops
+    # (14 us), algbw B x 64/126; tree Simple 2 (7 x 4.0 + log2(8) x 14) us, algbw B x 0.92 x 1/2 x 0.8
+    # (treeCorrectionFactor, Simple, index floor(log2(16e6 / 64)) = 17)
+    ring_us, tree_us = 1.4 * (8.4 + 112 * 3.4 + 14 * 14.0), 8.4 + 2 * (7 * 4.0 + 3 * 14.0)
+    ring_per_B, tree_per_B = 126 / 64, 1 / (0.92 * 0.5 * 0.8)
+    flip_GBps = n * (tree_per_B - ring_per_B) / ((ring_us - tree_us) * 1e-3) / 1e6  # where the two model times meet
+    assert 10.0 < flip_GBps < 20.0
+    # priced on sockets: both at the cap, hops at the fabric's 89 us (Simple)
+    cap = GENERIC_CAP_GBPS
+    ring_s = 1.4 * (8.4 + 112 * 3.4 + 14 * 89.0) * 1e-6 + n * ring_per_B / (cap * 1e9)
+    tree_s = (8.4 + 2 * (7 * 4.0 + 3 * 89.0)) * 1e-6 + n * tree_per_B / (cap * 1e9)
+    call = CollectiveCall(op="all_reduce", nbytes=n)
+    for gbps, algorithm, priced in ((flip_GBps * 0.99, "ring", ring_s), (flip_GBps * 1.01, "tree", tree_s)):
+        at = with_bandwidth(net, gbps)
+        cost = price(call, ranks, at)
+        assert (cost.algorithm, cost.protocol) == (algorithm, "simple")
+        assert cost.time_s - cost.floor_s - cost.staging_s == pytest.approx(priced, rel=1e-9)
+    assert tree_s > ring_s  # the faster NIC makes the call slower

@@ -73,3 +73,29 @@ def test_bad_settings_are_refused_in_one_line(tmp_path, capsys, nccl, message):
     with pytest.raises(LionsimError):
         network_from_dict({"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}, "nccl": 4}, source="s",
                           default_name="s")
+
+
+@pytest.mark.parametrize("fabric, alpha_us, named", [
+    ('fabric = "ib"\n', 25.0, "'ib' (stated)"), ('fabric = "EFA"\n', 25.0, "'efa' (stated)"),
+    ('fabric = "efa-host"\n', 25.0, "'efa-host' (stated)"), ('fabric = "tuning"\n', 25.0, "'tuning' (stated)"),
+    ("", 2.0, "'ib' (inferred from the inter link's alpha below 10 us)"),
+])
+def test_min_nchannels_is_refused_where_the_fabric_does_not_price_channels(tmp_path, capsys, fabric, alpha_us, named):
+    # only the sockets fabric prices per channel: elsewhere 4 and 2 channels priced the same, silently
+    path = tmp_path / "net.toml"
+    path.write_text('traits = "nccl"\n' + fabric + NCCL_HEAD.replace("25.0", str(alpha_us)).format(link=10.0)
+                    + "[nccl]\nmin_nchannels = 4\n")
+    err = one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--collective", "all_reduce",
+                           "--sizes", "1048576"], capsys, "nccl.min_nchannels acts only on the sockets fabric")
+    assert str(path) in err and named in err and "accepted here: nccl.version" in err
+
+
+@pytest.mark.parametrize("head", ['traits = "nccl"\nfabric = "ib"\n', 'traits = "gloo"\nfabric = "sockets"\n',
+                                  'traits = "ideal"\n'])
+def test_version_acts_on_every_fabric_and_min_nchannels_on_sockets_whatever_the_traits(tmp_path, head):
+    # version: every fabric; a gloo or ideal profile may carry the sockets' channels for --traits nccl
+    nccl = '[nccl]\nversion = "2.4.7"\n' if "ib" in head else "[nccl]\nmin_nchannels = 4\n"
+    path = tmp_path / "net.toml"
+    path.write_text(head + NCCL_HEAD.format(link=10.0) + nccl)
+    net = load_network(str(path))
+    assert net.sockets == (SocketSettings(version="2.4.7") if "ib" in head else SocketSettings(min_nchannels=4))

@@ -90,8 +90,10 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
 
 def _mark_cap(frame: pd.DataFrame, top, bottom) -> None:
     """Where a capped fabric's transport stops moving more (NCCL over sockets: what the network's
-    socket settings move, lionsim.network.sockets), the curves go flat: a line there, and a note
-    saying why (lionsim.network.fabrics; estimate --need)."""
+    socket settings move, lionsim.network.sockets): a line there, and a note saying why
+    (lionsim.network.fabrics; estimate --need). Beyond it the bytes a second stay, but NCCL still
+    chooses on the link's rate (lionsim.network.nccl), so a faster link can flip a call to a tree
+    the fabric prices slower and a curve can rise: the note says so."""
     from lionsim.network.fabrics import FABRICS
 
     first = frame.iloc[0]
@@ -104,7 +106,7 @@ def _mark_cap(frame: pd.DataFrame, top, bottom) -> None:
     at = cap / fabric.share  # the link rate beyond which the transport moves no more
     for ax in (top, bottom):
         ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
-    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; flat beyond",
+    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; beyond, NCCL still\nchooses on the link: a flip can slow a step",
                  (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
                  va="top", fontsize=8, color="dimgrey")
 
