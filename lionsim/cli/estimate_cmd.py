@@ -14,14 +14,16 @@ from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
+from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b, "
-                          "resnet18, resnet50; or your own: FILE.py:FUNC or module:FUNC returning an nn.Module or "
-                          "(module, example_input), built on the meta device, its FLOPs counted.")]
+    "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
+                          "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
+                          "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
+                          "its FLOPs counted.")]
 Params = Annotated[Optional[float], typer.Option(
     "--params", help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
