@@ -17,7 +17,7 @@ from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate, estimate_rows, resolve
 from lionsim.estimate.need import REL_TOL, Need, need_rows, parse_need
 from lionsim.estimate.sweep import with_bandwidth
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import invoke_at, run_cli
 
 FLAT = """name = "flat-alpha0"
 workers_per_node = 1
@@ -141,7 +141,7 @@ def test_the_cli_adds_the_columns_and_a_table_line_per_run():
     assert table.stdout.count("GB/s") >= 1 and "adamw" in table.stdout and "dlion-mavo" in table.stdout
 
 
-def test_the_cap_shared_by_unreachable_runs_is_said_once_under_the_table_with_both_remedies():
+def test_the_cap_shared_by_unreachable_runs_is_said_once_under_the_table_with_both_remedies(monkeypatch):
     """Each run the sockets fabric's cap stops is marked [1] in the table and the reason (the cap,
     more channels through a profile's [nccl] min_nchannels, an RDMA fabric) printed once under it,
     at 80 columns; estimate.csv's need_note keeps each run's whole text."""
@@ -149,8 +149,7 @@ def test_the_cap_shared_by_unreachable_runs_is_said_once_under_the_table_with_bo
             "h100x8-100gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "--need",
             "utilisation=0.9"]
     remedies = ("[nccl] min_nchannels", "NCCL_MIN_NCHANNELS", "NCCL's socket settings", 'fabric = "ib"')
-    table = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
-    assert table.exit_code == 0, table.output
+    table = invoke_at(80, args, monkeypatch)
     need = table.stdout[table.stdout.index("inter-node bandwidth"):]
     assert max(map(len, need.splitlines())) <= 80
     words = " ".join(need.split())
