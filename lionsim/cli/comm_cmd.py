@@ -154,7 +154,7 @@ def comm(
             return
     written = _write(out, frame) if out is not None else []  # before the table: | head loses no file
     if backend == "sim":
-        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name))
+        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text()))
     elif format != "table":
         emit(frame, format)
     if written:

@@ -32,17 +32,35 @@ def us(seconds: float) -> str:
     return f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
 
 
-def model_table(rows: list[dict], name: str) -> Table:
-    # fits 80 columns (a pipe or a CI log): short headers, units in the caption, no cell folded
-    table = Table(title=f"modelled collectives on {name}", box=box.SIMPLE_HEAD, pad_edge=False,
-                  caption="N: workers; time: us (the mean); algbw, busbw: GB/s (GB = 1e9 bytes, nccl-tests "
-                          "factors)", caption_justify="left")
-    for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
-        table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right", no_wrap=True)
-    for row in rows:
-        table.add_row(row["collective"], row["algorithm"], str(row["workers"]), human_bytes(row["bytes"]),
-                      us(row["time_s"]), f"{row['algbw_GBps']:.3f}", f"{row['busbw_GBps']:.3f}")
-    return table
+def phase_lines(algorithm: str) -> str:
+    """A hierarchical algorithm's name ("hier:ring+recursive_doubling+bruck", one per phase) with a
+    line break after each "+": where the table would not fit, it wraps at a phase, not mid-name."""
+    return algorithm.replace("+", "+\n")
+
+
+def model_table(rows: list[dict], name: str, library: str = "", width: int | None = None) -> Table:
+    """The modelled rows, titled with the network and the `library` that priced them ("nccl over
+    sockets", "ideal"). It fits `width` columns (the console's; 80 in a pipe or a CI log): short
+    headers, units in the caption, and a long hierarchical algorithm name on a line per phase where
+    the table would be wider on one line, so that no number is ever cut."""
+    def build(algorithm) -> Table:
+        table = Table(title=f"modelled collectives on {name}" + (f" ({library})" if library else ""),
+                      box=box.SIMPLE_HEAD, pad_edge=False, caption="N: workers; time: us (the mean); algbw, busbw: "
+                      "GB/s (GB = 1e9 bytes, nccl-tests factors)", caption_justify="left")
+        for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
+            # fold rather than "…": on a terminal narrower still, a number goes on two lines, whole
+            table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right",
+                             overflow="fold")
+        for row in rows:
+            table.add_row(row["collective"], algorithm(row["algorithm"]), str(row["workers"]),
+                          human_bytes(row["bytes"]), us(row["time_s"]), f"{row['algbw_GBps']:.3f}",
+                          f"{row['busbw_GBps']:.3f}")
+        return table
+
+    from lionsim.cli.output import natural_width
+
+    table = build(str)
+    return table if natural_width(table) <= (console.width if width is None else width) else build(phase_lines)
 
 
 def print_measured(rows, backend: str, ranks: int, name: str) -> None:

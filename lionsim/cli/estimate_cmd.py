@@ -14,14 +14,16 @@ from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
+from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help="Model preset: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, vit-b, "
-                          "resnet18, resnet50; or your own: FILE.py:FUNC or module:FUNC returning an nn.Module or "
-                          "(module, example_input), built on the meta device, its FLOPs counted.")]
+    "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
+                          "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
+                          "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
+                          "its FLOPs counted.")]
 Params = Annotated[Optional[float], typer.Option(
     "--params", help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
@@ -245,27 +247,39 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 
 def need_table(frame: pd.DataFrame) -> Table:
-    """--need: the inter-node bandwidth each run needs for compute to be U of its step."""
-    from lionsim.estimate.need import REL_TOL, busy_share, percent, target_text
+    """--need: the inter-node bandwidth each run needs for compute to be U of its step. A reason
+    several rows share (a fabric's cap and its remedies) is printed once, under the table, each row
+    marked [1] (estimate.csv's need_note keeps each row's whole text)."""
+    from rich.markup import escape
+
+    from lionsim.estimate.need import REL_TOL, busy_share, percent, shared_reason, target_text
     from lionsim.reports.tables import fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
+    reasons: dict[str, int] = {}  # shared text -> its footnote number
+    notes = []
+    for row in frame.to_dict("records"):
+        note, reason = row["need_note"], shared_reason(row)
+        if reason:
+            note = f"{note[:-len(reason) - 2]} [{reasons.setdefault(reason, len(reasons) + 1)}]"
+        notes.append(note)
+    footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:]}.") for reason, number in reasons.items())
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
-        "exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth."), caption_justify="left",
-        box=box.SIMPLE_HEAD, pad_edge=False)
+        f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"),
+        caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("note", overflow="fold", max_width=80 - width - 29)  # the table fits 80 columns
-    for row in frame.itertuples(index=False):
+    for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), row.need_note)
+        table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), note)
     return table
 
 

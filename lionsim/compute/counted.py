@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable
-
-import torch
-from torch import Tensor, nn
-from torch.utils.flop_counter import FlopCounterMode
+from typing import TYPE_CHECKING, Any, Callable
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import one_line
+
+if TYPE_CHECKING:
+    from torch import Tensor, nn
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +69,10 @@ def _numel(shape: tuple[int, ...]) -> int:
 def count_on_meta(build: Callable[[], Any], where: str) -> Count:
     """Call `build()` on the meta device and count what it returns (see the module docstring);
     `where` names it in the one-line errors."""
+    import torch  # here, not at import: the presets' names (estimate --help) need no torch
+    from torch import Tensor, nn
+    from torch.utils.flop_counter import FlopCounterMode
+
     try:
         with torch.device("meta"):
             result = build()
@@ -110,6 +113,8 @@ def count_on_meta(build: Callable[[], Any], where: str) -> Count:
 
 def _tensors(output: Any) -> list[Tensor]:
     """The floating tensors of a module's output (a tensor, or tuples, lists and dicts of them)."""
+    from torch import Tensor
+
     if isinstance(output, Tensor):
         return [output] if output.is_floating_point() else []
     if isinstance(output, dict):
@@ -189,4 +194,6 @@ def _count_preset(shape: CountedShape) -> Count:
 @functools.lru_cache(maxsize=None)
 def _count_module(build: Callable[[], nn.Module], input_shape: tuple[int, ...]) -> Count:
     """One count per module and input, whichever presets share them (resnet50 and resnet50-tf)."""
+    import torch
+
     return count_on_meta(lambda: (build(), torch.zeros(1, *input_shape)), f"model preset {build.__name__}")

@@ -35,7 +35,6 @@ from typing import Protocol
 from lionsim.compute.counted import CountedShape
 from lionsim.errors import LionsimError
 from lionsim.registry import Registry
-from lionsim.workloads.models.resnet import resnet18, resnet50
 
 
 def block_params(d_model: int, d_ff: int, *, mlp: str, norm: str, bias: bool) -> int:
@@ -236,6 +235,21 @@ class ViTShape:
 
 
 MODELS: Registry[ModelShape] = Registry("model")
+
+
+def resnet18():
+    """torchvision's ResNet-18 (lionsim.workloads.models.resnet), imported when first built: the
+    presets' names (estimate --help) need no torch."""
+    from lionsim.workloads.models.resnet import resnet18 as build
+
+    return build()
+
+
+def resnet50():
+    """torchvision's ResNet-50, imported when first built (as resnet18)."""
+    from lionsim.workloads.models.resnet import resnet50 as build
+
+    return build()
 
 
 def _gpt(name: str, n_layer: int, d_model: int, n_head: int, seq_len: int, description: str) -> DecoderShape:

@@ -45,7 +45,9 @@ B is the link's rate. Under NCCL a fabric may move less than the link (lionsim.n
 EFA's share of it; the socket transport caps a node at channels x 0.98 GB/s whatever the link),
 and `--need` keeps the network's fabric as it is and searches every rate, since NCCL keeps choosing
 on the link's rate beyond the cap: a target that needs more than the cap gives is unreachable, and
-the note says the cap is the reason (an RDMA fabric, `fabric = "ib"` in a profile, has none).
+the note says the cap is the reason and its remedies: more channels (a profile's `[nccl]
+min_nchannels`, lionsim.network.sockets) raise the sockets fabric's cap, and an RDMA fabric
+(`fabric = "ib"` in a profile) has none.
 """
 
 from __future__ import annotations
@@ -126,15 +128,38 @@ def uncapped_note(r: Resolved, gbps: float) -> str:
             f"(--traits nccl caps it there); the {network.traits.name} library here is priced without a cap")
 
 
+def cap_reason(fabric_name: str, cap_GBps: float) -> str:
+    """Why a node on a capped fabric stops at `cap_GBps` whatever the link, and the remedies: more
+    channels where the fabric prices per channel (a profile's [nccl] min_nchannels), and an RDMA
+    fabric. The same for every run on one network: the table prints it once (`shared_reason`)."""
+    from lionsim.network.fabrics import FABRICS
+    from lionsim.network.sockets import CHANNELS_PER_NIC
+
+    channel = FABRICS.get(fabric_name).channel_GBps
+    channels = "" if channel is None else (
+        f"a profile's [nccl] min_nchannels raises the cap (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, "
+        f"{CHANNELS_PER_NIC} a NIC by default; docs/clusters.md, \"NCCL's socket settings\"), and ")
+    return (f"on the {fabric_name} fabric the transport moves at most {cap_GBps:g} GB/s a node whatever the link; "
+            f"{channels}an RDMA fabric (fabric = \"ib\" in a profile) has no such cap")
+
+
 def capped_note(r: Resolved, best: float, target: float) -> str:
     """Why a target is out of reach where the network's fabric caps a node's throughput (module
     doc); "" where no cap applies."""
     fabric = _cap(r)
     if fabric is None:
         return ""
-    return (f"unreachable on the {fabric.name} fabric, whose transport moves at most {fabric.cap_GBps:g} GB/s a "
-            f"node whatever the link: compute is at most {percent(best, target)} of the step at any link rate (an RDMA fabric, "
-            "fabric = \"ib\" in a profile, has no such cap)")
+    return f"unreachable, compute at most {percent(best, target)} of the step: " + cap_reason(fabric.name, fabric.cap_GBps)
+
+
+def shared_reason(row) -> str:
+    """The part of an estimate row's need_note every capped run on its network shares (cap_reason,
+    after ": "), "" where the note has none: a table prints it once under the rows."""
+    fabric, note = row.get("fabric"), row.get("need_note")
+    if not isinstance(fabric, str) or not fabric or not isinstance(note, str):
+        return ""
+    reason = cap_reason(fabric, row["fabric_cap_GBps"])
+    return reason if note.endswith(": " + reason) else ""
 
 
 def scan_grid(top: float = HUGE_GBPS) -> list[float]:

@@ -147,6 +147,11 @@ class Network:
         per-node cap set by this network's socket settings where it prices per channel."""
         return self.on_fabric(FABRICS.get(self.fabric or infer_fabric(self.inter.alpha_s)))
 
+    def library_text(self) -> str:
+        """The library pricing this network's collectives, as titles name it: "nccl over sockets"
+        (NCCL with the fabric it runs over; estimate.csv's library and fabric), "ideal", "gloo"."""
+        return f"{self.traits.name} over {self.nccl_fabric().name}" if self.traits.model == "nccl" else self.traits.name
+
     def on_fabric(self, fabric: Fabric) -> Fabric:
         """`fabric` as this network runs it: a per-channel fabric's cap for its socket settings."""
         if fabric.channel_GBps is None:

@@ -3,7 +3,7 @@ an unknown option's near ones."""
 
 from __future__ import annotations
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import invoke_at, run_cli
 
 
 def test_estimates_tie_help_names_no_option_it_lacks(capsys):
@@ -48,3 +48,19 @@ def test_bench_compute_help_names_every_device_the_option_accepts(capsys):
     assert code == 0
     text = " ".join(out.split())
     assert all(name in text for name in DEVICES.names()), text
+
+
+def test_estimate_help_and_the_commands_page_name_every_model_preset(monkeypatch):
+    """The --model help is made from the model registry (resnet50-tf was missing from a hand-typed
+    list), and docs/commands.md names every preset."""
+    from pathlib import Path
+
+    from lionsim.compute.models import MODELS
+
+    done = invoke_at(200, ["estimate", "--help"], monkeypatch)
+    model_help = " ".join(done.output[done.output.index("--model"):done.output.index("--params")].split())
+    page = (Path(__file__).parents[2] / "docs" / "commands.md").read_text()
+    assert "resnet50-tf" in MODELS.names()
+    for name in MODELS.names():
+        assert f"{name}," in model_help or f"{name} " in model_help, name
+        assert f"`{name}`" in page, name

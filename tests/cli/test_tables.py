@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import invoke_at, run_cli
 
 
 def test_strategies_listing_shows_the_new_ones_with_their_bits(capsys, monkeypatch):
@@ -48,6 +48,29 @@ def test_comm_table_fits_80_columns_without_cutting_a_number(capsys):
     code, out, _ = run_cli(["comm", "--network", "1gbe", "--sizes", "1KB:4GB:x16", "--workers", "1024"], capsys)
     assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
     assert any(re.fullmatch(r"\d{1,3}(,\d{3}){2}", token) for token in out.split())  # millions of us, whole
+
+
+def test_comm_wraps_a_hierarchical_algorithm_at_its_phases_and_never_cuts_a_number(monkeypatch):
+    """A multi-node network priced by the ideal library names an algorithm per phase
+    (hier:ring+recursive_doubling+bruck): at 80 columns it goes on a line per phase, and every
+    number the 200-column table prints is there whole (it was cut to "89,7…")."""
+    args = ("--network", "h100x8-10gbe", "--traits", "ideal", "--workers", "16,64", "--collective", "all_reduce",
+            "--sizes", "1KB,1GB")
+    wide, narrow = (invoke_at(width, ["comm", *args], monkeypatch).output for width in (200, 80))
+    numbers = [t for t in wide.split() if re.fullmatch(r"[\d.,]+", t) and any(c.isdigit() for c in t)]
+    assert "hier:ring+recursive_doubling+bruck" in wide and "859,341" in numbers
+    assert max(map(len, narrow.splitlines())) <= 80 and "…" not in narrow
+    assert sorted(t for t in narrow.split() if t in numbers) == sorted(numbers)  # each whole, as often
+    rows = [line.split() for line in narrow.splitlines()]
+    assert ["hier:ring+"] in [r[1:2] for r in rows] and ["recursive_doubling+"] in rows and ["bruck"] in rows
+
+
+def test_comm_title_names_the_library_and_fabric_as_estimate_does(monkeypatch):
+    def comm_at(*args):
+        return invoke_at(120, ["comm", *args, "--workers", "16", "--sizes", "1GB"], monkeypatch).output
+
+    assert "modelled collectives on h100x8-10gbe (ideal)" in comm_at("--network", "h100x8-10gbe", "--traits", "ideal")
+    assert "modelled collectives on h100x8-100gbe (nccl over sockets)" in comm_at("--network", "h100x8-100gbe")
 
 
 def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):

@@ -17,7 +17,7 @@ from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate, estimate_rows, resolve
 from lionsim.estimate.need import REL_TOL, Need, busy_share, need_rows, parse_need, solve
 from lionsim.estimate.sweep import with_bandwidth
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import invoke_at, run_cli
 
 FLAT = """name = "flat-alpha0"
 workers_per_node = 1
@@ -93,7 +93,8 @@ def test_a_fabric_whose_transport_caps_a_node_says_the_cap_stops_it():
     base = dict(model="gpt2-1.3b", tokens_per_worker=8192, workers=16, strategies=["adamw@bf16-allreduce"])
     (capped,) = need_rows(resolve(EstimateConfig(network="h100x8-100gbe", **base)), Need(0.9))
     assert math.isnan(capped["bandwidth_needed_GBps"])
-    assert capped["need_note"].startswith("unreachable on the sockets fabric") and f"{CAP:g} GB/s a node" in capped["need_note"]
+    assert capped["need_note"].startswith("unreachable, compute at most")
+    assert f"on the sockets fabric the transport moves at most {CAP:g} GB/s a node" in capped["need_note"]
     (rdma,) = need_rows(resolve(EstimateConfig(network="a100x8-4hdr", **base)), Need(0.9))
     assert rdma["bandwidth_needed_GBps"] > CAP and rdma["need_note"] == ""
 
@@ -138,6 +139,26 @@ def test_the_cli_adds_the_columns_and_a_table_line_per_run():
     assert table.exit_code == 0, table.output
     assert "inter-node bandwidth for compute at 95% of the step" in table.stdout
     assert table.stdout.count("GB/s") >= 1 and "adamw" in table.stdout and "dlion-mavo" in table.stdout
+
+
+def test_the_cap_shared_by_unreachable_runs_is_said_once_under_the_table_with_both_remedies(monkeypatch):
+    """Each run the sockets fabric's cap stops is marked [1] in the table and the reason (the cap,
+    more channels through a profile's [nccl] min_nchannels, an RDMA fabric) printed once under it,
+    at 80 columns; estimate.csv's need_note keeps each run's whole text."""
+    args = ["estimate", "--model", "gpt2-1.3b", "--tokens-per-worker", "32768", "--workers", "64", "--network",
+            "h100x8-100gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "--need",
+            "utilisation=0.9"]
+    remedies = ("[nccl] min_nchannels", "NCCL_MIN_NCHANNELS", "NCCL's socket settings", 'fabric = "ib"')
+    table = invoke_at(80, args, monkeypatch)
+    need = table.stdout[table.stdout.index("inter-node bandwidth"):]
+    assert max(map(len, need.splitlines())) <= 80
+    words = " ".join(need.split())
+    assert words.count(f"at most {CAP:g} GB/s a node whatever the link") == 1
+    assert words.count("of the step [1]") == 3 and words.count("[1] On the sockets fabric") == 1
+    assert all(words.count(remedy) == 1 for remedy in remedies), words
+    csv = CliRunner().invoke(app, [*args, "--format", "csv"])
+    notes = pd.read_csv(io.StringIO(csv.stdout))["need_note"]
+    assert len(notes) == 3 and all(f"at most {CAP:g} GB/s a node" in n and all(r in n for r in remedies) for n in notes)
 
 
 @pytest.mark.parametrize("text", ["x", "utilisation", "utilisation=", "utilisation=1", "utilisation=0",

@@ -56,3 +56,18 @@ def table_text(table, width: int = 80) -> str:
     console = Console(width=width, record=True, file=io.StringIO())
     console.print(table)
     return console.export_text()
+
+
+def invoke_at(columns: int, argv: list[str], monkeypatch):
+    """typer's runner on `lionsim ARGV` at a terminal COLUMNS wide, as a user sees its output. A
+    test that monkeypatched the console's width leaves it pinned when undone (rich's width setter
+    stores the value): it is unpinned here, so that COLUMNS decides as in a fresh process."""
+    from typer.testing import CliRunner
+
+    from lionsim.cli import app
+    from lionsim.cli.app import console
+
+    monkeypatch.setattr(console, "_width", None)
+    done = CliRunner().invoke(app, [str(a) for a in argv], env={"COLUMNS": str(columns)})
+    assert done.exit_code == 0, done.output
+    return done
