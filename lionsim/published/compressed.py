@@ -178,7 +178,7 @@ _MISS_GRACE_TOPK = (
     "selection over the whole GPU at {codec} s. No "
     "published rate of a one-block sort on a V100 was found (pytorch/pytorch issue 63456's 107.5 ms for one "
     "120,000-value row is of another build and GPU), so lionsim does not price it (`framework kernels`).")
-_POWERSGD_METHOD = next(m for m in grace.METHODS if m.grace.startswith("powersgd"))
+_POWERSGD_METHOD = {m.grace: m for m in grace.METHODS}["powersgd rank 1 (memory)"]  # GRACE's label, not a lionsim name
 (_UB_ID, _UB_IPS), = _POWERSGD_METHOD.upper_bound
 _QR = ("What lionsim leaves out: TensorFlow 1.15 "
        "registers tf.linalg.qr's GPU kernel as its CPU one with every input and output in host memory "
