@@ -228,8 +228,8 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
                 net_us if fabric.hop_us is None else fabric.hop_us[i], inter.alpha_s * 1e6)
             latency_us = _latency_us(op, algorithm, protocol, ranks, nodes, priced_intra, priced_net)
             moved = inter_GBps if nodes == 1 else moved_GBps * fabric.protocol_share[i]
-            bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved,
-                                                two_node) * 1e9)
+            # a tree over two nodes moves n a NIC direction whatever the version ranked it by
+            bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved) * 1e9)
             out.append(Choice(algorithm=algorithm, protocol=protocol, model_s=model_s, latency_s=latency_us * 1e-6,
                               bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks)))
     return out

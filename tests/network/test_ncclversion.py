@@ -105,3 +105,14 @@ def test_bad_versions_are_refused_in_one_line(tmp_path, capsys, value):
     assert str(path) in err
     with pytest.raises(LionsimError, match="nccl.version"):
         SocketSettings(version="2.3.7")
+
+
+def test_the_version_changes_what_nccl_ranks_not_what_a_tree_moves():
+    """A tree over two nodes moves n through each NIC direction whatever the version ranked it
+    by: 2.4.7's tree on PCIe nodes is priced as today's (only model_s differs)."""
+    def tree(version):
+        return next(c for c in nccl.choices("all_reduce", N, RANKS, NODES, PCIE, INTER, version=version)
+                    if c.algorithm == "tree" and c.protocol == "simple")
+    old, new = tree((2, 4, 7)), tree(None)
+    assert old.bandwidth_s == pytest.approx(new.bandwidth_s, rel=1e-12)
+    assert old.model_s > new.model_s
