@@ -134,7 +134,10 @@ def test_ctrl_c_stops_a_pytest_run_that_runs_a_bench_in_process(tmp_path):
     out = tmp_path / "o"
     (tmp_path / "test_suite.py").write_text(SUITE.format(argv=[*BENCH, "--steps", "100000", "--out", str(out)]))
     log = tmp_path / "log.txt"
-    env = {**os.environ, "MARKS": str(tmp_path), "PYTHONPATH": os.pathsep.join(sys.path)}
+    # a user's own pytest run: none of this suite's xdist worker variables (the inner pytest read them as
+    # an active xdist run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
+    env.update(MARKS=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
     with open(log, "w") as f:
         proc = subprocess.Popen([sys.executable, "-m", "pytest", "-s", "-q", "-p", "no:cacheprovider",
                                  str(tmp_path / "test_suite.py")], cwd=tmp_path, env=env, stdout=f, stderr=f)
