@@ -55,8 +55,9 @@ class Case:
     """Why the error may exceed its table's threshold for explanations ("" for none): a known gap
     between the model and this measurement, stated, not fitted away."""
     figures: Callable[[pd.DataFrame], dict[str, str]] | None = None
-    """lionsim's figures in `miss`, from the command's CSV: `miss` is a str.format template of
-    them (None: `miss` is the text as is), so no figure of lionsim's is typed into it."""
+    """lionsim's figures in `miss`, from the case's frame (`frame`: its command's CSV, then
+    `versus`'s first row): `miss` is a str.format template of them (None: `miss` is the text as
+    is), so no figure of lionsim's is typed into it."""
     versus: tuple[str, ...] = ()
     """A second command (estimate) whose first row is compared with `command`'s first: where the
     source ran its two steps on different libraries (DeepSpeed's dense all-reduce on NCCL, its
@@ -170,18 +171,24 @@ def _run(command: tuple[str, ...]) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(result.stdout))
 
 
+def frame(case: Case) -> pd.DataFrame:
+    """The case's rows, run now: its command's CSV, then `versus`'s first row where it has one."""
+    rows = _run(case.command)
+    return pd.concat([rows, _run(case.versus).iloc[:1]], ignore_index=True) if case.versus else rows
+
+
 def lionsim_figure(case: Case) -> float:
     """lionsim's figure for `case`, from its command run now."""
-    return _read(case, _run(case.command))
+    return _read(case, frame(case))
 
 
 def explanation(case: Case, frame: pd.DataFrame) -> str:
-    """`case.miss` with lionsim's figures filled in from its command's CSV `frame`."""
+    """`case.miss` with lionsim's figures filled in from its `frame`."""
     return case.miss.format(**case.figures(frame)) if case.figures and case.miss else case.miss
 
 
 def _read(case: Case, frame: pd.DataFrame) -> float:
-    """lionsim's figure for `case` from its command's CSV `frame`."""
+    """lionsim's figure for `case` from its `frame` (see `frame`)."""
     if case.read == "time_us":
         return float(frame["time_s"].iloc[-1]) * 1e6
     if case.read == "busbw":
@@ -189,7 +196,7 @@ def _read(case: Case, frame: pd.DataFrame) -> float:
     if case.read == "comm_ratio":
         return float(frame["comm_s"].iloc[1] / frame["comm_s"].iloc[0])
     if case.read == "step_ratio" and case.versus:
-        return float(_run(case.versus)["step_s"].iloc[0] / frame["step_s"].iloc[0])
+        return float(frame["step_s"].iloc[-1] / frame["step_s"].iloc[0])
     if case.read == "step_ratio":
         return float(frame["step_s"].iloc[1] / frame["step_s"].iloc[0])
     if case.read == "bandwidth_needed":
@@ -202,10 +209,10 @@ def results(cases: tuple[Case, ...] = CASES) -> pd.DataFrame:
     the explanation of a miss with its figures filled in."""
     rows = []
     for case in cases:
-        frame = _run(case.command)
-        ours = _read(case, frame)
+        rows_now = frame(case)
+        ours = _read(case, rows_now)
         rows.append({"key": case.key, "published": case.published, "lionsim": ours,
-                     "error": ours / case.published - 1.0, "miss": explanation(case, frame)})
+                     "error": ours / case.published - 1.0, "miss": explanation(case, rows_now)})
     return pd.DataFrame(rows)
 
 

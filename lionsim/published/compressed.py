@@ -33,13 +33,14 @@ mechanism each needs.
 
 from __future__ import annotations
 
+import functools
 import sys
 import textwrap
 from dataclasses import dataclass
 
 from lionsim.published import grace
 from lionsim.published import terminal
-from lionsim.published.cases import Case, compact, find, markdown_table, record, results
+from lionsim.published.cases import Case, _run, compact, find, markdown_table, record, results
 
 GOAL_MEDIAN = 0.15
 """Median |error| the compressed cases are held to."""
@@ -115,15 +116,69 @@ GAPS: dict[str, str] = {
 }
 """What lionsim lacks, by the name a case's miss gives it (in backticks)."""
 
+FIGURE_5 = (131.0, 6.6)
+"""DeepSpeed's Figure 5 at 32 GPUs: Adam's samples/s read off the figure, and 1-bit Adam's speedup as stated."""
+FIGURE_6 = (848.0, 1695.0)
+"""DeepSpeed's Figure 6 at 32 GPUs: Adam's and 1-bit Adam's samples/s, read off the figure."""
+PROFILE_8_NODES = (37.91, 2173.35, 60.71, 75.63)
+"""The 1-bit Adam paper's Table 1, Adam at 8 nodes: forward, all-reduce, backward, other (ms)."""
+PERFTEST_QDR_GBPS = 4.0
+"""The QDR link's perftest rate, 32 Gb/s (examples/clusters/v100x4-ib-qdr.toml's source)."""
+
+
+DS_BATCH_PER_GPU = 16
+"""DeepSpeed's pre-training batch a GPU (Figures 5 and 6)."""
+
+
+def _batch(row) -> float:
+    """A step's samples, from lionsim's row: the source's batch, which the command states."""
+    return float(row.samples_per_worker * row.workers)
+
+
+def _ds_tcp_figures(figure: str):
+    """The DeepSpeed 40 GbE explanation's figures: lionsim's dense step (the frame's first row) and
+    1-bit Adam's (its last: the `versus` command's), Figure 5's steps from its samples/s; `figure`
+    names the figure the text compares with (the case's own, or Figure 5 for SQuAD's: the post
+    gives SQuAD's speedup only, and its dense step is the same all-reduce)."""
+    def figures(frame) -> dict[str, str]:
+        dense, onebit = frame.iloc[0], frame.iloc[-1]
+        adam, speedup = FIGURE_5
+        figure_step = DS_BATCH_PER_GPU * 32 / adam
+        return {"dense": f"{dense.step_s:.2f}", "onebit": f"{onebit.step_s:.2f}", "figure": figure,
+                "adam": f"{adam:,.0f}", "figure_step": f"{figure_step:.1f}",
+                "figure_onebit": f"{figure_step / speedup:.2f}",
+                "profile": " + ".join(f"{name} {ms:,.0f}" for name, ms in
+                                      zip(("forward", "all-reduce", "backward", "other"), PROFILE_8_NODES)),
+                "profile_s": f"{sum(PROFILE_8_NODES) / 1e3:.2f}"}
+    return figures
+
+
 _MISS_DS_TCP = (
-    "lionsim's dense step at 32 GPUs (2.74 s) sits between the figure's (131 samples/s: 3.9 s) and the one the "
-    "same authors profiled on the same 40 GbE cluster (the 1-bit Adam paper, Tang et al. ICML 2021, Table 1: "
-    "forward 38 + all-reduce 2,173 + backward 61 + other 76 ms = 2.35 s at 8 nodes of 4 V100), so the ratio cannot "
-    "meet both (`source disagreement`); 1-bit Adam's own step (0.68 s priced, 0.59 s in the figure) is close.")
+    "lionsim's dense step at 32 GPUs ({dense} s) sits between {figure}'s ({adam} samples/s: {figure_step} s) and the "
+    "one the same authors profiled on the same 40 GbE cluster (the 1-bit Adam paper, Tang et al. ICML 2021, Table 1: "
+    "{profile} ms = {profile_s} s at 8 nodes of 4 V100), so the ratio cannot meet both (`source disagreement`); "
+    "1-bit Adam's own step ({onebit} s priced, {figure_onebit} s in {figure}) is close.")
+
+
+def _ds_ib_figures(frame) -> dict[str, str]:
+    """The DeepSpeed InfiniBand explanation's figures: lionsim's steps against Figure 6's, and the rate
+    the figure's dense step leaves the all-reduce (its step less lionsim's time outside the exchange)."""
+    dense, onebit = frame.iloc[0], frame.iloc[1]
+    adam, onebit_rate = FIGURE_6
+    figure_dense, figure_onebit = (DS_BATCH_PER_GPU * dense.workers / rate for rate in (adam, onebit_rate))
+    exchange_s = figure_dense - (dense.step_s - dense.comm_exposed_s)
+    return {"onebit_off": f"{abs(onebit.step_s / figure_onebit - 1):.0%}", "onebit_rate": f"{onebit_rate:,.0f}",
+            "dense_off": f"{abs(dense.step_s / figure_dense - 1):.0%}",
+            "faster": "faster" if dense.step_s < figure_dense else "slower",
+            "adam": f"{adam:,.0f}", "figure_dense": f"{figure_dense:.2f}", "model_mb": f"{dense.params * 2 / 1e6:,.0f}",
+            "rate": f"{dense.inter_bytes / exchange_s / 1e9:.1f}", "perftest": f"{PERFTEST_QDR_GBPS:.0f}"}
+
+
 _MISS_DS_IB = (
-    "1-bit Adam's step is within 5% of the figure's (about 1,695 samples/s) and the dense one 13% faster (about 848 "
-    "samples/s: 0.60 s, so the 672 MB fp16 all-reduce moves about 3.2 GB/s a node where perftest measured 4 GB/s "
-    "and the ib fabric, fitted on NDR sweeps, takes the link whole: `link share`).")
+    "1-bit Adam's step is within {onebit_off} of the figure's (about {onebit_rate} samples/s) and the dense one "
+    "{dense_off} {faster} (about {adam} samples/s: {figure_dense} s, so the {model_mb} MB fp16 all-reduce moves about "
+    "{rate} GB/s a node where perftest measured {perftest} GB/s and the ib fabric, fitted on NDR sweeps, takes the "
+    "link whole: `link share`).")
 _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor, each weight viewed as [shape[0], "
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
@@ -198,20 +253,72 @@ _MISS_GRACE_POWERSGD_25G = (
     "({run}) is {gap} s a step slower than lionsim's PowerSGD step there, {step} s, as at 10 Gb/s its throughput "
     f"run is {_POWERSGD_METHOD.cost_s():.3f} s slower than its upper-bound run ({_UB_ID}). {_QR} lionsim's codec "
     "costs {codec} s; the host CPU's rate is not in the release, so lionsim does not price it (`framework kernels`).")
+BAGUA_THROUGHPUT: dict[tuple[str, str], float] = {
+    ("ddp", "100g"): 8893, ("bytegrad", "100g"): 21828, ("qadam", "100g"): 18905,
+    ("ddp", "10g"): 4540, ("bytegrad", "10g"): 19714, ("qadam", "10g"): 17848,
+}
+"""Bagua's figure e2e_vgg16_128.png, img/s by (method, link), bar heights read off the figure to 1%."""
+BAGUA_10G_LINE_GBPS = 10 / 8
+"""The 10 Gb/s shaped link's line rate, GB/s."""
+_FOUR_CHANNELS = ("estimate", *_BAGUA, "--network", "examples/clusters/v100x8-100gbe.toml",
+                  "-s", "sgdm@hier:fp8-allreduce", "-s", "adamw@hier:fp8-allreduce", "--format", "csv")
+"""The Bagua cases' DDP, ByteGrad and QAdam steps on NVIDIA/nccl issue 450's 4 channels a NIC."""
+
+
+@functools.cache
+def _four_channels():
+    """_FOUR_CHANNELS's rows, run once (both 100 Gb/s cases quote them)."""
+    return _run(_FOUR_CHANNELS)
+
+
+def _bagua_100g_figures(frame, four_channels) -> dict[str, str]:
+    """The Bagua 100 Gb/s explanation's figures: lionsim's DDP step (the frame's first row) against the
+    figure's, the figure's time for DDP's bytes a server once forward is done, and the steps with
+    4 channels (`four_channels`: _FOUR_CHANNELS's rows: DDP, ByteGrad, QAdam)."""
+    ddp = frame.iloc[0]
+    figure_s = _batch(ddp) / BAGUA_THROUGHPUT["ddp", "100g"]
+    at_most = figure_s - ddp.forward_s
+    return {"slow": f"{ddp.step_s / figure_s - 1:.0%}", "step": f"{ddp.step_s:.2f}", "figure": f"{figure_s:.3f}",
+            "images": f"{_batch(ddp):,.0f}", "rate": f"{BAGUA_THROUGHPUT['ddp', '100g']:,.0f}",
+            "cap": f"{ddp.fabric_cap_GBps:.2f}", "gb": f"{ddp.inter_bytes / 1e9:.2f}", "at_most": f"{at_most:.2f}",
+            "moved": f"{ddp.inter_bytes / at_most / 1e9:.1f}",
+            "four": ", ".join(f"{s:.3f}" for s in four_channels.step_s.iloc[:2]) + f" and {four_channels.step_s.iloc[2]:.3f}"}
+
+
 _MISS_BAGUA_100G = (
-    "the DDP step is priced 57% slow (0.72 s against 0.461 s: 4,096 images at 8,893 img/s): the 100gbe preset states "
-    "no NCCL socket settings, so it runs NCCL's default 2 channels a NIC (1.96 GB/s a node by the sockets rule, "
-    "lionsim.network.sockets), where the source's DDP moved each server's 1.04 GB of fp32 ring traffic in at most "
-    "0.41 s (2.5 GB/s). The benchmark page does not say which NCCL settings its runs used; the only evidence is that "
-    "the same team's NCCL thread on their 100 Gbps TCP cluster of 8-V100 servers (NVIDIA/nccl issue 450) ran "
-    "NCCL_MIN_NCHANNELS=4, and that Bagua's launcher can search NCCL_MIN_NCHANNELS, NCCL_SOCKET_NTHREADS and "
-    "NCCL_NSOCKS_PERTHREAD itself (bagua/service/autotune_system.py, `--autotune_level`), so the cases keep NCCL's "
-    "defaults (`socket settings`). With the thread's 4 channels "
-    "(examples/clusters/v100x8-100gbe.toml) the DDP, ByteGrad and QAdam steps price at 0.443, 0.153 and 0.156 s.")
+    "the DDP step is priced {slow} slow ({step} s against {figure} s: {images} images at {rate} img/s): the 100gbe "
+    "preset states no NCCL socket settings, so it runs NCCL's default 2 channels a NIC ({cap} GB/s a node by the "
+    "sockets rule, lionsim.network.sockets), where the source's DDP moved each server's {gb} GB of fp32 ring traffic "
+    "in at most {at_most} s ({moved} GB/s). The benchmark page does not say which NCCL settings its runs used; the "
+    "only evidence is that the same team's NCCL thread on their 100 Gbps TCP cluster of 8-V100 servers (NVIDIA/nccl "
+    "issue 450) ran NCCL_MIN_NCHANNELS=4, and that Bagua's launcher can search NCCL_MIN_NCHANNELS, "
+    "NCCL_SOCKET_NTHREADS and NCCL_NSOCKS_PERTHREAD itself (bagua/service/autotune_system.py, `--autotune_level`), "
+    "so the cases keep NCCL's defaults (`socket settings`). With the thread's 4 channels "
+    "(examples/clusters/v100x8-100gbe.toml) the DDP, ByteGrad and QAdam steps price at {four} s.")
+
+
+def _bagua_10g_figures(frame) -> dict[str, str]:
+    """The Bagua 10 Gb/s explanation's figures: ByteGrad's bytes a server (the frame's second row) and
+    DDP's (its first) at the line rate, against the figure's steps."""
+    ddp, bytegrad = frame.iloc[0], frame.iloc[1]
+    figure_ddp = _batch(ddp) / BAGUA_THROUGHPUT["ddp", "10g"]
+    ddp_least = ddp.inter_bytes / 1e9 / BAGUA_10G_LINE_GBPS + ddp.forward_s
+    needs = (f"is shorter than the {ddp_least:.2f} s its {ddp.inter_bytes / 1e9:.2f} GB of ring traffic a server take "
+             "at the line rate after forward, with backward fully hidden" if ddp_least > figure_ddp else
+             f"needs the line rate with backward fully hidden ({ddp_least:.2f} s)")
+    return {"mb": f"{bytegrad.inter_bytes / 1e6:,.0f}", "least": f"{bytegrad.inter_bytes / 1e9 / BAGUA_10G_LINE_GBPS:.2f}",
+            "figure": f"{_batch(bytegrad) / BAGUA_THROUGHPUT['bytegrad', '10g']:.3f}",
+            "rate": f"{BAGUA_THROUGHPUT['bytegrad', '10g']:,.0f}", "ddp": f"{figure_ddp:.2f}", "needs": needs}
+
+
 _MISS_BAGUA_10G = (
-    "ByteGrad's 8-bit scatter-gather moves 259 MB through each server's NIC a step, at least 0.21 s at 10 Gb/s "
-    "however it overlaps, and the figure's whole step is 0.208 s (19,714 img/s); its DDP step (0.90 s) likewise "
-    "needs the line rate with backward fully hidden (`shaped link`).")
+    "ByteGrad's 8-bit scatter-gather moves {mb} MB through each server's NIC a step, at least {least} s at 10 Gb/s "
+    "however it overlaps, and the figure's whole step is {figure} s ({rate} img/s); its DDP step ({ddp} s) likewise "
+    "{needs} (`shaped link`).")
+
+
+def _bagua_100g(frame) -> dict[str, str]:
+    return _bagua_100g_figures(frame, _four_channels())
 
 
 def _ratio(dense: float, compressed: float) -> float:
@@ -230,7 +337,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         versus=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_ONEBIT_MPI),
         read="step_ratio",
-        miss=_MISS_DS_TCP,
+        miss=_MISS_DS_TCP, figures=_ds_tcp_figures("the figure"),
     ),
     Case(
         key="onebit-adam-bert-ibqdr-32",
@@ -240,7 +347,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         command=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
                  "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
         read="step_ratio",
-        miss=_MISS_DS_IB,
+        miss=_MISS_DS_IB, figures=_ds_ib_figures,
     ),
     Case(
         key="onebit-adam-squad-40gbe-32",
@@ -252,7 +359,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         versus=("estimate", "--tokens-per-worker", "1152", "--workers", "32", "--network",
                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.11", *_BERT_ONEBIT_MPI),
         read="step_ratio",
-        miss=_MISS_DS_TCP,
+        miss=_MISS_DS_TCP, figures=_ds_tcp_figures("Figure 5"),
     ),
     Case(
         key="onebit-adam-squad-ibqdr-16",
@@ -316,7 +423,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         quantity="step ratio, ByteGrad / DDP", published=_ratio(8893, 21828),
         command=("estimate", *_BAGUA, "--network", "100gbe", "-s", "sgdm@hier:fp8-allreduce", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_BAGUA_100G,
+        miss=_MISS_BAGUA_100G, figures=_bagua_100g,
     ),
     Case(
         key="bagua-bytegrad-vgg16-10g",
@@ -326,7 +433,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         quantity="step ratio, ByteGrad / DDP", published=_ratio(4540, 19714),
         command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "sgdm@hier:fp8-allreduce", "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_BAGUA_10G,
+        miss=_MISS_BAGUA_10G, figures=_bagua_10g_figures,
     ),
     Case(
         key="bagua-qadam-vgg16-100g",
@@ -336,7 +443,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
         command=("estimate", *_BAGUA, "--network", "100gbe", "-s", "adamw@hier:fp8-allreduce",
                  "--format", "csv"),
         read="step_ratio",
-        miss=_MISS_BAGUA_100G,
+        miss=_MISS_BAGUA_100G, figures=_bagua_100g,
     ),
 )
 """The compressed cases of the docs table (docs/clusters.md)."""

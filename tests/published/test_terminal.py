@@ -116,3 +116,42 @@ def test_the_sweeps_terminal_form_fits_its_width():
     assert lines[0].split() == ["sweep", "role", "size", "published", "us", "lionsim", "us", "error"]
     assert max(map(len, lines)) <= 100 and sum(line.startswith("Why ") for line in lines) == 2
     assert "ib-ndr-h100-2x8-b" not in " ".join(line for line in lines if line.startswith("Why"))
+
+
+def _rows(**columns):
+    return pd.DataFrame(columns)
+
+
+def test_each_deepspeed_explanation_carries_its_own_case_s_figures():
+    by_key = {c.key: c for c in pc.COMPRESSED_CASES}
+    frame = _rows(strategy=["adamw", "onebit-adam"], step_s=[2.5, 0.61], workers=[32, 32])  # the versus row last
+    bert = cases.explanation(by_key["onebit-adam-bert-40gbe-32"], frame)
+    squad = cases.explanation(by_key["onebit-adam-squad-40gbe-32"], frame)
+    assert "dense step at 32 GPUs (2.50 s)" in bert and "(0.61 s priced, 0.59 s in the figure)" in bert
+    assert "(131 samples/s: 3.9 s)" in bert and "= 2.35 s at 8 nodes" in bert  # 512 / 131; the profile's sum
+    assert "(0.61 s priced, 0.59 s in Figure 5)" in squad
+    ib = _rows(strategy=["adamw", "onebit-adam"], step_s=[0.5, 0.33], comm_exposed_s=[0.3, 0.05],
+               workers=[32, 32], params=[3.36e8, 3.36e8], inter_bytes=[1.302e9, 1.9e8])
+    text = cases.explanation(by_key["onebit-adam-bert-ibqdr-32"], ib)
+    # 1-bit: 0.33 / (512 / 1695) - 1 = 9%; dense: 0.5 / (512 / 848) = 17% faster;
+    # 1.302 GB over 0.6038 - (0.5 - 0.3) s = 3.2 GB/s
+    assert "within 9% of the figure's" in text and "17% faster" in text and "about 3.2 GB/s a node" in text
+    assert "the 672 MB fp16 all-reduce" in text
+
+
+def test_each_bagua_explanation_carries_its_own_case_s_figures():
+    by_key = {c.key: c for c in pc.COMPRESSED_CASES}
+    frame = _rows(strategy=["sgdm", "sgdm"], step_s=[0.8, 0.3], forward_s=[0.05, 0.05], samples_per_worker=[32, 32],
+                  workers=[128, 128], fabric_cap_GBps=[1.96, 1.96], inter_bytes=[1.0e9, 2.5e8])
+    four = _rows(step_s=[0.4, 0.15, 0.16])
+    text = pc._bagua_100g_figures(frame, four)
+    filled = pc._MISS_BAGUA_100G.format(**text)
+    # 0.8 / (4096 / 8893) - 1 = 74%; 1.0 GB in 0.4606 - 0.05 s = 2.4 GB/s
+    assert "priced 74% slow (0.80 s against 0.461 s" in filled and "1.00 GB of fp32 ring traffic" in filled
+    assert "at most 0.41 s (2.4 GB/s)" in filled and "price at 0.400, 0.150 and 0.160 s" in filled
+    ten = cases.explanation(by_key["bagua-bytegrad-vgg16-10g"], frame)
+    # 250 MB at 1.25 GB/s = 0.20 s; DDP 1.0 GB / 1.25 + 0.05 = 0.85 s, within the figure's 0.90 s
+    assert "moves 250 MB through each server's NIC" in ten and "at least 0.20 s" in ten
+    assert "its DDP step (0.90 s) likewise needs the line rate with backward fully hidden (0.85 s)" in ten
+    slow = cases.explanation(by_key["bagua-bytegrad-vgg16-10g"], frame.assign(inter_bytes=[1.2e9, 2.5e8]))
+    assert "is shorter than the 1.01 s its 1.20 GB of ring traffic" in slow  # 1.2 / 1.25 + 0.05
