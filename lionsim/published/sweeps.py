@@ -259,7 +259,7 @@ SWEEPS: tuple[Sweep, ...] = (
                "8 and 16 MiB (the thread's larger sizes collapse, the problem it reports)",
         network="examples/clusters/v100x8-100gbe.toml", workers=32,
         miss="the rule gives 4 channels x the g4dn-fitted rate a channel, and the ring's 6 inter-node Simple "
-             "hops add about 1 ms a call; the thread's own busbw reached 4-6 GB/s",
+             "hops add their latency to every call; the thread's own busbw reached 4-6 GB/s",
         rows=((8388608, 3597.6, 3955.7), (16777216, 6236.9, 6386.4)),
     ),
     Sweep(
@@ -271,8 +271,8 @@ SWEEPS: tuple[Sweep, ...] = (
         miss="NCCL 2.4.7 ran a tree on two nodes of NVLink GPUs at every size (its init.cc doubled a tree's "
              "bandwidth there, and NCCL's maintainer says in the same thread that a tree's busbw on two nodes "
              "reaches twice the network's), as lionsim prices it: n through each NIC a direction, 2 channels a "
-             "NIC at the g4dn-fitted rate a channel, 1.44 GB/s of algbw after the tree's correction factor; "
-             "the run moved 0.99 GB/s (busbw 1.85 GB/s) with one socket a thread, where the 4-node run with 3 "
+             "NIC at the g4dn-fitted rate a channel, after the tree's correction factor, more than the run "
+             "moved: 0.99 GB/s (busbw 1.85 GB/s) with one socket a thread, where the 4-node run with 3 "
              "moved 2.8 GB/s a node",
         rows=(_busbw_row(64 * MiB, 14.8 / 8, 16),),
     ),
