@@ -154,7 +154,8 @@ def medians_by_kind(values: list[float], kinds: list[tuple], warmup: int) -> lis
     for value, kind in zip(values, kinds):
         pools.setdefault(kind, [])
     fallback = {kind: [v for v, k in zip(values, kinds) if k == kind] for kind, pool in pools.items() if not pool}
-    return [statistics.median(pools[k] or fallback[k]) for k in kinds]
+    median = {kind: statistics.median(pool or fallback[kind]) for kind, pool in pools.items()}  # once a kind
+    return [median[k] for k in kinds]
 
 
 def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:

@@ -154,3 +154,24 @@ def test_device_model_times_do_not_depend_on_the_machine():
     key = ["strategy", "transport", "step"]
     a, b = (f.sort_values(key).reset_index(drop=True) for f in (a, b))
     pd.testing.assert_frame_equal(a[NON_TIMING + TIME_COLUMNS], b[NON_TIMING + TIME_COLUMNS])
+
+
+@pytest.mark.parametrize("warmup", [0, 3, 50])
+def test_medians_by_kind_equal_the_plain_median_of_each_steps_kind(warmup):
+    """Each step's booked value against a brute-force median over the steps of its kind past the
+    warm-up (all of its kind when none is past it), on 40 steps of three kinds."""
+    import random
+    import statistics
+
+    from lionsim.training.booking import medians_by_kind
+
+    rng = random.Random(7)
+    kinds = [("sync",) if i % 5 == 0 else ("local",) for i in range(40)] + [("rare",)]
+    values = [rng.random() for _ in kinds]
+
+    def plain(i: int) -> float:
+        same = [j for j, k in enumerate(kinds) if k == kinds[i]]
+        late = [values[j] for j in same if j >= warmup]
+        return statistics.median(late or [values[j] for j in same])
+
+    assert medians_by_kind(values, kinds, warmup) == [plain(i) for i in range(len(kinds))]
