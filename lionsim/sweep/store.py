@@ -51,9 +51,12 @@ class CellStore:
         return record
 
     def prepare(self) -> None:
-        """Create the root and remove what a killed run left half-written (never a published cell)."""
+        """Create the root and remove what a killed run left half-written (never a published cell),
+        and a report.md `lionsim report` wrote of an earlier state: the cells it describes change."""
+        from lionsim.reports.markdown import REPORT_FILE
+
         make_dir(self.cells)
-        for stale in [*self.cells.glob(".*.partial"), *self.root.glob(".*.tmp")]:
+        for stale in [*self.cells.glob(".*.partial"), *self.root.glob(".*.tmp"), *self.root.glob(REPORT_FILE)]:
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
         for cell_dir in self.cells.iterdir():
             # only lionsim writes here, and only by rename of a whole cell: a directory that lacks

@@ -279,3 +279,16 @@ def test_sweep_takes_benchs_short_names(tmp_path, capsys):
                         "--eval-every", "2", "-s", "adamw", "--out", str(tmp_path / "s")], capsys)
     assert code == 0, err
     assert [p.name for p in (tmp_path / "s" / "cells").iterdir()] == ["mlp-w2-1gbe-s0-adamw@fp32-allreduce"]
+
+
+def test_a_resumed_sweep_drops_the_report_of_its_earlier_state(tmp_path):
+    """`lionsim report` on an interrupted sweep writes report.md of its finished cells; running the
+    sweep again changes the cells, so the old report goes (the half-written files with it)."""
+    from lionsim.sweep.store import CellStore
+
+    store = CellStore(tmp_path)
+    store.prepare()
+    (tmp_path / "report.md").write_text("sweep of 2 cells (2 of 6 finished)\n")
+    (tmp_path / ".sweep.csv.tmp").write_text("half")
+    store.prepare()
+    assert not (tmp_path / "report.md").exists() and not (tmp_path / ".sweep.csv.tmp").exists()
