@@ -9,6 +9,7 @@ are drawn dashed over it and named in the legend, so neither hides the other.
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -24,20 +25,30 @@ from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure, human_bytes,
-                                         legend_outside, mark_every, overlapping, run_styles, save, time_unit,
-                                         twin_name)
+                                         labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
+                                         save, time_unit, twin_name)
 from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.summary import smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
-STACK = 6  # "reaches the target" triangles at one time stack this many high at most
+MARK_SIZE = 8  # points: a "reaches the target" triangle
+MARK_GAP = 10  # points between stacked triangles: a triangle and its edge, apart
+CROWD = 0.03  # of the x span: triangles closer than this (about a triangle's width) are stacked
+EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its notes (past the axes) and the image's edge
 BAR_LABEL_CHARS = 26  # a bytes-plot run name longer than this goes on two lines (bar_label)
 
 
-def twins(runs, col: str, x_col: str) -> dict[str, tuple[str, bool]]:
-    """{label: (an earlier run's label, exactly equal)} for runs whose curve of `col` against
-    x_col equals an earlier run's, or lies within CLOSE of the plot's y span of it everywhere."""
-    return overlapping([(label, rows[x_col], rows[col]) for label, rows in runs])
+def twins(runs, cols: tuple[str, ...], x_col: str) -> dict[str, tuple[str, bool]]:
+    """{label: (an earlier run's label, exactly equal)} for runs whose curves of every column of
+    `cols` the figure draws (the loss plot: training loss and eval loss) against x_col equal an
+    earlier run's, or lie within CLOSE of the plot's y span of them everywhere: two runs whose
+    eval points match but whose training losses differ are not "identical" in a plot of both."""
+    def curve(rows):
+        drawn = [rows[rows[col].notna()] for col in cols]
+        return (pd.concat([d[x_col] for d in drawn], ignore_index=True),
+                pd.concat([d[col] for d, col in zip(drawn, cols)], ignore_index=True))
+
+    return overlapping([(label, *curve(rows)) for label, rows in runs])
 
 
 def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]]) -> str:
@@ -95,17 +106,22 @@ def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: st
                for row in summary.itertuples(index=False)]
     reached = [(x, colour) for x, colour in reached if x == x]  # NaN: never reached
     span = max((x for x, _ in reached), default=0.0) or 1.0
-    for k, (x, colour) in enumerate(reached):
-        # a triangle pointing at the line, black-edged over the run's own curve; runs reaching it
-        # together (within 2% of the span) each a step higher than the one before, so they stay
-        # apart, and at most STACK steps up (then round again), so many runs stay on the plot
-        level = sum(abs(x - other) <= 0.02 * span for other, _ in reached[:k]) % STACK
-        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + 7 * level, units="points")
-        ax.plot([x / scale], [target], marker="v", markersize=8, markeredgecolor="black", markeredgewidth=0.8,
-                linestyle="none", zorder=6, color=colour, transform=lift, clip_on=False)
+    placed: list[tuple[float, int]] = []
+    for x, colour in reached:
+        # a triangle pointing at the line, black-edged over the run's own curve at the step (or
+        # time) the run reaches it; runs reaching it together (within CROWD of the span, closer
+        # than a triangle's width) take the lowest place none of them holds, stacked a MARK_GAP
+        # each, so each stays whole and apart from the others (a column beside them would
+        # land on a neighbour's, and wrapping round put one on another)
+        level = next(level for level in itertools.count()
+                     if not any(abs(x - other) <= CROWD * span and held == level for other, held in placed))
+        placed.append((x, level))
+        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + MARK_GAP * level, units="points")
+        ax.plot([x / scale], [target], marker="v", markersize=MARK_SIZE, markeredgecolor="black",
+                markeredgewidth=0.8, linestyle="none", zorder=6, color=colour, transform=lift, clip_on=False)
     if not reached:
         return [line]
-    mark = Line2D([], [], color="grey", marker="v", markersize=8, markeredgecolor="black", markeredgewidth=0.8,
+    mark = Line2D([], [], color="grey", marker="v", markersize=MARK_SIZE, markeredgecolor="black", markeredgewidth=0.8,
                   linestyle="none", label="reaches the target\n(trailing mean, as the table)")
     return [line, mark]
 
@@ -116,7 +132,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
     the time-to-target loss."""
     scale, xlabel, words = _x_axis(steps, x_col)
     fig, (ax,) = figure(f"Training loss vs {words}", subtitle(steps, meta))
-    same = twins(runs, "loss", x_col)
+    same = twins(runs, ("loss", "eval_loss"), x_col)
     handles, has_eval, has_raw = [], False, False
     for k, (label, rows) in enumerate(runs):
         style, twin = styles[label], label in same
@@ -145,9 +161,10 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
     handles += _target_line(ax, summary, styles, x_col, scale)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss (mean over workers)")
-    if x_col == "step":
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(left=0)
+    if x_col == "step":  # round ticks and the last step, labelled
+        labelled_linear_axis(ax.xaxis, float(steps["step"].max()))
+    else:
+        ax.set_xlim(left=0)
     _cap_divergence(ax, runs)
     legend_outside(ax, handles)
     return save(fig, path)
@@ -163,7 +180,7 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     fig, (ax,) = figure(title, subtitle(steps, meta))
     evaluated = [(label, rows[rows["eval_acc"].notna()]) for label, rows in runs]
     evaluated = [(label, rows) for label, rows in evaluated if len(rows)]
-    same = twins(evaluated, "eval_acc", x_col)
+    same = twins(evaluated, ("eval_acc",), x_col)
     for k, (label, rows) in enumerate(evaluated):
         _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
               marker=styles[label]["marker"], markersize=4.5, markevery=mark_every(len(rows), k),
@@ -172,9 +189,10 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     ax.set_ylabel(ylabel)
     # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
     ax.ticklabel_format(axis="both", style="plain", useOffset=False)
-    if x_col == "step":
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlim(left=0)
+    if x_col == "step":  # round ticks and the last step, labelled
+        labelled_linear_axis(ax.xaxis, float(steps["step"].max()))
+    else:
+        ax.set_xlim(left=0)
     legend_outside(ax)
     return save(fig, path)
 
@@ -228,6 +246,8 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     ax.invert_yaxis()
     ax.grid(False, axis="y")
     ax.set_xlabel("bytes per worker per step (linear axis from 0)\nbar: mean, whiskers: min-max over steps")
+    # the layout fits the notes past the axes flush to the edge (its 3-point pad): keep a margin
+    fig.get_layout_engine().set(w_pad=EDGE_MARGIN)
     return save(fig, path)
 
 
@@ -252,7 +272,7 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
         *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta)),
         *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png", meta),
         *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png", meta,
-                        subtitle(steps, meta)),
+                        subtitle(steps, meta), summary),
     ]
     if steps["eval_acc"].notna().any():
         paths += _eval_acc_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "eval_acc_vs_time.png", meta)

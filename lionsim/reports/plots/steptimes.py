@@ -8,6 +8,7 @@ p50 and p99 side by side per run, the straggler tax at a glance.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,23 @@ from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, displa
     save, time_unit, twin_name
 
 QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
+
+
+def quantiles(label: str, values: np.ndarray, summary: pd.DataFrame | None) -> list[float]:
+    """A run's step-time p50 and p99 (seconds) as summary.csv states them (step_p50_s,
+    step_p99_s: lionsim.reports.summary's definition, linear between steps, so a run of two
+    step times has its p50 halfway), so the plot and the table show one figure; computed the
+    same way (pandas' quantile) where a summary lacks them."""
+    row = None
+    if summary is not None and "run" in summary.columns:
+        found = summary[summary["run"] == label]
+        row = found.iloc[0] if len(found) else None
+    out = []
+    for q, name, _marker in QUANTILES:
+        col = f"step_{name}_s"
+        given = row[col] if row is not None and col in row.index else math.nan
+        out.append(float(given) if given == given else float(pd.Series(values).quantile(q)))
+    return out
 
 
 def _spread_note(steps: pd.DataFrame, meta: dict | None) -> str:
@@ -46,9 +64,11 @@ def _alike_note(steps: pd.DataFrame, spread: bool) -> str:
 
 
 def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict], baseline: str | None,
-                   steps: pd.DataFrame, path: Path, meta: dict | None = None, setting: str | None = None) -> list[Path]:
+                   steps: pd.DataFrame, path: Path, meta: dict | None = None, setting: str | None = None,
+                   summary: pd.DataFrame | None = None) -> list[Path]:
     """Draw step_time_distribution (PNG and SVG); return both paths. `meta` run.json (what made
-    workers uneven), `setting` the subtitle the run's other plots carry (titles.subtitle)."""
+    workers uneven), `setting` the subtitle the run's other plots carry (titles.subtitle),
+    `summary` summary.csv, whose p50 and p99 the plot marks (quantiles)."""
     live = [(label, rows["step_s"].dropna().to_numpy(dtype=float)) for label, rows in runs]
     live = [(label, values) for label, values in live if len(values)]
     scale, unit = time_unit(max(float(v.max()) for _, v in live) if live else 1.0)
@@ -62,6 +82,7 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     fig, (cdf, bars) = figure("Step time distribution: p50 and p99 per run", f"{line}\n{note}" if note else line,
                               ncols=2, size=(max(12.0, 7.5 + 2 * CHAR_WIDTH * widest), max(4.6, 1.8 + 0.42 * len(live))),
                               gridspec_kw={"width_ratios": [3, 2]})
+    marks = {label: [v / scale for v in quantiles(label, values, summary)] for label, values in live}
     curves = []
     for label, values in live:
         x = np.sort(values) / scale
@@ -72,8 +93,7 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
         cdf.step(x, y, where="post", color=style["color"], linewidth=style["linewidth"],
                  linestyle=TWIN_DASHES if label in same else style["linestyle"],
                  label=twin_name(display_label(label, baseline), same.get(label)))
-        for q, _name, marker in QUANTILES:
-            at = float(np.quantile(x, q))
+        for (q, _name, marker), at in zip(QUANTILES, marks[label]):
             cdf.plot([at], [q], marker=marker, color=style["color"], markersize=7, linestyle="none")
     cdf.set_xlabel(f"step time ({unit})")
     cdf.xaxis.set_major_locator(MaxNLocator(6))  # a narrow range otherwise crowds its ticks
@@ -87,8 +107,7 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     height = 0.38
     for i, (label, values) in enumerate(live):
         colour = styles[label]["color"]
-        for k, (q, name, _marker) in enumerate(QUANTILES):
-            v = float(np.quantile(values, q)) / scale
+        for k, v in enumerate(marks[label]):
             bars.barh(i + (k - 0.5) * height, v, height=height * 0.92, color=colour, alpha=0.95 if k == 0 else 0.5,
                       hatch=None if k == 0 else "//", edgecolor="black", linewidth=0.4)
             bars.text(v, i + (k - 0.5) * height, f" {v:.3g}", va="center", fontsize=7)
@@ -98,8 +117,8 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     bars.invert_yaxis()
     bars.grid(False, axis="y")
     bars.set_xlabel(f"step time ({unit}); solid p50, hatched p99")
-    bars.set_xlim(0, max((float(np.quantile(v, 0.99)) for _, v in live), default=1.0) / scale * 1.25)
-    marks = [Line2D([], [], marker=m, color="black", linestyle="none", label=f"{name} of a run") for _q, name, m in QUANTILES]
+    bars.set_xlim(0, max((max(v) for v in marks.values()), default=1.0) * 1.25)
+    keys = [Line2D([], [], marker=m, color="black", linestyle="none", label=f"{name} of a run") for _q, name, m in QUANTILES]
     handles, labels = cdf.get_legend_handles_labels()
-    legend_outside(fig, handles=handles + marks, labels=labels + [h.get_label() for h in marks])
+    legend_outside(fig, handles=handles + keys, labels=labels + [h.get_label() for h in keys])
     return save(fig, path)

@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 import numpy as np
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, NullFormatter
 
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
@@ -183,6 +183,26 @@ def labelled_log_axis(axis, low: float, high: float, label=lambda v: f"{v:g}") -
     margin = (end / start) ** LOG_MARGIN
     getattr(axis.axes, f"set_{axis.axis_name}lim")(start / margin, end * margin)
     return start, end
+
+
+LINEAR_TICKS = 6  # about this many round labels on a linear axis (labelled_linear_axis)
+
+
+def labelled_linear_axis(axis, high: float, integer: bool = True) -> list[float]:
+    """Label a linear axis (ax.xaxis or ax.yaxis) from 0 to `high` at round values (MaxNLocator's
+    1, 2, 2.5, 5 x 10^k steps) and at `high` itself, the data's end (the last step of a run: 100,
+    not the 90 a locator stops at), a round label within half a spacing of it dropped so the two
+    do not collide; the axis ends at `high`. The linear counterpart of labelled_log_axis.
+    Returns the ticks."""
+    ticks = [float(t) for t in MaxNLocator(LINEAR_TICKS, integer=integer).tick_values(0, high) if 0 <= t <= high]
+    spacing = ticks[1] - ticks[0] if len(ticks) > 1 else high
+    ticks = [t for t in ticks if high - t >= 0.5 * spacing or t == high]
+    if not ticks or ticks[-1] != high:
+        ticks.append(float(high))
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    getattr(axis.axes, f"set_{axis.axis_name}lim")(0, high)
+    return ticks
 
 
 class _BytesLogFormatter(LogFormatterSciNotation):

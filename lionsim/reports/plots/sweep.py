@@ -57,13 +57,38 @@ def crossings(x: np.ndarray, speedup: np.ndarray) -> list[float]:
     return found
 
 
+SHAPES_DIFFER = ("the networks differ in more than the inter-node rate (workers a node, intra-node link): "
+                 "each network a point, no line or crossover between them")
+
+
+def network_shape(name: str) -> tuple:
+    """What a network is besides its inter-node rate: workers a node and the intra-node link
+    (lionsim.network.link.Network). A name no longer loadable (a profile moved) is its own shape."""
+    from lionsim.network.profile import load_network
+
+    try:
+        network = load_network(name)
+    except Exception:  # noqa: BLE001 - any failure to load: assume nothing shared
+        return ("unknown", name)
+    return (network.workers_per_node, network.intra)
+
+
+def _one_shape(networks) -> bool:
+    """Whether the swept `networks` differ only in their inter-node rate, so a line across
+    their bandwidths (and a crossover on it) means what bandwidth alone does."""
+    return len({network_shape(str(name)) for name in dict.fromkeys(networks)}) <= 1
+
+
 def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     """mean, min, max of y over seeds at each x, sorted by x."""
     return rows.groupby(x)[y].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
 
 
-def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False) -> None:
-    ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=TWIN_DASHES if twin else style["linestyle"],
+def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False,
+            joined: bool = True) -> None:
+    """One run's mean (a line through its points, or the points alone where not `joined`) and its band."""
+    linestyle = "none" if not joined else TWIN_DASHES if twin else style["linestyle"]
+    ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=linestyle,
             linewidth=style["linewidth"], marker=style["marker"], markersize=5, markevery=style.get("markevery"))
     if band and (agg["max"] > agg["min"]).any():
         ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
@@ -122,7 +147,10 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         order = sorted(summary[facet].unique())
     nrows, ncols = _facets(len(order))
     seeds = summary["seed"].nunique()
-    fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}", nrows, ncols, sharey=True,
+    # across networks of different shapes the x axis is not the only change: no line, no crossover
+    joined = x != "bandwidth_GBps" or all(_one_shape(summary[summary[facet] == value]["network"]) for value in order)
+    fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}"
+                       + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     marked = False
     twins = _Twins()
@@ -135,8 +163,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             if label not in aggs:
                 continue
             agg = aggs[label]
-            _series(ax, agg, x, styles[label], seeds > 1, twin=label in same)
-            if label == baseline:
+            _series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined)
+            if label == baseline or not joined:
                 continue
             for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
                 marked = True

@@ -1,0 +1,123 @@
+"""The run and sweep plots' marks, read from the figures' artists: the step axis labels the last
+step, the bytes notes keep off the image's edge, "reaches the target" triangles stay apart, a
+legend says "identical" only of identical curves, the step-time p50 is summary.csv's, and a
+sweep over networks of different shapes draws no line across them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lionsim.reports.plots import run as run_plots
+from lionsim.reports.plots import steptimes, sweep
+from lionsim.reports.plots.style import run_styles
+from lionsim.reports.summary import split_runs
+from tests.helpers.figures import drawn_texts
+
+BENCH = Path(__file__).resolve().parents[2] / "reports" / "readme" / "default-bench"  # a 100-step default bench
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    """The figures the plot functions would save, in order (nothing written)."""
+    drawn = []
+    for module in (run_plots, steptimes, sweep):
+        monkeypatch.setattr(module, "save", lambda fig, path: drawn.append(fig) or [])
+    return drawn
+
+
+def _bench():
+    steps, summary = pd.read_csv(BENCH / "steps.csv"), pd.read_csv(BENCH / "summary.csv")
+    runs = split_runs(steps)
+    baseline = summary["baseline"].iloc[0]
+    return runs, run_styles([label for label, _ in runs], baseline), baseline, steps, summary
+
+
+def test_step_axes_label_the_last_step(figures):
+    runs, styles, baseline, steps, summary = _bench()
+    run_plots._loss_plot(runs, styles, baseline, steps, "step", Path("x.png"), summary)
+    run_plots._eval_acc_plot(runs, styles, baseline, steps, "step", Path("y.png"))
+    for fig in figures:
+        ax = fig.axes[0]
+        shown = [t for t in drawn_texts(fig) if t in ax.xaxis.get_ticklabels()]
+        assert shown[-1].get_text() == "100" and ax.get_xlim()[1] == 100
+        assert [t.get_text() for t in shown][:2] == ["0", "20"]
+
+
+def test_bytes_notes_keep_off_the_edge(figures):
+    runs, styles, baseline, steps, _summary = _bench()
+    run_plots._bytes_plot(runs, styles, baseline, steps, Path("b.png"))
+    fig = figures[0]
+    drawn_texts(fig)  # lays it out
+    renderer = fig.canvas.get_renderer()
+    margin = 0.1 * fig.dpi
+    notes = fig.axes[0].texts
+    assert len(notes) == len(runs)
+    assert max(t.get_window_extent(renderer).x1 for t in notes) <= fig.bbox.width - margin
+
+
+def test_target_triangles_do_not_overlap(figures):
+    runs, styles, baseline, steps, summary = _bench()
+    crowded = summary.assign(steps_to_target=np.linspace(95, 100, len(summary)))  # all reach it at the end
+    run_plots._loss_plot(runs, styles, baseline, steps, "step", Path("x.png"), crowded)
+    fig = figures[0]
+    drawn_texts(fig)
+    renderer = fig.canvas.get_renderer()
+    marks = [line for line in fig.axes[0].lines if line.get_marker() == "v" and not line.get_clip_on()]
+    assert len(marks) == len(summary)
+    boxes = [line.get_window_extent(renderer) for line in marks]
+    for i, a in enumerate(boxes):
+        for b in boxes[:i]:
+            assert not a.overlaps(b), "two triangles overlap"
+
+
+def test_identical_only_when_every_drawn_curve_is(figures):
+    _runs, _styles, _baseline, bench, _summary = _bench()
+    a = bench[bench["strategy"] == "adamw"]
+    b = a.assign(strategy="lion", transport="fp32-allreduce", eval_loss=a["eval_loss"] + 0.1)  # same training loss
+    styles = run_styles(["adamw@fp32-allreduce", "lion@fp32-allreduce"], "adamw@fp32-allreduce")
+    for k, steps in enumerate((pd.concat([a, b]), pd.concat([a, b.assign(eval_loss=a["eval_loss"])]))):
+        run_plots._loss_plot(split_runs(steps), styles, "adamw@fp32-allreduce", steps, "step", Path("x.png"))
+        names = [t.get_text() for t in figures[k].axes[0].get_legend().get_texts()]
+        twinned = [name for name in names if "identical" in name]
+        assert twinned == ([] if k == 0 else ["lion@fp32-allreduce (identical to adamw@fp32-allreduce)"])
+
+
+def test_step_time_p50_is_the_summarys(figures):
+    runs, styles, baseline, steps, summary = _bench()
+    label = "sparseloco@sparseloco-allgather"  # two step times, 50 steps each
+    assert sorted(set(dict(runs)[label]["step_s"].round(6))) == [0.00124, 0.012904]
+    lower = summary.copy()  # a summary whose p50 is the lower median: the plot follows the table
+    lower.loc[lower["run"] == label, "step_p50_s"] = 0.00124
+    for table in (summary, lower):
+        steptimes.step_time_plot(runs, styles, baseline, steps, Path("s.png"), summary=table)
+        cdf = figures[-1].axes[0]
+        colour = styles[label]["color"]
+        p50 = [line.get_xdata()[0] for line in cdf.lines if line.get_marker() == "o" and line.get_color() == colour]
+        expected = float(table.loc[table["run"] == label, "step_p50_s"].iloc[0]) * 1e3  # ms
+        assert p50 == [pytest.approx(expected)]
+
+
+def test_sweep_over_network_shapes_draws_points(figures):
+    rows = []
+    for network, bandwidth, speedup in (("1gbe", 0.117, 2.0), ("h100x8-10gbe", 1.17, 0.8)):
+        for strategy, s in (("adamw", 1.0), ("dlion-mavo", speedup)):
+            rows.append({"cell": 0, "workload": "mlp", "seed": 0, "workers": 8, "network": network,
+                         "bandwidth_GBps": bandwidth, "strategy": strategy, "transport": "t", "speedup": s,
+                         "time_to_target_speedup": s, "baseline": "adamw@t"})
+    summary = sweep._labelled(pd.DataFrame(rows))
+    labels = ["adamw@t", "dlion-mavo@t"]
+    sweep._speedup_plot(summary, labels, run_styles(labels, "adamw@t"), "adamw@t", "bandwidth_GBps", "workers",
+                        "speedup", "t", Path("s.png"))
+    ax = figures[0].axes[0]
+    runs = [line for line in ax.lines if line.get_marker() not in ("None", "X")]
+    assert len(runs) == 2 and all(line.get_linestyle() == "None" for line in runs)
+    assert not [line for line in ax.lines if line.get_marker() == "X"]  # no crossover
+    assert "differ in more than the inter-node rate" in figures[0]._suptitle.get_text().replace("\n", " ")
+    same = summary.replace({"h100x8-10gbe": "10gbe"})  # flat networks: bandwidth alone changes
+    sweep._speedup_plot(same, labels, run_styles(labels, "adamw@t"), "adamw@t", "bandwidth_GBps", "workers",
+                        "speedup", "t", Path("s.png"))
+    assert [line for line in figures[1].axes[0].lines if line.get_marker() == "X"]
