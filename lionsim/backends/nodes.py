@@ -81,7 +81,7 @@ def node_layout(world_size: int, workers_per_node: int) -> tuple[int, int]:
     g = min(workers_per_node, world_size)
     if world_size % g:
         raise LionsimError(f"{world_size} workers do not fill whole nodes of {workers_per_node}; "
-                           f"use a multiple of {workers_per_node}")
+                           f"use at most {workers_per_node} (one node) or a multiple of {workers_per_node}")
     return g, world_size // g
 
 

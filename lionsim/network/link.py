@@ -169,7 +169,8 @@ class Network:
         if workers % self.workers_per_node:
             raise LionsimError(
                 f"workers = {workers} does not fill whole nodes of network {self.name!r} "
-                f"(workers_per_node = {self.workers_per_node}); use a multiple of {self.workers_per_node}"
+                f"(workers_per_node = {self.workers_per_node}); use at most {self.workers_per_node} (one node) or a "
+                f"multiple of {self.workers_per_node}"
             )
         return workers // self.workers_per_node
 

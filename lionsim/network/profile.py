@@ -69,6 +69,9 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
     text = os.fspath(spec)
     if text in NETWORKS:
         return NETWORKS.get(text)
+    accepted = f"a preset ({', '.join(NETWORKS.names())}) or an existing .toml/.json profile file"
+    if Path(text).is_dir():
+        raise LionsimError(f"network {text!r} is a directory, not a profile file; accepted: {accepted}")
     suffix = Path(text).suffix.lower()
     if suffix not in (".toml", ".json"):
         raise LionsimError(
@@ -76,6 +79,8 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
             f"or a .toml/.json profile file{did_you_mean(text, NETWORKS.names())}"
         )
     path = Path(text)
+    if not path.is_file():
+        raise LionsimError(f"network profile not found: {path}; accepted: {accepted}")
     return network_from_dict(_read(path), source=str(path), default_name=path.stem)
 
 

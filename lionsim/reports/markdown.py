@@ -20,6 +20,7 @@ from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
+from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
 
 REPORT_FILE = "report.md"
@@ -71,22 +72,78 @@ def _timing(meta: dict) -> str:
     return "\n".join(lines) if lines else "Not recorded."
 
 
-def _summary_rows(summary: pd.DataFrame) -> str:
+LOSS = ".4f"
+"""Every loss in a report (final, target): one format, so a column's digits line up."""
+
+
+def _cells_timing(directory: Path) -> str:
+    """A sweep's time notes: each cell's run.json says how its times were obtained; cells differ
+    in the network and worker count they name, so every distinct note is listed once."""
+    notes: dict[str, list[str]] = {}
+    for path in sorted((directory / "cells").glob("*/run.json")):
+        try:
+            timing = (read_json(path) or {}).get("timing") or {}
+        except LionsimError:  # a cell's unreadable record: the others still say it
+            continue
+        for key, note in timing.items():
+            if isinstance(note, str) and note not in notes.setdefault(key, []):
+                notes[key].append(note)
+    lines = [f"- `{key}`: {note}" for key, values in notes.items() for note in values]
+    return "\n".join(lines) if lines else "Not recorded."
+
+
+def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
     metric, scale, digits = _metric(summary)
-    headers = ["run", "final loss", metric, "step", "comm", "bits up/down", "speedup", "to target"]
+    exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
+    headers = ["run", f"final loss (mean of last {FINAL_FRACTION:.0%} of steps)", metric, "step", "comm (total)",
+               *(["comm (exposed)"] if exposed else []), "bits up/down", "speedup", "to target"]
     rows = []
     for r in summary.itertuples(index=False):
         label = run_label(r.strategy, r.transport)
         if label == getattr(r, "baseline", None):
             label += " (baseline)"
-        rows.append([label, f"{r.final_loss:.4g}", spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
-                     ms(r.comm_s),
+        rows.append([label, _loss(r.final_loss), spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
+                     ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
                      "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
-    return md_table(headers, rows)
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
+    notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
+             "by part).",
+             "comm (total): every collective of the step, whether backward hides it or not"
+             + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else "."),
+             f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
+             "this run's (n/a: the run never reached it, or no target was set).",
+             _target_text(summary)]
+    return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
-def _first_to_target(frame: pd.DataFrame) -> str:
+def _loss(value: float) -> str:
+    return format(value, LOSS) if math.isfinite(value) else "n/a"
+
+
+def _target_text(frame: pd.DataFrame) -> str:
+    """Where the target loss came from (summary.csv's target_rule: lionsim.reports.summary)."""
+    targets = frame["target_loss"].dropna() if "target_loss" in frame.columns else pd.Series(dtype=float)
+    if targets.empty:
+        return "Target loss: none (the baseline diverged)."
+    rules = list(dict.fromkeys(frame["target_rule"].dropna())) if "target_rule" in frame.columns else []
+    if rules == ["--target-loss"]:
+        origin = "set by --target-loss"
+    else:
+        where = f" ({'; '.join(rules)})" if rules and len(rules) <= 3 else ""
+        origin = (f"the baseline's smoothed training loss at {TARGET_POINT:.0%} of its steps{where}, lionsim's "
+                  "default when --target-loss is not given")
+    value = _loss(float(targets.iloc[0])) if targets.nunique() == 1 else "per group (the target loss column)"
+    return f"Target loss {value}: {origin}."
+
+
+def _clock(backend: str | None) -> str:
+    """How a report's times were obtained, in one word or three: on the simulator modelled, on
+    gloo/nccl measured on that backend."""
+    return "modelled" if backend in (None, "sim") else f"measured (on {backend})"
+
+
+def _first_to_target(frame: pd.DataFrame, clock: str) -> str:
     """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
     the first one named. A run that missed the target in any seed is 'not reached'."""
     frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
@@ -100,13 +157,13 @@ def _first_to_target(frame: pd.DataFrame) -> str:
         reached = {r: t for r, t in times.items() if math.isfinite(t)}
         first = min(reached, key=reached.get) if reached else "none"
         target = float(group["target_loss"].mean())
-        rows.append([str(key[1]), str(key[2]), f"{target:.4g}", f"**{first}**",
+        rows.append([str(key[1]), str(key[2]), _loss(target), f"**{first}**",
                      *[ms(times[r]) if math.isfinite(times[r]) else "not reached" for r in runs]])
     seeds = frame["seed"].nunique() if "seed" in frame.columns else 1
     note = f" (mean over {seeds} seeds)" if seeds > 1 else ""
     return md_table(["workers", "network", "target loss", "first to target", *runs], rows) + (
-        f"\n\nTime to target: modelled (or measured, on gloo/nccl) wall clock until the smoothed training "
-        f"loss first reaches the target{note}.")
+        f"\n\nTime to target: {clock} wall clock until the smoothed training loss (trailing mean over "
+        f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame))
 
 
 def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
@@ -138,7 +195,7 @@ def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
         rows = [row[: 1 + len(workers)] for row in rows]
     text = md_table(headers, rows)
     what = "accuracy %" if scale == 100.0 else metric.removeprefix("eval ")
-    text += f"\n\nlionsim: final eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
+    text += f"\n\nFinal eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
     if not beside_paper:
         return text
     text += " Paper: Liu et al. 2024, CIFAR-10, ViT 6 layers 8 heads, local batch 32 (REFERENCE.md 2)."
@@ -176,6 +233,7 @@ def _run_report(directory: Path) -> str:
         summary = run_summary(steps, meta)
     cfg = meta.get("config") or {}
     first = summary.iloc[0]
+    clock = _clock(cfg.get("backend") or (first["backend"] if "backend" in summary.columns else None))
     keys = ["workload", "model_size", "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
@@ -187,9 +245,8 @@ def _run_report(directory: Path) -> str:
         f"{_count(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
-        "## Summary\n\n" + _summary_rows(summary)
-        + f"\n\nSpeedups are against {summary['baseline'].iloc[0] if 'baseline' in summary else 'the first run'}.",
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary),
+        "## Summary\n\n" + _summary_rows(summary, clock),
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
     accuracy = _accuracy_by_workers(summary) if summary["workers"].nunique() > 1 else None
     if accuracy:
@@ -216,6 +273,8 @@ def _sweep_report(directory: Path) -> str:
                     if v is not None and k in ("model_size", "batch_size", "steps", "compute", "eval_every", "data",
                                                "data_split", "baseline", "target_loss", "lr", "weight_decay")]
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
+    backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []
+    clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"))
     agg = []
     metric, scale, digits = _metric(summary)
     for key, group in summary.groupby([*GROUP, "run"], sort=False):
@@ -228,10 +287,13 @@ def _sweep_report(directory: Path) -> str:
         f"# lionsim report: sweep of {len(summary)} cells"
         + (f" ({len(summary)} of {cells} finished)" if cells and cells != len(summary) else ""),
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
+        "## How each time was obtained\n\n" + _cells_timing(directory),
         "## Summary (mean ± sd over seeds)\n\n"
         + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
-        + "\n\nEach cell's speedup is against the baseline run of its own workload, workers, network and seed.",
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary),
+        + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "
+        "mean over the cells' steps. Each cell's speedup is against the baseline run of its own workload, workers, "
+        "network and seed.",
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
     accuracy = _accuracy_by_workers(summary)
     if accuracy:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 from rich import box
 from rich.table import Table
@@ -27,6 +28,16 @@ def _num(value: float, fmt: str = ".3g") -> str:
     if fmt == ".3g" and abs(value) >= 1000:
         return f"{value:,.0f}"  # 1,234 rather than 1.23e+03
     return format(value, fmt)
+
+
+def _bits(value: float) -> str:
+    """Bits per parameter as a plain number, 3 significant digits and never an exponent (58, 391,
+    3.91, 0.0312; 1,234 above a thousand), '-' for NaN."""
+    if _isnan(value):
+        return "-"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    return np.format_float_positional(value, precision=3, fractional=False, trim="-")
 
 
 def _ms(seconds: float) -> str:
@@ -181,7 +192,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.update_s),
             _ms(row.step_s),
             _bytes(row.wire_bytes),
-            f"{_num(row.bits_per_param_up, '.2g')}/{_num(row.bits_per_param_down, '.2g')}",
+            f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             _times(row.speedup),
             _to_target(row),
         )

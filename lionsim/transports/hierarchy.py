@@ -436,13 +436,19 @@ class Hierarchy(Transport):
         return intra, across
 
     def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
-        """Why the bits column can read more than a flat run's while sent reads less: it adds the
+        """On one worker per node, that the two levels collapse to one (the inner transport, flat).
+        Else why the bits column can read more than a flat run's while sent reads less: it adds the
         phases' buffers whole; sent is what they move, (g-1)/g of each buffer inside the node. Then
         the inner transport's own note on its cross-node step, where it has one (int8-allreduce's
         container widened: the node sums it carries overflow int8 at fewer nodes than workers)."""
         g, m = node_layout(workers, workers_per_node)
-        if g < 2:
-            return self.inner().footnote(spec, workers)
+        if g < 2:  # one worker a node: no node level, the two levels collapse to one
+            flat = self.inner().footnote(spec, workers)
+            if workers < 2:
+                return flat
+            note = (f"{self.name}: one worker per node on this network, so the two levels collapse to one: "
+                    f"{self.inner().name} runs flat across the {workers} workers (nothing inside a node).")
+            return f"{note} {flat}" if flat else note
         (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
         note = (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
                 f"(32/32 in fp32): {intra_up:.3g}/{intra_down:.3g} for the node's reduce-scatter and all-gather, "

@@ -158,3 +158,21 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
 def test_a_typed_option_a_collective_and_a_command_are_refused_in_the_house_style(argv, line, capsys):
     err = one_line_exit_2(argv, capsys, line)
     assert "Input should" not in err and "No such" not in err
+
+
+@pytest.mark.parametrize("network, line", [
+    ("nosuch.toml", "network profile not found: nosuch.toml; accepted: a preset (100mbe, 1gbe, "),
+    ("{dir}", "is a directory, not a profile file; accepted: a preset (100mbe, 1gbe, "),
+    ("{dir}.toml", "is a directory, not a profile file; accepted: a preset (100mbe, 1gbe, "),
+])
+def test_a_network_that_is_not_a_profile_file_says_what_is_accepted(network, line, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "adir.toml").mkdir()
+    err = one_line_exit_2([*B, "--network", network.format(dir="adir"), "--out", str(tmp_path / "o")], capsys, line)
+    assert "or an existing .toml/.json profile file" in err and not (tmp_path / "o").exists()
+
+
+def test_workers_that_do_not_fill_nodes_are_told_one_node_also_fits(capsys):
+    one_line_exit_2(["bench", "-w", "mlp", "--steps", "1", "-n", "12", "--network", "h100x8-10gbe"], capsys,
+                    "use at most 8 (one node) or a multiple of 8")

@@ -266,3 +266,14 @@ def test_bench_names_a_widened_container_under_its_table(tmp_path, capsys):
         next(line for line in [text[text.index("int8-allreduce sends"):text.index("int16.") + 6]])]
     summary = pd.read_csv(tmp_path / "summary.csv")
     assert summary["bits_per_param_up"].tolist() == [32.0]
+
+
+def test_a_hier_transport_on_one_worker_per_node_says_its_levels_collapse(tmp_path, capsys):
+    """1gbe has one worker per node: hier:a2a-1bit has no node level and runs a2a-1bit flat, which
+    the bench used to accept without a word (the multi-node case prints its note)."""
+    code, out, err = run_cli([*TINY_BENCH, "-s", "dlion-mavo@hier:a2a-1bit", "--network", "1gbe",
+                              "--out", tmp_path / "r"], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert ("hier:a2a-1bit: one worker per node on this network, so the two levels collapse to one: a2a-1bit "
+            "runs flat across the 2 workers") in text

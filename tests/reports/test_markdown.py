@@ -71,7 +71,7 @@ def test_run_report_has_every_section_and_the_hand_computed_figures(tmp_path):
     # speedup 2 ms / 1 ms; B reaches loss 5 at step 3 (smoothed window 1: 10 - 2*3 = 4 <= 5 first at k = 3:
     # trailing mean over ceil(10% of 10) = 1 step), at 3 ms; A at step 5, 10 ms.
     assert "| dlion-mavo@int8-allreduce | " in text and "| 2.00x | 3.33x |" in text
-    assert "| 4 | 1gbe | 5 | **dlion-mavo@int8-allreduce** | 10 ms | 3 ms |" in text
+    assert "| 4 | 1gbe | 5.0000 | **dlion-mavo@int8-allreduce** | 10 ms | 3 ms |" in text
     assert "    lionsim bench --workload mlp --out" in text
     for line in text.splitlines():
         if line.startswith("!["):
@@ -143,3 +143,39 @@ def test_a_sweep_json_that_is_not_an_object_is_one_line(tmp_path, capsys):
         main(["report", str(tmp_path)])
     err = capsys.readouterr().err
     assert done.value.code == 2 and "holds a JSON list; expected an object" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_report_says_what_each_column_holds_and_where_the_target_came_from(tmp_path, monkeypatch):
+    """final loss names its window, comm says total (and exposed beside it), to target and the
+    target's origin are explained, and every loss has one format (2.5 and 2.4567 would mix)."""
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("run", []), raising=False)
+    steps = _run_steps().assign(comm_exposed_s=lambda f: f["comm_s"] / 2)
+    steps["loss"] = steps["loss"] / 4 + 0.0001 * steps["step"]  # losses of 4 decimals
+    write_run(tmp_path, steps, summarize(steps), {"config": {"backend": "sim", "steps": 10}})
+    text = write_report(tmp_path).read_text()
+    assert "| final loss (mean of last 10% of steps) |" in text
+    assert "| comm (total) | comm (exposed) |" in text and "| 1 ms | 0.5 ms |" in text
+    assert "to target: adamw@fp32-allreduce's time to reach the target loss / this run's" in text
+    # The default target: the baseline's smoothed loss at step 9 of 10 (window 1): (10 - 9) / 4 + 0.0009.
+    assert "Target loss 0.2509: the baseline's smoothed training loss at 90% of its steps" in text
+    assert "adamw@fp32-allreduce's loss at step 9 of 10" in text
+    final = {row.split(" | ")[1] for row in text.splitlines() if row.startswith("| adamw@") or row.startswith("| dlion")}
+    assert final == {"0.0010"}  # (10 - 10) / 4 + 0.001 for A; B floored at 0, + 0.001 (.4g printed 0.001)
+    assert "| 0.2509 |" in text  # the target in the first-to-target table, in the same format
+    assert "modelled wall clock" in text and "or measured" not in text
+
+
+def test_sweep_report_says_how_its_times_were_obtained(tmp_path, monkeypatch):
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    _sweep_summary().assign(backend="gloo").to_csv(tmp_path / "sweep_summary.csv", index=False)
+    for cell, net in (("c1", "1gbe"), ("c2", "10gbe"), ("c3", "1gbe")):
+        (tmp_path / "cells" / cell).mkdir(parents=True)
+        (tmp_path / "cells" / cell / "run.json").write_text(json.dumps(
+            {"timing": {"comm_s": f"measured on {net}", "compute_s": "measured: median"}}))
+    text = write_report(tmp_path).read_text()
+    section = text.split("## How each time was obtained\n\n", 1)[1].split("\n\n##", 1)[0]
+    assert section.splitlines() == ["- `comm_s`: measured on 1gbe", "- `comm_s`: measured on 10gbe",
+                                    "- `compute_s`: measured: median"]
+    assert "step: measured (on gloo) ms per step" in text
+    assert "Time to target: measured (on gloo) wall clock" in text and "or measured" not in text
+    assert "\n\nlionsim:" not in text and "Final eval accuracy % on the workload's held-out set" in text

@@ -128,9 +128,9 @@ def test_report_without_summary_csv_makes_it_under_the_runs_own_rule(targeted, n
     code, _, err = run_cli(["report", str(copy)], capsys)
     assert code == 0, err
     text = (copy / "report.md").read_text()
-    assert f"| 2 | 1gbe | {TARGET:.4g} | **" in text  # workers, network, target loss, first to target
+    assert f"| 2 | 1gbe | {TARGET:.4f} | **" in text  # workers, network, target loss, first to target
     steps, stored, meta = load_run(targeted)
-    assert "Speedups are against lion@fp32-allreduce" in text
+    assert "speedup: lion@fp32-allreduce's step / this run's" in text
     pd.testing.assert_frame_equal(run_summary(steps, meta), stored, check_dtype=False)  # the bench's own summary
 
 

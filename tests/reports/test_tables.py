@@ -40,3 +40,14 @@ def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_che
     assert header[:4] == ["run", "booked", "measured", "model"]
     assert values[1:3] == ["0.30", "1.5"]  # booked: the main table's comm (0.3 ms); measured: the mean
     assert "the comm column above" in check
+
+
+def test_bits_are_plain_numbers_never_an_exponent():
+    """A hier: bf16 all-reduce's 58/390.6 bits printed as 58/3.9e+02 under '.2g'."""
+    steps = frame(rows("adamw", 4), rows("muon-dist", 4))
+    for col, value in (("bits_per_param_up", 58.0), ("bits_per_param_down", 390.6)):
+        steps.loc[steps["strategy"] == "muon-dist", col] = value
+    steps.loc[steps["strategy"] == "adamw", "bits_per_param_up"] = 0.03125
+    shown = table_text(summary_table(summarize(steps), {"config": {"steps": 4}}))
+    assert "58/391" in shown and "0.0312/" in shown
+    assert "e+" not in shown and "e-0" not in shown
