@@ -112,5 +112,5 @@ def test_a_sweep_table_and_report_name_the_metric(tmp_path):
     console.print(sweep_table(summary))
     text = console.export_text()
     assert "error rate" in text and "0.125" in text and "12.5%" not in text
-    report = _summary_rows(summary)
+    report = _summary_rows(summary, "modelled")
     assert "eval error rate (lower is better)" in report and "0.125" in report
