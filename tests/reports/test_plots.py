@@ -89,7 +89,7 @@ def test_plot_run_thirteen_strategies_with_eval_and_overlap(tmp_path):
             rows.append(_step(name, k, loss, comm=0.02 * (i + 1), wire=10.0 ** (i % 6),
                               eval_acc=0.2 + 0.01 * i if k == 3 else NAN, eval_loss=loss if k == 3 else NAN))
     steps = pd.DataFrame(rows)[STEP_COLUMNS].assign(comm_exposed_s=lambda d: d["comm_s"] / 2)
-    assert twins(split_runs(steps), "loss", "step") == {"twin@fp32-allreduce": ("s0@fp32-allreduce", True)}
+    assert twins(split_runs(steps), ("loss", "eval_loss"), "step") == {"twin@fp32-allreduce": ("s0@fp32-allreduce", True)}
     paths = plot_run(tmp_path, steps, summarize(steps))
     assert {"eval_acc_vs_time.png", "eval_acc_vs_step.svg", "time_breakdown.png"} <= {p.name for p in paths}
     colours = set(run_colours(list(dict.fromkeys(steps["strategy"]))).values())
