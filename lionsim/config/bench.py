@@ -28,6 +28,9 @@ if TYPE_CHECKING:  # the rest import torch: validate imports them after check_pl
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
+MAX_STEPS = 10**7
+"""The most steps a bench trains: every step's record stays in memory until the run is booked (as
+estimate's own cap, lionsim.estimate.plain.MAX_STEPS: past it a typo, not a run)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -177,6 +180,9 @@ class BenchConfig:
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+        if self.steps > MAX_STEPS:  # a bench keeps every step's record in memory, and books them all
+            raise LionsimError(f"bad --steps {self.steps:,}: a bench holds every step's record in memory; accepted: "
+                               f"1 to {MAX_STEPS:,} (`lionsim estimate --steps` prices longer runs without training)")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)

@@ -18,7 +18,7 @@ E = ["estimate", "-m", "gpt2-124m"]
 NO_TORCH = [
     # bench: numbers, hyperparameters, the network, the device, the backend's layout, option parsing:
     # refused before torch is imported (tests/cli/test_quick_imports.py)
-    [*B, "--steps", "0"], [*B, "-n", "0"], [*B, "-b", "0"], [*B, "--seed", "-1"],
+    [*B, "--steps", "0"], [*B, "--steps", "10000001"], [*B, "-n", "0"], [*B, "-b", "0"], [*B, "--seed", "-1"],
     [*B, "--seed", "1180591620717411303424"], [*B, "--lr", "0"], [*B, "--lr", "nan"], [*B, "--weight-decay", "-1"],
     [*B, "--betas", "0.9"], [*B, "--betas", "1.0,0.9"], [*B, "--betas", "a,b"], [*B, "--eval-every", "0"],
     [*B, "--threads", "0"], [*B, "--warmup-steps", "-1"], [*B, "--bucket-mb", "0"], [*B, "--timeout", "0"],
