@@ -116,3 +116,16 @@ def available_memory(monkeypatch):
         monkeypatch.setattr(memory, "available_memory", lambda: nbytes)
 
     return fix
+
+
+@pytest.fixture
+def forget_plugins():
+    """The plug-ins a test's commands load are forgotten after it (the registries are the process's)."""
+    from lionsim.cli.strategy_flags import refresh
+    from lionsim.plugins import LOADED, unload_plugin
+
+    before = set(LOADED)
+    yield
+    for key in set(LOADED) - before:
+        unload_plugin(key)
+    refresh()

@@ -158,20 +158,11 @@ def test_a_command_shown_failing_is_run_for_its_exit_code():
 
 
 @pytest.fixture
-def own_process():
+def own_process(forget_plugins):
     """What a command loads into the process, gone after it, as when a user runs it in a shell of
     its own: plug-ins registered by one page's `--plugin examples/...` (the scratch copy) would
     otherwise hold their names against the repository's file the plug-in tests load."""
-    from lionsim.cli.strategy_flags import refresh
-    from lionsim.plugins import LOADED, unload_plugin
-
-    before = set(LOADED)
     yield
-    loaded = set(LOADED) - before
-    for key in loaded:
-        unload_plugin(key)
-    if loaded:
-        refresh()
 
 
 @pytest.mark.slow

@@ -44,18 +44,6 @@ def exit_code(argv: list[str]) -> int:
     return done.value.code
 
 
-@pytest.fixture
-def forget_plugins():
-    from lionsim.cli.strategy_flags import refresh
-    from lionsim.plugins import LOADED, unload_plugin
-
-    before = set(LOADED)
-    yield
-    for key in set(LOADED) - before:
-        unload_plugin(key)
-    refresh()
-
-
 @pytest.mark.parametrize("how", ["finished", "bad-input", "user-code"])
 def test_a_bench_in_process_gives_the_callers_handlers_back(how, tmp_path, forget_plugins):
     argv = {"finished": [*BENCH, "--steps", "2"], "bad-input": [*BENCH, "--steps", "0"],

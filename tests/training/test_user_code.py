@@ -36,19 +36,6 @@ def make():
 '''
 
 
-@pytest.fixture
-def forget_plugins():
-    """The plug-ins a test's commands load are forgotten after it (the registries are the process's)."""
-    from lionsim.cli.strategy_flags import refresh
-    from lionsim.plugins import LOADED, unload_plugin
-
-    before = set(LOADED)
-    yield
-    for key in set(LOADED) - before:
-        unload_plugin(key)
-    refresh()
-
-
 def run(argv: list[str], capsys) -> tuple[int, str]:
     with pytest.raises(SystemExit) as done:
         main(argv)
