@@ -73,13 +73,17 @@ def no_plot_reason(frame: pd.DataFrame) -> str | None:
     return f"no run has a time to target, so there is nothing to plot ({why})"
 
 
-def source_text(first) -> str:
-    """Where the convergence came from, in one line: what, trained at which N, its target."""
+def _trained_at(first) -> str:
+    """The small run's workload and worker counts: "mlp trained at 2, 4 and 8 workers"."""
     counts = str(first["to_target_workers"]).split()
     at = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
-    return (f"{first['to_target_kind']} {first['to_target_from']}: {workload_text(first['to_target_workload'])} "
-            f"trained at {at} worker{'' if counts == ['1'] else 's'}, target loss {first['to_target_rule']}, "
-            f"baseline {first['to_target_baseline']}")
+    return f"{workload_text(first['to_target_workload'])} trained at {at} worker{'' if counts == ['1'] else 's'}"
+
+
+def source_text(first) -> str:
+    """Where the convergence came from, in one line: what, trained at which N, its target."""
+    return (f"{first['to_target_kind']} {first['to_target_from']}: {_trained_at(first)}, "
+            f"target loss {first['to_target_rule']}, baseline {first['to_target_baseline']}")
 
 
 def text(value) -> str:
@@ -115,10 +119,7 @@ def has_to_target(frame: pd.DataFrame) -> bool:
 
 
 def _source_words(first) -> str:
-    counts = str(first["to_target_workers"]).split()
-    at = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
-    return (f"Convergence from the {first['to_target_kind']} `{first['to_target_from']}`: "
-            f"{workload_text(first['to_target_workload'])} trained at {at} worker{'' if counts == ['1'] else 's'}, "
+    return (f"Convergence from the {first['to_target_kind']} `{first['to_target_from']}`: {_trained_at(first)}, "
             f"target loss {first['to_target_rule']}, baseline {first['to_target_baseline']}.")
 
 
