@@ -174,10 +174,14 @@ def solve(utilisation, target: float, capped=lambda best, target: "", top: float
     choice flips); (NaN, why) where no bandwidth reaches it (`capped(best, target)`: the reason
     where it is a fabric's cap, else "")."""
     grid = scan_grid(top)
-    shares = [utilisation(b) for b in grid]
+    shares = []  # priced up to the first grid rate that reaches the target: the rest are not needed
+    for rate in grid:
+        shares.append(utilisation(rate))
+        if shares[-1] >= target:
+            break
     if shares[0] >= target:
         return 0.0, "needs no inter-node bandwidth"
-    first = next((i for i, share in enumerate(shares) if share >= target), None)
+    first = len(shares) - 1 if shares[-1] >= target else None
     if first is None:
         best = max(shares)
         return math.nan, (capped(best, target) or
