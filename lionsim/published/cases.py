@@ -304,22 +304,12 @@ def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     return "\n".join(lines)
 
 
-def find(key: str, cases: tuple[Case, ...]) -> Case:
-    """The case named `key`, or one error line naming the keys accepted."""
-    from lionsim.published import terminal
-
-    for case in cases:
-        if case.key == key:
-            return case
-    terminal.fail(f"unknown case {key!r}; accepted: {', '.join(c.key for c in cases)}")
-
-
 def main(argv: list[str]) -> int:
     from lionsim.published import terminal
 
     given = terminal.parse(argv, __doc__, ("--markdown",), ("--case KEY",))
     if "case" in given:
-        case = find(str(given["case"]), CASES)
+        case = terminal.find(str(given["case"]), CASES)
         print(record(case, results((case,)), terminal.width()))
     elif given.get("markdown"):
         print(markdown_table(results()))

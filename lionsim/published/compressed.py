@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from lionsim.published import grace
 from lionsim.published import terminal
-from lionsim.published.cases import Case, _run, compact, find, markdown_table, record, results
+from lionsim.published.cases import Case, _run, compact, markdown_table, record, results
 
 GOAL_MEDIAN = 0.15
 """Median |error| the compressed cases are held to."""
@@ -614,7 +614,7 @@ def main(argv: list[str]) -> int:
     given = terminal.parse(argv, __doc__, ("--holdout", "--holdout2", "--markdown"), ("--case KEY",))
     columns = terminal.width()
     if "case" in given:
-        case = find(str(given["case"]), (*COMPRESSED_CASES, *HOLDOUT_CASES, *SECOND_HOLDOUT_CASES))
+        case = terminal.find(str(given["case"]), (*COMPRESSED_CASES, *HOLDOUT_CASES, *SECOND_HOLDOUT_CASES))
         print(record(case, results((case,)), columns))
         return 0
     cases = SECOND_HOLDOUT_CASES if given.get("holdout2") else HOLDOUT_CASES if given.get("holdout") else None

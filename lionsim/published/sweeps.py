@@ -455,10 +455,7 @@ def main(argv: list[str]) -> int:
             print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g}{channel} "
                   f"protocol_share={fabric.protocol_share} protocols={fabric.protocols} (fitted on {fabric.fitted_on})")
     elif "case" in given:
-        sweep = next((s for s in SWEEPS if s.key == given["case"]), None)
-        if sweep is None:
-            terminal.fail(f"unknown sweep {given['case']!r}; accepted: {', '.join(s.key for s in SWEEPS)}")
-        print(record(sweep, terminal.width()))
+        print(record(terminal.find(str(given["case"]), SWEEPS, "sweep"), terminal.width()))
     elif given.get("markdown"):
         print(markdown_table(results()))
     else:

@@ -89,6 +89,14 @@ def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence
     return given
 
 
+def find(key: str, items: Sequence, what: str = "case"):
+    """The item (a case, a sweep) whose `.key` is `key`, or one error line naming the keys accepted."""
+    for item in items:
+        if item.key == key:
+            return item
+    fail(f"unknown {what} {key!r}; accepted: {', '.join(i.key for i in items)}")
+
+
 def fail(message: str) -> NoReturn:
     """One line on stderr and exit 2: bad input, as lionsim's CLI reports it."""
     print(f"error: {message}", file=sys.stderr)
