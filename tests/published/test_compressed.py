@@ -35,9 +35,22 @@ def test_eight_points_from_three_sources_and_a_separate_hold_out():
 
 
 def test_every_miss_names_a_mechanism():
-    for case in pc.COMPRESSED_CASES:
+    for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES, *pc.SECOND_HOLDOUT_CASES):
         if case.miss:
             assert any(m in case.miss for m in MECHANISMS), case.key
+
+
+def test_the_profile_explanation_sets_the_source_s_growth_beside_a_ring_s_and_lionsim_s():
+    import pandas as pd
+
+    case = next(c for c in pc.SECOND_HOLDOUT_CASES if c.key.endswith("4-nodes"))
+    frame = pd.DataFrame({"comm_s": [1.0, 1.5]})
+    figures = case.figures(frame)
+    # a ring's bytes through each NIC: 2(N-1)/N per byte, N = 16 GPUs against 8
+    assert float(figures["ring"]) == pytest.approx((2 * 15 / 16) / (2 * 7 / 8), abs=5e-4)
+    assert float(figures["grows"]) == pytest.approx(2133.24 / 1897.21, abs=5e-4)
+    assert figures["ours"] == "1.500"
+    assert "{" not in case.miss.format(**figures)
 
 
 @pytest.mark.slow  # one estimate through the command line (about 5 s of CPU)
@@ -106,5 +119,5 @@ def test_a_ratio_across_two_commands_is_the_second_ones_step_over_the_firsts():
 
 def test_each_gap_a_miss_may_name_says_what_lionsim_lacks():
     assert all(len(text) > 40 for text in pc.GAPS.values())
-    named = {gap for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES) for gap in pc.GAPS if f"`{gap}`" in case.miss}
+    named = {gap for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES, *pc.SECOND_HOLDOUT_CASES) for gap in pc.GAPS if f"`{gap}`" in case.miss}
     assert named <= set(pc.GAPS)
