@@ -64,7 +64,8 @@ Algorithm = Annotated[str, typer.Option(
                         "for the ops it implements (others: cheapest).")]
 KernelsOpt = Annotated[str, typer.Option(
     "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
-                      "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host), "
+                      "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host; "
+                      "table:v100-tf1.15: TensorFlow 1.15's top-k on a V100), "
                       "or ideal (one fused memory pass each).")]
 OptimizerOpt = Annotated[str, typer.Option(
     "--optimizer", help="How the optimizer steps run (with --kernels table): fused (one kernel: FusedAdam, "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from lionsim.docgen.blocks import BLOCKS, Block
 
-DEVICES = ("v100", "a10g", "a100-40gb", "a100-80gb", "h100", "h200", "rtx4090")
+DEVICES = ("v100", "v100-tf1.15", "a10g", "a100-40gb", "a100-80gb", "h100", "h200", "rtx4090")
 KERNELS = ("float-pass", "fused-optimizer", "topk")
 CODEC_WORKERS = 8
 """N the codec table is priced at."""

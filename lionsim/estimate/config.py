@@ -176,7 +176,8 @@ class KernelChoice:
 
 
 IDEAL_KERNELS = KernelChoice(None)
-KERNEL_CHOICES = "table, table:DEVICE (a device of the kernel table, e.g. table:cpu) or ideal"
+KERNEL_CHOICES = ("table, table:DEVICE (a device of the kernel table, e.g. table:cpu or table:v100-tf1.15) or "
+                  "ideal")
 
 
 def resolve_kernels(text: object, device: Device) -> KernelChoice:

@@ -9,6 +9,9 @@ Each row is the rate at which one kind of kernel moves the bytes its declared op
   The machine is whatever load it carries: say so with the figures.
 - published, a GPU preset: a measurement in a public source (PUBLISHED below, quoted there: who,
   where, which GPU, what size), converted to bytes per second of the same counting.
+- published, a framework's rows of a GPU (FRAMEWORK_ROWS): the GPU's rows with the kernels a
+  framework is timed running differently replaced (v100-tf1.15: TensorFlow 1.15's top_k, from
+  GRACE's release).
 - derived, every other GPU row (no GPU was lent to measure one): an eager elementwise kernel
   streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
   rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
@@ -55,6 +58,29 @@ COPY_SOURCE = ("published: chsasank/device-benchmarks README (commit 02b8262, un
 PUBLISHED_COPY = {"v100": ("Nvidia V100 32GB", 766.0), "a100-80gb": ("Nvidia A100 80GB", 1490.0),
                   "rtx4090": ("Nvidia 4090", 912.0)}
 """device -> (the GPU as the source names it, GB/s): an eager elementwise op's stream, measured."""
+
+TF_TOPK_RUNS = (("iyhzknco0", 1457.3552), ("rkrw9e5x0", 2427.4440))
+"""GRACE's release (sands-lab/grace-data GRACE_data_release.pickle, imagenet-classification), topk at
+ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15 + Horovod over MPI at 10 Gb/s:
+(run id, img/s) of mode throughput, then of mode upper-bound (the same exchanges without the
+compressor's work; lionsim.published.grace holds every method's)."""
+TF_TOPK_PARAMS = 25_557_032
+"""ResNet-50's parameters, every one a float32 gradient top-k'd a step (the resnet50-tf preset)."""
+_TF_TOPK_S = 512 / TF_TOPK_RUNS[0][1] - 512 / TF_TOPK_RUNS[1][1]  # 512 images a step: 64 a worker x 8
+PUBLISHED_TF_TOPK = dict(
+    GBps=4 * TF_TOPK_PARAMS / _TF_TOPK_S / 1e9, bytes_per_param=4.0, date="2026-11-28",
+    source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): topk at "
+            f"ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run "
+            f"{TF_TOPK_RUNS[0][0]} at {TF_TOPK_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_TOPK_RUNS[1][0]} at "
+            f"{TF_TOPK_RUNS[1][1]:,.1f}, 512 images a step: the compressor's {_TF_TOPK_S * 1e3:.1f} ms a step for "
+            f"{TF_TOPK_PARAMS:,} float32 gradients, all of it taken as the sort (TF 1.15's GPU TopK sorts each "
+            "flattened tensor on one SM, whatever k; the release's elementwise compressors cost at most 16 ms)"),
+    machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
+"""TensorFlow 1.15's top_k on a V100, timed by GRACE: its one-SM sort (lionsim.published.compressed's GRACE
+cases say why), the topk row of the v100-tf1.15 rows."""
+FRAMEWORK_ROWS = {"v100-tf1.15": ("v100", {"topk": PUBLISHED_TF_TOPK})}
+"""Rows of a device as a framework runs it: name -> (the device whose rows it copies, the kernels it
+replaces with a published row). `estimate --kernels table:v100-tf1.15` prices with them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +276,15 @@ def gpu_rows() -> tuple[list[KernelRow], list[Figure]]:
                 row = _derived(name, kernel, sheet, bandwidth, efficiency, copy, today)
             rows.append(row)
             figures.append(Figure("kernels", f"{name} {kernel}", "GBps", row.GBps, row.source))
+    for name, (base, published) in FRAMEWORK_ROWS.items():
+        for row in [r for r in rows if r.device == base]:
+            if row.kernel in published:
+                row = KernelRow(device=name, kernel=row.kernel, method="published", **published[row.kernel])
+            else:
+                row = KernelRow(device=name, kernel=row.kernel, bytes_per_param=row.bytes_per_param, GBps=row.GBps,
+                                method=row.method, source=row.source, date=row.date, machine=row.machine)
+            rows.append(row)
+            figures.append(Figure("kernels", f"{name} {row.kernel}", "GBps", row.GBps, row.source))
     return rows, figures
 
 

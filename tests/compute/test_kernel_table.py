@@ -45,7 +45,24 @@ def test_every_row_names_what_it_rests_on():
     assert {r["method"] for (d, _), r in rows.items() if d == "cpu"} == {"measured"}
     # a published row quotes its source, the GPU and the size measured
     published = [r for r in rows.values() if r["method"] == "published"]
-    assert published and all(any(w in r["source"] for w in ("llama-2 7B", "2^26.5 elements")) for r in published)
+    assert published and all(any(w in r["source"] for w in ("llama-2 7B", "2^26.5 elements", "GRACE's release"))
+                             for r in published)
+
+
+def test_a_framework_s_rows_are_its_device_s_but_the_kernels_it_was_timed_running():
+    """v100-tf1.15: the V100's rows, but top-k at GRACE's TensorFlow 1.15 compressor cost: 4 bytes x
+    ResNet-50's 25,557,032 gradients in the topk 0.01 runs' step difference, the same figure
+    lionsim.published.grace computes from the release (512 images over each run's img/s)."""
+    from lionsim.published import grace
+
+    rows = _file_rows()
+    for kernel in KERNELS:
+        if kernel != "topk":
+            assert rows["v100-tf1.15", kernel] == {**rows["v100", kernel], "device": "v100-tf1.15"}
+    cost = {m.grace: m for m in grace.METHODS}["topk 0.01 (memory)"].cost_s()
+    assert cost == pytest.approx(512 / 1457.3552 - 512 / 2427.4440, rel=1e-12)
+    assert _gbps("v100-tf1.15", "topk") == pytest.approx(4 * 25_557_032 / cost / 1e9, rel=1e-3)
+    assert rows["v100-tf1.15", "topk"]["method"] == "published"
 
 
 def test_the_published_rows_are_their_sources_arithmetic():
