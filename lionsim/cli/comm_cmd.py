@@ -28,6 +28,11 @@ FIT_DTYPES = ("float32", "int8", "int32", "uint8", "bfloat16")
 """The dtypes lionsim's reductions carry (gradients, int8 votes, p-bit words, the abstention
 flag, bf16 gradients), unless --dtype says."""
 MEASURED_SIZES, FIT_SIZES = "64KiB:64MiB", "1B:16MiB"
+MEASURE_ONLY = {"--fit": "fits measured collectives", "--dtype": "chooses what is measured",
+                "--ranks": "is how many processes measure (the model's N is --workers)",
+                "--warmup": "drops measured iterations", "--iters": "times measured iterations",
+                "--timeout": "bounds a rank's wait in a measured collective"}
+"""The options only a measurement reads, and why: the model refuses them (with any value)."""
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -97,9 +102,12 @@ def comm(
         None, "--ranks", help="Processes to measure with: default 2 on gloo, one per visible GPU on nccl (which "
         "needs >= 2 GPUs), as bench; under torchrun, its WORLD_SIZE."),
     iface: o.Iface = None,
-    warmup: int = typer.Option(5, "--warmup", help="Iterations dropped before timing (nccl-tests -w)."),
-    iters: int = typer.Option(20, "--iters", help="Timed iterations per size, each after a barrier (nccl-tests -n)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds a rank may wait in one collective."),
+    warmup: int | None = typer.Option(None, "--warmup", help="Measured: iterations dropped before timing "
+                                      "(nccl-tests -w). Default 5."),
+    iters: int | None = typer.Option(None, "--iters", help="Measured: timed iterations per size, each after a "
+                                     "barrier (nccl-tests -n). Default 20."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Measured: seconds a rank may wait in one "
+                                         "collective. Default 60."),
     fit: Path | None = typer.Option(None, "--fit", help="Fit a profile (link + the backend's traits) to the measured "
                                     "rows; write it to this .toml."),
     out: Path | None = typer.Option(None, "--out", parser=parse_out, metavar="DIR",
@@ -115,6 +123,15 @@ def comm(
 
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
+    if out is None and (overwrite or overwrite_sweep):
+        flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
+        raise LionsimError(f"{flag} lets --out replace a previous run: give --out DIR with it")
+    if backend == "sim":
+        given = {"--fit": fit, "--dtype": dtype or None, "--ranks": ranks, "--warmup": warmup, "--iters": iters,
+                 "--timeout": timeout}
+        for name, value in given.items():
+            if value is not None:
+                raise LionsimError(f"{name} {MEASURE_ONLY[name]}: use --backend gloo or nccl")
     net = network_for(network, traits=traits, backend=backend)
     ops = [normalize_op(c) for c in (collective or (FIT_COLLECTIVES if fit is not None else ["all_reduce"]))]
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
@@ -127,32 +144,36 @@ def comm(
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
-    if backend == "sim" and fit is not None:
-        raise LionsimError("--fit fits measured collectives: use --backend gloo or nccl")
-    if backend == "sim" and dtype:
-        raise LionsimError("--dtype chooses what is measured: use --backend gloo or nccl")
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
-    if out is not None:  # the files helpers import pandas: only when files are written
-        from lionsim.reports.files import check_out_dir
-        from lionsim.reports.outdir import claim_out
-
-        check_out_dir(out)
-        claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
-    if fit is not None:
-        _check_fit_path(fit)
-    if backend == "sim":  # a table of the model alone imports no pandas
-        frame = rows_frame(rows) if out is not None else None
-    else:
+    cfg = None
+    if backend != "sim":
         from lionsim.measure import MeasureConfig
 
+        given = {"warmup": warmup, "iters": iters, "timeout_s": timeout}  # unset: MeasureConfig's defaults
         cfg = MeasureConfig(backend=backend, ranks=ranks, collectives=tuple(ops), dtypes=tuple(dtypes),
-                            sizes=tuple(size_list), warmup=warmup, iters=iters, timeout_s=timeout).validate()
-        frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit)
-        if frame is None:  # a launcher's rank other than 0: rank 0 reports
-            return
-    written = _write(out, frame) if out is not None else []  # before the table: | head loses no file
+                            sizes=tuple(size_list), **{k: v for k, v in given.items() if v is not None}).validate()
+    if fit is not None:
+        _check_fit_path(fit)
+    writes = out is not None and (launched is None or launched.rank == 0)  # rank 0 writes, the others stay silent
+    target = _prepare(out, overwrite, overwrite_sweep, writes) if out is not None else None
+    try:
+        if cfg is None:  # a table of the model alone imports no pandas
+            frame = rows_frame(rows) if out is not None else None
+        else:
+            shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
+            frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown)
+            if frame is None:  # a launcher's rank other than 0: rank 0 reports
+                return
+        if target is not None:
+            _stage(target, frame)
+    except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
+        if target is not None:
+            target.abandon()
+        raise
+    # published before the table: | head loses no file
+    written = sorted(target.publish(), key=lambda p: p.name != "comm.csv") if target is not None else []
     if backend == "sim":
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text()))
     elif format != "table":
@@ -163,21 +184,35 @@ def comm(
                                                               markup=False, highlight=False)
 
 
-def _write(out: Path, frame) -> list[Path]:
-    """comm.csv first, then its plots: staged beside --out and published together, or not at all."""
-    from lionsim.reports.files import write_atomic
-    from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
+def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
+    """Before anything is measured: --out may be written (one line if not), and, where this
+    process writes it, a fresh staging directory beside it (what a killed run left is cleared,
+    never published). The RunDir, or None on a launcher's rank that does not write."""
+    from lionsim.reports.files import check_out_dir  # the files helpers import pandas: only when files are written
+    from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir
 
+    check_out_dir(out)
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
+    if not writes:
+        return None
     target = RunDir(out)
+    target.prepare()
+    return target
+
+
+def _stage(target, frame) -> None:
+    """comm.csv, then its plots, into the staging directory: published together, or not at all."""
+    from lionsim.reports.files import write_atomic
+    from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
+
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
                                 *plot_comm(stage, frame)])
-    return sorted(target.publish(), key=lambda p: p.name != "comm.csv")
 
 
-def _measure(cfg, net, algorithm, launched, iface, extra, fit):
-    """Measure (this host's ranks, or the launcher's group), print beside the model, fit; the
-    comm.csv frame on rank 0, None on the launcher's other ranks."""
+def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown):
+    """Measure (this host's ranks, or the launcher's group), print beside the model on the
+    console `shown`, fit; the comm.csv frame on rank 0, None on the launcher's other ranks."""
     import pandas as pd
 
     from lionsim.group.hosts import shared_cores
@@ -192,9 +227,9 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit):
         for op, dtype in cfg.cases():
             cases.setdefault(op, []).append(dtype)
         what = ", ".join(f"{op} ({', '.join(d)})" if len(d) > 1 else op for op, d in cases.items())
-        console.print(f"measuring {what} on {cfg.ranks} {cfg.backend} ranks "
-                      f"({where}): {len(cfg.sizes)} sizes, {cfg.warmup} warm-up + {cfg.iters} timed iterations "
-                      "each", markup=False, highlight=False)
+        shown.print(f"measuring {what} on {cfg.ranks} {cfg.backend} ranks "
+                    f"({where}): {len(cfg.sizes)} sizes, {cfg.warmup} warm-up + {cfg.iters} timed iterations "
+                    "each", markup=False, highlight=False)
     try:
         result = measure(cfg) if launched is None else measure_in_group(cfg, launched, iface)
     except MeasureFailure as e:
@@ -209,17 +244,18 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit):
         err_console.print(f"warning: {warning}", markup=False)
     frame = with_model(measured_rows(points, cfg.ranks, cfg.backend), net, algorithm)
     if fit is not None:
-        fitted = _fit(points, cfg, net, hosts, fit)
+        fitted = _fit(points, cfg, net, hosts, fit, shown)
         frame = pd.concat([frame, with_model(measured_rows(points, cfg.ranks, cfg.backend), fitted, algorithm)
                            .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
-    print_measured(compared(frame[frame.network.isin([net.name, cfg.backend])]), cfg.backend, cfg.ranks, net.name)
+    print_measured(compared(frame[frame.network.isin([net.name, cfg.backend])]), cfg.backend, cfg.ranks, net.name,
+                   shown)
     if extra is not None:
         frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
     return frame
 
 
-def _fit(points, cfg, prior, hosts, path: Path):
-    """Fit and write the profile; print it. Returns the fitted Network."""
+def _fit(points, cfg, prior, hosts, path: Path, shown):
+    """Fit and write the profile; print it on the console `shown`. Returns the fitted Network."""
     import datetime
     import sys
 
@@ -247,12 +283,12 @@ def _fit(points, cfg, prior, hosts, path: Path):
     net, errors = fit_profile(measured, workers=cfg.ranks, prior=prior, backend=cfg.backend, name=path.stem,
                               description=desc, record=record)
     summary = error_summary(errors)
-    print_fit(net, summary, path)
+    print_fit(net, summary, path, shown)
     comment = (f"{desc}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
         f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
         for r in summary.itertuples(index=False)))
     written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
-    console.print(f"wrote {written}", markup=False, highlight=False)
+    shown.print(f"wrote {written}", markup=False, highlight=False)
     if len(machines) == 1 and record["interfaces"] == ["default"]:
         err_console.print(f"note: all {cfg.ranks} ranks ran on {machines[0]['hostname']}: the profile describes its "
                           "loopback, not a link between hosts (measure across hosts under torchrun --nnodes N)",

@@ -63,8 +63,9 @@ def model_table(rows: list[dict], name: str, library: str = "", width: int | Non
     return table if natural_width(table) <= (console.width if width is None else width) else build(phase_lines)
 
 
-def print_measured(rows, backend: str, ranks: int, name: str) -> None:
-    """Measured rows (compared: with model_time_s and error) and the median / worst |error| per collective."""
+def print_measured(rows, backend: str, ranks: int, name: str, to=console) -> None:
+    """Measured rows (compared: with model_time_s and error) and the median / worst |error| per
+    collective, on the console `to` (stderr where stdout carries CSV or JSON)."""
     table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
                   padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw GB/s "
@@ -75,15 +76,16 @@ def print_measured(rows, backend: str, ranks: int, name: str) -> None:
         table.add_row(r.collective, TYPE_SHORT.get(r.type, r.type), human_bytes(r.bytes), f"{r.time_s * 1e6:.0f}",
                       f"{r.time_mean_s * 1e6:.0f}", f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}",
                       f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
-    console.print(table)
+    to.print(table)
     errors = rows.error.abs().groupby(rows.collective + " " + rows.type.map(lambda t: TYPE_SHORT.get(t, t)),
                                       sort=False)
-    console.print(f"model {name} vs measured means, median / worst |error|: " + "; ".join(
+    to.print(f"model {name} vs measured means, median / worst |error|: " + "; ".join(
         f"{op} {e.median():.1%} / {e.max():.1%}" for op, e in errors), markup=False, highlight=False)
 
 
-def print_fit(net, summary, path) -> None:
-    """The fitted link and traits, a row per op and size regime, with the fit's error on the sweep."""
+def print_fit(net, summary, path, to=console) -> None:
+    """The fitted link and traits, a row per op and size regime, with the fit's error on the sweep,
+    on the console `to`."""
     traits = net.traits
     table = Table(title=f"fitted profile {path}: link {net.inter.bandwidth_Bps / 1e9:.4g} GB/s, alpha "
                         f"{net.inter.alpha_s * 1e6:.3g} us (the prior's), host cap {traits.host_GBps:.3g} GB/s",
@@ -101,9 +103,9 @@ def print_fit(net, summary, path) -> None:
                           f"{op.floor(regime.max_bytes) * 1e6:.0f}", f"{regime.share:.3g}",
                           str(int(r.points)) if first else "", f"{r.median_abs_error:.1%}" if first else "",
                           f"{r.worst_abs_error:.1%}" if first else "")
-    console.print(table)
+    to.print(table)
     slow = traits.slow
     line = (f"slow mode: {slow.probability:.0%} of calls up to {human_bytes(slow.max_bytes)} take "
             f"{slow.extra_s * 1e3:.2f} ms more" if slow.applies(0) else "slow mode: none seen")
     rates = ", ".join(f"{d} {r:.3g} GB/s" for d, r in traits.reduce_GBps)
-    console.print(line + (f"; reductions beyond float32's: {rates}" if rates else ""), markup=False, highlight=False)
+    to.print(line + (f"; reductions beyond float32's: {rates}" if rates else ""), markup=False, highlight=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from lionsim.errors import LionsimError
@@ -45,8 +46,8 @@ class MeasureConfig:
             raise LionsimError(f"bad --warmup {self.warmup}; accepted: an integer >= 0")
         if self.iters < 1:
             raise LionsimError(f"bad --iters {self.iters}; accepted: an integer >= 1")
-        if not self.timeout_s > 0:
-            raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: seconds > 0")
+        if not 0 < self.timeout_s < math.inf:  # nan and inf too: a deadline is computed from it
+            raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: a finite number of seconds > 0")
         for dtype in self.dtypes:
             check_dtype(dtype)
         for op in self.collectives:

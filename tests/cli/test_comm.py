@@ -7,7 +7,7 @@ import pytest
 
 import lionsim.cli.network_cmds  # noqa: F401  (registers the commands until lionsim.cli imports it)
 from lionsim.network import COMM_COLUMNS
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import one_line_exit_2, run_cli
 
 
 def test_networks_lists_every_preset(capsys):
@@ -77,6 +77,7 @@ def test_comm_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsy
     assert message in err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert not out_dir.exists()
+    assert not (tmp_path / ".out.partial").exists()  # nor its staging folder
 
 
 def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
@@ -93,3 +94,76 @@ def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
 
     assert [human_bytes(n) for n in (1024, 2**20, 2**30, 1000, 524_288_000)] == \
         ["1 KiB", "1 MiB", "1 GiB", "1 KB", "524 MB"]
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["--iters", "-5"], "--iters"), (["--iters", "20"], "--iters"), (["--warmup", "-1"], "--warmup"),
+    (["--timeout", "nan"], "--timeout"), (["--ranks", "0"], "--ranks"), (["--ranks", "2"], "--ranks"),
+])
+def test_comm_sim_refuses_the_options_of_a_measurement(tmp_path, capsys, args, option):
+    """The model reads none of them: any value, even the default's, is refused as --dtype is."""
+    err = one_line_exit_2(["comm", "--sizes", "1KB,1MB", "--out", tmp_path / "out", *args], capsys,
+                          f"error: {option} ")
+    assert "use --backend gloo or nccl" in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag", ["--overwrite-sweep", "--overwrite"])
+def test_comm_refuses_overwrite_without_out(capsys, flag):
+    one_line_exit_2(["comm", "--sizes", "1KB", flag], capsys, f"{flag} lets --out replace")
+
+
+def test_comm_out_never_publishes_what_a_killed_run_left(tmp_path, capsys):
+    stale = tmp_path / ".out.partial"
+    stale.mkdir()
+    (stale / "comm_all_to_all.png").write_bytes(b"a killed run's plot")
+    code, out, _ = run_cli(["comm", "--sizes", "1KB", "--out", tmp_path / "out"], capsys)
+    assert code == 0 and "comm_all_to_all" not in out
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["comm.csv", "comm_all_reduce.png",
+                                                                    "comm_all_reduce.svg"]
+    assert not stale.exists()
+
+
+def test_comm_interrupted_leaves_no_staging_folder(tmp_path, capsys, monkeypatch):
+    import lionsim.reports.plots as plots
+
+    def interrupted(stage, frame):
+        (stage / "comm_all_reduce.png").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plots, "plot_comm", interrupted)
+    one_line_exit_2(["comm", "--sizes", "1KB", "--out", tmp_path / "a" / "out"], capsys, "interrupted")
+    assert list(tmp_path.iterdir()) == []  # neither the staging folder nor the parent it made
+
+
+def _fake_sweep(cfg):
+    """What 2 ranks on one host would send back: a time per (case, size) rising with the size,
+    so the fit has something to fit (no process is started)."""
+    from lionsim.measure import Point
+
+    points = [Point(op, size, tuple(30e-6 + size / 1e9 * (1 + 0.01 * i) for i in range(cfg.iters)), dtype)
+              for op, dtype in cfg.cases() for size in cfg.sizes]
+    hosts = [{"hostname": "h", "boot_id": "b", "cores": 64, "threads": 1, "rank": r, "iface": None, "address": None}
+             for r in range(cfg.ranks)]
+    return points, hosts
+
+
+@pytest.mark.parametrize(("fmt", "fit"), [("csv", False), ("csv", True), ("json", False)])
+def test_measured_comm_csv_puts_only_the_frame_on_stdout(tmp_path, capsys, monkeypatch, fmt, fit):
+    """The measuring line, the comparison table, the fit's table and 'wrote' lines go to stderr
+    (the sweep itself is faked: where the output goes is what is tested)."""
+    import io
+
+    import lionsim.measure as measure
+
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    extra = ["--fit", tmp_path / "gloo2.toml", "--collective", "all_reduce", "--dtype", "float32"] if fit else []
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1KB:1MB", "--iters", "2", "--warmup", "0",
+                              "--format", fmt, *extra], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out)) if fmt == "csv" else pd.read_json(io.StringIO(out))
+    # 1 kB x 2^k up to 512 kB (10 sizes): measured, the model's (and the fitted profile's)
+    assert set(frame.source) == {"measured", "model"} and len(frame) == (3 if fit else 2) * 10
+    assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks vs the model" in err
+    if fit:
+        assert f"wrote {tmp_path / 'gloo2.toml'}" in err and "fitted profile" in err

@@ -118,6 +118,9 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
     (["--backend", "gloo", "--ranks", "1"], "bad --ranks 1"),
     (["--backend", "gloo", "--sizes", ""], "bad size ''"),
     (["--backend", "gloo", "--iters", "0"], "bad --iters 0"),
+    (["--backend", "gloo", "--iters", "-5"], "bad --iters -5"),
+    (["--backend", "gloo", "--timeout", "nan"], "bad --timeout nan"),
+    (["--backend", "gloo", "--timeout", "inf"], "bad --timeout inf"),
     (["--backend", "gloo", "--warmup", "-1"], "bad --warmup -1"),
     (["--backend", "gloo", "--dtype", "int4"], "unknown dtype 'int4'"),
     (["--backend", "gloo", "--iface", "lo"], "--iface lo picks the interface between hosts"),
@@ -133,3 +136,4 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsys, ar
     assert message in err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert not out_dir.exists() and not (tmp_path / "x.toml").exists()
+    assert not (tmp_path / ".out.partial").exists()  # nor its staging folder
