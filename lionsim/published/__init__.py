@@ -10,7 +10,11 @@
                    lionsim.published.local [--holdout]`
     grace.py       GRACE's compressor costs against lionsim's codec: `python -m lionsim.published.grace`
     terminal.py    what the commands print in a terminal (a compact table fitted to its width;
-                   --markdown the docs' Markdown, --case KEY one case in full) and their --help
+                   --markdown the docs' Markdown, --case KEY one case in full), their --help, and
+                   the one-line refusals (a flag given twice, two that would override each other)
+
+The cases' commands are printed as typed from the repository's root; the modules run them from
+any directory (cases.in_checkout resolves their examples/ paths against the checkout).
 
 Each table in docs/clusters.md is generated from these modules and checked by a test.
 """

@@ -7,6 +7,10 @@ runs on its published link and device, as a network preset or a profile under
 examples/clusters/ holding the published line rates. The docs table (docs/clusters.md) is
 `markdown_table()` of these cases, checked by a test so it cannot go stale.
 
+A case's command is printed as it is typed from the repository's root (`examples/...` paths
+relative); when a module runs it, `in_checkout` resolves those paths against the checkout the
+package was loaded from, so every `python -m lionsim.published...` runs from any directory.
+
     python -m lionsim.published                 # the table with lionsim's figures, run now
     python -m lionsim.published --markdown      # the docs' Markdown table (source, configuration, command)
     python -m lionsim.published --case KEY      # one case's full record
@@ -18,15 +22,22 @@ import io
 import statistics
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.published import terminal
 
 GOAL_MEDIAN = 0.10
 """Median |error| over all cases the model is held to."""
 GOAL_WORST = 0.25
 """Worst |error| allowed for a case without a stated reason."""
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The repository the package was loaded from (lionsim's parent directory): the root the cases'
+`examples/...` paths are relative to."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -159,15 +170,34 @@ CASES: tuple[Case, ...] = (
 )
 
 
+def in_checkout(args: Sequence[str]) -> tuple[str, ...]:
+    """`args` with each `examples/...` path made absolute under CHECKOUT, so a command printed to be
+    typed from the repository's root runs from any directory; one LionsimError line where the
+    package has no checkout beside it (an installed wheel: the profiles and models are not in it)."""
+    if not any(a.startswith("examples/") for a in args):
+        return tuple(args)
+    examples = CHECKOUT / "examples"
+    if not examples.is_dir():
+        raise LionsimError(f"the published cases run profiles and models under examples/, which is not at "
+                           f"{examples}: run them from a checkout of the lionsim repository")
+    return tuple(str(CHECKOUT / a) if a.startswith("examples/") else a for a in args)
+
+
 def _run(command: tuple[str, ...]) -> pd.DataFrame:
-    """The command's CSV, run in this process (lionsim's CLI, as a user would type it)."""
+    """The command's CSV, run in this process (lionsim's CLI, as a user would type it from the
+    repository's root: in_checkout). A command that fails raises its own error line as a
+    LionsimError; an unexpected exception (a bug) goes on with its traceback, as lionsim's CLI does."""
     from typer.testing import CliRunner
 
     from lionsim.cli import app
 
-    result = CliRunner().invoke(app, list(command))
+    result = CliRunner().invoke(app, list(in_checkout(command)))
     if result.exit_code != 0:
-        raise RuntimeError(f"lionsim {' '.join(command)} failed: {result.output}")
+        if result.exception is not None and not isinstance(result.exception, (LionsimError, SystemExit)):
+            raise result.exception
+        said = str(result.exception) if isinstance(result.exception, LionsimError) else next(  # click's "Error: ..."
+            (line.strip() for line in reversed(result.output.splitlines()) if line.strip()), f"exit {result.exit_code}")
+        raise LionsimError(f"lionsim {' '.join(command)} failed: {said}")
     return pd.read_csv(io.StringIO(result.stdout))
 
 
@@ -273,8 +303,6 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: f
             goal_worst: float = GOAL_WORST, explain_beyond: float | None = None, columns: int = 100) -> str:
     """The terminal's table: case, quantity, published, lionsim, error; then the goal line and the
     explanations, all within `columns` (lionsim.published.terminal)."""
-    from lionsim.published import terminal
-
     beyond = goal_worst if explain_beyond is None else explain_beyond
     rows = [(case.key, case.quantity, _figure(case.published, case.quantity), _figure(row.lionsim, case.quantity),
              _error(case, row, beyond)) for case, row in zip(cases, frame.itertuples(index=False))]
@@ -290,8 +318,6 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: f
 
 def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
-    from lionsim.published import terminal
-
     row = next(frame.itertuples(index=False))
     fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
               ("quantity", case.quantity), ("published", _figure(case.published, case.quantity)),
@@ -304,10 +330,9 @@ def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     return "\n".join(lines)
 
 
+@terminal.entry
 def main(argv: list[str]) -> int:
-    from lionsim.published import terminal
-
-    given = terminal.parse(argv, __doc__, ("--markdown",), ("--case KEY",))
+    given = terminal.parse(argv, __doc__, ("--markdown",), ("--case KEY",), exclusive=[("--markdown", "--case")])
     if "case" in given:
         case = terminal.find(str(given["case"]), CASES)
         print(record(case, results((case,)), terminal.width()))

@@ -703,8 +703,10 @@ def markdown(frame) -> str:
                       "Published points lionsim cannot express yet, and what each needs:", "", findings_markdown()])
 
 
+@terminal.entry
 def main(argv: list[str]) -> int:
-    given = terminal.parse(argv, __doc__, ("--holdout", "--holdout2", "--markdown"), ("--case KEY",))
+    given = terminal.parse(argv, __doc__, ("--holdout", "--holdout2", "--markdown"), ("--case KEY",),
+                           exclusive=[("--holdout", "--holdout2", "--case"), ("--markdown", "--case")])
     columns = terminal.width()
     if "case" in given:
         case = terminal.find(str(given["case"]), (*COMPRESSED_CASES, *HOLDOUT_CASES, *SECOND_HOLDOUT_CASES))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from lionsim.published import terminal
 from lionsim.published.cases import _run
 
 BATCH = 64 * 8
@@ -143,9 +144,8 @@ def markdown(frame: pd.DataFrame | None = None) -> str:
     return "\n".join(lines) + "\n\n" + textwrap.fill(note, 100, break_on_hyphens=False) + "\n"
 
 
+@terminal.entry
 def main(argv: list[str]) -> int:
-    from lionsim.published import terminal
-
     terminal.parse(argv, __doc__, ())
     print(markdown(), end="")
     return 0

@@ -64,6 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from lionsim.published import terminal
 from lionsim.published.cases import Case, _run
 
 GOAL_MEDIAN = 0.15
@@ -375,11 +376,9 @@ def docs_block(table: pd.DataFrame, holdout: pd.DataFrame) -> str:
                       "Published points no case checks, and why:", "", findings_markdown()])
 
 
+@terminal.entry
 def main(argv: list[str]) -> int:
-    from lionsim.published import terminal
-
-    terminal.parse(argv, __doc__, ("--holdout",))
-    if "--holdout" in argv:
+    if terminal.parse(argv, __doc__, ("--holdout",)).get("holdout"):
         print(markdown(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT))
     else:
         print(docs_block(results(), results(LOCAL_STEP_HOLDOUT)))

@@ -23,11 +23,12 @@ table (docs/clusters.md) is `markdown_table()` of them, checked by a test.
 
 from __future__ import annotations
 
-import io
 import statistics
 import sys
 import textwrap
 from dataclasses import dataclass
+
+from lionsim.published import terminal
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 
@@ -293,24 +294,21 @@ SWEEPS: tuple[Sweep, ...] = (
 
 def run_command(command: tuple[str, ...]):
     """The command's CSV, run in this process through lionsim's CLI, as a user would type it
-    (building the CLI takes seconds: lionsim_times_us calls what the command calls instead)."""
-    import pandas as pd
-    from typer.testing import CliRunner
+    (lionsim.published.cases._run; building the CLI takes seconds: lionsim_times_us calls what
+    the command calls instead)."""
+    from lionsim.published.cases import _run
 
-    from lionsim.cli import app
-
-    result = CliRunner().invoke(app, list(command))
-    if result.exit_code != 0:
-        raise RuntimeError(f"lionsim {' '.join(command)} failed: {result.output}")
-    return pd.read_csv(io.StringIO(result.stdout))
+    return _run(command)
 
 
 def lionsim_times_us(sweep: Sweep) -> dict[int, float]:
     """lionsim's time per checked size of `sweep`: what its command prints (`lionsim comm` on sim
     prices comm_rows on network_for(--network, --traits nccl)), computed in this process."""
     from lionsim.network import comm_rows, network_for
+    from lionsim.published.cases import in_checkout
 
-    rows = comm_rows(["all_reduce"], list(sweep.sizes()), [sweep.workers], network_for(sweep.network, traits="nccl"))
+    (network,) = in_checkout((sweep.network,))
+    rows = comm_rows(["all_reduce"], list(sweep.sizes()), [sweep.workers], network_for(network, traits="nccl"))
     return {int(r["bytes"]): float(r["time_s"]) * 1e6 for r in rows}
 
 
@@ -403,8 +401,6 @@ def markdown_table(frame) -> str:
 
 
 def _points(frame, columns: int) -> list[str]:
-    from lionsim.published import terminal
-
     misses = {s.key: s.miss for s in SWEEPS}
     rows = [(row.sweep, row.role, _size(row.bytes), f"{row.published:,.1f}", f"{row.lionsim:,.1f}", _error(row, misses))
             for row in frame.itertuples(index=False)]
@@ -415,8 +411,6 @@ def _points(frame, columns: int) -> list[str]:
 def compact(frame, columns: int = 100) -> str:
     """The terminal's form: the points (sweep, role, size, published, lionsim, error), the goal lines
     and the explanations, within `columns` (lionsim.published.terminal)."""
-    from lionsim.published import terminal
-
     lines = _points(frame, columns)
     for text in (*_goal_lines(frame), *explained(frame),
                  "Each sweep's source, configuration and command: --case KEY, or --markdown for the docs' tables."):
@@ -426,8 +420,6 @@ def compact(frame, columns: int = 100) -> str:
 
 def record(sweep: Sweep, columns: int = 100) -> str:
     """One sweep's full record and its points, lionsim's run now, within `columns`."""
-    from lionsim.published import terminal
-
     frame = results((sweep,))
     lines = []
     for name, value in (("sweep", sweep.key), ("fabric", sweep.fabric), ("role", sweep.role), ("source", sweep.source),
@@ -440,15 +432,18 @@ def record(sweep: Sweep, columns: int = 100) -> str:
 
 def fitted_fabrics() -> dict:
     """The fabrics refitted on the fit sweeps (lionsim.network.fabric_fit), by name."""
+    from dataclasses import replace
+
     from lionsim.network.fabric_fit import fit_all
+    from lionsim.published.cases import in_checkout
 
-    return fit_all(SWEEPS)
+    return fit_all(tuple(replace(s, network=in_checkout((s.network,))[0]) for s in SWEEPS))
 
 
+@terminal.entry
 def main(argv: list[str]) -> int:
-    from lionsim.published import terminal
-
-    given = terminal.parse(argv, __doc__, ("--fit", "--markdown"), ("--case KEY",))
+    given = terminal.parse(argv, __doc__, ("--fit", "--markdown"), ("--case KEY",),
+                           exclusive=[("--fit", "--markdown", "--case")])
     if given.get("fit"):
         for name, fabric in fitted_fabrics().items():
             channel = "" if fabric.channel_GBps is None else f" channel_GBps={fabric.channel_GBps:g}"

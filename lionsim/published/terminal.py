@@ -6,16 +6,22 @@ table (a few short columns, long cells wrapped inside their column) and its para
 the terminal's width; `--markdown` prints the docs' Markdown and `--case KEY` one case's full record.
 
 The commands take no typer CLI (building it costs seconds): `parse` reads their few flags, answers
---help with the module doc's usage lines, and refuses anything else in one line, exit 2.
+--help with the module doc's usage lines, and refuses anything else in one line, exit 2: an unknown
+flag, an option without its value, a flag given twice, or two flags a module declares exclusive
+(each would otherwise override or drop the other silently). `entry` reports bad input met while
+running (a case's command that fails, a checkout without examples/) the same way.
 """
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
+
+from lionsim.errors import LionsimError
 
 PROSE_MAX = 100
 """Paragraphs wrap at the terminal's width or this, whichever is less: longer lines read badly."""
@@ -65,10 +71,12 @@ def usage(doc: str) -> str:
     return "\n".join(line.strip() for line in doc.splitlines() if line.strip().startswith("python -m "))
 
 
-def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence[str] = ()) -> dict[str, object]:
+def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence[str] = (),
+          exclusive: Sequence[Sequence[str]] = ()) -> dict[str, object]:
     """The flags given (True) and the options' values (`options`: "--case KEY", the flag and what
-    it takes), by name without dashes; --help prints the usage lines and exits 0; an unknown flag,
-    or an option without its value, one line and exit 2."""
+    it takes), by name without dashes; --help prints the usage lines and exits 0. One line and exit 2
+    for an unknown flag, an option without its value, a flag or option given twice, or two of one
+    `exclusive` group (flags or options by name, "--case": at most one of each group acts)."""
     given: dict[str, object] = {}
     accepted = [*flags, *options, "--help"]
     options = [o.split()[0] for o in options]
@@ -78,6 +86,8 @@ def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence
         if arg in ("--help", "-h"):
             print(usage(doc))
             raise SystemExit(0)
+        if arg in (*flags, *options) and arg.lstrip("-") in given:
+            fail(f"{arg} given twice; give it once")
         if arg in flags:
             given[arg.lstrip("-")] = True
         elif arg in options and args and not args[0].startswith("--"):
@@ -86,7 +96,23 @@ def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence
             fail(f"{arg} needs a value")
         else:
             fail(f"unknown argument {arg!r}; accepted: {', '.join(accepted)}")
+    for group in exclusive:
+        both = [flag for flag in group if flag.lstrip("-") in given]
+        if len(both) > 1:
+            fail(f"{' and '.join(both)} cannot be given together; give one of {', '.join(group)}")
     return given
+
+
+def entry(main: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
+    """A module's `main`, with bad input met while it runs (a LionsimError: a case's command that
+    fails, the checkout's examples/ missing) reported as `fail` does: one line, exit 2."""
+    @functools.wraps(main)
+    def run(argv: list[str]) -> int:
+        try:
+            return main(argv)
+        except LionsimError as e:
+            fail(str(e))
+    return run
 
 
 def find(key: str, items: Sequence, what: str = "case"):

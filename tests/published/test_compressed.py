@@ -121,3 +121,19 @@ def test_each_gap_a_miss_may_name_says_what_lionsim_lacks():
     assert all(len(text) > 40 for text in pc.GAPS.values())
     named = {gap for case in (*pc.COMPRESSED_CASES, *pc.HOLDOUT_CASES, *pc.SECOND_HOLDOUT_CASES) for gap in pc.GAPS if f"`{gap}`" in case.miss}
     assert named <= set(pc.GAPS)
+
+
+def test_a_model_path_resolves_under_the_checkout_the_printed_command_unchanged():
+    case = next(c for c in pc.COMPRESSED_CASES if c.key == "bagua-bytegrad-vgg16-100g")
+    model = case.command[case.command.index("--model") + 1]
+    assert model == "examples/models/vgg16.py:vgg16"  # printed as typed from the repository's root
+    resolved = published.in_checkout(case.command)[case.command.index("--model") + 1]
+    assert Path(resolved.rsplit(":", 1)[0]) == published.CHECKOUT / "examples" / "models" / "vgg16.py"
+    assert Path(resolved.rsplit(":", 1)[0]).is_file()
+
+
+@pytest.mark.slow  # one estimate of VGG-16 (about 3 s)
+def test_a_case_with_a_model_file_runs_from_any_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert pc.main(["--case", "bagua-bytegrad-vgg16-100g"]) == 0
+    assert "examples/models/vgg16.py:vgg16" in capsys.readouterr().out

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from lionsim.published import sweeps as ps
-from lionsim.network.fabric_fit import FITTED, fit_all
+from lionsim.network.fabric_fit import FITTED
 from lionsim.network.fabrics import FABRICS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "clusters.md"
@@ -38,8 +38,9 @@ def test_a_rows_published_time_is_the_lower_of_its_two_columns():
     assert sweep.times_us()[8] == 24.70  # out-of-place 68.52 us: the first call's stall
 
 
-def test_the_fabrics_figures_are_the_fit_on_the_fit_sweeps():
-    for name, fitted in fit_all(ps.SWEEPS).items():
+def test_the_fabrics_figures_are_the_fit_on_the_fit_sweeps(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # what --fit fits, from any directory (the profiles are paths from the root)
+    for name, fitted in ps.fitted_fabrics().items():
         fabric = FABRICS.get(name)
         assert (fabric.hop_us, fabric.share, fabric.cap_GBps, fabric.channel_GBps, fabric.protocol_share, fabric.protocols) == (
             fitted.hop_us, fitted.share, fitted.cap_GBps, fitted.channel_GBps, fitted.protocol_share, fitted.protocols), name
@@ -67,3 +68,9 @@ def test_a_sweeps_figures_are_what_its_command_prints():
     frame = ps.run_command(sweep.command)
     printed = {int(b): float(t) * 1e6 for b, t in zip(frame["bytes"], frame["time_s"])}
     assert printed == pytest.approx(ps.lionsim_times_us(sweep), rel=1e-12)
+
+
+def test_a_sweep_s_record_runs_from_any_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # the sweeps' profiles are examples/... paths from the repository's root
+    assert ps.main(["--case", "efa-p6-b200-2x8"]) == 0
+    assert "network examples/clusters/p6-b200.toml" in " ".join(capsys.readouterr().out.split())

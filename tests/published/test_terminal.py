@@ -36,6 +36,33 @@ def test_an_unknown_flag_is_refused_in_one_line(name, capsys):
     assert captured.err.count("\n") == 1 and "'--holdout3'" in captured.err and "--help" in captured.err
 
 
+@pytest.mark.parametrize("name,argv", [
+    ("lionsim.published.sweeps", ["--fit", "--case", "bogus"]),
+    ("lionsim.published.sweeps", ["--fit", "--markdown"]),
+    ("lionsim.published.sweeps", ["--markdown", "--case", "efa-p4dn-2x8"]),
+    ("lionsim.published.compressed", ["--holdout", "--holdout2"]),
+    ("lionsim.published.compressed", ["--holdout2", "--case", "grace-powersgd-resnet50-10g"]),
+    ("lionsim.published.compressed", ["--markdown", "--case", "grace-powersgd-resnet50-10g"]),
+    ("lionsim.published.cases", ["--case", "p4dn-1node", "--markdown"]),
+    ("lionsim.published.cases", ["--case", "p4dn-1node", "--case", "p4dn-2nodes"]),
+    ("lionsim.published.local", ["--holdout", "--holdout"]),
+])
+def test_flags_that_would_override_each_other_are_refused_in_one_line(name, argv, capsys):
+    with pytest.raises(SystemExit) as exit:
+        importlib.import_module(name).main(argv)
+    captured = capsys.readouterr()
+    assert exit.value.code == 2 and captured.out == "" and captured.err.count("\n") == 1
+    given = [a for a in argv if a.startswith("--")]
+    assert all(flag in captured.err for flag in given), captured.err
+
+
+def test_a_declared_exclusion_names_the_pair_and_the_group():
+    doc = "python -m x --a\npython -m x --b\n"
+    assert terminal.parse(["--a", "--c", "v"], doc, ("--a", "--b"), ("--c V",), [("--a", "--b")]) == {"a": True, "c": "v"}
+    with pytest.raises(SystemExit):
+        terminal.parse(["--c", "v", "--b", "--a"], doc, ("--a", "--b"), ("--c V",), [("--a", "--b")])
+
+
 def test_an_option_without_its_value_and_an_unknown_case_are_refused(capsys):
     for argv in (["--case"], ["--case", "no-such-case"]):
         with pytest.raises(SystemExit) as exit:
