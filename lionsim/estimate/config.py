@@ -79,8 +79,8 @@ class EstimateConfig:
     overlap: str = "auto"
     """auto | buckets | none (lionsim.steptime.overlap)."""
     bucket_mb: float | None = None
-    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given, some run must
-    exchange per bucket (--overlap buckets, or auto where its reference does)."""
+    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given with an overlap
+    mode other than auto, some run must exchange per bucket under it (check_buckets)."""
     algorithm: str = AUTO
     """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
     used for the ops it implements (the others take the cheapest)."""
@@ -306,7 +306,9 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                                "compresses each tensor by its shape: drop --tensors")
     overlap = OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                             **({} if cfg.bucket_mb is None else {"bucket_mb": cfg.bucket_mb}))
-    if cfg.bucket_mb is not None:
+    if cfg.bucket_mb is not None and overlap.mode != "auto":
+        # under auto a run's reference decides; a published case gives one bucket to every method it
+        # compares (lionsim.published.local), Streaming DiLoCo's among them, which runs after backward
         check_buckets(overlap, runs)
     options = {k: v for k, v in cfg.options.items() if v is not None}
     if cfg.momentum_sync is not None:
