@@ -55,8 +55,9 @@ Device = Annotated[str, typer.Option("--device", help=(
     "(each datasheet's figures and source: lionsim devices)."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
-BucketMb = Annotated[float, typer.Option(
-    "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb.")]
+BucketMb = Annotated[Optional[float], typer.Option(
+    "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25, DDP's); "
+                        "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does).")]
 Overlap = Annotated[str, typer.Option(
     "--overlap", help=o.OVERLAP_HELP)]
 Algorithm = Annotated[str, typer.Option(
@@ -338,7 +339,7 @@ def estimate_cmd(
     traits: o.Traits = None,
     device: Device = "h100",
     mfu: Mfu = None,
-    bucket_mb: BucketMb = 25.0,
+    bucket_mb: BucketMb = None,
     overlap: Overlap = "auto",
     algorithm: Algorithm = AUTO,
     tie: o.EstimateTie = "zero",
@@ -347,7 +348,9 @@ def estimate_cmd(
     tokens: RunTokens = None,
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of --compute-spread's slow workers and Monte Carlo.")] = 0,
+    seed: Annotated[Optional[int], typer.Option("--seed", help=(
+        "Seed of the Monte Carlo of two or more --compute-spread specs (default 0; one spec's distribution is "
+        "exact)."))] = None,
     kernels: KernelsOpt = "table",
     optimizer: OptimizerOpt = "fused",
     sweep: SweepOpt = None,
@@ -387,6 +390,9 @@ def estimate_cmd(
     cfg = EstimateConfig(**fields)
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
+    for given, flag in ((overwrite, "--overwrite"), (overwrite_sweep, "--overwrite-sweep")):
+        if given and out is None:
+            raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
     wanted = parse_need(need) if need is not None else None
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")

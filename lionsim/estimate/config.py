@@ -23,7 +23,13 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.plugin_load import is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.strategies.core.given import check_given
+from lionsim.schedules import PER_BUCKET
+from lionsim.steptime.stragglers import max_distribution
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.form import RUN, STEP, option_specs
+from lionsim.strategies.core.given import check_given, flags
+from lionsim.strategies.core.momentum_sync import MomentumSync
+from lionsim.estimate.probe import STEP as STEADY, check_algorithm
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -72,8 +78,9 @@ class EstimateConfig:
     """Transport for every strategy given without one (where it fits)."""
     overlap: str = "auto"
     """auto | buckets | none (lionsim.steptime.overlap)."""
-    bucket_mb: float = 25.0
-    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb)."""
+    bucket_mb: float | None = None
+    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given with an overlap
+    mode other than auto, some run must exchange per bucket under it (check_buckets)."""
     algorithm: str = AUTO
     """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
     used for the ops it implements (the others take the cheapest)."""
@@ -84,8 +91,9 @@ class EstimateConfig:
     compute_spread: list[str] = field(default_factory=list)
     """Uneven workers (lionsim.steptime.spread): the step waits for the slowest of N, whose factor's
     distribution is exact for one spec, a seeded Monte Carlo for several (stragglers.py)."""
-    seed: int = 0
-    """Seed of the spread's slow workers and Monte Carlo draws."""
+    seed: int | None = None
+    """Seed of the spread's Monte Carlo draws (several compute_spread specs; one spec's distribution is
+    exact); None: 0."""
     options: dict[str, object] = field(default_factory=dict)
     """Strategy options given (each strategy module's Options): by flag key (`powersgd_rank`) or
     `NAME.FIELD` (`--opt`); a shape-dependent strategy (powersgd, demo) needs a --model preset."""
@@ -265,32 +273,107 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
     check_tie(cfg.tie)
-    check_seed(cfg.seed)
-    spread = ComputeSpread.parse(cfg.compute_spread, cfg.seed)
+    if cfg.seed is not None:
+        check_seed(cfg.seed)
+    spread = ComputeSpread.parse(cfg.compute_spread, 0 if cfg.seed is None else cfg.seed)
     if spread is not None:
         spread.check(workers)
+    check_seed_acts(cfg.seed, spread, workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels)
     runs = parse_runs(list(cfg.strategies), cfg.transport)
     check_given(cfg.options, [r.strategy for r in runs])
+    whole_run = cfg.steps is not None or cfg.tokens is not None or cfg.from_run is not None
+    check_priced(cfg.options, [r.strategy for r in runs], whole_run)
+    if cfg.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):
+        readers = ", ".join(name for name, cls in STRATEGIES.items() if "tie" in cls.reads)
+        raise LionsimError(f"--tie {cfg.tie} applies to {readers} (the strategies that read it) and no run is one "
+                           "of them")
     if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
         raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
                            "and no run is one of them")
+    if cfg.momentum_sync is not None and not whole_run:
+        sync = MomentumSync.parse(cfg.momentum_sync)
+        if sync.mode != "never" and not sync.is_sync(STEADY):
+            raise LionsimError(f"--momentum-sync {cfg.momentum_sync} syncs on steps only a whole run prices (the "
+                               f"steady step {STEADY} does not sync): add --steps N, --tokens T or --from-run DIR")
+    if cfg.tensors is not None and shapes is not None:
+        shaped = [r.strategy for r in runs if r.strategy_class.shape_dependent]
+        if shaped:
+            raise LionsimError(f"--tensors {cfg.tensors} prices the model as that many equal vectors, dropping "
+                               f"--model {cfg.model}'s tensor shapes, and {', '.join(dict.fromkeys(shaped))} "
+                               "compresses each tensor by its shape: drop --tensors")
+    overlap = OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
+                            **({} if cfg.bucket_mb is None else {"bucket_mb": cfg.bucket_mb}))
+    if cfg.bucket_mb is not None and overlap.mode != "auto":
+        # under auto a run's reference decides; a published case gives one bucket to every method it
+        # compares (lionsim.published.local), Streaming DiLoCo's among them, which runs after backward
+        check_buckets(overlap, runs)
     options = {k: v for k, v in cfg.options.items() if v is not None}
     if cfg.momentum_sync is not None:
         options["momentum_sync"] = cfg.momentum_sync
-    return Resolved(
+    resolved = Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,
         options=options,
-        overlap=OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
-                              bucket_mb=cfg.bucket_mb), algorithm=algorithm,
+        overlap=overlap, algorithm=algorithm,
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit, replica_gpus=replica_gpus,
         convergence=None if cfg.from_run is None else Convergence(load_measured(cfg.from_run)),
     )
+    if algorithm != AUTO:
+        check_algorithm(resolved)
+    return resolved
+
+
+def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> None:
+    """Every strategy option given (checked by check_given) acts on a priced step: one that only
+    the training arithmetic reads (OptionRule.priced TRAINING) is refused, and one only a whole
+    run prices (RUN) needs `whole_run` (--steps, --tokens or --from-run)."""
+    by_key = flags()
+    for key, value in given.items():
+        if value is None:
+            continue
+        if "." in key:
+            name, _, field = key.rpartition(".")
+            name = STRATEGIES.canonical(name)
+            specs, shown = [s for s in option_specs(name, STRATEGIES.get(name).Options) if s.field == field], \
+                f"--opt {key}={value}"
+        else:
+            specs, shown = [s for s in by_key[key] if s.strategy in run_strategies], f"{by_key[key][0].flag} {value}"
+        priced = {s.rule.priced for s in specs}
+        if STEP in priced or (RUN in priced and whole_run):
+            continue
+        if RUN in priced:
+            raise LionsimError(f"{shown} acts on the first steps of a run, which the steady step leaves out: add "
+                               "--steps N, --tokens T or --from-run DIR to price a whole run")
+        raise LionsimError(f"{shown.split()[0] if '.' not in key else shown} {specs[0].rule.why}: estimate does "
+                           "not read it; bench does")
+
+
+def check_seed_acts(seed: int | None, spread: ComputeSpread | None, workers: int) -> None:
+    """--seed draws the Monte Carlo of several --compute-spread specs; refused where nothing is drawn."""
+    if seed is None:
+        return
+    if spread is None:
+        raise LionsimError(f"--seed {seed} seeds --compute-spread's draws: give --compute-spread SPEC (two or more "
+                           "for a seeded Monte Carlo) with it")
+    if max_distribution(spread, workers).method == "exact":
+        raise LionsimError(f"--seed {seed}: --compute-spread {spread.describe()} has an exact distribution of the "
+                           "slowest worker, which draws nothing; the seed acts on two or more specs (a Monte Carlo)")
+
+
+def check_buckets(overlap: OverlapConfig, runs: list[RunSpec]) -> None:
+    """--bucket-mb sizes the buckets of a run exchanged per bucket; refused where no run is."""
+    from lionsim.transports import TRANSPORTS
+
+    if any(overlap.label(TRANSPORTS.get(r.transport)(), r.strategy_class) == PER_BUCKET for r in runs):
+        return
+    raise LionsimError(f"--bucket-mb {overlap.bucket_mb:g} sizes the buckets of a run exchanged per bucket in "
+                       f"backward, and under --overlap {overlap.mode} none of these runs is: give --overlap buckets "
+                       "(or auto, where a run's reference exchanges per bucket), or drop --bucket-mb")
 
 
 def counted_model(text: str) -> tuple[str, Count]:

@@ -82,9 +82,11 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
     positive_int("replica-gpus", cfg.replica_gpus)
     if cfg.mfu is not None:
         check_mfu(cfg.mfu)
-    if not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb) and cfg.bucket_mb > 0):
+    if cfg.bucket_mb is not None and not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb)
+                                          and cfg.bucket_mb > 0):
         raise LionsimError(f"bad --bucket-mb {cfg.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
-    check_seed(cfg.seed)
+    if cfg.seed is not None:
+        check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens)
     DEVICES.get(cfg.device)  # an unknown name fails with the list
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,

@@ -82,3 +82,44 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
                  send_rate=strategy.send_rate,
                  strategy=strategy,
                  update_flops=strategy.update_flops(shapes) if shapes else 0.0)
+
+
+WALKED = 10_000
+"""Steps of a run to target walked for its kinds of step where no --steps says its length (its
+to-target length is known only at pricing): every warm-up and sync period up to it."""
+
+
+def issued_ops(r) -> set[str]:
+    """The collective ops the runs of `r` (a resolved estimate) issue on its N workers: each steady
+    step's transport plan and own calls, and with a whole run (--steps, --tokens, --from-run) every kind
+    of step it has (a dense warm-up, a momentum sync)."""
+    from lionsim.estimate.run import step_kinds
+    from lionsim.transports.base import plan_on
+
+    ops: set[str] = set()
+    gpn, steps = r.network.workers_per_node, r.steps_for(r.workers)
+    for run in r.runs:
+        p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
+                  options=r.options)
+        kinds = [(p.spec, p.extra_calls)]
+        walked = steps or (WALKED if r.convergence is not None else 0)  # --from-run prices runs to target
+        if walked:
+            kinds += [(k.spec, k.extra_calls) for k in step_kinds(p.strategy, p.spec, walked, r.workers)]
+        for spec, calls in kinds:
+            ops |= {c.op for c in calls} | ({c.op for c in plan_on(p.transport, spec, r.workers, gpn)}
+                                             if spec is not None and r.workers > 1 else set())
+    return ops
+
+
+def check_algorithm(r) -> None:
+    """`--algorithm NAME` (r.algorithm, not auto) prices the ops it implements: some run must issue one,
+    else it would change nothing (as --transport must fit some run)."""
+    from lionsim.network import COLLECTIVE_ALGORITHMS
+
+    implements = COLLECTIVE_ALGORITHMS.get(r.algorithm).ops
+    issued = issued_ops(r)
+    if not issued & set(implements):
+        runs = ", ".join(run.label for run in r.runs)
+        raise LionsimError(f"--algorithm {r.algorithm} runs {', '.join(implements)} and no run issues one on "
+                           f"{r.workers} workers ({runs}: {', '.join(sorted(issued)) or 'nothing'}); give auto or "
+                           "an algorithm of those ops (`lionsim comm --help`)")

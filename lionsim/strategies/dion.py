@@ -36,7 +36,7 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import ADAMW
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import between, option
+from lionsim.strategies.core.form import TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.muon import hidden, matrix_shape
 from lionsim.timing import Clock
@@ -80,10 +80,11 @@ class Dion(Strategy):
                                       check=between(0, 1, low_open=True))
         """r / min(m, n) per matrix (1: full rank, the gradient averaged whole). microsoft/dion train.py's default
         is 0.125; lionsim keeps 0.25, better on vit's 64-wide matrices (docs/methods-2025-defaults.md)."""
-        mu: float = option(0.95, flag="--dion-mu", accepted="a number in [0, 1)", check=between(0, 1, high_open=True))
+        mu: float = option(0.95, flag="--dion-mu", accepted="a number in [0, 1)", check=between(0, 1, high_open=True),
+                         priced=TRAINING)
         """Share of the sent low-rank part kept in the momentum (dion's mu, 0.95)."""
         adamw_lr: float = option(3e-3, flag="--dion-adamw-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True))
+                                 check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
         """lr of the AdamW stepping vectors, embeddings and the head (lionsim's AdamW default; train.py: the base lr
         on the embedding, lr / sqrt(d) on the head, betas (0.95, 0.98), no weight decay)."""
 

@@ -52,10 +52,10 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import MUON, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import between, option
+from lionsim.strategies.core.form import TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import LocalSteps
-from lionsim.strategies.muon import NOT_HIDDEN, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
+from lionsim.strategies.muon import NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -177,13 +177,13 @@ class MuLoCo(LocalSteps):
         outer_momentum: float = shared.outer_momentum(0.9)
         """Nesterov momentum of the outer step (the paper's 0.9)."""
         inner_momentum: float = option(0.9, flag="--muloco-inner-momentum", accepted="a number in [0, 1)",
-                                       check=between(0, 1, high_open=True))
+                                       check=between(0, 1, high_open=True), priced=TRAINING)
         """mu of the inner Muon's momentum (the paper's configs: 0.9)."""
         error_decay: float = option(0.9, flag="--muloco-error-decay", accepted="a number in [0, 1]",
-                                    check=between(0, 1))
+                                    check=between(0, 1), priced=TRAINING)
         """Decay of each worker's error buffer at a sync (the paper's 0.9)."""
         precision: str = option("bf16", flag="--muloco-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
-                                check=lambda v: v in PRECISIONS)
+                                check=lambda v: v in PRECISIONS, priced=TRAINING, why=NS_WHY)
         """Arithmetic of the inner Newton-Schulz iteration: bf16 (the authors') or fp32."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy (AdamW:

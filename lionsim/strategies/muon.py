@@ -43,7 +43,7 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.optim.steps import MUON
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.form import TRAINING, between, integer, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
@@ -55,6 +55,9 @@ NS_EPS = 1e-7
 NOT_HIDDEN = ("embed", "tok", "pos", "head")
 """Name parts of 2-D tensors that stay with AdamW (embeddings, positions, the output layer)."""
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
+NS_WHY = "sets the Newton-Schulz arithmetic, whose products estimate prices at the device's bf16 peak either way"
+"""Why estimate does not read --muon-precision (and MuLoCo's): Strategy.update_flops counts the products,
+lionsim.steptime.work prices them at the device's peak, its bf16 tensor rate."""
 
 
 def newton_schulz(update: Tensor, steps: int, dtype: torch.dtype,
@@ -134,15 +137,16 @@ class Muon(Strategy):
     @dataclass(frozen=True, kw_only=True)
     class Options:
         momentum: float = option(0.95, flag="--muon-momentum", accepted="a number in [0, 1)",
-                                 check=between(0, 1, high_open=True))
+                                 check=between(0, 1, high_open=True), priced=TRAINING)
         """beta of the momentum EMA (muon.py's 0.95); Nesterov as the authors."""
         ns_steps: int = option(5, flag="--muon-ns-steps", accepted="an integer >= 1", check=integer(1))
         """Newton-Schulz iterations per matrix and step (muon.py's 5)."""
         adamw_lr: float = option(3e-3, flag="--muon-adamw-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True))
+                                 check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
         """lr of the AdamW that steps the other tensors (lionsim's AdamW default; muon.py's is 3e-4)."""
         precision: str = option("bf16", flag="--muon-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
-                                check=lambda v: v in PRECISIONS)
+                                check=lambda v: v in PRECISIONS, priced=TRAINING,
+                                why=NS_WHY)
         """Arithmetic of the Newton-Schulz iteration: bf16 (the authors') or fp32."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy at the

@@ -38,7 +38,7 @@ import dataclasses
 from lionsim.optim.steps import ADAMW, INNER_STEPS
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import integer, option
+from lionsim.strategies.core.form import RUN, integer, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.core.options import inner_optimizer
 from lionsim.timing import Clock
@@ -88,7 +88,8 @@ class PowerSGD(Strategy):
     class Options:
         rank: int = option(4, flag="--powersgd-rank", accepted="an integer >= 1", check=integer(1))
         """r, the rank of each matrix's approximation."""
-        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", accepted="an integer >= 0", check=integer(0))
+        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", accepted="an integer >= 0", check=integer(0),
+                                   priced=RUN)
         """Leading steps of plain fp32 all-reduce before compression starts (torch's start_powerSGD_iter)."""
         inner_optimizer: str = inner_optimizer()
         """The optimizer stepping on the decompressed mean gradient: adamw | lion | sgd (momentum beta1)."""

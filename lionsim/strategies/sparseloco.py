@@ -43,7 +43,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.dct import chunk_size
-from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.form import TRAINING, between, integer, option
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.strategies.core.options import INNER_OPTIMIZERS
 from lionsim.timing import Clock
@@ -118,7 +118,7 @@ class SparseLoCo(LocalSteps):
                            check=lambda v: integer(1)(v) and v <= 8)
         """Bits of each sent value's code: 2**bits levels per tensor (2, the paper's)."""
         error_decay: float = option(0.95, flag="--sparseloco-error-decay", accepted="a number in [0, 1]",
-                                    check=between(0, 1))
+                                    check=between(0, 1), priced=TRAINING)
         """beta, the decay of the error-feedback buffer at each sync (0.95, the authors' config)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy

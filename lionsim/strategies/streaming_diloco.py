@@ -52,7 +52,7 @@ from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA
 from lionsim.strategies.core.base import STRATEGIES
-from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.form import TRAINING, between, integer, option
 from lionsim.strategies.local_steps import DiLoCo
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
@@ -140,7 +140,8 @@ class StreamingDiLoCo(DiLoCo):
         delay: int = option(0, flag="--streaming-delay", accepted="an integer >= 0", check=integer(0))
         """tau, the inner steps a fragment's all-reduce runs behind before it is merged (below H / P; 0,
         torchft's default: merged at once)."""
-        alpha: float = option(0.5, flag="--streaming-alpha", accepted="a number in [0, 1]", check=between(0, 1))
+        alpha: float = option(0.5, flag="--streaming-alpha", accepted="a number in [0, 1]", check=between(0, 1),
+                              priced=TRAINING)
         """The share of a worker's own fragment kept at a merge: (1 - alpha) global + alpha local."""
         pattern: str = option("sequential", flag="--streaming-pattern", accepted="sequential, strided",
                               choices=PATTERNS, check=lambda v: v in PATTERNS)

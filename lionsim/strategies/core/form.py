@@ -33,6 +33,14 @@ from lionsim.registry import Registry, did_you_mean, match_name
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
 
+STEP, RUN, TRAINING = "step", "run", "training"
+"""What `lionsim estimate` prices of an option (OptionRule.priced): STEP, a step's time or bytes (a rank,
+a ratio, H local steps, a kernel count); RUN, only the phases of a whole run (a warm-up, a freeze:
+estimate reads it with --steps, --tokens or --from-run); TRAINING, only the training arithmetic
+(a learning rate, a momentum, a decay: estimate refuses it, bench measures it)."""
+PRICED = (STEP, RUN, TRAINING)
+TRAINING_WHY = "changes training, not a step's time or bytes"
+
 
 @dataclass(frozen=True, slots=True)
 class OptionRule:
@@ -47,6 +55,10 @@ class OptionRule:
     choices: tuple[str, ...] | Registry | None = None
     """A value among these, matched ignoring case and kept in their spelling; a Registry's names as
     they are when the value is checked (a plug-in may register more)."""
+    priced: str = STEP
+    """What estimate prices of it: STEP, RUN or TRAINING (PRICED)."""
+    why: str = TRAINING_WHY
+    """With TRAINING: why estimate does not read it, the middle of its refusal line."""
 
     @property
     def says(self) -> str:
@@ -55,12 +67,16 @@ class OptionRule:
 
 
 def option(default, *, accepted: str, check: Callable[[object], bool], flag: str | None = None,
-           choices: Iterable[str] | Registry | None = None):
+           choices: Iterable[str] | Registry | None = None, priced: str = STEP, why: str = TRAINING_WHY):
     """A field of a strategy's Options: its default and its rule (write its docstring below it).
-    `choices` a Registry: its names at check time (then `accepted` is read only where they are not)."""
+    `choices` a Registry: its names at check time (then `accepted` is read only where they are not).
+    `priced`: what estimate prices of it (STEP, RUN or TRAINING, module constants), `why` the reason
+    a TRAINING one is not read there."""
     if choices is not None and not isinstance(choices, Registry):
         choices = tuple(choices)
-    rule = OptionRule(accepted, check, flag, choices)
+    if priced not in PRICED:
+        raise LionsimError(f"bad option(priced={priced!r}); accepted: {', '.join(PRICED)}")
+    rule = OptionRule(accepted, check, flag, choices, priced, why)
     return dataclasses.field(default=default, metadata={META: rule})
 
 

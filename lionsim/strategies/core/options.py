@@ -4,7 +4,7 @@ outer step."""
 
 from __future__ import annotations
 
-from lionsim.strategies.core.form import between, integer, option
+from lionsim.strategies.core.form import TRAINING, between, integer, option
 from lionsim.strategies.core.inner import INNER_OPTIMIZERS
 
 
@@ -23,9 +23,10 @@ def local_steps(default: int):
 def outer_lr(default: float):
     """The `--outer-lr` field: a finite number > 0."""
     return option(default, flag="--outer-lr", accepted="a finite number > 0",
-                  check=between(0, float("inf"), low_open=True, high_open=True))
+                  check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
 
 
 def outer_momentum(default: float):
     """The `--outer-momentum` field: a number in [0, 1)."""
-    return option(default, flag="--outer-momentum", accepted="a number in [0, 1)", check=between(0, 1, high_open=True))
+    return option(default, flag="--outer-momentum", accepted="a number in [0, 1)", check=between(0, 1, high_open=True),
+                  priced=TRAINING)
