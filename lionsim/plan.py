@@ -129,8 +129,8 @@ class BackendPlan:
     """sim (one process, modelled), gloo or nccl (real processes, measured)."""
     ranks: int | None
     """gloo/nccl: processes to start (None: the default for the backend, or the launcher's)."""
-    timeout: float
-    """gloo/nccl: seconds a collective or the rendezvous may wait."""
+    timeout: float | None
+    """gloo/nccl: seconds a collective or the rendezvous may wait (None on sim: it waits on no process)."""
     iface: str | None
     """gloo/nccl: the network interface the ranks talk over."""
     calibrate: bool

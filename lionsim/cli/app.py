@@ -207,6 +207,12 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
 
         for key in unread_options(config, config["strategy"]):
             config.pop(key)
+        # a run.json written while --timeout and --bucket-mb had number defaults recorded them where
+        # they could not act (60 s on sim, 25 MB after backward): they go, as not given (the same run)
+        if config.get("backend", "sim") == "sim":
+            config.pop("timeout", None)
+        if config.get("bucket_mb") == 25.0:
+            config.pop("bucket_mb")
     if data.get("command") != command:
         raise LionsimError(f"{path} records a `lionsim {data.get('command')}` run, not `lionsim {command}`")
     return data["config"]

@@ -96,10 +96,13 @@ def bench(
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
     overlap: o.Overlap = "auto",
-    bucket_mb: float = typer.Option(
-        25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb."),
+    bucket_mb: Optional[float] = typer.Option(
+        None, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25). "
+                                  "sim, --overlap auto or buckets, and a run that exchanges per bucket only: refused "
+                                  "where no exchange runs per bucket."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
-    timeout: float = typer.Option(60.0, "--timeout", help="gloo/nccl: seconds a collective or the rendezvous may wait."),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="gloo/nccl only: seconds a collective or the rendezvous may wait (default 60)."),
     iface: o.Iface = None,
     calibrate: bool = typer.Option(False, "--calibrate", help="gloo/nccl: before training, measure the collectives "
                                    "the strategies will issue on this group, fit the backend's traits and price "

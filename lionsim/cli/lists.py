@@ -121,9 +121,15 @@ def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
     return table
 
 
+DEFAULT_WORKERS = 8
+"""`lionsim strategies`' worker count for the bits per parameter unless -n says."""
+
+
 @app.command()
 def strategies(
-    workers: int = typer.Option(8, "--workers", "-n", help="Worker count the bits per parameter are given for."),
+    workers: Optional[int] = typer.Option(
+        None, "--workers", "-n", help=f"Worker count the bits per parameter are given for (default {DEFAULT_WORKERS}); "
+                                      "not with --matrix, which has no per-worker column."),
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
     matrix: bool = typer.Option(
@@ -136,17 +142,21 @@ def strategies(
     from lionsim.errors import LionsimError
     from lionsim.transports import TRANSPORTS
 
-    if workers < 1:
+    if workers is not None and workers < 1:
         raise LionsimError(f"bad --workers {workers}; accepted: an integer >= 1")
     if workload is not None:
         from lionsim.workloads import canonical_workload
 
         workload = canonical_workload(workload)  # an unknown name fails with the list
+    if matrix and workers is not None:  # nothing in the matrix depends on N (lionsim.cli.matrix.MATRIX_COLUMNS)
+        raise LionsimError(f"--workers {workers} does not apply to --matrix: no column of it depends on the worker "
+                           "count; accepted with --matrix: --workload, --format")
     if matrix:
         from lionsim.cli.matrix import matrix_frame, matrix_table
 
         emit(lambda: matrix_frame(workload), format, lambda: matrix_table(workload))
         return
+    workers = DEFAULT_WORKERS if workers is None else workers
     where = f"; defaults on {workload}" if workload else ""
     frame = strategies_frame(workers, workload)
     emit(frame, format, lambda: _strategies_table(frame, workers, where))

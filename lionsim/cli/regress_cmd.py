@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich import box
@@ -16,6 +16,9 @@ from lionsim.errors import LionsimError
 from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
 from lionsim.regress.rows import IMPROVED, fmt
 from lionsim.regress.tolerance import DEFAULT_SEEDS
+
+if TYPE_CHECKING:
+    from lionsim.regress import Case, UpdateResult
 
 LOG_WIDTH = 120
 """Width of the tables when stdout is not a terminal (a CI log, a file): rich would assume 80
@@ -35,14 +38,12 @@ def _check_output(path: Path | None, option: str) -> None:
         check_out_dir(path.parent, option)
 
 
-def _list_cases() -> None:
-    from lionsim.regress import SUITE
-
+def _list_cases(cases: list[Case]) -> None:
     table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 1))
     for col in ("case", "workload", "workers", "split", "steps", "batch", "seed", "lr, wd"):
         table.add_column(col, no_wrap=True)
     table.add_column("strategies", overflow="fold")
-    for c in SUITE:
+    for c in cases:
         table.add_row(c.name, f"{c.workload} {c.size}", str(c.workers), c.data_split, str(c.steps),
                       str(c.batch_size), str(c.seed), "pinned" if c.pinned else "defaults", ", ".join(c.strategies))
     _print_table(table)
@@ -106,8 +107,6 @@ def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
     from lionsim.regress.noise import NOISE_DRAWS
 
     selected = select_cases(cases)
-    if seeds < 1:
-        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
     with run_progress("update", total_runs(selected, seeds + 1 + NOISE_DRAWS)) as advance:
         result = update_suite(baseline_dir, cases, seeds, progress=advance)
     _warn(result.warnings)
@@ -123,45 +122,83 @@ def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
     return 0
 
 
+CHECK_ONLY = ("--junit", "--report", "--mode", "--all")
+"""The options that describe a check: what it compares (--mode) and what it prints or writes."""
+
+
+def _refuse_inapplicable(given: dict[str, bool], list_cases: bool, update: bool) -> None:
+    """One line naming the options given that the chosen action (--list, --update or a check) cannot
+    use, with those it can."""
+    if list_cases and update:
+        raise LionsimError("--list and --update are two actions; give one (or neither: a check)")
+    if list_cases:
+        action, accepted = "--list", ("--case",)
+    elif update:
+        action, accepted = "--update", ("--case", "--seeds", "--baseline-dir")
+    else:
+        action, accepted = "a check (no --list or --update)", ("--case", "--baseline-dir", *CHECK_ONLY)
+    refused = [name for name, on in given.items() if on and name not in accepted]
+    if refused:
+        raise LionsimError(f"{', '.join(refused)} {'does' if len(refused) == 1 else 'do'} not apply to {action}; "
+                           f"accepted with it: {', '.join(accepted)}")
+
+
 @app.command()
 def regress(
-    case: Optional[list[str]] = typer.Option(None, "--case", "-c", help="Case name or glob (repeatable); default: every case."),
-    update: bool = typer.Option(False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed."),
-    seeds: int = typer.Option(DEFAULT_SEEDS, "--seeds", help="--update: extra seeds whose spread sets the tolerances."),
+    case: Optional[list[str]] = typer.Option(
+        None, "--case", "-c", help="Case name or glob (repeatable): the cases to check, update or list; default: every case."),
+    update: bool = typer.Option(
+        False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed. "
+                                "Takes --case, --seeds, --baseline-dir."),
+    seeds: Optional[int] = typer.Option(
+        None, "--seeds", help=f"--update only: extra seeds whose spread sets the tolerances (an integer >= 1; "
+                              f"default {DEFAULT_SEEDS})."),
     baseline_dir: Optional[Path] = typer.Option(
         None, "--baseline-dir", "--baselines",
-        help="Directory holding regress.json; default: reports/baselines of the lionsim checkout this runs from "
-             "(found from the package, not the current directory; an installed wheel: ./reports/baselines)."),
-    junit: Optional[Path] = typer.Option(None, "--junit", help="Write a JUnit XML report (one testcase per case and run)."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write a Markdown summary."),
-    show_all: bool = typer.Option(False, "--all", help="Show every metric, not only each run's notable ones."),
-    list_cases: bool = typer.Option(False, "--list", help="List the cases and exit."),
-    mode: str = typer.Option(
-        AUTO, "--mode",
-        help="auto: strict on the platform that recorded the baselines (same torch, Python, CPU; every metric "
-             f"equal to float noise, rel {STRICT_REL:g}, a change either way fails), float elsewhere (within what "
-             "float-level noise carries each metric, measured at --update; catches a 5% change of lr or weight "
-             "decay); or force strict | float | spread (3 sd of the seed spread: loose). The output says which ran."),
+        help="Directory holding regress.json, for a check or --update; default: reports/baselines of the lionsim "
+             "checkout this runs from (found from the package, not the current directory; an installed wheel: "
+             "./reports/baselines)."),
+    junit: Optional[Path] = typer.Option(
+        None, "--junit", help="A check only: write a JUnit XML report (one testcase per case and run)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="A check only: write a Markdown summary."),
+    show_all: bool = typer.Option(False, "--all", help="A check only: show every metric, not only each run's notable ones."),
+    list_cases: bool = typer.Option(False, "--list", help="List the cases (those --case selects) and exit."),
+    mode: Optional[str] = typer.Option(
+        None, "--mode",
+        help="A check only. auto (the default): strict on the platform that recorded the baselines (same torch, "
+             f"Python, CPU; every metric equal to float noise, rel {STRICT_REL:g}, a change either way fails), float "
+             "elsewhere (within what float-level noise carries each metric, measured at --update; catches a 5% "
+             "change of lr or weight decay); or force strict | float | spread (3 sd of the seed spread: loose). "
+             "The output says which ran."),
     config: o.Config = None,
     plugin: o.Plugin = None,
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines
-    (strictly on their own platform); exit 1 on a regression, 2 on bad input."""
+    (strictly on their own platform); exit 1 on a regression, 2 on bad input. Without --list or
+    --update it checks: --case, --baseline-dir, --mode, --all, --junit, --report apply."""
+    from lionsim.regress import select_cases
     from lionsim.regress.baseline import default_baseline_dir
 
+    if mode is not None:  # the values first, whatever else is given
+        mode = mode.strip().lower()
+        if mode not in MODES:
+            raise LionsimError(f"bad --mode {mode!r}; accepted: {', '.join(MODES)}")
+    if seeds is not None and seeds < 1:
+        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
+    selected = select_cases(case)
+    _refuse_inapplicable({"--seeds": seeds is not None, "--baseline-dir": baseline_dir is not None,
+                          "--junit": junit is not None, "--report": report is not None,
+                          "--mode": mode is not None, "--all": show_all}, list_cases, update)
     if list_cases:
-        _list_cases()
+        _list_cases(selected)
         return
-    mode = mode.strip().lower()
-    if mode not in MODES:
-        raise LionsimError(f"bad --mode {mode!r}; accepted: {', '.join(MODES)}")
-    if update and (junit or report or mode != AUTO):
-        raise LionsimError("--junit, --report and --mode describe a check; accepted with --update: --case, --seeds, "
-                           "--baseline-dir")
     if baseline_dir is None:
         baseline_dir = default_baseline_dir()
     _check_output(junit, "--junit")
     _check_output(report, "--report")
-    code = _run_update(case, baseline_dir, seeds) if update else _run_check(case, baseline_dir, junit, report, show_all, mode)
+    if update:
+        code = _run_update(case, baseline_dir, DEFAULT_SEEDS if seeds is None else seeds)
+    else:
+        code = _run_check(case, baseline_dir, junit, report, show_all, mode or AUTO)
     if code:
         raise typer.Exit(code)

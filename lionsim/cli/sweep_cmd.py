@@ -65,7 +65,9 @@ def sweep(
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
     overlap: o.Overlap = "auto",
-    bucket_mb: float = typer.Option(25.0, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients."),
+    bucket_mb: Optional[float] = typer.Option(
+        None, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients (default 25); --overlap auto or "
+                                  "buckets, for the cells that exchange per bucket (refused where none does)."),
     threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
     format: Format = "table",

@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # the rest import torch: validate imports them after check_pl
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
+DEFAULT_TIMEOUT = 60.0
+"""--timeout on gloo/nccl unless given: seconds a collective or the rendezvous may wait."""
 MAX_STEPS = 10**7
 """The most steps a bench trains: every step's record stays in memory until the run is booked (as
 estimate's own cap, lionsim.estimate.plain.MAX_STEPS: past it a typo, not a run)."""
@@ -116,8 +118,11 @@ class BenchConfig:
     """Uneven workers: specs multiplying each worker's compute per step (lionsim.steptime.spread:
     lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS, trace:FILE.csv); seeded by `seed`.
     On gloo/nccl each rank sleeps to match (its factor - 1) x its measured compute."""
-    bucket_mb: float = 25.0
-    """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb."""
+    bucket_mb: float | None = None
+    """Overlap bucket, MB (1e6 bytes) of fp32 gradients, as DDP's bucket_cap_mb; None: DDP's 25
+    (lionsim.steptime.overlap.DEFAULT_BUCKET_MB). It sizes only the exchanges that run per bucket: on
+    sim, under --overlap auto or buckets, of a run whose strategy and transport exchange so, with
+    more than one worker; given where no exchange runs per bucket it is refused (check_buckets)."""
     overlap: str = "auto"
     """sim: when each step's exchange runs (lionsim.steptime.overlap): auto (each strategy's reference
     schedule where its transport can run it, else after backward) | buckets (per bucket wherever the
@@ -127,8 +132,9 @@ class BenchConfig:
     """torch CPU threads while building the workload and training. One by default: the small workloads' kernels gain
     nothing from more, and with several threads on a busy 2-core machine measured compute
     jumped 10-100x (threads waiting on each other), which swamps the time breakdown."""
-    timeout: float = 60.0
-    """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails."""
+    timeout: float | None = None
+    """gloo/nccl: seconds a collective or the rendezvous may wait before the run fails; None:
+    DEFAULT_TIMEOUT there, and none on sim (which waits on no process: refused there)."""
     iface: str | None = None
     """gloo/nccl: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and
     NCCL_SOCKET_IFNAME); None: the library's choice, or what those variables already say."""
@@ -142,6 +148,8 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.compute is None:
             self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
+        if self.timeout is None and self.backend != "sim":
+            self.timeout = DEFAULT_TIMEOUT
         self._default_warmup()
         self._canonical_names()
 
@@ -193,15 +201,18 @@ class BenchConfig:
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
-        if not (math.isfinite(self.timeout) and self.timeout > 0):
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
             raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.backend == "sim" and self.ranks not in (None, 1):
             raise LionsimError(f"--ranks {self.ranks} needs --backend gloo or nccl; sim is one process")
-        for flag, given in (("--calibrate", self.calibrate), (f"--iface {self.iface}", self.iface is not None)):
+        for flag, given, why in (("--calibrate", self.calibrate, "sim measures nothing"),
+                                 (f"--iface {self.iface}", self.iface is not None, "sim measures nothing"),
+                                 (f"--timeout {self.timeout:g}" if self.timeout is not None else "", self.timeout is not None,
+                                  "sim is one process and waits on no collective")):
             if given and self.backend == "sim":
-                raise LionsimError(f"{flag} needs --backend gloo or nccl: sim measures nothing")
+                raise LionsimError(f"{flag} needs --backend gloo or nccl: {why}")
         if self.traits is not None:
             from lionsim.network import TRAITS
 
@@ -214,10 +225,17 @@ class BenchConfig:
                                f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
         if isinstance(self.overlap, str):
             self.overlap = self.overlap.strip().lower()
-        OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb)  # fails on a bad mode or bucket size
+        overlap = OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb).mode  # fails on a bad mode or bucket size
         if self.overlap in ("buckets", "tensors") and self.backend != "sim":
             raise LionsimError(f"--overlap {self.overlap} needs --backend sim: a {self.backend} run sends after "
                                "backward and books the times it measured")
+        if self.bucket_mb is not None and self.backend != "sim":
+            raise LionsimError(f"--bucket-mb {self.bucket_mb:g} needs --backend sim: a {self.backend} run sends after "
+                               "backward, in no buckets")
+        if self.bucket_mb is not None and overlap in ("none", "tensors"):
+            how = "tensor by tensor" if overlap == "tensors" else "after backward"
+            raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and --overlap "
+                               f"{overlap} runs every exchange {how}; accepted with --overlap auto or buckets")
         spread = ComputeSpread.parse(self.compute_spread, self.seed)  # fails on a bad spec, a bad trace
         if spread is not None:
             spread.check(self.workers)
@@ -265,6 +283,7 @@ class BenchConfig:
                 raise LionsimError(f"--{key.replace('_', '-')} applies to none of these runs: "
                                    f"{', '.join(names)} {'takes' if len(names) == 1 else 'take'} no {key}")
         check_given(self.options, [r.strategy for r in runs])
+        self.check_buckets(runs)
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
@@ -277,6 +296,26 @@ class BenchConfig:
         check_model_fits(self.workload_config())  # a user's model, counted on the meta device, before it is built
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs
+
+    def bucketed(self, runs: list[RunSpec]) -> list[RunSpec]:
+        """The runs whose exchanges --bucket-mb sizes: per bucket (OverlapConfig.buckets), on sim,
+        with more than one worker (one worker exchanges nothing)."""
+        from lionsim.transports import TRANSPORTS
+
+        if self.backend != "sim" or self.workers < 2:
+            return []
+        overlap = OverlapConfig(mode=self.overlap)
+        return [r for r in runs if overlap.buckets(TRANSPORTS.get(r.transport), r.strategy_class)]
+
+    def check_buckets(self, runs: list[RunSpec]) -> None:
+        """A --bucket-mb given where no run exchanges per bucket is refused (it would change nothing)."""
+        if self.bucket_mb is None or self.bucketed(runs):
+            return
+        why = ("1 worker exchanges nothing" if self.workers < 2 else
+               f"under --overlap {self.overlap} {', '.join(r.label for r in runs)} "
+               f"{'exchanges' if len(runs) == 1 else 'exchange'} after backward (`lionsim strategies` lists each "
+               "run's overlap under auto; --overlap buckets runs per bucket wherever the transport can)")
+        raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and no run here has one: {why}")
 
     def strategy_config(self, run: RunSpec | None = None) -> StrategyConfig:
         """A run's hyperparameters: every StrategyConfig field this config names too, with the

@@ -62,8 +62,10 @@ class SweepConfig:
             raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
         whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
+        most = max(self.grid.workers)
         for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
-            dataclasses.replace(whole, workers=workers).validate()  # hyperparameters, baseline, tie, ... every run
+            bucket = whole.bucket_mb if workers == most else None  # --bucket-mb: some cell at the most workers uses it
+            dataclasses.replace(whole, workers=workers, bucket_mb=bucket).validate()  # hyperparameters, baseline, tie, ... every run
         for workload in self.grid.workloads:
             biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
             check_model_fits(biggest.workload_config())  # a user's model, counted on meta, before it is built
@@ -108,8 +110,10 @@ class SweepConfig:
         run, cfg = unit.run, self.bench
         ties = "tie" in run.strategy_class.reads  # the shared options a strategy reads, as it declares them
         syncs = run.strategy_class.has_momentum_sync
+        buckets = bool(dataclasses.replace(cfg, workers=unit.workers).bucketed([run]))
         return dataclasses.replace(
             cfg, workload=unit.workload, workers=unit.workers, seed=unit.seed, network=network,
+            bucket_mb=cfg.bucket_mb if buckets else None,
             strategies=[run.label], transport=None, baseline=None,
             hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
             tie=cfg.tie if ties else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",

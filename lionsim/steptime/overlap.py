@@ -73,6 +73,9 @@ GRAD_BYTES = 4
 """Bytes per parameter of the float32 gradients a bucket is measured in (as DDP's bucket_cap_mb)."""
 MB = 1e6
 """Bytes in a MB (SI, as everywhere in lionsim; DDP's 25 "MB" default is 25 MiB = 26.2 MB)."""
+DEFAULT_BUCKET_MB = 25.0
+"""--bucket-mb unless given: DDP's bucket_cap_mb default (torch.nn.parallel.DistributedDataParallel),
+read as 25 SI MB."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -81,8 +84,9 @@ class OverlapConfig:
 
     mode: str = "auto"
     """auto | buckets | tensors | none (MODES, module doc)."""
-    bucket_mb: float = 25.0
-    """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb."""
+    bucket_mb: float | None = None
+    """Bucket size, MB (1e6 bytes) of float32 gradients, as DDP's bucket_cap_mb; None: not given,
+    DEFAULT_BUCKET_MB (a run records None, so a replay of a run no bucket acted on gives none)."""
 
     def __post_init__(self) -> None:
         mode = self.mode.strip().lower() if isinstance(self.mode, str) else self.mode
@@ -91,13 +95,23 @@ class OverlapConfig:
             raise LionsimError(f"bad overlap mode {self.mode!r}; accepted: {', '.join(MODES)} (or after, as none)"
                                f"{did_you_mean(str(self.mode), [*MODES, *ALIASES])}")
         ok = isinstance(self.bucket_mb, (int, float)) and math.isfinite(self.bucket_mb) and self.bucket_mb > 0
-        if not ok:
+        if self.bucket_mb is not None and not ok:
             raise LionsimError(f"bad --bucket-mb {self.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
 
     @property
     def bucket_params(self) -> int:
         """Parameters per full bucket (at least one)."""
-        return max(1, int(self.bucket_mb * MB // GRAD_BYTES))
+        return max(1, int(self.megabytes * MB // GRAD_BYTES))
+
+    @property
+    def megabytes(self) -> float:
+        """The bucket size in force: bucket_mb, or DEFAULT_BUCKET_MB where none was given."""
+        return DEFAULT_BUCKET_MB if self.bucket_mb is None else self.bucket_mb
+
+    def buckets(self, transport, strategy=None) -> bool:
+        """Whether a step of `strategy` over `transport` exchanges per bucket, so that bucket_mb
+        sizes its exchanges (not after backward, not tensor by tensor)."""
+        return self.schedule(transport, strategy) == PER_BUCKET and not self.per_tensor(transport, strategy)
 
     def schedule(self, transport, strategy=None) -> str:
         """PER_BUCKET or AFTER_BACKWARD: what a step of `strategy` (its class, or an instance) over

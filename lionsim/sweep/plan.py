@@ -100,11 +100,19 @@ class SweepPlan:
         for key in sorted(set(now) | set(previous["bench"])):
             if key not in previous["bench"] and now.get(key) == defaults.get(key):
                 continue  # an option added since that sweep began, at its default: the same cells
-            if key not in RESUME_FREE and previous["bench"].get(key) != now.get(key):
+            if key not in RESUME_FREE and _resolved(key, previous["bench"].get(key)) != _resolved(key, now.get(key)):
                 raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
                                    f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun "
                                    "with the same options to resume, or use a new --out")
         check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
+
+
+def _resolved(key: str, value):
+    """An option's value as it computes: --bucket-mb not given is DDP's 25 MB (a sweep begun while
+    that was the recorded default records 25.0, one begun since null: the same cells)."""
+    from lionsim.steptime.overlap import DEFAULT_BUCKET_MB
+
+    return DEFAULT_BUCKET_MB if key == "bucket_mb" and value is None else value
 
 
 def _shown(value) -> str:

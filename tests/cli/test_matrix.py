@@ -48,3 +48,13 @@ def test_matrix_table_fits_80_columns(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "diloco-sign" in out and "H = " in out
+
+
+def test_workers_is_refused_with_the_matrix_which_has_no_per_worker_column(capsys):
+    from tests.helpers.cli import one_line_exit_2
+
+    # -n 3 and -n 64 gave the same matrix: it was accepted and ignored
+    one_line_exit_2(["strategies", "--matrix", "--format", "csv", "-n", "3"], capsys,
+                    "--workers 3 does not apply to --matrix: no column of it depends on the worker count; "
+                    "accepted with --matrix: --workload, --format")
+    one_line_exit_2(["strategies", "--matrix", "-n", "0"], capsys, "bad --workers 0")  # the value first

@@ -7,6 +7,7 @@ the library through its `suite` argument; the CLI tests fail before any training
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import math
 import xml.etree.ElementTree as ET
@@ -200,7 +201,7 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
 @pytest.mark.parametrize("args, message", [
     (["--baseline-dir", "{tmp}/none"], "regress.json not found; point at it with --baseline-dir DIR or create it with `lionsim regress --update`"),
     (["--case", "nope"], "unknown case 'nope'; choose from: mlp-n4-iid"),
-    (["--update", "--junit", "{tmp}/j.xml"], "--junit, --report and --mode describe a check"),
+    (["--update", "--junit", "{tmp}/j.xml"], "--junit does not apply to --update; accepted with it: --case, --seeds"),
     (["--mode", "exact"], "bad --mode 'exact'; accepted: auto, strict, float, spread"),
     (["--update", "--seeds", "0", "--baseline-dir", "{tmp}"], "bad --seeds 0"),
     (["--junit", "{tmp}"], "it is a directory"),
@@ -215,6 +216,40 @@ def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
 def test_list_shows_every_case(capsys):
     code, out, _ = run_cli(["regress", "--list"], capsys)
     assert code == 0 and all(c.name in out for c in SUITE)
+
+
+def test_list_shows_the_cases_case_selects(capsys):
+    code, out, _ = run_cli(["regress", "--list", "--case", "mlp-n4-*"], capsys)
+    shown = {c.name for c in SUITE if c.name in out}
+    assert code == 0 and shown == {c.name for c in SUITE if fnmatch.fnmatchcase(c.name, "mlp-n4-*")} and len(shown) >= 2
+
+
+LIST_ALL_WRONG = ["--list", "--mode", "bogus", "--seeds", "-3", "--case", "nope", "--junit", "/nonexistent/dir/x.xml"]
+
+
+@pytest.mark.parametrize("args, message", [
+    # a bad value is refused first, whatever else is given (--list included)
+    (LIST_ALL_WRONG, "bad --mode 'bogus'; accepted: auto, strict, float, spread"),
+    (["--list", *LIST_ALL_WRONG[3:]], "bad --seeds -3; accepted: an integer >= 1"),
+    (["--list", *LIST_ALL_WRONG[5:]], "unknown case 'nope'; choose from: mlp-n4-iid"),
+    (["--seeds", "-3"], "bad --seeds -3"),
+    (["--update", "--seeds", "-3", "--case", "nope"], "bad --seeds -3"),
+    # then an option the action cannot use
+    (["--list", "--junit", "/nonexistent/dir/x.xml"], "--junit does not apply to --list; accepted with it: --case"),
+    (["--list", "--mode", "auto", "--all", "--baselines", "{tmp}"],
+     "--baseline-dir, --mode, --all do not apply to --list; accepted with it: --case"),
+    (["--list", "--seeds", "2"], "--seeds does not apply to --list"),
+    (["--list", "--update"], "--list and --update are two actions"),
+    (["--seeds", "3", "--baseline-dir", "{tmp}"], "--seeds does not apply to a check (no --list or --update); "
+                                                   "accepted with it: --case, --baseline-dir, --junit, --report, --mode, --all"),
+    (["--update", "--all", "--baseline-dir", "{tmp}"], "--all does not apply to --update; accepted with it: --case, "
+                                                        "--seeds, --baseline-dir"),
+    (["--update", "--mode", "auto", "--baseline-dir", "{tmp}"], "--mode does not apply to --update"),
+    (["--update", "--report", "{tmp}/r.md", "--baseline-dir", "{tmp}"], "--report does not apply to --update"),
+])
+def test_every_option_acts_or_is_refused_in_one_line(tmp_path, capsys, args, message):
+    one_line_exit_2(["regress", *(a.format(tmp=tmp_path) for a in args)], capsys, message)
+    assert list(tmp_path.iterdir()) == []  # nothing written
 
 
 def test_regress_finds_the_checkout_baselines_from_another_directory(tmp_path, monkeypatch, capsys):

@@ -209,10 +209,10 @@ def test_bench_books_what_overlap_asks(tmp_path, monkeypatch):
 
     monkeypatch.setattr("lionsim.reports.writing.plot_run", lambda *args, **kwargs: [])
     booked = {}
-    for mode in ("auto", "none"):
+    for mode, bucket in (("auto", ["--bucket-mb", "0.01"]), ("none", [])):  # none forms no bucket to size
         out = tmp_path / mode
         assert run_cli(["bench", "-w", "mlp", "-n", "4", "--steps", "2", "-b", "8", "--eval-every", "2", "-s", "adamw",
-                        "--bucket-mb", "0.01", "--overlap", mode, "--out", str(out)]) == 0
+                        *bucket, "--overlap", mode, "--out", str(out)]) == 0
         booked[mode] = pd.read_csv(out / "steps.csv")
         assert json.loads((out / "run.json").read_text())["config"]["overlap"] == mode
     auto, none = booked["auto"], booked["none"]

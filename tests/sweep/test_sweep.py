@@ -292,3 +292,18 @@ def test_a_resumed_sweep_drops_the_report_of_its_earlier_state(tmp_path):
     (tmp_path / ".sweep.csv.tmp").write_text("half")
     store.prepare()
     assert not (tmp_path / "report.md").exists() and not (tmp_path / ".sweep.csv.tmp").exists()
+
+
+def test_a_sweep_recorded_with_the_old_bucket_default_resumes(tmp_path):
+    """A sweep begun while --bucket-mb's default was recorded as 25.0 resumes under a command that
+    leaves it unset (null now: the same 25 MB); another size is still refused."""
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
+
+    grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
+    planned = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2), out=tmp_path), train=False)
+    previous = planned.record(None)
+    planned.check_resume({**previous, "bench": {**previous["bench"], "bucket_mb": 25.0}}, tmp_path)
+    with pytest.raises(LionsimError, match=r"--bucket-mb differs from the sweep .* \(1.0 there, default now\)"):
+        planned.check_resume({**previous, "bench": {**previous["bench"], "bucket_mb": 1.0}}, tmp_path)

@@ -89,7 +89,7 @@ def test_steps_csv_carries_comm_exposed(tmp_path):
     write_run(tmp_path, result.steps, result.summary, result.meta)
     header = pd.read_csv(tmp_path / "steps.csv").columns.tolist()
     assert "comm_exposed_s" in header
-    assert result.meta["config"]["compute"] == "h100" and result.meta["config"]["bucket_mb"] == 25.0
+    assert result.meta["config"]["compute"] == "h100" and result.meta["config"]["bucket_mb"] is None  # not given
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -1,0 +1,69 @@
+"""bench's --timeout and --bucket-mb act or are refused in one line: --timeout only where a run
+waits on other processes (gloo/nccl), --bucket-mb only where an exchange runs per bucket (sim,
+--overlap auto or buckets, a run whose strategy and transport exchange so, more than one worker)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lionsim.bench import BenchConfig
+from lionsim.errors import LionsimError
+from lionsim.steptime.overlap import DEFAULT_BUCKET_MB, OverlapConfig
+from lionsim.transports import TRANSPORTS
+from lionsim.strategies import STRATEGIES
+from tests.helpers.cli import one_line_exit_2
+
+B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--backend", "sim", "--timeout", "0.001"], "--timeout 0.001 needs --backend gloo or nccl: sim is one process"),
+    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds > 0"),  # the value first
+    (["--overlap", "none", "--bucket-mb", "1"], "--bucket-mb 1 sizes per-bucket exchanges and --overlap none runs "
+                                                "every exchange after backward; accepted with --overlap auto or buckets"),
+    (["--overlap", "after", "--bucket-mb", "1"], "--overlap none runs every exchange after backward"),
+    (["--overlap", "tensors", "--bucket-mb", "1"], "--overlap tensors runs every exchange tensor by tensor"),
+    (["--backend", "gloo", "--bucket-mb", "1"], "--bucket-mb 1 needs --backend sim: a gloo run sends after backward"),
+    (["-s", "dlion-mavo", "--bucket-mb", "1"], "no run here has one: under --overlap auto dlion-mavo@int8-allreduce "
+                                               "exchanges after backward"),
+    (["-n", "1", "-s", "adamw", "--bucket-mb", "1"], "no run here has one: 1 worker exchanges nothing"),
+    (["--overlap", "none", "--bucket-mb", "0"], "bad --bucket-mb 0.0"),  # the value first
+])
+def test_an_option_that_cannot_act_is_refused_in_one_line(args, message, tmp_path, capsys):
+    one_line_exit_2([*B, *args, "--out", str(tmp_path / "out")], capsys, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_defaults_resolve_where_they_act():
+    assert BenchConfig(backend="sim").timeout is None and BenchConfig(backend="gloo").timeout == 60.0
+    assert BenchConfig(backend="gloo", timeout=5).timeout == 5
+    assert OverlapConfig().bucket_params == OverlapConfig(bucket_mb=DEFAULT_BUCKET_MB).bucket_params == 25e6 // 4
+
+
+@pytest.mark.parametrize("overlap", ["auto", "buckets"])
+def test_bucketed_runs_are_those_the_schedule_runs_per_bucket(overlap):
+    """Against the plain rule: a run's exchanges are sized by the bucket exactly when the overlap
+    schedule of its (transport, strategy) is per bucket and not per tensor."""
+    cfg = BenchConfig(workload="mlp", workers=4, overlap=overlap,
+                      strategies=["adamw", "dlion-mavo", "onebit-adam", "diloco", "powersgd"])
+    runs = cfg.validate()
+    mode = OverlapConfig(mode=overlap)
+    expected = [r.label for r in runs if mode.schedule(TRANSPORTS.get(r.transport), STRATEGIES.get(r.strategy)) == "buckets"]
+    assert [r.label for r in cfg.bucketed(runs)] == expected and "adamw@fp32-allreduce" in expected
+    assert len(expected) < len(runs)  # some run here exchanges after backward
+
+
+def test_a_run_json_from_before_records_the_old_defaults_and_still_replays(tmp_path, capsys):
+    """run.json recorded timeout 60 on sim and bucket_mb 25 where no bucket formed: a replay takes
+    them as not given (they changed nothing), where a typed --timeout on sim is refused."""
+    from tests.helpers.cli import run_cli
+
+    record = {"command": "bench", "config": {"workload": "mlp", "model_size": "tiny", "workers": 2, "steps": 1,
+                                             "warmup_steps": 0, "strategy": ["dlion-mavo"], "backend": "sim",
+                                             "timeout": 60.0, "bucket_mb": 25.0, "overlap": "auto"}}
+    (tmp_path / "run.json").write_text(json.dumps(record))
+    code, _, err = run_cli(["bench", "--config", tmp_path / "run.json", "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["bucket_mb"] is None
