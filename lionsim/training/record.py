@@ -98,8 +98,17 @@ def replayable_config(options: dict, runs: list[dict]) -> dict:
     config["strategy"] = config.pop("strategies")
     config["plugin"] = config.pop("plugins", [])
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
-    config["hyper"] = {r["run"]: {"lr": r["lr"], "weight_decay": r["weight_decay"], "betas": r["betas"]} for r in runs}
+    config["hyper"] = {r["run"]: {key: r[key] for key in ("lr", "weight_decay", "betas") if key not in _ignores(r)}
+                       for r in runs}
     return config
+
+
+def _ignores(run: dict) -> tuple[str, ...]:
+    """The hyperparameters a run's strategy takes none of (signSGD has no betas): left out of the
+    replayable config, which `--config` refuses to carry for it."""
+    from lionsim.strategies import STRATEGIES
+
+    return STRATEGIES.get(run["strategy"]).ignores if run["strategy"] in STRATEGIES.names() else ()
 
 
 def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure, network: Network,

@@ -26,3 +26,17 @@ def test_run_json_replays_the_run(tmp_path, capsys):
     assert [r["lr"] for r in meta["runs"]] == [0.002, 0.002]
     assert meta["versions"]["lionsim"] and meta["argv"] and meta["started"] and meta["duration_s"] > 0
     assert set(meta["timing"]) >= {"compute_s", "encode_s", "comm_s", "decode_s", "update_s", "warmup_steps"}
+
+
+def test_a_recorded_strategy_without_betas_replays(tmp_path, capsys):
+    """signSGD takes no betas: its record carries none, so --config reads it back (it refused
+    `hyper.signsgd.betas` when the record wrote the unused [0, 0])."""
+    first, again = tmp_path / "a", tmp_path / "b"
+    args = ["bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--batch-size", "4",
+            "--steps", "3", "--warmup-steps", "1", "-s", "signsgd", "-s", "adamw"]
+    for cmd in (args + ["--out", str(first)], ["bench", "--config", str(first / "run.json"), "--out", str(again)]):
+        with pytest.raises(SystemExit) as done:
+            main(cmd)
+        assert done.value.code == 0, capsys.readouterr().err
+    hyper = json.loads((first / "run.json").read_text())["config"]["hyper"]
+    assert "betas" not in hyper["signsgd@int8-allreduce"] and hyper["adamw@fp32-allreduce"]["betas"] == [0.9, 0.999]
