@@ -80,8 +80,8 @@ def _check_fit_path(path: Path) -> None:
 def comm(
     sizes: str | None = typer.Option(
         None, "--sizes", help="START:END[:xF] as nccl-tests' -b/-e/-f (START x F^k up to END; x2 by default) and/or a "
-        "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30. Default 1KiB:1GiB modelled, "
-        f"{MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
+        "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30; 1 B to 1 TiB. Default "
+        f"1KiB:1GiB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
     collective: list[str] = typer.Option(None, "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}. Default "
                                          f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}."),

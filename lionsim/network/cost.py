@@ -76,6 +76,16 @@ class PhaseCost:
     """latency / bandwidth / reduce seconds and the busiest rank's sent bytes."""
     sharers: int = 1
     """A node's workers running this phase at once through its inter link (topology.Phase)."""
+    node_bytes: float | None = None
+    """Bytes one node sends through its inter link for this phase, where that is not sharers x
+    terms.sent_bytes: NCCL's tree, n per NIC direction on two nodes against 2n a GPU (nccl.Choice)."""
+
+    @property
+    def inter_bytes(self) -> float:
+        """Bytes one node sends across nodes for this phase; 0 inside a node."""
+        if self.scope == "intra":
+            return 0.0
+        return self.node_bytes if self.node_bytes is not None else self.terms.sent_bytes * self.sharers
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,10 +117,11 @@ class CallCost:
     def inter_bytes(self) -> float:
         """Bytes one node sends across nodes, through its inter link: every phase but the intra
         ones, each phase's sent bytes times the node's workers sending them at once (an inter
-        phase run on each worker's share: g of them; a flat ring's one hop out of the node: 1).
-        On a flat network a node is a worker. The phases' bandwidth terms across nodes are these
-        bytes over the node's inter bandwidth (topology module doc)."""
-        return sum(p.terms.sent_bytes * p.sharers for p in self.phases if p.scope != "intra")
+        phase run on each worker's share: g of them; a flat ring's one hop out of the node: 1;
+        NCCL's tree: what crosses the busiest node's NIC, PhaseCost.node_bytes). On a flat
+        network a node is a worker. The phases' bandwidth terms across nodes are these bytes
+        over the node's inter bandwidth (topology module doc)."""
+        return sum(p.inter_bytes for p in self.phases)
 
     @property
     def latency_s(self) -> float:
@@ -262,7 +273,7 @@ def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm:
     scope = "inter" if g == 1 else ("intra" if m == 1 else "intra+inter")
     terms = Terms(latency_s=choice.latency_s, bandwidth_s=choice.bandwidth_s, sent_bytes=choice.sent_bytes)
     phase = PhaseCost(op=call.op, scope=scope, ranks=workers, nbytes=call.nbytes, algorithm=choice.algorithm,
-                      terms=terms)
+                      terms=terms, node_bytes=choice.node_bytes)
     traits = network.traits
     floor = traits.op(call.op).floor(call.nbytes)
     staging = traits.stage_s(call.op, call.nbytes, workers)

@@ -114,6 +114,10 @@ class Choice:
     sent_bytes: float
     """Bytes the busiest rank sends: ring 2(N-1)/N n for all-reduce, (N-1)/N n for gathers,
     n for broadcast / reduce; tree 2n."""
+    node_bytes: float
+    """Bytes the busiest node sends through its inter link per direction, what `bandwidth_s`
+    moves across nodes (_node_sent): a ring's one hop out of the node carries its sent_bytes; a
+    tree n on two nodes, 2n beyond; 0 in one node."""
 
     @property
     def time_s(self) -> float:
@@ -192,6 +196,21 @@ def _sent(op: str, algorithm: str, nbytes: float, ranks: int) -> float:
     return (ranks - 1) / ranks * nbytes if op in ("all_gather", "reduce_scatter") else nbytes
 
 
+def _node_sent(op: str, algorithm: str, nbytes: float, ranks: int, nodes: int) -> float:
+    """Bytes through the busiest node's inter link per direction. A ring over every GPU (nodes
+    contiguous) leaves each node by one hop, which carries what a rank sends. A double binary tree
+    of n / 2 a tree: an inner node with two children sends n / 2 up and n / 2 to each child in
+    one tree, n / 2 up as a leaf in the other, 2n (busbw x 1/2, the model's time); on two nodes
+    each node is the root of one tree (n / 2 down) and a leaf of the other (n / 2 up), n (the
+    two-node rule, module doc). With one GPU per node tuning.cc ranks a tree on two nodes by the
+    NIC (its intra graph is the NIC), 2n, and lionsim prices it so: the bytes follow the price."""
+    if nodes == 1:
+        return 0.0
+    if algorithm == "tree" and nodes == 2 and ranks // nodes > 1:
+        return nbytes
+    return _sent(op, algorithm, nbytes, ranks)
+
+
 def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
             fabric: Fabric | None = None, version: Release | None = None) -> list[Choice]:
     """Every (algorithm, protocol) NCCL's model ranks for `op` on `nbytes` (calls.py convention:
@@ -231,7 +250,8 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
             # a tree over two nodes moves n a NIC direction whatever the version ranked it by
             bandwidth_s = nbytes / (_algbw_GBps(op, algorithm, protocol, nbytes, ranks, nodes, intra_GBps, moved) * 1e9)
             out.append(Choice(algorithm=algorithm, protocol=protocol, model_s=model_s, latency_s=latency_us * 1e-6,
-                              bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks)))
+                              bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks),
+                              node_bytes=_node_sent(op, algorithm, nbytes, ranks, nodes)))
     return out
 
 

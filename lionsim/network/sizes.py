@@ -1,7 +1,7 @@
 """Message sizes from the command line: "1KiB:1GiB" (x2 steps), "1K:1G", "1MiB:1GiB:x4", "4096,1MB".
 
-Units: B; KB, MB, GB, TB are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
-KiB, MiB, GiB, TiB are powers of 1024, and so are nccl-tests' bare K, M, G, T. A bare number
+Units: B; KB, MB, GB, TB (PB) are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
+KiB, MiB, GiB, TiB (PiB) are powers of 1024, and so are nccl-tests' bare K, M, G, T (P). A bare number
 is bytes. Units are case-insensitive. A range START:END[:xF] is nccl-tests' `-b START -e END
 -f F`: START, START*F, START*F^2, ... while <= END (F = 2 by default), so every step is the
 same factor; END is in the sweep when it is on that sequence (`1K:1G` and `1KiB:1GiB` double
@@ -22,7 +22,14 @@ UNITS = {
     "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
     "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40,  # nccl-tests' -b 1K -e 1G
+    "pb": 10**15, "pib": 2**50, "p": 2**50,  # read so that "1PB" is refused by its size, above MAX_BYTES
 }
+MAX_BYTES = 2**40
+"""The largest message a size may name: 1 TiB. A collective's buffer lives in one GPU's memory,
+and the largest GPUs hold 141-288 GB (H200 141 GB, B200 192 GB, MI325X 256 GB, B300 288 GB),
+so 1 TiB is several times any real call; beyond it a figure (1e30 B: 9.3e20 GiB) prices nothing
+that can run and only overflows the tables."""
+ACCEPTED = "accepted: 1 B to 1 TiB (1,099,511,627,776 B), a number with an optional unit"
 MAX_SIZES = 1000
 """Sizes one sweep may hold (x2 from 1 B to 1 TB is 41)."""
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
@@ -33,11 +40,13 @@ def parse_size(text: str) -> int:
     match = _SIZE.match(text)
     unit = match.group(2).lower() if match else ""
     if not match or (unit and unit not in UNITS):
-        raise LionsimError(f"bad size {text!r}; use a number with an optional unit: B, KB, MB, GB (powers of 1000), "
-                           "KiB, MiB, GiB or K, M, G (powers of 1024)")
+        raise LionsimError(f"bad size {text.strip()!r}; {ACCEPTED}: B, KB, MB, GB, TB (powers of 1000), "
+                           "KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024)")
     value = float(match.group(1)) * UNITS[unit or "b"]
+    if value > MAX_BYTES:
+        raise LionsimError(f"bad size {text.strip()!r}: {value:.4g} B is above 1 TiB; {ACCEPTED}")
     if value < 1 or value != math.floor(value):
-        raise LionsimError(f"bad size {text!r}: must be a whole number of bytes >= 1")
+        raise LionsimError(f"bad size {text.strip()!r}: must be a whole number of bytes; {ACCEPTED}")
     return int(value)
 
 

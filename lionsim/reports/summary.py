@@ -19,6 +19,8 @@ Definitions (also printed under the summary table):
   built-ins) at the last evaluation, and its best in the metric's own direction
   (eval_higher_is_better: 1 the largest, 0 the smallest, e.g. of an error rate).
 - diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
+  That step ran no exchange (steps.csv books it with no times and 0 bytes), so a diverged
+  run's times, bytes and bits are means over the steps before it (ran_steps).
 - comm_measured_s, comm_model_error: on a real backend, the mean measured comm per step (each
   call's slowest rank, summed: steps.csv's comm_measured_s) over the steps past the warm-up
   (--warmup-steps, 3), and the model's mean over the same steps against it: mean
@@ -95,6 +97,16 @@ def smooth(values: pd.Series, window: int) -> pd.Series:
     valid = values.notna().astype(float).rolling(window, min_periods=1).sum()
     expected = pd.Series(range(1, len(values) + 1), dtype=float).clip(upper=window)
     return mean.where(valid == expected)
+
+
+def ran_steps(rows: pd.DataFrame) -> pd.DataFrame:
+    """A run's steps that ran to their exchange: all but a diverged run's last, which stopped at
+    a non-finite loss or gradient before it (booked with no times and 0 bytes: averaging its 0
+    in would halve a 2-step run's bytes per step). A step that exchanged nothing by design (a
+    local step of DiLoCo) ran: it stays."""
+    if "diverged_at_step" not in rows:
+        return rows
+    return rows[~(rows["step"] >= rows["diverged_at_step"])]
 
 
 def split_runs(steps: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
@@ -232,7 +244,7 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
             **{col: float(rows[col].mean()) for col in UNEVEN_COLUMNS if col in rows},
             **_model_error(rows, warmup),
             "sim_time_s": float(rows["sim_time_s"].max()),
-            "wire_bytes": float(rows["wire_bytes"].mean()),
+            "wire_bytes": float(ran_steps(rows)["wire_bytes"].mean()),
             "bits_per_param_up": float(rows["bits_per_param_up"].mean()),
             "bits_per_param_down": float(rows["bits_per_param_down"].mean()),
         }

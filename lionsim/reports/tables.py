@@ -156,8 +156,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             f"{_target_note(summary)}."
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
-            + (" diverged at N: a loss or gradient went non-finite at step N (no final loss); its times are "
-               "over the steps before." if any(_diverged(r) is not None for r in summary.itertuples()) else "")
+            + (" diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and "
+               "bytes are over the steps before." if any(_diverged(r) is not None for r in summary.itertuples()) else "")
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,

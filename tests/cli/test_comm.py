@@ -61,6 +61,7 @@ def test_comm_reads_a_config_file(tmp_path, capsys):
     ("args", "message"),
     [
         (["--sizes", "1XB"], "bad size '1XB'"),
+        (["--sizes", "1e30"], "bad size '1e30': 1e+30 B is above 1 TiB; accepted: 1 B to 1 TiB"),
         (["--collective", "allreduce"], "unknown collective 'allreduce'"),
         (["--workers", "two"], "bad --workers value 'two'"),
         (["--workers", "1"], "integers >= 2"),

@@ -154,6 +154,24 @@ def test_nccl_across_one_nic_per_node_is_not_the_hierarchical_plan(nodes):
         assert nccl.algorithm == "ring" and nccl.bandwidth_s == pytest.approx(ring.bandwidth_s, rel=1e-12)
 
 
+@pytest.mark.parametrize("nodes", [2, 4])
+@pytest.mark.parametrize("algorithm", ["ring", "tree"])
+def test_nccl_bytes_across_are_what_crosses_a_nodes_nic_and_what_its_time_moves(nodes, algorithm):
+    """Bytes a node sends through its NIC per direction for an all-reduce of n over N GPUs: a ring's
+    one hop out of the node 2(N-1)/N n; a double binary tree n on two nodes (each node the root
+    of one tree, a leaf of the other, n/2 a tree) and 2n beyond (an inner node: n/2 up and n/2 to
+    each of two children in one tree, n/2 up as a leaf in the other). The NIC-bound bandwidth term
+    moves those bytes at its rate (Simple: ring x 1, tree x 0.92)."""
+    ranks = G * nodes
+    cost = price(CollectiveCall("all_reduce", N_BYTES), ranks, cluster(NCCL), algorithm)
+    across = {"ring": 2 * (ranks - 1) / ranks * N_BYTES, "tree": N_BYTES if nodes == 2 else 2 * N_BYTES}[algorithm]
+    assert (cost.algorithm, cost.protocol) == (algorithm, "simple")
+    assert cost.inter_bytes == pytest.approx(across, rel=1e-12)
+    rate = {"ring": 1.0, "tree": 0.92}[algorithm] * INTER["bw"]
+    assert cost.bandwidth_s == pytest.approx(across / rate, rel=1e-12)
+    assert cost.sent_bytes == pytest.approx(across if algorithm == "ring" else 2 * N_BYTES, rel=1e-12)  # per GPU
+
+
 @pytest.mark.parametrize("nodes", [2, 4, 16])
 def test_gloo_all_reduce_is_a_flat_ring_over_every_rank(nodes):
     ranks, n = G * nodes, 64e6

@@ -40,6 +40,19 @@ def test_bad_sizes(text):
         parse_sizes(text)
 
 
+@pytest.mark.parametrize(("text", "bad"), [("1e30", "'1e30'"), ("1PB", "'1PB'"), ("2**60", "'2**60'"),
+                                           ("1.5TiB", "'1.5TiB'"), ("1TiB:1PiB", "'1PiB'"), ("1KB,1e13", "'1e13'")])
+def test_a_size_above_1_tib_is_refused_naming_it_and_the_range_in_every_spelling(text, bad):
+    with pytest.raises(LionsimError) as refused:
+        parse_sizes(text)
+    line = str(refused.value)
+    assert f"bad size {bad}" in line and "accepted: 1 B to 1 TiB (1,099,511,627,776 B)" in line and "\n" not in line
+
+
+def test_1_tib_is_the_largest_size():
+    assert parse_sizes("1TiB,1T,1TB,512GiB:1TiB") == [2**40, 10**12, 2**39]
+
+
 def test_bus_factors_are_nccl_tests():
     assert bus_factor("all_reduce", 8) == pytest.approx(1.75)
     for op in ("all_gather", "reduce_scatter", "all_to_all"):

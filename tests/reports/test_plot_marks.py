@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.container import ErrorbarContainer
 
 from lionsim.reports.plots import run as run_plots
 from lionsim.reports.plots import steptimes, sweep
@@ -57,6 +58,26 @@ def test_bytes_notes_keep_off_the_edge(figures):
     notes = fig.axes[0].texts
     assert len(notes) == len(runs)
     assert max(t.get_window_extent(renderer).x1 for t in notes) <= fig.bbox.width - margin
+
+
+def test_a_diverged_runs_bytes_are_the_steps_before_and_its_note_says_so(figures):
+    """A run that diverged at step 3 sent 4000 B on steps 1 and 2, and nothing at step 3 (booked
+    with no times and 0 bytes, as lionsim.training.booking books it): its bar is 4000 B, equal to
+    the baseline's, with no whisker down to the diverged step's 0."""
+    from tests.helpers.frames import frame, rows
+
+    diverged = rows("sgdm", 3, diverged_at=3)
+    diverged[-1].update(wire_bytes=0, compute_s=np.nan, comm_s=np.nan, step_s=np.nan, bits_per_param_up=np.nan,
+                        bits_per_param_down=np.nan)
+    steps = frame(rows("adamw", 3), diverged)
+    runs = split_runs(steps)
+    run_plots._bytes_plot(runs, run_styles([label for label, _ in runs], "adamw@fp32-allreduce"),
+                          "adamw@fp32-allreduce", steps, Path("b.png"))
+    ax = figures[0].axes[0]
+    assert [bar.get_width() for bar in ax.patches] == [4000, 4000]
+    assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]  # one value a step: no whisker
+    note = ax.texts[1].get_text()
+    assert note.startswith("4 kB  (= baseline)") and "diverged at step 3: the mean of the 2 steps before" in note
 
 
 def test_target_triangles_do_not_overlap(figures):

@@ -28,6 +28,21 @@ def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
     assert "1 step" in shown_one and "1 steps" not in shown_one
 
 
+def test_a_diverged_runs_bytes_per_step_are_the_mean_of_the_steps_before():
+    """The diverged step ran no exchange: booked with no times and 0 bytes, it is not averaged in
+    (before, a run that diverged at step 2 showed half the bytes it sent each step)."""
+    import math
+
+    diverged = rows("sgdm", 2, diverged_at=2)
+    diverged[-1].update(wire_bytes=0, compute_s=math.nan, comm_s=math.nan, update_s=math.nan, step_s=math.nan,
+                        bits_per_param_up=math.nan, bits_per_param_down=math.nan)
+    summary = summarize(frame(rows("adamw", 2), diverged)).set_index("strategy")
+    assert summary.loc["sgdm", "wire_bytes"] == summary.loc["adamw", "wire_bytes"] == 4000
+    assert summary.loc["sgdm", "bits_per_param_up"] == 32.0 and summary.loc["sgdm", "step_s"] == 0.01
+    shown = table_text(summary_table(summarize(frame(rows("adamw", 2), diverged)), {"config": {"steps": 2}}))
+    assert shown.count("4kB") == 2 and "times and bytes are over the steps before" in " ".join(shown.split())
+
+
 def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_check():
     steps = frame(rows("adamw", 8, backend="gloo", comm=0.0003, measured=0.0015))
     summary = summarize(steps)

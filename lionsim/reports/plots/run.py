@@ -28,7 +28,7 @@ from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_l
                                          labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
                                          save, time_unit, twin_name)
 from lionsim.reports.plots.titles import ratio_text, subtitle
-from lionsim.reports.summary import smooth, split_runs
+from lionsim.reports.summary import ran_steps, smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
 MARK_SIZE = 8  # points: a "reaches the target" triangle
@@ -213,9 +213,9 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     (so bar lengths compare as the byte counts do), min-max whiskers, each labelled with its
     bytes, bits per parameter and its ratio to the baseline's bytes."""
     labels = [label for label, _ in runs]
-    mean = [float(rows["wire_bytes"].mean()) for _, rows in runs]
-    low = [float(rows["wire_bytes"].min()) for _, rows in runs]
-    high = [float(rows["wire_bytes"].max()) for _, rows in runs]
+    ran = [ran_steps(rows) for _, rows in runs]  # a diverged step sent nothing: not a step's bytes
+    mean, low, high = ([float(getattr(rows["wire_bytes"], f)()) if len(rows) else 0.0 for rows in ran]
+                       for f in ("mean", "min", "max"))
     base = mean[labels.index(baseline)] if baseline in labels else mean[0]
     row = 0.56 if any("\n" in bar_label(label, baseline) for label in labels) else 0.42  # inches a bar takes
     fig, (ax,) = figure("Bytes sent per worker per step", subtitle(steps, meta),
@@ -230,8 +230,12 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     for i, (label, rows) in enumerate(runs):
         bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
         ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
+        diverged = rows["diverged_at_step"].max() if "diverged_at_step" in rows else math.nan
+        before = {0: "no step before it", 1: "the mean of the step before"}.get(len(ran[i]),
+                                                                               f"the mean of the {len(ran[i])} steps before")
+        note = "" if math.isnan(diverged) else f"\ndiverged at step {int(diverged)}: {before}"
         # past the axes' end where the bar is long: the layout makes room for it (clip_on=False)
-        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits})", va="center",
+        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits}){note}", va="center",
                 fontsize=8, clip_on=False)
     # ticks over the bars' range only, the axis ending at the first tick past the largest bar
     ticks = [t for t in MaxNLocator(6).tick_values(0, top) if t >= 0]
