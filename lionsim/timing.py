@@ -26,6 +26,11 @@ from collections import defaultdict
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+DEFAULT_WARMUP = 3
+"""--warmup-steps unless given: leading steps whose measured times the medians leave out (a shorter
+run takes fewer: lionsim.config.bench). Here, not in lionsim.reports.summary, so the configuration
+reads it without pandas."""
+
 
 class Clock:
     def __init__(self, device: Any = None) -> None:

@@ -122,8 +122,7 @@ def bench(
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
-    from lionsim.reports.files import check_out_dir
-    from lionsim.reports.outdir import claim_out
+    from lionsim.reports.outdir import check_out_dir, claim_out
 
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,

@@ -90,6 +90,10 @@ def sweep(
     """
     if ctx.invoked_subcommand is not None:  # `lionsim sweep merge ROOT`
         return
+    from lionsim.sweep.execute import canonical_executor, check_jobs
+
+    check_jobs(jobs)  # the plain checks first: a bad value is refused before torch loads
+    executor = canonical_executor(executor)
     if executor == "local" and (jobs or 1) > 1:
         from lionsim.sweep.execute.local import start_workers
 
@@ -98,7 +102,7 @@ def sweep(
     from lionsim.cli.sweep_view import SweepDisplay, sweep_table
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.sweep import SweepConfig, plan_sweep
-    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import check_out_dir
     from lionsim.sweep import Grid, Shard, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,

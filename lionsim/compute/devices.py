@@ -38,7 +38,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.checks import check_number
 from lionsim.network.link import Link
 from lionsim.network.presets import NVLINK3, NVLINK4
-from lionsim.registry import Registry
+from lionsim.registry import Registry, did_you_mean
 
 TERA = 1e12
 KERNEL_S = 10e-6
@@ -189,3 +189,19 @@ H200 = Device(
 for _device in (V100, A10G, L4, L40S, RTX4090, A100_40GB, A100_80GB, H100, H200, B200, MI300X):
     DEVICES.add(_device.name, _device)
 DEVICES.add("a100", A100_40GB)
+
+
+def device_choices() -> str:
+    """Every device name, sorted, an alias beside the name it stands for ("a100 (a100-40gb)"): the
+    list an unknown --device or --compute is answered with."""
+    shown = []
+    for name, device in sorted(DEVICES.items()):
+        shown.append(name if device.name == name else f"{name} ({device.name})")
+    return ", ".join(shown)
+
+
+def get_device(name: str) -> Device:
+    """DEVICES.get, an unknown name answered with device_choices()."""
+    if name in DEVICES:
+        return DEVICES.get(name)
+    raise LionsimError(f"unknown device {name!r}; choose from: {device_choices()}{did_you_mean(name, DEVICES.names())}")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
+from lionsim.forms import MomentumSync, TensorSelection, check_workload_name, parse_eval_samples, parse_split
 from lionsim.network import canonical_network, network_for
 from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
@@ -155,7 +156,7 @@ class BenchConfig:
 
     def _default_warmup(self) -> None:
         """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after it."""
-        from lionsim.reports.summary import DEFAULT_WARMUP
+        from lionsim.timing import DEFAULT_WARMUP
 
         if self.warmup_steps is None and isinstance(self.steps, int):
             self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
@@ -178,7 +179,8 @@ class BenchConfig:
             self.network = canonical_network(self.network)
 
     def check_plain(self) -> None:
-        """The checks that need no torch (the numbers, the hyperparameters, the network, the
+        """The checks that need no torch (the numbers, the hyperparameters, the workload's name, the
+        data split, the momentum sync and its tensors, the evaluation's samples, the network, the
         device, the backend's layout, the overlap bucket, the compute spread): `validate` makes
         them first, so a bad value among them is refused in a moment, before torch loads."""
         self._canonical_names()
@@ -205,6 +207,8 @@ class BenchConfig:
             raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
+        if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default
+            raise LionsimError(f"bad --ranks {self.ranks}; accepted: 1 to --workers ({self.workers})")
         if self.backend == "sim" and self.ranks not in (None, 1):
             raise LionsimError(f"--ranks {self.ranks} needs --backend gloo or nccl; sim is one process")
         for flag, given, why in (("--calibrate", self.calibrate, "sim measures nothing"),
@@ -213,6 +217,13 @@ class BenchConfig:
                                   "sim is one process and waits on no collective")):
             if given and self.backend == "sim":
                 raise LionsimError(f"{flag} needs --backend gloo or nccl: {why}")
+        check_workload_name(self.workload)  # a spec's file and function: validate imports them
+        parse_split(self.data_split)
+        MomentumSync.parse(self.momentum_sync)
+        TensorSelection.parse(self.sync_tensors)
+        if self.sync_tensors != "all" and self.momentum_sync == "never":
+            raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
+        self.eval_samples = parse_eval_samples(self.eval_samples)
         if self.traits is not None:
             from lionsim.network import TRAITS
 
@@ -254,22 +265,15 @@ class BenchConfig:
         from lionsim.plugins import load_plugins
         from lionsim.reports.summary import pick_baseline
         from lionsim.runs import parse_runs
-        from lionsim.strategies import STRATEGIES, MomentumSync, momentum_strategies
+        from lionsim.strategies import STRATEGIES, momentum_strategies
         from lionsim.strategies.core.given import check_given
-        from lionsim.strategies.core.momentum_sync import TensorSelection
         from lionsim.training.memory import check_model_fits
         from lionsim.workloads import check_workload
-        from lionsim.workloads.config import parse_eval_samples
 
         self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names(registries=True)
         runs = parse_runs(list(self.strategies), self.transport)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
-        MomentumSync.parse(self.momentum_sync)
-        TensorSelection.parse(self.sync_tensors)
-        if self.sync_tensors != "all" and self.momentum_sync == "never":
-            raise LionsimError(f"--sync-tensors {self.sync_tensors} needs --momentum-sync every:K or schedule:K")
-        self.eval_samples = parse_eval_samples(self.eval_samples)
         check_tie(self.tie)
         if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):
             readers = ", ".join(name for name, cls in STRATEGIES.items() if "tie" in cls.reads)

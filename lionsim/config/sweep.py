@@ -19,7 +19,7 @@ from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
-from lionsim.sweep.execute import canonical_executor
+from lionsim.sweep.execute import canonical_executor, check_jobs
 from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
@@ -53,8 +53,7 @@ class SweepConfig:
 
     def validate(self) -> None:
         """Every check bench makes, over all of the grid's runs, before anything is written."""
-        if self.jobs is not None and self.jobs < 1:
-            raise LionsimError(f"bad --jobs {self.jobs}; accepted: an integer >= 1")
+        check_jobs(self.jobs)
         self.executor = canonical_executor(self.executor)
         if self.ray_address is not None and self.executor != "ray":
             raise LionsimError(f"--ray-address {self.ray_address} needs --executor ray (the executor is {self.executor})")

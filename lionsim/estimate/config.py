@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device
+from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
@@ -21,7 +22,7 @@ from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
-from lionsim.plugin_load import is_spec, load_function, parse_spec
+from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
@@ -241,6 +242,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         if params > MAXIMA["params"]:
             raise LionsimError(f"bad --model {cfg.model}: {params:.3g} parameters; accepted: up to 1e15")
     elif cfg.model is not None:
+        try:
+            MODELS.canonical(cfg.model)
+        except LionsimError as e:  # the presets, then the form a model of one's own takes, the suggestion last
+            known, _, hint = str(e).partition("; did you mean")
+            raise LionsimError(f"{known}, or a model of your own: {SPEC_FORMS}"
+                               + (f"; did you mean{hint}" if hint else "")) from None
         shape = MODELS.get(cfg.model)
         name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
         shapes = shape.tensor_shapes
@@ -263,7 +270,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
     workers = _positive_int("workers", cfg.workers)
     replica_gpus = _positive_int("replica-gpus", cfg.replica_gpus)
-    device = DEVICES.get(cfg.device)
+    device = get_device(cfg.device)
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
     check_mfu(mfu)
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,

@@ -69,7 +69,7 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
     """Every check of an EstimateConfig (or anything with its fields) that needs no torch; `sweep`
     and `need`: the --sweep and --need texts, parsed to be refused early (their users parse them
     again with the network's node size)."""
-    from lionsim.compute import DEVICES
+    from lionsim.compute.devices import get_device
     from lionsim.network import TRAITS, network_for
 
     if cfg.params is not None:
@@ -88,7 +88,7 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
     if cfg.seed is not None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens)
-    DEVICES.get(cfg.device)  # an unknown name fails with the list
+    get_device(cfg.device)  # an unknown name fails with the sorted list
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.reports.outdir import check_out_dir, make_dir  # noqa: F401 (re-exported)
 from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
 
 STEPS_FILE = "steps.csv"
@@ -34,29 +35,6 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def check_out_dir(path: Path, option: str = "--out") -> None:
-    """Fail now, before any work and without creating anything, unless `path` is (or can be
-    created as) a directory we may write into: its nearest existing ancestor must be one."""
-    path = Path(path)
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    if not probe.is_dir():
-        raise LionsimError(f"bad {option} {path}: {probe} is not a directory; accepted: a writable directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise LionsimError(f"bad {option} {path}: {probe} is not writable; accepted: a writable directory")
-
-
-def make_dir(path: Path) -> Path:
-    """mkdir -p, failing with one line (LionsimError) where the directory cannot be made."""
-    path = Path(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise LionsimError(f"cannot create directory {path}: {e.strerror or e}") from None
-    return path
 
 
 class WriteError(LionsimError):

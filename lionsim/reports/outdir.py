@@ -7,12 +7,15 @@ new results are published (so a new run that fails keeps the old one); a sweep r
 cells are hours of training) only with `--overwrite-sweep`. A directory holding anything
 lionsim did not write is refused even then: lionsim never deletes a user's files. `bench
 --resume` continues the interrupted run it holds instead (lionsim.training.resume).
+
+No pandas here: a command checks its --out (check_out_dir) before anything heavy loads.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +28,62 @@ RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.c
                 ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
                 "trace.json", "estimate.json")
 """Names lionsim writes into an --out (plots by extension)."""
+
+
+KINDS = {  # kind: the files that mark it, in the order lionsim.reports.plots.redraw.detect_kind tries them
+    "sweep": ("sweep_summary.csv", "sweep_steps.csv"),
+    "estimate-sweep": ("sweep.csv", "crossover.csv"),
+    "run": ("steps.csv",),
+    "comm": ("comm.csv",),
+    "estimate": ("estimate.csv",),
+}
+"""The kinds of --out directory `lionsim plot` redraws, by the files that mark them."""
+PLOT_DIRS = "; ".join(f"{kind}: {' + '.join(files)}" for kind, files in KINDS.items())
+"""What `lionsim plot DIR` accepts, for its messages."""
+REPORT_DIRS = "a `lionsim bench` or `lionsim sweep` --out directory"
+"""What `lionsim report DIR` accepts, for its messages."""
+
+
+def check_plot_dir(path: Path) -> None:
+    """`lionsim plot DIR`: DIR must be a directory (which kind: detect_kind), refused in one line before
+    anything heavy loads."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise LionsimError(f"bad DIR {path}: it is a file; accepted: a directory holding {PLOT_DIRS}")
+    if not path.is_dir():
+        raise LionsimError(f"directory {path} does not exist; expected one holding {PLOT_DIRS}")
+
+
+def check_report_dir(path: Path) -> None:
+    """`lionsim report DIR`: DIR must be a directory, refused in one line before anything heavy loads."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise LionsimError(f"bad DIR {path}: it is a file; accepted: {REPORT_DIRS}")
+    if not path.is_dir():
+        raise LionsimError(f"report directory {path} does not exist (expected {REPORT_DIRS})")
+
+
+def check_out_dir(path: Path, option: str = "--out") -> None:
+    """Fail now, before any work and without creating anything, unless `path` is (or can be
+    created as) a directory we may write into: its nearest existing ancestor must be one."""
+    path = Path(path)
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise LionsimError(f"bad {option} {path}: {probe} is not a directory; accepted: a writable directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise LionsimError(f"bad {option} {path}: {probe} is not writable; accepted: a writable directory")
+
+
+def make_dir(path: Path) -> Path:
+    """mkdir -p, failing with one line (LionsimError) where the directory cannot be made."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LionsimError(f"cannot create directory {path}: {e.strerror or e}") from None
+    return path
 
 
 @dataclass(slots=True)

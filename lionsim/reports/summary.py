@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.timing import DEFAULT_WARMUP  # noqa: F401 (re-exported)
 from lionsim.reports.columns import (RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, eval_metric,
                                      run_label)
 
@@ -50,8 +51,6 @@ UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement
 """steps.csv columns a summary averages when a run has them."""
 FINAL_FRACTION = 0.1  # final_loss averages this fraction of the last steps
 TARGET_POINT = 0.9  # the default target: the baseline's smoothed loss this far through its steps
-DEFAULT_WARMUP = 3
-"""--warmup-steps unless given (a shorter run takes fewer: lionsim.config.bench)."""
 
 
 @dataclass(frozen=True, slots=True)

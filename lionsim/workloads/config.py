@@ -7,28 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from lionsim.errors import LionsimError
-from lionsim.workloads.splits import parse_split
+from lionsim.forms import parse_eval_samples, parse_split  # noqa: F401 (re-exported)
 
 SIZES = ("tiny", "small", "paper")
 EVAL_DEFAULT = 1024
 """Held-out samples scored when --eval-samples is not given (fewer if a real test set holds fewer)."""
-
-
-def parse_eval_samples(value: int | str | None) -> int | str | None:
-    """--eval-samples: None (the default), a positive integer, or "all" (the whole test set)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text == "all":
-            return "all"
-        try:
-            value = int(text)
-        except ValueError:
-            raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all") from None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all")
-    return value
 
 
 def eval_count(requested: int | str | None, available: int | None, source: str) -> int:

@@ -7,8 +7,8 @@ goes through here, so a plugin is a workload like the built-ins.
 
 from __future__ import annotations
 
-from lionsim.errors import LionsimError
-from lionsim.plugin_load import SPEC_FORMS, is_spec, parse_spec
+from lionsim.forms import unknown_workload
+from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.workloads.base import WORKLOADS, Workload
 from lionsim.workloads.config import WorkloadConfig
 from lionsim.workloads.plugin import is_plugin, plugin_class, plugin_names
@@ -33,15 +33,7 @@ def workload_class(name: str) -> type[Workload]:
         return plugin_class(name)
     except KeyError:
         pass
-    try:
-        WORKLOADS.canonical(name)
-    except LionsimError as e:
-        plugins = ", ".join(plugin_names())
-        known, hint = (str(e).split("; did you mean", 1) + [""])[:2]  # the suggestion goes last
-        installed = f" (installed: {plugins})" if plugins else ""
-        raise LionsimError(f"{known}, an installed plug-in{installed}, or {SPEC_FORMS}"
-                           f"{'; did you mean' + hint if hint else ''}") from None
-    raise AssertionError("unreachable: a registered name was handled first")
+    raise unknown_workload(name, list(plugin_names()))
 
 
 def build_workload(cfg: WorkloadConfig) -> Workload:

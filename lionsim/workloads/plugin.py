@@ -30,13 +30,14 @@ import torch
 from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
+from lionsim.forms import WORKLOAD_ENTRY_GROUP
 from lionsim.plugin_load import entry_points, is_spec, load_function, one_line, parse_spec, summary_of
 from lionsim.workloads.base import Workload, eval_chunks
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
 from lionsim.workloads.splits import parse_split, split_indices
 
-ENTRY_GROUP = "lionsim.workloads"
+ENTRY_GROUP = WORKLOAD_ENTRY_GROUP
 """Installed packages announce workloads here: `name = "package.module:FUNC"`."""
 MAX_SAMPLES = 1_000_000
 """Samples a plugin's dataset may hold: it is read into memory whole, item by item."""

@@ -10,43 +10,15 @@ following classes (keeps shard sizes usable), and the draw is repeated, up to
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
 import numpy as np
 import torch
 from torch import Tensor
 
 from lionsim.errors import LionsimError
+from lionsim.forms import SPLIT_FORMS, Split, parse_split  # noqa: F401 (re-exported: parsed without torch)
 from lionsim.workloads.seeding import numpy_generator
 
-SPLIT_FORMS = "iid, dirichlet:ALPHA (ALPHA > 0, e.g. dirichlet:0.5)"
 DIRICHLET_DRAWS = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Split:
-    """A parsed `--data-split` value."""
-
-    kind: str
-    """"iid" or "dirichlet"."""
-    alpha: float | None = None
-    """Dirichlet concentration (dirichlet only); smaller means stronger label skew."""
-
-
-def parse_split(text: str) -> Split:
-    """Parse "iid" or "dirichlet:ALPHA"; anything else is a LionsimError naming the accepted forms."""
-    if text == "iid":
-        return Split("iid")
-    kind, sep, value = text.partition(":")
-    if kind == "dirichlet" and sep:
-        try:
-            alpha = float(value)
-        except ValueError:
-            alpha = math.nan
-        if math.isfinite(alpha) and alpha > 0:
-            return Split("dirichlet", alpha)
-    raise LionsimError(f"bad data split {text!r}; accepted: {SPLIT_FORMS}")
 
 
 def split_indices(labels: Tensor, workers: int, split: str, seed: int, *, min_size: int = 1) -> list[Tensor]:

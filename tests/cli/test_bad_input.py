@@ -24,7 +24,7 @@ NO_TORCH = [
     [*B, "--threads", "0"], [*B, "--warmup-steps", "-1"], [*B, "--bucket-mb", "0"], [*B, "--timeout", "0"],
     [*B, "--target-loss", "inf"], [*B, "--steps", "ten"], [*B, "--network", "nosuch"],
     [*B, "--network", "missing.toml"], [*B, "--backend", "mpi"], [*B, "--model-size", "huge"], [*B, "--tie", "coin"],
-    [*B, "--compute", "tpu"], [*B, "--ranks", "2"], [*B, "--hyper", "{"], [*B, "--out", ""], [*B, "--format", "xml"],
+    [*B, "--compute", "tpu"], [*B, "--ranks", "2"], [*B, "--backend", "gloo", "--ranks", "0"], [*B, "--hyper", "{"], [*B, "--out", ""], [*B, "--format", "xml"],
     [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
     [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
     # estimate: its plain numbers, network, device, --sweep and --need (lionsim.estimate.plain)
@@ -32,6 +32,12 @@ NO_TORCH = [
     [*E, "--gpus-per-node", "0"], [*E, "--replica-gpus", "0"], [*E, "--tensors", "0"], [*E, "--tokens-per-worker", "0"],
     [*E, "--mfu", "2"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
     [*E, "--device", "tpu"], [*E, "--sweep", "bandwidth=-1,2"], [*E, "--need", "utilisation=2"],
+    # bench: the workload's name, the data split, the momentum sync and its tensors, the evaluation's samples
+    [*B, "-w", "nosuch"], [*B, "--data-split", "dirichlet:0"], [*B, "--data-split", "skewed"],
+    [*B, "--momentum-sync", "sometimes"], [*B, "--momentum-sync", "every:x"], [*B, "--sync-tensors", "min-numel:5"],
+    [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"],
+    # sweep's --jobs; plot and report of a missing directory (no pandas, no matplotlib either)
+    [*S, "--jobs", "0"], ["plot", "missing-dir"], ["report", "missing-dir"],
 ]
 CNN = str(Path(__file__).resolve().parents[2] / "examples" / "plugins" / "cnn_workload.py") + ":make"
 
@@ -39,12 +45,11 @@ BAD = [
     *NO_TORCH,
     ["bench", "-w", CNN, "--model-size", "tiny", "--steps", "1"],  # a workload file builds its own model
     # bench: what the registries check (strategies, their options, transports, workloads) and the plan
-    [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"], [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"],
+    [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"],
     [*B, "-s", "nosuch"], [*B, "-s", "adamw@a2a-1bit"], [*B, "-s", "adamw@nosuch"], [*B, "-s", "adamw,,lion"],
     [*B, "-s", "adamw", "-s", "adamw"], [*B, "-s", "adamw", "--transport", "a2a-1bit"],
-    [*B, "--transport", "nosuch"], [*B, "-w", "nosuch"], [*B, "--data-split", "dirichlet:0"],
-    [*B, "--data-split", "skewed"], [*B, "-s", "adamw", "--tie", "random"], [*B, "--momentum-sync", "sometimes"],
-    [*B, "-s", "adamw", "--momentum-sync", "every:2"], [*B, "--sync-tensors", "min-numel:5"],
+    [*B, "--transport", "nosuch"], [*B, "-s", "adamw", "--tie", "random"],
+    [*B, "-s", "adamw", "--momentum-sync", "every:2"],
     [*B, "--baseline", "nosuch"], [*B, "--hyper", '{"nosuch": {"lr": 1}}'], [*B, "--data", "missing-dir"],
     [*B, "-n", "100000", "--batch-size", "100000"],
     # bench: the local-step methods, PowerSGD and 1-bit Adam's options
@@ -57,7 +62,7 @@ BAD = [
     # bench: --out and --resume
     [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
     # sweep
-    [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--jobs", "0"], [*S, "--backend", "gloo"],
+    [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
     [*S, "--workload", "mlp,nosuch"],
     # comm
@@ -73,7 +78,7 @@ BAD = [
     ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
     ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
     # plot, report, regress
-    ["plot", "missing-dir"], ["plot", "."], ["plot", "missing", "--baseline", "x"], ["report", "missing-dir"],
+    ["plot", "."], ["plot", "missing", "--baseline", "x"],
     ["report", "."], ["regress", "--case", "nosuch"],
     # listings and the app
     ["strategies", "-n", "0"], ["strategies", "-w", "nosuch"], ["strategies", "--format", "xml"],

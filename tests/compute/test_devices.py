@@ -64,3 +64,16 @@ def test_the_optimizer_step_is_priced_as_a_memory_pass():
     row = estimate(EstimateConfig(params=3_000_000_000, tokens_per_worker=2048, workers=8, network="10gbe",
                                   strategies=["adamw@bf16-allreduce"], kernels="ideal")).iloc[0]
     assert row["update_s"] == pytest.approx(3e9 * 26 / (0.8 * 3.35e12), rel=1e-9)
+
+
+def test_an_unknown_device_lists_every_name_sorted_with_an_alias_beside_its_target():
+    import pytest
+
+    from lionsim.compute.devices import DEVICES, get_device
+    from lionsim.errors import LionsimError
+
+    with pytest.raises(LionsimError) as e:
+        get_device("tpu")
+    listed = str(e.value).split("choose from: ", 1)[1].split(", ")
+    names = [item.split(" (")[0] for item in listed]
+    assert names == sorted(DEVICES.names()) and "a100 (a100-40gb)" in listed

@@ -196,3 +196,17 @@ def test_a_counted_image_models_estimate_counts_samples_in_their_own_column(tmp_
     row = pd.read_csv(tmp_path / "g" / "estimate.csv").iloc[0]
     assert code == 0 and "1,024 tokens/worker" in " ".join(out.split())
     assert row["unit"] == "tokens" and row["tokens_per_worker"] == 1024 and pd.isna(row["samples_per_worker"])
+
+
+def test_an_unknown_model_names_the_file_form_and_suggests_last():
+    import pytest
+
+    from lionsim.errors import LionsimError
+    from lionsim.estimate import EstimateConfig, resolve
+
+    with pytest.raises(LionsimError) as e:
+        resolve(EstimateConfig(model="my/m.py", workers=8))
+    assert "FILE.py:FUNC" in str(e.value)
+    with pytest.raises(LionsimError) as e:
+        resolve(EstimateConfig(model="gpt2-12m", workers=8))
+    assert "FILE.py:FUNC" in str(e.value) and str(e.value).endswith("did you mean 'gpt2-124m'?")

@@ -248,7 +248,7 @@ def test_a_bad_plugin_is_one_line_exit_2_and_nothing_written(key, tmp_path, caps
     ("/no/such/dir/model.py:make", "no file /no/such/dir/model.py"),
     ("model.py:", "accepted: FILE.py:FUNC or package.module:FUNC"),
     ("no_such_module_xyz.sub:make", "no module 'no_such_module_xyz'"),
-    ("no-such-workload", "unknown workload 'no-such-workload'; choose from: mlp, vit, gpt"),
+    ("no-such-workload", "unknown workload 'no-such-workload'; choose from: gpt, mlp, vit"),
 ])
 def test_bad_specs(spec, message, tmp_path, capsys):
     one_line_exit_2(["bench", "-w", spec, *SMALL], capsys, message, tmp_path / "out")

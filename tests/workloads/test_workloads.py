@@ -204,7 +204,7 @@ def test_gpt_rejects_short_and_non_text_files_and_dirichlet(tmp_path):
 
 
 def test_unknown_workload_lists_the_choices():
-    with pytest.raises(LionsimError, match="unknown workload 'resnet'; choose from: mlp, vit, gpt"):
+    with pytest.raises(LionsimError, match="unknown workload 'resnet'; choose from: gpt, mlp, vit"):
         build_workload(WorkloadConfig(name="resnet"))
 
 

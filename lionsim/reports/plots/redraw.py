@@ -19,6 +19,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import TEXT_COLUMNS, check_columns
 from lionsim.reports.files import load_run, read_csv
+from lionsim.reports.outdir import KINDS, PLOT_DIRS, check_plot_dir
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES as VARIABLES
 from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
 from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
@@ -30,13 +31,6 @@ from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target,
 from lionsim.reports.to_target import has_to_target
 from lionsim.reports.summary import run_summary
 
-KINDS = {  # kind: the files that mark it, in the order detect_kind tries them
-    "sweep": ("sweep_summary.csv", "sweep_steps.csv"),
-    "estimate-sweep": ("sweep.csv", "crossover.csv"),
-    "run": ("steps.csv",),
-    "comm": ("comm.csv",),
-    "estimate": ("estimate.csv",),
-}
 TEXT = {*TEXT_COLUMNS, "cell", "run", "baseline", "collective", "algorithm", "source", "model", "device",
         "overlap", "variable", "wins", *TO_TARGET_TEXT}
 ESTIMATE_SWEEP_NEEDS = ["sweep_value", "strategy", "transport", "workers", "network", "params", "model", "device",
@@ -44,17 +38,10 @@ ESTIMATE_SWEEP_NEEDS = ["sweep_value", "strategy", "transport", "workers", "netw
 CROSSOVER_NEEDS = ["strategy", "transport", "variable", "crossover", "wins"]
 
 
-def _expected() -> str:
-    return "; ".join(f"{kind}: {' + '.join(files)}" for kind, files in KINDS.items())
-
-
 def detect_kind(path: Path) -> str:
     """The kind of directory `path` is (KINDS), by the files present; fails in one line if none."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise LionsimError(f"bad DIR {path}: it is a file; accepted: a directory holding {_expected()}")
-    if not path.is_dir():
-        raise LionsimError(f"directory {path} does not exist; expected one holding {_expected()}")
+    check_plot_dir(path)
     for kind, files in KINDS.items():
         present = [f for f in files if (path / f).is_file()]
         if present and len(present) < len(files):
@@ -62,7 +49,7 @@ def detect_kind(path: Path) -> str:
             raise LionsimError(f"{path} has {', '.join(present)} but not {', '.join(missing)}: an incomplete {kind}")
         if present:
             return kind
-    raise LionsimError(f"{path} holds no plottable CSV; expected {_expected()}")
+    raise LionsimError(f"{path} holds no plottable CSV; expected {PLOT_DIRS}")
 
 
 def read_table(path: Path, required: list[str], allow_empty: bool = False) -> pd.DataFrame:

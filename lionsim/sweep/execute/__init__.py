@@ -36,6 +36,12 @@ class Executor(Protocol):
         """Release what open() took (processes, a Ray connection); safe to call twice."""
 
 
+def check_jobs(jobs: int | None) -> None:
+    """--jobs: None (the executor's default) or at least one unit at once; checked before torch loads."""
+    if jobs is not None and jobs < 1:
+        raise LionsimError(f"bad --jobs {jobs}; accepted: an integer >= 1")
+
+
 def canonical_executor(name: str) -> str:
     found = match_name(name, EXECUTORS)
     if found is None:

@@ -1,0 +1,183 @@
+"""The text forms of a bench's training options, parsed without torch: --workload's name,
+--data-split, --momentum-sync, --sync-tensors and --eval-samples. The command layer checks them
+before torch loads (lionsim.config.bench.BenchConfig.check_plain), so a bad value is refused at
+once; the modules that act on them (lionsim.workloads, lionsim.strategies.core.momentum_sync)
+import them from here. No imports beyond the standard library and lionsim's plain helpers."""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from fnmatch import fnmatchcase
+
+from lionsim.errors import LionsimError
+from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
+from lionsim.registry import did_you_mean, match_name
+
+_REGISTERED = re.compile(r'^@register\("([^"]+)"\)', re.MULTILINE)
+
+
+@functools.cache
+def built_in_workloads() -> tuple[str, ...]:
+    """The built-in workloads' names, sorted, read from each module's `@register("NAME")` line without
+    importing it (the modules import torch): a new built-in workload is its module alone, and
+    tests/workloads/test_forms.py holds this equal to the registry."""
+    folder = Path(__file__).resolve().parent / "workloads"
+    return tuple(sorted(name for path in folder.glob("*.py") for name in _REGISTERED.findall(path.read_text())))
+WORKLOAD_ENTRY_GROUP = "lionsim.workloads"
+"""Installed packages announce workloads here: `name = "package.module:FUNC"`."""
+
+
+def unknown_workload(name: str, installed: list[str]) -> LionsimError:
+    """The one line for a workload name that is no built-in, no installed plug-in and no spec."""
+    shown = f" (installed: {', '.join(installed)})" if installed else ""
+    return LionsimError(f"unknown workload {name!r}; choose from: {', '.join(built_in_workloads())}, an installed "
+                        f"plug-in{shown}, or {SPEC_FORMS}{did_you_mean(name, built_in_workloads())}")
+
+
+def check_workload_name(name: str) -> None:
+    """A built-in's name (any case), an installed plug-in's (an entry point: named, not loaded) or
+    the form FILE.py:FUNC | module:FUNC (the file and function are checked where it is loaded)."""
+    if match_name(name, built_in_workloads()) is not None or is_spec(name):
+        return
+    installed = list(entry_points(WORKLOAD_ENTRY_GROUP))
+    if name not in installed:
+        raise unknown_workload(name, installed)
+
+
+SPLIT_FORMS = "iid, dirichlet:ALPHA (ALPHA > 0, e.g. dirichlet:0.5)"
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A parsed `--data-split` value."""
+
+    kind: str
+    """"iid" or "dirichlet"."""
+    alpha: float | None = None
+    """Dirichlet concentration (dirichlet only); smaller means stronger label skew."""
+
+
+def parse_split(text: str) -> Split:
+    """Parse "iid" or "dirichlet:ALPHA"; anything else is a LionsimError naming the accepted forms."""
+    if text == "iid":
+        return Split("iid")
+    kind, sep, value = text.partition(":")
+    if kind == "dirichlet" and sep:
+        try:
+            alpha = float(value)
+        except ValueError:
+            alpha = math.nan
+        if math.isfinite(alpha) and alpha > 0:
+            return Split("dirichlet", alpha)
+    raise LionsimError(f"bad data split {text!r}; accepted: {SPLIT_FORMS}")
+
+
+def parse_eval_samples(value: int | str | None) -> int | str | None:
+    """--eval-samples: None (the default), a positive integer, or "all" (the whole test set)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "all":
+            return "all"
+        try:
+            value = int(text)
+        except ValueError:
+            raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all") from None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all")
+    return value
+
+
+ACCEPTED = "never, every:K or schedule:K with K a positive integer"
+
+@dataclass(frozen=True, slots=True)
+class MomentumSync:
+    mode: str
+    """never | every | schedule"""
+    k: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> "MomentumSync":
+        if text == "never":
+            return cls("never")
+        mode, _, value = text.partition(":")
+        if mode in ("every", "schedule") and value.isdigit() and int(value) > 0:
+            return cls(mode, int(value))
+        raise LionsimError(f"bad --momentum-sync {text!r}; accepted: {ACCEPTED}")
+
+    def sync_steps(self, upto: int) -> set[int]:
+        """The 1-based steps <= upto after which momenta are averaged."""
+        return {step for step in range(1, upto + 1) if self.is_sync(step)}
+
+    def is_sync(self, step: int) -> bool:
+        """Whether momenta are averaged after 1-based `step`."""
+        if self.mode == "never":
+            return False
+        if self.mode == "every":
+            return step % self.k == 0
+        at, j = 0, 0
+        while at < step:
+            at += max(1, round(2 ** (j / self.k)))
+            j += 1
+        return at == step
+
+    def __str__(self) -> str:
+        return self.mode if self.mode == "never" else f"{self.mode}:{self.k}"
+
+
+SELECT_ACCEPTED = ("all, min-numel:N (tensors of at least N parameters) or a comma list of "
+                   "name patterns (fnmatch globs, e.g. 'blocks.*.attn.*,head.weight')")
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSelection:
+    """Which tensors a momentum sync averages (--sync-tensors); the rest keep their own.
+
+    all            every tensor (Lion Cub's plain momentum sync)
+    min-numel:N    tensors with at least N parameters (the large layers, where momenta drift most
+                   in bytes; small ones, biases and norms, stay local)
+    GLOB[,GLOB]    tensors whose name matches one of the fnmatch patterns
+    """
+
+    rule: str
+    """all | min-numel | names"""
+    min_numel: int = 0
+    patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> "TensorSelection":
+        if text == "all":
+            return cls("all")
+        if text.startswith("min-numel:"):
+            value = text.partition(":")[2]
+            if value.isdigit() and int(value) > 0:
+                return cls("min-numel", min_numel=int(value))
+            raise LionsimError(f"bad --sync-tensors {text!r}; accepted: {SELECT_ACCEPTED}")
+        patterns = tuple(p.strip() for p in text.split(","))
+        if not text.strip() or not all(patterns):
+            raise LionsimError(f"bad --sync-tensors {text!r}; accepted: {SELECT_ACCEPTED}")
+        return cls("names", patterns=patterns)
+
+    def picks(self, names: list[str], numels: list[int]) -> list[bool]:
+        """Per tensor: whether its momentum is synced; fails if nothing would be."""
+        if self.rule == "all":
+            return [True] * len(names)
+        if self.rule == "min-numel":
+            picked = [n >= self.min_numel for n in numels]
+        else:
+            picked = [any(fnmatchcase(name, p) for p in self.patterns) for name in names]
+        if not any(picked):
+            shown = ", ".join(f"{n} ({k})" for n, k in list(zip(names, numels))[:8])
+            raise LionsimError(f"--sync-tensors {self}: picks no tensor of this model; its tensors (parameters): "
+                               f"{shown}{', ...' if len(names) > 8 else ''}")
+        return picked
+
+    def __str__(self) -> str:
+        if self.rule == "min-numel":
+            return f"min-numel:{self.min_numel}"
+        return "all" if self.rule == "all" else ",".join(self.patterns)
