@@ -320,6 +320,13 @@ def results(cases: tuple[Case, ...] = LOCAL_STEP_CASES) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table_and_holdout() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """results() of the table's cases and of the hold-out's, from one run of both: the commands
+    they share run once (module doc)."""
+    both = results((*LOCAL_STEP_CASES, *LOCAL_STEP_HOLDOUT))
+    return both[:len(LOCAL_STEP_CASES)], both[len(LOCAL_STEP_CASES):].reset_index(drop=True)
+
+
 def summary(frame: pd.DataFrame, column: str = "error", worst: float = GOAL_WORST) -> dict:
     """Median and worst |error| of `column`, and the cases beyond `worst`."""
     errors = frame[column].abs()
@@ -425,9 +432,8 @@ def main(argv: list[str]) -> int:
         print(markdown(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT))
     elif given.get("holdout"):
         print(compact(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT, columns))
-    elif given.get("markdown"):  # the docs block holds the hold-out's goal line: one run of both
-        both = results((*LOCAL_STEP_CASES, *LOCAL_STEP_HOLDOUT))
-        print(docs_block(both[:len(LOCAL_STEP_CASES)], both[len(LOCAL_STEP_CASES):].reset_index(drop=True)))
+    elif given.get("markdown"):
+        print(docs_block(*table_and_holdout()))
     else:
         print(compact(results(), columns=columns))
         print("\n" + "\n".join(terminal.prose(

@@ -50,6 +50,9 @@ def test_an_unknown_flag_is_refused_in_one_line(name, capsys):
     ("lionsim.published.cases", ["--case", "p4dn-1node", "--markdown"]),
     ("lionsim.published.cases", ["--case", "p4dn-1node", "--case", "p4dn-2nodes"]),
     ("lionsim.published.local", ["--holdout", "--holdout"]),
+    ("lionsim.published.local", ["--holdout", "--case", "sdiloco-1b-dp-cu50"]),
+    ("lionsim.published.local", ["--markdown", "--case", "sdiloco-1b-dp-cu50"]),
+    ("lionsim.published.grace", ["--case", "qsgd", "--markdown"]),
 ])
 def test_flags_that_would_override_each_other_are_refused_in_one_line(name, argv, capsys):
     with pytest.raises(SystemExit) as exit:
