@@ -10,8 +10,9 @@
                    lionsim.published.local [--holdout]`
     grace.py       GRACE's compressor costs against lionsim's codec: `python -m lionsim.published.grace`
     terminal.py    what the commands print in a terminal (a compact table fitted to its width;
-                   --markdown the docs' Markdown, --case KEY one case in full), their --help, and
-                   the one-line refusals (a flag given twice, two that would override each other)
+                   --markdown the docs' Markdown, --case KEY one case in full: every command
+                   takes both), their --help, the one-line refusals (a flag given twice, two
+                   that would override each other), and exit 0 when piped into `head`
 
 The cases' commands are printed as typed from the repository's root; the modules run them from
 any directory (cases.in_checkout resolves their examples/ paths against the checkout).

@@ -15,7 +15,9 @@ construction and the other methods are the check.
 Why the top_k and QR methods cost what they cost in TF 1.15 (the sources are in
 lionsim/published/compressed.py, _MISS_GRACE_TOPK and _MISS_GRACE_POWERSGD).
 
-    python -m lionsim.published.grace      # the table, lionsim's figures run now
+    python -m lionsim.published.grace             # the table, lionsim's figures run now
+    python -m lionsim.published.grace --markdown  # the docs' Markdown (the runs' ids, what it shows)
+    python -m lionsim.published.grace --case KEY  # one method's record: its runs, steps and command
 """
 
 from __future__ import annotations
@@ -54,11 +56,20 @@ class Method:
     upper_bound: tuple[tuple[str, float], ...]
     """(run id, img/s) of mode upper-bound, same configuration."""
 
+    @property
+    def key(self) -> str:
+        """The name --case takes: GRACE's, without its memory, spaces as hyphens ("topk-0.01")."""
+        return self.grace.split(" (")[0].replace(" ", "-")
+
     def cost_s(self) -> float:
         """The compressor's cost a step: the median throughput run's step minus the median upper-bound
         run's (several runs of a method where the release holds several)."""
-        step = lambda runs: statistics.median(BATCH / ips for _, ips in runs)  # noqa: E731
-        return step(self.throughput) - step(self.upper_bound)
+        return _step(self.throughput) - _step(self.upper_bound)
+
+
+def _step(runs: tuple[tuple[str, float], ...]) -> float:
+    """The median run's step (s) of BATCH images."""
+    return statistics.median(BATCH / ips for _, ips in runs)
 
 
 METHODS: tuple[Method, ...] = (
@@ -91,10 +102,16 @@ and top-k past 1% are shown for the release's side only: lionsim has no random-k
 priced at 1% here)."""
 
 
-def codec_costs() -> dict[str, float]:
-    """lionsim's encode_s + decode_s per run, on GRACE's configuration (one estimate, run now)."""
+def command() -> tuple[str, ...]:
+    """The one estimate of every method's lionsim run (each once), on GRACE's configuration: one
+    command, as --topk-ratio and --powersgd-rank are refused where no run takes them."""
     runs = list(dict.fromkeys(m.run for m in METHODS if m.run))
-    frame = _run((*COMMAND, *(a for run in runs for a in ("-s", run))))
+    return (*COMMAND, *(a for run in runs for a in ("-s", run)))
+
+
+def codec_costs() -> dict[str, float]:
+    """lionsim's encode_s + decode_s per run, on GRACE's configuration (`command`, run now)."""
+    frame = _run(command())
     return {f"{r.strategy}@{r.transport}": float(r.encode_s + r.decode_s) for r in frame.itertuples(index=False)}
 
 
@@ -117,11 +134,46 @@ def markdown(frame: pd.DataFrame | None = None) -> str:
              "release runs (throughput, then upper-bound) |", "|---|---|---|---|---|"]
     lines += [f"| {r.grace} | {('`' + r.run + '`') if r.run else '—'} | {_s(r.release_s)} | {_s(r.lionsim_s)} | "
               f"{r.runs} |" for r in f.itertuples(index=False)]
+    return "\n".join(lines) + "\n\n" + textwrap.fill(_shows(f), 100, break_on_hyphens=False) + "\n"
+
+
+def compact(frame: pd.DataFrame, columns: int = 100) -> str:
+    """The terminal's form (`frame` = table()): method, lionsim run, the two costs, then what it
+    shows, within `columns` (lionsim.published.terminal)."""
+    rows = [(m.key, r.run or "—", _s(r.release_s), _s(r.lionsim_s)) for m, r in zip(METHODS, frame.itertuples(index=False))]
+    lines = terminal.table(("method", "lionsim run", "release cost s", "lionsim codec s"), rows, columns,
+                           right=(False, False, True, True))
+    return "\n".join([*lines, "", *terminal.prose(_shows(frame), columns), "",
+                      *terminal.prose("Each method's runs, steps and command: --case KEY, or --markdown for the docs' "
+                                      "table.", columns)])
+
+
+def record(method: Method, ours: dict[str, float] | None = None, columns: int = 100) -> str:
+    """One method's record: GRACE's runs and steps in both modes, the cost, and lionsim's run with
+    its codec cost (`ours`: codec_costs(), run now by default) and the command, within `columns`."""
+    runs = lambda rs: ", ".join(f"{i} ({ips:,.1f} img/s)" for i, ips in rs)  # noqa: E731
+    fields = [("method", f"{method.grace} (--case {method.key})"),
+              ("throughput runs", f"{runs(method.throughput)}; the median step of {BATCH} images {_step(method.throughput):.4f} s"),
+              ("upper-bound runs", f"{runs(method.upper_bound)}; the median step {_step(method.upper_bound):.4f} s"),
+              ("release: compressor cost a step", f"{method.cost_s():.3f} s (the median steps' difference)")]
+    if method.run is None:
+        fields.append(("lionsim run", "none: shown for the release's side only (lionsim has no random-k, and its "
+                                       "top-k is priced at 1% here)"))
+    else:
+        ours = codec_costs() if ours is None else ours
+        fields += [("lionsim run", method.run),
+                   ("lionsim: codec a step", f"{ours[method.run]:.3f} s (encode_s + decode_s of its row)"),
+                   ("command", f"lionsim {' '.join(command())} (every method's run in one estimate)")]
+    return "\n".join(line for name, value in fields for line in terminal.prose(f"{name}: {value}", columns))
+
+
+def _shows(f: pd.DataFrame) -> str:
+    """What the table shows, its figures read off it (`f` = table())."""
     by = f.set_index("grace")
     elementwise = by.loc[["signsgd (no memory)", "onebit (memory)", "efsignsgd (memory)", "qsgd (no memory)",
                           "terngrad (no memory)"]]
     topk = by.loc[[g for g in by.index if g.startswith("topk")], "release_s"]
-    note = (f"What it shows: the elementwise codecs cost the release's step {elementwise.release_s.min():.3f} to "
+    return (f"What it shows: the elementwise codecs cost the release's step {elementwise.release_s.min():.3f} to "
             f"{elementwise.release_s.max():.3f} s (below zero: run-to-run noise), where lionsim prices "
             f"{elementwise.lionsim_s.min():.3f} to {elementwise.lionsim_s.max():.3f} s of codec work: the release's "
             "upper-bound keeps part "
@@ -141,13 +193,17 @@ def markdown(frame: pd.DataFrame | None = None) -> str:
             f"column: the step of {BATCH} images over each run's throughput, the median where it holds several runs; "
             "lionsim's modelled as of the page's commit, the same on any machine; generated by `python -m "
             "lionsim.docgen`.)")
-    return "\n".join(lines) + "\n\n" + textwrap.fill(note, 100, break_on_hyphens=False) + "\n"
 
 
 @terminal.entry
 def main(argv: list[str]) -> int:
-    terminal.parse(argv, __doc__, ())
-    print(markdown(), end="")
+    given = terminal.parse(argv, __doc__, ("--markdown",), ("--case KEY",), exclusive=[("--markdown", "--case")])
+    if "case" in given:
+        print(record(terminal.find(str(given["case"]), METHODS, "method"), columns=terminal.width()))
+    elif given.get("markdown"):
+        print(markdown(), end="")
+    else:
+        print(compact(table(), terminal.width()))
     return 0
 
 

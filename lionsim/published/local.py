@@ -49,8 +49,15 @@ read from the papers, nothing fitted per case):
   point before 686.6. So lionsim's solved bandwidth is read the same way (`grid_below`), and
   `solved` is given beside it: a published figure is 0 to 17% below the bandwidth it stands for.
 
-    python -m lionsim.published.local            # the docs table, lionsim's figures run now
-    python -m lionsim.published.local --holdout  # the hold-out
+Where the time goes: each case is one `estimate --need`, whose solve prices the step at about 166
+bandwidths. The table (77 cases) and the hold-out (88) run apart, except for --markdown, whose docs
+block holds both: there a command both hold (Table 6's Chinchilla 10B data-parallel and H = 100
+rows are Table 4's 10B data-parallel and DiLoCo rows, 10 commands) runs once.
+
+    python -m lionsim.published.local             # the table, lionsim's figures run now
+    python -m lionsim.published.local --holdout   # the hold-out
+    python -m lionsim.published.local --markdown  # (with either of the above) the docs' Markdown
+    python -m lionsim.published.local --case KEY  # one case's full record: source, configuration, command
 """
 
 from __future__ import annotations
@@ -176,10 +183,13 @@ SCALING_TABLE_6 = {
 }
 """None: printed "1000.0+", past the grid."""
 
-READS = ("gbit_needed_grid", "utilisation")
-"""How a case's figure is read from its command's CSV: "gbit_needed_grid", the first row's
-bandwidth_needed_GBps in Gbit/s on the papers' grid (grid_below); "utilisation", the first row's
-compute share (lionsim.estimate.need.busy_share)."""
+READ_AS = {
+    "gbit_needed_grid": "the first row's bandwidth_needed_GBps in Gbit/s, read as the last point below it of the "
+                        "papers' grid of 50 bandwidths from 0.1 to 1,000 Gbit/s (solved: before the grid)",
+    "utilisation": "the first row's compute share (lionsim.estimate.need.busy_share)",
+}
+"""How a case's figure is read from its command's CSV (`figure`; grid_below), as --case prints it."""
+READS = tuple(READ_AS)
 
 
 def grid_below(gbps: float) -> float:
@@ -299,13 +309,22 @@ def figure(case: Case) -> tuple[float, float]:
 def results(cases: tuple[Case, ...] = LOCAL_STEP_CASES) -> pd.DataFrame:
     """One row per case: published, lionsim's figure (read as published), the solved figure, and
     the errors of both (lionsim / published - 1)."""
-    rows = []
+    rows, ran = [], {}
     for case in cases:
-        ours, solved = figure(case)
+        if case.command not in ran:  # a command two tables share runs once (module doc)
+            ran[case.command] = figure(case)
+        ours, solved = ran[case.command]
         rows.append({"key": case.key, "published": case.published, "lionsim": ours, "solved": solved,
                      "error": ours / case.published - 1.0, "solved_error": solved / case.published - 1.0,
                      "miss": case.miss})
     return pd.DataFrame(rows)
+
+
+def table_and_holdout() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """results() of the table's cases and of the hold-out's, from one run of both: the commands
+    they share run once (module doc)."""
+    both = results((*LOCAL_STEP_CASES, *LOCAL_STEP_HOLDOUT))
+    return both[:len(LOCAL_STEP_CASES)], both[len(LOCAL_STEP_CASES):].reset_index(drop=True)
 
 
 def summary(frame: pd.DataFrame, column: str = "error", worst: float = GOAL_WORST) -> dict:
@@ -350,12 +369,37 @@ def markdown(frame: pd.DataFrame, cases: tuple[Case, ...] = LOCAL_STEP_CASES) ->
             label = case.source.split(": ", 1)[1]
             lines.append(f"| {case.key} | {label} | {case.quantity} | {_shown(case.published)} | {_shown(row.lionsim)} | "
                          f"{_shown(row.solved)} | {row.error:+.1%} | `{_method_args(case, model)}` |")
-    s, raw = summary(frame), summary(frame, "solved_error")
-    lines += ["", *textwrap.wrap(
-        f"Median |error| {s['median']:.1%} (goal {GOAL_MEDIAN:.0%}); worst {s['worst']:.1%} (goal {GOAL_WORST:.0%}); "
-        f"beyond {GOAL_WORST:.0%}: {', '.join(s['beyond']) or 'none'}. The solved bandwidths against the printed "
-        f"figures (which stand 0 to 17% below theirs): median {raw['median']:.1%}, worst {raw['worst']:.1%}.", 100)]
+    lines += ["", *textwrap.wrap(_goal_line(frame), 100)]
     return "\n".join(lines).lstrip("\n")
+
+
+def _goal_line(frame: pd.DataFrame) -> str:
+    s, raw = summary(frame), summary(frame, "solved_error")
+    return (f"Median |error| {s['median']:.1%} (goal {GOAL_MEDIAN:.0%}); worst {s['worst']:.1%} (goal {GOAL_WORST:.0%}); "
+            f"beyond {GOAL_WORST:.0%}: {', '.join(s['beyond']) or 'none'}. The solved bandwidths against the printed "
+            f"figures (which stand 0 to 17% below theirs): median {raw['median']:.1%}, worst {raw['worst']:.1%}.")
+
+
+def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = LOCAL_STEP_CASES, columns: int = 100) -> str:
+    """The terminal's table (`frame` = results(cases)): case, quantity, published, lionsim (read as
+    published), solved, error; then the goal line, within `columns` (lionsim.published.terminal)."""
+    by_case = dict(zip(frame["key"], frame.itertuples(index=False)))
+    rows = [(case.key, case.quantity, _shown(case.published), _shown(by_case[case.key].lionsim),
+             _shown(by_case[case.key].solved), f"{by_case[case.key].error:+.1%}") for case in cases]
+    lines = terminal.table(("case", "quantity", "published", "lionsim", "solved", "error"), rows, columns,
+                           right=(False, False, True, True, True, True))
+    return "\n".join([*lines, "", *terminal.prose(_goal_line(frame), columns)])
+
+
+def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
+    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
+    row = next(frame.itertuples(index=False))
+    fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
+              ("quantity", case.quantity), ("published", _shown(case.published)),
+              ("lionsim (read as published)", _shown(row.lionsim)), ("solved", _shown(row.solved)),
+              ("error", f"{row.error:+.1%} (solved: {row.solved_error:+.1%})"), ("command", case.shell),
+              ("read", READ_AS[case.read]), ("why it may miss", case.miss)]
+    return "\n".join(line for name, value in fields if value for line in terminal.prose(f"{name}: {value}", columns))
 
 
 def findings_markdown() -> str:
@@ -378,10 +422,24 @@ def docs_block(table: pd.DataFrame, holdout: pd.DataFrame) -> str:
 
 @terminal.entry
 def main(argv: list[str]) -> int:
-    if terminal.parse(argv, __doc__, ("--holdout",)).get("holdout"):
+    given = terminal.parse(argv, __doc__, ("--holdout", "--markdown"), ("--case KEY",),
+                           exclusive=[("--holdout", "--case"), ("--markdown", "--case")])
+    columns = terminal.width()
+    if "case" in given:
+        case = terminal.find(str(given["case"]), (*LOCAL_STEP_CASES, *LOCAL_STEP_HOLDOUT))
+        print(record(case, results((case,)), columns))
+    elif given.get("holdout") and given.get("markdown"):
         print(markdown(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT))
+    elif given.get("holdout"):
+        print(compact(results(LOCAL_STEP_HOLDOUT), LOCAL_STEP_HOLDOUT, columns))
+    elif given.get("markdown"):
+        print(docs_block(*table_and_holdout()))
     else:
-        print(docs_block(results(), results(LOCAL_STEP_HOLDOUT)))
+        print(compact(results(), columns=columns))
+        print("\n" + "\n".join(terminal.prose(
+            f"The hold-out ({len(LOCAL_STEP_HOLDOUT)} points of another paper's table, never tuned on): --holdout. "
+            f"Published points no case checks: {len(FINDINGS)} (--markdown lists them, with the docs' block). Each "
+            "case's source, configuration and command: --case KEY.", columns)))
     return 0
 
 

@@ -9,12 +9,15 @@ The commands take no typer CLI (building it costs seconds): `parse` reads their 
 --help with the module doc's usage lines, and refuses anything else in one line, exit 2: an unknown
 flag, an option without its value, a flag given twice, or two flags a module declares exclusive
 (each would otherwise override or drop the other silently). `entry` reports bad input met while
-running (a case's command that fails, a checkout without examples/) the same way.
+running (a case's command that fails, a checkout without examples/) the same way, and takes a
+reader that stops early (`| head`) as lionsim's CLI does: not an error, exit 0.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import shutil
 import sys
 import textwrap
@@ -105,13 +108,23 @@ def parse(argv: Sequence[str], doc: str, flags: Sequence[str], options: Sequence
 
 def entry(main: Callable[[list[str]], int]) -> Callable[[list[str]], int]:
     """A module's `main`, with bad input met while it runs (a LionsimError: a case's command that
-    fails, the checkout's examples/ missing) reported as `fail` does: one line, exit 2."""
+    fails, the checkout's examples/ missing) reported as `fail` does: one line, exit 2; and a
+    reader that stops early (`| head`: a BrokenPipeError while printing) exits 0 without a traceback."""
     @functools.wraps(main)
     def run(argv: list[str]) -> int:
         try:
-            return main(argv)
+            code = main(argv)
+            sys.stdout.flush()  # what is still buffered meets a closed pipe here, not at exit
+            return code
         except LionsimError as e:
             fail(str(e))
+        except BrokenPipeError:
+            # The rest of the output goes nowhere: every module prints only once it has computed
+            # everything, so nothing is left undone. Python flushes stdout again at exit, which
+            # would fail on the same pipe (exit 120): point stdout's descriptor at /dev/null.
+            with contextlib.suppress(AttributeError, OSError, ValueError):  # a stream without a descriptor
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
     return run
 
 

@@ -50,3 +50,35 @@ def test_lionsim_s_codec_is_encode_plus_decode_of_the_cases_configuration():
     frame = _run(case.command)  # its own command: sgdm, then dgc
     assert costs["dgc@sparse-allgather"] == pytest.approx(float(frame["encode_s"][1] + frame["decode_s"][1]))
     assert set(costs) >= {m.run for m in grace.METHODS if m.run}
+
+
+def _ours() -> dict[str, float]:
+    """lionsim's codec costs without running anything: 0.001 s, 0.002 s, ... by run."""
+    return {run: (i + 1) / 1000 for i, run in enumerate(dict.fromkeys(m.run for m in grace.METHODS if m.run))}
+
+
+def test_the_terminal_table_keeps_to_the_terminal_s_width_a_row_a_method(monkeypatch, capsys):
+    monkeypatch.setattr(grace, "codec_costs", _ours)
+    monkeypatch.setenv("COLUMNS", "72")
+    assert grace.main([]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 72 and lines[0].split()[:3] == ["method", "lionsim", "run"]
+    first = next(i for i, line in enumerate(lines) if line.startswith("---")) + 1
+    keys = [m.key for m in grace.METHODS]
+    assert len(set(keys)) == len(keys) and [line.split()[0] for line in lines[first:first + len(keys)]] == keys
+    dgc = lines[first + keys.index("dgc-0.01")].split()
+    assert dgc[1:] == ["dgc@sparse-allgather", "0.290", f"{_ours()['dgc@sparse-allgather']:.3f}"]
+    assert lines[first + len(keys) + 1].startswith("What it shows:")
+
+
+def test_markdown_prints_the_docs_block_and_a_method_s_record_its_runs(monkeypatch, capsys):
+    monkeypatch.setattr(grace, "codec_costs", _ours)
+    assert grace.main(["--markdown"]) == 0
+    assert capsys.readouterr().out == grace.markdown(grace.table(_ours()))
+    assert grace.main(["--case", "qsgd"]) == 0
+    out = " ".join(capsys.readouterr().out.splitlines())  # the fields wrapped at spaces
+    qsgd = _method("qsgd (no memory)")
+    assert all(run in out for run, _ in (*qsgd.throughput, *qsgd.upper_bound))
+    assert f"compressor cost a step: {qsgd.cost_s():.3f} s" in out and "codec a step: 0.003 s" in out
+    assert f"command: lionsim {' '.join(grace.command())}" in out
+    assert grace.main(["--case", "randomk-0.01"]) == 0 and "lionsim run: none" in capsys.readouterr().out

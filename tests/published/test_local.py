@@ -1,7 +1,8 @@
 """Published bandwidth needs of local-step methods side by side: the cases come from two papers
 with their configurations, the hold-out is another paper's table kept apart, every printed figure
-is a point of the grid the figures are read onto, one case against a closed form, and the docs
-block is the one the cases give now."""
+is a point of the grid the figures are read onto, one case against a closed form, the docs block
+is the one the cases give now (a command two tables share run once), and the terminal's forms
+(the compact table, --case's record) carry the same figures within the terminal's width."""
 
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def test_a_case_runs_from_any_directory(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def both():
-    return pl.results(pl.LOCAL_STEP_CASES), pl.results(pl.LOCAL_STEP_HOLDOUT)
+    return pl.table_and_holdout()
 
 
 @pytest.mark.slow  # every case's estimate --need (about 20 s of CPU)
@@ -100,3 +101,63 @@ def test_the_table_meets_its_goal_or_says_why(both):
     assert s["median"] <= pl.GOAL_MEDIAN
     missed = {c.key: c.miss for c in pl.LOCAL_STEP_CASES}
     assert all(missed[key] for key in s["beyond"]), s["beyond"]
+
+
+_FIRST = {c.command: c.published for c in reversed((*pl.LOCAL_STEP_CASES, *pl.LOCAL_STEP_HOLDOUT))}
+
+
+def _fake_figure(case: published.Case) -> tuple[float, float]:
+    """A figure without running anything, of the command alone (as a real one): 10% above the
+    published figure of the first case with that command, solved 20% above."""
+    return _FIRST[case.command] * 1.1, _FIRST[case.command] * 1.2
+
+
+def test_a_command_the_table_and_the_hold_out_share_runs_once(monkeypatch):
+    ran = []
+    monkeypatch.setattr(pl, "figure", lambda case: ran.append(case.command) or _fake_figure(case))
+    every = (*pl.LOCAL_STEP_CASES, *pl.LOCAL_STEP_HOLDOUT)
+    frame = pl.results(every)
+    commands = [c.command for c in every]
+    assert len(ran) == len(set(ran)) == len(set(commands)) < len(commands)  # Table 6's 10B rows are Table 4's
+    assert list(frame["key"]) == [c.key for c in every]
+    for case, row in zip(every, frame.itertuples(index=False)):
+        assert (row.lionsim, row.solved) == _fake_figure(case)
+        assert row.error == pytest.approx(row.lionsim / case.published - 1, rel=1e-12)
+
+
+def test_markdown_prints_the_docs_block_of_both_tables(monkeypatch, capsys):
+    monkeypatch.setattr(pl, "figure", _fake_figure)
+    assert pl.main(["--markdown"]) == 0
+    block = pl.docs_block(pl.results(pl.LOCAL_STEP_CASES), pl.results(pl.LOCAL_STEP_HOLDOUT))
+    assert capsys.readouterr().out == block + "\n"
+    assert pl.main(["--holdout", "--markdown"]) == 0
+    assert capsys.readouterr().out == pl.markdown(pl.results(pl.LOCAL_STEP_HOLDOUT), pl.LOCAL_STEP_HOLDOUT) + "\n"
+
+
+@pytest.mark.parametrize("argv,cases", [([], pl.LOCAL_STEP_CASES), (["--holdout"], pl.LOCAL_STEP_HOLDOUT)])
+def test_the_terminal_table_keeps_to_the_terminal_s_width_a_row_a_case(argv, cases, monkeypatch, capsys):
+    monkeypatch.setattr(pl, "figure", _fake_figure)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert pl.main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert lines[0].split() == ["case", "quantity", "published", "lionsim", "solved", "error"]
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in {c.key for c in cases}}
+    assert list(rows) == [c.key for c in cases]
+    for case in cases:
+        lionsim, solved = _fake_figure(case)
+        assert rows[case.key].rstrip().endswith(f"{pl._shown(solved)}  {lionsim / case.published - 1:+.1%}")
+    text = " ".join(lines)
+    assert "Median |error|" in text and ("--holdout" in text) == (not argv)  # the table points to the hold-out
+
+
+def test_a_case_s_record_holds_its_source_configuration_and_command(monkeypatch, capsys):
+    monkeypatch.setattr(pl, "figure", _fake_figure)
+    case = next(c for c in pl.LOCAL_STEP_HOLDOUT if c.key == "scaling-405b-diloco-h10-cu80")
+    assert pl.main(["--case", case.key]) == 0
+    out = capsys.readouterr().out
+    text = " ".join(out.splitlines())  # the fields wrapped at spaces
+    assert f"source: {case.source}" in text and f"configuration: {case.config}" in text
+    assert f"command: {case.shell}" in text and "--local-steps 10" in case.shell
+    assert f"published: {case.published:.1f}" in text and "error: +10.0% (solved: +20.0%)" in text
+    assert max(map(len, out.splitlines())) <= 100

@@ -1,11 +1,15 @@
 """What the published-results commands print in a terminal: --help answers with the module doc's
 usage lines, an unknown flag is refused in one line (exit 2), the compact tables keep to the
-width they are given, and the explanations follow their rules (a case's beyond the threshold its
-heading states, a sweep's only where one of its points is beyond its goal, a shared text once)."""
+width they are given, the explanations follow their rules (a case's beyond the threshold its
+heading states, a sweep's only where one of its points is beyond its goal, a shared text once), and
+a reader that stops early (`| head`) is not an error."""
 
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -46,6 +50,9 @@ def test_an_unknown_flag_is_refused_in_one_line(name, capsys):
     ("lionsim.published.cases", ["--case", "p4dn-1node", "--markdown"]),
     ("lionsim.published.cases", ["--case", "p4dn-1node", "--case", "p4dn-2nodes"]),
     ("lionsim.published.local", ["--holdout", "--holdout"]),
+    ("lionsim.published.local", ["--holdout", "--case", "sdiloco-1b-dp-cu50"]),
+    ("lionsim.published.local", ["--markdown", "--case", "sdiloco-1b-dp-cu50"]),
+    ("lionsim.published.grace", ["--case", "qsgd", "--markdown"]),
 ])
 def test_flags_that_would_override_each_other_are_refused_in_one_line(name, argv, capsys):
     with pytest.raises(SystemExit) as exit:
@@ -182,3 +189,34 @@ def test_each_bagua_explanation_carries_its_own_case_s_figures():
     assert "its DDP step (0.90 s) likewise needs the line rate with backward fully hidden (0.85 s)" in ten
     slow = cases.explanation(by_key["bagua-bytegrad-vgg16-10g"], frame.assign(inter_bytes=[1.2e9, 2.5e8]))
     assert "is shorter than the 1.01 s its 1.20 GB of ring traffic" in slow  # 1.2 / 1.25 + 0.05
+
+
+class _ClosedPipe:
+    """A stdout whose reader has gone (`| head` after its lines): every write raises."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_stops_early_is_not_an_error(monkeypatch):
+    main = terminal.entry(lambda argv: print("row\n" * 10) or 0)
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main([]) == 0
+
+
+def test_a_closed_pipe_exits_0_without_a_traceback_in_a_process():
+    # The reading end is closed before the process starts: its first write fails, and so would
+    # Python's own flush at exit unless stdout is pointed elsewhere.
+    script = ("import sys\nfrom lionsim.published import terminal\n"
+              "sys.exit(terminal.entry(lambda argv: print('row\\n' * 100000) or 0)([]))")
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-c", script], stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=60)
+    finally:
+        os.close(write)
+    assert done.returncode == 0 and done.stderr == ""
