@@ -159,6 +159,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
     from lionsim.training.results import BenchResult
+    from lionsim.training.stop import settle
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
     backend, labels = bench.backend, bench.labels
@@ -179,6 +180,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
             fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
                  f"finished steps are kept in {out} (the same command with --resume continues)"
                  if getattr(e, "checkpoint", None) is not None else ""))
+        settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
         return

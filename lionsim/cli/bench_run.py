@@ -1,6 +1,8 @@
 """`lionsim bench` on the simulator: train, and on SIGINT or SIGTERM stop at a step boundary
 and keep everything that finished, with the state `--resume` continues from; on an error in
-the user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3)."""
+the user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3). A
+signal that comes after the last step's stop check stops nothing: the bench completes, says
+so, and exits 0 (lionsim.training.stop.settle)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ def run_here(plan, out: Path, resume: bool):
     from lionsim.training.results import Results
     from lionsim.training.resume import load_resume
     from lionsim.training.runner import Runner
-    from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+    from lionsim.training.stop import StopRequest, late_note, settle, stop_at_step_boundary, to_stderr
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
     kept = load_resume(out, plan) if resume else None
@@ -42,11 +44,13 @@ def run_here(plan, out: Path, resume: bool):
     result.meta["config"]["out"] = str(out)
     try:
         files = publish_result(target, result)
+        settle()  # complete and written: a signal from here on changes nothing (exit 0)
     except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
         target.discard()
         publish_result(target, result, plots=False)
         fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
              f"`lionsim plot {out}` draws them")
+    late_note(request)
     return result, files
 
 

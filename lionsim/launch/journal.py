@@ -89,7 +89,7 @@ def journal_rows(path: Path, warmup: int) -> pd.DataFrame:
         for column in MEDIANED:
             rows[column] = medians_by_kind(list(rows[column]), kinds, warmup)
         rows["comm_exposed_s"] = rows["comm_s"]
-        rows["step_s"] = rows[["compute_s", "encode_s", "comm_exposed_s", "decode_s", "update_s"]].sum(axis=1)
+        rows["step_s"] = rows[["compute_s", "wait_s", "encode_s", "comm_exposed_s", "decode_s", "update_s"]].sum(axis=1)
     rows["sim_time_s"] = rows["step_s"].cumsum()
     return rows
 

@@ -166,9 +166,12 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
         at[:] = [run.label, 1 + len(runner.records[-1].steps)]  # a resumed run starts past its first step
         if where is not None:
             where(*at)
-        if root and runner.resume is not None:  # what a resume kept is staged before anything new
-            stage_result(target, results.result(status="running"), plots=False)
-        elif root:  # a run.json from the start: whoever publishes after a failure marks it
+        if not root:
+            return
+        kept = results.result(status="running") if runner.resume is not None else None
+        if kept is not None and len(kept.steps):  # what a resume kept is staged before anything new
+            stage_result(target, kept, plots=False)
+        else:  # a run.json from the start (a resume that kept no step too): whoever publishes after a failure marks it
             meta = results.record("running", None)
             target.write(lambda d: [write_atomic(d / META_FILE, lambda f: f.write(json.dumps(meta, default=str)))])
 

@@ -42,7 +42,8 @@ from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
-from lionsim.training.stop import SIGNALS, StopRequest, deferred_signals, stop_at_step_boundary, to_stderr
+from lionsim.training.stop import (SIGNALS, StopRequest, deferred_signals, late_note, settle, stop_at_step_boundary,
+                                   to_stderr)
 from lionsim.usercode import EXIT_CODE, kept_line
 
 HEARTBEAT_S = 0.5
@@ -175,7 +176,11 @@ def spawn_ranks(plan: BenchPlan, out: Path, ranks: int,
         with deferred_signals():
             _stop([p for p in procs if p.pid is not None], grace=GRACE_S)
     with deferred_signals():  # every rank has ended: what finished is published whole
-        return _outcome(procs, states, culprit, out, plan.labels, request)
+        outcome = _outcome(procs, states, culprit, out, plan.labels, request)
+        if outcome.ok:  # rank 0 published every run: a stop asked for after the last step stopped nothing
+            settle()
+            late_note(request)
+        return outcome
 
 
 def _immune() -> None:

@@ -6,10 +6,12 @@
                 uneven workers. sim: each worker's compute scaled by its --compute-spread factor
                 this step; a step waits for the slowest (lionsim.steptime.stragglers: wait_s is
                 what that adds to the median worker's step). gloo/nccl: the ranks' measured
-                compute this step, per worker (--compute-spread injects sleeps into it); wait_s
-                = compute_max_s - compute_median_s, added to step_s only under --compute-spread
-                (without it compute_s is already the slowest rank's figure). Without a spread on
-                sim: compute_s twice and 0
+                compute this step, per worker (--compute-spread injects sleeps into it). Under
+                --compute-spread compute_s is compute_median_s and wait_s = compute_max_s -
+                compute_median_s, added to step_s; without it compute_s stays the bench's one
+                figure (already the slowest rank's), so the step waits for nothing more: wait_s
+                0, and the measured spread is compute_max_s - compute_median_s. Without a spread
+                on sim: compute_s twice and 0. On every row step_s includes wait_s
     encode_s, decode_s, update_s
                 measured on this machine: per step, the median of that part over the run's steps
                 of the same kind (the same collectives issued: a momentum-sync step is its own
@@ -234,8 +236,9 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     modes = [c.modes for c in costs]
     # the ranks' measured compute this step (slowest_process): under --compute-spread (sleeps
     # injected) the median worker's is the step's compute and the slowest's adds the wait; without
-    # it compute_s stays the bench's one figure, already the slowest rank's, so the measured wait
-    # is reported but not added again
+    # it compute_s stays the bench's one figure, already the slowest rank's: the step adds no wait
+    # (wait_s 0, as step_s books it), and the ranks' spread is reported in compute_median_s and
+    # compute_max_s
     own = s.seconds.get("compute", 0.0) / w  # a step booked before slowest_process (a journal): this process's
     median, slowest = s.seconds.get("compute_median", own), s.seconds.get("compute_max", own)
     injected = b.spread is not None
@@ -247,7 +250,7 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     t = StepTimes(forward_s=work.forward_s, backward_s=work.backward_s, encode_s=work.encode_s, comm_s=measured_comm,
                   comm_exposed_s=measured_comm, decode_s=work.decode_s, update_s=work.update_s,
                   buckets=1 if s.collectives else 0, sent_bytes=sent, wait_s=slowest - median if injected else 0.0)
-    measured = {"compute_median_s": median, "compute_max_s": slowest, "wait_s": slowest - median}
+    measured = {"compute_median_s": median, "compute_max_s": slowest}
     return {**t.columns(), **measured, "comm_model_s": model, "wire_bytes": sent, **bits,
             "comm_measured_s": s.seconds.get("collectives", sum(c.seconds for c in s.collectives)),
             "barrier_wait_s": sum(c.wait_s for c in s.collectives), "calls": len(s.collectives),

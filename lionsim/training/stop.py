@@ -9,7 +9,18 @@ run's state at that boundary is kept (lionsim.training.checkpoint), which `lions
 --resume` continues from. A second signal stops at once (KeyboardInterrupt): the finished
 steps are still kept, and a resume restarts the run that was under way.
 
-SIGTERM is what CI time-outs, schedulers and `kill` send; it is treated as Ctrl-C is.
+SIGTERM is what CI time-outs, schedulers and `kill` send; it is treated as Ctrl-C is. One
+interrupt often arrives twice: timeout(1) signals the command and then its whole process group,
+which holds the command again (so does a script's `kill -INT -PGID` after a `kill -INT PID`). A
+repeat of the same signal within REPEAT_S of the first is taken for that echo, not for a second
+Ctrl-C: it would otherwise turn every `timeout -s INT` into a stop at once, losing the state of
+the run under way.
+
+An interrupt that comes once the command's outcome is settled (every run finished and written:
+`settle`) changes nothing: it is taken and dropped, and the command ends as it would have (exit
+0 for a complete bench). The process's own command line leaves SIGINT and SIGTERM ignored as it
+returns: only the interpreter's exit is left, and a signal there would kill it (exit 130 with no
+line) over a result already decided.
 
 Every handler lionsim installs is put back as it was found when lionsim returns, normally or by
 an exception, and each signal lionsim's handlers take is noted (`TAKEN`): a command run from
@@ -23,12 +34,26 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TAKEN: list[int] = []
 """Signals lionsim's handlers took, oldest first; `command_signals` clears what its block added."""
+REPEAT_S = 1.0
+"""Seconds within which the same signal again is the first one's echo (timeout(1) sends it to the
+command and to its process group), not a second Ctrl-C: far longer than the microseconds between
+the two sends, far shorter than reading the note and pressing Ctrl-C again."""
+SETTLED: list[bool] = []
+"""Non-empty once the running command's outcome is settled (`settle`): a signal then changes nothing."""
+
+
+def settle() -> None:
+    """The command's outcome is decided (every run finished and written): from now until it ends,
+    SIGINT and SIGTERM are taken (`TAKEN`) and dropped instead of interrupting it."""
+    if not SETTLED:
+        SETTLED.append(True)
 
 
 class StopRequest:
@@ -37,6 +62,8 @@ class StopRequest:
     def __init__(self, also: Callable[[], bool] | None = None) -> None:
         self.signal: int | None = None
         """The first signal received (None: none yet)."""
+        self.at: float | None = None
+        """When it came (time.monotonic), to tell its echo from a second signal."""
         self._also = also
         """Another source of stop requests (a parent's event, for spawned ranks)."""
 
@@ -46,7 +73,11 @@ class StopRequest:
     def ask(self, signum: int = signal.SIGINT) -> None:
         """Ask for a stop as the signal `signum` would (a parent relaying its own)."""
         if self.signal is None:
-            self.signal = signum
+            self.signal, self.at = signum, time.monotonic()
+
+    def echo(self, signum: int) -> bool:
+        """Whether `signum` is the first signal again within REPEAT_S (one interrupt delivered twice)."""
+        return signum == self.signal and self.at is not None and time.monotonic() - self.at < REPEAT_S
 
     @property
     def name(self) -> str:
@@ -65,6 +96,8 @@ def stop_at_step_boundary(request: StopRequest, note: Callable[[str], None] | No
 
     def handler(signum, frame) -> None:
         TAKEN.append(signum)
+        if request.echo(signum):
+            return
         if request.signal is not None:
             raise KeyboardInterrupt
         request.ask(signum)
@@ -125,7 +158,16 @@ def to_stderr(line: str) -> None:
 
 def _interrupt(signum, frame) -> None:
     TAKEN.append(signum)
-    raise KeyboardInterrupt
+    if not SETTLED:
+        raise KeyboardInterrupt
+
+
+def late_note(request: StopRequest) -> None:
+    """After a run that completed although a stop was asked for (the signal came after its last
+    step's stop check): say so, as the note the signal printed promised a stop."""
+    if request.signal is not None:
+        to_stderr(f"{request.name} came after the last step: every run finished and was written "
+                  "(nothing to resume)")
 
 
 @contextmanager
@@ -140,12 +182,15 @@ def command_signals(hand_back: bool) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    mark = len(TAKEN)
+    mark, settled = len(TAKEN), len(SETTLED)
     try:
         with handlers(SIGNALS, _interrupt):
             yield
     finally:
         taken = TAKEN[mark:]
-        del TAKEN[mark:]
-        if hand_back and taken:
+        del TAKEN[mark:], SETTLED[settled:]
+        if not hand_back:  # the process's own command line: only the interpreter's exit is left
+            for s in SIGNALS:
+                signal.signal(s, signal.SIG_IGN)
+        elif taken:
             signal.raise_signal(taken[0])

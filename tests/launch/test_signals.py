@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -102,20 +103,20 @@ def test_sim_bench_stops_at_a_step_boundary_and_resumes_exactly(sig, tmp_path, c
     assert not (out / ".resume").exists()
 
 
-def gloo_run_under_way(tmp_path: Path, **popen):
+def gloo_run_under_way(tmp_path: Path, run: str = "dlion-avg", **popen):
     out = tmp_path / "o"
     strategies = ["dlion-mavo", "dlion-avg"]  # votes: every rank's sum is exact, so rows equal the simulator's
     argv = bench_argv(GLOO_STEPS, strategies, out, "--backend", "gloo", "--timeout", "20")
     proc, log = start(argv, tmp_path, **popen)
     journal = tmp_path / ".o.partial" / ".steps.journal"
 
-    def second_run_under_way() -> bool:
+    def run_under_way() -> bool:
         try:
-            return journal.read_text().count("dlion-avg") >= 3
+            return journal.read_text().count(f"\n{run},") >= 3
         except OSError:
             return False
 
-    wait_for(proc, log, second_run_under_way, "the second run")
+    wait_for(proc, log, run_under_way, f"the run {run}")
     ranks = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(int(p.name)) == proc.pid
              and "spawn_main" in Path(f"/proc/{p.name}/cmdline").read_text()]
     return proc, log, out, argv, strategies, ranks
@@ -160,6 +161,40 @@ def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_pat
              "encode_s", "decode_s", "update_s"]
     pd.testing.assert_frame_equal(steps[exact], reference(GLOO_STEPS, strategies)[exact], check_dtype=False)
     assert json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+EXACT = ["strategy", "transport", "step", "loss", "eval_loss", "eval_acc", "wire_bytes", "compute_s", "encode_s",
+         "decode_s", "update_s"]
+"""steps.csv's columns a resumed run equals an uninterrupted one in (--compute h100: modelled times)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kept", ["its state", "no state"])
+def test_gloo_interrupted_in_its_first_run_as_timeout_does_resumes_exactly(kept, tmp_path, capsys):
+    """`timeout -s INT` sends SIGINT to the parent and then to its process group: one interrupt,
+    delivered twice, stops every rank after the same step of the first run with its state kept;
+    --resume continues it (or, with no state, as a second Ctrl-C or a dead rank leaves, trains it
+    again) to the rows of an uninterrupted run."""
+    proc, log, out, argv, strategies, ranks = gloo_run_under_way(tmp_path, run="dlion-mavo", start_new_session=True)
+    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=180) == 2
+    line = error_line(log)
+    match = re.fullmatch(rf"error: interrupted \(SIGINT\): (\d+) finished steps kept in {re.escape(str(out))}; the same "
+                         r"command with --resume continues dlion-mavo@int8-allreduce from step (\d+)", line)
+    assert match, line
+    finished, next_step = map(int, match.groups())
+    assert finished == next_step - 1 and 3 <= finished < GLOO_STEPS
+    assert not any(alive(p) for p in ranks)
+    assert list(pd.read_csv(out / "steps.csv").step) == list(range(1, next_step))
+    assert sorted(p.name for p in (out / ".resume").iterdir()) == ["rank0.pt", "rank1.pt"]
+    if kept == "no state":
+        shutil.rmtree(out / ".resume")
+    resume_in_process(argv, capsys)
+    steps = pd.read_csv(out / "steps.csv")
+    pd.testing.assert_frame_equal(steps[EXACT], reference(GLOO_STEPS, strategies)[EXACT], check_dtype=False)
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["resumed"][0]["from_step"] == (next_step if kept == "its state" else 1)
 
 
 @pytest.mark.slow

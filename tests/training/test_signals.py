@@ -142,3 +142,79 @@ def test_ctrl_c_stops_a_pytest_run_that_runs_a_bench_in_process(tmp_path):
     assert code == 2, text  # pytest's "interrupted"
     assert "KeyboardInterrupt" in text and not (tmp_path / "after").exists(), text
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+
+
+@contextmanager
+def raised_at_step(step: int, times: int = 1):
+    """Like ctrl_c_at_step, `times` SIGINTs in a row (timeout(1) sends one to the command and
+    then to its process group)."""
+    from lionsim.cli import bench_run
+
+    real = bench_run.step_progress
+
+    @contextmanager
+    def progress(console, labels, steps):
+        with real(console, labels, steps) as update:
+            def then(run, i, loss):
+                update(run, i, loss)
+                if i == step:
+                    for _ in range(times):
+                        signal.raise_signal(signal.SIGINT)
+            yield then
+
+    bench_run.step_progress = progress
+    try:
+        yield
+    finally:
+        bench_run.step_progress = real
+
+
+def test_an_interrupt_delivered_twice_at_once_stops_at_the_step_boundary(tmp_path, capsys):
+    """The echo of one interrupt is not a second Ctrl-C: the run under way keeps its state."""
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got), raised_at_step(2, times=2):
+        code = exit_code([*BENCH, "--steps", "50", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "continues adamw@fp32-allreduce from step 3" in err, err
+    assert (out / ".resume" / "rank0.pt").is_file()
+
+
+def test_an_interrupt_in_the_last_step_completes_the_run_and_says_so(tmp_path, capsys):
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got), raised_at_step(4):
+        code = exit_code([*BENCH, "--steps", "4", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and got == [signal.SIGINT], err
+    assert "SIGINT came after the last step: every run finished and was written (nothing to resume)" in err
+    assert "error" not in err and json.loads((out / "run.json").read_text())["status"] == "complete"
+    assert len((out / "steps.csv").read_text().splitlines()) == 1 + 4 and not (out / ".resume").exists()
+
+
+def test_an_interrupt_once_the_results_are_written_is_ignored(tmp_path, capsys, monkeypatch):
+    """While the table prints (the results written): exit 0, no line claiming nothing was written."""
+    from lionsim.cli import bench_cmd
+
+    real = bench_cmd._report
+
+    def report(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        real(*args, **kwargs)
+
+    monkeypatch.setattr(bench_cmd, "_report", report)
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got):
+        code = exit_code([*BENCH, "--steps", "2", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0 and got == [signal.SIGINT] and "interrupted" not in err, err
+    assert json.loads((out / "run.json").read_text())["status"] == "complete"
+
+
+def test_the_processs_own_command_line_leaves_the_signals_ignored_for_its_exit():
+    """After `lionsim ARGS` decided its exit code only the interpreter's exit is left: a signal
+    there would kill it silently (exit 130)."""
+    from lionsim.training.stop import command_signals
+
+    with own_handlers() as (mine, got):
+        with command_signals(hand_back=False):
+            assert signal.getsignal(signal.SIGINT) is not mine
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
