@@ -91,8 +91,8 @@ EstimateOut = Annotated[Optional[Path], typer.Option(
 
 RUN_WIDTH = 17
 """Least characters of the run column: a label is two whole lines, strategy and @transport
-(reports.tables.fold_run), and the column widens to the longest (run_width); the tables fit 80
-columns in a pipe or a CI log for names up to this long, and are never folded inside a name."""
+(reports.widths.fold_run), and the column widens to the longest (run_width) while the table fits
+80 columns; past that the names break after a '-' (reports.widths.fit)."""
 
 
 def _ms(seconds: float) -> str:
@@ -164,7 +164,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
     from lionsim.reports.columns import model_text, per_worker_text
-    from lionsim.reports.tables import fold_run, run_width
+    from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
@@ -206,18 +206,19 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), f"{row.speedup:.2f}x",
         )
-    return table
+    return fit(table)
 
 
 def run_table(frame: pd.DataFrame) -> Table:
     """A whole run (--steps / --tokens): its seconds, mean step beside the steady one, its phases."""
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
     table = Table(title=f"a whole run of {first['run_steps']:,} steps", caption=(
         "run: the run's time (h:mm:ss); mean step and steady step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("time", "mean step", "steady", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("phases", overflow="fold")
@@ -226,26 +227,27 @@ def run_table(frame: pd.DataFrame) -> Table:
         clock = f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if row.run_s >= 1 else f"{row.run_s:.3g}s"
         table.add_row(fold_run(row.strategy, row.transport), clock, _ms(row.mean_step_s), _ms(row.step_s),
                       f"{row.run_speedup:.2f}x", row.run_phases)
-    return table
+    return fit(table)
 
 
 def spread_table(frame: pd.DataFrame) -> Table:
     """Uneven workers: the median and slowest worker's compute, the wait, the step's percentiles."""
-    from lionsim.reports.tables import fold_run
+    from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
     table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({first['spread_method']})",
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
                           "and p99.", caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("run", no_wrap=True, max_width=RUN_WIDTH)
+    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("compute", "slowest", "wait", "step", "p50", "p99", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
-        table.add_row(fold_run(row.strategy, row.transport, RUN_WIDTH),
+        table.add_row(fold_run(row.strategy, row.transport),
                       *(_ms(x) for x in (row.compute_median_s, row.compute_max_s, row.wait_s, row.step_s,
                                          row.step_p50_s, row.step_p99_s)), f"{row.speedup:.2f}x")
-    return table
+    return fit(table)
 
 
 def need_table(frame: pd.DataFrame) -> Table:
@@ -255,7 +257,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     from rich.markup import escape
 
     from lionsim.estimate.need import REL_TOL, busy_share, percent, shared_reason, target_text
-    from lionsim.reports.tables import fold_run, run_width
+    from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
@@ -282,14 +284,14 @@ def need_table(frame: pd.DataFrame) -> Table:
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
         table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), note)
-    return table
+    return fit(table)
 
 
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import fold_run, run_width
+    from lionsim.reports.tables import fit, fold_run, run_width
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -314,7 +316,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
         table.add_row(fold_run(row.strategy, row.transport), where, wins, _times(row.speedup_first),
                       _times(row.speedup_last))
-    return table
+    return fit(table)
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
@@ -418,7 +420,7 @@ def estimate_cmd(
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept.rows if swept is not None else frame, format)
     else:
-        for table in tables:  # 80 columns off a terminal (wider only for a run name that needs it)
+        for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
     if written:
         (console if format == "table" else err_console).print(

@@ -44,8 +44,9 @@ def emit(frame, fmt: str, table=None, whole: bool = False) -> None:
     """Print a result: the rich `table` (a renderable, or a function making one) for `table`,
     else the frame (a DataFrame, or a function making one: a table never imports pandas) as
     CSV or JSON on stdout. A reader that stops early is not an error: the rest goes nowhere and
-    the command carries on (its files are still written). `whole`: the table's cells are never
-    folded (off a terminal it gets the width it needs)."""
+    the command carries on (its files are still written). `whole`: a table its builder fitted to
+    80 columns (lionsim.reports.widths.fit) that is still wider, its numbers alone, gets the width
+    it needs off a terminal rather than a cut number."""
     import os
     import sys
 
@@ -53,8 +54,8 @@ def emit(frame, fmt: str, table=None, whole: bool = False) -> None:
         from lionsim.cli.app import out_console
 
         table = table() if callable(table) else table
-        # `whole`: off a terminal the table is as wide as it needs (a long run name is never
-        # folded); others fit 80 columns by folding their long text columns
+        # `whole`: the builder fitted it to 80 columns by its run names; wider only where its
+        # numbers alone are (never cut). Others fit 80 columns by folding their long text columns
         out_console(natural_width(table) if whole else None).print(table)
         return
     from lionsim.reports.formats import frame_text  # pandas: only for csv / json
@@ -68,12 +69,10 @@ def emit(frame, fmt: str, table=None, whole: bool = False) -> None:
 
 
 def natural_width(renderable) -> int:
-    """Columns `renderable` takes when nothing squeezes it (a table with a long run name)."""
-    from rich.console import Console
-    from rich.measure import Measurement
+    """Columns `renderable` takes when nothing squeezes it (lionsim.reports.widths)."""
+    from lionsim.reports.widths import natural_width
 
-    probe = Console(width=400)
-    return Measurement.get(probe, probe.options, renderable).maximum
+    return natural_width(renderable)
 
 
 def print_not_drawn(console, name: str, why: str) -> None:

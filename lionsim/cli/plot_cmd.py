@@ -52,7 +52,7 @@ def plot(
         from lionsim.cli.output import natural_width
 
         table = summary_table(summary, meta)
-        out_console(natural_width(table)).print(table)  # a long run name widens it, never folds it
+        out_console(natural_width(table)).print(table)  # fitted to 80; wider only where its numbers are
         check = model_check_table(summary, (meta or {}).get("comm_model"))
         if check is not None:
             console.print(check)

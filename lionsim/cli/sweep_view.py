@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lionsim.reports.columns import ACCURACY, metric_value
-from lionsim.reports.tables import fold_run, run_width
+from lionsim.reports.tables import fit, fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -118,7 +118,7 @@ def _ms(seconds: float) -> str:
 
 RUN_WIDTH = 17
 """Least characters of the run column: a label is two whole lines (fold_run), the column as
-wide as the longest (run_width), never folded inside a name."""
+wide as the longest (run_width) while the table fits 80 columns, else broken after a '-' (fit)."""
 
 
 def sweep_table(summary: pd.DataFrame) -> Table:
@@ -142,7 +142,7 @@ def sweep_table(summary: pd.DataFrame) -> Table:
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
                       _ms(row["step_s"]), _number(row["speedup"], ".2f"))
     spread = seed_table(summary)
-    return table if spread is None else Group(table, "", spread)
+    return fit(table) if spread is None else Group(fit(table), "", spread)
 
 
 def seed_table(summary: pd.DataFrame) -> Table | None:
@@ -171,7 +171,7 @@ def seed_table(summary: pd.DataFrame) -> Table | None:
                       str(workers), str(network), str(rows["seed"].nunique()),
                       _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
                       _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))
-    return table
+    return fit(table)
 
 
 def _spread(values: pd.Series, show) -> str:

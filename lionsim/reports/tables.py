@@ -15,6 +15,7 @@ from rich.table import Table
 
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
+from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
 
 def _isnan(value: float) -> bool:
@@ -58,18 +59,6 @@ def _bytes(n: float) -> str:
         if abs(n) >= size:
             return f"{n / size:.3g}{unit}"
     return f"{n:.3g}B"
-
-
-def fold_run(strategy: str, transport: str, width: int | None = None) -> str:
-    """A run label in two lines, strategy then @transport, each whole: names are never split
-    inside (`@packed-` / `allreduce` read as two words). `width` is kept for callers; the
-    column is made wide enough instead (run_width)."""
-    return f"{strategy}\n@{transport}"
-
-
-def run_width(labels: list[tuple[str, str]], minimum: int) -> int:
-    """Width of a run column that holds every strategy and @transport line whole."""
-    return max([minimum, *(len(s) for s, _ in labels), *(len(t) + 1 for _, t in labels)])
 
 
 def _times(x: float) -> str:
@@ -131,7 +120,8 @@ def _target_note(summary: pd.DataFrame) -> str:
 
 
 RUN_WIDTH = 15
-"""Least characters of the run column (it widens to hold the longest name whole: run_width)."""
+"""Least characters of the run column (it widens to hold the longest name whole, run_width, while
+the table fits 80 columns: lionsim.reports.widths.fit)."""
 
 
 def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
@@ -139,8 +129,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     decode together as enc), bytes sent per worker per step, bits per parameter up/down,
     step speedup and time-to-target speedup. The baseline is starred.
 
-    Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport) and the
-    headers are short; the caption says what each means. `meta` (run.json) names the steps asked
+    Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport, broken
+    after a '-' where a long name would widen the table: widths.fit) and the headers are short; the caption says what each means. `meta` (run.json) names the steps asked
     for and, on gloo/nccl, the link measured on."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     # Show the workload's metric (accuracy, or its own by name) where it measures one, else eval loss.
@@ -179,11 +169,11 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             evaluated = metric_value(row.final_eval_acc, metric)
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
-        run = fold_run(f"{row.strategy}{star}", row.transport)
+        run = str(fold_run(f"{row.strategy}{star}", row.transport))
         if _diverged(row) is not None:
             run += f"\ndiverged at {_diverged(row)}"
         table.add_row(
-            run,
+            RunName(run),
             _num(row.final_loss, ".3f"),
             evaluated,
             _ms(row.compute_s),
@@ -196,7 +186,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _times(row.speedup),
             _to_target(row),
         )
-    return table
+    return fit(table)
 
 
 def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Table | None:

@@ -83,6 +83,34 @@ def test_estimate_tables_fit_80_columns_and_fold_runs_at_boundaries(capsys):
     assert "local: encode + decode + update" in " ".join(out.split())  # the fold is in the footnote
 
 
+ESTIMATES = {
+    "five runs": ["--model", "llama-7b", "--tokens-per-worker", "4096", "--workers", "16", "--network", "10gbe",
+                  "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "-s", "powersgd",
+                  "-s", "diloco"],
+    "the README's": ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "--network",
+                     "h100x8-10gbe", "--device", "h100", "-s", "lion@fp32-allreduce", "-s", "dlion-mavo@a2a-1bit"],
+}
+
+
+@pytest.mark.parametrize("args", ESTIMATES.values(), ids=ESTIMATES.keys())
+def test_estimate_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(capsys, args):
+    """Before, the run column widened to its longest name (`@compressed-allreduce`) and the table
+    took 82 columns in a pipe (81 for the README's command): now the name breaks after a '-', and
+    each run's numbers (read back from --format csv) are on its line whole."""
+    from lionsim.cli.estimate_cmd import _bytes, _ms
+
+    code, out, _ = run_cli(["estimate", *args], capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
+    code, csv, _ = run_cli(["estimate", *args, "--format", "csv"], capsys)
+    for row in pd.read_csv(io.StringIO(csv)).itertuples():
+        line = next(line for line in out.splitlines() if line.split()[:1] in ([row.strategy], [f"{row.strategy}*"]))
+        words = line.split()
+        assert all(_ms(s) in words for s in (row.compute_s, row.comm_s, row.comm_exposed_s, row.step_s)), line
+        assert f"{row.speedup:.2f}x" in words and (_bytes(row.wire_bytes) in line or
+                                                   _bytes(row.wire_bytes).replace(" ", "") in words), line
+    assert "onebit-adam" not in out or "\n@compressed-\nallreduce\n" in "\n".join(l.strip() for l in out.splitlines())
+
+
 def rendered(renderable, width: int = 80) -> list[str]:
     console = Console(width=width, record=True, file=open("/dev/null", "w"))
     console.print(renderable)

@@ -3,20 +3,65 @@ where run labels fold, how a diverged run and a measured link are shown."""
 
 from __future__ import annotations
 
+import re
+
 from lionsim.reports import summarize
 from lionsim.reports.tables import model_check_table, summary_table
 from tests.helpers.cli import table_text
 from tests.helpers.frames import frame, rows
 
 
-def test_bench_summary_folds_run_labels_only_at_the_at_sign():
-    """Before, `@packed-` / `allreduce` read as two words: a name is never split; the run column
-    widens to the longest name instead."""
+def test_run_labels_break_at_the_at_sign_and_after_a_dash_only_where_the_table_is_too_wide():
+    """A name is whole on its line while the table fits (`@packed-` / `allreduce` read as two
+    words); in a column fit() narrows it breaks after a '-', never inside a word."""
     from lionsim.reports.tables import fold_run, run_width
+    from lionsim.reports.widths import wrap_name
 
-    assert fold_run("dgc*", "sparse-allgather") == "dgc*\n@sparse-allgather"
-    assert fold_run("lion", "fp32-allreduce") == "lion\n@fp32-allreduce"
+    assert str(fold_run("dgc*", "sparse-allgather")) == "dgc*\n@sparse-allgather"
     assert run_width([("lion*", "fp32-allreduce"), ("lioncub-ternary", "packed-allreduce")], 15) == 17
+    assert wrap_name("@compressed-allreduce", 21) == ["@compressed-allreduce"]
+    assert wrap_name("@compressed-allreduce", 19) == ["@compressed-", "allreduce"]
+    assert wrap_name("@a-b-c-d", 5) == ["@a-b-", "c-d"]
+    assert wrap_name("@compressed", 4) == ["@compressed"]  # no '-': the cell folds it (RunName), never cuts
+
+
+def _long_named_runs():
+    """A bench of a plug-in strategy over a long transport (randomk-ef@sparse-allgather), evaluated."""
+    import math
+
+    runs = []
+    for strategy, transport in (("randomk-ef", "sparse-allgather"), ("adamw", "fp32-allreduce"),
+                                ("onebit-adam", "compressed-allreduce")):
+        run = rows(strategy, 5)
+        for k, r in enumerate(run):
+            r.update(transport=transport, eval_loss=2.5 - 0.1 * k, eval_acc=0.118 + 0.1 * k,
+                     wire_bytes=30_900 if strategy == "randomk-ef" else 77_100,
+                     bits_per_param_up=3.2 if strategy == "randomk-ef" else 32.0,
+                     bits_per_param_down=22.4 if strategy == "randomk-ef" else 32.0)
+        runs.append(run)
+    assert not math.isnan(runs[0][-1]["eval_acc"])
+    return summarize(frame(*runs))
+
+
+def test_bench_summary_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(capsys):
+    """Before, `lionsim bench --plugin examples/plugins/randomk_ef.py ... | cat` printed 84 columns:
+    the run column widened to `@compressed-allreduce` and the table went with it. Now the name
+    breaks after its '-'; every number of the unsqueezed table is there whole."""
+    from lionsim.cli.output import emit
+
+    summary = _long_named_runs()
+    emit(summary, "table", lambda: summary_table(summary, {"config": {"steps": 5}}), whole=True)  # bench's print
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= 80 and "…" not in out
+    wide = table_text(summary_table(summary, {"config": {"steps": 5}}), width=400)  # the reference: nothing squeezed
+    number = re.compile(r"^[-+]?[\d.,/%]+(x|kB|MB|GB|B)?$")
+    for line in wide.splitlines():
+        name = line.split()[:1]
+        if name and name[0].rstrip("*") in ("randomk-ef", "adamw", "onebit-adam"):
+            shown = next(l for l in out.splitlines() if l.split()[:1] == name)
+            assert [w for w in line.split() if number.match(w)] == [w for w in shown.split() if number.match(w)]
+            assert len([w for w in shown.split() if number.match(w)]) >= 10, shown
+    assert "\n@compressed-\nallreduce\n" in "\n".join(line.strip() for line in out.splitlines())
 
 
 def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():

@@ -155,18 +155,22 @@ def plain_log(axis) -> None:
     axis.set_minor_formatter(_PlainLogFormatter(base, labelOnlyBase=False))
 
 
-LOG_MANTISSAS = ((1, 2, 3, 5), (1, 2, 5), (1, 3), (1,))  # a log axis's labelled values, fewer as it spans more
+LOG_MANTISSAS = ((1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 5, 6, 8), (1, 2, 3, 5), (1, 2, 5), (1, 3), (1,))
+"""A log axis's labelled values, m x 10^k, fewer as it spans more: an axis of under a decade (a step
+time of 50 to 100 ms) gets 50, 60, 70, 80, 90, 100 rather than its two ends alone."""
 MAX_LOG_TICKS = 8
+MIN_LOG_GAP = 1 / 12  # of the axis's span in decades: neighbouring labels no closer (they would touch)
 LOG_MARGIN = 0.02  # of its span in decades: a log axis runs on this far past its end labels
 
 
 def labelled_log_axis(axis, low: float, high: float, label=lambda v: f"{v:g}") -> tuple[float, float]:
     """Label a log axis (ax.xaxis or ax.yaxis) showing data from `low` to `high` at round values
-    (1, 2, 3, 5 x 10^k; fewer mantissas as it spans more decades, at most MAX_LOG_TICKS labels)
-    from the last one at or below `low` to the first at or above `high`, the axis ending just
-    past them: its top (and bottom) is labelled at any range. (matplotlib's own labels stop at
-    the last decade once an axis spans more than one, so a step time of 22 s topped an axis
-    whose highest label was 10.) Returns the end labels' values."""
+    (the densest of LOG_MANTISSAS x 10^k that keeps to MAX_LOG_TICKS labels at least MIN_LOG_GAP
+    of the span apart) from the last one at or below `low` to the first at or above `high`, the
+    axis ending just past them: its top (and bottom) is labelled at any range. (matplotlib's own
+    labels stop at the last decade once an axis spans more than one, so a step time of 22 s topped
+    an axis whose highest label was 10; and 1, 2, 3, 5 alone left an axis of 50 to 100 ms two
+    labels.) Returns the end labels' values."""
     for mantissas in LOG_MANTISSAS:
         values = [m * 10.0 ** k for k in range(math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 2)
                   for m in mantissas]
@@ -175,7 +179,8 @@ def labelled_log_axis(axis, low: float, high: float, label=lambda v: f"{v:g}") -
         if start == end:  # one value, itself round: a label either side of it
             start, end = max(v for v in values if v < start), min(v for v in values if v > end)
         ticks = [v for v in values if start <= v <= end]
-        if len(ticks) <= MAX_LOG_TICKS:
+        gaps = np.diff(np.log10(ticks)) / math.log10(end / start)
+        if len(ticks) <= MAX_LOG_TICKS and gaps.min() >= MIN_LOG_GAP:
             break
     axis.set_major_locator(FixedLocator(ticks))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: label(v)))

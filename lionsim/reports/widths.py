@@ -1,0 +1,93 @@
+"""Tables that fit 80 columns: run names that break after a '-' rather than widen the table.
+
+A run label is two lines, strategy then @transport, each whole while the table fits; a table
+wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the names
+in it break after a '-' (`@compressed-` / `allreduce`). The numbers' columns are never narrowed:
+no number is cut or ellipsized. No pandas here: the CLI measures tables without it.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+TABLE_WIDTH = 80
+"""Columns a table fits in a pipe or a CI log (what `--format table` promises)."""
+
+LEAST_RUN = 8
+"""Fewest characters the run column is squeezed to (`@sparse-`): past that a table is printed wider
+(lionsim.cli.app.out_console) rather than cutting a number."""
+
+
+def _pieces(line: str) -> list[str]:
+    """A name's unbreakable pieces: it may break after each '-' (`@compressed-` / `allreduce`)."""
+    pieces = [piece + "-" for piece in line.split("-")]
+    pieces[-1] = pieces[-1][:-1]
+    return [piece for piece in pieces if piece]
+
+
+def wrap_name(line: str, width: int) -> list[str]:
+    """`line` in lines of at most `width`, broken after a '-' only; a piece wider than `width` on
+    its own stays whole here (the cell folds it: a name is never cut)."""
+    lines = [""]
+    for piece in _pieces(line):
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return lines
+
+
+class RunName:
+    """A run label for a table cell: strategy, then @transport on its own line (and any line after,
+    `diverged at N`), each whole where the column is wide enough; where fit() narrows the column a
+    line breaks after a '-', and only a piece wider than the column itself is folded."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        lines = self.text.split("\n")
+        return Measurement(max(len(p) for line in lines for p in _pieces(line) or [""]), max(map(len, lines)))
+
+    def __rich_console__(self, console, options):
+        width = max(options.max_width, 1)
+        yield Text("\n".join(part for line in self.text.split("\n") for part in wrap_name(line, width)),
+                   no_wrap=False, overflow="fold")
+
+
+def fold_run(strategy: str, transport: str) -> RunName:
+    """A run label in two lines, strategy then @transport, each whole in a column of run_width
+    (one that fit() narrows breaks them after a '-' only)."""
+    return RunName(f"{strategy}\n@{transport}")
+
+
+def run_width(labels: list[tuple[str, str]], minimum: int) -> int:
+    """Width of a run column that holds every strategy and @transport line whole."""
+    return max([minimum, *(len(s) for s, _ in labels), *(len(t) + 1 for _, t in labels)])
+
+
+def natural_width(renderable) -> int:
+    """Columns `renderable` takes when nothing squeezes it."""
+    probe = Console(width=400)
+    return Measurement.get(probe, probe.options, renderable).maximum
+
+
+def fit(table: Table, width: int = TABLE_WIDTH) -> Table:
+    """`table` narrowed to `width` columns by its run column alone (the widest text: names of
+    strategies and transports), which then breaks its names after a '-' (RunName); the numbers'
+    columns keep their width, so no number is ever cut or ellipsized. Down to LEAST_RUN: a table
+    whose numbers alone are wider stays wider."""
+    over = natural_width(table) - width
+    run = next((column for column in table.columns if column.header == "run"), None)
+    if over <= 0 or run is None:
+        return table
+    probe = Console(width=400)
+    now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum for cell in run.cells), default=0)
+    run.min_width = run.max_width = min(now, max(LEAST_RUN, now - over))
+    run.no_wrap, run.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis
+    return table
