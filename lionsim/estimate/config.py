@@ -27,8 +27,8 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
 from lionsim.strategies.core.base import STRATEGIES
-from lionsim.strategies.core.form import RUN, STEP, option_specs
-from lionsim.strategies.core.given import check_given, flags
+from lionsim.strategies.core.form import RUN, STEP
+from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
 from lionsim.estimate.probe import STEP as STEADY, check_algorithm
 
@@ -344,10 +344,8 @@ def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> Non
         if value is None:
             continue
         if "." in key:
-            name, _, field = key.rpartition(".")
-            name = STRATEGIES.canonical(name)
-            specs, shown = [s for s in option_specs(name, STRATEGIES.get(name).Options) if s.field == field], \
-                f"--opt {key}={value}"
+            _, field, by_field = named_specs(key)
+            specs, shown = [by_field[field]], f"--opt {key}={value}"
         else:
             specs, shown = [s for s in by_key[key] if s.strategy in run_strategies], f"{by_key[key][0].flag} {value}"
         priced = {s.rule.priced for s in specs}

@@ -36,6 +36,15 @@ def check_flags(specs: list[OptionSpec]) -> None:
                                f"{first.strategy!r} declares it {first.type.__name__}; choose another flag")
 
 
+def named_specs(key: str) -> tuple[str, str, dict[str, OptionSpec]]:
+    """`--opt NAME.FIELD`'s key as (the strategy's registered name, FIELD, its options by field); an
+    unknown strategy is the registry's one line."""
+    name, _, field = key.rpartition(".")
+    cls = STRATEGIES.get(name)
+    name = STRATEGIES.canonical(name)
+    return name, field, {s.field: s for s in option_specs(name, cls.Options)}
+
+
 def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
     """Every option given (by flag key or `NAME.FIELD`) names an option of a registered strategy,
     is valid, and is read by at least one of the runs (`run_strategies`, registered names)."""
@@ -44,10 +53,7 @@ def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
         if value is None:
             continue
         if "." in key:
-            name, _, field = key.rpartition(".")
-            cls = STRATEGIES.get(name)  # an unknown strategy: the list
-            name = STRATEGIES.canonical(name)
-            specs = {s.field: s for s in option_specs(name, cls.Options)}
+            name, field, specs = named_specs(key)
             if field not in specs:
                 raise LionsimError(f"bad --opt {key}={value}: {name} has no option {field!r}; accepted: "
                                    f"{', '.join(specs) or 'none (it takes no options)'}{did_you_mean(field, specs)}")
