@@ -297,7 +297,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         readers = ", ".join(name for name, cls in STRATEGIES.items() if "tie" in cls.reads)
         raise LionsimError(f"--tie {cfg.tie} applies to {readers} (the strategies that read it) and no run is one "
                            "of them")
-    if cfg.momentum_sync is not None and not any(r.strategy_class.has_momentum_sync for r in runs):
+    never = cfg.momentum_sync is not None and MomentumSync.parse(cfg.momentum_sync).mode == "never"
+    if cfg.momentum_sync is not None and not never and not any(r.strategy_class.has_momentum_sync for r in runs):
         raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
                            "and no run is one of them")
     if cfg.momentum_sync is not None and not whole_run:
@@ -359,15 +360,17 @@ def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> Non
 
 
 def check_seed_acts(seed: int | None, spread: ComputeSpread | None, workers: int) -> None:
-    """--seed draws the Monte Carlo of several --compute-spread specs; refused where nothing is drawn."""
-    if seed is None:
+    """--seed draws the Monte Carlo of several --compute-spread specs; refused where nothing is drawn,
+    unless it is the default (0): a script or config that always states it changes nothing."""
+    if seed is None or seed == 0:
         return
     if spread is None:
         raise LionsimError(f"--seed {seed} seeds --compute-spread's draws: give --compute-spread SPEC (two or more "
-                           "for a seeded Monte Carlo) with it")
+                           "for a seeded Monte Carlo) with it, or drop --seed")
     if max_distribution(spread, workers).method == "exact":
         raise LionsimError(f"--seed {seed}: --compute-spread {spread.describe()} has an exact distribution of the "
-                           "slowest worker, which draws nothing; the seed acts on two or more specs (a Monte Carlo)")
+                           "slowest worker, which draws nothing; the seed acts on two or more specs (a Monte Carlo): "
+                           "drop --seed or add a spec")
 
 
 def check_buckets(overlap: OverlapConfig, runs: list[RunSpec]) -> None:

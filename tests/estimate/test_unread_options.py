@@ -83,6 +83,10 @@ def test_refused_in_one_line(args, says, capsys):
     ["-s", "adamw,diloco", "--local-steps", "4"],
     ["-s", "adamw", "--bucket-mb", "1"],  # auto: adamw per bucket
     ["-s", "adamw", "--seed", "7", "--compute-spread", "lognormal:0.1", "--compute-spread", "slow:2:1.5"],
+    # a default stated (scripts and configs that always pass it): changes nothing, so refuses nothing
+    ["-s", "adamw", "--momentum-sync", "never"],
+    ["-s", "adamw", "--seed", "0"],
+    ["-s", "adamw", "--seed", "0", "--compute-spread", "lognormal:0.3"],
 ])
 def test_acting_options_still_run(args, capsys):
     code, out, err = run_cli(["estimate", *SMALL, *args], capsys)
