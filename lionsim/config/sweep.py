@@ -15,6 +15,7 @@ from lionsim.config.bench import BenchConfig
 from lionsim.config.planning import plan
 from lionsim.errors import LionsimError
 from lionsim.frozen import frozen
+from lionsim.plugin_load import is_spec
 from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
@@ -65,6 +66,9 @@ class SweepConfig:
         for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
             bucket = whole.bucket_mb if workers == most else None  # --bucket-mb: some cell at the most workers uses it
             dataclasses.replace(whole, workers=workers, bucket_mb=bucket).validate()  # hyperparameters, baseline, tie, ... every run
+        if self.bench.model_size != "small" and all(is_spec(w) for w in self.grid.workloads):
+            raise LionsimError(f"--model-size {self.bench.model_size} applies to no workload of this sweep: a workload "
+                               "file builds its own model (--model-size is for the built-in workloads: lionsim workloads)")
         for workload in self.grid.workloads:
             biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
             check_model_fits(biggest.workload_config())  # a user's model, counted on meta, before it is built
@@ -115,6 +119,7 @@ class SweepConfig:
             bucket_mb=cfg.bucket_mb if buckets else None,
             strategies=[run.label], transport=None, baseline=None,
             hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
+            model_size=cfg.model_size if not is_spec(unit.workload) else "small",  # a file builds its own model
             tie=cfg.tie if ties else "zero", momentum_sync=cfg.momentum_sync if syncs else "never",
             sync_tensors=cfg.sync_tensors if syncs else "all", options=options_for(cfg.options, run.strategy))
 

@@ -44,6 +44,7 @@ CNN = str(Path(__file__).resolve().parents[2] / "examples" / "plugins" / "cnn_wo
 BAD = [
     *NO_TORCH,
     ["bench", "-w", CNN, "--model-size", "tiny", "--steps", "1"],  # a workload file builds its own model
+    ["sweep", "-w", CNN, "--model-size", "tiny", "--steps", "1", "--workers", "2"],  # likewise in a sweep
     # bench: what the registries check (strategies, their options, transports, workloads) and the plan
     [*B, "--qsgd-levels", "0"], [*B, "--freeze-steps", "-1"],
     [*B, "-s", "nosuch"], [*B, "-s", "adamw@a2a-1bit"], [*B, "-s", "adamw@nosuch"], [*B, "-s", "adamw,,lion"],

@@ -307,3 +307,20 @@ def test_a_sweep_recorded_with_the_old_bucket_default_resumes(tmp_path):
     planned.check_resume({**previous, "bench": {**previous["bench"], "bucket_mb": 25.0}}, tmp_path)
     with pytest.raises(LionsimError, match=r"--bucket-mb differs from the sweep .* \(1.0 there, default now\)"):
         planned.check_resume({**previous, "bench": {**previous["bench"], "bucket_mb": 1.0}}, tmp_path)
+
+
+@pytest.mark.slow  # a two-workload sweep trained, then one cell replayed (a few seconds)
+def test_a_workload_files_cell_replays_with_its_own_model(tmp_path, capsys):
+    """--model-size sizes the built-in workloads of a mixed sweep; a workload file's cell records the
+    default, so its run.json replays (bench refuses a size for a file's own model)."""
+    cnn = str(Path(__file__).resolve().parents[2] / "examples" / "plugins" / "cnn_workload.py") + ":make"
+    out = tmp_path / "s"
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", "--workload", f"mlp,{cnn}", "--model-size", "tiny", "--workers", "2", "--steps", "2",
+              "--batch-size", "8", "-s", "adamw", "--out", str(out)])
+    assert done.value.code == 0, capsys.readouterr().err
+    (cell,) = [c for c in (out / "cells").iterdir() if c.name.startswith("cnn_workload")]
+    assert json.loads((cell / "run.json").read_text())["config"]["model_size"] == "small"
+    with pytest.raises(SystemExit) as done:
+        main(["bench", "--config", str(cell / "run.json"), "--out", str(tmp_path / "again")])
+    assert done.value.code == 0, capsys.readouterr().err
