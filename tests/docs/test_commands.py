@@ -125,7 +125,8 @@ def shrunk(argv: list[str]) -> list[str]:
     if command == "sweep":
         argv = [v.split(",")[0] if i and argv[i - 1] in SHRINK_AXES else v for i, v in enumerate(argv)]
     extra = SHRINK.get(command, [])
-    if command == "bench" and any(":" in v for i, v in enumerate(argv) if i and argv[i - 1] in ("--workload", "-w")):
+    workloads = [v for i, v in enumerate(argv) if i and argv[i - 1] in ("--workload", "-w")]
+    if command in ("bench", "sweep") and any(":" in v for v in workloads):
         extra = [v for v in extra if v not in ("--model-size", "tiny")]  # a workload file builds its own model
     return argv + extra
 
