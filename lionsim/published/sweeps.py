@@ -292,15 +292,6 @@ SWEEPS: tuple[Sweep, ...] = (
 )
 
 
-def run_command(command: tuple[str, ...]):
-    """The command's CSV, run in this process through lionsim's CLI, as a user would type it
-    (lionsim.published.cases._run; building the CLI takes seconds: lionsim_times_us calls what
-    the command calls instead)."""
-    from lionsim.published.cases import _run
-
-    return _run(command)
-
-
 def lionsim_times_us(sweep: Sweep) -> dict[int, float]:
     """lionsim's time per checked size of `sweep`: what its command prints (`lionsim comm` on sim
     prices comm_rows on network_for(--network, --traits nccl)), computed in this process."""

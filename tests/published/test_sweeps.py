@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lionsim.published import sweeps as ps
+from lionsim.published import cases as published, sweeps as ps
 from lionsim.network.fabric_fit import FITTED
 from lionsim.network.fabrics import FABRICS
 
@@ -65,7 +65,7 @@ def test_each_point_is_within_its_goal_or_its_sweep_says_why(results):
 @pytest.mark.slow  # builds the CLI (several seconds)
 def test_a_sweeps_figures_are_what_its_command_prints():
     sweep = next(s for s in ps.SWEEPS if s.key == "sockets-g4dn-8xl-2x1")
-    frame = ps.run_command(sweep.command)
+    frame = published._run(sweep.command)
     printed = {int(b): float(t) * 1e6 for b, t in zip(frame["bytes"], frame["time_s"])}
     assert printed == pytest.approx(ps.lionsim_times_us(sweep), rel=1e-12)
 

@@ -57,8 +57,9 @@ def test_a_bench_in_process_gives_the_callers_handlers_back(how, tmp_path, forge
 
 
 @contextmanager
-def ctrl_c_at_step(step: int):
-    """The bench's progress callback sends this process SIGINT as step `step` finishes."""
+def ctrl_c_at_step(step: int, times: int = 1):
+    """The bench's progress callback sends this process SIGINT as step `step` finishes, `times` in a
+    row (timeout(1) sends one to the command and then to its process group)."""
     from lionsim.cli import bench_run
 
     real = bench_run.step_progress
@@ -69,7 +70,8 @@ def ctrl_c_at_step(step: int):
             def then(run, i, loss):
                 update(run, i, loss)
                 if i == step:
-                    signal.raise_signal(signal.SIGINT)
+                    for _ in range(times):
+                        signal.raise_signal(signal.SIGINT)
             yield then
 
     bench_run.step_progress = progress
@@ -144,35 +146,10 @@ def test_ctrl_c_stops_a_pytest_run_that_runs_a_bench_in_process(tmp_path):
     assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
 
 
-@contextmanager
-def raised_at_step(step: int, times: int = 1):
-    """Like ctrl_c_at_step, `times` SIGINTs in a row (timeout(1) sends one to the command and
-    then to its process group)."""
-    from lionsim.cli import bench_run
-
-    real = bench_run.step_progress
-
-    @contextmanager
-    def progress(console, labels, steps):
-        with real(console, labels, steps) as update:
-            def then(run, i, loss):
-                update(run, i, loss)
-                if i == step:
-                    for _ in range(times):
-                        signal.raise_signal(signal.SIGINT)
-            yield then
-
-    bench_run.step_progress = progress
-    try:
-        yield
-    finally:
-        bench_run.step_progress = real
-
-
 def test_an_interrupt_delivered_twice_at_once_stops_at_the_step_boundary(tmp_path, capsys):
     """The echo of one interrupt is not a second Ctrl-C: the run under way keeps its state."""
     out = tmp_path / "o"
-    with own_handlers() as (mine, got), raised_at_step(2, times=2):
+    with own_handlers() as (mine, got), ctrl_c_at_step(2, times=2):
         code = exit_code([*BENCH, "--steps", "50", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2 and "continues adamw@fp32-allreduce from step 3" in err, err
@@ -181,7 +158,7 @@ def test_an_interrupt_delivered_twice_at_once_stops_at_the_step_boundary(tmp_pat
 
 def test_an_interrupt_in_the_last_step_completes_the_run_and_says_so(tmp_path, capsys):
     out = tmp_path / "o"
-    with own_handlers() as (mine, got), raised_at_step(4):
+    with own_handlers() as (mine, got), ctrl_c_at_step(4):
         code = exit_code([*BENCH, "--steps", "4", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 0 and got == [signal.SIGINT], err
