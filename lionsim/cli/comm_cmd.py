@@ -31,7 +31,8 @@ MEASURED_SIZES, FIT_SIZES = "64KiB:64MiB", "1B:16MiB"
 MEASURE_ONLY = {"--fit": "fits measured collectives", "--dtype": "chooses what is measured",
                 "--ranks": "is how many processes measure (the model's N is --workers)",
                 "--warmup": "drops measured iterations", "--iters": "times measured iterations",
-                "--timeout": "bounds a rank's wait in a measured collective"}
+                "--timeout": "bounds a rank's wait in a measured collective",
+                "--iface": "picks the interface measuring ranks talk over between hosts (under a launcher)"}
 """The options only a measurement reads, and why: the model refuses them (with any value)."""
 
 
@@ -48,6 +49,32 @@ def _workers(values: list[str]) -> list[int]:
         except ValueError:
             raise LionsimError(f"bad --workers value {item!r}; use integers >= 2, e.g. --workers 2,4,8") from None
     return out
+
+
+def _collectives(given: list[str] | None, algorithm: str, fit: bool) -> list[str]:
+    """The ops to table, measure and fit: --collective's, each of which --algorithm must implement;
+    unset, the defaults (all_reduce; with --fit, FIT_COLLECTIVES) that --algorithm implements
+    (`--fit --algorithm ring`: all_reduce, all_gather, broadcast). Checked before anything is measured."""
+    from lionsim.network.cost import algorithms_for
+
+    ops = [normalize_op(c) for c in given or []]
+    defaults = FIT_COLLECTIVES if fit else ("all_reduce",)
+    if algorithm == AUTO:
+        return ops or list(defaults)
+    implements = COLLECTIVE_ALGORITHMS.get(algorithm).ops  # an unknown name: one line with the list
+    for op in ops:
+        if op not in implements:
+            raise LionsimError(f"algorithm {algorithm!r} does not implement {op}; choose from: "
+                               f"{', '.join([AUTO, *algorithms_for(op)])}")
+    ops = ops or [op for op in defaults if op in implements]
+    if ops:
+        return ops
+    tabled = [op for op in TABLE_OPS if op in implements]
+    usable = [name for name, algo in COLLECTIVE_ALGORITHMS.items() if set(algo.ops) & set(TABLE_OPS)]
+    fix = (f"add --collective {' --collective '.join(tabled)}" if tabled else
+           f"comm tables none of its ops ({', '.join(sorted(implements))}); choose from: {', '.join([AUTO, *usable])}")
+    raise LionsimError(f"algorithm {algorithm!r} does not implement {', '.join(defaults)} "
+                       f"({'--fit' if fit else 'comm'}'s default collective{'s' if fit else ''}): {fix}")
 
 
 def _measured_ranks(backend: str, ranks: int | None, launched) -> int:
@@ -84,7 +111,8 @@ def comm(
         f"1KiB:1GiB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
     collective: list[str] = typer.Option(None, "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}. Default "
-                                         f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}."),
+                                         f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}; of those, the ones "
+                                         "--algorithm implements."),
     dtype: list[str] = typer.Option(None, "--dtype", help="Measured: wire dtypes of the reductions, repeat or comma "
                                     "list (float32, bfloat16, float16, int8, uint8, int32; gathers and all-to-alls "
                                     f"move bytes: the first only). Default float32; with --fit: {', '.join(FIT_DTYPES)}."),
@@ -95,7 +123,11 @@ def comm(
                                 "profile; with --fit, the link whose alpha the fit keeps."),
     traits: o.Traits = None,
     algorithm: str = typer.Option(
-        AUTO, "--algorithm", help=f"auto (the cheapest for each size) or one of: {', '.join(COLLECTIVE_ALGORITHMS.names())}."
+        AUTO, "--algorithm", help=f"How the model prices every op: auto (the cheapest for each size) or one of: "
+        f"{', '.join(COLLECTIVE_ALGORITHMS.names())}. Without --collective it picks the ops too: of the default ones, "
+        "those it implements (--fit --algorithm ring measures and fits all_reduce, all_gather and broadcast). A fit "
+        "itself prices each op by the algorithm gloo runs (ring; pairwise all_to_all); --algorithm prices the model's "
+        "rows beside the measured ones, --network's and the fitted profile's."
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
     ranks: int | None = typer.Option(
@@ -121,6 +153,8 @@ def comm(
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
     from lionsim.group.env import launcher_env
 
+    if plugin:  # what a plug-in registers (lionsim.plugins) never runs here: comm times the collectives alone
+        raise LionsimError("--plugin adds strategies and transports; comm runs none (it times collectives): drop it")
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     if out is None and (overwrite or overwrite_sweep):
@@ -128,12 +162,12 @@ def comm(
         raise LionsimError(f"{flag} lets --out replace a previous run: give --out DIR with it")
     if backend == "sim":
         given = {"--fit": fit, "--dtype": dtype or None, "--ranks": ranks, "--warmup": warmup, "--iters": iters,
-                 "--timeout": timeout}
+                 "--timeout": timeout, "--iface": iface}
         for name, value in given.items():
             if value is not None:
                 raise LionsimError(f"{name} {MEASURE_ONLY[name]}: use --backend gloo or nccl")
     net = network_for(network, traits=traits, backend=backend)
-    ops = [normalize_op(c) for c in (collective or (FIT_COLLECTIVES if fit is not None else ["all_reduce"]))]
+    ops = _collectives(collective, algorithm, fit is not None)
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
     launched = launcher_env() if backend != "sim" else None
     if backend != "sim":  # before anything is measured or printed: can this machine run it?
@@ -265,7 +299,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
     from lionsim.group.hosts import by_host
     from lionsim.network.fit import Measured, error_summary, fit_profile
     from lionsim.network.toml_out import profile_toml
-    from lionsim.reports.files import make_dir, write_atomic
+    from lionsim.reports.files import make_dir, write_atomic, written_together
 
     machines = by_host(hosts)
     record = {"backend": cfg.backend, "ranks": cfg.ranks, "hosts": len(machines),
@@ -287,7 +321,8 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
     comment = (f"{desc}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
         f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
         for r in summary.itertuples(index=False)))
-    written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
+    with written_together():  # a failed write leaves no folder it made either
+        written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
     shown.print(f"wrote {written}", markup=False, highlight=False)
     if len(machines) == 1 and record["interfaces"] == ["default"]:
         err_console.print(f"note: all {cfg.ranks} ranks ran on {machines[0]['hostname']}: the profile describes its "

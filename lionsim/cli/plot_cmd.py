@@ -27,9 +27,9 @@ def plot(
 ) -> None:
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
-    from lionsim.reports.outdir import check_plot_dir
+    from lionsim.reports.outdir import PLOT_ACCEPTS, check_dir
 
-    check_plot_dir(run_dir)  # before pandas and matplotlib load
+    check_dir(run_dir, PLOT_ACCEPTS)  # before pandas and matplotlib load
     from lionsim.reports.files import written_together
     from lionsim.reports import load_run, model_check_table, plot_run, summary_table
     from lionsim.reports.summary import run_summary

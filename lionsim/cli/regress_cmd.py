@@ -39,14 +39,26 @@ def _check_output(path: Path | None, option: str) -> None:
 
 
 def _list_cases(cases: list[Case]) -> None:
-    table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 1))
-    for col in ("case", "workload", "workers", "split", "steps", "batch", "seed", "lr, wd"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("strategies", overflow="fold")
+    """The cases in 80 columns, as bench's tables (lionsim.reports.widths): under each case its
+    strategies, wrapped between whole names (NameList), the one text that narrows."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from lionsim.cli.output import natural_width
+    from lionsim.reports.widths import NameList, fit
+
+    table = Table(title="regression cases", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False, show_edge=False,
+                  caption="N: workers; lr, wd: pinned per strategy by the case, or each strategy's defaults",
+                  caption_justify="left")  # the box draws one space between columns
+    table.add_column("case / strategies")
+    for col in ("workload", "N", "split", "steps", "batch", "seed", "lr, wd"):
+        table.add_column(col, justify="right" if col in ("N", "steps", "batch", "seed") else "left", no_wrap=True)
     for c in cases:
-        table.add_row(c.name, f"{c.workload} {c.size}", str(c.workers), c.data_split, str(c.steps),
-                      str(c.batch_size), str(c.seed), "pinned" if c.pinned else "defaults", ", ".join(c.strategies))
-    _print_table(table)
+        table.add_row(Group(Text(c.name, style="bold"), Padding(NameList(c.strategies), (0, 0, 0, 2))),
+                      f"{c.workload} {c.size}", str(c.workers), c.data_split, str(c.steps), str(c.batch_size),
+                      str(c.seed), "pinned" if c.pinned else "defaults")
+    out_console(natural_width(fit(table, column="case / strategies"))).print(table)
 
 
 def _change_table(result: UpdateResult) -> Table:
@@ -188,7 +200,8 @@ def regress(
     selected = select_cases(case)
     _refuse_inapplicable({"--seeds": seeds is not None, "--baseline-dir": baseline_dir is not None,
                           "--junit": junit is not None, "--report": report is not None,
-                          "--mode": mode is not None, "--all": show_all}, list_cases, update)
+                          "--mode": mode is not None, "--all": show_all,
+                          "--plugin": bool(plugin)}, list_cases, update)  # the suite runs built-ins only
     if list_cases:
         _list_cases(selected)
         return

@@ -17,9 +17,9 @@ def report(
     plugin: o.Plugin = None,
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
-    from lionsim.reports.outdir import check_report_dir
+    from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 
-    check_report_dir(directory)  # before pandas and matplotlib load
+    check_dir(directory, REPORT_ACCEPTS)  # before pandas and matplotlib load
     from lionsim.reports.files import written_together
     from lionsim.reports.markdown import write_report
     from lionsim.sweep.shards import part_roots

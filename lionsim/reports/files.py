@@ -12,7 +12,8 @@ import errno
 import json
 import os
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, TextIO
 
@@ -20,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
-from lionsim.reports.outdir import check_out_dir, make_dir  # noqa: F401 (re-exported)
+from lionsim.reports.outdir import check_dir, check_out_dir  # noqa: F401 (check_out_dir re-exported)
+from lionsim.reports.outdir import make_dir as _make_dir
 from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
 
 STEPS_FILE = "steps.csv"
@@ -74,31 +76,57 @@ def _stage(path: Path, write: Callable[[Any], None], binary: bool = False) -> Pa
     return Path(tmp)
 
 
-_TOGETHER: list[list[tuple[Path, Path]]] = []
-"""Open `written_together` blocks, innermost last: the (temp, final) files each has staged."""
+@dataclass(slots=True)
+class _Batch:
+    """What one `written_together` block has done so far."""
+
+    staged: list[tuple[Path, Path]] = field(default_factory=list)
+    """(temp file, final name) of each write_atomic."""
+    made: list[Path] = field(default_factory=list)
+    """Folders make_dir created, each before its parents."""
+
+
+_TOGETHER: list[_Batch] = []
+"""Open `written_together` blocks, innermost last."""
 
 
 @contextmanager
 def written_together() -> Iterator[None]:
     """Every write_atomic inside the block is staged, and the files replace their final names
     only when the block ends without an error: a command's files appear together or not at all
-    (a full disk while drawing the fifth plot leaves the directory as it was). Nested blocks
-    join the outermost."""
-    batch: list[tuple[Path, Path]] = []
+    (a full disk while drawing the fifth plot leaves the directory as it was), and the folders
+    make_dir created for them go again (as an --out's parents do: lionsim.reports.publish).
+    Nested blocks join the outermost."""
+    batch = _Batch()
     _TOGETHER.append(batch)
     try:
         yield
     except BaseException:
-        for tmp, _ in batch:
+        for tmp, _ in batch.staged:
             tmp.unlink(missing_ok=True)
+        for folder in batch.made:  # deepest first; one holding what was not staged here stays
+            with suppress(OSError):
+                folder.rmdir()
         raise
     finally:
         _TOGETHER.pop()
     if _TOGETHER:
-        _TOGETHER[-1].extend(batch)
+        _TOGETHER[-1].staged.extend(batch.staged)
+        _TOGETHER[-1].made[:0] = batch.made  # deeper folders first
         return
-    for tmp, final in batch:
+    for tmp, final in batch.staged:
         os.replace(tmp, final)
+
+
+def make_dir(path: Path) -> Path:
+    """mkdir -p, failing with one line where the directory cannot be made (outdir.make_dir); inside
+    a `written_together` block, the folders it created are removed if the block fails."""
+    path = Path(path)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    _make_dir(path)
+    if _TOGETHER:
+        _TOGETHER[-1].made[:0] = missing
+    return path
 
 
 def write_atomic(path: Path, write: Callable[[Any], None], binary: bool = False) -> Path:
@@ -107,7 +135,7 @@ def write_atomic(path: Path, write: Callable[[Any], None], binary: bool = False)
     path = Path(path)
     tmp = _stage(path, write, binary)
     if _TOGETHER:
-        _TOGETHER[-1].append((tmp, path))
+        _TOGETHER[-1].staged.append((tmp, path))
     else:
         os.replace(tmp, path)
     return path
@@ -196,10 +224,7 @@ def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | N
     runs differ from the steps' runs fail with a LionsimError.
     """
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise LionsimError(f"bad run directory {out_dir}: it is a file; accepted: a `lionsim bench --out` directory")
-    if not out_dir.is_dir():
-        raise LionsimError(f"run directory {out_dir} does not exist (expected a `lionsim bench --out` directory)")
+    check_dir(out_dir, "a `lionsim bench --out` directory", "run directory")
     steps_path = out_dir / STEPS_FILE
     if not steps_path.is_file():
         raise LionsimError(f"{steps_path} not found; a run directory holds {STEPS_FILE}, {SUMMARY_FILE}, {META_FILE}")

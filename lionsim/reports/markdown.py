@@ -19,7 +19,7 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
-from lionsim.reports.outdir import check_report_dir
+from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
@@ -312,7 +312,7 @@ def _count(n: int, noun: str) -> str:
 def write_report(directory: Path) -> Path:
     """Write DIR/report.md (and redraw DIR's plots) for a finished run or sweep; return its path."""
     directory = Path(directory)
-    check_report_dir(directory)
+    check_dir(directory, REPORT_ACCEPTS)
     if (directory / SWEEP_SUMMARY).is_file():
         text = _sweep_report(directory)
     elif (directory / "steps.csv").is_file():

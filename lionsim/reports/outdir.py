@@ -39,28 +39,21 @@ KINDS = {  # kind: the files that mark it, in the order lionsim.reports.plots.re
 }
 """The kinds of --out directory `lionsim plot` redraws, by the files that mark them."""
 PLOT_DIRS = "; ".join(f"{kind}: {' + '.join(files)}" for kind, files in KINDS.items())
+"""The files that mark each kind `lionsim plot DIR` redraws, for its messages."""
+PLOT_ACCEPTS = f"a directory holding {PLOT_DIRS}"
 """What `lionsim plot DIR` accepts, for its messages."""
-REPORT_DIRS = "a `lionsim bench` or `lionsim sweep` --out directory"
+REPORT_ACCEPTS = "a `lionsim bench`, `lionsim sweep` or `lionsim estimate` --out directory"
 """What `lionsim report DIR` accepts, for its messages."""
 
 
-def check_plot_dir(path: Path) -> None:
-    """`lionsim plot DIR`: DIR must be a directory (which kind: detect_kind), refused in one line before
-    anything heavy loads."""
+def check_dir(path: Path, accepted: str, name: str = "DIR") -> None:
+    """A directory a command reads (plot's and report's DIR, a run's): refused in one line naming
+    `name`, the path and what is `accepted` when it is a file or absent, before anything heavy loads."""
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise LionsimError(f"bad DIR {path}: it is a file; accepted: a directory holding {PLOT_DIRS}")
+        raise LionsimError(f"bad {name} {path}: it is a file; accepted: {accepted}")
     if not path.is_dir():
-        raise LionsimError(f"directory {path} does not exist; expected one holding {PLOT_DIRS}")
-
-
-def check_report_dir(path: Path) -> None:
-    """`lionsim report DIR`: DIR must be a directory, refused in one line before anything heavy loads."""
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise LionsimError(f"bad DIR {path}: it is a file; accepted: {REPORT_DIRS}")
-    if not path.is_dir():
-        raise LionsimError(f"report directory {path} does not exist (expected {REPORT_DIRS})")
+        raise LionsimError(f"bad {name} {path}: it does not exist; accepted: {accepted}")
 
 
 def check_out_dir(path: Path, option: str = "--out") -> None:

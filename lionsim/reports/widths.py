@@ -60,6 +60,40 @@ class RunName:
                    no_wrap=False, overflow="fold")
 
 
+class NameList:
+    """Run names (`lion`, `dlion-mavo@a2a-1bit`) joined by ", " in a table cell: as many whole names
+    a line as the column holds; a name wider than the column breaks before its @transport, as a
+    run label does, and a part wider still after a '-' (wrap_name): never elsewhere."""
+
+    def __init__(self, names) -> None:
+        self.items = [name + ("," if i < len(names) - 1 else "") for i, name in enumerate(names)]
+
+    def __str__(self) -> str:
+        return " ".join(self.items)
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        pieces = [p for item in self.items for part in _at_parts(item) for p in _pieces(part)]
+        return Measurement(max(map(len, pieces), default=0), len(str(self)))
+
+    def __rich_console__(self, console, options):
+        width = max(options.max_width, 1)
+        lines: list[str] = []
+        for item in self.items:
+            if lines and len(lines[-1]) + 1 + len(item) <= width:
+                lines[-1] += " " + item
+            elif len(item) <= width:
+                lines.append(item)
+            else:  # wider than the column alone: strategy, then @transport, as a run label
+                lines += [line for part in _at_parts(item) for line in wrap_name(part, width)]
+        yield Text("\n".join(lines), no_wrap=False, overflow="fold")
+
+
+def _at_parts(name: str) -> list[str]:
+    """`strategy@transport` as its two lines (`strategy`, `@transport`); a bare name as itself."""
+    strategy, at, transport = name.partition("@")
+    return [strategy, at + transport] if at and strategy else [name]
+
+
 def fold_run(strategy: str, transport: str) -> RunName:
     """A run label in two lines, strategy then @transport, each whole in a column of run_width
     (one that fit() narrows breaks them after a '-' only)."""
@@ -77,13 +111,13 @@ def natural_width(renderable) -> int:
     return Measurement.get(probe, probe.options, renderable).maximum
 
 
-def fit(table: Table, width: int = TABLE_WIDTH) -> Table:
-    """`table` narrowed to `width` columns by its run column alone (the widest text: names of
-    strategies and transports), which then breaks its names after a '-' (RunName); the numbers'
-    columns keep their width, so no number is ever cut or ellipsized. Down to LEAST_RUN: a table
-    whose numbers alone are wider stays wider."""
+def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
+    """`table` narrowed to `width` columns by its `column` alone (the run column: the widest text,
+    names of strategies and transports), which then breaks its names after a '-' (RunName) or
+    between them (NameList); the numbers' columns keep their width, so no number is ever cut or
+    ellipsized. Down to LEAST_RUN: a table whose numbers alone are wider stays wider."""
     over = natural_width(table) - width
-    run = next((column for column in table.columns if column.header == "run"), None)
+    run = next((c for c in table.columns if c.header == column), None)
     if over <= 0 or run is None:
         return table
     probe = Console(width=400)

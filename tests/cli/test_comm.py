@@ -7,6 +7,7 @@ import pytest
 
 import lionsim.cli.network_cmds  # noqa: F401  (registers the commands until lionsim.cli imports it)
 from lionsim.network import COMM_COLUMNS
+from tests.helpers import REPO
 from tests.helpers.cli import one_line_exit_2, run_cli
 
 
@@ -100,6 +101,7 @@ def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
 @pytest.mark.parametrize(("args", "option"), [
     (["--iters", "-5"], "--iters"), (["--iters", "20"], "--iters"), (["--warmup", "-1"], "--warmup"),
     (["--timeout", "nan"], "--timeout"), (["--ranks", "0"], "--ranks"), (["--ranks", "2"], "--ranks"),
+    (["--iface", "eth0"], "--iface"),
 ])
 def test_comm_sim_refuses_the_options_of_a_measurement(tmp_path, capsys, args, option):
     """The model reads none of them: any value, even the default's, is refused as --dtype is."""
@@ -168,3 +170,53 @@ def test_measured_comm_csv_puts_only_the_frame_on_stdout(tmp_path, capsys, monke
     assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks vs the model" in err
     if fit:
         assert f"wrote {tmp_path / 'gloo2.toml'}" in err and "fitted profile" in err
+
+
+def test_fit_measures_and_fits_the_ops_the_algorithm_implements(tmp_path, capsys, monkeypatch):
+    """`--fit --algorithm ring`: of --fit's default ops, those ring implements are measured, fitted
+    and priced by ring (all-to-all, which it does not implement, is left out rather than refused)."""
+    import io
+
+    import lionsim.measure as measure
+    from lionsim.network import COLLECTIVE_ALGORITHMS, network_for
+
+    measured = []
+    monkeypatch.setattr(measure, "measure", lambda cfg: measured.append(cfg.collectives) or _fake_sweep(cfg))
+    profile = tmp_path / "ring.toml"
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--algorithm", "ring", "--dtype",
+                              "float32", "--sizes", "1KB:64KB", "--iters", "4", "--warmup", "0", "--format", "csv"],
+                             capsys)
+    assert code == 0, err
+    assert measured == [("all_reduce", "all_gather", "broadcast")]
+    assert set(measured[0]) <= set(COLLECTIVE_ALGORITHMS.get("ring").ops)
+    frame = pd.read_csv(io.StringIO(out))
+    model = frame[frame.source == "model"]
+    assert set(model.algorithm) == {"ring"} and set(frame.network) == {"10gbe", "gloo", "ring"}
+    fitted = network_for(str(profile), backend="gloo")
+    assert {op for op, _ in fitted.traits.ops} >= set(measured[0]) and "all_to_all" not in dict(fitted.traits.ops)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--collective", "all_to_all", "--algorithm", "ring"], "algorithm 'ring' does not implement all_to_all; "
+                                                            "choose from: auto, pairwise"),
+    (["--algorithm", "pairwise"], "algorithm 'pairwise' does not implement all_reduce (comm's default collective): "
+                                  "add --collective all_to_all"),
+    (["--fit", "p.toml", "--algorithm", "param_server"], "comm tables none of its ops (ps_pull, ps_push)"),
+])
+def test_a_measurement_its_algorithm_cannot_price_is_refused_before_it_runs(tmp_path, capsys, monkeypatch, args,
+                                                                            message):
+    import lionsim.measure as measure
+
+    monkeypatch.setattr(measure, "measure", lambda cfg: pytest.fail("measured before the refusal"))
+    monkeypatch.chdir(tmp_path)
+    one_line_exit_2(["comm", "--backend", "gloo", "--sizes", "1KB", *args], capsys, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_comm_refuses_a_plugin_it_cannot_use(tmp_path, capsys, forget_plugins):
+    """A plug-in adds strategies and transports (lionsim.plugins); comm times collectives alone."""
+    plugin = REPO / "examples" / "plugins" / "randomk_ef.py"
+    for backend in ("sim", "gloo"):
+        one_line_exit_2(["comm", "--backend", backend, "--plugin", plugin, "--sizes", "1KB", "--out", tmp_path / "o"],
+                        capsys, "error: --plugin adds strategies and transports; comm runs none")
+    assert list(tmp_path.iterdir()) == []

@@ -274,3 +274,54 @@ def test_mode_is_strict_only_on_the_recording_platform():
 def test_the_committed_baseline_records_its_platform():
     baseline = load_baseline(REPO / "reports" / "baselines")
     assert baseline.fingerprint and set(baseline.fingerprint) == set(fingerprint())
+
+
+def test_list_fits_80_columns_in_a_pipe_with_every_name_and_number_whole(monkeypatch):
+    """As bench's tables: 80 columns off a terminal, every case, number and strategy whole (the
+    strategies wrap between names)."""
+    from tests.helpers.cli import invoke_at
+
+    out = invoke_at(80, ["regress", "--list"], monkeypatch).output
+    assert max(map(len, out.splitlines())) <= 80, out
+    tokens = {t.rstrip(",") for t in out.split()}
+    settings = {str(v) for c in SUITE for v in (c.name, c.workload, c.size, c.data_split, c.workers, c.steps,
+                                                   c.batch_size, c.seed)}
+    strategies = {s for c in SUITE for s in c.strategies}
+    assert settings | strategies <= tokens
+    text = ("regression cases case / strategies workload N split steps batch seed lr, wd pinned defaults "
+            "N: workers; lr, wd: pinned per strategy by the case, or each strategy's defaults").split()
+    rule = {"─" * len(line.strip()) for line in out.splitlines()}
+    assert tokens - settings - strategies - {t.rstrip(",") for t in text} - rule == set(), out  # nothing cut
+
+
+def test_plugin_is_refused_by_every_action(tmp_path, capsys, forget_plugins):
+    """The suite's cases run built-in strategies and transports: a plug-in's can never be checked."""
+    plugin = REPO / "examples" / "plugins" / "randomk_ef.py"
+    for action in (["--list"], ["--update", "--baseline-dir", str(tmp_path)], []):
+        one_line_exit_2(["regress", *action, "--plugin", str(plugin)], capsys, "--plugin does not apply to ")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_junit_and_report_make_missing_folders_and_remove_them_if_nothing_is_written(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """As --out: missing folders are made; a check whose files are not all written leaves none."""
+    import lionsim.regress as regress
+    import lionsim.regress.report as report
+
+    result = CheckResult(cases=["mlp-n4-iid"], rows=[Row("mlp-n4-iid", LION, "final_loss", PASS, 1.0, 1.0, 0.1)])
+    monkeypatch.setattr(regress, "check_suite", lambda *args, **kwargs: result)
+    argv = ["regress", "--case", "mlp-n4-iid", "--junit", tmp_path / "a" / "b" / "j.xml", "--report",
+            tmp_path / "c" / "r.md"]
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "markdown", interrupted)  # Ctrl-C after the JUnit file is staged
+    one_line_exit_2(argv, capsys, "interrupted")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+    monkeypatch.setattr(regress, "check_suite", lambda *args, **kwargs: result)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert (tmp_path / "a" / "b" / "j.xml").is_file() and (tmp_path / "c" / "r.md").is_file()
+    assert f"wrote {tmp_path / 'a' / 'b' / 'j.xml'}" in out.replace("\n", "")

@@ -286,6 +286,22 @@ def test_plot_and_report_of_a_file_say_it_is_a_file(tmp_path, capsys):
         assert code == 2 and err.startswith(f"error: bad DIR {path}: it is a file; accepted: ") and "exist" not in err
 
 
+def test_plot_and_report_of_a_missing_directory_say_so_alike(tmp_path, capsys):
+    """One check for both commands' DIR: the same line, with what each accepts."""
+    from lionsim.reports.outdir import PLOT_DIRS
+
+    path = tmp_path / "absent"
+    lines = {}
+    for command in ("plot", "report"):
+        code, _, err = run_cli([command, str(path)], capsys)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        lines[command] = err.strip()
+    assert lines["plot"] == f"error: bad DIR {path}: it does not exist; accepted: a directory holding {PLOT_DIRS}"
+    assert lines["report"] == (f"error: bad DIR {path}: it does not exist; accepted: a `lionsim bench`, "
+                               "`lionsim sweep` or `lionsim estimate` --out directory")
+    assert not path.exists()
+
+
 # --- titles and markers --------------------------------------------------------------------
 
 

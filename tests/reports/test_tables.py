@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from lionsim.reports import summarize
 from lionsim.reports.tables import model_check_table, summary_table
 from tests.helpers.cli import table_text
@@ -23,6 +25,23 @@ def test_run_labels_break_at_the_at_sign_and_after_a_dash_only_where_the_table_i
     assert wrap_name("@compressed-allreduce", 19) == ["@compressed-", "allreduce"]
     assert wrap_name("@a-b-c-d", 5) == ["@a-b-", "c-d"]
     assert wrap_name("@compressed", 4) == ["@compressed"]  # no '-': the cell folds it (RunName), never cuts
+
+
+@pytest.mark.parametrize("width", [11, 14, 19, 20, 33, 80])
+def test_a_name_list_wraps_between_whole_names_and_breaks_a_name_only_before_its_transport(width):
+    """NameList (regress --list's strategies): greedy lines of whole names; a name wider than the
+    column alone goes on two lines, strategy then @transport, as a run label does."""
+    from lionsim.reports.widths import NameList
+
+    names = ["adamw", "sgdm", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1"]
+    lines = [line.rstrip() for line in table_text(NameList(names), width).splitlines()]
+    assert all(len(line) <= width for line in lines), lines
+    assert " ".join(lines).replace(" @", "@") == ", ".join(names)  # every name, in order, nothing cut
+    broken = [i for i, line in enumerate(lines) if line.startswith("@")]
+    assert broken == ([] if width >= len("dlion-mavo@a2a-1bit,") else [lines.index("@a2a-1bit,")])
+    for line, after in zip(lines, lines[1:]):  # greedy: the next line's first name did not fit here
+        first = after.split()[0] if not after.startswith("@") else None
+        assert first is None or len(f"{line} {first}") > width, (line, after)
 
 
 def _long_named_runs():
