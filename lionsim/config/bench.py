@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from lionsim.backends import BACKENDS
+from lionsim.backends import BACKENDS, check_timeout
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
 from lionsim.forms import MomentumSync, TensorSelection, check_workload_name, parse_eval_samples, parse_split
@@ -203,8 +203,8 @@ class BenchConfig:
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
-        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
+        if self.timeout is not None:
+            check_timeout(self.timeout)
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default

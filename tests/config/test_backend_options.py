@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from lionsim.backends import MAX_TIMEOUT_S
 from lionsim.bench import BenchConfig
 from lionsim.errors import LionsimError
 from lionsim.steptime.overlap import DEFAULT_BUCKET_MB, OverlapConfig
@@ -20,7 +21,7 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
 
 @pytest.mark.parametrize("args, message", [
     (["--backend", "sim", "--timeout", "0.001"], "--timeout 0.001 needs --backend gloo or nccl: sim is one process"),
-    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds > 0"),  # the value first
+    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds, a finite number > 0"),  # the value first
     (["--overlap", "none", "--bucket-mb", "1"], "--bucket-mb 1 sizes per-bucket exchanges and --overlap none runs "
                                                 "every exchange after backward; accepted with --overlap auto or buckets"),
     (["--overlap", "after", "--bucket-mb", "1"], "--overlap none runs every exchange after backward"),
@@ -34,6 +35,22 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
 def test_an_option_that_cannot_act_is_refused_in_one_line(args, message, tmp_path, capsys):
     one_line_exit_2([*B, *args, "--out", str(tmp_path / "out")], capsys, message)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("spelling", ["inf", "Infinity", "-inf", "1e400", "nan", "NaN", "0", "-0", "-1", "1e10",
+                                      str(MAX_TIMEOUT_S + 1)])
+def test_every_spelling_of_a_timeout_gloo_cannot_wait_is_refused_before_anything_runs(spelling, tmp_path, capsys):
+    """inf, nan, 0, negatives and a wait past a year (torch overflows near 9.2e9 s: 1e10 failed at
+    once in the rendezvous) are one line, exit 2, before any rank starts or --out is made."""
+    one_line_exit_2([*B, "--backend", "gloo", "--timeout", spelling, "--out", str(tmp_path / "out")], capsys,
+                    f"accepted: seconds, a finite number > 0 and at most {MAX_TIMEOUT_S:,} (a year)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_timeout_up_to_a_year_is_taken():
+    assert BenchConfig(backend="gloo", timeout=MAX_TIMEOUT_S).timeout == MAX_TIMEOUT_S
+    BenchConfig(workload="mlp", backend="gloo", timeout=MAX_TIMEOUT_S).check_plain()
+    BenchConfig(workload="mlp", backend="gloo", timeout=1e-3).check_plain()
 
 
 def test_the_defaults_resolve_where_they_act():
