@@ -57,7 +57,8 @@ Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
 BucketMb = Annotated[Optional[float], typer.Option(
     "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25, DDP's); "
-                        "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does).")]
+                        "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does); "
+                        "refused where no run is (it would change nothing).")]
 Overlap = Annotated[str, typer.Option(
     "--overlap", help=o.OVERLAP_HELP)]
 Algorithm = Annotated[str, typer.Option(

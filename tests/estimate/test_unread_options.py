@@ -68,6 +68,9 @@ def test_declaration_matches_what_estimate_prices(spec):
     (["-s", "adamw", "--seed", "7"], "--seed 7 seeds --compute-spread's draws"),
     (["-s", "adamw", "--seed", "7", "--compute-spread", "lognormal:0.1"], "has an exact distribution"),
     (["-s", "adamw", "--bucket-mb", "1", "--overlap", "none"], "--bucket-mb 1 sizes the buckets"),
+    # auto: each run as its reference runs it, and dlion-mavo's exchanges after backward (the bucket did nothing)
+    (["-s", "dlion-mavo", "--bucket-mb", "1"], "under --overlap auto none of these runs is (dlion-mavo@int8-allreduce"),
+    (["-s", "streaming-diloco", "--bucket-mb", "1"], "give --overlap buckets, or drop --bucket-mb"),
 ])
 def test_refused_in_one_line(args, says, capsys):
     code, out, err = run_cli(["estimate", *SMALL, *args], capsys)
