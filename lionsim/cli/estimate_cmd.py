@@ -49,7 +49,8 @@ RunTokens = Annotated[Optional[float], typer.Option(
                      "(instead of --steps).")]
 MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
-                            "those steps (priced in a whole run, --steps).")]
+                            "those steps: every:K in the step as one sync over K steps (as a local-step "
+                            "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
 Device = Annotated[str, typer.Option("--device", help=(
     "Accelerator: v100, a10g, l4, l40s, rtx4090, a100 (40GB), a100-80gb, h100, h200, b200, mi300x "
     "(each datasheet's figures and source: lionsim devices)."))]

@@ -30,7 +30,7 @@ from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import RUN, STEP
 from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
-from lionsim.estimate.probe import STEP as STEADY, check_algorithm
+from lionsim.estimate.probe import check_algorithm
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -301,11 +301,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.momentum_sync is not None and not never and not any(r.strategy_class.has_momentum_sync for r in runs):
         raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
                            "and no run is one of them")
-    if cfg.momentum_sync is not None and not whole_run:
-        sync = MomentumSync.parse(cfg.momentum_sync)
-        if sync.mode != "never" and not sync.is_sync(STEADY):
-            raise LionsimError(f"--momentum-sync {cfg.momentum_sync} syncs on steps only a whole run prices (the "
-                               f"steady step {STEADY} does not sync): add --steps N, --tokens T or --from-run DIR")
+    # every:K is a steady step's (one sync over K steps, as a local-step strategy's exchange over H:
+    # lionsim.estimate.table); a schedule's gaps grow over the run, so only a whole run prices it
+    if cfg.momentum_sync is not None and not whole_run and MomentumSync.parse(cfg.momentum_sync).mode == "schedule":
+        raise LionsimError(f"--momentum-sync {cfg.momentum_sync} syncs at gaps that grow over the run, so what it "
+                           "adds to a step depends on the run's length: add --steps N, --tokens T or --from-run DIR "
+                           "(every:K has a steady share: one sync over K steps)")
     if cfg.tensors is not None and shapes is not None:
         shaped = [r.strategy for r in runs if r.strategy_class.shape_dependent]
         if shaped:
