@@ -84,13 +84,18 @@ def fail(message: str, code: int = 2) -> None:
 
 def _config_path(argv: Sequence[str]) -> str | None:
     """The value of `--config` in argv (None: not given)."""
-    args, path = list(argv), None
+    return _typed(argv, "--config")
+
+
+def _typed(argv: Sequence[str], option: str) -> str | None:
+    """The last value of `option` in argv, `--option VALUE` or `--option=VALUE` (None: not given)."""
+    args, value = list(argv), None
     for i, arg in enumerate(args):
-        if arg == "--config" and i + 1 < len(args):
-            path = args[i + 1]
-        elif arg.startswith("--config="):
-            path = arg.split("=", 1)[1]
-    return path
+        if arg == option and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(option + "="):
+            value = arg.split("=", 1)[1]
+    return value
 
 
 def _preload_plugins(argv: Sequence[str]) -> None:
@@ -147,6 +152,8 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         return None  # click reports the missing or unknown command itself
     values = load_config(Path(path), command_name)
     accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}
+    if command_name == "bench":  # (a sweep runs on sim alone; comm's files record no run to replay)
+        values = _on_typed_backend(values, args, accepted, path)
     defaults: dict[str, Any] = {}
     for key, value in values.items():
         name = key.replace("-", "_")
@@ -165,6 +172,42 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         defaults[name] = value
     _CONFIG_KEYS.update({name: (key, path) for key, name in ((k, k.replace("-", "_")) for k in values)})
     return {command_name: defaults}
+
+
+def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, path: str) -> dict[str, Any]:
+    """A --config whose backend the command line changes (`bench --config gloo-run/run.json --backend
+    sim`, to compare a measured run with the model): the file's settings that act only on its own
+    backend (the ranks, the timeout, the interface, calibration; on sim the bucket and a per-bucket
+    overlap) are dropped, with one line on stderr naming them, so the run replays on the new backend
+    (lionsim.config.bench.for_backend). The same options typed on the command line are checked as
+    ever: one that cannot act on the backend is refused."""
+    from lionsim.backends import BACKENDS
+    from lionsim.config.bench import for_backend
+    from lionsim.registry import match_name
+
+    typed = _typed(args, "--backend")
+    backend = match_name(typed, BACKENDS) if typed is not None else None
+    recorded = match_name(str(values.get("backend")), BACKENDS)
+    if backend is None or recorded is None or backend == recorded:  # a bad name: click refuses it
+        return values
+    kept, dropped = for_backend(values, backend)
+
+    def typed_too(name: str) -> bool:  # given on the command line as well: checked there, not the file's
+        param = accepted.get(name)
+        opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
+        return any(a == o or a.startswith(o + "=") for o in opts for a in args)
+
+    def shown(name: str, value) -> str:
+        flag = f"--{name.replace('_', '-')}"
+        return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+
+    named = [shown(name, v) for name, v in ((k.replace("-", "_"), v) for k, v in dropped.items()) if not typed_too(name)]
+    if named:
+        act = "acts" if len(named) == 1 else "act"
+        err_console.print(f"note: {path} sets --backend {recorded}; on --backend {backend} it runs without "
+                          f"{', '.join(named)}, which {act} on {recorded}, not on {backend}", markup=False,
+                          highlight=False)
+    return kept
 
 
 _CONFIG_KEYS: dict[str, tuple[str, str]] = {}

@@ -49,7 +49,8 @@ RunTokens = Annotated[Optional[float], typer.Option(
                      "(instead of --steps).")]
 MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
-                            "those steps (priced in a whole run, --steps).")]
+                            "those steps: every:K in the step as one sync over K steps (as a local-step "
+                            "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
 Device = Annotated[str, typer.Option("--device", help=(
     "Accelerator: v100, a10g, l4, l40s, rtx4090, a100 (40GB), a100-80gb, h100, h200, b200, mi300x "
     "(each datasheet's figures and source: lionsim devices)."))]
@@ -57,7 +58,8 @@ Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
 BucketMb = Annotated[Optional[float], typer.Option(
     "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25, DDP's); "
-                        "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does).")]
+                        "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does); "
+                        "refused where no run is (it would change nothing).")]
 Overlap = Annotated[str, typer.Option(
     "--overlap", help=o.OVERLAP_HELP)]
 Algorithm = Annotated[str, typer.Option(

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from lionsim.backends import BACKENDS
+from lionsim.backends import BACKENDS, check_timeout
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
 from lionsim.forms import MomentumSync, TensorSelection, check_workload_name, parse_eval_samples, parse_split
@@ -34,6 +34,31 @@ DEFAULT_TIMEOUT = 60.0
 MAX_STEPS = 10**7
 """The most steps a bench trains: every step's record stays in memory until the run is booked (as
 estimate's own cap, lionsim.estimate.plain.MAX_STEPS: past it a typo, not a run)."""
+PROCESS_OPTIONS = ("ranks", "timeout", "iface", "calibrate")
+"""Options of the real backends' processes: check_plain refuses them on sim (one process, nothing measured)."""
+PER_BUCKET_OVERLAPS = ("buckets", "tensors")
+"""--overlap modes only sim runs (gloo/nccl send after backward); --bucket-mb likewise."""
+
+
+def backends_of(key: str, value: object) -> tuple[str, ...]:
+    """The backends on which option `key` (as run.json names it) set to `value` acts: check_plain
+    refuses it on the others. None or False (not given) acts everywhere."""
+    if value is None or value is False:
+        return BACKENDS
+    if key in PROCESS_OPTIONS:
+        return tuple(b for b in BACKENDS if b != "sim")
+    if key == "bucket_mb" or (key == "overlap" and str(value).strip().lower() in PER_BUCKET_OVERLAPS):
+        return ("sim",)
+    return BACKENDS
+
+
+def for_backend(values: dict, backend: str) -> tuple[dict, dict]:
+    """A configuration's options (a TOML file's, a run.json's) replayed on `backend` where they
+    name another: (what is kept, what is dropped), the settings that act only on their own
+    backend dropped (backends_of) so the replay runs; the rest is the run as it was."""
+    dropped = {k: v for k, v in values.items()
+               if k != "backend" and backend not in backends_of(k.replace("-", "_"), v)}
+    return {k: v for k, v in values.items() if k not in dropped}, dropped
 
 
 @dataclass(kw_only=True, slots=True)
@@ -203,8 +228,8 @@ class BenchConfig:
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
-        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout > 0):
-            raise LionsimError(f"bad --timeout {self.timeout}; accepted: seconds > 0")
+        if self.timeout is not None:
+            check_timeout(self.timeout)
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default

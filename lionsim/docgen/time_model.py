@@ -48,10 +48,10 @@ def straggler_gain() -> str:
 
 def replica_update() -> str:
     """A 1B model's AdamW update on one H100 against a replica of 52 (the Streaming DiLoCo case)."""
-    from lionsim.published.local import REPLICA_GPUS, STREAMING_MODELS
+    from lionsim.published.local import DATA_PARALLEL, REPLICA_GPUS, STREAMING_MODELS
 
     model = STREAMING_MODELS[0]
-    args = [*model.args()[1:], "-s", "adamw@bf16-allreduce"]
+    args = [*model.args()[1:], *DATA_PARALLEL.for_model(model)]  # the case's own command
     at = args.index("--replica-gpus") + 1
     one = frame([*args[:at], "1", *args[at + 1:]]).iloc[0]
     many = frame(args).iloc[0]

@@ -30,7 +30,7 @@ from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import RUN, STEP
 from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
-from lionsim.estimate.probe import STEP as STEADY, check_algorithm
+from lionsim.estimate.probe import check_algorithm
 
 """Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
 what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
@@ -80,8 +80,8 @@ class EstimateConfig:
     overlap: str = "auto"
     """auto | buckets | none (lionsim.steptime.overlap)."""
     bucket_mb: float | None = None
-    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given with an overlap
-    mode other than auto, some run must exchange per bucket under it (check_buckets)."""
+    """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given, some run must
+    exchange per bucket under the overlap mode, auto included (check_buckets): else it changes nothing."""
     algorithm: str = AUTO
     """Collective algorithm: auto (cheapest per phase) or a name of `lionsim comm --algorithm`,
     used for the ops it implements (the others take the cheapest)."""
@@ -301,11 +301,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.momentum_sync is not None and not never and not any(r.strategy_class.has_momentum_sync for r in runs):
         raise LionsimError(f"--momentum-sync {cfg.momentum_sync} applies to the Lion family (per-worker momentum) "
                            "and no run is one of them")
-    if cfg.momentum_sync is not None and not whole_run:
-        sync = MomentumSync.parse(cfg.momentum_sync)
-        if sync.mode != "never" and not sync.is_sync(STEADY):
-            raise LionsimError(f"--momentum-sync {cfg.momentum_sync} syncs on steps only a whole run prices (the "
-                               f"steady step {STEADY} does not sync): add --steps N, --tokens T or --from-run DIR")
+    # every:K is a steady step's (one sync over K steps, as a local-step strategy's exchange over H:
+    # lionsim.estimate.table); a schedule's gaps grow over the run, so only a whole run prices it
+    if cfg.momentum_sync is not None and not whole_run and MomentumSync.parse(cfg.momentum_sync).mode == "schedule":
+        raise LionsimError(f"--momentum-sync {cfg.momentum_sync} syncs at gaps that grow over the run, so what it "
+                           "adds to a step depends on the run's length: add --steps N, --tokens T or --from-run DIR "
+                           "(every:K has a steady share: one sync over K steps)")
     if cfg.tensors is not None and shapes is not None:
         shaped = [r.strategy for r in runs if r.strategy_class.shape_dependent]
         if shaped:
@@ -314,9 +315,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
                                "compresses each tensor by its shape: drop --tensors")
     overlap = OverlapConfig(mode=cfg.overlap.lower() if isinstance(cfg.overlap, str) else cfg.overlap,
                             **({} if cfg.bucket_mb is None else {"bucket_mb": cfg.bucket_mb}))
-    if cfg.bucket_mb is not None and overlap.mode != "auto":
-        # under auto a run's reference decides; a published case gives one bucket to every method it
-        # compares (lionsim.published.local), Streaming DiLoCo's among them, which runs after backward
+    if cfg.bucket_mb is not None:
         check_buckets(overlap, runs)
     options = {k: v for k, v in cfg.options.items() if v is not None}
     if cfg.momentum_sync is not None:
@@ -379,9 +378,14 @@ def check_buckets(overlap: OverlapConfig, runs: list[RunSpec]) -> None:
 
     if any(overlap.label(TRANSPORTS.get(r.transport)(), r.strategy_class) == PER_BUCKET for r in runs):
         return
+    labels = ", ".join(r.label for r in runs)
+    if overlap.mode == "auto":  # each run as its reference runs it, where its transport can: here after backward
+        why, other = f"{labels}: each exchanges after backward; `lionsim strategies` lists each run's overlap", ""
+    else:
+        why, other = labels, " (or auto, where a run's reference exchanges per bucket)"
     raise LionsimError(f"--bucket-mb {overlap.bucket_mb:g} sizes the buckets of a run exchanged per bucket in "
-                       f"backward, and under --overlap {overlap.mode} none of these runs is: give --overlap buckets "
-                       "(or auto, where a run's reference exchanges per bucket), or drop --bucket-mb")
+                       f"backward, and under --overlap {overlap.mode} none of these runs is ({why}): give "
+                       f"--overlap buckets{other}, or drop --bucket-mb")
 
 
 def counted_model(text: str) -> tuple[str, Count]:

@@ -15,15 +15,18 @@ import torch
 
 from lionsim.compute import MODELS
 from lionsim.errors import LionsimError
+from lionsim.estimate.run import at_scale
 from lionsim.network import CollectiveCall
 from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, Strategy, StrategyConfig
 from lionsim.strategies.core.given import options_for
+from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
 
 STEP = 1
-"""The (1-based) step whose extra collectives are priced: a steady step, with momentum sync off; a
-local-step strategy's first sync, step H (Strategy.sync_every), instead."""
+"""The (1-based) step whose extra collectives are priced: a steady step; a local-step strategy's
+first sync, step H (Strategy.sync_every), instead. A momentum sync is not among them: it is
+periodic (Probe.sync_calls)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +36,8 @@ class Probe:
     transport: Transport
     spec: PayloadSpec
     extra_calls: tuple[CollectiveCall, ...]
-    """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum)."""
+    """The strategy's own collectives at a steady step (e.g. TernGrad's scale maximum), without the
+    momentum sync's."""
     sync_every: int = 1
     """Steps per exchange (H for local SGD and DiLoCo; the others exchange every step)."""
     send_rate: Fraction = Fraction(1)
@@ -43,6 +47,12 @@ class Probe:
     each step of a whole run does (lionsim.estimate.run)."""
     update_flops: float = 0.0
     """FLOPs of its own matrix work per worker and step (Strategy.update_flops; 0 without shapes)."""
+    sync_calls: tuple[CollectiveCall, ...] = ()
+    """--momentum-sync every:K: the sync's fp32 all-reduce of the momenta at the model's size, made on
+    one step in K (sync_rate); () otherwise: never, or schedule:K, whose gaps grow over the run
+    (only a whole run prices it: lionsim.estimate.run)."""
+    sync_rate: Fraction = Fraction(0)
+    """The steps that sync the momenta, a share of all: 1 / K for every:K."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +87,28 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
         spec = strategy.spec_for(shapes)
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)
-    extra = tuple(strategy.extra_calls(max(STEP, strategy.sync_every))) if workers > 1 else ()
+    calls = strategy.extra_calls(max(STEP, strategy.sync_every)) if workers > 1 else []
+    extra = tuple(c for c in calls if c.label != SYNC_LABEL)
+    sync_calls, sync_rate = momentum_sync(strategy, spec, workers)
     return Probe(transport=transport, spec=spec, extra_calls=extra, sync_every=strategy.sync_every,
                  send_rate=strategy.send_rate,
                  strategy=strategy,
-                 update_flops=strategy.update_flops(shapes) if shapes else 0.0)
+                 update_flops=strategy.update_flops(shapes) if shapes else 0.0,
+                 sync_calls=sync_calls, sync_rate=sync_rate)
+
+
+def momentum_sync(strategy: Strategy, spec: PayloadSpec, workers: int) -> tuple[tuple[CollectiveCall, ...], Fraction]:
+    """(the calls of one momentum sync, the share of steps that make one) under --momentum-sync
+    every:K: a sync every K steps costs a step one K-th of it on average, as a local-step
+    strategy's exchange every H steps does. The probe's layout holds one parameter a tensor, so
+    the sync's all-reduce is scaled to the model's (at_scale). never and schedule:K: none (a
+    schedule's gaps grow, so its share depends on the run's length: a whole run prices it)."""
+    rule = getattr(strategy, "sync_rule", None)
+    if workers < 2 or rule is None or rule.mode != "every":
+        return (), Fraction(0)
+    calls = tuple(at_scale(c, spec.numel / strategy.layout.numel) for c in strategy.extra_calls(rule.k)
+                  if c.label == SYNC_LABEL)
+    return calls, Fraction(1, rule.k)
 
 
 WALKED = 10_000
@@ -101,7 +128,7 @@ def issued_ops(r) -> set[str]:
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
                   options=r.options)
-        kinds = [(p.spec, p.extra_calls)]
+        kinds = [(p.spec, p.extra_calls + p.sync_calls)]
         walked = steps or (WALKED if r.convergence is not None else 0)  # --from-run prices runs to target
         if walked:
             kinds += [(k.spec, k.extra_calls) for k in step_kinds(p.strategy, p.spec, walked, r.workers)]

@@ -87,12 +87,12 @@ class KindCount:
             spec = steady if spec is steady.__class__ else spec
             if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
                 phase = "warm-up"
-            extra = tuple(_at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
+            extra = tuple(at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
             kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
         return kinds
 
 
-def _at_scale(call: CollectiveCall, factor: float) -> CollectiveCall:
+def at_scale(call: CollectiveCall, factor: float) -> CollectiveCall:
     """A momentum sync's all-reduce at the model's size: the probe's stand-in layout holds one
     parameter per tensor, and the sync sends 4 bytes a parameter (its other calls are per tensor)."""
     if call.label != SYNC_LABEL:

@@ -49,6 +49,9 @@ computed ("exact" for one spec, "monte carlo (...)" for several).
 
 A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
 step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
+So is a momentum sync every K steps (--momentum-sync every:K, the Lion family): the row is
+(the sync step + (K - 1) steps without it) / K, one sync's time and bytes over K a step.
+schedule:K's gaps grow over the run, so it has no such mean: only a whole run prices it.
 
 With --steps N (or --tokens T) each row also prices the whole run, every phase it has
 (lionsim.estimate.run): run_steps N, run_s the run's seconds, mean_step_s = run_s / N,
@@ -226,7 +229,8 @@ def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network
 AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
              "forward_s", "backward_s", "bits_per_param_up", "bits_per_param_down", "inter_bytes",
              "compute_median_s", "compute_max_s", "wait_s", "step_p50_s", "step_p99_s")
-"""Columns a local-step strategy's row gives as the mean over one round of H steps."""
+"""Columns a local-step strategy's row gives as the mean over one round of H steps (and a row
+with a momentum sync every K steps, over K)."""
 
 
 def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None = None) -> list[dict]:
@@ -234,7 +238,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
 
     A local-step strategy (localsgd, diloco*: one exchange every H steps) gets the mean step of a
     round: (the sync step + (H - 1) local steps) / H for every time column, wire_bytes and the
-    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H. In
+    bits (so its comm is the sync's comm amortised over H steps); `local_steps` says H. A
+    momentum sync every K steps likewise: (the step with it + (K - 1) without) / K. In
     general a sending step's share is the strategy's exact send rate (Strategy.send_rate:
     Streaming DiLoCo's P sends in H steps, where P need not divide H). With r.convergence
     (--from-run) each row also prices its run to target (to_target_columns). `memo`: the whole
@@ -248,6 +253,11 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
                   shapes=r.shapes, options=r.options)
         step = _priced(r, run, p, flops, workers, network, slowest)
+        if p.sync_rate:  # --momentum-sync every:K: one step in K also syncs the momenta
+            synced = _priced(r, run, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls), flops,
+                             workers, network, slowest)
+            rate = float(p.sync_rate)
+            step |= {c: rate * synced[c] + (1 - rate) * step[c] for c in AMORTISED}
         if p.send_rate < 1:
             local = _priced(r, run, p, flops, workers, network, slowest, local=True)
             rate = float(p.send_rate)

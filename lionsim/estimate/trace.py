@@ -3,12 +3,15 @@
 Every worker of an estimate runs the same step, so each run is one process, "every worker":
 its step on the compute and comm lanes as lionsim.steptime.lanes lays it out (buckets over
 backward, each collective named by op, size and the algorithm that priced it). A local-step
-strategy (localsgd, diloco*) shows its sync step, then one of its H - 1 local steps. The
+strategy (localsgd, diloco*) shows its sync step, then one of its H - 1 local steps; a momentum
+sync every K steps (--momentum-sync every:K), a step without it, then the step with it. The
 even step is drawn: with --compute-spread the expected step of estimate.csv is a mean over
 the slowest worker's factor, not one timeline (otherData says so).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, resolve
@@ -29,12 +32,19 @@ def estimate_trace(cfg: EstimateConfig) -> str:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
                   shapes=r.shapes, options=r.options)
         spans, at = [], 0.0
-        for local in ([False, True] if p.sync_every > 1 else [False]):
-            work, pricing = step_inputs(r, run, p, flops, workers, network, local)
+        steps = [("sync step" if p.sync_every > 1 else "step", False, p,
+                  {"local_steps": p.sync_every} if p.sync_every > 1 else {})]
+        if p.sync_calls:  # --momentum-sync every:K: one step in K also syncs the momenta (all of them at K = 1)
+            synced = ("momentum-sync step", False, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls),
+                      {"every": p.sync_rate.denominator})
+            steps = [synced] if p.sync_rate == 1 else [*steps, synced]
+        if p.sync_every > 1:
+            steps.append(("local step", True, p, {}))
+        for name, local, drawn, about in steps:
+            work, pricing = step_inputs(r, run, drawn, flops, workers, network, local)
             step = modelled_lanes(work=work, factors=[1.0], **pricing)[0]  # every worker alike
             end = step_end(step)
-            name = "local step" if local else ("sync step" if p.sync_every > 1 else "step")
-            spans.append(Span("step", name, at, end, {"local_steps": p.sync_every} if p.sync_every > 1 else {}))
+            spans.append(Span("step", name, at, end, about))
             spans += [Span(s.lane, s.name, s.start_s + at, s.dur_s, s.args) for s in step]
             at += end
         tracks.append(Track(f"{run.label} · every worker ({workers} alike)", spans))

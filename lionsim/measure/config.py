@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
+from lionsim.backends import check_timeout
 from lionsim.errors import LionsimError
 from lionsim.measure.ops import check_dtype, sized
 
@@ -46,8 +46,7 @@ class MeasureConfig:
             raise LionsimError(f"bad --warmup {self.warmup}; accepted: an integer >= 0")
         if self.iters < 1:
             raise LionsimError(f"bad --iters {self.iters}; accepted: an integer >= 1")
-        if not 0 < self.timeout_s < math.inf:  # nan and inf too: a deadline is computed from it
-            raise LionsimError(f"bad --timeout {self.timeout_s}; accepted: a finite number of seconds > 0")
+        check_timeout(self.timeout_s)  # nan and inf too: a deadline is computed from it
         for dtype in self.dtypes:
             check_dtype(dtype)
         for op in self.collectives:

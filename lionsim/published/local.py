@@ -33,7 +33,9 @@ read from the papers, nothing fitted per case):
 - Exchanges: "the reduction of gradients or outer gradients is overlapped over the backward pass
   computation", layer by layer (the papers' Figures 3 and 14): `--bucket-mb` one layer's fp32
   gradients (4 N / L MB), and for DiLoCo `--overlap buckets` (its inner step run in backward, each
-  layer's outer gradient reduced as it is made). Gradients and outer gradients in bf16 (Table 1's
+  layer's outer gradient reduced as it is made). Streaming DiLoCo's fragments are exchanged after
+  the step, over the next inner steps: its commands give no bucket, which would size nothing
+  (estimate refuses it there). Gradients and outer gradients in bf16 (Table 1's
   1 Gbit/s row: 109 hours for 25B tokens is 16.2 Gbit a data-parallel step, 1e9 bf16 values), fp4
   where the method says so (fp4-allreduce: 4 bits and a float32 scale per 256 values).
 - Streaming DiLoCo: fragments of 3 layers (`--tensors L` with one tensor a layer,
@@ -111,7 +113,12 @@ class Model:
     def args(self) -> tuple[str, ...]:
         return ("estimate", "--params", f"{self.params:g}", "--tensors", str(self.layers), "--tokens-per-worker",
                 str(self.tokens), "--device", "h100", "--mfu", f"{MFU:g}", "--replica-gpus", str(REPLICA_GPUS),
-                "--workers", "2", "--network", NETWORK, "--bucket-mb", f"{4 * self.params / self.layers / 1e6:.6g}")
+                "--workers", "2", "--network", NETWORK)
+
+    @property
+    def bucket_mb(self) -> str:
+        """One layer's fp32 gradients, MB: the bucket of a method exchanged per bucket (module doc)."""
+        return f"{4 * self.params / self.layers / 1e6:.6g}"
 
     def describe(self) -> str:
         return (f"{self.name} ({self.params:,.0f} parameters, {self.layers} layers, {self.step_s:g} s of compute a "
@@ -126,10 +133,13 @@ class Method:
     label: str
     """As the table names it."""
     args: tuple[str, ...]
+    """Its arguments: {P} stands for the model's fragment count, {B} for its bucket (Model.bucket_mb),
+    given only to a method exchanged per bucket (estimate refuses --bucket-mb elsewhere)."""
 
     def for_model(self, model: Model) -> tuple[str, ...]:
         fragments = str(model.layers // 3)  # fragments of 3 layers
-        return tuple(fragments if a == "{P}" else a for a in self.args)
+        given = {"{P}": fragments, "{B}": model.bucket_mb}
+        return tuple(given.get(a, a) for a in self.args)
 
 
 def _streaming(transport: str, delay: int) -> tuple[str, ...]:
@@ -138,10 +148,10 @@ def _streaming(transport: str, delay: int) -> tuple[str, ...]:
 
 
 def _diloco(h: int) -> tuple[str, ...]:
-    return ("-s", "diloco@bf16-allreduce", "--local-steps", str(h), "--overlap", "buckets")
+    return ("-s", "diloco@bf16-allreduce", "--local-steps", str(h), "--overlap", "buckets", "--bucket-mb", "{B}")
 
 
-DATA_PARALLEL = Method("dp", "Data-Parallel", ("-s", "adamw@bf16-allreduce"))
+DATA_PARALLEL = Method("dp", "Data-Parallel", ("-s", "adamw@bf16-allreduce", "--bucket-mb", "{B}"))
 STREAMING_METHODS = (
     DATA_PARALLEL,
     Method("diloco", "Vanilla DiLoCo (H = 100)", _diloco(100)),

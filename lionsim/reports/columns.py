@@ -1,10 +1,15 @@
-"""The column contract of a run's records: names, order, kinds, and the check that enforces it."""
+"""The column contract of a run's records: names, order, kinds, and the check that enforces it.
+No pandas at import (check_columns imports it): the commands' plain checks read these names
+before anything heavy loads (lionsim.estimate.plain)."""
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # One row per (strategy, transport, step); this is also the column order of steps.csv.
 STEP_COLUMNS: list[str] = [
@@ -83,6 +88,8 @@ def run_label(strategy: str, transport: str) -> str:
 
 def check_columns(df: pd.DataFrame, required: list[str], source: str) -> None:
     """Fail with one line naming every missing column, and every non-numeric numeric one."""
+    import pandas as pd
+
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise LionsimError(f"{source} is missing column(s): {', '.join(missing)}; required: {', '.join(required)}")

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from lionsim.backends import BACKENDS, MAX_TIMEOUT_S
 from lionsim.bench import BenchConfig
+from lionsim.config.bench import backends_of
 from lionsim.errors import LionsimError
 from lionsim.steptime.overlap import DEFAULT_BUCKET_MB, OverlapConfig
 from lionsim.transports import TRANSPORTS
@@ -20,7 +22,7 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
 
 @pytest.mark.parametrize("args, message", [
     (["--backend", "sim", "--timeout", "0.001"], "--timeout 0.001 needs --backend gloo or nccl: sim is one process"),
-    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds > 0"),  # the value first
+    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds, a finite number > 0"),  # the value first
     (["--overlap", "none", "--bucket-mb", "1"], "--bucket-mb 1 sizes per-bucket exchanges and --overlap none runs "
                                                 "every exchange after backward; accepted with --overlap auto or buckets"),
     (["--overlap", "after", "--bucket-mb", "1"], "--overlap none runs every exchange after backward"),
@@ -34,6 +36,22 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
 def test_an_option_that_cannot_act_is_refused_in_one_line(args, message, tmp_path, capsys):
     one_line_exit_2([*B, *args, "--out", str(tmp_path / "out")], capsys, message)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("spelling", ["inf", "Infinity", "-inf", "1e400", "nan", "NaN", "0", "-0", "-1", "1e10",
+                                      str(MAX_TIMEOUT_S + 1)])
+def test_every_spelling_of_a_timeout_gloo_cannot_wait_is_refused_before_anything_runs(spelling, tmp_path, capsys):
+    """inf, nan, 0, negatives and a wait past a year (torch overflows near 9.2e9 s: 1e10 failed at
+    once in the rendezvous) are one line, exit 2, before any rank starts or --out is made."""
+    one_line_exit_2([*B, "--backend", "gloo", "--timeout", spelling, "--out", str(tmp_path / "out")], capsys,
+                    f"accepted: seconds, a finite number > 0 and at most {MAX_TIMEOUT_S:,} (a year)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_timeout_up_to_a_year_is_taken():
+    assert BenchConfig(backend="gloo", timeout=MAX_TIMEOUT_S).timeout == MAX_TIMEOUT_S
+    BenchConfig(workload="mlp", backend="gloo", timeout=MAX_TIMEOUT_S).check_plain()
+    BenchConfig(workload="mlp", backend="gloo", timeout=1e-3).check_plain()
 
 
 def test_the_defaults_resolve_where_they_act():
@@ -67,3 +85,77 @@ def test_a_run_json_from_before_records_the_old_defaults_and_still_replays(tmp_p
     code, _, err = run_cli(["bench", "--config", tmp_path / "run.json", "--out", tmp_path / "out"], capsys)
     assert code == 0, err
     assert json.loads((tmp_path / "out" / "run.json").read_text())["config"]["bucket_mb"] is None
+
+
+def _record(tmp_path, **config):
+    """A bench's run.json: a tiny run of one step with `config` over it."""
+    base = {"workload": "mlp", "model_size": "tiny", "workers": 2, "steps": 1, "warmup_steps": 0,
+            "strategy": ["adamw"], "backend": "gloo", "timeout": 60.0, "compute": "measured"}
+    path = tmp_path / "rec" / "run.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({"command": "bench", "config": {**base, **config}}))
+    return path
+
+
+def test_a_gloo_runs_record_replays_on_sim_without_what_acts_on_gloo_alone(tmp_path, capsys):
+    """--backend sim on a gloo run's run.json: the ranks, timeout, interface and calibration go (one
+    line says which and why), the rest is the run as recorded (its measured compute too)."""
+    from tests.helpers.cli import run_cli
+
+    record = _record(tmp_path, ranks=2, iface="lo", calibrate=True)
+    code, _, err = run_cli(["bench", "--config", record, "--backend", "sim", "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert notes == [f"note: {record} sets --backend gloo; on --backend sim it runs without --timeout 60, --ranks 2, "
+                     "--iface lo, --calibrate, which act on gloo, not on sim"]
+    config = json.loads((tmp_path / "out" / "run.json").read_text())["config"]
+    assert (config["backend"], config["ranks"], config["timeout"], config["iface"], config["calibrate"]) == \
+        ("sim", None, None, None, False)
+    assert config["compute"] == "measured" and config["workers"] == 2
+
+
+@pytest.mark.parametrize("typed, message", [
+    (["--timeout", "5"], "--timeout 5 needs --backend gloo or nccl"),
+    (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
+    (["--calibrate"], "--calibrate needs --backend gloo or nccl"),
+])
+def test_what_the_command_line_types_is_refused_on_sim_as_ever(typed, message, tmp_path, capsys):
+    from tests.helpers.cli import run_cli
+
+    record = _record(tmp_path)
+    code, _, err = run_cli(["bench", "--config", record, "--backend", "sim", *typed, "--out", tmp_path / "out"],
+                           capsys)
+    lines = err.strip().splitlines()
+    assert code == 2 and lines[-1].startswith("error: ") and message in lines[-1] and "Traceback" not in err
+    assert all(typed[0] not in line for line in lines[:-1])  # the note names what the file set, not this
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sim_record_on_gloo_leaves_its_bucket_and_per_bucket_overlap(tmp_path, capsys):
+    """The other way: the bucket and a per-bucket overlap act on sim alone; the defaults the
+    command is given are what the file sets but those (no rank starts here: click's defaults only)."""
+    from lionsim.cli.app import _config_defaults
+
+    record = _record(tmp_path, backend="sim", timeout=None, compute="h100", bucket_mb=5.0, overlap="buckets")
+    defaults = _config_defaults(["bench", "--config", str(record), "--backend", "gloo"])["bench"]
+    assert "bucket_mb" not in defaults and "overlap" not in defaults
+    assert defaults["compute"] == "h100" and defaults["workers"] == 2
+    assert capsys.readouterr().err.strip() == (f"note: {record} sets --backend sim; on --backend gloo it runs without "
+                                               "--bucket-mb 5, --overlap buckets, which act on sim, not on gloo")
+    same = _config_defaults(["bench", "--config", str(record), "--backend", "SIM"])["bench"]  # the same backend
+    assert same["bucket_mb"] == 5.0 and capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("key, value", [("ranks", 2), ("timeout", 5.0), ("iface", "lo"), ("calibrate", True),
+                                        ("bucket_mb", 5.0), ("overlap", "buckets"), ("overlap", "tensors"),
+                                        ("overlap", "none"), ("compute", "h100"), ("workers", 4)])
+def test_what_a_replay_drops_is_what_the_backend_refuses(key, value):
+    """backends_of against check_plain: an option is dropped on a backend exactly where it is refused."""
+    for backend in BACKENDS:
+        cfg = BenchConfig(workload="mlp", backend=backend, **{key: value})
+        try:
+            cfg.check_plain()
+            refused = False
+        except LionsimError:
+            refused = True
+        assert refused == (backend not in backends_of(key, value)), (key, value, backend)

@@ -48,15 +48,43 @@ def test_local_sgd_counts_its_syncs():
     assert ten.run_s == pytest.approx(8 * ten.step_s + 2 * one.run_s, rel=1e-12)
 
 
+SYNC_BYTES = 2 * (WORKERS - 1) / WORKERS * 4 * P
+"""One momentum sync: a ring all-reduce of the fp32 momentum (4 P bytes) among 8 workers, the bytes
+a worker sends."""
+SYNC_S = 2 * (WORKERS - 1) * 25e-6 + SYNC_BYTES / 1.17e9
+"""Its time on 10gbe: alpha 25 us, 1.17 GB/s."""
+
+
 def test_momentum_sync_adds_a_ring_all_reduce_of_the_fp32_momentum_every_k_steps():
     n, k = 100, 10
     row = rows(["dlion-mavo"], momentum_sync=f"every:{k}", steps=n)["dlion-mavo@int8-allreduce"]
-    # 10gbe: alpha 25 us, 1.17 GB/s; ring all-reduce of 4 P bytes among 8 workers
-    sync = 2 * (WORKERS - 1) * 25e-6 + 2 * (WORKERS - 1) / WORKERS * 4 * P / 1.17e9
+    never = rows(["dlion-mavo"], steps=n)["dlion-mavo@int8-allreduce"]
     assert row.run_phases == "steady 90; steady + sync 10"
     # the sync's copy (a memory pass over the momentum) is part of the step too: at most a few ms here
-    extra = row.run_s - n * row.step_s
-    assert extra == pytest.approx(n // k * sync, rel=0.02)
+    assert row.run_s - never.run_s == pytest.approx(n // k * SYNC_S, rel=0.02)
+    # K divides N: the run's mean step is the steady row, which holds one sync over K steps
+    assert row.mean_step_s == pytest.approx(row.step_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 4, 10])
+def test_a_momentum_sync_every_k_steps_is_one_sync_over_k_in_the_steady_step(k):
+    """Without --steps: the steady row adds one sync's bytes and time over K (closed forms above),
+    as a local-step strategy's row holds its exchange over H."""
+    never = rows(["dlion-mavo"])["dlion-mavo@int8-allreduce"]
+    every = rows(["dlion-mavo"], momentum_sync=f"every:{k}")["dlion-mavo@int8-allreduce"]
+    assert every.wire_bytes - never.wire_bytes == pytest.approx(SYNC_BYTES / k, rel=1e-9)
+    assert every.comm_s - never.comm_s == pytest.approx(SYNC_S / k, rel=0.01)
+    assert every.bits_per_param_up - never.bits_per_param_up == pytest.approx(32 / k, rel=1e-9)  # the fp32 momentum
+
+
+def test_a_momentum_sync_schedule_needs_a_whole_run():
+    """schedule:K's gaps grow over the run: what it adds to a step depends on the run's length."""
+    with pytest.raises(LionsimError, match="gaps that grow over the run.*add --steps N"):
+        rows(["dlion-mavo"], momentum_sync="schedule:2")
+    row = rows(["dlion-mavo"], momentum_sync="schedule:2", steps=20)["dlion-mavo@int8-allreduce"]
+    never = rows(["dlion-mavo"], steps=20)["dlion-mavo@int8-allreduce"]
+    assert row.step_s == never.step_s  # the steady state: the gaps grow without end
+    assert row.run_phases == "steady + sync 6; steady 14"  # steps 1, 2, 4, 7, 11 and 17 sync
 
 
 def test_dgc_warm_up_stages_are_priced_at_their_density():

@@ -59,7 +59,7 @@ def test_declaration_matches_what_estimate_prices(spec):
     (["-s", "onebit-adam", "--freeze-steps", "999"], "add --steps N, --tokens T or --from-run DIR"),
     (["-s", "dgc", "--dgc-warmup-steps", "50"], "--dgc-warmup-steps 50 acts on the first steps of a run"),
     (["-s", "powersgd", "--powersgd-warmup-steps", "3"], "add --steps N, --tokens T or --from-run DIR"),
-    (["-s", "dlion-mavo", "--momentum-sync", "every:10"], "add --steps N, --tokens T or --from-run DIR"),
+    (["-s", "dlion-mavo", "--momentum-sync", "schedule:4"], "add --steps N, --tokens T or --from-run DIR"),
     (["-s", "adamw", "--tie", "random"], "--tie random applies to dlion-mavo"),
     (["-s", "adamw", "--algorithm", "pairwise"], "--algorithm pairwise runs all_to_all and no run issues one"),
     (["-s", "adamw", "--algorithm", "bruck"], "--algorithm bruck runs all_gather and no run issues one"),
@@ -68,6 +68,9 @@ def test_declaration_matches_what_estimate_prices(spec):
     (["-s", "adamw", "--seed", "7"], "--seed 7 seeds --compute-spread's draws"),
     (["-s", "adamw", "--seed", "7", "--compute-spread", "lognormal:0.1"], "has an exact distribution"),
     (["-s", "adamw", "--bucket-mb", "1", "--overlap", "none"], "--bucket-mb 1 sizes the buckets"),
+    # auto: each run as its reference runs it, and dlion-mavo's exchanges after backward (the bucket did nothing)
+    (["-s", "dlion-mavo", "--bucket-mb", "1"], "under --overlap auto none of these runs is (dlion-mavo@int8-allreduce"),
+    (["-s", "streaming-diloco", "--bucket-mb", "1"], "give --overlap buckets, or drop --bucket-mb"),
 ])
 def test_refused_in_one_line(args, says, capsys):
     code, out, err = run_cli(["estimate", *SMALL, *args], capsys)
@@ -78,6 +81,7 @@ def test_refused_in_one_line(args, says, capsys):
 @pytest.mark.parametrize("args", [
     ["-s", "onebit-adam", "--freeze-steps", "999", "--steps", "2000"],
     ["-s", "dlion-mavo", "--momentum-sync", "every:1"],  # the steady step syncs
+    ["-s", "dlion-mavo", "--momentum-sync", "every:10"],  # one sync over 10 steps in the steady step
     ["-s", "dlion-mavo", "--momentum-sync", "every:10", "--tokens", "1e7"],
     ["-s", "dlion-mavo@a2a-1bit", "--algorithm", "pairwise"],
     ["-s", "adamw,diloco", "--local-steps", "4"],

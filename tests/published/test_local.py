@@ -65,6 +65,19 @@ def test_data_parallel_at_99_percent_waits_only_for_its_last_layer_a_closed_form
     assert pl.figure(case)[0] == pytest.approx(case.published, abs=0.05)  # 657 Gbit/s, read as 569.0
 
 
+def test_each_method_gives_its_bucket_exactly_where_it_exchanges_per_bucket():
+    """estimate refuses --bucket-mb where no run exchanges per bucket: each method's case (one per
+    method and table) runs, and gives the bucket only where its row's overlap is buckets."""
+    firsts = {}
+    for case in (*pl.LOCAL_STEP_CASES, *pl.LOCAL_STEP_HOLDOUT):
+        method = case.key.rsplit("-cu", 1)[0].split("-", 2)[-1]
+        firsts.setdefault((case.key.split("-")[0], method), case)
+    assert len(firsts) == len(pl.STREAMING_METHODS) + len(pl.SCALING_METHODS) + 2  # and Table 1's two rows
+    for case in firsts.values():
+        row = published._run(case.command).iloc[0]
+        assert ("--bucket-mb" in case.command) == (row["overlap"] == "buckets"), (case.key, row["overlap"])
+
+
 def test_the_utilisation_at_1_gbit_is_the_step_at_unlimited_bandwidth_over_the_step_at_1_gbit():
     # Table 1's own definition: hours at infinite bandwidth over hours at 1 Gbit/s; the same command
     # at 1 Gbit/s and at 10^6 GB/s (no latency on dc-pair: the exchange there takes under a microsecond)

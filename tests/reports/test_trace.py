@@ -178,6 +178,22 @@ def test_estimate_trace_is_each_runs_step(tmp_path, capsys):
     assert done.value.code == 2 and "--trace writes DIR/trace.json" in capsys.readouterr().err
 
 
+def test_estimate_trace_draws_a_momentum_sync_every_k_steps(tmp_path):
+    """--momentum-sync every:4: a step without the sync and the step with it, whose mean over 4
+    steps is estimate.csv's step_s; every:1: only the step with it."""
+    for k, expected in ((4, ["step", "momentum-sync step"]), (1, ["momentum-sync step"])):
+        out = tmp_path / f"every{k}"
+        run_cli(["estimate", "--model", "gpt2-124m", "-s", "dlion-mavo", "--momentum-sync", f"every:{k}", "--trace",
+                 "--out", str(out)])
+        trace = json.loads((out / "trace.json").read_text())
+        names = check_format(trace)
+        row = pd.read_csv(out / "estimate.csv").iloc[0]
+        marks = events(trace, next(iter(names)), "step", names)
+        assert [e["name"] for e in marks] == expected
+        durations = [e["dur"] / 1e6 for e in marks]
+        assert ((k - 1) * durations[0] + durations[-1]) / k == pytest.approx(row.step_s, rel=1e-6)
+
+
 def test_ranks_clocks_are_aligned_by_the_median_call_offset():
     """A rank whose clock reads 5 s ahead, its first call's barrier exit skewed by 3 ms: the
     trace lays its calls where the reference rank's are (to the other calls' skew)."""
