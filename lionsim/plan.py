@@ -119,6 +119,10 @@ class NetworkPlan:
     """--traits as given (None: the profile's own, else the backend's)."""
     network: Network
     """The resolved network (lionsim.network.network_for)."""
+    given: bool = True
+    """False: --network was left at its default (no flag, no config key). On gloo/nccl that
+    preset describes no link the collectives crossed, so the reports leave the model's error
+    out (lionsim.reports.plots.titles.unchecked_model) rather than compare with another link."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +201,10 @@ class BenchPlan:
                               library=device_library(self.compute.source))
         return dataclasses.replace(self, network=NetworkPlan(spec=spec, traits=self.network.traits, network=network))
 
+    def with_default_network(self) -> BenchPlan:
+        """The same bench, its network marked as --network's default rather than chosen (NetworkPlan.given)."""
+        return dataclasses.replace(self, network=dataclasses.replace(self.network, given=False))
+
     def options(self) -> dict:
         """Every option in `lionsim bench`'s names, as BenchConfig.to_dict gives them: what
         run.json's `config` records (with each run's hyperparameters), what `--resume` compares
@@ -223,7 +231,8 @@ class BenchPlan:
     def record(self) -> dict:
         """The plan as plain JSON values: its options, the strategy options as given (`opt` values
         keep their type: the flat form makes them text) and every run as resolved (from_record)."""
-        return {"options": self.options(), "given": thawed(self.choices.options), "runs": [r.record() for r in self.runs]}
+        return {"options": self.options(), "given": thawed(self.choices.options), "runs": [r.record() for r in self.runs],
+                "network_given": self.network.given}
 
     @classmethod
     def from_record(cls, record: Mapping) -> BenchPlan:
@@ -231,7 +240,8 @@ class BenchPlan:
         from lionsim.plugins import load_plugins
 
         load_plugins(record["options"].get("plugins"))
-        return build(record["options"], tuple(RunPlan.from_record(r) for r in record["runs"]), record["given"])
+        plan = build(record["options"], tuple(RunPlan.from_record(r) for r in record["runs"]), record["given"])
+        return plan if record.get("network_given", True) else plan.with_default_network()
 
     def __reduce__(self):
         """Pickled (a spawned rank's or a pool worker's argument) as its record, rebuilt there once."""

@@ -33,17 +33,29 @@ def parse_betas(text: str | None) -> tuple[float, float] | None:
     return b1, b2
 
 
-def parse_hyper(text: str | None) -> dict:
-    """--hyper: a JSON object {run: {lr, weight_decay, betas}} (config files give it as a table)."""
+def parse_hyper(text: str | None, runs: list[str] | None = None) -> dict:
+    """--hyper: a JSON object {run: {lr, weight_decay, betas}} (config files give it as a table);
+    `runs` the command's -s values, which a bad key's message lists (a run's label, or its
+    strategy's name alone, keys its table)."""
     if text is None:
         return {}
+    runs = None if runs is None else [part.strip() for run in runs for part in run.split(",") if part.strip()]
+    example = json.dumps({(runs or ["dlion-mavo"])[0]: {"lr": 0.001}})
     try:
         value = json.loads(text)
     except json.JSONDecodeError as e:
-        raise LionsimError(f"bad --hyper: {e}; accepted: a JSON object like "
-                           '{"dlion-mavo": {"lr": 0.001}}') from None
-    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
-        raise LionsimError("bad --hyper; accepted: a JSON object of objects, one per run")
+        raise LionsimError(f"bad --hyper: {e}; accepted: a JSON object like {example}") from None
+    if not isinstance(value, dict):
+        raise LionsimError(f"bad --hyper {text!r}: not a JSON object; accepted: one like {example}")
+    names = {part for run in runs or () for part in (run, run.partition("@")[0])}
+    for key, table in value.items():
+        if isinstance(table, dict):
+            continue
+        if runs is not None and key not in names:
+            raise LionsimError(f"bad --hyper: key {key!r} is not a run of this command; accepted: the run names "
+                               f"({', '.join(runs)}), each with an object of its hyperparameters, e.g. {example}")
+        raise LionsimError(f"bad --hyper: run {key!r} maps to {json.dumps(table)}, not an object; accepted: an "
+                           f"object of its hyperparameters, e.g. {json.dumps({key: {'lr': 0.001}})}")
     return value
 
 
@@ -59,6 +71,7 @@ def memory_guard(bench: BenchPlan, local_workers: int | None = None) -> None:
 @app.command()
 @strategy_options
 def bench(
+    ctx: typer.Context,
     workers: o.Workers = 8,
     strategy: o.Strategy = None,
     transport: o.Transport = None,
@@ -120,15 +133,19 @@ def bench(
     plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
+    if resume and (overwrite or overwrite_sweep):  # before anything runs: which did the user mean?
+        flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
+        raise LionsimError(f"--resume continues the run in --out and {flag} replaces it: pass one of them")
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
     from lionsim.reports.outdir import check_out_dir, claim_out
 
+    strategy_list = list(strategy or DEFAULT_STRATEGIES)
     cfg = BenchConfig(
         workload=workload, model_size=model_size, workers=workers, batch_size=batch_size,
-        steps=steps, seed=seed, strategies=list(strategy or DEFAULT_STRATEGIES),
+        steps=steps, seed=seed, strategies=strategy_list,
         transport=transport, network=network, traits=traits, backend=backend, ranks=ranks, lr=lr, weight_decay=weight_decay,
-        betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync,
+        betas=parse_betas(betas), hyper=parse_hyper(hyper, strategy_list), momentum_sync=momentum_sync,
         sync_tensors=sync_tensors, tie=tie, options=dict(strategy_options or {}), plugins=list(plugins or []),
         data=data, data_split=data_split, eval_every=eval_every, eval_samples=eval_samples, baseline=baseline,
         target_loss=target_loss, compute=compute, warmup_steps=warmup_steps, compute_spread=list(compute_spread or []),
@@ -138,6 +155,8 @@ def bench(
     check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
     _check_model_size(workload, model_size)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
+    if not _given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
+        bench_plan = bench_plan.with_default_network()
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
 
@@ -205,16 +224,18 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
 
 def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt: str = "table") -> None:
     """The summary table (or, --format csv|json, summary.csv's rows on stdout and the rest on stderr)."""
-    from lionsim.reports import model_check_table, summary_table
+    from lionsim.reports import model_check, summary_table
 
     emit(result.summary, fmt, lambda: summary_table(result.summary, result.meta), whole=True)
     say = console if fmt == "table" else err_console  # csv/json: stdout holds the data alone
     for note in result.meta.get("notes", ()):  # the table's footer, continued: a widened container
         say.print(note, markup=False, highlight=False)
     if fmt == "table":
-        check = model_check_table(result.summary, result.meta.get("comm_model"))
+        check, unchecked = model_check(result.summary, result.meta)
         if check is not None:
             console.print(check)
+        if unchecked:
+            console.print(unchecked, markup=False, highlight=False)
     shared = result.meta.get("hosts", {}).get("shared_cores")
     if shared:
         err_console.print(f"warning: {shared}", markup=False, highlight=False)
@@ -227,6 +248,13 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     diverged = result.diverged
     if diverged:
         fail(f"diverged: {', '.join(diverged)} (marked diverged_at_step; the other runs' results are written)", code=1)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the command's option `name` was given (on the command line or in --config), rather
+    than left at its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
 
 
 def _check_model_size(workload: str, model_size: str) -> None:

@@ -12,6 +12,16 @@ from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
 
 
+def list_table(title: str, caption: str | None = None):
+    """The listings' one table style (strategies, workloads, devices, networks and their traits):
+    a rule under the header, no box and no outer edge, a space between columns."""
+    from rich import box
+    from rich.table import Table
+
+    return Table(title=title, caption=caption, caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0),
+                 pad_edge=False, show_edge=False)
+
+
 def _version(value: bool) -> None:
     if value:
         console.print(f"lionsim {lionsim.__version__}")
@@ -91,17 +101,13 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
 
 
 def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
-    from rich import box
-    from rich.table import Table
-
     from lionsim.cli.app import console
 
     # "what it does" needs room; under 120 columns (CI logs, pipes: 80) it is dropped, not
     # folded into a tall column of three-word lines
     wide = console.width >= 120
-    table = Table(title=f"strategies (bits per parameter a step sends/receives on {workers} workers, "
-                        f"default transport first{where})",
-                  box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
+    table = list_table(f"strategies (bits per parameter a step sends/receives on {workers} workers, "
+                       f"default transport first{where})")
     columns = ("strategy", *(("what it does",) if wide else ()), "sends", "transports", "bits up/down", "lr", "wd")
     rows_cells = []
     for name, rows in frame.groupby("strategy", sort=False):
@@ -191,7 +197,7 @@ def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
     frame = pd.DataFrame(rows)
 
     def table() -> Table:
-        t = Table(title="workloads")
+        t = list_table("workloads")
         t.add_column("workload", no_wrap=True)
         t.add_column("what it is", overflow="fold")
         for row in frame.itertuples(index=False):
@@ -241,11 +247,11 @@ def devices(format: Format = "table") -> None:
     def table() -> Table:
         # a row a device: the datasheet's name only (its figures and caveats run to a paragraph each,
         # which made the listing 119 lines): --format csv|json gives every source whole
-        t = Table(title="devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
-                  caption="source: the document each figure is from, in full with --format csv or json",
-                  caption_justify="left")
+        t = list_table("devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
+                       "source: the document each figure is from, in full with --format csv or json")
         for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
-            t.add_column(column, overflow="fold")
+            numbers = column in ("peak", "TB/s", "GB", "intra GB/s")
+            t.add_column(column, overflow="fold", no_wrap=numbers, justify="right" if numbers else "left")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
             t.add_row(r.device, f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import typer
-from rich import box
 from rich.table import Table
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app
+from lionsim.cli.lists import list_table
 from lionsim.cli.output import Format, emit
 from lionsim.network.link import GB, US, Link
 from lionsim.network.presets import NETWORKS
@@ -39,12 +39,16 @@ def networks_frame() -> pd.DataFrame:
 
 def _networks_table() -> Table:
     # short headers that never truncate; the description folds in what is left of 80 columns
-    table = Table(title="network presets (inter link; GB = 1e9 bytes)", box=box.SIMPLE_HEAD, padding=(0, 1),
-                  pad_edge=False, caption="us: per-message latency alpha; GB/s: bandwidth per direction; eff: "
-                                          "efficiency; w/node: workers per node; intra: the link inside a node")
+    # the listings' style; the intra link breaks between its latency and bandwidth and the
+    # header "w/node" over two lines, so the description gets about 40 of 80 columns
+    table = list_table("network presets (inter link; GB = 1e9 bytes)",
+                       "us: per-message latency alpha; GB/s: bandwidth per direction; eff: efficiency; w/node: "
+                       "workers per node; intra: the link inside a node")
     table.add_column("name", no_wrap=True)
-    for column in ("us", "GB/s", "eff", "intra", "w/node"):
-        table.add_column(column, justify="right", no_wrap=True)
+    intra = max((len(word) for _, net in NETWORKS.items() for word in _link_text(net.intra).split()), default=5)
+    for column in ("us", "GB/s", "eff", "intra", "w/\nnode"):
+        table.add_column(column, justify="right", no_wrap=column != "intra",
+                         max_width=max(intra, len(column)) if column == "intra" else None)
     table.add_column("description", overflow="fold", ratio=1)
     for name, net in NETWORKS.items():
         table.add_row(name, f"{net.inter.alpha_s / US:g}", f"{net.inter.bandwidth_Bps / GB:g}",
@@ -95,13 +99,11 @@ def _duplex_text(duplex) -> str:
 def _traits_table() -> Table:
     from lionsim.network.libraries import TRAITS
 
-    table = Table(title="collective library traits (on top of a network's links)", box=box.SIMPLE_HEAD,
-                  padding=(0, 1), pad_edge=False,
+    table = list_table("collective library traits (on top of a network's links)",
                   caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, by "
                           "size; host: a rank's own cap, GB/s; slow: small calls' slow mode; staged: a library on "
                           "host memory's copies. Use one with `--traits "
-                          "NAME` on bench, estimate and comm, or write your own as a profile's \\[traits] table.",
-                  caption_justify="left")
+                          "NAME` on bench, estimate and comm, or write your own as a profile's \\[traits] table.")
     for column in ("traits", "op", "floor", "algorithm", "duplex"):
         table.add_column(column, no_wrap=column != "duplex", overflow="fold")
     for name, traits in TRAITS.items():

@@ -31,7 +31,7 @@ def plot(
 
     check_dir(run_dir, PLOT_ACCEPTS)  # before pandas and matplotlib load
     from lionsim.reports.files import written_together
-    from lionsim.reports import load_run, model_check_table, plot_run, summary_table
+    from lionsim.reports import load_run, model_check, plot_run, summary_table
     from lionsim.reports.summary import run_summary
     from lionsim.reports.plots import detect_kind, plot_dir
 
@@ -53,9 +53,11 @@ def plot(
 
         table = summary_table(summary, meta)
         out_console(natural_width(table)).print(table)  # fitted to 80; wider only where its numbers are
-        check = model_check_table(summary, (meta or {}).get("comm_model"))
+        check, unchecked = model_check(summary, meta)
         if check is not None:
             console.print(check)
+        if unchecked:
+            console.print(unchecked, markup=False, highlight=False)
     console.print(f"{kind} plots written to {run_dir}:", markup=False, highlight=False)
     for path in paths:
         console.print(f"  {path}", markup=False, highlight=False)

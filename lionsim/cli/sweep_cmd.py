@@ -109,7 +109,7 @@ def sweep(
                       strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport)
     bench = BenchConfig(
         model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, lr=lr, weight_decay=weight_decay,
-        betas=parse_betas(betas), hyper=parse_hyper(hyper), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
+        betas=parse_betas(betas), hyper=parse_hyper(hyper, list(strategy or DEFAULT_STRATEGIES)), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
         tie=tie, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
         bucket_mb=bucket_mb, overlap=overlap, threads=threads, compute_spread=list(compute_spread or []),

@@ -45,7 +45,9 @@ def parse_size(text: str) -> int:
     value = float(match.group(1)) * UNITS[unit or "b"]
     if value > MAX_BYTES:
         raise LionsimError(f"bad size {text.strip()!r}: {value:.4g} B is above 1 TiB; {ACCEPTED}")
-    if value < 1 or value != math.floor(value):
+    if value < 1:
+        raise LionsimError(f"bad size {text.strip()!r}: must be at least 1 B; {ACCEPTED}")
+    if value != math.floor(value):
         raise LionsimError(f"bad size {text.strip()!r}: must be a whole number of bytes; {ACCEPTED}")
     return int(value)
 

@@ -11,5 +11,5 @@ __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ".files": "load_run write_run",
     ".plots": "plot_run",
     ".summary": "SummaryRule summarize",
-    ".tables": "model_check_table summary_table",
+    ".tables": "model_check model_check_table summary_table",
 })

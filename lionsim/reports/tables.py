@@ -66,12 +66,13 @@ def _times(x: float) -> str:
 
 
 def _to_target(row) -> str:
-    """A run's time-to-target speedup; "not reached" (two lines) for a run that never got there,
-    "n/a" where no target was set (a diverged baseline)."""
+    """A run's time-to-target speedup; "not reached" (one token on one line: split over two it
+    read as two values) for a run that never got there, "n/a" where no target was set (a
+    diverged baseline)."""
     if _isnan(getattr(row, "target_loss", math.nan)):
         return "n/a"
     reached = getattr(row, "target_reached", not _isnan(row.time_to_target_s))
-    return _times(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not\nreached"
+    return _times(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not reached"
 
 
 def _values(summary: pd.DataFrame, col: str) -> str:
@@ -85,9 +86,9 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     workload = f"{_values(summary, 'workload')}, " if "workload" in summary.columns else ""
     network = _values(summary, "network")
     if "backend" in summary.columns and (summary["backend"] != "sim").any():
-        from lionsim.reports.plots.titles import measured_link  # the plots' own words for it
+        from lionsim.reports.plots.titles import measured_link, unchecked_model  # the plots' own words for it
 
-        network = f"{measured_link(meta)} (model: {network})"
+        network = measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
     return f"{workload}{_values(summary, 'workers')} workers, {network}"
 
 
@@ -153,6 +154,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         box=box.SIMPLE_HEAD,
         padding=(0, 0),  # the box draws one space between columns
         pad_edge=False,
+        show_edge=False,  # its two edge columns go to the run names
     )
     width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
     marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
@@ -189,30 +191,45 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     return fit(table)
 
 
-def model_check_table(summary: pd.DataFrame, priced_by: str | None = None) -> Table | None:
+def model_check(summary: pd.DataFrame, meta: dict | None) -> tuple[Table | None, str | None]:
+    """A run's model-check table (model_check_table) and, where it leaves the model out, the line
+    saying why and how to get one (None where nothing was left out), from run.json `meta`."""
+    from lionsim.reports.plots.titles import unchecked_model
+
+    table = model_check_table(summary, (meta or {}).get("comm_model"), unchecked := unchecked_model(meta))
+    return table, unchecked if table is not None else None
+
+
+def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unchecked: str | None = None) -> Table | None:
     """On a real backend: per run, the measured comm beside the network model's price of the
     same collectives, and the model's error. None on sim (there the model is the time) and on
-    one rank (every worker in one process: nothing crossed a process boundary, comm is priced)."""
+    one rank (every worker in one process: nothing crossed a process boundary, comm is priced).
+    `unchecked`: why the model describes no link measured (titles.unchecked_model, which the
+    caller prints): the model and error columns are left out."""
     if "backend" not in summary.columns or (summary["backend"] == "sim").all():
         return None
     if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
         return None
     by = priced_by or _values(summary, "network")
+    model = ("model = its mean price of the same calls; error = model / measured - 1; " if unchecked is None else "")
     table = Table(
-        title=f"comm measured on {_values(summary, 'backend')} vs the model ({by})",
+        title=f"comm measured on {_values(summary, 'backend')}" + ("" if unchecked else f" vs the model ({by})"),
         caption="ms per step. booked = the comm column above: each step booked as the median of its kind of step, "
                 "so a few slow calls move it little. Means past the warm-up: measured = each step's own calls "
-                "(each call's slowest rank, summed); model = its mean price of the same calls; error = model / "
-                "measured - 1; wait = the ranks' spread at the calls' barriers (imbalance, not comm).",
+                f"(each call's slowest rank, summed); {model}wait = the ranks' spread at the calls' barriers "
+                "(imbalance, not comm).",
         caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
     )
-    for name in ("run", "booked", "measured", "model", "error", "wait"):
+    names = ("run", "booked", "measured", "wait") if unchecked else ("run", "booked", "measured", "model", "error", "wait")
+    for name in names:
         table.add_column(name, justify="left" if name == "run" else "right")
     for row in summary.itertuples(index=False):
         wait = getattr(row, "barrier_wait_s", math.nan)
         measured = getattr(row, "comm_measured_s", math.nan)  # a run of an earlier release has only comm_s
         measured = row.comm_s if _isnan(measured) else measured
-        table.add_row(run_label(row.strategy, row.transport), _ms(row.comm_s), _ms(measured), _ms(row.comm_model_s),
-                      "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
-                      "-" if _isnan(wait) else _ms(wait))
+        cells = {"run": run_label(row.strategy, row.transport), "booked": _ms(row.comm_s), "measured": _ms(measured),
+                 "model": _ms(row.comm_model_s),
+                 "error": "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
+                 "wait": "-" if _isnan(wait) else _ms(wait)}
+        table.add_row(*(cells[name] for name in names))
     return table

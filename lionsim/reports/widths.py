@@ -1,9 +1,11 @@
 """Tables that fit 80 columns: run names that break after a '-' rather than widen the table.
 
 A run label is two lines, strategy then @transport, each whole while the table fits; a table
-wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the names
-in it break after a '-' (`@compressed-` / `allreduce`). The numbers' columns are never narrowed:
-no number is cut or ellipsized. No pandas here: the CLI measures tables without it.
+wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the
+transports in it break after a '-' (`@compressed-` / `allreduce`): a last resort, taken only
+where the column cannot hold the name whole. Nothing is cut inside a word, a strategy's name is
+never broken, and the numbers' columns are never narrowed (no number is cut or ellipsized):
+where those alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures tables without it.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ def wrap_name(line: str, width: int) -> list[str]:
 
 class RunName:
     """A run label for a table cell: strategy, then @transport on its own line (and any line after,
-    `diverged at N`), each whole where the column is wide enough; where fit() narrows the column a
-    line breaks after a '-', and only a piece wider than the column itself is folded."""
+    `diverged at N`), each whole where the column is wide enough. The strategy never breaks (split
+    after its '-', `dlion-` / `mavo` read as two runs); where fit() narrows the column a later line
+    breaks after a '-' (`@fp32-` / `allreduce`), and no word is cut: the column is never narrower
+    than the strategy or the widest piece."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -51,12 +55,14 @@ class RunName:
         return self.text
 
     def __rich_measure__(self, console, options) -> Measurement:
-        lines = self.text.split("\n")
-        return Measurement(max(len(p) for line in lines for p in _pieces(line) or [""]), max(map(len, lines)))
+        first, *rest = self.text.split("\n")
+        least = max([len(first), *(len(p) for line in rest for p in _pieces(line))])
+        return Measurement(least, max(len(line) for line in (first, *rest)))
 
     def __rich_console__(self, console, options):
         width = max(options.max_width, 1)
-        yield Text("\n".join(part for line in self.text.split("\n") for part in wrap_name(line, width)),
+        first, *rest = self.text.split("\n")
+        yield Text("\n".join([first, *(part for line in rest for part in wrap_name(line, width))]),
                    no_wrap=False, overflow="fold")
 
 
@@ -115,13 +121,17 @@ def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
     """`table` narrowed to `width` columns by its `column` alone (the run column: the widest text,
     names of strategies and transports), which then breaks its names after a '-' (RunName) or
     between them (NameList); the numbers' columns keep their width, so no number is ever cut or
-    ellipsized. Down to LEAST_RUN: a table whose numbers alone are wider stays wider."""
+    ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
+    word is not cut: `allreduce` keeps its 9 columns): a table whose numbers alone are wider
+    stays wider."""
     over = natural_width(table) - width
     run = next((c for c in table.columns if c.header == column), None)
     if over <= 0 or run is None:
         return table
     probe = Console(width=400)
-    now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum for cell in run.cells), default=0)
-    run.min_width = run.max_width = min(now, max(LEAST_RUN, now - over))
+    sizes = [Measurement.get(probe, probe.options, cell) for cell in run.cells]
+    now = run.max_width or max((m.maximum for m in sizes), default=0)
+    whole = max((m.minimum for m in sizes), default=0)  # its widest unbreakable piece (`allreduce`)
+    run.min_width = run.max_width = min(now, max(LEAST_RUN, whole, now - over))
     run.no_wrap, run.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis
     return table

@@ -43,11 +43,13 @@ def run_entry(run: RunSpec, hyper: Hyper, diverged_at: int | None, options: obje
 
 def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Workload, network: Network,
                  started: float, status: str, error: str | None, hosts: list[dict] | None = None,
-                 comm_model: str | None = None, resumed: tuple[dict, dict] | None = None) -> dict:
+                 comm_model: str | None = None, resumed: tuple[dict, dict] | None = None,
+                 network_given: bool = True) -> dict:
     """run.json of a bench: `options` is its BenchPlan.options(), `runs` its run_entry()s,
     `timing` its timing_notes(), `started` a time.time(); on a real backend `hosts` where its
     ranks ran (lionsim.group.hosts) and `comm_model` what priced comm_model_s (priced_by);
-    `resumed`: the interrupted run's run.json and this resume's note (lionsim.training.resume)."""
+    `resumed`: the interrupted run's run.json and this resume's note (lionsim.training.resume);
+    `network_given` False where --network was left at its default (NetworkPlan.given)."""
     record = {
         "command": "bench",
         "status": status,
@@ -71,6 +73,7 @@ def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Wor
     }
     if options["backend"] != "sim":  # what the measured collectives crossed (the plots name it)
         record["ranks_on_one_host"] = len(by_host(hosts)) == 1 if hosts else ranks_on_one_host()
+        record["network_given"] = network_given  # False: the model priced a default, not the link measured
     if resumed is not None:  # the first session's start, every session's time, each resume's point
         earlier, note = resumed
         record["started"] = earlier.get("started", record["started"])
@@ -152,11 +155,12 @@ def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure
     return notes
 
 
-def priced_by(network: Network, calibrated: bool) -> str:
-    """What comm_model_s was priced with: the network's links and the library's traits."""
+def priced_by(network: Network, calibrated: bool, given: bool = True) -> str:
+    """What comm_model_s was priced with: the network's links and the library's traits; `given`
+    False: --network was left at its default, which describes no link the run measured."""
     if calibrated:
         return "calibration.toml (fitted on this run's group before training: its error is out of sample)"
-    return f"{network.name} + {network.traits.name} traits"
+    return f"{network.name} + {network.traits.name} traits" + ("" if given else " (--network's default, not the link measured)")
 
 
 def hosts_record(hosts: list[dict]) -> dict:

@@ -144,7 +144,9 @@ class Results:
     @property
     def priced_by(self) -> str | None:
         """What prices comm_model_s on a real backend (None on sim, where the model is the time)."""
-        return priced_by(self.network, self.calibration is not None) if self.plan.backend.name != "sim" else None
+        if self.plan.backend.name == "sim":
+            return None
+        return priced_by(self.network, self.calibration is not None, self.plan.network.given)
 
     def diverged_at(self, label: str) -> int | None:
         """The step a run diverged at (None: it did not, or has not run)."""
@@ -166,5 +168,5 @@ class Results:
         resume = runner.resume
         return bench_record(options=options, runs=runs, timing=timing, workload=runner.workload, network=self.network,
                             started=runner.started, status=status, error=error, hosts=self.hosts,
-                            comm_model=self.priced_by,
+                            comm_model=self.priced_by, network_given=self.plan.network.given,
                             resumed=(resume.meta, resume.describe()) if resume is not None else None)

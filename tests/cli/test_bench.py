@@ -277,3 +277,56 @@ def test_a_hier_transport_on_one_worker_per_node_says_its_levels_collapse(tmp_pa
     text = " ".join(out.split())
     assert ("hier:a2a-1bit: one worker per node on this network, so the two levels collapse to one: a2a-1bit "
             "runs flat across the 2 workers") in text
+
+
+def test_a_measured_bench_marks_a_network_left_at_its_default(tmp_path, monkeypatch):
+    """On gloo without --network the plan says its network was not chosen (NetworkPlan.given), so
+    run.json and the reports can leave the model's error out; --network or a --config key is a
+    choice. The mark survives the pickling that hands the plan to a spawned rank."""
+    import pickle
+
+    from lionsim.cli import bench_cmd
+
+    seen = []
+    monkeypatch.setattr(bench_cmd, "_run_distributed", lambda plan, *args, **kwargs: seen.append(plan))
+    base = ["bench", "-w", "mlp", "-n", "2", "--steps", "1", "-s", "adamw", "--backend", "gloo"]
+    (tmp_path / "run.toml").write_text('network = "1gbe"\n')
+    for extra in ([], ["--network", "1gbe"], ["--config", str(tmp_path / "run.toml")]):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*base, *extra, "--out", str(tmp_path / f"out{len(seen)}")])
+        assert exit_info.value.code == 0
+    assert [plan.network.given for plan in seen] == [False, True, True]
+    assert pickle.loads(pickle.dumps(seen[0])).network.given is False
+    assert pickle.loads(pickle.dumps(seen[1])).network.given is True
+
+
+def test_resume_with_overwrite_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
+    """--resume --overwrite on an interrupted run resumed and ignored --overwrite: now one line,
+    exit 2, and the interrupted run's files untouched."""
+    from lionsim.cli import bench_cmd
+    from tests.helpers.cli import one_line_exit_2
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_text(json.dumps({"command": "bench", "status": "interrupted"}))
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    monkeypatch.setattr(bench_cmd, "_run_distributed", lambda *a, **k: pytest.fail("ran"))
+    for flag in ("--overwrite", "--overwrite-sweep"):
+        one_line_exit_2(["bench", "-w", "mlp", "--steps", "1", "--resume", flag, "--out", str(out)], capsys,
+                        f"--resume continues the run in --out and {flag} replaces it: pass one of them")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+@pytest.mark.parametrize(("hyper", "message"), [
+    ('{"lr": -1}', "bad --hyper: key 'lr' is not a run of this command; accepted: the run names (adamw, "
+                   'dlion-mavo@a2a-1bit), each with an object of its hyperparameters, e.g. {"adamw": {"lr": 0.001}}'),
+    ('{"dlion-mavo": 0.1}', "bad --hyper: run 'dlion-mavo' maps to 0.1, not an object"),
+    ("[1]", "bad --hyper '[1]': not a JSON object"),
+])
+def test_a_bad_hyper_names_the_bad_key_and_the_runs(hyper, message, capsys):
+    """--hyper '{"lr": -1}' said only "accepted: a JSON object of objects": now the key that is no run."""
+    from tests.helpers.cli import one_line_exit_2
+
+    for command in ("bench", "sweep"):
+        one_line_exit_2([command, "-w", "mlp", "--steps", "1", "-s", "adamw,dlion-mavo@a2a-1bit", "--hyper", hyper],
+                        capsys, message)

@@ -170,3 +170,25 @@ def test_not_drawn_lines_wrap_at_words_under_the_plot_name(width):
         assert len(lines) > 1 and all(len(line) <= width for line in lines)
         assert lines[0].startswith("not drawn: ") and all(line.startswith(" " * 11) for line in lines[1:])
         assert " ".join(line[11:] for line in lines).split() == words  # every word whole, in order
+
+
+def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_screen(capsys):
+    """devices was boxed and networks folded its description to about 20 columns (about 80
+    lines at 80 columns): both now use the listings' style (strategies': a rule under the header,
+    no box, no edge) and networks' description gets twice the room."""
+    from rich import box
+
+    from lionsim.cli.lists import list_table
+    from lionsim.cli.network_cmds import _networks_table
+
+    outs = {}
+    for command in ("networks", "devices", "workloads"):
+        code, out, _ = run_cli([command], capsys)
+        assert code == 0 and max(map(len, out.splitlines())) <= 80
+        assert not set("│┃┏┡└") & set(out), command
+        outs[command] = out.splitlines()
+    assert len(outs["networks"]) < 55
+    description = next(c for c in _networks_table().columns if c.header == "description")
+    header = next(line for line in outs["networks"] if line.startswith("name"))
+    assert len(header) - header.index("description") >= 30 and description.ratio == 1
+    assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False

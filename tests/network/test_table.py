@@ -49,6 +49,15 @@ def test_a_size_above_1_tib_is_refused_naming_it_and_the_range_in_every_spelling
     assert f"bad size {bad}" in line and "accepted: 1 B to 1 TiB (1,099,511,627,776 B)" in line and "\n" not in line
 
 
+@pytest.mark.parametrize(("text", "why"), [("0", "must be at least 1 B"), ("0.4", "must be at least 1 B"),
+                                           ("1.5B", "must be a whole number of bytes")])
+def test_a_size_too_small_or_fractional_says_which(text, why):
+    """`comm --sizes 0` said "must be a whole number of bytes", which 0 is: the bound is 1 B."""
+    with pytest.raises(LionsimError) as refused:
+        parse_sizes(text)
+    assert str(refused.value).startswith(f"bad size {text!r}: {why}; accepted: 1 B to 1 TiB")
+
+
 def test_1_tib_is_the_largest_size():
     assert parse_sizes("1TiB,1T,1TB,512GiB:1TiB") == [2**40, 10**12, 2**39]
 

@@ -299,9 +299,24 @@ def test_summary_table_renders(steps):
     assert "2.00x" in text and "2.50x" in text and "3.60x" in text  # speedups, 9.0/2.5 to-target
     lines = text.splitlines()
     c = next(i for i, line in enumerate(lines) if line.split()[:1] == ["@a2a-1bit"])
-    assert lines[c - 1].split()[-1] == "not" and lines[c].split()[-1] == "reached"  # C never got there
+    assert lines[c - 1].endswith(" not reached") and lines[c].split() == ["@a2a-1bit"]  # C never got there
     assert "(lion@fp32-allreduce's loss at step 18 of 20" in " ".join(text.split())
     assert "4MB" in text and "125B" in text
+
+
+def test_in_80_columns_not_reached_and_names_stay_whole_words(steps):
+    """examples/run.toml's table at 80 columns split "not" / "reached" and "dlion-" / "mavo": now
+    "not reached" is one token, a strategy never breaks, a transport breaks after a '-' only where
+    the column cannot hold it (here 14 columns for @fp32-allreduce's 15) and no word is cut."""
+    from tests.helpers.cli import table_text
+
+    lines = table_text(summary_table(summarize(steps), {"config": {"steps": 20}}), 80).splitlines()
+    table = lines[:lines.index(next(line for line in lines if line.startswith("* baseline")))]
+    assert max(map(len, table)) <= 80
+    assert any(line.endswith(" not reached") for line in table)
+    body = table[table.index(next(line for line in table if line.startswith("─"))) + 1:]
+    assert [line.split()[0] for line in body if line.strip()] == [
+        "lion*", "@fp32-", "allreduce", "dlion-mavo", "@int8-", "allreduce", "dlion-mavo", "@a2a-1bit"]
 
 
 # --- `lionsim plot` ----------------------------------------------------------------------------

@@ -130,3 +130,34 @@ def test_bits_are_plain_numbers_never_an_exponent():
     shown = table_text(summary_table(summarize(steps), {"config": {"steps": 4}}))
     assert "58/391" in shown and "0.0312/" in shown
     assert "e+" not in shown and "e-0" not in shown
+
+
+def test_a_measured_run_without_network_leaves_the_model_out_and_says_how_to_get_one():
+    """--network left at its default on gloo: the 1gbe preset is not the loopback the calls
+    crossed, so no "(model: 1gbe)" in the title and no model or error column (they read +366%),
+    and one line says why and how to get a comparison (--calibrate, or comm --fit then --network)."""
+    from lionsim.reports.plots.titles import subtitle
+    from lionsim.reports.tables import model_check
+
+    steps = frame(rows("adamw", 8, backend="gloo", comm=0.0003, measured=0.0015))
+    summary = summarize(steps)
+    meta = {"config": {"steps": 8, "backend": "gloo", "network": "1gbe", "calibrate": False},
+            "network": {"name": "1gbe"}, "ranks_on_one_host": True, "network_given": False,
+            "comm_model": "1gbe + gloo traits (--network's default, not the link measured)"}
+    title = table_text(summary_table(summary, meta)).splitlines()[0]
+    assert "loopback, measured," in title and "model" not in title
+    assert "(model" not in subtitle(steps, meta)
+    table, why = model_check(summary, meta)
+    shown = table_text(table)
+    header = next(line for line in shown.splitlines() if "booked" in line).split()
+    assert header == ["run", "booked", "measured", "wait"] and "error" not in shown and "vs the model" not in shown
+    assert why.startswith("model and error left out: --network was not given, and its default (1gbe) is not the "
+                          "link measured (loopback)")
+    assert "--calibrate" in why and "`lionsim comm --backend gloo --fit PROFILE.toml`" in why
+    assert "--network PROFILE.toml" in why and "\n" not in why
+
+    for kept in ({**meta, "network_given": True}, {**meta, "config": {**meta["config"], "calibrate": True}},
+                 {k: v for k, v in meta.items() if k != "network_given"}):  # given, calibrated, an older run.json
+        table, why = model_check(summary, kept)
+        assert why is None and "error" in table_text(table)
+        assert "(model: 1gbe)" in table_text(summary_table(summary, kept)).splitlines()[0]

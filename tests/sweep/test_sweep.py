@@ -17,7 +17,7 @@ from lionsim.cli.app import main
 from lionsim.cli.sweep_view import SweepDisplay
 from lionsim.errors import LionsimError
 from lionsim.sweep.grid import Grid, parse_ints, split_items
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, table_text
 from tests.helpers.sweeps import sweep_files
 
 RUNS = ["--strategy", "adamw", "--strategy", "dlion-mavo"]
@@ -272,6 +272,18 @@ def test_sweep_table_shows_accuracy_as_percent():
     console.print(sweep_table(summary))
     text = console.export_text()
     assert "58.7%" in text and "0.587" not in text and "1,500" in text and "@sparse-\n" not in text
+
+
+def test_sweep_table_prints_speedup_as_bench_does():
+    """The sweep table printed 1.31 where bench prints 1.31x (README: a row per cell, as bench)."""
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": run, "workers": 2, "network": "10gbe", "seed": 0,
+                             "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": step, "speedup": speedup}
+                            for run, step, speedup in (("adamw@fp32-allreduce", 0.00131, 1.0),
+                                                       ("lion@fp32-allreduce", 0.001, 1.31))])
+    rows = [line.split() for line in table_text(sweep_table(summary)).splitlines()]
+    assert [row[-1] for row in rows if row and row[0] in ("adamw", "lion")] == ["1.00x", "1.31x"]
 
 
 def test_sweep_takes_benchs_short_names(tmp_path, capsys):

@@ -15,7 +15,7 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
     real = "backend" in steps.columns and (steps["backend"] != "sim").any()
     if real:  # the times are measurements: name what they were measured on, the preset only priced them
-        network = f"{measured_link(meta)} (model: {network})"
+        network = measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
     parts = [", ".join(workload_text(v) for v in dict.fromkeys(steps["workload"])) if "workload" in steps else "?",
              f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
     if cfg.get("data_split"):
@@ -29,15 +29,36 @@ def measured_link(meta: dict | None) -> str:
     """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
     where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
     the launcher's LOCAL_WORLD_SIZE was its WORLD_SIZE)."""
+    return f"{_link(meta)}, measured"
+
+
+def _link(meta: dict | None) -> str:
     meta = meta or {}
     link = meta.get("link")
     if isinstance(link, dict) and link.get("name"):
-        return f"{link['name']}, measured"
+        return str(link["name"])
     if isinstance(link, str) and link:
-        return f"{link}, measured"
-    if meta.get("ranks_on_one_host") is False:
-        return "between hosts, measured"
-    return "loopback, measured"
+        return link
+    return "between hosts" if meta.get("ranks_on_one_host") is False else "loopback"
+
+
+def unchecked_model(meta: dict | None) -> str | None:
+    """Why a measured run's comm is not compared with the network model (one line, saying how to
+    get a model that is comparable), or None where it is. --network left at its default
+    (run.json's network_given false) prices a preset (1gbe) that is no link the collectives
+    crossed: on loopback its error read +100-400%, a figure about nothing. lionsim does not guess
+    the link instead (the loopback preset is an unfitted guess, and nccl's ranks on one host
+    cross NVLink or PCIe): it leaves the model out unless a calibration priced it."""
+    meta = meta or {}
+    config = meta.get("config", {})
+    if meta.get("network_given", True) is not False or config.get("calibrate"):
+        return None
+    network = (meta.get("network") or {}).get("name") or config.get("network", "?")
+    backend = config.get("backend", "gloo")
+    where = "" if meta.get("ranks_on_one_host", True) else " on the same hosts, under the same launcher"
+    return (f"model and error left out: --network was not given, and its default ({network}) is not the link "
+            f"measured ({_link(meta)}); to compare with a model of this link, pass --calibrate, or fit one once "
+            f"with `lionsim comm --backend {backend} --fit PROFILE.toml`{where} and pass --network PROFILE.toml")
 
 
 def ratio_text(value: float, base: float) -> str:
