@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from lionsim.cli import options as o
@@ -52,7 +53,7 @@ MomentumSync = Annotated[Optional[str], typer.Option(
                             "those steps: every:K in the step as one sync over K steps (as a local-step "
                             "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
 Device = Annotated[str, typer.Option("--device", help=(
-    "Accelerator: v100, a10g, l4, l40s, rtx4090, a100 (40GB), a100-80gb, h100, h200, b200, mi300x "
+    "Accelerator: v100, a10g, l4, l40s, rtx4090, a100-40gb (also a100), a100-80gb, h100, h200, b200, mi300x "
     "(each datasheet's figures and source: lionsim devices)."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
@@ -129,6 +130,27 @@ def _library(row) -> str:
     return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
 
 
+def topology(row) -> str:
+    """Nodes and workers a node, in words: "16 nodes x 1 GPU", "2 nodes x 8 GPUs" (a worker of G devices,
+    --replica-gpus, is counted as a worker)."""
+    workers = int(row["workers"])
+    each = min(int(row["gpus_per_node"]), workers)
+    nodes = workers // each
+    unit = "GPU" if int(row.get("replica_gpus", 1) or 1) == 1 else "worker"
+    return f"{nodes:,} node{'s' * (nodes != 1)} x {each} {unit}{'s' * (each != 1)}"
+
+
+IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula alone. GPUs run NCCL (over sockets "
+              "on Ethernet): --traits nccl prices it, --gpus-per-node sets your nodes' GPUs.")
+"""Said under the breakdown when the ideal library priced rows that cross nodes (a flat preset: 10gbe)."""
+
+
+def library_hint(row) -> str:
+    """IDEAL_HINT where the ideal library priced comm across nodes, else ""."""
+    crosses = int(row["workers"]) > int(row["gpus_per_node"])
+    return IDEAL_HINT if row.get("library") == "ideal" and crosses else ""
+
+
 def _devices(row) -> str:
     """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus)."""
     g = int(row.get("replica_gpus", 1) or 1)
@@ -161,6 +183,30 @@ def local_step_note(frame: pd.DataFrame) -> str:
     return bucketed + after
 
 
+def short_bench_note(frame: pd.DataFrame) -> str:
+    """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
+    the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
+    the bench's H as estimate's default (docs/time-model.md says why), so this note is its warning."""
+    authors = frame.attrs.get("short_bench") or {}
+    if not authors:
+        return ""
+    named: dict[str, list[str]] = {}  # one text, every strategy it names
+    for strategy, text in authors.items():
+        named.setdefault(text, []).append(strategy)
+    return ("H: lionsim's default, measured on its 100-step benches (docs/methods-2025-defaults.md), far below "
+            "the authors' at scale; set --local-steps H (or --opt NAME.local_steps=H). Theirs: "
+            + "; ".join(f"{', '.join(names)} {text}" for text, names in named.items()) + ".")
+
+
+def run_label(row, h: int) -> RunName:
+    """A breakdown row's run cell: strategy (* for the baseline) and its H where it has local steps
+    (`diloco H=2`), then @transport."""
+    from lionsim.reports.tables import fold_run
+
+    base = "*" if f"{row.strategy}@{row.transport}" == row.baseline else ""
+    return fold_run(f"{row.strategy}{base}" + (f" H={h}" if h > 1 else ""), row.transport)
+
+
 def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
@@ -175,9 +221,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                         for mode, runs in modes.items())
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
-               f"{first['workers']:,} workers on {first['network']} ({first['gpus_per_node']}/node, "
-               f"{_library(first)}), "
-               f"{_devices(first)} at mfu {first['mfu']:g}"),
+               f"{first['workers']:,} workers on {first['network']} ({topology(first)}, library: "
+               f"{_library(first)}), {_devices(first)} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
@@ -192,7 +237,11 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any()
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    width = run_width([(f"{r.strategy}*", r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    for line in (escape(short_bench_note(frame)), library_hint(first)):  # each on a line of its own
+        table.caption += f"\n{line}" if line else ""
+    rounds = frame.attrs.get("rounds") or [1] * len(frame)
+    width = run_width([(f"{r.strategy}*" + (f" H={h}" if h > 1 else ""), r.transport)
+                       for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # with `across`, headers fold and bytes drop their space, to fit 80 columns
     names = ("compute", "local", "comm", "exposed", "step", "sent", "across", "speed\nup") if across else (
@@ -200,10 +249,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     size = (lambda n: _bytes(n).replace(" ", "")) if across else _bytes
-    for row in frame.itertuples(index=False):
-        label = f"{row.strategy}@{row.transport}"
+    for row, h in zip(frame.itertuples(index=False), rounds):
         table.add_row(
-            fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
+            run_label(row, h),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), f"{row.speedup:.2f}x",
@@ -254,23 +302,17 @@ def spread_table(frame: pd.DataFrame) -> Table:
 
 def need_table(frame: pd.DataFrame) -> Table:
     """--need: the inter-node bandwidth each run needs for compute to be U of its step. A reason
-    several rows share (a fabric's cap and its remedies) is printed once, under the table, each row
-    marked [1] (estimate.csv's need_note keeps each row's whole text)."""
-    from rich.markup import escape
-
-    from lionsim.estimate.need import REL_TOL, busy_share, percent, shared_reason, target_text
+    several rows share (a fabric's cap and its remedies, a cap the library priced has not) is printed
+    once, under the table, each row marked [1] (need.footnoted; estimate.csv's need_note keeps each
+    row's whole text)."""
+    from lionsim.estimate.need import REL_TOL, busy_share, footnoted, percent, target_text
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
-    reasons: dict[str, int] = {}  # shared text -> its footnote number
-    notes = []
-    for row in frame.to_dict("records"):
-        note, reason = row["need_note"], shared_reason(row)
-        if reason:
-            note = f"{note[:-len(reason) - 2]} [{reasons.setdefault(reason, len(reasons) + 1)}]"
-        notes.append(note)
-    footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:]}.") for reason, number in reasons.items())
+    notes, reasons = footnoted(frame.to_dict("records"))
+    footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:]}.")
+                        for number, reason in enumerate(reasons, 1))
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
@@ -431,6 +473,11 @@ def estimate_cmd(
         from lionsim.estimate.to_target import CLAMP_HINT
 
         err_console.print(CLAMP_HINT, markup=False, highlight=False)
+    if from_run is not None:
+        from lionsim.estimate.to_target import unreached_hint
+
+        if hint := unreached_hint(swept.rows if swept is not None else frame):
+            err_console.print(hint, markup=False, highlight=False)
 
 
 def _baseline_clamped(frame) -> bool:

@@ -232,11 +232,15 @@ def devices(format: Format = "table") -> None:
 
     from lionsim.compute import DEVICES
 
+    aliases: dict[str, list[str]] = {}  # a device's other names (a100 -> a100-40gb), each --device accepts
+    for name, d in DEVICES.items():
+        if name != d.name:
+            aliases.setdefault(d.name, []).append(name)
     rows = []
     for name, d in DEVICES.items():
-        if name != d.name:  # an alias (a100 -> a100-40gb)
+        if name != d.name:  # an alias: listed on the row of the device it names
             continue
-        rows.append({"device": name, "peak_TFLOPs": d.peak_flops / 1e12,
+        rows.append({"device": name, "aliases": " ".join(aliases.get(name, [])), "peak_TFLOPs": d.peak_flops / 1e12,
                      "dtype_TFLOPs": ", ".join(f"{k} {v:g}" for k, v in d.dtype_tflops),
                      "memory_TBps": d.memory_bandwidth_Bps / 1e12, "memory_GB": d.memory_bytes / 1e9,
                      "kernel_us": d.kernel_s * 1e6,
@@ -248,13 +252,14 @@ def devices(format: Format = "table") -> None:
         # a row a device: the datasheet's name only (its figures and caveats run to a paragraph each,
         # which made the listing 119 lines): --format csv|json gives every source whole
         t = list_table("devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
-                       "source: the document each figure is from, in full with --format csv or json")
+                       "also: another name --device and --compute accept for it. source: the document each "
+                       "figure is from, in full with --format csv or json")
         for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
             numbers = column in ("peak", "TB/s", "GB", "intra GB/s")
             t.add_column(column, overflow="fold", no_wrap=numbers, justify="right" if numbers else "left")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
-            t.add_row(r.device, f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",
+            t.add_row(r.device + (f"\nalso {r.aliases}" if r.aliases else ""), f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",
                       f"{r.memory_GB:g}", intra, short_source(r.source))
         return t
 

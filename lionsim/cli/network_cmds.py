@@ -43,7 +43,9 @@ def _networks_table() -> Table:
     # header "w/node" over two lines, so the description gets about 40 of 80 columns
     table = list_table("network presets (inter link; GB = 1e9 bytes)",
                        "us: per-message latency alpha; GB/s: bandwidth per direction; eff: efficiency; w/node: "
-                       "workers per node; intra: the link inside a node")
+                       "workers per node; intra: the link inside a node; priced by: the collective library bench and "
+                       "estimate price it with unless --traits (or a real backend) names another; NCCL over: the "
+                       "transport NCCL crosses nodes on there (lionsim.network.fabrics)")
     table.add_column("name", no_wrap=True)
     intra = max((len(word) for _, net in NETWORKS.items() for word in _link_text(net.intra).split()), default=5)
     for column in ("us", "GB/s", "eff", "intra", "w/\nnode"):
@@ -53,8 +55,17 @@ def _networks_table() -> Table:
     for name, net in NETWORKS.items():
         table.add_row(name, f"{net.inter.alpha_s / US:g}", f"{net.inter.bandwidth_Bps / GB:g}",
                       f"{net.inter.efficiency:g}", _link_text(net.intra), str(net.workers_per_node),
-                      f"{net.description} (library: {net.traits.name}; NCCL over {net.nccl_fabric().name})")
+                      f"{net.description} ({library_text(net)})")
     return table
+
+
+def library_text(net) -> str:
+    """Which library prices the preset by default, and the transport NCCL runs across its nodes: "priced by
+    NCCL over its sockets transport", or "priced by the ideal library; --traits nccl: NCCL over sockets"."""
+    fabric = net.nccl_fabric().name
+    if net.traits.model == "nccl":
+        return f"priced by NCCL over its {fabric} transport"
+    return f"priced by the {net.traits.name} library; --traits nccl: NCCL over {fabric}"
 
 
 def traits_frame() -> pd.DataFrame:

@@ -15,6 +15,21 @@ RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_cmd)."""
 
 
+def proxy_size(first) -> str:
+    """The caveat's second sentence where DIR's model is FAR_SMALLER or more below the priced one (both
+    sizes in parameters), with a leading space; "" otherwise or where DIR did not record its size."""
+    from lionsim.estimate.to_target import FAR_SMALLER
+    from lionsim.reports.columns import workload_text
+
+    proxy, priced = first.get("to_target_params", math.nan), float(first["params"])
+    if not (isinstance(proxy, (int, float)) and proxy > 0 and priced >= FAR_SMALLER * proxy):
+        return ""
+    model = first.get("model")
+    named = model if isinstance(model, str) and model else "model"
+    return (f" Its model is far smaller: {workload_text(first['to_target_workload'])} ({proxy:,.0f} params) against the priced "
+            f"{named} ({priced:,.0f} params, {priced / proxy:,.0f}x), and convergence may change with size.")
+
+
 def to_target_table(frame: pd.DataFrame) -> Table:
     """One row per run: steps to target at scale, the run's time (and band), the speedup; the notes
     below it (what every row shares once, then each run's own)."""
@@ -29,7 +44,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
-        caption=(f"If convergence at scale behaves as it did there. steps: the baseline's steps to target at scale "
+        caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: the baseline's steps to target at scale "
                  f"({first['to_target_basis']}) x each run's steps to target relative to "
                  f"{first['to_target_baseline']} there"
                  + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")

@@ -75,6 +75,11 @@ class Measured:
     left_out: int = 0
     options: dict[str, dict] = field(default_factory=dict)
     """Each trained run's resolved strategy options (run.json), where recorded."""
+    params: float = math.nan
+    """Parameters of the model it trained (summary.csv's params; NaN where not recorded)."""
+    common_loss: float = math.nan
+    """The highest smoothed final loss of its runs (in every cell): a target loss every run got to, for a
+    rerun with bench --target-loss where runs did not reach theirs (NaN: not recorded, or none finite)."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -154,7 +159,7 @@ def _bench(where: Path, given: str) -> Measured:
                if isinstance(entry, dict) and "run" in entry}
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
-                    cells=1, options=options)
+                    cells=1, options=options, **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str) -> Measured:
@@ -202,7 +207,19 @@ def _sweep(where: Path, given: str) -> Measured:
               f"each cell's own ({baseline}'s loss late in its run: {targets.min():.4g} to {targets.max():.4g})")
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
-                    reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary))
+                    reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
+                    **_size_and_common_loss(summary))
+
+
+def _size_and_common_loss(summary: pd.DataFrame) -> dict:
+    """Measured's params and common_loss from a summary's rows (NaN where a column is missing)."""
+    def column(name: str) -> pd.Series:
+        return pd.to_numeric(summary[name], errors="coerce") if name in summary.columns else pd.Series(dtype=float)
+
+    params, final = column("params").dropna(), column("final_loss")
+    final = final[final.map(math.isfinite)]
+    return {"params": float(params.max()) if len(params) else math.nan,
+            "common_loss": float(final.max()) if len(final) else math.nan}
 
 
 def _diverged(row) -> float:

@@ -124,8 +124,8 @@ def uncapped_note(r: Resolved, gbps: float) -> str:
     fabric = network.nccl_fabric()
     if math.isinf(fabric.cap_GBps) or gbps <= fabric.cap_GBps:
         return ""
-    return (f"above the {fabric.cap_GBps:g} GB/s a node NCCL's {fabric.name} transport moves on this network "
-            f"(--traits nccl caps it there); the {network.traits.name} library here is priced without a cap")
+    return (f"above NCCL's cap here: NCCL's {fabric.name} transport moves at most {fabric.cap_GBps:g} GB/s a node "
+            f"on this network (--traits nccl prices that cap); the {network.traits.name} library priced here has none")
 
 
 def cap_reason(fabric_name: str, cap_GBps: float) -> str:
@@ -160,6 +160,30 @@ def shared_reason(row) -> str:
         return ""
     reason = cap_reason(fabric, row["fabric_cap_GBps"])
     return reason if note.endswith(": " + reason) else ""
+
+
+def footnoted(rows: list[dict]) -> tuple[list[str], list[str]]:
+    """Each row's need_note as its table cell, and the reasons the cells mark [1], [2], ... (each said
+    once under the table): a note's part after ": " that two or more rows share (a fabric's cap,
+    `shared_reason`, even on one row), or a whole note two or more rows share."""
+    from collections import Counter
+
+    notes = [row.get("need_note") if isinstance(row.get("need_note"), str) else "" for row in rows]
+    tails = [shared_reason(row) or note.partition(": ")[2] for row, note in zip(rows, notes)]
+    tail_count, note_count = Counter(filter(None, tails)), Counter(filter(None, notes))
+    reasons: dict[str, int] = {}  # reason -> its number
+    cells = []
+    for row, note, tail in zip(rows, notes, tails):
+        if tail and (tail_count[tail] > 1 or shared_reason(row)):
+            head, reason = note[:-len(tail) - 2], tail
+        elif note and note_count[note] > 1:
+            head, reason = "", note
+        else:
+            cells.append(note)
+            continue
+        number = reasons.setdefault(reason, len(reasons) + 1)
+        cells.append(f"{head} [{number}]" if head else f"[{number}]")
+    return cells, list(reasons)
 
 
 def scan_grid(top: float = HUGE_GBPS) -> list[float]:

@@ -285,6 +285,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node),
+            ROUND: rounds(p.strategy),
+            SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
         })
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
@@ -351,13 +353,29 @@ def columns(rows: list[dict]) -> list[str]:
 
 NOTE = "note"
 """A row's footer line, not a column (Transport.footnote): the frame's attrs["notes"]."""
+ROUND = "round"
+"""A row's H, not a column: the inner steps of a local-step strategy's round (its --local-steps; Streaming
+DiLoCo's H, where estimate.csv's local_steps is its H / P between sends), 1 for the others: attrs["rounds"]."""
+SHORT_BENCH = "short_bench"
+"""A row's authors' H where it took lionsim's short-bench default (Strategy.short_bench_default), not a
+column: the frame's attrs["short_bench"], by strategy."""
+
+
+def rounds(strategy) -> int:
+    """H of a local-step strategy (module doc), 1 for the others."""
+    from lionsim.strategies.local_steps import LocalSteps
+
+    return strategy.local_steps if isinstance(strategy, LocalSteps) else 1
 
 
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
-    (a container wider than its transport's name says)."""
+    (a container wider than its transport's name says); attrs["rounds"]: each row's H;
+    attrs["short_bench"]: the authors' H of each run that took the short-bench default."""
     out = pd.DataFrame.from_records(rows, columns=columns(rows))
     out.attrs["notes"] = list(dict.fromkeys(row[NOTE] for row in rows if row.get(NOTE)))
+    out.attrs["rounds"] = [row.get(ROUND, 1) for row in rows]
+    out.attrs["short_bench"] = {row["strategy"]: row[SHORT_BENCH] for row in rows if row.get(SHORT_BENCH)}
     return out
 
 

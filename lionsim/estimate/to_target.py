@@ -55,12 +55,31 @@ CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell 
               "nearest measured worker count; --steps or --tokens sets the baseline's steps at scale instead")
 """The one line `estimate --from-run` prints when the baseline's fit was clamped (module doc)."""
 
+FAR_SMALLER = 10
+"""A proxy whose model has this many times fewer parameters than the priced one, or more, is said to be far
+smaller in the time-to-target table's caveat (an order of magnitude: convergence at scale is least sure)."""
+
+
+def unreached_hint(frame) -> str:
+    """The one line `estimate --from-run` prints when a priced run did not reach DIR's target (its steps
+    column says "not reached"): what would give it a figure. "" when every trained run reached it."""
+    runs = frame.drop_duplicates(["strategy", "transport"])  # a sweep's rows: each run once
+    notes = [n for n in runs["to_target_note"] if isinstance(n, str) and n.startswith("did not reach")]
+    if not notes:
+        return ""
+    first = runs.iloc[0]
+    common = first.get("to_target_common_loss", math.nan)
+    lower = (f"bench --target-loss {common:.4g} (its runs' highest final loss: each got there)"
+             if isinstance(common, float) and math.isfinite(common) else "a bench --target-loss each run reached")
+    return (f"hint: {len(notes)} of {len(runs)} runs priced did not reach the target loss in {first['to_target_from']}: "
+            f"rerun it with {lower}, or train it longer (bench --steps) so that they reach it")
+
 TO_TARGET_COLUMNS = [
     "steps_to_target", "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s",
     "steps_to_target_lo", "steps_to_target_hi", "to_target_phases", "to_target_ratio", "to_target_per_doubling",
     "to_target_match", "to_target_how", "to_target_note", "to_target_beyond", "to_target_basis",
-    "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_loss",
-    "to_target_rule", "to_target_baseline",
+    "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_params",
+    "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss",
 ]
 """The columns --from-run adds to estimate.csv (docs/outputs.md says what each holds)."""
 
@@ -217,8 +236,9 @@ class Convergence:
         """Where the convergence came from, the same on every row."""
         m = self.measured
         return {"to_target_from": m.path, "to_target_kind": m.kind, "to_target_workload": m.workload,
-                "to_target_workers": " ".join(str(w) for w in m.workers), "to_target_loss": m.target_loss,
-                "to_target_rule": m.target, "to_target_baseline": m.baseline}
+                "to_target_workers": " ".join(str(w) for w in m.workers), "to_target_params": m.params,
+                "to_target_loss": m.target_loss, "to_target_rule": m.target, "to_target_baseline": m.baseline,
+                "to_target_common_loss": m.common_loss}
 
     def _in_any(self, cells: int) -> str:
         return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"

@@ -30,6 +30,7 @@ backward bucket by bucket and exchanges each bucket's pseudo-gradient at once (s
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from torch import Tensor
 
@@ -54,8 +55,25 @@ REPLICA_COPY = (stream(2 * F32, "p copied into the replica p_i (read 4, write 4)
 """After the outer step every worker restarts from p."""
 
 
+DILOCO_PAPER = "DiLoCo, Douillard et al. 2023, arXiv 2311.08105"
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorsH:
+    """The H a local-step method's authors train with at scale, and where they say so."""
+
+    steps: str
+    """H as they give it: "500", or a range ("15 to 30")."""
+    source: str
+    """The paper or code that gives it."""
+
+
 class LocalSteps(Strategy):
     """The template of local-step strategies: inner steps on [w, P] replicas, an outer step at syncs."""
+
+    authors_h: ClassVar[AuthorsH | None] = None
+    """Its authors' H at scale, where its Options default (lionsim's, measured on the 100-step vit
+    bench: docs/methods-2025-defaults.md) differs: `estimate` names it under its table."""
 
     payload_kind = "dense"
     default_transport = "fp32-allreduce"
@@ -121,6 +139,19 @@ class LocalSteps(Strategy):
     def sync_every(self) -> int:
         return self.local_steps
 
+    def short_bench_default(self) -> str:
+        """Its authors' H where this run's H is the Options default (no --local-steps given) and not theirs."""
+        from lionsim.strategies.core.form import option_specs
+
+        authors = self.authors_h
+        spec = next(s for s in option_specs(self.name, self.Options) if s.field == "local_steps")
+        given = self.cfg.options
+        if authors is None or spec.qualified in given or given.get(spec.key) is not None:
+            return ""
+        if self.local_steps != spec.default or str(self.local_steps) == authors.steps:
+            return ""  # a workload's tuned H (bench), or the authors' own
+        return f"H = {authors.steps} ({authors.source})"
+
     def start(self, params: Tensor) -> None:
         self.replicas = params.expand(self.local, -1).clone()  # [w, P]
 
@@ -167,6 +198,7 @@ class LocalSteps(Strategy):
 @STRATEGIES.register("localsgd")
 class LocalSGD(LocalSteps):
     name = "localsgd"
+    authors_h = AuthorsH("500", DILOCO_PAPER)  # DiLoCo's outer SGD at lr 1 is this plain average
     summary = "local SGD: H inner steps per worker (AdamW by default), then the replicas averaged"
     bytes = StrategyBytes(
         10 * F32, 6 * F32, "rule: the inner AdamW step (reads g, p_i, m_i, v_i, writes p_i, m_i, v_i), then reads p, p_i, "
@@ -179,6 +211,7 @@ class LocalSGD(LocalSteps):
 class DiLoCo(LocalSteps):
     name = "diloco"
     summary = "DiLoCo: H inner AdamW steps per worker, then a Nesterov outer step on the mean pseudo-gradient"
+    authors_h = AuthorsH("500", DILOCO_PAPER)
 
     @dataclass(frozen=True, kw_only=True)
     class Options(LocalSteps.Options):

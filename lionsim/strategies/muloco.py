@@ -54,7 +54,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
-from lionsim.strategies.local_steps import LocalSteps
+from lionsim.strategies.local_steps import AuthorsH, LocalSteps
 from lionsim.strategies.muon import NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
@@ -167,6 +167,8 @@ class MuLoCo(LocalSteps):
     # beta2 0.99); docs/methods-2025-defaults.md compares each with the authors'
     defaults = Hyper(lr=0.02, weight_decay=0.01, betas=(0.9, 0.99))
     shape_dependent = True  # its messages and Newton-Schulz FLOPs depend on each matrix's shape
+    authors_h = AuthorsH("30", "MuLoCo, arXiv 2505.23725: facebookresearch/MuLoCo "
+                               "config/diloco/2x_4gpu_muloco_quantized_outer.py")  # its default: no note
 
     @dataclass(frozen=True, kw_only=True)
     class Options:

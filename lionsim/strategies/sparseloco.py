@@ -44,7 +44,7 @@ from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.dct import chunk_size
 from lionsim.strategies.core.form import TRAINING, between, integer, option
-from lionsim.strategies.local_steps import LocalSteps
+from lionsim.strategies.local_steps import AuthorsH, LocalSteps
 from lionsim.strategies.core.options import INNER_OPTIMIZERS
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -105,6 +105,8 @@ class SparseLoCo(LocalSteps):
     shape_dependent = True
     packs_pairs = True
     """Its payload carries chunk offsets and coded values (lionsim.transports.packed_sparse)."""
+    authors_h = AuthorsH("15 to 30", "SparseLoCo, Sarfi et al. 2025, arXiv 2508.15706: tplr-ai/SparseLoCo train.py's "
+                                     "hparams")
 
     @dataclass(frozen=True, kw_only=True)
     class Options(LocalSteps.Options):

@@ -53,7 +53,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import TRAINING, between, integer, option
-from lionsim.strategies.local_steps import DiLoCo
+from lionsim.strategies.local_steps import AuthorsH, DiLoCo
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
@@ -125,6 +125,7 @@ class StreamingDiLoCo(DiLoCo):
     name = "streaming-diloco"
     summary = "Streaming DiLoCo: P fragments synced in turn, each all-reduce behind tau inner steps, alpha-mixed, in fp4"
     default_transport = "fp4-allreduce"
+    authors_h = AuthorsH("100", "Streaming DiLoCo, Douillard et al. 2025, arXiv 2501.18512")
     step_in_backward = False  # its fragments' exchanges carry their own window into the next steps (hidden)
     minifloat = True
     """It sends its outer gradients rounded to small floats on purpose (lionsim.transports.minifloat_allreduce)."""

@@ -202,6 +202,12 @@ class Strategy(ABC):
         """What it would send for tensors of these shapes (shape_dependent strategies; lionsim.estimate)."""
         raise NotImplementedError(f"{self.name} sends the same for any shapes: its payload_spec scaled")
 
+    def short_bench_default(self) -> str:
+        """Where this run took a default measured on lionsim's short bench that its authors set otherwise
+        at scale (a local-step method's H): their value and its source, which `estimate` prints under its
+        table; "" where it took none (the default here)."""
+        return ""
+
     def kernel_bytes(self) -> StrategyBytes | None:
         """Its bytes as this instance runs them: Strategy.bytes, with the optimizer steps its options
         choose (an --inner-optimizer) where they depend on them."""
