@@ -38,6 +38,10 @@ from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # 
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
+NETWORK_GBPS = "network_GBps"
+"""sweep.csv's last column: the given network's inter link, effective GB/s (its efficiency folded in,
+as a bandwidth sweep's values are), whatever the row's sweep value: where the plots mark the
+network the user named on a bandwidth axis."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -57,6 +61,7 @@ def sweep_rows(r: Resolved, sweep: Sweep, memo: dict | None = None) -> list[dict
             point = estimate_rows(r, r.workers, with_bandwidth(r.network, value), memo)
         for row in point:
             row["sweep_value"] = value
+            row[NETWORK_GBPS] = r.network.inter.bandwidth_Bps * r.network.inter.efficiency / GB
         rows.extend(point)
     return rows
 
@@ -89,7 +94,7 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
             r.network.nodes(int(w))  # every count fills whole nodes
     memo: dict = {}
     records = sweep_rows(r, sweep, memo)
-    frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records)])
+    frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])
     to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
     return Swept(sweep, frame, crossovers(frame, sweep, r, memo=memo), to_target)
 

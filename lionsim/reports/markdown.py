@@ -77,19 +77,50 @@ LOSS = ".4f"
 """Every loss in a report (final, target): one format, so a column's digits line up."""
 
 
-def _cells_timing(directory: Path) -> str:
-    """A sweep's time notes: each cell's run.json says how its times were obtained; cells differ
-    in the network and worker count they name, so every distinct note is listed once."""
-    notes: dict[str, list[str]] = {}
-    for path in sorted((directory / "cells").glob("*/run.json")):
+CELL_PLACE = "\0"
+"""Stands in a cell's time note for where it was priced ("on 1gbe for 2 workers"), so notes that differ
+only there are one claim."""
+
+
+def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
+    """A sweep's time notes: each cell's run.json says how its times were obtained. Cells' notes
+    that differ only in the network and worker count they were priced on are one claim, listed
+    once with those values in the sweep's order (`grid`'s); `cells`: the summary's, in its order
+    (any other cell directory follows)."""
+    others = sorted(p.parent.name for p in (directory / "cells").glob("*/run.json"))
+    claims: dict[str, dict[str, tuple[list, list]]] = {}  # key -> general note -> (networks, worker counts)
+    for cell in dict.fromkeys([*cells, *others]):
+        path = directory / "cells" / cell / "run.json"
+        if not path.is_file():
+            continue
         try:
-            timing = (read_json(path) or {}).get("timing") or {}
+            record = read_json(path) or {}
         except LionsimError:  # a cell's unreadable record: the others still say it
             continue
-        for key, note in timing.items():
-            if isinstance(note, str) and note not in notes.setdefault(key, []):
-                notes[key].append(note)
-    lines = [f"- `{key}`: {note}" for key, values in notes.items() for note in values]
+        network = (record.get("network") or {}).get("name")
+        workers = (record.get("config") or {}).get("workers")
+        where = f"on {network} for {workers} workers"
+        for key, note in (record.get("timing") or {}).items():
+            if not isinstance(note, str):
+                continue
+            general = note.replace(where, CELL_PLACE) if network and workers is not None else note
+            networks, counts = claims.setdefault(key, {}).setdefault(general, ([], []))
+            if CELL_PLACE in general:
+                networks += [network] if network not in networks else []
+                counts += [workers] if workers not in counts else []
+
+    def ordered(values: list, axis: str) -> list[str]:
+        order = [str(v) for v in grid.get(axis) or []]
+        return [str(v) for v in sorted(values, key=lambda v: order.index(str(v)) if str(v) in order else len(order))]
+
+    lines = []
+    for key, notes in claims.items():
+        for general, (networks, counts) in notes.items():
+            networks, counts = ordered(networks, "network"), ordered(counts, "workers")
+            on = networks[0] if len(networks) == 1 else f"each cell's network ({', '.join(networks)})"
+            whose = "its" if len(networks) > 1 else "each cell's"
+            count = f"{counts[0]} workers" if len(counts) == 1 else f"{whose} worker count ({', '.join(counts)})"
+            lines.append(f"- `{key}`: {general.replace(CELL_PLACE, f'on {on} for {count}')}")
     return "\n".join(lines) if lines else "Not recorded."
 
 
@@ -288,7 +319,7 @@ def _sweep_report(directory: Path) -> str:
         f"# lionsim report: sweep of {len(summary)} cells"
         + (f" ({len(summary)} of {cells} finished)" if cells and cells != len(summary) else ""),
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
-        "## How each time was obtained\n\n" + _cells_timing(directory),
+        "## How each time was obtained\n\n" + _cells_timing(directory, list(dict.fromkeys(summary["cell"])), grid),
         "## Summary (mean ± sd over seeds)\n\n"
         + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
         + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "

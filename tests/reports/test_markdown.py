@@ -179,3 +179,28 @@ def test_sweep_report_says_how_its_times_were_obtained(tmp_path, monkeypatch):
     assert "step: measured (on gloo) ms per step" in text
     assert "Time to target: measured (on gloo) wall clock" in text and "or measured" not in text
     assert "\n\nlionsim:" not in text and "Final eval accuracy % on the workload's held-out set" in text
+
+
+def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_path):
+    """Four cells over 1gbe, 10gbe and 2, 4 workers listed comm_s four times (10gbe first)."""
+    from lionsim.reports.markdown import _cells_timing
+
+    grid = {"workers": [2, 4], "network": ["1gbe", "10gbe"]}
+    cells = []
+    for workers in grid["workers"]:
+        for network in grid["network"]:
+            cell = f"mlp-w{workers}-{network}-s0-adamw@fp32-allreduce"
+            cells.append(cell)
+            (tmp_path / "cells" / cell).mkdir(parents=True)
+            timing = {"compute_s": "modelled: FLOPs at peak",
+                      "comm_s": f"modelled: the collectives priced on {network} for {workers} workers, per bucket",
+                      "comm_model_s": "equal to comm_s"}
+            record = {"config": {"workers": workers, "network": network}, "network": {"name": network},
+                      "timing": timing}
+            (tmp_path / "cells" / cell / "run.json").write_text(json.dumps(record))
+    lines = _cells_timing(tmp_path, cells, grid).splitlines()
+    assert [line.split("`")[1] for line in lines] == ["compute_s", "comm_s", "comm_model_s"]
+    assert lines[1] == ("- `comm_s`: modelled: the collectives priced on each cell's network (1gbe, 10gbe) for its "
+                        "worker count (2, 4), per bucket")
+    alone = _cells_timing(tmp_path, cells[:1], grid).splitlines()  # the others' directories still read
+    assert alone == lines

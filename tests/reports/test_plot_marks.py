@@ -44,7 +44,8 @@ def test_step_axes_label_the_last_step(figures):
     for fig in figures:
         ax = fig.axes[0]
         shown = [t for t in drawn_texts(fig) if t in ax.xaxis.get_ticklabels()]
-        assert shown[-1].get_text() == "100" and ax.get_xlim()[1] == 100
+        # the axis ends at the last step, a little past it where a target triangle sits there
+        assert shown[-1].get_text() == "100" and 100 <= ax.get_xlim()[1] <= 100 * (1 + run_plots.END_MARGIN)
         assert [t.get_text() for t in shown][:2] == ["0", "20"]
 
 
@@ -142,3 +143,23 @@ def test_sweep_over_network_shapes_draws_points(figures):
     sweep._speedup_plot(same, labels, run_styles(labels, "adamw@t"), "adamw@t", "bandwidth_GBps", "workers",
                         "speedup", "t", Path("s.png"))
     assert [line for line in figures[1].axes[0].lines if line.get_marker() == "X"]
+
+
+def test_a_target_triangle_at_the_last_step_lies_inside_the_axes(figures):
+    """The default bench: lioncub-l0 reaches the target at step 100, the last; its triangle was
+    centred on the axes' right edge, half outside."""
+    runs, styles, baseline, steps, summary = _bench()
+    assert summary["steps_to_target"].max() == steps["step"].max()
+    run_plots._loss_plot(runs, styles, baseline, steps, "step", Path("x.png"), summary)
+    fig = figures[0]
+    drawn_texts(fig)
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    marks = [line for line in ax.lines if line.get_marker() == "v" and not line.get_clip_on()]
+    assert len(marks) == summary["steps_to_target"].notna().sum()
+    box = ax.get_window_extent(renderer)
+    for line in marks:
+        mark = line.get_window_extent(renderer)
+        assert box.x0 <= mark.x0 and mark.x1 <= box.x1, (line.get_xdata(), ax.get_xlim())
+    assert ax.get_xlim()[1] > steps["step"].max()
+    assert ax.get_xticklabels()[-1].get_text() == "100"  # the last step still labelled

@@ -10,7 +10,6 @@ lies within style.CLOSE of it) is drawn dashed over it and named so in the legen
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
+from lionsim.reports.plots.estimate_marks import mark_cap, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, labelled_log_axis,
                                          human_bytes, mark_every, overlapping, run_colours, save, time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
@@ -68,7 +68,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
                         xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)  # staggered: neighbours do not overlap
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":
-        _mark_cap(frame, top, bottom)
+        mark_cap(frame, top, bottom)
+        mark_given_network(frame, (top, bottom), top)
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
@@ -81,34 +82,12 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         bottom.xaxis.set_minor_formatter(NullFormatter())
     else:
         labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
+    log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
-    bottom.set_ylabel(f"speedup vs {baseline}")
+    bottom.set_ylabel(f"speedup vs {baseline}" + (" (log scale)" if log else ""))
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))
-
-
-def _mark_cap(frame: pd.DataFrame, top, bottom) -> None:
-    """Where a capped fabric's transport stops moving more (NCCL over sockets: what the network's
-    socket settings move, lionsim.network.sockets): a line there, and a note saying why
-    (lionsim.network.fabrics; estimate --need). Beyond it the bytes a second stay, but NCCL still
-    chooses on the link's rate (lionsim.network.nccl), so a faster link can flip a call to a tree
-    the fabric prices slower and a curve can rise: the note says so."""
-    from lionsim.network.fabrics import FABRICS
-
-    first = frame.iloc[0]
-    if first.get("library") != "nccl" or not first.get("fabric") or first["workers"] <= first["gpus_per_node"]:
-        return
-    fabric = FABRICS.get(first["fabric"])
-    cap = float(first.get("fabric_cap_GBps", fabric.cap_GBps))  # the network's cap (its socket settings)
-    if not math.isfinite(cap):
-        return
-    at = cap / fabric.share  # the link rate beyond which the transport moves no more
-    for ax in (top, bottom):
-        ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
-    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; beyond, NCCL still\nchooses on the link: a flip can slow a step",
-                 (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
-                 va="top", fontsize=8, color="dimgrey")
 
 
 def hierarchical(frame: pd.DataFrame) -> bool:

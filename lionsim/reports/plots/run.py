@@ -33,6 +33,7 @@ from lionsim.reports.summary import ran_steps, smooth, split_runs
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
 MARK_SIZE = 8  # points: a "reaches the target" triangle
 MARK_GAP = 10  # points between stacked triangles: a triangle and its edge, apart
+END_MARGIN = 0.025  # of the x span: the step axis runs this far past the last step where a triangle sits there
 CROWD = 0.03  # of the x span: triangles closer than this (about a triangle's width) are stacked
 EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its notes (past the axes) and the image's edge
 BAR_LABEL_CHARS = 26  # a bytes-plot run name longer than this goes on two lines (bar_label)
@@ -162,7 +163,11 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss (mean over workers)")
     if x_col == "step":  # round ticks and the last step, labelled
-        labelled_linear_axis(ax.xaxis, float(steps["step"].max()))
+        end = float(steps["step"].max())
+        labelled_linear_axis(ax.xaxis, end)
+        if summary is not None and "steps_to_target" in summary.columns and (
+                summary["steps_to_target"] >= end * (1 - END_MARGIN)).any():
+            ax.set_xlim(0, end * (1 + END_MARGIN))  # a run reaching the target at the end: its triangle inside
     else:
         ax.set_xlim(left=0)
     _cap_divergence(ax, runs)

@@ -4,7 +4,9 @@
                     the runs with no figure named (not reached, not trained)
                     a sweep: time to target against the swept workers or bandwidth (the band
                     shaded, the measured worker counts marked), and its speedup against the
-                    baseline with the crossovers where a run starts or stops winning
+                    baseline with the crossovers where a run starts or stops winning; a run
+                    with no figure anywhere is named in the legend with why (not reached, not
+                    trained); against bandwidth the network given, and a capped fabric's cap
 
 Built like the other plots here: a matplotlib Figure on the Agg canvas, written as PNG and SVG.
 """
@@ -20,9 +22,10 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text, workload_text
+from lionsim.reports.plots.estimate_marks import mark_cap, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
                                          title_with_caption)
-from lionsim.reports.to_target import no_plot_reason, notes
+from lionsim.reports.to_target import no_plot_reason, notes, status
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -52,6 +55,12 @@ def _caption(first, cluster: str) -> str:
 
 def _labels(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+
+
+def _why_none(row) -> str:
+    """Why a run has no time to target at any swept value, in a legend's few words."""
+    why = status(row)
+    return why if why in ("not reached", "not trained") else "no time to target"
 
 
 def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
@@ -129,8 +138,10 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
-        if rows["time_to_target_s"].notna().sum() == 0:
-            continue  # no figure anywhere: the table and the report say why
+        if rows["time_to_target_s"].notna().sum() == 0:  # no figure anywhere: named in the legend, and why
+            top.plot([], [], color=colours[label], marker=MARKERS[k % len(MARKERS)], markerfacecolor="white",
+                     linestyle="none", label=f"{label}: {_why_none(rows.iloc[0])}, no line")
+            continue
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(len(rows), k)}
         name = f"{label} (baseline)" if label == baseline else label
@@ -147,10 +158,14 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
                         xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)
     bottom.axhline(1.0, color="black", linewidth=0.8)
+    if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
+        mark_cap(frame, top, bottom)
+        mark_given_network(frame, (top, bottom), top)
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
     bottom.set_xlim(span[0] / 1.1, span[1] * 1.1)
+    log = speedup_axis(bottom, frame["to_target_speedup"])
     top.set_yscale("log")
     plain_log(top.yaxis)
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
@@ -160,7 +175,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     else:
         plain_log(bottom.xaxis)
     top.set_ylabel(f"time to target ({unit}, log scale)")
-    bottom.set_ylabel(f"time-to-target speedup\nvs {baseline}")
+    bottom.set_ylabel(f"time-to-target speedup\nvs {baseline}" + (" (log scale)" if log else ""))
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))

@@ -1,0 +1,84 @@
+"""What both of `lionsim estimate --sweep`'s two-panel plots (sweep.png, and to_target.png with
+--from-run) share beyond style.py: the speedup panel's y axis, and on a bandwidth axis the network
+the user gave and a capped fabric's cap.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from lionsim.estimate.sweep import NETWORK_GBPS
+from lionsim.reports.plots.style import labelled_log_axis
+
+LOG_SPEEDUPS = 10.0
+"""Speedups (the line at 1 among them) spanning more than this factor are drawn on a log axis: on a
+linear one up to 90x, every run within a few x of the baseline sat flat on the line at 1."""
+GIVEN_STYLE = {"color": "black", "linestyle": "-.", "linewidth": 1.1, "zorder": 1.5}
+"""The given network's line: black dash-dot, apart from the crossovers (dotted, in a run's colour)
+and the fabric's cap (grey dashes)."""
+
+
+LABEL_BOX = {"boxstyle": "square,pad=0.15", "facecolor": "white", "alpha": 0.8, "edgecolor": "none"}
+"""Behind a note drawn over the data: the lines under it show faintly, the note reads."""
+
+
+def speedup_axis(ax, speedups) -> bool:
+    """Put `ax`'s speedups on a log y axis, labelled in plain round numbers at both ends
+    (labelled_log_axis, as the step-time panel), where they and 1 span more than LOG_SPEEDUPS;
+    leave it linear otherwise. Returns whether the axis is log."""
+    values = np.asarray(speedups, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if not len(values):
+        return False
+    low, high = min(float(values.min()), 1.0), max(float(values.max()), 1.0)
+    if high / low <= LOG_SPEEDUPS:
+        return False
+    ax.set_yscale("log")
+    labelled_log_axis(ax.yaxis, low, high)
+    return True
+
+
+def mark_given_network(frame: pd.DataFrame, axes, named) -> float | None:
+    """On a bandwidth sweep, a vertical line on every one of `axes` at the effective bandwidth of
+    the network the estimate was given (sweep.csv's NETWORK_GBPS), named in `named`'s legend and
+    beside the line in `named`. Nothing where sweep.csv predates that column, or the network lies
+    outside the swept range (the axis does not reach it). Returns where it is drawn."""
+    if NETWORK_GBPS not in frame.columns:
+        return None
+    at = float(frame[NETWORK_GBPS].iloc[0])
+    values = frame["sweep_value"].to_numpy(dtype=float)
+    if not (math.isfinite(at) and values.min() <= at <= values.max()):
+        return None
+    name = str(frame["network"].iloc[0])
+    for ax in axes:
+        ax.axvline(at, label=f"{name}, the network given: {at:.3g} GB/s" if ax is named else None, **GIVEN_STYLE)
+    # at the foot of the line, clear of the cap's note at the top; boxed, so a curve under it leaves it legible
+    named.annotate(name, (at, 0.03), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(-3, 0),
+                   rotation=90, ha="right", va="bottom", fontsize=8, bbox=LABEL_BOX)
+    return at
+
+
+def mark_cap(frame: pd.DataFrame, top, bottom) -> None:
+    """Where a capped fabric's transport stops moving more (NCCL over sockets: what the network's
+    socket settings move, lionsim.network.sockets): a line there, and a note saying why
+    (lionsim.network.fabrics; estimate --need). Beyond it the bytes a second stay, but NCCL still
+    chooses on the link's rate (lionsim.network.nccl), so a faster link can flip a call to a tree
+    the fabric prices slower and a curve can rise: the note says so."""
+    from lionsim.network.fabrics import FABRICS
+
+    first = frame.iloc[0]
+    if first.get("library") != "nccl" or not first.get("fabric") or first["workers"] <= first["gpus_per_node"]:
+        return
+    fabric = FABRICS.get(first["fabric"])
+    cap = float(first.get("fabric_cap_GBps", fabric.cap_GBps))  # the network's cap (its socket settings)
+    if not math.isfinite(cap):
+        return
+    at = cap / fabric.share  # the link rate beyond which the transport moves no more
+    for ax in (top, bottom):
+        ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
+    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; beyond, NCCL still\nchooses on the link: a flip can slow a step",
+                 (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
+                 va="top", fontsize=8, color="dimgrey", bbox=LABEL_BOX)
