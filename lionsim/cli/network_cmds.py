@@ -43,9 +43,10 @@ def _networks_table() -> Table:
     # header "w/node" over two lines, so the description gets about 40 of 80 columns
     table = list_table("network presets (inter link; GB = 1e9 bytes)",
                        "us: per-message latency alpha; GB/s: bandwidth per direction; eff: efficiency; w/node: "
-                       "workers per node; intra: the link inside a node; priced by: the collective library bench and "
-                       "estimate price it with unless --traits (or a real backend) names another; NCCL over: the "
-                       "transport NCCL crosses nodes on there (lionsim.network.fabrics)")
+                       "workers per node; intra: the link inside a node. In brackets, the collective library bench and "
+                       "estimate price a preset with unless --traits (or a real backend) names another: NCCL over a "
+                       "transport, or the ideal library (the alpha-beta formulas), and 'NCCL:' the transport NCCL "
+                       "crosses nodes on there under --traits nccl (lionsim.network.fabrics)")
     table.add_column("name", no_wrap=True)
     intra = max((len(word) for _, net in NETWORKS.items() for word in _link_text(net.intra).split()), default=5)
     for column in ("us", "GB/s", "eff", "intra", "w/\nnode"):
@@ -60,12 +61,13 @@ def _networks_table() -> Table:
 
 
 def library_text(net) -> str:
-    """Which library prices the preset by default, and the transport NCCL runs across its nodes: "priced by
-    NCCL over its sockets transport", or "priced by the ideal library; --traits nccl: NCCL over sockets"."""
+    """Which library prices the preset by default, and the transport NCCL runs across its nodes, short
+    enough for the listing's description column (its caption says the rest): "NCCL over sockets", or
+    "ideal library; NCCL: sockets" (NCCL, with --traits nccl, over sockets)."""
     fabric = net.nccl_fabric().name
     if net.traits.model == "nccl":
-        return f"priced by NCCL over its {fabric} transport"
-    return f"priced by the {net.traits.name} library; --traits nccl: NCCL over {fabric}"
+        return f"NCCL over {fabric}"
+    return f"{net.traits.name} library; NCCL: {fabric}"
 
 
 def traits_frame() -> pd.DataFrame:

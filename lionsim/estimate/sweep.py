@@ -35,13 +35,10 @@ from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
+from lionsim.reports.columns import NETWORK_GBPS
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
-NETWORK_GBPS = "network_GBps"
-"""sweep.csv's last column: the given network's inter link, effective GB/s (its efficiency folded in,
-as a bandwidth sweep's values are), whatever the row's sweep value: where the plots mark the
-network the user named on a bandwidth axis."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:

@@ -172,3 +172,8 @@ def metric_axis(name: str, higher_is_better: bool = True) -> tuple[str, float]:
     if name == ACCURACY and higher_is_better:
         return "eval accuracy (%)", 100.0
     return f"eval {name} ({'higher' if higher_is_better else 'lower'} is better)", 1.0
+
+NETWORK_GBPS = "network_GBps"
+"""sweep.csv's last column: the given network's inter link, effective GB/s (its efficiency folded in,
+as a bandwidth sweep's values are), whatever the row's sweep value: where the plots mark the
+network the user named on a bandwidth axis."""

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from lionsim.estimate.sweep import NETWORK_GBPS
+from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.reports.plots.style import labelled_log_axis
 
 LOG_SPEEDUPS = 10.0
