@@ -132,11 +132,12 @@ class _Command:
         given = {key: kwargs.pop(key) for key in list(kwargs) if key in keys}
         given = {k: v for k, v in given.items() if v is not None}
         opts = kwargs.pop(OPT, None) or []
+        plugins = load_plugins(kwargs.pop(PLUGIN, None) or [])
         if opts:  # the strategies' module: only when --opt is given (it imports torch)
             from lionsim.strategies.core.form import parse_opt
+            from lionsim.strategies.core.given import canonical_opts
 
-            given.update(parse_opt(opts))
-        plugins = load_plugins(kwargs.pop(PLUGIN, None) or [])
+            given.update(canonical_opts(parse_opt(opts)))  # after the plug-ins: their names too
         return self.__wrapped__(**kwargs, strategy_options=given, plugins=plugins)
 
 

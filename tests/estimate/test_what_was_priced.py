@@ -59,6 +59,16 @@ def test_a_given_h_is_shown_and_draws_no_note(monkeypatch, given):
     assert f"diloco H={h}" in said and "H = 500" not in said and "--local-steps H" not in said
 
 
+@pytest.mark.parametrize("opt", ["DiLoCo.local_steps=100", " DILOCO.local_steps=100"])
+def test_an_opt_naming_the_strategy_in_another_case_acts(monkeypatch, opt):
+    """The registry takes `DiLoCo` for diloco, and --opt DiLoCo.local_steps=100 was accepted, then
+    read by no run: H stayed 2 and the note said H was lionsim's default."""
+    done = invoke_at(80, [*SMALL, "--network", "10gbe", "-s", "diloco", "--opt", opt], monkeypatch)
+    said = words(done.stdout)
+    assert done.exit_code == 0, done.output
+    assert "diloco* H=100" in said and "--local-steps H" not in said, said
+
+
 def test_the_csv_carries_no_note_and_its_local_steps_is_the_h_shown():
     done = CliRunner().invoke(app, [*SMALL, "-s", "diloco", "--format", "csv"])
     assert done.exit_code == 0, done.output

@@ -45,6 +45,18 @@ def named_specs(key: str) -> tuple[str, str, dict[str, OptionSpec]]:
     return name, field, {s.field: s for s in option_specs(name, cls.Options)}
 
 
+def canonical_opts(given: Mapping[str, object]) -> dict[str, object]:
+    """`given` with each `NAME.FIELD` key's strategy in its registered spelling (`DiLoCo.local_steps`
+    -> `diloco.local_steps`): the registry takes a name in any case, and a run reads its options by
+    that key (resolve_options), so another spelling was accepted and then did nothing. An unknown
+    name is kept as given, for check_given's one line."""
+    out: dict[str, object] = {}
+    for key, value in given.items():
+        name, dot, field = key.rpartition(".")
+        out[f"{STRATEGIES.canonical(name)}.{field}" if dot and name in STRATEGIES else key] = value
+    return out
+
+
 def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
     """Every option given (by flag key or `NAME.FIELD`) names an option of a registered strategy,
     is valid, and is read by at least one of the runs (`run_strategies`, registered names)."""
@@ -102,4 +114,4 @@ def split_options(d: Mapping[str, object]) -> tuple[dict, dict]:
     plain = {k: v for k, v in d.items() if k not in keys and k != "opt"}
     options = {k: v for k, v in d.items() if k in keys and v is not None}
     options.update(parse_opt(d.get("opt") or []))
-    return plain, options
+    return plain, canonical_opts(options)
