@@ -256,6 +256,10 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
             config.pop("timeout", None)
         if config.get("bucket_mb") == 25.0:
             config.pop("bucket_mb")
+        # a measured run whose --network was left at its default recorded the default's name: a replay
+        # (or --resume) leaves it a default, else the preset would read as chosen and its error come back
+        if data.get("network_given") is False:
+            config.pop("network", None)
     if data.get("command") != command:
         raise LionsimError(f"{path} records a `lionsim {data.get('command')}` run, not `lionsim {command}`")
     return data["config"]

@@ -300,6 +300,27 @@ def test_a_measured_bench_marks_a_network_left_at_its_default(tmp_path, monkeypa
     assert pickle.loads(pickle.dumps(seen[1])).network.given is True
 
 
+def test_a_replay_of_a_measured_run_without_network_leaves_it_a_default(tmp_path, monkeypatch):
+    """run.json records the default's name in its config (network = 1gbe) and network_given false:
+    `--config DIR/run.json` (a replay, or --resume) read the name as chosen, and the model's error
+    against a link never crossed came back."""
+    from lionsim.cli import bench_cmd
+
+    seen = []
+    monkeypatch.setattr(bench_cmd, "_run_distributed", lambda plan, *args, **kwargs: seen.append(plan))
+    config = {"workload": "mlp", "workers": 2, "steps": 1, "strategy": ["adamw"], "backend": "gloo",
+              "network": "1gbe"}
+    for given in (False, True):
+        record = tmp_path / f"given{given}" / "run.json"
+        record.parent.mkdir()
+        record.write_text(json.dumps({"command": "bench", "config": config, "network_given": given}))
+        with pytest.raises(SystemExit) as exit_info:
+            main(["bench", "--config", str(record), "--out", str(tmp_path / f"out{given}")])
+        assert exit_info.value.code == 0
+    assert [plan.network.given for plan in seen] == [False, True]
+    assert seen[0].network.network.name == "1gbe"  # the same preset prices it
+
+
 def test_resume_with_overwrite_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
     """--resume --overwrite on an interrupted run resumed and ignored --overwrite: now one line,
     exit 2, and the interrupted run's files untouched."""
