@@ -221,7 +221,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                         for mode, runs in modes.items())
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
-               f"{first['workers']:,} workers on {first['network']} ({topology(first)}, library: "
+               f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
+               f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first)} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "

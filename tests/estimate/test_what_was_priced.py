@@ -92,6 +92,13 @@ def test_the_title_says_the_topology_and_library_and_the_ideal_one_points_to_ncc
     assert ("--traits nccl prices it, --gpus-per-node sets your nodes' GPUs" in said) == hint
 
 
+def test_one_worker_is_one_worker_on_one_node_and_draws_no_library_line(monkeypatch):
+    done = invoke_at(80, [*SMALL[:-1], "1", "-s", "adamw@bf16-allreduce", "--network", "10gbe"], monkeypatch)
+    said = words(done.stdout)
+    assert "1 worker on 10gbe (1 node x 1 GPU, library: ideal)" in said, said
+    assert "--traits nccl" not in said  # nothing crosses a node
+
+
 def test_networks_says_which_library_prices_each_preset_and_what_nccl_runs_over(monkeypatch):
     done = invoke_at(200, ["networks"], monkeypatch)  # each row on one line
     rows = {line.split()[0]: line for line in done.stdout.splitlines() if line.strip()}
