@@ -109,11 +109,6 @@ def _ms(seconds: float) -> str:
     return f"{ms:.3g}"
 
 
-def _times(x: float) -> str:
-    """A speedup, "-" where there is none (no time to target)."""
-    return "-" if x != x else f"{x:.2f}x"
-
-
 def _bytes(n: float) -> str:
     """Bytes in decimal units up to PB, then PB with thousands separators (never "7e+06 GB")."""
     if n >= 1e18:
@@ -336,7 +331,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.tables import fit, fold_run, run_width, speedup_text
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -359,8 +354,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
-        table.add_row(fold_run(row.strategy, row.transport), where, wins, _times(row.speedup_first),
-                      _times(row.speedup_last))
+        table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),
+                      speedup_text(row.speedup_last))
     return fit(table)
 
 

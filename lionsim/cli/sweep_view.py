@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lionsim.reports.columns import ACCURACY, metric_value
-from lionsim.reports.tables import _times, fit, fold_run, run_width
+from lionsim.reports.tables import fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -140,7 +140,7 @@ def sweep_table(summary: pd.DataFrame) -> Table:
         strategy, _, transport = str(row["run"]).partition("@")
         table.add_row(*cells, fold_run(strategy, transport) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
-                      _ms(row["step_s"]), _times(row["speedup"]))
+                      _ms(row["step_s"]), speedup_text(row["speedup"]))
     spread = seed_table(summary)
     return fit(table) if spread is None else Group(fit(table), "", spread)
 

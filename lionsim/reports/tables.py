@@ -61,7 +61,8 @@ def _bytes(n: float) -> str:
     return f"{n:.3g}B"
 
 
-def _times(x: float) -> str:
+def speedup_text(x: float) -> str:
+    """A speedup as the tables print it (1.31x), "-" where there is none (NaN: no time to target)."""
     return "-" if _isnan(x) else f"{x:.2f}x"
 
 
@@ -72,7 +73,7 @@ def _to_target(row) -> str:
     if _isnan(getattr(row, "target_loss", math.nan)):
         return "n/a"
     reached = getattr(row, "target_reached", not _isnan(row.time_to_target_s))
-    return _times(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not reached"
+    return speedup_text(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not reached"
 
 
 def _values(summary: pd.DataFrame, col: str) -> str:
@@ -185,7 +186,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.step_s),
             _bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
-            _times(row.speedup),
+            speedup_text(row.speedup),
             _to_target(row),
         )
     return fit(table)
