@@ -217,7 +217,8 @@ def _size_and_common_loss(summary: pd.DataFrame) -> dict:
         return pd.to_numeric(summary[name], errors="coerce") if name in summary.columns else pd.Series(dtype=float)
 
     params, final = column("params").dropna(), column("final_loss")
-    final = final[final.map(math.isfinite)]
+    # a diverged run's last finite losses are no target any rerun would reach: left out
+    final = final[final.map(math.isfinite) & ~column("diverged_at_step").reindex(final.index).map(math.isfinite)]
     return {"params": float(params.max()) if len(params) else math.nan,
             "common_loss": float(final.max()) if len(final) else math.nan}
 

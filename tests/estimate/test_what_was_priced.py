@@ -162,6 +162,16 @@ def test_runs_that_did_not_reach_get_one_hint_naming_a_target_each_run_reached(t
             f"{1_315_723_264 / 11_018:,.0f}x)") in said, said
 
 
+def test_the_hint_leaves_a_diverged_runs_last_losses_out_of_the_target_it_names(tmp_path):
+    from lionsim.estimate.from_run import _size_and_common_loss
+
+    summary = pd.DataFrame({"params": [10, 10, 10], "final_loss": [0.5, 0.9, 7.0],
+                            "diverged_at_step": [math.nan, math.nan, 40]})
+    # 7.0: the run that diverged at step 40; a rerun to it would tell nothing. 0.9: the highest the others reached
+    assert _size_and_common_loss(summary)["common_loss"] == 0.9
+    assert _size_and_common_loss(summary.drop(columns="diverged_at_step"))["common_loss"] == 7.0  # an older summary
+
+
 def test_a_proxy_that_reached_and_is_near_the_priced_size_draws_neither(tmp_path, monkeypatch):
     args = ["estimate", "--params", "1e5", "--tokens-per-worker", "1024", "--workers", "16",
             "--from-run", str(proxy(tmp_path, {RUNS[0]: 80, RUNS[1]: 60}, params=20_000)), "-s", RUNS[0], "-s", RUNS[1]]
