@@ -150,6 +150,49 @@ def check_strategy(name: str, cls) -> None:
     for spec in option_specs(name, cls.Options):
         spec.value(spec.default)  # a default its own check refuses is a bug of the declaration
     check_flags(registered_specs())
+    check_specs(name, cls)
+
+
+STAND_IN = [("weight", (4, 3)), ("bias", (4,))]
+"""The tensors check_specs builds a strategy on: two, small, as a model's layer."""
+STAND_IN_WORKERS = 3
+"""Workers check_specs builds a strategy for (odd: a majority vote needs no tie rule)."""
+
+
+def check_specs(name: str, cls) -> None:
+    """Where its payload kind asks something of a spec (votes: the rule that combines them), build
+    the strategy as `lionsim strategies` and `estimate` do, with its defaults (on STAND_IN, for
+    STAND_IN_WORKERS workers), and hold what it says it sends to that: the payload every command
+    prices and every transport reads, refused here rather than deep in a transport's plan."""
+    import torch
+
+    from lionsim.backends import SimComm
+    from lionsim.strategies.core.base import StrategyConfig
+    from lionsim.strategies.core.layout import ParamLayout
+    from lionsim.transports import PAYLOAD_KINDS, PayloadSpec, spec_problem
+
+    if PAYLOAD_KINDS.get(cls.payload_kind).lacks is None:
+        return
+    layout = ParamLayout.of([(n, torch.zeros(shape)) for n, shape in STAND_IN])
+    numel = 10 * layout.numel  # a model ten times the stand-in, as estimate --params scales it
+    try:
+        strategy = cls(StrategyConfig(), layout, SimComm(STAND_IN_WORKERS))
+        specs = {"payload_spec()": strategy.payload_spec(),
+                 f"spec_scaled({numel}, {len(STAND_IN)})": strategy.spec_scaled(numel, len(STAND_IN))}
+    except LionsimError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- the plug-in's own code: one line, with its line
+        source = inspect.getsourcefile(cls)
+        lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == source]
+        where = f" (line {lines[-1]})" if lines else ""
+        raise LionsimError(f"strategy {name!r}: building it with its defaults for {STAND_IN_WORKERS} workers (as "
+                           f"lionsim strategies does) raised {type(e).__name__}: {e}{where}") from None
+    for call, spec in specs.items():
+        if not isinstance(spec, PayloadSpec):
+            raise LionsimError(f"strategy {name!r}: its {call} returns a {type(spec).__name__}; accepted: a "
+                               "lionsim.transports.PayloadSpec")
+        if problem := spec_problem(spec):
+            raise LionsimError(f"strategy {name!r}: its {call} returns {problem}")
 
 
 def check_transport(name: str, cls) -> None:

@@ -53,11 +53,15 @@ def steady_bits(strategy, transport, workers: int) -> tuple[float, float, tuple[
     import math
     from fractions import Fraction
 
+    from lionsim.errors import LionsimError
+    from lionsim.transports import spec_problem
     from lionsim.transports.base import step_bits
 
     period = math.lcm(Fraction(strategy.send_rate).denominator, strategy.sync_every)
     start = period * 10**6  # past every warm-up (DGC's, PowerSGD's, 1-bit Adam's are steps, not fractions)
     steady = strategy.payload_spec()
+    if problem := spec_problem(steady):  # an installed plug-in's (a --plugin file's is refused as it loads)
+        raise LionsimError(f"strategy {strategy.name!r}: what it sends is {problem}")
     up = down = 0.0
     own: set[str] = set()
     for step in range(start + 1, start + period + 1):

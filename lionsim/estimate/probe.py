@@ -21,7 +21,7 @@ from lionsim.runs import RunSpec
 from lionsim.strategies import ParamLayout, Strategy, StrategyConfig
 from lionsim.strategies.core.given import options_for
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
-from lionsim.transports import TRANSPORTS, PayloadSpec, Transport
+from lionsim.transports import TRANSPORTS, PayloadSpec, Transport, spec_problem
 
 STEP = 1
 """The (1-based) step whose extra collectives are priced: a steady step; a local-step strategy's
@@ -85,6 +85,8 @@ def probe(run: RunSpec, *, params: int, tensors: int, workers: int, tie: str = "
             raise LionsimError(f"{run.strategy} compresses each tensor by its shape: give --model (a preset: "
                                f"{', '.join(MODELS.names())}, or FILE.py:FUNC), not --params/--tensors")
         spec = strategy.spec_for(shapes)
+    if problem := spec_problem(spec):  # an installed plug-in's (a --plugin file's is refused as it loads)
+        raise LionsimError(f"strategy {run.strategy!r}: what it sends is {problem}")
     transport = TRANSPORTS.get(run.transport)()
     transport.check(spec, workers)
     calls = strategy.extra_calls(max(STEP, strategy.sync_every)) if workers > 1 else []

@@ -16,10 +16,11 @@ from lionsim.transports import hier_exact  # noqa: F401
 from lionsim.transports import hier_1bit  # noqa: F401
 from lionsim.transports import lowrank_allreduce  # noqa: F401
 from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET, SCHEDULES, TRANSPORTS, Transport
-from lionsim.transports.payloads import PAYLOAD_KINDS, Payload, PayloadKind, PayloadSpec, combine_alone, container_dtype
+from lionsim.transports.payloads import (PAYLOAD_KINDS, Payload, PayloadKind, PayloadSpec, combine_alone, container_dtype,
+                                         spec_problem)
 
 __all__ = ["AFTER_BACKWARD", "PAYLOAD_KINDS", "PER_BUCKET", "SCHEDULES", "TRANSPORTS", "Payload", "PayloadKind", "PayloadSpec",
-           "Transport", "combine_alone", "container_dtype"]
+           "Transport", "combine_alone", "container_dtype", "spec_problem"]
 
 
 def _import_the_rest() -> None:

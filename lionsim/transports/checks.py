@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from lionsim.transports.payloads import PAYLOAD_KINDS, Payload, PayloadSpec
+from lionsim.transports.payloads import PAYLOAD_KINDS, Payload, PayloadSpec, spec_problem
 from lionsim.usercode import UserCodeError
 
 _INTEGER = "an integer dtype (torch.int8 for votes and signs)"
@@ -85,8 +85,8 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
     tensor("values", values, 2, floating, spec.numel)
     if kind == "votes" and values.dtype != torch.int8:
         raise bad(f"a votes payload of dtype {values.dtype}; accepted: torch.int8 (+1, 0, -1)")
-    if kind == "votes" and spec.rule is None:
-        raise bad("a votes payload whose spec has no rule; accepted: PayloadSpec(kind='votes', rule=...)")
+    if problem := spec_problem(spec):  # a plug-in's loaded spec had it: this step's did not
+        raise bad(problem)
     if kind in _SEGMENTED:
         scales = tensor("scales", payload.scales, 2, True)
         ids = tensor("segment_ids", payload.segment_ids, 1, False, spec.numel, first=None)

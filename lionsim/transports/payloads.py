@@ -29,7 +29,7 @@ from typing import Callable
 import torch
 from torch import Tensor
 
-from lionsim.aggregators import VoteRule
+from lionsim.aggregators import VOTE_RULES, VoteRule
 from lionsim.registry import Registry
 
 
@@ -125,6 +125,10 @@ class PayloadKind:
     values: str = "any"
     """The dtype of a payload's `values` (lionsim.transports.checks holds plug-ins to it): "float",
     "integer", or "any" (a plug-in's kind that declares none)."""
+    lacks: Callable[[PayloadSpec], str] | None = None
+    """What a spec of this kind lacks that its transports read ("" when nothing): a plug-in strategy's
+    spec is held to it when its file loads (lionsim.plugins), and wherever a command reads a spec
+    (spec_problem). None: a spec of this kind needs nothing beyond its kind and numel."""
 
 
 PAYLOAD_KINDS: Registry[PayloadKind] = Registry("payload kind")
@@ -143,6 +147,26 @@ def _votes_alone(payload: Payload) -> Tensor:  # a zero vote abstains: nobody vo
     return payload.spec.rule.result(payload.values, 1, voted=payload.values != 0)
 
 
+def accepted_rules() -> str:
+    """The vote rules a votes spec accepts, as a strategy writes them: `MajorityVote()` (mavo), ..."""
+    return ", ".join(f"{cls.__name__}() ({name})" for name, cls in VOTE_RULES.items())
+
+
+def _votes_lack(spec: PayloadSpec) -> str:
+    if isinstance(spec.rule, VoteRule):
+        return ""
+    has = "no rule" if spec.rule is None else f"rule {spec.rule!r}, not a VoteRule"
+    return (f"a votes spec with {has}; accepted: PayloadSpec(kind='votes', numel=..., rule=R), R one of "
+            f"lionsim.aggregators' vote rules: {accepted_rules()}")
+
+
+def spec_problem(spec: PayloadSpec) -> str:
+    """What `spec` lacks that its kind's transports read, in words ("" when nothing: a kind with no
+    `lacks`, or one nobody registered, which the strategy's own checks refuse)."""
+    kind = PAYLOAD_KINDS.get(spec.kind) if spec.kind in PAYLOAD_KINDS else None
+    return kind.lacks(spec) if kind is not None and kind.lacks is not None else ""
+
+
 def _sparse_alone(payload: Payload) -> Tensor:
     dense = torch.zeros(payload.values.shape[0], payload.spec.numel, device=payload.values.device)
     return dense.scatter_add_(1, payload.indices, payload.values.float())
@@ -155,7 +179,7 @@ def _one_byte(spec: PayloadSpec) -> float:
 PAYLOAD_KINDS.add("dense", PayloadKind("float values, averaged (gradients)", _as_float, lambda spec: 0.0, 4.0,
                                        values="float"))
 PAYLOAD_KINDS.add("votes", PayloadKind("+1/0/-1 int8 votes combined by a vote rule", _votes_alone, _one_byte,
-                                       values="integer"))
+                                       values="integer", lacks=_votes_lack))
 PAYLOAD_KINDS.add("levels", PayloadKind("small signed integer levels, summed", _as_float, _one_byte, values="integer"))
 PAYLOAD_KINDS.add("scaled-signs", PayloadKind("signs with a float scale per tensor, averaged", _scaled, _one_byte, 4.0,
                                               values="integer"))
