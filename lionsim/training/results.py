@@ -77,8 +77,12 @@ class Results:
         calls = None
         if self.runner.place.comm.ranks > 1:
             booking = self.booking()
-            calls = pd.DataFrame([row for r in self.runner.records for row in call_rows(r, booking)],
-                                 columns=CALL_COLUMNS)
+            kept_calls = resume.calls if resume is not None else {}
+            measured = {r.run.label: pd.DataFrame(call_rows(r, booking), columns=CALL_COLUMNS)
+                        for r in self.runner.records if r.steps}
+            parts = [kept_calls[label] if label in kept_calls else measured[label]
+                     for label in self.plan.labels if label in kept_calls or label in measured]
+            calls = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CALL_COLUMNS)
             if len(summary):
                 summary["comm_priced_by"] = self.priced_by
         files = {}
