@@ -18,7 +18,7 @@ import pandas as pd
 from lionsim.network import Network
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
-from lionsim.reports.summary import summarize
+from lionsim.reports.summary import leave_out_unchecked_error, summarize
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
@@ -94,6 +94,7 @@ class Results:
         if self.plan.training.trace:
             files["trace.json"] = self.trace()
         record = self.record(status, error)
+        summary = leave_out_unchecked_error(summary, record)  # a default --network priced no link measured
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
