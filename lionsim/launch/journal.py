@@ -57,9 +57,10 @@ class StepJournal:
         on a real backend."""
         record = results.runner.records[-1]
         one = dataclasses.replace(record, steps=record.steps[-1:], diverged_at=None)
-        if results.runner.place.comm.ranks > 1:  # the calls first: a step on disk has its calls on disk
-            for call in call_rows(one, results.booking()):
-                self._line(self.calls_path, CALL_COLUMNS, call)
+        calls = call_rows(one, results.booking()) if results.runner.place.comm.ranks > 1 else []
+        for call in calls:  # the calls first: a step on disk has its calls on disk
+            self._line(self.calls_path, CALL_COLUMNS, call)
+        if calls:
             self._files[self.calls_path][0].flush()
         self.add(results.rows(one)[0], repr(_kind(one.steps[0], one, results.runner.place.comm.world_size)))
 
