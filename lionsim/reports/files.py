@@ -28,6 +28,8 @@ from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS
 STEPS_FILE = "steps.csv"
 SUMMARY_FILE = "summary.csv"
 META_FILE = "run.json"
+CALLS_FILE = "calls.csv"
+"""Every measured collective of a run on a real backend (lionsim.training.booking.CALL_COLUMNS)."""
 _PANDAS_MAJOR = int(pd.__version__.split(".")[0])
 
 

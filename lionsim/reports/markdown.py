@@ -23,6 +23,7 @@ from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
+from lionsim.reports.plots.titles import named_network
 
 REPORT_FILE = "report.md"
 SWEEP_SUMMARY = "sweep_summary.csv"
@@ -175,9 +176,10 @@ def _clock(backend: str | None) -> str:
     return "modelled" if backend in (None, "sim") else f"measured (on {backend})"
 
 
-def _first_to_target(frame: pd.DataFrame, clock: str) -> str:
+def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False) -> str:
     """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
-    the first one named. A run that missed the target in any seed is 'not reached'."""
+    the first one named. A run that missed the target in any seed is 'not reached'; a measured
+    run's network named as its other tables name it (titles.named_network, from its run.json)."""
     frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
     runs = list(dict.fromkeys(frame["run"]))
     rows = []
@@ -189,7 +191,7 @@ def _first_to_target(frame: pd.DataFrame, clock: str) -> str:
         reached = {r: t for r, t in times.items() if math.isfinite(t)}
         first = min(reached, key=reached.get) if reached else "none"
         target = float(group["target_loss"].mean())
-        rows.append([str(key[1]), str(key[2]), _loss(target), f"**{first}**",
+        rows.append([str(key[1]), named_network(str(key[2]), meta, measured), _loss(target), f"**{first}**",
                      *[ms(times[r]) if math.isfinite(times[r]) else "not reached" for r in runs]])
     seeds = frame["seed"].nunique() if "seed" in frame.columns else 1
     note = f" (mean over {seeds} seeds)" if seeds > 1 else ""
@@ -265,20 +267,24 @@ def _run_report(directory: Path) -> str:
         summary = run_summary(steps, meta)
     cfg = meta.get("config") or {}
     first = summary.iloc[0]
-    clock = _clock(cfg.get("backend") or (first["backend"] if "backend" in summary.columns else None))
+    backend = cfg.get("backend") or (first["backend"] if "backend" in summary.columns else None)
+    clock = _clock(backend)
+    measured = backend not in (None, "sim")
+    cfg = {**cfg, "network": named_network(str(cfg["network"]), meta, measured)} if cfg.get("network") else cfg
     keys = ["workload", "model_size", "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
     command = command_line(meta.get("argv"))
     parts = [
-        f"# lionsim report: {first['workload']}, {first['workers']} workers, {first['network']}",
+        f"# lionsim report: {first['workload']}, {first['workers']} workers, "
+        f"{named_network(str(first['network']), meta, measured)}",
         f"Status: {meta.get('status', 'unknown')}. {_count(len(summary), 'run')}, "
         f"{_count(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
         "## Summary\n\n" + _summary_rows(summary, clock),
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured),
     ]
     accuracy = _accuracy_by_workers(summary) if summary["workers"].nunique() > 1 else None
     if accuracy:

@@ -13,11 +13,17 @@ def md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+FRESH_ONLY = ("--resume", "--overwrite")
+"""Flags about the --out a command found, not the run it made: a resumed run's command with
+--resume fails in a fresh directory, so the command that reproduces it leaves them out."""
+
+
 def command_line(argv: list[str] | None) -> str | None:
     """The command line that made DIR (run.json's, sweep.json's or estimate.json's argv), as a user
-    would type it; None where none was recorded."""
+    would type it in a fresh directory (without FRESH_ONLY flags); None where none was recorded."""
     if not argv:
         return None
+    argv = [a for a in argv if a not in FRESH_ONLY]
     return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
 
 

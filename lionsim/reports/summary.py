@@ -25,8 +25,10 @@ Definitions (also printed under the summary table):
   call's slowest rank, summed: steps.csv's comm_measured_s) over the steps past the warm-up
   (--warmup-steps, 3), and the model's mean over the same steps against it: mean
   comm_model_s / mean comm_measured_s - 1 (the model predicts the mean a step pays, which is
-  what a run's time adds up to); NaN on sim, where comm_s is the model. barrier_wait_s: the
-  mean rank imbalance per step.
+  what a run's time adds up to); NaN on sim, where comm_s is the model, and NaN where the
+  model priced a default --network on a measured backend (run.json's network_given false,
+  uncalibrated: model_describes_link), which is no link the ranks crossed. barrier_wait_s:
+  the mean rank imbalance per step.
 - step_p50_s / step_p99_s: the median and 99th percentile of a run's step_s (linear
   interpolation between steps): with uneven workers (--compute-spread) steps differ.
 - compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
@@ -261,10 +263,26 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
     return pd.DataFrame.from_records(records)
 
 
+def model_describes_link(meta: dict | None) -> bool:
+    """Whether a run's comm_model_s prices the link it ran on: --network given (run.json's
+    network_given), or a calibration fitted on the run's own group. False for a measured run
+    left at the default --network (1gbe), whose error would compare two unrelated links."""
+    meta = meta or {}
+    return meta.get("network_given", True) is not False or bool(meta.get("config", {}).get("calibrate"))
+
+
+def leave_out_unchecked_error(summary: pd.DataFrame, meta: dict | None) -> pd.DataFrame:
+    """comm_model_error set to NaN (the column kept) where the model describes no link measured."""
+    if not model_describes_link(meta) and "comm_model_error" in summary.columns:
+        summary["comm_model_error"] = math.nan
+    return summary
+
+
 def run_summary(steps: pd.DataFrame, meta: dict | None, baseline: str | None = None) -> pd.DataFrame:
     """A bench run's summary made again from its files, as the bench made it: under its own rule
     (run.json's; `baseline`, where given, replaces the run's: `lionsim plot --baseline`), with
-    `comm_priced_by` where run.json says what priced comm_model_s (a real backend's run)."""
+    `comm_priced_by` where run.json says what priced comm_model_s (a real backend's run), and
+    no comm_model_error where that model describes no link measured."""
     rule = SummaryRule.of_run(meta)
     if baseline is not None:
         rule = dataclasses.replace(rule, baseline=baseline)
@@ -272,4 +290,4 @@ def run_summary(steps: pd.DataFrame, meta: dict | None, baseline: str | None = N
     priced_by = (meta or {}).get("comm_model")
     if priced_by:
         summary["comm_priced_by"] = priced_by
-    return summary
+    return leave_out_unchecked_error(summary, meta)

@@ -85,11 +85,10 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     """workload, N workers, the network: on gloo/nccl the link the collectives crossed, the
     preset only priced them (as the plots' subtitles say)."""
     workload = f"{_values(summary, 'workload')}, " if "workload" in summary.columns else ""
-    network = _values(summary, "network")
-    if "backend" in summary.columns and (summary["backend"] != "sim").any():
-        from lionsim.reports.plots.titles import measured_link, unchecked_model  # the plots' own words for it
+    from lionsim.reports.plots.titles import named_network  # the plots' own words for it
 
-        network = measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
+    measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
+    network = named_network(_values(summary, "network"), meta, measured)
     return f"{workload}{_values(summary, 'workers')} workers, {network}"
 
 

@@ -12,9 +12,7 @@ import tempfile
 from pathlib import Path
 
 from lionsim.errors import LionsimError
-from lionsim.reports.files import WriteError, write_atomic, write_failed, write_run
-
-CALLS_FILE = "calls.csv"
+from lionsim.reports.files import CALLS_FILE, WriteError, write_atomic, write_failed, write_run
 from lionsim.reports.plots import plot_run
 from lionsim.reports.publish import RunDir
 

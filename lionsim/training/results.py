@@ -18,7 +18,7 @@ import pandas as pd
 from lionsim.network import Network
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
-from lionsim.reports.summary import summarize
+from lionsim.reports.summary import leave_out_unchecked_error, summarize
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
@@ -77,8 +77,12 @@ class Results:
         calls = None
         if self.runner.place.comm.ranks > 1:
             booking = self.booking()
-            calls = pd.DataFrame([row for r in self.runner.records for row in call_rows(r, booking)],
-                                 columns=CALL_COLUMNS)
+            kept_calls = resume.calls if resume is not None else {}
+            measured = {r.run.label: pd.DataFrame(call_rows(r, booking), columns=CALL_COLUMNS)
+                        for r in self.runner.records if r.steps}
+            parts = [kept_calls[label] if label in kept_calls else measured[label]
+                     for label in self.plan.labels if label in kept_calls or label in measured]
+            calls = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=CALL_COLUMNS)
             if len(summary):
                 summary["comm_priced_by"] = self.priced_by
         files = {}
@@ -90,6 +94,7 @@ class Results:
         if self.plan.training.trace:
             files["trace.json"] = self.trace()
         record = self.record(status, error)
+        summary = leave_out_unchecked_error(summary, record)  # a default --network priced no link measured
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records

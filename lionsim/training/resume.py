@@ -5,7 +5,7 @@ run.json marked `interrupted` (or `failed`) and, when it stopped at a step bound
 process's state of the run under way (lionsim.training.checkpoint). `--resume` on that --out
 with the same configuration (run.json's resolved configuration is compared: every option but
 --out and --timeout, each run's hyperparameters included) keeps the runs that finished (their
-booked rows, read back bit for bit), continues the run under way from its last finished step,
+booked rows and, on a real backend, their measured calls: read back bit for bit), continues the run under way from its last finished step,
 or from its first where no state was kept (a second Ctrl-C, a dead rank), and trains the rest.
 A different configuration, a complete run, or a directory holding no bench run is refused with
 one line before anything trains.
@@ -23,7 +23,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
-from lionsim.reports.files import META_FILE, load_run
+from lionsim.reports.files import CALLS_FILE, META_FILE, load_run, read_csv
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
 RESUMABLE = ("interrupted", "failed")
@@ -41,6 +41,9 @@ class Resume:
     """The interrupted run's run.json."""
     finished: dict[str, pd.DataFrame] = field(default_factory=dict)
     """Run label -> its booked rows, for every run that finished (or diverged)."""
+    calls: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """Run label -> its rows of calls.csv (a real backend's measured collectives), for every
+    finished run: they were measured once and cannot be measured again."""
     checkpoint: RunCheckpoint | None = None
     """This process's state of the run that was under way (None: it restarts)."""
     restarted: str | None = None
@@ -119,12 +122,27 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
             resume.finished[label] = rows.reset_index(drop=True)
         else:
             under_way.append((label, len(rows)))
+    resume.calls = finished_calls(out, list(resume.finished))
     checkpoint = load_checkpoint(out, rank)
     if checkpoint is not None and (checkpoint.label, checkpoint.step) in under_way:
         resume.checkpoint = checkpoint
     elif under_way:
         resume.restarted = under_way[0][0]
     return resume
+
+
+def finished_calls(out: Path, labels: list[str]) -> dict[str, pd.DataFrame]:
+    """The rows of calls.csv (none on sim) of the runs `labels`, by run."""
+    from lionsim.training.booking import CALL_COLUMNS
+
+    if not labels or not (out / CALLS_FILE).is_file():
+        return {}
+    calls = read_csv(out / CALLS_FILE, [c for c in CALL_COLUMNS if c not in ("collective", "dtype")])  # those two are text
+    if not {"collective", "dtype"} <= set(calls.columns):
+        raise LionsimError(f"--resume: {out}/{CALLS_FILE} lacks its collective and dtype columns; "
+                           "pass --overwrite to start the run again")
+    by_run = {run_label(s, t): rows for (s, t), rows in calls.groupby(["strategy", "transport"], sort=False)}
+    return {label: by_run[label][CALL_COLUMNS].reset_index(drop=True) for label in labels if label in by_run}
 
 
 def resume_point(resume: Resume | None) -> str:

@@ -66,6 +66,12 @@ def resume_in_process(argv: list[str], capsys) -> None:
     assert done.value.code == 0, capsys.readouterr().err
 
 
+def calls_match_steps(out: Path) -> None:
+    """calls.csv holds the calls of exactly the steps steps.csv holds, every run's."""
+    steps, calls = pd.read_csv(out / "steps.csv"), pd.read_csv(out / "calls.csv")
+    assert set(zip(calls["strategy"], calls["step"])) == set(zip(steps["strategy"], steps["step"]))
+
+
 def alive(pid: int) -> bool:
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -153,6 +159,7 @@ def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_pat
     steps = pd.read_csv(out / "steps.csv")
     assert steps.groupby("strategy").step.max().to_dict() == {"dlion-mavo": GLOO_STEPS, "dlion-avg": next_step - 1}
     assert sorted(p.name for p in (out / ".resume").iterdir()) == ["rank0.pt", "rank1.pt"]
+    calls_match_steps(out)  # the run cut short's calls too
     if group:
         return  # one resume is enough (SIGINT on the parent alone is SIGTERM's path: the same handler)
     resume_in_process(argv, capsys)
@@ -161,6 +168,7 @@ def test_gloo_parent_stops_its_ranks_reports_truthfully_and_resumes(how, tmp_pat
              "encode_s", "decode_s", "update_s"]
     pd.testing.assert_frame_equal(steps[exact], reference(GLOO_STEPS, strategies)[exact], check_dtype=False)
     assert json.loads((out / "run.json").read_text())["status"] == "complete"
+    calls_match_steps(out)  # the finished run's calls kept, not only the resumed run's
 
 
 EXACT = ["strategy", "transport", "step", "loss", "eval_loss", "eval_acc", "wire_bytes", "compute_s", "encode_s",

@@ -204,3 +204,33 @@ def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_pat
                         "worker count (2, 4), per bucket")
     alone = _cells_timing(tmp_path, cells[:1], grid).splitlines()  # the others' directories still read
     assert alone == lines
+
+
+def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces_in_a_fresh_directory(tmp_path):
+    """A gloo run left at the default --network (run.json's network_given false), resumed: the
+    report's title, configuration and time-to-target tables name the link measured ("loopback,
+    measured", as the bench table and plots do), never the default preset that priced nothing
+    measured; its Reproduce command is the one that made it without --resume and --overwrite
+    (which fail, or mean nothing, in a fresh directory)."""
+    from lionsim.reports.summary import run_summary
+    from tests.helpers.frames import frame, rows
+
+    steps = frame(rows("adamw", 8, backend="gloo", comm=0.0003, measured=0.0015))
+    argv = ["/usr/bin/lionsim", "bench", "--backend", "gloo", "--ranks", "2", "-w", "mlp", "--out", "gres",
+            "--resume", "--overwrite"]
+    meta = {"status": "complete", "command": "bench", "argv": argv, "ranks_on_one_host": True,
+            "network_given": False, "network": {"name": "1gbe"},
+            "config": {"workload": "mlp", "workers": 4, "steps": 8, "network": "1gbe", "backend": "gloo"}}
+    write_run(tmp_path, steps, run_summary(steps, meta), meta)
+    text = write_report(tmp_path).read_text()
+    lines = text.splitlines()
+    assert lines[0] == "# lionsim report: mlp, 4 workers, loopback, measured"
+    assert "| network | loopback, measured |" in lines
+    assert any(line.startswith("| 4 | loopback, measured | ") for line in lines)
+    assert "1gbe" not in text.split("## Plots")[0].split("## How each time was obtained")[0]
+    assert "    lionsim bench --backend gloo --ranks 2 -w mlp --out gres" in lines
+    assert "--resume" not in text and "--overwrite" not in text
+    given = {**meta, "network_given": True}  # a --network given prices the link: named beside it
+    write_run(tmp_path, steps, run_summary(steps, given), given)
+    assert write_report(tmp_path).read_text().splitlines()[0] == \
+        "# lionsim report: mlp, 4 workers, loopback, measured (model: 1gbe)"

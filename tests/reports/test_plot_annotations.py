@@ -197,3 +197,17 @@ def test_the_bytes_plot_keeps_the_longest_run_names_and_their_texts_inside_the_f
     assert labels[0].get_text() == "streaming-diloco (baseline)\n@hier:fp8-e5m2-allreduce"
     readable = FontProperties(size=rcParams["ytick.labelsize"]).get_size_in_points()
     assert all(label.get_fontsize() == readable for label in labels)
+
+
+@pytest.mark.parametrize("backend, sender", [("gloo", "rank"), ("sim", "worker")])
+def test_the_bytes_plot_says_whose_bytes_it_draws(backend, sender, tmp_path, figures):
+    """wire_bytes is what one rank sends on gloo/nccl (all its workers' together: the table's
+    "per rank on gloo/nccl"), one worker's on the simulator: the title and axis say which."""
+    from lionsim.reports.plots.style import run_styles
+
+    steps = steps_of({"a@fp32-allreduce": (0.1, 4000)}, backend=backend)
+    run_plots._bytes_plot(split_runs(steps), run_styles(["a@fp32-allreduce"], None), None, steps,
+                          tmp_path / "bytes_per_step.png", {"network_given": False})
+    fig = figures["bytes_per_step"]
+    assert fig._suptitle.get_text().splitlines()[0] == f"Bytes sent per {sender} per step"
+    assert fig.axes[0].get_xlabel().startswith(f"bytes per {sender} per step (linear axis from 0)")

@@ -219,3 +219,18 @@ def test_the_default_target_is_the_baselines_loss_at_90_percent_and_a_bad_run_ca
     assert base.target_reached and base.steps_to_target <= 27  # the target is its own smoothed loss at step 27
     bad = with_bad.summary.set_index("strategy").loc["sgdm"]
     assert not bad.target_reached and math.isnan(bad.time_to_target_speedup)
+
+
+def test_a_default_network_on_a_measured_backend_leaves_the_model_error_empty():
+    """--network left at its default on gloo prices a preset the ranks never crossed: summary.csv
+    keeps comm_model_error's column but empty (NaN), as the table leaves it out; given (or
+    calibrated, or an older run.json without network_given) it is the model's error."""
+    steps = pd.DataFrame(measured_rows("lion", 12, 1))
+    default = {"command": "bench", "network_given": False, "config": {"warmup_steps": WARMUP, "calibrate": False}}
+    summary = run_summary(steps, default)
+    assert "comm_model_error" in summary.columns and summary["comm_model_error"].isna().all()
+    assert summary["comm_model_s"].notna().all()  # the default's price is still there
+    for kept in ({**default, "network_given": True}, {**default, "config": {**default["config"], "calibrate": True}},
+                 {k: v for k, v in default.items() if k != "network_given"}):
+        error = run_summary(steps, kept)["comm_model_error"].iloc[0]
+        assert error == pytest.approx(model_error(measured_rows("lion", 12, 1), WARMUP))

@@ -23,6 +23,7 @@ from lionsim.training.resume import config_differences, load_resume
 from lionsim.training.runner import Runner
 from lionsim.training.stop import StopRequest
 from tests.helpers.cli import run_cli
+from tests.helpers.recorded import as_three_ranks
 
 STEPS = 7
 STOP_AFTER = 3
@@ -178,3 +179,33 @@ def test_resume_differences_name_what_changed():
     new = {"lr": 0.01, "hyper": {"adamw@fp32-allreduce": {"lr": 0.01, "weight_decay": 0.1, "betas": [0.9, 0.999]}}}
     assert config_differences(old, new) == ["--lr (not given) -> 0.01", "--hyper adamw@fp32-allreduce.lr 0.001 -> 0.01"]
     assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []
+
+
+def test_a_resume_keeps_every_finished_runs_calls(tmp_path):
+    """calls.csv after a resume holds every run's calls, as an uninterrupted run's: the finished
+    runs' read back from the interrupted directory (measured once, never again), the run under
+    way's restored with its state; each run's calls cover exactly its steps in steps.csv."""
+    from lionsim.reports.files import write_run
+
+    cfg = config(["adamw", "lion", "dlion-mavo@a2a-1bit"])
+    whole = as_three_ranks(plan(cfg))
+    whole.run()
+    expected = Results(whole).result().calls
+    assert set(expected["strategy"]) == {"adamw", "lion", "dlion-mavo"}
+    request = StopRequest()
+    bench = as_three_ranks(plan(cfg))
+    with pytest.raises(RunStopped):
+        bench.run(lambda run, step, loss: request.ask() if run.label == "lion@fp32-allreduce" and step == STOP_AFTER
+                  else None, stop=request)
+    save_checkpoint(tmp_path, 0, bench.checkpoint)
+    partial = Results(bench).result(status="interrupted")
+    write_run(tmp_path, partial.steps, partial.summary, partial.meta)
+    partial.calls.to_csv(tmp_path / "calls.csv", index=False)
+    made = plan(cfg)
+    again = as_three_ranks(made)
+    again.resume = load_resume(tmp_path, made)
+    again.run()
+    done = Results(again).result()
+    pd.testing.assert_frame_equal(done.calls, expected)
+    steps = set(zip(done.steps["strategy"], done.steps["step"]))
+    assert set(zip(done.calls["strategy"], done.calls["step"])) == steps

@@ -214,16 +214,18 @@ def bar_label(label: str, baseline: str | None) -> str:
 
 
 def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = None) -> list[Path]:
-    """Bytes one worker sends per step, per run: the mean as a bar on a linear axis from zero
-    (so bar lengths compare as the byte counts do), min-max whiskers, each labelled with its
-    bytes, bits per parameter and its ratio to the baseline's bytes."""
+    """Bytes one worker sends per step, per run (one rank on gloo/nccl, whose wire_bytes are a
+    rank's, all its workers' together: so say the title and axis): the mean as a bar on a linear
+    axis from zero (so bar lengths compare as the byte counts do), min-max whiskers, each labelled
+    with its bytes, bits per parameter and its ratio to the baseline's bytes."""
+    sender = "rank" if "backend" in steps.columns and (steps["backend"] != "sim").any() else "worker"
     labels = [label for label, _ in runs]
     ran = [ran_steps(rows) for _, rows in runs]  # a diverged step sent nothing: not a step's bytes
     mean, low, high = ([float(getattr(rows["wire_bytes"], f)()) if len(rows) else 0.0 for rows in ran]
                        for f in ("mean", "min", "max"))
     base = mean[labels.index(baseline)] if baseline in labels else mean[0]
     row = 0.56 if any("\n" in bar_label(label, baseline) for label in labels) else 0.42  # inches a bar takes
-    fig, (ax,) = figure("Bytes sent per worker per step", subtitle(steps, meta),
+    fig, (ax,) = figure(f"Bytes sent per {sender} per step", subtitle(steps, meta),
                         size=(10.0, max(3.2, 1.8 + row * len(labels))))
     y = np.arange(len(labels))
     for i, label in enumerate(labels):
@@ -254,7 +256,7 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
         tick.set_color(styles[label]["color"])
     ax.invert_yaxis()
     ax.grid(False, axis="y")
-    ax.set_xlabel("bytes per worker per step (linear axis from 0)\nbar: mean, whiskers: min-max over steps")
+    ax.set_xlabel(f"bytes per {sender} per step (linear axis from 0)\nbar: mean, whiskers: min-max over steps")
     # the layout fits the notes past the axes flush to the edge (its 3-point pad): keep a margin
     fig.get_layout_engine().set(w_pad=EDGE_MARGIN)
     return save(fig, path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from lionsim.reports.columns import workload_text
+from lionsim.reports.summary import model_describes_link
 
 
 def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
@@ -13,9 +14,7 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     measured on), and from run.json the data split and the momentum sync."""
     cfg = (meta or {}).get("config", {})
     network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
-    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
-    if real:  # the times are measurements: name what they were measured on, the preset only priced them
-        network = measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
+    network = named_network(network, meta, "backend" in steps.columns and (steps["backend"] != "sim").any())
     parts = [", ".join(workload_text(v) for v in dict.fromkeys(steps["workload"])) if "workload" in steps else "?",
              f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
     if cfg.get("data_split"):
@@ -23,6 +22,16 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     if cfg.get("momentum_sync"):
         parts.append(f"momentum sync {cfg['momentum_sync']}")
     return " · ".join(parts)
+
+
+def named_network(network: str, meta: dict | None, measured: bool) -> str:
+    """The network as every table, title and plot of a run names it: on the simulator the
+    preset; on gloo/nccl the link the collectives were measured on, then the model that priced
+    them where one describes it ("loopback, measured (model: 10gbe)"), else the link alone (a
+    default --network priced nothing measured: unchecked_model)."""
+    if not measured:
+        return network
+    return measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
 
 
 def measured_link(meta: dict | None) -> str:
@@ -49,10 +58,10 @@ def unchecked_model(meta: dict | None) -> str | None:
     crossed: on loopback its error read +100-400%, a figure about nothing. lionsim does not guess
     the link instead (the loopback preset is an unfitted guess, and nccl's ranks on one host
     cross NVLink or PCIe): it leaves the model out unless a calibration priced it."""
+    if model_describes_link(meta):
+        return None
     meta = meta or {}
     config = meta.get("config", {})
-    if meta.get("network_given", True) is not False or config.get("calibrate"):
-        return None
     network = (meta.get("network") or {}).get("name") or config.get("network", "?")
     backend = config.get("backend", "gloo")
     where = "" if meta.get("ranks_on_one_host", True) else " on the same hosts, under the same launcher"
