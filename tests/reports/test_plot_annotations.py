@@ -93,6 +93,9 @@ def test_a_gloo_run_names_the_link_it_was_measured_on():
     assert measured_link({"link": {"name": "eth0 10 Gb/s"}}) == "eth0 10 Gb/s, measured"  # what run.json may name
     assert subtitle(steps_of({"a@fp32-allreduce": (0.1, 4000)}), {"config": {"data_split": "iid"}}) == \
         "mlp · 4 workers · 1gbe · data iid"
+    # the tie rule changes a vote's bytes down: named where it is not the default
+    assert subtitle(steps_of({"a@fp32-allreduce": (0.1, 4000)}), {"config": {"tie": "random"}}).endswith("· tie random")
+    assert "tie" not in subtitle(steps_of({"a@fp32-allreduce": (0.1, 4000)}), {"config": {"tie": "zero"}})
 
 
 def test_a_sweep_with_one_value_on_an_axis_skips_those_plots_and_says_why():

@@ -21,6 +21,8 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
         parts.append(f"data {cfg['data_split']}")
     if cfg.get("momentum_sync"):
         parts.append(f"momentum sync {cfg['momentum_sync']}")
+    if cfg.get("tie", "zero") != "zero":  # a vote's tie rule changes its bytes down: said where not the default
+        parts.append(f"tie {cfg['tie']}")
     return " · ".join(parts)
 
 
