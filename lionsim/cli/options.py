@@ -83,7 +83,8 @@ EstimateTie = Annotated[str, typer.Option(
          "| random (ties move: 1 bit down at any N).")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
-Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
+Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against: STRATEGY@TRANSPORT, or a STRATEGY "
+                                                                   "only one run has (default: the first).")]
 def _load_plugins(values: list[str] | None) -> list[str] | None:
     """--plugin: import each file now (lionsim.plugins), so what it registers is known to the command."""
     from lionsim.plugins import load_plugins
