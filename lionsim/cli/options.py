@@ -70,7 +70,9 @@ WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="We
 Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
 MomentumSync = Annotated[str, typer.Option(
     "--momentum-sync", help="never | every:K | schedule:K, for every run with per-worker momentum (the Lion family; "
-                            "the others are unaffected); an error only if no run has it.")]
+                            "the others are unaffected); an error only if no run has it. An fp32 average of the "
+                            "momenta after steps K, 2K, ... (every:K), or after gaps of round(2^(j/K)) steps, "
+                            "j = 0, 1, ..., doubling every K syncs (schedule:5: steps 1, 2, 3, 5, 7, 9, 11, 14, ...).")]
 SyncTensors = Annotated[str, typer.Option(
     "--sync-tensors", help="Tensors a momentum sync averages: all | min-numel:N (at least N parameters) | "
                            "GLOB[,GLOB] (fnmatch patterns on tensor names); only their bytes are sent.")]
