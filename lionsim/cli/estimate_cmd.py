@@ -87,7 +87,8 @@ FromRun = Annotated[Optional[Path], typer.Option(
     help="A finished `lionsim bench` --out or `lionsim sweep` root: each strategy's run to target at scale, from "
          "its steps to target there relative to its baseline (fitted against log N over a sweep's worker counts), "
          "priced with every phase; --steps/--tokens then give the baseline's steps to target at scale (default: "
-         "the run's own). Columns steps_to_target, time_to_target_s, to_target_speedup.")]
+         "the run's own); without -s it prices the runs DIR trained, its baseline first. Columns steps_to_target, "
+         "time_to_target_s, to_target_speedup.")]
 EstimateOut = Annotated[Optional[Path], typer.Option(
     "--out", "-o", parser=parse_out, metavar="DIR", help="Write DIR/estimate.csv, estimate.json (the command, for `lionsim report`), the sweep files and with --from-run to_target.png.")]
 
@@ -362,7 +363,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
     "--strategy", "-s",
     help="NAME or NAME@TRANSPORT; repeatable, or comma-separated (see `lionsim strategies`). Default: "
-         + ", ".join(DEFAULT_STRATEGIES) + " (adamw and lion both over bf16 all-reduce: like with like).")]
+         + ", ".join(DEFAULT_STRATEGIES) + " (adamw and lion both over bf16 all-reduce: like with like); "
+         "with --from-run DIR: the runs DIR trained, its baseline first.")]
 
 
 @app.command("estimate")
@@ -450,6 +452,11 @@ def estimate_cmd(
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(fields, sweep, need, trace)) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
+    if from_run is not None and cfg.strategies is None:
+        from lionsim.estimate.config import from_run_line
+        from lionsim.estimate.from_run import load as load_measured
+
+        err_console.print(from_run_line(load_measured(cfg.from_run)), markup=False, highlight=False)
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),

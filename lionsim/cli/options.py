@@ -70,7 +70,9 @@ WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="We
 Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
 MomentumSync = Annotated[str, typer.Option(
     "--momentum-sync", help="never | every:K | schedule:K, for every run with per-worker momentum (the Lion family; "
-                            "the others are unaffected); an error only if no run has it.")]
+                            "the others are unaffected); an error only if no run has it. An fp32 average of the "
+                            "momenta after steps K, 2K, ... (every:K), or after gaps of round(2^(j/K)) steps, "
+                            "j = 0, 1, ..., doubling every K syncs (schedule:5: steps 1, 2, 3, 5, 7, 9, 11, 14, ...).")]
 SyncTensors = Annotated[str, typer.Option(
     "--sync-tensors", help="Tensors a momentum sync averages: all | min-numel:N (at least N parameters) | "
                            "GLOB[,GLOB] (fnmatch patterns on tensor names); only their bytes are sent.")]
@@ -83,7 +85,8 @@ EstimateTie = Annotated[str, typer.Option(
          "| random (ties move: 1 bit down at any N).")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]
 DataSplit = Annotated[str, typer.Option("--data-split", callback=_lower, help="iid | dirichlet:ALPHA (label skew).")]
-Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against (default: the first).")]
+Baseline = Annotated[Optional[str], typer.Option("--baseline", help="Run that speedups are against: STRATEGY@TRANSPORT, or a STRATEGY "
+                                                                   "only one run has (default: the first).")]
 def _load_plugins(values: list[str] | None) -> list[str] | None:
     """--plugin: import each file now (lionsim.plugins), so what it registers is known to the command."""
     from lionsim.plugins import load_plugins

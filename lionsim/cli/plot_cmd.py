@@ -19,7 +19,8 @@ def plot(
         metavar="DIR", help="A directory written by `lionsim bench`, `sweep`, `estimate --sweep` or `comm` --out.")],
     baseline: Annotated[
         Optional[str],
-        typer.Option("--baseline", help="Run to compare against: STRATEGY or STRATEGY@TRANSPORT (default: the first); "
+        typer.Option("--baseline", help="Run to compare against: STRATEGY@TRANSPORT, or a STRATEGY only one run has "
+                                        "(default: the first); "
                                         "run directories only."),
     ] = None,
     config: Optional[Path] = ConfigOption,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from lionsim.cli import options as o
@@ -82,6 +83,7 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
                everything: bool, mode: str) -> int:
     from lionsim.cli.regress_view import check_table, failure_lines, run_progress
     from lionsim.regress import check_suite, select_cases, total_runs
+    from lionsim.regress.baseline import update_command
     from lionsim.regress.report import write_junit, write_markdown
     from lionsim.reports.files import written_together
 
@@ -101,8 +103,9 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
     failures = result.failures
     improved = sum(r.verdict == IMPROVED for r in result.rows)
     if improved:
+        gained = list(dict.fromkeys(r.case for r in result.rows if r.verdict == IMPROVED))
         console.print(f"[cyan]{improved} metrics improved past their tolerance[/]: "
-                      "`lionsim regress --update` records the gain", highlight=False)
+                      f"`{escape(update_command(baseline_dir, gained))}` records the gain", highlight=False)
     if not failures:
         cases = f"{len(result.cases)} case{'' if len(result.cases) == 1 else 's'}"
         console.print(f"[green]PASS[/]: {cases}, {len(result.rows)} checks, {result.mode} mode, "

@@ -15,6 +15,7 @@ from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
@@ -73,8 +74,9 @@ class EstimateConfig:
     """Accelerator preset (`lionsim.compute.DEVICES`)."""
     mfu: float | None = None
     """Model FLOPs utilisation; None: the device's default."""
-    strategies: list[str] = field(default_factory=lambda: list(DEFAULT_STRATEGIES))
-    """`NAME` or `NAME@TRANSPORT` per row."""
+    strategies: list[str] | None = None
+    """`NAME` or `NAME@TRANSPORT` per row; None: DEFAULT_STRATEGIES, or with from_run the runs it
+    trained, its baseline first (default_strategies)."""
     transport: str | None = None
     """Transport for every strategy given without one (where it fits)."""
     overlap: str = "auto"
@@ -289,7 +291,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels)
-    runs = parse_runs(list(cfg.strategies), cfg.transport)
+    measured = None if cfg.from_run is None else load_measured(cfg.from_run)
+    runs = parse_runs(default_strategies(measured) if cfg.strategies is None else list(cfg.strategies), cfg.transport)
     check_given(cfg.options, [r.strategy for r in runs])
     whole_run = cfg.steps is not None or cfg.tokens is not None or cfg.from_run is not None
     check_priced(cfg.options, [r.strategy for r in runs], whole_run)
@@ -328,11 +331,27 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit, replica_gpus=replica_gpus,
-        convergence=None if cfg.from_run is None else Convergence(load_measured(cfg.from_run)),
+        convergence=None if measured is None else Convergence(measured),
     )
     if algorithm != AUTO:
         check_algorithm(resolved)
     return resolved
+
+
+def default_strategies(measured: Measured | None) -> list[str]:
+    """What an estimate given no strategies prices: DEFAULT_STRATEGIES, or, with --from-run, the
+    runs DIR trained as they were trained, its baseline first (so the speedups are against the run
+    whose loss set the target): pricing others would leave every one without a measured figure."""
+    if measured is None:
+        return list(DEFAULT_STRATEGIES)
+    return [measured.baseline, *(label for label in measured.labels if label != measured.baseline)]
+
+
+def from_run_line(measured: Measured) -> str:
+    """The line an estimate prints when it prices DIR's runs for want of -s."""
+    runs = default_strategies(measured)
+    return (f"no -s given: pricing the {len(runs)} runs {measured.path} trained, its baseline {measured.baseline} "
+            f"first: {', '.join(runs)}")
 
 
 def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> None:

@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import math
 import platform
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import torch
 
@@ -107,6 +108,16 @@ def default_baseline_dir() -> Path:
     reports/baselines under the current directory."""
     root = project_root()
     return (root if root is not None else Path(".")) / "reports" / "baselines"
+
+
+def update_command(baseline_dir: Path | None = None, cases: Sequence[str] = ()) -> str:
+    """The `lionsim regress --update` that acts on what a check read: the same baselines (their
+    --baseline-dir, unless they are the default's: left out, --update would rewrite the
+    checkout's committed ones) and `cases` (none: every case). The one place advice builds it."""
+    words = ["lionsim", "regress", "--update", *(w for c in cases for w in ("--case", c))]
+    if baseline_dir is not None and Path(baseline_dir).resolve() != default_baseline_dir().resolve():
+        words += ["--baseline-dir", str(baseline_dir)]
+    return shlex.join(words)
 
 
 def current_versions() -> dict[str, str]:
@@ -190,7 +201,7 @@ def load_baseline(directory: Path) -> Baseline:
     path = baseline_path(directory)
     if not path.is_file():
         raise LionsimError(f"baseline file {path} not found; point at it with --baseline-dir DIR or create it with "
-                           "`lionsim regress --update`"
+                           f"`{update_command(directory)}`"
                            + ("" if Path(directory).is_dir() else f" (directory {directory} does not exist)"))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -200,7 +211,7 @@ def load_baseline(directory: Path) -> Baseline:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise LionsimError(f"malformed baseline {path}: not JSON ({' '.join(str(e).split())})") from None
     except _Malformed as e:
-        raise LionsimError(f"malformed baseline {path}: {e}; regenerate it with `lionsim regress --update`") from None
+        raise LionsimError(f"malformed baseline {path}: {e}; regenerate it with `{update_command(directory)}`") from None
 
 
 # ---- writing ----------------------------------------------------------------------------

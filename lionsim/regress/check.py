@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from lionsim.regress.baseline import baseline_path, current_versions, load_baseline
+from lionsim.regress.baseline import baseline_path, current_versions, load_baseline, update_command
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.compare import compare_case
 from lionsim.regress.crosschecks import cross_checks
@@ -59,7 +59,8 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
     cases = select_cases(patterns, tuple(suite))
     baseline = load_baseline(baseline_dir)
     recorded = [baseline.cases[c.name] for c in cases if c.name in baseline.cases]
-    chosen, why = choose_mode(mode, baseline.fingerprint, bool(recorded) and all(c.has_float for c in recorded))
+    chosen, why = choose_mode(mode, baseline.fingerprint, bool(recorded) and all(c.has_float for c in recorded),
+                              update_command(baseline_dir))
     validate_cases(list(suite))
     result = CheckResult(cases=[c.name for c in cases], rows=[], baseline=baseline_path(baseline_dir),
                          mode=chosen, mode_reason=why)
@@ -72,11 +73,11 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
             result.warnings.append(f"the baseline was written with {name} {baseline.versions.get(name)}, this is "
                                    f"{now[name]}: small numeric drift is expected and within tolerance")
     names = {c.name for c in suite}
-    result.warnings += [f"baseline case {name} is no longer in the suite (stale; `--update` drops it)"
+    result.warnings += [f"baseline case {name} is no longer in the suite (stale; `{update_command(baseline_dir)}` drops it)"
                         for name in baseline.cases if name not in names]
     for case in cases:
         run = run_case(case, case.seed, progress)
-        rows, warnings = compare_case(run, baseline.cases.get(case.name), chosen)
+        rows, warnings = compare_case(run, baseline.cases.get(case.name), chosen, baseline_dir)
         result.rows += rows + cross_checks(run)
         result.warnings += warnings
     return result

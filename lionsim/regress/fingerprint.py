@@ -76,19 +76,21 @@ def strict_tolerance(value: float) -> float:
     return max(STRICT_REL * abs(value), STRICT_ABS)
 
 
-def choose_mode(requested: str, recorded: dict[str, str] | None, has_float: bool = False) -> tuple[str, str]:
+def choose_mode(requested: str, recorded: dict[str, str] | None, has_float: bool = False,
+                update: str = "lionsim regress --update") -> tuple[str, str]:
     """(strict, float or spread, why) for `--mode requested` against the baseline's fingerprint;
-    `has_float`: every case of the baseline has float tolerances."""
+    `has_float`: every case of the baseline has float tolerances; `update`: the command that
+    re-records this baseline (baseline.update_command), which the advice names."""
     if requested not in MODES:
         raise LionsimError(f"bad --mode {requested!r}; accepted: {', '.join(MODES)}")
     now = fingerprint()
     if requested == FLOAT and not has_float:
         raise LionsimError("--mode float needs float tolerances, which this baseline lacks: "
-                           "`lionsim regress --update` measures them")
+                           f"`{update}` measures them")
     if requested != AUTO:
         return requested, f"asked for (--mode {requested})"
     elsewhere = FLOAT if has_float else SPREAD
-    lacking = "" if has_float else " (the baseline has no float tolerances: `lionsim regress --update` measures them)"
+    lacking = "" if has_float else f" (the baseline has no float tolerances: `{update}` measures them)"
     if not recorded:
         return elsewhere, "the baseline records no platform fingerprint" + lacking
     differs = [f"{k} {recorded.get(k, '-')} -> {now[k]}" for k in now if recorded.get(k) != now[k]]

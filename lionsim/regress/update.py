@@ -16,7 +16,7 @@ from typing import Sequence
 
 from lionsim.errors import LionsimError
 from lionsim.regress.baseline import (Baseline, CaseBaseline, baseline_path, current_versions, load_baseline,
-                                      save_baseline, tolerance_info)
+                                      save_baseline, tolerance_info, update_command)
 from lionsim.regress.calibrate import calibrate
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
 from lionsim.regress.crosschecks import cross_checks
@@ -145,7 +145,7 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
         result.warnings.append("cases kept from the old baseline were recorded on another platform (or an unknown "
                                "one): the file records no fingerprint, so checks run in float mode (spread for cases "
                                "without float tolerances) and never strict; a full "
-                               "`lionsim regress --update` on one platform restores strict mode")
+                               f"`{update_command(baseline_dir)}` on one platform restores strict mode")
     new = Baseline(suite_version=SUITE_VERSION, tolerance=tolerance_info(), versions=current_versions(),
                    cases={name: merged[name] for name in order if name in merged}, fingerprint=platform)
     result.changes, result.unchanged = _diff(old, new, list(fresh))

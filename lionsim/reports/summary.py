@@ -139,12 +139,18 @@ def split_runs(steps: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 
 def pick_baseline(labels: list[str], strategies: list[str], baseline: str | None) -> int:
-    """Index of the baseline run: exact "strategy@transport", else the first run of that strategy."""
+    """Index of the baseline run: exact "strategy@transport", else the one run of that strategy (a
+    strategy that several runs share names none of them: refused, naming them). Every --baseline
+    (bench, sweep, plot, report, estimate) resolves here."""
     if baseline is None:
         return 0
     if baseline in labels:
         return labels.index(baseline)
-    if baseline in strategies:
+    matches = [label for label, strategy in zip(labels, strategies) if strategy == baseline]
+    if len(matches) > 1:
+        raise LionsimError(f"ambiguous baseline {baseline!r}: {len(matches)} runs are {baseline} "
+                           f"({', '.join(matches)}); give one of them in full")
+    if matches:
         return strategies.index(baseline)
     raise LionsimError(f"unknown baseline {baseline!r}; choose from: {', '.join(labels)}")
 

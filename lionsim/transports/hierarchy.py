@@ -45,7 +45,9 @@ an all-to-all, where hier:int8-allreduce and hier:packed-allreduce sum them in a
 Bytes one worker sends (calls.py sizes): intra all-to-all of its g s values (planes x the
 intra dtype), TRANSPORT's own calls on s coordinates among M workers, intra all-gather of g s
 results; a node sends g times its worker's inter bytes across nodes. On one worker per node
-(g = 1) it is TRANSPORT itself, flat; within one node (M = 1) there is no inter phase.
+(g = 1) it is TRANSPORT itself, flat: its result, calls, bits, bytes and passes (no node phase, no
+padding to shares; votes through a transport of levels still go as exact sums, one worker's
+each); within one node (M = 1) there is no inter phase.
 """
 
 from __future__ import annotations
@@ -105,6 +107,8 @@ class Form:
     """Whether the result is the flat aggregate, whatever the nodes."""
     gathered_as_is: ClassVar[bool] = False
     """Whether the inner transport's result is gathered as it is (no pass turns it into the gathered dtype)."""
+    pad: ClassVar[int] = 0
+    """What each worker sends for the coordinates past n that round the shares up (cut off at the end)."""
 
     def accepts(self, inner: type[Transport], strategy: type) -> bool:
         return inner.accepts(strategy)
@@ -250,6 +254,7 @@ class VoteOfVotes(Form):
     """Votes as each node's majority, for a transport that carries votes only."""
 
     exact = False
+    pad = 1  # a vote, as a2a-1bit pads: a zero there is a node abstaining, which raised the inner flag (2 bits up)
 
     def accepts(self, inner: type[Transport], strategy: type) -> bool:
         return isinstance(getattr(strategy, "rule", None), MajorityVote) and inner.accepts(strategy)
@@ -344,10 +349,17 @@ class Hierarchy(Transport):
         # a node per worker: the most nodes, so the widest sums the inner transport must hold
         self.inner().check(form.node_spec(spec, 1, 0, share_params(spec.numel, 1)), workers)
 
+    def flat(self, spec: PayloadSpec, g: int) -> bool:
+        """Whether this is TRANSPORT itself, flat (module doc): one worker a node, on a payload TRANSPORT
+        carries as it is (votes through a transport of levels still go as the node's exact sums)."""
+        return g < 2 and spec.kind in self.inner().carries
+
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         form, inner = self.forms[payload.spec.kind], self.inner()
         self.check(payload.spec, comm.world_size)
         nodes = comm.nodes()
+        if self.flat(payload.spec, nodes.size):
+            return inner.aggregate(payload, comm, clock)
         g, m, workers, n = nodes.size, nodes.count, comm.world_size, payload.spec.numel
         s = share_params(n, g)
         if form.flags(payload.spec):
@@ -356,7 +368,7 @@ class Hierarchy(Transport):
         spec = payload.spec
         planes, dtype = form.planes(spec), form.intra_dtype(spec, g)
         with section(clock, "encode"):
-            x = torch.nn.functional.pad(form.send(payload, planes, dtype), (0, g * s - n))  # [w, planes, g s]
+            x = torch.nn.functional.pad(form.send(payload, planes, dtype), (0, g * s - n), value=form.pad)  # [w, planes, g s]
             x = x.reshape(x.shape[0], planes, g, s).transpose(1, 2).contiguous()  # [w, g, planes, s]: share j to slot j
         with section(clock, "collective"):
             mine = nodes.intra.all_to_all(x)  # my share from each worker of my node
@@ -397,6 +409,8 @@ class Hierarchy(Transport):
     def plan(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> list[CollectiveCall]:
         form = self.forms[spec.kind]
         g, m = node_layout(workers, workers_per_node)
+        if self.flat(spec, g):
+            return self.inner().plan(spec, workers)
         s = share_params(spec.numel, g)
         intra = form.intra_dtype(spec, g)
         out = form.out_dtype(spec, workers)
@@ -415,7 +429,10 @@ class Hierarchy(Transport):
         transport's up on this worker's share; down: the inner's down on the share, plus the
         gathered result (none on a flat network). Each phase's buffer counts whole, as a flat
         all-reduce's counts once (fp32-allreduce: 32/32) though a ring forwards 2 (N-1)/N of it:
-        so the bits can exceed a flat run's while the bytes sent are fewer (footnote)."""
+        so the bits can exceed a flat run's while the bytes sent are fewer (footnote). One worker a
+        node: the inner transport's, flat."""
+        if self.flat(spec, node_layout(workers, workers_per_node)[0]):
+            return self.inner().bits_per_param(spec, workers)
         (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
         return intra_up + inner_up, intra_down + inner_down
 
@@ -470,6 +487,8 @@ class Hierarchy(Transport):
         carries; the gathered result is the aggregate."""
         form = self.forms[spec.kind]
         g, m = node_layout(workers, min(workers_per_node, workers))
+        if self.flat(spec, g):
+            return self.inner().wire_bytes(spec, workers)
         n, s = spec.numel, share_params(spec.numel, g)
         share = s / n
         node = form.node_spec(spec, g, 0, s)

@@ -124,6 +124,8 @@ def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--baseline", "nope"], "unknown baseline 'nope'; choose from: lion@fp32-allreduce"),
+    (["-s", "dlion-mavo@int8-allreduce", "-s", "dlion-mavo@a2a-1bit", "--baseline", "dlion-mavo"],
+     "ambiguous baseline 'dlion-mavo': 2 runs are dlion-mavo (dlion-mavo@int8-allreduce, dlion-mavo@a2a-1bit)"),
     (["--out", "/dev/null/run"], "bad --out /dev/null/run: /dev/null is not a directory"),
 ])
 def test_bad_input_found_late_still_fails_before_training(args, message, tmp_path, capsys, monkeypatch):

@@ -79,6 +79,14 @@ def test_columns_and_baseline(gbps_link):
         assert row["step_s"] == pytest.approx(parts)
 
 
+def test_a_baseline_strategy_that_several_runs_share_is_refused(gbps_link):
+    cfg = EstimateConfig(model="gpt2-124m", workers=8, network=gbps_link, device="h100",
+                         strategies=["dlion-mavo@int8-allreduce", "dlion-mavo@a2a-1bit"], baseline="dlion-mavo")
+    with pytest.raises(LionsimError, match=r"ambiguous baseline 'dlion-mavo': 2 runs are dlion-mavo "
+                                           r"\(dlion-mavo@int8-allreduce, dlion-mavo@a2a-1bit\)"):
+        estimate(cfg)
+
+
 def test_gpus_per_node_brings_the_devices_nvlink():
     r = resolve(EstimateConfig(model="gpt2-124m", workers=16, network="10gbe", device="h100", gpus_per_node=8))
     assert (r.network.workers_per_node, r.network.intra) == (8, NVLINK4)

@@ -410,3 +410,23 @@ def test_the_time_to_target_title_is_folded_not_cut(tmp_path, monkeypatch):
     titles = [t for t in [fig._suptitle, *(ax.title for ax in fig.axes)] if t is not None and t.get_text()]
     assert titles and all(0 <= t.get_window_extent().x0 and t.get_window_extent().x1 <= fig.bbox.width
                           for t in titles)
+
+
+def test_without_strategies_it_prices_the_runs_dir_trained_its_baseline_first(tmp_path, capsys):
+    """Estimate's own defaults (adamw@bf16, lioncub-l1, ...) were priced instead: no figure for any
+    of them beside the baseline's, and the run's strategies dropped."""
+    reached = {"dlion-mavo@int8-allreduce": 60, RUNS[0]: 80, "signsgd@int8-allreduce": math.nan}
+    where = bench_dir(tmp_path, reached)
+    got = {f"{r.strategy}@{r.transport}": r
+           for r in estimate(EstimateConfig(**BASE, from_run=str(where))).itertuples(index=False)}
+    assert list(got) == [RUNS[0], "dlion-mavo@int8-allreduce", "signsgd@int8-allreduce"]  # the baseline first
+    adamw, dlion = got[RUNS[0]], got["dlion-mavo@int8-allreduce"]
+    assert (adamw.steps_to_target, dlion.steps_to_target) == (80, 60)
+    assert dlion.to_target_speedup == pytest.approx(80 * adamw.step_s / (60 * dlion.step_s), rel=1e-12)
+    assert math.isnan(got["signsgd@int8-allreduce"].to_target_speedup)  # did not reach: said, not dropped
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--from-run", str(where)])
+    err = capsys.readouterr().err
+    assert done.value.code == 0
+    assert (f"no -s given: pricing the 3 runs {where} trained, its baseline adamw@fp32-allreduce first: "
+            "adamw@fp32-allreduce, dlion-mavo@int8-allreduce, signsgd@int8-allreduce") in " ".join(err.split())

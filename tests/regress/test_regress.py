@@ -132,6 +132,26 @@ def test_a_baseline_from_another_suite_version_is_reported_not_crashed(tiny_base
     assert any("baseline case tiny is no longer in the suite" in w for w in result.warnings)
 
 
+def test_every_update_advice_names_the_baselines_the_check_read(tiny_baseline, tmp_path):
+    """Advice to `--update` that left out --baseline-dir would rewrite the checkout's committed
+    baselines, not the ones the check read."""
+    data = json.loads(json.dumps(tiny_baseline))
+    data["cases"]["tiny"]["runs"][LION]["metrics"]["final_loss"]["value"] = 9.0  # improved past its tolerance
+    del data["cases"]["tiny"]["runs"][MAVO]["metrics"]["eval_acc"]  # a metric the baseline lacks
+    data["cases"]["gone"] = data["cases"]["tiny"]
+    write(tmp_path / "my baselines", data)
+    directory = tmp_path / "my baselines"
+    result = check_suite(directory, suite=[TINY, TINY2], mode=SPREAD)
+    advice = [r.note for r in result.rows if "--update" in r.note] + [w for w in result.warnings if "--update" in w]
+    expected = {f"lionsim regress --update --case tiny --baseline-dir '{directory}'",
+                f"lionsim regress --update --case tiny2 --baseline-dir '{directory}'",
+                f"lionsim regress --update --baseline-dir '{directory}'"}
+    assert len(advice) >= 4 and all(any(e in a for e in expected) for a in advice), advice
+    from lionsim.regress.baseline import update_command  # the default's are left unnamed
+
+    assert update_command(default_baseline_dir(), ["tiny"]) == "lionsim regress --update --case tiny"
+
+
 def test_a_diverged_run_fails_the_check_instead_of_erroring(tiny_baseline, tmp_path, monkeypatch):
     write(tmp_path, tiny_baseline)
     monkeypatch.setattr(dlion, "apply_update_", lambda p, update, lr, wd: p.mul_(math.inf))
@@ -199,7 +219,8 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--baseline-dir", "{tmp}/none"], "regress.json not found; point at it with --baseline-dir DIR or create it with `lionsim regress --update`"),
+    (["--baseline-dir", "{tmp}/none"], "regress.json not found; point at it with --baseline-dir DIR or create it with "
+                                       "`lionsim regress --update --baseline-dir {tmp}/none`"),
     (["--case", "nope"], "unknown case 'nope'; choose from: mlp-n4-iid"),
     (["--update", "--junit", "{tmp}/j.xml"], "--junit does not apply to --update; accepted with it: --case, --seeds"),
     (["--mode", "exact"], "bad --mode 'exact'; accepted: auto, strict, float, spread"),
@@ -209,7 +230,7 @@ def test_a_malformed_baseline_is_one_line_and_exit_2(tmp_path, capsys, content, 
 ])
 def test_bad_usage_is_exit_2_with_one_line(tmp_path, capsys, args, message):
     code, out, err = run_cli(["regress", *(a.format(tmp=tmp_path) for a in args)], capsys)
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert code == 2 and message.format(tmp=tmp_path) in err and len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 

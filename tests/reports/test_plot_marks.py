@@ -163,3 +163,27 @@ def test_a_target_triangle_at_the_last_step_lies_inside_the_axes(figures):
         assert box.x0 <= mark.x0 and mark.x1 <= box.x1, (line.get_xdata(), ax.get_xlim())
     assert ax.get_xlim()[1] > steps["step"].max()
     assert ax.get_xticklabels()[-1].get_text() == "100"  # the last step still labelled
+
+
+def test_the_time_to_target_legend_accounts_for_every_run(figures):
+    """A run that missed the target had no line and no word in the legend, while the table and the
+    report say "not reached"."""
+    rows = []
+    for workers in (4, 8):
+        for strategy, step, speedup in (("adamw", 1.0, 1.0), ("dlion-mavo", 1.5, 2.0 if workers == 4 else np.nan),
+                                        ("signsgd", 1.2, np.nan)):
+            rows.append({"cell": f"{workers}-{strategy}", "workload": "mlp", "seed": 0, "workers": workers,
+                         "network": "1gbe", "bandwidth_GBps": 0.117, "strategy": strategy, "transport": "t",
+                         "speedup": step, "time_to_target_speedup": speedup, "target_loss": 0.5,
+                         "baseline": "adamw@t"})
+    summary = sweep._labelled(pd.DataFrame(rows))
+    labels = ["adamw@t", "dlion-mavo@t", "signsgd@t"]
+    for column in ("time_to_target_speedup", "speedup"):
+        sweep._speedup_plot(summary, labels, run_styles(labels, "adamw@t"), "adamw@t", "workers", "network",
+                            column, "t", Path("s.png"))
+    legend = figures[0].axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "adamw@t (baseline)", "dlion-mavo@t (not reached in 1 of 2 cells)", "signsgd@t: not reached, no line"]
+    assert [h.get_linestyle() for h in legend.legend_handles][2] == "None"  # a hollow marker, no line
+    assert [t.get_text() for t in figures[1].axes[0].get_legend().get_texts()] == [
+        "adamw@t (baseline)", "dlion-mavo@t", "signsgd@t"]  # the step time: every run has its points

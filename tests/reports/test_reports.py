@@ -16,6 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.reports import STEP_COLUMNS, SummaryRule
 from lionsim.reports import files as report_files
 from lionsim.reports import load_run, plot_run, summarize, summary_table, write_run
+from lionsim.reports.summary import pick_baseline
 from tests.helpers.cli import run_cli
 
 NAN = math.nan
@@ -113,8 +114,8 @@ def test_baseline_by_label_and_by_strategy(steps):
     assert s["target_loss"].iloc[0] == pytest.approx(5.0)
     assert list(s["time_to_target_s"]) == pytest.approx([8.5, 2.25, 0.2])
     assert list(s["time_to_target_speedup"]) == pytest.approx([0.2 / 8.5, 0.2 / 2.25, 1.0])
-    # a bare strategy name picks that strategy's first run
-    s = summarize(steps, SummaryRule(baseline="dlion-mavo", target_loss=0.0))
+    # a bare strategy name picks that strategy's one run (two runs of it: refused, test below)
+    s = summarize(steps[steps["transport"] != "a2a-1bit"], SummaryRule(baseline="dlion-mavo", target_loss=0.0))
     assert s["baseline"].iloc[0] == "dlion-mavo@int8-allreduce"
     assert s["speedup"].iloc[1] == pytest.approx(1.0)
     assert math.isnan(s["time_to_target_speedup"].iloc[0])  # A never gets down to 0
@@ -123,6 +124,16 @@ def test_baseline_by_label_and_by_strategy(steps):
 def test_unknown_baseline_lists_runs(steps):
     with pytest.raises(LionsimError, match="unknown baseline 'sgdm'.*lion@fp32-allreduce, dlion-mavo@int8"):
         summarize(steps, SummaryRule(baseline="sgdm"))
+
+
+def test_a_strategy_several_runs_share_is_an_ambiguous_baseline():
+    labels = ["lion@fp32-allreduce", "dlion-mavo@int8-allreduce", "dlion-mavo@a2a-1bit"]
+    strategies = [label.split("@")[0] for label in labels]
+    with pytest.raises(LionsimError, match=r"^ambiguous baseline 'dlion-mavo': 2 runs are dlion-mavo "
+                                           r"\(dlion-mavo@int8-allreduce, dlion-mavo@a2a-1bit\); give one"):
+        pick_baseline(labels, strategies, "dlion-mavo")
+    assert pick_baseline(labels, strategies, "dlion-mavo@a2a-1bit") == 2  # in full: that run
+    assert pick_baseline(labels, strategies, "lion") == 0  # the one run of its strategy
 
 
 def test_summarize_rejects_bad_records(steps):

@@ -99,3 +99,18 @@ def test_the_sync_copy_is_its_bytes_at_the_memory_bandwidth_past_the_kernel_floo
         synced_step = device_work(1e12, 10**9, passes, device, sync=sync_copy(synced, 10**9))
         assert synced_step.update_s - plain.update_s == pytest.approx(per_param * synced / bandwidth, rel=1e-12)
         assert (synced_step.encode_s, synced_step.decode_s) == (plain.encode_s, plain.decode_s)
+
+
+def test_the_documented_schedule_is_the_codes():
+    """docs/strategies.md says what schedule:K's K means with the steps it syncs after: the code's."""
+    import re
+    from pathlib import Path
+
+    from lionsim.forms import MomentumSync
+
+    doc = " ".join((Path(__file__).resolve().parents[2] / "docs" / "strategies.md").read_text().split())
+    for k, upto in ((5, 40), (1, 31)):
+        said = re.search(rf"`schedule:{k}`(?: syncs)? after (?:steps )?([\d, ]+)", doc)
+        assert said, f"schedule:{k}'s sync steps are not documented"
+        steps = [int(x) for x in said.group(1).replace(" ", "").strip(",").split(",") if x]
+        assert steps == sorted(MomentumSync.parse(f"schedule:{k}").sync_steps(upto)), k

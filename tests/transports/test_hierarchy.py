@@ -434,3 +434,40 @@ def test_hier_int8_footnote_adds_the_widened_container_of_its_cross_node_step():
     assert wide.startswith("hier:int8-allreduce: bits add each phase's whole buffer")
     assert (f"Across the {first} nodes (each node one of int8-allreduce's workers): int8-allreduce sends "
             f"int32 (32 bits per parameter) from {first} workers on") in wide
+
+
+def test_one_worker_a_node_is_the_flat_transport_its_bytes_the_closed_form():
+    """hier:a2a-1bit on 8 workers one a node (the note: "a2a-1bit runs flat across the 8 workers")
+    sent 4847 B a step against the flat run's 3636 and showed 2/2 bits: the shares' padding (n =
+    11018 rounded to 11024) voted 0, which the inner a2a-1bit carried as abstentions in a second
+    plane. Flat, a worker sends: the 1-byte abstention flag (a ring all-reduce), its (W-1)/W of
+    the packed votes' all-to-all (W c bits, c = n / W rounded up to whole bytes), and of the
+    all-gather of the 2-bit results (an even N can tie)."""
+    from lionsim.network import wire_bytes
+    from lionsim.transports.base import bits_on
+
+    n, workers = 11018, 8
+    c = 8 * math.ceil(n / (8 * workers))
+    r = (workers - 1) / workers
+    flat_sent = 2 * r * 1 + r * workers * c / 8 + r * workers * c * 2 / 8
+    spec = PayloadSpec(kind="votes", numel=n, rule=MajorityVote())
+    hier, flat = TRANSPORTS.get("hier:a2a-1bit")(), TRANSPORTS.get("a2a-1bit")()
+    v = votes(workers, n, 9)
+    v[v == 0] = 1  # every worker votes: no abstention anywhere
+    ours, theirs = Payload(spec, v.clone()), Payload(spec, v.clone())
+    assert torch.equal(hier.aggregate(ours, SimComm(workers, 1)), flat.aggregate(theirs, SimComm(workers, 1)))
+    assert not ours.spec.abstain and not theirs.spec.abstain  # nobody abstained: no second plane
+    assert sum(wire_bytes(call, workers) for call in plan_on(hier, ours.spec, workers, 1)) == pytest.approx(flat_sent)
+    assert sum(wire_bytes(call, workers) for call in plan_on(flat, theirs.spec, workers)) == pytest.approx(flat_sent)
+    assert bits_on(hier, ours.spec, workers, 1) == bits_on(flat, theirs.spec, workers) == (1, 2)
+
+
+def test_the_shares_padding_is_no_abstention_across_nodes():
+    """Nodes of 3 (an odd count: a node's majority never ties) whose every worker votes: the inner
+    transport carries no abstention, though n = 100 is padded to 3 shares of 40."""
+    spec = PayloadSpec(kind="votes", numel=100, rule=MajorityVote())
+    v = votes(6, 100, 2)
+    v[v == 0] = -1
+    payload = Payload(spec, v)
+    TRANSPORTS.get("hier:a2a-1bit")().aggregate(payload, SimComm(6, 3))
+    assert not payload.spec.abstain

@@ -6,7 +6,9 @@ band the min-max (said in the legend). A crossover, where the mean speedup cross
 two neighbouring points, is interpolated in log(speedup) against log(x) (as `estimate
 --sweep` does) and marked by a dotted line in the run's colour. A line that would hide under an earlier run's (the
 same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
-legend, as in the run plots.
+legend, as in the run plots. The time-to-target plots account for every run in the legend: one that did
+not reach the target in some cells says in how many ("not reached in 2 of 6 cells"), one with no
+point anywhere is named with a hollow marker and "not reached, no line" (as the tables say).
 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
@@ -120,13 +122,42 @@ class _Twins:
         return (" / ".join(others), exact), "" if everywhere else " in some panels"
 
 
-def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None) -> list:
+def unreached(summary: pd.DataFrame, labels, column: str) -> dict[str, tuple[str, bool]]:
+    """label -> (what the legend adds, whether it has a point anywhere) for each run with no `column`
+    in some cells, in the tables' words: "not reached" (the run never got to the cell's target),
+    "no target" (none was set: the cell's baseline diverged)."""
+    found = {}
+    for label in labels:
+        rows = summary[summary["label"] == label]
+        missing = rows[rows[column].isna()]
+        if missing.empty:
+            continue
+        no_target = (missing["target_loss"].isna() if "target_loss" in missing.columns
+                     else pd.Series(False, index=missing.index))
+        parts = [f"{why} in {int(count)} of {len(rows)} cells"
+                 for why, count in (("not reached", (~no_target).sum()), ("no target", no_target.sum())) if count]
+        drawn = len(missing) < len(rows)
+        found[label] = (f" ({'; '.join(parts)})" if drawn else
+                        ": " + ("; ".join(parts) if no_target.any() and not no_target.all()
+                                else "no target" if no_target.all() else "not reached") + ", no line", drawn)
+    return found
+
+
+def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None,
+             missing: dict[str, tuple[str, bool]] | None = None) -> list:
+    """One legend entry per run, each accounted for: `missing` (unreached) adds why a run has no
+    point in some cells, and one with no point anywhere is a hollow marker with no line, as
+    estimate's to_target.png names its runs without a figure."""
     handles = []
     for l in labels:
         twin, where = twins.twin(l) if twins is not None else (None, "")
+        note, drawn = (missing or {}).get(l, ("", True))
         handles.append(Line2D([], [], color=styles[l]["color"], marker=styles[l]["marker"],
-                              linestyle=TWIN_DASHES if twin and not where else styles[l]["linestyle"],
-                              linewidth=styles[l]["linewidth"], label=twin_name(display_label(l, baseline), twin, where)))
+                              linestyle=("none" if not drawn else TWIN_DASHES if twin and not where
+                                         else styles[l]["linestyle"]),
+                              markerfacecolor=None if drawn else "white",
+                              linewidth=styles[l]["linewidth"],
+                              label=twin_name(display_label(l, baseline), twin, where) + note))
     if seeds > 1:
         handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
     return handles + (extra or [])
@@ -196,7 +227,9 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
                     label="crossover: speedup crosses 1")] if marked else []
-    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins))
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
+                                            unreached(summary, labels, column) if column == "time_to_target_speedup"
+                                            else None))
     return save(fig, path)
 
 
