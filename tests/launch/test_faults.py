@@ -115,10 +115,13 @@ def test_a_dead_or_hung_rank_is_named_and_finished_steps_are_kept(fault, rank, t
     assert steps.notna()[["encode_s", "comm_s", "step_s", "sim_time_s"]].all().all()
     meta = json.loads((out / "run.json").read_text())
     assert meta["status"] == "failed" and meta["error"] == lines[0].removeprefix("error: ").split(";")[0]
-    # no journal, no temp; calls.csv holds every call of the runs that finished (the cut run's were not journaled)
+    # no journal, no temp; calls.csv holds the calls of every step steps.csv keeps: the finished run's
+    # and the cut run's journaled ones
     assert sorted(p.name for p in out.iterdir()) == ["calls.csv", "run.json", "steps.csv", "summary.csv"]
     calls = pd.read_csv(out / "calls.csv")
-    assert set(calls.strategy) == {"lion"} and sorted(set(calls.step)) == list(range(1, STEPS + 1))
+    assert set(calls.strategy) == {"lion", "dlion-mavo"}
+    for strategy, kept in (("lion", list(range(1, STEPS + 1))), ("dlion-mavo", second)):
+        assert sorted(set(calls[calls.strategy == strategy].step)) == kept, strategy
     assert not (tmp_path / ".o.partial").exists()
 
 

@@ -131,7 +131,9 @@ def test_bench_records_where_its_ranks_ran(tmp_path):
     meta = json.loads((out / "run.json").read_text())
     hosts = meta["hosts"]
     assert hosts["ranks"] == 2 and len(hosts["machines"]) == 1 and hosts["machines"][0]["ranks"] == [0, 1]
-    assert meta["comm_model"] == "1gbe + gloo traits" and meta["network"]["traits"]["name"] == "gloo"
+    # --network left at its default: the model priced is named, and said to be no link the ranks crossed
+    assert meta["comm_model"] == "1gbe + gloo traits (--network's default, not the link measured)"
+    assert meta["network"]["traits"]["name"] == "gloo" and meta["network_given"] is False
     calls = pd.read_csv(out / "calls.csv")
     steps = pd.read_csv(out / "steps.csv")
     assert list(calls.collective.unique()) == ["all_reduce", "all_to_all", "all_gather"]  # flag, votes, result

@@ -138,8 +138,8 @@ def test_report_without_summary_csv_makes_it_under_the_runs_own_rule(targeted, n
 
 BENCH = [sys.executable, "-m", "lionsim", "bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2",
          "--batch-size", "8", "--eval-every", "1000", "-s", "lion", "-s", "dlion-mavo", "--backend", "gloo",
-         "--timeout", "60", "--warmup-steps", str(WARMUP), "--target-loss", str(TARGET)]
-"""--timeout: a killed rank is seen dead at once; a long one keeps a loaded machine's slow heartbeat from
+         "--timeout", "60", "--warmup-steps", str(WARMUP), "--target-loss", str(TARGET), "--network", "1gbe"]
+"""--network given: the model's error is filled (a default network leaves it empty). --timeout: a killed rank is seen dead at once; a long one keeps a loaded machine's slow heartbeat from
 reading as a hang."""
 STEPS = 300
 
