@@ -1,5 +1,6 @@
 """lionsim: benchmark and simulator for sign-compressed distributed Lion."""
 
+from lionsim import plugins as _plugins  # noqa: F401 -- installed plug-ins get its load check (lionsim.entry_points)
 from lionsim._lazy import lazy_exports
 
 __version__ = "0.1.0"

@@ -9,9 +9,11 @@ A plug-in registers its classes exactly as the built-ins do (`@STRATEGIES.regist
   `lionsim.strategies` and `lionsim.transports`, imported the first time either registry is
   read (lionsim.entry_points, called by lionsim.registry.Registry).
 
+Both go through the one load check (`import_checked`) before anything reads what they registered.
+
 A bench records the files it loaded (BenchConfig.plugins, run.json), so its gloo ranks, its
 sweep cells, `--resume` and `--config run.json` load them again. Whatever goes wrong is one
-line naming the file: a missing file, an import that raises, a class missing what lionsim
+line naming the file (or the entry point and its module): a missing file, an import that raises, a class missing what lionsim
 needs, a name a built-in (or another plug-in) already has, a bad option declaration.
 """
 
@@ -24,7 +26,9 @@ import inspect
 import sys
 import traceback
 from pathlib import Path
+from typing import Callable
 
+from lionsim import entry_points
 from lionsim.errors import LionsimError
 
 LOADED: dict[str, tuple[str, dict[str, list[str]]]] = {}
@@ -58,15 +62,32 @@ def load_plugin(path) -> str:
     if key in LOADED:
         return key
     name = f"lionsim_plugin_{given.stem}_{hashlib.sha1(key.encode()).hexdigest()[:8]}"
-    registries = _registries()
-    before = {kind: set(r.names()) for kind, r in registries.items()}
     spec = importlib.util.spec_from_file_location(name, given)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        added = import_checked(lambda: spec.loader.exec_module(module), file=True)
+    except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line
+        sys.modules.pop(name, None)
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise LionsimError(f"plugin {path}: {why(e, given)}") from None
+    LOADED[key] = (name, added)
+    return key
+
+
+def import_checked(load: Callable[[], object], file: bool = False) -> dict[str, list[str]]:
+    """Import a plug-in with `load` and check what it registered (the load check of `--plugin
+    FILE.py` and of an installed entry point alike); what it registered, names by registry kind.
+    On any failure nothing it registered stays, and the error goes on to the caller, who names
+    the plug-in. A file (`file`) must register something; an entry point may name a module that
+    another entry point (of the other group, say) imported already, so it need not."""
+    registries = _registries()
+    before = {kind: set(r.names()) for kind, r in registries.items()}
+    try:
+        load()
         added = {kind: [n for n in r.names() if n not in before[kind]] for kind, r in registries.items()}
-        if not any(added.values()):
+        if file and not any(added.values()):
             raise LionsimError("it registers no strategy or transport (decorate a class with "
                                "@STRATEGIES.register(NAME) or @TRANSPORTS.register(NAME)), payload kind "
                                "or inner optimizer")
@@ -76,15 +97,27 @@ def load_plugin(path) -> str:
             check_transport(t, registries["transport"].get(t))
         for s in added["strategy"]:
             check_strategy(s, registries["strategy"].get(s))
-    except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line; nothing stays half-registered
+    except BaseException:
         for kind, r in registries.items():
             r.forget(set(r.names()) - before[kind])
-        sys.modules.pop(name, None)
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        raise LionsimError(f"plugin {path}: {_why(e, given)}") from None
-    LOADED[key] = (name, added)
-    return key
+        raise
+    return added
+
+
+def load_entry_point(ep, group: str) -> None:
+    """Import an installed plug-in, entry point `ep` of `group`, and check it as a file is; one
+    that fails is one line naming it (its name, its module), and nothing it registered stays:
+    the registry reads it again next time (lionsim.registry)."""
+    fresh = ep.module not in sys.modules
+    try:
+        import_checked(ep.load)
+    except Exception as e:  # noqa: BLE001 -- an installed plug-in that fails is one line naming it
+        if fresh:  # imported again at the next read, to register (and be refused) again
+            sys.modules.pop(ep.module, None)
+        raise LionsimError(f"plugin {ep.value} (entry point {ep.name!r} of {group}): {why(e)}") from None
+
+
+entry_points.LOAD[0] = load_entry_point
 
 
 def unload_plugin(key: str) -> None:
@@ -96,15 +129,17 @@ def unload_plugin(key: str) -> None:
     sys.modules.pop(name, None)
 
 
-def _why(e: BaseException, path: Path) -> str:
-    """One line: a LionsimError's message, else the exception and the plug-in's line that raised it."""
+def why(e: BaseException, path: Path | None = None) -> str:
+    """One line: a LionsimError's message, else the exception (and the line of the plug-in file
+    `path` that raised it)."""
     if isinstance(e, LionsimError):
         return str(e)
     if isinstance(e, KeyError) and "registered twice" in str(e):
         return f"{str(e).strip(chr(34) + chr(39))}: a built-in or another plug-in has that name; choose another"
-    frames = [f for f in traceback.extract_tb(e.__traceback__) if Path(f.filename).resolve() == path.resolve()]
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if path is not None and Path(f.filename).resolve() == path.resolve()]
     where = f" (line {frames[-1].lineno})" if frames else ""
-    if isinstance(e, SyntaxError):
+    if isinstance(e, SyntaxError) and e.lineno is not None:
         where = f" (line {e.lineno})"
     return f"importing it raised {type(e).__name__}: {e}{where}"
 

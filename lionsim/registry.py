@@ -50,12 +50,17 @@ class Registry(Generic[T]):
         """Things made from a prefix, by canonical name."""
 
     def _read(self) -> dict[str, T]:
-        """The items, after installed plug-ins (entry points) registered theirs."""
+        """The items, after installed plug-ins (entry points) registered theirs and passed the
+        load check (lionsim.entry_points); one that fails it fails this read, and the next."""
         if self._group is not None:
             group, self._group = self._group, None  # once, and not again while they register
             from lionsim.entry_points import load_group
 
-            load_group(group)
+            try:
+                load_group(group)
+            except BaseException:
+                self._group = group
+                raise
         return self._items
 
     def register(self, name: str) -> Callable[[T], T]:

@@ -23,6 +23,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.helpers.cli import exit_code, sim_and_gloo_steps
+from tests.helpers.installed import fake_distribution
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "randomk_ef.py"
 SHAPES = [(4, 5), (7,), (2, 3)]  # P = 33
@@ -276,19 +277,11 @@ def test_gloo_ranks_load_the_plugin_and_train_what_sim_trains(plugin, tmp_path):
     assert gloo.wire_bytes.tolist() == sim.wire_bytes.tolist()
 
 
-def _package(where: Path, group: str, entries: dict[str, str]) -> None:
-    """A stand-in for an installed distribution announcing `entries` under `group`."""
-    dist = where / "fake_lionsim_plugin-0.1.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-lionsim-plugin\nVersion: 0.1\n")
-    (dist / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()))
-
-
 def test_an_installed_package_registers_through_its_entry_point_at_the_first_read(tmp_path, monkeypatch):
     (tmp_path / "ep_target.py").write_text("from lionsim.registry import Registry\n"
                                            "REG = Registry('thing', entry_points='lionsim.test_things')\n")
     (tmp_path / "ep_plugin.py").write_text("import ep_target\nep_target.REG.add('from-a-package', 42)\n")
-    _package(tmp_path, "lionsim.test_things", {"mine": "ep_plugin"})
+    fake_distribution(tmp_path, "lionsim.test_things", {"mine": "ep_plugin"})
     monkeypatch.syspath_prepend(str(tmp_path))
     import ep_target
 
@@ -300,7 +293,7 @@ def test_an_installed_package_that_fails_is_one_line_naming_it(tmp_path, monkeyp
     from lionsim.registry import Registry
 
     (tmp_path / "ep_broken.py").write_text("raise ImportError('needs a library you lack')\n")
-    _package(tmp_path, "lionsim.test_broken", {"broken": "ep_broken"})
+    fake_distribution(tmp_path, "lionsim.test_broken", {"broken": "ep_broken"})
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(LionsimError, match=r"plugin ep_broken \(entry point 'broken' of lionsim.test_broken\): "
                                            "importing it raised ImportError: needs a library you lack"):

@@ -1,13 +1,15 @@
 """A strategy that sends votes, loaded as a plug-in (examples/plugins/lion_vote.py: Lion's local
 update, its sign voted over a2a-1bit by the rule --lion-vote-rule names): its rule against a plain
 reference written here; its bytes against the closed form of a 1-bit vote per parameter on a2a-1bit;
-end to end through strategies, estimate and bench; and a votes spec without a rule refused as the
-file loads, in every command, one line, exit 2."""
+end to end through strategies, estimate and bench, loaded from a file or installed (an entry point);
+and a votes spec without a rule refused as the file or the entry point loads, in every command, one
+line, exit 2."""
 
 from __future__ import annotations
 
 import io
 import math
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -22,6 +24,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.helpers.cli import exit_code, one_line_exit_2
+from tests.helpers.installed import fake_distribution
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "lion_vote.py"
 RULES = "MajorityVote() (mavo), MeanVote() (avg)"
@@ -140,9 +143,68 @@ def test_a_rule_that_is_no_vote_rule_is_refused(tmp_path, capsys):
                     f"accepted: PayloadSpec(kind='votes', numel=..., rule=R), R one of lionsim.aggregators' vote rules: {RULES}")
 
 
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """install(TEXT): TEXT as the module ep_lion_vote of an installed package announcing it as the
+    entry point lion-vote of lionsim.strategies, imported at the registry's next read as in a fresh
+    process; forgotten after the test."""
+    from lionsim.cli import flag_table
+
+    def install(text: str) -> None:
+        (tmp_path / "ep_lion_vote.py").write_text(text)
+        fake_distribution(tmp_path, "lionsim.strategies", {"lion-vote": "ep_lion_vote"})
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setattr(STRATEGIES, "_group", "lionsim.strategies")
+        flag_table._installed.cache_clear()  # the flags come from the registry, not the built-ins' table
+
+    yield install
+    STRATEGIES.forget(["lion-vote"])
+    sys.modules.pop("ep_lion_vote", None)
+    monkeypatch.undo()  # the package gone, the group read, before the flags are built again
+    flag_table._installed.cache_clear()
+    refresh()
+
+
+@pytest.mark.parametrize("command", [
+    ["strategies"],
+    ["estimate", "-s", "lion-vote", "--params", "1e8", "--tokens-per-worker", "1000"],
+    ["bench", "-s", "lion-vote", "-w", "mlp", "--steps", "1"],
+    ["sweep", "-s", "lion-vote", "-w", "mlp", "-n", "2,4", "--steps", "1"],
+])
+def test_an_installed_votes_spec_without_a_rule_is_refused_as_the_registry_loads_it(installed, tmp_path, capsys,
+                                                                                     command):
+    """The entry point gets the load check `--plugin` gets, when the registry imports it: one line
+    naming the entry point and its module, exit 2, before anything runs; it stays refused."""
+    from lionsim.errors import LionsimError
+
+    installed(_without_rule(tmp_path).read_text())
+    out = ["--out", str(tmp_path / "out")] if command[0] in ("bench", "sweep") else []
+    message = ("plugin ep_lion_vote (entry point 'lion-vote' of lionsim.strategies): strategy 'lion-vote': its "
+               "payload_spec() returns a votes spec with no rule; accepted: PayloadSpec(kind='votes', numel=..., rule=R)")
+    err = one_line_exit_2([*command, *out], capsys, message)
+    assert err.rstrip().endswith(RULES) and not (tmp_path / "out").exists()
+    assert "lion-vote" not in STRATEGIES._items  # nothing left registered; the next read refuses it again
+    with pytest.raises(LionsimError, match="entry point 'lion-vote'"):
+        STRATEGIES.names()
+
+
+def test_an_installed_strategy_that_passes_the_check_lists_and_trains(installed, tmp_path, capsys):
+    installed(EXAMPLE.read_text())
+    assert exit_code(["strategies", "-w", "mlp", "-n", "4", "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    row = frame[(frame.strategy == "lion-vote") & frame.default_transport].iloc[0]
+    assert (row.transport, row.sends, row.bits_per_param_up, row.bits_per_param_down) == ("a2a-1bit", "votes", 1, 2)
+    out = tmp_path / "lv"
+    assert exit_code(["bench", "-w", "mlp", "-n", "4", "--steps", "2", "-b", "8", "--eval-every", "2", "-s",
+                      "lion-vote", "--lion-vote-rule", "avg", "--out", str(out)]) == 0
+    steps = pd.read_csv(out / "steps.csv")
+    assert steps.wire_bytes.tolist() == [a2a_bytes(int(steps["params"].iloc[0]), 4, 3)] * 2  # avg at N = 4: 3 bits
+
+
 def test_strategies_and_estimate_refuse_a_rule_less_strategy_registered_without_loading(tmp_path, capsys):
-    """An installed plug-in registers through its entry point, where no load check runs: `strategies`
-    and `estimate` read its spec and refuse it in one line, not an AttributeError in a transport."""
+    """A module imported by the user's own code registers with no load check (neither `--plugin`
+    nor an entry point): `strategies` and `estimate` read its spec and refuse it in one line, not
+    an AttributeError in a transport."""
     from lionsim.plugins import LOADED
 
     path = _without_rule(tmp_path)
