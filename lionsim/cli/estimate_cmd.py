@@ -466,6 +466,8 @@ def estimate_cmd(
                 if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept.rows if swept is not None else frame, format)
+        if note := short_bench_note(frame):  # a script reading the CSV is told too (its local_steps column)
+            err_console.print(f"note: {note}", markup=False, highlight=False)
     else:
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
