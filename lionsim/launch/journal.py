@@ -32,7 +32,7 @@ from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.files import CALLS_FILE, META_FILE, STEPS_FILE, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.publish import RunDir
 from lionsim.reports.summary import SummaryRule, run_summary
-from lionsim.training.booking import CALL_COLUMNS, _kind, call_rows, medians_by_kind  # _kind: steps of a kind issue the same collectives
+from lionsim.training.booking import CALL_COLUMNS, _kind, call_rows, medians_by_kind, read_calls  # _kind: steps of a kind issue the same collectives
 from lionsim.training.checkpoint import RESUME_DIR
 from lionsim.training.results import Results
 
@@ -148,8 +148,7 @@ def journaled_calls(stage: Path, tail: pd.DataFrame) -> pd.DataFrame | None:
         return None
     keys = set(zip(tail["strategy"], tail["transport"], tail["step"])) if len(tail) else set()
     journaled = journaled[[k in keys for k in zip(journaled["strategy"], journaled["transport"], journaled["step"])]]
-    text_free = [c for c in CALL_COLUMNS if c not in ("collective", "dtype")]
-    staged = read_csv(stage / CALLS_FILE, text_free) if (stage / CALLS_FILE).is_file() else None
+    staged = read_calls(stage / CALLS_FILE) if (stage / CALLS_FILE).is_file() else None
     frames = [f[CALL_COLUMNS] for f in (staged, journaled) if f is not None and len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=CALL_COLUMNS)
 

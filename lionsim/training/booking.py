@@ -284,6 +284,15 @@ def _bits(s: StepRecord, record: RunRecord, b: Booking) -> dict[str, float]:
 CALL_COLUMNS = ["strategy", "transport", "step", "call", "collective", "dtype", "bytes", "time_s", "wait_s",
                 "model_s", "model_p10_s", "model_p90_s"]
 """calls.csv (real backends): one row per collective of every step."""
+CALL_TEXT = ("collective", "dtype")
+"""calls.csv's text columns: the rest are numbers a read requires."""
+
+
+def read_calls(path):
+    """calls.csv read exactly (lionsim.reports.files.read_csv): every numeric column required."""
+    from lionsim.reports.files import read_csv
+
+    return read_csv(path, [c for c in CALL_COLUMNS if c not in CALL_TEXT])
 
 
 def call_rows(record: RunRecord, booking: Booking) -> list[dict]:

@@ -23,7 +23,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
-from lionsim.reports.files import CALLS_FILE, META_FILE, load_run, read_csv
+from lionsim.reports.files import CALLS_FILE, META_FILE, load_run
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
 RESUMABLE = ("interrupted", "failed")
@@ -133,12 +133,12 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
 
 def finished_calls(out: Path, labels: list[str]) -> dict[str, pd.DataFrame]:
     """The rows of calls.csv (none on sim) of the runs `labels`, by run."""
-    from lionsim.training.booking import CALL_COLUMNS
+    from lionsim.training.booking import CALL_COLUMNS, CALL_TEXT, read_calls
 
     if not labels or not (out / CALLS_FILE).is_file():
         return {}
-    calls = read_csv(out / CALLS_FILE, [c for c in CALL_COLUMNS if c not in ("collective", "dtype")])  # those two are text
-    if not {"collective", "dtype"} <= set(calls.columns):
+    calls = read_calls(out / CALLS_FILE)
+    if not set(CALL_TEXT) <= set(calls.columns):
         raise LionsimError(f"--resume: {out}/{CALLS_FILE} lacks its collective and dtype columns; "
                            "pass --overwrite to start the run again")
     by_run = {run_label(s, t): rows for (s, t), rows in calls.groupby(["strategy", "transport"], sort=False)}
