@@ -194,13 +194,17 @@ def short_bench_note(frame: pd.DataFrame) -> str:
             + "; ".join(f"{', '.join(names)} {text}" for text, names in named.items()) + ".")
 
 
+def _strategy_text(strategy: str, h: int, star: bool) -> str:
+    """The strategy half of a breakdown row's run cell: * for the baseline, H where it has local steps."""
+    return f"{strategy}{'*' if star else ''}" + (f" H={h}" if h > 1 else "")
+
+
 def run_label(row, h: int) -> RunName:
     """A breakdown row's run cell: strategy (* for the baseline) and its H where it has local steps
     (`diloco H=2`), then @transport."""
     from lionsim.reports.tables import fold_run
 
-    base = "*" if f"{row.strategy}@{row.transport}" == row.baseline else ""
-    return fold_run(f"{row.strategy}{base}" + (f" H={h}" if h > 1 else ""), row.transport)
+    return fold_run(_strategy_text(row.strategy, h, f"{row.strategy}@{row.transport}" == row.baseline), row.transport)
 
 
 def breakdown_table(frame: pd.DataFrame) -> Table:
@@ -237,7 +241,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     for line in (escape(short_bench_note(frame)), library_hint(first)):  # each on a line of its own
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
-    width = run_width([(f"{r.strategy}*" + (f" H={h}" if h > 1 else ""), r.transport)
+    width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
                        for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # with `across`, headers fold and bytes drop their space, to fit 80 columns
