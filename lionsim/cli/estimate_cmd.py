@@ -470,8 +470,11 @@ def estimate_cmd(
                 if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept.rows if swept is not None else frame, format)
-        if note := short_bench_note(frame):  # a script reading the CSV is told too (its local_steps column)
-            err_console.print(f"note: {note}", markup=False, highlight=False)
+        # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
+        # and library columns hold the values; these say what they imply)
+        for note in (short_bench_note(frame), library_hint(frame.iloc[0])):
+            if note:
+                err_console.print(f"note: {note}", markup=False, highlight=False)
     else:
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)

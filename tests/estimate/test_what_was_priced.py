@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lionsim.cli import app
+from lionsim.cli.estimate_cmd import IDEAL_HINT
 from lionsim.strategies import STRATEGIES
 from tests.estimate.test_from_run import REACHED, RUNS, bench_dir
 from tests.helpers.cli import invoke_at
@@ -76,7 +77,17 @@ def test_the_csv_carries_no_note_and_its_local_steps_is_the_h_shown_the_note_on_
     # a script reading the CSV is still told that H is the short bench's, once, on stderr
     assert words(done.stderr).count("diloco H = 500") == 1 and done.stderr.startswith("note: H:"), done.stderr
     given = CliRunner().invoke(app, [*SMALL, "-s", "diloco", "--local-steps", "500", "--format", "json"])
-    assert given.exit_code == 0 and given.stderr == ""
+    assert given.exit_code == 0 and "H = 500" not in given.stderr
+
+
+@pytest.mark.parametrize("network, hint", [(["10gbe"], True), (["10gbe", "--traits", "nccl"], False),
+                                           (["h100x8-10gbe"], False)])
+def test_under_csv_the_ideal_library_hint_is_on_stderr_where_the_table_would_show_it(network, hint):
+    done = CliRunner().invoke(app, [*SMALL, "-s", "adamw@bf16-allreduce", "--network", *network, "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert "Library ideal" not in done.stdout and pd.read_csv(io.StringIO(done.stdout))["library"].size == 1
+    assert (words(done.stderr) == f"note: {words(IDEAL_HINT)}") == hint, done.stderr
+    assert hint or done.stderr == ""
 
 
 # --- 2. the topology and the library in the title; --traits nccl named where the ideal library priced
