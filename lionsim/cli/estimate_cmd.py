@@ -263,6 +263,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
 def run_table(frame: pd.DataFrame) -> Table:
     """A whole run (--steps / --tokens): its seconds, mean step beside the steady one, its phases."""
     from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.widths import Phrases
 
     first = frame.iloc[0]
     table = Table(title=f"a whole run of {first['run_steps']:,} steps", caption=(
@@ -277,7 +278,7 @@ def run_table(frame: pd.DataFrame) -> Table:
         seconds = round(row.run_s)
         clock = f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if row.run_s >= 1 else f"{row.run_s:.3g}s"
         table.add_row(fold_run(row.strategy, row.transport), clock, _ms(row.mean_step_s), _ms(row.step_s),
-                      f"{row.run_speedup:.2f}x", row.run_phases)
+                      f"{row.run_speedup:.2f}x", Phrases(row.run_phases))
     return fit(table)
 
 

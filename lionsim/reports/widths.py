@@ -94,6 +94,31 @@ class NameList:
         yield Text("\n".join(lines), no_wrap=False, overflow="fold")
 
 
+class Phrases:
+    """Phrases joined by "; " in a table cell (`warm-up 15; compressed 985`): as many whole phrases
+    a line as the column holds, breaking only between them, so a count stays beside its name."""
+
+    def __init__(self, text: str, sep: str = "; ") -> None:
+        parts = text.split(sep)
+        self.items = [part + sep.rstrip() * (i < len(parts) - 1) for i, part in enumerate(parts)]
+
+    def __str__(self) -> str:
+        return " ".join(self.items)
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        return Measurement(max(map(len, self.items), default=0), len(str(self)))
+
+    def __rich_console__(self, console, options):
+        width = max(options.max_width, 1)
+        lines: list[str] = []
+        for item in self.items:
+            if lines and len(lines[-1]) + 1 + len(item) <= width:
+                lines[-1] += " " + item
+            else:
+                lines.append(item)
+        yield Text("\n".join(lines), no_wrap=False, overflow="fold")
+
+
 def _at_parts(name: str) -> list[str]:
     """`strategy@transport` as its two lines (`strategy`, `@transport`); a bare name as itself."""
     strategy, at, transport = name.partition("@")
@@ -122,16 +147,31 @@ def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
     names of strategies and transports), which then breaks its names after a '-' (RunName) or
     between them (NameList); the numbers' columns keep their width, so no number is ever cut or
     ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
-    word is not cut: `allreduce` keeps its 9 columns): a table whose numbers alone are wider
-    stays wider."""
-    over = natural_width(table) - width
+    word is not cut: `allreduce` keeps its 9 columns). Where that is not enough, a column of
+    words (`not reached`) breaks between them; a table whose numbers alone are wider stays wider."""
     run = next((c for c in table.columns if c.header == column), None)
-    if over <= 0 or run is None:
+    if run is None:
         return table
-    probe = Console(width=400)
-    sizes = [Measurement.get(probe, probe.options, cell) for cell in run.cells]
-    now = run.max_width or max((m.maximum for m in sizes), default=0)
-    whole = max((m.minimum for m in sizes), default=0)  # its widest unbreakable piece (`allreduce`)
-    run.min_width = run.max_width = min(now, max(LEAST_RUN, whole, now - over))
-    run.no_wrap, run.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis
+    _narrow(table, run, width, LEAST_RUN)
+    # still over: a column of words ("not reached") breaks between them, its rows being several
+    # lines already; a number has no space, so its column keeps its width
+    for other in table.columns:
+        if other is not run and not other.no_wrap:
+            _narrow(table, other, width, 1)
     return table
+
+
+def _narrow(table: Table, column, width: int, least: int) -> None:
+    """`column` narrowed by what `table` is over `width`, down to `least` and never below its cells'
+    widest unbreakable piece (a word, or a name's piece: RunName)."""
+    over = natural_width(table) - width
+    if over <= 0:
+        return
+    probe = Console(width=400)
+    sizes = [Measurement.get(probe, probe.options, cell) for cell in column.cells]
+    now = column.max_width or max((m.maximum for m in sizes), default=0)
+    whole = max((m.minimum for m in sizes), default=0)  # its widest unbreakable piece (`allreduce`)
+    if whole >= now:
+        return
+    column.min_width = column.max_width = min(now, max(least, whole, now - over))
+    column.no_wrap, column.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis

@@ -330,6 +330,28 @@ def test_in_80_columns_not_reached_and_names_stay_whole_words(steps):
         "lion*", "@fp32-", "allreduce", "dlion-mavo", "@int8-", "allreduce", "dlion-mavo", "@a2a-1bit"]
 
 
+def test_where_names_alone_leave_a_table_over_80_columns_not_reached_breaks_between_its_words(steps):
+    """examples/run.toml at --steps 50 printed 82 columns: `dlion-mavo` (never broken) held the run
+    column at 10 and "not reached" its column at 11. Now, the run column at its least, a column of
+    words breaks between them; every number stays whole and on its row's first line."""
+    from tests.helpers.cli import table_text
+
+    name = "dlion-mavo-longers"  # 18 columns: the run column's least
+    summary = summarize(steps.assign(strategy=steps["strategy"].replace("dlion-mavo", name)))
+    lines = table_text(summary_table(summary, {"config": {"steps": 20}}), 80).splitlines()
+    table = lines[:lines.index(next(line for line in lines if line.startswith("* baseline")))]
+    assert max(map(len, table)) <= 80
+    c = next(i for i, line in enumerate(table) if line.split()[:1] == ["@a2a-1bit"])
+    assert table[c - 1].endswith(" not") and table[c].endswith(" reached")
+    # the case: whole, "not reached" would widen its column (7) by 4, past 80
+    assert max(map(len, table)) + len(" not") > 80
+    rows = [line.split() for line in table if line.split()[:1] in (["lion*"], [name])]
+    assert [row[1:] for row in rows] == [  # every number whole, on its row's first line
+        ["1.500", "70.0%", "300", "0.00", "150", "50", "500", "4MB", "32/32", "1.00x", "1.00x"],
+        ["0.000", "75.0%", "200", "20", "20", "0.00", "250", "2kB", "1/1", "2.00x", "3.60x"],
+        ["5.000", "-", "200", "40", "10", "0.00", "200", "125B", "1/1", "2.50x", "not"]]
+
+
 # --- `lionsim plot` ----------------------------------------------------------------------------
 
 

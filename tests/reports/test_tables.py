@@ -44,6 +44,20 @@ def test_a_name_list_wraps_between_whole_names_and_breaks_a_name_only_before_its
         assert first is None or len(f"{line} {first}") > width, (line, after)
 
 
+@pytest.mark.parametrize("width", [10, 15, 16, 26, 40])
+def test_phrases_break_only_between_phrases_greedily(width):
+    """Phrases (estimate's run phases): whole phrases a line, as many as fit; one wider than the
+    column alone folds rather than being lost."""
+    from lionsim.reports.widths import Phrases
+
+    text = "warm-up 15; compressed 985; sync 1"
+    lines = [line.rstrip() for line in table_text(Phrases(text), width).splitlines()]
+    expected = {10: ["warm-up", "15;", "compressed", "985;", "sync 1"],  # wider than 10: folded at 10
+                15: ["warm-up 15;", "compressed 985;", "sync 1"], 16: ["warm-up 15;", "compressed 985;", "sync 1"],
+                26: ["warm-up 15;", "compressed 985; sync 1"], 40: [text]}[width]
+    assert lines == expected
+
+
 def _long_named_runs():
     """A bench of a plug-in strategy over a long transport (randomk-ef@sparse-allgather), evaluated."""
     import math
