@@ -9,7 +9,8 @@ says, per (device, kernel), how many of those bytes per second that kind of kern
 For an elementwise op the rate is its memory stream; for a fused optimizer, what one fused
 multi-tensor kernel reaches; for top-k, bytes of its input per second (a radix selection reads
 its input several times); for scatter-add, the declared bytes of each scattered pair (a 32-byte
-sector per target).
+sector per target); for orthogonalize, the bytes its ops declare (an eager chain on the GPU, where
+torch runs it; TensorFlow 1.15 runs tf.linalg.qr on the host, so its row is its own).
 
 Rows say what they rest on (`method`, `source`, `date`, `machine`): "published" (a measurement in
 a public source, quoted: paper or thread, GPU, tensor size), "measured" (timed on the machine
@@ -41,6 +42,8 @@ KERNELS: dict[str, str] = {
     "scatter-add": "sparse (index, value) pairs gathered from or added into a dense float32 buffer",
     "fused-optimizer": "one fused multi-tensor optimizer kernel (FusedAdam, torch.optim.AdamW(fused=True))",
     "topk": "torch.topk of a vector: a radix selection (the rate is per byte of its input)",
+    "orthogonalize": "a low-rank factor's orthogonalization (PowerSGD's P and Q: Gram-Schmidt, or a QR per "
+                     "matrix), its declared bytes",
 }
 """Every kernel a row may name, and what it does."""
 

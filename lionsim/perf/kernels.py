@@ -10,8 +10,8 @@ Each row is the rate at which one kind of kernel moves the bytes its declared op
 - published, a GPU preset: a measurement in a public source (PUBLISHED below, quoted there: who,
   where, which GPU, what size), converted to bytes per second of the same counting.
 - published, a framework's rows of a GPU (FRAMEWORK_ROWS): the GPU's rows with the kernels a
-  framework is timed running differently replaced (v100-tf1.15: TensorFlow 1.15's top_k, from
-  GRACE's release).
+  framework is timed running differently replaced (v100-tf1.15: TensorFlow 1.15's top_k and
+  its host QR, from GRACE's release).
 - derived, every other GPU row (no GPU was lent to measure one): an eager elementwise kernel
   streams at the datasheet bandwidth x the device's memory_efficiency (0.8: the published copy
   rates below reach 0.73-0.90 of their datasheets); a fused optimizer at the datasheet bandwidth x
@@ -78,7 +78,28 @@ PUBLISHED_TF_TOPK = dict(
     machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
 """TensorFlow 1.15's top_k on a V100, timed by GRACE: its one-SM sort (lionsim.published.compressed's GRACE
 cases say why), the topk row of the v100-tf1.15 rows."""
-FRAMEWORK_ROWS = {"v100-tf1.15": ("v100", {"topk": PUBLISHED_TF_TOPK})}
+TF_QR_RUNS = (("xa1kk3ne0", 1794.0928), ("ju07wpj10", 2446.7928))
+"""GRACE's release, as TF_TOPK_RUNS: powersgd at rank 1 with memory, (run id, img/s) of mode
+throughput, then of mode upper-bound."""
+TF_QR_FACTORS = (2_103, 3_774_760)
+"""Floats of P and Q a step that lionsim's PowerSGD orthogonalizes on the resnet50-tf preset at rank 1
+(torch's rule: 18 of its 54 weight tensors; GRACE orthogonalizes all 54, a 1x1 kernel's Q being the
+whole tensor), so the row is the release's cost over lionsim's count, not a host rate."""
+TF_QR_BYTES = 3 * 4 * TF_QR_FACTORS[1] + (3 * 4 + 8) * TF_QR_FACTORS[0]
+"""The bytes those orthogonalizations declare a step (lionsim.transports.lowrank_allreduce.lowrank_ops)."""
+_TF_QR_S = 512 / TF_QR_RUNS[0][1] - 512 / TF_QR_RUNS[1][1]
+PUBLISHED_TF_QR = dict(
+    GBps=TF_QR_BYTES / _TF_QR_S / 1e9, bytes_per_param=12.0, date="2026-11-29",
+    source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): powersgd "
+            f"at rank 1 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run {TF_QR_RUNS[0][0]} "
+            f"at {TF_QR_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_QR_RUNS[1][0]} at {TF_QR_RUNS[1][1]:,.1f}, 512 "
+            f"images a step: the compressor's {_TF_QR_S * 1e3:.1f} ms a step, all of it taken as the two "
+            f"orthogonalizations a tensor (TF 1.15 runs tf.linalg.qr on the host: each operand copied there and "
+            f"back), over the {TF_QR_BYTES / 1e6:.1f} MB lionsim's PowerSGD declares for them on resnet50-tf"),
+    machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
+"""TensorFlow 1.15's orthogonalization as GRACE runs it, timed by GRACE: the orthogonalize row of the
+v100-tf1.15 rows (lionsim.published.compressed's GRACE PowerSGD cases say why)."""
+FRAMEWORK_ROWS = {"v100-tf1.15": ("v100", {"topk": PUBLISHED_TF_TOPK, "orthogonalize": PUBLISHED_TF_QR})}
 """Rows of a device as a framework runs it: name -> (the device whose rows it copies, the kernels it
 replaces with a published row). `estimate --kernels table:v100-tf1.15` prices with them."""
 
@@ -184,6 +205,15 @@ def _topk(n: int):
     return (lambda: torch.topk(x, k, sorted=False)), n
 
 
+def _orthogonalize(n: int):
+    import torch
+
+    from lionsim.transports.lowrank_allreduce import orthogonalize_
+
+    q = torch.randn(n, 1, generator=torch.Generator().manual_seed(5))
+    return (lambda: orthogonalize_(q)), n
+
+
 def _packing(name: str, *args) -> Callable[[], float]:
     def nbytes() -> float:
         import lionsim.packing as packing
@@ -216,6 +246,7 @@ CASES = (
     Case("scatter-add", _scatter, lambda: 8 + 4 + 2 * SECTOR),
     Case("fused-optimizer", _adamw_fused, _adamw_bytes, reference=False),  # torch.optim.AdamW(fused=True)
     Case("topk", _topk, lambda: 4.0, reference=False),  # per element of its float32 input
+    Case("orthogonalize", _orthogonalize, lambda: 12.0, reference=False),  # a rank-1 factor: norm, + eps, /=
 )
 
 
@@ -302,7 +333,7 @@ def _derived(name: str, kernel: str, sheet: str, bandwidth: float, efficiency: f
         nbytes = 4.0
     else:
         gbps, how = stream, f"{basis}: an eager op streams its bytes"
-        nbytes = {"scatter-add": 8 + 4 + 2 * SECTOR}.get(kernel, 8.0)
+        nbytes = {"scatter-add": 8 + 4 + 2 * SECTOR, "orthogonalize": 12.0}.get(kernel, 8.0)
     return KernelRow(device=name, kernel=kernel, bytes_per_param=nbytes, GBps=gbps / 1e9,
                      method="derived", source=f"derived: {how}; not measured: no GPU lent", date=today, machine=sheet)
 

@@ -166,17 +166,18 @@ def lowrank_ops(spec: PayloadSpec) -> dict:
     the products read the matrices (memory-bound at low rank: each reads M, writes r/n of it; one
     product per matrix), the average is written and copied into place, the rest is gathered and
     scattered back; each orthogonalization (Q, then P) moves a factor's few bytes in the launches
-    orthogonalize_ops counts."""
+    orthogonalize_ops counts, priced at the kernel table's orthogonalize row (a framework that runs it
+    elsewhere, TensorFlow 1.15 on the host, has a row of its own)."""
     n, compressed = spec.numel, spec.numel - spec.uncompressed
     share, rest = compressed / n, spec.uncompressed / n
     p, q = (f / n for f in spec.factors)
     matrices, orth = max(1, spec.matrices), orthogonalize_ops(spec)
     pack = (Op("float-pass", F32 * share + 4 * p, "P = M Q per matrix (reads M, writes P)", matrices),
-            stream(3 * 4 * q, "Q orthogonalized (Gram-Schmidt at rank <= 2, else a QR per matrix)", orth),
+            Op("orthogonalize", 3 * 4 * q, "Q orthogonalized (Gram-Schmidt at rank <= 2, else a QR per matrix)", orth),
             stream(8 * p + (8 + 4 + 4) * rest, "the P's flattened into one buffer; the rest gathered by index "
                    "(int64 index, read 4, write 4)", 2))
     unpack = (stream(16 * rest, "the rest / N scattered into place (int64 index, read 4, write 4)", 2),
-              stream(3 * 4 * p + 8 * p, "the summed P split per matrix and orthogonalized", orth),
+              Op("orthogonalize", 3 * 4 * p + 8 * p, "the summed P split per matrix and orthogonalized", orth),
               Op("float-pass", F32 * share + 4 * q, "Q = M^T P per matrix (reads M, writes Q)", matrices),
               stream(8 * q + 12 * q, "the Q's flattened, / N, kept where P is nonzero", 3),
               Op("float-pass", (4 + 8) * share, "P Q^T per matrix, written and copied into the average "
