@@ -78,7 +78,8 @@ _add(
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
         intra=NVLINK4,
         workers_per_node=8,
-        description="DGX H100: 8 GPUs on NVLink4, 8 NDR NICs per node",
+        nvls="hopper",
+        description="DGX H100: 8 GPUs on NVLink4 and NVSwitch gen3 (NVLink SHARP), 8 NDR NICs per node",
     )
 )
 _add(
