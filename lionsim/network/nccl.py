@@ -39,6 +39,31 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   (NVIDIA/nccl issue 209's NCCL 2.4.7 runs: a tree at every size on two NVLink nodes, a ring from
   at most 31 MB on four).
 
+NVLink SHARP (NVLS). On nodes whose NVSwitch reduces and multicasts (gen3 on: Hopper, Blackwell),
+NCCL adds NVLS (one node) and NVLS Tree (across nodes: NVLS in each node, a tree over the nodes on
+the node-reduced data), Simple only, all-reduce here (tuning.cc also ranks NVLS for all-gather and
+reduce-scatter in one node: not carried). A network declares them (Network.nvls: the GPUs'
+generation, `nvls = "hopper"` in a profile; dgx-h100 does), since neither the links nor the NCCL
+version say whether the switch has SHARP; NCCL 2.17.1 brought NVLS, 2.18.1 NVLS Tree (ncclversion.py),
+and tuning.cc disables NVLS Tree on one node and NVLS across nodes without CollNet. The model is
+today's (v2.28.3 on; ncclversion.py says what 2.18-2.27 ranked with), in tuning.cc's terms for c
+channels, one a GPU (ncclTopoCompute: at most one NVLS head a GPU; one NIC each across nodes):
+
+    a channel's busbw = min(bwIntra x nvlsEfficiency x (c-1)/c x 2, bwInter (x 2 on <= 2 nodes, NVLS Tree),
+                            perChMaxNVLSTreeBw)                       (ncclTopoTuneModel, NVLS branch)
+    algbw = c x busbw x N / (2 (N - 1)),  latency = NVLink 25 us + 2 log2(M) x NET 20.9 us (NVLS: 25 in one node)
+
+nvlsEfficiency 0.85 Hopper, 0.74 Blackwell; perChMaxNVLSTreeBws 57.7 / 45.5 (Hopper, two nodes /
+more), 96 / 80 (Blackwell); baseLatencies 0; on Blackwell with x86 hosts NVLS Tree's bandwidth x
+treeCorrectionFactor's Simple row too (ncclTopoGetAlgoTime). The links stand in for the NVLS
+graph: bwInter = the node's link / c; bwIntra = the GPU's link / (c + 1), since NVLS's search
+(ncclTopoSearchTryNvls) loads each GPU's NVLink once a channel and its own head's twice (it does not
+carry the search's rounding to its speed steps); in one node the search raises bwInter to twice
+bwIntra, so the NVLink term binds. Bytes: NVLS Tree's inter part is a tree over the nodes of the
+node-reduced n, one channel a NIC, so a node's NICs carry n per direction on two nodes (root of one
+tree, leaf of the other: hence bwInter x 2) and 2n beyond, as the tree; a GPU sends n into the
+switch, its 1/G slice of the result for multicast and its head's 1/G of the node's inter bytes.
+
 Choosing is not predicting. NCCL ranks the choices with these constants, written for
 InfiniBand; across nodes real calls are slower, by how much depending on the transport. So a
 choice carries two times: `model_s`, NCCL's own estimate, which `pick` ranks by (what NCCL
@@ -51,11 +76,11 @@ the socket transport's ncclNetSocketGetProperties reads /sys/class/net/<nic>/spe
 what the transport moves: so over sockets a NIC faster than the cap can flip a call to a tree the
 fabric prices slower than the ring it replaced, and the call slows down (docs/clusters.md).
 
-Left out, each because lionsim cannot know it from a network preset: the per-channel caps
-(perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row (per GPU
-generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
-CollNet / NVLS / NVLS Tree (need SHARP switches or NVLink SHARP: set --traits ideal for the
-cheapest hierarchical plan, which they approach), PAT (one GPU per node only, all-gather /
+Left out, each because lionsim cannot know it from a network preset: the ring's and tree's
+per-channel caps (perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row
+(per GPU generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
+CollNet and NVLS across nodes, which needs it (SHARP in the InfiniBand switches: set --traits ideal
+for the cheapest hierarchical plan, which it approaches), PAT (one GPU per node only, all-gather /
 reduce-scatter). LL128 is taken as enabled where the fabric allows it (NCCL's default on Hopper
 and Blackwell); an all-to-all is point-to-point sends, no tuning model (lionsim's own plans
 price it).
