@@ -28,7 +28,8 @@
     min_nchannels = 4           # fabric's per-node rate (lionsim.network.sockets): NCCL_MIN_NCHANNELS
                                 # (1-64), refused on any other fabric; absent: 2 channels a NIC
     version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
-                                # today's, whose two-node tree rule holds on any intra link
+                                # today's, whose two-node tree rule holds on any intra link and
+                                # which has NVLS (2.17.1 on) and NVLS Tree (2.18.1 on)
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
