@@ -154,11 +154,11 @@ class Choice:
     """Priced: the bytes over the bandwidth the fabric moves."""
     sent_bytes: float
     """Bytes the busiest rank sends: ring 2(N-1)/N n for all-reduce, (N-1)/N n for gathers,
-    n for broadcast / reduce; tree 2n."""
+    n for broadcast / reduce; tree 2n; NVLS / NVLS Tree n + (n + node_bytes) / G (module doc)."""
     node_bytes: float
     """Bytes the busiest node sends through its inter link per direction, what `bandwidth_s`
     moves across nodes (_node_sent): a ring's one hop out of the node carries its sent_bytes; a
-    tree n on two nodes, 2n beyond; 0 in one node."""
+    tree and NVLS Tree n on two nodes, 2n beyond; 0 in one node."""
 
     @property
     def time_s(self) -> float:
