@@ -52,8 +52,8 @@ Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsi
 Traits = Annotated[Optional[str], typer.Option(
     "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl", "mpi")),
     help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas, "
-         "the cheapest plan), gloo (measured here, a flat ring), nccl (NCCL's tuning model: its ring or tree per "
-         "call) or mpi (MPI on host memory: the cheapest plan, every GPU buffer copied to the host and back). "
+         "the cheapest plan), gloo (measured here, a flat ring), nccl (NCCL's tuning model: its ring, tree or "
+         "NVLS Tree per call) or mpi (MPI on host memory: the cheapest plan, every GPU buffer copied to the host and back). "
          "Default: the profile's own (nccl in the GPU-cluster presets), else the backend's (ideal on sim).")]
 Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "

@@ -269,7 +269,7 @@ def _price_nccl(call: CollectiveCall, workers: int, network: Network, algorithm:
     g, m = network.workers_per_node, network.nodes(workers)
     intra = network.intra if g > 1 else None
     choice = nccl.pick(call.op, call.nbytes, workers, m, intra, network.inter_link(), algorithm, network.nccl_fabric(),
-                       network.sockets.release)
+                       network.sockets.release, network.nvls)
     scope = "inter" if g == 1 else ("intra" if m == 1 else "intra+inter")
     terms = Terms(latency_s=choice.latency_s, bandwidth_s=choice.bandwidth_s, sent_bytes=choice.sent_bytes)
     phase = PhaseCost(op=call.op, scope=scope, ranks=workers, nbytes=call.nbytes, algorithm=choice.algorithm,

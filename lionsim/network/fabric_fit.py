@@ -51,7 +51,7 @@ def _sweep_pricer(sweep) -> Callable[[Fabric], np.ndarray]:
     def log_errors(fabric: Fabric) -> np.ndarray:
         run = network.on_fabric(fabric)  # the sweep's own socket settings (sockets fabric)
         priced = [nccl.pick("all_reduce", s, sweep.workers, m, intra, inter, fabric=run,
-                            version=network.sockets.release).time_s for s in sizes]
+                            version=network.sockets.release, nvls=network.nvls).time_s for s in sizes]
         return np.log(np.array(priced) / published_s)
 
     return log_errors

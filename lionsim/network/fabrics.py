@@ -82,10 +82,10 @@ TUNING = Fabric(name="tuning", hop_us=None,
 
 # Fitted by lionsim.network.fabric_fit on the "fit" sweeps of lionsim.published.sweeps
 # (`python -m lionsim.published.sweeps --fit` prints these figures); see the module doc.
-IB = Fabric(name="ib", hop_us=(3.8, 16.0, 47.0), protocol_share=(1.0, 0.8, 1.0),
+IB = Fabric(name="ib", hop_us=(3.8, 11.0, 52.0), protocol_share=(1.0, 0.43, 1.0),
             description="RDMA verbs (InfiniBand, RoCE): NCCL's IB transport",
             fitted_on="ib-ndr-h100-2x8, ib-ndr-h100-4x8, ib-ndr-h100-8x8")
-EFA = Fabric(name="efa", hop_us=(17.0, 29.0, 60.0), share=0.67, protocol_share=(1.0, 0.8, 1.0),
+EFA = Fabric(name="efa", hop_us=(17.0, 24.0, 65.0), share=0.67, protocol_share=(1.0, 0.43, 1.0),
              description="AWS EFA with GPUDirect RDMA (p4d and later) through the aws-ofi-nccl plug-in",
              fitted_on="efa-p6-b200-2x8, efa-p4dn-2x8")
 EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",),

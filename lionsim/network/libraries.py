@@ -5,7 +5,7 @@
 | ideal | the alpha-beta formulas alone, the cheapest plan for each call (a hierarchical one  |
 |       | on a two-level network): what the flat presets (1gbe ... ib-ndr, nvlink*) assume    |
 | nccl  | NCCL's own tuning model (lionsim.network.nccl): the algorithm and protocol NCCL     |
-|       | picks for each call, a ring or tree over every GPU, priced on the network's fabric  |
+|       | picks for each call, a ring, tree or NVLS Tree, priced on the network's fabric      |
 |       | (lionsim.network.fabrics: sockets, ib, efa, fitted to published sweeps); what the   |
 |       | GPU-cluster presets (dgx-*, a100x8-4hdr, h100x8-*) and, in estimate, profiles       |
 |       | without traits assume. No host cap, no slow mode; `lionsim comm --backend nccl      |

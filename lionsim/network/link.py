@@ -123,6 +123,10 @@ class Network:
     sockets: SocketSettings = GENERIC
     """NCCL's socket-transport settings (sockets.py: the channels a NIC), which set the sockets
     fabric's per-node cap; GENERIC: NCCL's defaults (2 channels a NIC)."""
+    nvls: str = ""
+    """The GPUs' NVLink SHARP generation, "hopper" or "blackwell" (NVSwitch gen3 and later: DGX/HGX
+    H100, H200, B200 nodes), on which NCCL runs NVLS in one node and NVLS Tree across nodes
+    (lionsim.network.nccl); "": none (PCIe GPUs, NVLink without NVSwitch, A100 and older, or not stated)."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
@@ -141,6 +145,22 @@ class Network:
             raise LionsimError(
                 f"network {self.name!r}: workers_per_node = {self.workers_per_node} needs an intra link"
             )
+        if self.nvls:
+            self._check_nvls()
+
+    def _check_nvls(self) -> None:
+        """NVLink SHARP is NVSwitch hardware inside a node: refuse it where it means nothing."""
+        from lionsim.network.nccl import NVLINK_GBPS, NVLS_GENERATIONS
+
+        if self.nvls not in NVLS_GENERATIONS:
+            raise LionsimError(f"nvls = {self.nvls!r} is not accepted; the GPUs' NVLink SHARP generation, one of "
+                               f"{', '.join(NVLS_GENERATIONS)} (NVSwitch gen3 on: NCCL's nvlsEfficiency is 0 before "
+                               "Hopper); leave it out for none")
+        intra_GBps = 0.0 if self.intra is None else self.intra.bandwidth_Bps * self.intra.efficiency / 1e9
+        if self.workers_per_node < 2 or intra_GBps < NVLINK_GBPS:
+            raise LionsimError(f"network {self.name!r}: nvls = {self.nvls!r} needs NVSwitch nodes: workers_per_node "
+                               f">= 2 and an NVLink intra link (at least {NVLINK_GBPS:g} GB/s); this one has "
+                               f"workers_per_node = {self.workers_per_node} and intra {intra_GBps:g} GB/s")
 
     def nccl_fabric(self) -> Fabric:
         """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py), its
@@ -193,6 +213,8 @@ class Network:
             out["description"] = self.description
         if self.fabric:
             out["fabric"] = self.fabric
+        if self.nvls:
+            out["nvls"] = self.nvls
         if not self.sockets.is_default:
             out["nccl"] = self.sockets.to_dict()
         if not self.traits.ideal or self.traits.backend != "any":  # a fit keeps its backend even if ideal

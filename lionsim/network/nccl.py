@@ -39,6 +39,31 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   (NVIDIA/nccl issue 209's NCCL 2.4.7 runs: a tree at every size on two NVLink nodes, a ring from
   at most 31 MB on four).
 
+NVLink SHARP (NVLS). On nodes whose NVSwitch reduces and multicasts (gen3 on: Hopper, Blackwell),
+NCCL adds NVLS (one node) and NVLS Tree (across nodes: NVLS in each node, a tree over the nodes on
+the node-reduced data), Simple only, all-reduce here (tuning.cc also ranks NVLS for all-gather and
+reduce-scatter in one node: not carried). A network declares them (Network.nvls: the GPUs'
+generation, `nvls = "hopper"` in a profile; dgx-h100 does), since neither the links nor the NCCL
+version say whether the switch has SHARP; NCCL 2.17.1 brought NVLS, 2.18.1 NVLS Tree (ncclversion.py),
+and tuning.cc disables NVLS Tree on one node and NVLS across nodes without CollNet. The model is
+today's (v2.28.3 on; ncclversion.py says what 2.18-2.27 ranked with), in tuning.cc's terms for c
+channels, one a GPU (ncclTopoCompute: at most one NVLS head a GPU; one NIC each across nodes):
+
+    a channel's busbw = min(bwIntra x nvlsEfficiency x (c-1)/c x 2, bwInter (x 2 on <= 2 nodes, NVLS Tree),
+                            perChMaxNVLSTreeBw)                       (ncclTopoTuneModel, NVLS branch)
+    algbw = c x busbw x N / (2 (N - 1)),  latency = NVLink 25 us + 2 log2(M) x NET 20.9 us (NVLS: 25 in one node)
+
+nvlsEfficiency 0.85 Hopper, 0.74 Blackwell; perChMaxNVLSTreeBws 57.7 / 45.5 (Hopper, two nodes /
+more), 96 / 80 (Blackwell); baseLatencies 0; on Blackwell with x86 hosts NVLS Tree's bandwidth x
+treeCorrectionFactor's Simple row too (ncclTopoGetAlgoTime). The links stand in for the NVLS
+graph: bwInter = the node's link / c; bwIntra = the GPU's link / (c + 1), since NVLS's search
+(ncclTopoSearchTryNvls) loads each GPU's NVLink once a channel and its own head's twice (it does not
+carry the search's rounding to its speed steps); in one node the search raises bwInter to twice
+bwIntra, so the NVLink term binds. Bytes: NVLS Tree's inter part is a tree over the nodes of the
+node-reduced n, one channel a NIC, so a node's NICs carry n per direction on two nodes (root of one
+tree, leaf of the other: hence bwInter x 2) and 2n beyond, as the tree; a GPU sends n into the
+switch, its 1/G slice of the result for multicast and its head's 1/G of the node's inter bytes.
+
 Choosing is not predicting. NCCL ranks the choices with these constants, written for
 InfiniBand; across nodes real calls are slower, by how much depending on the transport. So a
 choice carries two times: `model_s`, NCCL's own estimate, which `pick` ranks by (what NCCL
@@ -51,11 +76,11 @@ the socket transport's ncclNetSocketGetProperties reads /sys/class/net/<nic>/spe
 what the transport moves: so over sockets a NIC faster than the cap can flip a call to a tree the
 fabric prices slower than the ring it replaced, and the call slows down (docs/clusters.md).
 
-Left out, each because lionsim cannot know it from a network preset: the per-channel caps
-(perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row (per GPU
-generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
-CollNet / NVLS / NVLS Tree (need SHARP switches or NVLink SHARP: set --traits ideal for the
-cheapest hierarchical plan, which they approach), PAT (one GPU per node only, all-gather /
+Left out, each because lionsim cannot know it from a network preset: the ring's and tree's
+per-channel caps (perCh*Bws: per GPU generation and channel count) and the single-node llMaxBws row
+(per GPU generation), the graph's extra inter-node latency (latencyInter, 0 on plain InfiniBand),
+CollNet and NVLS across nodes, which needs it (SHARP in the InfiniBand switches: set --traits ideal
+for the cheapest hierarchical plan, which it approaches), PAT (one GPU per node only, all-gather /
 reduce-scatter). LL128 is taken as enabled where the fabric allows it (NCCL's default on Hopper
 and Blackwell); an all-to-all is point-to-point sends, no tuning model (lionsim's own plans
 price it).
@@ -68,9 +93,11 @@ from dataclasses import dataclass
 
 from lionsim.network.fabrics import TUNING, Fabric
 from lionsim.network.link import Link
-from lionsim.network.ncclversion import TWO_NODE_RULE_SINCE, Release
+from lionsim.network.ncclversion import NVLS_SINCE, NVLS_TREE_SINCE, TWO_NODE_RULE_SINCE, Release
 
-ALGORITHMS = ("tree", "ring")
+ALGORITHMS = ("tree", "ring", "nvls", "nvls_tree")
+"""In tuning.cc's order (NCCL_ALGO_TREE, RING, ..., NVLS, NVLS_TREE), which breaks ties."""
+NVLS_ALGORITHMS = ("nvls", "nvls_tree")
 PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
 """Ops NCCL's tuning model prices (ring for all; tree for all_reduce only)."""
@@ -98,6 +125,20 @@ NET_OVERHEAD_US = 1.0
 RING_PLATEAU = 1.4
 """tuning.cc's "plateau effect of ring": a ring Simple all-reduce's latency across nodes (1.9 before Ampere)."""
 
+NVLS_GENERATIONS = ("hopper", "blackwell")
+"""GPU generations with NVLink SHARP (NVSwitch gen3 and later): tuning.cc's nvlsEfficiency is 0 before Hopper."""
+NVLS_EFFICIENCY = {"hopper": 0.85, "blackwell": 0.74}
+"""tuning.cc nvlsEfficiency, per compute capability: the part of a channel's NVLink bandwidth NVLS reaches."""
+NVLS_TREE_MAX_CHANNEL_GBPS = {"hopper": (57.7, 45.5), "blackwell": (96.0, 80.0)}
+"""tuning.cc perChMaxNVLSTreeBws: one NVLS Tree channel's busbw cap on two nodes, on more (one node: 0,
+NVLS Tree is disabled there)."""
+NVLS_HW_LATENCY_US = {"nvls": (25.0, 18.0), "nvls_tree": (25.0, 20.9)}
+"""tuning.cc hwLatencies, Simple (NVLS runs no other protocol): (NVLink, NET) per algorithm, microseconds;
+their baseLatencies are 0."""
+NVLS_TREE_CORRECTION = TREE_CORRECTION["simple"] + (0.9,)
+"""tuning.cc treeCorrectionFactor's Simple row as ncclTopoGetAlgoTime reads it for NVLS Tree (24 entries:
+logSize < 24), only on Blackwell (minCompCap >= 100) with x86 hosts."""
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Choice:
@@ -113,11 +154,11 @@ class Choice:
     """Priced: the bytes over the bandwidth the fabric moves."""
     sent_bytes: float
     """Bytes the busiest rank sends: ring 2(N-1)/N n for all-reduce, (N-1)/N n for gathers,
-    n for broadcast / reduce; tree 2n."""
+    n for broadcast / reduce; tree 2n; NVLS / NVLS Tree n + (n + node_bytes) / G (module doc)."""
     node_bytes: float
     """Bytes the busiest node sends through its inter link per direction, what `bandwidth_s`
     moves across nodes (_node_sent): a ring's one hop out of the node carries its sent_bytes; a
-    tree n on two nodes, 2n beyond; 0 in one node."""
+    tree and NVLS Tree n on two nodes, 2n beyond; 0 in one node."""
 
     @property
     def time_s(self) -> float:
@@ -188,6 +229,59 @@ def _latency_us(op: str, algorithm: str, protocol: str, ranks: int, nodes: int, 
     return latency * (RING_PLATEAU if op == "all_reduce" and protocol == "simple" else 1.0)
 
 
+def nvls_algorithms(op: str, ranks: int, nodes: int, nvls: str, version: Release | None) -> tuple[str, ...]:
+    """The NVLink SHARP algorithms NCCL `version` (None: today's) enables for `op` on nodes of generation
+    `nvls` ("": none; module doc, "NVLink SHARP"): NVLS in one node, NVLS Tree across nodes, both for
+    all-reduce only here and with at least two GPUs a node (two channels)."""
+    if not nvls or op != "all_reduce" or ranks // nodes < 2:
+        return ()
+    if nodes == 1:
+        return ("nvls",) if version is None or version >= NVLS_SINCE else ()
+    return ("nvls_tree",) if version is None or version >= NVLS_TREE_SINCE else ()
+
+
+def _nvls_algbw_GBps(algorithm: str, nvls: str, nbytes: float, ranks: int, nodes: int, intra_GBps: float,
+                     inter_GBps: float) -> float:
+    """GB/s of an NVLS or NVLS Tree all-reduce's bandwidth term (module doc, "NVLink SHARP"): one channel a
+    GPU of the node, each channel's NVLink bwIntra the GPU's link / (channels + 1), bwInter the node's link /
+    channels; a channel's busbw min(bwIntra x nvlsEfficiency x (c - 1) / c x 2, bwInter (x 2 on two nodes),
+    perChMaxNVLSTreeBw), all channels together x N / (2 (N - 1))."""
+    channels = ranks // nodes
+    intra = intra_GBps / (channels + 1) * NVLS_EFFICIENCY[nvls] * (channels - 1) / channels * 2.0
+    bw = intra
+    if nodes > 1:
+        inter = inter_GBps / channels * (2.0 if nodes <= 2 and algorithm == "nvls_tree" else 1.0)
+        bw = min(intra, inter, NVLS_TREE_MAX_CHANNEL_GBPS[nvls][0 if nodes == 2 else 1])
+    algbw = channels * bw * ranks / (2 * (ranks - 1))
+    index = int(math.log2(nbytes / 64)) if nbytes >= 64 else -1
+    if algorithm == "nvls_tree" and nvls == "blackwell" and 0 <= index < len(NVLS_TREE_CORRECTION):
+        algbw *= NVLS_TREE_CORRECTION[index]
+    return algbw
+
+
+def _nvls_latency_us(nodes: int, intra_us: float, inter_us: float) -> float:
+    """One NVLink SHARP hop inside the node plus, across nodes, 2 log2(M) network hops (NVLS Tree)."""
+    return intra_us + 2 * (nodes.bit_length() - 1) * inter_us
+
+
+def _nvls_choice(algorithm: str, nvls: str, nbytes: float, ranks: int, nodes: int, intra: Link, inter: Link,
+                 inter_GBps: float, moved_GBps: float, fabric: Fabric) -> Choice:
+    """NVLS or NVLS Tree for one all-reduce: NCCL's estimate and lionsim's price (module doc)."""
+    intra_GBps = intra.bandwidth_Bps * intra.efficiency / 1e9
+    intra_us, net_us = NVLS_HW_LATENCY_US[algorithm]
+    model_s = _nvls_latency_us(nodes, intra_us, net_us) * 1e-6 + nbytes / (
+        _nvls_algbw_GBps(algorithm, nvls, nbytes, ranks, nodes, intra_GBps, inter_GBps) * 1e9)
+    priced_intra = max(intra_us, intra.alpha_s * 1e6)
+    priced_net = max(net_us if fabric.hop_us is None else fabric.hop_us[PROTOCOLS.index("simple")],
+                     inter.alpha_s * 1e6)
+    node_bytes = _node_sent("all_reduce", algorithm, nbytes, ranks, nodes)
+    return Choice(algorithm=algorithm, protocol="simple", model_s=model_s,
+                  latency_s=_nvls_latency_us(nodes, priced_intra, priced_net) * 1e-6,
+                  bandwidth_s=nbytes / (_nvls_algbw_GBps(algorithm, nvls, nbytes, ranks, nodes, intra_GBps,
+                                                         moved_GBps) * 1e9),
+                  sent_bytes=nbytes + (nbytes + node_bytes) / (ranks // nodes), node_bytes=node_bytes)
+
+
 def _sent(op: str, algorithm: str, nbytes: float, ranks: int) -> float:
     if algorithm == "tree":
         return 2 * nbytes
@@ -206,17 +300,20 @@ def _node_sent(op: str, algorithm: str, nbytes: float, ranks: int, nodes: int) -
     NIC (its intra graph is the NIC), 2n, and lionsim prices it so: the bytes follow the price."""
     if nodes == 1:
         return 0.0
+    if algorithm == "nvls_tree":  # the node-reduced n over a tree of nodes, as the tree's
+        return nbytes if nodes == 2 else 2 * nbytes
     if algorithm == "tree" and nodes == 2 and ranks // nodes > 1:
         return nbytes
     return _sent(op, algorithm, nbytes, ranks)
 
 
 def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
-            fabric: Fabric | None = None, version: Release | None = None) -> list[Choice]:
+            fabric: Fabric | None = None, version: Release | None = None, nvls: str = "") -> list[Choice]:
     """Every (algorithm, protocol) NCCL's model ranks for `op` on `nbytes` (calls.py convention:
     the vector for all-reduce, the whole output for gathers) among `ranks` GPUs on `nodes` nodes,
     each priced on `fabric` (None: tuning, NCCL's constants). `intra`: the link per GPU inside a
-    node (None: one GPU per node); `inter`: per node; `version`: the NCCL release (None: today's)."""
+    node (None: one GPU per node); `inter`: per node; `version`: the NCCL release (None: today's);
+    `nvls`: the nodes' NVLink SHARP generation (NVLS_GENERATIONS; "": none)."""
     if op not in NCCL_OPS:
         raise ValueError(f"NCCL's tuning model does not price {op!r}")
     fabric = fabric or TUNING
@@ -228,7 +325,7 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
     moved_GBps = min(inter_GBps * fabric.share, fabric.cap_GBps)
     two_node = two_node_rule(version, intra_hw == "nvlink")
     out = []
-    for algorithm in ALGORITHMS:
+    for algorithm in ("tree", "ring"):
         if algorithm == "tree" and op != "all_reduce":
             continue
         for i, protocol in enumerate(PROTOCOLS):
@@ -252,14 +349,20 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
             out.append(Choice(algorithm=algorithm, protocol=protocol, model_s=model_s, latency_s=latency_us * 1e-6,
                               bandwidth_s=bandwidth_s, sent_bytes=_sent(op, algorithm, nbytes, ranks),
                               node_bytes=_node_sent(op, algorithm, nbytes, ranks, nodes)))
+    for algorithm in nvls_algorithms(op, ranks, nodes, nvls, version):
+        assert intra is not None  # two GPUs a node at least
+        out.append(_nvls_choice(algorithm, nvls, nbytes, ranks, nodes, intra, inter, inter_GBps,
+                                moved_GBps * fabric.protocol_share[PROTOCOLS.index("simple")], fabric))
     return out
 
 
 def pick(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, inter: Link,
-         algorithm: str | None = None, fabric: Fabric | None = None, version: Release | None = None) -> Choice:
+         algorithm: str | None = None, fabric: Fabric | None = None, version: Release | None = None,
+         nvls: str = "") -> Choice:
     """What NCCL `version` (None: today's) runs: the fastest choice by its own model (of
-    `algorithm`'s, when one is named; ties go to the first in tuning.cc's order, tree before ring,
-    LL before LL128 before Simple), priced on `fabric`."""
-    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter, fabric, version)
+    `algorithm`'s, when one is named; ties go to the first in tuning.cc's order, tree before ring
+    before NVLS before NVLS Tree, LL before LL128 before Simple), priced on `fabric`; `nvls`: as
+    `choices`."""
+    options = [c for c in choices(op, nbytes, ranks, nodes, intra, inter, fabric, version, nvls)
                if algorithm is None or c.algorithm == algorithm]
     return min(options, key=lambda c: c.model_s)

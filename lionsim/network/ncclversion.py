@@ -1,7 +1,8 @@
 """The NCCL version a network runs, as a profile's `[nccl]` table states it (`version = "2.4.7"`).
 
-NCCL's choice of algorithm changed with its version in one way lionsim models: the two-node tree
-rule (lionsim.network.nccl, "Two nodes"). From the git history of NVIDIA/nccl:
+NCCL's choice of algorithm changed with its version in two ways lionsim models: the two-node tree
+rule (lionsim.network.nccl, "Two nodes") and which NVLink SHARP algorithms exist ("NVLS" below).
+From the git history of NVIDIA/nccl:
 
 - v2.4.2-1 is the first release with trees (double binary trees across nodes). Until v2.4.8-1
   there is no src/graph/tuning.cc: NCCL chose a tree for an all-reduce up to a byte threshold
@@ -15,6 +16,14 @@ rule (lionsim.network.nccl, "Two nodes"). From the git history of NVIDIA/nccl:
 So a network that states a version before 2.5.6 has the two-node rule only on NVLink nodes
 (nccl.two_node_rule); no other constant of those releases is carried (nccl.py's module doc says
 why). A network that states none runs today's NCCL.
+
+NVLS: v2.17.1-1 is the first release whose tuning.cc prices NVLS (NVLink SHARP all-reduce, one node:
+NVLS across nodes needs CollNet), v2.18.1-1 the first with NVLS Tree (NVLS inside each node, a tree
+across nodes). So a network that states an older version gets neither (nccl.nvls_algorithms). The
+constants lionsim carries for them are today's (v2.28.3-1 on: nvlsEfficiency, perChMaxNVLSTreeBws,
+the NET hop of 20.9 us); v2.18.1 to v2.27 ranked them with others (a channel's bandwidth
+min(bwIntra, bwInter, halved beyond two nodes) x 5/6, the NET hop 14 us from v2.19), which are not
+carried, as no other constant of older releases is.
 """
 
 from __future__ import annotations
@@ -31,6 +40,11 @@ TREES_SINCE: Release = (2, 4, 0)
 TWO_NODE_RULE_SINCE: Release = (2, 5, 6)
 """The first release whose src/graph/tuning.cc ranks a tree over two nodes by the intra link
 (v2.5.6-1, the first tag with tuning.cc; module doc)."""
+
+NVLS_SINCE: Release = (2, 17, 1)
+"""The first release whose tuning.cc prices NVLS (v2.17.1-1; module doc)."""
+NVLS_TREE_SINCE: Release = (2, 18, 1)
+"""The first release whose tuning.cc prices NVLS Tree (v2.18.1-1; module doc)."""
 
 _FORMAT = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 

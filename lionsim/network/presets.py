@@ -12,7 +12,7 @@
 | ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
 | nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
 | nvlink3       | 250            | 1.0  | 1        | A100 NVLink3 300 GB/s per direction (12 links x 25 GB/s); nvlink4's achieved share (380/450 = 0.84) gives 253, rounded down |
-| dgx-h100      | 384 / node     | 1.0  | 2        | 8 GPUs per node on nvlink4; 8 ConnectX-7 NDR NICs per node: 8 x ib-ndr |
+| dgx-h100      | 384 / node     | 1.0  | 2        | 8 GPUs per node on nvlink4 and NVSwitch gen3, which has NVLink SHARP (nvls = "hopper": NCCL's NVLS / NVLS Tree, lionsim.network.nccl); 8 ConnectX-7 NDR NICs per node: 8 x ib-ndr |
 | dgx-a100      | 192 / node     | 1.0  | 2        | 8 GPUs per node on nvlink3; 8 HDR NICs per node (DGX A100): 8 x ib-hdr |
 | a100x8-4hdr   | 96 / node      | 1.0  | 2        | 8 GPUs per node on nvlink3; 4 HDR NICs per node (one per two GPUs): 4 x ib-hdr |
 | h100x8-10gbe  | 1.17 / node    | 1.0  | 25       | 8 GPUs per node on nvlink4, one 10gbe NIC per node (the slow-Ethernet regime of Lion Cub) |
@@ -20,7 +20,7 @@
 
 Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
 h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
-or tree over every GPU, as NCCL picks per call); the flat presets by the ideal library (the
+or tree over every GPU, or NVLS Tree on dgx-h100's NVLink SHARP, as NCCL picks per call); the flat presets by the ideal library (the
 alpha-beta formulas alone). `--traits NAME` runs any network by another library (`ideal`:
 the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
 
@@ -78,7 +78,8 @@ _add(
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
         intra=NVLINK4,
         workers_per_node=8,
-        description="DGX H100: 8 GPUs on NVLink4, 8 NDR NICs per node",
+        nvls="hopper",
+        description="DGX H100: 8 GPUs on NVLink4 and NVSwitch gen3 (NVLink SHARP), 8 NDR NICs per node",
     )
 )
 _add(

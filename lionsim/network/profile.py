@@ -20,11 +20,16 @@
     fabric = "efa"              # optional: the transport NCCL runs over across nodes (ib, efa,
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
+    nvls = "hopper"             # optional: the GPUs' NVLink SHARP generation (hopper, blackwell:
+                                # NVSwitch gen3 on), where NCCL runs NVLS / NVLS Tree
+                                # (lionsim.network.nccl); absent: none. Needs workers_per_node >= 2
+                                # and an NVLink [intra] link
     [nccl]                      # optional: NCCL's socket-transport settings, which set the sockets
     min_nchannels = 4           # fabric's per-node rate (lionsim.network.sockets): NCCL_MIN_NCHANNELS
                                 # (1-64), refused on any other fabric; absent: 2 channels a NIC
     version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
-                                # today's, whose two-node tree rule holds on any intra link
+                                # today's, whose two-node tree rule holds on any intra link and
+                                # which has NVLS (2.17.1 on) and NVLS Tree (2.18.1 on)
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
@@ -54,7 +59,7 @@ from lionsim.registry import did_you_mean
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
-             "traits", "fabric", "nccl", "measured")
+             "traits", "fabric", "nvls", "nccl", "measured")
 
 
 def canonical_network(spec: str | os.PathLike[str]) -> str:
@@ -139,6 +144,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             description=string(data, "description", source, default=f"profile {source}"),
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
             fabric=fabric,
+            nvls=string(data, "nvls", source, default="") if "nvls" in data else "",
             sockets=sockets,
             measured=measured_record(data["measured"], source) if "measured" in data else {},
         )

@@ -12,8 +12,8 @@ today's NCCL with its defaults:
 stated or inferred, is another is refused (profile.py); `version` acts on every fabric. The table
 acts only where NCCL prices the network (traits nccl, or --traits nccl).
 
-The version matters for one rule of NCCL's choice, the two-node tree rule (ncclversion.py); the
-rest of this doc is the socket transport.
+The version matters for two rules of NCCL's choice, the two-node tree rule and which NVLink SHARP
+algorithms exist (ncclversion.py); the rest of this doc is the socket transport.
 
 What NCCL does (NVIDIA/nccl src/graph/connect.cc, ncclTopoPostset; src/transport/net_socket.cc):
 each channel is one connection per direction through the node's NIC; NCCL runs twice the channels

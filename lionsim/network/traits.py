@@ -201,7 +201,7 @@ class Traits:
     model: str = ""
     """How the library runs a whole-group call of the ops its tuning model knows: "nccl" (NCCL's
     own algorithm and protocol choice and time, lionsim.network.nccl: a flat ring or tree over
-    every GPU, never a hierarchical plan); "": lionsim's plans, priced per phase (module doc)."""
+    every GPU, or NVLS / NVLS Tree on NVLink SHARP nodes, never lionsim's hierarchical plans); "": lionsim's plans, priced per phase (module doc)."""
     description: str = ""
     """Where the figures come from (one line)."""
 

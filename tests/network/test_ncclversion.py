@@ -1,6 +1,6 @@
-"""The NCCL version a network states (lionsim.network.ncclversion) and the one rule it changes,
-the two-node tree rule (lionsim.network.nccl): checked against NCCL's model worked by hand from
-nccl.py's formulas (tuning.cc's constants), for today's NCCL (v2.5.6-1 on: a tree over two nodes
+"""The NCCL version a network states (lionsim.network.ncclversion) and the rule it changes checked
+here, the two-node tree rule (lionsim.network.nccl; the other, NVLS from 2.17.1 and NVLS Tree from
+2.18.1, in test_nvls.py): checked against NCCL's model worked by hand from nccl.py's formulas (tuning.cc's constants), for today's NCCL (v2.5.6-1 on: a tree over two nodes
 ranked by the intra link) and for 2.4 (the same on NVLink nodes only, src/init.cc
 ncclTreeThreshold); a profile's [nccl] version acts, is written back, and bad ones are refused in
 one line, exit 2. Never a timing."""
