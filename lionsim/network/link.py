@@ -32,6 +32,11 @@ GB = 1e9
 """Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
 US = 1e-6
 """Seconds in a microsecond."""
+NVLINK_GBPS = 100.0
+"""An intra link at least this fast (GB/s per GPU) is NVLink (NCCL's hop latencies, lionsim.network.nccl);
+slower is PCIe."""
+NVLS_GENERATIONS = ("hopper", "blackwell")
+"""GPU generations with NVLink SHARP (NVSwitch gen3 and later): tuning.cc's nvlsEfficiency is 0 before Hopper."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -150,8 +155,6 @@ class Network:
 
     def _check_nvls(self) -> None:
         """NVLink SHARP is NVSwitch hardware inside a node: refuse it where it means nothing."""
-        from lionsim.network.nccl import NVLINK_GBPS, NVLS_GENERATIONS
-
         if self.nvls not in NVLS_GENERATIONS:
             raise LionsimError(f"nvls = {self.nvls!r} is not accepted; the GPUs' NVLink SHARP generation, one of "
                                f"{', '.join(NVLS_GENERATIONS)} (NVSwitch gen3 on: NCCL's nvlsEfficiency is 0 before "

@@ -92,7 +92,7 @@ import math
 from dataclasses import dataclass
 
 from lionsim.network.fabrics import TUNING, Fabric
-from lionsim.network.link import Link
+from lionsim.network.link import NVLINK_GBPS, NVLS_GENERATIONS, Link  # noqa: F401 -- re-exported
 from lionsim.network.ncclversion import NVLS_SINCE, NVLS_TREE_SINCE, TWO_NODE_RULE_SINCE, Release
 
 ALGORITHMS = ("tree", "ring", "nvls", "nvls_tree")
@@ -116,8 +116,6 @@ TREE_CORRECTION = {
     "simple": (.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9),
 }
 """tuning.cc treeCorrectionFactor, indexed by floor(log2(n / 64)) for 0 <= index < 23."""
-NVLINK_GBPS = 100.0
-"""An intra link at least this fast (GB/s per GPU) is NVLink for the hop latencies; slower is PCIe."""
 LL_MAX_BUS_GBPS = (39.0, 20.4)
 """tuning.cc llMaxBws across nodes, Intel-host row: LL's busbw cap on two nodes, on more."""
 NET_OVERHEAD_US = 1.0
@@ -125,8 +123,6 @@ NET_OVERHEAD_US = 1.0
 RING_PLATEAU = 1.4
 """tuning.cc's "plateau effect of ring": a ring Simple all-reduce's latency across nodes (1.9 before Ampere)."""
 
-NVLS_GENERATIONS = ("hopper", "blackwell")
-"""GPU generations with NVLink SHARP (NVSwitch gen3 and later): tuning.cc's nvlsEfficiency is 0 before Hopper."""
 NVLS_EFFICIENCY = {"hopper": 0.85, "blackwell": 0.74}
 """tuning.cc nvlsEfficiency, per compute capability: the part of a channel's NVLink bandwidth NVLS reaches."""
 NVLS_TREE_MAX_CHANNEL_GBPS = {"hopper": (57.7, 45.5), "blackwell": (96.0, 80.0)}
