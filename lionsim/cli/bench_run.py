@@ -1,6 +1,7 @@
 """`lionsim bench` on the simulator: train, and on SIGINT or SIGTERM stop at a step boundary
-and keep everything that finished, with the state `--resume` continues from; on an error in
-the user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3). A
+and keep everything that finished, with the state `--resume` continues from (a signal while
+that is written waits for it: lionsim.training.stop.deferred_signals); on an error in the
+user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3). A
 signal that comes after the last step's stop check stops nothing: the bench completes, says
 so, and exits 0 (lionsim.training.stop.settle)."""
 
@@ -21,7 +22,7 @@ def run_here(plan, out: Path, resume: bool):
     from lionsim.training.results import Results
     from lionsim.training.resume import load_resume
     from lionsim.training.runner import Runner
-    from lionsim.training.stop import StopRequest, late_note, settle, stop_at_step_boundary, to_stderr
+    from lionsim.training.stop import StopRequest, deferred_signals, late_note, settle, stop_at_step_boundary, to_stderr
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
     kept = load_resume(out, plan) if resume else None
@@ -35,9 +36,13 @@ def run_here(plan, out: Path, resume: bool):
             runner.run(progress, stop=request)
         result = results.result()
     except KeyboardInterrupt:
-        fail(interrupted(runner, results, target, request))
+        with deferred_signals():  # a signal while what finished is written (booked, then published) waits for it
+            line = interrupted(runner, results, target, request)
+        fail(line)
     except UserCodeError as e:
-        fail(failed(runner, results, target, str(e)), code=EXIT_CODE)
+        with deferred_signals():
+            line = failed(runner, results, target, str(e))
+        fail(line, code=EXIT_CODE)
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
         raise

@@ -156,6 +156,30 @@ def test_an_interrupt_delivered_twice_at_once_stops_at_the_step_boundary(tmp_pat
     assert (out / ".resume" / "rank0.pt").is_file()
 
 
+def test_a_second_interrupt_while_the_finished_steps_are_written_waits_for_them(tmp_path, capsys, monkeypatch):
+    """A stop (the first SIGINT at step 2), then another SIGINT while what finished is booked and
+    published: before, it raised out of the writing, the folder was removed and the line said no
+    results were written (998 finished steps lost in a 2,000-step bench). Now it waits."""
+    from lionsim.reports import writing
+
+    real = writing.publish_result
+
+    def publish(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)  # later than REPEAT_S after the first: not its echo
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writing, "publish_result", publish)
+    monkeypatch.setattr("lionsim.training.stop.REPEAT_S", 0.0)
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        code = exit_code([*BENCH, "--steps", "50", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and "2 finished steps kept in" in err and "no results were written" not in err, err
+    assert json.loads((out / "run.json").read_text())["status"] == "interrupted"
+    assert len((out / "steps.csv").read_text().splitlines()) == 1 + 2 and (out / ".resume" / "rank0.pt").is_file()
+    assert not any(p.name.endswith(".partial") for p in tmp_path.iterdir())
+
+
 def test_an_interrupt_in_the_last_step_completes_the_run_and_says_so(tmp_path, capsys):
     out = tmp_path / "o"
     with own_handlers() as (mine, got), ctrl_c_at_step(4):
