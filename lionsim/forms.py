@@ -17,6 +17,18 @@ from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
 from lionsim.registry import did_you_mean, match_name
 
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32 (torch.finfo(torch.float32).max): training runs in float32, so a real
+option past it cannot be applied (torch refuses to convert it: "without overflow")."""
+
+
+def beyond_float32(v) -> str:
+    """"" for a value float32 holds (or not a finite float); else the clause a refusal adds."""
+    if isinstance(v, float) and math.isfinite(v) and abs(v) > FLOAT32_MAX:
+        return f" ({v:g} is beyond float32's range, +-{FLOAT32_MAX:.4g}: training runs in float32)"
+    return ""
+
+
 _REGISTERED = re.compile(r'^@register\("([^"]+)"\)', re.MULTILINE)
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
-from lionsim.forms import MomentumSync, TensorSelection, check_workload_name, parse_eval_samples, parse_split
+from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, parse_eval_samples,
+                           parse_split)
 from lionsim.network import canonical_network, network_for
 from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
@@ -393,10 +394,12 @@ def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
     def number(x) -> bool:
         return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
-    if lr is not None and not (number(lr) and lr > 0):
-        raise LionsimError(f"bad {name('lr')} {lr!r}; accepted: a finite number > 0")
-    if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0):
-        raise LionsimError(f"bad {name('weight_decay')} {weight_decay!r}; accepted: a finite number >= 0")
+    if lr is not None and not (number(lr) and lr > 0 and not beyond_float32(lr)):
+        raise LionsimError(f"bad {name('lr')} {lr!r}{beyond_float32(lr)}; accepted: a finite number > 0")
+    if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0
+                                         and not beyond_float32(weight_decay)):
+        raise LionsimError(f"bad {name('weight_decay')} {weight_decay!r}{beyond_float32(weight_decay)}; accepted: "
+                           "a finite number >= 0")
     if betas is not None and not (isinstance(betas, (list, tuple)) and len(betas) == 2
                                   and all(number(b) and 0 <= b < 1 for b in betas)):
         raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each in [0, 1)")

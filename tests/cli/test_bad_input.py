@@ -20,6 +20,7 @@ NO_TORCH = [
     # refused before torch is imported (tests/cli/test_quick_imports.py)
     [*B, "--steps", "0"], [*B, "--steps", "10000001"], [*B, "-n", "0"], [*B, "-b", "0"], [*B, "--seed", "-1"],
     [*B, "--seed", "1180591620717411303424"], [*B, "--lr", "0"], [*B, "--lr", "nan"], [*B, "--weight-decay", "-1"],
+    [*B, "--lr", "1e300"], [*B, "--weight-decay", "1e39"], [*B, "--hyper", '{"lion": {"lr": 1e39}}'],
     [*B, "--betas", "0.9"], [*B, "--betas", "1.0,0.9"], [*B, "--betas", "a,b"], [*B, "--eval-every", "0"],
     [*B, "--threads", "0"], [*B, "--warmup-steps", "-1"], [*B, "--bucket-mb", "0"], [*B, "--timeout", "0"],
     [*B, "--target-loss", "inf"], [*B, "--steps", "ten"], [*B, "--network", "nosuch"],
@@ -177,6 +178,24 @@ def test_a_network_that_is_not_a_profile_file_says_what_is_accepted(network, lin
     (tmp_path / "adir.toml").mkdir()
     err = one_line_exit_2([*B, "--network", network.format(dir="adir"), "--out", str(tmp_path / "o")], capsys, line)
     assert "or an existing .toml/.json profile file" in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    ([*B, "--lr", "1e300"], "error: bad --lr 1e+300 (1e+300 is beyond float32's range, +-3.403e+38: training runs "
+                            "in float32); accepted: a finite number > 0"),
+    ([*B, "-s", "diloco", "--outer-lr", "1e300"], "error: bad --outer-lr 1e+300 (1e+300 is beyond float32's range"),
+    ([*B, "-s", "lion", "--hyper", '{"lion": {"lr": 1e39}}'], "error: bad hyper.lion.lr 1e+39 (1e+39 is beyond"),
+])
+def test_a_real_option_past_float32_is_refused_not_a_traceback(argv, line, capsys, tmp_path):
+    """--lr 1e300 trained into torch's "value cannot be converted to type float without overflow"
+    (57 lines, exit 1); 3.4e38 is float32's largest (torch.finfo(torch.float32).max)."""
+    import torch
+
+    from lionsim.forms import FLOAT32_MAX
+
+    assert FLOAT32_MAX == torch.finfo(torch.float32).max
+    one_line_exit_2([*argv, "--out", str(tmp_path / "o")], capsys, line)
+    assert not (tmp_path / "o").exists()
 
 
 def test_workers_that_do_not_fill_nodes_are_told_one_node_also_fits(capsys):

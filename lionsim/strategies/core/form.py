@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
+from lionsim.forms import beyond_float32
 from lionsim.registry import Registry, did_you_mean, match_name
 
 META = "lionsim"
@@ -145,8 +146,8 @@ class OptionSpec:
             value = int(value)
         elif self.type is float and number(value):
             value = float(value)
-        if value is None or not self.rule.check(value):
-            raise LionsimError(f"bad {shown}; accepted: {self.rule.says}")
+        if value is None or not self.rule.check(value) or beyond_float32(value):
+            raise LionsimError(f"bad {shown}{beyond_float32(value)}; accepted: {self.rule.says}")
         return value
 
 
