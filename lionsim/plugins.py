@@ -69,9 +69,11 @@ def load_plugin(path) -> str:
         added = import_checked(lambda: spec.loader.exec_module(module), file=True)
     except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line
         sys.modules.pop(name, None)
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+        if isinstance(e, KeyboardInterrupt):
             raise
-        raise LionsimError(f"plugin {path}: {why(e, given)}") from None
+        from lionsim.plugin_load import exit_hint
+
+        raise LionsimError(f"plugin {path}: {why(e, given)}{exit_hint(e)}") from None
     LOADED[key] = (name, added)
     return key
 

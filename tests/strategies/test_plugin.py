@@ -202,6 +202,8 @@ BAD_PLUGINS = {
     "missing file": (None, "plugin file not found: "),
     "not python": ("x = 1\n", "bad --plugin "),
     "raises on import": ("import math\nraise RuntimeError('boom')\n", "importing it raised RuntimeError: boom (line 2)"),
+    "exits on import": ("import sys\nsys.exit('bye')\n", "importing it raised SystemExit: bye (line 2); lionsim "
+                        "imports the file"),
     "syntax error": ("def (:\n", "importing it raised SyntaxError"),
     "registers nothing": ("x = 1\n", "registers no strategy or transport"),
     "lacks members": (GOOD_HEAD + "\n@STRATEGIES.register('half')\nclass Half(Strategy):\n    name = 'half'\n",
