@@ -336,3 +336,13 @@ def test_a_workload_files_cell_replays_with_its_own_model(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["bench", "--config", str(cell / "run.json"), "--out", str(tmp_path / "again")])
     assert done.value.code == 0, capsys.readouterr().err
+
+
+def test_a_shard_dealt_no_unit_says_so(tmp_path, capsys):
+    """A grid of one training unit over two shards: shard 2 has no cell at all, which is not
+    'every cell was already finished' (nothing was ever run)."""
+    grid = ["sweep", "-w", "mlp", "--model-size", "tiny", "-n", "2", "-s", "adamw", "--steps", "2"]
+    code, out, err = run_cli([*grid, "--shard", "2/2", "--out", str(tmp_path / "s")], capsys)
+    said = " ".join(out.split())
+    assert code == 0 and "shard 2/2: 0 cells (none of the grid's 1 training unit is dealt to this shard)" in said, said
+    assert "already finished" not in said
