@@ -125,7 +125,8 @@ def sweep_table(summary: pd.DataFrame) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns."""
     many_workloads = summary["workload"].nunique() > 1
     metric = _metric_column(summary)
-    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; speedup: step time against the group's "
+    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; step ms: mean per step (each cell's "
+                          "run.json says how each part was obtained); speedup: step time against the group's "
                           "baseline (same workload, N, network, seed)",
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:

@@ -286,6 +286,16 @@ def test_sweep_table_prints_speedup_as_bench_does():
     assert [row[-1] for row in rows if row and row[0] in ("adamw", "lion")] == ["1.00x", "1.31x"]
 
 
+def test_sweep_table_says_how_its_step_times_were_obtained():
+    """Its caption named loss, accuracy and speedup, and said nothing of the step ms column."""
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": "adamw@fp32-allreduce", "workers": 2, "network": "10gbe",
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": 0.001, "speedup": 1.0}])
+    said = " ".join(table_text(sweep_table(summary)).split())
+    assert "step ms: mean per step (each cell's run.json says how each part was obtained)" in said, said
+
+
 def test_sweep_takes_benchs_short_names(tmp_path, capsys):
     code, _, err = run_cli(["sweep", "-w", "mlp", "-n", "2", "--model-size", "tiny", "-b", "8", "--steps", "2",
                         "--eval-every", "2", "-s", "adamw", "--out", str(tmp_path / "s")], capsys)
