@@ -88,7 +88,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
     p.add_argument("--kernel-table", type=Path, default=None,
                    help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
-    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (issue 22: 300)")
+    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (default 300)")
     p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
     p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
                    "the one the others are compared with)")
