@@ -441,7 +441,7 @@ def check_plugin_config(cfg: WorkloadConfig) -> None:
         raise LionsimError(f"--data {cfg.data} is for the built-in vit and gpt; the workload {cfg.name} loads its own "
                            "data (read a path from an environment variable or a file beside it)")
     if cfg.train_size is not None:
-        raise LionsimError(f"--train-size {cfg.train_size} applies to generated data; {cfg.name} brings its own")
+        raise LionsimError(f"train_size {cfg.train_size} applies to generated data; {cfg.name} brings its own")
 
 
 @functools.lru_cache(maxsize=None)
