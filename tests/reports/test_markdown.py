@@ -15,6 +15,7 @@ from lionsim.cli.app import main
 from lionsim.reports import SummaryRule, summarize, write_run
 from lionsim.reports.markdown import md_table, spread, write_report
 from lionsim.reports.paper import PAPER_ACCURACY, ordering_breaks, ordering_holds
+from tests.helpers.cli import run_cli
 
 
 def test_the_papers_own_table_follows_its_ordering():
@@ -234,3 +235,14 @@ def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces
     write_run(tmp_path, steps, run_summary(steps, given), given)
     assert write_report(tmp_path).read_text().splitlines()[0] == \
         "# lionsim report: mlp, 4 workers, loopback, measured (model: 1gbe)"
+
+
+def test_report_says_plots_were_redrawn_only_where_it_drew_some(tmp_path, capsys):
+    """An estimate without --from-run has no plot, and `lionsim report` said "plots redrawn beside it"."""
+    out = tmp_path / "est"
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "4", "--network", "10gbe", "-s", "adamw",
+                            "--out", str(out)], capsys)
+    assert code == 0, err
+    code, said, err = run_cli(["report", str(out)], capsys)
+    assert code == 0 and " ".join(said.split()) == f"wrote {out / 'report.md'} (no plots)", (said, err)
+    assert not list(out.glob("*.png"))
