@@ -22,6 +22,7 @@ from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
+from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
 from lionsim.reports.plots.titles import named_network
 
@@ -135,7 +136,9 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
         label = run_label(r.strategy, r.transport)
         if label == getattr(r, "baseline", None):
             label += " (baseline)"
-        rows.append([label, _loss(r.final_loss), spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
+        diverged = diverged_at(r)
+        loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
+        rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
                      "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
@@ -147,6 +150,8 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
              f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
              "this run's (n/a: the run never reached it, or no target was set).",
              _target_text(summary)]
+    if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
+        notes.append(DIVERGED_NOTE.replace("diverged at N", "diverged at step N", 1))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 

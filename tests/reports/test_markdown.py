@@ -246,3 +246,19 @@ def test_report_says_plots_were_redrawn_only_where_it_drew_some(tmp_path, capsys
     code, said, err = run_cli(["report", str(out)], capsys)
     assert code == 0 and " ".join(said.split()) == f"wrote {out / 'report.md'} (no plots)", (said, err)
     assert not list(out.glob("*.png"))
+
+
+def test_a_diverged_run_is_marked_in_the_run_reports_summary():
+    """report.md showed a run that diverged at step 5 as loss n/a beside a speedup, with no word
+    of the divergence (bench's table says "diverged at 5")."""
+    from lionsim.reports.markdown import _summary_rows
+
+    steps = _run_steps()
+    b = steps["strategy"] == "dlion-mavo"
+    steps["diverged_at_step"] = math.nan
+    steps.loc[b, "diverged_at_step"] = 5
+    steps.loc[b & (steps["step"] >= 5), "loss"] = math.nan
+    text = _summary_rows(summarize(steps, SummaryRule(target_loss=5.0)), "modelled")
+    assert "| dlion-mavo@int8-allreduce | diverged at step 5 |" in text, text
+    assert "| adamw@fp32-allreduce (baseline) | 0.0000 |" in text  # its last step's loss (window 1): 10 - 10
+    assert "- diverged at step N: a loss or gradient went non-finite at step N (no final loss)" in text
