@@ -322,9 +322,10 @@ def _sweep_report(directory: Path) -> str:
     metric, scale, digits = _metric(summary)
     for key, group in summary.groupby([*GROUP, "run"], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), spread(group["final_loss"], digits=4),
+        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
+    diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
     cells = meta.get("cells")
     parts = [
         f"# lionsim report: sweep of {len(summary)} cells"
@@ -335,7 +336,10 @@ def _sweep_report(directory: Path) -> str:
         + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
         + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "
         "mean over the cells' steps. Each cell's speedup is against the baseline run of its own workload, workers, "
-        "network and seed.",
+        "network and seed."
+        + (" diverged in K of M seeds: a loss or gradient went non-finite in K cells (marked diverged_at_step in "
+           "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
+           "speedup are over the steps before." if diverged else ""),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
     accuracy = _accuracy_by_workers(summary)
@@ -344,6 +348,17 @@ def _sweep_report(directory: Path) -> str:
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory)]
     return "\n\n".join(parts) + "\n"
+
+
+def _seeds_loss(group: pd.DataFrame) -> str:
+    """The final loss of one run's cells over seeds, saying how many diverged (spread alone
+    would average the others' and say nothing)."""
+    loss = spread(group["final_loss"], digits=4)
+    diverged = int(group["diverged_at_step"].notna().sum()) if "diverged_at_step" in group.columns else 0
+    if not diverged:
+        return loss
+    which = f"diverged in {diverged} of {len(group)} seed{'' if len(group) == 1 else 's'}"
+    return which if diverged == len(group) else f"{loss} ({which})"
 
 
 def _count(n: int, noun: str) -> str:

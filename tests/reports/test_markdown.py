@@ -262,3 +262,20 @@ def test_a_diverged_run_is_marked_in_the_run_reports_summary():
     assert "| dlion-mavo@int8-allreduce | diverged at step 5 |" in text, text
     assert "| adamw@fp32-allreduce (baseline) | 0.0000 |" in text  # its last step's loss (window 1): 10 - 10
     assert "- diverged at step N: a loss or gradient went non-finite at step N (no final loss)" in text
+
+
+def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkeypatch):
+    """Of three seeds one diverged: the summary printed the other two's mean loss beside
+    'seeds 3', and a run whose every seed diverged as n/a, with no word of divergence."""
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    rows = [{"cell": f"mlp-w4-1gbe-s{seed}-{s}", "workload": "mlp", "seed": seed, "workers": 4, "network": "1gbe",
+             "strategy": s, "transport": "t", "final_loss": loss, "final_eval_acc": 0.5, "step_s": 0.001,
+             "speedup": 1.0, "time_to_target_s": math.nan, "target_loss": 1.5, "diverged_at_step": at}
+            for seed, (a, b) in enumerate([(1.0, math.nan), (3.0, math.nan), (math.nan, math.nan)])
+            for s, loss, at in (("adamw", a, 7 if seed == 2 else math.nan), ("sgdm", b, 2))]
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4]}, "cells": 6, "argv": ["lionsim"]}))
+    text = write_report(tmp_path).read_text()
+    assert "| adamw@t | 4 | 1gbe | 3 | 2.0000 ± 1.4142 (diverged in 1 of 3 seeds) |" in text  # mean, sd of 1 and 3
+    assert "| sgdm@t | 4 | 1gbe | 3 | diverged in 3 of 3 seeds |" in text
+    assert "diverged in K of M seeds: a loss or gradient went non-finite in K cells" in text
