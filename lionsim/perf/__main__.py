@@ -152,10 +152,17 @@ def _check(args) -> list[str]:
 
         from lionsim.workloads import WorkloadConfig
 
+        from lionsim.training.memory import check_memory
+
         workloads = [WORKLOADS.canonical(w.strip()) for w in args.workloads.split(",")]
         for name in workloads:
             WorkloadConfig(name=name, size=args.size)  # an unknown size is one line
         parse_runs([args.strategy])
+        for name in workloads:  # the memory guard bench uses: one point at a time (sim: each in its own process)
+            extra = args.mlp_workers if name == "mlp" and "sim" in args.what else []
+            for n in dict.fromkeys([*args.workers, *extra]):
+                check_memory(WorkloadConfig(name=name, size=args.size, workers=n),
+                             what=f"{name}/{args.size} at N = {n}")
     return workloads
 
 

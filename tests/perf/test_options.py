@@ -38,3 +38,15 @@ def test_repeats_acts_on_the_votes_benchmark(tmp_path):
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     assert rows and all(r["how"].startswith("median of 2;") for r in rows), rows
+
+
+@pytest.mark.parametrize("argv", [["gradients"], ["sim", "--mlp-workers", "1"]])
+def test_a_worker_count_that_cannot_fit_is_one_line_before_anything_runs(tmp_path, capsys, argv, available_memory):
+    """--workers 100000000 ran into torch's allocator (a traceback) instead of bench's memory guard."""
+    available_memory(16 * 10**9)
+    code, out = _run([*argv, "--workloads", "mlp", "--size", "tiny", "--workers", "100000000",
+                      "--csv", str(tmp_path / "perf.csv")], capsys)
+    lines = out.err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, out.err
+    assert lines[0].startswith("error: mlp/tiny at N = 100000000 needs about") and "but 16 GB is available" in lines[0]
+    assert out.out == "" and not (tmp_path / "perf.csv").exists()
