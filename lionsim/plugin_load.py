@@ -106,8 +106,8 @@ def load_function(spec: Spec, option: str) -> Callable:
             raise LionsimError(f"bad {where}: importing it failed: {one_line(e)}") from None
         raise LionsimError(f"bad {where}: no module {e.name!r} (not installed, or not on the path); "
                            f"accepted: {SPEC_FORMS}") from None
-    except Exception as e:  # the user's module raised while being imported: its message, one line
-        raise LionsimError(f"bad {where}: importing it failed: {one_line(e)}") from None
+    except (Exception, SystemExit) as e:  # the user's module raised while being imported: its message, one line
+        raise LionsimError(f"bad {where}: importing it failed: {one_line(e)}{exit_hint(e)}") from None
     found = module
     for part in spec.function.split("."):
         found = getattr(found, part, None)
@@ -125,6 +125,15 @@ def one_line(error: BaseException) -> str:
     """`Type: message` on one line (the first line of the message)."""
     text = str(error).strip().splitlines()
     return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+
+
+def exit_hint(error: BaseException) -> str:
+    """The advice for a user's file that exited (sys.exit, or an argparse parser reading lionsim's
+    own command line) while lionsim imported or called it; "" for any other error."""
+    if not isinstance(error, SystemExit):
+        return ""
+    return ("; lionsim imports the file and calls what it names itself, so a script's own argument parsing "
+            "and sys.exit belong under `if __name__ == \"__main__\":`")
 
 
 def entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:

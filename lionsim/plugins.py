@@ -69,9 +69,11 @@ def load_plugin(path) -> str:
         added = import_checked(lambda: spec.loader.exec_module(module), file=True)
     except BaseException as e:  # noqa: BLE001 -- any failure of the user's file is one line
         sys.modules.pop(name, None)
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+        if isinstance(e, KeyboardInterrupt):
             raise
-        raise LionsimError(f"plugin {path}: {why(e, given)}") from None
+        from lionsim.plugin_load import exit_hint
+
+        raise LionsimError(f"plugin {path}: {why(e, given)}{exit_hint(e)}") from None
     LOADED[key] = (name, added)
     return key
 
@@ -108,13 +110,15 @@ def load_entry_point(ep, group: str) -> None:
     """Import an installed plug-in, entry point `ep` of `group`, and check it as a file is; one
     that fails is one line naming it (its name, its module), and nothing it registered stays:
     the registry reads it again next time (lionsim.registry)."""
+    from lionsim.plugin_load import exit_hint
+
     fresh = ep.module not in sys.modules
     try:
         import_checked(ep.load)
-    except Exception as e:  # noqa: BLE001 -- an installed plug-in that fails is one line naming it
+    except (Exception, SystemExit) as e:  # noqa: BLE001 -- an installed plug-in that fails is one line naming it
         if fresh:  # imported again at the next read, to register (and be refused) again
             sys.modules.pop(ep.module, None)
-        raise LionsimError(f"plugin {ep.value} (entry point {ep.name!r} of {group}): {why(e)}") from None
+        raise LionsimError(f"plugin {ep.value} (entry point {ep.name!r} of {group}): {why(e)}{exit_hint(e)}") from None
 
 
 entry_points.LOAD[0] = load_entry_point

@@ -160,7 +160,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         if name not in accepted:
             keys = sorted(n.replace("_", "-") for n in accepted)
             close = difflib.get_close_matches(key.replace("_", "-").lower(), keys, n=1, cutoff=0.6)
-            near = f"; did you mean {close[0]!r}?" if close else ""
+            near = f"; did you mean {close[0]!r}?" if close else ";"
             raise LionsimError(f"unknown key {key!r} in {path} for `lionsim {command_name}`{near} accepted: "
                                f"{', '.join(keys)}")
         if value is None:  # run.json records unset options as null: the option's own default

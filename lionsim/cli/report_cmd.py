@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -30,4 +31,6 @@ def report(
         merged_or_fail(directory)
     with written_together():  # report.md and its redrawn plots appear together or not at all
         path = write_report(directory)
-    console.print(f"wrote {path} (plots redrawn beside it)", markup=False, highlight=False)
+    plots = len(set(re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", path.read_text(encoding="utf-8"))))
+    drawn = f" and the {plots} plot{'' if plots == 1 else 's'} it shows (redrawn beside it)" if plots else " (no plots)"
+    console.print(f"wrote {path}{drawn}", markup=False, highlight=False)

@@ -128,7 +128,9 @@ def sweep(
         fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; rerun the same command to resume")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
-    done = ("every cell was already finished" if outcome.trained == 0
+    units = len({c.unit.key for c in sweep_plan.cells})
+    done = (f"none of the grid's {units} training unit{'' if units == 1 else 's'} is dealt to this shard"
+            if outcome.total == 0 else "every cell was already finished" if outcome.trained == 0
             else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))

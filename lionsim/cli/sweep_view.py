@@ -125,7 +125,8 @@ def sweep_table(summary: pd.DataFrame) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns."""
     many_workloads = summary["workload"].nunique() > 1
     metric = _metric_column(summary)
-    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; speedup: step time against the group's "
+    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; step ms: mean per step (each cell's "
+                          "run.json says how each part was obtained); speedup: step time against the group's "
                           "baseline (same workload, N, network, seed)",
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
@@ -164,13 +165,20 @@ def seed_table(summary: pd.DataFrame) -> Table | None:
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("N", "network", "seeds", "loss", metric):
         table.add_column(name, justify="left" if name == "network" else "right")
+    any_diverged = False
     for (workload, run, workers, network), rows in groups:
         strategy, _, transport = str(run).partition("@")
         name = _metric_of(rows.iloc[0])
+        diverged = int(rows["diverged_at_step"].notna().sum()) if "diverged_at_step" in rows.columns else 0
+        any_diverged = any_diverged or diverged > 0
+        seeds = str(rows["seed"].nunique()) + (f" ({diverged} diverged)" if diverged else "")
         table.add_row(*([workload] if many_workloads else []), fold_run(strategy, transport) if transport else run,
-                      str(workers), str(network), str(rows["seed"].nunique()),
+                      str(workers), str(network), seeds,
                       _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
                       _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))
+    if any_diverged:
+        table.caption += (" K diverged: K of the seeds went non-finite (diverged_at_step); the loss and "
+                          f"{metric} are the other seeds'.")
     return fit(table)
 
 

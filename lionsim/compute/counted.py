@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from lionsim.errors import LionsimError
-from lionsim.plugin_load import one_line
+from lionsim.plugin_load import exit_hint, one_line
 
 if TYPE_CHECKING:
     from torch import Tensor, nn
@@ -78,6 +78,8 @@ def count_on_meta(build: Callable[[], Any], where: str) -> Count:
             result = build()
     except LionsimError:
         raise
+    except SystemExit as e:  # the user's builder parsed lionsim's command line, or exited
+        raise LionsimError(f"bad {where}: building it raised {one_line(e)}{exit_hint(e)}") from None
     except Exception as e:  # the user's builder failed (e.g. it loads weights from a file): one line
         raise LionsimError(f"bad {where}: building it on the meta device raised {one_line(e)}; build the module "
                            "from its shapes only (no weights loaded, no .to(device))") from None

@@ -35,6 +35,10 @@ DEFAULT_TIMEOUT = 60.0
 MAX_STEPS = 10**7
 """The most steps a bench trains: every step's record stays in memory until the run is booked (as
 estimate's own cap, lionsim.estimate.plain.MAX_STEPS: past it a typo, not a run)."""
+MAX_THREADS = 1024
+"""The most torch threads a training process takes: more than its cores only wait on each other,
+and far more is no size at all (--threads 100000 aborted in libgomp's allocator, exit 1, no line;
+a sweep left its root half made)."""
 PROCESS_OPTIONS = ("ranks", "timeout", "iface", "calibrate")
 """Options of the real backends' processes: check_plain refuses them on sim (one process, nothing measured)."""
 PER_BUCKET_OVERLAPS = ("buckets", "tensors")
@@ -216,6 +220,9 @@ class BenchConfig:
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+        if self.threads > MAX_THREADS:
+            raise LionsimError(f"bad --threads {self.threads}; accepted: 1 to {MAX_THREADS:,} (torch threads of one "
+                               "training process; more than its cores only wait on each other)")
         if self.steps > MAX_STEPS:  # a bench keeps every step's record in memory, and books them all
             raise LionsimError(f"bad --steps {self.steps:,}: a bench holds every step's record in memory; accepted: "
                                f"1 to {MAX_STEPS:,} (`lionsim estimate --steps` prices longer runs without training)")

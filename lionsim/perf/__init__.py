@@ -16,7 +16,8 @@
     fidelity    the network model against measured collectives on a real link (loopback, or two
                 emulated hosts over a shaped 1 Gbit / 100 Mbit link): per strategy of a training
                 run and per call, calibrated and not
-    sweep       cells per hour of issue 22's sweep grid: --jobs 1, --jobs 2, Ray on two local nodes
+    sweep       cells per hour of an 8-cell grid (vit tiny, N = 2, 4, 1gbe and 10gbe, seeds 0, 1,
+                dlion-mavo@a2a-1bit): --jobs 1, --jobs 2, Ray on two local nodes
 
 Every figure is a median of repeated runs in one invocation; ratios are taken within one run
 (these machines are noisy), and each simulator point runs in a fresh process so its peak

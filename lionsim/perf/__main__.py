@@ -15,6 +15,20 @@ from lionsim.perf.rows import write_csv
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
 CHOICES = DEFAULT + ["bench", "transports", "sweep", "fidelity", "kernels"]
+REPEATS = {"imports": 3, "codecs": 5, "votes": 3, "gradients": 5, "spread": 5, "kernels": 5}
+"""Each benchmark's timed repetitions when --repeats is not given."""
+READ_BY = {
+    "numel": ("codecs", "kernels", "votes", "transports"), "repeats": tuple(REPEATS),
+    "vote_workers": ("votes",), "workloads": ("gradients", "sim"), "size": ("gradients", "sim"),
+    "workers": ("gradients", "sim"), "mlp_workers": ("sim",), "steps": ("sim",), "strategy": ("sim",),
+    "method": ("sim",), "spread_workers": ("spread",), "profile": ("transports",), "iters": ("transports",),
+    "link": ("fidelity",), "fidelity_workloads": ("fidelity",), "fidelity_steps": ("fidelity",),
+    "keep": ("fidelity",), "kernel_table": ("kernels",), "sweep_steps": ("sweep",), "runs": ("sweep",),
+    "executors": ("sweep",),
+}
+"""Which benchmarks read each option (by its argparse dest): one given where none of them runs is
+refused, since it would change nothing."""
+_UNSET = object()
 
 
 def _ints(text: str) -> list[int]:
@@ -50,7 +64,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, default=Path("perf.csv"), help="write every figure here (default perf.csv)")
     p.add_argument("--numel", type=_positive, default=None,
                    help="codecs: 1e8 elements; kernels: 1e7; votes: 1e6 coordinates; transports: 25e6 parameters")
-    p.add_argument("--repeats", type=_positive, default=5, help="timed repetitions of each codec / gradient figure")
+    p.add_argument("--repeats", type=_positive, default=None,
+                   help="imports, codecs, votes, gradients, spread, kernels: timed repetitions of each figure "
+                        f"(default {', '.join(f'{w} {n}' for w, n in REPEATS.items())})")
     p.add_argument("--vote-workers", type=_ints, default=[8, 32, 128, 1024], help="votes: worker counts N")
     p.add_argument("--workloads", default="vit,mlp", help="gradients, sim: the workloads")
     p.add_argument("--size", default="small", help="gradients, sim: the model size")
@@ -72,7 +88,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--keep", type=Path, default=None, help="fidelity: keep the runs in this directory")
     p.add_argument("--kernel-table", type=Path, default=None,
                    help="kernels: write the codec kernel table here (the shipped one: lionsim/data/kernels.csv)")
-    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (issue 22: 300)")
+    p.add_argument("--sweep-steps", type=_positive, default=300, help="sweep: steps per training (default 300)")
     p.add_argument("--runs", type=_positive, default=3, help="sweep: whole sweeps per executor (median)")
     p.add_argument("--executors", default="jobs1,jobs2,ray", help="sweep: any of jobs1, jobs2, ray (the first is "
                    "the one the others are compared with)")
@@ -88,8 +104,9 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(sim_point(workload, size, int(n), int(steps), strategy, method)))
         return
     p = parser()
-    args = p.parse_args(argv)
+    args = p.parse_args(argv, argparse.Namespace(**dict.fromkeys(READ_BY, _UNSET)))
     try:
+        _check_read(args, p)
         workloads = _check(args)
         executors = _executors(args)
     except LionsimError as e:
@@ -100,6 +117,18 @@ def main(argv: list[str] | None = None) -> None:
         p.exit(2, f"error: {e}\n")
     except BrokenPipeError:  # a reader that stops early (| head) is not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _check_read(args, p: argparse.ArgumentParser) -> None:
+    """Refuse an option none of the chosen benchmarks reads, then put the defaults of the options
+    not given in place (`args` holds _UNSET for those)."""
+    for dest, readers in READ_BY.items():
+        if getattr(args, dest) is _UNSET:
+            setattr(args, dest, p.get_default(dest))
+        elif not set(readers) & set(args.what):
+            flag = "--" + dest.replace("_", "-")
+            raise LionsimError(f"{flag} applies to {', '.join(readers)}, and none of them runs here "
+                               f"({' '.join(dict.fromkeys(args.what))})")
 
 
 def _check(args) -> list[str]:
@@ -123,10 +152,17 @@ def _check(args) -> list[str]:
 
         from lionsim.workloads import WorkloadConfig
 
+        from lionsim.training.memory import check_memory
+
         workloads = [WORKLOADS.canonical(w.strip()) for w in args.workloads.split(",")]
         for name in workloads:
             WorkloadConfig(name=name, size=args.size)  # an unknown size is one line
         parse_runs([args.strategy])
+        for name in workloads:  # the memory guard bench uses: one point at a time (sim: each in its own process)
+            extra = args.mlp_workers if name == "mlp" and "sim" in args.what else []
+            for n in dict.fromkeys([*args.workers, *extra]):
+                check_memory(WorkloadConfig(name=name, size=args.size, workers=n),
+                             what=f"{name}/{args.size} at N = {n}")
     return workloads
 
 
@@ -152,23 +188,23 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
         if what == "imports":
             from lionsim.perf.imports import bench_imports, print_imports
 
-            done = bench_imports()
+            done = bench_imports(args.repeats or REPEATS[what])
             print_imports(done)
         elif what == "codecs":
             from lionsim.perf.codecs import bench_codecs, print_codecs
 
-            done = bench_codecs(args.numel or 10**8, args.repeats)
+            done = bench_codecs(args.numel or 10**8, args.repeats or REPEATS[what])
             print_codecs(done)
         elif what == "votes":
             from lionsim.perf.votes import bench_votes, print_votes
 
-            done = bench_votes(args.vote_workers, args.numel or 10**6)
+            done = bench_votes(args.vote_workers, args.numel or 10**6, args.repeats or REPEATS[what])
             print_votes(done)
         elif what == "gradients":
             from lionsim.perf.gradients import bench_gradients, print_gradients
 
             done = bench_gradients(workloads, args.size, [n for n in args.workers if n > 1] or args.workers,
-                                   args.repeats)
+                                   args.repeats or REPEATS[what])
             print_gradients(done)
         elif what == "sim":
             from lionsim.perf.sim import bench_sim, print_sim
@@ -181,7 +217,7 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
         elif what == "spread":
             from lionsim.perf.spread import bench_spread, print_spread
 
-            done = bench_spread(args.spread_workers, args.repeats)
+            done = bench_spread(args.spread_workers, args.repeats or REPEATS[what])
             print_spread(done)
         elif what == "bench":
             from lionsim.perf.bench import bench_default, print_bench
@@ -198,7 +234,7 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
         elif what == "kernels":
             from lionsim.perf.kernels import bench_kernels, print_kernels, write_table
 
-            rows, done = bench_kernels(args.numel or 10**7, args.repeats)
+            rows, done = bench_kernels(args.numel or 10**7, args.repeats or REPEATS[what])
             print_kernels(rows)
             if args.kernel_table is not None:
                 write_table(args.kernel_table, rows)

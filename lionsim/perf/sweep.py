@@ -22,7 +22,7 @@ from lionsim.perf.rows import Figure, by_case
 
 GRID = ["--workload", "vit", "--model-size", "tiny", "--workers", "2,4", "--network", "1gbe,10gbe", "--seed", "0,1",
         "-s", "dlion-mavo@a2a-1bit"]
-"""Issue 22's grid: 4 trainings, 8 cells."""
+"""The grid timed: 4 trainings, 8 cells (docs/sweeps-and-reports.md quotes its figures)."""
 CELLS = 8
 EXECUTORS = {"jobs1": ["--jobs", "1"], "jobs2": ["--jobs", "2"], "ray": ["--executor", "ray"]}
 
@@ -75,7 +75,7 @@ def bench_sweep(steps: int = 300, runs: int = 3, executors: list[str] | None = N
 
 
 def print_sweep(figures: list[Figure]) -> None:
-    print("sweep throughput (issue 22's grid, whole commands, median):")
+    print(f"sweep throughput ({' '.join(GRID)}: {CELLS} cells, whole commands, median):")
     for case, r in by_case(figures).items():
         ratio = next(f for m, f in r.items() if m.startswith("speedup_over_"))
         print(f"  {case:<12} {r['wall_s'].value:7.1f} s   {r['cells_per_hour'].value:7.0f} cells/h   "

@@ -31,6 +31,8 @@ class CheckResult:
     """strict, float or spread (fingerprint.py)."""
     mode_reason: str = ""
     """Why that mode: the platforms match, differ (how), or it was asked for."""
+    run_seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+    """(case, run label) -> wall seconds of that run's bench (CaseRun.seconds)."""
 
     @property
     def mode_line(self) -> str:
@@ -79,5 +81,6 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
         run = run_case(case, case.seed, progress)
         rows, warnings = compare_case(run, baseline.cases.get(case.name), chosen, baseline_dir)
         result.rows += rows + cross_checks(run)
+        result.run_seconds.update({(case.name, label): s for label, s in run.seconds.items()})
         result.warnings += warnings
     return result

@@ -2,7 +2,8 @@
 
 JUnit: one testcase per case x run (classname `regress.CASE`, name `strategy@transport`),
 holding every metric and cross-check of that run; it fails when any of them does, with the
-numbers in the failure message. The suite's properties `mode` and `mode_reason` say which
+numbers in the failure message. A testcase's time is its run's wall seconds, measured once
+(CheckResult.run_seconds); the suite's is the whole check's. The suite's properties `mode` and `mode_reason` say which
 comparison ran (strict, float or spread, fingerprint.py); the Markdown says it under the title.
 """
 
@@ -28,7 +29,9 @@ def junit_xml(result: CheckResult, seconds: float) -> str:
     suite = ET.SubElement(suites, "testsuite", name="lionsim regress", tests=str(len(groups)),
                           failures=str(failures), errors="0", skipped="0", time=f"{seconds:.1f}")
     for (case, run), rows in groups.items():
-        testcase = ET.SubElement(suite, "testcase", classname=f"regress.{case}", name=run, time="0")
+        seconds_run = result.run_seconds.get((case, run))
+        timed = {} if seconds_run is None else {"time": f"{seconds_run:.2f}"}
+        testcase = ET.SubElement(suite, "testcase", classname=f"regress.{case}", name=run, **timed)
         bad = [r for r in rows if r.failed]
         if bad:
             failure = ET.SubElement(testcase, "failure", type="regression",

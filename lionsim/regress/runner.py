@@ -9,6 +9,7 @@ float-level noise of that draw (noise.py), for the float tolerances `--update` m
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -44,6 +45,8 @@ class CaseRun:
     """Run label -> metric -> value, for every run that finished."""
     errors: dict[str, str] = field(default_factory=dict)
     """Run label -> why it stopped (a diverged run), for every run that did not finish."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Run label -> wall seconds its bench took (one measurement, this machine as loaded)."""
 
 
 @contextmanager
@@ -91,6 +94,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: i
                          labels=labels, hyper={})
         for strategy, label in zip(case.strategies, labels):
             result.hyper[label] = case.run_hyper(strategy)
+            start = time.perf_counter()
             try:
                 bench = _bench(case.bench_config(strategy, seed), noise)
             except LionsimError as e:
@@ -100,6 +104,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: i
                     result.errors[label] = f"the run diverged: {', '.join(bench.diverged)} (non-finite loss or gradient)"
                 else:
                     result.metrics[label] = run_metrics(bench.steps)
+            result.seconds[label] = time.perf_counter() - start
             if progress is not None:
                 progress(f"{case.name} seed {seed}{f' noise {noise}' if noise else ''}: {label}")
     lion = next((lb for s, lb in zip(case.strategies, labels) if s.partition("@")[0] == case.reference), None)

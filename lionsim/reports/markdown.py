@@ -22,6 +22,7 @@ from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
+from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
 from lionsim.reports.plots.titles import named_network
 
@@ -135,7 +136,9 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
         label = run_label(r.strategy, r.transport)
         if label == getattr(r, "baseline", None):
             label += " (baseline)"
-        rows.append([label, _loss(r.final_loss), spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
+        diverged = diverged_at(r)
+        loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
+        rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
                      "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
@@ -147,6 +150,8 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
              f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
              "this run's (n/a: the run never reached it, or no target was set).",
              _target_text(summary)]
+    if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
+        notes.append(DIVERGED_NOTE.replace("diverged at N", "diverged at step N", 1))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
@@ -317,9 +322,10 @@ def _sweep_report(directory: Path) -> str:
     metric, scale, digits = _metric(summary)
     for key, group in summary.groupby([*GROUP, "run"], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), spread(group["final_loss"], digits=4),
+        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
+    diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
     cells = meta.get("cells")
     parts = [
         f"# lionsim report: sweep of {len(summary)} cells"
@@ -330,7 +336,10 @@ def _sweep_report(directory: Path) -> str:
         + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
         + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "
         "mean over the cells' steps. Each cell's speedup is against the baseline run of its own workload, workers, "
-        "network and seed.",
+        "network and seed."
+        + (" diverged in K of M seeds: a loss or gradient went non-finite in K cells (marked diverged_at_step in "
+           "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
+           "speedup are over the steps before." if diverged else ""),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
     accuracy = _accuracy_by_workers(summary)
@@ -339,6 +348,17 @@ def _sweep_report(directory: Path) -> str:
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory)]
     return "\n\n".join(parts) + "\n"
+
+
+def _seeds_loss(group: pd.DataFrame) -> str:
+    """The final loss of one run's cells over seeds, saying how many diverged (spread alone
+    would average the others' and say nothing)."""
+    loss = spread(group["final_loss"], digits=4)
+    diverged = int(group["diverged_at_step"].notna().sum()) if "diverged_at_step" in group.columns else 0
+    if not diverged:
+        return loss
+    which = f"diverged in {diverged} of {len(group)} seed{'' if len(group) == 1 else 's'}"
+    return which if diverged == len(group) else f"{loss} ({which})"
 
 
 def _count(n: int, noun: str) -> str:

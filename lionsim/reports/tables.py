@@ -106,7 +106,13 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
     return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
 
 
-def _diverged(row) -> int | None:
+DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
+                 "are over the steps before.")
+"""What a summary's "diverged at N" mark means (the table's caption, report.md's notes)."""
+
+
+def diverged_at(row) -> int | None:
+    """The step a summary row's run diverged at (its diverged_at_step), or None."""
     at = getattr(row, "diverged_at_step", math.nan)
     return None if _isnan(at) else int(at)
 
@@ -147,8 +153,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             f"{_target_note(summary)}."
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
-            + (" diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and "
-               "bytes are over the steps before." if any(_diverged(r) is not None for r in summary.itertuples()) else "")
+            + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,
@@ -157,7 +162,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         show_edge=False,  # its two edge columns go to the run names
     )
     width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
-    marks = [f"diverged at {_diverged(r)}" for r in summary.itertuples() if _diverged(r) is not None]
+    marks = [f"diverged at {diverged_at(r)}" for r in summary.itertuples() if diverged_at(r) is not None]
     width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     evaluated_header = (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval"
@@ -172,8 +177,8 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
         run = str(fold_run(f"{row.strategy}{star}", row.transport))
-        if _diverged(row) is not None:
-            run += f"\ndiverged at {_diverged(row)}"
+        if diverged_at(row) is not None:
+            run += f"\ndiverged at {diverged_at(row)}"
         table.add_row(
             RunName(run),
             _num(row.final_loss, ".3f"),

@@ -81,7 +81,8 @@ class MemoryNeed:
 
 
 REMEDIES = {
-    "data": "less training data (a smaller --train-size or --data)",
+    "data": "less training data (generated data holds 8 batches a worker: a smaller --batch-size or fewer "
+            "--workers; or a smaller --data)",
     "held-out data": "fewer --eval-samples",
     "model": "a smaller model (--model-size, or a smaller module of your own)",
     "worker state": "fewer --workers",

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.forms import WORKLOAD_ENTRY_GROUP
-from lionsim.plugin_load import entry_points, is_spec, load_function, one_line, parse_spec, summary_of
+from lionsim.plugin_load import entry_points, exit_hint, is_spec, load_function, one_line, parse_spec, summary_of
 from lionsim.workloads.base import Workload, eval_chunks
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
@@ -227,8 +227,8 @@ def _call(function: Callable, seed: int, where: str) -> WorkloadParts:
             result = function(seed=seed) if takes_seed else function()
     except LionsimError:
         raise
-    except Exception as e:  # the user's function failed: its own message, one line
-        raise LionsimError(f"bad {where}: calling it raised {one_line(e)}") from None
+    except (Exception, SystemExit) as e:  # the user's function failed: its own message, one line
+        raise LionsimError(f"bad {where}: calling it raised {one_line(e)}{exit_hint(e)}") from None
     if isinstance(result, WorkloadParts):
         return result
     if isinstance(result, dict):
@@ -441,7 +441,7 @@ def check_plugin_config(cfg: WorkloadConfig) -> None:
         raise LionsimError(f"--data {cfg.data} is for the built-in vit and gpt; the workload {cfg.name} loads its own "
                            "data (read a path from an environment variable or a file beside it)")
     if cfg.train_size is not None:
-        raise LionsimError(f"--train-size {cfg.train_size} applies to generated data; {cfg.name} brings its own")
+        raise LionsimError(f"train_size {cfg.train_size} applies to generated data; {cfg.name} brings its own")
 
 
 @functools.lru_cache(maxsize=None)

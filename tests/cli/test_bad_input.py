@@ -137,6 +137,7 @@ def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, c
 
 @pytest.mark.parametrize("text,expected", [
     ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
+    ("zzz = 4\n", "unknown key 'zzz' in {path} for `lionsim bench`; accepted: backend, "),  # no near name: still a ';'
     ('workers = "four"\n', 'bad workers = "four" in {path}: workers takes a whole number; got \'four\'\n'),
     ("steps = 2.5\n", "bad steps = 2.5 in {path}: steps takes a whole number; got '2.5'\n"),
     ('lr = "fast"\n', 'bad lr = "fast" in {path}: lr takes a number; got \'fast\'\n'),

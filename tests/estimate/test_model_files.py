@@ -138,6 +138,7 @@ BAD = {
     "reads-a-value": ("def build():\n    width = int(torch.ones(4).sum().item())\n    return nn.Linear(width, 4)\n",
                       "building it on the meta device raised"),
     "forward-fails": ("def build():\n    return nn.Linear(4, 4), torch.zeros(2, 5)\n", "forward and backward of the example input (2, 5)"),
+    "exits": ("def build():\n    raise SystemExit(2)\n", "building it raised SystemExit: 2; lionsim imports the file"),
     "bad-example": ("def build():\n    return nn.Linear(4, 4), [1, 2]\n", "the example input must be a tensor"),
 }
 

@@ -10,6 +10,7 @@ import dataclasses
 import fnmatch
 import json
 import math
+import time
 import xml.etree.ElementTree as ET
 
 import pandas as pd
@@ -110,6 +111,18 @@ def test_an_unchanged_tree_reproduces_its_baseline_exactly(tiny_baseline, tmp_pa
     metric_rows = [r for r in result.rows if not r.is_cross_check]
     assert metric_rows and all(r.now == r.baseline for r in metric_rows)
     assert {r.metric for r in result.rows if r.run == MAVO} >= {"gap_to_lion", "check:mavo-vs-lion", "eval_acc"}
+
+
+def test_junit_times_each_run_and_the_times_fit_in_the_check(tiny_baseline, tmp_path):
+    """Every testcase said time="0": a figure no one measured."""
+    write(tmp_path, tiny_baseline)
+    start = time.perf_counter()
+    result = check_suite(tmp_path, suite=[TINY])
+    wall = time.perf_counter() - start
+    cases = ET.fromstring(junit_xml(result, wall)).find("testsuite").findall("testcase")
+    times = [float(c.get("time")) for c in cases]
+    assert len(cases) == len(TINY.strategies) and all(t > 0 for t in times) and sum(times) <= wall, times
+    assert times == [round(result.run_seconds[("tiny", c.get("name"))], 2) for c in cases]
 
 
 def test_a_baseline_from_another_suite_version_is_reported_not_crashed(tiny_baseline, tmp_path):

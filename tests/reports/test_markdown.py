@@ -15,6 +15,7 @@ from lionsim.cli.app import main
 from lionsim.reports import SummaryRule, summarize, write_run
 from lionsim.reports.markdown import md_table, spread, write_report
 from lionsim.reports.paper import PAPER_ACCURACY, ordering_breaks, ordering_holds
+from tests.helpers.cli import run_cli
 
 
 def test_the_papers_own_table_follows_its_ordering():
@@ -234,3 +235,47 @@ def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces
     write_run(tmp_path, steps, run_summary(steps, given), given)
     assert write_report(tmp_path).read_text().splitlines()[0] == \
         "# lionsim report: mlp, 4 workers, loopback, measured (model: 1gbe)"
+
+
+def test_report_says_plots_were_redrawn_only_where_it_drew_some(tmp_path, capsys):
+    """An estimate without --from-run has no plot, and `lionsim report` said "plots redrawn beside it"."""
+    out = tmp_path / "est"
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "4", "--network", "10gbe", "-s", "adamw",
+                            "--out", str(out)], capsys)
+    assert code == 0, err
+    code, said, err = run_cli(["report", str(out)], capsys)
+    assert code == 0 and " ".join(said.split()) == f"wrote {out / 'report.md'} (no plots)", (said, err)
+    assert not list(out.glob("*.png"))
+
+
+def test_a_diverged_run_is_marked_in_the_run_reports_summary():
+    """report.md showed a run that diverged at step 5 as loss n/a beside a speedup, with no word
+    of the divergence (bench's table says "diverged at 5")."""
+    from lionsim.reports.markdown import _summary_rows
+
+    steps = _run_steps()
+    b = steps["strategy"] == "dlion-mavo"
+    steps["diverged_at_step"] = math.nan
+    steps.loc[b, "diverged_at_step"] = 5
+    steps.loc[b & (steps["step"] >= 5), "loss"] = math.nan
+    text = _summary_rows(summarize(steps, SummaryRule(target_loss=5.0)), "modelled")
+    assert "| dlion-mavo@int8-allreduce | diverged at step 5 |" in text, text
+    assert "| adamw@fp32-allreduce (baseline) | 0.0000 |" in text  # its last step's loss (window 1): 10 - 10
+    assert "- diverged at step N: a loss or gradient went non-finite at step N (no final loss)" in text
+
+
+def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkeypatch):
+    """Of three seeds one diverged: the summary printed the other two's mean loss beside
+    'seeds 3', and a run whose every seed diverged as n/a, with no word of divergence."""
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    rows = [{"cell": f"mlp-w4-1gbe-s{seed}-{s}", "workload": "mlp", "seed": seed, "workers": 4, "network": "1gbe",
+             "strategy": s, "transport": "t", "final_loss": loss, "final_eval_acc": 0.5, "step_s": 0.001,
+             "speedup": 1.0, "time_to_target_s": math.nan, "target_loss": 1.5, "diverged_at_step": at}
+            for seed, (a, b) in enumerate([(1.0, math.nan), (3.0, math.nan), (math.nan, math.nan)])
+            for s, loss, at in (("adamw", a, 7 if seed == 2 else math.nan), ("sgdm", b, 2))]
+    pd.DataFrame(rows).to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4]}, "cells": 6, "argv": ["lionsim"]}))
+    text = write_report(tmp_path).read_text()
+    assert "| adamw@t | 4 | 1gbe | 3 | 2.0000 ± 1.4142 (diverged in 1 of 3 seeds) |" in text  # mean, sd of 1 and 3
+    assert "| sgdm@t | 4 | 1gbe | 3 | diverged in 3 of 3 seeds |" in text
+    assert "diverged in K of M seeds: a loss or gradient went non-finite in K cells" in text

@@ -202,6 +202,8 @@ BAD_PLUGINS = {
     "missing file": (None, "plugin file not found: "),
     "not python": ("x = 1\n", "bad --plugin "),
     "raises on import": ("import math\nraise RuntimeError('boom')\n", "importing it raised RuntimeError: boom (line 2)"),
+    "exits on import": ("import sys\nsys.exit('bye')\n", "importing it raised SystemExit: bye (line 2); lionsim "
+                        "imports the file"),
     "syntax error": ("def (:\n", "importing it raised SyntaxError"),
     "registers nothing": ("x = 1\n", "registers no strategy or transport"),
     "lacks members": (GOOD_HEAD + "\n@STRATEGIES.register('half')\nclass Half(Strategy):\n    name = 'half'\n",
@@ -286,6 +288,19 @@ def test_an_installed_package_registers_through_its_entry_point_at_the_first_rea
     import ep_target
 
     assert ep_target.REG.get("from-a-package") == 42 and ep_target.REG.names() == ["from-a-package"]
+
+
+def test_an_installed_package_that_exits_on_import_is_one_line_naming_it(tmp_path, monkeypatch):
+    """A module that calls sys.exit at import ended the command with its own message and code."""
+    from lionsim.errors import LionsimError
+    from lionsim.registry import Registry
+
+    (tmp_path / "ep_exits.py").write_text("import sys\nsys.exit('bye')\n")
+    fake_distribution(tmp_path, "lionsim.test_exits", {"exits": "ep_exits"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(LionsimError, match=r"plugin ep_exits \(entry point 'exits' of lionsim.test_exits\): "
+                                           "importing it raised SystemExit: bye; lionsim imports the file"):
+        Registry("thing", entry_points="lionsim.test_exits").names()
 
 
 def test_an_installed_package_that_fails_is_one_line_naming_it(tmp_path, monkeypatch):

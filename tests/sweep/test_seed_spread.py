@@ -65,3 +65,19 @@ def test_the_seed_spread_the_time_model_quotes_is_the_regress_baselines():
                   for name in runs]
         assert " / ".join(f"{v * 100:.1f}" for v in values) + "%" in section
     assert re.search(r"one seed's accuracy does not rank strategies", section, re.I)
+
+
+def test_the_seed_table_counts_the_seeds_that_diverged():
+    """Of three seeds one diverged: the table showed 'seeds 3' beside the other two's mean."""
+    import pandas as pd
+
+    from lionsim.cli.sweep_view import seed_table
+    from tests.helpers.cli import table_text
+
+    nan = float("nan")
+    summary = pd.DataFrame([{"workload": "mlp", "run": "adamw@fp32-allreduce", "workers": 2, "network": "1gbe",
+                             "seed": seed, "final_loss": loss, "final_eval_acc": 0.5, "diverged_at_step": at}
+                            for seed, loss, at in ((0, 1.0, nan), (1, 3.0, nan), (2, nan, 4))])
+    words = " ".join(table_text(seed_table(summary), width=100).split())
+    assert "3 (1 diverged) 2.000 ± 1.414" in words, words  # mean and sample sd of 1 and 3
+    assert "K diverged: K of the seeds went non-finite" in words

@@ -72,6 +72,7 @@ def test_axes_take_comma_lists_and_toml_arrays():
     (["--strategy", "adamw"], "strategy adamw@fp32-allreduce given twice"),
     (["--seed", "x"], "bad --seed 'x'"),
     (["--jobs", "0"], "bad --jobs 0"),
+    (["--threads", "100000"], "bad --threads 100000; accepted: 1 to 1,024"),
     (["--backend", "gloo"], "sim backend only"),
     (["--baseline", "lion"], "unknown baseline 'lion'"),
 ])
@@ -286,6 +287,16 @@ def test_sweep_table_prints_speedup_as_bench_does():
     assert [row[-1] for row in rows if row and row[0] in ("adamw", "lion")] == ["1.00x", "1.31x"]
 
 
+def test_sweep_table_says_how_its_step_times_were_obtained():
+    """Its caption named loss, accuracy and speedup, and said nothing of the step ms column."""
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": "adamw@fp32-allreduce", "workers": 2, "network": "10gbe",
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": 0.001, "speedup": 1.0}])
+    said = " ".join(table_text(sweep_table(summary)).split())
+    assert "step ms: mean per step (each cell's run.json says how each part was obtained)" in said, said
+
+
 def test_sweep_takes_benchs_short_names(tmp_path, capsys):
     code, _, err = run_cli(["sweep", "-w", "mlp", "-n", "2", "--model-size", "tiny", "-b", "8", "--steps", "2",
                         "--eval-every", "2", "-s", "adamw", "--out", str(tmp_path / "s")], capsys)
@@ -336,3 +347,13 @@ def test_a_workload_files_cell_replays_with_its_own_model(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["bench", "--config", str(cell / "run.json"), "--out", str(tmp_path / "again")])
     assert done.value.code == 0, capsys.readouterr().err
+
+
+def test_a_shard_dealt_no_unit_says_so(tmp_path, capsys):
+    """A grid of one training unit over two shards: shard 2 has no cell at all, which is not
+    'every cell was already finished' (nothing was ever run)."""
+    grid = ["sweep", "-w", "mlp", "--model-size", "tiny", "-n", "2", "-s", "adamw", "--steps", "2"]
+    code, out, err = run_cli([*grid, "--shard", "2/2", "--out", str(tmp_path / "s")], capsys)
+    said = " ".join(out.split())
+    assert code == 0 and "shard 2/2: 0 cells (none of the grid's 1 training unit is dealt to this shard)" in said, said
+    assert "already finished" not in said

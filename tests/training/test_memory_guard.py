@@ -30,6 +30,23 @@ def test_a_run_that_does_not_fit_stops_before_allocating(tmp_path, monkeypatch, 
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", ["bench", "sweep"])
+def test_every_remedy_names_options_the_command_takes(command):
+    """The training data's remedy named --train-size, which no command has."""
+    import re
+
+    import typer
+
+    from lionsim.cli.app import app
+    from lionsim.training.memory import REMEDIES
+
+    group = typer.main.get_command(app)
+    taken = {opt for p in group.commands[command].params for opt in getattr(p, "opts", [])}
+    for part, remedy in REMEDIES.items():
+        named = set(re.findall(r"--[a-z][a-z-]*", remedy))
+        assert named and named <= taken, (part, named - taken)
+
+
 def test_memory_estimate_grows_with_workers_and_batch_and_small_runs_fit():
     from lionsim.training.memory import check_memory, estimate_memory
     from lionsim.workloads import WorkloadConfig

@@ -191,6 +191,9 @@ X, Y = torch.randn(64, 4), torch.randint(0, 3, (64,))
 BAD = {
     "no-function": ("def other():\n    pass\n", "make", "no function 'make' in it; it defines: other"),
     "import-raises": ("raise RuntimeError('boom at import')\n", "make", "importing it failed: RuntimeError: boom at import"),
+    "import-exits": ("import sys\nsys.exit('bye')\n", "make", "importing it failed: SystemExit: bye; lionsim "
+                     "imports the file and calls what it names itself, so a script's own argument parsing"),
+    "call-exits": ("def make():\n    raise SystemExit(2)\n", "make", "calling it raised SystemExit: 2; lionsim imports"),
     "call-raises": ("def make():\n    raise KeyError('cfg')\n", "make", "calling it raised KeyError"),
     "returns-int": ("def make():\n    return 42\n", "make", "it returned a int; accepted: (model, dataset, loss_fn)"),
     "returns-pair": ("def make():\n    return nn.Linear(4, 3), TensorDataset(X, Y)\n", "make", "it returned a tuple of 2"),
