@@ -250,12 +250,9 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
 
         for key in unread_options(config, config["strategy"]):
             config.pop(key)
-        # a run.json written while --timeout and --bucket-mb had number defaults recorded them where
-        # they could not act (60 s on sim, 25 MB after backward): they go, as not given (the same run)
-        if config.get("backend", "sim") == "sim":
-            config.pop("timeout", None)
-        if config.get("bucket_mb") == 25.0:
-            config.pop("bucket_mb")
+        from lionsim.training.resume import drop_inert_defaults
+
+        drop_inert_defaults(config)
         # a measured run whose --network was left at its default recorded the default's name: a replay
         # (or --resume) leaves it a default, else the preset would read as chosen and its error come back
         if data.get("network_given") is False:

@@ -117,7 +117,8 @@ OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation 
 Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(
     "--warmup-steps", help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
-                           "run; fewer than --steps).")]
+                           "run; fewer than --steps). Measured times only: gloo/nccl, or --compute measured "
+                           "(refused on sim with a --compute device, which models every time).")]
 Hyper = Annotated[Optional[str], typer.Option(
     "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
 ComputeSpread = Annotated[Optional[list[str]], typer.Option(

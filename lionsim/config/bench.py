@@ -63,6 +63,10 @@ def for_backend(values: dict, backend: str) -> tuple[dict, dict]:
     backend dropped (backends_of) so the replay runs; the rest is the run as it was."""
     dropped = {k: v for k, v in values.items()
                if k != "backend" and backend not in backends_of(k.replace("-", "_"), v)}
+    # a warm-up leaves measured times out: on sim only a --compute measured run has any
+    warmup = next((k for k in ("warmup_steps", "warmup-steps") if values.get(k) is not None), None)
+    if warmup is not None and backend == "sim" and values.get("compute", DEFAULT_DEVICE) != MEASURED:
+        dropped[warmup] = values[warmup]
     return {k: v for k, v in values.items() if k not in dropped}, dropped
 
 
@@ -144,7 +148,9 @@ class BenchConfig:
     measured on gloo/nccl (every time column of a real run is measured on its ranks)."""
     warmup_steps: int | None = None
     """Leading steps of each run whose measured times are left out of the medians; None:
-    DEFAULT_WARMUP, fewer in a run too short for it (at least one step is always timed)."""
+    DEFAULT_WARMUP where the run measures a time (`measures`), fewer in a run too short for it (at
+    least one step is always timed); none on sim with a --compute device, which measures nothing
+    (given there, it is refused)."""
     compute_spread: list[str] = field(default_factory=list)
     """Uneven workers: specs multiplying each worker's compute per step (lionsim.steptime.spread:
     lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS, trace:FILE.csv); seeded by `seed`.
@@ -184,11 +190,18 @@ class BenchConfig:
         self._default_warmup()
         self._canonical_names()
 
+    @property
+    def measures(self) -> bool:
+        """Whether the run measures any time --warmup-steps could leave out: gloo/nccl (comm), or
+        --compute measured (the codec and update on this machine); sim on a device models them all."""
+        return self.backend != "sim" or self.compute == MEASURED
+
     def _default_warmup(self) -> None:
-        """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after it."""
+        """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after
+        it; none where nothing is measured."""
         from lionsim.timing import DEFAULT_WARMUP
 
-        if self.warmup_steps is None and isinstance(self.steps, int):
+        if self.warmup_steps is None and isinstance(self.steps, int) and self.measures:
             self.warmup_steps = max(0, min(DEFAULT_WARMUP, self.steps - 1))
 
     def _canonical_names(self, registries: bool = False) -> None:
@@ -214,11 +227,15 @@ class BenchConfig:
         device, the backend's layout, the overlap bucket, the compute spread): `validate` makes
         them first, so a bad value among them is refused in a moment, before torch loads."""
         self._canonical_names()
+        if self.warmup_steps is not None and not self.measures:
+            raise LionsimError(f"--warmup-steps {self.warmup_steps} leaves measured steps out of the timing medians, "
+                               f"and sim on --compute {self.compute} measures nothing (every time is modelled); "
+                               "accepted with --compute measured or --backend gloo|nccl")
         self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
-            if value < low:
+            if value is not None and value < low:
                 raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
         if self.threads > MAX_THREADS:
             raise LionsimError(f"bad --threads {self.threads}; accepted: 1 to {MAX_THREADS:,} (torch threads of one "
@@ -229,7 +246,7 @@ class BenchConfig:
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
-        if self.warmup_steps >= self.steps:
+        if self.warmup_steps is not None and self.warmup_steps >= self.steps:
             steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
             raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
                                f"left; accepted: 0 to {self.steps - 1}")

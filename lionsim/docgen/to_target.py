@@ -95,8 +95,10 @@ def config_differences() -> list[str]:
     grid = Grid.parse(workload=[str(checkout() / WORKLOAD)], workers=[args["--workers"]], network=["1gbe"],
                       seed=[args["--seed"]], strategies=runs, transport=None)
     planned = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(steps=int(args["--steps"]))), train=False)
-    now, then = {"grid": planned.grid.to_dict(), "bench": thawed(planned.bench)}, {"grid": record["grid"],
-                                                                                   "bench": record["bench"]}
+    from lionsim.training.resume import drop_inert_defaults
+
+    now = {"grid": planned.grid.to_dict(), "bench": thawed(planned.bench)}
+    then = {"grid": record["grid"], "bench": drop_inert_defaults(dict(record["bench"]))}  # as a resume reads it
     for d in (now, then):
         d["grid"]["workload"] = [Path(w.rpartition(":")[0]).name + ":" + w.rpartition(":")[2]
                                  for w in d["grid"]["workload"]]

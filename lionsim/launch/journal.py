@@ -114,7 +114,7 @@ def finalize(out: Path, status: str, error: str | None) -> int:
     meta = read_json(stage / META_FILE)
     rule = SummaryRule.of_run(meta)  # the rule a finished run of this plan is summarised with
     steps = read_csv(stage / STEPS_FILE, STEP_COLUMNS) if (stage / STEPS_FILE).is_file() else pd.DataFrame()
-    tail = journal_rows(stage / JOURNAL, rule.warmup_steps)
+    tail = journal_rows(stage / JOURNAL, rule.warmup_steps or 0)
     if len(steps) and len(tail):  # rank 0 staged the run (or a resume's first part) before dying
         done = set(zip(steps["strategy"], steps["transport"], steps["step"]))
         tail = tail[[k not in done for k in zip(tail["strategy"], tail["transport"], tail["step"])]]

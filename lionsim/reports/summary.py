@@ -66,17 +66,18 @@ class SummaryRule:
     None: the first run."""
     target_loss: float | None = None
     """--target-loss; None: the baseline's smoothed loss at TARGET_POINT of its steps."""
-    warmup_steps: int = DEFAULT_WARMUP
-    """Leading steps left out of the comm model's error (comm_measured_s, comm_model_error)."""
+    warmup_steps: int | None = DEFAULT_WARMUP
+    """Leading steps left out of the comm model's error (comm_measured_s, comm_model_error); None: a
+    run that measured nothing (sim on a --compute device), none left out."""
 
     @classmethod
     def of_run(cls, meta: dict | None) -> SummaryRule:
         """The rule a bench's run.json records (its `config`); the defaults where it names none
         (a run.json written before the option existed, or none at all)."""
         config = (meta or {}).get("config") or {}
-        warmup = config.get("warmup_steps")
+        warmup = config.get("warmup_steps", DEFAULT_WARMUP)  # null: a run that measured nothing
         return cls(baseline=config.get("baseline"), target_loss=config.get("target_loss"),
-                   warmup_steps=DEFAULT_WARMUP if warmup is None else int(warmup))
+                   warmup_steps=None if warmup is None else int(warmup))
 
 
 DEFAULT_RULE = SummaryRule()
@@ -211,7 +212,7 @@ def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
 def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataFrame:
     """One row per run (first-appearance order) under `rule`; see the module docstring for
     definitions. An unknown baseline fails with the list of run labels."""
-    baseline, target_loss, warmup = rule.baseline, rule.target_loss, rule.warmup_steps
+    baseline, target_loss, warmup = rule.baseline, rule.target_loss, rule.warmup_steps or 0
     runs = split_runs(steps)
     labels = [label for label, _ in runs]
     strategies = [rows["strategy"].iloc[0] for _, rows in runs]

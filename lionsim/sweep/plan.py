@@ -96,13 +96,16 @@ class SweepPlan:
         naming the first option that differs, before anything is written."""
         if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
             raise LionsimError(f"{where} is not a sweep record; use a new --out")
+        from lionsim.training.resume import drop_inert_defaults
+
         now, defaults = thawed(self.bench), thawed(self.defaults)
-        for key in sorted(set(now) | set(previous["bench"])):
-            if key not in previous["bench"] and now.get(key) == defaults.get(key):
+        then = drop_inert_defaults(dict(previous["bench"]))  # what an older lionsim recorded where it could not act
+        for key in sorted(set(now) | set(then)):
+            if key not in then and now.get(key) == defaults.get(key):
                 continue  # an option added since that sweep began, at its default: the same cells
-            if key not in RESUME_FREE and _resolved(key, previous["bench"].get(key)) != _resolved(key, now.get(key)):
+            if key not in RESUME_FREE and _resolved(key, then.get(key)) != _resolved(key, now.get(key)):
                 raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
-                                   f"({_shown(previous['bench'].get(key))} there, {_shown(now.get(key))} now); rerun "
+                                   f"({_shown(then.get(key))} there, {_shown(now.get(key))} now); rerun "
                                    "with the same options to resume, or use a new --out")
         check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
 

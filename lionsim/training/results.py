@@ -62,7 +62,7 @@ class Results:
     def booking(self) -> Booking:
         comm, plan = self.runner.place.comm, self.plan
         return Booking(network=self.network, overlap=plan.overlap, compute=self.runner.compute,
-                       device=plan.compute.device, warmup=plan.rule.warmup_steps, backend=plan.backend.name,
+                       device=plan.compute.device, warmup=plan.rule.warmup_steps or 0, backend=plan.backend.name,
                        workers=comm.world_size, ranks=comm.ranks, spread=plan.compute.spread)
 
     def result(self, status: str = "complete", error: str | None = None) -> BenchResult:

@@ -57,10 +57,27 @@ class Resume:
         return {"at": now, "kept_runs": list(self.finished), **where}
 
 
+def drop_inert_defaults(config: dict) -> dict:
+    """A bench's run.json config, in place, without the defaults an older lionsim recorded where they
+    could not act: --timeout 60 on sim, --bucket-mb 25 after backward, --warmup-steps on sim with a
+    --compute device (sim's default; nothing measured). As not given: the same run (a replay, a
+    --resume)."""
+    from lionsim.compute import MEASURED
+
+    if config.get("backend", "sim") == "sim":
+        config.pop("timeout", None)
+        if config.get("compute") != MEASURED:
+            config.pop("warmup_steps", None)
+    if config.get("bucket_mb") == 25.0:
+        config.pop("bucket_mb")
+    return config
+
+
 def config_differences(old: dict, new: dict) -> list[str]:
     """`option old -> new` for every option that differs (but FREE ones), JSON-normalised; a
     table of runs (--hyper) names each run and value that differs."""
     new = json.loads(json.dumps(new, default=str))
+    old = drop_inert_defaults(dict(old))  # what an older lionsim recorded where it could not act
     keys = [k for k in dict.fromkeys([*new, *old]) if k not in FREE]
     out = []
     for k in keys:

@@ -1,6 +1,7 @@
-"""bench's --timeout and --bucket-mb act or are refused in one line: --timeout only where a run
-waits on other processes (gloo/nccl), --bucket-mb only where an exchange runs per bucket (sim,
---overlap auto or buckets, a run whose strategy and transport exchange so, more than one worker)."""
+"""bench's --timeout, --bucket-mb and --warmup-steps act or are refused in one line: --timeout only
+where a run waits on other processes (gloo/nccl), --bucket-mb only where an exchange runs per bucket
+(sim, --overlap auto or buckets, a run whose strategy and transport exchange so, more than one
+worker), --warmup-steps only where a time is measured (gloo/nccl, or --compute measured)."""
 
 from __future__ import annotations
 
@@ -159,3 +160,43 @@ def test_what_a_replay_drops_is_what_the_backend_refuses(key, value):
         except LionsimError:
             refused = True
         assert refused == (backend not in backends_of(key, value)), (key, value, backend)
+
+
+def test_a_warm_up_acts_only_where_a_time_is_measured(tmp_path, capsys):
+    """On sim with a --compute device every time is modelled: --warmup-steps 0 and 5 wrote the same
+    steps.csv and summary.csv. Now it is refused there, left unset by default (run.json: null), and
+    taken with --compute measured, where the medians drop that many steps."""
+    from tests.helpers.cli import run_cli
+
+    one_line_exit_2([*B, "--warmup-steps", "1", "--out", str(tmp_path / "x")], capsys,
+                    "--warmup-steps 1 leaves measured steps out of the timing medians, and sim on --compute h100 "
+                    "measures nothing (every time is modelled); accepted with --compute measured or --backend "
+                    "gloo|nccl")
+    assert not (tmp_path / "x").exists()
+    assert BenchConfig(workload="mlp", steps=10).warmup_steps is None
+    assert BenchConfig(workload="mlp", steps=10, compute="measured").warmup_steps == 3
+    assert BenchConfig(workload="mlp", steps=10, backend="gloo").warmup_steps == 3
+    code, _, err = run_cli([*B, "-s", "adamw", "--out", tmp_path / "a"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["config"]["warmup_steps"] is None
+    code, _, err = run_cli([*B, "-s", "adamw", "--compute", "measured", "--warmup-steps", "1", "--out", tmp_path / "m"],
+                           capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "m" / "run.json").read_text())["config"]["warmup_steps"] == 1
+
+
+def test_a_record_whose_warm_up_could_not_act_replays_without_it(tmp_path, capsys):
+    """A sim run's run.json from before recorded the default warm-up on a device; a gloo run's (on a
+    device) replayed on sim: both run, the warm-up dropped (with the note for the other backend)."""
+    from tests.helpers.cli import run_cli
+
+    old = {"command": "bench", "config": {"workload": "mlp", "model_size": "tiny", "workers": 2, "steps": 2,
+                                          "warmup_steps": 1, "strategy": ["adamw"], "backend": "sim",
+                                          "compute": "h100"}}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    code, _, err = run_cli(["bench", "--config", tmp_path / "old.json", "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["bench", "--config", _record(tmp_path, compute="h100", warmup_steps=1), "--backend", "sim",
+                            "--out", tmp_path / "g"], capsys)
+    assert code == 0 and "--warmup-steps 1" in err, err
+    assert json.loads((tmp_path / "g" / "run.json").read_text())["config"]["warmup_steps"] is None

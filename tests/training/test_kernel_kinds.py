@@ -29,7 +29,7 @@ def test_an_abstaining_first_step_does_not_set_every_steps_kernels(monkeypatch):
 
     monkeypatch.setattr(a2a, "settle", first_abstains)
     cfg = BenchConfig(workload="mlp", workers=4, steps=5, strategies=["dlion-mavo@a2a-1bit"], batch_size=8,
-                      eval_every=100, compute="h100", warmup_steps=0)
+                      eval_every=100, compute="h100")
     bench = Runner(plan(cfg))
     bench.run()
     record = bench.records[0]
@@ -68,7 +68,7 @@ def test_a_run_that_always_abstains_is_counted_three_times_at_most(monkeypatch):
 
     monkeypatch.setattr(a2a, "settle", always)
     cfg = BenchConfig(workload="mlp", workers=2, steps=6, strategies=["dlion-mavo@a2a-1bit"], batch_size=8,
-                      eval_every=100, compute="h100", warmup_steps=0)
+                      eval_every=100, compute="h100")
     bench = Runner(plan(cfg))
     bench.run()
     assert len(counted) == loop.COUNT_TRIES

@@ -33,7 +33,7 @@ def test_a_recorded_strategy_without_betas_replays(tmp_path, capsys):
     `hyper.signsgd.betas` when the record wrote the unused [0, 0])."""
     first, again = tmp_path / "a", tmp_path / "b"
     args = ["bench", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--batch-size", "4",
-            "--steps", "3", "--warmup-steps", "1", "-s", "signsgd", "-s", "adamw"]
+            "--steps", "3", "-s", "signsgd", "-s", "adamw"]
     for cmd in (args + ["--out", str(first)], ["bench", "--config", str(first / "run.json"), "--out", str(again)]):
         with pytest.raises(SystemExit) as done:
             main(cmd)
