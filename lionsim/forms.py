@@ -115,12 +115,13 @@ class MomentumSync:
 
     @classmethod
     def parse(cls, text: str) -> "MomentumSync":
+        given, text = text, text.strip().lower()  # Every:10 is every:10, as other options take any case
         if text == "never":
             return cls("never")
         mode, _, value = text.partition(":")
         if mode in ("every", "schedule") and value.isdigit() and int(value) > 0:
             return cls(mode, int(value))
-        raise LionsimError(f"bad --momentum-sync {text!r}; accepted: {ACCEPTED}")
+        raise LionsimError(f"bad --momentum-sync {given!r}; accepted: {ACCEPTED}")
 
     def sync_steps(self, upto: int) -> set[int]:
         """The 1-based steps <= upto after which momenta are averaged."""

@@ -220,6 +220,10 @@ class BenchConfig:
                 self.workload = canonical_workload(self.workload)
         if isinstance(self.network, (str, os.PathLike)):
             self.network = canonical_network(self.network)
+        if isinstance(self.compute, str) and self.compute.strip().lower() == MEASURED:  # as a device's name, any case
+            self.compute = MEASURED
+        if isinstance(self.momentum_sync, str) and self.momentum_sync.strip().lower() != self.momentum_sync:
+            self.momentum_sync = self.momentum_sync.strip().lower()  # one spelling in run.json (Every:10)
 
     def check_plain(self) -> None:
         """The checks that need no torch (the numbers, the hyperparameters, the workload's name, the

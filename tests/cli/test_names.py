@@ -86,6 +86,20 @@ def test_network_and_workload_names_are_recorded_in_their_listed_spelling(tmp_pa
     check_grows({"network": ["10GbE"], "workload": ["MLP"]}, grid.to_dict(), "x")  # an older sweep.json
 
 
+def test_measured_and_a_momentum_sync_take_any_case_and_record_one_spelling():
+    """--compute H100 was taken and --compute MEASURED refused ("did you mean 'measured'?"), as was
+    --momentum-sync Every:10 where --overlap Buckets was taken."""
+    from lionsim.bench import BenchConfig
+    from lionsim.forms import MomentumSync
+
+    cfg = BenchConfig(workload="mlp", compute=" MEASURED", momentum_sync="Every:10", strategies=["dlion-mavo"])
+    cfg.check_plain()
+    assert (cfg.compute, cfg.momentum_sync, cfg.measures) == ("measured", "every:10", True)
+    assert MomentumSync.parse("SCHEDULE:4") == MomentumSync("schedule", 4)
+    with pytest.raises(LionsimError, match=r"bad --momentum-sync 'Every:0'; accepted: never, every:K"):
+        MomentumSync.parse("Every:0")
+
+
 @pytest.mark.slow
 def test_bench_run_json_and_steps_csv_carry_the_listed_network(tmp_path, capsys):
     out = tmp_path / "r"
