@@ -56,7 +56,7 @@ Device = Annotated[str, typer.Option("--device", help=(
     "Accelerator: v100, a10g, l4, l40s, rtx4090, a100-40gb (also a100), a100-80gb, h100, h200, b200, mi300x "
     "(each datasheet's figures and source: lionsim devices)."))]
 Mfu = Annotated[Optional[float], typer.Option(
-    "--mfu", help="Model FLOPs utilisation in (0, 1]; default: the device's (0.4).")]
+    "--mfu", help="Model FLOPs utilisation, 0.001 to 1; default: the device's (0.4).")]
 BucketMb = Annotated[Optional[float], typer.Option(
     "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25, DDP's); "
                         "for runs exchanged per bucket (--overlap buckets, or auto where a run's reference does); "

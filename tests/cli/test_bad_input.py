@@ -31,7 +31,7 @@ NO_TORCH = [
     # estimate: its plain numbers, network, device, --sweep and --need (lionsim.estimate.plain)
     [*E, "--workers", "0"], [*E, "--steps", "-1"], [*E, "--tokens", "0"], [*E, "--steps", "2", "--tokens", "9"],
     [*E, "--gpus-per-node", "0"], [*E, "--replica-gpus", "0"], [*E, "--tensors", "0"], [*E, "--tokens-per-worker", "0"],
-    [*E, "--mfu", "2"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
+    [*E, "--mfu", "2"], [*E, "--mfu", "1e-300"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
     [*E, "--device", "tpu"], [*E, "--sweep", "bandwidth=-1,2"], [*E, "--need", "utilisation=2"],
     # bench: the workload's name, the data split, the momentum sync and its tensors, the evaluation's samples
     [*B, "-w", "nosuch"], [*B, "--data-split", "dirichlet:0"], [*B, "--data-split", "skewed"],
