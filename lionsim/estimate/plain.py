@@ -161,7 +161,13 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         if any(not float(v).is_integer() for v in values):
             raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
         values = [int(v) for v in values]
-    return Sweep(variable=variable, values=tuple(sorted(set(values))))
+    distinct = tuple(sorted(set(values)))
+    if len(distinct) < 2:  # one point is an estimate, not a sweep: no crossover, a table of one column
+        one = "--workers" if variable == "workers" else "--network (its inter link's rate)"
+        raise LionsimError(f"bad --sweep {spec!r}: one distinct point ({distinct[0]:g} {Sweep(variable, ()).unit}"
+                           f"{', after rounding to whole nodes' if ':' in body else ''}); accepted: at least 2 "
+                           f"(for one, leave out --sweep and set {one})")
+    return Sweep(variable=variable, values=distinct)
 
 
 

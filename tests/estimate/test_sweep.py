@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from lionsim.errors import LionsimError
-from lionsim.estimate import EstimateConfig
+from lionsim.estimate import EstimateConfig, estimate
 from lionsim.estimate.config import resolve
 from lionsim.estimate.sweep import (
     CROSSOVER_COLUMNS,
@@ -98,6 +98,15 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     assert svg.name == "sweep.svg" and svg.read_bytes().lstrip().startswith(b"<?xml")
 
 
+@pytest.mark.parametrize("spec, point", [("workers=8,8", "8 workers"), ("workers=8", "8 workers"),
+                                         ("bandwidth=1.5", "1.5 GB/s"),
+                                         ("workers=8:9:3", "8 workers, after rounding to whole nodes")])
+def test_a_sweep_of_one_distinct_point_is_refused(spec, point):
+    """`--sweep workers=8,8` printed "over 8 to 8 workers (1 points)" and two identical columns."""
+    with pytest.raises(LionsimError, match=f"one distinct point \\({point}\\); accepted: at least 2"):
+        parse_sweep(spec, workers_per_node=8)
+
+
 def test_worker_crossover_is_a_whole_count_on_the_winning_side():
     """It was "1.11 workers" (log-log interpolation between 1 and 2)."""
     cfg = EstimateConfig(model="gpt2-124m", network="10gbe", workers=8,
@@ -108,12 +117,12 @@ def test_worker_crossover_is_a_whole_count_on_the_winning_side():
         speedup = {w: s for w, s in zip(frame[frame["strategy"] == row.strategy]["sweep_value"],
                                         frame[frame["strategy"] == row.strategy]["speedup"])}
         at = int(row.crossover)
-        wins_there = run_sweep(dataclasses.replace(cfg, workers=at), f"workers={at}")[1]
+        wins_there = estimate(dataclasses.replace(cfg, workers=at))  # one point: an estimate
         won = wins_there[wins_there["strategy"] == row.strategy]["speedup"].iloc[0] > 1
         assert won, (row, speedup)  # the crossover itself is on the winning side
         neighbour = at + 1 if row.wins == "below" else at - 1
         if neighbour >= 1:
-            other = run_sweep(dataclasses.replace(cfg, workers=neighbour), f"workers={neighbour}")[1]
+            other = estimate(dataclasses.replace(cfg, workers=neighbour))
             assert other[other["strategy"] == row.strategy]["speedup"].iloc[0] <= 1, row
 
 
