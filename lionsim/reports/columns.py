@@ -116,6 +116,12 @@ def sweep_heading(variable: str) -> str:
     return "inter-node bandwidth (GB/s)" if variable == "bandwidth" else variable
 
 
+def model_name(row) -> str:
+    """estimate.csv's model of a row in a title: the preset's name, or "3,000,000,000 params" when
+    sized by --params (whose model column says "params")."""
+    return f"{int(row['params']):,} params" if row["model"] == "params" else str(row["model"])
+
+
 def model_text(row) -> str:
     """estimate.csv's model of a row as text: "transformer-3b (2,651,553,280 params)", or
     "3,000,000,000 params" when sized by --params."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.reports.columns import per_worker_text, sweep_heading
+from lionsim.reports.columns import model_name, per_worker_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -49,7 +49,8 @@ def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:
 
 def _config(frame: pd.DataFrame) -> str:
     first = frame.iloc[0]
-    rows = [[key, str(first[key])] for key in ("model", "params") if key in frame.columns]
+    rows = [[key, model_name(first) if key == "model" else str(first[key])] for key in ("model", "params")
+            if key in frame.columns]
     if "tokens_per_worker" in frame.columns:
         rows.append(["per worker and step", per_worker_text(first)])
     rows += [[key, str(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
@@ -83,7 +84,7 @@ def estimate_report(directory: Path) -> str:
         "workers" if (frame["sweep_value"] == frame["workers"]).all() else "bandwidth")
     first = frame.iloc[0]
     parts = [
-        f"# lionsim report: estimate of {first['model']} against {variable}, {first['network']}",
+        f"# lionsim report: estimate of {model_name(first)} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
         "## Configuration\n\n" + _config(frame),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
@@ -130,7 +131,7 @@ def one_estimate_report(directory: Path) -> str:
     steps = md_table(["run", "compute", "comm", "step", "sent", "speedup"], [
         [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), human_bytes(r.wire_bytes),
          f"{r.speedup:.2f}x"] for r in frame.itertuples(index=False)])
-    parts = [f"# lionsim report: estimate of {first['model']}, {first['workers']:,} workers, {first['network']}",
+    parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
              "## Configuration\n\n" + _config(frame),
              "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "

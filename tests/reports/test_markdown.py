@@ -237,6 +237,23 @@ def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces
         "# lionsim report: mlp, 4 workers, loopback, measured (model: 1gbe)"
 
 
+def test_an_estimate_sized_by_params_is_named_by_its_count_not_params(tmp_path, capsys):
+    """`estimate --params 1e9` records model "params"; report.md said "estimate of params" and the
+    to-target plot "Modelled time to target: params, 32 workers"."""
+    from lionsim.reports.columns import model_name
+
+    assert model_name({"model": "params", "params": 1e9}) == "1,000,000,000 params"
+    assert model_name({"model": "gpt2-124m", "params": 124439808}) == "gpt2-124m"
+    out = tmp_path / "est"
+    code, _, err = run_cli(["estimate", "--params", "1e9", "--tokens-per-worker", "1024", "--workers", "8",
+                            "-s", "adamw", "--out", str(out)], capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["report", str(out)], capsys)
+    text = (out / "report.md").read_text()
+    assert code == 0 and text.startswith("# lionsim report: estimate of 1,000,000,000 params, 8 workers"), text[:200]
+    assert "| model | 1,000,000,000 params |" in text and "of params" not in text
+
+
 def test_report_says_plots_were_redrawn_only_where_it_drew_some(tmp_path, capsys):
     """An estimate without --from-run has no plot, and `lionsim report` said "plots redrawn beside it"."""
     out = tmp_path / "est"

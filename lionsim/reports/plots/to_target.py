@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.reports.columns import model_text, workload_text
+from lionsim.reports.columns import model_name, model_text, workload_text
 from lionsim.reports.plots.estimate_marks import mark_cap, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
                                          title_with_caption)
@@ -80,7 +80,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
     ax = fig.subplots()
     # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
-    title_with_caption(fig, f"Modelled time to target: {first['model']}, {first['workers']:,} workers",
+    title_with_caption(fig, f"Modelled time to target: {model_name(first)}, {first['workers']:,} workers",
                        f"{first['network']}, {first['device']}", _caption(first, f"{first['workers']:,} workers, {first['network']}"))
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
@@ -123,7 +123,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
-    title_with_caption(fig, f"Modelled time to target against {variable}: {first['model']}",
+    title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
                        f"{fixed}, {first['device']}", _caption(first, fixed))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
