@@ -35,6 +35,8 @@ def cell(crossing, speedup: float) -> str:
         return f"always {at}"
     if crossing.wins == "level":  # within a tie of the baseline everywhere (lionsim.estimate.sweep)
         return f"level {at}"
+    if crossing.wins == "partly":  # wins at some points, level at the rest
+        return f"partly, else level {at}"
     if crossing.wins == "nowhere":
         best = max(crossing.speedup_first, crossing.speedup_last)
         return f"never: {best:.2f}x at best {at}"
