@@ -55,8 +55,12 @@ def twins(runs, cols: tuple[str, ...], x_col: str) -> dict[str, tuple[str, bool]
     return overlapping([(label, *curve(rows)) for label, rows in runs])
 
 
-def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]]) -> str:
-    return twin_name(display_label(label, baseline), same.get(label))
+def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]], rows: pd.DataFrame) -> str:
+    """A run's legend entry: its label, its twin, and where it diverged (as the bench table says it):
+    a run that diverged at step 2 is one point, which the legend says is all there is."""
+    at = rows["diverged_at_step"].max() if "diverged_at_step" in rows.columns else math.nan
+    return twin_name(display_label(label, baseline), same.get(label)) + (
+        "" if pd.isna(at) else f" (diverged at step {int(at)})")
 
 
 def _clock(steps: pd.DataFrame) -> str:
@@ -148,7 +152,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
         # sparse markers in the run's own shape (one step: just the point)
         single = {"marker": style["marker"], "markersize": 5 if len(rows) > 1 else 4,
                   "markevery": mark_every(len(rows), k)}
-        handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same),
+        handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same, rows),
                              **single))
         evals = rows[rows["eval_loss"].notna()]
         if len(evals):
@@ -192,7 +196,7 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     for k, (label, rows) in enumerate(evaluated):
         _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
               marker=styles[label]["marker"], markersize=4.5, markevery=mark_every(len(rows), k),
-              label=_name(label, baseline, same))
+              label=_name(label, baseline, same, rows))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
