@@ -11,6 +11,7 @@ import difflib
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -228,6 +229,36 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
     return f"bad {key} = {json.dumps(value)} in {path}: {message}"
 
 
+_REFUSED_FLAG = re.compile(r"bad (--[a-z0-9][a-z0-9-]*)")
+"""The option a library refusal names first: "bad --workers -4; accepted: an integer >= 1"."""
+_REASON = re.compile(r" [^;:]*([;:] .*)", re.DOTALL)
+"""What follows the refused value in such a line: "; accepted: ..." or ": a run of 10 steps ..."."""
+
+
+def _config_refused(message: str, argv: Sequence[str], default_map: dict | None) -> str | None:
+    """A refusal of an option's value (a config's own check, lionsim.config) where the value
+    came from --config, not from the command line: said as _from_config says a value click
+    refuses, "bad workers = -4 in FILE; accepted: ..." (nobody typed --workers). None where the
+    flag was typed, or no file set it."""
+    found = _REFUSED_FLAG.match(message)
+    if not (found and default_map):
+        return None
+    name = found.group(1)[2:].replace("-", "_")
+    if name not in _CONFIG_KEYS or name not in next(iter(default_map.values()), {}):
+        return None
+    command_name = next((a for a in argv if not a.startswith("-")), None)
+    group = click_app()
+    command = group.get_command(click.Context(group), command_name) if command_name else None
+    param = next((p for p in getattr(command, "params", ()) if p.name == name), None)
+    opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())] or [found.group(1)]
+    if any(a == o or a.startswith(o + "=") or (len(o) == 2 and a.startswith(o)) for o in opts for a in argv):
+        return None  # typed on the command line: reported as typed
+    key, path = _CONFIG_KEYS[name]
+    reason = _REASON.fullmatch(message[found.end():])
+    value = json.dumps(next(iter(default_map.values()))[name])
+    return f"bad {key} = {value} in {path}{reason.group(1)}" if reason else f"in {path}: {message}"
+
+
 def load_config(path: Path, command: str) -> dict[str, Any]:
     """Options from a TOML file, or from a run.json that lionsim wrote (its `config`)."""
     if path.suffix.lower() != ".json":
@@ -404,7 +435,7 @@ def _run(argv: list[str]) -> None:
         default_map = _config_defaults(argv)
         result = click_app()(args=argv, prog_name="lionsim", standalone_mode=False, default_map=default_map)
     except LionsimError as e:
-        fail(str(e))
+        fail(_config_refused(str(e), argv, default_map) or str(e))
     except UserCodeError as e:  # the user's code raised during a run (lionsim.usercode): exit 3
         fail(str(e), code=EXIT_CODE)
     except _NO_ARGS_IS_HELP as e:  # bare `lionsim`: the help, on stderr, and exit 2 as click does for a missing command

@@ -333,6 +333,11 @@ def need_table(frame: pd.DataFrame) -> Table:
     return fit(table)
 
 
+NO_CROSSING_WORDS = {"level": "ties everywhere", "partly": "partly, else ties", "no figure": "no time to target"}
+"""The wins column of a run that never crosses 1 (lionsim.estimate.sweep.crossovers decides which,
+a tie being a tie at every point); "everywhere" and "nowhere" read as they are."""
+
+
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
@@ -352,9 +357,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
-            where, wins = "-", "ties everywhere" if row.wins == "level" else row.wins
-            if row.wins == "no figure":
-                wins = "no time to target"
+            where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep)
             where = f"{int(row.crossover):,} worker{'' if row.crossover == 1 else 's'}"
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"

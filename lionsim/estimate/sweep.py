@@ -133,8 +133,10 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                memo: dict | None = None) -> pd.DataFrame:
     """One row per crossover of each non-baseline run (module doc) in `column` (the step's speedup,
     or with --from-run TO_TARGET, the time to target's); a run that never changes sides gets one
-    row with crossover NaN and wins "everywhere", "nowhere" or "level" (every speedup within TIE
-    of 1.00x: it ties everywhere), or "no figure" where it has no time to target at any point. Worker
+    row with crossover NaN and wins "everywhere" (a win at every point), "nowhere" (no win at any),
+    "level" (every speedup within TIE of 1.00x: it ties everywhere) or "partly" (it ties at some
+    points and wins at the others: a tie is a tie, never counted a win), or "no figure" where it has
+    no time to target at any point. Worker
     crossovers need `r` (the resolved config) to price the counts between sweep points."""
     records = []
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
@@ -167,6 +169,7 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 records.append({**base, "crossover": at, "wins": wins})
                 found = True
         if not found:
-            wins = "level" if not sides else "everywhere" if y[sides[0]] > 0 else "nowhere"
+            wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
+                    else "everywhere" if len(sides) == len(rows) else "partly")
             records.append({**base, "crossover": math.nan, "wins": wins})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)

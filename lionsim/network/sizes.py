@@ -30,6 +30,8 @@ and the largest GPUs hold 141-288 GB (H200 141 GB, B200 192 GB, MI325X 256 GB, B
 so 1 TiB is several times any real call; beyond it a figure (1e30 B: 9.3e20 GiB) prices nothing
 that can run and only overflows the tables."""
 ACCEPTED = "accepted: 1 B to 1 TiB (1,099,511,627,776 B), a number with an optional unit"
+RANGE_FORM = "START:END or START:END:xFACTOR, START <= END, factor > 1, e.g. 1KB:1GB:x2"
+"""A size range as `comm --sizes` takes it."""
 MAX_SIZES = 1000
 """Sizes one sweep may hold (x2 from 1 B to 1 TB is 41)."""
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
@@ -61,7 +63,11 @@ def parse_sizes(text: str) -> list[int]:
             sizes.append(parse_size(pieces[0]))
         elif len(pieces) in (2, 3):
             factor = _factor(pieces[2], part) if len(pieces) == 3 else 2.0
-            sizes.extend(size_range(parse_size(pieces[0]), parse_size(pieces[1]), factor))
+            start, end = parse_size(pieces[0]), parse_size(pieces[1])
+            if end < start:  # said here, where the range as typed is known
+                raise LionsimError(f"bad size range {part.strip()!r}: END {pieces[1].strip()} is below START "
+                                   f"{pieces[0].strip()}; accepted: {RANGE_FORM}")
+            sizes.extend(size_range(start, end, factor))
         else:
             raise LionsimError(f"bad size range {part!r}; use START:END or START:END:xFACTOR, e.g. 1KB:1GB:x2")
     sizes = list(dict.fromkeys(sizes))

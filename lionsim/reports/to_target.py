@@ -212,7 +212,8 @@ def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
             lines.append(f"- {label}: no time to target at any point")
         elif pd.isna(row.crossover):
             lines.append(f"- {label}: " + {"everywhere": "sooner everywhere", "nowhere": "later everywhere",
-                                            "level": "level with the baseline everywhere"}.get(row.wins, row.wins)
+                                            "level": "level with the baseline everywhere",
+                                            "partly": "sooner at some points, level at the rest"}.get(row.wins, row.wins)
                          + f" ({row.speedup_first:.2f}x to {row.speedup_last:.2f}x)")
         else:
             side = "from" if row.wins == "above" else "up to"

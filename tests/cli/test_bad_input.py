@@ -154,6 +154,24 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("text, typed, expected", [
+    ("workers = -4\n", [], "bad workers = -4 in {path}; accepted: an integer >= 1"),
+    ("lr = -1.0\n", ["-w", "mlp"], "bad lr = -1.0 in {path}; accepted: a finite number > 0"),
+    ("steps = 10\nwarmup-steps = 50\n", ["-w", "mlp"],
+     "bad warmup-steps = 50 in {path}: a run of 10 steps would have no timed step left"),
+    ("workers = 4\n", ["--workers", "-4"], "bad --workers -4; accepted: an integer >= 1"),  # typed: as typed
+    ("workers = -4\n", ["-n", "-3"], "bad --workers -3; accepted: an integer >= 1"),
+])
+def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsys, text, typed, expected):
+    """`workers = -4` in a --config file was reported as "bad --workers -4", a flag nobody typed;
+    a value typed on the command line is still reported as typed."""
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    one_line_exit_2(["bench", "--config", str(path), *typed, "--out", str(tmp_path / "out")], capsys,
+                    "error: " + expected.format(path=path))
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("argv, line", [
     (["bench", "--steps", "1.5"], "error: --steps takes a whole number; got '1.5'"),
     (["bench", "--lr", "abc"], "error: --lr takes a number; got 'abc'"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
 
 import pandas as pd
@@ -149,7 +150,7 @@ def test_a_speedup_within_half_a_percent_is_level_not_a_win():
                               "baseline": "adamw@t"} for v, s in zip((1, 2, 4), speedups)])
 
     assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
-    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["everywhere"]
+    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["partly"]
     got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
     assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)
 def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers(monkeypatch, tmp_path):
@@ -173,3 +174,32 @@ def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers
     assert curve.get_markevery() not in (None, 1)
     # the subtitle spans the figure, not the panel the legend halves
     assert "gpt2-124m" in figures[0].get_suptitle() and not top.get_title()
+
+
+@pytest.mark.parametrize("speedups", [[1.0001, 1.002, 1.03], [1.2, 1.001, 1.1], [1.001, 0.999, 1.0],
+                                      [1.2, 1.1, 1.05], [0.9, 0.999, 0.8]])
+def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups):
+    """A run level with the baseline at some points (1.00x, within TIE) does not "win everywhere":
+    the same speedups give the same verdict and words over bandwidth and over workers. The
+    reference: a point wins where its speedup exceeds 1 + TIE, ties within TIE, loses below."""
+    from lionsim.cli.estimate_cmd import crossover_table
+    from lionsim.estimate.sweep import TIE
+    from rich.console import Console
+
+    sides = ["win" if s > 1 + TIE else "lose" if s < 1 - TIE else "tie" for s in speedups]
+    expected = {"win": "everywhere", "lose": "nowhere", "tie": "level"}[sides[0]] if len(set(sides)) == 1 else (
+        "nowhere" if "win" not in sides else "partly")
+    words = set()
+    for variable, values in (("bandwidth", (1.0, 2.0, 4.0)), ("workers", (8, 16, 32))):
+        frame = pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                               "baseline": "adamw@t"} for v, s in zip(values, speedups)])
+        sweep = Sweep(variable, values)
+        got = crossovers(frame, sweep)
+        assert got["wins"].tolist() == [expected]
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(crossover_table(got, sweep, frame))
+        row = next(line for line in console.export_text().splitlines() if line.strip().startswith("lion"))
+        words.add(tuple(row.split()[2:-2]))  # run, crossover | wins | speedup at each end
+    assert len(words) == 1  # one rule, one wording, whatever the swept variable
+    said = " ".join(words.pop())
+    assert ("everywhere" in said and "ties" not in said) == (expected == "everywhere")

@@ -40,6 +40,17 @@ def test_bad_sizes(text):
         parse_sizes(text)
 
 
+def test_a_range_ending_below_its_start_names_it_and_the_accepted_form():
+    """`comm --sizes 1GB:1KB` said "end 1000 B is below start 1000000000 B": not the range typed,
+    nor what a range must be."""
+    with pytest.raises(LionsimError) as refused:
+        parse_sizes("4096,1GB:1KB")
+    line = str(refused.value)
+    assert line.startswith("bad size range '1GB:1KB'") and "\n" not in line
+    assert "accepted: START:END or START:END:xFACTOR, START <= END" in line
+    assert parse_sizes("1KB:1GB:x2")[0] == 1000  # the accepted form's own example parses
+
+
 @pytest.mark.parametrize(("text", "bad"), [("1e30", "'1e30'"), ("1PB", "'1PB'"), ("2**60", "'2**60'"),
                                            ("1.5TiB", "'1.5TiB'"), ("1TiB:1PiB", "'1PiB'"), ("1KB,1e13", "'1e13'")])
 def test_a_size_above_1_tib_is_refused_naming_it_and_the_range_in_every_spelling(text, bad):

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
-from lionsim.reports.plots.estimate_marks import mark_cap, mark_given_network, speedup_axis
+from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, labelled_log_axis,
                                          human_bytes, mark_every, overlapping, run_colours, save, time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
@@ -60,12 +60,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
                  linestyle=TWIN_DASHES if label in same_top else "-", **style)
         bottom.plot(rows["sweep_value"], rows["speedup"], linestyle=TWIN_DASHES if label in same_bottom else "-",
                     **style)
-    marked = crossings[crossings["crossover"].notna()]
-    for i, row in enumerate(marked.itertuples(index=False)):
-        colour = colours[f"{row.strategy}@{row.transport}"]
-        bottom.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
-        bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
-                        xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)  # staggered: neighbours do not overlap
+    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours,
+                    float(frame["sweep_value"].min()), float(frame["sweep_value"].max()))
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":
         mark_cap(frame, top, bottom)
@@ -84,7 +80,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
-    bottom.set_ylabel(f"speedup vs {baseline}" + (" (log scale)" if log else ""))
+    # on two lines, as to_target.png's: on one it ran past its panel into the top one's label
+    bottom.set_ylabel(f"speedup\nvs {baseline}" + (" (log scale)" if log else ""))
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))

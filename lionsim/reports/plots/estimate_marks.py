@@ -1,6 +1,6 @@
 """What both of `lionsim estimate --sweep`'s two-panel plots (sweep.png, and to_target.png with
---from-run) share beyond style.py: the speedup panel's y axis, and on a bandwidth axis the network
-the user gave and a capped fabric's cap.
+--from-run) share beyond style.py: the speedup panel's y axis and its crossovers, and on a
+bandwidth axis the network the user gave and a capped fabric's cap.
 """
 
 from __future__ import annotations
@@ -39,6 +39,22 @@ def speedup_axis(ax, speedups) -> bool:
     ax.set_yscale("log")
     labelled_log_axis(ax.yaxis, low, high)
     return True
+
+
+def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float) -> None:
+    """Each crossover in `marked` (crossover.csv's rows with one) as a dotted line in its run's
+    colour on the speedup panel `ax`, whose log x axis spans the swept `low` to `high`, and its value
+    beside the line at 1.0x: right of it in the axis's left half, left of it in the right half, so a
+    crossover near either end keeps its label inside the panel (right of a line at 78.9 of 0.1-100,
+    the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap."""
+    span = math.log(high / low) if high > low > 0 else 0.0
+    for i, row in enumerate(marked.itertuples(index=False)):
+        colour = colours[f"{row.strategy}@{row.transport}"]
+        ax.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
+        right_half = span > 0 and math.log(row.crossover / low) > span / 2
+        ax.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
+                    xytext=(-3 if right_half else 3, 4 + 10 * (i % 3)), ha="right" if right_half else "left",
+                    fontsize=8, color=colour, bbox=LABEL_BOX)  # boxed: legible over the runs' lines near 1.0x
 
 
 def mark_given_network(frame: pd.DataFrame, axes, named) -> float | None:

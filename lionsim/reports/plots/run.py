@@ -35,7 +35,10 @@ MARK_SIZE = 8  # points: a "reaches the target" triangle
 MARK_GAP = 10  # points between stacked triangles: a triangle and its edge, apart
 END_MARGIN = 0.025  # of the x span: the step axis runs this far past the last step where a triangle sits there
 CROWD = 0.03  # of the x span: triangles closer than this (about a triangle's width) are stacked
-EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its notes (past the axes) and the image's edge
+EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its axes and the image's edge
+BAR_HEIGHT = 0.6  # of a bytes-plot row: the bar, centred on the row
+WHISKER_LANE = 0.38  # of a row, below its centre: the min-max whisker runs under its bar, not through it
+NOTE_PAD = 6  # pixels between a bytes note's end and the axes' right edge
 BAR_LABEL_CHARS = 26  # a bytes-plot run name longer than this goes on two lines (bar_label)
 
 
@@ -52,8 +55,12 @@ def twins(runs, cols: tuple[str, ...], x_col: str) -> dict[str, tuple[str, bool]
     return overlapping([(label, *curve(rows)) for label, rows in runs])
 
 
-def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]]) -> str:
-    return twin_name(display_label(label, baseline), same.get(label))
+def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]], rows: pd.DataFrame) -> str:
+    """A run's legend entry: its label, its twin, and where it diverged (as the bench table says it):
+    a run that diverged at step 2 is one point, which the legend says is all there is."""
+    at = rows["diverged_at_step"].max() if "diverged_at_step" in rows.columns else math.nan
+    return twin_name(display_label(label, baseline), same.get(label)) + (
+        "" if pd.isna(at) else f" (diverged at step {int(at)})")
 
 
 def _clock(steps: pd.DataFrame) -> str:
@@ -145,7 +152,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
         # sparse markers in the run's own shape (one step: just the point)
         single = {"marker": style["marker"], "markersize": 5 if len(rows) > 1 else 4,
                   "markevery": mark_every(len(rows), k)}
-        handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same),
+        handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same, rows),
                              **single))
         evals = rows[rows["eval_loss"].notna()]
         if len(evals):
@@ -189,7 +196,7 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     for k, (label, rows) in enumerate(evaluated):
         _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
               marker=styles[label]["marker"], markersize=4.5, markevery=mark_every(len(rows), k),
-              label=_name(label, baseline, same))
+              label=_name(label, baseline, same, rows))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
@@ -229,11 +236,13 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
                         size=(10.0, max(3.2, 1.8 + row * len(labels))))
     y = np.arange(len(labels))
     for i, label in enumerate(labels):
-        ax.barh(i, mean[i], height=0.6, color=styles[label]["color"], alpha=0.85)
-        if high[i] > low[i]:  # the bytes vary over steps: show the range
-            ax.errorbar(mean[i], i, xerr=[[mean[i] - low[i]], [high[i] - mean[i]]], color="black", capsize=3,
-                        linewidth=0.8)
+        ax.barh(i, mean[i], height=BAR_HEIGHT, color=styles[label]["color"], alpha=0.85)
+        if high[i] > low[i]:  # the bytes vary over steps: the range in a lane under the bar (the y axis is
+            # inverted), clear of it: drawn through the bar, a local-step method's 0 to max ran over the mean
+            ax.errorbar(mean[i], i + WHISKER_LANE, xerr=[[mean[i] - low[i]], [high[i] - mean[i]]], color="black",
+                        capsize=3, linewidth=0.8)
     top = max(max(high), 1.0)
+    notes = []
     for i, (label, rows) in enumerate(runs):
         bits = f"{rows['bits_per_param_up'].mean():.3g}/{rows['bits_per_param_down'].mean():.3g} bits/param"
         ratio = "(the baseline)" if label == baseline else ratio_text(mean[i], base)
@@ -241,25 +250,47 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
         before = {0: "no step before it", 1: "the mean of the step before"}.get(len(ran[i]),
                                                                                f"the mean of the {len(ran[i])} steps before")
         note = "" if math.isnan(diverged) else f"\ndiverged at step {int(diverged)}: {before}"
-        # past the axes' end where the bar is long: the layout makes room for it (clip_on=False)
-        ax.text(max(high[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits}){note}", va="center",
-                fontsize=8, clip_on=False)
-    # ticks over the bars' range only, the axis ending at the first tick past the largest bar
+        # just past the bar's end, above its whisker's lane; the axis widens to hold it (_room_for_notes)
+        notes.append(ax.text(max(mean[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits}){note}",
+                             va="center", fontsize=8))
+    # ticks over the bars' range only, the last the first tick past the largest bar or whisker
     ticks = [t for t in MaxNLocator(6).tick_values(0, top) if t >= 0]
     ticks = [t for t in ticks if t <= min(x for x in ticks if x >= top)]
     ax.set_xticks(ticks)
     ax.set_xlim(0, ticks[-1])
-    ax.spines["right"].set_visible(False)
     ax.xaxis.set_major_formatter(BYTES_FORMATTER)
     ax.set_yticks(y, [bar_label(label, baseline) for label in labels])
     for tick, label in zip(ax.get_yticklabels(), labels):
         tick.set_color(styles[label]["color"])
-    ax.invert_yaxis()
+    ax.set_ylim(len(labels) - 1 + WHISKER_LANE + 0.22, -0.5)  # inverted (the first run on top); the last lane clear
     ax.grid(False, axis="y")
-    ax.set_xlabel(f"bytes per {sender} per step (linear axis from 0)\nbar: mean, whiskers: min-max over steps")
-    # the layout fits the notes past the axes flush to the edge (its 3-point pad): keep a margin
+    ax.set_xlabel(f"bytes per {sender} per step (linear axis from 0)\nbar: mean, whisker under it: min-max over steps")
     fig.get_layout_engine().set(w_pad=EDGE_MARGIN)
+    _room_for_notes(fig, ax, notes)
     return save(fig, path)
+
+
+def _room_for_notes(fig, ax: Axes, notes: list, passes: int = 3) -> None:
+    """Widen `ax`'s x axis past its last tick until every note ends inside the axes (its right
+    border drawn, nothing past it): a note of w pixels starting at x fits when the axis runs to at
+    least x * W / (W - w - NOTE_PAD), W the axes' width. Measured on the drawn figure, again after
+    each widening, as the layout then gives the axes another width."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    low, end = ax.get_xlim()  # the last tick: the axis runs at least this far
+    for _ in range(passes):
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        width = ax.get_window_extent(renderer).width
+        need = end
+        for note in notes:
+            room = width - note.get_window_extent(renderer).width - NOTE_PAD
+            start = note.get_position()[0] - low
+            need = max(need, low + start * width / room if room > 0.2 * width else low + 5 * start)
+        if math.isclose(need, ax.get_xlim()[1], rel_tol=1e-3):
+            return
+        ax.set_xlim(low, need)  # from the last tick each pass: the axes' width is the layout's, now known
 
 
 def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: dict | None = None) -> list[Path]:

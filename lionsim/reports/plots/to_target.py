@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_name, model_text, workload_text
-from lionsim.reports.plots.estimate_marks import mark_cap, mark_given_network, speedup_axis
+from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
                                          title_with_caption)
 from lionsim.reports.to_target import no_plot_reason, notes, status
@@ -151,12 +151,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
                              rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], **style)
-    marked = crossings[crossings["crossover"].notna()]
-    for i, row in enumerate(marked.itertuples(index=False)):
-        colour = colours[f"{row.strategy}@{row.transport}"]
-        bottom.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
-        bottom.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
-                        xytext=(3, 4 + 10 * (i % 3)), fontsize=8, color=colour)
+    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
         mark_cap(frame, top, bottom)
