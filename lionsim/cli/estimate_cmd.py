@@ -349,9 +349,12 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     of = f"of {what} " if what else ""
     span = (f"{lo:g} to {hi:g} workers" if sweep.variable == "workers"  # not "workers 16 to 1024 workers"
             else f"{sweep.variable} {lo:g} to {hi:g} {sweep.unit}")
-    table = Table(title=f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)",
-                  box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", f"speedup\nat {hi:g}"):
+    if lo == hi:  # one value priced (--sweep bandwidth=0.125): no span to cross over
+        span = f"{lo:g} workers" if sweep.variable == "workers" else f"{sweep.variable} {lo:g} {sweep.unit}"
+    title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
+             f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
@@ -364,7 +367,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
         table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),
-                      speedup_text(row.speedup_last))
+                      *([speedup_text(row.speedup_last)] if lo != hi else []))
     return fit(table)
 
 

@@ -162,11 +162,13 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
             raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
         values = [int(v) for v in values]
     distinct = tuple(sorted(set(values)))
-    if len(distinct) < 2:  # one point is an estimate, not a sweep: no crossover, a table of one column
-        one = "--workers" if variable == "workers" else "--network (its inter link's rate)"
-        raise LionsimError(f"bad --sweep {spec!r}: one distinct point ({distinct[0]:g} {Sweep(variable, ()).unit}"
-                           f"{', after rounding to whole nodes' if ':' in body else ''}); accepted: at least 2 "
-                           f"(for one, leave out --sweep and set {one})")
+    if ":" not in body and len(distinct) < len(values):  # as a grid refuses a network given twice
+        twice = next(v for v in values if values.count(v) > 1)
+        raise LionsimError(f"bad --sweep {spec!r}: {twice:g} given twice; accepted: {ACCEPTED}, each value once")
+    if ":" in body and len(distinct) < 2:  # a range is for a span: one that rounds to one node count is not
+        raise LionsimError(f"bad --sweep {spec!r}: the range rounds to one point ({distinct[0]:g} workers, whole "
+                           f"nodes of {workers_per_node}); accepted: a range over at least 2 node counts, or one "
+                           "value to price at")
     return Sweep(variable=variable, values=distinct)
 
 

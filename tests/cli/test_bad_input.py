@@ -157,7 +157,7 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
 @pytest.mark.parametrize("text, typed, expected", [
     ("workers = -4\n", [], "bad workers = -4 in {path}; accepted: an integer >= 1"),
     ("lr = -1.0\n", ["-w", "mlp"], "bad lr = -1.0 in {path}; accepted: a finite number > 0"),
-    ("steps = 10\nwarmup-steps = 50\n", ["-w", "mlp"],
+    ("steps = 10\nwarmup-steps = 50\ncompute = \"measured\"\n", ["-w", "mlp"],
      "bad warmup-steps = 50 in {path}: a run of 10 steps would have no timed step left"),
     ("workers = 4\n", ["--workers", "-4"], "bad --workers -4; accepted: an integer >= 1"),  # typed: as typed
     ("workers = -4\n", ["-n", "-3"], "bad --workers -3; accepted: an integer >= 1"),

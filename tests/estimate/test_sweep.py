@@ -99,13 +99,29 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
     assert svg.name == "sweep.svg" and svg.read_bytes().lstrip().startswith(b"<?xml")
 
 
-@pytest.mark.parametrize("spec, point", [("workers=8,8", "8 workers"), ("workers=8", "8 workers"),
-                                         ("bandwidth=1.5", "1.5 GB/s"),
-                                         ("workers=8:9:3", "8 workers, after rounding to whole nodes")])
-def test_a_sweep_of_one_distinct_point_is_refused(spec, point):
+@pytest.mark.parametrize("spec, line", [
+    ("workers=8,16,8", "bad --sweep 'workers=8,16,8': 8 given twice; accepted: "),
+    ("bandwidth=1.5, 1.5", "bad --sweep 'bandwidth=1.5, 1.5': 1.5 given twice"),
+    ("workers=8:9:3", "the range rounds to one point (8 workers, whole nodes of 8); accepted: a range over at least 2"),
+])
+def test_a_sweep_that_collapses_to_fewer_points_than_given_is_refused(spec, line):
     """`--sweep workers=8,8` printed "over 8 to 8 workers (1 points)" and two identical columns."""
-    with pytest.raises(LionsimError, match=f"one distinct point \\({point}\\); accepted: at least 2"):
+    with pytest.raises(LionsimError) as info:
         parse_sweep(spec, workers_per_node=8)
+    assert line in str(info.value)
+
+
+def test_one_value_is_priced_at_and_its_table_says_there_is_nothing_to_cross(monkeypatch):
+    """One value (`--sweep bandwidth=0.125`) prices the strategies at that link, as the published
+    local-step cases do: a table of one speedup column, no span."""
+    from tests.helpers.cli import invoke_at
+
+    assert parse_sweep("bandwidth=0.125") == Sweep("bandwidth", (0.125,))
+    done = invoke_at(80, ["estimate", "--model", "gpt2-124m", "--workers", "8", "-s", "adamw@bf16-allreduce",
+                          "-s", "lion", "--sweep", "bandwidth=0.125"], monkeypatch)
+    said = " ".join(done.stdout.split())
+    assert done.exit_code == 0, done.output
+    assert "at bandwidth 0.125 GB/s (one point: nothing to cross)" in said and "0.125 to 0.125" not in said
 
 
 def test_worker_crossover_is_a_whole_count_on_the_winning_side():
