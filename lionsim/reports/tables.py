@@ -126,6 +126,17 @@ def _target_note(summary: pd.DataFrame) -> str:
             "trailing mean); not reached: the run never got there")
 
 
+_WAIT_NOTE = "; step includes the wait for the slowest worker (--compute-spread; wait_s in summary.csv)"
+"""Why the parts of a spread run's step add up to less than it (the wait has no column: one would
+widen the table past 80 columns)."""
+
+
+def _waited(summary: pd.DataFrame) -> bool:
+    """Whether any run's step includes a wait for the slowest worker (a compute spread's: wait_s is
+    0 without one, on sim and on gloo/nccl alike)."""
+    return "wait_s" in summary.columns and bool((summary["wait_s"].fillna(0) > 0).any())
+
+
 RUN_WIDTH = 15
 """Least characters of the run column (it widens to hold the longest name whole, run_width, while
 the table fits 80 columns: lionsim.reports.widths.fit)."""
@@ -148,7 +159,9 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
-            "(encode + decode), comm, upd(ate), step (run.json says how each was obtained). sent: bytes per "
+            "(encode + decode), comm, upd(ate), step (run.json says how each was obtained)"
+            + (_WAIT_NOTE if _waited(summary) else "")
+            + ". sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
             f"{_target_note(summary)}."
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "

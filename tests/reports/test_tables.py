@@ -175,3 +175,15 @@ def test_a_measured_run_without_network_leaves_the_model_out_and_says_how_to_get
         table, why = model_check(summary, kept)
         assert why is None and "error" in table_text(table)
         assert "(model: 1gbe)" in table_text(summary_table(summary, kept)).splitlines()[0]
+
+
+def test_the_caption_says_the_step_includes_the_wait_only_when_a_spread_made_one():
+    """With --compute-spread the step column holds the wait for the slowest worker, which has no
+    column (it would widen the table past 80): the caption says so, and only then."""
+    waited = rows("adamw", 3)
+    for r in waited:
+        r.update(wait_s=0.002, step_s=0.01)  # 5 + 0 + 2 + 1 = 8 ms of parts, 2 ms of wait
+    shown = " ".join(table_text(summary_table(summarize(frame(waited)), {"config": {"steps": 3}})).split())
+    assert "step includes the wait for the slowest worker (--compute-spread" in shown
+    even = " ".join(table_text(summary_table(summarize(frame(rows("adamw", 3))), {"config": {"steps": 3}})).split())
+    assert "slowest worker" not in even
