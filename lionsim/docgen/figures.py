@@ -266,6 +266,31 @@ def lioncub_ratio() -> str:
                        f"{flat:.1f}x with one 10 GbE link per GPU (`--network 10gbe`).") + "\n\n"
 
 
+def sent_per_node() -> str:
+    """What `sent` and `across` count for dlion-mavo@a2a-1bit on nodes of 8 GPUs against one GPU a
+    node (the Lion Cub setup above): one worker's bytes, the intra-node phases included."""
+    flat, node = (frame([*LIONCUB, "--network", net]).loc["dlion-mavo@a2a-1bit"] for net in ("10gbe", "h100x8-10gbe"))
+    return ("\n" + wrap(f"With the Lion Cub command above, dlion-mavo@a2a-1bit sends {size(node.wire_bytes)} per worker a "
+                        f"step on `h100x8-10gbe`, where each node sends {size(node.inter_bytes)} across (`across`, "
+                        f"`inter_bytes`), and {size(flat.wire_bytes)} with one GPU a node (`--network 10gbe`) "
+                        "(modelled, the same on any machine).") + "\n")
+
+
+DILOCO_H = ["--model", "gpt2-1.3b", "--tokens-per-worker", "8192", "--network", "10gbe", "--workers", "16",
+            "-s", "adamw@bf16-allreduce", "-s", "diloco"]
+
+
+def diloco_h() -> str:
+    """diloco's step at lionsim's H = 2 and at H = 100, over AdamW on bf16 (the command's baseline)
+    and over `-s adamw` (fp32)."""
+    short, long = (frame(args).loc["diloco@fp32-allreduce"] for args in (DILOCO_H, [*DILOCO_H, "--local-steps", "100"]))
+    fp32 = frame([*DILOCO_H[:-4], "-s", "adamw", "-s", "diloco"]).loc["diloco@fp32-allreduce"]
+    return ("\n" + command(DILOCO_H) + "\n" + wrap(
+        f"gives diloco a speedup of {short.speedup:.2f}x at H = 2 ({long.speedup:.2f}x with `--local-steps 100`) over "
+        "its baseline, AdamW over a bf16 all-reduce (the first `-s`); over `-s adamw` (fp32 all-reduce, twice the "
+        f"bytes) the same H = 2 step is {fp32.speedup:.2f}x (modelled, the same on any machine).") + "\n\n")
+
+
 def grace_codec() -> str:
     """GRACE's compressor costs a step against lionsim's priced codec (lionsim.published.grace)."""
     from lionsim.published.grace import markdown
@@ -286,3 +311,5 @@ BLOCKS.add("resnet-counts", Block("resnet-counts", resnet_counts))
 BLOCKS.add("newton-schulz", Block("newton-schulz", newton_schulz))
 BLOCKS.add("low-precision-bytes", Block("low-precision-bytes", low_precision))
 BLOCKS.add("lioncub-ratio", Block("lioncub-ratio", lioncub_ratio))
+BLOCKS.add("sent-per-node", Block("sent-per-node", sent_per_node))
+BLOCKS.add("diloco-h", Block("diloco-h", diloco_h))
