@@ -106,15 +106,16 @@ def _duplex_text(duplex) -> str:
         return last if r.max_bytes == float("inf") else f"<= {_binary_size(r.max_bytes)}: "
 
     return ", ".join(f"{size(r)}{r.share:g}"
-                     + ("" if r.floor_s is None else f" (floor {r.floor_s / US:g})") for r in duplex)
+                     + ("" if r.floor_s is None else f" (own floor {r.floor_s / US:g})") for r in duplex)
 
 
 def _traits_table() -> Table:
     from lionsim.network.libraries import TRAITS
 
     table = list_table("collective library traits (on top of a network's links)",
-                  caption="floor: us per call beyond alpha; duplex: the share of the link each direction gets, by "
-                          "size; host: a rank's own cap, GB/s; slow: small calls' slow mode; staged: a library on "
+                  caption="floor: us per call beyond alpha, at every size whose duplex band has no own floor; "
+                          "duplex: the share of the link each direction gets, by size, and a band's own floor (us), "
+                          "which replaces the op's there; host: a rank's own cap, GB/s; slow: small calls' slow mode; staged: a library on "
                           "host memory's copies. Use one with `--traits "
                           "NAME` on bench, estimate and comm, or write your own as a profile's \\[traits] table.")
     for column in ("traits", "op", "floor", "algorithm", "duplex"):

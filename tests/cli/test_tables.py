@@ -192,3 +192,18 @@ def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_scree
     header = next(line for line in outs["networks"] if line.startswith("name"))
     assert len(header) - header.index("description") >= 30 and description.ratio == 1
     assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False
+
+
+def test_networks_traits_names_a_size_bands_own_floor_apart_from_the_ops_and_says_which_applies():
+    """gloo's all_reduce read "floor 580" in its column and "larger: 0.76 (floor 0)" in its bands:
+    the column is the op's floor, which a band's own replaces for its sizes (OpTraits.floor). The
+    band's is now "own floor" and the caption says the band's replaces the op's."""
+    from lionsim.cli.network_cmds import _traits_table
+    from lionsim.network.libraries import TRAITS
+
+    body = " ".join(" ".join(rendered(_traits_table())).split())
+    ops = dict(TRAITS.get("gloo").ops)
+    reduce = ops["all_reduce"]
+    assert reduce.floor(1) * 1e6 == pytest.approx(580) and reduce.floor(2**30) == 0  # what the model charges
+    assert "(own floor 880)" in body and "larger: 0.76 (own floor 0)" in body and "(floor 0)" not in body
+    assert "a band's own floor (us), which replaces the op's there" in body
