@@ -187,3 +187,31 @@ def test_the_time_to_target_legend_accounts_for_every_run(figures):
     assert [h.get_linestyle() for h in legend.legend_handles][2] == "None"  # a hollow marker, no line
     assert [t.get_text() for t in figures[1].axes[0].get_legend().get_texts()] == [
         "adamw@t (baseline)", "dlion-mavo@t", "signsgd@t"]  # the step time: every run has its points
+
+
+def test_marks_at_the_last_step_show_whole_on_the_step_axes(figures):
+    """An eval at the last step drew its diamond (loss) or dot (accuracy) on the axes' right edge,
+    half cut off: the step axes now run a little past the last step, which stays labelled."""
+    from tests.helpers.frames import frame, rows
+    from lionsim.reports import summarize
+
+    run = rows("adamw", 20)
+    for r in run:
+        if r["step"] % 10 == 0:
+            r.update(eval_loss=2.0 - 0.01 * r["step"], eval_acc=0.4 + 0.01 * r["step"])
+    steps = frame(run)
+    summary = summarize(steps)
+    runs = split_runs(steps)
+    styles = run_styles([label for label, _ in runs], "adamw@fp32-allreduce")
+    run_plots._loss_plot(runs, styles, "adamw@fp32-allreduce", steps, "step", Path("x.png"), summary)
+    run_plots._eval_acc_plot(runs, styles, "adamw@fp32-allreduce", steps, "step", Path("y.png"))
+    for fig in figures:
+        drawn_texts(fig)
+        renderer, ax = fig.canvas.get_renderer(), fig.axes[0]
+        box = ax.get_window_extent(renderer)
+        marked = [line for line in ax.lines if line.get_marker() not in ("None", "", None)
+                  and 20 in np.asarray(line.get_xdata())]
+        assert marked, [line.get_marker() for line in ax.lines]
+        for line in marked:
+            assert line.get_window_extent(renderer).x1 <= box.x1, (line.get_marker(), ax.get_xlim())
+        assert ax.get_xticklabels()[-1].get_text() == "20"

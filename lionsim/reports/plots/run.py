@@ -33,7 +33,7 @@ from lionsim.reports.summary import ran_steps, smooth, split_runs
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
 MARK_SIZE = 8  # points: a "reaches the target" triangle
 MARK_GAP = 10  # points between stacked triangles: a triangle and its edge, apart
-END_MARGIN = 0.025  # of the x span: the step axis runs this far past the last step where a triangle sits there
+END_MARGIN = 0.025  # of the x span: the step axis runs this far past the last step, so its marks show whole
 CROWD = 0.03  # of the x span: triangles closer than this (about a triangle's width) are stacked
 EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its axes and the image's edge
 BAR_HEIGHT = 0.6  # of a bytes-plot row: the bar, centred on the row
@@ -134,6 +134,15 @@ def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: st
     return [line, mark]
 
 
+def _step_axis(ax: Axes, steps: pd.DataFrame) -> None:
+    """Round ticks and the last step, labelled; the axis runs END_MARGIN past the last step, so a
+    mark there (an eval's diamond or dot, a target triangle, a curve's marker) shows whole rather
+    than cut in half by the axes' edge."""
+    end = float(steps["step"].max())
+    labelled_linear_axis(ax.xaxis, end)
+    ax.set_xlim(0, end * (1 + END_MARGIN))
+
+
 def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: pd.DataFrame | None = None,
                meta: dict | None = None) -> list[Path]:
     """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds, and
@@ -169,12 +178,8 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
     handles += _target_line(ax, summary, styles, x_col, scale)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss (mean over workers)")
-    if x_col == "step":  # round ticks and the last step, labelled
-        end = float(steps["step"].max())
-        labelled_linear_axis(ax.xaxis, end)
-        if summary is not None and "steps_to_target" in summary.columns and (
-                summary["steps_to_target"] >= end * (1 - END_MARGIN)).any():
-            ax.set_xlim(0, end * (1 + END_MARGIN))  # a run reaching the target at the end: its triangle inside
+    if x_col == "step":
+        _step_axis(ax, steps)
     else:
         ax.set_xlim(left=0)
     _cap_divergence(ax, runs)
@@ -201,8 +206,8 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     ax.set_ylabel(ylabel)
     # plain numbers: runs evaluated once, close together, would read "+2.094" over 1e-4 ticks
     ax.ticklabel_format(axis="both", style="plain", useOffset=False)
-    if x_col == "step":  # round ticks and the last step, labelled
-        labelled_linear_axis(ax.xaxis, float(steps["step"].max()))
+    if x_col == "step":
+        _step_axis(ax, steps)
     else:
         ax.set_xlim(left=0)
     legend_outside(ax)
