@@ -66,6 +66,20 @@ class RunName:
                    no_wrap=False, overflow="fold")
 
 
+def _fill(items: list[str], width: int, split_wide=None) -> list[str]:
+    """`items` in greedy lines of at most `width`, joined by spaces; an item wider than `width` alone
+    on its own line, or in the lines `split_wide(item)` gives (None: whole, for the cell to fold)."""
+    lines: list[str] = []
+    for item in items:
+        if lines and len(lines[-1]) + 1 + len(item) <= width:
+            lines[-1] += " " + item
+        elif split_wide is None or len(item) <= width:
+            lines.append(item)
+        else:
+            lines += split_wide(item)
+    return lines
+
+
 class NameList:
     """Run names (`lion`, `dlion-mavo@a2a-1bit`) joined by ", " in a table cell: as many whole names
     a line as the column holds; a name wider than the column breaks before its @transport, as a
@@ -83,14 +97,10 @@ class NameList:
 
     def __rich_console__(self, console, options):
         width = max(options.max_width, 1)
-        lines: list[str] = []
-        for item in self.items:
-            if lines and len(lines[-1]) + 1 + len(item) <= width:
-                lines[-1] += " " + item
-            elif len(item) <= width:
-                lines.append(item)
-            else:  # wider than the column alone: strategy, then @transport, as a run label
-                lines += [line for part in _at_parts(item) for line in wrap_name(part, width)]
+        def as_run_label(item: str) -> list[str]:  # wider than the column alone: strategy, then @transport
+            return [line for part in _at_parts(item) for line in wrap_name(part, width)]
+
+        lines = _fill(self.items, width, as_run_label)
         yield Text("\n".join(lines), no_wrap=False, overflow="fold")
 
 
@@ -109,14 +119,7 @@ class Phrases:
         return Measurement(max(map(len, self.items), default=0), len(str(self)))
 
     def __rich_console__(self, console, options):
-        width = max(options.max_width, 1)
-        lines: list[str] = []
-        for item in self.items:
-            if lines and len(lines[-1]) + 1 + len(item) <= width:
-                lines[-1] += " " + item
-            else:
-                lines.append(item)
-        yield Text("\n".join(lines), no_wrap=False, overflow="fold")
+        yield Text("\n".join(_fill(self.items, max(options.max_width, 1))), no_wrap=False, overflow="fold")
 
 
 def _at_parts(name: str) -> list[str]:
