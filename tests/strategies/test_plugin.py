@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -290,26 +291,20 @@ def test_an_installed_package_registers_through_its_entry_point_at_the_first_rea
     assert ep_target.REG.get("from-a-package") == 42 and ep_target.REG.names() == ["from-a-package"]
 
 
-def test_an_installed_package_that_exits_on_import_is_one_line_naming_it(tmp_path, monkeypatch):
-    """A module that calls sys.exit at import ended the command with its own message and code."""
+@pytest.mark.parametrize("module, source, raised", [
+    # a module that calls sys.exit at import ended the command with its own message and code
+    ("ep_exits", "import sys\nsys.exit('bye')\n", "SystemExit: bye; lionsim imports the file"),
+    ("ep_broken", "raise ImportError('needs a library you lack')\n", "ImportError: needs a library you lack"),
+])
+def test_an_installed_package_that_fails_on_import_is_one_line_naming_it(module, source, raised, tmp_path,
+                                                                          monkeypatch):
     from lionsim.errors import LionsimError
     from lionsim.registry import Registry
 
-    (tmp_path / "ep_exits.py").write_text("import sys\nsys.exit('bye')\n")
-    fake_distribution(tmp_path, "lionsim.test_exits", {"exits": "ep_exits"})
+    name = module.removeprefix("ep_")
+    (tmp_path / f"{module}.py").write_text(source)
+    fake_distribution(tmp_path, f"lionsim.test_{name}", {name: module})
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(LionsimError, match=r"plugin ep_exits \(entry point 'exits' of lionsim.test_exits\): "
-                                           "importing it raised SystemExit: bye; lionsim imports the file"):
-        Registry("thing", entry_points="lionsim.test_exits").names()
-
-
-def test_an_installed_package_that_fails_is_one_line_naming_it(tmp_path, monkeypatch):
-    from lionsim.errors import LionsimError
-    from lionsim.registry import Registry
-
-    (tmp_path / "ep_broken.py").write_text("raise ImportError('needs a library you lack')\n")
-    fake_distribution(tmp_path, "lionsim.test_broken", {"broken": "ep_broken"})
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(LionsimError, match=r"plugin ep_broken \(entry point 'broken' of lionsim.test_broken\): "
-                                           "importing it raised ImportError: needs a library you lack"):
-        Registry("thing", entry_points="lionsim.test_broken").names()
+    with pytest.raises(LionsimError, match=rf"plugin {module} \(entry point '{name}' of lionsim.test_{name}\): "
+                                           rf"importing it raised {re.escape(raised)}"):
+        Registry("thing", entry_points=f"lionsim.test_{name}").names()
