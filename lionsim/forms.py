@@ -22,9 +22,14 @@ FLOAT32_MAX = 3.4028234663852886e38
 option past it cannot be applied (torch refuses to convert it: "without overflow")."""
 
 
+def number(v) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def beyond_float32(v) -> str:
     """"" for a value float32 holds (or not a finite float); else the clause a refusal adds."""
-    if isinstance(v, float) and math.isfinite(v) and abs(v) > FLOAT32_MAX:
+    if isinstance(v, float) and number(v) and abs(v) > FLOAT32_MAX:
         return f" ({v:g} is beyond float32's range, +-{FLOAT32_MAX:.4g}: training runs in float32)"
     return ""
 

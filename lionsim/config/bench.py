@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
-from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, parse_eval_samples,
-                           parse_split)
+from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, number,
+                           parse_eval_samples, parse_split)
 from lionsim.network import canonical_network, network_for
 from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
@@ -419,9 +419,6 @@ class BenchConfig:
 def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
     """lr, weight decay and betas (None: not given) meet one set of rules, whether they come
     from the flags or from a run's own hyper table; `name(key)` says where, for the message."""
-    def number(x) -> bool:
-        return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
     if lr is not None and not (number(lr) and lr > 0 and not beyond_float32(lr)):
         raise LionsimError(f"bad {name('lr')} {lr!r}{beyond_float32(lr)}; accepted: a finite number > 0")
     if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0

@@ -20,7 +20,6 @@ import ast
 import dataclasses
 import functools
 import inspect
-import math
 import textwrap
 import typing
 from functools import cache
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
-from lionsim.forms import beyond_float32
+from lionsim.forms import beyond_float32, number
 from lionsim.registry import Registry, did_you_mean, match_name
 
 META = "lionsim"
@@ -79,11 +78,6 @@ def option(default, *, accepted: str, check: Callable[[object], bool], flag: str
         raise LionsimError(f"bad option(priced={priced!r}); accepted: {', '.join(PRICED)}")
     rule = OptionRule(accepted, check, flag, choices, priced, why)
     return dataclasses.field(default=default, metadata={META: rule})
-
-
-def number(v) -> bool:
-    """A finite int or float (not a bool)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def integer(low: int) -> Callable[[object], bool]:
