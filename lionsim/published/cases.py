@@ -60,7 +60,7 @@ class Case:
     """How lionsim's figure is read from the CSV: "time_us" (comm: the row's time_s in us),
     "busbw" (comm: busbw_GBps), "comm_ratio" (estimate: the second row's comm_s / the first's),
     "step_ratio" (estimate: the second row's step_s / the first's, or `versus`'s first row's over
-    `command`'s), "bandwidth_needed" (estimate
+    `command`'s), "step_s" (estimate: the first row's step_s), "bandwidth_needed" (estimate
     --need: the first row's bandwidth_needed_GBps)."""
     miss: str = ""
     """Why the error may exceed its table's threshold for explanations ("" for none): a known gap
@@ -167,6 +167,25 @@ CASES: tuple[Case, ...] = (
                  "all_reduce", "--sizes", "1073741824", "--format", "csv"),
         read="time_us",
     ) for nodes, published in ((2, 35215.0), (3, 64782.0), (4, 70253.0))),
+    Case(
+        key="bagua-net-vgg16-4x8",
+        source="Bagua-Net's page (BaguaSys/bagua rust/bagua-net/README.md, and the Bagua tutorials' "
+               "more-optimizations/bagua-net page): VGG16 on 4x8xV100 with \"NCCL default implementation\", "
+               "total 2,744.9 img/s on 32 GPUs",
+        config="VGG-16 (torchvision's), 4 servers of 8 V100 on NVLink, 100 Gb/s Ethernet, fp32 SGD at batch 32 a GPU "
+               "(examples/benchmark/synthetic_benchmark.py's defaults), Bagua's gradient_allreduce: a flat NCCL "
+               "all-reduce per 10 MiB bucket during backward (bagua/torch_api/env.py, get_default_bucket_size) "
+               "over NCCL's own socket transport. The page states no NCCL settings: priced with the ones the same "
+               "team states for its 100 Gbps cluster of 8-V100 servers, NCCL_MIN_NCHANNELS=4 (NVIDIA/nccl issue "
+               "450; profile examples/clusters/v100x8-100gbe.toml). --mfu 0.17: the compute of Bagua's benchmark "
+               "page's asynchronous VGG-16 run (lionsim.published.compressed)",
+        quantity="training step, s", published=32 * 32 / 2744.9,
+        command=("estimate", "--model", "examples/models/vgg16.py:vgg16", "--workers", "32", "--gpus-per-node", "8",
+                 "--tokens-per-worker", "32", "--traits", "nccl", "--device", "v100", "--mfu", "0.17",
+                 "--bucket-mb", "10", "--network", "examples/clusters/v100x8-100gbe.toml",
+                 "-s", "sgdm@fp32-allreduce", "--format", "csv"),
+        read="step_s",
+    ),
 )
 
 
@@ -229,6 +248,8 @@ def _read(case: Case, frame: pd.DataFrame) -> float:
         return float(frame["step_s"].iloc[-1] / frame["step_s"].iloc[0])
     if case.read == "step_ratio":
         return float(frame["step_s"].iloc[1] / frame["step_s"].iloc[0])
+    if case.read == "step_s":
+        return float(frame["step_s"].iloc[0])
     if case.read == "bandwidth_needed":
         return float(frame["bandwidth_needed_GBps"].iloc[0])
     raise ValueError(f"unknown reading {case.read!r}")
@@ -254,7 +275,7 @@ def summary(frame: pd.DataFrame, worst: float = GOAL_WORST) -> dict:
 
 
 def _figure(value: float, quantity: str) -> str:
-    return f"{value:.3f}" if "ratio" in quantity else f"{value:,.1f}"
+    return f"{value:.3f}" if "ratio" in quantity or quantity.endswith(", s") else f"{value:,.1f}"
 
 
 def explained(frame: pd.DataFrame, cases: tuple[Case, ...], beyond: float) -> list[tuple[str, str]]:

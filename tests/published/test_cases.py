@@ -41,7 +41,7 @@ def _by_hand(case: published.Case, csv_text: str) -> float:
     """The case's figure from its command's CSV by the quantity's own definition, not the module's
     read rule: nccl-tests' bus bandwidth of the printed time (all-reduce 2(N-1)/N x bytes / time,
     all-gather (N-1)/N x bytes / time, bytes the whole buffer), the printed time at the case's size,
-    or the rows' comm_s picked by strategy name."""
+    the rows' comm_s picked by strategy name, or the one row's step_s."""
     rows = list(csv.DictReader(io.StringIO(csv_text)))
     arg = lambda flag: case.command[case.command.index(flag) + 1]  # noqa: E731
     if case.read in ("time_us", "busbw"):
@@ -49,6 +49,9 @@ def _by_hand(case: published.Case, csv_text: str) -> float:
         n, size, seconds = int(row["workers"]), int(row["bytes"]), float(row["time_s"])
         factor = {"all_reduce": 2 * (n - 1) / n, "all_gather": (n - 1) / n}[row["collective"]]
         return seconds * 1e6 if case.read == "time_us" else factor * size / seconds / 1e9
+    if case.read == "step_s":
+        (row,) = rows  # one strategy: the step of its only row
+        return float(row["step_s"])
     assert case.read == "comm_ratio"
     named = [a.split("@")[0] for a, flag in zip(case.command[1:], case.command) if flag == "-s"]
     comm = {r["strategy"]: float(r["comm_s"]) for r in rows}

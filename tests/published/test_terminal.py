@@ -178,16 +178,19 @@ def test_each_deepspeed_explanation_carries_its_own_case_s_figures():
     assert "the 672 MB fp16 all-reduce" in text
 
 
-def test_each_bagua_explanation_carries_its_own_case_s_figures():
+def test_each_bagua_explanation_carries_its_own_case_s_figures(monkeypatch):
     by_key = {c.key: c for c in pc.COMPRESSED_CASES}
-    frame = _rows(strategy=["sgdm", "sgdm"], step_s=[0.8, 0.3], forward_s=[0.05, 0.05], samples_per_worker=[32, 32],
-                  workers=[128, 128], fabric_cap_GBps=[1.96, 1.96], inter_bytes=[1.0e9, 2.5e8])
-    four = _rows(step_s=[0.4, 0.15, 0.16])
-    text = pc._bagua_100g_figures(frame, four)
-    filled = pc._MISS_BAGUA_100G.format(**text)
-    # 0.8 / (4096 / 8893) - 1 = 74%; 1.0 GB in 0.4606 - 0.05 s = 2.4 GB/s
-    assert "priced 74% slow (0.80 s against 0.461 s" in filled and "1.00 GB of fp32 ring traffic" in filled
-    assert "at most 0.41 s (2.4 GB/s)" in filled and "price at 0.400, 0.150 and 0.160 s" in filled
+    frame = _rows(strategy=["sgdm", "sgdm"], step_s=[0.45, 0.16], compute_s=[0.14, 0.14], forward_s=[0.05, 0.05],
+                  samples_per_worker=[32, 32], workers=[128, 128], inter_bytes=[1.0e9, 2.5e8])
+    monkeypatch.setattr(pc, "_default_channels", lambda: _rows(step_s=[0.72]))
+    filled = cases.explanation(by_key["bagua-bytegrad-vgg16-100g"], frame)
+    # DDP: |0.45 / (4096 / 8893) - 1| = 2%; ByteGrad's figure 4096 / 21828 = 0.188 s, 0.028 s above 0.16;
+    # 0.16 - 0.14 = 0.020 s over compute; the asynchronous run 4096 / 28918 = 0.142 s, 0.046 s below the figure
+    assert "DDP step, 0.450 s, is within 2% of the figure's (0.461 s: 4,096 images" in filled
+    assert "price this DDP step at 0.72 s" in filled and "0.160 s, is 0.028 s below the figure's (0.188 s)" in filled
+    assert "0.020 s longer than its compute" in filled and "0.046 s longer than the figure's asynchronous run (0.142 s" in filled
+    qadam = cases.explanation(by_key["bagua-qadam-vgg16-100g"], frame)
+    assert "below the figure's (0.217 s)" in qadam  # 4096 / 18905
     ten = cases.explanation(by_key["bagua-bytegrad-vgg16-10g"], frame)
     # 250 MB at 1.25 GB/s = 0.20 s; DDP 1.0 GB / 1.25 + 0.05 = 0.85 s, within the figure's 0.90 s
     assert "moves 250 MB through each server's NIC" in ten and "at least 0.20 s" in ten
