@@ -12,7 +12,8 @@ exchange needs every worker's bucket, so bucket j (its last parameter the C_j-th
 ready when the slowest worker's is, r_j = M (F + B C_j / P) + E C_j / P with M = max f
 (stragglers.py); it starts when it is ready and the comm stream is free (Lindley's recursion,
 each exchange's collectives one after another) and the strategy's own collectives follow the
-last one. Every worker then decodes and updates, so the step ends at the same time on every
+last one. A host-staged library's copies (timeline.py, "Host copies") run beside the stream
+during backward: each exchange is drawn as its transfers, then the last one's copies. Every worker then decodes and updates, so the step ends at the same time on every
 worker: T(M), the step_s of steps.csv. An exchange whose result a later step reads (Streaming
 DiLoCo's) runs on past its step's end: the step waits only for what those steps do not hide
 (timeline.PricedStep.hidden), and the next steps are laid over the rest of it. Each collective is priced by the algorithm
@@ -21,6 +22,7 @@ price_step's pricing picks and named by op, size and that algorithm.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -68,6 +70,8 @@ class PricedCall:
     call: CollectiveCall
     time_s: float
     algorithm: str
+    staging_s: float = 0.0
+    """The part of time_s a host-staged library copies buffers (timeline.py, "Host copies")."""
 
     def span(self, start_s: float, **args) -> Span:
         c = self.call
@@ -81,7 +85,7 @@ def priced_calls(calls: Sequence[CollectiveCall], workers: int, network: Network
     out = []
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
-        out.append(PricedCall(call, cost.time_s, cost.algorithm))
+        out.append(PricedCall(call, cost.time_s, cost.algorithm, cost.staging_s))
     return out
 
 
@@ -122,12 +126,18 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
                 hidden = float(alone.hidden(slowest * F, slowest * B, E))
     comm: list[Span] = []
     free = 0.0
+    during = len(exchanges) > 1  # during backward: the stream holds transfers, the copies run beside
     for j, (ready, calls) in enumerate(exchanges):
         t = max(ready, free)
         for c in calls:
-            comm.append(c.span(t, **({"bucket": j + 1} if len(exchanges) > 1 else {})))
-            t += c.time_s
+            held = dataclasses.replace(c, time_s=c.time_s - c.staging_s) if during else c
+            comm.append(held.span(t, **({"bucket": j + 1} if during else {})))
+            t += held.time_s
         free = t
+    copies = sum(c.staging_s for c in exchanges[-1][1]) if during else 0.0
+    if copies > 0:  # the last exchange's host copies: nothing follows them to hide them
+        comm.append(Span(COMM, "host copies", free, copies, {"bucket": len(exchanges)}))
+        free += copies
     end = max(free, ready_all) if hidden is None else ready_all + hidden
     extra = priced_calls(extra_calls, workers, network, algorithm) if workers > 1 else []
     for c in extra:

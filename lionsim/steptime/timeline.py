@@ -24,6 +24,16 @@ order backward produces them (the last tensor first), each its own payload (tens
 shape-dependent strategy's own spec for that tensor, else the tensor's share of the step's), on
 the same stream: end = max_j (r_j + c_j + ... + c_k) over every tensor (overlap.units_exposed).
 
+Host copies. A library on host memory (traits.Staging: MPI without CUDA support, Horovod built
+without GPU operations) copies each call's buffers to the host and back. Those copies are
+copy-engine work, issued as each gradient is ready (TensorFlow's executor copies a tensor to a
+CPU op's input as soon as backward produces it), so during backward one exchange's copies run
+beside another's transfer: the stream holds each exchange's transfer alone (c_j less its
+copies), and the step also waits for the last exchange's copies, which nothing follows:
+end = max_j (r_j + t_j + ... + t_k) + s_k. One exchange after backward runs its copies in line,
+as a framework that calls MPI between copies does (DeepSpeed's first 1-bit Adam: cupy.asnumpy,
+the call, cupy.asarray), so its whole cost is exposed as before.
+
 An exchange the run's schedule puts after backward (overlap.py: the strategy's reference
 schedule, what its transport can do and --overlap), or the exchange of a strategy whose payload
 exists only after its own update (DiLoCo), is one exchange ready at F + B + E, so its whole
@@ -162,13 +172,21 @@ class Priced:
     time_s: float = 0.0
     sent_bytes: int = 0
     inter_bytes: int = 0
+    staging_s: float = 0.0
+    """The part of time_s a host-staged library spends copying buffers between device and host
+    (CallCost.staging_s): copy-engine work, which another exchange's transfer can run beside."""
 
     def __add__(self, other: Priced) -> Priced:
         return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes,
-                      self.inter_bytes + other.inter_bytes)
+                      self.inter_bytes + other.inter_bytes, self.staging_s + other.staging_s)
 
     def times(self, count: int) -> Priced:
-        return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count)
+        return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count, self.staging_s * count)
+
+    @property
+    def transfer_s(self) -> float:
+        """What holds the communication stream: time_s less the host copies."""
+        return self.time_s - self.staging_s
 
 
 def _whole(nbytes: float) -> int:
@@ -182,7 +200,7 @@ def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network,
     total = Priced()
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
-        total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes))
+        total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes), cost.staging_s)
     return total
 
 
@@ -203,9 +221,12 @@ class PricedStep:
     buckets: Buckets | None
     """The bucket layout when the exchange runs per bucket during backward, else None."""
     first_cost_s: float = 0.0
-    """Bucketed: the partial first bucket's exchange."""
+    """Bucketed: the partial first bucket's exchange, its host copies left out (Priced.transfer_s)."""
     bucket_cost_s: float = 0.0
-    """Bucketed: one full bucket's exchange."""
+    """Bucketed: one full bucket's exchange, its host copies left out."""
+    last_staging_s: float = 0.0
+    """During backward: the host copies of the last exchange, which no later transfer hides
+    (module doc, "Host copies")."""
     numel: int = 0
     count: int = 0
     """Exchanges the payload ran in (StepTimes.buckets)."""
@@ -218,7 +239,7 @@ class PricedStep:
     """Per tensor: the share of the parameters backward has passed when each exchange is ready,
     in the order they run (empty: buckets, or one exchange)."""
     unit_costs: tuple[float, ...] = ()
-    """Per tensor: each exchange's seconds, in the same order."""
+    """Per tensor: each exchange's seconds, its host copies left out, in the same order."""
 
     @property
     def during_backward(self) -> bool:
@@ -228,10 +249,11 @@ class PricedStep:
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
         if self.unit_costs:
-            return units_exposed(self.unit_shares, self.unit_costs, window_s)
+            return units_exposed(self.unit_shares, self.unit_costs, window_s) + self.last_staging_s
         if self.buckets is None:
             return self.comm.time_s
-        return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s, self.numel)
+        return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s,
+                                self.numel) + self.last_staging_s
 
     def hidden(self, forward_s, backward_s, encode_s):
         """Seconds an after-backward exchange whose result is used later waits for, mean over the
@@ -322,7 +344,8 @@ def price_step(
         cost = exchange_cost(transport, bucket_spec(spec, buckets.size), workers, network, algorithm) if buckets.count else Priced()
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
         return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
-                          first_cost_s=first.time_s, bucket_cost_s=cost.time_s, numel=spec.numel, count=buckets.total)
+                          first_cost_s=first.transfer_s, bucket_cost_s=cost.transfer_s, numel=spec.numel,
+                          count=buckets.total, last_staging_s=(cost if buckets.count else first).staging_s)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
     return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
                       hidden_pieces=spec.hidden_pieces)
@@ -340,9 +363,9 @@ def _per_tensor(transport: Transport, order: list[PayloadSpec], workers: int, ne
         total += priced[t]
         done += t.numel
         shares.append(done / numel)
-        costs.append(priced[t].time_s)
+        costs.append(priced[t].transfer_s)
     return PricedStep(comm=total, extra=extra, buckets=None, numel=numel, count=len(order),
-                      unit_shares=tuple(shares), unit_costs=tuple(costs))
+                      unit_shares=tuple(shares), unit_costs=tuple(costs), last_staging_s=priced[order[-1]].staging_s)
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:
