@@ -13,8 +13,9 @@ ready when the slowest worker's is, r_j = M (F + B C_j / P) + E C_j / P with M =
 (stragglers.py); it starts when it is ready and the comm stream is free (Lindley's recursion,
 each exchange's collectives one after another) and the strategy's own collectives follow the
 last one. A host-staged library's copies (timeline.py, "Host copies") run beside the stream
-during backward: each exchange is drawn as its transfers, then the last one's copies. Every worker then decodes and updates, so the step ends at the same time on every
-worker: T(M), the step_s of steps.csv. An exchange whose result a later step reads (Streaming
+during backward: each exchange is drawn as its transfers, then the last one's copies. Every
+worker then decodes and updates, so the step ends at the same time on every worker: T(M), the
+step_s of steps.csv. An exchange whose result a later step reads (Streaming
 DiLoCo's) runs on past its step's end: the step waits only for what those steps do not hide
 (timeline.PricedStep.hidden), and the next steps are laid over the rest of it. Each collective is priced by the algorithm
 price_step's pricing picks and named by op, size and that algorithm.
