@@ -177,12 +177,13 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
 
 def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, path: str) -> dict[str, Any]:
     """A --config whose backend the command line changes (`bench --config gloo-run/run.json --backend
-    sim`, to compare a measured run with the model): the file's settings that act only on its own
-    backend (the ranks, the timeout, the interface, calibration; on sim the bucket and a per-bucket
-    overlap) are dropped, with one line on stderr naming them, so the run replays on the new backend
-    (lionsim.config.bench.for_backend). The same options typed on the command line are checked as
+    sim`, to compare a measured run with the model): the file's settings that cannot act on the new
+    backend (lionsim.backends.scope: on sim the ranks, the timeout, the interface, calibration and a
+    warm-up where nothing is measured; on gloo/nccl the bucket and a per-bucket overlap) are dropped,
+    with one line on stderr naming them, so the run replays there (lionsim.config.bench.for_backend). The same options typed on the command line are checked as
     ever: one that cannot act on the backend is refused."""
     from lionsim.backends import BACKENDS
+    from lionsim.backends.scope import shown
     from lionsim.config.bench import for_backend
     from lionsim.registry import match_name
 
@@ -197,10 +198,6 @@ def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, p
         param = accepted.get(name)
         opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())]
         return any(a == o or a.startswith(o + "=") for o in opts for a in args)
-
-    def shown(name: str, value) -> str:
-        flag = f"--{name.replace('_', '-')}"
-        return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
 
     named = [shown(name, v) for name, v in ((k.replace("-", "_"), v) for k, v in dropped.items()) if not typed_too(name)]
     if named:

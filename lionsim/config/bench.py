@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from lionsim.backends import BACKENDS, check_timeout
+from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, number,
@@ -39,34 +40,16 @@ MAX_THREADS = 1024
 """The most torch threads a training process takes: more than its cores only wait on each other,
 and far more is no size at all (--threads 100000 aborted in libgomp's allocator, exit 1, no line;
 a sweep left its root half made)."""
-PROCESS_OPTIONS = ("ranks", "timeout", "iface", "calibrate")
-"""Options of the real backends' processes: check_plain refuses them on sim (one process, nothing measured)."""
-PER_BUCKET_OVERLAPS = ("buckets", "tensors")
-"""--overlap modes only sim runs (gloo/nccl send after backward); --bucket-mb likewise."""
-
-
-def backends_of(key: str, value: object) -> tuple[str, ...]:
-    """The backends on which option `key` (as run.json names it) set to `value` acts: check_plain
-    refuses it on the others. None or False (not given) acts everywhere."""
-    if value is None or value is False:
-        return BACKENDS
-    if key in PROCESS_OPTIONS:
-        return tuple(b for b in BACKENDS if b != "sim")
-    if key == "bucket_mb" or (key == "overlap" and str(value).strip().lower() in PER_BUCKET_OVERLAPS):
-        return ("sim",)
-    return BACKENDS
 
 
 def for_backend(values: dict, backend: str) -> tuple[dict, dict]:
     """A configuration's options (a TOML file's, a run.json's) replayed on `backend` where they
-    name another: (what is kept, what is dropped), the settings that act only on their own
-    backend dropped (backends_of) so the replay runs; the rest is the run as it was."""
+    name another: (what is kept, what is dropped), the settings that cannot act on `backend`
+    dropped (lionsim.backends.scope, whose lines check_plain refuses them with) so the replay runs;
+    the rest is the run as it was."""
+    compute = values.get("compute") or (DEFAULT_DEVICE if backend == "sim" else MEASURED)
     dropped = {k: v for k, v in values.items()
-               if k != "backend" and backend not in backends_of(k.replace("-", "_"), v)}
-    # a warm-up leaves measured times out: on sim only a --compute measured run has any
-    warmup = next((k for k in ("warmup_steps", "warmup-steps") if values.get(k) is not None), None)
-    if warmup is not None and backend == "sim" and values.get("compute", DEFAULT_DEVICE) != MEASURED:
-        dropped[warmup] = values[warmup]
+               if k != "backend" and not acts(k.replace("-", "_"), v, backend, compute)}
     return {k: v for k, v in values.items() if k not in dropped}, dropped
 
 
@@ -185,7 +168,7 @@ class BenchConfig:
     def __post_init__(self) -> None:
         if self.compute is None:
             self.compute = DEFAULT_DEVICE if self.backend == "sim" else MEASURED
-        if self.timeout is None and self.backend != "sim":
+        if self.timeout is None and acts("timeout", DEFAULT_TIMEOUT, self.backend, self.compute):
             self.timeout = DEFAULT_TIMEOUT
         self._default_warmup()
         self._canonical_names()
@@ -193,8 +176,9 @@ class BenchConfig:
     @property
     def measures(self) -> bool:
         """Whether the run measures any time --warmup-steps could leave out: gloo/nccl (comm), or
-        --compute measured (the codec and update on this machine); sim on a device models them all."""
-        return self.backend != "sim" or self.compute == MEASURED
+        --compute measured (the codec and update on this machine); sim on a device models them all: where
+        a warm-up acts (lionsim.backends.scope)."""
+        return acts("warmup_steps", 1, self.backend, self.compute)
 
     def _default_warmup(self) -> None:
         """--warmup-steps unless given: DEFAULT_WARMUP, fewer in a run too short to time a step after
@@ -231,10 +215,6 @@ class BenchConfig:
         device, the backend's layout, the overlap bucket, the compute spread): `validate` makes
         them first, so a bad value among them is refused in a moment, before torch loads."""
         self._canonical_names()
-        if self.warmup_steps is not None and not self.measures:
-            raise LionsimError(f"--warmup-steps {self.warmup_steps} leaves measured steps out of the timing medians, "
-                               f"and sim on --compute {self.compute} measures nothing (every time is modelled); "
-                               "accepted with --compute measured or --backend gloo|nccl")
         self._default_warmup()
         for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
@@ -263,14 +243,13 @@ class BenchConfig:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default
             raise LionsimError(f"bad --ranks {self.ranks}; accepted: 1 to --workers ({self.workers})")
-        if self.backend == "sim" and self.ranks not in (None, 1):
-            raise LionsimError(f"--ranks {self.ranks} needs --backend gloo or nccl; sim is one process")
-        for flag, given, why in (("--calibrate", self.calibrate, "sim measures nothing"),
-                                 (f"--iface {self.iface}", self.iface is not None, "sim measures nothing"),
-                                 (f"--timeout {self.timeout:g}" if self.timeout is not None else "", self.timeout is not None,
-                                  "sim is one process and waits on no collective")):
-            if given and self.backend == "sim":
-                raise LionsimError(f"{flag} needs --backend gloo or nccl: {why}")
+        if isinstance(self.overlap, str):
+            self.overlap = self.overlap.strip().lower()
+        overlap = OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb).mode  # fails on a bad mode or bucket size
+        for scope in SCOPES:  # each value checked above first: then where it acts
+            value = getattr(self, scope.key)
+            if not scope.acts(value, self.backend, self.compute):
+                raise LionsimError(scope.refuse(value, self.backend, self.compute))
         check_workload_name(self.workload)  # a spec's file and function: validate imports them
         parse_split(self.data_split)
         MomentumSync.parse(self.momentum_sync)
@@ -288,15 +267,6 @@ class BenchConfig:
             choices = [MEASURED, *DEVICES.names()]
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "
                                f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
-        if isinstance(self.overlap, str):
-            self.overlap = self.overlap.strip().lower()
-        overlap = OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb).mode  # fails on a bad mode or bucket size
-        if self.overlap in ("buckets", "tensors") and self.backend != "sim":
-            raise LionsimError(f"--overlap {self.overlap} needs --backend sim: a {self.backend} run sends after "
-                               "backward and books the times it measured")
-        if self.bucket_mb is not None and self.backend != "sim":
-            raise LionsimError(f"--bucket-mb {self.bucket_mb:g} needs --backend sim: a {self.backend} run sends after "
-                               "backward, in no buckets")
         if self.bucket_mb is not None and overlap in ("none", "tensors"):
             how = "tensor by tensor" if overlap == "tensors" else "after backward"
             raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and --overlap "

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lionsim.backends.scope import acts
 from lionsim.errors import LionsimError
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
@@ -57,17 +58,22 @@ class Resume:
         return {"at": now, "kept_runs": list(self.finished), **where}
 
 
+RECORDED_EVERYWHERE = ("timeout", "warmup_steps")
+"""Options an older lionsim resolved to a default on every backend (--timeout 60, --warmup-steps 3),
+so its run.json holds them where they cannot act (lionsim.backends.scope). No other option bound
+to a backend was ever recorded where it could not act: one a file sets there is refused, not dropped."""
+
+
 def drop_inert_defaults(config: dict) -> dict:
     """A bench's run.json config, in place, without the defaults an older lionsim recorded where they
-    could not act: --timeout 60 on sim, --bucket-mb 25 after backward, --warmup-steps on sim with a
-    --compute device (sim's default; nothing measured). As not given: the same run (a replay, a
-    --resume)."""
-    from lionsim.compute import MEASURED
-
-    if config.get("backend", "sim") == "sim":
-        config.pop("timeout", None)
-        if config.get("compute") != MEASURED:
-            config.pop("warmup_steps", None)
+    could not act: --timeout on sim, --warmup-steps on sim with a --compute device (nothing
+    measured), --bucket-mb 25. As not given: the same run (a replay, a --resume)."""
+    backend, compute = config.get("backend", "sim"), config.get("compute")
+    for key in RECORDED_EVERYWHERE:
+        if key in config and not acts(key, config[key], backend, compute):
+            config.pop(key)
+    # by value on any backend, not by scope: an older lionsim recorded DDP's 25 for every run, where a
+    # bucket formed (the same as not given) and where none did (on sim too: check_buckets refuses it)
     if config.get("bucket_mb") == 25.0:
         config.pop("bucket_mb")
     return config

@@ -10,12 +10,14 @@ import json
 import pytest
 
 from lionsim.backends import BACKENDS, MAX_TIMEOUT_S
+from lionsim.backends.scope import SCOPE, SCOPES, shown
 from lionsim.bench import BenchConfig
-from lionsim.config.bench import backends_of
+from lionsim.config.bench import for_backend
 from lionsim.errors import LionsimError
 from lionsim.steptime.overlap import DEFAULT_BUCKET_MB, OverlapConfig
-from lionsim.transports import TRANSPORTS
 from lionsim.strategies import STRATEGIES
+from lionsim.training.resume import RECORDED_EVERYWHERE, drop_inert_defaults
+from lionsim.transports import TRANSPORTS
 from tests.helpers.cli import one_line_exit_2
 
 B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
@@ -147,19 +149,48 @@ def test_a_sim_record_on_gloo_leaves_its_bucket_and_per_bucket_overlap(tmp_path,
     assert same["bucket_mb"] == 5.0 and capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("key, value", [("ranks", 2), ("timeout", 5.0), ("iface", "lo"), ("calibrate", True),
-                                        ("bucket_mb", 5.0), ("overlap", "buckets"), ("overlap", "tensors"),
-                                        ("overlap", "none"), ("compute", "h100"), ("workers", 4)])
-def test_what_a_replay_drops_is_what_the_backend_refuses(key, value):
-    """backends_of against check_plain: an option is dropped on a backend exactly where it is refused."""
+REAL = {"gloo/h100", "gloo/measured", "nccl/h100", "nccl/measured"}
+SIM = {"sim/h100", "sim/measured"}
+ANYWHERE = REAL | SIM
+ACCEPTED = [
+    # key, value: the backend/compute pairs where check_plain takes it, written by hand
+    ("warmup_steps", 1, REAL | {"sim/measured"}),  # where a time is measured
+    ("ranks", 2, REAL), ("ranks", 1, ANYWHERE),  # one rank is sim's own layout
+    ("timeout", 5.0, REAL), ("iface", "lo", REAL), ("calibrate", True, REAL),
+    ("bucket_mb", 5.0, SIM), ("overlap", "buckets", SIM), ("overlap", "Tensors", SIM),
+    ("overlap", "none", ANYWHERE), ("overlap", "auto", ANYWHERE),
+]
+
+
+def test_the_table_covers_every_option_bound_to_a_backend():
+    assert {key for key, _, _ in ACCEPTED} == {scope.key for scope in SCOPES}
+
+
+@pytest.mark.parametrize("key, value, accepted", [*ACCEPTED, ("workers", 4, ANYWHERE), ("seed", 3, ANYWHERE)])
+def test_a_replay_drops_an_option_exactly_where_check_plain_refuses_it(key, value, accepted):
+    """Per backend and compute: check_plain refuses the option (with its scope's line) where the
+    table says it cannot act, a record of another backend replayed there drops it, and an older
+    record holding it there loses it where an older lionsim recorded it everywhere."""
     for backend in BACKENDS:
-        cfg = BenchConfig(workload="mlp", backend=backend, **{key: value})
-        try:
-            cfg.check_plain()
-            refused = False
-        except LionsimError:
-            refused = True
-        assert refused == (backend not in backends_of(key, value)), (key, value, backend)
+        for compute in ("h100", "measured", "Measured"):  # check_plain takes measured in any case
+            where = f"{backend}/{compute.lower()}"
+            cfg = BenchConfig(workload="mlp", steps=10, backend=backend, compute=compute, **{key: value})
+            try:
+                cfg.check_plain()
+                refused = None
+            except LionsimError as e:
+                refused = str(e)
+            other = next(b for b in BACKENDS if b != backend)
+            _, dropped = for_backend({"backend": other, "compute": compute, key.replace("_", "-"): value}, backend)
+            if where in accepted:
+                assert refused is None and not dropped, (key, value, where, refused)
+            else:
+                assert refused == SCOPE[key].refuse(getattr(cfg, key), backend, compute)  # its value as check_plain spells it
+                assert refused.lower().startswith(shown(key, value).lower() + " ")
+                assert dropped == {key.replace("_", "-"): value}, (key, value, where)
+            if key in RECORDED_EVERYWHERE:
+                record = {"backend": backend, "compute": compute, key: value}
+                assert (key not in drop_inert_defaults(record)) == (refused is not None), (key, where)
 
 
 def test_a_warm_up_acts_only_where_a_time_is_measured(tmp_path, capsys):
