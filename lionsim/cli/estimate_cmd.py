@@ -153,8 +153,8 @@ def _devices(row) -> str:
     return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
 
 
-BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency, so comm may exceed one exchange "
-                "after backward; exposed is what backward does not hide of it. ")
+BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency at a smaller call's rate, so comm may "
+                "exceed one exchange after backward, and exposed (what backward does not hide of it) may too. ")
 """Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
 
 

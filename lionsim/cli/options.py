@@ -54,7 +54,9 @@ Traits = Annotated[Optional[str], typer.Option(
     help="The collective library the network model assumes on top of the links: ideal (the alpha-beta formulas, "
          "the cheapest plan), gloo (measured here, a flat ring), nccl (NCCL's tuning model: its ring, tree or "
          "NVLS Tree per call) or mpi (MPI on host memory: the cheapest plan, every GPU buffer copied to the host and back). "
-         "Default: the profile's own (nccl in the GPU-cluster presets), else the backend's (ideal on sim).")]
+         "Default: the network's own (nccl in the GPU-cluster presets, ideal in the flat ones, a profile's "
+         "traits key); a profile without one runs NCCL on a GPU (estimate, bench --compute GPU), else the "
+         "backend's (ideal on sim, and in comm).")]
 Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
                     "NCCL_SOCKET_IFNAME).")]
@@ -112,7 +114,9 @@ OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation 
                 "wherever the transport can; tensors: per parameter tensor wherever the transport can, every "
                 "codec kernel launched once per tensor (GRACE's per-tensor compressors); none (or after): everything "
                 "after backward (a framework without overlap). Per bucket, each bucket's exchange pays a call's "
-                "latency, so comm can exceed one exchange after backward while less of it is exposed. "
+                "latency and runs at a mid-size call's share of the link, so comm can exceed one exchange after "
+                "backward; backward hides part of it, so exposed is often less, but not always (a fast network "
+                "moves one large call at a far better rate than many buckets). "
                 "`lionsim strategies --format csv` lists what auto runs for each strategy and transport.")
 Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(

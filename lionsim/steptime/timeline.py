@@ -101,7 +101,8 @@ class StepTimes:
     """Bytes one worker sends this step by the algorithms that were priced (every bucket and
     extra collective; the busiest worker's share where an algorithm is uneven)."""
     inter_bytes: int = 0
-    """The part of sent_bytes that crosses nodes (all of it on a flat network)."""
+    """Bytes one node sends across nodes, through its inter link (CallCost.inter_bytes): on a
+    flat network a node is a worker, and these are its sent_bytes."""
     wait_s: float = 0.0
     """Uneven workers: what waiting for the slowest worker adds to the median worker's step,
     whose compute forward_s + backward_s is (stragglers.py); 0 when workers are even."""
