@@ -376,13 +376,13 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
 
 
 def crossing_words(row) -> str:
-    """A worker crossover as the table and sweep.png say it: "between 8 and 16 workers", the
-    losing count first where it wins above; the winning count alone from an older crossover.csv."""
+    """A worker crossover as the table says it: "8-16 workers", the two counts either side of the
+    crossing (the table's caption says so); the winning count alone from an older crossover.csv."""
     at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
     if loses != loses:
         return f"{at:,} worker{'' if at == 1 else 's'}"
     low, high = sorted((at, int(loses)))
-    return f"between {low:,} and {high:,} workers"
+    return f"{low:,}-{high:,} workers"
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
