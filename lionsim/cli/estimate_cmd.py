@@ -361,14 +361,28 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
-        elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep)
-            where = f"{int(row.crossover):,} worker{'' if row.crossover == 1 else 's'}"
+        elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
+            where = crossing_words(row)
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
         table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),
                       *([speedup_text(row.speedup_last)] if lo != hi else []))
+    if sweep.variable == "workers" and crossings["crossover"].notna().any():
+        table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
+                         "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
+                         "that wins, or up to the last")
     return fit(table)
+
+
+def crossing_words(row) -> str:
+    """A worker crossover as the table says it: "8-16 workers", the two counts either side of the
+    crossing (the table's caption says so); the winning count alone from an older crossover.csv."""
+    at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
+    if loses != loses:
+        return f"{at:,} worker{'' if at == 1 else 's'}"
+    low, high = sorted((at, int(loses)))
+    return f"{low:,}-{high:,} workers"
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(

@@ -38,7 +38,10 @@ from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # 
 from lionsim.reports.columns import NETWORK_GBPS
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
-CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last"]
+CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
+                     "loses_at"]
+"""loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
+speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated)."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -125,6 +128,14 @@ def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above:
     return counts[left] if left >= 0 else after  # wins on `after`'s side: the last winning count
 
 
+def losing_neighbour(crossover: int, wins_above: bool, workers_per_node: int) -> int:
+    """The valid count beside a worker crossover on the losing side: the one before the first
+    winning count ("above"), or after the last ("below"); whole nodes beyond one node."""
+    if wins_above:
+        return crossover - 1 if crossover <= workers_per_node else crossover - workers_per_node
+    return crossover + 1 if crossover < workers_per_node else crossover + workers_per_node
+
+
 TO_TARGET = "to_target_speedup"
 """The column of the time to target's crossovers (--from-run)."""
 
@@ -164,9 +175,11 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                     values = rows["sweep_value"].to_numpy()
                     at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
                                                 wins == "above", column, memo))
+                    loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
                 else:
                     at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
-                records.append({**base, "crossover": at, "wins": wins})
+                    loses = math.nan
+                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses})
                 found = True
         if not found:
             wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0

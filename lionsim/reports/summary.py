@@ -167,13 +167,20 @@ def _ratio(num: float, den: float) -> float:
         return float(np.float64(num) / np.float64(den))
 
 
+def reach(rows: pd.DataFrame, target: float, window: int) -> tuple[float, float, float]:
+    """(modelled time, step, smoothed loss there) at the first step whose smoothed loss (a
+    trailing mean over `window` steps) is <= target; NaNs if none."""
+    curve = smooth(rows["loss"], window)
+    reached = curve <= target
+    if not reached.any():
+        return math.nan, math.nan, math.nan
+    first = reached.idxmax()
+    return float(rows.loc[first, "sim_time_s"]), float(rows.loc[first, "step"]), float(curve.loc[first])
+
+
 def _reach(rows: pd.DataFrame, target: float, window: int) -> tuple[float, float]:
     """(modelled time, step) at the first step whose smoothed loss is <= target; NaNs if none."""
-    reached = smooth(rows["loss"], window) <= target
-    if not reached.any():
-        return math.nan, math.nan
-    first = reached.idxmax()
-    return float(rows.loc[first, "sim_time_s"]), float(rows.loc[first, "step"])
+    return reach(rows, target, window)[:2]
 
 
 def target_step(n_steps: int) -> int:

@@ -38,3 +38,21 @@ def cut_texts(fig: Figure, tolerance: float = 0.5) -> list[str]:
         if box.x0 < -tolerance or box.y0 < -tolerance or box.x1 > width + tolerance or box.y1 > height + tolerance:
             cut.append(text.get_text())
     return cut
+
+
+def texts_over_lines(ax) -> list[str]:
+    """The texts drawn in `ax` (ax.texts) whose box a line of `ax` (a curve, an axvline) runs through."""
+    fig = ax.figure
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    crossed = []
+    for text in ax.texts:
+        box = text.get_window_extent(renderer)
+        for line in ax.get_lines():
+            path = line.get_transform().transform_path(line.get_path())
+            if len(path.vertices) > 1 and path.intersects_bbox(box, filled=False):
+                crossed.append(text.get_text())
+                break
+    return crossed

@@ -148,7 +148,44 @@ def test_a_bandwidth_sweep_marks_the_network_given(tmp_path, monkeypatch):
         assert ax.get_xlim()[0] < 1.17 < ax.get_xlim()[1]
     handles, labels = fig.axes[0].get_legend_handles_labels()
     assert any(label.startswith("10gbe") and "1.17 GB/s" in label for label in labels)
-    assert any(t.get_text() == "10gbe" for t in fig.axes[0].texts)
+
+
+
+def test_a_sockets_bandwidth_sweep_notes_its_cap_and_network_where_they_cross_no_line(tmp_path, monkeypatch):
+    """The cap's note ran across the network's dash-dot line, and the network's name stood on a
+    curve: both are legend entries now, and no text in the step-time panel crosses a line."""
+    from tests.helpers.figures import texts_over_lines
+
+    fig = _sweep_figure(monkeypatch, tmp_path, estimate_plots, "sweep",
+                        ["--model", "gpt2-1.3b", "--workers", "64", "--network", "h100x8-100gbe", "--sweep",
+                         "bandwidth=0.1:100:9", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit"])
+    top = fig.axes[0]
+    assert texts_over_lines(top) == []
+    labels = top.get_legend_handles_labels()[1]
+    assert any(label.startswith("sockets fabric's cap: NCCL moves at most\n1.96 GB/s") for label in labels)
+    assert "h100x8-100gbe, the network given: 5.03 GB/s" in labels
+
+
+def test_a_workers_crossover_is_named_alike_in_the_legend_the_table_and_crossover_csv(tmp_path, monkeypatch):
+    """On 8-GPU nodes 8 workers lose and 16 win, no count between (whole nodes): the dotted line
+    at 16 is in the legend with what it marks, and the table says "8-16 workers", "from 16"."""
+    from typer.testing import CliRunner
+
+    from lionsim.cli.app import app
+
+    args = ["--model", "gpt2-345m", "--tokens-per-worker", "16384", "--network", "h100x8-10gbe", "--sweep",
+            "workers=8,16,32,64", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit"]
+    fig = _sweep_figure(monkeypatch, tmp_path, estimate_plots, "sweep", args)
+    rows = pd.read_csv(tmp_path / "est" / "sweep.csv").set_index(["strategy", "sweep_value"])["speedup"]
+    assert rows[("dlion-mavo", 8)] < 1 < rows[("dlion-mavo", 16)]  # the crossing lies between the two
+    crossing = pd.read_csv(tmp_path / "est" / "crossover.csv").iloc[0]
+    assert (crossing["crossover"], crossing["loses_at"], crossing["wins"]) == (16, 8, "above")
+    (dotted,) = [line for line in fig.axes[1].get_lines() if line.get_linestyle() == ":"]
+    assert list(dotted.get_xdata()) == [16, 16]
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "dlion-mavo@a2a-1bit wins from 16 workers\n(8 loses: the speedup crosses 1 between)" in labels
+    out = " ".join(CliRunner().invoke(app, ["estimate", *args]).output.split())  # the caption wraps
+    assert "8-16 workers" in out and "from 16" in out and "either side of where the speedup crosses" in out
 
 
 def test_every_run_of_a_to_target_sweep_is_in_its_legend_with_why_it_has_no_line(tmp_path, monkeypatch):
@@ -187,7 +224,7 @@ def test_a_to_target_bandwidth_sweep_says_why_a_faster_link_slows_nccl_over_sock
     times = rows["time_to_target_s"].to_numpy()
     assert (np.diff(times) > 0).any()  # the rise the note explains
     top = fig.axes[0]
-    (note,) = [t for t in top.texts if "fabric's cap" in t.get_text()]
-    assert "a flip can slow a step" in note.get_text()
+    (note,) = [label for label in top.get_legend_handles_labels()[1] if "fabric's cap" in label]
+    assert "a flip can slow a step" in note
     cap = [line for line in top.get_lines() if line.get_linestyle() == "--"]
     assert cap and list(cap[0].get_xdata()) == [pytest.approx(rows["fabric_cap_GBps"].iloc[0])] * 2

@@ -1,5 +1,5 @@
 """The run and sweep plots' marks, read from the figures' artists: the step axis labels the last
-step, the bytes notes keep off the image's edge, "reaches the target" triangles stay apart, a
+step, the bytes notes keep off the image's edge, "reaches the target" triangles sit at the loss they mark, a
 legend says "identical" only of identical curves, the step-time p50 is summary.csv's, and a
 sweep over networks of different shapes draws no line across them."""
 
@@ -15,7 +15,7 @@ from matplotlib.container import ErrorbarContainer
 from lionsim.reports.plots import run as run_plots
 from lionsim.reports.plots import steptimes, sweep
 from lionsim.reports.plots.style import run_styles
-from lionsim.reports.summary import split_runs
+from lionsim.reports.summary import final_window, split_runs
 from tests.helpers.figures import drawn_texts
 
 BENCH = Path(__file__).resolve().parents[2] / "reports" / "readme" / "default-bench"  # a 100-step default bench
@@ -81,19 +81,31 @@ def test_a_diverged_runs_bytes_are_the_steps_before_and_its_note_says_so(figures
     assert note.startswith("4 kB  (= baseline)") and "diverged at step 3: the mean of the 2 steps before" in note
 
 
-def test_target_triangles_do_not_overlap(figures):
+def test_each_target_triangle_sits_at_the_loss_it_marks(figures):
+    """A triangle is drawn at its run's trailing mean (summarize's window, as the table) at the
+    step summary.csv says it reaches the target: at or below the target line, no lift in points.
+    Lifted and stacked above the line, they sat at 0.76-0.95 for a target of 0.722."""
     runs, styles, baseline, steps, summary = _bench()
-    crowded = summary.assign(steps_to_target=np.linspace(95, 100, len(summary)))  # all reach it at the end
-    run_plots._loss_plot(runs, styles, baseline, steps, "step", Path("x.png"), crowded)
-    fig = figures[0]
-    drawn_texts(fig)
-    renderer = fig.canvas.get_renderer()
-    marks = [line for line in fig.axes[0].lines if line.get_marker() == "v" and not line.get_clip_on()]
-    assert len(marks) == len(summary)
-    boxes = [line.get_window_extent(renderer) for line in marks]
-    for i, a in enumerate(boxes):
-        for b in boxes[:i]:
-            assert not a.overlaps(b), "two triangles overlap"
+    run_plots._loss_plot(runs, styles, baseline, steps, "step", Path("x.png"), summary)
+    ax = figures[0].axes[0]
+    marks = [line for line in ax.lines if line.get_marker() == "v" and not line.get_clip_on()]
+    target = float(summary["target_loss"].iloc[0])
+    window = final_window(max(len(rows) for _, rows in runs))
+    expected = []
+    for (label, rows), row in zip(runs, summary.itertuples(index=False)):
+        if row.steps_to_target == row.steps_to_target:  # a plain loop over the steps: the first at or below
+            mean = [rows["loss"].iloc[max(0, i - window + 1):i + 1].mean() for i in range(len(rows))]
+            first = next(i for i, m in enumerate(mean) if m <= target)
+            assert rows["step"].iloc[first] == row.steps_to_target
+            expected.append((row.steps_to_target, mean[first], styles[label]["color"]))
+    assert len(marks) == len(expected) >= 2
+    for line, (step, loss, colour) in zip(marks, expected):
+        assert (line.get_xdata()[0], line.get_ydata()[0]) == pytest.approx((step, loss))
+        assert line.get_ydata()[0] <= target and line.get_color() == colour
+        assert line.get_transform() == ax.transData  # drawn where its data says, not lifted in points
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert any(label.startswith("reaches the target: the trailing") and "at or below the target" in label
+               for label in labels)
 
 
 def test_identical_only_when_every_drawn_curve_is(figures):

@@ -61,7 +61,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         bottom.plot(rows["sweep_value"], rows["speedup"], linestyle=TWIN_DASHES if label in same_bottom else "-",
                     **style)
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours,
-                    float(frame["sweep_value"].min()), float(frame["sweep_value"].max()))
+                    float(frame["sweep_value"].min()), float(frame["sweep_value"].max()), top)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":
         mark_cap(frame, top, bottom)

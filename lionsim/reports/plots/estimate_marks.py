@@ -41,16 +41,31 @@ def speedup_axis(ax, speedups) -> bool:
     return True
 
 
-def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float) -> None:
+def crossover_label(row) -> str:
+    """A crossover's legend entry: what the dotted line marks, as the crossover table says it."""
+    run = f"{row.strategy}@{row.transport}"
+    if row.variable == "workers":
+        loses = getattr(row, "loses_at", math.nan)
+        side = f"from {row.crossover:,.0f}" if row.wins == "above" else f"up to {row.crossover:,.0f}"
+        return (f"{run} wins {side} workers" + ("" if loses != loses else f"\n({loses:,.0f} loses: the speedup "
+                                                 f"crosses 1 between)"))
+    return f"{run} wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
+
+
+def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float, named=None) -> None:
     """Each crossover in `marked` (crossover.csv's rows with one) as a dotted line in its run's
     colour on the speedup panel `ax`, whose log x axis spans the swept `low` to `high`, and its value
     beside the line at 1.0x: right of it in the axis's left half, left of it in the right half, so a
     crossover near either end keeps its label inside the panel (right of a line at 78.9 of 0.1-100,
-    the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap."""
+    the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap.
+    Each is named in `named`'s legend (crossover_label): on a workers sweep the line is the first
+    count that wins (the last, where it wins below), its losing neighbour named beside it."""
     span = math.log(high / low) if high > low > 0 else 0.0
     for i, row in enumerate(marked.itertuples(index=False)):
         colour = colours[f"{row.strategy}@{row.transport}"]
         ax.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
+        if named is not None:  # the line's legend entry, in the panel that holds the legend
+            named.plot([], [], color=colour, linestyle=":", linewidth=1.0, label=crossover_label(row))
         right_half = span > 0 and math.log(row.crossover / low) > span / 2
         ax.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
                     xytext=(-3 if right_half else 3, 4 + 10 * (i % 3)), ha="right" if right_half else "left",
@@ -59,8 +74,7 @@ def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: f
 
 def mark_given_network(frame: pd.DataFrame, axes, named) -> float | None:
     """On a bandwidth sweep, a vertical line on every one of `axes` at the effective bandwidth of
-    the network the estimate was given (sweep.csv's NETWORK_GBPS), named in `named`'s legend and
-    beside the line in `named`. Nothing where sweep.csv predates that column, or the network lies
+    the network the estimate was given (sweep.csv's NETWORK_GBPS), named in `named`'s legend. Nothing where sweep.csv predates that column, or the network lies
     outside the swept range (the axis does not reach it). Returns where it is drawn."""
     if NETWORK_GBPS not in frame.columns:
         return None
@@ -69,17 +83,15 @@ def mark_given_network(frame: pd.DataFrame, axes, named) -> float | None:
     if not (math.isfinite(at) and values.min() <= at <= values.max()):
         return None
     name = str(frame["network"].iloc[0])
+    # named in the legend alone: a name beside the line sat on whichever curve passed there
     for ax in axes:
         ax.axvline(at, label=f"{name}, the network given: {at:.3g} GB/s" if ax is named else None, **GIVEN_STYLE)
-    # at the foot of the line, clear of the cap's note at the top; boxed, so a curve under it leaves it legible
-    named.annotate(name, (at, 0.03), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(-3, 0),
-                   rotation=90, ha="right", va="bottom", fontsize=8, bbox=LABEL_BOX)
     return at
 
 
 def mark_cap(frame: pd.DataFrame, top, bottom) -> None:
     """Where a capped fabric's transport stops moving more (NCCL over sockets: what the network's
-    socket settings move, lionsim.network.sockets): a line there, and a note saying why
+    socket settings move, lionsim.network.sockets): a line there, and in the legend a note saying why
     (lionsim.network.fabrics; estimate --need). Beyond it the bytes a second stay, but NCCL still
     chooses on the link's rate (lionsim.network.nccl), so a faster link can flip a call to a tree
     the fabric prices slower and a curve can rise: the note says so."""
@@ -93,8 +105,8 @@ def mark_cap(frame: pd.DataFrame, top, bottom) -> None:
     if not math.isfinite(cap):
         return
     at = cap / fabric.share  # the link rate beyond which the transport moves no more
+    # the note in the legend, beside the line's own dashes: in the panel it ran across the lines right of the cap
+    note = (f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; beyond, NCCL still\n"
+            "chooses on the link: a flip can slow a step")
     for ax in (top, bottom):
-        ax.axvline(at, color="grey", linestyle="--", linewidth=1.0)
-    top.annotate(f"{fabric.name} fabric's cap: NCCL moves at most\n{cap:g} GB/s a node; beyond, NCCL still\nchooses on the link: a flip can slow a step",
-                 (at, 1.0), xycoords=("data", "axes fraction"), textcoords="offset points", xytext=(4, -4),
-                 va="top", fontsize=8, color="dimgrey", bbox=LABEL_BOX)
+        ax.axvline(at, color="grey", linestyle="--", linewidth=1.0, label=note if ax is top else None)

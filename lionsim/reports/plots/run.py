@@ -9,7 +9,6 @@ are drawn dashed over it and named in the legend, so neither hides the other.
 
 from __future__ import annotations
 
-import itertools
 import math
 from pathlib import Path
 
@@ -17,7 +16,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
-from matplotlib.transforms import offset_copy
 from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
@@ -28,13 +26,13 @@ from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_l
                                          labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
                                          save, time_unit, twin_name)
 from lionsim.reports.plots.titles import ratio_text, subtitle
-from lionsim.reports.summary import ran_steps, smooth, split_runs
+from lionsim.reports.summary import final_window, ran_steps, reach, smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
 MARK_SIZE = 8  # points: a "reaches the target" triangle
-MARK_GAP = 10  # points between stacked triangles: a triangle and its edge, apart
+RING = 6  # points: each open triangle round a coinciding one is this much larger
+COINCIDE = 0.005  # of the x span and of the target: triangles this close are one point (ringed, RING)
 END_MARGIN = 0.025  # of the x span: the step axis runs this far past the last step, so its marks show whole
-CROWD = 0.03  # of the x span: triangles closer than this (about a triangle's width) are stacked
 EDGE_MARGIN = 0.15  # inches the bytes plot keeps between its axes and the image's edge
 BAR_HEIGHT = 0.6  # of a bytes-plot row: the bar, centred on the row
 WHISKER_LANE = 0.38  # of a row, below its centre: the min-max whisker runs under its bar, not through it
@@ -99,38 +97,40 @@ def _cap_divergence(ax: Axes, runs) -> None:
     ax.set_ylim(low - 0.05 * (cap - low), cap)
 
 
-def _target_line(ax: Axes, summary: pd.DataFrame | None, styles: dict, x_col: str, scale: float) -> list:
+def _target_line(ax: Axes, summary: pd.DataFrame | None, runs, styles: dict, x_col: str, scale: float) -> list:
     """The time-to-target loss as a dotted line, named with where it came from, and where each
-    run reaches it (its smoothed loss, the table's definition: a trailing mean over 10% of the
-    steps, heavier than the lines' light smoothing) as a triangle on the line in the run's colour."""
+    run reaches it as a triangle in the run's colour at the loss it marks: its smoothed loss (the
+    table's definition: a trailing mean over 10% of the steps, heavier than the lines' light
+    smoothing) at the first step (or time) that is at or below the line. Lifted above the line,
+    stacked where runs crowd, the triangles' height meant nothing (0.76-0.95 for a target of 0.722)."""
     if summary is None or "target_loss" not in summary.columns or summary["target_loss"].isna().all():
         return []
     target = float(summary["target_loss"].iloc[0])
     rule = summary["target_rule"].iloc[0] if "target_rule" in summary.columns else None  # older summaries: no rule
     line = ax.axhline(target, color="black", linestyle=":", linewidth=1.2, zorder=1)
     line.set_label(f"target {target:.4g}" + (f"\n({rule})" if isinstance(rule, str) else ""))
-    at = "steps_to_target" if x_col == "step" else "time_to_target_s"
-    reached = [(getattr(row, at, math.nan), styles[run_label(row.strategy, row.transport)]["color"])
-               for row in summary.itertuples(index=False)]
-    reached = [(x, colour) for x, colour in reached if x == x]  # NaN: never reached
-    span = max((x for x, _ in reached), default=0.0) or 1.0
-    placed: list[tuple[float, int]] = []
-    for x, colour in reached:
-        # a triangle pointing at the line, black-edged over the run's own curve at the step (or
-        # time) the run reaches it; runs reaching it together (within CROWD of the span, closer
-        # than a triangle's width) take the lowest place none of them holds, stacked a MARK_GAP
-        # each, so each stays whole and apart from the others (a column beside them would
-        # land on a neighbour's, and wrapping round put one on another)
-        level = next(level for level in itertools.count()
-                     if not any(abs(x - other) <= CROWD * span and held == level for other, held in placed))
-        placed.append((x, level))
-        lift = offset_copy(ax.transData, fig=ax.figure, y=5 + MARK_GAP * level, units="points")
-        ax.plot([x / scale], [target], marker="v", markersize=MARK_SIZE, markeredgecolor="black",
-                markeredgewidth=0.8, linestyle="none", zorder=6, color=colour, transform=lift, clip_on=False)
+    window = final_window(max(len(rows) for _, rows in runs))  # summarize's window, shared by every run
+    reached = []
+    for label, rows in runs:
+        time, step, loss = reach(rows, target, window)
+        if step == step:  # NaN: never reached
+            reached.append(((step if x_col == "step" else time) / scale, loss, styles[label]["color"]))
+    span = max((x for x, _, _ in reached), default=0.0) or 1.0
+    placed: list[tuple[float, float]] = []
+    for x, loss, colour in reached:
+        # runs reaching it at the same point (identical curves) each show: a later one is an open
+        # triangle round the earlier, RING larger each; near ones overlap in part, each at its loss
+        ring = sum(abs(x - a) <= COINCIDE * span and abs(loss - b) <= COINCIDE * abs(target) for a, b in placed)
+        placed.append((x, loss))
+        face = {"markerfacecolor": "none", "markeredgecolor": colour, "markeredgewidth": 1.4} if ring else {
+            "markeredgecolor": "black", "markeredgewidth": 0.8}
+        ax.plot([x], [loss], marker="v", markersize=MARK_SIZE + RING * ring, linestyle="none", zorder=6 - 0.01 * ring,
+                color=colour, clip_on=False, **face)
     if not reached:
         return [line]
     mark = Line2D([], [], color="grey", marker="v", markersize=MARK_SIZE, markeredgecolor="black", markeredgewidth=0.8,
-                  linestyle="none", label="reaches the target\n(trailing mean, as the table)")
+                  linestyle="none", label="reaches the target: the trailing\nmean (as the table) where it first\n"
+                                          "is at or below the target")
     return [line, mark]
 
 
@@ -175,7 +175,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
                               markeredgecolor="black", markeredgewidth=0.4, label="eval loss"))
     if has_raw:
         handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=0.8, label="raw (per step)"))
-    handles += _target_line(ax, summary, styles, x_col, scale)
+    handles += _target_line(ax, summary, runs, styles, x_col, scale)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("loss (mean over workers)")
     if x_col == "step":

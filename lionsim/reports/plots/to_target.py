@@ -151,7 +151,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
                              rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], **style)
-    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span)
+    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
         mark_cap(frame, top, bottom)
