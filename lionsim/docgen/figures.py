@@ -14,6 +14,7 @@ import pandas as pd
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.run import estimate_frame
+from lionsim.numbers import rounded, sig
 
 
 def command(args: list[str]) -> str:
@@ -30,14 +31,14 @@ def frame(args: list[str]) -> pd.DataFrame:
 def ms(seconds: float) -> str:
     """Milliseconds as the pages write them: whole above 100, three figures below."""
     v = seconds * 1e3
-    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+    return f"{v:,.0f}" if v >= 100 else sig(v)
 
 
 def size(n: float) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.3g} B"
+        if rounded(n) >= scale:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(n / scale)} {unit}"
+    return f"{sig(n)} B"
 
 
 def md(header: list[str], rows: list[list[str]]) -> str:
