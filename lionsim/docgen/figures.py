@@ -14,7 +14,7 @@ import pandas as pd
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.run import estimate_frame
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import rounded, run_duration, sig
 
 
 def command(args: list[str]) -> str:
@@ -117,14 +117,9 @@ WHOLE_RUN = ["--model", "gpt2-1.3b", "--workers", "64", "--network", "h100x8-100
              "--steps", "20000"]
 
 
-def _clock(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
 def whole_run() -> str:
     f = frame(WHOLE_RUN)
-    rows = [[run, _clock(r.run_s), f"{ms(r.mean_step_s)} ms", f"{ms(r.step_s)} ms", f"{r.run_speedup:.2f}x",
+    rows = [[run, run_duration(r.run_s), f"{ms(r.mean_step_s)} ms", f"{ms(r.step_s)} ms", f"{r.run_speedup:.2f}x",
              r.run_phases] for run, r in f.iterrows()]
     base, onebit = f.iloc[0], f.loc["onebit-adam@compressed-allreduce"]
     return ("\n" + command(WHOLE_RUN) + "\nprints, after the step table:\n\n"
