@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
+from lionsim.numbers import rounded, sig
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -21,8 +22,8 @@ def human_bytes(n: float) -> str:
         if n >= scale and n % 2**10 == 0 and n % 1000 != 0:
             return f"{n / scale:.4g} {unit}"
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
+        if rounded(n) >= scale:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(n / scale)} {unit}"
     return f"{int(n)} B"
 
 

@@ -19,6 +19,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
+from lionsim.numbers import ms_text, rounded, run_duration, sig
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -100,24 +101,24 @@ RUN_WIDTH = 17
 
 
 def _ms(seconds: float) -> str:
-    """Milliseconds, never in scientific notation (one unit per column): 3 significant digits,
-    thousands grouped, and "<0.0001" below a tenth of a microsecond."""
+    """Milliseconds, one unit per column: 3 significant digits, thousands grouped from 1,000 up
+    (999.97 too: "1,000", never "1e+03"), "<0.0001" below a tenth of a microsecond, and a power of
+    ten only from 1,000,000 (lionsim.numbers.ms_text)."""
     ms = seconds * 1e3
-    if ms >= 1000:
-        return f"{ms:,.0f}"
     if 0 < ms < 1e-4:
         return "<0.0001"
-    return f"{ms:.3g}"
+    return ms_text(ms)
 
 
 def _bytes(n: float) -> str:
-    """Bytes in decimal units up to PB, then PB with thousands separators (never "7e+06 GB")."""
-    if n >= 1e18:
+    """Bytes in decimal units up to PB, then PB with thousands separators (never "7e+06 GB"); the
+    unit is chosen from the rounded figure (999.6 GB reads "1 TB")."""
+    if rounded(n) >= 1e18:
         return f"{n / 1e15:,.0f} PB"
     for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.3g} B"
+        if rounded(n) >= size:
+            return f"{sig(n / size)} {unit}"
+    return f"{sig(n)} B"
 
 
 def _library(row) -> str:
@@ -267,7 +268,7 @@ def run_table(frame: pd.DataFrame) -> Table:
 
     first = frame.iloc[0]
     table = Table(title=f"a whole run of {first['run_steps']:,} steps", caption=(
-        "run: the run's time (h:mm:ss); mean step and steady step in ms; speedup: the baseline's run / this run; "
+        "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -275,9 +276,7 @@ def run_table(frame: pd.DataFrame) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("phases", overflow="fold")
     for row in frame.itertuples(index=False):
-        seconds = round(row.run_s)
-        clock = f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}" if row.run_s >= 1 else f"{row.run_s:.3g}s"
-        table.add_row(fold_run(row.strategy, row.transport), clock, _ms(row.mean_step_s), _ms(row.step_s),
+        table.add_row(fold_run(row.strategy, row.transport), run_duration(row.run_s), _ms(row.mean_step_s), _ms(row.step_s),
                       f"{row.run_speedup:.2f}x", Phrases(row.run_phases))
     return fit(table)
 

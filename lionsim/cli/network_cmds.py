@@ -10,7 +10,7 @@ from lionsim.cli import options as o
 from lionsim.cli.app import app
 from lionsim.cli.lists import list_table
 from lionsim.cli.output import Format, emit
-from lionsim.network.link import GB, US, Link
+from lionsim.network.link import GB, NVLINK_GBPS, US, Link
 from lionsim.network.presets import NETWORKS
 
 
@@ -42,7 +42,8 @@ def _networks_table() -> Table:
     # the listings' style; the intra link breaks between its latency and bandwidth and the
     # header "w/node" over two lines, so the description gets about 40 of 80 columns
     table = list_table("network presets (inter link; GB = 1e9 bytes)",
-                       "us: per-message latency alpha; GB/s: bandwidth per direction; eff: efficiency; w/node: "
+                       "us: per-message latency alpha; GB/s: bandwidth per direction; eff: efficiency (the link carries "
+                       "GB/s x eff); w/node: "
                        "workers per node; intra: the link inside a node. In brackets, the collective library bench and "
                        "estimate price a preset with unless --traits (or a real backend) names another: NCCL over a "
                        "transport, or the ideal library (the alpha-beta formulas), and 'NCCL:' the transport NCCL "
@@ -63,11 +64,19 @@ def _networks_table() -> Table:
 def library_text(net) -> str:
     """Which library prices the preset by default, and the transport NCCL runs across its nodes, short
     enough for the listing's description column (its caption says the rest): "NCCL over sockets", or
-    "ideal library; NCCL: sockets" (NCCL, with --traits nccl, over sockets)."""
-    fabric = net.nccl_fabric().name
+    "ideal library; NCCL: sockets" (NCCL, with --traits nccl, over sockets). Where the fabric's
+    per-node cap is below what the link carries (GB/s x eff), the cap is what NCCL moves and the text
+    says so beside the link's figure; a flat NVLink preset is one node, no fabric crosses nodes:
+    "NCCL: none, one node" (the CSV's fabric column keeps what would price --traits nccl there)."""
+    fabric = net.nccl_fabric()
     if net.traits.model == "nccl":
-        return f"NCCL over {fabric}"
-    return f"{net.traits.name} library; NCCL: {fabric}"
+        carried = net.inter.bandwidth_Bps * net.inter.efficiency / GB
+        if fabric.cap_GBps < carried:
+            return (f"NCCL over {fabric.name}: {fabric.cap_GBps:.3g} GB/s a node, its channels' cap, of "
+                    f"the link's {carried:.3g}")
+        return f"NCCL over {fabric.name}"
+    one_node = net.intra is None and net.inter.bandwidth_Bps >= NVLINK_GBPS * GB
+    return f"{net.traits.name} library; NCCL: {'none, one node' if one_node else fabric.name}"
 
 
 def traits_frame() -> pd.DataFrame:

@@ -13,6 +13,7 @@ from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lionsim.numbers import sig
 from lionsim.reports.columns import ACCURACY, metric_value
 from lionsim.reports.tables import fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
@@ -111,9 +112,9 @@ def _metric_of(row) -> str:
 
 
 def _ms(seconds: float) -> str:
-    """Milliseconds, 3 significant digits, grouped above 1,000 (never 1.23e+03)."""
+    """Milliseconds, 3 significant digits, grouped from 1,000 up (999.97 too: never 1e+03)."""
     ms = seconds * 1e3
-    return f"{ms:,.0f}" if ms >= 1000 else _number(ms, ".3g")
+    return "-" if ms is None or ms != ms else sig(ms)
 
 
 RUN_WIDTH = 17

@@ -27,6 +27,7 @@ from rich.console import Console
 from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, plan, run_bench
 from lionsim.docgen.blocks import BLOCKS, Block, cache_dir
 from lionsim.errors import LionsimError
+from lionsim.numbers import rounded, sig
 from lionsim.reports import load_run, summarize, summary_table, write_run
 from lionsim.reports.columns import run_label
 
@@ -142,9 +143,9 @@ def newer_strategies(runs: tuple[str, ...] = NEWER) -> str:
 
 def _bytes(n: float) -> str:
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.3g} B"
+        if rounded(n) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(n / size)} {unit}"
+    return f"{sig(n)} B"
 
 
 def first_steps_differ(steps: int = 3, only: list[str] | None = None) -> list[str]:

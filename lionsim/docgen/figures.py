@@ -14,6 +14,7 @@ import pandas as pd
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.run import estimate_frame
+from lionsim.numbers import rounded, run_duration, sig
 
 
 def command(args: list[str]) -> str:
@@ -30,14 +31,14 @@ def frame(args: list[str]) -> pd.DataFrame:
 def ms(seconds: float) -> str:
     """Milliseconds as the pages write them: whole above 100, three figures below."""
     v = seconds * 1e3
-    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+    return f"{v:,.0f}" if v >= 100 else sig(v)
 
 
 def size(n: float) -> str:
     for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n:.3g} B"
+        if rounded(n) >= scale:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(n / scale)} {unit}"
+    return f"{sig(n)} B"
 
 
 def md(header: list[str], rows: list[list[str]]) -> str:
@@ -116,14 +117,9 @@ WHOLE_RUN = ["--model", "gpt2-1.3b", "--workers", "64", "--network", "h100x8-100
              "--steps", "20000"]
 
 
-def _clock(seconds: float) -> str:
-    s = round(seconds)
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
-
-
 def whole_run() -> str:
     f = frame(WHOLE_RUN)
-    rows = [[run, _clock(r.run_s), f"{ms(r.mean_step_s)} ms", f"{ms(r.step_s)} ms", f"{r.run_speedup:.2f}x",
+    rows = [[run, run_duration(r.run_s), f"{ms(r.mean_step_s)} ms", f"{ms(r.step_s)} ms", f"{r.run_speedup:.2f}x",
              r.run_phases] for run, r in f.iterrows()]
     base, onebit = f.iloc[0], f.loc["onebit-adam@compressed-allreduce"]
     return ("\n" + command(WHOLE_RUN) + "\nprints, after the step table:\n\n"

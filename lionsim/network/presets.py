@@ -7,7 +7,7 @@
 | 1gbe          | 0.117          | 1.0  | 50       | 0.125 GB/s line rate x 0.94 TCP/IP framing (1448 payload / 1538 wire bytes at MTU 1500); alpha top of the 10-50 us TCP range |
 | 10gbe         | 1.17           | 1.0  | 25       | 1.25 GB/s x 0.94; alpha mid-range of 10-50 us |
 | 25gbe         | 2.9            | 1.0  | 25       | 3.125 GB/s x 0.94 (rounded down); alpha mid-range |
-| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE tuned (NCCL_MIN_NCHANNELS=4, NVIDIA/nccl issue 450), so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us. NCCL with its generic socket defaults moves 0.98 GB/s a node (the sockets fabric's rule, lionsim.network.sockets) |
+| 100gbe        | 11.7           | 0.43 | 20       | 12.5 GB/s x 0.94 TCP goodput; NCCL's socket transport reached 4-6 GB/s busbw over 100 GbE tuned (NCCL_MIN_NCHANNELS=4, NVIDIA/nccl issue 450), so efficiency 0.43 gives 5 GB/s; alpha mid-range of 10-30 us. NCCL with its generic socket defaults moves 1.96 GB/s a node (the sockets fabric's rule, lionsim.network.sockets) |
 | ib-hdr        | 24             | 1.0  | 2        | HDR 200 Gb/s = 25 GB/s, about 24 GB/s achieved (RDMA); alpha 1-3 us |
 | ib-ndr        | 48             | 1.0  | 2        | NDR 400 Gb/s = 50 GB/s, about 48 GB/s achieved; alpha 1-3 us |
 | nvlink4       | 380            | 1.0  | 1        | H100 NVLink4 450 GB/s per direction, 360-400 GB/s achieved |
@@ -101,7 +101,7 @@ _add(
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
         intra=NVLINK3,
         workers_per_node=8,
-        description="8 A100 on NVLink3 per node, 4 HDR NICs per node (one per two GPUs)",
+        description="8 A100 on NVLink3 per node, 4 HDR NICs per node, one per two GPUs",
     )
 )
 _add(
@@ -123,7 +123,7 @@ _add(
         inter=ETH_100G,
         intra=NVLINK4,
         workers_per_node=8,
-        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node (NCCL over TCP, its default 2 channels: 1.96 GB/s a node)",
+        description="8 GPUs on NVLink4 per node, one 100 GbE NIC per node",  # the listing adds NCCL sockets' cap
     )
 )
-_add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback (ranks on one machine)"))
+_add(Network(name="loopback", inter=LOOPBACK, description="one host's loopback: ranks on one machine"))

@@ -34,6 +34,7 @@ mechanism each needs.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -218,6 +219,32 @@ def _grace_source_4w(method: str, label: str) -> str:
     return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
 
 
+def _places(x: float) -> float:
+    """x as a figure of the texts prints it, to 3 places (0.3076 -> 0.308)."""
+    return float(f"{x:.3f}")
+
+
+def _gap(high: float, low: float) -> str:
+    """high - low as the two figures printed beside it read: 0.351 - 0.308 = 0.043 (taken before
+    rounding, 0.35082 - 0.30762 would print 0.044 beside them)."""
+    return f"{_places(high) - _places(low):.3f}"
+
+
+def _summed(parts: dict[str, float], total: float) -> dict[str, str]:
+    """`parts`, which add up to `total`, each to 3 places such that the printed parts add up to the
+    printed total: each part's thousandths rounded down, and the ones short of the total's given to
+    the parts of the largest remainders (each figure within 0.001 s of its own value). Parts that do
+    not add up to the total are each rounded alone."""
+    thousandths = {k: v * 1e3 for k, v in parts.items()}
+    floors = {k: math.floor(v) for k, v in thousandths.items()}
+    short = round(total * 1e3) - sum(floors.values())
+    if abs(sum(parts.values()) - total) > 1e-9 * max(1.0, abs(total)) or not 0 <= short <= len(parts):
+        return {k: f"{v:.3f}" for k, v in parts.items()}
+    for k in sorted(parts, key=lambda k: floors[k] - thousandths[k])[:short]:  # largest remainders first
+        floors[k] += 1
+    return {k: f"{n / 1e3:.3f}" for k, n in floors.items()}
+
+
 def _grace_figures(method: str, link: str):
     """The figures of a GRACE case's explanation: lionsim's from its command's CSV (rows: sgdm, then
     the compressed run), the release's from its runs."""
@@ -229,10 +256,11 @@ def _grace_figures(method: str, link: str):
         return {"dense": (f"lionsim's dense step, {dense.step_s:.3f} s, is within "
                           f"{abs(dense.step_s / release_dense - 1):.0%} of the release's ({dense_id}, "
                           f"{release_dense:.3f} s)"),
-                "rate": f"{link[:-1]} Gb/s", "step": f"{ours.step_s:.3f}", "codec": f"{ours.encode_s + ours.decode_s:.3f}",
-                "run": f"{run_id}, {release:.3f} s", "gap": f"{release - ours.step_s:.3f}",
-                "compute": f"{ours.compute_s:.3f}", "exposed": f"{ours.comm_exposed_s:.3f}",
-                "run_10g": GRACE_THROUGHPUT[method, "10g"][0]}
+                "rate": f"{link[:-1]} Gb/s", "step": f"{ours.step_s:.3f}",
+                "run": f"{run_id}, {release:.3f} s", "gap": _gap(release, ours.step_s),
+                "run_10g": GRACE_THROUGHPUT[method, "10g"][0],
+                **_summed({"compute": ours.compute_s, "encode": ours.encode_s, "decode": ours.decode_s,
+                           "update": ours.update_s, "exposed": ours.comm_exposed_s}, ours.step_s)}
     return figures
 
 
@@ -280,9 +308,9 @@ _QR = ("The QR is priced: TensorFlow 1.15 registers tf.linalg.qr's GPU kernel as
        f"workers and 10 Gb/s ({_POWERSGD_METHOD.cost_s():.3f} s a step: throughput run {{run_10g}} less upper-bound "
        f"run {_UB_ID}) over lionsim's count of the orthogonalizations' bytes, so the 8-worker cases rest on runs of "
        "the release they are checked against, and the 4-worker hold-out is the independent check.")
-_QR_LEFT = ("What is left: lionsim's step is its compute, {compute} s, its codec, {codec} s, and the exchange backward "
-            "and the codec leave exposed, {exposed} s, as lionsim runs each tensor's exchange beside the codec work of "
-            "the others; whether GRACE's exchanges wait on the host's QRs the release does not say (`codec overlap`).")
+_QR_LEFT = ("What is left: lionsim's step, {step} s, is its compute, {compute} s, its codec, {encode} s to encode "
+            "and {decode} s to decode, its update, {update} s, and the exchange backward and the codec leave exposed, "
+            "{exposed} s, as lionsim runs each tensor's exchange beside the codec work of the others; whether GRACE's exchanges wait on the host's QRs the release does not say (`codec overlap`).")
 _MISS_GRACE_POWERSGD_10G = (
     "{dense}; its PowerSGD step, {step} s, is {gap} s below the release's ({run}). The exchange is priced on GRACE's "
     "bytes (the resnet50-tf preset: 15.9M floats a step). " + _QR + " " + _QR_LEFT)
@@ -311,7 +339,7 @@ def _grace_holdout_figures(method: str):
         release_dense, release = _batch(dense) / dense_ips, _batch(ours) / ips
         return {"dense": f"{dense.step_s:.3f}", "dense_off": f"{abs(dense.step_s / release_dense - 1):.0%}",
                 "dense_run": f"{dense_id}, {release_dense:.3f} s", "step": f"{ours.step_s:.3f}",
-                "run": f"{run_id}, {release:.3f} s", "gap": f"{release - ours.step_s:.3f}",
+                "run": f"{run_id}, {release:.3f} s", "gap": _gap(release, ours.step_s),
                 "codec": f"{ours.encode_s + ours.decode_s:.3f}", "kernel": _GRACE_KERNEL[method],
                 "own": f"grace-{method}-resnet50-10g", "cost": _GRACE_COST[method],
                 "exposed": f"{ours.comm_exposed_s:.3f}"}
@@ -363,8 +391,8 @@ def _bagua_100g_figures(method: str):
         return {"ddp": f"{ddp.step_s:.3f}", "ddp_off": f"{abs(ddp.step_s / figure_ddp - 1):.0%}",
                 "figure_ddp": f"{figure_ddp:.3f}", "images": f"{_batch(ddp):,.0f}",
                 "default": f"{float(_default_channels().step_s.iloc[0]):.2f}", "step": f"{ours.step_s:.3f}",
-                "gap": f"{figure - ours.step_s:.3f}", "figure": f"{figure:.3f}",
-                "exposed": f"{ours.step_s - ours.compute_s:.3f}", "over": f"{figure - asynchronous:.3f}",
+                "gap": _gap(figure, ours.step_s), "figure": f"{figure:.3f}",
+                "exposed": f"{ours.step_s - ours.compute_s:.3f}", "over": _gap(figure, asynchronous),
                 "async": f"{asynchronous:.3f}"}
     return figures
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from lionsim.numbers import sig
+
 PASS = "pass"
 IMPROVED = "improved"
 """Better than the baseline by more than the tolerance: passes, but the baseline is stale."""
@@ -75,5 +77,6 @@ def shown_rows(rows: list[Row], everything: bool = False) -> list[Row]:
 
 
 def fmt(value: float) -> str:
-    """A number for a report: 4 significant digits, '-' when there is none."""
-    return "-" if math.isnan(value) else f"{value:.4g}"
+    """A number for a report: 4 significant digits, whole and grouped from 10,000 up (9999.7 too:
+    never 1e+04), '-' when there is none."""
+    return "-" if math.isnan(value) else sig(value, 4)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lionsim.numbers import sig
 from lionsim.reports.columns import model_name, per_worker_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -36,7 +37,7 @@ RECORD_FILE = "estimate.json"
 def _ms(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "n/a"
-    return f"{seconds * 1e3:,.0f} ms" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+    return f"{sig(seconds * 1e3)} ms"  # whole and grouped from 1,000 ms (999.97 too: never 1e+03)
 
 
 def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:

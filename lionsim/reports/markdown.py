@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import sig
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -34,7 +35,7 @@ GROUP = ["workload", "workers", "network"]
 
 
 def ms(seconds: float) -> str:
-    return "n/a" if not math.isfinite(seconds) else f"{seconds * 1e3:.3g} ms"
+    return "n/a" if not math.isfinite(seconds) else f"{sig(seconds * 1e3)} ms"
 
 
 def spread(values: pd.Series, scale: float = 1.0, digits: int = 1) -> str:

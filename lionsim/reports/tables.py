@@ -13,6 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
+from lionsim.numbers import rounded, sig
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
@@ -26,8 +27,8 @@ def _num(value: float, fmt: str = ".3g") -> str:
     """Format a number, '-' for NaN (never evaluated, never reached)."""
     if _isnan(value):
         return "-"
-    if fmt == ".3g" and abs(value) >= 1000:
-        return f"{value:,.0f}"  # 1,234 rather than 1.23e+03
+    if fmt == ".3g":
+        return sig(value)  # 1,234 and 1,000 (999.97) rather than 1.23e+03, 1e+03
     return format(value, fmt)
 
 
@@ -48,17 +49,18 @@ def _ms(seconds: float) -> str:
     ms = seconds * 1e3
     if ms >= 100:
         return f"{ms:,.0f}"
-    return f"{ms:.3g}" if ms >= 1 else f"{ms:.2f}"
+    return sig(ms) if ms >= 1 else f"{ms:.2f}"
 
 
 def _bytes(n: float) -> str:
-    """Bytes in the SI unit that keeps 3 significant digits readable (GB = 1e9 bytes)."""
+    """Bytes in the SI unit that keeps 3 significant digits readable (GB = 1e9 bytes), chosen from
+    the rounded figure (999.6 MB reads 1GB); whole GB grouped from 1,000 up."""
     if _isnan(n):
         return "-"
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g}{unit}"
-    return f"{n:.3g}B"
+        if abs(rounded(n)) >= size:
+            return f"{sig(n / size)}{unit}"
+    return f"{sig(n)}B"
 
 
 def speedup_text(x: float) -> str:

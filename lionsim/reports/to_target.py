@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from lionsim.numbers import sig
 from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
@@ -45,7 +46,7 @@ def duration(seconds: float, unit: tuple[float, str] | None = None) -> str:
     if not math.isfinite(seconds):
         return "-"
     size, name = unit or unit_of(seconds)
-    return f"{seconds / size:.3g} {name}"
+    return f"{sig(seconds / size)} {name}"
 
 
 def band_text(lo: float, mid: float, hi: float, unit: tuple[float, str] | None = None) -> str:
@@ -54,8 +55,8 @@ def band_text(lo: float, mid: float, hi: float, unit: tuple[float, str] | None =
     if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
         return "-"
     size, name = unit or unit_of(mid)
-    low = "?" if not math.isfinite(lo) else f"{lo / size:.3g}"
-    return f"{low}-{hi / size:.3g} {name}"
+    low = "?" if not math.isfinite(lo) else sig(lo / size)
+    return f"{low}-{sig(hi / size)} {name}"
 
 
 def frame_unit(frame: pd.DataFrame) -> tuple[float, str]:

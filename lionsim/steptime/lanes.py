@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lionsim.network import AUTO, CollectiveCall, Network
+from lionsim.numbers import rounded, sig
 from lionsim.steptime.overlap import Buckets, OverlapConfig
 from lionsim.steptime.timeline import Priced, PricedStep, StepWork, bucket_spec, price_call
 from lionsim.transports import PayloadSpec, Transport
@@ -59,8 +60,8 @@ class Span:
 def size_text(nbytes: float) -> str:
     """Decimal units, as the tables print them: 1 kB = 1e3 B."""
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(nbytes) >= size:
-            return f"{nbytes / size:.3g} {unit}"
+        if abs(rounded(nbytes)) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(nbytes / size)} {unit}"
     return f"{nbytes:.0f} B"
 
 

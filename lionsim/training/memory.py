@@ -39,6 +39,7 @@ from pathlib import Path
 import torch
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import rounded, sig
 from lionsim.workloads import WorkloadConfig, workload_class
 from lionsim.workloads.config import EVAL_DEFAULT
 
@@ -94,8 +95,8 @@ REMEDIES = {
 def human_bytes(n: float) -> str:
     """1e9 bytes is a GB, as everywhere in lionsim."""
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= size:
-            return f"{n / size:.3g} {unit}"
+        if rounded(n) >= size:  # the rounded figure picks the unit: 999.6 GB is "1 TB"
+            return f"{sig(n / size)} {unit}"
     return f"{int(n)} B"
 
 

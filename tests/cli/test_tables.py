@@ -207,3 +207,41 @@ def test_networks_traits_names_a_size_bands_own_floor_apart_from_the_ops_and_say
     assert reduce.floor(1) * 1e6 == pytest.approx(580) and reduce.floor(2**30) == 0  # what the model charges
     assert "(own floor 880)" in body and "larger: 0.76 (own floor 0)" in body and "(floor 0)" not in body
     assert "a band's own floor (us), which replaces the op's there" in body
+
+
+def test_estimate_at_its_largest_inputs_fits_80_columns_and_says_the_runs_length_in_years(capsys):
+    """Before, --params 1e15 at 1e9 tokens a worker printed a 110-column step table and runs of
+    "42130159623775:50:56" (at 1e7 steps): now its milliseconds take a power of ten and the run its years."""
+    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.numbers import YEAR_S, run_duration
+
+    args = ["estimate", "--params", "1e15", "--tokens-per-worker", "1000000000", "--workers", "64", "--network",
+            "dgx-h100", "--steps", "1000", "-s", "adamw,dlion-mavo@a2a-1bit", "--overlap", "after"]  # 1e7 steps: 10 s to walk
+    code, out, _ = run_cli(args, capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out
+    code, csv, _ = run_cli([*args, "--format", "csv"], capsys)
+    for row in pd.read_csv(io.StringIO(csv)).itertuples():
+        years = run_duration(row.run_s)
+        assert years.endswith(" y") and abs(float(years.split()[0]) * YEAR_S / row.run_s - 1) < 0.05
+        lines = [line.split() for line in out.splitlines() if line.split()[:1] in ([row.strategy], [f"{row.strategy}*"])]
+        assert all(_ms(s) in lines[0] for s in (row.compute_s, row.comm_s, row.step_s)), lines
+        assert years.split() == lines[1][1:3], lines
+
+
+def test_networks_rows_say_one_thing_in_one_bracket(capsys, monkeypatch):
+    """Before, h100x8-100gbe read "(NCCL over TCP, its default 2 channels: 1.96 GB/s a node) (NCCL over
+    sockets)" beside eff 0.43 (11.7 x 0.43 = 5.03 GB/s, unexplained), and nvlink4/nvlink3, one node
+    with no fabric across nodes, "NCCL: ib"."""
+    from lionsim.cli.app import console
+    from lionsim.network.presets import NETWORKS
+
+    monkeypatch.setattr(console, "width", 400)  # one line a row
+    code, out, _ = run_cli(["networks"], capsys)
+    rows = {line.split()[0]: line.rstrip() for line in out.splitlines() if line.split()[:1] and line.split()[0] in NETWORKS}
+    assert code == 0 and not [name for name, line in rows.items() if ") (" in line]
+    cap = NETWORKS.get("h100x8-100gbe").nccl_fabric().cap_GBps
+    assert f"(NCCL over sockets: {cap:.3g} GB/s a node, its channels' cap, of the link's 5.03)" in rows["h100x8-100gbe"]
+    assert "GB/s x eff" in " ".join(out.split())  # the caption says what eff is
+    for name in ("nvlink4", "nvlink3"):
+        assert rows[name].endswith("(ideal library; NCCL: none, one node)"), rows[name]
+    assert rows["ib-ndr"].endswith("(ideal library; NCCL: ib)") and rows["dgx-h100"].endswith("(NCCL over ib)")

@@ -113,7 +113,8 @@ def test_the_compressed_table_s_columns_and_width_and_its_explanations_threshold
 
 def test_each_grace_powersgd_explanation_carries_its_own_link_s_figures():
     frame = pd.DataFrame({"strategy": ["sgdm", "powersgd"], "step_s": [0.25, 0.2], "encode_s": [0.0, 0.004],
-                          "decode_s": [0.0, 0.003], "compute_s": [0.15, 0.15], "comm_exposed_s": [0.1, 0.043]})
+                          "decode_s": [0.0, 0.003], "update_s": [0.0, 0.0], "compute_s": [0.15, 0.15],
+                          "comm_exposed_s": [0.1, 0.043]})
     by_key = {c.key: c for c in pc.COMPRESSED_CASES}
     ten = cases.explanation(by_key["grace-powersgd-resnet50-10g"], frame)
     twenty_five = cases.explanation(by_key["grace-powersgd-resnet50-25g"], frame)
@@ -125,8 +126,44 @@ def test_each_grace_powersgd_explanation_carries_its_own_link_s_figures():
     assert "within 7% of the release's (csptnxrv0" in ten  # 0.25 / 0.2327 - 1
     for text in (ten, twenty_five):  # both rest on the 10 Gb/s pair the QR row comes from, and say so
         assert "(0.076 s a step: throughput run xa1kk3ne0 less upper-bound run ju07wpj10)" in text
-        assert "its compute, 0.150 s, its codec, 0.007 s, and the exchange backward and the codec leave " \
-               "exposed, 0.043 s" in text
+        assert "lionsim's step, 0.200 s, is its compute, 0.150 s, its codec, 0.004 s to encode and 0.003 s to " \
+               "decode, its update, 0.000 s, and the exchange backward and the codec leave exposed, 0.043 s" in text
+
+
+def test_a_grace_step_s_parts_add_up_to_it_and_a_gap_to_the_two_figures_beside_it():
+    """Before, the PowerSGD text named compute 0.156 and codec 0.081 and exposed 0.006 of a 0.246 s
+    step (the update and decode left out, and rounded apart), and the top-k texts put 0.044 and 0.043
+    between the same 0.308 and 0.351 (each gap taken before rounding). Each part is within 0.001 s of
+    its own value; the parts printed add up to the step printed."""
+    import re
+    from decimal import Decimal
+
+    parts = {"compute_s": 0.1555140968448, "encode_s": 0.0767776293350015, "decode_s": 0.00448,
+             "update_s": 0.00327, "comm_exposed_s": 0.005599380953115685}
+    uneven = {"compute_s": 0.1554, "encode_s": 0.0774, "decode_s": 0.0044, "update_s": 0.0034, "comm_exposed_s": 0.0054}
+    by_key = {c.key: c for c in pc.COMPRESSED_CASES}
+    for values in (parts, uneven):
+        step = sum(values.values())
+        frame = pd.DataFrame([{"strategy": "sgdm", "step_s": 0.246, **{k: 0.0 for k in values}},
+                              {"strategy": "powersgd", "step_s": step, **values}])
+        for key in ("grace-powersgd-resnet50-10g", "grace-powersgd-resnet50-25g"):
+            text = " ".join(cases.explanation(by_key[key], frame).split())
+            got = re.search(r"lionsim's step, ([\d.]+) s, is its compute, ([\d.]+) s, its codec, ([\d.]+) s to encode "
+                            r"and ([\d.]+) s to decode, its update, ([\d.]+) s, and the exchange backward and the codec "
+                            r"leave exposed, ([\d.]+) s", text).groups()
+            shown = [Decimal(g) for g in got]
+            assert shown[0] == round(Decimal(step), 3) and sum(shown[1:]) == shown[0], (key, got)
+            assert all(abs(float(d) - v) <= 0.001 for d, v in zip(shown[1:], values.values())), (key, got)
+    topk = {"compute_s": 0.1555140968448, "encode_s": 0.14173771342450875, "decode_s": 0.00644,
+            "update_s": 0.0006040661493007681, "comm_exposed_s": 0.003322491389787954}
+    frame = pd.DataFrame([{"strategy": "sgdm", "step_s": 0.246, **{k: 0.0 for k in topk}},
+                          {"strategy": "topk", "step_s": sum(topk.values()), **topk}])
+    for key in ("grace-topk-resnet50-10g", "grace-topk-resnet50-25g"):
+        text = " ".join(cases.explanation(by_key[key], frame).split())
+        step, gap, release = re.search(r"step, ([\d.]+) s, is ([\d.]+) s below the release's \(\w+, ([\d.]+) s", text).groups()
+        assert Decimal(release) - Decimal(step) == Decimal(gap), (key, step, gap, release)
+    assert "0.308 s, is 0.043 s below the release's (iyhzknco0, 0.351 s)" in " ".join(
+        cases.explanation(by_key["grace-topk-resnet50-10g"], frame).split())
 
 
 def _sweep_frame(errors: dict[str, float]):

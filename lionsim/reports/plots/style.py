@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, NullFormatter
 
+from lionsim.numbers import rounded, sig
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
 
@@ -239,9 +240,9 @@ def time_unit(max_seconds: float) -> tuple[float, str]:
 def human_bytes(n: float) -> str:
     """Decimal units, as the tables print them: 1 kB = 1e3 B."""
     for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.3g} {unit}"
-    return f"{n:.3g} B"
+        if abs(rounded(n)) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
+            return f"{sig(n / size)} {unit}"
+    return f"{sig(n)} B"
 
 
 BYTES_FORMATTER = FuncFormatter(lambda v, _pos: human_bytes(v) if v > 0 else "0")

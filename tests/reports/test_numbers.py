@@ -1,0 +1,133 @@
+"""Every table formatter that writes 3 (or 4) significant digits, swept over the values where
+Python's 'g' rounds up to the next power of ten (999.5..999.99, 9.9995, 0.99995 ...), against a
+plain rule computed in decimal: the figure is the value rounded half-even to its digits, or the
+whole number once that reaches 10**digits; never an exponent; a unit ladder picks the largest unit
+the rounded value fills. Before, 999.97 ms printed "1e+03" beside "2,875" and 999.6 GB "1e+03 GB"."""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_EVEN, Decimal
+
+import pytest
+
+
+def significant(x: float, digits: int = 3) -> Decimal:
+    """x (its exact binary value) rounded half-even to `digits` significant digits, in decimal."""
+    d = Decimal(x)
+    return d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=ROUND_HALF_EVEN)
+
+
+def plain(x: float, digits: int = 3) -> Decimal:
+    """The figure a table prints for x: `significant`, or the whole number once that reaches 10**digits."""
+    q = significant(x, digits)
+    return Decimal(x).quantize(Decimal(1), rounding=ROUND_HALF_EVEN) if abs(q) >= 10**digits else q
+
+
+def edges(low: float, high: float) -> list[float]:
+    """Values about each power of ten from `low` to `high`: just below it (where 'g' rounds up), on it, past it."""
+    out, base = [], low
+    while base <= high:
+        out += [base * f for f in (0.9994, 0.9995, 0.99951, 0.99955, 0.99997, 0.9999999, 1.0, 1.0004, 1.234567)]
+        base *= 10
+    return out
+
+
+def _figure(text: str) -> Decimal:
+    assert "e" not in text.lower().replace("-", ""), text  # no exponent
+    return Decimal(text.replace(",", ""))
+
+
+def _plain_cases():
+    from lionsim.cli import estimate_cmd, sweep_view
+    from lionsim.docgen import figures
+    from lionsim.regress.rows import fmt
+    from lionsim.reports import estimate_report, markdown, tables, to_target
+
+    unit = lambda f, name: lambda v: f(v).removesuffix(f" {name}")  # noqa: E731
+    return {  # name: (its input -> its printed figure, the figure's scale to the input, digits, the figures swept)
+        "estimate_cmd._ms": (estimate_cmd._ms, 1e3, 3, (1e-3, 1e5)),  # ms of seconds
+        "sweep_view._ms": (sweep_view._ms, 1e3, 3, (1e-3, 1e8)),
+        "tables._num": (tables._num, 1.0, 3, (1e-3, 1e8)),
+        "tables._ms": (tables._ms, 1e3, 3, (10, 1e8)),  # 2 decimals below 1 ms
+        "markdown.ms": (unit(markdown.ms, "ms"), 1e3, 3, (1e-3, 1e8)),
+        "estimate_report._ms": (unit(estimate_report._ms, "ms"), 1e3, 3, (1e-3, 1e8)),
+        "to_target.duration": (unit(lambda v: to_target.duration(v, (1.0, "s")), "s"), 1.0, 3, (1e-3, 1e8)),
+        "docgen.figures.ms": (figures.ms, 1e3, 3, (1e-3, 1e8)),
+        "regress.rows.fmt": (fmt, 1.0, 4, (1e-3, 1e8)),
+    }
+
+
+PLAIN = ["estimate_cmd._ms", "sweep_view._ms", "tables._num", "tables._ms", "markdown.ms", "estimate_report._ms",
+         "to_target.duration", "docgen.figures.ms", "regress.rows.fmt"]
+
+
+@pytest.mark.parametrize("name", PLAIN)
+def test_a_figure_is_its_value_rounded_and_never_an_exponent(name):
+    show, scale, digits, (low, high) = _plain_cases()[name]
+    for x in edges(low, high):
+        given = x / scale
+        assert _figure(show(given)) == plain(given * scale, digits), (name, x, show(given))
+
+
+LADDERS = ["estimate_cmd._bytes", "tables._bytes", "memory.human_bytes", "lanes.size_text", "comm_view.human_bytes",
+           "docgen.figures.size", "docgen.bench._bytes", "plots.style.human_bytes"]
+SIZES = {"B": 1.0, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}
+
+
+def _ladder(name: str):
+    from lionsim.cli import comm_view, estimate_cmd
+    from lionsim.docgen import bench, figures
+    from lionsim.reports import tables
+    from lionsim.reports.plots import style
+    from lionsim.steptime import lanes
+    from lionsim.training import memory
+
+    return {"estimate_cmd._bytes": (estimate_cmd._bytes, "PB"), "tables._bytes": (tables._bytes, "GB"),
+            "memory.human_bytes": (memory.human_bytes, "TB"), "lanes.size_text": (lanes.size_text, "GB"),
+            "comm_view.human_bytes": (comm_view.human_bytes, "GB"), "docgen.figures.size": (figures.size, "GB"),
+            "docgen.bench._bytes": (bench._bytes, "GB"), "plots.style.human_bytes": (style.human_bytes, "GB")}[name]
+
+
+@pytest.mark.parametrize("name", LADDERS)
+def test_a_size_takes_the_unit_its_rounded_value_fills(name):
+    show, top = _ladder(name)
+    units = [u for u, s in SIZES.items() if s <= SIZES[top]]
+    for n in edges(1e3, 1e17):
+        text = show(n)
+        number, unit = re.fullmatch(r"([\d.,]+) ?([kKMGTP]?B)", text).groups()
+        unit = unit.replace("KB", "kB")  # comm's sizes write KB
+        want = max((u for u in units if significant(n) >= Decimal(SIZES[u])), key=SIZES.get)
+        assert unit == want and _figure(number) == plain(n / SIZES[unit]), (name, n, text)
+
+
+def test_a_step_table_keeps_its_milliseconds_within_seven_characters_at_any_size():
+    """Whole and grouped below 1,000,000 ms, then 3 significant digits and a power of ten (5.18e6)."""
+    from lionsim.cli.estimate_cmd import _ms
+
+    assert [_ms(s) for s in (0.99997, 2.875, 999.9996, 5180.923, 1.5166835e10)] == [
+        "1,000", "2,875", "1e6", "5.18e6", "1.52e13"]
+    for x in edges(1e-4, 1e18):
+        text = _ms(x / 1e3)
+        assert len(text) <= 7 or x < 1e6, text
+        if "e" in text:
+            mantissa, power = text.split("e")
+            assert Decimal(mantissa) * 10 ** int(power) == significant(x / 1e3 * 1e3) and 1 <= Decimal(mantissa) < 10, text
+
+
+def test_a_whole_runs_length_reads_at_any_size():
+    """h:mm:ss below a day, then days, years, and a power of ten of years: at most 9 characters."""
+    from lionsim.numbers import YEAR_S, run_duration
+
+    assert [run_duration(s) for s in (0.35, 25509.4, 86399.6, 12.3 * 86400, 364.4 * 86400, 4.17 * YEAR_S,
+                                      999.7 * YEAR_S, 4.8e9 * YEAR_S)] == [
+        "0.35s", "7:05:09", "1 d", "12.3 d", "364 d", "4.17 y", "1e3 y", "4.8e9 y"]
+    for s in edges(1e5, 1e24):
+        text = run_duration(s)
+        number, unit = text.split()
+        assert len(text) <= 9 and unit in ("d", "y"), text
+        size = 86400.0 if unit == "d" else YEAR_S
+        if "e" in number:
+            assert abs(float(number) * size / s - 1) < 0.05, text
+        else:
+            assert _figure(number) == plain(s / size) and plain(s / size) < 1000, text
