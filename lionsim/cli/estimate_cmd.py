@@ -16,7 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
-from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
+from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
@@ -379,7 +379,7 @@ EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
 
 
 @app.command("estimate")
-@strategy_options
+@strategy_options(hide=hidden_in_help)
 def estimate_cmd(
     strategy: EstimateStrategy = None,
     transport: o.Transport = None,
@@ -421,7 +421,10 @@ def estimate_cmd(
     strategy_options: dict | None = None,
     plugins: list[str] | None = None,
 ) -> None:
-    """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
+    """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy.
+
+    Strategy options that change only training (learning rates, momenta: `lionsim bench --help`) are not
+    listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
     from lionsim.estimate.plain import check_plain

@@ -14,7 +14,7 @@ from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
-from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
@@ -28,7 +28,7 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
 from lionsim.strategies.core.base import STRATEGIES
-from lionsim.strategies.core.form import RUN, STEP
+from lionsim.strategies.core.form import RUN
 from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
 from lionsim.estimate.probe import check_algorithm
@@ -368,7 +368,7 @@ def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> Non
         else:
             specs, shown = [s for s in by_key[key] if s.strategy in run_strategies], f"{by_key[key][0].flag} {value}"
         priced = {s.rule.priced for s in specs}
-        if STEP in priced or (RUN in priced and whole_run):
+        if estimate_reads(priced, whole_run):
             continue
         if RUN in priced:
             raise LionsimError(f"{shown} acts on the first steps of a run, which the steady step leaves out: add "
