@@ -52,9 +52,11 @@ MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
                             "those steps: every:K in the step as one sync over K steps (as a local-step "
                             "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
-Device = Annotated[str, typer.Option("--device", help=(
+Device = Annotated[Optional[str], typer.Option("--device", show_default=False, help=(
     "Accelerator: v100, a10g, l4, l40s, rtx4090, a100-40gb (also a100), a100-80gb, h100, h200, b200, mi300x "
-    "(each datasheet's figures and source: lionsim devices)."))]
+    "(each datasheet's figures and source: lionsim devices). Default: the network's (a profile's `device` "
+    "key; the dgx-*, a100x8-* and h100x8-* presets state theirs), else h100. bench's --compute does not "
+    "follow a profile's device."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation, 0.001 to 1; default: the device's (0.4).")]
 BucketMb = Annotated[Optional[float], typer.Option(
@@ -147,10 +149,12 @@ def library_hint(row) -> str:
     return IDEAL_HINT if row.get("library") == "ideal" and crosses else ""
 
 
-def _devices(row) -> str:
-    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus)."""
+def _devices(row, whose: str = "") -> str:
+    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus), and
+    `whose` it is where the network named it ("a100-40gb (the profile's)")."""
     g = int(row.get("replica_gpus", 1) or 1)
-    return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
+    device = row["device"] + (f" ({whose})" if whose else "")
+    return device if g == 1 else f"{g} x {device} a worker"
 
 
 BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency, so comm may exceed one exchange "
@@ -223,7 +227,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
                f"({topology(first)}, library: "
-               f"{_library(first)}), {_devices(first)} at mfu {first['mfu']:g}"),
+               f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
@@ -392,7 +396,7 @@ def estimate_cmd(
     replica_gpus: ReplicaGpus = 1,
     network: o.Network = "10gbe",
     traits: o.Traits = None,
-    device: Device = "h100",
+    device: Device = None,
     mfu: Mfu = None,
     bucket_mb: BucketMb = None,
     overlap: Overlap = "auto",
