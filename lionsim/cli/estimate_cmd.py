@@ -467,7 +467,8 @@ def estimate_cmd(
         from lionsim.estimate.trace import estimate_trace
 
         traced = estimate_trace(cfg)
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(fields, sweep, need, trace)) \
+    taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace)) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
