@@ -105,7 +105,8 @@ def bench(
         help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels "
              "counted in step 1, encode/decode/update as memory passes, for a GPU-like breakdown; or measured (this "
              "machine). "
-             "Default: h100 on sim, measured on gloo/nccl."),
+             "Default: h100 on sim (whatever device a --network profile states: that is estimate's default), "
+             "measured on gloo/nccl."),
     warmup_steps: o.WarmupSteps = None,
     compute_spread: o.ComputeSpread = None,
     overlap: o.Overlap = "auto",

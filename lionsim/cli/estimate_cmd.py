@@ -16,7 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
-from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES
+from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 from lionsim.numbers import ms_text, rounded, run_duration, sig
@@ -53,9 +53,11 @@ MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
                             "those steps: every:K in the step as one sync over K steps (as a local-step "
                             "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
-Device = Annotated[str, typer.Option("--device", help=(
+Device = Annotated[Optional[str], typer.Option("--device", show_default=False, help=(
     "Accelerator: v100, a10g, l4, l40s, rtx4090, a100-40gb (also a100), a100-80gb, h100, h200, b200, mi300x "
-    "(each datasheet's figures and source: lionsim devices)."))]
+    "(each datasheet's figures and source: lionsim devices). Default: the network's (a profile's `device` "
+    "key; the dgx-*, a100x8-* and h100x8-* presets state theirs), else h100. bench's --compute does not "
+    "follow a profile's device."))]
 Mfu = Annotated[Optional[float], typer.Option(
     "--mfu", help="Model FLOPs utilisation, 0.001 to 1; default: the device's (0.4).")]
 BucketMb = Annotated[Optional[float], typer.Option(
@@ -148,10 +150,12 @@ def library_hint(row) -> str:
     return IDEAL_HINT if row.get("library") == "ideal" and crosses else ""
 
 
-def _devices(row) -> str:
-    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus)."""
+def _devices(row, whose: str = "") -> str:
+    """The device a worker runs on, or "G x DEVICE a worker" for a replica of G (--replica-gpus), and
+    `whose` it is where the network named it ("a100-40gb (the profile's)")."""
     g = int(row.get("replica_gpus", 1) or 1)
-    return row["device"] if g == 1 else f"{g} x {row['device']} a worker"
+    device = row["device"] + (f" ({whose})" if whose else "")
+    return device if g == 1 else f"{g} x {device} a worker"
 
 
 BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency at a smaller call's rate, so comm may "
@@ -224,7 +228,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
                f"({topology(first)}, library: "
-               f"{_library(first)}), {_devices(first)} at mfu {first['mfu']:g}"),
+               f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
@@ -392,7 +396,7 @@ EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
 
 
 @app.command("estimate")
-@strategy_options
+@strategy_options(hide=hidden_in_help)
 def estimate_cmd(
     strategy: EstimateStrategy = None,
     transport: o.Transport = None,
@@ -405,7 +409,7 @@ def estimate_cmd(
     replica_gpus: ReplicaGpus = 1,
     network: o.Network = "10gbe",
     traits: o.Traits = None,
-    device: Device = "h100",
+    device: Device = None,
     mfu: Mfu = None,
     bucket_mb: BucketMb = None,
     overlap: Overlap = "auto",
@@ -434,7 +438,10 @@ def estimate_cmd(
     strategy_options: dict | None = None,
     plugins: list[str] | None = None,
 ) -> None:
-    """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy."""
+    """No training: per-step time breakdown (compute, encode, comm, exposed comm, decode, update) per strategy.
+
+    Strategy options that change only training (learning rates, momenta: `lionsim bench --help`) are not
+    listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
     from lionsim.estimate.plain import check_plain
@@ -473,7 +480,8 @@ def estimate_cmd(
         from lionsim.estimate.trace import estimate_trace
 
         traced = estimate_trace(cfg)
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(fields, sweep, need, trace)) \
+    taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace)) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:

@@ -39,6 +39,8 @@ class FlagSpec:
     type: type
     default: object
     help: str
+    priced: str
+    """What estimate prices of it (OptionRule.priced): its --help hides a flag it never reads."""
 
     @property
     def key(self) -> str:
@@ -97,7 +99,7 @@ def table() -> dict:
         for s in specs:
             if not is_users(STRATEGIES.get(s.strategy)):
                 out.setdefault(key, []).append({**asdict(FlagSpec(s.strategy, s.field, s.flag, s.type, s.default,
-                                                                  s.help)), "type": s.type.__name__})
+                                                                  s.help, s.priced)), "type": s.type.__name__})
     return {"fingerprint": fingerprint(), "flags": out}
 
 

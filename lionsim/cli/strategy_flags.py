@@ -59,14 +59,15 @@ def _flags(full: bool) -> dict:
     return _flags_of(_source(full))
 
 
-def _generated(func: Callable, full: bool = True) -> inspect.Signature:
+def _generated(func: Callable, full: bool = True, hide: Callable | None = None) -> inspect.Signature:
     """`func`'s own parameters (but strategy_options, plugins), then the strategies' flags (not
-    built unless `full`), --plugin and --opt."""
-    return _signature(func, _source(full))
+    built unless `full`; those `hide` says of their options left out of --help, still taken), --plugin
+    and --opt."""
+    return _signature(func, _source(full), hide)
 
 
 @functools.lru_cache(maxsize=32)
-def _signature(func: Callable, source: tuple) -> inspect.Signature:
+def _signature(func: Callable, source: tuple, hide: Callable | None = None) -> inspect.Signature:
     own = [p for name, p in inspect.signature(func, eval_str=True).parameters.items()
            if name not in ("strategy_options", "plugins")]
     taken = {p.name for p in own}
@@ -80,7 +81,8 @@ def _signature(func: Callable, source: tuple) -> inspect.Signature:
         help_text = f"{users}: {specs[0].help} (default {default}, or the strategy's for the workload)"
         kind = specs[0].type
         params.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=Annotated[Optional[kind], typer.Option(specs[0].flag, help=help_text)]))
+                                        annotation=Annotated[Optional[kind], typer.Option(
+                                            specs[0].flag, help=help_text, hidden=hide is not None and hide(specs))]))
     params.append(inspect.Parameter(PLUGIN, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Plugin))
     params.append(inspect.Parameter(OPT, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
         Optional[list[str]], typer.Option("--opt", metavar="NAME.FIELD=VALUE", help=(
@@ -117,13 +119,14 @@ class _Command:
     """A command whose signature (what click parses) is its own parameters plus the registry's
     strategy options, built when click reads it: after plug-ins loaded, never at import."""
 
-    def __init__(self, func: Callable) -> None:
+    def __init__(self, func: Callable, hide: Callable | None = None) -> None:
         functools.update_wrapper(self, func)
+        self.hide = hide
         _COMMANDS.append(self)
 
     @property
     def __signature__(self) -> inspect.Signature:
-        return _generated(self.__wrapped__, full=_FULL[0])
+        return _generated(self.__wrapped__, full=_FULL[0], hide=self.hide)
 
     def __call__(self, **kwargs):
         from lionsim.plugins import load_plugins
@@ -141,10 +144,14 @@ class _Command:
         return self.__wrapped__(**kwargs, strategy_options=given, plugins=plugins)
 
 
-def strategy_options(func: Callable) -> Callable:
+def strategy_options(func: Callable | None = None, *, hide: Callable | None = None) -> Callable:
     """Decorator (below @app.command): the strategy option flags and --plugin for `func`, which
-    takes them as the keywords `strategy_options` and `plugins` (the files' resolved paths)."""
-    return _Command(func)
+    takes them as the keywords `strategy_options` and `plugins` (the files' resolved paths).
+    `hide(specs)` (given as `@strategy_options(hide=...)`): True leaves a flag out of the command's
+    --help, its options `specs` (each with `priced`); the command still takes it (and may refuse it)."""
+    if func is None:
+        return functools.partial(strategy_options, hide=hide)
+    return _Command(func, hide)
 
 
 def refresh() -> None:
@@ -152,4 +159,4 @@ def refresh() -> None:
     registered strategies): a clash is one line now, not when click reads the command."""
     if _FULL[0]:
         for command in _COMMANDS:
-            _generated(command.__wrapped__, full=True)
+            _generated(command.__wrapped__, full=True, hide=command.hide)

@@ -14,10 +14,10 @@ from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
-from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -28,7 +28,7 @@ from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
 from lionsim.strategies.core.base import STRATEGIES
-from lionsim.strategies.core.form import RUN, STEP
+from lionsim.strategies.core.form import RUN
 from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
 from lionsim.estimate.probe import check_algorithm
@@ -70,8 +70,9 @@ class EstimateConfig:
     traits: str | None = None
     """Collective library traits the network is run by (ideal, gloo, nccl); None: the preset's
     (lionsim.network.presets), the profile's own, else NCCL (DEVICE_LIBRARY: a GPU runs NCCL)."""
-    device: str = "h100"
-    """Accelerator preset (`lionsim.compute.DEVICES`)."""
+    device: str | None = None
+    """Accelerator preset (`lionsim.compute.DEVICES`); None: the network's (a profile's or preset's
+    `device`), else h100 (lionsim.estimate.plain.chosen_device)."""
     mfu: float | None = None
     """Model FLOPs utilisation; None: the device's default."""
     strategies: list[str] | None = None
@@ -164,6 +165,9 @@ class Resolved:
     """--from-run's measured convergence (None: no time to target)."""
     replica_gpus: int = 1
     """Devices a worker is made of (EstimateConfig.replica_gpus)."""
+    device_from: str = ""
+    """Whose the device is where --device was not given: "the profile's" or "the preset's" (the
+    network's `device`); "": given, or lionsim's default."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -272,11 +276,12 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
     workers = _positive_int("workers", cfg.workers)
     replica_gpus = _positive_int("replica-gpus", cfg.replica_gpus)
-    device = get_device(cfg.device)
-    mfu = device.mfu if cfg.mfu is None else cfg.mfu
-    check_mfu(mfu)
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)
+    device_name, device_from = chosen_device(cfg.device, cfg.network, network)
+    device = get_device(device_name)
+    mfu = device.mfu if cfg.mfu is None else cfg.mfu
+    check_mfu(mfu)
     if cfg.gpus_per_node is not None:
         network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
     network.nodes(workers)  # whole nodes, or one node
@@ -330,7 +335,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         overlap=overlap, algorithm=algorithm,
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
-        flops_per_unit=flops_per_unit, replica_gpus=replica_gpus,
+        flops_per_unit=flops_per_unit, replica_gpus=replica_gpus, device_from=device_from,
         convergence=None if measured is None else Convergence(measured),
     )
     if algorithm != AUTO:
@@ -368,7 +373,7 @@ def check_priced(given: dict, run_strategies: list[str], whole_run: bool) -> Non
         else:
             specs, shown = [s for s in by_key[key] if s.strategy in run_strategies], f"{by_key[key][0].flag} {value}"
         priced = {s.rule.priced for s in specs}
-        if STEP in priced or (RUN in priced and whole_run):
+        if estimate_reads(priced, whole_run):
             continue
         if RUN in priced:
             raise LionsimError(f"{shown} acts on the first steps of a run, which the steady step leaves out: add "

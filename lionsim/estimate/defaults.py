@@ -6,3 +6,26 @@ DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion@bf16-allreduce", "dlion-mavo
 
 ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
 """The --sweep forms."""
+
+STEP, RUN, TRAINING = "step", "run", "training"
+"""What `lionsim estimate` prices of a strategy option (lionsim.strategies.core.form.OptionRule.priced):
+STEP, a step's time or bytes (a rank, a ratio, H local steps, a kernel count); RUN, only the phases
+of a whole run (a warm-up, a freeze: estimate reads it with --steps, --tokens or --from-run);
+TRAINING, only the training arithmetic (a learning rate, a momentum, a decay: estimate refuses it,
+bench measures it)."""
+PRICED = (STEP, RUN, TRAINING)
+
+
+def estimate_reads(priced, whole_run: bool) -> bool:
+    """Whether estimate reads a strategy flag whose options (one per strategy it sets, among the runs)
+    are priced `priced`: a STEP one always, a RUN one in a whole run, a TRAINING one never. The one
+    rule of both lionsim.estimate.config.check_priced (which refuses what it does not read) and
+    estimate's --help (which hides a flag read in no case: every strategy, a whole run)."""
+    priced = set(priced)
+    return STEP in priced or (RUN in priced and whole_run)
+
+
+def hidden_in_help(specs) -> bool:
+    """Whether estimate's --help leaves a strategy flag out: estimate refuses it whatever runs, every
+    option it sets changing only training (`specs`: the flag's options, each with `priced`)."""
+    return not estimate_reads((s.priced for s in specs), whole_run=True)

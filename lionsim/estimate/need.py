@@ -30,8 +30,9 @@ first rate that reaches U, then bisecting on log B between it and the grid point
   intra-node hops and a fabric's throughput cap remain), and the strategy cannot reach U at any
   bandwidth: bandwidth_needed_GBps is NaN and `need_note` says how close it comes, and why
   where a fabric's cap is what stops it (`capped_note`).
-- u at TINY_GBPS already at or above U (one node, or a strategy that sends nothing across
-  nodes): it needs no inter-node bandwidth, 0.
+- u at TINY_GBPS already at or above U (a strategy that sends nothing across nodes, or what
+  need_rows answers for one node, which the command refuses: with_need): it needs no inter-node
+  bandwidth, 0.
 - otherwise bisection between the first grid rate that reaches U and the one before it, until the
   bracket's upper end is within REL_TOL of its lower end; the upper end (a bandwidth that reaches
   U) is the answer. A window of rates reaching U that opens and closes again between two grid
@@ -58,7 +59,7 @@ from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
-from lionsim.estimate.sweep import with_bandwidth
+from lionsim.estimate.sweep import check_crosses_nodes, with_bandwidth
 from lionsim.estimate.table import estimate_rows
 
 from lionsim.estimate.plain import NEED_ACCEPTED as ACCEPTED, Need, parse_need  # noqa: F401 (re-exported)
@@ -237,7 +238,9 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
 
 
 def with_need(frame, r: Resolved, need: Need):
-    """`frame` (estimate's rows for `r`, in run order) with the --need columns."""
+    """`frame` (estimate's rows for `r`, in run order) with the --need columns; refused where every
+    worker sits on one node (check_crosses_nodes: every run would need 0 GB/s)."""
+    check_crosses_nodes(r, f"--need utilisation={need.utilisation:g}", "solves for the inter-node link's bandwidth")
     out = frame.copy()
     records = need_rows(r, need)
     for name in COLUMNS:

@@ -22,9 +22,27 @@ MAX_STEPS = 10**7
 """A run's steps at most (--steps; --tokens in steps)."""
 NEED_ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
 """The --need form."""
+DEFAULT_DEVICE = "h100"
+"""The device an estimate runs on where neither --device nor the network (a profile's or preset's
+`device`) names one."""
 DEVICE_LIBRARY = "nccl"
 """The library a profile without [traits] is priced with: every device preset is a GPU, and GPUs
 all-reduce with NCCL (the MI300X with RCCL, NCCL's fork, whose tuning model has the same form)."""
+
+
+def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
+    """(the device an estimate runs on, whose it is): --device where given (""), else the `device` of
+    `network` (loaded from --network `spec`: "the preset's", or "the profile's" for a file), else
+    DEFAULT_DEVICE ("")."""
+    import os
+
+    from lionsim.network.presets import NETWORKS
+
+    if given is not None:
+        return given, ""
+    if network.device:
+        return network.device, "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
+    return DEFAULT_DEVICE, ""
 
 
 def positive_int(name: str, value: object) -> int:
@@ -94,7 +112,8 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
     if cfg.seed is not None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens)
-    get_device(cfg.device)  # an unknown name fails with the sorted list
+    if cfg.device is not None:
+        get_device(cfg.device)  # an unknown name fails with the sorted list
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:

@@ -50,6 +50,19 @@ def with_bandwidth(network: Network, gbps: float) -> Network:
     return dataclasses.replace(network, inter=inter)
 
 
+def check_crosses_nodes(r: Resolved, given: str, does: str = "varies the inter-node link") -> None:
+    """`given` (--sweep bandwidth=..., --need utilisation=U) varies the inter link between nodes: refused
+    where every worker sits on one node, where it would change nothing (every point the same step, or
+    0 GB/s needed by every run). A flat network (one worker a node) crosses from two workers on."""
+    per_node = r.network.workers_per_node
+    if r.workers > per_node:
+        return
+    fit = "1 worker fits" if r.workers == 1 else f"{r.workers} workers fit"
+    raise LionsimError(f"{given} {does}, and {fit} on one node of {r.network.name} ({per_node} worker"
+                       f"{'s' * (per_node != 1)} per node): nothing crosses nodes; it needs more workers than one "
+                       f"node holds, e.g. --workers {2 * per_node}")
+
+
 def sweep_rows(r: Resolved, sweep: Sweep, memo: dict | None = None) -> list[dict]:
     """Estimate rows for every sweep value; each row carries `sweep_value`."""
     rows = []
@@ -89,6 +102,8 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     """The estimate over `--sweep spec` of cfg, its crossovers (and with --from-run the time to target's)."""
     r = resolve(cfg)
     sweep = parse_sweep(spec, r.network.workers_per_node)
+    if sweep.variable == "bandwidth":
+        check_crosses_nodes(r, f"--sweep {spec}")
     if sweep.variable == "workers":
         for w in sweep.values:
             r.network.nodes(int(w))  # every count fills whole nodes

@@ -382,4 +382,6 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first)."""
     r = resolve(cfg)
-    return frame(estimate_rows(r, r.workers, r.network))
+    out = frame(estimate_rows(r, r.workers, r.network))
+    out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
+    return out

@@ -132,6 +132,10 @@ class Network:
     """The GPUs' NVLink SHARP generation, "hopper" or "blackwell" (NVSwitch gen3 and later: DGX/HGX
     H100, H200, B200 nodes), on which NCCL runs NVLS in one node and NVLS Tree across nodes
     (lionsim.network.nccl); "": none (PCIe GPUs, NVLink without NVSwitch, A100 and older, or not stated)."""
+    device: str = ""
+    """The accelerator every worker is, a lionsim device name (lionsim.compute.DEVICES: "a100-40gb",
+    "h100"): `lionsim estimate`'s --device where none is given; "": not stated (estimate's h100).
+    bench's --compute does not follow it (docs/clusters.md says why)."""
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
@@ -218,6 +222,8 @@ class Network:
             out["fabric"] = self.fabric
         if self.nvls:
             out["nvls"] = self.nvls
+        if self.device:
+            out["device"] = self.device
         if not self.sockets.is_default:
             out["nccl"] = self.sockets.to_dict()
         if not self.traits.ideal or self.traits.backend != "any":  # a fit keeps its backend even if ideal

@@ -24,6 +24,11 @@ or tree over every GPU, or NVLS Tree on dgx-h100's NVLink SHARP, as NCCL picks p
 alpha-beta formulas alone). `--traits NAME` runs any network by another library (`ideal`:
 the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
 
+Device: the GPU-cluster presets state their GPUs (dgx-h100, h100x8-*: h100; dgx-a100, a100x8-4hdr:
+a100-40gb, the part of the original DGX A100 and of Distributed Lion's timing table), which `lionsim
+estimate` runs on where --device is not given; nvlink3 and nvlink4 are links (an intra link, or
+all workers on one fabric), not clusters, and state none.
+
 Fabric: the transport NCCL runs over across nodes, which prices its calls (fabrics.py, fitted
 to published nccl-tests sweeps): sockets for the Ethernet presets (100mbe ... 100gbe,
 h100x8-*gbe), ib for the InfiniBand ones (ib-*, dgx-*, a100x8-4hdr). Under `--traits nccl` a
@@ -73,6 +78,7 @@ _add(Network(name="nvlink3", inter=NVLINK3, description="A100 NVLink3, all worke
 _add(
     Network(
         name="dgx-h100",
+        device="h100",
         traits=NCCL,
         fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 48.0),
@@ -85,6 +91,7 @@ _add(
 _add(
     Network(
         name="dgx-a100",
+        device="a100-40gb",
         traits=NCCL,
         fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=8 * 24.0),
@@ -96,6 +103,7 @@ _add(
 _add(
     Network(
         name="a100x8-4hdr",
+        device="a100-40gb",
         traits=NCCL,
         fabric="ib",
         inter=Link.from_units(alpha_us=2.0, bandwidth_GBps=4 * 24.0),
@@ -107,6 +115,7 @@ _add(
 _add(
     Network(
         name="h100x8-10gbe",
+        device="h100",
         traits=NCCL,
         fabric="sockets",
         inter=ETH_10G,
@@ -118,6 +127,7 @@ _add(
 _add(
     Network(
         name="h100x8-100gbe",
+        device="h100",
         traits=NCCL,
         fabric="sockets",
         inter=ETH_100G,

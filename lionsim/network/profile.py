@@ -20,6 +20,9 @@
     fabric = "efa"              # optional: the transport NCCL runs over across nodes (ib, efa,
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
+    device = "a100-40gb"        # optional: the GPU every worker is, a lionsim device (`lionsim
+                                # devices`): estimate's --device when none is given (bench's
+                                # --compute does not follow it); absent: h100
     nvls = "hopper"             # optional: the GPUs' NVLink SHARP generation (hopper, blackwell:
                                 # NVSwitch gen3 on), where NCCL runs NVLS / NVLS Tree
                                 # (lionsim.network.nccl); absent: none. Needs workers_per_node >= 2
@@ -59,7 +62,7 @@ from lionsim.registry import did_you_mean
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
-             "traits", "fabric", "nvls", "nccl", "measured")
+             "traits", "fabric", "nvls", "device", "nccl", "measured")
 
 
 def canonical_network(spec: str | os.PathLike[str]) -> str:
@@ -145,6 +148,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
             fabric=fabric,
             nvls=string(data, "nvls", source, default="") if "nvls" in data else "",
+            device=_device(data, source),
             sockets=sockets,
             measured=measured_record(data["measured"], source) if "measured" in data else {},
         )
@@ -169,6 +173,19 @@ def _channels_need_sockets(sockets: SocketSettings, fabric: str, inter: Link, so
     raise LionsimError(f"{source}: nccl.min_nchannels acts only on the {', '.join(per_channel)} fabric (NCCL's "
                        f"socket transport, priced per channel), not on this network's fabric {name!r} ({how}); "
                        f"accepted here: nccl.version, or fabric = \"sockets\"")
+
+
+def _device(data: dict[str, Any], source: str) -> str:
+    """The profile's `device` in its listed spelling (lionsim.compute.DEVICES), "" when absent."""
+    from lionsim.compute.devices import DEVICES, device_choices
+
+    if "device" not in data:
+        return ""
+    name = string(data, "device", source, default="")
+    if name not in DEVICES:
+        raise LionsimError(f"{source}: unknown device {name!r}; accepted: {device_choices()}"
+                           f"{did_you_mean(name, DEVICES.names())}")
+    return DEVICES.canonical(name)
 
 
 def _fabric(data: dict[str, Any], source: str) -> str:

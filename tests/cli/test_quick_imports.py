@@ -70,14 +70,15 @@ def test_a_loaded_plugin_file_with_strategies_makes_the_table_unusable(monkeypat
 
 def test_the_flag_table_gives_the_registrys_flags():
     """While current, the table and the registry give every command the same flags (names, types,
-    defaults, help) in the same order."""
+    defaults, help, what estimate prices of each: its --help hides by it) in the same order."""
     from lionsim.cli.flag_table import FlagSpec, fingerprint, table
     from lionsim.strategies.core.given import flags
 
     data = table()
     assert data["fingerprint"] == fingerprint()
     shown = {key: [FlagSpec(**{**s, "type": s["type"]}) for s in specs] for key, specs in data["flags"].items()}
-    expected = {key: [FlagSpec(s.strategy, s.field, s.flag, s.type.__name__, s.default, s.help) for s in specs]
+    expected = {key: [FlagSpec(s.strategy, s.field, s.flag, s.type.__name__, s.default, s.help, s.rule.priced)
+                      for s in specs]
                 for key, specs in flags().items()}
     assert list(shown) == list(expected) and shown == expected
 

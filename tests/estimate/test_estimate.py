@@ -176,3 +176,39 @@ def test_estimate_builds_no_per_worker_state(capsys):
     code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "--workers", "100000000", "-s", "adamw,dlion-mavo@a2a-1bit"],
                          capsys)
     assert code == 0 and "dlion-mavo" in out, err
+
+
+P4DN = "examples/clusters/p4dn.toml"
+"""8 A100 40GB a node: its profile states device = "a100-40gb"."""
+
+
+def test_the_networks_device_is_the_default_and_an_explicit_device_wins():
+    """Without --device an estimate runs on the device the profile (or preset) states: the same rows
+    as --device naming it; an explicit --device wins; a network naming none runs on h100."""
+    from tests.helpers import REPO
+
+    def csv(**kw):
+        cfg = EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce"], workers=16, **kw)
+        return estimate(cfg).to_csv(index=False)
+
+    p4dn = str(REPO / P4DN)
+    assert csv(network=p4dn) == csv(network=p4dn, device="a100-40gb") != csv(network=p4dn, device="h100")
+    assert csv(network="dgx-a100") == csv(network="dgx-a100", device="a100-40gb")
+    assert csv(network="10gbe") == csv(network="10gbe", device="h100")
+    assert estimate(EstimateConfig(model="gpt2-124m", network=p4dn))["device"].iloc[0] == "a100-40gb"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--network", P4DN], "a100-40gb (the profile's) at mfu 0.4"),
+    (["--network", "dgx-a100"], "a100-40gb (the preset's) at mfu 0.4"),
+    (["--network", P4DN, "--device", "h100"], "h100 at mfu 0.4"),
+    (["--network", P4DN, "--replica-gpus", "2"], "2 x a100-40gb (the profile's) a worker at mfu 0.4"),
+])
+def test_the_title_says_whose_device_it_is(args, says, capsys, monkeypatch):
+    from tests.helpers import REPO
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "-s", "adamw", *args], capsys)
+    assert code == 0, err
+    assert says in " ".join(out.split())

@@ -219,3 +219,33 @@ def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups):
     assert len(words) == 1  # one rule, one wording, whatever the swept variable
     said = " ".join(words.pop())
     assert ("everywhere" in said and "ties" not in said) == (expected == "everywhere")
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--network", "dgx-h100", "--sweep", "bandwidth=0.1:100:6"],
+     "--sweep bandwidth=0.1:100:6 varies the inter-node link, and 8 workers fit on one node of dgx-h100 (8 workers "
+     "per node): nothing crosses nodes; it needs more workers than one node holds, e.g. --workers 16"),
+    (["--network", "dgx-h100", "--workers", "4", "--need", "utilisation=0.95"],
+     "--need utilisation=0.95 solves for the inter-node link's bandwidth, and 4 workers fit on one node of dgx-h100"),
+    (["--network", "10gbe", "--workers", "1", "--sweep", "bandwidth=1,10"],
+     "1 worker fits on one node of 10gbe (1 worker per node): nothing crosses nodes; it needs more workers than one "
+     "node holds, e.g. --workers 2"),
+])
+def test_the_inter_link_varied_on_one_node_is_refused(args, says, capsys):
+    """On one node nothing crosses the inter link: a bandwidth sweep prices the same step at every
+    point, --need answers 0 for every run; both are refused in one line naming a node's workers."""
+    from tests.helpers.cli import run_cli
+
+    code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "-s", "adamw,lion", *args], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert says in " ".join(err.split()) and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("network, workers, gpus_per_node", [("10gbe", 2, None), ("dgx-h100", 8, 4)])
+def test_the_inter_link_varied_across_nodes_moves_the_step(network, workers, gpus_per_node):
+    """Two workers on a flat network (one a node), or a node of 8 split in two: the sweep acts."""
+    cfg = EstimateConfig(model="gpt2-124m", strategies=["adamw", "lion"], network=network, workers=workers,
+                         gpus_per_node=gpus_per_node)
+    _, frame, _ = run_sweep(cfg, "bandwidth=0.1,100")
+    steps = frame[frame["strategy"] == "adamw"].sort_values("sweep_value")["step_s"].tolist()
+    assert steps[0] > steps[1]

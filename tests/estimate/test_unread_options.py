@@ -104,3 +104,44 @@ def test_seed_and_bucket_act_where_accepted():
     spread = ["lognormal:0.1", "slow:2:1.5"]
     assert csv(compute_spread=spread, seed=7) != csv(compute_spread=spread)
     assert csv(bucket_mb=1.0) != csv()
+
+
+def test_help_lists_exactly_the_strategy_flags_estimate_may_read(capsys):
+    """estimate's --help leaves out every strategy flag it refuses whatever runs (only training reads
+    it), and lists every other: for each flag, hidden in the help iff check_priced refuses it for
+    every strategy that has it even in a whole run, and each hidden one is still taken and refused
+    in one line (a user may type it, a config file carry it)."""
+    import re
+
+    from typer.main import get_command
+
+    from lionsim.cli import app
+    from lionsim.errors import LionsimError
+    from lionsim.estimate.config import check_priced
+    from lionsim.strategies.core.given import flags
+
+    command = get_command(app).commands["estimate"]
+    hidden = {p.opts[0] for p in command.params if getattr(p, "hidden", False)}
+    code, help_text, _ = run_cli(["estimate", "--help"], capsys)
+    assert code == 0
+    refused_everywhere = []
+    for key, specs in flags().items():
+        refusals = 0
+        for spec in specs:
+            try:
+                check_priced({key: spec.default}, [spec.strategy], whole_run=True)
+            except LionsimError as e:
+                assert "estimate does not read it" in str(e)
+                refusals += 1
+        never_read = refusals == len(specs)
+        flag = specs[0].flag
+        assert (flag in hidden) == never_read, flag
+        assert (re.search(rf"{re.escape(flag)}(?![\w-])", help_text) is None) == never_read, flag
+        if never_read:
+            refused_everywhere.append(specs[0])
+    assert {"--outer-lr", "--muon-momentum", "--streaming-alpha"} <= {s.flag for s in refused_everywhere}
+    for spec in refused_everywhere:
+        code, out, err = run_cli(["estimate", *SMALL, "-s", spec.strategy, spec.flag, str(spec.default)], capsys)
+        assert code == 2 and out == "", spec.flag
+        assert f"{spec.flag} {spec.rule.why}: estimate does not read it; bench does" in " ".join(err.split())
+        assert len(err.strip().splitlines()) == 1

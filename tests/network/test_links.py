@@ -158,6 +158,9 @@ BAD_TOML = [
     ("oversubscription = 0.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'oversubscription' = 0.5"),
     ("inter = 3\n", "'inter' must be a table"),
     ("[inter\nalpha_us = 1\n", "malformed TOML"),
+    ("device = \"a1000\"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n",
+     "unknown device 'a1000'; accepted: a100 \\(a100-40gb\\), a100-40gb, .*v100; did you mean 'a100'"),
+    ("device = 3\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'device' = 3 must be a non-empty string"),
 ]
 
 
@@ -202,3 +205,37 @@ def test_a_multi_worker_node_without_intra_says_what_to_add(tmp_path, capsys):
     assert load_network(str(flat)).intra is None  # optional when flat
     docs = " ".join((REPO / "docs" / "backends.md").read_text().split())
     assert "`[intra]`, the link between workers of one node, is optional only in a flat profile" in docs
+
+
+def test_a_profile_states_its_device_and_the_gpu_presets_theirs(tmp_path):
+    """`device` names the GPU every worker is (estimate's --device default), in its listed spelling;
+    the presets of GPU nodes state theirs, the links and flat networks none."""
+    from lionsim.compute import DEVICES
+
+    path = tmp_path / "p.toml"
+    path.write_text('device = "A100"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
+    net = load_network(str(path))
+    assert net.device == "a100" and DEVICES.get(net.device).name == "a100-40gb"
+    path.with_suffix(".json").write_text(json.dumps(net.to_dict()))
+    assert load_network(str(path.with_suffix(".json"))).device == "a100"
+    stated = {name: NETWORKS.get(name).device for name in NETWORKS.names() if NETWORKS.get(name).device}
+    assert stated == {"dgx-h100": "h100", "dgx-a100": "a100-40gb", "a100x8-4hdr": "a100-40gb",
+                      "h100x8-10gbe": "h100", "h100x8-100gbe": "h100"}
+
+
+def test_every_example_cluster_whose_description_names_a_lionsim_gpu_states_it():
+    """A profile in examples/clusters whose description names a device lionsim has (V100, A100,
+    B200 ...) states it, the same part; one naming none (a T4, two datacenters) states none."""
+    import re
+
+    from lionsim.compute import DEVICES
+
+    families = {name.split("-")[0] for name in DEVICES.names()}  # a100-40gb -> a100
+    for path in sorted((REPO / "examples" / "clusters").glob("*.toml")):
+        net = load_network(str(path))
+        named = {f for f in families if re.search(rf"\b{f}\b", net.description, re.IGNORECASE)}
+        assert len(named) <= 1, path.name
+        if named:
+            assert DEVICES.get(net.device).name.split("-")[0] == named.pop(), path.name
+        else:
+            assert net.device == "", path.name

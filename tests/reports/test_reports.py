@@ -477,8 +477,9 @@ def test_an_estimate_sweep_report_heads_the_swept_column_alike_in_every_table(sw
     measured = Path(__file__).resolve().parents[2] / "reports" / "readme" / "from-run-sweep"
     out = tmp_path / "est"
     with pytest.raises(SystemExit) as done:
-        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
-              "-s", "lion", "--tokens", "1e9", "--from-run", str(measured), "--sweep", sweep, "--out", str(out)])
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "--workers", "16",  # two nodes
+              "-s", "adamw@bf16-allreduce", "-s", "lion", "--tokens", "1e9", "--from-run", str(measured), "--sweep",
+              sweep, "--out", str(out)])
     assert done.value.code == 0
     with pytest.raises(SystemExit) as done:
         main(["report", str(out)])

@@ -27,18 +27,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
+from lionsim.estimate.defaults import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 from lionsim.forms import beyond_float32, number
 from lionsim.registry import Registry, did_you_mean, match_name
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
 
-STEP, RUN, TRAINING = "step", "run", "training"
-"""What `lionsim estimate` prices of an option (OptionRule.priced): STEP, a step's time or bytes (a rank,
-a ratio, H local steps, a kernel count); RUN, only the phases of a whole run (a warm-up, a freeze:
-estimate reads it with --steps, --tokens or --from-run); TRAINING, only the training arithmetic
-(a learning rate, a momentum, a decay: estimate refuses it, bench measures it)."""
-PRICED = (STEP, RUN, TRAINING)
 TRAINING_WHY = "changes training, not a step's time or bytes"
 
 
@@ -113,6 +108,11 @@ class OptionSpec:
     rule: OptionRule
     help: str
     """The field's docstring (the flag's help)."""
+
+    @property
+    def priced(self) -> str:
+        """What estimate prices of it (OptionRule.priced), as the flag table's FlagSpec states it."""
+        return self.rule.priced
 
     @property
     def key(self) -> str:
