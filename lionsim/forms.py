@@ -199,3 +199,12 @@ class TensorSelection:
         if self.rule == "min-numel":
             return f"min-numel:{self.min_numel}"
         return "all" if self.rule == "all" else ",".join(self.patterns)
+
+
+STEP, RUN, TRAINING = "step", "run", "training"
+"""What `lionsim estimate` prices of a strategy option (lionsim.strategies.core.form.OptionRule.priced):
+STEP, a step's time or bytes (a rank, a ratio, H local steps, a kernel count); RUN, only the phases
+of a whole run (a warm-up, a freeze: estimate reads it with --steps, --tokens or --from-run);
+TRAINING, only the training arithmetic (a learning rate, a momentum, a decay: estimate refuses it,
+bench measures it). Here, below both, as the strategies declare it and estimate reads it."""
+PRICED = (STEP, RUN, TRAINING)

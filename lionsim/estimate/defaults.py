@@ -7,13 +7,7 @@ DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion@bf16-allreduce", "dlion-mavo
 ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
 """The --sweep forms."""
 
-STEP, RUN, TRAINING = "step", "run", "training"
-"""What `lionsim estimate` prices of a strategy option (lionsim.strategies.core.form.OptionRule.priced):
-STEP, a step's time or bytes (a rank, a ratio, H local steps, a kernel count); RUN, only the phases
-of a whole run (a warm-up, a freeze: estimate reads it with --steps, --tokens or --from-run);
-TRAINING, only the training arithmetic (a learning rate, a momentum, a decay: estimate refuses it,
-bench measures it)."""
-PRICED = (STEP, RUN, TRAINING)
+from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 
 
 def estimate_reads(priced, whole_run: bool) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
-from lionsim.estimate.defaults import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
+from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 from lionsim.forms import beyond_float32, number
 from lionsim.registry import Registry, did_you_mean, match_name
 
