@@ -158,8 +158,6 @@ BAD_TOML = [
     ("oversubscription = 0.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'oversubscription' = 0.5"),
     ("inter = 3\n", "'inter' must be a table"),
     ("[inter\nalpha_us = 1\n", "malformed TOML"),
-    ("device = \"a1000\"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n",
-     "unknown device 'a1000'; accepted: a100 \\(a100-40gb\\), a100-40gb, .*v100; did you mean 'a100'"),
     ("device = 3\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'device' = 3 must be a non-empty string"),
 ]
 
@@ -216,6 +214,8 @@ def test_a_profile_states_its_device_and_the_gpu_presets_theirs(tmp_path):
     path.write_text('device = "A100"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
     net = load_network(str(path))
     assert net.device == "a100" and DEVICES.get(net.device).name == "a100-40gb"
+    path.write_text('device = "a1000"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
+    assert load_network(str(path)).device == "a1000"  # its name is checked where it is read: estimate
     path.with_suffix(".json").write_text(json.dumps(net.to_dict()))
     assert load_network(str(path.with_suffix(".json"))).device == "a100"
     stated = {name: NETWORKS.get(name).device for name in NETWORKS.names() if NETWORKS.get(name).device}
