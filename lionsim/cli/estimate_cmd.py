@@ -345,7 +345,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import fit, fold_run, run_width, speedup_text
+    from lionsim.reports.tables import crossing_words, fit, fold_run, run_width, speedup_text
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -376,16 +376,6 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
     return fit(table)
-
-
-def crossing_words(row) -> str:
-    """A worker crossover as the table says it: "8-16 workers", the two counts either side of the
-    crossing (the table's caption says so); the winning count alone from an older crossover.csv."""
-    at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
-    if loses != loses:
-        return f"{at:,} worker{'' if at == 1 else 's'}"
-    low, high = sorted((at, int(loses)))
-    return f"{low:,}-{high:,} workers"
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(

@@ -25,6 +25,7 @@ from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
+from lionsim.reports.tables import crossing_words
 from lionsim.reports.plots.style import human_bytes
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
@@ -73,8 +74,13 @@ def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
         return "Only the baseline ran: no crossovers."
     rows = []
     for row in crossings.itertuples(index=False):
-        where = "-" if pd.isna(row.crossover) else f"{row.crossover:.4g}"
-        rows.append([f"{row.strategy}@{row.transport}", where, str(row.wins)])
+        if pd.isna(row.crossover):
+            where, wins = "-", str(row.wins)
+        elif variable == "workers":  # as the terminal's table: the counts either side, the first that wins
+            where, wins = crossing_words(row), f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
+        else:
+            where, wins = f"{row.crossover:.4g}", str(row.wins)
+        rows.append([f"{row.strategy}@{row.transport}", where, wins])
     return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins"], rows)
 
 

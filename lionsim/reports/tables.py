@@ -253,3 +253,13 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
                  "wait": "-" if _isnan(wait) else _ms(wait)}
         table.add_row(*(cells[name] for name in names))
     return table
+
+
+def crossing_words(row) -> str:
+    """A worker crossover (a crossover.csv row) as the tables and reports say it: "8-16 workers", the
+    two counts either side of the crossing; the winning count alone from an older crossover.csv."""
+    at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
+    if loses != loses:
+        return f"{at:,} worker{'' if at == 1 else 's'}"
+    low, high = sorted((at, int(loses)))
+    return f"{low:,}-{high:,} workers"

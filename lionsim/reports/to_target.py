@@ -218,5 +218,7 @@ def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
                          + f" ({row.speedup_first:.2f}x to {row.speedup_last:.2f}x)")
         else:
             side = "from" if row.wins == "above" else "up to"
-            lines.append(f"- {label}: sooner {side} {row.crossover:,.4g} {unit}")
+            loses = getattr(row, "loses_at", float("nan"))
+            beside = "" if loses != loses else f" ({int(loses):,} not: the crossing lies between)"
+            lines.append(f"- {label}: sooner {side} {row.crossover:,.4g} {unit}{beside}")
     return "\n".join(lines)
