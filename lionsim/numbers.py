@@ -63,5 +63,5 @@ def run_duration(seconds: float) -> str:
     if rounded(years) >= 1000:
         mantissa, exponent = f"{years:.1e}".split("e")
         return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)} y"
-    size, name = (YEAR_S, "y") if rounded(seconds / 86400.0) >= 365 else (86400.0, "d")
+    size, name = (YEAR_S, "y") if rounded(years) >= 1 else (86400.0, "d")  # never "0.998 y"
     return f"{sig(seconds / size)} {name}"

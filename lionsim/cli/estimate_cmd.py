@@ -357,7 +357,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
     table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-    for name in ("run", "crossover", "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
+    crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
+    for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
@@ -365,7 +366,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         if pd.isna(row.crossover):
             where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
-            where = crossing_words(row)
+            where = crossing_words(row, unit=False)
             wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"

@@ -392,8 +392,9 @@ def _bagua_100g_figures(method: str):
                 "figure_ddp": f"{figure_ddp:.3f}", "images": f"{_batch(ddp):,.0f}",
                 "default": f"{float(_default_channels().step_s.iloc[0]):.2f}", "step": f"{ours.step_s:.3f}",
                 "gap": _gap(figure, ours.step_s), "figure": f"{figure:.3f}",
-                "exposed": f"{ours.step_s - ours.compute_s:.3f}", "over": _gap(figure, asynchronous),
-                "async": f"{asynchronous:.3f}"}
+                **_summed({"compute": ours.compute_s, "encode": ours.encode_s, "exposed": ours.comm_exposed_s,
+                           "decode": ours.decode_s, "update": ours.update_s}, ours.step_s),
+                "over": _gap(figure, asynchronous), "async": f"{asynchronous:.3f}"}
     return figures
 
 
@@ -402,9 +403,10 @@ _MISS_BAGUA_100G = (
     "img/s), priced with the NCCL settings the same team states for its 100 Gbps cluster of 8-V100 servers "
     "(NVIDIA/nccl issue 450: NCCL_MIN_NCHANNELS=4; the page states none, and NCCL's default 2 channels a NIC price "
     "this DDP step at {default} s). Its compressed step, {step} s, is {gap} s below the figure's ({figure} s): "
-    "lionsim's step is {exposed} s longer than its compute, the 8-bit scatter-gather hidden behind backward but for "
-    "that (VGG-16's classifier, most of its weights, leaves backward first), where the figure's is {over} s longer "
-    "than the figure's asynchronous run ({async} s, no exchange waited for). Bagua runs each bucket's reduce to the "
+    "its compute, {compute} s, its codec, {encode} s to encode and {decode} s to decode, its update, {update} s, and "
+    "the 8-bit scatter-gather's {exposed} s that backward does not hide (VGG-16's classifier, most of its weights, "
+    "leaves backward first), where the figure's step is {over} s longer than the figure's asynchronous run "
+    "({async} s, no exchange waited for). Bagua runs each bucket's reduce to the "
     "server's leader, compress, all-to-all, decompress, sum, compress, all-gather, decompress and broadcast one "
     "after another on its communication stream; how much of that chain runs beside backward the page does not say "
     "(`codec overlap`).")

@@ -255,11 +255,11 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
     return table
 
 
-def crossing_words(row) -> str:
+def crossing_words(row, unit: bool = True) -> str:
     """A worker crossover (a crossover.csv row) as the tables and reports say it: "8-16 workers", the
-    two counts either side of the crossing; the winning count alone from an older crossover.csv."""
+    two counts either side of the crossing; the winning count alone from an older crossover.csv.
+    `unit` False: the counts alone ("8-16"), under a heading that names the unit (the terminal's
+    table, whose run column keeps its width)."""
     at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
-    if loses != loses:
-        return f"{at:,} worker{'' if at == 1 else 's'}"
-    low, high = sorted((at, int(loses)))
-    return f"{low:,}-{high:,} workers"
+    words = f"{at:,}" if loses != loses else "{:,}-{:,}".format(*sorted((at, int(loses))))
+    return words if not unit else f"{words} worker{'' if words == '1' else 's'}"

@@ -137,9 +137,13 @@ def modelled_lanes(*, work: StepWork, factors: Sequence[float], transport: Trans
             t += held.time_s
         free = t
     copies = sum(c.staging_s for c in exchanges[-1][1]) if during else 0.0
-    if copies > 0:  # the last exchange's host copies: nothing follows them to hide them
-        comm.append(Span(COMM, "host copies", free, copies, {"bucket": len(exchanges)}))
-        free += copies
+    if copies > 0:  # the last exchange's host copies, nothing after them to hide them; at least the copy queue
+        engine = 0.0
+        for ready, calls in exchanges:
+            engine = max(engine, ready) + sum(c.staging_s for c in calls)
+        ends = max(free + copies, engine)
+        comm.append(Span(COMM, "host copies", free, ends - free, {"bucket": len(exchanges)}))
+        free = ends
     end = max(free, ready_all) if hidden is None else ready_all + hidden
     extra = priced_calls(extra_calls, workers, network, algorithm) if workers > 1 else []
     for c in extra:

@@ -30,7 +30,8 @@ copy-engine work, issued as each gradient is ready (TensorFlow's executor copies
 CPU op's input as soon as backward produces it), so during backward one exchange's copies run
 beside another's transfer: the stream holds each exchange's transfer alone (c_j less its
 copies), and the step also waits for the last exchange's copies, which nothing follows:
-end = max_j (r_j + t_j + ... + t_k) + s_k. One exchange after backward runs its copies in line,
+end = max_j (r_j + t_j + ... + t_k) + s_k, and at least the copy engines' own queue, taken as one
+(conservative: a GPU's two directions have an engine each): max_j (r_j + s_j + ... + s_k). One exchange after backward runs its copies in line,
 as a framework that calls MPI between copies does (DeepSpeed's first 1-bit Adam: cupy.asnumpy,
 the call, cupy.asarray), so its whole cost is exposed as before.
 
@@ -228,6 +229,12 @@ class PricedStep:
     last_staging_s: float = 0.0
     """During backward: the host copies of the last exchange, which no later transfer hides
     (module doc, "Host copies")."""
+    first_staging_s: float = 0.0
+    """Bucketed: the partial first bucket's host copies (the copy engines' own queue)."""
+    bucket_staging_s: float = 0.0
+    """Bucketed: one full bucket's host copies."""
+    unit_staging: tuple[float, ...] = ()
+    """Per tensor: each exchange's host copies, in the order they run."""
     numel: int = 0
     count: int = 0
     """Exchanges the payload ran in (StepTimes.buckets)."""
@@ -250,11 +257,18 @@ class PricedStep:
     def exposed(self, window_s: float) -> float:
         """Seconds the step waits for the payload's exchanges after a backward + encode window."""
         if self.unit_costs:
-            return units_exposed(self.unit_shares, self.unit_costs, window_s) + self.last_staging_s
+            stream = units_exposed(self.unit_shares, self.unit_costs, window_s) + self.last_staging_s
+            if not self.last_staging_s:
+                return stream
+            return np.maximum(stream, units_exposed(self.unit_shares, self.unit_staging, window_s))
         if self.buckets is None:
             return self.comm.time_s
-        return bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s,
-                                self.numel) + self.last_staging_s
+        stream = bucketed_exposed(self.buckets, self.first_cost_s, self.bucket_cost_s, window_s,
+                                  self.numel) + self.last_staging_s
+        if not self.last_staging_s:
+            return stream
+        copies = bucketed_exposed(self.buckets, self.first_staging_s, self.bucket_staging_s, window_s, self.numel)
+        return np.maximum(stream, copies)
 
     def hidden(self, forward_s, backward_s, encode_s):
         """Seconds an after-backward exchange whose result is used later waits for, mean over the
@@ -346,7 +360,8 @@ def price_step(
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
         return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
                           first_cost_s=first.transfer_s, bucket_cost_s=cost.transfer_s, numel=spec.numel,
-                          count=buckets.total, last_staging_s=(cost if buckets.count else first).staging_s)
+                          count=buckets.total, last_staging_s=(cost if buckets.count else first).staging_s,
+                          first_staging_s=first.staging_s, bucket_staging_s=cost.staging_s)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
     return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
                       hidden_pieces=spec.hidden_pieces)
@@ -356,7 +371,7 @@ def _per_tensor(transport: Transport, order: list[PayloadSpec], workers: int, ne
                 extra: Priced) -> PricedStep:
     """Every tensor's exchange in backward order, each priced once per distinct payload."""
     priced: dict[PayloadSpec, Priced] = {}
-    total, shares, costs, done = Priced(), [], [], 0
+    total, shares, costs, copies, done = Priced(), [], [], [], 0
     numel = sum(t.numel for t in order)
     for t in order:
         if t not in priced:
@@ -365,8 +380,10 @@ def _per_tensor(transport: Transport, order: list[PayloadSpec], workers: int, ne
         done += t.numel
         shares.append(done / numel)
         costs.append(priced[t].transfer_s)
+        copies.append(priced[t].staging_s)
     return PricedStep(comm=total, extra=extra, buckets=None, numel=numel, count=len(order),
-                      unit_shares=tuple(shares), unit_costs=tuple(costs), last_staging_s=priced[order[-1]].staging_s)
+                      unit_shares=tuple(shares), unit_costs=tuple(costs), last_staging_s=priced[order[-1]].staging_s,
+                      unit_staging=tuple(copies))
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:

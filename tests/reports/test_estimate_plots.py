@@ -168,7 +168,7 @@ def test_a_sockets_bandwidth_sweep_notes_its_cap_and_network_where_they_cross_no
 
 def test_a_workers_crossover_is_named_alike_in_the_legend_the_table_and_crossover_csv(tmp_path, monkeypatch):
     """On 8-GPU nodes 8 workers lose and 16 win, no count between (whole nodes): the dotted line
-    at 16 is in the legend with what it marks, and the table says "8-16 workers", "from 16"."""
+    at 16 is in the legend with what it marks, and the table says "8-16" (workers), "from 16"."""
     from typer.testing import CliRunner
 
     from lionsim.cli.app import app
@@ -185,7 +185,7 @@ def test_a_workers_crossover_is_named_alike_in_the_legend_the_table_and_crossove
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert "dlion-mavo@a2a-1bit wins from 16 workers\n(8 loses: the speedup crosses 1 between)" in labels
     out = " ".join(CliRunner().invoke(app, ["estimate", *args]).output.split())  # the caption wraps
-    assert "8-16 workers" in out and "from 16" in out and "either side of where the speedup crosses" in out
+    assert "8-16" in out and "(workers)" in out and "from 16" in out and "either side of where the speedup crosses" in out
 
 
 def test_every_run_of_a_to_target_sweep_is_in_its_legend_with_why_it_has_no_line(tmp_path, monkeypatch):

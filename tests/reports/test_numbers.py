@@ -122,6 +122,7 @@ def test_a_whole_runs_length_reads_at_any_size():
     assert [run_duration(s) for s in (0.35, 25509.4, 86399.6, 12.3 * 86400, 364.4 * 86400, 4.17 * YEAR_S,
                                       999.7 * YEAR_S, 4.8e9 * YEAR_S)] == [
         "0.35s", "7:05:09", "1 d", "12.3 d", "364 d", "4.17 y", "1e3 y", "4.8e9 y"]
+    assert run_duration(364.6 * 86400) == "365 d"  # days until it reads a whole year, never "0.998 y"
     for s in edges(1e5, 1e24):
         text = run_duration(s)
         number, unit = text.split()

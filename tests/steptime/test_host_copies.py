@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+import dataclasses
+
 from lionsim.network import CollectiveCall, Link, Network, price
 from lionsim.network.libraries import MPI
+from lionsim.network.traits import Staging
 from lionsim.steptime.lanes import COMM, modelled_lanes, step_end
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.timeline import StepWork, bucket_spec, price_step
@@ -21,17 +24,20 @@ TRANSPORT = TRANSPORTS.get("fp32-allreduce")()
 WORK = StepWork(forward_s=F, backward_s=B, encode_s=E)
 
 
-def plain_exposed(numels: list[int]) -> float:
+def plain_exposed(numels: list[int], network: Network = NETWORK) -> float:
     """The step's wait by the plain loop: exchange j (numels[j] floats, in backward order) is ready
     when backward has passed its share, holds the stream for its call less the copies, and the
-    step ends after the last transfer and the last exchange's copies."""
-    total, done, free, copies = sum(numels), 0, 0.0, 0.0
+    step ends after the last transfer and the last exchange's copies, and no sooner than the copy
+    engines, one queue, have done every exchange's copies."""
+    total, done, free, engine, copies = sum(numels), 0, 0.0, 0.0, 0.0
     for n in numels:
         done += n
-        cost = price(CollectiveCall("all_reduce", 4 * n), WORKERS, NETWORK)
-        free = max(free, F + (B + E) * done / total) + cost.time_s - cost.staging_s
+        cost = price(CollectiveCall("all_reduce", 4 * n), WORKERS, network)
+        ready = F + (B + E) * done / total
+        free = max(free, ready) + cost.time_s - cost.staging_s
+        engine = max(engine, ready) + cost.staging_s
         copies = cost.staging_s
-    return free + copies - (F + B + E)
+    return max(free + copies, engine) - (F + B + E)
 
 
 def test_per_bucket_the_stream_holds_transfers_and_the_last_copies_follow():
@@ -73,3 +79,18 @@ def test_the_trace_ends_where_the_step_does(mode):
     assert step_end(lanes) == pytest.approx(price_step(workers=WORKERS, **kw).times(WORK).step_s)
     copies = [s for s in lanes if s.lane == COMM and s.name == "host copies"]
     assert len(copies) == (1 if mode == "buckets" else 0)  # after backward the copies are inside each call
+
+
+def test_slow_copies_wait_for_the_copy_engines_queue():
+    """Copies slower than the link: the step waits for the copy engines' queue, not just the last
+    exchange's copies (a library staged through a slow host: a profile's [traits.staging])."""
+    slow = Network(name="fast-link-slow-host", inter=Link(alpha_s=5e-6, bandwidth_Bps=20e9),
+                   traits=dataclasses.replace(MPI, host_GBps=20.0, staging=Staging(GBps=0.5)))
+    spec = PayloadSpec(kind="dense", numel=9_000_000)
+    kw = dict(transport=TRANSPORT, spec=spec, network=slow, overlap=OverlapConfig(mode="buckets", bucket_mb=8))
+    priced = price_step(workers=WORKERS, **kw)
+    exposed = priced.times(WORK).comm_exposed_s
+    assert exposed == pytest.approx(plain_exposed(priced.buckets.sizes(), slow), rel=1e-9)
+    assert exposed > priced.comm.staging_s - (B + E)  # the queue of copies outlasts backward
+    lanes = modelled_lanes(work=WORK, factors=[1.0, 1.0], workers=WORKERS, **kw)[0]
+    assert step_end(lanes) == pytest.approx(priced.times(WORK).step_s)
