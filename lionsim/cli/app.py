@@ -179,9 +179,10 @@ def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, p
     """A --config whose backend the command line changes (`bench --config gloo-run/run.json --backend
     sim`, to compare a measured run with the model): the file's settings that cannot act on the new
     backend (lionsim.backends.scope: on sim the ranks, the timeout, the interface, calibration and a
-    warm-up where nothing is measured; on gloo/nccl the bucket and a per-bucket overlap) are dropped,
-    with one line on stderr naming them, so the run replays there (lionsim.config.bench.for_backend). The same options typed on the command line are checked as
-    ever: one that cannot act on the backend is refused."""
+    warm-up where nothing is measured, under the --compute typed if one is, else the file's; on
+    gloo/nccl the bucket and a per-bucket overlap) are dropped, with one line on stderr naming them,
+    so the run replays there (lionsim.config.bench.for_backend). The same options typed on the
+    command line are checked as ever: one that cannot act on the backend is refused."""
     from lionsim.backends import BACKENDS
     from lionsim.backends.scope import shown
     from lionsim.config.bench import for_backend
@@ -192,7 +193,7 @@ def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, p
     recorded = match_name(str(values.get("backend")), BACKENDS)
     if backend is None or recorded is None or backend == recorded:  # a bad name: click refuses it
         return values
-    kept, dropped = for_backend(values, backend)
+    kept, dropped = for_backend(values, backend, _typed(args, "--compute"))  # the compute the run will have
 
     def typed_too(name: str) -> bool:  # given on the command line as well: checked there, not the file's
         param = accepted.get(name)

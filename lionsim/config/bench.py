@@ -42,12 +42,14 @@ and far more is no size at all (--threads 100000 aborted in libgomp's allocator,
 a sweep left its root half made)."""
 
 
-def for_backend(values: dict, backend: str) -> tuple[dict, dict]:
+def for_backend(values: dict, backend: str, compute: str | None = None) -> tuple[dict, dict]:
     """A configuration's options (a TOML file's, a run.json's) replayed on `backend` where they
     name another: (what is kept, what is dropped), the settings that cannot act on `backend`
     dropped (lionsim.backends.scope, whose lines check_plain refuses them with) so the replay runs;
-    the rest is the run as it was."""
-    compute = values.get("compute") or (DEFAULT_DEVICE if backend == "sim" else MEASURED)
+    the rest is the run as it was. `compute` is the --compute the command line types, which the
+    replay runs with over the recorded one (a gloo run's record with --backend sim --compute h100
+    runs without its warm-up, with --compute measured keeps it); None: the recorded one."""
+    compute = compute or values.get("compute") or (DEFAULT_DEVICE if backend == "sim" else MEASURED)
     dropped = {k: v for k, v in values.items()
                if k != "backend" and not acts(k.replace("-", "_"), v, backend, compute)}
     return {k: v for k, v in values.items() if k not in dropped}, dropped

@@ -117,6 +117,33 @@ def test_a_gloo_runs_record_replays_on_sim_without_what_acts_on_gloo_alone(tmp_p
     assert config["compute"] == "measured" and config["workers"] == 2
 
 
+@pytest.mark.parametrize("file, typed, warm_up", [
+    ("run.json", ["--compute", "h100"], None),  # docs/commands.md's replay: the modelled GPU step
+    ("bench.toml", ["--compute=H100"], None),  # any spelling of the typed compute
+    ("run.json", ["--compute", "Measured"], 2),  # still measured: the warm-up acts
+])
+def test_a_measured_record_on_sim_drops_its_warm_up_by_the_compute_typed(file, typed, warm_up, tmp_path, capsys):
+    """A gloo run's record (--compute measured, --warmup-steps 2) with --backend sim and a --compute
+    typed: the compute the replay runs with, not the recorded one, decides whether the warm-up goes
+    (it was refused: "--warmup-steps 2 ... sim on --compute h100 measures nothing")."""
+    from tests.helpers.cli import run_cli
+
+    if file == "run.json":
+        config = _record(tmp_path, steps=3, warmup_steps=2)
+    else:
+        config = tmp_path / file
+        config.write_text('workload = "mlp"\nmodel-size = "tiny"\nworkers = 2\nsteps = 3\nstrategy = ["adamw"]\n'
+                          'backend = "gloo"\ncompute = "measured"\nwarmup-steps = 2\n')
+    code, _, err = run_cli(["bench", "--config", config, "--backend", "sim", *typed, "--out", tmp_path / "out"],
+                           capsys)
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if line.startswith("note: ")]
+    assert ("--warmup-steps 2" in "".join(notes)) == (warm_up is None), notes
+    recorded = json.loads((tmp_path / "out" / "run.json").read_text())["config"]
+    assert (recorded["backend"], recorded["warmup_steps"]) == ("sim", warm_up)
+    assert recorded["compute"].lower() == typed[-1].split("=")[-1].lower()
+
+
 @pytest.mark.parametrize("typed, message", [
     (["--timeout", "5"], "--timeout 5 needs --backend gloo or nccl"),
     (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
