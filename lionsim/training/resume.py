@@ -81,7 +81,8 @@ def drop_inert_defaults(config: dict) -> dict:
 
 def config_differences(old: dict, new: dict) -> list[str]:
     """`option old -> new` for every option that differs (but FREE ones), JSON-normalised; a
-    table of runs (--hyper) names each run and value that differs."""
+    table of runs (--hyper) names each run and value that differs, among the runs both have (a
+    run added or removed is said by --strategy)."""
     new = json.loads(json.dumps(new, default=str))
     old = drop_inert_defaults(dict(old))  # what an older lionsim recorded where it could not act
     keys = [k for k in dict.fromkeys([*new, *old]) if k not in FREE]
@@ -91,7 +92,10 @@ def config_differences(old: dict, new: dict) -> list[str]:
             continue
         flag = f"--{k.replace('_', '-')}"
         if isinstance(old.get(k), dict) and isinstance(new.get(k), dict):
-            out += [f"{flag} {path} {before} -> {after}" for path, before, after in _dict_differences(old[k], new[k])]
+            a, b = old[k], new[k]
+            if k == "hyper":  # a run only one side has is --strategy's difference: its resolved table is no news
+                a, b = ({run: v for run, v in t.items() if run in a and run in b} for t in (a, b))
+            out += [f"{flag} {path} {before} -> {after}" for path, before, after in _dict_differences(a, b)]
         else:
             out.append(f"{flag} {_show(old.get(k))} -> {_show(new.get(k))}")
     return out

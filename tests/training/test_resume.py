@@ -181,6 +181,16 @@ def test_resume_differences_name_what_changed():
     assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []
 
 
+def test_a_strategy_swapped_is_one_difference_not_its_runs_hyperparameters():
+    """A run only one side has is --strategy's difference; --hyper names only the runs both have."""
+    adamw, signsgd, lion = ({"lr": lr} for lr in (0.001, 0.003, 0.0001))
+    old = {"strategies": ["adamw,signsgd"], "hyper": {"adamw@fp32-allreduce": adamw, "signsgd@int8-allreduce": signsgd}}
+    new = {"strategies": ["adamw,lion"], "hyper": {"adamw@fp32-allreduce": adamw, "lion@fp32-allreduce": lion}}
+    assert config_differences(old, new) == ['--strategies ["adamw,signsgd"] -> ["adamw,lion"]']
+    new["hyper"]["adamw@fp32-allreduce"] = {"lr": 0.01}
+    assert config_differences(old, new)[-1] == "--hyper adamw@fp32-allreduce.lr 0.001 -> 0.01"
+
+
 def test_a_resume_keeps_every_finished_runs_calls(tmp_path):
     """calls.csv after a resume holds every run's calls, as an uninterrupted run's: the finished
     runs' read back from the interrupted directory (measured once, never again), the run under
