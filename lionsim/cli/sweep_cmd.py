@@ -3,6 +3,7 @@ on this machine or a Ray cluster, whole or as scheduler shards; `lionsim sweep m
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -195,11 +196,13 @@ def merge(
     stops naming it, writing nothing. Missing cells are listed (exit 1); rerun their shards, or
     a plain `lionsim sweep ... --out ROOT` to train them, and merge again.
     """
-    from lionsim.cli.sweep_view import sweep_table
+    from lionsim.cli.sweep_view import report_removed_line, sweep_table
     from lionsim.config.sweep import merged_plan
     from lionsim.sweep.merge import merge_shards
 
     outcome = merge_shards(merged_plan(out))
+    if outcome.report_removed is not None:
+        print(report_removed_line(outcome.report_removed), file=sys.stderr, flush=True)
     # the plots come with the whole grid (a partial one may lack a group's baseline, and its
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
     plots = [] if outcome.missing else draw_plots(out, outcome.summary)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 from rich import box
@@ -84,6 +85,13 @@ class SweepDisplay(SweepEvents):
         else:
             print(line, file=sys.stderr, flush=True)
 
+    def report_removed(self, path: Path) -> None:
+        line = report_removed_line(path)
+        if self.bar is not None:
+            self.bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     def cell_finished(self, cell: Cell, summary: pd.DataFrame, finished: int, total: int) -> None:
         if self.bar is not None:
             self.bar.update(self.cells, completed=finished)
@@ -91,6 +99,11 @@ class SweepDisplay(SweepEvents):
         loss = float(summary["final_loss"].iloc[0])
         print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} "
               f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stderr, flush=True)  # stdout: results
+
+
+def report_removed_line(path: Path) -> str:
+    return (f"removed {path}: it described the sweep before this run; "
+            f"`lionsim report {path.parent}` writes it again")
 
 
 def _number(value: float, form: str) -> str:

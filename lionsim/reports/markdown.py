@@ -17,6 +17,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.numbers import sig
+from lionsim.plugin_load import is_spec
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -277,7 +278,9 @@ def _run_report(directory: Path) -> str:
     clock = _clock(backend)
     measured = backend not in (None, "sim")
     cfg = {**cfg, "network": named_network(str(cfg["network"]), meta, measured)} if cfg.get("network") else cfg
-    keys = ["workload", "model_size", "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
+    # a workload file builds its own model: bench refuses --model-size for it, so no row says one
+    sized = not is_spec(cfg.get("workload"))
+    keys = ["workload", *(["model_size"] if sized else []), "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
@@ -313,8 +316,9 @@ def _sweep_report(directory: Path) -> str:
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
     config_rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)] for k, v in grid.items()]
+    sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
     config_rows += [[k, str(v)] for k, v in bench.items()
-                    if v is not None and k in ("model_size", "batch_size", "steps", "compute", "eval_every", "data",
+                    if v is not None and k in (*(("model_size",) if sized else ()), "batch_size", "steps", "compute", "eval_every", "data",
                                                "data_split", "baseline", "target_loss", "lr", "weight_decay")]
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []

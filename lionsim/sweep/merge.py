@@ -35,6 +35,8 @@ class MergeOutcome:
     """Cells of the grid that neither the root nor any part finished."""
     failed: dict[str, str] = field(default_factory=dict)
     """Missing cells whose unit failed in a part, with the error."""
+    report_removed: Path | None = None
+    """ROOT/report.md, removed because this merge changed the cells it described."""
 
 
 def _is_timing(column: str) -> bool:
@@ -102,6 +104,8 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     root.prepare()
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)
+    stale = adopt or previous is None or previous.get("grid") != plan.grid.to_dict()
+    removed = root.drop_report() if stale else None  # as a sweep's rerun (lionsim.sweep.runner)
     tables = SweepTables(root, cells, plan.rule, plan.grid.runs)
     finished = root.finished([c.id for c in cells])
     for cell in cells:
@@ -110,4 +114,4 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     summary = tables.write()
     missing = [c.id for c in cells if c.id not in finished]
     errors = {k: v for p in parts for k, v in CellStore(p).read_failed().items() if k in missing}
-    return MergeOutcome(summary, len(cells), [p.name for p in parts], len(adopt), missing, errors)
+    return MergeOutcome(summary, len(cells), [p.name for p in parts], len(adopt), missing, errors, removed)

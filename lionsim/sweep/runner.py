@@ -17,6 +17,7 @@ A shard (--shard I/N) does the same for its units, in its own part ROOT/parts/sh
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -40,6 +41,7 @@ class SweepEvents:
     def cell_finished(self, cell: Cell, summary: pd.DataFrame, finished: int, total: int) -> None: ...
     def unit_failed(self, key: str, error: str) -> None: ...
     def unit_finished(self, key: str) -> None: ...
+    def report_removed(self, path: Path) -> None: ...
 
 
 class SweepInterrupted(Exception):
@@ -104,12 +106,21 @@ def run_sweep(plan: SweepPlan, events: SweepEvents | None = None) -> SweepOutcom
 
 def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | None, executor,
          events: SweepEvents) -> SweepOutcome:
+    adopted = merge_parts(plan.out, plan) if plan.shard is None else 0  # cells that shards finished are finished here
     if plan.shard is None:
-        merge_parts(plan.out, plan)  # cells that shards finished are finished here
         previous = store.read_record() or previous
     make_dir(store.root)
     store.write_record(plan.record(previous))
     store.prepare()
+
+    def results_changed() -> None:
+        # report.md describes the grid and its finished cells: once either changes it is stale,
+        # and goes (said, so that its going is no surprise); a rerun that changes neither keeps it
+        if (removed := store.drop_report()) is not None:
+            events.report_removed(removed)
+
+    if adopted or previous is None or previous.get("grid") != plan.grid.to_dict():
+        results_changed()
     mine = {u.unit.key for u in plan.units}
     cells = {c.id: c for c in plan.cells if c.unit.key in mine}
     tables = SweepTables(store, list(cells.values()), plan.rule, plan.grid.runs)
@@ -131,6 +142,7 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
         for r in outcome.results:
             r.meta["config"]["out"] = str(store.cells / r.cell_id)
             store.publish(r.cell_id, r.steps, r.summary, r.meta)
+            results_changed()
             tables.add(cells[r.cell_id])
             tables.write()
             events.cell_finished(cells[r.cell_id], r.summary, len(tables.steps) + len(elsewhere), len(cells))

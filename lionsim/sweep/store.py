@@ -51,18 +51,27 @@ class CellStore:
         return record
 
     def prepare(self) -> None:
-        """Create the root and remove what a killed run left half-written (never a published cell),
-        and a report.md `lionsim report` wrote of an earlier state: the cells it describes change."""
-        from lionsim.reports.markdown import REPORT_FILE
-
+        """Create the root and remove what a killed run left half-written (never a published cell)."""
         make_dir(self.cells)
-        for stale in [*self.cells.glob(".*.partial"), *self.root.glob(".*.tmp"), *self.root.glob(REPORT_FILE)]:
+        for stale in [*self.cells.glob(".*.partial"), *self.root.glob(".*.tmp")]:
             shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
         for cell_dir in self.cells.iterdir():
             # only lionsim writes here, and only by rename of a whole cell: a directory that lacks
             # a file was damaged by hand; redoing it is the safe reading
             if cell_dir.is_dir() and not all((cell_dir / name).is_file() for name in CELL_FILES):
                 shutil.rmtree(cell_dir)
+
+    def drop_report(self) -> Path | None:
+        """Remove the report.md `lionsim report` wrote of the sweep's results before they changed;
+        its path if there was one. The callers decide when: the grid grew, or a cell was published
+        or adopted (a rerun that changes neither keeps the report: it still describes every cell)."""
+        from lionsim.reports.markdown import REPORT_FILE
+
+        path = self.root / REPORT_FILE
+        if not path.is_file():
+            return None
+        path.unlink()
+        return path
 
     def write_record(self, record: dict) -> None:
         write_atomic(self.root / SWEEP_FILE, lambda f: f.write(json.dumps(record, indent=2) + "\n"))

@@ -343,3 +343,29 @@ def test_a_line_of_hundreds_of_points_marks_a_few_of_them(tmp_path, monkeypatch)
             if len(line.get_xdata()) == n and line.get_marker() not in (None, "None", ""):
                 every = line.get_markevery()
                 assert every is not None and every[1] >= n / (2 * MARKS), (name, line.get_label())
+
+
+def _band_drawn(fig) -> bool:
+    """Whether any panel shows a filled band: a polygon of some width (fill_between over one x is none)."""
+    return any(np.ptp(path.vertices[:, 0]) > 0 for ax in fig.axes for c in ax.collections for path in c.get_paths())
+
+
+def _legend_text(fig) -> str:
+    return " ".join(t.get_text() for legend in [*fig.legends, *(ax.get_legend() for ax in fig.axes)]
+                    if legend is not None for t in legend.get_texts())
+
+
+def test_a_sweep_plot_names_the_seed_band_only_where_one_is_drawn(tmp_path, monkeypatch):
+    """One evaluation per run (at the last step) leaves eval_acc_vs_step no band to draw, yet its
+    legend said "band: min-max over seeds"; loss_vs_step, a line per run, draws and names one."""
+    from lionsim.reports.plots import sweep as sweep_plots
+
+    steps, summary = make_sweep(workers=(2,), seeds=(0, 1), steps=4)
+    assert steps.groupby("cell")["eval_acc"].count().max() == 1
+    figures = _figures(monkeypatch, sweep_plots)
+    plot_sweep(tmp_path, steps, summary)
+    for name in ("loss_vs_step.png", "eval_acc_vs_step.png"):
+        fig = figures[name]
+        assert ("band: min-max over seeds" in _legend_text(fig)) == _band_drawn(fig), name
+        assert "mean over 2 seeds" in _legend_text(fig), name
+    assert _band_drawn(figures["loss_vs_step.png"]) and not _band_drawn(figures["eval_acc_vs_step.png"])

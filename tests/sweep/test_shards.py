@@ -215,3 +215,16 @@ def test_shards_cover_the_grid_once_and_are_balanced(workers, n):
     # greedy largest-first is within 4/3 of the best split (Graham's bound), and here usually equal
     assert max(loads) <= 4 / 3 * best_split([c for _, c in units], n)
     assert picked == [Shard(i, n).select(list(reversed(units))) for i in range(1, n + 1)]  # order-free
+
+
+def test_a_merge_keeps_the_report_until_it_takes_in_a_cell_then_says_it_removed_it(sharded, tmp_path, capsys):
+    root = tmp_path / "m"
+    shutil.copytree(sharded, root)
+    code, _, err = run_cli(["report", str(root)], capsys)  # merges the parts first
+    assert code == 0 and (root / "report.md").is_file(), err
+    code, _, err = run_cli(["sweep", "merge", str(root)], capsys)
+    assert code == 0 and (root / "report.md").is_file() and "report.md" not in err, err
+    shutil.rmtree(next((root / "cells").iterdir()))  # a part holds it: the merge takes it in again
+    code, _, err = run_cli(["sweep", "merge", str(root)], capsys)
+    assert code == 0 and not (root / "report.md").exists(), err
+    assert f"removed {root}/report.md: it described the sweep before this run" in err, err

@@ -304,17 +304,31 @@ def test_sweep_takes_benchs_short_names(tmp_path, capsys):
     assert [p.name for p in (tmp_path / "s" / "cells").iterdir()] == ["mlp-w2-1gbe-s0-adamw@fp32-allreduce"]
 
 
-def test_a_resumed_sweep_drops_the_report_of_its_earlier_state(tmp_path):
-    """`lionsim report` on an interrupted sweep writes report.md of its finished cells; running the
-    sweep again changes the cells, so the old report goes (the half-written files with it)."""
+def test_a_resume_clears_what_a_killed_run_left_half_written(tmp_path):
     from lionsim.sweep.store import CellStore
 
     store = CellStore(tmp_path)
     store.prepare()
-    (tmp_path / "report.md").write_text("sweep of 2 cells (2 of 6 finished)\n")
     (tmp_path / ".sweep.csv.tmp").write_text("half")
     store.prepare()
-    assert not (tmp_path / "report.md").exists() and not (tmp_path / ".sweep.csv.tmp").exists()
+    assert not (tmp_path / ".sweep.csv.tmp").exists()
+
+
+def test_a_rerun_keeps_the_report_until_the_results_change_then_says_it_removed_it(reference, tmp_path, capsys):
+    """A finished sweep rerun deleted the report.md `lionsim report` wrote, silently, though
+    nothing it described had changed; a grown grid makes it stale: removed, in one line."""
+    ref, _ = reference
+    out = tmp_path / "again"
+    shutil.copytree(ref, out)
+    code, _, err = run_cli(["report", out], capsys)
+    assert code == 0, err
+    report = (out / "report.md").read_text()
+    code, _, err = sweep(capsys, out)
+    assert code == 0 and (out / "report.md").read_text() == report and "report.md" not in err, err
+    code, _, err = sweep(capsys, out, "--network", "1gbe,10gbe,100gbe")
+    said = f"removed {out}/report.md: it described the sweep before this run; `lionsim report {out}` writes it again"
+    assert code == 0 and not (out / "report.md").exists(), err
+    assert [line for line in err.splitlines() if "report.md" in line] == [said], err
 
 
 def test_a_sweep_recorded_with_the_old_bucket_default_resumes(tmp_path):

@@ -104,6 +104,15 @@ def test_bench_runs_the_example_and_records_the_absolute_spec(tmp_path, capsys, 
     assert meta["config"]["workload"] == MAKE  # argv (sys.argv) keeps what was typed
     code, _, err = run_cli(["report", str(out)], capsys)
     assert code == 0 and (out / "report.md").exists(), err
+    options = config_options(out / "report.md")
+    assert options["workload"] == MAKE and "model_size" not in options  # a file builds its own model
+
+
+def config_options(report: Path) -> dict[str, str]:
+    """The option -> value rows of a report.md's Configuration table."""
+    text = report.read_text().split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("|")]
+    return {row[0]: row[1] for row in rows[2:]}
 
 
 @pytest.mark.slow
@@ -140,6 +149,7 @@ def test_a_sweep_of_two_cells_and_its_report(tmp_path, capsys):
     assert set(pd.read_csv(out / "sweep_summary.csv")["workload"]) == {MAKE}
     code, _, err = run_cli(["report", str(out)], capsys)
     assert code == 0, err
+    assert "model_size" not in config_options(out / "report.md")  # no workload of the grid takes one
 
 
 def test_a_stopped_run_resumes_exactly(tmp_path):

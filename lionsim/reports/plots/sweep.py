@@ -87,13 +87,16 @@ def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 
 def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False,
-            joined: bool = True) -> None:
-    """One run's mean (a line through its points, or the points alone where not `joined`) and its band."""
+            joined: bool = True) -> bool:
+    """One run's mean (a line through its points, or the points alone where not `joined`) and its
+    band; whether a band was drawn (over a single x, one evaluation per run, there is none to draw)."""
     linestyle = "none" if not joined else TWIN_DASHES if twin else style["linestyle"]
     ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=linestyle,
             linewidth=style["linewidth"], marker=style["marker"], markersize=5, markevery=style.get("markevery"))
-    if band and (agg["max"] > agg["min"]).any():
-        ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
+    if not (band and len(agg) > 1 and (agg["max"] > agg["min"]).any()):
+        return False
+    ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
+    return True
 
 
 class _Twins:
@@ -144,10 +147,11 @@ def unreached(summary: pd.DataFrame, labels, column: str) -> dict[str, tuple[str
 
 
 def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None,
-             missing: dict[str, tuple[str, bool]] | None = None) -> list:
+             missing: dict[str, tuple[str, bool]] | None = None, banded: bool = False) -> list:
     """One legend entry per run, each accounted for: `missing` (unreached) adds why a run has no
     point in some cells, and one with no point anywhere is a hollow marker with no line, as
-    estimate's to_target.png names its runs without a figure."""
+    estimate's to_target.png names its runs without a figure. The seed band is named only where
+    one is `banded` (drawn in some panel)."""
     handles = []
     for l in labels:
         twin, where = twins.twin(l) if twins is not None else (None, "")
@@ -158,8 +162,11 @@ def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, tw
                               markerfacecolor=None if drawn else "white",
                               linewidth=styles[l]["linewidth"],
                               label=twin_name(display_label(l, baseline), twin, where) + note))
-    if seeds > 1:
+    if seeds > 1 and banded:
         handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
+    elif seeds > 1:
+        handles.append(Line2D([], [], color="grey", linestyle="none", marker="o",
+                              label=f"mean over {seeds} seeds"))
     return handles + (extra or [])
 
 
@@ -183,7 +190,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}"
                        + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
-    marked = False
+    marked = banded = False
     twins = _Twins()
     for ax, value in zip(axes, order):
         cell = summary[summary[facet] == value]
@@ -194,7 +201,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             if label not in aggs:
                 continue
             agg = aggs[label]
-            _series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined)
+            banded |= _series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined)
             if label == baseline or not joined:
                 continue
             for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
@@ -229,7 +236,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                     label="crossover: speedup crosses 1")] if marked else []
     _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
                                             unreached(summary, labels, column) if column == "time_to_target_speedup"
-                                            else None))
+                                            else None, banded))
     return save(fig, path)
 
 
@@ -249,6 +256,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
     fig, axes = figure(title, f"{workload_text(steps['workload'].iloc[0])} · training does not depend on the network", nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     twins = _Twins()
+    banded = False
     for ax, workers in zip(axes, order):
         cell = steps[(steps["workers"] == workers) & steps[column].notna()]
         aggs = {label: _aggregate(rows.assign(**{column: rows[column] * factor}), "step", column) for label in labels
@@ -259,7 +267,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
                 continue
             agg = aggs[label]
             style = dict(styles[label], markevery=mark_every(len(agg), k))
-            _series(ax, agg, "step", style, seeds > 1, twin=label in same)
+            banded |= _series(ax, agg, "step", style, seeds > 1, twin=label in same)
         ax.set_title(f"{workers} workers", fontsize=10)
         ax.set_xlabel("step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -267,7 +275,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
         ax.set_visible(False)
     for ax in axes[::ncols]:
         ax.set_ylabel(ylabel)
-    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins))
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins, banded=banded))
     return save(fig, path)
 
 
