@@ -57,7 +57,7 @@ def _collectives(given: list[str] | None, algorithm: str, fit: bool) -> list[str
     (`--fit --algorithm ring`: all_reduce, all_gather, broadcast). Checked before anything is measured."""
     from lionsim.network.cost import algorithms_for
 
-    ops = [normalize_op(c) for c in given or []]
+    ops = list(dict.fromkeys(normalize_op(c) for c in _split(given)))  # repeated and/or comma lists, once each
     defaults = FIT_COLLECTIVES if fit else ("all_reduce",)
     if algorithm == AUTO:
         return ops or list(defaults)
@@ -110,7 +110,7 @@ def comm(
         "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30; 1 B to 1 TiB. Default "
         f"1KiB:1GiB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
-    collective: list[str] = typer.Option(None, "--collective", help=f"Repeatable: {', '.join(TABLE_OPS)}. Default "
+    collective: list[str] = typer.Option(None, "--collective", help=f"Repeat or comma list: {', '.join(TABLE_OPS)}. Default "
                                          f"all_reduce; with --fit: {', '.join(FIT_COLLECTIVES)}; of those, the ones "
                                          "--algorithm implements."),
     dtype: list[str] = typer.Option(None, "--dtype", help="Measured: wire dtypes of the reductions, repeat or comma "

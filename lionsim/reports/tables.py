@@ -16,7 +16,7 @@ from rich.table import Table
 from lionsim.numbers import rounded, sig
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
-from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
+from lionsim.reports.widths import Pair, RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
 
 def _isnan(value: float) -> bool:
@@ -108,6 +108,15 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
     return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
 
 
+def _compute(summary: pd.DataFrame, meta: dict | None) -> str:
+    """", compute measured" where a simulator run timed its compute here (--compute measured): its
+    times are not the model alone (a gloo/nccl title's "measured" link says its own)."""
+    from lionsim.reports.plots.titles import compute_measured
+
+    sim = "backend" not in summary.columns or (summary["backend"] == "sim").all()
+    return ", compute measured" if sim and compute_measured(meta) else ""
+
+
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
                  "are over the steps before.")
 """What a summary's "diverged at N" mark means (the table's caption, report.md's notes)."""
@@ -158,7 +167,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     metric, higher = eval_metric(summary)
     own = use_acc and metric != ACCURACY
     table = Table(
-        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
+        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}{_compute(summary, meta)}",
         caption=(
             f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
             "(encode + decode), comm, upd(ate), step (run.json says how each was obtained)"
@@ -204,7 +213,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.update_s),
             _ms(row.step_s),
             _bytes(row.wire_bytes),
-            f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
+            Pair(f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}"),
             speedup_text(row.speedup),
             _to_target(row),
         )

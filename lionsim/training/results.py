@@ -91,9 +91,9 @@ class Results:
 
             files = {"calibration.toml": profile_toml(self.network, self.network.description),
                      "calibration.csv": self.calibration.to_csv(index=False)}
-        if self.plan.training.trace:
-            files["trace.json"] = self.trace()
         record = self.record(status, error)
+        if self.plan.training.trace:
+            files["trace.json"] = self.trace(record)
         summary = leave_out_unchecked_error(summary, record)  # a default --network priced no link measured
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
@@ -132,18 +132,25 @@ class Results:
         frame["wire_bytes"] = frame["wire_bytes"].astype("int64")
         return frame[BOOKED_COLUMNS]
 
-    def trace(self) -> str:
-        """trace.json of the runs trained in this session (lionsim.training.spans)."""
+    def trace(self, record: dict) -> str:
+        """trace.json of the runs trained in this session (lionsim.training.spans). `record`
+        (run.json) names the network as the table does: on gloo/nccl the link measured."""
+        from lionsim.reports.plots.titles import compute_measured, named_network
         from lionsim.reports.trace import Track, trace_text
         from lionsim.training.spans import run_tracks
 
         comm, backend = self.runner.place.comm, self.plan.backend.name
         tracks = [Track(name, spans) for name, spans in
                   run_tracks(self.runner.records, self.booking(), backend, comm.local_workers)]
-        about = {"command": "bench", "backend": backend, "network": self.network.name,
-                 "workers": comm.world_size, "ranks": comm.ranks,
-                 "times": "modelled (the network model and the booked work)" if backend == "sim"
-                          else "measured on each rank; ranks' clocks aligned at the calls' barriers (median)"}
+        if backend != "sim":
+            times = "measured on each rank; ranks' clocks aligned at the calls' barriers (median)"
+        elif compute_measured(record):
+            times = "compute measured on this machine, the network modelled (the network model and the booked work)"
+        else:
+            times = "modelled (the network model and the booked work)"
+        about = {"command": "bench", "backend": backend,
+                 "network": named_network(self.network.name, record, backend != "sim"),
+                 "workers": comm.world_size, "ranks": comm.ranks, "times": times}
         return trace_text(tracks, about)
 
     @property

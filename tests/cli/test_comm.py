@@ -20,7 +20,7 @@ def test_networks_lists_every_preset(capsys):
 
 def test_comm_writes_the_csv(tmp_path, capsys):
     argv = ["comm", "--sizes", "1KB:4KB", "--workers", "2,4", "--workers", "8", "--collective", "all_reduce",
-            "--collective", "all-to-all", "--network", "25gbe", "--out", str(tmp_path)]
+            "--collective", "all-to-all,all_reduce", "--network", "25gbe", "--out", str(tmp_path)]
     code, out, err = run_cli(argv, capsys)
     assert (code, err) == (0, "")
     frame = pd.read_csv(tmp_path / "comm.csv")
@@ -64,6 +64,7 @@ def test_comm_reads_a_config_file(tmp_path, capsys):
         (["--sizes", "1XB"], "bad size '1XB'"),
         (["--sizes", "1e30"], "bad size '1e30': 1e+30 B is above 1 TiB; accepted: 1 B to 1 TiB"),
         (["--collective", "allreduce"], "unknown collective 'allreduce'"),
+        (["--collective", "all_reduce,allgather"], "unknown collective 'allgather'; choose from:"),
         (["--workers", "two"], "bad --workers value 'two'"),
         (["--workers", "1"], "integers >= 2"),
         (["--network", "5gbe"], "unknown network '5gbe'"),

@@ -215,3 +215,19 @@ def test_the_bytes_plot_says_whose_bytes_it_draws(backend, sender, tmp_path, fig
     fig = figures["bytes_per_step"]
     assert fig._suptitle.get_text().splitlines()[0] == f"Bytes sent per {sender} per step"
     assert fig.axes[0].get_xlabel().startswith(f"bytes per {sender} per step (linear axis from 0)")
+
+
+@pytest.mark.parametrize("backend, compute, axis", [
+    ("sim", "h100", "modelled wall clock (s)"),
+    ("sim", "measured", "wall clock (compute measured, network modelled, s)"),
+    ("gloo", "measured", "measured wall clock (s)"),
+])
+def test_the_time_axis_says_how_its_clock_was_obtained(backend, compute, axis, tmp_path, figures):
+    """On sim with --compute measured the clock is the compute timed here plus the network
+    modelled: neither "modelled" nor "measured" alone (the gloo clock is measured throughout)."""
+    from lionsim.reports.plots.style import run_styles
+
+    steps = steps_of({"a@fp32-allreduce": (0.1, 4000)}, backend=backend)
+    run_plots._loss_plot(split_runs(steps), run_styles(["a@fp32-allreduce"], None), None, steps, "sim_time_s",
+                         tmp_path / "loss_vs_time.png", None, {"config": {"backend": backend, "compute": compute}})
+    assert figures["loss_vs_time"].axes[0].get_xlabel() == axis

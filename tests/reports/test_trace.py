@@ -130,6 +130,19 @@ def test_modelled_step_matches_the_closed_form(factors, transport, bucket_mb):
         assert first < max(factors) * (work.forward_s + work.backward_s)  # overlaps backward
 
 
+def test_sim_trace_with_measured_compute_says_only_the_network_is_modelled():
+    from lionsim.bench import BenchConfig, run_bench
+
+    def about(compute: str) -> dict:
+        cfg = BenchConfig(workload="mlp", workers=2, steps=1, strategies=["adamw"], compute=compute, trace=True)
+        return json.loads(run_bench(cfg).files["trace.json"])["otherData"]
+
+    measured = about("measured")
+    assert measured["times"].startswith("compute measured on this machine, the network modelled")
+    assert measured["network"] == "1gbe"
+    assert about("h100")["times"] == "modelled (the network model and the booked work)"
+
+
 @pytest.mark.slow
 def test_gloo_trace_has_every_rank_and_call(tmp_path):
     """gloo: one process per rank, each collective of calls.csv a comm span on every rank (named
@@ -151,6 +164,7 @@ def test_gloo_trace_has_every_rank_and_call(tmp_path):
         marks = events(trace, pid, "step", names)
         assert [e["name"] for e in marks] == ["step 1", "step 2", "step 3"]
         assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(marks, marks[1:]))
+    assert trace["otherData"]["network"] == "loopback, measured"  # the link measured (the table's words), not 1gbe
 
 
 def test_estimate_trace_is_each_runs_step(tmp_path, capsys):

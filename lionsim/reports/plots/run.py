@@ -25,7 +25,7 @@ from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure, human_bytes,
                                          labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
                                          save, time_unit, twin_name)
-from lionsim.reports.plots.titles import ratio_text, subtitle
+from lionsim.reports.plots.titles import compute_measured, ratio_text, subtitle
 from lionsim.reports.summary import final_window, ran_steps, reach, smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps
@@ -61,18 +61,24 @@ def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]], r
         "" if pd.isna(at) else f" (diverged at step {int(at)})")
 
 
-def _clock(steps: pd.DataFrame) -> str:
-    """What the time axis is: modelled on sim, measured step times on gloo/nccl."""
+def _clock(steps: pd.DataFrame, meta: dict | None) -> tuple[str, str]:
+    """What the time axis is, (its words, what they are): measured step times on gloo/nccl; on sim
+    modelled, or with --compute measured the compute timed here and the network modelled."""
     real = "backend" in steps.columns and (steps["backend"] != "sim").any()
-    return "measured wall clock" if real else "modelled wall clock"
+    if real:
+        return "measured wall clock", ""
+    if compute_measured(meta):
+        return "wall clock", "compute measured, network modelled"
+    return "modelled wall clock", ""
 
 
-def _x_axis(steps: pd.DataFrame, x_col: str) -> tuple[float, str, str]:
+def _x_axis(steps: pd.DataFrame, x_col: str, meta: dict | None = None) -> tuple[float, str, str]:
     """(divisor, axis label, title words) for a step or wall-clock x axis."""
     if x_col == "step":
         return 1.0, "step", "step"  # callers set an integer locator
     scale, unit = time_unit(float(steps["sim_time_s"].max()))
-    return scale, f"{_clock(steps)} ({unit})", _clock(steps)
+    words, how = _clock(steps, meta)
+    return scale, f"{words} ({how + ', ' if how else ''}{unit})", words
 
 
 def _line(ax: Axes, x, y, style: dict, twin: bool, **kwargs):
@@ -147,7 +153,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
                meta: dict | None = None) -> list[Path]:
     """Training loss (faint raw + light trailing mean) against x_col, eval loss as diamonds, and
     the time-to-target loss."""
-    scale, xlabel, words = _x_axis(steps, x_col)
+    scale, xlabel, words = _x_axis(steps, x_col, meta)
     fig, (ax,) = figure(f"Training loss vs {words}", subtitle(steps, meta))
     same = twins(runs, ("loss", "eval_loss"), x_col)
     handles, has_eval, has_raw = [], False, False
@@ -190,7 +196,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
 def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: dict | None = None) -> list[Path]:
     """The workload's eval metric (accuracy, or its own by name) against step or wall clock:
     against the clock, this is time to accuracy."""
-    scale, xlabel, words = _x_axis(steps, x_col)
+    scale, xlabel, words = _x_axis(steps, x_col, meta)
     metric, higher = eval_metric(steps)
     ylabel, factor = metric_axis(metric, higher)
     title = f"Eval {metric} vs step" if x_col == "step" else f"Time to {metric}: eval {metric} vs {words}"

@@ -36,6 +36,13 @@ def named_network(network: str, meta: dict | None, measured: bool) -> str:
     return measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
 
 
+def compute_measured(meta: dict | None) -> bool:
+    """Whether a simulator run timed its compute on this machine (--compute measured, run.json's
+    config): its clock is then part measured (compute, codec, update), part modelled (the network)."""
+    config = (meta or {}).get("config", {})
+    return config.get("backend", "sim") == "sim" and config.get("compute") == "measured"
+
+
 def measured_link(meta: dict | None) -> str:
     """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
     where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
