@@ -16,7 +16,7 @@ from rich.table import Table
 from lionsim.numbers import rounded, sig
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
-from lionsim.reports.widths import Pair, RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
+from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
 
 def _isnan(value: float) -> bool:
@@ -213,7 +213,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.update_s),
             _ms(row.step_s),
             _bytes(row.wire_bytes),
-            Pair(f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}"),
+            f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             speedup_text(row.speedup),
             _to_target(row),
         )

@@ -1,10 +1,9 @@
 """Tables that fit 80 columns: run names that break after a '-' rather than widen the table.
 
 A run label is two lines, strategy then @transport, each whole while the table fits; a table
-wider than TABLE_WIDTH first breaks its columns of words and pairs (`not` / `reached`, `0.651/` /
-`0.651`), then, only where that is not enough, narrows its run column by what it is still over,
-and the transports in it break after a '-' (`@compressed-` / `allreduce`): a last resort, taken
-only where the column cannot hold the name whole. Nothing is cut inside a word, a strategy's name is
+wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the
+transports in it break after a '-' (`@compressed-` / `allreduce`): a last resort, taken only
+where the column cannot hold the name whole. Nothing is cut inside a word, a strategy's name is
 never broken, and the numbers' columns are never narrowed (no number is cut or ellipsized):
 where those alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures tables without it.
 """
@@ -123,29 +122,6 @@ class Phrases:
         yield Text("\n".join(_fill(self.items, max(options.max_width, 1))), no_wrap=False, overflow="fold")
 
 
-class Pair:
-    """Two figures joined by a separator (`0.651/0.651`, bits up/down) in a table cell: whole on one
-    line where the column holds it, else broken after the separator (`0.651/` / `0.651`), so a
-    table over TABLE_WIDTH narrows it before it breaks a run's @transport (fit); a figure is never cut."""
-
-    def __init__(self, text: str, sep: str = "/") -> None:
-        self.text, self.sep = text, sep
-
-    def __str__(self) -> str:
-        return self.text
-
-    def _parts(self) -> list[str]:
-        head, sep, tail = self.text.partition(self.sep)
-        return [head + sep, tail] if sep else [head]
-
-    def __rich_measure__(self, console, options) -> Measurement:
-        return Measurement(max(map(len, self._parts())), len(self.text))
-
-    def __rich_console__(self, console, options):
-        whole = len(self.text) <= max(options.max_width, 1)
-        yield Text(self.text if whole else "\n".join(self._parts()), no_wrap=False, overflow="fold")
-
-
 def _at_parts(name: str) -> list[str]:
     """`strategy@transport` as its two lines (`strategy`, `@transport`); a bare name as itself."""
     strategy, at, transport = name.partition("@")
@@ -170,28 +146,21 @@ def natural_width(renderable) -> int:
 
 
 def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
-    """`table` narrowed to `width` columns. First its columns of words and pairs give up width,
-    breaking between them (`not` / `reached`, `0.651/` / `0.651`: Pair), where that makes it fit;
-    where it does not, they stay whole and its `column` (the run column: names of strategies and transports), which breaks
-    its names after a '-' (RunName) or between them (NameList): a run's @transport stays whole on
-    its line wherever the other columns can make room. Down to LEAST_RUN, and never below the widest
-    piece a name cannot break in (a word is not cut: `allreduce` keeps its 9 columns). The numbers'
-    columns keep their width, so no number is ever cut or ellipsized: a table whose numbers alone
-    are wider stays wider."""
+    """`table` narrowed to `width` columns by its `column` alone (the run column: the widest text,
+    names of strategies and transports), which then breaks its names after a '-' (RunName) or
+    between them (NameList); the numbers' columns keep their width, so no number is ever cut or
+    ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
+    word is not cut: `allreduce` keeps its 9 columns). Where that is not enough, a column of
+    words (`not reached`) breaks between them; a table whose numbers alone are wider stays wider."""
     run = next((c for c in table.columns if c.header == column), None)
     if run is None:
         return table
-    others = [c for c in table.columns if c is not run and not c.no_wrap]  # a number has no space: kept whole
-    kept = [(c.min_width, c.max_width, c.no_wrap, c.overflow) for c in others]
-    for other in others:
-        _narrow(table, other, width, 1)
-    if natural_width(table) <= width:
-        return table
-    for column, (least, most, no_wrap, overflow) in zip(others, kept):  # not enough: break the names instead,
-        column.min_width, column.max_width, column.no_wrap, column.overflow = least, most, no_wrap, overflow
-    _narrow(table, run, width, LEAST_RUN)  # then the words, as little as is left over
-    for other in others:
-        _narrow(table, other, width, 1)
+    _narrow(table, run, width, LEAST_RUN)
+    # still over: a column of words ("not reached") breaks between them, its rows being several
+    # lines already; a number has no space, so its column keeps its width
+    for other in table.columns:
+        if other is not run and not other.no_wrap:
+            _narrow(table, other, width, 1)
     return table
 
 

@@ -116,23 +116,6 @@ def test_a_sim_title_says_when_compute_was_measured_here():
     assert "compute measured" not in modelled
 
 
-def test_a_long_transport_stays_whole_while_the_bits_column_gives_up_width():
-    """A transport of 17 characters beside a wide bits pair (0.651/0.651): the pair breaks after its
-    '/' (no figure cut) so `@sparse-allgather` keeps its line, and the table still fits 80."""
-    sparse = rows("dgc", 2)
-    for r in sparse:
-        r.update(transport="sparse-allgather", bits_per_param_up=0.651, bits_per_param_down=0.651)
-    dense = rows("dgc", 2)
-    for r in dense:
-        r.update(transport="sparse-as-dense")
-    shown = table_text(summary_table(summarize(frame(dense, sparse)), {"config": {"steps": 2}}))
-    lines = shown.splitlines()
-    firsts = [line.split()[0] for line in lines if line.strip()]
-    assert "@sparse-allgather" in firsts and "@sparse-as-dense" in firsts  # each whole on its line
-    assert ["0.651/", "0.651"] == [w for line in lines for w in line.split() if w.startswith("0.651")]
-    assert max(map(len, lines)) <= 80
-
-
 def test_a_diverged_runs_bytes_per_step_are_the_mean_of_the_steps_before():
     """The diverged step ran no exchange: booked with no times and 0 bytes, it is not averaged in
     (before, a run that diverged at step 2 showed half the bytes it sent each step)."""
