@@ -177,10 +177,13 @@ def _target_text(frame: pd.DataFrame) -> str:
     return f"Target loss {value}: {origin}."
 
 
-def _clock(backend: str | None) -> str:
-    """How a report's times were obtained, in one word or three: on the simulator modelled, on
-    gloo/nccl measured on that backend."""
-    return "modelled" if backend in (None, "sim") else f"measured (on {backend})"
+def _clock(backend: str | None, compute: str | None = None) -> str:
+    """How a report's times were obtained, in a few words: on the simulator modelled (compute
+    measured on this machine with --compute measured, the network modelled), on gloo/nccl measured
+    on that backend."""
+    if backend not in (None, "sim"):
+        return f"measured (on {backend})"
+    return "part measured (compute), part modelled (network)" if compute == "measured" else "modelled"
 
 
 def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False) -> str:
@@ -275,7 +278,7 @@ def _run_report(directory: Path) -> str:
     cfg = meta.get("config") or {}
     first = summary.iloc[0]
     backend = cfg.get("backend") or (first["backend"] if "backend" in summary.columns else None)
-    clock = _clock(backend)
+    clock = _clock(backend, cfg.get("compute"))
     measured = backend not in (None, "sim")
     cfg = {**cfg, "network": named_network(str(cfg["network"]), meta, measured)} if cfg.get("network") else cfg
     # a workload file builds its own model: bench refuses --model-size for it, so no row says one
@@ -322,7 +325,7 @@ def _sweep_report(directory: Path) -> str:
                                                "data_split", "baseline", "target_loss", "lr", "weight_decay")]
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []
-    clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"))
+    clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"), bench.get("compute"))
     agg = []
     metric, scale, digits = _metric(summary)
     for key, group in summary.groupby([*GROUP, "run"], sort=False):

@@ -296,3 +296,11 @@ def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkey
     assert "| adamw@t | 4 | 1gbe | 3 | 2.0000 ± 1.4142 (diverged in 1 of 3 seeds) |" in text  # mean, sd of 1 and 3
     assert "| sgdm@t | 4 | 1gbe | 3 | diverged in 3 of 3 seeds |" in text
     assert "diverged in K of M seeds: a loss or gradient went non-finite in K cells" in text
+
+
+def test_a_report_says_a_sim_run_with_measured_compute_is_part_measured():
+    from lionsim.reports.markdown import _clock
+
+    assert _clock("sim") == _clock(None) == "modelled"
+    assert _clock("sim", "measured") == "part measured (compute), part modelled (network)"
+    assert _clock("sim", "h100") == "modelled" and _clock("gloo", "measured") == "measured (on gloo)"
