@@ -31,9 +31,10 @@ CPU op's input as soon as backward produces it), so during backward one exchange
 beside another's transfer: the stream holds each exchange's transfer alone (c_j less its
 copies), and the step also waits for the last exchange's copies, which nothing follows:
 end = max_j (r_j + t_j + ... + t_k) + s_k, and at least the copy engines' own queue, taken as one
-(conservative: a GPU's two directions have an engine each): max_j (r_j + s_j + ... + s_k). One exchange after backward runs its copies in line,
-as a framework that calls MPI between copies does (DeepSpeed's first 1-bit Adam: cupy.asnumpy,
-the call, cupy.asarray), so its whole cost is exposed as before.
+(conservative: a GPU's two directions have an engine each): max_j (r_j + s_j + ... + s_k). One
+exchange after backward runs its copies in line, as a framework that calls MPI between copies
+does (DeepSpeed's first 1-bit Adam: cupy.asnumpy, the call, cupy.asarray), so its whole cost is
+exposed as before.
 
 An exchange the run's schedule puts after backward (overlap.py: the strategy's reference
 schedule, what its transport can do and --overlap), or the exchange of a strategy whose payload
@@ -226,9 +227,6 @@ class PricedStep:
     """Bucketed: the partial first bucket's exchange, its host copies left out (Priced.transfer_s)."""
     bucket_cost_s: float = 0.0
     """Bucketed: one full bucket's exchange, its host copies left out."""
-    last_staging_s: float = 0.0
-    """During backward: the host copies of the last exchange, which no later transfer hides
-    (module doc, "Host copies")."""
     first_staging_s: float = 0.0
     """Bucketed: the partial first bucket's host copies (the copy engines' own queue)."""
     bucket_staging_s: float = 0.0
@@ -248,6 +246,16 @@ class PricedStep:
     in the order they run (empty: buckets, or one exchange)."""
     unit_costs: tuple[float, ...] = ()
     """Per tensor: each exchange's seconds, its host copies left out, in the same order."""
+
+    @property
+    def last_staging_s(self) -> float:
+        """During backward: the host copies of the last exchange, which no later transfer hides
+        (module doc, "Host copies"); 0 for one exchange after backward, which pays them in line."""
+        if self.unit_staging:
+            return self.unit_staging[-1]
+        if self.buckets is None:
+            return 0.0
+        return self.bucket_staging_s if self.buckets.count else self.first_staging_s
 
     @property
     def during_backward(self) -> bool:
@@ -360,8 +368,7 @@ def price_step(
         first = exchange_cost(transport, bucket_spec(spec, buckets.first), workers, network, algorithm) if buckets.first else Priced()
         return PricedStep(comm=first + cost.times(buckets.count), extra=extra, buckets=buckets,
                           first_cost_s=first.transfer_s, bucket_cost_s=cost.transfer_s, numel=spec.numel,
-                          count=buckets.total, last_staging_s=(cost if buckets.count else first).staging_s,
-                          first_staging_s=first.staging_s, bucket_staging_s=cost.staging_s)
+                          count=buckets.total, first_staging_s=first.staging_s, bucket_staging_s=cost.staging_s)
     comm = exchange_cost(transport, spec, workers, network, algorithm)
     return PricedStep(comm=comm, extra=extra, buckets=None, count=1, hidden_steps=spec.hidden_steps,
                       hidden_pieces=spec.hidden_pieces)
@@ -382,8 +389,7 @@ def _per_tensor(transport: Transport, order: list[PayloadSpec], workers: int, ne
         costs.append(priced[t].transfer_s)
         copies.append(priced[t].staging_s)
     return PricedStep(comm=total, extra=extra, buckets=None, numel=numel, count=len(order),
-                      unit_shares=tuple(shares), unit_costs=tuple(costs), last_staging_s=priced[order[-1]].staging_s,
-                      unit_staging=tuple(copies))
+                      unit_shares=tuple(shares), unit_costs=tuple(costs), unit_staging=tuple(copies))
 
 
 def step_times(work: StepWork, **pricing) -> StepTimes:
