@@ -345,7 +345,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import crossing_words, fit, fold_run, run_width, speedup_text
+    from lionsim.reports.tables import crossing_words, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -367,7 +367,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
             where = crossing_words(row, unit=False)
-            wins = f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
+            wins = winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
         table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),

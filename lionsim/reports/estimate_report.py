@@ -25,7 +25,7 @@ from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
-from lionsim.reports.tables import crossing_words
+from lionsim.reports.tables import crossing_words, winning_count
 from lionsim.reports.plots.style import human_bytes
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
@@ -77,7 +77,7 @@ def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
         if pd.isna(row.crossover):
             where, wins = "-", str(row.wins)
         elif variable == "workers":  # as the terminal's table: the counts either side, the first that wins
-            where, wins = crossing_words(row), f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
+            where, wins = crossing_words(row), winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g}", str(row.wins)
         rows.append([f"{row.strategy}@{row.transport}", where, wins])

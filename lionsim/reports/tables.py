@@ -272,3 +272,9 @@ def crossing_words(row, unit: bool = True) -> str:
     at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
     words = f"{at:,}" if loses != loses else "{:,}-{:,}".format(*sorted((at, int(loses))))
     return words if not unit else f"{words} worker{'' if words == '1' else 's'}"
+
+
+def winning_count(row) -> str:
+    """A worker crossover's winning side (a crossover.csv row): "from 16", or "up to 120" where the
+    run stops winning past it."""
+    return f"{'from' if row.wins == 'above' else 'up to'} {int(row.crossover):,}"
