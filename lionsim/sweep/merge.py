@@ -104,8 +104,7 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     root.prepare()
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)
-    stale = adopt or previous is None or previous.get("grid") != plan.grid.to_dict()
-    removed = root.drop_report() if stale else None  # as a sweep's rerun (lionsim.sweep.runner)
+    removed = root.drop_stale_report(previous, plan.grid.to_dict(), len(adopt))  # as a sweep's rerun
     tables = SweepTables(root, cells, plan.rule, plan.grid.runs)
     finished = root.finished([c.id for c in cells])
     for cell in cells:

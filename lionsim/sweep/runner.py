@@ -119,8 +119,8 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
         if (removed := store.drop_report()) is not None:
             events.report_removed(removed)
 
-    if adopted or previous is None or previous.get("grid") != plan.grid.to_dict():
-        results_changed()
+    if (removed := store.drop_stale_report(previous, plan.grid.to_dict(), adopted)) is not None:
+        events.report_removed(removed)
     mine = {u.unit.key for u in plan.units}
     cells = {c.id: c for c in plan.cells if c.unit.key in mine}
     tables = SweepTables(store, list(cells.values()), plan.rule, plan.grid.runs)

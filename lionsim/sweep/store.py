@@ -61,6 +61,13 @@ class CellStore:
             if cell_dir.is_dir() and not all((cell_dir / name).is_file() for name in CELL_FILES):
                 shutil.rmtree(cell_dir)
 
+    def drop_stale_report(self, previous: dict | None, grid: dict, taken_in: int) -> Path | None:
+        """drop_report where the results changed since `previous` (the sweep.json before this run,
+        None: none): the grid (`grid`, the plan's) differs, or `taken_in` cells were adopted."""
+        if taken_in or previous is None or previous.get("grid") != grid:
+            return self.drop_report()
+        return None
+
     def drop_report(self) -> Path | None:
         """Remove the report.md `lionsim report` wrote of the sweep's results before they changed;
         its path if there was one. The callers decide when: the grid grew, or a cell was published
