@@ -200,8 +200,14 @@ def device_choices() -> str:
     return ", ".join(shown)
 
 
+def unknown_device(name: str) -> str:
+    """The line an unknown device name is refused with, wherever it was read (--device, --compute, a
+    network profile's `device` key: the caller puts where in front)."""
+    return f"unknown device {name!r}; choose from: {device_choices()}{did_you_mean(name, DEVICES.names())}"
+
+
 def get_device(name: str) -> Device:
     """DEVICES.get, an unknown name answered with device_choices()."""
     if name in DEVICES:
         return DEVICES.get(name)
-    raise LionsimError(f"unknown device {name!r}; choose from: {device_choices()}{did_you_mean(name, DEVICES.names())}")
+    raise LionsimError(unknown_device(name))

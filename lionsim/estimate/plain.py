@@ -41,12 +41,10 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
     if given is not None:
         return given, ""
     if network.device:
-        from lionsim.compute.devices import DEVICES, device_choices
-        from lionsim.registry import did_you_mean
+        from lionsim.compute.devices import DEVICES, unknown_device
 
-        if network.device not in DEVICES:  # the profile's own name, checked where it is read
-            raise LionsimError(f"{os.fspath(spec)}: unknown device {network.device!r}; accepted: {device_choices()}"
-                               f"{did_you_mean(network.device, DEVICES.names())}")
+        if network.device not in DEVICES:  # the profile's own name, refused naming the profile
+            raise LionsimError(f"{os.fspath(spec)}: {unknown_device(network.device)}")
         return DEVICES.canonical(network.device), "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
     return DEFAULT_DEVICE, ""
 

@@ -219,7 +219,7 @@ def test_a_profiles_unknown_device_is_one_line_where_estimate_reads_it(tmp_path,
     path.write_text('device = "a1000"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
     code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network", str(path)], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert f"{path}: unknown device 'a1000'; accepted: a100 (a100-40gb), a100-40gb" in err and "did you mean 'a100'" in err
+    assert f"{path}: unknown device 'a1000'; choose from: a100 (a100-40gb), a100-40gb" in err and "did you mean 'a100'" in err
     code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network", str(path),
                               "--device", "h100"], capsys)
     assert code == 0, err  # an explicit --device wins: the profile's device is not read
