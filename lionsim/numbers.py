@@ -4,8 +4,9 @@ neighbours, and a whole run's length in a unit that reads at any size.
 Python's 'g' rounds first and then picks its form, so a value that rounds up to 10**digits
 (999.97 to 3 digits) comes out as "1e+03" while 998 beside it reads plainly; `sig` prints that
 value as the whole number ("1,000"), as the tables print every figure of 1,000 and above. A unit
-ladder (kB, MB, GB) chooses its unit from the rounded value (`rounded`), so that 999.6 GB reads
-"1 TB", not "1e+03 GB". No imports beyond the standard library: the CLI's tables use it.
+ladder (kB, MB, GB: `bytes_text`, the one every table, plot and message uses) chooses its unit
+from the rounded value (`rounded`), so that 999.6 GB reads "1 TB", not "1e+03 GB". No imports
+beyond the standard library: the CLI's tables use it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,33 @@ def sig(value: float, digits: int = 3) -> str:
     if math.isfinite(value) and abs(rounded(value, digits)) >= 10**digits:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"
+
+
+DECIMAL_UNITS = (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
+BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def bytes_text(n: float, sep: str = " ") -> str:
+    """`n` bytes as every lionsim table, plot and message prints them: decimal units (1 kB = 1e3 B),
+    the unit chosen from the rounded figure (999.6 MB reads "1 GB"), 3 significant digits; past
+    1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no figure)."""
+    if math.isnan(n):
+        return "-"
+    if abs(rounded(n)) >= 1e18:
+        return f"{n / 1e15:,.0f}{sep}PB"
+    for unit, size in DECIMAL_UNITS:
+        if abs(rounded(n)) >= size:
+            return f"{sig(n / size)}{sep}{unit}"
+    return f"{sig(n)}{sep}B"
+
+
+def binary_bytes_text(n: float) -> str:
+    """`n` bytes in binary units (23552 -> "23 KiB"): sizes that were set as powers of two (a
+    library's thresholds, nccl-tests' --sizes 1K:1G)."""
+    for unit, size in BINARY_UNITS:
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n:g} B"
 
 
 MS_PLAIN_TOP = 1e6

@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import binary_bytes_text, bytes_text
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -17,14 +17,10 @@ TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16
 
 def human_bytes(n: float) -> str:
     """A size as it was most likely given: binary units for a whole number of KiB (1 KiB to
-    1 GiB, --sizes 1K:1G), decimal ones otherwise (1 KB = 1e3 B)."""
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % 2**10 == 0 and n % 1000 != 0:
-            return f"{n / scale:.4g} {unit}"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if rounded(n) >= scale:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
-            return f"{sig(n / scale)} {unit}"
-    return f"{int(n)} B"
+    1 GiB, --sizes 1K:1G), decimal ones otherwise (1 kB = 1e3 B)."""
+    if n >= 2**10 and n % 2**10 == 0 and n % 1000 != 0:
+        return binary_bytes_text(n)
+    return bytes_text(n)
 
 
 def us(seconds: float) -> str:

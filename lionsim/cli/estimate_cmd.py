@@ -19,7 +19,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
-from lionsim.numbers import ms_text, rounded, run_duration, sig
+from lionsim.numbers import bytes_text, ms_text, run_duration
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -110,17 +110,6 @@ def _ms(seconds: float) -> str:
     if 0 < ms < 1e-4:
         return "<0.0001"
     return ms_text(ms)
-
-
-def _bytes(n: float) -> str:
-    """Bytes in decimal units up to PB, then PB with thousands separators (never "7e+06 GB"); the
-    unit is chosen from the rounded figure (999.6 GB reads "1 TB")."""
-    if rounded(n) >= 1e18:
-        return f"{n / 1e15:,.0f} PB"
-    for unit, size in (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if rounded(n) >= size:
-            return f"{sig(n / size)} {unit}"
-    return f"{sig(n)} B"
 
 
 def _library(row) -> str:
@@ -254,7 +243,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         "compute", "local", "comm", "exposed", "step", "sent", "speedup")
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    size = (lambda n: _bytes(n).replace(" ", "")) if across else _bytes
+    size = (lambda n: bytes_text(n, sep="")) if across else bytes_text
     for row, h in zip(frame.itertuples(index=False), rounds):
         table.add_row(
             run_label(row, h),

@@ -12,6 +12,7 @@ from lionsim.cli.lists import list_table
 from lionsim.cli.output import Format, emit
 from lionsim.network.link import GB, NVLINK_GBPS, US, Link
 from lionsim.network.presets import NETWORKS
+from lionsim.numbers import binary_bytes_text
 
 
 def _link_text(link: Link | None) -> str:
@@ -100,19 +101,11 @@ def traits_frame() -> pd.DataFrame:
     return pd.DataFrame.from_records(rows)
 
 
-def _binary_size(nbytes: float) -> str:
-    """Sizes as the traits' thresholds are set, in binary units: 23552 -> "23 KiB"."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= size:
-            return f"{nbytes / size:.4g} {unit}"
-    return f"{nbytes:g} B"
-
-
 def _duplex_text(duplex) -> str:
     last = "larger: " if len(duplex) > 1 else ""
 
     def size(r) -> str:
-        return last if r.max_bytes == float("inf") else f"<= {_binary_size(r.max_bytes)}: "
+        return last if r.max_bytes == float("inf") else f"<= {binary_bytes_text(r.max_bytes)}: "
 
     return ", ".join(f"{size(r)}{r.share:g}"
                      + ("" if r.floor_s is None else f" (own floor {r.floor_s / US:g})") for r in duplex)

@@ -27,7 +27,7 @@ from rich.console import Console
 from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, plan, run_bench
 from lionsim.docgen.blocks import BLOCKS, Block, cache_dir
 from lionsim.errors import LionsimError
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import bytes_text
 from lionsim.reports import load_run, summarize, summary_table, write_run
 from lionsim.reports.columns import run_label
 
@@ -133,19 +133,12 @@ def newer_strategies(runs: tuple[str, ...] = NEWER) -> str:
     for r in summary.itertuples(index=False):
         to = (f"{r.time_to_target_speedup:.2f}x" if r.target_reached else "not reached")
         lines.append(f"| {r.run} | {r.final_loss:.3f} | {_acc(r.final_eval_acc)} | {r.step_s * 1e3:.2f} | "
-                     f"{_bytes(r.wire_bytes)} | {r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g} | "
+                     f"{bytes_text(r.wire_bytes)} | {r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g} | "
                      f"{r.speedup:.2f}x | {to} |")
     target = summary.iloc[0]
     caption = (f"Target loss {target.target_loss:.4g} ({target.target_rule}). From the same cached run as the "
                f"default bench's table ({facts['cpu']}, {facts['date']}).")
     return wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n"
-
-
-def _bytes(n: float) -> str:
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if rounded(n) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
-            return f"{sig(n / size)} {unit}"
-    return f"{sig(n)} B"
 
 
 def first_steps_differ(steps: int = 3, only: list[str] | None = None) -> list[str]:

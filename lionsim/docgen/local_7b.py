@@ -9,7 +9,8 @@ import csv
 import io
 
 from lionsim.docgen.blocks import BLOCKS, Block
-from lionsim.docgen.figures import frame, md, ms, size
+from lionsim.docgen.figures import frame, md, ms
+from lionsim.numbers import bytes_text
 from lionsim.docgen.run import printed
 
 NETWORKS = (("h100x8-10gbe, 16 workers", ["--workers", "16", "--network", "h100x8-10gbe"]),
@@ -51,7 +52,7 @@ def table(runs: list[str], rounds: dict[str, str]) -> str:
         cells = [f"{run} ({rounds[r.strategy]})" if r.strategy in rounds else run]
         for f in frames.values():
             x = f.loc[run]
-            cells += [ms(x.comm_s), ms(x.comm_exposed_s), ms(x.step_s), size(x.wire_bytes), speedup(x.speedup)]
+            cells += [ms(x.comm_s), ms(x.comm_exposed_s), ms(x.step_s), bytes_text(x.wire_bytes), speedup(x.speedup)]
         rows.append(cells)
     commands = "\n".join("lionsim estimate " + " ".join(a) for a in args.values())
     return f"\n```bash\n{commands}\n```\n\n" + md(header, rows) + "\n"

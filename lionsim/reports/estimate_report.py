@@ -19,14 +19,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.numbers import sig
+from lionsim.numbers import bytes_text, sig
 from lionsim.reports.columns import model_name, per_worker_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.tables import crossing_words, winning_count
-from lionsim.reports.plots.style import human_bytes
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
 from lionsim.reports.to_target import has_to_target, no_plot_reason, to_target_section, to_target_sweep_section
@@ -99,7 +98,7 @@ def estimate_report(directory: Path) -> str:
     ]
     if "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any():
         parts.append("## Bytes one node sends across nodes per step\n\n"
-                     + _pivot(frame, "inter_bytes", lambda v: "n/a" if not math.isfinite(v) else human_bytes(v), variable))
+                     + _pivot(frame, "inter_bytes", lambda v: bytes_text(v) if math.isfinite(v) else "n/a", variable))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
         parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable))
     if has_to_target(frame):
@@ -136,7 +135,7 @@ def one_estimate_report(directory: Path) -> str:
     frame = read_table(directory / "estimate.csv", ONE_NEEDS)
     first = frame.iloc[0]
     steps = md_table(["run", "compute", "comm", "step", "sent", "speedup"], [
-        [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), human_bytes(r.wire_bytes),
+        [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), bytes_text(r.wire_bytes),
          f"{r.speedup:.2f}x"] for r in frame.itertuples(index=False)])
     parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",

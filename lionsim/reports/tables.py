@@ -13,7 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import bytes_text, sig
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
@@ -50,17 +50,6 @@ def _ms(seconds: float) -> str:
     if ms >= 100:
         return f"{ms:,.0f}"
     return sig(ms) if ms >= 1 else f"{ms:.2f}"
-
-
-def _bytes(n: float) -> str:
-    """Bytes in the SI unit that keeps 3 significant digits readable (GB = 1e9 bytes), chosen from
-    the rounded figure (999.6 MB reads 1GB); whole GB grouped from 1,000 up."""
-    if _isnan(n):
-        return "-"
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(rounded(n)) >= size:
-            return f"{sig(n / size)}{unit}"
-    return f"{sig(n)}B"
 
 
 def speedup_text(x: float) -> str:
@@ -212,7 +201,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.comm_s),
             _ms(row.update_s),
             _ms(row.step_s),
-            _bytes(row.wire_bytes),
+            bytes_text(row.wire_bytes, sep=""),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             speedup_text(row.speedup),
             _to_target(row),

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from lionsim.network import AUTO, CollectiveCall, Network
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import bytes_text
 from lionsim.steptime.overlap import Buckets, OverlapConfig
 from lionsim.steptime.timeline import Priced, PricedStep, StepWork, bucket_spec, price_call
 from lionsim.transports import PayloadSpec, Transport
@@ -57,14 +57,6 @@ class Span:
         return self.start_s + self.dur_s
 
 
-def size_text(nbytes: float) -> str:
-    """Decimal units, as the tables print them: 1 kB = 1e3 B."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(rounded(nbytes)) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
-            return f"{sig(nbytes / size)} {unit}"
-    return f"{nbytes:.0f} B"
-
-
 @dataclass(frozen=True, slots=True)
 class PricedCall:
     """One collective with its modelled time and the algorithm that priced it."""
@@ -77,7 +69,7 @@ class PricedCall:
 
     def span(self, start_s: float, **args) -> Span:
         c = self.call
-        return Span(COMM, f"{c.op} {size_text(c.nbytes)} {self.algorithm}", start_s, self.time_s,
+        return Span(COMM, f"{c.op} {bytes_text(c.nbytes)} {self.algorithm}", start_s, self.time_s,
                     {"op": c.op, "bytes": c.nbytes, "algorithm": self.algorithm, "dtype": c.dtype,
                      **({"label": c.label} if c.label else {}), **({"scope": c.scope} if c.scope != "world" else {}),
                      **args})

@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 
 from lionsim.errors import LionsimError
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import bytes_text
 from lionsim.workloads import WorkloadConfig, workload_class
 from lionsim.workloads.config import EVAL_DEFAULT
 
@@ -72,7 +72,7 @@ class MemoryNeed:
                 ("worker state", self.workers), ("activations", self.activations))
 
     def describe(self) -> str:
-        return ", ".join(f"{name} {human_bytes(n)}" for name, n in self.parts if n)
+        return ", ".join(f"{name} {bytes_text(n)}" for name, n in self.parts if n)
 
     def remedy(self, free: int) -> str:
         """What to change: the model where it alone does not fit in `free` bytes, else the
@@ -90,14 +90,6 @@ REMEDIES = {
     "activations": "a smaller --batch-size",
 }
 """What to change, by the part of MemoryNeed that is largest."""
-
-
-def human_bytes(n: float) -> str:
-    """1e9 bytes is a GB, as everywhere in lionsim."""
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if rounded(n) >= size:  # the rounded figure picks the unit: 999.6 GB is "1 TB"
-            return f"{sig(n / size)} {unit}"
-    return f"{int(n)} B"
 
 
 def available_memory() -> int | None:
@@ -208,6 +200,6 @@ def _refuse_above(need: MemoryNeed, free: int | None, processes: int, what: str,
     if free is not None and total > free:
         times = f"{processes} at once x " if processes > 1 else ""
         raise LionsimError(
-            f"{what} needs {bound} {human_bytes(total)} of memory ({times}{need.describe()}) but "
-            f"{human_bytes(free)} is available: use {need.remedy(free // processes)}"
+            f"{what} needs {bound} {bytes_text(total)} of memory ({times}{need.describe()}) but "
+            f"{bytes_text(free)} is available: use {need.remedy(free // processes)}"
             + (" or fewer --jobs" if processes > 1 else ""))

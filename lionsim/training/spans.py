@@ -25,7 +25,8 @@ import math
 import torch
 
 from lionsim.backends import Comm
-from lionsim.steptime.lanes import COMM, COMPUTE, WAIT_WORKER, Span, modelled_lanes, size_text, step_end
+from lionsim.numbers import bytes_text
+from lionsim.steptime.lanes import COMM, COMPUTE, WAIT_WORKER, Span, modelled_lanes, step_end
 from lionsim.training.booking import Booking, step_tensors, step_work
 from lionsim.training.loop import TRACED, RunRecord
 
@@ -126,7 +127,7 @@ def measured_run(record: RunRecord, backend: str) -> list[list[Span]]:
             if kind == _WAIT:
                 spans.append(Span(COMM, WAIT_RANK, t0, dur, {"before": c.op}))
             else:
-                spans.append(Span(COMM, f"{c.op} {size_text(c.nbytes)} {backend}", t0, dur,
+                spans.append(Span(COMM, f"{c.op} {bytes_text(c.nbytes)} {backend}", t0, dur,
                                   {"op": c.op, "bytes": c.nbytes, "dtype": c.dtype, "algorithm": backend,
                                    **({"scope": c.scope} if c.scope != "world" else {}), "call": j}))
         by_step: dict[int, list[Span]] = {}

@@ -96,7 +96,7 @@ def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
     from lionsim.cli.comm_view import human_bytes
 
     assert [human_bytes(n) for n in (1024, 2**20, 2**30, 1000, 524_288_000)] == \
-        ["1 KiB", "1 MiB", "1 GiB", "1 KB", "524 MB"]
+        ["1 KiB", "1 MiB", "1 GiB", "1 kB", "524 MB"]
 
 
 @pytest.mark.parametrize(("args", "option"), [

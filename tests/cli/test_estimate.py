@@ -86,9 +86,9 @@ def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
 
 
 def test_extreme_sizes_read_in_large_units_and_separators(capsys):
-    from lionsim.cli.estimate_cmd import _bytes
+    from lionsim.numbers import bytes_text
 
-    assert [_bytes(n) for n in (7e15, 7e12, 2.5e18)] == ["7 PB", "7 TB", "2,500 PB"]
+    assert [bytes_text(n) for n in (7e15, 7e12, 2.5e18)] == ["7 PB", "7 TB", "2,500 PB"]
     code, out, _ = run_cli(["estimate", "--params", "1e15", "--workers", "100000000", "-s", "adamw",
                             "--tokens-per-worker", "1024"], capsys)
     text = " ".join(out.split())

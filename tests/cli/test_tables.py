@@ -97,7 +97,8 @@ def test_estimate_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(capsys,
     """Before, the run column widened to its longest name (`@compressed-allreduce`) and the table
     took 82 columns in a pipe (81 for the README's command): now the name breaks after a '-', and
     each run's numbers (read back from --format csv) are on its line whole."""
-    from lionsim.cli.estimate_cmd import _bytes, _ms
+    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.numbers import bytes_text as _bytes
 
     code, out, _ = run_cli(["estimate", *args], capsys)
     assert code == 0 and max(map(len, out.splitlines())) <= 80 and "…" not in out

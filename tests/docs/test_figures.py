@@ -11,7 +11,8 @@ import pytest
 
 import lionsim.docgen.__main__  # noqa: F401  (registers every block)
 from lionsim.docgen.blocks import BLOCKS, checkout, pages, where_blocks
-from lionsim.docgen.figures import md, ms, size
+from lionsim.docgen.figures import md, ms
+from lionsim.numbers import bytes_text as size
 from lionsim.numbers import run_duration
 
 

@@ -95,6 +95,7 @@ SEVEN_B = """
 
 def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_anything(tmp_path, monkeypatch, capsys,
                                                                                         available_memory):
+    from lionsim.numbers import bytes_text
     from lionsim.training import memory, runner
 
     plugin = write_plugin(tmp_path, SEVEN_B)
@@ -107,7 +108,7 @@ def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_
     code, _, err = holder["result"]
     params = 100_000 * 70_000 + 70_000  # weight and bias of the Linear
     assert code == 2 and err.count("\n") == 1, err
-    assert f"needs at least {memory.human_bytes(params * 4 * (memory.GLOBAL_COPIES + 2 * memory.WORKER_COPIES))}" in err
+    assert f"needs at least {bytes_text(params * 4 * (memory.GLOBAL_COPIES + 2 * memory.WORKER_COPIES))}" in err
     assert "16 GB is available" in err and "a smaller model" in err
     assert not (tmp_path / "o").exists()
     if Path("/proc/self/clear_refs").exists():
@@ -135,6 +136,7 @@ def test_the_meta_count_is_the_models_parameters_and_a_function_meta_cannot_run_
 
 def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys,
                                                                                available_memory):
+    from lionsim.numbers import bytes_text
     from lionsim.training import memory, runner
 
     monkeypatch.chdir(tmp_path)
@@ -146,7 +148,7 @@ def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(
     code, _, err = holder["result"]
     assert code == 2 and err.count("\n") == 1, err
     # 100M samples of 32 float32 features and an int64 label
-    assert f"held-out data {memory.human_bytes(10**8 * (32 * 4 + 8))}" in err and "fewer --eval-samples" in err
+    assert f"held-out data {bytes_text(10**8 * (32 * 4 + 8))}" in err and "fewer --eval-samples" in err
     assert grew < 200 * 10**6 and not (tmp_path / "o").exists()
 
 

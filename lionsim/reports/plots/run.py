@@ -19,10 +19,11 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import bytes_text
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
-from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure, human_bytes,
+from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
                                          labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
                                          save, time_unit, twin_name)
 from lionsim.reports.plots.titles import compute_measured, ratio_text, subtitle
@@ -262,7 +263,7 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
                                                                                f"the mean of the {len(ran[i])} steps before")
         note = "" if math.isnan(diverged) else f"\ndiverged at step {int(diverged)}: {before}"
         # just past the bar's end, above its whisker's lane; the axis widens to hold it (_room_for_notes)
-        notes.append(ax.text(max(mean[i], 0.0) + 0.01 * top, i, f"{human_bytes(mean[i])}  {ratio}  ({bits}){note}",
+        notes.append(ax.text(max(mean[i], 0.0) + 0.01 * top, i, f"{bytes_text(mean[i])}  {ratio}  ({bits}){note}",
                              va="center", fontsize=8))
     # ticks over the bars' range only, the last the first tick past the largest bar or whisker
     ticks = [t for t in MaxNLocator(6).tick_values(0, top) if t >= 0]

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, NullFormatter
 
-from lionsim.numbers import rounded, sig
+from lionsim.numbers import bytes_text
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
 
@@ -215,7 +215,7 @@ class _BytesLogFormatter(LogFormatterSciNotation):
     """The ticks a log axis labels by default, in bytes ("20 MB", "1 GB")."""
 
     def __call__(self, x, pos=None):
-        return human_bytes(x) if super().__call__(x, pos) else ""
+        return bytes_text(x) if super().__call__(x, pos) else ""
 
 
 def bytes_log(axis) -> None:
@@ -237,15 +237,7 @@ def time_unit(max_seconds: float) -> tuple[float, str]:
     return 3600.0, "h"
 
 
-def human_bytes(n: float) -> str:
-    """Decimal units, as the tables print them: 1 kB = 1e3 B."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(rounded(n)) >= size:  # the rounded figure picks the unit: 999.6 MB is "1 GB"
-            return f"{sig(n / size)} {unit}"
-    return f"{sig(n)} B"
-
-
-BYTES_FORMATTER = FuncFormatter(lambda v, _pos: human_bytes(v) if v > 0 else "0")
+BYTES_FORMATTER = FuncFormatter(lambda v, _pos: bytes_text(v) if v > 0 else "0")
 
 
 def context(frame, extra: str = "") -> str:
