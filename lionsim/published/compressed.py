@@ -315,6 +315,8 @@ def _grace_topk_figures(link: str):
     def figures(frame) -> dict[str, str]:
         out, ours = base(frame), frame.iloc[1]
         bare = ours.step_s - ours.encode_s - ours.decode_s
+        tensors, workers = int(ours.buckets), int(ours.workers)  # --overlap tensors: a bucket is a tensor
+        out["loop"] = f"{tensors * (4 * workers + 1):,} a step on ResNet-50's {tensors} tensors at {workers} workers"
         out["rest"] = (f"lionsim's top-k step without its codec, {bare:.3f} s, is below the release's upper-bound "
                        f"run ({_TOPK_UB_ID}, {grace.BATCH / _TOPK_UB_IPS:.3f} s)" if link == "10g" else
                        f"lionsim's top-k step without its codec is {bare:.3f} s (the release holds no upper-bound "
@@ -332,9 +334,12 @@ _MISS_GRACE_TOPK = (
     "table:v100-tf1.15`, whose topk row is the release's own compressor cost at 8 workers and 10 Gb/s "
     f"({_TOPK_METHOD.cost_s():.3f} s a step; the topk runs at ratios 0.01 to 0.25 cost {min(_TOPK_COSTS):.3f} to "
     f"{max(_TOPK_COSTS):.3f} s): so the 8-worker cases rest on runs of the release they are checked against, and the "
-    "4-worker hold-out is the independent check. What is left is outside the sort: {rest}, the exchange of two "
-    "all-gathers a tensor (values, then indices) through Horovod on host memory, which lionsim prices as their "
-    "transfers alone (`framework kernels`).")
+    "4-worker hold-out is the independent check. What is left is outside the sort: {rest}. GRACE gathers each tensor "
+    "in one all-gather (its values bitcast to int32 beside its indices) and then decompresses each worker's part on "
+    "its own (grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a split and a "
+    "tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N): N + 1 dense passes "
+    "and about 4N + 1 kernels a tensor ({loop}), where lionsim's sparse-allgather decode adds every worker's pairs "
+    "into one buffer by one scatter-add (`framework kernels`).")
 _POWERSGD_METHOD = {m.grace: m for m in grace.METHODS}["powersgd rank 1 (memory)"]  # GRACE's label, not a lionsim name
 (_UB_ID, _UB_IPS), = _POWERSGD_METHOD.upper_bound
 _QR = ("The QR is priced: TensorFlow 1.15 registers tf.linalg.qr's GPU kernel as its CPU one with every input and "
