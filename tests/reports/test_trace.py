@@ -187,6 +187,10 @@ def test_estimate_trace_is_each_runs_step(tmp_path, capsys):
         assert (marks[0] + (h - 1) * marks[-1]) / h == pytest.approx(row.step_s, rel=1e-6) if h > 1 else \
             marks[0] == pytest.approx(row.step_s, rel=1e-6)
         assert comm / h == pytest.approx(row.comm_s, rel=1e-6)
+        if h > 1:  # the local step's rule is its inner optimizer step: named so, never "encode"
+            steps = events(trace, pid, "step", names)
+            local = [e["name"] for e in events(trace, pid, "compute", names) if e["ts"] >= steps[-1]["ts"]]
+            assert "inner step" in local and "encode" not in local, local
     with pytest.raises(SystemExit) as done:
         main(["estimate", "--model", "gpt2-124m", "--trace"])
     assert done.value.code == 2 and "--trace writes DIR/trace.json" in capsys.readouterr().err
