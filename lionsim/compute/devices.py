@@ -6,6 +6,7 @@ from the vendor's datasheet named in the device's `source`:
 
 | preset    | bf16 (fp16) | fp8    | tf32  | memory TB/s | GB  | intra link (per direction)        |
 |-----------|-------------|--------|-------|-------------|-----|-----------------------------------|
+| t4        | 65 (fp16)   | -      | -     | 0.32        | 16  | none (PCIe)                       |
 | v100      | 125 (fp16)  | -      | -     | 0.9         | 32  | NVLink2 150 GB/s (6 links x 25)   |
 | a10g      | 70          | -      | 35    | 0.6         | 24  | none (PCIe)                       |
 | l4        | 121         | 242.5  | 60    | 0.3         | 24  | none (PCIe)                       |
@@ -19,7 +20,7 @@ from the vendor's datasheet named in the device's `source`:
 | mi300x    | 1307        | 2615   | 654   | 5.3         | 192 | Infinity Fabric 448 GB/s (7 x 64) |
 
 `peak_flops` (what `compute_time` divides by) is the training dtype's: bf16, or fp16 on the
-V100, which has no bf16 tensor cores. `a100` is the 40 GB part (Distributed Lion's timing
+V100 and the T4, which have no bf16 tensor cores. `a100` is the 40 GB part (Distributed Lion's timing
 table used A100 40GB). `intra_link` is what `lionsim estimate --gpus-per-node` puts inside a
 node when the network has no intra link: the GPU's NVLink (or AMD's Infinity Fabric) at the
 share of its line rate nvlink4's preset achieves (380 of 450 GB/s, 0.84); PCIe-only cards have
@@ -115,6 +116,12 @@ NVLINK5 = Link.from_units(alpha_us=1.0, bandwidth_GBps=900.0 * ACHIEVED)
 INFINITY_FABRIC = Link.from_units(alpha_us=1.0, bandwidth_GBps=448.0 * ACHIEVED)
 """MI300X: 7 Infinity Fabric links x 64 GB/s per direction (896 GB/s aggregate)."""
 
+T4 = Device(
+    name="t4", peak_flops=65 * TERA, memory_bandwidth_Bps=0.32e12, memory_bytes=16e9,
+    dtype_tflops=(("float16", 65.0), ("float32", 8.1)),
+    source="NVIDIA T4 datasheet: 65 TFLOPS mixed-precision (fp16) tensor, 8.1 fp32, 320 GB/s GDDR6, 16 GB, "
+           "PCIe Gen3 x16 (AWS g4dn's GPU)",
+)
 V100 = Device(
     name="v100", peak_flops=125 * TERA, memory_bandwidth_Bps=0.9e12, memory_bytes=32e9,
     dtype_tflops=(("float16", 125.0), ("float32", 15.7)), intra_link=NVLINK2,
@@ -186,7 +193,7 @@ H200 = Device(
     source="NVIDIA H200 datasheet (SXM): bf16 1979 and fp8 3958 TFLOPS with sparsity (half dense), 4.8 TB/s, 141 GB",
 )
 
-for _device in (V100, A10G, L4, L40S, RTX4090, A100_40GB, A100_80GB, H100, H200, B200, MI300X):
+for _device in (T4, V100, A10G, L4, L40S, RTX4090, A100_40GB, A100_80GB, H100, H200, B200, MI300X):
     DEVICES.add(_device.name, _device)
 DEVICES.add("a100", A100_40GB)
 

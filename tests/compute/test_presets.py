@@ -114,7 +114,7 @@ def test_device_presets_match_datasheets():
 
 
 def test_registries_fail_with_the_list():
-    with pytest.raises(LionsimError, match="unknown device .tpu-v5.; choose from: v100"):
+    with pytest.raises(LionsimError, match="unknown device .tpu-v5.; choose from: t4, v100"):
         DEVICES.get("tpu-v5")
     with pytest.raises(LionsimError, match="unknown model 'gpt5'; choose from: gpt2-124m"):
         MODELS.get("gpt5")
