@@ -15,6 +15,7 @@ from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
+from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
 from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
@@ -54,7 +55,7 @@ MomentumSync = Annotated[Optional[str], typer.Option(
                             "those steps: every:K in the step as one sync over K steps (as a local-step "
                             "exchange over H); schedule:K, whose gaps grow, only in a whole run (--steps).")]
 Device = Annotated[Optional[str], typer.Option("--device", show_default=False, help=(
-    "Accelerator: v100, a10g, l4, l40s, rtx4090, a100-40gb (also a100), a100-80gb, h100, h200, b200, mi300x "
+    f"Accelerator: {device_choices()} "
     "(each datasheet's figures and source: lionsim devices). Default: the network's (a profile's `device` "
     "key; the dgx-*, a100x8-* and h100x8-* presets state theirs), else h100. bench's --compute does not "
     "follow a profile's device."))]

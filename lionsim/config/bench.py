@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
+from lionsim.compute.devices import device_choices
 from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, number,
                            parse_eval_samples, parse_split)
@@ -266,9 +267,8 @@ class BenchConfig:
         network_for(self.network, traits=self.traits, backend=self.backend,
                     library=device_library(self.compute))  # a bad profile fails before any work
         if self.compute != MEASURED and self.compute not in DEVICES:
-            choices = [MEASURED, *DEVICES.names()]
-            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: "
-                               f"{', '.join(choices[1:])}{did_you_mean(self.compute, choices)}")
+            raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {device_choices()}"
+                               f"{did_you_mean(self.compute, [MEASURED, *DEVICES.names()])}")
         if self.bucket_mb is not None and overlap in ("none", "tensors"):
             how = "tensor by tensor" if overlap == "tensors" else "after backward"
             raise LionsimError(f"--bucket-mb {self.bucket_mb:g} sizes per-bucket exchanges and --overlap "
