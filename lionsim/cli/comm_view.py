@@ -65,8 +65,9 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console) -> Non
     collective, on the console `to` (stderr where stdout carries CSV or JSON)."""
     table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
                   padding=(0, 0), pad_edge=False,
-                  caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw GB/s "
-                          "(1e9 B/s, nccl-tests factors); model: the network model's mean, us; err: model / mean - 1")
+                  caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
+                          "(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean, us; "
+                          "err: model / mean - 1")
     for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r in rows.itertuples(index=False):

@@ -3,7 +3,9 @@
 Measured rows carry nccl-tests' columns as well: count (elements of n), type (nccl-tests'
 dtype name), redop, root, and the spread over the timed iterations (mean, p10, p90, min, max
 of the per-iteration time, each the slowest rank's). time_s is the median; algbw = bytes /
-time_s and busbw = algbw times nccl-tests' factor (lionsim.network.table). Model rows price the
+time_mean_s and busbw = algbw times nccl-tests' factor (lionsim.network.table): the bandwidths
+come from the mean, as nccl-tests computes them from its average time, so they compare with the
+model's (a mean too) and with err (model / mean - 1) in the same rows. Model rows price the
 same (op, bytes, dtype, N) on the chosen network, so the two kinds compare row by row: their
 time_s is the model's mean (what a run adds up), time_mean_s the same, and time_p10_s /
 time_p90_s the model's spread (the slow mode of its traits).
@@ -45,10 +47,10 @@ def measured_rows(points: list[Point], ranks: int, backend: str) -> pd.DataFrame
     for p in points:
         s = sized(p.op, p.size, ranks, p.dtype)
         t = np.asarray(p.times)
-        median = float(np.median(t))
-        algbw, busbw = bandwidths(p.op, s.nbytes, ranks, median)
-        rows.append((p.op, backend, ranks, s.nbytes, median, algbw, busbw, "measured", backend,
-                     s.count, TYPE_NAMES[p.dtype], REDOPS[p.op], ROOTS.get(p.op, -1), len(t), float(t.mean()),
+        mean = float(t.mean())
+        algbw, busbw = bandwidths(p.op, s.nbytes, ranks, mean)  # nccl-tests: from the average time
+        rows.append((p.op, backend, ranks, s.nbytes, float(np.median(t)), algbw, busbw, "measured", backend,
+                     s.count, TYPE_NAMES[p.dtype], REDOPS[p.op], ROOTS.get(p.op, -1), len(t), mean,
                      float(np.percentile(t, 10)), float(np.percentile(t, 90)), float(t.min()), float(t.max()),
                      p.dtype))
     return pd.DataFrame(rows, columns=list(MEASURED_COLUMNS))

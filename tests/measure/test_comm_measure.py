@@ -12,7 +12,7 @@ import torch
 import lionsim.cli.comm_cmd  # noqa: F401  (registers the command)
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
-from lionsim.measure import MEASURED_COLUMNS, sized
+from lionsim.measure import MEASURED_COLUMNS, Point, measured_rows, sized
 from lionsim.network import COMM_COLUMNS, TRAITS, load_network
 from tests.helpers.cli import run_cli
 
@@ -72,10 +72,25 @@ def test_nccl_tests_columns_and_bus_factors(measured):
         assert r.count * (4 if r.dtype == "float32" else 1) == r.bytes and r.iters == 3
         assert r.type == {"float32": "float", "int8": "int8"}[r.dtype]
         assert r.redop == ("sum" if r.collective == "all_reduce" else "none") and r.root == -1
-        assert r.algbw_GBps == pytest.approx(r.bytes / r.time_s / 1e9)
+        assert r.algbw_GBps == pytest.approx(r.bytes / r.time_mean_s / 1e9)  # nccl-tests: the average time
         assert r.busbw_GBps == pytest.approx(r.algbw_GBps * FACTORS[r.collective])
         assert 0 < r.time_min_s <= r.time_p10_s <= r.time_s <= r.time_p90_s <= r.time_max_s
         assert r.time_min_s <= r.time_mean_s <= r.time_max_s
+
+
+def test_measured_bandwidths_come_from_the_mean_time_as_nccl_tests_does():
+    # one slow iteration pulls the mean far from the median: the bandwidths follow the mean, as
+    # the plot's "measured (mean)" line and the table's err (model / mean - 1) do
+    times = (1e-3, 1e-3, 1e-3, 1e-3, 9e-3)  # median 1 ms, mean 2.6 ms
+    factors = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+               "all_to_all": lambda n: (n - 1) / n, "broadcast": lambda n: 1.0}
+    for ranks in (2, 4):
+        points = [Point(op, 4096, times) for op in factors]
+        for r in measured_rows(points, ranks, "gloo").itertuples():
+            assert (r.time_s, r.time_mean_s) == pytest.approx((1e-3, 2.6e-3))
+            algbw = r.bytes / (sum(times) / len(times)) / 1e9
+            assert r.algbw_GBps == pytest.approx(algbw)
+            assert r.busbw_GBps == pytest.approx(algbw * factors[r.collective](ranks))
 
 
 def test_sizes_round_down_to_whole_elements_per_rank_but_never_below_one():

@@ -72,6 +72,7 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
                         if alg not in used_shapes:
                             used_shapes.append(alg)
             else:  # the measured mean where the run recorded it: what the model's mean predicts
+                # (comm.csv's measured busbw comes from that mean already, as nccl-tests' does)
                 mean = col == "time_s" and "time_mean_s" in series and series["time_mean_s"].notna().all()
                 ax.plot(series["bytes"], series["time_mean_s" if mean else col] * factor, color=colour, linestyle="-",
                         linewidth=1.6, marker="o", markersize=4.5, markevery=mark_every(len(series)))
