@@ -99,12 +99,27 @@ def _typed(argv: Sequence[str], option: str) -> str | None:
     return value
 
 
+def takes_plugin(command: str | None) -> bool:
+    """Whether the command named takes --plugin: those that run or list strategies and transports
+    (what a plug-in registers) declare it; comm, regress, networks, workloads and devices do not,
+    so their --help does not list it. An unknown name counts as taking it (click refuses it next)."""
+    import inspect
+
+    commands = {(c.name or c.callback.__name__.replace("_", "-")): c.callback for c in app.registered_commands}
+    if command in commands:
+        return "plugin" in inspect.signature(commands[command]).parameters
+    return True  # a group (sweep, whose run and merge both take it) or no such command
+
+
 def _preload_plugins(argv: Sequence[str]) -> None:
     """Load the plug-ins argv names (`--plugin`, and a --config file's `plugin` list) before click
-    reads the commands, so their strategies' flags exist (lionsim.cli.strategy_flags)."""
+    reads the commands, so their strategies' flags exist (lionsim.cli.strategy_flags). A command
+    that takes no --plugin loads none: click refuses the option there, before any file is imported."""
     from lionsim.cli.strategy_flags import refresh
     from lionsim.plugins import load_plugins
 
+    if not takes_plugin(next((a for a in argv if not a.startswith("-")), None)):
+        return
     args, paths = list(argv), []
     for i, arg in enumerate(args):
         if arg == "--plugin" and i + 1 < len(args):

@@ -148,13 +148,10 @@ def comm(
     overwrite_sweep: o.OverwriteSweep = False,
     format: Format = "table",
     config: Path | None = ConfigOption,
-    plugin: o.Plugin = None,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
     from lionsim.group.env import launcher_env
 
-    if plugin:  # what a plug-in registers (lionsim.plugins) never runs here: comm times the collectives alone
-        raise LionsimError("--plugin adds strategies and transports; comm runs none (it times collectives): drop it")
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
     if out is None and (overwrite or overwrite_sweep):

@@ -187,7 +187,7 @@ def strategies(
 
 
 @app.command()
-def workloads(format: Format = "table", plugin: o.Plugin = None) -> None:
+def workloads(format: Format = "table") -> None:
     """List the workloads with a line each: the built-ins, then installed plugins (entry points of the
     group lionsim.workloads); your own file works too: --workload FILE.py:FUNC."""
     import pandas as pd

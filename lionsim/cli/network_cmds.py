@@ -6,7 +6,6 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from lionsim.cli import options as o
 from lionsim.cli.app import app
 from lionsim.cli.lists import list_table
 from lionsim.cli.output import Format, emit
@@ -143,7 +142,6 @@ def networks(
     format: Format = "table",
     traits: bool = typer.Option(False, "--traits", help="List the collective libraries' built-in traits instead "
                                 "(ideal, nccl, gloo, mpi: what `--traits NAME` adds to the links)."),
-    plugin: o.Plugin = None,
 ) -> None:
     """List the network presets (per direction; GB = 1e9 bytes), or with --traits the libraries' traits."""
     if traits:

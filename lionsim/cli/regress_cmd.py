@@ -186,7 +186,6 @@ def regress(
              "change of lr or weight decay); or force strict | float | spread (3 sd of the seed spread: loose). "
              "The output says which ran."),
     config: o.Config = None,
-    plugin: o.Plugin = None,
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines
     (strictly on their own platform); exit 1 on a regression, 2 on bad input. Without --list or
@@ -203,8 +202,7 @@ def regress(
     selected = select_cases(case)
     _refuse_inapplicable({"--seeds": seeds is not None, "--baseline-dir": baseline_dir is not None,
                           "--junit": junit is not None, "--report": report is not None,
-                          "--mode": mode is not None, "--all": show_all,
-                          "--plugin": bool(plugin)}, list_cases, update)  # the suite runs built-ins only
+                          "--mode": mode is not None, "--all": show_all}, list_cases, update)
     if list_cases:
         _list_cases(selected)
         return

@@ -214,10 +214,15 @@ def test_a_measurement_its_algorithm_cannot_price_is_refused_before_it_runs(tmp_
     assert list(tmp_path.iterdir()) == []
 
 
-def test_comm_refuses_a_plugin_it_cannot_use(tmp_path, capsys, forget_plugins):
-    """A plug-in adds strategies and transports (lionsim.plugins); comm times collectives alone."""
+def test_comm_takes_no_plugin_and_its_help_lists_none(tmp_path, capsys, forget_plugins):
+    """A plug-in adds strategies and transports (lionsim.plugins); comm times collectives alone, so
+    --plugin is no option of it: not in its --help, refused by click, and the file never imported."""
+    from lionsim.plugins import LOADED
+
     plugin = REPO / "examples" / "plugins" / "randomk_ef.py"
+    code, out, _ = run_cli(["comm", "--help"], capsys)
+    assert code == 0 and "--network" in out and "--plugin" not in out
     for backend in ("sim", "gloo"):
         one_line_exit_2(["comm", "--backend", backend, "--plugin", plugin, "--sizes", "1KB", "--out", tmp_path / "o"],
-                        capsys, "error: --plugin adds strategies and transports; comm runs none")
-    assert list(tmp_path.iterdir()) == []
+                        capsys, "error: no such option --plugin for `lionsim comm`")
+    assert list(tmp_path.iterdir()) == [] and str(plugin.resolve()) not in LOADED

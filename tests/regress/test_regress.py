@@ -328,12 +328,18 @@ def test_list_fits_80_columns_in_a_pipe_with_every_name_and_number_whole(monkeyp
     assert tokens - settings - strategies - {t.rstrip(",") for t in text} - rule == set(), out  # nothing cut
 
 
-def test_plugin_is_refused_by_every_action(tmp_path, capsys, forget_plugins):
-    """The suite's cases run built-in strategies and transports: a plug-in's can never be checked."""
+def test_plugin_is_no_option_of_regress_in_any_action(tmp_path, capsys, forget_plugins):
+    """The suite's cases run built-in strategies and transports: a plug-in's can never be checked, so
+    --plugin is no option of regress: not in its --help, and every action refuses it alike."""
+    from lionsim.plugins import LOADED
+
     plugin = REPO / "examples" / "plugins" / "randomk_ef.py"
+    code, out, _ = run_cli(["regress", "--help"], capsys)
+    assert code == 0 and "--update" in out and "--plugin" not in out
     for action in (["--list"], ["--update", "--baseline-dir", str(tmp_path)], []):
-        one_line_exit_2(["regress", *action, "--plugin", str(plugin)], capsys, "--plugin does not apply to ")
-    assert list(tmp_path.iterdir()) == []
+        one_line_exit_2(["regress", *action, "--plugin", str(plugin)], capsys,
+                        "error: no such option --plugin for `lionsim regress`")
+    assert list(tmp_path.iterdir()) == [] and str(plugin.resolve()) not in LOADED
 
 
 def test_junit_and_report_make_missing_folders_and_remove_them_if_nothing_is_written(tmp_path, capsys,
