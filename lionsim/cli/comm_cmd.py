@@ -15,7 +15,7 @@ import typer
 
 from lionsim.cli import options as o
 from lionsim.cli.app import ConfigOption, app, console, err_console, fail
-from lionsim.cli.comm_view import model_table, print_fit, print_measured
+from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
@@ -206,7 +206,8 @@ def comm(
     # published before the table: | head loses no file
     written = sorted(target.publish(), key=lambda p: p.name != "comm.csv") if target is not None else []
     if backend == "sim":
-        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text()))
+        slow = slow_words(net.traits, [row["bytes"] for row in rows])
+        emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))
     elif format != "table":
         emit(frame, format)
     if written:
@@ -278,8 +279,8 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown):
         fitted = _fit(points, cfg, net, hosts, fit, shown)
         frame = pd.concat([frame, with_model(measured_rows(points, cfg.ranks, cfg.backend), fitted, algorithm)
                            .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
-    print_measured(compared(frame[frame.network.isin([net.name, cfg.backend])]), cfg.backend, cfg.ranks, net.name,
-                   shown)
+    rows = compared(frame[frame.network.isin([net.name, cfg.backend])])
+    print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes))
     if extra is not None:
         frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
     return frame

@@ -35,15 +35,28 @@ def phase_lines(algorithm: str) -> str:
     return algorithm.replace("+", "+\n")
 
 
-def model_table(rows: list[dict], name: str, library: str = "", width: int | None = None) -> Table:
+def slow_words(traits, sizes) -> str:
+    """What the model's mean holds beyond the fast path where the library's slow mode hits any of
+    `sizes`: ", including gloo's slow calls up to 256 KiB: 23% of them, +3.2 ms", read from
+    `traits`; "" where it hits none. Its mean is what makes a small call dearer than a larger one
+    past max_bytes (gloo's 32 KiB all-reduce above its 1 MiB one on 10gbe)."""
+    slow = traits.slow
+    if not any(slow.applies(size) for size in sizes):
+        return ""
+    return (f", including {traits.name}'s slow calls up to {human_bytes(slow.max_bytes)}"
+            f": {slow.probability:.0%} of them, +{slow.extra_s * 1e3:.3g} ms")
+
+
+def model_table(rows: list[dict], name: str, library: str = "", width: int | None = None, slow: str = "") -> Table:
     """The modelled rows, titled with the network and the `library` that priced them ("nccl over
-    sockets", "ideal"). It fits `width` columns (the console's; 80 in a pipe or a CI log): short
-    headers, units in the caption, and a long hierarchical algorithm name on a line per phase where
-    the table would be wider on one line, so that no number is ever cut."""
+    sockets", "ideal"); `slow` (slow_words) says what the mean holds of the library's slow mode. It
+    fits `width` columns (the console's; 80 in a pipe or a CI log): short headers, units in the
+    caption, and a long hierarchical algorithm name on a line per phase where the table would be
+    wider on one line, so that no number is ever cut."""
     def build(algorithm) -> Table:
         table = Table(title=f"modelled collectives on {name}" + (f" ({library})" if library else ""),
-                      box=box.SIMPLE_HEAD, pad_edge=False, caption="N: workers; time: us (the mean); algbw, busbw: "
-                      "GB/s (GB = 1e9 bytes, nccl-tests factors)", caption_justify="left")
+                      box=box.SIMPLE_HEAD, pad_edge=False, caption=f"N: workers; time: us (the mean{slow}); algbw, "
+                      "busbw: GB/s (GB = 1e9 bytes, nccl-tests factors)", caption_justify="left")
         for column in ("collective", "algorithm", "N", "size", "time", "algbw", "busbw"):
             # fold rather than "…": on a terminal narrower still, a number goes on two lines, whole
             table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right",
@@ -60,13 +73,14 @@ def model_table(rows: list[dict], name: str, library: str = "", width: int | Non
     return table if natural_width(table) <= (console.width if width is None else width) else build(phase_lines)
 
 
-def print_measured(rows, backend: str, ranks: int, name: str, to=console) -> None:
+def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: str = "") -> None:
     """Measured rows (compared: with model_time_s and error) and the median / worst |error| per
-    collective, on the console `to` (stderr where stdout carries CSV or JSON)."""
+    collective, on the console `to` (stderr where stdout carries CSV or JSON); `slow` (slow_words)
+    says what the model's mean holds of the library's slow mode."""
     table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
                   padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
-                          "(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean, us; "
+                          f"(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean{slow}, us; "
                           "err: model / mean - 1")
     for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
