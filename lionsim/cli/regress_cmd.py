@@ -188,7 +188,8 @@ def regress(
     config: o.Config = None,
 ) -> None:
     """CI convergence regression: run the fixed suite, compare with the committed baselines
-    (strictly on their own platform); exit 1 on a regression, 2 on bad input. Without --list or
+    (strictly on their own platform); exit 1 on a regression (or an --update that finds problems and
+    writes nothing), 2 on bad input. Without --list or
     --update it checks: --case, --baseline-dir, --mode, --all, --junit, --report apply."""
     from lionsim.regress import select_cases
     from lionsim.regress.baseline import default_baseline_dir

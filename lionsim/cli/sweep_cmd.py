@@ -87,7 +87,8 @@ def sweep(
     A cell is one strategy@transport on one workload, N, network and seed: ROOT/cells/ID is its
     bench run directory; ROOT/sweep_steps.csv and ROOT/sweep_summary.csv hold every finished cell.
     Cells that differ only in the network share one training. A resumed sweep may add grid values;
-    any other option must match ROOT/sweep.json.
+    any other option must match ROOT/sweep.json. Cells that raise or diverge: exit 1, the others
+    written (a rerun retries the failed ones).
     """
     if ctx.invoked_subcommand is not None:  # `lionsim sweep merge ROOT`
         return
