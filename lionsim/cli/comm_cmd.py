@@ -18,6 +18,7 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
 
 BACKENDS = ("sim", "gloo", "nccl")
@@ -153,7 +154,7 @@ def comm(
     from lionsim.group.env import launcher_env
 
     if backend not in BACKENDS:
-        raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}")
+        raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}{did_you_mean(backend, BACKENDS)}")
     if out is None and (overwrite or overwrite_sweep):
         flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
         raise LionsimError(f"{flag} lets --out replace a previous run: give --out DIR with it")

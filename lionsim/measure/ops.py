@@ -28,6 +28,7 @@ import torch
 import torch.distributed as dist
 
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16,
           "int8": torch.int8, "uint8": torch.uint8, "int32": torch.int32}
@@ -53,7 +54,7 @@ class Sized:
 
 def check_dtype(name: str) -> str:
     if name not in DTYPES:
-        raise LionsimError(f"unknown dtype {name!r} to measure; accepted: {', '.join(DTYPES)}")
+        raise LionsimError(f"unknown dtype {name!r} to measure; accepted: {', '.join(DTYPES)}{did_you_mean(name, DTYPES)}")
     return name
 
 

@@ -49,11 +49,31 @@ def test_names_take_any_case_and_comma_lists():
     (["estimate", "-m", "gpt2-124m", "--kernels", "tabel"], "did you mean 'table'?"),
     (["estimate", "-m", "gpt2-124m", "--optimizer", "fusd"], "did you mean 'fused'?"),
     (["estimate", "-m", "gpt2-124m", "--overlap", "aftr"], "did you mean 'after'?"),
+    # a comma list's every item takes the single option's path (sweep's grid axes, comm's lists)
+    (["sweep", "--network", "1gbe,10gbee"], "unknown network '10gbee'; choose a preset"),
+    (["sweep", "--network", "1gbe,10gbee"], "did you mean '10gbe'?"),
+    (["sweep", "-s", "adamw,dlion-mavoo"], "did you mean 'dlion-mavo'?"),
+    (["sweep", "-s", "lion,adamw@fp32-alreduce"], "did you mean 'fp32-allreduce'?"),
+    (["sweep", "-w", "mlp,mpl"], "did you mean 'mlp'?"),
+    (["comm", "--collective", "all_reduce,all_gatherr"], "did you mean 'all_gather'?"),
+    (["comm", "--backend", "gloo", "--dtype", "float32,bfloat61"], "did you mean 'bfloat16'?"),
+    (["comm", "--backend", "glo"], "did you mean 'gloo'?"),
     (["bench", "-s", "adamw,,lion"], "an empty name"),
     (["bench", "-s", "adamw,ADAMW"], "given twice"),
 ])
 def test_a_typo_names_the_nearest_valid_name(args, message, capsys):
     one_line_exit_2(args, capsys, message)
+
+
+@pytest.mark.parametrize("single, listed", [
+    (["bench", "--network", "foo"], ["sweep", "--network", "1gbe,foo"]),
+    (["bench", "--network", "1gbee"], ["sweep", "--network", "1gbe,1gbee"]),
+    (["bench", "-w", "gtp"], ["sweep", "-w", "mlp,gtp"]),
+    (["bench", "-s", "lionn"], ["sweep", "-s", "adamw,lionn"]),
+])
+def test_a_comma_list_refuses_a_name_with_the_single_options_line(single, listed, capsys):
+    """One path: a name far from every valid one ('foo') gets no suggestion in either."""
+    assert one_line_exit_2(listed, capsys) == one_line_exit_2(single, capsys)
 
 
 def test_an_unknown_name_far_from_any_suggests_nothing():
