@@ -455,6 +455,8 @@ def estimate_cmd(
     if wanted is not None:
         frame = with_need(frame, resolve(cfg), wanted)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
+    if swept is not None and swept.sweep.note:
+        err_console.print(swept.sweep.note, markup=False, highlight=False)
     traced = None
     if trace:
         from lionsim.estimate.trace import estimate_trace

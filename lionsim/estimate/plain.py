@@ -135,6 +135,8 @@ class Sweep:
     variable: str
     """"workers" or "bandwidth" (GB/s)."""
     values: tuple[float, ...]
+    note: str = ""
+    """One line for stderr where a range's points rounded onto fewer worker counts than its COUNT."""
 
     @property
     def unit(self) -> str:
@@ -175,7 +177,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
 
         values = list(np.geomspace(start, end, int(count)))
         if variable == "workers":
-            values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
+            values = [nearest_count(v, workers_per_node) for v in values]
     else:
         values = [_number(item.strip(), spec) for item in body.split(",")]
         if len(values) > MAX_POINTS:
@@ -192,7 +194,20 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         raise LionsimError(f"bad --sweep {spec!r}: the range rounds to one point ({distinct[0]:g} workers, whole "
                            f"nodes of {workers_per_node}); accepted: a range over at least 2 node counts, or one "
                            "value to price at")
-    return Sweep(variable=variable, values=distinct)
+    note = ""
+    if ":" in body and len(distinct) < len(values):
+        nodes = f" (whole nodes of {workers_per_node} beyond one node)" if workers_per_node > 1 else ""
+        note = (f"note: --sweep {spec} prices {len(distinct)} points, not {len(values)}: its counts rounded to "
+                f"whole workers{nodes}, and those that met were priced once")
+    return Sweep(variable=variable, values=distinct, note=note)
+
+
+def nearest_count(workers: float, workers_per_node: int) -> int:
+    """The worker count nearest `workers` that a network of `workers_per_node` takes (Network.nodes):
+    any count from 1 within one node, whole nodes beyond it."""
+    if workers <= workers_per_node:
+        return max(1, round(workers))
+    return max(1, round(workers / workers_per_node)) * workers_per_node
 
 
 
