@@ -47,7 +47,8 @@ Strategy = Annotated[Optional[list[str]], typer.Option(
                              "(see `lionsim strategies`).")]
 Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one that can use it (the others keep "
-                        "their default); an error only if no run can use it.")]
+                        "their default); an error if it applies to no run (none of those can use it, or every "
+                        "strategy names its own).")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
 Traits = Annotated[Optional[str], typer.Option(
     "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl", "mpi")),
