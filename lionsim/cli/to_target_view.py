@@ -9,7 +9,8 @@ from rich import box
 from rich.table import Table
 
 from lionsim.reports.tables import fit, fold_run, run_width
-from lionsim.reports.to_target import band_text, duration, frame_unit, notes, source_text, status
+from lionsim.numbers import run_duration
+from lionsim.reports.to_target import band_text, notes, source_text, status
 
 RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_cmd)."""
@@ -57,11 +58,10 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("steps", "time", *(["band"] if band else []), "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
-    unit = frame_unit(frame)  # one unit down the time and band columns
     for row in rows:
         label = f"{row.strategy}@{row.transport}"
         speedup = "-" if not math.isfinite(row.to_target_speedup) else f"{row.to_target_speedup:.2f}x"
-        spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s, unit)] if band else []
+        spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
         table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
-                      status(row), duration(row.time_to_target_s, unit), *spread, speedup)
+                      status(row), run_duration(row.time_to_target_s), *spread, speedup)
     return fit(table)
