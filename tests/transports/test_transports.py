@@ -278,9 +278,10 @@ def test_a_transport_that_applies_to_no_run_is_refused(specs, transport, line):
 
 
 @pytest.mark.parametrize("command", [["estimate", "-m", "gpt2-124m"], ["bench", "-w", "mlp", "--steps", "1"]])
-def test_estimate_and_bench_refuse_a_transport_no_run_takes(command, capsys):
+def test_estimate_and_bench_refuse_a_transport_no_run_takes(command, capsys, tmp_path, monkeypatch):
     from tests.helpers.cli import one_line_exit_2
 
+    monkeypatch.chdir(tmp_path)  # a bench that ran would write reports/bench here
     one_line_exit_2([*command, "-s", "dlion-mavo@a2a-1bit", "--transport", "fp8-allreduce"], capsys,
                     "--transport fp8-allreduce applies to no run")
 
