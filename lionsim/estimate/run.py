@@ -22,13 +22,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from lionsim.errors import LionsimError
+from lionsim.estimate.plain import check_run_length, run_length
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.transports import PayloadSpec
-
-from lionsim.estimate.plain import check_run_length, run_length  # noqa: E402
 
 
 @dataclass(frozen=True, slots=True)
