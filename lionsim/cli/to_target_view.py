@@ -45,13 +45,13 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
-        caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: the baseline's steps to target at scale "
-                 f"({first['to_target_basis']}) x each run's steps to target relative to "
-                 f"{first['to_target_baseline']} there"
+        caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: "
+                 f"{first['to_target_baseline']}'s steps to target at scale "
+                 f"({first['to_target_basis']}) x each run's steps to target relative to its there"
                  + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")
-                 + "speedup: the baseline's time to target / this run's; * baseline."
+                 + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."
                  + "".join("\n" + line for line in said)),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(f"{r.strategy}*", r.transport) for r in rows], RUN_WIDTH)
