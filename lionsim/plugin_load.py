@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type
 
 SPEC_FORMS = "FILE.py:FUNC or package.module:FUNC"
 _MODULE_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -117,7 +117,7 @@ def load_function(spec: Spec, option: str) -> Callable:
             raise LionsimError(f"bad {where}: no function {spec.function!r} in it; it defines: "
                                f"{', '.join(defined) or 'no functions'}")
     if not callable(found):
-        raise LionsimError(f"bad {where}: {spec.function} is a {type(found).__name__}, not a function")
+        raise LionsimError(f"bad {where}: {spec.function} is {a_type(found)}, not a function")
     return found
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from lionsim import entry_points
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type
 
 LOADED: dict[str, tuple[str, dict[str, list[str]]]] = {}
 """Resolved file path -> (the module name it was imported as, what it registered: names by registry
@@ -228,7 +228,7 @@ def check_specs(name: str, cls) -> None:
                            f"lionsim strategies does) raised {type(e).__name__}: {e}{where}") from None
     for call, spec in specs.items():
         if not isinstance(spec, PayloadSpec):
-            raise LionsimError(f"strategy {name!r}: its {call} returns a {type(spec).__name__}; accepted: a "
+            raise LionsimError(f"strategy {name!r}: its {call} returns {a_type(spec)}; accepted: a "
                                "lionsim.transports.PayloadSpec")
         if problem := spec_problem(spec):
             raise LionsimError(f"strategy {name!r}: its {call} returns {problem}")
@@ -268,7 +268,7 @@ def check_kind(name: str, kind) -> None:
     from lionsim.transports import PayloadKind
 
     if not isinstance(kind, PayloadKind):
-        raise LionsimError(f"payload kind {name!r} is a {type(kind).__name__}, not a lionsim.transports.PayloadKind")
+        raise LionsimError(f"payload kind {name!r} is {a_type(kind)}, not a lionsim.transports.PayloadKind")
     if not (callable(kind.alone) and callable(kind.written)):
         raise LionsimError(f"payload kind {name!r}: alone and written must be functions (of a Payload, of a PayloadSpec)")
 

@@ -50,13 +50,19 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
 
     The --transport rule, the same for strategies named and for the default set: it applies to
     every strategy given without a transport that can use it; the others keep their default
-    transport; it is an error only if no strategy given can use it. A run it makes identical to
-    one given explicitly (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once."""
+    transport; it is an error where it applies to no run: no strategy given without a transport
+    can use it, or every strategy names its own. A run it makes identical to one given explicitly
+    (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once."""
     specs = split_specs(list(specs))
     if not specs:
         raise LionsimError(f"no strategy given; choose from: {', '.join(STRATEGIES.names())}")
+    bare = [STRATEGIES.get(s) for s in specs if "@" not in s]  # the strategies --transport is for
     if transport is not None:
         transport = TRANSPORTS.canonical(transport)
+        if not bare:
+            raise LionsimError(f"--transport {transport} applies to no run: every strategy names its own transport "
+                               f"({', '.join(specs)}); accepted: --transport with a strategy given without "
+                               "@TRANSPORT")
     runs: list[RunSpec] = []
     via_transport: set[RunSpec] = set()
     for text in specs:
@@ -66,8 +72,8 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
             TRANSPORTS.get(chosen)
         elif transport is not None and can_use(strategy, transport):
             chosen = transport
-        elif transport is not None and not any(can_use(s, transport) for s in _named(specs)):
-            chosen = transport  # nobody can use it: report below for this strategy
+        elif transport is not None and not any(can_use(s, transport) for s in bare):
+            chosen = transport  # no strategy it is for can use it: report below for this strategy
         else:
             chosen = strategy.default_transport  # --transport is for the strategies it fits
         if not can_use(strategy, chosen):
@@ -87,6 +93,3 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
         runs.append(run)
     return runs
 
-
-def _named(specs: list[str]) -> list[type[Strategy]]:
-    return [STRATEGIES.get(s.partition("@")[0]) for s in specs]

@@ -342,7 +342,10 @@ def takes(e) -> str | None:
     """What a typed option's bad value should have been, "takes a whole number; got '1.5'": from the
     pydantic error typer converts every int and float option with (its BadParameter's cause), in
     place of pydantic's "Input should be a valid integer, unable to parse string as an integer".
-    None: not a conversion error (the message is the parameter's own)."""
+    None: not a conversion error (the message is the parameter's own). A parser's refusal in these
+    words (lionsim.cli.options.whole_number) is taken as it is."""
+    if str(e.message).startswith("takes "):
+        return e.message
     cause = e.__cause__
     errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
     if not errors:

@@ -78,7 +78,7 @@ def bench(
     network: o.Network = "1gbe",
     traits: o.Traits = None,
     backend: o.Backend = "sim",
-    ranks: Optional[int] = typer.Option(None, "--ranks", help="gloo/nccl: processes to start (W/R workers each); "
+    ranks: Optional[int] = typer.Option(None, "--ranks", parser=o.whole_number, help="gloo/nccl: processes to start (W/R workers each); "
                                         "default 2 for gloo, one per visible GPU for nccl; under torchrun, its WORLD_SIZE."),
     workload: o.Workload = "vit",
     model_size: o.ModelSize = "small",
@@ -114,7 +114,7 @@ def bench(
         None, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients, as DDP's bucket_cap_mb (default 25). "
                                   "sim, --overlap auto or buckets, and a run that exchanges per bucket only: refused "
                                   "where no exchange runs per bucket."),
-    threads: int = typer.Option(1, "--threads", help="torch CPU threads while training (1: steadiest timings for small models)."),
+    threads: int = typer.Option(1, "--threads", parser=o.whole_number, help="torch CPU threads while training (1: steadiest timings for small models)."),
     timeout: Optional[float] = typer.Option(
         None, "--timeout", help="gloo/nccl only: seconds a collective or the rendezvous may wait (default 60)."),
     iface: o.Iface = None,

@@ -132,12 +132,12 @@ def comm(
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
     ranks: int | None = typer.Option(
-        None, "--ranks", help="Processes to measure with: default 2 on gloo, one per visible GPU on nccl (which "
+        None, "--ranks", parser=o.whole_number, help="Processes to measure with: default 2 on gloo, one per visible GPU on nccl (which "
         "needs >= 2 GPUs), as bench; under torchrun, its WORLD_SIZE."),
     iface: o.Iface = None,
-    warmup: int | None = typer.Option(None, "--warmup", help="Measured: iterations dropped before timing "
+    warmup: int | None = typer.Option(None, "--warmup", parser=o.whole_number, help="Measured: iterations dropped before timing "
                                       "(nccl-tests -w). Default 5."),
-    iters: int | None = typer.Option(None, "--iters", help="Measured: timed iterations per size, each after a "
+    iters: int | None = typer.Option(None, "--iters", parser=o.whole_number, help="Measured: timed iterations per size, each after a "
                                      "barrier (nccl-tests -n). Default 20."),
     timeout: float | None = typer.Option(None, "--timeout", help="Measured: seconds a rank may wait in one "
                                          "collective. Default 60."),

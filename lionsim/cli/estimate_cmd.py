@@ -27,28 +27,28 @@ Model = Annotated[Optional[str], typer.Option(
                           "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]
-Params = Annotated[Optional[float], typer.Option(
-    "--params", help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+Params = Annotated[Optional[int], typer.Option(
+    "--params", parser=o.whole_number, help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
-    "--tensors", help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
+    "--tensors", parser=o.whole_number, help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
 TokensPerWorker = Annotated[Optional[int], typer.Option(
-    "--tokens-per-worker", help="Tokens (or patches) per worker per step; default: one sample of the model. For "
+    "--tokens-per-worker", parser=o.whole_number, help="Tokens (or patches) per worker per step; default: one sample of the model. For "
                                 "resnet* and a --model FILE.py:FUNC with an example input: samples (images), "
                                 "default the example's batch.")]
 GpusPerNode = Annotated[Optional[int], typer.Option(
     "--gpus-per-node",
-    help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
+    parser=o.whole_number, help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
 ReplicaGpus = Annotated[int, typer.Option(
-    "--replica-gpus", help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
+    "--replica-gpus", parser=o.whole_number, help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
                            "ZeRO-3; a DiLoCo worker is a datacenter). --tokens-per-worker are the replica's; its "
                            "FLOPs, codec and optimizer passes split over the G devices; traffic inside the replica "
                            "is not priced.")]
 RunSteps = Annotated[Optional[int], typer.Option(
-    "--steps", help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
+    "--steps", parser=o.whole_number, help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
                     "steps): run_s and mean_step_s beside the steady step. With --from-run: also the baseline's "
                     "steps to target at scale.")]
-RunTokens = Annotated[Optional[float], typer.Option(
-    "--tokens", help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
+RunTokens = Annotated[Optional[int], typer.Option(
+    "--tokens", parser=o.whole_number, help="Also price a whole run over T tokens in all: ceil(T / (tokens per worker x workers)) steps "
                      "(instead of --steps).")]
 MomentumSync = Annotated[Optional[str], typer.Option(
     "--momentum-sync", help="Lion family: never | every:K | schedule:K, an fp32 all-reduce of the momenta on "
@@ -401,7 +401,7 @@ def estimate_cmd(
     tokens: RunTokens = None,
     baseline: o.Baseline = None,
     compute_spread: o.ComputeSpread = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", help=(
+    seed: Annotated[Optional[int], typer.Option("--seed", parser=o.whole_number, help=(
         "Seed of the Monte Carlo of two or more --compute-spread specs (default 0; one spec's distribution is "
         "exact)."))] = None,
     kernels: KernelsOpt = "table",
@@ -456,6 +456,8 @@ def estimate_cmd(
     if wanted is not None:
         frame = with_need(frame, resolve(cfg), wanted)
     swept = run_sweep(cfg, sweep) if sweep is not None else None  # every input checked before anything is written
+    if swept is not None and swept.sweep.note:
+        err_console.print(swept.sweep.note, markup=False, highlight=False)
     traced = None
     if trace:
         from lionsim.estimate.trace import estimate_trace

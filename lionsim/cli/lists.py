@@ -138,7 +138,7 @@ DEFAULT_WORKERS = 8
 @app.command()
 def strategies(
     workers: Optional[int] = typer.Option(
-        None, "--workers", "-n", help=f"Worker count the bits per parameter are given for (default {DEFAULT_WORKERS}); "
+        None, "--workers", "-n", parser=o.whole_number, help=f"Worker count the bits per parameter are given for (default {DEFAULT_WORKERS}); "
                                       "not with --matrix, which has no per-worker column."),
     workload: Optional[str] = typer.Option(
         None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),

@@ -11,7 +11,7 @@ from lionsim.cli.lists import list_table
 from lionsim.cli.output import Format, emit
 from lionsim.network.link import GB, NVLINK_GBPS, US, Link
 from lionsim.network.presets import NETWORKS
-from lionsim.numbers import binary_bytes_text
+from lionsim.numbers import binary_bytes_text, rounded
 
 
 def _link_text(link: Link | None) -> str:
@@ -21,6 +21,12 @@ def _link_text(link: Link | None) -> str:
     return text if link.efficiency == 1.0 else f"{text} x {link.efficiency:g}"
 
 
+def _in(value: float, unit: float = 1.0) -> float:
+    """`value` in `unit` as it was set, to 12 significant digits: 720e-6 s is 720 us, where the
+    division alone gives 720.0000000000001 (the CSV and JSON print every digit)."""
+    return rounded(value / unit, 12)
+
+
 def networks_frame() -> pd.DataFrame:
     """One row per preset, every value in its unit (the --format csv/json of `lionsim networks`)."""
     import pandas as pd
@@ -28,10 +34,10 @@ def networks_frame() -> pd.DataFrame:
     rows = []
     for name, net in NETWORKS.items():
         intra = net.intra
-        rows.append({"name": name, "alpha_us": net.inter.alpha_s / US, "bandwidth_GBps": net.inter.bandwidth_Bps / GB,
+        rows.append({"name": name, "alpha_us": _in(net.inter.alpha_s, US), "bandwidth_GBps": _in(net.inter.bandwidth_Bps, GB),
                      "efficiency": net.inter.efficiency, "workers_per_node": net.workers_per_node,
-                     "intra_alpha_us": None if intra is None else intra.alpha_s / US,
-                     "intra_bandwidth_GBps": None if intra is None else intra.bandwidth_Bps / GB,
+                     "intra_alpha_us": None if intra is None else _in(intra.alpha_s, US),
+                     "intra_bandwidth_GBps": None if intra is None else _in(intra.bandwidth_Bps, GB),
                      "intra_efficiency": None if intra is None else intra.efficiency,
                      "library": net.traits.name, "fabric": net.nccl_fabric().name, "description": net.description})
     return pd.DataFrame.from_records(rows)
@@ -90,12 +96,12 @@ def traits_frame() -> pd.DataFrame:
         slow = traits.slow
         for op, t in traits.ops or (("", None),):
             rows.append({"traits": name, "backend": traits.backend, "op": op,
-                         "floor_us": None if t is None else t.floor_s / US, "algorithm": None if t is None else t.algorithm,
-                         "duplex": None if t is None else _duplex_text(t.duplex), "host_GBps": traits.host_GBps,
-                         "slow_probability": slow.probability, "slow_extra_us": slow.extra_s / US,
+                         "floor_us": None if t is None else _in(t.floor_s, US), "algorithm": None if t is None else t.algorithm,
+                         "duplex": None if t is None else _duplex_text(t.duplex), "host_GBps": _in(traits.host_GBps),
+                         "slow_probability": slow.probability, "slow_extra_us": _in(slow.extra_s, US),
                          "slow_max_bytes": slow.max_bytes,
-                         "staging_GBps": None if traits.staging is None else traits.staging.GBps,
-                         "staging_copy_us": None if traits.staging is None else traits.staging.copy_s / US,
+                         "staging_GBps": None if traits.staging is None else _in(traits.staging.GBps),
+                         "staging_copy_us": None if traits.staging is None else _in(traits.staging.copy_s, US),
                          "description": traits.description})
     return pd.DataFrame.from_records(rows)
 

@@ -7,6 +7,7 @@ presets are matched ignoring case where they are looked up: lionsim.runs, lionsi
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -37,17 +38,42 @@ def _choice(option: str, choices: tuple[str, ...]):
     return check
 
 
+def whole_number(text: str | int) -> int:
+    """A whole-number option's value: 1000, 1e3 or 2.5e3 (scientific notation, as --params 3e9); refused
+    in one line where it is not whole (1.5) or not finite (inf, nan). Read as a decimal, so 1e30 is
+    10**30 exactly (not float's 1000000000000000019884624838656)."""
+    if isinstance(text, int):  # a default
+        return text
+    try:
+        value = Decimal(str(text).strip())
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or value != value.to_integral_value():
+        raise typer.BadParameter(f"takes {WHOLE}; got {text!r}")
+    if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
+        raise typer.BadParameter(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}")
+    return int(value)
+
+
+WHOLE = "a whole number (1000, 1e3 or 2.5e3)"
+"""What whole_number takes, in its refusals."""
+MAX_DIGITS = 100
+"""Digits a whole-number option may have: past any count, size or seed lionsim takes, short of a
+number whose digits alone cost time to build."""
+
+
 def _lower(value: str | None) -> str | None:
     """Forms whose keywords are lower case (`IID`, `Dirichlet:0.5`)."""
     return value.strip().lower() if isinstance(value, str) else value
 
-Workers = Annotated[int, typer.Option("--workers", "-n", help="Data-parallel workers N.")]
+Workers = Annotated[int, typer.Option("--workers", "-n", parser=whole_number, help="Data-parallel workers N.")]
 Strategy = Annotated[Optional[list[str]], typer.Option(
     "--strategy", "-s", help="NAME or NAME@TRANSPORT, any case; repeatable or comma-separated (adamw,lion) "
                              "(see `lionsim strategies`).")]
 Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one that can use it (the others keep "
-                        "their default); an error only if no run can use it.")]
+                        "their default); an error if it applies to no run (none of those can use it, or every "
+                        "strategy names its own).")]
 Network = Annotated[str, typer.Option("--network", help="Network preset (`lionsim networks`) or a profile .toml/.json.")]
 Traits = Annotated[Optional[str], typer.Option(
     "--traits", callback=_choice("--traits", ("ideal", "gloo", "nccl", "mpi")),
@@ -64,9 +90,9 @@ Backend = Annotated[str, typer.Option("--backend", callback=_choice("--backend",
 Workload = Annotated[str, typer.Option("--workload", "-w", callback=_workload, help="Workload (`lionsim workloads`), "
                                       "or your own: FILE.py:FUNC or package.module:FUNC returning (model, dataset, loss_fn).")]
 ModelSize = Annotated[str, typer.Option("--model-size", callback=_choice("--model-size", ("tiny", "small", "paper")), help="Workload model size: tiny | small | paper.")]
-Steps = Annotated[int, typer.Option("--steps", help="Training steps per strategy.")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed for init, data, splits and quantizers.")]
-BatchSize = Annotated[int, typer.Option("--batch-size", "-b", help="Samples per worker per step.")]
+Steps = Annotated[int, typer.Option("--steps", parser=whole_number, help="Training steps per strategy.")]
+Seed = Annotated[int, typer.Option("--seed", parser=whole_number, help="Seed for init, data, splits and quantizers.")]
+BatchSize = Annotated[int, typer.Option("--batch-size", "-b", parser=whole_number, help="Samples per worker per step.")]
 Lr = Annotated[Optional[float], typer.Option("--lr", help="Learning rate for every strategy (default: each strategy's own).")]
 WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="Weight decay for every strategy (default: each strategy's own).")]
 Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
@@ -107,7 +133,7 @@ Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or 
 _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "
                      "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). "
                      "run.json says how many were used.")
-EvalEvery = Annotated[int, typer.Option("--eval-every", help="Evaluate every this many steps.")]
+EvalEvery = Annotated[int, typer.Option("--eval-every", parser=whole_number, help="Evaluate every this many steps.")]
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]
 OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation runs it (per bucket during "
                 "backward, or after it) where its transport can, else after backward; buckets: per bucket "
@@ -120,7 +146,7 @@ OVERLAP_HELP = ("auto: each strategy's exchange as its reference implementation 
                 "`lionsim strategies --format csv` lists what auto runs for each strategy and transport.")
 Overlap = Annotated[str, typer.Option("--overlap", help=OVERLAP_HELP)]
 WarmupSteps = Annotated[Optional[int], typer.Option(
-    "--warmup-steps", help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
+    "--warmup-steps", parser=whole_number, help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
                            "run; fewer than --steps). Measured times only: gloo/nccl, or --compute measured "
                            "(refused on sim with a --compute device, which models every time).")]
 Hyper = Annotated[Optional[str], typer.Option(

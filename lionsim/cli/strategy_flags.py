@@ -17,7 +17,7 @@ from typing import Annotated, Callable, Optional
 
 import typer
 
-from lionsim.cli.options import Plugin
+from lionsim.cli.options import Plugin, whole_number
 from lionsim.errors import LionsimError
 
 OPT = "opt"
@@ -82,7 +82,8 @@ def _signature(func: Callable, source: tuple, hide: Callable | None = None) -> i
         kind = specs[0].type
         params.append(inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=None,
                                         annotation=Annotated[Optional[kind], typer.Option(
-                                            specs[0].flag, help=help_text, hidden=hide is not None and hide(specs))]))
+                                            specs[0].flag, help=help_text, hidden=hide is not None and hide(specs),
+                                            parser=whole_number if kind is int else None)]))
     params.append(inspect.Parameter(PLUGIN, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Plugin))
     params.append(inspect.Parameter(OPT, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[
         Optional[list[str]], typer.Option("--opt", metavar="NAME.FIELD=VALUE", help=(

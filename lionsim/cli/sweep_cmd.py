@@ -41,7 +41,7 @@ def sweep(
     seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
     strategy: o.Strategy = None,
     transport: o.Transport = None,
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Training units run at once, each in its own "
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", parser=o.whole_number, help="Training units run at once, each in its own "
                                        "process with --threads torch threads (default 1; with Ray, all the cluster takes)."),
     backend: str = typer.Option("sim", "--backend", help="sim only: a sweep prices every network on the "
                                                          "simulator (use `lionsim bench` for gloo/nccl)."),
@@ -69,7 +69,7 @@ def sweep(
     bucket_mb: Optional[float] = typer.Option(
         None, "--bucket-mb", help="Overlap bucket, MB (1e6 B) of fp32 gradients (default 25); --overlap auto or "
                                   "buckets, for the cells that exchange per bucket (refused where none does)."),
-    threads: int = typer.Option(1, "--threads", help="torch CPU threads per training process."),
+    threads: int = typer.Option(1, "--threads", parser=o.whole_number, help="torch CPU threads per training process."),
     out: Out = Path("reports/sweep"),
     format: Format = "table",
     config: o.Config = None,

@@ -9,7 +9,8 @@ from rich import box
 from rich.table import Table
 
 from lionsim.reports.tables import fit, fold_run, run_width
-from lionsim.reports.to_target import band_text, duration, frame_unit, notes, source_text, status
+from lionsim.numbers import run_duration
+from lionsim.reports.to_target import band_text, notes, source_text, status
 
 RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_cmd)."""
@@ -44,24 +45,23 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
-        caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: the baseline's steps to target at scale "
-                 f"({first['to_target_basis']}) x each run's steps to target relative to "
-                 f"{first['to_target_baseline']} there"
+        caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: "
+                 f"{first['to_target_baseline']}'s steps to target at scale "
+                 f"({first['to_target_basis']}) x each run's steps to target relative to its there"
                  + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")
-                 + "speedup: the baseline's time to target / this run's; * baseline."
+                 + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."
                  + "".join("\n" + line for line in said)),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(f"{r.strategy}*", r.transport) for r in rows], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("steps", "time", *(["band"] if band else []), "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
-    unit = frame_unit(frame)  # one unit down the time and band columns
     for row in rows:
         label = f"{row.strategy}@{row.transport}"
         speedup = "-" if not math.isfinite(row.to_target_speedup) else f"{row.to_target_speedup:.2f}x"
-        spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s, unit)] if band else []
+        spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
         table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
-                      status(row), duration(row.time_to_target_s, unit), *spread, speedup)
+                      status(row), run_duration(row.time_to_target_s), *spread, speedup)
     return fit(table)

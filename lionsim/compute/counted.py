@@ -27,7 +27,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type
 from lionsim.plugin_load import exit_hint, one_line
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ def count_on_meta(build: Callable[[], Any], where: str) -> Count:
                            "from its shapes only (no weights loaded, no .to(device))") from None
     module, example = (result if isinstance(result, tuple) and len(result) == 2 else (result, None))
     if not isinstance(module, nn.Module):
-        raise LionsimError(f"bad {where}: it returned a {type(module).__name__}; accepted: an nn.Module or "
+        raise LionsimError(f"bad {where}: it returned {a_type(module)}; accepted: an nn.Module or "
                            "(module, example_input)")
     shapes = [tuple(p.shape) for p in module.parameters() if p.requires_grad]
     if not shapes:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, json_type
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
 
@@ -116,7 +116,7 @@ def _read(path: Path, needs: list[str]) -> pd.DataFrame:
 def _json(path: Path) -> dict:
     meta = read_json(path)
     if not isinstance(meta, dict):
-        raise LionsimError(f"bad --from-run: {path} holds a JSON {type(meta).__name__}; expected an object")
+        raise LionsimError(f"bad --from-run: {path} holds {json_type(meta)}; expected an object")
     return meta
 
 

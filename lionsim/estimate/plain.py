@@ -49,18 +49,32 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
     return DEFAULT_DEVICE, ""
 
 
+def typed(value: object) -> str:
+    """A number as a user types it: 8192, 2.5, 3e11, 1e30 (not 1000000000000000019884624838656): a float,
+    or an int past 10 digits, in at most 6 significant digits."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int) and abs(value) < 10**10:
+        return str(value)
+    mantissa, e, power = f"{float(value):.6g}".partition("e")
+    return mantissa + (f"e{int(power)}" if e else "")  # 3e11, not 3e+11
+
+
+def whole(value: object) -> int | None:
+    """`value` as an int where it is a whole number (an int, or a float such as 3e9), else None."""
+    if isinstance(value, float) and value.is_integer():  # False for inf and nan
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def positive_int(name: str, value: object) -> int:
     """`value` as a whole number >= 1 (and within MAXIMA), else one LionsimError line naming --`name`."""
-    given = value
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    top = MAXIMA.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
+    number, top = whole(value), MAXIMA.get(name)
+    if number is None or number < 1 or (top is not None and number > top):
         example = ", written in full or like 3e9" if name == "params" else ""
         bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""
-        shown = f"{given:g}" if isinstance(given, float) else repr(given)  # as typed: 3e9, not 3000000000.0
-        raise LionsimError(f"bad --{name} {shown}; accepted: a whole number >= 1{bound}{example}")
-    return value
+        raise LionsimError(f"bad --{name} {typed(value)}; accepted: a whole number >= 1{bound}{example}")
+    return number
 
 
 MIN_MFU = 1e-3
@@ -79,18 +93,30 @@ def check_seed(seed: object) -> None:
         raise LionsimError(f"bad --seed {seed!r}; accepted: an integer from 0 to 2**63 - 1")
 
 
-def check_run_length(steps: object, tokens: object) -> None:
-    """--steps or --tokens (not both), each a whole number >= 1 (--steps at most MAX_STEPS)."""
+def run_length(name: str, value: object, tokens_per_worker: int = 0, workers: int = 0) -> int:
+    """--steps, or --tokens at `tokens_per_worker` x `workers` tokens a step, as a whole number of at most
+    MAX_STEPS steps; else one line naming the value as typed and the accepted range, and for --tokens
+    where its top comes from."""
+    number = whole(value)
+    step = tokens_per_worker * workers
+    top = MAX_STEPS if name == "steps" else MAX_STEPS * step
+    if number is None or not 1 <= number <= top:
+        cap = " (lionsim's most steps in a run)" if name == "steps" else (
+            f" (lionsim's most steps in a run, {MAX_STEPS:,}, of {step:,} tokens: {tokens_per_worker:,} a worker x "
+            f"{workers:,} worker{'s' * (workers != 1)})")
+        raise LionsimError(f"bad --{name} {typed(value)}; accepted: a whole number from 1 to {top:,}{cap}")
+    return number
+
+
+def check_run_length(steps: object, tokens: object, tokens_per_worker: int | None = None, workers: int = 1) -> None:
+    """--steps or --tokens (not both), each as run_length takes it: --tokens where the tokens a worker
+    takes a step are known before the model is built (given, or a preset's sample), else in resolve."""
     if steps is not None and tokens is not None:
-        raise LionsimError(f"give --steps ({steps}) or --tokens ({tokens}), not both")
-    for name, value, top in (("steps", steps, MAX_STEPS), ("tokens", tokens, None)):
-        if value is None:
-            continue
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (top is not None and value > top):
-            bound = f"from 1 to {top:.3g}" if top is not None else ">= 1"
-            raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number {bound}")
+        raise LionsimError(f"give --steps ({typed(steps)}) or --tokens ({typed(tokens)}), not both")
+    if steps is not None:
+        run_length("steps", steps)
+    if tokens is not None and tokens_per_worker is not None:
+        run_length("tokens", tokens, tokens_per_worker, workers)
 
 
 def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
@@ -115,7 +141,7 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
         raise LionsimError(f"bad --bucket-mb {cfg.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
     if cfg.seed is not None:
         check_seed(cfg.seed)
-    check_run_length(cfg.steps, cfg.tokens)
+    check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), workers)
     if cfg.device is not None:
         get_device(cfg.device)  # an unknown name fails with the sorted list
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
@@ -128,6 +154,19 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
         parse_need(need)
 
 
+def _tokens_per_worker(cfg) -> int | None:
+    """The tokens a worker takes a step where known without torch: --tokens-per-worker, else a decoder or
+    ViT preset's sample (a counted preset or a FILE.py:FUNC model is built first: None)."""
+    from lionsim.compute.models import MODELS, DecoderShape, ViTShape
+
+    if cfg.tokens_per_worker is not None:
+        return positive_int("tokens-per-worker", cfg.tokens_per_worker)
+    if isinstance(cfg.model, str) and cfg.model in MODELS:
+        shape = MODELS.get(cfg.model)
+        return shape.tokens_per_sample if isinstance(shape, (DecoderShape, ViTShape)) else None
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Sweep:
     """What varies and its values, ascending."""
@@ -135,6 +174,8 @@ class Sweep:
     variable: str
     """"workers" or "bandwidth" (GB/s)."""
     values: tuple[float, ...]
+    note: str = ""
+    """One line for stderr where a range's points rounded onto fewer worker counts than its COUNT."""
 
     @property
     def unit(self) -> str:
@@ -175,7 +216,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
 
         values = list(np.geomspace(start, end, int(count)))
         if variable == "workers":
-            values = [max(1, round(v / workers_per_node)) * workers_per_node for v in values]
+            values = [nearest_count(v, workers_per_node) for v in values]
     else:
         values = [_number(item.strip(), spec) for item in body.split(",")]
         if len(values) > MAX_POINTS:
@@ -192,7 +233,20 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         raise LionsimError(f"bad --sweep {spec!r}: the range rounds to one point ({distinct[0]:g} workers, whole "
                            f"nodes of {workers_per_node}); accepted: a range over at least 2 node counts, or one "
                            "value to price at")
-    return Sweep(variable=variable, values=distinct)
+    note = ""
+    if ":" in body and len(distinct) < len(values):
+        nodes = f" (whole nodes of {workers_per_node} beyond one node)" if workers_per_node > 1 else ""
+        note = (f"note: --sweep {spec} prices {len(distinct)} points, not {len(values)}: its counts rounded to "
+                f"whole workers{nodes}, and those that met were priced once")
+    return Sweep(variable=variable, values=distinct, note=note)
+
+
+def nearest_count(workers: float, workers_per_node: int) -> int:
+    """The worker count nearest `workers` that a network of `workers_per_node` takes (Network.nodes):
+    any count from 1 within one node, whole nodes beyond it."""
+    if workers <= workers_per_node:
+        return max(1, round(workers))
+    return max(1, round(workers / workers_per_node)) * workers_per_node
 
 
 

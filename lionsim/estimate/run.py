@@ -22,13 +22,11 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from lionsim.errors import LionsimError
+from lionsim.estimate.plain import check_run_length, run_length
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
 from lionsim.transports import PayloadSpec
-
-from lionsim.estimate.plain import MAX_STEPS  # noqa: E402 (more steps than any run prices in seconds here: a typo)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,18 +40,13 @@ class StepKind:
 
 
 def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, workers: int) -> int | None:
-    """The run's step count from --steps or --tokens (not both); None when neither is given."""
-    if steps is not None and tokens is not None:
-        raise LionsimError(f"give --steps ({steps}) or --tokens ({tokens}), not both")
-    for name, value in (("steps", steps), ("tokens", tokens)):
-        if value is None:
-            continue
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        top = MAX_STEPS if name == "steps" else MAX_STEPS * tokens_per_worker * workers
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-            raise LionsimError(f"bad --{name} {value!r}; accepted: a whole number from 1 to {top:.3g}")
-        return value if name == "steps" else math.ceil(value / (tokens_per_worker * workers))
+    """The run's step count from --steps or --tokens (not both, each checked by plain.run_length); None
+    when neither is given."""
+    check_run_length(steps, tokens)
+    if steps is not None:
+        return run_length("steps", steps)
+    if tokens is not None:
+        return math.ceil(run_length("tokens", tokens, tokens_per_worker, workers) / (tokens_per_worker * workers))
     return None
 
 

@@ -2,8 +2,9 @@
 and the crossovers where a strategy starts (or stops) beating the baseline.
 
     workers=8,16,32          the listed worker counts
-    workers=8:1024:20        20 counts spaced geometrically from 8 to 1024, rounded to whole
-                             nodes of the network (duplicates dropped)
+    workers=8:1024:20        20 counts spaced geometrically from 8 to 1024, rounded to the
+                             counts a list takes (any within one node, whole nodes beyond it;
+                             counts that meet priced once, said on stderr)
     bandwidth=1,10,100       the inter link's effective bandwidth, GB/s (per node on a
                              two-level network; its efficiency folded in, so set to 1)
     bandwidth=0.1:100:1000   1000 bandwidths spaced geometrically from 0.1 to 100 GB/s

@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any
 
+from lionsim.errors import a_type
 from lionsim.network.link import Network
 
 
@@ -29,7 +30,7 @@ def _value(v: Any) -> str:
         return "{" + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, list):
         return "[\n" + "".join(f"  {_value(x)},\n" for x in v) + "]"
-    raise TypeError(f"a profile cannot hold a {type(v).__name__}")
+    raise TypeError(f"a profile cannot hold {a_type(v)}")
 
 
 def _table(name: str, table: dict[str, Any]) -> list[str]:

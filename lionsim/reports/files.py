@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, TextIO
 import numpy as np
 import pandas as pd
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type, json_type
 from lionsim.reports.outdir import check_dir, check_out_dir  # noqa: F401 (check_out_dir re-exported)
 from lionsim.reports.outdir import make_dir as _make_dir
 from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
@@ -149,7 +149,7 @@ def _json_default(obj: Any) -> Any:
         return str(obj)
     if isinstance(obj, np.generic):
         return obj.item()
-    raise TypeError(f"run.json cannot hold a {type(obj).__name__}: {obj!r}")
+    raise TypeError(f"run.json cannot hold {a_type(obj)}: {obj!r}")
 
 
 def _ordered_steps(steps: pd.DataFrame) -> pd.DataFrame:
@@ -248,5 +248,5 @@ def load_run(out_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame | None, dict | N
     if meta_path.is_file():
         meta = read_json(meta_path)
         if not isinstance(meta, dict):
-            raise LionsimError(f"{meta_path} holds a JSON {type(meta).__name__}; expected an object")
+            raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     return steps, summary, meta

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, json_type
 from lionsim.numbers import sig
 from lionsim.plugin_load import is_spec
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
@@ -315,7 +315,7 @@ def _sweep_report(directory: Path) -> str:
     meta_path = directory / SWEEP_META
     meta = read_json(meta_path) if meta_path.is_file() else {}
     if not isinstance(meta, dict):  # a JSON list would fail below on .get
-        raise LionsimError(f"{meta_path} holds a JSON {type(meta).__name__}; expected an object")
+        raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
     config_rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)] for k, v in grid.items()]

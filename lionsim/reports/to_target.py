@@ -11,57 +11,16 @@ import math
 
 import pandas as pd
 
-from lionsim.numbers import sig
+from lionsim.numbers import run_duration
 from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
-UNITS = ((86400.0, "d"), (3600.0, "h"), (60.0, "min"), (1.0, "s"))
-"""A run's length in the largest unit it fills (days only from two of them)."""
-
-
-def unit_of(seconds: float) -> tuple[float, str]:
-    for size, name in UNITS:
-        if seconds >= (2 * size if name == "d" else size):
-            return size, name
-    return 1.0, "s"
-
-
-def column_unit(*columns) -> tuple[float, str]:
-    """One unit for a table's column of run lengths (and its band), so that "8.59 h" and "71.3 h"
-    read side by side rather than "8.59 h" beside "2.97 d": the shortest figure's own unit, or a
-    larger one where the longest would need more than three digits in it."""
-    values = [float(v) for column in columns for v in column if math.isfinite(float(v))]
-    if not values:
-        return 1.0, "s"
-    least = unit_of(min(values))
-    for size, name in reversed(UNITS):  # s, min, h, d: from the shortest figure's unit up
-        if size >= least[0] and max(values) / size < 1000:
-            return size, name
-    return UNITS[0]
-
-
-def duration(seconds: float, unit: tuple[float, str] | None = None) -> str:
-    """A run's length to 3 significant digits in `unit` (default: its own): "42.5 min", "5.77 h",
-    "3.23 d"; "-" for none."""
-    if not math.isfinite(seconds):
-        return "-"
-    size, name = unit or unit_of(seconds)
-    return f"{sig(seconds / size)} {name}"
-
-
-def band_text(lo: float, mid: float, hi: float, unit: tuple[float, str] | None = None) -> str:
-    """The band in `unit` (default: the figure's own), "4.37-7.17 h"; "-" where there is none (or it is
-    the figure itself)."""
+def band_text(lo: float, mid: float, hi: float) -> str:
+    """The band, each end a run's length (run_duration), "4:22:10-7:10:12"; "-" where there is none (or
+    it is the figure itself)."""
     if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
         return "-"
-    size, name = unit or unit_of(mid)
-    low = "?" if not math.isfinite(lo) else sig(lo / size)
-    return f"{low}-{sig(hi / size)} {name}"
-
-
-def frame_unit(frame: pd.DataFrame) -> tuple[float, str]:
-    """The unit of an estimate's time-to-target columns (time and band alike)."""
-    return column_unit(frame["time_to_target_s"], frame["time_to_target_hi_s"])
+    return f"{'?' if not math.isfinite(lo) else run_duration(lo)}-{run_duration(hi)}"
 
 
 def no_plot_reason(frame: pd.DataFrame) -> str | None:
@@ -81,10 +40,20 @@ def _trained_at(first) -> str:
     return f"{workload_text(first['to_target_workload'])} trained at {at} worker{'' if counts == ['1'] else 's'}"
 
 
+def baselines_text(first) -> str:
+    """Whose steps the runs are counted against there (the run's baseline, whose loss sets the target
+    unless --target-loss did) and what the speedups are against (the estimate's --baseline): "baseline
+    X" where both are one run, else both named."""
+    trained, priced = first["to_target_baseline"], first["baseline"]
+    if trained == priced:
+        return f"baseline {trained}"
+    return f"steps relative to its baseline {trained}; speedup against {priced}"
+
+
 def source_text(first) -> str:
-    """Where the convergence came from, in one line: what, trained at which N, its target."""
+    """Where the convergence came from, in one line: what, trained at which N, its target, the baselines."""
     return (f"{first['to_target_kind']} {first['to_target_from']}: {_trained_at(first)}, "
-            f"target loss {first['to_target_rule']}, baseline {first['to_target_baseline']}")
+            f"target loss {first['to_target_rule']}, {baselines_text(first)}")
 
 
 def text(value) -> str:
@@ -121,7 +90,7 @@ def has_to_target(frame: pd.DataFrame) -> bool:
 
 def _source_words(first) -> str:
     return (f"Convergence from the {first['to_target_kind']} `{first['to_target_from']}`: {_trained_at(first)}, "
-            f"target loss {first['to_target_rule']}, baseline {first['to_target_baseline']}.")
+            f"target loss {first['to_target_rule']}, {baselines_text(first)}.")
 
 
 def _verdict(frame: pd.DataFrame) -> str:
@@ -131,7 +100,7 @@ def _verdict(frame: pd.DataFrame) -> str:
     lines = []
     if timed:
         best = min(timed, key=lambda r: r.time_to_target_s)
-        lines.append(f"First to target: **{best.strategy}@{best.transport}**, in {duration(best.time_to_target_s)} "
+        lines.append(f"First to target: **{best.strategy}@{best.transport}**, in {run_duration(best.time_to_target_s)} "
                      f"({best.steps_to_target:,.0f} steps" + (f", {best.to_target_speedup:.2f}x the baseline "
                                                                f"{best.baseline}'s time" if
                                                                math.isfinite(best.to_target_speedup) else "") + ").")
@@ -146,13 +115,12 @@ def to_target_section(frame: pd.DataFrame) -> str:
     """One estimate's time to target at scale (estimate.csv): where it came from, the assumption,
     each run's figure and notes, and which reaches the target first."""
     first = frame.iloc[0]
-    unit = frame_unit(frame)
     rows = []
     for r in frame.itertuples(index=False):
         label = f"{r.strategy}@{r.transport}"
         rows.append([label + (" (baseline)" if label == r.baseline else ""), text(r.to_target_match) or "-",
-                     status(r), duration(r.time_to_target_s, unit),
-                     band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s, unit),
+                     status(r), run_duration(r.time_to_target_s),
+                     band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s),
                      "-" if not math.isfinite(r.to_target_speedup) else f"{r.to_target_speedup:.2f}x",
                      text(r.to_target_phases) or "-", "; ".join(notes(r)) or "-"])
     table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "phases", "note"], rows)
@@ -175,9 +143,9 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     runs = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
 
     def pivot(column: str, fmt) -> str:
-        """`fmt(value, column's values)`: one unit per column (a run's) where it has one."""
+        """`column` by swept value and run, each cell `fmt(value)`."""
         table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
-        body = [[f"{v:g}", *(fmt(table.loc[v, label], table[label]) if label in table.columns else "-"
+        body = [[f"{v:g}", *(fmt(table.loc[v, label]) if label in table.columns else "-"
                              for label in labels)] for v in table.index]
         return md_table([sweep_heading(variable), *labels], body)
 
@@ -188,9 +156,9 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
         if beyond:
             parts.append(f"Measured at {min(counts):,} to {max(counts):,} workers: the figures at "
                          f"{', '.join(f'{int(v):,}' for v in beyond)} workers extrapolate the fits.")
-    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", lambda v, c: duration(v, column_unit(c))),
+    parts += [f"Time to target by {variable}:", pivot("time_to_target_s", run_duration),
               f"Time-to-target speedup against {first['baseline']}:",
-              pivot("to_target_speedup", lambda v, _c: "-" if not math.isfinite(v) else f"{v:.2f}x")]
+              pivot("to_target_speedup", lambda v: "-" if not math.isfinite(v) else f"{v:.2f}x")]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
                      + crossover_words(crossings, variable))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from lionsim.errors import a_type
 from lionsim.transports.payloads import PAYLOAD_KINDS, Payload, PayloadSpec, spec_problem
 from lionsim.usercode import UserCodeError
 
@@ -36,11 +37,11 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
     if payload is None:
         return
     if not isinstance(payload, Payload):
-        raise bad(f"a {type(payload).__name__}; accepted: a lionsim.transports.Payload (Payload(spec, values, ...)), "
+        raise bad(f"{a_type(payload)}; accepted: a lionsim.transports.Payload (Payload(spec, values, ...)), "
                   "or None on a step that sends nothing")
     spec = payload.spec
     if not isinstance(spec, PayloadSpec):
-        raise bad(f"a Payload whose spec is a {type(spec).__name__}; accepted: a lionsim.transports.PayloadSpec")
+        raise bad(f"a Payload whose spec is {a_type(spec)}; accepted: a lionsim.transports.PayloadSpec")
     if spec.kind not in PAYLOAD_KINDS:
         raise bad(f"a payload of kind {spec.kind!r}; accepted: {', '.join(PAYLOAD_KINDS.names())}")
     if spec.kind not in carries and spec.kind != "dense":  # dense: a warm-up's (1-bit Adam's, PowerSGD's)
@@ -53,7 +54,7 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
         """`value` is a tensor of `dims` dims, floating or integer as asked, `first` rows, `columns` columns."""
         label = f"{spec.kind} payload's {name}"
         if not isinstance(value, Tensor):
-            raise bad(f"a {label} that is a {type(value).__name__}; accepted: a torch.Tensor")
+            raise bad(f"a {label} that is {a_type(value)}; accepted: a torch.Tensor")
         shape = tuple(value.shape)
         if value.dim() != dims:
             raise bad(f"a {label} of shape {list(shape)}; accepted: {dims} dimensions")
@@ -108,7 +109,7 @@ def check_aggregate(aggregate: object, transport: str, spec: PayloadSpec, local_
         return UserCodeError(f"the transport {transport}'s aggregate returned {what}")
 
     if not isinstance(aggregate, Tensor):
-        raise bad(f"a {type(aggregate).__name__}; accepted: a torch.Tensor [workers, numel]")
+        raise bad(f"{a_type(aggregate)}; accepted: a torch.Tensor [workers, numel]")
     accepted = f"[{local_workers}, {spec.numel}] (one row per worker of this process, the payload's numel)"
     if tuple(aggregate.shape) != (local_workers, spec.numel):
         raise bad(f"a tensor of shape {list(aggregate.shape)}; accepted: {accepted}")

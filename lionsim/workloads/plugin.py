@@ -29,7 +29,7 @@ from typing import Any, Callable
 import torch
 from torch import Tensor, nn
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type
 from lionsim.forms import WORKLOAD_ENTRY_GROUP
 from lionsim.plugin_load import entry_points, exit_hint, is_spec, load_function, one_line, parse_spec, summary_of
 from lionsim.workloads.base import Workload, eval_chunks
@@ -135,12 +135,12 @@ def load(name: str, seed: int) -> Loaded:
     parts = _call(function, seed, where)
     model, loss, metric = parts.model, parts.loss, parts.metric
     if not isinstance(model, nn.Module):
-        raise LionsimError(f"bad {where}: the model is a {type(model).__name__}, not a torch.nn.Module")
+        raise LionsimError(f"bad {where}: the model is {a_type(model)}, not a torch.nn.Module")
     if not any(p.requires_grad for p in model.parameters()):
         raise LionsimError(f"bad {where}: the model has no trainable parameters; nothing to train or send")
     for what, fn, needed in (("loss_fn", loss, True), ("metric", metric, False), ("collate", parts.collate, False)):
         if (fn is not None or needed) and not callable(fn):
-            raise LionsimError(f"bad {where}: {what} is a {type(fn).__name__}, not a function")
+            raise LionsimError(f"bad {where}: {what} is {a_type(fn)}, not a function")
     inputs, targets = _read(parts.train, parts.collate, where, "dataset")
     labels = _labels(parts.labels, targets, where)
     n = len(inputs)
@@ -241,14 +241,14 @@ def _call(function: Callable, seed: int, where: str) -> WorkloadParts:
         return WorkloadParts(**result)
     if isinstance(result, (tuple, list)) and len(result) == 3:
         return WorkloadParts(model=result[0], train=result[1], loss=result[2])
-    shown = f"a {type(result).__name__} of {len(result)}" if isinstance(result, (tuple, list)) else f"a {type(result).__name__}"
+    shown = f"{a_type(result)} of {len(result)}" if isinstance(result, (tuple, list)) else a_type(result)
     raise LionsimError(f"bad {where}: it returned {shown}; accepted: {RETURN_FORMS}")
 
 
 def _read(dataset: Any, collate: Callable | None, where: str, what: str) -> tuple[Tensor, Tensor]:
     """Every (input, target) of `dataset` as two tensors with one row per sample."""
     if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
-        raise LionsimError(f"bad {where}: its {what} is a {type(dataset).__name__}, not a Dataset "
+        raise LionsimError(f"bad {where}: its {what} is {a_type(dataset)}, not a Dataset "
                            "(an object with __len__ and __getitem__, e.g. torch.utils.data.TensorDataset)")
     n = len(dataset)
     if not 1 <= n <= MAX_SAMPLES:
@@ -271,7 +271,7 @@ def _read(dataset: Any, collate: Callable | None, where: str, what: str) -> tupl
         return pair[0], pair[1]
     for i, item in enumerate(items):
         if not (isinstance(item, (tuple, list)) and len(item) == 2):
-            shown = f"a {type(item).__name__}" + (f" of {len(item)}" if isinstance(item, (tuple, list)) else "")
+            shown = f"{a_type(item)}" + (f" of {len(item)}" if isinstance(item, (tuple, list)) else "")
             raise LionsimError(f"bad {where}: item {i} of its {what} is {shown}, not an (input, target) pair")
     return _stack([x for x, _ in items], where, what, "input"), _stack([y for _, y in items], where, what, "target")
 
@@ -281,7 +281,7 @@ def _stack(values: list, where: str, what: str, part: str) -> Tensor:
         rows = [torch.as_tensor(v) for v in values]
     except Exception:
         bad = next(v for v in values if not _tensorable(v))
-        raise LionsimError(f"bad {where}: an {part} of its {what} is a {type(bad).__name__}; accepted: a tensor, "
+        raise LionsimError(f"bad {where}: an {part} of its {what} is {a_type(bad)}; accepted: a tensor, "
                            "a number or a numpy array (or give a collate function)") from None
     shapes = {tuple(r.shape) for r in rows}
     if len(shapes) > 1:
@@ -331,7 +331,7 @@ def _check_forward(model: nn.Module, loss: Callable, metric: Callable | None, x:
     except Exception as e:
         raise LionsimError(f"bad {where}: loss_fn(output, target) raised {one_line(e)}") from None
     if not isinstance(value, Tensor):
-        raise LionsimError(f"bad {where}: loss_fn returned a {type(value).__name__}; accepted: a scalar tensor")
+        raise LionsimError(f"bad {where}: loss_fn returned {a_type(value)}; accepted: a scalar tensor")
     if value.numel() != 1:
         raise LionsimError(f"bad {where}: loss_fn returned a tensor of shape {tuple(value.shape)}, not a scalar; "
                            "reduce it over the batch (e.g. .mean())")

@@ -29,7 +29,7 @@ NO_TORCH = [
     [*B, "--no-such-option"], [*B, "--config", "missing.toml"], [*B, "--config", "."],
     [*B, "--target-loss", "-1"], [*B, "--target-loss", "0"], ["bench", "-w", "mlp", "--steps", "5", "--warmup-steps", "200"],
     # estimate: its plain numbers, network, device, --sweep and --need (lionsim.estimate.plain)
-    [*E, "--workers", "0"], [*E, "--steps", "-1"], [*E, "--tokens", "0"], [*E, "--steps", "2", "--tokens", "9"],
+    [*E, "--workers", "0"], [*E, "--steps", "-1"], [*E, "--tokens", "0"], [*E, "--tokens", "3e11"], [*E, "--steps", "2", "--tokens", "9"],
     [*E, "--gpus-per-node", "0"], [*E, "--replica-gpus", "0"], [*E, "--tensors", "0"], [*E, "--tokens-per-worker", "0"],
     [*E, "--mfu", "2"], [*E, "--mfu", "1e-300"], [*E, "--bucket-mb", "-1"], [*E, "--seed", "-1"], [*E, "--network", "nosuch"],
     [*E, "--device", "tpu"], [*E, "--sweep", "bandwidth=-1,2"], [*E, "--need", "utilisation=2"],
@@ -138,8 +138,8 @@ def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, c
 @pytest.mark.parametrize("text,expected", [
     ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
     ("zzz = 4\n", "unknown key 'zzz' in {path} for `lionsim bench`; accepted: backend, "),  # no near name: still a ';'
-    ('workers = "four"\n', 'bad workers = "four" in {path}: workers takes a whole number; got \'four\'\n'),
-    ("steps = 2.5\n", "bad steps = 2.5 in {path}: steps takes a whole number; got '2.5'\n"),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: workers takes a whole number (1000, 1e3 or 2.5e3); got \'four\'\n'),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: steps takes a whole number (1000, 1e3 or 2.5e3); got 2.5\n"),
     ('lr = "fast"\n', 'bad lr = "fast" in {path}: lr takes a number; got \'fast\'\n'),
 ])
 def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
@@ -173,10 +173,10 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
 
 
 @pytest.mark.parametrize("argv, line", [
-    (["bench", "--steps", "1.5"], "error: --steps takes a whole number; got '1.5'"),
+    (["bench", "--steps", "1.5"], "error: --steps takes a whole number (1000, 1e3 or 2.5e3); got '1.5'"),
     (["bench", "--lr", "abc"], "error: --lr takes a number; got 'abc'"),
-    (["estimate", "-n", "x"], "error: --workers takes a whole number; got 'x'"),
-    (["sweep", "--steps", "ten"], "error: --steps takes a whole number; got 'ten'"),
+    (["estimate", "-n", "x"], "error: --workers takes a whole number (1000, 1e3 or 2.5e3); got 'x'"),
+    (["sweep", "--steps", "ten"], "error: --steps takes a whole number (1000, 1e3 or 2.5e3); got 'ten'"),
     (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),
     (["bnech"], "error: no such command 'bnech'; did you mean 'bench'? (every command: lionsim --help)"),
     (["xyzzy"], "error: no such command 'xyzzy'; accepted: bench, "),

@@ -37,7 +37,7 @@ def test_params_message_says_what_is_accepted(capsys):
     assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number >= 1 and <= 1e15, "
                                          "written in full or like 3e9")
     code, _, err = run_cli(["estimate", "--params", "1e30", "--tokens-per-worker", "1024"], capsys)
-    assert code == 2 and err.strip().startswith("error: bad --params 1e+30; accepted: a whole number >= 1 and <= 1e15")
+    assert code == 2 and err.strip().startswith("error: bad --params 1e30; accepted: a whole number >= 1 and <= 1e15")
     assert run_cli(["estimate", "--params", "3e9", "--tokens-per-worker", "1024"], capsys)[0] == 0
 
 

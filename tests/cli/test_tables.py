@@ -195,6 +195,27 @@ def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_scree
     assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False
 
 
+@pytest.mark.parametrize("traits", [[], ["--traits"]])
+def test_network_listings_as_csv_print_each_value_as_set_without_float_noise(capsys, traits):
+    """`networks --traits --format csv` printed 3200.0000000000005 and 720.0000000000001 (seconds divided
+    by 1e-6): every number is its library value in the column's unit, to 12 significant digits."""
+    from lionsim.network.libraries import TRAITS
+    from lionsim.network.presets import NETWORKS
+
+    code, out, _ = run_cli(["networks", *traits, "--format", "csv"], capsys)
+    frame = pd.read_csv(io.StringIO(out))
+    numbers = [v for c in frame.select_dtypes("number") for v in frame[c].dropna()]
+    assert code == 0 and numbers and all(v == float(f"{v:.12g}") for v in numbers)  # no digit past the 12th
+    if traits:  # each floor and slow mode against the library's own value, in us
+        expected = [(t.floor_s * 1e6, lib.slow.extra_s * 1e6) for _, lib in TRAITS.items() for _, t in lib.ops]
+        priced = frame.dropna(subset=["floor_us"])
+        assert list(priced["floor_us"]) == pytest.approx([f for f, _ in expected], rel=1e-12)
+        assert list(priced["slow_extra_us"]) == pytest.approx([s for _, s in expected], rel=1e-12)
+        assert "720.0000000000001" not in out and "3200.0000000000005" not in out and "12.600000000000001" not in out
+    else:
+        assert list(frame["alpha_us"]) == pytest.approx([n.inter.alpha_s * 1e6 for _, n in NETWORKS.items()], rel=1e-12)
+
+
 def test_networks_traits_names_a_size_bands_own_floor_apart_from_the_ops_and_says_which_applies():
     """gloo's all_reduce read "floor 580" in its column and "larger: 0.76 (floor 0)" in its bands:
     the column is the op's floor, which a band's own replaces for its sizes (OpTraits.floor). The

@@ -379,18 +379,41 @@ def test_an_estimate_sweep_with_no_time_to_target_anywhere_draws_no_plot(tmp_pat
     assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
 
 
-def test_one_time_unit_down_each_column():
-    """8.59 h beside 2.97 d reads as 8.59 h beside 71.3 h: the shortest figure's unit, unless the
-    longest would need four digits in it."""
-    from lionsim.reports.to_target import band_text, column_unit, duration
+def test_a_band_reads_as_a_runs_length():
+    """A band's ends are run lengths as the whole-run table prints them (lionsim.numbers.run_duration)."""
+    from lionsim.reports.to_target import band_text
 
     hour, day = 3600.0, 86400.0
-    times = [8.59 * hour, 2.97 * day, math.nan]
-    unit = column_unit(times)
-    assert [duration(t, unit) for t in times] == ["8.59 h", "71.3 h", "-"]
-    assert band_text(8.03 * hour, 8.59 * hour, 9.16 * hour, unit) == "8.03-9.16 h"
-    assert column_unit([30.0, 2 * day]) == (3600.0, "h")  # 48 h; 2,880 min would need four digits
-    assert column_unit([30.0, 50 * day]) == (86400.0, "d")  # 1,200 h
+    assert band_text(8.03 * hour, 8.59 * hour, 9.16 * hour) == "8:01:48-9:09:36"  # 28,908 s and 32,976 s
+    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.5 d"
+    assert band_text(hour, hour, hour) == "-"
+
+
+def test_the_title_names_both_baselines_and_both_tables_print_one_runs_time_alike(tmp_path):
+    """With --baseline dlion-mavo the title ended "baseline adamw@fp32-allreduce" (the run's, whose
+    steps the others are counted against) over rows marking dlion-mavo* 1.00x; and a run of the same
+    steps read "4.19 d" in the whole-run table and "101 h" in this one."""
+    from lionsim.cli.estimate_cmd import run_table
+    from lionsim.cli.to_target_view import to_target_table
+    from lionsim.numbers import run_duration
+    from tests.helpers.cli import table_text
+
+    cfg = EstimateConfig(**BASE, strategies=["adamw", "dlion-mavo"], baseline="dlion-mavo", steps=300_000,
+                         from_run=str(bench_dir(tmp_path)))
+    frame = estimate(cfg)
+    title = " ".join(to_target_table(frame).title.split())
+    assert title.endswith("target loss 0.5 (adamw@fp32-allreduce's loss at step 90 of 100), steps relative to its "
+                          "baseline adamw@fp32-allreduce; speedup against dlion-mavo@int8-allreduce")
+    adamw, dlion = (frame.set_index("strategy").loc[name] for name in ("adamw", "dlion-mavo"))
+    assert adamw.steps_to_target == adamw.run_steps == 300_000  # one run, in both tables
+    assert adamw.time_to_target_s == pytest.approx(adamw.run_s, rel=1e-12)
+    whole, target = (table_text(t, 200).splitlines() for t in (run_table(frame), to_target_table(frame)))
+    line = lambda lines, run: next(text for text in lines if text.split()[:1] == [run])  # noqa: E731
+    assert adamw.run_s > 86400  # past a day: "4.19 d" in both, not "101 h" in one
+    assert f" {run_duration(adamw.run_s)} " in line(whole, "adamw") and f" {run_duration(adamw.run_s)} " in line(
+        target, "adamw")
+    assert f" {run_duration(dlion.time_to_target_s)} " in line(target, "dlion-mavo*")  # 225,000 steps: h:mm:ss
+    assert run_duration(dlion.time_to_target_s).count(":") == 2
 
 
 def test_the_time_to_target_title_is_folded_not_cut(tmp_path, monkeypatch):

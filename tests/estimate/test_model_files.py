@@ -134,6 +134,7 @@ def test_resnet_rows_price_powersgd_on_the_real_shapes():
 
 BAD = {
     "returns-str": ("def build():\n    return 'resnet'\n", "it returned a str; accepted: an nn.Module or (module, example_input)"),
+    "returns-int": ("def build():\n    return 3\n", "it returned an int; accepted: an nn.Module"),  # was "a int"
     "no-parameters": ("def build():\n    return nn.ReLU(), torch.zeros(1, 4)\n", "the module has no trainable parameters"),
     "reads-a-value": ("def build():\n    width = int(torch.ones(4).sum().item())\n    return nn.Linear(width, 4)\n",
                       "building it on the meta device raised"),

@@ -6,6 +6,7 @@ import dataclasses
 import io
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -33,6 +34,22 @@ def test_parse_lists_and_ranges():
     assert parse_sweep("bandwidth=1:100:3").values == pytest.approx((1.0, 10.0, 100.0))  # geometric
     assert parse_sweep("workers=8:64:4", workers_per_node=8).values == (8, 16, 32, 64)
     assert parse_sweep("workers=2:16:3").values == (2, 6, 16)  # 2, 5.66, 16 rounded
+
+
+def test_a_range_takes_the_counts_a_list_takes_and_says_where_points_met():
+    """`workers=4:64:5` on nodes of 8 rounded 4 up to a node and priced 4 points, where `workers=4,8,...`
+    prices 4 workers: a range's counts are those Network.nodes takes, the nearest by brute force."""
+    network = load_network("h100x8-10gbe")
+    per_node = network.workers_per_node
+    ranged = parse_sweep("workers=4:64:5", per_node)
+    assert ranged == parse_sweep("workers=4,8,16,32,64", per_node) and not ranged.note
+    for start, end, count in ((3, 200, 12), (1, 40, 9), (5, 7, 3)):
+        valid = [w for w in range(1, 2 * end) if w <= per_node or w % per_node == 0]  # what nodes() takes
+        wanted = sorted({min(valid, key=lambda w: (abs(w - v), w)) for v in np.geomspace(start, end, count)})
+        assert list(parse_sweep(f"workers={start}:{end}:{count}", per_node).values) == wanted
+    merged = parse_sweep("workers=8:16:5", per_node)
+    assert merged.values == (8, 16)
+    assert merged.note.startswith("note: --sweep workers=8:16:5 prices 2 points, not 5")
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def test_a_sweep_json_that_is_not_an_object_is_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["report", str(tmp_path)])
     err = capsys.readouterr().err
-    assert done.value.code == 2 and "holds a JSON list; expected an object" in err and len(err.strip().splitlines()) == 1
+    assert done.value.code == 2 and "holds a JSON array; expected an object" in err and len(err.strip().splitlines()) == 1
 
 
 def test_run_report_says_what_each_column_holds_and_where_the_target_came_from(tmp_path, monkeypatch):

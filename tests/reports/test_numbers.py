@@ -42,7 +42,7 @@ def _plain_cases():
     from lionsim.cli import estimate_cmd, sweep_view
     from lionsim.docgen import figures
     from lionsim.regress.rows import fmt
-    from lionsim.reports import estimate_report, markdown, tables, to_target
+    from lionsim.reports import estimate_report, markdown, tables
 
     unit = lambda f, name: lambda v: f(v).removesuffix(f" {name}")  # noqa: E731
     return {  # name: (its input -> its printed figure, the figure's scale to the input, digits, the figures swept)
@@ -52,14 +52,13 @@ def _plain_cases():
         "tables._ms": (tables._ms, 1e3, 3, (10, 1e8)),  # 2 decimals below 1 ms
         "markdown.ms": (unit(markdown.ms, "ms"), 1e3, 3, (1e-3, 1e8)),
         "estimate_report._ms": (unit(estimate_report._ms, "ms"), 1e3, 3, (1e-3, 1e8)),
-        "to_target.duration": (unit(lambda v: to_target.duration(v, (1.0, "s")), "s"), 1.0, 3, (1e-3, 1e8)),
         "docgen.figures.ms": (figures.ms, 1e3, 3, (1e-3, 1e8)),
         "regress.rows.fmt": (fmt, 1.0, 4, (1e-3, 1e8)),
     }
 
 
 PLAIN = ["estimate_cmd._ms", "sweep_view._ms", "tables._num", "tables._ms", "markdown.ms", "estimate_report._ms",
-         "to_target.duration", "docgen.figures.ms", "regress.rows.fmt"]
+         "docgen.figures.ms", "regress.rows.fmt"]
 
 
 @pytest.mark.parametrize("name", PLAIN)

@@ -250,7 +250,7 @@ def test_write_atomic_replaces_only_on_success(tmp_path):
 
 
 def test_run_json_rejects_unknown_types(tmp_path, steps):
-    with pytest.raises(TypeError, match="cannot hold a object"):
+    with pytest.raises(TypeError, match="cannot hold an object"):
         write_run(tmp_path, steps, summarize(steps), {"x": object()})
     assert list(tmp_path.iterdir()) == []
 

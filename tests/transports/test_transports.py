@@ -264,6 +264,28 @@ def test_invalid_strategy_transport_pair_lists_valid_ones():
     assert [r.label for r in runs] == ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]
 
 
+@pytest.mark.parametrize("specs, transport, line", [
+    (["dlion-mavo@a2a-1bit"], "fp8-allreduce", "--transport fp8-allreduce applies to no run: every strategy "
+                                               "names its own transport (dlion-mavo@a2a-1bit)"),
+    (["adamw", "dlion-mavo@int8-allreduce"], "a2a-1bit", "strategy 'adamw' cannot use transport 'a2a-1bit'"),
+])
+def test_a_transport_that_applies_to_no_run_is_refused(specs, transport, line):
+    """--transport is for the strategies given without one: where every strategy names its own, or none
+    of the others can use it, it was ignored (a strategy named @ that could use it counted as a taker)."""
+    with pytest.raises(LionsimError) as info:
+        parse_runs(specs, transport=transport)
+    assert line in str(info.value)
+
+
+@pytest.mark.parametrize("command", [["estimate", "-m", "gpt2-124m"], ["bench", "-w", "mlp", "--steps", "1"]])
+def test_estimate_and_bench_refuse_a_transport_no_run_takes(command, capsys, tmp_path, monkeypatch):
+    from tests.helpers.cli import one_line_exit_2
+
+    monkeypatch.chdir(tmp_path)  # a bench that ran would write reports/bench here
+    one_line_exit_2([*command, "-s", "dlion-mavo@a2a-1bit", "--transport", "fp8-allreduce"], capsys,
+                    "--transport fp8-allreduce applies to no run")
+
+
 def test_transport_refuses_a_payload_kind_it_cannot_carry():
     dense = PayloadSpec(kind="dense", numel=10)
     for name, cls in TRANSPORTS.items():

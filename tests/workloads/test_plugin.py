@@ -205,7 +205,7 @@ BAD = {
                      "imports the file and calls what it names itself, so a script's own argument parsing"),
     "call-exits": ("def make():\n    raise SystemExit(2)\n", "make", "calling it raised SystemExit: 2; lionsim imports"),
     "call-raises": ("def make():\n    raise KeyError('cfg')\n", "make", "calling it raised KeyError"),
-    "returns-int": ("def make():\n    return 42\n", "make", "it returned a int; accepted: (model, dataset, loss_fn)"),
+    "returns-int": ("def make():\n    return 42\n", "make", "it returned an int; accepted: (model, dataset, loss_fn)"),
     "returns-pair": ("def make():\n    return nn.Linear(4, 3), TensorDataset(X, Y)\n", "make", "it returned a tuple of 2"),
     "not-a-module": ("def make():\n    return 'net', TensorDataset(X, Y), nn.functional.cross_entropy\n", "make",
                      "the model is a str, not a torch.nn.Module"),
@@ -218,7 +218,7 @@ BAD = {
     "loss-nan": ("def make():\n    return nn.Linear(4, 3), TensorDataset(X, Y), lambda o, t: o.sum() * float('nan')\n",
                  "make", "accepted: a finite float"),
     "not-a-dataset": ("def make():\n    return nn.Linear(4, 3), 64, nn.functional.cross_entropy\n", "make",
-                      "its dataset is a int, not a Dataset"),
+                      "its dataset is an int, not a Dataset"),
     "items-not-pairs": ("def make():\n    return nn.Linear(4, 3), list(X), nn.functional.cross_entropy\n", "make",
                         "item 0 of its dataset is a Tensor, not an (input, target) pair"),
     "shapes-differ": ("def make():\n    d = [(X[i, : 4 - i % 2], Y[i]) for i in range(64)]\n"

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lionsim.errors import LionsimError
+from lionsim.errors import LionsimError, a_type
 
 TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST_FILE = "test_batch"
@@ -78,7 +78,7 @@ def _read_batch(file: Path) -> tuple[Tensor, Tensor]:
     except Exception as e:  # unpickling garbage raises almost any exception type
         raise LionsimError(f"{file} is not a CIFAR-10 python-pickle batch ({type(e).__name__}: {e})") from None
     if not isinstance(batch, dict):
-        raise LionsimError(f"{file} holds a {type(batch).__name__}, expected a dict with b'data' and b'labels'")
+        raise LionsimError(f"{file} holds {a_type(batch)}, expected a dict with b'data' and b'labels'")
     data, labels = _field(batch, b"data", file), _field(batch, b"labels", file)
     if not isinstance(data, np.ndarray) or data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
         raise LionsimError(f"{file}: b'data' must be a uint8 array of shape (N, 3072), got {_describe(data)}")
@@ -116,5 +116,5 @@ def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"{value.dtype} array of shape {value.shape}"
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)}"
+        return f"{a_type(value)} of {len(value)}"
     return type(value).__name__
