@@ -6,6 +6,8 @@ seeded), the same on any machine; run in this process each time they render."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.figures import command, frame, md, ms
@@ -134,3 +136,22 @@ def _rate(nbytes: float, call: CallCost) -> str:
 
 
 BLOCKS.add("dlion-paper-ratios", Block("dlion-paper-ratios", dlion_paper_ratios))
+
+
+UNREACHABLE = ["--model", "gpt2-1.3b", "--tokens-per-worker", "1024", "--workers", "64", "--network", "dgx-h100",
+               "-s", "adamw@bf16-allreduce", "--need", "utilisation=0.999"]
+"""A --need target AdamW cannot reach on DGX H100 at any bandwidth (its per-call latencies)."""
+
+
+def need_unreachable() -> str:
+    """What an unreachable --need target prints and writes, from a command that has one."""
+    row = frame(UNREACHABLE).iloc[0]
+    written = "empty" if pd.isna(row.bandwidth_needed_GBps) else f"{row.bandwidth_needed_GBps:g}"
+    return ("\n" + command(UNREACHABLE) + "\n" + wrap(
+        f"prints `-` under GB/s and Gbit/s in AdamW's line, whose note reads \"{row.need_note}\"; "
+        f"`estimate.csv` leaves its `bandwidth_needed_GBps` {written} (null with `--format json`) and keeps the "
+        "note in `need_note`. Where a fabric caps what a node moves, the note names the cap and its remedies "
+        "instead (below).") + "\n\n")
+
+
+BLOCKS.add("need-unreachable", Block("need-unreachable", need_unreachable))
