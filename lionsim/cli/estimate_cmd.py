@@ -334,7 +334,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import crossing_words, fit, fold_run, run_width, speedup_text, winning_count
+    from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -345,7 +345,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         span = f"{lo:g} workers" if sweep.variable == "workers" else f"{sweep.variable} {lo:g} {sweep.unit}"
     title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
     for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
@@ -365,7 +365,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
-    return fit(table)
+    return fill(fit(table))
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
