@@ -205,7 +205,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
-    from lionsim.reports.columns import model_text, per_worker_text
+    from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
@@ -227,9 +227,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  + "".join(f" {note}" for note in frame.attrs.get("notes", ()))),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    # across nodes: what one node sends to the others, where the network has nodes (on a flat
-    # network a node is a worker, and across would repeat sent)
-    across = "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any()
+    across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
     for line in (escape(short_bench_note(frame)), library_hint(first)):  # each on a line of its own
