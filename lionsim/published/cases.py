@@ -343,7 +343,8 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: f
 
 
 def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
-    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
+    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns` (the
+    command on one line: terminal.field)."""
     row = next(frame.itertuples(index=False))
     fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
               ("quantity", case.quantity), ("published", _figure(case.published, case.quantity)),
@@ -352,7 +353,7 @@ def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     lines = []
     for name, value in fields:
         if value:
-            lines += [*terminal.prose(f"{name}: {value}", columns)]
+            lines += terminal.field(name, value, columns)
     return "\n".join(lines)
 
 

@@ -280,3 +280,15 @@ def test_a_closed_pipe_exits_0_without_a_traceback_in_a_process():
     finally:
         os.close(write)
     assert done.returncode == 0 and done.stderr == ""
+
+
+@pytest.mark.parametrize("module, key", [(cases, "dgx1-multinode-busbw"), (pc, "grace-topk-resnet50-10g")])
+def test_a_case_s_command_is_printed_whole_on_one_line(module, key, capsys, monkeypatch):
+    """`--case KEY`'s command: line pastes into a shell as printed, however narrow the terminal (the
+    other fields wrap to it)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert module.main(["--case", key]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    case = terminal.find(key, (*cases.CASES, *pc.COMPRESSED_CASES))
+    assert len(case.shell) > 100 and f"command: {case.shell}" in lines
+    assert all(len(line) <= 80 for line in lines if not line.startswith("command: "))
