@@ -133,10 +133,13 @@ IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula a
 """Said under the breakdown when the ideal library priced rows that cross nodes (a flat preset: 10gbe)."""
 
 
-def library_hint(row) -> str:
-    """IDEAL_HINT where the ideal library priced comm across nodes, else ""."""
+def library_hint(frame: pd.DataFrame) -> str:
+    """IDEAL_HINT where the ideal library, taken by default (a preset's: not --traits, not a
+    profile's traits key), priced comm across nodes, else ""."""
+    row = frame.iloc[0]
     crosses = int(row["workers"]) > int(row["gpus_per_node"])
-    return IDEAL_HINT if row.get("library") == "ideal" and crosses else ""
+    chosen = frame.attrs.get("library_chosen", False)
+    return IDEAL_HINT if row.get("library") == "ideal" and crosses and not chosen else ""
 
 
 def _devices(row, whose: str = "") -> str:
@@ -230,7 +233,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(first)):  # each on a line of its own
+    for line in (escape(short_bench_note(frame)), library_hint(frame)):  # each on a line of its own
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
@@ -478,7 +481,7 @@ def estimate_cmd(
         emit(swept.rows if swept is not None else frame, format)
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
-        for note in (short_bench_note(frame), library_hint(frame.iloc[0])):
+        for note in (short_bench_note(frame), library_hint(frame)):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

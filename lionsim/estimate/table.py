@@ -384,4 +384,5 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
+    out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
     return out

@@ -1,7 +1,10 @@
 """What estimate's breakdown table shows and says under it: the `across` column wherever a node has
-several GPUs, and notes that speak of the columns the table has."""
+several GPUs, notes that speak of the columns the table has, and the hint to price NCCL only where
+the ideal library was a default."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -9,6 +12,7 @@ import pytest
 import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
 from tests.helpers.cli import run_cli
 
+DC_PAIR = Path(__file__).parents[2] / "examples" / "clusters" / "dc-pair.toml"
 CASE = ["estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "-s",
         "adamw@bf16-allreduce", "-s", "dlion-mavo@int8-allreduce"]
 
@@ -49,3 +53,15 @@ def test_a_hier_run_says_why_its_sent_exceeds_a_flat_runs_while_across_is_less(c
             "more than a flat run's while across (what a node's inter link carries) is less.") in text
     flat, hier = pd.read_csv(tmp_path / "estimate.csv").itertuples(index=False)
     assert hier.wire_bytes > flat.wire_bytes and hier.inter_bytes < flat.inter_bytes
+
+
+@pytest.mark.parametrize("network, extra, hinted", [
+    ("10gbe", [], True),  # the preset's default library: the hint says how to price NCCL
+    ("10gbe", ["--traits", "ideal"], False),  # chosen on the command line
+    (str(DC_PAIR), [], False),  # chosen by the profile (traits = "ideal")
+])
+def test_the_ideal_library_hint_is_for_a_defaulted_library_only(capsys, network, extra, hinted):
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-124m", "--tokens-per-worker", "1024", "--workers", "2",
+                            "--network", network, *extra, "-s", "adamw"], capsys)
+    assert code == 0 and "library: ideal" in " ".join(out.split())
+    assert ("--traits nccl prices it" in " ".join(out.split())) == hinted
