@@ -83,13 +83,40 @@ def _with(args: list[str], flag: str, value: str) -> list[str]:
     return [*args[:at], value, *args[at + 1:]]
 
 
-def _bucket_call(row) -> tuple[float, CallCost, CallCost]:
-    """(bytes of one bucket, its all-reduce priced, the whole gradient's priced) for the baseline's
-    run `row` (estimate.csv): the calls estimate prices per bucket and after backward."""
-    whole = row.params * row.bits_per_param_up / 8
-    network, workers = NETWORKS.get(row.network), int(row.workers)
-    bucket = whole / row.buckets
-    return bucket, *(price(CollectiveCall(op="all_reduce", nbytes=int(n)), workers, network) for n in (bucket, whole))
+def _priced(row, nbytes: float) -> CallCost:
+    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices it."""
+    return price(CollectiveCall(op="all_reduce", nbytes=int(nbytes)), int(row.workers), NETWORKS.get(row.network))
+
+
+def _rate(call: CallCost) -> str:
+    """GB/s the call's bandwidth term moves its bytes at (its latency aside)."""
+    return sig(call.phases[0].nbytes / call.phases[0].terms.bandwidth_s / 1e9)
+
+
+def _share(network: str, protocol: str) -> float:
+    """The part of the inter link's rate the network's NCCL fabric moves `protocol` at."""
+    from lionsim.network.nccl import PROTOCOLS
+
+    return NETWORKS.get(network).nccl_fabric().protocol_share[PROTOCOLS.index(protocol)]
+
+
+def why_buckets(one, per) -> str:
+    """Why AdamW's step per bucket (`per`: its estimate.csv row under --overlap buckets) is longer
+    than after backward (`one`): the calls NCCL's model runs for one bucket and for the whole."""
+    whole = _priced(one, one.params * one.bits_per_param_up / 8)
+    bucket = _priced(per, whole.phases[0].nbytes / per.buckets)
+    latency_ms = sig(bucket.phases[0].terms.latency_s * 1e3)
+    return (f"per bucket AdamW's step grows from {ms(one.step_s)} to {ms(per.step_s)} ms: each of its "
+            f"{int(per.buckets)} bucket calls pays a call's latency at a smaller call's rate. NCCL's model runs a "
+            f"{bytes_text(bucket.phases[0].nbytes)} all-reduce across {one.workers // one.gpus_per_node} nodes as a "
+            f"{bucket.algorithm} in {bucket.protocol.upper()} ({latency_ms} ms of latency, {_rate(bucket)} GB/s: the "
+            f"{per.fabric} fabric, fitted to nccl-tests, moves {bucket.protocol.upper()} at "
+            f"{_share(per.network, bucket.protocol):.0%} of the link), and the whole "
+            f"{bytes_text(whole.phases[0].nbytes)} after backward as a {whole.algorithm} in "
+            f"{whole.protocol.capitalize()} ({_rate(whole)} GB/s, "
+            "[fabrics](clusters.md#across-nodes-the-fabric-nccl-runs-over)), so the buckets take "
+            f"{ms(per.comm_s)} ms against {ms(one.comm_s)}, {ms(per.comm_exposed_s)} ms of it beyond what backward "
+            "hides")
 
 
 def dlion_paper_ratios() -> str:
@@ -100,8 +127,7 @@ def dlion_paper_ratios() -> str:
     dgx = frame(_with(DLION_PAPER, "--network", "dgx-a100"))
     step = {name: f.loc[dlion].step_s / f.loc[base].step_s for name, f in
             (("none", none), ("auto", auto), ("buckets", buckets), ("dgx", dgx))}
-    one, per = none.loc[base], buckets.loc[base]
-    size, bucket, whole = _bucket_call(per)
+    one = none.loc[base]
     return wrap(
         f"D-Lion / AdamW: communication {none.loc[dlion].comm_s / one.comm_s:.2f} (paper 0.46: with equal latency "
         "terms and half the bytes an alpha-beta model cannot go below the byte ratio), step "
@@ -110,29 +136,9 @@ def dlion_paper_ratios() -> str:
         "lionsim also books the optimizer's memory passes, which the paper's rows leave out. With overlap as each "
         "method's code runs it (`--overlap auto`: AdamW's all-reduce per DDP bucket, D-Lion's votes after "
         f"backward in the optimizer step) the ratio is {step['auto']:.2f}; with both per bucket (`--overlap "
-        f"buckets`) {step['buckets']:.2f}. Both are lower than after backward because per bucket AdamW's step "
-        f"grows from {ms(one.step_s)} to {ms(per.step_s)} ms: each of its {int(per.buckets)} bucket calls pays a "
-        f"call's latency at a smaller call's rate. NCCL's model runs a {bytes_text(size)} all-reduce across 8 "
-        f"nodes as a {bucket.algorithm} in {bucket.protocol.upper()} ({sig(bucket.phases[0].terms.latency_s * 1e3)} "
-        f"ms of latency, {_rate(size, bucket)} GB/s: the ib fabric, fitted to nccl-tests, moves "
-        f"{bucket.protocol.upper()} at {_share(per.network, bucket.protocol):.0%} of the link), and the whole {bytes_text(whole.phases[0].nbytes)} after "
-        f"backward as a {whole.algorithm} in {whole.protocol.capitalize()} ({_rate(whole.phases[0].nbytes, whole)} "
-        f"GB/s, [fabrics](clusters.md#across-nodes-the-fabric-nccl-runs-over)), so the buckets take "
-        f"{ms(per.comm_s)} ms against {ms(one.comm_s)}, {ms(per.comm_exposed_s)} ms of it beyond what backward "
-        f"hides. On a full DGX A100 (`dgx-a100`, 8 HDR NICs per node, no overlap) the step ratio is "
-        f"{step['dgx']:.2f} (modelled, the same on any machine).") + "\n"
-
-
-def _share(network: str, protocol: str) -> float:
-    """The part of the inter link's rate the network's NCCL fabric moves `protocol` at."""
-    from lionsim.network.nccl import PROTOCOLS
-
-    return NETWORKS.get(network).nccl_fabric().protocol_share[PROTOCOLS.index(protocol)]
-
-
-def _rate(nbytes: float, call: CallCost) -> str:
-    """GB/s the call's bandwidth term moves its bytes at (its latency aside)."""
-    return sig(nbytes / call.phases[0].terms.bandwidth_s / 1e9)
+        f"buckets`) {step['buckets']:.2f}. Both are lower than after backward because "
+        f"{why_buckets(one, buckets.loc[base])}. On a full DGX A100 (`dgx-a100`, 8 HDR NICs per node, no "
+        f"overlap) the step ratio is {step['dgx']:.2f} (modelled, the same on any machine).") + "\n"
 
 
 BLOCKS.add("dlion-paper-ratios", Block("dlion-paper-ratios", dlion_paper_ratios))
