@@ -81,7 +81,8 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: 
                   padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
                           f"(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean{slow}, us; "
-                          "err: model / mean - 1")
+                          "err: model / mean - 1",
+                  caption_justify="left")
     for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r in rows.itertuples(index=False):
@@ -103,7 +104,8 @@ def print_fit(net, summary, path, to=console) -> None:
                         f"{net.inter.alpha_s * 1e6:.3g} us (the prior's), host cap {traits.host_GBps:.3g} GB/s",
                   box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                   caption="a row per size regime: floor, us per call beyond alpha; share: of the link each "
-                          "direction gets; |err|: the profile's mean vs the measured mean over the sweep's sizes")
+                          "direction gets; |err|: the profile's mean vs the measured mean over the sweep's sizes",
+                  caption_justify="left")
     for column in ("collective", "type", "up to", "floor", "share", "sizes", "med|err|", "max|err|"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r in summary.itertuples(index=False):

@@ -134,10 +134,13 @@ IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula a
 """Said under the breakdown when the ideal library priced rows that cross nodes (a flat preset: 10gbe)."""
 
 
-def library_hint(row) -> str:
-    """IDEAL_HINT where the ideal library priced comm across nodes, else ""."""
+def library_hint(frame: pd.DataFrame) -> str:
+    """IDEAL_HINT where the ideal library, taken by default (a preset's: not --traits, not a
+    profile's traits key), priced comm across nodes, else ""."""
+    row = frame.iloc[0]
     crosses = int(row["workers"]) > int(row["gpus_per_node"])
-    return IDEAL_HINT if row.get("library") == "ideal" and crosses else ""
+    chosen = frame.attrs.get("library_chosen", False)
+    return IDEAL_HINT if row.get("library") == "ideal" and crosses and not chosen else ""
 
 
 def _devices(row, whose: str = "") -> str:
@@ -206,7 +209,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
-    from lionsim.reports.columns import model_text, per_worker_text
+    from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
@@ -228,12 +231,10 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  + "".join(f" {note}" for note in frame.attrs.get("notes", ()))),
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    # across nodes: what one node sends to the others, where the network has nodes (on a flat
-    # network a node is a worker, and across would repeat sent)
-    across = "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any()
+    across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(first)):  # each on a line of its own
+    for line in (escape(short_bench_note(frame)), library_hint(frame)):  # each on a line of its own
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
@@ -335,7 +336,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
     `what` ("time to target": --from-run's crossovers)."""
     import pandas as pd
-    from lionsim.reports.tables import crossing_words, fit, fold_run, run_width, speedup_text, winning_count
+    from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
     lo, hi = sweep.values[0], sweep.values[-1]
@@ -346,7 +347,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         span = f"{lo:g} workers" if sweep.variable == "workers" else f"{sweep.variable} {lo:g} {sweep.unit}"
     title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
     for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
@@ -366,7 +367,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
-    return fit(table)
+    return fill(fit(table))
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(
@@ -483,7 +484,7 @@ def estimate_cmd(
         emit(swept.rows if swept is not None else frame, format)
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
-        for note in (short_bench_note(frame), library_hint(frame.iloc[0])):
+        for note in (short_bench_note(frame), library_hint(frame)):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

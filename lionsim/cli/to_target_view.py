@@ -8,7 +8,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.reports.tables import fit, fold_run, run_width
+from lionsim.reports.tables import fill, fit, fold_run, run_width
 from lionsim.numbers import run_duration
 from lionsim.reports.to_target import band_text, notes, source_text, status
 
@@ -64,4 +64,4 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
         table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
                       status(row), run_duration(row.time_to_target_s), *spread, speedup)
-    return fit(table)
+    return fill(fit(table))  # its notes wrap at the width the estimate's other tables take

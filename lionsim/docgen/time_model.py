@@ -1,14 +1,19 @@
 """Docs blocks of docs/time-model.md's modelled figures beyond the estimate tables: how stragglers
-dilute the 1-bit gain as workers grow (a `--sweep workers` under each `--compute-spread`), and
-what `--replica-gpus` does to the optimizer's share of a step. Pure modelling (the Monte Carlo
-spread is seeded), the same on any machine; run in this process each time they render."""
+dilute the 1-bit gain as workers grow (a `--sweep workers` under each `--compute-spread`), what
+`--replica-gpus` does to the optimizer's share of a step, and D-Lion's ratios to AdamW on the
+Distributed Lion paper's case under each `--overlap`. Pure modelling (the Monte Carlo spread is
+seeded), the same on any machine; run in this process each time they render."""
 
 from __future__ import annotations
+
+import pandas as pd
 
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.figures import command, frame, md, ms
 from lionsim.docgen.run import estimate_frame
+from lionsim.network import NETWORKS, CallCost, CollectiveCall, price
+from lionsim.numbers import bytes_text, sig
 
 GAIN = ["--model", "gpt2-345m", "--tokens-per-worker", "8192", "--network", "100gbe", "--sweep",
         "workers=8,32,128,512,1024", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit"]
@@ -65,3 +70,94 @@ def replica_update() -> str:
 
 BLOCKS.add("straggler-gain", Block("straggler-gain", straggler_gain))
 BLOCKS.add("replica-update", Block("replica-update", replica_update))
+
+
+DLION_PAPER = ["--params", "3e9", "--tokens-per-worker", "1024", "--workers", "64", "--network", "a100x8-4hdr",
+               "--device", "a100", "--overlap", "none", "-s", "adamw@bf16-allreduce", "-s",
+               "dlion-mavo@int8-allreduce", "--kernels", "ideal"]
+"""The Distributed Lion paper's case (its block estimate-dlion-paper shows the table)."""
+
+
+def _with(args: list[str], flag: str, value: str) -> list[str]:
+    at = args.index(flag) + 1
+    return [*args[:at], value, *args[at + 1:]]
+
+
+def _priced(row, nbytes: float) -> CallCost:
+    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices it."""
+    return price(CollectiveCall(op="all_reduce", nbytes=int(nbytes)), int(row.workers), NETWORKS.get(row.network))
+
+
+def _rate(call: CallCost) -> str:
+    """GB/s the call's bandwidth term moves its bytes at (its latency aside)."""
+    return sig(call.phases[0].nbytes / call.phases[0].terms.bandwidth_s / 1e9)
+
+
+def _share(network: str, protocol: str) -> float:
+    """The part of the inter link's rate the network's NCCL fabric moves `protocol` at."""
+    from lionsim.network.nccl import PROTOCOLS
+
+    return NETWORKS.get(network).nccl_fabric().protocol_share[PROTOCOLS.index(protocol)]
+
+
+def why_buckets(one, per) -> str:
+    """Why AdamW's step per bucket (`per`: its estimate.csv row under --overlap buckets) is longer
+    than after backward (`one`): the calls NCCL's model runs for one bucket and for the whole."""
+    whole = _priced(one, one.params * one.bits_per_param_up / 8)
+    bucket = _priced(per, whole.phases[0].nbytes / per.buckets)
+    latency_ms = sig(bucket.phases[0].terms.latency_s * 1e3)
+    return (f"per bucket AdamW's step grows from {ms(one.step_s)} to {ms(per.step_s)} ms: each of its "
+            f"{int(per.buckets)} bucket calls pays a call's latency at a smaller call's rate. NCCL's model runs a "
+            f"{bytes_text(bucket.phases[0].nbytes)} all-reduce across {one.workers // one.gpus_per_node} nodes as a "
+            f"{bucket.algorithm} in {bucket.protocol.upper()} ({latency_ms} ms of latency, {_rate(bucket)} GB/s: the "
+            f"{per.fabric} fabric, fitted to nccl-tests, moves {bucket.protocol.upper()} at "
+            f"{_share(per.network, bucket.protocol):.0%} of the link), and the whole "
+            f"{bytes_text(whole.phases[0].nbytes)} after backward as a {whole.algorithm} in "
+            f"{whole.protocol.capitalize()} ({_rate(whole)} GB/s, "
+            "[fabrics](clusters.md#across-nodes-the-fabric-nccl-runs-over)), so the buckets take "
+            f"{ms(per.comm_s)} ms against {ms(one.comm_s)}, {ms(per.comm_exposed_s)} ms of it beyond what backward "
+            "hides")
+
+
+def dlion_paper_ratios() -> str:
+    """D-Lion's ratios to AdamW on the paper's case, after backward, under --overlap auto and buckets,
+    and on a full DGX A100; why per bucket exposes more of AdamW's exchange here."""
+    base, dlion = "adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"
+    none, auto, buckets = (frame(_with(DLION_PAPER, "--overlap", mode)) for mode in ("none", "auto", "buckets"))
+    dgx = frame(_with(DLION_PAPER, "--network", "dgx-a100"))
+    step = {name: f.loc[dlion].step_s / f.loc[base].step_s for name, f in
+            (("none", none), ("auto", auto), ("buckets", buckets), ("dgx", dgx))}
+    one = none.loc[base]
+    return wrap(
+        f"D-Lion / AdamW: communication {none.loc[dlion].comm_s / one.comm_s:.2f} (paper 0.46: with equal latency "
+        "terms and half the bytes an alpha-beta model cannot go below the byte ratio), step "
+        f"{step['none']:.3f} (paper 0.711, or 0.756 with equal backward times). Compute is 6NT at 40% MFU "
+        f"({ms(one.compute_s)} ms against the paper's 159; its 18 ms forward would exceed the A100's peak). "
+        "lionsim also books the optimizer's memory passes, which the paper's rows leave out. With overlap as each "
+        "method's code runs it (`--overlap auto`: AdamW's all-reduce per DDP bucket, D-Lion's votes after "
+        f"backward in the optimizer step) the ratio is {step['auto']:.2f}; with both per bucket (`--overlap "
+        f"buckets`) {step['buckets']:.2f}. Both are lower than after backward because "
+        f"{why_buckets(one, buckets.loc[base])}. On a full DGX A100 (`dgx-a100`, 8 HDR NICs per node, no "
+        f"overlap) the step ratio is {step['dgx']:.2f} (modelled, the same on any machine).") + "\n"
+
+
+BLOCKS.add("dlion-paper-ratios", Block("dlion-paper-ratios", dlion_paper_ratios))
+
+
+UNREACHABLE = ["--model", "gpt2-1.3b", "--tokens-per-worker", "1024", "--workers", "64", "--network", "dgx-h100",
+               "-s", "adamw@bf16-allreduce", "--need", "utilisation=0.999"]
+"""A --need target AdamW cannot reach on DGX H100 at any bandwidth (its per-call latencies)."""
+
+
+def need_unreachable() -> str:
+    """What an unreachable --need target prints and writes, from a command that has one."""
+    row = frame(UNREACHABLE).iloc[0]
+    written = "empty" if pd.isna(row.bandwidth_needed_GBps) else f"{row.bandwidth_needed_GBps:g}"
+    return ("\n" + command(UNREACHABLE) + "\n" + wrap(
+        f"prints `-` under GB/s and Gbit/s in AdamW's line, whose note reads \"{row.need_note}\"; "
+        f"`estimate.csv` leaves its `bandwidth_needed_GBps` {written} (null with `--format json`) and keeps the "
+        "note in `need_note`. Where a fabric caps what a node moves, the note names the cap and its remedies "
+        "instead (below).") + "\n\n")
+
+
+BLOCKS.add("need-unreachable", Block("need-unreachable", need_unreachable))

@@ -23,6 +23,7 @@ from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
+from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
@@ -168,6 +169,9 @@ class Resolved:
     device_from: str = ""
     """Whose the device is where --device was not given: "the profile's" or "the preset's" (the
     network's `device`); "": given, or lionsim's default."""
+    library_chosen: bool = False
+    """Whether --traits or the profile named the collective library (network.profile.library_chosen),
+    rather than a preset's default: the ideal library's hint to price NCCL is for a default."""
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""
@@ -336,6 +340,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit, replica_gpus=replica_gpus, device_from=device_from,
+        library_chosen=library_chosen(cfg.network, cfg.traits),
         convergence=None if measured is None else Convergence(measured),
     )
     if algorithm != AUTO:

@@ -284,7 +284,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
             "replica_gpus": r.replica_gpus,
             "unit": unit_of(r),
-            NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node),
+            NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
         })
@@ -384,4 +384,5 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
+    out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
     return out

@@ -246,3 +246,11 @@ def _names_no_library(spec: str | os.PathLike[str]) -> bool:
     """True for a profile file without a `traits` key (a preset names its library; presets.py)."""
     text = os.fspath(spec)
     return text not in NETWORKS and "traits" not in _read(Path(text))
+
+
+def library_chosen(spec: str | os.PathLike[str], traits: str | None) -> bool:
+    """Whether the user chose the library a network runs: --traits `traits`, or a profile file's
+    `traits` key (dc-pair.toml's "ideal": the papers' no-latency pricing), rather than a preset's own
+    or, for a profile without one, the backend's or the device's (network_for)."""
+    text = os.fspath(spec)
+    return traits is not None or (text not in NETWORKS and not _names_no_library(spec))

@@ -283,14 +283,14 @@ def _figure(value: float, quantity: str) -> str:
     return f"{value:.3f}" if "ratio" in quantity or quantity.endswith(", s") else f"{value:,.1f}"
 
 
-def explained(frame: pd.DataFrame, cases: tuple[Case, ...], beyond: float) -> list[tuple[str, str]]:
+def explained(frame: pd.DataFrame, cases: tuple[Case, ...], beyond: float) -> list[tuple[list[str], str]]:
     """(the cases' keys, the explanation) for each explanation of a case beyond `beyond`, the cases
     sharing one text named together, in the table's order."""
     keys: dict[str, list[str]] = {}
     for case, row in zip(cases, frame.itertuples(index=False)):
         if row.miss and abs(row.error) > beyond:
             keys.setdefault(row.miss, []).append(case.key)
-    return [(", ".join(k), reason) for reason, k in keys.items()]
+    return [(k, reason) for reason, k in keys.items()]
 
 
 def _goal_line(frame: pd.DataFrame, goal_median: float, goal_worst: float) -> str:
@@ -299,9 +299,9 @@ def _goal_line(frame: pd.DataFrame, goal_median: float, goal_worst: float) -> st
             f"beyond {goal_worst:.0%}: {', '.join(s['beyond']) or 'none'}.")
 
 
-def _why(keys: str, reason: str, beyond: float, goal_median: float) -> str:
+def _why(keys: list[str], reason: str, beyond: float, goal_median: float) -> str:
     which = "the median goal" if beyond == goal_median else "the worst goal"
-    return f"Beyond {beyond:.0%} ({which}), why {keys} miss: {reason}"
+    return f"Beyond {beyond:.0%} ({which}), why {', '.join(keys)} {'misses' if len(keys) == 1 else 'miss'}: {reason}"
 
 
 def _error(case: Case, row, beyond: float) -> str:
@@ -343,7 +343,8 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = CASES, goal_median: f
 
 
 def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
-    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
+    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns` (the
+    command on one line: terminal.field)."""
     row = next(frame.itertuples(index=False))
     fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
               ("quantity", case.quantity), ("published", _figure(case.published, case.quantity)),
@@ -352,7 +353,7 @@ def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     lines = []
     for name, value in fields:
         if value:
-            lines += [*terminal.prose(f"{name}: {value}", columns)]
+            lines += terminal.field(name, value, columns)
     return "\n".join(lines)
 
 

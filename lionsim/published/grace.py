@@ -150,7 +150,8 @@ def compact(frame: pd.DataFrame, columns: int = 100) -> str:
 
 def record(method: Method, ours: dict[str, float] | None = None, columns: int = 100) -> str:
     """One method's record: GRACE's runs and steps in both modes, the cost, and lionsim's run with
-    its codec cost (`ours`: codec_costs(), run now by default) and the command, within `columns`."""
+    its codec cost (`ours`: codec_costs(), run now by default) and the command (on one line:
+    terminal.field), the rest within `columns`."""
     runs = lambda rs: ", ".join(f"{i} ({ips:,.1f} img/s)" for i, ips in rs)  # noqa: E731
     fields = [("method", f"{method.grace} (--case {method.key})"),
               ("throughput runs", f"{runs(method.throughput)}; the median step of {BATCH} images {_step(method.throughput):.4f} s"),
@@ -164,7 +165,7 @@ def record(method: Method, ours: dict[str, float] | None = None, columns: int = 
         fields += [("lionsim run", method.run),
                    ("lionsim: codec a step", f"{ours[method.run]:.3f} s (encode_s + decode_s of its row)"),
                    ("command", f"lionsim {' '.join(command())} (every method's run in one estimate)")]
-    return "\n".join(line for name, value in fields for line in terminal.prose(f"{name}: {value}", columns))
+    return "\n".join(line for name, value in fields for line in terminal.field(name, value, columns))
 
 
 def _shows(f: pd.DataFrame) -> str:

@@ -402,14 +402,15 @@ def compact(frame: pd.DataFrame, cases: tuple[Case, ...] = LOCAL_STEP_CASES, col
 
 
 def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
-    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns`."""
+    """One case's full record (`frame` = results((case,))): every field, wrapped to `columns` (the
+    command on one line: terminal.field)."""
     row = next(frame.itertuples(index=False))
     fields = [("case", case.key), ("source", case.source), ("configuration", case.config),
               ("quantity", case.quantity), ("published", _shown(case.published)),
               ("lionsim (read as published)", _shown(row.lionsim)), ("solved", _shown(row.solved)),
               ("error", f"{row.error:+.1%} (solved: {row.solved_error:+.1%})"), ("command", case.shell),
               ("read", READ_AS[case.read]), ("why it may miss", case.miss)]
-    return "\n".join(line for name, value in fields if value for line in terminal.prose(f"{name}: {value}", columns))
+    return "\n".join(line for name, value in fields if value for line in terminal.field(name, value, columns))
 
 
 def findings_markdown() -> str:

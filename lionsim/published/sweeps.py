@@ -407,14 +407,15 @@ def compact(frame, columns: int = 100) -> str:
 
 
 def record(sweep: Sweep, columns: int = 100) -> str:
-    """One sweep's full record and its points, lionsim's run now, within `columns`."""
+    """One sweep's full record and its points, lionsim's run now, within `columns` (the command on one
+    line: terminal.field)."""
     frame = results((sweep,))
     lines = []
     for name, value in (("sweep", sweep.key), ("fabric", sweep.fabric), ("role", sweep.role), ("source", sweep.source),
                         ("configuration", sweep.config), ("command", "lionsim " + " ".join(sweep.command)),
                         ("why it may miss", sweep.miss)):
         if value:
-            lines += terminal.prose(f"{name}: {value}", columns)
+            lines += terminal.field(name, value, columns)
     return "\n".join([*lines, "", *_points(frame, columns)])
 
 

@@ -69,6 +69,14 @@ def prose(text: str, columns: int) -> list[str]:
     return textwrap.wrap(text, min(columns, PROSE_MAX), break_on_hyphens=False, break_long_words=False)
 
 
+def field(name: str, value: str, columns: int) -> list[str]:
+    """A record's `name: value`, wrapped as prose, except a command: on one line whatever its length,
+    so that it pastes whole into a shell (a wrapped one breaks where it was wrapped)."""
+    if name == "command":
+        return [f"{name}: {value}"]
+    return prose(f"{name}: {value}", columns)
+
+
 def usage(doc: str) -> str:
     """The module doc's usage lines: its `python -m` lines."""
     return "\n".join(line.strip() for line in doc.splitlines() if line.strip().startswith("python -m "))

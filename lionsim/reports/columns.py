@@ -154,6 +154,15 @@ ACCURACY = "accuracy"
 """The metric built-in workloads report as eval_acc (a fraction, shown as a percentage)."""
 
 
+def shows_across(frame: pd.DataFrame) -> bool:
+    """Whether estimate's table and report show `across` (inter_bytes): wherever a node of the
+    network has several GPUs, so the column does not come and go with the plan (a ring's hop out
+    of the node carries what a GPU sends, so there it equals `sent`); on a flat network a node is
+    a worker and it would repeat `sent`."""
+    return "inter_bytes" in frame.columns and "gpus_per_node" in frame.columns and bool(
+        (frame["gpus_per_node"] > 1).any())
+
+
 def eval_metric(frame: pd.DataFrame) -> tuple[str, bool]:
     """(name, higher_is_better) of the metric in eval_acc of a steps or summary frame (one
     workload's): its eval_metric and eval_higher_is_better columns, or accuracy, higher is

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.numbers import bytes_text, sig
-from lionsim.reports.columns import model_name, per_worker_text, sweep_heading
+from lionsim.reports.columns import model_name, per_worker_text, shows_across, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -96,7 +96,7 @@ def estimate_report(directory: Path) -> str:
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
         f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x", variable),
     ]
-    if "inter_bytes" in frame.columns and (frame["inter_bytes"] != frame["wire_bytes"]).any():
+    if shows_across(frame):
         parts.append("## Bytes one node sends across nodes per step\n\n"
                      + _pivot(frame, "inter_bytes", lambda v: bytes_text(v) if math.isfinite(v) else "n/a", variable))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():

@@ -16,7 +16,7 @@ from rich.table import Table
 from lionsim.numbers import bytes_text, sig
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
 from lionsim.reports.summary import FINAL_FRACTION
-from lionsim.reports.widths import RunName, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
+from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
 
 def _isnan(value: float) -> bool:

@@ -164,6 +164,21 @@ def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
     return table
 
 
+def fill(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
+    """`table` widened to `width` columns by its `column` (left-justified, so the numbers keep their
+    place at the right): a table of few columns otherwise wraps its title and caption at its own
+    narrow width, where the other tables' notes take `width`. A terminal narrower than `width`
+    still narrows it (rich folds the widened column back)."""
+    run = next((c for c in table.columns if c.header == column), None)
+    under = width - natural_width(table)
+    if run is not None and under > 0:
+        probe = Console(width=400)
+        now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum for cell in run.cells),
+                                   default=0)
+        run.min_width = run.max_width = now + under
+    return table
+
+
 def _narrow(table: Table, column, width: int, least: int) -> None:
     """`column` narrowed by what `table` is over `width`, down to `least` and never below its cells'
     widest unbreakable piece (a word, or a name's piece: RunName)."""

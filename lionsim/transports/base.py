@@ -103,12 +103,13 @@ class Transport(ABC):
         hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""
         return None
 
-    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1, *, bits: bool = True) -> str:
         """One line where this exchange's figures on `workers` workers need one under the table:
         a container wider than the name says (int8-allreduce's int32 past 127 voters, naming the
         worker count where it widens and why), bits that count more than one phase (hier:); ""
         where they need none, on nodes of `workers_per_node`. estimate's and bench's footers
-        print it (footnote_on)."""
+        print it (footnote_on); `bits`: whether the table has a bits column (bench's; estimate's
+        has `across` instead), so a note speaks only of columns the reader sees."""
         return ""
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
@@ -136,11 +137,13 @@ def bits_on(transport: Transport, spec: PayloadSpec, workers: int, workers_per_n
     return transport.bits_per_param(spec, workers)
 
 
-def footnote_on(transport: Transport, spec: PayloadSpec | None, workers: int, workers_per_node: int = 1) -> str:
-    """transport.footnote on a network of `workers_per_node`-worker nodes ("" for no payload)."""
+def footnote_on(transport: Transport, spec: PayloadSpec | None, workers: int, workers_per_node: int = 1,
+                bits: bool = True) -> str:
+    """transport.footnote on a network of `workers_per_node`-worker nodes ("" for no payload), for a
+    table with a bits column (`bits`: bench's) or without (estimate's)."""
     if spec is None or workers < 2:
         return ""
-    return transport.footnote(spec, workers, workers_per_node=workers_per_node)
+    return transport.footnote(spec, workers, workers_per_node=workers_per_node, bits=bits)
 
 
 def step_bits(transport: Transport, spec: PayloadSpec | None, extra_calls, params: int, workers: int,

@@ -452,30 +452,38 @@ class Hierarchy(Transport):
             across = (inner_up * node.numel / n, inner_down * node.numel / n)
         return intra, across
 
-    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1, *, bits: bool = True) -> str:
         """On one worker per node, that the two levels collapse to one (the inner transport, flat).
-        Else why the bits column can read more than a flat run's while sent reads less: it adds the
-        phases' buffers whole; sent is what they move, (g-1)/g of each buffer inside the node. Then
-        the inner transport's own note on its cross-node step, where it has one (int8-allreduce's
-        container widened: the node sums it carries overflow int8 at fewer nodes than workers)."""
+        Else, where the table has a bits column (`bits`: bench's), why it can read more than a flat
+        run's while sent reads less: it adds the phases' buffers whole; sent is what they move,
+        (g-1)/g of each buffer inside the node. Without one (estimate's, which shows across), why
+        sent can read more than a flat run's while across reads less. Then the inner transport's own
+        note on its cross-node step, where it has one (int8-allreduce's container widened: the node
+        sums it carries overflow int8 at fewer nodes than workers)."""
         g, m = node_layout(workers, workers_per_node)
         if g < 2:  # one worker a node: no node level, the two levels collapse to one
-            flat = self.inner().footnote(spec, workers)
+            flat = self.inner().footnote(spec, workers, bits=bits)
             if workers < 2:
                 return flat
             note = (f"{self.name}: one worker per node on this network, so the two levels collapse to one: "
                     f"{self.inner().name} runs flat across the {workers} workers (nothing inside a node).")
             return f"{note} {flat}" if flat else note
         (intra_up, intra_down), (inner_up, inner_down) = self.phase_bits(spec, workers, workers_per_node)
-        note = (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
-                f"(32/32 in fp32): {intra_up:.3g}/{intra_down:.3g} for the node's reduce-scatter and all-gather, "
-                f"{inner_up:.3g}/{inner_down:.3g} for {self.inner().name} on a worker's 1/{g} share across "
-                f"nodes; sent counts the bytes the phases move ({g - 1}/{g} of each node buffer), so it can be "
-                "less than a flat run's while bits are more.")
+        if bits:
+            note = (f"{self.name}: bits add each phase's whole buffer, as a flat all-reduce counts its one buffer "
+                    f"(32/32 in fp32): {intra_up:.3g}/{intra_down:.3g} for the node's reduce-scatter and all-gather, "
+                    f"{inner_up:.3g}/{inner_down:.3g} for {self.inner().name} on a worker's 1/{g} share across "
+                    f"nodes; sent counts the bytes the phases move ({g - 1}/{g} of each node buffer), so it can be "
+                    "less than a flat run's while bits are more.")
+        else:
+            note = (f"{self.name}: sent adds what every phase moves, the node's reduce-scatter and all-gather "
+                    f"inside the node ({g - 1}/{g} of each node buffer) and {self.inner().name} on a worker's 1/{g} "
+                    "share across nodes, so it can be more than a flat run's while across (what a node's inter "
+                    "link carries) is less.")
         if m < 2:
             return note
         node = self.forms[spec.kind].node_spec(spec, g, 0, share_params(spec.numel, g))
-        across = self.inner().footnote(node, m)  # its "workers" are the m nodes, each carrying its node's sums
+        across = self.inner().footnote(node, m, bits=bits)  # its "workers" are the m nodes, each carrying its node's sums
         if not across:
             return note
         return f"{note} Across the {m} nodes (each node one of {self.inner().name}'s workers): {across}"

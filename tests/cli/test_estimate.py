@@ -120,11 +120,3 @@ def test_a_widened_container_is_named_in_the_footer(capsys):
     assert ("int8-allreduce sends int32 (32 bits per parameter) from 128 workers on: a sum of 128 workers' votes "
             "(each at most 1) overflows int8, and neither NCCL nor gloo reduces int16.") in " ".join(out.split())
 
-
-def test_a_hier_run_says_why_its_bits_exceed_a_flat_runs(capsys):
-    argv = ["estimate", "--model", "gpt2-124m", "--workers", "16", "--network", "h100x8-10gbe",
-            "-s", "adamw@fp32-allreduce", "-s", "adamw@hier:fp8-allreduce"]
-    code, out, _ = run_cli(argv, capsys)
-    text = " ".join(out.split())
-    assert code == 0 and "hier:fp8-allreduce: bits add each phase's whole buffer" in text
-    assert "so it can be less than a flat run's while bits are more." in text

@@ -379,6 +379,40 @@ def test_an_estimate_sweep_with_no_time_to_target_anywhere_draws_no_plot(tmp_pat
     assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
 
 
+def paragraph(lines: list[str], first: str) -> list[str]:
+    """The printed lines of the paragraph starting with `first`, up to a blank line or a line that
+    starts another note (`every run priced:`, a run's own, a table's title)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(first))
+    out = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.strip() or line.lstrip().startswith(("every run", "dlion-mavo@", "lion@", "crossovers")):
+            break
+        out.append(line)
+    return out
+
+
+def assert_wrapped_at(lines: list[str], width: int) -> None:
+    """Each line fits `width`, starts at the left, and the next line's first word would not have
+    fitted: wrapped at `width`, left-justified."""
+    assert all(len(line) <= width and not line.startswith(" ") for line in lines), lines
+    for line, after in zip(lines, lines[1:]):
+        assert len(line) + 1 + len(after.split()[0]) > width, (line, after)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_time_to_target_and_crossover_notes_take_the_tables_80_columns_left_justified(tmp_path, columns):
+    """A table of few columns wraps its notes at the 80 columns the estimate's tables take (not at
+    its own 46-70), and the crossover table's note starts at the left as the others do."""
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--workers", "64", "--network",
+            "h100x8-100gbe", "-s", "adamw", "-s", "dlion-mavo@a2a-1bit", "--from-run", str(sweep_dir(tmp_path, CELLS)),
+            "--steps", "1000", "--sweep", "workers=8,64"]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": str(columns)})
+    assert done.exit_code == 0, done.output
+    lines = [line.rstrip() for line in done.output.splitlines()]
+    assert_wrapped_at(paragraph(lines, "If convergence at scale"), 80)
+    assert_wrapped_at(paragraph(lines, "crossover: the worker counts"), 80)
+
+
 def test_a_band_reads_as_a_runs_length():
     """A band's ends are run lengths as the whole-run table prints them (lionsim.numbers.run_duration)."""
     from lionsim.reports.to_target import band_text

@@ -1,0 +1,67 @@
+"""What estimate's breakdown table shows and says under it: the `across` column wherever a node has
+several GPUs, notes that speak of the columns the table has, and the hint to price NCCL only where
+the ideal library was a default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
+from tests.helpers.cli import run_cli
+
+DC_PAIR = Path(__file__).parents[2] / "examples" / "clusters" / "dc-pair.toml"
+CASE = ["estimate", "--model", "gpt2-345m", "--tokens-per-worker", "8192", "--workers", "16", "-s",
+        "adamw@bf16-allreduce", "-s", "dlion-mavo@int8-allreduce"]
+
+
+def header(out: str) -> list[str]:
+    """The breakdown table's column names (its header line, a folded `speed up` read as one)."""
+    line = next(line for line in out.splitlines() if line.split()[:2] == ["run", "compute"])
+    return line.split()
+
+
+@pytest.mark.parametrize("network, extra", [("h100x8-10gbe", []), ("h100x8-10gbe", ["--algorithm", "ring"]),
+                                            ("a100x8-4hdr", ["--algorithm", "ring"])])
+def test_across_is_shown_wherever_a_node_has_several_gpus(capsys, tmp_path, network, extra):
+    """A ring's one hop out of the node carries what a GPU sends, so across equals sent there: the
+    column stays (the docs: "shown where a node has several GPUs")."""
+    code, out, _ = run_cli([*CASE, "--network", network, *extra, "--out", tmp_path], capsys)
+    frame = pd.read_csv(tmp_path / "estimate.csv")
+    assert code == 0 and (frame["gpus_per_node"] == 8).all()
+    assert "across" in header(out)
+    assert "across: bytes per node per step to other nodes" in " ".join(out.split())
+
+
+def test_across_is_left_out_where_a_node_is_one_gpu(capsys):
+    code, out, _ = run_cli([*CASE, "--network", "10gbe"], capsys)
+    assert code == 0 and "across" not in header(out) and "across:" not in out
+
+
+def test_a_hier_run_says_why_its_sent_exceeds_a_flat_runs_while_across_is_less(capsys, tmp_path):
+    """estimate's table has no bits column (bench's has): the hier: note speaks of sent and across,
+    and what it says holds of the rows."""
+    argv = ["estimate", "--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe",
+            "-s", "adamw@fp8-allreduce", "-s", "adamw@hier:fp8-allreduce", "--out", tmp_path]
+    code, out, _ = run_cli(argv, capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "bits" not in text
+    assert ("hier:fp8-allreduce: sent adds what every phase moves, the node's reduce-scatter and all-gather inside "
+            "the node (7/8 of each node buffer) and fp8-allreduce on a worker's 1/8 share across nodes, so it can be "
+            "more than a flat run's while across (what a node's inter link carries) is less.") in text
+    flat, hier = pd.read_csv(tmp_path / "estimate.csv").itertuples(index=False)
+    assert hier.wire_bytes > flat.wire_bytes and hier.inter_bytes < flat.inter_bytes
+
+
+@pytest.mark.parametrize("network, extra, hinted", [
+    ("10gbe", [], True),  # the preset's default library: the hint says how to price NCCL
+    ("10gbe", ["--traits", "ideal"], False),  # chosen on the command line
+    (str(DC_PAIR), [], False),  # chosen by the profile (traits = "ideal")
+])
+def test_the_ideal_library_hint_is_for_a_defaulted_library_only(capsys, network, extra, hinted):
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-124m", "--tokens-per-worker", "1024", "--workers", "2",
+                            "--network", network, *extra, "-s", "adamw"], capsys)
+    assert code == 0 and "library: ideal" in " ".join(out.split())
+    assert ("--traits nccl prices it" in " ".join(out.split())) == hinted
