@@ -106,6 +106,12 @@ def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
     assert "1 step" in shown_one and "1 steps" not in shown_one
 
 
+def test_the_title_names_a_workload_file_by_its_short_name_and_one_worker_in_the_singular():
+    steps = frame(rows("adamw", 2)).assign(workload="/home/user/some/long/path/cnn_workload.py:make", workers=1)
+    title = table_text(summary_table(summarize(steps), {"config": {"steps": 2}})).splitlines()[0]
+    assert "lionsim: cnn_workload.make, 1 worker, 1gbe, 2 steps" in title and "/home" not in title
+
+
 def test_a_sim_title_says_when_compute_was_measured_here():
     """--compute measured on sim: the compute is timed on this machine, only the network is
     modelled; the title says so (a gloo title's "measured" link says its own)."""
