@@ -5,7 +5,7 @@ offer). Every vote transport computes S (or the rule's code for it) exactly, and
 rule asks for it on a step with abstentions, whether anyone voted at all; so the rule, not the
 transport, decides the result; only bytes and time differ between transports.
 
-Tie rule (MaVo): S = 0 among the votes cast gives sign(0) = 0 by default (REFERENCE.md 2), or a
+Tie rule (MaVo): S = 0 among the votes cast gives sign(0) = 0 by default (Liu et al. 2024, Algorithm 1), or a
 direction under `--tie alternate|random` (lionsim.aggregators.ties). A coordinate where every
 worker abstained gets 0 under every rule, so it moves by weight decay only, as in Lion.
 

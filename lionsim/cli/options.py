@@ -131,7 +131,9 @@ Plugin = Annotated[Optional[list[str]], typer.Option(
 Config = Annotated[Optional[Path], typer.Option("--config", help="TOML file (or a run.json lionsim wrote) giving any option; flags win.")]
 
 _EVAL_SAMPLES_HELP = ("Held-out samples each evaluation scores: N, or all (a CIFAR-10 test set's every image, gpt's every "
-                     "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). "
+                     "non-overlapping held-out window); default 1024 (fewer if the test set holds fewer). At "
+                     "most what the workload holds out: generated data holds out as many samples as it trains on "
+                     "(gpt: its held-out text's distinct windows), or 1024 where that is fewer. "
                      "run.json says how many were used.")
 EvalEvery = Annotated[int, typer.Option("--eval-every", parser=whole_number, help="Evaluate every this many steps.")]
 EvalSamples = Annotated[Optional[str], typer.Option("--eval-samples", metavar="N|all", help=_EVAL_SAMPLES_HELP)]

@@ -49,8 +49,10 @@ class SweepDisplay(SweepEvents):
             self.bar.__exit__(*exc)
 
     def eta(self) -> str:
+        """The time left, from the trainings finished in this run; "" until one has (a resumed or
+        parallel sweep's first cell can finish before any of its trainings: nothing to estimate from)."""
         if not self.trained:
-            return "ETA -"
+            return ""
         left = (time.monotonic() - self.start) / self.trained * (self.todo - self.trained)
         return f"ETA {_duration(left)}"
 
@@ -97,8 +99,9 @@ class SweepDisplay(SweepEvents):
             self.bar.update(self.cells, completed=finished)
             return
         loss = float(summary["final_loss"].iloc[0])
-        print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} "
-              f"({_duration(time.monotonic() - self.start)}, {self.eta()})", file=sys.stderr, flush=True)  # stdout: results
+        timing = ", ".join(part for part in (_duration(time.monotonic() - self.start), self.eta()) if part)
+        print(f"lionsim: cell {finished}/{total} {cell.id} loss {loss:.4f} ({timing})",
+              file=sys.stderr, flush=True)  # stdout: results
 
 
 def report_removed_line(path: Path) -> str:

@@ -233,10 +233,6 @@ class BenchConfig:
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
             raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
-        if self.warmup_steps is not None and self.warmup_steps >= self.steps:
-            steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
-            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
-                               f"left; accepted: 0 to {self.steps - 1}")
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
                                "is never below 0, and only a perfect model reaches 0)")
@@ -253,6 +249,11 @@ class BenchConfig:
             value = getattr(self, scope.key)
             if not scope.acts(value, self.backend, self.compute):
                 raise LionsimError(scope.refuse(value, self.backend, self.compute))
+        # where a warm-up applies at all (above), then how many steps it may take
+        if self.warmup_steps is not None and self.warmup_steps >= self.steps:
+            steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
+            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
+                               f"left; accepted: 0 to {self.steps - 1}")
         check_workload_name(self.workload)  # a spec's file and function: validate imports them
         parse_split(self.data_split)
         MomentumSync.parse(self.momentum_sync)

@@ -2,7 +2,7 @@
 
 A transport describes one aggregation as `list[CollectiveCall]`; the network model prices
 each call (alpha-beta formulas, lionsim.network) and a real backend runs the same calls.
-Sizes follow the convention of REFERENCE.md section 5 (and nccl-tests):
+Sizes follow the convention of nccl-tests (doc/PERFORMANCE.md):
 
     all_reduce, reduce_scatter, reduce, broadcast : n = the full vector, in bytes
     all_gather                                    : n = the total output (all ranks' parts)

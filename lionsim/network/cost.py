@@ -54,7 +54,7 @@ CANONICAL = {
     "ps_pull": "param_server",
 }
 """The bandwidth-optimal algorithm `wire_bytes` counts for each op (the closed forms of
-REFERENCE.md; the wire_bytes column of steps.csv and estimate.csv counts the priced algorithm's
+Thakur, Rabenseifner & Gropp 2005; the wire_bytes column of steps.csv and estimate.csv counts the priced algorithm's
 bytes instead, CallCost.sent_bytes)."""
 
 

@@ -26,7 +26,7 @@ protocol with (NCCL still chooses with its own constants):
 | tuning  | tuning.cc's own constants, unchanged: a lower bound across nodes      | (name it to compare) |
 
 A network names its fabric (`fabric = "efa"` in a profile); one that does not is sockets when
-its inter link's alpha is at least 10 us (REFERENCE.md 6: TCP's one-way latency is 10-50 us,
+its inter link's alpha is at least 10 us (TCP's one-way latency is 10-50 us,
 RDMA's 1-3 us), else ib.
 
 The sockets fabric prices NCCL's socket settings by rule (lionsim.network.sockets): a node moves

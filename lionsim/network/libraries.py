@@ -82,7 +82,7 @@ as the per-kernel floor of eager PyTorch (lionsim.compute.devices.KERNEL_S)."""
 HOST_CORE_GBPS = 1.07
 """Bytes a second (1e9) a collective library on host memory moves per rank when one core drives
 it (its TCP sockets and, in a reduction, the sums): gloo reached 1.07 GB/s on 40 GbE with one
-core (REFERENCE.md section 8). Open MPI's TCP transport progresses in the calling thread, so
+core (a published figure lionsim has not traced to its primary source). Open MPI's TCP transport progresses in the calling thread, so
 lionsim takes the same cap for it; assumed, not measured here."""
 
 MPI = Traits(

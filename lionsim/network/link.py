@@ -1,6 +1,7 @@
 """Links and networks: the alpha-beta-gamma parameters a collective is priced with.
 
-Hockney's model (REFERENCE.md section 5): sending n bytes over a link costs
+Hockney's model (Hockney, Parallel Computing 1994; Thakur, Rabenseifner & Gropp 2005
+for the collectives): sending n bytes over a link costs
 alpha + n * beta; combining n bytes costs n * gamma. Units are SI throughout: seconds,
 bytes, bytes per second; GB means 1e9 bytes.
 

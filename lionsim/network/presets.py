@@ -1,4 +1,4 @@
-"""Network presets: realistic goodput, not line rate (REFERENCE.md section 6).
+"""Network presets: realistic goodput, not line rate (each figure derived in the table).
 
 | preset        | bandwidth GB/s | eff. | alpha us | where the figures come from |
 |---------------|----------------|------|----------|-----------------------------|
@@ -38,7 +38,7 @@ which move at most 1.96 GB/s a node: below the link from 25gbe up (10gbe and slo
 link-bound). A profile's [nccl] table states other settings.
 
 Figures are per direction. The Ethernet alphas are one-way TCP message latencies; the
-figure ranges are REFERENCE.md's and unverified beyond it: use a profile file (or
+figure ranges are published rules of thumb lionsim has not measured: use a profile file (or
 `lionsim comm --fit`, later) to match your own cluster.
 """
 

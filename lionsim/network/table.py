@@ -2,8 +2,7 @@
 
 algbw = S / t with S the op's size (calls.py convention: the full vector for all_reduce,
 reduce_scatter, broadcast, reduce; the total output for all_gather; one rank's send
-buffer for all_to_all), and busbw = algbw * factor (nccl-tests doc/PERFORMANCE.md;
-REFERENCE.md section 4):
+buffer for all_to_all), and busbw = algbw * factor (nccl-tests doc/PERFORMANCE.md):
 
     all_reduce                              2 (N-1) / N
     all_gather, reduce_scatter, all_to_all  (N-1) / N

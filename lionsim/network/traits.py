@@ -1,7 +1,7 @@
 """What a collective library adds to the link: the backend's traits.
 
 A link (alpha, bandwidth, topology: link.py) says what the wire can carry; a library moves
-bytes over it in its own way. On two hosts joined by a shaped 1 Gbit link (REFERENCE.md 9)
+bytes over it in its own way. On two hosts joined by a shaped 1 Gbit link (docs/backends.md)
 gloo pays a fixed per-call cost of 0.15-0.45 ms whatever the size, gets only part of the link
 in each direction while an exchange keeps both directions busy, is capped by its own host
 (a 2-core machine moves at most about 1 GB/s through gloo however fast the link), and on a

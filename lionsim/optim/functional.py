@@ -1,4 +1,4 @@
-"""The local update rules as pure in-place tensor functions (REFERENCE.md 1-2).
+"""The local update rules as pure in-place tensor functions (Lion: Chen et al. 2023, Algorithm 2; Distributed Lion: Liu et al., NeurIPS 2024, Algorithm 1).
 
 They work on any shape, including a leading worker dimension [W, P] for per-worker state;
 `p` may broadcast against it. Optimizers and strategies only unpack state and call these.

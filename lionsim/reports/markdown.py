@@ -25,7 +25,7 @@ from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
-from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, ordering_breaks, ordering_holds
+from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.plots.titles import named_network
 
 REPORT_FILE = "report.md"
@@ -210,9 +210,11 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
         f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame))
 
 
-def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
+def _accuracy_by_workers(frame: pd.DataFrame, config: dict) -> str | None:
     """Final eval accuracy (%) by worker count per run (mean ± sd over seeds), with the paper's
-    table beside it when the sweep holds the paper's methods. None when nothing was evaluated."""
+    table beside it when the sweep holds the paper's methods, saying first what the run's
+    configuration (`config`: run.json's or sweep.json's bench options) does not share with the
+    paper's. None when nothing was evaluated."""
     if frame["final_eval_acc"].isna().all() or frame["workers"].nunique() < 1:
         return None
     frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
@@ -238,11 +240,14 @@ def _accuracy_by_workers(frame: pd.DataFrame) -> str | None:
     else:
         rows = [row[: 1 + len(workers)] for row in rows]
     text = md_table(headers, rows)
+    if beside_paper:
+        text = comparability(config.get("model_size"), config.get("data"), config.get("steps"),
+                             config.get("batch_size")) + "\n\n" + text
     what = "accuracy %" if scale == 100.0 else metric.removeprefix("eval ")
     text += f"\n\nFinal eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
     if not beside_paper:
         return text
-    text += " Paper: Liu et al. 2024, CIFAR-10, ViT 6 layers 8 heads, local batch 32 (REFERENCE.md 2)."
+    text += f" Paper: {PAPER_SOURCE}."
     verdicts = []
     for w in workers:
         acc = {}
@@ -298,7 +303,7 @@ def _run_report(directory: Path) -> str:
         "## Summary\n\n" + _summary_rows(summary, clock),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured),
     ]
-    accuracy = _accuracy_by_workers(summary) if summary["workers"].nunique() > 1 else None
+    accuracy = _accuracy_by_workers(summary, cfg) if summary["workers"].nunique() > 1 else None
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
@@ -350,7 +355,7 @@ def _sweep_report(directory: Path) -> str:
            "speedup are over the steps before." if diverged else ""),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
-    accuracy = _accuracy_by_workers(summary)
+    accuracy = _accuracy_by_workers(summary, bench)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),

@@ -1,4 +1,5 @@
-"""Tables that fit 80 columns: run names that break after a '-' rather than widen the table.
+"""Tables that fit 80 columns (a wider terminal's width): run names that break after a '-' rather
+than widen the table.
 
 A run label is two lines, strategy then @transport, each whole while the table fits; a table
 wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the
@@ -16,7 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 TABLE_WIDTH = 80
-"""Columns a table fits in a pipe or a CI log (what `--format table` promises)."""
+"""Columns a table fits in a pipe or a CI log (what `--format table` promises), and at least on a
+terminal (table_width)."""
 
 LEAST_RUN = 8
 """Fewest characters the run column is squeezed to (`@sparse-`): past that a table is printed wider
@@ -145,8 +147,16 @@ def natural_width(renderable) -> int:
     return Measurement.get(probe, probe.options, renderable).maximum
 
 
-def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
-    """`table` narrowed to `width` columns by its `column` alone (the run column: the widest text,
+def table_width(console: Console | None = None) -> int:
+    """Columns a table may take on stdout (or `console`): a terminal's width where it is wider than
+    TABLE_WIDTH (rich reads it, or COLUMNS), so run names stay whole where they fit; TABLE_WIDTH in
+    a pipe, a file or where the width is unknown, so what a script or a log reads does not vary."""
+    console = console or Console()
+    return max(TABLE_WIDTH, console.width) if console.is_terminal else TABLE_WIDTH
+
+
+def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
+    """`table` narrowed to `width` columns (None: table_width) by its `column` alone (the run column: the widest text,
     names of strategies and transports), which then breaks its names after a '-' (RunName) or
     between them (NameList); the numbers' columns keep their width, so no number is ever cut or
     ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
@@ -155,6 +165,7 @@ def fit(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
     run = next((c for c in table.columns if c.header == column), None)
     if run is None:
         return table
+    width = table_width() if width is None else width
     _narrow(table, run, width, LEAST_RUN)
     # still over: a column of words ("not reached") breaks between them, its rows being several
     # lines already; a number has no space, so its column keeps its width

@@ -80,7 +80,7 @@ class SGDMomentum(GlobalStrategy):
     # vit (the default bench). The lr 0.05 above left it near chance: 100 steps, 8 workers x 32 images, eval
     # accuracy 18.5% against 82-83% for signum-mv and dlion-mavo. Measured at 0.2: 41.9%; 0.5: 39.6%; 1.0
     # diverged (loss 58 at step 70). 0.2 it is; SGD trails sign methods on this ViT, as in the Distributed
-    # Lion paper's table (REFERENCE.md 2).
+    # Lion paper's table (Liu et al., NeurIPS 2024).
     tuning = {"vit": {"lr": 0.2}}
     bytes = StrategyBytes(0, 4 * F32, "no local rule; update reads p, buf, writes p, buf", update_step=SGD_MOMENTUM)
 

@@ -1,4 +1,4 @@
-"""DeMo, Decoupled Momentum Optimization (Peng, Quesnelle & Kingma 2024; REFERENCE.md 10): each
+"""DeMo, Decoupled Momentum Optimization (Peng, Quesnelle & Kingma 2024): each
 worker keeps its own momentum and sends only its fastest-moving part, the largest DCT
 coefficients of each chunk; what it sent is taken out of its momentum.
 

@@ -1,4 +1,4 @@
-"""Lion Cub's scaled multi-level votes (Ishikawa et al. 2024, REFERENCE.md 3 and 8).
+"""Lion Cub's scaled multi-level votes (Ishikawa et al. 2024, arXiv 2411.16462).
 
 Each worker forms Lion's c = b1 * m + (1 - b1) * g, divides it per tensor by a scale and
 rounds to s + 1 levels each side: q = clip(round(c / scale * s / 2), -s, s). The replica moves

@@ -1,4 +1,4 @@
-"""Local SGD and DiLoCo (Douillard et al. 2023; REFERENCE.md 10): every worker takes H inner
+"""Local SGD and DiLoCo (Douillard et al. 2023): every worker takes H inner
 steps on its own replica with no communication, then the replicas are synced through an
 outer step.
 

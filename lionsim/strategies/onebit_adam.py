@@ -1,4 +1,4 @@
-"""DeepSpeed-style 1-bit Adam (Tang et al. 2021; REFERENCE.md 4).
+"""DeepSpeed-style 1-bit Adam (Tang et al. 2021).
 
     warm-up, steps 1..F (F = --freeze-steps, default 15: DeepSpeed advises 15-25% of the
     run, and 15 is 15% of the default 100-step bench): gradients averaged by an fp32

@@ -1,4 +1,4 @@
-"""PowerSGD (Vogels, Karimireddy & Jaggi, NeurIPS 2019; REFERENCE.md 10): rank-r compression of
+"""PowerSGD (Vogels, Karimireddy & Jaggi, NeurIPS 2019): rank-r compression of
 each matrix gradient with error feedback and warm start, one power iteration per step, as
 PyTorch ships it (torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook), which a test
 runs beside this strategy on 2 gloo ranks.

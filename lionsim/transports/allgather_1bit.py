@@ -1,7 +1,8 @@
 """allgather-1bit: every worker all-gathers everyone's packed sign bits and votes locally.
 
 One bit per parameter up; each worker receives the other N-1 workers' bits, so the traffic
-per worker, (N-1)/N * N * n/8 bytes, grows with N (REFERENCE.md 5). On a step where some worker abstains (lionsim.transports.abstain)
+per worker, (N-1)/N * N * n/8 bytes, grows with N (the ring all-gather's Hockney cost:
+lionsim.network.link). On a step where some worker abstains (lionsim.transports.abstain)
 each worker also sends its "voted" bitmap in the same all-gather: 2 bits per parameter. Also carries
 EF-signSGD's scaled signs: the per-tensor float32 scales travel in a second, small all-gather;
 a zero sign (sign(0) = 0, a coordinate with nothing to send) travels as a vote's abstention does.

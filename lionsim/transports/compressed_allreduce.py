@@ -1,6 +1,5 @@
 """compressed-allreduce: DeepSpeed 1-bit Adam's error-compensated 1-bit all-reduce (Tang et
-al. 2021, REFERENCE.md 4), for the `onebit` payload: signs of the worker-compensated
-momentum with one float scale per worker.
+al. 2021), for the `onebit` payload: signs of the worker-compensated momentum with one float scale per worker.
 
     1. signs packed 8 per byte, split in N chunks (n rounded up to a multiple of 8N, the
        padding carrying no value); all-to-all, so worker i holds chunk i of every worker; the

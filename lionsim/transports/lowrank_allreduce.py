@@ -1,4 +1,4 @@
-"""lowrank-allreduce: PowerSGD's exchange (Vogels, Karimireddy & Jaggi 2019; REFERENCE.md 10),
+"""lowrank-allreduce: PowerSGD's exchange (Vogels, Karimireddy & Jaggi 2019),
 for the `lowrank` payload: each worker's error-compensated gradient M_i, cut into the
 matrices worth compressing (`LowRank.matrices`) and the rest.
 

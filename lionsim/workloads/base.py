@@ -11,7 +11,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.registry import Registry
-from lionsim.workloads.config import WorkloadConfig
+from lionsim.workloads.config import WorkloadConfig, generated_eval_count
 from lionsim.workloads.sampler import ShardSampler
 
 WORKLOADS: Registry[type["Workload"]] = Registry("workload")
@@ -90,6 +90,22 @@ class Workload(ABC):
     def generated_units(cls, cfg: WorkloadConfig) -> int:
         """Samples (or characters) of the generated training set `cfg` gives, without building it."""
         return generated_train_size(cfg, cls.base_train)
+
+    @classmethod
+    def heldout_limit(cls, cfg: WorkloadConfig) -> int | None:
+        """Held-out samples generated data holds (as many as the generated training set), known
+        before anything is built; None: a real data set's, known once it is read."""
+        return cls.generated_units(cfg) if cfg.data is None else None
+
+    @classmethod
+    def heldout_words(cls, cfg: WorkloadConfig) -> tuple[str, str]:
+        """(the held-out set heldout_limit counts, its unit), as a refusal of --eval-samples names them."""
+        return f"{cls.name}'s generated data", "samples, as many as it generates to train on"
+
+    @classmethod
+    def generated_eval_size(cls, cfg: WorkloadConfig) -> int:
+        """Held-out samples each evaluation scores from generated data (LionsimError past heldout_limit)."""
+        return generated_eval_count(cfg.eval_samples, cls.heldout_limit(cfg), *cls.heldout_words(cfg))
 
     @classmethod
     @abstractmethod

@@ -14,12 +14,9 @@ EVAL_DEFAULT = 1024
 """Held-out samples scored when --eval-samples is not given (fewer if a real test set holds fewer)."""
 
 
-def eval_count(requested: int | str | None, available: int | None, source: str) -> int:
+def eval_count(requested: int | str | None, available: int, source: str) -> int:
     """Held-out samples to score: `requested` (None: EVAL_DEFAULT, "all": every one) out of the
-    `available` ones of a real test set (None: generated data, any count can be made, "all" is
-    the default)."""
-    if available is None:
-        return EVAL_DEFAULT if requested in (None, "all") else int(requested)
+    `available` ones of a real test set."""
     if requested is None:
         return min(EVAL_DEFAULT, available)
     if requested == "all":
@@ -27,6 +24,21 @@ def eval_count(requested: int | str | None, available: int | None, source: str) 
     if requested > available:
         raise LionsimError(f"bad --eval-samples {requested}: {source} holds {available}; "
                            f"accepted: 1 to {available}, or all")
+    return int(requested)
+
+
+def generated_eval_count(requested: int | str | None, held_out: int, source: str, unit: str) -> int:
+    """Held-out samples to score from data a workload generates (or gpt's held-out text):
+    `requested` (None or "all": EVAL_DEFAULT) up to the `held_out` samples (`unit`) `source` holds out
+    (Workload.heldout_limit), or up to EVAL_DEFAULT where it holds fewer (the default is never
+    refused; a short set is scored with repeats). More is refused, as a real test set's would be:
+    a generated set would otherwise grow without bound (100M samples: 13 GB and minutes a pass)."""
+    if requested in (None, "all"):
+        return EVAL_DEFAULT
+    limit = max(EVAL_DEFAULT, held_out)
+    if requested > limit:
+        raise LionsimError(f"bad --eval-samples {requested}: {source} holds out {limit} {unit}; "
+                           f"accepted: 1 to {limit}, or all")
     return int(requested)
 
 
@@ -52,7 +64,8 @@ class WorkloadConfig:
     eval_samples: int | str | None = None
     """Held-out samples (gpt: context windows) scored by each evaluation: a count, "all" (a real
     test set's every sample, gpt's every non-overlapping window of its held-out text), or None:
-    EVAL_DEFAULT (fewer where a real test set holds fewer). The workload's `eval_size` says how many."""
+    EVAL_DEFAULT (fewer where a real test set holds fewer). At most what the workload holds out
+    (generated data: Workload.heldout_limit). The workload's `eval_size` says how many."""
     train_size: int | None = None
     """Size of the generated training set: samples (mlp, vit) or corpus characters, held-out tenth
     included (gpt). None: the workload's default, grown to 8 batches per worker. Generated data only."""

@@ -11,7 +11,7 @@ import torch
 
 from lionsim.errors import LionsimError
 from lionsim.workloads.base import Workload, generated_train_size, register
-from lionsim.workloads.config import WorkloadConfig, eval_count
+from lionsim.workloads.config import WorkloadConfig, generated_eval_count
 from lionsim.workloads.datasets.corpus import generate_corpus
 from lionsim.workloads.datasets.text import encode_chars, read_text
 from lionsim.workloads.models.gpt import GPT, GPTConfig
@@ -63,7 +63,8 @@ class GPTWorkload(Workload):
         # evaluation windows evenly spaced over the held-out text (they overlap if it is short)
         # ("all": every non-overlapping window of the held-out text)
         count = (max(1, (len(heldout_tokens) - 1) // context) if cfg.eval_samples == "all"
-                 else eval_count(cfg.eval_samples, None, ""))
+                 else generated_eval_count(cfg.eval_samples, heldout_windows(len(heldout_tokens), context),
+                                           f"gpt's text {self.source}", f"distinct {context}-character windows"))
         starts = torch.linspace(0, len(heldout_tokens) - context - 1, count).round().long()
         heldout = Subset(WindowSource(heldout_tokens, context), starts)
         self.model_cfg = GPTConfig(vocab=len(self.vocab), **SIZES[cfg.size])
@@ -84,12 +85,28 @@ class GPTWorkload(Workload):
         """Characters of the generated corpus (held-out tenth included)."""
         return generated_train_size(cfg, BASE_CHARS, per_sample=SIZES[cfg.size]["context"])
 
+    @classmethod
+    def heldout_limit(cls, cfg: WorkloadConfig) -> int | None:
+        """Distinct windows of the generated corpus's held-out text (a text file's: once it is read)."""
+        if cfg.data is not None:
+            return None
+        return heldout_windows(cls.generated_units(cfg) // HELDOUT_FRACTION, SIZES[cfg.size]["context"])
+
+    @classmethod
+    def heldout_words(cls, cfg: WorkloadConfig) -> tuple[str, str]:
+        return "gpt's generated corpus", f"distinct {SIZES[cfg.size]['context']}-character windows in its held-out tenth"
+
     def describe(self) -> str:
         m = self.model_cfg
         return (
             f"gpt: context {m.context}, dim {m.dim}, {m.depth} layers, {m.heads} heads ({self.params:,} params), "
             f"vocab {m.vocab}, {len(self.train.tokens):,} training chars of {self.source}"
         )
+
+
+def heldout_windows(tokens: int, context: int) -> int:
+    """Distinct evaluation windows (context inputs and the next token) in `tokens` held-out tokens."""
+    return max(1, tokens - context)
 
 
 def contiguous_shards(n_tokens: int, workers: int, context: int) -> list[torch.Tensor]:

@@ -51,7 +51,10 @@ def workload_stem(name: str) -> str:
 def check_workload(cfg: WorkloadConfig) -> None:
     """Everything that could fail in building `cfg`'s workload, before anything is written: for a
     plugin it is built (its function called once per process, its pieces checked, the split
-    drawn); a built-in's name is enough here (its data is checked where it is built)."""
+    drawn); for a built-in, --eval-samples against what its generated data holds out (a data
+    set's is checked where it is read)."""
     cls = workload_class(cfg.name)
     if is_plugin(cls):
         cls(cfg)
+    elif cls.heldout_limit(cfg) is not None:
+        cls.generated_eval_size(cfg)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from lionsim.workloads.base import Workload, check_no_data, register
-from lionsim.workloads.config import WorkloadConfig, eval_count
+from lionsim.workloads.config import WorkloadConfig
 from lionsim.workloads.datasets import clusters
 from lionsim.workloads.models.mlp import MLP, MLPConfig
 from lionsim.workloads.seeding import seeded_torch
@@ -26,7 +26,7 @@ class MLPWorkload(Workload):
     def __init__(self, cfg: WorkloadConfig) -> None:
         check_no_data(cfg)
         x, y = clusters.make_clusters(self.generated_units(cfg), cfg.seed, "train")
-        ex, ey = clusters.make_clusters(eval_count(cfg.eval_samples, None, ""), cfg.seed, "eval")
+        ex, ey = clusters.make_clusters(self.generated_eval_size(cfg), cfg.seed, "eval")
         mean, std = standardize_stats(x, dims=(0,))
         shards = split_indices(y, cfg.workers, cfg.data_split, cfg.seed, min_size=cfg.batch_size)
         self.model_cfg = MLPConfig(in_dim=clusters.DIM, hidden=HIDDEN[cfg.size], classes=clusters.CLASSES)

@@ -400,6 +400,11 @@ class PluginWorkload(Workload):
         return len(cls.loaded(cfg).train)
 
     @classmethod
+    def heldout_limit(cls, cfg: WorkloadConfig) -> int | None:
+        """None: a plugin's held-out set is its own (eval_count checks it where it is built)."""
+        return None
+
+    @classmethod
     def meta_params(cls, cfg: WorkloadConfig) -> int | None:
         return meta_params(cls.name, cfg.seed)
 

@@ -30,7 +30,7 @@ class ViTWorkload(Workload):
     def __init__(self, cfg: WorkloadConfig) -> None:
         if cfg.data is None:
             x, y = shapes.make_shapes(self.generated_units(cfg), cfg.seed, "train")
-            ex, ey = shapes.make_shapes(eval_count(cfg.eval_samples, None, ""), cfg.seed, "eval")
+            ex, ey = shapes.make_shapes(self.generated_eval_size(cfg), cfg.seed, "eval")
             self.source = "generated pattern images"
         else:
             x, y, ex, ey = load_cifar10(cfg.data)

@@ -227,9 +227,9 @@ def test_a_warm_up_acts_only_where_a_time_is_measured(tmp_path, capsys):
     from tests.helpers.cli import run_cli
 
     one_line_exit_2([*B, "--warmup-steps", "1", "--out", str(tmp_path / "x")], capsys,
-                    "--warmup-steps 1 leaves measured steps out of the timing medians, and sim on --compute h100 "
-                    "measures nothing (every time is modelled); accepted with --compute measured or --backend "
-                    "gloo|nccl")
+                    "--warmup-steps 1 does not apply on sim with --compute h100: every time is modelled, none "
+                    "measured, so no step is left out of the timing medians; accepted with --compute measured or "
+                    "--backend gloo|nccl")
     assert not (tmp_path / "x").exists()
     assert BenchConfig(workload="mlp", steps=10).warmup_steps is None
     assert BenchConfig(workload="mlp", steps=10, compute="measured").warmup_steps == 3
@@ -241,6 +241,15 @@ def test_a_warm_up_acts_only_where_a_time_is_measured(tmp_path, capsys):
                            capsys)
     assert code == 0, err
     assert json.loads((tmp_path / "m" / "run.json").read_text())["config"]["warmup_steps"] == 1
+
+
+def test_too_many_warm_up_steps_where_none_apply_is_refused_as_not_applying(capsys):
+    """The range a refusal accepts is true for the configuration: on sim with a device no warm-up
+    applies, so '--warmup-steps 5 --steps 2' is not told 'accepted: 0 to 1' (which 1 then refuses)."""
+    one_line_exit_2(["bench", "-w", "mlp", "--warmup-steps", "5", "--steps", "2"], capsys,
+                    "--warmup-steps 5 does not apply on sim with --compute h100")
+    one_line_exit_2(["bench", "-w", "mlp", "--warmup-steps", "5", "--steps", "2", "--compute", "measured"], capsys,
+                    "bad --warmup-steps 5: a run of 2 steps would have no timed step left; accepted: 0 to 1")
 
 
 def test_a_record_whose_warm_up_could_not_act_replays_without_it(tmp_path, capsys):

@@ -14,7 +14,7 @@ import lionsim.reports.plots
 from lionsim.cli.app import main
 from lionsim.reports import SummaryRule, summarize, write_run
 from lionsim.reports.markdown import md_table, spread, write_report
-from lionsim.reports.paper import PAPER_ACCURACY, ordering_breaks, ordering_holds
+from lionsim.reports.paper import PAPER_ACCURACY, comparability, ordering_breaks, ordering_holds
 from tests.helpers.cli import run_cli
 
 
@@ -106,6 +106,24 @@ def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
     assert "- 8 workers: the paper's ordering" in text and "SIGNUM 75.0 >= D-Lion Avg 70.0" in text
     assert "**dlion-mavo@t**" in text
     assert "    lionsim sweep --workers 4,8" in text
+
+
+def test_the_paper_is_cited_and_a_run_unlike_it_is_called_not_comparable(tmp_path, monkeypatch):
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
+    bench = {"model_size": "tiny", "steps": 40, "batch_size": 32, "data": None}
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "bench": bench}))
+    text = write_report(tmp_path).read_text()
+    assert "REFERENCE.md" not in text and "Liu et al., Distributed Lion, NeurIPS 2024" in text
+    section = text.split("## Accuracy by worker count\n\n", 1)[1]
+    assert section.startswith("Not comparable: this run trains vit tiny on generated pattern images at local "
+                              "batch 32 for 40 steps, the paper a ViT of 6 layers and 8 heads")
+
+
+def test_a_run_of_the_papers_model_data_and_batch_says_only_the_length_differs():
+    assert comparability("paper", "/data/cifar", 100, 32).startswith("Same model, data and local batch as the paper")
+    assert comparability("paper", "/data/cifar", 100, 64).startswith("Not comparable")
+    assert comparability("paper", None, 100, 32).startswith("Not comparable")
 
 
 @pytest.mark.parametrize("setup, expected", [

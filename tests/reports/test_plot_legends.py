@@ -101,3 +101,27 @@ def test_eval_axes_read_as_plain_numbers_without_an_offset(monkeypatch, tmp_path
         ax = figures[stem].axes[0]
         for axis in (ax.xaxis, ax.yaxis):
             assert axis.get_major_formatter().get_offset() == "", stem
+
+
+def test_the_wait_for_the_slowest_worker_is_a_part_named_as_the_table_names_it(monkeypatch, tmp_path):
+    from matplotlib.colors import to_rgb
+
+    import lionsim.reports.plots.breakdown as breakdown
+
+    steps = many_runs(2)
+    steps["wait_s"] = 0.03  # a compute spread's wait, inside step_s: 0.05 compute + 0.03 wait + comm
+    steps["step_s"] += 0.03
+    kept = {}
+    monkeypatch.setattr(breakdown, "save", lambda fig, path: kept.update(fig=fig) or [])
+    drawn(monkeypatch, steps, tmp_path)
+    absolute, share, log = kept["fig"].axes[:3]
+    legends = [ax.get_legend() for ax in kept["fig"].axes if ax.get_legend()] + list(kept["fig"].legends)
+    labels = [t.get_text() for legend in legends for t in legend.get_texts()]
+    assert "wait for the slowest worker" in labels and not any(label.startswith("other") for label in labels)
+    # drawn from wait_s: its bar is 30 ms wide (the time axis in ms) right after compute's 50 ms
+    colour = to_rgb(breakdown.COMPONENT_COLOURS["wait_s"])
+    wait = [bar for bar in absolute.patches if bar.get_facecolor()[:3] == pytest.approx(colour)]
+    assert [(round(bar.get_x(), 6), round(bar.get_width(), 6)) for bar in wait] == [(50.0, 30.0)] * 2
+    # and on the log panel: one marker per run at 30 ms
+    points = [c.get_offsets() for c in log.collections if c.get_paths() and len(c.get_offsets()) == 2]
+    assert any(sorted(p[:, 0].round(6)) == [30.0, 30.0] for p in points)

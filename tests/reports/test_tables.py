@@ -97,6 +97,33 @@ def test_bench_summary_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(ca
     assert "\n@compressed-\nallreduce\n" in "\n".join(line.strip() for line in out.splitlines())
 
 
+def test_a_terminal_wider_than_80_columns_keeps_run_names_whole_and_a_pipe_keeps_80(monkeypatch):
+    """At COLUMNS=120 the bench table stayed 80 wide and broke `@compressed-allreduce` after its
+    '-'. On a terminal wider than 80 the table takes its width, each name on one line where it
+    fits, every number whole; a pipe (and an unknown width) keeps 80 columns."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from lionsim.reports.widths import table_width
+
+    assert table_width(Console(file=StringIO(), force_terminal=True, width=120)) == 120
+    assert table_width(Console(file=StringIO(), force_terminal=True, width=60)) == 80
+    assert table_width(Console(file=StringIO(), force_terminal=False, width=120)) == 80
+    summary = _long_named_runs()
+    piped = table_text(summary_table(summary, {"config": {"steps": 5}}), width=120)
+    assert "\n@compressed-\nallreduce\n" in "\n".join(line.strip() for line in piped.splitlines())
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stdout as rich sees a terminal, COLUMNS wide
+    monkeypatch.setenv("COLUMNS", "120")
+    shown = table_text(summary_table(summary, {"config": {"steps": 5}}), width=120)
+    lines = [line.strip() for line in shown.splitlines()]
+    assert "@compressed-allreduce" in lines and "@compressed-" not in lines
+    assert max(map(len, shown.rstrip().splitlines())) <= 120
+    wide = table_text(summary_table(summary, {"config": {"steps": 5}}), width=400)  # nothing squeezed
+    assert [line.split() for line in wide.splitlines() if line.strip()][2:] == \
+        [line.split() for line in shown.splitlines() if line.strip()][2:]
+
+
 def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
     steps = frame(rows("adamw", 5, diverged_at=5), rows("lion", 5, diverged_at=5))
     shown = table_text(summary_table(summarize(steps), {"config": {"steps": 20}}))
@@ -104,6 +131,12 @@ def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
     assert shown.count("diverged at 5") == 2 and "went non-finite at step N" in " ".join(shown.split())  # each run; the caption says what
     shown_one = table_text(summary_table(summarize(frame(rows("adamw", 1))), {"config": {"steps": 1}}))
     assert "1 step" in shown_one and "1 steps" not in shown_one
+
+
+def test_the_title_names_a_workload_file_by_its_short_name_and_one_worker_in_the_singular():
+    steps = frame(rows("adamw", 2)).assign(workload="/home/user/some/long/path/cnn_workload.py:make", workers=1)
+    title = table_text(summary_table(summarize(steps), {"config": {"steps": 2}})).splitlines()[0]
+    assert "lionsim: cnn_workload.make, 1 worker, 1gbe, 2 steps" in title and "/home" not in title
 
 
 def test_a_sim_title_says_when_compute_was_measured_here():

@@ -371,3 +371,23 @@ def test_a_shard_dealt_no_unit_says_so(tmp_path, capsys):
     said = " ".join(out.split())
     assert code == 0 and "shard 2/2: 0 cells (none of the grid's 1 training unit is dealt to this shard)" in said, said
     assert "already finished" not in said
+
+
+def test_a_cell_finished_before_any_training_prints_no_eta(capsys):
+    """A resumed or parallel sweep's first cell can finish before a training of this run has: no
+    estimate yet, so no 'ETA -'; after one training, the estimate."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    view = SweepDisplay(Console(file=io.StringIO(), force_terminal=False))
+    with view:
+        view.started(total=4, finished=1, units=2, steps=4)
+        cell = SimpleNamespace(id="mlp-w2-1gbe-s0-adamw@fp32-allreduce")
+        view.cell_finished(cell, pd.DataFrame({"final_loss": [1.5]}), 2, 4)
+        first = capsys.readouterr().err.strip().splitlines()[-1]
+        view.unit_finished("a")
+        view.cell_finished(cell, pd.DataFrame({"final_loss": [1.5]}), 3, 4)
+        second = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "ETA" not in first and first.endswith("loss 1.5000 (0 s)"), first
+    assert "ETA " in second, second

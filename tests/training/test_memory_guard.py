@@ -136,7 +136,6 @@ def test_the_meta_count_is_the_models_parameters_and_a_function_meta_cannot_run_
 
 def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys,
                                                                                available_memory):
-    from lionsim.numbers import bytes_text
     from lionsim.training import memory, runner
 
     monkeypatch.chdir(tmp_path)
@@ -147,8 +146,9 @@ def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(
                                                           "--steps", "2", "--out", "o"], capsys)))
     code, _, err = holder["result"]
     assert code == 2 and err.count("\n") == 1, err
-    # 100M samples of 32 float32 features and an int64 label
-    assert f"held-out data {bytes_text(10**8 * (32 * 4 + 8))}" in err and "fewer --eval-samples" in err
+    # refused by what mlp's generated data holds out (as many as its 8192 training samples) before
+    # the guard adds up 100M held-out samples (13.6 GB)
+    assert "bad --eval-samples 100000000: mlp's generated data holds out 8192 samples" in err
     assert grew < 200 * 10**6 and not (tmp_path / "o").exists()
 
 
@@ -157,7 +157,8 @@ def test_a_generated_eval_set_peaks_at_what_the_guard_counts():
     from lionsim.training.memory import estimate_memory
     from lionsim.workloads import WorkloadConfig, build_workload
 
-    cfg = WorkloadConfig(name="mlp", workers=2, batch_size=8, eval_samples=1_000_000)
+    # a generated set holds out as many samples as it trains on: train_size lets it grow
+    cfg = WorkloadConfig(name="mlp", workers=2, batch_size=8, eval_samples=1_000_000, train_size=1_000_000)
     need = estimate_memory(cfg)
     assert need.heldout == 1_000_000 * (32 * 4 + 8)  # 136 MB: float32 features and int64 labels
     holder = {}

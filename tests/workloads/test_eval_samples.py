@@ -53,3 +53,29 @@ def test_generated_data_scores_the_default_or_the_count():
     kw = dict(name="mlp", workers=2, batch_size=8, size="tiny", train_size=256)
     assert build_workload(WorkloadConfig(**kw)).eval_size == 1024
     assert build_workload(WorkloadConfig(**kw, eval_samples=100)).eval_size == 100
+
+
+def test_generated_data_refuses_more_than_it_holds_out_before_anything_is_made(tmp_path, capsys):
+    out = tmp_path / "out"
+    code, _, err = run_cli(["bench", "-w", "mlp", "--model-size", "tiny", "-n", "2", "--steps", "1", "-s", "adamw",
+                            "--eval-samples", "8193", "--out", str(out)], capsys)
+    # mlp generates 8192 training samples for 2 workers of batch 32 (max(8192, 8 * 2 * 32))
+    assert code == 2 and err.count("\n") == 1 and not out.exists()
+    assert "bad --eval-samples 8193: mlp's generated data holds out 8192 samples" in err and "1 to 8192" in err
+
+
+@pytest.mark.parametrize("name, train_size", [("mlp", 3000), ("vit", 1500), ("gpt", 20_000)])
+def test_the_held_out_limit_is_what_the_built_workload_holds(name, train_size):
+    from lionsim.errors import LionsimError
+    from lionsim.workloads import WorkloadConfig, build_workload, workload_class
+
+    kw = dict(name=name, workers=2, batch_size=8, size="tiny", train_size=train_size)
+    limit = workload_class(name).heldout_limit(WorkloadConfig(**kw))
+    # mlp, vit: as many as the training set; gpt: the held-out tenth's distinct windows (brute force)
+    built = build_workload(WorkloadConfig(**kw, eval_samples=limit))
+    if name == "gpt":
+        assert len(set(built.heldout.idx.tolist())) == limit
+    else:
+        assert limit == train_size == len(built.train) == built.eval_size
+    with pytest.raises(LionsimError, match=f"bad --eval-samples {limit + 1}: .* holds out {limit} "):
+        build_workload(WorkloadConfig(**kw, eval_samples=limit + 1))

@@ -1,4 +1,4 @@
-"""Parameter server with k servers (BytePS-style sharding; REFERENCE.md section 5).
+"""Parameter server with k servers (BytePS-style sharding: Jiang et al., OSDI 2020).
 
 Each of the p workers pushes n bytes, split evenly over k servers, and later pulls n bytes
 back. A server's link carries p n / k bytes; a worker's link carries n, or c n when c

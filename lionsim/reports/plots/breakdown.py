@@ -7,7 +7,9 @@ part 1000x smaller than compute is still read off exactly.
 Where the steps carry comm_exposed_s (overlap modelled), the stacked parts are compute,
 encode, exposed comm, decode, update, which add up to the step; the communication hidden
 under backward (comm_s - comm_exposed_s) follows the step end, hatched. Without it the
-parts are TIME_COLUMNS, and a step longer than its parts shows the rest as "other".
+parts are TIME_COLUMNS, and a step longer than its parts shows the rest as "other". Where a
+compute spread made the step wait for its slowest worker (wait_s, in step_s), that wait is a part
+of its own after compute, named as the table's footnote names it.
 """
 
 from __future__ import annotations
@@ -30,17 +32,27 @@ COMPONENT_COLOURS = {
     "comm_exposed_s": "#3d3d3d",
     "decode_s": "#a3bcd6",
     "update_s": "#9cc89c",
+    "wait_s": "#d9a0a0",
 }
 NAMES = {"compute_s": "compute", "encode_s": "encode", "comm_s": "comm", "comm_exposed_s": "comm, exposed",
-         "decode_s": "decode", "update_s": "update"}
+         "decode_s": "decode", "update_s": "update", "wait_s": "wait for the slowest worker"}
 SHARE_LABEL_MIN = 8.0  # % of the step: shares at least this wide are written on the bar
+
+
+def _mean(rows, col: str) -> float:
+    """A part's mean time per step; wait_s, absent or empty where no run waited, counts 0."""
+    if col == "wait_s":
+        return float(rows[col].fillna(0.0).mean()) if col in rows.columns else 0.0
+    return float(rows[col].mean())
 
 
 def _parts(runs) -> tuple[list[str], dict[str, np.ndarray], np.ndarray, np.ndarray]:
     """(stacked part columns, their mean per run, mean step_s per run, hidden comm per run)."""
     exposed = all("comm_exposed_s" in rows.columns and rows["comm_exposed_s"].notna().all() for _, rows in runs)
     cols = [c if c != "comm_s" else "comm_exposed_s" for c in TIME_COLUMNS] if exposed else list(TIME_COLUMNS)
-    means = {c: np.array([float(rows[c].mean()) for _, rows in runs]) for c in [*cols, "comm_s"]}
+    if any("wait_s" in rows.columns and rows["wait_s"].fillna(0.0).gt(0.0).any() for _, rows in runs):
+        cols.insert(cols.index("compute_s") + 1, "wait_s")  # the slowest worker's lead, after compute
+    means = {c: np.array([_mean(rows, c) for _, rows in runs]) for c in [*cols, "comm_s"]}
     step = np.array([float(rows["step_s"].mean()) for _, rows in runs])
     hidden = np.clip(means["comm_s"] - means["comm_exposed_s"], 0.0, None) if exposed else np.zeros(len(runs))
     return cols, means, step, hidden
@@ -119,7 +131,7 @@ def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | No
     share.set_title("share (100% stacked)", fontsize=10)
 
     markers = {"compute_s": "o", "encode_s": "s", "comm_s": "D", "comm_exposed_s": "D", "decode_s": "^",
-               "update_s": "v"}
+               "update_s": "v", "wait_s": "P"}
     shown = [*cols, "comm_s"] if "comm_exposed_s" in cols else cols
     positive = [means[c][means[c] > 0] for c in shown]
     floor = min((float(v.min()) for v in positive if len(v)), default=1.0)
