@@ -80,7 +80,7 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: 
     table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
                   padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
-                          f"(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean{slow}, us; "
+                          f"(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean, us{slow}; "
                           "err: model / mean - 1",
                   caption_justify="left")
     for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
