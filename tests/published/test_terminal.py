@@ -167,7 +167,9 @@ def test_a_grace_step_s_parts_add_up_to_it_and_a_gap_to_the_two_figures_beside_i
     text = " ".join(cases.explanation(by_key["grace-topk-resnet50-10g"], frame).split())
     assert "0.308 s, is 0.043 s below the release's (iyhzknco0, 0.351 s)" in text
     # GRACE's per-worker decompression: N slices, splits, zero fills and scatters a tensor, and one add_n
-    assert f"({161 * (4 * 8 + 1):,} a step on ResNet-50's 161 tensors at 8 workers)" in text
+    kernels = 161 * (4 * 8 + 1)
+    assert (f"({kernels:,} a step on ResNet-50's 161 tensors at 8 workers: {kernels * 10e-6:.3f} s at lionsim's "
+            "floor of 10 us a kernel, before their bytes)") in text
 
 
 def _sweep_frame(errors: dict[str, float]):
