@@ -487,3 +487,32 @@ def test_without_strategies_it_prices_the_runs_dir_trained_its_baseline_first(tm
     assert done.value.code == 0
     assert (f"no -s given: pricing the 3 runs {where} trained, its baseline adamw@fp32-allreduce first: "
             "adamw@fp32-allreduce, dlion-mavo@int8-allreduce, signsgd@int8-allreduce") in " ".join(err.split())
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_whole(tmp_path, monkeypatch,
+                                                                                       columns):
+    """fill pinned the run column at the width that made the table 80 columns, so on a terminal of 60
+    rich could not narrow it and cut the numbers instead ("1,00…", "9…", "1.56 d-1…"): the table is
+    widened to 80 only where the terminal is that wide, and narrowed to a narrower one by its run
+    column. Each figure is read back from the frame the table prints."""
+    from lionsim.cli.to_target_view import to_target_table
+    from lionsim.numbers import run_duration
+    from lionsim.reports.to_target import band_text
+    from tests.helpers.cli import table_text
+
+    cfg = EstimateConfig(**(BASE | {"workers": 64, "network": "h100x8-100gbe"}),
+                         strategies=["adamw", "dlion-mavo@a2a-1bit"], steps=1_000_000,
+                         from_run=str(sweep_dir(tmp_path, CELLS)))
+    frame = estimate(cfg)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stdout as rich sees a terminal, COLUMNS wide
+    monkeypatch.setenv("COLUMNS", str(columns))
+    shown = table_text(to_target_table(frame), width=columns)
+    assert "…" not in shown and max(map(len, shown.splitlines())) <= columns
+    lines = [" ".join(text.split()) for text in shown.splitlines()]
+    for row in frame.itertuples(index=False):
+        star = "*" if f"{row.strategy}@{row.transport}" == row.baseline else ""
+        figures = [f"{row.steps_to_target:,.0f}", run_duration(row.time_to_target_s),
+                   band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s),
+                   f"{row.to_target_speedup:.2f}x"]
+        assert f"{row.strategy}{star} {' '.join(figures)}" in lines, (figures, shown)
