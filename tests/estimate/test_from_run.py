@@ -516,3 +516,14 @@ def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_
                    band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s),
                    f"{row.to_target_speedup:.2f}x"]
         assert f"{row.strategy}{star} {' '.join(figures)}" in lines, (figures, shown)
+
+
+def test_the_captions_steps_sentence_names_the_baseline_each_run_is_counted_against(tmp_path):
+    """It read "x each run's steps to target relative to its there": whose steps, it did not say."""
+    from lionsim.cli.to_target_view import to_target_table
+
+    frame = estimate(EstimateConfig(**BASE, strategies=["adamw", "dlion-mavo"], from_run=str(bench_dir(tmp_path))))
+    caption = " ".join(to_target_table(frame).caption.split())
+    steps = caption[caption.index(" steps: "):caption.index(" time: ")]
+    assert f"x each run's steps to target relative to {frame['to_target_baseline'].iloc[0]}'s there." in steps
+    assert frame["to_target_baseline"].iloc[0] == "adamw@fp32-allreduce"
