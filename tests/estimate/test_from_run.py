@@ -423,6 +423,20 @@ def test_a_band_reads_as_a_runs_length():
     assert band_text(hour, hour, hour) == "-"
 
 
+def test_a_bands_ends_in_one_unit_say_it_once():
+    """A band read "1.98 d-2 d": both ends in days say "d" once; h:mm:ss has no unit to share, and ends in
+    two units keep both (each end still reads as run_duration prints it)."""
+    from lionsim.numbers import run_duration
+    from lionsim.reports.to_target import band_text
+
+    hour, day, year = 3600.0, 86400.0, 365.25 * 86400.0
+    assert band_text(1.98 * day, 1.99 * day, 2 * day) == "1.98-2 d"
+    assert band_text(1.2 * year, 1.5 * year, 2 * year) == "1.2-2 y"
+    assert band_text(0.9 * day, day, 1.1 * day) == f"{run_duration(0.9 * day)}-1.1 d" == "21:36:00-1.1 d"
+    assert band_text(300 * day, 360 * day, 400 * day) == "300 d-1.1 y"
+    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.5 d"
+
+
 def test_the_title_names_both_baselines_and_both_tables_print_one_runs_time_alike(tmp_path):
     """With --baseline dlion-mavo the title ended "baseline adamw@fp32-allreduce" (the run's, whose
     steps the others are counted against) over rows marking dlion-mavo* 1.00x; and a run of the same
