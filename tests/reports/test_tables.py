@@ -231,3 +231,17 @@ def test_the_caption_says_the_step_includes_the_wait_only_when_a_spread_made_one
     assert "step includes the wait for the slowest worker (--compute-spread" in shown
     even = " ".join(table_text(summary_table(summarize(frame(rows("adamw", 3))), {"config": {"steps": 3}})).split())
     assert "slowest worker" not in even
+
+
+@pytest.mark.parametrize("workload", ["/home/me/proj/cnn_workload.py:make", r"C:\proj\cnn_workload.py:make"])
+def test_a_plugin_workloads_table_title_and_plot_title_name_it_alike(workload):
+    """bench's table title said "cnn_workload.make" and its plots "cnn_workload.py:make" (three
+    functions shortened the name): one (reports.columns.workload_text) names it everywhere, as the
+    sweep's cells do."""
+    from lionsim.reports.plots.titles import subtitle
+
+    steps = frame(rows("adamw", 3), rows("lion", 3)).assign(workload=workload)
+    title = " ".join(summary_table(summarize(steps), {"config": {"steps": 3}}).title.split())
+    named = subtitle(steps, {"config": {}}).split(" · ")[0]
+    assert named == "cnn_workload.make"
+    assert title.startswith(f"lionsim: {named}, 4 workers"), title
