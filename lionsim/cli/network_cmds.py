@@ -130,7 +130,7 @@ def _traits_table() -> Table:
     for name, traits in TRAITS.items():
         slow = traits.slow
         extra = (f"host {traits.host_GBps:g} GB/s" if traits.host_GBps != float("inf") else "no host cap") + (
-            f"; slow: {slow.probability:.0%} of calls <= {slow.max_bytes / 1024:g} KiB take +{slow.extra_s * 1e3:g} ms"
+            f"; slow: {slow.probability:.0%} of calls <= {binary_bytes_text(slow.max_bytes)} take +{slow.extra_s * 1e3:g} ms"
             if slow.applies(0) else "") + (
             f"; staged: each buffer copied to the host and back at {traits.staging.GBps:g} GB/s, "
             f"{traits.staging.copy_s / US:g} us a copy" if traits.staging is not None else "")

@@ -47,7 +47,8 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
         caption=(f"If convergence at scale behaves as it did there.{proxy_size(first)} steps: "
                  f"{first['to_target_baseline']}'s steps to target at scale "
-                 f"({first['to_target_basis']}) x each run's steps to target relative to its there"
+                 f"({first['to_target_basis']}) x each run's steps to target relative to "
+                 f"{first['to_target_baseline']}'s there"
                  + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")

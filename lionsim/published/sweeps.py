@@ -28,6 +28,7 @@ import sys
 import textwrap
 from dataclasses import dataclass
 
+from lionsim.numbers import binary_bytes_text
 from lionsim.published import terminal
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
@@ -328,15 +329,9 @@ def summary(frame, role: str) -> dict:
         errors = rows["error"].abs()
         out[f"{name}_median"] = statistics.median(errors) if len(rows) else float("nan")
         out[f"{name}_worst"] = float(errors.max()) if len(rows) else float("nan")
-        out[f"{name}_beyond"] = [f"{s} {_size(b)}" for s, b, e in zip(rows["sweep"], rows["bytes"], errors) if e > goal(b)]
+        out[f"{name}_beyond"] = [f"{s} {binary_bytes_text(b)}" for s, b, e in zip(rows["sweep"], rows["bytes"], errors)
+                                 if e > goal(b)]
     return out
-
-
-def _size(nbytes: int) -> str:
-    for unit, name in ((GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        if nbytes >= unit and nbytes % unit == 0:
-            return f"{nbytes // unit} {name}"
-    return f"{nbytes} B"
 
 
 def _beyond(row) -> bool:
@@ -381,7 +376,7 @@ def markdown_table(frame) -> str:
     lines += ["", "| sweep | size | published us | lionsim us | error |", "|---|---|---|---|---|"]
     misses = {s.key: s.miss for s in SWEEPS}
     for row in frame.itertuples(index=False):
-        lines.append(f"| {row.sweep} | {_size(row.bytes)} | {row.published:,.1f} | {row.lionsim:,.1f} | "
+        lines.append(f"| {row.sweep} | {binary_bytes_text(row.bytes)} | {row.published:,.1f} | {row.lionsim:,.1f} | "
                      f"{_error(row, misses)} |")
     for text in (*_goal_lines(frame), *explained(frame)):
         lines += ["", *textwrap.wrap(text, 100)]
@@ -390,7 +385,8 @@ def markdown_table(frame) -> str:
 
 def _points(frame, columns: int) -> list[str]:
     misses = {s.key: s.miss for s in SWEEPS}
-    rows = [(row.sweep, row.role, _size(row.bytes), f"{row.published:,.1f}", f"{row.lionsim:,.1f}", _error(row, misses))
+    rows = [(row.sweep, row.role, binary_bytes_text(row.bytes), f"{row.published:,.1f}", f"{row.lionsim:,.1f}",
+             _error(row, misses))
             for row in frame.itertuples(index=False)]
     return terminal.table(("sweep", "role", "size", "published us", "lionsim us", "error"), rows, columns,
                           right=(False, False, True, True, True, False))

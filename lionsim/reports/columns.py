@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
+from lionsim.plugin_load import Spec, is_spec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,12 +131,16 @@ def model_text(row) -> str:
 
 
 def workload_text(workload) -> str:
-    """A workload as a title names it: a FILE.py:FUNC plug-in by its file's name ("cnn_workload.py:make":
-    the path, absolute in the CSVs, would run off a plot's edge), a built-in by its name."""
-    path, sep, func = str(workload).rpartition(":")
-    if sep and path.endswith(".py"):
-        return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{func}"
-    return str(workload)
+    """A workload as every table and plot title and a sweep's cell names name it: a FILE.py:FUNC or
+    module:FUNC plug-in by the file's stem (or the module) and the function ("cnn_workload.make":
+    the path, absolute in the CSVs, would run off a plot's edge and wrap a table's title, and a
+    cell's folder name holds no '/' or ':'), a built-in or installed plug-in by its name. The one
+    spelling, so a run's table, its plots and its sweep's cells name a workload alike."""
+    name = str(workload)
+    if not is_spec(name):
+        return name
+    target, _, function = name.rpartition(":")
+    return Spec(target.replace(chr(92), "/"), function).stem  # a Windows path's folders too
 
 
 def per_worker_text(row) -> str:

@@ -14,8 +14,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.numbers import bytes_text, sig
-from lionsim.plugin_load import Spec, is_spec
-from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label
+from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
@@ -78,22 +77,13 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     preset only priced them (as the plots' subtitles say)."""
     workload = ""
     if "workload" in summary.columns:
-        workload = "/".join(dict.fromkeys(short_workload(str(w)) for w in summary["workload"])) + ", "
+        workload = "/".join(dict.fromkeys(workload_text(w) for w in summary["workload"])) + ", "
     from lionsim.reports.plots.titles import named_network  # the plots' own words for it
 
     measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
     network = named_network(_values(summary, "network"), meta, measured)
     workers = _values(summary, "workers")
     return f"{workload}{workers} worker{'' if workers == '1' else 's'}, {network}"
-
-
-def short_workload(name: str) -> str:
-    """A workload file by its short name (`cnn_workload.make`, as a sweep's cells name it), not
-    the absolute path a run records (which wrapped the title); a built-in's name as it is."""
-    if not is_spec(name):
-        return name
-    target, _, function = name.rpartition(":")
-    return Spec(target, function).stem
 
 
 def plural(n: int, noun: str) -> str:

@@ -16,11 +16,15 @@ from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
 def band_text(lo: float, mid: float, hi: float) -> str:
-    """The band, each end a run's length (run_duration), "4:22:10-7:10:12"; "-" where there is none (or
-    it is the figure itself)."""
+    """The band, each end a run's length (run_duration), "4:22:10-7:10:12", a unit both ends share
+    said once ("1.98-2 d", not "1.98 d-2 d"); "-" where there is none (or it is the figure itself)."""
     if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
         return "-"
-    return f"{'?' if not math.isfinite(lo) else run_duration(lo)}-{run_duration(hi)}"
+    low, high = "?" if not math.isfinite(lo) else run_duration(lo), run_duration(hi)
+    (low_figure, _, low_unit), (_, _, high_unit) = low.rpartition(" "), high.rpartition(" ")
+    if low_figure and low_unit == high_unit:  # days or years at both ends; h:mm:ss has no unit to share
+        return f"{low_figure}-{high}"
+    return f"{low}-{high}"
 
 
 def no_plot_reason(frame: pd.DataFrame) -> str | None:

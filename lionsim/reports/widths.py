@@ -17,8 +17,8 @@ from rich.table import Table
 from rich.text import Text
 
 TABLE_WIDTH = 80
-"""Columns a table fits in a pipe or a CI log (what `--format table` promises), and at least on a
-terminal (table_width)."""
+"""Columns a table fits in a pipe or a CI log (what `--format table` promises); on a terminal the
+terminal's width (table_width)."""
 
 LEAST_RUN = 8
 """Fewest characters the run column is squeezed to (`@sparse-`): past that a table is printed wider
@@ -148,11 +148,12 @@ def natural_width(renderable) -> int:
 
 
 def table_width(console: Console | None = None) -> int:
-    """Columns a table may take on stdout (or `console`): a terminal's width where it is wider than
-    TABLE_WIDTH (rich reads it, or COLUMNS), so run names stay whole where they fit; TABLE_WIDTH in
-    a pipe, a file or where the width is unknown, so what a script or a log reads does not vary."""
+    """Columns a table may take on stdout (or `console`): a terminal's width (rich reads it, or
+    COLUMNS), so run names stay whole where they fit and, on one narrower than TABLE_WIDTH, the run
+    column narrows rather than rich cutting the numbers to fit it; TABLE_WIDTH in a pipe, a file or
+    where the width is unknown, so what a script or a log reads does not vary."""
     console = console or Console()
-    return max(TABLE_WIDTH, console.width) if console.is_terminal else TABLE_WIDTH
+    return console.width if console.is_terminal else TABLE_WIDTH
 
 
 def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
@@ -175,12 +176,14 @@ def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
     return table
 
 
-def fill(table: Table, width: int = TABLE_WIDTH, column: str = "run") -> Table:
-    """`table` widened to `width` columns by its `column` (left-justified, so the numbers keep their
-    place at the right): a table of few columns otherwise wraps its title and caption at its own
-    narrow width, where the other tables' notes take `width`. A terminal narrower than `width`
-    still narrows it (rich folds the widened column back)."""
+def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
+    """`table` widened to `width` columns (None: TABLE_WIDTH, or a narrower terminal's width) by its
+    `column` (left-justified, so the numbers keep their place at the right): a table of few columns
+    otherwise wraps its title and caption at its own narrow width, where the other tables' notes
+    take `width`. Never past a narrower terminal: rich cannot narrow a pinned column, so it would
+    cut the numbers' columns instead."""
     run = next((c for c in table.columns if c.header == column), None)
+    width = min(TABLE_WIDTH, table_width()) if width is None else width
     under = width - natural_width(table)
     if run is not None and under > 0:
         probe = Console(width=400)

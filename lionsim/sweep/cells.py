@@ -15,10 +15,10 @@ from pathlib import Path
 
 from lionsim.errors import LionsimError
 from lionsim.network import NETWORKS, load_network
+from lionsim.reports.columns import workload_text
 from lionsim.runs import RunSpec
 from lionsim.transports import TRANSPORTS
 from lionsim.sweep.grid import Grid
-from lionsim.workloads import workload_stem
 
 
 def network_stem(network: str) -> str:
@@ -66,7 +66,7 @@ class Unit:
     def key(self) -> str:
         """The unit's stable id: its cells' id without the network (progress, shards); a vote of
         node votes trains once per node size, which its id names."""
-        return f"{workload_stem(self.workload)}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
+        return f"{workload_text(self.workload)}-w{self.workers}-s{self.seed}-{self.run.label}" + (f"-g{self.nodes}" if self.nodes else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +81,7 @@ class Cell:
 
     @property
     def id(self) -> str:
-        return f"{workload_stem(self.workload)}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
+        return f"{workload_text(self.workload)}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
 
     @property
     def group(self) -> tuple[str, int, str, int]:

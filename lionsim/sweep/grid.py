@@ -71,7 +71,7 @@ class Grid:
 
     workloads: tuple[str, ...]
     """Workload names (`lionsim workloads`), or FILE.py:FUNC with the file's absolute path (the cell id
-    uses the file's stem and the function: lionsim.workloads.workload_stem)."""
+    uses the file's stem and the function: lionsim.reports.columns.workload_text)."""
     workers: tuple[int, ...]
     """Data-parallel worker counts N, each >= 1."""
     networks: tuple[str, ...]

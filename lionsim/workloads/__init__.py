@@ -12,7 +12,7 @@ installed plugin (lionsim.workloads.plugin).
 
 from lionsim.workloads.base import WORKLOADS, Workload
 from lionsim.workloads.config import SIZES, WorkloadConfig
-from lionsim.workloads.lookup import build_workload, canonical_workload, check_workload, workload_class, workload_stem
+from lionsim.workloads.lookup import build_workload, canonical_workload, check_workload, workload_class
 from lionsim.workloads.plugin import WorkloadParts
 from lionsim.workloads.splits import SPLIT_FORMS, parse_split, split_indices
 
@@ -29,7 +29,6 @@ __all__ = [
     "canonical_workload",
     "check_workload",
     "workload_class",
-    "workload_stem",
     "WorkloadParts",
     "parse_split",
     "split_indices",

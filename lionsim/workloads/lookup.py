@@ -42,12 +42,6 @@ def build_workload(cfg: WorkloadConfig) -> Workload:
     return workload_class(cfg.name)(cfg)
 
 
-def workload_stem(name: str) -> str:
-    """The workload as part of a file or cell name: a built-in's or plugin's name, a spec's
-    `FILESTEM.FUNC` (a path's slashes cannot be in a cell id)."""
-    return parse_spec(name, "--workload").stem if is_spec(name) else name
-
-
 def check_workload(cfg: WorkloadConfig) -> None:
     """Everything that could fail in building `cfg`'s workload, before anything is written: for a
     plugin it is built (its function called once per process, its pieces checked, the split

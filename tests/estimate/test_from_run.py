@@ -423,6 +423,20 @@ def test_a_band_reads_as_a_runs_length():
     assert band_text(hour, hour, hour) == "-"
 
 
+def test_a_bands_ends_in_one_unit_say_it_once():
+    """A band read "1.98 d-2 d": both ends in days say "d" once; h:mm:ss has no unit to share, and ends in
+    two units keep both (each end still reads as run_duration prints it)."""
+    from lionsim.numbers import run_duration
+    from lionsim.reports.to_target import band_text
+
+    hour, day, year = 3600.0, 86400.0, 365.25 * 86400.0
+    assert band_text(1.98 * day, 1.99 * day, 2 * day) == "1.98-2 d"
+    assert band_text(1.2 * year, 1.5 * year, 2 * year) == "1.2-2 y"
+    assert band_text(0.9 * day, day, 1.1 * day) == f"{run_duration(0.9 * day)}-1.1 d" == "21:36:00-1.1 d"
+    assert band_text(300 * day, 360 * day, 400 * day) == "300 d-1.1 y"
+    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.5 d"
+
+
 def test_the_title_names_both_baselines_and_both_tables_print_one_runs_time_alike(tmp_path):
     """With --baseline dlion-mavo the title ended "baseline adamw@fp32-allreduce" (the run's, whose
     steps the others are counted against) over rows marking dlion-mavo* 1.00x; and a run of the same
@@ -487,3 +501,43 @@ def test_without_strategies_it_prices_the_runs_dir_trained_its_baseline_first(tm
     assert done.value.code == 0
     assert (f"no -s given: pricing the 3 runs {where} trained, its baseline adamw@fp32-allreduce first: "
             "adamw@fp32-allreduce, dlion-mavo@int8-allreduce, signsgd@int8-allreduce") in " ".join(err.split())
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_whole(tmp_path, monkeypatch,
+                                                                                       columns):
+    """fill pinned the run column at the width that made the table 80 columns, so on a terminal of 60
+    rich could not narrow it and cut the numbers instead ("1,00…", "9…", "1.56 d-1…"): the table is
+    widened to 80 only where the terminal is that wide, and narrowed to a narrower one by its run
+    column. Each figure is read back from the frame the table prints."""
+    from lionsim.cli.to_target_view import to_target_table
+    from lionsim.numbers import run_duration
+    from lionsim.reports.to_target import band_text
+    from tests.helpers.cli import table_text
+
+    cfg = EstimateConfig(**(BASE | {"workers": 64, "network": "h100x8-100gbe"}),
+                         strategies=["adamw", "dlion-mavo@a2a-1bit"], steps=1_000_000,
+                         from_run=str(sweep_dir(tmp_path, CELLS)))
+    frame = estimate(cfg)
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stdout as rich sees a terminal, COLUMNS wide
+    monkeypatch.setenv("COLUMNS", str(columns))
+    shown = table_text(to_target_table(frame), width=columns)
+    assert "…" not in shown and max(map(len, shown.splitlines())) <= columns
+    lines = [" ".join(text.split()) for text in shown.splitlines()]
+    for row in frame.itertuples(index=False):
+        star = "*" if f"{row.strategy}@{row.transport}" == row.baseline else ""
+        figures = [f"{row.steps_to_target:,.0f}", run_duration(row.time_to_target_s),
+                   band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s),
+                   f"{row.to_target_speedup:.2f}x"]
+        assert f"{row.strategy}{star} {' '.join(figures)}" in lines, (figures, shown)
+
+
+def test_the_captions_steps_sentence_names_the_baseline_each_run_is_counted_against(tmp_path):
+    """It read "x each run's steps to target relative to its there": whose steps, it did not say."""
+    from lionsim.cli.to_target_view import to_target_table
+
+    frame = estimate(EstimateConfig(**BASE, strategies=["adamw", "dlion-mavo"], from_run=str(bench_dir(tmp_path))))
+    caption = " ".join(to_target_table(frame).caption.split())
+    steps = caption[caption.index(" steps: "):caption.index(" time: ")]
+    assert f"x each run's steps to target relative to {frame['to_target_baseline'].iloc[0]}'s there." in steps
+    assert frame["to_target_baseline"].iloc[0] == "adamw@fp32-allreduce"

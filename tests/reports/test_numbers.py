@@ -93,17 +93,27 @@ def test_a_size_takes_the_unit_its_rounded_value_fills(name):
         assert unit == want and _figure(number) == plain(n / SIZES[unit]), (name, n, text)
 
 
+UNIT_NAME = r'"[kKMGTP]i?B"'
+UNIT_SIZE = r"(?:\d[\d_.e]*(?:\s*\*\*\s*\d+)?|1\s*<<\s*\d+|[A-Z][A-Za-z_]*)"
+LADDER = re.compile(rf"\(\s*{UNIT_NAME}\s*,\s*{UNIT_SIZE}\s*\)|\(\s*{UNIT_SIZE}\s*,\s*{UNIT_NAME}\s*\)"
+                    rf"|{UNIT_NAME}\s*:\s*{UNIT_SIZE}\b")
+"""A unit paired with its size, either way round and in any spelling: ("GB", 1e9), ("GiB", 2**30),
+(1 << 20, "MiB"), (GiB, "GiB"), "MiB": 1024 ** 2."""
+
+
 def test_every_size_lionsim_prints_is_read_by_the_one_ladder():
-    """Tables, plots, traces, reports and messages print bytes by lionsim.numbers.bytes_text: no
-    module keeps a unit ladder of its own (eight had, and two had drifted: "KB" beside "kB", GB
-    against PB as the top unit)."""
+    """Tables, plots, traces, reports and messages print bytes by lionsim.numbers.bytes_text (or
+    binary_bytes_text, for sizes set as powers of two): no module keeps a unit ladder of its own,
+    decimal or binary (eight had, and two had drifted: "KB" beside "kB", GB against PB as the top
+    unit; the published sweeps kept a GiB/MiB/KiB one)."""
     import pathlib
 
     import lionsim
 
+    assert all(LADDER.search(text) for text in ('("GB", 1e9), ("MB", 1e6)', '("GiB", 2**30)', '(1 << 20, "MiB")',
+                                                 '(GiB, "GiB")', '"MiB": 1024 ** 2', '("KiB", 1_024)'))
     root = pathlib.Path(lionsim.__file__).parent
-    ladders = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
-               if re.search(r'\("GB", 1e9\), \("MB", 1e6\)', p.read_text())]
+    ladders = [p.relative_to(root).as_posix() for p in root.rglob("*.py") if LADDER.search(p.read_text())]
     assert ladders == ["numbers.py"], ladders
 
 

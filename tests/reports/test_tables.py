@@ -100,7 +100,8 @@ def test_bench_summary_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(ca
 def test_a_terminal_wider_than_80_columns_keeps_run_names_whole_and_a_pipe_keeps_80(monkeypatch):
     """At COLUMNS=120 the bench table stayed 80 wide and broke `@compressed-allreduce` after its
     '-'. On a terminal wider than 80 the table takes its width, each name on one line where it
-    fits, every number whole; a pipe (and an unknown width) keeps 80 columns."""
+    fits, every number whole (a narrower one too: the run column narrows to it); a pipe (and an
+    unknown width) keeps 80 columns."""
     from io import StringIO
 
     from rich.console import Console
@@ -108,7 +109,7 @@ def test_a_terminal_wider_than_80_columns_keeps_run_names_whole_and_a_pipe_keeps
     from lionsim.reports.widths import table_width
 
     assert table_width(Console(file=StringIO(), force_terminal=True, width=120)) == 120
-    assert table_width(Console(file=StringIO(), force_terminal=True, width=60)) == 80
+    assert table_width(Console(file=StringIO(), force_terminal=True, width=60)) == 60  # rich would cut numbers to 60
     assert table_width(Console(file=StringIO(), force_terminal=False, width=120)) == 80
     summary = _long_named_runs()
     piped = table_text(summary_table(summary, {"config": {"steps": 5}}), width=120)
@@ -230,3 +231,17 @@ def test_the_caption_says_the_step_includes_the_wait_only_when_a_spread_made_one
     assert "step includes the wait for the slowest worker (--compute-spread" in shown
     even = " ".join(table_text(summary_table(summarize(frame(rows("adamw", 3))), {"config": {"steps": 3}})).split())
     assert "slowest worker" not in even
+
+
+@pytest.mark.parametrize("workload", ["/home/me/proj/cnn_workload.py:make", r"C:\proj\cnn_workload.py:make"])
+def test_a_plugin_workloads_table_title_and_plot_title_name_it_alike(workload):
+    """bench's table title said "cnn_workload.make" and its plots "cnn_workload.py:make" (three
+    functions shortened the name): one (reports.columns.workload_text) names it everywhere, as the
+    sweep's cells do."""
+    from lionsim.reports.plots.titles import subtitle
+
+    steps = frame(rows("adamw", 3), rows("lion", 3)).assign(workload=workload)
+    title = " ".join(summary_table(summarize(steps), {"config": {"steps": 3}}).title.split())
+    named = subtitle(steps, {"config": {}}).split(" · ")[0]
+    assert named == "cnn_workload.make"
+    assert title.startswith(f"lionsim: {named}, 4 workers"), title
