@@ -40,6 +40,12 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 class _Console(Console):
+    def print(self, *objects, crop: bool = False, **kwargs) -> None:
+        """Never crops (rich cuts every line at the console's width): a table whose numbers alone
+        are wider than a narrow terminal (reports.widths.fit) prints whole, its lines running on
+        past the edge, where a number cut to fit would read as another number."""
+        super().print(*objects, crop=crop, **kwargs)
+
     def on_broken_pipe(self) -> None:
         """A reader that stops early (`lionsim strategies | head -1`) is not an error: the rest of
         the output goes nowhere and the command carries on (rich would exit 1 at once), so

@@ -173,6 +173,9 @@ def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
     for other in table.columns:
         if other is not run and not other.no_wrap:
             _narrow(table, other, width, 1)
+    wide = natural_width(table)
+    if wide > width:  # the numbers alone are wider: drawn so, past a narrow terminal, never cut to fit it
+        table.width = wide
     return table
 
 

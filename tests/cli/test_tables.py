@@ -267,3 +267,24 @@ def test_networks_rows_say_one_thing_in_one_bracket(capsys, monkeypatch):
     for name in ("nvlink4", "nvlink3"):
         assert rows[name].endswith("(ideal library; NCCL: none, one node)"), rows[name]
     assert rows["ib-ndr"].endswith("(ideal library; NCCL: ib)") and rows["dgx-h100"].endswith("(NCCL over ib)")
+
+
+def test_a_table_whose_numbers_are_wider_than_a_narrow_terminal_prints_them_whole(monkeypatch):
+    """On a 60-column terminal the eight number columns of estimate's step table need more than 60
+    alone: rich cropped every line at 60 ("1.0…", "spe…"); the table is drawn wider, its numbers
+    whole (each read back from the frame it prints)."""
+    from lionsim.cli.app import _Console
+    from lionsim.cli.estimate_cmd import _ms, breakdown_table
+    from lionsim.estimate import estimate
+    from lionsim.estimate.config import EstimateConfig
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stdout as rich sees a terminal, COLUMNS wide
+    monkeypatch.setenv("COLUMNS", "60")
+    frame = estimate(EstimateConfig(model="gpt2-124m"))
+    shown = _Console(width=60, record=True, file=io.StringIO())
+    shown.print(breakdown_table(frame))
+    text = shown.export_text()
+    assert "…" not in text and max(map(len, text.splitlines())) > 60
+    lines = [line.split() for line in text.splitlines()]
+    for row in frame.itertuples(index=False):  # a run's first line ends: step, sent (2 words), speedup
+        assert [_ms(row.step_s), f"{row.speedup:.2f}x"] in ([w[-4], w[-1]] for w in lines if len(w) > 4), row

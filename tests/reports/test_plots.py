@@ -322,7 +322,7 @@ def test_a_plug_in_workload_is_named_by_its_file_in_titles_and_a_long_title_wrap
     run_plots.plot_run(tmp_path, steps, summarize(steps))
     fig = figures["loss_vs_step.png"]
     title = fig._suptitle.get_text()
-    assert "cnn_workload.py:make" in title and "/home/someone" not in title
+    assert "cnn_workload.make" in title and "/home/someone" not in title
     fig.draw_without_rendering()
     box = fig._suptitle.get_window_extent()
     assert box.x0 >= 0 and box.x1 <= fig.bbox.width  # folded onto lines, not cut at the edges
