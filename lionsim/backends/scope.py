@@ -57,11 +57,12 @@ class Scope:
 
 
 SCOPES = (
-    # a warm-up leaves measured times out: sim on a device measures none
+    # a warm-up leaves measured times out: sim on a device measures none (0 leaves nothing out: it acts anywhere)
     Scope("warmup_steps", REAL, or_measured=True,
           refusal="{flag} does not apply on {backend} with --compute {compute}: every time is modelled, none "
                   "measured, so no step is left out of the timing medians; accepted with --compute measured or "
-                  "--backend gloo|nccl"),
+                  "--backend gloo|nccl (or 0)",
+          bound=lambda v: given(v) and v != 0),
     # the real backends' processes: sim is one, and measures nothing
     Scope("ranks", REAL, "{flag} needs --backend gloo or nccl; sim is one process",
           bound=lambda v: v not in (None, 1)),  # one rank is sim's own layout
