@@ -303,7 +303,8 @@ class BenchConfig:
 
         self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names(registries=True)
-        runs = parse_runs(list(self.strategies), self.transport)
+        default = tuple(self.strategies) == DEFAULT_STRATEGIES  # none given (bench_cmd), or the same set named
+        runs = parse_runs(list(self.strategies), self.transport, "bench's default strategies" if default else None)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         check_tie(self.tie)
         if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):

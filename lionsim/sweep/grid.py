@@ -95,9 +95,12 @@ class Grid:
         networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now
+        from lionsim.config.bench import DEFAULT_STRATEGIES
+
+        source = "sweep's default strategies" if tuple(strategies) == DEFAULT_STRATEGIES else None  # none given
         return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS)),
                    networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0)),
-                   runs=tuple(parse_runs(strategies, transport)))
+                   runs=tuple(parse_runs(strategies, transport, source)))
 
     def to_dict(self) -> dict[str, list]:
         """The grid as sweep.json records it (the keys of the output contract)."""
