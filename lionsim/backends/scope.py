@@ -11,6 +11,7 @@ from typing import Callable
 
 from lionsim.backends import BACKENDS
 from lionsim.compute.devices import MEASURED
+from lionsim.whole import typed
 
 REAL = tuple(b for b in BACKENDS if b != "sim")
 """The backends of real processes (gloo, nccl)."""
@@ -31,7 +32,8 @@ def measured(compute: object) -> bool:
 def shown(key: str, value: object) -> str:
     """An option as typed: `--calibrate`, `--timeout 60`, `--bucket-mb 2.5`."""
     flag = f"--{key.replace('_', '-')}"
-    return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+    return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else \
+        f"{flag} {typed(value)}" if isinstance(value, int) else f"{flag} {value}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,6 +73,9 @@ def test_the_most_workers_fit_every_payload_container():
     (["bench", "-w", "mlp", "--workers", "2.5e7"], "bad --workers 2.5e7"),
     ([*E, "--tokens-per-worker", "12345678901234"], "bad --tokens-per-worker 12345678901234"),
     ([*E, "--steps", "1.2e16"], "bad --steps 1.2e16"),
+    (["estimate", "-m", "gpt2-124m", "-s", "streaming-diloco", "--streaming-fragments", "1e30"],
+     "bad --streaming-fragments 1e30"),
+    (["bench", "-w", "mlp", "--ranks", "1e1"], "--ranks 1e1 needs --backend gloo or nccl"),
 ])
 def test_every_refusal_of_a_whole_number_echoes_it_as_typed(args, shown, capsys):
     """bench echoed --steps 1e50 as its fifty-one digits, estimate an int past 10 digits as 1.23457e13."""
