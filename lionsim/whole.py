@@ -15,12 +15,12 @@ WHOLE = "a whole number (1000, 1e3 or 2.5e3)"
 MAX_DIGITS = 100
 """Digits a whole-number option may have: past any count, size or seed lionsim takes, short of a
 number whose digits alone cost time to build."""
-MAX_WORKERS = 10**7
-"""The most workers any command takes (bench, sweep, estimate, strategies -n): 100x the largest
-clusters trained on (about 10^5 GPUs), so no real count is refused, and far inside what the payload
-containers hold (lionsim.transports.payloads.container_dtype: a vote or level sum over 10^7 workers of
-at most 127 each fits int32, and int64 holds 10^18); past it a count is a typo (1e19 has no
-container at all)."""
+MAX_WORKERS = 10**8
+"""The most workers any command takes (bench, sweep, estimate, strategies -n): 1,000x the largest
+clusters trained on (about 10^5 GPUs), so no real count is refused and a what-if at extreme scale
+still prices (estimate builds no per-worker state); the payload containers hold the sums at any
+count up to it (lionsim.transports.payloads.container_dtype: int64 holds a sum of 10^8 workers'
+levels of at most 127 with 10^7-fold room). Past it a count is a typo: 1e19 has no container at all."""
 
 
 class Whole(int):
