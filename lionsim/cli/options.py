@@ -14,7 +14,7 @@ import typer
 
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean, match_name
-from lionsim.whole import MAX_DIGITS, WHOLE, read_whole  # noqa: F401 (re-exported)
+from lionsim.whole import read_whole
 
 
 def _workload(value: str | None) -> str | None:

@@ -128,7 +128,8 @@ class OptionSpec:
     def value(self, given, opt: bool = False):
         """`given` converted to the field's type and checked; else one LionsimError line naming
         the flag (`opt`: as `--opt NAME.FIELD=VALUE` gave it)."""
-        shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {typed(given)}"  # as typed (1e30)
+        as_given = typed(given) if isinstance(given, int) else repr(given)  # a whole number as typed (1e30)
+        shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {as_given}"
         value = given
         if isinstance(given, str) and self.type is not str:
             value = _parse(given, self.type)
