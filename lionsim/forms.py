@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
 from lionsim.registry import did_you_mean, match_name
+from lionsim.whole import WHOLE, read_whole, typed
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite float32 (torch.finfo(torch.float32).max): training runs in float32, so a real
@@ -94,19 +95,21 @@ def parse_split(text: str) -> Split:
 
 
 def parse_eval_samples(value: int | str | None) -> int | str | None:
-    """--eval-samples: None (the default), a positive integer, or "all" (the whole test set)."""
+    """--eval-samples: None (the default), a positive whole number as every whole-number option takes
+    it (1000, 1e3 or 2.5e3: lionsim.whole.read_whole), or "all" (the whole test set)."""
     if value is None:
         return None
+    accepted = f"accepted: {WHOLE.replace('a whole', 'a positive whole')}, or all"
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "all":
             return "all"
         try:
-            value = int(text)
+            value = read_whole(text)
         except ValueError:
-            raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all") from None
+            raise LionsimError(f"bad --eval-samples {value!r}; {accepted}") from None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LionsimError(f"bad --eval-samples {value!r}; accepted: a positive integer or all")
+        raise LionsimError(f"bad --eval-samples {typed(value)}; {accepted}")
     return value
 
 

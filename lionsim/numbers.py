@@ -36,9 +36,12 @@ BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 def bytes_text(n: float, sep: str = " ") -> str:
     """`n` bytes as every lionsim table, plot and message prints them: decimal units (1 kB = 1e3 B),
     the unit chosen from the rounded figure (999.6 MB reads "1 GB"), 3 significant digits; past
-    1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no figure)."""
+    1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no figure); "inf" for an
+    infinity (no unit holds it: not "inf PB")."""
     if math.isnan(n):
         return "-"
+    if math.isinf(n):
+        return "inf" if n > 0 else "-inf"
     if abs(rounded(n)) >= 1e18:
         return f"{n / 1e15:,.0f}{sep}PB"
     for unit, size in DECIMAL_UNITS:

@@ -44,21 +44,25 @@ def split_specs(specs: list[str]) -> list[str]:
     return out
 
 
-def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
+def parse_runs(specs: list[str], transport: str | None = None, source: str | None = None) -> list[RunSpec]:
     """`dlion-mavo@a2a-1bit` or `dlion-mavo` (then `transport`, else the strategy's default);
-    names in any case, and comma-separated lists (split_specs).
+    names in any case, and comma-separated lists (split_specs). `source`: where `specs` came from
+    when the user named none ("estimate's default strategies"), for a refusal to say so.
 
     The --transport rule, the same for strategies named and for the default set: it applies to
     every strategy given without a transport that can use it; the others keep their default
     transport; it is an error where it applies to no run: no strategy given without a transport
     can use it, or every strategy names its own. A run it makes identical to one given explicitly
-    (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once."""
+    (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once. Over a default set the
+    refusal names the set, not one of its strategies the user never gave, and says to give -s."""
     specs = split_specs(list(specs))
     if not specs:
         raise LionsimError(f"no strategy given; choose from: {', '.join(STRATEGIES.names())}")
     bare = [STRATEGIES.get(s) for s in specs if "@" not in s]  # the strategies --transport is for
     if transport is not None:
         transport = TRANSPORTS.canonical(transport)
+        if source is not None and not any(can_use(s, transport) for s in bare):
+            raise _applies_to_none(transport, specs, source)
         if not bare:
             raise LionsimError(f"--transport {transport} applies to no run: every strategy names its own transport "
                                f"({', '.join(specs)}); accepted: --transport with a strategy given without "
@@ -93,3 +97,15 @@ def parse_runs(specs: list[str], transport: str | None = None) -> list[RunSpec]:
         runs.append(run)
     return runs
 
+
+
+def _applies_to_none(transport: str, specs: list[str], source: str) -> LionsimError:
+    """--transport over a default set that no run of it can take: the set named, -s suggested with a
+    strategy that can use the transport (one of the set's where one can)."""
+    bare = [s for s in specs if "@" not in s]
+    why = ("each names its own transport" if not bare else
+           f"{', '.join(bare)} cannot use it{' and the others name their own' if len(bare) < len(specs) else ''}")
+    names = [s.partition("@")[0] for s in specs] + list(STRATEGIES.names())
+    fit = next((n for n in dict.fromkeys(names) if can_use(STRATEGIES.get(n), transport)), None)
+    hint = f"give -s, e.g. -s {fit} --transport {transport}" if fit else "no strategy can use it (`lionsim strategies --matrix`)"
+    return LionsimError(f"--transport {transport} applies to no run of {source} ({', '.join(specs)}): {why}; {hint}")

@@ -11,6 +11,7 @@ from typing import Callable
 
 from lionsim.backends import BACKENDS
 from lionsim.compute.devices import MEASURED
+from lionsim.whole import typed
 
 REAL = tuple(b for b in BACKENDS if b != "sim")
 """The backends of real processes (gloo, nccl)."""
@@ -31,7 +32,8 @@ def measured(compute: object) -> bool:
 def shown(key: str, value: object) -> str:
     """An option as typed: `--calibrate`, `--timeout 60`, `--bucket-mb 2.5`."""
     flag = f"--{key.replace('_', '-')}"
-    return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else f"{flag} {value}"
+    return flag if value is True else f"{flag} {value:g}" if isinstance(value, float) else \
+        f"{flag} {typed(value)}" if isinstance(value, int) else f"{flag} {value}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +59,12 @@ class Scope:
 
 
 SCOPES = (
-    # a warm-up leaves measured times out: sim on a device measures none
+    # a warm-up leaves measured times out: sim on a device measures none (0 leaves nothing out: it acts anywhere)
     Scope("warmup_steps", REAL, or_measured=True,
           refusal="{flag} does not apply on {backend} with --compute {compute}: every time is modelled, none "
                   "measured, so no step is left out of the timing medians; accepted with --compute measured or "
-                  "--backend gloo|nccl"),
+                  "--backend gloo|nccl (or 0)",
+          bound=lambda v: given(v) and v != 0),
     # the real backends' processes: sim is one, and measures nothing
     Scope("ranks", REAL, "{flag} needs --backend gloo or nccl; sim is one process",
           bound=lambda v: v not in (None, 1)),  # one rank is sim's own layout

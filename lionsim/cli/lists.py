@@ -10,6 +10,7 @@ import lionsim
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
+from lionsim.whole import MAX_WORKERS, typed
 
 
 def list_table(title: str, caption: str | None = None):
@@ -152,8 +153,8 @@ def strategies(
     from lionsim.errors import LionsimError
     from lionsim.transports import TRANSPORTS
 
-    if workers is not None and workers < 1:
-        raise LionsimError(f"bad --workers {workers}; accepted: an integer >= 1")
+    if workers is not None and not 1 <= workers <= MAX_WORKERS:
+        raise LionsimError(f"bad --workers {typed(workers)}; accepted: a whole number from 1 to {MAX_WORKERS:,}")
     if workload is not None:
         from lionsim.workloads import canonical_workload
 

@@ -7,7 +7,6 @@ presets are matched ignoring case where they are looked up: lionsim.runs, lionsi
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -15,6 +14,7 @@ import typer
 
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean, match_name
+from lionsim.whole import read_whole
 
 
 def _workload(value: str | None) -> str | None:
@@ -39,27 +39,12 @@ def _choice(option: str, choices: tuple[str, ...]):
 
 
 def whole_number(text: str | int) -> int:
-    """A whole-number option's value: 1000, 1e3 or 2.5e3 (scientific notation, as --params 3e9); refused
-    in one line where it is not whole (1.5) or not finite (inf, nan). Read as a decimal, so 1e30 is
-    10**30 exactly (not float's 1000000000000000019884624838656)."""
-    if isinstance(text, int):  # a default
-        return text
+    """A whole-number option's value (lionsim.whole.read_whole: 1000, 1e3 or 2.5e3, exactly, keeping its
+    text for refusals to echo); refused in one line where it is not whole (1.5) or not finite."""
     try:
-        value = Decimal(str(text).strip())
-    except InvalidOperation:
-        value = None
-    if value is None or not value.is_finite() or value != value.to_integral_value():
-        raise typer.BadParameter(f"takes {WHOLE}; got {text!r}")
-    if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
-        raise typer.BadParameter(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}")
-    return int(value)
-
-
-WHOLE = "a whole number (1000, 1e3 or 2.5e3)"
-"""What whole_number takes, in its refusals."""
-MAX_DIGITS = 100
-"""Digits a whole-number option may have: past any count, size or seed lionsim takes, short of a
-number whose digits alone cost time to build."""
+        return read_whole(text)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 
 def _lower(value: str | None) -> str | None:

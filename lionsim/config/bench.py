@@ -23,6 +23,7 @@ from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
+from lionsim.whole import MAX_WORKERS, typed
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -223,15 +224,18 @@ class BenchConfig:
                                  ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
                                  ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
             if value is not None and value < low:
-                raise LionsimError(f"bad --{name} {value}; accepted: an integer >= {low}")
+                raise LionsimError(f"bad --{name} {typed(value)}; accepted: an integer >= {low}")
+        if self.workers > MAX_WORKERS:
+            raise LionsimError(f"bad --workers {typed(self.workers)}; accepted: 1 to {MAX_WORKERS:,} (the most workers "
+                               "lionsim takes)")
         if self.threads > MAX_THREADS:
-            raise LionsimError(f"bad --threads {self.threads}; accepted: 1 to {MAX_THREADS:,} (torch threads of one "
-                               "training process; more than its cores only wait on each other)")
+            raise LionsimError(f"bad --threads {typed(self.threads)}; accepted: 1 to {MAX_THREADS:,} (torch threads of "
+                               "one training process; more than its cores only wait on each other)")
         if self.steps > MAX_STEPS:  # a bench keeps every step's record in memory, and books them all
-            raise LionsimError(f"bad --steps {self.steps:,}: a bench holds every step's record in memory; accepted: "
+            raise LionsimError(f"bad --steps {typed(self.steps)}: a bench holds every step's record in memory; accepted: "
                                f"1 to {MAX_STEPS:,} (`lionsim estimate --steps` prices longer runs without training)")
         if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
-            raise LionsimError(f"bad --seed {self.seed}; accepted: an integer from 0 to 2**63 - 1")
+            raise LionsimError(f"bad --seed {typed(self.seed)}; accepted: an integer from 0 to 2**63 - 1")
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
             raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
@@ -241,7 +245,7 @@ class BenchConfig:
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default
-            raise LionsimError(f"bad --ranks {self.ranks}; accepted: 1 to --workers ({self.workers})")
+            raise LionsimError(f"bad --ranks {typed(self.ranks)}; accepted: 1 to --workers ({self.workers})")
         if isinstance(self.overlap, str):
             self.overlap = self.overlap.strip().lower()
         overlap = OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb).mode  # fails on a bad mode or bucket size
@@ -252,7 +256,7 @@ class BenchConfig:
         # where a warm-up applies at all (above), then how many steps it may take
         if self.warmup_steps is not None and self.warmup_steps >= self.steps:
             steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
-            raise LionsimError(f"bad --warmup-steps {self.warmup_steps}: a run of {steps} would have no timed step "
+            raise LionsimError(f"bad --warmup-steps {typed(self.warmup_steps)}: a run of {steps} would have no timed step "
                                f"left; accepted: 0 to {self.steps - 1}")
         check_workload_name(self.workload)  # a spec's file and function: validate imports them
         parse_split(self.data_split)
@@ -299,7 +303,8 @@ class BenchConfig:
 
         self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names(registries=True)
-        runs = parse_runs(list(self.strategies), self.transport)
+        default = tuple(self.strategies) == DEFAULT_STRATEGIES  # none given (bench_cmd), or the same set named
+        runs = parse_runs(list(self.strategies), self.transport, "bench's default strategies" if default else None)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         check_tie(self.tie)
         if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):

@@ -25,8 +25,6 @@ from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
-from lionsim.training.memory import check_model_fits
-from lionsim.workloads import check_workload
 
 GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
 """BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
@@ -63,16 +61,14 @@ class SweepConfig:
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
         whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
         most = max(self.grid.workers)
-        for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
-            bucket = whole.bucket_mb if workers == most else None  # --bucket-mb: some cell at the most workers uses it
-            dataclasses.replace(whole, workers=workers, bucket_mb=bucket).validate()  # hyperparameters, baseline, tie, ... every run
+        for workload in self.grid.workloads:  # each workload by its own rules (--eval-samples: what it holds out)
+            for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
+                bucket = whole.bucket_mb if workers == most else None  # --bucket-mb: some cell at the most workers uses it
+                # hyperparameters, baseline, tie, ... every run; the model's fit and the workload's pieces
+                dataclasses.replace(whole, workload=workload, workers=workers, bucket_mb=bucket).validate()
         if self.bench.model_size != "small" and all(is_spec(w) for w in self.grid.workloads):
             raise LionsimError(f"--model-size {self.bench.model_size} applies to no workload of this sweep: a workload "
                                "file builds its own model (--model-size is for the built-in workloads: lionsim workloads)")
-        for workload in self.grid.workloads:
-            biggest = dataclasses.replace(whole, workload=workload, workers=max(self.grid.workers))
-            check_model_fits(biggest.workload_config())  # a user's model, counted on meta, before it is built
-            check_workload(dataclasses.replace(whole, workload=workload).workload_config())  # size, split, a plugin's pieces
         if self.bench.data is not None and not Path(self.bench.data).exists():
             raise LionsimError(f"bad --data {self.bench.data}: not found")
         grid_cells(self.grid)  # cell ids unique

@@ -301,7 +301,10 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels)
     measured = None if cfg.from_run is None else load_measured(cfg.from_run)
-    runs = parse_runs(default_strategies(measured) if cfg.strategies is None else list(cfg.strategies), cfg.transport)
+    source = None if cfg.strategies is not None else (
+        "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
+    runs = parse_runs(default_strategies(measured) if cfg.strategies is None else list(cfg.strategies), cfg.transport,
+                      source)
     check_given(cfg.options, [r.strategy for r in runs])
     whole_run = cfg.steps is not None or cfg.tokens is not None or cfg.from_run is not None
     check_priced(cfg.options, [r.strategy for r in runs], whole_run)

@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
+from lionsim.whole import MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
-MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6}
+MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
 """Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
-models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica."""
+models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica; 10^8
+workers (lionsim.whole.MAX_WORKERS: 1,000x the largest clusters, inside every payload container)."""
 MAX_STEPS = 10**7
 """A run's steps at most (--steps; --tokens in steps)."""
 NEED_ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
@@ -47,17 +49,6 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
             raise LionsimError(f"{os.fspath(spec)}: {unknown_device(network.device)}")
         return DEVICES.canonical(network.device), "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
     return DEFAULT_DEVICE, ""
-
-
-def typed(value: object) -> str:
-    """A number as a user types it: 8192, 2.5, 3e11, 1e30 (not 1000000000000000019884624838656): a float,
-    or an int past 10 digits, in at most 6 significant digits."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, int) and abs(value) < 10**10:
-        return str(value)
-    mantissa, e, power = f"{float(value):.6g}".partition("e")
-    return mantissa + (f"e{int(power)}" if e else "")  # 3e11, not 3e+11
 
 
 def whole(value: object) -> int | None:
@@ -93,30 +84,46 @@ def check_seed(seed: object) -> None:
         raise LionsimError(f"bad --seed {seed!r}; accepted: an integer from 0 to 2**63 - 1")
 
 
-def run_length(name: str, value: object, tokens_per_worker: int = 0, workers: int = 0) -> int:
+def run_length(name: str, value: object, tokens_per_worker: int = 0, workers: int = 0, where: str = "") -> int:
     """--steps, or --tokens at `tokens_per_worker` x `workers` tokens a step, as a whole number of at most
     MAX_STEPS steps; else one line naming the value as typed and the accepted range, and for --tokens
-    where its top comes from."""
+    where its top comes from (`where`: whose worker count it is, where more than --workers is priced)."""
     number = whole(value)
     step = tokens_per_worker * workers
     top = MAX_STEPS if name == "steps" else MAX_STEPS * step
     if number is None or not 1 <= number <= top:
         cap = " (lionsim's most steps in a run)" if name == "steps" else (
             f" (lionsim's most steps in a run, {MAX_STEPS:,}, of {step:,} tokens: {tokens_per_worker:,} a worker x "
-            f"{workers:,} worker{'s' * (workers != 1)})")
+            f"{workers:,} worker{'s' * (workers != 1)}{where})")
         raise LionsimError(f"bad --{name} {typed(value)}; accepted: a whole number from 1 to {top:,}{cap}")
     return number
 
 
-def check_run_length(steps: object, tokens: object, tokens_per_worker: int | None = None, workers: int = 1) -> None:
+def check_run_length(steps: object, tokens: object, tokens_per_worker: int | None = None, workers: int = 1,
+                     where: str = "") -> None:
     """--steps or --tokens (not both), each as run_length takes it: --tokens where the tokens a worker
-    takes a step are known before the model is built (given, or a preset's sample), else in resolve."""
+    takes a step are known before the model is built (given, or a preset's sample), else in resolve;
+    at `workers`, the fewest workers priced (the most steps), `where` saying whose count it is."""
     if steps is not None and tokens is not None:
         raise LionsimError(f"give --steps ({typed(steps)}) or --tokens ({typed(tokens)}), not both")
     if steps is not None:
         run_length("steps", steps)
     if tokens is not None and tokens_per_worker is not None:
-        run_length("tokens", tokens, tokens_per_worker, workers)
+        run_length("tokens", tokens, tokens_per_worker, workers, where)
+
+
+def fewest_workers(workers: int, sweep: str | None) -> tuple[int, str]:
+    """(the fewest workers an estimate prices, whose count it is, for run_length's `where`): --tokens
+    makes the most steps there. --workers' table is priced beside a --sweep over workers, so the
+    fewer of --workers and the sweep's smallest count."""
+    swept = parse_sweep(sweep) if sweep is not None else None
+    if swept is None or swept.variable != "workers":
+        return workers, ""
+    smallest = swept.values[0]
+    if smallest < workers:
+        return smallest, f", the smallest count of --sweep {sweep}"
+    return workers, (f", --workers: its table is priced beside the sweep's, which starts at {smallest:,} workers; "
+                     f"give --workers {smallest} to start there")
 
 
 def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
@@ -141,15 +148,13 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
         raise LionsimError(f"bad --bucket-mb {cfg.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
     if cfg.seed is not None:
         check_seed(cfg.seed)
-    check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), workers)
+    check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
     if cfg.device is not None:
         get_device(cfg.device)  # an unknown name fails with the sorted list
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:
         network.nodes(workers)  # whole nodes, or one node
-    if sweep is not None:
-        parse_sweep(sweep)
     if need is not None:
         parse_need(need)
 
@@ -225,6 +230,9 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         if any(not float(v).is_integer() for v in values):
             raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
         values = [int(v) for v in values]
+        if max(values) > MAX_WORKERS:
+            raise LionsimError(f"bad --sweep {spec!r}: a worker count past the most lionsim takes; accepted: worker "
+                               f"counts from 1 to {MAX_WORKERS:,}")
     distinct = tuple(sorted(set(values)))
     if ":" not in body and len(distinct) < len(values):  # as a grid refuses a network given twice
         twice = next(v for v in values if values.count(v) > 1)

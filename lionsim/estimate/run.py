@@ -22,7 +22,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from lionsim.estimate.plain import check_run_length, run_length
+from lionsim.estimate.plain import check_run_length, whole
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
@@ -42,11 +42,11 @@ class StepKind:
 def run_steps(steps: int | None, tokens: int | None, tokens_per_worker: int, workers: int) -> int | None:
     """The run's step count from --steps or --tokens (not both, each checked by plain.run_length); None
     when neither is given."""
-    check_run_length(steps, tokens)
+    check_run_length(steps, tokens, tokens_per_worker, workers)  # both given, or either out of range: refused once
     if steps is not None:
-        return run_length("steps", steps)
+        return whole(steps)
     if tokens is not None:
-        return math.ceil(run_length("tokens", tokens, tokens_per_worker, workers) / (tokens_per_worker * workers))
+        return math.ceil(whole(tokens) / (tokens_per_worker * workers))
     return None
 
 

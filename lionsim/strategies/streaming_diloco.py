@@ -57,6 +57,7 @@ from lionsim.strategies.local_steps import AuthorsH, DiLoCo
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
+from lionsim.whole import typed
 
 
 PATTERNS = ("sequential", "strided")
@@ -73,7 +74,7 @@ def fragment_ranges(numels: list[int], count: int, pattern: str = "sequential") 
     if pattern == "sequential":
         return [[run] for run in fragments(numels, count)]
     if not 1 <= count <= len(numels):
-        raise LionsimError(f"bad --streaming-fragments {count}; accepted: an integer from 1 to the model's "
+        raise LionsimError(f"bad --streaming-fragments {typed(count)}; accepted: an integer from 1 to the model's "
                            f"{len(numels)} tensors")
     starts = [0]
     for numel in numels:
@@ -93,7 +94,7 @@ def fragments(numels: list[int], count: int) -> list[tuple[int, int]]:
     largest as small as a cut at tensor boundaries allows (the authors balance their fragments by
     layers of equal size; here the bytes of each send decide)."""
     if not 1 <= count <= len(numels):
-        raise LionsimError(f"bad --streaming-fragments {count}; accepted: an integer from 1 to the model's "
+        raise LionsimError(f"bad --streaming-fragments {typed(count)}; accepted: an integer from 1 to the model's "
                            f"{len(numels)} tensors")
     low, high = max(numels), sum(numels)
     while low < high:  # the smallest cap that `count` greedy runs can keep to
@@ -172,10 +173,10 @@ class StreamingDiLoCo(DiLoCo):
         self.fragments = fragment_ranges(layout.numels, self.opts.fragments, self.opts.pattern)
         count, h, tau = self.opts.fragments, self.local_steps, self.opts.delay
         if h < count:
-            raise LionsimError(f"bad --local-steps {h} with --streaming-fragments {count}; accepted: H >= P (each "
-                               f"fragment syncs every H steps, one every H / P)")
+            raise LionsimError(f"bad --local-steps {typed(h)} with --streaming-fragments {typed(count)}; accepted: "
+                               f"H >= P (each fragment syncs every H steps, one every H / P)")
         if tau >= h // count:
-            raise LionsimError(f"bad --streaming-delay {tau}; accepted: an integer below H / P = {h / count:g} "
+            raise LionsimError(f"bad --streaming-delay {typed(tau)}; accepted: an integer below H / P = {h / count:g} "
                                f"rounded down, {h // count} (a fragment merges before the next is sent)")
         self.period, self.delay, self.alpha = h // count, tau, float(self.opts.alpha)
         self.synced = 0  # fragments merged so far (torchft's manager.current_step())

@@ -103,14 +103,19 @@ class Transport(ABC):
         hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""
         return None
 
-    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1, *, bits: bool = True) -> str:
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
         """One line where this exchange's figures on `workers` workers need one under the table:
         a container wider than the name says (int8-allreduce's int32 past 127 voters, naming the
         worker count where it widens and why), bits that count more than one phase (hier:); ""
-        where they need none, on nodes of `workers_per_node`. estimate's and bench's footers
-        print it (footnote_on); `bits`: whether the table has a bits column (bench's; estimate's
-        has `across` instead), so a note speaks only of columns the reader sees."""
+        where they need none, on nodes of `workers_per_node`. bench's footer prints it, and
+        estimate's unless estimate_footnote says otherwise (footnote_on)."""
         return ""
+
+    def estimate_footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """The note under estimate's table, which has no bits column (`across` instead): a transport
+        whose note speaks of bits overrides it (hier:), so a note speaks only of columns the reader
+        sees. Optional: by default the same line as footnote."""
+        return self.footnote(spec, workers, workers_per_node)
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         """Raise LionsimError if this transport cannot carry `spec` on `workers` workers."""
@@ -139,11 +144,15 @@ def bits_on(transport: Transport, spec: PayloadSpec, workers: int, workers_per_n
 
 def footnote_on(transport: Transport, spec: PayloadSpec | None, workers: int, workers_per_node: int = 1,
                 bits: bool = True) -> str:
-    """transport.footnote on a network of `workers_per_node`-worker nodes ("" for no payload), for a
-    table with a bits column (`bits`: bench's) or without (estimate's)."""
+    """transport's note on a network of `workers_per_node`-worker nodes ("" for no payload), for a
+    table with a bits column (`bits`: bench's, Transport.footnote) or without (estimate's,
+    Transport.estimate_footnote). The arguments go by position, as the documented signature
+    `footnote(spec, workers, workers_per_node=1)` takes them: a plug-in's may name them otherwise."""
     if spec is None or workers < 2:
         return ""
-    return transport.footnote(spec, workers, workers_per_node=workers_per_node, bits=bits)
+    if bits:
+        return transport.footnote(spec, workers, workers_per_node)
+    return transport.estimate_footnote(spec, workers, workers_per_node)
 
 
 def step_bits(transport: Transport, spec: PayloadSpec | None, extra_calls, params: int, workers: int,

@@ -67,7 +67,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, ceil_div, footnote_on, section
 from lionsim.transports.error import note_error
 from lionsim.transports.hier_1bit import AGREEMENT, agreement
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
@@ -452,7 +452,15 @@ class Hierarchy(Transport):
             across = (inner_up * node.numel / n, inner_down * node.numel / n)
         return intra, across
 
-    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1, *, bits: bool = True) -> str:
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """bench's note (its table has a bits column): note(bits=True)."""
+        return self.note(spec, workers, workers_per_node, bits=True)
+
+    def estimate_footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """estimate's note (its table shows across, no bits): note(bits=False)."""
+        return self.note(spec, workers, workers_per_node, bits=False)
+
+    def note(self, spec: PayloadSpec, workers: int, workers_per_node: int, *, bits: bool) -> str:
         """On one worker per node, that the two levels collapse to one (the inner transport, flat).
         Else, where the table has a bits column (`bits`: bench's), why it can read more than a flat
         run's while sent reads less: it adds the phases' buffers whole; sent is what they move,
@@ -462,7 +470,7 @@ class Hierarchy(Transport):
         sums it carries overflow int8 at fewer nodes than workers)."""
         g, m = node_layout(workers, workers_per_node)
         if g < 2:  # one worker a node: no node level, the two levels collapse to one
-            flat = self.inner().footnote(spec, workers, bits=bits)
+            flat = footnote_on(self.inner(), spec, workers, bits=bits)
             if workers < 2:
                 return flat
             note = (f"{self.name}: one worker per node on this network, so the two levels collapse to one: "
@@ -483,7 +491,7 @@ class Hierarchy(Transport):
         if m < 2:
             return note
         node = self.forms[spec.kind].node_spec(spec, g, 0, share_params(spec.numel, g))
-        across = self.inner().footnote(node, m, bits=bits)  # its "workers" are the m nodes, each carrying its node's sums
+        across = footnote_on(self.inner(), node, m, bits=bits)  # its "workers" are the m nodes, each carrying its node's sums
         if not across:
             return note
         return f"{note} Across the {m} nodes (each node one of {self.inner().name}'s workers): {across}"

@@ -73,7 +73,7 @@ class Int8AllReduce(Transport):
         bits = 8.0 * self.container(spec, workers).itemsize * (2 if spec.abstain else 1)
         return bits, bits
 
-    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1, *, bits: bool = True) -> str:
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
         """Past 127 / max_level workers the sums no longer fit int8 and the container is int32."""
         dtype = self.container(spec, workers)
         if workers < 2 or dtype == torch.int8:

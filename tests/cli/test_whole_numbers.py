@@ -11,6 +11,7 @@ import pytest
 
 from lionsim.cli.options import whole_number
 from lionsim.estimate.plain import MAX_STEPS
+from lionsim.whole import MAX_WORKERS
 from tests.helpers.cli import one_line_exit_2, run_cli
 
 E = ["estimate", "-m", "gpt2-124m", "-s", "adamw"]
@@ -44,3 +45,81 @@ def test_tokens_refusals_state_one_range_and_where_its_top_comes_from(tokens, sh
     one_line_exit_2([*E, "--tokens", tokens], capsys,
                     f"error: bad --tokens {shown}; accepted: a whole number from 1 to {top:,} (lionsim's most steps "
                     f"in a run, {MAX_STEPS:,}, of 8,192 tokens: 1,024 a worker x 8 workers)")
+
+
+@pytest.mark.parametrize("args", [[*E, "--workers", "1e19"], [*E, "--sweep", "workers=64,1e19"],
+                                  ["strategies", "-n", "1e19"],
+                                  ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "1e19", "--steps", "1"],
+                                  ["sweep", "-w", "mlp", "--model-size", "tiny", "-n", "1e19", "--steps", "1"]])
+def test_workers_past_the_most_lionsim_takes_are_one_line(args, capsys, tmp_path):
+    """--workers 1e19 raised ValueError "no integer container holds sums up to ..." (estimate, strategies)
+    or was priced at petabytes of memory (bench): every command takes 1 to MAX_WORKERS workers."""
+    if args[0] == "sweep":
+        args = [*args, "--out", str(tmp_path / "s")]
+    err = one_line_exit_2(args, capsys, "1e19")
+    assert f"{MAX_WORKERS:,}" in err or f"<= 1e{len(str(MAX_WORKERS)) - 1}" in err, err
+
+
+def test_the_most_workers_fit_every_payload_container():
+    """MAX_WORKERS' justification: a sum over that many workers of the widest level (127) has a container."""
+    import torch
+
+    from lionsim.transports.payloads import container_dtype
+
+    assert container_dtype(MAX_WORKERS * 127) == torch.int64 and MAX_WORKERS * 127 * 10**7 < torch.iinfo(torch.int64).max
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["bench", "-w", "mlp", "--steps", "1e50"], "bad --steps 1e50"),
+    (["bench", "-w", "mlp", "--threads", "1e30"], "bad --threads 1e30"),
+    (["bench", "-w", "mlp", "--workers", "2.5e8"], "bad --workers 2.5e8"),
+    ([*E, "--tokens-per-worker", "12345678901234"], "bad --tokens-per-worker 12345678901234"),
+    ([*E, "--steps", "1.2e16"], "bad --steps 1.2e16"),
+    (["estimate", "-m", "gpt2-124m", "-s", "streaming-diloco", "--streaming-fragments", "1e30"],
+     "bad --streaming-fragments 1e30"),
+    (["bench", "-w", "mlp", "--ranks", "1e1"], "--ranks 1e1 needs --backend gloo or nccl"),
+])
+def test_every_refusal_of_a_whole_number_echoes_it_as_typed(args, shown, capsys):
+    """bench echoed --steps 1e50 as its fifty-one digits, estimate an int past 10 digits as 1.23457e13."""
+    one_line_exit_2(args, capsys, f"error: {shown}")
+
+
+@pytest.mark.parametrize("text, read", [("1e3", 1000), ("2.5e3", 2500), ("all", "all"), ("ALL", "all")])
+def test_eval_samples_takes_whole_numbers_as_every_whole_number_option_does(text, read):
+    from lionsim.forms import parse_eval_samples
+
+    assert parse_eval_samples(text) == read
+
+
+def test_eval_samples_past_what_a_workload_holds_out_echoes_it_as_typed(capsys):
+    """--eval-samples 1e9 was refused as "a positive integer or all"; now as past what mlp holds out."""
+    one_line_exit_2(["bench", "-w", "mlp", "--model-size", "tiny", "--eval-samples", "1e9"], capsys,
+                    "error: bad --eval-samples 1e9: mlp's generated data holds out")
+
+
+@pytest.mark.parametrize("workers, sweep, fewest, whose", [
+    ("128", "workers=8,128", 8, ", the smallest count of --sweep workers=8,128"),
+    ("8", "workers=64,128", 8, ", --workers: its table is priced beside the sweep's, which starts at 64 workers; "
+                               "give --workers 64 to start there"),
+])
+def test_tokens_are_checked_at_the_fewest_workers_priced_and_the_refusal_says_whose(workers, sweep, fewest, whose,
+                                                                                  capsys):
+    """--tokens was checked at --workers alone: with --sweep workers=8,128 --workers 128 a run of 12M steps at
+    8 workers passed the check; with --sweep workers=64,128 the refusal said "x 8 workers" and not why."""
+    top = MAX_STEPS * 1024 * fewest
+    one_line_exit_2([*E, "--workers", workers, "--sweep", sweep, "--tokens", "1e11"], capsys,
+                    f"error: bad --tokens 1e11; accepted: a whole number from 1 to {top:,} (lionsim's most steps in a "
+                    f"run, {MAX_STEPS:,}, of {1024 * fewest:,} tokens: 1,024 a worker x {fewest} workers{whose})")
+
+
+def test_tokens_that_fit_at_the_sweeps_smallest_count_pass_the_plain_checks():
+    """--tokens 1e11 is 1.5M steps at 64 workers: taken with --workers 64 --sweep workers=64,128."""
+    from types import SimpleNamespace
+
+    from lionsim.estimate.plain import check_plain
+
+    fields = dict(params=None, tensors=None, tokens_per_worker=None, gpus_per_node=None, replica_gpus=1, mfu=None,
+                  bucket_mb=None, seed=None, steps=None, device=None, network="10gbe", traits=None, model="gpt2-124m")
+    check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=64,128")
+    with pytest.raises(Exception, match="x 8 workers, the smallest count of --sweep workers=8,128"):
+        check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=8,128")

@@ -182,6 +182,7 @@ ANYWHERE = REAL | SIM
 ACCEPTED = [
     # key, value: the backend/compute pairs where check_plain takes it, written by hand
     ("warmup_steps", 1, REAL | {"sim/measured"}),  # where a time is measured
+    ("warmup_steps", 0, ANYWHERE),  # 0 leaves no step out: nothing to refuse anywhere
     ("ranks", 2, REAL), ("ranks", 1, ANYWHERE),  # one rank is sim's own layout
     ("timeout", 5.0, REAL), ("iface", "lo", REAL), ("calibrate", True, REAL),
     ("bucket_mb", 5.0, SIM), ("overlap", "buckets", SIM), ("overlap", "Tensors", SIM),
@@ -267,3 +268,13 @@ def test_a_record_whose_warm_up_could_not_act_replays_without_it(tmp_path, capsy
                             "--out", tmp_path / "g"], capsys)
     assert code == 0 and "--warmup-steps 1" in err, err
     assert json.loads((tmp_path / "g" / "run.json").read_text())["config"]["warmup_steps"] is None
+
+
+def test_no_warm_up_is_taken_on_sim_with_a_device(tmp_path, capsys):
+    """--warmup-steps 0 was refused on sim with --compute h100 ("does not apply"), though it leaves
+    nothing out: it is what a modelled run does anyway."""
+    from tests.helpers.cli import run_cli
+
+    code, _, err = run_cli([*B, "-s", "adamw", "--warmup-steps", "0", "--out", tmp_path / "z"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "z" / "run.json").read_text())["config"]["warmup_steps"] == 0

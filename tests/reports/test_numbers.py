@@ -148,3 +148,22 @@ def test_a_whole_runs_length_reads_at_any_size():
             assert abs(float(number) * size / s - 1) < 0.05, text
         else:
             assert _figure(number) == plain(s / size) and plain(s / size) < 1000, text
+
+
+@pytest.mark.parametrize("n, text", [(float("inf"), "inf"), (-float("inf"), "-inf"), (float("nan"), "-")])
+def test_a_size_without_a_figure_reads_as_such_not_in_petabytes(n, text):
+    """bytes_text(inf) read "inf PB"; an infinity has no unit."""
+    from lionsim.numbers import bytes_text
+
+    assert bytes_text(n) == text and bytes_text(n, sep="") == text
+
+
+@pytest.mark.parametrize("given, shown", [("1e50", "1e50"), (" 2.5e3 ", "2.5e3"), (12345678901234567, "12345678901234567"),
+                                          (3e11, "3e11"), (1e30, "1e30"), (2.5, "2.5"), ("x", "'x'")])
+def test_a_refusal_echoes_a_number_as_it_was_typed(given, shown):
+    """typed: a whole number's own text, an int in full (typed() printed one past 10 digits as
+    1.23457e16), a float in at most 6 significant digits."""
+    from lionsim.whole import read_whole, typed
+
+    value = read_whole(given) if isinstance(given, str) and given != "x" else given
+    assert typed(value) == shown

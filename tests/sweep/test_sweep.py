@@ -391,3 +391,28 @@ def test_a_cell_finished_before_any_training_prints_no_eta(capsys):
         second = capsys.readouterr().err.strip().splitlines()[-1]
     assert "ETA" not in first and first.endswith("loss 1.5000 (0 s)"), first
     assert "ETA " in second, second
+
+
+def _checked(workloads: str, eval_samples: int) -> None:
+    """SweepConfig.validate of an mlp-sized grid over `workloads` with --eval-samples (nothing trains)."""
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig
+
+    grid = Grid.parse(workload=[workloads], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"], transport=None)
+    SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", eval_samples=eval_samples)).validate()
+
+
+def test_eval_samples_is_checked_against_each_workload_of_the_grid_not_the_default():
+    """gpt holds out more than vit (bench's default workload) generates: a sweep of gpt takes what
+    bench -w gpt takes; a grid with a workload that holds out fewer is refused naming that one."""
+    from lionsim.config.bench import BenchConfig
+    from lionsim.workloads import workload_class
+
+    gpt = BenchConfig(workload="gpt", model_size="tiny")
+    vit = BenchConfig(workload="vit", model_size="tiny")
+    limit = workload_class("gpt").heldout_limit(gpt.workload_config())
+    between = workload_class("vit").heldout_limit(vit.workload_config()) + 1
+    assert between <= limit  # a count gpt takes and vit refuses
+    _checked("gpt", between)
+    with pytest.raises(LionsimError, match=f"bad --eval-samples {between}: vit's"):
+        _checked("gpt,vit", between)

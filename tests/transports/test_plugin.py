@@ -326,3 +326,34 @@ def test_a_plugin_may_add_an_inner_optimizer(tmp_path, capsys):
     from lionsim.strategies.core.inner import INNER_OPTIMIZERS
 
     assert "plain-sgd" not in INNER_OPTIMIZERS
+
+
+NOTED = EXAMPLE.read_text().replace("sparse-as-dense", "noted-sad2") + '''
+
+
+def _footnote(self, spec, workers, workers_per_node=1):
+    """Written to the documented signature: footnote(spec, workers, workers_per_node=1) -> str."""
+    return f"noted-sad2: a note on {workers} workers."
+
+
+SparseAsDense.footnote = _footnote
+'''
+
+
+def test_a_footnote_written_to_the_documented_signature_prints_in_bench_and_estimate(tmp_path, capsys):
+    """docs/writing-a-strategy.md's contract is footnote(spec, workers, workers_per_node=1): the
+    callers pass nothing else (estimate's wording without a bits column is another, optional method)."""
+    path = _write(tmp_path, "noted.py", NOTED)
+    try:
+        out = tmp_path / "bench"
+        assert exit_code(["bench", "--plugin", str(path), "-w", "mlp", "--model-size", "tiny", "-n", "2",
+                          "--steps", "2", "-b", "8", "--eval-every", "2", "-s", "dgc@noted-sad2", "--out", str(out)]) == 0
+        assert json.loads((out / "run.json").read_text())["notes"] == ["noted-sad2: a note on 2 workers."]
+        capsys.readouterr()
+        assert exit_code(["estimate", "--plugin", str(path), "--model", "gpt2-124m", "-s", "dgc@noted-sad2",
+                          "--workers", "4"]) == 0
+        assert "noted-sad2: a note on 4 workers." in " ".join(capsys.readouterr().out.split())
+    finally:
+        if str(path.resolve()) in LOADED:
+            unload_plugin(str(path))
+        refresh()

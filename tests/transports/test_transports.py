@@ -286,6 +286,35 @@ def test_estimate_and_bench_refuse_a_transport_no_run_takes(command, capsys, tmp
                     "--transport fp8-allreduce applies to no run")
 
 
+@pytest.mark.parametrize("command, whose, transport, example", [
+    (["estimate", "-m", "gpt2-124m"], "estimate's default strategies (adamw@bf16-allreduce, lion@bf16-allreduce, "
+                                      "dlion-mavo, dlion-mavo@a2a-1bit, lioncub-l1)", "fp8-allreduce", "adamw"),
+    (["bench", "-w", "mlp", "--steps", "1"], "bench's default strategies (adamw, lion, dlion-mavo, "
+                                             "dlion-mavo@a2a-1bit, lioncub-l1)", "sparse-allgather", "dgc"),
+    (["sweep", "-w", "mlp", "--steps", "1"], "sweep's default strategies (adamw, lion, dlion-mavo, "
+                                             "dlion-mavo@a2a-1bit, lioncub-l1)", "sparse-allgather", "dgc"),
+])
+def test_a_transport_no_default_run_takes_names_the_default_set_not_one_of_it(command, whose, transport, example,
+                                                                           capsys, tmp_path, monkeypatch):
+    """estimate --transport fp8-allreduce said "strategy 'dlion-mavo' cannot use transport 'fp8-allreduce'",
+    naming a strategy the user never gave: over a default set the refusal names the set and asks for -s."""
+    from tests.helpers.cli import one_line_exit_2
+
+    monkeypatch.chdir(tmp_path)  # a run that went ahead would write reports/ here
+    err = one_line_exit_2([*command, "--transport", transport], capsys,
+                          f"--transport {transport} applies to no run of {whose}: ")
+    assert f"; give -s, e.g. -s {example} --transport {transport}" in err and "strategy '" not in err
+
+
+def test_the_default_set_takes_a_transport_some_of_it_can_use():
+    """The rule is the named strategies': --transport goes to the bare strategies that can use it."""
+    from lionsim.config.bench import DEFAULT_STRATEGIES
+
+    runs = parse_runs(list(DEFAULT_STRATEGIES), "fp8-allreduce", "bench's default strategies")
+    assert [r.label for r in runs] == ["adamw@fp8-allreduce", "lion@fp8-allreduce", "dlion-mavo@int8-allreduce",
+                                       "dlion-mavo@a2a-1bit", "lioncub-l1@int8-allreduce"]
+
+
 def test_transport_refuses_a_payload_kind_it_cannot_carry():
     dense = PayloadSpec(kind="dense", numel=10)
     for name, cls in TRANSPORTS.items():

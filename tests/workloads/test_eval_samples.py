@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from lionsim.errors import LionsimError
 from tests.helpers.cli import run_cli
 from tests.workloads.test_data import write_cifar
 
@@ -79,3 +80,15 @@ def test_the_held_out_limit_is_what_the_built_workload_holds(name, train_size):
         assert limit == train_size == len(built.train) == built.eval_size
     with pytest.raises(LionsimError, match=f"bad --eval-samples {limit + 1}: .* holds out {limit} "):
         build_workload(WorkloadConfig(**kw, eval_samples=limit + 1))
+
+
+def test_past_the_floor_the_refusal_names_the_default_not_a_set_of_that_size():
+    """A set that holds out fewer than the default is scored with repeats up to the default: the
+    refusal said it "holds out 1024" where it held out 300."""
+    from lionsim.workloads.config import EVAL_DEFAULT, generated_eval_count
+
+    assert generated_eval_count(EVAL_DEFAULT, 300, "mlp's generated data", "samples") == EVAL_DEFAULT
+    with pytest.raises(LionsimError) as refused:
+        generated_eval_count(EVAL_DEFAULT + 1, 300, "mlp's generated data", "samples")
+    assert str(refused.value) == (f"bad --eval-samples {EVAL_DEFAULT + 1}: mlp's generated data holds out 300 samples; "
+                                  f"accepted: 1 to the default {EVAL_DEFAULT} (a set this short is scored with repeats), or all")

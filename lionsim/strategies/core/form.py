@@ -30,6 +30,7 @@ from lionsim.errors import LionsimError
 from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 from lionsim.forms import beyond_float32, number
 from lionsim.registry import Registry, did_you_mean, match_name
+from lionsim.whole import typed
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
@@ -127,7 +128,8 @@ class OptionSpec:
     def value(self, given, opt: bool = False):
         """`given` converted to the field's type and checked; else one LionsimError line naming
         the flag (`opt`: as `--opt NAME.FIELD=VALUE` gave it)."""
-        shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {given!r}"
+        as_given = typed(given) if isinstance(given, int) else repr(given)  # a whole number as typed (1e30)
+        shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {as_given}"
         value = given
         if isinstance(given, str) and self.type is not str:
             value = _parse(given, self.type)
@@ -137,7 +139,7 @@ class OptionSpec:
                 raise LionsimError(f"bad {shown}; accepted: {self.rule.says}{did_you_mean(value, self.rule.choices)}")
             value = found
         if self.type is int and number(value) and float(value).is_integer():
-            value = int(value)
+            value = value if isinstance(value, int) else int(value)  # a Whole keeps its text for later refusals
         elif self.type is float and number(value):
             value = float(value)
         if value is None or not self.rule.check(value) or beyond_float32(value):

@@ -1,0 +1,70 @@
+"""Whole numbers as the user types them: every whole-number option (--workers, --steps, --threads,
+--eval-samples, a strategy's integer flag ...) reads 1000, 1e3 or 2.5e3 exactly, as a decimal
+(`read_whole`), and keeps the text it was read from, so that every refusal echoes the value as
+typed (`typed`): "bad --steps 1e50", not its fifty-one digits. Also the most workers any command
+takes (MAX_WORKERS). No imports beyond the standard library: the checks that run before torch
+loads use it.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+WHOLE = "a whole number (1000, 1e3 or 2.5e3)"
+"""What read_whole takes, in its refusals."""
+MAX_DIGITS = 100
+"""Digits a whole-number option may have: past any count, size or seed lionsim takes, short of a
+number whose digits alone cost time to build."""
+MAX_WORKERS = 10**8
+"""The most workers any command takes (bench, sweep, estimate, strategies -n): 1,000x the largest
+clusters trained on (about 10^5 GPUs), so no real count is refused and a what-if at extreme scale
+still prices (estimate builds no per-worker state); the payload containers hold the sums at any
+count up to it (lionsim.transports.payloads.container_dtype: int64 holds a sum of 10^8 workers'
+levels of at most 127 with 10^7-fold room). Past it a count is a typo: 1e19 has no container at all."""
+
+
+class Whole(int):
+    """An int that remembers the text it was read from (`text`), for refusals to echo."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> Whole:
+        self = super().__new__(cls, value)
+        self.text = text
+        return self
+
+    def __reduce__(self):  # pickled as what it is (a sweep's units cross processes)
+        return Whole, (int(self), self.text)
+
+
+def read_whole(text: str | int) -> int:
+    """`text` as a whole number, a Whole that keeps `text`: 1000, 1e3 or 2.5e3, read as a decimal (1e30
+    is 10**30 exactly, not float's 1000000000000000019884624838656). ValueError, saying what is
+    accepted, where it is not whole (1.5), not finite (inf, nan) or has MAX_DIGITS digits or more. An
+    int (a default, a config file's) is returned as it is."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    shown = str(text).strip()
+    try:
+        value = Decimal(shown)
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or value != value.to_integral_value():
+        raise ValueError(f"takes {WHOLE}; got {text!r}")
+    if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
+        raise ValueError(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}")
+    return Whole(int(value), shown)
+
+
+def typed(value: object) -> str:
+    """A value as the user gave it, for a refusal: a whole number's own text (1e50, 2.5e3, 8192), an
+    int given as one in full, a float in at most 6 significant digits (3e11, 1e30; not
+    1000000000000000019884624838656), anything else as repr."""
+    if isinstance(value, Whole):
+        return value.text
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    mantissa, e, power = f"{value:.6g}".partition("e")
+    return mantissa + (f"e{int(power)}" if e else "")  # 3e11, not 3e+11
