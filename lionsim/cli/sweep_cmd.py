@@ -108,7 +108,8 @@ def sweep(
     from lionsim.sweep import Grid, Shard, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
-                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport)
+                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
+                      source=None if strategy else "sweep's default strategies")
     bench = BenchConfig(
         model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, lr=lr, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper, list(strategy or DEFAULT_STRATEGIES)), momentum_sync=momentum_sync, sync_tensors=sync_tensors,

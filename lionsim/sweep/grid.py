@@ -88,16 +88,15 @@ class Grid:
 
     @classmethod
     def parse(cls, *, workload: Items, workers: Items, network: Items, seed: Items,
-              strategies: list[str], transport: str | None) -> Grid:
+              strategies: list[str], transport: str | None, source: str | None = None) -> Grid:
+        """The grid of the options as typed; `source` names the strategies' set where the command
+        filled them in (its defaults: lionsim.runs.parse_runs says so in a refusal)."""
         # names in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`): cell ids, sweep.json
         # and a resumed sweep's grid check see one spelling; a profile file path stays as given
         workloads = _distinct("--workload", [canonical_workload(name) for name in split_items("--workload", workload)])
         networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now
-        from lionsim.config.bench import DEFAULT_STRATEGIES
-
-        source = "sweep's default strategies" if tuple(strategies) == DEFAULT_STRATEGIES else None  # none given
         return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS)),
                    networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0)),
                    runs=tuple(parse_runs(strategies, transport, source)))
