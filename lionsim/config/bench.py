@@ -23,7 +23,7 @@ from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.whole import MAX_WORKERS, typed
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -35,9 +35,6 @@ DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 DEFAULT_TIMEOUT = 60.0
 """--timeout on gloo/nccl unless given: seconds a collective or the rendezvous may wait."""
-MAX_STEPS = 10**7
-"""The most steps a bench trains: every step's record stays in memory until the run is booked (as
-estimate's own cap, lionsim.estimate.plain.MAX_STEPS: past it a typo, not a run)."""
 MAX_THREADS = 1024
 """The most torch threads a training process takes: more than its cores only wait on each other,
 and far more is no size at all (--threads 100000 aborted in libgomp's allocator, exit 1, no line;

@@ -13,15 +13,13 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-from lionsim.whole import MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
 """Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
 models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica; 10^8
 workers (lionsim.whole.MAX_WORKERS: 1,000x the largest clusters, inside every payload container)."""
-MAX_STEPS = 10**7
-"""A run's steps at most (--steps; --tokens in steps)."""
 NEED_ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
 """The --need form."""
 DEFAULT_DEVICE = "h100"

@@ -10,8 +10,7 @@ from decimal import Decimal
 import pytest
 
 from lionsim.cli.options import whole_number
-from lionsim.estimate.plain import MAX_STEPS
-from lionsim.whole import MAX_WORKERS
+from lionsim.whole import MAX_STEPS, MAX_WORKERS
 from tests.helpers.cli import one_line_exit_2, run_cli
 
 E = ["estimate", "-m", "gpt2-124m", "-s", "adamw"]
@@ -58,6 +57,19 @@ def test_workers_past_the_most_lionsim_takes_are_one_line(args, capsys, tmp_path
         args = [*args, "--out", str(tmp_path / "s")]
     err = one_line_exit_2(args, capsys, "1e19")
     assert f"{MAX_WORKERS:,}" in err or f"<= 1e{len(str(MAX_WORKERS)) - 1}" in err, err
+
+
+@pytest.mark.parametrize("args", [["estimate", "-m", "gpt2-124m", "-s", "diloco", "--local-steps", "1e30"],
+                                  ["bench", "-w", "mlp", "--model-size", "tiny", "-s", "diloco", "--local-steps", "1e30",
+                                   "--steps", "1"]])
+def test_local_steps_past_the_most_steps_a_run_takes_are_one_line(args, capsys):
+    """--local-steps 1e30 was priced (a sync every 10^30 steps: "8.71e-22 B" sent a step): H is at
+    most the steps any run takes, MAX_STEPS, and the refusal says why."""
+    err = one_line_exit_2(args, capsys, "1e30")
+    assert f"from 1 to {MAX_STEPS:,}" in err and "never syncs" in err, err
+    code, out, _ = run_cli(["estimate", "-m", "gpt2-124m", "-s", "diloco", "--local-steps", f"{MAX_STEPS:.0e}",
+                            "--format", "csv"], capsys)
+    assert code == 0 and f",{MAX_STEPS}," in out, out
 
 
 def test_the_most_workers_fit_every_payload_container():

@@ -76,9 +76,9 @@ def option(default, *, accepted: str, check: Callable[[object], bool], flag: str
     return dataclasses.field(default=default, metadata={META: rule})
 
 
-def integer(low: int) -> Callable[[object], bool]:
-    """Check: a whole number >= low."""
-    return lambda v: number(v) and float(v).is_integer() and v >= low
+def integer(low: int, high: int | None = None) -> Callable[[object], bool]:
+    """Check: a whole number >= low (and <= high where given)."""
+    return lambda v: number(v) and float(v).is_integer() and v >= low and (high is None or v <= high)
 
 
 def between(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[object], bool]:

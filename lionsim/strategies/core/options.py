@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lionsim.strategies.core.form import TRAINING, between, integer, option
 from lionsim.strategies.core.inner import INNER_OPTIMIZERS
+from lionsim.whole import MAX_STEPS
 
 
 def inner_optimizer(default: str = "adamw"):
@@ -16,8 +17,9 @@ def inner_optimizer(default: str = "adamw"):
 
 
 def local_steps(default: int):
-    """The `--local-steps` field: H, an integer >= 1."""
-    return option(default, flag="--local-steps", accepted="an integer >= 1", check=integer(1))
+    """The `--local-steps` field: H, a whole number from 1 to the most steps a run takes."""
+    return option(default, flag="--local-steps", accepted=f"an integer from 1 to {MAX_STEPS:,} (the most steps a run "
+                  "takes: a larger H never syncs)", check=integer(1, MAX_STEPS))
 
 
 def outer_lr(default: float):
