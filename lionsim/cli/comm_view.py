@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
-from lionsim.numbers import binary_bytes_text, bytes_text
+from lionsim.numbers import binary_bytes_text, bytes_text, sig
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -21,6 +21,19 @@ def human_bytes(n: float) -> str:
     if n >= 2**10 and n % 2**10 == 0 and n % 1000 != 0:
         return binary_bytes_text(n)
     return bytes_text(n)
+
+
+def size_column(sizes) -> list[str]:
+    """A table's sizes in one unit system: binary where every size is as human_bytes would print it
+    in binary (--sizes 1K:1G), else decimal for all (--sizes 1K:1M:x1.5 read "1 KiB" above "1.54 kB")."""
+    binary = all(n < 1000 or human_bytes(n) != bytes_text(n) for n in sizes)  # below 1000: "N B" in both
+    return [binary_bytes_text(n) if binary and n >= 2**10 else bytes_text(n) for n in sizes]
+
+
+def rate(GBps: float) -> str:
+    """A bandwidth in GB/s: three decimals, or three significant digits below 0.01 (a 1 KiB call's
+    0.000392 read "0.000")."""
+    return f"{GBps:.3f}" if GBps >= 0.01 or GBps == 0 else sig(GBps)
 
 
 def us(seconds: float) -> str:
@@ -61,10 +74,9 @@ def model_table(rows: list[dict], name: str, library: str = "", width: int | Non
             # fold rather than "…": on a terminal narrower still, a number goes on two lines, whole
             table.add_column(column, justify="left" if column in ("collective", "algorithm") else "right",
                              overflow="fold")
-        for row in rows:
+        for row, size in zip(rows, size_column([row["bytes"] for row in rows])):
             table.add_row(row["collective"], algorithm(row["algorithm"]), str(row["workers"]),
-                          human_bytes(row["bytes"]), us(row["time_s"]), f"{row['algbw_GBps']:.3f}",
-                          f"{row['busbw_GBps']:.3f}")
+                          size, us(row["time_s"]), rate(row["algbw_GBps"]), rate(row["busbw_GBps"]))
         return table
 
     from lionsim.cli.output import natural_width
@@ -85,10 +97,10 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: 
                   caption_justify="left")
     for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
-    for r in rows.itertuples(index=False):
-        table.add_row(r.collective, TYPE_SHORT.get(r.type, r.type), human_bytes(r.bytes), f"{r.time_s * 1e6:.0f}",
+    for r, size in zip(rows.itertuples(index=False), size_column(list(rows.bytes))):
+        table.add_row(r.collective, TYPE_SHORT.get(r.type, r.type), size, f"{r.time_s * 1e6:.0f}",
                       f"{r.time_mean_s * 1e6:.0f}", f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}",
-                      f"{r.busbw_GBps:.3f}", f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
+                      rate(r.busbw_GBps), f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
     to.print(table)
     errors = rows.error.abs().groupby(rows.collective + " " + rows.type.map(lambda t: TYPE_SHORT.get(t, t)),
                                       sort=False)

@@ -251,3 +251,14 @@ def test_gloo_slow_mode_is_what_prices_a_small_call_above_a_larger_one_and_the_f
     code, out, _ = run_cli(["comm", "--workers", "2", "--network", "10gbe", "--sizes", "1MiB", "--traits", "gloo"],
                            capsys)
     assert code == 0 and "time: us (the mean);" in " ".join(out.split())  # 1 MiB: beyond the slow mode
+
+
+def test_a_size_column_keeps_one_unit_system_and_small_rates_keep_their_digits():
+    """--sizes 1K:1M:x1.5 read "1 KiB" above "1.54 kB" (each size by its own rule), and a 1 KiB
+    call's busbw of 0.000392 GB/s read "0.000"."""
+    from lionsim.cli.comm_view import rate, size_column
+
+    assert size_column([8, 1024, 2**20]) == ["8 B", "1 KiB", "1 MiB"]  # all whole KiB: binary
+    assert size_column([1024, 1536, 2304]) == ["1.02 kB", "1.54 kB", "2.3 kB"]  # one is not: decimal for all
+    assert size_column([1000, 1024]) == ["1 kB", "1.02 kB"]
+    assert [rate(v) for v in (0.000392, 0.019, 12.3456, 0.0)] == ["0.000392", "0.019", "12.346", "0.000"]
