@@ -59,6 +59,14 @@ def binary_bytes_text(n: float) -> str:
     return f"{n:g} B"
 
 
+def speedup_text(x: float) -> str:
+    """A speedup as every table prints it: "1.31x", three significant digits below 0.01 ("0.000264x",
+    where two decimals read "0.00x"), "-" where there is none (NaN or infinite: no time to target)."""
+    if not math.isfinite(x):
+        return "-"
+    return f"{x:.2f}x" if x >= 0.01 or x == 0 else f"{sig(x)}x"
+
+
 MS_PLAIN_TOP = 1e6
 """Milliseconds a step table prints whole (999,999: 7 characters, a step of 16.7 minutes); from
 it up the figure is 3 significant digits and a power of ten (5.18e6, 1.52e13: at most 7

@@ -20,7 +20,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
-from lionsim.numbers import bytes_text, ms_text, run_duration
+from lionsim.numbers import bytes_text, ms_text, run_duration, speedup_text
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -251,7 +251,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
             run_label(row, h),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
-            size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), f"{row.speedup:.2f}x",
+            size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), speedup_text(row.speedup),
         )
     return fit(table)
 
@@ -272,7 +272,7 @@ def run_table(frame: pd.DataFrame) -> Table:
     table.add_column("phases", overflow="fold")
     for row in frame.itertuples(index=False):
         table.add_row(fold_run(row.strategy, row.transport), run_duration(row.run_s), _ms(row.mean_step_s), _ms(row.step_s),
-                      f"{row.run_speedup:.2f}x", Phrases(row.run_phases))
+                      speedup_text(row.run_speedup), Phrases(row.run_phases))
     return fit(table)
 
 
@@ -292,7 +292,7 @@ def spread_table(frame: pd.DataFrame) -> Table:
     for row in frame.itertuples(index=False):
         table.add_row(fold_run(row.strategy, row.transport),
                       *(_ms(x) for x in (row.compute_median_s, row.compute_max_s, row.wait_s, row.step_s,
-                                         row.step_p50_s, row.step_p99_s)), f"{row.speedup:.2f}x")
+                                         row.step_p50_s, row.step_p99_s)), speedup_text(row.speedup))
     return fit(table)
 
 

@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.reports.tables import fill, fit, fold_run, run_width
-from lionsim.numbers import run_duration
+from lionsim.numbers import run_duration, speedup_text
 from lionsim.reports.to_target import band_text, notes, source_text, status
 
 RUN_WIDTH = 17
@@ -61,7 +61,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         table.add_column(name, justify="right", no_wrap=True)
     for row in rows:
         label = f"{row.strategy}@{row.transport}"
-        speedup = "-" if not math.isfinite(row.to_target_speedup) else f"{row.to_target_speedup:.2f}x"
+        speedup = speedup_text(row.to_target_speedup)
         spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
         table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
                       status(row), run_duration(row.time_to_target_s), *spread, speedup)

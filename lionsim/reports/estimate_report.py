@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.numbers import bytes_text, sig
+from lionsim.numbers import bytes_text, sig, speedup_text
 from lionsim.reports.columns import model_name, per_worker_text, shows_across, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -94,7 +94,7 @@ def estimate_report(directory: Path) -> str:
         "No training: every figure is the step-time model's (`lionsim estimate`).",
         "## Configuration\n\n" + _config(frame),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", lambda v: f"{v:.2f}x", variable),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable),
     ]
     if shows_across(frame):
         parts.append("## Bytes one node sends across nodes per step\n\n"
@@ -136,7 +136,7 @@ def one_estimate_report(directory: Path) -> str:
     first = frame.iloc[0]
     steps = md_table(["run", "compute", "comm", "step", "sent", "speedup"], [
         [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), bytes_text(r.wire_bytes),
-         f"{r.speedup:.2f}x"] for r in frame.itertuples(index=False)])
+         speedup_text(r.speedup)] for r in frame.itertuples(index=False)])
     parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
              "## Configuration\n\n" + _config(frame),

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.numbers import sig
+from lionsim.numbers import sig, speedup_text
 from lionsim.plugin_load import is_spec
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
@@ -142,8 +142,8 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
-                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", f"{r.speedup:.2f}x",
-                     "n/a" if not math.isfinite(r.time_to_target_speedup) else f"{r.time_to_target_speedup:.2f}x"])
+                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", speedup_text(r.speedup),
+                     "n/a" if not math.isfinite(r.time_to_target_speedup) else speedup_text(r.time_to_target_speedup)])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",

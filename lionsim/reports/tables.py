@@ -13,7 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.numbers import bytes_text, sig
+from lionsim.numbers import bytes_text, sig, speedup_text
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
@@ -50,11 +50,6 @@ def _ms(seconds: float) -> str:
     if ms >= 100:
         return f"{ms:,.0f}"
     return sig(ms) if ms >= 1 else f"{ms:.2f}"
-
-
-def speedup_text(x: float) -> str:
-    """A speedup as the tables print it (1.31x), "-" where there is none (NaN: no time to target)."""
-    return "-" if _isnan(x) else f"{x:.2f}x"
 
 
 def _to_target(row) -> str:

@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from lionsim.numbers import run_duration
+from lionsim.numbers import run_duration, speedup_text
 from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
@@ -105,7 +105,7 @@ def _verdict(frame: pd.DataFrame) -> str:
     if timed:
         best = min(timed, key=lambda r: r.time_to_target_s)
         lines.append(f"First to target: **{best.strategy}@{best.transport}**, in {run_duration(best.time_to_target_s)} "
-                     f"({best.steps_to_target:,.0f} steps" + (f", {best.to_target_speedup:.2f}x the baseline "
+                     f"({best.steps_to_target:,.0f} steps" + (f", {speedup_text(best.to_target_speedup)} the baseline "
                                                                f"{best.baseline}'s time" if
                                                                math.isfinite(best.to_target_speedup) else "") + ").")
     for r in rows:
@@ -125,7 +125,7 @@ def to_target_section(frame: pd.DataFrame) -> str:
         rows.append([label + (" (baseline)" if label == r.baseline else ""), text(r.to_target_match) or "-",
                      status(r), run_duration(r.time_to_target_s),
                      band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s),
-                     "-" if not math.isfinite(r.to_target_speedup) else f"{r.to_target_speedup:.2f}x",
+                     speedup_text(r.to_target_speedup),
                      text(r.to_target_phases) or "-", "; ".join(notes(r)) or "-"])
     table = md_table(["run", "convergence of", "steps", "time", "band", "speedup", "phases", "note"], rows)
     return "\n\n".join([
@@ -162,7 +162,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
                          f"{', '.join(f'{int(v):,}' for v in beyond)} workers extrapolate the fits.")
     parts += [f"Time to target by {variable}:", pivot("time_to_target_s", run_duration),
               f"Time-to-target speedup against {first['baseline']}:",
-              pivot("to_target_speedup", lambda v: "-" if not math.isfinite(v) else f"{v:.2f}x")]
+              pivot("to_target_speedup", speedup_text)]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
                      + crossover_words(crossings, variable))
@@ -187,7 +187,7 @@ def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
             lines.append(f"- {label}: " + {"everywhere": "sooner everywhere", "nowhere": "later everywhere",
                                             "level": "level with the baseline everywhere",
                                             "partly": "sooner at some points, level at the rest"}.get(row.wins, row.wins)
-                         + f" ({row.speedup_first:.2f}x to {row.speedup_last:.2f}x)")
+                         + f" ({speedup_text(row.speedup_first)} to {speedup_text(row.speedup_last)})")
         else:
             side = "from" if row.wins == "above" else "up to"
             loses = getattr(row, "loses_at", float("nan"))

@@ -167,3 +167,14 @@ def test_a_refusal_echoes_a_number_as_it_was_typed(given, shown):
 
     value = read_whole(given) if isinstance(given, str) and given != "x" else given
     assert typed(value) == shown
+
+
+def test_a_speedup_keeps_its_digits_however_small():
+    """At 10^8 workers estimate printed dlion-mavo@a2a-1bit's 0.000265x as "0.00x"; every table
+    prints speedups by numbers.speedup_text."""
+    import math
+
+    from lionsim.numbers import speedup_text
+
+    assert [speedup_text(x) for x in (1.3149, 0.01, 0.00999, 0.000264813, 0.0, math.nan, math.inf)] == [
+        "1.31x", "0.01x", "0.00999x", "0.000265x", "0.00x", "-", "-"]

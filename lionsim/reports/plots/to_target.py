@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
+from lionsim.numbers import speedup_text
 from lionsim.reports.columns import model_name, model_text, workload_text
 from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
@@ -93,7 +94,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
                             [(row.time_to_target_hi_s - row.time_to_target_s) / scale]], color="black",
                             capsize=4, linewidth=1.0)
             text = f"{row.steps_to_target:,.0f} steps" + (
-                f", {row.to_target_speedup:.2f}x" if math.isfinite(row.to_target_speedup) else "")
+                f", {speedup_text(row.to_target_speedup)}" if math.isfinite(row.to_target_speedup) else "")
             end = max(row.time_to_target_s, row.time_to_target_hi_s if math.isfinite(row.time_to_target_hi_s) else 0)
         else:
             text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
