@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import typer
@@ -216,16 +217,15 @@ SHORT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "
 
 
 def short_dtypes(text: str) -> str:
-    """"bfloat16 989, float16 989" as "bf16 989, fp16 989": a device's row fits a line or two."""
+    """"bfloat16 989, float16 989" as "bf16=989, fp16=989": a device's row fits a line or two, and a
+    dtype never wraps apart from its figure (a table wraps at spaces: "fp32" / "15.7")."""
     for name, short in SHORT_DTYPES.items():
         text = text.replace(f"{name} ", f"{short} ")
-    return text
+    return re.sub(r"(\S+) ([\d.]+)", r"\1=\2", text)
 
 
 def short_source(text: str) -> str:
     """A device's source named, without its figures: up to its first colon, or parenthesis."""
-    import re
-
     return re.split(r"[:(;]", text, maxsplit=1)[0].strip()
 
 

@@ -193,6 +193,13 @@ def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_scree
     header = next(line for line in outs["networks"] if line.startswith("name"))
     assert len(header) - header.index("description") >= 30 and description.ratio == 1
     assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False
+    # a dtype and its figure stay on one line ("fp32" / "15.7" wrapped apart): each pair is one word
+    from lionsim.compute import DEVICES
+
+    words = {word.rstrip(",") for line in outs["devices"] for word in line.split()}
+    for _, device in DEVICES.items():
+        shown = [w for w in words if w.endswith(f"={device.dtype_tflops[-1][1]:g}")]
+        assert shown, (device.name, device.dtype_tflops[-1])
 
 
 @pytest.mark.parametrize("traits", [[], ["--traits"]])
