@@ -266,3 +266,16 @@ def test_the_inter_link_varied_across_nodes_moves_the_step(network, workers, gpu
     _, frame, _ = run_sweep(cfg, "bandwidth=0.1,100")
     steps = frame[frame["strategy"] == "adamw"].sort_values("sweep_value")["step_s"].tolist()
     assert steps[0] > steps[1]
+
+
+def test_a_sweep_plot_with_a_compute_spread_says_so_in_its_title(tmp_path, monkeypatch):
+    """sweep.png's steps are the expected step over uneven workers (--compute-spread), as the
+    table's title says; its own title did not."""
+    import lionsim.reports.plots.estimate as plots
+
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig) or [])
+    cfg = EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce"], compute_spread=["slow:1:1.5"])
+    sweep, frame, got = run_sweep(cfg, "workers=8,16")
+    plots.plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
+    assert "compute spread slow:1:1.5" in figures[0].get_suptitle().replace("\n", " ")

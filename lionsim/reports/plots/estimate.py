@@ -41,8 +41,11 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
         f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
     # over the whole figure, not the top panel (which the legend leaves half of: a long model name was cut)
+    spread = first.get("compute_spread")  # the expected step over uneven workers: say so, as the table does
+    spread = f", compute spread {spread}" if isinstance(spread, str) and spread else ""
     fig.suptitle(fit_title(f"Modelled step time against {variable}\n{model_text(first)}, {fixed}{first['device']}, "
-                           f"overlap {first['overlap'] if len(labels) == 1 else 'per run'}", FIGSIZE[0]), fontsize=11)
+                           f"overlap {first['overlap'] if len(labels) == 1 else 'per run'}{spread}", FIGSIZE[0]),
+                 fontsize=11)
     rows_of = {}
     for label in labels:
         strategy, transport = label.split("@", 1)
