@@ -2,8 +2,8 @@
 --eval-samples, a strategy's integer flag ...) reads 1000, 1e3 or 2.5e3 exactly, as a decimal
 (`read_whole`), and keeps the text it was read from, so that every refusal echoes the value as
 typed (`typed`): "bad --steps 1e50", not its fifty-one digits. Also the most workers any command
-takes (MAX_WORKERS) and the most steps (MAX_STEPS). No imports beyond the standard library: the checks that run before torch
-loads use it.
+takes (MAX_WORKERS) and the most steps (MAX_STEPS). No imports beyond the standard library: the
+checks that run before torch loads use it.
 """
 
 from __future__ import annotations
