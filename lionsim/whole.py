@@ -21,6 +21,8 @@ clusters trained on (about 10^5 GPUs), so no real count is refused and a what-if
 still prices (estimate builds no per-worker state); the payload containers hold the sums at any
 count up to it (lionsim.transports.payloads.container_dtype: int64 holds a sum of 10^8 workers'
 levels of at most 127 with 10^7-fold room). Past it a count is a typo: 1e19 has no container at all."""
+WORKERS_ACCEPTED = f"a whole number from 1 to {MAX_WORKERS:,} (the most workers lionsim takes)"
+"""What every command's refusal of a worker count says it accepts (bench, sweep, estimate alike)."""
 MAX_STEPS = 10**7
 """The most steps a run takes (bench --steps: every step's record stays in memory until the run is
 booked; estimate --steps, or --tokens in steps, prices every step) and so the most inner steps a

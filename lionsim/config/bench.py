@@ -23,7 +23,7 @@ from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, WORKERS_ACCEPTED, typed
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -223,8 +223,7 @@ class BenchConfig:
             if value is not None and value < low:
                 raise LionsimError(f"bad --{name} {typed(value)}; accepted: an integer >= {low}")
         if self.workers > MAX_WORKERS:
-            raise LionsimError(f"bad --workers {typed(self.workers)}; accepted: 1 to {MAX_WORKERS:,} (the most workers "
-                               "lionsim takes)")
+            raise LionsimError(f"bad --workers {typed(self.workers)}; accepted: {WORKERS_ACCEPTED}")
         if self.threads > MAX_THREADS:
             raise LionsimError(f"bad --threads {typed(self.threads)}; accepted: 1 to {MAX_THREADS:,} (torch threads of "
                                "one training process; more than its cores only wait on each other)")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, WORKERS_ACCEPTED, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -59,6 +59,8 @@ def whole(value: object) -> int | None:
 def positive_int(name: str, value: object) -> int:
     """`value` as a whole number >= 1 (and within MAXIMA), else one LionsimError line naming --`name`."""
     number, top = whole(value), MAXIMA.get(name)
+    if name == "workers" and (number is None or not 1 <= number <= MAX_WORKERS):
+        raise LionsimError(f"bad --workers {typed(value)}; accepted: {WORKERS_ACCEPTED}")  # as bench says it
     if number is None or number < 1 or (top is not None and number > top):
         example = ", written in full or like 3e9" if name == "params" else ""
         bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""

@@ -135,3 +135,11 @@ def test_tokens_that_fit_at_the_sweeps_smallest_count_pass_the_plain_checks():
     check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=64,128")
     with pytest.raises(Exception, match="x 8 workers, the smallest count of --sweep workers=8,128"):
         check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=8,128")
+
+
+def test_bench_and_estimate_refuse_a_worker_count_in_the_same_words(capsys):
+    """estimate said "a whole number >= 1 and <= 1e8", bench "1 to 100,000,000 (the most workers
+    lionsim takes)" for the same --workers 1e19."""
+    lines = {one_line_exit_2(args, capsys, "1e19") for args in (
+        [*E, "--workers", "1e19"], ["bench", "-w", "mlp", "--model-size", "tiny", "-n", "1e19", "--steps", "1"])}
+    assert len(lines) == 1 and f"from 1 to {MAX_WORKERS:,} (the most workers lionsim takes)" in lines.pop()
