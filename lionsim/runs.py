@@ -98,7 +98,6 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
     return runs
 
 
-
 def _applies_to_none(transport: str, specs: list[str], source: str) -> LionsimError:
     """--transport over a default set that no run of it can take: the set named, -s suggested with a
     strategy that can use the transport (one of the set's where one can)."""
