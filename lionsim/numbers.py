@@ -5,13 +5,16 @@ Python's 'g' rounds first and then picks its form, so a value that rounds up to 
 (999.97 to 3 digits) comes out as "1e+03" while 998 beside it reads plainly; `sig` prints that
 value as the whole number ("1,000"), as the tables print every figure of 1,000 and above. A unit
 ladder (kB, MB, GB: `bytes_text`, the one every table, plot and message uses) chooses its unit
-from the rounded value (`rounded`), so that 999.6 GB reads "1 TB", not "1e+03 GB". No imports
-beyond the standard library: the CLI's tables use it.
+from the rounded value (`rounded`), so that 999.6 GB reads "1.00 TB", not "1e+03 GB". A figure
+keeps its significant trailing zeros ("1.10" beside "1.02", "0.500", "44.0"): 'g' drops them, and
+a column then read as if its rows had been measured to different precisions. No imports beyond
+the standard library: the CLI's tables use it.
 """
 
 from __future__ import annotations
 
 import math
+from numbers import Integral  # the standard library's: int and numpy's integers
 
 
 def rounded(value: float, digits: int = 3) -> float:
@@ -20,24 +23,42 @@ def rounded(value: float, digits: int = 3) -> float:
     return float(f"{value:.{digits}g}")
 
 
-def sig(value: float, digits: int = 3) -> str:
-    """`value` to `digits` significant digits as 'g' writes it (1.5, 0.0312, 998), but the whole
-    number, thousands grouped, where it rounds to 10**digits or more ("1,000" for 999.97, "2,875"):
-    never "1e+03". Below 1e-4 'g''s own exponent stays (callers print "<0.0001" or a smaller unit)."""
+def sig(value: float, digits: int = 3, *, zeros: bool = True) -> str:
+    """`value` to `digits` significant digits, as a measurement table prints it:
+    - a real figure keeps its significant trailing zeros ("1.10", "0.500", "44.0", "10.0" for
+      9.9996), with no bare point where the digits end at the units ("100", "998");
+    - from 10**digits up (once rounded: 999.97 too) the whole number, thousands grouped ("1,000",
+      "2,875"), never "1e+03";
+    - an int (a count) whole as it is ("8", "12,345"), never "8.00";
+    - exact zero (0.0 and -0.0) "0": a time that is nothing, not one measured to three places;
+    - below 1e-4 (once rounded) 'g''s own form, exponent and all ("5e-05"): callers print
+      "<0.0001" or a smaller unit; a value that rounds up to 1e-4 reads "0.000100";
+    - NaN and infinities as 'g' writes them ("nan", "inf").
+    `zeros=False` drops the trailing zeros as 'g' does ("1.1", "1"): for a tick on a plot's axis,
+    a place on a scale rather than a measured figure."""
+    if isinstance(value, Integral):
+        return f"{value:,}" if abs(value) >= 10**digits else str(int(value))
+    if value == 0:
+        return "0"
     if math.isfinite(value) and abs(rounded(value, digits)) >= 10**digits:
         return f"{value:,.0f}"
-    return f"{value:.{digits}g}"
+    plain = f"{value:.{digits}g}"
+    if not zeros or not math.isfinite(value) or "e" in plain:
+        return plain
+    return f"{value:#.{digits}g}".removesuffix(".")
 
 
 DECIMAL_UNITS = (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
 BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
-def bytes_text(n: float, sep: str = " ") -> str:
+def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:
     """`n` bytes as every lionsim table, plot and message prints them: decimal units (1 kB = 1e3 B),
-    the unit chosen from the rounded figure (999.6 MB reads "1 GB"), 3 significant digits; past
-    1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no figure); "inf" for an
-    infinity (no unit holds it: not "inf PB")."""
+    the unit chosen from the rounded figure (999.6 MB reads "1.00 GB"), 3 significant digits as `sig`
+    writes them ("4.00 GB", "1.50 kB"); below 1 kB a whole number of bytes is a count ("8 B", not
+    "8.00 B"); past 1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no
+    figure); "inf" for an infinity (no unit holds it: not "inf PB"). `zeros=False`: an axis tick's
+    "20 MB", "1 GB" (`sig`)."""
     if math.isnan(n):
         return "-"
     if math.isinf(n):
@@ -46,8 +67,8 @@ def bytes_text(n: float, sep: str = " ") -> str:
         return f"{n / 1e15:,.0f}{sep}PB"
     for unit, size in DECIMAL_UNITS:
         if abs(rounded(n)) >= size:
-            return f"{sig(n / size)}{sep}{unit}"
-    return f"{sig(n)}{sep}B"
+            return f"{sig(n / size, zeros=zeros)}{sep}{unit}"
+    return f"{sig(int(n) if float(n).is_integer() else n, zeros=zeros)}{sep}B"
 
 
 def binary_bytes_text(n: float) -> str:
@@ -90,7 +111,8 @@ YEAR_S = 365.25 * 86400.0
 def run_duration(seconds: float) -> str:
     """A whole run's length, at most 9 characters at any size: h:mm:ss below a day ("7:05:09"),
     then 3 significant digits in days below a year ("12.3 d", "364 d"), in years below a thousand
-    ("4.17 y", "812 y"), and a power of ten past that ("4.1e9 y"); seconds below one ("0.35s")."""
+    ("4.17 y", "812 y"), and a power of ten past that ("4.1e9 y"); seconds below one ("0.350s"). The
+    figures are `sig`'s, trailing zeros kept ("1.00 d" for 86,399.6 s, beside "12.3 d")."""
     if not math.isfinite(seconds):
         return "-"
     if seconds < 1:

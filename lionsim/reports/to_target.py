@@ -17,7 +17,7 @@ from lionsim.reports.md import md_table
 
 def band_text(lo: float, mid: float, hi: float) -> str:
     """The band, each end a run's length (run_duration), "4:22:10-7:10:12", a unit both ends share
-    said once ("1.98-2 d", not "1.98 d-2 d"); "-" where there is none (or it is the figure itself)."""
+    said once ("1.98-2.00 d", not "1.98 d-2.00 d"); "-" where there is none (or it is the figure itself)."""
     if not (math.isfinite(hi) and math.isfinite(mid)) or lo == mid == hi:
         return "-"
     low, high = "?" if not math.isfinite(lo) else run_duration(lo), run_duration(hi)

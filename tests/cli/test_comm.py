@@ -96,7 +96,7 @@ def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
     from lionsim.cli.comm_view import human_bytes
 
     assert [human_bytes(n) for n in (1024, 2**20, 2**30, 1000, 524_288_000)] == \
-        ["1 KiB", "1 MiB", "1 GiB", "1 kB", "524 MB"]
+        ["1 KiB", "1 MiB", "1 GiB", "1.00 kB", "524 MB"]
 
 
 @pytest.mark.parametrize(("args", "option"), [
@@ -259,6 +259,6 @@ def test_a_size_column_keeps_one_unit_system_and_small_rates_keep_their_digits()
     from lionsim.cli.comm_view import rate, size_column
 
     assert size_column([8, 1024, 2**20]) == ["8 B", "1 KiB", "1 MiB"]  # all whole KiB: binary
-    assert size_column([1024, 1536, 2304]) == ["1.02 kB", "1.54 kB", "2.3 kB"]  # one is not: decimal for all
-    assert size_column([1000, 1024]) == ["1 kB", "1.02 kB"]
+    assert size_column([1024, 1536, 2304]) == ["1.02 kB", "1.54 kB", "2.30 kB"]  # one is not: decimal for all
+    assert size_column([1000, 1024]) == ["1.00 kB", "1.02 kB"]
     assert [rate(v) for v in (0.000392, 0.019, 12.3456, 0.0)] == ["0.000392", "0.019", "12.346", "0.000"]

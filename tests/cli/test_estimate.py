@@ -88,14 +88,14 @@ def test_an_unwritable_out_is_one_line_and_exit_2(capsys):
 def test_extreme_sizes_read_in_large_units_and_separators(capsys):
     from lionsim.numbers import bytes_text
 
-    assert [bytes_text(n) for n in (7e15, 7e12, 2.5e18)] == ["7 PB", "7 TB", "2,500 PB"]
+    assert [bytes_text(n) for n in (7e15, 7e12, 2.5e18)] == ["7.00 PB", "7.00 TB", "2,500 PB"]
     code, out, _ = run_cli(["estimate", "--params", "1e15", "--workers", "100000000", "-s", "adamw",
                             "--tokens-per-worker", "1024"], capsys)
     text = " ".join(out.split())
     assert code == 0 and "e+" not in out
     assert "100,000,000 workers" in text
     sent = 2 * (1e8 - 1) / 1e8 * 4e15  # fp32 ring all-reduce: 2 (N - 1) / N x 4 bytes x P
-    assert f"{sent / 1e15:.3g} PB" in text
+    assert f"{sent / 1e15:.3g}" == "8" and "8.00 PB" in text  # 3 significant digits, the zeros kept
 
 
 def test_local_step_strategies_per_bucket_say_what_that_runs(tmp_path, capsys):

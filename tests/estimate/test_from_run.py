@@ -419,7 +419,7 @@ def test_a_band_reads_as_a_runs_length():
 
     hour, day = 3600.0, 86400.0
     assert band_text(8.03 * hour, 8.59 * hour, 9.16 * hour) == "8:01:48-9:09:36"  # 28,908 s and 32,976 s
-    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.5 d"
+    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.50 d"
     assert band_text(hour, hour, hour) == "-"
 
 
@@ -430,11 +430,11 @@ def test_a_bands_ends_in_one_unit_say_it_once():
     from lionsim.reports.to_target import band_text
 
     hour, day, year = 3600.0, 86400.0, 365.25 * 86400.0
-    assert band_text(1.98 * day, 1.99 * day, 2 * day) == "1.98-2 d"
-    assert band_text(1.2 * year, 1.5 * year, 2 * year) == "1.2-2 y"
-    assert band_text(0.9 * day, day, 1.1 * day) == f"{run_duration(0.9 * day)}-1.1 d" == "21:36:00-1.1 d"
-    assert band_text(300 * day, 360 * day, 400 * day) == "300 d-1.1 y"
-    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.5 d"
+    assert band_text(1.98 * day, 1.99 * day, 2 * day) == "1.98-2.00 d"
+    assert band_text(1.2 * year, 1.5 * year, 2 * year) == "1.20-2.00 y"
+    assert band_text(0.9 * day, day, 1.1 * day) == f"{run_duration(0.9 * day)}-1.10 d" == "21:36:00-1.10 d"
+    assert band_text(300 * day, 360 * day, 400 * day) == "300 d-1.10 y"
+    assert band_text(math.nan, 2.97 * day, 3.5 * day) == "?-3.50 d"
 
 
 def test_the_title_names_both_baselines_and_both_tables_print_one_runs_time_alike(tmp_path):

@@ -48,5 +48,5 @@ def test_a_worker_count_that_cannot_fit_is_one_line_before_anything_runs(tmp_pat
                       "--csv", str(tmp_path / "perf.csv")], capsys)
     lines = out.err.strip().splitlines()
     assert code == 2 and len(lines) == 1, out.err
-    assert lines[0].startswith("error: mlp/tiny at N = 100000000 needs about") and "but 16 GB is available" in lines[0]
+    assert lines[0].startswith("error: mlp/tiny at N = 100000000 needs about") and "but 16.0 GB is available" in lines[0]
     assert out.out == "" and not (tmp_path / "perf.csv").exists()

@@ -137,7 +137,7 @@ def test_a_whole_runs_length_reads_at_any_size():
 
     assert [run_duration(s) for s in (0.35, 25509.4, 86399.6, 12.3 * 86400, 364.4 * 86400, 4.17 * YEAR_S,
                                       999.7 * YEAR_S, 4.8e9 * YEAR_S)] == [
-        "0.35s", "7:05:09", "1 d", "12.3 d", "364 d", "4.17 y", "1e3 y", "4.8e9 y"]
+        "0.350s", "7:05:09", "1.00 d", "12.3 d", "364 d", "4.17 y", "1e3 y", "4.8e9 y"]
     assert run_duration(364.6 * 86400) == "365 d"  # days until it reads a whole year, never "0.998 y"
     for s in edges(1e5, 1e24):
         text = run_duration(s)
@@ -178,3 +178,76 @@ def test_a_speedup_keeps_its_digits_however_small():
 
     assert [speedup_text(x) for x in (1.3149, 0.01, 0.00999, 0.000264813, 0.0, math.nan, math.inf)] == [
         "1.31x", "0.01x", "0.00999x", "0.000265x", "0.00x", "-", "-"]
+
+
+def measured(x: float, digits: int = 3) -> str:
+    """The figure a measurement table prints for `x`, by the plain rule spelled out in decimal: an
+    int whole; exact zero "0"; from 10**digits (once rounded) the whole number, grouped; below 1e-4
+    (once rounded) 'g''s own text; else the value rounded half-even to `digits` significant digits,
+    every one of them written ("1.10", "0.500", "44.0", "10.0" where 9.9996 carries). Grouped from
+    10**digits up, as every figure is."""
+    if isinstance(x, int):
+        return f"{x:,}" if abs(x) >= 10**digits else str(x)
+    if x == 0:
+        return "0"
+    q = significant(x, digits)
+    if abs(q) >= 10**digits:
+        return f"{Decimal(x).quantize(Decimal(1), rounding=ROUND_HALF_EVEN):,}"
+    if abs(q) < Decimal("1e-4"):
+        return f"{x:.{digits}g}"
+    if q.adjusted() > Decimal(x).adjusted():  # 9.9996 -> 10.00: the carry added a digit, drop the last
+        q = q.quantize(Decimal(1).scaleb(q.adjusted() - digits + 1))
+    return format(q, "f")
+
+
+def sig_cases(seed: int = 0) -> list:
+    """Random floats over 1e-4..1e9 of either sign, the same cut to a few digits (1.1, 0.5, 44.0:
+    where the zeros are the digits a table must keep), ints, zeros, and the values about each
+    power of ten where rounding carries (9.995, 9.9951, 999.97)."""
+    import random
+
+    rng = random.Random(seed)
+    floats = [rng.choice((1, -1)) * 10 ** rng.uniform(-4, 9) for _ in range(3000)]
+    short = [float(f"{x:.{rng.randint(1, 2)}g}") for x in floats[:1000]]
+    ints = [rng.randint(-(10**7), 10**7) for _ in range(300)] + list(range(-12, 1013, 7))
+    return [*floats, *short, *ints, 0.0, -0.0, 0, 9.995, 9.9951, 999.97, 999.4, 100.0, 44.0, 0.5, 1.1,
+            9.9996e-5, 5e-5, 1.2345e-7, *edges(1e-4, 1e9), *(-x for x in edges(1e-4, 1e9))]
+
+
+@pytest.mark.parametrize("digits", [3, 4])
+def test_sig_keeps_every_significant_digit_it_prints(digits):
+    """sig dropped trailing zeros ('g'): a step column read "1.1" beside "1.02", "0.5" beside
+    "0.512", "44" beside "44.1", as if measured to different precisions."""
+    from lionsim.numbers import sig
+
+    for x in sig_cases(digits):
+        assert sig(x, digits) == measured(x, digits), (x, sig(x, digits), measured(x, digits))
+
+
+def test_sig_writes_as_many_digits_in_every_row_of_a_column():
+    """What the rule is for: between 1e-4 and 10**3 every figure shows exactly 3 significant
+    digits, counted from the text alone."""
+    from lionsim.numbers import sig
+
+    for x in sig_cases(1):
+        if isinstance(x, float) and 1e-4 <= abs(significant(x)) < 1000:
+            digits = sig(x).lstrip("-").replace(".", "").lstrip("0")
+            assert len(digits) == 3, (x, sig(x))
+
+
+def test_sig_keeps_counts_zero_and_tiny_values_as_they_were():
+    """An int is a count ("8 workers", never "8.00"), exact zero a plain "0", below 1e-4 'g''s own
+    form; an axis tick (zeros=False) reads as 'g' writes it."""
+    import numpy as np
+
+    from lionsim.numbers import bytes_text, sig
+
+    assert [sig(8), sig(np.int64(8)), sig(12345), sig(-1005), sig(0.0), sig(-0.0), sig(5e-5)] == [
+        "8", "8", "12,345", "-1,005", "0", "0", "5e-05"]
+    assert [sig(x) for x in (1.1, 0.5, 44.0, 100.0, 999.4, 9.995, 9.9951, 999.97, 9.9996e-5, -0.5)] == [
+        "1.10", "0.500", "44.0", "100", "999", "9.99", "10.0", "1,000", "0.000100", "-0.500"]
+    for x in sig_cases(2):
+        if isinstance(x, float) and 0 < abs(x) < 999.5:
+            assert sig(x, zeros=False) == f"{x:.3g}", x
+    assert [bytes_text(n) for n in (8, 8.0, 12.5, 4e9, 1.5e3)] == ["8 B", "8 B", "12.5 B", "4.00 GB", "1.50 kB"]
+    assert [bytes_text(n, zeros=False) for n in (2e7, 1e9)] == ["20 MB", "1 GB"]

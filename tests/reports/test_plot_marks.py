@@ -78,7 +78,7 @@ def test_a_diverged_runs_bytes_are_the_steps_before_and_its_note_says_so(figures
     assert [bar.get_width() for bar in ax.patches] == [4000, 4000]
     assert not [c for c in ax.containers if isinstance(c, ErrorbarContainer)]  # one value a step: no whisker
     note = ax.texts[1].get_text()
-    assert note.startswith("4 kB  (= baseline)") and "diverged at step 3: the mean of the 2 steps before" in note
+    assert note.startswith("4.00 kB  (= baseline)") and "diverged at step 3: the mean of the 2 steps before" in note
 
 
 def test_each_target_triangle_sits_at_the_loss_it_marks(figures):

@@ -26,7 +26,7 @@ def test_a_run_that_does_not_fit_stops_before_allocating(tmp_path, monkeypatch, 
     monkeypatch.setattr(runner.Runner, "__init__", lambda *a, **k: pytest.fail("the run started"))
     code, _, err = run_cli([*argv, "--out", "o"], capsys)
     assert code == 2 and err.count("\n") == 1
-    assert "needs about" in err and "16 GB is available" in err
+    assert "needs about" in err and "16.0 GB is available" in err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -109,7 +109,7 @@ def test_a_7b_workload_function_is_counted_on_meta_and_refused_before_it_builds_
     params = 100_000 * 70_000 + 70_000  # weight and bias of the Linear
     assert code == 2 and err.count("\n") == 1, err
     assert f"needs at least {bytes_text(params * 4 * (memory.GLOBAL_COPIES + 2 * memory.WORKER_COPIES))}" in err
-    assert "16 GB is available" in err and "a smaller model" in err
+    assert "16.0 GB is available" in err and "a smaller model" in err
     assert not (tmp_path / "o").exists()
     if Path("/proc/self/clear_refs").exists():
         assert grew < 200 * 10**6  # nothing of the 28 GB was allocated

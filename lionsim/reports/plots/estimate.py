@@ -16,11 +16,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.numbers import bytes_text
 from lionsim.reports.columns import model_text
 from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
-from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, fit_title, labelled_log_axis,
-                                         mark_every, overlapping, run_colours, save, time_unit, twin_name)
+from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
+                                         labelled_log_axis, mark_every, overlapping, run_colours, save, time_unit,
+                                         twin_name)
 from lionsim.transports import TRANSPORTS
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
@@ -138,7 +138,7 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
         top.text(0.01, 0.04, "on the floor: 0 B across nodes (all workers in one node)", transform=top.transAxes,
                  fontsize=8, color="#444444", va="bottom", ha="left")
     if len(positive) and not (frame["inter_bytes"] <= 0).any():
-        labelled_log_axis(top.yaxis, float(positive.min()), float(positive.max()), bytes_text)
+        labelled_log_axis(top.yaxis, float(positive.min()), float(positive.max()), bytes_tick)
     else:  # the floor (0 B) is the axis's bottom: matplotlib's labels
         bytes_log(top.yaxis)
     step = frame["step_s"] / scale

@@ -211,11 +211,17 @@ def labelled_linear_axis(axis, high: float, integer: bool = True) -> list[float]
     return ticks
 
 
+def bytes_tick(n: float) -> str:
+    """A tick of an axis of bytes: "20 MB", "1 GB" (a place on the scale, not a measured figure:
+    no trailing zeros, where a table's figure reads "20.0 MB")."""
+    return bytes_text(n, zeros=False)
+
+
 class _BytesLogFormatter(LogFormatterSciNotation):
     """The ticks a log axis labels by default, in bytes ("20 MB", "1 GB")."""
 
     def __call__(self, x, pos=None):
-        return bytes_text(x) if super().__call__(x, pos) else ""
+        return bytes_tick(x) if super().__call__(x, pos) else ""
 
 
 def bytes_log(axis) -> None:
@@ -237,7 +243,7 @@ def time_unit(max_seconds: float) -> tuple[float, str]:
     return 3600.0, "h"
 
 
-BYTES_FORMATTER = FuncFormatter(lambda v, _pos: bytes_text(v) if v > 0 else "0")
+BYTES_FORMATTER = FuncFormatter(lambda v, _pos: bytes_tick(v) if v > 0 else "0")
 
 
 def context(frame, extra: str = "") -> str:
