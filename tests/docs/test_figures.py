@@ -24,7 +24,7 @@ def test_every_block_has_its_markers_in_one_page():
 
 def test_the_figures_are_written_as_the_pages_write_them():
     assert [ms(s) for s in (0.0776, 0.3306, 1.5478, 403.667)] == ["77.6", "331", "1,548", "403,667"]
-    assert [size(n) for n in (1.42e9, 8.33e8, 3.4e6, 512)] == ["1.42 GB", "833 MB", "3.4 MB", "512 B"]
+    assert [size(n) for n in (1.42e9, 8.33e8, 3.4e6, 512)] == ["1.42 GB", "833 MB", "3.40 MB", "512 B"]
     assert run_duration(62268.6) == "17:17:49"  # 17 h 17 min 48.6 s, rounded (the whole-run block)
     assert md(["a", "b"], [["1", "2"]]) == "| a | b |\n|---|---|\n| 1 | 2 |\n"
 

@@ -72,7 +72,7 @@ def test_run_report_has_every_section_and_the_hand_computed_figures(tmp_path):
     # speedup 2 ms / 1 ms; B reaches loss 5 at step 3 (smoothed window 1: 10 - 2*3 = 4 <= 5 first at k = 3:
     # trailing mean over ceil(10% of 10) = 1 step), at 3 ms; A at step 5, 10 ms.
     assert "| dlion-mavo@int8-allreduce | " in text and "| 2.00x | 3.33x |" in text
-    assert "| 4 | 1gbe | 5.0000 | **dlion-mavo@int8-allreduce** | 10 ms | 3 ms |" in text
+    assert "| 4 | 1gbe | 5.0000 | **dlion-mavo@int8-allreduce** | 10.0 ms | 3.00 ms |" in text
     assert "    lionsim bench --workload mlp --out" in text
     for line in text.splitlines():
         if line.startswith("!["):
@@ -173,7 +173,7 @@ def test_run_report_says_what_each_column_holds_and_where_the_target_came_from(t
     write_run(tmp_path, steps, summarize(steps), {"config": {"backend": "sim", "steps": 10}})
     text = write_report(tmp_path).read_text()
     assert "| final loss (mean of last 10% of steps) |" in text
-    assert "| comm (total) | comm (exposed) |" in text and "| 1 ms | 0.5 ms |" in text
+    assert "| comm (total) | comm (exposed) |" in text and "| 1.00 ms | 0.500 ms |" in text
     assert "to target: adamw@fp32-allreduce's time to reach the target loss / this run's" in text
     # The default target: the baseline's smoothed loss at step 9 of 10 (window 1): (10 - 9) / 4 + 0.0009.
     assert "Target loss 0.2509: the baseline's smoothed training loss at 90% of its steps" in text

@@ -312,7 +312,7 @@ def test_summary_table_renders(steps):
     c = next(i for i, line in enumerate(lines) if line.split()[:1] == ["@a2a-1bit"])
     assert lines[c - 1].endswith(" not reached") and lines[c].split() == ["@a2a-1bit"]  # C never got there
     assert "(lion@fp32-allreduce's loss at step 18 of 20" in " ".join(text.split())
-    assert "4MB" in text and "125B" in text
+    assert "4.00MB" in text and "125B" in text
 
 
 def test_in_80_columns_not_reached_and_names_stay_whole_words(steps):
@@ -336,7 +336,8 @@ def test_where_names_alone_leave_a_table_over_80_columns_not_reached_breaks_betw
     words breaks between them; every number stays whole and on its row's first line."""
     from tests.helpers.cli import table_text
 
-    name = "dlion-mavo-longers"  # 18 columns: the run column's least
+    name = "dlion-mavo-extra"  # 16 columns: the run column's least (the table then 80 wide; 18 before the
+    # sent column's figures kept their zeros: "4.00MB", two columns more than "4MB")
     summary = summarize(steps.assign(strategy=steps["strategy"].replace("dlion-mavo", name)))
     lines = table_text(summary_table(summary, {"config": {"steps": 20}}), 80).splitlines()
     table = lines[:lines.index(next(line for line in lines if line.startswith("* baseline")))]
@@ -347,9 +348,9 @@ def test_where_names_alone_leave_a_table_over_80_columns_not_reached_breaks_betw
     assert max(map(len, table)) + len(" not") > 80
     rows = [line.split() for line in table if line.split()[:1] in (["lion*"], [name])]
     assert [row[1:] for row in rows] == [  # every number whole, on its row's first line
-        ["1.500", "70.0%", "300", "0.00", "150", "50", "500", "4MB", "32/32", "1.00x", "1.00x"],
-        ["0.000", "75.0%", "200", "20", "20", "0.00", "250", "2kB", "1/1", "2.00x", "3.60x"],
-        ["5.000", "-", "200", "40", "10", "0.00", "200", "125B", "1/1", "2.50x", "not"]]
+        ["1.500", "70.0%", "300", "0.00", "150", "50.0", "500", "4.00MB", "32/32", "1.00x", "1.00x"],
+        ["0.000", "75.0%", "200", "20.0", "20.0", "0.00", "250", "2.00kB", "1/1", "2.00x", "3.60x"],
+        ["5.000", "-", "200", "40.0", "10.0", "0.00", "200", "125B", "1/1", "2.50x", "not"]]
 
 
 # --- `lionsim plot` ----------------------------------------------------------------------------
@@ -410,7 +411,7 @@ def test_model_check_table_only_on_real_backends(steps):
     console = Console(record=True, width=80)
     console.print(model_check_table(real))
     text = console.export_text()
-    assert "measured on gloo" in text and "-25%" in text and " 4 " in text and " 3 " in text  # ms, 3 digits
+    assert "measured on gloo" in text and "-25%" in text and " 4.00 " in text and " 3.00 " in text  # ms, 3 digits
 
 
 def test_bits_count_momentum_sync_and_wire_bytes_are_whole(tiny_run):

@@ -162,7 +162,7 @@ def test_a_diverged_runs_bytes_per_step_are_the_mean_of_the_steps_before():
     assert summary.loc["sgdm", "wire_bytes"] == summary.loc["adamw", "wire_bytes"] == 4000
     assert summary.loc["sgdm", "bits_per_param_up"] == 32.0 and summary.loc["sgdm", "step_s"] == 0.01
     shown = table_text(summary_table(summarize(frame(rows("adamw", 2), diverged)), {"config": {"steps": 2}}))
-    assert shown.count("4kB") == 2 and "times and bytes are over the steps before" in " ".join(shown.split())
+    assert shown.count("4.00kB") == 2 and "times and bytes are over the steps before" in " ".join(shown.split())
 
 
 def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_check():
@@ -175,7 +175,7 @@ def test_a_gloo_table_names_the_link_measured_on_and_links_comm_to_the_model_che
     header = next(line for line in check.splitlines() if "measured" in line and "booked" in line).split()
     values = next(line for line in check.splitlines() if line.strip().startswith("adamw")).split()
     assert header[:4] == ["run", "booked", "measured", "model"]
-    assert values[1:3] == ["0.30", "1.5"]  # booked: the main table's comm (0.3 ms); measured: the mean
+    assert values[1:3] == ["0.30", "1.50"]  # booked: the main table's comm (0.3 ms); measured: the mean
     assert "the comm column above" in check
 
 
