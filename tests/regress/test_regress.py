@@ -207,7 +207,7 @@ def test_junit_is_valid_xml_with_one_testcase_per_run_and_the_failures_counted()
     assert (suite.get("tests"), suite.get("failures")) == ("3", "1") and len(cases) == 3
     failure = cases[1].find("failure")
     assert (cases[1].get("classname"), cases[1].get("name")) == ("regress.c1", "b@y")
-    assert "worse by 0.5" in failure.get("message") and "now 2, tolerance 0.2" in failure.text
+    assert "worse by 0.5" in failure.get("message") and "now 2.000, tolerance 0.2000" in failure.text
     md = markdown(result, 3.0)
     assert md.startswith("# lionsim regress: FAIL") and "| c1 | b@y | check:mavo-vs-lion |" in md
     assert "2 > 1.2 \\| x" in md
