@@ -97,10 +97,11 @@ within what estimate takes alone, and a model that size is priced to show how fa
 
 
 def ms_text(ms: float) -> str:
-    """A step table's milliseconds: `sig`, whole and grouped from 1,000 up, compact past MS_PLAIN_TOP."""
+    """A step table's milliseconds: `sig`, whole and grouped from 1,000 up, compact past MS_PLAIN_TOP
+    with its three digits all written, as `sig` writes them ("1.00e6" beside "5.18e6")."""
     if math.isfinite(ms) and abs(rounded(ms)) >= MS_PLAIN_TOP:
         mantissa, exponent = f"{ms:.2e}".split("e")
-        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+        return f"{mantissa}e{int(exponent)}"
     return sig(ms)
 
 

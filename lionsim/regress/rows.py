@@ -77,6 +77,7 @@ def shown_rows(rows: list[Row], everything: bool = False) -> list[Row]:
 
 
 def fmt(value: float) -> str:
-    """A number for a report: 4 significant digits, whole and grouped from 10,000 up (9999.7 too:
-    never 1e+04), '-' when there is none."""
+    """A number for a report: 4 significant digits, trailing zeros kept (1.500, 0.02000: a column's
+    rows read to one precision), whole and grouped from 10,000 up (9999.7 too: never 1e+04), '-'
+    when there is none."""
     return "-" if math.isnan(value) else sig(value, 4)

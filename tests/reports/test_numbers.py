@@ -122,7 +122,7 @@ def test_a_step_table_keeps_its_milliseconds_within_seven_characters_at_any_size
     from lionsim.cli.estimate_cmd import _ms
 
     assert [_ms(s) for s in (0.99997, 2.875, 999.9996, 5180.923, 1.5166835e10)] == [
-        "1,000", "2,875", "1e6", "5.18e6", "1.52e13"]
+        "1,000", "2,875", "1.00e6", "5.18e6", "1.52e13"]
     for x in edges(1e-4, 1e18):
         text = _ms(x / 1e3)
         assert len(text) <= 7 or x < 1e6, text
