@@ -27,7 +27,12 @@ def size_column(sizes) -> list[str]:
     """A table's sizes in one unit system: binary where every size is as human_bytes would print it
     in binary (--sizes 1K:1G), else decimal for all (--sizes 1K:1M:x1.5 read "1 KiB" above "1.54 kB")."""
     binary = all(n < 1000 or human_bytes(n) != bytes_text(n) for n in sizes)  # below 1000: "N B" in both
-    return [binary_bytes_text(n) if binary and n >= 2**10 else bytes_text(n) for n in sizes]
+    if binary:
+        return [binary_bytes_text(n) if n >= 2**10 else bytes_text(n) for n in sizes]
+    # sizes the user set read as set ("1 kB", "1 MB") where all are whole in their units; a
+    # column with any fraction ("1.54 kB") keeps every figure's three digits ("1.00 kB")
+    whole = [bytes_text(n, zeros=False) for n in sizes]
+    return whole if not any("." in text for text in whole) else [bytes_text(n) for n in sizes]
 
 
 def rate(GBps: float) -> str:

@@ -261,4 +261,5 @@ def test_a_size_column_keeps_one_unit_system_and_small_rates_keep_their_digits()
     assert size_column([8, 1024, 2**20]) == ["8 B", "1 KiB", "1 MiB"]  # all whole KiB: binary
     assert size_column([1024, 1536, 2304]) == ["1.02 kB", "1.54 kB", "2.30 kB"]  # one is not: decimal for all
     assert size_column([1000, 1024]) == ["1.00 kB", "1.02 kB"]
+    assert size_column([1000, 10**6, 10**9]) == ["1 kB", "1 MB", "1 GB"]  # set sizes read as set
     assert [rate(v) for v in (0.000392, 0.019, 12.3456, 0.0)] == ["0.000392", "0.019", "12.346", "0.000"]
