@@ -233,6 +233,7 @@ _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tenso
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
              "of the 25.6M floats a step")
+_TOPK = "top-k at 1% per tensor with error feedback, all-gather of fp32 values and int32 indices (as lionsim's dgc)"
 GRACE_THROUGHPUT: dict[tuple[str, str], tuple[str, float]] = {
     ("none", "10g"): ("csptnxrv0", 2200.5328), ("none", "25g"): ("d93b4gh80", 2350.8472),
     ("powersgd", "10g"): ("xa1kk3ne0", 1794.0928), ("powersgd", "25g"): ("xd1ku9ef0", 1847.792),
@@ -256,6 +257,26 @@ def _grace_source(method: str, link: str, label: str) -> str:
 def _grace_source_4w(method: str, label: str) -> str:
     (dense_id, dense), (run_id, ips) = GRACE_THROUGHPUT_4W["none"], GRACE_THROUGHPUT_4W[method]
     return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
+
+
+_GRACE_RUNS = {
+    "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1")),
+    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather", "--topk-ratio", "0.01")),
+}
+"""GRACE's method -> its name in the quantity, the config's words for it and lionsim's run of it."""
+
+
+def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case:
+    """A GRACE case: `method` on `workers` workers of the release's cluster at `link` (10g, 25g: the
+    10gbe, 25gbe preset) against GRACE's dense run; `given`: its source, published ratio, miss and figures."""
+    name, said, run = _GRACE_RUNS[method]
+    gbps = link.removesuffix("g")
+    return Case(key=key, config=_GRACE_CONFIG.format(workers=workers, link=f"{gbps} Gb/s (the {gbps}gbe preset)",
+                                                     method=said),
+                quantity=f"step ratio, {name} / dense",
+                command=("estimate", *_GRACE, *run, "--workers", str(workers), "--network", f"{gbps}gbe",
+                         "--format", "csv"),
+                read="step_ratio", **given)
 
 
 def _places(x: float) -> float:
@@ -528,52 +549,22 @@ COMPRESSED_CASES: tuple[Case, ...] = (
                  "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.11", *_BERT),
         read="step_ratio",
     ),
-    Case(
-        key="grace-powersgd-resnet50-10g",
-        source=_grace_source("powersgd", "10g", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "8", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g"),
-    ),
-    Case(
-        key="grace-topk-resnet50-10g",
-        source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "8", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("10g"),
-    ),
-    Case(
-        key="grace-powersgd-resnet50-25g",
-        source=_grace_source("powersgd", "25g", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "8", "--network", "25gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g"),
-    ),
-    Case(
-        key="grace-topk-resnet50-25g",
-        source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "8", "--network", "25gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g"),
-    ),
+    _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
+                source=_grace_source("powersgd", "10g", "powersgd"),
+                published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
+                miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g")),
+    _grace_case("grace-topk-resnet50-10g", "topk", 8, "10g",
+                source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
+                published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
+                miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("10g")),
+    _grace_case("grace-powersgd-resnet50-25g", "powersgd", 8, "25g",
+                source=_grace_source("powersgd", "25g", "powersgd"),
+                published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
+                miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g")),
+    _grace_case("grace-topk-resnet50-25g", "topk", 8, "25g",
+                source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
+                published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
+                miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g")),
     Case(
         key="bagua-bytegrad-vgg16-100g",
         source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
@@ -629,29 +620,14 @@ HOLDOUT_CASES: tuple[Case, ...] = (
                  "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
         read="step_ratio",
     ),
-    Case(
-        key="holdout-grace-powersgd-resnet50-10g-4w",
-        source=_grace_source_4w("powersgd", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=4, link="10 Gb/s (the 10gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "4", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd"),
-    ),
-    Case(
-        key="holdout-grace-topk-resnet50-10g-4w",
-        source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=4, link="10 Gb/s (the 10gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "4", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk"),
-    ),
+    _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
+                source=_grace_source_4w("powersgd", "powersgd"),
+                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
+                miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd")),
+    _grace_case("holdout-grace-topk-resnet50-10g-4w", "topk", 4, "10g",
+                source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
+                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
+                miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk")),
     Case(
         key="holdout-bagua-qadam-vgg16-10g",
         source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
