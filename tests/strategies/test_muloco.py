@@ -14,6 +14,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.helpers.cli import one_line_exit_2
+from tests.helpers.gloo_group import on_own_rows
 from tests.helpers.steps import layout_of, split_flat
 from tests.reference.muloco import message_bytes, ref_muloco, skipped
 
@@ -165,15 +166,8 @@ def muloco_on(comm, rows: range) -> torch.Tensor:
     return x
 
 
-def gloo_rank(rank: int):
-    from lionsim.backends import ProcessGroupComm
-
-    comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
-    return muloco_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
-
-
 def test_muloco_over_gloo_all_gathers_the_packed_codes(gloo_group):
-    results = gloo_group(GLOO_RANKS).run(gloo_rank)
+    results = gloo_group(GLOO_RANKS).run(on_own_rows, muloco_on, GLOO_LOCAL)
     workers = GLOO_RANKS * GLOO_LOCAL
     expected = muloco_on(SimComm(workers), range(workers))
     assert not torch.allclose(expected, torch.linspace(-1, 1, layout().numel))

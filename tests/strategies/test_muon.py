@@ -13,6 +13,7 @@ from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
 from tests.helpers.cli import one_line_exit_2
+from tests.helpers.gloo_group import on_own_rows
 from tests.helpers.steps import layout_of, split_flat
 from tests.reference.muon import newton_schulz5, ns_flops, ref_muon
 
@@ -162,15 +163,8 @@ def muon_dist_on(comm, rows: range) -> torch.Tensor:
     return x
 
 
-def gloo_rank(rank: int):
-    from lionsim.backends import ProcessGroupComm
-
-    comm = ProcessGroupComm(local_workers=GLOO_LOCAL, align=False)
-    return muon_dist_on(comm, range(rank * GLOO_LOCAL, (rank + 1) * GLOO_LOCAL))
-
-
 def test_muon_dist_over_gloo_all_gathers_each_ranks_share(gloo_group):
-    results = gloo_group(GLOO_RANKS).run(gloo_rank)
+    results = gloo_group(GLOO_RANKS).run(on_own_rows, muon_dist_on, GLOO_LOCAL)
     workers = GLOO_RANKS * GLOO_LOCAL
     expected = muon_dist_on(SimComm(workers), range(workers))
     s = STRATEGIES.get("muon-dist")(StrategyConfig(), layout(), SimComm(workers))
