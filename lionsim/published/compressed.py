@@ -279,6 +279,29 @@ def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case
                 read="step_ratio", **given)
 
 
+_DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94), "squad": (_SQUAD_TASK, 1152, 0.11, 18)}
+"""A DeepSpeed case's task -> its words, tokens a worker, --mfu and the figure's one-GPU samples/s it came from."""
+_DS_LINKS = {"40gbe": (_TCP, "examples/clusters/v100x4-40gbe.toml", _MPI_HOST),
+             "ibqdr": (_IB, "examples/clusters/v100x4-ib-qdr.toml", _MPI_GDR)}
+"""Its cluster -> the link's words, its profile and how MPI ran on it."""
+
+
+def _deepspeed_case(key: str, task: str, gpus: int, link: str, **given) -> Case:
+    """A DeepSpeed case: 1-bit Adam against Adam on `gpus` GPUs of the `link` cluster. On 40 GbE the
+    source's two steps ran on different libraries (dense on NCCL, 1-bit on MPI): two estimates,
+    `versus`; on InfiniBand, one estimate of both. `given`: its source, published ratio, miss and figures."""
+    words, tokens, mfu, one = _DS_TASKS[task]
+    said, profile, mpi = _DS_LINKS[link]
+    common = ("estimate", "--tokens-per-worker", str(tokens), "--workers", str(gpus), "--network", profile,
+              "--mfu", str(mfu))
+    if link == "40gbe":
+        runs = {"command": (*common, *_BERT_DENSE), "versus": (*common, *_BERT_ONEBIT_MPI)}
+    else:
+        runs = {"command": (*common, *_BERT)}
+    return Case(key=key, config=_DEEPSPEED_CONFIG.format(task=words, gpus=gpus, link=said, mfu=mfu, one=one, mpi=mpi),
+                quantity="step ratio, 1-bit Adam / Adam", read="step_ratio", **runs, **given)
+
+
 def _places(x: float) -> float:
     """x as a figure of the texts prints it, to 3 places (0.3076 -> 0.308)."""
     return float(f"{x:.3f}")
@@ -506,49 +529,21 @@ def _ratio(dense: float, compressed: float) -> float:
 
 
 COMPRESSED_CASES: tuple[Case, ...] = (
-    Case(
-        key="onebit-adam-bert-40gbe-32",
-        source=f"{DEEPSPEED}, Figure 5: \"6.6x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=32, link=_TCP, mfu=0.19, one=94, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 6.6,
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_TCP, figures=_ds_tcp_figures(32),
-    ),
-    Case(
-        key="onebit-adam-bert-ibqdr-32",
-        source=f"{DEEPSPEED}, Figure 6: \"2x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=32, link=_IB, mfu=0.19, one=94, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 2.0,
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
-        read="step_ratio",
-        miss=_MISS_DS_IB, figures=_ds_ib_figures,
-    ),
-    Case(
-        key="onebit-adam-squad-40gbe-32",
-        source=f"{DEEPSPEED}, Figure 7: \"6.2x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_SQUAD_TASK, gpus=32, link=_TCP, mfu=0.11, one=18, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(*FIGURE_7[32]),
-        command=("estimate", "--tokens-per-worker", "1152", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.11", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "1152", "--workers", "32", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.11", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32),
-    ),
-    Case(
-        key="onebit-adam-squad-ibqdr-16",
-        source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_SQUAD_TASK, gpus=16, link=_IB, mfu=0.11, one=18, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 1.7,
-        command=("estimate", "--tokens-per-worker", "1152", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.11", *_BERT),
-        read="step_ratio",
-    ),
+    _deepspeed_case("onebit-adam-bert-40gbe-32", "bert", 32, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 5: \"6.6x\" over Adam at 32 GPUs",
+                    published=1 / 6.6,
+                    miss=_MISS_DS_TCP, figures=_ds_tcp_figures(32)),
+    _deepspeed_case("onebit-adam-bert-ibqdr-32", "bert", 32, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 6: \"2x\" over Adam at 32 GPUs",
+                    published=1 / 2.0,
+                    miss=_MISS_DS_IB, figures=_ds_ib_figures),
+    _deepspeed_case("onebit-adam-squad-40gbe-32", "squad", 32, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 7: \"6.2x\" over Adam at 32 GPUs",
+                    published=_ratio(*FIGURE_7[32]),
+                    miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32)),
+    _deepspeed_case("onebit-adam-squad-ibqdr-16", "squad", 16, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
+                    published=1 / 1.7),
     _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
                 source=_grace_source("powersgd", "10g", "powersgd"),
                 published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
@@ -599,27 +594,13 @@ COMPRESSED_CASES: tuple[Case, ...] = (
 """The compressed cases of the docs table (docs/clusters.md)."""
 
 HOLDOUT_CASES: tuple[Case, ...] = (
-    Case(
-        key="holdout-onebit-adam-bert-40gbe-16",
-        source=f"{DEEPSPEED}, Figure 5 at 16 GPUs, read off the figure (Adam about 86 samples/s, 1-bit Adam 459)",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=16, link=_TCP, mfu=0.19, one=94, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(*FIGURE_5[16]),
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16),
-    ),
-    Case(
-        key="holdout-onebit-adam-bert-ibqdr-16",
-        source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=16, link=_IB, mfu=0.19, one=94, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(541, 924),
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
-        read="step_ratio",
-    ),
+    _deepspeed_case("holdout-onebit-adam-bert-40gbe-16", "bert", 16, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 5 at 16 GPUs, read off the figure (Adam about 86 samples/s, 1-bit Adam 459)",
+                    published=_ratio(*FIGURE_5[16]),
+                    miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16)),
+    _deepspeed_case("holdout-onebit-adam-bert-ibqdr-16", "bert", 16, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
+                    published=_ratio(541, 924)),
     _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
                 source=_grace_source_4w("powersgd", "powersgd"),
                 published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
