@@ -523,6 +523,24 @@ _MISS_BAGUA_10G = (
     "{needs} (`shaped link`).")
 
 
+_BAGUA_RUNS = {"bytegrad": ("ByteGrad", _BYTEGRAD, "sgdm@hier:fp8-allreduce"),
+               "qadam": ("QAdam", _QADAM, "adamw@hier:fp8-allreduce")}
+"""A Bagua case's algorithm -> its name in the quantity, the config's words for it and lionsim's run of it."""
+_BAGUA_LINKS = {"100g": (_BAGUA_100G_SETTINGS, BAGUA_100G_NETWORK),
+                "10g": (", shaped to 10 Gb/s (the 10gbe preset)", "10gbe")}
+"""Its link -> the config's words for it and the network lionsim prices."""
+
+
+def _bagua_case(key: str, method: str, link: str, **given) -> Case:
+    """A Bagua case: `method` against PyTorch DDP on the benchmark's 128 V100 at `link`. `given`: its
+    source, published ratio, miss and figures."""
+    name, said, run = _BAGUA_RUNS[method]
+    shaped, network = _BAGUA_LINKS[link]
+    return Case(key=key, config=_BAGUA_CONFIG.format(shaped=shaped, method=said), quantity=f"step ratio, {name} / DDP",
+                command=("estimate", *_BAGUA, "--network", network, "-s", run, "--format", "csv"), read="step_ratio",
+                **given)
+
+
 def _ratio(dense: float, compressed: float) -> float:
     """A compressed step over the dense step, from two throughputs (the step is batch / throughput)."""
     return dense / compressed
@@ -560,36 +578,18 @@ COMPRESSED_CASES: tuple[Case, ...] = (
                 source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
                 published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
                 miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g")),
-    Case(
-        key="bagua-bytegrad-vgg16-100g",
-        source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=_BAGUA_100G_SETTINGS, method=_BYTEGRAD),
-        quantity="step ratio, ByteGrad / DDP", published=_ratio(8893, 21828),
-        command=("estimate", *_BAGUA, "--network", BAGUA_100G_NETWORK, "-s", "sgdm@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("bytegrad"),
-    ),
-    Case(
-        key="bagua-bytegrad-vgg16-10g",
-        source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua ByteGrad 19,714 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
-                                    method=_BYTEGRAD),
-        quantity="step ratio, ByteGrad / DDP", published=_ratio(4540, 19714),
-        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "sgdm@hier:fp8-allreduce", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_10G, figures=_bagua_10g_figures,
-    ),
-    Case(
-        key="bagua-qadam-vgg16-100g",
-        source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua QAdam 18,905 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=_BAGUA_100G_SETTINGS, method=_QADAM),
-        quantity="step ratio, QAdam / DDP", published=_ratio(8893, 18905),
-        command=("estimate", *_BAGUA, "--network", BAGUA_100G_NETWORK, "-s", "adamw@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("qadam"),
-    ),
+    _bagua_case("bagua-bytegrad-vgg16-100g", "bytegrad", "100g",
+                source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
+                published=_ratio(8893, 21828),
+                miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("bytegrad")),
+    _bagua_case("bagua-bytegrad-vgg16-10g", "bytegrad", "10g",
+                source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua ByteGrad 19,714 at 10 Gbps",
+                published=_ratio(4540, 19714),
+                miss=_MISS_BAGUA_10G, figures=_bagua_10g_figures),
+    _bagua_case("bagua-qadam-vgg16-100g", "qadam", "100g",
+                source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua QAdam 18,905 at 100 Gbps",
+                published=_ratio(8893, 18905),
+                miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("qadam")),
 )
 """The compressed cases of the docs table (docs/clusters.md)."""
 
@@ -609,16 +609,9 @@ HOLDOUT_CASES: tuple[Case, ...] = (
                 source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
                 published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
                 miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk")),
-    Case(
-        key="holdout-bagua-qadam-vgg16-10g",
-        source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
-                                    method=_QADAM),
-        quantity="step ratio, QAdam / DDP", published=_ratio(4540, 17848),
-        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "adamw@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-    ),
+    _bagua_case("holdout-bagua-qadam-vgg16-10g", "qadam", "10g",
+                source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
+                published=_ratio(4540, 17848)),
 )
 """Further points of the same sources, out of the docs table: the check on cases the model was not tuned to."""
 
