@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
-from lionsim.perf.rows import Figure, by_case, median_seconds
+from lionsim.perf.rows import Figure, by_case, versus
 
 SPIN = "while True: pass"
 
@@ -59,27 +59,18 @@ def _pairs(numel: int):
 def bench_codecs(numel: int = 10**8, repeats: int = 5) -> list[Figure]:
     import torch
 
+    from lionsim.training.threads import torch_threads
+
     figures = []
     default_threads = torch.get_num_threads()
-    for setting, threads, load in (("1 thread", 1, None), (f"{default_threads} threads, a core busy",
-                                                           default_threads, busy_core)):
-        torch.set_num_threads(threads)
-        with load() if load else _nothing():
+    for setting, threads, load in (("1 thread", 1, nullcontext), (f"{default_threads} threads, a core busy",
+                                                                  default_threads, busy_core)):
+        with torch_threads(threads), load():
             for name, ours, theirs in _pairs(numel):
-                t_ours, _ = median_seconds(ours, repeats)
-                t_np, _ = median_seconds(theirs, repeats)
-                how = f"median of {repeats} after 1 dropped; {setting}; {numel:.0e} elements"
-                case = f"{name} [{setting}]"
-                figures += [Figure("codecs", case, "ours_s", t_ours, how),
-                            Figure("codecs", case, "numpy_s", t_np, how),
-                            Figure("codecs", case, "numpy_over_ours", t_np / t_ours, how)]
-    torch.set_num_threads(default_threads)
+                figures += versus("codecs", f"{name} [{setting}]",
+                                  f"median of {repeats} after 1 dropped; {setting}; {numel:.0e} elements",
+                                  ("ours_s", ours), ("numpy_s", theirs), "numpy_over_ours", repeats)
     return figures
-
-
-@contextmanager
-def _nothing():
-    yield
 
 
 def print_codecs(figures: list[Figure]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -53,3 +54,15 @@ def median_seconds(fn, repeats: int, warmup: int = 1) -> tuple[float, list[float
         fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), times
+
+
+def versus(benchmark: str, case: str, how: str, ours: tuple[str, Callable[[], object]],
+           theirs: tuple[str, Callable[[], object]], ratio: str, repeats: int, warmup: int = 1) -> list[Figure]:
+    """Two ways to the same answer, each a (metric, call): the median seconds of each (ours timed
+    first) and theirs / ours (> 1: ours faster), three figures of `case`."""
+    (ours_metric, ours_fn), (theirs_metric, theirs_fn) = ours, theirs
+    t_ours, _ = median_seconds(ours_fn, repeats, warmup)
+    t_theirs, _ = median_seconds(theirs_fn, repeats, warmup)
+    return [Figure(benchmark, case, ours_metric, t_ours, how), Figure(benchmark, case, theirs_metric, t_theirs, how),
+            Figure(benchmark, case, ratio, t_theirs / t_ours, how)]
+

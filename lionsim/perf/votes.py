@@ -3,7 +3,7 @@ unpack -> sum -> sign, one thread, median of `repeats` (the answers compared eve
 
 from __future__ import annotations
 
-from lionsim.perf.rows import Figure, by_case, median_seconds
+from lionsim.perf.rows import Figure, by_case, versus
 
 
 def bench_votes(counts: list[int], numel: int = 10**6, repeats: int = 3) -> list[Figure]:
@@ -11,23 +11,18 @@ def bench_votes(counts: list[int], numel: int = 10**6, repeats: int = 3) -> list
 
     from lionsim.aggregators.bitslice import vote_sum_packed
     from lionsim.packing import pack_signs, unpack_signs
+    from lionsim.training.threads import torch_threads
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     figures = []
-    for n_workers in counts:
-        packed = pack_signs(torch.randn(n_workers, numel, generator=torch.Generator().manual_seed(n_workers)))
-        fast = lambda: torch.sign(vote_sum_packed(packed, numel)[0])  # noqa: E731
-        plain = lambda: torch.sign(unpack_signs(packed, numel, torch.int8).sum(0, dtype=torch.int32))  # noqa: E731
-        assert torch.equal(fast(), plain()), "bit-sliced vote disagrees with unpack -> sum -> sign"
-        t_fast, _ = median_seconds(fast, repeats, warmup=0)
-        t_plain, _ = median_seconds(plain, repeats, warmup=0)
-        how = f"median of {repeats}; one thread; n = {numel:.0e}"
-        case = f"N={n_workers}"
-        figures += [Figure("votes", case, "bitslice_s", t_fast, how),
-                    Figure("votes", case, "unpack_sum_s", t_plain, how),
-                    Figure("votes", case, "unpack_sum_over_bitslice", t_plain / t_fast, how)]
-    torch.set_num_threads(threads)
+    with torch_threads(1):
+        for n_workers in counts:
+            packed = pack_signs(torch.randn(n_workers, numel, generator=torch.Generator().manual_seed(n_workers)))
+            fast = lambda: torch.sign(vote_sum_packed(packed, numel)[0])  # noqa: E731
+            plain = lambda: torch.sign(unpack_signs(packed, numel, torch.int8).sum(0, dtype=torch.int32))  # noqa: E731
+            assert torch.equal(fast(), plain()), "bit-sliced vote disagrees with unpack -> sum -> sign"
+            figures += versus("votes", f"N={n_workers}", f"median of {repeats}; one thread; n = {numel:.0e}",
+                              ("bitslice_s", fast), ("unpack_sum_s", plain), "unpack_sum_over_bitslice",
+                              repeats, warmup=0)
     return figures
 
 

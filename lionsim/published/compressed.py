@@ -233,6 +233,7 @@ _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tenso
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
              "of the 25.6M floats a step")
+_TOPK = "top-k at 1% per tensor with error feedback, all-gather of fp32 values and int32 indices (as lionsim's dgc)"
 GRACE_THROUGHPUT: dict[tuple[str, str], tuple[str, float]] = {
     ("none", "10g"): ("csptnxrv0", 2200.5328), ("none", "25g"): ("d93b4gh80", 2350.8472),
     ("powersgd", "10g"): ("xa1kk3ne0", 1794.0928), ("powersgd", "25g"): ("xd1ku9ef0", 1847.792),
@@ -256,6 +257,49 @@ def _grace_source(method: str, link: str, label: str) -> str:
 def _grace_source_4w(method: str, label: str) -> str:
     (dense_id, dense), (run_id, ips) = GRACE_THROUGHPUT_4W["none"], GRACE_THROUGHPUT_4W[method]
     return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
+
+
+_GRACE_RUNS = {
+    "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1")),
+    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather", "--topk-ratio", "0.01")),
+}
+"""GRACE's method -> its name in the quantity, the config's words for it and lionsim's run of it."""
+
+
+def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case:
+    """A GRACE case: `method` on `workers` workers of the release's cluster at `link` (10g, 25g: the
+    10gbe, 25gbe preset) against GRACE's dense run; `given`: its source, published ratio, miss and figures."""
+    name, said, run = _GRACE_RUNS[method]
+    gbps = link.removesuffix("g")
+    return Case(key=key, config=_GRACE_CONFIG.format(workers=workers, link=f"{gbps} Gb/s (the {gbps}gbe preset)",
+                                                     method=said),
+                quantity=f"step ratio, {name} / dense",
+                command=("estimate", *_GRACE, *run, "--workers", str(workers), "--network", f"{gbps}gbe",
+                         "--format", "csv"),
+                read="step_ratio", **given)
+
+
+_DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94), "squad": (_SQUAD_TASK, 1152, 0.11, 18)}
+"""A DeepSpeed case's task -> its words, tokens a worker, --mfu and the figure's one-GPU samples/s it came from."""
+_DS_LINKS = {"40gbe": (_TCP, "examples/clusters/v100x4-40gbe.toml", _MPI_HOST),
+             "ibqdr": (_IB, "examples/clusters/v100x4-ib-qdr.toml", _MPI_GDR)}
+"""Its cluster -> the link's words, its profile and how MPI ran on it."""
+
+
+def _deepspeed_case(key: str, task: str, gpus: int, link: str, **given) -> Case:
+    """A DeepSpeed case: 1-bit Adam against Adam on `gpus` GPUs of the `link` cluster. On 40 GbE the
+    source's two steps ran on different libraries (dense on NCCL, 1-bit on MPI): two estimates,
+    `versus`; on InfiniBand, one estimate of both. `given`: its source, published ratio, miss and figures."""
+    words, tokens, mfu, one = _DS_TASKS[task]
+    said, profile, mpi = _DS_LINKS[link]
+    common = ("estimate", "--tokens-per-worker", str(tokens), "--workers", str(gpus), "--network", profile,
+              "--mfu", str(mfu))
+    if link == "40gbe":
+        runs = {"command": (*common, *_BERT_DENSE), "versus": (*common, *_BERT_ONEBIT_MPI)}
+    else:
+        runs = {"command": (*common, *_BERT)}
+    return Case(key=key, config=_DEEPSPEED_CONFIG.format(task=words, gpus=gpus, link=said, mfu=mfu, one=one, mpi=mpi),
+                quantity="step ratio, 1-bit Adam / Adam", read="step_ratio", **runs, **given)
 
 
 def _places(x: float) -> float:
@@ -479,189 +523,95 @@ _MISS_BAGUA_10G = (
     "{needs} (`shaped link`).")
 
 
+_BAGUA_RUNS = {"bytegrad": ("ByteGrad", _BYTEGRAD, "sgdm@hier:fp8-allreduce"),
+               "qadam": ("QAdam", _QADAM, "adamw@hier:fp8-allreduce")}
+"""A Bagua case's algorithm -> its name in the quantity, the config's words for it and lionsim's run of it."""
+_BAGUA_LINKS = {"100g": (_BAGUA_100G_SETTINGS, BAGUA_100G_NETWORK),
+                "10g": (", shaped to 10 Gb/s (the 10gbe preset)", "10gbe")}
+"""Its link -> the config's words for it and the network lionsim prices."""
+
+
+def _bagua_case(key: str, method: str, link: str, **given) -> Case:
+    """A Bagua case: `method` against PyTorch DDP on the benchmark's 128 V100 at `link`. `given`: its
+    source, published ratio, miss and figures."""
+    name, said, run = _BAGUA_RUNS[method]
+    shaped, network = _BAGUA_LINKS[link]
+    return Case(key=key, config=_BAGUA_CONFIG.format(shaped=shaped, method=said), quantity=f"step ratio, {name} / DDP",
+                command=("estimate", *_BAGUA, "--network", network, "-s", run, "--format", "csv"), read="step_ratio",
+                **given)
+
+
 def _ratio(dense: float, compressed: float) -> float:
     """A compressed step over the dense step, from two throughputs (the step is batch / throughput)."""
     return dense / compressed
 
 
 COMPRESSED_CASES: tuple[Case, ...] = (
-    Case(
-        key="onebit-adam-bert-40gbe-32",
-        source=f"{DEEPSPEED}, Figure 5: \"6.6x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=32, link=_TCP, mfu=0.19, one=94, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 6.6,
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_TCP, figures=_ds_tcp_figures(32),
-    ),
-    Case(
-        key="onebit-adam-bert-ibqdr-32",
-        source=f"{DEEPSPEED}, Figure 6: \"2x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=32, link=_IB, mfu=0.19, one=94, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 2.0,
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
-        read="step_ratio",
-        miss=_MISS_DS_IB, figures=_ds_ib_figures,
-    ),
-    Case(
-        key="onebit-adam-squad-40gbe-32",
-        source=f"{DEEPSPEED}, Figure 7: \"6.2x\" over Adam at 32 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_SQUAD_TASK, gpus=32, link=_TCP, mfu=0.11, one=18, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(*FIGURE_7[32]),
-        command=("estimate", "--tokens-per-worker", "1152", "--workers", "32", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.11", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "1152", "--workers", "32", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.11", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32),
-    ),
-    Case(
-        key="onebit-adam-squad-ibqdr-16",
-        source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
-        config=_DEEPSPEED_CONFIG.format(task=_SQUAD_TASK, gpus=16, link=_IB, mfu=0.11, one=18, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=1 / 1.7,
-        command=("estimate", "--tokens-per-worker", "1152", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.11", *_BERT),
-        read="step_ratio",
-    ),
-    Case(
-        key="grace-powersgd-resnet50-10g",
-        source=_grace_source("powersgd", "10g", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "8", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g"),
-    ),
-    Case(
-        key="grace-topk-resnet50-10g",
-        source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=8, link="10 Gb/s (the 10gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "8", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("10g"),
-    ),
-    Case(
-        key="grace-powersgd-resnet50-25g",
-        source=_grace_source("powersgd", "25g", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "8", "--network", "25gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g"),
-    ),
-    Case(
-        key="grace-topk-resnet50-25g",
-        source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=8, link="25 Gb/s (the 25gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "8", "--network", "25gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g"),
-    ),
-    Case(
-        key="bagua-bytegrad-vgg16-100g",
-        source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=_BAGUA_100G_SETTINGS, method=_BYTEGRAD),
-        quantity="step ratio, ByteGrad / DDP", published=_ratio(8893, 21828),
-        command=("estimate", *_BAGUA, "--network", BAGUA_100G_NETWORK, "-s", "sgdm@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("bytegrad"),
-    ),
-    Case(
-        key="bagua-bytegrad-vgg16-10g",
-        source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua ByteGrad 19,714 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
-                                    method=_BYTEGRAD),
-        quantity="step ratio, ByteGrad / DDP", published=_ratio(4540, 19714),
-        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "sgdm@hier:fp8-allreduce", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_10G, figures=_bagua_10g_figures,
-    ),
-    Case(
-        key="bagua-qadam-vgg16-100g",
-        source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua QAdam 18,905 at 100 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=_BAGUA_100G_SETTINGS, method=_QADAM),
-        quantity="step ratio, QAdam / DDP", published=_ratio(8893, 18905),
-        command=("estimate", *_BAGUA, "--network", BAGUA_100G_NETWORK, "-s", "adamw@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("qadam"),
-    ),
+    _deepspeed_case("onebit-adam-bert-40gbe-32", "bert", 32, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 5: \"6.6x\" over Adam at 32 GPUs",
+                    published=1 / 6.6,
+                    miss=_MISS_DS_TCP, figures=_ds_tcp_figures(32)),
+    _deepspeed_case("onebit-adam-bert-ibqdr-32", "bert", 32, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 6: \"2x\" over Adam at 32 GPUs",
+                    published=1 / 2.0,
+                    miss=_MISS_DS_IB, figures=_ds_ib_figures),
+    _deepspeed_case("onebit-adam-squad-40gbe-32", "squad", 32, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 7: \"6.2x\" over Adam at 32 GPUs",
+                    published=_ratio(*FIGURE_7[32]),
+                    miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32)),
+    _deepspeed_case("onebit-adam-squad-ibqdr-16", "squad", 16, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
+                    published=1 / 1.7),
+    _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
+                source=_grace_source("powersgd", "10g", "powersgd"),
+                published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
+                miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g")),
+    _grace_case("grace-topk-resnet50-10g", "topk", 8, "10g",
+                source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
+                published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
+                miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("10g")),
+    _grace_case("grace-powersgd-resnet50-25g", "powersgd", 8, "25g",
+                source=_grace_source("powersgd", "25g", "powersgd"),
+                published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
+                miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g")),
+    _grace_case("grace-topk-resnet50-25g", "topk", 8, "25g",
+                source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
+                published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
+                miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g")),
+    _bagua_case("bagua-bytegrad-vgg16-100g", "bytegrad", "100g",
+                source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
+                published=_ratio(8893, 21828),
+                miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("bytegrad")),
+    _bagua_case("bagua-bytegrad-vgg16-10g", "bytegrad", "10g",
+                source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua ByteGrad 19,714 at 10 Gbps",
+                published=_ratio(4540, 19714),
+                miss=_MISS_BAGUA_10G, figures=_bagua_10g_figures),
+    _bagua_case("bagua-qadam-vgg16-100g", "qadam", "100g",
+                source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua QAdam 18,905 at 100 Gbps",
+                published=_ratio(8893, 18905),
+                miss=_MISS_BAGUA_100G, figures=_bagua_100g_figures("qadam")),
 )
 """The compressed cases of the docs table (docs/clusters.md)."""
 
 HOLDOUT_CASES: tuple[Case, ...] = (
-    Case(
-        key="holdout-onebit-adam-bert-40gbe-16",
-        source=f"{DEEPSPEED}, Figure 5 at 16 GPUs, read off the figure (Adam about 86 samples/s, 1-bit Adam 459)",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=16, link=_TCP, mfu=0.19, one=94, mpi=_MPI_HOST),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(*FIGURE_5[16]),
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_DENSE),
-        versus=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                "examples/clusters/v100x4-40gbe.toml", "--mfu", "0.19", *_BERT_ONEBIT_MPI),
-        read="step_ratio",
-        miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16),
-    ),
-    Case(
-        key="holdout-onebit-adam-bert-ibqdr-16",
-        source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
-        config=_DEEPSPEED_CONFIG.format(task=_BERT_TASK, gpus=16, link=_IB, mfu=0.19, one=94, mpi=_MPI_GDR),
-        quantity="step ratio, 1-bit Adam / Adam", published=_ratio(541, 924),
-        command=("estimate", "--tokens-per-worker", "2048", "--workers", "16", "--network",
-                 "examples/clusters/v100x4-ib-qdr.toml", "--mfu", "0.19", *_BERT),
-        read="step_ratio",
-    ),
-    Case(
-        key="holdout-grace-powersgd-resnet50-10g-4w",
-        source=_grace_source_4w("powersgd", "powersgd"),
-        config=_GRACE_CONFIG.format(workers=4, link="10 Gb/s (the 10gbe preset)",
-                                    method=_POWERSGD),
-        quantity="step ratio, PowerSGD / dense", published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
-        command=("estimate", *_GRACE, "-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1",
-                 "--workers", "4", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd"),
-    ),
-    Case(
-        key="holdout-grace-topk-resnet50-10g-4w",
-        source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
-        config=_GRACE_CONFIG.format(workers=4, link="10 Gb/s (the 10gbe preset)",
-                                    method="top-k at 1% per tensor with error feedback, all-gather of fp32 values "
-                                           "and int32 indices (as lionsim's dgc)"),
-        quantity="step ratio, top-k / dense", published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
-        command=("estimate", *_GRACE, "-s", "dgc@sparse-allgather", "--topk-ratio", "0.01",
-                 "--workers", "4", "--network", "10gbe", "--format", "csv"),
-        read="step_ratio",
-        miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk"),
-    ),
-    Case(
-        key="holdout-bagua-qadam-vgg16-10g",
-        source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
-        config=_BAGUA_CONFIG.format(shaped=", shaped to 10 Gb/s (the 10gbe preset)",
-                                    method=_QADAM),
-        quantity="step ratio, QAdam / DDP", published=_ratio(4540, 17848),
-        command=("estimate", *_BAGUA, "--network", "10gbe", "-s", "adamw@hier:fp8-allreduce",
-                 "--format", "csv"),
-        read="step_ratio",
-    ),
+    _deepspeed_case("holdout-onebit-adam-bert-40gbe-16", "bert", 16, "40gbe",
+                    source=f"{DEEPSPEED}, Figure 5 at 16 GPUs, read off the figure (Adam about 86 samples/s, 1-bit Adam 459)",
+                    published=_ratio(*FIGURE_5[16]),
+                    miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16)),
+    _deepspeed_case("holdout-onebit-adam-bert-ibqdr-16", "bert", 16, "ibqdr",
+                    source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
+                    published=_ratio(541, 924)),
+    _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
+                source=_grace_source_4w("powersgd", "powersgd"),
+                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
+                miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd")),
+    _grace_case("holdout-grace-topk-resnet50-10g-4w", "topk", 4, "10g",
+                source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
+                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
+                miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk")),
+    _bagua_case("holdout-bagua-qadam-vgg16-10g", "qadam", "10g",
+                source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
+                published=_ratio(4540, 17848)),
 )
 """Further points of the same sources, out of the docs table: the check on cases the model was not tuned to."""
 

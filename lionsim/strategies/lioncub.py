@@ -52,6 +52,14 @@ from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 
 
+def cub_bytes(stat: str, rule_step: Step) -> StrategyBytes:
+    """Every variant's accounting: its rule (`rule_step`, the `stat` pass first), then Lion Cub's update."""
+    return StrategyBytes(
+        5 * F32, 2 * F32, f"rule: a pass reading g, m for {stat} per tensor, then reads g, m, writes m; update reads p, writes p",
+        rule_step=rule_step, update_step=SIGN_OF_APPLY,
+    )
+
+
 def l1_levels(c: Tensor, scale: Tensor, max_level: int) -> Tensor:
     """q = clip(round(c / scale * s/2), -s, s) as int8 (a tensor with scale 0 sends 0)."""
     scale = scale.clamp_min(torch.finfo(c.dtype).tiny)
@@ -121,10 +129,7 @@ class LionCubL1(LionCub):
     name = "lioncub-l1"
     summary = "Lion Cub: L1-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l1_scale)
-    bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p",
-        rule_step=L1_STEP, update_step=SIGN_OF_APPLY,
-    )
+    bytes = cub_bytes("mean|c|", L1_STEP)
 
 
 @STRATEGIES.register("lioncub-linf")
@@ -132,10 +137,7 @@ class LionCubLinf(LionCub):
     name = "lioncub-linf"
     summary = "Lion Cub: max|c|-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(linf_scale)
-    bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for max|c| per tensor, then reads g, m, writes m; update reads p, writes p",
-        rule_step=LINF_STEP, update_step=SIGN_OF_APPLY,
-    )
+    bytes = cub_bytes("max|c|", LINF_STEP)
 
 
 @STRATEGIES.register("lioncub-l0")
@@ -143,10 +145,7 @@ class LionCubL0(LionCub):
     name = "lioncub-l0"
     summary = "Lion Cub: geometric-mean-scaled multi-level votes (s = floor(127/N)) in an int8 all-reduce"
     scale_fn = staticmethod(l0_scale)
-    bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean log|c| per tensor, then reads g, m, writes m; update reads p, writes p",
-        rule_step=L0_STEP, update_step=SIGN_OF_APPLY,
-    )
+    bytes = cub_bytes("mean log|c|", L0_STEP)
 
 
 @STRATEGIES.register("lioncub-ternary")
@@ -155,10 +154,7 @@ class LionCubTernary(LionCub):
     summary = "Lion Cub 4-bit: L1-scaled ternary {-1,0,1} votes in 4-bit fields (wider past N = 7)"
     default_transport = "packed-allreduce"
     scale_fn = staticmethod(l1_scale)
-    bytes = StrategyBytes(
-        5 * F32, 2 * F32, "rule: a pass reading g, m for mean|c| per tensor, then reads g, m, writes m; update reads p, writes p",
-        rule_step=L1_STEP, update_step=SIGN_OF_APPLY,
-    )
+    bytes = cub_bytes("mean|c|", L1_STEP)
 
     @staticmethod
     def levels(workers: int) -> int:

@@ -26,6 +26,7 @@ from lionsim.timing import Clock
 from lionsim.transports.base import (
     AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 )
+from lionsim.transports.int32_fields import pack_words, unpack_words, word_shifts
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 
@@ -46,17 +47,15 @@ class PackedAllReduce(Transport):
         spec, workers = payload.spec, comm.world_size
         self.check(spec, workers)
         p = field_bits(spec.max_level, workers)
-        k = 31 // p
-        shifts = torch.arange(k, dtype=torch.int32, device=payload.values.device) * p
+        shifts = word_shifts(p, payload.values.device)
         with section(clock, "encode"):
             offset = payload.values.to(torch.int32) + spec.max_level  # [w, n] in [0, 2L]
-            offset = torch.nn.functional.pad(offset, (0, (-spec.numel) % k))
-            words = (offset.reshape(offset.shape[0], -1, k) << shifts).sum(-1, dtype=torch.int32)
+            offset = torch.nn.functional.pad(offset, (0, (-spec.numel) % shifts.numel()))
+            words = pack_words(offset, shifts)
         with section(clock, "collective"):
             total = comm.all_reduce(words)  # [w, words]
         with section(clock, "decode"):
-            fields = (total.unsqueeze(-1) >> shifts) & ((1 << p) - 1)  # [w, words, k]
-            fields = fields.reshape(fields.shape[0], -1)[:, : spec.numel]
+            fields = unpack_words(total, shifts, p)[:, : spec.numel]
             return (fields - workers * spec.max_level).to(torch.float32)
 
     def plan(self, spec: PayloadSpec, workers: int) -> list[CollectiveCall]:

@@ -28,6 +28,7 @@ from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
 from lionsim.transports.base import (
     AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section, sum_bytes
 )
+from lionsim.transports.int32_fields import pack_words, unpack_words, word_shifts
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 
@@ -53,18 +54,17 @@ class PBitAllReduce(Transport):
         with section(clock, "collective"):
             abstain = settle(payload, comm)
         spec = payload.spec
-        p, k = field_bits(workers), fields_per_word(workers)
-        shifts = torch.arange(k, dtype=torch.int32, device=payload.values.device) * p
-        pad = (-spec.numel) % k
+        p = field_bits(workers)
+        shifts = word_shifts(p, payload.values.device)
+        pad = (-spec.numel) % shifts.numel()
         with section(clock, "encode"):
             planes = [payload.values > 0] + ([voted_plane(payload.values)] if abstain else [])
             ones = torch.cat([torch.nn.functional.pad(q.to(torch.int32), (0, pad)) for q in planes], -1)
-            fields = ones.reshape(ones.shape[0], -1, k)  # [w, words, k]
-            words = (fields << shifts).sum(-1, dtype=torch.int32)  # fields do not overlap
+            words = pack_words(ones, shifts)  # each plane whole words
         with section(clock, "collective"):
             total = comm.all_reduce(words)  # [w, words]
         with section(clock, "decode"):
-            counts = (total.unsqueeze(-1) >> shifts) & ((1 << p) - 1)  # [w, words, k]
+            counts = unpack_words(total, shifts, p)
             counts = counts.reshape(counts.shape[0], len(planes), -1)[..., : spec.numel]  # [w, planes, n]
             if not abstain:
                 return spec.rule.result(2 * counts[:, 0] - workers, workers)

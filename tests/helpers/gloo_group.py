@@ -26,6 +26,14 @@ TIMEOUT_S = 300.0
 """How long run() waits for every rank (the slowest CI-tier rank function takes seconds)."""
 
 
+def on_own_rows(rank: int, fn: Callable, local: int):
+    """A rank function: fn(comm, rows) with this rank's comm of `local` workers (unaligned) and the
+    rows its workers hold of the world's [R x local, ...] gradients."""
+    from lionsim.backends import ProcessGroupComm
+
+    return fn(ProcessGroupComm(local_workers=local, align=False), range(rank * local, (rank + 1) * local))
+
+
 class GlooGroup:
     """`world` gloo ranks on this machine, started once and reused."""
 

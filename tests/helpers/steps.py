@@ -48,6 +48,23 @@ def run_strategy(name, transport, grads_per_step, params, **cfg):
     return strategy, sent
 
 
+def run_seeded(name, transport, layout, cfg, workers, steps, seed):
+    """Strategy `name` (StrategyConfig `cfg`) on `layout` over `transport` with `workers` simulated
+    workers: `steps` gradients [W, numel], then the start x0 [numel], drawn from one generator of
+    `seed`, and stepped from x0. Returns (grads, x0, x after the steps, the strategy, what each
+    step sent)."""
+    gen = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(workers, layout.numel, generator=gen) for _ in range(steps)]
+    x0 = torch.randn(layout.numel, generator=gen)
+    comm = SimComm(workers)
+    strategy = STRATEGIES.get(name)(cfg, layout, comm)
+    x = x0.clone()
+    strategy.start(x)
+    sent = [train_step(strategy, TRANSPORTS.get(transport)(), comm, g.clone(), x, step, Clock())
+            for step, g in enumerate(grads, 1)]
+    return grads, x0, x, strategy, sent
+
+
 def random_grads(workers, steps, seed):
     """`steps` gradients [workers, 26] of seed `seed`."""
     torch.manual_seed(seed)

@@ -39,15 +39,7 @@ def steps_of(runs: dict[str, tuple[float, int]], backend: str = "sim") -> pd.Dat
 @pytest.fixture
 def figures(monkeypatch):
     """Every figure a plot function saves, by file stem."""
-    drawn = {}
-    real = run_plots.save
-
-    def keep(fig, path):
-        drawn[path.stem] = fig
-        return real(fig, path)
-
-    monkeypatch.setattr(run_plots, "save", keep)
-    return drawn
+    return drawn_figures(monkeypatch, run_plots)
 
 
 @pytest.mark.slow

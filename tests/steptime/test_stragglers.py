@@ -18,6 +18,7 @@ from lionsim.steptime.spread import ComputeSpread, parse_spec
 from lionsim.steptime.stragglers import expected_times, max_distribution, max_of, step_seconds, uneven_times
 from lionsim.steptime.timeline import price_step
 from lionsim.transports import TRANSPORTS, PayloadSpec
+from tests.helpers.cli import one_line_exit_2
 
 NET = Network(name="slow", inter=Link.from_units(alpha_us=50.0, bandwidth_GBps=0.1))
 FP32 = TRANSPORTS.get("fp32-allreduce")()
@@ -218,10 +219,8 @@ def test_bad_specs_are_one_line_and_exit_2(spec, message, tmp_path, capsys, monk
 def test_bad_traces_are_one_line_and_exit_2(text, message, tmp_path, capsys):
     trace = tmp_path / "trace.csv"
     trace.write_text(text)
-    with pytest.raises(SystemExit) as e:
-        main(["estimate", "--model", "gpt2-124m", "--workers", "4", "--compute-spread", f"trace:{trace}"])
-    err = capsys.readouterr().err
-    assert e.value.code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    one_line_exit_2(["estimate", "--model", "gpt2-124m", "--workers", "4", "--compute-spread", f"trace:{trace}"], capsys,
+                    message)
 
 
 def test_parse_names_the_bad_value():

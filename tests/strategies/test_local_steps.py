@@ -15,6 +15,7 @@ from lionsim.strategies import StrategyConfig
 from lionsim.training.loop import Place, train_run
 from lionsim.workloads import WorkloadConfig, build_workload
 from lionsim.strategies.core.given import flags
+from tests.helpers.cli import one_line_exit_2
 
 
 def workload(workers: int):
@@ -153,7 +154,6 @@ def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_pat
                                                                         available_memory):
     """diloco holds 3 more fp32 rows per worker (its replica, AdamW's m and v) minus the one state
     row every strategy is priced with: 2 extra rows of P floats per worker."""
-    from lionsim.cli.app import main
     from lionsim.training import memory
     from lionsim.workloads import WorkloadConfig
 
@@ -163,10 +163,7 @@ def test_memory_guard_counts_the_replicas_and_refuses_what_would_not_fit(tmp_pat
     assert replicas.workers - shared.workers == 2 * 4 * params * 64
     monkeypatch.chdir(tmp_path)
     available_memory((shared.total + replicas.total) // 2)
-    with pytest.raises(SystemExit) as exit:
-        main(["bench", "-w", "vit", "-n", "64", "-s", "diloco", "--steps", "1"])
-    err = capsys.readouterr().err.strip()
-    assert exit.value.code == 2 and len(err.splitlines()) == 1 and "needs about" in err, err
+    one_line_exit_2(["bench", "-w", "vit", "-n", "64", "-s", "diloco", "--steps", "1"], capsys, "needs about")
     assert list(tmp_path.iterdir()) == []
 
 

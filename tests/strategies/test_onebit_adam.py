@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from lionsim.backends import SimComm
-from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.transports import TRANSPORTS
+from tests.helpers.cli import one_line_exit_2
 from tests.helpers.spared import INITIAL, train
 from tests.helpers.steps import SEGMENTS, random_grads, run_strategy
 
@@ -71,10 +71,8 @@ def test_onebit_adam_rejects_negative_freeze_steps():
 
 def test_onebit_adam_refuses_no_warmup_with_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit:
-        main(["bench", "-w", "mlp", "-n", "2", "--steps", "8", "-s", "onebit-adam", "--freeze-steps", "0"])
-    err = capsys.readouterr().err.strip()
-    assert exit.value.code == 2 and len(err.splitlines()) == 1, err
+    err = one_line_exit_2(["bench", "-w", "mlp", "-n", "2", "--steps", "8", "-s", "onebit-adam", "--freeze-steps", "0"],
+                          capsys)
     assert "--freeze-steps 0" in err and ">= 1" in err and "warm-up" in err
     assert list(tmp_path.iterdir()) == []
 

@@ -10,10 +10,9 @@ import torch
 
 from lionsim.backends import SimComm
 from lionsim.bench import BenchConfig, run_bench
-from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
-from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS
+from tests.helpers.steps import run_seeded
 from tests.reference.sparseloco import chunk_k, chunk_view, ref_sparseloco
 
 # a matrix of 8 x 8 tiles, a vector (one chunk of 12, k = round(12 * 4 / 64) = 1), a 3-d tensor
@@ -29,18 +28,9 @@ def _views(shapes):
 
 def _run(workers, steps, transport="sparseloco-allgather", seed=0, **options):
     layout = ParamLayout.of([(f"t{i}", torch.zeros(s)) for i, s in enumerate(SHAPES)])
-    gen = torch.Generator().manual_seed(seed)
-    grads = [torch.randn(workers, layout.numel, generator=gen) for _ in range(steps)]
-    x0 = torch.randn(layout.numel, generator=gen)
     given = {"sparseloco.chunk": CHUNK, "sparseloco.topk": TOPK, "sparseloco.local_steps": H, **options}
     cfg = StrategyConfig(lr=1e-2, weight_decay=0.1, betas=(0.9, 0.999), options=given)
-    comm = SimComm(workers)
-    strategy = STRATEGIES.get("sparseloco")(cfg, layout, comm)
-    x = x0.clone()
-    strategy.start(x)
-    sent = [train_step(strategy, TRANSPORTS.get(transport)(), comm, g.clone(), x, step, Clock())
-            for step, g in enumerate(grads, 1)]
-    return layout, grads, x0, x, strategy, sent
+    return layout, *run_seeded("sparseloco", transport, layout, cfg, workers, steps, seed)
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])

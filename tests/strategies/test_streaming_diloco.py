@@ -13,12 +13,11 @@ import torch
 
 import tests.reference.streaming_diloco as ref
 from lionsim.backends import SimComm
-from lionsim.engine import train_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.strategies.streaming_diloco import fragments
-from lionsim.timing import Clock
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 from lionsim.transports.minifloat_allreduce import BLOCK, blocks
+from tests.helpers.steps import run_seeded
 
 SHAPES = [(6, 5), (7,), (4, 4), (3,), (5, 2)]
 H, P = 6, 3
@@ -30,18 +29,9 @@ def _layout(shapes):
 
 def _run(shapes, workers, steps, transport, seed=0, **options):
     layout = _layout(shapes)
-    gen = torch.Generator().manual_seed(seed)
-    grads = [torch.randn(workers, layout.numel, generator=gen) for _ in range(steps)]
-    x0 = torch.randn(layout.numel, generator=gen)
     given = {"streaming-diloco." + k: v for k, v in options.items()}
     cfg = StrategyConfig(lr=1e-2, weight_decay=0.0, betas=(0.9, 0.999), options=given)
-    comm = SimComm(workers)
-    strategy = STRATEGIES.get("streaming-diloco")(cfg, layout, comm)
-    x = x0.clone()
-    strategy.start(x)
-    sent = [train_step(strategy, TRANSPORTS.get(transport)(), comm, g.clone(), x, step, Clock())
-            for step, g in enumerate(grads, 1)]
-    return layout, grads, x0, x, strategy, sent
+    return layout, *run_seeded("streaming-diloco", transport, layout, cfg, workers, steps, seed)
 
 
 def _groups(layout, strategy):

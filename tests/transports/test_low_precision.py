@@ -14,6 +14,7 @@ from lionsim.backends import SimComm
 from lionsim.cli.app import main
 from lionsim.network.cost import wire_bytes
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+from tests.helpers.cli import one_line_exit_2
 
 FP8 = {"fp8-allreduce": torch.float8_e4m3fn, "fp8-e5m2-allreduce": torch.float8_e5m2}
 
@@ -156,10 +157,7 @@ def test_steps_csv_reports_the_aggregate_error_of_lossy_transports(tmp_path, mon
 
 def test_an_unknown_fp8_spelling_is_one_line_naming_the_transports(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(SystemExit) as exit:
-        main(["bench", "-w", "mlp", "-n", "2", "--steps", "2", "-s", "adamw@fp8-e4m3-allreduce"])
-    err = capsys.readouterr().err.strip()
-    assert exit.value.code == 2 and len(err.splitlines()) == 1, err
+    err = one_line_exit_2(["bench", "-w", "mlp", "-n", "2", "--steps", "2", "-s", "adamw@fp8-e4m3-allreduce"], capsys)
     assert "fp8-e4m3-allreduce" in err and "fp8-allreduce" in err and "fp8-e5m2-allreduce" in err
     assert list(tmp_path.iterdir()) == []
 
