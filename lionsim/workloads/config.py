@@ -24,7 +24,7 @@ def eval_count(requested: int | str | None, available: int, source: str) -> int:
         return available
     if requested > available:
         raise LionsimError(refusal("--eval-samples", requested, f"{span(1, available, whole=True)}, or all",
-                                   f"{source} holds {available:,}"))
+                                   f"{source} holds {available}"))
     return int(requested)
 
 
@@ -40,7 +40,7 @@ def generated_eval_count(requested: int | str | None, held_out: int, source: str
     if requested > limit:
         why = "" if held_out >= EVAL_DEFAULT else "the default; a set this short is scored with repeats"
         raise LionsimError(refusal("--eval-samples", requested, f"{span(1, limit, whole=True, why=why)}, or all",
-                                   f"{source} holds out {held_out:,} {unit}"))
+                                   f"{source} holds out {held_out} {unit}"))
     return int(requested)
 
 

@@ -21,16 +21,18 @@ BELOW = "-1"
 CONTEXT = {"estimate": ["-m", "gpt2-124m"], "comm": ["--backend", "gloo"]}
 """What a command needs beside the option for the range check to be what refuses it (comm's
 --ranks, --iters ... act only on a measuring backend)."""
-LIST_OPTIONS = [("sweep", "--workers"), ("sweep", "--seed")]
-"""A sweep's axes: comma lists of whole numbers, typed as text, each value refused as bench's one."""
+TEXT_OPTIONS = [("sweep", "--workers"), ("sweep", "--seed"), ("comm", "--workers"), ("bench", "--eval-samples"),
+                ("sweep", "--eval-samples")]
+"""Numeric options typed as text: a sweep's axes and comm's worker counts (comma lists of whole
+numbers, each value refused as one would be), --eval-samples (a number, or all)."""
 OVER = {"--workers": "1e30", "--steps": "1e30", "--seed": "1e30", "--threads": "1e30", "--timeout": "1e30",
         "--local-steps": "1e30", "--sparseloco-bits": "9", "--mfu": "2", "--topk-ratio": "2",
         "--dion-rank-fraction": "2", "--outer-momentum": "1", "--streaming-alpha": "1.5",
         "--params": "1e30", "--replica-gpus": "1e30", "--tokens-per-worker": "1e30"}
 """Values past the top of each option that has one: refused in the same words as one below it."""
-DIFFERS = {"--ranks": "bench's processes hold --workers between them (1 to W); comm's measure a collective (at "
-                      "least 2)"}
-"""Options whose ranges differ by command, and why."""
+DIFFERS = {("comm", "--ranks"): "bench's processes hold --workers between them (1 to W); comm's measure a collective",
+           ("comm", "--workers"): "a collective of one worker moves nothing: comm's table starts at 2"}
+"""A command whose option has a range of its own (and so words of its own), and why."""
 
 
 def _numeric_options() -> list[tuple[str, str]]:
@@ -44,7 +46,7 @@ def _numeric_options() -> list[tuple[str, str]]:
             if param.param_type_name == "option" and not param.is_flag \
                     and param.type_descriptor.annotation in (int, float):
                 found.append((name, param.opts[0]))
-    return found + LIST_OPTIONS
+    return found + TEXT_OPTIONS
 
 
 def _owners() -> dict[str, str]:
@@ -83,14 +85,13 @@ def test_the_app_has_the_numeric_options_of_every_command():
 
 @pytest.mark.parametrize("flag", sorted({flag for _, flag in OPTIONS}))
 def test_an_option_is_refused_in_one_range_by_every_command(flag, tmp_path, capsys):
-    words = defaultdict(set)
+    said = defaultdict(set)  # the commands that share the option's words (or one with its own) -> their words
     for command in [c for c, f in OPTIONS if f == flag]:
-        words[_refuse(command, flag, BELOW, tmp_path, capsys)].add(command)
-        if flag in OVER:
-            words[_refuse(command, flag, OVER[flag], tmp_path, capsys)].add(command)
-    if flag not in DIFFERS:
-        assert len(words) == 1, dict(words)
-    for accepted in words:  # one style: lionsim.ranges' words, not "an integer >= 1" or "in (0, 1]"
+        for value in (BELOW, *([OVER[flag]] if flag in OVER else [])):
+            whose = command if (command, flag) in DIFFERS else "shared"
+            said[whose].add(_refuse(command, flag, value, tmp_path, capsys))
+    assert all(len(words) == 1 for words in said.values()), dict(said)  # below or above, one command or another
+    for accepted in set().union(*said.values()):  # lionsim.ranges' words, not "an integer >= 1" or "in (0, 1]"
         assert re.match(r"a (whole |finite )?number (from|at least|above|at most|below) ", accepted), accepted
         assert not re.search(r">=|<=|[(\[]\d|\d[)\]]|\binteger\b", accepted.partition(" (")[0]), accepted
 

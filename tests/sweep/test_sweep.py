@@ -72,7 +72,7 @@ def test_axes_take_comma_lists_and_toml_arrays():
     (["--strategy", "adamw"], "strategy adamw@fp32-allreduce given twice"),
     (["--seed", "x"], "bad --seed 'x'"),
     (["--jobs", "0"], "bad --jobs 0"),
-    (["--threads", "100000"], "bad --threads 100000; accepted: 1 to 1,024"),
+    (["--threads", "100000"], "bad --threads 100000; accepted: a whole number from 1 to 1,024"),
     (["--backend", "gloo"], "sim backend only"),
     (["--baseline", "lion"], "unknown baseline 'lion'"),
 ])
