@@ -167,7 +167,7 @@ def regress(
         False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed. "
                                 "Takes --case, --seeds, --baseline-dir."),
     seeds: Optional[int] = typer.Option(
-        None, "--seeds", parser=o.whole_number, help=f"--update only: extra seeds whose spread sets the tolerances (an integer >= 1; "
+        None, "--seeds", parser=o.whole_number, help=f"--update only: extra seeds whose spread sets the tolerances (a whole number at least 1; "
                               f"default {DEFAULT_SEEDS})."),
     baseline_dir: Optional[Path] = typer.Option(
         None, "--baseline-dir", "--baselines",

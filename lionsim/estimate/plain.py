@@ -196,7 +196,7 @@ def _number(text: str, spec: str) -> float:
     except ValueError:
         raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
     if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be a finite number > 0; accepted: {ACCEPTED}")
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be {span(0, above=True)}; accepted: {ACCEPTED}")
     return value
 
 

@@ -181,8 +181,7 @@ class MuLoCo(LocalSteps):
         inner_momentum: float = option(0.9, flag="--muloco-inner-momentum",
                                        check=between(0, 1, high_open=True), priced=TRAINING)
         """mu of the inner Muon's momentum (the paper's configs: 0.9)."""
-        error_decay: float = option(0.9, flag="--muloco-error-decay",
-                                    check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.9, flag="--muloco-error-decay", check=between(0, 1), priced=TRAINING)
         """Decay of each worker's error buffer at a sync (the paper's 0.9)."""
         precision: str = option("bf16", flag="--muloco-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
                                 check=lambda v: v in PRECISIONS, priced=TRAINING, why=NS_WHY)

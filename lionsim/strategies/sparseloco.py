@@ -118,8 +118,7 @@ class SparseLoCo(LocalSteps):
         """Target tile side: each side's largest divisor not above it (64, the authors')."""
         bits: int = option(2, flag="--sparseloco-bits", check=integer(1, 8))
         """Bits of each sent value's code: 2**bits levels per tensor (2, the paper's)."""
-        error_decay: float = option(0.95, flag="--sparseloco-error-decay",
-                                    check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.95, flag="--sparseloco-error-decay", check=between(0, 1), priced=TRAINING)
         """beta, the decay of the error-feedback buffer at each sync (0.95, the authors' config)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy

@@ -23,12 +23,11 @@ def local_steps(default: int):
 
 
 def outer_lr(default: float):
-    """The `--outer-lr` field: a finite number > 0."""
-    return option(default, flag="--outer-lr",
-                  check=between(0, low_open=True), priced=TRAINING)
+    """The `--outer-lr` field: a finite number above 0."""
+    return option(default, flag="--outer-lr", check=between(0, low_open=True), priced=TRAINING)
 
 
 def outer_momentum(default: float):
-    """The `--outer-momentum` field: a number in [0, 1)."""
+    """The `--outer-momentum` field: a number at least 0 and below 1."""
     return option(default, flag="--outer-momentum", check=between(0, 1, high_open=True),
                   priced=TRAINING)
