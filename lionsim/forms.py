@@ -15,8 +15,9 @@ from fnmatch import fnmatchcase
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
+from lionsim.ranges import span
 from lionsim.registry import did_you_mean, match_name
-from lionsim.whole import WHOLE, read_whole, typed
+from lionsim.whole import read_whole, typed
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite float32 (torch.finfo(torch.float32).max): training runs in float32, so a real
@@ -99,7 +100,7 @@ def parse_eval_samples(value: int | str | None) -> int | str | None:
     it (1000, 1e3 or 2.5e3: lionsim.whole.read_whole), or "all" (the whole test set)."""
     if value is None:
         return None
-    accepted = f"accepted: {WHOLE.replace('a whole', 'a positive whole')}, or all"
+    accepted = f"accepted: {span(1, whole=True)}, or all"
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "all":

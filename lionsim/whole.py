@@ -2,8 +2,8 @@
 --eval-samples, a strategy's integer flag ...) reads 1000, 1e3 or 2.5e3 exactly, as a decimal
 (`read_whole`), and keeps the text it was read from, so that every refusal echoes the value as
 typed (`typed`): "bad --steps 1e50", not its fifty-one digits. Also the most workers any command
-takes (MAX_WORKERS) and the most steps (MAX_STEPS). No imports beyond the standard library: the
-checks that run before torch loads use it.
+takes (MAX_WORKERS) and the most steps (MAX_STEPS), whose ranges lionsim.ranges words. No imports
+beyond the standard library: the checks that run before torch loads use it.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ clusters trained on (about 10^5 GPUs), so no real count is refused and a what-if
 still prices (estimate builds no per-worker state); the payload containers hold the sums at any
 count up to it (lionsim.transports.payloads.container_dtype: int64 holds a sum of 10^8 workers'
 levels of at most 127 with 10^7-fold room). Past it a count is a typo: 1e19 has no container at all."""
-WORKERS_ACCEPTED = f"a whole number from 1 to {MAX_WORKERS:,} (the most workers lionsim takes)"
-"""What every command's refusal of a worker count says it accepts (bench, sweep, estimate alike)."""
 MAX_STEPS = 10**7
 """The most steps a run takes (bench --steps: every step's record stays in memory until the run is
 booked; estimate --steps, or --tokens in steps, prices every step) and so the most inner steps a

@@ -53,7 +53,7 @@ class RandomKEF(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        ratio: float = option(0.05, accepted="a number in (0, 1]", check=between(0, 1, low_open=True))
+        ratio: float = option(0.05, check=between(0, 1, low_open=True))
         """Fraction of the parameters each worker sends per step (at least one)."""
 
     tuning: dict[str, dict] = {}  # no workload measured yet: the defaults above everywhere

@@ -12,6 +12,7 @@ import math
 
 from lionsim._lazy import lazy_exports
 from lionsim.errors import LionsimError
+from lionsim.ranges import refusal, span
 
 BACKENDS = ("sim", "gloo", "nccl")
 MAX_TIMEOUT_S = 365 * 86400
@@ -26,8 +27,7 @@ def check_timeout(seconds: float) -> None:
     nan, inf, 0 and negatives are refused before any process starts."""
     if not (isinstance(seconds, (int, float)) and not isinstance(seconds, bool)
             and math.isfinite(seconds) and 0 < seconds <= MAX_TIMEOUT_S):
-        raise LionsimError(f"bad --timeout {seconds}; accepted: seconds, a finite number > 0 and at most "
-                           f"{MAX_TIMEOUT_S:,} (a year)")
+        raise LionsimError(refusal("--timeout", seconds, span(0, MAX_TIMEOUT_S, above=True, why="seconds; a year")))
 
 __getattr__, __dir__, _lazy = lazy_exports(__name__, {".comm": "Comm", ".dist": "ProcessGroupComm", ".sim": "SimComm"})
 __all__ = ["BACKENDS", "MAX_TIMEOUT_S", "check_timeout", *_lazy]

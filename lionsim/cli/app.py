@@ -249,7 +249,7 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
 
 
 _REFUSED_FLAG = re.compile(r"bad (--[a-z0-9][a-z0-9-]*)")
-"""The option a library refusal names first: "bad --workers -4; accepted: an integer >= 1"."""
+"""The option a library refusal names first: "bad --workers -4; accepted: a whole number from 1 to ..."."""
 _REASON = re.compile(r" [^;:]*([;:] .*)", re.DOTALL)
 """What follows the refused value in such a line: "; accepted: ..." or ": a run of 10 steps ..."."""
 

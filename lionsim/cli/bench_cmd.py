@@ -22,14 +22,16 @@ if TYPE_CHECKING:  # annotations only: the quick commands import no torch
 
 
 def parse_betas(text: str | None) -> tuple[float, float] | None:
+    from lionsim.config.bench import BETA
+
     if text is None:
         return None
     try:
         b1, b2 = (float(x) for x in text.split(","))
     except ValueError:
-        raise LionsimError(f"bad --betas {text!r}; accepted: two numbers like 0.9,0.99") from None
+        raise LionsimError(f"bad --betas {text!r}; accepted: two numbers like 0.9,0.99, each {BETA}") from None
     if not (0 <= b1 < 1 and 0 <= b2 < 1):
-        raise LionsimError(f"bad --betas {text!r}; accepted: each in [0, 1)")
+        raise LionsimError(f"bad --betas {text!r}; accepted: two numbers, each {BETA}")
     return b1, b2
 
 

@@ -18,7 +18,9 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
+from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
+from lionsim.whole import MAX_WORKERS, read_whole
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
 
 BACKENDS = ("sim", "gloo", "nccl")
@@ -41,14 +43,21 @@ def _split(values: list[str] | None) -> list[str]:
     return [part.strip() for value in values or [] for part in value.split(",") if part.strip()]
 
 
+COLLECTIVE_WORKERS = span(2, MAX_WORKERS, whole=True, why="a collective needs 2; the most workers lionsim takes")
+"""What comm's --workers accepts: a model's N, as bench's --workers, but a collective of one moves nothing."""
+
+
 def _workers(values: list[str]) -> list[int]:
-    """Repeatable and/or comma-separated worker counts."""
+    """Repeatable and/or comma-separated worker counts, each as every whole-number option reads it."""
     out = []
     for item in _split(values):
         try:
-            out.append(int(item))
+            count = read_whole(item)
         except ValueError:
-            raise LionsimError(f"bad --workers value {item!r}; use integers >= 2, e.g. --workers 2,4,8") from None
+            raise LionsimError(f"bad --workers {item!r}; accepted: {COLLECTIVE_WORKERS}, e.g. --workers 2,4,8") from None
+        if not 2 <= count <= MAX_WORKERS:
+            raise LionsimError(refusal("--workers", count, COLLECTIVE_WORKERS))
+        out.append(count)
     return out
 
 

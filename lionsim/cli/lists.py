@@ -11,7 +11,8 @@ import lionsim
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
-from lionsim.whole import MAX_WORKERS, typed
+from lionsim.ranges import WORKERS, refusal
+from lionsim.whole import MAX_WORKERS
 
 
 def list_table(title: str, caption: str | None = None):
@@ -155,7 +156,7 @@ def strategies(
     from lionsim.transports import TRANSPORTS
 
     if workers is not None and not 1 <= workers <= MAX_WORKERS:
-        raise LionsimError(f"bad --workers {typed(workers)}; accepted: a whole number from 1 to {MAX_WORKERS:,}")
+        raise LionsimError(refusal("--workers", workers, WORKERS))
     if workload is not None:
         from lionsim.workloads import canonical_workload
 

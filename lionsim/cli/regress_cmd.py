@@ -14,9 +14,10 @@ from rich.table import Table
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, out_console
 from lionsim.errors import LionsimError
+from lionsim.ranges import refusal
 from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
 from lionsim.regress.rows import IMPROVED, fmt
-from lionsim.regress.tolerance import DEFAULT_SEEDS
+from lionsim.regress.tolerance import DEFAULT_SEEDS, SEEDS
 
 if TYPE_CHECKING:
     from lionsim.regress import Case, UpdateResult
@@ -166,7 +167,7 @@ def regress(
         False, "--update", help="Re-measure the baselines and their tolerances, rewrite them, show what changed. "
                                 "Takes --case, --seeds, --baseline-dir."),
     seeds: Optional[int] = typer.Option(
-        None, "--seeds", parser=o.whole_number, help=f"--update only: extra seeds whose spread sets the tolerances (an integer >= 1; "
+        None, "--seeds", parser=o.whole_number, help=f"--update only: extra seeds whose spread sets the tolerances (a whole number at least 1; "
                               f"default {DEFAULT_SEEDS})."),
     baseline_dir: Optional[Path] = typer.Option(
         None, "--baseline-dir", "--baselines",
@@ -199,7 +200,7 @@ def regress(
         if mode not in MODES:
             raise LionsimError(f"bad --mode {mode!r}; accepted: {', '.join(MODES)}")
     if seeds is not None and seeds < 1:
-        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
+        raise LionsimError(refusal("--seeds", seeds, SEEDS))
     selected = select_cases(case)
     _refuse_inapplicable({"--seeds": seeds is not None, "--baseline-dir": baseline_dir is not None,
                           "--junit": junit is not None, "--report": report is not None,

@@ -20,10 +20,11 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
                            parse_eval_samples, parse_split)
 from lionsim.network import canonical_network, network_for
 from lionsim.plugin_load import is_spec, parse_spec
+from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, MAX_SEED, POSITIVE, SEED, STEPS, WORKERS, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, WORKERS_ACCEPTED, typed
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -39,6 +40,11 @@ MAX_THREADS = 1024
 """The most torch threads a training process takes: more than its cores only wait on each other,
 and far more is no size at all (--threads 100000 aborted in libgomp's allocator, exit 1, no line;
 a sweep left its root half made)."""
+THREADS = span(1, MAX_THREADS, whole=True, why="torch threads of one training process; more than its cores only "
+               "wait on each other")
+BETA = span(0, 1, below=True).removeprefix("a number ")
+"""What each of --betas' two numbers may be (bench's parse_betas says it too)."""
+TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 
 
 def for_backend(values: dict, backend: str, compute: str | None = None) -> tuple[dict, dict]:
@@ -217,31 +223,22 @@ class BenchConfig:
         them first, so a bad value among them is refused in a moment, before torch loads."""
         self._canonical_names()
         self._default_warmup()
-        for name, value, low in (("workers", self.workers, 1), ("batch-size", self.batch_size, 1),
-                                 ("steps", self.steps, 1), ("eval-every", self.eval_every, 1),
-                                 ("threads", self.threads, 1), ("warmup-steps", self.warmup_steps, 0)):
-            if value is not None and value < low:
-                raise LionsimError(f"bad --{name} {typed(value)}; accepted: an integer >= {low}")
-        if self.workers > MAX_WORKERS:
-            raise LionsimError(f"bad --workers {typed(self.workers)}; accepted: {WORKERS_ACCEPTED}")
-        if self.threads > MAX_THREADS:
-            raise LionsimError(f"bad --threads {typed(self.threads)}; accepted: 1 to {MAX_THREADS:,} (torch threads of "
-                               "one training process; more than its cores only wait on each other)")
-        if self.steps > MAX_STEPS:  # a bench keeps every step's record in memory, and books them all
-            raise LionsimError(f"bad --steps {typed(self.steps)}: a bench holds every step's record in memory; accepted: "
-                               f"1 to {MAX_STEPS:,} (`lionsim estimate --steps` prices longer runs without training)")
-        if not 0 <= self.seed < 2**63:  # torch generators take a signed 64-bit seed
-            raise LionsimError(f"bad --seed {typed(self.seed)}; accepted: an integer from 0 to 2**63 - 1")
+        for name, value, low, top, accepted in (
+                ("workers", self.workers, 1, MAX_WORKERS, WORKERS), ("batch-size", self.batch_size, 1, None, AT_LEAST_1),
+                ("steps", self.steps, 1, MAX_STEPS, STEPS), ("eval-every", self.eval_every, 1, None, AT_LEAST_1),
+                ("threads", self.threads, 1, MAX_THREADS, THREADS),
+                ("warmup-steps", self.warmup_steps, 0, None, AT_LEAST_0), ("seed", self.seed, 0, MAX_SEED, SEED)):
+            if value is not None and not (low <= value and (top is None or value <= top)):
+                raise LionsimError(refusal(f"--{name}", value, accepted))
         _check_hyper(lambda key: f"--{key.replace('_', '-')}", self.lr, self.weight_decay, self.betas)
         if self.target_loss is not None and not (math.isfinite(self.target_loss) and self.target_loss > 0):
-            raise LionsimError(f"bad --target-loss {self.target_loss}; accepted: a finite loss > 0 (a cross-entropy "
-                               "is never below 0, and only a perfect model reaches 0)")
+            raise LionsimError(refusal("--target-loss", self.target_loss, TARGET_LOSS))
         if self.timeout is not None:
             check_timeout(self.timeout)
         if self.backend not in BACKENDS:
             raise LionsimError(f"unknown backend {self.backend!r}; choose from: {', '.join(BACKENDS)}")
         if self.ranks is not None and self.ranks < 1:  # 0 would read as "not given" where ranks default
-            raise LionsimError(f"bad --ranks {typed(self.ranks)}; accepted: 1 to --workers ({self.workers})")
+            raise LionsimError(refusal("--ranks", self.ranks, span(1, f"--workers ({self.workers:,})", whole=True)))
         if isinstance(self.overlap, str):
             self.overlap = self.overlap.strip().lower()
         overlap = OverlapConfig(mode=self.overlap, bucket_mb=self.bucket_mb).mode  # fails on a bad mode or bucket size
@@ -252,8 +249,8 @@ class BenchConfig:
         # where a warm-up applies at all (above), then how many steps it may take
         if self.warmup_steps is not None and self.warmup_steps >= self.steps:
             steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
-            raise LionsimError(f"bad --warmup-steps {typed(self.warmup_steps)}: a run of {steps} would have no timed step "
-                               f"left; accepted: 0 to {self.steps - 1}")
+            raise LionsimError(refusal("--warmup-steps", self.warmup_steps, span(0, self.steps - 1, whole=True),
+                                       f"a run of {steps} would have no timed step left"))
         check_workload_name(self.workload)  # a spec's file and function: validate imports them
         parse_split(self.data_split)
         MomentumSync.parse(self.momentum_sync)
@@ -394,11 +391,11 @@ def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
     """lr, weight decay and betas (None: not given) meet one set of rules, whether they come
     from the flags or from a run's own hyper table; `name(key)` says where, for the message."""
     if lr is not None and not (number(lr) and lr > 0 and not beyond_float32(lr)):
-        raise LionsimError(f"bad {name('lr')} {lr!r}{beyond_float32(lr)}; accepted: a finite number > 0")
+        raise LionsimError(f"bad {name('lr')} {typed(lr)}{beyond_float32(lr)}; accepted: {POSITIVE}")
     if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0
                                          and not beyond_float32(weight_decay)):
-        raise LionsimError(f"bad {name('weight_decay')} {weight_decay!r}{beyond_float32(weight_decay)}; accepted: "
-                           "a finite number >= 0")
+        raise LionsimError(f"bad {name('weight_decay')} {typed(weight_decay)}{beyond_float32(weight_decay)}; "
+                           f"accepted: {span(0)}")
     if betas is not None and not (isinstance(betas, (list, tuple)) and len(betas) == 2
                                   and all(number(b) and 0 <= b < 1 for b in betas)):
-        raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each in [0, 1)")
+        raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each {BETA}")

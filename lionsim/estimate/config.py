@@ -25,6 +25,7 @@ from lionsim.steptime.spread import ComputeSpread
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
+from lionsim.ranges import refusal, span
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
@@ -268,7 +269,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.tensors is not None:
         tensors = _positive_int("tensors", cfg.tensors)
     if tensors > params:  # every tensor holds at least one parameter
-        raise LionsimError(f"bad --tensors {tensors}; accepted: an integer from 1 to the parameter count {params}")
+        raise LionsimError(refusal("--tensors", tensors, span(1, f"the parameter count {params:,}", whole=True)))
     if cfg.tokens_per_worker is not None:
         tokens = _positive_int("tokens-per-worker", cfg.tokens_per_worker)
     elif sample is not None:

@@ -13,15 +13,22 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, WORKERS_ACCEPTED, typed  # noqa: F401 (typed re-exported)
+from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
 """Beyond these a figure is a typo, not a model: 10^15 parameters is 1,000x today's largest
 models; 10^9 tokens one worker's step (both far above any preset); 10^6 devices a replica; 10^8
 workers (lionsim.whole.MAX_WORKERS: 1,000x the largest clusters, inside every payload container)."""
-NEED_ACCEPTED = "utilisation=U (or utilization=U) with U a number in (0, 1), e.g. utilisation=0.95"
+NEED_ACCEPTED = f"utilisation=U (or utilization=U) with U {span(0, 1, above=True, below=True)}, e.g. utilisation=0.95"
 """The --need form."""
+COUNTS = {"workers": WORKERS,
+          "params": span(1, MAXIMA["params"], whole=True, why="1,000x today's largest models; written in full or "
+                                                               "like 3e9"),
+          "tokens-per-worker": span(1, MAXIMA["tokens-per-worker"], whole=True, why="far above any preset's"),
+          "replica-gpus": span(1, MAXIMA["replica-gpus"], whole=True, why="far more devices than any replica holds")}
+"""What each count with a top (MAXIMA) accepts, in the words every command refusing it uses."""
 DEFAULT_DEVICE = "h100"
 """The device an estimate runs on where neither --device nor the network (a profile's or preset's
 `device`) names one."""
@@ -60,28 +67,25 @@ def positive_int(name: str, value: object) -> int:
     """`value` as a whole number >= 1 (and within MAXIMA), else one LionsimError line naming --`name`."""
     number, top = whole(value), MAXIMA.get(name)
     if number is None or number < 1 or (top is not None and number > top):
-        if name == "workers":  # in the words bench's refusal uses
-            raise LionsimError(f"bad --workers {typed(value)}; accepted: {WORKERS_ACCEPTED}")
-        example = ", written in full or like 3e9" if name == "params" else ""
-        bound = f" and <= 1e{len(str(top)) - 1}" if top is not None else ""
-        raise LionsimError(f"bad --{name} {typed(value)}; accepted: a whole number >= 1{bound}{example}")
+        raise LionsimError(refusal(f"--{name}", value, COUNTS.get(name, AT_LEAST_1)))
     return number
 
 
 MIN_MFU = 1e-3
 """The least --mfu taken: 0.1% of peak (the published cases' least is 0.08). Below it a GPU would be
 idle, a typo; --mfu 1e-300 priced steps of 1e296 s in a table hundreds of columns wide."""
+MFU = span(MIN_MFU, 1, why="0.1% of peak to all of it")
 
 
 def check_mfu(mfu: object) -> None:
     if not (isinstance(mfu, (int, float)) and not isinstance(mfu, bool) and math.isfinite(mfu)
             and MIN_MFU <= mfu <= 1):
-        raise LionsimError(f"bad --mfu {mfu!r}; accepted: a number from {MIN_MFU:g} (0.1% of peak) to 1")
+        raise LionsimError(refusal("--mfu", mfu, MFU))
 
 
 def check_seed(seed: object) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
-        raise LionsimError(f"bad --seed {seed!r}; accepted: an integer from 0 to 2**63 - 1")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise LionsimError(refusal("--seed", seed, SEED))
 
 
 def run_length(name: str, value: object, tokens_per_worker: int = 0, workers: int = 0, where: str = "") -> int:
@@ -92,10 +96,9 @@ def run_length(name: str, value: object, tokens_per_worker: int = 0, workers: in
     step = tokens_per_worker * workers
     top = MAX_STEPS if name == "steps" else MAX_STEPS * step
     if number is None or not 1 <= number <= top:
-        cap = " (lionsim's most steps in a run)" if name == "steps" else (
-            f" (lionsim's most steps in a run, {MAX_STEPS:,}, of {step:,} tokens: {tokens_per_worker:,} a worker x "
-            f"{workers:,} worker{'s' * (workers != 1)}{where})")
-        raise LionsimError(f"bad --{name} {typed(value)}; accepted: a whole number from 1 to {top:,}{cap}")
+        raise LionsimError(refusal(f"--{name}", value, STEPS if name == "steps" else span(1, top, whole=True, why=(
+            f"lionsim's most steps in a run, {MAX_STEPS:,}, of {step:,} tokens: {tokens_per_worker:,} a worker x "
+            f"{workers:,} worker{'s' * (workers != 1)}{where}"))))
     return number
 
 
@@ -145,7 +148,7 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
         check_mfu(cfg.mfu)
     if cfg.bucket_mb is not None and not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb)
                                           and cfg.bucket_mb > 0):
-        raise LionsimError(f"bad --bucket-mb {cfg.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
+        raise LionsimError(refusal("--bucket-mb", cfg.bucket_mb, BUCKET_MB))
     if cfg.seed is not None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
@@ -193,7 +196,7 @@ def _number(text: str, spec: str) -> float:
     except ValueError:
         raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
     if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be a finite number > 0; accepted: {ACCEPTED}")
+        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be {span(0, above=True)}; accepted: {ACCEPTED}")
     return value
 
 
@@ -277,7 +280,7 @@ def parse_need(text: str) -> Need:
     except ValueError:
         raise LionsimError(f"bad --need {text!r}: {value.strip()!r} is not a number; accepted: {NEED_ACCEPTED}") from None
     if not (math.isfinite(u) and 0.0 < u < 1.0):
-        raise LionsimError(f"bad --need {text!r}: U must lie in (0, 1); accepted: {NEED_ACCEPTED}")
+        raise LionsimError(f"bad --need {text!r}: U must be above 0 and below 1; accepted: {NEED_ACCEPTED}")
     return Need(u)
 
 

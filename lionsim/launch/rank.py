@@ -32,6 +32,7 @@ from lionsim.group.join import check_backend, check_same, join
 from lionsim.launch.journal import StepJournal, finalize
 from lionsim.measure.calibrate import calibrate
 from lionsim.plan import BenchPlan
+from lionsim.ranges import refusal, span
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
 from lionsim.reports.writing import publish_result, stage_result
@@ -53,7 +54,7 @@ def check_layout(plan: BenchPlan, ranks: int) -> int:
     """w = W / R, or a clear error."""
     workers = plan.workload.workers
     if ranks < 1 or ranks > workers:
-        raise LionsimError(f"bad --ranks {ranks}; accepted: 1 to --workers ({workers})")
+        raise LionsimError(refusal("--ranks", ranks, span(1, f"--workers ({workers:,})", whole=True)))
     if workers % ranks:
         raise LionsimError(f"--workers {workers} is not divisible by {ranks} ranks: each rank holds W/R workers")
     w = workers // ranks

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from lionsim.backends import check_timeout
 from lionsim.errors import LionsimError
 from lionsim.measure.ops import check_dtype, sized
+from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, refusal, span
 
 MEASURED_BACKENDS = ("gloo", "nccl")
 
@@ -39,13 +40,13 @@ class MeasureConfig:
             raise LionsimError(
                 f"unknown backend {self.backend!r} for measuring; accepted: {', '.join(MEASURED_BACKENDS)}")
         if self.ranks < 2:
-            raise LionsimError(f"bad --ranks {self.ranks}; a collective needs at least 2 ranks")
+            raise LionsimError(refusal("--ranks", self.ranks, span(2, whole=True, why="a collective needs 2")))
         if not self.sizes:
             raise LionsimError("bad --sizes: no sizes to measure")
         if self.warmup < 0:
-            raise LionsimError(f"bad --warmup {self.warmup}; accepted: an integer >= 0")
+            raise LionsimError(refusal("--warmup", self.warmup, AT_LEAST_0))
         if self.iters < 1:
-            raise LionsimError(f"bad --iters {self.iters}; accepted: an integer >= 1")
+            raise LionsimError(refusal("--iters", self.iters, AT_LEAST_1))
         check_timeout(self.timeout_s)  # nan and inf too: a deadline is computed from it
         for dtype in self.dtypes:
             check_dtype(dtype)

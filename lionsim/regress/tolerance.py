@@ -33,12 +33,16 @@ from __future__ import annotations
 
 import statistics
 
+from lionsim.ranges import span
+
 K = 3.0
 """Tolerance in standard deviations of the seed-to-seed spread."""
 LOSS_FLOOR = 1e-3
 ACCURACY_FLOOR = 2e-3
 DEFAULT_SEEDS = 4
 """Extra seeds `--update` trains to measure the spread."""
+SEEDS = span(1, whole=True, why="extra seeds that measure the spread")
+"""What --seeds accepts (regress, and update_suite's callers)."""
 FLOAT_K = 5.0
 """Float tolerance in root-mean-square changes under float noise."""
 RULE = (f"tol = max({K:g} * sd, floor); sd = sample standard deviation of the metric over the "

@@ -23,7 +23,8 @@ from lionsim.regress.crosschecks import cross_checks
 from lionsim.regress.fingerprint import fingerprint
 from lionsim.regress.noise import NOISE_DRAWS
 from lionsim.regress.runner import CaseRun, ProgressFn, run_case
-from lionsim.regress.tolerance import DEFAULT_SEEDS
+from lionsim.ranges import refusal
+from lionsim.regress.tolerance import DEFAULT_SEEDS, SEEDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ def update_suite(baseline_dir: Path, patterns: list[str] | None = None, seeds: i
                  suite: Sequence[Case] = SUITE, progress: ProgressFn | None = None) -> UpdateResult:
     """Re-measure the cases matching `patterns` (all if None) and rewrite DIR/regress.json."""
     if seeds < 1:
-        raise LionsimError(f"bad --seeds {seeds}; accepted: an integer >= 1 (extra seeds that measure the spread)")
+        raise LionsimError(refusal("--seeds", seeds, SEEDS))
     cases = select_cases(patterns, tuple(suite))
     validate_cases(list(suite))
     old = load_baseline(baseline_dir) if baseline_path(baseline_dir).exists() else None

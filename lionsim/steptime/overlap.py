@@ -56,6 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from lionsim.errors import LionsimError
+from lionsim.ranges import BUCKET_MB, refusal
 from lionsim.registry import did_you_mean
 from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 
@@ -96,7 +97,7 @@ class OverlapConfig:
                                f"{did_you_mean(str(self.mode), [*MODES, *ALIASES])}")
         ok = isinstance(self.bucket_mb, (int, float)) and math.isfinite(self.bucket_mb) and self.bucket_mb > 0
         if self.bucket_mb is not None and not ok:
-            raise LionsimError(f"bad --bucket-mb {self.bucket_mb!r}; accepted: a finite number > 0 (MB of fp32 gradients)")
+            raise LionsimError(refusal("--bucket-mb", self.bucket_mb, BUCKET_MB))
 
     @property
     def bucket_params(self) -> int:

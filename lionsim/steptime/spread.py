@@ -34,6 +34,7 @@ from typing import Callable
 import numpy as np
 
 from lionsim.errors import LionsimError
+from lionsim.ranges import span
 
 FORMS = "lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS or trace:FILE.csv"
 TRACE_COLUMNS = ("step", "worker", "compute_s")
@@ -49,15 +50,15 @@ def _number(text: str, part: str, name: str, *, low: float, low_open: bool, high
     except ValueError:
         raise _bad(text, f"{name} {part!r} is not a number") from None
     if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
-        bound = (f"> {low:g}" if low_open else f">= {low:g}") + (f" and <= {high:g}" if high < math.inf else "")
-        raise _bad(text, f"{name} {part} must be a finite number {bound}")
+        top = high if high < math.inf else None
+        raise _bad(text, f"{name} {part} must be {span(low, top, above=low_open)}")
     return value
 
 
 def _integer(text: str, part: str, name: str, low: int) -> int:
     value = _number(text, part, name, low=low, low_open=False)
     if not value.is_integer():
-        raise _bad(text, f"{name} {part} must be an integer >= {low}")
+        raise _bad(text, f"{name} {part} must be {span(low, whole=True)}")
     return int(value)
 
 

@@ -55,9 +55,9 @@ class DeMo(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        topk: int = option(32, flag="--demo-topk", accepted="an integer >= 1", check=integer(1))
+        topk: int = option(32, flag="--demo-topk", check=integer(1))
         """DCT coefficients each worker sends per chunk (32, the authors')."""
-        chunk: int = option(64, flag="--demo-chunk", accepted="an integer >= 1", check=integer(1))
+        chunk: int = option(64, flag="--demo-chunk", check=integer(1))
         """Target chunk side: each dimension's largest divisor not above it (64, the authors')."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy

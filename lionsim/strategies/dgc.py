@@ -90,10 +90,10 @@ class DeepGradientCompression(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        topk_ratio: float = option(0.01, flag="--topk-ratio", accepted="0 < ratio <= 1", check=between(0, 1, low_open=True))
+        topk_ratio: float = option(0.01, flag="--topk-ratio", check=between(0, 1, low_open=True))
         """Fraction of each tensor's parameters each worker sends (at least one per tensor)."""
-        warmup_steps: int = option(0, flag="--dgc-warmup-steps", accepted="an integer >= 0 (0: no warm-up)",
-                                   check=integer(0), priced=RUN)
+        warmup_steps: int = option(0, flag="--dgc-warmup-steps", check=integer(0, why="0: no warm-up"),
+                                   priced=RUN)
         """Leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256 of each
         tensor (never below the ratio); 0: no warm-up."""
 

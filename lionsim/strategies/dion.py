@@ -76,15 +76,13 @@ class Dion(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        rank_fraction: float = option(0.25, flag="--dion-rank-fraction", accepted="a number in (0, 1]",
-                                      check=between(0, 1, low_open=True))
+        rank_fraction: float = option(0.25, flag="--dion-rank-fraction", check=between(0, 1, low_open=True))
         """r / min(m, n) per matrix (1: full rank, the gradient averaged whole). microsoft/dion train.py's default
         is 0.125; lionsim keeps 0.25, better on vit's 64-wide matrices (docs/methods-2025-defaults.md)."""
-        mu: float = option(0.95, flag="--dion-mu", accepted="a number in [0, 1)", check=between(0, 1, high_open=True),
+        mu: float = option(0.95, flag="--dion-mu", check=between(0, 1, high_open=True),
                          priced=TRAINING)
         """Share of the sent low-rank part kept in the momentum (dion's mu, 0.95)."""
-        adamw_lr: float = option(3e-3, flag="--dion-adamw-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
+        adamw_lr: float = option(3e-3, flag="--dion-adamw-lr", check=between(0, low_open=True), priced=TRAINING)
         """lr of the AdamW stepping vectors, embeddings and the head (lionsim's AdamW default; train.py: the base lr
         on the embedding, lr / sqrt(d) on the head, betas (0.95, 0.98), no weight decay)."""
 

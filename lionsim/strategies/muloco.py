@@ -178,11 +178,10 @@ class MuLoCo(LocalSteps):
         """lr of the outer Nesterov step; it also scales what enters the error buffer (the paper's 0.8)."""
         outer_momentum: float = shared.outer_momentum(0.9)
         """Nesterov momentum of the outer step (the paper's 0.9)."""
-        inner_momentum: float = option(0.9, flag="--muloco-inner-momentum", accepted="a number in [0, 1)",
+        inner_momentum: float = option(0.9, flag="--muloco-inner-momentum",
                                        check=between(0, 1, high_open=True), priced=TRAINING)
         """mu of the inner Muon's momentum (the paper's configs: 0.9)."""
-        error_decay: float = option(0.9, flag="--muloco-error-decay", accepted="a number in [0, 1]",
-                                    check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.9, flag="--muloco-error-decay", check=between(0, 1), priced=TRAINING)
         """Decay of each worker's error buffer at a sync (the paper's 0.9)."""
         precision: str = option("bf16", flag="--muloco-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
                                 check=lambda v: v in PRECISIONS, priced=TRAINING, why=NS_WHY)

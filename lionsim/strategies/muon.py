@@ -136,13 +136,11 @@ class Muon(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        momentum: float = option(0.95, flag="--muon-momentum", accepted="a number in [0, 1)",
-                                 check=between(0, 1, high_open=True), priced=TRAINING)
+        momentum: float = option(0.95, flag="--muon-momentum", check=between(0, 1, high_open=True), priced=TRAINING)
         """beta of the momentum EMA (muon.py's 0.95); Nesterov as the authors."""
-        ns_steps: int = option(5, flag="--muon-ns-steps", accepted="an integer >= 1", check=integer(1))
+        ns_steps: int = option(5, flag="--muon-ns-steps", check=integer(1))
         """Newton-Schulz iterations per matrix and step (muon.py's 5)."""
-        adamw_lr: float = option(3e-3, flag="--muon-adamw-lr", accepted="a finite number > 0",
-                                 check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
+        adamw_lr: float = option(3e-3, flag="--muon-adamw-lr", check=between(0, low_open=True), priced=TRAINING)
         """lr of the AdamW that steps the other tensors (lionsim's AdamW default; muon.py's is 3e-4)."""
         precision: str = option("bf16", flag="--muon-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
                                 check=lambda v: v in PRECISIONS, priced=TRAINING,

@@ -50,8 +50,8 @@ def compress_worker(x: Tensor) -> tuple[Tensor, Tensor]:
     return torch.where(x >= 0, 1, -1).to(torch.int8), scale
 
 
-FREEZE_WHY = (" (1-bit Adam compresses with a frozen variance, which a full-precision warm-up must build "
-              "first: with none it is 0 and the first compressed step divides by eps; DeepSpeed's freeze_step)")
+FREEZE_WHY = ("1-bit Adam compresses with a frozen variance, which a full-precision warm-up must build "
+              "first: with none it is 0 and the first compressed step divides by eps; DeepSpeed's freeze_step")
 
 
 @STRATEGIES.register("onebit-adam")
@@ -74,7 +74,7 @@ class OneBitAdam(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        freeze_steps: int = option(15, flag="--freeze-steps", accepted=f"an integer >= 1{FREEZE_WHY}", check=integer(1),
+        freeze_steps: int = option(15, flag="--freeze-steps", check=integer(1, why=FREEZE_WHY),
                                    priced=RUN)
         """Full-precision Adam warm-up steps (fp32 all-reduce) before the variance freezes and the
         momentum goes 1-bit (DeepSpeed's freeze_step)."""

@@ -86,9 +86,9 @@ class PowerSGD(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        rank: int = option(4, flag="--powersgd-rank", accepted="an integer >= 1", check=integer(1))
+        rank: int = option(4, flag="--powersgd-rank", check=integer(1))
         """r, the rank of each matrix's approximation."""
-        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", accepted="an integer >= 0", check=integer(0),
+        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", check=integer(0),
                                    priced=RUN)
         """Leading steps of plain fp32 all-reduce before compression starts (torch's start_powerSGD_iter)."""
         inner_optimizer: str = inner_optimizer()

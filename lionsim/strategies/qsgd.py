@@ -58,7 +58,7 @@ class QSGD(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        levels: int = option(7, flag="--qsgd-levels", accepted="an integer >= 1", check=integer(1))
+        levels: int = option(7, flag="--qsgd-levels", check=integer(1))
         """s, levels each side of zero (7: 4 bits a parameter with the sign)."""
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(

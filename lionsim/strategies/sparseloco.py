@@ -112,15 +112,13 @@ class SparseLoCo(LocalSteps):
     class Options(LocalSteps.Options):
         """The authors' chunks, top-k, codes and decay; H measured on the default vit bench (`tuning`)."""
 
-        topk: int = option(32, flag="--sparseloco-topk", accepted="an integer >= 1", check=integer(1))
+        topk: int = option(32, flag="--sparseloco-topk", check=integer(1))
         """Values each chunk sends (32 of a 64 x 64 tile: 0.78%, the authors' default)."""
-        chunk: int = option(64, flag="--sparseloco-chunk", accepted="an integer >= 1", check=integer(1))
+        chunk: int = option(64, flag="--sparseloco-chunk", check=integer(1))
         """Target tile side: each side's largest divisor not above it (64, the authors')."""
-        bits: int = option(2, flag="--sparseloco-bits", accepted="an integer from 1 to 8",
-                           check=lambda v: integer(1)(v) and v <= 8)
+        bits: int = option(2, flag="--sparseloco-bits", check=integer(1, 8))
         """Bits of each sent value's code: 2**bits levels per tensor (2, the paper's)."""
-        error_decay: float = option(0.95, flag="--sparseloco-error-decay", accepted="a number in [0, 1]",
-                                    check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.95, flag="--sparseloco-error-decay", check=between(0, 1), priced=TRAINING)
         """beta, the decay of the error-feedback buffer at each sync (0.95, the authors' config)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy

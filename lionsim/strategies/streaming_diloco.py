@@ -57,6 +57,7 @@ from lionsim.strategies.local_steps import AuthorsH, DiLoCo
 from lionsim.strategies.core import options as shared
 from lionsim.timing import Clock
 from lionsim.transports import Payload, PayloadSpec
+from lionsim.ranges import refusal, span
 from lionsim.whole import typed
 
 
@@ -74,8 +75,8 @@ def fragment_ranges(numels: list[int], count: int, pattern: str = "sequential") 
     if pattern == "sequential":
         return [[run] for run in fragments(numels, count)]
     if not 1 <= count <= len(numels):
-        raise LionsimError(f"bad --streaming-fragments {typed(count)}; accepted: an integer from 1 to the model's "
-                           f"{len(numels)} tensors")
+        raise LionsimError(refusal("--streaming-fragments", count,
+                                   span(1, f"the model's {len(numels):,} tensors", whole=True)))
     starts = [0]
     for numel in numels:
         starts.append(starts[-1] + numel)
@@ -94,8 +95,8 @@ def fragments(numels: list[int], count: int) -> list[tuple[int, int]]:
     largest as small as a cut at tensor boundaries allows (the authors balance their fragments by
     layers of equal size; here the bytes of each send decide)."""
     if not 1 <= count <= len(numels):
-        raise LionsimError(f"bad --streaming-fragments {typed(count)}; accepted: an integer from 1 to the model's "
-                           f"{len(numels)} tensors")
+        raise LionsimError(refusal("--streaming-fragments", count,
+                                   span(1, f"the model's {len(numels):,} tensors", whole=True)))
     low, high = max(numels), sum(numels)
     while low < high:  # the smallest cap that `count` greedy runs can keep to
         cap = (low + high) // 2
@@ -137,12 +138,12 @@ class StreamingDiLoCo(DiLoCo):
 
         local_steps: int = shared.local_steps(4)
         """H, the inner steps between two syncs of the same fragment (a multiple of the fragments)."""
-        fragments: int = option(2, flag="--streaming-fragments", accepted="an integer >= 1", check=integer(1))
+        fragments: int = option(2, flag="--streaming-fragments", check=integer(1))
         """P, the fragments the model is synchronised in, one every H / P steps."""
-        delay: int = option(0, flag="--streaming-delay", accepted="an integer >= 0", check=integer(0))
+        delay: int = option(0, flag="--streaming-delay", check=integer(0))
         """tau, the inner steps a fragment's all-reduce runs behind before it is merged (below H / P; 0,
         torchft's default: merged at once)."""
-        alpha: float = option(0.5, flag="--streaming-alpha", accepted="a number in [0, 1]", check=between(0, 1),
+        alpha: float = option(0.5, flag="--streaming-alpha", check=between(0, 1),
                               priced=TRAINING)
         """The share of a worker's own fragment kept at a merge: (1 - alpha) global + alpha local."""
         pattern: str = option("sequential", flag="--streaming-pattern", accepted="sequential, strided",
@@ -173,11 +174,11 @@ class StreamingDiLoCo(DiLoCo):
         self.fragments = fragment_ranges(layout.numels, self.opts.fragments, self.opts.pattern)
         count, h, tau = self.opts.fragments, self.local_steps, self.opts.delay
         if h < count:
-            raise LionsimError(f"bad --local-steps {typed(h)} with --streaming-fragments {typed(count)}; accepted: "
-                               f"H >= P (each fragment syncs every H steps, one every H / P)")
+            raise LionsimError(refusal("--local-steps", h, span(count, whole=True, why="each fragment syncs every H "
+                                       "steps, one every H / P"), f"fewer than --streaming-fragments {typed(count)}"))
         if tau >= h // count:
-            raise LionsimError(f"bad --streaming-delay {typed(tau)}; accepted: an integer below H / P = {h / count:g} "
-                               f"rounded down, {h // count} (a fragment merges before the next is sent)")
+            raise LionsimError(refusal("--streaming-delay", tau, span(0, h // count - 1, whole=True, why=(
+                f"below H / P = {h / count:g} rounded down: a fragment merges before the next is sent"))))
         self.period, self.delay, self.alpha = h // count, tau, float(self.opts.alpha)
         self.synced = 0  # fragments merged so far (torchft's manager.current_step())
         self.pending: Tensor | None = None  # [N_f]: the mean outer gradient in flight

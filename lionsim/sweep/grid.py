@@ -12,8 +12,9 @@ from typing import Sequence
 
 from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, load_network
+from lionsim.ranges import MAX_SEED, SEED, WORKERS, refusal
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.whole import MAX_WORKERS, read_whole, typed
+from lionsim.whole import MAX_WORKERS, read_whole
 from lionsim.workloads import WORKLOADS, canonical_workload
 
 Items = Sequence[str | int]
@@ -42,19 +43,18 @@ def split_items(option: str, given: Items) -> list[str]:
     return items
 
 
-def parse_ints(option: str, given: Items, low: int, high: int = 2**63 - 1) -> list[int]:
+def parse_ints(option: str, given: Items, low: int, high: int, accepted: str) -> list[int]:
     """Each item a whole number as every whole-number option takes it (1000, 1e3 or 2.5e3:
-    lionsim.whole.read_whole) from `low` to `high`, each once."""
-    top = "2**63 - 1" if high == 2**63 - 1 else f"{high:,}"
+    lionsim.whole.read_whole) from `low` to `high`, each once; else refused as bench refuses the
+    one value (`accepted`: lionsim.ranges' words for the option)."""
     values = []
     for item in split_items(option, given):
         try:
             value = read_whole(item)
         except ValueError:
-            raise LionsimError(f"bad {option} {item!r}; accepted: whole numbers (1000, 1e3 or 2.5e3) from {low} "
-                               f"to {top}") from None
+            raise LionsimError(f"bad {option} {item!r}; accepted: {accepted}") from None
         if not low <= value <= high:
-            raise LionsimError(f"bad {option} {typed(value)}; accepted: whole numbers from {low} to {top}")
+            raise LionsimError(refusal(option, value, accepted))
         if value in values:  # "4" and "04" are one value
             raise LionsimError(f"bad {option}: {int(value)} given twice; each value once")
         values.append(value)
@@ -97,8 +97,8 @@ class Grid:
         networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
         for spec in networks:
             load_network(spec)  # an unknown preset or a bad profile file fails now
-        return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS)),
-                   networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0)),
+        return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)),
+                   networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0, MAX_SEED, SEED)),
                    runs=tuple(parse_runs(strategies, transport, source)))
 
     def to_dict(self) -> dict[str, list]:

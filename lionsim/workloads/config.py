@@ -8,7 +8,7 @@ from typing import Any
 
 from lionsim.errors import LionsimError
 from lionsim.forms import parse_eval_samples, parse_split  # noqa: F401 (re-exported)
-from lionsim.whole import typed
+from lionsim.ranges import refusal, span
 
 SIZES = ("tiny", "small", "paper")
 EVAL_DEFAULT = 1024
@@ -23,8 +23,8 @@ def eval_count(requested: int | str | None, available: int, source: str) -> int:
     if requested == "all":
         return available
     if requested > available:
-        raise LionsimError(f"bad --eval-samples {typed(requested)}: {source} holds {available}; "
-                           f"accepted: 1 to {available}, or all")
+        raise LionsimError(refusal("--eval-samples", requested, f"{span(1, available, whole=True)}, or all",
+                                   f"{source} holds {available}"))
     return int(requested)
 
 
@@ -38,10 +38,9 @@ def generated_eval_count(requested: int | str | None, held_out: int, source: str
         return EVAL_DEFAULT
     limit = max(EVAL_DEFAULT, held_out)
     if requested > limit:
-        top = (f"{limit}" if held_out >= EVAL_DEFAULT else  # the floor: the default, scored with repeats
-               f"the default {EVAL_DEFAULT} (a set this short is scored with repeats)")
-        raise LionsimError(f"bad --eval-samples {typed(requested)}: {source} holds out {held_out} {unit}; "
-                           f"accepted: 1 to {top}, or all")
+        why = "" if held_out >= EVAL_DEFAULT else "the default; a set this short is scored with repeats"
+        raise LionsimError(refusal("--eval-samples", requested, f"{span(1, limit, whole=True, why=why)}, or all",
+                                   f"{source} holds out {held_out} {unit}"))
     return int(requested)
 
 

@@ -34,10 +34,11 @@ def test_an_unknown_option_lists_the_commands_options_and_only_a_near_one(capsys
 
 def test_params_message_says_what_is_accepted(capsys):
     code, _, err = run_cli(["estimate", "--params", "-5", "--tokens-per-worker", "1024"], capsys)
-    assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number >= 1 and <= 1e15, "
-                                         "written in full or like 3e9")
+    assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number from 1 to "
+                                         "1,000,000,000,000,000 (1,000x today's largest models; written in full "
+                                         "or like 3e9)")
     code, _, err = run_cli(["estimate", "--params", "1e30", "--tokens-per-worker", "1024"], capsys)
-    assert code == 2 and err.strip().startswith("error: bad --params 1e30; accepted: a whole number >= 1 and <= 1e15")
+    assert code == 2 and err.strip().startswith("error: bad --params 1e30; accepted: a whole number from 1 to 1,000,000,000,000,000")
     assert run_cli(["estimate", "--params", "3e9", "--tokens-per-worker", "1024"], capsys)[0] == 0
 
 

@@ -25,7 +25,7 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
 
 @pytest.mark.parametrize("args, message", [
     (["--backend", "sim", "--timeout", "0.001"], "--timeout 0.001 needs --backend gloo or nccl: sim is one process"),
-    (["--timeout", "0"], "bad --timeout 0.0; accepted: seconds, a finite number > 0"),  # the value first
+    (["--timeout", "0"], "bad --timeout 0; accepted: a number above 0 and at most 31,536,000 (seconds; a year)"),  # the value first
     (["--overlap", "none", "--bucket-mb", "1"], "--bucket-mb 1 sizes per-bucket exchanges and --overlap none runs "
                                                 "every exchange after backward; accepted with --overlap auto or buckets"),
     (["--overlap", "after", "--bucket-mb", "1"], "--overlap none runs every exchange after backward"),
@@ -34,7 +34,7 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
     (["-s", "dlion-mavo", "--bucket-mb", "1"], "no run here has one: under --overlap auto dlion-mavo@int8-allreduce "
                                                "exchanges after backward"),
     (["-n", "1", "-s", "adamw", "--bucket-mb", "1"], "no run here has one: 1 worker exchanges nothing"),
-    (["--overlap", "none", "--bucket-mb", "0"], "bad --bucket-mb 0.0"),  # the value first
+    (["--overlap", "none", "--bucket-mb", "0"], "bad --bucket-mb 0; accepted: a finite number above 0 (MB of fp32 gradients)"),  # the value first
 ])
 def test_an_option_that_cannot_act_is_refused_in_one_line(args, message, tmp_path, capsys):
     one_line_exit_2([*B, *args, "--out", str(tmp_path / "out")], capsys, message)
@@ -47,7 +47,7 @@ def test_every_spelling_of_a_timeout_gloo_cannot_wait_is_refused_before_anything
     """inf, nan, 0, negatives and a wait past a year (torch overflows near 9.2e9 s: 1e10 failed at
     once in the rendezvous) are one line, exit 2, before any rank starts or --out is made."""
     one_line_exit_2([*B, "--backend", "gloo", "--timeout", spelling, "--out", str(tmp_path / "out")], capsys,
-                    f"accepted: seconds, a finite number > 0 and at most {MAX_TIMEOUT_S:,} (a year)")
+                    f"accepted: a number above 0 and at most {MAX_TIMEOUT_S:,} (seconds; a year)")
     assert not (tmp_path / "out").exists()
 
 
@@ -250,7 +250,7 @@ def test_too_many_warm_up_steps_where_none_apply_is_refused_as_not_applying(caps
     one_line_exit_2(["bench", "-w", "mlp", "--warmup-steps", "5", "--steps", "2"], capsys,
                     "--warmup-steps 5 does not apply on sim with --compute h100")
     one_line_exit_2(["bench", "-w", "mlp", "--warmup-steps", "5", "--steps", "2", "--compute", "measured"], capsys,
-                    "bad --warmup-steps 5: a run of 2 steps would have no timed step left; accepted: 0 to 1")
+                    "bad --warmup-steps 5: a run of 2 steps would have no timed step left; accepted: a whole number from 0 to 1")
 
 
 def test_a_record_whose_warm_up_could_not_act_replays_without_it(tmp_path, capsys):

@@ -104,7 +104,7 @@ def test_tokens_give_the_steps_that_process_them():
 
 @pytest.mark.parametrize("kw, message", [
     ({"steps": 10, "tokens": 10**6}, "give --steps (10) or --tokens (1000000), not both"),
-    ({"steps": 0}, "bad --steps 0; accepted: a whole number from 1"),
+    ({"steps": 0}, "bad --steps 0; accepted: a whole number from 1 to 10,000,000"),
     ({"tokens": -5}, "bad --tokens -5; accepted"),
     ({"momentum_sync": "every:4"}, "--momentum-sync every:4 applies to the Lion family"),
 ])

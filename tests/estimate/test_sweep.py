@@ -58,7 +58,7 @@ def test_a_range_takes_the_counts_a_list_takes_and_says_where_points_met():
         ("nodes=1,2", "bad --sweep 'nodes=1,2'; accepted: workers="),
         ("workers", "bad --sweep 'workers'"),
         ("workers=8,x", "'x' is not a number"),
-        ("bandwidth=-1", "'-1' must be a finite number > 0"),
+        ("bandwidth=-1", "'-1' must be a finite number above 0"),
         ("workers=1:8", "a range is START:END:COUNT"),
         ("workers=8:1:4", "END > START"),
         ("workers=2.5", "worker counts must be integers"),

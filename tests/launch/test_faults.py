@@ -229,7 +229,7 @@ def test_ranks_with_different_configurations(tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--workers", "3", "--backend", "gloo"], "--workers 3 is not divisible by 2 ranks"),
-    (["--backend", "gloo", "--ranks", "4"], "bad --ranks 4; accepted: 1 to --workers (2)"),
+    (["--backend", "gloo", "--ranks", "4"], "bad --ranks 4; accepted: a whole number from 1 to --workers (2)"),
     (["--ranks", "2"], "--ranks 2 needs --backend gloo or nccl"),
 ])
 @pytest.mark.slow

@@ -136,7 +136,7 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
     (["--backend", "gloo", "--iters", "-5"], "bad --iters -5"),
     (["--backend", "gloo", "--timeout", "nan"], "bad --timeout nan"),
     (["--backend", "gloo", "--timeout", "inf"], "bad --timeout inf"),
-    (["--backend", "gloo", "--timeout", "1e10"], "at most 31,536,000 (a year)"),  # torch overflows at once
+    (["--backend", "gloo", "--timeout", "1e10"], "bad --timeout 1e10; accepted: a number above 0 and at most 31,536,000 (seconds; a year)"),  # torch overflows at once
     (["--backend", "gloo", "--warmup", "-1"], "bad --warmup -1"),
     (["--backend", "gloo", "--dtype", "int4"], "unknown dtype 'int4'"),
     (["--backend", "gloo", "--iface", "lo"], "--iface lo picks the interface between hosts"),

@@ -264,7 +264,7 @@ LIST_ALL_WRONG = ["--list", "--mode", "bogus", "--seeds", "-3", "--case", "nope"
 @pytest.mark.parametrize("args, message", [
     # a bad value is refused first, whatever else is given (--list included)
     (LIST_ALL_WRONG, "bad --mode 'bogus'; accepted: auto, strict, float, spread"),
-    (["--list", *LIST_ALL_WRONG[3:]], "bad --seeds -3; accepted: an integer >= 1"),
+    (["--list", *LIST_ALL_WRONG[3:]], "bad --seeds -3; accepted: a whole number at least 1"),
     (["--list", *LIST_ALL_WRONG[5:]], "unknown case 'nope'; choose from: mlp-n4-iid"),
     (["--seeds", "-3"], "bad --seeds -3"),
     (["--update", "--seeds", "-3", "--case", "nope"], "bad --seeds -3"),

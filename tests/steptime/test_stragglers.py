@@ -188,12 +188,12 @@ def test_estimate_shows_the_straggler_tax():
 # --- bad specs: one line, exit 2 ---------------------------------------------------------------
 
 @pytest.mark.parametrize("spec,message", [
-    ("lognormal:-0.1", "SIGMA -0.1 must be a finite number >= 0"),
+    ("lognormal:-0.1", "SIGMA -0.1 must be a finite number at least 0"),
     ("lognormal:nan", "SIGMA nan must be"),
     ("slow:5:2", "K = 5 slow workers is more than the 4 workers"),
-    ("slow:1.5:2", "K 1.5 must be an integer"),
+    ("slow:1.5:2", "K 1.5 must be a whole number at least 1"),
     ("slow:1:0", "FACTOR 0 must be"),
-    ("episodes:1.5:2:3", "P 1.5 must be a finite number >= 0 and <= 1"),
+    ("episodes:1.5:2:3", "P 1.5 must be a number from 0 to 1"),
     ("episodes:0.1:2", "episodes takes 3 value"),
     ("jitter:0.1", "unknown kind 'jitter'"),
     ("trace:missing.csv", "cannot read missing.csv"),

@@ -195,7 +195,7 @@ class Mine(Strategy):
 RATIO = """
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        ratio: float = option(0.5, accepted="a number in (0, 1]", check=between(0, 1, low_open=True){flag})
+        ratio: float = option(0.5, check=between(0, 1, low_open=True){flag})
         \"\"\"A ratio.\"\"\"
 """
 
@@ -218,7 +218,7 @@ BAD_PLUGINS = {
                                        "    class Options:\n        ratio: float = 0.5\n"),
                           "strategy 'bare': option 'ratio' needs option(default, accepted=..., check=...)"),
     "bad default": (WHOLE.format(name="baddefault", options=RATIO.format(flag="")).replace("option(0.5", "option(2.0"),
-                    "bad --baddefault-ratio 2.0; accepted: a number in (0, 1]"),
+                    "bad --baddefault-ratio 2; accepted: a number above 0 and at most 1"),
     "flag of another type": (WHOLE.format(name="clash", options=RATIO.format(flag=', flag="--local-steps"')),
                              "strategy 'clash': --local-steps is float but 'localsgd' declares it int"),
 }
@@ -254,7 +254,7 @@ def test_a_plugin_flag_that_is_a_command_option_is_refused(tmp_path, capsys):
 
 
 def test_a_bad_option_value_of_a_plugin_is_one_line(plugin, tmp_path, capsys):
-    for argv, expected in ((["--randomk-ef-ratio", "0"], "bad --randomk-ef-ratio 0.0; accepted: a number in (0, 1]"),
+    for argv, expected in ((["--randomk-ef-ratio", "0"], "bad --randomk-ef-ratio 0; accepted: a number above 0 and at most 1"),
                            (["--opt", "randomk-ef.ratio=lots"], "bad --opt randomk-ef.ratio=lots; accepted: a number"),
                            (["--opt", "randomk-ef.size=3"], "randomk-ef has no option 'size'; accepted: ratio")):
         assert exit_code(["bench", "--plugin", str(EXAMPLE), "-s", "randomk-ef", "-w", "mlp", *argv,

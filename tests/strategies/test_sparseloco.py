@@ -109,10 +109,10 @@ def test_bytes_per_round_are_the_closed_form(tmp_path):
 
 
 @pytest.mark.parametrize("flag,value,accepted", [
-    ("--sparseloco-bits", "9", "an integer from 1 to 8"),
-    ("--sparseloco-topk", "0", "an integer >= 1"),
-    ("--sparseloco-chunk", "0", "an integer >= 1"),
-    ("--sparseloco-error-decay", "1.5", r"a number in \[0, 1\]"),
+    ("--sparseloco-bits", "9", "a whole number from 1 to 8"),
+    ("--sparseloco-topk", "0", "a whole number at least 1"),
+    ("--sparseloco-chunk", "0", "a whole number at least 1"),
+    ("--sparseloco-error-decay", "1.5", "a number from 0 to 1"),
 ])
 def test_bad_options_are_refused_in_one_line(flag, value, accepted, tmp_path, monkeypatch, capsys):
     from lionsim.cli.app import main

@@ -213,11 +213,11 @@ def test_a_send_waits_only_for_what_tau_steps_do_not_hide():
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--local-steps", "1", "--streaming-fragments", "2"], "bad --local-steps 1 with --streaming-fragments 2"),
+    (["--local-steps", "1", "--streaming-fragments", "2"], "bad --local-steps 1: fewer than --streaming-fragments 2; accepted: a whole number at least 2"),
     (["--local-steps", "5", "--streaming-fragments", "2", "--streaming-delay", "2"], "bad --streaming-delay 2"),
     (["--local-steps", "4", "--streaming-fragments", "2", "--streaming-delay", "2"], "bad --streaming-delay 2"),
-    (["--streaming-alpha", "1.5"], r"bad --streaming-alpha 1.5; accepted: a number in \[0, 1\]"),
-    (["--streaming-fragments", "0"], "bad --streaming-fragments 0; accepted: an integer >= 1"),
+    (["--streaming-alpha", "1.5"], r"bad --streaming-alpha 1.5; accepted: a number from 0 to 1"),
+    (["--streaming-fragments", "0"], "bad --streaming-fragments 0; accepted: a whole number at least 1"),
     (["--streaming-fragments", "500", "--local-steps", "500"], "bad --streaming-fragments 500"),
 ])
 def test_bad_options_are_refused_in_one_line(args, message, tmp_path, monkeypatch, capsys):

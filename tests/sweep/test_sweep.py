@@ -16,7 +16,9 @@ import lionsim.sweep.train as train
 from lionsim.cli.app import main
 from lionsim.cli.sweep_view import SweepDisplay
 from lionsim.errors import LionsimError
+from lionsim.ranges import MAX_SEED, SEED, WORKERS
 from lionsim.sweep.grid import Grid, parse_ints, split_items
+from lionsim.whole import MAX_WORKERS
 from tests.helpers.cli import run_cli, table_text
 from tests.helpers.sweeps import sweep_files
 
@@ -53,13 +55,13 @@ def reference(tmp_path_factory):
 
 def test_axes_take_comma_lists_and_toml_arrays():
     assert split_items("--workers", ["4,8", 16]) == ["4", "8", "16"]
-    assert parse_ints("--seed", [0, "1, 2"], 0) == [0, 1, 2]
+    assert parse_ints("--seed", [0, "1, 2"], 0, MAX_SEED, SEED) == [0, 1, 2]
     grid = Grid.parse(workload=["mlp"], workers=[2, "4"], network=["1gbe,10gbe"], seed=["0"],
                       strategies=["adamw", "dlion-mavo@a2a-1bit"], transport=None)
     assert grid.to_dict() == {"workload": ["mlp"], "workers": [2, 4], "network": ["1gbe", "10gbe"], "seed": [0],
                               "runs": ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit"]}
     with pytest.raises(LionsimError, match="given twice"):
-        parse_ints("--workers", ["4", "04"], 1)
+        parse_ints("--workers", ["4", "04"], 1, MAX_WORKERS, WORKERS)
 
 
 @pytest.mark.parametrize("bad, says", [
@@ -72,7 +74,7 @@ def test_axes_take_comma_lists_and_toml_arrays():
     (["--strategy", "adamw"], "strategy adamw@fp32-allreduce given twice"),
     (["--seed", "x"], "bad --seed 'x'"),
     (["--jobs", "0"], "bad --jobs 0"),
-    (["--threads", "100000"], "bad --threads 100000; accepted: 1 to 1,024"),
+    (["--threads", "100000"], "bad --threads 100000; accepted: a whole number from 1 to 1,024"),
     (["--backend", "gloo"], "sim backend only"),
     (["--baseline", "lion"], "unknown baseline 'lion'"),
 ])

@@ -62,7 +62,7 @@ def test_generated_data_refuses_more_than_it_holds_out_before_anything_is_made(t
                             "--eval-samples", "8193", "--out", str(out)], capsys)
     # mlp generates 8192 training samples for 2 workers of batch 32 (max(8192, 8 * 2 * 32))
     assert code == 2 and err.count("\n") == 1 and not out.exists()
-    assert "bad --eval-samples 8193: mlp's generated data holds out 8192 samples" in err and "1 to 8192" in err
+    assert "bad --eval-samples 8193: mlp's generated data holds out 8192 samples" in err and "accepted: a whole number from 1 to 8,192, or all" in err
 
 
 @pytest.mark.parametrize("name, train_size", [("mlp", 3000), ("vit", 1500), ("gpt", 20_000)])
@@ -91,4 +91,5 @@ def test_past_the_floor_the_refusal_names_the_default_not_a_set_of_that_size():
     with pytest.raises(LionsimError) as refused:
         generated_eval_count(EVAL_DEFAULT + 1, 300, "mlp's generated data", "samples")
     assert str(refused.value) == (f"bad --eval-samples {EVAL_DEFAULT + 1}: mlp's generated data holds out 300 samples; "
-                                  f"accepted: 1 to the default {EVAL_DEFAULT} (a set this short is scored with repeats), or all")
+                                  f"accepted: a whole number from 1 to {EVAL_DEFAULT:,} (the default; a set this short is "
+                                  "scored with repeats), or all")

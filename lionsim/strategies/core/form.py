@@ -8,7 +8,8 @@ docstring below it (the flag's help). From those fields alone:
   else `--NAME-FIELD`), and `--opt NAME.FIELD=VALUE` reaches any field of strategy NAME;
 - a TOML --config and a run.json give them under the flag's name (`demo_topk = 16`);
 - one check per field turns a bad value into one line, wherever it comes from:
-  "bad --demo-topk 0; accepted: an integer >= 1".
+  "bad --demo-topk 0; accepted: a whole number at least 1" (`integer` and `between` checks say
+  their range in lionsim.ranges' words, so `accepted` is needed only beside another check).
 
 A value is resolved per run: `NAME.FIELD` given, else the flag given, else the strategy's
 `tuning` for the workload, else the field's default (resolve_options).
@@ -29,6 +30,7 @@ from typing import Callable, Iterable, Mapping
 from lionsim.errors import LionsimError
 from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 from lionsim.forms import beyond_float32, number
+from lionsim.ranges import span
 from lionsim.registry import Registry, did_you_mean, match_name
 from lionsim.whole import typed
 
@@ -43,7 +45,7 @@ class OptionRule:
     """How one option field is checked and spelled (made by `option`)."""
 
     accepted: str
-    """What is accepted, in words: the end of the error line ("an integer >= 1")."""
+    """What is accepted, in words: the end of the error line ("a whole number at least 1")."""
     check: Callable[[object], bool]
     """True for a valid value (after the conversion to the field's type)."""
     flag: str | None = None
@@ -62,9 +64,10 @@ class OptionRule:
         return ", ".join(self.choices) if isinstance(self.choices, Registry) else self.accepted
 
 
-def option(default, *, accepted: str, check: Callable[[object], bool], flag: str | None = None,
+def option(default, *, check: Callable[[object], bool], accepted: str | None = None, flag: str | None = None,
            choices: Iterable[str] | Registry | None = None, priced: str = STEP, why: str = TRAINING_WHY):
     """A field of a strategy's Options: its default and its rule (write its docstring below it).
+    `accepted`: what is accepted, in words; by default a Range check's own (`integer`, `between`).
     `choices` a Registry: its names at check time (then `accepted` is read only where they are not).
     `priced`: what estimate prices of it (STEP, RUN or TRAINING, module constants), `why` the reason
     a TRAINING one is not read there."""
@@ -72,20 +75,47 @@ def option(default, *, accepted: str, check: Callable[[object], bool], flag: str
         choices = tuple(choices)
     if priced not in PRICED:
         raise LionsimError(f"bad option(priced={priced!r}); accepted: {', '.join(PRICED)}")
+    accepted = accepted if accepted is not None else getattr(check, "words", None)
+    if accepted is None:
+        raise LionsimError("option(...) needs accepted=... (what is accepted, in words) beside a check that is "
+                           "not integer(...) or between(...)")
     rule = OptionRule(accepted, check, flag, choices, priced, why)
     return dataclasses.field(default=default, metadata={META: rule})
 
 
-def integer(low: int, high: int | None = None) -> Callable[[object], bool]:
+@dataclass(frozen=True, slots=True)
+class Range:
+    """Check: a finite number from `low` to `high` (None: no top), whole where asked, the ends open
+    where asked; `words` says the range as every refusal does (lionsim.ranges.span)."""
+
+    low: float
+    high: float | None
+    whole: bool = False
+    low_open: bool = False
+    high_open: bool = False
+    why: str = ""
+    """Why a bound is where it is, or what a value at it means; "" where it goes without saying."""
+
+    def __call__(self, v) -> bool:
+        return (number(v) and (not self.whole or float(v).is_integer())
+                and (v > self.low if self.low_open else v >= self.low)
+                and (self.high is None or (v < self.high if self.high_open else v <= self.high)))
+
+    @property
+    def words(self) -> str:
+        return span(self.low, self.high, whole=self.whole, above=self.low_open, below=self.high_open, why=self.why)
+
+
+def integer(low: int, high: int | None = None, *, why: str = "") -> Range:
     """Check: a whole number >= low (and <= high where given)."""
-    return lambda v: number(v) and float(v).is_integer() and v >= low and (high is None or v <= high)
+    return Range(low, high, whole=True, why=why)
 
 
-def between(low: float, high: float, *, low_open: bool = False, high_open: bool = False) -> Callable[[object], bool]:
-    """Check: a finite number in the interval (open ends where asked)."""
-    def check(v) -> bool:
-        return number(v) and (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    return check
+def between(low: float, high: float | None = None, *, low_open: bool = False, high_open: bool = False,
+            why: str = "") -> Range:
+    """Check: a finite number in the interval (open ends where asked; None or inf: no top)."""
+    return Range(low, None if high is None or high == float("inf") else high, low_open=low_open,
+                 high_open=high_open and high is not None and high != float("inf"), why=why)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,7 +158,7 @@ class OptionSpec:
     def value(self, given, opt: bool = False):
         """`given` converted to the field's type and checked; else one LionsimError line naming
         the flag (`opt`: as `--opt NAME.FIELD=VALUE` gave it)."""
-        as_given = typed(given) if isinstance(given, int) else repr(given)  # a whole number as typed (1e30)
+        as_given = typed(given) if isinstance(given, (int, float)) else repr(given)  # as typed: 1e30, -1
         shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {as_given}"
         value = given
         if isinstance(given, str) and self.type is not str:

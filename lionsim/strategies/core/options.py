@@ -18,17 +18,16 @@ def inner_optimizer(default: str = "adamw"):
 
 def local_steps(default: int):
     """The `--local-steps` field: H, a whole number from 1 to the most steps a run takes."""
-    return option(default, flag="--local-steps", accepted=f"an integer from 1 to {MAX_STEPS:,} (the most steps a run "
-                  "takes: a larger H never syncs)", check=integer(1, MAX_STEPS))
+    return option(default, flag="--local-steps", check=integer(1, MAX_STEPS, why="the most steps lionsim runs or "
+                                                                             "prices: a larger H never syncs"))
 
 
 def outer_lr(default: float):
-    """The `--outer-lr` field: a finite number > 0."""
-    return option(default, flag="--outer-lr", accepted="a finite number > 0",
-                  check=between(0, float("inf"), low_open=True, high_open=True), priced=TRAINING)
+    """The `--outer-lr` field: a finite number above 0."""
+    return option(default, flag="--outer-lr", check=between(0, low_open=True), priced=TRAINING)
 
 
 def outer_momentum(default: float):
-    """The `--outer-momentum` field: a number in [0, 1)."""
-    return option(default, flag="--outer-momentum", accepted="a number in [0, 1)", check=between(0, 1, high_open=True),
+    """The `--outer-momentum` field: a number at least 0 and below 1."""
+    return option(default, flag="--outer-momentum", check=between(0, 1, high_open=True),
                   priced=TRAINING)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from lionsim.errors import LionsimError
+from lionsim.ranges import AT_LEAST_1, refusal
 from lionsim.registry import did_you_mean, match_name
 
 EXECUTORS = ("local", "ray")
@@ -39,7 +40,7 @@ class Executor(Protocol):
 def check_jobs(jobs: int | None) -> None:
     """--jobs: None (the executor's default) or at least one unit at once; checked before torch loads."""
     if jobs is not None and jobs < 1:
-        raise LionsimError(f"bad --jobs {jobs}; accepted: an integer >= 1")
+        raise LionsimError(refusal("--jobs", jobs, AT_LEAST_1))
 
 
 def canonical_executor(name: str) -> str:

@@ -1,0 +1,64 @@
+"""A numeric option's accepted range in words, written one way by every refusal of every command:
+"bad --topk-ratio 2; accepted: a number above 0 and at most 1". `span` writes the range; the
+shared options' ranges are here too, so bench, sweep and estimate refuse --workers, --steps or
+--seed in the same words. No imports beyond the standard library: the checks that run before
+torch loads use it.
+
+The words: "a whole number" (an integer option) or "a number" (a real one; "a finite number"
+where no top bounds it, as inf is refused); both ends closed: "from 1 to 100,000,000"; an open
+or a missing end: "above 0", "at least 1", "below 1", "at most 1", joined by "and"; bounds with
+thousands grouped (0.001 as written); the reason for a bound, where there is one, in brackets.
+"""
+
+from __future__ import annotations
+
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
+
+Bound = int | float | str | None
+
+
+def number(value: int | float | str) -> str:
+    """A bound as the range shows it: 100,000,000; 0.001; 1e+15's 1,000,000,000,000,000; text as is."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
+
+
+def span(low: Bound = None, high: Bound = None, *, whole: bool = False, above: bool = False,
+         below: bool = False, why: str = "") -> str:
+    """The range from `low` to `high` in words (None: no bound that side); `above`/`below`: that end
+    is open (the bound itself refused); `whole`: whole numbers only; `why`: the reason for a bound."""
+    noun = "a whole number" if whole else "a number" if high is not None else "a finite number"
+    if low is not None and high is not None and not (above or below):
+        words = f"from {number(low)} to {number(high)}"
+    else:
+        ends = ([] if low is None else [f"{'above' if above else 'at least'} {number(low)}"]) + (
+            [] if high is None else [f"{'below' if below else 'at most'} {number(high)}"])
+        words = " and ".join(ends)
+    return f"{noun} {words}" + (f" ({why})" if why else "")
+
+
+def refusal(option: str, value: object, accepted: str, why: str = "") -> str:
+    """The one line refusing `value` of `option`, echoed as typed: "bad --steps 0; accepted: ..."; `why`
+    says what made this value wrong where the range alone does not ("bad --steps 9: ...")."""
+    return f"bad {option} {typed(value)}{': ' + why if why else ''}; accepted: {accepted}"
+
+
+WORKERS = span(1, MAX_WORKERS, whole=True, why="the most workers lionsim takes")
+"""--workers (bench, sweep, estimate, strategies): lionsim.whole.MAX_WORKERS says why its top."""
+STEPS = span(1, MAX_STEPS, whole=True, why="the most steps lionsim runs or prices")
+"""--steps (bench, sweep, estimate): lionsim.whole.MAX_STEPS says why its top."""
+MAX_SEED = 2**63 - 1
+"""torch's generators take a signed 64-bit seed."""
+SEED = span(0, MAX_SEED, whole=True, why="torch's seeds are signed 64-bit")
+"""--seed (bench, sweep, estimate)."""
+AT_LEAST_1 = span(1, whole=True)
+"""A count (--batch-size, --eval-every, --jobs ...)."""
+AT_LEAST_0 = span(0, whole=True)
+"""A count that may be none (--warmup-steps, --warmup ...)."""
+POSITIVE = span(0, above=True)
+"""A real number above 0 (--lr, --outer-lr ...)."""
+BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
+"""--bucket-mb (bench, sweep, estimate)."""
