@@ -69,8 +69,6 @@ class SweepConfig:
         if self.bench.model_size != "small" and all(is_spec(w) for w in self.grid.workloads):
             raise LionsimError(f"--model-size {self.bench.model_size} applies to no workload of this sweep: a workload "
                                "file builds its own model (--model-size is for the built-in workloads: lionsim workloads)")
-        if self.bench.data is not None and not Path(self.bench.data).exists():
-            raise LionsimError(f"bad --data {self.bench.data}: not found")
         grid_cells(self.grid)  # cell ids unique
 
     def check_memory(self) -> None:

@@ -11,6 +11,7 @@ from torch import Tensor, nn
 
 from lionsim.errors import LionsimError
 from lionsim.registry import Registry
+from lionsim.workloads.datasets.refusal import bad_data
 from lionsim.workloads.config import WorkloadConfig, generated_eval_count
 from lionsim.workloads.sampler import ShardSampler
 
@@ -108,6 +109,13 @@ class Workload(ABC):
         return generated_eval_count(cfg.eval_samples, cls.heldout_limit(cfg), *cls.heldout_words(cfg))
 
     @classmethod
+    def check_data(cls, cfg: WorkloadConfig) -> None:
+        """What can be told of `cfg.data` without reading it (it exists, a file or a directory as
+        this workload reads), refused as bad --data before anything is written; a workload that
+        generates its data refuses any path (lionsim.workloads.base.check_no_data)."""
+        check_no_data(cfg)
+
+    @classmethod
     @abstractmethod
     def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:
         """Without any data: (the model `cfg` builds, inputs and targets of one sample as a batch
@@ -201,7 +209,5 @@ class Workload(ABC):
 def check_no_data(cfg: WorkloadConfig) -> None:
     """Workloads that only generate data reject --data instead of ignoring it."""
     if cfg.data is not None:
-        raise LionsimError(
-            f"workload {cfg.name!r} generates its data and takes no data path (got {cfg.data}); "
-            "--data is for vit (a CIFAR-10 directory) or gpt (a text file)"
-        )
+        raise bad_data(cfg.data, f"workload {cfg.name!r} generates its data and reads no path",
+                       f"no --data for {cfg.name} (--data is for vit, a CIFAR-10 directory, or gpt, a text file)")

@@ -13,7 +13,8 @@ from lionsim.errors import LionsimError
 from lionsim.workloads.base import Workload, generated_train_size, register
 from lionsim.workloads.config import WorkloadConfig, generated_eval_count
 from lionsim.workloads.datasets.corpus import generate_corpus
-from lionsim.workloads.datasets.text import encode_chars, read_text
+from lionsim.workloads.datasets.refusal import bad_data
+from lionsim.workloads.datasets.text import check_text_path, encode_chars, read_text
 from lionsim.workloads.models.gpt import GPT, GPTConfig
 from lionsim.workloads.seeding import seeded_torch
 from lionsim.workloads.sources import Subset, WindowSource
@@ -51,10 +52,13 @@ class GPTWorkload(Workload):
             self.source = str(cfg.data)
         needed = chars_needed(cfg.workers, cfg.batch_size, context)
         if len(text) < needed:
-            raise LionsimError(
-                f"text {self.source} has {len(text)} characters; gpt size {cfg.size!r} (context {context}) "
-                f"with {cfg.workers} workers of batch {cfg.batch_size} needs at least {needed}"
-            )
+            said = (f"text {self.source} has {len(text)} characters; gpt size {cfg.size!r} (context {context}) "
+                    f"with {cfg.workers} workers of batch {cfg.batch_size} needs at least {needed}")
+            if cfg.data is None:
+                raise LionsimError(said)
+            raise bad_data(cfg.data, f"it holds {len(text)} characters, fewer than gpt size {cfg.size!r} (context "
+                           f"{context}) with {cfg.workers} workers of batch {cfg.batch_size} needs",
+                           f"a UTF-8 text file of at least {needed} characters for gpt")
         chars = encode_chars(text)
         self.vocab = chars.vocab
         n_train = len(text) - len(text) // HELDOUT_FRACTION
@@ -71,6 +75,11 @@ class GPTWorkload(Workload):
         with seeded_torch(cfg.seed, "model", "gpt"):
             model = GPT(self.model_cfg)
         self._setup(cfg, model, train, contiguous_shards(n_train, cfg.workers, context), heldout)
+
+    @classmethod
+    def check_data(cls, cfg: WorkloadConfig) -> None:
+        if cfg.data is not None:
+            check_text_path(cfg.data)
 
     @classmethod
     def probe(cls, cfg: WorkloadConfig):

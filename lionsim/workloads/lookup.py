@@ -45,10 +45,13 @@ def build_workload(cfg: WorkloadConfig) -> Workload:
 def check_workload(cfg: WorkloadConfig) -> None:
     """Everything that could fail in building `cfg`'s workload, before anything is written: for a
     plugin it is built (its function called once per process, its pieces checked, the split
-    drawn); for a built-in, --eval-samples against what its generated data holds out (a data
-    set's is checked where it is read)."""
+    drawn); for a built-in, its --data path as far as it can be told unread (Workload.check_data)
+    and --eval-samples against what its generated data holds out (a data set's is checked where
+    it is read)."""
     cls = workload_class(cfg.name)
     if is_plugin(cls):
         cls(cfg)
-    elif cls.heldout_limit(cfg) is not None:
+        return
+    cls.check_data(cfg)
+    if cls.heldout_limit(cfg) is not None:
         cls.generated_eval_size(cfg)

@@ -33,6 +33,7 @@ from lionsim.errors import LionsimError, a_type
 from lionsim.forms import WORKLOAD_ENTRY_GROUP
 from lionsim.plugin_load import entry_points, exit_hint, is_spec, load_function, one_line, parse_spec, summary_of
 from lionsim.workloads.base import Workload, eval_chunks
+from lionsim.workloads.datasets.refusal import bad_data
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
 from lionsim.workloads.splits import parse_split, split_indices
@@ -443,8 +444,9 @@ class PluginWorkload(Workload):
 def check_plugin_config(cfg: WorkloadConfig) -> None:
     """Options that a plugin's own data makes meaningless are refused, not ignored."""
     if cfg.data is not None:
-        raise LionsimError(f"--data {cfg.data} is for the built-in vit and gpt; the workload {cfg.name} loads its own "
-                           "data (read a path from an environment variable or a file beside it)")
+        raise bad_data(cfg.data, f"the workload {cfg.name} loads its own data",
+                       f"no --data for it (--data is for the built-in vit and gpt; a workload file reads its "
+                       "path from an environment variable or a file beside it)")
     if cfg.train_size is not None:
         raise LionsimError(f"train_size {cfg.train_size} applies to generated data; {cfg.name} brings its own")
 

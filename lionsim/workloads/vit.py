@@ -7,7 +7,7 @@ import torch
 from lionsim.workloads.base import Workload, register
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.datasets import shapes
-from lionsim.workloads.datasets.cifar import load_cifar10
+from lionsim.workloads.datasets.cifar import check_cifar_path, load_cifar10
 from lionsim.workloads.models.vit import ViT, ViTConfig
 from lionsim.workloads.seeding import seeded_torch
 from lionsim.workloads.sources import ArraySource, standardize_stats
@@ -43,6 +43,11 @@ class ViTWorkload(Workload):
         with seeded_torch(cfg.seed, "model", "vit"):
             model = ViT(self.model_cfg)
         self._setup(cfg, model, ArraySource(x, y, mean, std), shards, ArraySource(ex, ey, mean, std))
+
+    @classmethod
+    def check_data(cls, cfg: WorkloadConfig) -> None:
+        if cfg.data is not None:
+            check_cifar_path(cfg.data)
 
     @classmethod
     def probe(cls, cfg: WorkloadConfig):

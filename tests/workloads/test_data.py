@@ -214,10 +214,13 @@ def test_read_text_and_encode_chars_round_trip(tmp_path):
 
 
 def test_read_text_rejects_missing_directories_binary_and_non_utf8(tmp_path):
-    with pytest.raises(LionsimError, match="not found"):
+    with pytest.raises(LionsimError, match="no such file"):
         read_text(tmp_path / "nope.txt")
-    with pytest.raises(LionsimError, match="not a regular file"):
+    with pytest.raises(LionsimError, match="it is a directory, not a file"):
         read_text(tmp_path)
+    (tmp_path / "empty.txt").write_bytes(b"")
+    with pytest.raises(LionsimError, match="the file is empty"):
+        read_text(tmp_path / "empty.txt")
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9".encode("latin-1"))
     with pytest.raises(LionsimError, match="not UTF-8"):
@@ -268,10 +271,10 @@ def test_cifar_loader_accepts_the_parent_dir_and_str_keys(tmp_path):
 
 
 def test_cifar_loader_rejects_missing_paths_and_files(tmp_path):
-    with pytest.raises(LionsimError, match="not found"):
+    with pytest.raises(LionsimError, match="no such directory"):
         cifar.load_cifar10(tmp_path / "absent")
     (tmp_path / "file").write_text("x")
-    with pytest.raises(LionsimError, match="must be a directory"):
+    with pytest.raises(LionsimError, match="it is a file, not a directory"):
         cifar.load_cifar10(tmp_path / "file")
     root = write_cifar(tmp_path / "partial", skip=("data_batch_3", "test_batch"))
     with pytest.raises(LionsimError, match="lacks data_batch_3, test_batch"):
@@ -297,10 +300,10 @@ good_data, good_labels = fake_batch(4, 0)
         ({b"data": good_data.reshape(4, 3, 32, 32), b"labels": good_labels}, None, "shape \\(N, 3072\\)"),
         ({b"data": good_data.astype(np.float32), b"labels": good_labels}, None, "float32"),
         ({b"data": good_data[:, :100], b"labels": good_labels}, None, "shape \\(N, 3072\\)"),
-        ({b"data": good_data.tolist(), b"labels": good_labels}, None, "got a list"),
+        ({b"data": good_data.tolist(), b"labels": good_labels}, None, "b'data' a list"),
         ({b"data": good_data, b"labels": good_labels[:3]}, None, "4 integers"),
         ({b"data": good_data, b"labels": [0.5, 1, 2, 3]}, None, "4 integers"),
-        ({b"data": good_data, b"labels": [0, 1, 2, 10]}, None, "0..9"),
+        ({b"data": good_data, b"labels": [0, 1, 2, 10]}, None, "0..10, outside 0..9"),
         ({b"data": good_data[:0], b"labels": []}, None, "no images"),
     ],
 )
@@ -309,7 +312,8 @@ def test_cifar_loader_rejects_bad_batches_with_one_line(tmp_path, obj, raw, matc
     _overwrite(root, obj, raw)
     with pytest.raises(LionsimError, match=match) as err:
         cifar.load_cifar10(root)
-    assert "data_batch_2" in str(err.value) and "\n" not in str(err.value)
+    assert str(err.value).startswith(f"bad --data {root}: data_batch_2 ") and "\n" not in str(err.value)
+    assert str(err.value).endswith(f"; accepted: {cifar.ACCEPTED}")
 
 
 class _Exploit:

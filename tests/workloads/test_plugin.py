@@ -270,7 +270,7 @@ def test_bad_specs(spec, message, tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, message", [
     (["--data-split", "dirichlet:0.5"], "needs class labels"),
-    (["--data", "x.txt"], "--data x.txt is for the built-in vit and gpt"),
+    (["--data", "x.txt"], "bad --data x.txt: the workload "),
     (["--eval-samples", "5000"], "bad --eval-samples 5000"),
 ])
 def test_options_a_plugin_cannot_take(extra, message, tmp_path, capsys):

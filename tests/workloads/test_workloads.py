@@ -188,7 +188,7 @@ def test_gpt_trains_on_a_text_file_with_contiguous_shards(tmp_path):
 def test_gpt_rejects_short_and_non_text_files_and_dirichlet(tmp_path):
     short = tmp_path / "short.txt"
     short.write_text("hello world " * 20, encoding="utf-8")
-    with pytest.raises(LionsimError, match=r"has 240 characters.*needs at least \d+"):
+    with pytest.raises(LionsimError, match=r"holds 240 characters.*at least \d+ characters"):
         tiny("gpt", data=short)
     binary = tmp_path / "x.bin"
     binary.write_bytes(bytes(range(256)) * 100)
@@ -226,7 +226,7 @@ def test_bad_config_values_are_lionsim_errors(kw, match):
 
 
 def test_mlp_rejects_a_data_path(tmp_path):
-    with pytest.raises(LionsimError, match="generates its data"):
+    with pytest.raises(LionsimError, match="generates its data and reads no path"):
         tiny("mlp", data=tmp_path)
 
 

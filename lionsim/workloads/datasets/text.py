@@ -9,7 +9,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lionsim.errors import LionsimError
+from lionsim.workloads.datasets.refusal import bad_data
+
+ACCEPTED = "a UTF-8 text file for gpt"
+"""What gpt's --data reads, as its refusals say it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,21 +26,34 @@ class CharText:
 
 
 def read_text(path: Path) -> str:
-    """The contents of a UTF-8 text file; LionsimError if missing, unreadable, not UTF-8 or binary."""
+    """The contents of a UTF-8 text file; LionsimError (bad --data) if missing, not a file,
+    unreadable, empty, not UTF-8 or binary."""
     path = Path(path)
-    if not path.is_file():
-        raise LionsimError(f"text file not found: {path}" if not path.exists() else f"not a regular file: {path}")
+    check_text_path(path)
     try:
         raw = path.read_bytes()
     except OSError as e:
-        raise LionsimError(f"cannot read text file {path}: {e.strerror}") from None
+        raise bad_data(path, f"it cannot be read ({e.strerror})", ACCEPTED) from None
+    if not raw:
+        raise bad_data(path, "the file is empty", ACCEPTED)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise LionsimError(f"{path} is not UTF-8 text (invalid byte at offset {e.start})") from None
+        raise bad_data(path, f"it is not UTF-8 text (invalid byte at offset {e.start})", ACCEPTED) from None
     if "\x00" in text:
-        raise LionsimError(f"{path} looks binary (it contains NUL characters); gpt needs a UTF-8 text file")
+        raise bad_data(path, "it looks binary (it contains NUL characters)", ACCEPTED)
     return text
+
+
+def check_text_path(path: Path) -> None:
+    """What can be told without reading: `path` is an existing, non-empty regular file (else bad --data)."""
+    path = Path(path)
+    if not path.exists():
+        raise bad_data(path, "no such file", ACCEPTED)
+    if not path.is_file():
+        raise bad_data(path, "it is a directory, not a file" if path.is_dir() else "it is not a regular file", ACCEPTED)
+    if path.stat().st_size == 0:
+        raise bad_data(path, "the file is empty", ACCEPTED)
 
 
 def encode_chars(text: str) -> CharText:
