@@ -254,28 +254,45 @@ _REASON = re.compile(r" [^;:]*([;:] .*)", re.DOTALL)
 """What follows the refused value in such a line: "; accepted: ..." or ": a run of 10 steps ..."."""
 
 
+_REFUSED_TABLE = re.compile(r"bad ([a-z][a-z0-9_-]*)\.[^\s;:]+")
+"""A refusal naming a key inside an option's table: "bad hyper.adamw: unknown key 'lrr'; ..."."""
+
+
 def _config_refused(message: str, argv: Sequence[str], default_map: dict | None) -> str | None:
     """A refusal of an option's value (a config's own check, lionsim.config) where the value
     came from --config, not from the command line: said as _from_config says a value click
-    refuses, "bad workers = -4 in FILE; accepted: ..." (nobody typed --workers). None where the
-    flag was typed, or no file set it."""
+    refuses, "bad workers = -4 in FILE; accepted: ..." (nobody typed --workers); a refusal of a
+    key in a table the file gave ([hyper.adamw]) names the file after the key, "bad
+    hyper.adamw in FILE: ...". None where the flag was typed, or no file set it."""
+    table = _REFUSED_TABLE.match(message)
+    if table and _from_file(table.group(1).replace("-", "_"), "--" + table.group(1), argv, default_map):
+        _, path = _CONFIG_KEYS[table.group(1).replace("-", "_")]
+        cut = table.end()  # "bad hyper.adamw: why" -> "bad hyper.adamw in FILE: why"
+        if message[cut:cut + 1] not in (":", ";"):  # "bad hyper.adamw.lr -1; accepted" -> "... -1 in FILE; accepted"
+            cut = message.find("; ", cut) if "; " in message[cut:] else len(message)
+        return f"{message[:cut]} in {path}{message[cut:]}"
     found = _REFUSED_FLAG.match(message)
-    if not (found and default_map):
+    if not found:
         return None
     name = found.group(1)[2:].replace("-", "_")
-    if name not in _CONFIG_KEYS or name not in next(iter(default_map.values()), {}):
+    if not _from_file(name, found.group(1), argv, default_map):
         return None
-    command_name = next((a for a in argv if not a.startswith("-")), None)
-    group = click_app()
-    command = group.get_command(click.Context(group), command_name) if command_name else None
-    param = next((p for p in getattr(command, "params", ()) if p.name == name), None)
-    opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())] or [found.group(1)]
-    if any(a == o or a.startswith(o + "=") or (len(o) == 2 and a.startswith(o)) for o in opts for a in argv):
-        return None  # typed on the command line: reported as typed
     key, path = _CONFIG_KEYS[name]
     reason = _REASON.fullmatch(message[found.end():])
     value = json.dumps(next(iter(default_map.values()))[name])
     return f"bad {key} = {value} in {path}{reason.group(1)}" if reason else f"in {path}: {message}"
+
+
+def _from_file(name: str, flag: str, argv: Sequence[str], default_map: dict | None) -> bool:
+    """Whether option `name` (spelled `flag`) took its value from the --config file, not typed."""
+    if not default_map or name not in _CONFIG_KEYS or name not in next(iter(default_map.values()), {}):
+        return False
+    command_name = next((a for a in argv if not a.startswith("-")), None)
+    group = click_app()
+    command = group.get_command(click.Context(group), command_name) if command_name else None
+    param = next((p for p in getattr(command, "params", ()) if p.name == name), None)
+    opts = [*getattr(param, "opts", ()), *getattr(param, "secondary_opts", ())] or [flag]
+    return not any(a == o or a.startswith(o + "=") or (len(o) == 2 and a.startswith(o)) for o in opts for a in argv)
 
 
 def load_config(path: Path, command: str) -> dict[str, Any]:

@@ -34,6 +34,8 @@ if TYPE_CHECKING:  # the rest import torch: validate imports them after check_pl
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
+HYPER_KEYS = ("lr", "weight_decay", "betas")
+"""The keys a run's hyper table ([hyper.RUN] in a config file, --hyper's objects) takes."""
 DEFAULT_TIMEOUT = 60.0
 """--timeout on gloo/nccl unless given: seconds a collective or the rendezvous may wait."""
 MAX_THREADS = 1024
@@ -275,9 +277,11 @@ class BenchConfig:
         if spread is not None:
             spread.check(self.workers)
         for key, values in self.hyper.items():
-            unknown = set(values) - {"lr", "weight_decay", "betas"}
+            unknown = sorted(set(values) - set(HYPER_KEYS))
             if unknown:
-                raise LionsimError(f"hyper.{key}: unknown key(s) {', '.join(sorted(unknown))}; accepted: lr, weight_decay, betas")
+                raise LionsimError(f"bad hyper.{key}: unknown key{'s' if len(unknown) > 1 else ''} "
+                                   f"{', '.join(map(repr, unknown))}; accepted: {', '.join(HYPER_KEYS)}"
+                                   f"{did_you_mean(unknown[0], HYPER_KEYS)}")
             _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
                          values.get("betas"))
 
@@ -316,12 +320,16 @@ class BenchConfig:
         labels = {r.label for r in runs} | {r.strategy for r in runs}
         for key, values in self.hyper.items():
             if key not in labels:
-                raise LionsimError(f"hyper table for {key!r} names no run of this bench; runs: "
-                                   f"{', '.join(sorted({r.label for r in runs}))} (or their strategies' names)")
+                raise LionsimError(f"bad hyper.{key}: it names no run of this bench; accepted: its runs "
+                                   f"({', '.join(sorted({r.label for r in runs}))}) or their strategies' names"
+                                   f"{did_you_mean(key, labels)}")
             ignored = [name for name in values if all(name in r.strategy_class.ignores for r in runs
                                                       if key in (r.label, r.strategy))]
             if ignored:
-                raise LionsimError(f"hyper.{key}.{ignored[0]}: {key} takes no {ignored[0]}")
+                taken = [name for name in HYPER_KEYS if name not in ignored and name not in
+                         {n for r in runs if key in (r.label, r.strategy) for n in r.strategy_class.ignores}]
+                raise LionsimError(f"bad hyper.{key}.{ignored[0]}: {key} takes no {ignored[0]}; accepted: "
+                                   f"{', '.join(taken) or 'none of ' + ', '.join(HYPER_KEYS)}")
         check_model_fits(self.workload_config())  # a user's model, counted on the meta device, before it is built
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
         return runs

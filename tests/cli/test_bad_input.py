@@ -161,6 +161,16 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
      "bad warmup-steps = 50 in {path}: a run of 10 steps would have no timed step left"),
     ("workers = 4\n", ["--workers", "-4"], "bad --workers -4; accepted: a whole number from 1 to 100,000,000"),  # typed: as typed
     ("workers = -4\n", ["-n", "-3"], "bad --workers -3; accepted: a whole number from 1 to 100,000,000"),
+    # a key inside a table the file gave: the file named after the key, the table's keys accepted
+    ("[hyper.adamw]\nlrr = 0.1\n", ["-w", "mlp", "-s", "adamw"],
+     "bad hyper.adamw in {path}: unknown key 'lrr'; accepted: lr, weight_decay, betas; did you mean 'lr'?\n"),
+    ("[hyper.adamw]\nlr = -1.0\n", ["-w", "mlp", "-s", "adamw"],
+     "bad hyper.adamw.lr -1 in {path}; accepted: a finite number above 0"),
+    ("[hyper.adamww]\nlr = 0.1\n", ["-w", "mlp", "-s", "adamw"],
+     "bad hyper.adamww in {path}: it names no run of this bench; accepted: its runs (adamw@fp32-allreduce) or "
+     "their strategies' names; did you mean 'adamw'?"),
+    ("[hyper.adamw]\nlrr = 0.1\n", ["-w", "mlp", "-s", "adamw", "--hyper", '{"adamw": {"lrr": 0.1}}'],
+     "bad hyper.adamw: unknown key 'lrr'"),  # typed: no file to name
 ])
 def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsys, text, typed, expected):
     """`workers = -4` in a --config file was reported as "bad --workers -4", a flag nobody typed;
