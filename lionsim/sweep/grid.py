@@ -8,6 +8,7 @@ with one line and nothing written.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from lionsim.errors import LionsimError
@@ -121,4 +122,13 @@ def check_grows(old: dict, new: dict, where: str) -> None:
         lost = [v for v in old.get(axis, []) if listed(v) not in new[axis]]
         if lost:
             raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}; "
-                               "a resumed sweep may only add grid values (or use a new --out)")
+                               f"a resumed sweep may only add grid values; {start_over(where)}")
+
+
+def start_over(where: str | Path) -> str:
+    """The ways on from a sweep root (`where`: its sweep.json) that this command may not resume.
+    `lionsim sweep` has no --overwrite-sweep (bench, estimate and comm have: theirs replaces a
+    sweep with their own output), so the way to begin the sweep again is said plainly."""
+    root = Path(where).parent
+    return (f"rerun with the same options to resume, or use a new --out (lionsim sweep never clears a sweep "
+            f"root and has no --overwrite-sweep: delete {root} to start it over)")

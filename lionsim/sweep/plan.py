@@ -23,7 +23,7 @@ from lionsim.frozen import thawed
 from lionsim.plan import BenchPlan
 from lionsim.reports.summary import SummaryRule
 from lionsim.sweep.cells import Cell, Unit, grid_cells
-from lionsim.sweep.grid import Grid, check_grows
+from lionsim.sweep.grid import Grid, check_grows, start_over
 from lionsim.sweep.shards import Shard
 
 RESUME_FREE = ("threads", "timeout")
@@ -93,20 +93,23 @@ class SweepPlan:
     def check_resume(self, previous: dict, where: Path) -> None:
         """Resuming is safe when every finished cell is one this command would compute: the
         same bench options (but RESUME_FREE) and a grid that only grows. Anything else fails
-        naming the first option that differs, before anything is written."""
+        naming every option that differs, before anything is written."""
         if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
             raise LionsimError(f"{where} is not a sweep record; use a new --out")
         from lionsim.training.resume import drop_inert_defaults
 
         now, defaults = thawed(self.bench), thawed(self.defaults)
         then = drop_inert_defaults(dict(previous["bench"]))  # what an older lionsim recorded where it could not act
-        for key in sorted(set(now) | set(then)):
-            if key not in then and now.get(key) == defaults.get(key):
-                continue  # an option added since that sweep began, at its default: the same cells
-            if key not in RESUME_FREE and _resolved(key, then.get(key)) != _resolved(key, now.get(key)):
-                raise LionsimError(f"--{key.replace('_', '-')} differs from the sweep in {where} "
-                                   f"({_shown(then.get(key))} there, {_shown(now.get(key))} now); rerun "
-                                   "with the same options to resume, or use a new --out")
+        # (an option added since that sweep began, at its default, computes the same cells)
+        differ = [key for key in sorted(set(now) | set(then))
+                  if not (key not in then and now.get(key) == defaults.get(key))
+                  and key not in RESUME_FREE and _resolved(key, then.get(key)) != _resolved(key, now.get(key))]
+        if differ:
+            values = [f"{_shown(then.get(key))} there, {_shown(now.get(key))} now" for key in differ]
+            said = (values[0] if len(differ) == 1
+                    else "; ".join(f"{_flag(key)}: {value}" for key, value in zip(differ, values)))
+            raise LionsimError(f"{', '.join(map(_flag, differ))} {'differs' if len(differ) == 1 else 'differ'} from "
+                               f"the sweep in {where} ({said}); {start_over(where)}")
         check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
 
 
@@ -116,6 +119,11 @@ def _resolved(key: str, value):
     from lionsim.steptime.overlap import DEFAULT_BUCKET_MB
 
     return DEFAULT_BUCKET_MB if key == "bucket_mb" and value is None else value
+
+
+def _flag(key: str) -> str:
+    """A bench option's flag: bucket_mb -> --bucket-mb."""
+    return f"--{key.replace('_', '-')}"
 
 
 def _shown(value) -> str:

@@ -418,3 +418,25 @@ def test_eval_samples_is_checked_against_each_workload_of_the_grid_not_the_defau
     _checked("gpt", between)
     with pytest.raises(LionsimError, match=f"bad --eval-samples {between}: vit's"):
         _checked("gpt,vit", between)
+
+
+def test_a_resume_with_other_options_names_every_one_and_the_ways_on(tmp_path):
+    """Every option that differs from sweep.json is named with both values (not only the first),
+    and the refusal says how to go on; it names --overwrite-sweep only to say sweep has none."""
+    from lionsim.cli.app import click_app
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
+
+    grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
+    planned = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2), out=tmp_path), train=False)
+    previous = planned.record(None)
+    then = {**previous, "bench": {**previous["bench"], "steps": 50, "lr": 0.01}}
+    with pytest.raises(LionsimError) as err:
+        planned.check_resume(then, tmp_path / "sweep.json")
+    assert str(err.value) == (
+        f"--lr, --steps differ from the sweep in {tmp_path / 'sweep.json'} (--lr: 0.01 there, default now; --steps: "
+        f"50 there, 2 now); rerun with the same options to resume, or use a new --out (lionsim sweep never clears a "
+        f"sweep root and has no --overwrite-sweep: delete {tmp_path} to start it over)")
+    sweep_command = click_app().get_command(None, "sweep")
+    assert "--overwrite-sweep" not in {o for p in sweep_command.params for o in p.opts}  # else say it, not this
