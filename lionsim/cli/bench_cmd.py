@@ -162,8 +162,12 @@ def bench(
         bench_plan = bench_plan.with_default_network()
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
+    from lionsim.training.threads import oversubscribed
 
     launched = launcher_env()
+    note = oversubscribed(bench_plan.training.threads, cfg.measures)
+    if note is not None and (launched is None or launched.rank == 0):  # one note, not one per rank
+        err_console.print(note, markup=False, highlight=False)
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
     if launched is not None or bench_plan.backend.name != "sim":

@@ -1,7 +1,9 @@
-"""torch's intra-op thread count for a block of work, restored after."""
+"""torch's intra-op thread count for a block of work, restored after; and the note a count
+beyond this machine's cores earns."""
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -21,3 +23,23 @@ def torch_threads(threads: int) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def machine_cores() -> int:
+    """Cores this process may run on: its affinity mask where the OS keeps one (a container's or
+    taskset's share of the machine), else every core the OS counts."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def oversubscribed(threads: int, measures: bool, cores: int | None = None) -> str | None:
+    """The note for --threads beyond the cores (`cores`, else machine_cores()) of a run that
+    measures times (gloo/nccl, or --compute measured): more threads than cores is legal, but they
+    wait for a core, and what the run measures includes the waits. None where the threads fit, or
+    where every time is modelled (sim on a device: there the threads only set how fast the
+    simulation itself runs, not a figure it reports)."""
+    cores = machine_cores() if cores is None else cores
+    if not measures or threads <= cores:
+        return None
+    return (f"note: --threads {threads} exceeds the {cores} core{'' if cores == 1 else 's'} this machine gives "
+            "lionsim: the threads will wait for a core and the times this run measures will suffer "
+            f"(--threads {cores} or fewer keeps those waits out)")
