@@ -127,8 +127,8 @@ def check_grows(old: dict, new: dict, where: str) -> None:
 
 def start_over(where: str | Path) -> str:
     """The ways on from a sweep root (`where`: its sweep.json) that this command may not resume.
-    `lionsim sweep` has no --overwrite-sweep (bench, estimate and comm have: theirs replaces a
-    sweep with their own output), so the way to begin the sweep again is said plainly."""
+    `lionsim sweep` never clears a root (its cells are hours of training; bench, estimate and comm's
+    --overwrite-sweep replaces one with their own output), so beginning again is said plainly."""
     root = Path(where).parent
     return (f"rerun with the same options to resume, or use a new --out (lionsim sweep never clears a sweep "
-            f"root and has no --overwrite-sweep: delete {root} to start it over)")
+            f"root: delete {root} to start it over)")

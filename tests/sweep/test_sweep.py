@@ -422,7 +422,7 @@ def test_eval_samples_is_checked_against_each_workload_of_the_grid_not_the_defau
 
 def test_a_resume_with_other_options_names_every_one_and_the_ways_on(tmp_path):
     """Every option that differs from sweep.json is named with both values (not only the first),
-    and the refusal says how to go on; it names --overwrite-sweep only to say sweep has none."""
+    and the refusal says how to go on (sweep has no --overwrite-sweep, so it is not offered)."""
     from lionsim.cli.app import click_app
     from lionsim.config.bench import BenchConfig
     from lionsim.config.sweep import SweepConfig, plan_sweep
@@ -437,6 +437,6 @@ def test_a_resume_with_other_options_names_every_one_and_the_ways_on(tmp_path):
     assert str(err.value) == (
         f"--lr, --steps differ from the sweep in {tmp_path / 'sweep.json'} (--lr: 0.01 there, default now; --steps: "
         f"50 there, 2 now); rerun with the same options to resume, or use a new --out (lionsim sweep never clears a "
-        f"sweep root and has no --overwrite-sweep: delete {tmp_path} to start it over)")
+        f"sweep root: delete {tmp_path} to start it over)")
     sweep_command = click_app().get_command(None, "sweep")
-    assert "--overwrite-sweep" not in {o for p in sweep_command.params for o in p.opts}  # else say it, not this
+    assert "--overwrite-sweep" not in {o for p in sweep_command.params for o in p.opts}  # else offer it
