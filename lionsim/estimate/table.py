@@ -67,6 +67,7 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
@@ -385,4 +386,15 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
     out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
+    if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
+        out.attrs["notes"] = [*out.attrs["notes"], DEFAULT_BASELINE_NOTE]
     return out
+
+
+DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
+"""The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
+DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as large-model trainers run it); "
+                         "-s adamw alone is fp32 gradients (as bench trains it): for that baseline give "
+                         "-s adamw@fp32-allreduce.")
+"""What the caption says where estimate ran its default strategies: their baseline is not what a bare
+-s adamw resolves to (the strategy's default transport, fp32-allreduce), so the two baselines differ."""
