@@ -327,9 +327,10 @@ def need_table(frame: pd.DataFrame) -> Table:
     return fit(table)
 
 
-NO_CROSSING_WORDS = {"level": "ties everywhere", "partly": "partly, else ties", "no figure": "no time to target"}
+NO_CROSSING_WORDS = {"level": "ties everywhere", "no figure": "no time to target"}
 """The wins column of a run that never crosses 1 (lionsim.estimate.sweep.crossovers decides which,
-a tie being a tie at every point); "everywhere" and "nowhere" read as they are."""
+a tie being a tie at every point); "everywhere" and "nowhere" read as they are, "partly" as its
+wins_where says (the ranges where it wins)."""
 
 
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
@@ -355,7 +356,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
-            where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
+            where, wins = "-", row.wins_where or NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
             where = crossing_words(row, unit=False)
             wins = winning_count(row)
