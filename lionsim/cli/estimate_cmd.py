@@ -177,6 +177,13 @@ def local_step_note(frame: pd.DataFrame) -> str:
     return bucketed + after
 
 
+def memory_note(frame: pd.DataFrame) -> str:
+    """The runs that do not fit on their worker, one line (lionsim.estimate.memory.fits_note); "" where all do."""
+    from lionsim.estimate.memory import fits_note
+
+    return fits_note(frame.to_dict("records")) if "memory_fits" in frame.columns else ""
+
+
 def short_bench_note(frame: pd.DataFrame) -> str:
     """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
     the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
@@ -234,7 +241,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(frame)):  # each on a line of its own
+    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(memory_note(frame))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
@@ -485,7 +492,7 @@ def estimate_cmd(
         emit(swept.rows if swept is not None else frame, format)
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
-        for note in (short_bench_note(frame), library_hint(frame)):
+        for note in (short_bench_note(frame), library_hint(frame), memory_note(frame)):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

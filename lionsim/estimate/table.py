@@ -68,6 +68,7 @@ import pandas as pd
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
@@ -133,6 +134,7 @@ EXTRA_COLUMNS: list[str] = [
     "fabric",
     "fabric_cap_GBps",
     "replica_gpus",
+    *MEMORY_COLUMNS,
 ]
 
 
@@ -284,6 +286,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
             "replica_gpus": r.replica_gpus,
+            **memory_columns(r.params, p.strategy.state_rows(), r.device.memory_bytes, r.replica_gpus),
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND: rounds(p.strategy),
