@@ -17,6 +17,8 @@ not refused: the price of a run that needs sharding still says what its exchange
 
 from __future__ import annotations
 
+from lionsim.numbers import bytes_text
+
 WEIGHT_BYTES = 4
 """Bytes a parameter's weight takes (float32)."""
 GRAD_BYTES = 4
@@ -31,8 +33,8 @@ def worker_bytes(params: int, state_rows: float) -> int:
 
 
 def gb(n: float) -> str:
-    """GB (1e9 bytes) to three figures, whole where that is all it needs: "80 GB", "108 GB", "1.5 GB"."""
-    return f"{n / 1e9:.3g} GB"
+    """Bytes as every lionsim message prints them, zeros dropped: "80 GB", "108 GB", "16 PB"."""
+    return bytes_text(n, zeros=False)
 
 
 def fits_note(rows) -> str:
