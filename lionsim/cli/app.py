@@ -71,6 +71,13 @@ ConfigOption = typer.Option(
 )
 
 
+def option_given(ctx: typer.Context, name: str) -> bool:
+    """Whether the command's option `name` was given (on the command line or in --config), rather
+    than left at its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name != "DEFAULT"
+
+
 _INVOKED: list[list[str]] = []
 """The arguments of the main() call running now (innermost last)."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, err_console, fail
+from lionsim.cli.app import app, console, err_console, fail, option_given
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.cli.strategy_flags import strategy_options
@@ -158,7 +158,7 @@ def bench(
     check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
     _check_model_size(workload, model_size)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
-    if not _given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
+    if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     from lionsim.group.env import launcher_env
@@ -255,13 +255,6 @@ def _report(result: BenchResult, out: Path, files: list[Path] | None = None, fmt
     diverged = result.diverged
     if diverged:
         fail(f"diverged: {', '.join(diverged)} (marked diverged_at_step; the other runs' results are written)", code=1)
-
-
-def _given(ctx: typer.Context, name: str) -> bool:
-    """Whether the command's option `name` was given (on the command line or in --config), rather
-    than left at its default."""
-    source = ctx.get_parameter_source(name)
-    return source is not None and source.name != "DEFAULT"
 
 
 def _check_model_size(workload: str, model_size: str) -> None:

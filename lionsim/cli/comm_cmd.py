@@ -14,7 +14,7 @@ from pathlib import Path
 import typer
 
 from lionsim.cli import options as o
-from lionsim.cli.app import ConfigOption, app, console, err_console, fail
+from lionsim.cli.app import ConfigOption, app, console, err_console, fail, option_given
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
@@ -115,6 +115,7 @@ def _check_fit_path(path: Path) -> None:
 
 @app.command()
 def comm(
+    ctx: typer.Context,
     sizes: str | None = typer.Option(
         None, "--sizes", help="START:END[:xF] as nccl-tests' -b/-e/-f (START x F^k up to END; x2 by default) and/or a "
         "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30; 1 B to 1 TiB. Default "
@@ -204,7 +205,8 @@ def comm(
             frame = rows_frame(rows) if out is not None else None
         else:
             shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
-            frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown)
+            frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
+                             option_given(ctx, "network"))
             if frame is None:  # a launcher's rank other than 0: rank 0 reports
                 return
         if target is not None:
@@ -252,9 +254,12 @@ def _stage(target, frame) -> None:
                                 *plot_comm(stage, frame)])
 
 
-def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown):
+def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
     """Measure (this host's ranks, or the launcher's group), print beside the model on the
-    console `shown`, fit; the comm.csv frame on rank 0, None on the launcher's other ranks."""
+    console `shown`, fit; the comm.csv frame on rank 0, None on the launcher's other ranks.
+    `network_given` False (--network left at its default): the model describes no link measured,
+    so, as bench does (lionsim.reports.plots.titles.unchecked_model), it is left out of the table,
+    comm.csv and the plots, and one line says why."""
     import pandas as pd
 
     from lionsim.group.hosts import shared_cores
@@ -284,13 +289,23 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown):
     warning = shared_cores(hosts)
     if warning:
         err_console.print(f"warning: {warning}", markup=False)
-    frame = with_model(measured_rows(points, cfg.ranks, cfg.backend), net, algorithm)
+    from lionsim.group.hosts import by_host
+    from lionsim.reports.plots.titles import unchecked_model
+
+    record = {"network_given": network_given, "network": {"name": net.name}, "config": {"backend": cfg.backend},
+              "ranks_on_one_host": len(by_host(hosts)) == 1}  # as a run's run.json says it
+    left_out = unchecked_model(record, calibrate=False)
+    measured = measured_rows(points, cfg.ranks, cfg.backend)
+    frame = measured if left_out else with_model(measured, net, algorithm)
     if fit is not None:
         fitted = _fit(points, cfg, net, hosts, fit, shown)
         frame = pd.concat([frame, with_model(measured_rows(points, cfg.ranks, cfg.backend), fitted, algorithm)
                            .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
-    rows = compared(frame[frame.network.isin([net.name, cfg.backend])])
-    print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes))
+    if left_out:
+        print_measured(measured, cfg.backend, cfg.ranks, net.name, shown, left_out=left_out)
+    else:
+        rows = compared(frame[frame.network.isin([net.name, cfg.backend])])
+        print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes))
     if extra is not None:
         frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
     return frame

@@ -90,23 +90,31 @@ def model_table(rows: list[dict], name: str, library: str = "", width: int | Non
     return table if natural_width(table) <= (console.width if width is None else width) else build(phase_lines)
 
 
-def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: str = "") -> None:
+def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: str = "",
+                   left_out: str | None = None) -> None:
     """Measured rows (compared: with model_time_s and error) and the median / worst |error| per
     collective, on the console `to` (stderr where stdout carries CSV or JSON); `slow` (slow_words)
-    says what the model's mean holds of the library's slow mode."""
-    table = Table(title=f"measured on {ranks} {backend} ranks vs the model on {name}", box=box.SIMPLE_HEAD,
-                  padding=(0, 0), pad_edge=False,
+    says what the model's mean holds of the library's slow mode. `left_out`: why the model of `name`
+    describes no link measured (lionsim.reports.plots.titles.unchecked_model): the measured columns
+    alone, then that line."""
+    modelled = left_out is None
+    table = Table(title=f"measured on {ranks} {backend} ranks" + (f" vs the model on {name}" if modelled else ""),
+                  box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
-                          f"(1e9 B/s, nccl-tests factors) from the mean; model: the network model's mean, us{slow}; "
-                          "err: model / mean - 1",
+                          "(1e9 B/s, nccl-tests factors) from the mean"
+                          + (f"; model: the network model's mean, us{slow}; err: model / mean - 1" if modelled else ""),
                   caption_justify="left")
-    for column in ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", "model", "err"):
+    columns = ("collective", "type", "size", "median", "mean", "p10-p90", "busbw", *(("model", "err") if modelled else ()))
+    for column in columns:
         table.add_column(column, justify="left" if column == "collective" else "right", no_wrap=True)
     for r, size in zip(rows.itertuples(index=False), size_column(list(rows.bytes))):
         table.add_row(r.collective, TYPE_SHORT.get(r.type, r.type), size, f"{r.time_s * 1e6:.0f}",
                       f"{r.time_mean_s * 1e6:.0f}", f"{r.time_p10_s * 1e6:.0f}-{r.time_p90_s * 1e6:.0f}",
-                      rate(r.busbw_GBps), f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}")
+                      rate(r.busbw_GBps), *((f"{r.model_time_s * 1e6:.0f}", f"{r.error:+.0%}") if modelled else ()))
     to.print(table)
+    if not modelled:
+        to.print(left_out, markup=False, highlight=False)
+        return
     errors = rows.error.abs().groupby(rows.collective + " " + rows.type.map(lambda t: TYPE_SHORT.get(t, t)),
                                       sort=False)
     to.print(f"model {name} vs measured means, median / worst |error|: " + "; ".join(

@@ -177,6 +177,13 @@ def local_step_note(frame: pd.DataFrame) -> str:
     return bucketed + after
 
 
+def memory_note(frame: pd.DataFrame) -> str:
+    """The runs that do not fit on their worker, one line (lionsim.estimate.memory.fits_note); "" where all do."""
+    from lionsim.estimate.memory import fits_note
+
+    return fits_note(frame.to_dict("records")) if "memory_fits" in frame.columns else ""
+
+
 def short_bench_note(frame: pd.DataFrame) -> str:
     """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
     the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
@@ -234,7 +241,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(frame)):  # each on a line of its own
+    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(memory_note(frame))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
@@ -327,9 +334,10 @@ def need_table(frame: pd.DataFrame) -> Table:
     return fit(table)
 
 
-NO_CROSSING_WORDS = {"level": "ties everywhere", "partly": "partly, else ties", "no figure": "no time to target"}
+NO_CROSSING_WORDS = {"level": "ties everywhere", "no figure": "no time to target"}
 """The wins column of a run that never crosses 1 (lionsim.estimate.sweep.crossovers decides which,
-a tie being a tie at every point); "everywhere" and "nowhere" read as they are."""
+a tie being a tie at every point); "everywhere" and "nowhere" read as they are, "partly" as its
+wins_where says (the ranges where it wins)."""
 
 
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
@@ -355,7 +363,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
-            where, wins = "-", NO_CROSSING_WORDS.get(row.wins, row.wins)
+            where, wins = "-", row.wins_where or NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
             where = crossing_words(row, unit=False)
             wins = winning_count(row)
@@ -484,7 +492,7 @@ def estimate_cmd(
         emit(swept.rows if swept is not None else frame, format)
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
-        for note in (short_bench_note(frame), library_hint(frame)):
+        for note in (short_bench_note(frame), library_hint(frame), memory_note(frame)):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

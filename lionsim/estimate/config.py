@@ -16,6 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
+from lionsim.estimate.from_run import check_trained
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
@@ -306,6 +307,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
     runs = parse_runs(default_strategies(measured) if cfg.strategies is None else list(cfg.strategies), cfg.transport,
                       source)
+    if measured is not None:  # before anything is priced: a table of dashes answers nothing
+        check_trained(measured, [(r.strategy, r.transport) for r in runs])
     check_given(cfg.options, [r.strategy for r in runs])
     whole_run = cfg.steps is not None or cfg.tokens is not None or cfg.from_run is not None
     check_priced(cfg.options, [r.strategy for r in runs], whole_run)

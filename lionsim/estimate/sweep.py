@@ -40,9 +40,10 @@ from lionsim.reports.columns import NETWORK_GBPS
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
-                     "loses_at"]
+                     "loses_at", "wins_where"]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
-speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated)."""
+speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated).
+wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -174,7 +175,7 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 "speedup_first": float(rows[column].iloc[0]) if len(rows) else math.nan,
                 "speedup_last": float(rows[column].iloc[-1]) if len(rows) else math.nan}
         if rows.empty:
-            records.append({**base, "crossover": math.nan, "wins": "no figure"})
+            records.append({**base, "crossover": math.nan, "wins": "no figure", "wins_where": ""})
             continue
         x = np.log(rows["sweep_value"].to_numpy(dtype=float))
         y = np.log(rows[column].to_numpy(dtype=float))
@@ -195,10 +196,58 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 else:
                     at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
                     loses = math.nan
-                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses})
+                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": ""})
                 found = True
         if not found:
             wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
                     else "everywhere" if len(sides) == len(rows) else "partly")
-            records.append({**base, "crossover": math.nan, "wins": wins})
+            where = winning_ranges(rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float),
+                                   sweep) if wins == "partly" else ""
+            records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
+
+
+def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> str:
+    """Where a run that wins at some sweep points and ties at the others ("partly": no loss, or it
+    would cross) wins, in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64 workers,
+    ties outside". Over bandwidth each edge is interpolated as a crossover is (log speedup linear in
+    log GB/s) to where the speedup leaves the tie band (1 + TIE); over workers it is the last (first)
+    swept count that wins, the counts between two swept ones not priced."""
+    wins = speedups > 1 + TIE
+    edge = math.log1p(TIE)
+
+    def between(i: int, j: int) -> float:  # i wins, j ties
+        if sweep.variable == "workers":
+            return float(values[i])
+        x, y = np.log(values[[i, j]]), np.log(speedups[[i, j]])
+        return float(np.exp(x[0] + (x[1] - x[0]) * (edge - y[0]) / (y[1] - y[0])))
+
+    spans = []  # (start, end): None where the span reaches the sweep's end
+    i = 0
+    while i < len(wins):
+        if not wins[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(wins) and wins[j + 1]:
+            j += 1
+        spans.append((None if i == 0 else between(i, i - 1), None if j == len(wins) - 1 else between(j, j + 1)))
+        i = j + 1
+    unit = sweep.unit
+
+    def at(x: float) -> str:
+        return f"{x:,.0f}" if sweep.variable == "workers" else f"{x:.3g}"
+
+    if sweep.variable == "workers":
+        words = [f"up to {at(b)}" if a is None else f"from {at(a)}" if b is None else f"from {at(a)} to {at(b)}"
+                 for a, b in spans]
+    else:
+        words = [f"below {at(b)}" if a is None else f"above {at(a)}" if b is None else f"from {at(a)} to {at(b)}"
+                 for a, b in spans]
+    if len(spans) == 1 and spans[0][0] is None:
+        rest = "ties above"
+    elif len(spans) == 1 and spans[0][1] is None:
+        rest = "ties below"
+    else:
+        rest = "ties elsewhere"
+    return f"wins {' and '.join(words)} {unit}, {rest}"

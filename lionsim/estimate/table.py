@@ -67,6 +67,8 @@ import pandas as pd
 
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
@@ -132,6 +134,7 @@ EXTRA_COLUMNS: list[str] = [
     "fabric",
     "fabric_cap_GBps",
     "replica_gpus",
+    *MEMORY_COLUMNS,
 ]
 
 
@@ -283,6 +286,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
             "replica_gpus": r.replica_gpus,
+            **memory_columns(r.params, p.strategy.state_rows(), r.device.memory_bytes, r.replica_gpus),
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND: rounds(p.strategy),
@@ -385,4 +389,15 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
     out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
+    if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
+        out.attrs["notes"] = [*out.attrs["notes"], DEFAULT_BASELINE_NOTE]
     return out
+
+
+DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
+"""The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
+DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as large-model trainers run it); "
+                         "-s adamw alone is fp32 gradients (as bench trains it): for that baseline give "
+                         "-s adamw@fp32-allreduce.")
+"""What the caption says where estimate ran its default strategies: their baseline is not what a bare
+-s adamw resolves to (the strategy's default transport, fp32-allreduce), so the two baselines differ."""

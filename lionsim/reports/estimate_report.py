@@ -74,7 +74,8 @@ def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
     rows = []
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
-            where, wins = "-", str(row.wins)
+            where = getattr(row, "wins_where", "")  # "partly": the ranges it wins (a CSV before it: absent)
+            where, wins = "-", where if isinstance(where, str) and where else str(row.wins)
         elif variable == "workers":  # as the terminal's table: the counts either side, the first that wins
             where, wins = crossing_words(row), winning_count(row)
         else:

@@ -163,7 +163,7 @@ def test_measured_comm_csv_puts_only_the_frame_on_stdout(tmp_path, capsys, monke
     monkeypatch.setattr(measure, "measure", _fake_sweep)
     extra = ["--fit", tmp_path / "gloo2.toml", "--collective", "all_reduce", "--dtype", "float32"] if fit else []
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1KB:1MB", "--iters", "2", "--warmup", "0",
-                              "--format", fmt, *extra], capsys)
+                              "--network", "10gbe", "--format", fmt, *extra], capsys)
     assert code == 0, err
     frame = pd.read_csv(io.StringIO(out)) if fmt == "csv" else pd.read_json(io.StringIO(out))
     # 1 kB x 2^k up to 512 kB (10 sizes): measured, the model's (and the fitted profile's)
@@ -185,8 +185,8 @@ def test_fit_measures_and_fits_the_ops_the_algorithm_implements(tmp_path, capsys
     monkeypatch.setattr(measure, "measure", lambda cfg: measured.append(cfg.collectives) or _fake_sweep(cfg))
     profile = tmp_path / "ring.toml"
     code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--algorithm", "ring", "--dtype",
-                              "float32", "--sizes", "1KB:64KB", "--iters", "4", "--warmup", "0", "--format", "csv"],
-                             capsys)
+                              "float32", "--sizes", "1KB:64KB", "--iters", "4", "--warmup", "0", "--network", "10gbe",
+                              "--format", "csv"], capsys)
     assert code == 0, err
     assert measured == [("all_reduce", "all_gather", "broadcast")]
     assert set(measured[0]) <= set(COLLECTIVE_ALGORITHMS.get("ring").ops)
@@ -195,6 +195,44 @@ def test_fit_measures_and_fits_the_ops_the_algorithm_implements(tmp_path, capsys
     assert set(model.algorithm) == {"ring"} and set(frame.network) == {"10gbe", "gloo", "ring"}
     fitted = network_for(str(profile), backend="gloo")
     assert {op for op, _ in fitted.traits.ops} >= set(measured[0]) and "all_to_all" not in dict(fitted.traits.ops)
+
+
+def test_measured_without_network_leaves_the_model_out_of_table_csv_and_plots_as_bench_does(tmp_path, capsys,
+                                                                                             monkeypatch):
+    """--network left at its default prices a preset (10gbe) that is no link the ranks crossed
+    (loopback): the table has no model or err column, comm.csv and its plots no model row, and one
+    line says why in bench's words (titles.unchecked_model, the one rule both commands read)."""
+    import lionsim.measure as measure
+    import lionsim.reports.plots as plots
+    from lionsim.reports.plots.titles import unchecked_model
+
+    drawn = []
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame: drawn.append(frame) or [])
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
+                              "--out", tmp_path / "out"], capsys)
+    assert code == 0, err
+    said = unchecked_model({"network_given": False, "network": {"name": "10gbe"}, "config": {"backend": "gloo"}},
+                           calibrate=False)
+    assert said.startswith("model and error left out: --network was not given, and its default (10gbe) is not "
+                           "the link measured (loopback)") and "--calibrate" not in said
+    lines = out.splitlines()
+    assert said in " ".join(out.split()) and sum("model and error left out" in line for line in lines) == 1
+    header = next(line for line in lines if line.strip().startswith("collective"))
+    assert "model" not in header.split() and "err" not in header.split() and "vs the model" not in out
+    assert "%" not in out  # no error figure anywhere
+    frame = pd.read_csv(tmp_path / "out" / "comm.csv")
+    assert set(frame.source) == {"measured"} and set(drawn[0].source) == {"measured"}
+
+
+def test_measured_with_network_given_compares_as_before(tmp_path, capsys, monkeypatch):
+    import lionsim.measure as measure
+
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
+                              "--network", "10gbe"], capsys)
+    assert code == 0 and "measured on 2 gloo ranks vs the model on 10gbe" in out and "left out" not in out
+    assert "model 10gbe vs measured means, median / worst |error|" in out
 
 
 @pytest.mark.parametrize(("args", "message"), [

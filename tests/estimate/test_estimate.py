@@ -223,3 +223,20 @@ def test_a_profiles_unknown_device_is_one_line_where_estimate_reads_it(tmp_path,
     code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network", str(path),
                               "--device", "h100"], capsys)
     assert code == 0, err  # an explicit --device wins: the profile's device is not read
+
+
+def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_and_a_bare_adamw_says_nothing(capsys):
+    from lionsim.estimate.table import DEFAULT_BASELINE_NOTE
+
+    argv = ["estimate", "--model", "gpt2-124m"]
+    code, out, _ = run_cli(argv, capsys)
+    said = " ".join(out.split())
+    assert code == 0 and " ".join(DEFAULT_BASELINE_NOTE.split()) in said
+    assert "bf16 gradients" in said and "-s adamw@fp32-allreduce" in said
+    code, out, _ = run_cli([*argv, "-s", "adamw", "-s", "lion"], capsys)
+    assert code == 0 and "bf16 gradients" not in " ".join(out.split())
+    # the two baselines it tells apart: bf16's comm is half of fp32's on the same ring
+    default = estimate(EstimateConfig(model="gpt2-124m"))
+    bare = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw"]))
+    assert default["baseline"].iloc[0] == "adamw@bf16-allreduce" and bare["baseline"].iloc[0] == "adamw@fp32-allreduce"
+    assert DEFAULT_BASELINE_NOTE in default.attrs["notes"] and DEFAULT_BASELINE_NOTE not in bare.attrs["notes"]

@@ -541,3 +541,24 @@ def test_the_captions_steps_sentence_names_the_baseline_each_run_is_counted_agai
     steps = caption[caption.index(" steps: "):caption.index(" time: ")]
     assert f"x each run's steps to target relative to {frame['to_target_baseline'].iloc[0]}'s there." in steps
     assert frame["to_target_baseline"].iloc[0] == "adamw@fp32-allreduce"
+
+
+@pytest.mark.parametrize("given, untrained", [(["lion"], "lion@fp32-allreduce"),
+                                              (["lion", "sgdm"], "lion@fp32-allreduce, sgdm@fp32-allreduce")])
+def test_strategies_the_run_never_trained_are_refused_in_one_line_naming_what_it_did(tmp_path, capsys, given,
+                                                                                      untrained):
+    where = bench_dir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--from-run", str(where),
+              *[a for s in given for a in ("-s", s)]])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert done.value.code == 2 and len(lines) == 1 and captured.out == "", captured.err
+    assert f"did not train {untrained}" in lines[0] and f"accepted: the strategies it trained ({', '.join(RUNS)})" \
+        in lines[0]
+
+
+def test_a_mix_of_trained_and_untrained_strategies_keeps_the_untrained_row_marked(tmp_path):
+    got = rows(bench_dir(tmp_path), ["adamw", "lion"])
+    assert got["lion@fp32-allreduce"].to_target_how == "not trained"
+    assert got["adamw@fp32-allreduce"].steps_to_target == 80

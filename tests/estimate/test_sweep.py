@@ -233,6 +233,9 @@ def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups):
         console.print(crossover_table(got, sweep, frame))
         row = next(line for line in console.export_text().splitlines() if line.strip().startswith("lion"))
         words.add(tuple(row.split()[2:-2]))  # run, crossover | wins | speedup at each end
+    if expected == "partly":  # where it wins, in each variable's own unit (winning_ranges): one verdict in both
+        assert all(w[0] == "wins" and "ties" in w for w in words) and len(words) == 2
+        return
     assert len(words) == 1  # one rule, one wording, whatever the swept variable
     said = " ".join(words.pop())
     assert ("everywhere" in said and "ties" not in said) == (expected == "everywhere")
@@ -279,3 +282,37 @@ def test_a_sweep_plot_with_a_compute_spread_says_so_in_its_title(tmp_path, monke
     sweep, frame, got = run_sweep(cfg, "workers=8,16")
     plots.plot_estimate_sweep(frame, got, sweep.variable, tmp_path / "sweep.png")
     assert "compute spread slow:1:1.5" in figures[0].get_suptitle().replace("\n", " ")
+
+
+def _edge(x0, s0, x1, s1):
+    """Where log speedup, linear in log x between (x0, s0) and (x1, s1), reaches the tie band's edge 1.005."""
+    return math.exp(math.log(x0) + (math.log(x1) - math.log(x0)) * (math.log(1.005) - math.log(s0))
+                    / (math.log(s1) - math.log(s0)))
+
+
+@pytest.mark.parametrize("speedups, says", [
+    ([1.2, 1.1, 1.001, 1.0], lambda: f"wins below {_edge(2, 1.1, 4, 1.001):.3g} GB/s, ties above"),
+    ([1.0, 1.002, 1.05, 1.3], lambda: f"wins above {_edge(4, 1.05, 2, 1.002):.3g} GB/s, ties below"),
+    ([1.0, 1.1, 1.2, 1.0], lambda: f"wins from {_edge(2, 1.1, 1, 1.0):.3g} to {_edge(4, 1.2, 8, 1.0):.3g} GB/s, "
+                                   "ties elsewhere"),
+])
+def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_and_the_csv(speedups, says):
+    from lionsim.cli.estimate_cmd import crossover_table
+    from rich.console import Console
+
+    values = (1.0, 2.0, 4.0, 8.0)
+    frame = pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                           "baseline": "adamw@t"} for v, s in zip(values, speedups)])
+    sweep = Sweep("bandwidth", values)
+    got = crossovers(frame, sweep)
+    assert got["wins"].tolist() == ["partly"] and got["wins_where"].tolist() == [says()]
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(crossover_table(got, sweep, frame))
+    assert says() in console.export_text()
+
+
+def test_a_run_that_wins_partly_over_workers_names_the_swept_counts_that_win():
+    frame = pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                           "baseline": "adamw@t"} for v, s in zip((8, 16, 32, 64), (1.0, 1.1, 1.2, 1.001))])
+    got = crossovers(frame, Sweep("workers", (8, 16, 32, 64)))
+    assert got["wins_where"].tolist() == ["wins from 16 to 32 workers, ties elsewhere"]

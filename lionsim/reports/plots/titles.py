@@ -60,22 +60,32 @@ def _link(meta: dict | None) -> str:
     return "between hosts" if meta.get("ranks_on_one_host") is False else "loopback"
 
 
-def unchecked_model(meta: dict | None) -> str | None:
+def unchecked_model(meta: dict | None, calibrate: bool = True) -> str | None:
     """Why a measured run's comm is not compared with the network model (one line, saying how to
     get a model that is comparable), or None where it is. --network left at its default
     (run.json's network_given false) prices a preset (1gbe) that is no link the collectives
     crossed: on loopback its error read +100-400%, a figure about nothing. lionsim does not guess
     the link instead (the loopback preset is an unfitted guess, and nccl's ranks on one host
-    cross NVLink or PCIe): it leaves the model out unless a calibration priced it."""
+    cross NVLink or PCIe): it leaves the model out unless a calibration priced it. `calibrate`: whether
+    the command offers --calibrate (bench does; comm, which fits profiles, does not)."""
     if model_describes_link(meta):
         return None
     meta = meta or {}
     config = meta.get("config", {})
     network = (meta.get("network") or {}).get("name") or config.get("network", "?")
-    backend = config.get("backend", "gloo")
-    where = "" if meta.get("ranks_on_one_host", True) else " on the same hosts, under the same launcher"
+    return model_left_out(network, _link(meta), config.get("backend", "gloo"), meta.get("ranks_on_one_host", True),
+                          calibrate)
+
+
+def model_left_out(network: str, link: str, backend: str, one_host: bool = True, calibrate: bool = True) -> str:
+    """The one line saying why a measurement on a gloo/nccl `backend` over `link` is not compared with
+    the model of `network`, the default --network (unchecked_model says why), and how to get a model
+    of that link: bench's --calibrate (`calibrate`), or a profile fitted by `lionsim comm --fit`.
+    `lionsim comm` and `bench` say it alike."""
+    where = "" if one_host else " on the same hosts, under the same launcher"
+    calibrated = "pass --calibrate, or " if calibrate else ""
     return (f"model and error left out: --network was not given, and its default ({network}) is not the link "
-            f"measured ({_link(meta)}); to compare with a model of this link, pass --calibrate, or fit one once "
+            f"measured ({link}); to compare with a model of this link, {calibrated}fit one once "
             f"with `lionsim comm --backend {backend} --fit PROFILE.toml`{where} and pass --network PROFILE.toml")
 
 

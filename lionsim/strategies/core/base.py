@@ -15,6 +15,7 @@ at its row) and returns no payload on a step between syncs (nothing is sent, app
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
@@ -239,6 +240,28 @@ class Strategy(ABC):
         for value in vars(self).values():
             visit(value)
         return found
+
+    def state_rows(self) -> float:
+        """Rows of P floats one worker holds as optimizer state: every per_parameter_state tensor
+        (momenta, AdamW's two moments, error-feedback buffers, local replicas and their inner
+        optimizer's state), a shared [P] once and a [w, P] one row per worker, less the per-position
+        step counters lionsim keeps for AdamW's bias correction (frameworks count steps per tensor:
+        nothing per parameter). Replicas made by start() count too: where it has not run, it runs on
+        a shallow copy (this strategy left as it was; P-sized: meant for estimate's stand-in layout,
+        lionsim.estimate.probe). `estimate`'s memory check reads it (lionsim.estimate.memory)."""
+        held = self
+        if self.replicas is None:
+            held = copy.copy(self)
+            held.start(torch.zeros(self.layout.numel, device=self.layout.device))
+        counters = {id(value.steps) for value in vars(held).values() if isinstance(value, InnerOptimizer)}
+        if isinstance(getattr(held, "steps", None), Tensor):
+            counters.add(id(held.steps))
+        rows = 0.0
+        for t in held.per_parameter_state():
+            if id(t) in counters:
+                continue
+            rows += t.numel() / t.shape[-1] / (self.local if t.dim() > 1 and t.shape[0] == self.local else 1)
+        return rows
 
     def phase(self, step: int) -> str:
         """The kind of work (1-based) step `step` does, where it changes during a run (a full-precision

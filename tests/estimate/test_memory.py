@@ -1,0 +1,48 @@
+"""estimate's per-worker memory check: weights, gradients and optimizer state against the device's
+memory, each need against the closed form P x (4 + 4 + 4 x the strategy's state rows), and the
+line under the table that names the runs that do not fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from lionsim.estimate import EstimateConfig, estimate
+from tests.helpers.cli import run_cli
+
+STATE_ROWS = {"adamw": 2, "lion": 1, "sgdm": 1, "signsgd": 0, "dlion-mavo": 1, "ef-signsgd": 1, "dgc": 2,
+              "diloco": 4}
+"""Rows of P floats each keeps beyond weights and gradients, counted by hand: AdamW m and v; Lion's,
+SGD momentum's and Distributed Lion's momentum; signSGD none; EF-signSGD its error buffer; DGC its
+momentum and its residual; DiLoCo its worker's replica, the inner AdamW's m and v and the outer
+Nesterov momentum."""
+
+
+def test_each_runs_need_is_params_times_its_bytes_per_parameter():
+    frame = estimate(EstimateConfig(model="llama-7b", strategies=list(STATE_ROWS)))
+    params = int(frame["params"].iloc[0])
+    for row in frame.itertuples(index=False):
+        assert row.memory_bytes == params * (4 + 4 + 4 * STATE_ROWS[row.strategy]), row.strategy
+        assert row.device_memory_bytes == 80e9 and row.memory_fits == (row.memory_bytes <= 80e9)
+    assert 100e9 < params * 16 < 110e9  # AdamW fp32 on llama-7b: about 108 GB, over an 80 GB H100
+
+
+def test_a_worker_of_several_devices_holds_their_memory():
+    frame = estimate(EstimateConfig(model="llama-7b", strategies=["adamw"], replica_gpus=2))
+    assert frame["device_memory_bytes"].iloc[0] == 160e9 and frame["memory_fits"].iloc[0]
+
+
+def test_the_runs_that_do_not_fit_are_named_under_the_table_with_need_and_memory(capsys):
+    code, out, err = run_cli(["estimate", "--model", "llama-7b", "-s", "adamw", "-s", "signsgd"], capsys)
+    said = " ".join(out.split())
+    params = int(estimate(EstimateConfig(model="llama-7b", strategies=["adamw"]))["params"].iloc[0])
+    assert code == 0 and (f"does not fit on one h100 (80 GB): adamw@fp32-allreduce needs {params * 16 / 1e9:.3g} GB "
+                          "a worker for weights, gradients and optimizer state (float32), before activations") in said
+    assert "signsgd@" not in said.split("does not fit")[1]  # 8 bytes a parameter: 53.9 GB fits
+    code, out, err = run_cli(["estimate", "--model", "llama-7b", "-s", "adamw", "--format", "csv"], capsys)
+    assert code == 0 and "note: does not fit on one h100 (80 GB)" in err and "memory_fits" in out.splitlines()[0]
+
+
+@pytest.mark.parametrize("argv", [["--model", "llama-7b", "--device", "b200"], ["--model", "gpt2-124m"]])
+def test_nothing_is_said_where_every_run_fits(capsys, argv):
+    code, out, _ = run_cli(["estimate", *argv, "-s", "adamw"], capsys)
+    assert code == 0 and "does not fit" not in " ".join(out.split())
