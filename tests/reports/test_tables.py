@@ -245,3 +245,24 @@ def test_a_plugin_workloads_table_title_and_plot_title_name_it_alike(workload):
     named = subtitle(steps, {"config": {}}).split(" · ")[0]
     assert named == "cnn_workload.make"
     assert title.startswith(f"lionsim: {named}, 4 workers"), title
+
+
+def test_an_explicit_columns_sets_the_table_width_in_a_pipe_too(monkeypatch):
+    """COLUMNS=120 in a pipe left the bench table 80 wide (`@compressed-` / `allreduce` broken)
+    while the listings followed it. An explicit COLUMNS is honoured off a terminal; without it a
+    pipe keeps TABLE_WIDTH."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from lionsim.reports.widths import TABLE_WIDTH, table_width
+
+    piped = Console(file=StringIO(), force_terminal=False)
+    assert table_width(piped) == TABLE_WIDTH
+    monkeypatch.setenv("COLUMNS", "120")
+    assert table_width(Console(file=StringIO(), force_terminal=False)) == 120
+    shown = table_text(summary_table(_long_named_runs(), {"config": {"steps": 5}}), width=120)
+    lines = [line.strip() for line in shown.splitlines()]
+    assert "@compressed-allreduce" in lines and "@compressed-" not in lines
+    monkeypatch.setenv("COLUMNS", "")  # set but empty: as unset
+    assert table_width(Console(file=StringIO(), force_terminal=False)) == TABLE_WIDTH
