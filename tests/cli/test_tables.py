@@ -191,7 +191,8 @@ def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_scree
     assert len(outs["networks"]) < 55
     description = next(c for c in _networks_table().columns if c.header == "description")
     header = next(line for line in outs["networks"] if line.startswith("name"))
-    assert len(header) - header.index("description") >= 30 and description.ratio == 1
+    room = max(map(len, outs["networks"])) - header.index("description")  # lines end at their text
+    assert room >= 30 and description.ratio == 1
     assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False
     # a dtype and its figure stay on one line ("fp32" / "15.7" wrapped apart): each pair is one word
     from lionsim.compute import DEVICES
@@ -295,3 +296,17 @@ def test_a_table_whose_numbers_are_wider_than_a_narrow_terminal_prints_them_whol
     lines = [line.split() for line in text.splitlines()]
     for row in frame.itertuples(index=False):  # a run's first line ends: step, sent (2 words), speedup
         assert [_ms(row.step_s), f"{row.speedup:.2f}x"] in ([w[-4], w[-1]] for w in lines if len(w) > 4), row
+
+
+def test_a_table_in_a_pipe_has_no_trailing_blanks_and_stays_aligned(capsys):
+    """`lionsim estimate ... | cat -A` showed `mfu 0.4   $`: rich pads every line to the table's
+    width. Off a terminal each line ends at its last character; the columns stay where they were
+    (the header's `step` and a row's step time end in the same column)."""
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw,dlion-mavo"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines and not [line for line in lines if line != line.rstrip()]
+    header = next(line for line in lines if line.lstrip().startswith("run "))
+    row = next(line for line in lines if line.lstrip().startswith("adamw"))
+    end = header.index(" step ") + len(" step")
+    assert row[end - 1] != " " and row[end] == " "  # the step time right-aligned under its header
