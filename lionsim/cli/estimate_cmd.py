@@ -210,6 +210,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
+    from lionsim.reports.obtained import estimate_times
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
@@ -222,7 +223,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
-        caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
+        caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "

@@ -95,13 +95,14 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
     return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
 
 
-def _compute(summary: pd.DataFrame, meta: dict | None) -> str:
-    """", compute measured" where a simulator run timed its compute here (--compute measured): its
-    times are not the model alone (a gloo/nccl title's "measured" link says its own)."""
-    from lionsim.reports.plots.titles import compute_measured
+def _times(meta: dict | None) -> str:
+    """How the step times were obtained, from run.json (lionsim.reports.obtained): a gloo/nccl run's
+    comm measured on its link, a simulator's modelled on its network."""
+    from lionsim.reports.obtained import run_times
+    from lionsim.reports.plots.titles import link_name
 
-    sim = "backend" not in summary.columns or (summary["backend"] == "sim").all()
-    return ", compute measured" if sim and compute_measured(meta) else ""
+    real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
+    return run_times(meta, link=link_name(meta) if real else None)
 
 
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
@@ -154,10 +155,10 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     metric, higher = eval_metric(summary)
     own = use_acc and metric != ACCURACY
     table = Table(
-        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}{_compute(summary, meta)}",
+        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
-            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
-            "(encode + decode), comm, upd(ate), step (run.json says how each was obtained)"
+            f"{_times(meta)}. * baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            "comp(ute), enc (encode + decode), comm, upd(ate), step"
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "

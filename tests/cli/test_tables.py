@@ -310,3 +310,15 @@ def test_a_table_in_a_pipe_has_no_trailing_blanks_and_stays_aligned(capsys):
     row = next(line for line in lines if line.lstrip().startswith("adamw"))
     end = header.index(" step ") + len(" step")
     assert row[end - 1] != " " and row[end] == " "  # the step time right-aligned under its header
+
+
+def test_the_estimate_table_says_its_step_times_are_modelled_and_from_what(capsys):
+    """estimate's title and caption never said "modelled". The caption says it, with the device and
+    mfu its compute is priced at and the model that priced comm (estimate.csv's device, mfu,
+    network, library)."""
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw", "--mfu", "0.3", "--traits", "nccl"],
+                           capsys)
+    said = " ".join(out.split())
+    assert code == 0
+    assert ("step times modelled: compute on h100 (FLOPs at peak x mfu 0.3), local (kernel table), comm on 10gbe "
+            "(nccl model).") in said, said

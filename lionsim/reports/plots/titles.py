@@ -47,10 +47,11 @@ def measured_link(meta: dict | None) -> str:
     """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
     where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
     the launcher's LOCAL_WORLD_SIZE was its WORLD_SIZE)."""
-    return f"{_link(meta)}, measured"
+    return f"{link_name(meta)}, measured"
 
 
-def _link(meta: dict | None) -> str:
+def link_name(meta: dict | None) -> str:
+    """The link a gloo/nccl run's collectives crossed (measured_link without ", measured")."""
     meta = meta or {}
     link = meta.get("link")
     if isinstance(link, dict) and link.get("name"):
@@ -75,7 +76,7 @@ def unchecked_model(meta: dict | None) -> str | None:
     backend = config.get("backend", "gloo")
     where = "" if meta.get("ranks_on_one_host", True) else " on the same hosts, under the same launcher"
     return (f"model and error left out: --network was not given, and its default ({network}) is not the link "
-            f"measured ({_link(meta)}); to compare with a model of this link, pass --calibrate, or fit one once "
+            f"measured ({link_name(meta)}); to compare with a model of this link, pass --calibrate, or fit one once "
             f"with `lionsim comm --backend {backend} --fit PROFILE.toml`{where} and pass --network PROFILE.toml")
 
 
