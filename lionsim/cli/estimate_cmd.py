@@ -538,6 +538,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     import json
 
     from lionsim.reports.files import check_out_dir, write_atomic
+    from lionsim.reports.formats import write_csv
     from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir
     from lionsim.reports.to_target import has_to_target
@@ -548,7 +549,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     target.prepare()
 
     def write(stage: Path) -> list[Path]:
-        paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
+        paths = [write_atomic(stage / "estimate.csv", lambda f: write_csv(f, frame))]
         if record is not None:
             paths.append(write_atomic(stage / RECORD_FILE,
                                       lambda f: f.write(json.dumps(record, indent=2, default=str) + "\n")))
@@ -563,8 +564,8 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
             # matplotlib: only when plots are asked for
             from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 
-            paths.append(write_atomic(stage / "sweep.csv", lambda f: rows.to_csv(f, index=False)))
-            paths.append(write_atomic(stage / "crossover.csv", lambda f: crossings.to_csv(f, index=False)))
+            paths.append(write_atomic(stage / "sweep.csv", lambda f: write_csv(f, rows)))
+            paths.append(write_atomic(stage / "crossover.csv", lambda f: write_csv(f, crossings)))
             paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png")
             if spec.variable == "workers" and hierarchical(rows):
                 paths += plot_hierarchy(rows, stage / "hierarchy.png")
@@ -572,7 +573,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
                 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target_sweep
 
                 paths.append(write_atomic(stage / TO_TARGET_CROSSOVER,
-                                          lambda f: swept.to_target.to_csv(f, index=False)))
+                                          lambda f: write_csv(f, swept.to_target)))
                 paths += plot_to_target_sweep(rows, swept.to_target, spec.variable, stage / "to_target.png")
         return paths
 
