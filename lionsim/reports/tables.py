@@ -15,6 +15,7 @@ from rich.table import Table
 
 from lionsim.numbers import bytes_text, sig, speedup_text
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
+from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
@@ -98,7 +99,6 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
 def _times(meta: dict | None) -> str:
     """How the step times were obtained, from run.json (lionsim.reports.obtained): a gloo/nccl run's
     comm measured on its link, a simulator's modelled on its network."""
-    from lionsim.reports.obtained import run_times
     from lionsim.reports.plots.titles import link_name
 
     real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
@@ -157,8 +157,9 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     table = Table(
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
-            f"{_times(meta)}. * baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
-            "comp(ute), enc (encode + decode), comm, upd(ate), step"
+            (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
+            + f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
