@@ -20,7 +20,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
-from lionsim.numbers import bytes_text, ms_text, run_duration, speedup_text
+from lionsim.numbers import ms_text, run_duration, speedup_text, step_bytes
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -241,12 +241,12 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
                        for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    # with `across`, headers fold and bytes drop their space, to fit 80 columns
+    # with `across`, headers fold to fit 80 columns; bytes compact, as in every step table (bytes_text)
     names = ("compute", "local", "comm", "exposed", "step", "sent", "across", "speed\nup") if across else (
         "compute", "local", "comm", "exposed", "step", "sent", "speedup")
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    size = (lambda n: bytes_text(n, sep="")) if across else bytes_text
+    size = step_bytes
     for row, h in zip(frame.itertuples(index=False), rounds):
         table.add_row(
             run_label(row, h),

@@ -13,7 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.numbers import bytes_text, sig, speedup_text
+from lionsim.numbers import sig, speedup_text, step_bytes
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
@@ -201,7 +201,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.comm_s),
             _ms(row.update_s),
             _ms(row.step_s),
-            bytes_text(row.wire_bytes, sep=""),
+            step_bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             speedup_text(row.speedup),
             _to_target(row),
