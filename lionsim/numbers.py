@@ -60,8 +60,9 @@ def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:
     figure); "inf" for an infinity (no unit holds it: not "inf PB"). `zeros=False`: an axis tick's
     "20 MB", "1 GB" (`sig`).
 
-    One form a place: prose, messages, plots and listings "1.24 GB" (`sep` " "); every step table
-    (bench's summary, estimate's breakdown) "1.24GB" (step_bytes, `sep` ""): those
+    One form a place: prose, messages, plots, listings and report.md (no width to keep) "1.24 GB"
+    (`sep` " "); every terminal step table (bench's summary, estimate's breakdown) "1.24GB"
+    (step_bytes, `sep` ""): those
     tables hold a dozen columns in 80, where the space would take a column from the run names
     (a long strategy's name is never broken, so the table would print wider), and one table
     printing "2.84GB" beside another's "1.24 GB" read as two conventions."""
