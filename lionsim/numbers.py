@@ -62,10 +62,9 @@ def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:
 
     One form a place: prose, messages, plots, listings and report.md (no width to keep) "1.24 GB"
     (`sep` " "); every terminal step table (bench's summary, estimate's breakdown) "1.24GB"
-    (step_bytes, `sep` ""): those
-    tables hold a dozen columns in 80, where the space would take a column from the run names
-    (a long strategy's name is never broken, so the table would print wider), and one table
-    printing "2.84GB" beside another's "1.24 GB" read as two conventions."""
+    (step_bytes, `sep` ""): those tables hold a dozen columns in 80, where the space would take a
+    column from the run names (a long strategy's name is never broken, so the table would print
+    wider), and one table printing "2.84GB" beside another's "1.24 GB" read as two conventions."""
     if math.isnan(n):
         return "-"
     if math.isinf(n):
