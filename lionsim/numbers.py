@@ -82,6 +82,19 @@ def step_bytes(n: float) -> str:
     return bytes_text(n, sep="")
 
 
+def set_in_binary(n: float) -> bool:
+    """Whether a size was most likely given in binary units: a whole number of KiB that is no
+    whole number of kB (1 KiB to 1 GiB, --sizes 1K:1G), where 1000 B, 1 MB stay decimal."""
+    return n >= 2**10 and n % 2**10 == 0 and n % 1000 != 0
+
+
+def binary_sizes(sizes) -> bool:
+    """One unit system for a set of sizes (a table's column, a plot's axis): binary where every
+    size of 1000 B and up was set in binary units (set_in_binary; below 1000 "N B" reads alike in
+    both), else decimal for all (--sizes 1K:1M:x1.5 would read "1 KiB" above "1.54 kB")."""
+    return all(n < 1000 or set_in_binary(n) for n in sizes)
+
+
 def binary_bytes_text(n: float) -> str:
     """`n` bytes in binary units (23552 -> "23 KiB"): sizes that were set as powers of two (a
     library's thresholds, nccl-tests' --sizes 1K:1G)."""
