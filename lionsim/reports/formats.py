@@ -55,7 +55,9 @@ def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
         if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
             continue
         if is_count(str(name)):
-            out[name] = column.astype(float).round().astype("Int64")
+            values = column.astype(float)
+            if not values.abs().eq(float("inf")).any():  # "no limit" (inf) keeps the column a float
+                out[name] = values.round().astype("Int64")
         elif str(name).endswith("_s"):
             out[name] = column.astype(float)
     return out

@@ -33,6 +33,8 @@ def test_counts_are_whole_and_times_are_floats_in_csv_text():
     assert [r["bytes_per_param"] for r in rows] == ["0.5", "2.0"] and rows[1]["workers"] == "4"  # not counts of bytes
     assert frame["wire_bytes"].iloc[0] == 53907324928.0  # the caller's frame untouched
     assert csv_frame(frame)["wire_bytes"].iloc[0] == 53907324928
+    limits = _cells(frame_text(pd.DataFrame({"max_bytes": [65536.0, float("inf")]}), "csv"))
+    assert [r["max_bytes"] for r in limits] == ["65536.0", "inf"]  # no limit: written as a float, not refused
 
 
 def test_a_local_step_estimates_bytes_are_whole_in_estimate_csv(capsys, tmp_path):
