@@ -58,7 +58,13 @@ def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:
     writes them ("4.00 GB", "1.50 kB"); below 1 kB a whole number of bytes is a count ("8 B", not
     "8.00 B"); past 1,000 PB whole PB, grouped (never "7e+06 GB"); "-" for NaN (a cell with no
     figure); "inf" for an infinity (no unit holds it: not "inf PB"). `zeros=False`: an axis tick's
-    "20 MB", "1 GB" (`sig`)."""
+    "20 MB", "1 GB" (`sig`).
+
+    One form a place: prose, messages, plots, listings and report.md (no width to keep) "1.24 GB"
+    (`sep` " "); every terminal step table (bench's summary, estimate's breakdown) "1.24GB"
+    (step_bytes, `sep` ""): those tables hold a dozen columns in 80, where the space would take a
+    column from the run names (a long strategy's name is never broken, so the table would print
+    wider), and one table printing "2.84GB" beside another's "1.24 GB" read as two conventions."""
     if math.isnan(n):
         return "-"
     if math.isinf(n):
@@ -69,6 +75,24 @@ def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:
         if abs(rounded(n)) >= size:
             return f"{sig(n / size, zeros=zeros)}{sep}{unit}"
     return f"{sig(int(n) if float(n).is_integer() else n, zeros=zeros)}{sep}B"
+
+
+def step_bytes(n: float) -> str:
+    """Bytes as every step table prints them, compact ("1.24GB"; bytes_text says why)."""
+    return bytes_text(n, sep="")
+
+
+def set_in_binary(n: float) -> bool:
+    """Whether a size was most likely given in binary units: a whole number of KiB that is no
+    whole number of kB (1 KiB to 1 GiB, --sizes 1K:1G), where 1000 B, 1 MB stay decimal."""
+    return n >= 2**10 and n % 2**10 == 0 and n % 1000 != 0
+
+
+def binary_sizes(sizes) -> bool:
+    """One unit system for a set of sizes (a table's column, a plot's axis): binary where every
+    size of 1000 B and up was set in binary units (set_in_binary; below 1000 "N B" reads alike in
+    both), else decimal for all (--sizes 1K:1M:x1.5 would read "1 KiB" above "1.54 kB")."""
+    return all(n < 1000 or set_in_binary(n) for n in sizes)
 
 
 def binary_bytes_text(n: float) -> str:

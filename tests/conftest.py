@@ -13,6 +13,8 @@ any machine (docs/ci-guard.md, "The test suite").
   module- or session-scoped fixture (a bench of every strategy, a sweep), built once.
 - `tiny_run`: one tiny bench (two runs, momentum sync every 2 steps) written once for the tests
   that read a finished run's files.
+- No COLUMNS from the caller's shell: a test that wants a width sets it (tables follow an explicit
+  COLUMNS even in a pipe).
 - `available_memory(bytes)`: the memory guard's MemAvailable fixed, for an answer that does not
   depend on the machine.
 """
@@ -61,6 +63,13 @@ def _unrendered_savefig(fig, fname, *args, **kwargs) -> None:
         return
     with open(fname, "wb"):
         pass
+
+
+@pytest.fixture(autouse=True)
+def _columns_unset(monkeypatch):
+    """No COLUMNS from the shell that runs pytest: an explicit COLUMNS sets a table's width even in
+    a pipe (lionsim.reports.widths.table_width), so a test that wants one sets it itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
 
 
 @pytest.fixture(autouse=True)

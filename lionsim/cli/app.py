@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from lionsim.errors import LionsimError
 from lionsim.usercode import EXIT_CODE, UserCodeError
@@ -43,8 +44,17 @@ class _Console(Console):
     def print(self, *objects, crop: bool = False, **kwargs) -> None:
         """Never crops (rich cuts every line at the console's width): a table whose numbers alone
         are wider than a narrow terminal (reports.widths.fit) prints whole, its lines running on
-        past the edge, where a number cut to fit would read as another number."""
-        super().print(*objects, crop=crop, **kwargs)
+        past the edge, where a number cut to fit would read as another number. Off a terminal a
+        table's lines lose the blanks rich pads them with to the table's width (a script or a diff
+        reads `mfu 0.4`, not `mfu 0.4   `); the columns stay aligned, as only line ends move."""
+        if self.is_terminal or all(isinstance(o, str) for o in objects):
+            super().print(*objects, crop=crop, **kwargs)
+            return
+        with self.capture() as captured:
+            super().print(*objects, crop=crop, **kwargs)
+        text = "\n".join(line.rstrip() for line in captured.get().split("\n"))
+        super().print(Text.from_ansi(text) if "\x1b" in text else Text(text), end="", soft_wrap=True,
+                      crop=False, markup=False, highlight=False)
 
     def on_broken_pipe(self) -> None:
         """A reader that stops early (`lionsim strategies | head -1`) is not an error: the rest of

@@ -248,9 +248,10 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
 def _stage(target, frame) -> None:
     """comm.csv, then its plots, into the staging directory: published together, or not at all."""
     from lionsim.reports.files import write_atomic
+    from lionsim.reports.formats import write_csv
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
-    target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: frame.to_csv(f, index=False)),
+    target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
                                 *plot_comm(stage, frame)])
 
 

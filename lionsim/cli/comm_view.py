@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
-from lionsim.numbers import binary_bytes_text, bytes_text, sig
+from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text, set_in_binary, sig
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -18,16 +18,16 @@ TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16
 def human_bytes(n: float) -> str:
     """A size as it was most likely given: binary units for a whole number of KiB (1 KiB to
     1 GiB, --sizes 1K:1G), decimal ones otherwise (1 kB = 1e3 B)."""
-    if n >= 2**10 and n % 2**10 == 0 and n % 1000 != 0:
+    if set_in_binary(n):
         return binary_bytes_text(n)
     return bytes_text(n)
 
 
 def size_column(sizes) -> list[str]:
-    """A table's sizes in one unit system: binary where every size is as human_bytes would print it
-    in binary (--sizes 1K:1G), else decimal for all (--sizes 1K:1M:x1.5 read "1 KiB" above "1.54 kB")."""
-    binary = all(n < 1000 or human_bytes(n) != bytes_text(n) for n in sizes)  # below 1000: "N B" in both
-    if binary:
+    """A table's sizes in one unit system (numbers.binary_sizes: the comm plots' size axis takes
+    the same): binary where every size was set in binary units (--sizes 1K:1G), else decimal for
+    all (--sizes 1K:1M:x1.5 read "1 KiB" above "1.54 kB")."""
+    if binary_sizes(sizes):
         return [binary_bytes_text(n) if n >= 2**10 else bytes_text(n) for n in sizes]
     # sizes the user set read as set ("1 kB", "1 MB") where all are whole in their units; a
     # column with any fraction ("1.54 kB") keeps every figure's three digits ("1.00 kB")

@@ -20,7 +20,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
-from lionsim.numbers import bytes_text, ms_text, run_duration, speedup_text
+from lionsim.numbers import ms_text, run_duration, speedup_text, step_bytes
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -217,6 +217,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     columns: encode, decode and update are folded into `local` and the overlap mode goes to the
     caption (estimate.csv has every column)."""
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
+    from lionsim.reports.obtained import estimate_times
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
@@ -229,7 +230,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
-        caption=("ms per step, one worker. local: encode + decode + update (each in estimate.csv, --out). "
+        caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "
                  "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
@@ -247,12 +248,12 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
                        for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    # with `across`, headers fold and bytes drop their space, to fit 80 columns
+    # with `across`, headers fold to fit 80 columns; bytes compact, as in every step table (bytes_text)
     names = ("compute", "local", "comm", "exposed", "step", "sent", "across", "speed\nup") if across else (
         "compute", "local", "comm", "exposed", "step", "sent", "speedup")
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    size = (lambda n: bytes_text(n, sep="")) if across else bytes_text
+    size = step_bytes
     for row, h in zip(frame.itertuples(index=False), rounds):
         table.add_row(
             run_label(row, h),
@@ -545,6 +546,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     import json
 
     from lionsim.reports.files import check_out_dir, write_atomic
+    from lionsim.reports.formats import write_csv
     from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir
     from lionsim.reports.to_target import has_to_target
@@ -555,7 +557,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     target.prepare()
 
     def write(stage: Path) -> list[Path]:
-        paths = [write_atomic(stage / "estimate.csv", lambda f: frame.to_csv(f, index=False))]
+        paths = [write_atomic(stage / "estimate.csv", lambda f: write_csv(f, frame))]
         if record is not None:
             paths.append(write_atomic(stage / RECORD_FILE,
                                       lambda f: f.write(json.dumps(record, indent=2, default=str) + "\n")))
@@ -570,8 +572,8 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
             # matplotlib: only when plots are asked for
             from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
 
-            paths.append(write_atomic(stage / "sweep.csv", lambda f: rows.to_csv(f, index=False)))
-            paths.append(write_atomic(stage / "crossover.csv", lambda f: crossings.to_csv(f, index=False)))
+            paths.append(write_atomic(stage / "sweep.csv", lambda f: write_csv(f, rows)))
+            paths.append(write_atomic(stage / "crossover.csv", lambda f: write_csv(f, crossings)))
             paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png")
             if spec.variable == "workers" and hierarchical(rows):
                 paths += plot_hierarchy(rows, stage / "hierarchy.png")
@@ -579,7 +581,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
                 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target_sweep
 
                 paths.append(write_atomic(stage / TO_TARGET_CROSSOVER,
-                                          lambda f: swept.to_target.to_csv(f, index=False)))
+                                          lambda f: write_csv(f, swept.to_target)))
                 paths += plot_to_target_sweep(rows, swept.to_target, spec.variable, stage / "to_target.png")
         return paths
 

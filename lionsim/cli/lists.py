@@ -214,15 +214,18 @@ def workloads(format: Format = "table") -> None:
     emit(frame, format, table)
 
 
-SHORT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "float32": "fp32"}
+SHORT_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "float32": "fp32", "tf32": "tf32"}
+"""A dtype's short name: the table's `fp16=65`, the CSV's `fp16_TFLOPs` column."""
 
 
-def short_dtypes(text: str) -> str:
-    """"bfloat16 989, float16 989" as "bf16=989, fp16=989": a device's row fits a line or two, and a
+def short_dtype(name: str) -> str:
+    return SHORT_DTYPES.get(name, name)
+
+
+def dtype_text(dtype_tflops) -> str:
+    """A device's (dtype, TFLOP/s) pairs as "bf16=989, fp16=989": a row fits a line or two, and a
     dtype never wraps apart from its figure (a table wraps at spaces: "fp32" / "15.7")."""
-    for name, short in SHORT_DTYPES.items():
-        text = text.replace(f"{name} ", f"{short} ")
-    return re.sub(r"(\S+) ([\d.]+)", r"\1=\2", text)
+    return ", ".join(f"{short_dtype(name)}={tflops:g}" for name, tflops in dtype_tflops)
 
 
 def short_source(text: str) -> str:
@@ -242,17 +245,22 @@ def devices(format: Format = "table") -> None:
     for name, d in DEVICES.items():
         if name != d.name:
             aliases.setdefault(d.name, []).append(name)
+    devices = [d for name, d in DEVICES.items() if name == d.name]  # an alias: on the row of the device it names
+    # CSV and JSON are for machines: a numeric column a dtype (`fp16_TFLOPs`, empty where the
+    # datasheet states none), in SHORT_DTYPES' order (any other after); the table joins them
+    stated_any = {name for d in devices for name, _ in d.dtype_tflops}
+    dtypes = [n for n in SHORT_DTYPES if n in stated_any] + sorted(stated_any - set(SHORT_DTYPES))
     rows = []
-    for name, d in DEVICES.items():
-        if name != d.name:  # an alias: listed on the row of the device it names
-            continue
-        rows.append({"device": name, "aliases": " ".join(aliases.get(name, [])), "peak_TFLOPs": d.peak_flops / 1e12,
-                     "dtype_TFLOPs": ", ".join(f"{k} {v:g}" for k, v in d.dtype_tflops),
+    for d in devices:
+        stated = dict(d.dtype_tflops)
+        rows.append({"device": d.name, "aliases": " ".join(aliases.get(d.name, [])), "peak_TFLOPs": d.peak_flops / 1e12,
+                     **{f"{short_dtype(name)}_TFLOPs": stated.get(name) for name in dtypes},
                      "memory_TBps": d.memory_bandwidth_Bps / 1e12, "memory_GB": d.memory_bytes / 1e9,
                      "kernel_us": d.kernel_s * 1e6,
                      "intra_GBps": None if d.intra_link is None else d.intra_link.bandwidth_Bps / 1e9,
                      "source": d.source})
     frame = pd.DataFrame(rows)
+    per_dtype = {d.name: dtype_text(d.dtype_tflops) for d in devices}
 
     def table() -> Table:
         # a row a device: the datasheet's name only (its figures and caveats run to a paragraph each,
@@ -265,7 +273,7 @@ def devices(format: Format = "table") -> None:
             t.add_column(column, overflow="fold", no_wrap=numbers, justify="right" if numbers else "left")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
-            t.add_row(r.device + (f"\nalso {r.aliases}" if r.aliases else ""), f"{r.peak_TFLOPs:g}", short_dtypes(r.dtype_TFLOPs), f"{r.memory_TBps:g}",
+            t.add_row(r.device + (f"\nalso {r.aliases}" if r.aliases else ""), f"{r.peak_TFLOPs:g}", per_dtype[r.device], f"{r.memory_TBps:g}",
                       f"{r.memory_GB:g}", intra, short_source(r.source))
         return t
 

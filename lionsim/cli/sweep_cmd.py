@@ -140,13 +140,13 @@ def sweep(
     say = console if format == "table" else err_console
     if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
         if outcome.summary is not None:
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
         say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
                   "combines the parts")
     else:
         plots = draw_plots(out, outcome.summary)
         if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
         say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
                   + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
         if plots:
@@ -209,7 +209,7 @@ def merge(
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
     plots = [] if outcome.missing else draw_plots(out, outcome.summary)
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary), whole=True)
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out), whole=True)
     (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
     _fail_if_missing(out, outcome)
 

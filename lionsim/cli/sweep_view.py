@@ -138,12 +138,34 @@ RUN_WIDTH = 17
 wide as the longest (run_width) while the table fits 80 columns, else broken after a '-' (fit)."""
 
 
-def sweep_table(summary: pd.DataFrame) -> Table:
-    """A row per cell, grouped as the grid orders them; fits 80 columns."""
+def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
+    """How the cells' step times were obtained (lionsim.reports.obtained), from each cell's run.json
+    under `root`: one phrase where every cell's is alike (comm on "each row's network" where the
+    networks differ), else the older pointer to the cells' records."""
+    from lionsim.errors import LionsimError
+    from lionsim.reports.files import read_json
+    from lionsim.reports.obtained import UNKNOWN, run_times
+    from lionsim.sweep.store import CELLS_DIR
+
+    if root is None or "cell" not in summary.columns:
+        return f"each cell's {UNKNOWN}"
+    network = "each row's network" if summary["network"].nunique() > 1 else None
+    said = set()
+    for cell in dict.fromkeys(summary["cell"]):
+        try:
+            said.add(run_times(read_json(Path(root) / CELLS_DIR / str(cell) / "run.json"), network=network))
+        except (LionsimError, OSError):  # a missing or unreadable record: the caption cannot vouch for that cell
+            said.add(UNKNOWN)
+    return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
+
+
+def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
+    """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
+    directory, whose cells' run.json say how the step times were obtained (cells_times)."""
     many_workloads = summary["workload"].nunique() > 1
     metric = _metric_column(summary)
-    table = Table(caption=f"loss: final (trailing mean); {metric}: last eval; step ms: mean per step (each cell's "
-                          "run.json says how each part was obtained); speedup: step time against the group's "
+    table = Table(caption=f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; "
+                          "step ms: mean per step; speedup: step time against the group's "
                           "baseline (same workload, N, network, seed)",
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:

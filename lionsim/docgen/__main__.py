@@ -4,6 +4,7 @@ docs/*.md (lionsim.docgen)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import lionsim.docgen.bench  # noqa: F401  (registers its blocks)
@@ -30,6 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if a page differs, naming the blocks")
     parser.add_argument("--write", action="store_true", help="rewrite the pages' blocks")
     args = parser.parse_args(argv)
+    # the blocks are what a user sees at 80 columns off a terminal, whatever COLUMNS the caller's
+    # shell exports (tables follow an explicit COLUMNS: lionsim.reports.widths.table_width)
+    os.environ["COLUMNS"] = "80"
     try:
         names = [BLOCKS.canonical(n) for n in args.only] if args.only else BLOCKS.names()
         refreshers = {"default-bench": lionsim.docgen.bench.refresh, "from-run-sweep": lionsim.docgen.to_target.refresh}

@@ -30,6 +30,7 @@ import pandas as pd
 
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.files import CALLS_FILE, META_FILE, STEPS_FILE, read_csv, read_json, write_atomic, write_run
+from lionsim.reports.formats import write_csv
 from lionsim.reports.publish import RunDir
 from lionsim.reports.summary import SummaryRule, run_summary
 from lionsim.training.booking import CALL_COLUMNS, _kind, call_rows, medians_by_kind, read_calls  # _kind: steps of a kind issue the same collectives
@@ -135,7 +136,7 @@ def finalize(out: Path, status: str, error: str | None) -> int:
     keep_resume_state(stage, out)
     summary = run_summary(steps, meta)  # as the finished run's: its rule, what priced its model
     target.write(lambda d: write_run(d, steps, summary, meta) +
-                 ([write_atomic(d / CALLS_FILE, lambda f: calls.to_csv(f, index=False))] if calls is not None else []))
+                 ([write_atomic(d / CALLS_FILE, lambda f: write_csv(f, calls))] if calls is not None else []))
     target.publish()
     return len(steps)
 

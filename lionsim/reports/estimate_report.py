@@ -48,19 +48,26 @@ def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:
     return md_table([sweep_heading(variable), *labels], rows)
 
 
+def _value(value) -> str:
+    """A configuration value as the tables print it: a whole count grouped (`354,823,168`)."""
+    if pd.api.types.is_integer(value):  # an int or a numpy integer, not a bool
+        return f"{int(value):,}"
+    return str(value)
+
+
 def _config(frame: pd.DataFrame) -> str:
     first = frame.iloc[0]
-    rows = [[key, model_name(first) if key == "model" else str(first[key])] for key in ("model", "params")
+    rows = [[key, model_name(first) if key == "model" else _value(first[key])] for key in ("model", "params")
             if key in frame.columns]
     if "tokens_per_worker" in frame.columns:
         rows.append(["per worker and step", per_worker_text(first)])
-    rows += [[key, str(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
+    rows += [[key, _value(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
     if "overlap" in frame.columns:  # per transport: name each mode's runs
         modes = frame.drop_duplicates(["strategy", "transport"]).groupby("overlap", sort=False)
         rows.append(["overlap", "; ".join(f"{mode}: " + ", ".join(f"{s}@{t}" for s, t in zip(g["strategy"], g["transport"]))
                                           for mode, g in modes)])
     if "workers" in frame.columns and frame["workers"].nunique() == 1:
-        rows.append(["workers", str(first["workers"])])
+        rows.append(["workers", _value(first["workers"])])
     spread = first.get("compute_spread")
     if isinstance(spread, str) and spread:
         rows.append(["compute spread", f"{spread} ({first['spread_method']})"])

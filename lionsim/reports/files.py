@@ -24,6 +24,7 @@ from lionsim.errors import LionsimError, a_type, json_type
 from lionsim.reports.outdir import check_dir, check_out_dir  # noqa: F401 (check_out_dir re-exported)
 from lionsim.reports.outdir import make_dir as _make_dir
 from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
+from lionsim.reports.formats import write_csv
 
 STEPS_FILE = "steps.csv"
 SUMMARY_FILE = "summary.csv"
@@ -166,8 +167,8 @@ def write_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: d
     make_dir(out_dir)
     # float_format=None writes repr(float): the shortest text that reads back to the same double.
     writers: dict[str, Callable[[TextIO], None]] = {
-        STEPS_FILE: lambda f: _ordered_steps(steps).to_csv(f, index=False),
-        SUMMARY_FILE: lambda f: summary.to_csv(f, index=False),
+        STEPS_FILE: lambda f: write_csv(f, _ordered_steps(steps)),
+        SUMMARY_FILE: lambda f: write_csv(f, summary),
         META_FILE: lambda f: f.write(json.dumps(meta, indent=2, default=_json_default) + "\n"),
     }
     with written_together():

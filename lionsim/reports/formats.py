@@ -36,10 +36,42 @@ def _plain(value):
     return value
 
 
+def is_count(name: str) -> bool:
+    """A column counting whole things: bytes (`bytes`, `wire_bytes`, `inter_bytes`, ...) or
+    parameters (`params`); not a rate or ratio of them (`bytes_per_param`, `bytes_ratio`)."""
+    return name in ("bytes", "params") or name.endswith("_bytes")
+
+
+def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` as every CSV lionsim writes it, one form a column whichever command wrote it: a count
+    (is_count) a whole number (`53907324928`, not `53907324928.0`; a mean over steps of bytes is
+    rounded to the byte, its fraction of a byte being no figure), a time (`*_s`) a float (`0.0`,
+    not `0` where every value happened to be whole). Missing values stay empty."""
+    import pandas as pd
+
+    out = frame.copy()
+    for name in frame.columns:
+        column = frame[name]
+        if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        if is_count(str(name)):
+            values = column.astype(float)
+            if not values.abs().eq(float("inf")).any():  # "no limit" (inf) keeps the column a float
+                out[name] = values.round().astype("Int64")
+        elif str(name).endswith("_s"):
+            out[name] = column.astype(float)
+    return out
+
+
+def write_csv(target, frame: pd.DataFrame) -> None:
+    """`frame` (csv_frame's form) to `target`: an open file or a path."""
+    csv_frame(frame).to_csv(target, index=False)
+
+
 def frame_text(frame: pd.DataFrame, fmt: str) -> str:
     """The frame as CSV or JSON text (one object per row), ending with a newline."""
     if fmt == "csv":
-        return frame.to_csv(index=False)
+        return csv_frame(frame).to_csv(index=False)
     if fmt == "json":
         rows = [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
         return json.dumps(rows, indent=2) + "\n"

@@ -13,8 +13,9 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.numbers import bytes_text, sig, speedup_text
+from lionsim.numbers import sig, speedup_text, step_bytes
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
+from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 
@@ -95,13 +96,13 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
     return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
 
 
-def _compute(summary: pd.DataFrame, meta: dict | None) -> str:
-    """", compute measured" where a simulator run timed its compute here (--compute measured): its
-    times are not the model alone (a gloo/nccl title's "measured" link says its own)."""
-    from lionsim.reports.plots.titles import compute_measured
+def _times(meta: dict | None) -> str:
+    """How the step times were obtained, from run.json (lionsim.reports.obtained): a gloo/nccl run's
+    comm measured on its link, a simulator's modelled on its network."""
+    from lionsim.reports.plots.titles import link_name
 
-    sim = "backend" not in summary.columns or (summary["backend"] == "sim").all()
-    return ", compute measured" if sim and compute_measured(meta) else ""
+    real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
+    return run_times(meta, link=link_name(meta) if real else None)
 
 
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
@@ -154,10 +155,11 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     metric, higher = eval_metric(summary)
     own = use_acc and metric != ACCURACY
     table = Table(
-        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}{_compute(summary, meta)}",
+        title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
-            f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: comp(ute), enc "
-            "(encode + decode), comm, upd(ate), step (run.json says how each was obtained)"
+            (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
+            + f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
             "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
@@ -199,7 +201,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.comm_s),
             _ms(row.update_s),
             _ms(row.step_s),
-            bytes_text(row.wire_bytes, sep=""),
+            step_bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             speedup_text(row.speedup),
             _to_target(row),

@@ -11,6 +11,8 @@ where those alone are wider than TABLE_WIDTH the table stays wider. No pandas he
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 from rich.measure import Measurement
 from rich.table import Table
@@ -150,10 +152,14 @@ def natural_width(renderable) -> int:
 def table_width(console: Console | None = None) -> int:
     """Columns a table may take on stdout (or `console`): a terminal's width (rich reads it, or
     COLUMNS), so run names stay whole where they fit and, on one narrower than TABLE_WIDTH, the run
-    column narrows rather than rich cutting the numbers to fit it; TABLE_WIDTH in a pipe, a file or
-    where the width is unknown, so what a script or a log reads does not vary."""
+    column narrows rather than rich cutting the numbers to fit it. Off a terminal an explicit
+    COLUMNS (a user or a script set it on purpose: the listings follow it too), else TABLE_WIDTH in
+    a pipe, a file or where the width is unknown, so what a script or a log reads does not vary."""
     console = console or Console()
-    return console.width if console.is_terminal else TABLE_WIDTH
+    if console.is_terminal:
+        return console.width
+    columns = os.environ.get("COLUMNS", "").strip()
+    return int(columns) if columns.isdigit() and int(columns) > 0 else TABLE_WIDTH
 
 
 def fit(table: Table, width: int | None = None, column: str = "run") -> Table:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import CALLS_FILE, WriteError, write_atomic, write_failed, write_run
+from lionsim.reports.formats import write_csv
 from lionsim.reports.plots import plot_run
 from lionsim.reports.publish import RunDir
 
@@ -23,7 +24,7 @@ def stage_result(target: RunDir, result, plots: bool = True) -> list[Path]:
     def write(stage: Path) -> list[Path]:
         paths = write_run(stage, result.steps, result.summary, result.meta)
         if getattr(result, "calls", None) is not None:  # real backends: every collective measured
-            paths.append(write_atomic(stage / CALLS_FILE, lambda f: result.calls.to_csv(f, index=False)))
+            paths.append(write_atomic(stage / CALLS_FILE, lambda f: write_csv(f, result.calls)))
         for name, text in getattr(result, "files", {}).items():  # e.g. a calibrated run's profile
             paths.append(write_atomic(stage / name, lambda f, text=text: f.write(text)))
         return paths + (plot_run(stage, result.steps, result.summary, result.meta) if plots and len(result.steps) else [])

@@ -26,6 +26,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import GB, load_network
 from lionsim.network.link import US
 from lionsim.reports.files import write_atomic, written_together
+from lionsim.reports.formats import csv_frame, write_csv
 from lionsim.reports.summary import SummaryRule, pick_baseline, summarize
 from lionsim.runs import RunSpec
 from lionsim.sweep.cells import Cell
@@ -76,7 +77,7 @@ class SweepTables:
     def add(self, cell: Cell) -> None:
         steps = self.store.steps(cell.id)
         self.steps[cell.id] = steps
-        text = steps.assign(cell=cell.id)[["cell", *steps.columns]].to_csv(index=False)
+        text = csv_frame(steps.assign(cell=cell.id)[["cell", *steps.columns]]).to_csv(index=False)
         header, _, rows = text.partition("\n")
         if self.header not in (None, header):  # every steps.csv has the same columns; guard the concatenation
             raise LionsimError(f"{self.store.cells / cell.id} has other steps.csv columns than the sweep's other cells")
@@ -118,5 +119,5 @@ class SweepTables:
         summary = self.summary_frame()
         with written_together():  # both or neither: the two CSVs always list the same cells
             write_atomic(root / STEPS_CSV, lambda f: f.write(self.steps_text()))
-            write_atomic(root / SUMMARY_CSV, lambda f: summary.to_csv(f, index=False))
+            write_atomic(root / SUMMARY_CSV, lambda f: write_csv(f, summary))
         return summary

@@ -18,6 +18,7 @@ import pandas as pd
 from lionsim.network import Network
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
+from lionsim.reports.formats import csv_frame
 from lionsim.reports.summary import leave_out_unchecked_error, summarize
 from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
 from lionsim.training.loop import RunRecord
@@ -90,7 +91,7 @@ class Results:
             from lionsim.network.toml_out import profile_toml
 
             files = {"calibration.toml": profile_toml(self.network, self.network.description),
-                     "calibration.csv": self.calibration.to_csv(index=False)}
+                     "calibration.csv": csv_frame(self.calibration).to_csv(index=False)}
         record = self.record(status, error)
         if self.plan.training.trace:
             files["trace.json"] = self.trace(record)

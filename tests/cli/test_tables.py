@@ -191,7 +191,8 @@ def test_networks_and_devices_share_the_listings_style_and_networks_fits_a_scree
     assert len(outs["networks"]) < 55
     description = next(c for c in _networks_table().columns if c.header == "description")
     header = next(line for line in outs["networks"] if line.startswith("name"))
-    assert len(header) - header.index("description") >= 30 and description.ratio == 1
+    room = max(map(len, outs["networks"])) - header.index("description")  # lines end at their text
+    assert room >= 30 and description.ratio == 1
     assert list_table("x").box is box.SIMPLE_HEAD and list_table("x").show_edge is False
     # a dtype and its figure stay on one line ("fp32" / "15.7" wrapped apart): each pair is one word
     from lionsim.compute import DEVICES
@@ -293,5 +294,43 @@ def test_a_table_whose_numbers_are_wider_than_a_narrow_terminal_prints_them_whol
     text = shown.export_text()
     assert "…" not in text and max(map(len, text.splitlines())) > 60
     lines = [line.split() for line in text.splitlines()]
-    for row in frame.itertuples(index=False):  # a run's first line ends: step, sent (2 words), speedup
-        assert [_ms(row.step_s), f"{row.speedup:.2f}x"] in ([w[-4], w[-1]] for w in lines if len(w) > 4), row
+    for row in frame.itertuples(index=False):  # a run's first line ends: step, sent, speedup
+        assert [_ms(row.step_s), f"{row.speedup:.2f}x"] in ([w[-3], w[-1]] for w in lines if len(w) > 4), row
+
+
+def test_a_table_in_a_pipe_has_no_trailing_blanks_and_stays_aligned(capsys):
+    """`lionsim estimate ... | cat -A` showed `mfu 0.4   $`: rich pads every line to the table's
+    width. Off a terminal each line ends at its last character; the columns stay where they were
+    (the header's `step` and a row's step time end in the same column)."""
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw,dlion-mavo"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines and not [line for line in lines if line != line.rstrip()]
+    header = next(line for line in lines if line.lstrip().startswith("run "))
+    row = next(line for line in lines if line.lstrip().startswith("adamw"))
+    end = header.index(" step ") + len(" step")
+    assert row[end - 1] != " " and row[end] == " "  # the step time right-aligned under its header
+
+
+def test_the_estimate_table_says_its_step_times_are_modelled_and_from_what(capsys):
+    """estimate's title and caption never said "modelled". The caption says it, with the device and
+    mfu its compute is priced at and the model that priced comm (estimate.csv's device, mfu,
+    network, library)."""
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw", "--mfu", "0.3", "--traits", "nccl"],
+                           capsys)
+    said = " ".join(out.split())
+    assert code == 0
+    assert ("step times modelled: compute on h100 (FLOPs at peak x mfu 0.3), local (kernel table), comm on 10gbe "
+            "(nccl model).") in said, said
+
+
+def test_every_step_table_prints_bytes_in_one_form(capsys):
+    """estimate's table printed "1.24 GB" where bench's printed "2.84GB" (and estimate's own, with
+    its across column, "1.24GB"): every step table now prints the compact form (numbers.step_bytes)."""
+    from lionsim.numbers import step_bytes
+
+    assert step_bytes(1.24e9) == "1.24GB" and step_bytes(125) == "125B"
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw,dlion-mavo"], capsys)
+    rows = [line for line in out.splitlines() if re.match(r"\s*(adamw\*|dlion-mavo)\s+\d", line)]
+    assert code == 0 and len(rows) == 2
+    assert all(re.search(r"\d(GB|MB) ", row) and not re.search(r"\d (kB|MB|GB)\b", row) for row in rows), rows

@@ -77,3 +77,25 @@ def test_an_unknown_device_lists_every_name_sorted_with_an_alias_beside_its_targ
     listed = str(e.value).split("choose from: ", 1)[1].split(", ")
     names = [item.split(" (")[0] for item in listed]
     assert names == sorted(DEVICES.names()) and "a100 (a100-40gb)" in listed
+
+
+def test_devices_csv_gives_a_numeric_column_a_dtype_and_the_table_its_short_form():
+    """--format csv wrote `float16 65, float32 8.1` in one text column where the table writes
+    `fp16=65, fp32=8.1`: a CSV is for machines, so each dtype is a numeric column (fp16_TFLOPs),
+    empty where the datasheet states none; the table keeps its short form."""
+    runner = CliRunner()
+    listed = runner.invoke(app, ["devices", "--format", "csv"])
+    assert listed.exit_code == 0, listed.output
+    frame = pd.read_csv(pd.io.common.StringIO(listed.output)).set_index("device")
+    assert "dtype_TFLOPs" not in frame.columns and "float16" not in listed.output
+    short = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8", "float32": "fp32", "tf32": "tf32"}
+    for name, device in DEVICES.items():
+        if name != device.name:
+            continue
+        stated = dict(device.dtype_tflops)
+        for dtype, column in short.items():
+            value = frame.loc[name, f"{column}_TFLOPs"]
+            assert (value == stated[dtype]) if dtype in stated else pd.isna(value), (name, dtype, value)
+    t4 = DEVICES.get("t4")
+    table = runner.invoke(app, ["devices"], env={"COLUMNS": "80"}).output
+    assert ", ".join(f"{short[k]}={v:g}" for k, v in t4.dtype_tflops) in table  # fp16=65, fp32=8.1

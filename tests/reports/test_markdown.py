@@ -322,3 +322,12 @@ def test_a_report_says_a_sim_run_with_measured_compute_is_part_measured():
     assert _clock("sim") == _clock(None) == "modelled"
     assert _clock("sim", "measured") == "part measured (compute), part modelled (network)"
     assert _clock("sim", "h100") == "modelled" and _clock("gloo", "measured") == "measured (on gloo)"
+
+
+def test_an_estimate_reports_counts_grouped_as_the_tables_print_them(capsys, tmp_path):
+    """report.md showed params as `354823168` where every table groups digits (`354,823,168`)."""
+    out = tmp_path / "e"
+    assert run_cli(["estimate", "--model", "gpt2-345m", "-s", "adamw", "--workers", "1024", "--out", out], capsys)[0] == 0
+    assert run_cli(["report", out], capsys)[0] == 0
+    text = (out / "report.md").read_text()
+    assert "| params | 354,823,168 |" in text and "| workers | 1,024 |" in text

@@ -140,14 +140,29 @@ def test_the_title_names_a_workload_file_by_its_short_name_and_one_worker_in_the
     assert "lionsim: cnn_workload.make, 1 worker, 1gbe, 2 steps" in title and "/home" not in title
 
 
-def test_a_sim_title_says_when_compute_was_measured_here():
-    """--compute measured on sim: the compute is timed on this machine, only the network is
-    modelled; the title says so (a gloo title's "measured" link says its own)."""
+def test_the_caption_says_how_each_step_time_was_obtained_from_run_json():
+    """The caption said "run.json says how each was obtained", the default table named no device,
+    and --compute measured put "compute measured" in the title while comm stayed modelled. The
+    caption now says, from run.json's timing notes, what was measured (median of how many, warm-up
+    dropped) and what modelled (on what, by what)."""
+    from tests.helpers.timing import run_record
+
     summary = summarize(frame(rows("adamw", 2)))
-    measured = table_text(summary_table(summary, {"config": {"steps": 2, "compute": "measured"}})).splitlines()[0]
-    assert "2 steps, compute measured" in measured
-    modelled = table_text(summary_table(summary, {"config": {"steps": 2, "compute": "h100"}})).splitlines()[0]
-    assert "compute measured" not in modelled
+
+    def said(meta):
+        return " ".join(table_text(summary_table(summary, meta)).split())
+
+    modelled = said(run_record(compute="h100", traits=None))
+    assert ("step times modelled: comp on h100 (FLOPs at peak x mfu), enc/upd (memory passes at h100's "
+            "bandwidth), comm on 1gbe (alpha-beta).") in modelled
+    assert "comm on 10gbe (nccl model)" in said(run_record(network="10gbe", traits="nccl"))
+    here = said(run_record(compute="measured", steps=5, warmup=2))
+    assert ("step times: comp measured (median of 10 passes, 3 warm-up dropped); enc/upd measured (median of "
+            "3 steps, 2 warm-up dropped); comm modelled on 1gbe (alpha-beta).") in here
+    assert "compute measured" not in here.split("step times")[0]  # the title claims no part alone
+    gloo = said({**run_record(compute="h100", backend="gloo", steps=20, warmup=5), "ranks_on_one_host": True})
+    assert "comm measured on loopback (median of 15 steps, 5 warm-up dropped)" in gloo
+    assert "run.json says how each was obtained" in said({"config": {"steps": 2}})  # no notes: no claim
 
 
 def test_a_diverged_runs_bytes_per_step_are_the_mean_of_the_steps_before():
@@ -245,3 +260,24 @@ def test_a_plugin_workloads_table_title_and_plot_title_name_it_alike(workload):
     named = subtitle(steps, {"config": {}}).split(" · ")[0]
     assert named == "cnn_workload.make"
     assert title.startswith(f"lionsim: {named}, 4 workers"), title
+
+
+def test_an_explicit_columns_sets_the_table_width_in_a_pipe_too(monkeypatch):
+    """COLUMNS=120 in a pipe left the bench table 80 wide (`@compressed-` / `allreduce` broken)
+    while the listings followed it. An explicit COLUMNS is honoured off a terminal; without it a
+    pipe keeps TABLE_WIDTH."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from lionsim.reports.widths import TABLE_WIDTH, table_width
+
+    piped = Console(file=StringIO(), force_terminal=False)
+    assert table_width(piped) == TABLE_WIDTH
+    monkeypatch.setenv("COLUMNS", "120")
+    assert table_width(Console(file=StringIO(), force_terminal=False)) == 120
+    shown = table_text(summary_table(_long_named_runs(), {"config": {"steps": 5}}), width=120)
+    lines = [line.strip() for line in shown.splitlines()]
+    assert "@compressed-allreduce" in lines and "@compressed-" not in lines
+    monkeypatch.setenv("COLUMNS", "")  # set but empty: as unset
+    assert table_width(Console(file=StringIO(), force_terminal=False)) == TABLE_WIDTH

@@ -289,14 +289,25 @@ def test_sweep_table_prints_speedup_as_bench_does():
     assert [row[-1] for row in rows if row and row[0] in ("adamw", "lion")] == ["1.00x", "1.31x"]
 
 
-def test_sweep_table_says_how_its_step_times_were_obtained():
-    """Its caption named loss, accuracy and speedup, and said nothing of the step ms column."""
+def test_sweep_table_says_how_its_step_times_were_obtained(tmp_path):
+    """Its caption said "each cell's run.json says how each part was obtained": now what its cells'
+    run.json say, in a few words (comm on each row's network where the networks differ)."""
     from lionsim.cli.sweep_view import sweep_table
+    from tests.helpers.timing import run_record
 
-    summary = pd.DataFrame([{"workload": "mlp", "run": "adamw@fp32-allreduce", "workers": 2, "network": "10gbe",
-                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": 0.001, "speedup": 1.0}])
-    said = " ".join(table_text(sweep_table(summary)).split())
-    assert "step ms: mean per step (each cell's run.json says how each part was obtained)" in said, said
+    summary = pd.DataFrame([{"workload": "mlp", "run": "adamw@fp32-allreduce", "workers": 2, "network": network,
+                             "seed": 0, "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": 0.001, "speedup": 1.0,
+                             "cell": f"c-{network}"} for network in ("1gbe", "10gbe")])
+    for network in ("1gbe", "10gbe"):
+        (tmp_path / "cells" / f"c-{network}").mkdir(parents=True)
+        (tmp_path / "cells" / f"c-{network}" / "run.json").write_text(json.dumps(run_record(network=network)))
+    said = " ".join(table_text(sweep_table(summary, tmp_path)).split())
+    assert ("step times modelled: comp on h100 (FLOPs at peak x mfu), enc/upd (memory passes at h100's "
+            "bandwidth), comm on each row's network (alpha-beta). loss:") in said, said
+    one = " ".join(table_text(sweep_table(summary.iloc[:1], tmp_path)).split())
+    assert "comm on 1gbe (alpha-beta)" in one
+    (tmp_path / "cells" / "c-10gbe" / "run.json").unlink()  # a cell without its record: no claim
+    assert "each cell's run.json says how each was obtained" in " ".join(table_text(sweep_table(summary, tmp_path)).split())
 
 
 def test_sweep_takes_benchs_short_names(tmp_path, capsys):

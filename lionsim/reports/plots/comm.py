@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from lionsim.reports.plots.style import BYTES_FORMATTER, MARKERS, PALETTE, figure, legend_outside, mark_every, save
+from lionsim.reports.plots.style import MARKERS, PALETTE, figure, legend_outside, mark_every, save, size_axis
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
@@ -85,11 +85,10 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
                        label=f"model picks {a}") for a in used_shapes]
     if (rows["source"] == "measured").any() and "time_p10_s" in rows:
         handles.append(Line2D([], [], color="grey", alpha=0.3, linewidth=6, label="measured p10-p90"))
+    sizes = sorted(set(rows["bytes"]))
     for ax in (time_ax, bw_ax):
-        ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.xaxis.set_major_formatter(BYTES_FORMATTER)
-        ax.set_xlabel("message size (bytes, log scale; 1 kB = 1e3 B)")
+        ax.set_xlabel(size_axis(ax, sizes))  # the table's unit system (binary for --sizes 1KiB:1GiB)
         ax.grid(True, which="minor", alpha=0.12, linewidth=0.4)
     time_ax.set_ylabel("time (us, log scale)")
     time_ax.set_title("time", fontsize=10)

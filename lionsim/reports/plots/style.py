@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, NullFormatter
 
-from lionsim.numbers import bytes_text
+from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
 
@@ -244,6 +244,29 @@ def time_unit(max_seconds: float) -> tuple[float, str]:
 
 
 BYTES_FORMATTER = FuncFormatter(lambda v, _pos: bytes_tick(v) if v > 0 else "0")
+
+SIZE_TICKS = 8
+"""Most labelled ticks on a binary size axis (1 KiB to 1 GiB is 21 powers of two: every fifth
+labelled, none overlapping)."""
+
+
+def size_axis(ax: Axes, sizes) -> str:
+    """A log x axis of message sizes in the unit system of the table that lists them
+    (numbers.binary_sizes): binary sizes (--sizes 1KiB:1GiB) ticked at powers of two and
+    labelled "1 KiB", "1 MiB"; decimal ones at powers of ten, "1 kB", "1 MB". The axis label it
+    returns names the unit."""
+    ax.set_xscale("log")
+    if not binary_sizes(sizes):
+        ax.xaxis.set_major_formatter(BYTES_FORMATTER)
+        return "message size (bytes, log scale; 1 kB = 1e3 B)"
+    low, high = (int(math.floor(math.log2(min(sizes)))), int(math.ceil(math.log2(max(sizes)))))
+    # every 1, 2, 5 or 10th power, on multiples of it: 1 KiB, 32 KiB, 1 MiB, ... 1 GiB both ends
+    every = next((k for k in (1, 2, 5) if (high - low) // k + 1 <= SIZE_TICKS), 10)
+    ax.xaxis.set_major_locator(FixedLocator([2.0**e for e in range(low, high + 1) if e % every == 0]))
+    ax.xaxis.set_minor_locator(FixedLocator([2.0**e for e in range(low, high + 1)]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: binary_bytes_text(v) if v >= 2**10 else bytes_tick(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    return "message size (bytes, log scale; 1 KiB = 1024 B)"
 
 
 def context(frame, extra: str = "") -> str:

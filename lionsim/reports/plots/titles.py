@@ -47,10 +47,11 @@ def measured_link(meta: dict | None) -> str:
     """The link a gloo/nccl run's collectives crossed, from run.json: a named link or interface
     where recorded, else "loopback" when every rank ran on this host (lionsim started them, or
     the launcher's LOCAL_WORLD_SIZE was its WORLD_SIZE)."""
-    return f"{_link(meta)}, measured"
+    return f"{link_name(meta)}, measured"
 
 
-def _link(meta: dict | None) -> str:
+def link_name(meta: dict | None) -> str:
+    """The link a gloo/nccl run's collectives crossed (measured_link without ", measured")."""
     meta = meta or {}
     link = meta.get("link")
     if isinstance(link, dict) and link.get("name"):
@@ -73,7 +74,7 @@ def unchecked_model(meta: dict | None, calibrate: bool = True) -> str | None:
     meta = meta or {}
     config = meta.get("config", {})
     network = (meta.get("network") or {}).get("name") or config.get("network", "?")
-    return model_left_out(network, _link(meta), config.get("backend", "gloo"), meta.get("ranks_on_one_host", True),
+    return model_left_out(network, link_name(meta), config.get("backend", "gloo"), meta.get("ranks_on_one_host", True),
                           calibrate)
 
 

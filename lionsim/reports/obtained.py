@@ -1,0 +1,89 @@
+"""How a table's step times were obtained, in a few words for its caption, from the run's own
+provenance (run.json's `timing` notes and `config`, estimate.csv's columns), never assumed:
+
+    step times modelled: comp on h100 (FLOPs at peak x mfu), enc/upd (memory passes at h100's
+    bandwidth), comm on 1gbe (alpha-beta)
+    step times: comp measured (median of 5 passes, 3 warm-up dropped); enc/upd measured (median
+    of 19 steps, 1 warm-up dropped); comm modelled on 1gbe (alpha-beta)
+
+run.json's notes say it at length (lionsim.training.record.timing_notes); these are their short
+form. No pandas here: the CLI's tables import it.
+"""
+
+from __future__ import annotations
+
+import re
+
+UNKNOWN = "run.json says how each was obtained"
+"""What a caption says where the record carries no timing notes (a run written before them, or
+a summary shown without its run.json)."""
+
+
+def comm_pricing(library: str | None) -> str:
+    """How a network model priced a collective: "alpha-beta" (the ideal library: each collective's
+    formula alone), else the library's own model ("nccl model": its tuning model's algorithms)."""
+    return "alpha-beta" if library in (None, "", "ideal") else f"{library} model"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _median(note: str, steps, warmup) -> str:
+    """`(median of N steps, W warm-up dropped)` of a per-step measured time; a compute figure timed
+    once per bench says its passes (`measured once per bench: median of 5 ... (after 3 dropped)`)."""
+    passes = re.search(r"median of (\d+) .*?after (\d+) dropped", note)
+    if passes:
+        return f"(median of {_count(int(passes[1]), 'pass', 'passes')}, {passes[2]} warm-up dropped)"
+    warm = int(warmup or 0)
+    if isinstance(steps, int) and not isinstance(steps, bool):
+        return f"(median of {_count(steps - warm, 'step', 'steps')}, {warm} warm-up dropped)"
+    return f"(median, {warm} warm-up dropped)"
+
+
+def run_times(meta: dict | None, network: str | None = None, link: str | None = None) -> str:
+    """A bench's (or a sweep cell's) step times in a few words, from run.json `meta`: each part
+    measured (median of how many, warm-up dropped) or modelled (on what, by what). `network`:
+    where comm was priced (None: run.json's; a sweep passes "each row's network"); `link`: where a
+    gloo/nccl run's collectives were measured (titles.measured_link's)."""
+    meta = meta or {}
+    timing, config = meta.get("timing") or {}, meta.get("config") or {}
+    notes = {key: timing.get(key) for key in ("compute_s", "encode_s", "comm_s")}
+    if not all(isinstance(note, str) for note in notes.values()):
+        return UNKNOWN
+    steps, warmup = config.get("steps"), timing.get("warmup_steps")
+    device = config.get("compute")
+    network = network or (meta.get("network") or {}).get("name") or config.get("network")
+    parts = []
+    if notes["compute_s"].startswith("measured"):
+        parts.append(("comp", "measured", _median(notes["compute_s"], steps, warmup)))
+    else:
+        parts.append(("comp", "modelled", f"on {device} (FLOPs at peak x mfu)"))
+    if notes["encode_s"].startswith("measured"):
+        parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup)))
+    else:
+        parts.append(("enc/upd", "modelled", f"(memory passes at {device}'s bandwidth)"))
+    if notes["comm_s"].startswith("measured"):
+        where = f"on {link} " if link else ""
+        parts.append(("comm", "measured", where + _median(notes["comm_s"], steps, warmup)))
+    else:
+        parts.append(("comm", "modelled", f"on {network} ({comm_pricing(config.get('traits'))})"))
+    return said(parts)
+
+
+def said(parts: list[tuple[str, str, str]]) -> str:
+    """(part, how, what) as one phrase: "step times modelled: a x, b y" where every part was
+    obtained alike, else "step times: a measured x; b modelled y"."""
+    hows = {how for _, how, _ in parts}
+    if len(hows) == 1:
+        return f"step times {hows.pop()}: " + ", ".join(f"{part} {what}" for part, _, what in parts)
+    return "step times: " + "; ".join(f"{part} {how} {what}" for part, how, what in parts)
+
+
+def estimate_times(row) -> str:
+    """An estimate's step times in a few words, from an estimate.csv row: every part modelled,
+    compute from counted FLOPs at the device's peak x mfu, local (encode, decode, update) from the
+    kernel table the caption names, comm by the library's model on the network."""
+    return said([("compute", "modelled", f"on {row['device']} (FLOPs at peak x mfu {row['mfu']:g})"),
+                 ("local", "modelled", "(kernel table)"),
+                 ("comm", "modelled", f"on {row['network']} ({comm_pricing(row.get('library'))})")])

@@ -1,0 +1,48 @@
+"""The comm plots' size axis reads in the unit system of the table that lists the same sizes
+(lionsim.cli.comm_view.size_column): `--sizes 1KiB:1GiB` was plotted on a "1 kB = 1e3 B" axis
+with decimal ticks while the table said "1 GiB"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lionsim.cli.comm_view import size_column
+from lionsim.network import comm_rows, load_network, parse_sizes, rows_frame
+
+
+def _axes(sizes: str, monkeypatch) -> list:
+    """The (time, bandwidth) axes plot_comm draws for all_reduce over `sizes` on 10gbe."""
+    import lionsim.reports.plots.comm as comm
+
+    drawn = []
+    monkeypatch.setattr(comm, "save", lambda fig, path: drawn.append(fig) or [])
+    frame = rows_frame(comm_rows(["all_reduce"], parse_sizes(sizes), [8], load_network("10gbe")))
+    comm.plot_comm(Path("plots"), frame)
+    return drawn[0].axes[:2]
+
+
+def _ticks(ax) -> list[str]:
+    ax.figure.canvas.draw()
+    low, high = ax.get_xlim()
+    return [t.get_text() for t, x in zip(ax.get_xticklabels(), ax.get_xticks()) if low <= x <= high]
+
+
+def test_binary_sizes_plot_on_a_binary_axis_as_the_table_lists_them(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    sizes = parse_sizes("1KiB:1GiB")
+    listed = set(size_column(sizes))
+    assert "1 GiB" in listed
+    for ax in _axes("1KiB:1GiB", monkeypatch):
+        assert "1 KiB = 1024 B" in ax.get_xlabel() and "1e3" not in ax.get_xlabel()
+        ticks = _ticks(ax)
+        assert ticks[0] == "1 KiB" and ticks[-1] == "1 GiB" and "1 MiB" in ticks, ticks
+        assert set(ticks) <= listed  # every tick a size as the table prints it
+
+
+def test_decimal_sizes_keep_the_decimal_axis(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    assert not any("iB" in text for text in size_column(parse_sizes("1KB:1GB")))  # decimal in the table
+    for ax in _axes("1KB:1GB", monkeypatch):
+        assert "1 kB = 1e3 B" in ax.get_xlabel()
+        ticks = _ticks(ax)
+        assert "1 MB" in ticks and "1 kB" in ticks and not any("iB" in t for t in ticks), ticks

@@ -1,0 +1,48 @@
+"""One form a column in every CSV lionsim writes (lionsim.reports.formats.csv_frame): counts of
+bytes and parameters whole numbers, times floats, whichever command wrote them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pandas as pd
+
+from tests.helpers.cli import run_cli
+
+WHOLE = re.compile(r"\d+")
+
+
+def _cells(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_counts_are_whole_and_times_are_floats_in_csv_text():
+    """`wire_bytes` read 53907324928.0 in one estimate CSV and an integer in another; `encode_s` 0
+    in one and 0.0 in another: the dtype a frame happened to have decided."""
+    from lionsim.reports.formats import csv_frame, frame_text
+
+    frame = pd.DataFrame({"strategy": ["a", "b"], "wire_bytes": [53907324928.0, float("nan")],
+                          "bytes": [1024.4, 7.0], "params": [354823168.0, 1.0], "bytes_per_param": [0.5, 2.0],
+                          "encode_s": [0, 1], "workers": [2, 4]})
+    rows = _cells(frame_text(frame, "csv"))
+    assert [r["wire_bytes"] for r in rows] == ["53907324928", ""]  # missing stays empty
+    assert [r["bytes"] for r in rows] == ["1024", "7"] and rows[0]["params"] == "354823168"
+    assert [r["encode_s"] for r in rows] == ["0.0", "1.0"]
+    assert [r["bytes_per_param"] for r in rows] == ["0.5", "2.0"] and rows[1]["workers"] == "4"  # not counts of bytes
+    assert frame["wire_bytes"].iloc[0] == 53907324928.0  # the caller's frame untouched
+    assert csv_frame(frame)["wire_bytes"].iloc[0] == 53907324928
+    limits = _cells(frame_text(pd.DataFrame({"max_bytes": [65536.0, float("inf")]}), "csv"))
+    assert [r["max_bytes"] for r in limits] == ["65536.0", "inf"]  # no limit: written as a float, not refused
+
+
+def test_a_local_step_estimates_bytes_are_whole_in_estimate_csv(capsys, tmp_path):
+    """diloco's bytes per step (one exchange every H steps, averaged) were written as floats."""
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "-s", "adamw,diloco", "--out", tmp_path / "e"], capsys)
+    assert code == 0, err
+    rows = _cells((tmp_path / "e" / "estimate.csv").read_text())
+    for row in rows:
+        for name in ("wire_bytes", "inter_bytes", "params"):
+            assert WHOLE.fullmatch(row[name]), (name, row[name])
+        assert all("." in row[name] or "e" in row[name] for name in row if name.endswith("_s") and row[name])
