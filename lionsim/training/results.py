@@ -136,7 +136,7 @@ class Results:
     def trace(self, record: dict) -> str:
         """trace.json of the runs trained in this session (lionsim.training.spans). `record`
         (run.json) names the network as the table does: on gloo/nccl the link measured."""
-        from lionsim.reports.plots.titles import compute_measured, named_network
+        from lionsim.reports.titles import compute_measured, named_network
         from lionsim.reports.trace import Track, trace_text
         from lionsim.training.spans import run_tracks
 
