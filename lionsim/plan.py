@@ -122,7 +122,7 @@ class NetworkPlan:
     given: bool = True
     """False: --network was left at its default (no flag, no config key). On gloo/nccl that
     preset describes no link the collectives crossed, so the reports leave the model's error
-    out (lionsim.reports.plots.titles.unchecked_model) rather than compare with another link."""
+    out (lionsim.reports.titles.unchecked_model) rather than compare with another link."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,8 +46,10 @@ class _Console(Console):
         are wider than a narrow terminal (reports.widths.fit) prints whole, its lines running on
         past the edge, where a number cut to fit would read as another number. Off a terminal a
         table's lines lose the blanks rich pads them with to the table's width (a script or a diff
-        reads `mfu 0.4`, not `mfu 0.4   `); the columns stay aligned, as only line ends move."""
-        if self.is_terminal or all(isinstance(o, str) for o in objects):
+        reads `mfu 0.4`, not `mfu 0.4   `); the columns stay aligned, as only line ends move. Prose
+        too: rich wraps a long line at a space it leaves at the line's end (`wrote 17 files to
+        ..., `), so every print off a terminal loses its lines' trailing blanks."""
+        if self.is_terminal:
             super().print(*objects, crop=crop, **kwargs)
             return
         with self.capture() as captured:

@@ -259,7 +259,7 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     """Measure (this host's ranks, or the launcher's group), print beside the model on the
     console `shown`, fit; the comm.csv frame on rank 0, None on the launcher's other ranks.
     `network_given` False (--network left at its default): the model describes no link measured,
-    so, as bench does (lionsim.reports.plots.titles.unchecked_model), it is left out of the table,
+    so, as bench does (lionsim.reports.titles.unchecked_model), it is left out of the table,
     comm.csv and the plots, and one line says why."""
     import pandas as pd
 
@@ -291,11 +291,12 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     if warning:
         err_console.print(f"warning: {warning}", markup=False)
     from lionsim.group.hosts import by_host
-    from lionsim.reports.plots.titles import unchecked_model
+    from lionsim.reports.titles import link_name, model_left_out
 
-    record = {"network_given": network_given, "network": {"name": net.name}, "config": {"backend": cfg.backend},
-              "ranks_on_one_host": len(by_host(hosts)) == 1}  # as a run's run.json says it
-    left_out = unchecked_model(record, calibrate=False)
+    one_host = len(by_host(hosts)) == 1
+    left_out = None if network_given else model_left_out(
+        net.name, link_name({"ranks_on_one_host": one_host}), cfg.backend, one_host, calibrate=False,
+        fitting=None if fit is None else str(fit))
     measured = measured_rows(points, cfg.ranks, cfg.backend)
     frame = measured if left_out else with_model(measured, net, algorithm)
     if fit is not None:

@@ -95,7 +95,7 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: 
     """Measured rows (compared: with model_time_s and error) and the median / worst |error| per
     collective, on the console `to` (stderr where stdout carries CSV or JSON); `slow` (slow_words)
     says what the model's mean holds of the library's slow mode. `left_out`: why the model of `name`
-    describes no link measured (lionsim.reports.plots.titles.unchecked_model): the measured columns
+    describes no link measured (lionsim.reports.titles.unchecked_model): the measured columns
     alone, then that line."""
     modelled = left_out is None
     table = Table(title=f"measured on {ranks} {backend} ranks" + (f" vs the model on {name}" if modelled else ""),

@@ -144,19 +144,29 @@ def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
     networks differ), else the older pointer to the cells' records."""
     from lionsim.errors import LionsimError
     from lionsim.reports.files import read_json
-    from lionsim.reports.obtained import UNKNOWN, run_times
+    from lionsim.reports.obtained import UNKNOWN, comm_pricing, priced_library, run_times
     from lionsim.sweep.store import CELLS_DIR
 
     if root is None or "cell" not in summary.columns:
         return f"each cell's {UNKNOWN}"
     network = "each row's network" if summary["network"].nunique() > 1 else None
-    said = set()
+    records = {}
     for cell in dict.fromkeys(summary["cell"]):
         try:
-            said.add(run_times(read_json(Path(root) / CELLS_DIR / str(cell) / "run.json"), network=network))
+            records[cell] = read_json(Path(root) / CELLS_DIR / str(cell) / "run.json")
         except (LionsimError, OSError):  # a missing or unreadable record: the caption cannot vouch for that cell
-            said.add(UNKNOWN)
+            return f"each cell's {UNKNOWN}"
+    pricings = {comm_pricing(priced_library(meta)) for meta in records.values()}
+    pricing = "each network's library" if len(pricings) > 1 else None  # nccl on dgx-h100, alpha-beta on 1gbe
+    said = {run_times(meta, network=network, pricing=pricing, link=_link(meta)) for meta in records.values()}
     return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
+
+
+def _link(meta: dict) -> str | None:
+    """Where a gloo/nccl cell's collectives were measured (as bench's caption names it), None on sim."""
+    from lionsim.reports.titles import link_name
+
+    return link_name(meta) if (meta.get("config") or {}).get("backend", "sim") != "sim" else None
 
 
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from lionsim import perf
 from lionsim.errors import LionsimError
-from lionsim.perf.rows import write_csv
+from lionsim.perf.rows import write_figures
 
 DEFAULT = ["imports", "codecs", "votes", "gradients", "sim", "spread"]
 """What runs with no WHAT: every figure but the slow `bench`, `sweep`, `fidelity` and the gloo `transports`."""
@@ -250,7 +250,7 @@ def _run(args, workloads: list[str], executors: list[str]) -> None:
             done = bench_transports(args.profile, args.numel or 25_000_000, args.iters)
             print_transports(done)
         figures += done
-        write_csv(args.csv, figures)  # after each benchmark: an interrupted run keeps what it measured
+        write_figures(args.csv, figures)  # after each benchmark: an interrupted run keeps what it measured
     print(f"wrote {len(figures)} figures to {args.csv}")
 
 

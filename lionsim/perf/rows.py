@@ -30,7 +30,7 @@ def by_case(figures: list[Figure]) -> dict[str, dict[str, Figure]]:
     return rows
 
 
-def write_csv(path: Path, figures: list[Figure]) -> None:
+def write_figures(path: Path, figures: list[Figure]) -> None:
     """All figures to `path`, replaced atomically (a reader never sees half a file)."""
     from lionsim.reports.files import write_atomic
 

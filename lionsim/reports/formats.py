@@ -29,6 +29,8 @@ def check_format(value: str) -> str:
 
 
 def _plain(value):
+    if type(value).__name__ == "NAType":  # pandas.NA, a count column's missing value (csv_frame's Int64)
+        return None
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else str(value)
     if hasattr(value, "item"):  # numpy scalars
@@ -72,7 +74,7 @@ def frame_text(frame: pd.DataFrame, fmt: str) -> str:
     """The frame as CSV or JSON text (one object per row), ending with a newline."""
     if fmt == "csv":
         return csv_frame(frame).to_csv(index=False)
-    if fmt == "json":
-        rows = [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    if fmt == "json":  # the CSV's form of each column: a count a whole number (871078656, not 871078656.0)
+        rows = [{k: _plain(v) for k, v in row.items()} for row in csv_frame(frame).to_dict(orient="records")]
         return json.dumps(rows, indent=2) + "\n"
     raise ValueError(f"frame_text writes csv or json, not {fmt!r}")

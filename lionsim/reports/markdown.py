@@ -26,7 +26,7 @@ from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, w
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
-from lionsim.reports.plots.titles import named_network
+from lionsim.reports.titles import named_network
 
 REPORT_FILE = "report.md"
 SWEEP_SUMMARY = "sweep_summary.csv"

@@ -21,37 +21,54 @@ a summary shown without its run.json)."""
 
 def comm_pricing(library: str | None) -> str:
     """How a network model priced a collective: "alpha-beta" (the ideal library: each collective's
-    formula alone), else the library's own model ("nccl model": its tuning model's algorithms)."""
-    return "alpha-beta" if library in (None, "", "ideal") else f"{library} model"
+    formula alone), else by the library's traits, as --traits and comm_priced_by name them ("nccl
+    traits": NCCL's tuning model; "gloo traits": gloo's fitted floors and rates)."""
+    return "alpha-beta" if library in (None, "", "ideal") else f"{library} traits"
+
+
+def priced_library(meta: dict) -> str | None:
+    """The library whose traits priced a run's comm, from run.json: the network's own record
+    (network.traits.name: a GPU-cluster preset's nccl, a gloo run's gloo), which says it whether or
+    not --traits was typed; else the config's --traits (a record written without it)."""
+    traits = (meta.get("network") or {}).get("traits")
+    name = traits.get("name") if isinstance(traits, dict) else traits
+    return name or (meta.get("config") or {}).get("traits")
 
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _median(note: str, steps, warmup) -> str:
+def _median(note: str, steps, warmup, kinds=None) -> str:
     """`(median of N steps, W warm-up dropped)` of a per-step measured time; a compute figure timed
-    once per bench says its passes (`measured once per bench: median of 5 ... (after 3 dropped)`)."""
+    once per bench says its passes (`measured once per bench: median of 5 ... (after 3 dropped)`).
+    Booking takes a median per kind of step (training.booking.medians_by_kind): where a run took
+    several (run.json's timing.step_kinds: local-step and phased methods) each median covers fewer
+    than N steps, so it says `median per step kind over N steps`."""
     passes = re.search(r"median of (\d+) .*?after (\d+) dropped", note)
     if passes:
         return f"(median of {_count(int(passes[1]), 'pass', 'passes')}, {passes[2]} warm-up dropped)"
     warm = int(warmup or 0)
+    median = "median per step kind" if isinstance(kinds, int) and kinds > 1 else "median"
     if isinstance(steps, int) and not isinstance(steps, bool):
-        return f"(median of {_count(steps - warm, 'step', 'steps')}, {warm} warm-up dropped)"
-    return f"(median, {warm} warm-up dropped)"
+        over = " over" if median != "median" else " of"
+        return f"({median}{over} {_count(steps - warm, 'step', 'steps')}, {warm} warm-up dropped)"
+    return f"({median}, {warm} warm-up dropped)"
 
 
-def run_times(meta: dict | None, network: str | None = None, link: str | None = None) -> str:
+def run_times(meta: dict | None, network: str | None = None, link: str | None = None,
+              pricing: str | None = None) -> str:
     """A bench's (or a sweep cell's) step times in a few words, from run.json `meta`: each part
     measured (median of how many, warm-up dropped) or modelled (on what, by what). `network`:
     where comm was priced (None: run.json's; a sweep passes "each row's network"); `link`: where a
-    gloo/nccl run's collectives were measured (titles.measured_link's)."""
+    gloo/nccl run's collectives were measured (titles.link_name); `pricing`: what priced comm (None:
+    run.json's library, comm_pricing; a sweep whose networks' libraries differ says so)."""
     meta = meta or {}
     timing, config = meta.get("timing") or {}, meta.get("config") or {}
     notes = {key: timing.get(key) for key in ("compute_s", "encode_s", "comm_s")}
     if not all(isinstance(note, str) for note in notes.values()):
         return UNKNOWN
-    steps, warmup = config.get("steps"), timing.get("warmup_steps")
+    steps, warmup, kinds = config.get("steps"), timing.get("warmup_steps"), timing.get("step_kinds")
     device = config.get("compute")
     network = network or (meta.get("network") or {}).get("name") or config.get("network")
     parts = []
@@ -60,14 +77,14 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     else:
         parts.append(("comp", "modelled", f"on {device} (FLOPs at peak x mfu)"))
     if notes["encode_s"].startswith("measured"):
-        parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup)))
+        parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup, kinds)))
     else:
         parts.append(("enc/upd", "modelled", f"(memory passes at {device}'s bandwidth)"))
     if notes["comm_s"].startswith("measured"):
         where = f"on {link} " if link else ""
-        parts.append(("comm", "measured", where + _median(notes["comm_s"], steps, warmup)))
+        parts.append(("comm", "measured", where + _median(notes["comm_s"], steps, warmup, kinds)))
     else:
-        parts.append(("comm", "modelled", f"on {network} ({comm_pricing(config.get('traits'))})"))
+        parts.append(("comm", "modelled", f"on {network} ({pricing or comm_pricing(priced_library(meta))})"))
     return said(parts)
 
 

@@ -74,7 +74,7 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     workload = ""
     if "workload" in summary.columns:
         workload = "/".join(dict.fromkeys(workload_text(w) for w in summary["workload"])) + ", "
-    from lionsim.reports.plots.titles import named_network  # the plots' own words for it
+    from lionsim.reports.titles import named_network  # the plots' own words for it
 
     measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
     network = named_network(_values(summary, "network"), meta, measured)
@@ -99,7 +99,7 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
 def _times(meta: dict | None) -> str:
     """How the step times were obtained, from run.json (lionsim.reports.obtained): a gloo/nccl run's
     comm measured on its link, a simulator's modelled on its network."""
-    from lionsim.reports.plots.titles import link_name
+    from lionsim.reports.titles import link_name
 
     real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
     return run_times(meta, link=link_name(meta) if real else None)
@@ -212,7 +212,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
 def model_check(summary: pd.DataFrame, meta: dict | None) -> tuple[Table | None, str | None]:
     """A run's model-check table (model_check_table) and, where it leaves the model out, the line
     saying why and how to get one (None where nothing was left out), from run.json `meta`."""
-    from lionsim.reports.plots.titles import unchecked_model
+    from lionsim.reports.titles import unchecked_model
 
     table = model_check_table(summary, (meta or {}).get("comm_model"), unchecked := unchecked_model(meta))
     return table, unchecked if table is not None else None

@@ -146,6 +146,13 @@ def _kind(step: StepRecord, record: RunRecord, workers: int) -> tuple:
     return tuple((c.op, c.nbytes) for c in step.sent.calls(record.transport, workers))
 
 
+def step_kinds(record: RunRecord, workers: int) -> int:
+    """How many kinds of step a run took (steps that sent, alike in their collectives): 1 for a
+    step that always syncs, 2 or more for local-step and phased methods, whose medians
+    (medians_by_kind) each cover fewer steps than the run."""
+    return len({_kind(s, record, workers) for s in record.steps if s.sent is not None})
+
+
 def medians_by_kind(values: list[float], kinds: list[tuple], warmup: int) -> list[float]:
     """Each step's booked value: the median over the steps of its kind past the warm-up (over
     all of its kind when none is past it)."""

@@ -20,7 +20,7 @@ from lionsim.plan import BenchPlan
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.formats import csv_frame
 from lionsim.reports.summary import leave_out_unchecked_error, summarize
-from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows
+from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows, step_kinds
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.runner import Runner
@@ -136,7 +136,7 @@ class Results:
     def trace(self, record: dict) -> str:
         """trace.json of the runs trained in this session (lionsim.training.spans). `record`
         (run.json) names the network as the table does: on gloo/nccl the link measured."""
-        from lionsim.reports.plots.titles import compute_measured, named_network
+        from lionsim.reports.titles import compute_measured, named_network
         from lionsim.reports.trace import Track, trace_text
         from lionsim.training.spans import run_tracks
 
@@ -178,6 +178,8 @@ class Results:
         runs = [run_entry(r.run, r.hyper, self.diverged_at(r.label), r.options) for r in plan.runs]
         timing = timing_notes(options=options, device=plan.compute.device, compute=runner.compute,
                               network=self.network, ranks=runner.place.comm.ranks, comm_model=self.priced_by)
+        workers = self.booking().workers
+        timing["step_kinds"] = max((step_kinds(r, workers) for r in runner.records if r.steps), default=1)
         resume = runner.resume
         return bench_record(options=options, runs=runs, timing=timing, workload=runner.workload, network=self.network,
                             started=runner.started, status=status, error=error, hosts=self.hosts,

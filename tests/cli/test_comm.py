@@ -204,7 +204,7 @@ def test_measured_without_network_leaves_the_model_out_of_table_csv_and_plots_as
     line says why in bench's words (titles.unchecked_model, the one rule both commands read)."""
     import lionsim.measure as measure
     import lionsim.reports.plots as plots
-    from lionsim.reports.plots.titles import unchecked_model
+    from lionsim.reports.titles import unchecked_model
 
     drawn = []
     monkeypatch.setattr(measure, "measure", _fake_sweep)
@@ -301,3 +301,32 @@ def test_a_size_column_keeps_one_unit_system_and_small_rates_keep_their_digits()
     assert size_column([1000, 1024]) == ["1.00 kB", "1.02 kB"]
     assert size_column([1000, 10**6, 10**9]) == ["1 kB", "1 MB", "1 GB"]  # set sizes read as set
     assert [rate(v) for v in (0.000392, 0.019, 12.3456, 0.0)] == ["0.000392", "0.019", "12.346", "0.000"]
+
+
+def test_fit_without_network_says_to_pass_the_profile_it_writes(tmp_path, capsys, monkeypatch):
+    """`comm --fit FIT.toml` with no --network told the user to "fit one once with `lionsim comm
+    --fit ...`", the very command they ran: it now says to pass the profile this fit writes."""
+    import lionsim.measure as measure
+    import lionsim.reports.plots as plots
+
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame: [])
+    profile = tmp_path / "mine.toml"
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--collective", "all_reduce", "--dtype",
+                              "float32", "--sizes", "1KB:64KB", "--iters", "2", "--warmup", "0"], capsys)
+    assert code == 0, err
+    said = " ".join((out + err).split())
+    assert f"to compare with a model of this link, pass --network {profile}" in said, said
+    assert "fit one once" not in said and profile.exists()
+
+
+def test_the_left_out_words_load_no_matplotlib():
+    """comm without plots said why its model was left out through lionsim.reports.plots.titles,
+    whose package imports matplotlib: the words now live in lionsim.reports.titles."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import lionsim.cli.comm_cmd; from lionsim.reports.titles import model_left_out, "
+            "unchecked_model; model_left_out('10gbe', 'loopback', 'gloo'); "
+            "sys.exit('matplotlib' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

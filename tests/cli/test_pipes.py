@@ -47,3 +47,21 @@ def test_a_reader_that_stops_early_is_exit_0(argv):
                           executable="/bin/bash", capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "Broken pipe" not in done.stderr
+
+
+def test_wrapped_prose_ends_no_line_with_a_blank_in_a_pipe():
+    """Only tables lost their trailing blanks off a terminal: prose rich wrapped at a space kept it
+    at the line's end (bench's "wrote 17 files to ..., " in a pipe)."""
+    import io
+
+    from lionsim.cli.app import _Console
+
+    file = io.StringIO()
+    shown = _Console(file=file, width=40, highlight=False, emoji=False)
+    names = ", ".join(f"plot_{i}.png" for i in range(12))
+    shown.print(f"wrote 12 files to /tmp/out/: {names}", markup=False)
+    shown.print("[bold]model and error left out[/bold]: " + "word " * 20)
+    lines = file.getvalue().splitlines()
+    assert len(lines) > 4 and not [line for line in lines if line != line.rstrip()], lines
+    assert " ".join(file.getvalue().split()) == f"wrote 12 files to /tmp/out/: {names} model and error left out: " + \
+        " ".join(["word"] * 20)  # every word kept, markup rendered

@@ -321,7 +321,7 @@ def test_the_estimate_table_says_its_step_times_are_modelled_and_from_what(capsy
     said = " ".join(out.split())
     assert code == 0
     assert ("step times modelled: compute on h100 (FLOPs at peak x mfu 0.3), local (kernel table), comm on 10gbe "
-            "(nccl model).") in said, said
+            "(nccl traits).") in said, said
 
 
 def test_every_step_table_prints_bytes_in_one_form(capsys):

@@ -46,3 +46,18 @@ def test_a_local_step_estimates_bytes_are_whole_in_estimate_csv(capsys, tmp_path
         for name in ("wire_bytes", "inter_bytes", "params"):
             assert WHOLE.fullmatch(row[name]), (name, row[name])
         assert all("." in row[name] or "e" in row[name] for name in row if name.endswith("_s") and row[name])
+
+
+def test_json_text_writes_counts_as_the_csv_does():
+    """`--format json` skipped csv_frame: JSON said 871078656.0 bytes where CSV said 871078656."""
+    import json
+
+    from lionsim.reports.formats import frame_text
+
+    frame = pd.DataFrame({"wire_bytes": [871078656.0, float("nan")], "params": [354823168.0, 1.0],
+                          "encode_s": [0, 1], "max_bytes": [65536.0, float("inf")]})
+    rows = json.loads(frame_text(frame, "json"))
+    assert [r["wire_bytes"] for r in rows] == [871078656, None] and isinstance(rows[0]["wire_bytes"], int)
+    assert isinstance(rows[0]["params"], int) and [r["encode_s"] for r in rows] == [0.0, 1.0]
+    assert isinstance(rows[0]["encode_s"], float) and [r["max_bytes"] for r in rows] == [65536.0, "inf"]
+    assert '"wire_bytes": 871078656,' in frame_text(frame, "json")

@@ -13,7 +13,8 @@ import lionsim.reports.plots.run as run_plots
 import lionsim.reports.plots.steptimes as steptimes
 from lionsim.reports import STEP_COLUMNS, SummaryRule, summarize
 from lionsim.reports.plots.sweep_axes import skipped_plots
-from lionsim.reports.plots.titles import measured_link, subtitle
+from lionsim.reports.plots.titles import subtitle
+from lionsim.reports.titles import measured_link
 from lionsim.reports.summary import split_runs
 from tests.helpers.frames import frame, rows
 

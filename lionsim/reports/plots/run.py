@@ -26,7 +26,8 @@ from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
                                          labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
                                          save, time_unit, twin_name)
-from lionsim.reports.plots.titles import compute_measured, ratio_text, subtitle
+from lionsim.reports.plots.titles import ratio_text, subtitle
+from lionsim.reports.titles import compute_measured
 from lionsim.reports.summary import final_window, ran_steps, reach, smooth, split_runs
 
 PLOT_SMOOTH_FRACTION = 0.02  # light smoothing: a trailing mean over 2% of the steps

@@ -1,0 +1,76 @@
+"""What a caption says of how its step times were obtained (lionsim.reports.obtained), read from
+run.json records lionsim wrote: the library that priced comm, and medians per step kind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lionsim.reports.files import read_json
+from lionsim.reports.obtained import run_times
+from tests.helpers.cli import TINY_BENCH
+from tests.helpers.timing import run_record
+
+
+@pytest.fixture(scope="module")
+def preset_run(tmp_path_factory):
+    """A local-step bench (localsgd, H = 2: sync and local steps, two step kinds) on dgx-h100, a
+    GPU-cluster preset NCCL's traits price, its compute measured here; no --traits typed. Its
+    printed output and run.json."""
+    from lionsim.cli.app import main
+
+    out = tmp_path_factory.mktemp("preset") / "r"
+    argv = [*TINY_BENCH, "--steps", "4", "-s", "localsgd", "--local-steps", "2", "--compute", "measured",
+            "--warmup-steps", "1", "--network", "dgx-h100", "--out", str(out)]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 0
+    return out, read_json(out / "run.json")
+
+
+def test_a_presets_nccl_traits_are_named_whether_or_not_traits_was_typed(preset_run):
+    """The caption read config's --traits (None unless typed): a dgx-h100 run said
+    "comm on dgx-h100 (alpha-beta)" while run.json's network.traits named nccl."""
+    _, meta = preset_run
+    assert meta["config"].get("traits") is None and meta["network"]["traits"]["name"] == "nccl"
+    said = run_times(meta)
+    assert "comm modelled on dgx-h100 (nccl traits)" in said, said
+    one_rank_gloo = {**meta, "network": {"name": "10gbe", "traits": {"name": "gloo"}}}
+    assert "comm modelled on 10gbe (gloo traits)" in run_times(one_rank_gloo)
+    assert "(alpha-beta)" in run_times(run_record())  # the ideal library: the formulas alone
+
+
+def test_medians_of_a_run_with_several_step_kinds_say_per_kind(preset_run):
+    """Booking takes a median per step kind (training.booking.medians_by_kind): a local-step run's
+    medians each cover fewer steps than "median of N steps" said."""
+    _, meta = preset_run
+    assert meta["timing"]["step_kinds"] == 2
+    warm = meta["timing"]["warmup_steps"]
+    assert f"enc/upd measured (median per step kind over {4 - warm} steps, {warm} warm-up dropped)" in run_times(meta)
+    one_kind = {**meta, "timing": {**meta["timing"], "step_kinds": 1}}
+    assert f"enc/upd measured (median of {4 - warm} steps, {warm} warm-up dropped)" in run_times(one_kind)
+
+
+def test_sweep_captions_name_each_cells_library_and_a_gloo_cells_link(preset_run, tmp_path):
+    """A sweep's caption read no library from its cells (alpha-beta for a dgx-h100 cell), and said
+    "comm measured (median ...)" of a gloo sweep where bench says "comm measured on loopback"."""
+    import pandas as pd
+
+    from lionsim.cli.sweep_view import cells_times
+
+    _, meta = preset_run
+
+    def cells(records: dict) -> pd.DataFrame:
+        for cell, record in records.items():
+            (tmp_path / "cells" / cell).mkdir(parents=True, exist_ok=True)
+            (tmp_path / "cells" / cell / "run.json").write_text(json.dumps(record))
+        return pd.DataFrame([{"cell": cell, "network": record["network"]["name"]} for cell, record in records.items()])
+
+    assert "comm modelled on dgx-h100 (nccl traits)" in cells_times(cells({"a": meta}), tmp_path)
+    flat = {**meta, "network": {**meta["network"], "name": "1gbe", "traits": {"name": "ideal"}}}
+    both = cells_times(cells({"a": meta, "b": flat}), tmp_path)
+    assert "comm modelled on each row's network (each network's library)" in both, both
+    gloo = run_record(backend="gloo", steps=5, warmup=2)
+    said = cells_times(cells({"g": gloo}), tmp_path)
+    assert "comm measured on loopback (median of 3 steps, 2 warm-up dropped)" in said, said
