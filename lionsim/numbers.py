@@ -49,7 +49,7 @@ def sig(value: float, digits: int = 3, *, zeros: bool = True) -> str:
 
 
 DECIMAL_UNITS = (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
-BINARY_UNITS = (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+BINARY_UNITS = (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 
 
 def bytes_text(n: float, sep: str = " ", *, zeros: bool = True) -> str:

@@ -236,7 +236,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
                  f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
-                 + "".join(f" {note}" for note in frame.attrs.get("notes", ()))),
+                 + "".join(f" {note}" for note in frame.attrs.get("notes", ()))  # the transports' footnotes
+                 + "".join(f" {note}" for note in frame.attrs.get("caption_notes", ()))),  # the whole table's
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs

@@ -255,7 +255,7 @@ def devices(format: Format = "table") -> None:
         stated = dict(d.dtype_tflops)
         rows.append({"device": d.name, "aliases": " ".join(aliases.get(d.name, [])), "peak_TFLOPs": d.peak_flops / 1e12,
                      **{f"{short_dtype(name)}_TFLOPs": stated.get(name) for name in dtypes},
-                     "memory_TBps": d.memory_bandwidth_Bps / 1e12, "memory_GB": d.memory_bytes / 1e9,
+                     "memory_TBps": d.memory_bandwidth_Bps / 1e12, "memory_GiB": d.memory_bytes / 2**30,
                      "kernel_us": d.kernel_s * 1e6,
                      "intra_GBps": None if d.intra_link is None else d.intra_link.bandwidth_Bps / 1e9,
                      "source": d.source})
@@ -268,13 +268,13 @@ def devices(format: Format = "table") -> None:
         t = list_table("devices (peak dense tensor TFLOP/s; estimate uses the training dtype's, peak)",
                        "also: another name --device and --compute accept for it. source: the document each "
                        "figure is from, in full with --format csv or json")
-        for column in ("device", "peak", "per dtype", "TB/s", "GB", "intra GB/s", "source"):
-            numbers = column in ("peak", "TB/s", "GB", "intra GB/s")
+        for column in ("device", "peak", "per dtype", "TB/s", "GiB", "intra GB/s", "source"):
+            numbers = column in ("peak", "TB/s", "GiB", "intra GB/s")
             t.add_column(column, overflow="fold", no_wrap=numbers, justify="right" if numbers else "left")
         for r in frame.itertuples(index=False):
             intra = "-" if r.intra_GBps is None or r.intra_GBps != r.intra_GBps else f"{r.intra_GBps:.0f}"
             t.add_row(r.device + (f"\nalso {r.aliases}" if r.aliases else ""), f"{r.peak_TFLOPs:g}", per_dtype[r.device], f"{r.memory_TBps:g}",
-                      f"{r.memory_GB:g}", intra, short_source(r.source))
+                      f"{r.memory_GiB:g}", intra, short_source(r.source))
         return t
 
     emit(frame, format, table)

@@ -122,6 +122,13 @@ def sweep(
     sweep_plan = plan_sweep(cfg)  # every check, once, every unit planned; below here only the plan
     check_out_dir(out)
     cfg.check_memory()
+    if executor == "local":  # Ray's units run where its cluster puts them: their cores are not this machine's
+        from lionsim.training.threads import oversubscribed
+
+        at_once = min(jobs or 1, max(1, len(cfg.units)))  # no more units train at once than there are
+        note = oversubscribed(bench.threads, bench.measures, jobs=at_once)  # sim only: measures = --compute measured
+        if note is not None:
+            err_console.print(note, markup=False, highlight=False)
     root = sweep_plan.root
     display = SweepDisplay(console)
     try:

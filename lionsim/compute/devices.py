@@ -42,6 +42,12 @@ from lionsim.network.presets import NVLINK3, NVLINK4
 from lionsim.registry import Registry, did_you_mean
 
 TERA = 1e12
+GIB = 2**30
+"""A GiB. GPU memory sizes are binary: HBM stacks and GDDR chips come in powers of two, so a
+datasheet's "80 GB" H100 has 80 GiB (nvidia-smi: 81,559 MiB), a "16 GB" T4 16 GiB; an H200's
+"141 GB" is 141 GiB usable of 144 GiB, a B200's "180 GB" (HGX datasheet) 180 GiB usable of 192. The
+share a program can use is a little less (ECC, the CUDA context and the allocator's reserve): not
+modelled, so a need within a few per cent of the memory may still not fit."""
 KERNEL_S = 10e-6
 """Per-kernel floor of eager PyTorch on a GPU: a CUDA launch is a few us and the eager
 dispatch of one op about 10 us on the host (assumed from those figures: no benchmark of
@@ -59,7 +65,8 @@ class Device:
     memory_bandwidth_Bps: float
     """Peak memory (HBM) bandwidth, bytes per second."""
     memory_bytes: float
-    """Memory capacity, bytes (1e9 per GB)."""
+    """Memory capacity, bytes: the datasheet's "N GB" read as N GiB (N * GIB, binary as GPU memory
+    is; GIB says why)."""
     mfu: float = 0.4
     """Model FLOPs utilisation reached in training, in (0, 1]."""
     memory_efficiency: float = 0.8
@@ -117,49 +124,49 @@ INFINITY_FABRIC = Link.from_units(alpha_us=1.0, bandwidth_GBps=448.0 * ACHIEVED)
 """MI300X: 7 Infinity Fabric links x 64 GB/s per direction (896 GB/s aggregate)."""
 
 T4 = Device(
-    name="t4", peak_flops=65 * TERA, memory_bandwidth_Bps=0.32e12, memory_bytes=16e9,
+    name="t4", peak_flops=65 * TERA, memory_bandwidth_Bps=0.32e12, memory_bytes=16 * GIB,
     dtype_tflops=(("float16", 65.0), ("float32", 8.1)),
     source="NVIDIA T4 datasheet: 65 TFLOPS mixed-precision (fp16) tensor, 8.1 fp32, 320 GB/s GDDR6, 16 GB, "
            "PCIe Gen3 x16 (AWS g4dn's GPU)",
 )
 V100 = Device(
-    name="v100", peak_flops=125 * TERA, memory_bandwidth_Bps=0.9e12, memory_bytes=32e9,
+    name="v100", peak_flops=125 * TERA, memory_bandwidth_Bps=0.9e12, memory_bytes=32 * GIB,
     dtype_tflops=(("float16", 125.0), ("float32", 15.7)), intra_link=NVLINK2,
     source="NVIDIA Tesla V100 datasheet (SXM2 32GB): 125 TFLOPS tensor (fp16), 15.7 fp32, 900 GB/s HBM2",
 )
 A10G = Device(
-    name="a10g", peak_flops=70 * TERA, memory_bandwidth_Bps=0.6e12, memory_bytes=24e9,
+    name="a10g", peak_flops=70 * TERA, memory_bandwidth_Bps=0.6e12, memory_bytes=24 * GIB,
     dtype_tflops=(("bfloat16", 70.0), ("float16", 70.0), ("tf32", 35.0), ("float32", 31.2)),
     source="NVIDIA publishes no A10G datasheet (AWS EC2 G5's part): 600 GB/s GDDR6 and 24 GB as AWS lists them; "
            "70 TFLOPS dense bf16 as third-party spec tables quote it, unverified (the A10 datasheet's is 125)",
 )
 L4 = Device(
-    name="l4", peak_flops=121 * TERA, memory_bandwidth_Bps=0.3e12, memory_bytes=24e9,
+    name="l4", peak_flops=121 * TERA, memory_bandwidth_Bps=0.3e12, memory_bytes=24 * GIB,
     dtype_tflops=(("bfloat16", 121.0), ("float16", 121.0), ("float8_e4m3fn", 242.5), ("tf32", 60.0), ("float32", 30.3)),
     source="NVIDIA L4 datasheet: bf16 242 and fp8 485 TFLOPS with sparsity (half dense), 300 GB/s, 24 GB",
 )
 L40S = Device(
-    name="l40s", peak_flops=362 * TERA, memory_bandwidth_Bps=0.864e12, memory_bytes=48e9,
+    name="l40s", peak_flops=362 * TERA, memory_bandwidth_Bps=0.864e12, memory_bytes=48 * GIB,
     dtype_tflops=(("bfloat16", 362.0), ("float16", 362.0), ("float8_e4m3fn", 733.0), ("tf32", 183.0),
                   ("float32", 91.6)),
     source="NVIDIA L40S datasheet: bf16 362.05 | 733 (sparse), fp8 733 | 1466, 864 GB/s GDDR6, 48 GB",
 )
 RTX4090 = Device(
-    name="rtx4090", peak_flops=165.2 * TERA, memory_bandwidth_Bps=1.008e12, memory_bytes=24e9,
+    name="rtx4090", peak_flops=165.2 * TERA, memory_bandwidth_Bps=1.008e12, memory_bytes=24 * GIB,
     dtype_tflops=(("bfloat16", 165.2), ("float16", 165.2), ("float8_e4m3fn", 330.3), ("tf32", 82.6),
                   ("float32", 82.6)),
     source="NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: bf16/fp16 tensor with fp32 "
            "accumulate 165.2 (330.4 sparse), fp8 330.3, 1008 GB/s, 24 GB",
 )
 B200 = Device(
-    name="b200", peak_flops=2250 * TERA, memory_bandwidth_Bps=8.0e12, memory_bytes=180e9,
+    name="b200", peak_flops=2250 * TERA, memory_bandwidth_Bps=8.0e12, memory_bytes=180 * GIB,
     dtype_tflops=(("bfloat16", 2250.0), ("float16", 2250.0), ("float8_e4m3fn", 4500.0), ("tf32", 1100.0)),
     intra_link=NVLINK5,
     source="NVIDIA HGX B200 datasheet, per GPU (the 8-GPU figures / 8): bf16 36 PF and fp8 72 PF with "
            "sparsity per board (2.25 / 4.5 PF dense per GPU), 8 TB/s HBM3e, 180 GB",
 )
 MI300X = Device(
-    name="mi300x", peak_flops=1307.4 * TERA, memory_bandwidth_Bps=5.3e12, memory_bytes=192e9,
+    name="mi300x", peak_flops=1307.4 * TERA, memory_bandwidth_Bps=5.3e12, memory_bytes=192 * GIB,
     dtype_tflops=(("bfloat16", 1307.4), ("float16", 1307.4), ("float8_e4m3fn", 2614.9), ("tf32", 653.7),
                   ("float32", 163.4)),
     intra_link=INFINITY_FABRIC,
@@ -167,26 +174,26 @@ MI300X = Device(
            "5.3 TB/s HBM3, 192 GB",
 )
 A100_40GB = Device(
-    name="a100-40gb", peak_flops=312 * TERA, memory_bandwidth_Bps=1.555e12, memory_bytes=40e9,
+    name="a100-40gb", peak_flops=312 * TERA, memory_bandwidth_Bps=1.555e12, memory_bytes=40 * GIB,
     dtype_tflops=(("bfloat16", 312.0), ("float16", 312.0), ("tf32", 156.0), ("float32", 19.5)),
     intra_link=NVLINK3, description="NVIDIA A100 SXM4 40GB datasheet",
     source="NVIDIA A100 datasheet (SXM4 40GB): bf16 312 TFLOPS dense (624 sparse), 1555 GB/s",
 )
 A100_80GB = Device(
-    name="a100-80gb", peak_flops=312 * TERA, memory_bandwidth_Bps=2.039e12, memory_bytes=80e9,
+    name="a100-80gb", peak_flops=312 * TERA, memory_bandwidth_Bps=2.039e12, memory_bytes=80 * GIB,
     dtype_tflops=(("bfloat16", 312.0), ("float16", 312.0), ("tf32", 156.0), ("float32", 19.5)),
     intra_link=NVLINK3, description="NVIDIA A100 SXM4 80GB datasheet",
     source="NVIDIA A100 datasheet (SXM4 80GB): bf16 312 TFLOPS dense (624 sparse), 2039 GB/s",
 )
 H100 = Device(
-    name="h100", peak_flops=989 * TERA, memory_bandwidth_Bps=3.35e12, memory_bytes=80e9,
+    name="h100", peak_flops=989 * TERA, memory_bandwidth_Bps=3.35e12, memory_bytes=80 * GIB,
     dtype_tflops=(("bfloat16", 989.0), ("float16", 989.0), ("float8_e4m3fn", 1979.0), ("tf32", 495.0),
                   ("float32", 67.0)),
     intra_link=NVLINK4, description="NVIDIA H100 SXM5 datasheet",
     source="NVIDIA H100 datasheet (SXM5): bf16 1979 and fp8 3958 TFLOPS with sparsity (half dense), 3.35 TB/s",
 )
 H200 = Device(
-    name="h200", peak_flops=989 * TERA, memory_bandwidth_Bps=4.8e12, memory_bytes=141e9,
+    name="h200", peak_flops=989 * TERA, memory_bandwidth_Bps=4.8e12, memory_bytes=141 * GIB,
     dtype_tflops=(("bfloat16", 989.0), ("float16", 989.0), ("float8_e4m3fn", 1979.0), ("tf32", 495.0),
                   ("float32", 67.0)),
     intra_link=NVLINK4, description="NVIDIA H200 SXM datasheet",

@@ -89,15 +89,16 @@ class Measured:
 
 def check_trained(measured: Measured, runs: list[tuple[str, str]]) -> None:
     """The runs (strategy, transport) an estimate was given: at least one of their strategies was
-    trained in `measured`, or one line naming those it did not train and those it did. A mix keeps
+    trained in `measured`, or one line refusing the -s list (the bad value: the run directory is sound)
+    and naming the strategies the run did train. A mix keeps
     its untrained rows, marked "not trained" beside the trained ones' figures (to_target.Convergence.match:
     a strategy matches by name whatever its transport); all untrained would print a table of dashes."""
     trained = {label.split("@", 1)[0] for label in measured.labels}
     if any(strategy in trained for strategy, _ in runs):
         return
-    given = ", ".join(dict.fromkeys(f"{s}@{t}" for s, t in runs))
-    raise LionsimError(f"--from-run {measured.path} did not train {given}, so it has no time to target for "
-                       f"{'any of them' if len(runs) > 1 else 'it'}; accepted: the strategies it trained "
+    given = list(dict.fromkeys(strategy for strategy, _ in runs))  # the bad value: the -s list, as -s takes it
+    raise LionsimError(f"bad -s {','.join(given)}: --from-run {measured.path} did not train "
+                       f"{'them' if len(given) > 1 else 'it'}; accepted: the strategies it trained "
                        f"({', '.join(measured.labels)}), or no -s to price them all")
 
 

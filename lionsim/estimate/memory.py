@@ -11,13 +11,15 @@ strategies hold them and its kernel model prices them (lionsim.optim.steps: 4 by
 bf16 or fp8 all-reduce casts a bucket for the wire, it keeps no bf16 copy of the gradients.
 Activations are not counted (they depend on the batch, the sequence and checkpointing), so a run
 that fits here may still not; one that does not fit here cannot run unsharded, whatever its
-batch. A worker of several devices (--replica-gpus G) holds G devices' memory. The estimate is
+batch. A worker of several devices (--replica-gpus G) holds G devices' memory. Device memory is
+binary (a datasheet's "80 GB" is 80 GiB; lionsim.compute.devices.GIB), so the note prints both
+figures in GiB; the few per cent ECC and the runtime reserve are not modelled. The estimate is
 not refused: the price of a run that needs sharding still says what its exchange costs.
 """
 
 from __future__ import annotations
 
-from lionsim.numbers import bytes_text
+from lionsim.numbers import binary_bytes_text
 
 WEIGHT_BYTES = 4
 """Bytes a parameter's weight takes (float32)."""
@@ -32,9 +34,11 @@ def worker_bytes(params: int, state_rows: float) -> int:
     return round(params * (WEIGHT_BYTES + GRAD_BYTES + STATE_BYTES * state_rows))
 
 
-def gb(n: float) -> str:
-    """Bytes as every lionsim message prints them, zeros dropped: "80 GB", "108 GB", "16 PB"."""
-    return bytes_text(n, zeros=False)
+def gib(n: float) -> str:
+    """Bytes in binary units, as GPU memory is sized (lionsim.compute.devices.GIB): "80 GiB", and the
+    need beside it in the same unit ("100.4 GiB"), where "108 GB" against "80 GiB" would read as
+    two conventions."""
+    return binary_bytes_text(n)
 
 
 def fits_note(rows) -> str:
@@ -46,8 +50,8 @@ def fits_note(rows) -> str:
     first = over[0]
     g = int(first.get("replica_gpus", 1) or 1)
     device = f"one {first['device']}" if g == 1 else f"a worker of {g} x {first['device']}"
-    needs = ", ".join(f"{r['strategy']}@{r['transport']} needs {gb(r['memory_bytes'])}" for r in over)
-    return (f"does not fit on {device} ({gb(first['device_memory_bytes'])}): {needs} a worker for weights, "
+    needs = ", ".join(f"{r['strategy']}@{r['transport']} needs {gib(r['memory_bytes'])}" for r in over)
+    return (f"does not fit on {device} ({gib(first['device_memory_bytes'])}): {needs} a worker for weights, "
             "gradients and optimizer state (float32), before activations; shard it (ZeRO/FSDP) or pick a larger "
             "device")
 

@@ -190,11 +190,25 @@ class Sweep:
         return "workers" if self.variable == "workers" else "GB/s"
 
 
-def _number(text: str, spec: str) -> float:
+SWEEP_WORKERS = f"worker counts (workers=N,N,... or workers=START:END:COUNT), each {WORKERS}"
+"""What a --sweep workers= value accepts: ranges.WORKERS, the words --workers is refused in."""
+
+
+def _workers_refusal(spec: str, why: str) -> LionsimError:
+    """The line refusing a --sweep workers= value: the --sweep form, ranges.WORKERS' accepted text."""
+    return LionsimError(f"bad --sweep {spec!r}: {why}; accepted: {SWEEP_WORKERS}")
+
+
+def _number(text: str, spec: str, workers: bool = False) -> float:
+    """One value (or a range's START or END) of --sweep `spec`; `workers`: a worker count (ranges.WORKERS)."""
     try:
         value = float(text)
     except ValueError:
+        if workers:
+            raise _workers_refusal(spec, f"{text!r} is not a number") from None
         raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
+    if workers and not (value.is_integer() and 1 <= value <= MAX_WORKERS):
+        raise _workers_refusal(spec, f"{text!r} is no worker count")
     if not (math.isfinite(value) and value > 0):
         raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be {span(0, above=True)}; accepted: {ACCEPTED}")
     return value
@@ -214,7 +228,8 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         parts = body.split(":")
         if len(parts) != 3:
             raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
-        start, end = _number(parts[0], spec), _number(parts[1], spec)
+        workers = variable == "workers"
+        start, end = _number(parts[0], spec, workers), _number(parts[1], spec, workers)
         count = _number(parts[2], spec)
         if not count.is_integer() or count < 2 or end <= start:
             raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
@@ -226,16 +241,13 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         if variable == "workers":
             values = [nearest_count(v, workers_per_node) for v in values]
     else:
-        values = [_number(item.strip(), spec) for item in body.split(",")]
+        values = [_number(item.strip(), spec, variable == "workers") for item in body.split(",")]
         if len(values) > MAX_POINTS:
             raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
     if variable == "workers":
-        if any(not float(v).is_integer() for v in values):
-            raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
-        values = [int(v) for v in values]
-        if max(values) > MAX_WORKERS:
-            raise LionsimError(f"bad --sweep {spec!r}: a worker count past the most lionsim takes; accepted: worker "
-                               f"counts from 1 to {MAX_WORKERS:,}")
+        values = [int(v) for v in values]  # whole: each item checked, a range's points rounded to nodes
+        if max(values) > MAX_WORKERS:  # a range's END rounded up to whole nodes past the top
+            raise _workers_refusal(spec, f"{max(values):,} workers (END rounded to whole nodes) is past the top")
     distinct = tuple(sorted(set(values)))
     if ":" not in body and len(distinct) < len(values):  # as a grid refuses a network given twice
         twice = next(v for v in values if values.count(v) > 1)

@@ -210,7 +210,7 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
 def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> str:
     """Where a run that wins at some sweep points and ties at the others ("partly": no loss, or it
     would cross) wins, in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64 workers,
-    ties outside". Over bandwidth each edge is interpolated as a crossover is (log speedup linear in
+    ties elsewhere". Over bandwidth each edge is interpolated as a crossover is (log speedup linear in
     log GB/s) to where the speedup leaves the tie band (1 + TIE); over workers it is the last (first)
     swept count that wins, the counts between two swept ones not priced."""
     wins = speedups > 1 + TIE

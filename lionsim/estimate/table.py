@@ -138,6 +138,16 @@ EXTRA_COLUMNS: list[str] = [
 ]
 
 
+DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
+"""The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
+DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as large-model trainers run it); "
+                         "-s adamw alone is fp32 gradients (as bench trains it): for that baseline give "
+                         "-s adamw@fp32-allreduce.")
+"""What the caption says (the frame's attrs["caption_notes"]) where estimate ran its default
+strategies: their baseline is not what a bare -s adamw resolves to (the strategy's default
+transport, fp32-allreduce), so the two baselines differ."""
+
+
 KERNELS_PER_TENSOR = 3
 """Least kernels forward + backward launch per parameter tensor: its forward op, and the
 gradients of its input and of itself in backward. No model needs fewer; a transformer
@@ -384,20 +394,13 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
-    """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first)."""
+    """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
+    attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
+    the default strategies ran), apart from attrs["notes"], the rows' transports' footnotes."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
     out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
     if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
-        out.attrs["notes"] = [*out.attrs["notes"], DEFAULT_BASELINE_NOTE]
+        out.attrs["caption_notes"] = [DEFAULT_BASELINE_NOTE]
     return out
-
-
-DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
-"""The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
-DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as large-model trainers run it); "
-                         "-s adamw alone is fp32 gradients (as bench trains it): for that baseline give "
-                         "-s adamw@fp32-allreduce.")
-"""What the caption says where estimate ran its default strategies: their baseline is not what a bare
--s adamw resolves to (the strategy's default transport, fp32-allreduce), so the two baselines differ."""

@@ -29,32 +29,31 @@ WARM_STEPS = 2
 
 def sim_point(workload: str, size: str, workers: int, steps: int, strategy: str, method: str) -> dict:
     """One (workload, N) point, in this process."""
-    import torch
-
     from lionsim.backends import SimComm
     from lionsim.runs import parse_runs
     from lionsim.simulator import gradient_method
     from lionsim.strategies import StrategyConfig
     from lionsim.training.compute_figure import measure_compute
     from lionsim.training.loop import Place, train_run
+    from lionsim.training.threads import torch_threads
     from lionsim.workloads import WorkloadConfig, build_workload
 
-    torch.set_num_threads(1)
-    wl = build_workload(WorkloadConfig(name=workload, workers=workers, size=size))
-    if method != "default":
-        wl.gradients = method
-    place = Place(SimComm(workers))
-    compute = measure_compute(wl, place)  # per worker
-    initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
-    stamps = []
-    train_run(parse_runs([strategy])[0], workload=wl, initial=initial, place=place,
-              strategy_cfg=StrategyConfig(), steps=steps, eval_every=steps,
-              on_step=lambda run, step, loss: stamps.append(time.perf_counter()))
-    per_step = [b - a for a, b in zip(stamps, stamps[1:])][WARM_STEPS - 1 : -1]  # drop warm-up and the evaluating step
-    return {"workers": workers, "params": wl.params, "gradients": gradient_method(wl.gradients, workers),
-            "compute_per_worker_s": compute.seconds, "step_s": statistics.median(per_step),
-            "steps_counted": len(per_step),
-            "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    with torch_threads(1):  # one thread per worker process, the caller's count restored after
+        wl = build_workload(WorkloadConfig(name=workload, workers=workers, size=size))
+        if method != "default":
+            wl.gradients = method
+        place = Place(SimComm(workers))
+        compute = measure_compute(wl, place)  # per worker
+        initial = {k: v.clone() for k, v in wl.model.state_dict().items()}
+        stamps = []
+        train_run(parse_runs([strategy])[0], workload=wl, initial=initial, place=place,
+                  strategy_cfg=StrategyConfig(), steps=steps, eval_every=steps,
+                  on_step=lambda run, step, loss: stamps.append(time.perf_counter()))
+        per_step = [b - a for a, b in zip(stamps, stamps[1:])][WARM_STEPS - 1 : -1]  # drop warm-up and the evaluating step
+        return {"workers": workers, "params": wl.params, "gradients": gradient_method(wl.gradients, workers),
+                "compute_per_worker_s": compute.seconds, "step_s": statistics.median(per_step),
+                "steps_counted": len(per_step),
+                "peak_rss_MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
 def bench_sim(workload: str, size: str, counts: list[int], steps: int, strategy: str,

@@ -10,15 +10,13 @@ float-level noise of that draw (noise.py), for the float tolerances `--update` m
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
-
-import torch
+from typing import Callable
 
 from lionsim.config.planning import plan
 from lionsim.training.results import Results
 from lionsim.training.runner import Runner
+from lionsim.training.threads import torch_threads
 from lionsim.errors import LionsimError
 from lionsim.regress.cases import Case
 from lionsim.regress.metrics import add_gaps, run_metrics
@@ -49,17 +47,6 @@ class CaseRun:
     """Run label -> wall seconds its bench took (one measurement, this machine as loaded)."""
 
 
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Pin torch to one intra-op thread for the block, then restore the previous count."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 def run_labels(case: Case) -> list[str]:
     """strategy@transport of every run of the case (validates the case)."""
     return [case.bench_config(s, case.seed).validate()[0].label for s in case.strategies]
@@ -86,7 +73,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: i
     """Train every strategy of `case` at `seed` (with float noise of draw `noise`, 0: none) and
     measure its runs."""
     labels = run_labels(case)
-    with one_thread():
+    with torch_threads(1):
         # Building the workload first fails on bad input (data, split) before any training, so
         # a LionsimError inside a run comes from the run itself (its transport refused the
         # payload), as does a divergence: that run fails, with the message, and the others go on.

@@ -31,15 +31,21 @@ def machine_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def oversubscribed(threads: int, measures: bool, cores: int | None = None) -> str | None:
+def oversubscribed(threads: int, measures: bool, cores: int | None = None, jobs: int = 1) -> str | None:
     """The note for --threads beyond the cores (`cores`, else machine_cores()) of a run that
     measures times (gloo/nccl, or --compute measured): more threads than cores is legal, but they
-    wait for a core, and what the run measures includes the waits. None where the threads fit, or
-    where every time is modelled (sim on a device: there the threads only set how fast the
-    simulation itself runs, not a figure it reports)."""
+    wait for a core, and what the run measures includes the waits. `jobs`: processes training at
+    once, each with `threads` (sweep's --jobs), so threads x jobs is what the cores hold. None
+    where they fit, or where every time is modelled (sim on a device: there the threads only set
+    how fast the simulation itself runs, not a figure it reports)."""
     cores = machine_cores() if cores is None else cores
-    if not measures or threads <= cores:
+    if not measures or threads * jobs <= cores:
         return None
-    return (f"note: --threads {threads} exceeds the {cores} core{'' if cores == 1 else 's'} this machine gives "
-            "lionsim: the threads will wait for a core and the times this run measures will suffer "
-            f"(--threads {cores} or fewer keeps those waits out)")
+    plural = "" if cores == 1 else "s"
+    if jobs == 1:
+        return (f"note: --threads {threads} exceeds the {cores} core{plural} this machine gives "
+                "lionsim: the threads will wait for a core and the times this run measures will suffer "
+                f"(--threads {cores} or fewer keeps those waits out)")
+    return (f"note: --threads {threads} x --jobs {jobs} = {threads * jobs} threads exceed the {cores} core{plural} "
+            "this machine gives lionsim: the threads will wait for a core and the times this run measures will "
+            f"suffer (--threads x --jobs {cores} or fewer keeps those waits out)")

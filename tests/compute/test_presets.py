@@ -105,11 +105,11 @@ def test_bad_shapes():
 def test_device_presets_match_datasheets():
     a100 = DEVICES.get("a100")
     assert a100 is DEVICES.get("a100-40gb")
-    assert a100.peak_flops == 312e12 and a100.memory_bandwidth_Bps == 1.555e12 and a100.memory_bytes == 40e9
+    assert a100.peak_flops == 312e12 and a100.memory_bandwidth_Bps == 1.555e12 and a100.memory_bytes == 40 * 2**30
     assert DEVICES.get("a100-80gb").memory_bandwidth_Bps == 2.039e12
     h100, h200 = DEVICES.get("h100"), DEVICES.get("h200")
     assert h100.peak_flops == 989e12 and h100.memory_bandwidth_Bps == 3.35e12
-    assert h200.peak_flops == 989e12 and h200.memory_bandwidth_Bps == 4.8e12 and h200.memory_bytes == 141e9
+    assert h200.peak_flops == 989e12 and h200.memory_bandwidth_Bps == 4.8e12 and h200.memory_bytes == 141 * 2**30
     assert all(d.mfu == 0.4 for _, d in DEVICES.items())
 
 

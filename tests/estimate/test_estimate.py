@@ -239,4 +239,5 @@ def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_
     default = estimate(EstimateConfig(model="gpt2-124m"))
     bare = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw"]))
     assert default["baseline"].iloc[0] == "adamw@bf16-allreduce" and bare["baseline"].iloc[0] == "adamw@fp32-allreduce"
-    assert DEFAULT_BASELINE_NOTE in default.attrs["notes"] and DEFAULT_BASELINE_NOTE not in bare.attrs["notes"]
+    assert default.attrs["caption_notes"] == [DEFAULT_BASELINE_NOTE] and "caption_notes" not in bare.attrs
+    assert DEFAULT_BASELINE_NOTE not in default.attrs["notes"]  # the rows' transports' footnotes only

@@ -22,24 +22,32 @@ def test_each_runs_need_is_params_times_its_bytes_per_parameter():
     params = int(frame["params"].iloc[0])
     for row in frame.itertuples(index=False):
         assert row.memory_bytes == params * (4 + 4 + 4 * STATE_ROWS[row.strategy]), row.strategy
-        assert row.device_memory_bytes == 80e9 and row.memory_fits == (row.memory_bytes <= 80e9)
-    assert 100e9 < params * 16 < 110e9  # AdamW fp32 on llama-7b: about 108 GB, over an 80 GB H100
+        assert row.device_memory_bytes == 80 * 2**30 and row.memory_fits == (row.memory_bytes <= 80 * 2**30)
+    assert 100e9 < params * 16 < 110e9  # AdamW fp32 on llama-7b: about 108 GB, over an 80 GiB H100
+
+
+def test_llama_7b_lion_fits_an_h100_and_adamw_does_not():
+    """An H100's "80 GB" is 80 GiB (85.9e9 B): Lion's P x 12 B (80.9e9) fits, AdamW's P x 16 B does not."""
+    frame = estimate(EstimateConfig(model="llama-7b", strategies=["lion", "adamw"])).set_index("strategy")
+    params = int(frame["params"].iloc[0])
+    assert params * 12 <= 80 * 2**30 < params * 16
+    assert frame.loc["lion", "memory_fits"] and not frame.loc["adamw", "memory_fits"]
 
 
 def test_a_worker_of_several_devices_holds_their_memory():
     frame = estimate(EstimateConfig(model="llama-7b", strategies=["adamw"], replica_gpus=2))
-    assert frame["device_memory_bytes"].iloc[0] == 160e9 and frame["memory_fits"].iloc[0]
+    assert frame["device_memory_bytes"].iloc[0] == 160 * 2**30 and frame["memory_fits"].iloc[0]
 
 
 def test_the_runs_that_do_not_fit_are_named_under_the_table_with_need_and_memory(capsys):
     code, out, err = run_cli(["estimate", "--model", "llama-7b", "-s", "adamw", "-s", "signsgd"], capsys)
     said = " ".join(out.split())
     params = int(estimate(EstimateConfig(model="llama-7b", strategies=["adamw"]))["params"].iloc[0])
-    assert code == 0 and (f"does not fit on one h100 (80 GB): adamw@fp32-allreduce needs {params * 16 / 1e9:.3g} GB "
+    assert code == 0 and (f"does not fit on one h100 (80 GiB): adamw@fp32-allreduce needs {params * 16 / 2**30:.4g} GiB "
                           "a worker for weights, gradients and optimizer state (float32), before activations") in said
-    assert "signsgd@" not in said.split("does not fit")[1]  # 8 bytes a parameter: 53.9 GB fits
+    assert "signsgd@" not in said.split("does not fit")[1]  # 8 bytes a parameter: 50.2 GiB fits
     code, out, err = run_cli(["estimate", "--model", "llama-7b", "-s", "adamw", "--format", "csv"], capsys)
-    assert code == 0 and "note: does not fit on one h100 (80 GB)" in err and "memory_fits" in out.splitlines()[0]
+    assert code == 0 and "note: does not fit on one h100 (80 GiB)" in err and "memory_fits" in out.splitlines()[0]
 
 
 @pytest.mark.parametrize("argv", [["--model", "llama-7b", "--device", "b200"], ["--model", "gpt2-124m"]])

@@ -26,6 +26,7 @@ from lionsim.estimate.sweep import (
 from lionsim.network import GB, load_network
 from lionsim.reports.plots.estimate import plot_estimate_sweep
 from lionsim.network.fabrics import SOCKETS
+from lionsim.ranges import WORKERS
 
 
 def test_parse_lists_and_ranges():
@@ -61,12 +62,23 @@ def test_a_range_takes_the_counts_a_list_takes_and_says_where_points_met():
         ("bandwidth=-1", "'-1' must be a finite number above 0"),
         ("workers=1:8", "a range is START:END:COUNT"),
         ("workers=8:1:4", "END > START"),
-        ("workers=2.5", "worker counts must be integers"),
     ],
 )
 def test_bad_sweeps(text, message):
     with pytest.raises(LionsimError, match=message):
         parse_sweep(text)
+
+
+@pytest.mark.parametrize(("text", "item"), [("workers=2,2.5", "'2.5'"), ("workers=2,1e9", "'1e9'"),
+                                            ("workers=0,4", "'0'"), ("workers=0:8:3", "'0'"),
+                                            ("workers=2,x", "'x' is not a number")])
+def test_a_bad_worker_count_is_refused_in_the_words_of_workers(text, item):
+    """Each --sweep workers= value is refused as --workers is (ranges.WORKERS), in --sweep's form."""
+    with pytest.raises(LionsimError) as raised:
+        parse_sweep(text)
+    said = str(raised.value)
+    assert said.startswith(f"bad --sweep {text!r}: {item}") and "\n" not in said
+    assert said.endswith(f"; accepted: worker counts (workers=N,N,... or workers=START:END:COUNT), each {WORKERS}")
 
 
 def _frame(values, speedups):
