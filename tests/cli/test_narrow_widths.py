@@ -60,3 +60,38 @@ def test_every_row_prints_whole_at_any_columns(command, columns, capsys, monkeyp
     else:
         firsts = {line.split()[0] for line in out.splitlines() if line.split()}
         assert not [name for name in _names(command) if name not in firsts]
+
+
+def _caption_width(print_table, monkeypatch) -> int:
+    """The widest line of what `print_table(console)` prints past its rule, in a pipe."""
+    import io
+
+    from lionsim.cli.app import _Console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    shown = _Console(file=io.StringIO())
+    print_table(shown)
+    lines = shown.file.getvalue().splitlines()
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    caption = lines[lines.index("", rule):]
+    return max(map(len, caption))
+
+
+def test_few_column_tables_wrap_their_captions_at_80_columns_in_a_pipe(monkeypatch):
+    """The gloo `comm` caption wrapped at about 52 columns and bench's "comm measured on gloo" at
+    about 42 (each at its columns' width): both now take up to 80 (widths.shaped widens them)."""
+    import pandas as pd
+
+    from lionsim.cli.comm_view import print_measured
+    from lionsim.reports.tables import model_check_table
+
+    rows = pd.DataFrame([dict(collective="all_reduce", type="float", bytes=1024, time_s=1e-4, time_mean_s=1.2e-4,
+                              time_p10_s=9e-5, time_p90_s=2e-4, busbw_GBps=0.01, model_time_s=1e-4, error=0.2)])
+    width = _caption_width(lambda shown: print_measured(rows, "gloo", 2, "loopback", shown), monkeypatch)
+    assert 72 <= width <= 80
+    summary = pd.DataFrame([dict(backend="gloo", network="loopback", strategy="lion", transport="allreduce",
+                                 comm_s=1e-3, comm_measured_s=1.1e-3, comm_model_s=9e-4, comm_model_error=-0.1,
+                                 barrier_wait_s=1e-4)])
+    table = model_check_table(summary, "loopback")
+    width = _caption_width(lambda shown: shown.print(table), monkeypatch)
+    assert 72 <= width <= 80
