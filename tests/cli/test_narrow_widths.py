@@ -33,12 +33,17 @@ def _names(command: str) -> list[str]:
         from lionsim.compute import DEVICES
 
         return [name for name, d in DEVICES.items() if name == d.name]
+    if command == "workloads":
+        from lionsim.workloads import WORKLOADS
+
+        return list(WORKLOADS)
     from lionsim.strategies import STRATEGIES
 
     return list(STRATEGIES)
 
 
 COMMANDS = {"networks": ["networks"], "devices": ["devices"], "strategies": ["strategies"],
+            "workloads": ["workloads"],
             "comm": ["comm", "--sizes", "1KiB,1MiB"]}
 
 
