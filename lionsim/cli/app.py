@@ -18,9 +18,11 @@ from typing import Any, Sequence
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from lionsim.errors import LionsimError
+from lionsim.reports.widths import Environ, shaped
 from lionsim.usercode import EXIT_CODE, UserCodeError
 
 # typer >= 0.20 vendors click as typer._click; older typer uses click itself.
@@ -65,6 +67,19 @@ class _Console(Console):
         self.quiet = True
         stream = sys.stderr if self.stderr else sys.stdout
         os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+
+    _environ = Environ()  # COLUMNS=0 (or junk) as unset: rich drew a console 0 wide, printing nothing
+
+    def render(self, renderable, options=None):
+        """A table (not a layout grid) drawn by the one rule of lionsim.reports.widths.shaped: fitted
+        to the console's width (words break between words, numbers never), its notes at the
+        table's width, and wider than the console where its numbers need it: rich otherwise
+        squeezes it, folding numbers ("0.01" / "3") and dropping the rows and columns that cannot
+        fit. Every print of a table passes here, a table nested in a group too."""
+        if isinstance(renderable, Table) and renderable.box is not None:
+            options = options or self.options
+            options = options.update_width(shaped(renderable, options.max_width))
+        return super().render(renderable, options)
 
 
 def out_console(width: int | None = None) -> Console:

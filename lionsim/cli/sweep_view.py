@@ -169,12 +169,30 @@ def _link(meta: dict) -> str | None:
     return link_name(meta) if (meta.get("config") or {}).get("backend", "sim") != "sim" else None
 
 
+def sweep_title(summary: pd.DataFrame) -> str:
+    """What was swept and how many cells, as bench's title says its run: "lionsim sweep: mlp, 2/4
+    workers, 1gbe/10gbe, 3 runs, 2 seeds, 20 steps: 24 cells"."""
+    from lionsim.reports.columns import workload_text
+    from lionsim.reports.tables import plural
+
+    def values(column: str, show=str) -> str:
+        return "/".join(dict.fromkeys(show(v) for v in summary[column]))
+
+    workers = values("workers")
+    steps = values("steps", lambda n: str(int(n))) if "steps" in summary.columns else ""  # an older summary's
+    cells = summary["cell"].nunique() if "cell" in summary.columns else len(summary)
+    return (f"lionsim sweep: {values('workload', workload_text)}, {workers} worker{'' if workers == '1' else 's'}, "
+            f"{values('network')}, {plural(summary['run'].nunique(), 'run')}, "
+            f"{plural(summary['seed'].nunique(), 'seed')}"
+            + (f", {steps} step{'' if steps == '1' else 's'}" if steps else "") + f": {plural(cells, 'cell')}")
+
+
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
     directory, whose cells' run.json say how the step times were obtained (cells_times)."""
     many_workloads = summary["workload"].nunique() > 1
     metric = _metric_column(summary)
-    table = Table(caption=f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; "
+    table = Table(title=sweep_title(summary), caption=f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; "
                           "step ms: mean per step; speedup: step time against the group's "
                           "baseline (same workload, N, network, seed)",
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")

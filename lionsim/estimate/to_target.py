@@ -68,11 +68,12 @@ def unreached_hint(frame) -> str:
     if not notes:
         return ""
     first = runs.iloc[0]
+    command = "sweep" if first.get("to_target_kind") == "sweep" else "bench"  # the command that made DIR
     common = first.get("to_target_common_loss", math.nan)
-    lower = (f"bench --target-loss {common:.4g} (its runs' highest final loss: each got there)"
-             if isinstance(common, float) and math.isfinite(common) else "a bench --target-loss each run reached")
+    lower = (f"{command} --target-loss {common:.4g} (its runs' highest final loss: each got there)"
+             if isinstance(common, float) and math.isfinite(common) else f"a {command} --target-loss each run reached")
     return (f"hint: {len(notes)} of {len(runs)} runs priced did not reach the target loss in {first['to_target_from']}: "
-            f"rerun it with {lower}, or train it longer (bench --steps) so that they reach it")
+            f"rerun it with {lower}, or train it longer ({command} --steps) so that they reach it")
 
 TO_TARGET_COLUMNS = [
     "steps_to_target", "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s",

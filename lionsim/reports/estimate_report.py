@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.numbers import bytes_text, sig, speedup_text
-from lionsim.reports.columns import model_name, per_worker_text, shows_across, sweep_heading
+from lionsim.reports.columns import model_name, per_worker_text, shows_across, swept_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -44,7 +44,7 @@ def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
-    rows = [[f"{value:g}", *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
+    rows = [[swept_text(value, variable), *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
     return md_table([sweep_heading(variable), *labels], rows)
 
 

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from lionsim.numbers import run_duration, speedup_text
-from lionsim.reports.columns import sweep_heading, workload_text
+from lionsim.reports.columns import swept_text, sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
 def band_text(lo: float, mid: float, hi: float) -> str:
@@ -149,7 +149,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     def pivot(column: str, fmt) -> str:
         """`column` by swept value and run, each cell `fmt(value)`."""
         table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
-        body = [[f"{v:g}", *(fmt(table.loc[v, label]) if label in table.columns else "-"
+        body = [[swept_text(v, variable), *(fmt(table.loc[v, label]) if label in table.columns else "-"
                              for label in labels)] for v in table.index]
         return md_table([sweep_heading(variable), *labels], body)
 

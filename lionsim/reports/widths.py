@@ -12,6 +12,9 @@ where those alone are wider than TABLE_WIDTH the table stays wider. No pandas he
 from __future__ import annotations
 
 import os
+import re
+import shutil
+from collections.abc import Iterator, Mapping
 
 from rich.console import Console
 from rich.measure import Measurement
@@ -149,17 +152,39 @@ def natural_width(renderable) -> int:
     return Measurement.get(probe, probe.options, renderable).maximum
 
 
+def columns() -> int | None:
+    """COLUMNS where it is a positive whole number; None where it is unset, empty, 0, negative or
+    junk: read as unset (rich took COLUMNS=0 as a console 0 wide, and printed nothing)."""
+    value = os.environ.get("COLUMNS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+class Environ(Mapping):
+    """os.environ as the CLI's consoles read it (lionsim.cli.app): COLUMNS only where columns() takes it."""
+
+    def __getitem__(self, key: str) -> str:
+        if key == "COLUMNS" and columns() is None:
+            raise KeyError(key)
+        return os.environ[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (key for key in os.environ if key in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 def table_width(console: Console | None = None) -> int:
     """Columns a table may take on stdout (or `console`): a terminal's width (rich reads it, or
     COLUMNS), so run names stay whole where they fit and, on one narrower than TABLE_WIDTH, the run
     column narrows rather than rich cutting the numbers to fit it. Off a terminal an explicit
     COLUMNS (a user or a script set it on purpose: the listings follow it too), else TABLE_WIDTH in
-    a pipe, a file or where the width is unknown, so what a script or a log reads does not vary."""
-    console = console or Console()
+    a pipe, a file or where the width is unknown, so what a script or a log reads does not vary.
+    A COLUMNS that is not a positive whole number counts as unset (columns())."""
+    console = console or Console(_environ=Environ())
     if console.is_terminal:
-        return console.width
-    columns = os.environ.get("COLUMNS", "").strip()
-    return int(columns) if columns.isdigit() and int(columns) > 0 else TABLE_WIDTH
+        return console.width if console.width > 0 else shutil.get_terminal_size().columns
+    return columns() or TABLE_WIDTH
 
 
 def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
@@ -168,12 +193,12 @@ def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
     between them (NameList); the numbers' columns keep their width, so no number is ever cut or
     ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
     word is not cut: `allreduce` keeps its 9 columns). Where that is not enough, a column of
-    words (`not reached`) breaks between them; a table whose numbers alone are wider stays wider."""
+    words (`not reached`) breaks between them; a table whose numbers alone are wider stays wider.
+    A table without that column (a listing's) takes the second step alone."""
     run = next((c for c in table.columns if c.header == column), None)
-    if run is None:
-        return table
     width = table_width() if width is None else width
-    _narrow(table, run, width, LEAST_RUN)
+    if run is not None:
+        _narrow(table, run, width, LEAST_RUN)
     # still over: a column of words ("not reached") breaks between them, its rows being several
     # lines already; a number has no space, so its column keeps its width
     for other in table.columns:
@@ -196,23 +221,61 @@ def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
     under = width - natural_width(table)
     if run is not None and under > 0:
         probe = Console(width=400)
-        now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum for cell in run.cells),
-                                   default=0)
+        now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum
+                                    for cell in [*run.cells, run.header]), default=0)
         run.min_width = run.max_width = now + under
     return table
 
 
+NUMBER = re.compile(r"[-+~<>]?[\d.,]*\d[\d.,:/%x*-]*( [^\s\d]\S*)?")
+"""A cell that is a number, or a number and its unit (`1 KiB`, `0.013`, `1/32`): never broken, as
+rich would fold it ("1" / "KiB") where its column is narrowed."""
+
+
+def _least(cell, probe: Console) -> int:
+    """The narrowest `cell` may be drawn without cutting a word, or a number and its unit."""
+    text = cell.plain if isinstance(cell, Text) else cell if isinstance(cell, str) else None
+    if text is not None and NUMBER.fullmatch(text.strip()):
+        return len(text.strip())
+    return Measurement.get(probe, probe.options, cell).minimum
+
+
 def _narrow(table: Table, column, width: int, least: int) -> None:
     """`column` narrowed by what `table` is over `width`, down to `least` and never below its cells'
-    widest unbreakable piece (a word, or a name's piece: RunName)."""
+    (or its header's) widest unbreakable piece (a word, a number and its unit, or a name's piece:
+    RunName)."""
     over = natural_width(table) - width
     if over <= 0:
         return
     probe = Console(width=400)
-    sizes = [Measurement.get(probe, probe.options, cell) for cell in column.cells]
-    now = column.max_width or max((m.maximum for m in sizes), default=0)
-    whole = max((m.minimum for m in sizes), default=0)  # its widest unbreakable piece (`allreduce`)
+    cells = list(column.cells)
+    now = column.max_width or max((Measurement.get(probe, probe.options, c).maximum for c in cells), default=0)
+    whole = max((_least(c, probe) for c in [*cells, column.header]), default=0)  # its widest unbreakable piece
     if whole >= now:
         return
     column.min_width = column.max_width = min(now, max(least, whole, now - over))
     column.no_wrap, column.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis
+
+
+def _annotation(text) -> int:
+    """Columns a title or caption takes on one line (0: none)."""
+    return 0 if not text else len(text.plain if isinstance(text, Text) else str(text))
+
+
+def shaped(table: Table, width: int) -> int:
+    """Where the CLI's console draws a table (lionsim.cli.app._Console.render): `table` fitted to
+    `width` (fit: a word column breaks between words, no number is cut), and one whose title or
+    caption is wider than its columns widened, up to TABLE_WIDTH (and `width`), by its last
+    left-justified column (fill), so its notes do not wrap at a few columns' width. Returns the
+    width to draw it at: `width`, or the table's own where its numbers alone are wider (drawn so,
+    never with rows or columns dropped, as rich does when a table cannot fit)."""
+    if table.width is None:  # a builder that pinned its width fitted it already
+        fit(table, width)
+    notes = max(_annotation(table.title), _annotation(table.caption))
+    wide = natural_width(table)
+    if notes > wide and table.width is None:
+        left = [c for c in table.columns if c.justify == "left" and c.header]
+        if left:
+            fill(table, min(TABLE_WIDTH, width, notes), left[-1].header)
+            wide = natural_width(table)
+    return max(width, wide)

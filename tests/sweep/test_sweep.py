@@ -277,6 +277,22 @@ def test_sweep_table_shows_accuracy_as_percent():
     assert "58.7%" in text and "0.587" not in text and "1,500" in text and "@sparse-\n" not in text
 
 
+def test_sweep_table_has_a_title_saying_what_was_swept_and_how_many_cells():
+    """The sweep table began with a blank line, where bench's names its run: now what was swept."""
+    from lionsim.cli.sweep_view import sweep_table
+
+    summary = pd.DataFrame([{"workload": "mlp", "run": run, "workers": workers, "network": "10gbe", "seed": 0,
+                             "steps": 20, "final_loss": 1.0, "final_eval_acc": 0.5, "step_s": 0.001, "speedup": 1.0,
+                             "cell": f"{run}-{workers}"}
+                            for run in ("adamw@fp32-allreduce", "lion@fp32-allreduce") for workers in (2, 4)])
+    from lionsim.cli.app import _Console
+
+    shown = _Console(width=80, record=True, file=io.StringIO())  # as the CLI prints it
+    shown.print(sweep_table(summary))
+    first = shown.export_text().splitlines()[0].strip()
+    assert first == "lionsim sweep: mlp, 2/4 workers, 10gbe, 2 runs, 1 seed, 20 steps: 4 cells"
+
+
 def test_sweep_table_prints_speedup_as_bench_does():
     """The sweep table printed 1.31 where bench prints 1.31x (README: a row per cell, as bench)."""
     from lionsim.cli.sweep_view import sweep_table

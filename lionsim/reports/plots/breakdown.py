@@ -71,14 +71,25 @@ def _marker(marker: str, col: str) -> Line2D:
                   markeredgewidth=0.5, markersize=6)
 
 
-def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | None = None) -> list[Path]:
+def breakdown_title(meta: dict | None) -> str:
+    """What the bars are: each part's mean over the run's steps, and how each part's per-step time
+    was obtained, in the words the run's tables use (lionsim.reports.obtained, from run.json): a
+    modelled part priced on what, a measured one the median of its kind of step."""
+    from lionsim.reports.obtained import UNKNOWN, run_times
+
+    return f"Mean time per step over the run's steps, by part\n{run_times(meta) if meta else UNKNOWN}"
+
+
+def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | None = None,
+                   meta: dict | None = None) -> list[Path]:
+    """The time_breakdown figure of `runs`; `meta` (run.json) says in its title how the times were obtained."""
     labels = [label for label, _ in runs]
     cols, means, step, hidden = _parts(runs)
     stacked = sum(means[c] for c in cols)
     scale, unit = time_unit(float(max((stacked + hidden).max(), step.max(), 1e-12)))
     n = len(labels)
     fig, (absolute, share, log) = figure(
-        "Mean time per step, by part", subtitle or context(steps), ncols=3, sharey=True,
+        breakdown_title(meta), subtitle or context(steps), ncols=3, sharey=True,
         size=(15.0, max(3.6, 1.9 + 0.45 * n)), gridspec_kw={"width_ratios": [1.25, 1.0, 1.0]})
     y = np.arange(n)
     left = np.zeros(n)

@@ -324,7 +324,7 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
     paths = [
         *_loss_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "loss_vs_time.png", summary, meta),
         *_loss_plot(runs, styles, baseline, steps, "step", out_dir / "loss_vs_step.png", summary, meta),
-        *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta)),
+        *breakdown_plot(runs, styles, baseline, steps, out_dir / "time_breakdown.png", subtitle(steps, meta), meta),
         *_bytes_plot(runs, styles, baseline, steps, out_dir / "bytes_per_step.png", meta),
         *step_time_plot(runs, styles, baseline, steps, out_dir / "step_time_distribution.png", meta,
                         subtitle(steps, meta), summary),

@@ -1,0 +1,102 @@
+"""Every table lionsim prints at any COLUMNS: each row there, no number split across lines, the
+table printed wider than the terminal rather than dropping rows (lionsim.reports.widths.fit,
+applied where the CLI's console renders a table)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.helpers.cli import run_cli
+
+NUMBER = re.compile(r"[\d.,/]*\d[\d.,/]*")
+
+
+def _at(columns: str, argv: list[str], capsys, monkeypatch) -> str:
+    from lionsim.cli.app import console
+
+    monkeypatch.setenv("COLUMNS", columns)
+    # the width a fresh process's console takes from COLUMNS as it starts (rich pins it then)
+    monkeypatch.setattr(console, "_width", type(console)()._width)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    return out
+
+
+def _names(command: str) -> list[str]:
+    if command == "networks":
+        from lionsim.network import NETWORKS
+
+        return list(NETWORKS)
+    if command == "devices":
+        from lionsim.compute import DEVICES
+
+        return [name for name, d in DEVICES.items() if name == d.name]
+    if command == "workloads":
+        from lionsim.workloads import WORKLOADS
+
+        return list(WORKLOADS)
+    from lionsim.strategies import STRATEGIES
+
+    return list(STRATEGIES)
+
+
+COMMANDS = {"networks": ["networks"], "devices": ["devices"], "strategies": ["strategies"],
+            "workloads": ["workloads"],
+            "comm": ["comm", "--sizes", "1KiB,1MiB"]}
+
+
+@pytest.mark.parametrize("columns", ["0", "20", "40", "60", "80", "-3", "junk"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_row_prints_whole_at_any_columns(command, columns, capsys, monkeypatch):
+    """COLUMNS=0 printed nothing; at 40 comm printed no rows and devices its header a letter a line;
+    at 20-72 rows and columns were dropped and numbers cut ("0.01" / "3", "1" / "KiB", "0…")."""
+    reference = _at("100", COMMANDS[command], capsys, monkeypatch)
+    out = _at(columns, COMMANDS[command], capsys, monkeypatch)
+    assert "…" not in out
+    numbers = sorted(t for t in out.split() if NUMBER.fullmatch(t))
+    assert numbers == sorted(t for t in reference.split() if NUMBER.fullmatch(t))  # each whole, as often
+    if command == "comm":
+        for size in ("1 KiB", "1 MiB"):  # a size stays on its row's line, number and unit together
+            assert out.count(size) == reference.count(size) > 0
+        assert len([line for line in out.splitlines() if "KiB" in line or "MiB" in line]) == \
+            len([line for line in reference.splitlines() if "KiB" in line or "MiB" in line])
+    else:
+        firsts = {line.split()[0] for line in out.splitlines() if line.split()}
+        assert not [name for name in _names(command) if name not in firsts]
+
+
+def _caption_width(print_table, monkeypatch) -> int:
+    """The widest line of what `print_table(console)` prints past its rule, in a pipe."""
+    import io
+
+    from lionsim.cli.app import _Console
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    shown = _Console(file=io.StringIO())
+    print_table(shown)
+    lines = shown.file.getvalue().splitlines()
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    caption = lines[lines.index("", rule):]
+    return max(map(len, caption))
+
+
+def test_few_column_tables_wrap_their_captions_at_80_columns_in_a_pipe(monkeypatch):
+    """The gloo `comm` caption wrapped at about 52 columns and bench's "comm measured on gloo" at
+    about 42 (each at its columns' width): both now take up to 80 (widths.shaped widens them)."""
+    import pandas as pd
+
+    from lionsim.cli.comm_view import print_measured
+    from lionsim.reports.tables import model_check_table
+
+    rows = pd.DataFrame([dict(collective="all_reduce", type="float", bytes=1024, time_s=1e-4, time_mean_s=1.2e-4,
+                              time_p10_s=9e-5, time_p90_s=2e-4, busbw_GBps=0.01, model_time_s=1e-4, error=0.2)])
+    width = _caption_width(lambda shown: print_measured(rows, "gloo", 2, "loopback", shown), monkeypatch)
+    assert 72 <= width <= 80
+    summary = pd.DataFrame([dict(backend="gloo", network="loopback", strategy="lion", transport="allreduce",
+                                 comm_s=1e-3, comm_measured_s=1.1e-3, comm_model_s=9e-4, comm_model_error=-0.1,
+                                 barrier_wait_s=1e-4)])
+    table = model_check_table(summary, "loopback")
+    width = _caption_width(lambda shown: shown.print(table), monkeypatch)
+    assert 72 <= width <= 80
