@@ -221,8 +221,9 @@ def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
     under = width - natural_width(table)
     if run is not None and under > 0:
         probe = Console(width=400)
-        now = run.max_width or max((Measurement.get(probe, probe.options, cell).maximum
-                                    for cell in [*run.cells, run.header]), default=0)
+        drawn = max((Measurement.get(probe, probe.options, cell).maximum for cell in [*run.cells, run.header]),
+                    default=0)
+        now = min(run.max_width, drawn) if run.max_width else drawn  # a cap above its cells is not its width
         run.min_width = run.max_width = now + under
     return table
 
