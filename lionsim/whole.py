@@ -60,12 +60,18 @@ def read_whole(text: str | int) -> int:
     return Whole(int(value), shown)
 
 
+class Text(str):
+    """Text as the user typed it, which `typed` echoes bare: "bad --format xml", not 'xml'."""
+
+
 def typed(value: object) -> str:
     """A value as the user gave it, for a refusal: a whole number's own text (1e50, 2.5e3, 8192), an
     int given as one in full, a float in at most 6 significant digits (3e11, 1e30; not
-    1000000000000000019884624838656), anything else as repr."""
+    1000000000000000019884624838656), Text bare, anything else as repr."""
     if isinstance(value, Whole):
         return value.text
+    if isinstance(value, Text):
+        return str(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return repr(value)
     if isinstance(value, int):

@@ -261,7 +261,13 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
     key, path = _CONFIG_KEYS[name]
     value = next(iter(default_map.values())).get(name)
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
-    message = f"{key} {said}" if said else getattr(e, "message", "") or e.format_message()
+    if said:  # "bad workers = true in FILE: not a whole number; accepted: ...", the value in TOML's spelling
+        from lionsim.ranges import accepted
+
+        why, _, words = said
+        return f"bad {key} = {json.dumps(value)} in {path}{': ' + why if why else ''}; accepted: " \
+               f"{words or accepted(param.opts[0] if param.opts else key)}"
+    message = getattr(e, "message", "") or e.format_message()
     return f"bad {key} = {json.dumps(value)} in {path}: {message}"
 
 
@@ -378,14 +384,17 @@ BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "le
 """A bound's error type -> its sign (its value in the error's ctx under gt, ge, lt, le)."""
 
 
-def takes(e) -> str | None:
-    """What a typed option's bad value should have been, "takes a whole number; got '1.5'": from the
-    pydantic error typer converts every int and float option with (its BadParameter's cause), in
-    place of pydantic's "Input should be a valid integer, unable to parse string as an integer".
-    None: not a conversion error (the message is the parameter's own). A parser's refusal in these
-    words (lionsim.cli.options.whole_number) is taken as it is."""
-    if str(e.message).startswith("takes "):
-        return e.message
+def takes(e) -> tuple[str, str, str | None] | None:
+    """Why a typed option's bad value is wrong, the value as typed and what is accepted (None: the
+    option's own range, lionsim.ranges.accepted), ("not a whole number", "1.5", None): from a
+    whole-number parser's refusal (lionsim.cli.options.NotWhole), or from the pydantic error typer
+    converts every int and float option with (its BadParameter's cause), in place of pydantic's
+    "Input should be a valid integer, unable to parse string as an integer". None: not a
+    conversion error (the message is the parameter's own)."""
+    from lionsim.cli.options import NotWhole
+
+    if isinstance(e, NotWhole):
+        return e.why, e.text, None
     cause = e.__cause__
     errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
     if not errors:
@@ -394,22 +403,27 @@ def takes(e) -> str | None:
     kind, got = error.get("type", ""), error.get("input")
     if kind in BOUNDS:
         bound = next(iter((error.get("ctx") or {}).values()), "?")
-        what = f"a number {BOUNDS[kind]} {bound}"
-    else:
-        what = KINDS.get(kind.split("_")[0])
-        if what is None:
-            return None
-    return f"takes {what}; got {str(got)!r}"
+        return "", str(got), f"a number {BOUNDS[kind]} {bound}"
+    what = KINDS.get(kind.split("_")[0])
+    if what is None:
+        return None
+    return f"not {what}", str(got), None if kind.startswith("int") else what
 
 
 def bad_parameter(e) -> str:
-    """A bad option value in one line: "--steps takes a whole number; got '1.5'" where it is a
-    typed option's conversion (takes), else click's message."""
+    """A bad option value in the house's one line, "bad --steps 1.5: not a whole number; accepted:
+    a whole number from 1 to 10,000,000", where it is a typed option's conversion (takes), else
+    click's message."""
+    from lionsim.ranges import accepted, refusal
+    from lionsim.whole import Text
+
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
     if said is None:
         return e.format_message()
     opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
-    return f"{max(opts, key=len)} {said}"
+    option = max(opts, key=len)
+    why, got, words = said
+    return refusal(option, Text(got), words or accepted(option), why)
 
 
 def no_such_option(e) -> str:
