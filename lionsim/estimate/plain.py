@@ -14,7 +14,8 @@ from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
+from lionsim.registry import did_you_mean
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -190,13 +191,19 @@ class Sweep:
         return "workers" if self.variable == "workers" else "GB/s"
 
 
+def _bad(spec: str, why: str = "") -> str:
+    """--sweep's one line, the value as typed: "bad --sweep bandwidth=100:0.1:5: END must exceed START;
+    accepted: workers=N,N,... | ..." (lionsim.estimate.defaults.ACCEPTED, what a sweep looks like)."""
+    return refusal("--sweep", Text(spec), ACCEPTED, why)
+
+
 def _number(text: str, spec: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
+        raise LionsimError(_bad(spec, f"{text.strip() or 'nothing'} is not a number")) from None
     if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be {span(0, above=True)}; accepted: {ACCEPTED}")
+        raise LionsimError(_bad(spec, f"{text.strip()} must be {span(0, above=True)}"))
     return value
 
 
@@ -209,17 +216,20 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     variable, sep, body = spec.partition("=")
     variable = variable.strip()
     if not sep or variable not in VARIABLES or not body.strip():
-        raise LionsimError(f"bad --sweep {spec!r}; accepted: {ACCEPTED}")
+        near = did_you_mean(variable, VARIABLES) if variable not in VARIABLES else ""
+        raise LionsimError(_bad(spec, "" if variable in VARIABLES else f"unknown variable {variable!r}") + near)
     if ":" in body:
         parts = body.split(":")
         if len(parts) != 3:
-            raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
+            raise LionsimError(_bad(spec, "a range is START:END:COUNT"))
         start, end = _number(parts[0], spec), _number(parts[1], spec)
         count = _number(parts[2], spec)
-        if not count.is_integer() or count < 2 or end <= start:
-            raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
+        if end <= start:
+            raise LionsimError(_bad(spec, "END must exceed START"))
+        if not count.is_integer() or count < 2:
+            raise LionsimError(_bad(spec, "COUNT must be a whole number at least 2"))
         if count > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
+            raise LionsimError(f"bad --sweep {spec}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
         import numpy as np
 
         values = list(np.geomspace(start, end, int(count)))
@@ -228,7 +238,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     else:
         values = [_number(item.strip(), spec) for item in body.split(",")]
         if len(values) > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
+            raise LionsimError(f"bad --sweep {spec}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
     if variable == "workers":
         if any(not float(v).is_integer() for v in values):
             raise LionsimError(f"bad --sweep {spec!r}: worker counts must be integers")
@@ -239,7 +249,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     distinct = tuple(sorted(set(values)))
     if ":" not in body and len(distinct) < len(values):  # as a grid refuses a network given twice
         twice = next(v for v in values if values.count(v) > 1)
-        raise LionsimError(f"bad --sweep {spec!r}: {twice:g} given twice; accepted: {ACCEPTED}, each value once")
+        raise LionsimError(refusal("--sweep", Text(spec), f"{ACCEPTED}, each value once", f"{twice:g} given twice"))
     if ":" in body and len(distinct) < 2:  # a range is for a span: one that rounds to one node count is not
         raise LionsimError(f"bad --sweep {spec!r}: the range rounds to one point ({distinct[0]:g} workers, whole "
                            f"nodes of {workers_per_node}); accepted: a range over at least 2 node counts, or one "

@@ -55,12 +55,15 @@ def test_a_range_takes_the_counts_a_list_takes_and_says_where_points_met():
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("nodes=1,2", "bad --sweep 'nodes=1,2'; accepted: workers="),
-        ("workers", "bad --sweep 'workers'"),
-        ("workers=8,x", "'x' is not a number"),
-        ("bandwidth=-1", "'-1' must be a finite number above 0"),
+        ("nodes=1,2", "bad --sweep nodes=1,2: unknown variable 'nodes'; accepted: workers="),
+        ("workers", "bad --sweep workers; accepted: workers="),
+        ("workers=8,x", "bad --sweep workers=8,x: x is not a number; accepted: workers="),
+        ("bandwidth=-1", "bad --sweep bandwidth=-1: -1 must be a finite number above 0; accepted: "),
         ("workers=1:8", "a range is START:END:COUNT"),
-        ("workers=8:1:4", "END > START"),
+        ("workers=8:1:4", "bad --sweep workers=8:1:4: END must exceed START; accepted: workers=N"),
+        ("bandwidth=100:0.1:5", "bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N"),
+        ("bandwidth=1:10:1.5", "bad --sweep bandwidth=1:10:1.5: COUNT must be a whole number at least 2; accepted: "),
+        ("bandwith=1,2", "unknown variable 'bandwith'; accepted: .*; did you mean 'bandwidth'\\?"),
         ("workers=2.5", "worker counts must be integers"),
     ],
 )
@@ -117,8 +120,8 @@ def test_bandwidth_sweep_finds_where_votes_start_to_win(tmp_path):
 
 
 @pytest.mark.parametrize("spec, line", [
-    ("workers=8,16,8", "bad --sweep 'workers=8,16,8': 8 given twice; accepted: "),
-    ("bandwidth=1.5, 1.5", "bad --sweep 'bandwidth=1.5, 1.5': 1.5 given twice"),
+    ("workers=8,16,8", "bad --sweep workers=8,16,8: 8 given twice; accepted: "),
+    ("bandwidth=1.5, 1.5", "bad --sweep bandwidth=1.5, 1.5: 1.5 given twice"),
     ("workers=8:9:3", "the range rounds to one point (8 workers, whole nodes of 8); accepted: a range over at least 2"),
 ])
 def test_a_sweep_that_collapses_to_fewer_points_than_given_is_refused(spec, line):
