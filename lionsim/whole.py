@@ -61,7 +61,8 @@ def read_whole(text: str | int) -> int:
 
 
 class Text(str):
-    """Text as the user typed it, which `typed` echoes bare: "bad --format xml", not 'xml'."""
+    """Text as the user typed it, which `typed` echoes bare: "bad --format xml", not 'xml' (an empty
+    or blank one quoted: "bad --sizes ''")."""
 
 
 def typed(value: object) -> str:
@@ -70,10 +71,10 @@ def typed(value: object) -> str:
     1000000000000000019884624838656), Text bare, anything else as repr."""
     if isinstance(value, Whole):
         return value.text
-    if isinstance(value, Text):
+    if isinstance(value, Text) and value.strip():
         return str(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return repr(value)
+        return repr(str(value) if isinstance(value, Text) else value)
     if isinstance(value, int):
         return str(value)
     mantissa, e, power = f"{value:.6g}".partition("e")

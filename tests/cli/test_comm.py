@@ -61,8 +61,8 @@ def test_comm_reads_a_config_file(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sizes", "1XB"], "bad size '1XB'"),
-        (["--sizes", "1e30"], "bad size '1e30': 1e+30 B is above 1 TiB; accepted: 1 B to 1 TiB"),
+        (["--sizes", "1XB"], "bad --sizes 1XB: unknown unit XB; accepted: 1 B to 1 TiB"),
+        (["--sizes", "1e30"], "bad --sizes 1e30: 1e30 is 1e+30 B, above 1 TiB; accepted: 1 B to 1 TiB"),
         (["--collective", "allreduce"], "unknown collective 'allreduce'"),
         (["--collective", "all_reduce,allgather"], "unknown collective 'allgather'; choose from:"),
         (["--workers", "two"], "bad --workers 'two'; accepted: a whole number from 2 to 100,000,000"),
