@@ -318,6 +318,10 @@ def _from_file(name: str, flag: str, argv: Sequence[str], default_map: dict | No
     return not any(a == o or a.startswith(o + "=") or (len(o) == 2 and a.startswith(o)) for o in opts for a in argv)
 
 
+CONFIG_FILES = "a TOML file or a run.json lionsim wrote"
+"""What --config reads, in its refusals."""
+
+
 def load_config(path: Path, command: str) -> dict[str, Any]:
     """Options from a TOML file, or from a run.json that lionsim wrote (its `config`)."""
     if path.suffix.lower() != ".json":
@@ -325,9 +329,9 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise LionsimError(f"config file not found: {path}") from None
+        raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
     except IsADirectoryError:
-        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file or a run.json") from None
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
     except OSError as e:  # unreadable: permissions, a symlink loop, a name too long
         raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -366,9 +370,9 @@ def load_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except FileNotFoundError:
-        raise LionsimError(f"config file not found: {path}") from None
+        raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
     except IsADirectoryError:
-        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file") from None
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
     except OSError as e:
         raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:

@@ -127,11 +127,11 @@ def bad_configs(tmp_path):
     ("{tmp}/loop.toml", "cannot read config file"),
     ("{tmp}/binary.toml", "malformed TOML"),
     ("{tmp}/binary.json", "malformed JSON"),
-    ("{tmp}/missing.toml", "config file not found"),
+    ("{tmp}/missing.toml", "bad --config {tmp}/missing.toml: no such file; accepted: a TOML file or a run.json lionsim wrote"),
 ])
 def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, command, name, message):
     before = sorted(bad_configs.iterdir())
-    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message)
+    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message.format(tmp=bad_configs))
     assert sorted(bad_configs.iterdir()) == before  # nothing written
 
 
