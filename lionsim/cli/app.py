@@ -209,7 +209,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
             value = json.dumps(value)
         defaults[name] = value
-    _CONFIG_KEYS.update({name: (key, path) for key, name in ((k, k.replace("-", "_")) for k in values)})
+    _CONFIG_KEYS.update({k.replace("-", "_"): (k, path, v) for k, v in values.items()})
     return {command_name: defaults}
 
 
@@ -247,8 +247,10 @@ def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, p
     return kept
 
 
-_CONFIG_KEYS: dict[str, tuple[str, str]] = {}
-"""Option name -> (its key, the --config file) for the values a config file gave."""
+_CONFIG_KEYS: dict[str, tuple[str, str, Any]] = {}
+"""Option name -> (its key, the --config file, its value as the file wrote it) for the values a config
+file gave: a refusal echoes the file's value (`workers = 0`), not the one click got (`[0]`, as comm's
+--workers is a list)."""
 
 
 def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) -> str | None:
@@ -258,8 +260,7 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
     name = getattr(param, "name", None)
     if not default_map or name not in _CONFIG_KEYS or any(o in argv for o in getattr(param, "opts", ())):
         return None
-    key, path = _CONFIG_KEYS[name]
-    value = next(iter(default_map.values())).get(name)
+    key, path, value = _CONFIG_KEYS[name]
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
     if said:  # "bad workers = true in FILE: not a whole number; accepted: ...", the value in TOML's spelling
         from lionsim.ranges import accepted
@@ -289,7 +290,7 @@ def _config_refused(message: str, argv: Sequence[str], default_map: dict | None)
     hyper.adamw in FILE: ...". None where the flag was typed, or no file set it."""
     table = _REFUSED_TABLE.match(message)
     if table and _from_file(table.group(1).replace("-", "_"), "--" + table.group(1), argv, default_map):
-        _, path = _CONFIG_KEYS[table.group(1).replace("-", "_")]
+        _, path, _ = _CONFIG_KEYS[table.group(1).replace("-", "_")]
         cut = table.end()  # "bad hyper.adamw: why" -> "bad hyper.adamw in FILE: why"
         if message[cut:cut + 1] not in (":", ";"):  # "bad hyper.adamw.lr -1; accepted" -> "... -1 in FILE; accepted"
             cut = message.find("; ", cut) if "; " in message[cut:] else len(message)
@@ -300,9 +301,9 @@ def _config_refused(message: str, argv: Sequence[str], default_map: dict | None)
     name = found.group(1)[2:].replace("-", "_")
     if not _from_file(name, found.group(1), argv, default_map):
         return None
-    key, path = _CONFIG_KEYS[name]
+    key, path, value = _CONFIG_KEYS[name]
     reason = _REASON.fullmatch(message[found.end():])
-    value = json.dumps(next(iter(default_map.values()))[name])
+    value = json.dumps(value)  # TOML's spelling: true, "four", [4, 0]
     return f"bad {key} = {value} in {path}{reason.group(1)}" if reason else f"in {path}: {message}"
 
 
