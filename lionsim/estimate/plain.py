@@ -159,8 +159,24 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:
         network.nodes(workers)  # whole nodes, or one node
+    else:
+        check_gpus_per_node(workers, cfg.gpus_per_node)
     if need is not None:
         parse_need(need)
+
+
+def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
+    """--gpus-per-node G that the --workers fill: one node (G >= workers) or whole nodes (G divides
+    workers); else refused naming the option typed (the network's own workers_per_node is
+    lionsim.network.link.Network.nodes' to refuse)."""
+    if workers <= gpus_per_node or workers % gpus_per_node == 0:
+        return
+    small = [d for d in range(1, math.isqrt(workers) + 1) if workers % d == 0]
+    divisors = sorted({*small, *(workers // d for d in small)} - {workers})
+    shown = ", ".join(f"{d:,}" for d in divisors[:12]) + (", ..." if len(divisors) > 12 else "")
+    raise LionsimError(refusal("--gpus-per-node", gpus_per_node,
+                               f"a divisor of --workers ({shown}) or at least {workers:,} (one node)",
+                               f"{workers:,} workers do not fill whole nodes of {gpus_per_node:,}"))
 
 
 def _tokens_per_worker(cfg) -> int | None:

@@ -214,6 +214,8 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
                                        "did you mean 'buckets'?\n"),
     (["bench", "--plugin", "/nonexist.py"], "error: bad --plugin /nonexist.py: no such file; accepted: a Python file (FILE.py) "),
     (["comm", "--sizes", "1KiB:1MiB:x1"], "error: bad --sizes 1KiB:1MiB:x1: step x1 is not a factor above 1; accepted: START:END"),
+    (["estimate", "-m", "gpt2-124m", "--gpus-per-node", "3", "--workers", "8"],
+     "error: bad --gpus-per-node 3: 8 workers do not fill whole nodes of 3; accepted: a divisor of --workers (1, 2, 4) or "),
     (["estimate", "-m", "gpt2-124m", "--sweep", "bandwidth=100:0.1:5"],
      "error: bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N,N,... | "),
     (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),
