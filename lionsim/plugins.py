@@ -61,8 +61,8 @@ def load_plugin(path) -> str:
     if given.suffix != ".py":
         raise LionsimError(f"bad --plugin {path}; accepted: {PLUGIN_FILES}")
     if not given.is_file():
-        why = "it is a directory" if given.is_dir() else "no such file"
-        raise LionsimError(f"bad --plugin {path}: {why}; accepted: {PLUGIN_FILES}")
+        problem = "it is a directory" if given.is_dir() else "no such file"
+        raise LionsimError(f"bad --plugin {path}: {problem}; accepted: {PLUGIN_FILES}")
     key = str(given.resolve())
     if key in LOADED:
         return key
