@@ -83,6 +83,14 @@ def test_comm_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsy
     assert not (tmp_path / ".out.partial").exists()  # nor its staging folder
 
 
+def test_comm_rows_are_ascending_each_size_once_and_the_repeat_is_said(capsys):
+    """`--sizes 1KB,1.5KiB,1000,1023` gave rows in the order typed and merged 1KB with 1000 silently."""
+    code, out, err = run_cli(["comm", "--sizes", "1KB,1.5KiB,1000,1023", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert [int(r.split(",")[COMM_COLUMNS.index("bytes")]) for r in out.splitlines()[1:]] == [1000, 1023, 1536]
+    assert err.strip() == "note: --sizes 1KB,1.5KiB,1000,1023 names 1 size more than once: each is one row", err
+
+
 def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):
     from lionsim.cli.app import main
 
