@@ -15,9 +15,9 @@ from fnmatch import fnmatchcase
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
-from lionsim.ranges import span
+from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean, match_name
-from lionsim.whole import read_whole, typed
+from lionsim.whole import Text, read_whole, typed
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite float32 (torch.finfo(torch.float32).max): training runs in float32, so a real
@@ -92,7 +92,11 @@ def parse_split(text: str) -> Split:
             alpha = math.nan
         if math.isfinite(alpha) and alpha > 0:
             return Split("dirichlet", alpha)
-    raise LionsimError(f"bad data split {text!r}; accepted: {SPLIT_FORMS}")
+        why = "ALPHA must be a number above 0"
+    else:
+        why = ""
+    near = did_you_mean(kind, ("iid", "dirichlet")) if not why else ""
+    raise LionsimError(refusal("--data-split", Text(text), SPLIT_FORMS, why) + near)
 
 
 def parse_eval_samples(value: int | str | None) -> int | str | None:

@@ -46,6 +46,10 @@ def _registries() -> dict:
     return {r.kind: r for r in (PAYLOAD_KINDS, INNER_OPTIMIZERS, TRANSPORTS, STRATEGIES)}
 
 
+PLUGIN_FILES = "a Python file (FILE.py) defining strategies or transports"
+"""What --plugin reads, in its refusals."""
+
+
 def load_plugins(paths) -> list[str]:
     """Import every plug-in file in `paths` (once each); their resolved paths, in order."""
     return [load_plugin(p) for p in paths or []]
@@ -55,9 +59,10 @@ def load_plugin(path) -> str:
     """Import one plug-in file and check what it registered; its resolved path."""
     given = Path(path)
     if given.suffix != ".py":
-        raise LionsimError(f"bad --plugin {path}; accepted: a Python file (FILE.py) defining strategies or transports")
+        raise LionsimError(f"bad --plugin {path}; accepted: {PLUGIN_FILES}")
     if not given.is_file():
-        raise LionsimError(f"plugin file not found: {path}" + (" (it is a directory)" if given.is_dir() else ""))
+        problem = "it is a directory" if given.is_dir() else "no such file"
+        raise LionsimError(f"bad --plugin {path}: {problem}; accepted: {PLUGIN_FILES}")
     key = str(given.resolve())
     if key in LOADED:
         return key

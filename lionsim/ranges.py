@@ -12,7 +12,7 @@ thousands grouped (0.001 as written); the reason for a bound, where there is one
 
 from __future__ import annotations
 
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, WHOLE, typed
 
 Bound = int | float | str | None
 
@@ -62,3 +62,13 @@ POSITIVE = span(0, above=True)
 """A real number above 0 (--lr, --outer-lr ...)."""
 BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
 """--bucket-mb (bench, sweep, estimate)."""
+
+OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED}
+"""The shared options' ranges by flag, for a value refused before its range is checked (--workers
+2.5: "not a whole number; accepted: a whole number from 1 to 100,000,000")."""
+
+
+def accepted(option: str, whole: bool = True) -> str:
+    """What `option` accepts where its value is not a number at all: its range where it is a shared
+    option, else what the parser reads (lionsim.whole.WHOLE: 1000, 1e3 or 2.5e3)."""
+    return OPTIONS.get(option) or (WHOLE if whole else "a number")

@@ -60,14 +60,24 @@ def read_whole(text: str | int) -> int:
     return Whole(int(value), shown)
 
 
+class Text(str):
+    """Text as the user typed it, which `typed` echoes bare: "bad --format xml", not 'xml' (an empty
+    or blank one quoted: "bad --sizes ''")."""
+
+
 def typed(value: object) -> str:
     """A value as the user gave it, for a refusal: a whole number's own text (1e50, 2.5e3, 8192), an
     int given as one in full, a float in at most 6 significant digits (3e11, 1e30; not
-    1000000000000000019884624838656), anything else as repr."""
+    1000000000000000019884624838656), Text bare, a bool as a config file spells it (true), anything
+    else as repr."""
     if isinstance(value, Whole):
         return value.text
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return repr(value)
+    if isinstance(value, Text) and value.strip():
+        return str(value)
+    if isinstance(value, bool):  # only a config file gives one: its spelling (TOML, JSON), not Python's
+        return "true" if value else "false"
+    if not isinstance(value, (int, float)):
+        return repr(str(value) if isinstance(value, Text) else value)
     if isinstance(value, int):
         return str(value)
     mantissa, e, power = f"{value:.6g}".partition("e")

@@ -226,7 +226,7 @@ def _config_defaults(argv: Sequence[str]) -> dict[str, Any] | None:
         if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
             value = json.dumps(value)
         defaults[name] = value
-    _CONFIG_KEYS.update({name: (key, path) for key, name in ((k, k.replace("-", "_")) for k in values)})
+    _CONFIG_KEYS.update({k.replace("-", "_"): (k, path, v) for k, v in values.items()})
     return {command_name: defaults}
 
 
@@ -264,8 +264,10 @@ def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, p
     return kept
 
 
-_CONFIG_KEYS: dict[str, tuple[str, str]] = {}
-"""Option name -> (its key, the --config file) for the values a config file gave."""
+_CONFIG_KEYS: dict[str, tuple[str, str, Any]] = {}
+"""Option name -> (its key, the --config file, its value as the file wrote it) for the values a config
+file gave: a refusal echoes the file's value (`workers = 0`), not the one click got (`[0]`, as comm's
+--workers is a list)."""
 
 
 def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) -> str | None:
@@ -275,10 +277,15 @@ def _from_config(e: Exception, argv: Sequence[str], default_map: dict | None) ->
     name = getattr(param, "name", None)
     if not default_map or name not in _CONFIG_KEYS or any(o in argv for o in getattr(param, "opts", ())):
         return None
-    key, path = _CONFIG_KEYS[name]
-    value = next(iter(default_map.values())).get(name)
+    key, path, value = _CONFIG_KEYS[name]
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
-    message = f"{key} {said}" if said else getattr(e, "message", "") or e.format_message()
+    if said:  # "bad workers = true in FILE: not a whole number; accepted: ...", the value in TOML's spelling
+        from lionsim.ranges import accepted
+
+        why, _, words = said
+        return f"bad {key} = {json.dumps(value)} in {path}{': ' + why if why else ''}; accepted: " \
+               f"{words or accepted(param.opts[0] if param.opts else key)}"
+    message = getattr(e, "message", "") or e.format_message()
     return f"bad {key} = {json.dumps(value)} in {path}: {message}"
 
 
@@ -300,7 +307,7 @@ def _config_refused(message: str, argv: Sequence[str], default_map: dict | None)
     hyper.adamw in FILE: ...". None where the flag was typed, or no file set it."""
     table = _REFUSED_TABLE.match(message)
     if table and _from_file(table.group(1).replace("-", "_"), "--" + table.group(1), argv, default_map):
-        _, path = _CONFIG_KEYS[table.group(1).replace("-", "_")]
+        _, path, _ = _CONFIG_KEYS[table.group(1).replace("-", "_")]
         cut = table.end()  # "bad hyper.adamw: why" -> "bad hyper.adamw in FILE: why"
         if message[cut:cut + 1] not in (":", ";"):  # "bad hyper.adamw.lr -1; accepted" -> "... -1 in FILE; accepted"
             cut = message.find("; ", cut) if "; " in message[cut:] else len(message)
@@ -311,9 +318,9 @@ def _config_refused(message: str, argv: Sequence[str], default_map: dict | None)
     name = found.group(1)[2:].replace("-", "_")
     if not _from_file(name, found.group(1), argv, default_map):
         return None
-    key, path = _CONFIG_KEYS[name]
+    key, path, value = _CONFIG_KEYS[name]
     reason = _REASON.fullmatch(message[found.end():])
-    value = json.dumps(next(iter(default_map.values()))[name])
+    value = json.dumps(value)  # TOML's spelling: true, "four", [4, 0]
     return f"bad {key} = {value} in {path}{reason.group(1)}" if reason else f"in {path}: {message}"
 
 
@@ -329,6 +336,10 @@ def _from_file(name: str, flag: str, argv: Sequence[str], default_map: dict | No
     return not any(a == o or a.startswith(o + "=") or (len(o) == 2 and a.startswith(o)) for o in opts for a in argv)
 
 
+CONFIG_FILES = "a TOML file or a run.json lionsim wrote"
+"""What --config reads, in its refusals."""
+
+
 def load_config(path: Path, command: str) -> dict[str, Any]:
     """Options from a TOML file, or from a run.json that lionsim wrote (its `config`)."""
     if path.suffix.lower() != ".json":
@@ -336,9 +347,9 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise LionsimError(f"config file not found: {path}") from None
+        raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
     except IsADirectoryError:
-        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file or a run.json") from None
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
     except OSError as e:  # unreadable: permissions, a symlink loop, a name too long
         raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -377,9 +388,9 @@ def load_toml(path: Path) -> dict[str, Any]:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except FileNotFoundError:
-        raise LionsimError(f"config file not found: {path}") from None
+        raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
     except IsADirectoryError:
-        raise LionsimError(f"bad --config {path}: it is a directory; accepted: a TOML file") from None
+        raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
     except OSError as e:
         raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -395,14 +406,17 @@ BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "le
 """A bound's error type -> its sign (its value in the error's ctx under gt, ge, lt, le)."""
 
 
-def takes(e) -> str | None:
-    """What a typed option's bad value should have been, "takes a whole number; got '1.5'": from the
-    pydantic error typer converts every int and float option with (its BadParameter's cause), in
-    place of pydantic's "Input should be a valid integer, unable to parse string as an integer".
-    None: not a conversion error (the message is the parameter's own). A parser's refusal in these
-    words (lionsim.cli.options.whole_number) is taken as it is."""
-    if str(e.message).startswith("takes "):
-        return e.message
+def takes(e) -> tuple[str, str, str | None] | None:
+    """Why a typed option's bad value is wrong, the value as typed and what is accepted (None: the
+    option's own range, lionsim.ranges.accepted), ("not a whole number", "1.5", None): from a
+    whole-number parser's refusal (lionsim.cli.options.NotWhole), or from the pydantic error typer
+    converts every int and float option with (its BadParameter's cause), in place of pydantic's
+    "Input should be a valid integer, unable to parse string as an integer". None: not a
+    conversion error (the message is the parameter's own)."""
+    from lionsim.cli.options import NotWhole
+
+    if isinstance(e, NotWhole):
+        return e.why, e.text, None
     cause = e.__cause__
     errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
     if not errors:
@@ -411,22 +425,27 @@ def takes(e) -> str | None:
     kind, got = error.get("type", ""), error.get("input")
     if kind in BOUNDS:
         bound = next(iter((error.get("ctx") or {}).values()), "?")
-        what = f"a number {BOUNDS[kind]} {bound}"
-    else:
-        what = KINDS.get(kind.split("_")[0])
-        if what is None:
-            return None
-    return f"takes {what}; got {str(got)!r}"
+        return "", str(got), f"a number {BOUNDS[kind]} {bound}"
+    what = KINDS.get(kind.split("_")[0])
+    if what is None:
+        return None
+    return f"not {what}", str(got), None if kind.startswith("int") else what
 
 
 def bad_parameter(e) -> str:
-    """A bad option value in one line: "--steps takes a whole number; got '1.5'" where it is a
-    typed option's conversion (takes), else click's message."""
+    """A bad option value in the house's one line, "bad --steps 1.5: not a whole number; accepted:
+    a whole number from 1 to 10,000,000", where it is a typed option's conversion (takes), else
+    click's message."""
+    from lionsim.ranges import accepted, refusal
+    from lionsim.whole import Text
+
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
     if said is None:
         return e.format_message()
     opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
-    return f"{max(opts, key=len)} {said}"
+    option = max(opts, key=len)
+    why, got, words = said
+    return refusal(option, Text(got), words or accepted(option), why)
 
 
 def no_such_option(e) -> str:

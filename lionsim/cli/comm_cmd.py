@@ -118,7 +118,8 @@ def comm(
     ctx: typer.Context,
     sizes: str | None = typer.Option(
         None, "--sizes", help="START:END[:xF] as nccl-tests' -b/-e/-f (START x F^k up to END; x2 by default) and/or a "
-        "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30; 1 B to 1 TiB. Default "
+        "comma list; B, KB/MB/GB = 1e3/1e6/1e9, KiB/MiB/GiB or K/M/G = 2^10/2^20/2^30 (B in capitals: 1Kb, "
+        "kilobits, is refused); 1 B to 1 TiB; rows ascending, a size named twice one row. Default "
         f"1KiB:1GiB modelled, {MEASURED_SIZES} measured, {FIT_SIZES} with --fit."
     ),
     collective: list[str] = typer.Option(None, "--collective", help=f"Repeat or comma list: {', '.join(TABLE_OPS)}. Default "
@@ -188,6 +189,9 @@ def comm(
         counts = [n for n in counts if n != ranks]
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
+    if size_list.dropped:  # 1KB,1000 or overlapping ranges: one row each size
+        err_console.print(f"note: --sizes {sizes} names {size_list.dropped} size{'s' if size_list.dropped > 1 else ''} "
+                          "more than once: each is one row", markup=False, highlight=False)
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     cfg = None
     if backend != "sim":

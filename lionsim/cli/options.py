@@ -14,7 +14,7 @@ import typer
 
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean, match_name
-from lionsim.whole import read_whole
+from lionsim.whole import MAX_DIGITS, read_whole
 
 
 def _workload(value: str | None) -> str | None:
@@ -38,13 +38,23 @@ def _choice(option: str, choices: tuple[str, ...]):
     return check
 
 
+class NotWhole(typer.BadParameter):
+    """A whole-number option's value that is not one: its text and why, for the CLI's one line
+    (lionsim.cli.app.bad_parameter: "bad --workers 2.5: not a whole number; accepted: ...")."""
+
+    def __init__(self, text: str, why: str):
+        super().__init__(f"{why}: {text}")
+        self.text, self.why = text, why
+
+
 def whole_number(text: str | int) -> int:
     """A whole-number option's value (lionsim.whole.read_whole: 1000, 1e3 or 2.5e3, exactly, keeping its
     text for refusals to echo); refused in one line where it is not whole (1.5) or not finite."""
     try:
         return read_whole(text)
     except ValueError as e:
-        raise typer.BadParameter(str(e)) from None
+        why = f"{MAX_DIGITS} digits or more" if "digits" in str(e) else "not a whole number"
+        raise NotWhole(str(text).strip(), why) from None
 
 
 def _lower(value: str | None) -> str | None:
@@ -141,8 +151,8 @@ Hyper = Annotated[Optional[str], typer.Option(
 ComputeSpread = Annotated[Optional[list[str]], typer.Option(
     "--compute-spread", metavar="SPEC",
     help="Uneven workers, repeatable (the factors multiply each worker's compute per step, seeded by --seed): "
-         "lognormal:SIGMA (jitter, median 1) | slow:K:FACTOR (K persistent slow workers) | "
-         "episodes:P:FACTOR:STEPS (fail-slow episodes) | trace:FILE.csv (columns step,worker,compute_s). "
+         "lognormal:SIGMA (jitter, median 1) | slow:K:FACTOR (K persistent slow workers, compute x FACTOR >= 1) | "
+         "episodes:P:FACTOR:STEPS (fail-slow episodes, FACTOR >= 1) | trace:FILE.csv (columns step,worker,compute_s). "
          "A step waits for the slowest worker.")]
 Overwrite = Annotated[bool, typer.Option(
     "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are cleared when the new "

@@ -26,12 +26,18 @@ Out = Annotated[Path, typer.Option("--out", "-o", parser=parse_out, metavar="DIR
 
 
 def _format(value: str) -> str:
-    from lionsim.reports.formats import check_format
+    """table, csv or json (any case); else the one line, "bad --format xml; accepted: table, csv, json"."""
+    from lionsim.errors import LionsimError
+    from lionsim.ranges import refusal
+    from lionsim.registry import did_you_mean
+    from lionsim.reports.formats import FORMATS, check_format
+    from lionsim.whole import Text
 
     try:
         return check_format(value)
-    except ValueError as e:
-        raise typer.BadParameter(f"{value!r}; " + str(e).split("; ", 1)[-1]) from None
+    except ValueError:
+        raise LionsimError(refusal("--format", Text(value), ", ".join(FORMATS))
+                           + did_you_mean(str(value).strip(), FORMATS)) from None
 
 
 Format = Annotated[str, typer.Option(

@@ -18,7 +18,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import check_trained
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -289,7 +289,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
     check_mfu(mfu)
     if cfg.gpus_per_node is not None:
-        network = with_gpus_per_node(network, _positive_int("gpus-per-node", cfg.gpus_per_node), device)
+        check_gpus_per_node(workers, _positive_int("gpus-per-node", cfg.gpus_per_node))
+        network = with_gpus_per_node(network, cfg.gpus_per_node, device)
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
     check_tie(cfg.tie)

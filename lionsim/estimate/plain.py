@@ -14,7 +14,8 @@ from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed  # noqa: F401 (typed re-exported)
+from lionsim.registry import did_you_mean
+from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -158,8 +159,24 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:
         network.nodes(workers)  # whole nodes, or one node
+    else:
+        check_gpus_per_node(workers, cfg.gpus_per_node)
     if need is not None:
         parse_need(need)
+
+
+def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
+    """--gpus-per-node G that the --workers fill: one node (G >= workers) or whole nodes (G divides
+    workers); else refused naming the option typed (the network's own workers_per_node is
+    lionsim.network.link.Network.nodes' to refuse)."""
+    if workers <= gpus_per_node or workers % gpus_per_node == 0:
+        return
+    small = [d for d in range(1, math.isqrt(workers) + 1) if workers % d == 0]
+    divisors = sorted({*small, *(workers // d for d in small)} - {workers})
+    shown = ", ".join(f"{d:,}" for d in divisors[:12]) + (", ..." if len(divisors) > 12 else "")
+    raise LionsimError(refusal("--gpus-per-node", gpus_per_node,
+                               f"a divisor of --workers ({shown}) or at least {workers:,} (one node)",
+                               f"{workers:,} workers do not fill whole nodes of {gpus_per_node:,}"))
 
 
 def _tokens_per_worker(cfg) -> int | None:
@@ -194,9 +211,15 @@ SWEEP_WORKERS = f"worker counts (workers=N,N,... or workers=START:END:COUNT), ea
 """What a --sweep workers= value accepts: ranges.WORKERS, the words --workers is refused in."""
 
 
+def _bad(spec: str, why: str = "") -> str:
+    """--sweep's one line, the value as typed: "bad --sweep bandwidth=100:0.1:5: END must exceed START;
+    accepted: workers=N,N,... | ..." (lionsim.estimate.defaults.ACCEPTED, what a sweep looks like)."""
+    return refusal("--sweep", Text(spec), ACCEPTED, why)
+
+
 def _workers_refusal(spec: str, why: str) -> LionsimError:
     """The line refusing a --sweep workers= value: the --sweep form, ranges.WORKERS' accepted text."""
-    return LionsimError(f"bad --sweep {spec!r}: {why}; accepted: {SWEEP_WORKERS}")
+    return LionsimError(refusal("--sweep", Text(spec), SWEEP_WORKERS, why))
 
 
 def _number(text: str, spec: str, workers: bool = False) -> float:
@@ -204,13 +227,12 @@ def _number(text: str, spec: str, workers: bool = False) -> float:
     try:
         value = float(text)
     except ValueError:
-        if workers:
-            raise _workers_refusal(spec, f"{text!r} is not a number") from None
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} is not a number; accepted: {ACCEPTED}") from None
+        why = f"{text.strip() or 'nothing'} is not a number"
+        raise (_workers_refusal(spec, why) if workers else LionsimError(_bad(spec, why))) from None
     if workers and not (value.is_integer() and 1 <= value <= MAX_WORKERS):
-        raise _workers_refusal(spec, f"{text!r} is no worker count")
+        raise _workers_refusal(spec, f"{text.strip()} is no worker count")
     if not (math.isfinite(value) and value > 0):
-        raise LionsimError(f"bad --sweep {spec!r}: {text!r} must be {span(0, above=True)}; accepted: {ACCEPTED}")
+        raise LionsimError(_bad(spec, f"{text.strip()} must be {span(0, above=True)}"))
     return value
 
 
@@ -223,18 +245,21 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     variable, sep, body = spec.partition("=")
     variable = variable.strip()
     if not sep or variable not in VARIABLES or not body.strip():
-        raise LionsimError(f"bad --sweep {spec!r}; accepted: {ACCEPTED}")
+        near = did_you_mean(variable, VARIABLES) if variable not in VARIABLES else ""
+        raise LionsimError(_bad(spec, "" if variable in VARIABLES else f"unknown variable {variable!r}") + near)
     if ":" in body:
         parts = body.split(":")
         if len(parts) != 3:
-            raise LionsimError(f"bad --sweep {spec!r}: a range is START:END:COUNT; accepted: {ACCEPTED}")
+            raise LionsimError(_bad(spec, "a range is START:END:COUNT"))
         workers = variable == "workers"
         start, end = _number(parts[0], spec, workers), _number(parts[1], spec, workers)
         count = _number(parts[2], spec)
-        if not count.is_integer() or count < 2 or end <= start:
-            raise LionsimError(f"bad --sweep {spec!r}: a range needs END > START and an integer COUNT >= 2")
+        if end <= start:
+            raise LionsimError(_bad(spec, "END must exceed START"))
+        if not count.is_integer() or count < 2:
+            raise LionsimError(_bad(spec, "COUNT must be a whole number at least 2"))
         if count > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
+            raise LionsimError(f"bad --sweep {spec}: {int(count):,} points; accepted: COUNT from 2 to {MAX_POINTS:,}")
         import numpy as np
 
         values = list(np.geomspace(start, end, int(count)))
@@ -243,7 +268,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     else:
         values = [_number(item.strip(), spec, variable == "workers") for item in body.split(",")]
         if len(values) > MAX_POINTS:
-            raise LionsimError(f"bad --sweep {spec!r}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
+            raise LionsimError(f"bad --sweep {spec}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
     if variable == "workers":
         values = [int(v) for v in values]  # whole: each item checked, a range's points rounded to nodes
         if max(values) > MAX_WORKERS:  # a range's END rounded up to whole nodes past the top
@@ -251,7 +276,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
     distinct = tuple(sorted(set(values)))
     if ":" not in body and len(distinct) < len(values):  # as a grid refuses a network given twice
         twice = next(v for v in values if values.count(v) > 1)
-        raise LionsimError(f"bad --sweep {spec!r}: {twice:g} given twice; accepted: {ACCEPTED}, each value once")
+        raise LionsimError(refusal("--sweep", Text(spec), f"{ACCEPTED}, each value once", f"{twice:g} given twice"))
     if ":" in body and len(distinct) < 2:  # a range is for a span: one that rounds to one node count is not
         raise LionsimError(f"bad --sweep {spec!r}: the range rounds to one point ({distinct[0]:g} workers, whole "
                            f"nodes of {workers_per_node}); accepted: a range over at least 2 node counts, or one "

@@ -6,14 +6,15 @@ import math
 from typing import Any
 
 from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
 
 
 def no_unknown(table: dict[str, Any], accepted: tuple[str, ...], prefix: str, source: str) -> None:
     for key in table:
         if key not in accepted:
-            raise LionsimError(
-                f"{source}: unknown key '{prefix}{key}'; accepted: {', '.join(prefix + a for a in accepted)}"
-            )
+            names = [prefix + a for a in accepted]
+            raise LionsimError(f"{source}: unknown key '{prefix}{key}'; accepted: {', '.join(names)}"
+                               f"{did_you_mean(prefix + str(key), names)}")
 
 
 def number(

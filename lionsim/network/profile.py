@@ -89,7 +89,13 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
     path = Path(text)
     if not path.is_file():
         raise LionsimError(f"network profile not found: {path}; accepted: {accepted}")
-    return network_from_dict(_read(path), source=str(path), default_name=path.stem)
+    try:
+        return network_from_dict(_read(path), source=str(path), default_name=path.stem)
+    except LionsimError as e:  # "FILE: unknown key 'workers'; ..." -> the option's one line, naming --network
+        text = str(e)
+        if not text.startswith(f"{path}: "):
+            raise
+        raise LionsimError(f"bad --network {text}") from None
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -2,12 +2,14 @@
 
 Units: B; KB, MB, GB, TB (PB) are powers of 1000 (SPEC: GB means 1e9 bytes everywhere);
 KiB, MiB, GiB, TiB (PiB) are powers of 1024, and so are nccl-tests' bare K, M, G, T (P). A bare number
-is bytes. Units are case-insensitive. A range START:END[:xF] is nccl-tests' `-b START -e END
+is bytes. Units are case-insensitive but for the B: a lower-case b is a bit in the usual notation
+(1Kb, a kilobit), so it is refused rather than read as a byte. A range START:END[:xF] is nccl-tests' `-b START -e END
 -f F`: START, START*F, START*F^2, ... while <= END (F = 2 by default), so every step is the
 same factor; END is in the sweep when it is on that sequence (`1K:1G` and `1KiB:1GiB` double
 from 1 KiB to 1 GiB exactly; `1KB:1GB` doubles from 1000 B to 524 MB, the last <= 1 GB). A
 sweep holds at most MAX_SIZES sizes: `1KB:1GB:x1.0001` would be 138,000 rows (hours of
-measuring), refused up front with the count and a step that fits.
+measuring), refused up front with the count and a step that fits. The sizes come back ascending,
+each once (a size typed twice, or met by two ranges, is one row; comm says how many it dropped).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import math
 import re
 
 from lionsim.errors import LionsimError
+from lionsim.ranges import refusal
+from lionsim.whole import Text
 
 UNITS = {
     "b": 1,
@@ -29,7 +33,9 @@ MAX_BYTES = 2**40
 and the largest GPUs hold 141-288 GB (H200 141 GB, B200 192 GB, MI325X 256 GB, B300 288 GB),
 so 1 TiB is several times any real call; beyond it a figure (1e30 B: 9.3e20 GiB) prices nothing
 that can run and only overflows the tables."""
-ACCEPTED = "accepted: 1 B to 1 TiB (1,099,511,627,776 B), a number with an optional unit"
+SIZES = ("1 B to 1 TiB (1,099,511,627,776 B), a number with an optional unit: B, KB, MB, GB, TB (powers of "
+         "1000), KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024); B in capitals (b is bits)")
+"""A size as `comm --sizes` takes it."""
 RANGE_FORM = "START:END or START:END:xFACTOR, START <= END, factor > 1, e.g. 1KB:1GB:x2"
 """A size range as `comm --sizes` takes it."""
 MAX_SIZES = 1000
@@ -37,55 +43,95 @@ MAX_SIZES = 1000
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
 
 
+class _Refused(Exception):
+    """Why a part of --sizes is refused and what is accepted there; parse_sizes says it in one line."""
+
+    def __init__(self, why: str, accepted: str = SIZES):
+        super().__init__(why)
+        self.why, self.accepted = why, accepted
+
+
+class Sizes(list):
+    """The sizes of --sizes, ascending, each once; `dropped`: how many repeats were dropped."""
+
+    dropped: int = 0
+
+
 def parse_size(text: str) -> int:
     """One size in bytes: "4096", "1.5MB", "64KiB"; a whole number of bytes >= 1."""
+    try:
+        return _size(text)
+    except _Refused as e:
+        raise LionsimError(refusal("--sizes", Text(text.strip()), e.accepted, e.why)) from None
+
+
+def _size(text: str) -> int:
     match = _SIZE.match(text)
-    unit = match.group(2).lower() if match else ""
-    if not match or (unit and unit not in UNITS):
-        raise LionsimError(f"bad size {text.strip()!r}; {ACCEPTED}: B, KB, MB, GB, TB (powers of 1000), "
-                           "KiB, MiB, GiB, TiB or K, M, G, T (powers of 1024)")
-    value = float(match.group(1)) * UNITS[unit or "b"]
+    shown = text.strip() or "''"
+    unit = match.group(2) if match else ""
+    if unit.endswith("b"):  # 1Kb is a kilobit in the usual notation: refused, not read as bytes
+        raise _Refused(f"{shown}: b is bits; write B for bytes ({unit[:-1]}B)")
+    if not match or (unit and unit.lower() not in UNITS):
+        raise _Refused(f"{shown} is not a size" if not match else f"{shown}: unknown unit {unit}")
+    value = float(match.group(1)) * UNITS[unit.lower() or "b"]
     if value > MAX_BYTES:
-        raise LionsimError(f"bad size {text.strip()!r}: {value:.4g} B is above 1 TiB; {ACCEPTED}")
+        raise _Refused(f"{shown} is {value:.4g} B, above 1 TiB")
     if value < 1:
-        raise LionsimError(f"bad size {text.strip()!r}: must be at least 1 B; {ACCEPTED}")
+        raise _Refused(f"{shown} is below 1 B")
     if value != math.floor(value):
-        raise LionsimError(f"bad size {text.strip()!r}: must be a whole number of bytes; {ACCEPTED}")
+        raise _Refused(f"{shown} is not a whole number of bytes")
     return int(value)
 
 
-def parse_sizes(text: str) -> list[int]:
-    """A comma list of sizes and/or START:END[:xF] ranges, in the order given, duplicates dropped."""
+def parse_sizes(text: str) -> Sizes:
+    """A comma list of sizes and/or START:END[:xF] ranges: the sizes ascending, each once (Sizes.dropped
+    counts the repeats dropped); anything else refused in one line, "bad --sizes TEXT: why; accepted: ..."."""
+    try:
+        sizes = _sizes(text)
+    except _Refused as e:
+        why = e.why.removeprefix(text.strip() + ": ")  # the part that is the whole value: named once
+        raise LionsimError(refusal("--sizes", Text(text.strip()), e.accepted, why)) from None
+    kept = Sizes(sorted(set(sizes)))
+    kept.dropped = len(sizes) - len(kept)
+    return kept
+
+
+def _sizes(text: str) -> list[int]:
     sizes: list[int] = []
     for part in text.split(","):
         pieces = part.split(":")
         if len(pieces) == 1:
-            sizes.append(parse_size(pieces[0]))
+            sizes.append(_size(pieces[0]))
         elif len(pieces) in (2, 3):
             factor = _factor(pieces[2], part) if len(pieces) == 3 else 2.0
-            start, end = parse_size(pieces[0]), parse_size(pieces[1])
+            start, end = _size(pieces[0]), _size(pieces[1])
             if end < start:  # said here, where the range as typed is known
-                raise LionsimError(f"bad size range {part.strip()!r}: END {pieces[1].strip()} is below START "
-                                   f"{pieces[0].strip()}; accepted: {RANGE_FORM}")
-            sizes.extend(size_range(start, end, factor))
+                raise _Refused(f"{part.strip()}: END {pieces[1].strip()} is below START {pieces[0].strip()}", RANGE_FORM)
+            sizes.extend(_range(start, end, factor, part.strip()))
         else:
-            raise LionsimError(f"bad size range {part!r}; use START:END or START:END:xFACTOR, e.g. 1KB:1GB:x2")
-    sizes = list(dict.fromkeys(sizes))
-    if len(sizes) > MAX_SIZES:
-        raise LionsimError(f"bad sizes {text!r}: {len(sizes):,} sizes; accepted: at most {MAX_SIZES:,}")
+            raise _Refused(f"{part.strip()} is neither a size nor a range", RANGE_FORM)
+    if len(set(sizes)) > MAX_SIZES:
+        raise _Refused(f"{len(set(sizes)):,} sizes", f"at most {MAX_SIZES:,} sizes")
     return sizes
 
 
 def size_range(start: int, end: int, factor: float = 2.0) -> list[int]:
     """start, start*factor, ... (rounded to whole bytes) while <= end, as nccl-tests steps
     (module doc); at most MAX_SIZES."""
+    try:
+        return _range(start, end, factor, f"{start}:{end}:x{factor:g}")
+    except _Refused as e:
+        raise LionsimError(f"bad size range {start} B to {end} B by x{factor:g}: {e.why}; accepted: {e.accepted}") from None
+
+
+def _range(start: int, end: int, factor: float, part: str) -> list[int]:
     if end < start:
-        raise LionsimError(f"bad size range: end {end} B is below start {start} B")
+        raise _Refused(f"{part}: END is below START", RANGE_FORM)
     count = math.floor(math.log(end / start) / math.log(factor) + 1e-9) + 1
     if count > MAX_SIZES:
         least = (end / start) ** (1 / (MAX_SIZES - 1))
-        raise LionsimError(f"bad size range {start} B to {end} B by x{factor:g}: about {count:,} sizes; accepted: at "
-                           f"most {MAX_SIZES:,} (a step of x{math.ceil(least * 1000) / 1000:g} or more here, e.g. x2)")
+        raise _Refused(f"{part}: about {count:,} sizes", f"at most {MAX_SIZES:,} (a step of "
+                       f"x{math.ceil(least * 1000) / 1000:g} or more here, e.g. x2)")
     return [int(round(start * factor**k)) for k in range(count)]
 
 
@@ -96,5 +142,5 @@ def _factor(text: str, part: str) -> float:
     except ValueError:
         factor = math.nan
     if not math.isfinite(factor) or factor <= 1:
-        raise LionsimError(f"bad step {text!r} in size range {part!r}; use a factor > 1, e.g. x2")
+        raise _Refused(f"{part.strip()}: step {text.strip()} is not a factor above 1", RANGE_FORM)
     return factor

@@ -59,6 +59,7 @@ from lionsim.errors import LionsimError
 from lionsim.ranges import BUCKET_MB, refusal
 from lionsim.registry import did_you_mean
 from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
+from lionsim.whole import Text
 
 MODES = ("auto", "buckets", "tensors", "none")
 """--overlap: the strategy's reference schedule where its transport can run it | per bucket
@@ -93,8 +94,8 @@ class OverlapConfig:
         mode = self.mode.strip().lower() if isinstance(self.mode, str) else self.mode
         object.__setattr__(self, "mode", ALIASES.get(mode, mode))
         if self.mode not in MODES:
-            raise LionsimError(f"bad overlap mode {self.mode!r}; accepted: {', '.join(MODES)} (or after, as none)"
-                               f"{did_you_mean(str(self.mode), [*MODES, *ALIASES])}")
+            raise LionsimError(refusal("--overlap", Text(str(self.mode)), f"{', '.join(MODES)} (or after, as none)")
+                               + did_you_mean(str(self.mode), [*MODES, *ALIASES]))
         ok = isinstance(self.bucket_mb, (int, float)) and math.isfinite(self.bucket_mb) and self.bucket_mb > 0
         if self.bucket_mb is not None and not ok:
             raise LionsimError(refusal("--bucket-mb", self.bucket_mb, BUCKET_MB))

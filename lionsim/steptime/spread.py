@@ -6,9 +6,11 @@ several specs multiply together:
     lognormal:SIGMA          independent jitter: exp(SIGMA z), z ~ N(0, 1) per worker per step
                              (median 1; SIGMA >= 0)
     slow:K:FACTOR            K persistent slow workers (which ones: drawn once from the seed),
-                             FACTOR slower at every step (1 <= K <= W, FACTOR > 0)
+                             FACTOR slower at every step: compute time x FACTOR (1 <= K <= W,
+                             FACTOR >= 1: a "slow" worker is never faster)
     episodes:P:FACTOR:STEPS  fail-slow episodes: each step a worker not in one starts one with
                              probability P; it lasts STEPS steps (the first included) at FACTOR
+                             (>= 1, as slow's)
     trace:FILE.csv           compute times measured elsewhere, replayed: a CSV with the header
                              `step,worker,compute_s` and one row per (step, worker); workers
                              0..W-1 (exactly the run's W), every step holding all of them, times
@@ -34,14 +36,15 @@ from typing import Callable
 import numpy as np
 
 from lionsim.errors import LionsimError
-from lionsim.ranges import span
+from lionsim.ranges import refusal, span
+from lionsim.whole import Text
 
 FORMS = "lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS or trace:FILE.csv"
 TRACE_COLUMNS = ("step", "worker", "compute_s")
 
 
 def _bad(text: str, why: str) -> LionsimError:
-    return LionsimError(f"bad --compute-spread {text!r}: {why}; accepted: {FORMS}")
+    return LionsimError(refusal("--compute-spread", Text(text), FORMS, why))
 
 
 def _number(text: str, part: str, name: str, *, low: float, low_open: bool, high: float = math.inf) -> float:
@@ -198,9 +201,16 @@ def parse_spec(text: str) -> Spec:
     if kind == "lognormal":
         return Lognormal(text, _number(text, parts[0], "SIGMA", low=0.0, low_open=False))
     if kind == "slow":
-        return Slow(text, _integer(text, parts[0], "K", 1), _number(text, parts[1], "FACTOR", low=0.0, low_open=True))
+        return Slow(text, _integer(text, parts[0], "K", 1), _slowdown(text, parts[1]))
     return Episodes(text, _number(text, parts[0], "P", low=0.0, low_open=False, high=1.0),
-                    _number(text, parts[1], "FACTOR", low=0.0, low_open=True), _integer(text, parts[2], "STEPS", 1))
+                    _slowdown(text, parts[1]), _integer(text, parts[2], "STEPS", 1))
+
+
+def _slowdown(text: str, part: str) -> float:
+    """A slow worker's or a fail-slow episode's FACTOR: its compute time x FACTOR, so at least 1 (0.5
+    would make a "slow" worker twice as fast: refused, as it contradicts the spec's name; 1 is an
+    even control)."""
+    return _number(text, part, "FACTOR", low=1.0, low_open=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from lionsim.errors import LionsimError
 from lionsim.network import canonical_network, load_network
 from lionsim.ranges import MAX_SEED, SEED, WORKERS, refusal
 from lionsim.runs import RunSpec, parse_runs
-from lionsim.whole import MAX_WORKERS, read_whole
+from lionsim.whole import MAX_WORKERS, Text, read_whole
 from lionsim.workloads import WORKLOADS, canonical_workload
 
 Items = Sequence[str | int]
@@ -29,18 +29,18 @@ EXAMPLES = {"--workload": "mlp,vit", "--workers": "4,8,16", "--network": "1gbe,1
 def split_items(option: str, given: Items) -> list[str]:
     """`["4,8", 16]` -> `["4", "8", "16"]`; an empty item (`4,,8`) or a repeated value fails."""
     example = f"a comma list like {EXAMPLES.get(option, '4,8,16')}"
+    shown = Text(",".join(map(str, given)))  # as typed, for the refusals
     items: list[str] = []
     for piece in given:
         for item in str(piece).split(","):
             item = item.strip()
             if not item:
-                raise LionsimError(f"bad {option} {','.join(map(str, given))!r}: an empty item; "
-                                   f"accepted: {example}")
+                raise LionsimError(refusal(option, shown, example, "an empty item"))
             if item in items:
-                raise LionsimError(f"bad {option}: {item} given twice; each value once")
+                raise LionsimError(refusal(option, shown, f"{example}, each value once", f"{item} given twice"))
             items.append(item)
     if not items:
-        raise LionsimError(f"bad {option}: no value; accepted: {example}")
+        raise LionsimError(refusal(option, shown, example, "no value"))
     return items
 
 
@@ -53,11 +53,12 @@ def parse_ints(option: str, given: Items, low: int, high: int, accepted: str) ->
         try:
             value = read_whole(item)
         except ValueError:
-            raise LionsimError(f"bad {option} {item!r}; accepted: {accepted}") from None
+            raise LionsimError(refusal(option, Text(item), accepted, "not a whole number")) from None
         if not low <= value <= high:
             raise LionsimError(refusal(option, value, accepted))
         if value in values:  # "4" and "04" are one value
-            raise LionsimError(f"bad {option}: {int(value)} given twice; each value once")
+            raise LionsimError(refusal(option, Text(",".join(map(str, given))), "each value once",
+                                       f"{int(value)} given twice"))
         values.append(value)
     return values
 
@@ -66,7 +67,7 @@ def _distinct(option: str, names: list[str]) -> list[str]:
     """`10gbe,10GbE` is one value given twice."""
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise LionsimError(f"bad {option}: {name} given twice; each value once")
+            raise LionsimError(refusal(option, Text(",".join(names)), "each value once", f"{name} given twice"))
     return names
 
 

@@ -127,20 +127,22 @@ def bad_configs(tmp_path):
     ("{tmp}/loop.toml", "cannot read config file"),
     ("{tmp}/binary.toml", "malformed TOML"),
     ("{tmp}/binary.json", "malformed JSON"),
-    ("{tmp}/missing.toml", "config file not found"),
+    ("{tmp}/missing.toml", "bad --config {tmp}/missing.toml: no such file; accepted: a TOML file or a run.json lionsim wrote"),
 ])
 def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, command, name, message):
     before = sorted(bad_configs.iterdir())
-    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message)
+    one_line_exit_2([command, "--config", name.format(tmp=bad_configs)], capsys, message.format(tmp=bad_configs))
     assert sorted(bad_configs.iterdir()) == before  # nothing written
 
 
 @pytest.mark.parametrize("text,expected", [
     ("workerz = 4\n", "unknown key 'workerz' in {path} for `lionsim bench`; did you mean 'workers'? accepted: "),
     ("zzz = 4\n", "unknown key 'zzz' in {path} for `lionsim bench`; accepted: backend, "),  # no near name: still a ';'
-    ('workers = "four"\n', 'bad workers = "four" in {path}: workers takes a whole number (1000, 1e3 or 2.5e3); got \'four\'\n'),
-    ("steps = 2.5\n", "bad steps = 2.5 in {path}: steps takes a whole number (1000, 1e3 or 2.5e3); got 2.5\n"),
-    ('lr = "fast"\n', 'bad lr = "fast" in {path}: lr takes a number; got \'fast\'\n'),
+    ('workers = "four"\n', 'bad workers = "four" in {path}: not a whole number; accepted: a whole number from 1 to '
+                           '100,000,000 (the most workers lionsim takes)\n'),
+    ("steps = 2.5\n", "bad steps = 2.5 in {path}: not a whole number; accepted: a whole number from 1 to 10,000,000"),
+    ("workers = true\n", "bad workers = true in {path}: not a whole number; accepted: a whole number from 1 to "),
+    ('lr = "fast"\n', 'bad lr = "fast" in {path}: not a number; accepted: a number\n'),
 ])
 def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
     from lionsim.cli.app import main
@@ -152,6 +154,21 @@ def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expe
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.startswith("error: " + expected.format(path=path)), err
     assert len(err.strip().splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command, text, expected", [
+    ("comm", "workers = 0\n", "bad workers = 0 in {path}; accepted: a whole number from 2 to "),
+    ("comm", "workers = [4, 0]\n", "bad workers = [4, 0] in {path}; accepted: a whole number from 2 to "),
+    ("comm", "workers = true\n", "bad workers = true in {path}; accepted: "),
+    ("estimate", "workers = true\n", "bad workers = true in {path}: not a whole number; accepted: "),
+])
+def test_a_config_value_is_echoed_as_the_file_spells_it(tmp_path, capsys, command, text, expected):
+    """comm's `workers = 0` was echoed "workers = [0]" (the list click got, its --workers being a list);
+    `workers = true` as Python's True."""
+    path = tmp_path / "run.toml"
+    path.write_text(text)
+    one_line_exit_2([command, "--config", str(path), *(["-m", "gpt2-124m"] if command == "estimate" else [])],
+                    capsys, "error: " + expected.format(path=path))
 
 
 @pytest.mark.parametrize("text, typed, expected", [
@@ -183,10 +200,24 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
 
 
 @pytest.mark.parametrize("argv, line", [
-    (["bench", "--steps", "1.5"], "error: --steps takes a whole number (1000, 1e3 or 2.5e3); got '1.5'"),
-    (["bench", "--lr", "abc"], "error: --lr takes a number; got 'abc'"),
-    (["estimate", "-n", "x"], "error: --workers takes a whole number (1000, 1e3 or 2.5e3); got 'x'"),
-    (["sweep", "--steps", "ten"], "error: --steps takes a whole number (1000, 1e3 or 2.5e3); got 'ten'"),
+    (["bench", "--steps", "1.5"], "error: bad --steps 1.5: not a whole number; accepted: a whole number from 1 to 10,000,000"),
+    (["bench", "--workers", "2.5"], "error: bad --workers 2.5: not a whole number; accepted: a whole number from 1 to "
+                                    "100,000,000 (the most workers lionsim takes)\n"),
+    (["bench", "--threads", "2.5"], "error: bad --threads 2.5: not a whole number; accepted: a whole number (1000, 1e3 or 2.5e3)\n"),
+    (["bench", "--lr", "abc"], "error: bad --lr abc: not a number; accepted: a number\n"),
+    (["estimate", "-n", "x"], "error: bad --workers x: not a whole number; accepted: a whole number from 1 to 100,000,000"),
+    (["sweep", "--steps", "ten"], "error: bad --steps ten: not a whole number; accepted: a whole number from 1 to 10,000,000"),
+    (["bench", "--format", "xml"], "error: bad --format xml; accepted: table, csv, json\n"),
+    (["estimate", "-m", "gpt2-124m", "--format", "jsn"], "error: bad --format jsn; accepted: table, csv, json; did you mean 'json'?\n"),
+    (["bench", "--data-split", "dirichlet:0"], "error: bad --data-split dirichlet:0: ALPHA must be a number above 0; accepted: iid, "),
+    (["bench", "--overlap", "bucket"], "error: bad --overlap bucket; accepted: auto, buckets, tensors, none (or after, as none); "
+                                       "did you mean 'buckets'?\n"),
+    (["bench", "--plugin", "/nonexist.py"], "error: bad --plugin /nonexist.py: no such file; accepted: a Python file (FILE.py) "),
+    (["comm", "--sizes", "1KiB:1MiB:x1"], "error: bad --sizes 1KiB:1MiB:x1: step x1 is not a factor above 1; accepted: START:END"),
+    (["estimate", "-m", "gpt2-124m", "--gpus-per-node", "3", "--workers", "8"],
+     "error: bad --gpus-per-node 3: 8 workers do not fill whole nodes of 3; accepted: a divisor of --workers (1, 2, 4) or "),
+    (["estimate", "-m", "gpt2-124m", "--sweep", "bandwidth=100:0.1:5"],
+     "error: bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N,N,... | "),
     (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),
     (["bnech"], "error: no such command 'bnech'; did you mean 'bench'? (every command: lionsim --help)"),
     (["xyzzy"], "error: no such command 'xyzzy'; accepted: bench, "),

@@ -103,7 +103,7 @@ def test_config_file_gives_options_and_flags_win(tmp_path, capsys):
     (["--betas", "0.9"], "bad --betas '0.9'"),
     (["--lr", "nan"], "bad --lr nan"),
     (["--data", "/nonexistent/cifar", "--workload", "vit"], "/nonexistent/cifar"),
-    (["--config", "/nonexistent.toml"], "config file not found"),
+    (["--config", "/nonexistent.toml"], "bad --config /nonexistent.toml: no such file; accepted: a TOML file or a run.json"),
     (["-s", "adamw", "--tie", "random"], "--tie random applies to dlion-mavo"),
     (["--seed", "1180591620717411303424"], "bad --seed 1180591620717411303424"),
     (["--seed", "-1"], "bad --seed -1"),

@@ -61,8 +61,8 @@ def test_comm_reads_a_config_file(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--sizes", "1XB"], "bad size '1XB'"),
-        (["--sizes", "1e30"], "bad size '1e30': 1e+30 B is above 1 TiB; accepted: 1 B to 1 TiB"),
+        (["--sizes", "1XB"], "bad --sizes 1XB: unknown unit XB; accepted: 1 B to 1 TiB"),
+        (["--sizes", "1e30"], "bad --sizes 1e30: 1e30 is 1e+30 B, above 1 TiB; accepted: 1 B to 1 TiB"),
         (["--collective", "allreduce"], "unknown collective 'allreduce'"),
         (["--collective", "all_reduce,allgather"], "unknown collective 'allgather'; choose from:"),
         (["--workers", "two"], "bad --workers 'two'; accepted: a whole number from 2 to 100,000,000"),
@@ -81,6 +81,14 @@ def test_comm_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, capsy
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert not out_dir.exists()
     assert not (tmp_path / ".out.partial").exists()  # nor its staging folder
+
+
+def test_comm_rows_are_ascending_each_size_once_and_the_repeat_is_said(capsys):
+    """`--sizes 1KB,1.5KiB,1000,1023` gave rows in the order typed and merged 1KB with 1000 silently."""
+    code, out, err = run_cli(["comm", "--sizes", "1KB,1.5KiB,1000,1023", "--format", "csv"], capsys)
+    assert code == 0, err
+    assert [int(r.split(",")[COMM_COLUMNS.index("bytes")]) for r in out.splitlines()[1:]] == [1000, 1023, 1536]
+    assert err.strip() == "note: --sizes 1KB,1.5KiB,1000,1023 names 1 size more than once: each is one row", err
 
 
 def test_comm_default_sweep_doubles_from_1_kib_to_1_gib(capsys):

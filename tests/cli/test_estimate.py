@@ -66,7 +66,7 @@ def test_config_file_and_flags(tmp_path, capsys):
         (["--params", "1e9"], "--params needs --tokens-per-worker"),
         (["--params", "100", "--tokens-per-worker", "8", "--tensors", "101"],
          "bad --tensors 101; accepted: a whole number from 1 to the parameter count 100"),
-        (["--model", "gpt2-124m", "--sweep", "speed=1,2"], "bad --sweep 'speed=1,2'"),
+        (["--model", "gpt2-124m", "--sweep", "speed=1,2"], "bad --sweep speed=1,2: unknown variable 'speed'"),
         (["--model", "gpt2-124m", "--device", "tpu"], "unknown device 'tpu'"),
         (["--model", "gpt2-124m", "-s", "adamw@a2a-1bit"], "cannot use transport 'a2a-1bit'"),
         # rich would print ":end:" as an emoji: the accepted forms must reach the user as written

@@ -131,7 +131,7 @@ def test_nccl_without_cuda_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize(("args", "message"), [
     (["--backend", "mpi"], "unknown --backend 'mpi'"),
     (["--backend", "gloo", "--ranks", "1"], "bad --ranks 1"),
-    (["--backend", "gloo", "--sizes", ""], "bad size ''"),
+    (["--backend", "gloo", "--sizes", ""], "bad --sizes '': '' is not a size"),
     (["--backend", "gloo", "--iters", "0"], "bad --iters 0"),
     (["--backend", "gloo", "--iters", "-5"], "bad --iters -5"),
     (["--backend", "gloo", "--timeout", "nan"], "bad --timeout nan"),

@@ -172,6 +172,20 @@ def test_bad_toml_profiles_name_the_key_and_the_file(tmp_path, text, message):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("command", [["comm"], ["estimate", "-m", "gpt2-124m"]])
+def test_an_unknown_profile_key_is_refused_naming_network_and_the_keys(tmp_path, capsys, command):
+    """`comm --network x.toml` with `workers = 8` said "x.toml: unknown key 'workers'" without naming
+    --network or the nearest key; one loader serves comm, estimate and bench."""
+    from tests.helpers.cli import one_line_exit_2
+
+    path = tmp_path / "x.toml"
+    path.write_text("workers = 8\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n")
+    err = one_line_exit_2([*command, "--network", str(path)], capsys)
+    assert err.startswith(f"error: bad --network {path}: unknown key 'workers'; accepted: name, description, "
+                          "workers_per_node, "), err
+    assert err.strip().endswith("; did you mean 'workers_per_node'?"), err
+
+
 def test_bad_json_profiles(tmp_path):
     path = tmp_path / "bad.json"
     path.write_text('{"inter": {"alpha_us": 1, "bandwidth_GBps": NaN}}')  # Python's json accepts NaN

@@ -222,7 +222,7 @@ def test_bench_books_what_overlap_asks(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--overlap", "sometimes"], "bad overlap mode 'sometimes'; accepted: auto, buckets, tensors, none"),
+    (["--overlap", "sometimes"], "bad --overlap sometimes; accepted: auto, buckets, tensors, none"),
     (["--overlap", "buckets", "--backend", "gloo"], "--overlap buckets needs --backend sim"),
 ])
 def test_a_bad_overlap_is_one_line(argv, message, tmp_path, capsys):

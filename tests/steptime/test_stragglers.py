@@ -193,6 +193,8 @@ def test_estimate_shows_the_straggler_tax():
     ("slow:5:2", "K = 5 slow workers is more than the 4 workers"),
     ("slow:1.5:2", "K 1.5 must be a whole number at least 1"),
     ("slow:1:0", "FACTOR 0 must be"),
+    ("slow:1:0.5", "bad --compute-spread slow:1:0.5: FACTOR 0.5 must be a finite number at least 1; accepted: "),
+    ("episodes:0.1:0.5:3", "FACTOR 0.5 must be a finite number at least 1"),
     ("episodes:1.5:2:3", "P 1.5 must be a number from 0 to 1"),
     ("episodes:0.1:2", "episodes takes 3 value"),
     ("jitter:0.1", "unknown kind 'jitter'"),

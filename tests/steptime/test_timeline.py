@@ -133,7 +133,7 @@ def test_bucket_spec_scales_per_parameter_counts():
 
 
 def test_bad_overlap_settings():
-    with pytest.raises(LionsimError, match="bad overlap mode 'sometimes'; accepted: auto, buckets, tensors, none"):
+    with pytest.raises(LionsimError, match="bad --overlap sometimes; accepted: auto, buckets, tensors, none"):
         OverlapConfig(mode="sometimes")
     with pytest.raises(LionsimError, match="bad --bucket-mb 0"):
         OverlapConfig(bucket_mb=0)

@@ -200,7 +200,7 @@ RATIO = """
 """
 
 BAD_PLUGINS = {
-    "missing file": (None, "plugin file not found: "),
+    "missing file": (None, ": no such file; accepted: a Python file (FILE.py) defining"),
     "not python": ("x = 1\n", "bad --plugin "),
     "raises on import": ("import math\nraise RuntimeError('boom')\n", "importing it raised RuntimeError: boom (line 2)"),
     "exits on import": ("import sys\nsys.exit('bye')\n", "importing it raised SystemExit: bye (line 2); lionsim "

@@ -215,7 +215,7 @@ def test_unknown_workload_lists_the_choices():
         ({"batch_size": -1}, "batch-size must be a positive integer"),
         ({"eval_samples": 0}, "eval-samples"),
         ({"size": "huge"}, "unknown size 'huge'; choose from: tiny, small, paper"),
-        ({"data_split": "dirichlet:-1"}, "bad data split 'dirichlet:-1'"),
+        ({"data_split": "dirichlet:-1"}, "bad --data-split dirichlet:-1: ALPHA must be a number above 0"),
         ({"train_size": 0}, "train-size must be a positive integer"),
         ({"train_size": 100, "data": "x.txt"}, "generated data only"),
     ],
