@@ -44,6 +44,9 @@ def speedup_axis(ax, speedups) -> bool:
 def crossover_label(row) -> str:
     """A crossover's legend entry: what the dotted line marks, as the crossover table says it."""
     run = f"{row.strategy}@{row.transport}"
+    where = getattr(row, "wins_where", "")
+    if row.wins == "partly" and isinstance(where, str) and where:  # an edge of the ties, not a crossing of 1
+        return f"{run} " + where.replace(", ", ",\n", 1)
     if row.variable == "workers":
         loses = getattr(row, "loses_at", math.nan)
         side = f"from {row.crossover:,.0f}" if row.wins == "above" else f"up to {row.crossover:,.0f}"
