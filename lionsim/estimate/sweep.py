@@ -40,10 +40,13 @@ from lionsim.reports.columns import NETWORK_GBPS
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
-                     "loses_at", "wins_where"]
+                     "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses"]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
 speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated).
-wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others."""
+wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others.
+speedup_at_crossover, speedup_at_loses: on a workers sweep, the speedups priced at those two counts,
+which sweep.png's line passes through (between sparse swept counts a straight segment would cross
+1 elsewhere than the priced counts do); NaN on a bandwidth sweep."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -121,10 +124,13 @@ def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
     return [w for w in range(after + 1, upto + 1) if w <= workers_per_node or w % workers_per_node == 0]
 
 
-def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
+def _speedup_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> float:
     rows = estimate_rows(r, workers, r.network, memo)
-    row = next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)
-    return row[column] > 1.0
+    return float(next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)[column])
+
+
+def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
+    return _speedup_at(r, label, workers, column, memo) > 1.0
 
 
 def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool, column: str = "speedup",
@@ -194,10 +200,12 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                     at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
                                                 wins == "above", column, memo))
                     loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
+                    priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
+                              "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
                 else:
                     at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
-                    loses = math.nan
-                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": ""})
+                    loses, priced = math.nan, {}
+                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
                 found = True
         if not found:
             wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
