@@ -59,7 +59,8 @@ def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, c
     """A run's line (x, y) over the swept points and, on a workers sweep, the two counts priced either
     side of each of its crossovers (crossover.csv's speedup_at_crossover and speedup_at_loses): the
     line then crosses 1 where the table says, not where a straight segment between sparse swept
-    counts (64 and 512) happens to (near 250, where the priced counts cross at 127-128). A CSV
+    counts (64 and 512) happens to (near 250, where the priced counts cross at 127-128). `column`:
+    the speedup the crossings are of (to_target_speedup for the time to target's). A CSV
     without those columns, or a bandwidth sweep (the crossing interpolated as the line is): the
     swept points alone."""
     points = dict(zip(rows["sweep_value"].astype(float), rows[column].astype(float)))
