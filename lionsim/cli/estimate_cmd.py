@@ -366,11 +366,14 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", row.wins_where or NO_CROSSING_WORDS.get(row.wins, row.wins)
+        elif row.wins == "partly":  # an edge of the ties: where it starts (or stops) winning, the spans in words
+            where = f"{row.crossover:,.0f}" if sweep.variable == "workers" else f"{row.crossover:.4g} {sweep.unit}"
+            wins = row.wins_where
         elif sweep.variable == "workers":  # a whole count on the winning side (estimate.sweep), its losing neighbour
             where = crossing_words(row, unit=False)
             wins = winning_count(row)
         else:
-            where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g}"
+            where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g} {sweep.unit}"
         table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),
                       *([speedup_text(row.speedup_last)] if lo != hi else []))
     if sweep.variable == "workers" and crossings["crossover"].notna().any():

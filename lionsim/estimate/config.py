@@ -16,7 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
-from lionsim.estimate.from_run import check_trained
+from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
@@ -27,7 +27,7 @@ from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, networ
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.ranges import refusal, span
-from lionsim.runs import RunSpec, parse_runs
+from lionsim.runs import RunSpec, parse_runs, split_specs
 from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.stragglers import max_distribution
 from lionsim.strategies.core.base import STRATEGIES
@@ -306,8 +306,10 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     measured = None if cfg.from_run is None else load_measured(cfg.from_run)
     source = None if cfg.strategies is not None else (
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
-    runs = parse_runs(default_strategies(measured) if cfg.strategies is None else list(cfg.strategies), cfg.transport,
-                      source)
+    given = None if cfg.strategies is None else list(cfg.strategies)
+    if given is not None and measured is not None and cfg.transport is None:  # a bare name: as DIR trained it
+        given = as_trained(measured, split_specs(given))
+    runs = parse_runs(default_strategies(measured) if given is None else given, cfg.transport, source)
     if measured is not None:  # before anything is priced: a table of dashes answers nothing
         check_trained(measured, [(r.strategy, r.transport) for r in runs])
     check_given(cfg.options, [r.strategy for r in runs])

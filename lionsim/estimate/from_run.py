@@ -102,6 +102,23 @@ def check_trained(measured: Measured, runs: list[tuple[str, str]]) -> None:
                        f"({', '.join(measured.labels)}), or no -s to price them all")
 
 
+def as_trained(measured: Measured, specs: list[str]) -> list[str]:
+    """The -s list (split_specs' canonical names) with each bare NAME that DIR trained replaced by the
+    runs it trained NAME as (every one, where it trained several): what a user pricing "the dlion-mavo
+    the run trained" means, rather than the strategy's default transport, which the run may never have
+    trained. NAME@TRANSPORT stays as given: another wire on the same optimizer is priced on the trained
+    run's steps to target, and its note names that run (docs/time-to-target.md). A bare name DIR did
+    not train stays bare (check_trained refuses a list of only those); a trained run the list already
+    names is not added twice."""
+    out: list[str] = []
+    for spec in specs:
+        trained = [] if "@" in spec else [label for label in measured.labels if label.split("@", 1)[0] == spec]
+        if not trained:
+            out.append(spec)  # as given: parse_runs refuses one given twice
+        out += [label for label in trained if label not in out and label not in specs]
+    return out
+
+
 def _fail(path: Path, why: str) -> LionsimError:
     return LionsimError(f"bad --from-run {path}: {why}; accepted: {ACCEPTED}")
 

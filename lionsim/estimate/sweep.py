@@ -40,10 +40,13 @@ from lionsim.reports.columns import NETWORK_GBPS
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
-                     "loses_at", "wins_where"]
+                     "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses"]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
 speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated).
-wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others."""
+wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others.
+speedup_at_crossover, speedup_at_loses: on a workers sweep, the speedups priced at those two counts,
+which sweep.png's line passes through (between sparse swept counts a straight segment would cross
+1 elsewhere than the priced counts do); NaN on a bandwidth sweep."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -121,10 +124,13 @@ def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
     return [w for w in range(after + 1, upto + 1) if w <= workers_per_node or w % workers_per_node == 0]
 
 
-def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
+def _speedup_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> float:
     rows = estimate_rows(r, workers, r.network, memo)
-    row = next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)
-    return row[column] > 1.0
+    return float(next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)[column])
+
+
+def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
+    return _speedup_at(r, label, workers, column, memo) > 1.0
 
 
 def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool, column: str = "speedup",
@@ -162,9 +168,10 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
     """One row per crossover of each non-baseline run (module doc) in `column` (the step's speedup,
     or with --from-run TO_TARGET, the time to target's); a run that never changes sides gets one
     row with crossover NaN and wins "everywhere" (a win at every point), "nowhere" (no win at any),
-    "level" (every speedup within TIE of 1.00x: it ties everywhere) or "partly" (it ties at some
-    points and wins at the others: a tie is a tie, never counted a win), or "no figure" where it has
-    no time to target at any point. Worker
+    "level" (every speedup within TIE of 1.00x: it ties everywhere), or "no figure" where it has no
+    time to target at any point; one that ties at some points and wins at the others (a tie is a tie,
+    never counted a win) gets wins "partly" and a row per edge of the spans where it wins
+    (winning_spans), the edge its crossover, wins_where the spans in words. Worker
     crossovers need `r` (the resolved config) to price the counts between sweep points."""
     records = []
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
@@ -193,26 +200,34 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                     at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
                                                 wins == "above", column, memo))
                     loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
+                    priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
+                              "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
                 else:
                     at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
-                    loses = math.nan
-                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": ""})
+                    loses, priced = math.nan, {}
+                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
                 found = True
         if not found:
             wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
                     else "everywhere" if len(sides) == len(rows) else "partly")
-            where = winning_ranges(rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float),
-                                   sweep) if wins == "partly" else ""
-            records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": where})
+            if wins != "partly":
+                records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": ""})
+                continue
+            values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
+            where = winning_ranges(values, speedups, sweep)
+            # each edge where it starts (or stops) winning is its crossover: one row an edge, as a run
+            # that crosses 1 twice has two, every one marked on sweep.png; no losing side, so no loses_at
+            for edge in sorted(e for span in winning_spans(values, speedups, sweep) for e in span if e is not None):
+                records.append({**base, "crossover": edge, "wins": wins, "loses_at": math.nan, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
 
 
-def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> str:
-    """Where a run that wins at some sweep points and ties at the others ("partly": no loss, or it
-    would cross) wins, in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64 workers,
-    ties elsewhere". Over bandwidth each edge is interpolated as a crossover is (log speedup linear in
-    log GB/s) to where the speedup leaves the tie band (1 + TIE); over workers it is the last (first)
-    swept count that wins, the counts between two swept ones not priced."""
+def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> list[tuple[float | None, float | None]]:
+    """The (start, end) of each span where a run that wins at some sweep points and ties at the others
+    ("partly": no loss, or it would cross) wins, None where a span reaches the sweep's end. Over
+    bandwidth each edge is interpolated as a crossover is (log speedup linear in log GB/s) to where
+    the speedup leaves the tie band (1 + TIE); over workers it is the last (first) swept count that
+    wins, the counts between two swept ones not priced. Each edge is a crossover (crossovers)."""
     wins = speedups > 1 + TIE
     edge = math.log1p(TIE)
 
@@ -233,10 +248,17 @@ def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> st
             j += 1
         spans.append((None if i == 0 else between(i, i - 1), None if j == len(wins) - 1 else between(j, j + 1)))
         i = j + 1
+    return spans
+
+
+def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> str:
+    """winning_spans in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64 workers,
+    ties elsewhere"."""
+    spans = winning_spans(values, speedups, sweep)
     unit = sweep.unit
 
     def at(x: float) -> str:
-        return f"{x:,.0f}" if sweep.variable == "workers" else f"{x:.3g}"
+        return f"{x:,.0f}" if sweep.variable == "workers" else f"{x:.4g}"
 
     if sweep.variable == "workers":
         words = [f"up to {at(b)}" if a is None else f"from {at(a)}" if b is None else f"from {at(a)} to {at(b)}"

@@ -83,10 +83,13 @@ def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
         if pd.isna(row.crossover):
             where = getattr(row, "wins_where", "")  # "partly": the ranges it wins (a CSV before it: absent)
             where, wins = "-", where if isinstance(where, str) and where else str(row.wins)
+        elif row.wins == "partly":  # an edge of the ties (estimate.sweep.crossovers): the spans in words
+            where, wins = (f"{row.crossover:,.0f}" if variable == "workers" else f"{row.crossover:.4g}"), \
+                str(getattr(row, "wins_where", "") or row.wins)
         elif variable == "workers":  # as the terminal's table: the counts either side, the first that wins
             where, wins = crossing_words(row), winning_count(row)
         else:
-            where, wins = f"{row.crossover:.4g}", str(row.wins)
+            where, wins = f"{row.crossover:.4g}", str(row.wins)  # the heading names the unit
         rows.append([f"{row.strategy}@{row.transport}", where, wins])
     return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins"], rows)
 

@@ -39,24 +39,42 @@ def _plain(value):
 
 
 def is_count(name: str) -> bool:
-    """A column counting whole things: bytes (`bytes`, `wire_bytes`, `inter_bytes`, ...) or
-    parameters (`params`); not a rate or ratio of them (`bytes_per_param`, `bytes_ratio`)."""
-    return name in ("bytes", "params") or name.endswith("_bytes")
+    """A column counting whole things: bytes (`bytes`, `wire_bytes`, `inter_bytes`, ...), parameters
+    (`params`), steps (`steps_to_target`, `local_steps`, ...: `steps_*`, `*_steps`) or workers
+    (`workers`); not a rate or ratio of them (`bytes_per_param`, `bytes_ratio`, `steps_per_s`)."""
+    if "_per_" in name or name.endswith("_ratio"):
+        return False
+    return (name in ("bytes", "params", "workers") or name.endswith("_bytes") or name.startswith("steps_")
+            or name.endswith("_steps"))
+
+
+WORKER_CROSSOVER = ("crossover", "loses_at")
+"""crossover.csv's columns that are worker counts where its `variable` is workers (a bandwidth's is GB/s)."""
+
+
+def count_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of `frame` that count whole things: is_count's by name, and a crossover table's
+    crossover and loses_at where every row's variable is workers."""
+    names = [str(name) for name in frame.columns if is_count(str(name))]
+    if "variable" in frame.columns and len(frame) and (frame["variable"] == "workers").all():
+        names += [name for name in WORKER_CROSSOVER if name in frame.columns]
+    return names
 
 
 def csv_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` as every CSV lionsim writes it, one form a column whichever command wrote it: a count
-    (is_count) a whole number (`53907324928`, not `53907324928.0`; a mean over steps of bytes is
+    (count_columns) a whole number (`53907324928`, not `53907324928.0`; a mean over steps of bytes is
     rounded to the byte, its fraction of a byte being no figure), a time (`*_s`) a float (`0.0`,
     not `0` where every value happened to be whole). Missing values stay empty."""
     import pandas as pd
 
     out = frame.copy()
+    counts = count_columns(frame)
     for name in frame.columns:
         column = frame[name]
         if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
             continue
-        if is_count(str(name)):
+        if str(name) in counts:
             values = column.astype(float)
             if not values.abs().eq(float("inf")).any():  # "no limit" (inf) keeps the column a float
                 out[name] = values.round().astype("Int64")

@@ -66,9 +66,11 @@ def text(value) -> str:
 
 
 def notes(row) -> list[str]:
-    """What a reader must know beside a row's figure: the trained run it took (matched by strategy
-    alone) and the to_target_note's parts."""
-    parts = [f"trained as {row.to_target_match}"] if row.to_target_how == "by strategy" else []
+    """What a reader must know beside a row's figure: the trained run its steps to target came from
+    where the run never trained this transport (matched by strategy alone: the same optimizer on
+    another wire, docs/time-to-target.md) and the to_target_note's parts."""
+    parts = [f"steps to target from the {row.to_target_match} run (never trained over {row.transport})"] \
+        if row.to_target_how == "by strategy" else []
     return parts + [part for part in text(row.to_target_note).split("; ") if part]
 
 

@@ -130,6 +130,26 @@ def test_a_strategy_is_matched_by_strategy_where_its_transport_was_not_trained_a
     assert dlion.to_target_speedup == pytest.approx(adamw.time_to_target_s / dlion.time_to_target_s, rel=1e-12)
 
 
+def test_a_bare_strategy_prices_the_transports_the_run_trained_it_as(tmp_path):
+    # the run trained dlion-mavo over a2a-1bit and hier-int8 only: a bare -s dlion-mavo prices those
+    # two (each exactly), never its default int8-allreduce, which the run did not train
+    trained = {RUNS[0]: 80, "dlion-mavo@a2a-1bit": 60, "dlion-mavo@allgather-1bit": 64}
+    got = rows(bench_dir(tmp_path, trained), ["adamw", "dlion-mavo"])
+    assert list(got) == list(trained)
+    assert [(r.to_target_how, r.steps_to_target) for r in got.values()] == [("exact", 80), ("exact", 60),
+                                                                             ("exact", 64)]
+    # named with it as well, the trained run is priced once; a bare name the run did not train stays as it is
+    got = rows(tmp_path / "run", ["adamw", "dlion-mavo@a2a-1bit", "dlion-mavo", "lion"])
+    assert list(got) == [*trained, "lion@fp32-allreduce"]
+
+
+def test_another_wire_on_a_trained_strategy_says_whose_steps_it_took(tmp_path):
+    from lionsim.reports.to_target import notes
+
+    got = rows(bench_dir(tmp_path), ["adamw", "dlion-mavo@a2a-1bit"])["dlion-mavo@a2a-1bit"]
+    assert notes(got) == ["steps to target from the dlion-mavo@int8-allreduce run (never trained over a2a-1bit)"]
+
+
 def test_a_diverged_run_says_so(tmp_path):
     run = bench_dir(tmp_path)
     summary = pd.read_csv(run / "summary.csv")
@@ -266,7 +286,8 @@ def test_the_command_prints_writes_plots_and_reports_time_to_target(tmp_path):
     assert "time to target at scale: 64 workers" in done.output
     assert "crossovers of time to target against adamw@fp32-allreduce" in done.output
     assert "lion@fp32-allreduce: not trained in the sweep." in done.output
-    assert "dlion-mavo@a2a-1bit: trained as dlion-mavo@int8-allreduce" in done.output
+    assert ("dlion-mavo@a2a-1bit: steps to target from the dlion-mavo@int8-allreduce run (never trained over "
+            "a2a-1bit)") in " ".join(done.output.split())
     for name in ("estimate.csv", "sweep.csv", "to_target_crossover.csv", "to_target.png"):
         assert (out / name).is_file(), name
     assert "time_to_target_hi_s" in pd.read_csv(out / "sweep.csv").columns

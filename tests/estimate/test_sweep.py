@@ -199,7 +199,7 @@ def test_a_speedup_within_half_a_percent_is_level_not_a_win():
                               "baseline": "adamw@t"} for v, s in zip((1, 2, 4), speedups)])
 
     assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
-    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["partly"]
+    assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["partly"] * 2  # one row an edge
     got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
     assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)
 def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers(monkeypatch, tmp_path):
@@ -244,11 +244,12 @@ def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups):
                                "baseline": "adamw@t"} for v, s in zip(values, speedups)])
         sweep = Sweep(variable, values)
         got = crossovers(frame, sweep)
-        assert got["wins"].tolist() == [expected]
+        assert set(got["wins"]) == {expected}
         console = Console(width=200, record=True, file=io.StringIO())
         console.print(crossover_table(got, sweep, frame))
         row = next(line for line in console.export_text().splitlines() if line.strip().startswith("lion"))
-        words.add(tuple(row.split()[2:-2]))  # run, crossover | wins | speedup at each end
+        cells = row.split()[1:-2]  # run | crossover (an edge of the ties, where partly) | wins | speedups
+        words.add(tuple(cells[cells.index("wins"):] if "wins" in cells else cells[1:]))
     if expected == "partly":  # where it wins, in each variable's own unit (winning_ranges): one verdict in both
         assert all(w[0] == "wins" and "ties" in w for w in words) and len(words) == 2
         return
@@ -306,14 +307,21 @@ def _edge(x0, s0, x1, s1):
                     / (math.log(s1) - math.log(s0)))
 
 
-@pytest.mark.parametrize("speedups, says", [
-    ([1.2, 1.1, 1.001, 1.0], lambda: f"wins below {_edge(2, 1.1, 4, 1.001):.3g} GB/s, ties above"),
-    ([1.0, 1.002, 1.05, 1.3], lambda: f"wins above {_edge(4, 1.05, 2, 1.002):.3g} GB/s, ties below"),
-    ([1.0, 1.1, 1.2, 1.0], lambda: f"wins from {_edge(2, 1.1, 1, 1.0):.3g} to {_edge(4, 1.2, 8, 1.0):.3g} GB/s, "
-                                   "ties elsewhere"),
+@pytest.mark.parametrize("speedups, says, edges", [
+    ([1.2, 1.1, 1.001, 1.0], lambda: f"wins below {_edge(2, 1.1, 4, 1.001):.4g} GB/s, ties above",
+     lambda: [_edge(2, 1.1, 4, 1.001)]),
+    ([1.0, 1.002, 1.05, 1.3], lambda: f"wins above {_edge(4, 1.05, 2, 1.002):.4g} GB/s, ties below",
+     lambda: [_edge(4, 1.05, 2, 1.002)]),
+    ([1.0, 1.1, 1.2, 1.0], lambda: f"wins from {_edge(2, 1.1, 1, 1.0):.4g} to {_edge(4, 1.2, 8, 1.0):.4g} GB/s, "
+                                   "ties elsewhere", lambda: [_edge(2, 1.1, 1, 1.0), _edge(4, 1.2, 8, 1.0)]),
 ])
-def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_and_the_csv(speedups, says):
+def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_and_the_csv(tmp_path, speedups, says,
+                                                                                          edges):
+    """Each edge where it starts (or stops) winning is a crossover: in crossover.csv's crossover column,
+    the table's crossover column (with its unit) and a dotted line on sweep.png."""
     from lionsim.cli.estimate_cmd import crossover_table
+    from lionsim.reports.plots.estimate_marks import mark_crossovers
+    from matplotlib.figure import Figure
     from rich.console import Console
 
     values = (1.0, 2.0, 4.0, 8.0)
@@ -321,14 +329,39 @@ def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_a
                            "baseline": "adamw@t"} for v, s in zip(values, speedups)])
     sweep = Sweep("bandwidth", values)
     got = crossovers(frame, sweep)
-    assert got["wins"].tolist() == ["partly"] and got["wins_where"].tolist() == [says()]
+    assert set(got["wins"]) == {"partly"} and set(got["wins_where"]) == {says()}
+    assert got["crossover"].tolist() == pytest.approx(edges(), rel=1e-12)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(crossover_table(got, sweep, frame))
-    assert says() in console.export_text()
+    table = console.export_text()
+    assert says() in table
+    for edge in edges():
+        assert f"{edge:.4g} GB/s   {says()}" in table
+    ax = Figure().add_subplot()
+    mark_crossovers(ax, got[got["crossover"].notna()], {"lion@t": "red"}, 1.0, 8.0, ax)
+    marked = [line.get_xdata()[0] for line in ax.get_lines() if len(line.get_xdata())]  # the legend's are empty
+    assert sorted(marked) == pytest.approx(sorted(edges()), rel=1e-12)
+    assert [text.get_text() for text in ax.texts] == [f"{edge:.3g}" for edge in edges()]
+
+
+def test_a_crossover_over_bandwidth_says_its_unit_in_both_columns():
+    from lionsim.cli.estimate_cmd import crossover_table
+    from rich.console import Console
+
+    values = (1.0, 2.0, 4.0)
+    frame = pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
+                           "baseline": "adamw@t"} for v, s in zip(values, (1.2, 1.1, 0.9))])
+    sweep = Sweep("bandwidth", values)
+    got = crossovers(frame, sweep)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(crossover_table(got, sweep, frame))
+    at = f"{got['crossover'].iloc[0]:.4g}"
+    assert f"{at} GB/s   below {at} GB/s" in console.export_text()
 
 
 def test_a_run_that_wins_partly_over_workers_names_the_swept_counts_that_win():
     frame = pd.DataFrame([{"strategy": "lion", "transport": "t", "sweep_value": v, "speedup": s,
                            "baseline": "adamw@t"} for v, s in zip((8, 16, 32, 64), (1.0, 1.1, 1.2, 1.001))])
     got = crossovers(frame, Sweep("workers", (8, 16, 32, 64)))
-    assert got["wins_where"].tolist() == ["wins from 16 to 32 workers, ties elsewhere"]
+    assert got["wins_where"].tolist() == ["wins from 16 to 32 workers, ties elsewhere"] * 2
+    assert got["crossover"].tolist() == [16, 32]  # each edge its crossover: the swept counts that win

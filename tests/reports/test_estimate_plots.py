@@ -228,3 +228,30 @@ def test_a_to_target_bandwidth_sweep_says_why_a_faster_link_slows_nccl_over_sock
     assert "a flip can slow a step" in note
     cap = [line for line in top.get_lines() if line.get_linestyle() == "--"]
     assert cap and list(cap[0].get_xdata()) == [pytest.approx(rows["fabric_cap_GBps"].iloc[0])] * 2
+
+
+def test_a_workers_line_crosses_1_where_its_crossover_is_marked_not_between_sparse_points(tmp_path, monkeypatch):
+    """Swept at 64 and 512 only, dlion-mavo@int8-allreduce wins up to 127 workers (every count between
+    priced); a straight segment from 64 to 512 crossed 1 near 250, a second crossing beside the dotted
+    line at 127. The line now passes through the counts priced either side (127 and 128, each an
+    estimate of its own): where a polyline crosses 1 is closed form (between two vertices on either
+    side of it), and it must be once, between those two."""
+    from lionsim.estimate import EstimateConfig, estimate
+
+    runs = ["adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"]
+    fig = _sweep_figure(monkeypatch, tmp_path, estimate_plots, "sweep",
+                        ["--model", "gpt2-124m", "--network", "100gbe", "--sweep", "workers=2,8,64,512",
+                         "-s", ",".join(runs)])
+    crossing = pd.read_csv(tmp_path / "est" / "crossover.csv").iloc[0]
+    assert (crossing["crossover"], crossing["loses_at"], crossing["wins"]) == (127, 128, "below")
+    for count, column in ((127, "speedup_at_crossover"), (128, "speedup_at_loses")):
+        direct = estimate(EstimateConfig(model="gpt2-124m", network="100gbe", workers=count, strategies=runs))
+        assert crossing[column] == pytest.approx(direct["speedup"].iloc[1], rel=1e-12)
+    green = [line for line in fig.axes[1].get_lines() if line.get_linestyle() == "-" and len(line.get_xdata()) > 4]
+    (line,) = [line for line in green if 127 in list(line.get_xdata())]
+    x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+    sides = np.sign(y - 1.0)
+    crossings = [(x[i], x[i + 1]) for i in range(len(x) - 1) if sides[i] != sides[i + 1]]
+    assert crossings == [(127, 128)]
+    (dotted,) = [line for line in fig.axes[1].get_lines() if line.get_linestyle() == ":"]
+    assert list(dotted.get_xdata()) == [127, 127]

@@ -61,3 +61,34 @@ def test_json_text_writes_counts_as_the_csv_does():
     assert isinstance(rows[0]["params"], int) and [r["encode_s"] for r in rows] == [0.0, 1.0]
     assert isinstance(rows[0]["encode_s"], float) and [r["max_bytes"] for r in rows] == [65536.0, "inf"]
     assert '"wire_bytes": 871078656,' in frame_text(frame, "json")
+
+
+def test_counts_of_steps_and_workers_are_whole_and_a_worker_crossover_too():
+    """summary.csv wrote steps_to_target 18.0, crossover.csv a worker crossover 127.0 and loses_at 128.0."""
+    from lionsim.reports.formats import frame_text
+
+    frame = pd.DataFrame({"steps_to_target": [18.0, float("nan")], "steps_to_target_hi": [20.0, 3.0],
+                          "local_steps": [4.0, 100.0], "workers": [8.0, 16.0], "steps_per_s": [2.5, 3.0],
+                          "time_to_target_s": [18.0, 1.0]})
+    rows = _cells(frame_text(frame, "csv"))
+    assert [r["steps_to_target"] for r in rows] == ["18", ""]  # NaN: not reached, empty
+    assert [(r["steps_to_target_hi"], r["local_steps"], r["workers"]) for r in rows] == [("20", "4", "8"),
+                                                                                          ("3", "100", "16")]
+    assert [(r["steps_per_s"], r["time_to_target_s"]) for r in rows] == [("2.5", "18.0"), ("3.0", "1.0")]
+    crossings = {"strategy": ["a", "b"], "crossover": [127.0, float("nan")], "loses_at": [128.0, float("nan")],
+                 "speedup_first": [2.0, 1.0]}
+    workers = _cells(frame_text(pd.DataFrame({**crossings, "variable": ["workers"] * 2}), "csv"))
+    assert [(r["crossover"], r["loses_at"]) for r in workers] == [("127", "128"), ("", "")]
+    assert workers[0]["speedup_first"] == "2.0"
+    bandwidth = _cells(frame_text(pd.DataFrame({**crossings, "variable": ["bandwidth"] * 2,
+                                                "crossover": [2.5, 7.0]}), "csv"))
+    assert [r["crossover"] for r in bandwidth] == ["2.5", "7.0"]  # GB/s: not a count
+
+
+def test_an_estimate_sweeps_crossover_csv_writes_worker_counts_whole(tmp_path, capsys):
+    out = tmp_path / "est"
+    code, said, err = run_cli(["estimate", "--model", "gpt2-124m", "--network", "100gbe", "--sweep", "workers=64,512",
+                               "-s", "adamw@bf16-allreduce,dlion-mavo@int8-allreduce", "--out", out], capsys)
+    assert code == 0, said + err
+    (row,) = _cells((out / "crossover.csv").read_text())
+    assert (row["crossover"], row["loses_at"]) == ("127", "128")

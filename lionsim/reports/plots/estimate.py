@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
-from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
+from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, speedup_axis,
+                                                  through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
                                          labelled_log_axis, mark_every, overlapping, run_colours, save, time_unit,
                                          twin_name)
@@ -62,8 +63,11 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         twin = same_top.get(label) or same_bottom.get(label)
         top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin),
                  linestyle=TWIN_DASHES if label in same_top else "-", **style)
-        bottom.plot(rows["sweep_value"], rows["speedup"], linestyle=TWIN_DASHES if label in same_bottom else "-",
-                    **style)
+        # the line through the counts priced beside each crossover, the markers on the swept points alone
+        bottom.plot(*through_crossings(rows, crossings, label), color=colours[label], linewidth=1.6,
+                    linestyle=TWIN_DASHES if label in same_bottom else "-")
+        bottom.plot(rows["sweep_value"], rows["speedup"], linestyle="none",
+                    **{k: v for k, v in style.items() if k != "linewidth"})
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours,
                     float(frame["sweep_value"].min()), float(frame["sweep_value"].max()), top)
     bottom.axhline(1.0, color="black", linewidth=0.8)

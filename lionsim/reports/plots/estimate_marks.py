@@ -44,12 +44,35 @@ def speedup_axis(ax, speedups) -> bool:
 def crossover_label(row) -> str:
     """A crossover's legend entry: what the dotted line marks, as the crossover table says it."""
     run = f"{row.strategy}@{row.transport}"
+    where = getattr(row, "wins_where", "")
+    if row.wins == "partly" and isinstance(where, str) and where:  # an edge of the ties, not a crossing of 1
+        return f"{run} " + where.replace(", ", ",\n", 1)
     if row.variable == "workers":
         loses = getattr(row, "loses_at", math.nan)
         side = f"from {row.crossover:,.0f}" if row.wins == "above" else f"up to {row.crossover:,.0f}"
         return (f"{run} wins {side} workers" + ("" if loses != loses else f"\n({loses:,.0f} loses: the speedup "
                                                  f"crosses 1 between)"))
     return f"{run} wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
+
+
+def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, column: str = "speedup"):
+    """A run's line (x, y) over the swept points and, on a workers sweep, the two counts priced either
+    side of each of its crossovers (crossover.csv's speedup_at_crossover and speedup_at_loses): the
+    line then crosses 1 where the table says, not where a straight segment between sparse swept
+    counts (64 and 512) happens to (near 250, where the priced counts cross at 127-128). `column`:
+    the speedup the crossings are of (to_target_speedup for the time to target's). A CSV
+    without those columns, or a bandwidth sweep (the crossing interpolated as the line is): the
+    swept points alone."""
+    points = dict(zip(rows["sweep_value"].astype(float), rows[column].astype(float)))
+    if "speedup_at_crossover" in crossings.columns:
+        strategy, transport = label.split("@", 1)
+        mine = crossings[(crossings["strategy"] == strategy) & (crossings["transport"] == transport)]
+        for row in mine.itertuples(index=False):
+            for x, y in ((row.crossover, row.speedup_at_crossover), (row.loses_at, row.speedup_at_loses)):
+                if x == x and y == y and float(x) not in points:
+                    points[float(x)] = float(y)
+    xs = sorted(points)
+    return xs, [points[x] for x in xs]
 
 
 def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float, named=None) -> None:

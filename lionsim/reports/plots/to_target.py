@@ -23,7 +23,8 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.numbers import speedup_text
 from lionsim.reports.columns import model_name, model_text, workload_text
-from lionsim.reports.plots.estimate_marks import mark_cap, mark_crossovers, mark_given_network, speedup_axis
+from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, speedup_axis,
+                                                  through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
                                          title_with_caption)
 from lionsim.reports.to_target import no_plot_reason, notes, status
@@ -151,7 +152,11 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         if band.any():
             top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
                              rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
-        bottom.plot(rows["sweep_value"], rows["to_target_speedup"], **style)
+        # through the counts priced beside each crossover (through_crossings), markers on the swept points
+        bottom.plot(*through_crossings(rows, crossings, label, "to_target_speedup"), color=colours[label],
+                    linewidth=1.6)
+        bottom.plot(rows["sweep_value"], rows["to_target_speedup"], linestyle="none",
+                    **{k: v for k, v in style.items() if k != "linewidth"})
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
