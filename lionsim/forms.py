@@ -67,7 +67,7 @@ def check_workload_name(name: str) -> None:
         raise unknown_workload(name, installed)
 
 
-SPLIT_FORMS = "iid, dirichlet:ALPHA (ALPHA > 0, e.g. dirichlet:0.5)"
+SPLIT_FORMS = "iid, dirichlet:ALPHA (ALPHA above 0, e.g. dirichlet:0.5)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,7 +104,7 @@ def test_bad_split_strings_name_the_value_and_the_accepted_forms(bad):
     with pytest.raises(LionsimError) as err:
         parse_split(bad)
     message = str(err.value)
-    assert repr(bad) in message and "iid" in message and "dirichlet:ALPHA" in message
+    assert message.startswith(f"bad --data-split {bad}")  and "iid" in message and "dirichlet:ALPHA" in message
     assert "\n" not in message
 
 
