@@ -361,7 +361,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
     for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
         width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
-        table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=True,
+        # wins is words ("wins above 9.749 GB/s, ties below"): where the table is over 80 it breaks
+        # between them first (fit's column), before a run name breaks after its '-'
+        table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=name != "wins",
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
@@ -380,7 +382,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
-    return fill(fit(table))
+    return fill(fit(fit(table, column="wins")))
 
 
 EstimateStrategy = Annotated[Optional[list[str]], typer.Option(

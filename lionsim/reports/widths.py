@@ -223,7 +223,10 @@ def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
         probe = Console(width=400)
         drawn = max((Measurement.get(probe, probe.options, cell).maximum for cell in [*run.cells, run.header]),
                     default=0)
-        now = min(run.max_width, drawn) if run.max_width else drawn  # a cap above its cells is not its width
+        if run.max_width and run.min_width == run.max_width:  # pinned (a fill before this one): its width
+            now = run.max_width
+        else:  # a cap above its cells is not its width (a 34-column cap on a note column of 25)
+            now = min(run.max_width, drawn) if run.max_width else drawn
         run.min_width = run.max_width = now + under
     return table
 

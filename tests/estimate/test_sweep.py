@@ -227,10 +227,11 @@ def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers
 
 @pytest.mark.parametrize("speedups", [[1.0001, 1.002, 1.03], [1.2, 1.001, 1.1], [1.001, 0.999, 1.0],
                                       [1.2, 1.1, 1.05], [0.9, 0.999, 0.8]])
-def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups):
+def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups, monkeypatch):
     """A run level with the baseline at some points (1.00x, within TIE) does not "win everywhere":
     the same speedups give the same verdict and words over bandwidth and over workers. The
     reference: a point wins where its speedup exceeds 1 + TIE, ties within TIE, loses below."""
+    monkeypatch.setenv("COLUMNS", "200")  # the words on one line (at 80 the wins column breaks between them)
     from lionsim.cli.estimate_cmd import crossover_table
     from lionsim.estimate.sweep import TIE
     from rich.console import Console
@@ -316,9 +317,10 @@ def _edge(x0, s0, x1, s1):
                                    "ties elsewhere", lambda: [_edge(2, 1.1, 1, 1.0), _edge(4, 1.2, 8, 1.0)]),
 ])
 def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_and_the_csv(tmp_path, speedups, says,
-                                                                                          edges):
+                                                                                          edges, monkeypatch):
     """Each edge where it starts (or stops) winning is a crossover: in crossover.csv's crossover column,
     the table's crossover column (with its unit) and a dotted line on sweep.png."""
+    monkeypatch.setenv("COLUMNS", "200")  # the words on one line (at 80 the wins column breaks between them)
     from lionsim.cli.estimate_cmd import crossover_table
     from lionsim.reports.plots.estimate_marks import mark_crossovers
     from matplotlib.figure import Figure
