@@ -249,34 +249,30 @@ def _grace_step(method: str, link: str) -> float:
     return grace.BATCH / GRACE_THROUGHPUT[method, link][1]
 
 
-def _grace_source(method: str, link: str, label: str) -> str:
-    (dense_id, dense), (run_id, ips) = GRACE_THROUGHPUT["none", link], GRACE_THROUGHPUT[method, link]
-    return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
-
-
-def _grace_source_4w(method: str, label: str) -> str:
-    (dense_id, dense), (run_id, ips) = GRACE_THROUGHPUT_4W["none"], GRACE_THROUGHPUT_4W[method]
-    return f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})"
-
-
 _GRACE_RUNS = {
-    "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1")),
-    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather", "--topk-ratio", "0.01")),
+    "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1"), "powersgd"),
+    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather", "--topk-ratio", "0.01"), "topk ratio 0.01 with memory"),
 }
-"""GRACE's method -> its name in the quantity, the config's words for it and lionsim's run of it."""
+"""GRACE's method -> its name in the quantity, the config's words for it, lionsim's run of it and the
+release's runs' label (in a case's source)."""
 
 
 def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case:
     """A GRACE case: `method` on `workers` workers of the release's cluster at `link` (10g, 25g: the
-    10gbe, 25gbe preset) against GRACE's dense run; `given`: its source, published ratio, miss and figures."""
-    name, said, run = _GRACE_RUNS[method]
+    10gbe, 25gbe preset) against GRACE's dense run, its source and published ratio read from the
+    release's runs (GRACE_THROUGHPUT; GRACE_THROUGHPUT_4W at 4 workers); `given`: its miss and figures."""
+    name, said, run, label = _GRACE_RUNS[method]
     gbps = link.removesuffix("g")
+    runs = (lambda m: GRACE_THROUGHPUT_4W[m]) if workers == 4 else (lambda m: GRACE_THROUGHPUT[m, link])
+    (dense_id, dense), (run_id, ips) = runs("none"), runs(method)
     return Case(key=key, config=_GRACE_CONFIG.format(workers=workers, link=f"{gbps} Gb/s (the {gbps}gbe preset)",
                                                      method=said),
                 quantity=f"step ratio, {name} / dense",
                 command=("estimate", *_GRACE, *run, "--workers", str(workers), "--network", f"{gbps}gbe",
                          "--format", "csv"),
-                read="step_ratio", **given)
+                read="step_ratio",
+                source=f"{GRACE}: none {dense:,.1f} img/s ({dense_id}), {label} {ips:,.1f} ({run_id})",
+                published=_ratio(dense, ips), **given)
 
 
 _DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94), "squad": (_SQUAD_TASK, 1152, 0.11, 18)}
@@ -563,20 +559,12 @@ COMPRESSED_CASES: tuple[Case, ...] = (
                     source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
                     published=1 / 1.7),
     _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
-                source=_grace_source("powersgd", "10g", "powersgd"),
-                published=_grace_step("powersgd", "10g") / _grace_step("none", "10g"),
                 miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g")),
     _grace_case("grace-topk-resnet50-10g", "topk", 8, "10g",
-                source=_grace_source("topk", "10g", "topk ratio 0.01 with memory"),
-                published=_grace_step("topk", "10g") / _grace_step("none", "10g"),
                 miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("10g")),
     _grace_case("grace-powersgd-resnet50-25g", "powersgd", 8, "25g",
-                source=_grace_source("powersgd", "25g", "powersgd"),
-                published=_grace_step("powersgd", "25g") / _grace_step("none", "25g"),
                 miss=_MISS_GRACE_POWERSGD_25G, figures=_grace_figures("powersgd", "25g")),
     _grace_case("grace-topk-resnet50-25g", "topk", 8, "25g",
-                source=_grace_source("topk", "25g", "topk ratio 0.01 with memory"),
-                published=_grace_step("topk", "25g") / _grace_step("none", "25g"),
                 miss=_MISS_GRACE_TOPK, figures=_grace_topk_figures("25g")),
     _bagua_case("bagua-bytegrad-vgg16-100g", "bytegrad", "100g",
                 source=f"{BAGUA}: PyTorch DDP 8,893 img/s, Bagua ByteGrad 21,828 at 100 Gbps",
@@ -602,12 +590,8 @@ HOLDOUT_CASES: tuple[Case, ...] = (
                     source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
                     published=_ratio(541, 924)),
     _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
-                source=_grace_source_4w("powersgd", "powersgd"),
-                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["powersgd"][1]),
                 miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd")),
     _grace_case("holdout-grace-topk-resnet50-10g-4w", "topk", 4, "10g",
-                source=_grace_source_4w("topk", "topk ratio 0.01 with memory"),
-                published=_ratio(GRACE_THROUGHPUT_4W["none"][1], GRACE_THROUGHPUT_4W["topk"][1]),
                 miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("topk")),
     _bagua_case("holdout-bagua-qadam-vgg16-10g", "qadam", "10g",
                 source=f"{BAGUA}: PyTorch DDP 4,540 img/s, Bagua QAdam 17,848 at 10 Gbps",
