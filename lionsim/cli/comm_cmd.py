@@ -305,7 +305,7 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     frame = measured if left_out else with_model(measured, net, algorithm)
     if fit is not None:
         fitted = _fit(points, cfg, net, hosts, fit, shown)
-        frame = pd.concat([frame, with_model(measured_rows(points, cfg.ranks, cfg.backend), fitted, algorithm)
+        frame = pd.concat([frame, with_model(measured, fitted, algorithm)
                            .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
     if left_out:
         print_measured(measured, cfg.backend, cfg.ranks, net.name, shown, left_out=left_out)
