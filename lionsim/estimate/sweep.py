@@ -214,10 +214,11 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": ""})
                 continue
             values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
-            where = winning_ranges(values, speedups, sweep)
+            spans = winning_spans(values, speedups, sweep)
+            where = winning_ranges(spans, sweep)
             # each edge where it starts (or stops) winning is its crossover: one row an edge, as a run
             # that crosses 1 twice has two, every one marked on sweep.png; no losing side, so no loses_at
-            for edge in sorted(e for span in winning_spans(values, speedups, sweep) for e in span if e is not None):
+            for edge in sorted(e for span in spans for e in span if e is not None):
                 records.append({**base, "crossover": edge, "wins": wins, "loses_at": math.nan, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
 
@@ -251,10 +252,9 @@ def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> lis
     return spans
 
 
-def winning_ranges(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> str:
-    """winning_spans in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64 workers,
-    ties elsewhere"."""
-    spans = winning_spans(values, speedups, sweep)
+def winning_ranges(spans: list[tuple[float | None, float | None]], sweep: Sweep) -> str:
+    """winning_spans' `spans` in words: "wins below 0.402 GB/s, ties above", "wins from 16 to 64
+    workers, ties elsewhere"."""
     unit = sweep.unit
 
     def at(x: float) -> str:
