@@ -48,6 +48,7 @@ from lionsim.errors import LionsimError
 from lionsim.timing import DEFAULT_WARMUP  # noqa: F401 (re-exported)
 from lionsim.reports.columns import (RUN_CONSTANT_COLUMNS, STEP_COLUMNS, TIME_COLUMNS, check_columns, eval_metric,
                                      run_label)
+from lionsim.reports.titles import model_describes_link
 
 UNEVEN_COLUMNS = ("compute_median_s", "compute_max_s", "wait_s", "vote_agreement")
 """steps.csv columns a summary averages when a run has them."""
@@ -275,14 +276,6 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
         record["baseline"] = labels[base]
         records.append(record)
     return pd.DataFrame.from_records(records)
-
-
-def model_describes_link(meta: dict | None) -> bool:
-    """Whether a run's comm_model_s prices the link it ran on: --network given (run.json's
-    network_given), or a calibration fitted on the run's own group. False for a measured run
-    left at the default --network (1gbe), whose error would compare two unrelated links."""
-    meta = meta or {}
-    return meta.get("network_given", True) is not False or bool(meta.get("config", {}).get("calibrate"))
 
 
 def leave_out_unchecked_error(summary: pd.DataFrame, meta: dict | None) -> pd.DataFrame:

@@ -4,7 +4,13 @@ the tables read them without loading the plots)."""
 
 from __future__ import annotations
 
-from lionsim.reports.summary import model_describes_link
+
+def model_describes_link(meta: dict | None) -> bool:
+    """Whether a run's comm_model_s prices the link it ran on: --network given (run.json's
+    network_given), or a calibration fitted on the run's own group. False for a measured run
+    left at the default --network (1gbe), whose error would compare two unrelated links."""
+    meta = meta or {}
+    return meta.get("network_given", True) is not False or bool(meta.get("config", {}).get("calibrate"))
 
 
 def named_network(network: str, meta: dict | None, measured: bool) -> str:
