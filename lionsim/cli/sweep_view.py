@@ -173,16 +173,14 @@ def sweep_title(summary: pd.DataFrame) -> str:
     """What was swept and how many cells, as bench's title says its run: "lionsim sweep: mlp, 2/4
     workers, 1gbe/10gbe, 3 runs, 2 seeds, 20 steps: 24 cells"."""
     from lionsim.reports.columns import workload_text
-    from lionsim.reports.tables import plural
+    from lionsim.reports.tables import distinct_values, plural
 
-    def values(column: str, show=str) -> str:
-        return "/".join(dict.fromkeys(show(v) for v in summary[column]))
-
-    workers = values("workers")
-    steps = values("steps", lambda n: str(int(n))) if "steps" in summary.columns else ""  # an older summary's
+    workers = distinct_values(summary, "workers")
+    steps = distinct_values(summary, "steps", lambda n: str(int(n))) if "steps" in summary.columns else ""  # an older summary's
     cells = summary["cell"].nunique() if "cell" in summary.columns else len(summary)
-    return (f"lionsim sweep: {values('workload', workload_text)}, {workers} worker{'' if workers == '1' else 's'}, "
-            f"{values('network')}, {plural(summary['run'].nunique(), 'run')}, "
+    workloads = distinct_values(summary, "workload", workload_text)
+    return (f"lionsim sweep: {workloads}, {workers} worker{'' if workers == '1' else 's'}, "
+            f"{distinct_values(summary, 'network')}, {plural(summary['run'].nunique(), 'run')}, "
             f"{plural(summary['seed'].nunique(), 'seed')}"
             + (f", {steps} step{'' if steps == '1' else 's'}" if steps else "") + f": {plural(cells, 'cell')}")
 

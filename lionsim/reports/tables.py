@@ -63,9 +63,9 @@ def _to_target(row) -> str:
     return speedup_text(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not reached"
 
 
-def _values(summary: pd.DataFrame, col: str) -> str:
-    """The distinct values of a column, in order: "8", or "100, 200" if runs differ."""
-    return "/".join(str(v) for v in dict.fromkeys(summary[col]))
+def distinct_values(summary: pd.DataFrame, col: str, show=str) -> str:
+    """The distinct values of a column as `show` writes them, in order: "8", or "100/200" if runs differ."""
+    return "/".join(dict.fromkeys(show(v) for v in summary[col]))
 
 
 def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
@@ -73,12 +73,12 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     preset only priced them (as the plots' subtitles say)."""
     workload = ""
     if "workload" in summary.columns:
-        workload = "/".join(dict.fromkeys(workload_text(w) for w in summary["workload"])) + ", "
+        workload = distinct_values(summary, "workload", workload_text) + ", "
     from lionsim.reports.titles import named_network  # the plots' own words for it
 
     measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
-    network = named_network(_values(summary, "network"), meta, measured)
-    workers = _values(summary, "workers")
+    network = named_network(distinct_values(summary, "network"), meta, measured)
+    workers = distinct_values(summary, "workers")
     return f"{workload}{workers} worker{'' if workers == '1' else 's'}, {network}"
 
 
@@ -228,10 +228,10 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
         return None
     if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
         return None
-    by = priced_by or _values(summary, "network")
+    by = priced_by or distinct_values(summary, "network")
     model = ("model = its mean price of the same calls; error = model / measured - 1; " if unchecked is None else "")
     table = Table(
-        title=f"comm measured on {_values(summary, 'backend')}" + ("" if unchecked else f" vs the model ({by})"),
+        title=f"comm measured on {distinct_values(summary, 'backend')}" + ("" if unchecked else f" vs the model ({by})"),
         caption="ms per step. booked = the comm column above: each step booked as the median of its kind of step, "
                 "so a few slow calls move it little. Means past the warm-up: measured = each step's own calls "
                 f"(each call's slowest rank, summed); {model}wait = the ranks' spread at the calls' barriers "
