@@ -34,13 +34,6 @@ def worker_bytes(params: int, state_rows: float) -> int:
     return round(params * (WEIGHT_BYTES + GRAD_BYTES + STATE_BYTES * state_rows))
 
 
-def gib(n: float) -> str:
-    """Bytes in binary units, as GPU memory is sized (lionsim.compute.devices.GIB): "80 GiB", and the
-    need beside it in the same unit ("100.4 GiB"), where "108 GB" against "80 GiB" would read as
-    two conventions."""
-    return binary_bytes_text(n)
-
-
 def fits_note(rows) -> str:
     """The line under the table naming the runs that do not fit on their worker (`rows`: estimate rows
     with MEMORY_COLUMNS, device, replica_gpus, strategy, transport); "" where all fit."""
@@ -50,6 +43,8 @@ def fits_note(rows) -> str:
     first = over[0]
     g = int(first.get("replica_gpus", 1) or 1)
     device = f"one {first['device']}" if g == 1 else f"a worker of {g} x {first['device']}"
+    # both in binary units, as GPU memory is sized: "108 GB" beside "80 GiB" would read as two conventions
+    gib = binary_bytes_text
     needs = ", ".join(f"{r['strategy']}@{r['transport']} needs {gib(r['memory_bytes'])}" for r in over)
     return (f"does not fit on {device} ({gib(first['device_memory_bytes'])}): {needs} a worker for weights, "
             "gradients and optimizer state (float32), before activations; shard it (ZeRO/FSDP) or pick a larger "
