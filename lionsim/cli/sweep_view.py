@@ -145,6 +145,7 @@ def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
     from lionsim.errors import LionsimError
     from lionsim.reports.files import read_json
     from lionsim.reports.obtained import UNKNOWN, comm_pricing, priced_library, run_times
+    from lionsim.reports.titles import measured_on
     from lionsim.sweep.store import CELLS_DIR
 
     if root is None or "cell" not in summary.columns:
@@ -158,15 +159,8 @@ def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
             return f"each cell's {UNKNOWN}"
     pricings = {comm_pricing(priced_library(meta)) for meta in records.values()}
     pricing = "each network's library" if len(pricings) > 1 else None  # nccl on dgx-h100, alpha-beta on 1gbe
-    said = {run_times(meta, network=network, pricing=pricing, link=_link(meta)) for meta in records.values()}
+    said = {run_times(meta, network=network, pricing=pricing, link=measured_on(meta)) for meta in records.values()}
     return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
-
-
-def _link(meta: dict) -> str | None:
-    """Where a gloo/nccl cell's collectives were measured (as bench's caption names it), None on sim."""
-    from lionsim.reports.titles import link_name
-
-    return link_name(meta) if (meta.get("config") or {}).get("backend", "sim") != "sim" else None
 
 
 def sweep_title(summary: pd.DataFrame) -> str:

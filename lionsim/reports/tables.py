@@ -99,10 +99,9 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
 def _times(meta: dict | None) -> str:
     """How the step times were obtained, from run.json (lionsim.reports.obtained): a gloo/nccl run's
     comm measured on its link, a simulator's modelled on its network."""
-    from lionsim.reports.titles import link_name
+    from lionsim.reports.titles import measured_on
 
-    real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
-    return run_times(meta, link=link_name(meta) if real else None)
+    return run_times(meta, link=measured_on(meta))
 
 
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "

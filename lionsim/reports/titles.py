@@ -37,6 +37,13 @@ def measured_link(meta: dict | None) -> str:
     return f"{link_name(meta)}, measured"
 
 
+def measured_on(meta: dict | None) -> str | None:
+    """The link a gloo/nccl run's collectives were measured on (link_name), as a step table's caption
+    names it; None for a run on the simulator, where nothing was measured on a link."""
+    real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
+    return link_name(meta) if real else None
+
+
 def link_name(meta: dict | None) -> str:
     """The link a gloo/nccl run's collectives crossed (measured_link without ", measured")."""
     meta = meta or {}
