@@ -11,6 +11,7 @@ where those alone are wider than TABLE_WIDTH the table stays wider. No pandas he
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -146,9 +147,16 @@ def run_width(labels: list[tuple[str, str]], minimum: int) -> int:
     return max([minimum, *(len(s) for s, _ in labels), *(len(t) + 1 for _, t in labels)])
 
 
+@functools.cache
+def _probe() -> Console:
+    """The one console every measure here reads (wide, so nothing squeezes what it measures): made
+    once, where each measure made its own."""
+    return Console(width=400)
+
+
 def natural_width(renderable) -> int:
     """Columns `renderable` takes when nothing squeezes it."""
-    probe = Console(width=400)
+    probe = _probe()
     return Measurement.get(probe, probe.options, renderable).maximum
 
 
@@ -220,7 +228,7 @@ def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
     width = min(TABLE_WIDTH, table_width()) if width is None else width
     under = width - natural_width(table)
     if run is not None and under > 0:
-        probe = Console(width=400)
+        probe = _probe()
         drawn = max((Measurement.get(probe, probe.options, cell).maximum for cell in [*run.cells, run.header]),
                     default=0)
         if run.max_width and run.min_width == run.max_width:  # pinned (a fill before this one): its width
@@ -251,7 +259,7 @@ def _narrow(table: Table, column, width: int, least: int) -> None:
     over = natural_width(table) - width
     if over <= 0:
         return
-    probe = Console(width=400)
+    probe = _probe()
     cells = list(column.cells)
     now = column.max_width or max((Measurement.get(probe, probe.options, c).maximum for c in cells), default=0)
     whole = max((_least(c, probe) for c in [*cells, column.header]), default=0)  # its widest unbreakable piece
