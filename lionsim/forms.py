@@ -30,9 +30,10 @@ def number(v) -> bool:
 
 
 def beyond_float32(v) -> str:
-    """"" for a value float32 holds (or not a finite float); else the clause a refusal adds."""
+    """"" for a value float32 holds (or not a finite float); else why a refusal refuses it, the `why`
+    of lionsim.ranges.refusal: "bad --lr 1e300: beyond float32's range ...; accepted: ..."."""
     if isinstance(v, float) and number(v) and abs(v) > FLOAT32_MAX:
-        return f" ({v:g} is beyond float32's range, +-{FLOAT32_MAX:.4g}: training runs in float32)"
+        return f"beyond float32's range, +-{FLOAT32_MAX:.4g} (training runs in float32)"
     return ""
 
 

@@ -1,6 +1,7 @@
 """A numeric option's accepted range in words, written one way by every refusal of every command:
-"bad --topk-ratio 2; accepted: a number above 0 and at most 1". `span` writes the range; the
-shared options' ranges are here too, so bench, sweep and estimate refuse --workers, --steps or
+"bad --topk-ratio 2; accepted: a number above 0 and at most 1". `span` writes the range, `refusal`
+the line; `Range` is a range that also checks a value (a strategy's option fields are made of it:
+lionsim.strategies.core.form's `integer` and `between`). The shared options' ranges are here too, so bench, sweep and estimate refuse --workers, --steps or
 --seed in the same words. No imports beyond the standard library: the checks that run before
 torch loads use it.
 
@@ -11,6 +12,9 @@ thousands grouped (0.001 as written); the reason for a bound, where there is one
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, WHOLE, typed
 
@@ -44,6 +48,36 @@ def refusal(option: str, value: object, accepted: str, why: str = "") -> str:
     """The one line refusing `value` of `option`, echoed as typed: "bad --steps 0; accepted: ..."; `why`
     says what made this value wrong where the range alone does not ("bad --steps 9: ...")."""
     return f"bad {option} {typed(value)}{': ' + why if why else ''}; accepted: {accepted}"
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A range that checks a value and says itself in `span`'s words: a finite number from `low`
+    to `high` (None: no top), whole where asked, an end open (`above`, `below`) where asked."""
+
+    low: float
+    high: float | None = None
+    whole: bool = False
+    above: bool = False
+    below: bool = False
+    why: str = ""
+    """Why a bound is where it is, or what a value at it means; "" where it goes without saying."""
+
+    def __call__(self, v) -> bool:
+        """`v` is in the range (a bool, text, nan or inf never is)."""
+        return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                and (not self.whole or float(v).is_integer())
+                and (v > self.low if self.above else v >= self.low)
+                and (self.high is None or (v < self.high if self.below else v <= self.high)))
+
+    @property
+    def words(self) -> str:
+        """What the range accepts, as every refusal says it."""
+        return span(self.low, self.high, whole=self.whole, above=self.above, below=self.below, why=self.why)
+
+    def refusal(self, option: str, value: object, why: str = "") -> str:
+        """The line refusing `value` of `option` with this range's words (`refusal`)."""
+        return refusal(option, value, self.words, why)
 
 
 WORKERS = span(1, MAX_WORKERS, whole=True, why="the most workers lionsim takes")

@@ -20,11 +20,11 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
                            parse_eval_samples, parse_split)
 from lionsim.network import canonical_network, network_for
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, MAX_SEED, POSITIVE, SEED, STEPS, WORKERS, refusal, span
+from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, WORKERS, Range, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.whole import MAX_STEPS, MAX_WORKERS, typed
+from lionsim.whole import MAX_STEPS, MAX_WORKERS
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -46,6 +46,10 @@ THREADS = span(1, MAX_THREADS, whole=True, why="torch threads of one training pr
                "wait on each other")
 BETA = span(0, 1, below=True).removeprefix("a number ")
 """What each of --betas' two numbers may be (bench's parse_betas says it too)."""
+LR = Range(0, above=True)
+"""--lr and a run's hyper lr (ranges.POSITIVE's words); beyond float32 refused beside it."""
+WEIGHT_DECAY = Range(0)
+"""--weight-decay and a run's hyper weight_decay."""
 TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 
 
@@ -398,12 +402,9 @@ class BenchConfig:
 def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
     """lr, weight decay and betas (None: not given) meet one set of rules, whether they come
     from the flags or from a run's own hyper table; `name(key)` says where, for the message."""
-    if lr is not None and not (number(lr) and lr > 0 and not beyond_float32(lr)):
-        raise LionsimError(f"bad {name('lr')} {typed(lr)}{beyond_float32(lr)}; accepted: {POSITIVE}")
-    if weight_decay is not None and not (number(weight_decay) and weight_decay >= 0
-                                         and not beyond_float32(weight_decay)):
-        raise LionsimError(f"bad {name('weight_decay')} {typed(weight_decay)}{beyond_float32(weight_decay)}; "
-                           f"accepted: {span(0)}")
+    for key, value, accepted in (("lr", lr, LR), ("weight_decay", weight_decay, WEIGHT_DECAY)):
+        if value is not None and not (accepted(value) and not beyond_float32(value)):
+            raise LionsimError(accepted.refusal(name(key), value, beyond_float32(value) if accepted(value) else ""))
     if betas is not None and not (isinstance(betas, (list, tuple)) and len(betas) == 2
                                   and all(number(b) and 0 <= b < 1 for b in betas)):
         raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each {BETA}")

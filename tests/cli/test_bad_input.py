@@ -241,10 +241,10 @@ def test_a_network_that_is_not_a_profile_file_says_what_is_accepted(network, lin
 
 
 @pytest.mark.parametrize("argv, line", [
-    ([*B, "--lr", "1e300"], "error: bad --lr 1e300 (1e+300 is beyond float32's range, +-3.403e+38: training runs "
+    ([*B, "--lr", "1e300"], "error: bad --lr 1e300: beyond float32's range, +-3.403e+38 (training runs "
                             "in float32); accepted: a finite number above 0"),
-    ([*B, "-s", "diloco", "--outer-lr", "1e300"], "error: bad --outer-lr 1e300 (1e+300 is beyond float32's range"),
-    ([*B, "-s", "lion", "--hyper", '{"lion": {"lr": 1e39}}'], "error: bad hyper.lion.lr 1e39 (1e+39 is beyond"),
+    ([*B, "-s", "diloco", "--outer-lr", "1e300"], "error: bad --outer-lr 1e300: beyond float32's range"),
+    ([*B, "-s", "lion", "--hyper", '{"lion": {"lr": 1e39}}'], "error: bad hyper.lion.lr 1e39: beyond"),
 ])
 def test_a_real_option_past_float32_is_refused_not_a_traceback(argv, line, capsys, tmp_path):
     """--lr 1e300 trained into torch's "value cannot be converted to type float without overflow"

@@ -11,7 +11,7 @@ from collections import defaultdict
 import pytest
 
 from lionsim.cli.app import click_app
-from lionsim.ranges import SEED, STEPS, WORKERS, span
+from lionsim.ranges import SEED, STEPS, WORKERS, Range, span
 from tests.helpers.cli import run_cli
 
 LINE = re.compile(r"error: bad (--[a-z0-9-]+) (\S+)(?:: [^;]+)?; accepted: (.+)")
@@ -118,3 +118,53 @@ def test_span_writes_open_ends_whole_numbers_and_the_reason():
     assert span(1, 8, whole=True) == "a whole number from 1 to 8"
     assert span(1, whole=True, why="one at least") == "a whole number at least 1 (one at least)"
     assert span(1, "--workers (8)", whole=True) == "a whole number from 1 to --workers (8)"
+
+
+@pytest.mark.parametrize("kind", [dict(), dict(above=True), dict(below=True), dict(above=True, below=True),
+                                  dict(whole=True), dict(high=None), dict(high=None, above=True)])
+def test_a_range_holds_what_its_words_say(kind):
+    """Range's check against the plain comparisons its words name, on each side of each bound."""
+    args = {"low": 0, "high": 1, **kind}
+    got = Range(**args)
+    low, high = args["low"], args["high"]
+    for v in (-1, -0.5, 0, 0.0, 0.5, 1, 1.0, 1.5, 2, 1e300, float("inf"), float("nan"), True, "0.5", None):
+        plain = (type(v) in (int, float) and v == v and abs(v) != float("inf")
+                 and (v > low if args.get("above") else v >= low)
+                 and (high is None or (v < high if args.get("below") else v <= high))
+                 and (not args.get("whole") or float(v) == int(v)))
+        assert got(v) == plain, (args, v)
+    assert got.words == span(low, high, whole=args.get("whole", False), above=args.get("above", False),
+                             below=args.get("below", False))
+
+
+def _strategy_refusals():
+    """(flag, line) of each numeric strategy option given below its range, by its flag and by --opt,
+    and of each option with no top given past float32 (which training cannot hold)."""
+    from lionsim.errors import LionsimError
+    from lionsim.strategies.core.given import flags
+
+    for specs in flags().values():
+        spec = specs[0]
+        if spec.type not in (int, float) or spec.rule.choices:
+            continue
+        values = [(-1, "-1")] + ([(1e300, "1e300")] if spec.type is float and spec.rule.check(1.0) and
+                                 spec.rule.check(1e300) else [])
+        for value, text in values:
+            for opt, given, flag, shown in ((False, value, spec.flag, text),
+                                           (True, text, "--opt", f"{spec.qualified}={text}")):
+                with pytest.raises(LionsimError) as refused:
+                    spec.value(given, opt=opt)
+                yield spec, flag, shown, str(refused.value)
+
+
+def test_a_strategy_option_is_refused_in_lionsim_ranges_form():
+    """A strategy's option (its flag, or --opt NAME.FIELD=VALUE) is refused in the CLI options'
+    form, "bad --OPTION VALUE[: why]; accepted: RANGE" with RANGE its Range's words; past
+    float32 the reason stands where refusal puts one (it stood in brackets after the value)."""
+    seen = set()
+    for spec, flag, shown, line in _strategy_refusals():
+        found = LINE.fullmatch("error: " + line)
+        assert found and found.group(1, 2) == (flag, shown), line
+        assert found.group(3) == spec.rule.check.words, line
+        seen.add(shown.rpartition("=")[2].partition(" ")[0])
+    assert seen == {"-1", "1e300"}

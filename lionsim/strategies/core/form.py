@@ -8,8 +8,9 @@ docstring below it (the flag's help). From those fields alone:
   else `--NAME-FIELD`), and `--opt NAME.FIELD=VALUE` reaches any field of strategy NAME;
 - a TOML --config and a run.json give them under the flag's name (`demo_topk = 16`);
 - one check per field turns a bad value into one line, wherever it comes from:
-  "bad --demo-topk 0; accepted: a whole number at least 1" (`integer` and `between` checks say
-  their range in lionsim.ranges' words, so `accepted` is needed only beside another check).
+  "bad --demo-topk 0; accepted: a whole number at least 1", in lionsim.ranges' form (`integer` and
+  `between` checks are lionsim.ranges.Range, which says itself in words, so `accepted` is needed
+  only beside another check).
 
 A value is resolved per run: `NAME.FIELD` given, else the flag given, else the strategy's
 `tuning` for the workload, else the field's default (resolve_options).
@@ -30,9 +31,9 @@ from typing import Callable, Iterable, Mapping
 from lionsim.errors import LionsimError
 from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 from lionsim.forms import beyond_float32, number
-from lionsim.ranges import span
+from lionsim.ranges import Range, refusal
 from lionsim.registry import Registry, did_you_mean, match_name
-from lionsim.whole import typed
+from lionsim.whole import Text
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
@@ -83,39 +84,17 @@ def option(default, *, check: Callable[[object], bool], accepted: str | None = N
     return dataclasses.field(default=default, metadata={META: rule})
 
 
-@dataclass(frozen=True, slots=True)
-class Range:
-    """Check: a finite number from `low` to `high` (None: no top), whole where asked, the ends open
-    where asked; `words` says the range as every refusal does (lionsim.ranges.span)."""
-
-    low: float
-    high: float | None
-    whole: bool = False
-    low_open: bool = False
-    high_open: bool = False
-    why: str = ""
-    """Why a bound is where it is, or what a value at it means; "" where it goes without saying."""
-
-    def __call__(self, v) -> bool:
-        return (number(v) and (not self.whole or float(v).is_integer())
-                and (v > self.low if self.low_open else v >= self.low)
-                and (self.high is None or (v < self.high if self.high_open else v <= self.high)))
-
-    @property
-    def words(self) -> str:
-        return span(self.low, self.high, whole=self.whole, above=self.low_open, below=self.high_open, why=self.why)
-
-
 def integer(low: int, high: int | None = None, *, why: str = "") -> Range:
-    """Check: a whole number >= low (and <= high where given)."""
+    """Check: a whole number from `low` (to `high` where given), a lionsim.ranges.Range."""
     return Range(low, high, whole=True, why=why)
 
 
 def between(low: float, high: float | None = None, *, low_open: bool = False, high_open: bool = False,
             why: str = "") -> Range:
-    """Check: a finite number in the interval (open ends where asked; None or inf: no top)."""
-    return Range(low, None if high is None or high == float("inf") else high, low_open=low_open,
-                 high_open=high_open and high is not None and high != float("inf"), why=why)
+    """Check: a finite number in the interval (open ends where asked; None or inf: no top), a
+    lionsim.ranges.Range."""
+    top = None if high == float("inf") else high
+    return Range(low, top, above=low_open, below=high_open and top is not None, why=why)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,22 +137,23 @@ class OptionSpec:
     def value(self, given, opt: bool = False):
         """`given` converted to the field's type and checked; else one LionsimError line naming
         the flag (`opt`: as `--opt NAME.FIELD=VALUE` gave it)."""
-        as_given = typed(given) if isinstance(given, (int, float)) else repr(given)  # as typed: 1e30, -1
-        shown = f"--opt {self.qualified}={given}" if opt else f"{self.flag} {as_given}"
+        flag, shown = ("--opt", Text(f"{self.qualified}={given}")) if opt else (self.flag, given)
         value = given
         if isinstance(given, str) and self.type is not str:
             value = _parse(given, self.type)
         if self.rule.choices is not None:
             found = match_name(value, self.rule.choices)
             if found is None:
-                raise LionsimError(f"bad {shown}; accepted: {self.rule.says}{did_you_mean(value, self.rule.choices)}")
+                raise LionsimError(refusal(flag, shown, f"{self.rule.says}{did_you_mean(value, self.rule.choices)}"))
             value = found
         if self.type is int and number(value) and float(value).is_integer():
             value = value if isinstance(value, int) else int(value)  # a Whole keeps its text for later refusals
         elif self.type is float and number(value):
             value = float(value)
-        if value is None or not self.rule.check(value) or beyond_float32(value):
-            raise LionsimError(f"bad {shown}{beyond_float32(value)}; accepted: {self.rule.says}")
+        if value is None or not self.rule.check(value):
+            raise LionsimError(refusal(flag, shown, self.rule.says))
+        if beyond_float32(value):  # in a range with no top, yet more than training's float32 holds
+            raise LionsimError(refusal(flag, shown, self.rule.says, beyond_float32(value)))
         return value
 
 
