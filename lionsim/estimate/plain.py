@@ -16,6 +16,7 @@ from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
+from lionsim.whole_nodes import fills_nodes
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -167,9 +168,9 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
 
 def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
     """--gpus-per-node G that the --workers fill: one node (G >= workers) or whole nodes (G divides
-    workers); else refused naming the option typed (the network's own workers_per_node is
-    lionsim.network.link.Network.nodes' to refuse)."""
-    if workers <= gpus_per_node or workers % gpus_per_node == 0:
+    workers: lionsim.whole_nodes); else refused naming the option typed (the network's own
+    workers_per_node is lionsim.network.link.Network.nodes' to refuse)."""
+    if fills_nodes(workers, gpus_per_node):
         return
     small = [d for d in range(1, math.isqrt(workers) + 1) if workers % d == 0]
     divisors = sorted({*small, *(workers // d for d in small)} - {workers})
@@ -290,10 +291,11 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
 
 
 def nearest_count(workers: float, workers_per_node: int) -> int:
-    """The worker count nearest `workers` that a network of `workers_per_node` takes (Network.nodes):
-    any count from 1 within one node, whole nodes beyond it."""
-    if workers <= workers_per_node:
-        return max(1, round(workers))
+    """The worker count nearest `workers` that a network of `workers_per_node` takes (lionsim.whole_nodes):
+    `workers` rounded where it fills nodes, else the nearest whole nodes (one at least)."""
+    count = max(1, round(workers))
+    if fills_nodes(count, workers_per_node):
+        return count
     return max(1, round(workers / workers_per_node)) * workers_per_node
 
 

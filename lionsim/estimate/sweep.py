@@ -37,6 +37,7 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.reports.columns import NETWORK_GBPS
+from lionsim.whole_nodes import fills_nodes
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
@@ -120,8 +121,8 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
 
 
 def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:
-    """The valid worker counts in (after, upto]: any count within one node, whole nodes beyond it."""
-    return [w for w in range(after + 1, upto + 1) if w <= workers_per_node or w % workers_per_node == 0]
+    """The valid worker counts in (after, upto]: those that fill nodes (lionsim.whole_nodes)."""
+    return [w for w in range(after + 1, upto + 1) if fills_nodes(w, workers_per_node)]
 
 
 def _speedup_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> float:

@@ -253,3 +253,41 @@ def test_every_example_cluster_whose_description_names_a_lionsim_gpu_states_it()
             assert DEVICES.get(net.device).name.split("-")[0] == named.pop(), path.name
         else:
             assert net.device == "", path.name
+
+
+def _placed(workers: int, per_node: int) -> int | None:
+    """Brute force: the nodes `workers` occupy placed on nodes of `per_node`, every node full but a
+    lone one; None where no such placement exists."""
+    for nodes in range(1, workers + 1):
+        if nodes == 1 and workers <= per_node or nodes * per_node == workers:
+            return nodes
+    return None
+
+
+def test_every_reader_of_the_whole_nodes_rule_says_what_a_brute_force_placement_does():
+    """Network.nodes, the simulator's node layout, estimate's --gpus-per-node check, its --sweep
+    rounding and its crossover counts all read lionsim.whole_nodes, whose rule is checked here
+    against placing the workers node by node."""
+    from lionsim.backends.nodes import node_layout
+    from lionsim.estimate.plain import check_gpus_per_node, nearest_count
+    from lionsim.estimate.sweep import worker_counts
+    from lionsim.whole_nodes import fills_nodes, node_count
+
+    inter = Link(alpha_s=0.0, bandwidth_Bps=1e9)
+    for per_node in (1, 2, 3, 4, 8):
+        net = Network(name="n", workers_per_node=per_node, inter=inter, intra=inter if per_node > 1 else None)
+        valid = [w for w in range(1, 41) if _placed(w, per_node)]
+        assert worker_counts(0, 40, per_node) == valid
+        for workers in range(1, 41):
+            nodes = _placed(workers, per_node)
+            assert fills_nodes(workers, per_node) == (nodes is not None)
+            if nodes is None:
+                for refuse in (lambda: net.nodes(workers), lambda: node_layout(workers, per_node),
+                               lambda: check_gpus_per_node(workers, per_node)):
+                    with pytest.raises(LionsimError, match="do(es)? not fill whole nodes"):
+                        refuse()
+                continue
+            assert node_count(workers, per_node) == net.nodes(workers) == node_layout(workers, per_node)[1] == nodes
+            check_gpus_per_node(workers, per_node)
+        for target in (0.4, 1.2, 2.6, 5.3, 9.7, 12.2, 17.9, 30.1):  # no ties: one nearest count
+            assert nearest_count(target, per_node) == min(valid, key=lambda w: abs(w - target)), (target, per_node)
