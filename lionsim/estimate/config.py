@@ -23,7 +23,7 @@ from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TRAITS, Network, network_for
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.ranges import refusal, span
@@ -243,7 +243,7 @@ def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> 
 
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
-    check_plain(cfg)
+    network = check_plain(cfg)  # the profile parsed once: priced on, and whether it named its library
     if (cfg.model is None) == (cfg.params is None):
         raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
     flops_per_unit = None
@@ -282,8 +282,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         raise LionsimError("--params needs --tokens-per-worker (tokens one worker processes per step)")
     workers = _positive_int("workers", cfg.workers)
     replica_gpus = _positive_int("replica-gpus", cfg.replica_gpus)
-    network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
-                          library=DEVICE_LIBRARY)
+    chosen = library_chosen(network, cfg.traits)
     device_name, device_from = chosen_device(cfg.device, cfg.network, network)
     device = get_device(device_name)
     mfu = device.mfu if cfg.mfu is None else cfg.mfu
@@ -350,7 +349,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         baseline=cfg.baseline, tie=cfg.tie, spread=spread, kernels=kernels, optimizer=optimizer,
         run_steps=steps if cfg.tokens is None else None, run_tokens=None if cfg.tokens is None else int(cfg.tokens),
         flops_per_unit=flops_per_unit, replica_gpus=replica_gpus, device_from=device_from,
-        library_chosen=library_chosen(cfg.network, cfg.traits),
+        library_chosen=chosen,
         convergence=None if measured is None else Convergence(measured),
     )
     if algorithm != AUTO:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
@@ -17,6 +18,9 @@ from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
 from lionsim.whole_nodes import fills_nodes
+
+if TYPE_CHECKING:
+    from lionsim.network import Network
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -131,10 +135,11 @@ def fewest_workers(workers: int, sweep: str | None) -> tuple[int, str]:
                      f"give --workers {smallest} to start there")
 
 
-def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
+def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> Network:
     """Every check of an EstimateConfig (or anything with its fields) that needs no torch; `sweep`
     and `need`: the --sweep and --need texts, parsed to be refused early (their users parse them
-    again with the network's node size)."""
+    again with the network's node size). The network it loaded (network_for), which resolve prices
+    on: its profile file parsed once."""
     from lionsim.compute.devices import get_device
     from lionsim.network import TRAITS, network_for
 
@@ -164,6 +169,7 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> None:
         check_gpus_per_node(workers, cfg.gpus_per_node)
     if need is not None:
         parse_need(need)
+    return network
 
 
 def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:

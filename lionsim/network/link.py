@@ -141,6 +141,10 @@ class Network:
     measured: dict[str, Any] = field(default_factory=dict, compare=False)
     """Where a fitted profile was measured (hosts, ranks per host, backend, interface,
     versions, date); empty for presets and hand-written profiles."""
+    library_named: bool = field(default=False, compare=False)
+    """Whether its profile file named the collective library (a `traits` key): the user's choice,
+    which network_for keeps and estimate's hint leaves alone; False for a preset (its library is its
+    own default) and a network built in code. Read from the one parse of the file (profile.py)."""
 
     def __post_init__(self) -> None:
         if not self.name:

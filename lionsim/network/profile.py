@@ -157,6 +157,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             device=_device(data, source),
             sockets=sockets,
             measured=measured_record(data["measured"], source) if "measured" in data else {},
+            library_named="traits" in data,
         )
     except LionsimError as e:  # a cross-field rule of Network: add the file
         text = str(e)
@@ -243,20 +244,14 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
     if net.traits.ideal and net.traits.backend == "any":
         if backend != "sim":
             return net.with_traits(backend_traits(backend))
-        if library is not None and _names_no_library(spec):
-            return net.with_traits(TRAITS.get(library))
+        if library is not None and not net.library_named and os.fspath(spec) not in NETWORKS:
+            return net.with_traits(TRAITS.get(library))  # a profile naming none (a preset names its own)
     return net
 
 
-def _names_no_library(spec: str | os.PathLike[str]) -> bool:
-    """True for a profile file without a `traits` key (a preset names its library; presets.py)."""
-    text = os.fspath(spec)
-    return text not in NETWORKS and "traits" not in _read(Path(text))
-
-
-def library_chosen(spec: str | os.PathLike[str], traits: str | None) -> bool:
-    """Whether the user chose the library a network runs: --traits `traits`, or a profile file's
-    `traits` key (dc-pair.toml's "ideal": the papers' no-latency pricing), rather than a preset's own
-    or, for a profile without one, the backend's or the device's (network_for)."""
-    text = os.fspath(spec)
-    return traits is not None or (text not in NETWORKS and not _names_no_library(spec))
+def library_chosen(network: Network, traits: str | None) -> bool:
+    """Whether the user chose the library `network` (network_for's) runs: --traits `traits`, or its
+    profile file's `traits` key (dc-pair.toml's "ideal": the papers' no-latency pricing; read where
+    the file was parsed, Network.library_named), rather than a preset's own or, for a profile
+    without one, the backend's or the device's (network_for)."""
+    return traits is not None or network.library_named

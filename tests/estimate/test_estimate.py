@@ -245,3 +245,27 @@ def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_
     assert default["baseline"].iloc[0] == "adamw@bf16-allreduce" and bare["baseline"].iloc[0] == "adamw@fp32-allreduce"
     assert default.attrs["caption_notes"] == [DEFAULT_BASELINE_NOTE] and "caption_notes" not in bare.attrs
     assert DEFAULT_BASELINE_NOTE not in default.attrs["notes"]  # the rows' transports' footnotes only
+
+
+@pytest.mark.parametrize("traits, chosen, library", [
+    ('traits = "ideal"\n', True, "ideal"),  # the profile names its library: the user's choice
+    ("", False, "nccl"),  # none named: the device's (NCCL on a GPU), a default
+])
+def test_resolve_reads_a_profile_once_and_knows_whether_it_named_its_library(tmp_path, monkeypatch, traits, chosen,
+                                                                               library):
+    """One resolve parses --network's file once: the checks before torch, the network priced on and
+    whether the library was chosen (the ideal library's hint is for a default) all read that parse
+    (they read the file three to five times)."""
+    import lionsim.network.profile as profile
+
+    path = tmp_path / "two.toml"
+    path.write_text(f'{traits}workers_per_node = 2\n[inter]\nalpha_us = 5.0\nbandwidth_GBps = 1.0\n'
+                    '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 100.0\n')
+    reads = []
+    read = profile._read
+    monkeypatch.setattr(profile, "_read", lambda p: reads.append(p) or read(p))
+    r = resolve(EstimateConfig(model="gpt2-124m", workers=4, network=str(path), strategies=["adamw"]))
+    assert len(reads) == 1, reads
+    assert r.library_chosen is chosen and r.network.traits.name == library
+    assert resolve(EstimateConfig(model="gpt2-124m", workers=4, network=str(path), traits="gloo",
+                                  strategies=["adamw"])).library_chosen  # --traits: chosen
