@@ -104,6 +104,16 @@ def binary_bytes_text(n: float) -> str:
     return f"{n:g} B"
 
 
+def plural(n, noun: str, many: str | None = None) -> str:
+    """A count and its noun, the noun singular for one alone: "1 step", "20 steps", "1 pass" and
+    "2 passes" (`many`: a plural that is not the noun and an s). `n` a count, or one written
+    already ("1,024" grouped, "8/16" where runs differ, "8-16" either side of a crossing): the
+    noun is singular only where it reads "1". Every count lionsim prints with its noun is written
+    by it."""
+    text = str(n)
+    return f"{text} {noun if text == '1' else many or noun + 's'}"
+
+
 def speedup_text(x: float) -> str:
     """A speedup as every table prints it: "1.31x", three significant digits below 0.01 ("0.000264x",
     where two decimals read "0.00x"), "-" where there is none (NaN or infinite: no time to target)."""
