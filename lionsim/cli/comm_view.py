@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
-from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text, plural, set_in_binary, sig
+from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text, plural, ratio_text, set_in_binary
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -37,8 +37,8 @@ def size_column(sizes) -> list[str]:
 
 def rate(GBps: float) -> str:
     """A bandwidth in GB/s: three decimals, or three significant digits below 0.01 (a 1 KiB call's
-    0.000392 read "0.000")."""
-    return f"{GBps:.3f}" if GBps >= 0.01 or GBps == 0 else sig(GBps)
+    0.000392 read "0.000"): numbers.ratio_text, the speedups' rule."""
+    return ratio_text(GBps, 3)
 
 
 def us(seconds: float) -> str:
