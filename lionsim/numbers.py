@@ -104,12 +104,30 @@ def binary_bytes_text(n: float) -> str:
     return f"{n:g} B"
 
 
+def plural(n, noun: str, many: str | None = None) -> str:
+    """A count and its noun, the noun singular for one alone: "1 step", "20 steps", "1 pass" and
+    "2 passes" (`many`: a plural that is not the noun and an s). `n` a count, or one written
+    already ("1,024" grouped, "8/16" where runs differ, "8-16" either side of a crossing): the
+    noun is singular only where it reads "1". Every count lionsim prints with its noun is written
+    by it."""
+    text = str(n)
+    return f"{text} {noun if text == '1' else many or noun + 's'}"
+
+
+def ratio_text(x: float, places: int) -> str:
+    """A ratio as the tables print one (a speedup, comm's GB/s): `places` decimals from 0.01 up
+    and at 0 ("1.31", "0.669"), three significant digits below, where the decimals would read
+    nothing but zeros ("0.000264", not "0.00")."""
+    return f"{x:.{places}f}" if x >= 0.01 or x == 0 else sig(x)
+
+
 def speedup_text(x: float) -> str:
     """A speedup as every table prints it: "1.31x", three significant digits below 0.01 ("0.000264x",
-    where two decimals read "0.00x"), "-" where there is none (NaN or infinite: no time to target)."""
+    where two decimals read "0.00x": ratio_text), "-" where there is none (NaN or infinite: no time
+    to target)."""
     if not math.isfinite(x):
         return "-"
-    return f"{x:.2f}x" if x >= 0.01 or x == 0 else f"{sig(x)}x"
+    return f"{ratio_text(x, 2)}x"
 
 
 MS_PLAIN_TOP = 1e6

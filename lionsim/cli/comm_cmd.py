@@ -18,6 +18,7 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail, optio
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
+from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_WORKERS, read_whole
@@ -190,7 +191,7 @@ def comm(
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
     if size_list.dropped:  # 1KB,1000 or overlapping ranges: one row each size
-        err_console.print(f"note: --sizes {sizes} names {size_list.dropped} size{'s' if size_list.dropped > 1 else ''} "
+        err_console.print(f"note: --sizes {sizes} names {plural(size_list.dropped, 'size')} "
                           "more than once: each is one row", markup=False, highlight=False)
     rows = comm_rows(ops, size_list, counts, net, algorithm) if counts else None
     cfg = None

@@ -8,7 +8,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.cli.app import console
-from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text, set_in_binary, sig
+from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text, plural, ratio_text, set_in_binary
 
 TYPE_SHORT = {"float": "f32", "float32": "f32", "bfloat16": "bf16", "half": "f16", "float16": "f16", "int8": "i8",
               "uint8": "u8", "int32": "i32"}
@@ -37,8 +37,8 @@ def size_column(sizes) -> list[str]:
 
 def rate(GBps: float) -> str:
     """A bandwidth in GB/s: three decimals, or three significant digits below 0.01 (a 1 KiB call's
-    0.000392 read "0.000")."""
-    return f"{GBps:.3f}" if GBps >= 0.01 or GBps == 0 else sig(GBps)
+    0.000392 read "0.000"): numbers.ratio_text, the speedups' rule."""
+    return ratio_text(GBps, 3)
 
 
 def us(seconds: float) -> str:
@@ -98,7 +98,7 @@ def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: 
     describes no link measured (lionsim.reports.titles.unchecked_model): the measured columns
     alone, then that line."""
     modelled = left_out is None
-    table = Table(title=f"measured on {ranks} {backend} ranks" + (f" vs the model on {name}" if modelled else ""),
+    table = Table(title=f"measured on {plural(ranks, backend + ' rank')}" + (f" vs the model on {name}" if modelled else ""),
                   box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
                           "(1e9 B/s, nccl-tests factors) from the mean"

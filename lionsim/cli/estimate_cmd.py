@@ -20,7 +20,7 @@ from lionsim.compute.models import MODELS  # no torch: the presets' names, for -
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
-from lionsim.numbers import ms_text, run_duration, speedup_text, step_bytes
+from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -126,7 +126,7 @@ def topology(row) -> str:
     each = min(int(row["gpus_per_node"]), workers)
     nodes = workers // each
     unit = "GPU" if int(row.get("replica_gpus", 1) or 1) == 1 else "worker"
-    return f"{nodes:,} node{'s' * (nodes != 1)} x {each} {unit}{'s' * (each != 1)}"
+    return f"{plural(format(nodes, ','), 'node')} x {plural(each, unit)}"
 
 
 IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula alone. GPUs run NCCL (over sockets "
@@ -227,7 +227,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                         for mode, runs in modes.items())
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
-               f"{first['workers']:,} worker{'' if first['workers'] == 1 else 's'} on {first['network']} "
+               f"{plural(format(first['workers'], ','), 'worker')} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "

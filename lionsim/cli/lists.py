@@ -11,6 +11,7 @@ import lionsim
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
+from lionsim.numbers import plural
 from lionsim.ranges import WORKERS, refusal
 from lionsim.whole import MAX_WORKERS
 
@@ -113,7 +114,7 @@ def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
     # "what it does" needs room; under 120 columns (CI logs, pipes: 80) it is dropped, not
     # folded into a tall column of three-word lines
     wide = console.width >= 120
-    table = list_table(f"strategies (bits per parameter a step sends/receives on {workers} workers, "
+    table = list_table(f"strategies (bits per parameter a step sends/receives on {plural(workers, 'worker')}, "
                        f"default transport first{where})")
     columns = ("strategy", *(("what it does",) if wide else ()), "sends", "transports", "bits up/down", "lr", "wd")
     rows_cells = []

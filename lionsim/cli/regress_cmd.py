@@ -14,6 +14,7 @@ from rich.table import Table
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console, out_console
 from lionsim.errors import LionsimError
+from lionsim.numbers import plural
 from lionsim.ranges import refusal
 from lionsim.regress.fingerprint import AUTO, MODES, STRICT_REL
 from lionsim.regress.rows import IMPROVED, fmt
@@ -105,11 +106,10 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
     improved = sum(r.verdict == IMPROVED for r in result.rows)
     if improved:
         gained = list(dict.fromkeys(r.case for r in result.rows if r.verdict == IMPROVED))
-        console.print(f"[cyan]{improved} metrics improved past their tolerance[/]: "
+        console.print(f"[cyan]{plural(improved, 'metric')} improved past their tolerance[/]: "
                       f"`{escape(update_command(baseline_dir, gained))}` records the gain", highlight=False)
     if not failures:
-        cases = f"{len(result.cases)} case{'' if len(result.cases) == 1 else 's'}"
-        console.print(f"[green]PASS[/]: {cases}, {len(result.rows)} checks, {result.mode} mode, "
+        console.print(f"[green]PASS[/]: {plural(len(result.cases), 'case')}, {plural(len(result.rows), 'check')}, {result.mode} mode, "
                       f"{seconds:.0f} s", highlight=False)
         return 0
     for line in failure_lines(failures, len(result.rows), result.mode, seconds):

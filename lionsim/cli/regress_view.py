@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lionsim.cli.app import console
+from lionsim.numbers import plural
 from lionsim.regress.rows import IMPROVED, PASS, Row, fmt, group_rows
 
 VERDICT_STYLE = {PASS: "green", IMPROVED: "cyan"}
@@ -79,13 +80,13 @@ def check_table(result, everything: bool) -> Table:
 
 def failure_lines(failures: list[Row], total: int, mode: str, seconds: float) -> list[str]:
     """The failure summary: one line with the count, then per case its count and worst few."""
-    lines = [f"FAIL: {len(failures)} of {total} checks failed ({mode} mode, {seconds:.0f} s):"]
+    lines = [f"FAIL: {len(failures)} of {plural(total, 'check')} failed ({mode} mode, {seconds:.0f} s):"]
     by_case: dict[str, list[Row]] = {}
     for r in failures:
         by_case.setdefault(r.case, []).append(r)
     for case, rows in by_case.items():
         runs = len({r.run for r in rows})
-        lines.append(f"  {case}: {len(rows)} failing checks in {runs} run{'' if runs == 1 else 's'}; worst:")
+        lines.append(f"  {case}: {plural(len(rows), 'failing check')} in {plural(runs, 'run')}; worst:")
         for r in sorted(rows, key=Row.rank, reverse=True)[:WORST_PER_CASE]:
             lines.append(f"    {r.run} / {r.metric}: {r.verdict}: {r.note}")
         if len(rows) > WORST_PER_CASE:

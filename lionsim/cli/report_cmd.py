@@ -10,6 +10,7 @@ import typer
 
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
+from lionsim.numbers import plural
 
 
 @app.command("report")
@@ -32,5 +33,5 @@ def report(
     with written_together():  # report.md and its redrawn plots appear together or not at all
         path = write_report(directory)
     plots = len(set(re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", path.read_text(encoding="utf-8"))))
-    drawn = f" and the {plots} plot{'' if plots == 1 else 's'} it shows (redrawn beside it)" if plots else " (no plots)"
+    drawn = f" and the {plural(plots, 'plot')} it shows (redrawn beside it)" if plots else " (no plots)"
     console.print(f"wrote {path}{drawn}", markup=False, highlight=False)

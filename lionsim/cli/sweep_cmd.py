@@ -14,6 +14,7 @@ from lionsim.cli.app import app, console, err_console, fail
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.bench_cmd import parse_betas, parse_hyper
 from lionsim.cli.strategy_flags import strategy_options
+from lionsim.numbers import plural
 
 sweep_app = typer.Typer(rich_markup_mode=None, add_completion=False)
 app.add_typer(sweep_app, name="sweep")
@@ -139,9 +140,9 @@ def sweep(
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
     units = len({c.unit.key for c in sweep_plan.cells})
-    done = (f"none of the grid's {units} training unit{'' if units == 1 else 's'} is dealt to this shard"
+    done = (f"none of the grid's {plural(units, 'training unit')} is dealt to this shard"
             if outcome.total == 0 else "every cell was already finished" if outcome.trained == 0
-            else f"{outcome.trained} training{'' if outcome.trained == 1 else 's'}"
+            else plural(outcome.trained, "training")
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))
     say = console if format == "table" else err_console
@@ -155,7 +156,7 @@ def sweep(
         if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
             emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
         say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
-                  + (f", {len(plots)} plots (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+                  + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
         if plots:
             from lionsim.reports.plots.sweep_axes import skipped_plots
 
@@ -165,11 +166,11 @@ def sweep(
                 print_not_drawn(say, name, why)
     if outcome.failed:
         first = next(iter(outcome.failed.values()))
-        fail(f"failed: {len(outcome.failed)} cells ({_some(list(outcome.failed))}): {first}; every error is in "
+        fail(f"failed: {plural(len(outcome.failed), 'cell')} ({_some(list(outcome.failed))}): {first}; every error is in "
              f"{root}/failed.json; the other cells are written, and a rerun retries these", code=1)
     diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
     if diverged:
-        fail(f"diverged: {len(diverged)} cells ({_some(diverged)}; "
+        fail(f"diverged: {plural(len(diverged), 'cell')} ({_some(diverged)}; "
              "marked diverged_at_step; the other cells' results are written)", code=1)
 
 
@@ -232,7 +233,7 @@ def merged_or_fail(out: Path) -> None:
 
 
 def _merged(out: Path, outcome) -> str:
-    return (f"merged {len(outcome.parts)} part{'' if len(outcome.parts) == 1 else 's'} ({', '.join(outcome.parts)}): "
+    return (f"merged {plural(len(outcome.parts), 'part')} ({', '.join(outcome.parts)}): "
             f"{outcome.total - len(outcome.missing)} of {outcome.total} cells ({outcome.adopted} new) in {out}/")
 
 

@@ -167,16 +167,17 @@ def sweep_title(summary: pd.DataFrame) -> str:
     """What was swept and how many cells, as bench's title says its run: "lionsim sweep: mlp, 2/4
     workers, 1gbe/10gbe, 3 runs, 2 seeds, 20 steps: 24 cells"."""
     from lionsim.reports.columns import workload_text
-    from lionsim.reports.tables import distinct_values, plural
+    from lionsim.numbers import plural
+    from lionsim.reports.tables import distinct_values
 
     workers = distinct_values(summary, "workers")
     steps = distinct_values(summary, "steps", lambda n: str(int(n))) if "steps" in summary.columns else ""  # an older summary's
     cells = summary["cell"].nunique() if "cell" in summary.columns else len(summary)
     workloads = distinct_values(summary, "workload", workload_text)
-    return (f"lionsim sweep: {workloads}, {workers} worker{'' if workers == '1' else 's'}, "
+    return (f"lionsim sweep: {workloads}, {plural(workers, 'worker')}, "
             f"{distinct_values(summary, 'network')}, {plural(summary['run'].nunique(), 'run')}, "
             f"{plural(summary['seed'].nunique(), 'seed')}"
-            + (f", {steps} step{'' if steps == '1' else 's'}" if steps else "") + f": {plural(cells, 'cell')}")
+            + (f", {plural(steps, 'step')}" if steps else "") + f": {plural(cells, 'cell')}")
 
 
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:

@@ -19,6 +19,7 @@ from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, number,
                            parse_eval_samples, parse_split)
 from lionsim.network import canonical_network, network_for
+from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, WORKERS, Range, refusal, span
 from lionsim.registry import did_you_mean
@@ -254,9 +255,8 @@ class BenchConfig:
                 raise LionsimError(scope.refuse(value, self.backend, self.compute))
         # where a warm-up applies at all (above), then how many steps it may take
         if self.warmup_steps is not None and self.warmup_steps >= self.steps:
-            steps = f"{self.steps} step{'' if self.steps == 1 else 's'}"
             raise LionsimError(refusal("--warmup-steps", self.warmup_steps, span(0, self.steps - 1, whole=True),
-                                       f"a run of {steps} would have no timed step left"))
+                                       f"a run of {plural(self.steps, 'step')} would have no timed step left"))
         check_workload_name(self.workload)  # a spec's file and function: validate imports them
         parse_split(self.data_split)
         MomentumSync.parse(self.momentum_sync)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from lionsim.numbers import plural
 from lionsim.regress.check import CheckResult
 from lionsim.regress.rows import Row, fmt, group_rows, shown_rows
 from lionsim.reports.files import make_dir, write_atomic
@@ -64,8 +65,8 @@ def markdown(result: CheckResult, seconds: float) -> str:
     failures = result.failures
     status = "FAIL" if failures else "PASS"
     lines = [f"# lionsim regress: {status}", "",
-             f"{len(result.cases)} case{'' if len(result.cases) == 1 else 's'} ({', '.join(result.cases)}), "
-             f"{len(result.rows)} checks, "
+             f"{plural(len(result.cases), 'case')} ({', '.join(result.cases)}), "
+             f"{plural(len(result.rows), 'check')}, "
              f"{len(failures)} failed, {seconds:.0f} s; baseline `{result.baseline}`.", "",
              f"Comparison {_cell(result.mode_line)}.", ""]
     if failures:

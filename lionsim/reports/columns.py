@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import plural
 from lionsim.plugin_load import Spec, is_spec
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def per_worker_text(row) -> str:
     if count is None or count != count:  # absent or empty
         count = row.get("tokens_per_worker")
     count = int(count)
-    return f"{count:,} {unit if count != 1 else unit.removesuffix('s')}/worker"
+    return f"{plural(format(count, ','), unit.removesuffix('s'))}/worker"
 
 
 ACCURACY = "accuracy"

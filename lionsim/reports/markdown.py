@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.numbers import sig, speedup_text
+from lionsim.numbers import plural, sig, speedup_text
 from lionsim.plugin_load import is_spec
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
@@ -294,10 +294,10 @@ def _run_report(directory: Path) -> str:
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
     command = command_line(meta.get("argv"))
     parts = [
-        f"# lionsim report: {first['workload']}, {first['workers']} workers, "
+        f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
         f"{named_network(str(first['network']), meta, measured)}",
-        f"Status: {meta.get('status', 'unknown')}. {_count(len(summary), 'run')}, "
-        f"{_count(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
+        f"Status: {meta.get('status', 'unknown')}. {plural(len(summary), 'run')}, "
+        f"{plural(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
         "## Summary\n\n" + _summary_rows(summary, clock),
@@ -370,13 +370,8 @@ def _seeds_loss(group: pd.DataFrame) -> str:
     diverged = int(group["diverged_at_step"].notna().sum()) if "diverged_at_step" in group.columns else 0
     if not diverged:
         return loss
-    which = f"diverged in {diverged} of {len(group)} seed{'' if len(group) == 1 else 's'}"
+    which = f"diverged in {diverged} of {plural(len(group), 'seed')}"
     return which if diverged == len(group) else f"{loss} ({which})"
-
-
-def _count(n: int, noun: str) -> str:
-    """"1 run", "3 runs"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def write_report(directory: Path) -> Path:

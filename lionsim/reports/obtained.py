@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from lionsim.numbers import plural
+
 UNKNOWN = "run.json says how each was obtained"
 """What a caption says where the record carries no timing notes (a run written before them, or
 a summary shown without its run.json)."""
@@ -35,10 +37,6 @@ def priced_library(meta: dict) -> str | None:
     return name or (meta.get("config") or {}).get("traits")
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _median(note: str, steps, warmup, kinds=None) -> str:
     """`(median of N steps, W warm-up dropped)` of a per-step measured time; a compute figure timed
     once per bench says its passes (`measured once per bench: median of 5 ... (after 3 dropped)`).
@@ -47,12 +45,12 @@ def _median(note: str, steps, warmup, kinds=None) -> str:
     than N steps, so it says `median per step kind over N steps`."""
     passes = re.search(r"median of (\d+) .*?after (\d+) dropped", note)
     if passes:
-        return f"(median of {_count(int(passes[1]), 'pass', 'passes')}, {passes[2]} warm-up dropped)"
+        return f"(median of {plural(int(passes[1]), 'pass', 'passes')}, {passes[2]} warm-up dropped)"
     warm = int(warmup or 0)
     median = "median per step kind" if isinstance(kinds, int) and kinds > 1 else "median"
     if isinstance(steps, int) and not isinstance(steps, bool):
         over = " over" if median != "median" else " of"
-        return f"({median}{over} {_count(steps - warm, 'step', 'steps')}, {warm} warm-up dropped)"
+        return f"({median}{over} {plural(steps - warm, 'step')}, {warm} warm-up dropped)"
     return f"({median}, {warm} warm-up dropped)"
 
 

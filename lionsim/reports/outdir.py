@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import plural
 
 RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
                 "to_target_crossover.csv",
@@ -99,7 +100,7 @@ class Held:
             runs, status, steps = len(m.get("runs", [])), str(m.get("status", "finished")), cfg.get("steps", "?")
             article = "an" if status[:1] in "aeiou" else "a"  # an interrupted, a failed
             return (f"{out} holds {article} {status} bench run ({cfg.get('workload', '?')}, "
-                    f"{runs} run{'' if runs == 1 else 's'}, {steps} step{'' if steps == 1 else 's'})")
+                    f"{plural(runs, 'run')}, {plural(steps, 'step')})")
         if self.kind == "sweep":
             cells = len([p for p in (out / "cells").iterdir() if not p.name.startswith(".")]) if (out / "cells").is_dir() else 0
             return f"{out} is a sweep root ({cells} cells)"

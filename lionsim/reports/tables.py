@@ -13,7 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
-from lionsim.numbers import sig, speedup_text, step_bytes
+from lionsim.numbers import plural, sig, speedup_text, step_bytes
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
@@ -79,12 +79,7 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
     measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
     network = named_network(distinct_values(summary, "network"), meta, measured)
     workers = distinct_values(summary, "workers")
-    return f"{workload}{workers} worker{'' if workers == '1' else 's'}, {network}"
-
-
-def plural(n: int, noun: str) -> str:
-    """"1 step", "20 steps"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    return f"{workload}{plural(workers, 'worker')}, {network}"
 
 
 def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
@@ -93,7 +88,7 @@ def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
     if isinstance(asked, int) and not isinstance(asked, bool):
         return plural(asked, "step")
     counts = list(dict.fromkeys(int(n) for n in summary["steps"]))
-    return plural(counts[0], "step") if len(counts) == 1 else f"{'/'.join(map(str, counts))} steps"
+    return plural("/".join(map(str, counts)), "step")
 
 
 def _times(meta: dict | None) -> str:
@@ -259,7 +254,7 @@ def crossing_words(row, unit: bool = True) -> str:
     table, whose run column keeps its width)."""
     at, loses = int(row.crossover), getattr(row, "loses_at", float("nan"))
     words = f"{at:,}" if loses != loses else "{:,}-{:,}".format(*sorted((at, int(loses))))
-    return words if not unit else f"{words} worker{'' if words == '1' else 's'}"
+    return plural(words, "worker") if unit else words
 
 
 def winning_count(row) -> str:

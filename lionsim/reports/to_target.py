@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from lionsim.numbers import run_duration, speedup_text
+from lionsim.numbers import plural, run_duration, speedup_text
 from lionsim.reports.columns import swept_text, sweep_heading, workload_text
 from lionsim.reports.md import md_table
 
@@ -41,7 +41,7 @@ def _trained_at(first) -> str:
     """The small run's workload and worker counts: "mlp trained at 2, 4 and 8 workers"."""
     counts = str(first["to_target_workers"]).split()
     at = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
-    return f"{workload_text(first['to_target_workload'])} trained at {at} worker{'' if counts == ['1'] else 's'}"
+    return f"{workload_text(first['to_target_workload'])} trained at {plural(at, 'worker')}"
 
 
 def baselines_text(first) -> str:

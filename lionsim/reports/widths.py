@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from rich.console import Console
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -160,6 +161,79 @@ def natural_width(renderable) -> int:
     return Measurement.get(probe, probe.options, renderable).maximum
 
 
+class Measured:
+    """A table's cells, each measured once on the probe, and the widths fit, fill and shaped read
+    of it: the table's natural width and a column's cells. A print measured the whole table anew
+    for each of those (8 to 12 times); a column's width limits are read as they are now, so one
+    that fit or fill narrows or widens needs no measure again. A column is measured when first
+    read, and a fixed-width one (a listing's) not for the width, as rich measures none of it. Made
+    for one fit or shaped call: rows added after it are not in it.
+
+    The table's width is rich's own rule (Table.__rich_measure__: each column its widest cell
+    with padding, clamped to its min/max width, plus the borders); where that sum would not fit
+    the probe (rich would collapse columns) it asks rich itself."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._columns: dict[int, tuple[Measurement, list[Measurement], Measurement]] = {}
+
+    def _measured(self, column) -> tuple[Measurement, list[Measurement], Measurement]:
+        """`column`'s header and cells as written, and its span with padding before its limits."""
+        index = column._index
+        if index not in self._columns:
+            probe, table = _probe(), self.table
+            padded = [(cell.renderable, Measurement.get(probe, probe.options, cell.renderable))
+                      for cell in table._get_cells(probe, index, column)]  # what rich measures, as it pads them
+            span = Measurement(max((m.minimum for _, m in padded), default=1),
+                               max((m.maximum for _, m in padded), default=probe.width)).with_maximum(probe.width)
+            bare = [_bare(renderable, m) for renderable, m in padded]  # the cells as written
+            header = bare.pop(0) if table.show_header else Measurement.get(probe, probe.options, column.header)
+            if table.show_footer:
+                bare.pop()
+            self._columns[index] = header, bare, span
+        return self._columns[index]
+
+    def cells(self, column) -> list[Measurement]:
+        """`column`'s cells (its header not among them), as written: without the table's padding."""
+        return self._measured(column)[1]
+
+    def header(self, column) -> Measurement:
+        return self._measured(column)[0]
+
+    def width(self) -> int:
+        """Columns the table takes when nothing squeezes it: natural_width(table), from the cells
+        measured once and the columns' limits as they are now."""
+        table, probe = self.table, _probe()
+        if table.width is not None:
+            wide = max(table.width, table.min_width or 0) if table.width >= 0 else 0
+        else:
+            spans = [self._span(column) for column in table.columns]
+            if sum(span.maximum or 1 for span in spans) > probe.width - table._extra_width:
+                return natural_width(table)  # rich collapses a table wider than the probe: its own rule
+            wide = max(sum(span.maximum for span in spans) + table._extra_width, table.min_width or 0)
+        return min(wide, probe.width) if wide >= 1 else 0
+
+    def _span(self, column) -> Measurement:
+        """Columns `column` takes with its padding, clamped to its limits now (Table._measure_column)."""
+        padding = self.table._get_padding_width(column._index)
+        if column.width is not None:
+            return Measurement(column.width + padding, column.width + padding).with_maximum(_probe().width)
+        return self._measured(column)[2].clamp(
+            None if column.min_width is None else column.min_width + padding,
+            None if column.max_width is None else column.max_width + padding)
+
+
+def _bare(cell, measured: Measurement) -> Measurement:
+    """A cell as written, from its `measured` width with the padding rich put either side of it."""
+    if not isinstance(cell, Padding):
+        return measured
+    if measured.maximum >= _probe().width:  # the probe's edge clamped it: the padding is not all of the rest
+        probe = _probe()
+        return Measurement.get(probe, probe.options, cell.renderable)
+    sides = cell.left + cell.right
+    return Measurement(measured.minimum - sides, measured.maximum - sides)
+
+
 def columns() -> int | None:
     """COLUMNS where it is a positive whole number; None where it is unset, empty, 0, negative or
     junk: read as unset (rich took COLUMNS=0 as a console 0 wide, and printed nothing)."""
@@ -195,42 +269,43 @@ def table_width(console: Console | None = None) -> int:
     return columns() or TABLE_WIDTH
 
 
-def fit(table: Table, width: int | None = None, column: str = "run") -> Table:
+def fit(table: Table, width: int | None = None, column: str = "run", measured: Measured | None = None) -> Table:
     """`table` narrowed to `width` columns (None: table_width) by its `column` alone (the run column: the widest text,
     names of strategies and transports), which then breaks its names after a '-' (RunName) or
     between them (NameList); the numbers' columns keep their width, so no number is ever cut or
     ellipsized. Down to LEAST_RUN, and never below the widest piece a name cannot break in (a
     word is not cut: `allreduce` keeps its 9 columns). Where that is not enough, a column of
     words (`not reached`) breaks between them; a table whose numbers alone are wider stays wider.
-    A table without that column (a listing's) takes the second step alone."""
+    A table without that column (a listing's) takes the second step alone. `measured`: the
+    table's cells measured already (shaped's, passed on: one print measures them once)."""
     run = next((c for c in table.columns if c.header == column), None)
     width = table_width() if width is None else width
+    measured = measured or Measured(table)
     if run is not None:
-        _narrow(table, run, width, LEAST_RUN)
+        _narrow(measured, run, width, LEAST_RUN)
     # still over: a column of words ("not reached") breaks between them, its rows being several
     # lines already; a number has no space, so its column keeps its width
     for other in table.columns:
         if other is not run and not other.no_wrap:
-            _narrow(table, other, width, 1)
-    wide = natural_width(table)
+            _narrow(measured, other, width, 1)
+    wide = measured.width()
     if wide > width:  # the numbers alone are wider: drawn so, past a narrow terminal, never cut to fit it
         table.width = wide
     return table
 
 
-def fill(table: Table, width: int | None = None, column: str = "run") -> Table:
+def fill(table: Table, width: int | None = None, column: str = "run", measured: Measured | None = None) -> Table:
     """`table` widened to `width` columns (None: TABLE_WIDTH, or a narrower terminal's width) by its
     `column` (left-justified, so the numbers keep their place at the right): a table of few columns
     otherwise wraps its title and caption at its own narrow width, where the other tables' notes
     take `width`. Never past a narrower terminal: rich cannot narrow a pinned column, so it would
-    cut the numbers' columns instead."""
+    cut the numbers' columns instead. `measured`: as fit's."""
     run = next((c for c in table.columns if c.header == column), None)
     width = min(TABLE_WIDTH, table_width()) if width is None else width
-    under = width - natural_width(table)
+    measured = measured or Measured(table)
+    under = width - measured.width()
     if run is not None and under > 0:
-        probe = _probe()
-        drawn = max((Measurement.get(probe, probe.options, cell).maximum for cell in [*run.cells, run.header]),
-                    default=0)
+        drawn = max(m.maximum for m in [*measured.cells(run), measured.header(run)])
         if run.max_width and run.min_width == run.max_width:  # pinned (a fill before this one): its width
             now = run.max_width
         else:  # a cap above its cells is not its width (a 34-column cap on a note column of 25)
@@ -244,25 +319,25 @@ NUMBER = re.compile(r"[-+~<>]?[\d.,]*\d[\d.,:/%x*-]*( [^\s\d]\S*)?")
 rich would fold it ("1" / "KiB") where its column is narrowed."""
 
 
-def _least(cell, probe: Console) -> int:
-    """The narrowest `cell` may be drawn without cutting a word, or a number and its unit."""
+def _least(cell, measured: Measurement) -> int:
+    """The narrowest `cell` (`measured` on the probe) may be drawn without cutting a word, or a
+    number and its unit."""
     text = cell.plain if isinstance(cell, Text) else cell if isinstance(cell, str) else None
     if text is not None and NUMBER.fullmatch(text.strip()):
         return len(text.strip())
-    return Measurement.get(probe, probe.options, cell).minimum
+    return measured.minimum
 
 
-def _narrow(table: Table, column, width: int, least: int) -> None:
-    """`column` narrowed by what `table` is over `width`, down to `least` and never below its cells'
-    (or its header's) widest unbreakable piece (a word, a number and its unit, or a name's piece:
-    RunName)."""
-    over = natural_width(table) - width
+def _narrow(measured: Measured, column, width: int, least: int) -> None:
+    """`column` narrowed by what the `measured` table is over `width`, down to `least` and never
+    below its cells' (or its header's) widest unbreakable piece (a word, a number and its unit, or
+    a name's piece: RunName)."""
+    over = measured.width() - width
     if over <= 0:
         return
-    probe = _probe()
-    cells = list(column.cells)
-    now = column.max_width or max((Measurement.get(probe, probe.options, c).maximum for c in cells), default=0)
-    whole = max((_least(c, probe) for c in [*cells, column.header]), default=0)  # its widest unbreakable piece
+    cells = measured.cells(column)
+    now = column.max_width or max((m.maximum for m in cells), default=0)
+    whole = max(_least(c, m) for c, m in zip([*column.cells, column.header], [*cells, measured.header(column)]))
     if whole >= now:
         return
     column.min_width = column.max_width = min(now, max(least, whole, now - over))
@@ -281,13 +356,14 @@ def shaped(table: Table, width: int) -> int:
     left-justified column (fill), so its notes do not wrap at a few columns' width. Returns the
     width to draw it at: `width`, or the table's own where its numbers alone are wider (drawn so,
     never with rows or columns dropped, as rich does when a table cannot fit)."""
+    measured = Measured(table)  # its cells measured once, for fit and fill alike
     if table.width is None:  # a builder that pinned its width fitted it already
-        fit(table, width)
+        fit(table, width, measured=measured)
     notes = max(_annotation(table.title), _annotation(table.caption))
-    wide = natural_width(table)
+    wide = measured.width()
     if notes > wide and table.width is None:
         left = [c for c in table.columns if c.justify == "left" and c.header]
         if left:
-            fill(table, min(TABLE_WIDTH, width, notes), left[-1].header)
-            wide = natural_width(table)
+            fill(table, min(TABLE_WIDTH, width, notes), left[-1].header, measured)
+            wide = measured.width()
     return max(width, wide)

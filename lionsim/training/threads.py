@@ -9,6 +9,8 @@ from typing import Iterator
 
 import torch
 
+from lionsim.numbers import plural
+
 
 @contextmanager
 def torch_threads(threads: int) -> Iterator[None]:
@@ -41,11 +43,10 @@ def oversubscribed(threads: int, measures: bool, cores: int | None = None, jobs:
     cores = machine_cores() if cores is None else cores
     if not measures or threads * jobs <= cores:
         return None
-    plural = "" if cores == 1 else "s"
     if jobs == 1:
-        return (f"note: --threads {threads} exceeds the {cores} core{plural} this machine gives "
+        return (f"note: --threads {threads} exceeds the {plural(cores, 'core')} this machine gives "
                 "lionsim: the threads will wait for a core and the times this run measures will suffer "
                 f"(--threads {cores} or fewer keeps those waits out)")
-    return (f"note: --threads {threads} x --jobs {jobs} = {threads * jobs} threads exceed the {cores} core{plural} "
+    return (f"note: --threads {threads} x --jobs {jobs} = {threads * jobs} threads exceed the {plural(cores, 'core')} "
             "this machine gives lionsim: the threads will wait for a core and the times this run measures will "
             f"suffer (--threads x --jobs {cores} or fewer keeps those waits out)")

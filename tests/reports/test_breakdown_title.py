@@ -37,7 +37,20 @@ def test_a_measured_run_says_its_parts_are_medians_of_their_kind_and_a_modelled_
     gloo = _title(run_record(compute="measured", backend="gloo", steps=20, warmup=2), tmp_path, monkeypatch)
     assert gloo.startswith("Mean time per step over the run's steps, by part")
     assert "step times measured: comp (median of 10 passes, 3 warm-up dropped)" in gloo
-    assert "comm (median of 18 steps, 2 warm-up dropped)" in gloo
+    assert "comm on loopback (median of 18 steps, 2 warm-up dropped)" in gloo
     sim = _title(run_record(), tmp_path, monkeypatch)
     assert "step times modelled: comp on h100 (FLOPs at peak x mfu)" in sim and "comm on 1gbe (alpha-beta)" in sim
     assert "measured" not in sim
+
+
+def test_a_measured_runs_title_names_the_link_as_its_table_does(tmp_path, monkeypatch):
+    """A gloo run's title said how comm was measured but not on what, where the bench table's
+    caption says it (titles.measured_on): both name it by that one rule now."""
+    from lionsim.reports.tables import _times
+
+    loopback = run_record(compute="measured", backend="gloo", steps=20, warmup=2)
+    assert "comm on loopback (median of 18 steps, 2 warm-up dropped)" in _title(loopback, tmp_path, monkeypatch)
+    named = {**loopback, "link": {"name": "eth0 (10 GbE)"}}
+    title = _title(named, tmp_path, monkeypatch)
+    assert "comm on eth0 (10 GbE) (median of 18 steps, 2 warm-up dropped)" in title
+    assert " ".join(_times(named).split()) in title  # the table's caption, word for word

@@ -74,10 +74,12 @@ def _marker(marker: str, col: str) -> Line2D:
 def breakdown_title(meta: dict | None) -> str:
     """What the bars are: each part's mean over the run's steps, and how each part's per-step time
     was obtained, in the words the run's tables use (lionsim.reports.obtained, from run.json): a
-    modelled part priced on what, a measured one the median of its kind of step."""
+    modelled part priced on what, a measured one the median of its kind of step, and on a gloo/nccl
+    run the link its comm was measured on (titles.measured_on, as the bench table's caption says it)."""
     from lionsim.reports.obtained import UNKNOWN, run_times
+    from lionsim.reports.titles import measured_on
 
-    return f"Mean time per step over the run's steps, by part\n{run_times(meta) if meta else UNKNOWN}"
+    return f"Mean time per step over the run's steps, by part\n{run_times(meta, link=measured_on(meta)) if meta else UNKNOWN}"
 
 
 def breakdown_plot(runs, styles, baseline, steps, path: Path, subtitle: str | None = None,
