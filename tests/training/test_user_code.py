@@ -287,6 +287,6 @@ def test_in_a_sweep_the_units_cells_fail_with_the_line_and_the_others_are_kept(t
     code, err = run(["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--steps", "4",
                      "-s", "adamw", "-s", "flaky-sgd", "--plugin", str(PLUGINS), "--out", str(out)], capsys)
     assert code == 1
-    assert err.startswith("error: failed: 1 cells (mlp-w2-1gbe-s0-flaky-sgd@fp32-allreduce): flaky-sgd@fp32-allreduce "
+    assert err.startswith("error: failed: 1 cell (mlp-w2-1gbe-s0-flaky-sgd@fp32-allreduce): flaky-sgd@fp32-allreduce "
                           "at step 3: the strategy flaky-sgd raised ValueError: boom at step 3 (")
     assert set(pd.read_csv(out / "sweep_summary.csv")["strategy"]) == {"adamw"}
