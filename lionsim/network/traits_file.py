@@ -54,6 +54,10 @@ def traits_from_value(value: Any, *, source: str, default_name: str) -> Traits:
         return TRAITS.get(value)
     if not isinstance(value, dict):
         raise LionsimError(f"{source}: 'traits' must be a built-in name ({', '.join(TRAITS.names())}) or a table")
+    if not value:  # an empty table would price as ideal under the profile's name: say what it takes
+        raise LionsimError(
+            f"{source}: [traits] is empty; accepted: a built-in name (traits = \"gloo\"), a table "
+            f"with its keys ({', '.join(sorted(_KEYS))}), or no traits at all for the run's library")
     no_unknown(value, _KEYS, "traits.", source)
     backend = string(value, "backend", source, default="any")
     if backend not in BACKENDS:

@@ -133,6 +133,7 @@ def test_a_profile_may_name_built_in_traits():
 
 @pytest.mark.parametrize(("traits", "message"), [
     ("gpu", "unknown traits 'gpu'"),
+    ({}, "[traits] is empty; accepted: a built-in name"),  # it priced as ideal under the profile's name
     ({"backend": "mpi"}, "'traits.backend' = 'mpi'"),
     ({"ops": {"allreduce": {}}}, "unknown op 'traits.ops.allreduce'"),
     ({"ops": {"all_reduce": {"duplex": [{"share": 1.0, "max_bytes": 5}]}}}, "the last none"),
