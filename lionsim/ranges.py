@@ -1,13 +1,14 @@
 """A numeric option's accepted range in words, written one way by every refusal of every command:
 "bad --topk-ratio 2; accepted: a number above 0 and at most 1". `span` writes the range, `refusal`
 the line; `Range` is a range that also checks a value (a strategy's option fields are made of it:
-lionsim.strategies.core.form's `integer` and `between`). The shared options' ranges are here too, so bench, sweep and estimate refuse --workers, --steps or
---seed in the same words. No imports beyond the standard library: the checks that run before
+lionsim.strategies.core.form's `integer` and `between`). The shared options' ranges are here too,
+so bench, sweep and estimate refuse --workers, --steps or --seed in the same words. No imports beyond the standard library: the checks that run before
 torch loads use it.
 
 The words: "a whole number" (an integer option) or "a number" (a real one; "a finite number"
 where no top bounds it, as inf is refused); both ends closed: "from 1 to 100,000,000"; an open
-or a missing end: "above 0", "at least 1", "below 1", "at most 1", joined by "and"; bounds with
+or a missing end: "above 0", "at least 1", "below 1", "at most 1", joined by "and"; a range of one
+value: "only 0" (a bound set by other options can close it to one); bounds with
 thousands grouped (0.001 as written); the reason for a bound, where there is one, in brackets.
 """
 
@@ -34,6 +35,8 @@ def span(low: Bound = None, high: Bound = None, *, whole: bool = False, above: b
          below: bool = False, why: str = "") -> str:
     """The range from `low` to `high` in words (None: no bound that side); `above`/`below`: that end
     is open (the bound itself refused); `whole`: whole numbers only; `why`: the reason for a bound."""
+    if low is not None and low == high and not (above or below):
+        return f"only {number(low)}" + (f" ({why})" if why else "")
     noun = "a whole number" if whole else "a number" if high is not None else "a finite number"
     if low is not None and high is not None and not (above or below):
         words = f"from {number(low)} to {number(high)}"

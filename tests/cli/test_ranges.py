@@ -118,6 +118,8 @@ def test_span_writes_open_ends_whole_numbers_and_the_reason():
     assert span(1, 8, whole=True) == "a whole number from 1 to 8"
     assert span(1, whole=True, why="one at least") == "a whole number at least 1 (one at least)"
     assert span(1, "--workers (8)", whole=True) == "a whole number from 1 to --workers (8)"
+    # other options can close a range to one value: "from 0 to 0" read as a typo
+    assert span(0, 0, whole=True, why="below H / P = 1") == "only 0 (below H / P = 1)"
 
 
 @pytest.mark.parametrize("kind", [dict(), dict(above=True), dict(below=True), dict(above=True, below=True),
