@@ -326,7 +326,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
 
     import lionsim
     from lionsim.group.hosts import by_host
-    from lionsim.network.fit import Measured, error_summary, fit_profile
+    from lionsim.network.fit import Measured, error_summary, fit_profile, link_source
     from lionsim.network.toml_out import profile_toml
     from lionsim.reports.files import make_dir, write_atomic, written_together
 
@@ -347,7 +347,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
                               description=desc, record=record)
     summary = error_summary(errors)
     print_fit(net, summary, path, shown)
-    comment = (f"{desc}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
+    comment = (f"{desc}\nlink: {link_source(net)}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
         f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
         for r in summary.itertuples(index=False)))
     with written_together():  # a failed write leaves no folder it made either
