@@ -15,7 +15,8 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    means; the slow mode adds its own mean back).
 3. The link's bandwidth B: what the op that uses the link best reaches at its largest sizes
    (broadcast when measured: one direction, nothing combined), each op's line fitted as in 4
-   with its rate free. An op's rate counts as measured only where its largest size is above
+   with its rate free, the rate read at its largest size (its bytes over the time its floor
+   and alpha leave). An op's rate counts as measured only where its largest size is above
    the small calls' (SLOW_MAX_BYTES: there a busy host's wake-ups swamp the bytes) and its
    bytes make at least half that size's fast time (BYTES_MIN_SHARE); else the rate rests on
    differences within the floor's noise (8 MB/s read from 1-64 kB on a busy 2-core host), and
@@ -250,12 +251,17 @@ def _op_traits(op: str, regimes: tuple[Regime, ...]) -> OpTraits:
                                  for r in regimes))
 
 
-def _link_rate(op: str, regimes: tuple[Regime, ...], sizes: np.ndarray, t: np.ndarray, crit: np.ndarray) -> float | None:
-    """The op's rate at its largest sizes (B/s; regimes fitted at bandwidth 1), where that size
-    is above SLOW_MAX_BYTES and its bytes take at least BYTES_MIN_SHARE of its fast time; None
-    where not (module doc, 3)."""
-    rate = regimes[-1].share
-    return rate if sizes[-1] > SLOW_MAX_BYTES and crit[-1] / rate >= BYTES_MIN_SHARE * t[-1] else None
+def _link_rate(regimes: tuple[Regime, ...], sizes: np.ndarray, t: np.ndarray, lat: np.ndarray, crit: np.ndarray,
+               alpha: float) -> float | None:
+    """The op's rate at its largest size (B/s): its bytes over what its fast time leaves beyond
+    alpha and its last regime's floor (`regimes` fitted at bandwidth 1), where that size is
+    above SLOW_MAX_BYTES and its bytes take at least BYTES_MIN_SHARE of its fast time; None
+    where not (module doc, 3). Read at the largest size itself, not off the line: with one
+    size above many small ones, the robust line takes that size for a disturbed one."""
+    moving = t[-1] - lat[-1] * alpha - regimes[-1].floor_s
+    if sizes[-1] <= SLOW_MAX_BYTES or moving < BYTES_MIN_SHARE * t[-1]:
+        return None
+    return float(crit[-1] / moving)
 
 
 def link_source(net: Network) -> str:
@@ -297,7 +303,7 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
         lines[op] = (sizes, np.array([fast[i] for i, _ in idx]), coef[:, 0], coef[:, 1])
     rates = {}  # each op's rate at its largest sizes, its shares free (bandwidth 1: shares in B/s)
     for op, (sizes, t, lat, crit) in lines.items():
-        rate = _link_rate(op, fit_op(sizes, t, lat, crit, alpha, 1.0, cfg, max_share=None), sizes, t, crit)
+        rate = _link_rate(fit_op(sizes, t, lat, crit, alpha, 1.0, cfg, max_share=None), sizes, t, lat, crit, alpha)
         if rate is not None:
             rates[op] = rate
     bandwidth, source = _bandwidth(rates, lines, prior)
@@ -331,13 +337,12 @@ def _bandwidth(rates: dict[str, float], lines: dict, prior: Network) -> tuple[fl
         op = "broadcast" if "broadcast" in rates else max(rates, key=rates.get)
         sizes = lines[op][0]
         why = "" if op == "broadcast" else "; no broadcast measured, so a lower bound of the link"
-        return float(f"{rates[op]:.5g}"), (f"measured: {op}'s rate at its largest sizes "
-                                           f"(up to {_bytes_text(sizes[-1])}){why}")
+        return float(f"{rates[op]:.5g}"), f"measured: {op}'s rate at its largest size, {_bytes_text(sizes[-1])}{why}"
     largest = max(lines[op][0][-1] for op in lines)
     prior_rate = prior.inter.bandwidth_Bps * prior.inter.efficiency
     small = largest <= SLOW_MAX_BYTES
     why = (f"the largest size measured ({_bytes_text(largest)}) is at most {_bytes_text(SLOW_MAX_BYTES)}" if small
-           else f"no op's bytes took {BYTES_MIN_SHARE:.0%} of its time at its largest size")
+           else f"no op's bytes took {BYTES_MIN_SHARE:.0%} of its time at its largest size (above its floor)")
     return float(f"{prior_rate:.5g}"), (f"{prior.name}'s, not measured: {why}; measure larger sizes "
                                         "(--sizes up to 4MiB or more)")
 

@@ -205,6 +205,19 @@ def test_the_users_sweep_gives_no_share_above_the_link_nor_a_time_that_falls():
     assert_physical(net)
 
 
+def test_one_large_size_beside_small_ones_sets_the_link():
+    """1, 16 and 256 KiB flat at a busy host's 400 us, 4 MiB at 0.5 GB/s: the robust line takes
+    the one large size for a disturbed one; the rate is read at that size, and the profile prices it
+    (256 KiB moved faster than that rate allows: no share above the link can follow it)."""
+    fast = {n: 400e-6 for n in (1024, 16384, 262144)} | {4 * 2**20: ring_ar(4 * 2**20, 400e-6, 1.0, bandwidth=0.5e9)}
+    data = samples(list(fast.items()), noise=0.02, seed=4)
+    net, errors = fit_profile(points("all_reduce", "float32", data), workers=2, prior=TEN_GBE, backend="gloo",
+                              name="t", description="t")
+    assert net.inter.bandwidth_Bps == pytest.approx(0.5e9, rel=0.03) and "4 MiB" in link_source(net)
+    assert abs(errors.error.iloc[-1]) < 0.05
+    assert_physical(net)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_noisy_few_sizes_give_a_physical_profile(seed):
     """Times drawn at random (0.2-5 ms, no line through them) on 3-5 sizes: a profile all the same."""
