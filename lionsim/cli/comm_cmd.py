@@ -214,7 +214,7 @@ def comm(
             if frame is None:  # a launcher's rank other than 0: rank 0 reports
                 return
         if target is not None:
-            _stage(target, frame)
+            _stage(target, frame, None if fit is None else fit.stem)
     except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
         if target is not None:
             target.abandon()
@@ -249,14 +249,15 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
     return target
 
 
-def _stage(target, frame) -> None:
-    """comm.csv, then its plots, into the staging directory: published together, or not at all."""
+def _stage(target, frame, fitted: str | None) -> None:
+    """comm.csv, then its plots, into the staging directory: published together, or not at all.
+    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted)."""
     from lionsim.reports.files import write_atomic
     from lionsim.reports.formats import write_csv
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
-                                *plot_comm(stage, frame)])
+                                *plot_comm(stage, frame, fitted)])
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
