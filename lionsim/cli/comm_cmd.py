@@ -257,7 +257,7 @@ def _stage(target, frame, fitted: str | None) -> None:
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
-                                *plot_comm(stage, frame, fitted)])
+                                *plot_comm(stage, frame, fitted=fitted)])
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
