@@ -341,10 +341,10 @@ def _bandwidth(rates: dict[str, float], lines: dict, prior: Network) -> tuple[fl
     largest = max(lines[op][0][-1] for op in lines)
     prior_rate = prior.inter.bandwidth_Bps * prior.inter.efficiency
     small = largest <= SLOW_MAX_BYTES
-    why = (f"the largest size measured ({_bytes_text(largest)}) is at most {_bytes_text(SLOW_MAX_BYTES)}" if small
+    why = (f"the largest size measured ({_bytes_text(largest)}) is at most {_bytes_text(SLOW_MAX_BYTES)}, where "
+           "the floor's noise swamps the bytes" if small
            else f"no op's bytes took {BYTES_MIN_SHARE:.0%} of its time at its largest size (above its floor)")
-    return float(f"{prior_rate:.5g}"), (f"{prior.name}'s, not measured: {why}; measure larger sizes "
-                                        "(--sizes up to 4MiB or more)")
+    return float(f"{prior_rate:.5g}"), f"{prior.name}'s, not measured: {why}"
 
 
 def _bytes_text(n: float) -> str:
