@@ -228,8 +228,8 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
     if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
         return None
     by = priced_by or distinct_values(summary, "network")
-    model = (f"model = the network model's ({by}) price of those same calls, its slow mode's expected extra "
-             "included; error = model / measured - 1; " if unchecked is None else "")
+    model = ("model = the price of those same calls by the network model the title names, its slow mode's "
+             "expected extra included; error = model / measured - 1; " if unchecked is None else "")
     table = Table(
         title=f"comm measured on {distinct_values(summary, 'backend')}" + ("" if unchecked else f" vs the model ({by})"),
         caption="ms of comm per step, means over the steps past the warm-up: booked = the comm column above, each "
