@@ -215,7 +215,7 @@ def comm(
             if frame is None:  # a launcher's rank other than 0: rank 0 reports
                 return
         if target is not None:
-            _stage(target, frame)
+            _stage(target, frame, None if fit is None else fit.stem)
     except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
         if target is not None:
             target.abandon()
@@ -250,14 +250,15 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
     return target
 
 
-def _stage(target, frame) -> None:
-    """comm.csv, then its plots, into the staging directory: published together, or not at all."""
+def _stage(target, frame, fitted: str | None) -> None:
+    """comm.csv, then its plots, into the staging directory: published together, or not at all.
+    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted)."""
     from lionsim.reports.files import write_atomic
     from lionsim.reports.formats import write_csv
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
-                                *plot_comm(stage, frame)])
+                                *plot_comm(stage, frame, fitted=fitted)])
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
@@ -327,7 +328,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
 
     import lionsim
     from lionsim.group.hosts import by_host
-    from lionsim.network.fit import Measured, error_summary, fit_profile
+    from lionsim.network.fit import Measured, error_summary, fit_profile, link_source
     from lionsim.network.toml_out import profile_toml
     from lionsim.reports.files import make_dir, write_atomic, written_together
 
@@ -348,7 +349,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
                               description=desc, record=record)
     summary = error_summary(errors)
     print_fit(net, summary, path, shown)
-    comment = (f"{desc}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
+    comment = (f"{desc}\nlink: {link_source(net)}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
         f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
         for r in summary.itertuples(index=False)))
     with written_together():  # a failed write leaves no folder it made either

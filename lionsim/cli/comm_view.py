@@ -126,7 +126,7 @@ def print_fit(net, summary, path, to=console) -> None:
     on the console `to`."""
     traits = net.traits
     table = Table(title=f"fitted profile {path}: link {net.inter.bandwidth_Bps / 1e9:.4g} GB/s, alpha "
-                        f"{net.inter.alpha_s * 1e6:.3g} us (the prior's), host cap {traits.host_GBps:.3g} GB/s",
+                        f"{net.inter.alpha_s * 1e6:.3g} us, host cap {traits.host_GBps:.3g} GB/s",
                   box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                   caption="a row per size regime: floor, us per call beyond alpha; share: of the link each "
                           "direction gets; |err|: the profile's mean vs the measured mean over the sweep's sizes",
@@ -148,3 +148,6 @@ def print_fit(net, summary, path, to=console) -> None:
             f"{slow.extra_s * 1e3:.2f} ms more" if slow.applies(0) else "slow mode: none seen")
     rates = ", ".join(f"{d} {r:.3g} GB/s" for d, r in traits.reduce_GBps)
     to.print(line + (f"; reductions beyond float32's: {rates}" if rates else ""), markup=False, highlight=False)
+    from lionsim.network.fit import link_source
+
+    to.print(f"link: {link_source(net)}", markup=False, highlight=False)

@@ -14,9 +14,15 @@ What a sweep at R ranks can tell apart, and how each piece is found:
 2. Each size's fast time: the mean of its iterations that are not slow (the model predicts
    means; the slow mode adds its own mean back).
 3. The link's bandwidth B: what the op that uses the link best reaches at its largest sizes
-   (broadcast when measured: one direction, nothing combined). Its alpha is the prior
-   network's (`--network`): at a few ranks a per-message alpha and the library's per-call
-   floor cannot be told apart, so the floor takes what alpha does not.
+   (broadcast when measured: one direction, nothing combined), each op's line fitted as in 4
+   with its rate free, the rate read at its largest size (its bytes over the time its floor
+   and alpha leave). An op's rate counts as measured only where its largest size is above
+   the small calls' (SLOW_MAX_BYTES: there a busy host's wake-ups swamp the bytes) and its
+   bytes make at least half that size's fast time (BYTES_MIN_SHARE); else the rate rests on
+   differences within the floor's noise (8 MB/s read from 1-64 kB on a busy 2-core host), and
+   B is the prior network's, the profile saying so (link_source). Its alpha is the prior network's (`--network`): at a few ranks a
+   per-message alpha and the library's per-call floor cannot be told apart, so the floor takes
+   what alpha does not.
 4. Per op, in its base dtype (float32 when measured, else the first): fast time = floor_k +
    L alpha + S n / (B share_k) in size regime k, with (L, S) the coefficients of the op's
    algorithm at R ranks (FIT_ALGORITHMS: what gloo runs; the fitted traits pin it, so the
@@ -25,7 +31,10 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    does not drag the line; every cutting into at most 3 contiguous regimes of at least 2
    sizes, cut above 16 KiB, is tried, fewer regimes winning within 1% mean |error|. A line per
    regime, not one floor for all: on a shaped link part of the floor overlaps the transfer of
-   larger messages, and a token bucket lets their first bytes through at once.
+   larger messages, and a token bucket lets their first bytes through at once. What makes a
+   profile: every share in (0, 1] (a fraction of B: 1/share >= 1/B is a bound of the least
+   squares), and a fast time that never falls as size grows: a cutting whose next regime's
+   line lies below the last one's at the cut is no candidate (one regime always is).
 5. Per further dtype of a reducing op: what its times add beyond the base dtype's model,
    per byte combined, as that dtype's reduction rate (none when it adds < 2% or less).
 6. The host cap: the backend's built-in one, raised to B when the link measured faster.
@@ -44,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.numbers import binary_bytes_text, bytes_text, set_in_binary
 from lionsim.network.calls import REDUCING_OPS, CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, Group
 from lionsim.network.cost import price
@@ -56,6 +66,9 @@ SLOW_MAX_BYTES = 256 * 1024
 REGIME_MIN_BYTES = 16 * 1024
 """Size regimes split only above this size: below it the bytes cost little beside the floor,
 and a regime there would fit noise (a share of 0.001 on a 500-byte call)."""
+BYTES_MIN_SHARE = 0.5
+"""An op's fitted rate is a measured bandwidth only where its bytes take at least this share of
+its largest size's fast time, that size above SLOW_MAX_BYTES (module doc, 3)."""
 FIT_ERROR_COLUMNS = ("collective", "dtype", "workers", "bytes", "measured_s", "fitted_s", "error", "measured_median_s",
                      "iterations")
 """measured_s: the mean of the iterations (what the model's mean is compared with)."""
@@ -158,9 +171,10 @@ def _fast_mean(p: Measured, slow: np.ndarray) -> float:
     return float(t[~slow].mean()) if (~slow).any() else float(t.mean())
 
 
-def _lstsq_relative(a: np.ndarray, t: np.ndarray, irls_steps: int) -> np.ndarray:
-    """theta >= 0 minimising sum |(a @ theta - t) / t| (IRLS from least squares); columns
-    that come out negative are dropped (held at 0) and the rest refitted."""
+def _lstsq_relative(a: np.ndarray, t: np.ndarray, irls_steps: int, offset: np.ndarray | None = None) -> np.ndarray:
+    """theta >= 0 minimising sum |(offset + a @ theta - t) / t| (IRLS from least squares);
+    columns that come out negative are dropped (held at 0) and the rest refitted."""
+    offset = np.zeros(len(t)) if offset is None else offset
     free = np.ones(a.shape[1], bool)
     w = np.ones(len(t))
     for _ in range(irls_steps + 1):
@@ -168,13 +182,13 @@ def _lstsq_relative(a: np.ndarray, t: np.ndarray, irls_steps: int) -> np.ndarray
             rows = a[:, free] / t[:, None] * w[:, None]
             scale = np.abs(rows).max(axis=0)
             scale[scale == 0] = 1.0
-            theta_free = np.linalg.lstsq(rows / scale, w, rcond=None)[0] / scale
+            theta_free = np.linalg.lstsq(rows / scale, (1 - offset / t) * w, rcond=None)[0] / scale
             if (theta_free >= 0).all() or free.sum() == 1:
                 break
             free[np.flatnonzero(free)[theta_free < 0]] = False
         theta = np.zeros(a.shape[1])
         theta[free] = np.maximum(theta_free, 0.0)
-        r = np.abs(a @ theta / t - 1)
+        r = np.abs((offset + a @ theta) / t - 1)
         w = 1 / np.sqrt(np.maximum(r, 1e-4))
     return theta
 
@@ -189,42 +203,78 @@ def _cuttings(sizes: np.ndarray, cfg: FitConfig):
                 yield edges
 
 
+def _rises(regimes: list[Regime], sizes: np.ndarray, base: np.ndarray) -> bool:
+    """Whether a line per regime (floor + base / share) never falls at a cut: each regime's
+    line at its bound at or above the one before's. The bytes term is interpolated between
+    the sizes either side of the cut: exact, since every FIT_ALGORITHMS cost is linear in n."""
+    for k, (low, high) in enumerate(zip(regimes, regimes[1:])):
+        i = int(np.searchsorted(sizes, low.max_bytes))  # the first size above the cut
+        at = np.interp(low.max_bytes, sizes[i - 1:i + 1], base[i - 1:i + 1])
+        if high.floor_s + at / high.share < low.floor_s + at / low.share:
+            return False
+    return True
+
+
 def fit_op(sizes: np.ndarray, t: np.ndarray, lat: np.ndarray, crit: np.ndarray, alpha: float, bandwidth: float,
-           cfg: FitConfig = FitConfig()) -> OpTraits:
-    """An op's size regimes, each a floor and a duplex share, from its fast times `t` at
+           cfg: FitConfig = FitConfig(), max_share: float | None = 1.0) -> tuple[Regime, ...]:
+    """An op's size regimes, each with its own floor and a duplex share (of `bandwidth`, at most
+    `max_share`; None: unbounded, inf where the bytes cost nothing), from its fast times `t` at
     ascending `sizes` (module doc, 4)."""
     y = t - lat * alpha  # what the floors and the bytes must explain
     base = crit / bandwidth  # seconds at share 1
-    best: tuple[float, int, OpTraits] | None = None
+    least = 0.0 if max_share is None else 1.0 / max_share  # the smallest 1/share
+    best: tuple[float, int, tuple[Regime, ...]] | None = None
     for edges in _cuttings(sizes, cfg):
         model, regimes = lat * alpha, []
         for lo, hi in zip(edges, edges[1:]):
-            a = np.stack([np.ones(hi - lo), base[lo:hi]], axis=1)  # [floor, 1/share]
-            floor, inv = _lstsq_relative(a, np.maximum(y[lo:hi], 1e-9), cfg.irls_steps)
-            model = model + np.concatenate([np.zeros(lo), a @ np.array([floor, inv]), np.zeros(len(sizes) - hi)])
+            a = np.stack([np.ones(hi - lo), base[lo:hi]], axis=1)  # [floor, 1/share above the least]
+            floor, above = _lstsq_relative(a, np.maximum(y[lo:hi], 1e-9), cfg.irls_steps, least * base[lo:hi])
+            inv = least + above
+            model = model + np.concatenate([np.zeros(lo), floor + base[lo:hi] * inv, np.zeros(len(sizes) - hi)])
             bound = math.inf if hi == len(sizes) else math.floor(math.sqrt(sizes[hi - 1] * sizes[hi]))
-            regimes.append(Regime(bound, float(f"{1.0 / inv:.4g}") if inv > 0 else 1e15,  # no byte cost: no bound
-                                  float(f"{floor:.4g}")))
+            regimes.append(Regime(bound, float(f"{1.0 / inv:.4g}") if inv > 0 else math.inf, float(f"{floor:.4g}")))
+        if not _rises(regimes, sizes, base):
+            continue
         score = float(np.mean(np.abs(model / t - 1)))
         if best is None or (score < best[0] - cfg.tie_tolerance if len(regimes) > best[1] else score < best[0]):
-            first = regimes[0].floor_s
-            own = [Regime(r.max_bytes, r.share, None if r.floor_s == first else r.floor_s) for r in regimes]
-            best = (score, len(regimes), OpTraits(floor_s=first, duplex=tuple(own)))
-    assert best is not None
+            best = (score, len(regimes), tuple(regimes))
+    assert best is not None  # one regime: a floor and 1/share >= 0 rise with size
     return best[2]
 
 
-def _scaled(op: str, traits: OpTraits, bandwidth: float) -> OpTraits:
-    """An op fitted at bandwidth 1 (its shares are bytes per second) as shares of `bandwidth`,
-    pinned to the algorithm it was fitted in."""
-    return OpTraits(floor_s=traits.floor_s, algorithm=FIT_ALGORITHMS[op],
-                    duplex=tuple(r._replace(share=float(f"{r.share / bandwidth:.4g}")) for r in traits.duplex))
+def _op_traits(op: str, regimes: tuple[Regime, ...]) -> OpTraits:
+    """The op's traits, pinned to the algorithm it was fitted in: the first regime's floor is
+    the op's, a later regime keeps its own only where it differs."""
+    first = regimes[0].floor_s
+    return OpTraits(floor_s=first, algorithm=FIT_ALGORITHMS[op],
+                    duplex=tuple(Regime(r.max_bytes, r.share, None if r.floor_s == first else r.floor_s)
+                                 for r in regimes))
+
+
+def _link_rate(regimes: tuple[Regime, ...], sizes: np.ndarray, t: np.ndarray, lat: np.ndarray, crit: np.ndarray,
+               alpha: float) -> float | None:
+    """The op's rate at its largest size (B/s): its bytes over what its fast time leaves beyond
+    alpha and its last regime's floor (`regimes` fitted at bandwidth 1), where that size is
+    above SLOW_MAX_BYTES and its bytes take at least BYTES_MIN_SHARE of its fast time; None
+    where not (module doc, 3). Read at the largest size itself, not off the line: with one
+    size above many small ones, the robust line takes that size for a disturbed one."""
+    moving = t[-1] - lat[-1] * alpha - regimes[-1].floor_s
+    if sizes[-1] <= SLOW_MAX_BYTES or moving < BYTES_MIN_SHARE * t[-1]:
+        return None
+    return float(crit[-1] / moving)
+
+
+def link_source(net: Network) -> str:
+    """What the fitted link's bandwidth and alpha rest on, as the fit recorded it (one line)."""
+    return net.measured.get("link", "")
 
 
 def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend: str, name: str,
                 description: str, record: dict | None = None,
                 cfg: FitConfig = FitConfig()) -> tuple[Network, pd.DataFrame]:
-    """A flat profile (link + traits) fitted to `points` at `workers` ranks, and its errors."""
+    """A flat profile (link + traits) fitted to `points` at `workers` ranks, and its errors.
+    The profile's [measured] record says in `link` which of the link's figures were measured
+    and which are the prior's (link_source)."""
     if not points:
         raise LionsimError("--fit needs measured rows; none were measured")
     slow, flags = slow_mode(points, cfg.slow_up_to)
@@ -243,18 +293,23 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
         if len({b for _, b in groups[key]}) < 2:
             raise LionsimError(f"--fit needs at least 2 measured sizes of {key[0]} ({key[1]}); got 1")
     alpha = prior.inter.alpha_s
-    ops, reduce, bases = {}, {}, {}
-    for op in dict.fromkeys(op for op, _ in groups):  # shares in bytes per second first (bandwidth 1)
+    lines, bases = {}, {}  # per op in its base dtype: (sizes, fast times, L, S)
+    for op in dict.fromkeys(op for op, _ in groups):
         dtypes = [d for o, d in groups if o == op]
         bases[op] = "float32" if "float32" in dtypes else dtypes[0]
         idx = groups[(op, bases[op])]
         sizes = np.array([b for _, b in idx], float)
         coef = np.array([coefficients(op, workers, b) for b in sizes])
-        t = np.array([fast[i] for i, _ in idx])
-        ops[op] = fit_op(sizes, t, coef[:, 0], coef[:, 1], alpha, 1.0, cfg)
-    largest = {op: t.duplex[-1].share for op, t in ops.items()}  # each op's rate at its largest sizes
-    bandwidth = largest.get("broadcast", max(largest.values()))  # the link: what the best op reaches
-    ops = {op: _scaled(op, t, bandwidth) for op, t in ops.items()}
+        lines[op] = (sizes, np.array([fast[i] for i, _ in idx]), coef[:, 0], coef[:, 1])
+    rates = {}  # each op's rate at its largest sizes, its shares free (bandwidth 1: shares in B/s)
+    for op, (sizes, t, lat, crit) in lines.items():
+        rate = _link_rate(fit_op(sizes, t, lat, crit, alpha, 1.0, cfg, max_share=None), sizes, t, lat, crit, alpha)
+        if rate is not None:
+            rates[op] = rate
+    bandwidth, source = _bandwidth(rates, lines, prior)
+    ops = {op: _op_traits(op, fit_op(sizes, t, lat, crit, alpha, bandwidth, cfg))
+           for op, (sizes, t, lat, crit) in lines.items()}
+    reduce = {}
     for op in ops:
         dtypes = [d for o, d in groups if o == op]
         base = bases[op]
@@ -269,9 +324,31 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
     host = max(backend_traits(backend).host_GBps, bandwidth / 1e9)
     traits = Traits(name=name, backend=backend, ops=tuple(ops.items()), reduce_GBps=tuple(reduce.items()),
                     host_GBps=float(f"{host:.4g}"), slow=slow, description=description)
-    link = Link(alpha_s=alpha, bandwidth_Bps=float(f"{bandwidth:.5g}"))
-    net = Network(name=name, inter=link, description=description, traits=traits, measured=dict(record or {}))
+    link = Link(alpha_s=alpha, bandwidth_Bps=bandwidth)
+    record = dict(record or {}) | {"link": f"bandwidth {source}; alpha {alpha * 1e6:.3g} us, {prior.name}'s "
+                                           "(a few ranks cannot tell it from the per-call floor)"}
+    net = Network(name=name, inter=link, description=description, traits=traits, measured=record)
     return net, fit_errors(points, net, workers)
+
+
+def _bandwidth(rates: dict[str, float], lines: dict, prior: Network) -> tuple[float, str]:
+    """The link's bandwidth (B/s, 5 significant digits) and what it rests on (module doc, 3)."""
+    if rates:
+        op = "broadcast" if "broadcast" in rates else max(rates, key=rates.get)
+        sizes = lines[op][0]
+        why = "" if op == "broadcast" else "; no broadcast measured, so a lower bound of the link"
+        return float(f"{rates[op]:.5g}"), f"measured: {op}'s rate at its largest size, {_bytes_text(sizes[-1])}{why}"
+    largest = max(lines[op][0][-1] for op in lines)
+    prior_rate = prior.inter.bandwidth_Bps * prior.inter.efficiency
+    small = largest <= SLOW_MAX_BYTES
+    why = (f"the largest size measured ({_bytes_text(largest)}) is at most {_bytes_text(SLOW_MAX_BYTES)}, where "
+           "the floor's noise swamps the bytes" if small
+           else f"no op's bytes took {BYTES_MIN_SHARE:.0%} of its time at its largest size (above its floor)")
+    return float(f"{prior_rate:.5g}"), f"{prior.name}'s, not measured: {why}"
+
+
+def _bytes_text(n: float) -> str:
+    return binary_bytes_text(n) if set_in_binary(n) else bytes_text(n)
 
 
 def _reduce_rate(op, idx, fast, traits: OpTraits, workers, prior, alpha, bandwidth) -> float | None:

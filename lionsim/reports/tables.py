@@ -223,13 +223,14 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
     if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
         return None
     by = priced_by or distinct_values(summary, "network")
-    model = ("model = its mean price of the same calls; error = model / measured - 1; " if unchecked is None else "")
+    model = ("model = the price of those same calls by the network model the title names, its slow mode's "
+             "expected extra included; error = model / measured - 1; " if unchecked is None else "")
     table = Table(
         title=f"comm measured on {distinct_values(summary, 'backend')}" + ("" if unchecked else f" vs the model ({by})"),
-        caption="ms per step. booked = the comm column above: each step booked as the median of its kind of step, "
-                "so a few slow calls move it little. Means past the warm-up: measured = each step's own calls "
-                f"(each call's slowest rank, summed); {model}wait = the ranks' spread at the calls' barriers "
-                "(imbalance, not comm).",
+        caption="ms of comm per step, means over the steps past the warm-up: booked = the comm column above, each "
+                "step's measured comm replaced by the median of its kind of step (a few slow calls move it little); "
+                "measured = each step's own calls, each call's slowest rank between barriers, summed (slow calls "
+                f"and all); {model}wait = the ranks' spread at the calls' barriers (imbalance, not comm).",
         caption_justify="left", box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
     )
     names = ("run", "booked", "measured", "wait") if unchecked else ("run", "booked", "measured", "model", "error", "wait")

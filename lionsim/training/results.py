@@ -88,9 +88,12 @@ class Results:
                 summary["comm_priced_by"] = self.priced_by
         files = {}
         if self.calibration is not None:
+            from lionsim.network.fit import link_source
             from lionsim.network.toml_out import profile_toml
 
-            files = {"calibration.toml": profile_toml(self.network, self.network.description),
+            # the header says which of the link's figures were measured and which are the prior's
+            header = f"{self.network.description}\nlink: {link_source(self.network)}"
+            files = {"calibration.toml": profile_toml(self.network, header),
                      "calibration.csv": csv_frame(self.calibration).to_csv(index=False)}
         record = self.record(status, error)
         if self.plan.training.trace:

@@ -139,7 +139,7 @@ def test_comm_out_never_publishes_what_a_killed_run_left(tmp_path, capsys):
 def test_comm_interrupted_leaves_no_staging_folder(tmp_path, capsys, monkeypatch):
     import lionsim.reports.plots as plots
 
-    def interrupted(stage, frame):
+    def interrupted(stage, frame, fitted=None):
         (stage / "comm_all_reduce.png").write_bytes(b"half")
         raise KeyboardInterrupt
 
@@ -216,7 +216,7 @@ def test_measured_without_network_leaves_the_model_out_of_table_csv_and_plots_as
 
     drawn = []
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame: drawn.append(frame) or [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: drawn.append(frame) or [])
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
                               "--out", tmp_path / "out"], capsys)
     assert code == 0, err
@@ -318,7 +318,7 @@ def test_fit_without_network_says_to_pass_the_profile_it_writes(tmp_path, capsys
     import lionsim.reports.plots as plots
 
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame: [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: [])
     profile = tmp_path / "mine.toml"
     code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--collective", "all_reduce", "--dtype",
                               "float32", "--sizes", "1KB:64KB", "--iters", "2", "--warmup", "0"], capsys)

@@ -113,6 +113,9 @@ def test_the_fitted_profile_loads_with_network(measured, capsys):
     assert net.measured["torch"] == torch.__version__ and net.measured["ranks_per_host"] == [2]
     text = profile.read_text()
     assert "median / worst |error|" in text
+    # 1 kB-64 kB: bytes too few beside gloo's floor to read a rate from; the profile says whose figures it holds
+    assert "# link: bandwidth 10gbe's, not measured: " in text and "alpha 25 us, 10gbe's" in text
+    assert net.inter.bandwidth_Bps == load_network("10gbe").inter.bandwidth_Bps
     code, out, err = run_cli(["comm", "--network", str(profile), "--workers", "2", "--sizes", "1KB:64KB",
                           "--out", str(base / "again")], capsys)
     assert (code, err) == (0, "")

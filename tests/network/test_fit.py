@@ -5,13 +5,15 @@ the fit must find them again; its errors are those of the profile it returns."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall, Link, Network, load_network, price
-from lionsim.network.fit import Measured, error_summary, fit_profile, slow_mode
+from lionsim.network.fit import Measured, error_summary, fit_profile, link_source, slow_mode
+from lionsim.network.traits import SlowMode
 
 PRIOR = load_network("1gbe")  # alpha 50 us: the fit keeps the prior's alpha
 ALPHA = PRIOR.inter.alpha_s
@@ -144,3 +146,101 @@ def test_the_fit_predicts_another_link_through_its_traits():
         share = 1.0 if n <= 2 * 2**20 else 0.6
         expected = 110e-6 + ALPHA + 0.5 * n / (BANDWIDTH / 10 * share)
         assert price(CollectiveCall("all_to_all", n), 2, slow_link).time_s == pytest.approx(expected, rel=2e-3)
+
+
+# What makes a fitted profile: every share in (0, 1], a fast time that never falls with size,
+# a bandwidth measured or said to be the prior's.
+
+TEN_GBE = load_network("10gbe")
+
+
+def ring_ar(n, floor, share, bandwidth=1.1e9, alpha=TEN_GBE.inter.alpha_s):
+    """A ring all-reduce at 2 ranks: floor + 2 alpha + n / (B share) (REFERENCE.md 5: 2(p-1) steps of n/p)."""
+    return floor + 2 * alpha + n / (bandwidth * share)
+
+
+def fast_grid(net, op="all_reduce"):
+    """The profile's fast time (slow mode left out) on sizes 1 B .. 64 MiB, 8 per octave and the
+    regime bounds either side."""
+    fast = Network(name="fast", inter=net.inter, traits=replace(net.traits, slow=SlowMode()))
+    bounds = [r.max_bytes for r in net.traits.op(op).duplex if math.isfinite(r.max_bytes)]
+    sizes = sorted({*np.unique(np.round(2 ** np.arange(0, 26.01, 0.125))), *bounds, *(b + 1 for b in bounds)})
+    return [price(CollectiveCall(op, n), 2, fast).time_s for n in sizes]
+
+
+def assert_physical(net):
+    for name, op in net.traits.ops:
+        assert all(0 < r.share <= 1 for r in op.duplex), (name, op.duplex)
+        times = fast_grid(net, name)
+        assert all(b >= a for a, b in zip(times, times[1:])), name
+
+
+def test_an_alpha_beta_profile_with_a_regime_is_recovered_from_noisy_times():
+    """Known truth: floor 100 us at half the link up to 128 KiB, then 250 us at the full link;
+    2% noise per iteration. No broadcast: the link is all-reduce's rate, and the profile says so."""
+    truth = ((128 * 2**10, 0.5, 100e-6), (math.inf, 1.0, 250e-6))
+    sizes = [4**k * 1024 for k in range(8)]  # 1 KiB .. 16 MiB
+    data = samples([(n, ring_ar(n, next(f for b, _, f in truth if n <= b), next(s for b, s, _ in truth if n <= b)))
+                    for n in sizes], noise=0.02, seed=7)
+    net, errors = fit_profile(points("all_reduce", "float32", data), workers=2, prior=TEN_GBE, backend="gloo",
+                              name="t", description="t")
+    assert net.inter.bandwidth_Bps == pytest.approx(1.1e9, rel=0.03)
+    op = net.traits.op("all_reduce")
+    assert [r.max_bytes for r in op.duplex] == [128 * 2**10, math.inf]
+    assert op.duplex[0].share == pytest.approx(0.5, rel=0.05) and op.duplex[1].share == pytest.approx(1.0, rel=0.03)
+    assert op.floor(1024) == pytest.approx(100e-6, rel=0.05) and op.floor(2**24) == pytest.approx(250e-6, rel=0.05)
+    assert "measured: all_reduce's rate" in link_source(net) and "no broadcast measured" in link_source(net)
+    assert errors.error.abs().max() < 0.03
+    assert_physical(net)
+
+
+def test_the_users_sweep_gives_no_share_above_the_link_nor_a_time_that_falls():
+    """Four sizes, the two small ones slower than the line through the two large ones (a busy
+    host): a regime fitted on 1 and 16 KiB alone had no byte cost (share 856,900 of the link)
+    and a floor above the next regime's, so 64 KiB + 1 B cost less than 64 KiB."""
+    fast = {1024: 400e-6, 16384: 400e-6, 262144: ring_ar(262144, 250e-6, 1.0), 4 * 2**20: ring_ar(4 * 2**20, 250e-6, 1.0)}
+    data = samples(list(fast.items()), noise=0.01, seed=1)
+    net, _ = fit_profile(points("all_reduce", "float32", data), workers=2, prior=TEN_GBE, backend="gloo", name="t",
+                         description="t")
+    assert_physical(net)
+
+
+def test_one_large_size_beside_small_ones_sets_the_link():
+    """1, 16 and 256 KiB flat at a busy host's 400 us, 4 MiB at 0.5 GB/s: the robust line takes
+    the one large size for a disturbed one; the rate is read at that size, and the profile prices it
+    (256 KiB moved faster than that rate allows: no share above the link can follow it)."""
+    fast = {n: 400e-6 for n in (1024, 16384, 262144)} | {4 * 2**20: ring_ar(4 * 2**20, 400e-6, 1.0, bandwidth=0.5e9)}
+    data = samples(list(fast.items()), noise=0.02, seed=4)
+    net, errors = fit_profile(points("all_reduce", "float32", data), workers=2, prior=TEN_GBE, backend="gloo",
+                              name="t", description="t")
+    assert net.inter.bandwidth_Bps == pytest.approx(0.5e9, rel=0.03) and "4 MiB" in link_source(net)
+    assert abs(errors.error.iloc[-1]) < 0.05
+    assert_physical(net)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_noisy_few_sizes_give_a_physical_profile(seed):
+    """Times drawn at random (0.2-5 ms, no line through them) on 3-5 sizes: a profile all the same."""
+    rng = np.random.default_rng(seed)
+    sizes = sorted(rng.choice([2**k for k in range(8, 25)], size=int(rng.integers(3, 6)), replace=False))
+    data = [(int(n), tuple(np.exp(rng.uniform(np.log(2e-4), np.log(5e-3))) * (1 + 0.05 * rng.standard_normal(20))))
+            for n in sizes]
+    net, _ = fit_profile(points("all_reduce", "float32", data) + points("broadcast", "uint8", data), workers=2,
+                         prior=TEN_GBE, backend="gloo", name="t", description="t")
+    assert_physical(net)
+
+
+def test_small_sizes_only_keep_the_prior_bandwidth_and_say_so():
+    """Up to 8 KiB at ~1 GB/s the bytes are 2% of a 400 us call: no rate can be read from them;
+    nor from times that rise by noise alone (a busy host's 1-64 kB calls read as 8 MB/s)."""
+    data = samples([(n, ring_ar(n, 400e-6, 1.0)) for n in (1, 64, 1024, 8192)], noise=0.03, seed=2)
+    net, _ = fit_profile(points("all_reduce", "float32", data), workers=2, prior=TEN_GBE, backend="gloo", name="t",
+                         description="t")
+    assert net.inter.bandwidth_Bps == TEN_GBE.inter.bandwidth_Bps * TEN_GBE.inter.efficiency
+    assert link_source(net).startswith("bandwidth 10gbe's, not measured") and "8 KiB" in link_source(net)
+    assert_physical(net)
+    rising = samples([(n, 300e-6 + n / 8e6) for n in (1000, 4000, 16000, 64000)], noise=0.03, seed=2)
+    net, _ = fit_profile(points("all_gather", "float32", rising), workers=2, prior=TEN_GBE, backend="gloo", name="t",
+                         description="t")
+    assert net.inter.bandwidth_Bps == TEN_GBE.inter.bandwidth_Bps and "not measured" in link_source(net)
+    assert_physical(net)

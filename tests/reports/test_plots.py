@@ -197,6 +197,16 @@ def test_plot_comm_measured_beside_model(tmp_path):
     assert [p.name for p in paths] == ["comm_all_reduce.png", "comm_all_reduce.svg"]
 
 
+def test_the_fitted_profile_is_dotted_with_or_without_the_prior():
+    """backends.md: the prior network dashed, the profile --fit wrote dotted; comm leaves the
+    prior out without --network, and the fit's line was then drawn dashed, as a prior's."""
+    from lionsim.reports.plots.comm import model_styles
+
+    assert model_styles(["10gbe", "fit"], "fit") == {"10gbe": "--", "fit": ":"}
+    assert model_styles(["fit"], "fit") == {"fit": ":"}
+    assert model_styles(["10gbe", "1gbe"]) == {"10gbe": "--", "1gbe": "-."}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sweep, baseline_only", [("workers=8,16,32", False), ("bandwidth=0.1,1,10", True)])
 def test_plot_dir_estimate_sweep(tmp_path, capsys, sweep, baseline_only):

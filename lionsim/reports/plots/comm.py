@@ -3,7 +3,8 @@
 
 One colour per worker count and dtype, so a model line and the measurement of the same N and
 dtype share it; one line style per model network (dashed: the first, e.g. the preset the sweep
-was priced on; dotted: the next, e.g. the profile `--fit` wrote from the measurement). Where
+was priced on; dash-dot: the next), and the profile `--fit` wrote from the measurement dotted,
+whether the prior network is drawn beside it or not (comm leaves it out without --network). Where
 the model picks the cheapest algorithm per size (`--algorithm auto`), its points are marked
 with one marker shape per algorithm, so the switches show.
 """
@@ -21,15 +22,16 @@ from lionsim.reports.plots.style import MARKERS, PALETTE, figure, legend_outside
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
 
-def plot_comm(out_dir: Path, comm: pd.DataFrame) -> list[Path]:
+def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None) -> list[Path]:
     """comm_<collective>.png (and .svg) per collective in the table, or comm_<collective>_<dtype>
-    per dtype where a sweep measured the collective in several; return their paths."""
+    per dtype where a sweep measured the collective in several; return their paths. `fitted`:
+    the model network that is the profile `--fit` wrote, drawn dotted."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     comm = comm.assign(dtype=comm["dtype"].fillna("") if "dtype" in comm else "")
     colours = {w: PALETTE[i % len(PALETTE)] for i, w in enumerate(sorted(comm["workers"].unique()))}
     models = list(dict.fromkeys(comm.loc[comm["source"] == "model", "network"])) if "network" in comm else [""]
-    styles = {net: ("--", ":", "-.")[i % 3] for i, net in enumerate(models)}
+    styles = model_styles(models, fitted)
     algorithms = list(dict.fromkeys(comm.loc[comm["source"] == "model", "algorithm"]))
     shapes = {a: MARKERS[i % len(MARKERS)] for i, a in enumerate(algorithms)}
     paths: list[Path] = []
@@ -43,9 +45,16 @@ def plot_comm(out_dir: Path, comm: pd.DataFrame) -> list[Path]:
     return paths
 
 
+def model_styles(models: list[str], fitted: str | None = None) -> dict[str, str]:
+    """Each model network's line style (module doc): the fitted profile dotted, the others
+    dashed, then dash-dot, in order."""
+    others = [net for net in models if net != fitted]
+    return {net: ("--", "-.")[i % 2] for i, net in enumerate(others)} | ({fitted: ":"} if fitted in models else {})
+
+
 def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, path: Path) -> list[Path]:
     names = {"--": "dashed", ":": "dotted", "-.": "dash-dot"}
-    networks = ", ".join(f"{n} ({names[styles.get(n, '--')]})" for n in dict.fromkeys(
+    networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
         rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
     measured_on = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "measured", "algorithm"]))
     subtitle = " · ".join(x for x in (f"model: {networks}" if networks else "",
