@@ -155,8 +155,8 @@ def sweep(
         plots = draw_plots(out, outcome.summary)
         if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
             emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
-        say.print(f"{outcome.total} cells ({done}) in {out}/: sweep_summary.csv, sweep_steps.csv, cells/"
-                  + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+        say.print(f"{outcome.total} cells ({done}) in {out}/: sweep.json, sweep_summary.csv, sweep_steps.csv, "
+                  "cells/" + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
         if plots:
             from lionsim.reports.plots.sweep_axes import skipped_plots
 
