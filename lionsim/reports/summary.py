@@ -29,8 +29,10 @@ Definitions (also printed under the summary table):
   model priced a default --network on a measured backend (run.json's network_given false,
   uncalibrated: model_describes_link), which is no link the ranks crossed. barrier_wait_s:
   the mean rank imbalance per step.
-- step_p50_s / step_p99_s: the median and 99th percentile of a run's step_s (linear
-  interpolation between steps): with uneven workers (--compute-spread) steps differ.
+- step_p50_s / step_p99_s: the median and 99th percentile of a run's step times, each a
+  step that happened (nearest rank: the smallest step time at or below which at least that
+  share of the steps lie, never a point between two steps): with uneven workers
+  (--compute-spread) steps differ.
 - compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
   agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
@@ -202,6 +204,16 @@ def _diverged(rows: pd.DataFrame) -> bool:
     return "diverged_at_step" in rows and bool(rows["diverged_at_step"].notna().any())
 
 
+def nearest_rank(values, q: float) -> float:
+    """The q-quantile (0 < q <= 1) of `values` as one of them: the smallest value at or below
+    which at least q of the values lie (the nearest-rank percentile, sorted[ceil(q n) - 1]), so
+    the p50 of two kinds of step is the faster kind, not a step between them. NaN: no values."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    if not len(ordered):
+        return math.nan
+    return float(ordered[max(0, math.ceil(q * len(ordered) - 1e-9) - 1)])
+
+
 def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
     """comm_measured_s, comm_model_error and barrier_wait_s on a real backend (module doc); NaN on sim."""
     nan = {"comm_measured_s": math.nan, "comm_model_error": math.nan, "barrier_wait_s": math.nan}
@@ -255,8 +267,8 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
             "eval_higher_is_better": int(higher),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
-            "step_p50_s": float(rows["step_s"].quantile(0.5)),
-            "step_p99_s": float(rows["step_s"].quantile(0.99)),
+            "step_p50_s": nearest_rank(rows["step_s"].dropna(), 0.5),
+            "step_p99_s": nearest_rank(rows["step_s"].dropna(), 0.99),
             **{col: float(rows[col].mean()) for col in UNEVEN_COLUMNS if col in rows},
             **_model_error(rows, warmup),
             "sim_time_s": float(rows["sim_time_s"].max()),

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lionsim.reports.summary import nearest_rank
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
 
@@ -24,9 +25,8 @@ QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
 
 def quantiles(label: str, values: np.ndarray, summary: pd.DataFrame | None) -> list[float]:
     """A run's step-time p50 and p99 (seconds) as summary.csv states them (step_p50_s,
-    step_p99_s: lionsim.reports.summary's definition, linear between steps, so a run of two
-    step times has its p50 halfway), so the plot and the table show one figure; computed the
-    same way (pandas' quantile) where a summary lacks them."""
+    step_p99_s: lionsim.reports.summary's definition, each a step that happened), so the plot
+    and the table show one figure; computed the same way (nearest_rank) where a summary lacks them."""
     row = None
     if summary is not None and "run" in summary.columns:
         found = summary[summary["run"] == label]
@@ -35,7 +35,7 @@ def quantiles(label: str, values: np.ndarray, summary: pd.DataFrame | None) -> l
     for q, name, _marker in QUANTILES:
         col = f"step_{name}_s"
         given = row[col] if row is not None and col in row.index else math.nan
-        out.append(float(given) if given == given else float(pd.Series(values).quantile(q)))
+        out.append(float(given) if given == given else nearest_rank(values, q))
     return out
 
 
