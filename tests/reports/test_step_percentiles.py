@@ -1,5 +1,6 @@
 """A run's step p50 and p99 are steps that happened (nearest rank), the same in summary.csv and
-step_time_distribution.png."""
+step_time_distribution.png, and on a measured backend they are of each step's own measured comm,
+not of step_s's booked medians (every step alike)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from lionsim.reports.plots import steptimes
 from lionsim.reports.plots.style import run_styles
-from lionsim.reports.summary import nearest_rank, split_runs, summarize
+from lionsim.reports.summary import SummaryRule, nearest_rank, split_runs, summarize
 from tests.helpers.frames import frame, rows
 
 
@@ -54,3 +55,28 @@ def test_two_kinds_of_step_have_a_p50_of_one_of_them(figures):
     steptimes.step_time_plot(runs, styles, label, steps, Path("s.png"), summary=summary)
     p50 = [line.get_xdata()[0] for line in figures[0].axes[0].lines if line.get_marker() == "o"]
     assert p50 == [pytest.approx(0.32)]
+
+
+def test_a_measured_run_draws_and_reports_each_steps_own_comm(figures):
+    """gloo: step_s books comm as the median (every step alike); the p50/p99 and the curve are of
+    step_s - comm_s + comm_measured_s over the steps past the warm-up."""
+    measured = [0.009, 0.004, 0.003, 0.001, 0.002, 0.0015, 0.005, 0.0012]
+    run = rows("adamw", 8, backend="gloo", comm=0.0015, step_s=[0.0075] * 8)
+    for r, m in zip(run, measured):
+        r["comm_measured_s"] = m
+    steps = frame(run)
+    warmup = 3
+    own = [0.0075 - 0.0015 + m for m in measured[warmup:]]
+    summary = summarize(steps, SummaryRule(warmup_steps=warmup))
+    row = summary.iloc[0]
+    assert row["step_p50_s"] == pytest.approx(brute_force(own, 0.5))
+    assert row["step_p99_s"] == pytest.approx(brute_force(own, 0.99))
+    runs = split_runs(steps)
+    label = runs[0][0]
+    styles = run_styles([label], label)
+    meta = {"config": {"warmup_steps": warmup}}
+    steptimes.step_time_plot(runs, styles, label, steps, Path("s.png"), meta=meta, summary=summary)
+    fig = figures[0]
+    assert sorted(set(_curve(fig, styles[label]["color"]))) == pytest.approx(sorted(x * 1e3 for x in own))
+    title = fig._suptitle.get_text()
+    assert "every step alike" not in title and "own comm (comm_measured_s)" in title
