@@ -202,6 +202,16 @@ def default_target(label: str, rows: pd.DataFrame, window: int) -> tuple[float, 
     return float(curve.iloc[at - 1]), f"{label}'s loss at step {int(rows['step'].iloc[at - 1])} of {len(rows)}"
 
 
+def target_words(targets, baseline: str) -> str:
+    """Cells' target losses in words, the one wording of `lionsim report` and `lionsim estimate
+    --from-run`: one figure "in every cell", or where each cell's baseline set its own (the
+    default rule, whose loss differs by seed and worker count) "each cell's own" with their range."""
+    values = pd.Series(targets, dtype=float).dropna()
+    if values.nunique() <= 1:
+        return f"{values.iloc[0]:.4g} in every cell" if len(values) else "none"
+    return f"each cell's own ({baseline}'s loss late in its run: {values.min():.4g} to {values.max():.4g})"
+
+
 def _diverged(rows: pd.DataFrame) -> bool:
     return "diverged_at_step" in rows and bool(rows["diverged_at_step"].notna().any())
 
