@@ -130,6 +130,16 @@ def _waited(summary: pd.DataFrame) -> bool:
     return "wait_s" in summary.columns and bool((summary["wait_s"].fillna(0) > 0).any())
 
 
+def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
+    """Which run is starred and why: one taken from the first -s (no --baseline given) is named so,
+    with how to pick another, for a plug-in listed first is otherwise every run's baseline unseen."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    given = ((meta or {}).get("config") or {}).get("baseline")
+    if baseline is None or len(summary) < 2 or given:
+        return "* baseline"
+    return f"* baseline: {baseline}, the first -s (--baseline RUN picks another)"
+
+
 RUN_WIDTH = 15
 """Least characters of the run column (it widens to hold the longest name whole, run_width, while
 the table fits 80 columns: lionsim.reports.widths.fit)."""
@@ -152,7 +162,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
-            + f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            + f"{_baseline_note(summary, meta)}. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
             "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "

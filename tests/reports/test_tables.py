@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lionsim.reports import summarize
+from lionsim.reports import SummaryRule, summarize
 from lionsim.reports.tables import model_check_table, summary_table
 from tests.helpers.cli import table_text
 from tests.helpers.frames import frame, rows
@@ -281,3 +281,16 @@ def test_an_explicit_columns_sets_the_table_width_in_a_pipe_too(monkeypatch):
     assert "@compressed-allreduce" in lines and "@compressed-" not in lines
     monkeypatch.setenv("COLUMNS", "")  # set but empty: as unset
     assert table_width(Console(file=StringIO(), force_terminal=False)) == TABLE_WIDTH
+
+
+def test_the_caption_names_a_baseline_taken_from_the_first_s_and_how_to_pick_another():
+    """A plug-in listed first is every run's baseline: the caption names it and --baseline where it
+    was taken implicitly; a --baseline given, or a lone run, keeps the plain star."""
+    steps = frame(rows("randomk-ef", 4), rows("adamw", 4))
+    summary = summarize(steps)
+    implicit = summary_table(summary, {"config": {"baseline": None}}).caption
+    assert "* baseline: randomk-ef@fp32-allreduce, the first -s (--baseline RUN picks another)." in implicit
+    given = summary_table(summarize(steps, SummaryRule(baseline="adamw")), {"config": {"baseline": "adamw"}}).caption
+    assert "* baseline. " in given and "the first -s" not in given
+    lone = summary_table(summarize(frame(rows("adamw", 4))), None).caption
+    assert "* baseline. " in lone and "the first -s" not in lone
