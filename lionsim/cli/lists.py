@@ -139,13 +139,29 @@ def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
 
 
 def bits_footnote(frame: pd.DataFrame, workers: int) -> str:
-    """What the bits depend on: the worker count the listing assumes, and where a transport's fields
-    widen to hold N workers' sum, why its bits are what they are (its strategies named), so a
-    packed transport's 10.7 bits beside an int8 one's 8 reads right."""
-    notes = frame[frame["bits_note"] != ""].groupby(["transport", "bits_note"], sort=False)["strategy"]
-    why = "; ".join(f"{t} ({', '.join(names)}): {note}" for (t, note), names in notes)
+    """What the bits depend on: the worker count the listing assumes, and where a transport's bits
+    are not its values' width (fields widened to hold N workers' sum, scales per block and padding),
+    why they are what they are (its strategies named), so a packed transport's 10.7 bits beside an
+    int8 one's 8, or fp8's 8.21, read right."""
+    noted = frame[frame["bits_note"] != ""]
+    groups = []  # (transports, strategies, note): transports alike (fp8's two formats) share a line
+    for note, rows in noted.groupby("bits_note", sort=False):
+        transports, names = list(dict.fromkeys(rows["transport"])), list(dict.fromkeys(rows["strategy"]))
+        same = next((g for g in groups if g[1] == names and g[2] == note), None)
+        if same is None:
+            groups.append((transports, names, note))
+    shown, likewise, parts = set(), {}, []
+    for transports, names, note in sorted(groups, key=lambda g: -len(g[1])):
+        key = tuple(transports)
+        if key in shown:  # the same rule over another strategy's payload: named, not worked again
+            likewise.setdefault(key, []).extend(names)
+            continue
+        shown.add(key)
+        parts.append((key, f"{', '.join(transports)} ({', '.join(names)}): {note}"))
+    why = "; ".join(text + (f"; {', '.join(likewise[key])} likewise over their own payloads" if key in likewise else "")
+                    for key, text in parts)
     return (f"Bits depend on the worker count: these are for {plural(workers, 'worker')} (-n N for another)"
-            + (f". Sums in fields that widen with N, on a step that sends: {why}" if why else "") + ".")
+            + (f". On a step that sends, {why}" if why else "") + ".")
 
 
 DEFAULT_WORKERS = 8

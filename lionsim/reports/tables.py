@@ -130,6 +130,27 @@ def _waited(summary: pd.DataFrame) -> bool:
     return "wait_s" in summary.columns and bool((summary["wait_s"].fillna(0) > 0).any())
 
 
+def slower_notes(summary: pd.DataFrame) -> list[str]:
+    """Why a run that sends fewer bytes than the baseline steps slower, worked out from the two
+    runs' own columns: its encode + decode add more time than its comm saves (a codec's per-kernel
+    floors outweigh the bytes it saves on a small model). Nothing where the codec is not the cause."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    if baseline not in labels:
+        return []
+    base = summary.iloc[labels.index(baseline)]
+    notes = []
+    for label, row in zip(labels, summary.itertuples(index=False)):
+        if label == baseline or not (row.speedup < 1 and 0 < row.wire_bytes < base.wire_bytes):
+            continue
+        codec = (row.encode_s + row.decode_s) - (base.encode_s + base.decode_s)
+        saved = base.comm_s - row.comm_s
+        if saved > 0 and codec > saved:
+            notes.append(f"{label} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
+                         f"enc adds {_ms(codec)} ms a step, more than the {_ms(saved)} ms its comm saves.")
+    return notes
+
+
 def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
     """Which run is starred and why: one taken from the first -s (no --baseline given) is named so,
     with how to pick another, for a plug-in listed first is otherwise every run's baseline unseen."""
@@ -171,6 +192,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
             + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
+            + "".join(f" {note}" for note in slower_notes(summary))
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,

@@ -358,3 +358,19 @@ def test_the_strategies_listing_says_why_packed_fields_take_the_bits_they_do():
         assert (f"lioncub-l1, lioncub-linf, lioncub-l0, diloco-int8): levels to {level} summed over {workers} workers "
                 f"need {p}-bit fields") in text
         assert f"{31 // p} to an int32 word: 32/{31 // p} = {32 / (31 // p):.3g} bits" in text
+
+
+def test_the_strategies_listing_says_why_fp8_books_more_than_8_bits_on_a_small_model():
+    """fp8-allreduce: 8-bit codes, a float32 scale per 256 and the vector padded to N chunks of whole
+    blocks: 9.06 bits on mlp's 11,018 parameters at 8 workers (8.21 on vit's), as bench books them."""
+    import math
+
+    from lionsim.cli.lists import bits_footnote, strategies_frame
+
+    frame = strategies_frame(8, "mlp")
+    row = frame[(frame["strategy"] == "adamw") & (frame["transport"] == "fp8-allreduce")].iloc[0]
+    params = 11018  # the mlp's parameters (summary.csv's params of an mlp bench)
+    padded = math.ceil(params / (8 * 256)) * 8 * 256
+    assert row["bits_per_param_up"] == pytest.approx(8 * (1 + 4 / 256) * padded / params)
+    assert (f"{params:,} values padded to 8 chunks of whole blocks ({padded:,}): "
+            f"{row['bits_per_param_up']:.3g} bits") in bits_footnote(frame, 8)
