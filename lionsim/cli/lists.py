@@ -81,7 +81,8 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
     bits per parameter a step sends and receives on `workers` workers, as bench books them for the
     workload's small model (vit's by default: PowerSGD's, DeMo's and MuLoCo's depend on its shapes;
     a local-step method's averaged over its H steps; its own collectives included, `own` naming
-    them), when `--overlap auto` runs its exchange (`overlap`: buckets or after backward), its
+    them; `bits_note` why a transport's fields take the bits they do at N: Transport.bits_note), when
+    `--overlap auto` runs its exchange (`overlap`: buckets or after backward), its
     default lr and weight decay."""
     import pandas as pd
 
@@ -99,10 +100,12 @@ def strategies_frame(workers: int, workload: str | None) -> pd.DataFrame:
         strategy = cls(cfg, layout, _OneOfMany(workers))  # N workers, one held: no [N, P] state
         defaults = cls.defaults_for(workload)
         for t in transports:
-            up, down, own = steady_bits(strategy, TRANSPORTS.get(t)(), workers)
+            transport = TRANSPORTS.get(t)()
+            up, down, own = steady_bits(strategy, transport, workers)
             rows.append({"strategy": name, "transport": t, "default_transport": t == cls.default_transport,
                          "sends": cls.payload_kind, "workers": workers, "bits_per_param_up": up,
                          "bits_per_param_down": down, "own": ", ".join(own),
+                         "bits_note": transport.bits_note(strategy.payload_spec(), workers),
                          "overlap": auto.schedule(TRANSPORTS.get(t), cls),
                          "lr": defaults.lr, "weight_decay": defaults.weight_decay, "summary": cls.summary})
     return pd.DataFrame.from_records(rows)
@@ -133,6 +136,32 @@ def _strategies_table(frame: pd.DataFrame, workers: int, where: str):
     for cells in rows_cells:
         table.add_row(*cells)
     return table
+
+
+def bits_footnote(frame: pd.DataFrame, workers: int) -> str:
+    """What the bits depend on: the worker count the listing assumes, and where a transport's bits
+    are not its values' width (fields widened to hold N workers' sum, scales per block and padding),
+    why they are what they are (its strategies named), so a packed transport's 10.7 bits beside an
+    int8 one's 8, or fp8's 8.21, read right."""
+    noted = frame[frame["bits_note"] != ""]
+    groups = []  # (transports, strategies, note): transports alike (fp8's two formats) share a line
+    for note, rows in noted.groupby("bits_note", sort=False):
+        transports, names = list(dict.fromkeys(rows["transport"])), list(dict.fromkeys(rows["strategy"]))
+        same = next((g for g in groups if g[1] == names and g[2] == note), None)
+        if same is None:
+            groups.append((transports, names, note))
+    shown, likewise, parts = set(), {}, []
+    for transports, names, note in sorted(groups, key=lambda g: -len(g[1])):
+        key = tuple(transports)
+        if key in shown:  # the same rule over another strategy's payload: named, not worked again
+            likewise.setdefault(key, []).extend(names)
+            continue
+        shown.add(key)
+        parts.append((key, f"{', '.join(transports)} ({', '.join(names)}): {note}"))
+    why = "; ".join(text + (f"; {', '.join(likewise[key])} likewise over their own payloads" if key in likewise else "")
+                    for key, text in parts)
+    return (f"Bits depend on the worker count: these are for {plural(workers, 'worker')} (-n N for another)"
+            + (f". On a step that sends, {why}" if why else "") + ".")
 
 
 DEFAULT_WORKERS = 8
@@ -186,6 +215,7 @@ def strategies(
                       "transport: " + "; ".join(f"{r.strategy}: {r.own}" for r in own.itertuples()),
                       markup=False, highlight=False)
 
+        console.print(bits_footnote(frame, workers), markup=False, highlight=False)
         console.print("Transports: " + "; ".join(f"{n}: {t.summary}" for n, t in TRANSPORTS.items()))
         console.print(LISTING, markup=False, highlight=False)
 

@@ -23,7 +23,7 @@ from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
-from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT
+from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.titles import named_network
@@ -173,8 +173,17 @@ def _target_text(frame: pd.DataFrame) -> str:
         where = f" ({'; '.join(rules)})" if rules and len(rules) <= 3 else ""
         origin = (f"the baseline's smoothed training loss at {TARGET_POINT:.0%} of its steps{where}, lionsim's "
                   "default when --target-loss is not given")
-    value = _loss(float(targets.iloc[0])) if targets.nunique() == 1 else "per group (the target loss column)"
+    baseline = str(frame["baseline"].dropna().iloc[0]) if "baseline" in frame.columns else "the baseline"
+    value = _loss(float(targets.iloc[0])) if targets.nunique() == 1 else target_words(targets, baseline)
     return f"Target loss {value}: {origin}."
+
+
+def _targets(group: pd.DataFrame) -> str:
+    """A group's target loss: its cells' one figure, or their range where each cell (seed) has its own."""
+    targets = group["target_loss"].dropna()
+    if targets.nunique() <= 1:
+        return _loss(float(targets.iloc[0])) if len(targets) else "n/a"
+    return f"{_loss(targets.min())} to {_loss(targets.max())}"
 
 
 def _clock(backend: str | None, compute: str | None = None) -> str:
@@ -200,8 +209,7 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
             times[run] = float(t.mean()) if len(t) and t.notna().all() else math.nan
         reached = {r: t for r, t in times.items() if math.isfinite(t)}
         first = min(reached, key=reached.get) if reached else "none"
-        target = float(group["target_loss"].mean())
-        rows.append([str(key[1]), named_network(str(key[2]), meta, measured), _loss(target), f"**{first}**",
+        rows.append([str(key[1]), named_network(str(key[2]), meta, measured), _targets(group), f"**{first}**",
                      *[ms(times[r]) if math.isfinite(times[r]) else "not reached" for r in runs]])
     seeds = frame["seed"].nunique() if "seed" in frame.columns else 1
     note = f" (mean over {seeds} seeds)" if seeds > 1 else ""

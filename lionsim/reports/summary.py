@@ -29,8 +29,12 @@ Definitions (also printed under the summary table):
   model priced a default --network on a measured backend (run.json's network_given false,
   uncalibrated: model_describes_link), which is no link the ranks crossed. barrier_wait_s:
   the mean rank imbalance per step.
-- step_p50_s / step_p99_s: the median and 99th percentile of a run's step_s (linear
-  interpolation between steps): with uneven workers (--compute-spread) steps differ.
+- step_p50_s / step_p99_s: the median and 99th percentile of a run's step times, each a
+  step that happened (nearest rank: the smallest step time at or below which at least that
+  share of the steps lie, never a point between two steps): with uneven workers
+  (--compute-spread) steps differ. The step times (step_spread): on sim step_s; on gloo/nccl,
+  where step_s books each measured part as its kind of step's median, each step's own: step_s
+  with its booked comm replaced by the comm it measured (comm_measured_s), past the warm-up.
 - compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
   agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
@@ -198,8 +202,40 @@ def default_target(label: str, rows: pd.DataFrame, window: int) -> tuple[float, 
     return float(curve.iloc[at - 1]), f"{label}'s loss at step {int(rows['step'].iloc[at - 1])} of {len(rows)}"
 
 
+def target_words(targets, baseline: str) -> str:
+    """Cells' target losses in words, the one wording of `lionsim report` and `lionsim estimate
+    --from-run`: one figure "in every cell", or where each cell's baseline set its own (the
+    default rule, whose loss differs by seed and worker count) "each cell's own" with their range."""
+    values = pd.Series(targets, dtype=float).dropna()
+    if values.nunique() <= 1:
+        return f"{values.iloc[0]:.4g} in every cell" if len(values) else "none"
+    return f"each cell's own ({baseline}'s loss late in its run: {values.min():.4g} to {values.max():.4g})"
+
+
 def _diverged(rows: pd.DataFrame) -> bool:
     return "diverged_at_step" in rows and bool(rows["diverged_at_step"].notna().any())
+
+
+def nearest_rank(values, q: float) -> float:
+    """The q-quantile (0 < q <= 1) of `values` as one of them: the smallest value at or below
+    which at least q of the values lie (the nearest-rank percentile, sorted[ceil(q n) - 1]), so
+    the p50 of two kinds of step is the faster kind, not a step between them. NaN: no values."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    if not len(ordered):
+        return math.nan
+    return float(ordered[max(0, math.ceil(q * len(ordered) - 1e-9) - 1)])
+
+
+def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
+    """One run's step times as steps took them (module doc: step_p50_s): step_s on sim; on
+    gloo/nccl step_s less its booked comm (the median of its kind of step) plus the comm that
+    step measured, over the steps past the warm-up (all of them where none is past it)."""
+    times = rows["step_s"]
+    if "comm_measured_s" in rows and (rows["backend"] != "sim").any() and rows["comm_measured_s"].notna().any():
+        own = rows["step_s"] - rows["comm_s"] + rows["comm_measured_s"]
+        past = own[rows["step"] > warmup].dropna()
+        times = past if len(past) else own
+    return times.dropna()
 
 
 def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
@@ -255,8 +291,8 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
             "eval_higher_is_better": int(higher),
             **{col: float(rows[col].mean()) for col in [*TIME_COLUMNS, "step_s"]},
             **{col: float(rows[col].mean()) for col in ("comm_exposed_s", "comm_model_s") if col in rows},
-            "step_p50_s": float(rows["step_s"].quantile(0.5)),
-            "step_p99_s": float(rows["step_s"].quantile(0.99)),
+            "step_p50_s": nearest_rank(step_spread(rows, warmup), 0.5),
+            "step_p99_s": nearest_rank(step_spread(rows, warmup), 0.99),
             **{col: float(rows[col].mean()) for col in UNEVEN_COLUMNS if col in rows},
             **_model_error(rows, warmup),
             "sim_time_s": float(rows["sim_time_s"].max()),

@@ -130,6 +130,37 @@ def _waited(summary: pd.DataFrame) -> bool:
     return "wait_s" in summary.columns and bool((summary["wait_s"].fillna(0) > 0).any())
 
 
+def slower_notes(summary: pd.DataFrame) -> list[str]:
+    """Why a run that sends fewer bytes than the baseline steps slower, worked out from the two
+    runs' own columns: its encode + decode add more time than its comm saves (a codec's per-kernel
+    floors outweigh the bytes it saves on a small model). Nothing where the codec is not the cause."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
+    if baseline not in labels:
+        return []
+    base = summary.iloc[labels.index(baseline)]
+    notes = []
+    for label, row in zip(labels, summary.itertuples(index=False)):
+        if label == baseline or not (row.speedup < 1 and 0 < row.wire_bytes < base.wire_bytes):
+            continue
+        codec = (row.encode_s + row.decode_s) - (base.encode_s + base.decode_s)
+        saved = base.comm_s - row.comm_s
+        if saved > 0 and codec > saved:
+            notes.append(f"{label} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
+                         f"enc adds {_ms(codec)} ms a step, more than the {_ms(saved)} ms its comm saves.")
+    return notes
+
+
+def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
+    """Which run is starred and why: one taken from the first -s (no --baseline given) is named so,
+    with how to pick another, for a plug-in listed first is otherwise every run's baseline unseen."""
+    baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    given = ((meta or {}).get("config") or {}).get("baseline")
+    if baseline is None or len(summary) < 2 or given:
+        return "* baseline"
+    return f"* baseline: {baseline}, the first -s (--baseline RUN picks another)"
+
+
 RUN_WIDTH = 15
 """Least characters of the run column (it widens to hold the longest name whole, run_width, while
 the table fits 80 columns: lionsim.reports.widths.fit)."""
@@ -152,7 +183,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
-            + f"* baseline. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            + f"{_baseline_note(summary, meta)}. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
             "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
@@ -161,6 +192,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
             + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
+            + "".join(f" {note}" for note in slower_notes(summary))
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,

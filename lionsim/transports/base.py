@@ -98,6 +98,12 @@ class Transport(ABC):
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         """(up, down): bits per parameter in what a worker sends and in what it gets back."""
 
+    def bits_note(self, spec: PayloadSpec, workers: int) -> str:
+        """Why bits_per_param is what it is on `workers` workers, where the payload's own width does
+        not say it (a field widened to hold N workers' sum): `lionsim strategies` prints it under
+        its bits. "": nothing to explain."""
+        return ""
+
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes | None:
         """What its own kernels move per parameter (packing, unpacking, the aggregate); a
         hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""

@@ -130,6 +130,14 @@ class Fp8AllReduce(Transport):
                                              "concatenated again", 10),
                                           Op("cast", DEQUANTIZE, "every chunk's mean dequantized", 3)))
 
+    def bits_note(self, spec: PayloadSpec, workers: int) -> str:
+        if not spec.numel:
+            return ""
+        total = padded(spec.numel, workers)
+        return (f"8-bit codes and a float32 scale per {BLOCK} values ({8 * (1 + SCALE_BYTES / BLOCK):g} bits), "
+                f"{spec.numel:,} values padded to {workers} chunks of whole blocks ({total:,}): "
+                f"{self.bits_per_param(spec, workers)[0]:.3g} bits (a smaller model pads more)")
+
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         if not spec.numel:  # nothing to send (muloco on a model whose every tensor travels coded)
             return 0.0, 0.0

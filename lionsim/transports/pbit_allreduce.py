@@ -79,6 +79,12 @@ class PBitAllReduce(Transport):
         bits = 32.0 / fields_per_word(workers) * (2 if spec.abstain else 1)
         return bits, bits
 
+    def bits_note(self, spec: PayloadSpec, workers: int) -> str:
+        p, k = field_bits(workers), fields_per_word(workers)
+        twice = ", twice with abstentions" if spec.abstain else ""
+        return (f"vote counts to {workers} need {p}-bit fields (ceil(log2(N + 1))), {k} to an int32 word: "
+                f"32/{k} = {32 / k:.3g} bits{twice}")
+
     def check(self, spec: PayloadSpec, workers: int) -> None:
         super().check(spec, workers)
         if field_bits(workers) > 31:

@@ -100,3 +100,16 @@ def test_few_column_tables_wrap_their_captions_at_80_columns_in_a_pipe(monkeypat
     table = model_check_table(summary, "loopback")
     width = _caption_width(lambda shown: shown.print(table), monkeypatch)
     assert 72 <= width <= 80
+
+
+def test_the_estimate_table_takes_a_wider_columns_and_keeps_80_in_a_pipe(capsys, monkeypatch):
+    """At COLUMNS=200 the estimate table kept its 80-column shape: its speedup header folded to
+    "speed" / "up" though the width had room. It folds only where the table would pass the width."""
+    argv = ["estimate", "--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe", "-s", "adamw",
+            "-s", "dlion-mavo"]
+    for columns, header in (("200", ["across", "speedup"]), ("80", ["across", "up"])):
+        out = _at(columns, argv, capsys, monkeypatch)
+        table = out.split("\n\n")[1]  # the title, then the table
+        assert next(line for line in table.splitlines() if line.split()[:1] == ["run"]).split()[-2:] == header
+        assert "@fp32-allreduce" in table.split()  # whole: the header folds before a name breaks
+        assert columns == "200" or max(map(len, table.splitlines())) <= 80

@@ -337,3 +337,40 @@ def test_every_step_table_prints_bytes_in_one_form(capsys):
     rows = [line for line in out.splitlines() if re.match(r"\s*(adamw\*|dlion-mavo)\s+\d", line)]
     assert code == 0 and len(rows) == 2
     assert all(re.search(r"\d(GB|MB) ", row) and not re.search(r"\d (kB|MB|GB)\b", row) for row in rows), rows
+
+
+def test_the_strategies_listing_says_why_packed_fields_take_the_bits_they_do():
+    """lioncub-l1 on packed-allreduce books 10.7 bits against int8-allreduce's 8: its levels to
+    floor(127/N) summed over N workers need p = ceil(log2(2NL + 1)) bits, floor(31/p) fields a word;
+    the footnote works it out for the listing's worker count."""
+    import math
+
+    from lionsim.cli.lists import bits_footnote, strategies_frame
+
+    for workers in (8, 3):
+        frame = strategies_frame(workers, None)
+        level = 127 // workers  # Lion Cub's s = floor(127/N)
+        p = max(4, math.ceil(math.log2(2 * workers * level + 1)))
+        row = frame[(frame["strategy"] == "lioncub-l1") & (frame["transport"] == "packed-allreduce")].iloc[0]
+        assert row["bits_per_param_up"] == pytest.approx(32 / (31 // p))
+        text = bits_footnote(frame, workers)
+        assert f"these are for {workers} workers" in text
+        assert (f"lioncub-l1, lioncub-linf, lioncub-l0, diloco-int8): levels to {level} summed over {workers} workers "
+                f"need {p}-bit fields") in text
+        assert f"{31 // p} to an int32 word: 32/{31 // p} = {32 / (31 // p):.3g} bits" in text
+
+
+def test_the_strategies_listing_says_why_fp8_books_more_than_8_bits_on_a_small_model():
+    """fp8-allreduce: 8-bit codes, a float32 scale per 256 and the vector padded to N chunks of whole
+    blocks: 9.06 bits on mlp's 11,018 parameters at 8 workers (8.21 on vit's), as bench books them."""
+    import math
+
+    from lionsim.cli.lists import bits_footnote, strategies_frame
+
+    frame = strategies_frame(8, "mlp")
+    row = frame[(frame["strategy"] == "adamw") & (frame["transport"] == "fp8-allreduce")].iloc[0]
+    params = 11018  # the mlp's parameters (summary.csv's params of an mlp bench)
+    padded = math.ceil(params / (8 * 256)) * 8 * 256
+    assert row["bits_per_param_up"] == pytest.approx(8 * (1 + 4 / 256) * padded / params)
+    assert (f"{params:,} values padded to 8 chunks of whole blocks ({padded:,}): "
+            f"{row['bits_per_param_up']:.3g} bits") in bits_footnote(frame, 8)

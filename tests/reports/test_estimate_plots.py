@@ -1,5 +1,6 @@
 """The estimate plots drawn for real: hierarchy.png marks the single-node points of its log bytes
-panel on the axis floor; to_target.png of a swept run shows every band its legend names."""
+panel on the axis floor; to_target.png of a swept run shows every band its legend names, and its
+caption says what the whiskers (one estimate) or the shading (a sweep) are."""
 
 from __future__ import annotations
 
@@ -255,3 +256,32 @@ def test_a_workers_line_crosses_1_where_its_crossover_is_marked_not_between_spar
     assert crossings == [(127, 128)]
     (dotted,) = [line for line in fig.axes[1].get_lines() if line.get_linestyle() == ":"]
     assert list(dotted.get_xdata()) == [127, 127]
+
+
+def _one_estimate(hi: float) -> pd.DataFrame:
+    """Two runs' time to target at 64 workers, as estimate.csv writes it (hi NaN: no band)."""
+    rows = []
+    for strategy, transport, steps, time in (("adamw", "fp32-allreduce", 96, 81.4), ("dlion-mavo", "int8-allreduce", 58, 12.6)):
+        rows.append({"strategy": strategy, "transport": transport, "workers": 64, "network": "10gbe",
+                     "params": 124439808, "model": "gpt2-124m", "device": "h100", "baseline": "adamw@fp32-allreduce",
+                     "steps_to_target": steps, "time_to_target_s": time, "to_target_speedup": 81.4 / time,
+                     "time_to_target_lo_s": time * (2 - hi) if hi == hi else np.nan, "time_to_target_hi_s": time * hi,
+                     **{col: "" for col in to_target_plots.TEXT}, "to_target_workload": "mlp",
+                     "to_target_workers": "4 8"})
+    return pd.DataFrame(rows)
+
+
+def test_to_target_says_what_its_whiskers_are(tmp_path, monkeypatch):
+    """The whiskers are the band (the fits' residual spread): the caption says so where any is drawn."""
+    from matplotlib.container import ErrorbarContainer
+
+    figures = []
+    monkeypatch.setattr(to_target_plots, "save", lambda fig, path: figures.append(fig) or [])
+    for hi in (1.05, np.nan):
+        to_target_plots.plot_to_target(_one_estimate(hi), tmp_path / "t.png")
+    banded, bare = figures
+    whiskers = [c for c in banded.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    assert len(whiskers) == 2 and not [c for c in bare.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    caption = " ".join(banded._supxlabel.get_text().split())
+    assert "Whiskers: the band, steps to target with each fit one residual standard deviation" in caption
+    assert "Whiskers" not in bare._supxlabel.get_text()

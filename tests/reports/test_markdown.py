@@ -331,3 +331,24 @@ def test_an_estimate_reports_counts_grouped_as_the_tables_print_them(capsys, tmp
     assert run_cli(["report", out], capsys)[0] == 0
     text = (out / "report.md").read_text()
     assert "| params | 354,823,168 |" in text and "| workers | 1,024 |" in text
+
+
+def test_a_sweeps_target_loss_is_each_cells_own_with_its_range():
+    """Each cell's baseline sets its own target (the default rule): the report gives each group's range
+    and the sweep's as `estimate --from-run` words it, not one mean figure per group."""
+    from lionsim.reports.markdown import _first_to_target
+    from lionsim.reports.summary import target_words
+
+    targets = {(4, 0): 0.848737, (4, 1): 0.760348, (8, 0): 0.756562, (8, 1): 0.717891}
+    rows = [{"workload": "mlp", "workers": w, "network": "1gbe", "seed": seed, "strategy": strategy,
+             "transport": "fp32-allreduce", "time_to_target_s": 0.05, "target_loss": target,
+             "target_rule": "adamw@fp32-allreduce's loss at step 90 of 100", "baseline": "adamw@fp32-allreduce"}
+            for (w, seed), target in targets.items() for strategy in ("adamw", "lion")]
+    text = _first_to_target(pd.DataFrame(rows), "modelled")
+    lines = {line.split("|")[1].strip(): line.split("|")[3].strip() for line in text.splitlines() if line.startswith("| 4")
+             or line.startswith("| 8")}
+    assert lines == {"4": "0.7603 to 0.8487", "8": "0.7179 to 0.7566"}
+    words = "each cell's own (adamw@fp32-allreduce's loss late in its run: 0.7179 to 0.8487)"
+    assert target_words(targets.values(), "adamw@fp32-allreduce") == words
+    assert f"Target loss {words}:" in text
+    assert target_words([0.8, 0.8], "adamw@fp32-allreduce") == "0.8 in every cell"

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from lionsim.reports import summarize
+from lionsim.reports import SummaryRule, summarize
 from lionsim.reports.tables import model_check_table, summary_table
 from tests.helpers.cli import table_text
 from tests.helpers.frames import frame, rows
@@ -281,3 +281,36 @@ def test_an_explicit_columns_sets_the_table_width_in_a_pipe_too(monkeypatch):
     assert "@compressed-allreduce" in lines and "@compressed-" not in lines
     monkeypatch.setenv("COLUMNS", "")  # set but empty: as unset
     assert table_width(Console(file=StringIO(), force_terminal=False)) == TABLE_WIDTH
+
+
+def test_the_caption_names_a_baseline_taken_from_the_first_s_and_how_to_pick_another():
+    """A plug-in listed first is every run's baseline: the caption names it and --baseline where it
+    was taken implicitly; a --baseline given, or a lone run, keeps the plain star."""
+    steps = frame(rows("randomk-ef", 4), rows("adamw", 4))
+    summary = summarize(steps)
+    implicit = summary_table(summary, {"config": {"baseline": None}}).caption
+    assert "* baseline: randomk-ef@fp32-allreduce, the first -s (--baseline RUN picks another)." in implicit
+    given = summary_table(summarize(steps, SummaryRule(baseline="adamw")), {"config": {"baseline": "adamw"}}).caption
+    assert "* baseline. " in given and "the first -s" not in given
+    lone = summary_table(summarize(frame(rows("adamw", 4))), None).caption
+    assert "* baseline. " in lone and "the first -s" not in lone
+
+
+def test_a_compressing_run_slower_than_its_baseline_is_explained_from_its_own_columns():
+    """Fewer bytes, a slower step: the caption says its encode + decode add more than its comm saves,
+    with both figures worked out from the two runs' columns; a faster run, or one slowed by something
+    else, gets no such line."""
+    base = rows("adamw", 4, step_s=[0.008] * 4)
+    fp8 = rows("adamw", 4, comm=0.0012, step_s=[0.0082] * 4)
+    fast = rows("lion", 4, comm=0.0012, step_s=[0.0070] * 4)
+    other = rows("sgdm", 4, comm=0.0012, step_s=[0.0090] * 4)  # its codec costs less than it saves
+    for r in fp8:
+        r.update(transport="fp8-allreduce", encode_s=0.0006, decode_s=0.0004, wire_bytes=1000)
+    for r in fast + other:
+        r.update(transport="fp8-allreduce", encode_s=0.0002, decode_s=0.0001, wire_bytes=1000)
+    summary = summarize(frame(base, fp8, fast, other))
+    codec, saved = (0.0006 + 0.0004) * 1e3, (0.002 - 0.0012) * 1e3
+    caption = summary_table(summary).caption
+    assert (f"adamw@fp8-allreduce sends 4x fewer bytes yet steps slower: its enc adds {codec:.2f} ms a step, "
+            f"more than the {saved:.2f} ms its comm saves.") in caption
+    assert "lion@" not in caption and "sgdm@" not in caption

@@ -1,5 +1,9 @@
 """The step-time distribution of a bench run: how steps spread, with p50 and p99 per run.
 
+The step times are lionsim.reports.summary.step_spread's, the ones summary.csv's step_p50_s and
+step_p99_s are of: on sim step_s; on gloo/nccl, whose step_s books each measured part as its
+kind of step's median (every step alike), each step with the comm it measured, past the warm-up.
+
 With uneven workers (--compute-spread, or a real backend's own jitter) every step waits for
 its slowest worker, so steps differ and the tail matters as much as the mean. Left: each
 run's share of steps at or below a step time (an empirical CDF), p50 and p99 marked. Right:
@@ -16,6 +20,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lionsim.reports.summary import SummaryRule, nearest_rank, step_spread
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
 
@@ -24,9 +29,8 @@ QUANTILES = ((0.5, "p50", "o"), (0.99, "p99", "v"))
 
 def quantiles(label: str, values: np.ndarray, summary: pd.DataFrame | None) -> list[float]:
     """A run's step-time p50 and p99 (seconds) as summary.csv states them (step_p50_s,
-    step_p99_s: lionsim.reports.summary's definition, linear between steps, so a run of two
-    step times has its p50 halfway), so the plot and the table show one figure; computed the
-    same way (pandas' quantile) where a summary lacks them."""
+    step_p99_s: lionsim.reports.summary's definition, each a step that happened), so the plot
+    and the table show one figure; computed the same way (nearest_rank) where a summary lacks them."""
     row = None
     if summary is not None and "run" in summary.columns:
         found = summary[summary["run"] == label]
@@ -35,7 +39,7 @@ def quantiles(label: str, values: np.ndarray, summary: pd.DataFrame | None) -> l
     for q, name, _marker in QUANTILES:
         col = f"step_{name}_s"
         given = row[col] if row is not None and col in row.index else math.nan
-        out.append(float(given) if given == given else float(pd.Series(values).quantile(q)))
+        out.append(float(given) if given == given else nearest_rank(values, q))
     return out
 
 
@@ -51,6 +55,18 @@ def _waits(steps: pd.DataFrame) -> bool:
     """Whether any step waited for a slower worker (a run whose run.json is not at hand)."""
     waits = steps["wait_s"].dropna() if "wait_s" in steps.columns else pd.Series(dtype=float)
     return bool(len(waits) and (waits > 0).any())
+
+
+def _measured(steps: pd.DataFrame) -> bool:
+    """Whether a real backend measured each step's comm (step_spread draws those steps)."""
+    return ("comm_measured_s" in steps.columns and (steps["backend"] != "sim").any()
+            and steps["comm_measured_s"].notna().any())
+
+
+def _measured_note(warmup: int) -> str:
+    """What a measured run's curves are: step_s books comm as its kind's median, the plot each step's own."""
+    past = f", the {warmup} warm-up steps left out" if warmup else ""
+    return f"measured: each step with its own comm (comm_measured_s), the other parts booked as medians{past}"
 
 
 def _alike_note(steps: pd.DataFrame, spread: bool) -> str:
@@ -69,13 +85,16 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     """Draw step_time_distribution (PNG and SVG); return both paths. `meta` run.json (what made
     workers uneven), `setting` the subtitle the run's other plots carry (titles.subtitle),
     `summary` summary.csv, whose p50 and p99 the plot marks (quantiles)."""
-    live = [(label, rows["step_s"].dropna().to_numpy(dtype=float)) for label, rows in runs]
+    warmup = SummaryRule.of_run(meta).warmup_steps or 0
+    live = [(label, step_spread(rows, warmup).to_numpy(dtype=float)) for label, rows in runs]
     live = [(label, values) for label, values in live if len(values)]
     scale, unit = time_unit(max(float(v.max()) for _, v in live) if live else 1.0)
     note = _spread_note(steps, meta)
     alike = bool(live) and all(np.ptp(v) == 0 for _, v in live)
     if alike:
         note = _alike_note(steps, bool(note))
+    elif _measured(steps):
+        note = "; ".join(filter(None, [note, _measured_note(warmup)]))
     line = setting if setting is not None else context(steps)
     # run names are written twice (the bars' labels and the legend): the figure widens with them
     widest = max((len(display_label(label, baseline)) for label, _ in live), default=0)

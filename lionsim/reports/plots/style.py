@@ -59,10 +59,24 @@ def mark_every(points: int, k: int = 0) -> tuple[int, int] | None:
 
 def fit_title(text: str, inches: float, fontsize: float = 11) -> str:
     """`text` with each of its lines wrapped to the width of `inches` at `fontsize`, so that a
-    long model, network or path is folded onto the next line rather than cut at the figure's edge."""
+    long model, network or path is folded onto the next line rather than cut at the figure's edge;
+    a wrapped line's parts balanced (balanced_wrap), never a last word alone on a line."""
     width = max(20, int(inches * TITLE_CHARS / fontsize))
-    return "\n".join(textwrap.fill(line, width, break_on_hyphens=False) if line else line
-                     for line in text.split("\n"))
+    return "\n".join(balanced_wrap(line, width) if line else line for line in text.split("\n"))
+
+
+def balanced_wrap(line: str, width: int) -> str:
+    """`line` wrapped to at most `width` characters a line in as few lines as greedy wrapping
+    takes, each as short as that count allows: the narrowest width that still needs no more lines,
+    so the words spread evenly over them (greedy filling left "dropped)" alone on a last line)."""
+    wrap = lambda w: textwrap.wrap(line, w, break_on_hyphens=False)  # noqa: E731
+    lines = wrap(width)
+    if len(lines) <= 1:
+        return "\n".join(lines)
+    narrow, floor = width, max(len(word) for word in line.split())  # no narrower than a word: none is cut
+    while narrow > floor and len(wrap(narrow - 1)) == len(lines):
+        narrow -= 1
+    return "\n".join(wrap(narrow))
 
 
 def title_with_caption(fig: Figure, headline: str, context: str, caption: str, fontsize: float = 10) -> None:

@@ -1,6 +1,7 @@
 """`lionsim estimate --from-run`'s plots, drawn from estimate.csv or sweep.csv and its crossovers alone.
 
-    to_target.png   one estimate: each run's time to target at scale, the band as whiskers, and
+    to_target.png   one estimate: each run's time to target at scale, the band as whiskers (the
+                    caption says what they are: BAND), and
                     the runs with no figure named (not reached, not trained)
                     a sweep: time to target against the swept workers or bandwidth (the band
                     shaded, the measured worker counts marked), and its speedup against the
@@ -49,10 +50,22 @@ def _source(first) -> str:
             "assumed to hold at scale")
 
 
-def _caption(first, cluster: str) -> str:
+BAND = "the band, steps to target with each fit one residual standard deviation lower and higher"
+"""What the whiskers (one estimate) or the shading (a sweep) are, in the caption: the band the
+report's table names (lionsim.estimate.to_target)."""
+
+
+def _caption(first, cluster: str, band: str = "") -> str:
     """What the title shortens, in full: the model with its size, the cluster, where the
-    convergence was measured."""
-    return f"{model_text(first)}; {cluster}, {first['device']}. {_source(first).capitalize()}."
+    convergence was measured; and `band`, how the band is drawn ("Whiskers"), where one is."""
+    drawn = f" {band}: {BAND}." if band else ""
+    return f"{model_text(first)}; {cluster}, {first['device']}. {_source(first).capitalize()}.{drawn}"
+
+
+def _has_band(frame: pd.DataFrame) -> bool:
+    """Whether any run has a band wider than its figure (a whisker or shade is drawn)."""
+    hi = frame["time_to_target_hi_s"]
+    return bool((hi.notna() & (hi != frame["time_to_target_s"])).any())
 
 
 def _labels(frame: pd.DataFrame) -> list[str]:
@@ -83,7 +96,9 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     ax = fig.subplots()
     # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
     title_with_caption(fig, f"Modelled time to target: {model_name(first)}, {first['workers']:,} workers",
-                       f"{first['network']}, {first['device']}", _caption(first, f"{first['workers']:,} workers, {first['network']}"))
+                       f"{first['network']}, {first['device']}",
+                       _caption(first, f"{first['workers']:,} workers, {first['network']}",
+                                "Whiskers" if _has_band(frame) else ""))
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
         label = f"{row.strategy}@{row.transport}"
@@ -126,7 +141,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
-                       f"{fixed}, {first['device']}", _caption(first, fixed))
+                       f"{fixed}, {first['device']}", _caption(first, fixed, "Shaded" if _has_band(frame) else ""))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
     if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
