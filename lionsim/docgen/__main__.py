@@ -12,6 +12,7 @@ import lionsim.docgen.break_even  # noqa: F401
 import lionsim.docgen.comm  # noqa: F401
 import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.figures  # noqa: F401
+import lionsim.docgen.hierarchy  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 import lionsim.docgen.listing  # noqa: F401
