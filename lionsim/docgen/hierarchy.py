@@ -36,7 +36,8 @@ def hierarchy_speedup() -> str:
             label = f"`{network}` ({what})" if i == 0 else ""
             rows.append([label, transport, *(f"{got[n]:.2f}x" for n in counts)])
     shown = " ".join(_on("h100x8-10gbe"))
-    return ("\n```bash\nlionsim estimate " + shown + " --out reports/hier-10gbe\nlionsim report reports/hier-10gbe\n```\n\n"
+    shown += " --out reports/hier-10gbe\nlionsim report reports/hier-10gbe"
+    return ("\n```bash\nlionsim estimate " + shown + "\n```\n\n"
             + md(["network", "transport", *map(str, counts)], rows) + "\n" + wrap(PROVENANCE) + "\n\n")
 
 
