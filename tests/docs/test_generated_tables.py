@@ -44,6 +44,15 @@ def test_the_cached_run_still_describes_this_code():
     assert bench_blocks.first_steps_differ(3) == []
 
 
+def test_the_cached_gpt_run_still_describes_this_code():
+    """methods-2025-b-gpt's cache: its configuration is what the page's command plans now, and its
+    first 2 steps' modelled columns (sparseloco's first sync, streaming-diloco's first send) are
+    what this code models."""
+    import lionsim.docgen.gpt_bench as gpt
+
+    assert gpt.first_steps_differ(2) == []
+
+
 @pytest.mark.slow
 def test_check_names_a_stale_block_and_its_page(tmp_path, monkeypatch, capsys):
     """The block sits in a docs page of a copy of the checkout's pages; --write mends it there."""
