@@ -9,9 +9,9 @@ Each generated part of a page (README.md or docs/*.md) sits between two markers,
 and is what block NAME renders (blocks.py: the registry and the pages; bench.py, estimate.py,
 comm.py, to_target.py: the blocks). A block's markers may sit in any page, once. A block that
 needs training renders from a cache of the real run it made (`--refresh NAME`:
-`reports/readme/<cache>/` holds steps.csv, summary.csv and run.json, committed; to_target.py's
-sweep keeps sweep.json and sweep_summary.csv, what `estimate --from-run` reads), and says on
-which CPU and date; the others (estimate, comm: pure modelling) run their command each time.
+`reports/readme/<cache>/` holds steps.csv, summary.csv and run.json, committed: bench.py's and
+gpt_bench.py's; to_target.py's sweep keeps sweep.json and sweep_summary.csv, what `estimate
+--from-run` reads), and says on which CPU and date; the others (estimate, comm: pure modelling) run their command each time.
 
     python -m lionsim.docgen                    # print every block
     python -m lionsim.docgen --check            # exit 1 if a page differs (names the page and block)

@@ -12,6 +12,8 @@ import lionsim.docgen.break_even  # noqa: F401
 import lionsim.docgen.comm  # noqa: F401
 import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.figures  # noqa: F401
+import lionsim.docgen.gpt_bench  # noqa: F401
+import lionsim.docgen.hierarchy  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 import lionsim.docgen.listing  # noqa: F401
@@ -27,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lionsim.docgen", description=__doc__)
     parser.add_argument("--only", action="append", metavar="NAME", help=f"a block: {', '.join(BLOCKS.names())}")
     parser.add_argument("--refresh", action="append", metavar="CACHE", default=[],
-                        help="train the cached run again for real (default-bench, from-run-sweep: minutes)")
+                        help="train a cached run again for real (minutes): "
+                        + ", ".join(("default-bench", "from-run-sweep", "methods-2025-b-gpt")))
     parser.add_argument("--check", action="store_true", help="exit 1 if a page differs, naming the blocks")
     parser.add_argument("--write", action="store_true", help="rewrite the pages' blocks")
     args = parser.parse_args(argv)
@@ -36,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["COLUMNS"] = "80"
     try:
         names = [BLOCKS.canonical(n) for n in args.only] if args.only else BLOCKS.names()
-        refreshers = {"default-bench": lionsim.docgen.bench.refresh, "from-run-sweep": lionsim.docgen.to_target.refresh}
+        refreshers = {"default-bench": lionsim.docgen.bench.refresh, "from-run-sweep": lionsim.docgen.to_target.refresh,
+                      "methods-2025-b-gpt": lionsim.docgen.gpt_bench.refresh}
         for cache in args.refresh:
             if cache not in refreshers:
                 raise LionsimError(f"unknown cache {cache!r}; choose from: {', '.join(refreshers)}")

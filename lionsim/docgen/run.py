@@ -50,3 +50,39 @@ def section(lines: list[str], title: str) -> list[str]:
     head = next(i for i in range(start + 1, len(lines)) if lines[i].strip())
     end = next((i for i in range(head + 1, len(lines)) if not lines[i].strip()), len(lines))
     return [line for line in lines[head:end] if not set(line.strip()) <= {"─", "━"}]
+
+
+class _Planned(Exception):
+    """Raised in place of training: the bench command has planned its runs."""
+
+
+def bench_plan(args: list[str]):
+    """The plan `lionsim bench ARGS` makes (every check and default the command applies), without
+    running it: the command is invoked in this process and stopped where it would train."""
+    from unittest import mock
+
+    from typer.testing import CliRunner
+
+    from lionsim.cli import app
+
+    planned = []
+
+    def capture(plan, out, resume):
+        planned.append(plan)
+        raise _Planned
+
+    with tempfile.TemporaryDirectory() as tmp, mock.patch("lionsim.cli.bench_run.run_here", capture):
+        done = CliRunner().invoke(app, ["bench", *args, "--out", str(Path(tmp) / "out")], env={"COLUMNS": "80"})
+    if not planned:
+        detail = done.stderr.strip() if done.stderr_bytes else repr(done.exception)
+        raise LionsimError(f"lionsim bench {' '.join(args)} failed: {detail}")
+    return planned[0]
+
+
+def bench_summary(args: list[str]) -> pd.DataFrame:
+    """summary.csv of `lionsim bench ARGS` on the simulator, trained in this process without the
+    plots the command draws (seconds for a tiny workload), indexed by run."""
+    from lionsim.bench import run_plan
+
+    summary = run_plan(bench_plan(args)).summary
+    return summary.set_index("run")

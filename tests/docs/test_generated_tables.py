@@ -44,6 +44,15 @@ def test_the_cached_run_still_describes_this_code():
     assert bench_blocks.first_steps_differ(3) == []
 
 
+def test_the_cached_gpt_run_still_describes_this_code():
+    """methods-2025-b-gpt's cache: its configuration is what the page's command plans now, and its
+    first 2 steps' modelled columns (sparseloco's first sync, streaming-diloco's first send) are
+    what this code models."""
+    import lionsim.docgen.gpt_bench as gpt
+
+    assert gpt.first_steps_differ(2) == []
+
+
 @pytest.mark.slow
 def test_check_names_a_stale_block_and_its_page(tmp_path, monkeypatch, capsys):
     """The block sits in a docs page of a copy of the checkout's pages; --write mends it there."""
@@ -78,3 +87,19 @@ def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch)
     steps.to_csv(copy / "steps.csv", index=False)
     monkeypatch.setattr(bench_blocks, "cache_dir", lambda name: copy)
     assert bench_blocks.first_steps_differ(2, only=["adamw", "lioncub-l1"]) == ["lioncub-l1@int8-allreduce"]
+
+
+@pytest.mark.slow
+def test_the_low_precision_comm_block_prices_what_the_bench_books():
+    """low-precision-comm prices the transports' calls for the vit's gradients without training:
+    each figure it prints is what a one-step default bench books in its comm column."""
+    from lionsim.docgen.figures import VIT_PARAMS, low_precision_comm, ms
+    from lionsim.docgen.run import bench_summary
+
+    body = " ".join(low_precision_comm().split())
+    for workers in (8, 32):
+        got = bench_summary(["-n", str(workers), "--steps", "1", "-s", "adamw", "-s", "adamw@bf16-allreduce",
+                             "-s", "adamw@fp8-allreduce"])
+        assert (got["params"] == VIT_PARAMS).all()
+        figures = ", ".join(ms(got.loc[f"adamw@{t}-allreduce", "comm_s"]) for t in ("fp32", "bf16"))
+        assert f"{figures} and {ms(got.loc['adamw@fp8-allreduce', 'comm_s'])} at {workers} workers" in body
