@@ -4,7 +4,7 @@ A plug-in registers its classes exactly as the built-ins do (`@STRATEGIES.regist
 `@TRANSPORTS.register(NAME)`), when it is imported:
 
 - `--plugin FILE.py` (repeatable; an option only of the commands that run or list strategies and
-  transports, lionsim.cli.app.takes_plugin) imports the file as a module of its own;
+  transports, lionsim.cli.preload.takes_plugin) imports the file as a module of its own;
 - an installed package announces a module (or an object in one) under the entry point groups
   `lionsim.strategies` and `lionsim.transports`, imported the first time either registry is
   read (lionsim.entry_points, called by lionsim.registry.Registry).

@@ -40,7 +40,7 @@ def _choice(option: str, choices: tuple[str, ...]):
 
 class NotWhole(typer.BadParameter):
     """A whole-number option's value that is not one: its text and why, for the CLI's one line
-    (lionsim.cli.app.bad_parameter: "bad --workers 2.5: not a whole number; accepted: ...")."""
+    (lionsim.cli.refusals.bad_parameter: "bad --workers 2.5: not a whole number; accepted: ...")."""
 
     def __init__(self, text: str, why: str):
         super().__init__(f"{why}: {text}")

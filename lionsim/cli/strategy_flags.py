@@ -3,7 +3,7 @@
 `@strategy_options` gives a command one flag per option key of every registered strategy
 (`--demo-topk`, `--local-steps`, a plug-in's own) and `--opt NAME.FIELD=VALUE`, and hands the
 command the ones given as `strategy_options` (config key or NAME.FIELD -> value). The
-signature is built when click reads it, so plug-ins loaded before (lionsim.cli.app.main) add
+signature is built when click reads it, so plug-ins loaded before (lionsim.cli.preload) add
 their flags, and only for a command that takes strategies (reading the registry imports torch,
 which `lionsim networks` or `lionsim --help` never do).
 """

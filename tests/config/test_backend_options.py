@@ -164,15 +164,16 @@ def test_what_the_command_line_types_is_refused_on_sim_as_ever(typed, message, t
 def test_a_sim_record_on_gloo_leaves_its_bucket_and_per_bucket_overlap(tmp_path, capsys):
     """The other way: the bucket and a per-bucket overlap act on sim alone; the defaults the
     command is given are what the file sets but those (no rank starts here: click's defaults only)."""
-    from lionsim.cli.app import _config_defaults
+    from lionsim.cli.app import click_app, err_console
+    from lionsim.cli.config_file import config_defaults
 
     record = _record(tmp_path, backend="sim", timeout=None, compute="h100", bucket_mb=5.0, overlap="buckets")
-    defaults = _config_defaults(["bench", "--config", str(record), "--backend", "gloo"])["bench"]
+    defaults = config_defaults(["bench", "--config", str(record), "--backend", "gloo"], click_app, err_console)["bench"]
     assert "bucket_mb" not in defaults and "overlap" not in defaults
     assert defaults["compute"] == "h100" and defaults["workers"] == 2
     assert capsys.readouterr().err.strip() == (f"note: {record} sets --backend sim; on --backend gloo it runs without "
                                                "--bucket-mb 5, --overlap buckets, which act on sim, not on gloo")
-    same = _config_defaults(["bench", "--config", str(record), "--backend", "SIM"])["bench"]  # the same backend
+    same = config_defaults(["bench", "--config", str(record), "--backend", "SIM"], click_app, err_console)["bench"]  # the same backend
     assert same["bucket_mb"] == 5.0 and capsys.readouterr().err == ""
 
 

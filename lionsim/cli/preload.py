@@ -1,0 +1,70 @@
+"""Plug-ins loaded before click reads the commands: the files `--plugin` names, on the command
+line or in a --config file's `plugin` list, register their strategies before the strategy
+commands' signatures are built, so the flags those strategies declare exist when click parses
+them (lionsim.cli.strategy_flags). Only a command that takes --plugin loads any."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Sequence
+
+import typer
+
+from lionsim.cli.config_file import config_path, load_toml
+from lionsim.errors import LionsimError
+
+
+def takes_plugin(app: typer.Typer, command: str | None) -> bool:
+    """Whether `app`'s command named takes --plugin: those that run or list strategies and transports
+    (what a plug-in registers) declare it; comm, regress, networks, workloads and devices do not,
+    so their --help does not list it. An unknown name counts as taking it (click refuses it next)."""
+    commands = {(c.name or c.callback.__name__.replace("_", "-")): c.callback for c in app.registered_commands}
+    if command in commands:
+        return "plugin" in inspect.signature(commands[command]).parameters
+    return True  # a group (sweep, whose run and merge both take it) or no such command
+
+
+def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
+    """Load the plug-ins argv names (`--plugin`, and a --config file's `plugin` list) before click
+    reads the commands, so their strategies' flags exist (lionsim.cli.strategy_flags). A command
+    that takes no --plugin loads none: click refuses the option there, before any file is imported."""
+    from lionsim.cli.strategy_flags import refresh
+    from lionsim.plugins import load_plugins
+
+    if not takes_plugin(app, next((a for a in argv if not a.startswith("-")), None)):
+        return
+    args, paths = list(argv), []
+    for i, arg in enumerate(args):
+        if arg == "--plugin" and i + 1 < len(args):
+            paths.append(args[i + 1])
+        elif arg.startswith("--plugin="):
+            paths.append(arg.split("=", 1)[1])
+    config = config_path(args)
+    if config is not None and Path(config).is_file():  # a missing or bad file is config_defaults' to report
+        paths += _recorded_plugins(Path(config))
+    if paths:
+        from lionsim.plugins import LOADED, unload_plugin
+
+        before = set(LOADED)
+        loaded = load_plugins(paths)
+        try:
+            refresh()
+        except LionsimError:  # a flag no command can take: the plug-ins just loaded go again
+            for key in dict.fromkeys(k for k in loaded if k not in before):
+                unload_plugin(key)
+            refresh()
+            raise
+
+
+def _recorded_plugins(path: Path) -> list:
+    """The `plugin` list of a TOML --config or of a run.json's config ([] if it has none or is unreadable)."""
+    try:
+        data = load_toml(path) if path.suffix.lower() != ".json" else json.loads(path.read_text(encoding="utf-8"))
+    except (LionsimError, OSError, ValueError):
+        return []
+    if path.suffix.lower() == ".json":
+        data = data.get("config") if isinstance(data, dict) else None
+    recorded = data.get("plugin") if isinstance(data, dict) else None
+    return [] if not recorded else recorded if isinstance(recorded, list) else [recorded]

@@ -1,0 +1,98 @@
+"""Click's exceptions as lionsim's one-line refusals: a bad option value ("bad --steps 1.5: not a
+whole number; accepted: ..."), an unknown option and an unknown command, each with what is
+accepted or the nearest name. Only the wording: lionsim.cli.app.main catches the exceptions."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import typer
+
+# typer >= 0.20 vendors click as typer._click; older typer uses click itself.
+click = getattr(typer, "_click", None)
+if click is None:  # pragma: no cover
+    import click
+
+NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""What a bare `lionsim` raises (click >= 8.2): main prints the help it carries on stderr."""
+
+KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "string": "text"}
+"""What a typed option takes, by the kind pydantic's error type names (int_parsing, float_type...)."""
+BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+"""A bound's error type -> its sign (its value in the error's ctx under gt, ge, lt, le)."""
+
+
+def takes(e) -> tuple[str, str, str | None] | None:
+    """Why a typed option's bad value is wrong, the value as typed and what is accepted (None: the
+    option's own range, lionsim.ranges.accepted), ("not a whole number", "1.5", None): from a
+    whole-number parser's refusal (lionsim.cli.options.NotWhole), or from the pydantic error typer
+    converts every int and float option with (its BadParameter's cause), in place of pydantic's
+    "Input should be a valid integer, unable to parse string as an integer". None: not a
+    conversion error (the message is the parameter's own)."""
+    from lionsim.cli.options import NotWhole
+
+    if isinstance(e, NotWhole):
+        return e.why, e.text, None
+    cause = e.__cause__
+    errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
+    if not errors:
+        return None
+    error = errors[0]
+    kind, got = error.get("type", ""), error.get("input")
+    if kind in BOUNDS:
+        bound = next(iter((error.get("ctx") or {}).values()), "?")
+        return "", str(got), f"a number {BOUNDS[kind]} {bound}"
+    what = KINDS.get(kind.split("_")[0])
+    if what is None:
+        return None
+    return f"not {what}", str(got), None if kind.startswith("int") else what
+
+
+def bad_parameter(e) -> str:
+    """A bad option value in the house's one line, "bad --steps 1.5: not a whole number; accepted:
+    a whole number from 1 to 10,000,000", where it is a typed option's conversion (takes), else
+    click's message."""
+    from lionsim.ranges import accepted, refusal
+    from lionsim.whole import Text
+
+    said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
+    if said is None:
+        return e.format_message()
+    opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
+    option = max(opts, key=len)
+    why, got, words = said
+    return refusal(option, Text(got), words or accepted(option), why)
+
+
+def no_such_option(e) -> str:
+    """An unknown option: the command's options, and the nearest only if it is near (click
+    offers whatever shares a letter: `regress --lr` got "--all, --help, --list")."""
+    command = e.ctx.command if e.ctx is not None else None
+    names = sorted({n for p in getattr(command, "params", []) for n in p.opts if n.startswith("--")})
+    where = f" for `lionsim {e.ctx.info_name}`" if e.ctx is not None and e.ctx.info_name != "lionsim" else ""
+    accepted = f"; accepted: {', '.join(names)}" if names else ""
+    # compared without the dashes, which every name shares (they made `--lr` look like `--all`)
+    close = difflib.get_close_matches(e.option_name.lstrip("-").lower(), [n[2:].lower() for n in names], n=1, cutoff=0.6)
+    if close:  # the near one first, not after 80 names: `lionsim CMD --help` lists them all
+        command = f"lionsim {e.ctx.info_name}" if where else "lionsim"
+        return f"no such option {e.option_name}{where}; did you mean '--{close[0]}'? (every option: {command} --help)"
+    return f"no such option {e.option_name}{where}{accepted}"
+
+
+def no_such_command(e) -> str | None:
+    """An unknown command in the house style, "no such command 'bnech'; did you mean 'bench'?
+    (every command: lionsim --help)", the commands listed where none is near; None: not that
+    error. (typer says "No such command 'bnech'." and appends click's own suggestion.)"""
+    from lionsim.registry import did_you_mean
+
+    found = re.match(r"No such command '(.*)'\.", e.message or "")
+    group = e.ctx.command if e.ctx is not None else None
+    if found is None or not hasattr(group, "list_commands"):
+        return None
+    name, names = found.group(1), group.list_commands(e.ctx)
+    prefix = "lionsim" if e.ctx.info_name in (None, "lionsim") else f"lionsim {e.ctx.info_name}"
+    near = did_you_mean(name, names)
+    if near:
+        return f"no such command {name!r}{near} (every command: {prefix} --help)"
+    return f"no such command {name!r}; accepted: {', '.join(names)}"
