@@ -69,7 +69,8 @@ class PackedAllReduce(Transport):
     def bits_note(self, spec: PayloadSpec, workers: int) -> str:
         p = field_bits(spec.max_level, workers)
         return (f"levels to {spec.max_level} summed over {workers} workers need {p}-bit fields "
-                f"(ceil(log2(2NL + 1)), 4 at least), {31 // p} to an int32 word: 32/{31 // p} = {32 / (31 // p):.3g} bits")
+                f"(ceil(log2(2NL + 1)), 4 at least), {31 // p} to an int32 word: 32/{31 // p} = "
+                f"{self.bits_per_param(spec, workers)[0]:.3g} bits")
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         super().check(spec, workers)

@@ -81,9 +81,12 @@ class PBitAllReduce(Transport):
 
     def bits_note(self, spec: PayloadSpec, workers: int) -> str:
         p, k = field_bits(workers), fields_per_word(workers)
-        twice = ", twice with abstentions" if spec.abstain else ""
-        return (f"vote counts to {workers} need {p}-bit fields (ceil(log2(N + 1))), {k} to an int32 word: "
-                f"32/{k} = {32 / k:.3g} bits{twice}")
+        bits = f"{self.bits_per_param(spec, workers)[0]:.3g} bits"
+        if spec.abstain:  # a second plane counts who voted (module doc)
+            bits = f"twice 32/{k}, {bits}, with abstentions"
+        else:
+            bits = f"32/{k} = {bits}"
+        return f"vote counts to {workers} need {p}-bit fields (ceil(log2(N + 1))), {k} to an int32 word: {bits}"
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         super().check(spec, workers)
