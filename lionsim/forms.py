@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
-from lionsim.ranges import refusal, span
+from lionsim.ranges import is_number, refusal, span
 from lionsim.registry import did_you_mean, match_name
 from lionsim.whole import Text, read_whole, typed
 
@@ -24,15 +24,10 @@ FLOAT32_MAX = 3.4028234663852886e38
 option past it cannot be applied (torch refuses to convert it: "without overflow")."""
 
 
-def number(v) -> bool:
-    """A finite int or float (not a bool)."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def beyond_float32(v) -> str:
     """"" for a value float32 holds (or not a finite float); else why a refusal refuses it, the `why`
     of lionsim.ranges.refusal: "bad --lr 1e300: beyond float32's range ...; accepted: ..."."""
-    if isinstance(v, float) and number(v) and abs(v) > FLOAT32_MAX:
+    if isinstance(v, float) and is_number(v) and abs(v) > FLOAT32_MAX:
         return f"beyond float32's range, +-{FLOAT32_MAX:.4g} (training runs in float32)"
     return ""
 

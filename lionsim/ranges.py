@@ -22,6 +22,11 @@ from lionsim.whole import MAX_STEPS, MAX_WORKERS, WHOLE, typed
 Bound = int | float | str | None
 
 
+def is_number(v) -> bool:
+    """A finite int or float (not a bool): what a numeric option may hold before its range is asked."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def number(value: int | float | str) -> str:
     """A bound as the range shows it: 100,000,000; 0.001; 1e+15's 1,000,000,000,000,000; text as is."""
     if isinstance(value, str):
@@ -68,8 +73,7 @@ class Range:
 
     def __call__(self, v) -> bool:
         """`v` is in the range (a bool, text, nan or inf never is)."""
-        return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                and (not self.whole or float(v).is_integer())
+        return (is_number(v) and (not self.whole or float(v).is_integer())
                 and (v > self.low if self.above else v >= self.low)
                 and (self.high is None or (v < self.high if self.below else v <= self.high)))
 

@@ -16,12 +16,13 @@ from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.compute.devices import device_choices
 from lionsim.errors import LionsimError
-from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name, number,
+from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name,
                            parse_eval_samples, parse_split)
 from lionsim.network import canonical_network, network_for
 from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, WORKERS, Range, refusal, span
+from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, WORKERS, Range, is_number, refusal,
+                            span)
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -406,5 +407,5 @@ def _check_hyper(name: Callable[[str], str], lr, weight_decay, betas) -> None:
         if value is not None and not (accepted(value) and not beyond_float32(value)):
             raise LionsimError(accepted.refusal(name(key), value, beyond_float32(value) if accepted(value) else ""))
     if betas is not None and not (isinstance(betas, (list, tuple)) and len(betas) == 2
-                                  and all(number(b) and 0 <= b < 1 for b in betas)):
+                                  and all(is_number(b) and 0 <= b < 1 for b in betas)):
         raise LionsimError(f"bad {name('betas')} {betas!r}; accepted: two numbers, each {BETA}")

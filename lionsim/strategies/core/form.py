@@ -30,8 +30,8 @@ from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
 from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
-from lionsim.forms import beyond_float32, number
-from lionsim.ranges import Range, refusal
+from lionsim.forms import beyond_float32
+from lionsim.ranges import Range, is_number, refusal
 from lionsim.registry import Registry, did_you_mean, match_name
 from lionsim.whole import Text
 
@@ -146,9 +146,9 @@ class OptionSpec:
             if found is None:
                 raise LionsimError(refusal(flag, shown, f"{self.rule.says}{did_you_mean(value, self.rule.choices)}"))
             value = found
-        if self.type is int and number(value) and float(value).is_integer():
+        if self.type is int and is_number(value) and float(value).is_integer():
             value = value if isinstance(value, int) else int(value)  # a Whole keeps its text for later refusals
-        elif self.type is float and number(value):
+        elif self.type is float and is_number(value):
             value = float(value)
         if value is None or not self.rule.check(value):
             raise LionsimError(refusal(flag, shown, self.rule.says))
