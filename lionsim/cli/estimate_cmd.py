@@ -10,6 +10,7 @@ import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from lionsim.cli import options as o
 from lionsim.errors import LionsimError
@@ -342,13 +343,15 @@ a tie being a tie at every point); "everywhere" and "nowhere" read as they are, 
 wins_where says (the ranges where it wins)."""
 
 
-def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table | Text:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
-    `what` ("time to target": --from-run's crossovers)."""
+    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced."""
     import pandas as pd
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
+    if crossings.empty:  # no run but the baseline: a header with no rows said nothing
+        return Text(f"nothing to cross{' in ' + what if what else ''}: only the baseline, {baseline}, was priced")
     lo, hi = sweep.values[0], sweep.values[-1]
     of = f"of {what} " if what else ""
     span = (f"{lo:g} to {hi:g} workers" if sweep.variable == "workers"  # not "workers 16 to 1024 workers"
@@ -505,6 +508,9 @@ def estimate_cmd(
     else:
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
+    for line in swept.algorithm_notes if swept is not None else []:  # where the priced algorithm changed
+        (console if format == "table" else err_console).print(("" if format == "table" else "note: ") + line,
+                                                              markup=False, highlight=False)
     if written:
         (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

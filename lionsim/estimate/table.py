@@ -33,6 +33,12 @@ Per worker and step (timeline.py for how they combine):
                            a preset's own, a profile's [traits], else nccl: the device is a GPU)
                            and, for nccl, the transport across nodes it was priced on
                            (lionsim.network.fabrics); fabric is empty for other libraries
+    algorithm, folded_ranks  what priced the exchange's largest call (a full bucket; the strategy's
+                           own calls where the transport sends nothing): the cheapest algorithm
+                           (or --algorithm), "hier:a+b+c" phase by phase on a two-level network,
+                           NCCL's "ring/simple" (algorithm/protocol) where its model priced it;
+                           folded_ranks, the ranks a Rabenseifner or recursive doubling folds in
+                           first where p is not a power of two (collectives.base.fold), 0 otherwise
     speedup                the baseline row's step_s / this row's step_s
     replica_gpus           devices one worker is made of (--replica-gpus G, default 1): a replica
                            sharded over G devices (FSDP, ZeRO-3; a DiLoCo worker is a datacenter)
@@ -133,6 +139,8 @@ EXTRA_COLUMNS: list[str] = [
     "library",
     "fabric",
     "fabric_cap_GBps",
+    "algorithm",
+    "folded_ranks",
     "replica_gpus",
     *MEMORY_COLUMNS,
 ]
@@ -215,7 +223,8 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
                 if not local else (0.0, 0.0))
     columns = times.columns()
     return {**columns, "wire_bytes": times.sent_bytes, "forward_s": times.forward_s, "backward_s": times.backward_s,
-            "buckets": times.buckets, "bits_per_param_up": up, "bits_per_param_down": down,
+            "buckets": times.buckets, "algorithm": times.algorithm, "folded_ranks": times.folded,
+            "bits_per_param_up": up, "bits_per_param_down": down,
             "inter_bytes": times.inter_bytes, "compute_median_s": columns["compute_median_s"],
             "compute_max_s": columns["compute_max_s"], "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99}
 
