@@ -232,7 +232,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "
-                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
+                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step by the algorithms comm was priced with "
+                 "(the cheapest for each call on this network: estimate.csv's algorithm), so it moves with the network. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
