@@ -74,6 +74,7 @@ import pandas as pd
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.hier_hint import hier_notes
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
@@ -405,11 +406,15 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
-    the default strategies ran), apart from attrs["notes"], the rows' transports' footnotes."""
+    the default strategies ran; hier_notes' priced hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
     out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
+    notes = []
     if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
-        out.attrs["caption_notes"] = [DEFAULT_BASELINE_NOTE]
+        notes.append(DEFAULT_BASELINE_NOTE)
+    notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    if notes:
+        out.attrs["caption_notes"] = notes
     return out
