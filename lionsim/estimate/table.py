@@ -157,6 +157,26 @@ strategies: their baseline is not what a bare -s adamw resolves to (the strategy
 transport, fp32-allreduce), so the two baselines differ."""
 
 
+def precision_note(frame: pd.DataFrame) -> str:
+    """The caption's line where the runs all-reduce float values at different precisions (fp32-allreduce
+    beside bf16-allreduce): a bare -s NAME is its strategy's own transport (fp32-allreduce for adamw,
+    lion, diloco: as bench trains it) while estimate's default set prices adamw and lion over bf16, so
+    `-s lion` beside the default baseline compares fp32 traffic with bf16. "" where they agree."""
+    from lionsim.transports import TRANSPORTS
+    from lionsim.transports.allreduce_float import FloatAllReduce
+
+    floats: dict[str, list[str]] = {}
+    for strategy, transport in zip(frame["strategy"], frame["transport"]):
+        if issubclass(TRANSPORTS.get(transport), FloatAllReduce):
+            floats.setdefault(transport, []).append(f"{strategy}@{transport}")
+    if len(floats) < 2:
+        return ""
+    runs = ", ".join(f"{' and '.join(labels)} {transport.split('-')[0]}" for transport, labels in floats.items())
+    return (f"Mixed precisions: {runs} gradients all-reduced. A bare -s NAME is its strategy's own "
+            "transport (adamw, lion: fp32-allreduce, as bench trains them): give NAME@TRANSPORT to compare like "
+            "with like.")
+
+
 KERNELS_PER_TENSOR = 3
 """Least kernels forward + backward launch per parameter tensor: its forward op, and the
 gradients of its input and of itself in backward. No model needs fewer; a transformer
@@ -406,7 +426,8 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
-    the default strategies ran; hier_notes' priced hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes."""
+    the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
+    hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
@@ -414,6 +435,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     notes = []
     if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
         notes.append(DEFAULT_BASELINE_NOTE)
+    if mixed := precision_note(out):
+        notes.append(mixed)
     notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
     if notes:
         out.attrs["caption_notes"] = notes
