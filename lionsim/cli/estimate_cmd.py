@@ -10,6 +10,7 @@ import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from lionsim.cli import options as o
 from lionsim.errors import LionsimError
@@ -231,7 +232,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "
-                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step. "
+                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step by the algorithms comm was priced with "
+                 "(the cheapest for each call on this network: estimate.csv's algorithm), so it moves with the network. "
                  "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
                  f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
@@ -346,13 +348,15 @@ a tie being a tie at every point); "everywhere" and "nowhere" read as they are, 
 wins_where says (the ranges where it wins)."""
 
 
-def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table:
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table | Text:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
-    `what` ("time to target": --from-run's crossovers)."""
+    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced."""
     import pandas as pd
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
+    if crossings.empty:  # no run but the baseline: a header with no rows said nothing
+        return Text(f"nothing to cross{' in ' + what if what else ''}: only the baseline, {baseline}, was priced")
     lo, hi = sweep.values[0], sweep.values[-1]
     of = f"of {what} " if what else ""
     span = (f"{lo:g} to {hi:g} workers" if sweep.variable == "workers"  # not "workers 16 to 1024 workers"
@@ -509,6 +513,9 @@ def estimate_cmd(
     else:
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
+    for line in swept.algorithm_notes if swept is not None else []:  # where the priced algorithm changed
+        (console if format == "table" else err_console).print(("" if format == "table" else "note: ") + line,
+                                                              markup=False, highlight=False)
     if written:
         (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)

@@ -130,18 +130,20 @@ def uncapped_note(r: Resolved, gbps: float) -> str:
 
 
 def cap_reason(fabric_name: str, cap_GBps: float) -> str:
-    """Why a node on a capped fabric stops at `cap_GBps` whatever the link, and the remedies: more
-    channels where the fabric prices per channel (a profile's [nccl] min_nchannels), and an RDMA
-    fabric. The same for every run on one network: the table prints it once (`shared_reason`)."""
+    """Why a node on a capped fabric stops at `cap_GBps` whatever the link (the cap named first), and
+    what to change: more channels where the fabric prices per channel (a profile's [nccl]
+    min_nchannels), an RDMA fabric (a profile's, or an InfiniBand preset), or --traits ideal (the
+    link alone, no library's cap). The same for every run on one network: the table prints it once (`shared_reason`)."""
     from lionsim.network.fabrics import FABRICS
     from lionsim.network.sockets import CHANNELS_PER_NIC
 
     channel = FABRICS.get(fabric_name).channel_GBps
     channels = "" if channel is None else (
-        f"a profile's [nccl] min_nchannels raises the cap (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, "
-        f"{CHANNELS_PER_NIC} a NIC by default; docs/clusters.md, \"NCCL's socket settings\"), and ")
-    return (f"on the {fabric_name} fabric the transport moves at most {cap_GBps:g} GB/s a node whatever the link; "
-            f"{channels}an RDMA fabric (fabric = \"ib\" in a profile) has no such cap")
+        f"a profile's [nccl] min_nchannels (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, {CHANNELS_PER_NIC} a "
+        f"NIC by default; docs/clusters.md, \"NCCL's socket settings\"), ")
+    return (f"NCCL's {fabric_name} cap: its transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
+            f"What lifts it: {channels}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
+            "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap)")
 
 
 def capped_note(r: Resolved, best: float, target: float) -> str:

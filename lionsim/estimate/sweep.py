@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.estimate.algorithm_note import algorithm_notes
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
@@ -95,6 +96,8 @@ class Swept:
     """Crossovers of the step's speedup (CROSSOVER_COLUMNS)."""
     to_target: pd.DataFrame | None = None
     """With --from-run: crossovers of to_target_speedup, the time to target's."""
+    algorithm_notes: tuple[str, ...] = ()
+    """A line per run whose exchange's algorithm changes across the sweep (algorithm_note)."""
 
     def __iter__(self):
         """Unpacks as (sweep, rows, crossings), as run_sweep's tuple did."""
@@ -117,7 +120,8 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     records = sweep_rows(r, sweep, memo)
     frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])
     to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
-    return Swept(sweep, frame, crossovers(frame, sweep, r, memo=memo), to_target)
+    return Swept(sweep, frame, crossovers(frame, sweep, r, memo=memo), to_target,
+                 tuple(algorithm_notes(frame, sweep.variable, sweep.unit)))
 
 
 def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:

@@ -33,6 +33,12 @@ Per worker and step (timeline.py for how they combine):
                            a preset's own, a profile's [traits], else nccl: the device is a GPU)
                            and, for nccl, the transport across nodes it was priced on
                            (lionsim.network.fabrics); fabric is empty for other libraries
+    algorithm, folded_ranks  what priced the exchange's largest call (a full bucket; the strategy's
+                           own calls where the transport sends nothing): the cheapest algorithm
+                           (or --algorithm), "hier:a+b+c" phase by phase on a two-level network,
+                           NCCL's "ring/simple" (algorithm/protocol) where its model priced it;
+                           folded_ranks, the ranks a Rabenseifner or recursive doubling folds in
+                           first where p is not a power of two (collectives.base.fold), 0 otherwise
     speedup                the baseline row's step_s / this row's step_s
     replica_gpus           devices one worker is made of (--replica-gpus G, default 1): a replica
                            sharded over G devices (FSDP, ZeRO-3; a DiLoCo worker is a datacenter)
@@ -68,6 +74,7 @@ import pandas as pd
 from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.hier_hint import hier_notes
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
@@ -133,6 +140,8 @@ EXTRA_COLUMNS: list[str] = [
     "library",
     "fabric",
     "fabric_cap_GBps",
+    "algorithm",
+    "folded_ranks",
     "replica_gpus",
     *MEMORY_COLUMNS,
 ]
@@ -146,6 +155,26 @@ DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as la
 """What the caption says (the frame's attrs["caption_notes"]) where estimate ran its default
 strategies: their baseline is not what a bare -s adamw resolves to (the strategy's default
 transport, fp32-allreduce), so the two baselines differ."""
+
+
+def precision_note(frame: pd.DataFrame) -> str:
+    """The caption's line where the runs all-reduce float values at different precisions (fp32-allreduce
+    beside bf16-allreduce): a bare -s NAME is its strategy's own transport (fp32-allreduce for adamw,
+    lion, diloco: as bench trains it) while estimate's default set prices adamw and lion over bf16, so
+    `-s lion` beside the default baseline compares fp32 traffic with bf16. "" where they agree."""
+    from lionsim.transports import TRANSPORTS
+    from lionsim.transports.allreduce_float import FloatAllReduce
+
+    floats: dict[str, list[str]] = {}
+    for strategy, transport in zip(frame["strategy"], frame["transport"]):
+        if issubclass(TRANSPORTS.get(transport), FloatAllReduce):
+            floats.setdefault(transport, []).append(f"{strategy}@{transport}")
+    if len(floats) < 2:
+        return ""
+    runs = ", ".join(f"{' and '.join(labels)} {transport.split('-')[0]}" for transport, labels in floats.items())
+    return (f"Mixed precisions: {runs} gradients all-reduced. A bare -s NAME is its strategy's own "
+            "transport (adamw, lion: fp32-allreduce, as bench trains them): give NAME@TRANSPORT to compare like "
+            "with like.")
 
 
 KERNELS_PER_TENSOR = 3
@@ -215,7 +244,8 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
                 if not local else (0.0, 0.0))
     columns = times.columns()
     return {**columns, "wire_bytes": times.sent_bytes, "forward_s": times.forward_s, "backward_s": times.backward_s,
-            "buckets": times.buckets, "bits_per_param_up": up, "bits_per_param_down": down,
+            "buckets": times.buckets, "algorithm": times.algorithm, "folded_ranks": times.folded,
+            "bits_per_param_up": up, "bits_per_param_down": down,
             "inter_bytes": times.inter_bytes, "compute_median_s": columns["compute_median_s"],
             "compute_max_s": columns["compute_max_s"], "wait_s": times.wait_s, "step_p50_s": p50, "step_p99_s": p99}
 
@@ -396,11 +426,18 @@ def frame(rows: list[dict]) -> pd.DataFrame:
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
-    the default strategies ran), apart from attrs["notes"], the rows' transports' footnotes."""
+    the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
+    hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
     out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
+    notes = []
     if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
-        out.attrs["caption_notes"] = [DEFAULT_BASELINE_NOTE]
+        notes.append(DEFAULT_BASELINE_NOTE)
+    if mixed := precision_note(out):
+        notes.append(mixed)
+    notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    if notes:
+        out.attrs["caption_notes"] = notes
     return out

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, CollectiveAlgorithm, Group, Terms
+from lionsim.network.collectives.base import fold
 from lionsim.network import nccl
 from lionsim.network.link import Link, Network
 from lionsim.network.nccl import NCCL_OPS
@@ -108,6 +109,18 @@ class CallCost:
     """The call's two modes (fast, slow extra, its probability); None: always time_s."""
     protocol: str = ""
     """NCCL's protocol (ll, ll128, simple) where NCCL's tuning model priced the call; "" otherwise."""
+
+    @property
+    def label(self) -> str:
+        """The algorithm, and NCCL's protocol where its model priced the call: "ring/simple"."""
+        return f"{self.algorithm}/{self.protocol}" if self.protocol else self.algorithm
+
+    @property
+    def folded(self) -> int:
+        """Ranks folded in first by a phase's algorithm where its ranks are not a power of two
+        (CollectiveAlgorithm.folds: Rabenseifner, recursive doubling), the most of any phase; 0 if none."""
+        return max((fold(p.ranks)[1] for p in self.phases
+                    if p.algorithm in COLLECTIVE_ALGORITHMS and COLLECTIVE_ALGORITHMS.get(p.algorithm).folds), default=0)
 
     @property
     def modes(self) -> Spread:

@@ -110,6 +110,11 @@ class StepTimes:
     whose compute forward_s + backward_s is (stragglers.py); 0 when workers are even."""
     compute_max_s: float | None = None
     """Uneven workers: the slowest worker's forward + backward (None: every worker's is compute_s)."""
+    algorithm: str = ""
+    """The algorithm (NCCL: and protocol) the exchange's largest call was priced with, else the
+    strategy's own calls' (Priced.algorithm); "" where nothing is sent."""
+    folded: int = 0
+    """Ranks that call's algorithm folded in first (Priced.folded)."""
 
     @property
     def compute_s(self) -> float:
@@ -178,13 +183,22 @@ class Priced:
     staging_s: float = 0.0
     """The part of time_s a host-staged library spends copying buffers between device and host
     (CallCost.staging_s): copy-engine work, which another exchange's transfer can run beside."""
+    algorithm: str = ""
+    """The algorithm (and NCCL's protocol) the largest call was priced with (CallCost.label); "" for none."""
+    folded: int = 0
+    """Ranks the largest call's algorithm folded in first (CallCost.folded)."""
+    largest: float = 0.0
+    """That call's size, bytes (calls.py convention): which of two sums' calls is the larger."""
 
     def __add__(self, other: Priced) -> Priced:
+        big = other if other.largest > self.largest else self  # the first of equals
         return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes,
-                      self.inter_bytes + other.inter_bytes, self.staging_s + other.staging_s)
+                      self.inter_bytes + other.inter_bytes, self.staging_s + other.staging_s,
+                      big.algorithm, big.folded, big.largest)
 
     def times(self, count: int) -> Priced:
-        return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count, self.staging_s * count)
+        return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count, self.staging_s * count,
+                      self.algorithm, self.folded, self.largest)
 
     @property
     def transfer_s(self) -> float:
@@ -203,7 +217,8 @@ def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network,
     total = Priced()
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
-        total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes), cost.staging_s)
+        total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes), cost.staging_s,
+                        cost.label, cost.folded, call.nbytes)
     return total
 
 
@@ -335,6 +350,8 @@ class PricedStep:
             buckets=self.count,
             sent_bytes=self.comm.sent_bytes + self.extra.sent_bytes,
             inter_bytes=self.comm.inter_bytes + self.extra.inter_bytes,
+            algorithm=(self.comm if self.comm.algorithm else self.extra).algorithm,
+            folded=(self.comm if self.comm.algorithm else self.extra).folded,
         )
 
 

@@ -45,7 +45,8 @@ def test_sweep_writes_the_crossover_files(tmp_path, capsys):
 
 
 def test_a_workers_sweep_says_workers_once(capsys):
-    code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "-s", "lion", "--sweep", "workers=2,4,8"], capsys)
+    code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "-s", "lion", "-s", "dlion-mavo", "--sweep", "workers=2,4,8"],
+                             capsys)  # a run beside the baseline: the baseline alone has nothing to cross
     assert code == 0
     assert "over 2 to 8 workers (3 points)" in " ".join(out.split()) and "over workers" not in out
 

@@ -269,3 +269,20 @@ def test_resolve_reads_a_profile_once_and_knows_whether_it_named_its_library(tmp
     assert r.library_chosen is chosen and r.network.traits.name == library
     assert resolve(EstimateConfig(model="gpt2-124m", workers=4, network=str(path), traits="gloo",
                                   strategies=["adamw"])).library_chosen  # --traits: chosen
+
+
+def test_runs_that_all_reduce_different_floats_say_so_and_how_to_align_them():
+    """`-s adamw@bf16-allreduce -s lion` priced lion's fp32 gradients against a bf16 baseline and said
+    nothing (docs/time-to-target.md read lion 0.68x). A bare name stays its strategy's own transport
+    (one rule for every strategy); the caption names the runs' precisions and NAME@TRANSPORT."""
+    from lionsim.estimate.table import precision_note
+
+    mixed = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce", "lion"]))
+    assert list(mixed["transport"]) == ["bf16-allreduce", "fp32-allreduce"]
+    assert mixed["wire_bytes"].iloc[1] == 2 * mixed["wire_bytes"].iloc[0]  # the ring moves twice the bytes
+    note = precision_note(mixed)
+    assert note in mixed.attrs["caption_notes"]
+    assert "adamw@bf16-allreduce bf16, lion@fp32-allreduce fp32" in note and "NAME@TRANSPORT" in note
+    alike = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce", "lion@bf16-allreduce",
+                                                                   "dlion-mavo"]))
+    assert precision_note(alike) == "" and "caption_notes" not in alike.attrs

@@ -94,7 +94,7 @@ def test_a_fabric_whose_transport_caps_a_node_says_the_cap_stops_it():
     (capped,) = need_rows(resolve(EstimateConfig(network="h100x8-100gbe", **base)), Need(0.9))
     assert math.isnan(capped["bandwidth_needed_GBps"])
     assert capped["need_note"].startswith("unreachable, compute at most")
-    assert f"on the sockets fabric the transport moves at most {CAP:g} GB/s a node" in capped["need_note"]
+    assert f"NCCL's sockets cap: its transport moves at most {CAP:g} GB/s a node" in capped["need_note"]
     (rdma,) = need_rows(resolve(EstimateConfig(network="a100x8-4hdr", **base)), Need(0.9))
     assert rdma["bandwidth_needed_GBps"] > CAP and rdma["need_note"] == ""
 
@@ -142,19 +142,21 @@ def test_the_cli_adds_the_columns_and_a_table_line_per_run():
 
 
 def test_the_cap_shared_by_unreachable_runs_is_said_once_under_the_table_with_both_remedies(monkeypatch):
-    """Each run the sockets fabric's cap stops is marked [1] in the table and the reason (the cap,
-    more channels through a profile's [nccl] min_nchannels, an RDMA fabric) printed once under it,
+    """Each run the sockets fabric's cap stops is marked [1] in the table and the reason (the cap named
+    first, more channels through a profile's [nccl] min_nchannels, an RDMA fabric, --traits ideal)
+    printed once under it,
     at 80 columns; estimate.csv's need_note keeps each run's whole text."""
     args = ["estimate", "--model", "gpt2-1.3b", "--tokens-per-worker", "32768", "--workers", "64", "--network",
             "h100x8-100gbe", "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo", "-s", "onebit-adam", "--need",
             "utilisation=0.9"]
-    remedies = ("[nccl] min_nchannels", "NCCL_MIN_NCHANNELS", "NCCL's socket settings", 'fabric = "ib"')
+    remedies = ("[nccl] min_nchannels", "NCCL_MIN_NCHANNELS", "NCCL's socket settings", 'fabric = "ib"',
+                "--network dgx-h100", "--traits ideal")
     table = invoke_at(80, args, monkeypatch)
     need = table.stdout[table.stdout.index("inter-node bandwidth"):]
     assert max(map(len, need.splitlines())) <= 80
     words = " ".join(need.split())
     assert words.count(f"at most {CAP:g} GB/s a node whatever the link") == 1
-    assert words.count("of the step [1]") == 3 and words.count("[1] On the sockets fabric") == 1
+    assert words.count("of the step [1]") == 3 and words.count("[1] NCCL's sockets cap: its transport moves") == 1
     assert all(words.count(remedy) == 1 for remedy in remedies), words
     csv = CliRunner().invoke(app, [*args, "--format", "csv"])
     notes = pd.read_csv(io.StringIO(csv.stdout))["need_note"]

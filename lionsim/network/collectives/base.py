@@ -61,6 +61,9 @@ class CollectiveAlgorithm:
     name: ClassVar[str]
     summary: ClassVar[str]
     """One line for listings: the algorithm and its source."""
+    folds: ClassVar[bool] = False
+    """Whether it folds the extra ranks in first where p is not a power of two (`fold`, MPICH's
+    way): a whole-vector step there and one back, so its cost jumps between powers of two."""
 
     @property
     def ops(self) -> tuple[str, ...]:

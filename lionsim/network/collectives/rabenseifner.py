@@ -21,6 +21,7 @@ from lionsim.network.collectives.base import CollectiveAlgorithm, Group, Terms, 
 class Rabenseifner(CollectiveAlgorithm):
     name = "rabenseifner"
     summary = "Rabenseifner all-reduce (halving reduce-scatter + doubling all-gather); extra ranks fold in first"
+    folds = True
 
     def all_reduce(self, n: float, g: Group) -> Terms:
         link = g.link

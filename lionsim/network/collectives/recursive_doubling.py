@@ -23,6 +23,7 @@ from lionsim.network.collectives.base import CollectiveAlgorithm, Group, Terms, 
 class RecursiveDoubling(CollectiveAlgorithm):
     name = "recursive_doubling"
     summary = "recursive-doubling all-reduce; extra ranks fold in first (MPICH)"
+    folds = True
 
     def all_reduce(self, n: float, g: Group) -> Terms:
         link = g.link

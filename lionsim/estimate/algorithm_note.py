@@ -1,0 +1,73 @@
+"""The line a sweep prints where the algorithm that priced a run's exchange changes across it.
+
+The `ideal` library (and any alpha-beta library) prices each call by the cheapest registered
+algorithm (lionsim.network.cost), and which is cheapest moves with the worker count: between
+powers of two Rabenseifner and recursive doubling fold the extra ranks in first (MPICH's way:
+two whole-vector steps more, whatever p is), so there a pipelined tree or a ring may win, and
+comm jumps from one count to the next. estimate.csv's `algorithm` and `folded_ranks` say
+which priced each row's largest call; this note says where it changed, once per run.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+FOLD_WORDS = ("where the workers are not a power of two Rabenseifner and recursive doubling fold the "
+              "extra ranks in first: two whole-vector steps more")
+"""Why comm jumps between powers of two (collectives.base.fold)."""
+
+
+def _count(x: float, variable: str) -> str:
+    return f"{x:,.0f}" if variable == "workers" else f"{x:.4g}"
+
+
+def _spans(points: list[tuple[int, float]], variable: str) -> str:
+    """(index, value) sweep points as spans of consecutive ones: "256, 512", "294-1,000"."""
+    spans: list[tuple[int, float, float]] = []  # (last index, first value, last value)
+    for i, v in points:
+        if spans and spans[-1][0] == i - 1:
+            spans[-1] = (i, spans[-1][1], v)
+        else:
+            spans.append((i, v, v))
+    return ", ".join(_count(a, variable) if a == b else f"{_count(a, variable)}-{_count(b, variable)}"
+                     for _, a, b in spans)
+
+
+def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
+    """Where the algorithm that priced a run's largest call (estimate.csv's `algorithm`, and whether it
+    folded ranks in) is not the same at every sweep point: one line for one such run; for several a
+    line that says what follows, then one a run. [] where none changes."""
+    changed, folding, library = [], False, ""
+    for (strategy, transport), run in rows.groupby(["strategy", "transport"], sort=False):
+        run = run.sort_values("sweep_value").reset_index(drop=True)
+        keys = [(a, f > 0) for a, f in zip(run["algorithm"], run["folded_ranks"])]
+        if len(set(keys)) < 2:
+            continue
+        parts = []
+        for key in dict.fromkeys(keys):
+            at = [(i, float(run["sweep_value"][i])) for i, k in enumerate(keys) if k == key]
+            name = key[0] or "nothing sent"
+            if key[1]:
+                folded = sorted({int(run["folded_ranks"][i]) for i, _ in at})
+                name += (f" with {folded[0]:,}" + (f"-{folded[-1]:,}" if len(folded) > 1 else "")
+                         + " ranks folded in")
+            parts.append(f"{name} at {_spans(at, variable)}")
+        changed.append((f"{strategy}@{transport}", "; ".join(parts)))
+        folding = folding or (variable == "workers" and _folding(run))
+        library = run["library"].iloc[0]
+    if not changed:
+        return []
+    fold = f"; {FOLD_WORDS}" if folding else ""
+    if len(changed) == 1:
+        (label, where), = changed
+        return [f"{label}: the {library} library priced its largest call by {where} {unit} (the algorithm "
+                f"column){fold}."]
+    return [f"the {library} library priced each run's largest call by, at these {unit} (the algorithm column){fold}:",
+            *(f"  {label}: {where}" for label, where in changed)]
+
+
+def _folding(run: pd.DataFrame) -> bool:
+    """Whether the fold explains a change: a folding algorithm priced some point, and some point's
+    workers are not a power of two."""
+    folds = run["algorithm"].str.contains("rabenseifner|recursive_doubling").any()
+    return bool(folds and any(int(w) & (int(w) - 1) for w in run["workers"]))

@@ -1,0 +1,67 @@
+"""The footnote an estimate adds where a flat compressing transport runs on nodes of several GPUs.
+
+A flat transport's collectives run over all N = M x g GPUs: an all-to-all reduce-scatter (or an
+all-gather) combines nothing inside a node, so each of a node's g GPUs sends its own share across
+the node's inter link. fp8-allreduce on 8 GPUs a node: g (M-1)/M n of fp8 codes per node for the
+all-to-all, where a ring all-reduce of fp32 carries 2 (N-1)/N n x 4 through the node's one hop
+out, nearly the same bytes (`across`), so 1 byte a value buys nothing there. Its hierarchical
+form (hier:TRANSPORT, lionsim.transports.hierarchy) sums inside the node first and sends one
+node payload across. The note prices that form, for the same strategy on the same network, and
+is given only where it is faster: a figure, not a guess.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from lionsim.errors import LionsimError
+from lionsim.numbers import ms_text, speedup_text, step_bytes
+from lionsim.runs import parse_runs
+from lionsim.transports import TRANSPORTS
+from lionsim.transports.allreduce_float import FloatAllReduce
+from lionsim.transports.hierarchy import PREFIX
+
+TIE = 0.005
+"""A hierarchical form within 0.5% of the flat one's step is no news (estimate.sweep.TIE's band)."""
+
+
+def flat_compressing(transport: str) -> bool:
+    """Whether `transport` runs flat over every GPU and compresses: not hier:/hier-* already, and not a
+    float all-reduce (NCCL's ring and tree already cross each node once with the node's sums)."""
+    if transport.startswith("hier"):
+        return False
+    return not issubclass(TRANSPORTS.get(transport), FloatAllReduce)
+
+
+def hier_notes(r, frame: pd.DataFrame) -> list[str]:
+    """The caption's line (or none) on the runs of `frame` (an estimate on `r`, the resolved config)
+    whose flat compressing transport runs on nodes of several GPUs across nodes and whose hier: form,
+    priced here, is faster and not already among the runs: each form's step, across and speedup."""
+    from lionsim.estimate.table import estimate_rows
+
+    network = r.network
+    if network.workers_per_node < 2 or r.workers <= network.workers_per_node:
+        return []
+    labels = {f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])}
+    base = frame[frame["strategy"] + "@" + frame["transport"] == frame["baseline"]].iloc[0]
+    faster = []
+    for row in frame.itertuples(index=False):
+        hier = f"{row.strategy}@{PREFIX}{row.transport}"
+        if not flat_compressing(row.transport) or hier in labels:
+            continue
+        try:
+            runs = parse_runs([hier])
+        except LionsimError:  # a payload no node can combine (hierarchy.UNCARRIED)
+            continue
+        (priced,) = estimate_rows(dataclasses.replace(r, runs=runs, convergence=None, run_steps=None,
+                                                     run_tokens=None), r.workers, network)
+        if priced["step_s"] < row.step_s * (1 - TIE):
+            faster.append(f"{hier} {ms_text(priced['step_s'] * 1e3)} ms, across {step_bytes(priced['inter_bytes'])}, "
+                          f"{speedup_text(base['step_s'] / priced['step_s'])}")
+    if not faster:
+        return []
+    return [f"Flat transports run over all {r.workers:,} GPUs; on nodes of {network.workers_per_node} their "
+            f"hierarchical forms combine inside each node first and send one node payload across (priced; -s "
+            f"NAME@hier:TRANSPORT): {'; '.join(faster)}."]

@@ -1,0 +1,82 @@
+"""estimate.csv's `algorithm` / `folded_ranks`, and the line a sweep prints where they change."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from lionsim.estimate import EstimateConfig, estimate
+from lionsim.estimate.algorithm_note import algorithm_notes
+from lionsim.estimate.sweep import run_sweep
+from lionsim.network import load_network
+from lionsim.network.calls import CollectiveCall
+from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, Group
+
+GPT2 = dict(model="gpt2-124m", network="10gbe", strategies=["adamw@fp32-allreduce"])
+
+
+def cheapest_all_reduce(nbytes: float, ranks: int, network_name: str) -> str:
+    """The all-reduce algorithm with the least alpha-beta time for one call, each priced by its own
+    formula on the bare link (the ideal library: no duplex share, cap or floor on a flat network)."""
+    link = load_network(network_name).inter
+    times = {name: COLLECTIVE_ALGORITHMS.get(name).cost("all_reduce", nbytes, Group(ranks=ranks, link=link)).time_s
+             for name in COLLECTIVE_ALGORITHMS.names() if "all_reduce" in COLLECTIVE_ALGORITHMS.get(name).ops}
+    return min(times, key=times.get)
+
+
+def test_each_row_names_the_cheapest_algorithm_of_its_largest_call():
+    """The bucket of 25 MB (fp32: 6,553,600 parameters) is the largest call; between powers of two
+    Rabenseifner folds ranks in and another algorithm is the cheapest, which the column names."""
+    bucket = 25 * 2**20
+    for workers in (256, 294, 1000):
+        row = estimate(EstimateConfig(**GPT2, workers=workers)).iloc[0]
+        assert row["algorithm"] == cheapest_all_reduce(bucket, workers, "10gbe"), workers
+        assert row["folded_ranks"] == 0
+    assert estimate(EstimateConfig(**GPT2, workers=256)).iloc[0]["algorithm"] == "rabenseifner"
+    assert estimate(EstimateConfig(**GPT2, workers=294)).iloc[0]["algorithm"] != "rabenseifner"
+
+
+def test_a_named_folding_algorithm_says_how_many_ranks_it_folded_in():
+    """MPICH folds the r = p - p' ranks beyond the largest power of two p' in first."""
+    for workers, folded in ((294, 294 - 256), (1000, 1000 - 512), (512, 0)):
+        row = estimate(EstimateConfig(**GPT2, workers=workers, algorithm="rabenseifner")).iloc[0]
+        assert (row["algorithm"], row["folded_ranks"]) == ("rabenseifner", folded)
+
+
+def test_nccl_rows_name_the_algorithm_and_protocol_its_model_picked():
+    from lionsim.estimate.config import resolve
+    from lionsim.network.cost import price
+
+    cfg = EstimateConfig(**GPT2, workers=64, traits="nccl")
+    row = estimate(cfg).iloc[0]
+    cost = price(CollectiveCall(op="all_reduce", nbytes=25 * 2**20, dtype="float32"), 64, resolve(cfg).network)
+    assert cost.protocol and row["algorithm"] == f"{cost.algorithm}/{cost.protocol}"
+
+
+def test_a_sweep_whose_algorithm_changes_says_where_in_one_line():
+    swept = run_sweep(EstimateConfig(**GPT2), "workers=256,294,300,384,512,1000,1024")
+    rows = swept.rows
+    changed = rows[rows["algorithm"] != "rabenseifner"]["workers"].tolist()
+    assert changed == [294, 300, 384, 1000]
+    (line,) = swept.algorithm_notes
+    other = rows[rows["workers"] == 294]["algorithm"].iloc[0]
+    assert "by rabenseifner at 256, 512, 1,024; " in line
+    assert f"{other} at 294-384, 1,000 workers" in line and "fold the extra ranks in first" in line
+
+
+def test_folded_ranks_read_as_a_range_and_a_steady_algorithm_says_nothing():
+    rows = pd.DataFrame({"strategy": "adamw", "transport": "fp32-allreduce", "library": "ideal",
+                         "sweep_value": [256, 294, 1000], "workers": [256, 294, 1000],
+                         "algorithm": "rabenseifner", "folded_ranks": [0, 38, 488]})
+    (line,) = algorithm_notes(rows, "workers", "workers")
+    assert "rabenseifner at 256; rabenseifner with 38-488 ranks folded in at 294-1,000 workers" in line
+    assert algorithm_notes(rows.assign(folded_ranks=0), "workers", "workers") == []
+
+
+def test_a_sweep_of_the_baseline_alone_says_there_is_nothing_to_cross(monkeypatch):
+    """It printed the crossovers table's header and no row."""
+    from tests.helpers.cli import invoke_at
+
+    done = invoke_at(80, ["estimate", "--model", "gpt2-124m", "-s", "adamw", "--sweep", "workers=8,16"], monkeypatch)
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.stdout.split())
+    assert "nothing to cross: only the baseline, adamw@fp32-allreduce, was priced" in said and "crossover (workers)" not in said
