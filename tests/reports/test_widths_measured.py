@@ -109,3 +109,48 @@ def test_the_clis_tables_measure_as_rich_measures_them(argv, monkeypatch):
         result = CliRunner().invoke(app, argv, env={"COLUMNS": columns})
         assert result.exit_code == 0, result.output
     assert seen
+
+
+PRIVATE = {"Table": ["_get_cells", "_extra_width", "_get_padding_width", "_measure_column"], "Column": ["_index"]}
+"""rich's private helpers (rich.table, 13 to 15) Measured reproduces from public API, rather than calls."""
+
+
+def _without_rich_privates(monkeypatch, tables) -> None:
+    """rich as a release that renamed its private helpers would be: none of PRIVATE on its classes
+    or (a column's index) on the columns of `tables`."""
+    from rich import table as rich_table
+
+    for name, attributes in PRIVATE.items():
+        for attribute in attributes:
+            monkeypatch.delattr(getattr(rich_table, name), attribute)
+    for table in tables:
+        for column in table.columns:
+            monkeypatch.delattr(column, "_index")
+
+
+@pytest.mark.parametrize("shape", SHAPES[1::11], ids=str)  # 24 of the 256 shapes: every value of each
+def test_measured_and_shaped_need_no_private_rich_api(shape, monkeypatch):
+    """A rich without Table._get_cells, _extra_width, _get_padding_width or a column's _index
+    measures and shapes every table as rich 15 with them does, and the table then prints the
+    same, byte for byte (rich's own render, with its helpers back, draws both)."""
+    from rich.console import Console
+
+    from lionsim.reports.widths import shaped
+
+    reference, bare = _table(*shape), _table(*shape)
+    wide = natural_width(reference)
+    drawn = shaped(reference, 40)
+    _without_rich_privates(monkeypatch, [bare])
+    assert Measured(bare).width() == wide
+    assert shaped(bare, 40) == drawn
+    monkeypatch.undo()
+
+    def printed(table) -> str:
+        console = Console(width=drawn, color_system=None)
+        with console.capture() as captured:
+            console.print(table)
+        return captured.get()
+
+    assert printed(bare) == printed(reference)
+    assert [(c.min_width, c.max_width, c.width) for c in bare.columns] == \
+        [(c.min_width, c.max_width, c.width) for c in reference.columns]
