@@ -32,9 +32,12 @@ Definitions (also printed under the summary table):
 - step_p50_s / step_p99_s: the median and 99th percentile of a run's step times, each a
   step that happened (nearest rank: the smallest step time at or below which at least that
   share of the steps lie, never a point between two steps): with uneven workers
-  (--compute-spread) steps differ. The step times (step_spread): on sim step_s; on gloo/nccl,
-  where step_s books each measured part as its kind of step's median, each step's own: step_s
-  with its booked comm replaced by the comm it measured (comm_measured_s), past the warm-up.
+  (--compute-spread) steps differ. The step times (step_spread): on sim step_s; on gloo/nccl
+  step_s with its booked comm (comm_exposed_s, the comm term step_s adds: each kind of step's
+  median) replaced by the comm that step measured (comm_measured_s), past the warm-up. The rest
+  is as step_s books it (lionsim.training.booking): encode, decode and update each kind of
+  step's median; compute the bench's one figure, or under --compute-spread that step's own
+  compute and wait for the slowest rank.
 - compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
   agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
@@ -228,11 +231,13 @@ def nearest_rank(values, q: float) -> float:
 
 def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
     """One run's step times as steps took them (module doc: step_p50_s): step_s on sim; on
-    gloo/nccl step_s less its booked comm (the median of its kind of step) plus the comm that
-    step measured, over the steps past the warm-up (all of them where none is past it)."""
+    gloo/nccl step_s less its booked comm (comm_exposed_s, the term step_s adds; comm_s in a
+    steps.csv without it) plus the comm that step measured, over the steps past the warm-up (all
+    of them where none is past it)."""
     times = rows["step_s"]
     if "comm_measured_s" in rows and (rows["backend"] != "sim").any() and rows["comm_measured_s"].notna().any():
-        own = rows["step_s"] - rows["comm_s"] + rows["comm_measured_s"]
+        booked = rows["comm_exposed_s"] if "comm_exposed_s" in rows else rows["comm_s"]
+        own = rows["step_s"] - booked + rows["comm_measured_s"]
         past = own[rows["step"] > warmup].dropna()
         times = past if len(past) else own
     return times.dropna()
