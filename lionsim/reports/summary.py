@@ -229,13 +229,22 @@ def nearest_rank(values, q: float) -> float:
     return float(ordered[max(0, math.ceil(q * len(ordered) - 1e-9) - 1)])
 
 
+def measured_run(rows: pd.DataFrame) -> bool:
+    """Whether a real backend measured comm in these steps (one run's, or a bench's): some row off
+    the simulator has a comm_measured_s. The one test step_spread, comm_model_error and the step-time
+    plot's subtitle share, so a run is measured for all of them or for none."""
+    if "comm_measured_s" not in rows or "backend" not in rows:
+        return False
+    return bool(((rows["backend"] != "sim") & rows["comm_measured_s"].notna()).any())
+
+
 def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
     """One run's step times as steps took them (module doc: step_p50_s): step_s on sim; on
     gloo/nccl step_s less its booked comm (comm_exposed_s, the term step_s adds; comm_s in a
     steps.csv without it) plus the comm that step measured, over the steps past the warm-up (all
     of them where none is past it)."""
     times = rows["step_s"]
-    if "comm_measured_s" in rows and (rows["backend"] != "sim").any() and rows["comm_measured_s"].notna().any():
+    if measured_run(rows):
         booked = rows["comm_exposed_s"] if "comm_exposed_s" in rows else rows["comm_s"]
         own = rows["step_s"] - booked + rows["comm_measured_s"]
         past = own[rows["step"] > warmup].dropna()
@@ -246,7 +255,7 @@ def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
 def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
     """comm_measured_s, comm_model_error and barrier_wait_s on a real backend (module doc); NaN on sim."""
     nan = {"comm_measured_s": math.nan, "comm_model_error": math.nan, "barrier_wait_s": math.nan}
-    if "comm_measured_s" not in rows or (rows["backend"] == "sim").all():
+    if not measured_run(rows):
         return nan
     past = rows[(rows["step"] > warmup) & rows["comm_measured_s"].notna()]
     past = past if len(past) else rows[rows["comm_measured_s"].notna()]

@@ -120,3 +120,44 @@ def test_a_measured_runs_subtitle_says_which_parts_are_each_steps_own(figures, c
     title = " ".join(figures[0]._suptitle.get_text().split())
     assert f"measured: each step with its {says}, the 2 warm-up steps left out" in title
     assert "other parts" not in title
+
+
+def _gloo(strategy: str, measured: list[float]) -> list[dict]:
+    run = rows(strategy, len(measured), backend="gloo", step_s=[0.0075, 0.008, 0.0085, 0.009][:len(measured)])
+    for r, m in zip(run, measured):
+        r["comm_measured_s"] = m
+    return run
+
+
+NAN = float("nan")
+FRAMES = {  # name: (steps, measured by hand: some row off sim with a comm_measured_s)
+    "sim": (frame(rows("adamw", 4, step_s=[0.01, 0.011, 0.012, 0.013])), False),
+    "gloo": (frame(_gloo("adamw", [0.004, 0.003, 0.002, 0.001])), True),
+    "gloo, nothing measured": (frame(_gloo("adamw", [NAN] * 4)), False),
+    "sim + gloo": (frame(rows("lion", 4, step_s=[0.01, 0.011, 0.012, 0.013]), _gloo("adamw", [0.004, 0.003, 0.002, 0.001])), True),
+    "sim with numbers + gloo without": (frame([{**r, "comm_measured_s": 0.001} for r in rows("lion", 4)],
+                                              _gloo("adamw", [NAN] * 4)), False),
+}
+
+
+@pytest.mark.parametrize("name", FRAMES)
+def test_one_predicate_says_whether_a_run_is_measured_for_its_spread_its_error_and_its_plot(figures, name):
+    """measured_run against the hand-made answer on whole frames, and each of its three users agreeing
+    with it run by run: step_spread draws own times (not step_s), the summary has a comm_measured_s,
+    the plot's subtitle a "measured:" note."""
+    from lionsim.reports.summary import measured_run, step_spread
+
+    steps, expected = FRAMES[name]
+    assert measured_run(steps) is expected
+    assert measured_run(steps.drop(columns="comm_measured_s")) is False
+    summary = summarize(steps, SummaryRule(warmup_steps=0))
+    for label, run in split_runs(steps):
+        own = measured_run(run)
+        assert own is (expected and run["backend"].iloc[0] == "gloo")
+        assert (list(step_spread(run, 0)) != list(run["step_s"])) is own
+        assert summary.loc[summary["run"] == label, "comm_measured_s"].notna().item() is own
+    runs = split_runs(steps)
+    labels = [label for label, _ in runs]
+    steptimes.step_time_plot(runs, run_styles(labels, labels[0]), labels[0], steps, Path("s.png"),
+                             meta={"config": {"warmup_steps": 0}})
+    assert ("measured:" in figures[0]._suptitle.get_text()) is expected

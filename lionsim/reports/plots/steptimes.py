@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from lionsim.reports.summary import SummaryRule, nearest_rank, step_spread
+from lionsim.reports.summary import SummaryRule, measured_run, nearest_rank, step_spread
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
 
@@ -56,12 +56,6 @@ def _waits(steps: pd.DataFrame) -> bool:
     """Whether any step waited for a slower worker (a run whose run.json is not at hand)."""
     waits = steps["wait_s"].dropna() if "wait_s" in steps.columns else pd.Series(dtype=float)
     return bool(len(waits) and (waits > 0).any())
-
-
-def _measured(steps: pd.DataFrame) -> bool:
-    """Whether a real backend measured each step's comm (step_spread draws those steps)."""
-    return ("comm_measured_s" in steps.columns and (steps["backend"] != "sim").any()
-            and steps["comm_measured_s"].notna().any())
 
 
 def _measured_note(warmup: int, steps: pd.DataFrame, meta: dict | None) -> str:
@@ -104,7 +98,7 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     alike = bool(live) and all(np.ptp(v) == 0 for _, v in live)
     if alike:
         note = _alike_note(steps, bool(note))
-    elif _measured(steps):
+    elif measured_run(steps):
         note = "; ".join(filter(None, [note, _measured_note(warmup, steps, meta)]))
     line = setting if setting is not None else context(steps)
     # run names are written twice (the bars' labels and the legend): the figure widens with them
