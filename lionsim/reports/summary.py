@@ -32,9 +32,12 @@ Definitions (also printed under the summary table):
 - step_p50_s / step_p99_s: the median and 99th percentile of a run's step times, each a
   step that happened (nearest rank: the smallest step time at or below which at least that
   share of the steps lie, never a point between two steps): with uneven workers
-  (--compute-spread) steps differ. The step times (step_spread): on sim step_s; on gloo/nccl,
-  where step_s books each measured part as its kind of step's median, each step's own: step_s
-  with its booked comm replaced by the comm it measured (comm_measured_s), past the warm-up.
+  (--compute-spread) steps differ. The step times (step_spread): on sim step_s; on gloo/nccl
+  step_s with its booked comm (comm_exposed_s, the comm term step_s adds: each kind of step's
+  median) replaced by the comm that step measured (comm_measured_s), past the warm-up. The rest
+  is as step_s books it (lionsim.training.booking): encode, decode and update each kind of
+  step's median; compute the bench's one figure, or under --compute-spread that step's own
+  compute and wait for the slowest rank.
 - compute_median_s, compute_max_s, wait_s, vote_agreement: their means over the steps (the
   agreement of a vote of votes with the flat vote; NaN for every other transport).
 """
@@ -226,13 +229,24 @@ def nearest_rank(values, q: float) -> float:
     return float(ordered[max(0, math.ceil(q * len(ordered) - 1e-9) - 1)])
 
 
+def measured_run(rows: pd.DataFrame) -> bool:
+    """Whether a real backend measured comm in these steps (one run's, or a bench's): some row off
+    the simulator has a comm_measured_s. The one test step_spread, comm_model_error and the step-time
+    plot's subtitle share, so a run is measured for all of them or for none."""
+    if "comm_measured_s" not in rows or "backend" not in rows:
+        return False
+    return bool(((rows["backend"] != "sim") & rows["comm_measured_s"].notna()).any())
+
+
 def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
     """One run's step times as steps took them (module doc: step_p50_s): step_s on sim; on
-    gloo/nccl step_s less its booked comm (the median of its kind of step) plus the comm that
-    step measured, over the steps past the warm-up (all of them where none is past it)."""
+    gloo/nccl step_s less its booked comm (comm_exposed_s, the term step_s adds; comm_s in a
+    steps.csv without it) plus the comm that step measured, over the steps past the warm-up (all
+    of them where none is past it)."""
     times = rows["step_s"]
-    if "comm_measured_s" in rows and (rows["backend"] != "sim").any() and rows["comm_measured_s"].notna().any():
-        own = rows["step_s"] - rows["comm_s"] + rows["comm_measured_s"]
+    if measured_run(rows):
+        booked = rows["comm_exposed_s"] if "comm_exposed_s" in rows else rows["comm_s"]
+        own = rows["step_s"] - booked + rows["comm_measured_s"]
         past = own[rows["step"] > warmup].dropna()
         times = past if len(past) else own
     return times.dropna()
@@ -241,7 +255,7 @@ def step_spread(rows: pd.DataFrame, warmup: int) -> pd.Series:
 def _model_error(rows: pd.DataFrame, warmup: int) -> dict[str, float]:
     """comm_measured_s, comm_model_error and barrier_wait_s on a real backend (module doc); NaN on sim."""
     nan = {"comm_measured_s": math.nan, "comm_model_error": math.nan, "barrier_wait_s": math.nan}
-    if "comm_measured_s" not in rows or (rows["backend"] == "sim").all():
+    if not measured_run(rows):
         return nan
     past = rows[(rows["step"] > warmup) & rows["comm_measured_s"].notna()]
     past = past if len(past) else rows[rows["comm_measured_s"].notna()]

@@ -130,10 +130,20 @@ def _waited(summary: pd.DataFrame) -> bool:
     return "wait_s" in summary.columns and bool((summary["wait_s"].fillna(0) > 0).any())
 
 
+def _comm_paid(row) -> float:
+    """The comm a summary row's step adds up (docs/time-model.md): comm_exposed_s where the summary
+    has it (with --overlap the part not hidden under backward), else comm_s (older summaries)."""
+    exposed = getattr(row, "comm_exposed_s", math.nan)
+    return row.comm_s if _isnan(exposed) else exposed
+
+
 def slower_notes(summary: pd.DataFrame) -> list[str]:
     """Why a run that sends fewer bytes than the baseline steps slower, worked out from the two
     runs' own columns: its encode + decode add more time than its comm saves (a codec's per-kernel
-    floors outweigh the bytes it saves on a small model). Nothing where the codec is not the cause."""
+    floors outweigh the bytes it saves on a small model), or its comm saves nothing at all (a
+    latency-bound exchange) while its codec still costs. The comm saved is the comm the step adds
+    up (_comm_paid: comm_exposed_s, not comm_s, which with overlap includes what backward hides).
+    Nothing where the codec is not the cause."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
     if baseline not in labels:
@@ -144,10 +154,14 @@ def slower_notes(summary: pd.DataFrame) -> list[str]:
         if label == baseline or not (row.speedup < 1 and 0 < row.wire_bytes < base.wire_bytes):
             continue
         codec = (row.encode_s + row.decode_s) - (base.encode_s + base.decode_s)
-        saved = base.comm_s - row.comm_s
-        if saved > 0 and codec > saved:
-            notes.append(f"{label} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
-                         f"enc adds {_ms(codec)} ms a step, more than the {_ms(saved)} ms its comm saves.")
+        saved = _comm_paid(base) - _comm_paid(row)
+        if not codec > max(saved, 0.0):
+            continue
+        hidden = any(_comm_paid(r) != r.comm_s for r in (base, row))  # the comm column is not what was saved
+        why = (f"more than the {_ms(saved)} ms its comm saves{' where not hidden under backward' if hidden else ''}"
+               if saved > 0 else "and its comm is no faster")
+        notes.append(f"{label} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
+                     f"enc adds {_ms(codec)} ms a step, {why}.")
     return notes
 
 

@@ -1,6 +1,6 @@
 """A speedup ("1.31x") and comm's GB/s ("0.669") are written by one rule (numbers.ratio_text):
-fixed decimals from 0.01 up, three significant digits below. Each against the rule written out
-plainly, as each wrote it before, over values either side of every threshold."""
+`places` fixed decimals from 0.01 up and at 0, three significant digits below (negatives
+included). Each value against the strings worked out by hand, either side of every threshold."""
 
 from __future__ import annotations
 
@@ -9,18 +9,34 @@ import math
 import pytest
 
 from lionsim.cli.comm_view import rate
-from lionsim.numbers import sig, speedup_text
+from lionsim.numbers import ratio_text, speedup_text
 
-VALUES = [0.0, -0.0, 1e-9, 0.000264, 0.000392, 0.00999, 0.009999, 0.01, 0.0100001, 0.0149, 0.9951, 0.995, 1.0,
-          1.305, 6.61, 99.999, 1234.5678, 1e12, -0.5, -0.001, math.nan, math.inf, -math.inf]
+EXPECTED = [  # x, ratio_text(x, 2), ratio_text(x, 3), speedup_text(x)
+    (0.0, "0.00", "0.000", "0.00x"),
+    (1e-9, "1e-09", "1e-09", "1e-09x"),  # sig's own 'g' form below 1e-4
+    (0.000264, "0.000264", "0.000264", "0.000264x"),
+    (0.00999, "0.00999", "0.00999", "0.00999x"),
+    (0.009999, "0.0100", "0.0100", "0.0100x"),  # below 0.01: three significant digits, rounded up
+    (0.01, "0.01", "0.010", "0.01x"),
+    (0.0149, "0.01", "0.015", "0.01x"),
+    (0.6688, "0.67", "0.669", "0.67x"),
+    (0.995, "0.99", "0.995", "0.99x"),  # the double nearest 0.995 is just below it
+    (0.9951, "1.00", "0.995", "1.00x"),
+    (1.0, "1.00", "1.000", "1.00x"),
+    (1.305, "1.30", "1.305", "1.30x"),  # 1.30499999...: rounds down at 2 places
+    (6.61, "6.61", "6.610", "6.61x"),
+    (1234.5, "1234.50", "1234.500", "1234.50x"),  # fixed decimals: no grouping, no exponent
+    (-0.001, "-0.00100", "-0.00100", "-0.00100x"),  # below 0.01: three significant digits
+    (-0.5, "-0.500", "-0.500", "-0.500x"),
+    (math.nan, "nan", "nan", "-"),  # no speedup (no time to target)
+    (math.inf, "inf", "inf", "-"),
+    (-math.inf, "-inf", "-inf", "-"),
+]
 
 
-@pytest.mark.parametrize("x", VALUES, ids=repr)
-def test_a_speedup_and_a_rate_share_the_rule(x):
-    assert speedup_text(x) == ("-" if not math.isfinite(x) else f"{x:.2f}x" if x >= 0.01 or x == 0 else f"{sig(x)}x")
-    assert rate(x) == (f"{x:.3f}" if x >= 0.01 or x == 0 else sig(x))
-
-
-def test_below_a_hundredth_both_keep_three_digits():
-    assert (speedup_text(0.000264), rate(0.000392)) == ("0.000264x", "0.000392")
-    assert (speedup_text(1.305), rate(0.6688)) == ("1.30x", "0.669")
+@pytest.mark.parametrize("x, two, three, speedup", EXPECTED, ids=[repr(row[0]) for row in EXPECTED])
+def test_ratio_text_and_speedup_text_print_the_strings_worked_out_by_hand(x, two, three, speedup):
+    assert ratio_text(x, 2) == two
+    assert ratio_text(x, 3) == three
+    assert speedup_text(x) == speedup
+    assert rate(x) == three  # comm's GB/s: ratio_text at 3 places

@@ -59,7 +59,8 @@ def test_two_kinds_of_step_have_a_p50_of_one_of_them(figures):
 
 def test_a_measured_run_draws_and_reports_each_steps_own_comm(figures):
     """gloo: step_s books comm as the median (every step alike); the p50/p99 and the curve are of
-    step_s - comm_s + comm_measured_s over the steps past the warm-up."""
+    step_s - comm_exposed_s (comm_s here: no comm_exposed_s column) + comm_measured_s over the steps past
+    the warm-up."""
     measured = [0.009, 0.004, 0.003, 0.001, 0.002, 0.0015, 0.005, 0.0012]
     run = rows("adamw", 8, backend="gloo", comm=0.0015, step_s=[0.0075] * 8)
     for r, m in zip(run, measured):
@@ -80,3 +81,83 @@ def test_a_measured_run_draws_and_reports_each_steps_own_comm(figures):
     assert sorted(set(_curve(fig, styles[label]["color"]))) == pytest.approx(sorted(x * 1e3 for x in own))
     title = fig._suptitle.get_text()
     assert "every step alike" not in title and "own comm (comm_measured_s)" in title
+
+
+def test_a_measured_steps_own_time_swaps_the_comm_term_step_s_adds():
+    """step_s adds comm_exposed_s (docs/time-model.md), so a step's own time is step_s - comm_exposed_s +
+    comm_measured_s: by hand, 7.5 - 1.5 + (9, 1, 2) ms past 2 warm-up steps, comm_s's 2 ms aside."""
+    from lionsim.reports.summary import step_spread
+
+    run = rows("adamw", 5, backend="gloo", comm=0.002, step_s=[0.0075] * 5)
+    for r, m in zip(run, [0.004, 0.003, 0.009, 0.001, 0.002]):
+        r.update(comm_exposed_s=0.0015, comm_measured_s=m)
+    steps = frame(run)
+    assert list(step_spread(steps, 2)) == pytest.approx([0.015, 0.007, 0.008])
+    row = summarize(steps, SummaryRule(warmup_steps=2)).iloc[0]
+    assert (row["step_p50_s"], row["step_p99_s"]) == pytest.approx((0.008, 0.015))
+
+
+@pytest.mark.parametrize("config, says", [
+    ({}, "own comm (comm_measured_s); compute the bench's one figure, encode, decode and update each kind of "
+         "step's median"),
+    ({"compute_spread": ["lognormal:0.3"]}, "own comm, compute and wait (comm_measured_s); encode, decode and "
+                                             "update each kind of step's median"),
+    ({"compute": "h100"}, "own comm (comm_measured_s); compute modelled for h100, encode, decode and update "
+                          "modelled for h100 per kind of step"),
+])
+def test_a_measured_runs_subtitle_says_which_parts_are_each_steps_own(figures, config, says):
+    """booking.py: on gloo comm, encode, decode and update are each kind of step's median; compute is
+    the bench's one figure, or under --compute-spread each step's own with its wait (nothing else
+    is "booked as a median" then); on a --compute device the medians are modelled."""
+    run = rows("adamw", 6, backend="gloo", step_s=[0.0075] * 6)
+    for r, m in zip(run, [0.004, 0.003, 0.009, 0.001, 0.002, 0.005]):
+        r["comm_measured_s"] = m
+    steps = frame(run)
+    runs = split_runs(steps)
+    label = runs[0][0]
+    steptimes.step_time_plot(runs, run_styles([label], label), label, steps, Path("s.png"),
+                             meta={"config": {"warmup_steps": 2, **config}})
+    title = " ".join(figures[0]._suptitle.get_text().split())
+    assert f"measured: each step with its {says}, the 2 warm-up steps left out" in title
+    assert "other parts" not in title
+
+
+def _gloo(strategy: str, measured: list[float]) -> list[dict]:
+    run = rows(strategy, len(measured), backend="gloo", step_s=[0.0075, 0.008, 0.0085, 0.009][:len(measured)])
+    for r, m in zip(run, measured):
+        r["comm_measured_s"] = m
+    return run
+
+
+NAN = float("nan")
+FRAMES = {  # name: (steps, measured by hand: some row off sim with a comm_measured_s)
+    "sim": (frame(rows("adamw", 4, step_s=[0.01, 0.011, 0.012, 0.013])), False),
+    "gloo": (frame(_gloo("adamw", [0.004, 0.003, 0.002, 0.001])), True),
+    "gloo, nothing measured": (frame(_gloo("adamw", [NAN] * 4)), False),
+    "sim + gloo": (frame(rows("lion", 4, step_s=[0.01, 0.011, 0.012, 0.013]), _gloo("adamw", [0.004, 0.003, 0.002, 0.001])), True),
+    "sim with numbers + gloo without": (frame([{**r, "comm_measured_s": 0.001} for r in rows("lion", 4)],
+                                              _gloo("adamw", [NAN] * 4)), False),
+}
+
+
+@pytest.mark.parametrize("name", FRAMES)
+def test_one_predicate_says_whether_a_run_is_measured_for_its_spread_its_error_and_its_plot(figures, name):
+    """measured_run against the hand-made answer on whole frames, and each of its three users agreeing
+    with it run by run: step_spread draws own times (not step_s), the summary has a comm_measured_s,
+    the plot's subtitle a "measured:" note."""
+    from lionsim.reports.summary import measured_run, step_spread
+
+    steps, expected = FRAMES[name]
+    assert measured_run(steps) is expected
+    assert measured_run(steps.drop(columns="comm_measured_s")) is False
+    summary = summarize(steps, SummaryRule(warmup_steps=0))
+    for label, run in split_runs(steps):
+        own = measured_run(run)
+        assert own is (expected and run["backend"].iloc[0] == "gloo")
+        assert (list(step_spread(run, 0)) != list(run["step_s"])) is own
+        assert summary.loc[summary["run"] == label, "comm_measured_s"].notna().item() is own
+    runs = split_runs(steps)
+    labels = [label for label, _ in runs]
+    steptimes.step_time_plot(runs, run_styles(labels, labels[0]), labels[0], steps, Path("s.png"),
+                             meta={"config": {"warmup_steps": 0}})
+    assert ("measured:" in figures[0]._suptitle.get_text()) is expected

@@ -1,8 +1,9 @@
 """The step-time distribution of a bench run: how steps spread, with p50 and p99 per run.
 
 The step times are lionsim.reports.summary.step_spread's, the ones summary.csv's step_p50_s and
-step_p99_s are of: on sim step_s; on gloo/nccl, whose step_s books each measured part as its
-kind of step's median (every step alike), each step with the comm it measured, past the warm-up.
+step_p99_s are of: on sim step_s; on gloo/nccl, whose step_s books comm, encode, decode and
+update as each kind of step's median, each step with the comm it measured, past the warm-up (its
+compute and wait as step_s books them: _measured_note says which are each step's own).
 
 With uneven workers (--compute-spread, or a real backend's own jitter) every step waits for
 its slowest worker, so steps differ and the tail matters as much as the mean. Left: each
@@ -20,7 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from lionsim.reports.summary import SummaryRule, nearest_rank, step_spread
+from lionsim.reports.summary import SummaryRule, measured_run, nearest_rank, step_spread
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
 
@@ -57,16 +58,20 @@ def _waits(steps: pd.DataFrame) -> bool:
     return bool(len(waits) and (waits > 0).any())
 
 
-def _measured(steps: pd.DataFrame) -> bool:
-    """Whether a real backend measured each step's comm (step_spread draws those steps)."""
-    return ("comm_measured_s" in steps.columns and (steps["backend"] != "sim").any()
-            and steps["comm_measured_s"].notna().any())
-
-
-def _measured_note(warmup: int) -> str:
-    """What a measured run's curves are: step_s books comm as its kind's median, the plot each step's own."""
+def _measured_note(warmup: int, steps: pd.DataFrame, meta: dict | None) -> str:
+    """What a measured run's curves are: each step's own comm, and what the rest of its step_s
+    books (lionsim.training.booking): under --compute-spread its own compute and wait for the
+    slowest rank, else the bench's one compute figure; encode, decode and update each kind of
+    step's median, measured, or modelled for a --compute device."""
+    config = (meta or {}).get("config") or {}
+    device = config.get("compute") if config.get("compute") not in (None, "measured") else None
+    spread = bool(_spread_note(steps, meta))
+    modelled = f", compute modelled for {device}" if device else ""
+    own = f"comm, compute and wait (comm_measured_s{modelled})" if spread else "comm (comm_measured_s)"
+    compute = "" if spread else (f"compute modelled for {device}, " if device else "compute the bench's one figure, ")
+    codec = f"modelled for {device} per kind of step" if device else "each kind of step's median"
     past = f", the {warmup} warm-up steps left out" if warmup else ""
-    return f"measured: each step with its own comm (comm_measured_s), the other parts booked as medians{past}"
+    return f"measured: each step with its own {own}; {compute}encode, decode and update {codec}{past}"
 
 
 def _alike_note(steps: pd.DataFrame, spread: bool) -> str:
@@ -93,8 +98,8 @@ def step_time_plot(runs: list[tuple[str, pd.DataFrame]], styles: dict[str, dict]
     alike = bool(live) and all(np.ptp(v) == 0 for _, v in live)
     if alike:
         note = _alike_note(steps, bool(note))
-    elif _measured(steps):
-        note = "; ".join(filter(None, [note, _measured_note(warmup)]))
+    elif measured_run(steps):
+        note = "; ".join(filter(None, [note, _measured_note(warmup, steps, meta)]))
     line = setting if setting is not None else context(steps)
     # run names are written twice (the bars' labels and the legend): the figure widens with them
     widest = max((len(display_label(label, baseline)) for label, _ in live), default=0)
