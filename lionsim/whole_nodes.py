@@ -13,6 +13,14 @@ def fills_nodes(workers: int, per_node: int) -> bool:
     return workers <= per_node or workers % per_node == 0
 
 
+def neighbour_count(workers: int, per_node: int, up: bool) -> int:
+    """The valid count next to `workers` (itself valid) upwards or downwards: one worker more or
+    less within a node, a whole node more or less beyond one (the crossover search's losing side)."""
+    if up:
+        return workers + 1 if workers < per_node else workers + per_node
+    return workers - 1 if workers <= per_node else workers - per_node
+
+
 def node_count(workers: int, per_node: int) -> int:
     """The nodes `workers` occupy (one within a node), for a count that fills_nodes."""
     return max(1, workers // per_node)

@@ -36,9 +36,10 @@ from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
+from lionsim.numbers import plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.reports.columns import NETWORK_GBPS
-from lionsim.whole_nodes import fills_nodes
+from lionsim.whole_nodes import fills_nodes, neighbour_count
 TIE = 0.005
 """A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
@@ -64,9 +65,9 @@ def check_crosses_nodes(r: Resolved, given: str, does: str = "varies the inter-n
     per_node = r.network.workers_per_node
     if r.workers > per_node:
         return
-    fit = "1 worker fits" if r.workers == 1 else f"{r.workers} workers fit"
-    raise LionsimError(f"{given} {does}, and {fit} on one node of {r.network.name} ({per_node} worker"
-                       f"{'s' * (per_node != 1)} per node): nothing crosses nodes; it needs more workers than one "
+    fit = f"{plural(r.workers, 'worker')} fit{'s' * (r.workers == 1)}"
+    raise LionsimError(f"{given} {does}, and {fit} on one node of {r.network.name} "
+                       f"({plural(per_node, 'worker')} per node): nothing crosses nodes; it needs more workers than one "
                        f"node holds, e.g. --workers {2 * per_node}")
 
 
@@ -159,9 +160,7 @@ def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above:
 def losing_neighbour(crossover: int, wins_above: bool, workers_per_node: int) -> int:
     """The valid count beside a worker crossover on the losing side: the one before the first
     winning count ("above"), or after the last ("below"); whole nodes beyond one node."""
-    if wins_above:
-        return crossover - 1 if crossover <= workers_per_node else crossover - workers_per_node
-    return crossover + 1 if crossover < workers_per_node else crossover + workers_per_node
+    return neighbour_count(crossover, workers_per_node, up=not wins_above)
 
 
 TO_TARGET = "to_target_speedup"

@@ -270,7 +270,7 @@ def test_every_reader_of_the_whole_nodes_rule_says_what_a_brute_force_placement_
     against placing the workers node by node."""
     from lionsim.backends.nodes import node_layout
     from lionsim.estimate.plain import check_gpus_per_node, nearest_count
-    from lionsim.estimate.sweep import worker_counts
+    from lionsim.estimate.sweep import losing_neighbour, worker_counts
     from lionsim.whole_nodes import fills_nodes, node_count
 
     inter = Link(alpha_s=0.0, bandwidth_Bps=1e9)
@@ -289,5 +289,8 @@ def test_every_reader_of_the_whole_nodes_rule_says_what_a_brute_force_placement_
                 continue
             assert node_count(workers, per_node) == net.nodes(workers) == node_layout(workers, per_node)[1] == nodes
             check_gpus_per_node(workers, per_node)
+        for w in valid[1:-1]:  # the crossover search's losing side: the valid count just below / above
+            assert losing_neighbour(w, True, per_node) == max(v for v in valid if v < w), (w, per_node)
+            assert losing_neighbour(w, False, per_node) == min(v for v in valid if v > w), (w, per_node)
         for target in (0.4, 1.2, 2.6, 5.3, 9.7, 12.2, 17.9, 30.1):  # no ties: one nearest count
             assert nearest_count(target, per_node) == min(valid, key=lambda w: abs(w - target)), (target, per_node)
