@@ -21,7 +21,8 @@ from rich.text import Text
 
 from lionsim.cli.config_file import config_defaults, config_refused, from_config
 from lionsim.cli.preload import preload_plugins
-from lionsim.cli.refusals import NO_ARGS_IS_HELP, bad_parameter, click, no_such_command, no_such_option
+from lionsim.cli.click_compat import NO_ARGS_IS_HELP, click
+from lionsim.cli.refusals import bad_parameter, no_such_command, no_such_option
 from lionsim.errors import LionsimError
 from lionsim.reports.widths import Environ, shaped
 from lionsim.usercode import EXIT_CODE, UserCodeError

@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 from rich.console import Console
 
-from lionsim.cli.refusals import click, takes
+from lionsim.cli.click_compat import click
+from lionsim.cli.refusals import takes
 from lionsim.errors import LionsimError
 
 _CONFIG_KEYS: dict[str, tuple[str, str, Any]] = {}

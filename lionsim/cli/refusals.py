@@ -7,15 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 
-import typer
-
-# typer >= 0.20 vendors click as typer._click; older typer uses click itself.
-click = getattr(typer, "_click", None)
-if click is None:  # pragma: no cover
-    import click
-
-NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
-"""What a bare `lionsim` raises (click >= 8.2): main prints the help it carries on stderr."""
+from lionsim.cli.click_compat import click
 
 KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "string": "text"}
 """What a typed option takes, by the kind pydantic's error type names (int_parsing, float_type...)."""

@@ -437,7 +437,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
         notes.append(DEFAULT_BASELINE_NOTE)
     if mixed := precision_note(out):
         notes.append(mixed)
-    notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    notes += hier_notes(r, out, estimate_rows)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
     if notes:
         out.attrs["caption_notes"] = notes
     return out
