@@ -20,9 +20,9 @@ What a sweep at R ranks can tell apart, and how each piece is found:
    the small calls' (SLOW_MAX_BYTES: there a busy host's wake-ups swamp the bytes) and its
    bytes make at least half that size's fast time (BYTES_MIN_SHARE); else the rate rests on
    differences within the floor's noise (8 MB/s read from 1-64 kB on a busy 2-core host), and
-   B is the prior network's, the profile saying so (link_source). Its alpha is the prior network's (`--network`): at a few ranks a
-   per-message alpha and the library's per-call floor cannot be told apart, so the floor takes
-   what alpha does not.
+   B is the prior network's, the profile saying so (link_source). Its alpha is the prior
+   network's (`--network`): at a few ranks a per-message alpha and the library's per-call floor
+   cannot be told apart, so the floor takes what alpha does not.
 4. Per op, in its base dtype (float32 when measured, else the first): fast time = floor_k +
    L alpha + S n / (B share_k) in size regime k, with (L, S) the coefficients of the op's
    algorithm at R ranks (FIT_ALGORITHMS: what gloo runs; the fitted traits pin it, so the
