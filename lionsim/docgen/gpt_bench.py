@@ -10,21 +10,16 @@ holds what the code models."""
 
 from __future__ import annotations
 
-import datetime
-import json
-import time
 from pathlib import Path
 
 import pandas as pd
 
-from lionsim.docgen.bench import MODELLED, wrap
-from lionsim.docgen.blocks import BLOCKS, Block, cache_dir
-from lionsim.errors import LionsimError
+from lionsim.docgen import cached
+from lionsim.docgen.bench import wrap
+from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.numbers import bytes_text
-from lionsim.reports.columns import run_label
 
 CACHE = "methods-2025-b-gpt"
-PROVENANCE = "provenance.json"
 ARGS = ["--workload", "gpt", "-s", "adamw", "-s", "sparseloco", "-s", "streaming-diloco", "--streaming-delay", "1"]
 """The page's `lionsim bench` arguments (100 steps, the default)."""
 
@@ -33,28 +28,8 @@ def refresh() -> Path:
     """Train the page's bench for real and cache it (a minute or two on a CPU)."""
     from lionsim.bench import run_plan
     from lionsim.docgen.run import bench_plan
-    from lionsim.regress.fingerprint import fingerprint
-    from lionsim.reports import write_run
 
-    started = time.time()
-    result = run_plan(bench_plan(ARGS))
-    where = cache_dir(CACHE)
-    write_run(where, result.steps, result.summary, result.meta)
-    fp = fingerprint()
-    facts = {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-             "date": datetime.date.today().isoformat(), "wall_s": round(time.time() - started)}
-    (where / PROVENANCE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
-    return where
-
-
-def _cached() -> tuple[pd.DataFrame, dict]:
-    from lionsim.reports import load_run
-
-    where = cache_dir(CACHE)
-    if not (where / PROVENANCE).is_file():
-        raise LionsimError(f"no cached run in {where}: `python -m lionsim.docgen --refresh {CACHE}` makes it")
-    steps, _, _ = load_run(where)
-    return steps, json.loads((where / PROVENANCE).read_text(encoding="utf-8"))
+    return cached.cache_run(CACHE, lambda: run_plan(bench_plan(ARGS)))
 
 
 def _acc(x: float) -> str:
@@ -64,8 +39,9 @@ def _acc(x: float) -> str:
 def gpt_table() -> str:
     from lionsim.reports import summarize
 
-    steps, facts = _cached()
-    summary = summarize(steps)
+    run = cached.load_cached(CACHE)
+    facts = run.facts
+    summary = summarize(run.steps)
     target = summary.iloc[0]
     lines = [f"| run | loss | acc | step ms | sent | bits up/down | speedup | to target ({target.target_loss:.4g}) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -98,24 +74,12 @@ def reached(summary: pd.DataFrame) -> str:
 def first_steps_differ(steps: int = 2) -> list[str]:
     """Rerun the page's bench for its first `steps` steps now; the runs whose modelled columns
     differ from the cache's (empty: the cache still describes this code), or the configuration's
-    differences."""
+    differences (lionsim.docgen.cached)."""
     from lionsim.bench import run_plan
     from lionsim.docgen.run import bench_plan
-    from lionsim.training.record import resolved_config
-    from lionsim.training.resume import config_differences
 
-    cached, _ = _cached()
-    meta = json.loads((cache_dir(CACHE) / "run.json").read_text(encoding="utf-8"))
-    differ = config_differences(meta["config"], resolved_config(bench_plan(ARGS)))
-    if differ:
-        return [f"configuration: {d}" for d in differ]
-    fresh = run_plan(bench_plan([*ARGS, "--steps", str(steps)])).steps
-    differ = []
-    for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):
-        old = cached[(cached.strategy == strategy) & (cached.transport == transport) & (cached.step <= steps)]
-        if not old[MODELLED].reset_index(drop=True).equals(rows[MODELLED].reset_index(drop=True)):
-            differ.append(run_label(strategy, transport))
-    return differ
+    return cached.first_steps_differ(CACHE, bench_plan(ARGS),
+                                     lambda: run_plan(bench_plan([*ARGS, "--steps", str(steps)])).steps)
 
 
 BLOCKS.add("methods-2025-b-gpt", Block("methods-2025-b-gpt", gpt_table, cache=CACHE))

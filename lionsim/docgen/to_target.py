@@ -11,7 +11,6 @@ the cache still records what the page's sweep command plans now.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import shutil
@@ -24,11 +23,11 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.docgen.blocks import BLOCKS, Block, cache_dir, checkout
+from lionsim.docgen.cached import PROVENANCE, machine_facts
 from lionsim.docgen.run import printed
 from lionsim.errors import LionsimError
 
 CACHE = "from-run-sweep"
-PROVENANCE = "provenance.json"
 WORKLOAD = "examples/plugins/cnn_workload.py:make"
 SWEEP = ["--workload", WORKLOAD, "--workers", "4,8,16,32", "--seed", "0,1", "-s", "adamw", "-s", "dlion-mavo",
          "-s", "diloco", "-s", "lion", "-s", "signsgd", "--steps", "100"]
@@ -48,8 +47,6 @@ WORKERS_SWEEP = [*ESTIMATE, "--sweep", "workers=16,32,64,128,256,512,1024"]
 
 def refresh() -> Path:
     """Run the page's sweep for real (minutes on a CPU) and cache what --from-run reads of it."""
-    from lionsim.regress.fingerprint import fingerprint
-
     root = checkout()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "sweep"
@@ -64,9 +61,7 @@ def refresh() -> Path:
         for name in KEPT:
             shutil.copyfile(out / name, where / name)
     figure()  # the page's plot, from the new sweep
-    fp = fingerprint()
-    facts = {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-             "date": datetime.date.today().isoformat(), "wall_s": wall, "cpus": os.cpu_count()}
+    facts = {**machine_facts(wall), "cpus": os.cpu_count()}
     (where / PROVENANCE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
     return where
 

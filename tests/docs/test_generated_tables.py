@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 import lionsim.docgen.bench as bench_blocks
+import lionsim.docgen.cached
 import lionsim.docgen.comm  # noqa: F401  (registers its blocks)
 import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 from lionsim.docgen.__main__ import main as docs_main
 from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+from lionsim.docgen.cached import load_cached
 from lionsim.errors import LionsimError
 
 
@@ -35,7 +37,7 @@ def test_the_block_matches_what_the_generator_prints(name):
 
 def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
     body = " ".join(BLOCKS.get("default-bench").render().split())  # the prose is wrapped at 100 columns
-    facts = bench_blocks._cached()[1]
+    facts = load_cached(bench_blocks.CACHE).facts
     assert facts["cpu"] in body and facts["date"] in body and "another CPU rounds differently" in body
     assert "modelled for an H100" in body
 
@@ -81,11 +83,11 @@ def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch)
     import pandas as pd
 
     copy = tmp_path / "default-bench"
-    shutil.copytree(bench_blocks.cache_dir(bench_blocks.CACHE), copy)
+    shutil.copytree(lionsim.docgen.cached.cache_dir(bench_blocks.CACHE), copy)
     steps = pd.read_csv(copy / "steps.csv")
     steps.loc[(steps.strategy == "lioncub-l1") & (steps.step == 2), "wire_bytes"] += 1
     steps.to_csv(copy / "steps.csv", index=False)
-    monkeypatch.setattr(bench_blocks, "cache_dir", lambda name: copy)
+    monkeypatch.setattr(lionsim.docgen.cached, "cache_dir", lambda name: copy)
     assert bench_blocks.first_steps_differ(2, only=["adamw", "lioncub-l1"]) == ["lioncub-l1@int8-allreduce"]
 
 
