@@ -105,3 +105,40 @@ def test_the_low_precision_comm_block_prices_what_the_bench_books():
         assert (got["params"] == VIT_PARAMS).all()
         figures = ", ".join(ms(got.loc[f"adamw@{t}-allreduce", "comm_s"]) for t in ("fp32", "bf16"))
         assert f"{figures} and {ms(got.loc['adamw@fp8-allreduce', 'comm_s'])} at {workers} workers" in body
+
+
+def test_the_gpt_table_summarises_under_the_runs_own_rule(tmp_path, monkeypatch):
+    """methods-2025-b-gpt reads its baseline and target loss from the cached run.json, as `lionsim
+    plot` and `lionsim report` do, and names that baseline in its words."""
+    import json
+    import shutil
+
+    import lionsim.docgen.gpt_bench as gpt
+
+    copy = tmp_path / gpt.CACHE
+    shutil.copytree(lionsim.docgen.cached.cache_dir(gpt.CACHE), copy)
+    meta = json.loads((copy / "run.json").read_text())
+    meta["config"].update(baseline="streaming-diloco", target_loss=1.83)
+    (copy / "run.json").write_text(json.dumps(meta))
+    monkeypatch.setattr(lionsim.docgen.cached, "cache_dir", lambda name: copy)
+    body = " ".join(gpt.gpt_table().split())
+    assert "to target (1.83)" in body and "Target loss 1.83 (--target-loss)" in body
+    assert "streaming-diloco's target on gpt" in body  # adamw (1.770) reaches 1.83, sparseloco (1.823) too
+
+
+def test_reached_words_any_number_of_runs():
+    import pandas as pd
+
+    from lionsim.docgen.gpt_bench import reached
+
+    def summary(reached_by: list[bool], strategies: list[str]) -> pd.DataFrame:
+        runs = [f"{s}@t{i}" for i, s in enumerate(strategies)]
+        return pd.DataFrame({"run": runs, "strategy": strategies, "baseline": runs[0], "steps": 50,
+                             "target_reached": reached_by, "time_to_target_speedup": [1.0, 2.0, 3.0, 4.0][:len(runs)]})
+
+    assert reached(summary([True, True, True, True], ["lion", "a", "b", "c"]), "vit") == \
+        "All 3 reach lion's target on vit, sooner in modelled time by: a 2.00x, b 3.00x, c 4.00x."
+    assert reached(summary([True, False, False], ["lion", "a", "a"]), "vit") == \
+        "Neither reaches lion's target in 50 steps on vit on this run."
+    assert reached(summary([True, False, True, False], ["lion", "a", "a", "b"]), "vit") == \
+        "a@t2 reaches lion's target on vit, sooner in modelled time by: a@t2 3.00x."
