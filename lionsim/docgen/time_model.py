@@ -189,7 +189,8 @@ def spread_bench() -> str:
     same = (uneven["final_loss"] == even["final_loss"]).all()
     losses = ("losses identical to the even run's: the spread moves time, not training" if same
               else "losses differ from the even run's")
-    shown = " \\\n    ".join([" ".join(SPREAD_BENCH[:10]), " ".join([*SPREAD_BENCH[10:], "--out reports/stragglers"])])
+    cut = SPREAD_BENCH.index("--compute-spread")  # the spread's options on a line of their own
+    shown = " \\\n    ".join([" ".join(SPREAD_BENCH[:cut]), " ".join([*SPREAD_BENCH[cut:], "--out reports/stragglers"])])
     return ("\n```bash\nlionsim bench " + shown + "\n```\n\n"
             + md(["run (ms per step)", "compute", "slowest", "wait", "step", "p50", "p99", "speedup (even workers)"],
                  rows)
