@@ -35,7 +35,8 @@ NEWER = ("adamw", "dlion-mavo", "lioncub-l1", "lioncub-linf", "lioncub-l0", "lio
 """The newer strategies' table: each at its default transport, the older ones beside them."""
 METHODS_2025 = ("adamw", "diloco", "muon", "muon-dist", "dion", "muloco", "sparseloco", "streaming-diloco",
                 "streaming-diloco@fp8-allreduce")
-"""The methods of 2025 beside AdamW and DiLoCo, each at its default transport (fp8 as the option)."""
+"""The methods of 2025 beside AdamW and DiLoCo, each at its default transport (fp8 as the
+option)."""
 
 
 def readme_config(steps: int | None = None) -> BenchConfig:
@@ -50,7 +51,8 @@ def refresh() -> Path:
 
 
 def _runs(steps: pd.DataFrame, wanted: list[str]) -> pd.DataFrame:
-    """The rows of the wanted runs (names or labels), in that order, as a bench of them writes them."""
+    """The rows of the wanted runs (names or labels), in that order, as a bench of them writes
+    them."""
     labels = [r.label for r in BenchConfig(strategies=wanted).validate()]
     keep = steps[[run_label(s, t) in labels for s, t in zip(steps["strategy"], steps["transport"])]]
     order = {label: i for i, label in enumerate(labels)}

@@ -41,8 +41,8 @@ def gpt_table() -> str:
 
     run = cached.load_cached(CACHE)
     facts = run.facts
-    summary = run_summary(run.steps, run.meta)  # under the run's own rule (baseline, target, warm-up), as
-    # `lionsim plot` and `lionsim report` summarise it
+    # under the run's own rule (baseline, target, warm-up), as `lionsim plot` and `report` summarise it
+    summary = run_summary(run.steps, run.meta)
     target = summary.iloc[0]
     lines = [f"| run | loss | acc | step ms | sent | bits up/down | speedup | to target ({target.target_loss:.4g}) |",
              "|---|---|---|---|---|---|---|---|"]

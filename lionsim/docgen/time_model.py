@@ -84,7 +84,8 @@ def _with(args: list[str], flag: str, value: str) -> list[str]:
 
 
 def _priced(row, nbytes: float) -> CallCost:
-    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices it."""
+    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices
+    it."""
     return price(CollectiveCall(op="all_reduce", nbytes=int(nbytes)), int(row.workers), NETWORKS.get(row.network))
 
 
@@ -120,8 +121,8 @@ def why_buckets(one, per) -> str:
 
 
 def dlion_paper_ratios() -> str:
-    """D-Lion's ratios to AdamW on the paper's case, after backward, under --overlap auto and buckets,
-    and on a full DGX A100; why per bucket exposes more of AdamW's exchange here."""
+    """D-Lion's ratios to AdamW on the paper's case, after backward, under --overlap auto and
+    buckets, and on a full DGX A100; why per bucket exposes more of AdamW's exchange here."""
     base, dlion = "adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"
     none, auto, buckets = (frame(_with(DLION_PAPER, "--overlap", mode)) for mode in ("none", "auto", "buckets"))
     dgx = frame(_with(DLION_PAPER, "--network", "dgx-a100"))

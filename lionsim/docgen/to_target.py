@@ -40,8 +40,9 @@ with the cache copied there, in a scratch directory."""
 ESTIMATE = ["--model", "gpt2-1.3b", "--workers", "256", "--network", "h100x8-100gbe", "--device", "h100",
             "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit", "-s", "diloco", "-s", "lion",
             "-s", "signsgd", "-s", "onebit-adam", "--tokens", "2.6e10", "--from-run", FROM_RUN]
-"""The page's `lionsim estimate` arguments: 26e9 tokens, 20 per parameter of the 1.3B model (Hoffmann et
-al. 2022, "Training compute-optimal large language models": the compute-optimal tokens per parameter)."""
+"""The page's `lionsim estimate` arguments: 26e9 tokens, 20 per parameter of the 1.3B model
+(Hoffmann et al. 2022, "Training compute-optimal large language models": the compute-optimal
+tokens per parameter)."""
 WORKERS_SWEEP = [*ESTIMATE, "--sweep", "workers=16,32,64,128,256,512,1024"]
 
 
@@ -76,9 +77,9 @@ def _cached() -> tuple[pd.DataFrame, dict, dict]:
 
 
 def config_differences() -> list[str]:
-    """What the cached sweep.json records that the page's sweep command would not plan now (empty:
-    the cache describes it): the grid (the workload by its file, wherever the checkout was) and every
-    bench option."""
+    """What the cached sweep.json records that the page's sweep command would not plan now
+    (empty: the cache describes it): the grid (the workload by its file, wherever the checkout
+    was) and every bench option."""
     from lionsim.config.bench import BenchConfig
     from lionsim.config.sweep import SweepConfig, plan_sweep
     from lionsim.frozen import thawed
