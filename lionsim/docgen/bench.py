@@ -14,21 +14,19 @@ reruns the first steps now and compares those columns with the cache.
 
 from __future__ import annotations
 
-import datetime
 import io
 import textwrap
-import json
-import time
 from pathlib import Path
 
 import pandas as pd
 from rich.console import Console
 
 from lionsim.bench import DEFAULT_STRATEGIES, BenchConfig, plan, run_bench
-from lionsim.docgen.blocks import BLOCKS, Block, cache_dir
-from lionsim.errors import LionsimError
+from lionsim.docgen import cached
+from lionsim.docgen.blocks import BLOCKS, Block
+from lionsim.docgen.cached import cache_run, load_cached
 from lionsim.numbers import bytes_text
-from lionsim.reports import load_run, summarize, summary_table, write_run
+from lionsim.reports import summarize, summary_table
 from lionsim.reports.columns import run_label
 
 CACHE = "default-bench"
@@ -37,11 +35,8 @@ NEWER = ("adamw", "dlion-mavo", "lioncub-l1", "lioncub-linf", "lioncub-l0", "lio
 """The newer strategies' table: each at its default transport, the older ones beside them."""
 METHODS_2025 = ("adamw", "diloco", "muon", "muon-dist", "dion", "muloco", "sparseloco", "streaming-diloco",
                 "streaming-diloco@fp8-allreduce")
-"""The methods of 2025 beside AdamW and DiLoCo, each at its default transport (fp8 as the option)."""
-MODELLED = ["compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "sim_time_s",
-            "wire_bytes", "bits_per_param_up", "bits_per_param_down"]
-"""Columns that are a function of the configuration alone (modelled for the device)."""
-PROVENANCE = "provenance.json"
+"""The methods of 2025 beside AdamW and DiLoCo, each at its default transport (fp8 as the
+option)."""
 
 
 def readme_config(steps: int | None = None) -> BenchConfig:
@@ -52,29 +47,12 @@ def readme_config(steps: int | None = None) -> BenchConfig:
 
 def refresh() -> Path:
     """Train the docs' run for real and cache it (minutes on a CPU)."""
-    from lionsim.regress.fingerprint import fingerprint
-
-    started = time.time()
-    result = run_bench(readme_config())
-    where = cache_dir(CACHE)
-    write_run(where, result.steps, result.summary, result.meta)
-    fp = fingerprint()
-    facts = {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-             "date": datetime.date.today().isoformat(), "wall_s": round(time.time() - started)}
-    (where / PROVENANCE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
-    return where
-
-
-def _cached() -> tuple[pd.DataFrame, dict]:
-    where = cache_dir(CACHE)
-    if not (where / PROVENANCE).is_file():
-        raise LionsimError(f"no cached run in {where}: `python -m lionsim.docgen --refresh {CACHE}` makes it")
-    steps, _, _ = load_run(where)
-    return steps, json.loads((where / PROVENANCE).read_text(encoding="utf-8"))
+    return cache_run(CACHE, lambda: run_bench(readme_config()))
 
 
 def _runs(steps: pd.DataFrame, wanted: list[str]) -> pd.DataFrame:
-    """The rows of the wanted runs (names or labels), in that order, as a bench of them writes them."""
+    """The rows of the wanted runs (names or labels), in that order, as a bench of them writes
+    them."""
     labels = [r.label for r in BenchConfig(strategies=wanted).validate()]
     keep = steps[[run_label(s, t) in labels for s, t in zip(steps["strategy"], steps["transport"])]]
     order = {label: i for i, label in enumerate(labels)}
@@ -95,8 +73,9 @@ def provenance(facts: dict) -> str:
 
 
 def default_bench() -> str:
-    steps, facts = _cached()
-    summary = summarize(_runs(steps, list(DEFAULT_STRATEGIES)))
+    run = load_cached(CACHE)
+    facts = run.facts
+    summary = summarize(_runs(run.steps, list(DEFAULT_STRATEGIES)))
     table = summary_table(summary)
     table.caption = None  # the text around the block explains the columns
     console = Console(width=80, record=True, file=io.StringIO(), color_system=None)
@@ -127,8 +106,9 @@ def _acc(x: float) -> str:
 
 
 def newer_strategies(runs: tuple[str, ...] = NEWER) -> str:
-    steps, facts = _cached()
-    summary = summarize(_runs(steps, list(runs)))
+    run = load_cached(CACHE)
+    facts = run.facts
+    summary = summarize(_runs(run.steps, list(runs)))
     lines = ["| run | loss | acc | step ms | sent | bits up/down | speedup | to target |", "|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples(index=False):
         to = (f"{r.time_to_target_speedup:.2f}x" if r.target_reached else "not reached")
@@ -144,25 +124,11 @@ def newer_strategies(runs: tuple[str, ...] = NEWER) -> str:
 def first_steps_differ(steps: int = 3, only: list[str] | None = None) -> list[str]:
     """Rerun the cached configuration's first `steps` steps now (`only`: of these strategies);
     the runs whose modelled columns differ from the cache's (empty: the cache still describes
-    this code)."""
-    from lionsim.training.record import resolved_config
-    from lionsim.training.resume import config_differences
-
-    cached, _ = _cached()
-    meta = json.loads((cache_dir(CACHE) / "run.json").read_text(encoding="utf-8"))
-    differ = config_differences(meta["config"], resolved_config(plan(readme_config())))  # as --resume checks it
-    if differ:
-        return [f"configuration: {d}" for d in differ]
+    this code; lionsim.docgen.cached)."""
     cfg = readme_config(steps)
     if only is not None:
         cfg.strategies = list(only)
-    fresh = run_bench(cfg).steps
-    differ = []
-    for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):
-        old = cached[(cached.strategy == strategy) & (cached.transport == transport) & (cached.step <= steps)]
-        if not old[MODELLED].reset_index(drop=True).equals(rows[MODELLED].reset_index(drop=True)):
-            differ.append(run_label(strategy, transport))
-    return differ
+    return cached.first_steps_differ(CACHE, plan(readme_config()), lambda: run_bench(cfg).steps)
 
 
 BLOCKS.add("default-bench", Block("default-bench", default_bench, cache=CACHE))

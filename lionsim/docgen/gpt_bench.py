@@ -10,21 +10,16 @@ holds what the code models."""
 
 from __future__ import annotations
 
-import datetime
-import json
-import time
 from pathlib import Path
 
 import pandas as pd
 
-from lionsim.docgen.bench import MODELLED, wrap
-from lionsim.docgen.blocks import BLOCKS, Block, cache_dir
-from lionsim.errors import LionsimError
+from lionsim.docgen import cached
+from lionsim.docgen.bench import wrap
+from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.numbers import bytes_text
-from lionsim.reports.columns import run_label
 
 CACHE = "methods-2025-b-gpt"
-PROVENANCE = "provenance.json"
 ARGS = ["--workload", "gpt", "-s", "adamw", "-s", "sparseloco", "-s", "streaming-diloco", "--streaming-delay", "1"]
 """The page's `lionsim bench` arguments (100 steps, the default)."""
 
@@ -33,28 +28,8 @@ def refresh() -> Path:
     """Train the page's bench for real and cache it (a minute or two on a CPU)."""
     from lionsim.bench import run_plan
     from lionsim.docgen.run import bench_plan
-    from lionsim.regress.fingerprint import fingerprint
-    from lionsim.reports import write_run
 
-    started = time.time()
-    result = run_plan(bench_plan(ARGS))
-    where = cache_dir(CACHE)
-    write_run(where, result.steps, result.summary, result.meta)
-    fp = fingerprint()
-    facts = {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-             "date": datetime.date.today().isoformat(), "wall_s": round(time.time() - started)}
-    (where / PROVENANCE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
-    return where
-
-
-def _cached() -> tuple[pd.DataFrame, dict]:
-    from lionsim.reports import load_run
-
-    where = cache_dir(CACHE)
-    if not (where / PROVENANCE).is_file():
-        raise LionsimError(f"no cached run in {where}: `python -m lionsim.docgen --refresh {CACHE}` makes it")
-    steps, _, _ = load_run(where)
-    return steps, json.loads((where / PROVENANCE).read_text(encoding="utf-8"))
+    return cached.cache_run(CACHE, lambda: run_plan(bench_plan(ARGS)))
 
 
 def _acc(x: float) -> str:
@@ -62,10 +37,12 @@ def _acc(x: float) -> str:
 
 
 def gpt_table() -> str:
-    from lionsim.reports import summarize
+    from lionsim.reports.summary import run_summary
 
-    steps, facts = _cached()
-    summary = summarize(steps)
+    run = cached.load_cached(CACHE)
+    facts = run.facts
+    # under the run's own rule (baseline, target, warm-up), as `lionsim plot` and `report` summarise it
+    summary = run_summary(run.steps, run.meta)
     target = summary.iloc[0]
     lines = [f"| run | loss | acc | step ms | sent | bits up/down | speedup | to target ({target.target_loss:.4g}) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -81,41 +58,41 @@ def gpt_table() -> str:
                "step ms, sent, bits and speedup are modelled for an H100 from counted work, the same on any machine "
                "(tests/docs/test_generated_tables.py reruns the first steps to check).")
     return ("\n```bash\nlionsim bench " + " ".join(ARGS) + " --out reports/methods-2025-b-gpt\n```\n\n"
-            + wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n" + wrap(reached(summary)) + "\n\n")
+            + wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n" + wrap(reached(summary, run.meta["config"]["workload"])) + "\n\n")
 
 
-def reached(summary: pd.DataFrame) -> str:
-    """Which runs reached the baseline's target, and how much sooner in modelled time."""
-    others = summary.iloc[1:]
+def reached(summary: pd.DataFrame, workload: str) -> str:
+    """Which runs reached the baseline's target, and how much sooner in modelled time (each run
+    by its strategy where that names one run, else by its label)."""
+    unique = summary.strategy.map(summary.strategy.value_counts()) == 1
+    name = dict(zip(summary.run, summary.strategy.where(unique, summary.run)))
+    base = summary.baseline.iloc[0]
+    others = summary[summary.run != base]
     got = others[others.target_reached.astype(bool)]
+    target = f"{name[base]}'s target"
+    if others.empty:
+        return f"{name[base]} ran alone: nothing to compare with its target."
     if got.empty:
-        return "Neither reaches AdamW's target in 100 steps on this run."
-    sooner = ", ".join(f"{r.strategy} {r.time_to_target_speedup:.2f}x" for r in got.itertuples(index=False))
-    which = "Both reach" if len(got) == len(others) else f"{', '.join(got.strategy)} reaches"
-    return f"{which} AdamW's target on gpt, sooner in modelled time by: {sooner}."
+        who = ("Neither reaches" if len(others) == 2 else f"{name[others.run.iloc[0]]} does not reach"
+               if len(others) == 1 else f"None of the {len(others)} reaches")
+        return f"{who} {target} in {int(summary.steps.max())} steps on {workload} on this run."
+    if len(got) == len(others):
+        who = {1: f"{name[got.run.iloc[0]]} reaches", 2: "Both reach"}.get(len(got), f"All {len(got)} reach")
+    else:
+        who = f"{', '.join(got.run.map(name))} {'reaches' if len(got) == 1 else 'reach'}"
+    sooner = ", ".join(f"{name[r.run]} {r.time_to_target_speedup:.2f}x" for r in got.itertuples(index=False))
+    return f"{who} {target} on {workload}, sooner in modelled time by: {sooner}."
 
 
 def first_steps_differ(steps: int = 2) -> list[str]:
     """Rerun the page's bench for its first `steps` steps now; the runs whose modelled columns
     differ from the cache's (empty: the cache still describes this code), or the configuration's
-    differences."""
+    differences (lionsim.docgen.cached)."""
     from lionsim.bench import run_plan
     from lionsim.docgen.run import bench_plan
-    from lionsim.training.record import resolved_config
-    from lionsim.training.resume import config_differences
 
-    cached, _ = _cached()
-    meta = json.loads((cache_dir(CACHE) / "run.json").read_text(encoding="utf-8"))
-    differ = config_differences(meta["config"], resolved_config(bench_plan(ARGS)))
-    if differ:
-        return [f"configuration: {d}" for d in differ]
-    fresh = run_plan(bench_plan([*ARGS, "--steps", str(steps)])).steps
-    differ = []
-    for (strategy, transport), rows in fresh.groupby(["strategy", "transport"], sort=False):
-        old = cached[(cached.strategy == strategy) & (cached.transport == transport) & (cached.step <= steps)]
-        if not old[MODELLED].reset_index(drop=True).equals(rows[MODELLED].reset_index(drop=True)):
-            differ.append(run_label(strategy, transport))
-    return differ
+    return cached.first_steps_differ(CACHE, bench_plan(ARGS),
+                                     lambda: run_plan(bench_plan([*ARGS, "--steps", str(steps)])).steps)
 
 
 BLOCKS.add("methods-2025-b-gpt", Block("methods-2025-b-gpt", gpt_table, cache=CACHE))

@@ -84,7 +84,8 @@ def _with(args: list[str], flag: str, value: str) -> list[str]:
 
 
 def _priced(row, nbytes: float) -> CallCost:
-    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices it."""
+    """One all-reduce of `nbytes` among the workers of estimate.csv's `row`, as estimate prices
+    it."""
     return price(CollectiveCall(op="all_reduce", nbytes=int(nbytes)), int(row.workers), NETWORKS.get(row.network))
 
 
@@ -120,8 +121,8 @@ def why_buckets(one, per) -> str:
 
 
 def dlion_paper_ratios() -> str:
-    """D-Lion's ratios to AdamW on the paper's case, after backward, under --overlap auto and buckets,
-    and on a full DGX A100; why per bucket exposes more of AdamW's exchange here."""
+    """D-Lion's ratios to AdamW on the paper's case, after backward, under --overlap auto and
+    buckets, and on a full DGX A100; why per bucket exposes more of AdamW's exchange here."""
     base, dlion = "adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"
     none, auto, buckets = (frame(_with(DLION_PAPER, "--overlap", mode)) for mode in ("none", "auto", "buckets"))
     dgx = frame(_with(DLION_PAPER, "--network", "dgx-a100"))
@@ -189,7 +190,8 @@ def spread_bench() -> str:
     same = (uneven["final_loss"] == even["final_loss"]).all()
     losses = ("losses identical to the even run's: the spread moves time, not training" if same
               else "losses differ from the even run's")
-    shown = " \\\n    ".join([" ".join(SPREAD_BENCH[:10]), " ".join([*SPREAD_BENCH[10:], "--out reports/stragglers"])])
+    cut = SPREAD_BENCH.index("--compute-spread")  # the spread's options on a line of their own
+    shown = " \\\n    ".join([" ".join(SPREAD_BENCH[:cut]), " ".join([*SPREAD_BENCH[cut:], "--out reports/stragglers"])])
     return ("\n```bash\nlionsim bench " + shown + "\n```\n\n"
             + md(["run (ms per step)", "compute", "slowest", "wait", "step", "p50", "p99", "speedup (even workers)"],
                  rows)

@@ -11,7 +11,6 @@ the cache still records what the page's sweep command plans now.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import shutil
@@ -24,11 +23,11 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.docgen.blocks import BLOCKS, Block, cache_dir, checkout
+from lionsim.docgen.cached import PROVENANCE, machine_facts
 from lionsim.docgen.run import printed
 from lionsim.errors import LionsimError
 
 CACHE = "from-run-sweep"
-PROVENANCE = "provenance.json"
 WORKLOAD = "examples/plugins/cnn_workload.py:make"
 SWEEP = ["--workload", WORKLOAD, "--workers", "4,8,16,32", "--seed", "0,1", "-s", "adamw", "-s", "dlion-mavo",
          "-s", "diloco", "-s", "lion", "-s", "signsgd", "--steps", "100"]
@@ -41,15 +40,14 @@ with the cache copied there, in a scratch directory."""
 ESTIMATE = ["--model", "gpt2-1.3b", "--workers", "256", "--network", "h100x8-100gbe", "--device", "h100",
             "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit", "-s", "diloco", "-s", "lion@bf16-allreduce",
             "-s", "signsgd", "-s", "onebit-adam", "--tokens", "2.6e10", "--from-run", FROM_RUN]
-"""The page's `lionsim estimate` arguments: 26e9 tokens, 20 per parameter of the 1.3B model (Hoffmann et
-al. 2022, "Training compute-optimal large language models": the compute-optimal tokens per parameter)."""
+"""The page's `lionsim estimate` arguments: 26e9 tokens, 20 per parameter of the 1.3B model
+(Hoffmann et al. 2022, "Training compute-optimal large language models": the compute-optimal
+tokens per parameter)."""
 WORKERS_SWEEP = [*ESTIMATE, "--sweep", "workers=16,32,64,128,256,512,1024"]
 
 
 def refresh() -> Path:
     """Run the page's sweep for real (minutes on a CPU) and cache what --from-run reads of it."""
-    from lionsim.regress.fingerprint import fingerprint
-
     root = checkout()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "sweep"
@@ -64,9 +62,7 @@ def refresh() -> Path:
         for name in KEPT:
             shutil.copyfile(out / name, where / name)
     figure()  # the page's plot, from the new sweep
-    fp = fingerprint()
-    facts = {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-             "date": datetime.date.today().isoformat(), "wall_s": wall, "cpus": os.cpu_count()}
+    facts = {**machine_facts(wall), "cpus": os.cpu_count()}
     (where / PROVENANCE).write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
     return where
 
@@ -81,9 +77,9 @@ def _cached() -> tuple[pd.DataFrame, dict, dict]:
 
 
 def config_differences() -> list[str]:
-    """What the cached sweep.json records that the page's sweep command would not plan now (empty:
-    the cache describes it): the grid (the workload by its file, wherever the checkout was) and every
-    bench option."""
+    """What the cached sweep.json records that the page's sweep command would not plan now
+    (empty: the cache describes it): the grid (the workload by its file, wherever the checkout
+    was) and every bench option."""
     from lionsim.config.bench import BenchConfig
     from lionsim.config.sweep import SweepConfig, plan_sweep
     from lionsim.frozen import thawed

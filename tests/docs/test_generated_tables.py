@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import pytest
 import lionsim.docgen.bench as bench_blocks
+import lionsim.docgen.cached
 import lionsim.docgen.comm  # noqa: F401  (registers its blocks)
 import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 from lionsim.docgen.__main__ import main as docs_main
 from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+from lionsim.docgen.cached import load_cached
 from lionsim.errors import LionsimError
 
 
@@ -35,7 +37,7 @@ def test_the_block_matches_what_the_generator_prints(name):
 
 def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():
     body = " ".join(BLOCKS.get("default-bench").render().split())  # the prose is wrapped at 100 columns
-    facts = bench_blocks._cached()[1]
+    facts = load_cached(bench_blocks.CACHE).facts
     assert facts["cpu"] in body and facts["date"] in body and "another CPU rounds differently" in body
     assert "modelled for an H100" in body
 
@@ -81,11 +83,11 @@ def test_a_cache_that_no_longer_matches_the_code_is_named(tmp_path, monkeypatch)
     import pandas as pd
 
     copy = tmp_path / "default-bench"
-    shutil.copytree(bench_blocks.cache_dir(bench_blocks.CACHE), copy)
+    shutil.copytree(lionsim.docgen.cached.cache_dir(bench_blocks.CACHE), copy)
     steps = pd.read_csv(copy / "steps.csv")
     steps.loc[(steps.strategy == "lioncub-l1") & (steps.step == 2), "wire_bytes"] += 1
     steps.to_csv(copy / "steps.csv", index=False)
-    monkeypatch.setattr(bench_blocks, "cache_dir", lambda name: copy)
+    monkeypatch.setattr(lionsim.docgen.cached, "cache_dir", lambda name: copy)
     assert bench_blocks.first_steps_differ(2, only=["adamw", "lioncub-l1"]) == ["lioncub-l1@int8-allreduce"]
 
 
@@ -103,3 +105,40 @@ def test_the_low_precision_comm_block_prices_what_the_bench_books():
         assert (got["params"] == VIT_PARAMS).all()
         figures = ", ".join(ms(got.loc[f"adamw@{t}-allreduce", "comm_s"]) for t in ("fp32", "bf16"))
         assert f"{figures} and {ms(got.loc['adamw@fp8-allreduce', 'comm_s'])} at {workers} workers" in body
+
+
+def test_the_gpt_table_summarises_under_the_runs_own_rule(tmp_path, monkeypatch):
+    """methods-2025-b-gpt reads its baseline and target loss from the cached run.json, as `lionsim
+    plot` and `lionsim report` do, and names that baseline in its words."""
+    import json
+    import shutil
+
+    import lionsim.docgen.gpt_bench as gpt
+
+    copy = tmp_path / gpt.CACHE
+    shutil.copytree(lionsim.docgen.cached.cache_dir(gpt.CACHE), copy)
+    meta = json.loads((copy / "run.json").read_text())
+    meta["config"].update(baseline="streaming-diloco", target_loss=1.83)
+    (copy / "run.json").write_text(json.dumps(meta))
+    monkeypatch.setattr(lionsim.docgen.cached, "cache_dir", lambda name: copy)
+    body = " ".join(gpt.gpt_table().split())
+    assert "to target (1.83)" in body and "Target loss 1.83 (--target-loss)" in body
+    assert "streaming-diloco's target on gpt" in body  # adamw (1.770) reaches 1.83, sparseloco (1.823) too
+
+
+def test_reached_words_any_number_of_runs():
+    import pandas as pd
+
+    from lionsim.docgen.gpt_bench import reached
+
+    def summary(reached_by: list[bool], strategies: list[str]) -> pd.DataFrame:
+        runs = [f"{s}@t{i}" for i, s in enumerate(strategies)]
+        return pd.DataFrame({"run": runs, "strategy": strategies, "baseline": runs[0], "steps": 50,
+                             "target_reached": reached_by, "time_to_target_speedup": [1.0, 2.0, 3.0, 4.0][:len(runs)]})
+
+    assert reached(summary([True, True, True, True], ["lion", "a", "b", "c"]), "vit") == \
+        "All 3 reach lion's target on vit, sooner in modelled time by: a 2.00x, b 3.00x, c 4.00x."
+    assert reached(summary([True, False, False], ["lion", "a", "a"]), "vit") == \
+        "Neither reaches lion's target in 50 steps on vit on this run."
+    assert reached(summary([True, False, True, False], ["lion", "a", "a", "b"]), "vit") == \
+        "a@t2 reaches lion's target on vit, sooner in modelled time by: a@t2 3.00x."
