@@ -135,20 +135,22 @@ def _speedup_at(r: Resolved, label: str, workers: int, column: str = "speedup", 
     return float(next(row for row in rows if f"{row['strategy']}@{row['transport']}" == label)[column])
 
 
-def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None) -> bool:
-    return _speedup_at(r, label, workers, column, memo) > 1.0
+def _wins_at(r: Resolved, label: str, workers: int, column: str = "speedup", memo: dict | None = None,
+             level: float = 1.0) -> bool:
+    return _speedup_at(r, label, workers, column, memo) > level
 
 
 def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above: bool, column: str = "speedup",
-                     memo: dict | None = None) -> int:
-    """The first valid count on the winning side between sweep points `after` (one side) and
-    `upto` (the other): bisection keeps `after`'s side on the left and `upto`'s on the right."""
+                     memo: dict | None = None, level: float = 1.0) -> int:
+    """The first valid count on the winning side (a speedup above `level`: 1.00x where it crosses,
+    1 + TIE where it leaves the tie band) between sweep points `after` (one side) and `upto` (the
+    other): bisection keeps `after`'s side on the left and `upto`'s on the right."""
     counts = worker_counts(after, upto, r.network.workers_per_node)
     left, right = -1, len(counts) - 1  # counts[-1] is `upto`; index -1 stands for `after`
-    upto_side = _wins_at(r, label, upto, column, memo)
+    upto_side = _wins_at(r, label, upto, column, memo, level)
     while right - left > 1:
         mid = (left + right) // 2
-        if _wins_at(r, label, counts[mid], column, memo) == upto_side:
+        if _wins_at(r, label, counts[mid], column, memo, level) == upto_side:
             right = mid
         else:
             left = mid
@@ -218,7 +220,12 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": ""})
                 continue
             values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
-            spans = winning_spans(values, speedups, sweep)
+            refine = None
+            if sweep.variable == "workers" and r is not None:
+                def refine(wins_at: float, ties_at: float, label=f"{strategy}@{transport}") -> float:
+                    low, high = sorted((int(wins_at), int(ties_at)))
+                    return float(worker_crossover(r, label, low, high, wins_at == high, column, memo, 1 + TIE))
+            spans = winning_spans(values, speedups, sweep, refine)
             where = winning_ranges(spans, sweep)
             # each edge where it starts (or stops) winning is its crossover: one row an edge, as a run
             # that crosses 1 twice has two, every one marked on sweep.png; no losing side, so no loses_at
@@ -227,18 +234,20 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
 
 
-def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep) -> list[tuple[float | None, float | None]]:
+def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine=None) -> list[
+        tuple[float | None, float | None]]:
     """The (start, end) of each span where a run that wins at some sweep points and ties at the others
     ("partly": no loss, or it would cross) wins, None where a span reaches the sweep's end. Over
     bandwidth each edge is interpolated as a crossover is (log speedup linear in log GB/s) to where
-    the speedup leaves the tie band (1 + TIE); over workers it is the last (first) swept count that
-    wins, the counts between two swept ones not priced. Each edge is a crossover (crossovers)."""
+    the speedup leaves the tie band (1 + TIE); over workers `refine(wins_at, ties_at)` prices the
+    counts between the two swept ones for the winning count next to the ties, as a crossover's are
+    (crossovers passes it; without it, the swept count that wins). Each edge is a crossover."""
     wins = speedups > 1 + TIE
     edge = math.log1p(TIE)
 
     def between(i: int, j: int) -> float:  # i wins, j ties
         if sweep.variable == "workers":
-            return float(values[i])
+            return float(values[i]) if refine is None else refine(values[i], values[j])
         x, y = np.log(values[[i, j]]), np.log(speedups[[i, j]])
         return float(np.exp(x[0] + (x[1] - x[0]) * (edge - y[0]) / (y[1] - y[0])))
 

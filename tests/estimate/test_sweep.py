@@ -15,6 +15,7 @@ from lionsim.estimate import EstimateConfig, estimate
 from lionsim.estimate.config import resolve
 from lionsim.estimate.sweep import (
     CROSSOVER_COLUMNS,
+    TIE,
     Sweep,
     crossovers,
     parse_sweep,
@@ -367,3 +368,21 @@ def test_a_run_that_wins_partly_over_workers_names_the_swept_counts_that_win():
     got = crossovers(frame, Sweep("workers", (8, 16, 32, 64)))
     assert got["wins_where"].tolist() == ["wins from 16 to 32 workers, ties elsewhere"] * 2
     assert got["crossover"].tolist() == [16, 32]  # each edge its crossover: the swept counts that win
+
+
+def test_a_partly_winning_run_over_workers_prices_the_counts_between_for_its_edge():
+    """It named the swept count (294) where the run wins from 257: at 257-293 workers, not a power of
+    two, the ideal library's AdamW all-reduce falls back to a tree while D-Lion's int8 one rings
+    (the algorithm column), and the counts between swept ones were not priced."""
+    cfg = EstimateConfig(model="gpt2-124m", network="10gbe", workers=8,
+                         strategies=["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"])
+    _, frame, got = run_sweep(cfg, "workers=256,264")
+    (row,) = got.itertuples()
+    assert row.wins == "partly" and row.wins_where == f"wins from {int(row.crossover)} workers, ties below"
+
+    def speedup(workers: int) -> float:  # one point: an estimate of its own
+        priced = estimate(dataclasses.replace(cfg, workers=workers))
+        return priced[priced["strategy"] == "dlion-mavo"]["speedup"].iloc[0]
+
+    at = int(row.crossover)
+    assert 256 < at < 264 and speedup(at) > 1 + TIE >= speedup(at - 1)
