@@ -215,7 +215,7 @@ def comm(
             if frame is None:  # a launcher's rank other than 0: rank 0 reports
                 return
         if target is not None:
-            _stage(target, frame, None if fit is None else fit.stem)
+            _stage(target, frame, None if fit is None else fit.stem, {net.name: net.library_text()})
     except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
         if target is not None:
             target.abandon()
@@ -225,12 +225,29 @@ def comm(
     if backend == "sim":
         slow = slow_words(net.traits, [row["bytes"] for row in rows])
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))
+        if estimate_prices_otherwise(net, network, traits):
+            err_console.print(f"note: {ESTIMATE_NOTE}", markup=False, highlight=False)  # the title says "(ideal)"
     elif format != "table":
         emit(frame, format)
     if written:
         path, *plots = written
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
                                                               markup=False, highlight=False)
+
+
+ESTIMATE_NOTE = "estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+
+
+def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:
+    """Whether `net` (comm's model of --network `spec`) is GPU nodes (workers_per_node > 1, or a
+    device named) priced by the ideal library where `lionsim estimate` would price the same
+    --network and --traits with NCCL (a profile naming no library takes the device's: network_for's
+    `library`), so that the two commands' figures for one profile differ by the library alone."""
+    if not net.traits.ideal or (net.workers_per_node < 2 and not net.device):
+        return False
+    from lionsim.estimate.plain import DEVICE_LIBRARY
+
+    return network_for(spec, traits=traits, library=DEVICE_LIBRARY).traits.name != net.traits.name
 
 
 def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
@@ -250,15 +267,16 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
     return target
 
 
-def _stage(target, frame, fitted: str | None) -> None:
+def _stage(target, frame, fitted: str | None, libraries: dict[str, str]) -> None:
     """comm.csv, then its plots, into the staging directory: published together, or not at all.
-    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted)."""
+    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted); `libraries`:
+    the library that priced each model network, as the table's title names it."""
     from lionsim.reports.files import write_atomic
     from lionsim.reports.formats import write_csv
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
-                                *plot_comm(stage, frame, fitted=fitted)])
+                                *plot_comm(stage, frame, fitted=fitted, libraries=libraries)])
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):

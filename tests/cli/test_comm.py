@@ -139,7 +139,7 @@ def test_comm_out_never_publishes_what_a_killed_run_left(tmp_path, capsys):
 def test_comm_interrupted_leaves_no_staging_folder(tmp_path, capsys, monkeypatch):
     import lionsim.reports.plots as plots
 
-    def interrupted(stage, frame, fitted=None):
+    def interrupted(stage, frame, **_):
         (stage / "comm_all_reduce.png").write_bytes(b"half")
         raise KeyboardInterrupt
 
@@ -216,7 +216,7 @@ def test_measured_without_network_leaves_the_model_out_of_table_csv_and_plots_as
 
     drawn = []
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: drawn.append(frame) or [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, **_: drawn.append(frame) or [])
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
                               "--out", tmp_path / "out"], capsys)
     assert code == 0, err
@@ -318,7 +318,7 @@ def test_fit_without_network_says_to_pass_the_profile_it_writes(tmp_path, capsys
     import lionsim.reports.plots as plots
 
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, **_: [])
     profile = tmp_path / "mine.toml"
     code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--collective", "all_reduce", "--dtype",
                               "float32", "--sizes", "1KB:64KB", "--iters", "2", "--warmup", "0"], capsys)
@@ -338,3 +338,26 @@ def test_the_left_out_words_load_no_matplotlib():
             "unchecked_model; model_left_out('10gbe', 'loopback', 'gloo'); "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_gpu_nodes_priced_ideal_say_the_library_in_the_plot_and_how_estimate_prices_them(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """A profile of 8-GPU nodes naming no library: comm prices it with the ideal library and
+    estimate with NCCL (network_for's library), so the plot's title names the library as the table
+    does, and one line says how to get estimate's figures; --traits nccl prices those, without it."""
+    import lionsim.reports.plots.comm as comm
+
+    titles = []
+    monkeypatch.setattr(comm, "save", lambda fig, path: titles.append(fig._suptitle.get_text()) or [])
+    profile = tmp_path / "gpus.toml"
+    profile.write_text('name = "gpus"\nworkers_per_node = 8\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n'
+                       '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 380.0\n')
+    argv = ["comm", "--sizes", "1MB,1GB", "--workers", "32", "--network", str(profile), "--out", str(tmp_path / "o")]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "(ideal)" in out
+    assert err.strip() == "note: estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+    assert "model: gpus (ideal, dashed)" in titles[0]
+    code, out, err = run_cli([*argv[:-2], "--traits", "nccl"], capsys)
+    assert code == 0 and "nccl" in out and err == ""
+    code, _, err = run_cli(["comm", "--sizes", "1MB", "--network", "25gbe"], capsys)  # no GPU nodes: no note
+    assert code == 0 and err == ""

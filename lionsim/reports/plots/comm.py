@@ -22,10 +22,13 @@ from lionsim.reports.plots.style import MARKERS, PALETTE, figure, legend_outside
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
 
-def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None) -> list[Path]:
+def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None,
+              libraries: dict[str, str] | None = None) -> list[Path]:
     """comm_<collective>.png (and .svg) per collective in the table, or comm_<collective>_<dtype>
     per dtype where a sweep measured the collective in several; return their paths. `fitted`:
-    the model network that is the profile `--fit` wrote, drawn dotted."""
+    the model network that is the profile `--fit` wrote, drawn dotted; `libraries`: the library
+    that priced each model network ("ideal", "nccl over sockets"), named in the title as the
+    table names it (a comm.csv redrawn alone records none)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     comm = comm.assign(dtype=comm["dtype"].fillna("") if "dtype" in comm else "")
@@ -41,7 +44,7 @@ def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None) -> l
             part = rows if dtype is None else rows[rows["dtype"].isin([dtype, ""])]
             name = op if dtype is None else f"{op}_{dtype}"
             paths += _collective_plot(op if dtype is None else f"{op} ({dtype})", part, colours, shapes, styles,
-                                      out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
+                                      libraries or {}, out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
     return paths
 
 
@@ -52,9 +55,11 @@ def model_styles(models: list[str], fitted: str | None = None) -> dict[str, str]
     return {net: ("--", "-.")[i % 2] for i, net in enumerate(others)} | ({fitted: ":"} if fitted in models else {})
 
 
-def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, path: Path) -> list[Path]:
+def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, libraries: dict,
+                     path: Path) -> list[Path]:
     names = {"--": "dashed", ":": "dotted", "-.": "dash-dot"}
-    networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
+    networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}"
+                         f"{libraries[n] + ', ' if n in libraries else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
         rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
     measured_on = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "measured", "algorithm"]))
     subtitle = " · ".join(x for x in (f"model: {networks}" if networks else "",
