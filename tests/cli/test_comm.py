@@ -176,7 +176,7 @@ def test_measured_comm_csv_puts_only_the_frame_on_stdout(tmp_path, capsys, monke
     frame = pd.read_csv(io.StringIO(out)) if fmt == "csv" else pd.read_json(io.StringIO(out))
     # 1 kB x 2^k up to 512 kB (10 sizes): measured, the model's (and the fitted profile's)
     assert set(frame.source) == {"measured", "model"} and len(frame) == (3 if fit else 2) * 10
-    assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks vs the model" in err
+    assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks (loopback) vs the model" in err
     if fit:
         assert f"wrote {tmp_path / 'gloo2.toml'}" in err and "fitted profile" in err
 
@@ -239,8 +239,28 @@ def test_measured_with_network_given_compares_as_before(tmp_path, capsys, monkey
     monkeypatch.setattr(measure, "measure", _fake_sweep)
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
                               "--network", "10gbe"], capsys)
-    assert code == 0 and "measured on 2 gloo ranks vs the model on 10gbe" in out and "left out" not in out
+    assert code == 0 and "measured on 2 gloo ranks (loopback) vs the model on 10gbe" in out and "left out" not in out
     assert "model 10gbe vs measured means, median / worst |error|" in out
+
+
+@pytest.mark.parametrize("network", [["--network", "25gbe"], []])
+def test_the_table_and_the_plot_say_where_the_ranks_measured_as_bench_does(tmp_path, capsys, monkeypatch, network):
+    """2 gloo ranks on this host measure on loopback, not on --network's 25gbe: the table's title
+    and the plot's say so in bench's caption's words (titles.measured_on), model or none."""
+    import lionsim.measure as measure
+    import lionsim.reports.plots.comm as comm
+    from lionsim.reports.titles import measured_on
+
+    titles = []
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    monkeypatch.setattr(comm, "save", lambda fig, path: titles.append(fig._suptitle.get_text()) or [])
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB,2MB", "--iters", "2", "--warmup", "0",
+                              *network, "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    where = measured_on({"config": {"backend": "gloo"}, "ranks_on_one_host": True})
+    assert where == "loopback"
+    assert f"measured on 2 gloo ranks ({where})" in out
+    assert f"measured: gloo on {where}" in " ".join(titles[0].split())
 
 
 @pytest.mark.parametrize(("args", "message"), [

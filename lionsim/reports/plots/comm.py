@@ -29,12 +29,13 @@ COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GB
 
 
 def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None,
-              libraries: dict[str, str] | None = None) -> list[Path]:
+              libraries: dict[str, str] | None = None, measured_on: str | None = None) -> list[Path]:
     """comm_<collective>.png (and .svg) per collective in the table, or comm_<collective>_<dtype>
     per dtype where a sweep measured the collective in several; return their paths. `fitted`:
     the model network that is the profile `--fit` wrote, drawn dotted; `libraries`: the library
     that priced each model network ("ideal", "nccl over sockets"), named in the title as the
-    table names it (a comm.csv redrawn alone records none)."""
+    table names it (a comm.csv redrawn alone records none); `measured_on`: where the measured rows
+    were measured (lionsim.reports.titles.measured_on: "loopback", "between hosts"), as the table says."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     comm = comm.assign(dtype=comm["dtype"].fillna("") if "dtype" in comm else "")
@@ -50,7 +51,7 @@ def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None,
             part = rows if dtype is None else rows[rows["dtype"].isin([dtype, ""])]
             name = op if dtype is None else f"{op}_{dtype}"
             paths += _collective_plot(op if dtype is None else f"{op} ({dtype})", part, colours, shapes, styles,
-                                      libraries or {}, out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
+                                      libraries or {}, measured_on, out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
     return paths
 
 
@@ -62,12 +63,13 @@ def model_styles(models: list[str], fitted: str | None = None) -> dict[str, str]
 
 
 def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, libraries: dict,
-                     path: Path) -> list[Path]:
+                     link: str | None, path: Path) -> list[Path]:
     names = {"--": "dashed", ":": "dotted", "-.": "dash-dot"}
     networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}"
                          f"{libraries[n] + ', ' if n in libraries else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
         rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
     measured_on = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "measured", "algorithm"]))
+    measured_on += f" on {link}" if measured_on and link else ""
     subtitle = " · ".join(x for x in (f"model: {networks}" if networks else "",
                                       f"measured: {measured_on}" if measured_on else "") if x)
     fig, (time_ax, bw_ax) = figure(f"{op}: time and bus bandwidth vs message size", subtitle, ncols=2,
