@@ -206,16 +206,18 @@ def comm(
     writes = out is not None and (launched is None or launched.rank == 0)  # rank 0 writes, the others stay silent
     target = _prepare(out, overwrite, overwrite_sweep, writes) if out is not None else None
     try:
+        link = None  # where the ranks measured (titles.measured_on): the plot's title says it
         if cfg is None:  # a table of the model alone imports no pandas
             frame = rows_frame(rows) if out is not None else None
         else:
             shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
-            frame = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
-                             option_given(ctx, "network"))
-            if frame is None:  # a launcher's rank other than 0: rank 0 reports
+            result = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
+                              option_given(ctx, "network"))
+            if result is None:  # a launcher's rank other than 0: rank 0 reports
                 return
+            frame, link = result
         if target is not None:
-            _stage(target, frame, None if fit is None else fit.stem)
+            _stage(target, frame, None if fit is None else fit.stem, {net.name: net.library_text()}, link)
     except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
         if target is not None:
             target.abandon()
@@ -225,12 +227,29 @@ def comm(
     if backend == "sim":
         slow = slow_words(net.traits, [row["bytes"] for row in rows])
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))
+        if estimate_prices_otherwise(net, network, traits):
+            err_console.print(f"note: {ESTIMATE_NOTE}", markup=False, highlight=False)  # the title says "(ideal)"
     elif format != "table":
         emit(frame, format)
     if written:
         path, *plots = written
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
                                                               markup=False, highlight=False)
+
+
+ESTIMATE_NOTE = "estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+
+
+def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:
+    """Whether `net` (comm's model of --network `spec`) is GPU nodes (workers_per_node > 1, or a
+    device named) priced by the ideal library where `lionsim estimate` would price the same
+    --network and --traits with NCCL (a profile naming no library takes the device's: network_for's
+    `library`), so that the two commands' figures for one profile differ by the library alone."""
+    if not net.traits.ideal or (net.workers_per_node < 2 and not net.device):
+        return False
+    from lionsim.estimate.plain import DEVICE_LIBRARY
+
+    return network_for(spec, traits=traits, library=DEVICE_LIBRARY).traits.name != net.traits.name
 
 
 def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
@@ -250,20 +269,24 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
     return target
 
 
-def _stage(target, frame, fitted: str | None) -> None:
+def _stage(target, frame, fitted: str | None, libraries: dict[str, str], link: str | None = None) -> None:
     """comm.csv, then its plots, into the staging directory: published together, or not at all.
-    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted)."""
+    `fitted`: the name of the profile --fit wrote (its model rows are drawn dotted); `libraries`:
+    the library that priced each model network, as the table's title names it; `link`: where the
+    measured rows were measured ("loopback"), as the table says it."""
     from lionsim.reports.files import write_atomic
     from lionsim.reports.formats import write_csv
     from lionsim.reports.plots import plot_comm  # matplotlib: only when plots are asked for
 
     target.write(lambda stage: [write_atomic(stage / "comm.csv", lambda f: write_csv(f, frame)),
-                                *plot_comm(stage, frame, fitted=fitted)])
+                                *plot_comm(stage, frame, fitted=fitted, libraries=libraries,
+                                           measured_on=link)])
 
 
 def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
     """Measure (this host's ranks, or the launcher's group), print beside the model on the
-    console `shown`, fit; the comm.csv frame on rank 0, None on the launcher's other ranks.
+    console `shown`, fit; on rank 0 the comm.csv frame and where the ranks measured
+    (titles.measured_on: "loopback"), None on the launcher's other ranks.
     `network_given` False (--network left at its default): the model describes no link measured,
     so, as bench does (lionsim.reports.titles.unchecked_model), it is left out of the table,
     comm.csv and the plots, and one line says why."""
@@ -297,9 +320,10 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     if warning:
         err_console.print(f"warning: {warning}", markup=False)
     from lionsim.group.hosts import by_host
-    from lionsim.reports.titles import link_name, model_left_out
+    from lionsim.reports.titles import link_name, measured_on, model_left_out
 
     one_host = len(by_host(hosts)) == 1
+    link = measured_on({"config": {"backend": cfg.backend}, "ranks_on_one_host": one_host})  # bench's caption's rule
     left_out = None if network_given else model_left_out(
         net.name, link_name({"ranks_on_one_host": one_host}), cfg.backend, one_host, calibrate=False,
         fitting=None if fit is None else str(fit))
@@ -310,13 +334,13 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
         frame = pd.concat([frame, with_model(measured, fitted, algorithm)
                            .query("source == 'model'")], ignore_index=True)[list(frame.columns)]
     if left_out:
-        print_measured(measured, cfg.backend, cfg.ranks, net.name, shown, left_out=left_out)
+        print_measured(measured, cfg.backend, cfg.ranks, net.name, shown, left_out=left_out, link=link)
     else:
         rows = compared(frame[frame.network.isin([net.name, cfg.backend])])
-        print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes))
+        print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes), link=link)
     if extra is not None:
         frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
-    return frame
+    return frame, link
 
 
 def _fit(points, cfg, prior, hosts, path: Path, shown):

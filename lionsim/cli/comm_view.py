@@ -91,14 +91,16 @@ def model_table(rows: list[dict], name: str, library: str = "", width: int | Non
 
 
 def print_measured(rows, backend: str, ranks: int, name: str, to=console, slow: str = "",
-                   left_out: str | None = None) -> None:
+                   left_out: str | None = None, link: str | None = None) -> None:
     """Measured rows (compared: with model_time_s and error) and the median / worst |error| per
     collective, on the console `to` (stderr where stdout carries CSV or JSON); `slow` (slow_words)
     says what the model's mean holds of the library's slow mode. `left_out`: why the model of `name`
     describes no link measured (lionsim.reports.titles.unchecked_model): the measured columns
-    alone, then that line."""
+    alone, then that line. `link`: where the ranks measured (titles.measured_on, as bench's caption
+    says it: "loopback", "between hosts")."""
     modelled = left_out is None
-    table = Table(title=f"measured on {plural(ranks, backend + ' rank')}" + (f" vs the model on {name}" if modelled else ""),
+    table = Table(title=f"measured on {plural(ranks, backend + ' rank')}" + (f" ({link})" if link else "")
+                  + (f" vs the model on {name}" if modelled else ""),
                   box=box.SIMPLE_HEAD, padding=(0, 0), pad_edge=False,
                   caption="time: the slowest rank's, over iterations: median, mean, p10-p90, us; busbw: GB/s "
                           "(1e9 B/s, nccl-tests factors) from the mean"

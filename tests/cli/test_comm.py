@@ -139,7 +139,7 @@ def test_comm_out_never_publishes_what_a_killed_run_left(tmp_path, capsys):
 def test_comm_interrupted_leaves_no_staging_folder(tmp_path, capsys, monkeypatch):
     import lionsim.reports.plots as plots
 
-    def interrupted(stage, frame, fitted=None):
+    def interrupted(stage, frame, **_):
         (stage / "comm_all_reduce.png").write_bytes(b"half")
         raise KeyboardInterrupt
 
@@ -176,7 +176,7 @@ def test_measured_comm_csv_puts_only_the_frame_on_stdout(tmp_path, capsys, monke
     frame = pd.read_csv(io.StringIO(out)) if fmt == "csv" else pd.read_json(io.StringIO(out))
     # 1 kB x 2^k up to 512 kB (10 sizes): measured, the model's (and the fitted profile's)
     assert set(frame.source) == {"measured", "model"} and len(frame) == (3 if fit else 2) * 10
-    assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks vs the model" in err
+    assert "measuring all_reduce on 2 gloo ranks" in err and "measured on 2 gloo ranks (loopback) vs the model" in err
     if fit:
         assert f"wrote {tmp_path / 'gloo2.toml'}" in err and "fitted profile" in err
 
@@ -216,7 +216,7 @@ def test_measured_without_network_leaves_the_model_out_of_table_csv_and_plots_as
 
     drawn = []
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: drawn.append(frame) or [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, **_: drawn.append(frame) or [])
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
                               "--out", tmp_path / "out"], capsys)
     assert code == 0, err
@@ -239,8 +239,28 @@ def test_measured_with_network_given_compares_as_before(tmp_path, capsys, monkey
     monkeypatch.setattr(measure, "measure", _fake_sweep)
     code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB", "--iters", "2", "--warmup", "0",
                               "--network", "10gbe"], capsys)
-    assert code == 0 and "measured on 2 gloo ranks vs the model on 10gbe" in out and "left out" not in out
+    assert code == 0 and "measured on 2 gloo ranks (loopback) vs the model on 10gbe" in out and "left out" not in out
     assert "model 10gbe vs measured means, median / worst |error|" in out
+
+
+@pytest.mark.parametrize("network", [["--network", "25gbe"], []])
+def test_the_table_and_the_plot_say_where_the_ranks_measured_as_bench_does(tmp_path, capsys, monkeypatch, network):
+    """2 gloo ranks on this host measure on loopback, not on --network's 25gbe: the table's title
+    and the plot's say so in bench's caption's words (titles.measured_on), model or none."""
+    import lionsim.measure as measure
+    import lionsim.reports.plots.comm as comm
+    from lionsim.reports.titles import measured_on
+
+    titles = []
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    monkeypatch.setattr(comm, "save", lambda fig, path: titles.append(fig._suptitle.get_text()) or [])
+    code, out, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1MB,2MB", "--iters", "2", "--warmup", "0",
+                              *network, "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    where = measured_on({"config": {"backend": "gloo"}, "ranks_on_one_host": True})
+    assert where == "loopback"
+    assert f"measured on 2 gloo ranks ({where})" in out
+    assert f"measured: gloo on {where}" in " ".join(titles[0].split())
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -318,7 +338,7 @@ def test_fit_without_network_says_to_pass_the_profile_it_writes(tmp_path, capsys
     import lionsim.reports.plots as plots
 
     monkeypatch.setattr(measure, "measure", _fake_sweep)
-    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, fitted=None: [])
+    monkeypatch.setattr(plots, "plot_comm", lambda out, frame, **_: [])
     profile = tmp_path / "mine.toml"
     code, out, err = run_cli(["comm", "--backend", "gloo", "--fit", profile, "--collective", "all_reduce", "--dtype",
                               "float32", "--sizes", "1KB:64KB", "--iters", "2", "--warmup", "0"], capsys)
@@ -338,3 +358,26 @@ def test_the_left_out_words_load_no_matplotlib():
             "unchecked_model; model_left_out('10gbe', 'loopback', 'gloo'); "
             "sys.exit('matplotlib' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_gpu_nodes_priced_ideal_say_the_library_in_the_plot_and_how_estimate_prices_them(tmp_path, capsys,
+                                                                                           monkeypatch):
+    """A profile of 8-GPU nodes naming no library: comm prices it with the ideal library and
+    estimate with NCCL (network_for's library), so the plot's title names the library as the table
+    does, and one line says how to get estimate's figures; --traits nccl prices those, without it."""
+    import lionsim.reports.plots.comm as comm
+
+    titles = []
+    monkeypatch.setattr(comm, "save", lambda fig, path: titles.append(fig._suptitle.get_text()) or [])
+    profile = tmp_path / "gpus.toml"
+    profile.write_text('name = "gpus"\nworkers_per_node = 8\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n'
+                       '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 380.0\n')
+    argv = ["comm", "--sizes", "1MB,1GB", "--workers", "32", "--network", str(profile), "--out", str(tmp_path / "o")]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "(ideal)" in out
+    assert err.strip() == "note: estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+    assert "model: gpus (ideal, dashed)" in titles[0]
+    code, out, err = run_cli([*argv[:-2], "--traits", "nccl"], capsys)
+    assert code == 0 and "nccl" in out and err == ""
+    code, _, err = run_cli(["comm", "--sizes", "1MB", "--network", "25gbe"], capsys)  # no GPU nodes: no note
+    assert code == 0 and err == ""

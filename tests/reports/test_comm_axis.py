@@ -46,3 +46,26 @@ def test_decimal_sizes_keep_the_decimal_axis(monkeypatch, tmp_path):
         assert "1 kB = 1e3 B" in ax.get_xlabel()
         ticks = _ticks(ax)
         assert "1 MB" in ticks and "1 kB" in ticks and not any("iB" in t for t in ticks), ticks
+
+
+def test_two_priced_sizes_are_marked_and_a_narrow_busbw_axis_reads_plain_numbers(monkeypatch, tmp_path):
+    """--sizes 1MB,1GB among 32 on 25gbe: two priced points, drawn as a bare line before, and a
+    busbw axis of 3.07 to 3.71 GB/s labelled "3.1x10^0 ... 3.7x10^0": each priced size gets a
+    marker, and the narrow axis reads plain round numbers inside or at its range."""
+    monkeypatch.chdir(tmp_path)
+    frame = rows_frame(comm_rows(["all_reduce"], parse_sizes("1MB,1GB"), [32], load_network("25gbe")))
+    import lionsim.reports.plots.comm as comm
+
+    drawn = []
+    monkeypatch.setattr(comm, "save", lambda fig, path: drawn.append(fig) or [])
+    comm.plot_comm(Path("plots"), frame)
+    time_ax, bw_ax = drawn[0].axes[:2]
+    for ax in (time_ax, bw_ax):
+        line = ax.get_lines()[0]
+        assert line.get_marker() not in (None, "None", "", " ") and len(line.get_xdata()) == 2
+    bw_ax.figure.canvas.draw()
+    low, high = sorted(frame.busbw_GBps)
+    assert high < 10 * low
+    labels = [t.get_text() for t in bw_ax.get_yticklabels() + bw_ax.get_yticklabels(minor=True) if t.get_text()]
+    assert labels and all(float(text) == float(f"{float(text):g}") for text in labels), labels
+    assert not any("times" in t or "^" in t for t in labels), labels

@@ -1,5 +1,6 @@
 """The plots of a comm.csv, nccl-tests style: time and bus bandwidth against message size
-(log-log), one figure per collective, the model dashed and the measurement solid with markers.
+(log-log), one figure per collective, the model dashed with a hollow dot at each priced size and the
+measurement solid with filled ones.
 
 One colour per worker count and dtype, so a model line and the measurement of the same N and
 dtype share it; one line style per model network (dashed: the first, e.g. the preset the sweep
@@ -17,15 +18,24 @@ from pathlib import Path
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from lionsim.reports.plots.style import MARKERS, PALETTE, figure, legend_outside, mark_every, save, size_axis
+from lionsim.reports.plots.style import (MARKERS, PALETTE, figure, labelled_log_axis, legend_outside, mark_every, save,
+                                         size_axis)
+
+NARROW_LOG = 100.0
+"""A y axis whose values span less than this factor (two decades) is labelled in plain round
+numbers (style.labelled_log_axis: 3, 3.5, 4 GB/s); a wider one keeps matplotlib's powers of ten."""
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
 
-def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None) -> list[Path]:
+def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None,
+              libraries: dict[str, str] | None = None, measured_on: str | None = None) -> list[Path]:
     """comm_<collective>.png (and .svg) per collective in the table, or comm_<collective>_<dtype>
     per dtype where a sweep measured the collective in several; return their paths. `fitted`:
-    the model network that is the profile `--fit` wrote, drawn dotted."""
+    the model network that is the profile `--fit` wrote, drawn dotted; `libraries`: the library
+    that priced each model network ("ideal", "nccl over sockets"), named in the title as the
+    table names it (a comm.csv redrawn alone records none); `measured_on`: where the measured rows
+    were measured (lionsim.reports.titles.measured_on: "loopback", "between hosts"), as the table says."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     comm = comm.assign(dtype=comm["dtype"].fillna("") if "dtype" in comm else "")
@@ -41,7 +51,7 @@ def plot_comm(out_dir: Path, comm: pd.DataFrame, fitted: str | None = None) -> l
             part = rows if dtype is None else rows[rows["dtype"].isin([dtype, ""])]
             name = op if dtype is None else f"{op}_{dtype}"
             paths += _collective_plot(op if dtype is None else f"{op} ({dtype})", part, colours, shapes, styles,
-                                      out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
+                                      libraries or {}, measured_on, out_dir / f"comm_{re.sub(r'[^A-Za-z0-9._-]', '_', name)}.png")
     return paths
 
 
@@ -52,16 +62,20 @@ def model_styles(models: list[str], fitted: str | None = None) -> dict[str, str]
     return {net: ("--", "-.")[i % 2] for i, net in enumerate(others)} | ({fitted: ":"} if fitted in models else {})
 
 
-def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, path: Path) -> list[Path]:
+def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, styles: dict, libraries: dict,
+                     link: str | None, path: Path) -> list[Path]:
     names = {"--": "dashed", ":": "dotted", "-.": "dash-dot"}
-    networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
+    networks = ", ".join(f"{n} ({'fitted, ' if styles.get(n) == ':' else ''}"
+                         f"{libraries[n] + ', ' if n in libraries else ''}{names[styles.get(n, '--')]})" for n in dict.fromkeys(
         rows.loc[rows["source"] == "model", "network"])) if "network" in rows else ""
     measured_on = ", ".join(dict.fromkeys(rows.loc[rows["source"] == "measured", "algorithm"]))
+    measured_on += f" on {link}" if measured_on and link else ""
     subtitle = " · ".join(x for x in (f"model: {networks}" if networks else "",
                                       f"measured: {measured_on}" if measured_on else "") if x)
     fig, (time_ax, bw_ax) = figure(f"{op}: time and bus bandwidth vs message size", subtitle, ncols=2,
                                    size=(13.0, 5.2))
     handles = []
+    drawn: dict = {time_ax: [], bw_ax: []}  # each panel's values, for its y labels
     used_shapes: list[str] = []
     rows = rows.assign(_net=rows["network"] if "network" in rows else "")
     for (source, net, n, dtype), series in rows.groupby(["source", "_net", "workers", "dtype"], sort=False):
@@ -72,8 +86,11 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
         name = (f"{'model ' + net if model else 'measured (mean)'}, {n} workers"
                 + (f" ({algs[0]})" if model and len(algs) == 1 else ""))
         for ax, col, factor in ((time_ax, "time_s", 1e6), (bw_ax, "busbw_GBps", 1.0)):
-            if model:
-                ax.plot(series["bytes"], series[col] * factor, color=colour, linestyle=style, linewidth=1.4)
+            drawn[ax] += list(series[col] * factor)
+            if model:  # one algorithm: a hollow dot at each priced size (two sizes drew a bare line)
+                ax.plot(series["bytes"], series[col] * factor, color=colour, linestyle=style, linewidth=1.4,
+                        marker="o" if len(algs) == 1 else None, markersize=3.5, markerfacecolor="white",
+                        markevery=mark_every(len(series)))
                 if len(algs) > 1:  # auto: show which algorithm the model picked at each size
                     for alg, part in series.groupby("algorithm", sort=False):
                         ax.plot(part["bytes"], part[col] * factor, linestyle="", marker=shapes[alg], markersize=4,
@@ -86,10 +103,13 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
                 ax.plot(series["bytes"], series["time_mean_s" if mean else col] * factor, color=colour, linestyle="-",
                         linewidth=1.6, marker="o", markersize=4.5, markevery=mark_every(len(series)))
                 if {"time_p10_s", "time_p90_s"} <= set(series.columns) and col == "time_s":
+                    drawn[ax] += [*series["time_p10_s"] * 1e6, *series["time_p90_s"] * 1e6]
                     ax.fill_between(series["bytes"], series["time_p10_s"] * 1e6, series["time_p90_s"] * 1e6,
                                     color=colour, alpha=0.15, linewidth=0)
         handles.append(Line2D([], [], color=colour, linestyle=style if model else "-",
-                              marker=None if model else "o", label=name))
+                              marker="o" if not model or len(algs) == 1 else None,
+                              markerfacecolor="white" if model else colour, markersize=3.5 if model else 6,
+                              label=name))
     handles += [Line2D([], [], linestyle="", marker=shapes[a], color="grey", markerfacecolor="white",
                        label=f"model picks {a}") for a in used_shapes]
     if (rows["source"] == "measured").any() and "time_p10_s" in rows:
@@ -99,6 +119,9 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
         ax.set_yscale("log")
         ax.set_xlabel(size_axis(ax, sizes))  # the table's unit system (binary for --sizes 1KiB:1GiB)
         ax.grid(True, which="minor", alpha=0.12, linewidth=0.4)
+        values = [v for v in drawn[ax] if v > 0]
+        if values and max(values) < NARROW_LOG * min(values):  # matplotlib's labels read 3.1x10^0 here
+            labelled_log_axis(ax.yaxis, min(values), max(values))
     time_ax.set_ylabel("time (us, log scale)")
     time_ax.set_title("time", fontsize=10)
     bw_ax.set_ylabel("busbw (GB/s = 1e9 B/s, log scale)")

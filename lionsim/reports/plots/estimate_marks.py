@@ -80,17 +80,29 @@ def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: f
     colour on the speedup panel `ax`, whose log x axis spans the swept `low` to `high`, and its value
     beside the line at 1.0x: right of it in the axis's left half, left of it in the right half, so a
     crossover near either end keeps its label inside the panel (right of a line at 78.9 of 0.1-100,
-    the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap.
+    the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap;
+    runs crossing at the same value share one grey line and one label naming them.
     Each is named in `named`'s legend (crossover_label): on a workers sweep the line is the first
     count that wins (the last, where it wins below), its losing neighbour named beside it."""
     span = math.log(high / low) if high > low > 0 else 0.0
-    for i, row in enumerate(marked.itertuples(index=False)):
-        colour = colours[f"{row.strategy}@{row.transport}"]
-        ax.axvline(row.crossover, color=colour, linestyle=":", linewidth=1.0)
-        if named is not None:  # the line's legend entry, in the panel that holds the legend
-            named.plot([], [], color=colour, linestyle=":", linewidth=1.0, label=crossover_label(row))
-        right_half = span > 0 and math.log(row.crossover / low) > span / 2
-        ax.annotate(f"{row.crossover:.3g}", (row.crossover, 1.0), textcoords="offset points",
+    rows = list(marked.itertuples(index=False))
+    at_x: dict[str, list] = {}  # runs crossing at the same value share one line and one label
+    for row in rows:
+        at_x.setdefault(f"{row.crossover:.3g}", []).append(row)
+        if named is not None:  # each run's legend entry, in the panel that holds the legend
+            named.plot([], [], color=colours[f"{row.strategy}@{row.transport}"], linestyle=":", linewidth=1.0,
+                       label=crossover_label(row))
+    for i, (text, same) in enumerate(at_x.items()):
+        at = same[0].crossover
+        # one run: its colour; several: grey, each run named ("16: dlion-mavo, powersgd"), where two
+        # labels "16" and two dotted lines lay on top of each other
+        colour = colours[f"{same[0].strategy}@{same[0].transport}"] if len(same) == 1 else "dimgrey"
+        ax.axvline(at, color=colour, linestyle=":", linewidth=1.0)
+        if len(same) > 1:
+            text += ": " + ", ".join(dict.fromkeys(row.strategy if sum(r.strategy == row.strategy for r in same) == 1
+                                                   else f"{row.strategy}@{row.transport}" for row in same))
+        right_half = span > 0 and math.log(at / low) > span / 2
+        ax.annotate(text, (at, 1.0), textcoords="offset points",
                     xytext=(-3 if right_half else 3, 4 + 10 * (i % 3)), ha="right" if right_half else "left",
                     fontsize=8, color=colour, bbox=LABEL_BOX)  # boxed: legible over the runs' lines near 1.0x
 

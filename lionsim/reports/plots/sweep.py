@@ -3,8 +3,10 @@
 One panel per worker count (or per network, against workers), one line per run label in the
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
 band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
-two neighbouring points, is interpolated in log(speedup) against log(x) (as `estimate
---sweep` does) and marked by a dotted line in the run's colour. A line that would hide under an earlier run's (the
+two neighbouring points, is interpolated in log(speedup) against log(bandwidth) (as `estimate
+--sweep` does) and marked by a dotted line in the run's colour; over workers it is a whole count,
+as estimate says it: the winning one of two neighbouring counts, else the span between the two
+measured counts ("between 2 and 4 workers"), shaded. A line that would hide under an earlier run's (the
 same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
 legend, as in the run plots. The time-to-target plots account for every run in the legend: one that did
 not reach the target in some cells says in how many ("not reached in 2 of 6 cells"), one with no
@@ -50,13 +52,40 @@ def _facets(n: int) -> tuple[int, int]:
 
 def crossings(x: np.ndarray, speedup: np.ndarray) -> list[float]:
     """x where speedup crosses 1 between neighbouring points (log-log interpolation)."""
+    return [float(np.exp(lx0 + (lx1 - lx0) * (0.0 - ly0) / (ly1 - ly0)))
+            for (lx0, ly0), (lx1, ly1) in _crossing_pairs(x, speedup)]
+
+
+def _crossing_pairs(x: np.ndarray, speedup: np.ndarray) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The neighbouring points, (log x, log speedup) each, between which speedup crosses 1."""
     keep = np.isfinite(speedup) & (speedup > 0) & (x > 0)
     lx, ly = np.log(x[keep]), np.log(speedup[keep])
+    return [((lx[i], ly[i]), (lx[i + 1], ly[i + 1])) for i in range(len(lx) - 1)
+            if (ly[i] > 0) != (ly[i + 1] > 0) and lx[i + 1] != lx[i]]
+
+
+def worker_crossings(workers: np.ndarray, speedup: np.ndarray) -> list[tuple[int, int]]:
+    """Where speedup crosses 1 over worker counts, as `estimate --sweep workers` says it: a whole
+    count, never a fraction (lionsim.estimate.sweep.worker_crossover: the first count on the
+    winning side). estimate prices the counts between two sweep points to find it; a bench sweep
+    measured only its points, so where they are neighbours (2 and 3) the crossover is the one on
+    the winning side, (n, n), and otherwise it lies between them, (low, high): "between 2 and 4
+    workers" rather than an interpolated 2.39."""
     found = []
-    for i in range(len(lx) - 1):
-        if (ly[i] > 0) != (ly[i + 1] > 0) and lx[i + 1] != lx[i]:
-            found.append(float(np.exp(lx[i] + (lx[i + 1] - lx[i]) * (0.0 - ly[i]) / (ly[i + 1] - ly[i]))))
+    for (lx0, ly0), (lx1, _) in _crossing_pairs(workers, speedup):
+        low, high = round(float(np.exp(lx0))), round(float(np.exp(lx1)))
+        if high - low == 1:
+            whole = high if ly0 < 0 else low  # estimate's rule: the winning side's count
+            found.append((whole, whole))
+        else:
+            found.append((low, high))
     return found
+
+
+def worker_crossing_text(span: tuple[int, int]) -> str:
+    """A worker crossover (worker_crossings) in words: "3 workers", "between 2 and 4 workers"."""
+    low, high = span
+    return f"{low} workers" if low == high else f"between {low} and {high} workers"
 
 
 SHAPES_DIFFER = ("the networks differ in more than the inter-node rate (workers a node, intra-node link): "
@@ -190,7 +219,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}"
                        + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
-    marked = banded = False
+    marked = banded = spanned = False
     twins = _Twins()
     for ax, value in zip(axes, order):
         cell = summary[summary[facet] == value]
@@ -204,12 +233,26 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             banded |= _series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined)
             if label == baseline or not joined:
                 continue
+            if x == "workers":  # whole counts, as estimate says them (worker_crossings)
+                for low, high in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
+                    marked |= low == high
+                    spanned |= low != high
+                    colour = styles[label]["color"]
+                    if low == high:
+                        ax.axvline(low, color=colour, linestyle=":", linewidth=1.2)
+                        ax.plot([low], [1.0], marker="X", color=colour, markeredgecolor="black", markersize=8, zorder=4)
+                    else:  # somewhere between two measured counts: the span, no point
+                        ax.axvspan(low, high, color=colour, alpha=0.08, linewidth=0)
+                        ax.plot([low, high], [1.0, 1.0], color=colour, linestyle=":", linewidth=2.2, zorder=4)
+                    ax.annotate(worker_crossing_text((low, high)), (low, 1.0), textcoords="offset points",
+                                xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
+                continue
             for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
                 marked = True
                 ax.axvline(at, color=styles[label]["color"], linestyle=":", linewidth=1.2)
                 ax.plot([at], [1.0], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,
                         zorder=4)
-                ax.annotate(f"{at:.3g} {'workers' if x == 'workers' else 'GB/s'}", (at, 1.0), textcoords="offset points", xytext=(4, 6 + 11 * (k % 3)),
+                ax.annotate(f"{at:.3g} GB/s", (at, 1.0), textcoords="offset points", xytext=(4, 6 + 11 * (k % 3)),
                             fontsize=8, color=styles[label]["color"])
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log", base=2 if x == "workers" else 10)
@@ -234,6 +277,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
                     label="crossover: speedup crosses 1")] if marked else []
+    if spanned:
+        extra.append(Patch(color="grey", alpha=0.25, label="crosses 1 between these counts"))
     _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
                                             unreached(summary, labels, column) if column == "time_to_target_speedup"
                                             else None, banded))
