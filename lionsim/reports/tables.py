@@ -165,6 +165,21 @@ def slower_notes(summary: pd.DataFrame) -> list[str]:
     return notes
 
 
+def one_node_note(summary: pd.DataFrame, meta: dict | None) -> str:
+    """Where every worker sits on one node of the network the run priced (run.json's network), the
+    line saying its inter-node link carried nothing: a profile of 8 GPUs a node and 8 workers prices
+    NVLink alone, whatever its Ethernet. "" otherwise (and on gloo/nccl, where the link is real)."""
+    network = (meta or {}).get("network") or {}
+    per_node = network.get("workers_per_node", 1)
+    if "backend" in summary.columns and (summary["backend"] != "sim").any():
+        return ""
+    workers = set(summary["workers"]) if "workers" in summary.columns else set()
+    if per_node < 2 or len(workers) != 1 or not 1 < (n := int(workers.pop())) <= per_node:
+        return ""
+    return (f"All {n} workers sit on one node of {network.get('name', 'the network')} ({per_node} a node): only "
+            f"its intra-node link is priced; --workers {2 * per_node} or more crosses the link between nodes.")
+
+
 def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
     """Which run is starred and why: one taken from the first -s (no --baseline given) is named so,
     with how to pick another, for a plug-in listed first is otherwise every run's baseline unseen."""
@@ -207,6 +222,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
                "better." if own else "")
             + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
             + "".join(f" {note}" for note in slower_notes(summary))
+            + (f" {note}" if (note := one_node_note(summary, meta)) else "")
         ),
         caption_justify="left",
         box=box.SIMPLE_HEAD,

@@ -350,3 +350,18 @@ def test_the_comm_a_compressing_run_saves_is_the_exposed_comm_its_step_adds_up()
             "the 1.00 ms its comm saves where not hidden under backward.") in summary_table(slower).caption
     cheap = summarize(frame(base, _compressing(0.0005, 0.0005, 0.0009, 0.0081)))
     assert "fewer bytes yet" not in summary_table(cheap).caption
+
+
+@pytest.mark.parametrize(("per_node", "backend", "says"), [
+    (8, "sim", True),  # 4 workers on a node of 8: the Ethernet between nodes carried nothing
+    (4, "sim", True),  # exactly one node full
+    (2, "sim", False),  # 4 workers on nodes of 2 cross between nodes
+    (1, "sim", False),  # a worker a node: every exchange crosses
+    (8, "gloo", False),  # measured: the link is the one the ranks crossed
+])
+def test_a_run_whose_workers_all_sit_on_one_node_says_its_inter_link_carried_nothing(per_node, backend, says):
+    summary = summarize(frame(rows("adamw", 4, backend=backend), rows("lion", 4, backend=backend)))
+    meta = {"network": {"name": "team-25g", "workers_per_node": per_node}}
+    line = ("All 4 workers sit on one node of team-25g (%d a node): only its intra-node link is priced; "
+            "--workers %d or more crosses the link between nodes." % (per_node, 2 * per_node))
+    assert (line in " ".join(summary_table(summary, meta).caption.split())) == says
