@@ -41,12 +41,15 @@ range (extrapolated), a note beside a bench run measured at one N.
 
 Two rules give no time to target where the run measured nothing that could stand for one:
 
-- no extrapolation past a measured miss: a run that reached the target at some worker counts and
-  missed it at every measured count above the largest of those (N_max) gets no figure at any N above
-  N_max (nor, the other way, below the smallest count it reached where it missed at every count
-  below). The fit through the counts it reached would otherwise carry it straight past the count
-  where it failed. Its note names the counts it missed at: "missed the target at 4 workers (reached it
-  up to 2): no extrapolation past a measured miss".
+- no extrapolation past a measured miss: a run reached the target at a worker count where it reached
+  it in every cell there (every seed: the seeds repeat one measurement, and one that missed is a
+  measured miss). Above the largest such count, where it missed at a measured count above it, there
+  is no figure (nor, the other way, below the smallest where it missed below); a run that missed in
+  some cell at every count has none anywhere. The fit through the cells it reached would otherwise
+  carry it straight past the count where it failed. Its note names the counts it missed at:
+  "missed the target at 4 workers (reached it in every cell up to 2): no extrapolation past a
+  measured miss". A miss between two counts it reached at is fitted over, as before ("reached the
+  target in k of n cells").
 - convergence is the options it was trained with: where an option the estimate reads (STEP or RUN,
   lionsim.forms; a TRAINING one the estimate refuses, so it prices nothing of it and the figure is
   the trained value's) differs from the trained run's, the step is priced as asked but the run says
@@ -204,15 +207,16 @@ class Convergence:
         counts = [f"{w:,}" for w in self.measured.workers]
         return counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
 
-    def missed(self, label: str) -> tuple[list[int], list[int]]:
-        """The measured worker counts below the smallest, and above the largest, where `label` reached
-        the target: counts where it missed in every cell (module doc: no extrapolation past them)."""
-        cells = self.by_label[label]
-        reached = [c.workers for c in cells if math.isfinite(c.steps)]
-        counts = sorted({c.workers for c in cells})
-        if not reached:
-            return [], counts
-        return [n for n in counts if n < min(reached)], [n for n in counts if n > max(reached)]
+    def missed(self, label: str) -> tuple[int | None, int | None, list[int]]:
+        """(the smallest and the largest measured worker count where `label` reached the target in every
+        cell, None where there is none; the counts where it missed in some cell). A seed that missed is
+        a measured miss at its count: the seeds are repeats of one measurement (module doc)."""
+        counts: dict[int, bool] = {}
+        for c in self.by_label[label]:
+            counts[c.workers] = counts.get(c.workers, True) and math.isfinite(c.steps)
+        full = sorted(n for n, every in counts.items() if every)
+        return (full[0] if full else None, full[-1] if full else None,
+                sorted(n for n, every in counts.items() if not every))
 
     def at_scale(self, strategy: str, transport: str, workers: int, base_steps: int | None,
                  priced=None) -> AtScale:
@@ -237,13 +241,14 @@ class Convergence:
         reached = rho.points
         if reached < len(cells):
             notes.append(f"reached the target in {reached} of {len(cells)} cells (fitted over those)")
-        below, above = self.missed(label)
-        for past, missed, edge, side in ((workers > rho.counts[-1], above, rho.counts[-1], "up to"),
-                                         (workers < rho.counts[0], below, rho.counts[0], "from")):
-            if past and missed:  # no extrapolation past a measured miss (module doc)
-                return AtScale(math.nan, math.nan, math.nan, label, how,
-                               f"{MISSED_PAST} {_counts(missed)} workers (reached it {side} {edge:,}): "
-                               "no extrapolation past a measured miss", True)
+        low, high, missed = self.missed(label)
+        past = [n for n in missed if high is None or (workers > high and n > high) or (workers < low and n < low)]
+        if past:  # no extrapolation past a measured miss (module doc)
+            where = ("in every cell at none of the counts measured" if high is None else
+                     f"in every cell up to {high:,}" if past[0] > high else f"in every cell from {low:,}")
+            return AtScale(math.nan, math.nan, math.nan, label, how,
+                           f"{MISSED_PAST} {_counts(past)} workers (reached it {where}): no extrapolation past "
+                           "a measured miss", True)
         if base_steps is None:
             s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
         else:

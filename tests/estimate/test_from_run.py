@@ -293,11 +293,31 @@ def test_no_time_to_target_past_a_measured_miss(tmp_path):
         signsgd = at(n)[RUNS[3]]
         assert math.isnan(signsgd.steps_to_target) and math.isnan(signsgd.time_to_target_s)
         assert math.isnan(signsgd.to_target_speedup) and signsgd.to_target_beyond
-        assert signsgd.to_target_note == ("missed the target at 4 and 8 workers (reached it up to 2): no "
-                                          "extrapolation past a measured miss")
+        assert signsgd.to_target_note == ("missed the target at 4 and 8 workers (reached it in every cell up to 2): "
+                                          "no extrapolation past a measured miss")
     # a run that reached at every count is extrapolated as before: the line through its ratios
     a, b, _ = _least_squares(np.log([2, 4, 8]), [60 / 90, 70 / 100, 80 / 110])
     assert at(32)[RUNS[1]].steps_to_target == math.ceil(1000 * (a + b * math.log(32)))
+
+
+def test_a_miss_in_one_seed_is_a_measured_miss(tmp_path):
+    """The documented sweep's diloco missed at 16 workers (both seeds) and at 32 in one: it reached in
+    every cell up to 8 only. signsgd missed in one seed at every count: no count to extrapolate from."""
+    cells = {(4, 0): {RUNS[0]: 90, RUNS[2]: 87, RUNS[3]: 89}, (4, 1): {RUNS[0]: 86, RUNS[2]: 82, RUNS[3]: math.nan},
+             (8, 0): {RUNS[0]: 90, RUNS[2]: 91, RUNS[3]: 83}, (8, 1): {RUNS[0]: 90, RUNS[2]: 90, RUNS[3]: math.nan},
+             (16, 0): {RUNS[0]: 90, RUNS[2]: math.nan, RUNS[3]: 90},
+             (16, 1): {RUNS[0]: 89, RUNS[2]: math.nan, RUNS[3]: math.nan},
+             (32, 0): {RUNS[0]: 90, RUNS[2]: 100, RUNS[3]: 87}, (32, 1): {RUNS[0]: 90, RUNS[2]: math.nan,
+                                                                        RUNS[3]: math.nan}}
+    root = sweep_dir(tmp_path, cells)
+    got = rows(root, [RUNS[0], RUNS[2], RUNS[3]], workers=256, steps=1000)
+    assert math.isnan(got[RUNS[2]].time_to_target_s) and math.isnan(got[RUNS[3]].time_to_target_s)
+    assert got[RUNS[2]].to_target_note == ("missed the target at 16 and 32 workers (reached it in every cell up to "
+                                           "8): no extrapolation past a measured miss")
+    assert got[RUNS[3]].to_target_note == ("missed the target at 4, 8, 16 and 32 workers (reached it in every cell at "
+                                           "none of the counts measured): no extrapolation past a measured miss")
+    inside = rows(root, [RUNS[0], RUNS[2]], workers=8, steps=1000)[RUNS[2]]
+    assert math.isfinite(inside.time_to_target_s)  # where it reached in every cell: its fit, as before
 
 
 def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_read_dashes(tmp_path):
@@ -312,8 +332,8 @@ def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_
     signsgd = next(line for line in lines if line.split()[:1] == ["signsgd"])
     assert signsgd.split()[1:] == ["-", "-", "-"], signsgd  # steps, time, speedup: no figure, not "not reached"
     said = " ".join(done.output.split())
-    assert ("signsgd@int8-allreduce: missed the target at 4 workers (reached it up to 2): no extrapolation past a "
-            "measured miss.") in said
+    assert ("signsgd@int8-allreduce: missed the target at 4 workers (reached it in every cell up to 2): no "
+            "extrapolation past a measured miss.") in said
     # the two the fit is a line through two counts for: no band, and said
     assert "fitted on 2 counts: no band" in said
     frame = pd.read_csv(out / "estimate.csv").set_index("strategy")
@@ -323,8 +343,8 @@ def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_
     report = (out / "report.md").read_text()
     # signsgd was the fastest where it reached (0.5x adamw's steps): before, it was crowned at 32 workers
     assert "First to target: **dlion-mavo@int8-allreduce**" in report
-    assert ("signsgd@int8-allreduce has no time to target: missed the target at 4 workers (reached it up to 2): "
-            "no extrapolation past a measured miss.") in report
+    assert ("signsgd@int8-allreduce has no time to target: missed the target at 4 workers (reached it in every "
+            "cell up to 2): no extrapolation past a measured miss.") in report
 
 
 def test_the_crossovers_over_workers_stop_at_a_measured_miss(tmp_path):
