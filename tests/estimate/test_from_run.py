@@ -334,6 +334,7 @@ def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_
     said = " ".join(done.output.split())
     assert ("signsgd@int8-allreduce: missed the target at 4 workers (reached it in every cell up to 2): no "
             "extrapolation past a measured miss.") in said
+    assert "hint: 1 of 3 runs priced did not reach the target loss in" in said  # what would give it a figure
     # the two the fit is a line through two counts for: no band, and said
     assert "fitted on 2 counts: no band" in said
     frame = pd.read_csv(out / "estimate.csv").set_index("strategy")
