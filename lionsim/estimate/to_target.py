@@ -86,7 +86,8 @@ smaller in the time-to-target table's caveat (an order of magnitude: convergence
 
 def unreached_hint(frame) -> str:
     """The one line `estimate --from-run` prints when a priced run did not reach DIR's target (its steps
-    column says "not reached", or it missed at a count below the one priced): what would give it a figure. "" when every trained run reached it."""
+    column says "not reached", or it missed at a count below the one priced): what would give it a
+    figure. "" when every trained run reached it."""
     runs = frame.drop_duplicates(["strategy", "transport"])  # a sweep's rows: each run once
     notes = [n for n in runs["to_target_note"]
              if isinstance(n, str) and n.startswith(("did not reach", MISSED_PAST))]  # anywhere, or at a count
