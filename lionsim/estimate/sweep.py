@@ -183,10 +183,12 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
     for (strategy, transport), rows in frame.groupby(["strategy", "transport"], sort=False):
         if f"{strategy}@{transport}" == rows["baseline"].iloc[0]:
             continue
-        rows = rows[rows[column].notna()].sort_values("sweep_value")  # points with no time to target: no side
+        rows = rows.sort_values("sweep_value")
+        # the speedups at the sweep's ends, NaN where there is no time to target (--from-run's rules)
         base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
-                "speedup_first": float(rows[column].iloc[0]) if len(rows) else math.nan,
-                "speedup_last": float(rows[column].iloc[-1]) if len(rows) else math.nan}
+                "speedup_first": float(rows[column].iloc[0]), "speedup_last": float(rows[column].iloc[-1])}
+        blank = rows.loc[rows[column].isna(), "sweep_value"].tolist()
+        rows = rows[rows[column].notna()]  # points with no time to target: no side
         if rows.empty:
             records.append({**base, "crossover": math.nan, "wins": "no figure", "wins_where": ""})
             continue
@@ -217,7 +219,8 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
                     else "everywhere" if len(sides) == len(rows) else "partly")
             if wins != "partly":
-                records.append({**base, "crossover": math.nan, "wins": wins, "wins_where": ""})
+                records.append({**base, "crossover": math.nan, "wins": wins,
+                                "wins_where": only_where_priced(wins, rows["sweep_value"].tolist(), blank, sweep)})
                 continue
             values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
             refine = None
@@ -232,6 +235,22 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             for edge in sorted(e for span in spans for e in span if e is not None):
                 records.append({**base, "crossover": edge, "wins": wins, "loses_at": math.nan, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
+
+
+def only_where_priced(wins: str, priced: list, blank: list, sweep: Sweep) -> str:
+    """A run that never crosses, said over the points that have a figure where some have none (a time
+    to target past a measured miss, or under other options than the run trained with:
+    lionsim.estimate.to_target): "later at 2 workers; no time to target at 8 and 32 workers", not
+    "later everywhere" ("" where every point has a figure)."""
+    if not blank:
+        return ""
+
+    def at(values: list) -> str:
+        shown = [f"{v:,.0f}" if sweep.variable == "workers" else f"{v:.4g}" for v in values]
+        return (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]) + f" {sweep.unit}"
+
+    side = {"everywhere": "sooner", "nowhere": "later", "level": "level"}[wins]
+    return f"{side} at {at(priced)}; no time to target at {at(blank)}"
 
 
 def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine=None) -> list[

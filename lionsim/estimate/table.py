@@ -80,7 +80,7 @@ from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe
 from lionsim.estimate.run import KindCount, describe, step_kinds
-from lionsim.estimate.to_target import TO_TARGET_COLUMNS, options_note
+from lionsim.estimate.to_target import TO_TARGET_COLUMNS
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
@@ -362,20 +362,19 @@ def to_target_columns(r: Resolved, run, p, workers: int, run_of) -> dict:
     `workers` and the run of that many steps priced by `run_of(steps)` (a whole run's columns),
     its band likewise, and where the convergence came from."""
     conv = r.convergence
-    at = conv.at_scale(run.strategy, run.transport, workers, r.steps_for(workers))
+    at = conv.at_scale(run.strategy, run.transport, workers, r.steps_for(workers), p.strategy)
     counts = sorted({n for n in (at.steps, at.lo, at.hi) if math.isfinite(n)})
     priced = {n: run_of(n) for n in counts}  # each count once, ascending: each run extends the shorter one's
 
     def seconds(n: float) -> float:
         return priced[n]["run_s"] if math.isfinite(n) else math.nan
 
-    note = "; ".join(filter(None, [at.note, options_note(conv.measured.options.get(at.match), p.strategy)]))
     return {"steps_to_target": at.steps, "time_to_target_s": seconds(at.steps),
             "time_to_target_lo_s": seconds(at.lo), "time_to_target_hi_s": seconds(at.hi),
             "steps_to_target_lo": at.lo, "steps_to_target_hi": at.hi,
             "to_target_phases": priced[at.steps]["run_phases"] if math.isfinite(at.steps) else "",
             "to_target_ratio": at.ratio, "to_target_per_doubling": at.per_doubling,
-            "to_target_match": at.match, "to_target_how": at.how, "to_target_note": note,
+            "to_target_match": at.match, "to_target_how": at.how, "to_target_note": at.note,
             "to_target_beyond": at.beyond, "to_target_basis": basis(r),
             **conv.source_columns()}
 

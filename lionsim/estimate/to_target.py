@@ -34,9 +34,28 @@ with sigma_S = 0 where --steps / --tokens gives S. A fit extrapolated so far tha
 falls to zero or below is held at its value at the nearest measured worker count (the note says
 `clamped`, and the command prints a hint that --steps / --tokens sets S at scale): a run to target
 of no steps is not a figure, and the nearest measurement is the least assumption. Where n = k (one run, or one point per
-coefficient: an exact fit) there is no spread to measure and no band (NaN). A run measured at
+coefficient: an exact fit) there is no spread to measure and no band (NaN); a line through two worker
+counts says so in its note ("fitted on 2 counts: no band"). A run measured at
 other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
 range (extrapolated), a note beside a bench run measured at one N.
+
+Two rules give no time to target where the run measured nothing that could stand for one:
+
+- no extrapolation past a measured miss: a run reached the target at a worker count where it reached
+  it in every cell there (every seed: the seeds repeat one measurement, and one that missed is a
+  measured miss). Above the largest such count, where it missed at a measured count above it, there
+  is no figure (nor, the other way, below the smallest where it missed below); a run that missed in
+  some cell at every count has none anywhere. The fit through the cells it reached would otherwise
+  carry it straight past the count where it failed. Its note names the counts it missed at:
+  "missed the target at 4 workers (reached it in every cell up to 2): no extrapolation past a
+  measured miss". A miss between two counts it reached at is fitted over, as before ("reached the
+  target in k of n cells").
+- convergence is the options it was trained with: where an option the estimate reads (STEP or RUN,
+  lionsim.forms; a TRAINING one the estimate refuses, so it prices nothing of it and the figure is
+  the trained value's) differs from the trained run's, the step is priced as asked but the run says
+  nothing about converging with it: no figure, and the note names both ("trained with local_steps 2:
+  time to target needs a run trained at 100", trained_otherwise). Every option the estimate reads
+  moves convergence too (H, a rank, a ratio, a warm-up), so all of them count.
 """
 
 from __future__ import annotations
@@ -48,7 +67,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from lionsim.estimate.from_run import Measured, Reach
+from lionsim.forms import STEP, TRAINING
 
+MISSED_PAST = "missed the target at"
+"""How at_scale's note begins where N lies past a count the run measured missing the target (module doc)."""
+TWO_COUNTS = "fitted on 2 counts: no band"
+"""The note of a figure fitted through exactly two points (one per coefficient): no spread to measure."""
 CLAMPED = "clamped"
 """How to_target_note begins the part that says a fit was held at the nearest measured N."""
 CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell to zero at this N and was held at the "
@@ -62,9 +86,11 @@ smaller in the time-to-target table's caveat (an order of magnitude: convergence
 
 def unreached_hint(frame) -> str:
     """The one line `estimate --from-run` prints when a priced run did not reach DIR's target (its steps
-    column says "not reached"): what would give it a figure. "" when every trained run reached it."""
+    column says "not reached", or it missed at a count below the one priced): what would give it a
+    figure. "" when every trained run reached it."""
     runs = frame.drop_duplicates(["strategy", "transport"])  # a sweep's rows: each run once
-    notes = [n for n in runs["to_target_note"] if isinstance(n, str) and n.startswith("did not reach")]
+    notes = [n for n in runs["to_target_note"]
+             if isinstance(n, str) and n.startswith(("did not reach", MISSED_PAST))]  # anywhere, or at a count
     if not notes:
         return ""
     first = runs.iloc[0]
@@ -183,13 +209,28 @@ class Convergence:
         counts = [f"{w:,}" for w in self.measured.workers]
         return counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
 
-    def at_scale(self, strategy: str, transport: str, workers: int, base_steps: int | None) -> AtScale:
+    def missed(self, label: str) -> tuple[int | None, int | None, list[int]]:
+        """(the smallest and the largest measured worker count where `label` reached the target in every
+        cell, None where there is none; the counts where it missed in some cell). A seed that missed is
+        a measured miss at its count: the seeds are repeats of one measurement (module doc)."""
+        counts: dict[int, bool] = {}
+        for c in self.by_label[label]:
+            counts[c.workers] = counts.get(c.workers, True) and math.isfinite(c.steps)
+        full = sorted(n for n, every in counts.items() if every)
+        return (full[0] if full else None, full[-1] if full else None,
+                sorted(n for n, every in counts.items() if not every))
+
+    def at_scale(self, strategy: str, transport: str, workers: int, base_steps: int | None,
+                 priced=None) -> AtScale:
         """Steps to target of strategy@transport at `workers` (module doc); `base_steps`: the
-        baseline's steps at scale from --steps / --tokens, or None for the run's own."""
+        baseline's steps at scale from --steps / --tokens, or None for the run's own; `priced`: the
+        strategy priced (its options against those the run trained with: trained_otherwise)."""
         label, how = self.match(strategy, transport)
         if label is None:
             where = self.measured.kind.split()[-1]  # "run" or "sweep"
             return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
+        if otherwise := trained_otherwise(self.measured.options.get(label), priced):
+            return AtScale(math.nan, math.nan, math.nan, label, how, otherwise)
         cells = self.by_label[label]
         rho = self.ratio_fit(label)
         if rho is None:
@@ -202,6 +243,14 @@ class Convergence:
         reached = rho.points
         if reached < len(cells):
             notes.append(f"reached the target in {reached} of {len(cells)} cells (fitted over those)")
+        low, high, missed = self.missed(label)
+        past = [n for n in missed if high is None or (workers > high and n > high) or (workers < low and n < low)]
+        if past:  # no extrapolation past a measured miss (module doc)
+            where = ("in every cell at none of the counts measured" if high is None else
+                     f"in every cell up to {high:,}" if past[0] > high else f"in every cell from {low:,}")
+            return AtScale(math.nan, math.nan, math.nan, label, how,
+                           f"{MISSED_PAST} {_counts(past)} workers (reached it {where}): no extrapolation past "
+                           "a measured miss", True)
         if base_steps is None:
             s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
         else:
@@ -226,6 +275,10 @@ class Convergence:
                 notes.append(f"the fit falls to zero by {workers:,} workers: no figure")
                 return AtScale(math.nan, math.nan, math.nan, label, how, "; ".join(notes), beyond, ratio,
                                rho.per_doubling)
+        exact = [f for f in (rho, self.baseline_fit if base_steps is None else None)
+                 if f is not None and len(f.counts) == 2 and f.points == 2]
+        if exact:  # a line through two points: no spread to measure
+            notes.append(TWO_COUNTS)
         lo = (s - s_spread) * (ratio - rho.spread)
         low = whole(lo) if lo > 0 else math.nan  # a band that reaches zero steps has no lower end
         if lo <= 0 and math.isfinite(lo):
@@ -245,19 +298,32 @@ class Convergence:
         return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"
 
 
-def options_note(trained: dict | None, strategy) -> str:
-    """Where the options priced differ from those the run trained with (a different H converges
-    differently: the figure is the trained options' convergence), e.g. "trained with local_steps 2
-    (priced with local_steps 100)"; "" where they agree or the run did not record them."""
+def _counts(counts: list[int]) -> str:
+    """Worker counts in words: "4" or "4, 8 and 16"."""
+    shown = [f"{n:,}" for n in counts]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+
+
+def trained_otherwise(trained: dict | None, strategy) -> str:
+    """Where an option the estimate reads (STEP or RUN: lionsim.forms) differs from the one the run
+    trained with, why there is no time to target (module doc), e.g. "trained with local_steps 2: time
+    to target needs a run trained at 100"; "" where they agree or the run did not record them. A
+    TRAINING option is not compared: the estimate refuses it, so its priced value is only the default
+    and the figure is the trained value's convergence whatever it is."""
+    from lionsim.strategies.core.form import META  # the option's rule (its `priced`)
+
     opts = getattr(strategy, "opts", None)
     if not trained or opts is None or not dataclasses.is_dataclass(opts):
         return ""
+    read = {f.name for f in dataclasses.fields(opts)
+            if getattr(f.metadata.get(META), "priced", STEP) != TRAINING}
     priced = dataclasses.asdict(opts)
-    differ = [(k, v, priced[k]) for k, v in trained.items() if k in priced and _value(v) != _value(priced[k])]
+    differ = [(k, v, priced[k]) for k, v in trained.items() if k in read and _value(v) != _value(priced[k])]
     if not differ:
         return ""
-    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ) + " (priced with "
-            + ", ".join(f"{k} {p}" for k, _, p in differ) + ")")
+    asked = (f"{differ[0][2]}" if len(differ) == 1 else ", ".join(f"{k} {p}" for k, _, p in differ))
+    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ)
+            + f": time to target needs a run trained at {asked}")
 
 
 def _value(v):

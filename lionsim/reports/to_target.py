@@ -183,8 +183,11 @@ def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
     lines = []
     for row in crossings.itertuples(index=False):
         label = f"{row.strategy}@{row.transport}"
+        where = getattr(row, "wins_where", "")  # "partly"'s spans, or the points with a figure
         if row.wins == "no figure":
             lines.append(f"- {label}: no time to target at any point")
+        elif pd.isna(row.crossover) and isinstance(where, str) and where:
+            lines.append(f"- {label}: {where}")
         elif pd.isna(row.crossover):
             lines.append(f"- {label}: " + {"everywhere": "sooner everywhere", "nowhere": "later everywhere",
                                             "level": "level with the baseline everywhere",

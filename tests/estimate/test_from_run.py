@@ -159,10 +159,31 @@ def test_a_diverged_run_says_so(tmp_path):
     assert got.to_target_note == "did not reach the target (diverged at step 20)" and math.isnan(got.time_to_target_s)
 
 
-def test_options_trained_otherwise_are_named(tmp_path):
-    run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 2, "outer_lr": 1.0}})
-    got = rows(run)["diloco@fp32-allreduce"]
-    assert "trained with local_steps 2 (priced with local_steps 4)" in got.to_target_note
+def test_options_trained_otherwise_price_the_step_but_give_no_time_to_target(tmp_path):
+    # trained at H = 2, priced at H = 4: the step is H = 4's, the convergence measured says nothing of it
+    run = bench_dir(tmp_path, options={"diloco@fp32-allreduce": {"local_steps": 2, "outer_lr": 0.7}})
+    got = rows(run)
+    diloco = got["diloco@fp32-allreduce"]
+    assert diloco.to_target_note == "trained with local_steps 2: time to target needs a run trained at 4"
+    assert math.isnan(diloco.steps_to_target) and math.isnan(diloco.time_to_target_s)
+    assert math.isnan(diloco.to_target_speedup) and diloco.local_steps == H
+    assert diloco.step_s == pytest.approx(rows(None, ["diloco@fp32-allreduce"])["diloco@fp32-allreduce"].step_s)
+    # outer_lr is TRAINING: estimate refuses it, so its priced value is only the default, never compared
+    same = tmp_path / "same"
+    same.mkdir()
+    trained = bench_dir(same, options={"diloco@fp32-allreduce": {"local_steps": H, "outer_lr": 0.7}})
+    again = rows(trained)["diloco@fp32-allreduce"]
+    assert again.steps_to_target == 122 and again.to_target_note == ""
+
+
+def test_several_options_trained_otherwise_are_each_named(tmp_path):
+    streaming = "streaming-diloco@fp4-allreduce"
+    run = bench_dir(tmp_path, {RUNS[0]: 80, streaming: 70},
+                    options={streaming: {"local_steps": 8, "fragments": 4, "alpha": 0.5, "outer_lr": 0.1}})
+    got = rows(run, [RUNS[0], streaming], tensors=8)[streaming]
+    assert got.to_target_note == ("trained with local_steps 8, fragments 4: time to target needs a run trained at "
+                                  "local_steps 4, fragments 2")
+    assert math.isnan(got.time_to_target_s)
 
 
 def test_a_run_at_another_worker_count_is_marked(tmp_path):
@@ -256,6 +277,91 @@ def test_a_sweep_cell_not_reached_is_left_out_of_the_fit_and_said(tmp_path):
     missed = rows(sweep_dir(other, {k: {RUNS[0]: 90, RUNS[3]: math.nan} for k in cells}), [RUNS[0], RUNS[3]])[RUNS[3]]
     assert math.isnan(missed.time_to_target_s)
     assert missed.to_target_note == "did not reach the target in any of its 3 cells"
+
+
+MISSES = {(2, 0): {RUNS[0]: 90, RUNS[1]: 60, RUNS[3]: 45}, (4, 0): {RUNS[0]: 100, RUNS[1]: 70, RUNS[3]: math.nan},
+          (8, 0): {RUNS[0]: 110, RUNS[1]: 80, RUNS[3]: math.nan}}
+"""signsgd reaches the target at 2 workers (half adamw's steps: the fastest there) and misses at 4 and 8."""
+
+
+def test_no_time_to_target_past_a_measured_miss(tmp_path):
+    root = sweep_dir(tmp_path, MISSES)
+    at = lambda n: rows(root, [RUNS[0], RUNS[1], RUNS[3]], workers=n, steps=1000)  # noqa: E731
+    # at 2 workers, where it reached: its ratio as measured, 45 / 90
+    assert at(2)[RUNS[3]].steps_to_target == 500
+    for n in (3, 4, 32):  # past the largest count it reached, toward (or past) the counts where it missed
+        signsgd = at(n)[RUNS[3]]
+        assert math.isnan(signsgd.steps_to_target) and math.isnan(signsgd.time_to_target_s)
+        assert math.isnan(signsgd.to_target_speedup) and signsgd.to_target_beyond
+        assert signsgd.to_target_note == ("missed the target at 4 and 8 workers (reached it in every cell up to 2): "
+                                          "no extrapolation past a measured miss")
+    # a run that reached at every count is extrapolated as before: the line through its ratios
+    a, b, _ = _least_squares(np.log([2, 4, 8]), [60 / 90, 70 / 100, 80 / 110])
+    assert at(32)[RUNS[1]].steps_to_target == math.ceil(1000 * (a + b * math.log(32)))
+
+
+def test_a_miss_in_one_seed_is_a_measured_miss(tmp_path):
+    """The documented sweep's diloco missed at 16 workers (both seeds) and at 32 in one: it reached in
+    every cell up to 8 only. signsgd missed in one seed at every count: no count to extrapolate from."""
+    cells = {(4, 0): {RUNS[0]: 90, RUNS[2]: 87, RUNS[3]: 89}, (4, 1): {RUNS[0]: 86, RUNS[2]: 82, RUNS[3]: math.nan},
+             (8, 0): {RUNS[0]: 90, RUNS[2]: 91, RUNS[3]: 83}, (8, 1): {RUNS[0]: 90, RUNS[2]: 90, RUNS[3]: math.nan},
+             (16, 0): {RUNS[0]: 90, RUNS[2]: math.nan, RUNS[3]: 90},
+             (16, 1): {RUNS[0]: 89, RUNS[2]: math.nan, RUNS[3]: math.nan},
+             (32, 0): {RUNS[0]: 90, RUNS[2]: 100, RUNS[3]: 87}, (32, 1): {RUNS[0]: 90, RUNS[2]: math.nan,
+                                                                        RUNS[3]: math.nan}}
+    root = sweep_dir(tmp_path, cells)
+    got = rows(root, [RUNS[0], RUNS[2], RUNS[3]], workers=256, steps=1000)
+    assert math.isnan(got[RUNS[2]].time_to_target_s) and math.isnan(got[RUNS[3]].time_to_target_s)
+    assert got[RUNS[2]].to_target_note == ("missed the target at 16 and 32 workers (reached it in every cell up to "
+                                           "8): no extrapolation past a measured miss")
+    assert got[RUNS[3]].to_target_note == ("missed the target at 4, 8, 16 and 32 workers (reached it in every cell at "
+                                           "none of the counts measured): no extrapolation past a measured miss")
+    inside = rows(root, [RUNS[0], RUNS[2]], workers=8, steps=1000)[RUNS[2]]
+    assert math.isfinite(inside.time_to_target_s)  # where it reached in every cell: its fit, as before
+
+
+def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_read_dashes(tmp_path):
+    root = sweep_dir(tmp_path, {k: c for k, c in MISSES.items() if k[0] < 8})
+    out = tmp_path / "est"
+    args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--workers", "32", "--network", "10gbe",
+            "-s", "adamw", "-s", "dlion-mavo", "-s", "signsgd", "--from-run", str(root), "--steps", "1000",
+            "--out", str(out)]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "120"})
+    assert done.exit_code == 0, done.output
+    lines = done.output[done.output.index("time to target at scale"):].splitlines()
+    signsgd = next(line for line in lines if line.split()[:1] == ["signsgd"])
+    assert signsgd.split()[1:] == ["-", "-", "-"], signsgd  # steps, time, speedup: no figure, not "not reached"
+    said = " ".join(done.output.split())
+    assert ("signsgd@int8-allreduce: missed the target at 4 workers (reached it in every cell up to 2): no "
+            "extrapolation past a measured miss.") in said
+    assert "hint: 1 of 3 runs priced did not reach the target loss in" in said  # what would give it a figure
+    # the two the fit is a line through two counts for: no band, and said
+    assert "fitted on 2 counts: no band" in said
+    frame = pd.read_csv(out / "estimate.csv").set_index("strategy")
+    assert math.isnan(frame.loc["dlion-mavo", "time_to_target_lo_s"])
+    assert math.isfinite(frame.loc["dlion-mavo", "time_to_target_s"])
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    # signsgd was the fastest where it reached (0.5x adamw's steps): before, it was crowned at 32 workers
+    assert "First to target: **dlion-mavo@int8-allreduce**" in report
+    assert ("signsgd@int8-allreduce has no time to target: missed the target at 4 workers (reached it in every "
+            "cell up to 2): no extrapolation past a measured miss.") in report
+
+
+def test_the_crossovers_over_workers_stop_at_a_measured_miss(tmp_path):
+    from lionsim.estimate.sweep import run_sweep
+    from lionsim.reports.to_target import crossover_words
+
+    root = sweep_dir(tmp_path, MISSES)
+    cfg = EstimateConfig(**BASE, strategies=[RUNS[0], RUNS[3]], from_run=str(root), steps=1000)
+    swept = run_sweep(cfg, "workers=2,16,64")
+    signsgd = swept.to_target.set_index("strategy").loc["signsgd"]
+    # sooner at 2 (0.5x the steps), no figure at 16 and 64: not "sooner everywhere"
+    assert signsgd.wins == "everywhere" and math.isnan(signsgd.crossover)
+    assert signsgd.wins_where == "sooner at 2 workers; no time to target at 16 and 64 workers"
+    assert signsgd.speedup_first > 1 and math.isnan(signsgd.speedup_last)
+    assert crossover_words(swept.to_target, "workers") == ("- signsgd@int8-allreduce: sooner at 2 workers; no time "
+                                                          "to target at 16 and 64 workers")
 
 
 def test_a_sweep_over_workers_prices_each_count_from_the_fit(tmp_path):
