@@ -245,7 +245,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(memory_note(frame))):  # a line each
+    for line in (escape(short_bench_note(frame)), library_hint(frame), *map(escape, frame.attrs.get("library_lines", ())),
+                 escape(memory_note(frame))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
