@@ -7,9 +7,18 @@ what the user's link or device would suggest:
   binds, which fabric was taken and why (named by the network, or inferred from the inter
   link's alpha: lionsim.network.fabrics.infer_fabric) and what lifts it, in --need's words
   (lionsim.estimate.need.cap_reason).
+- `gloo_traits_line`: a profile whose traits were fitted on gloo ranks (lionsim comm --backend
+  gloo --fit) prices a GPU device's comm with gloo's floors and its CPU sums. estimate keeps a
+  profile's traits as they are, as bench on the sim backend does (lionsim.network.network_for:
+  only a real run on another backend refuses them, since there the measured library is not the
+  one running); a modelled run keeps what the profile says, so the user can price a gloo
+  cluster. Every estimate device is a GPU, which reduces on the device under NCCL: the line says
+  the traits are gloo's and how to price NCCL instead.
 """
 
 from __future__ import annotations
+
+import os
 
 from lionsim.network.fabrics import TCP_ALPHA_US
 from lionsim.network.link import Network
@@ -39,3 +48,16 @@ def sockets_cap_line(network: Network, workers: int) -> str:
         how = f"fabric {fabric.name}, inferred: {network.name} names none and its inter alpha_us {alpha_us:g} {rule}"
     return f"Inter link {rate} a node, priced at the cap ({how}): " + cap_reason(fabric.name, fabric.cap_GBps)
 
+
+def gloo_traits_line(network: Network, spec: str | os.PathLike[str], traits_option: str | None) -> str:
+    """One line where comm was priced by a profile's traits measured on gloo (module doc); "" where
+    the traits are another backend's or were picked by --traits."""
+    traits = network.traits
+    if traits_option is not None or traits.backend != "gloo":
+        return ""
+    source = os.path.basename(os.fspath(spec)) if os.path.exists(os.fspath(spec)) else network.name
+    sums = ", ".join(f"{rate:.3g} GB/s for {dtype}" for dtype, rate in traits.reduce_GBps)
+    ranks = network.measured.get("ranks")
+    on = f"{ranks} gloo ranks" if isinstance(ranks, int) else "gloo ranks"
+    return (f"{source}'s library ({traits.name}) was measured on {on}" + (f" (CPU sums at {sums})" if sums else "")
+            + "; GPUs reduce on the device: --traits nccl prices NCCL on this link.")

@@ -75,7 +75,7 @@ from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.hier_hint import hier_notes
-from lionsim.estimate.library_note import sockets_cap_line
+from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
@@ -440,7 +440,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if mixed := precision_note(out):
         notes.append(mixed)
     notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
-    out.attrs["library_lines"] = [line for line in (sockets_cap_line(r.network, r.workers),) if line]
+    out.attrs["library_lines"] = [line for line in (sockets_cap_line(r.network, r.workers),
+                                                       gloo_traits_line(r.network, cfg.network, cfg.traits)) if line]
     if notes:
         out.attrs["caption_notes"] = notes
     return out

@@ -64,3 +64,33 @@ def test_no_line_where_the_cap_does_not_bind(tmp_path, monkeypatch, case):
             *case.get("options", [])]
     said = words(invoke_at(80, argv, monkeypatch).stdout)
     assert "priced at the cap" not in said and "whatever the link" not in said, said
+
+
+GLOO_FIT = ('name = "fit"\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 1.3635\n'
+            '[traits]\nname = "fit"\nbackend = "{backend}"\nhost_GBps = 1.363\n'
+            '[traits.reduce_GBps]\nbfloat16 = 0.1729\n'
+            '[traits.ops.all_reduce]\nfloor_us = 360.4\nalgorithm = "ring"\n'
+            '[measured]\nbackend = "{backend}"\nranks = 2\n')
+"""A profile as `lionsim comm --backend gloo --ranks 2 --fit` writes it, cut to what prices an all-reduce."""
+
+
+def fitted(tmp_path, backend: str = "gloo") -> str:
+    path = tmp_path / "fit.toml"
+    path.write_text(GLOO_FIT.format(backend=backend))
+    return str(path)
+
+
+GLOO_ARGS = ["estimate", "--model", "gpt2-124m", "--tokens-per-worker", "1024", "--workers", "2",
+             "-s", "adamw@bf16-allreduce"]
+
+
+def test_traits_fitted_on_gloo_are_said_to_price_a_gpu_with_cpu_sums(tmp_path, monkeypatch):
+    said = words(invoke_at(80, [*GLOO_ARGS, "--network", fitted(tmp_path)], monkeypatch).stdout)
+    assert ("fit.toml's library (fit) was measured on 2 gloo ranks (CPU sums at 0.173 GB/s for bfloat16); "
+            "GPUs reduce on the device: --traits nccl prices NCCL on this link.") in said, said
+
+
+@pytest.mark.parametrize("backend, options", [("gloo", ["--traits", "nccl"]), ("nccl", [])])
+def test_no_gloo_line_where_nccl_prices_or_the_fit_is_nccls(tmp_path, monkeypatch, backend, options):
+    said = words(invoke_at(80, [*GLOO_ARGS, "--network", fitted(tmp_path, backend), *options], monkeypatch).stdout)
+    assert "gloo ranks" not in said and "CPU sums" not in said, said
