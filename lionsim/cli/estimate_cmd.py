@@ -214,9 +214,10 @@ def run_label(row, h: int) -> RunName:
 
 
 def breakdown_table(frame: pd.DataFrame) -> Table:
-    """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
-    columns: encode, decode and update are folded into `local` and the overlap mode goes to the
-    caption (estimate.csv has every column)."""
+    """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Narrow: encode,
+    decode and update are folded into `local` and the overlap mode goes to the caption (estimate.csv
+    has every column), so it fits 80 columns where its numbers allow (wider where they alone need it:
+    lionsim.reports.widths)."""
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.obtained import estimate_times
     from lionsim.reports.tables import fit, fold_run, run_width
