@@ -214,9 +214,10 @@ def run_label(row, h: int) -> RunName:
 
 
 def breakdown_table(frame: pd.DataFrame) -> Table:
-    """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Fits 80
-    columns: encode, decode and update are folded into `local` and the overlap mode goes to the
-    caption (estimate.csv has every column)."""
+    """One row per run: the step breakdown in ms, bytes sent per worker, speedup. Narrow: encode,
+    decode and update are folded into `local` and the overlap mode goes to the caption (estimate.csv
+    has every column), so it fits 80 columns where its numbers allow (wider where they alone need it:
+    lionsim.reports.widths)."""
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.obtained import estimate_times
     from lionsim.reports.tables import fit, fold_run, run_width
@@ -245,7 +246,8 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
     if across:
         table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(memory_note(frame))):  # a line each
+    for line in (escape(short_bench_note(frame)), library_hint(frame), *map(escape, frame.attrs.get("library_lines", ())),
+                 escape(memory_note(frame))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline

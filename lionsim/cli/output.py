@@ -42,8 +42,9 @@ def _format(value: str) -> str:
 
 Format = Annotated[str, typer.Option(
     "--format", callback=_format, metavar="table|csv|json",
-    help="table (for people; fits 80 columns in logs and pipes), or csv / json of every column on stdout "
-         "(for tools; other messages go to stderr).")]
+    help="table (for people: 80 columns in logs and pipes, else COLUMNS or the terminal's width; its text "
+         "folds to that, and it is printed wider where its numbers alone need more), or csv / json of every "
+         "column on stdout (for tools; other messages go to stderr).")]
 
 
 def emit(frame, fmt: str, table=None, whole: bool = False) -> None:

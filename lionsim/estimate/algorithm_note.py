@@ -6,11 +6,19 @@ powers of two Rabenseifner and recursive doubling fold the extra ranks in first 
 two whole-vector steps more, whatever p is), so there a pipelined tree or a ring may win, and
 comm jumps from one count to the next. estimate.csv's `algorithm` and `folded_ranks` say
 which priced each row's largest call; this note says where it changed, once per run.
+
+Over a bandwidth sweep NCCL chooses its algorithm and protocol on the link's rate (lionsim.network.nccl),
+and a faster link can flip a call to one the fabric prices slower (a ring to a tree over sockets):
+the step then grows with the bandwidth. Where a run's step grows at a flip the note says so with
+both steps, and where that run is the baseline a line more says that the speedups past the flip are
+against the slower baseline (the plot marks the same: lionsim.reports.plots.estimate_marks).
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from lionsim.numbers import ms_text
 
 FOLD_WORDS = ("where the workers are not a power of two Rabenseifner and recursive doubling fold the "
               "extra ranks in first: two whole-vector steps more")
@@ -37,13 +45,14 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
     """Where the algorithm that priced a run's largest call (estimate.csv's `algorithm`, and whether it
     folded ranks in) is not the same at every sweep point: one line for one such run; for several a
     line that says what follows, then one a run. [] where none changes."""
-    changed, folding, library = [], False, ""
+    changed, folding, library, baseline = [], False, "", ""
     for (strategy, transport), run in rows.groupby(["strategy", "transport"], sort=False):
         run = run.sort_values("sweep_value").reset_index(drop=True)
         keys = [(a, f > 0) for a, f in zip(run["algorithm"], run["folded_ranks"])]
         if len(set(keys)) < 2:
             continue
         parts = []
+        slower = _slower_flips(run, keys) if variable == "bandwidth" else []
         for key in dict.fromkeys(keys):
             at = [(i, float(run["sweep_value"][i])) for i, k in enumerate(keys) if k == key]
             name = key[0] or "nothing sent"
@@ -52,7 +61,15 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
                 name += (f" with {folded[0]:,}" + (f"-{folded[-1]:,}" if len(folded) > 1 else "")
                          + " ranks folded in")
             parts.append(f"{name} at {_spans(at, variable)}")
-        changed.append((f"{strategy}@{transport}", "; ".join(parts)))
+        label = f"{strategy}@{transport}"
+        changed.append((label, "; ".join(parts) + "".join(
+            f"; its step slows from {ms_text(a * 1e3)} ms at {_count(x, variable)} to {ms_text(b * 1e3)} ms at "
+            f"{_count(y, variable)} {unit}" for x, a, y, b in slower)))
+        if slower and label == run["baseline"].iloc[0]:
+            x, _, y, _ = slower[-1]
+            baseline = (f"The baseline {label} steps slower at {_count(y, variable)} {unit} than at {_count(x, variable)} "
+                        "(NCCL chooses on the link: a flip can slow a step), so speedups from there on are against "
+                        "that slower step.")
         folding = folding or (variable == "workers" and _folding(run))
         library = run["library"].iloc[0]
     if not changed:
@@ -61,9 +78,17 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
     if len(changed) == 1:
         (label, where), = changed
         return [f"{label}: the {library} library priced its largest call by {where} {unit} (the algorithm "
-                f"column){fold}."]
+                f"column){fold}.", *filter(None, [baseline])]
     return [f"the {library} library priced each run's largest call by, at these {unit} (the algorithm column){fold}:",
-            *(f"  {label}: {where}" for label, where in changed)]
+            *(f"  {label}: {where}" for label, where in changed), *filter(None, [baseline])]
+
+
+def _slower_flips(run: pd.DataFrame, keys: list) -> list[tuple[float, float, float, float]]:
+    """(value before, step before, value at, step at) where the priced algorithm changes from one
+    sweep point to the next and the step grows: a flip that slows the step (module doc)."""
+    values, steps = run["sweep_value"].astype(float).tolist(), run["step_s"].astype(float).tolist()
+    return [(values[i - 1], steps[i - 1], values[i], steps[i]) for i in range(1, len(keys))
+            if keys[i] != keys[i - 1] and steps[i] > steps[i - 1]]
 
 
 def _folding(run: pd.DataFrame) -> bool:

@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
+from lionsim.estimate.library_note import cap_reason
 from lionsim.estimate.sweep import check_crosses_nodes, with_bandwidth
 from lionsim.estimate.table import estimate_rows
 
@@ -127,23 +128,6 @@ def uncapped_note(r: Resolved, gbps: float) -> str:
         return ""
     return (f"above NCCL's cap here: NCCL's {fabric.name} transport moves at most {fabric.cap_GBps:g} GB/s a node "
             f"on this network (--traits nccl prices that cap); the {network.traits.name} library priced here has none")
-
-
-def cap_reason(fabric_name: str, cap_GBps: float) -> str:
-    """Why a node on a capped fabric stops at `cap_GBps` whatever the link (the cap named first), and
-    what to change: more channels where the fabric prices per channel (a profile's [nccl]
-    min_nchannels), an RDMA fabric (a profile's, or an InfiniBand preset), or --traits ideal (the
-    link alone, no library's cap). The same for every run on one network: the table prints it once (`shared_reason`)."""
-    from lionsim.network.fabrics import FABRICS
-    from lionsim.network.sockets import CHANNELS_PER_NIC
-
-    channel = FABRICS.get(fabric_name).channel_GBps
-    channels = "" if channel is None else (
-        f"a profile's [nccl] min_nchannels (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, {CHANNELS_PER_NIC} a "
-        f"NIC by default; docs/clusters.md, \"NCCL's socket settings\"), ")
-    return (f"NCCL's {fabric_name} cap: its transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
-            f"What lifts it: {channels}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
-            "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap)")
 
 
 def capped_note(r: Resolved, best: float, target: float) -> str:

@@ -75,6 +75,7 @@ from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.hier_hint import hier_notes
+from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
@@ -426,7 +427,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
     the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
-    hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes."""
+    hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes; attrs["library_lines"]:
+    the caption's lines about the library that priced comm (lionsim.estimate.library_note), a line each."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
@@ -437,6 +439,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if mixed := precision_note(out):
         notes.append(mixed)
     notes += hier_notes(r, out, estimate_rows)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    out.attrs["library_lines"] = [line for line in (sockets_cap_line(r.network, r.workers),
+                                                       gloo_traits_line(r.network, cfg.network, cfg.traits)) if line]
     if notes:
         out.attrs["caption_notes"] = notes
     return out

@@ -72,6 +72,24 @@ def canonical_network(spec: str | os.PathLike[str]) -> str:
     return NETWORKS.canonical(text) if text in NETWORKS else text
 
 
+def nearby_profile(text: str) -> str:
+    """"; did you mean 'DIR/NAME.toml'?" where `text` looks like a path (a suffix or a slash) and a
+    profile file (.toml, .json) beside it has a close name (registry.did_you_mean's rule): a typo
+    of an existing file (`mycluster.tom`); "" otherwise."""
+    path = Path(text)
+    if not (path.suffix or "/" in text or os.sep in text):
+        return ""
+    try:
+        names = [p.name for p in path.parent.iterdir() if p.suffix.lower() in (".toml", ".json") and p.is_file()]
+    except OSError:  # no such folder, or not readable: nothing to suggest
+        return ""
+    hint = did_you_mean(path.name, names)
+    if not hint or path.parent == Path("."):
+        return hint
+    name = hint[len("; did you mean '"):-len("'?")]
+    return f"; did you mean {str(path.parent / name)!r}?"
+
+
 def load_network(spec: str | os.PathLike[str]) -> Network:
     """A preset by name, or a `.toml` / `.json` profile file."""
     text = os.fspath(spec)
@@ -84,11 +102,11 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
     if suffix not in (".toml", ".json"):
         raise LionsimError(
             f"unknown network {text!r}; choose a preset ({', '.join(NETWORKS.names())}) "
-            f"or a .toml/.json profile file{did_you_mean(text, NETWORKS.names())}"
+            f"or a .toml/.json profile file{nearby_profile(text) or did_you_mean(text, NETWORKS.names())}"
         )
     path = Path(text)
     if not path.is_file():
-        raise LionsimError(f"network profile not found: {path}; accepted: {accepted}")
+        raise LionsimError(f"network profile not found: {path}; accepted: {accepted}{nearby_profile(text)}")
     try:
         return network_from_dict(_read(path), source=str(path), default_name=path.stem)
     except LionsimError as e:  # "FILE: unknown key 'workers'; ..." -> the option's one line, naming --network

@@ -113,3 +113,15 @@ def test_the_estimate_table_takes_a_wider_columns_and_keeps_80_in_a_pipe(capsys,
         assert next(line for line in table.splitlines() if line.split()[:1] == ["run"]).split()[-2:] == header
         assert "@fp32-allreduce" in table.split()  # whole: the header folds before a name breaks
         assert columns == "200" or max(map(len, table.splitlines())) <= 80
+
+
+def test_the_format_help_says_what_a_table_does_where_its_numbers_are_wider(capsys, monkeypatch):
+    """--format's help said a table "fits 80 columns", yet a table whose numbers alone are wider
+    prints wider, at 80 columns or at COLUMNS=60: the help says so (lionsim.reports.widths)."""
+    argv = ["estimate", "--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe",
+            "-s", "adamw@bf16-allreduce", "-s", "sparseloco", "-s", "streaming-diloco"]
+    for columns in ("80", "60"):
+        table = _at(columns, argv, capsys, monkeypatch).split("\n\n")[1]
+        assert max(map(len, table.splitlines())) > int(columns)  # its numbers alone: wider
+    said = " ".join(_at("200", ["estimate", "--help"], capsys, monkeypatch).replace("│", " ").split())
+    assert "fits 80" not in said and "printed wider where its numbers alone need more" in said, said

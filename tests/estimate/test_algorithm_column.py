@@ -80,3 +80,24 @@ def test_a_sweep_of_the_baseline_alone_says_there_is_nothing_to_cross(monkeypatc
     assert done.exit_code == 0, done.output
     said = " ".join(done.stdout.split())
     assert "nothing to cross: only the baseline, adamw@fp32-allreduce, was priced" in said and "crossover (workers)" not in said
+
+
+def test_a_bandwidth_sweep_says_where_a_flip_slows_the_baselines_step(tmp_path):
+    """NCCL over sockets flips the baseline's all-reduce from a ring to a tree at 50 GB/s and the step
+    grows; the table said only which algorithm priced each point, so the speedups at 50 looked
+    larger for no reason a reader could see."""
+    path = tmp_path / "mycluster.toml"
+    path.write_text('name = "team"\nworkers_per_node = 8\ndevice = "h100"\n[inter]\nalpha_us = 25.0\n'
+                    "bandwidth_GBps = 2.9\n[intra]\nalpha_us = 1.0\nbandwidth_GBps = 380.0\n")
+    swept = run_sweep(EstimateConfig(model="transformer-3b", network=str(path), workers=32,
+                                     strategies=["adamw@bf16-allreduce", "dlion-mavo@int8-allreduce"]),
+                      "bandwidth=0.5:50:8")
+    base = swept.rows[swept.rows["strategy"] == "adamw"].sort_values("sweep_value")
+    values, steps, algorithms = (base[c].tolist() for c in ("sweep_value", "step_s", "algorithm"))
+    flips = [i for i in range(1, len(values)) if algorithms[i] != algorithms[i - 1] and steps[i] > steps[i - 1]]
+    assert flips, algorithms  # the case the note is for: a flip that slows the step
+    i = flips[-1]
+    said = " ".join(" ".join(swept.algorithm_notes).split())
+    assert (f"its step slows from {steps[i - 1] * 1e3:,.0f} ms at {values[i - 1]:.4g} to {steps[i] * 1e3:,.0f} ms "
+            f"at {values[i]:.4g} GB/s") in said, said
+    assert f"The baseline adamw@bf16-allreduce steps slower at {values[i]:.4g} GB/s than at {values[i - 1]:.4g}" in said

@@ -199,6 +199,26 @@ def test_bad_json_profiles(tmp_path):
         load_network(str(path))
 
 
+def test_a_typo_of_a_profile_file_beside_it_is_suggested(tmp_path, monkeypatch):
+    """`--network mycluster.tom` named the presets and no file, though mycluster.toml lay beside it."""
+    import difflib
+
+    (tmp_path / "mycluster.toml").write_text('[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n')
+    (tmp_path / "notes.txt").write_text("not a profile")
+    for typed in ("mycluster.tom", "mycluster.tomll", "mycluster2.toml"):  # a bad suffix, then a missing file
+        with pytest.raises(LionsimError, match=rf"did you mean '{tmp_path}/mycluster.toml'\?$"):
+            load_network(str(tmp_path / typed))
+    monkeypatch.chdir(tmp_path)  # a bare file name: the suggestion as the user would type it
+    with pytest.raises(LionsimError, match=r"^unknown network 'mycluster\.tom'.*did you mean 'mycluster\.toml'\?$"):
+        load_network("mycluster.tom")
+    # no close name (the registry's rule, difflib at 0.6), and only profiles are offered
+    assert not difflib.get_close_matches("zzz.toml", ["mycluster.toml"], cutoff=0.6)
+    for typed in ("zzz.toml", "notes.tx"):
+        with pytest.raises(LionsimError) as refused:
+            load_network(typed)
+        assert "did you mean" not in str(refused.value)
+
+
 def test_unknown_names_and_missing_files(tmp_path):
     with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
         load_network("10gbee")

@@ -1,0 +1,79 @@
+"""The breakdown caption's lines about the library that priced comm, where what it prices is not
+what the user's link or device would suggest:
+
+- `sockets_cap_line`: NCCL over the sockets fabric moves at most its cap a node (channels x a
+  channel's rate, lionsim.network.sockets) whatever the link, so a link faster than the cap is
+  priced at the cap. The title says only "library: nccl over sockets"; this line says the cap
+  binds, which fabric was taken and why (named by the network, or inferred from the inter
+  link's alpha: lionsim.network.fabrics.infer_fabric) and what lifts it, in --need's words
+  (cap_reason, below).
+- `gloo_traits_line`: a profile whose traits were fitted on gloo ranks (lionsim comm --backend
+  gloo --fit) prices a GPU device's comm with gloo's floors and its CPU sums. estimate keeps a
+  profile's traits as they are, as bench on the sim backend does (lionsim.network.network_for:
+  only a real run on another backend refuses them, since there the measured library is not the
+  one running); a modelled run keeps what the profile says, so the user can price a gloo
+  cluster. Every estimate device is a GPU, which reduces on the device under NCCL: the line says
+  the traits are gloo's and how to price NCCL instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+from lionsim.network.fabrics import TCP_ALPHA_US
+from lionsim.network.link import Network
+
+
+def sockets_cap_line(network: Network, workers: int) -> str:
+    """One line where NCCL's fabric caps a node below this network's inter link (module doc); ""
+    where no cap binds (one node, a library other than NCCL, a fabric without a cap, a link at or
+    below the cap)."""
+    if network.traits.model != "nccl" or network.nodes(workers) <= 1:
+        return ""
+    fabric = network.nccl_fabric()
+    link = network.inter_link()
+    link_GBps = link.bandwidth_Bps * link.efficiency / 1e9 * fabric.share  # what NCCL's model moves uncapped
+    if not link_GBps > fabric.cap_GBps:
+        return ""
+    stated = link.bandwidth_Bps / 1e9
+    rate = f"{stated:.3g} GB/s" + ("" if link_GBps == stated else f" ({link_GBps:.3g} GB/s moved at efficiency "
+                                                                  f"{link.efficiency:g})")
+    alpha_us = network.inter.alpha_s * 1e6
+    if network.fabric:
+        how = f"fabric {fabric.name}, named by {network.name}"
+    else:
+        rule = f">= {TCP_ALPHA_US:g} -> sockets" if fabric.name == "sockets" else f"< {TCP_ALPHA_US:g} -> ib"
+        how = f"fabric {fabric.name}, inferred: {network.name} names none and its inter alpha_us {alpha_us:g} {rule}"
+    return f"Inter link {rate} a node, priced at the cap ({how}): " + cap_reason(fabric.name, fabric.cap_GBps)
+
+
+def gloo_traits_line(network: Network, spec: str | os.PathLike[str], traits_option: str | None) -> str:
+    """One line where comm was priced by a profile's traits measured on gloo (module doc); "" where
+    the traits are another backend's or were picked by --traits."""
+    traits = network.traits
+    if traits_option is not None or traits.backend != "gloo":
+        return ""
+    source = os.path.basename(os.fspath(spec)) if os.path.exists(os.fspath(spec)) else network.name
+    sums = ", ".join(f"{rate:.3g} GB/s for {dtype}" for dtype, rate in traits.reduce_GBps)
+    ranks = network.measured.get("ranks")
+    on = f"{ranks} gloo ranks" if isinstance(ranks, int) else "gloo ranks"
+    return (f"{source}'s library ({traits.name}) was measured on {on}" + (f" (CPU sums at {sums})" if sums else "")
+            + "; GPUs reduce on the device: --traits nccl prices NCCL on this link.")
+
+
+def cap_reason(fabric_name: str, cap_GBps: float) -> str:
+    """Why a node on a capped fabric stops at `cap_GBps` whatever the link (the cap named first), and
+    what to change: more channels where the fabric prices per channel (a profile's [nccl]
+    min_nchannels), an RDMA fabric (a profile's, or an InfiniBand preset), or --traits ideal (the
+    link alone, no library's cap). The same for every run on one network: --need's table prints it once
+    (lionsim.estimate.need.shared_reason), the breakdown's caption in sockets_cap_line."""
+    from lionsim.network.fabrics import FABRICS
+    from lionsim.network.sockets import CHANNELS_PER_NIC
+
+    channel = FABRICS.get(fabric_name).channel_GBps
+    channels = "" if channel is None else (
+        f"a profile's [nccl] min_nchannels (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, {CHANNELS_PER_NIC} a "
+        f"NIC by default; docs/clusters.md, \"NCCL's socket settings\"), ")
+    return (f"NCCL's {fabric_name} cap: its transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
+            f"What lifts it: {channels}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
+            "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap)")
