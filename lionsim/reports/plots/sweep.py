@@ -32,6 +32,7 @@ from matplotlib.ticker import MaxNLocator, NullFormatter
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
+from lionsim.whole_nodes import neighbour_count
 from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, mark_every,
                                          ordered_labels, overlapping, run_styles, save, twin_name)
 
@@ -64,17 +65,18 @@ def _crossing_pairs(x: np.ndarray, speedup: np.ndarray) -> list[tuple[tuple[floa
             if (ly[i] > 0) != (ly[i + 1] > 0) and lx[i + 1] != lx[i]]
 
 
-def worker_crossings(workers: np.ndarray, speedup: np.ndarray) -> list[tuple[int, int]]:
+def worker_crossings(workers: np.ndarray, speedup: np.ndarray, per_node: int = 1) -> list[tuple[int, int]]:
     """Where speedup crosses 1 over worker counts, as `estimate --sweep workers` says it: a whole
     count, never a fraction (lionsim.estimate.sweep.worker_crossover: the first count on the
     winning side). estimate prices the counts between two sweep points to find it; a bench sweep
-    measured only its points, so where they are neighbours (2 and 3) the crossover is the one on
-    the winning side, (n, n), and otherwise it lies between them, (low, high): "between 2 and 4
-    workers" rather than an interpolated 2.39."""
+    measured only its points, so where they are neighbouring valid counts on nodes of `per_node`
+    workers (lionsim.whole_nodes.neighbour_count: 2 and 3 within a node, 8 and 16 on nodes of 8)
+    the crossover is the one on the winning side, (n, n), as estimate names it, and otherwise it
+    lies between them, (low, high): "between 2 and 4 workers" rather than an interpolated 2.39."""
     found = []
     for (lx0, ly0), (lx1, _) in _crossing_pairs(workers, speedup):
         low, high = round(float(np.exp(lx0))), round(float(np.exp(lx1)))
-        if high - low == 1:
+        if neighbour_count(low, per_node, up=True) == high:
             whole = high if ly0 < 0 else low  # estimate's rule: the winning side's count
             found.append((whole, whole))
         else:
@@ -108,6 +110,26 @@ def _one_shape(networks) -> bool:
     """Whether the swept `networks` differ only in their inter-node rate, so a line across
     their bandwidths (and a crossover on it) means what bandwidth alone does."""
     return len({network_shape(str(name)) for name in dict.fromkeys(networks)}) <= 1
+
+
+def workers_per_node(root: Path, summary: pd.DataFrame) -> dict[str, int]:
+    """network -> its workers a node, for each network of the sweep's `summary`: from a cell's
+    run.json (the network the run was priced on, even where a profile file has moved since),
+    else from loading the name (network_shape); 1 where neither says."""
+    import json
+
+    found: dict[str, int] = {}
+    for cell, network in zip(summary["cell"], summary["network"]):
+        network = str(network)
+        if network in found:
+            continue
+        try:
+            found[network] = int(json.loads((Path(root) / "cells" / str(cell) / "run.json").read_text())
+                                 ["network"]["workers_per_node"])
+        except (OSError, ValueError, KeyError, TypeError):  # no cells kept (a redrawn copy): the name's
+            shape = network_shape(network)
+            found[network] = shape[0] if isinstance(shape[0], int) else 1
+    return found
 
 
 def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
@@ -206,8 +228,9 @@ def _legend(fig, axes: list[Axes], panels: int, handles: list) -> None:
 
 
 def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column: str, title: str,
-                  path: Path) -> list[Path]:
-    """`column` (a speedup) against x (bandwidth_GBps or workers, log axis), one panel per `facet` value."""
+                  path: Path, per_node: dict[str, int] | None = None) -> list[Path]:
+    """`column` (a speedup) against x (bandwidth_GBps or workers, log axis), one panel per `facet`
+    value; `per_node` (workers_per_node) decides which worker counts are neighbours."""
     if facet == "network":  # networks ordered by their bandwidth
         order = summary.groupby("network")["bandwidth_GBps"].first().sort_values().index.tolist()
     else:
@@ -234,7 +257,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             if label == baseline or not joined:
                 continue
             if x == "workers":  # whole counts, as estimate says them (worker_crossings)
-                for low, high in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
+                for low, high in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
+                                                  (per_node or {}).get(str(value), 1)):
                     marked |= low == high
                     spanned |= low != high
                     colour = styles[label]["color"]
@@ -373,6 +397,7 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
     styles = run_styles(labels, baseline)  # one style per run across every plot and workload
     workloads = list(dict.fromkeys(summary["workload"]))
     skip = {name for name, _ in skipped_plots(summary)}
+    per_node = workers_per_node(out_dir, summary)
     paths: list[Path] = []
     for workload in workloads:
         s = summary[summary["workload"] == workload]
@@ -390,9 +415,9 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
             if target(step_plot).stem in skip:
                 continue
             paths += _speedup_plot(s, wl, styles, baseline, x, by, "speedup", f"Step-time speedup vs {words}",
-                                   target(step_plot))
+                                   target(step_plot), per_node)
             paths += _speedup_plot(s, wl, styles, baseline, x, by, "time_to_target_speedup",
-                                   f"Time-to-target speedup vs {words}", target(target_plot))
+                                   f"Time-to-target speedup vs {words}", target(target_plot), per_node)
         if not st.empty:
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
                                  "Training loss vs step", target("loss_vs_step"))
