@@ -55,6 +55,12 @@ def crossover_label(row) -> str:
     return f"{run} wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
 
 
+def crossover_value(row) -> str:
+    """A crossover's value as its line's label says it: a worker count whole ("4,096"), a bandwidth
+    in 3 figures ("12.5")."""
+    return f"{row.crossover:,.0f}" if row.variable == "workers" else f"{row.crossover:.3g}"
+
+
 def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, column: str = "speedup"):
     """A run's line (x, y) over the swept points and, on a workers sweep, the two counts priced either
     side of each of its crossovers (crossover.csv's speedup_at_crossover and speedup_at_loses): the
@@ -86,14 +92,15 @@ def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: f
     count that wins (the last, where it wins below), its losing neighbour named beside it."""
     span = math.log(high / low) if high > low > 0 else 0.0
     rows = list(marked.itertuples(index=False))
-    at_x: dict[str, list] = {}  # runs crossing at the same value share one line and one label
+    at_x: dict[float, list] = {}  # runs crossing at the same value share one line and one label
     for row in rows:
-        at_x.setdefault(f"{row.crossover:.3g}", []).append(row)
+        # the exact value: grouped on its 3 figures, 4096 and 4104 workers shared one line at 4096
+        at_x.setdefault(float(row.crossover), []).append(row)
         if named is not None:  # each run's legend entry, in the panel that holds the legend
             named.plot([], [], color=colours[f"{row.strategy}@{row.transport}"], linestyle=":", linewidth=1.0,
                        label=crossover_label(row))
-    for i, (text, same) in enumerate(at_x.items()):
-        at = same[0].crossover
+    for i, (at, same) in enumerate(at_x.items()):
+        text = crossover_value(same[0])
         # one run: its colour; several: grey, each run named ("16: dlion-mavo, powersgd"), where two
         # labels "16" and two dotted lines lay on top of each other
         colour = colours[f"{same[0].strategy}@{same[0].transport}"] if len(same) == 1 else "dimgrey"
