@@ -19,13 +19,18 @@ from lionsim.errors import LionsimError
 T = TypeVar("T")
 
 
-def did_you_mean(name: object, choices: Iterable[str]) -> str:
-    """"; did you mean 'x'?" for the valid choice nearest to `name` (ignoring case), else "".
-    It ends the message, after the list, so the message still starts "unknown KIND 'NAME';"."""
-    choices = list(choices)
+def closest(name: object, choices: Iterable[str]) -> str | None:
+    """The valid choice nearest to `name` ignoring case (difflib's ratio at least 0.6), else None."""
     lowered = {c.lower(): c for c in choices}
     close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.6)
-    return f"; did you mean {lowered[close[0]]!r}?" if close else ""
+    return lowered[close[0]] if close else None
+
+
+def did_you_mean(name: object, choices: Iterable[str]) -> str:
+    """"; did you mean 'x'?" for the choice closest to `name`, else "". It ends the message, after
+    the list, so the message still starts "unknown KIND 'NAME';"."""
+    near = closest(name, choices)
+    return "" if near is None else f"; did you mean {near!r}?"
 
 
 def match_name(name: object, choices: Iterable[str]) -> str | None:

@@ -57,7 +57,7 @@ from lionsim.network.presets import NETWORKS
 from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
-from lionsim.registry import did_you_mean
+from lionsim.registry import closest, did_you_mean
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
 """Link keys -> required?"""
@@ -74,7 +74,7 @@ def canonical_network(spec: str | os.PathLike[str]) -> str:
 
 def nearby_profile(text: str) -> str:
     """"; did you mean 'DIR/NAME.toml'?" where `text` looks like a path (a suffix or a slash) and a
-    profile file (.toml, .json) beside it has a close name (registry.did_you_mean's rule): a typo
+    profile file (.toml, .json) beside it has a close name (registry.closest): a typo
     of an existing file (`mycluster.tom`); "" otherwise."""
     path = Path(text)
     if not (path.suffix or "/" in text or os.sep in text):
@@ -83,11 +83,10 @@ def nearby_profile(text: str) -> str:
         names = [p.name for p in path.parent.iterdir() if p.suffix.lower() in (".toml", ".json") and p.is_file()]
     except OSError:  # no such folder, or not readable: nothing to suggest
         return ""
-    hint = did_you_mean(path.name, names)
-    if not hint or path.parent == Path("."):
-        return hint
-    name = hint[len("; did you mean '"):-len("'?")]
-    return f"; did you mean {str(path.parent / name)!r}?"
+    name = closest(path.name, names)
+    if name is None:
+        return ""
+    return f"; did you mean {name if path.parent == Path('.') else str(path.parent / name)!r}?"
 
 
 def load_network(spec: str | os.PathLike[str]) -> Network:

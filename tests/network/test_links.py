@@ -314,3 +314,23 @@ def test_every_reader_of_the_whole_nodes_rule_says_what_a_brute_force_placement_
             assert losing_neighbour(w, False, per_node) == min(v for v in valid if v > w), (w, per_node)
         for target in (0.4, 1.2, 2.6, 5.3, 9.7, 12.2, 17.9, 30.1):  # no ties: one nearest count
             assert nearest_count(target, per_node) == min(valid, key=lambda w: abs(w - target)), (target, per_node)
+
+
+def test_a_profile_name_with_quotes_is_suggested_whole(tmp_path, monkeypatch):
+    """nearby_profile once sliced did_you_mean's message back apart, which quotes with !r: a name
+    with an apostrophe and a double quote came back with its escape (bob\\'s) in the path."""
+    import ast
+
+    from lionsim.registry import closest, did_you_mean
+
+    name = 'bob\'s "big" cluster.toml'
+    (tmp_path / name).write_text('[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n')
+    assert closest("BOB'S \"BIG\" CLUSTER.TOM", [name, "other.toml"]) == name  # the rule: ignoring case
+    assert closest("zzz", [name]) is None and did_you_mean("zzz", [name]) == ""
+    for typed, folder in ((str(tmp_path / name[:-1]), f"{tmp_path}/"), (name[:-1], "")):
+        if not folder:
+            monkeypatch.chdir(tmp_path)
+        with pytest.raises(LionsimError) as refused:
+            load_network(typed)
+        said = str(refused.value).rsplit("did you mean ", 1)[1].removesuffix("?")
+        assert ast.literal_eval(said) == folder + name
