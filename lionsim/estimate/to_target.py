@@ -39,6 +39,24 @@ counts says so in its note ("fitted on 2 counts: no band"). A run measured at
 other worker counts than the estimate's is marked: `beyond` when N lies outside the measured
 range (extrapolated), a note beside a bench run measured at one N.
 
+Two bounds keep the fit of rho from saying more than the run measured (ratio_at):
+
+- no crossing to the other side of the baseline: where every cell the run reached measured it
+  slower to the target than B (every rho_c > 1), rho(N) is at least 1.0 at every N, and where every
+  cell measured it faster (every rho_c < 1), at most 1.0. A run measured needing more steps than B
+  at every count does not become a win by extrapolation alone (a line through 1.66 at 2 workers and
+  1.45 at 4 reaches 0.41 at 128). Held there, the note says so: "held at the baseline's steps:
+  measured slower to the target at every count, 2-4 workers". The band keeps its spread about the
+  held value. A run with ratios on both sides of 1.0 (or one at it) is fitted as it is.
+- a trend through 2 worker counts is taken one doubling past them, no further: beyond twice the
+  larger count (or below half the smaller) rho(N) is held at its value at the nearest measured
+  count, which a line through two counts passes through (their cells' mean), and the note says
+  "fitted on 2 counts: ratio held beyond 8 workers". Two points fix a slope but say nothing of
+  whether it lasts; within one doubling the line is used (and marked extrapolated), past it the
+  nearest measurement is the least assumption. So a sweep at 2 and 4 workers prices 8 from the
+  trend and 16 or more at 4 workers' ratio: a figure at 16 can be further from B's than at 8.
+  Three or more counts are extrapolated as fitted (the no-crossing bound still applies).
+
 Two rules give no time to target where the run measured nothing that could stand for one:
 
 - no extrapolation past a measured miss: a run reached the target at a worker count where it reached
@@ -73,6 +91,10 @@ MISSED_PAST = "missed the target at"
 """How at_scale's note begins where N lies past a count the run measured missing the target (module doc)."""
 TWO_COUNTS = "fitted on 2 counts: no band"
 """The note of a figure fitted through exactly two points (one per coefficient): no spread to measure."""
+HELD_TWO = "fitted on 2 counts: ratio held"
+"""How the note begins where a trend through 2 worker counts was held past one doubling (module doc)."""
+HELD_BASELINE = "held at the baseline's steps"
+"""How the note begins where rho(N) would have crossed 1.0 from the side every cell measured (module doc)."""
 CLAMPED = "clamped"
 """How to_target_note begins the part that says a fit was held at the nearest measured N."""
 CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell to zero at this N and was held at the "
@@ -122,6 +144,9 @@ class Fit:
     points: int
     counts: tuple[int, ...]
     """The worker counts fitted, ascending."""
+    lowest: float = math.nan
+    highest: float = math.nan
+    """The smallest and largest value fitted."""
 
     def at(self, workers: int) -> float:
         return self.intercept + self.slope * math.log(workers)
@@ -144,7 +169,27 @@ def fit(workers: list[int], values: list[float]) -> Fit:
     residual = y - (intercept + slope * x)
     dof = len(y) - k
     spread = math.sqrt(float(residual @ residual) / dof) if dof > 0 else math.nan
-    return Fit(intercept=float(intercept), slope=float(slope), spread=spread, points=len(y), counts=counts)
+    return Fit(intercept=float(intercept), slope=float(slope), spread=spread, points=len(y), counts=counts,
+               lowest=float(y.min()), highest=float(y.max()))
+
+
+def ratio_at(rho: Fit, workers: int) -> tuple[float, list[str]]:
+    """rho(N) from the ratio's fit within the two bounds of the module doc, and the notes that say
+    which held it: a trend through 2 counts is held at the nearest measured count's value past one
+    doubling beyond them, and the ratio does not cross 1.0 from the side every measured ratio lies on."""
+    ratio, notes = rho.at(workers), []
+    counts = rho.counts
+    if len(counts) == 2 and not counts[0] / 2 <= workers <= 2 * counts[-1]:
+        past, nearest = (f"beyond {2 * counts[-1]:,}", counts[-1]) if workers > counts[-1] else \
+            (f"below {counts[0] / 2:,g}", counts[0])
+        ratio = rho.at(nearest)
+        notes.append(f"{HELD_TWO} {past} workers")
+    side = "slower" if rho.lowest > 1.0 else "faster" if rho.highest < 1.0 else ""
+    if (side == "slower" and ratio < 1.0) or (side == "faster" and ratio > 1.0):
+        ratio = 1.0
+        span = f"{counts[0]:,}" if len(counts) == 1 else f"{counts[0]:,}-{counts[-1]:,}"
+        notes.append(f"{HELD_BASELINE}: measured {side} to the target at every count, {span} workers")
+    return ratio, notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,13 +300,14 @@ class Convergence:
             s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
         else:
             s, s_spread = float(base_steps), 0.0
-        ratio = rho.at(workers)
+        ratio, held = ratio_at(rho, workers)
         counts = rho.counts
         beyond = workers < counts[0] or workers > counts[-1]
         if len(counts) == 1 and workers != counts[0]:
             notes.append(f"measured at {counts[0]:,} workers only")
         elif beyond:
             notes.append(f"extrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers")
+        notes += held
         if not (ratio > 0 and s > 0):  # a fit extrapolated to no steps at all: held at the nearest measured N
             nearest = counts[0] if workers < counts[0] else counts[-1]
             fell = [what for what, value in (("the baseline's steps", s), ("the ratio", ratio)) if not value > 0]

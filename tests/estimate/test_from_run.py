@@ -379,6 +379,62 @@ def test_a_sweep_over_workers_prices_each_count_from_the_fit(tmp_path):
     assert list(swept.to_target["variable"]) == ["workers"]
 
 
+# --- the bounds on extrapolation: no crossing of the baseline, a 2-count trend one doubling on ---
+
+def _at_every_count(root: Path, base_steps: int | None) -> dict[int, tuple]:
+    """(the baseline's AtScale, dlion-mavo's) at every worker count 2..1024: brute force, library-side."""
+    from lionsim.estimate.from_run import load
+    from lionsim.estimate.to_target import Convergence
+
+    convergence = Convergence(load(root))
+    return {n: tuple(convergence.at_scale(*label.split("@"), n, base_steps) for label in RUNS[:2])
+            for n in range(2, 1025)}
+
+
+@pytest.mark.parametrize("dlion, side", [((160, 140, 120), "slower"), ((60, 80, 95), "faster")])
+def test_a_run_measured_on_one_side_of_the_baseline_is_never_priced_on_the_other(tmp_path, dlion, side):
+    """Steps relative to adamw of 1.6, 1.4, 1.2 (or 0.6, 0.8, 0.95) at 2, 4 and 8 workers: the line
+    through them crosses 1.0 by 16 and runs far past it; the run is held at the baseline's steps."""
+    cells = {(n, 0): {RUNS[0]: 100, RUNS[1]: steps} for n, steps in zip((2, 4, 8), dlion)}
+    root = sweep_dir(tmp_path, cells)
+    slower = side == "slower"
+    for base_steps in (1000, None):  # --steps, and the run's own baseline fit (100 at every N)
+        for n, (adamw, got) in _at_every_count(root, base_steps).items():
+            assert (got.ratio >= 1.0) if slower else (got.ratio <= 1.0), (n, got)
+            assert (got.steps >= adamw.steps) if slower else (got.steps <= adamw.steps), (n, got, adamw)
+    held = rows(root, RUNS[:2], workers=1024, steps=1000)[RUNS[1]]
+    a, b, _ = _least_squares(np.log([2, 4, 8]), [s / 100 for s in dlion])
+    assert (a + b * math.log(1024) < 1.0) if slower else (a + b * math.log(1024) > 1.0)  # the line crossed
+    assert held.steps_to_target == 1000 and held.to_target_ratio == 1.0
+    assert held.to_target_per_doubling == pytest.approx(b * math.log(2), rel=1e-12)  # the trend, as fitted
+    assert (f"held at the baseline's steps: measured {side} to the target at every count, 2-8 workers"
+            in held.to_target_note)
+    inside = rows(root, RUNS[:2], workers=8, steps=1000)[RUNS[1]]  # where the line stays on its side: as fitted
+    assert inside.steps_to_target == math.ceil(1000 * (a + b * math.log(8)) - 1e-9)
+    assert "held" not in inside.to_target_note
+
+
+def test_a_trend_on_two_counts_is_held_at_the_nearest_count_past_one_doubling(tmp_path):
+    """0.9 of adamw's steps at 4 workers, 0.8 at 8: the line goes on to 0.3 by 256. Within one doubling
+    of the counts (2 to 16) it is the line; past it, the ratio measured at the nearest count."""
+    root = sweep_dir(tmp_path, {(4, 0): {RUNS[0]: 100, RUNS[1]: 90}, (8, 0): {RUNS[0]: 100, RUNS[1]: 80}})
+    line = lambda n: 0.9 - 0.1 * math.log2(n / 4)  # noqa: E731  (the line through both, by hand)
+    for n in (2, 3, 4, 8, 16):
+        got = rows(root, RUNS[:2], workers=n, steps=1000)[RUNS[1]]
+        assert got.to_target_ratio == pytest.approx(line(n), rel=1e-12) and "ratio held" not in got.to_target_note
+    for n, measured, note in ((1, 0.9, "below 2"), (17, 0.8, "beyond 16"), (256, 0.8, "beyond 16")):
+        got = rows(root, RUNS[:2], workers=n, steps=1000)[RUNS[1]]
+        assert got.to_target_ratio == pytest.approx(measured, rel=1e-12), n
+        assert got.steps_to_target == math.ceil(1000 * measured - 1e-9) and got.to_target_beyond
+        assert f"fitted on 2 counts: ratio held {note} workers" in got.to_target_note
+    # a user's sweep: D-Lion measured 1.66x and 1.45x adamw's steps at 2 and 4 workers was priced at 0.41x
+    # at 128 (8,286 of 20,000 steps) by the line; it is held at 4 workers' 1.45
+    (tmp_path / "user").mkdir()
+    user = sweep_dir(tmp_path / "user", {(2, 0): {RUNS[0]: 35, RUNS[1]: 58}, (4, 0): {RUNS[0]: 40, RUNS[1]: 58}})
+    got = rows(user, RUNS[:2], workers=128, steps=20_000)[RUNS[1]]
+    assert got.steps_to_target == 29_000 and got.to_target_ratio == pytest.approx(58 / 40, rel=1e-12)
+
+
 # --- the command ---
 
 def test_the_command_prints_writes_plots_and_reports_time_to_target(tmp_path):
