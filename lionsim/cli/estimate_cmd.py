@@ -350,9 +350,13 @@ a tie being a tie at every point); "everywhere" and "nowhere" read as they are, 
 wins_where says (the ranges where it wins)."""
 
 
-def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table | Text:
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "",
+                    workers: int | None = None) -> Table | Text:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
-    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced."""
+    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced.
+    `workers`: --workers, which priced the table above; a sweep over workers that leaves it out says
+    its counts stand in for it there (the table above is the one --workers names: not refused, as a
+    --sweep workers= beside a --workers table is how one sees both)."""
     import pandas as pd
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
@@ -365,7 +369,10 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             else f"{sweep.variable} {lo:g} to {hi:g} {sweep.unit}")
     if lo == hi:  # one value priced (--sweep bandwidth=0.125): no span to cross over
         span = f"{lo:g} workers" if sweep.variable == "workers" else f"{sweep.variable} {lo:g} {sweep.unit}"
-    title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
+    points = f"{len(sweep.values)} points"
+    if sweep.variable == "workers" and workers is not None and workers not in sweep.values:
+        points += f", the sweep's counts in place of --workers {workers:,}, which priced the table above"
+    title = (f"crossovers {of}against {baseline} over {span} ({points})" if lo != hi else
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
     table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
@@ -502,8 +509,8 @@ def estimate_cmd(
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),
               *([to_target_table(frame)] if from_run is not None else []),
-              *([crossover_table(swept.crossings, swept.sweep, swept.rows)] if swept is not None else []),
-              *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target")]
+              *([crossover_table(swept.crossings, swept.sweep, swept.rows, workers=workers)] if swept is not None else []),
+              *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target", workers)]
                 if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept.rows if swept is not None else frame, format)
