@@ -185,6 +185,15 @@ def memory_note(frame: pd.DataFrame) -> str:
     return fits_note(frame.to_dict("records")) if "memory_fits" in frame.columns else ""
 
 
+def footnotes(frame: pd.DataFrame) -> list[str]:
+    """Every note the breakdown's caption prints about its runs (the transports' footnotes, the whole
+    table's, the short-bench H, the library's lines, the memory warning), each once: estimate.json
+    records them so `lionsim report` carries what the terminal said."""
+    lines = [*frame.attrs.get("notes", ()), *frame.attrs.get("caption_notes", ()), short_bench_note(frame),
+             *frame.attrs.get("library_lines", ()), memory_note(frame)]
+    return list(dict.fromkeys(line for line in lines if line))
+
+
 def short_bench_note(frame: pd.DataFrame) -> str:
     """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
     the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
@@ -497,7 +506,7 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace)) \
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace, footnotes(frame))) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
@@ -554,13 +563,14 @@ RECORD_FILE = "estimate.json"
 files), the options it resolved to, lionsim's version."""
 
 
-def _record(fields: dict, sweep: str | None, need: str | None, trace: bool) -> dict:
-    """estimate.json's content: the command as typed, and every option as the estimate took it."""
+def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = ()) -> dict:
+    """estimate.json's content: the command as typed, every option as the estimate took it, and the
+    notes its table's caption printed (footnotes)."""
     import lionsim
     from lionsim.cli.app import invoked
 
     options = {**fields, "sweep": sweep, "need": need, "trace": trace}
-    return {"command": "estimate", "argv": invoked(), "options": options,
+    return {"command": "estimate", "argv": invoked(), "options": options, "notes": list(notes),
             "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
 
 
