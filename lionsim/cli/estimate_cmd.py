@@ -185,6 +185,15 @@ def memory_note(frame: pd.DataFrame) -> str:
     return fits_note(frame.to_dict("records")) if "memory_fits" in frame.columns else ""
 
 
+def footnotes(frame: pd.DataFrame) -> list[str]:
+    """Every note the breakdown's caption prints about its runs (the transports' footnotes, the whole
+    table's, the short-bench H, the library's lines, the memory warning), each once: estimate.json
+    records them so `lionsim report` carries what the terminal said."""
+    lines = [*frame.attrs.get("notes", ()), *frame.attrs.get("caption_notes", ()), short_bench_note(frame),
+             *frame.attrs.get("library_lines", ()), memory_note(frame)]
+    return list(dict.fromkeys(line for line in lines if line))
+
+
 def short_bench_note(frame: pd.DataFrame) -> str:
     """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
     the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
@@ -350,9 +359,13 @@ a tie being a tie at every point); "everywhere" and "nowhere" read as they are, 
 wins_where says (the ranges where it wins)."""
 
 
-def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "") -> Table | Text:
+def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "",
+                    workers: int | None = None) -> Table | Text:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
-    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced."""
+    `what` ("time to target": --from-run's crossovers); one line where only the baseline was priced.
+    `workers`: --workers, which priced the table above; a sweep over workers that leaves it out says
+    its counts stand in for it there (the table above is the one --workers names: not refused, as a
+    --sweep workers= beside a --workers table is how one sees both)."""
     import pandas as pd
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
@@ -365,7 +378,10 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             else f"{sweep.variable} {lo:g} to {hi:g} {sweep.unit}")
     if lo == hi:  # one value priced (--sweep bandwidth=0.125): no span to cross over
         span = f"{lo:g} workers" if sweep.variable == "workers" else f"{sweep.variable} {lo:g} {sweep.unit}"
-    title = (f"crossovers {of}against {baseline} over {span} ({len(sweep.values)} points)" if lo != hi else
+    points = f"{len(sweep.values)} points"
+    if sweep.variable == "workers" and workers is not None and workers not in sweep.values:
+        points += f", the sweep's counts in place of --workers {workers:,}, which priced the table above"
+    title = (f"crossovers {of}against {baseline} over {span} ({points})" if lo != hi else
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
     table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
@@ -490,7 +506,7 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace)) \
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace, footnotes(frame))) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
@@ -502,8 +518,8 @@ def estimate_cmd(
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),
               *([to_target_table(frame)] if from_run is not None else []),
-              *([crossover_table(swept.crossings, swept.sweep, swept.rows)] if swept is not None else []),
-              *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target")]
+              *([crossover_table(swept.crossings, swept.sweep, swept.rows, workers=workers)] if swept is not None else []),
+              *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target", workers)]
                 if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout
         emit(swept.rows if swept is not None else frame, format)
@@ -547,13 +563,14 @@ RECORD_FILE = "estimate.json"
 files), the options it resolved to, lionsim's version."""
 
 
-def _record(fields: dict, sweep: str | None, need: str | None, trace: bool) -> dict:
-    """estimate.json's content: the command as typed, and every option as the estimate took it."""
+def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = ()) -> dict:
+    """estimate.json's content: the command as typed, every option as the estimate took it, and the
+    notes its table's caption printed (footnotes)."""
     import lionsim
     from lionsim.cli.app import invoked
 
     options = {**fields, "sweep": sweep, "need": need, "trace": trace}
-    return {"command": "estimate", "argv": invoked(), "options": options,
+    return {"command": "estimate", "argv": invoked(), "options": options, "notes": list(notes),
             "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
 
 

@@ -55,7 +55,31 @@ def _value(value) -> str:
     return str(value)
 
 
-def _config(frame: pd.DataFrame) -> str:
+def _record(directory: Path) -> dict:
+    """estimate.json (lionsim.cli.estimate_cmd._record), {} where it is missing or not an object."""
+    where = directory / RECORD_FILE
+    record = read_json(where) if where.is_file() else None
+    return record if isinstance(record, dict) else {}
+
+
+def _strategy_options(directory: Path) -> list[list[str]]:
+    """The configuration rows of the strategy options the estimate was given (`--local-steps`: 500),
+    by their flags, from estimate.json."""
+    from lionsim.strategies.core.given import flags
+
+    given = (_record(directory).get("options") or {}).get("options") or {}
+    known = flags()
+    return [[known[key][0].flag if key in known else key, _value(value)] for key, value in given.items()]
+
+
+def _notes(directory: Path) -> str:
+    """The Notes section: what the estimate's caption said about its runs (estimate.json's notes:
+    a run that does not fit, H below the authors', a rank that compresses nothing), "" where none."""
+    notes = [n for n in _record(directory).get("notes") or () if isinstance(n, str) and n]
+    return "## Notes\n\n" + "\n".join(f"- {n}" for n in notes) if notes else ""
+
+
+def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     first = frame.iloc[0]
     rows = [[key, model_name(first) if key == "model" else _value(first[key])] for key in ("model", "params")
             if key in frame.columns]
@@ -72,6 +96,8 @@ def _config(frame: pd.DataFrame) -> str:
     if isinstance(spread, str) and spread:
         rows.append(["compute spread", f"{spread} ({first['spread_method']})"])
     rows.append(["baseline", str(first["baseline"])])
+    if directory is not None:
+        rows += _strategy_options(directory)
     return md_table(["option", "value"], rows)
 
 
@@ -103,7 +129,7 @@ def estimate_report(directory: Path) -> str:
     parts = [
         f"# lionsim report: estimate of {model_name(first)} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
-        "## Configuration\n\n" + _config(frame),
+        "## Configuration\n\n" + _config(frame, directory),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
         f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable),
     ]
@@ -123,15 +149,13 @@ def estimate_report(directory: Path) -> str:
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     parts += ["## Crossovers\n\n" + _crossovers(crossings, variable),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
-              _reproduce(directory)]
-    return "\n\n".join(parts) + "\n"
+              _notes(directory), _reproduce(directory)]
+    return "\n\n".join(part for part in parts if part) + "\n"
 
 
 def _reproduce(directory: Path) -> str:
     """The Reproduce section: the estimate's own command where estimate.json recorded it."""
-    where = directory / RECORD_FILE
-    record = read_json(where) if where.is_file() else None
-    argv = record.get("argv") if isinstance(record, dict) else None
+    argv = _record(directory).get("argv")
     return "## Reproduce\n\n" + reproduce(command_line(argv if isinstance(argv, list) else None), directory)
 
 
@@ -150,7 +174,7 @@ def one_estimate_report(directory: Path) -> str:
          speedup_text(r.speedup)] for r in frame.itertuples(index=False)])
     parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
-             "## Configuration\n\n" + _config(frame),
+             "## Configuration\n\n" + _config(frame, directory),
              "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "
              f"{first['baseline']}'s step / this run's."]
     if has_to_target(frame):
@@ -161,5 +185,5 @@ def one_estimate_report(directory: Path) -> str:
         why = no_plot_reason(timed)
         parts.append("## Plots\n\n" + ("\n\n".join(f"![{n.removesuffix('.png')}]({n})" for n in pngs) if pngs
                                         else f"None: {why}." if why else "None."))
-    parts.append(_reproduce(directory))
-    return "\n\n".join(parts) + "\n"
+    parts += [_notes(directory), _reproduce(directory)]
+    return "\n\n".join(part for part in parts if part) + "\n"

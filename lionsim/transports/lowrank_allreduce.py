@@ -127,6 +127,17 @@ class LowRankAllReduce(Transport):
             calls += [CollectiveCall("all_reduce", 4 * p, "P"), CollectiveCall("all_reduce", 4 * q, "Q")]
         return calls
 
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        # A rank too high for every matrix is clamped per matrix, as PyTorch's reference does
+        # (torch.distributed.algorithms.ddp_comm_hooks.powerSGD_hook: matrix_approximation_rank =
+        # min(n, m, rank), compressed only where _should_compress says it saves), not refused; so
+        # the reader learns here why such a run sends as much as an fp32 all-reduce.
+        if spec.kind != "lowrank" or spec.matrices or not spec.numel:
+            return ""
+        return (f"{self.name}: no matrix is sent as factors at this rank (rank-r factors of an n x m matrix "
+                "save floats only well below min(n, m)), so every tensor is averaged whole in fp32, "
+                "as an fp32 all-reduce of the gradients would: nothing is compressed.")
+
     def bits_per_param(self, spec: PayloadSpec, workers: int) -> tuple[float, float]:
         if spec.kind == "dense":
             return 32.0, 32.0

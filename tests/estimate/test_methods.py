@@ -61,6 +61,27 @@ def test_powersgd_sends_the_factors_of_every_matrix_and_the_rest_whole(link):
     assert got["bits_per_param_up"] == pytest.approx(32 * (rest + p + q) / 124_439_808)
 
 
+def test_powersgd_at_a_rank_no_matrix_saves_at_sends_everything_whole_and_says_so(link):
+    """The rank is clamped per matrix, as torch's powerSGD_hook does (min(n, m, rank)), and a matrix is
+    sent as factors only where (n + m) r x 2 < n m. GPT-2 small's widest saving is the embedding
+    (50257 x 768): r <= 378. One past it nothing compresses: an fp32 all-reduce of every parameter,
+    and the caption says so."""
+    d, vocab = 768, 50257
+    last = max(r for r in range(1, d + 1) if (vocab + d) * r * 2 < vocab * d)
+    assert last == 378
+    params = 124_439_808
+
+    def notes(rank: int) -> list[str]:
+        cfg = EstimateConfig(model="gpt2-124m", workers=N, network=link, overlap="none", strategies=["powersgd"],
+                             options={"powersgd_rank": rank})
+        return estimate(cfg).attrs["notes"]
+
+    assert not any("nothing is compressed" in n for n in notes(last))
+    for rank in (last + 1, 100_000):
+        assert row(link, "powersgd", powersgd_rank=rank)["wire_bytes"] == math.ceil(allreduce(4 * params)[0])
+        assert any("no matrix is sent as factors at this rank" in n for n in notes(rank))
+
+
 def test_demo_sends_top_k_dct_coefficients_of_every_chunk(link):
     """GPT-2 small at chunk 64, top 32: the authors' chunks (each dimension's largest divisor <= 64:
     29 for the 50,257-row embedding), all-gathered as (int32 index, fp32 value) pairs."""

@@ -386,3 +386,20 @@ def test_a_partly_winning_run_over_workers_prices_the_counts_between_for_its_edg
 
     at = int(row.crossover)
     assert 256 < at < 264 and speedup(at) > 1 + TIE >= speedup(at - 1)
+
+
+@pytest.mark.parametrize("workers, says", [("128", True), ("8", False)])
+def test_a_sweep_over_workers_beside_another_workers_count_says_which_priced_what(workers, says):
+    """--workers 128 --sweep workers=8,16 printed the crossovers over 8 to 16 workers under a table at 128
+    without a word: the sweep's title says its counts stand in for --workers, where --workers is not one
+    of them."""
+    from typer.testing import CliRunner
+
+    from lionsim.cli.app import app
+
+    done = CliRunner().invoke(app, ["estimate", "--model", "gpt2-124m", "-s", "adamw,lion", "--workers", workers,
+                                    "--sweep", "workers=8,16"])
+    assert done.exit_code == 0, done.output
+    text = " ".join(done.output.split())  # the title wraps at the console's width
+    assert "crossovers against adamw@fp32-allreduce over 8 to 16 workers (2 points" in text
+    assert ("(2 points, the sweep's counts in place of --workers 128, which priced the table above)" in text) is says
