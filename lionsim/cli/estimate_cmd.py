@@ -152,8 +152,8 @@ def _devices(row, whose: str = "") -> str:
     return device if g == 1 else f"{g} x {device} a worker"
 
 
-BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency at a smaller call's rate, so comm may "
-                "exceed one exchange after backward, and exposed may too. ")
+BUCKETS_NOTE = ("Per bucket or tensor each exchange pays a call's latency at a smaller call's rate: comm and "
+                "exposed may exceed one exchange after backward. ")
 """Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
 OVERLAP_WORDS = {"buckets": "each bucket during backward", "tensors": "each tensor during backward",
                  "after": "once after backward"}
@@ -251,11 +251,11 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
         caption=("".join(f"{line[0].upper()}{line[1:].removesuffix('.')}.\n" for line in (escape(memory_note(frame)),)
                          if line)
-                 + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in "
-                 "estimate.csv, --out). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
+                 + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (estimate.csv: "
+                 "each). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
                  "worker per step, as the priced algorithm moves them (estimate.csv: algorithm). "
-                 + ("across: bytes per node per step to other nodes (what its inter link carries). " if across else "")
-                 + f"speedup: baseline step / step; * baseline. overlap (--overlap): {overlap}. "
+                 + ("across: bytes per node per step to other nodes. " if across else "")
+                 + f"speedup: baseline step / step; * baseline. overlap: {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
                  f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
                  + (f" {one_node}" if one_node else "")

@@ -154,9 +154,8 @@ EXTRA_COLUMNS: list[str] = [
 
 DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
 """The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
-DEFAULT_BASELINE_NOTE = ("baseline: AdamW with bf16 gradients all-reduced (as large-model trainers run it); "
-                         "-s adamw alone is fp32 gradients (as bench trains it): for that baseline give "
-                         "-s adamw@fp32-allreduce.")
+DEFAULT_BASELINE_NOTE = ("baseline: AdamW's bf16 gradients all-reduced, as large-model trainers run it; -s adamw "
+                         "alone all-reduces fp32 (as bench trains it): -s adamw@fp32-allreduce for that baseline.")
 """What the caption says (the frame's attrs["caption_notes"]) where estimate ran its default
 strategies: their baseline is not what a bare -s adamw resolves to (the strategy's default
 transport, fp32-allreduce), so the two baselines differ."""
