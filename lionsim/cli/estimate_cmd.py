@@ -22,6 +22,7 @@ from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_he
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
+from lionsim.whole_nodes import one_node_line
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -232,7 +233,6 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.obtained import estimate_times
     from lionsim.reports.tables import fit, fold_run, run_width
-    from lionsim.whole_nodes import one_node_line
 
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
