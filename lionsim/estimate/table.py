@@ -163,10 +163,11 @@ transport, fp32-allreduce), so the two baselines differ."""
 
 def precision_note(frame: pd.DataFrame, bare: set[str] = frozenset()) -> str:
     """The caption's line where the runs all-reduce float values at different precisions (fp32-allreduce
-    beside bf16-allreduce) and one of them came from a bare name, "" otherwise. `bare`: the runs (strategy@transport) a bare -s NAME
-    resolved to, its strategy's own transport (fp32-allreduce for adamw, lion, diloco: as bench trains
-    it), while estimate's default set prices adamw and lion over bf16: the line names those among the
-    float runs and how to compare like with like."""
+    beside bf16-allreduce) and one of them came from a bare name, "" otherwise (every transport spelled
+    out: the mix was asked for). `bare`: the runs (strategy@transport) a bare -s NAME resolved to, its
+    strategy's own transport (fp32-allreduce for adamw, lion, diloco: as bench trains it), while
+    estimate's default set prices adamw and lion over bf16: the line names those among the float runs
+    and how to compare like with like."""
     floats: dict[str, list[str]] = {}
     for strategy, transport in zip(frame["strategy"], frame["transport"]):
         if issubclass(TRANSPORTS.get(transport), FloatAllReduce):
