@@ -16,6 +16,10 @@ from __future__ import annotations
 import math
 from numbers import Integral  # the standard library's: int and numpy's integers
 
+TIE = 0.005
+"""A speedup within this of 1.00x (0.5%) ties: "level", not a win or a loss (estimate's sweep
+crossovers), and a faster form within it of a step is no news (estimate's hierarchical hint)."""
+
 
 def rounded(value: float, digits: int = 3) -> float:
     """`value` rounded to `digits` significant digits (999.97 -> 1000.0): what a unit ladder

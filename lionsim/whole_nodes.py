@@ -21,6 +21,17 @@ def neighbour_count(workers: int, per_node: int, up: bool) -> int:
     return workers - 1 if workers <= per_node else workers - per_node
 
 
+def one_node_line(workers: int, per_node: int, network: str) -> str:
+    """Where `workers` (more than one) all sit on one node of `network` (nodes of `per_node`), the
+    line saying only the node's own link is priced: a network of 8 GPUs a node and 8 workers prices
+    NVLink alone, whatever its Ethernet. bench's table and estimate's caption say it in these words;
+    "" where the workers cross nodes (or are one)."""
+    if per_node < 2 or not 1 < workers <= per_node:
+        return ""
+    return (f"All {workers} workers sit on one node of {network} ({per_node} a node): only its intra-node link is "
+            f"priced; --workers {2 * per_node} or more crosses the link between nodes.")
+
+
 def node_count(workers: int, per_node: int) -> int:
     """The nodes `workers` occupy (one within a node), for a count that fills_nodes."""
     return max(1, workers // per_node)

@@ -22,6 +22,7 @@ from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_he
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
+from lionsim.whole_nodes import one_node_line
 
 Model = Annotated[Optional[str], typer.Option(
     "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
@@ -152,9 +153,20 @@ def _devices(row, whose: str = "") -> str:
     return device if g == 1 else f"{g} x {device} a worker"
 
 
-BUCKETS_NOTE = ("Per bucket or tensor every exchange pays a call's latency at a smaller call's rate, so comm may "
-                "exceed one exchange after backward, and exposed (what backward does not hide of it) may too. ")
+BUCKETS_NOTE = ("Per bucket or tensor each exchange pays a call's latency at a smaller call's rate: comm and "
+                "exposed may exceed one exchange after backward. ")
 """Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
+OVERLAP_WORDS = {"buckets": "each bucket during backward", "tensors": "each tensor during backward",
+                 "after": "once after backward"}
+"""The breakdown caption's words for a row's overlap mode (estimate.csv's overlap)."""
+
+
+def need_says_cap(frame: pd.DataFrame) -> bool:
+    """Whether --need's table prints the fabric's cap and what lifts it under its rows (a reason its
+    rows share: lionsim.estimate.need.shared_reason), so the breakdown's caption leaves its own out."""
+    from lionsim.estimate.need import shared_reason
+
+    return "need_note" in frame.columns and any(shared_reason(row) for row in frame.to_dict("records"))
 
 
 def local_step_note(frame: pd.DataFrame) -> str:
@@ -234,29 +246,35 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
              for mode in dict.fromkeys(frame["overlap"])}
-    overlap = "; ".join(f"{mode}: {', '.join(runs)}" if len(modes) > 1 else f"{mode} for every run"
-                        for mode, runs in modes.items())
+    overlap = "; ".join(f"{mode} ({OVERLAP_WORDS.get(mode, mode)}): {', '.join(runs)}" if len(modes) > 1
+                        else f"{mode} ({OVERLAP_WORDS.get(mode, mode)}) for every run" for mode, runs in modes.items())
+    workers, per_node = int(first["workers"]), int(first.get("gpus_per_node", 1) or 1)
+    one_node = one_node_line(workers, per_node, first["network"])  # nothing crosses nodes: no `across` to define
+    across = shows_across(frame) and not one_node  # what one node sends to the others, where a node has several GPUs
+    # the note that decides the answer first (a run that does not fit its device), then what the columns
+    # mean (`across` before the notes that quote it), then the notes on this table, a line each at the end
     table = Table(
         title=(f"lionsim estimate: {model_text(first)}, {per_worker_text(first)}, "
                f"{plural(format(first['workers'], ','), 'worker')} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
-        caption=(f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (each in estimate.csv, --out). "
-                 "comm: every exchange; exposed: what backward does not hide. sent: bytes per worker per step by the algorithms comm was priced with "
-                 "(the cheapest for each call on this network: estimate.csv's algorithm), so it moves with the network. "
-                 "speedup: baseline step / step; * baseline. overlap (buckets = per bucket during backward, "
-                 f"tensors = per tensor during it, after = once after it, --overlap none or after): {overlap}. "
+        caption=("".join(f"{line[0].upper()}{line[1:].removesuffix('.')}.\n" for line in (escape(memory_note(frame)),)
+                         if line)
+                 + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (estimate.csv: "
+                 "each). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
+                 "worker per step, as the priced algorithm moves them (estimate.csv: algorithm). "
+                 + ("across: bytes per node per step to other nodes. " if across else "")
+                 + f"speedup: baseline step / step; * baseline. overlap: {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
                  f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
+                 + (f" {one_node}" if one_node else "")
                  + "".join(f" {note}" for note in frame.attrs.get("notes", ()))  # the transports' footnotes
                  + "".join(f" {note}" for note in frame.attrs.get("caption_notes", ()))),  # the whole table's
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    across = shows_across(frame)  # what one node sends to the others, where a node has several GPUs
-    if across:
-        table.caption += " across: bytes per node per step to other nodes (what its inter link carries)."
-    for line in (escape(short_bench_note(frame)), library_hint(frame), *map(escape, frame.attrs.get("library_lines", ())),
-                 escape(memory_note(frame))):  # a line each
+    cap = "" if need_says_cap(frame) else frame.attrs.get("cap_line", "")  # --need's table says it once
+    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(cap),
+                 *map(escape, frame.attrs.get("library_lines", ()))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
@@ -333,7 +351,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     first = frame.iloc[0]
     u = first["need_utilisation"]
     notes, reasons = footnoted(frame.to_dict("records"))
-    footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:]}.")
+    footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:].removesuffix('.')}.")
                         for number, reason in enumerate(reasons, 1))
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "

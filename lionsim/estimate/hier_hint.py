@@ -17,14 +17,11 @@ import dataclasses
 import pandas as pd
 
 from lionsim.errors import LionsimError
-from lionsim.numbers import ms_text, speedup_text, step_bytes
+from lionsim.numbers import TIE, ms_text, speedup_text, step_bytes
 from lionsim.runs import parse_runs
 from lionsim.transports import TRANSPORTS
 from lionsim.transports.allreduce_float import FloatAllReduce
 from lionsim.transports.hierarchy import PREFIX
-
-TIE = 0.005
-"""A hierarchical form within 0.5% of the flat one's step is no news (estimate.sweep.TIE's band)."""
 
 
 def flat_compressing(transport: str) -> bool:

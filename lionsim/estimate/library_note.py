@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 
-from lionsim.network.fabrics import TCP_ALPHA_US
+from lionsim.network.fabrics import FABRICS, TCP_ALPHA_US
 from lionsim.network.link import Network
+from lionsim.network.sockets import CHANNELS_PER_NIC
 
 
 def sockets_cap_line(network: Network, workers: int) -> str:
@@ -44,7 +45,7 @@ def sockets_cap_line(network: Network, workers: int) -> str:
     else:
         rule = f">= {TCP_ALPHA_US:g} -> sockets" if fabric.name == "sockets" else f"< {TCP_ALPHA_US:g} -> ib"
         how = f"fabric {fabric.name}, inferred: {network.name} names none and its inter alpha_us {alpha_us:g} {rule}"
-    return f"Inter link {rate} a node, priced at the cap ({how}): " + cap_reason(fabric.name, fabric.cap_GBps)
+    return f"Inter link {rate} a node, priced at NCCL's cap ({how}): " + cap_reason(fabric.name, fabric.cap_GBps)
 
 
 def gloo_traits_line(network: Network, spec: str | os.PathLike[str], traits_option: str | None) -> str:
@@ -67,13 +68,10 @@ def cap_reason(fabric_name: str, cap_GBps: float) -> str:
     min_nchannels), an RDMA fabric (a profile's, or an InfiniBand preset), or --traits ideal (the
     link alone, no library's cap). The same for every run on one network: --need's table prints it once
     (lionsim.estimate.need.shared_reason), the breakdown's caption in sockets_cap_line."""
-    from lionsim.network.fabrics import FABRICS
-    from lionsim.network.sockets import CHANNELS_PER_NIC
-
     channel = FABRICS.get(fabric_name).channel_GBps
     channels = "" if channel is None else (
         f"a profile's [nccl] min_nchannels (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, {CHANNELS_PER_NIC} a "
         f"NIC by default; docs/clusters.md, \"NCCL's socket settings\"), ")
-    return (f"NCCL's {fabric_name} cap: its transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
+    return (f"NCCL's {fabric_name} transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
             f"What lifts it: {channels}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
-            "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap)")
+            "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap).")

@@ -36,12 +36,10 @@ from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
-from lionsim.numbers import plural
+from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole_nodes import fills_nodes, neighbour_count
-TIE = 0.005
-"""A speedup within this of 1.00x (0.5%) ties with the baseline: "level", not a win or a loss."""
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
                      "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses"]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the

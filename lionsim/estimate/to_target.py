@@ -65,9 +65,9 @@ Two rules give no time to target where the run measured nothing that could stand
   is no figure (nor, the other way, below the smallest where it missed below); a run that missed in
   some cell at every count has none anywhere. The fit through the cells it reached would otherwise
   carry it straight past the count where it failed. Its note names the counts it missed at:
-  "missed the target at 4 workers (reached it in every cell up to 2): no extrapolation past a
-  measured miss". A miss between two counts it reached at is fitted over, as before ("reached the
-  target in k of n cells").
+  "missed the target at 4 workers (reached it in every cell up to 2): no figure beyond 2 workers,
+  past a measured miss at 4" ("toward" it where priced between the two, "at" it at 4). A miss
+  between two counts it reached at is fitted over, as before ("reached the target in k of n cells").
 - convergence is the options it was trained with: where an option the estimate reads (STEP or RUN,
   lionsim.forms; a TRAINING one the estimate refuses, so it prices nothing of it and the figure is
   the trained value's) differs from the trained run's, the step is priced as asked but the run says
@@ -86,6 +86,7 @@ import numpy as np
 
 from lionsim.estimate.from_run import Measured, Reach
 from lionsim.forms import STEP, TRAINING
+from lionsim.strategies.core.form import META  # an option's rule (its `priced`)
 
 MISSED_PAST = "missed the target at"
 """How at_scale's note begins where N lies past a count the run measured missing the target (module doc)."""
@@ -294,8 +295,8 @@ class Convergence:
             where = ("in every cell at none of the counts measured" if high is None else
                      f"in every cell up to {high:,}" if past[0] > high else f"in every cell from {low:,}")
             return AtScale(math.nan, math.nan, math.nan, label, how,
-                           f"{MISSED_PAST} {_counts(past)} workers (reached it {where}): no extrapolation past "
-                           "a measured miss", True)
+                           f"{MISSED_PAST} {_counts(past)} workers (reached it {where}): "
+                           + _no_figure(workers, low, high, past), True)
         if base_steps is None:
             s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
         else:
@@ -344,6 +345,18 @@ class Convergence:
         return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"
 
 
+def _no_figure(workers: int, low: int | None, high: int | None, past: list[int]) -> str:
+    """Why at_scale gives no figure at `workers` beyond the counts a run reached the target at
+    (`low`..`high`, None where none) toward the misses `past`: short of the nearest miss ("toward"),
+    at it, or past it."""
+    if high is None:
+        return "no count to extrapolate from"
+    up = past[0] > high
+    edge, miss = (f"beyond {high:,}", past[0]) if up else (f"below {low:,}", past[-1])
+    side = ("at" if workers == miss else "toward" if (workers < miss) == up else "past")
+    return f"no figure {edge} workers, {side} a measured miss at {miss:,}"
+
+
 def _counts(counts: list[int]) -> str:
     """Worker counts in words: "4" or "4, 8 and 16"."""
     shown = [f"{n:,}" for n in counts]
@@ -356,8 +369,6 @@ def trained_otherwise(trained: dict | None, strategy) -> str:
     to target needs a run trained at 100"; "" where they agree or the run did not record them. A
     TRAINING option is not compared: the estimate refuses it, so its priced value is only the default
     and the figure is the trained value's convergence whatever it is."""
-    from lionsim.strategies.core.form import META  # the option's rule (its `priced`)
-
     opts = getattr(strategy, "opts", None)
     if not trained or opts is None or not dataclasses.is_dataclass(opts):
         return ""

@@ -18,6 +18,7 @@ from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_lab
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
+from lionsim.whole_nodes import one_node_line
 
 
 def _isnan(value: float) -> bool:
@@ -174,10 +175,9 @@ def one_node_note(summary: pd.DataFrame, meta: dict | None) -> str:
     if "backend" in summary.columns and (summary["backend"] != "sim").any():
         return ""
     workers = set(summary["workers"]) if "workers" in summary.columns else set()
-    if per_node < 2 or len(workers) != 1 or not 1 < (n := int(workers.pop())) <= per_node:
+    if len(workers) != 1:
         return ""
-    return (f"All {n} workers sit on one node of {network.get('name', 'the network')} ({per_node} a node): only "
-            f"its intra-node link is priced; --workers {2 * per_node} or more crosses the link between nodes.")
+    return one_node_line(int(workers.pop()), per_node, network.get("name", "the network"))
 
 
 def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:

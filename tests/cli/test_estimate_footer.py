@@ -65,3 +65,31 @@ def test_the_ideal_library_hint_is_for_a_defaulted_library_only(capsys, network,
                             "--network", network, *extra, "-s", "adamw"], capsys)
     assert code == 0 and "library: ideal" in " ".join(out.split())
     assert ("--traits nccl prices it" in " ".join(out.split())) == hinted
+
+
+def test_one_node_says_so_in_bench_s_words_and_defines_no_across(capsys):
+    """8 workers on nodes of 8: nothing crosses nodes, yet the caption defined `across` and showed a
+    column of 0B. It says the one-node line bench's table says (lionsim.whole_nodes.one_node_line)."""
+    from lionsim.whole_nodes import one_node_line
+
+    code, out, _ = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "8", "--network", "h100x8-100gbe"],
+                           capsys)
+    said = " ".join(out.split())
+    assert code == 0 and one_node_line(8, 8, "h100x8-100gbe") in said, said
+    assert said.count("All 8 workers sit on one node of h100x8-100gbe (8 a node): only its intra-node link is "
+                      "priced") == 1
+    assert "across" not in header(out) and "across:" not in said
+
+
+def test_the_caption_defines_each_term_once_and_before_the_notes_that_use_it(capsys):
+    """`exposed: what backward does not hide` was said twice; `across 11.8GB` (the hierarchical note)
+    came before `across` was defined; the memory line, which decides whether the run can happen at all,
+    came last."""
+    code, out, _ = run_cli(["estimate", "--model", "llama-7b", "--workers", "64", "--network", "h100x8-100gbe"],
+                           capsys)
+    caption = out[out.index("\n\n", out.index("───")):].strip()
+    said = " ".join(caption.split())
+    assert code == 0 and said.count("what backward does not hide") == 1, said
+    assert said.index("across: bytes per node per step") < said.index("hier:int8-allreduce"), said
+    assert caption.startswith("Does not fit on one h100 (80 GiB): adamw@bf16-allreduce"), caption
+    assert "sent: bytes per worker per step, as the priced algorithm moves them (estimate.csv: algorithm)." in said

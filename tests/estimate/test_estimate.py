@@ -280,9 +280,21 @@ def test_runs_that_all_reduce_different_floats_say_so_and_how_to_align_them():
     mixed = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce", "lion"]))
     assert list(mixed["transport"]) == ["bf16-allreduce", "fp32-allreduce"]
     assert mixed["wire_bytes"].iloc[1] == 2 * mixed["wire_bytes"].iloc[0]  # the ring moves twice the bytes
-    note = precision_note(mixed)
+    note = precision_note(mixed, {"lion@fp32-allreduce"})
     assert note in mixed.attrs["caption_notes"]
     assert "adamw@bf16-allreduce bf16, lion@fp32-allreduce fp32" in note and "NAME@TRANSPORT" in note
     alike = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce", "lion@bf16-allreduce",
                                                                    "dlion-mavo"]))
     assert precision_note(alike) == "" and "caption_notes" not in alike.attrs
+
+
+def test_the_precision_note_names_the_bare_runs_of_this_table():
+    """The note named "(adamw, lion: fp32-allreduce ...)" whatever ran: it names the runs a bare -s
+    NAME resolved to a float all-reduce beside another precision, and says nothing where every
+    transport was spelled out (the mix was asked for)."""
+    mixed = estimate(EstimateConfig(model="gpt2-124m", strategies=["diloco", "adamw@bf16-allreduce"]))
+    (note,) = [n for n in mixed.attrs["caption_notes"] if n.startswith("Mixed precisions")]
+    assert "(diloco: fp32-allreduce, as bench trains it)" in note, note
+    assert "adamw, lion" not in note and "adamw: " not in note, note
+    spelled = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@fp32-allreduce", "adamw@bf16-allreduce"]))
+    assert not any(n.startswith("Mixed") for n in spelled.attrs.get("caption_notes", ())), spelled.attrs

@@ -289,12 +289,14 @@ def test_no_time_to_target_past_a_measured_miss(tmp_path):
     at = lambda n: rows(root, [RUNS[0], RUNS[1], RUNS[3]], workers=n, steps=1000)  # noqa: E731
     # at 2 workers, where it reached: its ratio as measured, 45 / 90
     assert at(2)[RUNS[3]].steps_to_target == 500
-    for n in (3, 4, 32):  # past the largest count it reached, toward (or past) the counts where it missed
+    # past the largest count it reached: priced between it and the miss (3: it said "past" a miss at 4
+    # before), at the miss, past it
+    for n, side in ((3, "toward"), (4, "at"), (32, "past")):
         signsgd = at(n)[RUNS[3]]
         assert math.isnan(signsgd.steps_to_target) and math.isnan(signsgd.time_to_target_s)
         assert math.isnan(signsgd.to_target_speedup) and signsgd.to_target_beyond
         assert signsgd.to_target_note == ("missed the target at 4 and 8 workers (reached it in every cell up to 2): "
-                                          "no extrapolation past a measured miss")
+                                          f"no figure beyond 2 workers, {side} a measured miss at 4")
     # a run that reached at every count is extrapolated as before: the line through its ratios
     a, b, _ = _least_squares(np.log([2, 4, 8]), [60 / 90, 70 / 100, 80 / 110])
     assert at(32)[RUNS[1]].steps_to_target == math.ceil(1000 * (a + b * math.log(32)))
@@ -313,9 +315,12 @@ def test_a_miss_in_one_seed_is_a_measured_miss(tmp_path):
     got = rows(root, [RUNS[0], RUNS[2], RUNS[3]], workers=256, steps=1000)
     assert math.isnan(got[RUNS[2]].time_to_target_s) and math.isnan(got[RUNS[3]].time_to_target_s)
     assert got[RUNS[2]].to_target_note == ("missed the target at 16 and 32 workers (reached it in every cell up to "
-                                           "8): no extrapolation past a measured miss")
+                                           "8): no figure beyond 8 workers, past a measured miss at 16")
+    between = rows(root, [RUNS[0], RUNS[2]], workers=12, steps=1000)[RUNS[2]]  # priced short of the miss at 16
+    assert between.to_target_note == ("missed the target at 16 and 32 workers (reached it in every cell up to 8): "
+                                      "no figure beyond 8 workers, toward a measured miss at 16")
     assert got[RUNS[3]].to_target_note == ("missed the target at 4, 8, 16 and 32 workers (reached it in every cell at "
-                                           "none of the counts measured): no extrapolation past a measured miss")
+                                           "none of the counts measured): no count to extrapolate from")
     inside = rows(root, [RUNS[0], RUNS[2]], workers=8, steps=1000)[RUNS[2]]
     assert math.isfinite(inside.time_to_target_s)  # where it reached in every cell: its fit, as before
 
@@ -333,7 +338,7 @@ def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_
     assert signsgd.split()[1:] == ["-", "-", "-"], signsgd  # steps, time, speedup: no figure, not "not reached"
     said = " ".join(done.output.split())
     assert ("signsgd@int8-allreduce: missed the target at 4 workers (reached it in every cell up to 2): no "
-            "extrapolation past a measured miss.") in said
+            "figure beyond 2 workers, past a measured miss at 4.") in said
     assert "hint: 1 of 3 runs priced did not reach the target loss in" in said  # what would give it a figure
     # the two the fit is a line through two counts for: no band, and said
     assert "fitted on 2 counts: no band" in said
@@ -345,7 +350,7 @@ def test_a_run_missing_at_its_largest_count_is_no_first_to_target_and_its_cells_
     # signsgd was the fastest where it reached (0.5x adamw's steps): before, it was crowned at 32 workers
     assert "First to target: **dlion-mavo@int8-allreduce**" in report
     assert ("signsgd@int8-allreduce has no time to target: missed the target at 4 workers (reached it in every "
-            "cell up to 2): no extrapolation past a measured miss.") in report
+            "cell up to 2): no figure beyond 2 workers, past a measured miss at 4.") in report
 
 
 def test_the_crossovers_over_workers_stop_at_a_measured_miss(tmp_path):

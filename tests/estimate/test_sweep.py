@@ -234,7 +234,7 @@ def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups, monkeypatch):
     reference: a point wins where its speedup exceeds 1 + TIE, ties within TIE, loses below."""
     monkeypatch.setenv("COLUMNS", "200")  # the words on one line (at 80 the wins column breaks between them)
     from lionsim.cli.estimate_cmd import crossover_table
-    from lionsim.estimate.sweep import TIE
+    from lionsim.numbers import TIE
     from rich.console import Console
 
     sides = ["win" if s > 1 + TIE else "lose" if s < 1 - TIE else "tie" for s in speedups]
