@@ -75,6 +75,7 @@ from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.hier_hint import hier_notes
+from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
@@ -440,7 +441,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
     the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
-    hierarchical forms), apart from attrs["notes"], the rows' transports' footnotes; attrs["cap_line"] and
+    hierarchical forms; replica_layout_note where a node holds several replicas), apart from attrs["notes"], the rows' transports' footnotes; attrs["cap_line"] and
     attrs["library_lines"]: the caption's lines about the library that priced comm
     (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each."""
     r = resolve(cfg)
@@ -453,6 +454,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if mixed := precision_note(out, bare_runs(cfg, out)):
         notes.append(mixed)
     notes += hier_notes(r, out, estimate_rows)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    if layout := replica_layout_note(r.network, r.workers, r.replica_gpus, r.device.name):
+        notes.append(layout)  # a node of several workers that are each several devices
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
     out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),) if line]
     if notes:
