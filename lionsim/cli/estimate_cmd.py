@@ -197,12 +197,18 @@ def memory_note(frame: pd.DataFrame) -> str:
     return fits_note(frame.to_dict("records")) if "memory_fits" in frame.columns else ""
 
 
+def memory_line(frame: pd.DataFrame) -> str:
+    """memory_note as the caption's first sentence (capital, full stop), the report's note the same; ""."""
+    note = memory_note(frame)
+    return f"{note[0].upper()}{note[1:].removesuffix('.')}." if note else ""
+
+
 def footnotes(frame: pd.DataFrame) -> list[str]:
     """Every note the breakdown's caption prints about its runs (the transports' footnotes, the whole
     table's, the short-bench H, the library's lines, the memory warning), each once: estimate.json
     records them so `lionsim report` carries what the terminal said."""
     lines = [*frame.attrs.get("notes", ()), *frame.attrs.get("caption_notes", ()), short_bench_note(frame),
-             *frame.attrs.get("library_lines", ()), memory_note(frame)]
+             *frame.attrs.get("library_lines", ()), memory_line(frame)]
     return list(dict.fromkeys(line for line in lines if line))
 
 
@@ -258,8 +264,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"{plural(format(first['workers'], ','), 'worker')} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
-        caption=("".join(f"{line[0].upper()}{line[1:].removesuffix('.')}.\n" for line in (escape(memory_note(frame)),)
-                         if line)
+        caption=((escape(line) + "\n" if (line := memory_line(frame)) else "")
                  + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (estimate.csv: "
                  "each). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
                  "worker per step, as the priced algorithm moves them (estimate.csv: algorithm). "

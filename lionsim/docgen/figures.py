@@ -14,6 +14,7 @@ import pandas as pd
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.run import estimate_frame
+from lionsim.estimate.hier_hint import flat_compressing
 from lionsim.numbers import bytes_text, run_duration, sig
 
 
@@ -308,7 +309,7 @@ def low_precision_hier() -> str:
         name = f"`{' '.join(options[1:])}` ({int(first.workers) // per_node} nodes x {per_node})"
         libraries |= {f"{r.library} over {r.fabric}" for r in f.itertuples()}
         for k, (run, r) in enumerate(f.iterrows()):
-            flat = " (flat)" if per_node > 1 and run == "adamw@fp8-allreduce" else ""
+            flat = " (flat)" if per_node > 1 and flat_compressing(r.transport) else ""
             across = f"{r.inter_bytes / 1e9:.2f}" + (" (sent)" if per_node == 1 else "")
             rows.append(["" if k else name, run + flat, across, ms(r.step_s), f"{r.speedup:.2f}x"])
         if per_node > 1:

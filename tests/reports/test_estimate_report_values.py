@@ -43,7 +43,7 @@ def test_the_report_of_an_estimate_carries_its_caption_notes_and_the_strategy_op
     assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
     report = (out / "report.md").read_text()
     notes = report.split("## Notes\n\n")[1].split("\n\n")[0].splitlines()
-    assert any(n.startswith("- does not fit on one h100") for n in notes)
+    assert any(n.startswith("- Does not fit on one h100") for n in notes)
     assert any(n.startswith("- H: lionsim's default") for n in notes)
     for note in notes:  # each as the terminal printed it
         assert " ".join(note.removeprefix("- ").split()) in printed
