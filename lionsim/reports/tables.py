@@ -181,13 +181,15 @@ def one_node_note(summary: pd.DataFrame, meta: dict | None) -> str:
 
 
 def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
-    """Which run is starred and why: one taken from the first -s (no --baseline given) is named so,
-    with how to pick another, for a plug-in listed first is otherwise every run's baseline unseen."""
+    """Which run is starred and why: one taken as the first run (the first -s, or the default set's
+    first; no --baseline given) is named so, with how to pick another, for a plug-in listed first is
+    otherwise every run's baseline unseen. "the first run", not "the first -s": a bench with no -s
+    has none."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     given = ((meta or {}).get("config") or {}).get("baseline")
     if baseline is None or len(summary) < 2 or given:
         return "* baseline"
-    return f"* baseline: {baseline}, the first -s (--baseline RUN picks another)"
+    return f"* baseline: {baseline}, the first run (--baseline RUN picks another)"
 
 
 RUN_WIDTH = 15

@@ -289,11 +289,11 @@ def test_the_caption_names_a_baseline_taken_from_the_first_s_and_how_to_pick_ano
     steps = frame(rows("randomk-ef", 4), rows("adamw", 4))
     summary = summarize(steps)
     implicit = summary_table(summary, {"config": {"baseline": None}}).caption
-    assert "* baseline: randomk-ef@fp32-allreduce, the first -s (--baseline RUN picks another)." in implicit
+    assert "* baseline: randomk-ef@fp32-allreduce, the first run (--baseline RUN picks another)." in implicit
     given = summary_table(summarize(steps, SummaryRule(baseline="adamw")), {"config": {"baseline": "adamw"}}).caption
-    assert "* baseline. " in given and "the first -s" not in given
+    assert "* baseline. " in given and "the first run" not in given
     lone = summary_table(summarize(frame(rows("adamw", 4))), None).caption
-    assert "* baseline. " in lone and "the first -s" not in lone
+    assert "* baseline. " in lone and "the first run" not in lone
 
 
 def test_a_compressing_run_slower_than_its_baseline_is_explained_from_its_own_columns():
