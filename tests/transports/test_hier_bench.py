@@ -83,7 +83,10 @@ def test_estimate_sweep_draws_the_hierarchy_plot_and_report_shows_it(tmp_path, c
                  "--out", str(out)])
     assert code == 0
     text = capsys.readouterr().out
-    assert "across" in text and "uneven workers: lognormal:0.2, 8 workers (exact)" in text
+    said = " ".join(text.split())  # the table at --workers 8 sits on one node: no `across`, a line saying so
+    header = next(line for line in text.splitlines() if line.strip().startswith("run "))
+    assert "All 8 workers sit on one node of h100x8-100gbe (8 a node)" in said and "across" not in header
+    assert "uneven workers: lognormal:0.2, 8 workers (exact)" in text
     assert {"hierarchy.png", "hierarchy.svg", "sweep.png"} <= {p.name for p in out.iterdir()}
     sweep = pd.read_csv(out / "sweep.csv")
     assert (sweep["step_p99_s"] > sweep["step_p50_s"]).all() and (sweep["spread_method"] == "exact").all()
