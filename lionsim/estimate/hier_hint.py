@@ -58,6 +58,7 @@ def hier_notes(r, frame: pd.DataFrame, estimate_rows) -> list[str]:
                           f"{speedup_text(base['step_s'] / priced['step_s'])}")
     if not faster:
         return []
-    return [f"Flat transports run over all {r.workers:,} GPUs; on nodes of {network.workers_per_node} their "
+    unit = "GPUs" if r.replica_gpus == 1 else "workers"  # a worker of --replica-gpus G is G devices
+    return [f"Flat transports run over all {r.workers:,} {unit}; on nodes of {network.workers_per_node} their "
             f"hierarchical forms combine inside each node first and send one node payload across (priced; -s "
             f"NAME@hier:TRANSPORT): {'; '.join(faster)}."]

@@ -30,6 +30,14 @@ def test_a_flat_fp8_allreduce_on_nodes_of_8_names_its_hierarchical_form_priced()
             and speedup_text(hier["speedup"]) in said), said
 
 
+def test_the_note_counts_workers_where_a_worker_is_several_devices():
+    """With --replica-gpus 8 the 64 workers are 512 GPUs: the note said "all 64 GPUs"."""
+    plain = caption_notes(EstimateConfig(**NODES, strategies=["adamw", "adamw@fp8-allreduce"]))
+    replicas = caption_notes(EstimateConfig(**NODES, replica_gpus=8, strategies=["adamw", "adamw@fp8-allreduce"]))
+    assert "Flat transports run over all 64 GPUs" in plain
+    assert "Flat transports run over all 64 workers" in replicas and "64 GPUs" not in replicas
+
+
 def test_no_note_on_one_gpu_a_node_nor_where_the_form_is_priced_already_nor_for_a_float_allreduce():
     assert "hier:" not in caption_notes(EstimateConfig(model="gpt2-124m", workers=64, network="10gbe",
                                                        strategies=["adamw", "adamw@fp8-allreduce"]))
