@@ -207,3 +207,9 @@ NETWORK_GBPS = "network_GBps"
 """sweep.csv's last column: the given network's inter link, effective GB/s (its efficiency folded in,
 as a bandwidth sweep's values are), whatever the row's sweep value: where the plots mark the
 network the user named on a bandwidth axis."""
+
+
+def off_sim(steps) -> bool:
+    """Whether some row of a steps or summary table ran on a real backend (gloo, nccl), not the
+    simulator: its link was the one its ranks crossed, not the network it priced."""
+    return "backend" in steps.columns and bool((steps["backend"] != "sim").any())

@@ -14,7 +14,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.numbers import plural, sig, speedup_text, step_bytes
-from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, run_label, workload_text
+from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, off_sim, run_label, workload_text
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
@@ -77,7 +77,7 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
         workload = distinct_values(summary, "workload", workload_text) + ", "
     from lionsim.reports.titles import named_network  # the plots' own words for it
 
-    measured = "backend" in summary.columns and (summary["backend"] != "sim").any()
+    measured = off_sim(summary)
     network = named_network(distinct_values(summary, "network"), meta, measured)
     workers = distinct_values(summary, "workers")
     return f"{workload}{plural(workers, 'worker')}, {network}"
@@ -172,7 +172,7 @@ def one_node_note(summary: pd.DataFrame, meta: dict | None) -> str:
     NVLink alone, whatever its Ethernet. "" otherwise (and on gloo/nccl, where the link is real)."""
     network = (meta or {}).get("network") or {}
     per_node = network.get("workers_per_node", 1)
-    if "backend" in summary.columns and (summary["backend"] != "sim").any():
+    if off_sim(summary):
         return ""
     workers = set(summary["workers"]) if "workers" in summary.columns else set()
     if len(workers) != 1:

@@ -20,7 +20,7 @@ from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
 from lionsim.numbers import bytes_text
-from lionsim.reports.columns import eval_metric, metric_axis, run_label
+from lionsim.reports.columns import eval_metric, metric_axis, off_sim, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
@@ -66,7 +66,7 @@ def _name(label: str, baseline: str | None, same: dict[str, tuple[str, bool]], r
 def _clock(steps: pd.DataFrame, meta: dict | None) -> tuple[str, str]:
     """What the time axis is, (its words, what they are): measured step times on gloo/nccl; on sim
     modelled, or with --compute measured the compute timed here and the network modelled."""
-    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    real = off_sim(steps)
     if real:
         return "measured wall clock", ""
     if compute_measured(meta):
@@ -238,7 +238,7 @@ def _bytes_plot(runs, styles, baseline, steps, path: Path, meta: dict | None = N
     rank's, all its workers' together: so say the title and axis): the mean as a bar on a linear
     axis from zero (so bar lengths compare as the byte counts do), min-max whiskers, each labelled
     with its bytes, bits per parameter and its ratio to the baseline's bytes."""
-    sender = "rank" if "backend" in steps.columns and (steps["backend"] != "sim").any() else "worker"
+    sender = "rank" if off_sim(steps) else "worker"
     labels = [label for label, _ in runs]
     ran = [ran_steps(rows) for _, rows in runs]  # a diverged step sent nothing: not a step's bytes
     mean, low, high = ([float(getattr(rows["wire_bytes"], f)()) if len(rows) else 0.0 for rows in ran]

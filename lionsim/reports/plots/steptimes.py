@@ -21,6 +21,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from lionsim.reports.columns import off_sim
 from lionsim.reports.summary import SummaryRule, measured_run, nearest_rank, step_spread
 from lionsim.reports.plots.style import CHAR_WIDTH, TWIN_DASHES, context, display_label, figure, legend_outside, overlapping, \
     save, time_unit, twin_name
@@ -76,7 +77,7 @@ def _measured_note(warmup: int, steps: pd.DataFrame, meta: dict | None) -> str:
 
 def _alike_note(steps: pd.DataFrame, spread: bool) -> str:
     """Every step of every run took the same time: say why, so the bare CDF is read right."""
-    real = "backend" in steps.columns and (steps["backend"] != "sim").any()
+    real = off_sim(steps)
     if spread:
         return "uneven workers (--compute-spread), as slow on every step: every step alike"
     if real:

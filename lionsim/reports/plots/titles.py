@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from lionsim.reports.columns import workload_text
+from lionsim.reports.columns import off_sim, workload_text
 from lionsim.reports.titles import named_network
 
 
@@ -14,7 +14,7 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     measured on), and from run.json the data split and the momentum sync."""
     cfg = (meta or {}).get("config", {})
     network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
-    network = named_network(network, meta, "backend" in steps.columns and (steps["backend"] != "sim").any())
+    network = named_network(network, meta, off_sim(steps))
     parts = [", ".join(workload_text(v) for v in dict.fromkeys(steps["workload"])) if "workload" in steps else "?",
              f"{', '.join(str(v) for v in dict.fromkeys(steps['workers']))} workers", network]
     if cfg.get("data_split"):
