@@ -11,9 +11,10 @@ given and says what it assumed, with the option that gives a server's layout.
 from __future__ import annotations
 
 
-def replica_layout_note(network, workers: int, replica_gpus: int, device: str) -> str:
-    """One line where a node holds several workers that are each several devices; "" otherwise
-    (one device a worker, one worker a node, or every worker on one node)."""
+def replica_layout_note(network, replica_gpus: int, device: str) -> str:
+    """One line where a node holds several workers that are each several devices, however many
+    nodes the workers fill (on one node too, its link is priced as one node's); "" otherwise (one
+    device a worker, or one worker a node)."""
     per_node = network.workers_per_node
     if replica_gpus < 2 or per_node < 2:
         return ""

@@ -454,7 +454,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if mixed := precision_note(out, bare_runs(cfg, out)):
         notes.append(mixed)
     notes += hier_notes(r, out, estimate_rows)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
-    if layout := replica_layout_note(r.network, r.workers, r.replica_gpus, r.device.name):
+    if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
         notes.append(layout)  # a node of several workers that are each several devices
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
     out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),) if line]
