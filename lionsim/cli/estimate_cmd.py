@@ -633,15 +633,16 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
 
             paths.append(write_atomic(stage / "sweep.csv", lambda f: write_csv(f, rows)))
             paths.append(write_atomic(stage / "crossover.csv", lambda f: write_csv(f, crossings)))
-            paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png")
+            given = (record or {}).get("options", {}).get("workers")  # --workers: said where the sweep replaced it
+            paths += plot_estimate_sweep(rows, crossings, spec.variable, stage / "sweep.png", given)
             if spec.variable == "workers" and hierarchical(rows):
-                paths += plot_hierarchy(rows, stage / "hierarchy.png")
+                paths += plot_hierarchy(rows, stage / "hierarchy.png", given)
             if swept.to_target is not None:  # --from-run: the time to target against the swept variable
                 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER, plot_to_target_sweep
 
                 paths.append(write_atomic(stage / TO_TARGET_CROSSOVER,
                                           lambda f: write_csv(f, swept.to_target)))
-                paths += plot_to_target_sweep(rows, swept.to_target, spec.variable, stage / "to_target.png")
+                paths += plot_to_target_sweep(rows, swept.to_target, spec.variable, stage / "to_target.png", given)
         return paths
 
     try:

@@ -17,21 +17,24 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import model_text
-from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, speedup_axis,
-                                                  through_crossings)
+from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
+                                                  speedup_axis, speedup_label, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
-                                         labelled_log_axis, mark_every, overlapping, run_colours, save, time_unit,
-                                         twin_name)
+                                         labelled_log_axis, legend_below, mark_every, overlapping, run_colours, save,
+                                         time_unit, twin_name)
 from lionsim.transports import TRANSPORTS
 
 MAX_VALUE_TICKS = 12  # up to this many swept worker counts, each is a tick
 FIGSIZE = (10.0, 7.0)  # inches
 
 
-def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
+def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path,
+                        workers: int | None = None) -> list[Path]:
     """Two panels sharing the x axis: step time per run (log scale), and speedup against the
     baseline with the crossovers where a run starts or stops winning, against the swept
-    `variable` (lionsim.reports.columns.ESTIMATE_SWEEP_VARIABLES). Returns the PNG and SVG."""
+    `variable` (lionsim.reports.columns.ESTIMATE_SWEEP_VARIABLES); the legend under them.
+    `workers`: the --workers the command was given, named in the title where a workers sweep's
+    counts stood in for it (estimate_marks.replaced_workers). Returns the PNG and SVG."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     colours = run_colours(labels)
     baseline = frame["baseline"].iloc[0]
@@ -44,7 +47,9 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     # over the whole figure, not the top panel (which the legend leaves half of: a long model name was cut)
     spread = first.get("compute_spread")  # the expected step over uneven workers: say so, as the table does
     spread = f", compute spread {spread}" if isinstance(spread, str) and spread else ""
-    fig.suptitle(fit_title(f"Modelled step time against {variable}\n{model_text(first)}, {fixed}{first['device']}, "
+    replaced = replaced_workers(variable, frame["sweep_value"], workers)
+    fig.suptitle(fit_title(f"Modelled step time against {variable}" + (f" ({replaced})" if replaced else "")
+                           + f"\n{model_text(first)}, {fixed}{first['device']}, "
                            f"overlap {first['overlap'] if len(labels) == 1 else 'per run'}{spread}", FIGSIZE[0]),
                  fontsize=11)
     rows_of = {}
@@ -88,10 +93,9 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
-    # on two lines, as to_target.png's: on one it ran past its panel into the top one's label
-    bottom.set_ylabel(f"speedup\nvs {baseline}" + (" (log scale)" if log else ""))
-    bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
-    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    bottom.set_ylabel(speedup_label("speedup", baseline, log, fig))  # folded to its panel's height
+    bottom.set_xlabel("workers (log scale)" if variable == "workers" else "inter-node bandwidth (GB/s, log scale)")
+    legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
 
 
@@ -101,10 +105,11 @@ def hierarchical(frame: pd.DataFrame) -> bool:
         t in TRANSPORTS and TRANSPORTS.get(t).hierarchical for t in frame["transport"].unique())
 
 
-def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
+def plot_hierarchy(frame: pd.DataFrame, path: Path, workers: int | None = None) -> list[Path]:
     """Flat against hierarchical transports over the swept worker counts: the bytes one node
-    sends across nodes per step (top) and the step time (bottom). Hierarchical runs dashed with
-    open markers. Returns the PNG and SVG."""
+    sends across nodes per step (top) and the step time (bottom), each on a log axis its label
+    names with the unit; the legend under them. Hierarchical runs dashed with open markers.
+    `workers`: as plot_estimate_sweep's. Returns the PNG and SVG."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     colours = run_colours(labels)
     baseline = frame["baseline"].iloc[0]
@@ -112,7 +117,9 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     scale, unit = time_unit(float(frame["step_s"].max()))
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
-    fig.suptitle(fit_title(f"Flat and hierarchical exchanges against workers\n{model_text(first)}, {first['network']} "
+    replaced = replaced_workers("workers", frame["sweep_value"], workers)
+    fig.suptitle(fit_title("Flat and hierarchical exchanges against workers" + (f" ({replaced})" if replaced else "")
+                           + f"\n{model_text(first)}, {first['network']} "
                            f"({first['gpus_per_node']} per node), {first['device']}", FIGSIZE[0]), fontsize=11)
     positive = frame["inter_bytes"][frame["inter_bytes"] > 0]
     floor = float(positive.min()) / 4 if len(positive) else 1.0  # where 0 bytes (one node) is drawn
@@ -151,8 +158,8 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path) -> list[Path]:
     if len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" for v in values])
         bottom.xaxis.set_minor_formatter(NullFormatter())
-    top.set_ylabel("bytes across nodes\nper node per step")
-    bottom.set_ylabel(f"step time ({unit})")
-    bottom.set_xlabel("workers")
-    top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    top.set_ylabel("bytes across nodes per node\nper step (bytes, log scale)")
+    bottom.set_ylabel(f"step time ({unit}, log scale)")
+    bottom.set_xlabel("workers (log scale)")
+    legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))

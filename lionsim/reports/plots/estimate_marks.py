@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.reports.columns import NETWORK_GBPS
-from lionsim.reports.plots.style import labelled_log_axis
+from lionsim.reports.plots.style import TITLE_CHARS, fold_label, labelled_log_axis
 
 LOG_SPEEDUPS = 10.0
 """Speedups (the line at 1 among them) spanning more than this factor are drawn on a log axis: on a
@@ -39,6 +39,28 @@ def speedup_axis(ax, speedups) -> bool:
     ax.set_yscale("log")
     labelled_log_axis(ax.yaxis, low, high)
     return True
+
+
+PANEL_BANDS = 1.1  # inches of a two-panel figure's height that are not panels: tick labels, x label, gaps
+LABEL_FONT = 10  # points: matplotlib's axis label size
+
+
+def speedup_label(what: str, baseline: str, log: bool, fig) -> str:
+    """The speedup panel's y label, "`what` vs BASELINE (log scale)", folded (style.fold_label) to
+    the height of one of `fig`'s two stacked panels: on one line a long baseline's name
+    (streaming-diloco@hier:fp8-e5m2-allreduce) ran past its panel and off the figure."""
+    title = fig._suptitle.get_text().count("\n") + 1 if fig._suptitle is not None else 0
+    panel = (fig.get_figheight() - 0.25 * title - PANEL_BANDS) / 2
+    return fold_label(f"{what} vs {baseline}" + (" (log scale)" if log else ""),
+                      max(12, int(0.85 * panel * TITLE_CHARS / LABEL_FONT)))
+
+
+def replaced_workers(variable: str, values, workers: int | None) -> str:
+    """A workers sweep's note where its counts stood in for --workers (as the crossover table's title
+    says it), "" otherwise: the plot's counts are not the --workers the command was given."""
+    if variable != "workers" or workers is None or workers in {int(v) for v in values}:
+        return ""
+    return f"the sweep's counts in place of --workers {workers:,}"
 
 
 def crossover_label(row) -> str:

@@ -101,6 +101,18 @@ def _check_sweep_cells(path: Path, summary: pd.DataFrame, steps: pd.DataFrame) -
                                                              if len(short) > 1 else "") + "; is the file cut short?")
 
 
+def _given_workers(path: Path) -> int | None:
+    """The --workers an estimate sweep was given (estimate.json), which its plots name where the
+    sweep's counts stood in for it; None where the file is absent or unreadable (an older copy)."""
+    import json
+
+    try:
+        workers = json.loads((path / "estimate.json").read_text())["options"]["workers"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(workers) if isinstance(workers, int) else None
+
+
 def _estimate_sweep(path: Path) -> list[Path]:
     frame = read_table(path / "sweep.csv", ESTIMATE_SWEEP_NEEDS)
     # a sweep of the baseline alone has no crossover rows: crossover.csv holds its header only
@@ -111,13 +123,14 @@ def _estimate_sweep(path: Path) -> list[Path]:
     if len(variables) != 1 or variables[0] not in VARIABLES:
         raise LionsimError(f"{path / 'crossover.csv'} has variable {', '.join(map(str, variables))}; "
                            f"accepted: one of {', '.join(VARIABLES)}")
-    paths = plot_estimate_sweep(frame, crossings, variables[0], path / "sweep.png")
+    given = _given_workers(path)
+    paths = plot_estimate_sweep(frame, crossings, variables[0], path / "sweep.png", given)
     if variables[0] == "workers" and hierarchical(frame):
-        paths += plot_hierarchy(frame, path / "hierarchy.png")
+        paths += plot_hierarchy(frame, path / "hierarchy.png", given)
     if has_to_target(frame) and (path / TO_TARGET_CROSSOVER).is_file():  # --from-run
         frame = read_table(path / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
         to_target = read_table(path / TO_TARGET_CROSSOVER, CROSSOVER_NEEDS, allow_empty=True)
-        paths += plot_to_target_sweep(frame, to_target, variables[0], path / "to_target.png")
+        paths += plot_to_target_sweep(frame, to_target, variables[0], path / "to_target.png", given)
     return paths
 
 

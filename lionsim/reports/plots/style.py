@@ -8,6 +8,7 @@ display is needed, no global backend is switched, and no figure outlives its cal
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -375,6 +376,47 @@ def legend_outside(target, handles: list | None = None, title: str | None = None
             target.legend(loc="outside right center", **kwargs)
             return
     target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kwargs)
+
+
+LEGEND_COLUMN_GAP = 0.7  # inches a legend column takes beyond its text: the handle and the gap
+
+
+def legend_below(fig: Figure, handles: list) -> int:
+    """Legend under the figure's axes, across its whole width, in as many columns as the widest
+    entry allows; the figure grows by the legend's height, so the axes keep theirs. For figures of
+    panels stacked in a column: a legend right of one panel took a column of the figure's width
+    beside every panel, and a long one squeezed both (the panels' labels then ran off the figure).
+    Returns the columns."""
+    labels = [h.get_label() for h in handles]
+    widest = max((len(line) for label in labels for line in str(label).split("\n")), default=1)
+    ncol = max(1, min(len(labels), int((fig.get_figwidth() - 0.4) // (widest * CHAR_WIDTH + LEGEND_COLUMN_GAP))))
+    fig.set_figheight(fig.get_figheight() + legend_height(labels, None, ncol))
+    fig.legend(handles=handles, labels=labels, loc="outside lower center", ncols=ncol, fontsize=LEGEND_FONT,
+               frameon=False)
+    return ncol
+
+
+def fold_label(text: str, chars: int) -> str:
+    """An axis label folded onto lines of at most `chars` characters (where a word allows): at
+    spaces but not inside brackets ("(log scale)" stays whole), and inside a run name before its
+    '@' (streaming-diloco / @hier:fp8-e5m2-allreduce), so a y label along a short panel stays
+    within the panel's height rather than running off the figure."""
+    words = [part for word in re.findall(r"\([^)]*\)|\S+", text) for part in _at_split(word, chars)]
+    lines: list[str] = []
+    for word, glued in words:
+        if lines and len(lines[-1]) + (0 if glued else 1) + len(word) <= chars:
+            lines[-1] += word if glued else " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines)
+
+
+def _at_split(word: str, chars: int) -> list[tuple[str, bool]]:
+    """(piece, glued to the previous piece) for `word`: itself, or split before its '@' when too long."""
+    if len(word) <= chars or "@" not in word[1:]:
+        return [(word, False)]
+    head, tail = word.split("@", 1)
+    return [(head, False), ("@" + tail, True)]
 
 
 def save(fig: Figure, path: Path) -> list[Path]:

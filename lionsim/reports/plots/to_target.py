@@ -24,8 +24,8 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.numbers import speedup_text
 from lionsim.reports.columns import model_name, model_text, workload_text
-from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, speedup_axis,
-                                                  through_crossings)
+from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
+                                                  speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
                                          title_with_caption)
 from lionsim.reports.to_target import no_plot_reason, notes, status
@@ -124,11 +124,12 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     return save(fig, Path(path))
 
 
-def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path) -> list[Path]:
+def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: str, path: Path,
+                         workers: int | None = None) -> list[Path]:
     """Time to target (log scale, the band shaded) and its speedup against the baseline, with the
     crossovers, against the swept `variable`; in a workers sweep the measured worker counts are
-    shaded, the axis widened to show them (beyond them the figures extrapolate). Returns the PNG
-    and SVG; nothing where no run has a figure at any point."""
+    shaded, the axis widened to show them (beyond them the figures extrapolate). `workers`: as
+    plot_estimate_sweep's. Returns the PNG and SVG; nothing where no run has a figure at any point."""
     if no_plot_reason(frame):
         return []
     labels = _labels(frame)
@@ -140,8 +141,9 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fig = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
+    replaced = replaced_workers(variable, frame["sweep_value"], workers)
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
-                       f"{fixed}, {first['device']}", _caption(first, fixed, "Shaded" if _has_band(frame) else ""))
+                       f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""), _caption(first, fixed, "Shaded" if _has_band(frame) else ""))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
     if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
