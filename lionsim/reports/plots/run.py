@@ -24,7 +24,7 @@ from lionsim.reports.columns import eval_metric, metric_axis, off_sim, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
-                                         labelled_linear_axis, legend_outside, mark_every, overlapping, run_styles,
+                                         labelled_linear_axis, legend_outside, mark_every, marker_size, overlapping, run_styles,
                                          save, time_unit, twin_name)
 from lionsim.reports.plots.titles import ratio_text, subtitle
 from lionsim.reports.titles import compute_measured
@@ -81,6 +81,11 @@ def _x_axis(steps: pd.DataFrame, x_col: str, meta: dict | None = None) -> tuple[
     scale, unit = time_unit(float(steps["sim_time_s"].max()))
     words, how = _clock(steps, meta)
     return scale, f"{words} ({how + ', ' if how else ''}{unit})", words
+
+
+def _one_point(evaluations: list[int]) -> str:
+    """What a legend entry or axis adds where every run was evaluated once: a point each, no line."""
+    return " (one evaluation a run: a point each)" if evaluations and max(evaluations) == 1 else ""
 
 
 def _line(ax: Axes, x, y, style: dict, twin: bool, **kwargs):
@@ -158,7 +163,7 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
     scale, xlabel, words = _x_axis(steps, x_col, meta)
     fig, (ax,) = figure(f"Training loss vs {words}", subtitle(steps, meta))
     same = twins(runs, ("loss", "eval_loss"), x_col)
-    handles, has_eval, has_raw = [], False, False
+    handles, evaluations, has_raw = [], [], False
     for k, (label, rows) in enumerate(runs):
         style, twin = styles[label], label in same
         x = rows[x_col] / scale
@@ -166,21 +171,23 @@ def _loss_plot(runs, styles, baseline, steps, x_col: str, path: Path, summary: p
         if window > 1:
             has_raw = True
             ax.plot(x, rows["loss"], color=style["color"], alpha=0.25, linewidth=0.8)
-        # sparse markers in the run's own shape (one step: just the point)
-        single = {"marker": style["marker"], "markersize": 5 if len(rows) > 1 else 4,
+        # sparse markers in the run's own shape (a few steps: larger, as they are all the curve shows)
+        single = {"marker": style["marker"], "markersize": marker_size(len(rows), 5),
                   "markevery": mark_every(len(rows), k)}
         handles.append(_line(ax, x, smooth(rows["loss"], window), style, twin, label=_name(label, baseline, same, rows),
                              **single))
         evals = rows[rows["eval_loss"].notna()]
         if len(evals):
-            has_eval = True
-            # Dashed with small markers: stays readable with one eval or a hundred.
+            evaluations.append(len(evals))
+            # Dashed with small markers: stays readable with a hundred evals; a few are larger
+            # (marker_size): one eval is one point, no line, and a small diamond was lost
             ax.plot(evals[x_col] / scale, evals["eval_loss"], color=style["color"], linestyle="--", linewidth=1.0,
-                    marker="D", markersize=3.5, markeredgecolor="black", markeredgewidth=0.4, zorder=3,
-                    markevery=mark_every(len(evals), k))
-    if has_eval:
-        handles.append(Line2D([], [], color="grey", linestyle="--", linewidth=1.0, marker="D", markersize=3.5,
-                              markeredgecolor="black", markeredgewidth=0.4, label="eval loss"))
+                    marker="D", markersize=marker_size(len(evals), 3.5), markeredgecolor="black",
+                    markeredgewidth=0.4, zorder=3, markevery=mark_every(len(evals), k))
+    if evaluations:
+        handles.append(Line2D([], [], color="grey", linestyle="--", linewidth=1.0, marker="D",
+                              markersize=marker_size(min(evaluations), 3.5), markeredgecolor="black",
+                              markeredgewidth=0.4, label="eval loss" + _one_point(evaluations)))
     if has_raw:
         handles.append(Line2D([], [], color="grey", alpha=0.35, linewidth=0.8, label="raw (per step)"))
     handles += _target_line(ax, summary, runs, styles, x_col, scale)
@@ -208,7 +215,7 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     same = twins(evaluated, ("eval_acc",), x_col)
     for k, (label, rows) in enumerate(evaluated):
         _line(ax, rows[x_col] / scale, rows["eval_acc"] * factor, styles[label], label in same,
-              marker=styles[label]["marker"], markersize=4.5, markevery=mark_every(len(rows), k),
+              marker=styles[label]["marker"], markersize=marker_size(len(rows), 4.5), markevery=mark_every(len(rows), k),
               label=_name(label, baseline, same, rows))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -216,9 +223,10 @@ def _eval_acc_plot(runs, styles, baseline, steps, x_col: str, path: Path, meta: 
     ax.ticklabel_format(axis="both", style="plain", useOffset=False)
     if x_col == "step":
         _step_axis(ax, steps)
-    else:
-        ax.set_xlim(left=0)
-    legend_outside(ax)
+    else:  # past the last eval as the step axis is: a lone point at the end was cut in half by the edge
+        ax.set_xlim(0, max(float(rows[x_col].max()) / scale for _, rows in evaluated) * (1 + END_MARGIN))
+    once = _one_point([len(rows) for _, rows in evaluated]).strip(" ()")
+    legend_outside(ax, title=once or None)
     return save(fig, path)
 
 

@@ -48,6 +48,16 @@ MARKS = 15
 TITLE_CHARS = 120  # characters of a title line across an inch, over its font size in points (DejaVu Sans)
 
 
+FEW_POINTS = 3  # a series of this many points or fewer is mostly its markers: drawn larger (marker_size)
+FEW_MARKER = 7.0  # points: such a series' marker size
+
+
+def marker_size(points: int, size: float) -> float:
+    """A series' marker size: `size`, or FEW_MARKER where it has FEW_POINTS points or fewer, since
+    such a series is its markers (one evaluation is one point: no line shows it)."""
+    return max(size, FEW_MARKER) if points <= FEW_POINTS else size
+
+
 def mark_every(points: int, k: int = 0) -> tuple[int, int] | None:
     """markevery for the k-th line of `points` points: None (every point) up to MAX_MARKED; beyond,
     about MARKS markers (a line of 1,000 points: a line, a marker now and then), each line's

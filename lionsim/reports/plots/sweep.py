@@ -27,19 +27,21 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import MaxNLocator, NullFormatter
+from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
 from lionsim.whole_nodes import neighbour_count
-from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, legend_outside, mark_every,
-                                         ordered_labels, overlapping, run_styles, save, twin_name)
+from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, labelled_linear_axis, legend_outside,
+                                         mark_every, marker_size, ordered_labels, overlapping, run_styles, save,
+                                         twin_name)
 
 SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "strategy", "transport",
                  "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
 STEPS_NEEDS = ["cell", "workload", "seed", "workers", "network", "strategy", "transport", "step", "loss", "eval_acc"]
 BAND = "band: min-max over seeds"
+END_MARGIN = 0.025  # of the step axis: it runs this far past the last step, so a marker there shows whole
 
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
@@ -143,7 +145,8 @@ def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: 
     band; whether a band was drawn (over a single x, one evaluation per run, there is none to draw)."""
     linestyle = "none" if not joined else TWIN_DASHES if twin else style["linestyle"]
     ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=linestyle,
-            linewidth=style["linewidth"], marker=style["marker"], markersize=5, markevery=style.get("markevery"))
+            linewidth=style["linewidth"], marker=style["marker"], markersize=marker_size(len(agg), 5),
+            markevery=style.get("markevery"))
     if not (band and len(agg) > 1 and (agg["max"] > agg["min"]).any()):
         return False
     ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
@@ -221,10 +224,10 @@ def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, tw
     return handles + (extra or [])
 
 
-def _legend(fig, axes: list[Axes], panels: int, handles: list) -> None:
+def _legend(fig, axes: list[Axes], panels: int, handles: list, title: str | None = None) -> None:
     """Right of the figure; for one panel, right of that panel's axes (the figure's legend
     there ran up into the title)."""
-    legend_outside(axes[0] if panels == 1 else fig, handles)
+    legend_outside(axes[0] if panels == 1 else fig, handles, title=title)
 
 
 def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column: str, title: str,
@@ -326,6 +329,8 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     twins = _Twins()
     banded = False
+    points = []  # each drawn series' length: all of one, a legend title says they are points
+    end = float(steps["step"].max())
     for ax, workers in zip(axes, order):
         cell = steps[(steps["workers"] == workers) & steps[column].notna()]
         aggs = {label: _aggregate(rows.assign(**{column: rows[column] * factor}), "step", column) for label in labels
@@ -337,14 +342,19 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
             agg = aggs[label]
             style = dict(styles[label], markevery=mark_every(len(agg), k))
             banded |= _series(ax, agg, "step", style, seeds > 1, twin=label in same)
+            points.append(len(agg))
         ax.set_title(f"{workers} workers", fontsize=10)
         ax.set_xlabel("step")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        # from 0 to the last step, as a run's plots: around one eval at step 10 the axis ran 9.45-10.5
+        labelled_linear_axis(ax.xaxis, end)
+        ax.set_xlim(0, end * (1 + END_MARGIN))
     for ax in axes[len(order):]:
         ax.set_visible(False)
     for ax in axes[::ncols]:
         ax.set_ylabel(ylabel)
-    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins, banded=banded))
+    once = (f"one {'evaluation' if column == 'eval_acc' else 'step'} a run: a point each"
+            if points and max(points) == 1 else None)
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins, banded=banded), once)
     return save(fig, path)
 
 
