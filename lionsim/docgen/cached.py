@@ -69,6 +69,18 @@ def load_cached(cache: str) -> CachedRun:
     return CachedRun(steps, meta or {}, json.loads((where / PROVENANCE).read_text(encoding="utf-8")))
 
 
+def other_platform(cache: str) -> str:
+    """How this machine differs from the one the cache was trained on (CPU, the kernels torch
+    dispatches to, torch), or "" where it does not. On another platform the first steps' data-dependent
+    modelled columns may differ from the cache's although the code is the same: a gradient entry
+    that rounds to exactly 0 on one CPU and not on another turns a 1-bit sign wire ternary (2 bits)."""
+    from lionsim.regress.fingerprint import fingerprint
+
+    facts, now = load_cached(cache).facts, fingerprint()
+    return "; ".join(f"{key} {facts.get(key)} -> {now[key]}" for key in ("cpu", "cpu_capability", "torch")
+                     if facts.get(key) != now[key])
+
+
 def first_steps_differ(cache: str, plan_now: Any, rerun: Callable[[], pd.DataFrame]) -> list[str]:
     """The runs whose modelled columns differ between the cache and `rerun` (the cached
     configuration's first steps trained now), or the configuration's differences from `plan_now`
