@@ -73,7 +73,8 @@ def other_platform(cache: str) -> str:
     """How this machine differs from the one the cache was trained on (CPU, the kernels torch
     dispatches to, torch), or "" where it does not. On another platform the first steps' data-dependent
     modelled columns may differ from the cache's although the code is the same: a gradient entry
-    that rounds to exactly 0 on one CPU and not on another turns a 1-bit sign wire ternary (2 bits)."""
+    that rounds to exactly 0 on one CPU and not on another makes a worker abstain there, and a 1-bit
+    vote then carries its voted bitmap too (2 bits a parameter: lionsim.transports.abstain)."""
     from lionsim.regress.fingerprint import fingerprint
 
     facts, now = load_cached(cache).facts, fingerprint()
