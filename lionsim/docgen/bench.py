@@ -5,13 +5,13 @@ One run trains them all (the default configuration with every strategy the two t
 the baseline, its target and every speedup depend on the baseline run alone, so each table's
 rows are what `lionsim bench` prints for its own set of strategies) and is cached in
 reports/readme/default-bench/ with the CPU, torch and date it ran on (`--refresh`: minutes).
-The tables render from that cache. Losses, accuracy and time to target come from training on
-that CPU (another CPU rounds differently, and over 100 steps that moves accuracies by points:
-one seed's accuracy does not rank strategies); every other column is
-modelled for an H100 from counted work and from the bytes each step sent, which another CPU
-changes only where a gradient entry rounds to exactly 0 there and not here (a 1-bit vote turns
-2 bits: the worker abstains): `first_steps_differ` reruns the first steps now and compares those columns with the
-cache's, on the cache's platform (cached.other_platform).
+The tables render from that cache. Losses, accuracy and time to target come from training on that
+CPU (another CPU rounds differently, and over 100 steps that moves accuracies by points: one seed's
+accuracy does not rank strategies); every other column is modelled for an H100 from counted work and
+from the bytes each step sent, which another CPU changes only where a gradient entry rounds to
+exactly 0 there and not here (a 1-bit vote turns 2 bits: the worker abstains): `first_steps_differ`
+reruns the first steps now and compares those columns with the cache's, on the cache's platform
+(cached.other_platform).
 """
 
 from __future__ import annotations
