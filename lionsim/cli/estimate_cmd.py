@@ -490,7 +490,7 @@ def estimate_cmd(
     listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
-    from lionsim.estimate.plain import check_plain
+    from lionsim.estimate.plain import check_plain, load_plain_network, parse_need
 
     fields = dict(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -501,10 +501,13 @@ def estimate_cmd(
         from_run=None if from_run is None else str(from_run),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
-    check_plain(SimpleNamespace(**fields), sweep, need)  # a bad number is refused before torch loads
+    plain = SimpleNamespace(**fields)
+    check_plain(plain, sweep)  # a bad number, network or --need is refused before torch loads
+    load_plain_network(plain)  # (resolve loads it again, to price on)
+    wanted = parse_need(need) if need is not None else None
 
     from lionsim.estimate import EstimateConfig, estimate, resolve
-    from lionsim.estimate.need import parse_need, with_need
+    from lionsim.estimate.need import with_need
     from lionsim.estimate.sweep import run_sweep
     from lionsim.cli.to_target_view import to_target_table
 
@@ -514,7 +517,6 @@ def estimate_cmd(
     for given, flag in ((overwrite, "--overwrite"), (overwrite_sweep, "--overwrite-sweep")):
         if given and out is None:
             raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
-    wanted = parse_need(need) if need is not None else None
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
     frame = estimate(cfg)
