@@ -80,6 +80,7 @@ from lionsim.estimate.probe import probe
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS
 from lionsim.steptime.stragglers import expected_times, max_distribution
+from lionsim.strategies.local_steps import LocalSteps
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.transports.base import footnote_on
@@ -374,8 +375,6 @@ column: the frame's attrs["short_bench"], by strategy."""
 
 def rounds(strategy) -> int:
     """H of a local-step strategy (module doc), 1 for the others."""
-    from lionsim.strategies.local_steps import LocalSteps
-
     return strategy.local_steps if isinstance(strategy, LocalSteps) else 1
 
 
