@@ -133,16 +133,21 @@ def topology(row) -> str:
 
 IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula alone. GPUs run NCCL (over sockets "
               "on Ethernet): --traits nccl prices it, --gpus-per-node sets your nodes' GPUs.")
-"""Said under the breakdown when the ideal library priced rows that cross nodes (a flat preset: 10gbe)."""
+"""Said on stderr under a CSV or JSON table when the ideal library priced rows that cross nodes (a flat
+preset: 10gbe)."""
+IDEAL_CAPTION_HINT = ("GPUs run NCCL (over sockets on Ethernet), not the ideal library: --traits nccl prices it, "
+                      "--gpus-per-node sets your nodes' GPUs.")
+"""IDEAL_HINT under the breakdown, whose title names the library and whose caption says comm is priced by
+alpha-beta: only what they do not say."""
 
 
-def library_hint(frame: pd.DataFrame) -> str:
-    """IDEAL_HINT where the ideal library, taken by default (a preset's: not --traits, not a
-    profile's traits key), priced comm across nodes, else ""."""
+def library_hint(frame: pd.DataFrame, hint: str = IDEAL_HINT) -> str:
+    """`hint` where the ideal library, taken by default (a preset's: not --traits, not a profile's
+    traits key), priced comm across nodes, else ""."""
     row = frame.iloc[0]
     crosses = int(row["workers"]) > int(row["gpus_per_node"])
     chosen = frame.attrs.get("library_chosen", False)
-    return IDEAL_HINT if row.get("library") == "ideal" and crosses and not chosen else ""
+    return hint if row.get("library") == "ideal" and crosses and not chosen else ""
 
 
 def _devices(row, whose: str = "") -> str:
@@ -159,6 +164,16 @@ BUCKETS_NOTE = ("Per bucket or tensor each exchange pays a call's latency at a s
 OVERLAP_WORDS = {"buckets": "each bucket during backward", "tensors": "each tensor during backward",
                  "after": "once after backward"}
 """The breakdown caption's words for a row's overlap mode (estimate.csv's overlap)."""
+
+
+def overlap_text(modes: dict[str, list[str]]) -> str:
+    """The caption's overlap sentence from each mode's runs (labels): the mode most runs took, then
+    each other mode with its runs, so the caption lists no more labels than it must."""
+    common = max(modes, key=lambda mode: len(modes[mode]))  # the first of equals
+    said = f"{common} ({OVERLAP_WORDS.get(common, common)})"
+    others = [f"{mode} ({OVERLAP_WORDS.get(mode, mode)}) for {', '.join(runs)}" for mode, runs in modes.items()
+              if mode != common]
+    return f"{said} for every run" if not others else f"{said}, but {'; '.join(others)}"
 
 
 def need_says_cap(frame: pd.DataFrame) -> bool:
@@ -252,8 +267,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
              for mode in dict.fromkeys(frame["overlap"])}
-    overlap = "; ".join(f"{mode} ({OVERLAP_WORDS.get(mode, mode)}): {', '.join(runs)}" if len(modes) > 1
-                        else f"{mode} ({OVERLAP_WORDS.get(mode, mode)}) for every run" for mode, runs in modes.items())
+    overlap = overlap_text(modes)
     workers, per_node = int(first["workers"]), int(first.get("gpus_per_node", 1) or 1)
     one_node = one_node_line(workers, per_node, first["network"])  # nothing crosses nodes: no `across` to define
     across = shows_across(frame) and not one_node  # what one node sends to the others, where a node has several GPUs
@@ -278,7 +292,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
     cap = "" if need_says_cap(frame) else frame.attrs.get("cap_line", "")  # --need's table says it once
-    for line in (escape(short_bench_note(frame)), library_hint(frame), escape(cap),
+    for line in (escape(short_bench_note(frame)), library_hint(frame, IDEAL_CAPTION_HINT), escape(cap),
                  *map(escape, frame.attrs.get("library_lines", ()))):  # a line each
         table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
@@ -490,7 +504,7 @@ def estimate_cmd(
     listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
-    from lionsim.estimate.plain import check_plain
+    from lionsim.estimate.plain import check_plain, load_plain_network, parse_need
 
     fields = dict(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -501,10 +515,13 @@ def estimate_cmd(
         from_run=None if from_run is None else str(from_run),
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
-    check_plain(SimpleNamespace(**fields), sweep, need)  # a bad number is refused before torch loads
+    plain = SimpleNamespace(**fields)
+    check_plain(plain, sweep)  # a bad number, network or --need is refused before torch loads
+    load_plain_network(plain)  # (resolve loads it again, to price on)
+    wanted = parse_need(need) if need is not None else None
 
     from lionsim.estimate import EstimateConfig, estimate, resolve
-    from lionsim.estimate.need import parse_need, with_need
+    from lionsim.estimate.need import with_need
     from lionsim.estimate.sweep import run_sweep
     from lionsim.cli.to_target_view import to_target_table
 
@@ -514,7 +531,6 @@ def estimate_cmd(
     for given, flag in ((overwrite, "--overwrite"), (overwrite_sweep, "--overwrite-sweep")):
         if given and out is None:
             raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
-    wanted = parse_need(need) if need is not None else None
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
     frame = estimate(cfg)

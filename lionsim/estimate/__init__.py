@@ -15,7 +15,8 @@ from lionsim._lazy import ShadowingModule, lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(__name__, {
     ".config": "DEFAULT_STRATEGIES EstimateConfig Resolved resolve with_gpus_per_node",
     ".probe": "Probe probe",
-    ".table": "ESTIMATE_COLUMNS EXTRA_COLUMNS estimate estimate_rows",
+    ".captioned": "estimate",
+    ".table": "ESTIMATE_COLUMNS EXTRA_COLUMNS estimate_rows",
 })
 
 

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
+from lionsim.network.cost import label_folds
 from lionsim.numbers import ms_text
 
-FOLD_WORDS = ("where the workers are not a power of two Rabenseifner and recursive doubling fold the "
-              "extra ranks in first: two whole-vector steps more")
-"""Why comm jumps between powers of two (collectives.base.fold)."""
+def fold_words() -> str:
+    """Why comm jumps between powers of two (collectives.base.fold), naming the algorithms that
+    declare it (CollectiveAlgorithm.folds) as the algorithm column names them."""
+    names = [name for name, algorithm in COLLECTIVE_ALGORITHMS.items() if algorithm.folds]
+    return (f"where the workers are not a power of two {' and '.join(names)} fold the extra ranks in first: "
+            "two whole-vector steps more")
 
 
 def _count(x: float, variable: str) -> str:
@@ -74,7 +79,7 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
         library = run["library"].iloc[0]
     if not changed:
         return []
-    fold = f"; {FOLD_WORDS}" if folding else ""
+    fold = f"; {fold_words()}" if folding else ""
     if len(changed) == 1:
         (label, where), = changed
         return [f"{label}: the {library} library priced its largest call by {where} {unit} (the algorithm "
@@ -94,5 +99,5 @@ def _slower_flips(run: pd.DataFrame, keys: list) -> list[tuple[float, float, flo
 def _folding(run: pd.DataFrame) -> bool:
     """Whether the fold explains a change: a folding algorithm priced some point, and some point's
     workers are not a power of two."""
-    folds = run["algorithm"].str.contains("rabenseifner|recursive_doubling").any()
+    folds = any(label_folds(label) for label in run["algorithm"])
     return bool(folds and any(int(w) & (int(w) - 1) for w in run["workers"]))

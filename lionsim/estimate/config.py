@@ -18,7 +18,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, positive_int as _positive_int  # noqa: F401
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -243,7 +243,8 @@ def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> 
 
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
-    network = check_plain(cfg)  # the profile parsed once: priced on, and whether it named its library
+    check_plain(cfg)
+    network = load_plain_network(cfg)  # the profile parsed once: priced on, and whether it named its library
     if (cfg.model is None) == (cfg.params is None):
         raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
     flops_per_unit = None

@@ -17,6 +17,8 @@ import dataclasses
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.estimate.config import Resolved
+from lionsim.estimate.table import estimate_rows
 from lionsim.numbers import TIE, ms_text, speedup_text, step_bytes
 from lionsim.runs import parse_runs
 from lionsim.transports import TRANSPORTS
@@ -32,11 +34,11 @@ def flat_compressing(transport: str) -> bool:
     return not issubclass(TRANSPORTS.get(transport), FloatAllReduce)
 
 
-def hier_notes(r, frame: pd.DataFrame, estimate_rows) -> list[str]:
+def hier_notes(r: Resolved, frame: pd.DataFrame) -> list[str]:
     """The caption's line (or none) on the runs of `frame` (an estimate on `r`, the resolved config)
     whose flat compressing transport runs on nodes of several GPUs across nodes and whose hier: form,
-    priced here by `estimate_rows` (lionsim.estimate.table's, passed in: the table imports this
-    module), is faster and not already among the runs: each form's step, across and speedup."""
+    priced here as the table prices a run, is faster and not already among the runs: each form's
+    step, across and speedup."""
     network = r.network
     if network.workers_per_node < 2 or r.workers <= network.workers_per_node:
         return []

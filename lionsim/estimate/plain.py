@@ -1,9 +1,9 @@
 """`lionsim estimate`'s plain inputs checked before torch loads, as bench's BenchConfig.check_plain:
-the counts, fractions, seed, run length, network, device, --sweep and --need, each refused in one
-line in a moment (the command imports the model, the strategies and torch only after them). What
-needs the registries or a model (strategies, transports, options, a FILE.py:FUNC model, the tensor
-count against the parameters) is lionsim.estimate.config.resolve's, which runs these first too.
-"""
+the counts, fractions, seed, run length, device and --sweep (check_plain), the network
+(load_plain_network, which returns it) and --need (parse_need), each refused in one line in a
+moment (the command imports the model, the strategies and torch only after them). What needs the
+registries or a model (strategies, transports, options, a FILE.py:FUNC model, the tensor count
+against the parameters) is lionsim.estimate.config.resolve's, which runs these first too."""
 
 from __future__ import annotations
 
@@ -135,13 +135,12 @@ def fewest_workers(workers: int, sweep: str | None) -> tuple[int, str]:
                      f"give --workers {smallest} to start there")
 
 
-def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> Network:
-    """Every check of an EstimateConfig (or anything with its fields) that needs no torch; `sweep`
-    and `need`: the --sweep and --need texts, parsed to be refused early (their users parse them
-    again with the network's node size). The network it loaded (network_for), which resolve prices
-    on: its profile file parsed once."""
+def check_plain(cfg, sweep: str | None = None) -> None:
+    """Every check of an EstimateConfig (or anything with its fields) that needs no torch but the
+    network's (load_plain_network, which parses the profile); `sweep`: the --sweep text, parsed to
+    be refused early (its user parses it again with the network's node size; --need likewise:
+    parse_need)."""
     from lionsim.compute.devices import get_device
-    from lionsim.network import TRAITS, network_for
 
     if cfg.params is not None:
         positive_int("params", cfg.params)
@@ -161,14 +160,19 @@ def check_plain(cfg, sweep: str | None = None, need: str | None = None) -> Netwo
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
     if cfg.device is not None:
         get_device(cfg.device)  # an unknown name fails with the sorted list
+
+
+def load_plain_network(cfg) -> Network:
+    """cfg's network (network_for: its profile parsed once, what resolve prices on), refused without
+    torch where the preset or profile is bad or --workers do not fill its nodes (or --gpus-per-node's)."""
+    from lionsim.network import TRAITS, network_for
+
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:
-        network.nodes(workers)  # whole nodes, or one node
+        network.nodes(cfg.workers)  # whole nodes, or one node
     else:
-        check_gpus_per_node(workers, cfg.gpus_per_node)
-    if need is not None:
-        parse_need(need)
+        check_gpus_per_node(cfg.workers, cfg.gpus_per_node)
     return network
 
 

@@ -149,6 +149,14 @@ class CallCost:
         return sum(p.terms.reduce_s for p in self.phases)
 
 
+def label_folds(label: str) -> bool:
+    """Whether an algorithm label (CallCost.label: "rabenseifner", "hier:ring+rabenseifner+ring",
+    "ring/simple") names a phase algorithm that folds ranks in where they are not a power of two
+    (CollectiveAlgorithm.folds): the algorithms declare it, so a listing never names them."""
+    names = label.split("/")[0].removeprefix("hier:").split("+")
+    return any(name in COLLECTIVE_ALGORITHMS and COLLECTIVE_ALGORITHMS.get(name).folds for name in names)
+
+
 def algorithms_for(op: str) -> list[str]:
     """Names of the registered algorithms that implement `op`, in registration order."""
     return [name for name, algo in COLLECTIVE_ALGORITHMS.items() if op in algo.ops]

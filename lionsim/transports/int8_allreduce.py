@@ -74,14 +74,15 @@ class Int8AllReduce(Transport):
         return bits, bits
 
     def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
-        """Past 127 / max_level workers the sums no longer fit int8 and the container is int32."""
+        """Past 127 / max_level workers the sums no longer fit int8 and the container is int32. The
+        line names no payload kind: votes and levels widen alike, so runs of both share one line."""
         dtype = self.container(spec, workers)
         if workers < 2 or dtype == torch.int8:
             return ""
         widens = torch.iinfo(torch.int8).max // spec.max_level + 1
         bits = self.bits_per_param(spec, workers)[0]
         return (f"{self.name} sends {str(dtype).removeprefix('torch.')} ({bits:g} bits per parameter) from "
-                f"{widens} workers on: a sum of {widens} workers' {spec.kind} (each at most {spec.max_level}) "
+                f"{widens} workers on: a sum of {widens} workers' values (each of size at most {spec.max_level}) "
                 "overflows int8, and neither NCCL nor gloo reduces int16.")
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:

@@ -263,7 +263,7 @@ def test_bench_names_a_widened_container_under_its_table(tmp_path, capsys):
             "dlion-mavo@int8-allreduce", "--workers", "128", "--out", str(tmp_path)]
     code, out, _ = run_cli(argv, capsys)
     text = " ".join(out.split())
-    assert code == 0 and "from 128 workers on: a sum of 128 workers' votes" in text
+    assert code == 0 and "from 128 workers on: a sum of 128 workers' values" in text
     assert json.loads((tmp_path / "run.json").read_text())["notes"] == [
         next(line for line in [text[text.index("int8-allreduce sends"):text.index("int16.") + 6]])]
     summary = pd.read_csv(tmp_path / "summary.csv")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pandas as pd
 import pytest
 
@@ -119,6 +121,17 @@ def test_a_widened_container_is_named_in_the_footer(capsys):
     _, out, _ = run_cli([*argv, "127"], capsys)
     assert "int32" not in out
     _, out, _ = run_cli([*argv, "128"], capsys)
-    assert ("int8-allreduce sends int32 (32 bits per parameter) from 128 workers on: a sum of 128 workers' votes "
-            "(each at most 1) overflows int8, and neither NCCL nor gloo reduces int16.") in " ".join(out.split())
+    assert ("int8-allreduce sends int32 (32 bits per parameter) from 128 workers on: a sum of 128 workers' values "
+            "(each of size at most 1) overflows int8, and neither NCCL nor gloo reduces int16.") in " ".join(out.split())
+
+
+def test_votes_and_levels_widened_alike_are_named_once(capsys):
+    """The default strategies at 128 workers run dlion-mavo's votes and lioncub-l1's levels over
+    int8-allreduce, both widened from 128 workers on: the caption said it twice, once a kind."""
+    args = ["estimate", "--model", "gpt2-124m", "--workers", "128", "--network", "10gbe"]
+    _, csv, _ = run_cli([*args, "--format", "csv"], capsys)
+    runs = set(pd.read_csv(io.StringIO(csv))[["strategy", "transport"]].itertuples(index=False, name=None))
+    assert {("dlion-mavo", "int8-allreduce"), ("lioncub-l1", "int8-allreduce")} <= runs
+    _, out, _ = run_cli(args, capsys)
+    assert " ".join(out.split()).count("int8-allreduce sends int32") == 1
 

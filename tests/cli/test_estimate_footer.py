@@ -4,6 +4,7 @@ the ideal library was a default."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
@@ -65,6 +66,29 @@ def test_the_ideal_library_hint_is_for_a_defaulted_library_only(capsys, network,
                             "--network", network, *extra, "-s", "adamw"], capsys)
     assert code == 0 and "library: ideal" in " ".join(out.split())
     assert ("--traits nccl prices it" in " ".join(out.split())) == hinted
+    assert " ".join(out.split()).count("alpha-beta") == 1  # "comm on NETWORK (alpha-beta)": the hint said it again
+
+
+def test_the_overlap_sentence_lists_only_the_runs_outside_the_mode_most_took(capsys):
+    """llama-7b on 64 workers: two runs per bucket, three after backward. The caption listed all five
+    labels; it names the common mode, then the others with their runs (each run's mode from the csv)."""
+    args = ["estimate", "--model", "llama-7b", "--workers", "64"]
+    code, csv, _ = run_cli([*args, "--format", "csv"], capsys)
+    frame = pd.read_csv(io.StringIO(csv))
+    labels = frame["strategy"] + "@" + frame["transport"]
+    bucketed, after = list(labels[frame["overlap"] == "buckets"]), list(labels[frame["overlap"] == "after"])
+    assert code == 0 and len(after) > len(bucketed) > 0 and len(after) + len(bucketed) == len(frame)
+    code, out, _ = run_cli(args, capsys)
+    caption = " ".join(out[out.index("ms per step"):].split())
+    assert code == 0 and (f"overlap: after (once after backward), but buckets (each bucket during backward) for "
+                          f"{', '.join(bucketed)}.") in caption
+    assert not [label for label in after if label in caption]
+    from lionsim.cli.estimate_cmd import overlap_text
+
+    assert overlap_text({"after": ["a", "b"]}) == "after (once after backward) for every run"
+    assert overlap_text({"buckets": ["a"], "after": ["b", "c"], "tensors": ["d"]}) == (
+        "after (once after backward), but buckets (each bucket during backward) for a; tensors (each tensor "
+        "during backward) for d")
 
 
 def test_one_node_says_so_in_bench_s_words_and_defines_no_across(capsys):

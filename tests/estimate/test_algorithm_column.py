@@ -72,6 +72,26 @@ def test_folded_ranks_read_as_a_range_and_a_steady_algorithm_says_nothing():
     assert algorithm_notes(rows.assign(folded_ranks=0), "workers", "workers") == []
 
 
+def test_the_fold_line_follows_what_each_algorithm_declares(monkeypatch):
+    """CollectiveAlgorithm.folds is the one source: the note read the names rabenseifner and
+    recursive_doubling out of the column, so a declaration changed nothing."""
+    rows = pd.DataFrame({"strategy": "adamw", "transport": "fp32-allreduce", "library": "ideal",
+                         "sweep_value": [256, 294], "workers": [256, 294],
+                         "algorithm": ["hier:ring+rabenseifner+ring", "ring"], "folded_ranks": 0})
+
+    def said() -> str:
+        (line,) = algorithm_notes(rows, "workers", "workers")
+        return line
+
+    folding = [name for name, algorithm in COLLECTIVE_ALGORITHMS.items() if algorithm.folds]
+    assert f"{' and '.join(folding)} fold the extra ranks in first" in said()
+    rabenseifner = type(COLLECTIVE_ALGORITHMS.get("rabenseifner"))
+    monkeypatch.setattr(rabenseifner, "folds", False)  # a phase of the hier: label no longer folds
+    assert "fold" not in said()
+    monkeypatch.setattr(type(COLLECTIVE_ALGORITHMS.get("ring")), "folds", True)  # as a plug-in might declare
+    assert "where the workers are not a power of two ring and recursive_doubling fold" in said()
+
+
 def test_a_sweep_of_the_baseline_alone_says_there_is_nothing_to_cross(monkeypatch):
     """It printed the crossovers table's header and no row."""
     from tests.helpers.cli import invoke_at

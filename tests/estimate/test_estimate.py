@@ -230,7 +230,7 @@ def test_a_profiles_unknown_device_is_one_line_where_estimate_reads_it(tmp_path,
 
 
 def test_the_default_sets_caption_says_its_baseline_is_bf16_and_how_to_get_fp32_and_a_bare_adamw_says_nothing(capsys):
-    from lionsim.estimate.table import DEFAULT_BASELINE_NOTE
+    from lionsim.estimate.captioned import DEFAULT_BASELINE_NOTE
 
     argv = ["estimate", "--model", "gpt2-124m"]
     code, out, _ = run_cli(argv, capsys)
@@ -275,7 +275,7 @@ def test_runs_that_all_reduce_different_floats_say_so_and_how_to_align_them():
     """`-s adamw@bf16-allreduce -s lion` priced lion's fp32 gradients against a bf16 baseline and said
     nothing (docs/time-to-target.md read lion 0.68x). A bare name stays its strategy's own transport
     (one rule for every strategy); the caption names the runs' precisions and NAME@TRANSPORT."""
-    from lionsim.estimate.table import precision_note
+    from lionsim.estimate.captioned import precision_note
 
     mixed = estimate(EstimateConfig(model="gpt2-124m", strategies=["adamw@bf16-allreduce", "lion"]))
     assert list(mixed["transport"]) == ["bf16-allreduce", "fp32-allreduce"]

@@ -316,6 +316,14 @@ def test_a_compressing_run_slower_than_its_baseline_is_explained_from_its_own_co
     assert "lion@" not in caption and "sgdm@" not in caption
 
 
+def _baseline(comm: float, exposed: float, step_s: float) -> list[dict]:
+    """4 steps of adamw@fp32-allreduce (sending 4,000 bytes), `exposed` seconds of its comm not hidden."""
+    out = rows("adamw", 4, comm=comm, step_s=[step_s] * 4)
+    for r in out:
+        r["comm_exposed_s"] = exposed
+    return out
+
+
 def _compressing(comm: float, exposed: float, codec: float, step_s: float) -> list[dict]:
     """4 steps of adamw@fp8-allreduce sending 1,000 bytes (the baseline's rows send 4,000), encode
     and decode `codec` seconds in all."""
@@ -330,9 +338,7 @@ def test_a_compressing_run_whose_comm_saves_nothing_is_still_explained():
     """bench -s adamw -s adamw@fp8-allreduce --overlap buckets --network 100gbe: 4x fewer bytes,
     comm 0.227 against 0.224 ms (latency-bound), encode + decode 0.36 ms: the codec is the whole
     cause, so the caption says so (it was silent where comm saved nothing)."""
-    base = rows("adamw", 4, comm=0.000224, step_s=[0.00147] * 4)
-    for r in base:
-        r["comm_exposed_s"] = 0.000224
+    base = _baseline(0.000224, 0.000224, 0.00147)
     summary = summarize(frame(base, _compressing(0.000227, 0.000227, 0.00036, 0.00183)))
     assert ("adamw@fp8-allreduce sends 4x fewer bytes yet steps slower: its enc adds 0.36 ms a step, and its "
             "comm is no faster.") in summary_table(summary).caption
@@ -342,9 +348,7 @@ def test_the_comm_a_compressing_run_saves_is_the_exposed_comm_its_step_adds_up()
     """With overlap step_s adds comm_exposed_s, not comm_s: a run whose comm_s is 1.5 ms less but
     whose exposed comm is only 1.0 ms less saves 1.0 ms a step, so a 1.2 ms codec outweighs it
     (comm_s's 1.5 ms said it did not); where the exposed saving beats the codec, no note."""
-    base = rows("adamw", 4, comm=0.002, step_s=[0.008] * 4)
-    for r in base:
-        r["comm_exposed_s"] = 0.0015
+    base = _baseline(0.002, 0.0015, 0.008)
     slower = summarize(frame(base, _compressing(0.0005, 0.0005, 0.0012, 0.0082)))
     assert ("adamw@fp8-allreduce sends 4x fewer bytes yet steps slower: its enc adds 1.20 ms a step, more than "
             "the 1.00 ms its comm saves where not hidden under backward.") in summary_table(slower).caption

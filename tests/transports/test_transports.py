@@ -335,3 +335,12 @@ def test_int8_allreduce_names_where_its_container_widens(kind, level):
     assert note.startswith(f"int8-allreduce sends int32 (32 bits per parameter) from {first} workers on")
     assert "int16" in note and t.bits_per_param(spec, first) == (32, 32) and t.footnote(spec, first) == note
     assert TRANSPORTS.get("fp32-allreduce")().footnote(spec, 1000) == ""
+
+
+def test_int8_allreduce_widens_votes_and_levels_in_one_line():
+    """Votes and levels of one size widen at one count for one reason: one line, so a table of both
+    says it once (its notes are kept once each)."""
+    t = TRANSPORTS.get("int8-allreduce")()
+    votes = PayloadSpec(kind="votes", numel=10, rule=MajorityVote(), max_level=1)
+    levels = PayloadSpec(kind="levels", numel=10, max_level=1)
+    assert t.footnote(votes, 128) == t.footnote(levels, 128) != ""

@@ -1,0 +1,84 @@
+"""`lionsim estimate`'s table with its caption: the rows priced (lionsim.estimate.table) and the
+lines about the whole table, each from its own module (the hier: forms priced, a node's replica
+layout, the library's traits). Composing them here keeps the dependency one way: the notes that
+price rows import the table; the table imports none of them.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from lionsim.estimate.config import EstimateConfig, resolve
+from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.hier_hint import hier_notes
+from lionsim.estimate.layout_note import replica_layout_note
+from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
+from lionsim.estimate.table import estimate_rows, frame
+from lionsim.runs import split_specs
+from lionsim.strategies.core.base import STRATEGIES
+from lionsim.transports import TRANSPORTS
+from lionsim.transports.allreduce_float import FloatAllReduce
+
+DEFAULT_BASELINE = DEFAULT_STRATEGIES[0]
+"""The baseline of estimate's default strategies (DEFAULT_STRATEGIES' first)."""
+DEFAULT_BASELINE_NOTE = ("baseline: AdamW's bf16 gradients all-reduced, as large-model trainers run it; -s adamw "
+                         "alone all-reduces fp32 (as bench trains it): -s adamw@fp32-allreduce for that baseline.")
+"""What the caption says (the frame's attrs["caption_notes"]) where estimate ran its default
+strategies: their baseline is not what a bare -s adamw resolves to (the strategy's default
+transport, fp32-allreduce), so the two baselines differ."""
+
+
+def precision_note(frame: pd.DataFrame, bare: set[str] = frozenset()) -> str:
+    """The caption's line where the runs all-reduce float values at different precisions (fp32-allreduce
+    beside bf16-allreduce) and one of them came from a bare name, "" otherwise (every transport spelled
+    out: the mix was asked for). `bare`: the runs (strategy@transport) a bare -s NAME resolved to, its
+    strategy's own transport (fp32-allreduce for adamw, lion, diloco: as bench trains it), while
+    estimate's default set prices adamw and lion over bf16: the line names those among the float runs
+    and how to compare like with like."""
+    floats: dict[str, list[str]] = {}
+    for strategy, transport in zip(frame["strategy"], frame["transport"]):
+        if issubclass(TRANSPORTS.get(transport), FloatAllReduce):
+            floats.setdefault(transport, []).append(f"{strategy}@{transport}")
+    named = [label for labels in floats.values() for label in labels if label in bare]
+    if len(floats) < 2 or not named:  # every transport spelled out: the mix was asked for, the run column says it
+        return ""
+    runs = ", ".join(f"{' and '.join(labels)} {transport.split('-')[0]}" for transport, labels in floats.items())
+    return (f"Mixed precisions: {runs} gradients all-reduced. A bare -s NAME is its strategy's own transport "
+            f"({', '.join(label.replace('@', ': ') for label in named)}, as bench trains "
+            f"{'it' if len(named) == 1 else 'them'}): give NAME@TRANSPORT to compare like with like.")
+
+
+def bare_runs(cfg: EstimateConfig, frame: pd.DataFrame) -> set[str]:
+    """The runs (strategy@transport) of `frame` that a bare -s NAME resolved to its strategy's own
+    transport: none where --transport or --from-run chose the transport of a bare name."""
+    if cfg.strategies is None or cfg.transport is not None or cfg.from_run is not None:
+        return set()
+    names = {spec for spec in split_specs(list(cfg.strategies)) if "@" not in spec}
+    return {f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])
+            if s in names and t == STRATEGIES.get(s).default_transport}
+
+
+def estimate(cfg: EstimateConfig) -> pd.DataFrame:
+    """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
+    attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
+    the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
+    hierarchical forms; replica_layout_note where a node holds several replicas), apart from attrs["notes"], the rows' transports' footnotes; attrs["cap_line"] and
+    attrs["library_lines"]: the caption's lines about the library that priced comm
+    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each."""
+    r = resolve(cfg)
+    out = frame(estimate_rows(r, r.workers, r.network))
+    out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
+    out.attrs["library_chosen"] = r.library_chosen  # no hint to price another library where one was chosen
+    notes = []
+    if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
+        notes.append(DEFAULT_BASELINE_NOTE)
+    if mixed := precision_note(out, bare_runs(cfg, out)):
+        notes.append(mixed)
+    notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
+        notes.append(layout)  # a node of several workers that are each several devices
+    out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
+    out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),) if line]
+    if notes:
+        out.attrs["caption_notes"] = notes
+    return out
