@@ -27,6 +27,11 @@ def network_stem(network: str) -> str:
     return re.sub(r"[^A-Za-z0-9._@-]", "_", stem)
 
 
+def cell_id(workload: str, workers: int, network: str, seed: int, label: str) -> str:
+    """A cell's id (its folder under ROOT/cells) from its values, as a sweep.json records them."""
+    return f"{workload_text(workload)}-w{workers}-{network_stem(network)}-s{seed}-{label}"
+
+
 def node_size(network: str, workers: int) -> int:
     """Workers per node that `workers` workers of `network` train with."""
     return min(load_network(network).workers_per_node, workers)
@@ -81,7 +86,7 @@ class Cell:
 
     @property
     def id(self) -> str:
-        return f"{workload_text(self.workload)}-w{self.workers}-{network_stem(self.network)}-s{self.seed}-{self.run.label}"
+        return cell_id(self.workload, self.workers, self.network, self.seed, self.run.label)
 
     @property
     def group(self) -> tuple[str, int, str, int]:

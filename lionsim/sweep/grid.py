@@ -113,17 +113,22 @@ OPTION_OF_AXIS = {"workload": "--workload", "workers": "--workers", "network": "
                   "runs": "--strategy"}
 
 
-def check_grows(old: dict, new: dict, where: str) -> None:
-    """A resumed sweep may add values to any axis but not drop one: the finished cells of the
-    old grid must stay cells of the new one (else the CSVs would hold cells outside the grid)."""
+def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> None:
+    """A resumed sweep may add values to any axis, and drop only those no finished cell holds:
+    the finished cells of the old grid must stay cells of the new one (else the CSVs would hold
+    cells outside the grid), but a value whose cells never finished (added by a run interrupted
+    before its first cell) computed nothing, and the command without it is the sweep on disk.
+    `held`: axis -> the old grid's values that finished cells hold (None: every value)."""
     spelling = {"workload": lambda v: WORKLOADS.canonical(v) if v in WORKLOADS else v,
                 "network": lambda v: canonical_network(v) if isinstance(v, str) else v}
     for axis, option in OPTION_OF_AXIS.items():
         listed = spelling.get(axis, lambda v: v)  # a sweep.json written before names were canonical
-        lost = [v for v in old.get(axis, []) if listed(v) not in new[axis]]
+        lost = [v for v in old.get(axis, [])
+                if listed(v) not in new[axis] and (held is None or v in held.get(axis, ()))]
         if lost:
-            raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}; "
-                               f"a resumed sweep may only add grid values; {start_over(where)}")
+            raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}, "
+                               f"which finished cells hold; a resumed sweep may drop only grid values no finished "
+                               f"cell holds; {start_over(where)}")
 
 
 def start_over(where: str | Path) -> str:

@@ -10,6 +10,7 @@ networks with BenchPlan.with_network. A merge plans no units: it trains nothing.
 from __future__ import annotations
 
 import datetime
+import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +23,10 @@ from lionsim.errors import LionsimError
 from lionsim.frozen import thawed
 from lionsim.plan import BenchPlan
 from lionsim.reports.summary import SummaryRule
-from lionsim.sweep.cells import Cell, Unit, grid_cells
+from lionsim.sweep.cells import Cell, Unit, cell_id, grid_cells
 from lionsim.sweep.grid import Grid, check_grows, start_over
 from lionsim.sweep.shards import Shard
+from lionsim.sweep.store import CELLS_DIR
 
 RESUME_FREE = ("threads", "timeout")
 """Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
@@ -92,8 +94,9 @@ class SweepPlan:
 
     def check_resume(self, previous: dict, where: Path) -> None:
         """Resuming is safe when every finished cell is one this command would compute: the
-        same bench options (but RESUME_FREE) and a grid that only grows. Anything else fails
-        naming every option that differs, before anything is written."""
+        same bench options (but RESUME_FREE) and a grid that keeps every value a finished cell
+        holds (check_grows). Anything else fails naming every option that differs, before
+        anything is written."""
         if previous.get("kind") != "sweep" or not isinstance(previous.get("bench"), dict):
             raise LionsimError(f"{where} is not a sweep record; use a new --out")
         from lionsim.training.resume import drop_inert_defaults
@@ -110,7 +113,22 @@ class SweepPlan:
                     else "; ".join(f"{_flag(key)}: {value}" for key, value in zip(differ, values)))
             raise LionsimError(f"{', '.join(map(_flag, differ))} {'differs' if len(differ) == 1 else 'differ'} from "
                                f"the sweep in {where} ({said}); {start_over(where)}")
-        check_grows(previous.get("grid", {}), self.grid.to_dict(), str(where))
+        grid = previous.get("grid", {})
+        check_grows(grid, self.grid.to_dict(), str(where), held_values(grid, where.parent))
+
+
+def held_values(grid: dict, root: Path) -> dict[str, set]:
+    """Axis -> the values of `grid` (a sweep.json's) that the finished cells under `root` hold."""
+    cells = root / CELLS_DIR
+    finished = {p.name for p in cells.iterdir() if p.is_dir()} if cells.is_dir() else set()
+    held: dict[str, set] = {axis: set() for axis in ("workload", "workers", "network", "seed", "runs")}
+    if not finished:
+        return held
+    for values in itertools.product(*(grid.get(axis, []) for axis in held)):
+        if cell_id(*values) in finished:
+            for axis, value in zip(held, values):
+                held[axis].add(value)
+    return held
 
 
 def _resolved(key: str, value):

@@ -183,6 +183,62 @@ def test_resume_refuses_other_options_and_grows_the_grid(reference, tmp_path, ca
 
 
 @pytest.mark.slow
+def test_a_grid_grown_then_interrupted_before_its_new_cells_shrinks_back(reference, tmp_path, capsys, monkeypatch):
+    """A rerun that adds a seed records the grown grid before it trains; Ctrl-C before the new
+    seed's first cell left the root refusing the command that made it ("--seed ... lacks 1"),
+    though every finished cell is one that command computes. Now it resumes as the original,
+    trains nothing and writes the uninterrupted sweep's files; a value that finished cells hold
+    is still refused."""
+    ref, _ = reference
+    out = tmp_path / "grown"
+    shutil.copytree(ref, out)
+
+    def ctrl_c(self, key, step, loss):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SweepDisplay, "step", ctrl_c)
+    code, _, err = sweep(capsys, out, "--seed", "0,1")
+    assert code == 2 and "interrupted: 4 of 8 cells finished" in err, err
+    monkeypatch.undo()
+    code, printed, err = sweep(capsys, out)
+    assert code == 0, err
+    assert "every cell was already finished" in " ".join(printed.split())
+    assert json.loads((out / "sweep.json").read_text())["grid"]["seed"] == [0]
+    assert sweep_files(out) == sweep_files(ref)
+    code, _, err = sweep(capsys, out, "--network", "10gbe")
+    assert code == 2 and "it lacks 1gbe, which finished cells hold" in err and len(err.splitlines()) == 1, err
+
+
+def test_a_resume_may_drop_only_grid_values_no_finished_cell_holds(tmp_path):
+    """Each axis: a value of the recorded grid that the new grid lacks is refused exactly when a
+    finished cell (a folder under ROOT/cells) holds it."""
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
+
+    small = dict(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"])
+    extra = dict(workload="vit", workers=4, network="10gbe", seed=1, strategies="lion")
+    option = dict(workload="--workload", workers="--workers", network="--network", seed="--seed",
+                  strategies="--strategy")
+    for axis, value in extra.items():
+        root = tmp_path / axis
+        (root / "cells").mkdir(parents=True)
+        grown = Grid.parse(**{**small, axis: [*small[axis], value]}, transport=None)
+        record = plan_sweep(SweepConfig(grid=grown, bench=BenchConfig(model_size="tiny", steps=2), out=root),
+                            train=False).record(None)
+        planned = plan_sweep(SweepConfig(grid=Grid.parse(**small, transport=None),
+                                         bench=BenchConfig(model_size="tiny", steps=2), out=root), train=False)
+        kept = {**{k: v[0] for k, v in small.items()}, axis: value}  # the dropped value's one cell
+        run = {"adamw": "adamw@fp32-allreduce", "lion": "lion@fp32-allreduce"}[kept["strategies"]]
+        (root / "cells" / "mlp-w2-1gbe-s0-adamw@fp32-allreduce").mkdir()  # the kept value's cell finished
+        planned.check_resume(record, root / "sweep.json")
+        (root / "cells" / f"{kept['workload']}-w{kept['workers']}-{kept['network']}-s{kept['seed']}-{run}").mkdir()
+        shown = run if axis == "strategies" else value
+        with pytest.raises(LionsimError, match=f"^{option[axis]} differs .*: it lacks {shown}, which finished"):
+            planned.check_resume(record, root / "sweep.json")
+
+
+@pytest.mark.slow
 def test_a_toml_config_gives_the_same_sweep(reference, tmp_path, capsys):
     ref, _ = reference
     config = tmp_path / "sweep.toml"
