@@ -70,7 +70,7 @@ _BAGUA = ("--model", "examples/models/vgg16.py:vgg16", "--workers", "128", "--gp
 
 _DEEPSPEED_CONFIG = ("BERT-Large (336M parameters), {task}, fp16, DeepSpeed's engine (dense: one fp16 NCCL all-reduce "
                      "after backward, allreduce_bucket_size 5e8 holding the whole model; 1-bit Adam v1: the momentum's "
-                     "compressed all-reduce after backward over mpi4py, {mpi}), {gpus} V100 at 4 per node, {link}; "
+                     "compressed all-reduce after backward over mpi4py, {mpi}), {gpus} V100 at {per_node} per node, {link}; "
                      "compression stage only. --mfu {mfu}: the figure's one-GPU point, about {one} samples/s, the "
                      "whole step counted as forward + backward")
 _MPI_HOST = ("cuda_aware off on Ethernet, so each buffer is copied to the host and back around every MPI call "
@@ -80,7 +80,7 @@ _MPI_HOST = ("cuda_aware off on Ethernet, so each buffer is copied to the host a
 _MPI_GDR = ("cuda_aware on InfiniBand (MVAPICH2-GDR, the tutorial's launch line), reading device memory over RDMA: "
             "priced as NCCL's point-to-point sends on the ib fabric, in the dense step's command")
 _TCP = "40 GbE measured at 4.1 Gb/s by iperf (profile examples/clusters/v100x4-40gbe.toml)"
-_IB = "40 Gb/s InfiniBand QDR measured at 32 Gb/s by perftest (profile examples/clusters/v100x4-ib-qdr.toml)"
+_IB = "40 Gb/s InfiniBand QDR measured at 32 Gb/s by perftest (profile examples/clusters/v100x8-ib-qdr.toml)"
 _BERT_TASK = "pre-training, sequence 128, batch 16 per GPU"
 _SQUAD_TASK = "SQuAD fine-tuning, sequence 384, batch 3 per GPU"
 _GRACE_CONFIG = ("ResNet-50 on ImageNet with TensorFlow's weight layout (tf_cnn_benchmarks convnet_builder.py: "
@@ -117,7 +117,6 @@ GAPS: dict[str, str] = {
     "codec overlap": "how much of the exchange the source runs beside its codec work, which it does not state",
     "shaped link": "the source's shaped link carried more than its nominal rate",
     "source disagreement": "the source's own figures for the same configuration disagree by more than the error",
-    "link share": "the library moved a smaller share of the measured link than the fabric takes",
     "NCCL version": "the source's NCCL version or algorithm setting, which it does not state (a profile's [nccl] "
                     "version prices a stated one: lionsim.network.ncclversion)",
 }
@@ -132,10 +131,16 @@ figure (squad-tcp.png: about 27 at 32 GPUs, 1-bit Adam's point about 170) and 1-
 times the speedup the post states, 6.2x."""
 FIGURE_6 = (848.0, 1695.0)
 """DeepSpeed's Figure 6 at 32 GPUs: Adam's and 1-bit Adam's samples/s, read off the figure."""
-PROFILE = {2: (34.95, 1897.21, 61.23, 75.26), 4: (36.94, 2133.24, 62.82, 76.85), 8: (37.91, 2173.35, 60.71, 75.63)}
-"""The 1-bit Adam paper's Table 1, Adam by nodes of 4 V100: forward, all-reduce, backward, other (ms)."""
-PERFTEST_QDR_GBPS = 4.0
-"""The QDR link's perftest rate, 32 Gb/s (examples/clusters/v100x4-ib-qdr.toml's source)."""
+PROFILE = {1: (35.99, 239.76, 59.95, 74.21), 2: (34.95, 1897.21, 61.23, 75.26), 4: (36.94, 2133.24, 62.82, 76.85),
+           8: (37.91, 2173.35, 60.71, 75.63)}
+"""The 1-bit Adam paper's Table 1, Adam on the Ethernet cluster by nodes of 4 V100, batch 16 a GPU:
+forward, all-reduce, backward, other (ms). The one-node row gives the profile its intra-node link."""
+PROFILE_IB = {1: (32.74, 28.18, 59.73, 57.29), 2: (32.86, 183.74, 56.49, 58.60), 4: (33.45, 297.28, 56.81, 57.98),
+              8: (32.81, 336.40, 59.99, 57.79)}
+"""The same table on the InfiniBand cluster, by nodes of 8 V100 (the paper: 'the second cluster has 8
+V100 GPUs per node'), batch 16 a GPU; its one-node row gives examples/clusters/v100x8-ib-qdr.toml its
+intra-node link. Read from the table as quoted in full by rajatbisht.net's detailed summary of the
+paper (its rows at batch 1 and 4,096 are left out: the cases run batch 16)."""
 
 
 DS_BATCH_PER_GPU = 16
@@ -210,25 +215,41 @@ _MISS_DS_SQUAD_TCP = (
     "1-bit Adam's own step ({onebit} s priced, {figure_onebit} s in Figure 7) is within {onebit_off}.")
 
 
-def _ds_ib_figures(frame) -> dict[str, str]:
-    """The DeepSpeed InfiniBand explanation's figures: lionsim's steps against Figure 6's, and the rate
-    the figure's dense step leaves the all-reduce (its step less lionsim's time outside the exchange)."""
-    dense, onebit = frame.iloc[0], frame.iloc[1]
-    adam, onebit_rate = FIGURE_6
-    figure_dense, figure_onebit = (DS_BATCH_PER_GPU * dense.workers / rate for rate in (adam, onebit_rate))
-    exchange_s = figure_dense - (dense.step_s - dense.comm_exposed_s)
-    return {"onebit_off": f"{abs(onebit.step_s / figure_onebit - 1):.0%}", "onebit_rate": f"{onebit_rate:,.0f}",
-            "dense_off": f"{abs(dense.step_s / figure_dense - 1):.0%}",
-            "faster": "faster" if dense.step_s < figure_dense else "slower",
-            "adam": f"{adam:,.0f}", "figure_dense": f"{figure_dense:.2f}", "model_mb": f"{dense.params * 2 / 1e6:,.0f}",
-            "rate": f"{dense.inter_bytes / exchange_s / 1e9:.1f}", "perftest": f"{PERFTEST_QDR_GBPS:.0f}"}
+def _ds_ib_figures(gpus: int, rates: tuple[float, float] | None):
+    """The DeepSpeed InfiniBand explanations' figures: lionsim's dense all-reduce (the frame's first row)
+    against the same authors' profile of the cluster at as many nodes (PROFILE_IB, of pre-training: the
+    same model's fp16 all-reduce), and, where the figure's samples/s were read (`rates`: Adam's, 1-bit
+    Adam's at the pre-training batch), its steps against lionsim's and the profile's."""
+    def figures(frame) -> dict[str, str]:
+        dense, onebit = frame.iloc[0], frame.iloc[1]
+        profile = PROFILE_IB[gpus // 8]
+        allreduce = profile[1] / 1e3
+        out = {"nodes": str(gpus // 8), "ours": f"{dense.comm_exposed_s:.3f}", "profile": f"{allreduce:.3f}",
+               "off": f"{abs(dense.comm_exposed_s / allreduce - 1):.0%}", "onebit": f"{onebit.step_s:.2f}",
+               "codec": f"{onebit.encode_s + onebit.decode_s:.3f}", "dense": f"{dense.step_s:.2f}"}
+        if rates is None:
+            return out
+        adam, onebit_rate = rates
+        figure_dense, figure_onebit = (DS_BATCH_PER_GPU * gpus / rate for rate in (adam, onebit_rate))
+        return out | {"adam": f"{adam:,.0f}", "figure_dense": f"{figure_dense:.2f}",
+                      "profile_step": f"{sum(profile) / 1e3:.2f}", "onebit_rate": f"{onebit_rate:,.0f}",
+                      "figure_onebit": f"{figure_onebit:.2f}",
+                      "onebit_off": f"{abs(onebit.step_s / figure_onebit - 1):.0%}"}
+    return figures
 
 
+_IB_PROFILE_WORDS = (
+    "lionsim's dense all-reduce at {nodes} nodes of 8 V100, {ours} s, is within {off} of the one the same authors "
+    "profiled on this cluster (the 1-bit Adam paper, Tang et al. ICML 2021, Table 1, pre-training: {profile} s)")
 _MISS_DS_IB = (
-    "1-bit Adam's step is within {onebit_off} of the figure's (about {onebit_rate} samples/s) and the dense one "
-    "{dense_off} {faster} (about {adam} samples/s: {figure_dense} s, so the {model_mb} MB fp16 all-reduce moves about "
-    "{rate} GB/s a node where perftest measured {perftest} GB/s and the ib fabric, fitted on NDR sweeps, takes the "
-    "link whole: `link share`).")
+    _IB_PROFILE_WORDS + ", but the figure's dense step is {figure_dense} s (about {adam} samples/s) where the "
+    "profile's whole step is {profile_step} s and lionsim's {dense} s, so the ratio cannot meet both (`source "
+    "disagreement`); 1-bit Adam's step ({onebit} s priced, {codec} s of it its codec; {figure_onebit} s in the "
+    "figure, about {onebit_rate} samples/s) is within {onebit_off}.")
+_MISS_DS_IB_SQUAD = (
+    _IB_PROFILE_WORDS + "; Figure 8 states the ratio only (1.7x), so which step misses it does not say: lionsim's "
+    "dense step is {dense} s and 1-bit Adam's {onebit} s, {codec} s of it its codec (`source disagreement`, as "
+    "the pre-training figures against the same profile).")
 _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor, each weight viewed as [shape[0], "
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
@@ -277,9 +298,10 @@ def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case
 
 _DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94), "squad": (_SQUAD_TASK, 1152, 0.11, 18)}
 """A DeepSpeed case's task -> its words, tokens a worker, --mfu and the figure's one-GPU samples/s it came from."""
-_DS_LINKS = {"40gbe": (_TCP, "examples/clusters/v100x4-40gbe.toml", _MPI_HOST),
-             "ibqdr": (_IB, "examples/clusters/v100x4-ib-qdr.toml", _MPI_GDR)}
-"""Its cluster -> the link's words, its profile and how MPI ran on it."""
+_DS_LINKS = {"40gbe": (_TCP, "examples/clusters/v100x4-40gbe.toml", _MPI_HOST, 4),
+             "ibqdr": (_IB, "examples/clusters/v100x8-ib-qdr.toml", _MPI_GDR, 8)}
+"""Its cluster -> the link's words, its profile, how MPI ran on it and its V100 a node (the paper's
+two clusters: 4 a node on Ethernet, 8 on InfiniBand)."""
 
 
 def _deepspeed_case(key: str, task: str, gpus: int, link: str, **given) -> Case:
@@ -287,14 +309,15 @@ def _deepspeed_case(key: str, task: str, gpus: int, link: str, **given) -> Case:
     source's two steps ran on different libraries (dense on NCCL, 1-bit on MPI): two estimates,
     `versus`; on InfiniBand, one estimate of both. `given`: its source, published ratio, miss and figures."""
     words, tokens, mfu, one = _DS_TASKS[task]
-    said, profile, mpi = _DS_LINKS[link]
+    said, profile, mpi, per_node = _DS_LINKS[link]
     common = ("estimate", "--tokens-per-worker", str(tokens), "--workers", str(gpus), "--network", profile,
               "--mfu", str(mfu))
     if link == "40gbe":
         runs = {"command": (*common, *_BERT_DENSE), "versus": (*common, *_BERT_ONEBIT_MPI)}
     else:
         runs = {"command": (*common, *_BERT)}
-    return Case(key=key, config=_DEEPSPEED_CONFIG.format(task=words, gpus=gpus, link=said, mfu=mfu, one=one, mpi=mpi),
+    return Case(key=key, config=_DEEPSPEED_CONFIG.format(task=words, gpus=gpus, per_node=per_node, link=said, mfu=mfu,
+                                                            one=one, mpi=mpi),
                 quantity="step ratio, 1-bit Adam / Adam", read="step_ratio", **runs, **given)
 
 
@@ -550,14 +573,14 @@ COMPRESSED_CASES: tuple[Case, ...] = (
     _deepspeed_case("onebit-adam-bert-ibqdr-32", "bert", 32, "ibqdr",
                     source=f"{DEEPSPEED}, Figure 6: \"2x\" over Adam at 32 GPUs",
                     published=1 / 2.0,
-                    miss=_MISS_DS_IB, figures=_ds_ib_figures),
+                    miss=_MISS_DS_IB, figures=_ds_ib_figures(32, FIGURE_6)),
     _deepspeed_case("onebit-adam-squad-40gbe-32", "squad", 32, "40gbe",
                     source=f"{DEEPSPEED}, Figure 7: \"6.2x\" over Adam at 32 GPUs",
                     published=_ratio(*FIGURE_7[32]),
                     miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32)),
     _deepspeed_case("onebit-adam-squad-ibqdr-16", "squad", 16, "ibqdr",
                     source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
-                    published=1 / 1.7),
+                    published=1 / 1.7, miss=_MISS_DS_IB_SQUAD, figures=_ds_ib_figures(16, None)),
     _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
                 miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g")),
     _grace_case("grace-topk-resnet50-10g", "topk", 8, "10g",
@@ -588,7 +611,7 @@ HOLDOUT_CASES: tuple[Case, ...] = (
                     miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16)),
     _deepspeed_case("holdout-onebit-adam-bert-ibqdr-16", "bert", 16, "ibqdr",
                     source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
-                    published=_ratio(541, 924)),
+                    published=_ratio(541, 924), miss=_MISS_DS_IB, figures=_ds_ib_figures(16, (541.0, 924.0))),
     _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
                 miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd")),
     _grace_case("holdout-grace-topk-resnet50-10g-4w", "topk", 4, "10g",
@@ -600,12 +623,18 @@ HOLDOUT_CASES: tuple[Case, ...] = (
 """Further points of the same sources, out of the docs table: the check on cases the model was not tuned to."""
 
 ONEBIT_PAPER = ("the 1-bit Adam paper (Tang et al., ICML 2021, arXiv 2102.02888), Table 1: its profile of BERT-Large "
-                "pre-training with Adam on the 40 GbE cluster, forward + all-reduce + backward + other ms, read from "
-                "the table as quoted in full by rajatbisht.net's summary of the paper")
+                "pre-training with Adam on the {cluster}, forward + all-reduce + backward + other ms, read from the "
+                "table as quoted in full by rajatbisht.net's summary of the paper")
 _PROFILE = ("BERT-Large (336M parameters), pre-training, sequence 128, batch 16 per GPU, fp16, Adam in DeepSpeed's "
-            "engine (one fp16 NCCL all-reduce after backward), {a} and {b} nodes of 4 V100 on the 40 GbE cluster "
-            "(iperf 4.1 Gb/s: profile examples/clusters/v100x4-40gbe.toml). --mfu 0.33: the table's own forward + "
-            "backward, 98.6 ms at 8 nodes, for 4.13 TFLOP of a step")
+            "engine (one fp16 NCCL all-reduce after backward), {a} and {b} nodes of {per_node} V100 on the {cluster} "
+            "({rate}: profile {profile}). --mfu {mfu}: the table's own forward + backward, {fb_ms} ms at 8 nodes, for 4.13 "
+            "TFLOP of a step")
+_PROFILE_CLUSTERS = {
+    "40gbe": (PROFILE, 4, "40 GbE cluster", "iperf 4.1 Gb/s", "examples/clusters/v100x4-40gbe.toml", "0.33"),
+    "ib": (PROFILE_IB, 8, "InfiniBand cluster", "perftest 32 Gb/s", "examples/clusters/v100x8-ib-qdr.toml", "0.36"),
+}
+"""A Table 1 cluster -> its rows, V100 a node, name, link rate, profile and --mfu (4.13 TFLOP over the 8-node
+row's forward + backward at the V100's 125 TFLOPS)."""
 
 
 def _profile_figures(nodes: int):
@@ -626,28 +655,37 @@ _MISS_PROFILE = (
     "two nodes it prices today's NCCL, which ranks a tree there by the intra-node link (src/graph/tuning.cc since "
     "v2.5.6) and whose double binary tree moves the message once through each NIC a direction, not 2(N-1)/N times "
     "(lionsim.network.nccl, 'Two nodes'). So the source's NCCL ran a ring on two nodes, as NCCL 2.4 did on nodes "
-    "without NVLink (lionsim.network.ncclversion) or NCCL_ALGO=Ring would; the paper states neither its NCCL "
-    "version nor the nodes' intra-node link, and the profile keeps today's NCCL over the V100's NVLink "
-    "(`NCCL version`).")
+    "without NVLink (lionsim.network.ncclversion) or NCCL_ALGO=Ring would. These nodes have none (the paper's "
+    "one-node row: a 4.2 GB/s ring, the profile's intra-node link), but the paper states no NCCL version, and the "
+    "profile keeps today's (`NCCL version`).")
 
 
-def _profile_case(key: str, nodes: int) -> Case:
-    base, step_ms = sum(PROFILE[2]), sum(PROFILE[nodes])
-    common = ("estimate", "--tokens-per-worker", "2048", "--network", "examples/clusters/v100x4-40gbe.toml",
-              "--mfu", "0.33", *_BERT_DENSE)
-    return Case(key=key, source=f"{ONEBIT_PAPER}: Adam {step_ms:,.2f} ms a step at {nodes} nodes, {base:,.2f} at 2",
-                config=_PROFILE.format(a=2, b=nodes), quantity=f"step ratio, Adam at {nodes} nodes / at 2",
-                published=step_ms / base, command=(common[0], "--workers", "8", *common[1:]),
-                versus=(common[0], "--workers", str(4 * nodes), *common[1:]), read="step_ratio",
-                miss=_MISS_PROFILE, figures=_profile_figures(nodes))
+def _profile_case(key: str, nodes: int, cluster: str = "40gbe") -> Case:
+    rows, per_node, words, rate, profile, mfu = _PROFILE_CLUSTERS[cluster]
+    base, step_ms = sum(rows[2]), sum(rows[nodes])
+    common = ("estimate", "--tokens-per-worker", "2048", "--network", profile, "--mfu", mfu, *_BERT_DENSE)
+    fb_ms = rows[8][0] + rows[8][2]
+    miss = {"miss": _MISS_PROFILE, "figures": _profile_figures(nodes)} if cluster == "40gbe" else {}
+    return Case(key=key, source=f"{ONEBIT_PAPER.format(cluster=words)}: Adam {step_ms:,.2f} ms a step at {nodes} nodes, {base:,.2f} at 2",
+                config=_PROFILE.format(a=2, b=nodes, per_node=per_node, cluster=words, rate=rate, profile=profile,
+                                       mfu=mfu,
+                                       fb_ms=f"{fb_ms:.1f}"),
+                quantity=f"step ratio, Adam at {nodes} nodes / at 2", published=step_ms / base,
+                command=(common[0], "--workers", str(2 * per_node), *common[1:]),
+                versus=(common[0], "--workers", str(nodes * per_node), *common[1:]), read="step_ratio", **miss)
 
 
 SECOND_HOLDOUT_CASES: tuple[Case, ...] = (
     _profile_case("holdout2-onebit-paper-adam-4-nodes", 4),
     _profile_case("holdout2-onebit-paper-adam-8-nodes", 8),
+    _profile_case("holdout2-onebit-paper-adam-ib-4-nodes", 4, "ib"),
+    _profile_case("holdout2-onebit-paper-adam-ib-8-nodes", 8, "ib"),
 )
 """Points of a source none of the cases uses, never looked at while the model changed: the dense
-Adam steps of the 1-bit Adam paper's own profile on the Ethernet cluster of DeepSpeed's post
+Adam steps of the 1-bit Adam paper's own profile on the Ethernet and InfiniBand clusters of DeepSpeed's
+post (the InfiniBand rows were read when the InfiniBand profile was set to the paper's 8 V100 a node;
+nothing was fitted to them: the profile's inter-node link is the post's perftest rate, its intra-node
+link the table's one-node row)
 (no compressed step of a new source could be read here: the stored copies of the PowerSGD and "On
 the utility of gradient compression" papers hold their openings only, and CGX's repository
 publishes no timings). They check the

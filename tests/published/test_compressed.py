@@ -6,6 +6,7 @@ steps ran on different libraries reads its ratio across its two commands."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,24 @@ def test_a_case_with_a_model_file_runs_from_any_directory(tmp_path, monkeypatch,
     monkeypatch.chdir(tmp_path)
     assert pc.main(["--case", "bagua-bytegrad-vgg16-100g"]) == 0
     assert "examples/models/vgg16.py:vgg16" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rows, profile, per_node", [
+    (pc.PROFILE, "examples/clusters/v100x4-40gbe.toml", 4),
+    (pc.PROFILE_IB, "examples/clusters/v100x8-ib-qdr.toml", 8),
+])
+def test_profiles_intra_link_is_the_tables_one_node_row(rows, profile, per_node):
+    """The 1-bit Adam clusters' intra-node links come from the paper's one-node rows: a ring over the
+    node's GPUs moves 2 (n-1)/n of BERT-Large's 672 MB of fp16 through each GPU's link, so at the
+    profile's rate the one-node all-reduce takes the row's time (closed form, not lionsim's model);
+    and lionsim's one-node estimate prices it so."""
+    root = Path(__file__).resolve().parents[2]
+    spec = tomllib.loads((root / profile).read_text())
+    assert spec["workers_per_node"] == per_node
+    n, nbytes = per_node, 3.36e8 * 2
+    ring_s = 2 * (n - 1) / n * nbytes / (spec["intra"]["bandwidth_GBps"] * 1e9)
+    assert ring_s == pytest.approx(rows[1][1] / 1e3, rel=0.01)
+    frame = published._run(("estimate", "--workers", str(n), "--tokens-per-worker", "2048", "--network",
+                            profile, "--params", "3.36e8", "--device", "v100", "--overlap", "none",
+                            "-s", "adamw@bf16-allreduce", "--format", "csv"))
+    assert frame.iloc[0].comm_s == pytest.approx(rows[1][1] / 1e3, rel=0.02)

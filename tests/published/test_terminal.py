@@ -222,12 +222,19 @@ def test_each_deepspeed_explanation_carries_its_own_case_s_figures():
     assert not any(bert_figure in squad for bert_figure in ("Figure 5", "131", "3.9 s", "2.35 s", "forward"))
     assert by_key["onebit-adam-squad-40gbe-32"].published == pytest.approx(1 / 6.2)  # the post's 6.2x, as before
     ib = _rows(strategy=["adamw", "onebit-adam"], step_s=[0.5, 0.33], comm_exposed_s=[0.3, 0.05],
-               workers=[32, 32], params=[3.36e8, 3.36e8], inter_bytes=[1.302e9, 1.9e8])
+               encode_s=[0.0, 0.05], decode_s=[0.0, 0.03], workers=[32, 32])
     text = cases.explanation(by_key["onebit-adam-bert-ibqdr-32"], ib)
-    # 1-bit: 0.33 / (512 / 1695) - 1 = 9%; dense: 0.5 / (512 / 848) = 17% faster;
-    # 1.302 GB over 0.6038 - (0.5 - 0.3) s = 3.2 GB/s
-    assert "within 9% of the figure's" in text and "17% faster" in text and "about 3.2 GB/s a node" in text
-    assert "the 672 MB fp16 all-reduce" in text
+    # 32 GPUs = 4 nodes of 8: the profile's all-reduce 297.28 ms, 0.3 / 0.29728 - 1 = 1%; Figure 6's dense
+    # step 512 / 848 = 0.60 s against the profile's whole step (33.45 + 297.28 + 56.81 + 57.98 ms = 0.45 s);
+    # 1-bit: 0.33 / (512 / 1695) - 1 = 9%, its codec 0.05 + 0.03
+    assert "all-reduce at 4 nodes of 8 V100, 0.300 s, is within 1% of" in text and "(0.297 s)" not in text
+    assert "pre-training: 0.297 s" in text and "dense step is 0.60 s (about 848 samples/s)" in text
+    assert "whole step is 0.45 s and lionsim's 0.50 s" in text and "0.080 s of it its codec" in text
+    assert "is within 9%." in text and "`source disagreement`" in text
+    squad_ib = cases.explanation(by_key["onebit-adam-squad-ibqdr-16"], ib)
+    # 16 GPUs = 2 nodes: 183.74 ms; the figure's steps are not read (a ratio only)
+    assert "at 2 nodes of 8 V100" in squad_ib and "pre-training: 0.184 s" in squad_ib
+    assert "states the ratio only (1.7x)" in squad_ib and "samples/s" not in squad_ib
 
 
 def test_each_bagua_explanation_carries_its_own_case_s_figures(monkeypatch):
