@@ -94,11 +94,22 @@ def lionsim(strategy: str, workers: int) -> torch.Tensor:
     return torch.cat([p.detach().reshape(-1) for p in wl.model.parameters()])
 
 
+def assert_close_but_rounding_ties(got: torch.Tensor, expected: torch.Tensor) -> None:
+    """Within 2e-5 everywhere but at most 1 coordinate in 1,000, each within 1e-3. The inner
+    steps (lionsim's AdamW, torch's in the reference) agree to the last bits on one CPU and not on
+    every other, and a stochastic rounding whose fraction sits that close to its draw rounds the
+    other way: one level (s / (L W), under 1e-4 here, through the outer step's lr (1 + momentum))
+    on that coordinate. (An Intel Xeon flips 1 of 2,762 at W = 2; a wrong codec moves hundreds.)"""
+    off = (got - expected).abs()
+    assert int((off > 2e-5).sum()) <= got.numel() // 1000, f"{int((off > 2e-5).sum())} coordinates differ"
+    assert float(off.max()) <= 1e-3
+
+
 @pytest.mark.parametrize("strategy,rule", [("diloco-int8", int8_outer), ("diloco-sign", sign_outer)])
 @pytest.mark.parametrize("workers", [2, 3])  # 2: sign ties (0) happen; 3: L = 42
 def test_outer_codec_equals_its_plain_loop(strategy, rule, workers):
     got = lionsim(strategy, workers)
     expected = reference(workers, rule)
-    torch.testing.assert_close(got, expected, rtol=0, atol=2e-5)
+    assert_close_but_rounding_ties(got, expected)
     exact = lionsim("diloco", workers)  # the codec shows: uncompressed DiLoCo lands elsewhere
     assert (exact - got).abs().max() > 1e-4  # 5x the tolerance (int8 at L >= 42 is close to exact)
