@@ -70,8 +70,9 @@ def provenance(facts: dict) -> str:
             "seed: another CPU rounds differently, and over 100 steps that moves accuracies by points, as another "
             "seed does, enough to reorder them. One seed's accuracy does not rank strategies: a sweep over seeds "
             "(`lionsim sweep --seed 0,1,2`) prints each run's spread ([seed spread](docs/time-model.md#what-one-"
-            "seed-shows)). The other columns are modelled for an H100 from counted work, the same on any machine "
-            "(tests/docs/test_generated_tables.py reruns the first steps to check).")
+            "seed-shows)). The rest is modelled for an H100 from counted work and bytes sent, the same on any "
+            "machine up to an exact 0 another CPU rounds otherwise (a2a-1bit: 1.01 bits up on an Intel Xeon; "
+            "tests/docs/test_generated_tables.py reruns the first steps to check).")
 
 
 def default_bench() -> str:
@@ -97,7 +98,7 @@ def what_it_shows(summary: pd.DataFrame) -> str:
     base = row.iloc[0]
     int8, a2a = row.loc["dlion-mavo@int8-allreduce"], row.loc["dlion-mavo@a2a-1bit"]
     dlion = [int8.speedup, a2a.speedup]
-    return (f"Modelled, so the same on any machine: communication is {base.comm_s / base.step_s:.0%} of "
+    return (f"Modelled: communication is {base.comm_s / base.step_s:.0%} of "
             f"{base.name}'s step ({base.comm_s * 1e3:.2f} of {base.step_s * 1e3:.2f} ms); D-Lion's votes cut it to "
             f"{int8.comm_s * 1e3:.2f} ms in an int8 container and {a2a.comm_s * 1e3:.2f} ms over the packed 1-bit "
             f"all-to-all, so its steps are {min(dlion):.2f}-{max(dlion):.2f}x faster.")

@@ -55,8 +55,9 @@ def gpt_table() -> str:
                f"({facts['cpu_capability']}), torch {facts['torch']}, {facts['date']} ({facts['wall_s'] // 60}m"
                f"{facts['wall_s'] % 60:02d}s). Target loss {target.target_loss:.4g} ({target.target_rule}). loss, "
                "acc and to target come from training on that CPU with one seed (another CPU rounds differently); "
-               "step ms, sent, bits and speedup are modelled for an H100 from counted work, the same on any machine "
-               "(tests/docs/test_generated_tables.py reruns the first steps to check).")
+               "step ms, sent, bits and speedup are modelled for an H100 from counted work and the bytes sent, the "
+               "same on any machine up to a step whose bytes an exact 0 decides, which another CPU may round "
+               "otherwise (tests/docs/test_generated_tables.py reruns the first steps on the cache's CPU to check).")
     return ("\n```bash\nlionsim bench " + " ".join(ARGS) + " --out reports/methods-2025-b-gpt\n```\n\n"
             + wrap(caption) + "\n\n" + "\n".join(lines) + "\n\n" + wrap(reached(summary, run.meta["config"]["workload"])) + "\n\n")
 
