@@ -178,6 +178,8 @@ def _bench(where: Path, given: str) -> Measured:
     base = summary.iloc[labels.index(baseline)]
     target = float(base["target_loss"])
     rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
+    if math.isfinite(diverged := _diverged(base)):
+        raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
     if not math.isfinite(float(base["steps_to_target"])):
         raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
                            f"{target:.4g} ({rule}): no steps to scale the others by; give the run a target its "
@@ -231,6 +233,10 @@ def _sweep(where: Path, given: str) -> Measured:
                           steps=float(row.steps_to_target), baseline_steps=base_steps, diverged_at=_diverged(row))
                     for row in group.itertuples(index=False)]
     targets = summary.loc[summary["label"] == baseline, "target_loss"].astype(float)
+    base_rows = summary[summary["label"] == baseline]
+    if not reaches and len(base_rows) and base_rows.apply(_diverged, axis=1).map(math.isfinite).all():
+        raise _diverged_baseline(given, baseline, f"in all of the sweep's {left_out} cells", summary,
+                                 list(summary["label"]))
     if not reaches:
         raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
                            f"sweep's {left_out} cells: no steps to scale the others by")
@@ -253,6 +259,21 @@ def _size_and_common_loss(summary: pd.DataFrame) -> dict:
     final = final[final.map(math.isfinite) & ~column("diverged_at_step").reindex(final.index).map(math.isfinite)]
     return {"params": float(params.max()) if len(params) else math.nan,
             "common_loss": float(final.max()) if len(final) else math.nan}
+
+
+def _diverged_baseline(given: str, baseline: str, where: str, summary: pd.DataFrame,
+                       labels: list[str]) -> LionsimError:
+    """The one line for a run whose baseline diverged: it set no target loss (its own loss at 90% of
+    its steps is not a number), so no --target-loss can help; a smaller learning rate or another
+    baseline can (one that converged, where the run has one)."""
+    diverged = summary.apply(_diverged, axis=1).map(math.isfinite).tolist()
+    gone = {label for label, went in zip(labels, diverged) if went}  # in any cell
+    converged = [label for label in dict.fromkeys(labels) if label not in gone]
+    other = (f", or with --baseline one of its runs that converged ({', '.join(converged)})" if converged
+             else " (every run in it diverged)")
+    return LionsimError(f"bad --from-run {given}: its baseline {baseline} diverged {where}, so the run has no "
+                        f"target loss to count steps to; accepted: a run whose baseline converged: rerun it with a "
+                        f"smaller --lr{other}")
 
 
 def _diverged(row) -> float:
