@@ -92,7 +92,7 @@ def check_trained(measured: Measured, runs: list[tuple[str, str]]) -> None:
     trained in `measured`, or one line refusing the -s list (the bad value: the run directory is sound)
     and naming the strategies the run did train. A mix keeps
     its untrained rows, marked "not trained" beside the trained ones' figures (to_target.Convergence.match:
-    a strategy matches by name whatever its transport); all untrained would print a table of dashes."""
+    a strategy matches by name where both transports carry the same values); all untrained would print a table of dashes."""
     trained = {label.split("@", 1)[0] for label in measured.labels}
     if any(strategy in trained for strategy, _ in runs):
         return
@@ -107,7 +107,8 @@ def as_trained(measured: Measured, specs: list[str]) -> list[str]:
     runs it trained NAME as (every one, where it trained several): what a user pricing "the dlion-mavo
     the run trained" means, rather than the strategy's default transport, which the run may never have
     trained. NAME@TRANSPORT stays as given: another wire on the same optimizer is priced on the trained
-    run's steps to target, and its note names that run (docs/time-to-target.md). A bare name DIR did
+    run's steps to target where both carry the same values, and its note names that run; one that
+    rounds them gets no figure (docs/time-to-target.md). A bare name DIR did
     not train stays bare (check_trained refuses a list of only those); a trained run the list already
     names is not added twice."""
     out: list[str] = []
