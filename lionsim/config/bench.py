@@ -27,6 +27,7 @@ from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
 from lionsim.whole import MAX_STEPS, MAX_WORKERS
+from lionsim.whole_nodes import check_workers
 
 if TYPE_CHECKING:  # the rest import torch: validate imports them after check_plain (lionsim.config's docstring)
     from lionsim.runs import RunSpec
@@ -269,8 +270,9 @@ class BenchConfig:
             from lionsim.network import TRAITS
 
             self.traits = TRAITS.canonical(self.traits)
-        network_for(self.network, traits=self.traits, backend=self.backend,
-                    library=device_library(self.compute))  # a bad profile fails before any work
+        net = network_for(self.network, traits=self.traits, backend=self.backend,
+                          library=device_library(self.compute))  # a bad profile fails before any work
+        check_workers(self.workers, net.workers_per_node, net.name)  # before --out is looked at
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {device_choices()}"
                                f"{did_you_mean(self.compute, [MEASURED, *DEVICES.names()])}")

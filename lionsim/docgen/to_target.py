@@ -38,8 +38,8 @@ FROM_RUN = "reports/cnn-workers"
 """Where the page's sweep writes (--out) and its estimate reads (--from-run); the blocks render
 with the cache copied there, in a scratch directory."""
 ESTIMATE = ["--model", "gpt2-1.3b", "--workers", "256", "--network", "h100x8-100gbe", "--device", "h100",
-            "-s", "adamw@bf16-allreduce", "-s", "dlion-mavo@a2a-1bit", "-s", "diloco", "-s", "lion@bf16-allreduce",
-            "-s", "signsgd", "-s", "onebit-adam", "--tokens", "2.6e10", "--from-run", FROM_RUN]
+            "-s", "adamw", "-s", "dlion-mavo@a2a-1bit", "-s", "diloco", "-s", "lion", "-s", "signsgd",
+            "-s", "onebit-adam", "--tokens", "2.6e10", "--from-run", FROM_RUN]
 """The page's `lionsim estimate` arguments: 26e9 tokens, 20 per parameter of the 1.3B model
 (Hoffmann et al. 2022, "Training compute-optimal large language models": the compute-optimal
 tokens per parameter)."""

@@ -92,7 +92,7 @@ def check_trained(measured: Measured, runs: list[tuple[str, str]]) -> None:
     trained in `measured`, or one line refusing the -s list (the bad value: the run directory is sound)
     and naming the strategies the run did train. A mix keeps
     its untrained rows, marked "not trained" beside the trained ones' figures (to_target.Convergence.match:
-    a strategy matches by name whatever its transport); all untrained would print a table of dashes."""
+    a strategy matches by name where both transports carry the same values); all untrained would print a table of dashes."""
     trained = {label.split("@", 1)[0] for label in measured.labels}
     if any(strategy in trained for strategy, _ in runs):
         return
@@ -107,7 +107,8 @@ def as_trained(measured: Measured, specs: list[str]) -> list[str]:
     runs it trained NAME as (every one, where it trained several): what a user pricing "the dlion-mavo
     the run trained" means, rather than the strategy's default transport, which the run may never have
     trained. NAME@TRANSPORT stays as given: another wire on the same optimizer is priced on the trained
-    run's steps to target, and its note names that run (docs/time-to-target.md). A bare name DIR did
+    run's steps to target where both carry the same values, and its note names that run; one that
+    rounds them gets no figure (docs/time-to-target.md). A bare name DIR did
     not train stays bare (check_trained refuses a list of only those); a trained run the list already
     names is not added twice."""
     out: list[str] = []
@@ -178,6 +179,8 @@ def _bench(where: Path, given: str) -> Measured:
     base = summary.iloc[labels.index(baseline)]
     target = float(base["target_loss"])
     rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
+    if math.isfinite(diverged := _diverged(base)):
+        raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
     if not math.isfinite(float(base["steps_to_target"])):
         raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
                            f"{target:.4g} ({rule}): no steps to scale the others by; give the run a target its "
@@ -231,6 +234,10 @@ def _sweep(where: Path, given: str) -> Measured:
                           steps=float(row.steps_to_target), baseline_steps=base_steps, diverged_at=_diverged(row))
                     for row in group.itertuples(index=False)]
     targets = summary.loc[summary["label"] == baseline, "target_loss"].astype(float)
+    base_rows = summary[summary["label"] == baseline]
+    if not reaches and len(base_rows) and base_rows.apply(_diverged, axis=1).map(math.isfinite).all():
+        raise _diverged_baseline(given, baseline, f"in all of the sweep's {left_out} cells", summary,
+                                 list(summary["label"]))
     if not reaches:
         raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
                            f"sweep's {left_out} cells: no steps to scale the others by")
@@ -253,6 +260,21 @@ def _size_and_common_loss(summary: pd.DataFrame) -> dict:
     final = final[final.map(math.isfinite) & ~column("diverged_at_step").reindex(final.index).map(math.isfinite)]
     return {"params": float(params.max()) if len(params) else math.nan,
             "common_loss": float(final.max()) if len(final) else math.nan}
+
+
+def _diverged_baseline(given: str, baseline: str, where: str, summary: pd.DataFrame,
+                       labels: list[str]) -> LionsimError:
+    """The one line for a run whose baseline diverged: it set no target loss (its own loss at 90% of
+    its steps is not a number), so no --target-loss can help; a smaller learning rate or another
+    baseline can (one that converged, where the run has one)."""
+    diverged = summary.apply(_diverged, axis=1).map(math.isfinite).tolist()
+    gone = {label for label, went in zip(labels, diverged) if went}  # in any cell
+    converged = [label for label in dict.fromkeys(labels) if label not in gone]
+    other = (f", or with --baseline one of its runs that converged ({', '.join(converged)})" if converged
+             else " (every run in it diverged)")
+    return LionsimError(f"bad --from-run {given}: its baseline {baseline} diverged {where}, so the run has no "
+                        f"target loss to count steps to; accepted: a run whose baseline converged: rerun it with a "
+                        f"smaller --lr{other}")
 
 
 def _diverged(row) -> float:

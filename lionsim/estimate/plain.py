@@ -17,7 +17,7 @@ from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
 from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
-from lionsim.whole_nodes import fills_nodes
+from lionsim.whole_nodes import check_workers, fills_nodes
 
 if TYPE_CHECKING:
     from lionsim.network import Network
@@ -170,7 +170,7 @@ def load_plain_network(cfg) -> Network:
     network = network_for(cfg.network, traits=TRAITS.canonical(cfg.traits) if cfg.traits else None,
                           library=DEVICE_LIBRARY)  # a bad preset or profile (a bandwidth <= 0) fails here
     if cfg.gpus_per_node is None:
-        network.nodes(cfg.workers)  # whole nodes, or one node
+        check_workers(cfg.workers, network.workers_per_node, network.name)  # whole nodes, or one node
     else:
         check_gpus_per_node(cfg.workers, cfg.gpus_per_node)
     return network

@@ -6,7 +6,10 @@ it). lionsim trains nothing here.
 
 For an estimate row (strategy@transport) lionsim takes the trained run of DIR it matches (the same
 strategy@transport, else the first trained run of the same strategy: `how` says which) and its
-ratio to the run's baseline B in each cell c (a bench run is one cell):
+ratio to the run's baseline B in each cell c (a bench run is one cell). A run of the same strategy
+stands for another transport only where both carry the same values (a2a-1bit for int8-allreduce);
+where either rounds them (bf16, fp8: Transport.rounds) or votes by node (not `exact`), training
+over one says nothing of converging over the other: no figure, and the note says why (_borrowed).
 
     rho_c = steps_to_target_c(run) / steps_to_target_c(B)             (both to cell c's target)
 
@@ -87,6 +90,7 @@ import numpy as np
 from lionsim.estimate.from_run import Measured, Reach
 from lionsim.forms import STEP, TRAINING
 from lionsim.strategies.core.form import META  # an option's rule (its `priced`)
+from lionsim.transports.base import TRANSPORTS
 
 MISSED_PAST = "missed the target at"
 """How at_scale's note begins where N lies past a count the run measured missing the target (module doc)."""
@@ -275,6 +279,8 @@ class Convergence:
         if label is None:
             where = self.measured.kind.split()[-1]  # "run" or "sweep"
             return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
+        if how == "by strategy" and (why := _borrowed(label, transport)):
+            return AtScale(math.nan, math.nan, math.nan, "", "not trained", why)
         if otherwise := trained_otherwise(self.measured.options.get(label), priced):
             return AtScale(math.nan, math.nan, math.nan, label, how, otherwise)
         cells = self.by_label[label]
@@ -343,6 +349,29 @@ class Convergence:
 
     def _in_any(self, cells: int) -> str:
         return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"
+
+
+def _changes(transport: str) -> str:
+    """How `transport` changes the values it carries ("" where it carries them as they are)."""
+    if transport not in TRANSPORTS:  # a plug-in's, not loaded here: nothing says it carries them unchanged
+        return "a transport this estimate does not know"
+    kind = TRANSPORTS.get(transport)
+    return ("rounds the values it carries" if kind.rounds else
+            "" if kind.exact else "does not give the flat aggregate")
+
+
+def _borrowed(label: str, transport: str) -> str:
+    """Why the trained run `label` cannot stand for its strategy over `transport` (module doc): "" where
+    both transports carry the same values, else the note (one part: no "; "), e.g. "never trained
+    over bf16-allreduce, which rounds the values it carries: the adamw@fp32-allreduce run's steps to
+    target do not stand for it (train adamw@bf16-allreduce for a figure)"."""
+    strategy, trained = label.split("@", 1)
+    for name in (transport, trained):
+        if why := _changes(name):
+            said = f", which {why}" if name == transport else f" ({name} {why})"
+            return (f"never trained over {transport}{said}: the {label} run's steps to target do not stand for "
+                    f"it (train {strategy}@{transport} for a figure)")
+    return ""
 
 
 def _no_figure(workers: int, low: int | None, high: int | None, past: list[int]) -> str:

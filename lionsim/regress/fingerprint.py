@@ -18,12 +18,10 @@ differs, and the check falls back to spread mode: safe, only less sharp.
 
 from __future__ import annotations
 
-import hashlib
 import platform
-from pathlib import Path
-
 
 from lionsim.errors import LionsimError
+from lionsim.host_cpu import cpu_capability, cpu_flags, cpu_model
 
 AUTO, STRICT, FLOAT, SPREAD = "auto", "strict", "float", "spread"
 MODES = (AUTO, STRICT, FLOAT, SPREAD)
@@ -35,41 +33,12 @@ STRICT_ABS = 1e-6
 1, so its float noise is the losses' (a float32 loss of 0.75 moves in steps of 6e-8)."""
 
 
-def cpu_model() -> str:
-    """The CPU's model name (/proc/cpuinfo), else what the platform module says, else "unknown"."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
-                return " ".join(value.split())
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def cpu_flags() -> str:
-    """A short hash of the CPU's feature flags (/proc/cpuinfo), "unknown" without them: a
-    virtual machine may call every generation "AMD EPYC", its flags tell them apart."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() in ("flags", "Features"):
-                return hashlib.sha256(" ".join(sorted(value.split())).encode()).hexdigest()[:12]
-    except OSError:
-        pass
-    return "unknown"
-
-
 def fingerprint() -> dict[str, str]:
     """This platform, as a baseline records it."""
     import torch
 
-    try:
-        capability = torch.backends.cpu.get_cpu_capability()
-    except AttributeError:  # torch < 2.1
-        capability = "unknown"
     return {"torch": torch.__version__, "python": platform.python_version(), "cpu": cpu_model(),
-            "cpu_flags": cpu_flags(), "cpu_capability": capability, "machine": platform.machine()}
+            "cpu_flags": cpu_flags(), "cpu_capability": cpu_capability(), "machine": platform.machine()}
 
 
 def strict_tolerance(value: float) -> float:

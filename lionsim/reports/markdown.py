@@ -61,9 +61,15 @@ def _metric(frame: pd.DataFrame) -> tuple[str, float, int]:
     return f"eval {name} ({'higher' if higher else 'lower'} is better)", 1.0, 4
 
 
+CPU_KEYS = ("cpu_model", "cpu_capability")
+"""What run.json's host records of the CPU the losses were computed on (lionsim.host_cpu)."""
+
+
 def _environment(meta: dict) -> str:
     versions, host = meta.get("versions") or {}, meta.get("host") or {}
     rows = [[k, str(v)] for k, v in {**versions, **host}.items() if v is not None]
+    if "host" in meta:  # a run's record; one from before they were recorded says so (losses depend on them)
+        rows += [[k, "not recorded"] for k in CPU_KEYS if host.get(k) is None]
     if meta.get("started"):
         rows.append(["started", str(meta["started"])])
     if meta.get("duration_s") is not None:

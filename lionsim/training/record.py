@@ -24,6 +24,7 @@ import torch
 
 import lionsim
 from lionsim.compute import Device
+from lionsim.host_cpu import cpu_capability, cpu_model
 from lionsim.group.hosts import by_host, shared_cores
 from lionsim.network import Network
 from lionsim.plan import BenchPlan
@@ -69,7 +70,9 @@ def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Wor
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__, "lionsim": lionsim.__version__,
                      "git_commit": git_commit()},
         "host": {"hostname": socket.gethostname(), "platform": platform.platform(), "cpus": torch.get_num_threads(),
-                 "processor": platform.processor() or platform.machine()},
+                 "processor": platform.processor() or platform.machine(),
+                 # the losses depend on these: another CPU or kernel set rounds differently
+                 "cpu_model": cpu_model(), "cpu_capability": cpu_capability()},
     }
     if options["backend"] != "sim":  # what the measured collectives crossed (the plots name it)
         record["ranks_on_one_host"] = len(by_host(hosts)) == 1 if hosts else ranks_on_one_host()

@@ -65,6 +65,7 @@ class Fp32AllReduce(FloatAllReduce):
 class Bf16AllReduce(FloatAllReduce):
     name = "bf16-allreduce"
     kernels = ("cast", "float-pass")
+    rounds = True
     summary = "ring all-reduce of bfloat16 gradients (16 bits up, 16 down)"
     dtype = torch.bfloat16
     bits = 16

@@ -4,7 +4,8 @@ A transport is written once against `lionsim.backends.Comm`: on the simulator it
 W workers' rows at once, on a real rank it calls torch.distributed. `plan` lists the
 collectives one aggregation issues (sizes by the convention of lionsim.network.calls), which
 the network model prices and `wire_bytes` counts. For the same payload every transport that
-carries its kind gives the identical aggregate.
+carries its kind gives the identical aggregate, except one that rounds (`rounds`) or votes by
+node (`exact` false).
 
 Timing: `aggregate` books its packing work under the clock's "encode" section, its
 unpacking/voting under "decode", and the collectives themselves under "collective" (the
@@ -72,6 +73,10 @@ class Transport(ABC):
     """One line for `lionsim strategies`."""
     exact: ClassVar[bool] = True
     """Whether it gives the flat aggregate (every transport but a vote of node votes)."""
+    rounds: ClassVar[bool] = False
+    """Whether it rounds the values it carries (a low-precision wire: bf16, fp8, fp4, 1-bit
+    compression), so that training over it is not training over an exact one: `estimate
+    --from-run` borrows no other transport's convergence for it (lionsim.estimate.to_target)."""
     kernels: ClassVar[tuple[str, str]] = ("float-pass", "float-pass")
     """Its (packing, unpacking) kernels in the codec kernel table (lionsim.compute.kernel_table):
     what `estimate --kernels table` prices its wire_bytes' pack and unpack with when they declare

@@ -43,6 +43,7 @@ def server_compress(y: Tensor, real: Tensor) -> tuple[Tensor, Tensor]:
 
 @TRANSPORTS.register("compressed-allreduce")
 class CompressedAllReduce(Transport):
+    rounds = True
     name = "compressed-allreduce"
     kernels = ("pack-signs", "unpack-signs")
     carries = ("onebit",)

@@ -78,6 +78,7 @@ def padded(numel: int, workers: int) -> int:
 
 
 class Fp8AllReduce(Transport):
+    rounds = True
     carries = ("dense",)
     overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a scale per block of BLOCK values: a bucket is blocked on its own
     dtype: torch.dtype

@@ -541,7 +541,7 @@ def hierarchy_of(inner: type[Transport]) -> type[Transport]:
         raise LionsimError(f"transport {name!r} has no hierarchical form ({why})")
     attrs = {
         "name": name, "inner": inner, "forms": forms, "carries": tuple(forms),
-        "exact": inner.exact and all(form.exact for form in forms.values()),
+        "exact": inner.exact and all(form.exact for form in forms.values()), "rounds": inner.rounds,
         "kernels": inner.kernels, "__doc__": __doc__,
         "summary": f"{inner.name} across nodes on each node's exactly combined payload (intra reduce-scatter, "
                    "inter, intra all-gather)",

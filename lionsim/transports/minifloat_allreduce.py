@@ -52,6 +52,7 @@ def blocks(numel: int, workers: int) -> int:
 class MinifloatAllReduce(Transport):
     """The mean through values rounded to a small float format, per block scaled (module doc)."""
 
+    rounds = True
     carries = ("dense",)
     overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a scale per block of BLOCK values: a bucket is blocked on its own
     bits: ClassVar[int]

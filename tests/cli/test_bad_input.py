@@ -261,4 +261,5 @@ def test_a_real_option_past_float32_is_refused_not_a_traceback(argv, line, capsy
 def test_workers_that_do_not_fill_nodes_are_told_one_node_also_fits(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default --out: a checkout's reports/bench from the README's first command
     one_line_exit_2(["bench", "-w", "mlp", "--steps", "1", "-n", "12", "--network", "h100x8-10gbe"], capsys,
-                    "use at most 8 (one node) or a multiple of 8")
+                    "bad --workers 12: 12 workers do not fill whole nodes of h100x8-10gbe (8 a node); accepted: at most 8 "
+                    "(one node) or a multiple of 8")

@@ -105,7 +105,7 @@ def test_gpus_per_node_brings_the_devices_nvlink():
         ({"params": 0, "tokens_per_worker": 5}, "bad --params 0"),
         ({"model": "gpt2-124m", "mfu": 1.5}, "bad --mfu 1.5"),
         ({"model": "gpt2-124m", "device": "tpu-v5"}, "unknown device 'tpu-v5'"),
-        ({"model": "gpt2-124m", "network": "dgx-h100", "workers": 12}, "does not fill whole nodes"),
+        ({"model": "gpt2-124m", "network": "dgx-h100", "workers": 12}, "bad --workers 12: 12 workers do not fill whole nodes"),
         ({"model": "gpt2-124m", "gpus_per_node": 3, "workers": 8},  # the option typed, not the network's key
          "bad --gpus-per-node 3: 8 workers do not fill whole nodes of 3; accepted: a divisor of --workers (1, 2, 4) "
          "or at least 8 (one node)"),

@@ -120,14 +120,55 @@ def test_tokens_give_the_baselines_steps_at_scale(tmp_path):
 
 
 def test_a_strategy_is_matched_by_strategy_where_its_transport_was_not_trained_and_said(tmp_path):
-    got = rows(bench_dir(tmp_path), ["adamw@bf16-allreduce", "dlion-mavo@a2a-1bit", "lion"])
-    adamw, dlion, lion = got["adamw@bf16-allreduce"], got["dlion-mavo@a2a-1bit"], got["lion@fp32-allreduce"]
-    assert (adamw.to_target_how, adamw.to_target_match, adamw.steps_to_target) == ("by strategy", RUNS[0], 80)
+    got = rows(bench_dir(tmp_path), ["adamw@fp32-allreduce", "dlion-mavo@a2a-1bit", "lion"])
+    adamw, dlion, lion = got["adamw@fp32-allreduce"], got["dlion-mavo@a2a-1bit"], got["lion@fp32-allreduce"]
+    assert (adamw.to_target_how, adamw.to_target_match, adamw.steps_to_target) == ("exact", RUNS[0], 80)
     assert (dlion.to_target_how, dlion.to_target_match, dlion.steps_to_target) == ("by strategy", RUNS[1], 60)
     assert lion.to_target_how == "not trained" and math.isnan(lion.time_to_target_s)
     assert lion.to_target_note == "not trained in the run"
     # the estimate's baseline (its first row) is what to_target_speedup is against
     assert dlion.to_target_speedup == pytest.approx(adamw.time_to_target_s / dlion.time_to_target_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("priced, trained, changes", [
+    ("adamw@bf16-allreduce", RUNS[0], ", which rounds the values it carries"),
+    ("adamw@fp8-allreduce", RUNS[0], ", which rounds the values it carries"),
+    ("lion@fp32-allreduce", "lion@bf16-allreduce", " (bf16-allreduce rounds the values it carries)"),
+])
+def test_a_transport_that_rounds_takes_no_other_transports_convergence(tmp_path, priced, trained, changes):
+    """docs/time-to-target.md: another wire borrows the trained run's steps only where both carry the
+    same values; a bf16 or fp8 all-reduce rounds them (docs/low-precision.md), so no figure, and why."""
+    from lionsim.reports.to_target import notes, status
+
+    run = bench_dir(tmp_path, {RUNS[0]: 80, RUNS[1]: 60, trained: 70})
+    got = rows(run, [RUNS[0], priced, "dlion-mavo@a2a-1bit"])
+    row = got[priced]
+    assert math.isnan(row.steps_to_target) and math.isnan(row.time_to_target_s)
+    assert (row.to_target_how, row.to_target_match, status(row)) == ("not trained", "", "not trained")
+    transport = priced.split("@")[1]
+    assert notes(row) == [f"never trained over {transport}{changes}: the {trained} run's steps to target do not "
+                          f"stand for it (train {priced} for a figure)"]
+    # a wire that carries the votes as they are still borrows: a2a-1bit from int8-allreduce
+    dlion = got["dlion-mavo@a2a-1bit"]
+    assert (dlion.to_target_how, dlion.to_target_match, dlion.steps_to_target) == ("by strategy", RUNS[1], 60)
+
+
+def test_a_diverged_baseline_is_one_line_on_what_helps(tmp_path, capsys):
+    """Its target is NaN (it set none): no --target-loss helps; a smaller --lr or a converged baseline does."""
+    run = bench_dir(tmp_path)
+    summary = pd.read_csv(run / "summary.csv")
+    summary.loc[0, ["steps_to_target", "target_loss"]] = math.nan
+    summary["target_rule"] = f"none: the baseline {RUNS[0]} diverged"
+    summary["diverged_at_step"] = [7, math.nan, math.nan, 3]
+    summary.to_csv(run / "summary.csv", index=False)
+    want = (f"bad --from-run {run}: its baseline {RUNS[0]} diverged at step 7, so the run has no target loss to "
+            f"count steps to; accepted: a run whose baseline converged: rerun it with a smaller --lr, or with "
+            f"--baseline one of its runs that converged ({RUNS[1]}, {RUNS[2]})")
+    with pytest.raises(LionsimError) as refused:
+        rows(run)
+    assert str(refused.value) == want and "nan" not in want
+    assert _main(["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--from-run", str(run)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {want}"]
 
 
 def test_a_bare_strategy_prices_the_transports_the_run_trained_it_as(tmp_path):
