@@ -18,7 +18,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int  # noqa: F401
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int, with_gpus_per_node  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -227,18 +227,6 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
         raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
                            "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
     return kind
-
-
-def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> Network:
-    """`network` with `gpus_per_node` workers per node: the network's intra link, else the
-    device's NVLink; the inter link stays per node, now shared by `gpus_per_node` workers."""
-    if gpus_per_node == network.workers_per_node:
-        return network
-    intra = network.intra if network.intra is not None else device.intra_link
-    if gpus_per_node > 1 and intra is None:
-        raise LionsimError(f"--gpus-per-node {gpus_per_node} needs an intra-node link: network {network.name!r} "
-                           f"has none and device {device.name!r} has no NVLink")
-    return dataclasses.replace(network, workers_per_node=gpus_per_node, intra=intra)
 
 
 def resolve(cfg: EstimateConfig) -> Resolved:
