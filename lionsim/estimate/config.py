@@ -125,6 +125,9 @@ class EstimateConfig:
     """A finished bench run or sweep root whose measured steps to target price each strategy's run
     to target at scale (lionsim.estimate.to_target); with it, `steps` / `tokens` are the baseline's
     steps to target at scale (None: the run's own)."""
+    target_loss: float | None = None
+    """With from_run: the loss its runs' steps to target are measured to again, from its loss curves
+    (lionsim.estimate.retarget); None: the target each run was summarised with."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -291,7 +294,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels)
-    measured = None if cfg.from_run is None else load_measured(cfg.from_run)
+    measured = None if cfg.from_run is None else load_measured(cfg.from_run, cfg.target_loss)
     source = None if cfg.strategies is not None else (
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
     given = None if cfg.strategies is None else list(cfg.strategies)

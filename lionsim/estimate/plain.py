@@ -156,6 +156,13 @@ def check_plain(cfg, sweep: str | None = None) -> None:
     if cfg.bucket_mb is not None and not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb)
                                           and cfg.bucket_mb > 0):
         raise LionsimError(refusal("--bucket-mb", cfg.bucket_mb, BUCKET_MB))
+    if getattr(cfg, "target_loss", None) is not None:
+        from lionsim.estimate.retarget import check_target
+
+        check_target(cfg.target_loss)
+        if cfg.from_run is None:
+            raise LionsimError(f"--target-loss {cfg.target_loss:g} measures --from-run DIR's steps to target "
+                               "again at that loss: give --from-run DIR with it")
     if cfg.seed is not None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
