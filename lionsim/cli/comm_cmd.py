@@ -134,6 +134,9 @@ def comm(
     ),
     network: str = typer.Option("10gbe", "--network", help="A preset (see `lionsim networks`) or a .toml/.json "
                                 "profile; with --fit, the link whose alpha the fit keeps."),
+    gpus_per_node: int | None = typer.Option(
+        None, "--gpus-per-node", parser=o.whole_number, help="Model: workers per node, overriding the network's, as "
+        "estimate's (intra link: the network's, else the NVLink of its device, or of estimate's default device)."),
     traits: o.Traits = None,
     algorithm: str = typer.Option(
         AUTO, "--algorithm", help=f"How the model prices every op: auto (the cheapest for each size) or one of: "
@@ -176,6 +179,9 @@ def comm(
         for name, value in given.items():
             if value is not None:
                 raise LionsimError(f"{name} {MEASURE_ONLY[name]}: use --backend gloo or nccl")
+    if gpus_per_node is not None and backend != "sim":
+        raise LionsimError(f"--gpus-per-node {gpus_per_node} lays out the model's nodes; measured ranks are where "
+                           "the launcher put them: use --backend sim")
     net = network_for(network, traits=traits, backend=backend)
     ops = _collectives(collective, algorithm, fit is not None)
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
@@ -186,6 +192,8 @@ def comm(
         raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
                            "lionsim's own ranks talk over this host's loopback")
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
+    if gpus_per_node is not None:
+        net = _nodes_of(net, network, gpus_per_node, counts)
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
@@ -235,6 +243,26 @@ def comm(
         path, *plots = written
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
                                                               markup=False, highlight=False)
+
+
+def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int]):
+    """`net` with --gpus-per-node workers a node, as `lionsim estimate` lays it out (the network's
+    intra link, else its device's NVLink, else estimate's default device's): the same nodes, so
+    the two commands price one call alike but for the library (ESTIMATE_NOTE). Every --workers
+    count must fill whole nodes (or one), as estimate's must."""
+    from lionsim.compute.devices import get_device
+    from lionsim.estimate.plain import check_gpus_per_node, chosen_device, positive_int, with_gpus_per_node
+
+    positive_int("gpus-per-node", gpus_per_node)
+    for n in counts:
+        check_gpus_per_node(n, gpus_per_node)
+    device, _ = chosen_device(None, spec, net)
+    laid = with_gpus_per_node(net, gpus_per_node, get_device(device))
+    if laid.intra is not net.intra:  # the link inside a node came from a device, not the network: say whose
+        err_console.print(f"note: --gpus-per-node {gpus_per_node}: the GPUs of a node are joined by {device}'s "
+                          f"NVLink, {laid.intra.bandwidth_Bps / 1e9:g} GB/s (network {net.name!r} has no intra link; a profile's [intra] sets "
+                          "another)", markup=False, highlight=False)
+    return laid
 
 
 ESTIMATE_NOTE = "estimate prices GPUs with NCCL: --traits nccl here gives its figures"

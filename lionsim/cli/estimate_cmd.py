@@ -488,6 +488,9 @@ def estimate_cmd(
     sweep: SweepOpt = None,
     need: NeedOpt = None,
     from_run: FromRun = None,
+    target_loss: Annotated[Optional[float], typer.Option(
+        "--target-loss", help="With --from-run: the loss (> 0) its runs' steps to target are measured to again, "
+        "from the loss curves DIR holds (no training); default: the target DIR was summarised with.")] = None,
     out: EstimateOut = None,
     trace: Annotated[bool, typer.Option("--trace", help="With --out: write DIR/trace.json, each strategy's modelled "
                                         "step in the Chrome trace-event format (open it in Perfetto).")] = False,
@@ -513,6 +516,7 @@ def estimate_cmd(
         compute_spread=list(compute_spread or []), seed=seed, options=dict(strategy_options or {}),
         momentum_sync=momentum_sync, steps=steps, tokens=tokens, kernels=kernels, optimizer=optimizer,
         from_run=None if from_run is None else str(from_run),
+        target_loss=target_loss,
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     plain = SimpleNamespace(**fields)
@@ -552,7 +556,8 @@ def estimate_cmd(
         from lionsim.estimate.config import from_run_line
         from lionsim.estimate.from_run import load as load_measured
 
-        err_console.print(from_run_line(load_measured(cfg.from_run)), markup=False, highlight=False)
+        err_console.print(from_run_line(load_measured(cfg.from_run, cfg.target_loss)), markup=False,
+                          highlight=False)
     tables = [breakdown_table(frame), *([spread_table(frame)] if cfg.compute_spread else []),
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),

@@ -54,7 +54,22 @@ def bad_parameter(e) -> str:
     opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
     option = max(opts, key=len)
     why, got, words = said
-    return refusal(option, Text(got), words or accepted(option), why)
+    return refusal(option, Text(got), words or accepted(option), why) + _one_value(e, got)
+
+
+SWEEP_AXES = "--workload, --workers, --network and --seed"
+"""The options a sweep takes comma lists of (lionsim.sweep.grid): its grid's axes."""
+
+
+def _one_value(e, got: str) -> str:
+    """Where a number option of `lionsim sweep` was given a comma list (`--lr 0.001,0.003`): what to
+    do instead, since it is no axis of the grid (one value prices every cell); "" elsewhere."""
+    command = getattr(e.ctx, "info_name", None) if e.ctx is not None else None
+    if command != "sweep" or "," not in got:
+        return ""
+    option = max(getattr(e.param, "opts", None) or ["--the-option"], key=len)
+    return (f"; a sweep's grid axes are {SWEEP_AXES}, not {option}: run one sweep per value, each with "
+            "its own --out")
 
 
 def no_such_option(e) -> str:

@@ -18,7 +18,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int  # noqa: F401
+from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int, with_gpus_per_node  # noqa: F401
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
@@ -125,6 +125,9 @@ class EstimateConfig:
     """A finished bench run or sweep root whose measured steps to target price each strategy's run
     to target at scale (lionsim.estimate.to_target); with it, `steps` / `tokens` are the baseline's
     steps to target at scale (None: the run's own)."""
+    target_loss: float | None = None
+    """With from_run: the loss its runs' steps to target are measured to again, from its loss curves
+    (lionsim.estimate.retarget); None: the target each run was summarised with."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -229,18 +232,6 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
     return kind
 
 
-def with_gpus_per_node(network: Network, gpus_per_node: int, device: Device) -> Network:
-    """`network` with `gpus_per_node` workers per node: the network's intra link, else the
-    device's NVLink; the inter link stays per node, now shared by `gpus_per_node` workers."""
-    if gpus_per_node == network.workers_per_node:
-        return network
-    intra = network.intra if network.intra is not None else device.intra_link
-    if gpus_per_node > 1 and intra is None:
-        raise LionsimError(f"--gpus-per-node {gpus_per_node} needs an intra-node link: network {network.name!r} "
-                           f"has none and device {device.name!r} has no NVLink")
-    return dataclasses.replace(network, workers_per_node=gpus_per_node, intra=intra)
-
-
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
     check_plain(cfg)
@@ -303,7 +294,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device)
     optimizer = resolve_optimizer(cfg.optimizer, kernels)
-    measured = None if cfg.from_run is None else load_measured(cfg.from_run)
+    measured = None if cfg.from_run is None else load_measured(cfg.from_run, cfg.target_loss)
     source = None if cfg.strategies is not None else (
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
     given = None if cfg.strategies is None else list(cfg.strategies)

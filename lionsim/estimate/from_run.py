@@ -78,8 +78,8 @@ class Measured:
     params: float = math.nan
     """Parameters of the model it trained (summary.csv's params; NaN where not recorded)."""
     common_loss: float = math.nan
-    """The highest smoothed final loss of its runs (in every cell): a target loss every run got to, for a
-    rerun with bench --target-loss where runs did not reach theirs (NaN: not recorded, or none finite)."""
+    """The highest smoothed final loss of its runs (in every cell): the loss every run got to, set by the
+    worst run, so recorded, never recommended as a target (NaN: not recorded, or none finite)."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -124,17 +124,22 @@ def _fail(path: Path, why: str) -> LionsimError:
     return LionsimError(f"bad --from-run {path}: {why}; accepted: {ACCEPTED}")
 
 
-def load(path: str | Path) -> Measured:
-    """Read DIR (module doc); every problem is one LionsimError line."""
+def load(path: str | Path, target_loss: float | None = None) -> Measured:
+    """Read DIR (module doc); every problem is one LionsimError line. `target_loss`: measure each
+    run's steps to target again at that loss, from DIR's loss curves (lionsim.estimate.retarget)."""
+    if target_loss is not None:
+        from lionsim.estimate.retarget import check_target
+
+        target_loss = check_target(target_loss)
     where = Path(path)
     if not where.exists():
         raise _fail(where, "no such directory")
     if not where.is_dir():
         raise _fail(where, "it is a file")
     if (where / SWEEP_FILE).is_file():
-        return _sweep(where, str(path))
+        return _sweep(where, str(path), target_loss)
     if (where / META_FILE).is_file():
-        return _bench(where, str(path))
+        return _bench(where, str(path), target_loss)
     raise _fail(where, f"it holds neither {META_FILE} nor {SWEEP_FILE}")
 
 
@@ -153,21 +158,24 @@ def _json(path: Path) -> dict:
     return meta
 
 
-def _bench(where: Path, given: str) -> Measured:
+def _bench(where: Path, given: str, target_loss: float | None = None) -> Measured:
     meta = _json(where / META_FILE)
     if meta.get("command", "bench") != "bench":
         raise _fail(where, f"its {META_FILE} is a `lionsim {meta.get('command')}` record")
     status = meta.get("status")
     if status != "complete":
         raise _fail(where, f"the run is {status or 'of unknown status'}, not finished")
-    if (where / SUMMARY_FILE).is_file():
+    if (where / SUMMARY_FILE).is_file() and target_loss is None:
         summary = _read(where / SUMMARY_FILE, NEEDS)
     elif (where / STEPS_FILE).is_file():  # the run's own rule, as `lionsim report` would summarise it
+        from lionsim.estimate.retarget import bench_meta
         from lionsim.reports.files import load_run
         from lionsim.reports.summary import run_summary
 
         steps, _, _ = load_run(where)
-        summary = run_summary(steps, meta)
+        summary = run_summary(steps, meta if target_loss is None else bench_meta(meta, target_loss))
+    elif target_loss is not None:
+        raise _fail(where, f"--target-loss re-reads the loss curves, and it holds no {STEPS_FILE}")
     else:
         raise _fail(where, f"it holds neither {SUMMARY_FILE} nor {STEPS_FILE}")
     if summary.empty:
@@ -183,8 +191,8 @@ def _bench(where: Path, given: str) -> Measured:
         raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
     if not math.isfinite(float(base["steps_to_target"])):
         raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
-                           f"{target:.4g} ({rule}): no steps to scale the others by; give the run a target its "
-                           "baseline reaches (bench --target-loss)")
+                           f"{target:.4g} ({rule}): no steps to scale the others by; give a target its baseline "
+                           "reaches (--target-loss here reads its loss curves again)")
     workers = int(base["workers"])
     reaches = tuple(Reach(label=label, strategy=str(row.strategy), workers=workers, seed=int(getattr(row, "seed", 0)),
                           steps=float(row.steps_to_target), baseline_steps=float(base["steps_to_target"]),
@@ -197,7 +205,7 @@ def _bench(where: Path, given: str) -> Measured:
                     cells=1, options=options, **_size_and_common_loss(summary))
 
 
-def _sweep(where: Path, given: str) -> Measured:
+def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
     record = _json(where / SWEEP_FILE)
     if record.get("kind", "sweep") != "sweep":
         raise _fail(where, f"its {SWEEP_FILE} is a {record.get('kind')} record")
@@ -222,6 +230,10 @@ def _sweep(where: Path, given: str) -> Measured:
         raise _fail(where, f"its cells name baselines {', '.join(baselines)}, not one of its runs")
     baseline = baselines[0]
     summary = summary.assign(label=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
+    if target_loss is not None:
+        from lionsim.estimate.retarget import sweep_summary
+
+        summary = sweep_summary(where, summary, target_loss, given)
     reaches, cells, left_out = [], 0, 0
     for (workers, seed), group in summary.groupby(["workers", "seed"], sort=True):
         base = group[group["label"] == baseline]
@@ -242,7 +254,8 @@ def _sweep(where: Path, given: str) -> Measured:
         raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
                            f"sweep's {left_out} cells: no steps to scale the others by")
     fixed = bool(targets.nunique() == 1)
-    target = (f"{targets.iloc[0]:.4g} in every cell" if fixed else
+    target = (f"{targets.iloc[0]:.4g} in every cell" + (" (--target-loss)" if target_loss is not None else "")
+              if fixed else
               f"each cell's own ({baseline}'s loss late in its run: {targets.min():.4g} to {targets.max():.4g})")
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),

@@ -7,6 +7,7 @@ against the parameters) is lionsim.estimate.config.resolve's, which runs these f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -155,6 +156,13 @@ def check_plain(cfg, sweep: str | None = None) -> None:
     if cfg.bucket_mb is not None and not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb)
                                           and cfg.bucket_mb > 0):
         raise LionsimError(refusal("--bucket-mb", cfg.bucket_mb, BUCKET_MB))
+    if getattr(cfg, "target_loss", None) is not None:
+        from lionsim.estimate.retarget import check_target
+
+        check_target(cfg.target_loss)
+        if cfg.from_run is None:
+            raise LionsimError(f"--target-loss {cfg.target_loss:g} measures --from-run DIR's steps to target "
+                               "again at that loss: give --from-run DIR with it")
     if cfg.seed is not None:
         check_seed(cfg.seed)
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
@@ -188,6 +196,19 @@ def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
     raise LionsimError(refusal("--gpus-per-node", gpus_per_node,
                                f"a divisor of --workers ({shown}) or at least {workers:,} (one node)",
                                f"{workers:,} workers do not fill whole nodes of {gpus_per_node:,}"))
+
+
+def with_gpus_per_node(network: Network, gpus_per_node: int, device) -> Network:
+    """`network` with `gpus_per_node` workers per node: the network's intra link, else the
+    device's NVLink (a lionsim.compute.devices.Device); the inter link stays per node, now shared by
+    `gpus_per_node` workers. `lionsim estimate` and `lionsim comm` lay out nodes here alike."""
+    if gpus_per_node == network.workers_per_node:
+        return network
+    intra = network.intra if network.intra is not None else device.intra_link
+    if gpus_per_node > 1 and intra is None:
+        raise LionsimError(f"--gpus-per-node {gpus_per_node} needs an intra-node link: network {network.name!r} "
+                           f"has none and device {device.name!r} has no NVLink")
+    return dataclasses.replace(network, workers_per_node=gpus_per_node, intra=intra)
 
 
 def _tokens_per_worker(cfg) -> int | None:

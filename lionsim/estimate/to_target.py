@@ -114,7 +114,10 @@ smaller in the time-to-target table's caveat (an order of magnitude: convergence
 def unreached_hint(frame) -> str:
     """The one line `estimate --from-run` prints when a priced run did not reach DIR's target (its steps
     column says "not reached", or it missed at a count below the one priced): what would give it a
-    figure. "" when every trained run reached it."""
+    figure. "" when every trained run reached it. It names no loss: the target is the baseline's own
+    (lionsim.reports.summary), and the loss every run got to is the worst run's, the target that once
+    made every speedup meaningless (docs/time-model.md). Training longer keeps the baseline's target;
+    --target-loss re-targets from the loss curves DIR holds, at a loss the user chooses."""
     runs = frame.drop_duplicates(["strategy", "transport"])  # a sweep's rows: each run once
     notes = [n for n in runs["to_target_note"]
              if isinstance(n, str) and n.startswith(("did not reach", MISSED_PAST))]  # anywhere, or at a count
@@ -122,11 +125,11 @@ def unreached_hint(frame) -> str:
         return ""
     first = runs.iloc[0]
     command = "sweep" if first.get("to_target_kind") == "sweep" else "bench"  # the command that made DIR
-    common = first.get("to_target_common_loss", math.nan)
-    lower = (f"{command} --target-loss {common:.4g} (its runs' highest final loss: each got there)"
-             if isinstance(common, float) and math.isfinite(common) else f"a {command} --target-loss each run reached")
     return (f"hint: {len(notes)} of {len(runs)} runs priced did not reach the target loss in {first['to_target_from']}: "
-            f"rerun it with {lower}, or train it longer ({command} --steps) so that they reach it")
+            f"train them longer ({command} --steps) so that they reach it; or give --target-loss L here, a loss "
+            "that matters to you: their steps to L are read again from its loss curves, no training (not the "
+            "worst run's final loss: a target set by the worst run makes every speedup meaningless)")
+
 
 TO_TARGET_COLUMNS = [
     "steps_to_target", "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s",

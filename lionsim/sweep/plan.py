@@ -111,8 +111,11 @@ class SweepPlan:
             values = [f"{_shown(then.get(key))} there, {_shown(now.get(key))} now" for key in differ]
             said = (values[0] if len(differ) == 1
                     else "; ".join(f"{_flag(key)}: {value}" for key, value in zip(differ, values)))
+            retarget = (f"; to re-target its finished cells without training: lionsim estimate -m MODEL "
+                        f"--from-run {where.parent} --target-loss {_shown(now.get('target_loss'))}"
+                        if differ == ["target_loss"] and now.get("target_loss") is not None else "")
             raise LionsimError(f"{', '.join(map(_flag, differ))} {'differs' if len(differ) == 1 else 'differ'} from "
-                               f"the sweep in {where} ({said}); {start_over(where)}")
+                               f"the sweep in {where} ({said}); {start_over(where)}{retarget}")
         grid = previous.get("grid", {})
         check_grows(grid, self.grid.to_dict(), str(where), held_values(grid, where.parent))
 

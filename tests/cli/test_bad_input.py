@@ -206,6 +206,10 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["bench", "--threads", "2.5"], "error: bad --threads 2.5: not a whole number; accepted: a whole number (1000, 1e3 or 2.5e3)\n"),
     (["bench", "--lr", "abc"], "error: bad --lr abc: not a number; accepted: a number\n"),
     (["estimate", "-n", "x"], "error: bad --workers x: not a whole number; accepted: a whole number from 1 to 100,000,000"),
+    (["sweep", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number; a sweep's grid "
+                                       "axes are --workload, --workers, --network and --seed, not --lr: run one sweep "
+                                       "per value, each with its own --out\n"),
+    (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number\n"),
     (["sweep", "--steps", "ten"], "error: bad --steps ten: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     (["bench", "--format", "xml"], "error: bad --format xml; accepted: table, csv, json\n"),
     (["estimate", "-m", "gpt2-124m", "--format", "jsn"], "error: bad --format jsn; accepted: table, csv, json; did you mean 'json'?\n"),

@@ -381,3 +381,37 @@ def test_gpu_nodes_priced_ideal_say_the_library_in_the_plot_and_how_estimate_pri
     assert code == 0 and "nccl" in out and err == ""
     code, _, err = run_cli(["comm", "--sizes", "1MB", "--network", "25gbe"], capsys)  # no GPU nodes: no note
     assert code == 0 and err == ""
+
+
+def test_gpus_per_node_prices_the_hierarchical_all_reduce_estimate_would(capsys):
+    """`comm --workers 32 --gpus-per-node 8 --network 25gbe` was refused ("no such option"), so the
+    table priced 32 separate hosts. Now 4 nodes of 8, joined inside by h100's NVLink as estimate lays
+    them out: the closed form of the hierarchical plan (lionsim.network.topology), 1 GiB:
+    intra ring reduce-scatter 7 (a_i + S/8 b_i), inter Rabenseifner among 4 nodes on S/8 with the
+    node's link shared by 8: 2 log2 4 a_e + 2 (3/4)(S/8)(8 b_e), intra Bruck all-gather
+    3 a_i + (7/8) S b_i."""
+    size, g, m = 2**30, 8, 4
+    a_e, b_e = 25e-6, 1 / 2.9e9  # 25gbe
+    a_i, b_i = 1e-6, 1 / 380e9  # h100's NVLink (lionsim.compute.devices)
+    expected = ((g - 1) * (a_i + size / g * b_i) + 2 * 2 * a_e + 2 * (m - 1) / m * (size / g) * g * b_e
+                + 3 * a_i + (g - 1) / g * size * b_i)
+    argv = ["comm", "--workers", "32", "--network", "25gbe", "--sizes", "1GiB", "--format", "csv"]
+    code, out, err = run_cli([*argv, "--gpus-per-node", "8"], capsys)
+    assert code == 0, err
+    row = out.splitlines()[1].split(",")
+    assert row[COMM_COLUMNS.index("algorithm")] == "hier:ring+rabenseifner+bruck"
+    assert float(row[COMM_COLUMNS.index("time_s")]) == pytest.approx(expected, rel=1e-9)
+    assert err.strip() == ("note: --gpus-per-node 8: the GPUs of a node are joined by h100's NVLink, 380 GB/s "
+                           "(network '25gbe' has no intra link; a profile's [intra] sets another)")
+    code, flat, _ = run_cli(argv, capsys)  # 32 hosts: each its own 25 GbE, no NVLink to share the work
+    assert float(flat.splitlines()[1].split(",")[COMM_COLUMNS.index("time_s")]) > expected * 1.2
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--workers", "32,12", "--gpus-per-node", "8"],
+     "bad --gpus-per-node 8: 12 workers do not fill whole nodes of 8; accepted: a divisor of --workers"),
+    (["--gpus-per-node", "0"], "bad --gpus-per-node 0; accepted: a whole number at least 1"),
+    (["--backend", "gloo", "--gpus-per-node", "8"], "--gpus-per-node 8 lays out the model's nodes"),
+])
+def test_gpus_per_node_that_does_not_fit_is_one_line(args, message, capsys):
+    one_line_exit_2(["comm", "--network", "25gbe", *args], capsys, message)

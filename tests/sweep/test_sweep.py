@@ -523,3 +523,26 @@ def test_a_resume_with_other_options_names_every_one_and_the_ways_on(tmp_path):
         f"sweep root: delete {tmp_path} to start it over)")
     sweep_command = click_app().get_command(None, "sweep")
     assert "--overwrite-sweep" not in {o for p in sweep_command.params for o in p.opts}  # else offer it
+
+
+def test_a_sweep_resumed_under_another_target_says_how_to_re_target_it_without_training(tmp_path):
+    """Rerunning a finished sweep with another --target-loss was refused with no way on but training the
+    grid again; its steps to target come from the loss curves, which estimate --from-run reads again."""
+    from lionsim.config.bench import BenchConfig
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.sweep import Grid
+
+    grid = Grid.parse(workload=["mlp"], workers=[2], network=["1gbe"], seed=[0], strategies=["adamw"], transport=None)
+    before = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2), out=tmp_path),
+                        train=False).record(None)
+    now = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=2, target_loss=2.1),
+                                 out=tmp_path), train=False)
+    where = tmp_path / "sweep.json"
+    with pytest.raises(LionsimError, match=r"--target-loss differs from the sweep .*; to re-target its finished "
+                                           rf"cells without training: lionsim estimate -m MODEL --from-run {tmp_path} "
+                                           r"--target-loss 2.1$"):
+        now.check_resume(before, where)
+    with pytest.raises(LionsimError) as other:  # another option differing too: no such hint
+        plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=3, target_loss=2.1),
+                               out=tmp_path), train=False).check_resume(before, where)
+    assert "estimate" not in str(other.value)

@@ -1,0 +1,70 @@
+"""`estimate --from-run DIR --target-loss X`: DIR's steps to target measured again at the loss X, from
+the loss curves DIR holds, without training again.
+
+Steps to target are read off the recorded loss curves (the first step whose smoothed loss is <= the
+target: lionsim.reports.summary.summarize), so another target needs no new training: each run is
+summarised again under its own rule (its baseline, its smoothing window) with X in place of its
+target. A bench run from its steps.csv; a sweep from sweep_steps.csv, each group of cells (one
+workload, worker count, network and seed) as the sweep summarised it. X is one loss for every
+cell, as `bench --target-loss` and `sweep --target-loss` set it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lionsim.errors import LionsimError
+from lionsim.ranges import span, refusal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+SWEEP_STEPS = "sweep_steps.csv"
+TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
+"""What --target-loss accepts (as bench's: lionsim.config.bench)."""
+
+
+def check_target(value: object) -> float:
+    """--target-loss as a finite loss above 0, else one LionsimError line (a NaN is no loss)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        raise LionsimError(refusal("--target-loss", value, TARGET_LOSS))
+    return float(value)
+
+
+def bench_meta(meta: dict, target: float) -> dict:
+    """A bench run's run.json with its rule's target replaced by `target` (run_summary reads the rest)."""
+    return {**meta, "config": {**(meta.get("config") or {}), "target_loss": target}}
+
+
+def sweep_summary(where: Path, summary: pd.DataFrame, target: float, given: str) -> pd.DataFrame:
+    """`summary` (sweep_summary.csv's rows of some cells) with steps_to_target, target_loss and
+    target_rule measured again at `target` from the cells' steps in sweep_steps.csv."""
+    import pandas as pd  # check_target runs before pandas is needed (lionsim.estimate.plain)
+
+    from lionsim.reports.summary import SummaryRule, summarize
+
+    path = where / SWEEP_STEPS
+    if not path.is_file():
+        raise LionsimError(f"bad --from-run {given}: --target-loss re-reads the loss curves, and it holds no "
+                           f"{SWEEP_STEPS}; accepted: a sweep root as `lionsim sweep` writes it")
+    steps = pd.read_csv(path)
+    if "cell" not in steps.columns:
+        raise LionsimError(f"{path} is missing column(s): cell; is it a lionsim {SWEEP_STEPS}?")
+    by_cell = dict(tuple(steps.groupby("cell", sort=False)))
+    missing = [cell for cell in summary["cell"] if cell not in by_cell]
+    if missing:
+        raise LionsimError(f"bad --from-run {given}: {SWEEP_STEPS} has no steps of cell {missing[0]}")
+    out = summary.copy()
+    rule = SummaryRule(baseline=str(summary["baseline"].iloc[0]), target_loss=target)
+    for _, group in summary.groupby(["workload", "workers", "network", "seed"], sort=False):
+        cells = list(group["cell"])
+        again = summarize(pd.concat([by_cell[c].drop(columns="cell") for c in cells], ignore_index=True),
+                          rule if rule.baseline in set(group["label"]) else dataclasses.replace(rule, baseline=None))  # a group without its baseline: no ratio
+        reached = dict(zip(again["run"], again["steps_to_target"]))
+        for index, label in zip(group.index, group["label"]):
+            out.loc[index, ["steps_to_target", "target_loss", "target_rule"]] = [reached[label], target,
+                                                                                 "--target-loss"]
+    return out

@@ -1,0 +1,97 @@
+"""`estimate --from-run DIR --target-loss X`: DIR's steps to target measured again at X from the loss
+curves on disk, no training. Each run's steps are checked against a plain loop over its recorded
+losses (the first step whose trailing mean, over ceil(10%) of the longest run's steps, is <= X)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from lionsim.cli.app import main
+from lionsim.estimate.from_run import load
+from tests.estimate.test_from_run import bench_dir
+from tests.helpers.cli import one_line_exit_2, run_cli
+
+STEPS = 12
+
+
+def first_at_or_below(losses: list[float], target: float, window: int) -> float:
+    """The step (1-based) whose trailing mean of `window` losses (fewer at the start) is <= target; NaN: none."""
+    for i in range(len(losses)):
+        part = losses[max(0, i + 1 - window):i + 1]
+        if sum(part) / len(part) <= target:
+            return float(i + 1)
+    return math.nan
+
+
+@pytest.fixture(scope="module")
+def sweep_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("retarget") / "sweep"
+    with pytest.raises(SystemExit) as done:
+        main(["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2,4", "--steps", str(STEPS),
+              "--batch-size", "8", "-s", "adamw", "-s", "dlion-mavo", "--out", str(root)])
+    assert done.value.code == 0
+    return root
+
+
+def test_a_sweep_is_measured_again_at_the_target_from_its_loss_curves(sweep_root):
+    steps = pd.read_csv(sweep_root / "sweep_steps.csv")
+    curves = {cell: list(rows.sort_values("step")["loss"]) for cell, rows in steps.groupby("cell")}
+    base = next(c for c in curves if "w2" in c and "adamw" in c)
+    target = float(pd.Series(curves[base]).rolling(2, min_periods=1).mean().iloc[5])  # the baseline gets there
+    measured = load(sweep_root, target)
+    window = math.ceil(0.1 * STEPS)
+    summary = pd.read_csv(sweep_root / "sweep_summary.csv")
+    expect = {}
+    for row in summary.itertuples(index=False):
+        expect[(row.run, row.workers)] = first_at_or_below(curves[row.cell], target, window)
+    assert measured.target_loss == target and "(--target-loss)" in measured.target
+    assert len(measured.reaches) == 4
+    for reach in measured.reaches:
+        assert reach.steps == pytest.approx(expect[(reach.label, reach.workers)], nan_ok=True)
+        assert reach.baseline_steps == expect[("adamw@fp32-allreduce", reach.workers)]
+    # the sweep as trained is read as before: its own targets, untouched on disk
+    assert [r.steps for r in load(sweep_root).reaches] == pytest.approx(list(summary["steps_to_target"]), nan_ok=True)
+
+
+def test_the_command_prices_the_new_target_and_says_it(sweep_root, capsys):
+    code, out, err = run_cli(["estimate", "-m", "gpt2-124m", "--workers", "4", "--from-run", str(sweep_root),
+                              "--target-loss", "2.3", "--format", "csv"], capsys)
+    assert code == 0, err
+    frame = pd.read_csv(__import__("io").StringIO(out))
+    assert set(frame["to_target_loss"]) == {2.3}
+    assert set(frame["to_target_rule"]) == {"2.3 in every cell (--target-loss)"}
+
+
+def test_a_bench_run_is_measured_again_from_its_steps(tmp_path):
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.reports import write_run
+
+    result = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=2, steps=STEPS, batch_size=8,
+                                   eval_every=STEPS, strategies=["adamw", "dlion-mavo"]))
+    out = tmp_path / "bench"
+    write_run(out, result.steps, result.summary, result.meta)
+    steps = pd.read_csv(out / "steps.csv")
+    curves = {f"{s}@{t}": list(rows.sort_values("step")["loss"]) for (s, t), rows in
+              steps.groupby(["strategy", "transport"])}
+    target = float(pd.Series(curves["adamw@fp32-allreduce"]).rolling(2, min_periods=1).mean().iloc[7])
+    measured = load(out, target)
+    assert measured.target_loss == target and "--target-loss" in measured.target
+    for reach in measured.reaches:
+        assert reach.steps == pytest.approx(first_at_or_below(curves[reach.label], target, 2), nan_ok=True)
+        assert reach.baseline_steps == first_at_or_below(curves["adamw@fp32-allreduce"], target, 2)
+
+
+@pytest.mark.parametrize("value", ["nan", "0", "-1", "inf"])
+def test_a_target_that_is_no_loss_is_one_line(tmp_path, capsys, value):
+    one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(bench_dir(tmp_path)), "--target-loss", value],
+                    capsys, f"bad --target-loss {value}; accepted: a finite number above 0")
+
+
+def test_without_from_run_or_loss_curves_it_is_one_line(tmp_path, capsys):
+    one_line_exit_2(["estimate", "-m", "gpt2-124m", "--target-loss", "2"], capsys,
+                    "--target-loss 2 measures --from-run DIR's steps to target again at that loss: give --from-run")
+    one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(bench_dir(tmp_path)), "--target-loss", "2"],
+                    capsys, "--target-loss re-reads the loss curves, and it holds no steps.csv")
