@@ -42,6 +42,12 @@ def add_n_launches(workers: int) -> int:
     return 1 + max(0, -(-(workers - first) // ADD_N_WIDTH))
 
 
+MEAN_OVER_SENDERS = ("demo", "sparseloco")
+"""The built-in strategies whose payload is a mean over the workers that sent each index (their
+payload_spec sets over_senders), which GRACE's plain add_n does not give: refused by name before a
+run (accepts); a plug-in's such payload is refused by check."""
+
+
 @TRANSPORTS.register("sparse-allgather-per-sender")
 class SparseAllGatherPerSender(SparseAllGather):
     name = "sparse-allgather-per-sender"
@@ -50,6 +56,10 @@ class SparseAllGatherPerSender(SparseAllGather):
     # overlap: sparse-allgather's (a bucket's or tensor's pairs index into it alone)
     summary = ("sparse-allgather decompressed as GRACE's TensorFlow allgather communicator: per sender a dense "
                "scatter, then a sum of the N")
+
+    @classmethod
+    def accepts(cls, strategy: type) -> bool:
+        return getattr(strategy, "name", None) not in MEAN_OVER_SENDERS
 
     def check(self, spec: PayloadSpec, workers: int) -> None:
         super().check(spec, workers)

@@ -86,7 +86,12 @@ def test_its_wire_is_sparse_allgathers(workers):
 
 
 def test_it_passes_the_plugin_checks_and_refuses_a_mean_over_senders():
+    from lionsim.strategies import STRATEGIES
+    from lionsim.strategies.core.base import valid_transports
+
     check_transport(NAME, TRANSPORTS.get(NAME))
+    assert NAME in valid_transports(STRATEGIES.get("dgc"))
+    assert NAME not in valid_transports(STRATEGIES.get("demo")) + valid_transports(STRATEGIES.get("sparseloco"))
     with pytest.raises(LionsimError, match="not a mean over the workers that sent each index; accepted: "
                                            "sparse-allgather"):
         TRANSPORTS.get(NAME)().check(PayloadSpec(kind="sparse", numel=10, k=2, over_senders=True), 2)
