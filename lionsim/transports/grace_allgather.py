@@ -11,7 +11,9 @@ tensor, where sparse-allgather adds every worker's pairs into one buffer by one 
 The wire (bytes, collectives, bits) and the aggregate's value are sparse-allgather's; only the
 decode differs, and its unpack_ops price GRACE's kernels, not the torch ops below (which compute
 the same per-sender passes in torch). One aggregation is one tensor's under `--overlap tensors`,
-as GRACE runs it (each gradient on its own), so each Op's launches are per tensor there.
+as GRACE runs it (each gradient on its own), so each Op's launches are per tensor there. GRACE's
+add_n has no mean over the workers that sent each index (DeMo's, SparseLoCo's payloads): such a
+payload is exchanged, decoded and priced as sparse-allgather does it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import SECTOR, Op, stream
-from lionsim.errors import LionsimError
 from lionsim.timing import Clock
 from lionsim.transports.base import F32, TRANSPORTS, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
@@ -42,12 +43,6 @@ def add_n_launches(workers: int) -> int:
     return 1 + max(0, -(-(workers - first) // ADD_N_WIDTH))
 
 
-MEAN_OVER_SENDERS = ("demo", "sparseloco")
-"""The built-in strategies whose payload is a mean over the workers that sent each index (their
-payload_spec sets over_senders), which GRACE's plain add_n does not give: refused by name before a
-run (accepts); a plug-in's such payload is refused by check."""
-
-
 @TRANSPORTS.register("sparse-allgather-per-sender")
 class SparseAllGatherPerSender(SparseAllGather):
     name = "sparse-allgather-per-sender"
@@ -57,20 +52,10 @@ class SparseAllGatherPerSender(SparseAllGather):
     summary = ("sparse-allgather decompressed as GRACE's TensorFlow allgather communicator: per sender a dense "
                "scatter, then a sum of the N")
 
-    @classmethod
-    def accepts(cls, strategy: type) -> bool:
-        return getattr(strategy, "name", None) not in MEAN_OVER_SENDERS
-
-    def check(self, spec: PayloadSpec, workers: int) -> None:
-        super().check(spec, workers)
-        if spec.over_senders:  # GRACE's add_n is a plain sum: it has no mean over senders (DeMo, SparseLoCo)
-            raise LionsimError(f"{self.name} sums every worker's pairs (a mean over N), not a mean over the "
-                               "workers that sent each index; accepted: sparse-allgather for such a payload")
-
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
         spec, workers = payload.spec, comm.world_size
-        if spec.over_senders:
-            self.check(spec, workers)
+        if spec.over_senders:  # GRACE has no mean over senders (DeMo, SparseLoCo): sparse-allgather's (module doc)
+            return super().aggregate(payload, comm, clock)
         with section(clock, "encode"):
             indices = payload.indices.to(torch.int32)
         with section(clock, "collective"):
@@ -85,6 +70,8 @@ class SparseAllGatherPerSender(SparseAllGather):
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes:
         base, n = super().wire_bytes(spec, workers), workers
+        if spec.over_senders:
+            return base
         adds = add_n_launches(n) if n > 1 else 0
         # per sender (GRACE's loop over ranks): a strided slice of its 2k int32 out of the gathered
         # tensor and a split of it into values and indices (each read 8, write 8 a pair; TF may alias an

@@ -11,7 +11,6 @@ import pytest
 import torch
 
 from lionsim.backends import SimComm
-from lionsim.errors import LionsimError
 from lionsim.plugins import check_transport
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
@@ -85,13 +84,11 @@ def test_its_wire_is_sparse_allgathers(workers):
     assert ours.overlap == theirs.overlap and ours.carries == theirs.carries
 
 
-def test_it_passes_the_plugin_checks_and_refuses_a_mean_over_senders():
-    from lionsim.strategies import STRATEGIES
-    from lionsim.strategies.core.base import valid_transports
-
+def test_it_passes_the_plugin_checks_and_takes_a_mean_over_senders_as_sparse_allgather():
     check_transport(NAME, TRANSPORTS.get(NAME))
-    assert NAME in valid_transports(STRATEGIES.get("dgc"))
-    assert NAME not in valid_transports(STRATEGIES.get("demo")) + valid_transports(STRATEGIES.get("sparseloco"))
-    with pytest.raises(LionsimError, match="not a mean over the workers that sent each index; accepted: "
-                                           "sparse-allgather"):
-        TRANSPORTS.get(NAME)().check(PayloadSpec(kind="sparse", numel=10, k=2, over_senders=True), 2)
+    payload = _payload(3, numel=40, k=7, seed=5)
+    spec = PayloadSpec(kind="sparse", numel=40, k=7, over_senders=True)
+    payload = Payload(spec, payload.values, indices=payload.indices)
+    ours, theirs = TRANSPORTS.get(NAME)(), TRANSPORTS.get("sparse-allgather")()
+    assert torch.equal(ours.aggregate(payload, SimComm(3)), theirs.aggregate(payload, SimComm(3)))
+    assert ours.wire_bytes(spec, 3) == theirs.wire_bytes(spec, 3)
