@@ -112,8 +112,6 @@ _QADAM = ("QAdam as Bagua runs it (bagua/torch_api/algorithms/q_adam.py): past i
           "update, a momentum-sized 8-bit exchange per bucket)")
 
 GAPS: dict[str, str] = {
-    "framework kernels": "the source's framework runs kernels per tensor that lionsim's declared ones do not "
-                         "count or price: more of them, or slower ones",
     "codec overlap": "how much of the exchange the source runs beside its codec work, which it does not state",
     "shaped link": "the source's shaped link carried more than its nominal rate",
     "source disagreement": "the source's own figures for the same configuration disagree by more than the error",
@@ -254,7 +252,10 @@ _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tenso
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
              "of the 25.6M floats a step")
-_TOPK = "top-k at 1% per tensor with error feedback, all-gather of fp32 values and int32 indices (as lionsim's dgc)"
+_TOPK = ("top-k at 1% per tensor with error feedback, all-gather of fp32 values and int32 indices (as lionsim's dgc), "
+         "decompressed as GRACE does it, which sparse-allgather-per-sender's decode prices kernel by kernel a tensor "
+         "(grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a split and a "
+         "tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N)")
 GRACE_THROUGHPUT: dict[tuple[str, str], tuple[str, float]] = {
     ("none", "10g"): ("csptnxrv0", 2200.5328), ("none", "25g"): ("d93b4gh80", 2350.8472),
     ("powersgd", "10g"): ("xa1kk3ne0", 1794.0928), ("powersgd", "25g"): ("xd1ku9ef0", 1847.792),
@@ -272,7 +273,8 @@ def _grace_step(method: str, link: str) -> float:
 
 _GRACE_RUNS = {
     "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1"), "powersgd"),
-    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather", "--topk-ratio", "0.01"), "topk ratio 0.01 with memory"),
+    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather-per-sender", "--topk-ratio", "0.01"),
+             "topk ratio 0.01 with memory"),
 }
 """GRACE's method -> its name in the quantity, the config's words for it, lionsim's run of it and the
 release's runs' label (in a case's source)."""
@@ -369,31 +371,76 @@ def _grace_figures(method: str, link: str):
 _TOPK_COSTS = [m.cost_s() for m in grace.METHODS if m.grace.startswith("topk")]
 _TOPK_METHOD = {m.grace: m for m in grace.METHODS}["topk 0.01 (memory)"]  # GRACE's label, not a lionsim name
 (_TOPK_UB_ID, _TOPK_UB_IPS), = _TOPK_METHOD.upper_bound
+GRACE_ALLGATHER_EXTRA: dict[int, tuple[tuple[str, float], tuple[str, float]]] = {
+    2: (("gw1lr8pu0", 726.48), ("6152c2j80", 776.43)),
+    4: (("zsmtnpvn0", 1303.13), ("v8hh19x70", 1567.24)),
+    8: (("rkrw9e5x0", 2427.44), ("zhl875al0", 3157.28)),
+}
+"""GRACE's release, mode upper-bound (the exchange and decompression kept, the compressor's work
+skipped), 10g, by workers: (run id, img/s) of topk 0.01 with memory (an all-gather, decompressed per
+sender) and of randomk 0.01 with memory (an all-reduce). A check of the priced decompression, never
+an input: the first's step less the second's grows with workers, as a per-sender decode does."""
+
+
+def _upper_bound_extra(workers: int) -> float:
+    """The release's all-gather top-k upper-bound step less its all-reduce random-k one, s (64 images a worker)."""
+    (_, topk), (_, randomk) = GRACE_ALLGATHER_EXTRA[workers]
+    return 64 * workers / topk - 64 * workers / randomk
+
+
+@functools.cache
+def _decode_by_workers() -> dict[int, float]:
+    """lionsim's priced decode (decode_s) of the top-k cases' run at each GRACE_ALLGATHER_EXTRA worker
+    count, on their 10g command (run once: both top-k cases quote it)."""
+    run = _GRACE_RUNS["topk"][2]
+    return {w: float(_run(("estimate", *_GRACE[:-2], *run, "--workers", str(w), "--network", "10gbe",
+                           "--format", "csv")).decode_s.iloc[0]) for w in GRACE_ALLGATHER_EXTRA}
+
+
+def _upper_bound_check() -> str:
+    """The release's upper-bound extra beside lionsim's priced decompression, at 2, 4 and 8 workers."""
+    ours, counts = _decode_by_workers(), sorted(GRACE_ALLGATHER_EXTRA)
+    ids = "; ".join(f"{w}: {GRACE_ALLGATHER_EXTRA[w][0][0]} against {GRACE_ALLGATHER_EXTRA[w][1][0]}" for w in counts)
+    return (f"at {', '.join(map(str, counts[:-1]))} and {counts[-1]} workers the release's upper-bound runs put "
+            "all-gather top-k at 1% (exchange and decompression kept, compressor skipped) "
+            f"{' / '.join(f'{_upper_bound_extra(w):.3f}' for w in counts)} s a step above all-reduce random-k at 1% "
+            f"({ids}), where lionsim prices GRACE's decompression at {' / '.join(f'{ours[w]:.3f}' for w in counts)} s")
+
+
+def _side(release: float, ours: float) -> str:
+    """Where lionsim's step lies against the release's, as the printed gap reads."""
+    return "below" if _places(release) >= _places(ours) else "above"
 
 
 def _grace_topk_figures(link: str):
-    """A GRACE top-k case's explanation: _grace_figures's, and lionsim's step without its codec set
-    beside the release's upper-bound run (10g: the release has none at 25g)."""
+    """A GRACE top-k case's explanation: _grace_figures's, lionsim's step without its encode beside
+    the release's upper-bound run (10g: the release has none at 25g), the per-sender decode's kernels
+    and the upper-bound check of its price."""
     base = _grace_figures("topk", link)
 
     def figures(frame) -> dict[str, str]:
         out, ours = base(frame), frame.iloc[1]
-        bare = ours.step_s - ours.encode_s - ours.decode_s
+        release = _grace_step("topk", link)
+        out["gap"], out["side"] = _gap(release, ours.step_s).lstrip("-"), _side(release, ours.step_s)
+        bare = ours.step_s - ours.encode_s
         tensors, workers = int(ours.buckets), int(ours.workers)  # --overlap tensors: a bucket is a tensor
         kernels = tensors * (4 * workers + 1)
         out["loop"] = (f"{kernels:,} a step on ResNet-50's {tensors} tensors at {workers} workers: "
                        f"{kernels * DEVICES.get('v100').kernel_s:.3f} s at lionsim's floor of "
                        f"{DEVICES.get('v100').kernel_s * 1e6:.0f} us a kernel, before their bytes")
-        out["rest"] = (f"lionsim's top-k step without its codec, {bare:.3f} s, is below the release's upper-bound "
-                       f"run ({_TOPK_UB_ID}, {grace.BATCH / _TOPK_UB_IPS:.3f} s)" if link == "10g" else
-                       f"lionsim's top-k step without its codec is {bare:.3f} s (the release holds no upper-bound "
-                       f"run at {link[:-1]} Gb/s; at 10 Gb/s its run is {grace.BATCH / _TOPK_UB_IPS:.3f} s)")
+        out["decode"] = f"{ours.decode_s:.3f}"
+        ub = grace.BATCH / _TOPK_UB_IPS
+        out["rest"] = (f"lionsim's top-k step without its encode, {bare:.3f} s, is {_side(ub, bare)} the release's "
+                       f"upper-bound run ({_TOPK_UB_ID}, {ub:.3f} s)" if link == "10g" else
+                       f"lionsim's top-k step without its encode is {bare:.3f} s (the release holds no upper-bound "
+                       f"run at {link[:-1]} Gb/s; at 10 Gb/s its run is {ub:.3f} s)")
+        out["check"] = _upper_bound_check()
         return out
     return figures
 
 
 _MISS_GRACE_TOPK = (
-    "{dense}; its top-k step, {step} s, is {gap} s below the release's ({run}). The sort is priced: GRACE's "
+    "{dense}; its top-k step, {step} s, is {gap} s {side} the release's ({run}). The sort is priced: GRACE's "
     "TopKCompressor (grace_dl/tensorflow/compressor/topk.py at fd3a7f4) runs tf.math.top_k on each flattened "
     "gradient, which TensorFlow 1.15 sorts whole on one SM whatever k (tensorflow/core/kernels/topk_op_gpu.h, as the "
     "1.15-based DeepRec fork holds it: cub::DeviceSegmentedRadixSort with the row as one segment, one thread block; "
@@ -401,12 +448,14 @@ _MISS_GRACE_TOPK = (
     "table:v100-tf1.15`, whose topk row is the release's own compressor cost at 8 workers and 10 Gb/s "
     f"({_TOPK_METHOD.cost_s():.3f} s a step; the topk runs at ratios 0.01 to 0.25 cost {min(_TOPK_COSTS):.3f} to "
     f"{max(_TOPK_COSTS):.3f} s): so the 8-worker cases rest on runs of the release they are checked against, and the "
-    "4-worker hold-out is the independent check. What is left is outside the sort: {rest}. GRACE gathers each tensor "
-    "in one all-gather (its values bitcast to int32 beside its indices) and then decompresses each worker's part on "
-    "its own (grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a split and a "
-    "tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N): N + 1 dense passes "
-    "and about 4N + 1 kernels a tensor ({loop}), where lionsim's sparse-allgather decode adds every worker's pairs "
-    "into one buffer by one scatter-add (`framework kernels`).")
+    "4-worker hold-out is the independent check. The decompression is priced as GRACE runs it: GRACE gathers each "
+    "tensor in one all-gather (its values bitcast to int32 beside its indices) and then decompresses each worker's "
+    "part on its own (grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a "
+    "split and a tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N): N + 1 "
+    "dense passes and about 4N + 1 kernels a tensor ({loop}), which the cases price as sparse-allgather-per-sender, "
+    "{decode} s a step to decode. A check that fed no price: {check}. What is left: {rest}; lionsim runs each "
+    "tensor's exchange beside the codec work of the others, which the release does not say GRACE does (`codec "
+    "overlap`).")
 _POWERSGD_METHOD = {m.grace: m for m in grace.METHODS}["powersgd rank 1 (memory)"]  # GRACE's label, not a lionsim name
 (_UB_ID, _UB_IPS), = _POWERSGD_METHOD.upper_bound
 _QR = ("The QR is priced: TensorFlow 1.15 registers tf.linalg.qr's GPU kernel as its CPU one with every input and "
@@ -447,20 +496,22 @@ def _grace_holdout_figures(method: str):
         dense, ours = frame.iloc[0], frame.iloc[1]
         (dense_id, dense_ips), (run_id, ips) = GRACE_THROUGHPUT_4W["none"], GRACE_THROUGHPUT_4W[method]
         release_dense, release = _batch(dense) / dense_ips, _batch(ours) / ips
+        row = (", priced at the v100-tf1.15 row taken from the release's compressor cost at 8 workers, "
+               f"{_GRACE_COST[method]} s a step (its throughput runs less its upper-bound ones: {_GRACE_KERNEL[method]})")
+        codec = (f"lionsim's codec costs {ours.encode_s + ours.decode_s:.3f} s{row}" if method != "topk" else
+                 f"lionsim's encode costs {ours.encode_s:.3f} s{row}, and its decode, GRACE's per-sender "
+                 f"decompression (sparse-allgather-per-sender), {ours.decode_s:.3f} s")
         return {"dense": f"{dense.step_s:.3f}", "dense_off": f"{abs(dense.step_s / release_dense - 1):.0%}",
                 "dense_run": f"{dense_id}, {release_dense:.3f} s", "step": f"{ours.step_s:.3f}",
-                "run": f"{run_id}, {release:.3f} s", "gap": _gap(release, ours.step_s),
-                "codec": f"{ours.encode_s + ours.decode_s:.3f}", "kernel": _GRACE_KERNEL[method],
-                "own": f"grace-{method}-resnet50-10g", "cost": _GRACE_COST[method],
+                "run": f"{run_id}, {release:.3f} s", "gap": _gap(release, ours.step_s).lstrip("-"),
+                "side": _side(release, ours.step_s), "codec": codec, "own": f"grace-{method}-resnet50-10g",
                 "exposed": f"{ours.comm_exposed_s:.3f}"}
     return figures
 
 
 _MISS_GRACE_HOLDOUT = (
     "lionsim's dense step, {dense} s, is within {dense_off} of the release's ({dense_run}); its compressed step, "
-    "{step} s, is {gap} s below the release's ({run}), where lionsim's codec costs {codec} s, priced at the "
-    "v100-tf1.15 row taken from the release's compressor cost at 8 workers, {cost} s a step (its throughput runs "
-    "less its upper-bound ones: {kernel}). As at 8 workers ({own}, explained in full there), lionsim runs each "
+    "{step} s, is {gap} s {side} the release's ({run}), where {codec}. As at 8 workers ({own}, explained in full there), lionsim runs each "
     "tensor's exchange beside the codec work of the others (exposed {exposed} s of it), which the release does not "
     "say GRACE does (`codec overlap`).")
 
