@@ -141,13 +141,19 @@ IDEAL_CAPTION_HINT = ("GPUs run NCCL (over sockets on Ethernet), not the ideal l
 alpha-beta: only what they do not say."""
 
 
+NODES_CLAUSE = ", --gpus-per-node sets your nodes' GPUs"
+"""The hints' pointer to --gpus-per-node, left out where nodes already hold several GPUs (it was given)."""
+
+
 def library_hint(frame: pd.DataFrame, hint: str = IDEAL_HINT) -> str:
     """`hint` where the ideal library, taken by default (a preset's: not --traits, not a profile's
-    traits key), priced comm across nodes, else ""."""
+    traits key), priced comm across nodes, else ""; without NODES_CLAUSE on nodes of several GPUs."""
     row = frame.iloc[0]
     crosses = int(row["workers"]) > int(row["gpus_per_node"])
     chosen = frame.attrs.get("library_chosen", False)
-    return hint if row.get("library") == "ideal" and crosses and not chosen else ""
+    if row.get("library") != "ideal" or not crosses or chosen:
+        return ""
+    return hint.replace(NODES_CLAUSE, "") if int(row["gpus_per_node"]) > 1 else hint
 
 
 def _devices(row, whose: str = "") -> str:
