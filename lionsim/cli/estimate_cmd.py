@@ -117,8 +117,9 @@ def _ms(seconds: float) -> str:
 
 def _library(row) -> str:
     """Which library priced comm: "nccl over sockets", "ideal", "gloo" (estimate.csv: library, fabric)."""
-    library, fabric = row.get("library", ""), row.get("fabric", "")
-    return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
+    from lionsim.reports.columns import library_text
+
+    return library_text(row)
 
 
 def topology(row) -> str:

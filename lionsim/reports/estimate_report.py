@@ -21,7 +21,7 @@ import pandas as pd
 
 from lionsim.numbers import bytes_text, sig, speedup_text
 from lionsim.reports.capped import capped_note
-from lionsim.reports.columns import model_name, per_worker_text, shows_across, swept_text, sweep_heading
+from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, swept_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -89,9 +89,8 @@ def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     if "tokens_per_worker" in frame.columns:
         rows.append(["per worker and step", per_worker_text(first)])
     rows += [[key, _value(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
-    if isinstance(library := first.get("library"), str) and library:  # which library priced comm, as the title says
-        fabric = first.get("fabric")
-        rows.append(["library", f"{library} over {fabric}" if isinstance(fabric, str) and fabric else library])
+    if library := library_text(first):  # which library priced comm, as estimate's title says
+        rows.append(["library", library])
     if "overlap" in frame.columns:  # per transport: name each mode's runs
         modes = frame.drop_duplicates(["strategy", "transport"]).groupby("overlap", sort=False)
         rows.append(["overlap", "; ".join(f"{mode}: " + ", ".join(f"{s}@{t}" for s, t in zip(g["strategy"], g["transport"]))
