@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Iterable, Optional
 
 import typer
 from rich import box
@@ -117,8 +117,9 @@ def _ms(seconds: float) -> str:
 
 def _library(row) -> str:
     """Which library priced comm: "nccl over sockets", "ideal", "gloo" (estimate.csv: library, fabric)."""
-    library, fabric = row.get("library", ""), row.get("fabric", "")
-    return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else str(library)
+    from lionsim.reports.columns import library_text
+
+    return library_text(row)
 
 
 def topology(row) -> str:
@@ -141,13 +142,19 @@ IDEAL_CAPTION_HINT = ("GPUs run NCCL (over sockets on Ethernet), not the ideal l
 alpha-beta: only what they do not say."""
 
 
+NODES_CLAUSE = ", --gpus-per-node sets your nodes' GPUs"
+"""The hints' pointer to --gpus-per-node, left out where nodes already hold several GPUs (it was given)."""
+
+
 def library_hint(frame: pd.DataFrame, hint: str = IDEAL_HINT) -> str:
     """`hint` where the ideal library, taken by default (a preset's: not --traits, not a profile's
-    traits key), priced comm across nodes, else ""."""
+    traits key), priced comm across nodes, else ""; without NODES_CLAUSE on nodes of several GPUs."""
     row = frame.iloc[0]
     crosses = int(row["workers"]) > int(row["gpus_per_node"])
     chosen = frame.attrs.get("library_chosen", False)
-    return hint if row.get("library") == "ideal" and crosses and not chosen else ""
+    if row.get("library") != "ideal" or not crosses or chosen:
+        return ""
+    return hint.replace(NODES_CLAUSE, "") if int(row["gpus_per_node"]) > 1 else hint
 
 
 def _devices(row, whose: str = "") -> str:
@@ -218,12 +225,15 @@ def memory_line(frame: pd.DataFrame) -> str:
     return f"{note[0].upper()}{note[1:].removesuffix('.')}." if note else ""
 
 
-def footnotes(frame: pd.DataFrame) -> list[str]:
+def footnotes(frame: pd.DataFrame, algorithm_notes: Iterable[str] = ()) -> list[str]:
     """Every note the breakdown's caption prints about its runs (the transports' footnotes, the whole
-    table's, the short-bench H, the library's lines, the memory warning), each once: estimate.json
-    records them so `lionsim report` carries what the terminal said."""
+    table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's lines, the
+    memory warning) and a sweep's `algorithm_notes` (a run's line indented under the line naming the
+    library), each once: estimate.json records them so `lionsim report` carries what the terminal said."""
     lines = [*frame.attrs.get("notes", ()), *frame.attrs.get("caption_notes", ()), short_bench_note(frame),
-             *frame.attrs.get("library_lines", ()), memory_line(frame)]
+             library_hint(frame, IDEAL_CAPTION_HINT), frame.attrs.get("cap_line", ""),
+             *frame.attrs.get("library_lines", ()),
+             memory_line(frame), *algorithm_notes]
     return list(dict.fromkeys(line for line in lines if line))
 
 
@@ -404,6 +414,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     its counts stand in for it there (the table above is the one --workers names: not refused, as a
     --sweep workers= beside a --workers table is how one sees both)."""
     import pandas as pd
+    from lionsim.reports.capped import capped_note
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
@@ -445,6 +456,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
+    if capped := capped_note(crossings, sweep.values):  # points past the library's cap repeat its figures
+        table.caption = f"{table.caption}\n{capped}" if table.caption else capped
+        table.caption_justify = "left"
     return fill(fit(fit(table, column="wins")))
 
 
@@ -549,7 +563,7 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace, footnotes(frame))) \
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace, footnotes(frame, swept.algorithm_notes if swept is not None else ()))) \
         if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:

@@ -232,6 +232,18 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
     return kind
 
 
+def gpu_nodes_library(network: Network, spec: str, gpus_per_node: int, chosen: bool) -> Network:
+    """A flat preset given nodes of several GPUs (--gpus-per-node G > 1) is a GPU cluster, which runs
+    NCCL: priced by NCCL's traits (DEVICE_LIBRARY) unless --traits named a library (`--traits ideal`
+    keeps the formulas). Alone a flat preset stays the ideal library (lionsim.network.presets)."""
+    from lionsim.network import NETWORKS, TRAITS
+
+    ideal = network.traits.ideal and network.traits.backend == "any"
+    if chosen or gpus_per_node <= 1 or not ideal or str(spec) not in NETWORKS:
+        return network
+    return network.with_traits(TRAITS.get(DEVICE_LIBRARY))
+
+
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
     check_plain(cfg)
@@ -282,6 +294,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if cfg.gpus_per_node is not None:
         check_gpus_per_node(workers, _positive_int("gpus-per-node", cfg.gpus_per_node))
         network = with_gpus_per_node(network, cfg.gpus_per_node, device)
+        network = gpu_nodes_library(network, cfg.network, cfg.gpus_per_node, chosen)
     network.nodes(workers)  # whole nodes, or one node
     algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
     check_tie(cfg.tie)

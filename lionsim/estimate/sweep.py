@@ -38,16 +38,20 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
+from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole_nodes import fills_nodes, neighbour_count
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
-                     "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses"]
+                     "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses", CAPPED]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
 speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated).
 wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others.
 speedup_at_crossover, speedup_at_loses: on a workers sweep, the speedups priced at those two counts,
 which sweep.png's line passes through (between sparse swept counts a straight segment would cross
-1 elsewhere than the priced counts do); NaN on a bandwidth sweep."""
+1 elsewhere than the priced counts do); NaN on a bandwidth sweep.
+capped_above_GBps: on a bandwidth sweep, the library's cap (NCCL over sockets: 1.96 GB/s a node)
+where a swept bandwidth passes it: the points above it are priced at the cap, repeating its step
+times (except where NCCL's choice flips on the link's rate, algorithm_note); NaN where none passes it."""
 
 
 def with_bandwidth(network: Network, gbps: float) -> Network:
@@ -119,8 +123,19 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     records = sweep_rows(r, sweep, memo)
     frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])
     to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
-    return Swept(sweep, frame, crossovers(frame, sweep, r, memo=memo), to_target,
+    crossings = crossovers(frame, sweep, r, memo=memo)
+    for crossed in (c for c in (crossings, to_target) if c is not None):
+        crossed[CAPPED] = capped_above(frame, sweep)  # points past the library's cap repeat its figures
+    return Swept(sweep, frame, crossings, to_target,
                  tuple(algorithm_notes(frame, sweep.variable, sweep.unit)))
+
+
+def capped_above(rows: pd.DataFrame, sweep: Sweep) -> float:
+    """The library's cap in GB/s a node (fabric_cap_GBps: NCCL over sockets) where a swept bandwidth
+    passes it, else NaN: above it the link is priced at the cap (CROSSOVER_COLUMNS)."""
+    cap = float(rows["fabric_cap_GBps"].iloc[0]) if "fabric_cap_GBps" in rows.columns and len(rows) else math.nan
+    passes = sweep.variable == "bandwidth" and math.isfinite(cap) and max(sweep.values) > cap
+    return cap if passes else math.nan
 
 
 def worker_counts(after: int, upto: int, workers_per_node: int) -> list[int]:

@@ -169,6 +169,15 @@ ACCURACY = "accuracy"
 """The metric built-in workloads report as eval_acc (a fraction, shown as a percentage)."""
 
 
+def library_text(row) -> str:
+    """The library that priced comm, as estimate's title says it: "nccl over sockets", "ideal"; ""
+    for a CSV written before estimate.csv's library column."""
+    library, fabric = row.get("library", ""), row.get("fabric", "")
+    if not isinstance(library, str) or not library:
+        return ""
+    return f"{library} over {fabric}" if isinstance(fabric, str) and fabric else library
+
+
 def shows_across(frame: pd.DataFrame) -> bool:
     """Whether estimate's table and report show `across` (inter_bytes): wherever a node of the
     network has several GPUs, so the column does not come and go with the plan (a ring's hop out

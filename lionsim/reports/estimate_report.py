@@ -20,7 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.numbers import bytes_text, sig, speedup_text
-from lionsim.reports.columns import model_name, per_worker_text, shows_across, swept_text, sweep_heading
+from lionsim.reports.capped import capped_note
+from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, swept_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -76,7 +77,9 @@ def _notes(directory: Path) -> str:
     """The Notes section: what the estimate's caption said about its runs (estimate.json's notes:
     a run that does not fit, H below the authors', a rank that compresses nothing), "" where none."""
     notes = [n for n in _record(directory).get("notes") or () if isinstance(n, str) and n]
-    return "## Notes\n\n" + "\n".join(f"- {n}" for n in notes) if notes else ""
+    # an indented note is one run's line under the note before it (a sweep's algorithm notes): nested
+    items = [f"  - {n.strip()}" if n.startswith("  ") else f"- {n}" for n in notes]
+    return "## Notes\n\n" + "\n".join(items) if notes else ""
 
 
 def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
@@ -86,6 +89,8 @@ def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     if "tokens_per_worker" in frame.columns:
         rows.append(["per worker and step", per_worker_text(first)])
     rows += [[key, _value(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
+    if library := library_text(first):  # which library priced comm, as estimate's title says
+        rows.append(["library", library])
     if "overlap" in frame.columns:  # per transport: name each mode's runs
         modes = frame.drop_duplicates(["strategy", "transport"]).groupby("overlap", sort=False)
         rows.append(["overlap", "; ".join(f"{mode}: " + ", ".join(f"{s}@{t}" for s, t in zip(g["strategy"], g["transport"]))
@@ -147,7 +152,8 @@ def estimate_report(directory: Path) -> str:
                      + (f"\n\nto_target.png is not drawn: {why}." if why else ""))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
-    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable),
+    capped = capped_note(crossings, sorted(frame["sweep_value"].unique()))  # points past the library's cap
+    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable) + (f"\n\n{capped}" if capped else ""),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               _notes(directory), _reproduce(directory)]
     return "\n\n".join(part for part in parts if part) + "\n"

@@ -96,7 +96,8 @@ def test_under_csv_the_ideal_library_hint_is_on_stderr_where_the_table_would_sho
     (["10gbe"], "16 nodes x 1 GPU", "library: ideal", True),
     (["10gbe", "--traits", "nccl"], "16 nodes x 1 GPU", "library: nccl over sockets", False),
     (["h100x8-10gbe"], "2 nodes x 8 GPUs", "library: nccl over sockets", False),
-    (["10gbe", "--gpus-per-node", "8"], "2 nodes x 8 GPUs", "library: ideal", True),
+    (["10gbe", "--gpus-per-node", "8"], "2 nodes x 8 GPUs", "library: nccl over sockets", False),
+    (["10gbe", "--gpus-per-node", "8", "--traits", "ideal"], "2 nodes x 8 GPUs", "library: ideal", False),
 ])
 def test_the_title_says_the_topology_and_library_and_the_ideal_one_points_to_nccl(monkeypatch, network, topology,
                                                                                    library, hint):
@@ -105,6 +106,33 @@ def test_the_title_says_the_topology_and_library_and_the_ideal_one_points_to_ncc
     assert lines_fit(done.stdout)
     assert f"({topology}, {library})" in said, said
     assert ("--traits nccl prices it, --gpus-per-node sets your nodes' GPUs" in said) == hint
+
+
+USER_25GBE = ["estimate", "--params", "1e9", "--tokens-per-worker", "8192", "--workers", "32", "--gpus-per-node", "8",
+              "--network", "25gbe", "--format", "csv"]
+"""A new user's GPU cluster: 4 nodes of 8 GPUs on the 25gbe preset, --traits not given."""
+
+
+def test_a_flat_preset_given_nodes_of_several_gpus_is_priced_as_nccl_unless_traits_says_otherwise():
+    runs = {}
+    for traits in ([], ["--traits", "nccl"], ["--traits", "ideal"]):
+        done = CliRunner().invoke(app, [*USER_25GBE, *traits])
+        assert done.exit_code == 0, done.output
+        runs[" ".join(traits)] = (pd.read_csv(io.StringIO(done.stdout)), done.stderr)
+    (plain, said), (nccl, _), (ideal, _) = runs.values()
+    assert set(plain["library"]) == {"nccl"} and set(plain["fabric"]) == {"sockets"}
+    pd.testing.assert_series_equal(plain["step_s"], nccl["step_s"])  # the same as asking for NCCL
+    assert set(ideal["library"]) == {"ideal"} and (ideal["step_s"] < plain["step_s"]).all()  # no sockets cap
+    assert "--gpus-per-node" not in said  # the option given is not suggested
+
+
+def test_the_ideal_hint_on_nodes_of_several_gpus_does_not_suggest_gpus_per_node():
+    from lionsim.cli.estimate_cmd import IDEAL_CAPTION_HINT, library_hint
+
+    row = {"workers": 32, "gpus_per_node": 8, "library": "ideal"}
+    hint = library_hint(pd.DataFrame([row]), IDEAL_CAPTION_HINT)
+    assert hint.startswith("GPUs run NCCL") and "--traits nccl prices it" in hint and "--gpus-per-node" not in hint
+    assert "--gpus-per-node sets" in library_hint(pd.DataFrame([{**row, "gpus_per_node": 1}]), IDEAL_CAPTION_HINT)
 
 
 def test_one_worker_is_one_worker_on_one_node_and_draws_no_library_line(monkeypatch):

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
-from lionsim.reports.columns import model_text
+from lionsim.reports.columns import library_text, model_text
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, speedup_label, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
@@ -43,7 +43,8 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     top, bottom = fig.subplots(2, 1, sharex=True)
     first = frame.iloc[0]
     fixed = (f"{first['workers']} workers, " if variable != "workers" else "") + (
-        f"{first['network']}, " if variable != "bandwidth" else f"{first['network']} inter link, ")
+        f"{first['network']}{nodes_text(first)}, " if variable != "bandwidth"
+        else f"{first['network']} inter link{nodes_text(first)}, ")
     # over the whole figure, not the top panel (which the legend leaves half of: a long model name was cut)
     spread = first.get("compute_spread")  # the expected step over uneven workers: say so, as the table does
     spread = f", compute spread {spread}" if isinstance(spread, str) and spread else ""
@@ -86,17 +87,43 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     step = frame["step_s"] / scale
     labelled_log_axis(top.yaxis, float(step.min()), float(step.max()))  # 60, 100, 200 ms, the top labelled
     values = sorted(frame["sweep_value"].unique())
+    one_node = one_node_counts(frame, variable)  # nothing crosses a node there: said on the axis
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
-        bottom.set_xticks(values, [f"{v:g}" for v in values])  # the swept counts, as plain integers
-        bottom.xaxis.set_minor_formatter(NullFormatter())
+        bottom.set_xticks(values, [f"{v:g}" + ("\n(one node)" if v in one_node else "") for v in values])
+        bottom.xaxis.set_minor_formatter(NullFormatter())  # the swept counts, as plain integers
     else:
         labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
+        if one_node:  # too many counts to label each: shade the ones within one node
+            for ax in (top, bottom):
+                ax.axvspan(values[0], max(one_node), color="#888888", alpha=0.12, linewidth=0)
+            top.text(0.01, 0.04, f"shaded: one node (up to {max(one_node):g} workers)", transform=top.transAxes,
+                     fontsize=8, color="#444444", va="bottom", ha="left")
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(speedup_label("speedup", baseline, log, fig))  # folded to its panel's height
     bottom.set_xlabel("workers (log scale)" if variable == "workers" else "inter-node bandwidth (GB/s, log scale)")
     legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
+
+
+def nodes_text(row) -> str:
+    """" (8 GPUs a node, library: nccl over sockets)": what the network's nodes hold and the library
+    that priced comm, as estimate's title says them; "" for a CSV without those columns."""
+    parts = []
+    if "gpus_per_node" in row and pd.notna(row["gpus_per_node"]):
+        parts.append(f"{int(row['gpus_per_node']):,} GPU{'s' if int(row['gpus_per_node']) != 1 else ''} a node")
+    if library := library_text(row):
+        parts.append(f"library: {library}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def one_node_counts(frame: pd.DataFrame, variable: str) -> set[float]:
+    """The swept worker counts that fit in one node of several GPUs (nothing crosses a node there);
+    empty for a bandwidth sweep or one GPU a node (every count crosses from 2)."""
+    if variable != "workers" or "gpus_per_node" not in frame.columns:
+        return set()
+    per_node = int(frame["gpus_per_node"].iloc[0])
+    return {float(v) for v in frame["sweep_value"].unique() if per_node > 1 and v <= per_node}
 
 
 def hierarchical(frame: pd.DataFrame) -> bool:
