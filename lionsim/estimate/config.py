@@ -18,7 +18,10 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
-from lionsim.estimate.plain import DEVICE_LIBRARY, MAXIMA, chosen_device, check_gpus_per_node, check_mfu, check_plain, check_seed, load_plain_network, positive_int as _positive_int, with_gpus_per_node  # noqa: F401
+from lionsim.estimate.plain import (  # noqa: F401  (with_gpus_per_node: re-exported for lionsim.estimate)
+    DEVICE_LIBRARY, MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_device,
+    load_plain_network, positive_int as _positive_int, with_gpus_per_node,
+)
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
