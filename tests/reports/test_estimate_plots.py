@@ -90,7 +90,7 @@ def test_a_time_to_target_title_keeps_to_two_lines_and_the_caption_holds_the_res
     from tests.helpers.figures import cut_texts
 
     with pytest.raises(SystemExit) as done:
-        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
+        main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw",
               "-s", "lion", "--tokens", "1e9", "--from-run", str(MEASURED), "--sweep", "workers=16,64",
               "--out", str(tmp_path / "est")])
     assert done.value.code == 0
@@ -193,7 +193,7 @@ def test_every_run_of_a_to_target_sweep_is_in_its_legend_with_why_it_has_no_line
     """A run with no time to target anywhere was left out of the legend without a word."""
     fig = _sweep_figure(monkeypatch, tmp_path, to_target_plots, "to_target",
                         ["--model", "gpt2-124m", "--network", "h100x8-100gbe", "--tokens", "1e9", "--from-run",
-                         str(MEASURED), "--sweep", "workers=16,64", "-s", "adamw@bf16-allreduce", "-s", "lion",
+                         str(MEASURED), "--sweep", "workers=16,64", "-s", "adamw", "-s", "lion",
                          "-s", "onebit-adam"])
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert "onebit-adam@compressed-allreduce: not trained, no line" in labels
@@ -216,11 +216,11 @@ def test_every_run_of_a_to_target_sweep_is_in_its_legend_with_why_it_has_no_line
 def test_a_to_target_bandwidth_sweep_says_why_a_faster_link_slows_nccl_over_sockets(tmp_path, monkeypatch):
     """Past the sockets fabric's cap NCCL still ranks on the link's rate, and at 64 workers on
     h100x8-100gbe a faster link flips AdamW's all-reduce to a choice priced slower: its time to
-    target rises (174 h to 210 h at 26e9 tokens). Modelled on purpose (lionsim.network.nccl); the
+    target rises. Modelled on purpose (lionsim.network.nccl); the
     step-time plot said so and the time-to-target plot did not."""
     fig = _sweep_figure(monkeypatch, tmp_path, to_target_plots, "to_target",
                         ["--model", "gpt2-1.3b", "--network", "h100x8-100gbe", "--workers", "64", "--tokens", "2.6e10",
-                         "--from-run", str(MEASURED), "--sweep", "bandwidth=1:100:12", "-s", "adamw@bf16-allreduce"])
+                         "--from-run", str(MEASURED), "--sweep", "bandwidth=1:100:12", "-s", "adamw"])
     rows = pd.read_csv(tmp_path / "est" / "sweep.csv").sort_values("sweep_value")
     times = rows["time_to_target_s"].to_numpy()
     assert (np.diff(times) > 0).any()  # the rise the note explains

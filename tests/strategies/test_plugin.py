@@ -145,12 +145,14 @@ def test_listed_and_in_the_matrix(plugin, capsys):
     assert "randomk-ef" in set(frame.strategy)
     # its own k of mlp's 11,018 parameters (ratio 0.05), as bench books it: k (int32, fp32) pairs up, 3 k down
     k = math.ceil(0.05 * 11_018)
-    row = frame.set_index("strategy").loc["randomk-ef"]
+    row = frame.set_index(["strategy", "transport"]).loc[("randomk-ef", "sparse-allgather")]
     assert (row.bits_per_param_up, row.bits_per_param_down) == pytest.approx((64 * k / 11_018, 3 * 64 * k / 11_018))
     assert exit_code(["strategies", "--plugin", str(EXAMPLE), "--matrix", "--format", "csv"]) == 0
     matrix = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("strategy")
     assert matrix.loc["randomk-ef", "options"] == "--randomk-ef-ratio (0.05)"
-    assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather" and matrix.loc["randomk-ef", "estimate"] == "yes"
+    # every registered transport that carries its sparse payload (sparse-allgather's GRACE-decode form too)
+    assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather, sparse-allgather-per-sender"
+    assert matrix.loc["randomk-ef", "estimate"] == "yes"
 
 
 @pytest.mark.slow
