@@ -18,6 +18,7 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail, optio
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
+from lionsim.estimate.plain import positive_int
 from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
@@ -180,6 +181,7 @@ def comm(
             if value is not None:
                 raise LionsimError(f"{name} {MEASURE_ONLY[name]}: use --backend gloo or nccl")
     if gpus_per_node is not None and backend != "sim":
+        positive_int("gpus-per-node", gpus_per_node)  # a bad count is refused by its range first, as everywhere
         raise LionsimError(f"--gpus-per-node {gpus_per_node} lays out the model's nodes; measured ranks are where "
                            "the launcher put them: use --backend sim")
     net = network_for(network, traits=traits, backend=backend)
@@ -251,7 +253,7 @@ def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int]):
     the two commands price one call alike but for the library (ESTIMATE_NOTE). Every --workers
     count must fill whole nodes (or one), as estimate's must."""
     from lionsim.compute.devices import get_device
-    from lionsim.estimate.plain import check_gpus_per_node, chosen_device, positive_int, with_gpus_per_node
+    from lionsim.estimate.plain import check_gpus_per_node, chosen_device, with_gpus_per_node
 
     positive_int("gpus-per-node", gpus_per_node)
     for n in counts:

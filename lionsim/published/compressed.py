@@ -253,7 +253,7 @@ _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tenso
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
              "of the 25.6M floats a step")
 _TOPK = ("top-k at 1% per tensor with error feedback, all-gather of fp32 values and int32 indices (as lionsim's dgc), "
-         "decompressed as GRACE does it, which sparse-allgather-per-sender's decode prices kernel by kernel a tensor "
+         "decompressed as GRACE does it, which grace-allgather's decode prices kernel by kernel a tensor "
          "(grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a split and a "
          "tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N)")
 GRACE_THROUGHPUT: dict[tuple[str, str], tuple[str, float]] = {
@@ -273,7 +273,7 @@ def _grace_step(method: str, link: str) -> float:
 
 _GRACE_RUNS = {
     "powersgd": ("PowerSGD", _POWERSGD, ("-s", "powersgd@lowrank-allreduce", "--powersgd-rank", "1"), "powersgd"),
-    "topk": ("top-k", _TOPK, ("-s", "dgc@sparse-allgather-per-sender", "--topk-ratio", "0.01"),
+    "topk": ("top-k", _TOPK, ("-s", "dgc@grace-allgather", "--topk-ratio", "0.01"),
              "topk ratio 0.01 with memory"),
 }
 """GRACE's method -> its name in the quantity, the config's words for it, lionsim's run of it and the
@@ -452,7 +452,7 @@ _MISS_GRACE_TOPK = (
     "tensor in one all-gather (its values bitcast to int32 beside its indices) and then decompresses each worker's "
     "part on its own (grace_dl/tensorflow/communicator/allgather.py at 106e3de: for each of the N ranks a slice, a "
     "split and a tf.scatter_nd into a dense zero tensor of the gradient's size, then tf.math.add_n of the N): N + 1 "
-    "dense passes and about 4N + 1 kernels a tensor ({loop}), which the cases price as sparse-allgather-per-sender, "
+    "dense passes and about 4N + 1 kernels a tensor ({loop}), which the cases price as grace-allgather, "
     "{decode} s a step to decode. A check that fed no price: {check}. What is left: {rest}; lionsim runs each "
     "tensor's exchange beside the codec work of the others, which the release does not say GRACE does (`codec "
     "overlap`).")
@@ -500,7 +500,7 @@ def _grace_holdout_figures(method: str):
                f"{_GRACE_COST[method]} s a step (its throughput runs less its upper-bound ones: {_GRACE_KERNEL[method]})")
         codec = (f"lionsim's codec costs {ours.encode_s + ours.decode_s:.3f} s{row}" if method != "topk" else
                  f"lionsim's encode costs {ours.encode_s:.3f} s{row}, and its decode, GRACE's per-sender "
-                 f"decompression (sparse-allgather-per-sender), {ours.decode_s:.3f} s")
+                 f"decompression (grace-allgather), {ours.decode_s:.3f} s")
         return {"dense": f"{dense.step_s:.3f}", "dense_off": f"{abs(dense.step_s / release_dense - 1):.0%}",
                 "dense_run": f"{dense_id}, {release_dense:.3f} s", "step": f"{ours.step_s:.3f}",
                 "run": f"{run_id}, {release:.3f} s", "gap": _gap(release, ours.step_s).lstrip("-"),

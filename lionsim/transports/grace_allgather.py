@@ -1,4 +1,4 @@
-"""sparse-allgather-per-sender: sparse-allgather's exchange, decompressed as GRACE's TensorFlow
+"""grace-allgather: sparse-allgather's exchange, decompressed as GRACE's TensorFlow
 allgather communicator does it (grace_dl/tensorflow/communicator/allgather.py at 106e3de, with
 grace_dl/tensorflow/compressor/topk.py's decompress and Compressor.aggregate).
 
@@ -43,9 +43,9 @@ def add_n_launches(workers: int) -> int:
     return 1 + max(0, -(-(workers - first) // ADD_N_WIDTH))
 
 
-@TRANSPORTS.register("sparse-allgather-per-sender")
-class SparseAllGatherPerSender(SparseAllGather):
-    name = "sparse-allgather-per-sender"
+@TRANSPORTS.register("grace-allgather")
+class GraceAllGather(SparseAllGather):
+    name = "grace-allgather"
     kernels = ("cast", "scatter-add")
     carries = ("sparse",)
     # overlap: sparse-allgather's (a bucket's or tensor's pairs index into it alone)

@@ -151,7 +151,7 @@ def test_listed_and_in_the_matrix(plugin, capsys):
     matrix = pd.read_csv(io.StringIO(capsys.readouterr().out)).set_index("strategy")
     assert matrix.loc["randomk-ef", "options"] == "--randomk-ef-ratio (0.05)"
     # every registered transport that carries its sparse payload (sparse-allgather's GRACE-decode form too)
-    assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather, sparse-allgather-per-sender"
+    assert matrix.loc["randomk-ef", "transports"] == "sparse-allgather, grace-allgather"
     assert matrix.loc["randomk-ef", "estimate"] == "yes"
 
 

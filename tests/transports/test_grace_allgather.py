@@ -1,4 +1,4 @@
-"""sparse-allgather-per-sender: sparse-allgather's exchange, decompressed as GRACE's TensorFlow
+"""grace-allgather: sparse-allgather's exchange, decompressed as GRACE's TensorFlow
 allgather communicator does it. References: sparse-allgather's aggregate (the same value, a
 different order of additions), and a hand count of GRACE's decompression written here from its
 code (grace_dl/tensorflow/communicator/allgather.py at 106e3de and TensorFlow's AddN)."""
@@ -14,7 +14,7 @@ from lionsim.backends import SimComm
 from lionsim.plugins import check_transport
 from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
 
-NAME = "sparse-allgather-per-sender"
+NAME = "grace-allgather"
 
 
 def _payload(workers: int, numel: int, k: int, seed: int) -> Payload:
