@@ -56,11 +56,7 @@ class GraceAllGather(SparseAllGather):
         spec, workers = payload.spec, comm.world_size
         if spec.over_senders:  # GRACE has no mean over senders (DeMo, SparseLoCo): sparse-allgather's (module doc)
             return super().aggregate(payload, comm, clock)
-        with section(clock, "encode"):
-            indices = payload.indices.to(torch.int32)
-        with section(clock, "collective"):
-            all_idx = comm.all_gather(indices)  # [w, W, k]
-            all_val = comm.all_gather(payload.values)  # [w, W, k]
+        all_idx, all_val = self.gathered(payload, comm, clock)  # [w, W, k] each
         with section(clock, "decode"):
             w = all_idx.shape[0]
             dense = [torch.zeros(w, spec.numel, dtype=torch.float32, device=all_val.device)

@@ -25,13 +25,16 @@ class SparseAllGather(Transport):
     overlap = frozenset({PER_BUCKET, AFTER_BACKWARD})  # a bucket's pairs index into that bucket
     summary = "all-gather of top-k (int32 index, float32 value) pairs, summed densely"
 
-    def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
-        spec, workers = payload.spec, comm.world_size
+    def gathered(self, payload: Payload, comm: Comm, clock: Clock | None) -> tuple[Tensor, Tensor]:
+        """Every worker's (int32 indices, values), each [w, W, k]: the exchange alone."""
         with section(clock, "encode"):
             indices = payload.indices.to(torch.int32)
         with section(clock, "collective"):
-            all_idx = comm.all_gather(indices)  # [w, W, k]
-            all_val = comm.all_gather(payload.values)  # [w, W, k]
+            return comm.all_gather(indices), comm.all_gather(payload.values)
+
+    def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
+        spec, workers = payload.spec, comm.world_size
+        all_idx, all_val = self.gathered(payload, comm, clock)
         with section(clock, "decode"):
             w = all_idx.shape[0]
             dense = torch.zeros(w, spec.numel, dtype=torch.float32, device=all_val.device)
