@@ -11,6 +11,7 @@ from collections import defaultdict
 import pytest
 
 from lionsim.cli.app import click_app
+from lionsim.cli.click_compat import click  # typer's own (it vendors click from 0.20)
 from lionsim.ranges import SEED, STEPS, WORKERS, Range, span
 from tests.helpers.cli import run_cli
 
@@ -37,8 +38,6 @@ DIFFERS = {("comm", "--ranks"): "bench's processes hold --workers between them (
 
 def _numeric_options() -> list[tuple[str, str]]:
     """(command, flag) of every option of every command whose value is a number, read from the app."""
-    import click
-
     group = click_app()
     found = []
     for name in group.list_commands(click.Context(group)):

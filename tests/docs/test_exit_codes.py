@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import click
 import typer
 
 import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import app
+from lionsim.cli.click_compat import click  # typer's own (it vendors click from 0.20)
 
 OUTPUTS = Path(__file__).resolve().parents[2] / "docs" / "outputs.md"
 EXIT = re.compile(r"\bexits? (?:with )?(?:code )?(\d)\b")
