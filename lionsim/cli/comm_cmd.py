@@ -18,7 +18,9 @@ from lionsim.cli.app import ConfigOption, app, console, err_console, fail, optio
 from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_words
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
-from lionsim.estimate.plain import positive_int
+from lionsim.compute.devices import get_device
+from lionsim.estimate.plain import (check_gpus_per_node, chosen_device, positive_int,
+                                   with_gpus_per_node)
 from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
@@ -195,7 +197,7 @@ def comm(
                            "lionsim's own ranks talk over this host's loopback")
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if gpus_per_node is not None:
-        net = _nodes_of(net, network, gpus_per_node, counts)
+        net = _nodes_of(net, network, gpus_per_node, counts, bool(workers))
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
@@ -247,23 +249,23 @@ def comm(
                                                               markup=False, highlight=False)
 
 
-def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int]):
+def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_workers: bool):
     """`net` with --gpus-per-node workers a node, as `lionsim estimate` lays it out (the network's
     intra link, else its device's NVLink, else estimate's default device's): the same nodes, so
     the two commands price one call alike but for the library (ESTIMATE_NOTE). Every --workers
     count must fill whole nodes (or one), as estimate's must."""
-    from lionsim.compute.devices import get_device
-    from lionsim.estimate.plain import check_gpus_per_node, chosen_device, with_gpus_per_node
-
     positive_int("gpus-per-node", gpus_per_node)
     for n in counts:
-        check_gpus_per_node(n, gpus_per_node)
+        try:
+            check_gpus_per_node(n, gpus_per_node)
+        except LionsimError as e:
+            raise LionsimError(f"{e} (--workers {n}{'' if given_workers else ', the default'})") from None
     device, _ = chosen_device(None, spec, net)
     laid = with_gpus_per_node(net, gpus_per_node, get_device(device))
     if laid.intra is not net.intra:  # the link inside a node came from a device, not the network: say whose
         err_console.print(f"note: --gpus-per-node {gpus_per_node}: the GPUs of a node are joined by {device}'s "
-                          f"NVLink, {laid.intra.bandwidth_Bps / 1e9:g} GB/s (network {net.name!r} has no intra link; a profile's [intra] sets "
-                          "another)", markup=False, highlight=False)
+                          f"NVLink, {laid.intra.bandwidth_Bps / 1e9:g} GB/s (network {net.name!r} has no intra "
+                          "link; a profile's [intra] sets another)", markup=False, highlight=False)
     return laid
 
 

@@ -40,8 +40,8 @@ def machine_facts(wall_s: float) -> dict:
     from lionsim.regress.fingerprint import fingerprint
 
     fp = fingerprint()
-    return {"cpu": fp["cpu"], "cpu_capability": fp["cpu_capability"], "torch": fp["torch"],
-            "date": datetime.date.today().isoformat(), "wall_s": round(wall_s)}
+    return {"cpu": fp["cpu"], "cpu_flags": fp["cpu_flags"], "cpu_capability": fp["cpu_capability"],
+            "torch": fp["torch"], "date": datetime.date.today().isoformat(), "wall_s": round(wall_s)}
 
 
 def cache_run(cache: str, run: Callable[[], Any]) -> Path:
@@ -74,12 +74,19 @@ def other_platform(cache: str) -> str:
     dispatches to, torch), or "" where it does not. On another platform the first steps' data-dependent
     modelled columns may differ from the cache's although the code is the same: a gradient entry
     that rounds to exactly 0 on one CPU and not on another makes a worker abstain there, and a 1-bit
-    vote then carries its voted bitmap too (2 bits a parameter: lionsim.transports.abstain)."""
+    vote then carries its voted bitmap too (2 bits a parameter: lionsim.transports.abstain). A VM may
+    call every generation "AMD EPYC": the CPU's flags tell them apart, where the cache recorded them
+    (machine_facts does since 2026-11-29; an older cache compares the rest). A cache without the CPU
+    or torch it ran on is an error, not a skip: it could never be checked."""
     from lionsim.regress.fingerprint import fingerprint
 
     facts, now = load_cached(cache).facts, fingerprint()
-    return "; ".join(f"{key} {facts.get(key)} -> {now[key]}" for key in ("cpu", "cpu_capability", "torch")
-                     if facts.get(key) != now[key])
+    missing = [key for key in ("cpu", "cpu_capability", "torch") if key not in facts]
+    if missing:
+        raise LionsimError(f"the cache {cache} records no {', '.join(missing)}: `python -m lionsim.docgen "
+                           f"--refresh {cache}` trains it again with them")
+    keys = ("cpu", *(("cpu_flags",) if "cpu_flags" in facts else ()), "cpu_capability", "torch")
+    return "; ".join(f"{key} {facts[key]} -> {now[key]}" for key in keys if facts[key] != now[key])
 
 
 def first_steps_differ(cache: str, plan_now: Any, rerun: Callable[[], pd.DataFrame]) -> list[str]:

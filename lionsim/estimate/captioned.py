@@ -60,11 +60,12 @@ def bare_runs(cfg: EstimateConfig, frame: pd.DataFrame) -> set[str]:
 
 def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     """The per-step breakdown of every strategy in cfg (one row each, ESTIMATE_COLUMNS first);
-    attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where
-    the default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
-    hierarchical forms; replica_layout_note where a node holds several replicas), apart from attrs["notes"], the rows' transports' footnotes; attrs["cap_line"] and
-    attrs["library_lines"]: the caption's lines about the library that priced comm
-    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each."""
+    attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where the
+    default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
+    hierarchical forms; replica_layout_note where a node holds several replicas), apart from attrs["notes"],
+    the rows' transports' footnotes; attrs["cap_line"] and attrs["library_lines"]: the caption's lines about
+    the library that priced comm (lionsim.estimate.library_note): the fabric's cap ("" where none binds),
+    the others a line each."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is

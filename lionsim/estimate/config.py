@@ -26,7 +26,7 @@ from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, NETWORKS, TRAITS, Network
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.ranges import refusal, span
@@ -239,8 +239,6 @@ def gpu_nodes_library(network: Network, spec: str, gpus_per_node: int, chosen: b
     """A flat preset given nodes of several GPUs (--gpus-per-node G > 1) is a GPU cluster, which runs
     NCCL: priced by NCCL's traits (DEVICE_LIBRARY) unless --traits named a library (`--traits ideal`
     keeps the formulas). Alone a flat preset stays the ideal library (lionsim.network.presets)."""
-    from lionsim.network import NETWORKS, TRAITS
-
     ideal = network.traits.ideal and network.traits.backend == "any"
     if chosen or gpus_per_node <= 1 or not ideal or str(spec) not in NETWORKS:
         return network

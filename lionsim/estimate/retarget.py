@@ -3,15 +3,15 @@ the loss curves DIR holds, without training again.
 
 Steps to target are read off the recorded loss curves (the first step whose smoothed loss is <= the
 target: lionsim.reports.summary.summarize), so another target needs no new training: each run is
-summarised again under its own rule (its baseline, its smoothing window) with X in place of its
+summarised again under its own rule with X in place of its
 target. A bench run from its steps.csv; a sweep from sweep_steps.csv, each group of cells (one
-workload, worker count, network and seed) as the sweep summarised it. X is one loss for every
+workload, worker count, network and seed) summarised again with X as its target (the steps to a
+given target need no baseline: only steps_to_target is taken back). X is one loss for every
 cell, as `bench --target-loss` and `sweep --target-loss` set it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,11 +58,10 @@ def sweep_summary(where: Path, summary: pd.DataFrame, target: float, given: str)
     if missing:
         raise LionsimError(f"bad --from-run {given}: {SWEEP_STEPS} has no steps of cell {missing[0]}")
     out = summary.copy()
-    rule = SummaryRule(baseline=str(summary["baseline"].iloc[0]), target_loss=target)
+    rule = SummaryRule(target_loss=target)  # a given target: the steps to it need no baseline
     for _, group in summary.groupby(["workload", "workers", "network", "seed"], sort=False):
         cells = list(group["cell"])
-        again = summarize(pd.concat([by_cell[c].drop(columns="cell") for c in cells], ignore_index=True),
-                          rule if rule.baseline in set(group["label"]) else dataclasses.replace(rule, baseline=None))  # a group without its baseline: no ratio
+        again = summarize(pd.concat([by_cell[c].drop(columns="cell") for c in cells], ignore_index=True), rule)
         reached = dict(zip(again["run"], again["steps_to_target"]))
         for index, label in zip(group.index, group["label"]):
             out.loc[index, ["steps_to_target", "target_loss", "target_rule"]] = [reached[label], target,

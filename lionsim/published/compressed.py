@@ -242,7 +242,7 @@ _IB_PROFILE_WORDS = (
 _MISS_DS_IB = (
     _IB_PROFILE_WORDS + ", but the figure's dense step is {figure_dense} s (about {adam} samples/s) where the "
     "profile's whole step is {profile_step} s and lionsim's {dense} s, so the ratio cannot meet both (`source "
-    "disagreement`); 1-bit Adam's step ({onebit} s priced, {codec} s of it its codec; {figure_onebit} s in the "
+    "disagreement`, the paper's cluster taken to be the post's: examples/clusters/v100x8-ib-qdr.toml); 1-bit Adam's step ({onebit} s priced, {codec} s of it its codec; {figure_onebit} s in the "
     "figure, about {onebit_rate} samples/s) is within {onebit_off}.")
 _MISS_DS_IB_SQUAD = (
     _IB_PROFILE_WORDS + "; Figure 8 states the ratio only (1.7x), so which step misses it does not say: lionsim's "

@@ -9,11 +9,13 @@ tensors are then summed by one tf.math.add_n. So N + 1 dense passes and about 4N
 tensor, where sparse-allgather adds every worker's pairs into one buffer by one scatter-add.
 
 The wire (bytes, collectives, bits) and the aggregate's value are sparse-allgather's; only the
-decode differs, and its unpack_ops price GRACE's kernels, not the torch ops below (which compute
-the same per-sender passes in torch). One aggregation is one tensor's under `--overlap tensors`,
-as GRACE runs it (each gradient on its own), so each Op's launches are per tensor there. GRACE's
-add_n has no mean over the workers that sent each index (DeMo's, SparseLoCo's payloads): such a
-payload is exchanged, decoded and priced as sparse-allgather does it.
+decode differs, and its unpack_ops price GRACE's kernels, not the torch ops below (which compute the
+same per-sender passes in torch). Those ops are what a kernel table prices (`--kernels table`, as
+the GRACE cases run); the ideal memory passes (`--kernels ideal`) stay sparse-allgather's. One
+aggregation is one tensor's under `--overlap tensors`, as GRACE runs it (each gradient on its own),
+so each Op's launches are per tensor there. GRACE's add_n has no mean over the workers that sent
+each index (DeMo's, SparseLoCo's payloads): such a payload is exchanged, decoded and priced as
+sparse-allgather does it.
 """
 
 from __future__ import annotations
@@ -45,10 +47,7 @@ def add_n_launches(workers: int) -> int:
 
 @TRANSPORTS.register("grace-allgather")
 class GraceAllGather(SparseAllGather):
-    name = "grace-allgather"
-    kernels = ("cast", "scatter-add")
-    carries = ("sparse",)
-    # overlap: sparse-allgather's (a bucket's or tensor's pairs index into it alone)
+    name = "grace-allgather"  # kernels, carries and overlap: sparse-allgather's
     summary = ("sparse-allgather decompressed as GRACE's TensorFlow allgather communicator: per sender a dense "
                "scatter, then a sum of the N")
 

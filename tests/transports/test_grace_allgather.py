@@ -19,7 +19,7 @@ NAME = "grace-allgather"
 
 def _payload(workers: int, numel: int, k: int, seed: int) -> Payload:
     gen = torch.Generator().manual_seed(seed)
-    indices = torch.stack([torch.randperm(numel, generator=gen)[:k] for _ in range(workers)])  # shared across workers
+    indices = torch.stack([torch.randperm(numel, generator=gen)[:k] for _ in range(workers)])  # each worker's own k
     values = torch.randn(workers, k, generator=gen)
     return Payload(PayloadSpec(kind="sparse", numel=numel, k=k), values, indices=indices)
 
