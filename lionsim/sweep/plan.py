@@ -24,9 +24,9 @@ from lionsim.frozen import thawed
 from lionsim.plan import BenchPlan
 from lionsim.reports.summary import SummaryRule
 from lionsim.sweep.cells import Cell, Unit, cell_id, grid_cells
-from lionsim.sweep.grid import Grid, check_grows, start_over
+from lionsim.sweep.grid import OPTION_OF_AXIS, Grid, check_grows, start_over
 from lionsim.sweep.shards import Shard
-from lionsim.sweep.store import CELLS_DIR
+from lionsim.sweep.store import CellStore
 
 RESUME_FREE = ("threads", "timeout")
 """Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
@@ -122,15 +122,12 @@ class SweepPlan:
 
 def held_values(grid: dict, root: Path) -> dict[str, set]:
     """Axis -> the values of `grid` (a sweep.json's) that the finished cells under `root` hold."""
-    cells = root / CELLS_DIR
-    finished = {p.name for p in cells.iterdir() if p.is_dir()} if cells.is_dir() else set()
-    held: dict[str, set] = {axis: set() for axis in ("workload", "workers", "network", "seed", "runs")}
-    if not finished:
-        return held
-    for values in itertools.product(*(grid.get(axis, []) for axis in held)):
-        if cell_id(*values) in finished:
-            for axis, value in zip(held, values):
-                held[axis].add(value)
+    axes = tuple(OPTION_OF_AXIS)  # cell_id's order: workload, workers, network, seed, run
+    points = {cell_id(*values): values for values in itertools.product(*(grid.get(axis, []) for axis in axes))}
+    held: dict[str, set] = {axis: set() for axis in axes}
+    for finished in CellStore(root).finished(list(points)):
+        for axis, value in zip(axes, points[finished]):
+            held[axis].add(value)
     return held
 
 
