@@ -103,6 +103,8 @@ POSITIVE = span(0, above=True)
 """A real number above 0 (--lr, --outer-lr ...)."""
 BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
 """--bucket-mb (bench, sweep, estimate)."""
+TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
+"""--target-loss: bench's, sweep's and estimate --from-run's."""
 
 OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED}
 """The shared options' ranges by flag, for a value refused before its range is checked (--workers

@@ -21,8 +21,8 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
 from lionsim.network import canonical_network, network_for
 from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, WORKERS, Range, is_number, refusal,
-                            span)
+from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, TARGET_LOSS, WORKERS, Range, is_number,
+                            refusal, span)
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -53,7 +53,6 @@ LR = Range(0, above=True)
 """--lr and a run's hyper lr (ranges.POSITIVE's words); beyond float32 refused beside it."""
 WEIGHT_DECAY = Range(0)
 """--weight-decay and a run's hyper weight_decay."""
-TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 
 
 def for_backend(values: dict, backend: str, compute: str | None = None) -> tuple[dict, dict]:

@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
-from lionsim.ranges import span, refusal
+from lionsim.ranges import TARGET_LOSS, refusal
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SWEEP_STEPS = "sweep_steps.csv"
-TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
-"""What --target-loss accepts (as bench's: lionsim.config.bench)."""
 
 
 def check_target(value: object) -> float:
