@@ -36,7 +36,10 @@ US = 1e-6
 """Seconds in a microsecond."""
 NVLINK_GBPS = 100.0
 """An intra link at least this fast (GB/s per GPU) is NVLink (NCCL's hop latencies, lionsim.network.nccl);
-slower is PCIe."""
+slower is PCIe, unless the link states its hardware (Link.hardware: a measured rate of older NVLink
+nodes can fall below this, and no PCIe link reaches it)."""
+HARDWARE = ("nvlink", "pcie")
+"""What a profile's [intra] link may state it is (`hardware`)."""
 NVLS_GENERATIONS = ("hopper", "blackwell")
 """GPU generations with NVLink SHARP (NVSwitch gen3 and later): tuning.cc's nvlsEfficiency is 0 before Hopper."""
 
@@ -53,12 +56,26 @@ class Link:
     """Fraction of `bandwidth_Bps` that collectives achieve, in (0, 1]."""
     gamma_s_per_byte: float = 0.0
     """Cost of combining (e.g. summing) one byte in a reduction, seconds per byte."""
+    hardware: str = ""
+    """What carries an intra link, where its profile states it: "nvlink" or "pcie" (NCCL's hop
+    latencies and NCCL 2.4's two-node rule differ: lionsim.network.nccl); "": inferred from the
+    rate (NVLINK_GBPS)."""
 
     def __post_init__(self) -> None:
+        if self.hardware not in ("", *HARDWARE):
+            raise LionsimError(f"hardware = {self.hardware!r} is not accepted; one of {', '.join(HARDWARE)} "
+                               "(what carries the intra link); leave it out to infer it from the rate")
         check_number("alpha_s", self.alpha_s, low=0.0, low_open=False)
         check_number("bandwidth_Bps", self.bandwidth_Bps, low=0.0, low_open=True)
         check_number("efficiency", self.efficiency, low=0.0, low_open=True, high=1.0)
         check_number("gamma_s_per_byte", self.gamma_s_per_byte, low=0.0, low_open=False)
+
+    @property
+    def nvlink(self) -> bool:
+        """Whether this (intra) link is NVLink: as stated, else at least NVLINK_GBPS."""
+        if self.hardware:
+            return self.hardware == "nvlink"
+        return self.bandwidth_Bps * self.efficiency / GB >= NVLINK_GBPS
 
     @property
     def beta(self) -> float:
@@ -73,6 +90,7 @@ class Link:
         bandwidth_GBps: float,
         efficiency: float = 1.0,
         reduce_GBps: float | None = None,
+        hardware: str = "",
     ) -> Link:
         """Build a link from the units of profile files (us, GB/s; reduce_GBps: bytes combined per s)."""
         check_number("alpha_us", alpha_us, low=0.0, low_open=False)
@@ -85,6 +103,7 @@ class Link:
             bandwidth_Bps=bandwidth_GBps * GB,
             efficiency=efficiency,
             gamma_s_per_byte=gamma,
+            hardware=hardware,
         )
 
     def scaled(self, bandwidth_divisor: float) -> Link:
@@ -100,6 +119,8 @@ class Link:
         }
         if self.gamma_s_per_byte > 0:
             out["reduce_GBps"] = 1.0 / (self.gamma_s_per_byte * GB)
+        if self.hardware:
+            out["hardware"] = self.hardware
         return out
 
 
@@ -170,7 +191,7 @@ class Network:
                                f"{', '.join(NVLS_GENERATIONS)} (NVSwitch gen3 on: NCCL's nvlsEfficiency is 0 before "
                                "Hopper); leave it out for none")
         intra_GBps = 0.0 if self.intra is None else self.intra.bandwidth_Bps * self.intra.efficiency / 1e9
-        if self.workers_per_node < 2 or intra_GBps < NVLINK_GBPS:
+        if self.workers_per_node < 2 or self.intra is None or not self.intra.nvlink:
             raise LionsimError(f"network {self.name!r}: nvls = {self.nvls!r} needs NVSwitch nodes: workers_per_node "
                                f">= 2 and an NVLink intra link (at least {NVLINK_GBPS:g} GB/s); this one has "
                                f"workers_per_node = {self.workers_per_node} and intra {intra_GBps:g} GB/s")

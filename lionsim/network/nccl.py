@@ -32,8 +32,9 @@ with the network's links standing in for the bandwidths NCCL's topology search f
   rule depends on the NCCL version a network states (ncclversion.py): tuning.cc has had it since
   v2.5.6-1, its first release; NCCL 2.4 (no tuning.cc: src/init.cc ncclTreeThreshold) doubled the
   tree's bandwidth on two nodes only where the GPUs have NVLink. So before 2.5.6 the rule holds on
-  NVLink nodes (an intra link of at least NVLINK_GBPS), and elsewhere the tree is ranked by the
-  inter link on two nodes as on more, which puts a large call on the ring. 2.4's other constants
+  NVLink nodes (an intra link stated NVLink, or of at least NVLINK_GBPS: Link.nvlink), and
+  elsewhere the tree is ranked by the inter link on two nodes as on more, which puts a large call
+  on the ring. 2.4's other constants
   (a ring at 5 GB/s a channel, a tree at 3/4 of it on NVLink and 2/3 on PCIe, 6 / 4 / 15 us hop
   latencies) are not carried: they choose as today's do on the sweeps lionsim.published checks
   (NVIDIA/nccl issue 209's NCCL 2.4.7 runs: a tree at every size on two NVLink nodes, a ring from
@@ -315,7 +316,7 @@ def choices(op: str, nbytes: float, ranks: int, nodes: int, intra: Link | None, 
     fabric = fabric or TUNING
     ppn = ranks // nodes
     link_GBps = math.inf if intra is None else intra.bandwidth_Bps * intra.efficiency / 1e9
-    intra_hw = "nvlink" if intra is not None and link_GBps >= NVLINK_GBPS else "pci"
+    intra_hw = "nvlink" if intra is not None and intra.nvlink else "pci"
     intra_GBps = math.inf if ppn == 1 else link_GBps
     inter_GBps = inter.bandwidth_Bps * inter.efficiency / 1e9
     moved_GBps = min(inter_GBps * fabric.share, fabric.cap_GBps)

@@ -14,6 +14,8 @@
                                 # and a shared NIC differ 10-100x; an error names the fix)
     alpha_us = 1.0
     bandwidth_GBps = 360.0
+    hardware = "nvlink"         # optional: nvlink or pcie (NCCL's hop latencies and NCCL 2.4's
+                                # two-node tree); absent: NVLink from 100 GB/s up (link.NVLINK_GBPS)
     traits = "gloo"             # optional: the collective library's traits, a built-in name or a
                                 # [traits] table (lionsim.network.traits_file); absent: the run's
                                 # (NCCL on a GPU device: estimate, bench --compute GPU; else ideal)
@@ -52,14 +54,14 @@ from typing import Any
 
 from lionsim.errors import LionsimError
 from lionsim.network.keys import integer, no_unknown, number, string
-from lionsim.network.link import Link, Network
+from lionsim.network.link import HARDWARE, Link, Network
 from lionsim.network.presets import NETWORKS
 from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
 from lionsim.registry import closest, did_you_mean
 
-_LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False}
+_LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False, "hardware": False}
 """Link keys -> required?"""
 _TOP_KEYS = ("name", "description", "workers_per_node", "oversubscription", "ps_servers", "inter", "intra",
              "traits", "fabric", "nvls", "device", "nccl", "measured")
@@ -235,7 +237,21 @@ def _link(table: Any, where: str, source: str) -> Link:
         reduce_GBps=None
         if reduce is None
         else number(table, "reduce_GBps", source, low=0.0, open_low=True, prefix=where),
+        hardware=_hardware(table, where, source),
     )
+
+
+def _hardware(table: dict[str, Any], where: str, source: str) -> str:
+    """[intra]'s `hardware` (Link.hardware), refused on [inter]: NCCL prices the inter link by fabric."""
+    if "hardware" not in table:
+        return ""
+    if where != "intra":
+        raise LionsimError(f"{source}: '{where}.hardware' is not accepted; an [intra] link may state it "
+                           f"({', '.join(HARDWARE)}); across nodes say `fabric`")
+    value = table["hardware"]
+    if value not in HARDWARE:
+        raise LionsimError(f"{source}: {where}.hardware = {value!r} is not accepted; one of {', '.join(HARDWARE)}")
+    return value
 
 
 def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim",

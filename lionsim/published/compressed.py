@@ -71,8 +71,8 @@ _BAGUA = ("--model", "examples/models/vgg16.py:vgg16", "--workers", "128", "--gp
 _DEEPSPEED_CONFIG = ("BERT-Large (336M parameters), {task}, fp16, DeepSpeed's engine (dense: one fp16 NCCL all-reduce "
                      "after backward, allreduce_bucket_size 5e8 holding the whole model; 1-bit Adam v1: the momentum's "
                      "compressed all-reduce after backward over mpi4py, {mpi}), {gpus} V100 at {per_node} per node, {link}; "
-                     "compression stage only. --mfu {mfu}: the figure's one-GPU point, about {one} samples/s, the "
-                     "whole step counted as forward + backward")
+                     "compression stage only; {launch}. --mfu {mfu}: the figure's one-GPU point, about {one} samples/s, "
+                     "the whole step counted as forward + backward")
 _MPI_HOST = ("cuda_aware off on Ethernet, so each buffer is copied to the host and back around every MPI call "
              "(deepspeed/runtime/custom_collectives.py gather_host and allgather_host at commit 01726ce; its "
              "tutorial: 'the communication will happen using sender as well as receiver side memory copies between "
@@ -115,8 +115,6 @@ GAPS: dict[str, str] = {
     "codec overlap": "how much of the exchange the source runs beside its codec work, which it does not state",
     "shaped link": "the source's shaped link carried more than its nominal rate",
     "source disagreement": "the source's own figures for the same configuration disagree by more than the error",
-    "NCCL version": "the source's NCCL version or algorithm setting, which it does not state (a profile's [nccl] "
-                    "version prices a stated one: lionsim.network.ncclversion)",
 }
 """What lionsim lacks, by the name a case's miss gives it (in backticks)."""
 
@@ -244,10 +242,6 @@ _MISS_DS_IB = (
     "profile's whole step is {profile_step} s and lionsim's {dense} s, so the ratio cannot meet both (`source "
     "disagreement`, the paper's cluster taken to be the post's: examples/clusters/v100x8-ib-qdr.toml); 1-bit Adam's step ({onebit} s priced, {codec} s of it its codec; {figure_onebit} s in the "
     "figure, about {onebit_rate} samples/s) is within {onebit_off}.")
-_MISS_DS_IB_SQUAD = (
-    _IB_PROFILE_WORDS + "; Figure 8 states the ratio only (1.7x), so which step misses it does not say: lionsim's "
-    "dense step is {dense} s and 1-bit Adam's {onebit} s, {codec} s of it its codec (`source disagreement`, as "
-    "the pre-training figures against the same profile).")
 _POWERSGD = ("PowerSGD rank 1 (GRACE's default), all-reduce of P and Q per tensor, each weight viewed as [shape[0], "
              "rest] of its TensorFlow shape (grace_dl/tensorflow/compressor/powersgd.py: tf.reshape(tensor, "
              "[tensor_shape[0], -1])), so a 3x3 kernel's Q holds a third of it and a 1x1 kernel's all of it: 15.9M "
@@ -298,8 +292,19 @@ def _grace_case(key: str, method: str, workers: int, link: str, **given) -> Case
                 published=_ratio(dense, ips), **given)
 
 
-_DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94), "squad": (_SQUAD_TASK, 1152, 0.11, 18)}
-"""A DeepSpeed case's task -> its words, tokens a worker, --mfu and the figure's one-GPU samples/s it came from."""
+_DS_EXAMPLES = "microsoft/DeepSpeedExamples at 38f09520 (2020-09-10, '1-bit Adam examples/tutorial', the post's day)"
+_BERT_LAUNCH = ("launched as the released pre-training scripts launch every BERT run ({examples}: "
+                "bing_bert/ds_train_bert_onebit_bsz4k_seq128.sh, 'NCCL_TREE_THRESHOLD=0 deepspeed --launcher=mvapich', "
+                "and the dense scripts alike), which NCCL 2.4, the profiles' version, reads as no all-reduce a tree "
+                "(src/enqueue.cc at v2.4.8-1: a tree only where nBytes <= treeThreshold): --algorithm ring on the "
+                "dense step").format(examples=_DS_EXAMPLES)
+_SQUAD_LAUNCH = ("4 GPUs a node, as the released SQuAD script lays out its 16 ({examples}: "
+                 "BingBertSquad/run_squad_deepspeed_onebitadam.sh, NGPU_PER_NODE=4, NUM_NODES=4; it sets no NCCL "
+                 "variable): --gpus-per-node 4").format(examples=_DS_EXAMPLES)
+_DS_TASKS = {"bert": (_BERT_TASK, 2048, 0.19, 94, _BERT_LAUNCH, ("--algorithm", "ring"), ()),
+             "squad": (_SQUAD_TASK, 1152, 0.11, 18, _SQUAD_LAUNCH, (), ("--gpus-per-node", "4"))}
+"""A DeepSpeed case's task -> its words, tokens a worker, --mfu, the figure's one-GPU samples/s it came from,
+and how the released scripts launch it: their words, the dense step's options and every run's."""
 _DS_LINKS = {"40gbe": (_TCP, "examples/clusters/v100x4-40gbe.toml", _MPI_HOST, 4),
              "ibqdr": (_IB, "examples/clusters/v100x8-ib-qdr.toml", _MPI_GDR, 8)}
 """Its cluster -> the link's words, its profile, how MPI ran on it and its V100 a node (the paper's
@@ -310,16 +315,17 @@ def _deepspeed_case(key: str, task: str, gpus: int, link: str, **given) -> Case:
     """A DeepSpeed case: 1-bit Adam against Adam on `gpus` GPUs of the `link` cluster. On 40 GbE the
     source's two steps ran on different libraries (dense on NCCL, 1-bit on MPI): two estimates,
     `versus`; on InfiniBand, one estimate of both. `given`: its source, published ratio, miss and figures."""
-    words, tokens, mfu, one = _DS_TASKS[task]
+    words, tokens, mfu, one, launch, dense, every = _DS_TASKS[task]
     said, profile, mpi, per_node = _DS_LINKS[link]
+    per_node = int(every[1]) if every else per_node
     common = ("estimate", "--tokens-per-worker", str(tokens), "--workers", str(gpus), "--network", profile,
-              "--mfu", str(mfu))
+              "--mfu", str(mfu), *every)
     if link == "40gbe":
-        runs = {"command": (*common, *_BERT_DENSE), "versus": (*common, *_BERT_ONEBIT_MPI)}
-    else:
-        runs = {"command": (*common, *_BERT)}
+        runs = {"command": (*common, *dense, *_BERT_DENSE), "versus": (*common, *_BERT_ONEBIT_MPI)}
+    else:  # one command: the pin acts on the all-reduce alone (1-bit Adam's exchange is point-to-point)
+        runs = {"command": (*common, *dense, *_BERT)}
     return Case(key=key, config=_DEEPSPEED_CONFIG.format(task=words, gpus=gpus, per_node=per_node, link=said, mfu=mfu,
-                                                            one=one, mpi=mpi),
+                                                            one=one, mpi=mpi, launch=launch),
                 quantity="step ratio, 1-bit Adam / Adam", read="step_ratio", **runs, **given)
 
 
@@ -631,7 +637,7 @@ COMPRESSED_CASES: tuple[Case, ...] = (
                     miss=_MISS_DS_SQUAD_TCP, figures=_ds_squad_tcp_figures(32)),
     _deepspeed_case("onebit-adam-squad-ibqdr-16", "squad", 16, "ibqdr",
                     source=f"{DEEPSPEED}, Figure 8: \"1.7x\" over Adam at 16 GPUs",
-                    published=1 / 1.7, miss=_MISS_DS_IB_SQUAD, figures=_ds_ib_figures(16, None)),
+                    published=1 / 1.7),
     _grace_case("grace-powersgd-resnet50-10g", "powersgd", 8, "10g",
                 miss=_MISS_GRACE_POWERSGD_10G, figures=_grace_figures("powersgd", "10g")),
     _grace_case("grace-topk-resnet50-10g", "topk", 8, "10g",
@@ -662,7 +668,7 @@ HOLDOUT_CASES: tuple[Case, ...] = (
                     miss=_MISS_DS_TCP, figures=_ds_tcp_figures(16)),
     _deepspeed_case("holdout-onebit-adam-bert-ibqdr-16", "bert", 16, "ibqdr",
                     source=f"{DEEPSPEED}, Figure 6 at 16 GPUs, read off the figure (Adam about 541 samples/s, 1-bit Adam 924)",
-                    published=_ratio(541, 924), miss=_MISS_DS_IB, figures=_ds_ib_figures(16, (541.0, 924.0))),
+                    published=_ratio(541, 924)),
     _grace_case("holdout-grace-powersgd-resnet50-10g-4w", "powersgd", 4, "10g",
                 miss=_MISS_GRACE_HOLDOUT, figures=_grace_holdout_figures("powersgd")),
     _grace_case("holdout-grace-topk-resnet50-10g-4w", "topk", 4, "10g",
@@ -678,8 +684,10 @@ ONEBIT_PAPER = ("the 1-bit Adam paper (Tang et al., ICML 2021, arXiv 2102.02888)
                 "table as quoted in full by rajatbisht.net's summary of the paper")
 _PROFILE = ("BERT-Large (336M parameters), pre-training, sequence 128, batch 16 per GPU, fp16, Adam in DeepSpeed's "
             "engine (one fp16 NCCL all-reduce after backward), {a} and {b} nodes of {per_node} V100 on the {cluster} "
-            "({rate}: profile {profile}). --mfu {mfu}: the table's own forward + backward, {fb_ms} ms at 8 nodes, for 4.13 "
-            "TFLOP of a step")
+            "({rate}: profile {profile}, NCCL 2.4 as its [nccl] version says, left to its own choice: the paper "
+            "does not say how it profiled, and the released training scripts' NCCL_TREE_THRESHOLD=0, which the "
+            "DeepSpeed cases price, would put 2 nodes on a ring where these rows grow as a tree there does). --mfu "
+            "{mfu}: the table's own forward + backward, {fb_ms} ms at 8 nodes, for 4.13 TFLOP of a step")
 _PROFILE_CLUSTERS = {
     "40gbe": (PROFILE, 4, "40 GbE cluster", "iperf 4.1 Gb/s", "examples/clusters/v100x4-40gbe.toml", "0.33"),
     "ib": (PROFILE_IB, 8, "InfiniBand cluster", "perftest 32 Gb/s", "examples/clusters/v100x8-ib-qdr.toml", "0.36"),
@@ -688,42 +696,18 @@ _PROFILE_CLUSTERS = {
 row's forward + backward at the V100's 125 TFLOPS)."""
 
 
-def _profile_figures(nodes: int):
-    """The second hold-out's explanation: how the profile's all-reduce grows from 2 nodes to `nodes`,
-    against a ring's traffic a NIC and lionsim's priced exchanges (the frame: 2 nodes, then `nodes`)."""
-    def figures(frame) -> dict[str, str]:
-        two, many = frame.iloc[0], frame.iloc[-1]
-        ring = lambda n: 2 * (4 * n - 1) / (4 * n)  # noqa: E731  a ring's bytes through each NIC, per byte reduced
-        return {"nodes": str(nodes), "two_ms": f"{PROFILE[2][1]:,.0f}", "many_ms": f"{PROFILE[nodes][1]:,.0f}",
-                "grows": f"{PROFILE[nodes][1] / PROFILE[2][1]:.3f}", "ring": f"{ring(nodes) / ring(2):.3f}",
-                "ours": f"{many.comm_s / two.comm_s:.3f}", "two_s": f"{two.comm_s:.2f}", "many_s": f"{many.comm_s:.2f}"}
-    return figures
-
-
-_MISS_PROFILE = (
-    "the profile's all-reduce grows x{grows} from 2 nodes to {nodes} ({two_ms} to {many_ms} ms), about as a ring's "
-    "traffic through each NIC grows (2(N-1)/N: x{ring}); lionsim's grows x{ours} ({two_s} to {many_s} s), because on "
-    "two nodes it prices today's NCCL, which ranks a tree there by the intra-node link (src/graph/tuning.cc since "
-    "v2.5.6) and whose double binary tree moves the message once through each NIC a direction, not 2(N-1)/N times "
-    "(lionsim.network.nccl, 'Two nodes'). So the source's NCCL ran a ring on two nodes, as NCCL 2.4 did on nodes "
-    "without NVLink (lionsim.network.ncclversion) or NCCL_ALGO=Ring would. These nodes have none (the paper's "
-    "one-node row: a 4.2 GB/s ring, the profile's intra-node link), but the paper states no NCCL version, and the "
-    "profile keeps today's (`NCCL version`).")
-
-
 def _profile_case(key: str, nodes: int, cluster: str = "40gbe") -> Case:
     rows, per_node, words, rate, profile, mfu = _PROFILE_CLUSTERS[cluster]
     base, step_ms = sum(rows[2]), sum(rows[nodes])
     common = ("estimate", "--tokens-per-worker", "2048", "--network", profile, "--mfu", mfu, *_BERT_DENSE)
     fb_ms = rows[8][0] + rows[8][2]
-    miss = {"miss": _MISS_PROFILE, "figures": _profile_figures(nodes)} if cluster == "40gbe" else {}
     return Case(key=key, source=f"{ONEBIT_PAPER.format(cluster=words)}: Adam {step_ms:,.2f} ms a step at {nodes} nodes, {base:,.2f} at 2",
                 config=_PROFILE.format(a=2, b=nodes, per_node=per_node, cluster=words, rate=rate, profile=profile,
                                        mfu=mfu,
                                        fb_ms=f"{fb_ms:.1f}"),
                 quantity=f"step ratio, Adam at {nodes} nodes / at 2", published=step_ms / base,
                 command=(common[0], "--workers", str(2 * per_node), *common[1:]),
-                versus=(common[0], "--workers", str(nodes * per_node), *common[1:]), read="step_ratio", **miss)
+                versus=(common[0], "--workers", str(nodes * per_node), *common[1:]), read="step_ratio")
 
 
 SECOND_HOLDOUT_CASES: tuple[Case, ...] = (
@@ -732,15 +716,15 @@ SECOND_HOLDOUT_CASES: tuple[Case, ...] = (
     _profile_case("holdout2-onebit-paper-adam-ib-4-nodes", 4, "ib"),
     _profile_case("holdout2-onebit-paper-adam-ib-8-nodes", 8, "ib"),
 )
-"""Points of a source none of the cases uses, never looked at while the model changed: the dense
-Adam steps of the 1-bit Adam paper's own profile on the Ethernet and InfiniBand clusters of DeepSpeed's
-post (the InfiniBand rows were read when the InfiniBand profile was set to the paper's 8 V100 a node;
-nothing was fitted to them: the profile's inter-node link is the post's perftest rate, its intra-node
-link the table's one-node row)
-(no compressed step of a new source could be read here: the stored copies of the PowerSGD and "On
-the utility of gradient compression" papers hold their openings only, and CGX's repository
-publishes no timings). They check the
-dense NCCL-over-sockets step the DeepSpeed cases divide by."""
+"""Points of a source none of the cases uses: the dense Adam steps of the 1-bit Adam paper's own
+profile on the Ethernet and InfiniBand clusters of DeepSpeed's post, which check the dense step the
+DeepSpeed cases divide by. Nothing was fitted to them: the profiles' inter-node links are the post's
+iperf and perftest rates, their intra-node links the table's one-node rows. They are not blind: the
+InfiniBand rows were read when that profile took the paper's 8 V100 a node, and the NCCL settings (the
+profiles' NCCL 2.4, the DeepSpeed cases' launch settings) were read from DeepSpeed's Docker image and
+released scripts after the Ethernet rows' miss (a ring on two nodes) was known. (No compressed step of
+a new source could be read here: the stored copies of the PowerSGD and "On the utility of gradient
+compression" papers hold their openings only, and CGX's repository publishes no timings.)"""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

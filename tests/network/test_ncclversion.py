@@ -116,3 +116,53 @@ def test_the_version_changes_what_nccl_ranks_not_what_a_tree_moves():
     old, new = tree((2, 4, 7)), tree(None)
     assert old.bandwidth_s == pytest.approx(new.bandwidth_s, rel=1e-12)
     assert old.model_s > new.model_s
+
+
+# A link stated NVLink below NVLINK_GBPS (older NVLink nodes as measured, e.g. a V100 ring's 41.7 GB/s)
+NVLINK_STATED = Link(alpha_s=1e-6, bandwidth_Bps=24e9, hardware="nvlink")
+
+
+@pytest.mark.parametrize("version", [(2, 4, 8), None])
+def test_an_intra_link_stated_nvlink_keeps_2_4_s_two_node_rule_whatever_its_rate(version):
+    """The same 24 GB/s link: inferred PCIe (2.4 rings a large call on two nodes), stated NVLink (2.4
+    runs the tree, ranked by the intra link as today's); the model's times by hand, with NVLink's hop
+    latencies (tuning.cc hwLat NVLINK: tree Simple 4.0 as PCI's, ring Simple 3.4 where PCI's is 5.7)."""
+    stated = {c.algorithm: c.model_s for c in nccl.choices("all_reduce", N, RANKS, NODES, NVLINK_STATED, INTER,
+                                                          version=version) if c.protocol == "simple"}
+    assert stated["tree"] == pytest.approx(TREE_US * 1e-6 + N / (TREE_RULE_GBPS * 1e9), rel=1e-12)
+    ring_us = (8.4 + 28 * 3.4 + 2 * 14.0) * 1.4
+    assert stated["ring"] == pytest.approx(ring_us * 1e-6 + N / (RING_GBPS * 1e9), rel=1e-12)
+    assert nccl.pick("all_reduce", N, RANKS, NODES, NVLINK_STATED, INTER, version=version).algorithm == "tree"
+    as_pcie = Link(alpha_s=1e-6, bandwidth_Bps=24e9, hardware="pcie")
+    expected = "tree" if version is None else "ring"
+    assert nccl.pick("all_reduce", N, RANKS, NODES, as_pcie, INTER, version=version).algorithm == expected
+    assert nccl.pick("all_reduce", N, RANKS, NODES, PCIE, INTER, version=version).algorithm == expected
+
+
+def test_a_stated_hardware_overrides_the_rate_both_ways():
+    assert Link(alpha_s=0, bandwidth_Bps=24e9, hardware="nvlink").nvlink
+    assert not Link(alpha_s=0, bandwidth_Bps=300e9, hardware="pcie").nvlink
+    assert Link(alpha_s=0, bandwidth_Bps=300e9).nvlink and not PCIE.nvlink
+
+
+def test_a_profile_s_intra_hardware_acts_is_written_back_and_bad_ones_are_refused():
+    data = {"workers_per_node": 8, "inter": {"alpha_us": 2.0, "bandwidth_GBps": 4.0},
+            "intra": {"alpha_us": 1.0, "bandwidth_GBps": 41.7, "hardware": "nvlink"}}
+    net = network_from_dict(data, source="t.toml", default_name="t")
+    assert net.intra.nvlink and net.to_dict()["intra"]["hardware"] == "nvlink"
+    assert network_from_dict(net.to_dict(), source="again", default_name="t") == net
+    with pytest.raises(LionsimError, match=r"t.toml: intra.hardware = 'nvswitch' is not accepted; one of nvlink, pcie"):
+        network_from_dict(data | {"intra": data["intra"] | {"hardware": "nvswitch"}}, source="t.toml", default_name="t")
+    with pytest.raises(LionsimError, match=r"'inter.hardware' is not accepted; an \[intra\] link may state it"):
+        network_from_dict(data | {"inter": data["inter"] | {"hardware": "pcie"}}, source="t.toml", default_name="t")
+
+
+def test_the_infiniband_1_bit_adam_profile_runs_a_tree_on_two_nodes_as_its_table_1_rows_grow():
+    """examples/clusters/v100x8-ib-qdr.toml states NCCL 2.4.8 and NVLink at 41.7 GB/s: a tree on two
+    nodes (the paper's rows grow x1.34 from 2 nodes to 4, a ring's NIC traffic x1.03); without the
+    stated hardware the rate alone would say PCIe and ring it."""
+    net = load_network("examples/clusters/v100x8-ib-qdr.toml")
+    assert net.sockets.release == (2, 4, 8) and net.intra.hardware == "nvlink"
+    pick = lambda intra: nccl.pick("all_reduce", 6.72e8, 16, 2, intra, net.inter, version=(2, 4, 8))  # noqa: E731
+    assert pick(net.intra).algorithm == "tree"
+    assert pick(Link(alpha_s=net.intra.alpha_s, bandwidth_Bps=net.intra.bandwidth_Bps)).algorithm == "ring"

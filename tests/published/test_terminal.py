@@ -231,10 +231,6 @@ def test_each_deepspeed_explanation_carries_its_own_case_s_figures():
     assert "pre-training: 0.297 s" in text and "dense step is 0.60 s (about 848 samples/s)" in text
     assert "whole step is 0.45 s and lionsim's 0.50 s" in text and "0.080 s of it its codec" in text
     assert "is within 9%." in text and "`source disagreement`" in text
-    squad_ib = cases.explanation(by_key["onebit-adam-squad-ibqdr-16"], ib)
-    # 16 GPUs = 2 nodes: 183.74 ms; the figure's steps are not read (a ratio only)
-    assert "at 2 nodes of 8 V100" in squad_ib and "pre-training: 0.184 s" in squad_ib
-    assert "states the ratio only (1.7x)" in squad_ib and "samples/s" not in squad_ib
 
 
 def test_each_bagua_explanation_carries_its_own_case_s_figures(monkeypatch):
