@@ -111,6 +111,7 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
         if cell.id in finished:
             tables.add(cell)
     summary = tables.write()
+    root.record_failed(drop=finished)  # the root's failed cells that a part finished
     missing = [c.id for c in cells if c.id not in finished]
     errors = {k: v for p in parts for k, v in CellStore(p).read_failed().items() if k in missing}
     return MergeOutcome(summary, len(cells), [p.name for p in parts], len(adopt), missing, errors, removed)
