@@ -250,6 +250,55 @@ def test_failed_json_keeps_each_record_until_its_cell_finishes(tmp_path, capsys,
     assert not (other / "failed.json").exists()
 
 
+def test_a_merge_after_the_grid_changed_lists_the_grid_its_cells_cover(tmp_path, capsys, monkeypatch):
+    """Shards rerun with more (or fewer) --workers: the merged root is the plain sweep run with the
+    shards' last grid, file for file; shards that ran two grids are refused in one line."""
+    import lionsim.sweep.train as train
+
+    real = train.Runner.run
+
+    def one_worker_fails(self, *a, **k):
+        if self.plan.workload.workers == 1:
+            raise train.LionsimError("one worker is refused here (a made-up failure)")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(train.Runner, "run", one_worker_fails)
+    root, plain = tmp_path / "r", tmp_path / "plain"
+    grid = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--network", "1gbe", "--steps", "3",
+            "--batch-size", "8", "--strategy", "adamw"]
+
+    def shard(i: int, workers: str) -> int:
+        return run_cli([*grid, "--workers", workers, "--shard", f"{i}/2", "--out", root], capsys)[0]
+
+    def merge() -> tuple[int, str]:
+        code, _, err = run_cli(["sweep", "merge", root], capsys)
+        return code, err
+
+    # units go to shards largest first: w4 to shard 1, then w2 (and w1) to shard 2
+    assert shard(1, "4") == 0 and shard(2, "4") == 0 and merge()[0] == 0
+    assert shard(1, "2,4") == 0  # the grid grows in shard 1 alone, which has nothing new to train
+    before = (root / "sweep.json").read_text()
+    code, err = merge()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert ("shard-1-of-2/sweep.json has --workers 2, which" in err and "shard-2-of-2/sweep.json lacks" in err
+            and "rerun --shard 2/2 with it" in err), err
+    assert (root / "sweep.json").read_text() == before  # nothing written
+    assert shard(2, "2,4") == 0 and merge()[0] == 0
+    for workers in ("4", "2,4"):  # the reference: the plain sweep, grown the same way
+        assert run_cli([*grid, "--workers", workers, "--out", plain], capsys)[0] == 0
+    assert json.loads((root / "sweep.json").read_text())["grid"]["workers"] == [2, 4]
+    assert files(root) == files(plain)
+    # grown by a value whose cell fails, then dropped again: the merge forgets the value
+    assert shard(1, "1,2,4") == 0 and shard(2, "1,2,4") == 1
+    code, err = merge()
+    assert code == 1 and "missing: 1 cells (mlp-w1-1gbe-s0-adamw@fp32-allreduce)" in err, err
+    assert shard(1, "2,4") == 0 and shard(2, "2,4") == 0
+    code, err = merge()
+    assert code == 0, err
+    assert json.loads((root / "sweep.json").read_text())["grid"]["workers"] == [2, 4]
+    assert files(root) == files(plain)
+
+
 def best_split(costs: list[int], n: int) -> int:
     """The smallest largest-shard cost over every assignment (brute force)."""
     return min(max(sum(c for c, s in zip(costs, pick) if s == i) for i in range(n))
