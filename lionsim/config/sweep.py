@@ -21,7 +21,8 @@ from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor, check_jobs
-from lionsim.sweep.grid import OPTION_OF_AXIS, Grid
+from lionsim.sweep.grid import Grid
+from lionsim.sweep.merge import merged_grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
@@ -143,16 +144,15 @@ def plan_sweep(cfg: SweepConfig, train: bool = True) -> SweepPlan:
 
 def merged_config(out: Path, parts: list[Path]) -> SweepConfig:
     """The sweep the parts (and the root, if it has a sweep.json) belong to: their bench options,
-    which must agree, over the union of their grids."""
+    which must agree, over their grids merged (lionsim.sweep.merge.merged_grid)."""
     root_record = CellStore(out).read_record()
+    part_records = {p: CellStore(p).read_record() for p in parts}
     records = [(out / SWEEP_FILE, root_record)] if root_record is not None else []
-    records += [(p / SWEEP_FILE, CellStore(p).read_record()) for p in parts]
-    union: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
+    records += [(p / SWEEP_FILE, record) for p, record in part_records.items()]
     for where, record in records:
         if record.get("kind") != "sweep" or not isinstance(record.get("grid"), dict):
             raise LionsimError(f"{where} is not a sweep record")
-        for axis in union:
-            union[axis] += [v for v in record["grid"].get(axis, []) if v not in union[axis]]
+    union = merged_grid(out, root_record, part_records)
     first_where, first = records[0]
     bench = {k: v for k, v in first["bench"].items() if k not in GRID_FIELDS}
     try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.numbers import bytes_text, sig, speedup_text
-from lionsim.reports.capped import capped_note
+from lionsim.reports.capped import MARK, capped_note, capped_values, mark_line
 from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, swept_text, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -41,11 +41,14 @@ def _ms(seconds: float) -> str:
     return f"{sig(seconds * 1e3)} ms"  # whole and grouped from 1,000 ms (999.97 too: never 1e+03)
 
 
-def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str) -> str:
+def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str, capped=()) -> str:
+    """A table of `column` by swept value (rows) and run; the values in `capped` (past the library's
+    cap: lionsim.reports.capped) marked."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
-    rows = [[swept_text(value, variable), *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
+    rows = [[swept_text(value, variable) + (f" {MARK}" if value in capped else ""),
+             *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
     return md_table([sweep_heading(variable), *labels], rows)
 
 
@@ -131,18 +134,20 @@ def estimate_report(directory: Path) -> str:
     variable = crossings["variable"].iloc[0] if len(crossings) else (
         "workers" if (frame["sweep_value"] == frame["workers"]).all() else "bandwidth")
     first = frame.iloc[0]
+    cap, above = capped_values(crossings, sorted(frame["sweep_value"].unique()))  # they repeat the cap's figures
     parts = [
         f"# lionsim report: estimate of {model_name(first)} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
         "## Configuration\n\n" + _config(frame, directory),
-        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable),
+        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, above)
+        + (f"\n\n{mark_line(cap)}" if above else ""),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, above),
     ]
     if shows_across(frame):
         parts.append("## Bytes one node sends across nodes per step\n\n"
                      + _pivot(frame, "inter_bytes", lambda v: bytes_text(v) if math.isfinite(v) else "n/a", variable))
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
-        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable))
+        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable, above))
     if has_to_target(frame):
         timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
         where = directory / TO_TARGET_CROSSOVER

@@ -1,11 +1,12 @@
 """Shard parts combined into their root: `lionsim sweep merge ROOT`, or the next plain `sweep`.
 
 Every part (ROOT/parts/shard-I-of-N, lionsim.sweep.shards) must hold a sweep of the same bench
-options as the root; the merged grid is the union of theirs. A cell finished in several places
-(the root, a part, parts of two splits) is kept once when every copy holds the same result,
-and refused, naming the cell and both places, when two differ: nothing is written then. A
-cell of the grid that no part finished is listed as missing (with its error where a part
-recorded one in failed.json). Parts are read, never changed: merging again is safe.
+options as the root; the merged grid is the union of theirs, but for values no finished cell
+holds, which a rerun may drop (merged_grid). A cell finished in several places (the root, a
+part, parts of two splits) is kept once when every copy holds the same result, and refused,
+naming the cell and both places, when two differ: nothing is written then. A cell of the grid
+that no part finished is listed as missing (with its error where a part recorded one in
+failed.json). Parts are read, never changed: merging again is safe.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
-from lionsim.sweep.plan import SweepPlan
-from lionsim.sweep.shards import part_roots
+from lionsim.sweep.grid import OPTION_OF_AXIS
+from lionsim.sweep.plan import SweepPlan, held_values
+from lionsim.sweep.shards import PART_NAME, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 from lionsim.sweep.tables import SweepTables
 
@@ -54,6 +56,38 @@ def same_result(a: Path, b: Path, measured: bool) -> bool:
         if list(x.columns) != list(y.columns) or not x[keep].equals(y[keep]):
             return False
     return True
+
+
+def merged_grid(out: Path, root: dict | None, parts: dict[Path, dict]) -> dict[str, list]:
+    """The grid of a merge (axis -> values, as sweep.json records them) from the root's sweep.json
+    (`root`, None: none) and each part's (`parts`): every value a part lists, in the parts' order,
+    then the root's that finished cells hold. A value no finished cell holds is one a rerun may
+    drop (lionsim.sweep.grid.check_grows): the root's (an earlier merge's grid, or a plain run's)
+    is left out, so a value the parts dropped does not come back; one that some parts list and
+    others lack says the shards ran two grids, and is refused naming both."""
+    held = {axis: set() for axis in OPTION_OF_AXIS}
+    for where, record in [*([(out, root)] if root is not None else []), *parts.items()]:
+        for axis, values in held_values(record["grid"], where).items():
+            held[axis] |= values
+    grid: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
+    for axis, option in OPTION_OF_AXIS.items():
+        for where, record in parts.items():
+            for value in record["grid"].get(axis, []):
+                lacking = [p for p, r in parts.items() if value not in r["grid"].get(axis, [])]
+                if lacking and value not in held[axis]:
+                    raise LionsimError(
+                        f"the shards ran two grids: {where / SWEEP_FILE} has {option} {value}, which "
+                        f"{lacking[0] / SWEEP_FILE} lacks, and no finished cell holds it; rerun --shard "
+                        f"{_shard(lacking[0])} with it (or --shard {_shard(where)} without it), then merge again")
+                grid[axis] += [value] if value not in grid[axis] else []
+        kept = root["grid"].get(axis, []) if root is not None else []
+        grid[axis] += [v for v in kept if v in held[axis] and v not in grid[axis]]
+    return grid
+
+
+def _shard(part: Path) -> str:
+    """shard-1-of-2 -> 1/2, as --shard takes it."""
+    return "/".join(PART_NAME.fullmatch(part.name).groups())
 
 
 def check_parts(plan: SweepPlan) -> None:
@@ -111,6 +145,7 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
         if cell.id in finished:
             tables.add(cell)
     summary = tables.write()
+    root.record_failed(drop=finished)  # the root's failed cells that a part finished
     missing = [c.id for c in cells if c.id not in finished]
     errors = {k: v for p in parts for k, v in CellStore(p).read_failed().items() if k in missing}
     return MergeOutcome(summary, len(cells), [p.name for p in parts], len(adopt), missing, errors, removed)

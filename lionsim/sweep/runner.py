@@ -10,7 +10,8 @@ Order of work, and why each step is safe to interrupt:
    processes, or Ray tasks); this process alone writes: each cell's directory is published
    whole (one rename), then both sweep CSVs are rewritten atomically from the finished cells.
 So at any moment the root holds whole cells and CSVs of whole cells; rerunning resumes. A unit
-that fails in lionsim is recorded in failed.json with its error and the others go on.
+that fails in lionsim is recorded in failed.json with its error and the others go on; a
+record stays until its cell finishes (or leaves the grid), so a rerun stopped early loses none.
 A shard (--shard I/N) does the same for its units, in its own part ROOT/parts/shard-I-of-N.
 """
 
@@ -85,6 +86,15 @@ def finished_elsewhere(plan: SweepPlan, cell_ids: list[str]) -> set[str]:
     return set().union(*(store.finished(cell_ids) for store in others))
 
 
+def settled(plan: SweepPlan, store: CellStore) -> set[str]:
+    """The cells of failed.json that need no retry: finished since (for a shard, in the root or
+    another part too), or no cell of the grid any more (a rerun dropped the value that failed)."""
+    listed = list(store.read_failed())
+    grid = {c.id for c in plan.cells}
+    finished = store.finished(listed) | (finished_elsewhere(plan, listed) if plan.shard is not None else set())
+    return finished | {c for c in listed if c not in grid}
+
+
 def run_sweep(plan: SweepPlan, events: SweepEvents | None = None) -> SweepOutcome:
     """Train and book every unfinished cell of `plan` (lionsim.config.sweep.plan_sweep)."""
     events = events or SweepEvents()
@@ -131,17 +141,18 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
     elsewhere = finished_elsewhere(plan, list(cells)) if plan.shard is not None else set()
     tasks = unit_tasks(plan, set(tables.steps) | elsewhere)
     failed: dict[str, str] = {}
-    store.write_failed(failed)  # the cells that failed last time are retried now
+    store.record_failed(drop=settled(plan, store))  # the rest are retried now and keep their error till then
     events.started(len(cells), already + len(elsewhere), len(tasks), plan.steps)
 
     def done(task: UnitTask, outcome: UnitOutcome) -> None:
         if outcome.error is not None:
             failed.update({cell_id: outcome.error for cell_id, _ in task.cells})
-            store.write_failed(failed)
+            store.record_failed({cell_id: outcome.error for cell_id, _ in task.cells})
             events.unit_failed(task.key, outcome.error)
         for r in outcome.results:
             r.meta["config"]["out"] = str(store.cells / r.cell_id)
             store.publish(r.cell_id, r.steps, r.summary, r.meta)
+            store.record_failed(drop=[r.cell_id])  # a retry that finished
             results_changed()
             tables.add(cells[r.cell_id])
             tables.write()

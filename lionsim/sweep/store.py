@@ -4,8 +4,9 @@ What is finished is what is published: a cell is written whole into a hidden sta
 directory (`cells/.ID.partial`, lionsim.reports.publish.RunDir) and renamed into `cells/ID`
 in one step, so a cell directory exists only when the cell is complete. A killed run can
 leave a staging directory or a temp file behind; `prepare` removes them before a resume.
-ROOT/failed.json lists the cells whose unit failed in lionsim, with the error (a rerun
-retries them). ROOT/parts/ holds shard parts (lionsim.sweep.shards), each a root of its own.
+ROOT/failed.json lists the cells whose unit failed in lionsim, with the error: a rerun retries
+them, and a record stays until its cell finishes or fails again (record_failed). ROOT/parts/
+holds shard parts (lionsim.sweep.shards), each a root of its own.
 """
 
 from __future__ import annotations
@@ -92,8 +93,18 @@ class CellStore:
         record = read_json(path) if path.is_file() else {}
         return record if isinstance(record, dict) else {}
 
+    def record_failed(self, failed: dict[str, str] | None = None, drop=()) -> None:
+        """failed.json updated: `failed` (cell id -> its error this time) recorded, the cells in
+        `drop` (finished, or outside the grid) let go, every other record kept: a cell not
+        retried yet (a rerun stopped first, or a shard's cell that another shard now runs) still
+        failed last time. Rewritten atomically, and only when it changes."""
+        before, drop = self.read_failed(), set(drop)
+        after = {k: v for k, v in before.items() if k not in drop} | (failed or {})
+        if after != before:
+            self.write_failed(after)
+
     def write_failed(self, failed: dict[str, str]) -> None:
-        """failed.json holds this run's failed cells (removed when there are none)."""
+        """failed.json holds `failed` (removed when it is empty)."""
         if failed:
             write_atomic(self.root / FAILED_FILE, lambda f: f.write(json.dumps(failed, indent=2) + "\n"))
         else:

@@ -1,6 +1,7 @@
 """A bandwidth sweep under NCCL over sockets, as a new user runs it: its points past the sockets
-cap (2 channels x 0.98 GB/s = 1.96 GB/s a node) are marked in crossover.csv and the crossover
-tables, and `lionsim report` carries the library and every note the terminal printed."""
+cap (2 channels x 0.98 GB/s = 1.96 GB/s a node) are marked in crossover.csv, the crossover
+tables and the report's rows by bandwidth, and `lionsim report` carries the library and every note
+the terminal printed."""
 
 from __future__ import annotations
 
@@ -32,6 +33,12 @@ def swept(tmp_path_factory):
     return out, words(done.stdout), words((out / "report.md").read_text())
 
 
+def first_cells(report: str, heading: str) -> list[str]:
+    """The first cell of every row of the table under `heading` in a report.md."""
+    section = report.split(f"## {heading}\n\n")[1].split("\n\n")[0]
+    return [line.split("|")[1].strip() for line in section.splitlines()[2:]]
+
+
 def test_points_past_the_sockets_cap_are_marked_and_repeat_the_caps_step(swept):
     out, said, _ = swept
     crossings = pd.read_csv(out / "crossover.csv")
@@ -53,6 +60,19 @@ def test_an_uncapped_library_marks_no_point(tmp_path):
     done = CliRunner().invoke(app, [*CLUSTER, "--traits", "ideal", "--sweep", "bandwidth=0.1:100:4", "--out", str(out)])
     assert done.exit_code == 0, done.output
     assert pd.read_csv(out / "crossover.csv")["capped_above_GBps"].isna().all() and "capped:" not in done.stdout
+    assert CliRunner().invoke(app, ["report", str(out)]).exit_code == 0
+    assert "(capped)" not in (out / "report.md").read_text()
+
+
+def test_the_reports_rows_past_the_cap_are_marked(swept):
+    out, _, _ = swept
+    report = (out / "report.md").read_text()
+    values = sorted(pd.read_csv(out / "sweep.csv")["sweep_value"].unique())
+    expected = [f"{v:.3g}" + (" (capped)" if v > SOCKETS_CAP else "") for v in values]  # 0.1, 0.316, ... 100
+    for heading in ("Step time by bandwidth", "Speedup against adamw@bf16-allreduce"):
+        assert first_cells(report, heading) == expected, heading
+    assert first_cells(report, "Bytes one node sends across nodes per step") == [f"{v:.3g}" for v in values]
+    assert "(capped): the bandwidth passes NCCL's cap of 1.96 GB/s a node" in report.split("## Speedup")[0]
 
 
 def test_the_report_names_the_library_and_carries_the_cap_and_flip_notes(swept):

@@ -200,6 +200,105 @@ def test_a_unit_failing_in_lionsim_is_recorded_once_and_the_others_go_on(tmp_pat
     assert not (out / "failed.json").exists() and len(pd.read_csv(out / "sweep_summary.csv")) == 6
 
 
+def test_failed_json_keeps_each_record_until_its_cell_finishes(tmp_path, capsys, monkeypatch):
+    """A rerun retries the failed cells: a record goes when its cell finishes (here, or in a shard's
+    part that a merge takes in), is replaced when it fails again, and stays while it has not been
+    retried (a rerun stopped first); a record of a cell the grid no longer holds goes with it."""
+    import lionsim.sweep.train as train
+
+    real = train.Runner.run
+    raises: dict[str, BaseException] = {}  # strategy -> what its training raises this run
+
+    def run(self, *a, **k):
+        if (error := raises.get(self.plan.choices.strategies[0].split("@")[0])) is not None:
+            raise error
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(train.Runner, "run", run)
+    out = tmp_path / "f"
+    grid = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--network", "1gbe",
+            "--steps", "3"]
+    args = [*grid, "--strategy", "adamw", "--strategy", "lion", "--strategy", "sgdm", "--out", str(out)]
+
+    def failed() -> dict[str, str]:
+        return json.loads((out / "failed.json").read_text()) if (out / "failed.json").exists() else {}
+
+    def cell(strategy: str) -> str:
+        return f"mlp-w2-1gbe-s0-{strategy}@fp32-allreduce"
+
+    raises.update(lion=train.LionsimError("lion failed"), sgdm=train.LionsimError("sgdm failed"))
+    assert run_cli(args, capsys)[0] == 1
+    assert failed() == {cell("lion"): "lion failed", cell("sgdm"): "sgdm failed"}
+    raises["lion"] = KeyboardInterrupt()  # Ctrl-C in the first retry: neither cell has been retried
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "interrupted" in err, err
+    assert failed() == {cell("lion"): "lion failed", cell("sgdm"): "sgdm failed"}
+    raises.clear()
+    raises["lion"] = train.LionsimError("lion failed again")  # sgdm now trains: its record goes
+    assert run_cli(args, capsys)[0] == 1
+    assert failed() == {cell("lion"): "lion failed again"}
+    raises.clear()  # a shard trains lion; the merge takes its cell in, and the record goes
+    assert run_cli([*args[:-2], "--shard", "1/1", "--out", str(out)], capsys)[0] == 0
+    assert failed() == {cell("lion"): "lion failed again"}  # the shard wrote its part alone
+    assert run_cli(["sweep", "merge", str(out)], capsys)[0] == 0
+    assert failed() == {} and len(pd.read_csv(out / "sweep_summary.csv")) == 3
+    # a grid without a failed cell's value: the record goes with the cell
+    other = tmp_path / "g"
+    raises["lion"] = train.LionsimError("lion failed")
+    assert run_cli([*args[:-1], str(other)], capsys)[0] == 1 and (other / "failed.json").exists()
+    assert run_cli([*grid, "--strategy", "adamw", "--strategy", "sgdm", "--out", str(other)], capsys)[0] == 0
+    assert not (other / "failed.json").exists()
+
+
+def test_a_merge_after_the_grid_changed_lists_the_grid_its_cells_cover(tmp_path, capsys, monkeypatch):
+    """Shards rerun with more (or fewer) --workers: the merged root is the plain sweep run with the
+    shards' last grid, file for file; shards that ran two grids are refused in one line."""
+    import lionsim.sweep.train as train
+
+    real = train.Runner.run
+
+    def one_worker_fails(self, *a, **k):
+        if self.plan.workload.workers == 1:
+            raise train.LionsimError("one worker is refused here (a made-up failure)")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(train.Runner, "run", one_worker_fails)
+    root, plain = tmp_path / "r", tmp_path / "plain"
+    grid = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--network", "1gbe", "--steps", "3",
+            "--batch-size", "8", "--strategy", "adamw"]
+
+    def shard(i: int, workers: str) -> int:
+        return run_cli([*grid, "--workers", workers, "--shard", f"{i}/2", "--out", root], capsys)[0]
+
+    def merge() -> tuple[int, str]:
+        code, _, err = run_cli(["sweep", "merge", root], capsys)
+        return code, err
+
+    # units go to shards largest first: w4 to shard 1, then w2 (and w1) to shard 2
+    assert shard(1, "4") == 0 and shard(2, "4") == 0 and merge()[0] == 0
+    assert shard(1, "2,4") == 0  # the grid grows in shard 1 alone, which has nothing new to train
+    before = (root / "sweep.json").read_text()
+    code, err = merge()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert ("shard-1-of-2/sweep.json has --workers 2, which" in err and "shard-2-of-2/sweep.json lacks" in err
+            and "rerun --shard 2/2 with it" in err), err
+    assert (root / "sweep.json").read_text() == before  # nothing written
+    assert shard(2, "2,4") == 0 and merge()[0] == 0
+    for workers in ("4", "2,4"):  # the reference: the plain sweep, grown the same way
+        assert run_cli([*grid, "--workers", workers, "--out", plain], capsys)[0] == 0
+    assert json.loads((root / "sweep.json").read_text())["grid"]["workers"] == [2, 4]
+    assert files(root) == files(plain)
+    # grown by a value whose cell fails, then dropped again: the merge forgets the value
+    assert shard(1, "1,2,4") == 0 and shard(2, "1,2,4") == 1
+    code, err = merge()
+    assert code == 1 and "missing: 1 cells (mlp-w1-1gbe-s0-adamw@fp32-allreduce)" in err, err
+    assert shard(1, "2,4") == 0 and shard(2, "2,4") == 0
+    code, err = merge()
+    assert code == 0, err
+    assert json.loads((root / "sweep.json").read_text())["grid"]["workers"] == [2, 4]
+    assert files(root) == files(plain)
+
+
 def best_split(costs: list[int], n: int) -> int:
     """The smallest largest-shard cost over every assignment (brute force)."""
     return min(max(sum(c for c, s in zip(costs, pick) if s == i) for i in range(n))
