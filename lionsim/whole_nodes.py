@@ -1,10 +1,10 @@
 """The whole-nodes rule: W workers on nodes of g each either lie within one node (W <= g) or fill
 whole nodes (g divides W); a cluster of 12 on nodes of 8 has a half-empty node that no collective
 algorithm lionsim prices (or a hierarchical transport runs) has a form for. The one place the rule
-is written: Network.nodes refuses a network's count by it, estimate's --gpus-per-node check, its
---sweep workers= rounding and its crossover search read it, and the simulator's node layout keeps
-it. No imports but lionsim.errors and lionsim.ranges' wording (the standard library's alone): the checks that run
-before torch loads use it."""
+and its refusal (check_workers) are written: Network.nodes and the backends' node layout refuse a
+count by it, estimate's --gpus-per-node check, its --sweep workers= rounding and its crossover
+search read it. No imports but lionsim.errors and lionsim.ranges' wording (the standard library's
+alone): the checks that run before torch loads use it."""
 
 from __future__ import annotations
 
@@ -17,14 +17,19 @@ def fills_nodes(workers: int, per_node: int) -> bool:
     return workers <= per_node or workers % per_node == 0
 
 
-def check_workers(workers: int, per_node: int, network: str) -> None:
-    """--workers that `network` (nodes of `per_node`) takes, else the documented refusal naming the
-    option typed, as --gpus-per-node's is (bench and estimate alike: "bad --workers 12: 12 workers do
-    not fill whole nodes of h100x8-10gbe (8 a node); accepted: ...")."""
+def check_workers(workers: int, per_node: int, network: str = "", option: str = "--workers",
+                  value: object = None) -> None:
+    """Workers that fill nodes of `per_node` (of `network`), else the one refusal of the rule, naming the
+    option typed as --gpus-per-node's does: "bad --workers 12: 12 workers do not fill whole nodes of
+    h100x8-10gbe (8 a node); accepted: at most 8 (one node) or a multiple of 8" (bench, estimate,
+    comm, Network.nodes and the backends' node layout alike). `value`: what was typed where the count
+    came from another option (--sweep workers=8,12), else the count."""
     if fills_nodes(workers, per_node):
         return
-    raise LionsimError(refusal("--workers", workers, f"at most {per_node:,} (one node) or a multiple of {per_node:,}",
-                               f"{workers:,} workers do not fill whole nodes of {network} ({per_node:,} a node)"))
+    nodes = f"{network} ({per_node:,} a node)" if network else f"{per_node:,}"
+    raise LionsimError(refusal(option, workers if value is None else value,
+                               f"at most {per_node:,} (one node) or a multiple of {per_node:,}",
+                               f"{workers:,} workers do not fill whole nodes of {nodes}"))
 
 
 def neighbour_count(workers: int, per_node: int, up: bool) -> int:

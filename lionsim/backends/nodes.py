@@ -30,7 +30,7 @@ from torch import Tensor
 
 from lionsim.backends.local import local_sum
 from lionsim.errors import LionsimError
-from lionsim.whole_nodes import fills_nodes, node_count
+from lionsim.whole_nodes import check_workers, node_count
 
 
 class GroupComm(Protocol):
@@ -79,9 +79,7 @@ def node_layout(world_size: int, workers_per_node: int) -> tuple[int, int]:
     """(g, M): workers per node and nodes; W must fill whole nodes (or lie within one)."""
     if workers_per_node < 1:
         raise LionsimError(f"workers_per_node = {workers_per_node} must be >= 1")
-    if not fills_nodes(world_size, workers_per_node):
-        raise LionsimError(f"{world_size} workers do not fill whole nodes of {workers_per_node}; "
-                           f"use at most {workers_per_node} (one node) or a multiple of {workers_per_node}")
+    check_workers(world_size, workers_per_node)
     return min(workers_per_node, world_size), node_count(world_size, workers_per_node)
 
 

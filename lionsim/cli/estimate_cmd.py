@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Iterable, Optional
+from typing import Annotated, Iterable, NamedTuple, Optional
 
 import typer
 from rich import box
@@ -225,15 +225,35 @@ def memory_line(frame: pd.DataFrame) -> str:
     return f"{note[0].upper()}{note[1:].removesuffix('.')}." if note else ""
 
 
+class Note(NamedTuple):
+    """One note of the breakdown's caption about its runs, and where the caption puts it."""
+
+    text: str
+    place: str
+    """"first": the caption's first sentence (the note that decides the answer: a run that does not fit);
+    "sentence": after the caption's own sentences; "line": a line of its own under them; "cap": the
+    fabric's cap, a line of its own unless --need's table says it (need_says_cap)."""
+
+
+def caption_notes(frame: pd.DataFrame) -> list[Note]:
+    """Every note the breakdown's caption prints about its runs, the one list both the caption
+    (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
+    them: the transports' footnotes, the whole table's, the short-bench H, the ideal library's hint,
+    the fabric's cap, the library's lines, the memory warning; none empty."""
+    notes = [*(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
+             *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
+             Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),
+             Note(frame.attrs.get("cap_line", ""), "cap"),
+             *(Note(line, "line") for line in frame.attrs.get("library_lines", ())),
+             Note(memory_line(frame), "first")]
+    return [note for note in notes if note.text]
+
+
 def footnotes(frame: pd.DataFrame, algorithm_notes: Iterable[str] = ()) -> list[str]:
-    """Every note the breakdown's caption prints about its runs (the transports' footnotes, the whole
-    table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's lines, the
-    memory warning) and a sweep's `algorithm_notes` (a run's line indented under the line naming the
-    library), each once: estimate.json records them so `lionsim report` carries what the terminal said."""
-    lines = [*frame.attrs.get("notes", ()), *frame.attrs.get("caption_notes", ()), short_bench_note(frame),
-             library_hint(frame, IDEAL_CAPTION_HINT), frame.attrs.get("cap_line", ""),
-             *frame.attrs.get("library_lines", ()),
-             memory_line(frame), *algorithm_notes]
+    """Every note the breakdown's caption prints about its runs (caption_notes) and a sweep's
+    `algorithm_notes` (a run's line indented under the line naming the library), each once:
+    estimate.json records them so `lionsim report` carries what the terminal said."""
+    lines = [*(note.text for note in caption_notes(frame)), *algorithm_notes]
     return list(dict.fromkeys(line for line in lines if line))
 
 
@@ -281,6 +301,11 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     workers, per_node = int(first["workers"]), int(first.get("gpus_per_node", 1) or 1)
     one_node = one_node_line(workers, per_node, first["network"])  # nothing crosses nodes: no `across` to define
     across = shows_across(frame) and not one_node  # what one node sends to the others, where a node has several GPUs
+    notes = caption_notes(frame)
+
+    def placed(*places: str) -> list[str]:
+        return [escape(note.text) for note in notes if note.place in places]  # a profile's [nccl] is text
+
     # the note that decides the answer first (a run that does not fit its device), then what the columns
     # mean (`across` before the notes that quote it), then the notes on this table, a line each at the end
     table = Table(
@@ -288,7 +313,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                f"{plural(format(first['workers'], ','), 'worker')} on {first['network']} "
                f"({topology(first)}, library: "
                f"{_library(first)}), {_devices(first, frame.attrs.get('device_from', ''))} at mfu {first['mfu']:g}"),
-        caption=((escape(line) + "\n" if (line := memory_line(frame)) else "")
+        caption=("".join(f"{note}\n" for note in placed("first"))
                  + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (estimate.csv: "
                  "each). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
                  "worker per step, as the priced algorithm moves them (estimate.csv: algorithm). "
@@ -297,14 +322,11 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
                  f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
                  + (f" {one_node}" if one_node else "")
-                 + "".join(f" {note}" for note in frame.attrs.get("notes", ()))  # the transports' footnotes
-                 + "".join(f" {note}" for note in frame.attrs.get("caption_notes", ()))),  # the whole table's
+                 + "".join(f" {note}" for note in placed("sentence"))
+                 + "".join(f"\n{line}" for line in placed("line", *(() if need_says_cap(frame) else ("cap",))))),
+        # a line each; the fabric's cap not where --need's table says it once
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    cap = "" if need_says_cap(frame) else frame.attrs.get("cap_line", "")  # --need's table says it once
-    for line in (escape(short_bench_note(frame)), library_hint(frame, IDEAL_CAPTION_HINT), escape(cap),
-                 *map(escape, frame.attrs.get("library_lines", ()))):  # a line each
-        table.caption += f"\n{line}" if line else ""
     rounds = frame.attrs.get("rounds") or [1] * len(frame)
     width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
                        for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)

@@ -16,6 +16,7 @@ from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.docgen.run import estimate_frame
 from lionsim.estimate.hier_hint import flat_compressing
 from lionsim.numbers import bytes_text, run_duration, sig
+from lionsim.reports.columns import library_text
 
 
 def command(args: list[str]) -> str:
@@ -307,7 +308,7 @@ def low_precision_hier() -> str:
         first = f.iloc[0]
         per_node = int(first.gpus_per_node)
         name = f"`{' '.join(options[1:])}` ({int(first.workers) // per_node} nodes x {per_node})"
-        libraries |= {f"{r.library} over {r.fabric}" for r in f.itertuples()}
+        libraries |= {library_text(r) for _, r in f.iterrows()}  # as estimate's title names it
         for k, (run, r) in enumerate(f.iterrows()):
             flat = " (flat)" if per_node > 1 and flat_compressing(r.transport) else ""
             across = f"{r.inter_bytes / 1e9:.2f}" + (" (sent)" if per_node == 1 else "")

@@ -40,7 +40,8 @@ from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
-from lionsim.whole_nodes import fills_nodes, neighbour_count
+from lionsim.whole import Text
+from lionsim.whole_nodes import check_workers, fills_nodes, neighbour_count
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
                      "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses", CAPPED]
 """loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
@@ -117,8 +118,8 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     if sweep.variable == "bandwidth":
         check_crosses_nodes(r, f"--sweep {spec}")
     if sweep.variable == "workers":
-        for w in sweep.values:
-            r.network.nodes(int(w))  # every count fills whole nodes
+        for w in sweep.values:  # every count fills whole nodes, refused naming the --sweep typed
+            check_workers(int(w), r.network.workers_per_node, r.network.name, "--sweep", Text(spec))
     memo: dict = {}
     records = sweep_rows(r, sweep, memo)
     frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])

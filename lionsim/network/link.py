@@ -28,7 +28,7 @@ from lionsim.network.checks import check_number
 from lionsim.network.fabrics import FABRICS, Fabric, infer_fabric
 from lionsim.network.sockets import GENERIC, SocketSettings, node_cap_GBps
 from lionsim.network.traits import IDEAL, Traits
-from lionsim.whole_nodes import fills_nodes, node_count
+from lionsim.whole_nodes import check_workers, node_count
 
 GB = 1e9
 """Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
@@ -219,12 +219,7 @@ class Network:
     def nodes(self, workers: int) -> int:
         """Nodes that `workers` workers occupy; fails unless they fill whole nodes (or one node:
         lionsim.whole_nodes)."""
-        if not fills_nodes(workers, self.workers_per_node):
-            raise LionsimError(
-                f"workers = {workers} does not fill whole nodes of network {self.name!r} "
-                f"(workers_per_node = {self.workers_per_node}); use at most {self.workers_per_node} (one node) or a "
-                f"multiple of {self.workers_per_node}"
-            )
+        check_workers(workers, self.workers_per_node, self.name)
         return node_count(workers, self.workers_per_node)
 
     def inter_link(self, sharers: int = 1) -> Link:

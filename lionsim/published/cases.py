@@ -372,3 +372,23 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finding:
+    """A published point no case checks: what was published, and why lionsim does not check it."""
+
+    key: str
+    source: str
+    config: str
+    published: str
+    """The figure as published."""
+    why: str
+    """What stops lionsim: the mechanism it lacks, or why it cannot reproduce the figure."""
+
+
+def findings_markdown(findings: Sequence[Finding], why: str) -> str:
+    """`findings` as a Markdown list wrapped to 100 columns, each one's `why` under that heading ("Needs")."""
+    return "\n".join(textwrap.fill(f"- **{f.key}**: {f.source}. {f.config}. Published: {f.published}. {why}: "
+                                   f"{f.why}.", 100, subsequent_indent="  ", break_on_hyphens=False)
+                     for f in findings)

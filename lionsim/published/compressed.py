@@ -36,13 +36,11 @@ from __future__ import annotations
 import functools
 import math
 import sys
-import textwrap
-from dataclasses import dataclass
 
 from lionsim.compute.devices import DEVICES
 from lionsim.published import grace
 from lionsim.published import terminal
-from lionsim.published.cases import Case, _run, compact, markdown_table, record, results
+from lionsim.published.cases import Case, Finding, _run, compact, findings_markdown, markdown_table, record, results
 
 GOAL_MEDIAN = 0.15
 """Median |error| the compressed cases are held to."""
@@ -727,19 +725,6 @@ a new source could be read here: the stored copies of the PowerSGD and "On the u
 compression" papers hold their openings only, and CGX's repository publishes no timings.)"""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Finding:
-    """A published point lionsim cannot express yet, and what it would need."""
-
-    key: str
-    source: str
-    config: str
-    published: str
-    """The figure as published."""
-    needs: str
-    """The mechanism lionsim lacks."""
-
-
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         key="grace-signs-resnet50",
@@ -747,7 +732,7 @@ FINDINGS: tuple[Finding, ...] = (
         config="ResNet-50 on ImageNet, 8 workers of one V100 each, TensorFlow 1.15 + Horovod 0.21 over MPI on TCP, "
                "10 Gb/s; signSGD, EF-signSGD and 1-bit SGD, each an all-gather",
         published="1,655, 1,527 and 1,436 img/s against the dense 2,201",
-        needs="an all-gather of one byte per sign: GRACE sends each sign as a tf.bool, where lionsim's "
+        why="an all-gather of one byte per sign: GRACE sends each sign as a tf.bool, where lionsim's "
               "allgather-1bit packs 8 signs a byte (a transport, or a wire width on the existing one)",
     ),
     Finding(
@@ -756,7 +741,7 @@ FINDINGS: tuple[Finding, ...] = (
         config="ResNet-50 on ImageNet, 8 workers of one V100 each, TensorFlow 1.15 + Horovod 0.21 over MPI on TCP, "
                "10 Gb/s; TernGrad, an all-gather of int8 levels and a scale per tensor",
         published="1,539 img/s against the dense 2,201",
-        needs="TernGrad over an all-gather (GRACE's communicator): lionsim's terngrad has all-reduce transports only",
+        why="TernGrad over an all-gather (GRACE's communicator): lionsim's terngrad has all-reduce transports only",
     ),
     Finding(
         key="bagua-decentralized-vgg16",
@@ -764,7 +749,7 @@ FINDINGS: tuple[Finding, ...] = (
         config="VGG-16 on ImageNet, 128 V100 32GB (16 servers of 8 on NVLink), batch 32 per GPU, 100 Gb/s TCP; "
                "Bagua's decentralized SGD (32-bit and 8-bit) and asynchronous model averaging",
         published="13,682, 15,920 and 28,918 img/s at 100 Gbps against DDP's 8,893",
-        needs="a decentralized (peer-to-peer averaging) exchange and an asynchronous schedule: lionsim's strategies "
+        why="a decentralized (peer-to-peer averaging) exchange and an asynchronous schedule: lionsim's strategies "
               "all reduce or gather over every worker, and every step waits for its exchange",
     ),
     Finding(
@@ -773,7 +758,7 @@ FINDINGS: tuple[Finding, ...] = (
         config="ResNet18_v2 on CIFAR100, 4 AWS p3.16xlarge (8 V100 each), 25 Gbps; onebit, top-k (k = 1) and "
                "random-k (k = 8) with error feedback, BytePS's parameter servers; batch size not stated",
         published="200 epochs in 703 s dense, 629 s onebit, 508 s top-k, 502 s random-k",
-        needs="the batch (not published) and a parameter-server exchange of dense or compressed gradients with the "
+        why="the batch (not published) and a parameter-server exchange of dense or compressed gradients with the "
               "codec on the servers' CPUs: lionsim's param-server transport carries sign votes only",
     ),
     Finding(
@@ -782,25 +767,19 @@ FINDINGS: tuple[Finding, ...] = (
         config="10B Llama-3-style model, DiLoCo with 100 inner steps and int8 pseudo-gradients, up to 14 nodes of "
                "8 H100 across 3 continents",
         published="compute utilisation 83% across continents, 96% within the United States",
-        needs="the links' rates, which the pages reachable here do not give: with them, `estimate --need` and a "
+        why="the links' rates, which the pages reachable here do not give: with them, `estimate --need` and a "
               "bandwidth_needed case would check it",
     ),
 )
 """Published points no lionsim command models yet."""
 
 
-def findings_markdown() -> str:
-    """The findings as a list: what was published, and what lionsim needs to model it."""
-    return "\n".join(textwrap.fill(f"- **{f.key}**: {f.source}. {f.config}. Published: {f.published}. Needs: "
-                                   f"{f.needs}.", 100, subsequent_indent="  ", break_on_hyphens=False)
-                     for f in FINDINGS)
-
-
 def markdown(frame) -> str:
     """The docs block: the compressed cases' table (`frame` = results(COMPRESSED_CASES)), its goal
     line and the reasons for the cases beyond GOAL_MEDIAN, then the findings."""
     return "\n".join([markdown_table(frame, COMPRESSED_CASES, GOAL_MEDIAN, GOAL_WORST, GOAL_MEDIAN), "",
-                      "Published points lionsim cannot express yet, and what each needs:", "", findings_markdown()])
+                      "Published points lionsim cannot express yet, and what each needs:", "",
+                      findings_markdown(FINDINGS, "Needs")])
 
 
 @terminal.entry

@@ -74,7 +74,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.published import terminal
-from lionsim.published.cases import Case, _run
+from lionsim.published.cases import Case, Finding, _run, findings_markdown
 
 GOAL_MEDIAN = 0.15
 """Median |error| the local-step cases are held to (as the compressed cases)."""
@@ -253,17 +253,6 @@ LOCAL_STEP_HOLDOUT: tuple[Case, ...] = tuple(
 """Another paper's table by the same simulator, never tuned on."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Finding:
-    """A published point lionsim cannot reproduce or express, and why."""
-
-    key: str
-    source: str
-    config: str
-    published: str
-    why: str
-
-
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         key="eager-h30",
@@ -413,12 +402,6 @@ def record(case: Case, frame: pd.DataFrame, columns: int = 100) -> str:
     return "\n".join(line for name, value in fields if value for line in terminal.field(name, value, columns))
 
 
-def findings_markdown() -> str:
-    return "\n".join(textwrap.fill(f"- **{f.key}**: {f.source}. {f.config}. Published: {f.published}. Why not "
-                                   f"checked: {f.why}.", 100, subsequent_indent="  ", break_on_hyphens=False)
-                     for f in FINDINGS)
-
-
 def docs_block(table: pd.DataFrame, holdout: pd.DataFrame) -> str:
     """docs/clusters.md's generated block: the table (`table` = results(LOCAL_STEP_CASES)), the
     hold-out's goal line (`holdout` = results(LOCAL_STEP_HOLDOUT)) and the findings."""
@@ -428,7 +411,8 @@ def docs_block(table: pd.DataFrame, holdout: pd.DataFrame) -> str:
             f"{s['worst']:.1%}; beyond {GOAL_WORST:.0%}: {', '.join(s['beyond']) or 'none'}. Solved against printed: "
             f"median {raw['median']:.1%}, worst {raw['worst']:.1%}.")
     return "\n".join([markdown(table), "", *textwrap.wrap(line, 100, break_on_hyphens=False), "",
-                      "Published points no case checks, and why:", "", findings_markdown()])
+                      "Published points no case checks, and why:", "",
+                      findings_markdown(FINDINGS, "Why not checked")])
 
 
 @terminal.entry

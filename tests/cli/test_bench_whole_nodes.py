@@ -39,6 +39,13 @@ def test_estimate_refuses_them_in_the_same_words(capsys):
     assert _refused(["estimate", "--model", "gpt2-124m", "-n", "12", "--network", "h100x8-10gbe"], capsys) == [LINE]
 
 
+def test_comm_and_an_estimate_sweep_refuse_them_in_the_same_words(capsys):
+    # comm's count reaches Network.nodes, the sweep's its own check: the rule's one refusal, the option typed
+    assert _refused(["comm", "--workers", "12", "--network", "h100x8-10gbe"], capsys) == [LINE]
+    assert _refused(["estimate", "--model", "gpt2-124m", "--network", "h100x8-10gbe", "--sweep", "workers=8,12"],
+                    capsys) == [LINE.replace("--workers 12", "--sweep workers=8,12")]
+
+
 @pytest.mark.parametrize("workers", [8, 16])
 def test_whole_nodes_or_one_node_pass_the_check(workers):
     from lionsim.config.bench import BenchConfig

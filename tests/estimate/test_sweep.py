@@ -188,8 +188,11 @@ def test_worker_crossover_on_a_two_level_network_is_whole_nodes():
 
 def test_worker_sweep_must_fill_nodes():
     cfg = EstimateConfig(model="gpt2-124m", network="dgx-h100", workers=8)
-    with pytest.raises(LionsimError, match="workers = 12 does not fill whole nodes"):
+    with pytest.raises(LionsimError) as refused:
         run_sweep(cfg, "workers=8,12")
+    # the --sweep typed, as every whole-nodes refusal words it (lionsim.whole_nodes.check_workers)
+    assert str(refused.value) == ("bad --sweep workers=8,12: 12 workers do not fill whole nodes of dgx-h100 (8 a node); "
+                                  "accepted: at most 8 (one node) or a multiple of 8")
 
 
 def test_a_speedup_within_half_a_percent_is_level_not_a_win():

@@ -143,8 +143,11 @@ def test_workers_in_one_node_use_the_intra_link_only():
 
 
 def test_workers_that_do_not_fill_whole_nodes_are_rejected():
-    with pytest.raises(LionsimError, match="workers = 6 does not fill whole nodes"):
-        price(CollectiveCall("all_reduce", 1000), 6, two_level(intra_GBps=100.0, inter_GBps=1.0))
+    net = two_level(intra_GBps=100.0, inter_GBps=1.0)
+    with pytest.raises(LionsimError) as refused:  # Network.nodes: in the words bench's and estimate's --workers use
+        price(CollectiveCall("all_reduce", 1000), 6, net)
+    assert str(refused.value) == (f"bad --workers 6: 6 workers do not fill whole nodes of {net.name} (4 a node); "
+                                  "accepted: at most 4 (one node) or a multiple of 4")
 
 
 def test_comm_time_sums_the_calls():

@@ -32,7 +32,7 @@ def test_eight_points_from_three_sources_and_a_separate_hold_out():
         assert case.published > 0 and case.config and case.quantity and case.command[0] == "estimate"
         assert case.read in ("step_ratio", "comm_ratio", "bandwidth_needed")
     for finding in pc.FINDINGS:
-        assert finding.source and finding.config and finding.published and len(finding.needs) > 40
+        assert finding.source and finding.config and finding.published and len(finding.why) > 40
 
 
 def test_every_miss_names_a_mechanism():
