@@ -105,7 +105,7 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)
     removed = root.drop_stale_report(previous, plan.grid.to_dict(), len(adopt))  # as a sweep's rerun
-    tables = SweepTables(root, cells, plan.rule, plan.grid.runs)
+    tables = SweepTables(root, cells, plan.rule, plan.grid.runs, plan.grid.lrs)
     finished = root.finished([c.id for c in cells])
     for cell in cells:
         if cell.id in finished:
