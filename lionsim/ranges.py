@@ -106,6 +106,9 @@ BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
 TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 """--target-loss: bench's, sweep's and estimate --from-run's."""
 
+LR = Range(0, above=True)
+"""--lr (bench, sweep: each item of its list) and a run's hyper lr; beyond float32 refused beside it."""
+
 OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED}
 """The shared options' ranges by flag, for a value refused before its range is checked (--workers
 2.5: "not a whole number; accepted: a whole number from 1 to 100,000,000")."""

@@ -57,12 +57,12 @@ def bad_parameter(e) -> str:
     return refusal(option, Text(got), words or accepted(option), why) + _one_value(e, got)
 
 
-SWEEP_AXES = "--workload, --workers, --network and --seed"
+SWEEP_AXES = "--workload, --workers, --network, --seed and --lr"
 """The options a sweep takes comma lists of (lionsim.sweep.grid): its grid's axes."""
 
 
 def _one_value(e, got: str) -> str:
-    """Where a number option of `lionsim sweep` was given a comma list (`--lr 0.001,0.003`): what to
+    """Where a number option of `lionsim sweep` was given a comma list (`--weight-decay 0,0.1`): what to
     do instead, since it is no axis of the grid (one value prices every cell); "" elsewhere."""
     command = getattr(e.ctx, "info_name", None) if e.ctx is not None else None
     if command != "sweep" or "," not in got:

@@ -1,4 +1,4 @@
-"""`lionsim sweep`: a grid of bench runs (workload x workers x network x seed x strategy), resumable,
+"""`lionsim sweep`: a grid of bench runs (workload x workers x network x seed x lr x strategy), resumable,
 on this machine or a Ray cluster, whole or as scheduler shards; `lionsim sweep merge ROOT`."""
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def sweep(
     model_size: o.ModelSize = "small",
     steps: o.Steps = 100,
     batch_size: o.BatchSize = 32,
-    lr: o.Lr = None,
+    lr: Annotated[Optional[str], axis("--lr", "Learning rate(s) for every run (default: each strategy's own; "
+                                       "`default` in a list too); the table picks each run's best lr by final loss")] = None,
     weight_decay: o.WeightDecay = None,
     betas: o.Betas = None,
     hyper: o.Hyper = None,
@@ -85,7 +86,7 @@ def sweep(
 ) -> None:
     """A grid of bench runs on the simulator under one --out; rerunning the same command resumes it.
 
-    A cell is one strategy@transport on one workload, N, network and seed: ROOT/cells/ID is its
+    A cell is one strategy@transport on one workload, N, network, seed and lr: ROOT/cells/ID is its
     bench run directory; ROOT/sweep_steps.csv and ROOT/sweep_summary.csv hold every finished cell.
     Cells that differ only in the network share one training. A resumed sweep may add grid values;
     any other option must match ROOT/sweep.json. Cells that raise or diverge: exit 1, the others
@@ -110,9 +111,9 @@ def sweep(
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
                       strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
-                      source=None if strategy else "sweep's default strategies")
+                      source=None if strategy else "sweep's default strategies", lr=lr)
     bench = BenchConfig(
-        model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, lr=lr, weight_decay=weight_decay,
+        model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper, list(strategy or DEFAULT_STRATEGIES)), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
         tie=tie, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,

@@ -16,7 +16,7 @@ from rich.table import Table
 
 from lionsim.numbers import sig
 from lionsim.reports.columns import ACCURACY, metric_value
-from lionsim.reports.tables import fit, fold_run, run_width, speedup_text
+from lionsim.reports.tables import fill, fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -177,33 +177,70 @@ def sweep_title(summary: pd.DataFrame) -> str:
     return (f"lionsim sweep: {workloads}, {plural(workers, 'worker')}, "
             f"{distinct_values(summary, 'network')}, {plural(summary['run'].nunique(), 'run')}, "
             f"{plural(summary['seed'].nunique(), 'seed')}"
+            + (f", {plural(summary['lr'].nunique(), 'lr')}" if "lr" in summary.columns else "")
             + (f", {plural(steps, 'step')}" if steps else "") + f": {plural(cells, 'cell')}")
+
+
+def _lr(value) -> str:
+    return "-" if value is None or value != value else f"{float(value):g}"
 
 
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
-    directory, whose cells' run.json say how the step times were obtained (cells_times)."""
+    directory, whose cells' run.json say how the step times were obtained (cells_times). A sweep
+    over several lrs has an lr column, and a table of each run's best lr below (best_lr_table)."""
     many_workloads = summary["workload"].nunique() > 1
+    lrs = "lr" in summary.columns
     metric = _metric_column(summary)
     table = Table(title=sweep_title(summary), caption=f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; "
                           "step ms: mean per step; speedup: step time against the group's "
-                          "baseline (same workload, N, network, seed)",
+                          "baseline (same workload, N, network, seed" + (", lr)" if lrs else ")"),
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")
     parts = [str(r).partition("@")[::2] for r in summary["run"]]
     width = run_width(parts, RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("N", "network", "seed", "loss", metric, "step ms", "speedup"):
+    for name in ("N", "network", "seed", *(["lr"] if lrs else []), "loss", metric, "step ms", "speedup"):
         table.add_column(name, justify="left" if name == "network" else "right")
     for _, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
         strategy, _, transport = str(row["run"]).partition("@")
         table.add_row(*cells, fold_run(strategy, transport) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
+                      *([_lr(row["lr"])] if lrs else []),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
                       _ms(row["step_s"]), speedup_text(row["speedup"]))
-    spread = seed_table(summary)
-    return fit(table) if spread is None else Group(fit(table), "", spread)
+    more = [t for t in (seed_table(summary), best_lr_table(summary)) if t is not None]
+    return Group(fit(table), *(part for t in more for part in ("", t))) if more else fit(table)
+
+
+def best_lr_table(summary: pd.DataFrame) -> Table | None:
+    """Where the sweep has several lrs: each run's best lr per workload and N (lionsim.reports.best_lr:
+    the lowest final loss, said in the caption) and its final loss at every lr tried. None otherwise."""
+    from lionsim.reports.best_lr import RULE, best_lrs, has_lr_axis
+
+    if not has_lr_axis(summary):
+        return None
+    best = best_lrs(summary)
+    many_workloads = best["workload"].nunique() > 1
+    table = Table(title="best lr per run", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
+                  pad_edge=False, caption_justify="left",
+                  caption=f"{RULE}. loss at each lr: lr=final loss (diverged: a cell went non-finite).")
+    if many_workloads:
+        table.add_column("workload")
+    width = run_width([str(r).partition("@")[::2] for r in best["run"]], RUN_WIDTH)
+    table.add_column("run", no_wrap=True, min_width=width, max_width=width)
+    for name in ("N", "best lr", "loss", "loss at each lr"):
+        table.add_column(name, justify="left" if name == "loss at each lr" else "right")
+    for row in best.itertuples(index=False):
+        strategy, _, transport = str(row.run).partition("@")
+        tried = "  ".join(f"{lr:g}={_number(loss, '.3f') if loss != math.inf else 'diverged'}"
+                          for lr, loss in row.tried.items())
+        table.add_row(*([row.workload] if many_workloads else []), fold_run(strategy, transport) if transport else row.run,
+                      str(row.workers), _lr(row.lr) + (" (all diverged)" if row.diverged else ""),
+                      _number(row.final_loss, ".3f"), tried)
+    words = "loss at each lr"  # the column that wraps (between its lrs) where the table is too wide
+    return fill(fit(table, column=words), column=words)  # its caption wraps at the width of the table above
 
 
 def seed_table(summary: pd.DataFrame) -> Table | None:
@@ -220,20 +257,21 @@ def seed_table(summary: pd.DataFrame) -> Table | None:
                           "them apart.")
     if many_workloads:
         table.add_column("workload")
-    groups = list(summary.groupby(["workload", "run", "workers", "network"], sort=False))
+    lrs = "lr" in summary.columns
+    groups = list(summary.groupby(["workload", "run", "workers", "network", *(["lr"] if lrs else [])], sort=False))
     width = run_width([str(key[1]).partition("@")[::2] for key, _ in groups], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("N", "network", "seeds", "loss", metric):
+    for name in ("N", "network", *(["lr"] if lrs else []), "seeds", "loss", metric):
         table.add_column(name, justify="left" if name == "network" else "right")
     any_diverged = False
-    for (workload, run, workers, network), rows in groups:
+    for (workload, run, workers, network, *lr), rows in groups:
         strategy, _, transport = str(run).partition("@")
         name = _metric_of(rows.iloc[0])
         diverged = int(rows["diverged_at_step"].notna().sum()) if "diverged_at_step" in rows.columns else 0
         any_diverged = any_diverged or diverged > 0
         seeds = str(rows["seed"].nunique()) + (f" ({diverged} diverged)" if diverged else "")
         table.add_row(*([workload] if many_workloads else []), fold_run(strategy, transport) if transport else run,
-                      str(workers), str(network), seeds,
+                      str(workers), str(network), *([_lr(lr[0])] if lrs else []), seeds,
                       _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
                       _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))
     if any_diverged:

@@ -21,7 +21,7 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
 from lionsim.network import canonical_network, network_for
 from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, MAX_SEED, SEED, STEPS, TARGET_LOSS, WORKERS, Range, is_number,
+from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, LR, MAX_SEED, SEED, STEPS, TARGET_LOSS, WORKERS, Range, is_number,
                             refusal, span)
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
@@ -49,8 +49,6 @@ THREADS = span(1, MAX_THREADS, whole=True, why="torch threads of one training pr
                "wait on each other")
 BETA = span(0, 1, below=True).removeprefix("a number ")
 """What each of --betas' two numbers may be (bench's parse_betas says it too)."""
-LR = Range(0, above=True)
-"""--lr and a run's hyper lr (ranges.POSITIVE's words); beyond float32 refused beside it."""
 WEIGHT_DECAY = Range(0)
 """--weight-decay and a run's hyper weight_decay."""
 

@@ -21,14 +21,15 @@ from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor, check_jobs
-from lionsim.sweep.grid import Grid
+from lionsim.sweep.grid import Grid, lr_text
 from lionsim.sweep.merge import merged_grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
 
-GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies")
-"""BenchConfig fields the grid sets per cell; every other field is the same for every cell."""
+GRID_FIELDS = ("workload", "workers", "network", "seed", "strategies", "lr")
+"""BenchConfig fields the grid sets per cell; every other field is the same for every cell (a
+grid of one lr records it with them, as before lr was an axis: bench_options)."""
 
 
 @dataclass(kw_only=True, slots=True)
@@ -38,7 +39,7 @@ class SweepConfig:
     grid: Grid
     """The axes; a cell is one value of each."""
     bench: BenchConfig
-    """Every other bench option, applied to every cell (its grid fields are ignored)."""
+    """Every other bench option, applied to every cell (its grid fields, --lr among them, are ignored)."""
     jobs: int | None = None
     """Training units run at once, each in its own process with `bench.threads` torch threads
     (None: 1 on the local executor; on Ray, as many as the cluster's CPUs take)."""
@@ -60,7 +61,9 @@ class SweepConfig:
         if self.bench.backend != "sim":
             raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
                                "use `lionsim bench --backend gloo|nccl` for real collectives")
-        whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None)
+        self.check_lr_axis()
+        lr = next((v for v in self.grid.lrs if v is not None), None)  # bench's --lr checks: a run that takes none
+        whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None, lr=lr)
         most = max(self.grid.workers)
         for workload in self.grid.workloads:  # each workload by its own rules (--eval-samples: what it holds out)
             for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
@@ -71,6 +74,26 @@ class SweepConfig:
             raise LionsimError(f"--model-size {self.bench.model_size} applies to no workload of this sweep: a workload "
                                "file builds its own model (--model-size is for the built-in workloads: lionsim workloads)")
         grid_cells(self.grid)  # cell ids unique
+
+    def check_lr_axis(self) -> None:
+        """With several lrs, every run must train with each: a run's own hyper lr (which wins over
+        --lr) or a strategy that takes no lr would make its cells one training over and over."""
+        if len(self.grid.lrs) < 2:
+            return
+        shown = ",".join(map(lr_text, self.grid.lrs))
+        for run in self.grid.runs:
+            if "lr" in run.strategy_class.ignores:
+                raise LionsimError(f"--lr {shown} sweeps lr, and {run.label} takes no lr: its cells would repeat one "
+                                   "training; sweep it without --lr, or leave it out")
+            for key in (run.label, run.strategy):
+                if "lr" in self.bench.hyper.get(key, {}):
+                    raise LionsimError(f"--lr {shown} sweeps every run's lr, and hyper.{key}.lr fixes {run.label}'s "
+                                       "(it wins over --lr); accepted: an lr axis or a run's own lr, not both")
+            for workload in self.grid.workloads if None in self.grid.lrs else ():
+                own = run.strategy_class.defaults_for(workload).lr  # what `default` trains it with
+                if own in self.grid.lrs:
+                    raise LionsimError(f"bad --lr {shown}: {run.label}'s own lr on {workload} is {lr_text(own)}, so "
+                                       f"default and {lr_text(own)} are one value given twice; accepted: each value once")
 
     def check_memory(self) -> None:
         """The memory guard on the grid's hungriest unit (per workload, the most workers), --jobs of
@@ -110,7 +133,7 @@ class SweepConfig:
         syncs = run.strategy_class.has_momentum_sync
         buckets = bool(dataclasses.replace(cfg, workers=unit.workers).bucketed([run]))
         return dataclasses.replace(
-            cfg, workload=unit.workload, workers=unit.workers, seed=unit.seed, network=network,
+            cfg, workload=unit.workload, workers=unit.workers, seed=unit.seed, network=network, lr=unit.lr,
             bucket_mb=cfg.bucket_mb if buckets else None,
             strategies=[run.label], transport=None, baseline=None,
             hyper={k: v for k, v in cfg.hyper.items() if k in (run.label, run.strategy)},
@@ -119,8 +142,11 @@ class SweepConfig:
             sync_tensors=cfg.sync_tensors if syncs else "all", options=options_for(cfg.options, run.strategy))
 
     def bench_options(self) -> dict:
-        """Every bench option outside the grid, as JSON values (sweep.json's "bench")."""
+        """Every bench option outside the grid, as JSON values (sweep.json's "bench"), and the lr
+        of a grid of one (where every sweep recorded it before lr was an axis)."""
         options = {k: v for k, v in self.bench.to_dict().items() if k not in GRID_FIELDS}
+        if len(self.grid.lrs) == 1:
+            options["lr"] = self.grid.lrs[0]
         return json.loads(json.dumps(options))
 
 
@@ -161,7 +187,8 @@ def merged_config(out: Path, parts: list[Path]) -> SweepConfig:
         raise LionsimError(f"{first_where} holds options this lionsim does not know ({e}); merge with the "
                            "lionsim version that ran the sweep") from None
     grid = Grid.parse(workload=union["workload"], workers=union["workers"], network=union["network"],
-                      seed=union["seed"], strategies=union["runs"], transport=None)
+                      seed=union["seed"], strategies=union["runs"], transport=None,
+                      lr=[lr_text(v) for v in union["lr"]])
     cfg = SweepConfig(grid=grid, bench=options, out=Path(out))
     merged = plan_sweep(cfg, train=False)
     for where, record in records:

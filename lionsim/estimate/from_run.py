@@ -8,7 +8,8 @@ DIR is one of
 
 and anything else is one LionsimError line. What is read of it, per trained run (strategy@transport)
 and cell (a bench run is one cell; a sweep's cell is one workload, worker count, network and seed):
-its steps to the cell's target loss, and the cell's baseline's. A sweep's networks share one training
+its steps to the cell's target loss, and the cell's baseline's (a sweep over several lrs: each run at
+its best lr, lionsim.reports.best_lr). A sweep's networks share one training
 (lionsim.sweep books each unit's training on every network), so its steps to target are read from its
 first network's cells; its seeds are cells of their own. A cell whose baseline did not reach its
 target has nothing to scale from and is left out (and counted); when no cell is left, or a sweep holds
@@ -24,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
+from lionsim.reports.best_lr import NOTE, at_best_lr, has_lr_axis
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
 
@@ -222,6 +224,9 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     if len(workloads) > 1:
         raise LionsimError(f"bad --from-run {given}: the sweep trained {len(workloads)} workloads "
                            f"({', '.join(workloads)}); one workload's convergence prices a run: sweep one workload")
+    at_best = has_lr_axis(summary)
+    if at_best:  # several lrs: each run's convergence at its best lr (lionsim.reports.best_lr)
+        summary = at_best_lr(summary, read_csv(where / "sweep_steps.csv", ["cell"]))[0]
     first_network = summary["network"].iloc[0]
     summary = summary[summary["network"] == first_network]  # every network books the same training
     labels = list(dict.fromkeys(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])))
@@ -257,6 +262,7 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     target = (f"{targets.iloc[0]:.4g} in every cell" + (" (--target-loss)" if target_loss is not None else "")
               if fixed else
               f"each cell's own ({baseline}'s loss late in its run: {targets.min():.4g} to {targets.max():.4g})")
+    target += f"; {NOTE}" if at_best else ""
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),

@@ -18,6 +18,7 @@ import pandas as pd
 from lionsim.errors import LionsimError, json_type
 from lionsim.numbers import plural, sig, speedup_text
 from lionsim.plugin_load import is_spec
+from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.columns import ACCURACY, eval_metric, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -30,6 +31,7 @@ from lionsim.reports.titles import named_network
 
 REPORT_FILE = "report.md"
 SWEEP_SUMMARY = "sweep_summary.csv"
+SWEEP_STEPS = "sweep_steps.csv"
 SWEEP_META = "sweep.json"
 GROUP = ["workload", "workers", "network"]
 """A sweep's cells compared with each other: same workload, workers and network (seeds pooled)."""
@@ -337,7 +339,8 @@ def _sweep_report(directory: Path) -> str:
         raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
-    config_rows = [[k, ", ".join(map(str, v)) if isinstance(v, list) else str(v)] for k, v in grid.items()]
+    config_rows = [[k, ", ".join("default" if x is None else str(x) for x in v) if isinstance(v, list) else str(v)]
+                   for k, v in grid.items()]
     sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
     config_rows += [[k, str(v)] for k, v in bench.items()
                     if v is not None and k in (*(("model_size",) if sized else ()), "batch_size", "steps", "compute", "eval_every", "data",
@@ -347,9 +350,11 @@ def _sweep_report(directory: Path) -> str:
     clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"), bench.get("compute"))
     agg = []
     metric, scale, digits = _metric(summary)
-    for key, group in summary.groupby([*GROUP, "run"], sort=False):
+    lrs = "lr" in summary.columns
+    for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([key[3], str(key[1]), key[2], str(group["seed"].nunique()), _seeds_loss(group),
+        agg.append([key[3], str(key[1]), key[2], *([f"{key[4]:g}"] if lrs else []), str(group["seed"].nunique()),
+                    _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
     diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
@@ -360,16 +365,22 @@ def _sweep_report(directory: Path) -> str:
         "## Configuration\n\n" + (md_table(["option", "value"], config_rows) if config_rows else "Not recorded."),
         "## How each time was obtained\n\n" + _cells_timing(directory, list(dict.fromkeys(summary["cell"])), grid),
         "## Summary (mean ± sd over seeds)\n\n"
-        + md_table(["run", "workers", "network", "seeds", "final loss", metric, "step", "speedup"], agg)
+        + md_table(["run", "workers", "network", *(["lr"] if lrs else []), "seeds", "final loss", metric, "step",
+                    "speedup"], agg)
         + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "
         "mean over the cells' steps. Each cell's speedup is against the baseline run of its own workload, workers, "
-        "network and seed."
+        "network" + (", seed and lr." if lrs else " and seed.")
         + (" diverged in K of M seeds: a loss or gradient went non-finite in K cells (marked diverged_at_step in "
            "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
            "speedup are over the steps before." if diverged else ""),
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock),
     ]
-    accuracy = _accuracy_by_workers(summary, bench)
+    compared, at_best = summary, ""
+    if has_lr_axis(summary):  # the runs compared each at its best lr (lionsim.reports.best_lr)
+        parts.append("## Best learning rate per run\n\n" + best_lr_markdown(summary))
+        compared = at_best_lr(summary, read_csv(directory / SWEEP_STEPS, ["cell"]))[0]
+        at_best = "Each run at its best lr (above).\n\n"
+    parts.append("## Which strategy reaches the target loss first\n\n" + at_best + _first_to_target(compared, clock))
+    accuracy = _accuracy_by_workers(compared, bench)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),

@@ -1,8 +1,16 @@
 """The grid of a sweep: the values of each axis, parsed and checked before anything runs.
 
 Axes take comma lists (`--workers 4,8,16`) or, from a TOML `--config`, arrays. Every value is
-checked up front (unknown names, empty items, duplicates, workers < 1), so bad input fails
-with one line and nothing written.
+checked up front (unknown names, empty items, duplicates, workers < 1, lr <= 0), so bad input
+fails with one line and nothing written.
+
+The learning rate is an axis too (`--lr 0.0003,0.001`; `default`: each strategy's own), with one
+rule that keeps every sweep root written before it was one valid: the cells of the axis's first
+value carry no lr in their id (`mlp-w4-1gbe-s0-adamw@fp32-allreduce`, as a sweep of one lr always
+named them), those of every other value say it (`mlp-w4-1gbe-s0-lr0.003-adamw@fp32-allreduce`:
+lr_tag). So a sweep of one lr keeps its ids and sweep.json (its lr stays in "bench"), and growing
+it (`--lr 0.001` to `--lr 0.001,0.003`) trains only the new value's cells: no finished cell is
+renamed. The price: the first value must stay first once a cell has finished (check_grows).
 """
 
 from __future__ import annotations
@@ -12,8 +20,9 @@ from pathlib import Path
 from typing import Sequence
 
 from lionsim.errors import LionsimError
+from lionsim.forms import beyond_float32
 from lionsim.network import canonical_network, load_network
-from lionsim.ranges import MAX_SEED, SEED, WORKERS, refusal
+from lionsim.ranges import LR, MAX_SEED, SEED, WORKERS, refusal
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.whole import MAX_WORKERS, Text, read_whole
 from lionsim.workloads import WORKLOADS, canonical_workload
@@ -22,7 +31,8 @@ Items = Sequence[str | int]
 """One axis as given: comma-separated text pieces or TOML array items."""
 
 
-EXAMPLES = {"--workload": "mlp,vit", "--workers": "4,8,16", "--network": "1gbe,10gbe", "--seed": "0,1,2"}
+EXAMPLES = {"--workload": "mlp,vit", "--workers": "4,8,16", "--network": "1gbe,10gbe", "--seed": "0,1,2",
+            "--lr": "0.0003,0.001"}
 """A comma list of each axis, for the messages."""
 
 
@@ -63,6 +73,44 @@ def parse_ints(option: str, given: Items, low: int, high: int, accepted: str) ->
     return values
 
 
+DEFAULT_LR = "default"
+"""An --lr item that means each strategy's own lr (--lr not given): the value None."""
+LR_ACCEPTED = f"{LR.words}, or {DEFAULT_LR} (each strategy's own); a comma list like {EXAMPLES['--lr']} sweeps them"
+
+
+def parse_lrs(given: Items) -> list[float | None]:
+    """Each --lr item a learning rate above 0 that float32 holds, or `default` (None), each once
+    (`0.001,1e-3` is one value twice)."""
+    values: list[float | None] = []
+    for item in split_items("--lr", given):
+        if item.lower() == DEFAULT_LR:
+            value = None
+        else:
+            try:
+                value = float(item)
+            except ValueError:
+                raise LionsimError(refusal("--lr", Text(item), LR_ACCEPTED, "not a number")) from None
+            if not LR(value) or beyond_float32(value):
+                raise LionsimError(refusal("--lr", Text(item), LR_ACCEPTED, beyond_float32(value)))
+        if value in values:
+            raise LionsimError(refusal("--lr", Text(",".join(map(str, given))), "each value once",
+                                       f"{lr_text(value)} given twice"))
+        values.append(value)
+    return values
+
+
+def lr_text(lr: float | None) -> str:
+    """An lr as a cell id and the tables write it: the shortest text that reads back as the same
+    float (0.001, 3e-05), or `default`."""
+    return DEFAULT_LR if lr is None else repr(float(lr))
+
+
+def lr_tag(lr: float | None, lrs: Sequence[float | None]) -> str:
+    """The lr part of a cell id: none for the grid's first lr (a sweep of one lr keeps the ids it
+    always had; module doc), `lr0.003` for any other."""
+    return "" if lr == lrs[0] else f"lr{lr_text(lr)}"
+
+
 def _distinct(option: str, names: list[str]) -> list[str]:
     """`10gbe,10GbE` is one value given twice."""
     for i, name in enumerate(names):
@@ -87,10 +135,14 @@ class Grid:
     """Seeds of init, data and quantizers."""
     runs: tuple[RunSpec, ...]
     """strategy@transport runs, resolved as bench resolves --strategy and --transport."""
+    lrs: tuple[float | None, ...] = (None,)
+    """Learning rates, each for every run (None: each strategy's own); the first names its cells
+    without an lr (lr_tag)."""
 
     @classmethod
     def parse(cls, *, workload: Items, workers: Items, network: Items, seed: Items,
-              strategies: list[str], transport: str | None, source: str | None = None) -> Grid:
+              strategies: list[str], transport: str | None, source: str | None = None,
+              lr: Items | float | None = None) -> Grid:
         """The grid of the options as typed; `source` names the strategies' set where the command
         filled them in (its defaults: lionsim.runs.parse_runs says so in a refusal)."""
         # names in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`): cell ids, sweep.json
@@ -101,16 +153,33 @@ class Grid:
             load_network(spec)  # an unknown preset or a bad profile file fails now
         return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)),
                    networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0, MAX_SEED, SEED)),
-                   runs=tuple(parse_runs(strategies, transport, source)))
+                   runs=tuple(parse_runs(strategies, transport, source)),
+                   lrs=(None,) if lr is None else tuple(parse_lrs(lr if isinstance(lr, (list, tuple)) else [lr])))
 
     def to_dict(self) -> dict[str, list]:
-        """The grid as sweep.json records it (the keys of the output contract)."""
+        """The grid as sweep.json records it (the keys of the output contract): "lr" only where it
+        has several values (one lr stays a bench option, as before lr was an axis: recorded_grid)."""
+        lrs = {"lr": list(self.lrs)} if len(self.lrs) > 1 else {}
         return {"workload": list(self.workloads), "workers": list(self.workers), "network": list(self.networks),
-                "seed": list(self.seeds), "runs": [r.label for r in self.runs]}
+                "seed": list(self.seeds), "runs": [r.label for r in self.runs], **lrs}
+
+    def axes(self) -> dict[str, list]:
+        """Every axis's values, "lr" always (what check_grows compares)."""
+        return {**self.to_dict(), "lr": list(self.lrs)}
 
 
 OPTION_OF_AXIS = {"workload": "--workload", "workers": "--workers", "network": "--network", "seed": "--seed",
-                  "runs": "--strategy"}
+                  "runs": "--strategy", "lr": "--lr"}
+
+
+def recorded_grid(record: dict) -> dict[str, list]:
+    """A sweep.json's grid with "lr" always: a sweep of one lr (or of none given) records it in
+    "bench", as every sweep did before lr was an axis."""
+    grid = dict(record.get("grid") or {})
+    if "lr" not in grid:
+        bench = record.get("bench")
+        grid["lr"] = [bench.get("lr") if isinstance(bench, dict) else None]
+    return grid
 
 
 def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> None:
@@ -118,7 +187,9 @@ def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> N
     the finished cells of the old grid must stay cells of the new one (else the CSVs would hold
     cells outside the grid), but a value whose cells never finished (added by a run interrupted
     before its first cell) computed nothing, and the command without it is the sweep on disk.
-    `held`: axis -> the old grid's values that finished cells hold (None: every value)."""
+    `held`: axis -> the old grid's values that finished cells hold (None: every value). `old`
+    and `new` hold "lr" (recorded_grid, Grid.axes): its first value must stay first once a cell
+    has finished, since that value's cells carry no lr in their id (lr_tag)."""
     spelling = {"workload": lambda v: WORKLOADS.canonical(v) if v in WORKLOADS else v,
                 "network": lambda v: canonical_network(v) if isinstance(v, str) else v}
     for axis, option in OPTION_OF_AXIS.items():
@@ -126,9 +197,15 @@ def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> N
         lost = [v for v in old.get(axis, [])
                 if listed(v) not in new[axis] and (held is None or v in held.get(axis, ()))]
         if lost:
-            raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(str, lost))}, "
+            shown = lr_text if axis == "lr" else str
+            raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(shown, lost))}, "
                                f"which finished cells hold; a resumed sweep may drop only grid values no finished "
                                f"cell holds; {start_over(where)}")
+    was, now = old.get("lr") or [None], new["lr"]
+    if now[0] != was[0] and (held is None or any(held.values())):
+        raise LionsimError(f"--lr differs from the sweep in {where}: its first value is {lr_text(was[0])}, whose "
+                           f"finished cells carry no lr in their id, and {lr_text(now[0])} now; give "
+                           f"{lr_text(was[0])} first (new values after it); {start_over(where)}")
 
 
 def start_over(where: str | Path) -> str:

@@ -18,7 +18,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
-from lionsim.sweep.grid import OPTION_OF_AXIS
+from lionsim.sweep.grid import OPTION_OF_AXIS, recorded_grid
 from lionsim.sweep.plan import SweepPlan, held_values
 from lionsim.sweep.shards import PART_NAME, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
@@ -65,22 +65,24 @@ def merged_grid(out: Path, root: dict | None, parts: dict[Path, dict]) -> dict[s
     drop (lionsim.sweep.grid.check_grows): the root's (an earlier merge's grid, or a plain run's)
     is left out, so a value the parts dropped does not come back; one that some parts list and
     others lack says the shards ran two grids, and is refused naming both."""
+    root = recorded_grid(root) if root is not None else None  # "lr" always, as held_values reads it
+    parts = {where: recorded_grid(record) for where, record in parts.items()}
     held = {axis: set() for axis in OPTION_OF_AXIS}
-    for where, record in [*([(out, root)] if root is not None else []), *parts.items()]:
-        for axis, values in held_values(record["grid"], where).items():
+    for where, grid in [*([(out, root)] if root is not None else []), *parts.items()]:
+        for axis, values in held_values(grid, where).items():
             held[axis] |= values
     grid: dict[str, list] = {axis: [] for axis in OPTION_OF_AXIS}
     for axis, option in OPTION_OF_AXIS.items():
-        for where, record in parts.items():
-            for value in record["grid"].get(axis, []):
-                lacking = [p for p, r in parts.items() if value not in r["grid"].get(axis, [])]
+        for where, part in parts.items():
+            for value in part.get(axis, []):
+                lacking = [p for p, g in parts.items() if value not in g.get(axis, [])]
                 if lacking and value not in held[axis]:
                     raise LionsimError(
                         f"the shards ran two grids: {where / SWEEP_FILE} has {option} {value}, which "
                         f"{lacking[0] / SWEEP_FILE} lacks, and no finished cell holds it; rerun --shard "
                         f"{_shard(lacking[0])} with it (or --shard {_shard(where)} without it), then merge again")
                 grid[axis] += [value] if value not in grid[axis] else []
-        kept = root["grid"].get(axis, []) if root is not None else []
+        kept = root.get(axis, []) if root is not None else []
         grid[axis] += [v for v in kept if v in held[axis] and v not in grid[axis]]
     return grid
 
@@ -139,7 +141,7 @@ def merge_shards(plan: SweepPlan) -> MergeOutcome:
     for cell_id, source in adopt.items():
         root.adopt(cell_id, source)
     removed = root.drop_stale_report(previous, plan.grid.to_dict(), len(adopt))  # as a sweep's rerun
-    tables = SweepTables(root, cells, plan.rule, plan.grid.runs)
+    tables = SweepTables(root, cells, plan.rule, plan.grid.runs, plan.grid.lrs)
     finished = root.finished([c.id for c in cells])
     for cell in cells:
         if cell.id in finished:

@@ -24,13 +24,17 @@ from lionsim.frozen import thawed
 from lionsim.plan import BenchPlan
 from lionsim.reports.summary import SummaryRule
 from lionsim.sweep.cells import Cell, Unit, cell_id, grid_cells
-from lionsim.sweep.grid import OPTION_OF_AXIS, Grid, check_grows, start_over
+from lionsim.sweep.grid import Grid, check_grows, lr_tag, recorded_grid, start_over
 from lionsim.sweep.shards import Shard
 from lionsim.sweep.store import CellStore
 
 RESUME_FREE = ("threads", "timeout")
 """Bench options a resumed sweep may change: they set how fast a cell runs, not what it computes
 (as may --jobs, --executor and --shard, which are not bench options)."""
+AXIS_OPTIONS = ("lr",)
+"""Bench options that are an axis of the grid where given several values: "bench" records one
+(lionsim.sweep.grid.recorded_grid). A resume where the sweep on disk or the command has several
+compares them as axes (check_grows); between two sweeps of one lr, as the option they always were."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +107,12 @@ class SweepPlan:
 
         now, defaults = thawed(self.bench), thawed(self.defaults)
         then = drop_inert_defaults(dict(previous["bench"]))  # what an older lionsim recorded where it could not act
+        axes = AXIS_OPTIONS if len(self.grid.lrs) > 1 or "lr" in (previous.get("grid") or {}) else ()
         # (an option added since that sweep began, at its default, computes the same cells)
         differ = [key for key in sorted(set(now) | set(then))
                   if not (key not in then and now.get(key) == defaults.get(key))
-                  and key not in RESUME_FREE and _resolved(key, then.get(key)) != _resolved(key, now.get(key))]
+                  and key not in (*RESUME_FREE, *axes)
+                  and _resolved(key, then.get(key)) != _resolved(key, now.get(key))]
         if differ:
             values = [f"{_shown(then.get(key))} there, {_shown(now.get(key))} now" for key in differ]
             said = (values[0] if len(differ) == 1
@@ -116,14 +122,17 @@ class SweepPlan:
                         if differ == ["target_loss"] and now.get("target_loss") is not None else "")
             raise LionsimError(f"{', '.join(map(_flag, differ))} {'differs' if len(differ) == 1 else 'differ'} from "
                                f"the sweep in {where} ({said}); {start_over(where)}{retarget}")
-        grid = previous.get("grid", {})
-        check_grows(grid, self.grid.to_dict(), str(where), held_values(grid, where.parent))
+        grid = recorded_grid(previous)
+        check_grows(grid, self.grid.axes(), str(where), held_values(grid, where.parent))
 
 
 def held_values(grid: dict, root: Path) -> dict[str, set]:
-    """Axis -> the values of `grid` (a sweep.json's) that the finished cells under `root` hold."""
-    axes = tuple(OPTION_OF_AXIS)  # cell_id's order: workload, workers, network, seed, run
-    points = {cell_id(*values): values for values in itertools.product(*(grid.get(axis, []) for axis in axes))}
+    """Axis -> the values of `grid` (a sweep.json's, with "lr": recorded_grid) that the finished
+    cells under `root` hold, each cell's id as that grid names it."""
+    axes = ("workload", "workers", "network", "seed", "runs", "lr")  # cell_id's order, then its lr
+    lrs = grid.get("lr") or [None]
+    points = {cell_id(*values[:5], lr_tag(values[5], lrs)): values
+              for values in itertools.product(*(grid.get(axis, []) for axis in axes[:5]), lrs)}
     held: dict[str, set] = {axis: set() for axis in axes}
     for finished in CellStore(root).finished(list(points)):
         for axis, value in zip(axes, points[finished]):

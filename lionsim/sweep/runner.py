@@ -133,7 +133,7 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
         events.report_removed(removed)
     mine = {u.unit.key for u in plan.units}
     cells = {c.id: c for c in plan.cells if c.unit.key in mine}
-    tables = SweepTables(store, list(cells.values()), plan.rule, plan.grid.runs)
+    tables = SweepTables(store, list(cells.values()), plan.rule, plan.grid.runs, plan.grid.lrs)
     for cell_id in store.finished(list(cells)):
         tables.add(cells[cell_id])
     tables.write()  # a run killed between a cell and the CSVs left them one cell behind

@@ -131,6 +131,11 @@ class CellStore:
         target.write(lambda stage: write_run(stage, steps, summary, meta))
         target.publish()
 
+    def trained_lr(self, cell_id: str) -> float:
+        """The lr a finished cell's run trained with (its run.json's: a strategy's own where the
+        sweep's lr was `default`)."""
+        return float(read_json(self.cells / cell_id / META_FILE)["runs"][0]["lr"])
+
     def steps(self, cell_id: str) -> pd.DataFrame:
         """A finished cell's steps.csv, read back exactly (the same frame on a fresh or resumed run)."""
         return read_csv(self.cells / cell_id / STEPS_FILE, STEP_COLUMNS)

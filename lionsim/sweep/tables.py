@@ -1,15 +1,16 @@
 """The sweep's tidy CSVs, rebuilt from the finished cells after each one finishes.
 
 - sweep_steps.csv: every finished cell's steps.csv rows, `cell` first, then steps.csv's columns.
-- sweep_summary.csv: a row per finished cell: cell, workload, seed, workers, network,
-  bandwidth_GBps, alpha_us, then lionsim.reports.summarize()'s columns computed over the
-  cell's group (the finished cells of one workload, workers, network and seed), against the
-  group's baseline as a bench of those runs would report them.
+- sweep_summary.csv: a row per finished cell: cell, workload, seed, (with an lr axis: lr, the
+  lr the cell's run trained with) workers, network, bandwidth_GBps, alpha_us, then
+  lionsim.reports.summarize()'s columns computed over the cell's group (the finished cells of
+  one workload, workers, network, seed and lr), against the group's baseline as a bench of
+  those runs would report them (`lionsim bench --lr X`).
 
   Then the spread over seeds (seed_spread): seed_count, final_loss_seed_sd and
   final_eval_acc_seed_sd, the sample standard deviation over the finished seeds of the cell's
-  workload, workers, network and run (empty with one seed): one seed's accuracy does not rank
-  strategies (docs/time-model.md, "What is deterministic").
+  workload, workers, network, run (and lr) (empty with one seed): one seed's accuracy does not
+  rank strategies (docs/time-model.md, "What is deterministic").
 
 Both are derived from the cell directories alone and written atomically, so they always hold
 exactly the finished cells, in grid order, whatever order the cells finished in.
@@ -27,6 +28,7 @@ from lionsim.network import GB, load_network
 from lionsim.network.link import US
 from lionsim.reports.files import write_atomic, written_together
 from lionsim.reports.formats import csv_frame, write_csv
+from lionsim.reports.seeds import seed_spread
 from lionsim.reports.summary import SummaryRule, pick_baseline, summarize
 from lionsim.runs import RunSpec
 from lionsim.sweep.cells import Cell
@@ -37,18 +39,6 @@ SUMMARY_CSV = "sweep_summary.csv"
 CELL_COLUMNS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "alpha_us"]
 NO_BASELINE = ("speedup", "time_to_target_speedup", "baseline")
 """Columns left empty in a group whose baseline cell has not finished yet."""
-SEED_GROUP = ["workload", "workers", "network", "run"]
-"""The cells that differ only by seed."""
-
-
-def seed_spread(summary: pd.DataFrame) -> pd.DataFrame:
-    """`summary` (a row per cell) with, on each row, the spread over its SEED_GROUP's finished
-    seeds: seed_count, and the sample standard deviation of final_loss and final_eval_acc
-    (NaN with one seed)."""
-    by = summary.groupby(SEED_GROUP, sort=False, dropna=False)
-    return summary.assign(seed_count=by["seed"].transform("nunique"),
-                          final_loss_seed_sd=by["final_loss"].transform(lambda v: v.std(ddof=1)),
-                          final_eval_acc_seed_sd=by["final_eval_acc"].transform(lambda v: v.std(ddof=1)))
 
 
 class SweepTables:
@@ -58,11 +48,15 @@ class SweepTables:
     cells finishes, so rewriting both files after every cell stays cheap as the sweep grows."""
 
     def __init__(self, store: CellStore, cells: list[Cell], rule: SummaryRule,
-                 runs: list[RunSpec] | tuple[RunSpec, ...] | None = None) -> None:
+                 runs: list[RunSpec] | tuple[RunSpec, ...] | None = None,
+                 lrs: tuple[float | None, ...] = (None,)) -> None:
         """`rule` is the sweep's (lionsim.sweep.plan); `runs` (default: the cells') are the grid's,
         which pick the baseline: a shard's part, holding some of the cells, names the same
-        baseline as the whole sweep."""
+        baseline as the whole sweep. `lrs`: the grid's; with several, sweep_summary.csv has an lr
+        column (a sweep of one lr keeps the columns it always had)."""
         self.store, self.cells = store, cells
+        self.lr_axis = len(lrs) > 1
+        self.trained_lr: dict[str, float] = {}  # cell -> the lr its run trained with (its run.json's)
         runs = runs or list(dict.fromkeys(c.run for c in cells))
         baseline = runs[pick_baseline([r.label for r in runs], [r.strategy for r in runs], rule.baseline)].label
         self.rule = dataclasses.replace(rule, baseline=baseline)
@@ -76,6 +70,8 @@ class SweepTables:
 
     def add(self, cell: Cell) -> None:
         steps = self.store.steps(cell.id)
+        if self.lr_axis:
+            self.trained_lr[cell.id] = self.store.trained_lr(cell.id)
         self.steps[cell.id] = steps
         text = csv_frame(steps.assign(cell=cell.id)[["cell", *steps.columns]]).to_csv(index=False)
         header, _, rows = text.partition("\n")
@@ -95,7 +91,8 @@ class SweepTables:
         rows = []
         for cell in members:
             row, link = by_run[cell.run.label], self.links[cell.network]
-            rows.append({"cell": cell.id, "workload": row["workload"], "seed": row["seed"],
+            lr = {"lr": self.trained_lr[cell.id]} if self.lr_axis else {}
+            rows.append({"cell": cell.id, "workload": row["workload"], "seed": row["seed"], **lr,
                          "workers": row["workers"], "network": row["network"],
                          "bandwidth_GBps": link.bandwidth_Bps * link.efficiency / GB, "alpha_us": link.alpha_s / US,
                          **{k: v for k, v in row.items() if k not in CELL_COLUMNS}})

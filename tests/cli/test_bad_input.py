@@ -206,9 +206,11 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["bench", "--threads", "2.5"], "error: bad --threads 2.5: not a whole number; accepted: a whole number (1000, 1e3 or 2.5e3)\n"),
     (["bench", "--lr", "abc"], "error: bad --lr abc: not a number; accepted: a number\n"),
     (["estimate", "-n", "x"], "error: bad --workers x: not a whole number; accepted: a whole number from 1 to 100,000,000"),
-    (["sweep", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number; a sweep's grid "
-                                       "axes are --workload, --workers, --network and --seed, not --lr: run one sweep "
-                                       "per value, each with its own --out\n"),
+    (["sweep", "--weight-decay", "0,0.1"], "error: bad --weight-decay 0,0.1: not a number; accepted: a number; a "
+                                           "sweep's grid axes are --workload, --workers, --network, --seed and --lr, "
+                                           "not --weight-decay: run one sweep per value, each with its own --out\n"),
+    (["sweep", "--lr", "0,-1"], "error: bad --lr 0; accepted: a finite number above 0, or default (each strategy's "
+                                "own); a comma list like 0.0003,0.001 sweeps them\n"),
     (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number\n"),
     (["sweep", "--steps", "ten"], "error: bad --steps ten: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     (["bench", "--format", "xml"], "error: bad --format xml; accepted: table, csv, json\n"),

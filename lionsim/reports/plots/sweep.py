@@ -14,7 +14,8 @@ point anywhere is named with a hollow marker and "not reached, no line" (as the 
 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
-network.
+network. A sweep over several lrs is drawn with each run at its best lr (lionsim.reports.best_lr,
+the lowest final loss; every subtitle says so): one line per run, never one per lr.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
+from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
@@ -46,6 +48,11 @@ END_MARGIN = 0.025  # of the step axis: it runs this far past the last step, so 
 
 def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(label=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+
+
+def _about(frame: pd.DataFrame) -> str:
+    """A subtitle's first part: the workload, and where the cells are each run's best lr's, that."""
+    return workload_text(frame["workload"].iloc[0]) + (f" · {NOTE}" if CHOSEN in frame.columns else "")
 
 
 def _facets(n: int) -> tuple[int, int]:
@@ -242,7 +249,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     seeds = summary["seed"].nunique()
     # across networks of different shapes the x axis is not the only change: no line, no crossover
     joined = x != "bandwidth_GBps" or all(_one_shape(summary[summary[facet] == value]["network"]) for value in order)
-    fig, axes = figure(title, f"{workload_text(summary['workload'].iloc[0])} · baseline {baseline}"
+    fig, axes = figure(title, f"{_about(summary)} · baseline {baseline}"
                        + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     marked = banded = spanned = False
@@ -325,7 +332,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
     order = sorted(steps["workers"].unique())
     nrows, ncols = _facets(len(order))
     seeds = steps["seed"].nunique()
-    fig, axes = figure(title, f"{workload_text(steps['workload'].iloc[0])} · training does not depend on the network", nrows, ncols,
+    fig, axes = figure(title, f"{_about(steps)} · training does not depend on the network", nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     twins = _Twins()
     banded = False
@@ -365,7 +372,7 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
     workers = sorted(data["workers"].unique())
     seeds = data["seed"].nunique()
     width = 0.8 / len(labels)
-    fig, (ax,) = figure(title, f"{workload_text(data['workload'].iloc[0])} · bar: mean over {seeds} seed(s)"
+    fig, (ax,) = figure(title, f"{_about(data)} · bar: mean over {seeds} seed(s)"
                         + (", whiskers: min-max, dots: each seed" if seeds > 1 else ""),
                         size=(max(8.0, 2.0 + 0.35 * len(labels) * len(workers)), 5.2))
     for k, label in enumerate(labels):
@@ -401,6 +408,7 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
     accuracy_by_workers (else final_loss_by_workers)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    sweep_summary, sweep_steps = at_best_lr(sweep_summary, sweep_steps)  # several lrs: each run at its best
     summary, steps = _labelled(sweep_summary), _labelled(sweep_steps)
     baseline = str(summary["baseline"].iloc[0])
     labels = ordered_labels(summary["label"], baseline)
