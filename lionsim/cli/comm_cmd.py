@@ -19,13 +19,15 @@ from lionsim.cli.comm_view import model_table, print_fit, print_measured, slow_w
 from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
 from lionsim.compute.devices import get_device
-from lionsim.estimate.plain import (check_gpus_per_node, chosen_device, positive_int,
+from lionsim.estimate.gpu_library import gpu_nodes, gpu_nodes_library
+from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, positive_int,
                                    with_gpus_per_node)
 from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_WORKERS, read_whole
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
+from lionsim.network.profile import library_chosen
 
 BACKENDS = ("sim", "gloo", "nccl")
 FIT_COLLECTIVES = ("all_reduce", "all_gather", "all_to_all", "broadcast")
@@ -139,7 +141,8 @@ def comm(
                                 "profile; with --fit, the link whose alpha the fit keeps."),
     gpus_per_node: int | None = typer.Option(
         None, "--gpus-per-node", parser=o.whole_number, help="Model: workers per node, overriding the network's, as "
-        "estimate's (intra link: the network's, else the NVLink of its device, or of estimate's default device)."),
+        "estimate's (intra link: the network's, else the NVLink of its device, or of estimate's default device); "
+        "above 1 the nodes are GPUs, priced by NCCL as estimate prices them unless --traits names a library."),
     traits: o.Traits = None,
     algorithm: str = typer.Option(
         AUTO, "--algorithm", help=f"How the model prices every op: auto (the cheapest for each size) or one of: "
@@ -187,6 +190,8 @@ def comm(
         raise LionsimError(f"--gpus-per-node {gpus_per_node} lays out the model's nodes; measured ranks are where "
                            "the launcher put them: use --backend sim")
     net = network_for(network, traits=traits, backend=backend)
+    if backend == "sim" and gpu_nodes(net, network, gpus_per_node):  # GPUs run NCCL: priced as estimate prices them
+        net = network_for(network, traits=traits, library=DEVICE_LIBRARY)
     ops = _collectives(collective, algorithm, fit is not None)
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
     launched = launcher_env() if backend != "sim" else None
@@ -197,7 +202,7 @@ def comm(
                            "lionsim's own ranks talk over this host's loopback")
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if gpus_per_node is not None:
-        net = _nodes_of(net, network, gpus_per_node, counts, bool(workers))
+        net = _nodes_of(net, network, gpus_per_node, counts, bool(workers), traits)
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
@@ -249,11 +254,12 @@ def comm(
                                                               markup=False, highlight=False)
 
 
-def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_workers: bool):
+def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_workers: bool, traits: str | None):
     """`net` with --gpus-per-node workers a node, as `lionsim estimate` lays it out (the network's
-    intra link, else its device's NVLink, else estimate's default device's): the same nodes, so
-    the two commands price one call alike but for the library (ESTIMATE_NOTE). Every --workers
-    count must fill whole nodes (or one), as estimate's must."""
+    intra link, else its device's NVLink, else estimate's default device's) and prices it (a flat
+    preset on nodes of several GPUs runs NCCL unless --traits `traits` names a library): the same
+    nodes and library, so the two commands price one call alike. Every --workers count must fill
+    whole nodes (or one), as estimate's must."""
     positive_int("gpus-per-node", gpus_per_node)
     for n in counts:
         try:
@@ -261,7 +267,8 @@ def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_worke
         except LionsimError as e:
             raise LionsimError(f"{e} (--workers {n}{'' if given_workers else ', the default'})") from None
     device, _ = chosen_device(None, spec, net)
-    laid = with_gpus_per_node(net, gpus_per_node, get_device(device))
+    laid = gpu_nodes_library(with_gpus_per_node(net, gpus_per_node, get_device(device)), spec, gpus_per_node,
+                             library_chosen(net, traits))
     if laid.intra is not net.intra:  # the link inside a node came from a device, not the network: say whose
         err_console.print(f"note: --gpus-per-node {gpus_per_node}: the GPUs of a node are joined by {device}'s "
                           f"NVLink, {laid.intra.bandwidth_Bps / 1e9:g} GB/s (network {net.name!r} has no intra "
@@ -273,14 +280,13 @@ ESTIMATE_NOTE = "estimate prices GPUs with NCCL: --traits nccl here gives its fi
 
 
 def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:
-    """Whether `net` (comm's model of --network `spec`) is GPU nodes (workers_per_node > 1, or a
-    device named) priced by the ideal library where `lionsim estimate` would price the same
-    --network and --traits with NCCL (a profile naming no library takes the device's: network_for's
-    `library`), so that the two commands' figures for one profile differ by the library alone."""
-    if not net.traits.ideal or (net.workers_per_node < 2 and not net.device):
+    """Whether `net` (comm's model of --network `spec`) is nodes of several workers priced by the
+    ideal library where `lionsim estimate` would price the same --network and --traits with NCCL
+    (a profile naming no library takes the device's: network_for's `library`): nodes that comm does
+    not take for GPUs (gpu_library.gpu_nodes: no device stated, a link slower than NVLink inside),
+    which estimate, modelling GPUs always, does."""
+    if not net.traits.ideal or net.workers_per_node < 2:  # a device stated is GPU nodes: comm prices NCCL too
         return False
-    from lionsim.estimate.plain import DEVICE_LIBRARY
-
     return network_for(spec, traits=traits, library=DEVICE_LIBRARY).traits.name != net.traits.name
 
 

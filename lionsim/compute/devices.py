@@ -108,7 +108,7 @@ MEASURED = "measured"
 
 def device_library(compute: str | None) -> str | None:
     """The library a profile without [traits] is priced with on sim: NCCL when --compute models a
-    device (every preset is a GPU; lionsim.estimate.config.DEVICE_LIBRARY), else the ideal library
+    device (every preset is a GPU; lionsim.estimate.plain.DEVICE_LIBRARY), else the ideal library
     (measured compute: this machine's CPU). A preset keeps the library it names (1gbe: ideal)."""
     return None if compute in (None, MEASURED) else "nccl"
 

@@ -19,14 +19,15 @@ from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import (  # noqa: F401  (with_gpus_per_node: re-exported for lionsim.estimate)
-    DEVICE_LIBRARY, MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_device,
+    MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_device,
     load_plain_network, positive_int as _positive_int, with_gpus_per_node,
 )
+from lionsim.estimate.gpu_library import gpu_nodes_library
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, NETWORKS, TRAITS, Network
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.ranges import refusal, span
@@ -233,16 +234,6 @@ def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
         raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
                            "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
     return kind
-
-
-def gpu_nodes_library(network: Network, spec: str, gpus_per_node: int, chosen: bool) -> Network:
-    """A flat preset given nodes of several GPUs (--gpus-per-node G > 1) is a GPU cluster, which runs
-    NCCL: priced by NCCL's traits (DEVICE_LIBRARY) unless --traits named a library (`--traits ideal`
-    keeps the formulas). Alone a flat preset stays the ideal library (lionsim.network.presets)."""
-    ideal = network.traits.ideal and network.traits.backend == "any"
-    if chosen or gpus_per_node <= 1 or not ideal or str(spec) not in NETWORKS:
-        return network
-    return network.with_traits(TRAITS.get(DEVICE_LIBRARY))
 
 
 def resolve(cfg: EstimateConfig) -> Resolved:

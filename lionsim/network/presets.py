@@ -21,8 +21,8 @@
 Library: the GPU-cluster presets (dgx-h100, dgx-a100, a100x8-4hdr, h100x8-10gbe,
 h100x8-100gbe) are run by NCCL's tuning model (traits "nccl", lionsim.network.nccl: a flat ring
 or tree over every GPU, or NVLS Tree on dgx-h100's NVLink SHARP, as NCCL picks per call); the flat presets by the ideal library (the
-alpha-beta formulas alone; estimate prices NCCL where --gpus-per-node gives them nodes of several
-GPUs). `--traits NAME` runs any network by another library (`ideal`:
+alpha-beta formulas alone; estimate and comm price NCCL where --gpus-per-node gives them nodes of
+several GPUs). `--traits NAME` runs any network by another library (`ideal`:
 the cheapest plan, hierarchical on two levels; `gloo`: gloo's flat ring).
 
 Device: the GPU-cluster presets state their GPUs (dgx-h100, h100x8-*: h100; dgx-a100, a100x8-4hdr:

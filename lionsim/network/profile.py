@@ -18,7 +18,8 @@
                                 # two-node tree); absent: NVLink from 100 GB/s up (link.NVLINK_GBPS)
     traits = "gloo"             # optional: the collective library's traits, a built-in name or a
                                 # [traits] table (lionsim.network.traits_file); absent: the run's
-                                # (NCCL on a GPU device: estimate, bench --compute GPU; else ideal)
+                                # (NCCL on a GPU device: estimate, bench --compute GPU, comm on GPU
+                                # nodes, lionsim.estimate.gpu_library; else ideal)
     fabric = "efa"              # optional: the transport NCCL runs over across nodes (ib, efa,
                                 # sockets, tuning: lionsim.network.fabrics); absent: sockets when
                                 # inter.alpha_us >= 10, else ib
@@ -260,9 +261,9 @@ def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, back
     named (--traits), else by the profile's own [traits], else by the backend's (gloo's measured
     traits on gloo, nccl's on nccl). On sim a preset keeps the library it names (presets.py) and
     a profile without [traits] takes `library`: what the modelled device runs ("nccl" for a GPU:
-    estimate, bench --compute with a device preset), else the ideal library. A profile whose
-    traits were measured on another backend than a real run's is refused: its floors and duplex
-    belong to that library."""
+    estimate, bench --compute with a device preset, comm on GPU nodes), else the ideal library.
+    A profile whose traits were measured on another backend than a real run's is refused: its
+    floors and duplex belong to that library."""
     from lionsim.network.libraries import TRAITS, backend_traits
 
     net = load_network(spec)

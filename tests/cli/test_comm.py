@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import math
+
 import pandas as pd
 import pytest
 
@@ -360,18 +363,95 @@ def test_the_left_out_words_load_no_matplotlib():
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
-def test_gpu_nodes_priced_ideal_say_the_library_in_the_plot_and_how_estimate_prices_them(tmp_path, capsys,
-                                                                                           monkeypatch):
-    """A profile of 8-GPU nodes naming no library: comm prices it with the ideal library and
-    estimate with NCCL (network_for's library), so the plot's title names the library as the table
-    does, and one line says how to get estimate's figures; --traits nccl prices those, without it."""
+GPU_NODES = ('name = "gpus"\nworkers_per_node = 8\nfabric = "sockets"\n{device}[inter]\nalpha_us = 25.0\n'
+             'bandwidth_GBps = 2.9\n[intra]\nalpha_us = 1.0\nbandwidth_GBps = {intra}\n')
+"""A profile of 8-worker nodes on 25 GbE naming no library: the user's profile of H100 nodes."""
+
+
+def _time_s(out: str) -> float:
+    """The first row's time_s in comm's --format csv."""
+    return float(out.splitlines()[1].split(",")[COMM_COLUMNS.index("time_s")])
+
+
+def _hierarchical_s(size: float, g: int, m: int, inter=(25e-6, 2.9e9), intra=(1e-6, 380e9)) -> float:
+    """The ideal library's hierarchical all-reduce (lionsim.network.topology) of `size` bytes on m
+    nodes of g: intra ring reduce-scatter (g-1)(a_i + S/g b_i), inter Rabenseifner among m nodes on
+    S/g with the node's link shared by g: 2 log2 m a_e + 2 ((m-1)/m)(S/g)(g b_e), intra Bruck
+    all-gather log2 g a_i + ((g-1)/g) S b_i."""
+    (a_e, bw_e), (a_i, bw_i) = inter, intra
+    return ((g - 1) * (a_i + size / g / bw_i) + 2 * math.log2(m) * a_e + 2 * (m - 1) / m * size / bw_e
+            + math.log2(g) * a_i + (g - 1) / g * size / bw_i)
+
+
+def _sockets_cap_s(size: float, workers: int, channels: int = 2) -> float:
+    """An all-reduce's least time under NCCL's socket transport: a node moves at most channels x
+    0.98 GB/s (NCCL's default 2 channels a NIC; docs/clusters.md, the sockets fabric), busbw
+    counted as nccl-tests counts it, 2 (N-1)/N S / t."""
+    return 2 * (workers - 1) / workers * size / (channels * 0.98e9)
+
+
+@pytest.mark.parametrize("device", ['device = "h100"\n', ""], ids=["device", "nvlink"])
+def test_gpu_nodes_are_priced_by_nccl_as_estimate_prices_them(device, tmp_path, capsys):
+    """A profile of 8-GPU nodes naming no library (a device stated, or NVLink inside the nodes):
+    comm priced it with the ideal library (1 GB all-reduce on 32: 0.522 s, busbw 3.712 GB/s) while
+    estimate priced NCCL over its sockets (0.989 s): the same file, two figures. comm now prices NCCL
+    by default, as estimate does: its sockets cap, 2 channels x 0.98 GB/s a node, and estimate's own
+    all-reduce of the same bytes; the title says the library. `--traits ideal` keeps the formulas."""
+    profile = tmp_path / "gpus.toml"
+    profile.write_text(GPU_NODES.format(device=device, intra=380.0))
+    argv = ["comm", "--sizes", "1GB", "--workers", "32", "--network", profile]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "modelled collectives on gpus (nccl over sockets)" in out and err == "", err
+    code, out, _ = run_cli([*argv, "--format", "csv"], capsys)
+    comm_s = _time_s(out)
+    assert comm_s == pytest.approx(_sockets_cap_s(1e9, 32), rel=2e-3) and comm_s >= _sockets_cap_s(1e9, 32)
+    code, out, err = run_cli(["estimate", "--params", "250000000", "--tokens-per-worker", "1", "--workers", "32",
+                              "--network", profile, "-s", "adamw@fp32-allreduce", "--overlap", "none",
+                              "--format", "csv"], capsys)  # 2.5e8 fp32 gradients: a 1 GB all-reduce
+    assert code == 0, err
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert row.library == "nccl" and row.comm_s == pytest.approx(comm_s, rel=1e-9)
+    code, out, err = run_cli([*argv, "--traits", "ideal", "--format", "csv"], capsys)
+    assert code == 0 and err == ""
+    assert _time_s(out) == pytest.approx(_hierarchical_s(1e9, 8, 4), rel=1e-9)  # the old figure, 0.522 s
+
+
+@pytest.mark.parametrize(("network", "library"), [
+    ('name = "t4s"\ndevice = "t4"\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n', "nccl over sockets"),
+    ('name = "hosts"\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n', "ideal"),
+    ("10gbe", "ideal"),
+    ("dgx-h100", "nccl over ib"),
+], ids=["device", "flat-profile", "flat-preset", "gpu-preset"])
+def test_only_gpu_clusters_change_library(network, library, tmp_path, capsys):
+    """The rule: a network is GPUs where it states a device (one GPU a node here), has nodes of
+    several workers on NVLink, or --gpus-per-node puts several on a node; a flat profile or preset
+    without a device stays the ideal library, and a preset keeps the library it names."""
+    if network.startswith("name"):
+        path = tmp_path / "net.toml"
+        path.write_text(network)
+        network = path
+    code, out, err = run_cli(["comm", "--sizes", "1MB", "--workers", "16", "--network", network], capsys)
+    assert code == 0 and f"({library})" in out and err == "", (out, err)
+
+
+def test_a_device_comm_does_not_know_is_one_line(tmp_path, capsys):
+    profile = tmp_path / "odd.toml"
+    profile.write_text(GPU_NODES.format(device='device = "h1000"\n', intra=380.0))
+    one_line_exit_2(["comm", "--sizes", "1MB", "--workers", "16", "--network", profile], capsys,
+                    f"{profile}: unknown device 'h1000'")
+
+
+def test_nodes_comm_does_not_take_for_gpus_say_how_estimate_prices_them(tmp_path, capsys, monkeypatch):
+    """8 workers a node on a link slower than NVLink and no device may be CPU processes: comm keeps
+    the ideal library, where estimate (GPUs always) prices NCCL, so the plot's title names the
+    library as the table does, and one line says how to get estimate's figures; --traits nccl
+    prices those, without it."""
     import lionsim.reports.plots.comm as comm
 
     titles = []
     monkeypatch.setattr(comm, "save", lambda fig, path: titles.append(fig._suptitle.get_text()) or [])
     profile = tmp_path / "gpus.toml"
-    profile.write_text('name = "gpus"\nworkers_per_node = 8\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n'
-                       '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 380.0\n')
+    profile.write_text(GPU_NODES.format(device="", intra=20.0))
     argv = ["comm", "--sizes", "1MB,1GB", "--workers", "32", "--network", str(profile), "--out", str(tmp_path / "o")]
     code, out, err = run_cli(argv, capsys)
     assert code == 0 and "(ideal)" in out
@@ -383,28 +463,28 @@ def test_gpu_nodes_priced_ideal_say_the_library_in_the_plot_and_how_estimate_pri
     assert code == 0 and err == ""
 
 
-def test_gpus_per_node_prices_the_hierarchical_all_reduce_estimate_would(capsys):
+def test_gpus_per_node_prices_the_all_reduce_estimate_would(capsys):
     """`comm --workers 32 --gpus-per-node 8 --network 25gbe` was refused ("no such option"), so the
     table priced 32 separate hosts. Now 4 nodes of 8, joined inside by h100's NVLink as estimate lays
-    them out: the closed form of the hierarchical plan (lionsim.network.topology), 1 GiB:
-    intra ring reduce-scatter 7 (a_i + S/8 b_i), inter Rabenseifner among 4 nodes on S/8 with the
-    node's link shared by 8: 2 log2 4 a_e + 2 (3/4)(S/8)(8 b_e), intra Bruck all-gather
-    3 a_i + (7/8) S b_i."""
-    size, g, m = 2**30, 8, 4
-    a_e, b_e = 25e-6, 1 / 2.9e9  # 25gbe
-    a_i, b_i = 1e-6, 1 / 380e9  # h100's NVLink (lionsim.compute.devices)
-    expected = ((g - 1) * (a_i + size / g * b_i) + 2 * 2 * a_e + 2 * (m - 1) / m * (size / g) * g * b_e
-                + 3 * a_i + (g - 1) / g * size * b_i)
+    them out, and, nodes of several GPUs being a GPU cluster, priced by NCCL as estimate prices them
+    (its sockets cap: 2 channels x 0.98 GB/s a node); `--traits ideal`: the closed form of the
+    hierarchical plan (lionsim.network.topology), 1 GiB."""
     argv = ["comm", "--workers", "32", "--network", "25gbe", "--sizes", "1GiB", "--format", "csv"]
-    code, out, err = run_cli([*argv, "--gpus-per-node", "8"], capsys)
+    code, out, err = run_cli([*argv, "--gpus-per-node", "8", "--traits", "ideal"], capsys)
     assert code == 0, err
     row = out.splitlines()[1].split(",")
     assert row[COMM_COLUMNS.index("algorithm")] == "hier:ring+rabenseifner+bruck"
-    assert float(row[COMM_COLUMNS.index("time_s")]) == pytest.approx(expected, rel=1e-9)
+    assert _time_s(out) == pytest.approx(_hierarchical_s(2**30, 8, 4), rel=1e-9)
     assert err.strip() == ("note: --gpus-per-node 8: the GPUs of a node are joined by h100's NVLink, 380 GB/s "
                            "(network '25gbe' has no intra link; a profile's [intra] sets another)")
+    code, out, _ = run_cli([*argv, "--gpus-per-node", "8"], capsys)
+    assert code == 0 and _time_s(out) == pytest.approx(_sockets_cap_s(2**30, 32), rel=2e-3)
+    code, out, _ = run_cli([*argv[:-2], "--gpus-per-node", "8"], capsys)
+    assert code == 0 and "modelled collectives on 25gbe (nccl over sockets)" in out
     code, flat, _ = run_cli(argv, capsys)  # 32 hosts: each its own 25 GbE, no NVLink to share the work
-    assert float(flat.splitlines()[1].split(",")[COMM_COLUMNS.index("time_s")]) > expected * 1.2
+    assert _time_s(flat) > _hierarchical_s(2**30, 8, 4) * 1.2
+    code, one, _ = run_cli([*argv, "--gpus-per-node", "1"], capsys)  # one GPU a node: no GPU nodes, as before
+    assert _time_s(one) == _time_s(flat)
 
 
 @pytest.mark.parametrize(("args", "message"), [
