@@ -190,6 +190,7 @@ def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> N
     `held`: axis -> the old grid's values that finished cells hold (None: every value). `old`
     and `new` hold "lr" (recorded_grid, Grid.axes): its first value must stay first once a cell
     has finished, since that value's cells carry no lr in their id (lr_tag)."""
+    old, new = ({"lr": [None]} | g for g in (old, new))  # a grid of one lr may leave it out (Grid.to_dict)
     spelling = {"workload": lambda v: WORKLOADS.canonical(v) if v in WORKLOADS else v,
                 "network": lambda v: canonical_network(v) if isinstance(v, str) else v}
     for axis, option in OPTION_OF_AXIS.items():
@@ -201,7 +202,7 @@ def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> N
             raise LionsimError(f"{option} differs from the sweep in {where}: it lacks {', '.join(map(shown, lost))}, "
                                f"which finished cells hold; a resumed sweep may drop only grid values no finished "
                                f"cell holds; {start_over(where)}")
-    was, now = old.get("lr") or [None], new["lr"]
+    was, now = old["lr"] or [None], new["lr"] or [None]
     if now[0] != was[0] and (held is None or any(held.values())):
         raise LionsimError(f"--lr differs from the sweep in {where}: its first value is {lr_text(was[0])}, whose "
                            f"finished cells carry no lr in their id, and {lr_text(now[0])} now; give "

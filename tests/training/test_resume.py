@@ -169,7 +169,9 @@ def test_resume_with_a_new_lr_says_default_there(tmp_path):
     grid = Grid.parse(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"],
                       transport=None)
     old = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(), jobs=1, out=tmp_path), train=False).record(None)
-    new = plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(lr=0.01), jobs=1, out=tmp_path), train=False)
+    one_lr = Grid.parse(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], strategies=["adamw"],
+                        transport=None, lr=["0.01"])  # a sweep's --lr is its grid's (bench's lr is ignored)
+    new = plan_sweep(SweepConfig(grid=one_lr, bench=BenchConfig(), jobs=1, out=tmp_path), train=False)
     with pytest.raises(LionsimError, match=r"\(default there, 0.01 now\)"):
         new.check_resume(old, tmp_path / "sweep.json")
 
