@@ -238,9 +238,11 @@ class Note(NamedTuple):
 def caption_notes(frame: pd.DataFrame) -> list[Note]:
     """Every note the breakdown's caption prints about its runs, the one list both the caption
     (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
-    them: the transports' footnotes, the whole table's, the short-bench H, the ideal library's hint,
-    the fabric's cap, the library's lines, the memory warning; none empty."""
-    notes = [*(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
+    them: the baseline --from-run took from DIR (every speedup is against it), the transports' footnotes,
+    the whole table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's
+    lines, the memory warning; none empty."""
+    notes = [Note(frame.attrs.get("baseline_line", ""), "line"),
+             *(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
              *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
              Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),
              Note(frame.attrs.get("cap_line", ""), "cap"),
@@ -585,8 +587,9 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
-    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, _record(taken, sweep, need, trace, footnotes(frame, swept.algorithm_notes if swept is not None else ()))) \
-        if out is not None else []
+    record = _record(taken, sweep, need, trace, footnotes(frame, swept.algorithm_notes if swept is not None else ()),
+                     frame.attrs.get("baseline_line", ""))
+    written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
         from lionsim.estimate.config import from_run_line
@@ -643,14 +646,17 @@ RECORD_FILE = "estimate.json"
 files), the options it resolved to, lionsim's version."""
 
 
-def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = ()) -> dict:
-    """estimate.json's content: the command as typed, every option as the estimate took it, and the
-    notes its table's caption printed (footnotes)."""
+def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = (),
+            baseline_note: str = "") -> dict:
+    """estimate.json's content: the command as typed, every option as the estimate took it, the
+    notes its table's caption printed (footnotes), and which of them says whose the baseline is
+    (`baseline_note`, where --from-run took DIR's: the report puts it beside the speedups)."""
     import lionsim
     from lionsim.cli.app import invoked
 
     options = {**fields, "sweep": sweep, "need": need, "trace": trace}
     return {"command": "estimate", "argv": invoked(), "options": options, "notes": list(notes),
+            **({"baseline_note": baseline_note} if baseline_note else {}),
             "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
 
 

@@ -13,6 +13,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.hier_hint import hier_notes
 from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
+from lionsim.estimate.run_baseline import run_baseline_note
 from lionsim.estimate.table import estimate_rows, frame
 from lionsim.runs import split_specs
 from lionsim.strategies.core.base import STRATEGIES
@@ -63,9 +64,10 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     attrs["caption_notes"]: lines about the whole table for its caption (DEFAULT_BASELINE_NOTE where the
     default strategies ran; precision_note where runs all-reduce different floats; hier_notes' priced
     hierarchical forms; replica_layout_note where a node holds several replicas), apart from attrs["notes"],
-    the rows' transports' footnotes; attrs["cap_line"] and attrs["library_lines"]: the caption's lines about
-    the library that priced comm (lionsim.estimate.library_note): the fabric's cap ("" where none binds),
-    the others a line each."""
+    the rows' transports' footnotes; attrs["baseline_line"]: run_baseline_note's line, where --from-run priced
+    DIR's runs for want of -s and DIR's baseline is not a plain estimate's; attrs["cap_line"] and
+    attrs["library_lines"]: the caption's lines about the library that priced comm
+    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
@@ -73,6 +75,10 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     notes = []
     if cfg.strategies is None and cfg.from_run is None and out["baseline"].iloc[0] == DEFAULT_BASELINE:
         notes.append(DEFAULT_BASELINE_NOTE)
+    if cfg.strategies is None and cfg.baseline is None and r.convergence is not None:  # DIR's baseline, not ours
+        base = out[out["strategy"] + "@" + out["transport"] == out["baseline"]].iloc[0]
+        if line := run_baseline_note(r, r.convergence.measured, base["baseline"], float(base["step_s"])):
+            out.attrs["baseline_line"] = line  # a line of its own: every speedup is against it
     if mixed := precision_note(out, bare_runs(cfg, out)):
         notes.append(mixed)
     notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced

@@ -82,6 +82,8 @@ class Measured:
     common_loss: float = math.nan
     """The highest smoothed final loss of its runs (in every cell): the loss every run got to, set by the
     worst run, so recorded, never recommended as a target (NaN: not recorded, or none finite)."""
+    argv: tuple[str, ...] = ()
+    """The command that trained it (run.json's or sweep.json's argv; empty where not recorded)."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -204,7 +206,7 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
                if isinstance(entry, dict) and "run" in entry}
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
-                    cells=1, options=options, **_size_and_common_loss(summary))
+                    cells=1, options=options, argv=_argv(meta), **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
@@ -266,7 +268,13 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
-                    **_size_and_common_loss(summary))
+                    argv=_argv(record), **_size_and_common_loss(summary))
+
+
+def _argv(record: dict) -> tuple[str, ...]:
+    """A record's argv, () where it holds none (or not a list of strings)."""
+    argv = record.get("argv")
+    return tuple(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else ()
 
 
 def _size_and_common_loss(summary: pd.DataFrame) -> dict:

@@ -53,7 +53,8 @@ def hier_notes(r: Resolved, frame: pd.DataFrame) -> list[str]:
             runs = parse_runs([hier])
         except LionsimError:  # a payload no node can combine (hierarchy.UNCARRIED)
             continue
-        (priced,) = estimate_rows(dataclasses.replace(r, runs=runs, convergence=None, run_steps=None,
+        # alone, so its own baseline (--baseline names a run of the table, not this form)
+        (priced,) = estimate_rows(dataclasses.replace(r, runs=runs, baseline=None, convergence=None, run_steps=None,
                                                      run_tokens=None), r.workers, network)
         if priced["step_s"] < row.step_s * (1 - TIE):
             faster.append(f"{hier} {ms_text(priced['step_s'] * 1e3)} ms, across {step_bytes(priced['inter_bytes'])}, "

@@ -76,10 +76,19 @@ def _strategy_options(directory: Path) -> list[list[str]]:
     return [[known[key][0].flag if key in known else key, _value(value)] for key, value in given.items()]
 
 
+def _baseline_note(directory: Path) -> str:
+    """estimate.json's note on whose the baseline is (--from-run took DIR's for want of -s), as a
+    paragraph under the speedups it governs; "" where none."""
+    note = _record(directory).get("baseline_note")
+    return f"\n\n{note}" if isinstance(note, str) and note else ""
+
+
 def _notes(directory: Path) -> str:
     """The Notes section: what the estimate's caption said about its runs (estimate.json's notes:
-    a run that does not fit, H below the authors', a rank that compresses nothing), "" where none."""
-    notes = [n for n in _record(directory).get("notes") or () if isinstance(n, str) and n]
+    a run that does not fit, H below the authors', a rank that compresses nothing), "" where none;
+    the baseline's note is beside the speedups instead (_baseline_note)."""
+    moved = _record(directory).get("baseline_note")
+    notes = [n for n in _record(directory).get("notes") or () if isinstance(n, str) and n and n != moved]
     # an indented note is one run's line under the note before it (a sweep's algorithm notes): nested
     items = [f"  - {n.strip()}" if n.startswith("  ") else f"- {n}" for n in notes]
     return "## Notes\n\n" + "\n".join(items) if notes else ""
@@ -141,7 +150,8 @@ def estimate_report(directory: Path) -> str:
         "## Configuration\n\n" + _config(frame, directory),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, above)
         + (f"\n\n{mark_line(cap)}" if above else ""),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, above),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, above)
+        + _baseline_note(directory),
     ]
     if shows_across(frame):
         parts.append("## Bytes one node sends across nodes per step\n\n"
@@ -187,7 +197,7 @@ def one_estimate_report(directory: Path) -> str:
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",
              "## Configuration\n\n" + _config(frame, directory),
              "## Step\n\n" + steps + "\n\nPer worker and step; sent: bytes one worker sends per step; speedup: "
-             f"{first['baseline']}'s step / this run's."]
+             f"{first['baseline']}'s step / this run's." + _baseline_note(directory)]
     if has_to_target(frame):
         timed = read_table(directory / "estimate.csv", TO_TARGET_NEEDS)
         parts.append("## Time to target at scale\n\n" + to_target_section(timed))

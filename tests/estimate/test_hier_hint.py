@@ -69,3 +69,17 @@ def test_flat_fp8_across_nodes_is_its_all_to_all_uncombined_plus_a_rings_hop():
     rows = estimate(cfg)
     assert rows.iloc[1]["inter_bytes"] == across
     assert rows.iloc[1]["inter_bytes"] > rows.iloc[0]["inter_bytes"]
+
+
+def test_a_baseline_named_among_the_runs_still_prices_the_note_and_its_speedup_is_against_that_baseline():
+    """--baseline named a run of the table, and the note priced each hier: form alone with it: "unknown
+    baseline 'dlion-mavo@a2a-1bit'; choose from: dlion-mavo@hier:a2a-1bit", so no estimate with --baseline
+    on such nodes ran. The note's speedup is the table's baseline's step over the form's, as the table
+    with the form among its runs gives it."""
+    runs = ["adamw", "dlion-mavo@a2a-1bit"]
+    said = caption_notes(EstimateConfig(**NODES, strategies=runs, baseline="dlion-mavo@a2a-1bit"))
+    both = estimate(EstimateConfig(**NODES, strategies=[*runs, "dlion-mavo@hier:a2a-1bit"],
+                                   baseline="dlion-mavo@a2a-1bit"))
+    hier = both.iloc[2]
+    assert f"dlion-mavo@hier:a2a-1bit {ms_text(hier['step_s'] * 1e3)} ms" in said
+    assert speedup_text(hier["speedup"]) in said, said

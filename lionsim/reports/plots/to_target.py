@@ -9,6 +9,10 @@
                     with no figure anywhere is named in the legend with why (not reached, not
                     trained); against bandwidth the network given, and a capped fabric's cap
 
+Each caption says what the figures rest on: the target loss, where the steps come from (the
+baseline's from --tokens or --steps, else its steps to target in the run), and the proxy model the
+convergence came from, where it was trained.
+
 Built like the other plots here: a matplotlib Figure on the Agg canvas, written as PNG and SVG.
 """
 
@@ -26,8 +30,8 @@ from lionsim.numbers import speedup_text
 from lionsim.reports.columns import model_name, model_text, workload_text
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, through_crossings)
-from lionsim.reports.plots.style import (DPI, MARKERS, mark_every, plain_log, run_colours, save, time_unit,
-                                         title_with_caption)
+from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
+                                         time_unit, title_with_caption)
 from lionsim.reports.to_target import no_plot_reason, notes, status
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
@@ -40,14 +44,36 @@ NEEDS = ["strategy", "transport", "workers", "network", "params", "model", "devi
          "time_to_target_s", "to_target_speedup", "time_to_target_lo_s", "time_to_target_hi_s", *TEXT]
 """The columns the plots read (estimate.csv or sweep.csv written with --from-run)."""
 FIGSIZE = (10.0, 7.0)  # inches
+WIDTH = 10.0
+"""One estimate's figure width, inches (its height follows the runs and the caption's lines)."""
+CAPTION_POINTS = 8
+"""The caption's font size (title_with_caption's)."""
+CAPTION_LINE = 0.15
+"""Inches a caption line takes at CAPTION_POINTS, with its spacing."""
 MAX_VALUE_TICKS = 12
 
 
 def _source(first) -> str:
+    """Where the convergence came from: the proxy model DIR trained (its size where recorded, and how
+    much smaller than the priced one it is), where it is, at which worker counts."""
     counts = str(first["to_target_workers"]).split()
     at = counts[0] if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    return (f"convergence of {workload_text(first['to_target_workload'])} measured at {at} workers, "
-            "assumed to hold at scale")
+    proxy = pd.to_numeric(first.get("to_target_params"), errors="coerce")
+    priced = pd.to_numeric(first.get("params"), errors="coerce")
+    fewer = f", {priced / proxy:,.0f}x fewer than the priced model" if proxy > 0 and priced / proxy >= 2 else ""
+    size = f" ({proxy:,.0f} params{fewer})" if math.isfinite(proxy) else ""
+    return (f"convergence from a proxy: {workload_text(first['to_target_workload'])}{size} trained in "
+            f"{first['to_target_from']} at {at} workers, assumed to hold at scale")
+
+
+def _steps(first) -> str:
+    """Where the steps come from: the baseline's at scale from --tokens or --steps (not from the
+    target), else its own steps to target in the proxy run; each run's from its measured ratio to it."""
+    basis, base = str(first["to_target_basis"]), first["to_target_baseline"]
+    given = basis.startswith("--")
+    fitted = ", fitted against log N" if basis.endswith("fitted") else ""
+    where = f"from {basis}, not from the target" if given else f"steps to the target in the proxy run{fitted}"
+    return f"Steps: {base}'s (the baseline) {where}, x each run's steps-to-target ratio to it"
 
 
 BAND = "the band, steps to target with each fit one residual standard deviation lower and higher"
@@ -56,10 +82,12 @@ report's table names (lionsim.estimate.to_target)."""
 
 
 def _caption(first, cluster: str, band: str = "") -> str:
-    """What the title shortens, in full: the model with its size, the cluster, where the
-    convergence was measured; and `band`, how the band is drawn ("Whiskers"), where one is."""
+    """What the title shortens, in full: the model with its size, the cluster, the target loss;
+    where the steps come from; where the convergence was measured; and `band`, how the band is
+    drawn ("Whiskers"), where one is. A line each, so each reads apart."""
     drawn = f" {band}: {BAND}." if band else ""
-    return f"{model_text(first)}; {cluster}, {first['device']}. {_source(first).capitalize()}.{drawn}"
+    return (f"{model_text(first)}; {cluster}, {first['device']}. Target loss {first['to_target_rule']}.\n"
+            f"{_steps(first)}.\n{_source(first)[0].upper()}{_source(first)[1:]}.{drawn}")
 
 
 def _has_band(frame: pd.DataFrame) -> bool:
@@ -92,13 +120,15 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
     top = max(float(np.nanmax(frame["time_to_target_hi_s"].to_numpy(dtype=float), initial=0.0)),
               float(finite.max()) if len(finite) else 1.0)
     scale, unit = time_unit(top)
-    fig = Figure(figsize=(10.0, 1.6 + 0.55 * len(labels)), dpi=DPI, layout="constrained")
+    caption = _caption(first, f"{first['workers']:,} workers, {first['network']}",
+                       "Whiskers" if _has_band(frame) else "")
+    # the caption's lines past its first get room of their own: the bars keep their height
+    extra = fit_title(caption, WIDTH, CAPTION_POINTS).count("\n") * CAPTION_LINE
+    fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * len(labels) + extra), dpi=DPI, layout="constrained")
     ax = fig.subplots()
     # over the whole figure, wrapped to it: over the axes alone (the run names take a third) it was cut
     title_with_caption(fig, f"Modelled time to target: {model_name(first)}, {first['workers']:,} workers",
-                       f"{first['network']}, {first['device']}",
-                       _caption(first, f"{first['workers']:,} workers, {first['network']}",
-                                "Whiskers" if _has_band(frame) else ""))
+                       f"{first['network']}, {first['device']}", caption)
     y = np.arange(len(labels))[::-1]
     for k, row in enumerate(frame.itertuples(index=False)):
         label = f"{row.strategy}@{row.transport}"
