@@ -19,6 +19,7 @@ from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
 from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
+from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
@@ -30,21 +31,25 @@ Model = Annotated[Optional[str], typer.Option(
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]
 Params = Annotated[Optional[int], typer.Option(
-    "--params", parser=o.whole_number, help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+    "--params", parser=o.whole_in(count_range("params")),
+    help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
-    "--tensors", parser=o.whole_number, help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
+    "--tensors", parser=o.whole_in(count_range("tensors")),
+    help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
 TokensPerWorker = Annotated[Optional[int], typer.Option(
-    "--tokens-per-worker", parser=o.whole_number, help="Tokens (or patches) per worker per step; default: one sample of the model. For "
-                                "resnet* and a --model FILE.py:FUNC with an example input: samples (images), "
-                                "default the example's batch.")]
+    "--tokens-per-worker", parser=o.whole_in(count_range("tokens-per-worker")),
+    help="Tokens (or patches) per worker per step; default: one sample of the model. For "
+         "resnet* and a --model FILE.py:FUNC with an example input: samples (images), "
+         "default the example's batch.")]
 GpusPerNode = Annotated[Optional[int], typer.Option(
-    "--gpus-per-node",
-    parser=o.whole_number, help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
+    "--gpus-per-node", parser=o.whole_in(count_range("gpus-per-node")),
+    help="Workers per node, overriding the network's (intra link: the network's, else the device's NVLink).")]
 ReplicaGpus = Annotated[int, typer.Option(
-    "--replica-gpus", parser=o.whole_number, help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
-                           "ZeRO-3; a DiLoCo worker is a datacenter). --tokens-per-worker are the replica's; its "
-                           "FLOPs, codec and optimizer passes split over the G devices; traffic inside the replica "
-                           "is not priced.")]
+    "--replica-gpus", parser=o.whole_in(count_range("replica-gpus")),
+    help="Devices each worker is made of (default 1): a replica sharded over G devices (FSDP, "
+         "ZeRO-3; a DiLoCo worker is a datacenter). --tokens-per-worker are the replica's; its "
+         "FLOPs, codec and optimizer passes split over the G devices; traffic inside the replica "
+         "is not priced.")]
 RunSteps = Annotated[Optional[int], typer.Option(
     "--steps", parser=o.whole_number, help="Also price a whole run of N steps with every phase it has (warm-ups, momentum syncs, local "
                     "steps): run_s and mean_step_s beside the steady step. With --from-run: also the baseline's "
@@ -359,7 +364,7 @@ def run_table(frame: pd.DataFrame) -> Table:
     from lionsim.reports.widths import Phrases
 
     first = frame.iloc[0]
-    table = Table(title=f"a whole run of {first['run_steps']:,} steps", caption=(
+    table = Table(title=f"a whole run of {plural(f'{first.run_steps:,}', 'step')}", caption=(
         "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)

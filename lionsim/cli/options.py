@@ -40,11 +40,12 @@ def _choice(option: str, choices: tuple[str, ...]):
 
 class NotWhole(typer.BadParameter):
     """A whole-number option's value that is not one: its text and why, for the CLI's one line
-    (lionsim.cli.refusals.bad_parameter: "bad --workers 2.5: not a whole number; accepted: ...")."""
+    (lionsim.cli.refusals.bad_parameter: "bad --workers 2.5: not a whole number; accepted: ...");
+    `accepted`: the option's range in words where its parser knows it (whole_in), else None."""
 
-    def __init__(self, text: str, why: str):
+    def __init__(self, text: str, why: str, accepted: str | None = None):
         super().__init__(f"{why}: {text}")
-        self.text, self.why = text, why
+        self.text, self.why, self.accepted = text, why, accepted
 
 
 def whole_number(text: str | int) -> int:
@@ -55,6 +56,19 @@ def whole_number(text: str | int) -> int:
     except ValueError as e:
         why = f"{MAX_DIGITS} digits or more" if "digits" in str(e) else "not a whole number"
         raise NotWhole(str(text).strip(), why) from None
+
+
+def whole_in(accepted: str):
+    """whole_number for an option whose range is `accepted` (lionsim.ranges' words): a value that is
+    no whole number is refused with the range a whole one out of it gets (`--params 1B` as `--params
+    0`), not only the form a whole number takes."""
+    def parse(text: str | int) -> int:
+        try:
+            return whole_number(text)
+        except NotWhole as e:
+            raise NotWhole(e.text, e.why, accepted) from None
+
+    return parse
 
 
 def _lower(value: str | None) -> str | None:

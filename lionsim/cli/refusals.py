@@ -18,14 +18,14 @@ BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "le
 def takes(e) -> tuple[str, str, str | None] | None:
     """Why a typed option's bad value is wrong, the value as typed and what is accepted (None: the
     option's own range, lionsim.ranges.accepted), ("not a whole number", "1.5", None): from a
-    whole-number parser's refusal (lionsim.cli.options.NotWhole), or from the pydantic error typer
-    converts every int and float option with (its BadParameter's cause), in place of pydantic's
-    "Input should be a valid integer, unable to parse string as an integer". None: not a
-    conversion error (the message is the parameter's own)."""
+    whole-number parser's refusal (lionsim.cli.options.NotWhole, with its range where the parser
+    knows it), or from the pydantic error typer converts every int and float option with (its
+    BadParameter's cause), in place of pydantic's "Input should be a valid integer, unable to parse
+    string as an integer". None: not a conversion error (the message is the parameter's own)."""
     from lionsim.cli.options import NotWhole
 
     if isinstance(e, NotWhole):
-        return e.why, e.text, None
+        return e.why, e.text, e.accepted
     cause = e.__cause__
     errors = cause.errors() if hasattr(cause, "errors") and callable(cause.errors) else None
     if not errors:

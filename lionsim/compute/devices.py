@@ -214,10 +214,11 @@ def device_choices() -> str:
     return ", ".join(shown)
 
 
-def unknown_device(name: str) -> str:
+def unknown_device(name: str, listed: str = "choose from") -> str:
     """The line an unknown device name is refused with, wherever it was read (--device, --compute, a
-    network profile's `device` key: the caller puts where in front)."""
-    return f"unknown device {name!r}; choose from: {device_choices()}{did_you_mean(name, DEVICES.names())}"
+    network profile's `device` key: the caller puts where in front, and `listed` "accepted" where
+    its other refusals say so)."""
+    return f"unknown device {name!r}; {listed}: {device_choices()}{did_you_mean(name, DEVICES.names())}"
 
 
 def get_device(name: str) -> Device:

@@ -57,8 +57,8 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
     if network.device:
         from lionsim.compute.devices import DEVICES, unknown_device
 
-        if network.device not in DEVICES:  # the profile's own name, refused naming the profile
-            raise LionsimError(f"{os.fspath(spec)}: {unknown_device(network.device)}")
+        if network.device not in DEVICES:  # refused as the profile's other keys are (lionsim.network.profile)
+            raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")
         return DEVICES.canonical(network.device), "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
     return DEFAULT_DEVICE, ""
 
@@ -70,11 +70,16 @@ def whole(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def count_range(name: str) -> str:
+    """What count --`name` accepts, in words: its COUNTS range, else a whole number at least 1."""
+    return COUNTS.get(name, AT_LEAST_1)
+
+
 def positive_int(name: str, value: object) -> int:
     """`value` as a whole number >= 1 (and within MAXIMA), else one LionsimError line naming --`name`."""
     number, top = whole(value), MAXIMA.get(name)
     if number is None or number < 1 or (top is not None and number > top):
-        raise LionsimError(refusal(f"--{name}", value, COUNTS.get(name, AT_LEAST_1)))
+        raise LionsimError(refusal(f"--{name}", value, count_range(name)))
     return number
 
 

@@ -13,17 +13,30 @@ def md_table(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-FRESH_ONLY = ("--resume", "--overwrite")
-"""Flags about the --out a command found, not the run it made: a resumed run's command with
---resume fails in a fresh directory, so the command that reproduces it leaves them out."""
+FRESH_ONLY = ("--resume",)
+"""A flag about the --out a command found, not the run it made: a resumed run's command with
+--resume fails in a fresh directory, so the command that reproduces it leaves it out."""
+REPLACES = ("--overwrite", "--overwrite-sweep")
+"""The flags that let a command write into an --out holding lionsim's results."""
+WRITES_OVER = ("bench", "estimate")
+"""The commands whose --out, holding a finished run, refuses a rerun unless REPLACES gives leave
+(a sweep's rerun resumes it, taking none)."""
 
 
 def command_line(argv: list[str] | None) -> str | None:
     """The command line that made DIR (run.json's, sweep.json's or estimate.json's argv), as a user
-    would type it in a fresh directory (without FRESH_ONLY flags); None where none was recorded."""
+    would type it to make DIR again (without FRESH_ONLY flags; with --overwrite, see below); None
+    where none was recorded."""
     if not argv:
         return None
     argv = [a for a in argv if a not in FRESH_ONLY]
+    command = next((a for a in argv[1:] if not a.startswith("-")), None)
+    # The command's --out is DIR, which holds this finished run, so without leave to replace it the
+    # printed command is refused there ("holds a complete bench run; pass --overwrite"), whether or
+    # not the user typed --overwrite (a first run into an empty folder did not need it); --overwrite
+    # also runs where DIR is gone or empty, and clears only lionsim's own files, so it is always added.
+    if command in WRITES_OVER and not any(a in REPLACES for a in argv):
+        argv = [*argv, "--overwrite"]
     return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
 
 

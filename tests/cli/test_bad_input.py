@@ -225,6 +225,12 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["estimate", "-m", "gpt2-124m", "--sweep", "bandwidth=100:0.1:5"],
      "error: bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N,N,... | "),
     (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),
+    # --opt names an unknown strategy: the option and its whole value, as its other refusals do
+    ([*E, "--opt", "foo.bar=1"], "error: bad --opt foo.bar=1: unknown strategy 'foo'; accepted: adamw, lion, "),
+    ([*B, "--opt", "dilco.local_steps=3"], "error: bad --opt dilco.local_steps=3: unknown strategy 'dilco'; "
+                                           "accepted: adamw, "),
+    ([*B, "--opt", "dilco.local_steps=3"], ", streaming-diloco; did you mean 'diloco'?\n"),
+    ([*S, "--opt", "foo.bar=1"], "error: bad --opt foo.bar=1: unknown strategy 'foo'; accepted: adamw, "),
     (["bnech"], "error: no such command 'bnech'; did you mean 'bench'? (every command: lionsim --help)"),
     (["xyzzy"], "error: no such command 'xyzzy'; accepted: bench, "),
 ])

@@ -29,6 +29,18 @@ def test_a_value_not_whole_is_one_line(option, text, capsys):
     assert f": {why}; accepted: a whole number " in err, err  # its range where lionsim.ranges has it
 
 
+@pytest.mark.parametrize("option", ["--params", "--tokens-per-worker", "--replica-gpus", "--tensors", "--gpus-per-node"])
+def test_an_estimate_count_not_whole_is_refused_with_the_range_one_out_of_range_gets(option, capsys):
+    """`--params 1B` said only "accepted: a whole number (1000, 1e3 or 2.5e3)", where `--params 0`
+    states the range: both now state the range (--params' words say the form, 3e9, too)."""
+    below = one_line_exit_2([*E, option, "0"], capsys, f"error: bad {option} 0; accepted: a whole number ")
+    words = below.split("; accepted: ", 1)[1]
+    one_line_exit_2([*E, option, "1B"], capsys, f"error: bad {option} 1B: not a whole number; accepted: {words}")
+    if option == "--params":
+        assert words == ("a whole number from 1 to 1,000,000,000,000,000 (1,000x today's largest models; written "
+                         "in full or like 3e9)\n")
+
+
 def test_estimate_takes_workers_and_tokens_per_worker_in_scientific_notation(capsys):
     """`--tokens-per-worker 1e3` and `--workers 1e2` were refused ("takes a whole number; got '1e3'")."""
     code, out, err = run_cli([*E, "--workers", "1.6e1", "--tokens-per-worker", "1e3", "--format", "csv"], capsys)

@@ -9,6 +9,8 @@ All in the CI tier: the blocks one test each, so its processes share them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import lionsim.docgen.bench as bench_blocks
 import lionsim.docgen.cached
@@ -17,7 +19,7 @@ import lionsim.docgen.estimate  # noqa: F401
 import lionsim.docgen.methods  # noqa: F401
 import lionsim.docgen.kernels  # noqa: F401
 from lionsim.docgen.__main__ import main as docs_main
-from lionsim.docgen.blocks import BLOCKS, page_blocks, pages, where_blocks, with_blocks
+from lionsim.docgen.blocks import BLOCKS, START, page_blocks, pages, where_blocks, with_blocks
 from lionsim.docgen.cached import load_cached
 from lionsim.errors import LionsimError
 
@@ -33,6 +35,34 @@ def test_the_block_matches_what_the_generator_prints(name):
     page = where_blocks(pages())[name]
     assert page_blocks(page.read_text(encoding="utf-8"))[name] == BLOCKS.get(name).render(), \
         f"{page.name}: block {name} differs: run `python -m lionsim.docgen --write`"
+
+
+ESTIMATES = {**lionsim.docgen.estimate.COMMANDS, **lionsim.docgen.estimate.NEED}
+"""Each estimate block's `lionsim estimate` arguments."""
+
+
+def _as_read(text: str) -> str:
+    """Page text as a reader reads a command in it: code marks, line continuations and breaks gone."""
+    return " ".join(text.replace("\\\n", " ").replace("`", " ").split())
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATES))
+def test_the_page_states_the_whole_command_of_each_estimate_block(name):
+    """The page's text between the block and the one (or the heading) above it states the block's
+    whole command, in prose or a ```bash block, or as "the same with `--OPTION VALUE`" of the
+    block above's: README's --need table said "but with `--network a100x8-4hdr`", and its
+    `--device h100` (not the preset's A100) was left for the reader to carry over."""
+    page = where_blocks(pages())[name]
+    before = page.read_text(encoding="utf-8").split(START.format(name=name))[0]
+    said = _as_read(before[max(before.rfind("\n#"), before.rfind("-->")):])
+    if " ".join(["lionsim", "estimate", *ESTIMATES[name]]) in said:
+        return
+    changed = re.search(r"the same with (--[\w-]+) (\S+)", said)
+    above = re.findall(r"<!-- end generated: ([\w.-]+) -->", before)
+    assert changed and above and above[-1] in ESTIMATES, f"{page.name}: block {name} does not state its command"
+    args = list(ESTIMATES[above[-1]])
+    args[args.index(changed[1]) + 1] = changed[2]
+    assert args == ESTIMATES[name], f"{page.name}: block {name} is not the block above's with {changed[0]}"
 
 
 def test_the_bench_tables_state_cpu_date_and_what_depends_on_the_cpu():

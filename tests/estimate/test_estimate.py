@@ -219,11 +219,18 @@ def test_the_title_says_whose_device_it_is(args, says, capsys, monkeypatch):
 
 
 def test_a_profiles_unknown_device_is_one_line_where_estimate_reads_it(tmp_path, capsys):
+    """Worded as the profile's other bad keys are (an unknown fabric: "bad --network FILE: unknown
+    fabric 'roce'; accepted: ..."), not as a bare "FILE: ...; choose from"."""
     path = tmp_path / "p.toml"
     path.write_text('device = "a1000"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
     code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network", str(path)], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
-    assert f"{path}: unknown device 'a1000'; choose from: a100 (a100-40gb), a100-40gb" in err and "did you mean 'a100'" in err
+    assert err.startswith(f"error: bad --network {path}: unknown device 'a1000'; accepted: a100 (a100-40gb), a100-40gb")
+    assert err.rstrip().endswith("; did you mean 'a100'?")
+    (tmp_path / "f.toml").write_text('fabric = "roce"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
+    code, out, fabric = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network",
+                                 str(tmp_path / "f.toml")], capsys)
+    assert code == 2 and fabric.startswith(f"error: bad --network {tmp_path / 'f.toml'}: unknown fabric 'roce'; accepted: ")
     code, out, err = run_cli(["estimate", "--model", "gpt2-124m", "--workers", "2", "--network", str(path),
                               "--device", "h100"], capsys)
     assert code == 0, err  # an explicit --device wins: the profile's device is not read

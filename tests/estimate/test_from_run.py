@@ -581,7 +581,8 @@ def _main(args) -> int:
 
 def test_a_report_with_no_time_to_target_draws_no_plot_says_why_and_gives_the_command(tmp_path):
     """No run reached the target (signsgd) or was trained (lion): nothing to plot, and the report
-    says so; its Reproduce section is the estimate's own command line, as typed."""
+    says so; its Reproduce section is the estimate's own command line, as typed, with --overwrite
+    (its --out holds the estimate)."""
     out = tmp_path / "est"
     args = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--network", "10gbe", "-s", "signsgd",
             "-s", "lion", "--from-run", str(bench_dir(tmp_path)), "--out", str(out)]
@@ -592,7 +593,7 @@ def test_a_report_with_no_time_to_target_draws_no_plot_says_why_and_gives_the_co
     assert not (out / "to_target.png").exists() and "![" not in report
     assert ("None: no run has a time to target, so there is nothing to plot (signsgd@int8-allreduce did not "
             "reach the target; lion@fp32-allreduce not trained in the run)") in report
-    assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
+    assert "    " + shlex.join(["lionsim", *args, "--overwrite"]) + "\n" in report.split("## Reproduce")[1]
 
 
 def test_an_estimate_sweep_with_no_time_to_target_anywhere_draws_no_plot(tmp_path):
@@ -605,7 +606,7 @@ def test_an_estimate_sweep_with_no_time_to_target_anywhere_draws_no_plot(tmp_pat
     assert _main(["report", str(out)]) == 0
     report = (out / "report.md").read_text()
     assert "to_target.png is not drawn: no run has a time to target" in report
-    assert "    " + shlex.join(["lionsim", *args]) + "\n" in report.split("## Reproduce")[1]
+    assert "    " + shlex.join(["lionsim", *args, "--overwrite"]) + "\n" in report.split("## Reproduce")[1]
 
 
 def paragraph(lines: list[str], first: str) -> list[str]:

@@ -125,6 +125,15 @@ def test_cli_prints_the_run_and_writes_its_columns(tmp_path):
     header = (out / "estimate.csv").read_text().splitlines()[0]
     assert all(c in header for c in ("run_steps", "run_s", "mean_step_s", "run_speedup", "run_phases"))
 
+@pytest.mark.parametrize("tokens, title", [("10", "a whole run of 1 step\n"), ("8193", "a whole run of 2 steps\n")])
+def test_the_run_tables_title_counts_its_steps_in_words(tokens, title):
+    """ceil(T / (1,024 tokens x 8 workers)) steps: 10 tokens are one step ("1 steps" it said), 8,193 two."""
+    result = CliRunner().invoke(app, ["estimate", "--params", "1e8", "--tokens-per-worker", "1024", "--workers", "8",
+                                      "-s", "adamw@bf16-allreduce", "--tokens", tokens])
+    assert result.exit_code == 0, result.output
+    assert title in result.output and "1 steps" not in result.output
+
+
 def test_cli_refuses_a_bad_run_with_one_line(capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:
         main(["estimate", "--params", "1e8", "--tokens-per-worker", "1024", "--steps", "0", "--out", str(tmp_path / "x")])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +17,7 @@ from lionsim.cli.app import main
 from lionsim.reports import SummaryRule, summarize, write_run
 from lionsim.reports.markdown import md_table, spread, write_report
 from lionsim.reports.paper import PAPER_ACCURACY, comparability, ordering_breaks, ordering_holds
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import TINY_BENCH, run_cli
 
 
 def test_the_papers_own_table_follows_its_ordering():
@@ -225,12 +227,39 @@ def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_pat
     assert alone == lines
 
 
+def _reproduce(report: Path) -> list[str]:
+    """The first command of a report's Reproduce section, as argv."""
+    section = report.read_text().split("## Reproduce\n\n")[1]
+    return shlex.split(section.splitlines()[0])
+
+
+@pytest.mark.parametrize("made", [
+    [*TINY_BENCH, "-s", "adamw", "--out", "run", "--overwrite"],  # the README's set-up types --overwrite
+    [*TINY_BENCH, "-s", "adamw", "--out", "run"],  # a first run into a new folder needs none
+    ["estimate", "-m", "gpt2-124m", "-s", "adamw", "--out", "run"],
+])
+def test_the_reproduce_command_runs_where_the_run_is(made, tmp_path, capsys, monkeypatch):
+    """The report's command, run where the run was made, makes its folder again: it printed
+    `lionsim bench ...` without --overwrite, which that folder (holding the finished run) refused."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["lionsim", *made])  # bench records the process's own command line
+    code, _, err = run_cli(made, capsys)
+    assert code == 0, err
+    assert run_cli(["report", "run"], capsys)[0] == 0
+    again = _reproduce(tmp_path / "run" / "report.md")
+    assert again[:len(made) + 1] == ["lionsim", *made] and again.count("--overwrite") == 1
+    monkeypatch.setattr(sys, "argv", again)
+    code, _, err = run_cli(again[1:], capsys)
+    assert code == 0, err
+    assert (tmp_path / "run" / ("run.json" if made[0] == "bench" else "estimate.json")).is_file()
+
+
 def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces_in_a_fresh_directory(tmp_path):
     """A gloo run left at the default --network (run.json's network_given false), resumed: the
     report's title, configuration and time-to-target tables name the link measured ("loopback,
     measured", as the bench table and plots do), never the default preset that priced nothing
-    measured; its Reproduce command is the one that made it without --resume and --overwrite
-    (which fail, or mean nothing, in a fresh directory)."""
+    measured; its Reproduce command is the one that made it without --resume (which fails in a
+    fresh directory), with --overwrite once (its --out holds the run)."""
     from lionsim.reports.summary import run_summary
     from tests.helpers.frames import frame, rows
 
@@ -247,8 +276,8 @@ def test_a_measured_run_reported_names_the_link_as_its_table_does_and_reproduces
     assert "| network | loopback, measured |" in lines
     assert any(line.startswith("| 4 | loopback, measured | ") for line in lines)
     assert "1gbe" not in text.split("## Plots")[0].split("## How each time was obtained")[0]
-    assert "    lionsim bench --backend gloo --ranks 2 -w mlp --out gres" in lines
-    assert "--resume" not in text and "--overwrite" not in text
+    assert "    lionsim bench --backend gloo --ranks 2 -w mlp --out gres --overwrite" in lines
+    assert "--resume" not in text and text.count("--overwrite") == 1
     given = {**meta, "network_given": True}  # a --network given prices the link: named beside it
     write_run(tmp_path, steps, run_summary(steps, given), given)
     assert write_report(tmp_path).read_text().splitlines()[0] == \

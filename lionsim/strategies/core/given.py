@@ -65,6 +65,11 @@ def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
         if value is None:
             continue
         if "." in key:
+            strategy = key.rpartition(".")[0]
+            if strategy not in STRATEGIES:  # the option as typed, as its other refusals name it
+                names = STRATEGIES.names()
+                raise LionsimError(f"bad --opt {key}={value}: unknown strategy {strategy!r}; accepted: "
+                                   f"{', '.join(names)}{did_you_mean(strategy, names)}")
             name, field, specs = named_specs(key)
             if field not in specs:
                 raise LionsimError(f"bad --opt {key}={value}: {name} has no option {field!r}; accepted: "
