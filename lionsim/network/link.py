@@ -44,6 +44,13 @@ NVLS_GENERATIONS = ("hopper", "blackwell")
 """GPU generations with NVLink SHARP (NVSwitch gen3 and later): tuning.cc's nvlsEfficiency is 0 before Hopper."""
 
 
+def check_hardware(value: object) -> None:
+    """A link's `hardware` is "" (inferred) or one of HARDWARE; else one LionsimError."""
+    if value not in ("", *HARDWARE):
+        raise LionsimError(f"hardware = {value!r} is not accepted; one of {', '.join(HARDWARE)} (what carries "
+                           "the intra link), or leave it out to infer it from the rate")
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Link:
     """One link of the alpha-beta-gamma model."""
@@ -62,9 +69,7 @@ class Link:
     rate (NVLINK_GBPS)."""
 
     def __post_init__(self) -> None:
-        if self.hardware not in ("", *HARDWARE):
-            raise LionsimError(f"hardware = {self.hardware!r} is not accepted; one of {', '.join(HARDWARE)} "
-                               "(what carries the intra link); leave it out to infer it from the rate")
+        check_hardware(self.hardware)
         check_number("alpha_s", self.alpha_s, low=0.0, low_open=False)
         check_number("bandwidth_Bps", self.bandwidth_Bps, low=0.0, low_open=True)
         check_number("efficiency", self.efficiency, low=0.0, low_open=True, high=1.0)
@@ -192,9 +197,10 @@ class Network:
                                "Hopper); leave it out for none")
         intra_GBps = 0.0 if self.intra is None else self.intra.bandwidth_Bps * self.intra.efficiency / 1e9
         if self.workers_per_node < 2 or self.intra is None or not self.intra.nvlink:
+            stated = f", stated hardware = {self.intra.hardware!r}" if self.intra is not None and self.intra.hardware else ""
             raise LionsimError(f"network {self.name!r}: nvls = {self.nvls!r} needs NVSwitch nodes: workers_per_node "
-                               f">= 2 and an NVLink intra link (at least {NVLINK_GBPS:g} GB/s); this one has "
-                               f"workers_per_node = {self.workers_per_node} and intra {intra_GBps:g} GB/s")
+                               f">= 2 and an NVLink intra link (stated, or at least {NVLINK_GBPS:g} GB/s); this one "
+                               f"has workers_per_node = {self.workers_per_node} and intra {intra_GBps:g} GB/s{stated}")
 
     def nccl_fabric(self) -> Fabric:
         """The fabric NCCL's choices are priced on: the named one, else inferred (fabrics.py), its

@@ -55,7 +55,7 @@ from typing import Any
 
 from lionsim.errors import LionsimError
 from lionsim.network.keys import integer, no_unknown, number, string
-from lionsim.network.link import HARDWARE, Link, Network
+from lionsim.network.link import HARDWARE, Link, Network, check_hardware
 from lionsim.network.presets import NETWORKS
 from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
@@ -243,15 +243,18 @@ def _link(table: Any, where: str, source: str) -> Link:
 
 
 def _hardware(table: dict[str, Any], where: str, source: str) -> str:
-    """[intra]'s `hardware` (Link.hardware), refused on [inter]: NCCL prices the inter link by fabric."""
+    """[intra]'s `hardware` (link.check_hardware), refused on [inter]: NCCL prices the inter link by
+    fabric."""
     if "hardware" not in table:
         return ""
     if where != "intra":
         raise LionsimError(f"{source}: '{where}.hardware' is not accepted; an [intra] link may state it "
                            f"({', '.join(HARDWARE)}); across nodes say `fabric`")
     value = table["hardware"]
-    if value not in HARDWARE:
-        raise LionsimError(f"{source}: {where}.hardware = {value!r} is not accepted; one of {', '.join(HARDWARE)}")
+    try:
+        check_hardware(value)
+    except LionsimError as e:
+        raise LionsimError(f"{source}: {where}.{e}") from None
     return value
 
 

@@ -157,12 +157,21 @@ def test_a_profile_s_intra_hardware_acts_is_written_back_and_bad_ones_are_refuse
         network_from_dict(data | {"inter": data["inter"] | {"hardware": "pcie"}}, source="t.toml", default_name="t")
 
 
-def test_the_infiniband_1_bit_adam_profile_runs_a_tree_on_two_nodes_as_its_table_1_rows_grow():
-    """examples/clusters/v100x8-ib-qdr.toml states NCCL 2.4.8 and NVLink at 41.7 GB/s: a tree on two
-    nodes (the paper's rows grow x1.34 from 2 nodes to 4, a ring's NIC traffic x1.03); without the
-    stated hardware the rate alone would say PCIe and ring it."""
+def test_the_infiniband_1_bit_adam_profile_s_stated_nvlink_acts():
+    """examples/clusters/v100x8-ib-qdr.toml states NCCL 2.4.8 and NVLink at 41.7 GB/s: 2.4's rule on
+    NVLink nodes, a tree for a large call on two nodes; the same link without the stated hardware is
+    PCIe by its rate, and rings it."""
     net = load_network("examples/clusters/v100x8-ib-qdr.toml")
     assert net.sockets.release == (2, 4, 8) and net.intra.hardware == "nvlink"
     pick = lambda intra: nccl.pick("all_reduce", 6.72e8, 16, 2, intra, net.inter, version=(2, 4, 8))  # noqa: E731
     assert pick(net.intra).algorithm == "tree"
     assert pick(Link(alpha_s=net.intra.alpha_s, bandwidth_Bps=net.intra.bandwidth_Bps)).algorithm == "ring"
+
+
+def test_nvls_on_a_link_stated_pcie_is_refused_naming_the_statement():
+    data = {"workers_per_node": 8, "nvls": "hopper", "inter": {"alpha_us": 2.0, "bandwidth_GBps": 50.0},
+            "intra": {"alpha_us": 1.0, "bandwidth_GBps": 450.0, "hardware": "pcie"}}
+    with pytest.raises(LionsimError, match=r"intra 450 GB/s, stated hardware = 'pcie'"):
+        network_from_dict(data, source="t.toml", default_name="t")
+    network_from_dict(data | {"intra": data["intra"] | {"hardware": "nvlink", "bandwidth_GBps": 90.0}},
+                      source="t.toml", default_name="t")  # stated NVLink below 100 GB/s: accepted

@@ -165,3 +165,19 @@ def test_profiles_intra_link_is_the_tables_one_node_row(rows, profile, per_node)
                             profile, "--params", "3.36e8", "--device", "v100", "--overlap", "none",
                             "-s", "adamw@bf16-allreduce", "--format", "csv"))
     assert frame.iloc[0].comm_s == pytest.approx(rows[1][1] / 1e3, rel=0.02)
+
+
+def test_ringed_pins_every_command_of_a_case_once():
+    case = pc.SECOND_HOLDOUT_CASES[0]
+    ring = pc.ringed(case)
+    for before, after in ((case.command, ring.command), (case.versus, ring.versus)):
+        assert after == (*before, "--algorithm", "ring")
+
+
+@pytest.mark.slow  # 16 estimates (about 4 s)
+def test_the_second_hold_out_prints_itself_priced_both_ways(capsys):
+    """The line under --holdout2 is the summary of the same cases, each command pinned to a ring."""
+    assert pc.main(["--holdout2"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    ring = published.summary(published.results(tuple(pc.ringed(c) for c in pc.SECOND_HOLDOUT_CASES)))
+    assert f"median |error| {ring['median']:.1%}, worst {ring['worst']:.1%}" in out
