@@ -26,7 +26,8 @@ from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_WORKERS, read_whole
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, network_for, normalize_op, parse_sizes, rows_frame
+from lionsim.network import (AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, load_network, network_for, normalize_op,
+                             parse_sizes, rows_frame)
 from lionsim.network.profile import library_chosen
 
 BACKENDS = ("sim", "gloo", "nccl")
@@ -142,7 +143,8 @@ def comm(
     gpus_per_node: int | None = typer.Option(
         None, "--gpus-per-node", parser=o.whole_number, help="Model: workers per node, overriding the network's, as "
         "estimate's (intra link: the network's, else the NVLink of its device, or of estimate's default device); "
-        "above 1 the nodes are GPUs, priced by NCCL as estimate prices them unless --traits names a library."),
+        "given at all (even the network's own count) the nodes are GPUs, priced by NCCL as estimate prices them "
+        "unless --traits names a library (a flat preset at 1 a node keeps its own), and a note says so."),
     traits: o.Traits = None,
     algorithm: str = typer.Option(
         AUTO, "--algorithm", help=f"How the model prices every op: auto (the cheapest for each size) or one of: "
@@ -189,14 +191,17 @@ def comm(
         positive_int("gpus-per-node", gpus_per_node)  # a bad count is refused by its range first, as everywhere
         raise LionsimError(f"--gpus-per-node {gpus_per_node} lays out the model's nodes; measured ranks are where "
                            "the launcher put them: use --backend sim")
-    net = network_for(network, traits=traits, backend=backend)
-    if backend == "sim" and gpu_nodes(net, network, gpus_per_node):  # GPUs run NCCL: priced as estimate prices them
-        net = network_for(network, traits=traits, library=DEVICE_LIBRARY)
+    loaded = load_network(network)  # as the file says: its own library, its own nodes
+    if backend == "sim":
+        chosen_device(None, network, loaded)  # a device lionsim does not know: one line naming the profile
+    gpus = backend == "sim" and gpu_nodes(loaded, gpus_per_node)  # GPUs run NCCL: priced as estimate prices them
+    net = network_for(network, traits=traits, backend=backend, library=DEVICE_LIBRARY if gpus else None)
     ops = _collectives(collective, algorithm, fit is not None)
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
     launched = launcher_env() if backend != "sim" else None
     if backend != "sim":  # before anything is measured or printed: can this machine run it?
         ranks = _measured_ranks(backend, ranks, launched)
+        net.nodes(ranks, "WORLD_SIZE" if launched is not None else "--ranks")  # the model's N: before measuring
     if iface is not None and launched is None:
         raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
                            "lionsim's own ranks talk over this host's loopback")
@@ -244,8 +249,9 @@ def comm(
     if backend == "sim":
         slow = slow_words(net.traits, [row["bytes"] for row in rows])
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))
-        if estimate_prices_otherwise(net, network, traits):
-            err_console.print(f"note: {ESTIMATE_NOTE}", markup=False, highlight=False)  # the title says "(ideal)"
+        note = library_note(net, loaded, network, traits, gpus_per_node)
+        if note:
+            err_console.print(f"note: {note}", markup=False, highlight=False)  # the title names the library
     elif format != "table":
         emit(frame, format)
     if written:
@@ -277,6 +283,18 @@ def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_worke
 
 
 ESTIMATE_NOTE = "estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+
+
+def library_note(net, loaded, spec: str, traits: str | None, gpus_per_node: int | None) -> str:
+    """The one line on the library that priced the model `net` (of --network `spec`, `loaded` as
+    its file says) where the table's title alone would mislead, else "": --gpus-per-node turned the
+    nodes into GPUs and so changed the library (a profile without a library, a flat preset on nodes
+    of several), or comm kept the ideal library where estimate prices NCCL (estimate_prices_otherwise)."""
+    if gpus_per_node is not None and traits is None and not gpu_nodes(loaded) and net.traits.name != loaded.traits.name:
+        return (f"--gpus-per-node {gpus_per_node} makes the nodes GPUs, which run {net.traits.name}, as estimate "
+                f"prices them (network {net.name!r} alone: {loaded.traits.name}; --traits {loaded.traits.name} "
+                "keeps that)")
+    return ESTIMATE_NOTE if estimate_prices_otherwise(net, spec, traits) else ""
 
 
 def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:

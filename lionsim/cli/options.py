@@ -91,7 +91,7 @@ Traits = Annotated[Optional[str], typer.Option(
          "NVLS Tree per call) or mpi (MPI on host memory: the cheapest plan, every GPU buffer copied to the host and back). "
          "Default: the network's own (nccl in the GPU-cluster presets, ideal in the flat ones, a profile's "
          "traits key); a profile without one runs NCCL on a GPU (estimate, bench --compute GPU, comm on GPU nodes: "
-         "a device stated, NVLink inside nodes or --gpus-per-node above 1), else the backend's (ideal on sim).")]
+         "a device stated, NVLink inside nodes or --gpus-per-node given), else the backend's (ideal on sim).")]
 Iface = Annotated[Optional[str], typer.Option(
     "--iface", help="gloo/nccl across hosts: the network interface the ranks talk over (sets GLOO_SOCKET_IFNAME and "
                     "NCCL_SOCKET_IFNAME).")]

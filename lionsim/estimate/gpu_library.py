@@ -7,23 +7,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lionsim.estimate.plain import DEVICE_LIBRARY, chosen_device
+from lionsim.estimate.plain import DEVICE_LIBRARY
 
 if TYPE_CHECKING:
     from lionsim.network import Network
 
 
-def gpu_nodes(network: Network, spec, gpus_per_node: int | None = None) -> bool:
-    """Whether `network` (loaded from --network `spec`) is a GPU cluster: it states a `device` (every
-    device lionsim knows is a GPU; an unknown name is refused naming the profile), or --gpus-per-node
-    `gpus_per_node` puts several workers on a node, or, where that is not given, its nodes hold
-    several workers joined by NVLink (Link.nvlink: stated, or at least 100 GB/s). A node of several
-    workers on a slower link may be CPU processes, so it stays the run's library."""
-    if network.device:
-        chosen_device(None, spec, network)
+def gpu_nodes(network: Network, gpus_per_node: int | None = None) -> bool:
+    """Whether `network` is a GPU cluster: it states a `device` (every device lionsim knows is a GPU;
+    the caller checks the name first, chosen_device), or --gpus-per-node `gpus_per_node` was given
+    (the option counts GPUs: one a node or several), or, where it was not, its nodes hold several
+    workers joined by NVLink (Link.nvlink: stated, or at least 100 GB/s). A node of several workers
+    on a slower link may be CPU processes, so it stays the run's library."""
+    if network.device or gpus_per_node is not None:
         return True
-    if gpus_per_node is not None:
-        return gpus_per_node > 1
     return network.workers_per_node > 1 and network.intra is not None and network.intra.nvlink
 
 

@@ -42,7 +42,7 @@ def _sweep_pricer(sweep) -> Callable[[Fabric], np.ndarray]:
     from lionsim.network.profile import load_network
 
     network = load_network(sweep.network)
-    g, m = network.workers_per_node, network.nodes(sweep.workers)
+    g, m = network.workers_per_node, network.nodes(sweep.workers, f"published sweep {sweep.key}'s workers")
     intra = network.intra if g > 1 else None
     inter = network.inter_link()
     sizes, published = zip(*sorted(sweep.times_us().items()))

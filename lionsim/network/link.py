@@ -222,10 +222,11 @@ class Network:
         """The same links and topology run by a library with `traits`."""
         return dataclasses.replace(self, traits=traits)
 
-    def nodes(self, workers: int) -> int:
+    def nodes(self, workers: int, option: str = "--workers", value: object = None) -> int:
         """Nodes that `workers` workers occupy; fails unless they fill whole nodes (or one node:
-        lionsim.whole_nodes)."""
-        check_workers(workers, self.workers_per_node, self.name)
+        lionsim.whole_nodes), naming where the count came from: `option` (as typed, `value`), --workers
+        unless the caller says otherwise."""
+        check_workers(workers, self.workers_per_node, self.name, option, value)
         return node_count(workers, self.workers_per_node)
 
     def inter_link(self, sharers: int = 1) -> Link:

@@ -41,7 +41,9 @@ class Runner:
         self.plan = plan
         self.resume = resume
         network = plan.network.network
-        network.nodes(plan.workload.workers)  # whole nodes (or one): before any training, not when booking
+        # whole nodes (or one): before any training, not when booking; the count is --workers' (bench's,
+        # a sweep cell's, a resumed run's), which BenchConfig checked already
+        network.nodes(plan.workload.workers, "--workers")
         self.place = place or Place(SimComm(plan.workload.workers, network.workers_per_node))
         with torch_threads(plan.training.threads):
             self.workload = build_workload(plan.workload)  # fails on bad data before any training

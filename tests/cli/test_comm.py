@@ -424,7 +424,7 @@ def test_gpu_nodes_are_priced_by_nccl_as_estimate_prices_them(device, tmp_path, 
 ], ids=["device", "flat-profile", "flat-preset", "gpu-preset"])
 def test_only_gpu_clusters_change_library(network, library, tmp_path, capsys):
     """The rule: a network is GPUs where it states a device (one GPU a node here), has nodes of
-    several workers on NVLink, or --gpus-per-node puts several on a node; a flat profile or preset
+    several workers on NVLink, or --gpus-per-node is given; a flat profile or preset
     without a device stays the ideal library, and a preset keeps the library it names."""
     if network.startswith("name"):
         path = tmp_path / "net.toml"
@@ -485,6 +485,73 @@ def test_gpus_per_node_prices_the_all_reduce_estimate_would(capsys):
     assert _time_s(flat) > _hierarchical_s(2**30, 8, 4) * 1.2
     code, one, _ = run_cli([*argv, "--gpus-per-node", "1"], capsys)  # one GPU a node: no GPU nodes, as before
     assert _time_s(one) == _time_s(flat)
+
+
+def _estimate_comm_s(profile, workers: int, capsys, *extra: str) -> float:
+    """estimate's comm_s for one fp32 all-reduce of 1 GB (2.5e8 gradients) on `workers` of `profile`."""
+    code, out, err = run_cli(["estimate", "--params", "250000000", "--tokens-per-worker", "1", "--workers", str(workers),
+                              "--network", profile, "-s", "adamw@fp32-allreduce", "--overlap", "none", *extra,
+                              "--format", "csv"], capsys)
+    assert code == 0, err
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    assert row.library == "nccl"
+    return float(row.comm_s)
+
+
+def test_gpus_per_node_1_is_gpus_as_in_estimate(tmp_path, capsys):
+    """--gpus-per-node counts GPUs: `comm --gpus-per-node 1` on a profile of 8 workers a node on
+    NVLink naming no library (no device) took the option's 1 for "not GPU nodes" and priced the
+    ideal library (rabenseifner, 1.5002 s for 1 GB on 16), while estimate on the same profile and
+    option priced NCCL (1.5037 s). Now both price NCCL, the same seconds."""
+    profile = tmp_path / "gpus.toml"
+    profile.write_text(GPU_NODES.format(device="", intra=380.0).replace("2.9", "1.25"))
+    argv = ["comm", "--sizes", "1GB", "--workers", "16", "--network", profile, "--gpus-per-node", "1"]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and "modelled collectives on gpus (nccl over sockets)" in out, out
+    code, out, _ = run_cli([*argv, "--format", "csv"], capsys)
+    comm_s = _time_s(out)
+    assert comm_s == pytest.approx(_estimate_comm_s(profile, 16, capsys, "--gpus-per-node", "1"), rel=1e-9)
+    assert comm_s >= 2 * 15 / 16 * 1e9 / 1.25e9  # a ring's bytes through each 1.25 GB/s link, at least
+
+
+def test_gpus_per_node_that_makes_the_nodes_gpus_says_so(tmp_path, capsys):
+    """--gpus-per-node both lays out the nodes and says they are GPUs: a profile of 8 workers a
+    node on PCIe naming no library is the ideal library alone (with the note on estimate's NCCL),
+    and NCCL with --gpus-per-node 8, its own layout: estimate's seconds, and one line says the option
+    changed the library. --traits ideal keeps the formulas, without the line; a flat preset at 1 a
+    node keeps its own library, without it; on several a node it runs NCCL, with it."""
+    profile = tmp_path / "pcie.toml"
+    profile.write_text(GPU_NODES.format(device="", intra=20.0).replace("2.9", "1.25"))
+    argv = ["comm", "--sizes", "1GB", "--workers", "16", "--network", profile, "--format", "csv"]
+    code, alone, err = run_cli(argv, capsys)
+    assert code == 0 and err.strip() == "note: estimate prices GPUs with NCCL: --traits nccl here gives its figures"
+    code, out, err = run_cli([*argv, "--gpus-per-node", "8"], capsys)
+    assert code == 0 and _time_s(out) == pytest.approx(_estimate_comm_s(profile, 16, capsys), rel=1e-9)
+    assert _time_s(out) != _time_s(alone)
+    assert err.strip() == ("note: --gpus-per-node 8 makes the nodes GPUs, which run nccl, as estimate prices them "
+                           "(network 'gpus' alone: ideal; --traits ideal keeps that)")
+    code, out, err = run_cli([*argv, "--gpus-per-node", "8", "--traits", "ideal"], capsys)
+    assert code == 0 and _time_s(out) == _time_s(alone) and err == ""
+    preset = ["comm", "--sizes", "1GB", "--workers", "32", "--network", "25gbe"]
+    code, _, err = run_cli([*preset, "--gpus-per-node", "1"], capsys)
+    assert code == 0 and err == ""
+    code, out, err = run_cli([*preset, "--gpus-per-node", "8"], capsys)
+    assert code == 0 and "(nccl over sockets)" in out
+    assert err.splitlines()[-1] == ("note: --gpus-per-node 8 makes the nodes GPUs, which run nccl, as estimate "
+                                    "prices them (network '25gbe' alone: ideal; --traits ideal keeps that)")
+    code, out, _ = run_cli(["comm", "--help"], capsys)
+    assert "even the network's own count" in " ".join(out.split())
+
+
+def test_measured_ranks_that_do_not_fill_the_model_s_nodes_are_refused_naming_ranks(tmp_path, capsys):
+    """The model prices the measured N, --ranks: on nodes of 2 it must fill them. Refused after
+    measuring, as "bad --workers 3" (no --workers typed); now before, naming --ranks."""
+    profile = tmp_path / "pairs.toml"
+    profile.write_text('name = "pairs"\nworkers_per_node = 2\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 1.25\n'
+                       '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 20.0\n')
+    one_line_exit_2(["comm", "--backend", "gloo", "--ranks", "3", "--sizes", "1KB", "--warmup", "0", "--iters", "1",
+                     "--network", profile], capsys,
+                    "bad --ranks 3: 3 workers do not fill whole nodes of pairs (2 a node); accepted: at most 2")
 
 
 @pytest.mark.parametrize(("args", "message"), [

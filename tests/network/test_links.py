@@ -334,3 +334,19 @@ def test_a_profile_name_with_quotes_is_suggested_whole(tmp_path, monkeypatch):
             load_network(typed)
         said = str(refused.value).rsplit("did you mean ", 1)[1].removesuffix("?")
         assert ast.literal_eval(said) == folder + name
+
+
+def test_a_whole_nodes_refusal_names_where_the_count_came_from():
+    """Network.nodes said "bad --workers N" wherever it was called: a published sweep's count
+    (lionsim.network.fabric_fit) is no --workers. Each caller names its own; --workers by default."""
+    import dataclasses
+
+    from lionsim.network.fabric_fit import _sweep_pricer
+    from lionsim.published.sweeps import SWEEPS
+
+    net = NETWORKS.get("dgx-h100")
+    with pytest.raises(LionsimError, match=r"^bad --workers 12: 12 workers do not fill whole nodes of dgx-h100"):
+        net.nodes(12)
+    sweep = dataclasses.replace(next(iter(SWEEPS)), network="dgx-h100", workers=12)
+    with pytest.raises(LionsimError, match=rf"^bad published sweep {sweep.key}'s workers 12: 12 workers do not fill"):
+        _sweep_pricer(sweep)
