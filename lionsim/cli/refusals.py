@@ -61,13 +61,20 @@ SWEEP_AXES = "--workload, --workers, --network, --seed and --lr"
 """The options a sweep takes comma lists of (lionsim.sweep.grid): its grid's axes."""
 
 
+NUMBER_AXES = ("--lr", "--workers", "--seed")
+"""The number options that are a sweep's axes: bench takes one value, sweep a comma list."""
+
+
 def _one_value(e, got: str) -> str:
-    """Where a number option of `lionsim sweep` was given a comma list (`--weight-decay 0,0.1`): what to
-    do instead, since it is no axis of the grid (one value prices every cell); "" elsewhere."""
+    """Where a number option was given a comma list: of `lionsim sweep` (`--weight-decay 0,0.1`), what
+    to do instead, since it is no axis of the grid (one value prices every cell); of `lionsim bench`
+    (`--lr 0.001,0.01`), that sweep takes it as a list; "" elsewhere."""
     command = getattr(e.ctx, "info_name", None) if e.ctx is not None else None
+    option = max(getattr(e.param, "opts", None) or ["--the-option"], key=len)
+    if command == "bench" and "," in got and option in NUMBER_AXES:
+        return f"; bench takes one value, `lionsim sweep {option} {got}` a comma list"
     if command != "sweep" or "," not in got:
         return ""
-    option = max(getattr(e.param, "opts", None) or ["--the-option"], key=len)
     return (f"; a sweep's grid axes are {SWEEP_AXES}, not {option}: run one sweep per value, each with "
             "its own --out")
 

@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lionsim.numbers import sig
-from lionsim.reports.columns import ACCURACY, metric_value
+from lionsim.reports.columns import ACCURACY, lr_text, metric_value
 from lionsim.reports.tables import fill, fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
 
@@ -182,7 +182,8 @@ def sweep_title(summary: pd.DataFrame) -> str:
 
 
 def _lr(value) -> str:
-    return "-" if value is None or value != value else f"{float(value):g}"
+    """An lr cell: lr_text, as the cell ids and the report write it; "-" where a row has none."""
+    return "-" if value is None or value != value else lr_text(value)
 
 
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
@@ -217,7 +218,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
 def best_lr_table(summary: pd.DataFrame) -> Table | None:
     """Where the sweep has several lrs: each run's best lr per workload and N (lionsim.reports.best_lr:
     the lowest final loss, said in the caption) and its final loss at every lr tried. None otherwise."""
-    from lionsim.reports.best_lr import RULE, best_lrs, has_lr_axis
+    from lionsim.reports.best_lr import RULE, best_lrs, has_lr_axis, tried_text
 
     if not has_lr_axis(summary):
         return None
@@ -234,8 +235,7 @@ def best_lr_table(summary: pd.DataFrame) -> Table | None:
         table.add_column(name, justify="left" if name == "loss at each lr" else "right")
     for row in best.itertuples(index=False):
         strategy, _, transport = str(row.run).partition("@")
-        tried = "  ".join(f"{lr:g}={_number(loss, '.3f') if loss != math.inf else 'diverged'}"
-                          for lr, loss in row.tried.items())
+        tried = tried_text(row.tried, 3, "  ")
         table.add_row(*([row.workload] if many_workloads else []), fold_run(strategy, transport) if transport else row.run,
                       str(row.workers), _lr(row.lr) + (" (all diverged)" if row.diverged else ""),
                       _number(row.final_loss, ".3f"), tried)

@@ -21,7 +21,7 @@ from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
 from lionsim.sweep.execute import canonical_executor, check_jobs
-from lionsim.sweep.grid import Grid, lr_text
+from lionsim.sweep.grid import Grid, each_once, lr_text
 from lionsim.sweep.merge import merged_grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
 from lionsim.sweep.shards import PARTS_DIR, Shard, part_roots
@@ -93,7 +93,8 @@ class SweepConfig:
                 own = run.strategy_class.defaults_for(workload).lr  # what `default` trains it with
                 if own in self.grid.lrs:
                     raise LionsimError(f"bad --lr {shown}: {run.label}'s own lr on {workload} is {lr_text(own)}, so "
-                                       f"default and {lr_text(own)} are one value given twice; accepted: each value once")
+                                       f"default and {lr_text(own)} are one value given twice; "
+                                       f"accepted: {each_once('--lr')}")
 
     def check_memory(self) -> None:
         """The memory guard on the grid's hungriest unit (per workload, the most workers), --jobs of

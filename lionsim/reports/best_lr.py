@@ -2,8 +2,9 @@
 
 A sweep with several lrs (`lionsim sweep --lr 0.0003,0.001`) has an `lr` column in
 sweep_summary.csv: the lr each cell's run trained with, and each cell is summarised with the
-other runs at its lr (a `lionsim bench --lr X`). Runs want different lrs (Lion a 3-10x smaller
-one than AdamW), so comparing them at one lr ranks the lr, not the method. Here:
+other runs at its lr (a `lionsim bench --lr X`). Runs want different lrs (Lion's is typically
+3-10x smaller than AdamW's: Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms",
+arXiv 2302.06675), so comparing them at one lr ranks the lr, not the method. Here:
 
 - best_lrs: per workload, worker count and run, the lr of the lowest final loss (the trailing
   mean of a cell's last 10% of steps), averaged over its seeds and networks (a network changes
@@ -15,6 +16,9 @@ one than AdamW), so comparing them at one lr ranks the lr, not the method. Here:
   workers, network and seed as one bench of those runs would (speedups and the default target
   against the baseline at its own best lr). The plots, the report's time to target and
   `estimate --from-run` read a sweep with an lr axis through it.
+
+The comparison is optimistic: each lr is picked on the same seeds and cells it is then compared
+on (selection bias); more seeds, or picking on one seed and comparing on others, reduces it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import math
 
 import pandas as pd
 
-from lionsim.reports.columns import run_label
+from lionsim.reports.columns import lr_text, run_label
 from lionsim.reports.seeds import seed_spread
 from lionsim.reports.summary import FINAL_FRACTION, SummaryRule, summarize
 
@@ -109,6 +113,37 @@ def at_best_lr(summary: pd.DataFrame, steps: pd.DataFrame) -> tuple[pd.DataFrame
     return frame, kept
 
 
+LEGEND_COUNTS = 3
+"""A legend lists a run's lr per worker count up to this many counts; past them it points to the report."""
+
+
+def chosen_lr_words(chosen: pd.DataFrame) -> dict[str, str]:
+    """run -> the lr a plot draws it at, for its legend, from at_best_lr's rows of one workload:
+    `lr 0.01` where every worker count chose it, `lr 0.001 at N=2, 0.01 at N=4` where they differ,
+    and past LEGEND_COUNTS counts `lr per worker count in the report` (its best-lr table lists
+    them). {} for a sweep without an lr axis (no CHOSEN column)."""
+    if CHOSEN not in chosen.columns:
+        return {}
+    words = {}
+    for run, rows in _runs(chosen).groupby("run", sort=False):
+        by = rows.groupby("workers", sort=True)["lr"].first()
+        if by.nunique() == 1:
+            words[run] = f"lr {lr_text(by.iloc[0])}"
+        elif len(by) <= LEGEND_COUNTS:
+            words[run] = "lr " + ", ".join(f"{lr_text(lr)} at N={n}" for n, lr in by.items())
+        else:
+            words[run] = "lr per worker count in the report"
+    return words
+
+
+def tried_text(tried: dict[float, float], digits: int, sep: str) -> str:
+    """A run's final loss at each lr it tried (best_lrs' `tried`), as the terminal's table and the
+    report both write it: `0.001=2.164`, `diverged` where a cell did; `digits` those of the
+    table's own loss column (3 in the terminal, 4 in the report)."""
+    return sep.join(f"{lr_text(lr)}={'diverged' if loss == math.inf else format(loss, f'.{digits}f')}"
+                    for lr, loss in tried.items())
+
+
 def best_lr_markdown(summary: pd.DataFrame) -> str:
     """The report's section: each run's best lr per workload and N, its final loss at every lr."""
     from lionsim.reports.md import md_table
@@ -117,13 +152,14 @@ def best_lr_markdown(summary: pd.DataFrame) -> str:
     many = best["workload"].nunique() > 1
     rows = []
     for row in best.itertuples(index=False):
-        tried = ", ".join(f"{lr:g}: {'diverged' if loss == math.inf else format(loss, '.4f')}"
-                          for lr, loss in row.tried.items())
-        chosen = f"{row.lr:g}" + (" (every lr diverged; the longest-lasting)" if row.diverged else "")
+        tried = tried_text(row.tried, 4, ", ")
+        chosen = lr_text(row.lr) + (" (every lr diverged; the longest-lasting)" if row.diverged else "")
         loss = "n/a" if not math.isfinite(row.final_loss) else format(row.final_loss, ".4f")
         rows.append([*([row.workload] if many else []), row.run, str(row.workers), f"**{chosen}**", loss, tried])
-    table = md_table([*(["workload"] if many else []), "run", "workers", "best lr", "final loss", "final loss at each lr"],
+    table = md_table([*(["workload"] if many else []), "run", "workers", "best lr", "final loss", "final loss at each lr (lr=loss)"],
                      rows)
     return (f"{table}\n\n{RULE[0].upper()}{RULE[1:]}; ties go to the smaller lr. Where the sweep compares runs "
             "below (time to target, accuracy by worker count) and in its plots, each run is at its best lr, its "
-            "speedups against the baseline at the baseline's own best lr.")
+            "speedups against the baseline at the baseline's own best lr. That is optimistic: each lr is picked on "
+            "the same seeds and cells it is then compared on (selection bias); more seeds, or picking on one seed "
+            "and comparing on others, reduces it.")

@@ -140,6 +140,17 @@ def model_text(row) -> str:
     return count if row["model"] == "params" else f"{row['model']} ({count})"
 
 
+DEFAULT_LR = "default"
+"""An --lr item that means each strategy's own lr (--lr not given): the value None."""
+
+
+def lr_text(lr: float | None) -> str:
+    """An lr as every cell id, table, report and plot writes it: the shortest text that reads back
+    as the same float (0.001, 3e-05; two close lrs never print alike, as :g's 6 digits would), or
+    `default`."""
+    return DEFAULT_LR if lr is None else repr(float(lr))
+
+
 def workload_text(workload) -> str:
     """A workload as every table and plot title and a sweep's cell names name it: a FILE.py:FUNC or
     module:FUNC plug-in by the file's stem (or the module) and the function ("cnn_workload.make":

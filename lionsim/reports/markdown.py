@@ -19,7 +19,7 @@ from lionsim.errors import LionsimError, json_type
 from lionsim.numbers import plural, sig, speedup_text
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
-from lionsim.reports.columns import ACCURACY, eval_metric, run_label
+from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
@@ -353,7 +353,7 @@ def _sweep_report(directory: Path) -> str:
     lrs = "lr" in summary.columns
     for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([key[3], str(key[1]), key[2], *([f"{key[4]:g}"] if lrs else []), str(group["seed"].nunique()),
+        agg.append([key[3], str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])

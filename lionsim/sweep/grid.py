@@ -23,6 +23,7 @@ from lionsim.errors import LionsimError
 from lionsim.forms import beyond_float32
 from lionsim.network import canonical_network, load_network
 from lionsim.ranges import LR, MAX_SEED, SEED, WORKERS, refusal
+from lionsim.reports.columns import DEFAULT_LR, lr_text  # one text of an lr: ids, tables, report, plots
 from lionsim.runs import RunSpec, parse_runs
 from lionsim.whole import MAX_WORKERS, Text, read_whole
 from lionsim.workloads import WORKLOADS, canonical_workload
@@ -36,9 +37,23 @@ EXAMPLES = {"--workload": "mlp,vit", "--workers": "4,8,16", "--network": "1gbe,1
 """A comma list of each axis, for the messages."""
 
 
+def _example(option: str) -> str:
+    return f"a comma list like {EXAMPLES.get(option, '4,8,16')}"
+
+
+def each_once(option: str) -> str:
+    """What a refusal of a value given twice accepts: one wording for every axis."""
+    return f"{_example(option)}, each value once"
+
+
+def given_twice(option: str, shown: str, value: object) -> LionsimError:
+    """The refusal of a value given twice (`4,4`, `0.001,1e-3`, `10gbe,10GbE`)."""
+    return LionsimError(refusal(option, Text(shown), each_once(option), f"{value} given twice"))
+
+
 def split_items(option: str, given: Items) -> list[str]:
     """`["4,8", 16]` -> `["4", "8", "16"]`; an empty item (`4,,8`) or a repeated value fails."""
-    example = f"a comma list like {EXAMPLES.get(option, '4,8,16')}"
+    example = _example(option)
     shown = Text(",".join(map(str, given)))  # as typed, for the refusals
     items: list[str] = []
     for piece in given:
@@ -47,7 +62,7 @@ def split_items(option: str, given: Items) -> list[str]:
             if not item:
                 raise LionsimError(refusal(option, shown, example, "an empty item"))
             if item in items:
-                raise LionsimError(refusal(option, shown, f"{example}, each value once", f"{item} given twice"))
+                raise given_twice(option, shown, item)
             items.append(item)
     if not items:
         raise LionsimError(refusal(option, shown, example, "no value"))
@@ -67,14 +82,11 @@ def parse_ints(option: str, given: Items, low: int, high: int, accepted: str) ->
         if not low <= value <= high:
             raise LionsimError(refusal(option, value, accepted))
         if value in values:  # "4" and "04" are one value
-            raise LionsimError(refusal(option, Text(",".join(map(str, given))), "each value once",
-                                       f"{int(value)} given twice"))
+            raise given_twice(option, ",".join(map(str, given)), int(value))
         values.append(value)
     return values
 
 
-DEFAULT_LR = "default"
-"""An --lr item that means each strategy's own lr (--lr not given): the value None."""
 LR_ACCEPTED = f"{LR.words}, or {DEFAULT_LR} (each strategy's own); a comma list like {EXAMPLES['--lr']} sweeps them"
 
 
@@ -93,16 +105,9 @@ def parse_lrs(given: Items) -> list[float | None]:
             if not LR(value) or beyond_float32(value):
                 raise LionsimError(refusal("--lr", Text(item), LR_ACCEPTED, beyond_float32(value)))
         if value in values:
-            raise LionsimError(refusal("--lr", Text(",".join(map(str, given))), "each value once",
-                                       f"{lr_text(value)} given twice"))
+            raise given_twice("--lr", ",".join(map(str, given)), lr_text(value))
         values.append(value)
     return values
-
-
-def lr_text(lr: float | None) -> str:
-    """An lr as a cell id and the tables write it: the shortest text that reads back as the same
-    float (0.001, 3e-05), or `default`."""
-    return DEFAULT_LR if lr is None else repr(float(lr))
 
 
 def lr_tag(lr: float | None, lrs: Sequence[float | None]) -> str:
@@ -115,7 +120,7 @@ def _distinct(option: str, names: list[str]) -> list[str]:
     """`10gbe,10GbE` is one value given twice."""
     for i, name in enumerate(names):
         if name in names[:i]:
-            raise LionsimError(refusal(option, Text(",".join(names)), "each value once", f"{name} given twice"))
+            raise given_twice(option, ",".join(names), name)
     return names
 
 

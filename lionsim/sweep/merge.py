@@ -18,7 +18,7 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import SUMMARY_FILE, STEPS_FILE, make_dir, read_csv
-from lionsim.sweep.grid import OPTION_OF_AXIS, recorded_grid
+from lionsim.sweep.grid import OPTION_OF_AXIS, lr_text, recorded_grid
 from lionsim.sweep.plan import SweepPlan, held_values
 from lionsim.sweep.shards import PART_NAME, part_roots
 from lionsim.sweep.store import SWEEP_FILE, CellStore
@@ -77,8 +77,9 @@ def merged_grid(out: Path, root: dict | None, parts: dict[Path, dict]) -> dict[s
             for value in part.get(axis, []):
                 lacking = [p for p, g in parts.items() if value not in g.get(axis, [])]
                 if lacking and value not in held[axis]:
+                    shown = lr_text(value) if axis == "lr" else value  # as check_grows writes it: default, not None
                     raise LionsimError(
-                        f"the shards ran two grids: {where / SWEEP_FILE} has {option} {value}, which "
+                        f"the shards ran two grids: {where / SWEEP_FILE} has {option} {shown}, which "
                         f"{lacking[0] / SWEEP_FILE} lacks, and no finished cell holds it; rerun --shard "
                         f"{_shard(lacking[0])} with it (or --shard {_shard(where)} without it), then merge again")
                 grid[axis] += [value] if value not in grid[axis] else []

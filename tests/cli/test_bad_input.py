@@ -211,7 +211,9 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
                                            "not --weight-decay: run one sweep per value, each with its own --out\n"),
     (["sweep", "--lr", "0,-1"], "error: bad --lr 0; accepted: a finite number above 0, or default (each strategy's "
                                 "own); a comma list like 0.0003,0.001 sweeps them\n"),
-    (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number\n"),
+    (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number; bench takes one "
+                                       "value, `lionsim sweep --lr 0.001,0.003` a comma list\n"),
+    (["bench", "--workers", "2,4"], "; bench takes one value, `lionsim sweep --workers 2,4` a comma list\n"),
     (["sweep", "--steps", "ten"], "error: bad --steps ten: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     (["bench", "--format", "xml"], "error: bad --format xml; accepted: table, csv, json\n"),
     (["estimate", "-m", "gpt2-124m", "--format", "jsn"], "error: bad --format jsn; accepted: table, csv, json; did you mean 'json'?\n"),

@@ -107,9 +107,11 @@ def test_a_sweep_of_one_lr_keeps_its_ids_and_its_record(lr, tmp_path):
     ("abc", "bad --lr abc: not a number; accepted: a finite number above 0, or default"),
     ("0.001,-1", "bad --lr -1; accepted: a finite number above 0"),
     ("1e39", "bad --lr 1e39: beyond float32's range"),
-    ("0.001,1e-3", "bad --lr 0.001,1e-3: 0.001 given twice; accepted: each value once"),
+    ("0.001,1e-3", "bad --lr 0.001,1e-3: 0.001 given twice; accepted: a comma list like 0.0003,0.001, each value once"),
+    ("0.001,0.001", "bad --lr 0.001,0.001: 0.001 given twice; accepted: a comma list like 0.0003,0.001, each value once"),
     ("0.001,,0.01", "bad --lr 0.001,,0.01: an empty item"),
-    ("default,0.003", "adamw@fp32-allreduce's own lr on mlp is 0.003, so default and 0.003 are one value given twice"),
+    ("default,0.003", "adamw@fp32-allreduce's own lr on mlp is 0.003, so default and 0.003 are one value given twice; "
+                      "accepted: a comma list like 0.0003,0.001, each value once"),
 ])
 def test_a_bad_lr_is_one_line_exit_2_and_writes_nothing(given, says, tmp_path, capsys):
     code, _, err = cli(capsys, [*SWEEP, "--lr", given, "--out", str(tmp_path / "s")])
@@ -266,3 +268,76 @@ def test_a_diverged_lr_is_never_chosen_and_a_tie_goes_to_the_smaller_lr():
     assert tie.lr == 0.001
     every = best_lrs(frame([0.01, 0.01, 0.1, 0.1], [nan] * 4, [5.0, 7.0, 2.0, 3.0])).iloc[0]
     assert (every.lr, every.diverged) == (0.01, 1) and math.isnan(every.final_loss)  # lasted longest
+
+
+# --- one text of an lr everywhere ---
+
+def test_every_table_the_report_and_the_ids_write_an_lr_alike_and_two_close_lrs_apart(swept, tmp_path):
+    """1e-3 and 1.0001e-3 are two lrs: each printed text reads back as its own float (:g's 6 digits
+    printed both 0.001), and the terminal and the report write each lr's loss as `lr=loss`."""
+    from lionsim.cli.sweep_view import sweep_table
+    from lionsim.reports.markdown import write_report
+    from lionsim.sweep.grid import lr_tag
+
+    close = 1.0001e-3
+    out = tmp_path / "close"
+    shutil.copytree(swept, out)
+    summary = pd.read_csv(out / "sweep_summary.csv")
+    summary["lr"] = summary["lr"].replace({0.01: close})
+    summary.to_csv(out / "sweep_summary.csv", index=False)
+    assert lr_tag(close, [0.001, close]) == "lr0.0010001"  # the id's text, which the tables now share
+    terminal = " ".join(table_text(sweep_table(summary, out), width=120).split())
+    report = write_report(out).read_text()
+    for run in RUNS:  # the reference: each run's mean final loss at each lr, from the rows themselves
+        rows = summary[summary.run == run]
+        for lr, text in ((0.001, "0.001"), (close, "0.0010001")):
+            loss = rows.loc[rows.lr == lr, "final_loss"].mean()
+            assert f"{text}={loss:.3f}" in terminal and f"{text}={loss:.4f}" in report, (run, text)
+    assert "| 0.0010001 |" in report and " 0.0010001 " in terminal  # the per-cell tables' lr column
+
+
+def test_a_refusal_of_two_shard_grids_writes_the_default_lr_as_the_ids_do(tmp_path):
+    from lionsim.sweep.merge import merged_grid
+
+    axes = {"workload": ["mlp"], "workers": [2], "network": ["1gbe"], "seed": [0], "runs": [RUNS[0]]}
+    parts = {tmp_path / "parts" / "shard-1-of-2": {"grid": {**axes, "lr": [0.001, None]}},
+             tmp_path / "parts" / "shard-2-of-2": {"grid": {**axes, "lr": [0.001]}}}
+    with pytest.raises(LionsimError) as refused:
+        merged_grid(tmp_path, None, parts)
+    said = str(refused.value)
+    assert "shard-1-of-2/sweep.json has --lr default, which" in said and "None" not in said, said
+
+
+def test_each_plot_legend_names_the_lr_each_run_is_drawn_at(swept, tmp_path, monkeypatch):
+    import lionsim.reports.plots.sweep as plots
+
+    figures = {}
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.setdefault(path.stem, fig) and [])
+    summary = pd.read_csv(swept / "sweep_summary.csv")
+    plots.plot_sweep(tmp_path, pd.read_csv(swept / "sweep_steps.csv"), summary)
+    best = {}
+    for run in RUNS:  # brute force: the lr of the run's least final loss (one worker count here)
+        rows = summary[summary.run == run]
+        best[run] = repr(float(rows.loc[rows.final_loss.idxmin(), "lr"]))
+    want = {f"{RUNS[0]} (baseline, lr {best[RUNS[0]]})", f"{RUNS[1]} (lr {best[RUNS[1]]})"}
+    assert {"loss_vs_step", "eval_acc_vs_step", "accuracy_by_workers"} <= set(figures)
+    for stem, fig in figures.items():
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+        texts = {t.get_text() for legend in legends for t in legend.get_texts()}
+        assert want <= texts, (stem, texts)
+
+
+@pytest.mark.parametrize("chosen, words", [
+    ({2: 0.01, 4: 0.01}, "lr 0.01"),
+    ({2: 0.001, 4: 0.01}, "lr 0.001 at N=2, 0.01 at N=4"),
+    ({2: 0.001, 4: 0.01, 8: 1.0001e-3}, "lr 0.001 at N=2, 0.01 at N=4, 0.0010001 at N=8"),
+    ({2: 0.001, 4: 0.01, 8: 0.01, 16: 0.01}, "lr per worker count in the report"),
+])
+def test_a_legend_gives_the_lr_per_worker_count_where_the_counts_chose_differently(chosen, words):
+    from lionsim.reports.best_lr import CHOSEN, chosen_lr_words
+
+    frame = pd.DataFrame([{"workload": "mlp", "workers": n, "network": net, "seed": seed, "strategy": "lion",
+                           "transport": "fp32-allreduce", "lr": lr, CHOSEN: 1}
+                          for n, lr in reversed(chosen.items()) for net in ("1gbe", "10gbe") for seed in (0, 1)])
+    assert chosen_lr_words(frame) == {"lion@fp32-allreduce": words}
+    assert chosen_lr_words(frame.drop(columns=CHOSEN)) == {}  # no lr axis: the legend as it was

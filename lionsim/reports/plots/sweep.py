@@ -15,7 +15,8 @@ point anywhere is named with a hollow marker and "not reached, no line" (as the 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
 network. A sweep over several lrs is drawn with each run at its best lr (lionsim.reports.best_lr,
-the lowest final loss; every subtitle says so): one line per run, never one per lr.
+the lowest final loss; every subtitle says so, and each legend entry which lr: chosen_lr_words):
+one line per run, never one per lr.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr
+from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
@@ -207,8 +208,22 @@ def unreached(summary: pd.DataFrame, labels, column: str) -> dict[str, tuple[str
     return found
 
 
+def _name(label: str, baseline: str, named: dict[str, str] | None) -> str:
+    """A run's legend entry: legend_names' where given, else the run and whether it is the baseline."""
+    return (named or {}).get(label) or display_label(label, baseline)
+
+
+def legend_names(labels, baseline: str, lrs: dict[str, str]) -> dict[str, str]:
+    """label -> its legend name: the run, with "baseline" and the lr it is drawn at (chosen_lr_words:
+    a subtitle that says "each run at its best lr" would otherwise leave which lr unsaid)."""
+    notes = {label: [*(["baseline"] if label == baseline else []), *([lrs[label]] if label in lrs else [])]
+             for label in labels}
+    return {label: f"{label} ({', '.join(n)})" if n else label for label, n in notes.items()}
+
+
 def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None,
-             missing: dict[str, tuple[str, bool]] | None = None, banded: bool = False) -> list:
+             missing: dict[str, tuple[str, bool]] | None = None, banded: bool = False,
+             named: dict[str, str] | None = None) -> list:
     """One legend entry per run, each accounted for: `missing` (unreached) adds why a run has no
     point in some cells, and one with no point anywhere is a hollow marker with no line, as
     estimate's to_target.png names its runs without a figure. The seed band is named only where
@@ -222,7 +237,7 @@ def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, tw
                                          else styles[l]["linestyle"]),
                               markerfacecolor=None if drawn else "white",
                               linewidth=styles[l]["linewidth"],
-                              label=twin_name(display_label(l, baseline), twin, where) + note))
+                              label=twin_name(_name(l, baseline, named), twin, where) + note))
     if seeds > 1 and banded:
         handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
     elif seeds > 1:
@@ -238,7 +253,8 @@ def _legend(fig, axes: list[Axes], panels: int, handles: list, title: str | None
 
 
 def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column: str, title: str,
-                  path: Path, per_node: dict[str, int] | None = None) -> list[Path]:
+                  path: Path, per_node: dict[str, int] | None = None,
+                  named: dict[str, str] | None = None) -> list[Path]:
     """`column` (a speedup) against x (bandwidth_GBps or workers, log axis), one panel per `facet`
     value; `per_node` (workers_per_node) decides which worker counts are neighbours."""
     if facet == "network":  # networks ordered by their bandwidth
@@ -315,7 +331,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         extra.append(Patch(color="grey", alpha=0.25, label="crosses 1 between these counts"))
     _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
                                             unreached(summary, labels, column) if column == "time_to_target_speedup"
-                                            else None, banded))
+                                            else None, banded, named))
     return save(fig, path)
 
 
@@ -326,7 +342,7 @@ def _one_network(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title: str, path: Path,
-                factor: float = 1.0) -> list[Path]:
+                factor: float = 1.0, named: dict[str, str] | None = None) -> list[Path]:
     """`column` against step per run (mean over seeds, min-max band), one panel per worker count."""
     steps = _one_network(steps)
     order = sorted(steps["workers"].unique())
@@ -361,12 +377,13 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
         ax.set_ylabel(ylabel)
     once = (f"one {'evaluation' if column == 'eval_acc' else 'step'} a run: a point each"
             if points and max(points) == 1 else None)
-    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins, banded=banded), once)
+    _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, twins=twins, banded=banded,
+                                            named=named), once)
     return save(fig, path)
 
 
 def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str, title: str,
-                     path: Path, factor: float = 1.0) -> list[Path]:
+                     path: Path, factor: float = 1.0, named: dict[str, str] | None = None) -> list[Path]:
     """Grouped bars: `column` by worker count per run, mean over seeds, min-max whiskers, seeds as dots."""
     data = _one_network(summary)
     workers = sorted(data["workers"].unique())
@@ -380,7 +397,7 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
         pos = {w: i for i, w in enumerate(workers)}
         xs = np.array([pos[w] for w in agg["workers"]]) - 0.4 + width * (k + 0.5)
         ax.bar(xs, agg["mean"], width=width * 0.92, color=styles[label]["color"],
-               edgecolor="black" if label == baseline else "none", linewidth=1.2, label=display_label(label, baseline))
+               edgecolor="black" if label == baseline else "none", linewidth=1.2, label=_name(label, baseline, named))
         if seeds > 1:
             ax.errorbar(xs, agg["mean"], yerr=[agg["mean"] - agg["min"], agg["max"] - agg["mean"]], fmt="none",
                         ecolor="black", capsize=2, linewidth=0.8)
@@ -421,6 +438,7 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
         s = summary[summary["workload"] == workload]
         st = steps[steps["workload"] == workload]
         wl = [l for l in labels if l in set(s["label"])]
+        named = legend_names(wl, baseline, chosen_lr_words(s))  # label -> its legend entry
         metric, higher = eval_metric(s)  # accuracy, or the workload's own metric by name
         ylabel, factor = metric_axis(metric, higher)
 
@@ -433,20 +451,20 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
             if target(step_plot).stem in skip:
                 continue
             paths += _speedup_plot(s, wl, styles, baseline, x, by, "speedup", f"Step-time speedup vs {words}",
-                                   target(step_plot), per_node)
+                                   target(step_plot), per_node, named)
             paths += _speedup_plot(s, wl, styles, baseline, x, by, "time_to_target_speedup",
-                                   f"Time-to-target speedup vs {words}", target(target_plot), per_node)
+                                   f"Time-to-target speedup vs {words}", target(target_plot), per_node, named)
         if not st.empty:
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
-                                 "Training loss vs step", target("loss_vs_step"))
+                                 "Training loss vs step", target("loss_vs_step"), named=named)
             if st["eval_acc"].notna().any():
                 paths += _curve_plot(st, wl, styles, baseline, "eval_acc", ylabel, f"Eval {metric} vs step",
-                                     target("eval_acc_vs_step"), factor)
+                                     target("eval_acc_vs_step"), factor, named)
         if s["final_eval_acc"].notna().any():
             paths += _by_workers_plot(s, wl, styles, baseline, "final_eval_acc", f"final {ylabel}",
-                                      f"Final eval {metric} by workers", target("accuracy_by_workers"), factor)
+                                      f"Final eval {metric} by workers", target("accuracy_by_workers"), factor, named)
         else:
             paths += _by_workers_plot(s, wl, styles, baseline, "final_loss", "final training loss",
                                       "Final training loss by workers (no eval accuracy)",
-                                      target("final_loss_by_workers"))
+                                      target("final_loss_by_workers"), named=named)
     return paths
