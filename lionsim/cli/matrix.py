@@ -2,7 +2,7 @@
 it cannot drift from the code): per strategy, the transports it can use (its payload kind
 against each transport's `carries`), the backends, the momentum sync, the local-step option,
 its other options with their defaults, whether lionsim.optim.DistributedLion runs it in a
-user's script, and whether `lionsim estimate` prices it."""
+user's script, and whether `lionsim estimate` prices it (not at all where it declares no bytes)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def _options(name: str, cls, cfg) -> list[str]:
 
 
 LOCAL_STEPS = "--local-steps"
+NO_BYTES = "no: it declares no bytes"
+"""The estimate column of a strategy without `bytes`: estimate refuses it whatever --model (as bench
+and sweep do on a --compute device: lionsim.steptime.undeclared)."""
 
 
 def strategy_matrix(workload: str | None = None) -> list[dict]:
@@ -56,7 +59,8 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
             "local_steps": f"H = {cls.steps_per_sync(cfg)}" if local else "-",
             "options": ", ".join(options) or "-",
             "distributed_lion": f'vote="{vote}"' if vote else "-",
-            "estimate": ("yes (--model: tensor shapes)" if needs_shapes else "yes") if cls.bytes is not None else "-",
+            "estimate": (("yes (--model: tensor shapes)" if needs_shapes else "yes") if cls.bytes is not None
+                         else NO_BYTES),
         })
     return rows
 
@@ -100,7 +104,9 @@ def matrix_table(workload: str | None = None):
             lines.append("--momentum-sync")
         if row["distributed_lion"] != "-":
             lines.append(f"DistributedLion({row['distributed_lion']})")
-        if row["estimate"] != "yes":
+        if row["estimate"] == NO_BYTES:
+            lines += ["declares no bytes:", "estimate refuses it;", "bench: --compute measured"]
+        elif row["estimate"] != "yes":
             lines.append("estimate needs --model")
         table.add_row(row["strategy"], row["transports"].replace(", ", "\n"), syncs, "\n".join(lines) or "-")
     return table

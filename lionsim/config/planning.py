@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 def plan(cfg: BenchConfig) -> BenchPlan:
     """Validate `cfg` (loading its plug-ins first) and resolve every run: its strategy's config,
-    hyperparameters, options and memory. Every problem is one LionsimError line, before anything
-    is built; `cfg` is not read again."""
+    hyperparameters, options and memory; under modelled compute, that each run declares the memory
+    passes it is timed by. Every problem is one LionsimError line, before anything is built or
+    trained; `cfg` is not read again."""
     runs = cfg.validate()
     from lionsim.plan import RunPlan, build  # torch: after the checks that need none (BenchConfig.check_plain)
 
@@ -28,4 +29,10 @@ def plan(cfg: BenchConfig) -> BenchPlan:
         cls = run.strategy_class
         resolved.append(RunPlan(run=run, strategy=strategy, hyper=cls.resolve_hyper(strategy),
                                 options=cls.resolve_options(strategy), extra_rows=cls.extra_rows(strategy)))
-    return build(cfg.to_dict(), tuple(resolved), cfg.options)
+    bench = build(cfg.to_dict(), tuple(resolved), cfg.options)
+    if bench.compute.device is not None:  # modelled compute prices every pass from what the modules declare
+        from lionsim.steptime.undeclared import check_declared
+
+        for r in resolved:
+            check_declared(r.run.strategy_class, r.run.transport, bench.workload.workers)
+    return bench

@@ -99,7 +99,9 @@ def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, worke
                                "local_step_bytes")
         return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
     if cls.bytes is None:
-        raise LionsimError(f"no memory-pass accounting for strategy {cls.name!r}: its module declares no bytes")
+        from lionsim.steptime.undeclared import no_bytes
+
+        raise LionsimError(no_bytes(cls))
     own = cls.bytes
     if workers == 1:
         aggregate = PAYLOAD_KINDS.get(spec.kind).decoded  # its own payload, as the update reads it

@@ -13,10 +13,12 @@ __all__ = ["F32", "I8", "TransportBytes", "transport_bytes"]
 
 def transport_bytes(transport: str, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> TransportBytes:
     """What `transport` moves per parameter for `spec` on `workers` workers (`workers_per_node`
-    for a hierarchical one); one line if its module declares none."""
+    for a hierarchical one); one line if its module declares none (lionsim.steptime.undeclared)."""
     t = TRANSPORTS.get(transport)()
     found = (t.wire_bytes(spec, workers, workers_per_node=min(workers_per_node, workers)) if t.hierarchical
              else t.wire_bytes(spec, workers))
     if found is None:
-        raise LionsimError(f"no memory-pass accounting for transport {transport!r}: its module declares no wire_bytes")
+        from lionsim.steptime.undeclared import no_wire_bytes, undeclared_transport
+
+        raise LionsimError(no_wire_bytes(undeclared_transport(transport) or type(t)))
     return found

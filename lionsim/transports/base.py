@@ -111,7 +111,9 @@ class Transport(ABC):
 
     def wire_bytes(self, spec: PayloadSpec, workers: int) -> TransportBytes | None:
         """What its own kernels move per parameter (packing, unpacking, the aggregate); a
-        hierarchical transport also takes `workers_per_node`. None: `estimate` cannot price it."""
+        hierarchical transport also takes `workers_per_node`. None (not overridden): the modelled
+        compute cannot price it, so estimate, and bench and sweep on a --compute device, refuse it
+        on more than one worker (lionsim.steptime.undeclared)."""
         return None
 
     def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:

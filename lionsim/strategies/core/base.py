@@ -120,7 +120,8 @@ class Strategy(ABC):
     there than the defaults, each entry with its measurement in a comment."""
     bytes: ClassVar[StrategyBytes | None] = None
     """What its own kernels move per parameter at a step that exchanges (lionsim.steptime.passes
-    adds its payload, its transport's packing and the aggregate); None: `estimate` cannot price it."""
+    adds its payload, its transport's packing and the aggregate); None: the modelled compute cannot
+    price it, so estimate, and bench and sweep on a --compute device, refuse it (lionsim.steptime.undeclared)."""
     local_step_bytes: ClassVar[float | None] = None
     """Bytes per parameter of a local step (no exchange) of a strategy with sync_every > 1; as its
     kernels, a local step runs its rule's step (StrategyBytes.rule_step) alone."""
