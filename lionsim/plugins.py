@@ -58,11 +58,14 @@ def load_plugins(paths) -> list[str]:
 def load_plugin(path) -> str:
     """Import one plug-in file and check what it registered; its resolved path."""
     given = Path(path)
+    if given.is_dir():
+        raise LionsimError(f"bad --plugin {path}: it is a folder; accepted: {PLUGIN_FILES}")
     if given.suffix != ".py":
+        if given.with_name(given.name + ".py").is_file():  # the extension left off
+            raise LionsimError(f"bad --plugin {path}: no such file; accepted: {PLUGIN_FILES}; did you mean {path}.py?")
         raise LionsimError(f"bad --plugin {path}; accepted: {PLUGIN_FILES}")
     if not given.is_file():
-        problem = "it is a directory" if given.is_dir() else "no such file"
-        raise LionsimError(f"bad --plugin {path}: {problem}; accepted: {PLUGIN_FILES}")
+        raise LionsimError(f"bad --plugin {path}: no such file; accepted: {PLUGIN_FILES}")
     key = str(given.resolve())
     if key in LOADED:
         return key
@@ -148,8 +151,8 @@ def why(e: BaseException, path: Path | None = None) -> str:
     frames = [f for f in traceback.extract_tb(e.__traceback__)
               if path is not None and Path(f.filename).resolve() == path.resolve()]
     where = f" (line {frames[-1].lineno})" if frames else ""
-    if isinstance(e, SyntaxError) and e.lineno is not None:
-        where = f" (line {e.lineno})"
+    if isinstance(e, SyntaxError):  # its own text says the file and the line already
+        where = "" if e.lineno is None or f"line {e.lineno}" in str(e) else f" (line {e.lineno})"
     return f"importing it raised {type(e).__name__}: {e}{where}"
 
 

@@ -242,6 +242,25 @@ def test_a_bad_plugin_is_one_line(case, tmp_path, monkeypatch, capsys):
     assert (STRATEGIES.names(), TRANSPORTS.names()) == before
 
 
+def test_where_the_file_is_wrong_the_line_says_how(tmp_path, monkeypatch, capsys):
+    """A syntax error's own text names its file and line: its line once, not again after it; a
+    folder, and a file named without its .py, each say so instead of only what is accepted."""
+    from tests.helpers.cli import one_line_exit_2
+
+    (tmp_path / "syntax.py").write_text("x = 1\n\ndef encode(self)\n    return x\n")  # line 3: no colon
+    (tmp_path / "ef_signum.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    accepted = "accepted: a Python file (FILE.py) defining strategies or transports"
+    err = one_line_exit_2(["strategies", "--plugin", "syntax.py"], capsys,
+                          "error: plugin syntax.py: importing it raised SyntaxError: expected ':' (syntax.py, line 3)\n")
+    assert err.count("line 3") == 1
+    one_line_exit_2(["strategies", "--plugin", str(tmp_path)], capsys,
+                    f"error: bad --plugin {tmp_path}: it is a folder; {accepted}\n")
+    one_line_exit_2(["strategies", "--plugin", "ef_signum"], capsys,
+                    f"error: bad --plugin ef_signum: no such file; {accepted}; did you mean ef_signum.py?\n")
+    one_line_exit_2(["strategies", "--plugin", "other"], capsys, f"error: bad --plugin other; {accepted}\n")
+
+
 def test_a_plugin_flag_that_is_a_command_option_is_refused(tmp_path, capsys):
     path = tmp_path / "steps.py"
     path.write_text(WHOLE.format(name="stepper", options=RATIO.format(flag=', flag="--steps"')))
