@@ -218,7 +218,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
 def best_lr_table(summary: pd.DataFrame) -> Table | None:
     """Where the sweep has several lrs: each run's best lr per workload and N (lionsim.reports.best_lr:
     the lowest final loss, said in the caption) and its final loss at every lr tried. None otherwise."""
-    from lionsim.reports.best_lr import RULE, best_lrs, has_lr_axis, tried_text
+    from lionsim.reports.best_lr import RULE, at_edge_notes, best_lrs, has_lr_axis, tried_text
 
     if not has_lr_axis(summary):
         return None
@@ -226,7 +226,8 @@ def best_lr_table(summary: pd.DataFrame) -> Table | None:
     many_workloads = best["workload"].nunique() > 1
     table = Table(title="best lr per run", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
                   pad_edge=False, caption_justify="left",
-                  caption=f"{RULE}. loss at each lr: lr=final loss (diverged: a cell went non-finite).")
+                  caption=f"{RULE}. loss at each lr: lr=final loss (diverged: a cell went non-finite)."
+                  + "".join(f"\n{note}." for note in at_edge_notes(best)))
     if many_workloads:
         table.add_column("workload")
     width = run_width([str(r).partition("@")[::2] for r in best["run"]], RUN_WIDTH)

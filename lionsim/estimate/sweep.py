@@ -17,8 +17,9 @@ A crossover lies between two neighbouring sweep points where speedup - 1 changes
   (each probe is one more estimate): it is the first count on the winning side, that is the
   smallest count from which the strategy wins ("above") or the largest up to which it still
   wins ("below").
-- bandwidth: continuous; the position interpolates log(speedup) linearly in log(GB/s) (step
-  times are close to power laws in bandwidth).
+- bandwidth: continuous; between the two points each run's time is interpolated linearly in
+  1/bandwidth, the model's form (a + bytes/bandwidth: lionsim.reports.between), and the
+  crossover is where the baseline's and the run's meet; sweep.png draws the line the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
+from lionsim.reports.between import TIMES, crossing
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole import Text
@@ -206,8 +208,8 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
         if rows.empty:
             records.append({**base, "crossover": math.nan, "wins": "no figure", "wins_where": ""})
             continue
-        x = np.log(rows["sweep_value"].to_numpy(dtype=float))
         y = np.log(rows[column].to_numpy(dtype=float))
+        times = rows[TIMES[column]].to_numpy(dtype=float) if TIMES.get(column) in rows.columns else None
         # a speedup within TIE of 1.00x is level with the baseline: neither side, so it makes no
         # crossover; crossings are looked for between the points on either side of level
         sides = [i for i, v in enumerate(rows[column].to_numpy(dtype=float)) if abs(v - 1.0) > TIE]
@@ -225,7 +227,8 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                     priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
                               "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
                 else:
-                    at = float(np.exp(x[i] + (x[j] - x[i]) * (0.0 - y[i]) / (y[j] - y[i])))
+                    v, sp = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
+                    at = crossing(v[i], v[j], sp[i], sp[j], *((times[i], times[j]) if times is not None else ()))
                     loses, priced = math.nan, {}
                 records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
                 found = True
@@ -242,7 +245,7 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 def refine(wins_at: float, ties_at: float, label=f"{strategy}@{transport}") -> float:
                     low, high = sorted((int(wins_at), int(ties_at)))
                     return float(worker_crossover(r, label, low, high, wins_at == high, column, memo, 1 + TIE))
-            spans = winning_spans(values, speedups, sweep, refine)
+            spans = winning_spans(values, speedups, sweep, refine, times)
             where = winning_ranges(spans, sweep)
             # each edge where it starts (or stops) winning is its crossover: one row an edge, as a run
             # that crosses 1 twice has two, every one marked on sweep.png; no losing side, so no loses_at
@@ -267,22 +270,22 @@ def only_where_priced(wins: str, priced: list, blank: list, sweep: Sweep) -> str
     return f"{side} at {at(priced)}; no time to target at {at(blank)}"
 
 
-def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine=None) -> list[
+def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine=None, times=None) -> list[
         tuple[float | None, float | None]]:
     """The (start, end) of each span where a run that wins at some sweep points and ties at the others
     ("partly": no loss, or it would cross) wins, None where a span reaches the sweep's end. Over
-    bandwidth each edge is interpolated as a crossover is (log speedup linear in log GB/s) to where
-    the speedup leaves the tie band (1 + TIE); over workers `refine(wins_at, ties_at)` prices the
-    counts between the two swept ones for the winning count next to the ties, as a crossover's are
+    bandwidth each edge is interpolated as a crossover is (lionsim.reports.between, with the run's
+    `times` where given) to where the speedup leaves the tie band (1 + TIE); over workers
+    `refine(wins_at, ties_at)` prices the counts between the two swept ones for the winning count
+    next to the ties, as a crossover's are
     (crossovers passes it; without it, the swept count that wins). Each edge is a crossover."""
     wins = speedups > 1 + TIE
-    edge = math.log1p(TIE)
 
     def between(i: int, j: int) -> float:  # i wins, j ties
         if sweep.variable == "workers":
             return float(values[i]) if refine is None else refine(values[i], values[j])
-        x, y = np.log(values[[i, j]]), np.log(speedups[[i, j]])
-        return float(np.exp(x[0] + (x[1] - x[0]) * (edge - y[0]) / (y[1] - y[0])))
+        t = (times[i], times[j]) if times is not None else (1.0, 1.0)
+        return crossing(values[i], values[j], speedups[i], speedups[j], *t, level=1 + TIE)
 
     spans = []  # (start, end): None where the span reaches the sweep's end
     i = 0

@@ -136,6 +136,25 @@ def chosen_lr_words(chosen: pd.DataFrame) -> dict[str, str]:
     return words
 
 
+def at_edge_notes(best: pd.DataFrame) -> list[str]:
+    """One line for each of best_lrs' rows whose best lr is the smallest or largest it tried (the
+    loss may fall further past it: the ranking can change), as the terminal's caption and the
+    report both say it: `lion@fp32-allreduce, N=2: best lr is the largest tried (0.5): extend the
+    grid`. Not where every lr diverged (no best), nor past an lr that diverged (the grid's edge
+    there is the divergence)."""
+    many = best["workload"].nunique() > 1
+    notes = []
+    for row in best.itertuples(index=False):
+        lrs = sorted(row.tried)
+        if row.diverged or len(lrs) < 2 or row.lr not in (lrs[0], lrs[-1]):
+            continue
+        side = "smallest" if row.lr == lrs[0] else "largest"
+        where = f"{row.workload}, " if many else ""
+        notes.append(f"{where}{row.run}, N={row.workers}: best lr is the {side} tried ({lr_text(row.lr)}): "
+                     "extend the grid")
+    return notes
+
+
 def tried_text(tried: dict[float, float], digits: int, sep: str) -> str:
     """A run's final loss at each lr it tried (best_lrs' `tried`), as the terminal's table and the
     report both write it: `0.001=2.164`, `diverged` where a cell did; `digits` those of the
@@ -158,7 +177,8 @@ def best_lr_markdown(summary: pd.DataFrame) -> str:
         rows.append([*([row.workload] if many else []), row.run, str(row.workers), f"**{chosen}**", loss, tried])
     table = md_table([*(["workload"] if many else []), "run", "workers", "best lr", "final loss", "final loss at each lr (lr=loss)"],
                      rows)
-    return (f"{table}\n\n{RULE[0].upper()}{RULE[1:]}; ties go to the smaller lr. Where the sweep compares runs "
+    edges = "".join(f"\n\n- {note}" if i == 0 else f"\n- {note}" for i, note in enumerate(at_edge_notes(best)))
+    return (f"{table}{edges}\n\n{RULE[0].upper()}{RULE[1:]}; ties go to the smaller lr. Where the sweep compares runs "
             "below (time to target, accuracy by worker count) and in its plots, each run is at its best lr, its "
             "speedups against the baseline at the baseline's own best lr. That is optimistic: each lr is picked on "
             "the same seeds and cells it is then compared on (selection bias); more seeds, or picking on one seed "

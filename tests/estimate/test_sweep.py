@@ -94,13 +94,39 @@ def _frame(values, speedups):
     return pd.DataFrame(rows)
 
 
-def test_crossover_interpolates_in_log_log():
-    # ln 0.8 = -ln 1.25: the crossing is halfway between 2 and 4 in log x, at sqrt(8)
-    got = crossovers(_frame([1, 2, 4, 8], [0.5, 0.8, 1.25, 2.0]), Sweep("bandwidth", (1, 2, 4, 8)))
-    assert list(got.columns) == CROSSOVER_COLUMNS and len(got) == 1
+def _model_frame(values):
+    """The step-time model's form, a + bytes/bandwidth: the baseline 1 + 8/b, the run 2 + 2/b s.
+    Closed form: they meet where 6/b = 1, at 6 GB/s."""
+    frame = _frame(values, [(1 + 8 / v) / (2 + 2 / v) for v in values])
+    return frame.assign(step_s=[1 + 8 / v for v in values] + [2 + 2 / v for v in values])
+
+
+def test_a_bandwidth_crossover_is_where_the_models_step_times_meet():
+    # straight in log-log (the old rule) it lay at 5.2, straight in log x at 5.7: neither is the model's
+    got = crossovers(_model_frame([2, 4, 8, 16]), Sweep("bandwidth", (2, 4, 8, 16)))
+    assert list(got.columns) == CROSSOVER_COLUMNS
     row = got.iloc[0]
-    assert row["crossover"] == pytest.approx(math.sqrt(8)) and row["wins"] == "above"
-    assert (row["speedup_first"], row["speedup_last"]) == (0.5, 2.0)
+    assert len(got) == 1 and row["crossover"] == pytest.approx(6.0) and row["wins"] == "below"
+    # without the run's step times (an older sweep.csv) the speedup is taken linear in 1/b
+    plain = crossovers(_frame([1, 4], [0.5, 2.0]), Sweep("bandwidth", (1, 4)))
+    assert plain["crossover"].iloc[0] == pytest.approx(1 / (1 - 0.75 / 3))
+
+
+@pytest.mark.plots
+def test_sweep_png_draws_the_line_through_each_bandwidth_crossover(monkeypatch, tmp_path):
+    """The marker sits on the drawn line: the line, read at the crossover on its log-x axis, is 1.0."""
+    import lionsim.reports.plots.estimate as plots
+
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.append(fig) or [])
+    frame = _model_frame([2, 4, 8, 16]).assign(workers=16, network="10gbe", device="h100", model="gpt2-124m", params=124e6,
+                                               overlap="none")
+    got = crossovers(frame, Sweep("bandwidth", (2, 4, 8, 16)))
+    plots.plot_estimate_sweep(frame, got, "bandwidth", tmp_path / "sweep.png")
+    bottom = figures[0].axes[1]
+    line = max((ln for ln in bottom.lines if len(ln.get_xdata()) > 4), key=lambda ln: max(ln.get_ydata()))
+    x, y = np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)
+    assert np.interp(math.log(6.0), np.log(x), y) == pytest.approx(1.0, abs=2e-4)
 
 
 def test_crossover_both_ways_and_none():
@@ -205,7 +231,8 @@ def test_a_speedup_within_half_a_percent_is_level_not_a_win():
     assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
     assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["partly"] * 2  # one row an edge
     got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
-    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)
+    # the level point makes no side: the crossing lies between 1 and 4, the speedup linear in 1/b
+    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(4 / 3)
 def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers(monkeypatch, tmp_path):
     """NCCL over sockets moves at most its cap a node (generic settings, lionsim.network.sockets): past it every curve is
     flat, and the plot marks where and says why; 200 points draw lines with a marker now and then."""
@@ -223,8 +250,8 @@ def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers
     assert any(f"{cap:g} GB/s a node" in label and "sockets" in label for label in top.get_legend_handles_labels()[1])
     for ax in (top, bottom):
         assert any(list(line.get_xdata()) == [cap, cap] for line in ax.lines)
-    curve = next(line for line in top.lines if len(line.get_xdata()) == 200)
-    assert curve.get_markevery() not in (None, 1)
+    curve = next(line for line in top.lines if len(line.get_xdata()) >= 200)  # drawn as between.py's curve
+    assert curve.get_markevery() not in (None, 1) and len(curve.get_markevery()) < 200
     # the subtitle spans the figure, not the panel the legend halves
     assert "gpt2-124m" in figures[0].get_suptitle() and not top.get_title()
 
@@ -307,9 +334,9 @@ def test_a_sweep_plot_with_a_compute_spread_says_so_in_its_title(tmp_path, monke
 
 
 def _edge(x0, s0, x1, s1):
-    """Where log speedup, linear in log x between (x0, s0) and (x1, s1), reaches the tie band's edge 1.005."""
-    return math.exp(math.log(x0) + (math.log(x1) - math.log(x0)) * (math.log(1.005) - math.log(s0))
-                    / (math.log(s1) - math.log(s0)))
+    """Where the speedup, linear in 1/x between (x0, s0) and (x1, s1) (no step times: equal ones),
+    reaches the tie band's edge 1.005."""
+    return 1 / (1 / x0 + (1 / x1 - 1 / x0) * (1.005 - s0) / (s1 - s0))
 
 
 @pytest.mark.parametrize("speedups, says, edges", [

@@ -130,8 +130,17 @@ def make_sweep(workers=(2, 4, 8), seeds=(0, 1), steps=5, eval_acc=True) -> tuple
     return steps_frame, pd.DataFrame(summary_rows)
 
 
-def test_crossings_interpolate_log_log():
-    assert crossings(np.array([1.0, 100.0]), np.array([2.0, 0.5])) == pytest.approx([10.0])
+def test_crossings_are_where_the_models_step_times_meet():
+    """The model's form, a + bytes/bandwidth: baseline 1 + 8/b, run 2 + 2/b s meet at b = 6 (closed
+    form); log-log interpolation put it at 5.2. The drawn line passes through it at 1.0."""
+    from lionsim.reports.between import curve
+
+    x = np.array([2.0, 4.0, 8.0, 16.0])
+    run, base = 2 + 2 / x, 1 + 8 / x
+    assert crossings(x, base / run, run) == pytest.approx([6.0])
+    xs, ys = curve(x, base / run, run)
+    assert np.interp(np.log(6.0), np.log(xs), ys) == pytest.approx(1.0, abs=2e-4)
+    assert np.interp(np.log(3.0), np.log(xs), ys) == pytest.approx((1 + 8 / 3) / (2 + 2 / 3), abs=1e-3)
     assert crossings(np.array([1.0, 10.0]), np.array([2.0, 3.0])) == []
 
 

@@ -270,6 +270,27 @@ def test_a_diverged_lr_is_never_chosen_and_a_tie_goes_to_the_smaller_lr():
     assert (every.lr, every.diverged) == (0.01, 1) and math.isnan(every.final_loss)  # lasted longest
 
 
+def test_a_best_lr_at_the_grids_edge_says_extend_the_grid_in_the_table_and_the_report():
+    """A best lr that is the smallest or largest tried may not be the best: the loss can fall further
+    past it. The terminal's caption and report.md say so, in the same words; one in the middle does not."""
+    from lionsim.cli.sweep_view import best_lr_table
+    from lionsim.reports.best_lr import best_lr_markdown
+
+    losses = {"adamw": [2.0, 1.5, 1.0], "lion": [1.0, 1.5, 2.0], "sgd": [2.0, 1.0, 2.0],  # largest, smallest, middle
+              "dlion": [float("nan"), 1.0, 2.0]}  # the smallest diverged: 0.1 is the edge of what trained
+    rows = [{"workload": "mlp", "workers": 2, "network": "1gbe", "seed": 0, "strategy": s, "transport": "t", "lr": lr,
+             "final_loss": loss, "diverged_at_step": 3.0 if loss != loss else float("nan")}
+            for s, ls in losses.items() for lr, loss in zip((0.01, 0.1, 0.5), ls)]
+    summary = pd.DataFrame(rows)
+    largest = "adamw@t, N=2: best lr is the largest tried (0.5): extend the grid"
+    smallest = "lion@t, N=2: best lr is the smallest tried (0.01): extend the grid"
+    caption = " ".join(table_text(best_lr_table(summary)).split())
+    report = best_lr_markdown(summary)
+    for said in (caption, report):
+        assert largest in said and smallest in said
+        assert "sgd@t, N=2: best lr" not in said and "dlion@t, N=2: best lr" not in said
+
+
 # --- one text of an lr everywhere ---
 
 def test_every_table_the_report_and_the_ids_write_an_lr_alike_and_two_close_lrs_apart(swept, tmp_path):

@@ -16,6 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
+from lionsim.reports.between import curve, marks_at
 from lionsim.reports.columns import library_text, model_text
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, speedup_label, through_crossings)
@@ -67,10 +68,16 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(points, k)}
         twin = same_top.get(label) or same_bottom.get(label)
-        top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin),
-                 linestyle=TWIN_DASHES if label in same_top else "-", **style)
+        dashes = TWIN_DASHES if label in same_top else "-"
+        if variable == "bandwidth":  # step time linear in 1/bandwidth, as the crossings (between.py)
+            xs, ys = curve(rows["sweep_value"], rows["step_s"] / scale)
+            top.plot(xs, ys, label=twin_name(name, twin), linestyle=dashes,
+                     **{**style, "markevery": marks_at(xs, rows["sweep_value"], style["markevery"])})
+        else:
+            top.plot(rows["sweep_value"], rows["step_s"] / scale, label=twin_name(name, twin), linestyle=dashes,
+                     **style)
         # the line through the counts priced beside each crossover, the markers on the swept points alone
-        bottom.plot(*through_crossings(rows, crossings, label), color=colours[label], linewidth=1.6,
+        bottom.plot(*through_crossings(rows, crossings, label, variable=variable), color=colours[label], linewidth=1.6,
                     linestyle=TWIN_DASHES if label in same_bottom else "-")
         bottom.plot(rows["sweep_value"], rows["speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from lionsim.reports.between import TIMES, curve
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.reports.plots.style import TITLE_CHARS, fold_label, labelled_log_axis
 
@@ -83,14 +84,18 @@ def crossover_value(row) -> str:
     return f"{row.crossover:,.0f}" if row.variable == "workers" else f"{row.crossover:.3g}"
 
 
-def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, column: str = "speedup"):
+def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, column: str = "speedup",
+                      variable: str = "workers"):
     """A run's line (x, y) over the swept points and, on a workers sweep, the two counts priced either
     side of each of its crossovers (crossover.csv's speedup_at_crossover and speedup_at_loses): the
     line then crosses 1 where the table says, not where a straight segment between sparse swept
     counts (64 and 512) happens to (near 250, where the priced counts cross at 127-128). `column`:
     the speedup the crossings are of (to_target_speedup for the time to target's). A CSV
-    without those columns, or a bandwidth sweep (the crossing interpolated as the line is): the
-    swept points alone."""
+    without those columns: the swept points alone. A bandwidth sweep: the curve its crossovers
+    are interpolated on (lionsim.reports.between), so each marker lies on its line."""
+    if variable == "bandwidth":
+        time = TIMES.get(column)
+        return curve(rows["sweep_value"], rows[column], rows[time] if time in rows.columns else None)
     points = dict(zip(rows["sweep_value"].astype(float), rows[column].astype(float)))
     if "speedup_at_crossover" in crossings.columns:
         strategy, transport = label.split("@", 1)

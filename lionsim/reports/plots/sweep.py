@@ -3,8 +3,9 @@
 One panel per worker count (or per network, against workers), one line per run label in the
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
 band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
-two neighbouring points, is interpolated in log(speedup) against log(bandwidth) (as `estimate
---sweep` does) and marked by a dotted line in the run's colour; over workers it is a whole count,
+two neighbouring points, is interpolated with each run's mean time linear in 1/bandwidth (the
+model's form, as `estimate --sweep` does: lionsim.reports.between), the line drawn the same way
+so the crossover lies on it, and marked by a dotted line in the run's colour; over workers it is a whole count,
 as estimate says it: the winning one of two neighbouring counts, else the span between the two
 measured counts ("between 2 and 4 workers"), shaded. A line that would hide under an earlier run's (the
 same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
@@ -31,6 +32,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
+from lionsim.reports.between import TIMES, crossing, curve
 from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
@@ -61,10 +63,14 @@ def _facets(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def crossings(x: np.ndarray, speedup: np.ndarray) -> list[float]:
-    """x where speedup crosses 1 between neighbouring points (log-log interpolation)."""
-    return [float(np.exp(lx0 + (lx1 - lx0) * (0.0 - ly0) / (ly1 - ly0)))
-            for (lx0, ly0), (lx1, ly1) in _crossing_pairs(x, speedup)]
+def crossings(x: np.ndarray, speedup: np.ndarray, times: np.ndarray | None = None) -> list[float]:
+    """x where speedup crosses 1 between neighbouring points (lionsim.reports.between: the run's
+    `times` linear in 1/x; equal where None)."""
+    t = np.ones_like(x, dtype=float) if times is None else np.asarray(times, dtype=float)
+    keep = np.isfinite(speedup) & (speedup > 0) & (x > 0) & np.isfinite(t) & (t > 0)
+    x, s, t = x[keep], speedup[keep], t[keep]
+    return [crossing(x[i], x[i + 1], s[i], s[i + 1], t[i], t[i + 1]) for i in range(len(x) - 1)
+            if (s[i] > 1) != (s[i + 1] > 1) and x[i + 1] != x[i]]
 
 
 def _crossing_pairs(x: np.ndarray, speedup: np.ndarray) -> list[tuple[tuple[float, float], tuple[float, float]]]:
@@ -143,8 +149,12 @@ def workers_per_node(root: Path, summary: pd.DataFrame) -> dict[str, int]:
 
 
 def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
-    """mean, min, max of y over seeds at each x, sorted by x."""
-    return rows.groupby(x)[y].agg(["mean", "min", "max", "count"]).reset_index().sort_values(x)
+    """mean, min, max of y over seeds at each x, sorted by x; for a speedup, `time`: the run's mean
+    time behind it (between.TIMES), which a bandwidth line and its crossings interpolate."""
+    agg = rows.groupby(x)[y].agg(["mean", "min", "max", "count"])
+    if TIMES.get(y) in rows.columns:
+        agg["time"] = rows.groupby(x)[TIMES[y]].mean()
+    return agg.reset_index().sort_values(x)
 
 
 def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False,
@@ -152,6 +162,10 @@ def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: 
     """One run's mean (a line through its points, or the points alone where not `joined`) and its
     band; whether a band was drawn (over a single x, one evaluation per run, there is none to draw)."""
     linestyle = "none" if not joined else TWIN_DASHES if twin else style["linestyle"]
+    if joined and x == "bandwidth_GBps":  # the curve the crossings are interpolated on, markers on the points
+        ax.plot(*curve(agg[x], agg["mean"], agg["time"] if "time" in agg else None), color=style["color"],
+                linestyle=linestyle, linewidth=style["linewidth"])
+        linestyle = "none"
     ax.plot(agg[x], agg["mean"], color=style["color"], linestyle=linestyle,
             linewidth=style["linewidth"], marker=style["marker"], markersize=marker_size(len(agg), 5),
             markevery=style.get("markevery"))
@@ -297,7 +311,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                     ax.annotate(worker_crossing_text((low, high)), (low, 1.0), textcoords="offset points",
                                 xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
                 continue
-            for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float)):
+            for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
+                                agg["time"].to_numpy(dtype=float) if "time" in agg else None):
                 marked = True
                 ax.axvline(at, color=styles[label]["color"], linestyle=":", linewidth=1.2)
                 ax.plot([at], [1.0], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,

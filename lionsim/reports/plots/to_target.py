@@ -200,7 +200,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
                              rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
         # through the counts priced beside each crossover (through_crossings), markers on the swept points
-        bottom.plot(*through_crossings(rows, crossings, label, "to_target_speedup"), color=colours[label],
+        bottom.plot(*through_crossings(rows, crossings, label, "to_target_speedup", variable), color=colours[label],
                     linewidth=1.6)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})

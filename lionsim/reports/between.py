@@ -1,0 +1,61 @@
+"""A speedup between two neighbouring bandwidths of a sweep, one rule for every crossover
+(estimate's crossover.csv and table, sweep.png, a `lionsim sweep`'s speedup plots) and the line
+drawn through them, so a crossover's marker lies on its run's line.
+
+The step-time model prices a step as a fixed part plus bytes over bandwidth (a + B/b), so between
+two swept points each run's time (its step time, or time to target: steps x step time) is
+interpolated linearly in 1/bandwidth; the baseline's time is the run's x its speedup, interpolated
+likewise, and the speedup between the points is their ratio. Where it crosses `level` the
+baseline's time equals level x the run's: linear in 1/b, so the crossing is closed form. Exact
+where neither latency, overlap nor the library's choice changes between the two points. Straight
+segments on a log-x, linear-y axis (or power laws: log speedup linear in log b) crossed 1 elsewhere.
+Without the run's times (an older CSV) they are taken as equal: the speedup linear in 1/b.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TIMES = {"speedup": "step_s", "to_target_speedup": "time_to_target_s", "time_to_target_speedup": "time_to_target_s"}
+"""The run's own time behind each speedup column (estimate's sweep.csv, a sweep's summary)."""
+SAMPLES = 240
+"""Points a run's line is drawn with over the whole sweep (at least 8 a segment): a curve to the eye."""
+
+
+def crossing(x0: float, x1: float, s0: float, s1: float, t0: float = 1.0, t1: float = 1.0,
+             level: float = 1.0) -> float:
+    """The bandwidth between x0 and x1 where the speedup (s0, s1 there; the run's times t0, t1)
+    crosses `level` (module doc); s0 - level and s1 - level of opposite signs."""
+    u0, u1 = 1.0 / x0, 1.0 / x1
+    f0, f1 = t0 * (s0 - level), t1 * (s1 - level)  # baseline's time - level x run's, linear in 1/b
+    return float(1.0 / (u0 + (u1 - u0) * f0 / (f0 - f1)))
+
+
+def speedup_at(xs, x0: float, x1: float, s0: float, s1: float, t0: float = 1.0, t1: float = 1.0) -> np.ndarray:
+    """The speedup at bandwidths `xs` between x0 and x1 (module doc)."""
+    w = (1.0 / np.asarray(xs, dtype=float) - 1.0 / x0) / (1.0 / x1 - 1.0 / x0)
+    return (s0 * t0 + w * (s1 * t1 - s0 * t0)) / (t0 + w * (t1 - t0))
+
+
+def curve(x, speedup, times=None) -> tuple[list[float], list[float]]:
+    """A run's line over sorted bandwidths `x` (speedups, the run's `times` or None), drawn as the
+    crossings are computed: each segment sampled geometrically, the swept points on it; a point
+    without a figure (NaN) breaks the line, as matplotlib breaks a straight one."""
+    x, s = np.asarray(x, dtype=float), np.asarray(speedup, dtype=float)
+    t = np.ones_like(x) if times is None else np.asarray(times, dtype=float)
+    per = max(8, SAMPLES // max(1, len(x) - 1))
+    xs, ys = [float(x[0])] if len(x) else [], [float(s[0])] if len(x) else []
+    for i in range(len(x) - 1):
+        ok = all(np.isfinite(v) and v > 0 for v in (x[i], x[i + 1], s[i], s[i + 1], t[i], t[i + 1]))
+        inner = np.geomspace(x[i], x[i + 1], per + 1)[1:-1] if ok and x[i + 1] != x[i] else np.array([])
+        xs += [float(v) for v in inner] + [float(x[i + 1])]
+        ys += [float(v) for v in speedup_at(inner, x[i], x[i + 1], s[i], s[i + 1], t[i], t[i + 1])] + [float(s[i + 1])]
+    return xs, ys
+
+
+def marks_at(xs, x, every: tuple[int, int] | None = None) -> list[int]:
+    """markevery for a curve drawn through `xs`: the indices of the swept points `x` on it,
+    thinned as style.mark_every's (start, step) `every` thins a line's own points."""
+    swept = {float(v) for v in x}
+    at = [i for i, v in enumerate(xs) if v in swept]
+    return at if every is None else at[every[0]::every[1]]
