@@ -2,7 +2,8 @@
 it cannot drift from the code): per strategy, the transports it can use (its payload kind
 against each transport's `carries`), the backends, the momentum sync, the local-step option,
 its other options with their defaults, whether lionsim.optim.DistributedLion runs it in a
-user's script, and whether `lionsim estimate` prices it (not at all where it declares no bytes)."""
+user's script, and whether `lionsim estimate` prices it (not at all where it declares no bytes, nor
+its local steps where it declares no local_step_bytes)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,18 @@ LOCAL_STEPS = "--local-steps"
 NO_BYTES = "no: it declares no bytes"
 """The estimate column of a strategy without `bytes`: estimate refuses it whatever --model (as bench
 and sweep do on a --compute device: lionsim.steptime.undeclared)."""
+NO_LOCAL_BYTES = "no: it declares no local_step_bytes"
+"""The estimate column of a strategy that takes local steps without `local_step_bytes`: refused
+the same way wherever it takes more than one step per sync."""
+
+
+def _estimate(cls, cfg, local: bool) -> str:
+    """The estimate column: whether `lionsim estimate` prices it, and what it needs."""
+    if cls.bytes is None:
+        return NO_BYTES
+    if (local or cls.steps_per_sync(cfg) > 1) and cls.local_step_bytes is None:
+        return NO_LOCAL_BYTES
+    return "yes (--model: tensor shapes)" if cls.shape_dependent else "yes"
 
 
 def strategy_matrix(workload: str | None = None) -> list[dict]:
@@ -49,7 +62,6 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
         options = _options(name, cls, cfg)
         local = any(s.flag == LOCAL_STEPS for s in option_specs(name, cls.Options))
         vote = cls.rule.name if issubclass(cls, DistributedLionStrategy) else None
-        needs_shapes = cls.shape_dependent
         rows.append({
             "strategy": name,
             "sends": cls.payload_kind,
@@ -59,8 +71,7 @@ def strategy_matrix(workload: str | None = None) -> list[dict]:
             "local_steps": f"H = {cls.steps_per_sync(cfg)}" if local else "-",
             "options": ", ".join(options) or "-",
             "distributed_lion": f'vote="{vote}"' if vote else "-",
-            "estimate": (("yes (--model: tensor shapes)" if needs_shapes else "yes") if cls.bytes is not None
-                         else NO_BYTES),
+            "estimate": _estimate(cls, cfg, local),
         })
     return rows
 
@@ -106,6 +117,9 @@ def matrix_table(workload: str | None = None):
             lines.append(f"DistributedLion({row['distributed_lion']})")
         if row["estimate"] == NO_BYTES:
             lines += ["declares no bytes:", "estimate refuses it;", "bench: --compute measured"]
+        elif row["estimate"] == NO_LOCAL_BYTES:
+            lines += ["declares no", "local_step_bytes:", "estimate refuses", "its local steps;",
+                      "bench: --compute measured"]
         elif row["estimate"] != "yes":
             lines.append("estimate needs --model")
         table.add_row(row["strategy"], row["transports"].replace(", ", "\n"), syncs, "\n".join(lines) or "-")

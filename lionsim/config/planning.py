@@ -34,5 +34,6 @@ def plan(cfg: BenchConfig) -> BenchPlan:
         from lionsim.steptime.undeclared import check_declared
 
         for r in resolved:
-            check_declared(r.run.strategy_class, r.run.transport, bench.workload.workers)
+            cls = r.run.strategy_class
+            check_declared(cls, r.run.transport, bench.workload.workers, cls.steps_per_sync(r.strategy))
     return bench

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from lionsim.errors import LionsimError
 from lionsim.steptime.strategy_bytes import StrategyBytes
+from lionsim.steptime.undeclared import no_bytes, no_local_step_bytes
 from lionsim.steptime.wire_passes import F32, I8, TransportBytes, transport_bytes
 from lionsim.transports import PAYLOAD_KINDS, PayloadSpec
 
@@ -95,12 +96,9 @@ def pass_bytes(strategy: DeclaresBytes, transport: str, spec: PayloadSpec, worke
     cls = strategy
     if local:
         if cls.local_step_bytes is None:
-            raise LionsimError(f"no memory-pass accounting for local steps of {cls.name!r}: its module declares no "
-                               "local_step_bytes")
+            raise LionsimError(no_local_step_bytes(cls))
         return PassBytes(encode=cls.local_step_bytes, decode=0.0, update=0.0)
     if cls.bytes is None:
-        from lionsim.steptime.undeclared import no_bytes
-
         raise LionsimError(no_bytes(cls))
     own = cls.bytes
     if workers == 1:

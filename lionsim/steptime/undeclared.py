@@ -1,14 +1,20 @@
 """A strategy or transport whose module declares no memory passes (Strategy.bytes,
-Transport.wire_bytes): the modelled compute cannot time its encode, decode and update.
+Strategy.local_step_bytes where it takes local steps, Transport.wire_bytes): the modelled compute
+cannot time its encode, decode, update or local step.
 
 One line for it, naming the plug-in file and the fix, said by whoever finds it first: bench and
 sweep at plan time, where the run's compute mode is known (lionsim.config.planning: before any
 training, not after hours of it), estimate when it prices the passes (lionsim.steptime.passes).
-Measured compute (`--compute measured`) times the passes on the clock and needs neither."""
+A wire_bytes override that returns None for some specs only shows when a step's passes are priced
+(wire_none). Measured compute (`--compute measured`) times the passes on the clock and needs none."""
 
 from __future__ import annotations
 
 import sys
+
+from lionsim.errors import LionsimError
+from lionsim.transports import TRANSPORTS, PayloadSpec
+from lionsim.transports.base import Transport
 
 FIX = "or run bench or sweep with --compute measured, which times the passes on the clock"
 
@@ -29,6 +35,13 @@ def no_bytes(cls: type) -> str:
             f"docs/writing-a-strategy.md shows, {FIX}")
 
 
+def no_local_step_bytes(cls: type) -> str:
+    """The line for a strategy class that takes local steps and declares no `local_step_bytes`."""
+    return (f"{origin(cls)}strategy {cls.name!r} declares no local_step_bytes, which the modelled compute times "
+            "its local steps (those that do not exchange) with; declare `local_step_bytes = BYTES`, the bytes per "
+            f"parameter its inner step moves, as docs/writing-a-strategy.md shows, {FIX}")
+
+
 def no_wire_bytes(cls: type) -> str:
     """The line for a transport class (hier:T: T's) that declares no `wire_bytes`."""
     return (f"{origin(cls)}transport {cls.name!r} declares no wire_bytes, which the modelled compute times its "
@@ -36,25 +49,39 @@ def no_wire_bytes(cls: type) -> str:
             f"TransportBytes(pack, unpack, aggregate) as docs/writing-a-strategy.md shows, {FIX}")
 
 
-def undeclared_transport(transport: str) -> type | None:
-    """The transport class behind `transport` that declares no wire_bytes (a hierarchy's inner
-    transport prices the inter-node phase with its own), None where every one declares them."""
-    from lionsim.transports import TRANSPORTS
-    from lionsim.transports.base import Transport
-
+def priced_transport(transport: str) -> type:
+    """The transport class whose wire_bytes prices `transport`'s passes: a hierarchy's inner one
+    prices the inter-node phase with its own."""
     cls = TRANSPORTS.get(transport)
     inner = getattr(cls, "inner", None)
-    if isinstance(inner, type):
-        cls = inner
+    return inner if isinstance(inner, type) else cls
+
+
+def undeclared_transport(transport: str) -> type | None:
+    """The transport class behind `transport` that declares no wire_bytes, None where every one
+    declares them."""
+    cls = priced_transport(transport)
     return cls if cls.wire_bytes is Transport.wire_bytes else None
 
 
-def check_declared(strategy: type, transport: str, workers: int) -> None:
-    """Raise the one line where the modelled compute could not time this run's passes: its
-    strategy's `bytes`, and (more than one worker: a lone one packs nothing) its transport's."""
-    from lionsim.errors import LionsimError
+def wire_none(transport: str, spec: PayloadSpec, workers: int) -> str:
+    """The line for `transport` whose wire_bytes gave None for `spec` on `workers` workers: none
+    declared, or an override that returns None for this spec (only pricing it shows that)."""
+    cls = priced_transport(transport)
+    if cls.wire_bytes is Transport.wire_bytes:
+        return no_wire_bytes(cls)
+    return (f"{origin(cls)}transport {cls.name!r}: its wire_bytes returned None for this run's {spec.kind!r} "
+            f"payload on {workers} workers, so the modelled compute cannot time its packing and unpacking; return "
+            f"TransportBytes(pack, unpack, aggregate) for every spec it carries, {FIX}")
 
+
+def check_declared(strategy: type, transport: str, workers: int, steps_per_sync: int = 1) -> None:
+    """Raise the one line where the modelled compute could not time this run's passes: its
+    strategy's `bytes`, its `local_step_bytes` (more than one step per sync: it takes local steps),
+    and (more than one worker: a lone one packs nothing) its transport's."""
     if strategy.bytes is None:
         raise LionsimError(no_bytes(strategy))
+    if steps_per_sync > 1 and strategy.local_step_bytes is None:
+        raise LionsimError(no_local_step_bytes(strategy))
     if workers > 1 and (cls := undeclared_transport(transport)) is not None:
         raise LionsimError(no_wire_bytes(cls))

@@ -1,5 +1,5 @@
-"""A plug-in that declares no memory passes (a strategy without `bytes`, a transport without
-`wire_bytes`) is refused before any training wherever the compute is modelled (bench and sweep
+"""A plug-in that declares no memory passes (a strategy without `bytes`, a local-step one without
+`local_step_bytes`, a transport without `wire_bytes`) is refused before any training wherever the compute is modelled (bench and sweep
 at plan time, estimate), in one line naming its file and the fix; `--compute measured` trains it.
 The plug-ins count their own calls, so "before any training" is what they saw, not a guess."""
 
@@ -68,12 +68,46 @@ class NoWireAllReduce(Transport):
 '''
 
 
+NOLOCAL = '''
+from lionsim.strategies import STRATEGIES
+from lionsim.strategies.local_steps import LocalSGD
+
+ENCODED = []  # one entry per encode call: the test reads it
+
+
+@STRATEGIES.register("nolocal-sgd")
+class NoLocal(LocalSGD):
+    name = "nolocal-sgd"
+    summary = "local SGD whose module declares no local_step_bytes"
+    local_step_bytes = None
+
+    def encode(self, grads, params, comm, clock):
+        ENCODED.append(1)
+        return super().encode(grads, params, comm, clock)
+'''
+
+HALFWIRE = '''
+from lionsim.transports import TRANSPORTS
+from lionsim.transports.allreduce_float import Fp32AllReduce
+
+
+@TRANSPORTS.register("halfwire-allreduce")
+class HalfWire(Fp32AllReduce):
+    name = "halfwire-allreduce"
+    summary = "float32 all-reduce whose wire_bytes knows no spec"
+
+    def wire_bytes(self, spec, workers):
+        return None
+'''
+
+
 @pytest.fixture(scope="module")
 def plugins(tmp_path_factory):
-    """The two plug-in files, loaded (a command's --plugin finds them loaded), forgotten after."""
+    """The plug-in files, loaded (a command's --plugin finds them loaded), forgotten after."""
     folder = tmp_path_factory.mktemp("undeclared")
     paths = {}
-    for name, source in (("nobytes.py", STRATEGY), ("nowire.py", TRANSPORT)):
+    for name, source in (("nobytes.py", STRATEGY), ("nowire.py", TRANSPORT), ("nolocal.py", NOLOCAL),
+                           ("halfwire.py", HALFWIRE)):
         paths[name] = folder / name
         paths[name].write_text(textwrap.dedent(source))
     keys = [load_plugin(p) for p in paths.values()]
@@ -157,3 +191,50 @@ def test_the_matrix_names_the_missing_bytes_not_model(plugins, capsys):
     assert "declares no bytes" in block and "--compute measured" in block and "--model" not in block
     code, out, _ = run_cli(["strategies", "--plugin", plugins["nobytes.py"], "--matrix", "--format", "csv"], capsys)
     assert code == 0 and "nobytes-sgd" in out and "no: it declares no bytes" in out
+
+
+def test_a_local_step_strategy_without_local_step_bytes_is_refused_before_training(plugins, tmp_path, capsys):
+    # it trained every step, then failed booking them, in a line naming neither the file nor the fix
+    path = plugins["nolocal.py"]
+    plug = ["--plugin", str(path)]
+    line = (f"error: plugin {path}: strategy 'nolocal-sgd' declares no local_step_bytes, which the modelled compute "
+            "times its local steps (those that do not exchange) with; declare `local_step_bytes = BYTES`, the bytes "
+            "per parameter its inner step moves, as docs/writing-a-strategy.md shows, or run bench or sweep with "
+            "--compute measured, which times the passes on the clock\n")
+    calls(path, "ENCODED").clear()
+    local = ["-s", "nolocal-sgd", "-w", "mlp", "--model-size", "tiny", "-n", "2", "--steps", "4", "--local-steps", "2"]
+    bench = one_line_exit_2(["bench", *plug, *local, "--out", tmp_path / "b"], capsys)
+    sweep = one_line_exit_2(["sweep", *plug, *local, "--out", tmp_path / "s"], capsys)
+    estimate = one_line_exit_2(["estimate", *plug, "-s", "nolocal-sgd", "--local-steps", "2", "--params", "1e6",
+                                "--tokens-per-worker", "100", "-n", "2"], capsys)
+    assert bench == sweep == estimate == line
+    assert calls(path, "ENCODED") == []
+    assert not (tmp_path / "b").exists() and not (tmp_path / "s").exists()
+    # one step per sync takes no local step, so it needs none; measured compute times them on the clock
+    synced = [*local[:-1], "1"]  # --local-steps 1
+    assert exit_code(["bench", *plug, *synced, "--out", str(tmp_path / "one")]) == 0
+    assert exit_code(["bench", *plug, *local, "--compute", "measured", "--out", str(tmp_path / "m")]) == 0
+    assert len(pd.read_csv(tmp_path / "m" / "steps.csv")) == 4 and len(calls(path, "ENCODED")) == 8
+
+
+def test_the_matrix_says_no_for_a_local_step_strategy_without_local_step_bytes(plugins):
+    from lionsim.cli.matrix import strategy_matrix
+
+    rows = {r["strategy"]: r["estimate"] for r in strategy_matrix()}
+    assert rows["localsgd"] == "yes" and rows["nolocal-sgd"] == "no: it declares no local_step_bytes"
+
+
+def test_a_wire_bytes_override_returning_none_is_named_as_such(plugins):
+    # it overrides wire_bytes, so "declares no wire_bytes" was wrong; only pricing the spec shows it
+    from lionsim.errors import LionsimError
+    from lionsim.steptime.wire_passes import transport_bytes
+    from lionsim.transports import PayloadSpec
+
+    path = plugins["halfwire.py"]
+    with pytest.raises(LionsimError) as raised:
+        transport_bytes("halfwire-allreduce", PayloadSpec(kind="dense", numel=10), 2)
+    assert str(raised.value) == (
+        f"plugin {path}: transport 'halfwire-allreduce': its wire_bytes returned None for this run's 'dense' payload "
+        "on 2 workers, so the modelled compute cannot time its packing and unpacking; return TransportBytes(pack, "
+        "unpack, aggregate) for every spec it carries, or run bench or sweep with --compute measured, which times "
+        "the passes on the clock")
