@@ -124,7 +124,8 @@ class Strategy(ABC):
     price it, so estimate, and bench and sweep on a --compute device, refuse it (lionsim.steptime.undeclared)."""
     local_step_bytes: ClassVar[float | None] = None
     """Bytes per parameter of a local step (no exchange) of a strategy with sync_every > 1; as its
-    kernels, a local step runs its rule's step (StrategyBytes.rule_step) alone."""
+    kernels, a local step runs its rule's step (StrategyBytes.rule_step) alone. None: the modelled
+    compute refuses a run of it with more than one step per sync (lionsim.steptime.undeclared)."""
     replicas: Tensor | None = None
     """Per-worker parameters [w, P] for a strategy whose replicas differ between syncs (local SGD,
     DiLoCo): each worker computes its gradient on its own row. None: every worker computes on
