@@ -25,7 +25,7 @@ from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_
 from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
-from lionsim.whole import MAX_WORKERS, read_whole
+from lionsim.whole import MAX_WORKERS, Text, read_whole
 from lionsim.network import (AUTO, COLLECTIVE_ALGORITHMS, TABLE_OPS, comm_rows, load_network, network_for, normalize_op,
                              parse_sizes, rows_frame)
 from lionsim.network.profile import library_chosen
@@ -195,13 +195,16 @@ def comm(
     if backend == "sim":
         chosen_device(None, network, loaded)  # a device lionsim does not know: one line naming the profile
     gpus = backend == "sim" and gpu_nodes(loaded, gpus_per_node)  # GPUs run NCCL: priced as estimate prices them
-    net = network_for(network, traits=traits, backend=backend, library=DEVICE_LIBRARY if gpus else None)
+    net = network_for(network, traits=traits, backend=backend, library=DEVICE_LIBRARY if gpus else None,
+                      loaded=loaded)
     ops = _collectives(collective, algorithm, fit is not None)
     dtypes = _split(dtype) or list(FIT_DTYPES if fit is not None else ["float32"])
     launched = launcher_env() if backend != "sim" else None
     if backend != "sim":  # before anything is measured or printed: can this machine run it?
+        default = ranks is None and launched is None  # not typed: say so, as _nodes_of does for --workers
         ranks = _measured_ranks(backend, ranks, launched)
-        net.nodes(ranks, "WORLD_SIZE" if launched is not None else "--ranks")  # the model's N: before measuring
+        net.nodes(ranks, "WORLD_SIZE" if launched is not None else "--ranks",  # the model's N: before measuring
+                  Text(f"{ranks} (the default)") if default else None)
     if iface is not None and launched is None:
         raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
                            "lionsim's own ranks talk over this host's loopback")

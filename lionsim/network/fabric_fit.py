@@ -28,8 +28,10 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from lionsim.errors import LionsimError
 from lionsim.network.fabrics import FABRICS, Fabric
 from lionsim.network import nccl
+from lionsim.whole_nodes import fills_nodes, node_count
 
 
 def _round2(x: float) -> float:
@@ -42,7 +44,12 @@ def _sweep_pricer(sweep) -> Callable[[Fabric], np.ndarray]:
     from lionsim.network.profile import load_network
 
     network = load_network(sweep.network)
-    g, m = network.workers_per_node, network.nodes(sweep.workers, f"published sweep {sweep.key}'s workers")
+    g = network.workers_per_node
+    if not fills_nodes(sweep.workers, g):  # lionsim's own record is wrong, not anything the user typed
+        raise LionsimError(f"internal error: published sweep {sweep.key}'s record (lionsim.published.sweeps) has "
+                           f"{sweep.workers} workers, which do not fill whole nodes of its network {network.name} "
+                           f"({g} a node)")
+    m = node_count(sweep.workers, g)
     intra = network.intra if g > 1 else None
     inter = network.inter_link()
     sizes, published = zip(*sorted(sweep.times_us().items()))

@@ -259,17 +259,18 @@ def _hardware(table: dict[str, Any], where: str, source: str) -> str:
 
 
 def network_for(spec: str | os.PathLike[str], *, traits: str | None = None, backend: str = "sim",
-                library: str | None = None) -> Network:
+                library: str | None = None, loaded: Network | None = None) -> Network:
     """The network a run is priced on: the preset or profile, run by the built-in `traits` when
     named (--traits), else by the profile's own [traits], else by the backend's (gloo's measured
     traits on gloo, nccl's on nccl). On sim a preset keeps the library it names (presets.py) and
     a profile without [traits] takes `library`: what the modelled device runs ("nccl" for a GPU:
     estimate, bench --compute with a device preset, comm on GPU nodes), else the ideal library.
     A profile whose traits were measured on another backend than a real run's is refused: its
-    floors and duplex belong to that library."""
+    floors and duplex belong to that library. `loaded`: load_network(spec) where the caller holds
+    it already (the profile parsed once)."""
     from lionsim.network.libraries import TRAITS, backend_traits
 
-    net = load_network(spec)
+    net = load_network(spec) if loaded is None else loaded
     if traits is not None:
         return net.with_traits(TRAITS.get(traits))
     if backend != "sim" and any(net.traits is t for _, t in TRAITS.items()):

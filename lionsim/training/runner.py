@@ -43,7 +43,7 @@ class Runner:
         network = plan.network.network
         # whole nodes (or one): before any training, not when booking; the count is --workers' (bench's,
         # a sweep cell's, a resumed run's), which BenchConfig checked already
-        network.nodes(plan.workload.workers, "--workers")
+        network.nodes(plan.workload.workers)
         self.place = place or Place(SimComm(plan.workload.workers, network.workers_per_node))
         with torch_threads(plan.training.threads):
             self.workload = build_workload(plan.workload)  # fails on bad data before any training

@@ -554,6 +554,21 @@ def test_measured_ranks_that_do_not_fill_the_model_s_nodes_are_refused_naming_ra
                     "bad --ranks 3: 3 workers do not fill whole nodes of pairs (2 a node); accepted: at most 2")
 
 
+def test_default_measured_ranks_that_do_not_fill_the_nodes_say_they_are_the_default(tmp_path, capsys, monkeypatch):
+    """--ranks not typed (nccl: one rank per visible GPU, here 3): "bad --ranks 3" named a value
+    nobody typed; it says it is the default, as --workers' refusal does."""
+    import lionsim.group.join
+
+    monkeypatch.setattr(lionsim.group.join, "default_ranks", lambda backend: 3)
+    profile = tmp_path / "pairs.toml"
+    profile.write_text('name = "pairs"\nworkers_per_node = 2\n[inter]\nalpha_us = 25.0\nbandwidth_GBps = 1.25\n'
+                       '[intra]\nalpha_us = 1.0\nbandwidth_GBps = 20.0\n')
+    one_line_exit_2(["comm", "--backend", "gloo", "--sizes", "1KB", "--warmup", "0", "--iters", "1",
+                     "--network", profile], capsys,
+                    "bad --ranks 3 (the default): 3 workers do not fill whole nodes of pairs (2 a node); accepted: "
+                    "at most 2")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--workers", "32,12", "--gpus-per-node", "8"],
      "bad --gpus-per-node 8: 12 workers do not fill whole nodes of 8; accepted: a divisor of --workers"),

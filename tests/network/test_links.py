@@ -338,7 +338,8 @@ def test_a_profile_name_with_quotes_is_suggested_whole(tmp_path, monkeypatch):
 
 def test_a_whole_nodes_refusal_names_where_the_count_came_from():
     """Network.nodes said "bad --workers N" wherever it was called: a published sweep's count
-    (lionsim.network.fabric_fit) is no --workers. Each caller names its own; --workers by default."""
+    (lionsim.network.fabric_fit) is no --workers, nor anything the user typed: lionsim's own record
+    is wrong, which its line says. Each caller names its own; --workers by default."""
     import dataclasses
 
     from lionsim.network.fabric_fit import _sweep_pricer
@@ -348,5 +349,7 @@ def test_a_whole_nodes_refusal_names_where_the_count_came_from():
     with pytest.raises(LionsimError, match=r"^bad --workers 12: 12 workers do not fill whole nodes of dgx-h100"):
         net.nodes(12)
     sweep = dataclasses.replace(next(iter(SWEEPS)), network="dgx-h100", workers=12)
-    with pytest.raises(LionsimError, match=rf"^bad published sweep {sweep.key}'s workers 12: 12 workers do not fill"):
+    with pytest.raises(LionsimError) as refused:
         _sweep_pricer(sweep)
+    assert str(refused.value) == (f"internal error: published sweep {sweep.key}'s record (lionsim.published.sweeps) "
+                                  "has 12 workers, which do not fill whole nodes of its network dgx-h100 (8 a node)")
