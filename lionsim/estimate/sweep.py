@@ -39,7 +39,7 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
-from lionsim.reports.between import TIMES, crossing
+from lionsim.reports.between import TIMES, crossing, crossing_points
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole import Text
@@ -204,42 +204,40 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
         base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
                 "speedup_first": float(rows[column].iloc[0]), "speedup_last": float(rows[column].iloc[-1])}
         blank = rows.loc[rows[column].isna(), "sweep_value"].tolist()
-        rows = rows[rows[column].notna()]  # points with no time to target: no side
-        if rows.empty:
+        values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
+        if not np.isfinite(speedups).any():  # no time to target at any point
             records.append({**base, "crossover": math.nan, "wins": "no figure", "wins_where": ""})
             continue
-        y = np.log(rows[column].to_numpy(dtype=float))
         times = rows[TIMES[column]].to_numpy(dtype=float) if TIMES.get(column) in rows.columns else None
-        # a speedup within TIE of 1.00x is level with the baseline: neither side, so it makes no
-        # crossover; crossings are looked for between the points on either side of level
-        sides = [i for i, v in enumerate(rows[column].to_numpy(dtype=float)) if abs(v - 1.0) > TIE]
+        # which segment crosses, and the tie rule (within TIE of 1.00x is level): between.py's, on the
+        # line sweep.png draws; a point without a figure breaks it
         found = False
-        for i, j in zip(sides, sides[1:]):
-            if (y[i] > 0) != (y[j] > 0):
-                wins = "above" if y[j] > 0 else "below"
-                if sweep.variable == "workers":
-                    if r is None:
-                        raise ValueError("worker crossovers need the resolved config")
-                    values = rows["sweep_value"].to_numpy()
-                    at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[i]), int(values[j]),
-                                                wins == "above", column, memo))
-                    loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
-                    priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
-                              "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
-                else:
-                    v, sp = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
-                    at = crossing(v[i], v[j], sp[i], sp[j], *((times[i], times[j]) if times is not None else ()))
-                    loses, priced = math.nan, {}
-                records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
-                found = True
-        if not found:
-            wins = ("level" if not sides else "nowhere" if y[sides[0]] < 0
-                    else "everywhere" if len(sides) == len(rows) else "partly")
-            if wins != "partly":
-                records.append({**base, "crossover": math.nan, "wins": wins,
-                                "wins_where": only_where_priced(wins, rows["sweep_value"].tolist(), blank, sweep)})
+        for turn in crossing_points(values, speedups, times):
+            if turn.level != 1.0:  # an edge of a winning span: winning_spans below
                 continue
-            values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
+            wins = turn.wins
+            if sweep.variable == "workers":
+                if r is None:
+                    raise ValueError("worker crossovers need the resolved config")
+                at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[turn.i]), int(values[turn.j]),
+                                            wins == "above", column, memo))
+                loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
+                priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
+                          "speedup_at_loses": _speedup_at(r, f"{strategy}@{transport}", int(loses), column, memo)}
+            else:
+                at, loses, priced = turn.at, math.nan, {}
+            records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
+            found = True
+        figured = speedups[np.isfinite(speedups)]
+        sides = [v for v in figured if abs(v - 1.0) > TIE]
+        if not found:
+            wins = ("level" if not sides else "nowhere" if sides[0] < 1
+                    else "everywhere" if len(sides) == len(figured) else "partly")
+            if wins != "partly":
+                priced = rows.loc[rows[column].notna(), "sweep_value"].tolist()
+                records.append({**base, "crossover": math.nan, "wins": wins,
+                                "wins_where": only_where_priced(wins, priced, blank, sweep)})
+                continue
             refine = None
             if sweep.variable == "workers" and r is not None:
                 def refine(wins_at: float, ties_at: float, label=f"{strategy}@{transport}") -> float:
@@ -278,10 +276,14 @@ def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine
     `times` where given) to where the speedup leaves the tie band (1 + TIE); over workers
     `refine(wins_at, ties_at)` prices the counts between the two swept ones for the winning count
     next to the ties, as a crossover's are
-    (crossovers passes it; without it, the swept count that wins). Each edge is a crossover."""
+    (crossovers passes it; without it, the swept count that wins). Each edge is a crossover; beside
+    a point without a figure (NaN), where the line stops, the winning point itself (between.py)."""
+    speedups = np.asarray(speedups, dtype=float)
     wins = speedups > 1 + TIE
 
-    def between(i: int, j: int) -> float:  # i wins, j ties
+    def between(i: int, j: int) -> float:  # i wins, j ties (or has no figure)
+        if not np.isfinite(speedups[j]):
+            return float(values[i])
         if sweep.variable == "workers":
             return float(values[i]) if refine is None else refine(values[i], values[j])
         t = (times[i], times[j]) if times is not None else (1.0, 1.0)

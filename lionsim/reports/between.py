@@ -10,11 +10,26 @@ baseline's time equals level x the run's: linear in 1/b, so the crossing is clos
 where neither latency, overlap nor the library's choice changes between the two points. Straight
 segments on a log-x, linear-y axis (or power laws: log speedup linear in log b) crossed 1 elsewhere.
 Without the run's times (an older CSV) they are taken as equal: the speedup linear in 1/b.
+
+Which segment crosses is decided here alone (crossing_points), for estimate's crossovers and a
+`lionsim sweep`'s plots alike, on the line curve() draws: only two neighbouring points that both
+have a figure (a point without one breaks the line), the segment where speedup - level changes
+sign or reaches 0. The tie rule: a speedup within TIE of 1.00x is level, neither a win nor a loss.
+A run that loses at one point and wins at a later one (level points, or points without a figure,
+between them) crosses 1 once there: on the segment nearest the winning point, so from the
+crossover to the winning side the line never reads below 1 again. A run that never loses but
+wins at some points and ties at others has an edge where the line leaves the tie band (1 + TIE)
+between a winning and a level neighbour; beside a point without a figure, at the winning point.
 """
 
 from __future__ import annotations
 
+import math
+from typing import NamedTuple
+
 import numpy as np
+
+from lionsim.numbers import TIE
 
 TIMES = {"speedup": "step_s", "to_target_speedup": "time_to_target_s", "time_to_target_speedup": "time_to_target_s"}
 """The run's own time behind each speedup column (estimate's sweep.csv, a sweep's summary)."""
@@ -59,3 +74,51 @@ def marks_at(xs, x, every: tuple[int, int] | None = None) -> list[int]:
     swept = {float(v) for v in x}
     at = [i for i, v in enumerate(xs) if v in swept]
     return at if every is None else at[every[0]::every[1]]
+
+
+class Crossing(NamedTuple):
+    """One crossover of a run's line (crossing_points)."""
+    at: float
+    """The bandwidth; NaN where no drawn segment joins the two sides (points between lack a figure)."""
+    wins: str
+    """"above" or "below": the side of `at` on which the run wins."""
+    i: int
+    """The swept point before it: a loss or a win (a win or a level point for an edge)."""
+    j: int
+    """The swept point after it, on the other side."""
+    level: float
+    """The speedup the line reads at `at`: 1.0 for a crossing, 1 + TIE for an edge (module doc)."""
+
+
+def crossing_points(x, speedup, times=None) -> list[Crossing]:
+    """Each crossover of the line curve() draws through sorted bandwidths `x` (speedups, the run's
+    `times` or None), the tie rule and the segment chosen as the module doc says."""
+    x, s = np.asarray(x, dtype=float), np.asarray(speedup, dtype=float)
+    t = np.ones_like(x) if times is None else np.asarray(times, dtype=float)
+    has = np.isfinite(x) & (x > 0) & np.isfinite(s) & (s > 0) & np.isfinite(t) & (t > 0)
+    side = np.where(~has, 0, np.where(s > 1 + TIE, 1, np.where(s < 1 - TIE, -1, 0)))
+    joined = [bool(has[k] and has[k + 1] and x[k + 1] != x[k]) for k in range(len(x) - 1)]
+
+    def at(k: int, level: float) -> float:
+        return crossing(x[k], x[k + 1], s[k], s[k + 1], t[k], t[k + 1], level=level)
+
+    out = []
+    if (side < 0).any() and (side > 0).any():
+        sided = [k for k in range(len(x)) if side[k] != 0]
+        for i, j in zip(sided, sided[1:]):
+            if side[i] == side[j]:
+                continue
+            # segments reaching 1 (not lying on it); the one nearest the winning point
+            ks = [k for k in range(i, j) if joined[k] and (s[k] - 1) * (s[k + 1] - 1) <= 0
+                  and not s[k] == s[k + 1] == 1]
+            k = (ks[-1] if side[j] > 0 else ks[0]) if ks else None
+            out.append(Crossing(math.nan if k is None else at(k, 1.0), "above" if side[j] > 0 else "below", i, j, 1.0))
+    elif (side > 0).any() and ((side == 0) & has).any():  # wins and ties, never loses: the span's edges
+        for k in range(len(x) - 1):
+            if (side[k] > 0) == (side[k + 1] > 0):
+                continue
+            win = k if side[k] > 0 else k + 1
+            edge = at(k, 1 + TIE) if joined[k] else float(x[win])  # the line stops at the winning point
+            out.append(Crossing(edge, "above" if win == k + 1 else "below", k, k + 1,
+                                1 + TIE if joined[k] else float(s[win])))
+    return out

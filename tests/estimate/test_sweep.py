@@ -231,8 +231,16 @@ def test_a_speedup_within_half_a_percent_is_level_not_a_win():
     assert crossovers(frame([1.001, 0.998, 1.004]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["level"]
     assert crossovers(frame([1.2, 1.001, 1.1]), Sweep("bandwidth", (1, 2, 4)))["wins"].tolist() == ["partly"] * 2  # one row an edge
     got = crossovers(frame([0.5, 1.0, 2.0]), Sweep("bandwidth", (1, 2, 4)))
-    # the level point makes no side: the crossing lies between 1 and 4, the speedup linear in 1/b
-    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(4 / 3)
+    # the level point makes no side, but the crossover lies where the drawn line reads 1: at 2 itself
+    # (between 1 and 4 past the tie it was 4/3, where the line reads 0.75)
+    assert got["wins"].tolist() == ["above"] and got["crossover"].iloc[0] == pytest.approx(2.0)
+    # 1.003 ties too; the line crosses 1 on the segment from 1 to 2, speedup linear in 1/b there:
+    # 0.5 + (1.003 - 0.5) w = 1 at w = 0.5 / 0.503, 1/b = 1 - w / 2
+    got = crossovers(frame([0.5, 1.003, 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["crossover"].iloc[0] == pytest.approx(1 / (1 - 0.25 / 0.503))
+    # no figure between a loss and a win: the line breaks there, so no crossover is placed in the gap
+    got = crossovers(frame([0.5, float("nan"), 2.0]), Sweep("bandwidth", (1, 2, 4)))
+    assert got["wins"].tolist() == ["above"] and got["crossover"].isna().all()
 def test_a_bandwidth_sweep_flat_past_a_fabrics_cap_says_so_and_thins_its_markers(monkeypatch, tmp_path):
     """NCCL over sockets moves at most its cap a node (generic settings, lionsim.network.sockets): past it every curve is
     flat, and the plot marks where and says why; 200 points draw lines with a marker now and then."""

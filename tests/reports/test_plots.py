@@ -137,7 +137,7 @@ def test_crossings_are_where_the_models_step_times_meet():
 
     x = np.array([2.0, 4.0, 8.0, 16.0])
     run, base = 2 + 2 / x, 1 + 8 / x
-    assert crossings(x, base / run, run) == pytest.approx([6.0])
+    assert [c.at for c in crossings(x, base / run, run)] == pytest.approx([6.0])
     xs, ys = curve(x, base / run, run)
     assert np.interp(np.log(6.0), np.log(xs), ys) == pytest.approx(1.0, abs=2e-4)
     assert np.interp(np.log(3.0), np.log(xs), ys) == pytest.approx((1 + 8 / 3) / (2 + 2 / 3), abs=1e-3)
@@ -388,3 +388,34 @@ def test_a_sweep_plot_names_the_seed_band_only_where_one_is_drawn(tmp_path, monk
         assert ("band: min-max over seeds" in _legend_text(fig)) == _band_drawn(fig), name
         assert "mean over 2 seeds" in _legend_text(fig), name
     assert _band_drawn(figures["loss_vs_step.png"]) and not _band_drawn(figures["eval_acc_vs_step.png"])
+
+
+def test_a_sweeps_speedup_plot_marks_the_crossover_on_its_drawn_line(monkeypatch, tmp_path):
+    """`lionsim sweep`'s speedup plot with step_s, speedups 0.5, 1.003, 0.999, 2.0 at 1, 2, 4, 8 GB/s:
+    the middle two tie (estimate's rule), so one crossover, on the segment nearest the win, where the
+    drawn line reads 1.0 (the plots marked three: 1.003 counted a win)."""
+    import lionsim.reports.plots.sweep as sweep_plots
+    from lionsim.reports.plots.style import run_styles
+
+    figures = []
+    monkeypatch.setattr(sweep_plots, "save", lambda fig, path: figures.append(fig) or [])
+    rows = []
+    points = zip(("1gbe", "10gbe", "25gbe", "100gbe"), (1.0, 2.0, 4.0, 8.0), (4.0, 2.0, 2.0, 1.5),
+                 (0.5, 1.003, 0.999, 2.0))
+    for net, b, step, speedup in points:
+        for label, s, t in (("adamw@t", 1.0, step * speedup), ("lion@t", speedup, step)):
+            strategy, transport = label.split("@")
+            rows.append({"cell": f"c{b}", "workload": "toy", "seed": 0, "workers": 4, "network": net,
+                         "bandwidth_GBps": b, "strategy": strategy, "transport": transport, "speedup": s,
+                         "step_s": t, "time_to_target_speedup": s, "time_to_target_s": t, "final_loss": 1.0,
+                         "final_eval_acc": np.nan, "baseline": "adamw@t", "label": label})
+    labels = ["adamw@t", "lion@t"]
+    sweep_plots._speedup_plot(pd.DataFrame(rows), labels, run_styles(labels, "adamw@t"), "adamw@t",
+                              "bandwidth_GBps", "workers", "speedup", "t", tmp_path / "s.png")
+    (ax,) = [a for a in figures[0].axes if a.get_visible() and a.lines]
+    marks = [line for line in ax.lines if line.get_marker() == "X" and len(line.get_xdata()) == 1]
+    # from 4 to 8 GB/s, w along 1/b: baseline 1.998 + 1.002 w meets the run's 2 - 0.5 w at w = 0.002 / 1.502
+    assert [float(m.get_xdata()[0]) for m in marks] == pytest.approx([1 / (1 / 4 - 0.002 / 1.502 / 8)])
+    drawn = max(ax.lines, key=lambda line: len(line.get_xdata()))  # the run's curve, sampled finely
+    at = float(marks[0].get_xdata()[0])
+    assert np.interp(np.log(at), np.log(drawn.get_xdata()), drawn.get_ydata()) == pytest.approx(1.0, abs=1e-4)

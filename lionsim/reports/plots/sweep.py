@@ -3,9 +3,10 @@
 One panel per worker count (or per network, against workers), one line per run label in the
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
 band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
-two neighbouring points, is interpolated with each run's mean time linear in 1/bandwidth (the
-model's form, as `estimate --sweep` does: lionsim.reports.between), the line drawn the same way
-so the crossover lies on it, and marked by a dotted line in the run's colour; over workers it is a whole count,
+two neighbouring points (which pair, and the tie rule, as estimate's: between.crossing_points),
+is interpolated with each run's mean time linear in 1/bandwidth (the model's form, as
+`estimate --sweep` does: lionsim.reports.between), the line drawn the same way so the crossover
+lies on it, and marked by a dotted line in the run's colour; over workers it is a whole count,
 as estimate says it: the winning one of two neighbouring counts, else the span between the two
 measured counts ("between 2 and 4 workers"), shaded. A line that would hide under an earlier run's (the
 same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
@@ -32,7 +33,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
-from lionsim.reports.between import TIMES, crossing, curve
+from lionsim.reports.between import TIMES, Crossing, crossing_points, curve
 from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
@@ -63,14 +64,11 @@ def _facets(n: int) -> tuple[int, int]:
     return math.ceil(n / ncols), ncols
 
 
-def crossings(x: np.ndarray, speedup: np.ndarray, times: np.ndarray | None = None) -> list[float]:
-    """x where speedup crosses 1 between neighbouring points (lionsim.reports.between: the run's
-    `times` linear in 1/x; equal where None)."""
-    t = np.ones_like(x, dtype=float) if times is None else np.asarray(times, dtype=float)
-    keep = np.isfinite(speedup) & (speedup > 0) & (x > 0) & np.isfinite(t) & (t > 0)
-    x, s, t = x[keep], speedup[keep], t[keep]
-    return [crossing(x[i], x[i + 1], s[i], s[i + 1], t[i], t[i + 1]) for i in range(len(x) - 1)
-            if (s[i] > 1) != (s[i + 1] > 1) and x[i + 1] != x[i]]
+def crossings(x: np.ndarray, speedup: np.ndarray, times: np.ndarray | None = None) -> list[Crossing]:
+    """Each crossover of the line drawn through speedup over bandwidths x (the run's `times` linear
+    in 1/x; equal where None), as estimate finds them: lionsim.reports.between.crossing_points, the
+    tie rule included; those the line does not join (a point between without a figure) left out."""
+    return [c for c in crossing_points(x, speedup, times) if math.isfinite(c.at)]
 
 
 def _crossing_pairs(x: np.ndarray, speedup: np.ndarray) -> list[tuple[tuple[float, float], tuple[float, float]]]:
@@ -311,11 +309,11 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                     ax.annotate(worker_crossing_text((low, high)), (low, 1.0), textcoords="offset points",
                                 xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
                 continue
-            for at in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
-                                agg["time"].to_numpy(dtype=float) if "time" in agg else None):
-                marked = True
+            for at, *_, level in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
+                                           agg["time"].to_numpy(dtype=float) if "time" in agg else None):
+                marked = True  # on the line: at 1.0, or where a run that only ties and wins leaves the tie band
                 ax.axvline(at, color=styles[label]["color"], linestyle=":", linewidth=1.2)
-                ax.plot([at], [1.0], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,
+                ax.plot([at], [level], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,
                         zorder=4)
                 ax.annotate(f"{at:.3g} GB/s", (at, 1.0), textcoords="offset points", xytext=(4, 6 + 11 * (k % 3)),
                             fontsize=8, color=styles[label]["color"])

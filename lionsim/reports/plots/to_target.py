@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.numbers import speedup_text
+from lionsim.reports.between import curve, marks_at
 from lionsim.reports.columns import model_name, model_text, workload_text
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, through_crossings)
@@ -194,11 +195,20 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(len(rows), k)}
         name = f"{label} (baseline)" if label == baseline else label
-        top.plot(rows["sweep_value"], rows["time_to_target_s"] / scale, label=name, **style)
         band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
-        if band.any():
-            top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
-                             rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15, linewidth=0)
+        if variable == "bandwidth":  # time linear in 1/bandwidth, as the crossings (between.py), markers on the points
+            xs, ys = curve(rows["sweep_value"], rows["time_to_target_s"] / scale)
+            top.plot(xs, ys, label=name, **{**style, "markevery": marks_at(xs, rows["sweep_value"], style["markevery"])})
+            if band.any():  # the band's edges the same way
+                bx, lo = curve(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale)
+                top.fill_between(bx, lo, curve(rows["sweep_value"][band], rows["time_to_target_hi_s"][band] / scale)[1],
+                                 color=colours[label], alpha=0.15, linewidth=0)
+        else:
+            top.plot(rows["sweep_value"], rows["time_to_target_s"] / scale, label=name, **style)
+            if band.any():
+                top.fill_between(rows["sweep_value"][band], rows["time_to_target_lo_s"][band] / scale,
+                                 rows["time_to_target_hi_s"][band] / scale, color=colours[label], alpha=0.15,
+                                 linewidth=0)
         # through the counts priced beside each crossover (through_crossings), markers on the swept points
         bottom.plot(*through_crossings(rows, crossings, label, "to_target_speedup", variable), color=colours[label],
                     linewidth=1.6)
