@@ -41,10 +41,11 @@ the same way wherever it takes more than one step per sync."""
 
 def _estimate(cls, cfg, local: bool) -> str:
     """The estimate column: whether `lionsim estimate` prices it, and what it needs."""
-    if cls.bytes is None:
-        return NO_BYTES
-    if (local or cls.steps_per_sync(cfg) > 1) and cls.local_step_bytes is None:
-        return NO_LOCAL_BYTES
+    from lionsim.steptime.undeclared import undeclared_strategy  # torch: loaded with the matrix, not at start-up
+
+    missing = undeclared_strategy(cls, local or cls.steps_per_sync(cfg) > 1)
+    if missing is not None:
+        return NO_BYTES if missing == "bytes" else NO_LOCAL_BYTES
     return "yes (--model: tensor shapes)" if cls.shape_dependent else "yes"
 
 

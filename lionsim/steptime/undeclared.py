@@ -75,13 +75,22 @@ def wire_none(transport: str, spec: PayloadSpec, workers: int) -> str:
             f"TransportBytes(pack, unpack, aggregate) for every spec it carries, {FIX}")
 
 
+def undeclared_strategy(strategy: type, local_steps: bool = False) -> str | None:
+    """The declaration `strategy` lacks for the modelled compute: "bytes", "local_step_bytes"
+    (where it takes `local_steps`: more than one step per sync), or None."""
+    if strategy.bytes is None:
+        return "bytes"
+    if local_steps and strategy.local_step_bytes is None:
+        return "local_step_bytes"
+    return None
+
+
 def check_declared(strategy: type, transport: str, workers: int, steps_per_sync: int = 1) -> None:
     """Raise the one line where the modelled compute could not time this run's passes: its
     strategy's `bytes`, its `local_step_bytes` (more than one step per sync: it takes local steps),
     and (more than one worker: a lone one packs nothing) its transport's."""
-    if strategy.bytes is None:
-        raise LionsimError(no_bytes(strategy))
-    if steps_per_sync > 1 and strategy.local_step_bytes is None:
-        raise LionsimError(no_local_step_bytes(strategy))
+    missing = undeclared_strategy(strategy, steps_per_sync > 1)
+    if missing is not None:
+        raise LionsimError((no_bytes if missing == "bytes" else no_local_step_bytes)(strategy))
     if workers > 1 and (cls := undeclared_transport(transport)) is not None:
         raise LionsimError(no_wire_bytes(cls))
