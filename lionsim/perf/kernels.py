@@ -67,14 +67,20 @@ compressor's work; lionsim.published.grace holds every method's)."""
 TF_TOPK_PARAMS = 25_557_032
 """ResNet-50's parameters, every one a float32 gradient top-k'd a step (the resnet50-tf preset)."""
 _TF_TOPK_S = 512 / TF_TOPK_RUNS[0][1] - 512 / TF_TOPK_RUNS[1][1]  # 512 images a step: 64 a worker x 8
+TF_TOPK_GBPS = 0.7202
+"""The topk rate at which lionsim's priced step of GRACE's top-k case rises by the release's cost over
+its step without the compressor's work (lionsim.published.grace_fit solves it; a test solves it again):
+4 bytes a gradient over the cost alone, 0.73 GB/s, would assume the sort adds to the step in full."""
 PUBLISHED_TF_TOPK = dict(
-    GBps=4 * TF_TOPK_PARAMS / _TF_TOPK_S / 1e9, bytes_per_param=4.0, date="2026-11-28",
+    GBps=TF_TOPK_GBPS, bytes_per_param=4.0, date="2026-11-29",
     source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): topk at "
             f"ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run "
             f"{TF_TOPK_RUNS[0][0]} at {TF_TOPK_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_TOPK_RUNS[1][0]} at "
             f"{TF_TOPK_RUNS[1][1]:,.1f}, 512 images a step: the compressor's {_TF_TOPK_S * 1e3:.1f} ms a step for "
             f"{TF_TOPK_PARAMS:,} float32 gradients, all of it taken as the sort (TF 1.15's GPU TopK sorts each "
-            "flattened tensor on one SM, whatever k; the release's elementwise compressors cost at most 16 ms)"),
+            "flattened tensor on one SM, whatever k; the release's elementwise compressors cost at most 16 ms), "
+            "the rate at which lionsim's step of the case rises by that over its step without the sort (solved: "
+            "lionsim.published.grace_fit)"),
     machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
 """TensorFlow 1.15's top_k on a V100, timed by GRACE: its one-SM sort (lionsim.published.compressed's GRACE
 cases say why), the topk row of the v100-tf1.15 rows."""
@@ -88,14 +94,21 @@ whole tensor), so the row is the release's cost over lionsim's count, not a host
 TF_QR_BYTES = 3 * 4 * TF_QR_FACTORS[1] + (3 * 4 + 8) * TF_QR_FACTORS[0]
 """The bytes those orthogonalizations declare a step (lionsim.transports.lowrank_allreduce.lowrank_ops)."""
 _TF_QR_S = 512 / TF_QR_RUNS[0][1] - 512 / TF_QR_RUNS[1][1]
+TF_QR_GBPS = 0.4342
+"""The orthogonalize rate at which lionsim's priced step of GRACE's PowerSGD case rises by the release's
+cost over its step without the compressor's work (lionsim.published.grace_fit solves it; a test solves it
+again): the bytes over the cost alone, 0.60 GB/s, would assume the QRs add to the step in full, where
+lionsim runs them beside other tensors' exchanges (their increase at that rate: two thirds of the cost)."""
 PUBLISHED_TF_QR = dict(
-    GBps=TF_QR_BYTES / _TF_QR_S / 1e9, bytes_per_param=12.0, date="2026-11-29",
+    GBps=TF_QR_GBPS, bytes_per_param=12.0, date="2026-11-29",
     source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): powersgd "
             f"at rank 1 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run {TF_QR_RUNS[0][0]} "
             f"at {TF_QR_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_QR_RUNS[1][0]} at {TF_QR_RUNS[1][1]:,.1f}, 512 "
             f"images a step: the compressor's {_TF_QR_S * 1e3:.1f} ms a step, all of it taken as the two "
             f"orthogonalizations a tensor (TF 1.15 runs tf.linalg.qr on the host: each operand copied there and "
-            f"back), over the {TF_QR_BYTES / 1e6:.1f} MB lionsim's PowerSGD declares for them on resnet50-tf"),
+            f"back), the rate at which lionsim's step of the case rises by that over its step without them for the "
+            f"{TF_QR_BYTES / 1e6:.1f} MB lionsim's PowerSGD declares for them on resnet50-tf (solved: "
+            "lionsim.published.grace_fit)"),
     machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
 """TensorFlow 1.15's orthogonalization as GRACE runs it, timed by GRACE: the orthogonalize row of the
 v100-tf1.15 rows (lionsim.published.compressed's GRACE PowerSGD cases say why)."""

@@ -1,16 +1,19 @@
-"""GRACE's compressor costs, a check of lionsim's codec pricing (never its input).
+"""GRACE's compressor costs, a check of lionsim's codec pricing (two of them feed it).
 
 GRACE's release (sands-lab/grace-data GRACE_data_release.pickle, imagenet-classification) ran
 each method on ResNet-50, 8 V100 workers, TensorFlow 1.15 + Horovod 0.21 over MPI at 10 Gb/s
 twice: mode `throughput` (the method as shipped) and mode `upper-bound` (read here as the same
 exchanges without the compressor's work; the release does not say more). The difference of their
 steps (64 images a worker, tf_cnn_benchmarks' default batch, over each throughput) is what the
-compressor cost the step. lionsim's figure is the codec work it prices for the nearest strategy
-on GRACE's configuration (the GRACE cases' command, with their kernel rows: v100-tf1.15):
-encode_s + decode_s of estimate.csv. The figures are typed from the release with their run ids;
-two pairs also feed a price: topk 0.01's runs are the v100-tf1.15 topk row and powersgd's its
-orthogonalize row (lionsim.perf.kernels types them again, and a test holds them equal), so
-those rows' agreement here is by construction and the other methods are the check.
+compressor cost the step. lionsim's figure is the same difference as it prices it for the nearest
+strategy on GRACE's configuration (the GRACE cases' command, with their kernel rows: v100-tf1.15):
+its step less the same step without the compressor's work (lionsim.published.grace_fit), which is
+less than the codec work it prices where that work runs beside other tensors' exchanges. The
+figures are typed from the release with their run ids; two pairs also feed a price: the
+v100-tf1.15 topk row is the rate at which lionsim's difference for topk 0.01 equals the release's,
+and its orthogonalize row likewise for powersgd (solved by lionsim.published.grace_fit,
+lionsim.perf.kernels types them, and a test solves them again), so those rows' agreement here is
+by construction and the other methods are the check.
 
 Why the top_k and QR methods cost what they cost in TF 1.15 (the sources are in
 lionsim/published/compressed.py, _MISS_GRACE_TOPK and _MISS_GRACE_POWERSGD).
@@ -38,9 +41,12 @@ BATCH = 64 * 8
 COMMAND = ("estimate", "--model", "resnet50-tf", "--tokens-per-worker", "64", "--device", "v100",
            "--kernels", "table:v100-tf1.15", "--mfu", "0.08",
            "--traits", "mpi", "--overlap", "tensors", "--workers", "8", "--network", "10gbe",
-           "--qsgd-levels", "127", "--topk-ratio", "0.01", "--powersgd-rank", "1", "--format", "csv")
-"""The GRACE cases' configuration (lionsim.published.compressed), every strategy below added with -s;
---qsgd-levels 127: GRACE's quantum_num default (grace_dl/tensorflow/helper.py)."""
+           "--format", "csv")
+"""The GRACE cases' configuration (lionsim.published.compressed), each strategy below added with -s
+and its OPTIONS (lionsim.published.grace_fit.config is the same estimate as a config)."""
+OPTIONS = {"dgc": {"topk_ratio": 0.01}, "powersgd": {"powersgd_rank": 1}, "qsgd": {"qsgd_levels": 127}}
+"""Strategy options of the GRACE runs, by strategy: top-k at 1%, PowerSGD at rank 1 (GRACE's default), and
+qsgd's 127 levels (GRACE's quantum_num default, grace_dl/tensorflow/helper.py)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -86,13 +92,13 @@ METHODS: tuple[Method, ...] = (
            throughput=(("t9gui5an0", 1563.5080),), upper_bound=(("0m9gtimc0", 1546.4704),)),
     Method(grace="randomk 0.01 (memory)", run=None,
            throughput=(("nlakhjvh0", 2968.3864),), upper_bound=(("zhl875al0", 3157.2768),)),
-    Method(grace="topk 0.01 (memory)", run="dgc@sparse-allgather",
+    Method(grace="topk 0.01 (memory)", run="dgc@grace-allgather",
            throughput=(("iyhzknco0", 1457.3552),), upper_bound=(("rkrw9e5x0", 2427.4440),)),
     Method(grace="topk 0.1 (memory)", run=None,
            throughput=(("rzqio0lq0", 1174.4424),), upper_bound=(("iz1ivq9i0", 1716.6712),)),
     Method(grace="topk 0.25 (memory)", run=None,
            throughput=(("rhyqc97u0", 862.5976),), upper_bound=(("zg87hepu0", 1163.2712),)),
-    Method(grace="dgc 0.01 (memory)", run="dgc@sparse-allgather",
+    Method(grace="dgc 0.01 (memory)", run="dgc@grace-allgather",
            throughput=(("vb0eovyc0", 1030.9944),), upper_bound=(("4ts6jd4t0", 2476.5840),)),
     Method(grace="powersgd rank 1 (memory)", run="powersgd@lowrank-allreduce",
            throughput=(("xa1kk3ne0", 1794.0928),), upper_bound=(("ju07wpj10", 2446.7928),)),
@@ -102,22 +108,24 @@ and top-k past 1% are shown for the release's side only: lionsim has no random-k
 priced at 1% here)."""
 
 
-def command() -> tuple[str, ...]:
-    """The one estimate of every method's lionsim run (each once), on GRACE's configuration: one
-    command, as --topk-ratio and --powersgd-rank are refused where no run takes them."""
-    runs = list(dict.fromkeys(m.run for m in METHODS if m.run))
-    return (*COMMAND, *(a for run in runs for a in ("-s", run)))
+def command(run: str) -> tuple[str, ...]:
+    """The estimate lionsim prices `run` by on GRACE's configuration (COMMAND), as a user types it."""
+    options = OPTIONS.get(run.partition("@")[0], {})
+    return (*COMMAND, "-s", run, *(a for key, value in options.items() for a in ("--" + key.replace("_", "-"), str(value))))
 
 
-def codec_costs() -> dict[str, float]:
-    """lionsim's encode_s + decode_s per run, on GRACE's configuration (`command`, run now)."""
-    frame = _run(command())
-    return {f"{r.strategy}@{r.transport}": float(r.encode_s + r.decode_s) for r in frame.itertuples(index=False)}
+def increases() -> dict[str, float]:
+    """lionsim's step less its step without the compressor's work, per run, on GRACE's configuration
+    (lionsim.published.grace_fit, run now)."""
+    from lionsim.published.grace_fit import config, modes
+
+    runs = dict.fromkeys(m.run for m in METHODS if m.run)
+    return {run: modes(config(run)).increase_s for run in runs}
 
 
 def table(ours: dict[str, float] | None = None) -> pd.DataFrame:
-    """One row per method: the release's cost a step and lionsim's codec cost (NaN: no lionsim run)."""
-    ours = codec_costs() if ours is None else ours
+    """One row per method: the release's cost a step and lionsim's (`ours`: increases(); NaN: no lionsim run)."""
+    ours = increases() if ours is None else ours
     return pd.DataFrame([{"grace": m.grace, "run": m.run or "", "release_s": m.cost_s(),
                           "lionsim_s": ours[m.run] if m.run else float("nan"),
                           "runs": ", ".join(i for i, _ in (*m.throughput, *m.upper_bound))} for m in METHODS])
@@ -130,7 +138,7 @@ def _s(v: float) -> str:
 def markdown(frame: pd.DataFrame | None = None) -> str:
     """The docs block: the table, then what it shows (its figures read off the table)."""
     f = table() if frame is None else frame
-    lines = ["| GRACE method | lionsim run | release: compressor cost a step (s) | lionsim: codec a step (s) | "
+    lines = ["| GRACE method | lionsim run | release: compressor cost a step (s) | lionsim: the same, priced (s) | "
              "release runs (throughput, then upper-bound) |", "|---|---|---|---|---|"]
     lines += [f"| {r.grace} | {('`' + r.run + '`') if r.run else '—'} | {_s(r.release_s)} | {_s(r.lionsim_s)} | "
               f"{r.runs} |" for r in f.itertuples(index=False)]
@@ -141,7 +149,7 @@ def compact(frame: pd.DataFrame, columns: int = 100) -> str:
     """The terminal's form (`frame` = table()): method, lionsim run, the two costs, then what it
     shows, within `columns` (lionsim.published.terminal)."""
     rows = [(m.key, r.run or "—", _s(r.release_s), _s(r.lionsim_s)) for m, r in zip(METHODS, frame.itertuples(index=False))]
-    lines = terminal.table(("method", "lionsim run", "release cost s", "lionsim codec s"), rows, columns,
+    lines = terminal.table(("method", "lionsim run", "release cost s", "lionsim cost s"), rows, columns,
                            right=(False, False, True, True))
     return "\n".join([*lines, "", *terminal.prose(_shows(frame), columns), "",
                       *terminal.prose("Each method's runs, steps and command: --case KEY, or --markdown for the docs' "
@@ -150,7 +158,7 @@ def compact(frame: pd.DataFrame, columns: int = 100) -> str:
 
 def record(method: Method, ours: dict[str, float] | None = None, columns: int = 100) -> str:
     """One method's record: GRACE's runs and steps in both modes, the cost, and lionsim's run with
-    its codec cost (`ours`: codec_costs(), run now by default) and the command (on one line:
+    its priced cost (`ours`: increases(), run now by default) and the command (on one line:
     terminal.field), the rest within `columns`."""
     runs = lambda rs: ", ".join(f"{i} ({ips:,.1f} img/s)" for i, ips in rs)  # noqa: E731
     fields = [("method", f"{method.grace} (--case {method.key})"),
@@ -161,10 +169,11 @@ def record(method: Method, ours: dict[str, float] | None = None, columns: int = 
         fields.append(("lionsim run", "none: shown for the release's side only (lionsim has no random-k, and its "
                                        "top-k is priced at 1% here)"))
     else:
-        ours = codec_costs() if ours is None else ours
+        ours = increases() if ours is None else ours
         fields += [("lionsim run", method.run),
-                   ("lionsim: codec a step", f"{ours[method.run]:.3f} s (encode_s + decode_s of its row)"),
-                   ("command", f"lionsim {' '.join(command())} (every method's run in one estimate)")]
+                   ("lionsim: compressor cost a step", f"{ours[method.run]:.3f} s (its step less the same step "
+                                                        "without its encode: lionsim.published.grace_fit)"),
+                   ("command", f"lionsim {' '.join(command(method.run))}")]
     return "\n".join(line for name, value in fields for line in terminal.field(name, value, columns))
 
 
@@ -175,22 +184,22 @@ def _shows(f: pd.DataFrame) -> str:
                           "terngrad (no memory)"]]
     topk = by.loc[[g for g in by.index if g.startswith("topk")], "release_s"]
     return (f"What it shows: the elementwise codecs cost the release's step {elementwise.release_s.min():.3f} to "
-            f"{elementwise.release_s.max():.3f} s (below zero: run-to-run noise), where lionsim prices "
-            f"{elementwise.lionsim_s.min():.3f} to {elementwise.lionsim_s.max():.3f} s of codec work: the release's "
-            "upper-bound keeps part "
-            "of their work, or it fills time the GPU waits on the host-staged exchanges (the release says neither). "
-            "top-k costs "
+            f"{elementwise.release_s.max():.3f} s (below zero: run-to-run noise), lionsim's "
+            f"{elementwise.lionsim_s.min():.3f} to {elementwise.lionsim_s.max():.3f} s (the part of their priced work that "
+            "lengthens the step). top-k costs "
             f"{topk.min():.3f} to {topk.max():.3f} s whatever its ratio (0.01 to 0.25), lionsim "
             f"{by.loc['topk 0.01 (memory)', 'lionsim_s']:.3f} s by construction: TF 1.15 sorts the whole flattened "
-            "tensor on one SM (cub's segmented radix sort with one segment), and the v100-tf1.15 kernel rows price "
-            "that sort from the ratio-0.01 runs themselves (lionsim's v100 rows price torch's radix selection on "
-            f"the whole GPU). dgc costs {by.loc['dgc 0.01 (memory)', 'release_s']:.3f} s (GRACE's threshold search: up to "
-            "20 tf.while_loop passes over the tensor, each condition a GPU value the host's executor must read, "
-            "then tf.where, whose output size the host must learn), PowerSGD "
+            "tensor on one SM (cub's segmented radix sort with one segment), and the v100-tf1.15 topk row is the "
+            "rate at which lionsim's cost for the ratio-0.01 runs equals theirs (lionsim's v100 rows price torch's "
+            f"radix selection on the whole GPU). dgc costs {by.loc['dgc 0.01 (memory)', 'release_s']:.3f} s (GRACE's "
+            "threshold search: up to 20 tf.while_loop passes over the tensor, each condition a GPU value the host's "
+            "executor must read, then tf.where, whose output size the host must learn), PowerSGD "
             f"{by.loc['powersgd rank 1 (memory)', 'release_s']:.3f} s against lionsim's "
             f"{by.loc['powersgd rank 1 (memory)', 'lionsim_s']:.3f} s by construction (TF 1.15 runs tf.linalg.qr on "
-            "the host: two device-host round trips a tensor; the v100-tf1.15 orthogonalize row is these runs' cost "
-            "over lionsim's count of the orthogonalizations' bytes). lionsim has no rate for dgc's host round trips "
+            "the host: two device-host round trips a tensor; the v100-tf1.15 orthogonalize row is the rate at which "
+            "lionsim's cost equals these runs', over lionsim's count of the orthogonalizations' bytes). lionsim's "
+            "cost is its step less the same step without the compressor's work, as the release's upper-bound runs "
+            "leave it out (lionsim.published.grace_fit). lionsim has no rate for dgc's host round trips "
             "and does not price them. GRACE's method none has no upper-bound run. (The release's "
             f"column: the step of {BATCH} images over each run's throughput, the median where it holds several runs; "
             "lionsim's modelled as of the page's commit, the same on any machine; generated by `python -m "

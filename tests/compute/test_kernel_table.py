@@ -55,9 +55,11 @@ def test_every_row_names_what_it_rests_on():
 
 
 def test_a_framework_s_rows_are_its_device_s_but_the_kernels_it_was_timed_running():
-    """v100-tf1.15: the V100's rows, but top-k at GRACE's TensorFlow 1.15 compressor cost: 4 bytes x
-    ResNet-50's 25,557,032 gradients in the topk 0.01 runs' step difference, the same figure
-    lionsim.published.grace computes from the release (512 images over each run's img/s)."""
+    """v100-tf1.15: the V100's rows, but top-k at GRACE's TensorFlow 1.15 compressor cost: the rate at
+    which the topk 0.01 runs' step difference (512 images over each run's img/s) is what lionsim's step
+    rises by over its step without the sort (tests/published/test_grace_fit.py solves it again); a
+    little below 4 bytes x ResNet-50's 25,557,032 gradients over that difference, as a sliver of the
+    sort hides beside other tensors' exchanges."""
     from lionsim.published import grace
 
     rows = _file_rows()
@@ -66,15 +68,17 @@ def test_a_framework_s_rows_are_its_device_s_but_the_kernels_it_was_timed_runnin
             assert rows["v100-tf1.15", kernel] == {**rows["v100", kernel], "device": "v100-tf1.15"}
     cost = {m.grace: m for m in grace.METHODS}["topk 0.01 (memory)"].cost_s()
     assert cost == pytest.approx(512 / 1457.3552 - 512 / 2427.4440, rel=1e-12)
-    assert _gbps("v100-tf1.15", "topk") == pytest.approx(4 * 25_557_032 / cost / 1e9, rel=1e-3)
+    assert 0.95 < _gbps("v100-tf1.15", "topk") / (4 * 25_557_032 / cost / 1e9) < 1.0
     assert rows["v100-tf1.15", "topk"]["method"] == "published"
 
 
-def test_tf1_15_orthogonalize_is_grace_s_powersgd_cost_over_the_bytes_lionsim_declares_for_it():
-    """PowerSGD's QR runs on the host in TF 1.15: the row is the powersgd rank-1 runs' step difference
-    over the orthogonalizations' declared bytes on resnet50-tf at rank 1, counted here from torch's
-    rule by hand (a matrix [shape[0], rest] compressed where 2 (n + m) < n m) and the ops' 12 bytes a
-    Q float and 20 a P float."""
+def test_tf1_15_orthogonalize_prices_grace_s_powersgd_cost_for_the_bytes_lionsim_declares_for_it():
+    """PowerSGD's QR runs on the host in TF 1.15: the row moves the orthogonalizations' declared bytes
+    on resnet50-tf at rank 1, counted here from torch's rule by hand (a matrix [shape[0], rest]
+    compressed where 2 (n + m) < n m) and the ops' 12 bytes a Q float and 20 a P float, at the rate
+    at which lionsim's step rises by the powersgd rank-1 runs' step difference (test_grace_fit.py
+    solves it): slower than those bytes over the difference, as lionsim runs the QRs beside other
+    tensors' exchanges, which hide a third of them."""
     import math
 
     from lionsim.compute.models import MODELS
@@ -89,8 +93,14 @@ def test_tf1_15_orthogonalize_is_grace_s_powersgd_cost_over_the_bytes_lionsim_de
     assert (p_floats, q_floats) == (2_103, 3_774_760)
     cost = {m.grace: m for m in grace.METHODS}["powersgd rank 1 (memory)"].cost_s()
     assert cost == pytest.approx(512 / 1794.0928 - 512 / 2446.7928, rel=1e-12)
-    assert _gbps("v100-tf1.15", "orthogonalize") == pytest.approx((12 * q_floats + 20 * p_floats) / cost / 1e9,
-                                                                   rel=1e-3)
+    from lionsim.published.grace_fit import config, modes
+
+    declared = 12 * q_floats + 20 * p_floats
+    row = _gbps("v100-tf1.15", "orthogonalize")
+    assert 0.6 < row / (declared / cost / 1e9) < 0.8
+    priced = modes(config("powersgd@lowrank-allreduce"))
+    assert priced.increase_s == pytest.approx(cost, rel=5e-3)
+    assert priced.encode_s > declared / (row * 1e9)  # the QRs' seconds, and the GPU matmuls' beside them
     assert _file_rows()["v100-tf1.15", "orthogonalize"]["method"] == "published"
     # on a GPU the orthogonalization is an eager chain: the device's float-pass stream
     assert _gbps("v100", "orthogonalize") == _gbps("v100", "float-pass")
