@@ -69,7 +69,7 @@ TF_TOPK_PARAMS = 25_557_032
 _TF_TOPK_S = 512 / TF_TOPK_RUNS[0][1] - 512 / TF_TOPK_RUNS[1][1]  # 512 images a step: 64 a worker x 8
 TF_TOPK_GBPS = 0.7202
 """The topk rate at which lionsim's priced step of GRACE's top-k case rises by the release's cost over
-its step without the compressor's work (lionsim.published.grace_fit solves it; a test solves it again):
+its step without the compressor's work (lionsim.published.grace.solved; a test solves it again):
 4 bytes a gradient over the cost alone, 0.73 GB/s, would assume the sort adds to the step in full."""
 PUBLISHED_TF_TOPK = dict(
     GBps=TF_TOPK_GBPS, bytes_per_param=4.0, date="2026-11-29",
@@ -96,7 +96,7 @@ TF_QR_BYTES = 3 * 4 * TF_QR_FACTORS[1] + (3 * 4 + 8) * TF_QR_FACTORS[0]
 _TF_QR_S = 512 / TF_QR_RUNS[0][1] - 512 / TF_QR_RUNS[1][1]
 TF_QR_GBPS = 0.4342
 """The orthogonalize rate at which lionsim's priced step of GRACE's PowerSGD case rises by the release's
-cost over its step without the compressor's work (lionsim.published.grace_fit solves it; a test solves it
+cost over its step without the compressor's work (lionsim.published.grace.solved; a test solves it
 again): the bytes over the cost alone, 0.60 GB/s, would assume the QRs add to the step in full, where
 lionsim runs them beside other tensors' exchanges (their increase at that rate: two thirds of the cost)."""
 PUBLISHED_TF_QR = dict(

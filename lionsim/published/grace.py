@@ -32,8 +32,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from lionsim.published import terminal
-from lionsim.published.cases import _run
+from lionsim.published import grace_fit, terminal
 
 BATCH = 64 * 8
 """Images a step on 8 workers at tf_cnn_benchmarks' default batch for resnet50 (the GRACE cases')."""
@@ -43,10 +42,8 @@ COMMAND = ("estimate", "--model", "resnet50-tf", "--tokens-per-worker", "64", "-
            "--traits", "mpi", "--overlap", "tensors", "--workers", "8", "--network", "10gbe",
            "--format", "csv")
 """The GRACE cases' configuration (lionsim.published.compressed), each strategy below added with -s
-and its OPTIONS (lionsim.published.grace_fit.config is the same estimate as a config)."""
-OPTIONS = {"dgc": {"topk_ratio": 0.01}, "powersgd": {"powersgd_rank": 1}, "qsgd": {"qsgd_levels": 127}}
-"""Strategy options of the GRACE runs, by strategy: top-k at 1%, PowerSGD at rank 1 (GRACE's default), and
-qsgd's 127 levels (GRACE's quantum_num default, grace_dl/tensorflow/helper.py)."""
+and its options (grace_fit.OPTIONS; grace_fit.config is the same estimate as a config)."""
+
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -110,17 +107,26 @@ priced at 1% here)."""
 
 def command(run: str) -> tuple[str, ...]:
     """The estimate lionsim prices `run` by on GRACE's configuration (COMMAND), as a user types it."""
-    options = OPTIONS.get(run.partition("@")[0], {})
+    options = grace_fit.OPTIONS.get(run.partition("@")[0], {})
     return (*COMMAND, "-s", run, *(a for key, value in options.items() for a in ("--" + key.replace("_", "-"), str(value))))
 
 
 def increases() -> dict[str, float]:
     """lionsim's step less its step without the compressor's work, per run, on GRACE's configuration
     (lionsim.published.grace_fit, run now)."""
-    from lionsim.published.grace_fit import config, modes
-
     runs = dict.fromkeys(m.run for m in METHODS if m.run)
-    return {run: modes(config(run)).increase_s for run in runs}
+    return {run: grace_fit.modes(grace_fit.config(run)).increase_s for run in runs}
+
+
+ROWS = {"topk": "topk 0.01 (memory)", "orthogonalize": "powersgd rank 1 (memory)"}
+"""The v100-tf1.15 kernel rows the release gives, each by the method whose runs give it."""
+
+
+def solved(kernel: str) -> float:
+    """`kernel`'s v100-tf1.15 row from the release: the rate at which lionsim's cost of its method's
+    run equals the release's at 8 workers and 10 Gb/s (grace_fit.solved_rate)."""
+    method = next(m for m in METHODS if m.grace == ROWS[kernel])
+    return grace_fit.solved_rate(kernel, grace_fit.config(method.run), method.cost_s())
 
 
 def table(ours: dict[str, float] | None = None) -> pd.DataFrame:
@@ -174,6 +180,12 @@ def record(method: Method, ours: dict[str, float] | None = None, columns: int = 
                    ("lionsim: compressor cost a step", f"{ours[method.run]:.3f} s (its step less the same step "
                                                         "without its encode: lionsim.published.grace_fit)"),
                    ("command", f"lionsim {' '.join(command(method.run))}")]
+        for kernel in (k for k, name in ROWS.items() if name == method.grace):
+            from lionsim.compute.kernel_table import default_table
+
+            shipped = default_table().row(grace_fit.FRAMEWORK, kernel).GBps
+            fields.append((f"{grace_fit.FRAMEWORK} {kernel} row", f"{shipped:.4f} GB/s shipped, {solved(kernel):.4f} "
+                                                                  "solved now from these runs (lionsim.published.grace_fit)"))
     return "\n".join(line for name, value in fields for line in terminal.field(name, value, columns))
 
 

@@ -13,27 +13,27 @@ sort and host QR, which no kernel benchmark times) is then the rate at which lio
 equals the release's, solved here by bisection. Dividing the cost by the bytes instead would
 assume the compressor adds to the step in full, which lionsim's own schedule does not do: it runs
 PowerSGD's host QRs beside other tensors' exchanges, so a row so taken priced two thirds of the
-release's cost. lionsim.perf.kernels types the solved rates and a test solves them again.
-
-    python -m lionsim.published.grace_fit   # each published row: the release's cost, the solved rate, the check
+release's cost. lionsim.perf.kernels types the solved rates (lionsim.published.grace.solved solves
+them from the release's runs) and a test solves them again; `python -m lionsim.published.grace --case
+powersgd-rank-1` (or topk-0.01) prints a row's solve beside the shipped rate.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 
 from lionsim.estimate.config import EstimateConfig, KernelChoice, resolve
 
 FRAMEWORK = "v100-tf1.15"
 """The kernel rows GRACE's release prices (lionsim.perf.kernels.FRAMEWORK_ROWS)."""
+OPTIONS = {"dgc": {"topk_ratio": 0.01}, "powersgd": {"powersgd_rank": 1}, "qsgd": {"qsgd_levels": 127}}
+"""Strategy options of the GRACE runs, by strategy: top-k at 1%, PowerSGD at rank 1 (GRACE's default), and
+qsgd's 127 levels (GRACE's quantum_num default, grace_dl/tensorflow/helper.py)."""
 
 
 def config(run: str, *, workers: int = 8, network: str = "10gbe") -> EstimateConfig:
-    """The GRACE cases' estimate of one `run` (lionsim.published.grace.COMMAND, as a config)."""
-    from lionsim.published.grace import OPTIONS
-
+    """The GRACE cases' estimate of one `run` (lionsim.published.grace.COMMAND with OPTIONS, as a config)."""
     return EstimateConfig(model="resnet50-tf", tokens_per_worker=64, device="v100", kernels=f"table:{FRAMEWORK}",
                           mfu=0.08, traits="mpi", overlap="tensors", workers=workers, network=network,
                           strategies=[run], options=dict(OPTIONS.get(run.partition("@")[0], {})))
@@ -92,36 +92,3 @@ def solved_rate(kernel: str, cfg: EstimateConfig, cost_s: float, *, lo: float = 
         mid = (lo * hi) ** 0.5
         lo, hi = (mid, hi) if increase(mid) > cost_s else (lo, mid)
     return (lo * hi) ** 0.5
-
-
-PUBLISHED_ROWS = {"topk": ("topk 0.01 (memory)", "dgc@grace-allgather"),
-                  "orthogonalize": ("powersgd rank 1 (memory)", "powersgd@lowrank-allreduce")}
-"""Each row the release gives: kernel -> (GRACE's method, the lionsim run its cases price)."""
-
-
-def solve(kernel: str) -> float:
-    """`kernel`'s row from the release: its method's cost at 8 workers and 10 Gb/s, solved."""
-    from lionsim.published.grace import METHODS
-
-    method, run = PUBLISHED_ROWS[kernel]
-    cost = next(m for m in METHODS if m.grace == method).cost_s()
-    return solved_rate(kernel, config(run), cost)
-
-
-def main() -> int:
-    from lionsim.compute.kernel_table import default_table
-    from lionsim.published.grace import METHODS
-
-    table = default_table()
-    for kernel, (method, run) in PUBLISHED_ROWS.items():
-        cost = next(m for m in METHODS if m.grace == method).cost_s()
-        rate = table.row(FRAMEWORK, kernel).GBps
-        m = modes(config(run))
-        print(f"{kernel}: the release's {method} costs {cost:.4f} s a step; solved {solve(kernel):.4f} GB/s, "
-              f"the table's {rate:.4f}; at it lionsim's {run} steps {m.throughput_s:.4f} s, {m.upper_bound_s:.4f} s "
-              f"without its encode ({m.encode_s:.4f} s): {m.increase_s:.4f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

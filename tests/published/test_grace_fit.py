@@ -48,12 +48,11 @@ def test_the_solve_recovers_the_rate_that_gave_an_increase():
         grace_fit.solved_rate("orthogonalize", cfg, 100.0)
 
 
-@pytest.mark.parametrize("kernel", sorted(grace_fit.PUBLISHED_ROWS))
+@pytest.mark.parametrize("kernel", sorted(grace.ROWS))
 def test_the_shipped_rows_are_the_solved_rates_and_price_the_release_s_cost(kernel):
     from lionsim.compute.kernel_table import default_table
 
-    method, run = grace_fit.PUBLISHED_ROWS[kernel]
-    cost = next(m for m in grace.METHODS if m.grace == method).cost_s()
+    method = next(m for m in grace.METHODS if m.grace == grace.ROWS[kernel])
     shipped = default_table().row(grace_fit.FRAMEWORK, kernel).GBps
-    assert shipped == pytest.approx(grace_fit.solve(kernel), rel=1e-3)
-    assert grace_fit.modes(grace_fit.config(run)).increase_s == pytest.approx(cost, rel=5e-3)
+    assert shipped == pytest.approx(grace.solved(kernel), rel=1e-3)
+    assert grace_fit.modes(grace_fit.config(method.run)).increase_s == pytest.approx(method.cost_s(), rel=5e-3)
