@@ -2,7 +2,8 @@
 
 One panel per worker count (or per network, against workers), one line per run label in the
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
-band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between two neighbouring
+band the min-max (said in the legend); over bandwidth the band's edges are drawn as the line is,
+so the band holds it. A crossover, where the mean speedup crosses 1 between two neighbouring
 points (which pair, and the tie rule, as estimate's: between.crossing_points, for bandwidth and
 workers alike), is interpolated with each run's mean time linear in 1/bandwidth (the model's
 form, as `estimate --sweep` does: lionsim.reports.between), the line drawn the same way so the
@@ -181,6 +182,11 @@ def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: 
             markevery=style.get("markevery"))
     if not (band and len(agg) > 1 and (agg["max"] > agg["min"]).any()):
         return False
+    if joined and x == "bandwidth_GBps":  # each edge as the line, with the mean's times: min <= mean <= max between
+        time = agg["time"] if "time" in agg else None
+        (xs, low), (_, high) = curve(agg[x], agg["min"], time), curve(agg[x], agg["max"], time)
+        ax.fill_between(xs, low, high, color=style["color"], alpha=0.18, linewidth=0)
+        return True
     ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
     return True
 
