@@ -10,13 +10,15 @@ and the crossovers where a strategy starts (or stops) beating the baseline.
     bandwidth=0.1:100:1000   1000 bandwidths spaced geometrically from 0.1 to 100 GB/s
 
 A crossover lies between two neighbouring sweep points where speedup - 1 changes sign, and
-`wins` says on which side the strategy is faster ("above" or "below" the crossover).
+`wins` says on which side the strategy is faster ("above" or "below" the crossover). Which
+points win, lose or tie (within TIE of 1.00x), and which segment crosses, is between.py's rule
+for both variables (lionsim.reports.between.crossing_points).
 
 - workers: a count is an integer, and on a two-level network beyond one node a whole number
-  of nodes. The crossover is found by bisecting the valid counts between the two points
-  (each probe is one more estimate): it is the first count on the winning side, that is the
-  smallest count from which the strategy wins ("above") or the largest up to which it still
-  wins ("below").
+  of nodes. The crossover is found by bisecting the valid counts between the two ends of that
+  segment (each probe is one more estimate): it is the first count past 1.00x on the winning
+  side, that is the smallest count from which the strategy wins ("above") or the largest up
+  to which it still wins ("below").
 - bandwidth: continuous; between the two points each run's time is interpolated linearly in
   1/bandwidth, the model's form (a + bytes/bandwidth: lionsim.reports.between), and the
   crossover is where the baseline's and the run's meet; sweep.png draws the line the same way.
@@ -39,7 +41,7 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
-from lionsim.reports.between import TIMES, crossing, crossing_points
+from lionsim.reports.between import TIMES, crossing, crossing_points, sides
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole import Text
@@ -219,7 +221,9 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             if sweep.variable == "workers":
                 if r is None:
                     raise ValueError("worker crossovers need the resolved config")
-                at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[turn.i]), int(values[turn.j]),
+                # on the segment the drawn line crosses 1 on (between.py's, ties included), else across the gap
+                low, high = (turn.segment, turn.segment + 1) if turn.segment >= 0 else (turn.i, turn.j)
+                at = float(worker_crossover(r, f"{strategy}@{transport}", int(values[low]), int(values[high]),
                                             wins == "above", column, memo))
                 loses = float(losing_neighbour(int(at), wins == "above", r.network.workers_per_node))
                 priced = {"speedup_at_crossover": _speedup_at(r, f"{strategy}@{transport}", int(at), column, memo),
@@ -229,10 +233,10 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             records.append({**base, "crossover": at, "wins": wins, "loses_at": loses, "wins_where": "", **priced})
             found = True
         figured = speedups[np.isfinite(speedups)]
-        sides = [v for v in figured if abs(v - 1.0) > TIE]
+        sided = [v for v in sides(figured) if v]  # the tie rule's: wins and losses, no level points
         if not found:
-            wins = ("level" if not sides else "nowhere" if sides[0] < 1
-                    else "everywhere" if len(sides) == len(figured) else "partly")
+            wins = ("level" if not sided else "nowhere" if sided[0] < 0
+                    else "everywhere" if len(sided) == len(figured) else "partly")
             if wins != "partly":
                 priced = rows.loc[rows[column].notna(), "sweep_value"].tolist()
                 records.append({**base, "crossover": math.nan, "wins": wins,
@@ -279,7 +283,7 @@ def winning_spans(values: np.ndarray, speedups: np.ndarray, sweep: Sweep, refine
     (crossovers passes it; without it, the swept count that wins). Each edge is a crossover; beside
     a point without a figure (NaN), where the line stops, the winning point itself (between.py)."""
     speedups = np.asarray(speedups, dtype=float)
-    wins = speedups > 1 + TIE
+    wins = sides(speedups) > 0
 
     def between(i: int, j: int) -> float:  # i wins, j ties (or has no figure)
         if not np.isfinite(speedups[j]):

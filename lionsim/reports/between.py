@@ -20,6 +20,9 @@ between them) crosses 1 once there: on the segment nearest the winning point, so
 crossover to the winning side the line never reads below 1 again. A run that never loses but
 wins at some points and ties at others has an edge where the line leaves the tie band (1 + TIE)
 between a winning and a level neighbour; beside a point without a figure, at the winning point.
+Over worker counts the same sides (sides) and segment (Crossing.segment) decide, and the crossover
+is a whole count on that segment: estimate prices the counts between its two ends, a bench sweep
+names the winning end where the two are neighbouring counts, else the span between them.
 """
 
 from __future__ import annotations
@@ -88,6 +91,16 @@ class Crossing(NamedTuple):
     """The swept point after it, on the other side."""
     level: float
     """The speedup the line reads at `at`: 1.0 for a crossing, 1 + TIE for an edge (module doc)."""
+    segment: int = -1
+    """The swept point that starts the drawn segment `at` lies on (it ends at the next one); -1 where
+    none does (a gap: `at` is NaN for a crossing, the winning point itself for an edge)."""
+
+
+def sides(speedup) -> np.ndarray:
+    """The tie rule at each speedup: 1 a win (above 1 + TIE), -1 a loss (below 1 - TIE), 0 level
+    (within TIE of 1.00x) or no figure (NaN)."""
+    s = np.asarray(speedup, dtype=float)
+    return np.where(s > 1 + TIE, 1, np.where(s < 1 - TIE, -1, 0))
 
 
 def crossing_points(x, speedup, times=None) -> list[Crossing]:
@@ -96,7 +109,7 @@ def crossing_points(x, speedup, times=None) -> list[Crossing]:
     x, s = np.asarray(x, dtype=float), np.asarray(speedup, dtype=float)
     t = np.ones_like(x) if times is None else np.asarray(times, dtype=float)
     has = np.isfinite(x) & (x > 0) & np.isfinite(s) & (s > 0) & np.isfinite(t) & (t > 0)
-    side = np.where(~has, 0, np.where(s > 1 + TIE, 1, np.where(s < 1 - TIE, -1, 0)))
+    side = np.where(has, sides(s), 0)
     joined = [bool(has[k] and has[k + 1] and x[k + 1] != x[k]) for k in range(len(x) - 1)]
 
     def at(k: int, level: float) -> float:
@@ -112,7 +125,8 @@ def crossing_points(x, speedup, times=None) -> list[Crossing]:
             ks = [k for k in range(i, j) if joined[k] and (s[k] - 1) * (s[k + 1] - 1) <= 0
                   and not s[k] == s[k + 1] == 1]
             k = (ks[-1] if side[j] > 0 else ks[0]) if ks else None
-            out.append(Crossing(math.nan if k is None else at(k, 1.0), "above" if side[j] > 0 else "below", i, j, 1.0))
+            out.append(Crossing(math.nan if k is None else at(k, 1.0), "above" if side[j] > 0 else "below", i, j, 1.0,
+                                -1 if k is None else k))
     elif (side > 0).any() and ((side == 0) & has).any():  # wins and ties, never loses: the span's edges
         for k in range(len(x) - 1):
             if (side[k] > 0) == (side[k + 1] > 0):
@@ -120,5 +134,5 @@ def crossing_points(x, speedup, times=None) -> list[Crossing]:
             win = k if side[k] > 0 else k + 1
             edge = at(k, 1 + TIE) if joined[k] else float(x[win])  # the line stops at the winning point
             out.append(Crossing(edge, "above" if win == k + 1 else "below", k, k + 1,
-                                1 + TIE if joined[k] else float(s[win])))
+                                1 + TIE if joined[k] else float(s[win]), k if joined[k] else -1))
     return out

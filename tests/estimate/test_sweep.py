@@ -441,3 +441,38 @@ def test_a_sweep_over_workers_beside_another_workers_count_says_which_priced_wha
     text = " ".join(done.output.split())  # the title wraps at the console's width
     assert "crossovers against adamw@fp32-allreduce over 8 to 16 workers (2 points" in text
     assert ("(2 points, the sweep's counts in place of --workers 128, which priced the table above)" in text) is says
+
+
+@pytest.mark.parametrize("knots, values, wins", [
+    # loses at 8, ties at 16 (1.003) and 32 (0.998), wins at 64; priced between: above 1 from 9 to 27, below
+    # from 28 to 32, above from 33: the drawn line crosses 1 last between 32 and 64
+    ([8, 9, 16, 27.5, 32, 32.5, 64], [0.9, 1.001, 1.003, 1.0, 0.998, 1.0, 1.2], "above"),
+    # mirrored: wins at 8, ties at 16 and 32, loses at 64; above 1 up to 12, below from 13 to 20, above to 63
+    ([8, 12.5, 16, 20.5, 32, 63, 64], [1.2, 1.0, 0.998, 1.0, 1.003, 1.001, 0.9], "below"),
+])
+def test_a_worker_crossover_lies_on_the_segment_the_line_crosses_nearest_the_win(knots, values, wins, monkeypatch):
+    """Level swept points between a loss and a win: the crossover is on the segment between.py picks
+    (nearest the winning point), as over bandwidth; bisecting every count from the loss to the win found
+    a crossing of 1 far from it (9 workers, where the priced speedup falls below 1 again at 28-32).
+    The reference: every count priced (the closed form on a dense grid), the winning count from which
+    the speedup stays above 1 all the way to the winning point."""
+    import lionsim.estimate.sweep as swept
+    from types import SimpleNamespace
+
+    def priced(n: float) -> float:
+        return float(np.interp(n, knots, values))
+
+    monkeypatch.setattr(swept, "_speedup_at", lambda r, label, workers, column="speedup", memo=None: priced(workers))
+    r = SimpleNamespace(network=SimpleNamespace(workers_per_node=1))
+    counts = (8, 16, 32, 64)
+    got = crossovers(_frame(counts, [priced(n) for n in counts]), Sweep("workers", counts), r)
+    dense = range(8, 65)
+    if wins == "above":
+        expected = min(c for c in dense if all(priced(n) > 1 for n in range(c, 65)))
+    else:
+        expected = max(c for c in dense if all(priced(n) > 1 for n in range(8, c + 1)))
+    (row,) = got.itertuples()
+    assert (row.wins, row.crossover) == (wins, expected)
+    # its losing neighbour reads 1 or below: the priced speedup crosses 1 between the two
+    assert row.loses_at == expected + (1 if wins == "below" else -1)
+    assert row.speedup_at_crossover > 1 >= row.speedup_at_loses

@@ -2,17 +2,19 @@
 
 One panel per worker count (or per network, against workers), one line per run label in the
 directory's run styles, the baseline first and thicker. Over seeds a line is the mean and its
-band the min-max (said in the legend). A crossover, where the mean speedup crosses 1 between
-two neighbouring points (which pair, and the tie rule, as estimate's: between.crossing_points),
-is interpolated with each run's mean time linear in 1/bandwidth (the model's form, as
-`estimate --sweep` does: lionsim.reports.between), the line drawn the same way so the crossover
-lies on it, and marked by a dotted line in the run's colour; over workers it is a whole count,
-as estimate says it: the winning one of two neighbouring counts, else the span between the two
-measured counts ("between 2 and 4 workers"), shaded. A line that would hide under an earlier run's (the
-same or within style.CLOSE of it, panel by panel) is drawn dashed over it and named so in the
-legend, as in the run plots. The time-to-target plots account for every run in the legend: one that did
-not reach the target in some cells says in how many ("not reached in 2 of 6 cells"), one with no
-point anywhere is named with a hollow marker and "not reached, no line" (as the tables say).
+band the min-max (said in the legend); over bandwidth the band's edges are drawn as the line is,
+so the band holds it. A crossover, where the mean speedup crosses 1 between two neighbouring
+points (which pair, and the tie rule, as estimate's: between.crossing_points, for bandwidth and
+workers alike), is interpolated with each run's mean time linear in 1/bandwidth (the model's
+form, as `estimate --sweep` does: lionsim.reports.between), the line drawn the same way so the
+crossover lies on it, and marked by a dotted line in the run's colour; over workers it is a whole
+count, as estimate says it: the winning one of two neighbouring counts (marked on the line at its
+measured point), else the span between the two measured counts ("between 2 and 4 workers"),
+shaded. A line that would hide under an earlier run's (the same or within style.CLOSE of it,
+panel by panel) is drawn dashed over it and named so in the legend, as in the run plots. The
+time-to-target plots account for every run in the legend: one that did not reach the target in
+some cells says in how many ("not reached in 2 of 6 cells"), one with no point anywhere is named
+with a hollow marker and "not reached, no line" (as the tables say).
 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -71,36 +74,46 @@ def crossings(x: np.ndarray, speedup: np.ndarray, times: np.ndarray | None = Non
     return [c for c in crossing_points(x, speedup, times) if math.isfinite(c.at)]
 
 
-def _crossing_pairs(x: np.ndarray, speedup: np.ndarray) -> list[tuple[tuple[float, float], tuple[float, float]]]:
-    """The neighbouring points, (log x, log speedup) each, between which speedup crosses 1."""
-    keep = np.isfinite(speedup) & (speedup > 0) & (x > 0)
-    lx, ly = np.log(x[keep]), np.log(speedup[keep])
-    return [((lx[i], ly[i]), (lx[i + 1], ly[i + 1])) for i in range(len(lx) - 1)
-            if (ly[i] > 0) != (ly[i + 1] > 0) and lx[i + 1] != lx[i]]
+class WorkerCrossing(NamedTuple):
+    """A crossover over worker counts (worker_crossings)."""
+    low: int
+    high: int
+    """The count itself where low == high, else the two measured counts it lies between."""
+    y: float
+    """Where its marker sits on the run's line: the speedup at the count (a measured point), or
+    the level the line crosses between low and high (1.0, or 1 + TIE for an edge of the ties)."""
 
 
-def worker_crossings(workers: np.ndarray, speedup: np.ndarray, per_node: int = 1) -> list[tuple[int, int]]:
+def worker_crossings(workers: np.ndarray, speedup: np.ndarray, per_node: int = 1) -> list[WorkerCrossing]:
     """Where speedup crosses 1 over worker counts, as `estimate --sweep workers` says it: a whole
     count, never a fraction (lionsim.estimate.sweep.worker_crossover: the first count on the
-    winning side). estimate prices the counts between two sweep points to find it; a bench sweep
-    measured only its points, so where they are neighbouring valid counts on nodes of `per_node`
-    workers (lionsim.whole_nodes.neighbour_count: 2 and 3 within a node, 8 and 16 on nodes of 8)
-    the crossover is the one on the winning side, (n, n), as estimate names it, and otherwise it
-    lies between them, (low, high): "between 2 and 4 workers" rather than an interpolated 2.39."""
+    winning side), on the segment between.crossing_points picks (the tie rule: within TIE of 1.00x
+    is level, neither a win nor a loss; a run that only ties and wins has an edge where it starts
+    to win; a count without a figure breaks the line). estimate prices the counts between the
+    segment's ends to find it; a bench sweep measured only its points, so where they are
+    neighbouring valid counts on nodes of `per_node` workers (lionsim.whole_nodes.neighbour_count:
+    2 and 3 within a node, 8 and 16 on nodes of 8) the crossover is the one on the winning side,
+    (n, n), as estimate names it, and otherwise it lies between them, (low, high): "between 2 and 4
+    workers" rather than an interpolated 2.39."""
+    x, s = np.asarray(workers, dtype=float), np.asarray(speedup, dtype=float)
     found = []
-    for (lx0, ly0), (lx1, _) in _crossing_pairs(workers, speedup):
-        low, high = round(float(np.exp(lx0))), round(float(np.exp(lx1)))
+    for turn in crossing_points(x, s):
+        if turn.segment < 0:  # beside a gap: an edge at its winning point, a crossing nowhere (as over bandwidth)
+            if math.isfinite(turn.at):
+                found.append(WorkerCrossing(round(turn.at), round(turn.at), turn.level))
+            continue
+        low, high = round(float(x[turn.segment])), round(float(x[turn.segment + 1]))
         if neighbour_count(low, per_node, up=True) == high:
-            whole = high if ly0 < 0 else low  # estimate's rule: the winning side's count
-            found.append((whole, whole))
+            k = turn.segment + (turn.wins == "above")  # estimate's rule: the winning side's count
+            found.append(WorkerCrossing(round(float(x[k])), round(float(x[k])), float(s[k])))
         else:
-            found.append((low, high))
+            found.append(WorkerCrossing(low, high, turn.level))
     return found
 
 
-def worker_crossing_text(span: tuple[int, int]) -> str:
+def worker_crossing_text(span: WorkerCrossing | tuple[int, int]) -> str:
     """A worker crossover (worker_crossings) in words: "3 workers", "between 2 and 4 workers"."""
-    low, high = span
+    low, high = span[:2]
     return f"{low} workers" if low == high else f"between {low} and {high} workers"
 
 
@@ -169,6 +182,11 @@ def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: 
             markevery=style.get("markevery"))
     if not (band and len(agg) > 1 and (agg["max"] > agg["min"]).any()):
         return False
+    if joined and x == "bandwidth_GBps":  # each edge as the line, with the mean's times: min <= mean <= max between
+        time = agg["time"] if "time" in agg else None
+        (xs, low), (_, high) = curve(agg[x], agg["min"], time), curve(agg[x], agg["max"], time)
+        ax.fill_between(xs, low, high, color=style["color"], alpha=0.18, linewidth=0)
+        return True
     ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
     return True
 
@@ -295,22 +313,24 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             if label == baseline or not joined:
                 continue
             if x == "workers":  # whole counts, as estimate says them (worker_crossings)
-                for low, high in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
-                                                  (per_node or {}).get(str(value), 1)):
+                # straight segments, no interpolation: a crossover is a measured point (a vertex) or a span
+                for low, high, y in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
+                                                     (per_node or {}).get(str(value), 1)):
                     marked |= low == high
                     spanned |= low != high
                     colour = styles[label]["color"]
                     if low == high:
                         ax.axvline(low, color=colour, linestyle=":", linewidth=1.2)
-                        ax.plot([low], [1.0], marker="X", color=colour, markeredgecolor="black", markersize=8, zorder=4)
+                        ax.plot([low], [y], marker="X", color=colour, markeredgecolor="black", markersize=8, zorder=4)
                     else:  # somewhere between two measured counts: the span, no point
                         ax.axvspan(low, high, color=colour, alpha=0.08, linewidth=0)
-                        ax.plot([low, high], [1.0, 1.0], color=colour, linestyle=":", linewidth=2.2, zorder=4)
-                    ax.annotate(worker_crossing_text((low, high)), (low, 1.0), textcoords="offset points",
+                        ax.plot([low, high], [y, y], color=colour, linestyle=":", linewidth=2.2, zorder=4)
+                    ax.annotate(worker_crossing_text((low, high)), (low, y), textcoords="offset points",
                                 xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
                 continue
-            for at, *_, level in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
-                                           agg["time"].to_numpy(dtype=float) if "time" in agg else None):
+            for turn in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
+                                  agg["time"].to_numpy(dtype=float) if "time" in agg else None):
+                at, level = turn.at, turn.level
                 marked = True  # on the line: at 1.0, or where a run that only ties and wins leaves the tie band
                 ax.axvline(at, color=styles[label]["color"], linestyle=":", linewidth=1.2)
                 ax.plot([at], [level], marker="X", color=styles[label]["color"], markeredgecolor="black", markersize=8,
@@ -338,8 +358,10 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
         ax.set_visible(False)
     for ax in axes[::ncols]:
         ax.set_ylabel(f"{column.replace('_', ' ')} vs baseline (x)")
+    crosses = ("crossover: the winning count\nwhere speedup crosses 1" if x == "workers"
+               else "crossover: speedup crosses 1")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
-                    label="crossover: speedup crosses 1")] if marked else []
+                    label=crosses)] if marked else []
     if spanned:
         extra.append(Patch(color="grey", alpha=0.25, label="crosses 1 between these counts"))
     _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
