@@ -39,7 +39,7 @@ import math
 import sys
 
 from lionsim.compute.devices import DEVICES
-from lionsim.published import grace
+from lionsim.published import grace, grace_fit
 from lionsim.published import terminal
 from lionsim.published.cases import (Case, Finding, _run, compact, findings_markdown, markdown_table, record,
                                      results, summary)
@@ -427,7 +427,8 @@ def _grace_topk_figures(link: str):
         out, ours = base(frame), frame.iloc[1]
         release = _grace_step("topk", link)
         out["gap"], out["side"] = _gap(release, ours.step_s).lstrip("-"), _side(release, ours.step_s)
-        bare = ours.step_s - ours.encode_s
+        bare = grace_fit.modes(grace_fit.config(_GRACE_RUNS["topk"][2][1], workers=int(ours.workers),
+                                                network=f"{link}be")).upper_bound_s  # the release's mode
         tensors, workers = int(ours.buckets), int(ours.workers)  # --overlap tensors: a bucket is a tensor
         kernels = tensors * (4 * workers + 1)
         out["loop"] = (f"{kernels:,} a step on ResNet-50's {tensors} tensors at {workers} workers: "
