@@ -22,6 +22,7 @@ from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
+from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
@@ -311,7 +312,7 @@ def _run_report(directory: Path) -> str:
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
-    command = command_line(meta.get("argv"))
+    command = command_line(meta.get("argv"), resume=resumable(meta))
     parts = [
         f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
         f"{named_network(str(first['network']), meta, measured)}",
@@ -326,7 +327,7 @@ def _run_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command, directory)]
+              "## Reproduce\n\n" + reproduce(command, directory, bench_note(meta))]
     return "\n\n".join(parts) + "\n"
 
 
@@ -387,7 +388,8 @@ def _sweep_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory)]
+              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory,
+                                               sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
 
 
