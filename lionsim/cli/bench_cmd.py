@@ -101,7 +101,8 @@ def bench(
     baseline: o.Baseline = None,
     target_loss: Optional[float] = typer.Option(
         None, "--target-loss", help="Training loss (> 0) for time to target (default: the baseline run's smoothed loss "
-                                    "at 90% of its steps; a run that never gets there shows not reached)."),
+                                    "at 90% of its steps; a run that never gets there shows not reached, one that gets "
+                                    "there where the baseline never did >X, a lower bound on its speedup)."),
     compute: Optional[str] = typer.Option(
         None, "--compute",
         help=f"A device ({', '.join(DEVICES.names())}: `lionsim devices`): compute from the FLOPs and kernels "

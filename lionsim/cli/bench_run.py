@@ -95,7 +95,7 @@ def failed(runner, results, target, line: str) -> str:
 
 
 def continues(checkpoint) -> str:
-    """What `--resume` will do, in words."""
-    if checkpoint is not None:
-        return f"the same command with --resume continues {checkpoint.label} from step {checkpoint.step + 1}"
-    return "the same command with --resume trains the runs that did not finish"
+    """What `--resume` will do, in words (the report's Reproduce section says the same)."""
+    from lionsim.reports.resuming import continues as words
+
+    return words(checkpoint.label, checkpoint.step) if checkpoint is not None else words()

@@ -107,6 +107,7 @@ def sweep(
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.sweep import SweepConfig, plan_sweep
     from lionsim.reports.outdir import check_out_dir
+    from lionsim.reports.resuming import SWEEP_RESUMES
     from lionsim.sweep import Grid, Shard, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
@@ -137,7 +138,7 @@ def sweep(
         with display:
             outcome = run_sweep(sweep_plan, display)
     except SweepInterrupted as e:
-        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; rerun the same command to resume")
+        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; {SWEEP_RESUMES}")
     except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
         fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
     units = len({c.unit.key for c in sweep_plan.cells})

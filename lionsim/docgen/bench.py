@@ -30,6 +30,7 @@ from lionsim.docgen.cached import cache_run, load_cached
 from lionsim.numbers import bytes_text
 from lionsim.reports import summarize, summary_table
 from lionsim.reports.columns import run_label
+from lionsim.reports.target_speedup import to_target_text
 
 CACHE = "default-bench"
 NEWER = ("adamw", "dlion-mavo", "lioncub-l1", "lioncub-linf", "lioncub-l0", "lioncub-ternary", "signsgd", "qsgd",
@@ -114,7 +115,7 @@ def newer_strategies(runs: tuple[str, ...] = NEWER) -> str:
     summary = summarize(_runs(run.steps, list(runs)))
     lines = ["| run | loss | acc | step ms | sent | bits up/down | speedup | to target |", "|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples(index=False):
-        to = (f"{r.time_to_target_speedup:.2f}x" if r.target_reached else "not reached")
+        to = to_target_text(r)
         lines.append(f"| {r.run} | {r.final_loss:.3f} | {_acc(r.final_eval_acc)} | {r.step_s * 1e3:.2f} | "
                      f"{bytes_text(r.wire_bytes)} | {r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g} | "
                      f"{r.speedup:.2f}x | {to} |")

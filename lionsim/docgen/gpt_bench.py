@@ -18,6 +18,7 @@ from lionsim.docgen import cached
 from lionsim.docgen.bench import wrap
 from lionsim.docgen.blocks import BLOCKS, Block
 from lionsim.numbers import bytes_text
+from lionsim.reports.target_speedup import to_target_text
 
 CACHE = "methods-2025-b-gpt"
 ARGS = ["--workload", "gpt", "-s", "adamw", "-s", "sparseloco", "-s", "streaming-diloco", "--streaming-delay", "1"]
@@ -47,7 +48,7 @@ def gpt_table() -> str:
     lines = [f"| run | loss | acc | step ms | sent | bits up/down | speedup | to target ({target.target_loss:.4g}) |",
              "|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples(index=False):
-        to = f"{r.time_to_target_speedup:.2f}x" if r.target_reached else "not reached"
+        to = to_target_text(r)
         lines.append(f"| {r.run} | {r.final_loss:.3f} | {_acc(r.final_eval_acc)} | {r.step_s * 1e3:.2f} | "
                      f"{bytes_text(r.wire_bytes)} | {r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g} | "
                      f"{r.speedup:.2f}x | {to} |")
@@ -81,7 +82,7 @@ def reached(summary: pd.DataFrame, workload: str) -> str:
         who = {1: f"{name[got.run.iloc[0]]} reaches", 2: "Both reach"}.get(len(got), f"All {len(got)} reach")
     else:
         who = f"{', '.join(got.run.map(name))} {'reaches' if len(got) == 1 else 'reach'}"
-    sooner = ", ".join(f"{name[r.run]} {r.time_to_target_speedup:.2f}x" for r in got.itertuples(index=False))
+    sooner = ", ".join(f"{name[r.run]} {to_target_text(r)}" for r in got.itertuples(index=False))
     return f"{who} {target} on {workload}, sooner in modelled time by: {sooner}."
 
 

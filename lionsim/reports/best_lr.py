@@ -30,7 +30,7 @@ import pandas as pd
 
 from lionsim.reports.columns import lr_text, run_label
 from lionsim.reports.seeds import seed_spread
-from lionsim.reports.summary import FINAL_FRACTION, SummaryRule, summarize
+from lionsim.reports.summary import FINAL_FRACTION, NO_BASELINE, SummaryRule, summarize
 
 BY = ["workload", "workers", "run"]
 """One best lr for each of these."""
@@ -44,7 +44,6 @@ NOTE = "each run at its best lr (lowest final loss)"
 """What a plot drawn at_best_lr says in its subtitle."""
 CHOSEN = "at_best_lr"
 """The column at_best_lr marks its frames with (1 on every row)."""
-NO_BASELINE = ("speedup", "time_to_target_speedup", "baseline")
 
 
 def has_lr_axis(summary: pd.DataFrame) -> bool:

@@ -22,10 +22,12 @@ from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, run_label
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
+from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
 from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
+from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.titles import named_network
 
@@ -151,14 +153,16 @@ def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
                      f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", speedup_text(r.speedup),
-                     "n/a" if not math.isfinite(r.time_to_target_speedup) else speedup_text(r.time_to_target_speedup)])
+                     to_target_text(r)])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",
              "comm (total): every collective of the step, whether backward hides it or not"
              + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else "."),
              f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
-             "this run's (n/a: the run never reached it, or no target was set).",
+             "this run's (not reached: the run never got there; n/a: no target was set"
+             + ("; " + ABOVE_NOTE if shows_above(summary) else "")
+             + ").",
              _target_text(summary)]
     if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
         notes.append(DIVERGED_NOTE.replace("diverged at N", "diverged at step N", 1))
@@ -308,7 +312,7 @@ def _run_report(directory: Path) -> str:
             "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
     config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
                       + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
-    command = command_line(meta.get("argv"))
+    command = command_line(meta.get("argv"), resume=resumable(meta))
     parts = [
         f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
         f"{named_network(str(first['network']), meta, measured)}",
@@ -323,7 +327,7 @@ def _run_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command, directory)]
+              "## Reproduce\n\n" + reproduce(command, directory, bench_note(meta))]
     return "\n\n".join(parts) + "\n"
 
 
@@ -384,7 +388,8 @@ def _sweep_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory)]
+              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory,
+                                               sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
 
 

@@ -23,13 +23,16 @@ WRITES_OVER = ("bench", "estimate")
 (a sweep's rerun resumes it, taking none)."""
 
 
-def command_line(argv: list[str] | None) -> str | None:
+def command_line(argv: list[str] | None, resume: bool = False) -> str | None:
     """The command line that made DIR (run.json's, sweep.json's or estimate.json's argv), as a user
     would type it to make DIR again (without FRESH_ONLY flags; with --overwrite, see below); None
-    where none was recorded."""
+    where none was recorded. `resume`: a run that did not finish (lionsim.reports.resuming), whose
+    command goes on with --resume in place of any REPLACES flag, which would discard what it kept."""
     if not argv:
         return None
     argv = [a for a in argv if a not in FRESH_ONLY]
+    if resume:
+        return _typed([*(a for a in argv if a not in REPLACES), "--resume"])
     command = next((a for a in argv[1:] if not a.startswith("-")), None)
     # The command's --out is DIR, which holds this finished run, so without leave to replace it the
     # printed command is refused there ("holds a complete bench run; pass --overwrite"), whether or
@@ -37,11 +40,18 @@ def command_line(argv: list[str] | None) -> str | None:
     # also runs where DIR is gone or empty, and clears only lionsim's own files, so it is always added.
     if command in WRITES_OVER and not any(a in REPLACES for a in argv):
         argv = [*argv, "--overwrite"]
+    return _typed(argv)
+
+
+def _typed(argv: list[str]) -> str:
+    """argv as a user types it: `lionsim ...` where the program was lionsim's entry point."""
     return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
 
 
-def reproduce(command: str | None, directory: Path) -> str:
-    """A report's Reproduce section: the command that made DIR, then the report's own."""
+def reproduce(command: str | None, directory: Path, note: str | None = None) -> str:
+    """A report's Reproduce section: the command that made DIR, then the report's own; `note` (a run
+    that did not finish: lionsim.reports.resuming) first, where the command was recorded."""
     lines = ([command] if command else []) + [f"lionsim report {shlex.quote(str(directory))}"]
-    note = "" if command else "The original command was not recorded; the report comes from the files alone.\n\n"
+    note = (note + "\n\n" if note else "") if command else \
+        "The original command was not recorded; the report comes from the files alone.\n\n"
     return note + "\n".join("    " + line for line in lines)

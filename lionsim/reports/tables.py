@@ -17,6 +17,7 @@ from lionsim.numbers import plural, sig, speedup_text, step_bytes
 from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, off_sim, run_label, workload_text
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
+from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
 from lionsim.whole_nodes import one_node_line
 
@@ -52,16 +53,6 @@ def _ms(seconds: float) -> str:
     if ms >= 100:
         return f"{ms:,.0f}"
     return sig(ms) if ms >= 1 else f"{ms:.2f}"
-
-
-def _to_target(row) -> str:
-    """A run's time-to-target speedup; "not reached" (one token on one line: split over two it
-    read as two values) for a run that never got there, "n/a" where no target was set (a
-    diverged baseline)."""
-    if _isnan(getattr(row, "target_loss", math.nan)):
-        return "n/a"
-    reached = getattr(row, "target_reached", not _isnan(row.time_to_target_s))
-    return speedup_text(row.time_to_target_speedup) if reached and not _isnan(row.time_to_target_speedup) else "not reached"
 
 
 def distinct_values(summary: pd.DataFrame, col: str, show=str) -> str:
@@ -117,7 +108,12 @@ def _target_note(summary: pd.DataFrame) -> str:
         return f"to tgt: n/a ({rule})"
     rule = f"{summary['target_rule'].iloc[0]}, " if "target_rule" in summary.columns else ""  # older summaries: none
     return (f"to tgt: baseline's time / this run's to reach loss {summary['target_loss'].iloc[0]:.4g} ({rule}"
-            "trailing mean); not reached: the run never got there")
+            f"trailing mean); not reached: the run never got there{_above_note(summary)}")
+
+
+def _above_note(summary: pd.DataFrame) -> str:
+    """What a ">" in the to tgt column means, where one shows (the baseline never got there)."""
+    return f"; {ABOVE_NOTE}" if shows_above(summary) else ""
 
 
 _WAIT_NOTE = "; step includes the wait for the slowest worker (--compute-spread; wait_s in summary.csv)"
@@ -262,7 +258,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             step_bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
             speedup_text(row.speedup),
-            _to_target(row),
+            to_target_text(row),
         )
     return fit(table)
 

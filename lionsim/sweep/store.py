@@ -21,10 +21,10 @@ from lionsim.errors import LionsimError
 from lionsim.reports.columns import STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, make_dir, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.publish import RunDir
+from lionsim.reports.resuming import FAILED_FILE  # noqa: F401 (the sweep's callers import it here)
 from lionsim.sweep.shards import PARTS_DIR
 
 SWEEP_FILE = "sweep.json"
-FAILED_FILE = "failed.json"
 CELLS_DIR = "cells"
 CELL_FILES = (STEPS_FILE, SUMMARY_FILE, META_FILE)
 

@@ -29,7 +29,7 @@ from lionsim.network.link import US
 from lionsim.reports.files import write_atomic, written_together
 from lionsim.reports.formats import csv_frame, write_csv
 from lionsim.reports.seeds import seed_spread
-from lionsim.reports.summary import SummaryRule, pick_baseline, summarize
+from lionsim.reports.summary import NO_BASELINE, SummaryRule, pick_baseline, summarize
 from lionsim.runs import RunSpec
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.store import CellStore
@@ -37,8 +37,6 @@ from lionsim.sweep.store import CellStore
 STEPS_CSV = "sweep_steps.csv"
 SUMMARY_CSV = "sweep_summary.csv"
 CELL_COLUMNS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "alpha_us"]
-NO_BASELINE = ("speedup", "time_to_target_speedup", "baseline")
-"""Columns left empty in a group whose baseline cell has not finished yet."""
 
 
 class SweepTables:

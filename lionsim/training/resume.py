@@ -25,10 +25,9 @@ from lionsim.errors import LionsimError
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import CALLS_FILE, META_FILE, load_run
+from lionsim.reports.resuming import RESUMABLE
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
-RESUMABLE = ("interrupted", "failed")
-"""run.json statuses a --resume continues."""
 FREE = ("out", "timeout", "trace")
 """Options that may differ on --resume: where the run lives, how long a collective may wait,
 whether trace.json is written (it draws the steps of the session that writes it)."""

@@ -13,8 +13,9 @@ measured point), else the span between the two measured counts ("between 2 and 4
 shaded. A line that would hide under an earlier run's (the same or within style.CLOSE of it,
 panel by panel) is drawn dashed over it and named so in the legend, as in the run plots. The
 time-to-target plots account for every run in the legend: one that did not reach the target in
-some cells says in how many ("not reached in 2 of 6 cells"), one with no point anywhere is named
-with a hollow marker and "not reached, no line" (as the tables say).
+some cells says in how many ("not reached in 2 of 6 cells", "baseline not reached in 1 of 6
+cells" where the run got there and the cell's baseline did not), one with no point anywhere is
+named with a hollow marker and "not reached, no line" (as the tables say).
 
 Cells that differ only in the network train identically (the network changes the modelled
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
@@ -41,6 +42,7 @@ from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
 from lionsim.reports.columns import eval_metric, metric_axis, run_label
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
+from lionsim.reports.target_speedup import BASELINE_NOT_REACHED, NO_BASELINE, NO_TARGET, NOT_REACHED, to_target_kind
 from lionsim.whole_nodes import neighbour_count
 from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, labelled_linear_axis, legend_outside,
                                          mark_every, marker_size, ordered_labels, overlapping, run_styles, save,
@@ -50,6 +52,8 @@ SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GB
                  "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
 STEPS_NEEDS = ["cell", "workload", "seed", "workers", "network", "strategy", "transport", "step", "loss", "eval_acc"]
 BAND = "band: min-max over seeds"
+WHY = (NOT_REACHED, BASELINE_NOT_REACHED, NO_TARGET, NO_BASELINE)
+"""Why a run has no time-to-target point in a cell, in the legend's order."""
 END_MARGIN = 0.025  # of the step axis: it runs this far past the last step, so a marker there shows whole
 
 
@@ -219,22 +223,22 @@ class _Twins:
 
 def unreached(summary: pd.DataFrame, labels, column: str) -> dict[str, tuple[str, bool]]:
     """label -> (what the legend adds, whether it has a point anywhere) for each run with no `column`
-    in some cells, in the tables' words: "not reached" (the run never got to the cell's target),
-    "no target" (none was set: the cell's baseline diverged)."""
+    in some cells, in the tables' words (lionsim.reports.target_speedup): "not reached" (the run
+    never got to the cell's target), "baseline not reached" (it did, the cell's baseline did not:
+    no speedup to draw), "no target" (none was set: the cell's baseline diverged), "no baseline"
+    (the cell's baseline has not finished)."""
     found = {}
     for label in labels:
         rows = summary[summary["label"] == label]
         missing = rows[rows[column].isna()]
         if missing.empty:
             continue
-        no_target = (missing["target_loss"].isna() if "target_loss" in missing.columns
-                     else pd.Series(False, index=missing.index))
-        parts = [f"{why} in {int(count)} of {len(rows)} cells"
-                 for why, count in (("not reached", (~no_target).sum()), ("no target", no_target.sum())) if count]
+        kinds = pd.Series([to_target_kind(row) for row in missing.itertuples(index=False)], dtype=object)
+        counts = {kind: int((kinds == kind).sum()) for kind in WHY if (kinds == kind).any()}
+        parts = [f"{why} in {count} of {len(rows)} cells" for why, count in counts.items()]
         drawn = len(missing) < len(rows)
         found[label] = (f" ({'; '.join(parts)})" if drawn else
-                        ": " + ("; ".join(parts) if no_target.any() and not no_target.all()
-                                else "no target" if no_target.all() else "not reached") + ", no line", drawn)
+                        ": " + ("; ".join(parts) if len(counts) > 1 else next(iter(counts))) + ", no line", drawn)
     return found
 
 
@@ -352,8 +356,10 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels ("2x10^-1") collide
             ax.set_xticks(names.to_numpy(dtype=float), [f"{v:.3g}" for v in names.to_numpy(dtype=float)])
         ax.set_title(f"{value} workers" if facet == "workers" else f"network {value}", fontsize=10)
-        if len(xs) == 1:  # one point: give the log axis some width around it
-            ax.set_xlim(xs[0] / 2.0, xs[0] * 2.0)
+        if len(xs) == 1 or not any(agg["mean"].notna().any() for agg in aggs.values()):
+            # one point: give the log axis some width around it; none (no cell's baseline got to the
+            # target: every run is named in the legend): the cells' span, as a log axis needs limits
+            ax.set_xlim(xs[0] / 2.0, xs[-1] * 2.0)
     for ax in axes[len(order):]:
         ax.set_visible(False)
     for ax in axes[::ncols]:
