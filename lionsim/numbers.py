@@ -52,6 +52,30 @@ def sig(value: float, digits: int = 3, *, zeros: bool = True) -> str:
     return f"{value:#.{digits}g}".removesuffix(".")
 
 
+def distinct(values, digits: int = 3) -> list[str]:
+    """Each of `values` (a sweep's points, ascending) as a label on a scale, `sig` without trailing
+    zeros: `digits` significant digits, and more for a value whose neighbour would read the same
+    ("0.1", "0.1007", "0.1014" where 3 digits wrote "0.101" twice); a point spaced from both its
+    neighbours keeps 3 however close the others are ("0.256", "0.258")."""
+    values = [float(v) for v in values]
+
+    def text(i: int, d: int) -> str:
+        return sig(values[i], d, zeros=False)
+
+    def fewest(i: int) -> int:
+        near = [j for j in (i - 1, i + 1) if 0 <= j < len(values) and values[j] != values[i]]
+        d = digits
+        while d < 17 and any(text(i, d) == text(j, d) for j in near):
+            d += 1
+        return d
+
+    places = [fewest(i) for i in range(len(values))]
+    for i in range(1, len(values)):  # a neighbour printed at other digits may still meet: both longer
+        while values[i] != values[i - 1] and text(i, places[i]) == text(i - 1, places[i - 1]) and places[i] < 17:
+            places[i] = places[i - 1] = max(places[i], places[i - 1]) + 1
+    return [text(i, d) for i, d in enumerate(places)]
+
+
 DECIMAL_UNITS = (("PB", 1e15), ("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3))
 BINARY_UNITS = (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
 

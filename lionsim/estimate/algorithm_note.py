@@ -21,6 +21,8 @@ import pandas as pd
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
 from lionsim.network.cost import label_folds
 from lionsim.numbers import ms_text
+from lionsim.reports.points import labels, spans_text
+
 
 def fold_words() -> str:
     """Why comm jumps between powers of two (collectives.base.fold), naming the algorithms that
@@ -30,26 +32,11 @@ def fold_words() -> str:
             "two whole-vector steps more")
 
 
-def _count(x: float, variable: str) -> str:
-    return f"{x:,.0f}" if variable == "workers" else f"{x:.4g}"
-
-
-def _spans(points: list[tuple[int, float]], variable: str) -> str:
-    """(index, value) sweep points as spans of consecutive ones: "256, 512", "294-1,000"."""
-    spans: list[tuple[int, float, float]] = []  # (last index, first value, last value)
-    for i, v in points:
-        if spans and spans[-1][0] == i - 1:
-            spans[-1] = (i, spans[-1][1], v)
-        else:
-            spans.append((i, v, v))
-    return ", ".join(_count(a, variable) if a == b else f"{_count(a, variable)}-{_count(b, variable)}"
-                     for _, a, b in spans)
-
-
-def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
+def algorithm_notes(rows: pd.DataFrame, variable: str) -> list[str]:
     """Where the algorithm that priced a run's largest call (estimate.csv's `algorithm`, and whether it
     folded ranks in) is not the same at every sweep point: one line for one such run; for several a
-    line that says what follows, then one a run. [] where none changes."""
+    line that says what follows, then one a run. [] where none changes. Its points and their unit
+    are lionsim.reports.points' (spans_text)."""
     changed, folding, library, baseline = [], False, "", ""
     for (strategy, transport), run in rows.groupby(["strategy", "transport"], sort=False):
         run = run.sort_values("sweep_value").reset_index(drop=True)
@@ -57,22 +44,27 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
         if len(set(keys)) < 2:
             continue
         parts = []
+        names = labels(run["sweep_value"], variable)  # each point told from its neighbours, unit once
+
+        def point(i: int, names=names) -> str:
+            return spans_text([i], names, variable)
+
         slower = _slower_flips(run, keys) if variable == "bandwidth" else []
         for key in dict.fromkeys(keys):
-            at = [(i, float(run["sweep_value"][i])) for i, k in enumerate(keys) if k == key]
+            where = [i for i, k in enumerate(keys) if k == key]
             name = key[0] or "nothing sent"
             if key[1]:
-                folded = sorted({int(run["folded_ranks"][i]) for i, _ in at})
+                folded = sorted({int(run["folded_ranks"][i]) for i in where})
                 name += (f" with {folded[0]:,}" + (f"-{folded[-1]:,}" if len(folded) > 1 else "")
                          + " ranks folded in")
-            parts.append(f"{name} at {_spans(at, variable)}")
+            parts.append(f"{name} at {spans_text(where, names, variable)}")
         label = f"{strategy}@{transport}"
         changed.append((label, "; ".join(parts) + "".join(
-            f"; its step slows from {ms_text(a * 1e3)} ms at {_count(x, variable)} to {ms_text(b * 1e3)} ms at "
-            f"{_count(y, variable)} {unit}" for x, a, y, b in slower)))
+            f"; its step slows from {ms_text(a * 1e3)} ms at {point(i - 1)} to {ms_text(b * 1e3)} ms at {point(i)}"
+            for i, a, b in slower)))
         if slower and label == run["baseline"].iloc[0]:
-            x, _, y, _ = slower[-1]
-            baseline = (f"The baseline {label} steps slower at {_count(y, variable)} {unit} than at {_count(x, variable)} "
+            i, _, _ = slower[-1]
+            baseline = (f"The baseline {label} steps slower at {point(i)} than at {point(i - 1)} "
                         "(NCCL chooses on the link: a flip can slow a step), so speedups from there on are against "
                         "that slower step.")
         folding = folding or (variable == "workers" and _folding(run))
@@ -82,17 +74,17 @@ def algorithm_notes(rows: pd.DataFrame, variable: str, unit: str) -> list[str]:
     fold = f"; {fold_words()}" if folding else ""
     if len(changed) == 1:
         (label, where), = changed
-        return [f"{label}: the {library} library priced its largest call by {where} {unit} (the algorithm "
+        return [f"{label}: the {library} library priced its largest call by {where} (the algorithm "
                 f"column){fold}.", *filter(None, [baseline])]
-    return [f"the {library} library priced each run's largest call by, at these {unit} (the algorithm column){fold}:",
+    return [f"the {library} library priced each run's largest call by (the algorithm column){fold}:",
             *(f"  {label}: {where}" for label, where in changed), *filter(None, [baseline])]
 
 
-def _slower_flips(run: pd.DataFrame, keys: list) -> list[tuple[float, float, float, float]]:
-    """(value before, step before, value at, step at) where the priced algorithm changes from one
+def _slower_flips(run: pd.DataFrame, keys: list) -> list[tuple[int, float, float]]:
+    """(index of the point at, step before, step at) where the priced algorithm changes from one
     sweep point to the next and the step grows: a flip that slows the step (module doc)."""
-    values, steps = run["sweep_value"].astype(float).tolist(), run["step_s"].astype(float).tolist()
-    return [(values[i - 1], steps[i - 1], values[i], steps[i]) for i in range(1, len(keys))
+    steps = run["step_s"].astype(float).tolist()
+    return [(i, steps[i - 1], steps[i]) for i in range(1, len(keys))
             if keys[i] != keys[i - 1] and steps[i] > steps[i - 1]]
 
 

@@ -132,7 +132,7 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     for crossed in (c for c in (crossings, to_target) if c is not None):
         crossed[CAPPED] = capped_above(frame, sweep)  # points past the library's cap repeat its figures
     return Swept(sweep, frame, crossings, to_target,
-                 tuple(algorithm_notes(frame, sweep.variable, sweep.unit)))
+                 tuple(algorithm_notes(frame, sweep.variable)))
 
 
 def capped_above(rows: pd.DataFrame, sweep: Sweep) -> float:

@@ -9,6 +9,8 @@ import math
 
 import pandas as pd
 
+from lionsim.reports.points import labels, points_text
+
 CAPPED = "capped_above_GBps"
 """crossover.csv's column: the cap where a swept bandwidth passes it, else NaN (lionsim.estimate.sweep)."""
 
@@ -27,12 +29,15 @@ def capped_values(crossings: pd.DataFrame, values) -> tuple[float, list]:
 
 
 def capped_note(crossings: pd.DataFrame, values) -> str:
-    """One line naming the cap and the swept bandwidths above it, "" where none passes it."""
+    """One line naming the cap and the swept bandwidths above it ("at 3.16, 10, 31.6 GB/s"; past
+    points.FEW "at the 569 points from 1.97 to 100 GB/s": a 1,000-point sweep listed 569), "" where
+    none passes it."""
     cap, above = capped_values(crossings, values)
     if not above:
         return ""
-    at = ", ".join(f"{float(v):.3g}" for v in above)
-    return (f"capped: NCCL moves at most {cap:.3g} GB/s a node on this fabric, so at {at} GB/s the link is "
+    values = sorted(float(v) for v in values)
+    at = points_text([i for i, v in enumerate(values) if v > cap], labels(values, "bandwidth"), "bandwidth")
+    return (f"capped: NCCL moves at most {cap:.3g} GB/s a node on this fabric, so at {at} the link is "
             f"priced at {cap:.3g} GB/s: those points repeat the cap's step times (except where NCCL's algorithm "
             "flips on the link's rate), and their speedups are the cap's, not the swept link's.")
 

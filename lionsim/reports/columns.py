@@ -118,15 +118,6 @@ def sweep_heading(variable: str) -> str:
     return "inter-node bandwidth (GB/s)" if variable == "bandwidth" else variable
 
 
-def swept_text(value: float, variable: str) -> str:
-    """A swept value in a row of an estimate sweep's tables: a worker count whole ("1,024"), a
-    bandwidth to 3 significant digits (numbers.sig: "0.562", "3.16", where 'g' wrote "0.562341"),
-    without trailing zeros: a setting on a scale, as the plots' ticks write it, not a measurement."""
-    from lionsim.numbers import sig
-
-    return f"{int(value):,}" if variable == "workers" else sig(float(value), zeros=False)
-
-
 def model_name(row) -> str:
     """estimate.csv's model of a row in a title: the preset's name, or "3,000,000,000 params" when
     sized by --params (whose model column says "params")."""

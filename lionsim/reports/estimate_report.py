@@ -2,8 +2,8 @@
 
 An estimate sweep (`--sweep`), from sweep.csv and crossover.csv alone: what was modelled (model,
 device, network, overlap, uneven workers and how their distribution was computed), the step time
-and the speedup of every run at every swept value, the bytes across nodes where a network has
-nodes to cross, the crossovers, and the plots (sweep.png; hierarchy.png for hierarchical
+and the speedup of every run at every swept value (a dense sweep's readable subset: sweep_rows),
+the bytes across nodes where a network has nodes to cross, the crossovers, and the plots (sweep.png; hierarchy.png for hierarchical
 transports in a workers sweep), redrawn first. With --from-run, the time to target at scale
 besides: where the convergence came from and the assumption, the time and its speedup at every
 swept value, the crossovers on time to target (to_target_crossover.csv) and to_target.png.
@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from lionsim.numbers import bytes_text, sig, speedup_text
-from lionsim.reports.capped import MARK, capped_note, capped_values, mark_line
-from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, swept_text, sweep_heading
+from lionsim.numbers import bytes_text, run_duration, sig, speedup_text
+from lionsim.reports.capped import capped_note, capped_values, mark_line
+from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, sweep_heading
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
+from lionsim.reports.sweep_rows import Shown, every_point, shown_rows
 from lionsim.reports.tables import crossing_words, winning_count
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
@@ -41,14 +42,18 @@ def _ms(seconds: float) -> str:
     return f"{sig(seconds * 1e3)} ms"  # whole and grouped from 1,000 ms (999.97 too: never 1e+03)
 
 
-def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str, capped=()) -> str:
-    """A table of `column` by swept value (rows) and run; the values in `capped` (past the library's
-    cap: lionsim.reports.capped) marked."""
+def _bytes(n: float) -> str:
+    return bytes_text(n) if math.isfinite(n) else "n/a"
+
+
+def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str, shown: Shown | None = None) -> str:
+    """A table of `column` by swept value (rows) and run: the rows `shown` (sweep_rows: a dense
+    sweep's subset, points past the library's cap marked), else every point."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
-    rows = [[swept_text(value, variable) + (f" {MARK}" if value in capped else ""),
-             *(fmt(table.loc[value, label]) for label in labels)] for value in table.index]
+    shown = shown or every_point(table.index)
+    rows = [[label, *(fmt(table.loc[value, run]) for run in labels)] for value, label in shown.labelled(variable)]
     return md_table([sweep_heading(variable), *labels], rows)
 
 
@@ -144,26 +149,34 @@ def estimate_report(directory: Path) -> str:
         "workers" if (frame["sweep_value"] == frame["workers"]).all() else "bandwidth")
     first = frame.iloc[0]
     cap, above = capped_values(crossings, sorted(frame["sweep_value"].unique()))  # they repeat the cap's figures
+    where = directory / TO_TARGET_CROSSOVER
+    to_target = read_table(where, CROSSOVER_NEEDS, allow_empty=True) if where.is_file() else None
+    cells = {"step_s": _ms, "speedup": speedup_text, "inter_bytes": _bytes, "step_p99_s": _ms,
+             "time_to_target_s": run_duration, "to_target_speedup": speedup_text}  # what the tables print
+    shown = shown_rows(frame, cells, cap, (crossings, to_target))  # a dense sweep's readable subset, in each table
+
+    def under(first: bool = False) -> str:
+        return f"\n\n{note}" if (note := shown.note(first)) else ""
+
     parts = [
         f"# lionsim report: estimate of {model_name(first)} against {variable}, {first['network']}",
         "No training: every figure is the step-time model's (`lionsim estimate`).",
         "## Configuration\n\n" + _config(frame, directory),
-        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, above)
+        f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, shown) + under(True)
         + (f"\n\n{mark_line(cap)}" if above else ""),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, above)
-        + _baseline_note(directory),
+        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, shown)
+        + under() + _baseline_note(directory),
     ]
-    if shows_across(frame):
+    if shows_across(frame):  # its points not marked: the bytes do not depend on the link's rate
         parts.append("## Bytes one node sends across nodes per step\n\n"
-                     + _pivot(frame, "inter_bytes", lambda v: bytes_text(v) if math.isfinite(v) else "n/a", variable))
+                     + _pivot(frame, "inter_bytes", _bytes, variable, shown.unmarked()) + under())
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
-        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable, above))
+        parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable, shown)
+                     + under())
     if has_to_target(frame):
         timed = read_table(directory / "sweep.csv", ["sweep_value", *TO_TARGET_NEEDS])
-        where = directory / TO_TARGET_CROSSOVER
-        to_target = read_table(where, CROSSOVER_NEEDS, allow_empty=True) if where.is_file() else None
         why = no_plot_reason(timed)
-        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable)
+        parts.append("## Time to target at scale\n\n" + to_target_sweep_section(timed, to_target, variable, shown)
                      + (f"\n\nto_target.png is not drawn: {why}." if why else ""))
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))

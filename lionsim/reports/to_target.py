@@ -12,7 +12,8 @@ import math
 import pandas as pd
 
 from lionsim.numbers import plural, run_duration, speedup_text
-from lionsim.reports.columns import swept_text, sweep_heading, workload_text
+from lionsim.reports.columns import sweep_heading, workload_text
+from lionsim.reports.sweep_rows import Shown, every_point
 from lionsim.reports.md import md_table
 
 def band_text(lo: float, mid: float, hi: float) -> str:
@@ -141,19 +142,23 @@ def to_target_section(frame: pd.DataFrame) -> str:
         _verdict(frame)])
 
 
-def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None, variable: str) -> str:
+def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None, variable: str,
+                            shown: Shown | None = None) -> str:
     """An estimate sweep's time to target: where it came from, the time and speedup at each swept
-    value, and where each run starts or stops winning on time to target."""
+    value (the rows `shown`: a dense sweep's subset, as the report's other tables; else every
+    point), and where each run starts or stops winning on time to target."""
     first = frame.iloc[0]
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
     runs = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
+    shown = shown or every_point(frame["sweep_value"].unique())
 
     def pivot(column: str, fmt) -> str:
         """`column` by swept value and run, each cell `fmt(value)`."""
         table = runs.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first", dropna=False)
-        body = [[swept_text(v, variable), *(fmt(table.loc[v, label]) if label in table.columns else "-"
-                             for label in labels)] for v in table.index]
-        return md_table([sweep_heading(variable), *labels], body)
+        body = [[name, *(fmt(table.loc[v, label]) if label in table.columns else "-" for label in labels)]
+                for v, name in shown.labelled(variable)]
+        note = shown.note(first=False)  # a dense sweep's rows: the same as the step time's
+        return md_table([sweep_heading(variable), *labels], body) + (f"\n\n{note}" if note else "")
 
     parts = [_source_words(first), ASSUMPTION.format(basis=first["to_target_basis"])]
     if variable == "workers":

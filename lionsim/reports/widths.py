@@ -1,7 +1,8 @@
 """Tables that fit 80 columns (a wider terminal's width): run names that break after a '-' rather
 than widen the table.
 
-A run label is two lines, strategy then @transport, each whole while the table fits; a table
+A run label is two lines, strategy then @transport, each whole while the table fits (past
+TABLE_WIDTH, where a wider width was asked for, one line where the table still fits); a table
 wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the
 transports in it break after a '-' (`@compressed-` / `allreduce`): a last resort, taken only
 where the column cannot hold the name whole. Nothing is cut inside a word, a strategy's name is
@@ -59,17 +60,28 @@ class RunName:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.joined = False
+        """Set by shaped past TABLE_WIDTH where the table fits so: strategy@transport on one line."""
 
     def __str__(self) -> str:
         return self.text
 
+    def one_line(self) -> list[str]:
+        """The label's lines with strategy and @transport on one ("adamw*@fp32-allreduce")."""
+        first, *rest = self.text.split("\n")
+        return [first + rest[0], *rest[1:]] if rest and rest[0].startswith("@") else [first, *rest]
+
     def __rich_measure__(self, console, options) -> Measurement:
         first, *rest = self.text.split("\n")
         least = max([len(first), *(len(p) for line in rest for p in _pieces(line))])
-        return Measurement(least, max(len(line) for line in (first, *rest)))
+        lines = self.one_line() if self.joined else (first, *rest)
+        return Measurement(least, max(len(line) for line in lines))
 
     def __rich_console__(self, console, options):
         width = max(options.max_width, 1)
+        if self.joined and len(self.one_line()[0]) <= width:
+            yield Text("\n".join(self.one_line()), no_wrap=False, overflow="fold")
+            return
         first, *rest = self.text.split("\n")
         yield Text("\n".join([first, *(part for line in rest for part in wrap_name(line, width))]),
                    no_wrap=False, overflow="fold")
@@ -397,9 +409,28 @@ def _annotation(text) -> int:
     return 0 if not text else len(text.plain if isinstance(text, Text) else str(text))
 
 
+def _join_names(table: Table, width: int, measured: Measured) -> None:
+    """Past TABLE_WIDTH (a wider terminal, or COLUMNS), a run column of RunName labels widened so
+    that each reads strategy@transport on one line, where the table then still fits `width`: the
+    80 columns of a pipe or a log break them before their @transport, a width asked for need not."""
+    run = next((c for c in table.columns if c.header == "run"), None)
+    names = list(run.cells) if run is not None else []
+    if not names or not all(isinstance(name, RunName) for name in names):
+        return
+    now = run.max_width if run.max_width is not None else max(
+        m.maximum for m in [*measured.cells(run), measured.header(run)])
+    need = max(len(line) for name in names for line in name.one_line())
+    if measured.width() + max(0, need - now) > width:
+        return
+    run.min_width = run.max_width = max(now, need)
+    for name in names:
+        name.joined = True
+
+
 def shaped(table: Table, width: int) -> int:
     """Where the CLI's console draws a table (lionsim.cli.app._Console.render): `table` fitted to
-    `width` (fit: a word column breaks between words, no number is cut), and one whose title or
+    `width` (fit: a word column breaks between words, no number is cut), its runs' names on one line
+    where `width` is past TABLE_WIDTH and holds them (_join_names), and one whose title or
     caption is wider than its columns widened, up to TABLE_WIDTH (and `width`), by its last
     left-justified column (fill), so its notes do not wrap at a few columns' width. Returns the
     width to draw it at: `width`, or the table's own where its numbers alone are wider (drawn so,
@@ -407,6 +438,8 @@ def shaped(table: Table, width: int) -> int:
     measured = Measured(table)  # its cells measured once, for fit and fill alike
     if table.width is None:  # a builder that pinned its width fitted it already
         fit(table, width, measured=measured)
+        if width > TABLE_WIDTH:
+            _join_names(table, width, measured)
     notes = max(_annotation(table.title), _annotation(table.caption))
     wide = measured.width()
     if notes > wide and table.width is None:

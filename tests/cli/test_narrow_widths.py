@@ -111,8 +111,50 @@ def test_the_estimate_table_takes_a_wider_columns_and_keeps_80_in_a_pipe(capsys,
         out = _at(columns, argv, capsys, monkeypatch)
         table = out.split("\n\n")[1]  # the title, then the table
         assert next(line for line in table.splitlines() if line.split()[:1] == ["run"]).split()[-2:] == header
-        assert "@fp32-allreduce" in table.split()  # whole: the header folds before a name breaks
+        # whole: the header folds before a name breaks; at 200 the name is one line (next test)
+        assert ("adamw*@fp32-allreduce" if columns == "200" else "@fp32-allreduce") in table.split()
         assert columns == "200" or max(map(len, table.splitlines())) <= 80
+
+
+def _run_cells(table: str, lines: int | None = None) -> list[str]:
+    """The first word of each line of a printed table's body (below its rule), its first `lines` alone
+    where a caption follows."""
+    body = [line for line in table.split("─")[-1].splitlines()[1:] if line.strip()]
+    return [line.split()[0] for line in body[:lines]]
+
+
+def test_a_columns_wider_than_80_puts_each_run_on_one_line_in_estimate_and_bench_alike(capsys, monkeypatch):
+    """COLUMNS=200 in a pipe: strategies' listing took the 200 columns while estimate's table (and
+    bench's) kept each run on two lines, `@fp32-allreduce` under `adamw*`. Past 80 a run's name is one
+    line where the table then fits; at 80, or where a wider table would not fit, strategy then
+    @transport. The reference: the runs priced, as strategy@transport."""
+    argv = ["estimate", "--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe", "-s", "adamw",
+            "-s", "dlion-mavo@a2a-1bit"]
+    runs = ["adamw*@fp32-allreduce", "dlion-mavo@a2a-1bit"]
+    wide = _at("200", argv, capsys, monkeypatch).split("\n\n")[1]
+    assert _run_cells(wide) == runs
+    needs = max(map(len, wide.splitlines()))  # the table with each name on one line (less a blank edge)
+    assert 80 < needs <= 200
+    assert _run_cells(_at(str(needs + 1), argv, capsys, monkeypatch).split("\n\n")[1]) == runs
+    for columns in ("80", str(needs - 1)):  # a pipe's 80, or a width it would pass
+        assert _run_cells(_at(columns, argv, capsys, monkeypatch).split("\n\n")[1]) == \
+            ["adamw*", "@fp32-allreduce", "dlion-mavo", "@a2a-1bit"], columns
+
+    import pandas as pd
+
+    from lionsim.cli.app import console
+    from lionsim.reports.tables import summary_table
+    from tests.helpers import REPO
+
+    summary = pd.read_csv(REPO / "reports" / "readme" / "default-bench" / "summary.csv")
+    runs = [f"{s}{'*' * (i == 0)}@{t}" for i, (s, t) in enumerate(zip(summary["strategy"], summary["transport"]))]
+    for columns in ("200", "80"):
+        monkeypatch.setenv("COLUMNS", columns)
+        monkeypatch.setattr(console, "_width", type(console)()._width)  # as a fresh process starts
+        console.print(summary_table(summary))  # the console bench prints its table on (out_console)
+        shown = _run_cells(capsys.readouterr().out, 2 * len(runs))
+        assert (shown[:len(runs)] == runs) == (columns == "200"), (columns, shown)
+        assert columns == "200" or shown[:2] == ["adamw*", "@fp32-allreduce"]
 
 
 def test_the_format_help_says_what_a_table_does_where_its_numbers_are_wider(capsys, monkeypatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from lionsim.estimate import EstimateConfig, estimate
@@ -59,7 +60,7 @@ def test_a_sweep_whose_algorithm_changes_says_where_in_one_line():
     assert changed == [294, 300, 384, 1000]
     (line,) = swept.algorithm_notes
     other = rows[rows["workers"] == 294]["algorithm"].iloc[0]
-    assert "by rabenseifner at 256, 512, 1,024; " in line
+    assert "by rabenseifner at 256, 512, 1,024 workers; " in line
     assert f"{other} at 294-384, 1,000 workers" in line and "fold the extra ranks in first" in line
 
 
@@ -67,9 +68,9 @@ def test_folded_ranks_read_as_a_range_and_a_steady_algorithm_says_nothing():
     rows = pd.DataFrame({"strategy": "adamw", "transport": "fp32-allreduce", "library": "ideal",
                          "sweep_value": [256, 294, 1000], "workers": [256, 294, 1000],
                          "algorithm": "rabenseifner", "folded_ranks": [0, 38, 488]})
-    (line,) = algorithm_notes(rows, "workers", "workers")
-    assert "rabenseifner at 256; rabenseifner with 38-488 ranks folded in at 294-1,000 workers" in line
-    assert algorithm_notes(rows.assign(folded_ranks=0), "workers", "workers") == []
+    (line,) = algorithm_notes(rows, "workers")
+    assert "rabenseifner at 256 workers; rabenseifner with 38-488 ranks folded in at 294-1,000 workers" in line
+    assert algorithm_notes(rows.assign(folded_ranks=0), "workers") == []
 
 
 def test_the_fold_line_follows_what_each_algorithm_declares(monkeypatch):
@@ -80,7 +81,7 @@ def test_the_fold_line_follows_what_each_algorithm_declares(monkeypatch):
                          "algorithm": ["hier:ring+rabenseifner+ring", "ring"], "folded_ranks": 0})
 
     def said() -> str:
-        (line,) = algorithm_notes(rows, "workers", "workers")
+        (line,) = algorithm_notes(rows, "workers")
         return line
 
     folding = [name for name, algorithm in COLLECTIVE_ALGORITHMS.items() if algorithm.folds]
@@ -118,6 +119,50 @@ def test_a_bandwidth_sweep_says_where_a_flip_slows_the_baselines_step(tmp_path):
     assert flips, algorithms  # the case the note is for: a flip that slows the step
     i = flips[-1]
     said = " ".join(" ".join(swept.algorithm_notes).split())
-    assert (f"its step slows from {steps[i - 1] * 1e3:,.0f} ms at {values[i - 1]:.4g} to {steps[i] * 1e3:,.0f} ms "
-            f"at {values[i]:.4g} GB/s") in said, said
-    assert f"The baseline adamw@bf16-allreduce steps slower at {values[i]:.4g} GB/s than at {values[i - 1]:.4g}" in said
+    point = [f"{v:.3g}" for v in values]  # 8 points a factor 1.9 apart: 3 digits tell each from its neighbours
+    assert len(set(point)) == len(point)
+    assert (f"its step slows from {steps[i - 1] * 1e3:,.0f} ms at {point[i - 1]} GB/s to {steps[i] * 1e3:,.0f} ms "
+            f"at {point[i]} GB/s") in said, said
+    assert f"The baseline adamw@bf16-allreduce steps slower at {point[i]} GB/s than at {point[i - 1]} GB/s" in said
+    assert "GB/s GB/s" not in said
+
+
+def _flipping(values, flips: dict[int, str], slower_at: int) -> pd.DataFrame:
+    """One run over `values` whose priced algorithm is `flips[i]` from point i on, its step growing at
+    `slower_at` (a flip NCCL makes on a faster link), else shrinking as the link speeds up."""
+    names, name = [], "ring/simple"
+    for i in range(len(values)):
+        name = flips.get(i, name)
+        names.append(name)
+    steps = [1 / v + (1.0 if i >= slower_at else 0.0) for i, v in enumerate(values)]
+    return pd.DataFrame({"strategy": "powersgd", "transport": "lowrank-allreduce", "library": "nccl",
+                         "baseline": "adamw@fp32-allreduce", "sweep_value": values, "workers": 16,
+                         "algorithm": names, "folded_ranks": 0, "step_s": steps})
+
+
+def test_a_bandwidth_notes_ranges_each_carry_the_unit_once_at_the_digits_that_tell_them_apart():
+    """Over --sweep bandwidth=0.1:100:1000 the note read "ring/simple at 0.1-0.2561; ring/ll at 0.2579-21.54"
+    (no unit, 4 digits where 3 tell the two apart) and ended "at 21.69 GB/s GB/s (the algorithm column)".
+    The reference: each range's ends to 3 significant digits (a 1,000-point sweep's neighbours differ
+    by 0.7%: at the ends chosen here 3 digits already differ), the unit after every range and once."""
+    values = list(np.geomspace(0.1, 100, 1000))
+    at = {"ring/ll": 137, "tree/ll": 777}  # where each starts
+    (line,) = algorithm_notes(_flipping(values, {137: "ring/ll", 777: "tree/ll"}, slower_at=777), "bandwidth")
+    three = [f"{v:.3g}" for v in values]
+    for i in (136, 137, 776, 777):  # each end differs from its neighbours at 3 digits
+        assert three[i] not in (three[i - 1], three[i + 1]), i
+    a, b = at["ring/ll"], at["tree/ll"]
+    assert (f"by ring/simple at 0.1-{three[a - 1]} GB/s; ring/ll at {three[a]}-{three[b - 1]} GB/s; "
+            f"tree/ll at {three[b]}-100 GB/s; its step slows from ") in line, line
+    assert f" ms at {three[b - 1]} GB/s to " in line
+    assert line.endswith(f" ms at {three[b]} GB/s (the algorithm column).")
+    assert line.count("GB/s") == 5 and "GB/s GB/s" not in line
+
+
+def test_neighbouring_points_a_note_names_take_the_digits_that_tell_them_apart():
+    """Two points 0.1% apart read the same at 3 digits ("1.38" twice): the note writes each with the
+    digits that tell it from the other (the reference: the value rounded to 4 digits, where they differ)."""
+    values = [1.0, 1.3841, 1.3849, 2.0]
+    assert f"{values[1]:.3g}" == f"{values[2]:.3g}" and f"{values[1]:.4g}" != f"{values[2]:.4g}"
+    (line,) = algorithm_notes(_flipping(values, {2: "ring/ll"}, slower_at=2), "bandwidth")
+    assert f"ring/simple at 1-{values[1]:.4g} GB/s; ring/ll at {values[2]:.4g}-2 GB/s" in line, line

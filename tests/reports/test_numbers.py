@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_EVEN, Decimal
 
+import numpy as np
 import pytest
 
 
@@ -251,3 +252,29 @@ def test_sig_keeps_counts_zero_and_tiny_values_as_they_were():
             assert sig(x, zeros=False) == f"{x:.3g}", x
     assert [bytes_text(n) for n in (8, 8.0, 12.5, 4e9, 1.5e3)] == ["8 B", "8 B", "12.5 B", "4.00 GB", "1.50 kB"]
     assert [bytes_text(n, zeros=False) for n in (2e7, 1e9)] == ["20 MB", "1 GB"]
+
+
+def fewest_digits(values: list[float], i: int) -> int:
+    """The fewest significant digits, 3 at least, at which values[i] rounds (half-even, in decimal) to a
+    figure neither neighbour rounds to: brute force over the digits."""
+    d = 3
+    while any(significant(values[i], d) == significant(values[j], d) for j in (i - 1, i + 1) if 0 <= j < len(values)):
+        d += 1
+    return d
+
+
+@pytest.mark.parametrize("values", [
+    list(np.geomspace(0.1, 100, 1000)),  # --sweep bandwidth=0.1:100:1000: 3 digits wrote "0.101" twice
+    list(np.geomspace(0.5, 50, 8)),
+    [1.0, 2.0, 3.0, 3.0001, 10.0],
+])
+def test_distinct_labels_take_the_fewest_digits_that_tell_each_point_from_its_neighbours(values):
+    """A report's row labels and a note's swept points (numbers.distinct): a 1,000-point sweep labelled
+    0.1007 and 0.1014 both "0.101". Each label is its value to the fewest digits (3 at least) at which
+    it differs from both neighbours, so neighbours never read the same."""
+    from lionsim.numbers import distinct
+
+    labels = distinct(values)
+    assert all(a != b for a, b in zip(labels, labels[1:]))
+    for i, label in enumerate(labels):
+        assert _figure(label) == significant(values[i], fewest_digits(values, i)), (i, values[i], label)
