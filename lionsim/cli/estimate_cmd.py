@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import Annotated, Iterable, NamedTuple, Optional
 
@@ -620,8 +621,11 @@ def estimate_cmd(
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
     for line in swept.algorithm_notes if swept is not None else []:  # where the priced algorithm changed
-        (console if format == "table" else err_console).print(("" if format == "table" else "note: ") + line,
-                                                              markup=False, highlight=False)
+        to = console if format == "table" else err_console
+        text = ("" if format == "table" else "note: ") + line
+        indent = " " * (len(text) - len(text.lstrip()) + 2)  # a run's line: its wrapped part under its text
+        to.print(textwrap.fill(text, max(to.width, 40), subsequent_indent=indent, break_long_words=False,
+                               break_on_hyphens=False), markup=False, highlight=False, soft_wrap=True)
     if written:
         (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
