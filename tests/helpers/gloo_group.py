@@ -5,11 +5,11 @@ cores), while the work most gloo tests give it takes well under a second; so eac
 gets one group per test process (tests/conftest.py's `gloo_group` fixture), and every test
 sends its rank function to it. The ranks are forked from a forkserver that imported torch (and
 torch._dynamo, which an optimizer's first construction imports) once for all world sizes, where
-the platform has one (as lionsim's sweep workers are). The function runs on every rank at once with the default process
-group initialised (gloo, this world, one torch thread), and returns what the rank found: the
-test compares it with the simulator. A rank function must leave the group as it found it
-(subgroups it makes stay, harmlessly); one that fails or hangs breaks the group, which is then
-stopped and started again for the next test.
+the platform has one (as lionsim's sweep workers are). The function runs on every rank at once
+with the default process group initialised (gloo, this world, one torch thread), and returns
+what the rank found: the test compares it with the simulator. A rank function must leave the
+group as it found it (subgroups it makes stay, harmlessly); one that fails or hangs breaks the
+group, which is then stopped and started again for the next test.
 """
 
 from __future__ import annotations
