@@ -323,20 +323,29 @@ def test_plot_and_report_of_a_missing_directory_say_so_alike(tmp_path, capsys):
 # --- titles and markers --------------------------------------------------------------------
 
 
-def _figures(monkeypatch, *modules) -> dict:
-    """Every figure the `modules` save, by file name, instead of writing it."""
+def _figures(monkeypatch, *modules, draw: bool = False) -> dict:
+    """Every figure the `modules` save, by file name, instead of writing it; `draw`: each drawn as
+    a save draws it (so a figure that fails to draw still fails), without rendering PNG and SVG."""
     figures = {}
+
+    def keep(fig, path):
+        if draw:
+            fig.draw_without_rendering()
+        figures[Path(path).name] = fig
+        return []
+
     for module in modules:
-        monkeypatch.setattr(module, "save", lambda fig, path: figures.update({Path(path).name: fig}) or [])
+        monkeypatch.setattr(module, "save", keep)
     return figures
 
 
 def _run_figures(monkeypatch) -> dict:
-    """Every figure plot_run saves (its own, time_breakdown's and step_time_distribution's), unwritten."""
+    """Every figure plot_run saves (its own, time_breakdown's and step_time_distribution's), drawn
+    but not rendered."""
     from lionsim.reports.plots import breakdown, steptimes
     from lionsim.reports.plots import run as run_plots
 
-    return _figures(monkeypatch, run_plots, breakdown, steptimes)
+    return _figures(monkeypatch, run_plots, breakdown, steptimes, draw=True)
 
 
 def test_a_plug_in_workload_is_named_by_its_file_in_titles_and_a_long_title_wraps(tmp_path, monkeypatch):
