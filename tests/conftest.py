@@ -22,16 +22,22 @@ any machine (docs/ci-guard.md, "The test suite").
 from __future__ import annotations
 
 import pytest
-import torch
-
-from tests.helpers.cli import TINY_BENCH
 
 RENDERED = "plots"
 """The marker of tests that render their figures (PNG and SVG) for real."""
 
 
 def pytest_configure(config) -> None:
+    if _xdist_controller(config):
+        return  # it runs no test: torch and lionsim load in the workers only
+    import torch
+
     torch.set_num_threads(1)
+
+
+def _xdist_controller(config) -> bool:
+    """Whether this process is pytest-xdist's controller (`-n N` given, and not a worker)."""
+    return not hasattr(config, "workerinput") and bool(config.getoption("numprocesses", None))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the groups
@@ -104,6 +110,7 @@ def tiny_run(tmp_path_factory):
     """A finished tiny bench: dlion-mavo and adamw, momentum sync every 2 steps, 2 steps of 2
     workers; its directory (steps.csv, summary.csv, run.json, plots), not to be written to."""
     from lionsim.cli.app import main
+    from tests.helpers.cli import TINY_BENCH
 
     out = tmp_path_factory.mktemp("tiny-run") / "r"
     with pytest.MonkeyPatch.context() as patch:  # the same files whichever test asks first

@@ -68,21 +68,35 @@ class KindCount:
         """The kinds of steps 1..`steps` (a shorter run than the one counted so far starts again)."""
         if steps < self.walked:
             self.walked, self.counts = 0, Counter()
-        strategy, steady, workers = self.strategy, self.steady, self.workers
-        # a key as cheap to hash as can be: most steps are the steady one
+        strategy, steady, counts = self.strategy, self.steady, self.counts
+        run_spec, extra_calls, phase_of = strategy.run_spec, strategy.extra_calls, strategy.phase
+        many = self.workers > 1
+        # consecutive steps of one kind (most are the steady one) are counted as a run and hashed once
+        key, run = None, 0
         for step in range(self.walked + 1, steps + 1):
-            spec = strategy.run_spec(step, steady)
-            self.counts[(spec if spec is not steady else steady.__class__,
-                         tuple(strategy.extra_calls(step)) if workers > 1 else (), strategy.phase(step))] += 1
+            spec, calls, phase = run_spec(step, steady), tuple(extra_calls(step)) if many else (), phase_of(step)
+            if key is not None and spec is key[0] and phase is key[2] and calls == key[1]:
+                run += 1
+                continue
+            if run:
+                counts[self._key(key)] += run
+            key, run = (spec, calls, phase), 1
+        if run:
+            counts[self._key(key)] += run
         self.walked = steps
         kinds: Counter[StepKind] = Counter()
-        for (spec, calls, phase), count in self.counts.items():
+        for (spec, calls, phase), count in counts.items():
             spec = steady if spec is steady.__class__ else spec
             if phase == "steady" and spec is not None and spec != steady:  # DGC's stages: a warm-up by spec alone
                 phase = "warm-up"
             extra = tuple(at_scale(c, steady.numel / strategy.layout.numel) for c in calls)
             kinds[StepKind(spec=spec, extra_calls=extra, phase=phase + (" + sync" if extra else ""))] += count
         return kinds
+
+    def _key(self, kind: tuple) -> tuple:
+        """(spec, calls, phase) as counted: the steady spec by its class, cheap to hash."""
+        spec, calls, phase = kind
+        return (spec if spec is not self.steady else self.steady.__class__, calls, phase)
 
 
 def at_scale(call: CollectiveCall, factor: float) -> CollectiveCall:

@@ -733,8 +733,18 @@ def test_without_strategies_it_prices_the_runs_dir_trained_its_baseline_first(tm
             "adamw@fp32-allreduce, dlion-mavo@int8-allreduce, signsgd@int8-allreduce") in " ".join(err.split())
 
 
+@pytest.fixture(scope="module")
+def million_steps(tmp_path_factory) -> pd.DataFrame:
+    """The estimate of a run of a million steps to target from the CELLS sweep (its numbers long),
+    priced once for every terminal width below: the walk over its steps takes about a second."""
+    cfg = EstimateConfig(**(BASE | {"workers": 64, "network": "h100x8-100gbe"}),
+                         strategies=["adamw", "dlion-mavo@a2a-1bit"], steps=1_000_000,
+                         from_run=str(sweep_dir(tmp_path_factory.mktemp("million"), CELLS)))
+    return estimate(cfg)
+
+
 @pytest.mark.parametrize("columns", [60, 80, 120])
-def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_whole(tmp_path, monkeypatch,
+def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_whole(million_steps, monkeypatch,
                                                                                        columns):
     """fill pinned the run column at the width that made the table 80 columns, so on a terminal of 60
     rich could not narrow it and cut the numbers instead ("1,00…", "9…", "1.56 d-1…"): the table is
@@ -745,10 +755,7 @@ def test_on_a_terminal_of_any_width_every_number_of_the_time_to_target_table_is_
     from lionsim.reports.to_target import band_text
     from tests.helpers.cli import table_text
 
-    cfg = EstimateConfig(**(BASE | {"workers": 64, "network": "h100x8-100gbe"}),
-                         strategies=["adamw", "dlion-mavo@a2a-1bit"], steps=1_000_000,
-                         from_run=str(sweep_dir(tmp_path, CELLS)))
-    frame = estimate(cfg)
+    frame = million_steps
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # stdout as rich sees a terminal, COLUMNS wide
     monkeypatch.setenv("COLUMNS", str(columns))
     shown = table_text(to_target_table(frame), width=columns)

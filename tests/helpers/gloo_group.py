@@ -3,11 +3,13 @@
 Starting a rank costs a new interpreter and torch's import (seconds, and far more on two busy
 cores), while the work most gloo tests give it takes well under a second; so each world size
 gets one group per test process (tests/conftest.py's `gloo_group` fixture), and every test
-sends its rank function to it. The function runs on every rank at once with the default process
-group initialised (gloo, this world, one torch thread), and returns what the rank found: the
-test compares it with the simulator. A rank function must leave the group as it found it
-(subgroups it makes stay, harmlessly); one that fails or hangs breaks the group, which is then
-stopped and started again for the next test.
+sends its rank function to it. The ranks are forked from a forkserver that imported torch (and
+torch._dynamo, which an optimizer's first construction imports) once for all world sizes, where
+the platform has one (as lionsim's sweep workers are). The function runs on every rank at once
+with the default process group initialised (gloo, this world, one torch thread), and returns
+what the rank found: the test compares it with the simulator. A rank function must leave the
+group as it found it (subgroups it makes stay, harmlessly); one that fails or hangs breaks the
+group, which is then stopped and started again for the next test.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Callable
 
 from lionsim.launch import free_port
 
+PRELOAD = ["torch", "torch.distributed", "torch._dynamo", "lionsim.backends", "lionsim.optim", "lionsim.strategies",
+           "tests.helpers.gloo_group"]
+"""What the forkserver imports once for every rank of every group."""
 TIMEOUT_S = 300.0
 """How long run() waits for every rank (the slowest CI-tier rank function takes seconds)."""
 
@@ -38,7 +43,7 @@ class GlooGroup:
     """`world` gloo ranks on this machine, started once and reused."""
 
     def __init__(self, world: int) -> None:
-        context = multiprocessing.get_context("spawn")
+        context = _context()
         self.world = world
         self.tasks = [context.Queue() for _ in range(world)]
         self.results = context.Queue()
@@ -92,6 +97,15 @@ class GlooGroup:
             if process.is_alive():
                 process.kill()
                 process.join()
+
+
+def _context():
+    """forkserver where there is one (its imports done once, for every rank), else spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOAD)  # read when the server starts (once a process)
+    return context
 
 
 def _serve(rank: int, world: int, port: int, tasks, results) -> None:

@@ -41,15 +41,17 @@ def _evaluated_once():
     return runs, run_styles([label for label, _ in runs], baseline), baseline, steps
 
 
-def _inside(fig, ax, line) -> None:
-    """Each of `line`'s markers wholly within `ax` (its centre at least half a marker from every edge)."""
+def _inside(fig, ax, lines) -> None:
+    """Each marker of each of `lines` wholly within `ax` (its centre at least half a marker from
+    every edge), in the figure drawn once (a draw of a whole figure takes about half a second)."""
     FigureCanvasAgg(fig)
     fig.canvas.draw()
     box = ax.get_window_extent(fig.canvas.get_renderer())
-    half = line.get_markersize() / 2 * fig.dpi / 72
-    for x, y in ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()])):
-        assert box.x0 + half <= x + 1e-6 and x - 1e-6 <= box.x1 - half, (x, half, box)
-        assert box.y0 + half <= y + 1e-6 and y - 1e-6 <= box.y1 - half, (y, half, box)
+    for line in lines:
+        half = line.get_markersize() / 2 * fig.dpi / 72
+        for x, y in ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()])):
+            assert box.x0 + half <= x + 1e-6 and x - 1e-6 <= box.x1 - half, (x, half, box)
+            assert box.y0 + half <= y + 1e-6 and y - 1e-6 <= box.y1 - half, (y, half, box)
 
 
 @pytest.mark.parametrize("x_col", ["step", "sim_time_s"])
@@ -63,7 +65,7 @@ def test_a_run_evaluated_once_is_a_large_point_inside_the_axes(figures, x_col):
     assert len(points) == len(runs)  # one point a run
     for line in points:
         assert line.get_marker() not in (None, "None", "") and line.get_markersize() >= FEW_MARKER
-        _inside(acc, ax, line)
+    _inside(acc, ax, points)
     assert ax.get_legend().get_title().get_text() == ONCE
     (ax,) = loss.axes
     diamonds = [line for line in ax.get_lines() if line.get_marker() == "D" and len(line.get_xdata()) == 1]
@@ -86,6 +88,6 @@ def test_the_sweep_step_axis_around_one_eval_runs_from_zero_in_whole_steps(figur
         assert ticks and all(float(t).is_integer() for t in ticks) and 10 in ticks
         for line in ax.get_lines():
             assert line.get_markersize() >= FEW_MARKER
-            _inside(fig, ax, line)
+        _inside(fig, ax, ax.get_lines())
     (legend,) = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
     assert legend.get_title().get_text() == ONCE

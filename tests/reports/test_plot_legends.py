@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import lionsim.reports.plots.breakdown as breakdown
 import lionsim.reports.plots.run as run_plots
 import lionsim.reports.plots.steptimes as steptimes
 from lionsim.reports import STEP_COLUMNS, summarize
@@ -45,8 +46,8 @@ def drawn(monkeypatch, steps: pd.DataFrame, tmp_path: Path) -> dict:
         figures[Path(path).stem] = fig
         return []
 
-    monkeypatch.setattr(run_plots, "save", keep)
-    monkeypatch.setattr(steptimes, "save", keep)
+    for module in (run_plots, steptimes, breakdown):
+        monkeypatch.setattr(module, "save", keep)
     run_plots.plot_run(tmp_path, steps, summarize(steps))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "constrained_layout not applied ..." fails the test
@@ -106,16 +107,12 @@ def test_eval_axes_read_as_plain_numbers_without_an_offset(monkeypatch, tmp_path
 def test_the_wait_for_the_slowest_worker_is_a_part_named_as_the_table_names_it(monkeypatch, tmp_path):
     from matplotlib.colors import to_rgb
 
-    import lionsim.reports.plots.breakdown as breakdown
-
     steps = many_runs(2)
     steps["wait_s"] = 0.03  # a compute spread's wait, inside step_s: 0.05 compute + 0.03 wait + comm
     steps["step_s"] += 0.03
-    kept = {}
-    monkeypatch.setattr(breakdown, "save", lambda fig, path: kept.update(fig=fig) or [])
-    drawn(monkeypatch, steps, tmp_path)
-    absolute, share, log = kept["fig"].axes[:3]
-    legends = [ax.get_legend() for ax in kept["fig"].axes if ax.get_legend()] + list(kept["fig"].legends)
+    fig = drawn(monkeypatch, steps, tmp_path)["time_breakdown"]
+    absolute, share, log = fig.axes[:3]
+    legends = [ax.get_legend() for ax in fig.axes if ax.get_legend()] + list(fig.legends)
     labels = [t.get_text() for legend in legends for t in legend.get_texts()]
     assert "wait for the slowest worker" in labels and not any(label.startswith("other") for label in labels)
     # drawn from wait_s: its bar is 30 ms wide (the time axis in ms) right after compute's 50 ms

@@ -287,12 +287,11 @@ def test_a_one_step_run_draws_its_loss_as_a_point(tmp_path, monkeypatch, tiny_ru
 
     steps, summary, _ = files.load_run(tiny_run)
     one = steps[steps.step == 1].reset_index(drop=True)
-    figures = []
-    monkeypatch.setattr(run_plots, "save", lambda fig, path: figures.append((path.name, fig)) or [])
+    figures = _run_figures(monkeypatch)
     from lionsim.reports.summary import summarize
 
     run_plots.plot_run(tmp_path, one, summarize(one))
-    fig = dict(figures)["loss_vs_step.png"]
+    fig = figures["loss_vs_step.png"]
     markers = [line.get_marker() for line in fig.axes[0].get_lines() if len(line.get_xdata()) == 1]
     assert "o" in markers
 
@@ -324,11 +323,29 @@ def test_plot_and_report_of_a_missing_directory_say_so_alike(tmp_path, capsys):
 # --- titles and markers --------------------------------------------------------------------
 
 
-def _figures(monkeypatch, module) -> dict:
-    """Every figure `module` saves, by file name, instead of writing it."""
+def _figures(monkeypatch, *modules, draw: bool = False) -> dict:
+    """Every figure the `modules` save, by file name, instead of writing it; `draw`: each drawn as
+    a save draws it (so a figure that fails to draw still fails), without rendering PNG and SVG."""
     figures = {}
-    monkeypatch.setattr(module, "save", lambda fig, path: figures.update({Path(path).name: fig}) or [])
+
+    def keep(fig, path):
+        if draw:
+            fig.draw_without_rendering()
+        figures[Path(path).name] = fig
+        return []
+
+    for module in modules:
+        monkeypatch.setattr(module, "save", keep)
     return figures
+
+
+def _run_figures(monkeypatch) -> dict:
+    """Every figure plot_run saves (its own, time_breakdown's and step_time_distribution's), drawn
+    but not rendered."""
+    from lionsim.reports.plots import breakdown, steptimes
+    from lionsim.reports.plots import run as run_plots
+
+    return _figures(monkeypatch, run_plots, breakdown, steptimes, draw=True)
 
 
 def test_a_plug_in_workload_is_named_by_its_file_in_titles_and_a_long_title_wraps(tmp_path, monkeypatch):
@@ -337,7 +354,7 @@ def test_a_plug_in_workload_is_named_by_its_file_in_titles_and_a_long_title_wrap
     workload = "/home/someone/a/rather/deep/checkout/of/their/project/examples/plugins/cnn_workload.py:make"
     steps = pd.DataFrame([_step("lion", k, 2.0 - 0.01 * k) for k in (1, 2, 3)])[STEP_COLUMNS]
     steps = steps.assign(workload=workload, network="a-network-profile-with-a-very-long-name-" * 3)
-    figures = _figures(monkeypatch, run_plots)
+    figures = _run_figures(monkeypatch)
     run_plots.plot_run(tmp_path, steps, summarize(steps))
     fig = figures["loss_vs_step.png"]
     title = fig._suptitle.get_text()
@@ -355,7 +372,7 @@ def test_a_line_of_hundreds_of_points_marks_a_few_of_them(tmp_path, monkeypatch)
     n = 300
     steps = pd.DataFrame([_step("lion", k, 2.0 - 0.001 * k, eval_acc=k / n, eval_loss=2.0 - 0.001 * k)
                           for k in range(1, n + 1)])[STEP_COLUMNS]
-    figures = _figures(monkeypatch, run_plots)
+    figures = _run_figures(monkeypatch)
     run_plots.plot_run(tmp_path, steps, summarize(steps))
     for name in ("loss_vs_step.png", "eval_acc_vs_step.png"):
         for line in figures[name].axes[0].get_lines():
