@@ -472,7 +472,7 @@ _QR = ("The QR is priced: TensorFlow 1.15 registers tf.linalg.qr's GPU kernel as
        "Eigen's Householder QR there and copies Q back, between the P and Q all-reduces GRACE calls inside compress; "
        "the cases run `--kernels table:v100-tf1.15`, whose orthogonalize row is the rate at which lionsim's step rises "
        f"by the release's own compressor cost at 8 workers and 10 Gb/s ({_POWERSGD_METHOD.cost_s():.3f} s a step: "
-       f"throughput run {{run_10g}} less upper-bound run {_UB_ID}) over its step without the QRs, for lionsim's count "
+       f"throughput run {{run_10g}} less upper-bound run {_UB_ID}) over its step without its encode, for lionsim's count "
        "of the orthogonalizations' bytes (lionsim.published.grace_fit: the bytes over the cost alone would take the "
        "QRs as adding to the step in full, where lionsim runs them beside other tensors' exchanges), so the 8-worker "
        "cases rest on runs of the release they are checked against, and the 4-worker hold-out is the independent "

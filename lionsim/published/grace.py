@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from lionsim.compute.kernel_table import default_table
 from lionsim.published import grace_fit, terminal
 
 BATCH = 64 * 8
@@ -43,7 +44,6 @@ COMMAND = ("estimate", "--model", "resnet50-tf", "--tokens-per-worker", "64", "-
            "--format", "csv")
 """The GRACE cases' configuration (lionsim.published.compressed), each strategy below added with -s
 and its options (grace_fit.OPTIONS; grace_fit.config is the same estimate as a config)."""
-
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -181,8 +181,6 @@ def record(method: Method, ours: dict[str, float] | None = None, columns: int = 
                                                         "without its encode: lionsim.published.grace_fit)"),
                    ("command", f"lionsim {' '.join(command(method.run))}")]
         for kernel in (k for k, name in ROWS.items() if name == method.grace):
-            from lionsim.compute.kernel_table import default_table
-
             shipped = default_table().row(grace_fit.FRAMEWORK, kernel).GBps
             fields.append((f"{grace_fit.FRAMEWORK} {kernel} row", f"{shipped:.4f} GB/s shipped, {solved(kernel):.4f} "
                                                                   "solved now from these runs (lionsim.published.grace_fit)"))

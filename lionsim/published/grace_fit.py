@@ -1,8 +1,8 @@
 """GRACE's two modes as lionsim prices them, and the kernel rows the release's costs give.
 
 GRACE's release runs each method twice (lionsim.published.grace): mode throughput, the method as
-shipped, and mode upper-bound, the same exchanges and decompression with the compressor's work
-skipped. What the release measures is the step's increase between the two, not the compressor's
+shipped, and mode upper-bound, read here as the same exchanges and decompression with the
+compressor's work skipped. What the release measures is the step's increase between the two, not the compressor's
 time: where the compressor runs beside exchanges, part of it hides. So lionsim prices both modes
 in one schedule, the case's own (`--overlap tensors`, each tensor's exchange beside the codec work
 of the others): mode throughput is the step as estimate prices it, mode upper-bound the same step
