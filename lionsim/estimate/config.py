@@ -7,7 +7,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
-from lionsim.compute import DEVICES, MODELS, Device
+from lionsim.compute import DEVICES, MODELS, Device, training_flops
 from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
@@ -181,6 +181,13 @@ class Resolved:
     library_chosen: bool = False
     """Whether --traits or the profile named the collective library (network.profile.library_chosen),
     rather than a preset's default: the ideal library's hint to price NCCL is for a default."""
+
+    def step_flops(self) -> float:
+        """One worker's forward + backward FLOPs a step: a counted model's own per sample (flops_per_unit),
+        else 6 P per token."""
+        if self.flops_per_unit is None:
+            return training_flops(self.params, self.tokens_per_worker)
+        return self.flops_per_unit * self.tokens_per_worker
 
     def steps_for(self, workers: int) -> int | None:
         """The whole run's steps on `workers` workers (None: no whole run asked for)."""

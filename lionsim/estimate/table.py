@@ -71,7 +71,6 @@ import math
 
 import pandas as pd
 
-from lionsim.compute import training_flops
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
@@ -257,8 +256,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     (--from-run) each row also prices its run to target (to_target_columns). `memo`: the whole
     runs' step kinds, kept across calls (_whole_run)."""
     memo = {} if memo is None else memo
-    flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
-             else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs (lionsim.compute.counted)
+    flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from lionsim.compute import training_flops
 from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.probe import probe
 from lionsim.estimate.table import step_inputs
@@ -30,8 +29,7 @@ def estimate_trace(cfg: EstimateConfig) -> str:
     """trace.json's text for `cfg` (module doc)."""
     r = resolve(cfg)
     workers, network = r.workers, r.network
-    flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
-             else r.flops_per_unit * r.tokens_per_worker)  # a counted model's own FLOPs
+    flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     tracks = []
     for run in r.runs:
         p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,

@@ -58,7 +58,6 @@ class Modes:
 
 def modes(cfg: EstimateConfig, rates: dict[str, float] | None = None) -> Modes:
     """`cfg`'s one run in both modes; `rates`: kernel -> GBps replacing the FRAMEWORK rows'."""
-    from lionsim.compute import training_flops
     from lionsim.estimate.probe import probe
     from lionsim.estimate.table import step_inputs
     from lionsim.steptime.timeline import price_step
@@ -70,8 +69,7 @@ def modes(cfg: EstimateConfig, rates: dict[str, float] | None = None) -> Modes:
                      if row.device == r.kernels.device and row.kernel in rates else row for row in table.rows)
         r = dataclasses.replace(r, kernels=KernelChoice(dataclasses.replace(table, rows=rows), r.kernels.device))
     run = r.runs[0]
-    flops = (training_flops(r.params, r.tokens_per_worker) if r.flops_per_unit is None
-             else r.flops_per_unit * r.tokens_per_worker)
+    flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
               options=r.options)
     work, pricing = step_inputs(r, run, p, flops, r.workers, r.network)

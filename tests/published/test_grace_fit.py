@@ -31,7 +31,7 @@ def test_both_modes_are_the_steps_lionsim_s_timeline_draws():
     run = r.runs[0]
     p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
               options=r.options)
-    work, pricing = step_inputs(r, run, p, r.flops_per_unit * r.tokens_per_worker, r.workers, r.network)
+    work, pricing = step_inputs(r, run, p, r.step_flops(), r.workers, r.network)
     m = grace_fit.modes(cfg)
     drawn = [step_end(modelled_lanes(work=w, factors=[1.0], **pricing)[0])
              for w in (work, dataclasses.replace(work, encode_s=0.0))]
