@@ -118,6 +118,13 @@ WALKED = 10_000
 to-target length is known only at pricing): every warm-up and sync period up to it."""
 
 
+def probe_resolved(r, run: RunSpec, workers: int | None = None) -> Probe:
+    """`run` of a resolved estimate `r` probed on `workers` workers (None: r's): its model, tie rule
+    and options, as every pricing of `r` takes them."""
+    return probe(run, params=r.params, tensors=r.tensors, workers=r.workers if workers is None else workers,
+                 tie=r.tie, shapes=r.shapes, options=r.options)
+
+
 def issued_ops(r) -> set[str]:
     """The collective ops the runs of `r` (a resolved estimate) issue on its N workers: each steady
     step's transport plan and own calls, and with a whole run (--steps, --tokens, --from-run) every kind
@@ -128,8 +135,7 @@ def issued_ops(r) -> set[str]:
     ops: set[str] = set()
     gpn, steps = r.network.workers_per_node, r.steps_for(r.workers)
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
-                  options=r.options)
+        p = probe_resolved(r, run)
         kinds = [(p.spec, p.extra_calls + p.sync_calls)]
         walked = steps or (WALKED if r.convergence is not None else 0)  # --from-run prices runs to target
         if walked:

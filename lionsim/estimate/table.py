@@ -75,7 +75,7 @@ from lionsim.estimate.config import Resolved
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
-from lionsim.estimate.probe import probe
+from lionsim.estimate.probe import probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS
 from lionsim.steptime.stragglers import expected_times, max_distribution
@@ -260,8 +260,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
-                  shapes=r.shapes, options=r.options)
+        p = probe_resolved(r, run, workers)
         step = _priced(r, run, p, flops, workers, network, slowest)
         if p.sync_rate:  # --momentum-sync every:K: one step in K also syncs the momenta
             synced = _priced(r, run, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls), flops,

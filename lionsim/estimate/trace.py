@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from lionsim.estimate.config import EstimateConfig, resolve
-from lionsim.estimate.probe import probe
+from lionsim.estimate.probe import probe_resolved
 from lionsim.estimate.table import step_inputs
 from lionsim.reports.trace import Track, trace_text
 from lionsim.steptime.lanes import COMPUTE, Span, modelled_lanes, step_end
@@ -32,8 +32,7 @@ def estimate_trace(cfg: EstimateConfig) -> str:
     flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     tracks = []
     for run in r.runs:
-        p = probe(run, params=r.params, tensors=r.tensors, workers=workers, tie=r.tie,
-                  shapes=r.shapes, options=r.options)
+        p = probe_resolved(r, run, workers)
         spans, at = [], 0.0
         steps = [("sync step" if p.sync_every > 1 else "step", False, p,
                   {"local_steps": p.sync_every} if p.sync_every > 1 else {})]

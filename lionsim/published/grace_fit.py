@@ -58,7 +58,7 @@ class Modes:
 
 def modes(cfg: EstimateConfig, rates: dict[str, float] | None = None) -> Modes:
     """`cfg`'s one run in both modes; `rates`: kernel -> GBps replacing the FRAMEWORK rows'."""
-    from lionsim.estimate.probe import probe
+    from lionsim.estimate.probe import probe_resolved
     from lionsim.estimate.table import step_inputs
     from lionsim.steptime.timeline import price_step
 
@@ -70,8 +70,7 @@ def modes(cfg: EstimateConfig, rates: dict[str, float] | None = None) -> Modes:
         r = dataclasses.replace(r, kernels=KernelChoice(dataclasses.replace(table, rows=rows), r.kernels.device))
     run = r.runs[0]
     flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
-    p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
-              options=r.options)
+    p = probe_resolved(r, run)
     work, pricing = step_inputs(r, run, p, flops, r.workers, r.network)
     priced = price_step(**pricing)
     return Modes(priced.times(work).step_s, priced.times(dataclasses.replace(work, encode_s=0.0)).step_s,

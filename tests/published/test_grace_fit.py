@@ -22,15 +22,14 @@ def test_with_the_exchange_after_backward_the_compressor_adds_its_encode_in_full
 
 
 def test_both_modes_are_the_steps_lionsim_s_timeline_draws():
-    from lionsim.estimate.probe import probe
+    from lionsim.estimate.probe import probe_resolved
     from lionsim.estimate.table import step_inputs
     from lionsim.steptime.lanes import modelled_lanes, step_end
 
     cfg = grace_fit.config(POWERSGD)
     r = resolve(cfg)
     run = r.runs[0]
-    p = probe(run, params=r.params, tensors=r.tensors, workers=r.workers, tie=r.tie, shapes=r.shapes,
-              options=r.options)
+    p = probe_resolved(r, run)
     work, pricing = step_inputs(r, run, p, r.step_flops(), r.workers, r.network)
     m = grace_fit.modes(cfg)
     drawn = [step_end(modelled_lanes(work=w, factors=[1.0], **pricing)[0])
