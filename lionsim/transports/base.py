@@ -82,14 +82,14 @@ class Transport(ABC):
     what `estimate --kernels table` prices its wire_bytes' pack and unpack with when they declare
     no pack_ops / unpack_ops."""
     hierarchical: ClassVar[bool] = False
+    """Whether its plan and bits depend on the workers per node: then `plan` and
+    `bits_per_param` take a `workers_per_node` keyword (call them through plan_on, bits_on)."""
     overlap: ClassVar[frozenset[str]] = frozenset({AFTER_BACKWARD})
     """The schedules it can run (SCHEDULES; lionsim.steptime.overlap picks one per run). Every
     transport can run after backward; declare PER_BUCKET too only where a bucket's exchange needs
     nothing but that bucket and gives the same aggregate as the whole (not where one scale or
     one state spans the flat buffer, as 1-bit Adam's compressed all-reduce). The default, after
     backward alone, is the safe one for a transport that says nothing: its time is never hidden."""
-    """Whether its plan and bits depend on the workers per node: then `plan` and
-    `bits_per_param` take a `workers_per_node` keyword (call them through plan_on, bits_on)."""
 
     @abstractmethod
     def aggregate(self, payload: Payload, comm: Comm, clock: Clock | None = None) -> Tensor:
