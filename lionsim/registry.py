@@ -2,7 +2,8 @@
 
 Names are matched ignoring case (`AdamW` is `adamw`, `10GbE` is `10gbe`); `canonical` gives
 the registered spelling, which is what configs, labels and files carry. An unknown name
-fails with the nearest valid one ("did you mean ...?") and the list.
+fails with the nearest valid one ("did you mean ...?", all of them where several are as near)
+and the list.
 
 A registry may also make things from a prefix and another name (`prefix`: the transports'
 `hier:TRANSPORT`): such names are valid wherever a registered one is, but `names` and `items`
@@ -26,11 +27,28 @@ def closest(name: object, choices: Iterable[str]) -> str | None:
     return lowered[close[0]] if close else None
 
 
+def nearest(name: object, choices: Iterable[str]) -> list[str]:
+    """Every valid choice as near to `name` as the nearest (difflib's ratio ignoring case, at least
+    0.6), in the order given: `gpt2` is as near to gpt2-124m as to gpt2-345m, and naming one of
+    them would pick for the user."""
+    key, best, near = str(name).lower(), 0.6, []
+    for choice in dict.fromkeys(choices):
+        score = difflib.SequenceMatcher(None, choice.lower(), key).ratio()
+        if score > best:
+            best, near = score, [choice]
+        elif score == best:
+            near.append(choice)
+    return near
+
+
 def did_you_mean(name: object, choices: Iterable[str]) -> str:
-    """"; did you mean 'x'?" for the choice closest to `name`, else "". It ends the message, after
-    the list, so the message still starts "unknown KIND 'NAME';"."""
-    near = closest(name, choices)
-    return "" if near is None else f"; did you mean {near!r}?"
+    """"; did you mean 'x'?" for the choice closest to `name` ("'x' or 'y'" where several are as
+    close), else "". It ends the message, after the list, so the message still starts "unknown
+    KIND 'NAME';"."""
+    near = [repr(c) for c in nearest(name, choices)]
+    if not near:
+        return ""
+    return "; did you mean " + (near[0] if len(near) == 1 else ", ".join(near[:-1]) + " or " + near[-1]) + "?"
 
 
 def match_name(name: object, choices: Iterable[str]) -> str | None:

@@ -39,6 +39,7 @@ def sweep(
     workload: Annotated[str, axis("--workload", "Workload(s) (`lionsim workloads`)", "-w")] = "vit",
     workers: Annotated[str, axis("--workers", "Data-parallel workers N", "-n")] = "8",
     network: Annotated[str, axis("--network", "Network preset(s) or profile file(s)")] = "1gbe",
+    traits: o.Traits = None,
     seed: Annotated[str, axis("--seed", "Seed(s) for init, data, splits and quantizers")] = "0",
     strategy: o.Strategy = None,
     transport: o.Transport = None,
@@ -114,7 +115,7 @@ def sweep(
                       strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
                       source=None if strategy else "sweep's default strategies", lr=lr)
     bench = BenchConfig(
-        model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, weight_decay=weight_decay,
+        model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, traits=traits, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper, list(strategy or DEFAULT_STRATEGIES)), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
         tie=tie, data=data, data_split=data_split, eval_every=eval_every,
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,

@@ -40,13 +40,6 @@ from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
 from lionsim.estimate.probe import check_algorithm
 
-"""Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
-what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
-vote rows then show what the 1-bit exchange gains over the same optimizer's gradient
-all-reduce. (Was adamw@bf16 against lion@fp32, which charged Lion twice the bytes.)"""
-
-
-
 
 @dataclass(kw_only=True, slots=True)
 class EstimateConfig:
@@ -88,7 +81,7 @@ class EstimateConfig:
     transport: str | None = None
     """Transport for every strategy given without one (where it fits)."""
     overlap: str = "auto"
-    """auto | buckets | none (lionsim.steptime.overlap)."""
+    """auto | buckets | tensors | none (after = none) (lionsim.steptime.overlap.MODES)."""
     bucket_mb: float | None = None
     """Bucket size, MB of float32 gradients (DDP's bucket_cap_mb); None: DDP's 25. Given, some run must
     exchange per bucket under the overlap mode, auto included (check_buckets): else it changes nothing."""

@@ -1,13 +1,17 @@
 """Constants the `lionsim estimate` options show in their help: importing them costs nothing
 (no torch), so `lionsim --help` answers at once."""
 
+from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
+
 DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion@bf16-allreduce", "dlion-mavo", "dlion-mavo@a2a-1bit",
                       "lioncub-l1")
+"""Like with like: both global optimizers all-reduce bf16 gradients (DDP's bf16_compress_hook,
+what large runs use), so adamw (the baseline) and lion differ only in the optimizer; the
+vote rows then show what the 1-bit exchange gains over the same optimizer's gradient
+all-reduce. (Was adamw@bf16 against lion@fp32, which charged Lion twice the bytes.)"""
 
 ACCEPTED = "workers=N,N,... | workers=START:END:COUNT | bandwidth=GBPS,... | bandwidth=START:END:COUNT"
 """The --sweep forms."""
-
-from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
 
 
 def estimate_reads(priced, whole_run: bool) -> bool:

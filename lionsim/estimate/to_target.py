@@ -257,11 +257,6 @@ class Convergence:
                 if reached else None
         return self._fits[label]
 
-    def measured_at(self) -> str:
-        """The measured worker counts in words: "8" or "4, 8, 16 and 32"."""
-        counts = [f"{w:,}" for w in self.measured.workers]
-        return counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
-
     def missed(self, label: str) -> tuple[int | None, int | None, list[int]]:
         """(the smallest and the largest measured worker count where `label` reached the target in every
         cell, None where there is none; the counts where it missed in some cell). A seed that missed is

@@ -115,15 +115,6 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-def size_range(start: int, end: int, factor: float = 2.0) -> list[int]:
-    """start, start*factor, ... (rounded to whole bytes) while <= end, as nccl-tests steps
-    (module doc); at most MAX_SIZES."""
-    try:
-        return _range(start, end, factor, f"{start}:{end}:x{factor:g}")
-    except _Refused as e:
-        raise LionsimError(f"bad size range {start} B to {end} B by x{factor:g}: {e.why}; accepted: {e.accepted}") from None
-
-
 def _range(start: int, end: int, factor: float, part: str) -> list[int]:
     if end < start:
         raise _Refused(f"{part}: END is below START", RANGE_FORM)

@@ -59,6 +59,23 @@ PUBLISHED_COPY = {"v100": ("Nvidia V100 32GB", 766.0), "a100-80gb": ("Nvidia A10
                   "rtx4090": ("Nvidia 4090", 912.0)}
 """device -> (the GPU as the source names it, GB/s): an eager elementwise op's stream, measured."""
 
+
+def _grace_row(runs: tuple[tuple[str, float], ...], *, method: str, gbps: float, bytes_per_param: float,
+               cost: str) -> dict:
+    """A v100-tf1.15 row from GRACE's release: `runs` (mode throughput, then upper-bound; 512 images a
+    step, 64 a worker x 8) give the compressor's seconds a step, which `cost` (the words after them)
+    attributes to the kernel; `gbps` is the rate lionsim.published.grace_fit solves from them."""
+    (throughput, fast), (upper, ceiling) = runs
+    cost_ms = (512 / fast - 512 / ceiling) * 1e3
+    return dict(
+        GBps=gbps, bytes_per_param=bytes_per_param, date="2026-11-29",
+        source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): {method}, "
+                f"ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run {throughput} at {fast:,.1f} img/s, "
+                f"upper-bound run {upper} at {ceiling:,.1f}, 512 images a step: the compressor's {cost_ms:.1f} ms a "
+                f"step{cost} (solved: lionsim.published.grace_fit)"),
+        machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
+
+
 TF_TOPK_RUNS = (("iyhzknco0", 1457.3552), ("rkrw9e5x0", 2427.4440))
 """GRACE's release (sands-lab/grace-data GRACE_data_release.pickle, imagenet-classification), topk at
 ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15 + Horovod over MPI at 10 Gb/s:
@@ -66,22 +83,15 @@ ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15 + Horovod o
 compressor's work; lionsim.published.grace holds every method's)."""
 TF_TOPK_PARAMS = 25_557_032
 """ResNet-50's parameters, every one a float32 gradient top-k'd a step (the resnet50-tf preset)."""
-_TF_TOPK_S = 512 / TF_TOPK_RUNS[0][1] - 512 / TF_TOPK_RUNS[1][1]  # 512 images a step: 64 a worker x 8
 TF_TOPK_GBPS = 0.7202
 """The topk rate at which lionsim's priced step of GRACE's top-k case rises by the release's cost over
 its step without the compressor's work (lionsim.published.grace.solved; a test solves it again):
 4 bytes a gradient over the cost alone, 0.73 GB/s, would assume the sort adds to the step in full."""
-PUBLISHED_TF_TOPK = dict(
-    GBps=TF_TOPK_GBPS, bytes_per_param=4.0, date="2026-11-29",
-    source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): topk at "
-            f"ratio 0.01 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run "
-            f"{TF_TOPK_RUNS[0][0]} at {TF_TOPK_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_TOPK_RUNS[1][0]} at "
-            f"{TF_TOPK_RUNS[1][1]:,.1f}, 512 images a step: the compressor's {_TF_TOPK_S * 1e3:.1f} ms a step for "
-            f"{TF_TOPK_PARAMS:,} float32 gradients, all of it taken as the sort (TF 1.15's GPU TopK sorts each "
-            "flattened tensor on one SM, whatever k; the release's elementwise compressors cost at most 16 ms), "
-            "the rate at which lionsim's step of the case rises by that over its step without the sort (solved: "
-            "lionsim.published.grace_fit)"),
-    machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
+PUBLISHED_TF_TOPK = _grace_row(
+    TF_TOPK_RUNS, method="topk at ratio 0.01 with memory", gbps=TF_TOPK_GBPS, bytes_per_param=4.0,
+    cost=(f" for {TF_TOPK_PARAMS:,} float32 gradients, all of it taken as the sort (TF 1.15's GPU TopK sorts each "
+          "flattened tensor on one SM, whatever k; the release's elementwise compressors cost at most 16 ms), the "
+          "rate at which lionsim's step of the case rises by that over its step without the sort"))
 """TensorFlow 1.15's top_k on a V100, timed by GRACE: its one-SM sort (lionsim.published.compressed's GRACE
 cases say why), the topk row of the v100-tf1.15 rows."""
 TF_QR_RUNS = (("xa1kk3ne0", 1794.0928), ("ju07wpj10", 2446.7928))
@@ -93,23 +103,16 @@ TF_QR_FACTORS = (2_103, 3_774_760)
 whole tensor), so the row is the release's cost over lionsim's count, not a host rate."""
 TF_QR_BYTES = 3 * 4 * TF_QR_FACTORS[1] + (3 * 4 + 8) * TF_QR_FACTORS[0]
 """The bytes those orthogonalizations declare a step (lionsim.transports.lowrank_allreduce.lowrank_ops)."""
-_TF_QR_S = 512 / TF_QR_RUNS[0][1] - 512 / TF_QR_RUNS[1][1]
 TF_QR_GBPS = 0.4342
 """The orthogonalize rate at which lionsim's priced step of GRACE's PowerSGD case rises by the release's
 cost over its step without the compressor's work (lionsim.published.grace.solved; a test solves it
 again): the bytes over the cost alone, 0.60 GB/s, would assume the QRs add to the step in full, where
 lionsim runs them beside other tensors' exchanges (their increase at that rate: two thirds of the cost)."""
-PUBLISHED_TF_QR = dict(
-    GBps=TF_QR_GBPS, bytes_per_param=12.0, date="2026-11-29",
-    source=(f"published: GRACE's release (Xu et al., ICDCS 2021; sands-lab/grace-data, read 2026-11-28): powersgd "
-            f"at rank 1 with memory, ResNet-50 on 8 V100 workers, TensorFlow 1.15: throughput run {TF_QR_RUNS[0][0]} "
-            f"at {TF_QR_RUNS[0][1]:,.1f} img/s, upper-bound run {TF_QR_RUNS[1][0]} at {TF_QR_RUNS[1][1]:,.1f}, 512 "
-            f"images a step: the compressor's {_TF_QR_S * 1e3:.1f} ms a step, all of it taken as the two "
-            f"orthogonalizations a tensor (TF 1.15 runs tf.linalg.qr on the host: each operand copied there and "
-            f"back), the rate at which lionsim's step of the case rises by that over its step without them for the "
-            f"{TF_QR_BYTES / 1e6:.1f} MB lionsim's PowerSGD declares for them on resnet50-tf (solved: "
-            "lionsim.published.grace_fit)"),
-    machine="NVIDIA V100 (GRACE's cluster), TensorFlow 1.15")
+PUBLISHED_TF_QR = _grace_row(
+    TF_QR_RUNS, method="powersgd at rank 1 with memory", gbps=TF_QR_GBPS, bytes_per_param=12.0,
+    cost=(", all of it taken as the two orthogonalizations a tensor (TF 1.15 runs tf.linalg.qr on the host: each "
+          "operand copied there and back), the rate at which lionsim's step of the case rises by that over its step "
+          f"without them for the {TF_QR_BYTES / 1e6:.1f} MB lionsim's PowerSGD declares for them on resnet50-tf"))
 """TensorFlow 1.15's orthogonalization as GRACE runs it, timed by GRACE: the orthogonalize row of the
 v100-tf1.15 rows (lionsim.published.compressed's GRACE PowerSGD cases say why)."""
 FRAMEWORK_ROWS = {"v100-tf1.15": ("v100", {"topk": PUBLISHED_TF_TOPK, "orthogonalize": PUBLISHED_TF_QR})}

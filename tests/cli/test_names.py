@@ -58,6 +58,8 @@ def test_names_take_any_case_and_comma_lists():
     (["comm", "--collective", "all_reduce,all_gatherr"], "did you mean 'all_gather'?"),
     (["comm", "--backend", "gloo", "--dtype", "float32,bfloat61"], "did you mean 'bfloat16'?"),
     (["comm", "--backend", "glo"], "did you mean 'gloo'?"),
+    # names as near as each other are all offered: picking one would choose for the user
+    (["estimate", "-m", "gpt2"], "did you mean 'gpt2-124m', 'gpt2-345m' or 'gpt2-1.3b'?"),
     (["bench", "-s", "adamw,,lion"], "an empty name"),
     (["bench", "-s", "adamw,ADAMW"], "given twice"),
 ])
@@ -136,3 +138,17 @@ def test_a_misspelt_compute_device_gets_the_near_one():
 
     with pytest.raises(LionsimError, match=r"did you mean 'h100'\?$"):
         BenchConfig(workload="mlp", compute="h10").validate()
+
+
+def test_nearest_offers_every_name_as_near_as_the_nearest():
+    """Against difflib's own ranking: the names nearest by its ratio, all of them where several tie."""
+    import difflib
+
+    from lionsim.registry import nearest
+
+    names = ["gpt2-124m", "gpt2-345m", "gpt2-1.3b", "vit-s", "vit-b"]
+    for typed in ("gpt2", "vit", "VIT-S", "gpt2-124", "resnet"):
+        scores = {n: difflib.SequenceMatcher(None, n.lower(), typed.lower()).ratio() for n in names}
+        top = max(scores.values())
+        assert nearest(typed, names) == ([n for n in names if scores[n] == top] if top >= 0.6 else [])
+    assert nearest("vit", names) == ["vit-s", "vit-b"] and nearest("gpt2-124", names) == ["gpt2-124m"]
