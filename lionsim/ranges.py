@@ -9,13 +9,14 @@ The words: "a whole number" (an integer option) or "a number" (a real one; "a fi
 where no top bounds it, as inf is refused); both ends closed: "from 1 to 100,000,000"; an open
 or a missing end: "above 0", "at least 1", "below 1", "at most 1", joined by "and"; a range of one
 value: "only 0" (a bound set by other options can close it to one); bounds with
-thousands grouped (0.001 as written); the reason for a bound, where there is one, in brackets.
+thousands grouped (0.001 and 0.000001 as written); the reason for a bound, where there is one, in brackets.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, WHOLE, typed
 
@@ -28,11 +29,14 @@ def is_number(v) -> bool:
 
 
 def number(value: int | float | str) -> str:
-    """A bound as the range shows it: 100,000,000; 0.001; 1e+15's 1,000,000,000,000,000; text as is."""
+    """A bound as the range shows it: 100,000,000; 0.001; 1e-06's 0.000001; 1e+15's
+    1,000,000,000,000,000; text as is."""
     if isinstance(value, str):
         return value
     if isinstance(value, float) and value.is_integer():
         value = int(value)
+    if isinstance(value, float) and 0 < abs(value) < 1e-4:  # where :g would write 1e-06
+        return format(Decimal(repr(value)), "f")
     return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
@@ -105,6 +109,12 @@ BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
 """--bucket-mb (bench, sweep, estimate)."""
 TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 """--target-loss: bench's, sweep's and estimate --from-run's."""
+
+MIN_GBPS, MAX_GBPS = 1e-6, 1e6
+"""A link's bandwidth, GB/s: 1 kB/s to 1 PB/s. No link lies past them, and the arithmetic breaks
+there: 1e-308 GB/s makes a step's time inf, 1e300 GB/s overflows bytes a second to inf."""
+BANDWIDTH_GBPS = Range(MIN_GBPS, MAX_GBPS, why="GB/s: 1 kB/s, below a dial-up modem, to 1 PB/s, past any link built")
+"""A link bandwidth a user gives: --sweep bandwidth=, a profile's bandwidth_GBps and reduce_GBps."""
 
 LR = Range(0, above=True)
 """--lr (bench, sweep: each item of its list) and a run's hyper lr; beyond float32 refused beside it."""

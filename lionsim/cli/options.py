@@ -165,8 +165,9 @@ Hyper = Annotated[Optional[str], typer.Option(
 ComputeSpread = Annotated[Optional[list[str]], typer.Option(
     "--compute-spread", metavar="SPEC",
     help="Uneven workers, repeatable (the factors multiply each worker's compute per step, seeded by --seed): "
-         "lognormal:SIGMA (jitter, median 1) | slow:K:FACTOR (K persistent slow workers, compute x FACTOR >= 1) | "
-         "episodes:P:FACTOR:STEPS (fail-slow episodes, FACTOR >= 1) | trace:FILE.csv (columns step,worker,compute_s). "
+         "lognormal:SIGMA (jitter, median 1; SIGMA 0 to 3) | slow:K:FACTOR (K persistent slow workers, compute x "
+         "FACTOR, 1 to 1,000) | episodes:P:FACTOR:STEPS (fail-slow episodes, FACTOR as slow's) | trace:FILE.csv "
+         "(columns step,worker,compute_s). "
          "A step waits for the slowest worker.")]
 Overwrite = Annotated[bool, typer.Option(
     "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are cleared when the new "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-from lionsim.ranges import AT_LEAST_1, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
+from lionsim.ranges import AT_LEAST_1, BANDWIDTH_GBPS, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
 from lionsim.whole_nodes import check_workers, fills_nodes
@@ -254,20 +254,29 @@ def _bad(spec: str, why: str = "") -> str:
     return refusal("--sweep", Text(spec), ACCEPTED, why)
 
 
+SWEEP_BANDWIDTH = (f"bandwidths (bandwidth=GBPS,GBPS,... or bandwidth=START:END:COUNT), each "
+                   f"{BANDWIDTH_GBPS.words}")
+"""What a --sweep bandwidth= value accepts: ranges.BANDWIDTH_GBPS, as a profile's bandwidth_GBps."""
+
+
 def _workers_refusal(spec: str, why: str) -> LionsimError:
     """The line refusing a --sweep workers= value: the --sweep form, ranges.WORKERS' accepted text."""
     return LionsimError(refusal("--sweep", Text(spec), SWEEP_WORKERS, why))
 
 
-def _number(text: str, spec: str, workers: bool = False) -> float:
-    """One value (or a range's START or END) of --sweep `spec`; `workers`: a worker count (ranges.WORKERS)."""
+def _number(text: str, spec: str, variable: str = "") -> float:
+    """One value (or a range's START or END) of --sweep `spec` over `variable`: a worker count
+    (ranges.WORKERS) or a bandwidth (ranges.BANDWIDTH_GBPS); "": a range's COUNT."""
+    accepted = {"workers": SWEEP_WORKERS, "bandwidth": SWEEP_BANDWIDTH}.get(variable, ACCEPTED)
     try:
         value = float(text)
     except ValueError:
         why = f"{text.strip() or 'nothing'} is not a number"
-        raise (_workers_refusal(spec, why) if workers else LionsimError(_bad(spec, why))) from None
-    if workers and not (value.is_integer() and 1 <= value <= MAX_WORKERS):
+        raise LionsimError(refusal("--sweep", Text(spec), accepted, why)) from None
+    if variable == "workers" and not (value.is_integer() and 1 <= value <= MAX_WORKERS):
         raise _workers_refusal(spec, f"{text.strip()} is no worker count")
+    if variable == "bandwidth" and not BANDWIDTH_GBPS(value):
+        raise LionsimError(refusal("--sweep", Text(spec), accepted, f"{text.strip()} GB/s is out of range"))
     if not (math.isfinite(value) and value > 0):
         raise LionsimError(_bad(spec, f"{text.strip()} must be {span(0, above=True)}"))
     return value
@@ -288,8 +297,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         parts = body.split(":")
         if len(parts) != 3:
             raise LionsimError(_bad(spec, "a range is START:END:COUNT"))
-        workers = variable == "workers"
-        start, end = _number(parts[0], spec, workers), _number(parts[1], spec, workers)
+        start, end = _number(parts[0], spec, variable), _number(parts[1], spec, variable)
         count = _number(parts[2], spec)
         if end <= start:
             raise LionsimError(_bad(spec, "END must exceed START"))
@@ -303,7 +311,7 @@ def parse_sweep(spec: str, workers_per_node: int = 1) -> Sweep:
         if variable == "workers":
             values = [nearest_count(v, workers_per_node) for v in values]
     else:
-        values = [_number(item.strip(), spec, variable == "workers") for item in body.split(",")]
+        values = [_number(item.strip(), spec, variable) for item in body.split(",")]
         if len(values) > MAX_POINTS:
             raise LionsimError(f"bad --sweep {spec}: {len(values):,} points; accepted: at most {MAX_POINTS:,}")
     if variable == "workers":

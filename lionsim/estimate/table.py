@@ -71,6 +71,7 @@ import math
 
 import pandas as pd
 
+from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
@@ -143,6 +144,21 @@ EXTRA_COLUMNS: list[str] = [
     "replica_gpus",
     *MEMORY_COLUMNS,
 ]
+
+TIMES = tuple(c for c in ESTIMATE_COLUMNS + EXTRA_COLUMNS if c.endswith("_s"))
+"""A row's times, each finite or the row refused (check_finite); the time to target's may be NaN
+(never reached), so it is not among them."""
+
+
+def check_finite(row: dict) -> None:
+    """One line where a row's time overflowed to inf or nan, never a table printing it as a result.
+    Every option's range keeps the times finite (ranges.BANDWIDTH_GBPS, spread.MAX_SIGMA); this is
+    the guard behind them."""
+    bad = next((c for c in TIMES if c in row and not math.isfinite(row[c])), None)
+    if bad is not None:
+        raise LionsimError(f"cannot price {row['strategy']}@{row['transport']} on {row['workers']} workers of "
+                           f"{row['network']}: its {bad} overflowed to {row[bad]}; accepted: inputs whose times "
+                           "stay finite (narrow --compute-spread, the bandwidth, the model or the run)")
 
 
 KERNELS_PER_TENSOR = 3
@@ -298,6 +314,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             ROUND: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
         })
+    for row in rows:
+        check_finite(row)
     labels = [f"{row['strategy']}@{row['transport']}" for row in rows]
     base = pick_baseline(labels, [row["strategy"] for row in rows], r.baseline)
     for row in rows:

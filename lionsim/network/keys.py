@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from lionsim.errors import LionsimError
+from lionsim.ranges import Range
 from lionsim.registry import did_you_mean
 
 
@@ -40,6 +41,18 @@ def number(
     if not math.isfinite(value) or not bound or value > high:
         rule = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high != math.inf else "")
         raise LionsimError(f"{source}: '{name}' = {value!r} must be a finite number {rule}")
+    return float(value)
+
+
+def ranged(table: dict[str, Any], key: str, source: str, accepted: Range, *, prefix: str = "") -> float:
+    """`table[key]` (present) within `accepted`, else one line naming the file, the key, the value
+    and the range: "FILE: 'inter.bandwidth_GBps' = 1e+300 is out of range; accepted: ..."."""
+    name = f"{prefix}.{key}" if prefix else key
+    value = table[key]
+    if not accepted(value):
+        number_ = isinstance(value, (int, float)) and not isinstance(value, bool)  # inf and nan are numbers here
+        what = "is out of range" if number_ else "is not a number"
+        raise LionsimError(f"{source}: '{name}' = {value!r} {what}; accepted: {accepted.words}")
     return float(value)
 
 

@@ -28,6 +28,7 @@ from lionsim.network.checks import check_number
 from lionsim.network.fabrics import FABRICS, Fabric, infer_fabric
 from lionsim.network.sockets import GENERIC, SocketSettings, node_cap_GBps
 from lionsim.network.traits import IDEAL, Traits
+from lionsim.ranges import BANDWIDTH_GBPS
 from lionsim.whole_nodes import check_workers, node_count
 
 GB = 1e9
@@ -97,11 +98,12 @@ class Link:
         reduce_GBps: float | None = None,
         hardware: str = "",
     ) -> Link:
-        """Build a link from the units of profile files (us, GB/s; reduce_GBps: bytes combined per s)."""
+        """Build a link from the units of profile files (us, GB/s; reduce_GBps: bytes combined per s),
+        each rate within ranges.BANDWIDTH_GBPS."""
         check_number("alpha_us", alpha_us, low=0.0, low_open=False)
-        check_number("bandwidth_GBps", bandwidth_GBps, low=0.0, low_open=True)
-        if reduce_GBps is not None:
-            check_number("reduce_GBps", reduce_GBps, low=0.0, low_open=True)
+        for name, rate in (("bandwidth_GBps", bandwidth_GBps), ("reduce_GBps", reduce_GBps)):
+            if rate is not None and not BANDWIDTH_GBPS(rate):
+                raise LionsimError(f"{name} = {rate!r} is out of range; accepted: {BANDWIDTH_GBPS.words}")
         gamma = 0.0 if reduce_GBps is None else 1.0 / (reduce_GBps * GB)
         return cls(
             alpha_s=alpha_us * US,

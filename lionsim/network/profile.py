@@ -6,9 +6,10 @@
     ps_servers = 2              # optional; parameter servers for ps_push / ps_pull
     [inter]                     # required: the link between nodes, per node
     alpha_us = 25.0             # per-message latency, microseconds (>= 0)
-    bandwidth_GBps = 1.17       # achieved bandwidth per direction, 1e9 bytes/s (> 0)
+    bandwidth_GBps = 1.17       # achieved bandwidth per direction, 1e9 bytes/s (1e-6 to 1e6)
     efficiency = 1.0            # optional multiplier on bandwidth, in (0, 1]
-    reduce_GBps = 10.0          # optional: bytes combined per second in reductions (gamma = 1/it)
+    reduce_GBps = 10.0          # optional: 1e9 bytes combined per second in reductions (gamma = 1/it;
+                                # 1e-6 to 1e6, as bandwidth_GBps: lionsim.ranges.BANDWIDTH_GBPS)
     [intra]                     # the link inside a node, per worker: optional in a flat profile,
                                 # required when workers_per_node > 1 (no default: NVLink, PCIe
                                 # and a shared NIC differ 10-100x; an error names the fix)
@@ -43,7 +44,7 @@ floor, each op's duplex share, reduction rates per dtype, a host cap, small call
 `lionsim comm --backend gloo|nccl --fit` measures both and writes them.
 
 JSON files hold the same object. Every problem (unknown or missing key, wrong type,
-NaN, non-positive bandwidth) is a LionsimError naming the key and the file.
+NaN, a bandwidth out of its range) is a LionsimError naming the key and the file.
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ from pathlib import Path
 from typing import Any
 
 from lionsim.errors import LionsimError
-from lionsim.network.keys import integer, no_unknown, number, string
+from lionsim.network.keys import integer, no_unknown, number, ranged, string
 from lionsim.network.link import HARDWARE, Link, Network, check_hardware
 from lionsim.network.presets import NETWORKS
 from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
 from lionsim.network.traits_file import measured_record, traits_from_value
+from lionsim.ranges import BANDWIDTH_GBPS
 from lionsim.registry import closest, did_you_mean
 
 _LINK_KEYS = {"alpha_us": True, "bandwidth_GBps": True, "efficiency": False, "reduce_GBps": False, "hardware": False}
@@ -233,11 +235,9 @@ def _link(table: Any, where: str, source: str) -> Link:
     reduce = table.get("reduce_GBps")
     return Link.from_units(
         alpha_us=number(table, "alpha_us", source, low=0.0, prefix=where),
-        bandwidth_GBps=number(table, "bandwidth_GBps", source, low=0.0, open_low=True, prefix=where),
+        bandwidth_GBps=ranged(table, "bandwidth_GBps", source, BANDWIDTH_GBPS, prefix=where),
         efficiency=number(table, "efficiency", source, low=0.0, open_low=True, high=1.0, prefix=where, default=1.0),
-        reduce_GBps=None
-        if reduce is None
-        else number(table, "reduce_GBps", source, low=0.0, open_low=True, prefix=where),
+        reduce_GBps=None if reduce is None else ranged(table, "reduce_GBps", source, BANDWIDTH_GBPS, prefix=where),
         hardware=_hardware(table, where, source),
     )
 

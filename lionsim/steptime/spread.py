@@ -4,13 +4,13 @@ Each spec gives a factor per worker per step that multiplies its compute (forwar
 several specs multiply together:
 
     lognormal:SIGMA          independent jitter: exp(SIGMA z), z ~ N(0, 1) per worker per step
-                             (median 1; SIGMA >= 0)
+                             (median 1; 0 <= SIGMA <= 3: MAX_SIGMA)
     slow:K:FACTOR            K persistent slow workers (which ones: drawn once from the seed),
                              FACTOR slower at every step: compute time x FACTOR (1 <= K <= W,
-                             FACTOR >= 1: a "slow" worker is never faster)
+                             1 <= FACTOR <= 1000: a "slow" worker is never faster; MAX_FACTOR)
     episodes:P:FACTOR:STEPS  fail-slow episodes: each step a worker not in one starts one with
                              probability P; it lasts STEPS steps (the first included) at FACTOR
-                             (>= 1, as slow's)
+                             (1 to 1000, as slow's)
     trace:FILE.csv           compute times measured elsewhere, replayed: a CSV with the header
                              `step,worker,compute_s` and one row per (step, worker); workers
                              0..W-1 (exactly the run's W), every step holding all of them, times
@@ -47,14 +47,24 @@ def _bad(text: str, why: str) -> LionsimError:
     return LionsimError(refusal("--compute-spread", Text(text), FORMS, why))
 
 
-def _number(text: str, part: str, name: str, *, low: float, low_open: bool, high: float = math.inf) -> float:
+MAX_SIGMA = 3.0
+"""lognormal's top SIGMA: at 3 one step in a hundred runs a worker over 1,000x its median (exp(3 x
+2.33)), far past measured jitter; past about 38 the expected slowest worker overflows to inf."""
+MAX_FACTOR = 1000.0
+"""slow's and episodes' top FACTOR: a worker 1,000x slower is stalled, not slow (1e300 priced steps
+of 5.9e300 s)."""
+
+
+def _number(text: str, part: str, name: str, *, low: float, low_open: bool, high: float = math.inf,
+            why: str = "") -> float:
+    """`part` as a number in the range (`why`: the reason for its bounds, ranges.span's brackets)."""
     try:
         value = float(part)
     except ValueError:
         raise _bad(text, f"{name} {part!r} is not a number") from None
     if not (math.isfinite(value) and (value > low if low_open else value >= low) and value <= high):
         top = high if high < math.inf else None
-        raise _bad(text, f"{name} {part} must be {span(low, top, above=low_open)}")
+        raise _bad(text, f"{name} {part} must be {span(low, top, above=low_open, why=why)}")
     return value
 
 
@@ -199,7 +209,8 @@ def parse_spec(text: str) -> Spec:
     if len(parts) != arity[kind]:
         raise _bad(text, f"{kind} takes {arity[kind]} value(s)")
     if kind == "lognormal":
-        return Lognormal(text, _number(text, parts[0], "SIGMA", low=0.0, low_open=False))
+        return Lognormal(text, _number(text, parts[0], "SIGMA", low=0.0, low_open=False, high=MAX_SIGMA,
+                                       why="at 3 one step in 100 runs a worker over 1,000x its median"))
     if kind == "slow":
         return Slow(text, _integer(text, parts[0], "K", 1), _slowdown(text, parts[1]))
     return Episodes(text, _number(text, parts[0], "P", low=0.0, low_open=False, high=1.0),
@@ -209,8 +220,9 @@ def parse_spec(text: str) -> Spec:
 def _slowdown(text: str, part: str) -> float:
     """A slow worker's or a fail-slow episode's FACTOR: its compute time x FACTOR, so at least 1 (0.5
     would make a "slow" worker twice as fast: refused, as it contradicts the spec's name; 1 is an
-    even control)."""
-    return _number(text, part, "FACTOR", low=1.0, low_open=False)
+    even control); at most MAX_FACTOR."""
+    return _number(text, part, "FACTOR", low=1.0, low_open=False, high=MAX_FACTOR,
+                   why="1: as fast as the others; 1,000x slower is stalled, not slow")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
@@ -322,3 +323,23 @@ def test_a_node_of_several_replicas_says_how_many_devices_it_holds(replica, gpus
                          gpus_per_node=gpus_per_node, strategies=["adamw@bf16-allreduce"])
     notes = " ".join(estimate(cfg).attrs.get("caption_notes", []))
     assert (says in notes) if says else "devices a node" not in notes, notes
+
+
+@pytest.mark.parametrize("column", ["step_s", "step_p99_s", "comm_s"])
+def test_a_time_that_overflows_is_one_line_not_a_row(monkeypatch, capsys, column):
+    """A time past float's range (inf, or nan from inf - inf) is refused where estimate builds its rows,
+    whichever input escaped its range: --compute-spread lognormal:100 printed inf, nan and a 0.00x
+    speedup with exit 0."""
+    import lionsim.estimate.table as table
+    from tests.helpers.cli import one_line_exit_2
+
+    priced = table._priced
+
+    def overflowing(r, run, *args, **kwargs):
+        row = priced(r, run, *args, **kwargs)
+        return row | {column: math.inf} if run.strategy == "adamw" else row
+
+    monkeypatch.setattr(table, "_priced", overflowing)
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "-s", "dlion-mavo", "-s", "adamw"], capsys,
+                          "error: cannot price adamw@")
+    assert f"its {column} overflowed to inf; accepted: " in err, err

@@ -60,7 +60,7 @@ def test_a_range_takes_the_counts_a_list_takes_and_says_where_points_met():
         ("nodes=1,2", "bad --sweep nodes=1,2: unknown variable 'nodes'; accepted: workers="),
         ("workers", "bad --sweep workers; accepted: workers="),
         ("workers=8,x", "bad --sweep workers=8,x: x is not a number; accepted: worker counts"),
-        ("bandwidth=-1", "bad --sweep bandwidth=-1: -1 must be a finite number above 0; accepted: "),
+        ("bandwidth=-1", "bad --sweep bandwidth=-1: -1 GB/s is out of range; accepted: bandwidths"),
         ("workers=1:8", "a range is START:END:COUNT"),
         ("workers=8:1:4", "bad --sweep workers=8:1:4: END must exceed START; accepted: workers=N"),
         ("bandwidth=100:0.1:5", "bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N"),
@@ -84,6 +84,32 @@ def test_a_bad_worker_count_is_refused_in_the_words_of_workers(text, item):
     said = str(raised.value)
     assert said.startswith(f"bad --sweep {text}: {item}") and "\n" not in said  # as typed, unquoted
     assert said.endswith(f"; accepted: worker counts (workers=N,N,... or workers=START:END:COUNT), each {WORKERS}")
+
+
+@pytest.mark.parametrize(("text", "item"), [("bandwidth=1e-308", "1e-308 GB/s is out of range"),
+                                            ("bandwidth=1e300", "1e300 GB/s is out of range"),
+                                            ("bandwidth=1,1e7", "1e7 GB/s is out of range"),
+                                            ("bandwidth=1e-7:1:3", "1e-7 GB/s is out of range"),
+                                            ("bandwidth=inf", "inf GB/s is out of range"),
+                                            ("bandwidth=1,x", "x is not a number")])
+def test_a_bad_bandwidth_is_refused_in_the_words_of_a_profiles_bandwidth(text, item, capsys):
+    """Each --sweep bandwidth= value lies in ranges.BANDWIDTH_GBPS, as a profile's bandwidth_GBps:
+    1e-308 ended in an OverflowError traceback, 1e300 in "bandwidth_Bps = inf is not a finite number"."""
+    from tests.helpers.cli import one_line_exit_2
+
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "-s", "dlion-mavo", "--sweep", text], capsys,
+                          f"error: bad --sweep {text}: {item}; accepted: bandwidths (bandwidth=GBPS,GBPS,... or "
+                          "bandwidth=START:END:COUNT), each a number from 0.000001 to 1,000,000 (GB/s: 1 kB/s")
+    assert "_Bps" not in err, err
+
+
+def test_a_bandwidth_sweep_over_its_whole_range_prices_finite_steps():
+    """The range's ends are accepted and priced: the step at 1 kB/s is the slowest, and 1 PB/s's no
+    slower than 1 GB/s's (a library's cap may hold both to its rate)."""
+    assert parse_sweep("bandwidth=1e-6,1e6").values == (1e-6, 1e6)
+    frame = run_sweep(EstimateConfig(model="gpt2-124m", workers=8, strategies=["adamw"]), "bandwidth=1e-6:1e6:3").rows
+    steps = frame.sort_values("sweep_value")["step_s"].to_numpy()
+    assert np.isfinite(steps).all() and steps[0] > steps[1] >= steps[2] > 0, steps
 
 
 def _frame(values, speedups):

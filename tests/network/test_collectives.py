@@ -6,6 +6,8 @@ reduce 2 GB/s (gamma = 0.5e-9 s/B); n = 1e6 bytes, so n beta = 1 ms and n gamma 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from lionsim.network import COLLECTIVE_ALGORITHMS, Group, Link
@@ -114,6 +116,14 @@ def test_best_chunks_is_the_brute_force_optimum(stages, alpha, transfer, nbytes)
     k_max = max(1, int(nbytes))
     brute = min(pipeline(k) for k in range(1, min(k_max, 5000) + 1))
     assert pipeline(best_chunks(stages, alpha, transfer, nbytes)) == pytest.approx(brute, rel=1e-12)
+
+
+def test_best_chunks_of_an_infinite_transfer_is_the_finest_not_a_crash():
+    """An inf transfer (a link of 1e-308 GB/s) made k* inf and math.floor raise OverflowError; the
+    pipeline then gains from every chunk it can cut (k_max), and inf over inf (nan) takes one."""
+    assert best_chunks(4, 1e-6, math.inf, 1e6) == 1_000_000
+    assert best_chunks(4, math.inf, math.inf, 1e6) == 1
+    assert best_chunks(4, 1e-6, 1.0, 10) == 10  # k* = 1,732, finite but past k_max: clamped as before
 
 
 def test_helpers():

@@ -145,7 +145,7 @@ BAD_TOML = [
     ("workers_per_node = 1\n", "missing key 'inter'"),
     ("[inter]\nbandwidth_GBps = 1\n", "missing key 'inter.alpha_us'"),
     ("[inter]\nalpha_us = 1\n", "missing key 'inter.bandwidth_GBps'"),
-    ("[inter]\nalpha_us = 1\nbandwidth_GBps = 0\n", "'inter.bandwidth_GBps' = 0 must be a finite number > 0"),
+    ("[inter]\nalpha_us = 1\nbandwidth_GBps = 0\n", "'inter.bandwidth_GBps' = 0 is out of range; accepted: a number from "),
     ("[inter]\nalpha_us = 1\nbandwidth_GBps = -2.5\n", "'inter.bandwidth_GBps' = -2.5"),
     ("[inter]\nalpha_us = nan\nbandwidth_GBps = 1\n", "'inter.alpha_us' = nan"),
     ("[inter]\nalpha_us = 1\nbandwidth_GBps = inf\n", "'inter.bandwidth_GBps' = inf"),
@@ -184,6 +184,50 @@ def test_an_unknown_profile_key_is_refused_naming_network_and_the_keys(tmp_path,
     assert err.startswith(f"error: bad --network {path}: unknown key 'workers'; accepted: name, description, "
                           "workers_per_node, "), err
     assert err.strip().endswith("; did you mean 'workers_per_node'?"), err
+
+
+IN_RANGE = "is out of range; accepted: a number from 0.000001 to 1,000,000 (GB/s: 1 kB/s"
+
+
+@pytest.mark.parametrize(("key", "value", "typed"), [
+    ("bandwidth_GBps", "1e-308", "1e-308"), ("bandwidth_GBps", "1e300", "1e+300"),
+    ("bandwidth_GBps", "9.9e-7", "9.9e-07"), ("bandwidth_GBps", "1000001", "1000001"),
+    ("reduce_GBps", "1e-9", "1e-09"), ("reduce_GBps", "1e7", "10000000.0"),
+])
+def test_a_link_rate_past_its_range_names_the_file_key_and_range(tmp_path, capsys, key, value, typed):
+    """A profile's bandwidth_GBps or reduce_GBps outside 1e-6 to 1e6 GB/s (ranges.BANDWIDTH_GBPS):
+    1e-308 priced inf steps with exit 0, 1e300 said "bandwidth_Bps = inf", a field no file holds."""
+    from tests.helpers.cli import one_line_exit_2
+
+    path = tmp_path / "odd.toml"
+    extra = f"bandwidth_GBps = 1\nreduce_GBps = {value}" if key == "reduce_GBps" else f"bandwidth_GBps = {value}"
+    path.write_text(f"[inter]\nalpha_us = 25\n{extra}\n")
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "-s", "dlion-mavo", "-s", "adamw", "--network", str(path)],
+                          capsys, f"error: bad --network {path}: 'inter.{key}' = {typed} {IN_RANGE}")
+    assert "inf" not in err and "_Bps" not in err, err
+
+
+@pytest.mark.parametrize("gbps", [1e-6, 1e6])
+def test_a_link_rate_at_either_end_of_its_range_prices_finite_steps(tmp_path, gbps):
+    """The ends are accepted, and a ring all-reduce's bandwidth term at 8 workers is 2 (N - 1) / N of
+    a bucket's bytes over the rate (closed form): at 1 kB/s the comm is over a day's seconds."""
+    from lionsim.estimate import EstimateConfig, estimate
+
+    path = tmp_path / "end.toml"
+    path.write_text(f'traits = "ideal"\n[inter]\nalpha_us = 0\nbandwidth_GBps = {gbps!r}\nreduce_GBps = {gbps!r}\n')
+    assert load_network(str(path)).inter.bandwidth_Bps == pytest.approx(gbps * 1e9)
+    (row,) = estimate(EstimateConfig(model="gpt2-124m", workers=8, network=str(path),
+                                     strategies=["adamw@fp32-allreduce"], overlap="none")).to_dict("records")
+    assert all(math.isfinite(row[c]) for c in ("comm_s", "step_s", "speedup")), row
+    assert row["comm_s"] >= 1.75 * 4 * row["params"] / (gbps * 1e9)
+
+
+def test_link_from_units_refuses_a_rate_past_its_range():
+    for rate in (1e300, 1e-308, math.inf):
+        with pytest.raises(LionsimError) as refused:
+            Link.from_units(alpha_us=1.0, bandwidth_GBps=rate)
+        assert str(refused.value).startswith(f"bandwidth_GBps = {rate!r} {IN_RANGE}")
+    assert Link.from_units(alpha_us=1.0, bandwidth_GBps=1e6).bandwidth_Bps == 1e15
 
 
 def test_bad_json_profiles(tmp_path):

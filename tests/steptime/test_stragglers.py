@@ -188,13 +188,13 @@ def test_estimate_shows_the_straggler_tax():
 # --- bad specs: one line, exit 2 ---------------------------------------------------------------
 
 @pytest.mark.parametrize("spec,message", [
-    ("lognormal:-0.1", "SIGMA -0.1 must be a finite number at least 0"),
+    ("lognormal:-0.1", "SIGMA -0.1 must be a number from 0 to 3"),
     ("lognormal:nan", "SIGMA nan must be"),
     ("slow:5:2", "K = 5 slow workers is more than the 4 workers"),
     ("slow:1.5:2", "K 1.5 must be a whole number at least 1"),
     ("slow:1:0", "FACTOR 0 must be"),
-    ("slow:1:0.5", "bad --compute-spread slow:1:0.5: FACTOR 0.5 must be a finite number at least 1; accepted: "),
-    ("episodes:0.1:0.5:3", "FACTOR 0.5 must be a finite number at least 1"),
+    ("slow:1:0.5", "bad --compute-spread slow:1:0.5: FACTOR 0.5 must be a number from 1 to 1,000 ("),
+    ("episodes:0.1:0.5:3", "FACTOR 0.5 must be a number from 1 to 1,000"),
     ("episodes:1.5:2:3", "P 1.5 must be a number from 0 to 1"),
     ("episodes:0.1:2", "episodes takes 3 value"),
     ("jitter:0.1", "unknown kind 'jitter'"),
@@ -223,6 +223,32 @@ def test_bad_traces_are_one_line_and_exit_2(text, message, tmp_path, capsys):
     trace.write_text(text)
     one_line_exit_2(["estimate", "--model", "gpt2-124m", "--workers", "4", "--compute-spread", f"trace:{trace}"], capsys,
                     message)
+
+
+@pytest.mark.parametrize("spec,part", [
+    ("lognormal:3.01", "SIGMA 3.01"), ("lognormal:100", "SIGMA 100"), ("lognormal:inf", "SIGMA inf"),
+    ("slow:1:1000.5", "FACTOR 1000.5"), ("slow:1:1e300", "FACTOR 1e300"), ("episodes:0.1:1001:2", "FACTOR 1001"),
+])
+def test_a_sigma_or_factor_past_its_top_is_one_line_naming_it_and_its_range(spec, part, capsys):
+    """SIGMA at most 3 and FACTOR at most 1,000 (spread.MAX_SIGMA, MAX_FACTOR): past them the expected
+    slowest worker overflowed and estimate printed inf and nan rows, exit 0."""
+    top = "3 (at 3 one step in 100" if part.startswith("SIGMA") else "1,000 (1: as fast as the others"
+    err = one_line_exit_2(["estimate", "--model", "gpt2-124m", "-s", "dlion-mavo", "-s", "adamw",
+                           "--compute-spread", spec], capsys, f"error: bad --compute-spread {spec}: {part} must be ")
+    assert f" to {top}" in err and "; accepted: lognormal:SIGMA" in err, err
+
+
+def test_a_sigma_or_factor_at_its_top_is_priced_in_finite_times():
+    """The tops themselves are accepted, and price finite steps that the spread slows: the slowest of
+    N lognormal(3) factors and a 1,000x slow worker each make the step at least their compute."""
+    assert parse_spec("lognormal:3").sigma == 3 and parse_spec("slow:1:1000").factor == 1000
+    assert parse_spec("episodes:0.1:1000:2").factor == 1000
+    even = estimate(EstimateConfig(model="gpt2-124m", workers=8, strategies=["adamw"]))
+    for spec, least in (("lognormal:3", 1.0), ("slow:1:1000", 1000.0)):
+        rows = estimate(EstimateConfig(model="gpt2-124m", workers=8, compute_spread=[spec], strategies=["adamw"]))
+        times = rows[["compute_s", "comm_s", "step_s", "compute_max_s", "wait_s", "step_p50_s", "step_p99_s"]]
+        assert np.isfinite(times.to_numpy(float)).all(), spec
+        assert rows["step_s"].iloc[0] >= least * even["compute_s"].iloc[0], spec
 
 
 def test_parse_names_the_bad_value():

@@ -112,5 +112,9 @@ def best_chunks(stages: int, step_latency_s: float, transfer_s: float, nbytes: f
     if step_latency_s == 0.0:
         return k_max  # latency-free pipeline: the finer the better
     k_star = math.sqrt((stages - 1) * transfer_s / step_latency_s)
+    if math.isnan(k_star):  # both times inf: nothing to balance
+        return 1
+    if k_star >= k_max:  # inf (transfer_s inf) included, which math.floor would refuse
+        return k_max
     candidates = {min(k_max, max(1, k)) for k in (math.floor(k_star), math.ceil(k_star))}
     return min(candidates, key=lambda k: (stages + k - 1) * (step_latency_s + transfer_s / k))
