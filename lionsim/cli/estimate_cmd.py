@@ -36,7 +36,8 @@ Params = Annotated[Optional[int], typer.Option(
     help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
     "--tensors", parser=o.whole_in(count_range("tensors")),
-    help="Parameter tensors (per-tensor scales); default: the model's, 1 with --params.")]
+    help="Parameter tensors: per-tensor scales, and the compute's launch floor (3 kernels a tensor); default: "
+         "the model's, 1 with --params.")]
 TokensPerWorker = Annotated[Optional[int], typer.Option(
     "--tokens-per-worker", parser=o.whole_in(count_range("tokens-per-worker")),
     help="Tokens (or patches) per worker per step; default: one sample of the model. For "

@@ -14,6 +14,7 @@ from lionsim.estimate.hier_hint import hier_notes
 from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
 from lionsim.estimate.run_baseline import run_baseline_note
+from lionsim.estimate.launch_note import launch_bound_note
 from lionsim.estimate.sample_note import default_sample_note
 from lionsim.estimate.table import estimate_rows, frame
 from lionsim.runs import split_specs
@@ -85,6 +86,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
     if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
         notes.append(layout)  # a node of several workers that are each several devices
+    if launches := launch_bound_note(r):
+        notes.append(launches)  # compute is the kernels' launch floor, not the FLOPs the caption names
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it

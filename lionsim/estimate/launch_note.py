@@ -1,0 +1,32 @@
+"""The caption's line where a step's compute is its kernels' launches, not its FLOPs.
+
+estimate prices forward + backward at the device's peak x mfu, but never below the launches an eager
+step makes (KERNELS_PER_TENSOR a parameter tensor x the device's per-kernel floor: table.step_inputs).
+A small batch on a big GPU is launch-bound: gpt2-345m at 1,024 tokens on an H100 takes 11.6 ms of
+launches for 5.5 ms of FLOPs. The caption names the bound where it binds, and the batch from which
+the FLOPs take over, since every speedup and --need answer rests on that compute.
+"""
+
+from __future__ import annotations
+
+import math
+
+from lionsim.compute import compute_time
+
+
+def launch_bound_note(r) -> str:
+    """One sentence where the launches of `r`'s kernels outlast its FLOPs (a Resolved estimate);
+    "" where the FLOPs decide compute."""
+    from lionsim.estimate.table import KERNELS_PER_TENSOR
+
+    flops_s = compute_time(r.step_flops() / r.replica_gpus, r.device, r.mfu)
+    kernels = KERNELS_PER_TENSOR * r.tensors
+    floor_s = kernels * r.device.kernel_s
+    if floor_s <= flops_s:
+        return ""
+    from_tokens = math.ceil(r.tokens_per_worker * floor_s / flops_s)  # FLOPs grow with the batch, launches do not
+    unit = "samples" if r.flops_per_unit is not None else "tokens"
+    return (f"compute is launch-bound: {kernels:,} kernels ({KERNELS_PER_TENSOR} a parameter tensor x {r.tensors:,}) "
+            f"at {r.device.kernel_s * 1e6:g} us each take {floor_s * 1e3:.3g} ms where its FLOPs take "
+            f"{flops_s * 1e3:.3g} ms at mfu {r.mfu:g}; from about {from_tokens:,} {unit} a worker (--tokens-per-worker) the FLOPs "
+            "decide it.")
