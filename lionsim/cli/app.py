@@ -22,7 +22,7 @@ from rich.text import Text
 from lionsim.cli.config_file import config_defaults, config_refused, from_config
 from lionsim.cli.preload import preload_plugins
 from lionsim.cli.click_compat import NO_ARGS_IS_HELP, click
-from lionsim.cli.refusals import bad_parameter, no_such_command, no_such_option
+from lionsim.cli.refusals import bad_parameter, extra_arguments, no_such_command, no_such_option
 from lionsim.errors import LionsimError
 from lionsim.reports.widths import Environ, shaped
 from lionsim.usercode import EXIT_CODE, UserCodeError
@@ -173,7 +173,8 @@ def _run(argv: list[str]) -> None:
     except click.exceptions.NoSuchOption as e:
         fail(no_such_option(e))
     except click.exceptions.UsageError as e:
-        fail(no_such_command(e) or from_config(e, argv, default_map) or bad_parameter(e))
+        fail(no_such_command(e) or extra_arguments(e, argv) or from_config(e, argv, default_map)
+             or bad_parameter(e))
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):

@@ -565,16 +565,9 @@ def estimate_cmd(
         **({"strategies": list(strategy)} if strategy else {}), transport=transport,
     )
     plain = SimpleNamespace(**fields)
-    check_plain(plain, sweep)  # a bad number, network or --need is refused before torch loads
+    check_plain(plain, sweep)  # a bad number, form, network or --need is refused before torch loads
     load_plain_network(plain)  # (resolve loads it again, to price on)
     wanted = parse_need(need) if need is not None else None
-
-    from lionsim.estimate import EstimateConfig, estimate, resolve
-    from lionsim.estimate.need import with_need
-    from lionsim.estimate.sweep import run_sweep
-    from lionsim.cli.to_target_view import to_target_table
-
-    cfg = EstimateConfig(**fields)
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
     for given, flag in ((overwrite, "--overwrite"), (overwrite_sweep, "--overwrite-sweep")):
@@ -582,6 +575,13 @@ def estimate_cmd(
             raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
+
+    from lionsim.estimate import EstimateConfig, estimate, resolve
+    from lionsim.estimate.need import with_need
+    from lionsim.estimate.sweep import run_sweep
+    from lionsim.cli.to_target_view import to_target_table
+
+    cfg = EstimateConfig(**fields)
     frame = estimate(cfg)
     if wanted is not None:
         frame = with_need(frame, resolve(cfg), wanted)

@@ -1,6 +1,6 @@
 """Click's exceptions as lionsim's one-line refusals: a bad option value ("bad --steps 1.5: not a
-whole number; accepted: ..."), an unknown option and an unknown command, each with what is
-accepted or the nearest name. Only the wording: lionsim.cli.app.main catches the exceptions."""
+whole number; accepted: ..."), an unknown option, an unknown command and an argument too many,
+each with what is accepted or the nearest name. Only the wording: lionsim.cli.app.main catches the exceptions."""
 
 from __future__ import annotations
 
@@ -110,3 +110,21 @@ def no_such_command(e) -> str | None:
     if near:
         return f"no such command {name!r}{near} (every command: {prefix} --help)"
     return f"no such command {name!r}; accepted: {', '.join(names)}"
+
+
+def extra_arguments(e, argv: list[str]) -> str | None:
+    """Arguments a command does not take in the house style, "unexpected argument 'bogus' after
+    --traits, a flag that takes no value; accepted: lionsim networks [OPTIONS], no arguments", the
+    command's usage as its --help writes it; None: not that error. (click says "Got unexpected
+    extra argument(s) (bogus)", naming neither the command nor what it takes.)"""
+    found = re.match(r"Got unexpected extra arguments? ?(?:\(s\) )?\((.*)\)$", e.message or "")
+    if found is None or e.ctx is None:
+        return None
+    extra, command = found.group(1).split(" "), e.ctx.command
+    flags = {o for p in command.params if getattr(p, "is_flag", False) for o in p.opts}
+    after = next((argv[i - 1] for i in range(1, len(argv)) if argv[i] in extra and argv[i - 1] in flags), None)
+    pieces = command.collect_usage_pieces(e.ctx)
+    takes_none = not any(getattr(p, "param_type_name", "") == "argument" for p in command.params)
+    return (f"unexpected argument{'s' * (len(extra) > 1)} {', '.join(map(repr, extra))}"
+            + (f" after {after}, a flag that takes no value" if after else "")
+            + f"; accepted: {e.ctx.command_path} {' '.join(pieces)}" + (", no arguments" if takes_none else ""))

@@ -10,24 +10,25 @@ from lionsim.aggregators import check_tie
 from lionsim.compute import DEVICES, MODELS, Device, training_flops
 from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
-from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER, OPTIMIZER_KINDS
-from lionsim.compute.kernel_table import KernelTable
+from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
 from lionsim.errors import LionsimError
-from lionsim.registry import did_you_mean
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import (  # noqa: F401  (with_gpus_per_node: re-exported for lionsim.estimate)
-    MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_device,
+    MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_algorithm, chosen_device,
     load_plain_network, positive_int as _positive_int, with_gpus_per_node,
 )
 from lionsim.estimate.gpu_library import gpu_nodes_library
+from lionsim.estimate.kernel_choice import (  # noqa: F401  (KernelChoice: re-exported)
+    IDEAL_KERNELS, KernelChoice, resolve_kernels, resolve_optimizer,
+)
 from lionsim.estimate.run import run_steps
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, Network
+from lionsim.network import AUTO, Network
 from lionsim.network.profile import library_chosen
 from lionsim.plugin_load import SPEC_FORMS, is_spec, load_function, parse_spec
 from lionsim.ranges import refusal, span
@@ -189,53 +190,6 @@ class Resolved:
         return self.run_steps
 
 
-@dataclass(frozen=True, slots=True)
-class KernelChoice:
-    """`--kernels` resolved: a table's rows for one device, or the ideal fused passes."""
-
-    table: KernelTable | None
-    """None: ideal fused passes."""
-    device: str = ""
-    """Whose rows price the passes."""
-
-    def describe(self) -> str:
-        """What estimate.csv's `kernels` column and the table's caption say."""
-        return "ideal fused passes" if self.table is None else self.table.describe(self.device)
-
-
-IDEAL_KERNELS = KernelChoice(None)
-KERNEL_CHOICES = ("table, table:DEVICE (a device of the kernel table, e.g. table:cpu or table:v100-tf1.15) or "
-                  "ideal")
-
-
-def resolve_kernels(text: object, device: Device) -> KernelChoice:
-    """`--kernels` (EstimateConfig.kernels) for an estimate on `device`."""
-    from lionsim.compute.kernel_table import default_table
-
-    choice = text.strip().lower() if isinstance(text, str) else ""
-    if choice == "ideal":
-        return IDEAL_KERNELS
-    kind, _, rows = choice.partition(":")
-    if kind != "table" or (_ and not rows):
-        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}{did_you_mean(choice, ('table', 'ideal'))}")
-    table = default_table()
-    name = rows or device.name
-    table.for_device(name)  # a device the table lacks is one line naming those it has
-    return KernelChoice(table, name)
-
-
-def resolve_optimizer(text: object, kernels: KernelChoice) -> str:
-    """`--optimizer` (EstimateConfig.optimizer) under the `--kernels` choice."""
-    kind = text.strip().lower() if isinstance(text, str) else ""
-    if kind not in OPTIMIZER_KINDS:
-        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}"
-                           f"{did_you_mean(kind, OPTIMIZER_KINDS)}")
-    if kernels.table is None and kind != "fused":
-        raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
-                           "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
-    return kind
-
-
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
     check_plain(cfg)
@@ -288,7 +242,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         network = with_gpus_per_node(network, cfg.gpus_per_node, device)
         network = gpu_nodes_library(network, cfg.network, cfg.gpus_per_node, chosen)
     network.nodes(workers)  # whole nodes, or one node
-    algorithm = AUTO if str(cfg.algorithm).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(cfg.algorithm)
+    algorithm = chosen_algorithm(cfg.algorithm)
     check_tie(cfg.tie)
     if cfg.seed is not None:
         check_seed(cfg.seed)
@@ -297,8 +251,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         spread.check(workers)
     check_seed_acts(cfg.seed, spread, workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
-    kernels = resolve_kernels(cfg.kernels, device)
-    optimizer = resolve_optimizer(cfg.optimizer, kernels)
+    kernels = resolve_kernels(cfg.kernels, device.name)
+    optimizer = resolve_optimizer(cfg.optimizer, kernels.table is None)
     measured = None if cfg.from_run is None else load_measured(cfg.from_run, cfg.target_loss)
     source = None if cfg.strategies is not None else (
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")

@@ -1,5 +1,6 @@
 """`lionsim estimate`'s plain inputs checked before torch loads, as bench's BenchConfig.check_plain:
-the counts, fractions, seed, run length, device and --sweep (check_plain), the network
+the counts, fractions, seed, run length, device, --sweep and the forms of --overlap, --algorithm,
+--compute-spread, --momentum-sync, --kernels and --optimizer (check_plain), the network
 (load_plain_network, which returns it) and --need (parse_need), each refused in one line in a
 moment (the command imports the model, the strategies and torch only after them). What needs the
 registries or a model (strategies, transports, options, a FILE.py:FUNC model, the tensor count
@@ -173,6 +174,34 @@ def check_plain(cfg, sweep: str | None = None) -> None:
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
     if cfg.device is not None:
         get_device(cfg.device)  # an unknown name fails with the sorted list
+    check_forms(cfg, workers)
+
+
+def check_forms(cfg, workers: int) -> None:
+    """The options whose accepted forms need no registry: --overlap's mode, --algorithm, each
+    --compute-spread spec (against `workers`), --momentum-sync, --kernels (a table:DEVICE's rows) and
+    --optimizer under it; each refused as resolve would refuse it, by the same parser."""
+    from lionsim.estimate.kernel_choice import kernel_rows, resolve_optimizer
+    from lionsim.forms import MomentumSync
+    from lionsim.steptime.overlap import OverlapConfig
+
+    OverlapConfig(mode=cfg.overlap)  # the mode alone: --bucket-mb is checked above
+    chosen_algorithm(cfg.algorithm)
+    if cfg.compute_spread:  # numpy only where a spread is given
+        from lionsim.steptime.spread import ComputeSpread
+
+        ComputeSpread.parse(cfg.compute_spread).check(workers)
+    if cfg.momentum_sync is not None:
+        MomentumSync.parse(cfg.momentum_sync)
+    resolve_optimizer(cfg.optimizer, ideal=kernel_rows(cfg.kernels) is None)
+
+
+def chosen_algorithm(text: object) -> str:
+    """--algorithm: auto, or a collective algorithm in its listed spelling (any case given); else one
+    line naming those lionsim prices."""
+    from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS
+
+    return AUTO if str(text).lower() == AUTO else COLLECTIVE_ALGORITHMS.canonical(text)
 
 
 def load_plain_network(cfg) -> Network:

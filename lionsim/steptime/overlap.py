@@ -53,8 +53,6 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-import numpy as np
-
 from lionsim.errors import LionsimError
 from lionsim.ranges import BUCKET_MB, refusal
 from lionsim.registry import did_you_mean
@@ -180,6 +178,8 @@ def units_exposed(shares: Sequence[float], costs: Sequence[float], window_s):
     per tensor), exchange j ready when backward and encode have passed the share s_j of the
     parameters (the closed form of serial_end, measured from the window's end). Elementwise:
     the window may be an array (stragglers.py)."""
+    import numpy as np  # here: the configuration's checks read this module before numpy is needed
+
     out, suffix = None, 0.0
     for share, cost in zip(reversed(shares), reversed(costs)):
         suffix += cost
@@ -201,6 +201,8 @@ def bucketed_exposed(buckets: Buckets, first_cost: float, cost: float, window_s:
     if k:
         candidates.append(k * cost - window_s * (1 - (buckets.first + buckets.size) / numel))  # first full bucket
         candidates.append(cost)  # the last bucket, ready when backward ends
+    import numpy as np  # as units_exposed
+
     out = candidates[0]
     for c in candidates[1:]:  # elementwise: the window may be an array of them (stragglers.py)
         out = np.maximum(out, c)

@@ -235,6 +235,12 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     ([*S, "--opt", "foo.bar=1"], "error: bad --opt foo.bar=1: unknown strategy 'foo'; accepted: adamw, "),
     (["bnech"], "error: no such command 'bnech'; did you mean 'bench'? (every command: lionsim --help)"),
     (["xyzzy"], "error: no such command 'xyzzy'; accepted: bench, "),
+    # an argument too many: which, and the command's usage (click named neither: "Got unexpected extra ...")
+    (["networks", "--traits", "bogus"], "error: unexpected argument 'bogus' after --traits, a flag that takes no "
+                                        "value; accepted: lionsim networks [OPTIONS], no arguments\n"),
+    (["plot", "a", "b"], "error: unexpected argument 'b'; accepted: lionsim plot [OPTIONS] {DIR}\n"),
+    (["strategies", "x", "y"], "error: unexpected arguments 'x', 'y'; accepted: lionsim strategies [OPTIONS], no "
+                               "arguments\n"),
 ])
 def test_a_typed_option_a_collective_and_a_command_are_refused_in_the_house_style(argv, line, capsys):
     err = one_line_exit_2(argv, capsys, line)

@@ -152,3 +152,50 @@ def test_a_light_command_leaves_every_option_to_the_next_in_process_caller(capsy
     done = CliRunner().invoke(app, ["estimate", "-m", "gpt2-124m", "-s", "diloco", "--local-steps", "4",
                                     "--format", "csv"])
     assert done.exit_code == 0, done.output
+
+
+SPREAD_FORMS = "accepted: lognormal:SIGMA, slow:K:FACTOR, episodes:P:FACTOR:STEPS or trace:FILE.csv"
+KERNEL_FORMS = "accepted: table, table:DEVICE (a device of the kernel table, e.g. table:cpu or table:v100-tf1.15) or ideal"
+PLAIN_FORMS = {  # estimate's options whose forms need no registry: the line each got once torch had loaded
+    "--overlap bogus": "bad --overlap bogus; accepted: auto, buckets, tensors, none (or after, as none)",
+    "--algorithm bogus": "unknown collective algorithm 'bogus'; choose from: ring, recursive_doubling, rabenseifner, "
+                         "tree, bruck, pairwise, binomial, param_server",
+    "--optimizer bogus": "bad --optimizer 'bogus'; accepted: fused, foreach, eager",
+    "--kernels bogus": f"bad --kernels 'bogus'; {KERNEL_FORMS}",
+    "--kernels table:": f"bad --kernels 'table:'; {KERNEL_FORMS}; did you mean 'table'?",
+    "--kernels table:tpu": "the kernel table {table} has no rows for device 'tpu'; it has: cpu, t4, v100, a10g, l4, "
+                           "l40s, rtx4090, a100-40gb, a100-80gb, h100, h200, b200, mi300x, v100-tf1.15 (or use "
+                           "--kernels ideal)",
+    "--optimizer eager --kernels ideal": "--optimizer eager prices torch's op chains with the kernel table; --kernels "
+                                         "ideal prices every pass as one fused kernel: give --kernels table (or "
+                                         "--optimizer fused)",
+    "--compute-spread lognormal:-1": f"bad --compute-spread lognormal:-1: SIGMA -1 must be a finite number at least 0; "
+                                     f"{SPREAD_FORMS}",
+    "--compute-spread slow:9:2": f"bad --compute-spread slow:9:2: K = 9 slow workers is more than the 8 workers; "
+                                 f"{SPREAD_FORMS}",
+    "--momentum-sync every:0": "bad --momentum-sync 'every:0'; accepted: never, every:K or schedule:K with K a "
+                               "positive integer",
+    # and the options that need another
+    "--trace": "--trace writes DIR/trace.json: give --out DIR with it",
+    "--need utilisation=0.5 --sweep workers=8,16": "--need solves for the inter-node bandwidth itself: give --need or "
+                                                   "--sweep, not both",
+}
+
+
+def test_estimate_refuses_each_plain_form_before_importing_torch():
+    """docs/commands.md: a value that needs no torch to check is refused before torch is imported.
+    --overlap, --algorithm, --kernels, --optimizer, --compute-spread, --momentum-sync, and --trace or
+    --need given with what they cannot take, were each refused only after torch had loaded (about
+    4 s); each is now refused in the words it had then."""
+    from lionsim.compute.kernel_table import default_path
+
+    base = ["estimate", "--params", "1e9", "--tokens-per-worker", "1000"]
+    cases = [[*base, *given.split()] for given in PLAIN_FORMS]
+    done = subprocess.run([sys.executable, "-c", QUICK_PROBE.format(cases=cases)], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(got) == len(PLAIN_FORMS)
+    for (argv, code, err, tried), line in zip(got, PLAIN_FORMS.values()):
+        assert (code, tried) == (2, []), (argv, code, err, tried)
+        assert err == f"error: {line.format(table=default_path())}\n", argv

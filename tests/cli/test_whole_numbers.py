@@ -145,7 +145,9 @@ def test_tokens_that_fit_at_the_sweeps_smallest_count_pass_the_plain_checks():
     from lionsim.estimate.plain import check_plain
 
     fields = dict(params=None, tensors=None, tokens_per_worker=None, gpus_per_node=None, replica_gpus=1, mfu=None,
-                  bucket_mb=None, seed=None, steps=None, device=None, network="10gbe", traits=None, model="gpt2-124m")
+                  bucket_mb=None, seed=None, steps=None, device=None, network="10gbe", traits=None, model="gpt2-124m",
+                  overlap="auto", algorithm="auto", compute_spread=[], momentum_sync=None, kernels="table",
+                  optimizer="fused")
     check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=64,128")
     with pytest.raises(Exception, match="x 8 workers, the smallest count of --sweep workers=8,128"):
         check_plain(SimpleNamespace(**fields, workers=64, tokens=10**11), "workers=8,128")

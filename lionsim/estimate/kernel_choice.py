@@ -1,0 +1,72 @@
+"""`--kernels` and `--optimizer`: how estimate prices encode, decode, update and the optimizer's
+passes. No torch: lionsim.estimate.plain refuses a bad form before torch loads, and resolve
+(lionsim.estimate.config) builds the choice priced with the same functions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lionsim.compute.kernel_ops import OPTIMIZER_KINDS
+from lionsim.compute.kernel_table import KernelTable
+from lionsim.errors import LionsimError
+from lionsim.registry import did_you_mean
+
+
+@dataclass(frozen=True, slots=True)
+class KernelChoice:
+    """`--kernels` resolved: a table's rows for one device, or the ideal fused passes."""
+
+    table: KernelTable | None
+    """None: ideal fused passes."""
+    device: str = ""
+    """Whose rows price the passes."""
+
+    def describe(self) -> str:
+        """What estimate.csv's `kernels` column and the table's caption say."""
+        return "ideal fused passes" if self.table is None else self.table.describe(self.device)
+
+
+IDEAL_KERNELS = KernelChoice(None)
+KERNEL_CHOICES = ("table, table:DEVICE (a device of the kernel table, e.g. table:cpu or table:v100-tf1.15) or "
+                  "ideal")
+
+
+def kernel_rows(text: object) -> str | None:
+    """`--kernels` read: None for ideal, else the device whose table rows price the passes ("": the
+    estimate's device); a bad form, or a DEVICE the table lacks, is one line."""
+    from lionsim.compute.kernel_table import default_table
+
+    choice = text.strip().lower() if isinstance(text, str) else ""
+    if choice == "ideal":
+        return None
+    kind, colon, rows = choice.partition(":")
+    if kind != "table" or (colon and not rows):
+        raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}{did_you_mean(choice, ('table', 'ideal'))}")
+    if rows:
+        default_table().for_device(rows)  # a device the table lacks is one line naming those it has
+    return rows
+
+
+def resolve_kernels(text: object, device_name: str) -> KernelChoice:
+    """`--kernels` (EstimateConfig.kernels) for an estimate on the device named `device_name`."""
+    from lionsim.compute.kernel_table import default_table
+
+    rows = kernel_rows(text)
+    if rows is None:
+        return IDEAL_KERNELS
+    table = default_table()
+    name = rows or device_name
+    table.for_device(name)  # the estimate's own device may be one the table lacks too
+    return KernelChoice(table, name)
+
+
+def resolve_optimizer(text: object, ideal: bool) -> str:
+    """`--optimizer` (EstimateConfig.optimizer) under `--kernels` (`ideal`: --kernels ideal)."""
+    kind = text.strip().lower() if isinstance(text, str) else ""
+    if kind not in OPTIMIZER_KINDS:
+        raise LionsimError(f"bad --optimizer {text!r}; accepted: {', '.join(OPTIMIZER_KINDS)}"
+                           f"{did_you_mean(kind, OPTIMIZER_KINDS)}")
+    if ideal and kind != "fused":
+        raise LionsimError(f"--optimizer {kind} prices torch's op chains with the kernel table; --kernels ideal "
+                           "prices every pass as one fused kernel: give --kernels table (or --optimizer fused)")
+    return kind
