@@ -17,8 +17,7 @@ import torch
 from torch import Tensor
 
 from lionsim.errors import LionsimError
-
-TIE_RULES = ("zero", "alternate", "random")
+from lionsim.tie_rules import TIE_RULES
 
 _M32 = 0xFFFFFFFF
 _M64 = (1 << 64) - 1

@@ -14,6 +14,7 @@ import typer
 
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean, match_name
+from lionsim.tie_rules import TIE_RULES
 from lionsim.whole import MAX_DIGITS, read_whole
 
 
@@ -114,10 +115,10 @@ SyncTensors = Annotated[str, typer.Option(
     "--sync-tensors", help="Tensors a momentum sync averages: all | min-numel:N (at least N parameters) | "
                            "GLOB[,GLOB] (fnmatch patterns on tensor names); only their bytes are sent.")]
 Tie = Annotated[str, typer.Option(
-    "--tie", callback=_choice("--tie", ("zero", "alternate", "random")), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
+    "--tie", callback=_choice("--tie", TIE_RULES), help="dlion-mavo tie rule: zero (sign(0) = 0, the paper's) | alternate (+1/-1 step by step) | "
                   "random (a coin seeded by --seed and the step); a rule that moves ties needs 1 bit down at any N.")]
 EstimateTie = Annotated[str, typer.Option(
-    "--tie", callback=_choice("--tie", ("zero", "alternate", "random")),
+    "--tie", callback=_choice("--tie", TIE_RULES),
     help="dlion-mavo tie rule priced: zero (sign(0) = 0: a tie stays, so an even N needs 2 bits down) | alternate "
          "| random (ties move: 1 bit down at any N).")]
 Data = Annotated[Optional[Path], typer.Option("--data", help="CIFAR-10 python dir (vit) or text file (gpt); default: generated data.")]

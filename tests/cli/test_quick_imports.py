@@ -169,8 +169,8 @@ PLAIN_FORMS = {  # estimate's options whose forms need no registry: the line eac
     "--optimizer eager --kernels ideal": "--optimizer eager prices torch's op chains with the kernel table; --kernels "
                                          "ideal prices every pass as one fused kernel: give --kernels table (or "
                                          "--optimizer fused)",
-    "--compute-spread lognormal:-1": f"bad --compute-spread lognormal:-1: SIGMA -1 must be a finite number at least 0; "
-                                     f"{SPREAD_FORMS}",
+    "--compute-spread lognormal:-1": ("bad --compute-spread lognormal:-1: SIGMA -1 must be a number from 0 to 3 (at 3 one "
+                                      "step in 100 runs a worker over 1,000x its median); " + SPREAD_FORMS),
     "--compute-spread slow:9:2": f"bad --compute-spread slow:9:2: K = 9 slow workers is more than the 8 workers; "
                                  f"{SPREAD_FORMS}",
     "--momentum-sync every:0": "bad --momentum-sync 'every:0'; accepted: never, every:K or schedule:K with K a "
