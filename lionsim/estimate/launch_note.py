@@ -12,6 +12,14 @@ from __future__ import annotations
 import math
 
 from lionsim.compute import compute_time
+from lionsim.numbers import sig
+
+
+def _time(seconds: float) -> str:
+    """ms from a millisecond up, else us; a time under a nanosecond (a tiny model's FLOPs) as such."""
+    if seconds >= 1e-3:
+        return f"{sig(seconds * 1e3)} ms"
+    return f"{sig(seconds * 1e6)} us" if seconds >= 1e-9 else "under 0.001 us"
 
 
 def launch_bound_note(r) -> str:
@@ -27,6 +35,6 @@ def launch_bound_note(r) -> str:
     from_tokens = math.ceil(r.tokens_per_worker * floor_s / flops_s)  # FLOPs grow with the batch, launches do not
     unit = "samples" if r.flops_per_unit is not None else "tokens"
     return (f"compute is launch-bound: {kernels:,} kernels ({KERNELS_PER_TENSOR} a parameter tensor x {r.tensors:,}) "
-            f"at {r.device.kernel_s * 1e6:g} us each take {floor_s * 1e3:.3g} ms where its FLOPs take "
-            f"{flops_s * 1e3:.3g} ms at mfu {r.mfu:g}; from about {from_tokens:,} {unit} a worker (--tokens-per-worker) the FLOPs "
+            f"at {r.device.kernel_s * 1e6:g} us each take {_time(floor_s)} where its FLOPs take "
+            f"{_time(flops_s)} at mfu {r.mfu:g}; from about {from_tokens:,} {unit} a worker (--tokens-per-worker) the FLOPs "
             "decide it.")
