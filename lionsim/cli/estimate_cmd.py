@@ -385,10 +385,17 @@ def spread_table(frame: pd.DataFrame) -> Table:
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
-    table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({first['spread_method']})",
+    # a local-step run's round may be a Monte Carlo where the per-step maximum is exact: each says its own
+    distinct = frame.drop_duplicates("spread_method")
+    how = first["spread_method"] if len(distinct) == 1 else "; ".join(
+        f"{r.strategy}: {r.spread_method}" for r in distinct.itertuples(index=False))
+    local = (frame["local_steps"] > 1).any()
+    table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({how})",
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
-                          "and p99.", caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+                          "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
+                                        "wait, p50 and p99 are the round's over H." if local else ""),
+                  caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("compute", "slowest", "wait", "step", "p50", "p99", "speedup"):

@@ -51,7 +51,10 @@ Per worker and step (timeline.py for how they combine):
 With --compute-spread (uneven workers, lionsim.steptime.stragglers) step_s is the expected step
 over the slowest worker's factor, compute_s the median worker's, wait_s the difference made by
 waiting, step_p50_s / step_p99_s its percentiles, spread_method how the distribution was
-computed ("exact" for one spec, "monte carlo (...)" for several).
+computed ("exact" for one spec, "monte carlo (...)" for several). A local-step strategy's
+workers wait once a round, at its sync (lionsim.steptime.rounds): its local steps carry no wait,
+its sync step the round's, so its row's wait_s is the round's over H, step_p50_s / step_p99_s
+the round's percentiles over H, and spread_method says how the round's slowest was computed.
 
 A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
 step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
@@ -79,6 +82,7 @@ from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS
+from lionsim.steptime.rounds import local_times, round_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
@@ -216,11 +220,16 @@ def kernels_text(r: Resolved, transport: str) -> str:
 
 def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
     """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
-    local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution."""
+    local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution (a
+    local-step strategy's: its round's, rounds.py)."""
     work, pricing = step_inputs(r, run, p, flops, workers, network, local)
     priced = price_step(**pricing)
     if slowest is None:
         times = priced.times(work)
+        p50 = p99 = times.step_s
+    elif local:  # nothing exchanged: no one waits; the drift is paid at the sync (rounds.py)
+        times = local_times(priced, work, slowest.median, slowest.mean() if slowest.step_mean is None
+                            else slowest.step_mean)
         p50 = p99 = times.step_s
     else:
         times, p50, p99 = expected_times(priced, work, slowest)
@@ -273,10 +282,13 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     runs' step kinds, kept across calls (_whole_run)."""
     memo = {} if memo is None else memo
     flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
-    slowest = max_distribution(r.spread, workers) if r.spread is not None else None
+    step_slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
         p = probe_resolved(r, run, workers)
+        # a local-step strategy's workers wait once a round, at its sync (rounds.py)
+        slowest = step_slowest if step_slowest is None or p.sync_every == 1 else \
+            round_distribution(r.spread, workers, p.sync_every)
         step = _priced(r, run, p, flops, workers, network, slowest)
         if p.sync_rate:  # --momentum-sync every:K: one step in K also syncs the momenta
             synced = _priced(r, run, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls), flops,

@@ -24,6 +24,9 @@ p50 / p99 are T at M's p50 / p99. max_distribution gives it:
     monte carlo  several specs together: SAMPLES steady-state steps of N workers drawn from the
                  spread's seed
 
+A step that exchanges nothing (a local step) waits for no one: its workers pay their drift at
+the next sync (rounds.py).
+
 The median worker's factor is the median of one worker's factor distribution (lognormal: 1;
 slow: the median of the N fixed factors; episodes: FACTOR when q > 1/2; the sample median in a
 Monte Carlo), not the expected median of N draws: they differ by O(1/N).
@@ -68,11 +71,14 @@ def step_seconds(priced: PricedStep, work: StepWork, factors: np.ndarray | float
         + work.decode_s + work.update_s
 
 
-def uneven_times(priced: PricedStep, work: StepWork, factors: np.ndarray) -> StepTimes:
-    """One step whose workers' compute is scaled by `factors` [W] (module doc)."""
+def uneven_times(priced: PricedStep, work: StepWork, factors: np.ndarray, lead: np.ndarray | None = None) -> StepTimes:
+    """One step whose workers' compute is scaled by `factors` [W] (module doc); `lead` [W]: each
+    worker's lead in compute factors from local steps since the last wait (rounds.py), which
+    the step waits for too."""
     slowest, median = float(factors.max()), float(np.median(factors))
+    late = slowest if lead is None else float((factors + lead).max())
     at_median = priced.times(scaled(work, median))
-    wait = float(step_seconds(priced, work, slowest)) - at_median.step_s
+    wait = float(step_seconds(priced, work, late)) - at_median.step_s
     return dataclasses.replace(at_median, wait_s=max(0.0, wait), compute_max_s=(work.forward_s + work.backward_s) * slowest)
 
 
@@ -89,6 +95,9 @@ class MaxDistribution:
     """How it was computed: "exact" or "monte carlo (...)"."""
     exact_quantile: Callable[[float], float] | None = None
     """A continuous maximum's quantile function (the points only approximate it)."""
+    step_mean: float | None = None
+    """A local-step round's (rounds.py: its values are the sync step's factor): the slowest
+    worker's mean factor at one step, for compute_max_s; None: mean()."""
 
     def mean(self) -> float:
         return float(self.weights @ self.values)
@@ -173,6 +182,7 @@ def expected_times(priced: PricedStep, work: StepWork, dist: MaxDistribution) ->
     at_median = priced.times(scaled(work, dist.median))
     end = float(dist.weights @ step_seconds(priced, work, dist.values))
     times = dataclasses.replace(at_median, wait_s=max(0.0, end - at_median.step_s),
-                                compute_max_s=(work.forward_s + work.backward_s) * dist.mean())
+                                compute_max_s=(work.forward_s + work.backward_s)
+                                * (dist.mean() if dist.step_mean is None else dist.step_mean))
     p50, p99 = (float(step_seconds(priced, work, dist.quantile(p))) for p in (0.5, 0.99))
     return times, p50, p99

@@ -5,8 +5,12 @@
     compute_median_s, compute_max_s, wait_s
                 uneven workers. sim: each worker's compute scaled by its --compute-spread factor
                 this step; a step waits for the slowest (lionsim.steptime.stragglers: wait_s is
-                what that adds to the median worker's step). gloo/nccl: the ranks' measured
-                compute this step, per worker (--compute-spread injects sleeps into it). Under
+                what that adds to the median worker's step); a step that exchanges nothing (a
+                local step) waits for no one, and the next that does waits for the workers'
+                drift since (lionsim.steptime.rounds): a sync's row carries its round's wait.
+                gloo/nccl: the ranks' measured compute this step, per worker (--compute-spread
+                injects sleeps into it; the real loop exchanges its losses every step, so every
+                step waits there, local or not). Under
                 --compute-spread compute_s is compute_median_s and wait_s = compute_max_s -
                 compute_median_s, added to step_s; without it compute_s stays the bench's one
                 figure (already the slowest rank's), so the step waits for nothing more: wait_s
@@ -69,7 +73,7 @@ from lionsim.network import CollectiveCall, Network, price
 from lionsim.network.traits import sum_quantile
 from lionsim.steptime import Kernels, OverlapConfig, StepWork, device_work, measured_work, pass_bytes
 from lionsim.steptime.spread import ComputeSpread
-from lionsim.steptime.stragglers import uneven_times
+from lionsim.steptime.rounds import Drift
 from lionsim.steptime.timeline import price_step, tensor_specs
 from lionsim.steptime.work import BACKWARD_SHARE
 from lionsim.steptime.passes import sync_copy
@@ -169,7 +173,9 @@ def medians_by_kind(values: list[float], kinds: list[tuple], warmup: int) -> lis
 
 def book_run(record: RunRecord, booking: Booking, w: int) -> list[dict]:
     """The time and byte columns of every step of one run (module doc)."""
-    rows = [_times(s, record, work, comm, booking, w) for s, work, comm in step_work(record, booking, w)]
+    drift = Drift(booking.workers)  # the workers' lead over the median since the last step that waited
+    rows = [_times(s, record, work, comm, booking, w, drift)
+            for s, work, comm in step_work(record, booking, w)]
     if record.diverged_at is not None:
         rows.append({c: NAN for c in TIME_KEYS} | {"wire_bytes": 0, "bits_per_param_up": NAN, "bits_per_param_down": NAN,
                                                     "calls": 0})
@@ -226,14 +232,19 @@ TIME_KEYS = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
              "compute_max_s", "wait_s")
 
 
-def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking, w: int) -> dict:
+def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: float, b: Booking, w: int,
+           drift: Drift | None = None) -> dict:
     W = b.workers
     bits = _bits(s, record, b)
     if b.ranks == 1:  # sim: the model is the time
         priced = price_step(transport=record.transport, spec=s.sent.spec, workers=W, network=b.network,
                             overlap=b.overlap, extra_calls=s.sent.extra, strategy=record.run.strategy_class,
                             tensors=step_tensors(record, s.sent.spec, b.overlap))
-        t = priced.times(work) if b.spread is None else uneven_times(priced, work, b.spread.factors(s.step, W))
+        if b.spread is None:
+            t = priced.times(work)
+        else:  # a step that exchanges nothing waits for no one: the next that does waits for the drift
+            waits = s.sent.spec is not None or bool(s.sent.extra)
+            t = (drift or Drift(W)).times(priced, work, b.spread.factors(s.step, W), waits)
         return {**t.columns(), "comm_model_s": t.comm_s, "wire_bytes": t.sent_bytes, **bits,
                 "comm_measured_s": NAN, "barrier_wait_s": NAN, "calls": 0, "comm_model_p10_s": NAN,
                 "comm_model_p90_s": NAN}
