@@ -24,6 +24,7 @@ from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, 
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
+from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
 from lionsim.whole_nodes import one_node_line
 
 Model = Annotated[Optional[str], typer.Option(
@@ -281,17 +282,29 @@ def short_bench_note(frame: pd.DataFrame) -> str:
             + "; ".join(f"{', '.join(names)} {text}" for text, names in named.items()) + ".")
 
 
-def _strategy_text(strategy: str, h: int, star: bool) -> str:
-    """The strategy half of a breakdown row's run cell: * for the baseline, H where it has local steps."""
-    return f"{strategy}{'*' if star else ''}" + (f" H={h}" if h > 1 else "")
+def _h(row) -> int:
+    """A row's H (estimate.csv's round_steps), 1 where the frame has none."""
+    return getattr(row, ROUND_STEPS, 1)
 
 
-def run_label(row, h: int) -> RunName:
-    """A breakdown row's run cell: strategy (* for the baseline) and its H where it has local steps
-    (`diloco H=2`), then @transport."""
+def run_label(row, h: int | None = None, star: bool = False) -> RunName:
+    """A table's run cell: strategy (* for the baseline where `star`) and its H where it has local
+    steps (`diloco H=2`: strategy_text, H the row's own unless given), then @transport. Every table
+    estimate prints names its runs so, the step table's way."""
     from lionsim.reports.tables import fold_run
 
-    return fold_run(_strategy_text(row.strategy, h, f"{row.strategy}@{row.transport}" == row.baseline), row.transport)
+    h = _h(row) if h is None else h
+    return fold_run(strategy_text(row.strategy, h, star and f"{row.strategy}@{row.transport}" == row.baseline),
+                    row.transport)
+
+
+def _width(frame: pd.DataFrame, star: bool = False) -> int:
+    """The run column's width for frame's rows as run_label names them (each as if the baseline
+    where `star`)."""
+    from lionsim.reports.tables import run_width
+
+    return run_width([(strategy_text(r.strategy, _h(r), star), r.transport) for r in frame.itertuples(index=False)],
+                     RUN_WIDTH)
 
 
 def breakdown_table(frame: pd.DataFrame) -> Table:
@@ -336,9 +349,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         # a line each; the fabric's cap not where --need's table says it once
         caption_justify="left", box=box.SIMPLE_HEAD, collapse_padding=True, pad_edge=False,
     )
-    rounds = frame.attrs.get("rounds") or [1] * len(frame)
-    width = run_width([(_strategy_text(r.strategy, h, True), r.transport)  # as if each were the baseline
-                       for r, h in zip(frame.itertuples(index=False), rounds)], RUN_WIDTH)
+    width = _width(frame, star=True)  # as if each were the baseline
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # bytes compact, as in every step table (bytes_text); with `across` the speedup header folds where
     # the table would pass the width it may take (80 in a pipe, a wider terminal's or COLUMNS' own)
@@ -346,9 +357,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     size = step_bytes
-    for row, h in zip(frame.itertuples(index=False), rounds):
+    for row in frame.itertuples(index=False):
         table.add_row(
-            run_label(row, h),
+            run_label(row, star=True),
             *(_ms(x) for x in (row.compute_s, row.encode_s + row.decode_s + row.update_s, row.comm_s,
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), speedup_text(row.speedup),
@@ -369,13 +380,13 @@ def run_table(frame: pd.DataFrame) -> Table:
     table = Table(title=f"a whole run of {plural(f'{first.run_steps:,}', 'step')}", caption=(
         "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("time", "mean step", "steady", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     table.add_column("phases", overflow="fold")
     for row in frame.itertuples(index=False):
-        table.add_row(fold_run(row.strategy, row.transport), run_duration(row.run_s), _ms(row.mean_step_s), _ms(row.step_s),
+        table.add_row(run_label(row), run_duration(row.run_s), _ms(row.mean_step_s), _ms(row.step_s),
                       speedup_text(row.run_speedup), Phrases(row.run_phases))
     return fit(table)
 
@@ -396,12 +407,12 @@ def spread_table(frame: pd.DataFrame) -> Table:
                           "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
                                         "wait, p50 and p99 are the round's over H." if local else ""),
                   caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("compute", "slowest", "wait", "step", "p50", "p99", "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
     for row in frame.itertuples(index=False):
-        table.add_row(fold_run(row.strategy, row.transport),
+        table.add_row(run_label(row),
                       *(_ms(x) for x in (row.compute_median_s, row.compute_max_s, row.wait_s, row.step_s,
                                          row.step_p50_s, row.step_p99_s)), speedup_text(row.speedup))
     return fit(table)
@@ -426,7 +437,7 @@ def need_table(frame: pd.DataFrame) -> Table:
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
         f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    width = run_width([(r.strategy, r.transport) for r in frame.itertuples(index=False)], RUN_WIDTH)
+    width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("GB/s", "Gbit/s", "now"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -434,7 +445,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
         shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
-        table.add_row(fold_run(row.strategy, row.transport), *shown, percent(busy_share(row._asdict()), u), note)
+        table.add_row(run_label(row), *shown, percent(busy_share(row._asdict()), u), note)
     return fit(table)
 
 
@@ -471,13 +482,16 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
              f"{what or 'speedup'} against {baseline} at {span} (one point: nothing to cross)")
     table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
+    rounds = rounds_of(frame)  # crossover.csv has no H: the priced rows' (run_label names each with its own)
+    named = crossings.assign(**{ROUND_STEPS: [rounds.get(f"{s}@{t}", 1) for s, t in
+                                              zip(crossings["strategy"], crossings["transport"])]})
+    width = _width(named)
     for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
-        width = run_width(list(zip(crossings["strategy"], crossings["transport"])), RUN_WIDTH)
         # wins is words ("wins above 9.749 GB/s, ties below"): where the table is over 80 it breaks
         # between them first (fit's column), before a run name breaks after its '-'
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=name != "wins",
                          min_width=width if name == "run" else None, max_width=width if name == "run" else None)
-    for row in crossings.itertuples(index=False):
+    for row in named.itertuples(index=False):
         if pd.isna(row.crossover):
             where, wins = "-", row.wins_where or NO_CROSSING_WORDS.get(row.wins, row.wins)
         elif row.wins == "partly":  # an edge of the ties: where it starts (or stops) winning, the spans in words
@@ -488,7 +502,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             wins = winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g} {sweep.unit}"
-        table.add_row(fold_run(row.strategy, row.transport), where, wins, speedup_text(row.speedup_first),
+        table.add_row(run_label(row), where, wins, speedup_text(row.speedup_first),
                       *([speedup_text(row.speedup_last)] if lo != hi else []))
     if sweep.variable == "workers" and crossings["crossover"].notna().any():
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "

@@ -8,6 +8,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
+from lionsim.reports.columns import ROUND_STEPS, strategy_text
 from lionsim.reports.tables import fill, fit, fold_run, run_width
 from lionsim.numbers import run_duration, speedup_text
 from lionsim.reports.to_target import band_text, notes, source_text, status
@@ -55,7 +56,8 @@ def to_target_table(frame: pd.DataFrame) -> Table:
                  + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."
                  + "".join("\n" + line for line in said)),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    width = run_width([(f"{r.strategy}*", r.transport) for r in rows], RUN_WIDTH)
+    width = run_width([(strategy_text(r.strategy, getattr(r, ROUND_STEPS, 1), True), r.transport) for r in rows],
+                      RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("steps", "time", *(["band"] if band else []), "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -63,6 +65,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         label = f"{row.strategy}@{row.transport}"
         speedup = speedup_text(row.to_target_speedup)
         spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
-        table.add_row(fold_run(f"{row.strategy}*" if label == row.baseline else row.strategy, row.transport),
+        table.add_row(fold_run(strategy_text(row.strategy, getattr(row, ROUND_STEPS, 1), label == row.baseline),
+                               row.transport),
                       status(row), run_duration(row.time_to_target_s), *spread, speedup)
     return fill(fit(table))  # its notes wrap at the width the estimate's other tables take

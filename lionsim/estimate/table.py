@@ -89,6 +89,7 @@ from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
 from lionsim.steptime.work import Kernels, device_work
 from lionsim.transports.base import footnote_on
 from lionsim.network import Network
+from lionsim.reports.columns import ROUND_STEPS
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import step_bits
 
@@ -132,6 +133,7 @@ EXTRA_COLUMNS: list[str] = [
     "compute_spread",
     "spread_method",
     "local_steps",
+    ROUND_STEPS,
     "run_steps",
     "run_s",
     "mean_step_s",
@@ -323,7 +325,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             **memory_columns(r.params, p.strategy.state_rows(), r.device.memory_bytes, r.replica_gpus),
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
-            ROUND: rounds(p.strategy),
+            ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
         })
     for row in rows:
@@ -392,9 +394,6 @@ def columns(rows: list[dict]) -> list[str]:
 
 NOTE = "note"
 """A row's footer line, not a column (Transport.footnote): the frame's attrs["notes"]."""
-ROUND = "round"
-"""A row's H, not a column: the inner steps of a local-step strategy's round (its --local-steps; Streaming
-DiLoCo's H, where estimate.csv's local_steps is its H / P between sends), 1 for the others: attrs["rounds"]."""
 SHORT_BENCH = "short_bench"
 """A row's authors' H where it took lionsim's short-bench default (Strategy.short_bench_default), not a
 column: the frame's attrs["short_bench"], by strategy."""
@@ -407,10 +406,9 @@ def rounds(strategy) -> int:
 
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
-    (a container wider than its transport's name says); attrs["rounds"]: each row's H;
+    (a container wider than its transport's name says);
     attrs["short_bench"]: the authors' H of each run that took the short-bench default."""
     out = pd.DataFrame.from_records(rows, columns=columns(rows))
     out.attrs["notes"] = list(dict.fromkeys(row[NOTE] for row in rows if row.get(NOTE)))
-    out.attrs["rounds"] = [row.get(ROUND, 1) for row in rows]
     out.attrs["short_bench"] = {row["strategy"]: row[SHORT_BENCH] for row in rows if row.get(SHORT_BENCH)}
     return out

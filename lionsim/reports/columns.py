@@ -88,6 +88,34 @@ def run_label(strategy: str, transport: str) -> str:
     return f"{strategy}@{transport}"
 
 
+ROUND_STEPS = "round_steps"
+"""estimate.csv's H of a run: the inner steps of a local-step strategy's round (its --local-steps;
+Streaming DiLoCo's H, where `local_steps` is its H / P between sends), 1 for the others."""
+
+
+def strategy_text(strategy: str, h: int = 1, star: bool = False) -> str:
+    """How estimate names a run's strategy wherever it names the run (tables, plots, legends):
+    * for the baseline where asked, and H where it has local steps (`diloco H=100`), so a table or
+    plot read on its own says which H it priced."""
+    return f"{strategy}{'*' if star else ''}" + (f" H={int(h)}" if h == h and h > 1 else "")
+
+
+def rounds_of(frame: pd.DataFrame) -> dict[str, int]:
+    """run_label -> its H (ROUND_STEPS) for each run of an estimate's frame (estimate.csv, sweep.csv);
+    empty for a CSV written before the column (each run then named without H)."""
+    if ROUND_STEPS not in frame.columns:
+        return {}
+    return {run_label(s, t): int(h) for s, t, h in zip(frame["strategy"], frame["transport"], frame[ROUND_STEPS])
+            if h == h}
+
+
+def run_name(strategy: str, transport: str, rounds: dict[str, int] | None = None, star: bool = False) -> str:
+    """An estimate's run on one line, "diloco H=100@fp32-allreduce" (strategy_text, H from `rounds`:
+    rounds_of), as its plots' legends and report.md name it."""
+    h = (rounds or {}).get(run_label(strategy, transport), 1)
+    return f"{strategy_text(strategy, h, star)}@{transport}"
+
+
 def check_columns(df: pd.DataFrame, required: list[str], source: str) -> None:
     """Fail with one line naming every missing column, and every non-numeric numeric one."""
     import pandas as pd

@@ -21,7 +21,8 @@ import pandas as pd
 
 from lionsim.numbers import bytes_text, run_duration, sig, speedup_text
 from lionsim.reports.capped import capped_note, capped_values, mark_line
-from lionsim.reports.columns import library_text, model_name, per_worker_text, shows_across, sweep_heading
+from lionsim.reports.columns import (library_text, model_name, per_worker_text, rounds_of, run_name, shows_across,
+                                     sweep_heading)
 from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
@@ -50,11 +51,12 @@ def _pivot(frame: pd.DataFrame, column: str, fmt, variable: str, shown: Shown | 
     """A table of `column` by swept value (rows) and run: the rows `shown` (sweep_rows: a dense
     sweep's subset, points past the library's cap marked), else every point."""
     labels = list(dict.fromkeys(f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])))
+    rounds = rounds_of(frame)
     frame = frame.assign(run=[f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])])
     table = frame.pivot_table(index="sweep_value", columns="run", values=column, aggfunc="first")
     shown = shown or every_point(table.index)
     rows = [[label, *(fmt(table.loc[value, run]) for run in labels)] for value, label in shown.labelled(variable)]
-    return md_table([sweep_heading(variable), *labels], rows)
+    return md_table([sweep_heading(variable), *(run_name(*label.split("@", 1), rounds) for label in labels)], rows)
 
 
 def _value(value) -> str:
@@ -123,7 +125,7 @@ def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     return md_table(["option", "value"], rows)
 
 
-def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
+def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] | None = None) -> str:
     if crossings.empty:
         return "Only the baseline ran: no crossovers."
     rows = []
@@ -138,7 +140,7 @@ def _crossovers(crossings: pd.DataFrame, variable: str) -> str:
             where, wins = crossing_words(row), winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g}", str(row.wins)  # the heading names the unit
-        rows.append([f"{row.strategy}@{row.transport}", where, wins])
+        rows.append([run_name(row.strategy, row.transport, rounds), where, wins])
     return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins"], rows)
 
 
@@ -164,12 +166,12 @@ def estimate_report(directory: Path) -> str:
         "## Configuration\n\n" + _config(frame, directory),
         f"## Step time by {variable}\n\n" + _pivot(frame, "step_s", _ms, variable, shown) + under(True)
         + (f"\n\n{mark_line(cap)}" if above else ""),
-        f"## Speedup against {first['baseline']}\n\n" + _pivot(frame, "speedup", speedup_text, variable, shown)
+        f"## Speedup against {run_name(*first['baseline'].split('@', 1), rounds_of(frame))}\n\n" + _pivot(frame, "speedup", speedup_text, variable, shown)
         + under() + _baseline_note(directory),
     ]
-    if shows_across(frame):  # its points not marked: the bytes do not depend on the link's rate
+    if shows_across(frame):  # its rows marked as the others': "the same rows", priced at the cap
         parts.append("## Bytes one node sends across nodes per step\n\n"
-                     + _pivot(frame, "inter_bytes", _bytes, variable, shown.unmarked()) + under())
+                     + _pivot(frame, "inter_bytes", _bytes, variable, shown) + under())
     if "step_p99_s" in frame.columns and (frame["step_p99_s"] > frame["step_p50_s"]).any():
         parts.append("## Step time p99 (uneven workers)\n\n" + _pivot(frame, "step_p99_s", _ms, variable, shown)
                      + under())
@@ -181,7 +183,7 @@ def estimate_report(directory: Path) -> str:
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     capped = capped_note(crossings, sorted(frame["sweep_value"].unique()))  # points past the library's cap
-    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable) + (f"\n\n{capped}" if capped else ""),
+    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable, rounds_of(frame)) + (f"\n\n{capped}" if capped else ""),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               _notes(directory), _reproduce(directory)]
     return "\n\n".join(part for part in parts if part) + "\n"
@@ -204,7 +206,7 @@ def one_estimate_report(directory: Path) -> str:
     frame = read_table(directory / "estimate.csv", ONE_NEEDS)
     first = frame.iloc[0]
     steps = md_table(["run", "compute", "comm", "step", "sent", "speedup"], [
-        [f"{r.strategy}@{r.transport}", _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), bytes_text(r.wire_bytes),
+        [run_name(r.strategy, r.transport, rounds_of(frame)), _ms(r.compute_s), _ms(r.comm_s), _ms(r.step_s), bytes_text(r.wire_bytes),
          speedup_text(r.speedup)] for r in frame.itertuples(index=False)])
     parts = [f"# lionsim report: estimate of {model_name(first)}, {first['workers']:,} workers, {first['network']}",
              "No training at this scale: every time is the step-time model's (`lionsim estimate`).",

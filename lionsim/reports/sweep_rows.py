@@ -17,7 +17,6 @@ digits wrote "0.101" twice); a worker count is whole.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -58,12 +57,6 @@ class Shown:
     def every(self) -> bool:
         """Whether each point is a row of its own."""
         return len(self.rows) == self.points
-
-    def unmarked(self) -> Shown:
-        """The same rows, a lone point past the cap not marked: for a table whose figures do not
-        depend on the link's rate (the bytes across nodes); a merged row still says what it holds."""
-        rows = tuple(dataclasses.replace(row, capped=False) if row.count == 1 else row for row in self.rows)
-        return dataclasses.replace(self, rows=rows)
 
     def labelled(self, variable: str) -> list[tuple[float, str]]:
         """(the swept value whose figures a row prints, its label) for each row."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lionsim.cli.comm_view import size_column
 from lionsim.network import comm_rows, load_network, parse_sizes, rows_frame
 
@@ -69,3 +71,27 @@ def test_two_priced_sizes_are_marked_and_a_narrow_busbw_axis_reads_plain_numbers
     labels = [t.get_text() for t in bw_ax.get_yticklabels() + bw_ax.get_yticklabels(minor=True) if t.get_text()]
     assert labels and all(float(text) == float(f"{float(text):g}") for text in labels), labels
     assert not any("times" in t or "^" in t for t in labels), labels
+
+
+def test_every_comm_plot_labels_its_axes_in_plain_digits(monkeypatch, tmp_path):
+    """all_reduce's busbw spanned over two decades and read 10^-2, 10^-1, 10^0, all_to_all's under
+    two and read 0.005 ... 0.5 in the same --out: one style, positional digits, for every y axis."""
+    monkeypatch.chdir(tmp_path)
+    import lionsim.reports.plots.comm as comm
+
+    drawn = []
+    monkeypatch.setattr(comm, "save", lambda fig, path: drawn.append(fig) or [])
+    frame = rows_frame(comm_rows(["all_reduce", "all_to_all"], parse_sizes("1KB,100KB,10MB,1GB"), [32],
+                                 load_network("10gbe")))
+    comm.plot_comm(Path("plots"), frame)
+    assert len(drawn) == 2
+    spans = []
+    for fig in drawn:
+        for ax in fig.axes[:2]:
+            low, high = ax.get_ylim()
+            ticks = [t for t in ax.yaxis.get_majorticklocs() if low <= t <= high]
+            labels = ax.yaxis.get_major_formatter().format_ticks(ticks)
+            assert labels and all(float(text) == pytest.approx(t) for text, t in zip(labels, ticks)), labels
+            assert all(set(text) <= set("0123456789.") for text in labels), labels  # no 10^k, no 1e-05
+            spans.append(high / low)
+    assert max(spans) > 100  # an axis over two decades among them: the one matplotlib labelled 10^k

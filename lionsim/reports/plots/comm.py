@@ -21,9 +21,14 @@ from matplotlib.lines import Line2D
 from lionsim.reports.plots.style import (MARKERS, PALETTE, figure, labelled_log_axis, legend_outside, mark_every, save,
                                          size_axis)
 
-NARROW_LOG = 100.0
-"""A y axis whose values span less than this factor (two decades) is labelled in plain round
-numbers (style.labelled_log_axis: 3, 3.5, 4 GB/s); a wider one keeps matplotlib's powers of ten."""
+
+
+def plain(value: float) -> str:
+    """A y tick in positional digits, whatever its size ("0.005", "1000000"): every comm plot's time
+    and busbw axes label so, where a wide axis read 10^-2 and a narrow one 0.005 in the same --out."""
+    import numpy as np
+
+    return np.format_float_positional(float(f"{value:.12g}"), trim="-")  # 3 x 10^-1 is 0.30000000000000004
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
@@ -120,8 +125,8 @@ def _collective_plot(op: str, rows: pd.DataFrame, colours: dict, shapes: dict, s
         ax.set_xlabel(size_axis(ax, sizes))  # the table's unit system (binary for --sizes 1KiB:1GiB)
         ax.grid(True, which="minor", alpha=0.12, linewidth=0.4)
         values = [v for v in drawn[ax] if v > 0]
-        if values and max(values) < NARROW_LOG * min(values):  # matplotlib's labels read 3.1x10^0 here
-            labelled_log_axis(ax.yaxis, min(values), max(values))
+        if values:  # round values in plain digits at any span: one style for every collective's plot
+            labelled_log_axis(ax.yaxis, min(values), max(values), plain)
     time_ax.set_ylabel("time (us, log scale)")
     time_ax.set_title("time", fontsize=10)
     bw_ax.set_ylabel("busbw (GB/s = 1e9 B/s, log scale)")

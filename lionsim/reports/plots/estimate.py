@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.between import curve, marks_at
-from lionsim.reports.columns import library_text, model_text
+from lionsim.reports.columns import library_text, model_text, rounds_of, run_name
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, speedup_label, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
@@ -63,11 +63,13 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     same_top = overlapping([(l, r["sweep_value"], r["step_s"]) for l, r in rows_of.items()])
     same_bottom = overlapping([(l, r["sweep_value"], r["speedup"]) for l, r in rows_of.items()])
     points = max(len(r) for r in rows_of.values())
+    rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
     for k, (label, rows) in enumerate(rows_of.items()):
-        name = f"{label} (baseline)" if label == baseline else label
+        name = run_name(*label.split("@", 1), rounds) + (" (baseline)" if label == baseline else "")
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(points, k)}
         twin = same_top.get(label) or same_bottom.get(label)
+        twin = twin and (run_name(*twin[0].split("@", 1), rounds), twin[1])  # the earlier run, named as it is
         dashes = TWIN_DASHES if label in same_top else "-"
         if variable == "bandwidth":  # step time linear in 1/bandwidth, as the crossings (between.py)
             xs, ys = curve(rows["sweep_value"], rows["step_s"] / scale)
@@ -82,7 +84,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
         bottom.plot(rows["sweep_value"], rows["speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})
     mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours,
-                    float(frame["sweep_value"].min()), float(frame["sweep_value"].max()), top)
+                    float(frame["sweep_value"].min()), float(frame["sweep_value"].max()), top, rounds)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":
         mark_cap(frame, top, bottom)
@@ -107,7 +109,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
                      fontsize=8, color="#444444", va="bottom", ha="left")
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
-    bottom.set_ylabel(speedup_label("speedup", baseline, log, fig))  # folded to its panel's height
+    bottom.set_ylabel(speedup_label("speedup", run_name(*baseline.split("@", 1), rounds), log, fig))  # folded to its panel's height
     bottom.set_xlabel("workers (log scale)" if variable == "workers" else "inter-node bandwidth (GB/s, log scale)")
     legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
@@ -164,7 +166,7 @@ def plot_hierarchy(frame: pd.DataFrame, path: Path, workers: int | None = None) 
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 5,
                  "linestyle": "--" if hier else "-", "markerfacecolor": "white" if hier else colours[label],
                  "markevery": mark_every(len(rows), k)}
-        name = f"{label} (baseline)" if label == baseline else label
+        name = run_name(strategy, transport, rounds_of(frame)) + (" (baseline)" if label == baseline else "")
         name += " (hierarchical)" if hier else ""
         across = rows["inter_bytes"].where(rows["inter_bytes"] > 0)  # 0 within one node: no point on a log axis
         top.plot(rows["sweep_value"], across, label=name, **style)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.reports.between import TIMES, curve
-from lionsim.reports.columns import NETWORK_GBPS
+from lionsim.reports.columns import NETWORK_GBPS, run_name, strategy_text
 from lionsim.reports.plots.style import TITLE_CHARS, fold_label, labelled_log_axis
 
 LOG_SPEEDUPS = 10.0
@@ -64,18 +64,36 @@ def replaced_workers(variable: str, values, workers: int | None) -> str:
     return f"the sweep's counts in place of --workers {workers:,}"
 
 
-def crossover_label(row) -> str:
-    """A crossover's legend entry: what the dotted line marks, as the crossover table says it."""
-    run = f"{row.strategy}@{row.transport}"
+def crossover_label(row, rounds: dict[str, int] | None = None) -> str:
+    """A crossover's legend entry: what the dotted line marks, as the crossover table says it, the
+    run named as estimate names it (run_name: its H from `rounds`)."""
+    return f"{run_name(row.strategy, row.transport, rounds)} {_crossover_words(row)}"
+
+
+def _crossover_words(row) -> str:
+    """What a crossover's line marks, after the run's name: "wins from 16 workers\n(8 loses: ...)"."""
     where = getattr(row, "wins_where", "")
     if row.wins == "partly" and isinstance(where, str) and where:  # an edge of the ties, not a crossing of 1
-        return f"{run} " + where.replace(", ", ",\n", 1)
+        return where.replace(", ", ",\n", 1)
     if row.variable == "workers":
         loses = getattr(row, "loses_at", math.nan)
         side = f"from {row.crossover:,.0f}" if row.wins == "above" else f"up to {row.crossover:,.0f}"
-        return (f"{run} wins {side} workers" + ("" if loses != loses else f"\n({loses:,.0f} loses: the speedup "
-                                                 f"crosses 1 between)"))
-    return f"{run} wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
+        return (f"wins {side} workers" + ("" if loses != loses else f"\n({loses:,.0f} loses: the speedup "
+                                            f"crosses 1 between)"))
+    return f"wins {row.wins} {row.crossover:.3g} GB/s\n(interpolated crossing)"
+
+
+def shared_label(rows, rounds: dict[str, int] | None = None) -> str:
+    """The legend entry of one dotted line: crossover_label for one run; for runs that cross at the
+    same value (one grey line), each run on a line of its own and, where they say the same
+    ("wins from 16 workers"), those words once ("each wins from 16 workers"), else each run's own."""
+    if len(rows) == 1:
+        return crossover_label(rows[0], rounds)
+    words = {_crossover_words(row) for row in rows}
+    runs = [run_name(row.strategy, row.transport, rounds) for row in rows]
+    if len(words) == 1 and (said := words.pop()).startswith("wins "):
+        return ",\n".join(runs) + "\neach " + said
+    return "\n".join(crossover_label(row, rounds) for row in rows)
 
 
 def crossover_value(row) -> str:
@@ -108,33 +126,38 @@ def through_crossings(rows: pd.DataFrame, crossings: pd.DataFrame, label: str, c
     return xs, [points[x] for x in xs]
 
 
-def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float, named=None) -> None:
+def mark_crossovers(ax, marked: pd.DataFrame, colours: dict, low: float, high: float, named=None,
+                    rounds: dict[str, int] | None = None) -> None:
     """Each crossover in `marked` (crossover.csv's rows with one) as a dotted line in its run's
     colour on the speedup panel `ax`, whose log x axis spans the swept `low` to `high`, and its value
     beside the line at 1.0x: right of it in the axis's left half, left of it in the right half, so a
     crossover near either end keeps its label inside the panel (right of a line at 78.9 of 0.1-100,
     the label ran past the panel's edge). Neighbours' labels are staggered up, so they do not overlap;
     runs crossing at the same value share one grey line and one label naming them.
-    Each is named in `named`'s legend (crossover_label): on a workers sweep the line is the first
-    count that wins (the last, where it wins below), its losing neighbour named beside it."""
+    Each line drawn is named once in `named`'s legend, in the line's colour (crossover_label, a
+    shared line's runs one under another): on a workers sweep the line is the first count that
+    wins (the last, where it wins below), its losing neighbour named beside it. `rounds`: each
+    run's H (rounds_of), so a local-step run is named with it."""
     span = math.log(high / low) if high > low > 0 else 0.0
     rows = list(marked.itertuples(index=False))
     at_x: dict[float, list] = {}  # runs crossing at the same value share one line and one label
     for row in rows:
         # the exact value: grouped on its 3 figures, 4096 and 4104 workers shared one line at 4096
         at_x.setdefault(float(row.crossover), []).append(row)
-        if named is not None:  # each run's legend entry, in the panel that holds the legend
-            named.plot([], [], color=colours[f"{row.strategy}@{row.transport}"], linestyle=":", linewidth=1.0,
-                       label=crossover_label(row))
     for i, (at, same) in enumerate(at_x.items()):
         text = crossover_value(same[0])
         # one run: its colour; several: grey, each run named ("16: dlion-mavo, powersgd"), where two
         # labels "16" and two dotted lines lay on top of each other
         colour = colours[f"{same[0].strategy}@{same[0].transport}"] if len(same) == 1 else "dimgrey"
         ax.axvline(at, color=colour, linestyle=":", linewidth=1.0)
+        if named is not None:  # the line's legend entry, as drawn, in the panel that holds the legend
+            named.plot([], [], color=colour, linestyle=":", linewidth=1.0,
+                       label=shared_label(same, rounds))
         if len(same) > 1:
-            text += ": " + ", ".join(dict.fromkeys(row.strategy if sum(r.strategy == row.strategy for r in same) == 1
-                                                   else f"{row.strategy}@{row.transport}" for row in same))
+            text += ": " + ", ".join(dict.fromkeys(
+                strategy_text(row.strategy, (rounds or {}).get(f"{row.strategy}@{row.transport}", 1))
+                if sum(r.strategy == row.strategy for r in same) == 1
+                else run_name(row.strategy, row.transport, rounds) for row in same))
         right_half = span > 0 and math.log(at / low) > span / 2
         ax.annotate(text, (at, 1.0), textcoords="offset points",
                     xytext=(-3 if right_half else 3, 4 + 10 * (i % 3)), ha="right" if right_half else "left",

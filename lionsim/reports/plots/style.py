@@ -217,19 +217,25 @@ def labelled_log_axis(axis, low: float, high: float, label=lambda v: f"{v:g}") -
 
 
 LINEAR_TICKS = 6  # about this many round labels on a linear axis (labelled_linear_axis)
+LINEAR_BINS = (LINEAR_TICKS, LINEAR_TICKS - 1, LINEAR_TICKS + 1, LINEAR_TICKS - 2, LINEAR_TICKS + 2, 3)
+"""The label counts labelled_linear_axis tries, nearest LINEAR_TICKS first, for one that labels the end."""
+ROUND_STEPS = [1, 2, 2.5, 5, 10]
+"""A linear axis's label spacings, x 10^k (MaxNLocator's steps): 15 (its default's 1.5) read oddly."""
 
 
 def labelled_linear_axis(axis, high: float, integer: bool = True) -> list[float]:
-    """Label a linear axis (ax.xaxis or ax.yaxis) from 0 to `high` at round values (MaxNLocator's
-    1, 2, 2.5, 5 x 10^k steps) and at `high` itself, the data's end (the last step of a run: 100,
-    not the 90 a locator stops at), a round label within half a spacing of it dropped so the two
-    do not collide; the axis ends at `high`. The linear counterpart of labelled_log_axis.
-    Returns the ticks."""
-    ticks = [float(t) for t in MaxNLocator(LINEAR_TICKS, integer=integer).tick_values(0, high) if 0 <= t <= high]
-    spacing = ticks[1] - ticks[0] if len(ticks) > 1 else high
-    ticks = [t for t in ticks if high - t >= 0.5 * spacing or t == high]
-    if not ticks or ticks[-1] != high:
-        ticks.append(float(high))
+    """Label a linear axis (ax.xaxis or ax.yaxis) from 0 to `high` at evenly spaced round values
+    (1, 2, 2.5 or 5 x 10^k apart: ROUND_STEPS) and the axis ends at `high`, the data's end (the last
+    step of a run). The spacing is the one nearest LINEAR_TICKS labels that puts a label on `high`
+    itself (80 steps: 0, 20, ... 80), so the end is read off the axis; where none does (79), the
+    round labels alone, evenly spaced: appending the end gave `0 15 30 45 60 80`, a jump of 20
+    after steps of 15. The linear counterpart of labelled_log_axis. Returns the ticks."""
+    def ticks_of(bins: int) -> list[float]:
+        locator = MaxNLocator(bins, integer=integer, steps=ROUND_STEPS)
+        return [float(t) for t in locator.tick_values(0, high) if 0 <= t <= high]
+
+    tries = [ticks_of(bins) for bins in LINEAR_BINS]
+    ticks = next((t for t in tries if len(t) > 2 and t[-1] == high), tries[0]) or [0.0, float(high)]
     axis.set_major_locator(FixedLocator(ticks))
     axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     getattr(axis.axes, f"set_{axis.axis_name}lim")(0, high)

@@ -28,7 +28,7 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.numbers import speedup_text
 from lionsim.reports.between import curve, marks_at
-from lionsim.reports.columns import model_name, model_text, workload_text
+from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, workload_text
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
@@ -146,7 +146,8 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
         else:
             text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
         ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_yticks(y, [f"{s}@{t}" + (" (baseline)" if f"{s}@{t}" == b else "")
+    rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
+    ax.set_yticks(y, [run_name(s, t, rounds) + (" (baseline)" if f"{s}@{t}" == b else "")
                       for s, t, b in zip(frame["strategy"], frame["transport"], frame["baseline"])], fontsize=9)
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, top / scale * 1.3)  # room for the figures' text beyond the longest bar
@@ -185,16 +186,18 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         for ax in (top, bottom):  # one count: a band a few per cent wide on the log axis, so it shows
             ax.axvspan(low / (1.0 if high > low else 1.04), high * (1.0 if high > low else 1.04), color="0.85",
                        alpha=0.6, linewidth=0, label=measured if ax is top else None)
+    rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
+        shown = run_name(strategy, transport, rounds)
         if rows["time_to_target_s"].notna().sum() == 0:  # no figure anywhere: named in the legend, and why
             top.plot([], [], color=colours[label], marker=MARKERS[k % len(MARKERS)], markerfacecolor="white",
-                     linestyle="none", label=f"{label}: {_why_none(rows.iloc[0])}, no line")
+                     linestyle="none", label=f"{shown}: {_why_none(rows.iloc[0])}, no line")
             continue
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(len(rows), k)}
-        name = f"{label} (baseline)" if label == baseline else label
+        name = f"{shown} (baseline)" if label == baseline else shown
         band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
         if variable == "bandwidth":  # time linear in 1/bandwidth, as the crossings (between.py), markers on the points
             xs, ys = curve(rows["sweep_value"], rows["time_to_target_s"] / scale)
@@ -214,7 +217,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
                     linewidth=1.6)
         bottom.plot(rows["sweep_value"], rows["to_target_speedup"], linestyle="none",
                     **{k: v for k, v in style.items() if k != "linewidth"})
-    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top)
+    mark_crossovers(bottom, crossings[crossings["crossover"].notna()], colours, *span, top, rounds)
     bottom.axhline(1.0, color="black", linewidth=0.8)
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
         mark_cap(frame, top, bottom)
@@ -233,7 +236,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     else:
         plain_log(bottom.xaxis)
     top.set_ylabel(f"time to target ({unit}, log scale)")
-    bottom.set_ylabel(f"time-to-target speedup\nvs {baseline}" + (" (log scale)" if log else ""))
+    bottom.set_ylabel(f"time-to-target speedup\nvs {run_name(*baseline.split('@', 1), rounds)}"
+                      + (" (log scale)" if log else ""))
     bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))
