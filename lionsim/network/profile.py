@@ -8,7 +8,8 @@
     alpha_us = 25.0             # per-message latency, microseconds (>= 0)
     bandwidth_GBps = 1.17       # achieved bandwidth per direction, 1e9 bytes/s (> 0)
     efficiency = 1.0            # optional multiplier on bandwidth, in (0, 1]
-    reduce_GBps = 10.0          # optional: bytes combined per second in reductions (gamma = 1/it)
+    reduce_GBps = 10.0          # optional: bytes combined per second in reductions (gamma = 1/it);
+                                # NCCL's model has none: lionsim.estimate.library_checks
     [intra]                     # the link inside a node, per worker: optional in a flat profile,
                                 # required when workers_per_node > 1 (no default: NVLink, PCIe
                                 # and a shared NIC differ 10-100x; an error names the fix)
