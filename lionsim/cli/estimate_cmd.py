@@ -78,8 +78,9 @@ BucketMb = Annotated[Optional[float], typer.Option(
 Overlap = Annotated[str, typer.Option(
     "--overlap", help=o.OVERLAP_HELP)]
 Algorithm = Annotated[str, typer.Option(
-    "--algorithm", help="Collective algorithm: auto (cheapest) or a name from `lionsim comm --help`, "
-                        "for the ops it implements (others: cheapest).")]
+    "--algorithm", help="Collective algorithm: auto (cheapest; NCCL's choice under NCCL) or a name from "
+                        "`lionsim comm --help`, for the ops it implements (others: cheapest). Under NCCL: ring, tree, "
+                        "pairwise or param_server; the textbook ones (rabenseifner ...) need --traits ideal or mpi.")]
 KernelsOpt = Annotated[str, typer.Option(
     "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
                       "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host; "
@@ -90,7 +91,9 @@ OptimizerOpt = Annotated[str, typer.Option(
                         "torch fused=True; what large-model trainers run), foreach (torch's multi-tensor ops) or "
                         "eager (torch's for-loop, every op per tensor).")]
 SweepOpt = Annotated[Optional[str], typer.Option(
-    "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg.")]
+    "--sweep", help=f"{ACCEPTED}: crossover table and, with --out, sweep.csv, crossover.csv, sweep.png and sweep.svg. "
+                    "bandwidth: GB/s a node the inter link moves, after the network's efficiency (the link's own "
+                    "rate is that / efficiency).")]
 NeedOpt = Annotated[Optional[str], typer.Option(
     "--need", metavar="utilisation=U",
     help="For each strategy, the inter-node bandwidth (GB/s per node, solved) at which compute (the worker's own "
@@ -424,6 +427,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     once, under the table, each row marked [1] (need.footnoted; estimate.csv's need_note keeps each
     row's whole text)."""
     from lionsim.estimate.need import REL_TOL, busy_share, footnoted, percent, target_text
+    from lionsim.reports.rates import efficiency_of, moved_words
     from lionsim.reports.tables import fit, fold_run, run_width
 
     first = frame.iloc[0]
@@ -431,20 +435,23 @@ def need_table(frame: pd.DataFrame) -> Table:
     notes, reasons = footnoted(frame.to_dict("records"))
     footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:].removesuffix('.')}.")
                         for number, reason in enumerate(reasons, 1))
+    efficiency = efficiency_of(frame)
+    moved = moved_words(first["network"], efficiency, "needed", "link")
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
-        f"needed: the inter link's rate (per node on {first['network']}), solved to {REL_TOL:.0e} relative; "
+        f"{moved}; solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
         f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("GB/s", "Gbit/s", "now"):
+    link = efficiency < 1.0  # the link's own rate beside what it moves (lionsim.reports.rates)
+    for name in ("GB/s", "Gbit/s", *(["link\nGbit/s"] if link else []), "now"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold", max_width=80 - width - 29)  # the table fits 80 columns
+    table.add_column("note", overflow="fold", max_width=80 - width - 29 - 9 * link)  # the table fits 80 columns
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
-        shown = ("-", "-") if needed != needed else (f"{needed:.4g}", f"{needed * 8:.4g}")
+        shown = [f"{x:.4g}" if x == x else "-" for x in (needed, needed * 8, *([needed * 8 / efficiency] if link else []))]
         table.add_row(run_label(row), *shown, percent(busy_share(row._asdict()), u), note)
     return fit(table)
 
@@ -464,6 +471,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     --sweep workers= beside a --workers table is how one sees both)."""
     import pandas as pd
     from lionsim.reports.capped import capped_note
+    from lionsim.reports.rates import efficiency_of, moved_words
     from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
@@ -508,6 +516,9 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
         table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
                          "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
                          "that wins, or up to the last")
+    if sweep.variable == "bandwidth":  # which rate the swept one is (lionsim.reports.rates)
+        network = str(frame["network"].iloc[0]) if "network" in frame.columns else ""
+        table.caption = moved_words(network, efficiency_of(frame), "bandwidth") + "."
     if capped := capped_note(crossings, sweep.values):  # points past the library's cap repeat its figures
         table.caption = f"{table.caption}\n{capped}" if table.caption else capped
         table.caption_justify = "left"

@@ -7,7 +7,8 @@ in communication"): the share of the step a worker spends on its own work (forwa
 its codec, its optimizer steps), the rest being spent waiting for the network (or, with
 --compute-spread, for the slowest worker). For one strategy the step is a function of the inter
 link's bandwidth B (GB/s, per node on a two-level network, its efficiency folded in, as `--sweep
-bandwidth=` sets it):
+bandwidth=` sets it: what the link moves; the link's own rate that moves B at the network's
+efficiency, B / efficiency, is link_needed_GBps, lionsim.reports.rates):
 
     u(B) = 1 - (comm_exposed_s(B) + wait_s) / step_s(B)        (estimate's columns; busy_share)
 
@@ -75,8 +76,9 @@ REL_TOL = 1e-6
 """The bisection stops when the bracket's ends are within this fraction of each other."""
 MAX_ITERATIONS = 200
 """log2(ln(one grid step) / ln(1 + REL_TOL)) is about 18: far more than enough, a guard only."""
-COLUMNS = ["bandwidth_needed_GBps", "need_utilisation", "need_note"]
-"""The columns --need adds to estimate.csv."""
+COLUMNS = ["bandwidth_needed_GBps", "link_needed_GBps", "need_utilisation", "need_note"]
+"""The columns --need adds to estimate.csv: bandwidth_needed_GBps what the inter link moves,
+link_needed_GBps the link's own rate that moves it at the network's efficiency (the same at 1)."""
 
 
 def busy_share(row) -> float:
@@ -219,7 +221,8 @@ def need_rows(r: Resolved, need: Need) -> list[dict]:
         gbps, note = solve(lambda b, alone=alone: utilisation_at(alone, b), need.utilisation,
                            lambda best, target, alone=alone: capped_note(alone, best, target))
         note = note or uncapped_note(alone, gbps)
-        records.append({"bandwidth_needed_GBps": gbps, "need_utilisation": need.utilisation, "need_note": note})
+        records.append({"bandwidth_needed_GBps": gbps, "link_needed_GBps": gbps / r.network.inter.efficiency,
+                        "need_utilisation": need.utilisation, "need_note": note})
     return records
 
 

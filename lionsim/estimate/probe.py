@@ -125,14 +125,15 @@ def probe_resolved(r, run: RunSpec, workers: int | None = None) -> Probe:
                  tie=r.tie, shapes=r.shapes, options=r.options)
 
 
-def issued_ops(r) -> set[str]:
-    """The collective ops the runs of `r` (a resolved estimate) issue on its N workers: each steady
-    step's transport plan and own calls, and with a whole run (--steps, --tokens, --from-run) every kind
-    of step it has (a dense warm-up, a momentum sync)."""
+def issued_calls(r) -> set[tuple[str, str]]:
+    """The (op, scope) of every collective the runs of `r` (a resolved estimate) issue on its N
+    workers: each steady step's transport plan and own calls, and with a whole run (--steps, --tokens,
+    --from-run) every kind of step it has (a dense warm-up, a momentum sync). The scope (calls.py:
+    world, intra, inter) says whether NCCL's model or lionsim's plans price it (lionsim.network.cost)."""
     from lionsim.estimate.run import step_kinds
     from lionsim.transports.base import plan_on
 
-    ops: set[str] = set()
+    calls: set[tuple[str, str]] = set()
     gpn, steps = r.network.workers_per_node, r.steps_for(r.workers)
     for run in r.runs:
         p = probe_resolved(r, run)
@@ -140,10 +141,15 @@ def issued_ops(r) -> set[str]:
         walked = steps or (WALKED if r.convergence is not None else 0)  # --from-run prices runs to target
         if walked:
             kinds += [(k.spec, k.extra_calls) for k in step_kinds(p.strategy, p.spec, walked, r.workers)]
-        for spec, calls in kinds:
-            ops |= {c.op for c in calls} | ({c.op for c in plan_on(p.transport, spec, r.workers, gpn)}
-                                             if spec is not None and r.workers > 1 else set())
-    return ops
+        for spec, own in kinds:
+            planned = plan_on(p.transport, spec, r.workers, gpn) if spec is not None and r.workers > 1 else []
+            calls |= {(c.op, c.scope) for c in (*own, *planned)}
+    return calls
+
+
+def issued_ops(r) -> set[str]:
+    """The collective ops the runs of `r` (a resolved estimate) issue on its N workers (issued_calls)."""
+    return {op for op, _ in issued_calls(r)}
 
 
 def check_algorithm(r) -> None:

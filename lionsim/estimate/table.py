@@ -90,6 +90,7 @@ from lionsim.steptime.work import Kernels, device_work
 from lionsim.transports.base import footnote_on
 from lionsim.network import Network
 from lionsim.reports.columns import ROUND_STEPS
+from lionsim.reports.rates import EFFICIENCY
 from lionsim.reports.summary import pick_baseline
 from lionsim.transports.base import step_bits
 
@@ -145,6 +146,7 @@ EXTRA_COLUMNS: list[str] = [
     "library",
     "fabric",
     "fabric_cap_GBps",
+    EFFICIENCY,
     "algorithm",
     "folded_ranks",
     "replica_gpus",
@@ -321,6 +323,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "library": network.traits.name,
             "fabric": network.nccl_fabric().name if network.traits.model == "nccl" else "",
             "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
+            EFFICIENCY: r.network.inter.efficiency,  # the given network's: a swept link's is folded in
             "replica_gpus": r.replica_gpus,
             **memory_columns(r.params, p.strategy.state_rows(), r.device.memory_bytes, r.replica_gpus),
             "unit": unit_of(r),

@@ -9,7 +9,8 @@
     bandwidth_GBps = 1.17       # achieved bandwidth per direction, 1e9 bytes/s (1e-6 to 1e6)
     efficiency = 1.0            # optional multiplier on bandwidth, in (0, 1]
     reduce_GBps = 10.0          # optional: 1e9 bytes combined per second in reductions (gamma = 1/it;
-                                # 1e-6 to 1e6, as bandwidth_GBps: lionsim.ranges.BANDWIDTH_GBPS)
+                                # 1e-6 to 1e6, as bandwidth_GBps: lionsim.ranges.BANDWIDTH_GBPS);
+                                # NCCL's model has none: lionsim.estimate.library_checks
     [intra]                     # the link inside a node, per worker: optional in a flat profile,
                                 # required when workers_per_node > 1 (no default: NVLink, PCIe
                                 # and a shared NIC differ 10-100x; an error names the fix)

@@ -18,6 +18,7 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.between import curve, marks_at
 from lionsim.reports.columns import library_text, model_text, rounds_of, run_name
+from lionsim.reports.rates import axis_label, efficiency_of
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, speedup_label, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, TWIN_DASHES, bytes_log, bytes_tick, fit_title,
@@ -110,7 +111,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     log = speedup_axis(bottom, frame["speedup"])  # 90x and 0.9x apart: a linear axis flattened the latter
     top.set_ylabel(f"step time ({unit}, log scale)")
     bottom.set_ylabel(speedup_label("speedup", run_name(*baseline.split("@", 1), rounds), log, fig))  # folded to its panel's height
-    bottom.set_xlabel("workers (log scale)" if variable == "workers" else "inter-node bandwidth (GB/s, log scale)")
+    bottom.set_xlabel("workers (log scale)" if variable == "workers" else axis_label(efficiency_of(frame)))
     legend_below(fig, top.get_legend_handles_labels()[0])
     return save(fig, Path(path))
 

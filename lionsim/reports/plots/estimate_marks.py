@@ -12,6 +12,7 @@ import pandas as pd
 
 from lionsim.reports.between import TIMES, curve
 from lionsim.reports.columns import NETWORK_GBPS, run_name, strategy_text
+from lionsim.reports.rates import efficiency_of
 from lionsim.reports.plots.style import TITLE_CHARS, fold_label, labelled_log_axis
 
 LOG_SPEEDUPS = 10.0
@@ -175,9 +176,11 @@ def mark_given_network(frame: pd.DataFrame, axes, named) -> float | None:
     if not (math.isfinite(at) and values.min() <= at <= values.max()):
         return None
     name = str(frame["network"].iloc[0])
+    efficiency = efficiency_of(frame)
+    link = f" moved (its {at / efficiency:.3g} GB/s link x {efficiency:g})" if efficiency < 1.0 else ""
     # named in the legend alone: a name beside the line sat on whichever curve passed there
     for ax in axes:
-        ax.axvline(at, label=f"{name}, the network given: {at:.3g} GB/s" if ax is named else None, **GIVEN_STYLE)
+        ax.axvline(at, label=f"{name}, the network given: {at:.3g} GB/s{link}" if ax is named else None, **GIVEN_STYLE)
     return at
 
 

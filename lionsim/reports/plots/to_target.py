@@ -29,6 +29,7 @@ from matplotlib.ticker import NullFormatter
 from lionsim.numbers import speedup_text
 from lionsim.reports.between import curve, marks_at
 from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, workload_text
+from lionsim.reports.rates import axis_label, efficiency_of
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
@@ -238,6 +239,6 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     top.set_ylabel(f"time to target ({unit}, log scale)")
     bottom.set_ylabel(f"time-to-target speedup\nvs {run_name(*baseline.split('@', 1), rounds)}"
                       + (" (log scale)" if log else ""))
-    bottom.set_xlabel("workers" if variable == "workers" else "inter-node bandwidth (GB/s)")
+    bottom.set_xlabel("workers" if variable == "workers" else axis_label(efficiency_of(frame), log=False))
     top.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
     return save(fig, Path(path))
