@@ -9,7 +9,9 @@ from dataclasses import dataclass
 from lionsim.compute.kernel_ops import OPTIMIZER_KINDS
 from lionsim.compute.kernel_table import KernelTable
 from lionsim.errors import LionsimError
+from lionsim.ranges import refusal
 from lionsim.registry import did_you_mean
+from lionsim.whole import Text
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +44,9 @@ def kernel_rows(text: object) -> str | None:
     kind, colon, rows = choice.partition(":")
     if kind != "table" or (colon and not rows):
         raise LionsimError(f"bad --kernels {text!r}; accepted: {KERNEL_CHOICES}{did_you_mean(choice, ('table', 'ideal'))}")
-    if rows:
-        default_table().for_device(rows)  # a device the table lacks is one line naming those it has
+    if rows and rows not in (devices := default_table().devices()):  # the option's line, not the file's path
+        raise LionsimError(refusal("--kernels", Text(text), "table, ideal, or table:DEVICE with DEVICE one of: "
+                                   f"{', '.join(devices)}") + did_you_mean(rows, devices))
     return rows
 
 

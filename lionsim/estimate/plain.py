@@ -240,8 +240,14 @@ def with_gpus_per_node(network: Network, gpus_per_node: int, device) -> Network:
         return network
     intra = network.intra if network.intra is not None else device.intra_link
     if gpus_per_node > 1 and intra is None:
-        raise LionsimError(f"--gpus-per-node {gpus_per_node} needs an intra-node link: network {network.name!r} "
-                           f"has none and device {device.name!r} has no NVLink")
+        raise LionsimError(refusal("--gpus-per-node", gpus_per_node, "1 (one worker a node); more with a --device "
+                                   "that has NVLink or a network with an intra link",
+                                   f"nodes of several need an intra-node link: network {network.name!r} has none "
+                                   f"and device {device.name!r} has no NVLink"))
+    if gpus_per_node < 2 and network.nvls:  # the option typed, not the network's workers_per_node it sets
+        raise LionsimError(refusal("--gpus-per-node", gpus_per_node, "at least 2, or a network without nvls",
+                                   f"network {network.name!r} runs NVLink SHARP (nvls = {network.nvls!r}) on NVSwitch "
+                                   "nodes of 2 or more GPUs"))
     return dataclasses.replace(network, workers_per_node=gpus_per_node, intra=intra)
 
 

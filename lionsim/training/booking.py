@@ -282,11 +282,13 @@ def as_call(measured: MeasuredCall) -> CollectiveCall:
 
 def _network_of(call: CollectiveCall, b: Booking) -> Network:
     """The network a real call among R ranks is priced on: a node-local or cross-node call's
-    groups are counted in ranks, so its nodes hold workers_per_node / w ranks."""
+    groups are counted in ranks, so its nodes hold workers_per_node / w ranks (a node of one rank has
+    no NVLink SHARP to run: nvls goes, which a network refuses on nodes of one)."""
     if call.scope == "world":
         return b.network
     per_rank = b.workers // b.ranks
-    return dataclasses.replace(b.network, workers_per_node=max(1, b.network.workers_per_node // per_rank))
+    ranks = max(1, b.network.workers_per_node // per_rank)
+    return dataclasses.replace(b.network, workers_per_node=ranks, nvls=b.network.nvls if ranks > 1 else "")
 
 
 def _bits(s: StepRecord, record: RunRecord, b: Booking) -> dict[str, float]:

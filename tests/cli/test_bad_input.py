@@ -224,6 +224,20 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["comm", "--sizes", "1KiB:1MiB:x1"], "error: bad --sizes 1KiB:1MiB:x1: step x1 is not a factor above 1; accepted: START:END"),
     (["estimate", "-m", "gpt2-124m", "--gpus-per-node", "3", "--workers", "8"],
      "error: bad --gpus-per-node 3: 8 workers do not fill whole nodes of 3; accepted: a divisor of --workers (1, 2, 4) or "),
+    # --gpus-per-node sets the network's nodes: a layout the network refuses is the option's line, naming it
+    (["estimate", "-m", "gpt2-124m", "--workers", "64", "--network", "dgx-h100", "--gpus-per-node", "1"],
+     "error: bad --gpus-per-node 1: network 'dgx-h100' runs NVLink SHARP (nvls = 'hopper') on NVSwitch nodes of 2 "
+     "or more GPUs; accepted: at least 2, or a network without nvls\n"),
+    (["comm", "--network", "dgx-h100", "--workers", "16", "--gpus-per-node", "1"],
+     "error: bad --gpus-per-node 1: network 'dgx-h100' runs NVLink SHARP"),
+    (["estimate", "-m", "gpt2-124m", "--workers", "8", "--network", "10gbe", "--device", "t4", "--gpus-per-node", "4"],
+     "error: bad --gpus-per-node 4: nodes of several need an intra-node link: network '10gbe' has none and device "
+     "'t4' has no NVLink; accepted: 1 (one worker a node); more with a --device that has NVLink or a network with "
+     "an intra link\n"),
+    # the kernel table's devices, not the installed file's path
+    (["estimate", "-m", "gpt2-124m", "--kernels", "table:foo"],
+     "error: bad --kernels table:foo; accepted: table, ideal, or table:DEVICE with DEVICE one of: cpu, t4, "),
+    (["estimate", "-m", "gpt2-124m", "--kernels", "table:h10"], ", v100-tf1.15; did you mean 'h100'?\n"),
     (["estimate", "-m", "gpt2-124m", "--sweep", "bandwidth=100:0.1:5"],
      "error: bad --sweep bandwidth=100:0.1:5: END must exceed START; accepted: workers=N,N,... | "),
     (["comm", "--collective", "allreduce"], "did you mean 'all_reduce'?"),

@@ -178,7 +178,10 @@ def test_another_devices_rows_price_the_codecs():
                                             + 8 * P / (float(rows["cpu", "float-pass"]["GBps"]) * 1e9))
 
 
-@pytest.mark.parametrize(("given", "named"), [("fused", "'fused'"), ("table:tpu", "'tpu'"), ("table:", "'table:'")])
+@pytest.mark.parametrize(("given", "named"), [
+    ("fused", "'fused'"), ("table:", "'table:'"),
+    # the option and the table's devices, not the installed file's path
+    ("table:tpu", "^bad --kernels table:tpu; accepted: table, ideal, or table:DEVICE with DEVICE one of: cpu, t4, ")])
 def test_bad_kernels_is_one_line(given, named):
     with pytest.raises(LionsimError, match=named):
         _one("dlion-mavo@a2a-1bit", given)

@@ -175,3 +175,21 @@ def test_medians_by_kind_equal_the_plain_median_of_each_steps_kind(warmup):
         return statistics.median(late or [values[j] for j in same])
 
     assert medians_by_kind(values, kinds, warmup) == [plain(i) for i in range(len(kinds))]
+
+
+def test_a_node_call_among_ranks_that_hold_a_whole_node_each_prices_without_nvls():
+    """bench --backend gloo --network dgx-h100 --workers 16 --ranks 2 with a hierarchical transport
+    failed after training: each rank held a node's 8 workers, so its node-scope calls were priced on
+    nodes of 1 rank, which a network with nvls refuses. A node of one rank runs no NVLink SHARP."""
+    from types import SimpleNamespace
+
+    from lionsim.network import CollectiveCall, load_network, price
+    from lionsim.training.booking import _network_of
+
+    dgx = load_network("dgx-h100")
+    call = CollectiveCall("all_to_all", 1 << 20, "votes", scope="intra", dtype="uint8")
+    whole_nodes = _network_of(call, SimpleNamespace(network=dgx, workers=16, ranks=2))
+    assert (whole_nodes.workers_per_node, whole_nodes.nvls) == (1, "")
+    assert price(call, 2, whole_nodes).time_s == 0  # a node of one rank: the call has nobody to reach
+    shared = _network_of(call, SimpleNamespace(network=dgx, workers=16, ranks=4))  # 4 workers a rank: 2 ranks a node
+    assert (shared.workers_per_node, shared.nvls) == (2, dgx.nvls)
