@@ -193,6 +193,10 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
     if math.isfinite(diverged := _diverged(base)):
         raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
+    if not math.isfinite(float(base["steps_to_target"])) and target_loss is not None:  # the value at fault
+        from lionsim.estimate.retarget import lowest_reached, unreached
+
+        raise unreached(target_loss, baseline, [lowest_reached(steps, baseline)], "")
     if not math.isfinite(float(base["steps_to_target"])):
         raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
                            f"{target:.4g} ({rule}): no steps to scale the others by; give a target its baseline "
@@ -257,6 +261,11 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     if not reaches and len(base_rows) and base_rows.apply(_diverged, axis=1).map(math.isfinite).all():
         raise _diverged_baseline(given, baseline, f"in all of the sweep's {left_out} cells", summary,
                                  list(summary["label"]))
+    if not reaches and target_loss is not None:  # the value at fault is the target, not DIR
+        from lionsim.estimate.retarget import sweep_lowest, unreached
+
+        raise unreached(target_loss, baseline, sweep_lowest(where, summary, baseline),
+                        f"the sweep's {left_out} cells")
     if not reaches:
         raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
                            f"sweep's {left_out} cells: no steps to scale the others by")

@@ -13,6 +13,7 @@ cell, as `bench --target-loss` and `sweep --target-loss` set it.
 from __future__ import annotations
 
 import math
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,3 +66,49 @@ def sweep_summary(where: Path, summary: pd.DataFrame, target: float, given: str)
             out.loc[index, ["steps_to_target", "target_loss", "target_rule"]] = [reached[label], target,
                                                                                  "--target-loss"]
     return out
+
+
+def lowest_reached(steps: pd.DataFrame, label: str) -> float:
+    """The lowest loss run `label` of `steps` (one cell's runs) reaches under summarize's rule: the
+    least of its smoothed curve (a trailing mean over final_window of the cell's longest run), so
+    every target at or above it is reached; NaN where the run is not there or never finite."""
+    from lionsim.reports.summary import final_window, smooth, split_runs
+
+    runs = split_runs(steps)
+    window = final_window(max(len(rows) for _, rows in runs))
+    curve = next((smooth(rows["loss"], window) for name, rows in runs if name == label), None)
+    return math.nan if curve is None or curve.isna().all() else float(curve.min())
+
+
+def loss_up(value: float) -> str:
+    """`value` in 4 significant digits, rounded up: a target typed as printed is still reached."""
+    exact = Decimal(repr(value))
+    return f"{float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 3), rounding=ROUND_CEILING)):g}"
+
+
+def unreached(target: float, baseline: str, lowest: list[float], cells: str) -> LionsimError:
+    """The one line refusing --target-loss `target`, which the baseline reached in none of `cells`
+    ("the sweep's 3 cells"; "" for a bench run, one cell), `lowest` the least loss it reached in
+    each (lowest_reached): a target at or above the highest of them is reached in every cell."""
+    where = f" in none of {cells}" if cells else ""
+    finite = [v for v in lowest if math.isfinite(v)]
+    if not finite:  # no finite smoothed loss anywhere: no target helps
+        return LionsimError(refusal("--target-loss", target, "a loss the baseline reached; it reached none",
+                                    f"the baseline {baseline} did not reach it{where}"))
+    every, some = max(finite), min(finite)
+    at_least = f"at least {loss_up(every)}" + (f"; from {loss_up(some)} in some" if cells and some < every else "")
+    return LionsimError(refusal("--target-loss", target,
+                                f"a loss the baseline reached{' in every cell' if cells else ''} ({at_least})",
+                                f"the baseline {baseline} {'reached it' + where if cells else 'did not reach it'}"))
+
+
+def sweep_lowest(where: Path, summary: pd.DataFrame, baseline: str) -> list[float]:
+    """The baseline's lowest_reached in each (workers, seed) cell group of `summary` (sweep_summary's
+    rows: the steps of each group's cells summarised together, as sweep_summary does)."""
+    import pandas as pd
+
+    steps = pd.read_csv(where / SWEEP_STEPS)
+    by_cell = dict(tuple(steps.groupby("cell", sort=False)))
+    return [lowest_reached(pd.concat([by_cell[c].drop(columns="cell") for c in group["cell"] if c in by_cell],
+                                     ignore_index=True), baseline)
+            for _, group in summary.groupby(["workers", "seed"], sort=True)]

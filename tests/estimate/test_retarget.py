@@ -95,3 +95,51 @@ def test_without_from_run_or_loss_curves_it_is_one_line(tmp_path, capsys):
                     "--target-loss 2 measures --from-run DIR's steps to target again at that loss: give --from-run")
     one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(bench_dir(tmp_path)), "--target-loss", "2"],
                     capsys, "--target-loss re-reads the loss curves, and it holds no steps.csv")
+
+
+def lowest_trailing_mean(losses: list[float], window: int) -> float:
+    """The least trailing mean of `window` losses (fewer at the start): the lowest target reached."""
+    return min(sum(losses[max(0, i + 1 - window):i + 1]) / len(losses[max(0, i + 1 - window):i + 1])
+               for i in range(len(losses)))
+
+
+def printed_bound(err: str, words: str) -> float:
+    return float(err.split(words, 1)[1].split()[0].rstrip(";)"))
+
+
+def test_a_target_the_sweep_s_baseline_never_reached_is_the_target_s_fault(sweep_root, capsys):
+    """The line blamed --from-run and said no loss that would do: it names --target-loss and the
+    least loss that every cell's baseline reached (the highest of the cells' lowest smoothed losses),
+    rounded up, so that loss typed as printed counts every cell."""
+    steps = pd.read_csv(sweep_root / "sweep_steps.csv")
+    window = math.ceil(0.1 * STEPS)
+    lowest = [lowest_trailing_mean(list(rows.sort_values("step")["loss"]), window)
+              for cell, rows in steps.groupby("cell") if "adamw" in cell]
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(sweep_root), "--target-loss", "0.001"],
+                          capsys, "error: bad --target-loss 0.001: the baseline adamw@fp32-allreduce reached it in "
+                                  "none of the sweep's 2 cells; accepted: a loss the baseline reached in every cell "
+                                  "(at least ")
+    every = printed_bound(err, "at least ")
+    assert max(lowest) <= every <= max(lowest) * (1 + 1e-3)
+    assert load(sweep_root, every).left_out == 0  # as printed: every cell counts
+    if min(lowest) < max(lowest):
+        some = printed_bound(err, "from ")
+        assert min(lowest) <= some <= min(lowest) * (1 + 1e-3) and load(sweep_root, some).cells >= 1
+
+
+def test_a_target_a_bench_run_s_baseline_never_reached_is_the_target_s_fault(tmp_path, capsys):
+    from lionsim.bench import BenchConfig, run_bench
+    from lionsim.reports import write_run
+
+    result = run_bench(BenchConfig(workload="mlp", model_size="tiny", workers=2, steps=STEPS, batch_size=8,
+                                   eval_every=STEPS, strategies=["adamw", "dlion-mavo"]))
+    out = tmp_path / "bench"
+    write_run(out, result.steps, result.summary, result.meta)
+    steps = pd.read_csv(out / "steps.csv")
+    base = list(steps[steps["strategy"] == "adamw"].sort_values("step")["loss"])
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(out), "--target-loss", "0.001"], capsys,
+                          "error: bad --target-loss 0.001: the baseline adamw@fp32-allreduce did not reach it; "
+                          "accepted: a loss the baseline reached (at least ")
+    least = printed_bound(err, "at least ")
+    assert lowest_trailing_mean(base, 2) <= least <= lowest_trailing_mean(base, 2) * (1 + 1e-3)
+    assert load(out, least).reaches[0].baseline_steps > 0
