@@ -67,6 +67,17 @@ class HierarchicalVote(Transport):
     def result_levels(self, rule: VoteRule, g: int, m: int, abstain: bool) -> tuple[int, bool]:
         """(bits, abstain) the rule encodes and decodes the result with, on `rule`'s downlink."""
 
+    def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:
+        """On one worker per node, that the two levels collapse to one (hier:'s note, lionsim.transports.
+        hierarchy), and why its local work is still more than a2a-1bit's: unlike hier:, which runs its
+        inner transport flat there, the node phase runs on a node of one (wire_bytes, kernel_ops at g = 1)."""
+        if workers < 2 or min(workers_per_node, workers) > 1:
+            return ""
+        return (f"{self.name}: one worker per node on this network, so the two levels collapse to one: each node's "
+                "vote is its one worker's, and the result is the flat vote; each worker still runs the node phase "
+                "on its own votes (packs them, counts them as a node of one, codes the count), so encode and decode "
+                "cost more than a2a-1bit's, which gives the same vote flat.")
+
     def voters(self, g: int, m: int) -> int:
         """The vote count the result's code is decoded for (N for a flat vote)."""
         return g * m

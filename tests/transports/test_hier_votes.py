@@ -244,3 +244,36 @@ def test_scoped_calls_price_on_their_own_link():
     assert inter.bandwidth_s == pytest.approx((m - 1) / m * n * beta_inter)
     assert (intra.phases[0].ranks, inter.phases[0].ranks) == (g, m)
     assert price(CollectiveCall("all_gather", n, scope="inter"), 8, NET).time_s == 0.0  # one node: nobody across
+
+
+# --- one worker a node: the levels collapse, and the note says what that costs ---------------
+
+@pytest.mark.parametrize("tie", ["zero", "alternate", "random"])
+def test_on_nodes_of_one_hier_1bit_is_the_flat_vote(tie):
+    """What the collapse note says: a vote of one-worker nodes is the flat vote."""
+    workers, n = 6, 45
+    for abstain in (False, True):
+        votes = corner_votes(workers, n, seed=workers, abstain=abstain)
+        spec = PayloadSpec(kind="votes", numel=n, rule=MajorityVote(TieBreak(tie, seed=4, step=3)))
+        out = HIER_1BIT.aggregate(Payload(spec, votes.clone()), SimComm(workers, 1))
+        expected = flat_reference(votes.numpy().astype(np.int64), "mavo", tie, step=3, seed=4)
+        assert torch.equal(out, expected.expand(workers, n)), (tie, abstain)
+
+
+def test_on_nodes_of_one_the_vote_transports_say_the_levels_collapse_and_why_they_cost_more_than_a2a_1bit():
+    """hier:a2a-1bit said its levels collapse on a flat network; hier-1bit and hier-exact said
+    nothing, and their local work (encode + decode) read twice a2a-1bit's, unexplained. The note
+    says both; the priced figures are checked against a2a-1bit's, the same vote flat."""
+    from lionsim.estimate import EstimateConfig, estimate
+
+    frame = estimate(EstimateConfig(model="gpt2-124m", workers=16, network="10gbe",
+                                    strategies=["dlion-mavo@a2a-1bit", "dlion-mavo@hier-1bit",
+                                                "dlion-mavo@hier-exact"]))
+    local = dict(zip(frame["transport"], frame["encode_s"] + frame["decode_s"]))
+    spec = PayloadSpec(kind="votes", numel=1000, rule=MajorityVote())
+    for name, transport in (("hier-1bit", HIER_1BIT), ("hier-exact", HIER_EXACT)):
+        assert local[name] > local["a2a-1bit"]
+        note = transport.footnote(spec, 16, 1)
+        assert note.startswith(f"{name}: one worker per node on this network, so the two levels collapse to one")
+        assert "cost more than a2a-1bit's" in note
+        assert transport.footnote(spec, 16, 8) == "" and transport.footnote(spec, 1, 1) == ""
