@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 from rich.console import Console
 
 from lionsim.cli.click_compat import click
+from lionsim.cli.config_paths import rebased
 from lionsim.cli.refusals import takes
 from lionsim.errors import LionsimError
 
@@ -22,6 +23,9 @@ _CONFIG_KEYS: dict[str, tuple[str, str, Any]] = {}
 """Option name -> (its key, the --config file, its value as the file wrote it) for the values a config
 file gave: a refusal echoes the file's value (`workers = 0`), not the one click got (`[0]`, as comm's
 --workers is a list)."""
+_REBASED: dict[str, tuple[str, str, str]] = {}
+"""A path a TOML config gave, as made relative to its folder (lionsim.cli.config_paths) -> (its key,
+the file, the path as the file wrote it): a refusal naming the path says where it came from."""
 
 
 def config_path(argv: Sequence[str]) -> str | None:
@@ -54,7 +58,11 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
     command = group.get_command(click.Context(group), command_name) if command_name else None
     if command is None:
         return None  # click reports the missing or unknown command itself
-    values = load_config(Path(path), command_name)
+    written = load_config(Path(path), command_name)
+    values = written
+    if Path(path).suffix.lower() != ".json":  # a run.json's paths stay as the run was given them
+        values, moved = rebased(written, Path(path))
+        _REBASED.update({after: (key, path, before) for after, (key, before) in moved.items()})
     accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}
     if command_name == "bench":  # (a sweep runs on sim alone; comm's files record no run to replay)
         values = _on_typed_backend(values, args, accepted, path, err_console)
@@ -74,7 +82,7 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
         if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
             value = json.dumps(value)
         defaults[name] = value
-    _CONFIG_KEYS.update({k.replace("-", "_"): (k, path, v) for k, v in values.items()})
+    _CONFIG_KEYS.update({k.replace("-", "_"): (k, path, v) for k, v in written.items()})
     return {command_name: defaults}
 
 
@@ -144,6 +152,22 @@ _REFUSED_TABLE = re.compile(r"bad ([a-z][a-z0-9_-]*)\.[^\s;:]+")
 
 def config_refused(message: str, argv: Sequence[str], default_map: dict | None,
                    click_app: Callable[[], Any]) -> str | None:
+    """`_refused`'s line; else the message with where a path it names came from, where a TOML config
+    gave it relative to its folder (lionsim.cli.config_paths): "network profile not found:
+    prof/x.toml; ... (network = "x.toml" in prof/est.toml: ...)"; None where neither applies."""
+    said = _refused(message, argv, default_map, click_app)
+    if said is not None:  # it names the key and the file already
+        return said
+    for after, (key, path, before) in _REBASED.items():
+        if after in message and _from_file(key.replace("-", "_"), "--" + key.replace("_", "-"), argv, default_map,
+                                           click_app):
+            return (f"{message} ({key} = {json.dumps(before)} in {path}: a path in a config file is relative to "
+                    "the file's folder)")
+    return None
+
+
+def _refused(message: str, argv: Sequence[str], default_map: dict | None,
+             click_app: Callable[[], Any]) -> str | None:
     """A refusal of an option's value (a config's own check, lionsim.config) where the value
     came from --config, not from the command line: said as from_config says a value click
     refuses, "bad workers = -4 in FILE; accepted: ..." (nobody typed --workers); a refusal of a

@@ -13,6 +13,7 @@ from typing import Sequence
 import typer
 
 from lionsim.cli.config_file import config_path, load_toml
+from lionsim.cli.config_paths import rebased
 from lionsim.errors import LionsimError
 
 
@@ -67,4 +68,7 @@ def _recorded_plugins(path: Path) -> list:
     if path.suffix.lower() == ".json":
         data = data.get("config") if isinstance(data, dict) else None
     recorded = data.get("plugin") if isinstance(data, dict) else None
-    return [] if not recorded else recorded if isinstance(recorded, list) else [recorded]
+    recorded = [] if not recorded else recorded if isinstance(recorded, list) else [recorded]
+    if path.suffix.lower() == ".json":  # a run.json's paths stay as the run was given them
+        return recorded
+    return rebased({"plugin": recorded}, path)[0]["plugin"]  # a TOML's: from its folder, as config_defaults reads them

@@ -1,0 +1,107 @@
+"""Paths in a TOML --config are relative to the file's folder (lionsim.cli.config_paths); a path
+typed on the command line, and a run.json's, stay relative to the working directory. The reference
+for each read: the same estimate with the path typed from where it runs."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lionsim.cli.config_paths import rebased
+from tests.helpers.cli import one_line_exit_2, run_cli
+
+SLOW = '[inter]\nalpha_us = 20.0\nbandwidth_GBps = 0.5\n'
+FAST = '[inter]\nalpha_us = 5.0\nbandwidth_GBps = 20.0\n'
+ESTIMATE = 'model = "gpt2-124m"\nworkers = 4\nstrategy = ["adamw", "dlion-mavo"]\n'
+
+
+@pytest.fixture
+def layout(tmp_path, monkeypatch):
+    """prof/est.toml naming slow.toml beside it; the working directory another folder, holding a
+    fast.toml of its own (and a slow.toml a CWD-relative read would take instead)."""
+    prof, cwd = tmp_path / "prof", tmp_path / "cwd"
+    prof.mkdir(), cwd.mkdir()
+    (prof / "slow.toml").write_text(SLOW)
+    (cwd / "fast.toml").write_text(FAST)
+    (prof / "est.toml").write_text(ESTIMATE + 'network = "slow.toml"\nout = "o"\n')
+    monkeypatch.chdir(cwd)
+    return prof, cwd
+
+
+def typed(argv, capsys) -> pd.DataFrame:
+    code, out, err = run_cli([*argv, "--format", "csv"], capsys)
+    assert code == 0, err
+    return pd.read_csv(io.StringIO(out))
+
+
+def test_a_profile_and_out_in_a_config_are_read_beside_it(layout, capsys):
+    prof, cwd = layout
+    code, _, err = run_cli(["estimate", "--config", "../prof/est.toml"], capsys)
+    assert code == 0, err
+    got = pd.read_csv(prof / "o" / "estimate.csv")  # out = "o" too: beside the config
+    ref = typed(["estimate", "-m", "gpt2-124m", "--workers", "4", "-s", "adamw", "-s", "dlion-mavo",
+                 "--network", "../prof/slow.toml"], capsys)
+    assert set(got["network"]) == {"slow"} and got["comm_s"].tolist() == ref["comm_s"].tolist()
+    assert list(cwd.iterdir()) == [cwd / "fast.toml"]  # nothing written where it ran
+
+
+def test_a_path_typed_beside_a_config_stays_relative_to_the_working_directory(layout, capsys):
+    prof, cwd = layout
+    got = typed(["estimate", "--config", "../prof/est.toml", "--network", "fast.toml", "--out", "typed"], capsys)
+    ref = typed(["estimate", "-m", "gpt2-124m", "--workers", "4", "-s", "adamw", "-s", "dlion-mavo",
+                 "--network", str(cwd / "fast.toml")], capsys)
+    assert set(got["network"]) == {"fast"} and got["comm_s"].tolist() == ref["comm_s"].tolist()
+    assert (cwd / "typed" / "estimate.csv").is_file() and not (prof / "o").exists()
+
+
+def test_a_missing_path_in_a_config_names_the_key_the_file_and_where_it_looked(layout, capsys):
+    prof, _ = layout
+    (prof / "miss.toml").write_text(ESTIMATE + 'network = "nosuch.toml"\n')
+    one_line_exit_2(["estimate", "--config", "../prof/miss.toml"], capsys,
+                    "network profile not found: ../prof/nosuch.toml; accepted: ")
+    err = one_line_exit_2(["estimate", "--config", "../prof/miss.toml"], capsys,
+                          '(network = "nosuch.toml" in ../prof/miss.toml: a path in a config file is relative to '
+                          "the file's folder)")
+    assert err.startswith("error: ")
+
+
+def test_which_values_are_paths():
+    """Presets, registered names and module specs stay; files and folders move; absolute ones stay."""
+    values = {"network": ["a.toml", "10gbe", "sub/b.json"], "workload": "w.py:make", "model": "gpt2-124m",
+              "data": "corpus.txt", "plugin": ["p.py", "/abs/q.py"], "from-run": "runs/r", "out": "o",
+              "workers": 4, "strategy": ["adamw"], "fit": "fit.toml", "baseline-dir": "b"}
+    got, moved = rebased(values, Path("cfg/run.toml"))
+    assert got == {"network": ["cfg/a.toml", "10gbe", "cfg/sub/b.json"], "workload": "cfg/w.py:make",
+                   "model": "gpt2-124m", "data": "cfg/corpus.txt", "plugin": ["cfg/p.py", "/abs/q.py"],
+                   "from-run": "cfg/runs/r", "out": "cfg/o", "workers": 4, "strategy": ["adamw"],
+                   "fit": "cfg/fit.toml", "baseline-dir": "cfg/b"}
+    assert moved["cfg/a.toml"] == ("network", "a.toml")
+    assert rebased({"workload": "pkg.mod:make", "model": "m.py:build"}, Path("run.toml"))[0] == {
+        "workload": "pkg.mod:make", "model": "m.py:build"}  # a config in the working directory: as written
+    assert rebased({"data": "~/x"}, Path("cfg/run.toml"))[0] == {"data": str(Path.home() / "x")}
+
+
+def test_plugins_loaded_before_click_are_read_beside_a_toml_but_as_a_run_json_recorded_them(tmp_path):
+    from lionsim.cli.preload import _recorded_plugins
+
+    (tmp_path / "run.toml").write_text('plugin = ["mine.py"]\n')
+    (tmp_path / "run.json").write_text(json.dumps({"command": "bench", "config": {"plugin": ["mine.py"]}}))
+    assert _recorded_plugins(tmp_path / "run.toml") == [str(tmp_path / "mine.py")]
+    assert _recorded_plugins(tmp_path / "run.json") == ["mine.py"]
+
+
+def test_a_run_json_replays_its_paths_as_recorded(tmp_path, monkeypatch):
+    """run.json records a run's paths as it was given them, from where it ran: a replay from there
+    reads the same files, so they are not moved beside the record."""
+    from lionsim.cli.app import click_app, err_console
+    from lionsim.cli.config_file import config_defaults
+
+    record = tmp_path / "out" / "run.json"
+    record.parent.mkdir()
+    record.write_text(json.dumps({"command": "bench", "config": {"network": "prof/slow.toml", "workers": 2}}))
+    defaults = config_defaults(["bench", "--config", str(record)], click_app, err_console)
+    assert defaults["bench"]["network"] == "prof/slow.toml"
