@@ -163,9 +163,10 @@ PLAIN_FORMS = {  # estimate's options whose forms need no registry: the line eac
     "--optimizer bogus": "bad --optimizer 'bogus'; accepted: fused, foreach, eager",
     "--kernels bogus": f"bad --kernels 'bogus'; {KERNEL_FORMS}",
     "--kernels table:": f"bad --kernels 'table:'; {KERNEL_FORMS}; did you mean 'table'?",
-    "--kernels table:tpu": "the kernel table {table} has no rows for device 'tpu'; it has: cpu, t4, v100, a10g, l4, "
-                           "l40s, rtx4090, a100-40gb, a100-80gb, h100, h200, b200, mi300x, v100-tf1.15 (or use "
-                           "--kernels ideal)",
+    # the option's house line (once the installed table's absolute path): torch-free as before
+    "--kernels table:tpu": "bad --kernels table:tpu; accepted: table, ideal, or table:DEVICE with DEVICE one of: cpu, "
+                           "t4, v100, a10g, l4, l40s, rtx4090, a100-40gb, a100-80gb, h100, h200, b200, mi300x, "
+                           "v100-tf1.15; did you mean 'cpu'?",
     "--optimizer eager --kernels ideal": "--optimizer eager prices torch's op chains with the kernel table; --kernels "
                                          "ideal prices every pass as one fused kernel: give --kernels table (or "
                                          "--optimizer fused)",
