@@ -27,12 +27,34 @@ def closest(name: object, choices: Iterable[str]) -> str | None:
     return lowered[close[0]] if close else None
 
 
+PREFIX_LEAST = 4
+"""Least characters a typed name must share with the start of a choice for the prefix rule
+(nearest): three would make `mlp` and `mla...` kin."""
+
+
+def _shared_start(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 def nearest(name: object, choices: Iterable[str]) -> list[str]:
-    """Every valid choice as near to `name` as the nearest (difflib's ratio ignoring case, at least
-    0.6), in the order given: `gpt2` is as near to gpt2-124m as to gpt2-345m, and naming one of
-    them would pick for the user."""
-    key, best, near = str(name).lower(), 0.6, []
-    for choice in dict.fromkeys(choices):
+    """Every valid choice as near to `name` as the nearest, in the order given, ignoring case: those
+    whose start it shares longest, where that is at least PREFIX_LEAST characters and four fifths of
+    what was typed (`dlionn` is a dlion-* strategy, not `lion`, nearer by difflib's ratio), the one
+it holds whole first (`adamww` is adamw, not adamw@fp32-allreduce); else
+    those of difflib's best ratio, at least 0.6. `gpt2` is as near to gpt2-124m as to gpt2-345m, and
+    naming one of them would pick for the user."""
+    key, unique = str(name).lower(), list(dict.fromkeys(choices))
+    shared = {choice: _shared_start(choice.lower(), key) for choice in unique}
+    longest = max(shared.values(), default=0)
+    if longest >= PREFIX_LEAST and longest >= 0.8 * len(key):
+        kin = [choice for choice in unique if shared[choice] == longest]
+        whole = [choice for choice in kin if len(choice) == longest]  # typed with a letter too many: `adamww`
+        return whole or kin
+    best, near = 0.6, []
+    for choice in unique:
         score = difflib.SequenceMatcher(None, choice.lower(), key).ratio()
         if score > best:
             best, near = score, [choice]

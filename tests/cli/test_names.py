@@ -141,14 +141,28 @@ def test_a_misspelt_compute_device_gets_the_near_one():
 
 
 def test_nearest_offers_every_name_as_near_as_the_nearest():
-    """Against difflib's own ranking: the names nearest by its ratio, all of them where several tie."""
+    """Against a brute-force statement of the rule: the names sharing the longest start with what
+    was typed (at least 4 characters and 4/5 of it; one held whole first), else difflib's best ratio."""
     import difflib
+    import os
 
     from lionsim.registry import nearest
 
-    names = ["gpt2-124m", "gpt2-345m", "gpt2-1.3b", "vit-s", "vit-b"]
-    for typed in ("gpt2", "vit", "VIT-S", "gpt2-124", "resnet"):
-        scores = {n: difflib.SequenceMatcher(None, n.lower(), typed.lower()).ratio() for n in names}
-        top = max(scores.values())
-        assert nearest(typed, names) == ([n for n in names if scores[n] == top] if top >= 0.6 else [])
-    assert nearest("vit", names) == ["vit-s", "vit-b"] and nearest("gpt2-124", names) == ["gpt2-124m"]
+    names = ["gpt2-124m", "gpt2-345m", "gpt2-1.3b", "vit-s", "vit-b", "lion", "dlion-mavo", "dlion-avg", "adamw",
+             "adamw@fp32-allreduce"]
+
+    def expected(typed: str) -> list[str]:
+        key = typed.lower()
+        starts = {n: len(os.path.commonprefix([n.lower(), key])) for n in names}
+        top = max(starts.values())
+        if top >= 4 and top >= 0.8 * len(key):
+            kin = [n for n in names if starts[n] == top]
+            return [n for n in kin if len(n) == top] or kin
+        scores = {n: difflib.SequenceMatcher(None, n.lower(), key).ratio() for n in names}
+        best = max(scores.values())
+        return [n for n in names if scores[n] == best] if best >= 0.6 else []
+
+    for typed in ("gpt2", "vit", "VIT-S", "gpt2-124", "resnet", "dlionn", "adamww", "lino", "gpt2-125m", "mavo"):
+        assert nearest(typed, names) == expected(typed), typed
+    assert nearest("dlionn", names) == ["dlion-mavo", "dlion-avg"] and nearest("adamww", names) == ["adamw"]
+    assert nearest("gpt2", names) == ["gpt2-124m", "gpt2-345m", "gpt2-1.3b"] and nearest("lino", names) == ["lion"]
