@@ -109,6 +109,17 @@ def rounds_of(frame: pd.DataFrame) -> dict[str, int]:
             if h == h}
 
 
+def recorded_rounds(runs) -> dict[str, int]:
+    """run_label -> its H for each run a bench's run.json records (`runs`: each run's resolved
+    options; a local-step strategy's carry local_steps, its H), so a report names it as estimate does."""
+    out = {}
+    for run in runs or []:
+        h = (run.get("options") or {}).get("local_steps") if isinstance(run, dict) else None
+        if isinstance(h, int) and not isinstance(h, bool) and h > 1:
+            out[run_label(run.get("strategy"), run.get("transport"))] = h
+    return out
+
+
 def run_name(strategy: str, transport: str, rounds: dict[str, int] | None = None, star: bool = False) -> str:
     """An estimate's run on one line, "diloco H=100@fp32-allreduce" (strategy_text, H from `rounds`:
     rounds_of), as its plots' legends and report.md name it."""

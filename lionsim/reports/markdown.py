@@ -19,7 +19,9 @@ from lionsim.errors import LionsimError, json_type
 from lionsim.numbers import plural, sig, speedup_text
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
-from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, run_label
+from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, recorded_rounds, run_label, run_name
+from lionsim.reports.config_table import option_rows
+from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
@@ -84,7 +86,17 @@ def _environment(meta: dict) -> str:
 def _timing(meta: dict) -> str:
     timing = meta.get("timing") or {}
     lines = [f"- `{k}`: {v}" for k, v in timing.items() if isinstance(v, str)]
-    return "\n".join(lines) if lines else "Not recorded."
+    if not lines:
+        return "Not recorded."
+    return "\n".join(lines + _run_notes(meta))
+
+
+def _run_notes(record: dict) -> list[str]:
+    """The bullets a run's timing notes leave unsaid: the library that priced its comm, and the
+    slowest-worker wait its step includes (lionsim.reports.obtained)."""
+    library = library_note(record)
+    wait = wait_note(record.get("config"), bool(recorded_rounds(record.get("runs"))))
+    return [*([f"- library: {library}"] if library else []), *([f"- `wait_s`: {wait}"] if wait else [])]
 
 
 LOSS = ".4f"
@@ -103,6 +115,7 @@ def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
     (any other cell directory follows)."""
     others = sorted(p.parent.name for p in (directory / "cells").glob("*/run.json"))
     claims: dict[str, dict[str, tuple[list, list]]] = {}  # key -> general note -> (networks, worker counts)
+    extra: dict[str, list] = {}  # a library or wait bullet (_run_notes) -> the networks it holds on
     for cell in dict.fromkeys([*cells, *others]):
         path = directory / "cells" / cell / "run.json"
         if not path.is_file():
@@ -114,6 +127,9 @@ def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
         network = (record.get("network") or {}).get("name")
         workers = (record.get("config") or {}).get("workers")
         where = f"on {network} for {workers} workers"
+        for line in _run_notes(record):
+            held = extra.setdefault(line, [])
+            held += [network] if network not in held else []
         for key, note in (record.get("timing") or {}).items():
             if not isinstance(note, str):
                 continue
@@ -135,18 +151,22 @@ def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
             whose = "its" if len(networks) > 1 else "each cell's"
             count = f"{counts[0]} workers" if len(counts) == 1 else f"{whose} worker count ({', '.join(counts)})"
             lines.append(f"- `{key}`: {general.replace(CELL_PLACE, f'on {on} for {count}')}")
+    libraries = [line for line in extra if line.startswith("- library:")]
+    for line, networks in extra.items():  # where the cells' libraries differ, each says its networks
+        lines.append(line + (f" (on {', '.join(ordered(networks, 'network'))})" if len(libraries) > 1
+                             and line in libraries else ""))
     return "\n".join(lines) if lines else "Not recorded."
 
 
-def _summary_rows(summary: pd.DataFrame, clock: str) -> str:
+def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None) -> str:
     metric, scale, digits = _metric(summary)
     exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
     headers = ["run", f"final loss (mean of last {FINAL_FRACTION:.0%} of steps)", metric, "step", "comm (total)",
                *(["comm (exposed)"] if exposed else []), "bits up/down", "speedup", "to target"]
     rows = []
     for r in summary.itertuples(index=False):
-        label = run_label(r.strategy, r.transport)
-        if label == getattr(r, "baseline", None):
+        label = run_name(r.strategy, r.transport, rounds)
+        if run_label(r.strategy, r.transport) == getattr(r, "baseline", None):
             label += " (baseline)"
         diverged = diverged_at(r)
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
@@ -308,10 +328,9 @@ def _run_report(directory: Path) -> str:
     cfg = {**cfg, "network": named_network(str(cfg["network"]), meta, measured)} if cfg.get("network") else cfg
     # a workload file builds its own model: bench refuses --model-size for it, so no row says one
     sized = not is_spec(cfg.get("workload"))
-    keys = ["workload", *(["model_size"] if sized else []), "workers", "batch_size", "steps", "network", "backend", "compute", "seed",
-            "data", "data_split", "momentum_sync", "tie", "warmup_steps"]
-    config = md_table(["option", "value"], [[k, str(cfg[k])] for k in keys if k in cfg and cfg[k] is not None]
-                      + [["runs", ", ".join(run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"]))]])
+    rounds = recorded_rounds(meta.get("runs"))
+    config = md_table(["option", "value"], option_rows(cfg, () if sized else ("model_size",))
+                      + [["runs", ", ".join(run_name(s, t, rounds) for s, t in zip(summary["strategy"], summary["transport"]))]])
     command = command_line(meta.get("argv"), resume=resumable(meta))
     parts = [
         f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
@@ -320,7 +339,7 @@ def _run_report(directory: Path) -> str:
         f"{plural(int(summary['steps'].max()), 'step')}{' each' if len(summary) > 1 else ''}.",
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
-        "## Summary\n\n" + _summary_rows(summary, clock),
+        "## Summary\n\n" + _summary_rows(summary, clock, rounds),
         "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured),
     ]
     accuracy = _accuracy_by_workers(summary, cfg) if summary["workers"].nunique() > 1 else None
@@ -343,12 +362,12 @@ def _sweep_report(directory: Path) -> str:
         raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
+    rounds = _cells_rounds(directory)
     config_rows = [[k, ", ".join("default" if x is None else str(x) for x in v) if isinstance(v, list) else str(v)]
-                   for k, v in grid.items()]
+                   for k, v in {**grid, **({"runs": [rounds.get(r, r) for r in grid["runs"]]}
+                                            if isinstance(grid.get("runs"), list) else {})}.items()]
     sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
-    config_rows += [[k, str(v)] for k, v in bench.items()
-                    if v is not None and k in (*(("model_size",) if sized else ()), "batch_size", "steps", "compute", "eval_every", "data",
-                                               "data_split", "baseline", "target_loss", "lr", "weight_decay")]
+    config_rows += option_rows(bench, (*grid, *(() if sized else ("model_size",))))
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []
     clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"), bench.get("compute"))
@@ -357,7 +376,7 @@ def _sweep_report(directory: Path) -> str:
     lrs = "lr" in summary.columns
     for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([key[3], str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
+        agg.append([rounds.get(key[3], key[3]), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
@@ -391,6 +410,17 @@ def _sweep_report(directory: Path) -> str:
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
+
+
+def _cells_rounds(directory: Path) -> dict[str, str]:
+    """run_label -> its name with H (columns.run_name) for each local-step run a sweep's cells record."""
+    rounds: dict[str, int] = {}
+    for path in sorted((directory / "cells").glob("*/run.json")):
+        try:
+            rounds |= recorded_rounds((read_json(path) or {}).get("runs"))
+        except LionsimError:  # an unreadable cell record: the others still name the runs
+            continue
+    return {label: run_name(*label.split("@", 1), rounds) for label in rounds}
 
 
 def _seeds_loss(group: pd.DataFrame) -> str:

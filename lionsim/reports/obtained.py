@@ -102,3 +102,33 @@ def estimate_times(row) -> str:
     return said([("compute", "modelled", f"on {row['device']} (FLOPs at peak x mfu {row['mfu']:g})"),
                  ("local", "modelled", "(kernel table)"),
                  ("comm", "modelled", f"on {row['network']} ({comm_pricing(row.get('library'))})")])
+
+
+def library_note(meta: dict | None) -> str | None:
+    """What priced a run's modelled comm, from run.json: the library's traits (priced_library) and
+    what they model, or alpha-beta alone; None where comm was measured or the record says nothing."""
+    meta = meta or {}
+    comm = (meta.get("timing") or {}).get("comm_s")
+    if not isinstance(comm, str) or comm.startswith("measured"):
+        return None
+    library = priced_library(meta)
+    if library in (None, "", "ideal"):
+        return "comm priced by alpha-beta (the ideal library: each collective's formula alone)"
+    traits = (meta.get("network") or {}).get("traits")
+    what = traits.get("description") if isinstance(traits, dict) else None
+    return f"comm priced with {library} traits" + (f" ({what})" if what else "")
+
+
+def wait_note(config: dict | None, local_steps: bool = False) -> str | None:
+    """What a run's step_s adds for uneven workers (run.json's config: --compute-spread), None
+    without a spread; `local_steps`: some run syncs once a round (lionsim.steptime's round wait)."""
+    spread = (config or {}).get("compute_spread")
+    if not spread:
+        return None
+    specs = ", ".join(spread) if isinstance(spread, list) else str(spread)
+    text = (f"step_s includes the wait for the slowest worker under --compute-spread {specs} (wait_s: what "
+            "waiting adds to the median worker's step, whose compute is compute_s)")
+    if local_steps:
+        text += ("; a local-step run waits once a round, at its sync: its local steps' wait_s is 0 and "
+                 "the sync's carries the round's wait")
+    return text
