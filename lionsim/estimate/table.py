@@ -407,11 +407,23 @@ def rounds(strategy) -> int:
     return strategy.local_steps if isinstance(strategy, LocalSteps) else 1
 
 
+def merged_notes(notes) -> list[str]:
+    """Each distinct footer line once; lines that differ only in the transport they start with
+    ("hier-1bit: X", "hier-exact: X") are one, naming each ("hier-1bit, hier-exact: X")."""
+    heads: dict[str, list[str]] = {}  # a line's text after "NAME: " -> the names that say it
+    for note in notes:
+        head, sep, body = note.partition(": ")
+        named = bool(sep) and " " not in head  # a transport's name leads it
+        names = heads.setdefault(body if named else note, [])
+        names += [head] if named and head not in names else []
+    return [f"{', '.join(names)}: {key}" if names else key for key, names in heads.items()]
+
+
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
     (a container wider than its transport's name says);
     attrs["short_bench"]: the authors' H of each run that took the short-bench default."""
     out = pd.DataFrame.from_records(rows, columns=columns(rows))
-    out.attrs["notes"] = list(dict.fromkeys(row[NOTE] for row in rows if row.get(NOTE)))
+    out.attrs["notes"] = merged_notes(row[NOTE] for row in rows if row.get(NOTE))
     out.attrs["short_bench"] = {row["strategy"]: row[SHORT_BENCH] for row in rows if row.get(SHORT_BENCH)}
     return out
