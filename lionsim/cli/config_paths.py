@@ -4,12 +4,12 @@ directory. A path typed on the command line stays relative to the working direct
 run.json's (lionsim wrote them as the run was given them, from where it ran: a replay from there
 reads the same files).
 
-Which values are paths: a key that only takes one (data, out, from-run, fit, plugin,
-baseline-dir); a network that names a profile file (.toml, .json or a folder in it), not a
-preset; a workload or model given as FILE.py:FUNC (its FILE); a compute-spread given as
-trace:FILE. Where the command takes a comma list (sweep's network and workload axes), each item
-of a comma string is one of these. An absolute path, `~/...` (made the home folder's) and
-anything else stay as the file wrote them."""
+Which values are paths: a key that only takes one (data, out, from-run, fit, plugin, and
+regress's baseline-dir, junit and report); a network that names a profile file (.toml, .json or a
+folder in it), not a preset; a workload or model given as FILE.py:FUNC (its FILE); a
+compute-spread given as trace:FILE. Where the command takes a comma list (sweep's network and
+workload axes), each item of a comma string is one of these. An absolute path, `~/...` (made the
+home folder's) and anything else stay as the file wrote them."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-PATHS = frozenset({"data", "out", "from_run", "fit", "plugin", "baseline_dir"})
+PATHS = frozenset({"data", "out", "from_run", "fit", "plugin", "baseline_dir", "junit", "report"})
 """Keys (as option names) whose every value is a path."""
 PROFILES = frozenset({"network"})
 """Keys whose value is a preset name or a profile file's path."""

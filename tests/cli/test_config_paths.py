@@ -73,13 +73,14 @@ def test_which_values_are_paths():
     """Presets, registered names and module specs stay; files and folders move; absolute ones stay."""
     values = {"network": ["a.toml", "10gbe", "sub/b.json"], "workload": "w.py:make", "model": "gpt2-124m",
               "data": "corpus.txt", "plugin": ["p.py", "/abs/q.py"], "from-run": "runs/r", "out": "o",
-              "workers": 4, "strategy": ["adamw"], "fit": "fit.toml", "baseline-dir": "b",
+              "workers": 4, "strategy": ["adamw"], "fit": "fit.toml", "baseline-dir": "b", "junit": "j.xml",
+              "report": "r.md",
               "compute-spread": ["lognormal:0.1", "trace:t.csv", "TRACE:/abs/t.csv"]}
     got, moved = rebased(values, Path("cfg/run.toml"))
     assert got == {"network": ["cfg/a.toml", "10gbe", "cfg/sub/b.json"], "workload": "cfg/w.py:make",
                    "model": "gpt2-124m", "data": "cfg/corpus.txt", "plugin": ["cfg/p.py", "/abs/q.py"],
                    "from-run": "cfg/runs/r", "out": "cfg/o", "workers": 4, "strategy": ["adamw"],
-                   "fit": "cfg/fit.toml", "baseline-dir": "cfg/b",
+                   "fit": "cfg/fit.toml", "baseline-dir": "cfg/b", "junit": "cfg/j.xml", "report": "cfg/r.md",
                    "compute-spread": ["lognormal:0.1", "trace:cfg/t.csv", "TRACE:/abs/t.csv"]}
     assert moved["cfg/a.toml"] == ("network", "a.toml")
     assert rebased({"workload": "pkg.mod:make", "model": "m.py:build"}, Path("run.toml"))[0] == {
