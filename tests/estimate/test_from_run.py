@@ -318,6 +318,10 @@ def test_a_sweep_cell_not_reached_is_left_out_of_the_fit_and_said(tmp_path):
     missed = rows(sweep_dir(other, {k: {RUNS[0]: 90, RUNS[3]: math.nan} for k in cells}), [RUNS[0], RUNS[3]])[RUNS[3]]
     assert math.isnan(missed.time_to_target_s)
     assert missed.to_target_note == "did not reach the target in any of its 3 cells"
+    alone = tmp_path / "alone"  # one cell: "in its one cell", not "in any of its 1 cells"
+    alone.mkdir()
+    one = rows(sweep_dir(alone, {(8, 0): {RUNS[0]: 90, RUNS[3]: math.nan}}), [RUNS[0], RUNS[3]])[RUNS[3]]
+    assert one.to_target_note == "did not reach the target in its one cell"
 
 
 MISSES = {(2, 0): {RUNS[0]: 90, RUNS[1]: 60, RUNS[3]: 45}, (4, 0): {RUNS[0]: 100, RUNS[1]: 70, RUNS[3]: math.nan},
