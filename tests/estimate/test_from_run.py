@@ -533,7 +533,7 @@ def test_report_of_one_estimate_says_it_in_words(tmp_path):
     (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}, (8, 0): {RUNS[0]: 90}}, workloads=("mlp", "vit")),
      "the sweep trained 2 workloads (mlp, vit); one workload's convergence prices a run"),
     (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}}, cell_count=5), "the sweep is not finished (2 of 5 cells"),
-    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: math.nan}}), "reached its target in none of the sweep's 1 cells"),
+    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: math.nan}}), "did not reach its target in the sweep's one cell"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, make, says):
     where = make(tmp_path)

@@ -141,12 +141,17 @@ def test_the_refusal_accepts_from_the_lowest_loss_any_cell_reached():
     up), with the least that counts every cell; one bound where they agree, or for one run."""
     from lionsim.estimate.retarget import unreached
 
-    said = str(unreached(0.01, "adamw", [0.98121, 0.80581, 0.9], "the sweep's 3 cells"))
+    said = str(unreached(0.01, "adamw", [0.98121, 0.80581, 0.9], 3))
     assert said.endswith("accepted: at least 0.8059 (the baseline reached that in some cells; at least 0.9813 in "
                          "every cell)")
-    assert str(unreached(0.01, "adamw", [0.5, 0.5], "the sweep's 2 cells")).endswith(
+    assert said.startswith("bad --target-loss 0.01: the baseline adamw reached it in none of the sweep's 3 cells; ")
+    assert str(unreached(0.01, "adamw", [0.5, 0.5], 2)).endswith(
         "accepted: a loss the baseline reached in every cell (at least 0.5)")
-    assert str(unreached(0.01, "adamw", [0.5], "")).endswith("accepted: a loss the baseline reached (at least 0.5)")
+    assert str(unreached(0.01, "adamw", [0.5], 1)) == ("bad --target-loss 0.01: the baseline adamw did not reach it in "
+                                                      "the sweep's one cell; accepted: a loss the baseline reached "
+                                                      "(at least 0.5)")  # not "none of the sweep's 1 cells"
+    assert str(unreached(0.01, "adamw", [0.5])).endswith("did not reach it; accepted: a loss the baseline reached "
+                                                         "(at least 0.5)")
 
 
 def test_a_target_a_bench_run_s_baseline_never_reached_is_the_target_s_fault(tmp_path, capsys):
