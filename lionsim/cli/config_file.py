@@ -61,7 +61,7 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
     written = load_config(Path(path), command_name)
     values = written
     if Path(path).suffix.lower() != ".json":  # a run.json's paths stay as the run was given them
-        values, moved = rebased(written, Path(path))
+        values, moved = rebased(written, Path(path), command_name)
         _REBASED.update({after: (key, path, before) for after, (key, before) in moved.items()})
     accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}
     if command_name == "bench":  # (a sweep runs on sim alone; comm's files record no run to replay)
@@ -156,14 +156,13 @@ def config_refused(message: str, argv: Sequence[str], default_map: dict | None,
     gave it relative to its folder (lionsim.cli.config_paths): "network profile not found:
     prof/x.toml; ... (network = "x.toml" in prof/est.toml: ...)"; None where neither applies."""
     said = _refused(message, argv, default_map, click_app)
-    if said is not None:  # it names the key and the file already
-        return said
     for after, (key, path, before) in _REBASED.items():
-        if after in message and _from_file(key.replace("-", "_"), "--" + key.replace("_", "-"), argv, default_map,
-                                           click_app):
+        # _refused's plain "in FILE: ..." names neither the key nor the path as the file wrote it
+        if after in message and said in (None, f"in {path}: {message}") and _from_file(
+                key.replace("-", "_"), "--" + key.replace("_", "-"), argv, default_map, click_app):
             return (f"{message} ({key} = {json.dumps(before)} in {path}: a path in a config file is relative to "
                     "the file's folder)")
-    return None
+    return said
 
 
 def _refused(message: str, argv: Sequence[str], default_map: dict | None,

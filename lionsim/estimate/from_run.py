@@ -196,7 +196,7 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     if not math.isfinite(float(base["steps_to_target"])) and target_loss is not None:  # the value at fault
         from lionsim.estimate.retarget import lowest_reached, unreached
 
-        raise unreached(target_loss, baseline, [lowest_reached(steps, baseline)], "")
+        raise unreached(target_loss, baseline, [lowest_reached(steps, baseline)])
     if not math.isfinite(float(base["steps_to_target"])):
         raise LionsimError(f"bad --from-run {given}: the run's baseline {baseline} did not reach its target loss "
                            f"{target:.4g} ({rule}): no steps to scale the others by; give a target its baseline "
@@ -259,16 +259,17 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     targets = summary.loc[summary["label"] == baseline, "target_loss"].astype(float)
     base_rows = summary[summary["label"] == baseline]
     if not reaches and len(base_rows) and base_rows.apply(_diverged, axis=1).map(math.isfinite).all():
-        raise _diverged_baseline(given, baseline, f"in all of the sweep's {left_out} cells", summary,
+        raise _diverged_baseline(given, baseline, "in the sweep's one cell" if left_out == 1 else
+                                 f"in all of the sweep's {left_out:,} cells", summary,
                                  list(summary["label"]))
     if not reaches and target_loss is not None:  # the value at fault is the target, not DIR
         from lionsim.estimate.retarget import sweep_lowest, unreached
 
-        raise unreached(target_loss, baseline, sweep_lowest(where, summary, baseline),
-                        f"the sweep's {left_out} cells")
+        raise unreached(target_loss, baseline, sweep_lowest(where, summary, baseline), left_out)
     if not reaches:
-        raise LionsimError(f"bad --from-run {given}: the baseline {baseline} reached its target in none of the "
-                           f"sweep's {left_out} cells: no steps to scale the others by")
+        missed = ("did not reach its target in the sweep's one cell" if left_out == 1 else
+                  f"reached its target in none of the sweep's {left_out:,} cells")
+        raise LionsimError(f"bad --from-run {given}: the baseline {baseline} {missed}: no steps to scale the others by")
     fixed = bool(targets.nunique() == 1)
     target = (f"{targets.iloc[0]:.4g} in every cell" + (" (--target-loss)" if target_loss is not None else "")
               if fixed else

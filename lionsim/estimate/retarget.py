@@ -86,20 +86,23 @@ def loss_up(value: float) -> str:
     return f"{float(exact.quantize(Decimal(1).scaleb(exact.adjusted() - 3), rounding=ROUND_CEILING)):g}"
 
 
-def unreached(target: float, baseline: str, lowest: list[float], cells: str) -> LionsimError:
-    """The one line refusing --target-loss `target`, which the baseline reached in none of `cells`
-    ("the sweep's 3 cells"; "" for a bench run, one cell), `lowest` the least loss it reached in
-    each (lowest_reached): a target at or above the highest of them is reached in every cell."""
-    where = f" in none of {cells}" if cells else ""
+def unreached(target: float, baseline: str, lowest: list[float], cells: int = 0) -> LionsimError:
+    """The one line refusing --target-loss `target`, which the baseline reached in none of a sweep's
+    `cells` (0: a bench run, one cell), `lowest` the least loss it reached in each (lowest_reached):
+    a target at or above the highest of them is reached in every cell, one at or above the lowest
+    in some (priced from those), so the line accepts from the lowest."""
+    missed = ("did not reach it" if not cells else "did not reach it in the sweep's one cell" if cells == 1
+              else f"reached it in none of the sweep's {cells:,} cells")
     finite = [v for v in lowest if math.isfinite(v)]
     if not finite:  # no finite smoothed loss anywhere: no target helps
         return LionsimError(refusal("--target-loss", target, "a loss the baseline reached; it reached none",
-                                    f"the baseline {baseline} did not reach it{where}"))
-    every, some = max(finite), min(finite)
-    at_least = f"at least {loss_up(every)}" + (f"; from {loss_up(some)} in some" if cells and some < every else "")
-    return LionsimError(refusal("--target-loss", target,
-                                f"a loss the baseline reached{' in every cell' if cells else ''} ({at_least})",
-                                f"the baseline {baseline} {'reached it' + where if cells else 'did not reach it'}"))
+                                    f"the baseline {baseline} {missed}"))
+    every, some = loss_up(max(finite)), loss_up(min(finite))
+    if some != every:  # a target reached in some cells is priced from those (fewer points in the fit)
+        accepted = f"at least {some} (the baseline reached that in some cells; at least {every} in every cell)"
+    else:
+        accepted = f"a loss the baseline reached{' in every cell' if cells > 1 else ''} (at least {every})"
+    return LionsimError(refusal("--target-loss", target, accepted, f"the baseline {baseline} {missed}"))
 
 
 def sweep_lowest(where: Path, summary: pd.DataFrame, baseline: str) -> list[float]:

@@ -89,6 +89,7 @@ import numpy as np
 
 from lionsim.estimate.from_run import Measured, Reach
 from lionsim.forms import STEP, TRAINING
+from lionsim.numbers import plural
 from lionsim.strategies.core.form import META  # an option's rule (its `priced`)
 from lionsim.transports.base import TRANSPORTS
 
@@ -346,7 +347,9 @@ class Convergence:
                 "to_target_common_loss": m.common_loss}
 
     def _in_any(self, cells: int) -> str:
-        return "" if self.measured.kind == "bench run" else f" in any of its {cells} cells"
+        if self.measured.kind == "bench run":
+            return ""
+        return " in its one cell" if cells == 1 else f" in any of its {plural(f'{cells:,}', 'cell')}"
 
 
 def _changes(transport: str) -> str:

@@ -73,12 +73,15 @@ def test_which_values_are_paths():
     """Presets, registered names and module specs stay; files and folders move; absolute ones stay."""
     values = {"network": ["a.toml", "10gbe", "sub/b.json"], "workload": "w.py:make", "model": "gpt2-124m",
               "data": "corpus.txt", "plugin": ["p.py", "/abs/q.py"], "from-run": "runs/r", "out": "o",
-              "workers": 4, "strategy": ["adamw"], "fit": "fit.toml", "baseline-dir": "b"}
+              "workers": 4, "strategy": ["adamw"], "fit": "fit.toml", "baseline-dir": "b", "junit": "j.xml",
+              "report": "r.md",
+              "compute-spread": ["lognormal:0.1", "trace:t.csv", "TRACE:/abs/t.csv"]}
     got, moved = rebased(values, Path("cfg/run.toml"))
     assert got == {"network": ["cfg/a.toml", "10gbe", "cfg/sub/b.json"], "workload": "cfg/w.py:make",
                    "model": "gpt2-124m", "data": "cfg/corpus.txt", "plugin": ["cfg/p.py", "/abs/q.py"],
                    "from-run": "cfg/runs/r", "out": "cfg/o", "workers": 4, "strategy": ["adamw"],
-                   "fit": "cfg/fit.toml", "baseline-dir": "cfg/b"}
+                   "fit": "cfg/fit.toml", "baseline-dir": "cfg/b", "junit": "cfg/j.xml", "report": "cfg/r.md",
+                   "compute-spread": ["lognormal:0.1", "trace:cfg/t.csv", "TRACE:/abs/t.csv"]}
     assert moved["cfg/a.toml"] == ("network", "a.toml")
     assert rebased({"workload": "pkg.mod:make", "model": "m.py:build"}, Path("run.toml"))[0] == {
         "workload": "pkg.mod:make", "model": "m.py:build"}  # a config in the working directory: as written
@@ -105,3 +108,61 @@ def test_a_run_json_replays_its_paths_as_recorded(tmp_path, monkeypatch):
     record.write_text(json.dumps({"command": "bench", "config": {"network": "prof/slow.toml", "workers": 2}}))
     defaults = config_defaults(["bench", "--config", str(record)], click_app, err_console)
     assert defaults["bench"]["network"] == "prof/slow.toml"
+
+
+def _trace(path: Path, slow: float) -> None:
+    """A trace of 2 steps on 4 workers, worker 3 `slow` times the others' compute."""
+    rows = [f"{s},{w},{slow if w == 3 else 1.0}" for s in (1, 2) for w in range(4)]
+    path.write_text("step,worker,compute_s\n" + "\n".join(rows) + "\n")
+
+
+def test_a_trace_in_a_config_s_compute_spread_is_read_beside_it(layout, capsys):
+    """compute-spread = "trace:FILE" (one spec, or one of a list) reads FILE beside the config; the
+    working directory's tr.csv (a slower worker) would give another wait. Reference: the same
+    estimate with the trace's path typed from where it runs."""
+    prof, cwd = layout
+    _trace(prof / "tr.csv", 2.0)
+    _trace(cwd / "tr.csv", 5.0)
+    common = ['model = "gpt2-124m"\nworkers = 4\nnetwork = "10gbe"\nstrategy = ["adamw"]\n']
+    (prof / "one.toml").write_text(common[0] + 'compute-spread = "trace:tr.csv"\n')
+    (prof / "two.toml").write_text(common[0] + 'compute-spread = ["lognormal:0.1", "trace:tr.csv"]\n')
+    argv = ["estimate", "-m", "gpt2-124m", "--workers", "4", "--network", "10gbe", "-s", "adamw"]
+    for name, typed_specs in (("one", ["trace:../prof/tr.csv"]), ("two", ["lognormal:0.1", "trace:../prof/tr.csv"])):
+        got = typed(["estimate", "--config", f"../prof/{name}.toml"], capsys)
+        ref = typed([*argv, *[a for s in typed_specs for a in ("--compute-spread", s)]], capsys)
+        pd.testing.assert_frame_equal(got, ref)
+    beside = typed(["estimate", "--config", "../prof/one.toml"], capsys)["wait_s"].iloc[0]
+    here = typed([*argv, "--compute-spread", "trace:tr.csv"], capsys)["wait_s"].iloc[0]
+    assert here > beside > 0  # the two traces differ: the reference above tells which file was read
+
+
+def test_a_missing_trace_in_a_config_names_the_key_the_file_and_where_it_looked(layout, capsys):
+    prof, _ = layout
+    (prof / "miss.toml").write_text(ESTIMATE + 'compute-spread = ["lognormal:0.1", "trace:nosuch.csv"]\n')
+    err = one_line_exit_2(["estimate", "--config", "../prof/miss.toml"], capsys,
+                          "bad --compute-spread trace:../prof/nosuch.csv: cannot read ../prof/nosuch.csv")
+    assert err.rstrip().endswith('(compute-spread = "trace:nosuch.csv" in ../prof/miss.toml: a path in a config file is '
+                        "relative to the file's folder)")
+
+
+def test_each_item_of_a_sweep_s_comma_string_is_a_path_as_an_array_s(layout, capsys):
+    """network = "slow.toml,1gbe" in a sweep config is the array ["slow.toml", "1gbe"]: each item
+    moves as the array's do; a missing one names the config."""
+    from lionsim.cli.app import click_app, err_console
+    from lionsim.cli.config_file import config_defaults
+
+    prof, _ = layout
+    sweep = 'workers = 2\nstrategy = ["adamw"]\nsteps = 2\n'
+    (prof / "comma.toml").write_text(sweep + 'network = "slow.toml, 1gbe"\nworkload = "mlp,w.py:make"\n')
+    (prof / "array.toml").write_text(sweep + 'network = ["slow.toml", "1gbe"]\nworkload = ["mlp", "w.py:make"]\n')
+    got, ref = (config_defaults(["sweep", "--config", f"../prof/{n}.toml"], click_app, err_console)["sweep"]
+                for n in ("comma", "array"))
+    assert got["network"] == ",".join(ref["network"]) == "../prof/slow.toml,1gbe"
+    assert got["workload"] == ",".join(ref["workload"]) == "mlp,../prof/w.py:make"
+    (prof / "miss.toml").write_text(sweep + 'workload = "mlp"\nnetwork = "nosuch.toml,1gbe"\n')
+    one_line_exit_2(["sweep", "--config", "../prof/miss.toml", "--out", "o"], capsys,
+                    'network profile not found: ../prof/nosuch.toml; accepted: ')
+    one_line_exit_2(["sweep", "--config", "../prof/miss.toml", "--out", "o"], capsys,
+                    '(network = "nosuch.toml" in ../prof/miss.toml: a path in a config file is relative to the '
+                    "file's folder)")
+    assert rebased({"network": "a.toml,1gbe"}, Path("cfg/run.toml"), "estimate")[0] == {"network": "a.toml,1gbe"}

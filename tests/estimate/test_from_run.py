@@ -318,6 +318,10 @@ def test_a_sweep_cell_not_reached_is_left_out_of_the_fit_and_said(tmp_path):
     missed = rows(sweep_dir(other, {k: {RUNS[0]: 90, RUNS[3]: math.nan} for k in cells}), [RUNS[0], RUNS[3]])[RUNS[3]]
     assert math.isnan(missed.time_to_target_s)
     assert missed.to_target_note == "did not reach the target in any of its 3 cells"
+    alone = tmp_path / "alone"  # one cell: "in its one cell", not "in any of its 1 cells"
+    alone.mkdir()
+    one = rows(sweep_dir(alone, {(8, 0): {RUNS[0]: 90, RUNS[3]: math.nan}}), [RUNS[0], RUNS[3]])[RUNS[3]]
+    assert one.to_target_note == "did not reach the target in its one cell"
 
 
 MISSES = {(2, 0): {RUNS[0]: 90, RUNS[1]: 60, RUNS[3]: 45}, (4, 0): {RUNS[0]: 100, RUNS[1]: 70, RUNS[3]: math.nan},
@@ -529,7 +533,7 @@ def test_report_of_one_estimate_says_it_in_words(tmp_path):
     (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}, (8, 0): {RUNS[0]: 90}}, workloads=("mlp", "vit")),
      "the sweep trained 2 workloads (mlp, vit); one workload's convergence prices a run"),
     (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: 90}}, cell_count=5), "the sweep is not finished (2 of 5 cells"),
-    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: math.nan}}), "reached its target in none of the sweep's 1 cells"),
+    (lambda t: sweep_dir(t, {(4, 0): {RUNS[0]: math.nan}}), "did not reach its target in the sweep's one cell"),
 ])
 def test_bad_input_is_one_line_exit_2_and_nothing_written(tmp_path, capsys, make, says):
     where = make(tmp_path)

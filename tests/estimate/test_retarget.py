@@ -108,23 +108,50 @@ def printed_bound(err: str, words: str) -> float:
 
 
 def test_a_target_the_sweep_s_baseline_never_reached_is_the_target_s_fault(sweep_root, capsys):
-    """The line blamed --from-run and said no loss that would do: it names --target-loss and the
-    least loss that every cell's baseline reached (the highest of the cells' lowest smoothed losses),
-    rounded up, so that loss typed as printed counts every cell."""
+    """The line blamed --target-loss's fault on --from-run: it names --target-loss and the least loss
+    accepted, the lowest of the cells' lowest smoothed losses (reached in some cells, which price
+    it), and the least every cell's baseline reached (the highest of them), each rounded up, so a
+    loss typed as printed counts those cells."""
     steps = pd.read_csv(sweep_root / "sweep_steps.csv")
     window = math.ceil(0.1 * STEPS)
     lowest = [lowest_trailing_mean(list(rows.sort_values("step")["loss"]), window)
               for cell, rows in steps.groupby("cell") if "adamw" in cell]
     err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(sweep_root), "--target-loss", "0.001"],
                           capsys, "error: bad --target-loss 0.001: the baseline adamw@fp32-allreduce reached it in "
-                                  "none of the sweep's 2 cells; accepted: a loss the baseline reached in every cell "
-                                  "(at least ")
-    every = printed_bound(err, "at least ")
+                                  "none of the sweep's 2 cells; accepted: ")
+    accepted = err.split("accepted: ", 1)[1].rstrip()
+    if f"{min(lowest):.4g}" == f"{max(lowest):.4g}":  # one bound
+        assert accepted.startswith("a loss the baseline reached in every cell (at least ")
+        every = some = printed_bound(err, "at least ")
+    else:
+        assert accepted.startswith("at least ") and "(the baseline reached that in some cells; at least " in accepted
+        assert accepted.endswith(" in every cell)")
+        some, every = printed_bound(err, "accepted: at least "), printed_bound(err, "cells; at least ")
     assert max(lowest) <= every <= max(lowest) * (1 + 1e-3)
+    assert min(lowest) <= some <= min(lowest) * (1 + 1e-3)
     assert load(sweep_root, every).left_out == 0  # as printed: every cell counts
-    if min(lowest) < max(lowest):
-        some = printed_bound(err, "from ")
-        assert min(lowest) <= some <= min(lowest) * (1 + 1e-3) and load(sweep_root, some).cells >= 1
+    assert load(sweep_root, some).cells >= 1  # accepted, as the line says: priced from the cells that reach it
+    if some < every:
+        one_line_exit_2(["estimate", "-m", "gpt2-124m", "--from-run", str(sweep_root), "--target-loss",
+                         f"{min(lowest) * (1 - 1e-3):.6g}"], capsys, "bad --target-loss ")
+
+
+def test_the_refusal_accepts_from_the_lowest_loss_any_cell_reached():
+    """What the line accepts is what is priced: from the least of the cells' lowest losses (rounded
+    up), with the least that counts every cell; one bound where they agree, or for one run."""
+    from lionsim.estimate.retarget import unreached
+
+    said = str(unreached(0.01, "adamw", [0.98121, 0.80581, 0.9], 3))
+    assert said.endswith("accepted: at least 0.8059 (the baseline reached that in some cells; at least 0.9813 in "
+                         "every cell)")
+    assert said.startswith("bad --target-loss 0.01: the baseline adamw reached it in none of the sweep's 3 cells; ")
+    assert str(unreached(0.01, "adamw", [0.5, 0.5], 2)).endswith(
+        "accepted: a loss the baseline reached in every cell (at least 0.5)")
+    assert str(unreached(0.01, "adamw", [0.5], 1)) == ("bad --target-loss 0.01: the baseline adamw did not reach it in "
+                                                      "the sweep's one cell; accepted: a loss the baseline reached "
+                                                      "(at least 0.5)")  # not "none of the sweep's 1 cells"
+    assert str(unreached(0.01, "adamw", [0.5])).endswith("did not reach it; accepted: a loss the baseline reached "
+                                                         "(at least 0.5)")
 
 
 def test_a_target_a_bench_run_s_baseline_never_reached_is_the_target_s_fault(tmp_path, capsys):
