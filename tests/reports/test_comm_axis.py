@@ -91,7 +91,9 @@ def test_every_comm_plot_labels_its_axes_in_plain_digits(monkeypatch, tmp_path):
             low, high = ax.get_ylim()
             ticks = [t for t in ax.yaxis.get_majorticklocs() if low <= t <= high]
             labels = ax.yaxis.get_major_formatter().format_ticks(ticks)
-            assert labels and all(float(text) == pytest.approx(t) for text, t in zip(labels, ticks)), labels
-            assert all(set(text) <= set("0123456789.") for text in labels), labels  # no 10^k, no 1e-05
+            assert labels and all(float(text.replace(",", "")) == pytest.approx(t) for text, t in zip(labels, ticks)), labels
+            assert all(set(text) <= set("0123456789.,") for text in labels), labels  # no 10^k, no 1e-05
+            # thousands grouped, as a table prints them: 10,000,000 us, not 10000000
+            assert all(text.split(".")[0] == f"{int(text.split('.')[0].replace(',', '')):,}" for text in labels), labels
             spans.append(high / low)
     assert max(spans) > 100  # an axis over two decades among them: the one matplotlib labelled 10^k

@@ -24,11 +24,15 @@ from lionsim.reports.plots.style import (MARKERS, PALETTE, figure, labelled_log_
 
 
 def plain(value: float) -> str:
-    """A y tick in positional digits, whatever its size ("0.005", "1000000"): every comm plot's time
-    and busbw axes label so, where a wide axis read 10^-2 and a narrow one 0.005 in the same --out."""
+    """A y tick in positional digits, whatever its size, thousands grouped ("0.005", "1,000,000"):
+    every comm plot's time and busbw axes label so, where a wide axis read 10^-2 and a narrow one
+    0.005 in the same --out, and an 8-digit time in microseconds needs its commas to be read."""
     import numpy as np
 
-    return np.format_float_positional(float(f"{value:.12g}"), trim="-")  # 3 x 10^-1 is 0.30000000000000004
+    digits = np.format_float_positional(float(f"{value:.12g}"), trim="-")  # 3 x 10^-1 is 0.30000000000000004
+    sign, unsigned = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
+    whole, point, fraction = unsigned.partition(".")
+    return sign + f"{int(whole):,}" + point + fraction if whole.isdigit() else digits
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
