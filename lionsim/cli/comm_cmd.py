@@ -153,7 +153,7 @@ def comm(
         "those it implements (--fit --algorithm ring measures and fits all_reduce, all_gather and broadcast). A fit "
         "itself prices each op by the algorithm gloo runs (ring; pairwise all_to_all); --algorithm prices the model's "
         "rows beside the measured ones, --network's and the fitted profile's. Only what the library runs, as estimate's "
-        "--algorithm (NCCL: ring, tree; gloo: ring; --traits ideal or mpi: any)."
+        "--algorithm (NCCL: ring, tree; gloo: ring; pairwise and param_server with both; --traits ideal or mpi: any)."
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
     ranks: int | None = typer.Option(
