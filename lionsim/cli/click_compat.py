@@ -11,3 +11,8 @@ if click is None:  # pragma: no cover
 
 NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 """What a bare `lionsim` raises (click >= 8.2): main prints the help it carries on stderr."""
+
+try:  # the command being parsed (a callback's option under sweep or elsewhere): vendored or click's own
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover
+    from click import get_current_context

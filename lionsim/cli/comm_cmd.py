@@ -20,6 +20,7 @@ from lionsim.cli.output import Format, emit, parse_out
 from lionsim.errors import LionsimError
 from lionsim.compute.devices import get_device
 from lionsim.estimate.gpu_library import gpu_nodes, gpu_nodes_library
+from lionsim.estimate.library_checks import check_library_algorithm
 from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, positive_int,
                                    with_gpus_per_node)
 from lionsim.numbers import plural
@@ -151,7 +152,8 @@ def comm(
         f"{', '.join(COLLECTIVE_ALGORITHMS.names())}. Without --collective it picks the ops too: of the default ones, "
         "those it implements (--fit --algorithm ring measures and fits all_reduce, all_gather and broadcast). A fit "
         "itself prices each op by the algorithm gloo runs (ring; pairwise all_to_all); --algorithm prices the model's "
-        "rows beside the measured ones, --network's and the fitted profile's."
+        "rows beside the measured ones, --network's and the fitted profile's. Only what the library runs, as estimate's "
+        "--algorithm (NCCL: ring, tree; gloo: ring; pairwise and param_server with both; --traits ideal or mpi: any)."
     ),
     backend: str = typer.Option("sim", "--backend", help="sim (model only), or measure on gloo (CPU) or nccl (CUDA)."),
     ranks: int | None = typer.Option(
@@ -211,6 +213,7 @@ def comm(
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if gpus_per_node is not None:
         net = _nodes_of(net, network, gpus_per_node, counts, bool(workers), traits)
+    check_library_algorithm(net, algorithm, algorithm)  # as estimate: no row labelled with a library that never runs it
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)

@@ -80,7 +80,8 @@ Overlap = Annotated[str, typer.Option(
 Algorithm = Annotated[str, typer.Option(
     "--algorithm", help="Collective algorithm: auto (cheapest; NCCL's choice under NCCL) or a name from "
                         "`lionsim comm --help`, for the ops it implements (others: cheapest). Under NCCL: ring, tree, "
-                        "pairwise or param_server; the textbook ones (rabenseifner ...) need --traits ideal or mpi.")]
+                        "pairwise or param_server; under gloo: ring, pairwise or param_server; the textbook ones "
+                        "(rabenseifner ...) need --traits ideal or mpi.")]
 KernelsOpt = Annotated[str, typer.Option(
     "--kernels", help="How encode/decode/update are priced: table (the codec kernel table's rows for --device), "
                       "table:DEVICE (another device's rows, e.g. table:cpu: codecs staged through the host; "

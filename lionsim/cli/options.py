@@ -13,6 +13,7 @@ from typing import Annotated, Optional
 import typer
 
 from lionsim.errors import LionsimError
+from lionsim.cli.one_value import sweep_one_value
 from lionsim.registry import did_you_mean, match_name
 from lionsim.tie_rules import TIE_RULES
 from lionsim.whole import MAX_DIGITS, read_whole
@@ -33,6 +34,9 @@ def _choice(option: str, choices: tuple[str, ...]):
         if value is None:
             return None
         found = match_name(value, choices)
+        if found is None and "," in value and sweep_one_value(option):  # a list, as the sweep's axes take
+            raise LionsimError(f"bad {option} {value!r}: {option} takes one value; accepted: {', '.join(choices)}"
+                               f"{sweep_one_value(option)}")
         if found is None:
             raise LionsimError(f"bad {option} {value!r}; accepted: {', '.join(choices)}{did_you_mean(value, choices)}")
         return found

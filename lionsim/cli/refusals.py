@@ -8,6 +8,7 @@ import difflib
 import re
 
 from lionsim.cli.click_compat import click
+from lionsim.cli.one_value import sweep_one_value
 
 KINDS = {"int": "a whole number", "float": "a number", "bool": "true or false", "string": "text"}
 """What a typed option takes, by the kind pydantic's error type names (int_parsing, float_type...)."""
@@ -57,10 +58,6 @@ def bad_parameter(e) -> str:
     return refusal(option, Text(got), words or accepted(option), why) + _one_value(e, got)
 
 
-SWEEP_AXES = "--workload, --workers, --network, --seed and --lr"
-"""The options a sweep takes comma lists of (lionsim.sweep.grid): its grid's axes."""
-
-
 NUMBER_AXES = ("--lr", "--workers", "--seed")
 """The number options that are a sweep's axes: bench takes one value, sweep a comma list."""
 
@@ -73,10 +70,7 @@ def _one_value(e, got: str) -> str:
     option = max(getattr(e.param, "opts", None) or ["--the-option"], key=len)
     if command == "bench" and "," in got and option in NUMBER_AXES:
         return f"; bench takes one value, `lionsim sweep {option} {got}` a comma list"
-    if command != "sweep" or "," not in got:
-        return ""
-    return (f"; a sweep's grid axes are {SWEEP_AXES}, not {option}: run one sweep per value, each with "
-            "its own --out")
+    return sweep_one_value(option, command) if "," in got else ""
 
 
 def no_such_option(e) -> str:

@@ -39,7 +39,7 @@ from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import RUN
 from lionsim.strategies.core.given import check_given, flags, named_specs
 from lionsim.strategies.core.momentum_sync import MomentumSync
-from lionsim.estimate.library_checks import check_nccl_algorithm, check_reduce_rate
+from lionsim.estimate.library_checks import check_library_algorithm, check_reduce_rate
 from lionsim.estimate.probe import check_algorithm
 
 
@@ -305,7 +305,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         convergence=None if measured is None else Convergence(measured),
     )
     if algorithm != AUTO:
-        check_nccl_algorithm(resolved, cfg.algorithm)
+        check_library_algorithm(resolved.network, algorithm, cfg.algorithm)
         check_algorithm(resolved)
     check_reduce_rate(resolved, str(cfg.network))
     return resolved

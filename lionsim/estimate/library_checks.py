@@ -1,12 +1,16 @@
-"""What the NCCL library cannot price as asked, refused in one line before anything is priced.
+"""What the network's library cannot price as asked, refused in one line before anything is priced
+(estimate; comm takes the --algorithm check too).
 
-- `--algorithm NAME` under NCCL: NCCL chooses its own algorithm for every collective its tuning
-  model knows (lionsim.network.nccl: ring or tree all-reduces, NVLS where the nodes have it, rings
-  for the rest), and a named one it has (ring, tree) is priced as NCCL runs it. Another (Rabenseifner,
-  recursive doubling, Bruck, binomial) would be priced by lionsim's textbook formulas and labelled
-  nccl, though NCCL never runs it: refused, naming the libraries that do price it. An algorithm for
-  the ops NCCL's model does not price (pairwise all-to-all: NCCL's point-to-point sends; the
-  parameter server) is what auto prices there too, and is accepted.
+- `--algorithm NAME` that the library does not run: a library declares, per op whose algorithm it
+  chooses itself, what it runs that op by (Traits.runs_op): NCCL's tuning model a ring or a tree
+  all-reduce (NVLS where the nodes have it) and rings for its other collectives
+  (lionsim.network.nccl.RUNS); gloo the algorithm its traits pin for each op it has (a flat ring;
+  pairwise all-to-all; the parameter server), never lionsim's hierarchical plans. Another algorithm
+  for such an op (Rabenseifner, recursive doubling, Bruck, binomial; a tree under gloo) would be
+  priced by lionsim's textbook formulas in a row labelled with that library, though it never runs
+  it: refused, naming the libraries that do price it (ideal and mpi, which declare nothing: lionsim's
+  cheapest plans, any algorithm as named). An algorithm only for ops the library leaves to lionsim's
+  plans (pairwise all-to-all under NCCL: its point-to-point sends) is what auto prices there too.
 - a profile's `reduce_GBps` (the link's reduction rate, gamma = 1 / it) under NCCL: NCCL's tuning
   model has no reduction term (its kernels reduce as they move the data, inside the bandwidth it
   models: tuning.cc), so it acts only on the reductions lionsim's own plans price, a hierarchical
@@ -17,8 +21,7 @@
 from __future__ import annotations
 
 from lionsim.errors import LionsimError
-from lionsim.network import COLLECTIVE_ALGORITHMS
-from lionsim.network.nccl import ALGORITHMS as NCCL_ALGORITHMS, NCCL_OPS
+from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS
 from lionsim.ranges import refusal
 from lionsim.whole import Text
 
@@ -30,24 +33,35 @@ SCOPE_OF_LINK = {"inter": "inter", "intra": "intra"}
 """A profile's link table -> the scope of the calls lionsim's plans price on it (calls.py)."""
 
 
-def nccl_runs(name: str) -> bool:
-    """Whether `--algorithm name` prices what NCCL runs (module doc)."""
-    return name in NCCL_ALGORITHMS or not set(COLLECTIVE_ALGORITHMS.get(name).ops) & set(NCCL_OPS)
+def refused_ops(traits, name: str) -> list[str]:
+    """The ops of algorithm `name` that the library of `traits` runs by another algorithm (module
+    doc); [] where it runs `name` as named."""
+    return [op for op in COLLECTIVE_ALGORITHMS.get(name).ops if name not in (traits.runs_op(op) or (name,))]
 
 
-def check_nccl_algorithm(r, typed: object) -> None:
-    """Refuse `--algorithm` (typed as `typed`, canonical in r.algorithm) that NCCL does not run where
-    NCCL prices r's network (module doc)."""
-    if r.network.traits.model != "nccl" or nccl_runs(r.algorithm):
+def spelled(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def check_library_algorithm(network, algorithm: str, typed: object) -> None:
+    """Refuse `--algorithm` (typed as `typed`) that the library pricing `network` does not run
+    (module doc); auto, and every algorithm under a library that declares nothing, pass."""
+    if algorithm == AUTO:
         return
-    names = ["auto", *(n for n in COLLECTIVE_ALGORITHMS.names() if nccl_runs(n))]
-    accepted = f"{', '.join(names[:-1])} or {names[-1]}"
-    ops = " and ".join(COLLECTIVE_ALGORITHMS.get(r.algorithm).ops)
+    name = COLLECTIVE_ALGORITHMS.get(algorithm).name  # an unknown name: one line with the list
+    traits = network.traits
+    ops = refused_ops(traits, name)
+    if not ops:
+        return
+    accepted = [AUTO, *(n for n in COLLECTIVE_ALGORITHMS.names() if not refused_ops(traits, n))]
+    by: dict[tuple[str, ...], list[str]] = {}  # ops run alike said once: "its broadcast and reduce as ring"
+    for op in ops:
+        by.setdefault(traits.runs_op(op), []).append(op)
+    runs = "; ".join(f"it runs its {' and '.join(same)} as {spelled(list(algos))}" for algos, same in by.items())
     raise LionsimError(refusal(
         "--algorithm", Text(str(typed)),
-        f"{accepted} with nccl; or {TEXTBOOK_LIBRARIES} for the textbook algorithms",
-        f"{r.network.name} is priced by NCCL, which runs no {r.algorithm} {ops}: NCCL's all-reduce is a ring or "
-        "a tree (NVLS / NVLS Tree on NVLink SHARP nodes), its other collectives rings"))
+        f"{spelled(accepted)} with {traits.name}; or {TEXTBOOK_LIBRARIES} for the textbook algorithms",
+        f"{network.name} is priced by {traits.name}, which runs no {name} {' or '.join(ops)}: {runs}"))
 
 
 def check_reduce_rate(r, source: str) -> None:

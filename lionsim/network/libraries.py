@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import math
 
+from lionsim.network.nccl import RUNS
 from lionsim.network.traits import IDEAL, OpTraits, SlowMode, Staging, Traits
 from lionsim.registry import Registry
 
 TRAITS: Registry[Traits] = Registry("traits")
 
-NCCL = Traits(name="nccl", backend="nccl", model="nccl",
+NCCL = Traits(name="nccl", backend="nccl", model="nccl", runs=RUNS,
               description="NCCL's tuning model (src/graph/tuning.cc): its algorithm and protocol for each call")
 
 MiB = 2**20

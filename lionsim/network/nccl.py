@@ -102,6 +102,9 @@ NVLS_ALGORITHMS = ("nvls", "nvls_tree")
 PROTOCOLS = ("ll", "ll128", "simple")
 NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce")
 """Ops NCCL's tuning model prices (ring for all; tree for all_reduce only)."""
+RUNS = tuple((op, ALGORITHMS if op == "all_reduce" else ("ring",)) for op in NCCL_OPS)
+"""What NCCL runs each op it prices by (`choices`; NVLS where the nodes have NVLink SHARP): the
+nccl traits' `runs`, which --algorithm may name (lionsim.estimate.library_checks)."""
 
 BASE_LATENCY_US = {"tree": (6.8, 14.0, 8.4), "ring": (6.6, 14.0, 8.4)}
 """tuning.cc baseLatencies, per protocol (LL, LL128, Simple), microseconds."""

@@ -198,6 +198,9 @@ class Traits:
     staging: Staging | None = None
     """A host-staged library's copies per call (module doc); None: the library reads and writes
     device memory itself (NCCL, a CUDA-aware MPI, gloo on CPU tensors)."""
+    runs: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Per op whose algorithm the library's own tuning model (`model`) chooses, the --algorithm
+    names it runs that op by (NCCL's all-reduce: tree, ring, NVLS...); see `runs_op`."""
     model: str = ""
     """How the library runs a whole-group call of the ops its tuning model knows: "nccl" (NCCL's
     own algorithm and protocol choice and time, lionsim.network.nccl: a flat ring or tree over
@@ -219,6 +222,13 @@ class Traits:
 
     def op(self, op: str) -> OpTraits:
         return next((t for name, t in self.ops if name == op), _PLAIN)
+
+    def runs_op(self, op: str) -> tuple[str, ...] | None:
+        """The algorithms the library runs `op` by: its model's (`runs`), else the one its traits
+        pin (gloo's flat ring), else None: lionsim's plans, which price any algorithm as named."""
+        declared = dict(self.runs).get(op)
+        pinned = self.op(op).algorithm
+        return declared if declared is not None else (pinned,) if pinned else None
 
     def reduce_rate(self, dtype: str) -> float | None:
         """Bytes combined per second for `dtype`, None when the link's gamma applies."""

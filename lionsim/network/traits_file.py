@@ -73,7 +73,8 @@ def traits_from_value(value: Any, *, source: str, default_name: str) -> Traits:
             slow=_slow(_table(value, "slow", source), source),
             staging=_staging(_table(value, "staging", source), source) if "staging" in value else None,
             description=string(value, "description", source, default="-") if "description" in value else "",
-            model=string(value, "model", source, default="") if "model" in value else "",
+            model=(model := string(value, "model", source, default="") if "model" in value else ""),
+            runs=next((t.runs for _, t in TRAITS.items() if model and t.model == model), ()),  # what the model runs
         )
     except LionsimError as e:
         raise LionsimError(e.args[0] if e.args[0].startswith(source) else f"{source}: traits: {e}") from None

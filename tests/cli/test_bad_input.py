@@ -214,6 +214,12 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number; bench takes one "
                                        "value, `lionsim sweep --lr 0.001,0.003` a comma list\n"),
     (["bench", "--workers", "2,4"], "; bench takes one value, `lionsim sweep --workers 2,4` a comma list\n"),
+    (["sweep", "--traits", "nccl,ideal"], "error: bad --traits 'nccl,ideal': --traits takes one value; accepted: ideal, "
+                                          "gloo, nccl, mpi; a sweep's grid axes are --workload, --workers, --network, "
+                                          "--seed and --lr, not --traits: run one sweep per value, each with its own --out\n"),
+    (["sweep", "--tie", "zero,alternate"], "error: bad --tie 'zero,alternate': --tie takes one value; accepted: zero, "),
+    (["estimate", "--traits", "nccl,ideal"], "error: bad --traits 'nccl,ideal'; accepted: ideal, gloo, nccl, mpi; did "
+                                             "you mean 'ideal'?\n"),
     (["sweep", "--steps", "ten"], "error: bad --steps ten: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     (["bench", "--format", "xml"], "error: bad --format xml; accepted: table, csv, json\n"),
     (["estimate", "-m", "gpt2-124m", "--format", "jsn"], "error: bad --format jsn; accepted: table, csv, json; did you mean 'json'?\n"),

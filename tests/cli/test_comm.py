@@ -577,3 +577,26 @@ def test_default_measured_ranks_that_do_not_fill_the_nodes_say_they_are_the_defa
 ])
 def test_gpus_per_node_that_does_not_fit_is_one_line(args, message, capsys):
     one_line_exit_2(["comm", "--network", "25gbe", *args], capsys, message)
+
+
+@pytest.mark.parametrize("argv, runs", [
+    (["--network", "dgx-h100", "--algorithm", "rabenseifner"], "by nccl, which runs no rabenseifner all_reduce"),
+    (["--network", "dgx-h100", "--algorithm", "bruck", "--collective", "all_gather"],
+     "by nccl, which runs no bruck all_gather: it runs its all_gather as ring; accepted: auto, ring, tree, "),
+    (["--network", "10gbe", "--traits", "gloo", "--algorithm", "tree"],
+     "by gloo, which runs no tree all_reduce: it runs its all_reduce as ring; accepted: auto, ring, pairwise or "
+     "param_server with gloo; or --traits ideal or mpi for the textbook algorithms\n"),
+])
+def test_comm_refuses_an_algorithm_the_library_does_not_run_as_estimate_does(argv, runs, capsys):
+    """comm priced lionsim's hierarchical plan (hier:ring+rabenseifner+bruck) under a "nccl over ib"
+    title; now estimate's refusal, from the same check."""
+    name = argv[argv.index("--algorithm") + 1]
+    one_line_exit_2(["comm", "--sizes", "1MB", "--workers", "16", *argv], capsys, f"error: bad --algorithm {name}: ")
+    one_line_exit_2(["comm", "--sizes", "1MB", "--workers", "16", *argv], capsys, runs)
+
+
+def test_comm_prices_an_algorithm_the_library_runs(capsys):
+    """NCCL's tree, and the textbook algorithms under --traits ideal, as before."""
+    for extra in (["--algorithm", "tree"], ["--algorithm", "rabenseifner", "--traits", "ideal"]):
+        code, out, err = run_cli(["comm", "--sizes", "1MB", "--workers", "16", "--network", "dgx-h100", *extra], capsys)
+        assert code == 0, err
