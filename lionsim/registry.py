@@ -42,8 +42,8 @@ def _shared_start(a: str, b: str) -> int:
 def nearest(name: object, choices: Iterable[str]) -> list[str]:
     """Every valid choice as near to `name` as the nearest, in the order given, ignoring case: those
     whose start it shares longest, where that is at least PREFIX_LEAST characters and four fifths of
-    what was typed (`dlionn` is a dlion-* strategy, not `lion`, nearer by difflib's ratio), the one
-it holds whole first (`adamww` is adamw, not adamw@fp32-allreduce); else
+    what was typed (`dlionn` is a dlion-* strategy, not `lion`, nearer by difflib's ratio), or only
+    the one it holds whole where there is one (`adamww` is adamw, not adamw@fp32-allreduce); else
     those of difflib's best ratio, at least 0.6. `gpt2` is as near to gpt2-124m as to gpt2-345m, and
     naming one of them would pick for the user."""
     key, unique = str(name).lower(), list(dict.fromkeys(choices))

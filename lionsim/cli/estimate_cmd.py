@@ -318,7 +318,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     lionsim.reports.widths)."""
     from lionsim.reports.columns import model_text, per_worker_text, shows_across
     from lionsim.reports.obtained import estimate_times
-    from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.tables import fit
 
     first = frame.iloc[0]
     modes = {mode: [f"{r.strategy}@{r.transport}" for r in frame.itertuples(index=False) if r.overlap == mode]
@@ -377,7 +377,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
 
 def run_table(frame: pd.DataFrame) -> Table:
     """A whole run (--steps / --tokens): its seconds, mean step beside the steady one, its phases."""
-    from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.tables import fit
     from lionsim.reports.widths import Phrases
 
     first = frame.iloc[0]
@@ -397,13 +397,15 @@ def run_table(frame: pd.DataFrame) -> Table:
 
 def spread_table(frame: pd.DataFrame) -> Table:
     """Uneven workers: the median and slowest worker's compute, the wait, the step's percentiles."""
-    from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.tables import fit
 
     first = frame.iloc[0]
     # a local-step run's round may be a Monte Carlo where the per-step maximum is exact: each says its own
-    distinct = frame.drop_duplicates("spread_method")
-    how = first["spread_method"] if len(distinct) == 1 else "; ".join(
-        f"{r.strategy}: {r.spread_method}" for r in distinct.itertuples(index=False))
+    by_method: dict[str, list[str]] = {}  # every run named under its method: "adamw, lion: exact; diloco: ..."
+    for r in frame.itertuples(index=False):
+        by_method.setdefault(r.spread_method, []).append(r.strategy)
+    how = first["spread_method"] if len(by_method) == 1 else "; ".join(
+        f"{', '.join(dict.fromkeys(names))}: {method}" for method, names in by_method.items())
     local = (frame["local_steps"] > 1).any()
     table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({how})",
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
@@ -430,7 +432,7 @@ def need_table(frame: pd.DataFrame) -> Table:
     row's whole text)."""
     from lionsim.estimate.need import REL_TOL, busy_share, footnoted, percent, target_text
     from lionsim.reports.rates import efficiency_of, moved_words
-    from lionsim.reports.tables import fit, fold_run, run_width
+    from lionsim.reports.tables import fit
 
     first = frame.iloc[0]
     u = first["need_utilisation"]
@@ -474,7 +476,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     import pandas as pd
     from lionsim.reports.capped import capped_note
     from lionsim.reports.rates import efficiency_of, moved_words
-    from lionsim.reports.tables import crossing_words, fill, fit, fold_run, run_width, speedup_text, winning_count
+    from lionsim.reports.tables import crossing_words, fill, fit, speedup_text, winning_count
 
     baseline = frame["baseline"].iloc[0]
     if crossings.empty:  # no run but the baseline: a header with no rows said nothing

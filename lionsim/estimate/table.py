@@ -82,7 +82,7 @@ from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS
-from lionsim.steptime.rounds import local_times, round_distribution
+from lionsim.steptime.rounds import local_times, sync_distribution
 from lionsim.steptime.stragglers import expected_times, max_distribution
 from lionsim.strategies.local_steps import LocalSteps
 from lionsim.steptime.timeline import StepWork, price_step, tensor_specs
@@ -291,8 +291,8 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     for run in r.runs:
         p = probe_resolved(r, run, workers)
         # a local-step strategy's workers wait once a round, at its sync (rounds.py)
-        slowest = step_slowest if step_slowest is None or p.sync_every == 1 else \
-            round_distribution(r.spread, workers, p.sync_every)
+        slowest = step_slowest if step_slowest is None or p.send_rate == 1 else \
+            sync_distribution(r.spread, workers, p.send_rate)
         step = _priced(r, run, p, flops, workers, network, slowest)
         if p.sync_rate:  # --momentum-sync every:K: one step in K also syncs the momenta
             synced = _priced(r, run, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls), flops,

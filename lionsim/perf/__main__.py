@@ -31,6 +31,17 @@ refused, since it would change nothing."""
 _UNSET = object()
 
 
+class _Append(argparse._AppendAction):
+    """argparse's append, from _UNSET too: main parses into a namespace that holds _UNSET for every
+    option of READ_BY (so _check_read tells a given option from a default), which append cannot
+    extend ("'object' object has no attribute 'append'" ended `fidelity --link loopback`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest, None) is _UNSET:
+            setattr(namespace, self.dest, None)
+        super().__call__(parser, namespace, values, option_string)
+
+
 def _ints(text: str) -> list[int]:
     """A comma list of positive integers (argparse turns the ValueError into one line, exit 2)."""
     values = [int(n) for n in text.split(",")]
@@ -80,7 +91,7 @@ def parser() -> argparse.ArgumentParser:
                    help="spread: worker counts N of the --compute-spread booking benchmark")
     p.add_argument("--profile", default="10gbe", help="transports: the network the model prices (a --fit profile)")
     p.add_argument("--iters", type=_positive, default=5, help="transports: timed steps per transport")
-    p.add_argument("--link", action="append", default=None, type=str.lower,
+    p.add_argument("--link", action=_Append, default=None, type=str.lower,
                    help="fidelity: loopback, 1gbit, 100mbit (repeatable; the emulated ones need root; default loopback)")
     p.add_argument("--fidelity-workloads", default="vit:paper,mlp:small",
                    help="fidelity: WORKLOAD:SIZE list trained across the link")

@@ -128,7 +128,9 @@ def wait_note(config: dict | None, local_steps: bool = False) -> str | None:
     specs = ", ".join(spread) if isinstance(spread, list) else str(spread)
     text = (f"step_s includes the wait for the slowest worker under --compute-spread {specs} (wait_s: what "
             "waiting adds to the median worker's step, whose compute is compute_s)")
-    if local_steps:
+    if local_steps and (config or {}).get("backend", "sim") == "sim":
         text += ("; a local-step run waits once a round, at its sync: its local steps' wait_s is 0 and "
                  "the sync's carries the round's wait")
+    elif local_steps:  # gloo/nccl ranks exchange their losses every step (lionsim.training.booking)
+        text += "; every step waits, a local-step run's too: the ranks exchange their losses each step"
     return text

@@ -19,9 +19,11 @@ out over a round (S_i's spread grows as sqrt(H), so the wait per step falls as 1
 persistent slow worker's lead does not (S_i = H FACTOR).
 
 Streaming DiLoCo sends a fragment every H / P steps, and a fragment's all-reduce needs every
-worker, so its round is H / P steps (its sync_every, rounded down where P does not divide H:
-the shorter gap, the larger wait per step). A fast worker could run on for the tau steps between
-a send and its merge, absorbing some of the lead; that is not credited (an upper bound for tau > 0).
+worker, so its rounds are the gaps between sends (sync_distribution): where P does not divide H,
+g = H // P steps and g + 1, (H - P g) of its P gaps the longer, each gap's round priced and the
+sync step's factor their mixture, so the wait per step is (sum over gaps of a gap's wait) / H. A
+fast worker could run on for the tau steps between a send and its merge, absorbing some of the
+lead; that is not credited (an upper bound for tau > 0).
 
 round_distribution gives max_i S_i:
 
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -63,6 +66,23 @@ def round_distribution(spread: ComputeSpread, workers: int, steps: int) -> MaxDi
         spread.caches[key] = _round_max(spread, workers, steps)
     values, weights, method = spread.caches[key]
     return MaxDistribution(values - (steps - 1) * step.median, weights, step.median, method, step_mean=step.mean())
+
+
+def sync_distribution(spread: ComputeSpread, workers: int, send_rate: Fraction) -> MaxDistribution:
+    """The sync step's factor of a strategy that sends at `send_rate` (a / b in lowest terms: a sends
+    in b steps) as the mixture of its gaps' rounds: b - a g of its a gaps take g + 1 steps, the
+    others g = b // a (module doc); a gap of one step is the per-step distribution."""
+    a, b = send_rate.numerator, send_rate.denominator
+    short = b // a
+    longer = b - a * short  # gaps of short + 1 steps
+    first = round_distribution(spread, workers, short)
+    if longer == 0:
+        return first
+    second = round_distribution(spread, workers, short + 1)
+    share = longer / a
+    return dataclasses.replace(
+        first, values=np.concatenate([first.values, second.values]),
+        weights=np.concatenate([(1 - share) * first.weights, share * second.weights]), exact_quantile=None)
 
 
 def local_times(priced: PricedStep, work: StepWork, median: float, slowest: float) -> StepTimes:

@@ -50,3 +50,23 @@ def test_a_worker_count_that_cannot_fit_is_one_line_before_anything_runs(tmp_pat
     assert code == 2 and len(lines) == 1, out.err
     assert lines[0].startswith("error: mlp/tiny at N = 100000000 needs about") and "but 16.0 GB is available" in lines[0]
     assert out.out == "" and not (tmp_path / "perf.csv").exists()
+
+
+def test_a_repeatable_option_collects_every_value_and_is_refused_where_unread(tmp_path, capsys):
+    """`fidelity --link loopback --link 1gbit` (docs/time-model.md's command) ended in a traceback: the
+    namespace main parses into holds a sentinel for every option, which argparse's append cannot extend."""
+    import argparse
+
+    from lionsim.perf.__main__ import _UNSET, READ_BY, _check_read, parser
+
+    p = parser()
+    args = p.parse_args(["fidelity", "--link", "loopback", "--link", "1gbit"],
+                        argparse.Namespace(**dict.fromkeys(READ_BY, _UNSET)))
+    _check_read(args, p)
+    assert args.link == ["loopback", "1gbit"]
+    unread = p.parse_args(["fidelity"], argparse.Namespace(**dict.fromkeys(READ_BY, _UNSET)))
+    _check_read(unread, p)
+    assert unread.link is None  # the default: fidelity takes loopback
+    code, out = _run(["votes", *TINY, "--vote-workers", "2", "--link", "1gbit", "--csv", str(tmp_path / "p.csv")],
+                     capsys)
+    assert code == 2 and out.err.startswith("error: --link applies to fidelity"), out.err

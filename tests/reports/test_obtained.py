@@ -74,3 +74,15 @@ def test_sweep_captions_name_each_cells_library_and_a_gloo_cells_link(preset_run
     gloo = run_record(backend="gloo", steps=5, warmup=2)
     said = cells_times(cells({"g": gloo}), tmp_path)
     assert "comm measured on loopback (median of 3 steps, 2 warm-up dropped)" in said, said
+
+
+def test_the_wait_line_says_where_a_local_step_run_waits_by_backend():
+    """On sim a local-step run waits once a round (lionsim.steptime.rounds); on gloo and nccl every step
+    waits, as booking prices it (the ranks exchange their losses each step): the report says which."""
+    from lionsim.reports.obtained import wait_note
+
+    sim = wait_note({"compute_spread": ["slow:1:3"], "backend": "sim"}, local_steps=True)
+    gloo = wait_note({"compute_spread": ["slow:1:3"], "backend": "gloo"}, local_steps=True)
+    assert "waits once a round" in sim and "every step waits" not in sim
+    assert "every step waits" in gloo and "once a round" not in gloo
+    assert wait_note({"backend": "gloo"}, local_steps=True) is None  # no spread: nothing waits

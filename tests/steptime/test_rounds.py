@@ -117,3 +117,27 @@ def test_bench_books_the_round_wait_on_the_sync_step():
     assert np.allclose(slow.loc[sync, "wait_s"], 6 * even.loc[sync, "compute_s"], rtol=1e-9)
     assert np.allclose(slow["step_s"], even["step_s"] + slow["wait_s"], rtol=1e-9)
     assert np.allclose(slow["compute_max_s"], 3 * even["compute_s"], rtol=1e-12)  # each step's slowest, waited or not
+
+
+def test_streaming_diloco_rounds_are_its_real_gaps_where_p_does_not_divide_h():
+    """A persistent slow worker leads by (FACTOR - 1) a step whatever the gaps, so every H waits the same
+    per step; with P = 2 fragments, H = 5 sends after gaps of 2 and 3 steps (it was priced as two
+    gaps of 2: 1.76 against 2.21 ms), and a jitter's wait falls between H = 4's and H = 6's."""
+    from fractions import Fraction
+
+    from lionsim.steptime.rounds import sync_distribution
+
+    def wait(h: int, spec: str) -> float:
+        frame = estimate(EstimateConfig(model="gpt2-124m", workers=8, network="10gbe", strategies=["streaming-diloco"],
+                                        compute_spread=[spec], options={"local_steps": h, "streaming_fragments": 2}))
+        return float(frame["wait_s"].iloc[0])
+
+    slow = [wait(h, "slow:1:1.5") for h in (4, 5, 6)]
+    assert slow[1] == pytest.approx(slow[0], rel=1e-9) and slow[2] == pytest.approx(slow[0], rel=1e-9)
+    jitter = [wait(h, "lognormal:0.3") for h in (4, 5, 6)]
+    assert jitter[0] > jitter[1] > jitter[2]  # per step, jitter averages out over longer gaps
+    # the mixture: gaps of 2 and 3 steps, one each in 5, its lead their rounds' leads over 5 steps
+    spread = ComputeSpread.parse(["lognormal:0.3"])
+    mixed = sync_distribution(spread, 8, Fraction(2, 5))
+    two, three = round_distribution(spread, 8, 2), round_distribution(spread, 8, 3)
+    assert round_lead(mixed) == pytest.approx((round_lead(two) + round_lead(three)) / 2, rel=1e-12)

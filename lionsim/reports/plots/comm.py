@@ -22,7 +22,6 @@ from lionsim.reports.plots.style import (MARKERS, PALETTE, figure, labelled_log_
                                          size_axis)
 
 
-
 def plain(value: float) -> str:
     """A y tick in positional digits, whatever its size, thousands grouped ("0.005", "1,000,000"):
     every comm plot's time and busbw axes label so, where a wide axis read 10^-2 and a narrow one
@@ -33,6 +32,7 @@ def plain(value: float) -> str:
     sign, unsigned = ("-", digits[1:]) if digits.startswith("-") else ("", digits)
     whole, point, fraction = unsigned.partition(".")
     return sign + f"{int(whole):,}" + point + fraction if whole.isdigit() else digits
+
 
 COMM_NEEDS = ["collective", "algorithm", "workers", "bytes", "time_s", "busbw_GBps", "source"]
 
