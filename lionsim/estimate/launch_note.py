@@ -25,10 +25,10 @@ def _time(seconds: float) -> str:
 def launch_bound_note(r) -> str:
     """One sentence where the launches of `r`'s kernels outlast its FLOPs (a Resolved estimate);
     "" where the FLOPs decide compute."""
-    from lionsim.estimate.table import KERNELS_PER_TENSOR
+    from lionsim.estimate.table import KERNELS_PER_TENSOR, compute_kernels
 
     flops_s = compute_time(r.step_flops() / r.replica_gpus, r.device, r.mfu)
-    kernels = KERNELS_PER_TENSOR * r.tensors
+    kernels = compute_kernels(r)
     floor_s = kernels * r.device.kernel_s
     if floor_s <= flops_s:
         return ""

@@ -175,6 +175,12 @@ gradients of its input and of itself in backward. No model needs fewer; a transf
 launches several times more (norms, activations, attention), so this is a floor, not a count."""
 
 
+def compute_kernels(r: Resolved) -> int:
+    """Kernels one worker's forward + backward launches at least: KERNELS_PER_TENSOR a parameter
+    tensor (the compute's launch floor, which step_inputs prices and launch_note names)."""
+    return KERNELS_PER_TENSOR * r.tensors
+
+
 def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
                 local: bool = False) -> tuple[StepWork, dict]:
     """One step of `run`: its compute-stream work and the keywords of timeline.price_step. A worker
@@ -188,7 +194,7 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
     if r.kernels.table is None:
         cost = None
         each = r.tensors if per_tensor else 1  # --overlap tensors: each pass once per tensor
-        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=each * int(passes.encode > 0),
+        kernels = Kernels(compute=compute_kernels(r), encode=each * int(passes.encode > 0),
                           decode=each * int(passes.decode > 0), update=int(passes.update > 0))
     else:
         own = p.strategy.kernel_bytes() if p.strategy is not None else run.strategy_class.bytes
@@ -196,7 +202,7 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
                            optimizer=r.optimizer, tensors=r.tensors, params=shard,
                            workers_per_node=network.workers_per_node, local=local,
                            local_step_bytes=run.strategy_class.local_step_bytes, tensor_specs=tensors)
-        kernels = Kernels(compute=KERNELS_PER_TENSOR * r.tensors, encode=cost.launches("encode"),
+        kernels = Kernels(compute=compute_kernels(r), encode=cost.launches("encode"),
                           decode=cost.launches("decode"), update=cost.launches("update"))
     work = device_work(flops / g, shard, passes, r.device, r.mfu, kernels, cost=cost, update_flops=p.update_flops / g)
     return work, dict(transport=p.transport, spec=None if local else p.spec, workers=workers, network=network,
