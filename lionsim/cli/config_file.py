@@ -24,8 +24,9 @@ _CONFIG_KEYS: dict[str, tuple[str, str, Any]] = {}
 file gave: a refusal echoes the file's value (`workers = 0`), not the one click got (`[0]`, as comm's
 --workers is a list)."""
 _REBASED: dict[str, tuple[str, str, str]] = {}
-"""A path a TOML config gave, as made relative to its folder (lionsim.cli.config_paths) -> (its key,
-the file, the path as the file wrote it): a refusal naming the path says where it came from."""
+"""A path a TOML config gave, as made relative to its folder (lionsim.cli.config_paths.rebased's
+items) -> (its key, the file, the path as the file wrote it): a refusal naming the path says where
+it came from."""
 
 
 def config_path(argv: Sequence[str]) -> str | None:
@@ -51,6 +52,7 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
     a plug-in loaded before adds flags); `err_console`: where a note goes (_on_typed_backend)."""
     args = list(argv)
     path = config_path(args)
+    _CONFIG_KEYS.clear(), _REBASED.clear()  # this command's file only (tests run many in one process)
     if path is None:
         return None
     command_name = next((a for a in args if not a.startswith("-")), None)
@@ -158,11 +160,16 @@ def config_refused(message: str, argv: Sequence[str], default_map: dict | None,
     said = _refused(message, argv, default_map, click_app)
     for after, (key, path, before) in _REBASED.items():
         # _refused's plain "in FILE: ..." names neither the key nor the path as the file wrote it
-        if after in message and said in (None, f"in {path}: {message}") and _from_file(
+        if _names(message, after) and said in (None, f"in {path}: {message}") and _from_file(
                 key.replace("-", "_"), "--" + key.replace("_", "-"), argv, default_map, click_app):
             return (f"{message} ({key} = {json.dumps(before)} in {path}: a path in a config file is relative to "
                     "the file's folder)")
     return said
+
+
+def _names(message: str, path: str) -> bool:
+    """Whether `message` names `path` whole: `o/a.toml` is not named by a line saying `o/a.toml2`."""
+    return re.search(rf"(?<![\w.~/-]){re.escape(path)}(?![\w/-]|\.\w)", message) is not None
 
 
 def _refused(message: str, argv: Sequence[str], default_map: dict | None,

@@ -81,7 +81,8 @@ def canonical_network(spec: str | os.PathLike[str]) -> str:
 def nearby_profile(text: str) -> str:
     """"; did you mean 'DIR/NAME.toml'?" where `text` looks like a path (a suffix or a slash) and a
     profile file (.toml, .json) beside it has a close name (registry.closest): a typo
-    of an existing file (`mycluster.tom`); "" otherwise."""
+    of an existing file (`mycluster.tom`); "" otherwise. Only a profile is offered (_is_profile):
+    the --config file that named a missing one lies beside it with as close a name."""
     path = Path(text)
     if not (path.suffix or "/" in text or os.sep in text):
         return ""
@@ -89,10 +90,20 @@ def nearby_profile(text: str) -> str:
         names = [p.name for p in path.parent.iterdir() if p.suffix.lower() in (".toml", ".json") and p.is_file()]
     except OSError:  # no such folder, or not readable: nothing to suggest
         return ""
-    name = closest(path.name, names)
+    close = [n for n in names if closest(path.name, [n]) is not None]  # read only the files a suggestion could name
+    name = closest(path.name, [n for n in close if _is_profile(path.parent / n)])
     if name is None:
         return ""
     return f"; did you mean {name if path.parent == Path('.') else str(path.parent / name)!r}?"
+
+
+def _is_profile(path: Path) -> bool:
+    """Whether `path` reads as a profile: a table with the [inter] link every profile needs (a
+    --config file, a run.json or any other TOML or JSON has none)."""
+    try:
+        return "inter" in _read(path)
+    except LionsimError:
+        return False
 
 
 def load_network(spec: str | os.PathLike[str]) -> Network:

@@ -166,3 +166,38 @@ def test_each_item_of_a_sweep_s_comma_string_is_a_path_as_an_array_s(layout, cap
                     '(network = "nosuch.toml" in ../prof/miss.toml: a path in a config file is relative to the '
                     "file's folder)")
     assert rebased({"network": "a.toml,1gbe"}, Path("cfg/run.toml"), "estimate")[0] == {"network": "a.toml,1gbe"}
+
+
+@pytest.mark.parametrize("command", [["estimate"], ["bench", "--steps", "1"]])
+def test_a_missing_profile_in_a_config_is_said_as_written_and_answered_with_profiles_only(tmp_path, monkeypatch,
+                                                                                          capsys, command):
+    """cfg/cfg.toml names missing.toml, and no profile lies beside it but the config itself, as near
+    a name as any: "did you mean" offered the config as a network. From the config's own folder the
+    line did not say the path came from the file. Now, from there and from another folder, the line
+    names the key as written, the file and what is accepted, and suggests a profile or nothing."""
+    cfg, elsewhere = tmp_path / "cfg", tmp_path / "elsewhere"
+    cfg.mkdir(), elsewhere.mkdir()
+    (cfg / "cfg.toml").write_text('network = "missing.toml"\nworkers = 2\n')
+    (cfg / "run.json").write_text(json.dumps({"command": "bench", "config": {}}))  # no profile either
+    where = ((cfg, "cfg.toml", "missing.toml", ""), (elsewhere, "../cfg/cfg.toml", "../cfg/missing.toml", "../cfg/"))
+    for cwd, given, resolved, folder in where:
+        monkeypatch.chdir(cwd)
+        argv = [*command, "--config", given, "--out", str(tmp_path / "o")]
+        err = one_line_exit_2(argv, capsys, f"network profile not found: {resolved}; accepted: a preset (100mbe, ")
+        assert "or an existing .toml/.json profile file" in err and "did you mean" not in err, err
+        assert err.rstrip().endswith(f'(network = "missing.toml" in {given}: a path in a config file is relative '
+                                     "to the file's folder)"), err
+        (cfg / "missng.toml").write_text(SLOW)  # a profile one letter off: offered, as the config's folder holds it
+        err = one_line_exit_2(argv, capsys, f"profile file; did you mean '{folder}missng.toml'? (network = ")
+        (cfg / "missng.toml").unlink()
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_config_in_the_working_directory_names_only_its_file_like_paths():
+    """In a config beside where lionsim runs, a path stays as written; those a refusal may name
+    are the ones that look like a file's (a folder or a suffix): a bare `out = "results"` would be
+    found in any line that says "results"."""
+    values = {"network": "a.toml", "out": "results", "data": "d/corpus.txt", "workload": "mlp"}
+    got, named = rebased(values, Path("run.toml"))
+    assert got == values
+    assert named == {"a.toml": ("network", "a.toml"), "d/corpus.txt": ("data", "d/corpus.txt")}

@@ -263,6 +263,21 @@ def test_a_typo_of_a_profile_file_beside_it_is_suggested(tmp_path, monkeypatch):
         assert "did you mean" not in str(refused.value)
 
 
+def test_only_a_profile_is_suggested_for_a_missing_one(tmp_path):
+    """A --config file (or a run.json) beside a missing profile, with as near a name as any, was
+    offered as the network: only a file that reads as a profile (an [inter] table) is offered."""
+    (tmp_path / "cluster.toml").write_text('network = "clustr.toml"\n')  # the config that named it
+    (tmp_path / "clusterr.json").write_text('{"command": "bench", "config": {}}')
+    (tmp_path / "broken.toml").write_text("[inter\n")
+    for typed in ("clustr.toml", "broken2.toml"):
+        with pytest.raises(LionsimError) as refused:
+            load_network(str(tmp_path / typed))
+        assert "did you mean" not in str(refused.value)
+    (tmp_path / "clusters.toml").write_text('[inter]\nalpha_us = 25.0\nbandwidth_GBps = 2.9\n')
+    with pytest.raises(LionsimError, match=rf"did you mean '{tmp_path}/clusters.toml'\?$"):
+        load_network(str(tmp_path / "clustr.toml"))
+
+
 def test_unknown_names_and_missing_files(tmp_path):
     with pytest.raises(LionsimError, match=r"unknown network '10gbee'; choose a preset \(100mbe, 1gbe, 10gbe.*did you mean '10gbe'\?"):
         load_network("10gbee")
