@@ -1,5 +1,7 @@
 """Which option values are paths, and those values placed elsewhere: a TOML --config's relative
-paths are read from the file's folder (lionsim.cli.config_paths).
+paths are read from the file's folder (lionsim.cli.config_paths), and run.json records each as an
+absolute path (lionsim.training.record), so a replay from any working directory reads the same
+files.
 
 Which values are paths: a key that only takes one (data, out, from-run, fit, plugin, and
 regress's baseline-dir, junit and report); a network that names a profile file (.toml, .json or a
@@ -74,3 +76,8 @@ def _placed(value: Any, place: Callable[[str], str], kind: str) -> Any:
         return f"{spec}:{place(file)}"
     return place(value)
 
+
+def absolute(path: str | os.PathLike[str]) -> str:
+    """`path` (relative to the working directory, or ~/...) made absolute, as run.json records a
+    path; a symlink in it stays one (a replay reads through it, as the run did)."""
+    return os.path.abspath(os.path.expanduser(os.fspath(path)))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from lionsim.cli.app import console, fail
 from lionsim.cli.progress import step_progress
+from lionsim.option_paths import absolute
 
 
 def run_here(plan, out: Path, resume: bool):
@@ -46,7 +47,7 @@ def run_here(plan, out: Path, resume: bool):
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
         raise
-    result.meta["config"]["out"] = str(out)
+    result.meta["config"]["out"] = absolute(out)
     try:
         files = publish_result(target, result)
         settle()  # complete and written: a signal from here on changes nothing (exit 0)
@@ -67,7 +68,7 @@ def interrupted(runner, results, target, request) -> str:
 
     how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
     partial = results.result(status="interrupted", error=how)
-    partial.meta["config"]["out"] = str(target.out)
+    partial.meta["config"]["out"] = absolute(target.out)
     if not len(partial.steps):
         target.abandon()
         return f"{how}: no results were written"
@@ -86,7 +87,7 @@ def failed(runner, results, target, line: str) -> str:
     from lionsim.usercode import kept_line
 
     partial = results.result(status="failed", error=line)
-    partial.meta["config"]["out"] = str(target.out)
+    partial.meta["config"]["out"] = absolute(target.out)
     if not len(partial.steps):
         target.abandon()
     else:

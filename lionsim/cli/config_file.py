@@ -62,7 +62,7 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
         return None  # click reports the missing or unknown command itself
     written = load_config(Path(path), command_name)
     values = written
-    if Path(path).suffix.lower() != ".json":  # a run.json's paths stay as the run was given them
+    if Path(path).suffix.lower() != ".json":  # a run.json's paths are absolute (an older one's the cwd's)
         values, moved = rebased(written, Path(path), command_name)
         _REBASED.update({after: (key, path, before) for after, (key, before) in moved.items()})
     accepted = {p.name: p for p in command.params if not _is_argument(p) and p.name != "config"}

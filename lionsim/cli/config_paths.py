@@ -1,8 +1,8 @@
 """Paths in a TOML --config file are relative to the file's folder, as in pyproject.toml or a
 compose file: `network = "l40s.toml"` beside `prof/est.toml` is prof/l40s.toml from any working
-directory. A path typed on the command line stays relative to the working directory, and so do a
-run.json's (lionsim wrote them as the run was given them, from where it ran: a replay from there
-reads the same files).
+directory. A path typed on the command line stays relative to the working directory; a run.json
+records absolute ones (lionsim.training.record; an older lionsim's relative ones are read from the
+working directory, where it ran).
 
 Which values are paths: lionsim.option_paths. An absolute path, `~/...` (made the home folder's)
 and anything else stay as the file wrote them."""

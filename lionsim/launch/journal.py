@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lionsim.option_paths import absolute
 from lionsim.reports.columns import EXTRA_STEP_COLUMNS, STEP_COLUMNS
 from lionsim.reports.files import CALLS_FILE, META_FILE, STEPS_FILE, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.formats import write_csv
@@ -126,7 +127,7 @@ def finalize(out: Path, status: str, error: str | None) -> int:
     calls = journaled_calls(stage, tail)
     steps = pd.concat(frames, ignore_index=True)
     meta.update(status=status, error=error)
-    meta["config"]["out"] = str(out)
+    meta["config"]["out"] = absolute(out)
     if "started" in meta:
         started = pd.Timestamp(meta["started"]).timestamp()
         meta["duration_s"] = round(time.time() - started, 3)

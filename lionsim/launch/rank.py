@@ -31,6 +31,7 @@ from lionsim.group.hosts import gather_hosts
 from lionsim.group.join import check_backend, check_same, join
 from lionsim.launch.journal import StepJournal, finalize
 from lionsim.measure.calibrate import calibrate
+from lionsim.option_paths import absolute
 from lionsim.plan import BenchPlan
 from lionsim.ranges import refusal, span
 from lionsim.reports.files import META_FILE, write_atomic
@@ -235,7 +236,7 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
             return None
         journal.reset()
         result = results.result()
-        result.meta["config"]["out"] = str(out)
+        result.meta["config"]["out"] = absolute(out)
         publish_result(target, result)
         return result
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lionsim.option_paths import absolute
 from lionsim.reports.files import make_dir
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.execute import open_executor
@@ -150,7 +151,7 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
             store.record_failed({cell_id: outcome.error for cell_id, _ in task.cells})
             events.unit_failed(task.key, outcome.error)
         for r in outcome.results:
-            r.meta["config"]["out"] = str(store.cells / r.cell_id)
+            r.meta["config"]["out"] = absolute(store.cells / r.cell_id)
             store.publish(r.cell_id, r.steps, r.summary, r.meta)
             store.record_failed(drop=[r.cell_id])  # a retry that finished
             results_changed()

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError
+from lionsim.option_paths import absolute
 from lionsim.reports.columns import STEP_COLUMNS
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, make_dir, read_csv, read_json, write_atomic, write_run
 from lionsim.reports.publish import RunDir
@@ -114,7 +115,7 @@ class CellStore:
         """Publish a finished cell of another root (a shard's part) here: its CSVs byte for byte,
         its run.json naming where it now lives."""
         meta = read_json(source / META_FILE)
-        meta["config"]["out"] = str(self.cells / cell_id)
+        meta["config"]["out"] = absolute(self.cells / cell_id)
 
         def write(stage: Path) -> None:
             for name in (STEPS_FILE, SUMMARY_FILE):

@@ -27,6 +27,7 @@ from lionsim.compute import Device
 from lionsim.host_cpu import cpu_capability, cpu_model
 from lionsim.group.hosts import by_host, shared_cores
 from lionsim.network import Network
+from lionsim.option_paths import absolute, placed
 from lionsim.plan import BenchPlan
 from lionsim.runs import RunSpec
 from lionsim.strategies.core.base import Hyper
@@ -99,14 +100,22 @@ def resolved_config(plan: BenchPlan) -> dict:
 
 
 def replayable_config(options: dict, runs: list[dict]) -> dict:
-    """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed."""
+    """The options of `lionsim bench`, as `--config` reads them, with each run's hyperparameters fixed
+    and every path absolute (recorded_paths)."""
     config = dict(options)
     config["strategy"] = config.pop("strategies")
     config["plugin"] = config.pop("plugins", [])
     config["betas"] = None if config["betas"] is None else ",".join(f"{b:g}" for b in config["betas"])
     config["hyper"] = {r["run"]: {key: r[key] for key in ("lr", "weight_decay", "betas") if key not in _ignores(r)}
                        for r in runs}
-    return config
+    return recorded_paths(config)
+
+
+def recorded_paths(config: dict) -> dict:
+    """A bench's options with each path in them (a profile, --data, a trace:FILE, --out, a plug-in or
+    workload file: lionsim.option_paths) absolute, as run.json records them: a replay from another
+    working directory reads the same files (`argv` keeps what was typed)."""
+    return placed(config, absolute, "bench")[0]
 
 
 def _ignores(run: dict) -> tuple[str, ...]:

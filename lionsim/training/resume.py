@@ -22,6 +22,7 @@ import pandas as pd
 
 from lionsim.backends.scope import acts
 from lionsim.errors import LionsimError
+from lionsim.option_paths import absolute, placed
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import CALLS_FILE, META_FILE, load_run
@@ -84,6 +85,8 @@ def config_differences(old: dict, new: dict) -> list[str]:
     run added or removed is said by --strategy)."""
     new = json.loads(json.dumps(new, default=str))
     old = drop_inert_defaults(dict(old))  # what an older lionsim recorded where it could not act
+    # an older lionsim recorded paths as given, from where it ran (a resume runs there): compared absolute
+    old = placed(old, absolute, "bench")[0]
     keys = [k for k in dict.fromkeys([*new, *old]) if k not in FREE]
     out = []
     for k in keys:

@@ -1,6 +1,7 @@
 """Paths in a TOML --config are relative to the file's folder (lionsim.cli.config_paths); a path
-typed on the command line, and a run.json's, stay relative to the working directory. The reference
-for each read: the same estimate with the path typed from where it runs."""
+typed on the command line stays relative to the working directory; run.json records absolute ones
+(lionsim.training.record). The reference for each read: the same estimate with the path typed from
+where it runs, or the run that wrote the run.json."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 
 from lionsim.cli.config_paths import rebased
-from tests.helpers.cli import one_line_exit_2, run_cli
+from tests.helpers.cli import TINY_BENCH, one_line_exit_2, run_cli
 
 SLOW = '[inter]\nalpha_us = 20.0\nbandwidth_GBps = 0.5\n'
 FAST = '[inter]\nalpha_us = 5.0\nbandwidth_GBps = 20.0\n'
@@ -97,9 +98,9 @@ def test_plugins_loaded_before_click_are_read_beside_a_toml_but_as_a_run_json_re
     assert _recorded_plugins(tmp_path / "run.json") == ["mine.py"]
 
 
-def test_a_run_json_replays_its_paths_as_recorded(tmp_path, monkeypatch):
-    """run.json records a run's paths as it was given them, from where it ran: a replay from there
-    reads the same files, so they are not moved beside the record."""
+def test_an_older_run_json_s_relative_paths_are_not_moved_beside_it(tmp_path, monkeypatch):
+    """An older lionsim recorded a run's paths as it was given them, from where it ran: a replay from
+    there reads the same files, so they are not moved beside the record (a newer one's are absolute)."""
     from lionsim.cli.app import click_app, err_console
     from lionsim.cli.config_file import config_defaults
 
@@ -201,3 +202,44 @@ def test_a_config_in_the_working_directory_names_only_its_file_like_paths():
     got, named = rebased(values, Path("run.toml"))
     assert got == values
     assert named == {"a.toml": ("network", "a.toml"), "d/corpus.txt": ("data", "d/corpus.txt")}
+
+
+def _two_worker_trace(path: Path, slow: float) -> None:
+    """A trace of 2 steps on 2 workers, worker 1 `slow` times worker 0's compute."""
+    rows = [f"{s},{w},{slow if w == 1 else 1.0}" for s in (1, 2) for w in range(2)]
+    path.write_text("step,worker,compute_s\n" + "\n".join(rows) + "\n")
+
+
+def test_a_run_json_replayed_from_another_folder_reads_the_files_the_run_read(tmp_path, monkeypatch, capsys):
+    """A bench given a profile, a trace and --out relative to its folder; its run.json replayed
+    (--config DIR/run.json) from another folder that holds files of the same names with other
+    figures. run.json recorded them as typed, so the replay priced the other folder's. Reference:
+    the first run's own summary and network (the same files price the same steps)."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    for folder, profile, slow in ((here, SLOW, 2.0), (there, FAST, 5.0)):
+        (folder / "prof").mkdir(parents=True)
+        (folder / "prof" / "net.toml").write_text(profile)
+        _two_worker_trace(folder / "tr.csv", slow)
+    monkeypatch.chdir(here)
+    made = [*TINY_BENCH, "-s", "adamw", "--network", "prof/net.toml", "--compute-spread", "trace:tr.csv",
+            "--out", "run"]
+    code, _, err = run_cli(made, capsys)
+    assert code == 0, err
+    record = json.loads((here / "run" / "run.json").read_text())
+    real = here.resolve()
+    assert {k: record["config"][k] for k in ("network", "compute_spread", "out")} == {
+        "network": str(real / "prof" / "net.toml"), "compute_spread": [f"trace:{real / 'tr.csv'}"],
+        "out": str(real / "run")}
+    monkeypatch.chdir(there)
+    code, _, err = run_cli(["bench", "--config", "../here/run/run.json", "--out", "again"], capsys)
+    assert code == 0, err
+    replay = json.loads((there / "again" / "run.json").read_text())
+    def figures(net: dict) -> dict:  # its description names the path as given
+        return {k: v for k, v in net.items() if k != "description"}
+
+    assert figures(replay["network"]) == figures(record["network"])
+    assert replay["config"]["compute_spread"] == record["config"]["compute_spread"]
+    first, again = (pd.read_csv(d / "summary.csv") for d in (here / "run", there / "again"))
+    columns = ["comm_s", "wait_s", "step_s", "final_loss"]
+    assert first["wait_s"].iloc[0] > 0
+    pd.testing.assert_frame_equal(first[columns], again[columns])

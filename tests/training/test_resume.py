@@ -183,6 +183,20 @@ def test_resume_differences_name_what_changed():
     assert config_differences({"trace": False, "out": "a"}, {"trace": True, "out": "b"}) == []
 
 
+def test_an_older_record_s_relative_paths_are_compared_from_where_it_resumes(tmp_path, monkeypatch):
+    """run.json records absolute paths (lionsim.training.record); an older lionsim's relative ones
+    were typed where it ran, where its --resume runs: the same files there, another elsewhere."""
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path.resolve()
+    old = {"network": "prof/a.toml", "compute_spread": ["trace:t.csv"], "data": "corpus.txt", "workers": 2}
+    new = {"network": str(root / "prof" / "a.toml"), "compute_spread": [f"trace:{root / 't.csv'}"],
+           "data": str(root / "corpus.txt"), "workers": 2}
+    assert config_differences(old, new) == []
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert [d.split()[0] for d in config_differences(old, new)] == ["--network", "--compute-spread", "--data"]
+
+
 def test_a_strategy_swapped_is_one_difference_not_its_runs_hyperparameters():
     """A run only one side has is --strategy's difference; --hyper names only the runs both have."""
     adamw, signsgd, lion = ({"lr": lr} for lr in (0.001, 0.003, 0.0001))
