@@ -193,7 +193,7 @@ class Resolved:
 
 def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
-    check_plain(cfg)
+    spread = check_plain(cfg)  # --compute-spread parsed (a trace:FILE read) and checked against --workers
     network = load_plain_network(cfg)  # the profile parsed once: priced on, and whether it named its library
     if (cfg.model is None) == (cfg.params is None):
         raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
@@ -247,9 +247,6 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     check_tie(cfg.tie)
     if cfg.seed is not None:
         check_seed(cfg.seed)
-    spread = ComputeSpread.parse(cfg.compute_spread, 0 if cfg.seed is None else cfg.seed)
-    if spread is not None:
-        spread.check(workers)
     check_seed_acts(cfg.seed, spread, workers)
     steps = run_steps(cfg.steps, cfg.tokens, tokens, workers)  # checks both; --tokens is kept as tokens
     kernels = resolve_kernels(cfg.kernels, device.name)

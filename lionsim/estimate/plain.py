@@ -23,6 +23,7 @@ from lionsim.whole_nodes import check_workers, fills_nodes
 
 if TYPE_CHECKING:
     from lionsim.network import Network
+    from lionsim.steptime.spread import ComputeSpread
 
 VARIABLES = ESTIMATE_SWEEP_VARIABLES
 MAXIMA = {"params": 10**15, "tokens-per-worker": 10**9, "replica-gpus": 10**6, "workers": MAX_WORKERS}
@@ -142,11 +143,11 @@ def fewest_workers(workers: int, sweep: str | None) -> tuple[int, str]:
                      f"give --workers {smallest} to start there")
 
 
-def check_plain(cfg, sweep: str | None = None) -> None:
+def check_plain(cfg, sweep: str | None = None) -> ComputeSpread | None:
     """Every check of an EstimateConfig (or anything with its fields) that needs no torch but the
     network's (load_plain_network, which parses the profile); `sweep`: the --sweep text, parsed to
     be refused early (its user parses it again with the network's node size; --need likewise:
-    parse_need)."""
+    parse_need). Returns --compute-spread parsed (check_forms), which resolve prices with."""
     from lionsim.compute.devices import get_device
 
     if cfg.params is not None:
@@ -174,26 +175,30 @@ def check_plain(cfg, sweep: str | None = None) -> None:
     check_run_length(cfg.steps, cfg.tokens, _tokens_per_worker(cfg), *fewest_workers(workers, sweep))
     if cfg.device is not None:
         get_device(cfg.device)  # an unknown name fails with the sorted list
-    check_forms(cfg, workers)
+    return check_forms(cfg, workers)
 
 
-def check_forms(cfg, workers: int) -> None:
+def check_forms(cfg, workers: int) -> ComputeSpread | None:
     """The options whose accepted forms need no registry: --overlap's mode, --algorithm, each
     --compute-spread spec (against `workers`), --momentum-sync, --kernels (a table:DEVICE's rows) and
-    --optimizer under it; each refused as resolve would refuse it, by the same parser."""
+    --optimizer under it; each refused as resolve would refuse it, by the same parser. Returns the
+    spread parsed under cfg's seed (None: none given), so a trace:FILE is read once a resolve."""
     from lionsim.estimate.kernel_choice import kernel_rows, resolve_optimizer
     from lionsim.forms import MomentumSync
     from lionsim.steptime.overlap import OverlapConfig
 
     OverlapConfig(mode=cfg.overlap)  # the mode alone: --bucket-mb is checked above
     chosen_algorithm(cfg.algorithm)
+    spread = None
     if cfg.compute_spread:  # numpy only where a spread is given
         from lionsim.steptime.spread import ComputeSpread
 
-        ComputeSpread.parse(cfg.compute_spread).check(workers)
+        spread = ComputeSpread.parse(cfg.compute_spread, 0 if cfg.seed is None else cfg.seed)
+        spread.check(workers)
     if cfg.momentum_sync is not None:
         MomentumSync.parse(cfg.momentum_sync)
     resolve_optimizer(cfg.optimizer, ideal=kernel_rows(cfg.kernels) is None)
+    return spread
 
 
 def chosen_algorithm(text: object) -> str:
