@@ -3,6 +3,7 @@ TOML and run.json, checked once and resolved into plans.
 
     bench.py     BenchConfig: a bench's options and their checks (`validate`)
     planning.py  plan(cfg): a BenchConfig resolved into the frozen BenchPlan (lionsim.plan)
+    sends.py     every payload a plan's runs send, asked of their transports before any training
     sweep.py     SweepConfig: a grid and the bench options its cells share, planned into a SweepPlan
 
 Only the command layer (lionsim.cli, the library entry lionsim.bench) and the harnesses that drive

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 def plan(cfg: BenchConfig) -> BenchPlan:
     """Validate `cfg` (loading its plug-ins first) and resolve every run: its strategy's config,
     hyperparameters, options and memory; under modelled compute, that each run declares the memory
-    passes it is timed by. Every problem is one LionsimError line, before anything is built or
+    passes it is timed by; that each run's transport answers for every payload the run sends
+    (lionsim.config.sends). Every problem is one LionsimError line, before anything is built or
     trained; `cfg` is not read again."""
     runs = cfg.validate()
     from lionsim.plan import RunPlan, build  # torch: after the checks that need none (BenchConfig.check_plain)
@@ -36,4 +37,7 @@ def plan(cfg: BenchConfig) -> BenchPlan:
         for r in resolved:
             cls = r.run.strategy_class
             check_declared(cls, r.run.transport, bench.workload.workers, cls.steps_per_sync(r.strategy))
+    from lionsim.config.sends import check_sends
+
+    check_sends(bench)  # what booking will ask each transport, asked now rather than after the training
     return bench

@@ -131,6 +131,7 @@ def issued_calls(r) -> set[tuple[str, str]]:
     --from-run) every kind of step it has (a dense warm-up, a momentum sync). The scope (calls.py:
     world, intra, inter) says whether NCCL's model or lionsim's plans price it (lionsim.network.cost)."""
     from lionsim.estimate.run import step_kinds
+    from lionsim.steptime.answers import check_answers
     from lionsim.transports.base import plan_on
 
     calls: set[tuple[str, str]] = set()
@@ -142,6 +143,8 @@ def issued_calls(r) -> set[tuple[str, str]]:
         if walked:
             kinds += [(k.spec, k.extra_calls) for k in step_kinds(p.strategy, p.spec, walked, r.workers)]
         for spec, own in kinds:
+            if spec is not None:  # a plug-in's wrong answer is one line here too, as where it is priced
+                check_answers(p.transport, spec, r.workers, gpn)
             planned = plan_on(p.transport, spec, r.workers, gpn) if spec is not None and r.workers > 1 else []
             calls |= {(c.op, c.scope) for c in (*own, *planned)}
     return calls

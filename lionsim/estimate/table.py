@@ -77,6 +77,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
+from lionsim.steptime.answers import check_answers
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe_resolved
@@ -188,6 +189,8 @@ def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Networ
     ceil(P / G) parameters each device holds."""
     g = r.replica_gpus
     shard = -(-r.params // g)
+    if not local:  # a plug-in's wrong answer is one line naming it, not a traceback from inside the pricing
+        check_answers(p.transport, p.spec, workers, network.workers_per_node)
     passes = pass_bytes(run.strategy_class, run.transport, p.spec, workers, network.workers_per_node, local=local)
     per_tensor = not local and workers > 1 and r.overlap.per_tensor(p.transport, type(p.strategy))
     tensors = tensor_specs(p.spec, tensor_shapes(r), p.strategy) if per_tensor else None

@@ -7,7 +7,8 @@
 timeline.py combines them, overlap.py says when a step's exchange runs (per bucket during backward
 or after it: the transport's declaration, the strategy's reference schedule, --overlap),
 passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) moves, work.py
-turns FLOPs and bytes (or measurements) into StepWork.
+turns FLOPs and bytes (or measurements) into StepWork; answers.py asks a transport, before anything
+runs, what pricing a payload will ask of it.
 """
 
 from lionsim._lazy import lazy_exports

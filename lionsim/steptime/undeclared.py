@@ -5,11 +5,14 @@ cannot time its encode, decode, update or local step.
 One line for it, naming the plug-in file and the fix, said by whoever finds it first: bench and
 sweep at plan time, where the run's compute mode is known (lionsim.config.planning: before any
 training, not after hours of it), estimate when it prices the passes (lionsim.steptime.passes).
-A wire_bytes override that returns None for some specs only shows when a step's passes are priced
-(wire_none). Measured compute (`--compute measured`) times the passes on the clock and needs none."""
+A wire_bytes override that returns None for some specs shows only when that spec is priced
+(wire_none): bench and sweep ask it for every spec a run sends at plan time (lionsim.config.sends),
+estimate as it prices each. Measured compute (`--compute measured`) times the passes on the clock
+and needs none."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 from lionsim.errors import LionsimError
@@ -64,15 +67,28 @@ def undeclared_transport(transport: str) -> type | None:
     return cls if cls.wire_bytes is Transport.wire_bytes else None
 
 
+def payload_words(spec: PayloadSpec) -> str:
+    """`spec` as a line names it: its kind, its size and every field that is not its default (a
+    sparse payload's k, a vote's rule and abstentions), so its author can call wire_bytes with it."""
+    shown = []
+    for f in dataclasses.fields(spec):
+        value = getattr(spec, f.name)
+        if f.name in ("kind", "numel", "hidden_pieces") or value == f.default:
+            continue
+        plain = isinstance(value, (bool, int, float, str, tuple))
+        shown.append(f"{f.name}={value!r}" if plain else f"{f.name}={getattr(value, 'name', type(value).__name__)}")
+    return f"a {spec.kind!r} payload of {spec.numel:,} values" + (f" ({', '.join(shown)})" if shown else "")
+
+
 def wire_none(transport: str, spec: PayloadSpec, workers: int) -> str:
     """The line for `transport` whose wire_bytes gave None for `spec` on `workers` workers: none
-    declared, or an override that returns None for this spec (only pricing it shows that)."""
+    declared, or an override that returns None for this spec (only asking it for the spec shows that)."""
     cls = priced_transport(transport)
     if cls.wire_bytes is Transport.wire_bytes:
         return no_wire_bytes(cls)
-    return (f"{origin(cls)}transport {cls.name!r}: its wire_bytes returned None for this run's {spec.kind!r} "
-            f"payload on {workers} workers, so the modelled compute cannot time its packing and unpacking; return "
-            f"TransportBytes(pack, unpack, aggregate) for every spec it carries, {FIX}")
+    return (f"{origin(cls)}transport {cls.name!r}: its wire_bytes returned None for {payload_words(spec)} on "
+            f"{workers} workers, which this run sends, so the modelled compute cannot time its packing and "
+            f"unpacking; return TransportBytes(pack, unpack, aggregate) for every spec it carries, {FIX}")
 
 
 def undeclared_strategy(strategy: type, local_steps: bool = False) -> str | None:

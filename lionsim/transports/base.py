@@ -113,8 +113,8 @@ class Transport(ABC):
         """What its own kernels move per parameter (packing, unpacking, the aggregate); a
         hierarchical transport also takes `workers_per_node`. None (not overridden): the modelled
         compute cannot price it, so estimate, and bench and sweep on a --compute device, refuse it
-        on more than one worker (lionsim.steptime.undeclared); an override that returns None for
-        some spec fails only when a run of it is priced (bench and sweep: booked, after training)."""
+        on more than one worker (lionsim.steptime.undeclared), as an override that returns None
+        for a spec a run sends (bench and sweep ask every one at plan time: lionsim.config.sends)."""
         return None
 
     def footnote(self, spec: PayloadSpec, workers: int, workers_per_node: int = 1) -> str:

@@ -122,6 +122,14 @@ class Workload(ABC):
         would hold them, bytes one unit of the training set occupies): the memory guard's figures."""
 
     @classmethod
+    def param_shapes(cls, cfg: WorkloadConfig) -> list[tuple[str, tuple[int, ...]]]:
+        """(name, shape) of each trainable tensor of the model `cfg` builds, in the order training
+        flattens them (lionsim.strategies.core.layout.flatten_parameters), without its data: what a
+        bench asks each run's strategy what it sends for before training (lionsim.config.sends).
+        A built-in's is its probe's model (gpt's vocabulary stood in by 128, as probe says)."""
+        return trainable_shapes(cls.probe(cfg)[0])
+
+    @classmethod
     def meta_params(cls, cfg: WorkloadConfig) -> int | None:
         """Trainable parameters of the model `cfg` builds, counted without allocating them (on the
         meta device), for the memory guard to check before anything is built; None: not counted
@@ -204,6 +212,11 @@ class Workload(ABC):
     @abstractmethod
     def describe(self) -> str:
         """One line: what this built workload trains on."""
+
+
+def trainable_shapes(model: nn.Module) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of each trainable parameter of `model`, in named_parameters' order."""
+    return [(n, tuple(p.shape)) for n, p in model.named_parameters() if p.requires_grad]
 
 
 def check_no_data(cfg: WorkloadConfig) -> None:

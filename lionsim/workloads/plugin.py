@@ -32,7 +32,7 @@ from torch import Tensor, nn
 from lionsim.errors import LionsimError, a_type
 from lionsim.forms import WORKLOAD_ENTRY_GROUP
 from lionsim.plugin_load import entry_points, exit_hint, is_spec, load_function, one_line, parse_spec, summary_of
-from lionsim.workloads.base import Workload, eval_chunks
+from lionsim.workloads.base import Workload, eval_chunks, trainable_shapes
 from lionsim.workloads.datasets.refusal import bad_data
 from lionsim.workloads.config import WorkloadConfig, eval_count
 from lionsim.workloads.seeding import numpy_generator, seeded_torch
@@ -408,6 +408,11 @@ class PluginWorkload(Workload):
     @classmethod
     def meta_params(cls, cfg: WorkloadConfig) -> int | None:
         return meta_params(cls.name, cfg.seed)
+
+    @classmethod
+    def param_shapes(cls, cfg: WorkloadConfig) -> list[tuple[str, tuple[int, ...]]]:
+        """The loaded model's own shapes (probe would copy the model to read them)."""
+        return trainable_shapes(cls.loaded(cfg).model)
 
     @classmethod
     def probe(cls, cfg: WorkloadConfig) -> tuple[nn.Module, Tensor, Tensor, int]:

@@ -234,7 +234,7 @@ def test_a_wire_bytes_override_returning_none_is_named_as_such(plugins):
     with pytest.raises(LionsimError) as raised:
         transport_bytes("halfwire-allreduce", PayloadSpec(kind="dense", numel=10), 2)
     assert str(raised.value) == (
-        f"plugin {path}: transport 'halfwire-allreduce': its wire_bytes returned None for this run's 'dense' payload "
-        "on 2 workers, so the modelled compute cannot time its packing and unpacking; return TransportBytes(pack, "
-        "unpack, aggregate) for every spec it carries, or run bench or sweep with --compute measured, which times "
-        "the passes on the clock")
+        f"plugin {path}: transport 'halfwire-allreduce': its wire_bytes returned None for a 'dense' payload of 10 "
+        "values on 2 workers, which this run sends, so the modelled compute cannot time its packing and unpacking; "
+        "return TransportBytes(pack, unpack, aggregate) for every spec it carries, or run bench or sweep with "
+        "--compute measured, which times the passes on the clock")

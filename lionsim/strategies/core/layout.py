@@ -7,6 +7,7 @@ statistics (L1 scales, TernGrad maxima) without a Python loop.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -50,6 +51,14 @@ class ParamLayout:
         numels = [p.numel() for _, p in named]
         ids = torch.repeat_interleave(torch.arange(len(numels)), torch.tensor(numels, dtype=torch.int64)).to(device)
         return cls([n for n, _ in named], numels, ids, [tuple(p.shape) for _, p in named])
+
+    @classmethod
+    def meta(cls, named: list[tuple[str, tuple[int, ...]]]) -> "ParamLayout":
+        """The layout of tensors of these (name, shape)s on the meta device: a strategy built on it
+        makes every buffer with a shape and no storage, so asking what it sends costs nothing."""
+        numels = [math.prod(shape) for _, shape in named]
+        ids = torch.empty(sum(numels), dtype=torch.int64, device="meta")
+        return cls([n for n, _ in named], numels, ids, [tuple(shape) for _, shape in named])
 
     def shape(self, i: int) -> tuple[int, ...]:
         """Tensor i's shape ((numel,) when the shapes are unknown)."""

@@ -1,0 +1,73 @@
+"""Every payload a bench's runs will send, asked of their transports before any training.
+
+A run's transport is asked whether it carries the run's payload (Transport.check) as the run
+starts, and what each step's payload costs (plan, bits, wire_bytes, footnote) as its steps are
+booked, after training: a plug-in that answers one spec wrongly cost the runs before it, or the
+whole run. What a run sends is known without training: its strategy says what each step sends
+(Strategy.run_spec, a pure function of the step) for the model's shapes. So plan() builds each
+run's strategy on those shapes on the meta device (every buffer a shape, no storage), walks the
+run's steps and asks the transport for each spec they send (lionsim.steptime.answers); a vote
+also with abstentions, which a vote transport marks on a step where some worker abstains. A
+strategy that cannot be built on the meta device (it reads a tensor's values) is asked as it
+trains."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import torch
+
+from lionsim.backends import SimComm
+from lionsim.errors import LionsimError
+from lionsim.steptime.answers import check_answers
+from lionsim.strategies import ParamLayout, Strategy
+from lionsim.transports import TRANSPORTS, PayloadSpec
+from lionsim.workloads import workload_class
+
+if TYPE_CHECKING:
+    from lionsim.plan import BenchPlan, RunPlan
+
+
+def check_sends(bench: BenchPlan) -> None:
+    """Ask each run's transport about every payload the run sends (module doc): one LionsimError
+    line for the first wrong answer. torch's generator is left as it was, should a model's probe
+    or a strategy draw from it."""
+    workers, per_node = bench.workload.workers, bench.network.network.workers_per_node
+    with torch.random.fork_rng(devices=[]):
+        layout = ParamLayout.meta(workload_class(bench.workload.name).param_shapes(bench.workload))
+        sends = [(r, run_sends(r, layout, workers, per_node, bench.steps)) for r in bench.runs]
+    for r, specs in sends:
+        if specs is None:
+            continue
+        transport = TRANSPORTS.get(r.run.transport)()
+        transport.check(specs[0], workers)  # as the run loop does, before the run's first step
+        for spec in specs:
+            check_answers(transport, spec, workers, per_node, wire=bench.compute.device is not None,
+                          note=spec is specs[0])
+
+
+def run_sends(r: RunPlan, layout: ParamLayout, workers: int, per_node: int, steps: int) -> list[PayloadSpec] | None:
+    """What `r` sends in `steps` steps (sent_specs), its strategy built as the run builds it but on
+    `layout` (meta); None where it cannot be built or asked there. A LionsimError is its refusal, as
+    the run would meet it: raised now."""
+    try:
+        strategy = r.run.strategy_class(r.strategy, layout, SimComm(workers, per_node))
+        return sent_specs(strategy, strategy.payload_spec(), steps)
+    except LionsimError:
+        raise
+    except Exception:  # noqa: BLE001 -- meta cannot run it: the run builds it for real
+        return None
+
+
+def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
+    """The steady spec, then every other spec steps 1..`steps` send, each once; each vote also
+    with abstentions (module doc)."""
+    found, last = {steady: None}, steady
+    for step in range(1, steps + 1):
+        spec = strategy.run_spec(step, steady)
+        if spec is not last and spec is not None:  # most steps send the very object the step before did
+            found.setdefault(spec, None)
+        last = spec
+    return [variant for spec in found for variant in
+            ([spec, replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [spec])]

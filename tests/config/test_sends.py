@@ -1,0 +1,175 @@
+"""A transport plug-in's answers for every payload a run sends (wire_bytes, plan, bits_per_param)
+are asked when the bench is planned, not when its steps are booked after training: a wrong one is
+one line naming the plug-in, the payload and what is accepted, exit 2, before any step (bench on
+sim and on gloo, sweep), and estimate says the same line. The plug-ins count their own aggregate calls,
+so "no step ran" is what they saw; the payload's size is the model's, counted here by hand."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from lionsim.aggregators import VOTE_RULES
+from lionsim.backends import SimComm
+from lionsim.cli.strategy_flags import refresh
+from lionsim.config.sends import sent_specs
+from lionsim.plugins import LOADED, load_plugin, unload_plugin
+from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
+from lionsim.transports import PayloadSpec
+from tests.helpers.cli import exit_code, one_line_exit_2
+
+FORGETFUL = '''
+from lionsim.transports import TRANSPORTS
+from lionsim.transports.compressed_allreduce import CompressedAllReduce
+
+AGGREGATED = []  # one entry per aggregate call: the test reads it
+
+
+@TRANSPORTS.register("onebit-only")
+class OnebitOnly(CompressedAllReduce):
+    """1-bit Adam's compressed all-reduce, whose wire_bytes forgets the warm-up's dense payload."""
+
+    name = "onebit-only"
+    summary = "compressed all-reduce pricing only the 1-bit phase"
+
+    def aggregate(self, payload, comm, clock=None):
+        AGGREGATED.append(1)
+        return super().aggregate(payload, comm, clock)
+
+    def wire_bytes(self, spec, workers):
+        return super().wire_bytes(spec, workers) if spec.kind == "onebit" else None
+'''
+
+ANSWERS = '''
+from lionsim.transports import TRANSPORTS
+from lionsim.transports.allreduce_float import Fp32AllReduce
+
+AGGREGATED = []
+
+
+class Counted(Fp32AllReduce):
+    def aggregate(self, payload, comm, clock=None):
+        AGGREGATED.append(1)
+        return super().aggregate(payload, comm, clock)
+
+
+@TRANSPORTS.register("noplan-allreduce")
+class NoPlan(Counted):
+    name = "noplan-allreduce"
+    summary = "an all-reduce whose plan returns None"
+
+    def plan(self, spec, workers):
+        return None
+
+
+@TRANSPORTS.register("onebits-allreduce")
+class OneBits(Counted):
+    name = "onebits-allreduce"
+    summary = "an all-reduce whose bits_per_param returns one number"
+
+    def bits_per_param(self, spec, workers):
+        return 32.0
+
+
+@TRANSPORTS.register("raising-allreduce")
+class Raising(Counted):
+    name = "raising-allreduce"
+    summary = "an all-reduce whose plan raises"
+
+    def plan(self, spec, workers):
+        return {"dense": []}[spec.kind + "!"]
+'''
+
+RAISES = 1 + ANSWERS.splitlines().index('        return {"dense": []}[spec.kind + "!"]')
+"""The line of ANSWERS where raising-allreduce's plan raises."""
+P = 32 * 64 + 64 + 64 * 10 + 10
+"""mlp tiny's parameters: 32 inputs -> 64 hidden -> 10 classes, weights and biases."""
+BENCH = ["-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "3", "--eval-every", "3"]
+FIX = ("so the modelled compute cannot time its packing and unpacking; return TransportBytes(pack, unpack, "
+       "aggregate) for every spec it carries, or run bench or sweep with --compute measured, which times the passes "
+       "on the clock\n")
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory):
+    """The plug-in files, loaded (a command's --plugin finds them loaded), forgotten after."""
+    folder = tmp_path_factory.mktemp("sends")
+    paths = {}
+    for name, source in (("forgetful.py", FORGETFUL), ("answers.py", ANSWERS)):
+        paths[name] = folder / name
+        paths[name].write_text(textwrap.dedent(source))
+    keys = [load_plugin(p) for p in paths.values()]
+    refresh()
+    yield paths
+    for key in keys:
+        if key in LOADED:
+            unload_plugin(key)
+    refresh()
+
+
+def aggregated(path) -> list:
+    return sys.modules[LOADED[str(path.resolve())][0]].AGGREGATED
+
+
+def test_a_wire_bytes_that_forgets_the_warm_up_is_refused_before_training(plugins, tmp_path, capsys):
+    # it trained every step (the 1-bit steps' bytes are declared), then failed booking the warm-up's
+    path = plugins["forgetful.py"]
+    plug = ["--plugin", str(path), "-s", "onebit-adam@onebit-only", "--freeze-steps", "1"]
+    line = (f"error: plugin {path}: transport 'onebit-only': its wire_bytes returned None for a 'dense' payload of "
+            f"{P:,} values on 2 workers, which this run sends, {FIX}")
+    aggregated(path).clear()
+    sim = one_line_exit_2(["bench", *plug, *BENCH, "--out", tmp_path / "sim"], capsys)
+    gloo = one_line_exit_2(["bench", *plug, *BENCH, "--backend", "gloo", "--ranks", "2", "--compute", "h100",
+                            "--out", tmp_path / "gloo"], capsys)
+    sweep = one_line_exit_2(["sweep", *plug, *BENCH, "--out", tmp_path / "sweep"], capsys)
+    assert sim == gloo == sweep == line
+    assert aggregated(path) == [] and not any((tmp_path / d).exists() for d in ("sim", "gloo", "sweep"))
+    # estimate prices the warm-up where it prices a whole run: the same line at its model's size
+    priced = ["estimate", *plug, "--params", "1000000", "--tokens-per-worker", "100", "-n", "2"]
+    assert one_line_exit_2([*priced, "--steps", "10"], capsys) == line.replace(f"{P:,}", "1,000,000")
+    assert exit_code([p for p in priced if p not in ("--freeze-steps", "1")]) == 0  # a steady step: 1-bit alone
+    # measured compute times the passes on the clock, asking no wire_bytes: it trains
+    assert exit_code(["bench", *plug, *BENCH, "--compute", "measured", "--out", str(tmp_path / "m")]) == 0
+    assert len(pd.read_csv(tmp_path / "m" / "steps.csv")) == 3 and len(aggregated(path)) == 3
+
+
+A_LIST = "a list of lionsim.network.CollectiveCall ([] where it sends nothing)"
+
+
+@pytest.mark.parametrize(("transport", "answer", "accepted"), [
+    ("noplan-allreduce", "its plan returned None", A_LIST),
+    ("onebits-allreduce", "its bits_per_param returned 32.0",
+     "(up, down): two finite numbers of bits per parameter, at least 0"),
+    ("raising-allreduce", f"its plan raised KeyError: 'dense!' (line {RAISES})", A_LIST),
+])
+def test_a_wrong_plan_or_bits_is_one_line_before_training_not_a_traceback_after(plugins, tmp_path, capsys, transport,
+                                                                                answer, accepted):
+    # each was a TypeError (or the plug-in's KeyError) with its traceback, from booking the trained run
+    path = plugins["answers.py"]
+    line = (f"error: plugin {path}: transport '{transport}': {answer} for a 'dense' payload of {{}} values on 2 "
+            f"workers, which this run sends; accepted: {accepted}\n")
+    aggregated(path).clear()
+    for compute in ("h100", "measured"):  # bench and estimate price every step's collectives either way
+        out = tmp_path / compute
+        bench = ["bench", "--plugin", str(path), "-s", f"adamw@{transport}", *BENCH, "--compute", compute]
+        assert one_line_exit_2([*bench, "--out", out], capsys) == line.format(f"{P:,}")
+        assert not out.exists()
+    assert aggregated(path) == []
+    assert one_line_exit_2(["estimate", "--plugin", str(path), "-s", f"adamw@{transport}", "--params", "1000000",
+                            "--tokens-per-worker", "100", "-n", "2"], capsys) == line.format("1,000,000")
+
+
+def test_the_specs_a_run_sends_are_its_steps_each_once_a_vote_also_with_abstentions():
+    layout = ParamLayout.meta([("w", (4, 3)), ("b", (4,))])
+    onebit = STRATEGIES.get("onebit-adam")(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2))
+    steady = onebit.payload_spec()
+    assert sent_specs(onebit, steady, 5) == [PayloadSpec(kind="onebit", numel=16), PayloadSpec(kind="dense", numel=16)]
+    assert sent_specs(onebit, steady, 1) == [steady, PayloadSpec(kind="dense", numel=16)]  # the steady one always
+    mavo = STRATEGIES.get("dlion-mavo")(StrategyConfig(), layout, SimComm(3))
+    votes = PayloadSpec(kind="votes", numel=16, rule=VOTE_RULES.get("mavo")())
+    assert sent_specs(mavo, mavo.payload_spec(), 4) == [votes, replace(votes, abstain=True)]
+    assert onebit.exp_avg.device.type == "meta"  # built on the shapes, without their storage
