@@ -411,8 +411,8 @@ def spread_table(frame: pd.DataFrame) -> Table:
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
                           "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
-                                        "wait, p50 and p99 are the round's over H; its slowest is still one step's slowest worker, "
-                                        "whom no one waits for (so its wait is not slowest - compute)." if local else ""),
+                                        "slowest, wait, p50 and p99 are the round's over H (slowest: the round's slowest "
+                                        "worker, whom the sync waits for)." if local else ""),
                   caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)

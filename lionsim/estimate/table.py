@@ -55,8 +55,11 @@ over the slowest worker's factor, compute_s the median worker's, wait_s the diff
 waiting, step_p50_s / step_p99_s its percentiles, spread_method how the distribution was
 computed ("exact" for one spec, "monte carlo (...)" for several). A local-step strategy's
 workers wait once a round, at its sync (lionsim.steptime.rounds): its local steps carry no wait,
-its sync step the round's, so its row's wait_s is the round's over H, step_p50_s / step_p99_s
-the round's percentiles over H, and spread_method says how the round's slowest was computed.
+its sync step the round's, so its row's wait_s is the round's over H, compute_max_s the round's
+slowest worker's compute over H (E[max_i S_i] / H x the compute: whom the sync waits for, so
+wait_s = compute_max_s - compute_s where the exchange runs after backward), step_p50_s /
+step_p99_s the round's percentiles over H, and spread_method says how the round's slowest was
+computed.
 
 A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
 step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
@@ -247,9 +250,8 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
     if slowest is None:
         times = priced.times(work)
         p50 = p99 = times.step_s
-    elif local:  # nothing exchanged: no one waits; the drift is paid at the sync (rounds.py)
-        times = local_times(priced, work, slowest.median, slowest.mean() if slowest.step_mean is None
-                            else slowest.step_mean)
+    elif local:  # nothing exchanged: no one waits; the drift and the slowest's lead are booked at the sync (rounds.py)
+        times = local_times(priced, work, slowest.median, slowest.median)
         p50 = p99 = times.step_s
     else:
         times, p50, p99 = expected_times(priced, work, slowest)
