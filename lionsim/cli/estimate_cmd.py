@@ -450,9 +450,10 @@ def need_table(frame: pd.DataFrame) -> Table:
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     link = efficiency < 1.0  # the link's own rate beside what it moves (lionsim.reports.rates)
-    for name in ("GB/s", "Gbit/s", *(["link\nGbit/s"] if link else []), "now"):
+    # "link Gbit/s" on one line: folded, its second line read as a second bare "Gbit/s" beside the needed one
+    for name in ("GB/s", "Gbit/s", *(["link Gbit/s"] if link else []), "now"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold", max_width=80 - width - 29 - 9 * link)  # the table fits 80 columns
+    table.add_column("note", overflow="fold", max_width=80 - width - 29 - 13 * link)  # the table fits 80 columns
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
         shown = [f"{x:.4g}" if x == x else "-" for x in (needed, needed * 8, *([needed * 8 / efficiency] if link else []))]
