@@ -411,8 +411,8 @@ def spread_table(frame: pd.DataFrame) -> Table:
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
                           "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
-                                        "wait, p50 and p99 are the round's over H; its slowest is still one step's slowest worker, "
-                                        "whom no one waits for (so its wait is not slowest - compute)." if local else ""),
+                                        "slowest, wait, p50 and p99 are the round's over H (slowest: the round's slowest "
+                                        "worker, whom the sync waits for)." if local else ""),
                   caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -450,9 +450,10 @@ def need_table(frame: pd.DataFrame) -> Table:
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     link = efficiency < 1.0  # the link's own rate beside what it moves (lionsim.reports.rates)
-    for name in ("GB/s", "Gbit/s", *(["link\nGbit/s"] if link else []), "now"):
+    # "link Gbit/s" on one line: folded, its second line read as a second bare "Gbit/s" beside the needed one
+    for name in ("GB/s", "Gbit/s", *(["link Gbit/s"] if link else []), "now"):
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("note", overflow="fold", max_width=80 - width - 29 - 9 * link)  # the table fits 80 columns
+    table.add_column("note", overflow="fold", max_width=80 - width - 29 - 13 * link)  # the table fits 80 columns
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
         shown = [f"{x:.4g}" if x == x else "-" for x in (needed, needed * 8, *([needed * 8 / efficiency] if link else []))]

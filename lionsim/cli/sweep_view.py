@@ -15,7 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from lionsim.numbers import sig
-from lionsim.reports.columns import ACCURACY, lr_text, metric_value
+from lionsim.reports.cells_rounds import cells_rounds
+from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
 from lionsim.reports.tables import fill, fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
 
@@ -138,6 +139,19 @@ RUN_WIDTH = 17
 wide as the longest (run_width) while the table fits 80 columns, else broken after a '-' (fit)."""
 
 
+def _parts(run, rounds: dict[str, int]) -> tuple[str, str]:
+    """A run label's two lines as the tables fold it: the strategy, with H where it has local steps
+    (columns.strategy_text, as every run name says it), and the transport ("" for a bare name)."""
+    strategy, _, transport = str(run).partition("@")
+    return strategy_text(strategy, rounds.get(str(run), 1)), transport
+
+
+def _run_cell(run, rounds: dict[str, int]):
+    """A run's cell: its two lines (_parts) folded to the run column (fold_run)."""
+    strategy, transport = _parts(run, rounds)
+    return fold_run(strategy, transport) if transport else run
+
+
 def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
     """How the cells' step times were obtained (lionsim.reports.obtained), from each cell's run.json
     under `root`: one phrase where every cell's is alike (comm on "each row's network" where the
@@ -188,8 +202,10 @@ def _lr(value) -> str:
 
 def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
-    directory, whose cells' run.json say how the step times were obtained (cells_times). A sweep
-    over several lrs has an lr column, and a table of each run's best lr below (best_lr_table)."""
+    directory, whose cells' run.json say how the step times were obtained (cells_times) and each
+    local-step run's H (cells_rounds). A sweep over several lrs has an lr column, and a table of
+    each run's best lr below (best_lr_table)."""
+    rounds = cells_rounds(root)
     many_workloads = summary["workload"].nunique() > 1
     lrs = "lr" in summary.columns
     metric = _metric_column(summary)
@@ -199,25 +215,24 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")
-    parts = [str(r).partition("@")[::2] for r in summary["run"]]
-    width = run_width(parts, RUN_WIDTH)
+    width = run_width([_parts(r, rounds) for r in summary["run"]], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("N", "network", "seed", *(["lr"] if lrs else []), "loss", metric, "step ms", "speedup"):
         table.add_column(name, justify="left" if name == "network" else "right")
     for _, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
-        strategy, _, transport = str(row["run"]).partition("@")
-        table.add_row(*cells, fold_run(strategy, transport) if transport else row["run"], str(row["workers"]), str(row["network"]), str(row["seed"]),
+        table.add_row(*cells, _run_cell(row["run"], rounds), str(row["workers"]), str(row["network"]), str(row["seed"]),
                       *([_lr(row["lr"])] if lrs else []),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
                       _ms(row["step_s"]), speedup_text(row["speedup"]))
-    more = [t for t in (seed_table(summary), best_lr_table(summary)) if t is not None]
+    more = [t for t in (seed_table(summary, rounds), best_lr_table(summary, rounds)) if t is not None]
     return Group(fit(table), *(part for t in more for part in ("", t))) if more else fit(table)
 
 
-def best_lr_table(summary: pd.DataFrame) -> Table | None:
+def best_lr_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> Table | None:
     """Where the sweep has several lrs: each run's best lr per workload and N (lionsim.reports.best_lr:
-    the lowest final loss, said in the caption) and its final loss at every lr tried. None otherwise."""
+    the lowest final loss, said in the caption) and its final loss at every lr tried. None otherwise.
+    `rounds`: run_label -> H (cells_rounds)."""
     from lionsim.reports.best_lr import RULE, at_edge_notes, best_lrs, has_lr_axis, tried_text
 
     if not has_lr_axis(summary):
@@ -227,26 +242,27 @@ def best_lr_table(summary: pd.DataFrame) -> Table | None:
     table = Table(title="best lr per run", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
                   pad_edge=False, caption_justify="left",
                   caption=f"{RULE}. loss at each lr: lr=final loss (diverged: a cell went non-finite)."
-                  + "".join(f"\n{note}." for note in at_edge_notes(best)))
+                  + "".join(f"\n{note}." for note in at_edge_notes(best, rounds)))
     if many_workloads:
         table.add_column("workload")
-    width = run_width([str(r).partition("@")[::2] for r in best["run"]], RUN_WIDTH)
+    rounds = rounds or {}
+    width = run_width([_parts(r, rounds) for r in best["run"]], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("N", "best lr", "loss", "loss at each lr"):
         table.add_column(name, justify="left" if name == "loss at each lr" else "right")
     for row in best.itertuples(index=False):
-        strategy, _, transport = str(row.run).partition("@")
         tried = tried_text(row.tried, 3, "  ")
-        table.add_row(*([row.workload] if many_workloads else []), fold_run(strategy, transport) if transport else row.run,
+        table.add_row(*([row.workload] if many_workloads else []), _run_cell(row.run, rounds),
                       str(row.workers), _lr(row.lr) + (" (all diverged)" if row.diverged else ""),
                       _number(row.final_loss, ".3f"), tried)
     words = "loss at each lr"  # the column that wraps (between its lrs) where the table is too wide
     return fill(fit(table, column=words), column=words)  # its caption wraps at the width of the table above
 
 
-def seed_table(summary: pd.DataFrame) -> Table | None:
+def seed_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> Table | None:
     """Where the sweep has several seeds: per workload, run, N and network, the final loss and
-    eval metric as mean ± sample standard deviation over the finished seeds. None with one seed."""
+    eval metric as mean ± sample standard deviation over the finished seeds. None with one seed.
+    `rounds`: run_label -> H (cells_rounds)."""
     if summary["seed"].nunique() < 2:
         return None
     many_workloads = summary["workload"].nunique() > 1
@@ -260,18 +276,18 @@ def seed_table(summary: pd.DataFrame) -> Table | None:
         table.add_column("workload")
     lrs = "lr" in summary.columns
     groups = list(summary.groupby(["workload", "run", "workers", "network", *(["lr"] if lrs else [])], sort=False))
-    width = run_width([str(key[1]).partition("@")[::2] for key, _ in groups], RUN_WIDTH)
+    rounds = rounds or {}
+    width = run_width([_parts(key[1], rounds) for key, _ in groups], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("N", "network", *(["lr"] if lrs else []), "seeds", "loss", metric):
         table.add_column(name, justify="left" if name == "network" else "right")
     any_diverged = False
     for (workload, run, workers, network, *lr), rows in groups:
-        strategy, _, transport = str(run).partition("@")
         name = _metric_of(rows.iloc[0])
         diverged = int(rows["diverged_at_step"].notna().sum()) if "diverged_at_step" in rows.columns else 0
         any_diverged = any_diverged or diverged > 0
         seeds = str(rows["seed"].nunique()) + (f" ({diverged} diverged)" if diverged else "")
-        table.add_row(*([workload] if many_workloads else []), fold_run(strategy, transport) if transport else run,
+        table.add_row(*([workload] if many_workloads else []), _run_cell(run, rounds),
                       str(workers), str(network), *([_lr(lr[0])] if lrs else []), seeds,
                       _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
                       _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))

@@ -81,13 +81,13 @@ def spread_local() -> str:
         f = frame([*LOCAL, "--compute-spread", spec])
         at[spec] = f
         for run, r in f.iterrows():
-            rows.append([f"`{spec}`", run, str(r.local_steps), ms(r.compute_s), ms(r.wait_s), ms(r.step_s),
-                         ms(r.step_p99_s), r.spread_method])
+            rows.append([f"`{spec}`", run, str(r.local_steps), ms(r.compute_s), ms(r.compute_max_s), ms(r.wait_s),
+                         ms(r.step_s), ms(r.step_p99_s), r.spread_method])
     jitter = at["lognormal:0.3"]
     adamw, diloco = jitter.iloc[0], jitter.iloc[1]
     excess = diloco.compute_s * (math.exp(0.3 ** 2 / 2) - 1)  # every worker's mean step over the median's
     return ("\n" + command([*LOCAL, "--compute-spread", "lognormal:0.3"]) + "\n"
-            + md(["`--compute-spread`", "run", "H", "compute", "wait", "step", "p99", "method"], rows) + "\n"
+            + md(["`--compute-spread`", "run", "H", "compute", "slowest", "wait", "step", "p99", "method"], rows) + "\n"
             + wrap(f"(ms per step.) Under 30% jitter adamw waits {ms(adamw.wait_s)} ms every step for the slowest "
                    f"of 64; diloco's workers drift for 100 steps and wait once, {ms(100 * diloco.wait_s)} ms a round, "
                    f"{ms(diloco.wait_s)} ms a step: {ms(excess)} ms the jitter's own mean, E[f] - 1 = "

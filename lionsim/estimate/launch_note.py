@@ -25,11 +25,11 @@ def _time(seconds: float) -> str:
 def launch_bound_note(r) -> str:
     """One sentence where the launches of `r`'s kernels outlast its FLOPs (a Resolved estimate);
     "" where the FLOPs decide compute."""
-    from lionsim.estimate.table import KERNELS_PER_TENSOR, compute_kernels
+    from lionsim.estimate.table import KERNELS_PER_TENSOR, compute_floor_s, compute_kernels
 
     flops_s = compute_time(r.step_flops() / r.replica_gpus, r.device, r.mfu)
     kernels = compute_kernels(r)
-    floor_s = kernels * r.device.kernel_s
+    floor_s = compute_floor_s(r)
     if floor_s <= flops_s:
         return ""
     from_tokens = math.ceil(r.tokens_per_worker * floor_s / flops_s)  # FLOPs grow with the batch, launches do not

@@ -40,6 +40,8 @@ Per worker and step (timeline.py for how they combine):
                            folded_ranks, the ranks a Rabenseifner or recursive doubling folds in
                            first where p is not a power of two (collectives.base.fold), 0 otherwise
     speedup                the baseline row's step_s / this row's step_s
+    compute_floor_s        forward + backward's launch floor (compute_kernels x the device's
+                           per-kernel time), the even compute_s where it binds (launch-bound)
     replica_gpus           devices one worker is made of (--replica-gpus G, default 1): a replica
                            sharded over G devices (FSDP, ZeRO-3; a DiLoCo worker is a datacenter)
                            computes flops / G per device and runs its codec and optimizer passes on
@@ -53,8 +55,11 @@ over the slowest worker's factor, compute_s the median worker's, wait_s the diff
 waiting, step_p50_s / step_p99_s its percentiles, spread_method how the distribution was
 computed ("exact" for one spec, "monte carlo (...)" for several). A local-step strategy's
 workers wait once a round, at its sync (lionsim.steptime.rounds): its local steps carry no wait,
-its sync step the round's, so its row's wait_s is the round's over H, step_p50_s / step_p99_s
-the round's percentiles over H, and spread_method says how the round's slowest was computed.
+its sync step the round's, so its row's wait_s is the round's over H, compute_max_s the round's
+slowest worker's compute over H (E[max_i S_i] / H x the compute: whom the sync waits for, so
+wait_s = compute_max_s - compute_s where the exchange runs after backward), step_p50_s /
+step_p99_s the round's percentiles over H, and spread_method says how the round's slowest was
+computed.
 
 A local-step strategy (localsgd, diloco*) exchanges once every H steps: its row is the mean
 step of a round, comm amortised over H (estimate_rows; wire_bytes is then a mean, fractional).
@@ -152,6 +157,7 @@ EXTRA_COLUMNS: list[str] = [
     "folded_ranks",
     "replica_gpus",
     *MEMORY_COLUMNS,
+    "compute_floor_s",
 ]
 
 TIMES = tuple(c for c in ESTIMATE_COLUMNS + EXTRA_COLUMNS if c.endswith("_s"))
@@ -180,6 +186,13 @@ def compute_kernels(r: Resolved) -> int:
     """Kernels one worker's forward + backward launches at least: KERNELS_PER_TENSOR a parameter
     tensor (the compute's launch floor, which step_inputs prices and launch_note names)."""
     return KERNELS_PER_TENSOR * r.tensors
+
+
+def compute_floor_s(r: Resolved) -> float:
+    """The launch floor of one worker's forward + backward: compute_kernels x the device's
+    per-kernel time (estimate.csv's compute_floor_s). Compute is launch-bound where it is above the
+    FLOPs' time: device_work prices the larger, launch_note names the bound."""
+    return compute_kernels(r) * r.device.kernel_s
 
 
 def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
@@ -240,9 +253,8 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
     if slowest is None:
         times = priced.times(work)
         p50 = p99 = times.step_s
-    elif local:  # nothing exchanged: no one waits; the drift is paid at the sync (rounds.py)
-        times = local_times(priced, work, slowest.median, slowest.mean() if slowest.step_mean is None
-                            else slowest.step_mean)
+    elif local:  # nothing exchanged: no one waits; the drift and the slowest's lead are booked at the sync (rounds.py)
+        times = local_times(priced, work, slowest.median, slowest.median)
         p50 = p99 = times.step_s
     else:
         times, p50, p99 = expected_times(priced, work, slowest)
@@ -334,6 +346,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             "fabric_cap_GBps": network.nccl_fabric().cap_GBps if network.traits.model == "nccl" else math.nan,
             EFFICIENCY: r.network.inter.efficiency,  # the given network's: a swept link's is folded in
             "replica_gpus": r.replica_gpus,
+            "compute_floor_s": compute_floor_s(r),  # the same every step: no mean over a round
             **memory_columns(r.params, p.strategy.state_rows(), r.device.memory_bytes, r.replica_gpus),
             "unit": unit_of(r),
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column

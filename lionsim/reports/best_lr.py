@@ -28,7 +28,7 @@ import math
 
 import pandas as pd
 
-from lionsim.reports.columns import lr_text, run_label
+from lionsim.reports.columns import label_name, lr_text, run_label
 from lionsim.reports.seeds import seed_spread
 from lionsim.reports.summary import FINAL_FRACTION, NO_BASELINE, SummaryRule, summarize
 
@@ -135,12 +135,12 @@ def chosen_lr_words(chosen: pd.DataFrame) -> dict[str, str]:
     return words
 
 
-def at_edge_notes(best: pd.DataFrame) -> list[str]:
+def at_edge_notes(best: pd.DataFrame, rounds: dict[str, int] | None = None) -> list[str]:
     """One line for each of best_lrs' rows whose best lr is the smallest or largest it tried (the
     loss may fall further past it: the ranking can change), as the terminal's caption and the
     report both say it: `lion@fp32-allreduce, N=2: best lr is the largest tried (0.5): extend the
     grid`. Not where every lr diverged (no best), nor past an lr that diverged (the grid's edge
-    there is the divergence)."""
+    there is the divergence). `rounds`: run_label -> H, a local-step run named with it."""
     many = best["workload"].nunique() > 1
     notes = []
     for row in best.itertuples(index=False):
@@ -149,7 +149,7 @@ def at_edge_notes(best: pd.DataFrame) -> list[str]:
             continue
         side = "smallest" if row.lr == lrs[0] else "largest"
         where = f"{row.workload}, " if many else ""
-        notes.append(f"{where}{row.run}, N={row.workers}: best lr is the {side} tried ({lr_text(row.lr)}): "
+        notes.append(f"{where}{label_name(row.run, rounds)}, N={row.workers}: best lr is the {side} tried ({lr_text(row.lr)}): "
                      "extend the grid")
     return notes
 
@@ -162,8 +162,9 @@ def tried_text(tried: dict[float, float], digits: int, sep: str) -> str:
                     for lr, loss in tried.items())
 
 
-def best_lr_markdown(summary: pd.DataFrame) -> str:
-    """The report's section: each run's best lr per workload and N, its final loss at every lr."""
+def best_lr_markdown(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> str:
+    """The report's section: each run's best lr per workload and N, its final loss at every lr; a
+    local-step run named with its H (`rounds`: run_label -> H)."""
     from lionsim.reports.md import md_table
 
     best = best_lrs(summary)
@@ -173,10 +174,10 @@ def best_lr_markdown(summary: pd.DataFrame) -> str:
         tried = tried_text(row.tried, 4, ", ")
         chosen = lr_text(row.lr) + (" (every lr diverged; the longest-lasting)" if row.diverged else "")
         loss = "n/a" if not math.isfinite(row.final_loss) else format(row.final_loss, ".4f")
-        rows.append([*([row.workload] if many else []), row.run, str(row.workers), f"**{chosen}**", loss, tried])
+        rows.append([*([row.workload] if many else []), label_name(row.run, rounds), str(row.workers), f"**{chosen}**", loss, tried])
     table = md_table([*(["workload"] if many else []), "run", "workers", "best lr", "final loss", "final loss at each lr (lr=loss)"],
                      rows)
-    edges = "".join(f"\n\n- {note}" if i == 0 else f"\n- {note}" for i, note in enumerate(at_edge_notes(best)))
+    edges = "".join(f"\n\n- {note}" if i == 0 else f"\n- {note}" for i, note in enumerate(at_edge_notes(best, rounds)))
     return (f"{table}{edges}\n\n{RULE[0].upper()}{RULE[1:]}; ties go to the smaller lr. Where the sweep compares runs "
             "below (time to target, accuracy by worker count) and in its plots, each run is at its best lr, its "
             "speedups against the baseline at the baseline's own best lr. That is optimistic: each lr is picked on "

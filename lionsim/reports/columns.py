@@ -127,6 +127,13 @@ def run_name(strategy: str, transport: str, rounds: dict[str, int] | None = None
     return f"{strategy_text(strategy, h, star)}@{transport}"
 
 
+def label_name(label: str, rounds: dict[str, int] | None = None) -> str:
+    """A run_label ("diloco@fp32-allreduce") named as run_name names it ("diloco H=5@fp32-allreduce");
+    anything without '@' as it is."""
+    strategy, at, transport = str(label).partition("@")
+    return run_name(strategy, transport, rounds) if at else str(label)
+
+
 def check_columns(df: pd.DataFrame, required: list[str], source: str) -> None:
     """Fail with one line naming every missing column, and every non-numeric numeric one."""
     import pandas as pd

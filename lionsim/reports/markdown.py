@@ -19,7 +19,8 @@ from lionsim.errors import LionsimError, json_type
 from lionsim.numbers import plural, sig, speedup_text
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
-from lionsim.reports.columns import ACCURACY, eval_metric, lr_text, recorded_rounds, run_label, run_name
+from lionsim.reports.cells_rounds import cells_rounds
+from lionsim.reports.columns import ACCURACY, eval_metric, label_name, lr_text, recorded_rounds, run_label, run_name
 from lionsim.reports.config_table import option_rows
 from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
@@ -227,11 +228,13 @@ def _clock(backend: str | None, compute: str | None = None) -> str:
     return "part measured (compute), part modelled (network)" if compute == "measured" else "modelled"
 
 
-def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False) -> str:
+def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, measured: bool = False,
+                     rounds: dict[str, int] | None = None) -> str:
     """Per (workload, workers, network): every run's time to the target loss (mean over seeds),
     the first one named. A run that missed the target in any seed is 'not reached'; a measured
-    run's network named as its other tables name it (titles.named_network, from its run.json)."""
-    frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+    run's network named as its other tables name it (titles.named_network, from its run.json); a
+    local-step run with its H (`rounds`: run_label -> H)."""
+    frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
     runs = list(dict.fromkeys(frame["run"]))
     rows = []
     for key, group in frame.groupby(GROUP, sort=False):
@@ -250,26 +253,27 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
         f"{FINAL_FRACTION:.0%} of the steps) first reaches the target{note}. " + _target_text(frame))
 
 
-def _accuracy_by_workers(frame: pd.DataFrame, config: dict) -> str | None:
+def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, int] | None = None) -> str | None:
     """Final eval accuracy (%) by worker count per run (mean ± sd over seeds), with the paper's
     table beside it when the sweep holds the paper's methods, saying first what the run's
     configuration (`config`: run.json's or sweep.json's bench options) does not share with the
-    paper's. None when nothing was evaluated."""
+    paper's; a local-step run named with its H (`rounds`). None when nothing was evaluated."""
     if frame["final_eval_acc"].isna().all() or frame["workers"].nunique() < 1:
         return None
-    frame = frame.assign(run=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+    frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
     # Accuracy does not depend on the network (the training is the same); take one network.
     frame = frame[frame["network"] == frame["network"].iloc[0]]
     workers = sorted(frame["workers"].unique())
     runs = list(dict.fromkeys(frame["run"]))
+    strategy_of = dict(zip(frame["run"], frame["strategy"]))  # a run's name may carry its H
     seeds = frame["seed"].nunique()
     # The paper's table is a ViT on CIFAR-10: only a vit sweep is set beside it.
-    beside_paper = set(frame["workload"]) == {"vit"} and any(r.split("@", 1)[0] in PAPER_ACCURACY for r in runs)
+    beside_paper = set(frame["workload"]) == {"vit"} and any(strategy_of[r] in PAPER_ACCURACY for r in runs)
     metric, scale, digits = _metric(frame)
     beside_paper = beside_paper and scale == 100.0  # the paper's figures are accuracies
     rows = []
     for run in runs:
-        strategy = run.split("@", 1)[0]
+        strategy = strategy_of[run]
         cells = [spread(frame.loc[(frame["run"] == run) & (frame["workers"] == w), "final_eval_acc"], scale, digits)
                  for w in workers]
         paper = PAPER_ACCURACY.get(strategy, {}) if beside_paper else {}
@@ -292,7 +296,7 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict) -> str | None:
     for w in workers:
         acc = {}
         for run in runs:
-            strategy = run.split("@", 1)[0]
+            strategy = strategy_of[run]
             if strategy in PAPER_ACCURACY:
                 acc[strategy] = 100.0 * float(frame.loc[(frame["run"] == run) & (frame["workers"] == w),
                                                         "final_eval_acc"].mean())
@@ -340,9 +344,9 @@ def _run_report(directory: Path) -> str:
         "## Configuration\n\n" + config,
         "## How each time was obtained\n\n" + _timing(meta),
         "## Summary\n\n" + _summary_rows(summary, clock, rounds),
-        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured),
+        "## Which strategy reaches the target loss first\n\n" + _first_to_target(summary, clock, meta, measured, rounds),
     ]
-    accuracy = _accuracy_by_workers(summary, cfg) if summary["workers"].nunique() > 1 else None
+    accuracy = _accuracy_by_workers(summary, cfg, rounds) if summary["workers"].nunique() > 1 else None
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
@@ -362,9 +366,9 @@ def _sweep_report(directory: Path) -> str:
         raise LionsimError(f"{meta_path} holds {json_type(meta)}; expected an object")
     grid = meta.get("grid") or {}
     bench = meta.get("bench") or {}
-    rounds = _cells_rounds(directory)
+    rounds = cells_rounds(directory)
     config_rows = [[k, ", ".join("default" if x is None else str(x) for x in v) if isinstance(v, list) else str(v)]
-                   for k, v in {**grid, **({"runs": [rounds.get(r, r) for r in grid["runs"]]}
+                   for k, v in {**grid, **({"runs": [label_name(r, rounds) for r in grid["runs"]]}
                                             if isinstance(grid.get("runs"), list) else {})}.items()]
     sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
     config_rows += option_rows(bench, (*grid, *(() if sized else ("model_size",))))
@@ -376,7 +380,7 @@ def _sweep_report(directory: Path) -> str:
     lrs = "lr" in summary.columns
     for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
-        agg.append([rounds.get(key[3], key[3]), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
+        agg.append([label_name(key[3], rounds), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
                     spread(group["speedup"], digits=2)])
@@ -399,28 +403,18 @@ def _sweep_report(directory: Path) -> str:
     ]
     compared, at_best = summary, ""
     if has_lr_axis(summary):  # the runs compared each at its best lr (lionsim.reports.best_lr)
-        parts.append("## Best learning rate per run\n\n" + best_lr_markdown(summary))
+        parts.append("## Best learning rate per run\n\n" + best_lr_markdown(summary, rounds))
         compared = at_best_lr(summary, read_csv(directory / SWEEP_STEPS, ["cell"]))[0]
         at_best = "Each run at its best lr (above).\n\n"
-    parts.append("## Which strategy reaches the target loss first\n\n" + at_best + _first_to_target(compared, clock))
-    accuracy = _accuracy_by_workers(compared, bench)
+    parts.append("## Which strategy reaches the target loss first\n\n" + at_best
+                 + _first_to_target(compared, clock, rounds=rounds))
+    accuracy = _accuracy_by_workers(compared, bench, rounds)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
-
-
-def _cells_rounds(directory: Path) -> dict[str, str]:
-    """run_label -> its name with H (columns.run_name) for each local-step run a sweep's cells record."""
-    rounds: dict[str, int] = {}
-    for path in sorted((directory / "cells").glob("*/run.json")):
-        try:
-            rounds |= recorded_rounds((read_json(path) or {}).get("runs"))
-        except LionsimError:  # an unreadable cell record: the others still name the runs
-            continue
-    return {label: run_name(*label.split("@", 1), rounds) for label in rounds}
 
 
 def _seeds_loss(group: pd.DataFrame) -> str:

@@ -14,7 +14,8 @@ from rich import box
 from rich.table import Table
 
 from lionsim.numbers import plural, sig, speedup_text, step_bytes
-from lionsim.reports.columns import ACCURACY, eval_metric, metric_value, off_sim, run_label, workload_text
+from lionsim.reports.columns import (ACCURACY, eval_metric, label_name, metric_value, off_sim, recorded_rounds, run_label,
+                                     strategy_text, workload_text)
 from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
@@ -134,13 +135,13 @@ def _comm_paid(row) -> float:
     return row.comm_s if _isnan(exposed) else exposed
 
 
-def slower_notes(summary: pd.DataFrame) -> list[str]:
+def slower_notes(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> list[str]:
     """Why a run that sends fewer bytes than the baseline steps slower, worked out from the two
     runs' own columns: its encode + decode add more time than its comm saves (a codec's per-kernel
     floors outweigh the bytes it saves on a small model), or its comm saves nothing at all (a
     latency-bound exchange) while its codec still costs. The comm saved is the comm the step adds
     up (_comm_paid: comm_exposed_s, not comm_s, which with overlap includes what backward hides).
-    Nothing where the codec is not the cause."""
+    Nothing where the codec is not the cause. `rounds`: run_label -> H, a local-step run named with it."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
     labels = [run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])]
     if baseline not in labels:
@@ -157,7 +158,7 @@ def slower_notes(summary: pd.DataFrame) -> list[str]:
         hidden = any(_comm_paid(r) != r.comm_s for r in (base, row))  # the comm column is not what was saved
         why = (f"more than the {_ms(saved)} ms its comm saves{' where not hidden under backward' if hidden else ''}"
                if saved > 0 else "and its comm is no faster")
-        notes.append(f"{label} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
+        notes.append(f"{label_name(label, rounds)} sends {base.wire_bytes / row.wire_bytes:.3g}x fewer bytes yet steps slower: its "
                      f"enc adds {_ms(codec)} ms a step, {why}.")
     return notes
 
@@ -176,7 +177,7 @@ def one_node_note(summary: pd.DataFrame, meta: dict | None) -> str:
     return one_node_line(int(workers.pop()), per_node, network.get("name", "the network"))
 
 
-def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
+def _baseline_note(summary: pd.DataFrame, meta: dict | None, rounds: dict[str, int] | None = None) -> str:
     """Which run is starred and why: one taken as the first run (the first -s, or the default set's
     first; no --baseline given) is named so, with how to pick another, for a plug-in listed first is
     otherwise every run's baseline unseen. "the first run", not "the first -s": a bench with no -s
@@ -185,7 +186,7 @@ def _baseline_note(summary: pd.DataFrame, meta: dict | None) -> str:
     given = ((meta or {}).get("config") or {}).get("baseline")
     if baseline is None or len(summary) < 2 or given:
         return "* baseline"
-    return f"* baseline: {baseline}, the first run (--baseline RUN picks another)"
+    return f"* baseline: {label_name(baseline, rounds)}, the first run (--baseline RUN picks another)"
 
 
 RUN_WIDTH = 15
@@ -200,8 +201,9 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
 
     Fits 80 columns (CI logs, pipes): the run is two lines (strategy, then @transport, broken
     after a '-' where a long name would widen the table: widths.fit) and the headers are short; the caption says what each means. `meta` (run.json) names the steps asked
-    for and, on gloo/nccl, the link measured on."""
+    for and, on gloo/nccl, the link measured on, and each local-step run's H (`diloco H=5`)."""
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    rounds = recorded_rounds((meta or {}).get("runs"))
     # Show the workload's metric (accuracy, or its own by name) where it measures one, else eval loss.
     use_acc = summary["final_eval_acc"].notna().any()
     metric, higher = eval_metric(summary)
@@ -210,7 +212,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
-            + f"{_baseline_note(summary, meta)}. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            + f"{_baseline_note(summary, meta, rounds)}. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
             "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
@@ -219,7 +221,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
             + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
-            + "".join(f" {note}" for note in slower_notes(summary))
+            + "".join(f" {note}" for note in slower_notes(summary, rounds))
             + (f" {note}" if (note := one_node_note(summary, meta)) else "")
         ),
         caption_justify="left",
@@ -228,7 +230,10 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         pad_edge=False,
         show_edge=False,  # its two edge columns go to the run names
     )
-    width = run_width([(f"{r.strategy}*", r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
+    def strategy(row, star: bool) -> str:  # with H where the run has local steps, as every run name says it
+        return strategy_text(row.strategy, rounds.get(run_label(row.strategy, row.transport), 1), star)
+
+    width = run_width([(strategy(r, True), r.transport) for r in summary.itertuples(index=False)], RUN_WIDTH)
     marks = [f"diverged at {diverged_at(r)}" for r in summary.itertuples() if diverged_at(r) is not None]
     width = max([width, *map(len, marks)])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -238,12 +243,12 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):
         label = run_label(row.strategy, row.transport)
-        star = "*" if label == baseline else ""
+
         if use_acc:
             evaluated = metric_value(row.final_eval_acc, metric)
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
-        run = str(fold_run(f"{row.strategy}{star}", row.transport))
+        run = str(fold_run(strategy(row, label == baseline), row.transport))
         if diverged_at(row) is not None:
             run += f"\ndiverged at {diverged_at(row)}"
         table.add_row(
@@ -268,16 +273,18 @@ def model_check(summary: pd.DataFrame, meta: dict | None) -> tuple[Table | None,
     saying why and how to get one (None where nothing was left out), from run.json `meta`."""
     from lionsim.reports.titles import unchecked_model
 
-    table = model_check_table(summary, (meta or {}).get("comm_model"), unchecked := unchecked_model(meta))
+    table = model_check_table(summary, (meta or {}).get("comm_model"), unchecked := unchecked_model(meta),
+                              recorded_rounds((meta or {}).get("runs")))
     return table, unchecked if table is not None else None
 
 
-def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unchecked: str | None = None) -> Table | None:
+def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unchecked: str | None = None,
+                      rounds: dict[str, int] | None = None) -> Table | None:
     """On a real backend: per run, the measured comm beside the network model's price of the
     same collectives, and the model's error. None on sim (there the model is the time) and on
     one rank (every worker in one process: nothing crossed a process boundary, comm is priced).
     `unchecked`: why the model describes no link measured (titles.unchecked_model, which the
-    caller prints): the model and error columns are left out."""
+    caller prints): the model and error columns are left out. `rounds`: run_label -> H (a run's name)."""
     if "backend" not in summary.columns or (summary["backend"] == "sim").all():
         return None
     if "comm_measured_s" in summary.columns and summary["comm_measured_s"].isna().all():
@@ -300,7 +307,7 @@ def model_check_table(summary: pd.DataFrame, priced_by: str | None = None, unche
         wait = getattr(row, "barrier_wait_s", math.nan)
         measured = getattr(row, "comm_measured_s", math.nan)  # a run of an earlier release has only comm_s
         measured = row.comm_s if _isnan(measured) else measured
-        cells = {"run": run_label(row.strategy, row.transport), "booked": _ms(row.comm_s), "measured": _ms(measured),
+        cells = {"run": label_name(run_label(row.strategy, row.transport), rounds), "booked": _ms(row.comm_s), "measured": _ms(measured),
                  "model": _ms(row.comm_model_s),
                  "error": "-" if _isnan(row.comm_model_error) else f"{row.comm_model_error:+.0%}",
                  "wait": "-" if _isnan(wait) else _ms(wait)}

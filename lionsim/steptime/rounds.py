@@ -5,11 +5,16 @@ H > 1) sends nothing on its local steps, so its workers drift apart for a round 
 wait once, before the sync's collective. With S_i worker i's factors summed over the round and m
 the median worker's factor at one step (MaxDistribution.median):
 
-    local step   the timeline at m: wait_s 0; compute_max_s is still that step's slowest
-                 worker's compute, which nobody waits for
+    local step   the timeline at m: wait_s 0; bench books that step's slowest worker's compute
+                 as compute_max_s (steps.csv: each step's own), which nobody waits for, estimate
+                 the median's (m: the lead is booked at the sync)
     sync step    the timeline at x = max_i S_i - (H - 1) m: the slowest worker's lead over
                  H - 1 median local steps lands on the sync step, whose wait_s is the round's,
-                 E[T(x)] - T(m)
+                 E[T(x)] - T(m), and whose compute_max_s is x's
+
+So estimate's mean step of a round has compute_max_s = E[max_i S_i] / H x the compute: the round's
+slowest worker, whom the sync waits for, per step; with the exchange after backward its wait_s is
+that less the median's compute, as at H = 1.
 
 So a round's wait is (E[max_i S_i] - H m) x the compute where the exchange runs after backward
 (the local-step methods' reference schedule), and at H = 1 it is the per-step wait. With
@@ -65,7 +70,7 @@ def round_distribution(spread: ComputeSpread, workers: int, steps: int) -> MaxDi
     if key not in spread.caches:
         spread.caches[key] = _round_max(spread, workers, steps)
     values, weights, method = spread.caches[key]
-    return MaxDistribution(values - (steps - 1) * step.median, weights, step.median, method, step_mean=step.mean())
+    return MaxDistribution(values - (steps - 1) * step.median, weights, step.median, method)
 
 
 def sync_distribution(spread: ComputeSpread, workers: int, send_rate: Fraction) -> MaxDistribution:

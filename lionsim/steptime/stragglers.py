@@ -95,9 +95,6 @@ class MaxDistribution:
     """How it was computed: "exact" or "monte carlo (...)"."""
     exact_quantile: Callable[[float], float] | None = None
     """A continuous maximum's quantile function (the points only approximate it)."""
-    step_mean: float | None = None
-    """A local-step round's (rounds.py: its values are the sync step's factor): the slowest
-    worker's mean factor at one step, for compute_max_s; None: mean()."""
 
     def mean(self) -> float:
         return float(self.weights @ self.values)
@@ -182,7 +179,6 @@ def expected_times(priced: PricedStep, work: StepWork, dist: MaxDistribution) ->
     at_median = priced.times(scaled(work, dist.median))
     end = float(dist.weights @ step_seconds(priced, work, dist.values))
     times = dataclasses.replace(at_median, wait_s=max(0.0, end - at_median.step_s),
-                                compute_max_s=(work.forward_s + work.backward_s)
-                                * (dist.mean() if dist.step_mean is None else dist.step_mean))
+                                compute_max_s=(work.forward_s + work.backward_s) * dist.mean())
     p50, p99 = (float(step_seconds(priced, work, dist.quantile(p))) for p in (0.5, 0.99))
     return times, p50, p99

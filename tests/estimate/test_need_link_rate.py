@@ -82,3 +82,18 @@ def test_at_efficiency_one_the_columns_agree_and_no_link_column_is_shown(tmp_pat
     said = " ".join(invoke_at(80, ["estimate", *ARGS, "--network", str(path), "--need", f"utilisation={U}"],
                               monkeypatch).stdout.split())
     assert "link Gbit/s" not in said and "needed: the inter link's rate a node on whole (its efficiency is 1" in said
+
+
+def test_each_rate_column_has_one_unambiguous_header_and_the_csv_keeps_its_columns(half, monkeypatch):
+    """The link's rate is headed "link Gbit/s" on one line (folded over two, its "Gbit/s" stood beside the
+    needed rate's as a second bare "Gbit/s"); the CSV's columns are the data's, as they were."""
+    lines = invoke_at(80, ["estimate", *ARGS, "--network", half, "--need", f"utilisation={U}"], monkeypatch).stdout
+    lines = lines.splitlines()
+    header = [line for line in lines if line.split()[:1] == ["run"]][-1]  # the need table's, under the step table
+    assert header.split() == ["run", "GB/s", "Gbit/s", "link", "Gbit/s", "now", "note"]
+    assert "link Gbit/s" in header and not [line for line in lines if line.strip() == "link"]
+    out = invoke_at(80, ["estimate", *ARGS, "--network", half, "--need", f"utilisation={U}", "--format", "csv"],
+                    monkeypatch).stdout
+    columns = list(pd.read_csv(io.StringIO(out)).columns)
+    assert {"bandwidth_needed_GBps", "link_needed_GBps"} <= set(columns)
+    assert not [c for c in columns if "Gbit" in c or " " in c]

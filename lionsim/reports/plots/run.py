@@ -20,7 +20,7 @@ from matplotlib.ticker import MaxNLocator
 
 from lionsim.errors import LionsimError
 from lionsim.numbers import bytes_text
-from lionsim.reports.columns import eval_metric, metric_axis, off_sim, run_label
+from lionsim.reports.columns import eval_metric, label_name, metric_axis, off_sim, recorded_rounds, run_label
 from lionsim.reports.plots.breakdown import breakdown_plot
 from lionsim.reports.plots.steptimes import step_time_plot
 from lionsim.reports.plots.style import (BYTES_FORMATTER, TWIN_DASHES, display_label, figure,
@@ -320,7 +320,8 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
     loss_vs_time, loss_vs_step, time_breakdown, bytes_per_step, step_time_distribution
     (lionsim.reports.plots.steptimes), and where accuracy was evaluated eval_acc_vs_time and
     eval_acc_vs_step. `meta` (run.json) names the data split, momentum sync and measured link
-    in the titles."""
+    in the titles, and each local-step run's H: every plot names the run as the tables do (`diloco
+    H=5@fp32-allreduce`: columns.run_name)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = split_runs(steps)
@@ -329,6 +330,12 @@ def plot_run(out_dir: Path, steps: pd.DataFrame, summary: pd.DataFrame, meta: di
     if summary_labels != labels:
         raise LionsimError(f"summary runs {', '.join(summary_labels)} differ from the steps' runs {', '.join(labels)}")
     baseline = summary["baseline"].iloc[0] if "baseline" in summary.columns else None
+    rounds = recorded_rounds((meta or {}).get("runs"))
+    if rounds:  # each run by its name from here on: legends, tick labels and twins all say its H
+        runs = [(label_name(label, rounds), rows) for label, rows in runs]
+        labels = [label for label, _ in runs]
+        baseline = label_name(baseline, rounds) if baseline is not None else None
+        summary = summary.assign(run=[label_name(label, rounds) for label in summary_labels])  # quantiles' key
     styles = run_styles(labels, baseline)
     paths = [
         *_loss_plot(runs, styles, baseline, steps, "sim_time_s", out_dir / "loss_vs_time.png", summary, meta),

@@ -39,7 +39,8 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.between import TIMES, Crossing, crossing_points, curve
 from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
-from lionsim.reports.columns import eval_metric, metric_axis, run_label
+from lionsim.reports.cells_rounds import cells_rounds
+from lionsim.reports.columns import eval_metric, label_name, metric_axis, run_name
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
 from lionsim.reports.target_speedup import BASELINE_NOT_REACHED, NO_BASELINE, NO_TARGET, NOT_REACHED, to_target_kind
@@ -57,8 +58,9 @@ WHY = (NOT_REACHED, BASELINE_NOT_REACHED, NO_TARGET, NO_BASELINE)
 END_MARGIN = 0.025  # of the step axis: it runs this far past the last step, so a marker there shows whole
 
 
-def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.assign(label=[run_label(s, t) for s, t in zip(frame["strategy"], frame["transport"])])
+def _labelled(frame: pd.DataFrame, rounds: dict[str, int]) -> pd.DataFrame:
+    """Each row's run by its name (columns.run_name: a local-step run with its H, from the cells)."""
+    return frame.assign(label=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
 
 
 def _about(frame: pd.DataFrame) -> str:
@@ -467,8 +469,9 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sweep_summary, sweep_steps = at_best_lr(sweep_summary, sweep_steps)  # several lrs: each run at its best
-    summary, steps = _labelled(sweep_summary), _labelled(sweep_steps)
-    baseline = str(summary["baseline"].iloc[0])
+    rounds = cells_rounds(out_dir)  # each local-step run's H, as the cells' run.json record it
+    summary, steps = _labelled(sweep_summary, rounds), _labelled(sweep_steps, rounds)
+    baseline = label_name(summary["baseline"].iloc[0], rounds)
     labels = ordered_labels(summary["label"], baseline)
     styles = run_styles(labels, baseline)  # one style per run across every plot and workload
     workloads = list(dict.fromkeys(summary["workload"]))
@@ -479,7 +482,8 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
         s = summary[summary["workload"] == workload]
         st = steps[steps["workload"] == workload]
         wl = [l for l in labels if l in set(s["label"])]
-        named = legend_names(wl, baseline, chosen_lr_words(s))  # label -> its legend entry
+        lrs = {label_name(run, rounds): words for run, words in chosen_lr_words(s).items()}
+        named = legend_names(wl, baseline, lrs)  # label -> its legend entry
         metric, higher = eval_metric(s)  # accuracy, or the workload's own metric by name
         ylabel, factor = metric_axis(metric, higher)
 
