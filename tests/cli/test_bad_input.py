@@ -41,6 +41,8 @@ NO_TORCH = [
     [*S, "--jobs", "0"], [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--backend", "gloo"],
     [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
     [*S, "--workload", "mlp,nosuch"],
+    # regress: its values and its baseline file
+    ["regress", "--lr", "3"], ["regress", "--case", "nosuch"], ["regress", "--baseline-dir", "missing-dir"],
     # plot and report of a missing directory (no pandas, no matplotlib either)
     ["plot", "missing-dir"], ["report", "missing-dir"],
 ]
@@ -80,10 +82,10 @@ BAD = [
     ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
     ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
     ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
-    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
-    # plot, report, regress
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["plot", "pyproject.toml"],
+    # plot, report
     ["plot", "."], ["plot", "missing", "--baseline", "x"],
-    ["report", "."], ["regress", "--case", "nosuch"],
+    ["report", "."],
     # listings and the app
     ["strategies", "-n", "0"], ["strategies", "-w", "nosuch"], ["strategies", "--format", "xml"],
     ["networks", "--format", "tsv"], ["workloads", "--format", "md"], ["nosuch"],

@@ -275,3 +275,31 @@ def test_sweep_refuses_each_plain_value_before_importing_torch():
     base = ["sweep", "-w", "mlp", "--steps", "1"]
     _refused_without_torch([[*base, *case.format(**given).split()] for case in SWEEP_PLAIN],
                            [line.format(**given) for line in SWEEP_PLAIN.values()])
+
+
+REGRESS_PLAIN = {  # regress's values and its baseline file: the line each got once torch had loaded
+    "--case nosuch": "unknown case 'nosuch'; choose from: mlp-n4-iid, mlp-n8-iid, mlp-n4-dir0.5, mlp-n8-dir0.5, "
+                     "gpt-n4-iid, vit-n4-iid, mlp-n8-defaults (globs like 'mlp-*' work)",
+    "--mode bogus": "bad --mode 'bogus'; accepted: auto, strict, float, spread",
+    "--seeds 0": "bad --seeds 0; accepted: a whole number at least 1 (extra seeds that measure the spread)",
+    "--list --update": "--list and --update are two actions; give one (or neither: a check)",
+    "--update --mode strict": "--mode does not apply to --update; accepted with it: --case, --seeds, --baseline-dir",
+    "--junit .": "bad --junit .: it is a directory; accepted: a file path",
+    "--report {tmp}/file/x.md": "bad --report {tmp}/file: {tmp}/file is not a directory; accepted: a writable directory",
+    "--baseline-dir missing-dir": "baseline file missing-dir/regress.json not found; point at it with --baseline-dir "
+                                  "DIR or create it with `lionsim regress --update --baseline-dir missing-dir` "
+                                  "(directory missing-dir does not exist)",
+    "--baseline-dir {tmp}/bad": "malformed baseline {tmp}/bad/regress.json: not JSON (Expecting property name "
+                                "enclosed in double quotes: line 2 column 1 (char 2))",
+}
+
+
+def test_regress_refuses_each_plain_value_before_importing_torch(tmp_path):
+    """docs/commands.md: `lionsim regress` refused every value below, a missing or malformed baseline
+    file among them, only once torch had loaded (its baseline module imported it); each is now
+    refused before, in the words it had then."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "regress.json").write_text("{\n")
+    _refused_without_torch([["regress", *case.format(tmp=tmp_path).split()] for case in REGRESS_PLAIN],
+                           [line.format(tmp=tmp_path) for line in REGRESS_PLAIN.values()])
