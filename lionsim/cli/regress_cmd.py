@@ -33,7 +33,7 @@ def _print_table(table: Table) -> None:
 
 
 def _check_output(path: Path | None, option: str) -> None:
-    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import check_out_dir
 
     if path is not None and path.is_dir():
         raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
@@ -193,8 +193,9 @@ def regress(
     writes nothing), 2 on bad input. Without --list or
     --update it checks: --case, --baseline-dir, --mode, --all, --junit, --report apply."""
     from lionsim.regress import select_cases
-    from lionsim.regress.baseline import default_baseline_dir
+    from lionsim.regress.baseline import default_baseline_dir, load_baseline
 
+    # every value and the baseline file are checked before torch loads (the suite's runs import it)
     if mode is not None:  # the values first, whatever else is given
         mode = mode.strip().lower()
         if mode not in MODES:
@@ -215,6 +216,7 @@ def regress(
     if update:
         code = _run_update(case, baseline_dir, DEFAULT_SEEDS if seeds is None else seeds)
     else:
+        load_baseline(baseline_dir)  # a missing or malformed one, refused now (check_suite reads it to check)
         code = _run_check(case, baseline_dir, junit, report, show_all, mode or AUTO)
     if code:
         raise typer.Exit(code)

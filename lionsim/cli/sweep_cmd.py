@@ -95,25 +95,15 @@ def sweep(
     """
     if ctx.invoked_subcommand is not None:  # `lionsim sweep merge ROOT`
         return
-    from lionsim.sweep.execute import canonical_executor, check_jobs
-
-    check_jobs(jobs)  # the plain checks first: a bad value is refused before torch loads
-    executor = canonical_executor(executor)
-    if executor == "local" and (jobs or 1) > 1:
-        from lionsim.sweep.execute.local import start_workers
-
-        start_workers()  # the workers' imports run beside this process's own, on another core
-
-    from lionsim.cli.sweep_view import SweepDisplay, sweep_table
+    # the plain checks first (lionsim.config.sweep_plain): a bad value is refused before torch loads
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
-    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.config.sweep_plain import check_cells, check_options
     from lionsim.reports.outdir import check_out_dir
-    from lionsim.reports.resuming import SWEEP_RESUMES
-    from lionsim.sweep import Grid, Shard, SweepInterrupted, run_sweep
+    from lionsim.sweep.grid import check_axes
+    from lionsim.sweep.shards import Shard
 
-    grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
-                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
-                      source=None if strategy else "sweep's default strategies", lr=lr)
+    executor = check_options(jobs, executor, ray_address, backend)
+    axes = check_axes(workload=workload, workers=workers, network=network, seed=seed, lr=lr)
     bench = BenchConfig(
         model_size=model_size, batch_size=batch_size, steps=steps, backend=backend, traits=traits, weight_decay=weight_decay,
         betas=parse_betas(betas), hyper=parse_hyper(hyper, list(strategy or DEFAULT_STRATEGIES)), momentum_sync=momentum_sync, sync_tensors=sync_tensors,
@@ -121,10 +111,25 @@ def sweep(
         eval_samples=eval_samples, baseline=baseline, target_loss=target_loss, compute=compute, warmup_steps=warmup_steps,
         bucket_mb=bucket_mb, overlap=overlap, threads=threads, compute_spread=list(compute_spread or []),
         options=dict(strategy_options or {}), plugins=list(plugins or []))
-    cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
-                      shard=None if shard is None else Shard.parse(shard))
-    sweep_plan = plan_sweep(cfg)  # every check, once, every unit planned; below here only the plan
+    part = None if shard is None else Shard.parse(shard)
+    check_cells(axes, bench)
     check_out_dir(out)
+    if executor == "local" and (jobs or 1) > 1:
+        from lionsim.sweep.execute.local import start_workers
+
+        start_workers()  # the workers' imports run beside this process's own, on another core
+
+    from lionsim.cli.sweep_view import SweepDisplay, sweep_table
+    from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.reports.resuming import SWEEP_RESUMES
+    from lionsim.sweep import Grid, SweepInterrupted, run_sweep
+
+    grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
+                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
+                      source=None if strategy else "sweep's default strategies", lr=lr)
+    cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
+                      shard=part)
+    sweep_plan = plan_sweep(cfg)  # every check, once, every unit planned; below here only the plan
     cfg.check_memory()
     if executor == "local":  # Ray's units run where its cluster puts them: their cores are not this machine's
         from lionsim.training.threads import oversubscribed

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from lionsim.config.bench import BenchConfig
 from lionsim.config.planning import plan
+from lionsim.config.sweep_plain import cell_bench, check_model_size, check_options
 from lionsim.errors import LionsimError
 from lionsim.frozen import frozen
 from lionsim.plugin_load import is_spec
@@ -20,7 +21,6 @@ from lionsim.plan import MEASURED
 from lionsim.reports.summary import SummaryRule
 from lionsim.strategies.core.given import options_for
 from lionsim.sweep.cells import Cell, Unit, grid_cells, grid_units
-from lionsim.sweep.execute import canonical_executor, check_jobs
 from lionsim.sweep.grid import Grid, each_once, lr_text
 from lionsim.sweep.merge import merged_grid
 from lionsim.sweep.plan import SweepPlan, UnitPlan
@@ -53,26 +53,18 @@ class SweepConfig:
     """Run only this shard's units, into out/parts/shard-I-of-N (lionsim.sweep.shards)."""
 
     def validate(self) -> None:
-        """Every check bench makes, over all of the grid's runs, before anything is written."""
-        check_jobs(self.jobs)
-        self.executor = canonical_executor(self.executor)
-        if self.ray_address is not None and self.executor != "ray":
-            raise LionsimError(f"--ray-address {self.ray_address} needs --executor ray (the executor is {self.executor})")
-        if self.bench.backend != "sim":
-            raise LionsimError(f"lionsim sweep runs on the sim backend only, not {self.bench.backend}; "
-                               "use `lionsim bench --backend gloo|nccl` for real collectives")
+        """Every check bench makes, over all of the grid's runs, before anything is written (those
+        that need no torch, lionsim.config.sweep_plain's, the command makes first too)."""
+        self.executor = check_options(self.jobs, self.executor, self.ray_address, self.bench.backend)
         self.check_lr_axis()
         lr = next((v for v in self.grid.lrs if v is not None), None)  # bench's --lr checks: a run that takes none
         whole = dataclasses.replace(self.bench, strategies=[r.label for r in self.grid.runs], transport=None, lr=lr)
         most = max(self.grid.workers)
         for workload in self.grid.workloads:  # each workload by its own rules (--eval-samples: what it holds out)
             for workers in self.grid.workers:  # and --compute-spread against every N (slow workers, a trace's)
-                bucket = whole.bucket_mb if workers == most else None  # --bucket-mb: some cell at the most workers uses it
                 # hyperparameters, baseline, tie, ... every run; the model's fit and the workload's pieces
-                dataclasses.replace(whole, workload=workload, workers=workers, bucket_mb=bucket).validate()
-        if self.bench.model_size != "small" and all(is_spec(w) for w in self.grid.workloads):
-            raise LionsimError(f"--model-size {self.bench.model_size} applies to no workload of this sweep: a workload "
-                               "file builds its own model (--model-size is for the built-in workloads: lionsim workloads)")
+                cell_bench(whole, workload, workers, most).validate()
+        check_model_size(self.bench.model_size, self.grid.workloads)
         grid_cells(self.grid)  # cell ids unique
 
     def check_lr_axis(self) -> None:

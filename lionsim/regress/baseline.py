@@ -31,12 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import torch
-
 import lionsim
 from lionsim.errors import LionsimError
 from lionsim.regress.tolerance import FLOAT_K, FLOAT_RULE, K, RULE
-from lionsim.reports.files import write_atomic
 
 FORMAT = "lionsim-regress-baseline/2"
 FORMATS = ("lionsim-regress-baseline/1", FORMAT)
@@ -121,6 +118,8 @@ def update_command(baseline_dir: Path | None = None, cases: Sequence[str] = ()) 
 
 
 def current_versions() -> dict[str, str]:
+    import torch  # here alone: `lionsim regress` finds and reads the baseline before torch loads
+
     return {"lionsim": lionsim.__version__, "torch": torch.__version__, "python": platform.python_version()}
 
 
@@ -251,6 +250,8 @@ def _metric_json(b: MetricBaseline) -> dict[str, float]:
 
 def save_baseline(directory: Path, baseline: Baseline) -> Path:
     """Write DIR/regress.json atomically (DIR is created)."""
+    from lionsim.reports.files import write_atomic  # pandas: not for a check's first read
+
     path = baseline_path(directory)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(to_json(baseline), indent=1, allow_nan=False) + "\n"

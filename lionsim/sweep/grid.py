@@ -11,22 +11,28 @@ named them), those of every other value say it (`mlp-w4-1gbe-s0-lr0.003-adamw@fp
 lr_tag). So a sweep of one lr keeps its ids and sweep.json (its lr stays in "bench"), and growing
 it (`--lr 0.001` to `--lr 0.001,0.003`) trains only the new value's cells: no finished cell is
 renamed. The price: the first value must stay first once a cell has finished (check_grows).
+
+The module imports no torch (the runs and the workloads' registry load inside Grid.parse), so the
+command checks the axes before torch loads (check_axes), with the helpers Grid.parse uses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from lionsim.errors import LionsimError
-from lionsim.forms import beyond_float32
+from lionsim.forms import beyond_float32, built_in_workloads, check_workload_name
 from lionsim.network import canonical_network, load_network
+from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.ranges import LR, MAX_SEED, SEED, WORKERS, refusal
+from lionsim.registry import match_name
 from lionsim.reports.columns import DEFAULT_LR, lr_text  # one text of an lr: ids, tables, report, plots
-from lionsim.runs import RunSpec, parse_runs
 from lionsim.whole import MAX_WORKERS, Text, read_whole
-from lionsim.workloads import WORKLOADS, canonical_workload
+
+if TYPE_CHECKING:  # the runs import the strategies, and torch: Grid.parse imports them
+    from lionsim.runs import RunSpec
 
 Items = Sequence[str | int]
 """One axis as given: comma-separated text pieces or TOML array items."""
@@ -124,6 +130,47 @@ def _distinct(option: str, names: list[str]) -> list[str]:
     return names
 
 
+def _networks(network: Items) -> list[str]:
+    """Each --network in its listed spelling (a profile file's path as given), each once, each
+    loaded: an unknown preset or a bad profile file fails now."""
+    networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
+    for spec in networks:
+        load_network(spec)
+    return networks
+
+
+def _lrs(lr: Items | float | None) -> list[float | None]:
+    return [None] if lr is None else parse_lrs(lr if isinstance(lr, (list, tuple)) else [lr])
+
+
+class Axes(NamedTuple):
+    """The axes check_axes read: the workloads as typed, the worker counts and the lrs."""
+
+    workloads: list[str]
+    workers: list[int]
+    lrs: list[float | None]
+
+
+def check_axes(*, workload: Items, workers: Items, network: Items, seed: Items,
+               lr: Items | float | None = None) -> Axes:
+    """Every check of Grid.parse that needs no registry, in its order and its words: each workload's
+    name (lionsim.forms.check_workload_name; a built-in's given twice in two spellings; a
+    FILE.py:FUNC's file), the networks, the worker counts, the seeds and the lrs. The runs
+    (strategies, transports) and a workload file's function wait for Grid.parse (torch)."""
+    names = split_items("--workload", workload)
+    for name in names:
+        check_workload_name(name)
+        if is_spec(name):
+            parse_spec(name, "--workload")  # the file exists; its function is imported in Grid.parse
+    listed = [match_name(name, built_in_workloads()) for name in names]
+    if None not in listed:  # Grid.parse's spelling where every name is a built-in's
+        _distinct("--workload", listed)
+    _networks(network)
+    counts = parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)
+    parse_ints("--seed", seed, 0, MAX_SEED, SEED)
+    return Axes(names, counts, _lrs(lr))
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Grid:
     """The axes of a sweep; a cell is one value of each."""
@@ -150,16 +197,16 @@ class Grid:
               lr: Items | float | None = None) -> Grid:
         """The grid of the options as typed; `source` names the strategies' set where the command
         filled them in (its defaults: lionsim.runs.parse_runs says so in a refusal)."""
+        from lionsim.runs import parse_runs
+        from lionsim.workloads import canonical_workload
+
         # names in their listed spelling (`MLP` -> `mlp`, `10GbE` -> `10gbe`): cell ids, sweep.json
         # and a resumed sweep's grid check see one spelling; a profile file path stays as given
         workloads = _distinct("--workload", [canonical_workload(name) for name in split_items("--workload", workload)])
-        networks = _distinct("--network", [canonical_network(spec) for spec in split_items("--network", network)])
-        for spec in networks:
-            load_network(spec)  # an unknown preset or a bad profile file fails now
+        networks = _networks(network)
         return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)),
                    networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0, MAX_SEED, SEED)),
-                   runs=tuple(parse_runs(strategies, transport, source)),
-                   lrs=(None,) if lr is None else tuple(parse_lrs(lr if isinstance(lr, (list, tuple)) else [lr])))
+                   runs=tuple(parse_runs(strategies, transport, source)), lrs=tuple(_lrs(lr)))
 
     def to_dict(self) -> dict[str, list]:
         """The grid as sweep.json records it (the keys of the output contract): "lr" only where it
@@ -195,6 +242,8 @@ def check_grows(old: dict, new: dict, where: str, held: dict | None = None) -> N
     `held`: axis -> the old grid's values that finished cells hold (None: every value). `old`
     and `new` hold "lr" (recorded_grid, Grid.axes): its first value must stay first once a cell
     has finished, since that value's cells carry no lr in their id (lr_tag)."""
+    from lionsim.workloads import WORKLOADS
+
     old, new = ({"lr": [None]} | g for g in (old, new))  # a grid of one lr may leave it out (Grid.to_dict)
     spelling = {"workload": lambda v: WORKLOADS.canonical(v) if v in WORKLOADS else v,
                 "network": lambda v: canonical_network(v) if isinstance(v, str) else v}

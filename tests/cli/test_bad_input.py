@@ -37,8 +37,14 @@ NO_TORCH = [
     [*B, "-w", "nosuch"], [*B, "--data-split", "dirichlet:0"], [*B, "--data-split", "skewed"],
     [*B, "--momentum-sync", "sometimes"], [*B, "--momentum-sync", "every:x"], [*B, "--sync-tensors", "min-numel:5"],
     [*B, "--eval-samples", "0"], [*B, "--eval-samples", "many"],
-    # sweep's --jobs; plot and report of a missing directory (no pandas, no matplotlib either)
-    [*S, "--jobs", "0"], ["plot", "missing-dir"], ["report", "missing-dir"],
+    # sweep: --jobs, its grid's axes and options, each cell's bench options (lionsim.config.sweep_plain)
+    [*S, "--jobs", "0"], [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--backend", "gloo"],
+    [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
+    [*S, "--workload", "mlp,nosuch"],
+    # regress: its values and its baseline file
+    ["regress", "--lr", "3"], ["regress", "--case", "nosuch"], ["regress", "--baseline-dir", "missing-dir"],
+    # plot and report of a missing directory (no pandas, no matplotlib either)
+    ["plot", "missing-dir"], ["report", "missing-dir"],
 ]
 CNN = str(Path(__file__).resolve().parents[2] / "examples" / "plugins" / "cnn_workload.py") + ":make"
 
@@ -63,10 +69,8 @@ BAD = [
     [*B, "-s", "lion", "--demo-topk", "4"],
     # bench: --out and --resume
     [*B, "--resume"], [*B, "--out", "/proc/forbidden"],
-    # sweep
-    [*S, "--workers", "2,x"], [*S, "--workers", "0"], [*S, "--backend", "gloo"],
-    [*S, "--network", "nosuch"], [*S, "--out", ""], [*S, "--format", "yaml"], [*S, "--eval-samples", "-3"],
-    [*S, "--workload", "mlp,nosuch"],
+    # sweep: what the registries check
+    [*S, "-s", "nosuch"], [*S, "--transport", "nosuch"],
     # comm
     ["comm", "--sizes", "0"], ["comm", "--sizes", "abc"], ["comm", "--collective", "nosuch"],
     ["comm", "--workers", "1"], ["comm", "--network", "nosuch"], ["comm", "--fit", "p.toml"],
@@ -78,10 +82,10 @@ BAD = [
     ["estimate", "-s", "diloco", "--local-steps", "0"], ["estimate", "--local-steps", "3"],
     ["estimate", "-s", "demo", "--params", "1e9", "--tokens-per-worker", "8"],
     ["estimate", "-m", "gpt2-124m", "--sweep", "workers=2:64:100000"],
-    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["regress", "--lr", "3"], ["plot", "pyproject.toml"],
-    # plot, report, regress
+    ["estimate", "--params", "-5", "--tokens-per-worker", "8"], ["estimate", "--params", "1e30", "--tokens-per-worker", "8"], ["plot", "pyproject.toml"],
+    # plot, report
     ["plot", "."], ["plot", "missing", "--baseline", "x"],
-    ["report", "."], ["regress", "--case", "nosuch"],
+    ["report", "."],
     # listings and the app
     ["strategies", "-n", "0"], ["strategies", "-w", "nosuch"], ["strategies", "--format", "xml"],
     ["networks", "--format", "tsv"], ["workloads", "--format", "md"], ["nosuch"],

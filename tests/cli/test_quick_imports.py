@@ -5,6 +5,7 @@ is current: lionsim.cli.flag_table), nor a bench refusing a value that needs no 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -191,12 +192,114 @@ def test_estimate_refuses_each_plain_form_before_importing_torch():
     from lionsim.compute.kernel_table import default_path
 
     base = ["estimate", "--params", "1e9", "--tokens-per-worker", "1000"]
-    cases = [[*base, *given.split()] for given in PLAIN_FORMS]
+    _refused_without_torch([[*base, *given.split()] for given in PLAIN_FORMS],
+                           [line.format(table=default_path()) for line in PLAIN_FORMS.values()])
+
+
+def _refused_without_torch(cases: list[list[str]], lines: list[str]) -> None:
+    """Each of `cases` exits 2 with its one line of `lines`, in a process where importing torch,
+    pandas or matplotlib fails (QUICK_PROBE)."""
     done = subprocess.run([sys.executable, "-c", QUICK_PROBE.format(cases=cases)], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     got = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(got) == len(PLAIN_FORMS)
-    for (argv, code, err, tried), line in zip(got, PLAIN_FORMS.values()):
+    assert len(got) == len(lines)
+    for (argv, code, err, tried), line in zip(got, lines):
         assert (code, tried) == (2, []), (argv, code, err, tried)
-        assert err == f"error: {line.format(table=default_path())}\n", argv
+        assert err == f"error: {line}\n", argv
+
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKERS = "a whole number from 1 to 100,000,000 (the most workers lionsim takes)"
+SEEDS = "a whole number from 0 to 9,223,372,036,854,775,807 (torch's seeds are signed 64-bit)"
+PRESETS = ("100mbe, 1gbe, 10gbe, 25gbe, 100gbe, ib-hdr, ib-ndr, nvlink4, nvlink3, dgx-h100, dgx-a100, a100x8-4hdr, "
+           "h100x8-10gbe, h100x8-100gbe, loopback")
+SWEEP_PLAIN = {  # sweep's values that need no registry: the line each got once torch had loaded
+    # the grid's axes (lionsim.sweep.grid.check_axes)
+    "--workers 2,,4": "bad --workers 2,,4: an empty item; accepted: a comma list like 4,8,16",
+    "--workers 2,2": "bad --workers 2,2: 2 given twice; accepted: a comma list like 4,8,16, each value once",
+    "--workers 2,x": f"bad --workers x: not a whole number; accepted: {WORKERS}",
+    "--workers 0": f"bad --workers 0; accepted: {WORKERS}",
+    "--seed -1": f"bad --seed -1; accepted: {SEEDS}",
+    "--seed 0,x": f"bad --seed x: not a whole number; accepted: {SEEDS}",
+    "--lr 0": "bad --lr 0; accepted: a finite number above 0, or default (each strategy's own); a comma list like "
+              "0.0003,0.001 sweeps them",
+    "--lr 0.001,1e-3": "bad --lr 0.001,1e-3: 0.001 given twice; accepted: a comma list like 0.0003,0.001, each value once",
+    "--network nosuch": f"unknown network 'nosuch'; choose a preset ({PRESETS}) or a .toml/.json profile file",
+    "--network 1gbe,1GbE": "bad --network 1gbe,1gbe: 1gbe given twice; accepted: a comma list like 1gbe,10gbe, each "
+                           "value once",
+    "--network missing.toml": f"network profile not found: missing.toml; accepted: a preset ({PRESETS}) or an existing "
+                              ".toml/.json profile file",
+    "-w mlp,nosuch": "unknown workload 'nosuch'; choose from: gpt, mlp, vit, an installed plug-in, or FILE.py:FUNC or "
+                     "package.module:FUNC",
+    "-w mlp,MLP": "bad --workload mlp,mlp: mlp given twice; accepted: a comma list like mlp,vit, each value once",
+    "-w missing.py:f": "bad --workload 'missing.py:f': no file missing.py; accepted: FILE.py:FUNC or package.module:FUNC",
+    # the options (lionsim.config.sweep_plain), and each cell's bench options (BenchConfig.check_plain)
+    "--backend gloo": "lionsim sweep runs on the sim backend only, not gloo; use `lionsim bench --backend gloo|nccl` "
+                      "for real collectives",
+    "--ray-address x:1": "--ray-address x:1 needs --executor ray (the executor is local)",
+    "--shard 3/2": "bad --shard '3/2': shard 3 of 2 does not exist; accepted: I/N with 1 <= I <= N, e.g. --shard 1/3",
+    "--steps 0": "bad --steps 0; accepted: a whole number from 1 to 10,000,000 (the most steps lionsim runs or prices)",
+    "--overlap bogus": "bad --overlap bogus; accepted: auto, buckets, tensors, none (or after, as none)",
+    "--workers 2,8 --compute-spread slow:3:2": f"bad --compute-spread slow:3:2: K = 3 slow workers is more than the 2 "
+                                               f"workers; {SPREAD_FORMS}",
+    "--momentum-sync every:0": "bad --momentum-sync 'every:0'; accepted: never, every:K or schedule:K with K a "
+                               "positive integer",
+    "--sync-tensors min-numel:5": "--sync-tensors min-numel:5 needs --momentum-sync every:K or schedule:K",
+    "--bucket-mb 0": "bad --bucket-mb 0; accepted: a finite number above 0 (MB of fp32 gradients)",
+    "--workers 1,2 --bucket-mb 5 --overlap none": "--bucket-mb 5 sizes per-bucket exchanges and --overlap none runs "
+                                                  "every exchange after backward; accepted with --overlap auto or buckets",
+    "--compute tpu": "bad --compute 'tpu'; accepted: measured or a device: a100 (a100-40gb), a100-40gb, a100-80gb, "
+                     "a10g, b200, h100, h200, l4, l40s, mi300x, rtx4090, t4, v100",
+    "--betas 0.9": "bad --betas '0.9'; accepted: two numbers like 0.9,0.99, each at least 0 and below 1",
+    "--data-split skewed": "bad --data-split skewed; accepted: iid, dirichlet:ALPHA (ALPHA above 0, e.g. dirichlet:0.5)",
+    "--eval-samples -3": "bad --eval-samples -3; accepted: a whole number at least 1, or all",
+    "--warmup-steps 5 --compute measured": "bad --warmup-steps 5: a run of 1 step would have no timed step left; "
+                                           "accepted: only 0",
+    "--threads 0": "bad --threads 0; accepted: a whole number from 1 to 1,024 (torch threads of one training process; "
+                   "more than its cores only wait on each other)",
+    "--target-loss -1": "bad --target-loss -1; accepted: a finite number above 0 (a cross-entropy is never below 0, "
+                        "and only a perfect model reaches 0)",
+    "-w {cnn} --model-size tiny": "--model-size tiny applies to no workload of this sweep: a workload file builds its "
+                                  "own model (--model-size is for the built-in workloads: lionsim workloads)",
+    "--out {root}/pyproject.toml/x": "bad --out {root}/pyproject.toml/x: {root}/pyproject.toml is not a directory; "
+                                     "accepted: a writable directory",
+}
+
+
+def test_sweep_refuses_each_plain_value_before_importing_torch():
+    """docs/commands.md: `lionsim sweep` refused every value below only once its grid had imported
+    the registries, and torch (about 4 s); each is now refused before, in the words it had then
+    (a strategy's or transport's name still waits for its registry)."""
+    given = {"root": ROOT, "cnn": f"{ROOT}/examples/plugins/cnn_workload.py:make"}
+    base = ["sweep", "-w", "mlp", "--steps", "1"]
+    _refused_without_torch([[*base, *case.format(**given).split()] for case in SWEEP_PLAIN],
+                           [line.format(**given) for line in SWEEP_PLAIN.values()])
+
+
+REGRESS_PLAIN = {  # regress's values and its baseline file: the line each got once torch had loaded
+    "--case nosuch": "unknown case 'nosuch'; choose from: mlp-n4-iid, mlp-n8-iid, mlp-n4-dir0.5, mlp-n8-dir0.5, "
+                     "gpt-n4-iid, vit-n4-iid, mlp-n8-defaults (globs like 'mlp-*' work)",
+    "--mode bogus": "bad --mode 'bogus'; accepted: auto, strict, float, spread",
+    "--seeds 0": "bad --seeds 0; accepted: a whole number at least 1 (extra seeds that measure the spread)",
+    "--list --update": "--list and --update are two actions; give one (or neither: a check)",
+    "--update --mode strict": "--mode does not apply to --update; accepted with it: --case, --seeds, --baseline-dir",
+    "--junit .": "bad --junit .: it is a directory; accepted: a file path",
+    "--report {tmp}/file/x.md": "bad --report {tmp}/file: {tmp}/file is not a directory; accepted: a writable directory",
+    "--baseline-dir missing-dir": "baseline file missing-dir/regress.json not found; point at it with --baseline-dir "
+                                  "DIR or create it with `lionsim regress --update --baseline-dir missing-dir` "
+                                  "(directory missing-dir does not exist)",
+    "--baseline-dir {tmp}/bad": "malformed baseline {tmp}/bad/regress.json: not JSON (Expecting property name "
+                                "enclosed in double quotes: line 2 column 1 (char 2))",
+}
+
+
+def test_regress_refuses_each_plain_value_before_importing_torch(tmp_path):
+    """docs/commands.md: `lionsim regress` refused every value below, a missing or malformed baseline
+    file among them, only once torch had loaded (its baseline module imported it); each is now
+    refused before, in the words it had then."""
+    (tmp_path / "file").write_text("")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "regress.json").write_text("{\n")
+    _refused_without_torch([["regress", *case.format(tmp=tmp_path).split()] for case in REGRESS_PLAIN],
+                           [line.format(tmp=tmp_path) for line in REGRESS_PLAIN.values()])
