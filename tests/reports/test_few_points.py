@@ -77,7 +77,7 @@ def test_the_sweep_step_axis_around_one_eval_runs_from_zero_in_whole_steps(figur
     rows = [{"cell": f"{w}-{s}", "workload": "mlp", "seed": 0, "workers": w, "network": "1gbe", "strategy": s,
              "transport": "t", "step": step, "loss": 1.0 / step, "eval_acc": 0.5 if step == 10 else np.nan}
             for w in (2, 4) for s in ("adamw", "lion") for step in range(1, 11)]
-    steps = sweep._labelled(pd.DataFrame(rows))
+    steps = sweep._labelled(pd.DataFrame(rows), {})
     labels = ["adamw@t", "lion@t"]
     sweep._curve_plot(steps, labels, run_styles(labels, "adamw@t"), "adamw@t", "eval_acc", "acc", "t", Path("e.png"))
     fig = figures[0]

@@ -142,7 +142,7 @@ def test_sweep_over_network_shapes_draws_points(figures):
             rows.append({"cell": 0, "workload": "mlp", "seed": 0, "workers": 8, "network": network,
                          "bandwidth_GBps": bandwidth, "strategy": strategy, "transport": "t", "speedup": s,
                          "time_to_target_speedup": s, "baseline": "adamw@t"})
-    summary = sweep._labelled(pd.DataFrame(rows))
+    summary = sweep._labelled(pd.DataFrame(rows), {})
     labels = ["adamw@t", "dlion-mavo@t"]
     sweep._speedup_plot(summary, labels, run_styles(labels, "adamw@t"), "adamw@t", "bandwidth_GBps", "workers",
                         "speedup", "t", Path("s.png"))
@@ -188,7 +188,7 @@ def test_the_time_to_target_legend_accounts_for_every_run(figures):
                          "network": "1gbe", "bandwidth_GBps": 0.117, "strategy": strategy, "transport": "t",
                          "speedup": step, "time_to_target_speedup": speedup, "target_loss": 0.5,
                          "baseline": "adamw@t"})
-    summary = sweep._labelled(pd.DataFrame(rows))
+    summary = sweep._labelled(pd.DataFrame(rows), {})
     labels = ["adamw@t", "dlion-mavo@t", "signsgd@t"]
     for column in ("time_to_target_speedup", "speedup"):
         sweep._speedup_plot(summary, labels, run_styles(labels, "adamw@t"), "adamw@t", "workers", "network",
