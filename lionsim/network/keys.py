@@ -1,4 +1,7 @@
-"""Reading the tables of a profile file: every problem is one LionsimError naming the key and file."""
+"""Reading the tables of a profile file: every problem is one LionsimError naming the key and file.
+
+A number out of its range is refused in the words every command uses (lionsim.ranges):
+"FILE: 'inter.alpha_us' = -5 is out of range; accepted: a finite number at least 0"."""
 
 from __future__ import annotations
 
@@ -28,39 +31,46 @@ def number(
     high: float = math.inf,
     prefix: str = "",
     default: float | None = None,
+    why: str = "",
 ) -> float:
+    """`table[key]`, a finite number from `low` (above it where `open_low`) to `high`, else one line
+    (refused); `default` where the key is absent (None: the key is required)."""
+    accepted = Range(low, None if high == math.inf else high, above=open_low, why=why)
     name = f"{prefix}.{key}" if prefix else key
     if key not in table:
         if default is None:
             raise LionsimError(f"{source}: missing key '{name}'")
         return default
-    value = table[key]
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise LionsimError(f"{source}: '{name}' = {value!r} is not a number")
-    bound = (value > low) if open_low else (value >= low)
-    if not math.isfinite(value) or not bound or value > high:
-        rule = f"{'>' if open_low else '>='} {low:g}" + (f" and <= {high:g}" if high != math.inf else "")
-        raise LionsimError(f"{source}: '{name}' = {value!r} must be a finite number {rule}")
-    return float(value)
+    return ranged(table, key, source, accepted, prefix=prefix)
 
 
 def ranged(table: dict[str, Any], key: str, source: str, accepted: Range, *, prefix: str = "") -> float:
     """`table[key]` (present) within `accepted`, else one line naming the file, the key, the value
     and the range: "FILE: 'inter.bandwidth_GBps' = 1e+300 is out of range; accepted: ..."."""
-    name = f"{prefix}.{key}" if prefix else key
     value = table[key]
     if not accepted(value):
-        number_ = isinstance(value, (int, float)) and not isinstance(value, bool)  # inf and nan are numbers here
-        what = "is out of range" if number_ else "is not a number"
-        raise LionsimError(f"{source}: '{name}' = {value!r} {what}; accepted: {accepted.words}")
+        raise refused(source, f"{prefix}.{key}" if prefix else key, value, accepted)
     return float(value)
 
 
-def integer(table: dict[str, Any], key: str, source: str, *, default: int) -> int:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise LionsimError(f"{source}: '{key}' = {value!r} must be an integer >= 1")
-    return value
+def integer(table: dict[str, Any], key: str, source: str, accepted: Range, *, default: int, prefix: str = "") -> int:
+    """`table[key]` (`default` where absent), a whole number within `accepted` (whole), else one line;
+    a whole float (8.0, as JSON may write it) reads as the integer."""
+    if key not in table:
+        return default
+    value = table[key]
+    if not accepted(value):
+        raise refused(source, f"{prefix}.{key}" if prefix else key, value, accepted)
+    return int(value)
+
+
+def refused(source: str, name: str, value: object, accepted: Range) -> LionsimError:
+    """The one line refusing key `name` = `value` of the file `source`: not a number, not a whole
+    one where `accepted` takes whole numbers, or out of range; each with the range."""
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)  # inf and nan are numbers here
+    fraction = real and accepted.whole and math.isfinite(value) and not float(value).is_integer()
+    what = "is not a number" if not real else "is not a whole number" if fraction else "is out of range"
+    return LionsimError(f"{source}: '{name}' = {value!r} {what}; accepted: {accepted.words}")
 
 
 def string(table: dict[str, Any], key: str, source: str, *, default: str) -> str:

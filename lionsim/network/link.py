@@ -28,8 +28,12 @@ from lionsim.network.checks import check_number
 from lionsim.network.fabrics import FABRICS, Fabric, infer_fabric
 from lionsim.network.sockets import GENERIC, SocketSettings, node_cap_GBps
 from lionsim.network.traits import IDEAL, Traits
-from lionsim.ranges import BANDWIDTH_GBPS
+from lionsim.ranges import BANDWIDTH_GBPS, Range
+from lionsim.whole import MAX_WORKERS
 from lionsim.whole_nodes import check_workers, node_count
+
+COUNT = Range(1, MAX_WORKERS, whole=True, why="the most workers lionsim takes")
+"""A network's workers_per_node and ps_servers: a count, at most lionsim's workers."""
 
 GB = 1e9
 """Bytes in a GB (SPEC: GB means 1e9 bytes everywhere)."""
@@ -177,10 +181,10 @@ class Network:
     def __post_init__(self) -> None:
         if not self.name:
             raise LionsimError("a network needs a non-empty name")
-        if not isinstance(self.workers_per_node, int) or isinstance(self.workers_per_node, bool) or self.workers_per_node < 1:
-            raise LionsimError(f"workers_per_node = {self.workers_per_node!r} is not an integer >= 1")
-        if not isinstance(self.ps_servers, int) or isinstance(self.ps_servers, bool) or self.ps_servers < 1:
-            raise LionsimError(f"ps_servers = {self.ps_servers!r} is not an integer >= 1")
+        for name in ("workers_per_node", "ps_servers"):  # a profile file's are checked with its name (keys.py)
+            value = getattr(self, name)
+            if not isinstance(value, int) or not COUNT(value):
+                raise LionsimError(f"{name} = {value!r} is out of range; accepted: {COUNT.words}")
         check_number("oversubscription", self.oversubscription, low=1.0, low_open=False)
         if self.fabric:
             object.__setattr__(self, "fabric", FABRICS.canonical(self.fabric))  # unknown -> the list

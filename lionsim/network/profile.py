@@ -45,7 +45,9 @@ floor, each op's duplex share, reduction rates per dtype, a host cap, small call
 `lionsim comm --backend gloo|nccl --fit` measures both and writes them.
 
 JSON files hold the same object. Every problem (unknown or missing key, wrong type,
-NaN, a bandwidth out of its range) is a LionsimError naming the key and the file.
+NaN, a number out of its range) is a LionsimError naming the key and the file, a range in the
+words every command uses: "'inter.alpha_us' = -5 is out of range; accepted: a finite number at
+least 0" (lionsim.network.keys).
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from typing import Any
 
 from lionsim.errors import LionsimError
 from lionsim.network.keys import integer, no_unknown, number, ranged, string
-from lionsim.network.link import HARDWARE, Link, Network, check_hardware
+from lionsim.network.link import COUNT, HARDWARE, Link, Network, check_hardware
 from lionsim.network.presets import NETWORKS
 from lionsim.network.sockets import GENERIC, SocketSettings, settings_from_table
 from lionsim.network.traits import IDEAL
@@ -166,7 +168,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
         raise LionsimError(f"{source}: missing key 'inter' (the [inter] link table)")
     inter = _link(data["inter"], "inter", source)
     intra = _link(data["intra"], "intra", source) if "intra" in data else None
-    workers_per_node = integer(data, "workers_per_node", source, default=1)
+    workers_per_node = integer(data, "workers_per_node", source, COUNT, default=1)
     if workers_per_node > 1 and intra is None:  # no default: NVLink, PCIe and a shared NIC differ 10-100x
         raise LionsimError(
             f"{source}: workers_per_node = {workers_per_node} needs an [intra] link table (alpha_us, bandwidth_GBps: "
@@ -182,8 +184,9 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
             inter=inter,
             intra=intra,
             workers_per_node=workers_per_node,
-            oversubscription=number(data, "oversubscription", source, low=1.0, default=1.0),
-            ps_servers=integer(data, "ps_servers", source, default=1),
+            oversubscription=number(data, "oversubscription", source, low=1.0, default=1.0,
+                                    why="it divides the inter-node bandwidth"),
+            ps_servers=integer(data, "ps_servers", source, COUNT, default=1),
             description=string(data, "description", source, default=f"profile {source}"),
             traits=traits_from_value(data["traits"], source=source, default_name=name) if "traits" in data else IDEAL,
             fabric=fabric,
@@ -248,7 +251,8 @@ def _link(table: Any, where: str, source: str) -> Link:
     return Link.from_units(
         alpha_us=number(table, "alpha_us", source, low=0.0, prefix=where),
         bandwidth_GBps=ranged(table, "bandwidth_GBps", source, BANDWIDTH_GBPS, prefix=where),
-        efficiency=number(table, "efficiency", source, low=0.0, open_low=True, high=1.0, prefix=where, default=1.0),
+        efficiency=number(table, "efficiency", source, low=0.0, open_low=True, high=1.0, prefix=where, default=1.0,
+                          why="a multiplier on bandwidth_GBps"),
         reduce_GBps=None if reduce is None else ranged(table, "reduce_GBps", source, BANDWIDTH_GBPS, prefix=where),
         hardware=_hardware(table, where, source),
     )

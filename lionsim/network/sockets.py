@@ -43,11 +43,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lionsim.errors import LionsimError
-from lionsim.network.keys import no_unknown
+from lionsim.network.keys import integer, no_unknown
 from lionsim.network.ncclversion import Release, parse
+from lionsim.ranges import Range
 
 MAX_CHANNELS = 64
 """NCCL's MAXCHANNELS (src/include/device.h; 32 before NCCL 2.12)."""
+CHANNELS = Range(1, MAX_CHANNELS, whole=True, why="NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS; leave it out for "
+                 "NCCL's default")
+"""What nccl.min_nchannels accepts."""
 CHANNELS_PER_NIC = 2
 """Channels NCCL runs per Ethernet NIC unless told otherwise (module doc)."""
 KEYS = ("min_nchannels", "version")
@@ -67,10 +71,8 @@ class SocketSettings:
 
     def __post_init__(self) -> None:
         value = self.min_nchannels
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 1 <= value <= MAX_CHANNELS):
-            raise LionsimError(f"nccl.min_nchannels = {value!r} is not accepted; an integer from 1 to "
-                               f"{MAX_CHANNELS} (NCCL_MIN_NCHANNELS; leave it out for NCCL's default)")
+        if value is not None and (not isinstance(value, int) or not CHANNELS(value)):  # a file's: keys.integer
+            raise LionsimError(f"'nccl.min_nchannels' = {value!r} is out of range; accepted: {CHANNELS.words}")
         if self.version is not None:
             parse(self.version)
 
@@ -116,6 +118,8 @@ def settings_from_table(table: object, source: str) -> SocketSettings:
                                f"channel (NVIDIA/nccl issue 450: threads and sockets did not raise the rate; "
                                f"docs/clusters.md); accepted: {', '.join('nccl.' + k for k in KEYS)}")
     no_unknown(table, KEYS, "nccl.", source)
+    if "min_nchannels" in table:  # the range in every command's words, the file and key named
+        table = {**table, "min_nchannels": integer(table, "min_nchannels", source, CHANNELS, default=0, prefix="nccl")}
     try:
         return SocketSettings(**table)
     except LionsimError as e:

@@ -152,7 +152,7 @@ BAD_TOML = [
     ("[inter]\nalpha_us = 1\nbandwidth_GBps = '10'\n", "'inter.bandwidth_GBps' = '10' is not a number"),
     ("[inter]\nalpha_us = true\nbandwidth_GBps = 1\n", "'inter.alpha_us' = True is not a number"),
     ("[inter]\nalpha_us = 1\nbandwidth_GBps = 1\nefficiency = 1.2\n", "'inter.efficiency' = 1.2"),
-    ("workers_per_node = 0\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'workers_per_node' = 0 must be an integer >= 1"),
+    ("workers_per_node = 0\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'workers_per_node' = 0 is out of range; accepted: a whole number from 1 "),
     ("workers_per_node = 2.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'workers_per_node' = 2.5"),
     ("workers_per_node = 8\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "needs an \\[intra\\] link"),
     ("oversubscription = 0.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'oversubscription' = 0.5"),
@@ -205,6 +205,78 @@ def test_a_link_rate_past_its_range_names_the_file_key_and_range(tmp_path, capsy
     err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "-s", "dlion-mavo", "-s", "adamw", "--network", str(path)],
                           capsys, f"error: bad --network {path}: 'inter.{key}' = {typed} {IN_RANGE}")
     assert "inf" not in err and "_Bps" not in err, err
+
+
+LINK = "[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n"
+TRAITS = LINK + '[traits]\nname = "t"\n'
+SLOW = TRAITS + "[traits.slow]\nprobability = 0.1\nextra_us = 1\nmax_bytes = 1\n"
+OP = TRAITS + "[traits.ops.all_reduce]\n"
+FINITE_0, COUNT = "a finite number at least 0", "a whole number from 1 to 100,000,000 (the most workers lionsim takes)"
+ABOVE_0, SHARE = "a finite number above 0", "a number from 0 to 1"
+
+
+@pytest.mark.parametrize(("text", "key", "typed", "accepted"), [
+    ("[inter]\nalpha_us = -5\nbandwidth_GBps = 1\n", "inter.alpha_us", "-5", FINITE_0),
+    (LINK + "efficiency = 0\n", "inter.efficiency", "0", "a number above 0 and at most 1 (a multiplier on "
+     "bandwidth_GBps)"),
+    (LINK + "efficiency = 1.5\n", "inter.efficiency", "1.5", "a number above 0 and at most 1 (a multiplier on "
+     "bandwidth_GBps)"),
+    ("workers_per_node = 2\n" + LINK + "[intra]\nalpha_us = -1\nbandwidth_GBps = 1\n", "intra.alpha_us", "-1",
+     FINITE_0),
+    ("workers_per_node = 0\n" + LINK, "workers_per_node", "0", COUNT),
+    ("workers_per_node = 100000001\n" + LINK, "workers_per_node", "100000001", COUNT),
+    ("ps_servers = -2\n" + LINK, "ps_servers", "-2", COUNT),
+    ("oversubscription = 0.5\n" + LINK, "oversubscription", "0.5", "a finite number at least 1 (it divides the "
+     "inter-node bandwidth)"),
+    (LINK + "[nccl]\nmin_nchannels = 0\n", "nccl.min_nchannels", "0", "a whole number from 1 to 64 "
+     "(NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS; leave it out for NCCL's default)"),
+    (LINK + '[traits]\nname = "t"\nhost_GBps = 0\n', "traits.host_GBps", "0", ABOVE_0),
+    (SLOW.replace("probability = 0.1", "probability = 1.5"), "traits.slow.probability", "1.5", SHARE),
+    (SLOW.replace("extra_us = 1", "extra_us = -1"), "traits.slow.extra_us", "-1", FINITE_0),
+    (SLOW.replace("max_bytes = 1", "max_bytes = -1"), "traits.slow.max_bytes", "-1", FINITE_0),
+    (SLOW + "jitter = -0.1\n", "traits.slow.jitter", "-0.1", FINITE_0),
+    (SLOW + "extra_jitter = -0.1\n", "traits.slow.extra_jitter", "-0.1", FINITE_0),
+    (SLOW + "calm_probability = 2\n", "traits.slow.calm_probability", "2", SHARE),
+    (TRAITS + "[traits.staging]\nGBps = 0\n", "traits.staging.GBps", "0", ABOVE_0),
+    (TRAITS + "[traits.staging]\nGBps = 1\ncopy_us = -1\n", "traits.staging.copy_us", "-1", FINITE_0),
+    (TRAITS + "[traits.reduce_GBps]\nint8 = 0\n", "traits.reduce_GBps.int8", "0", ABOVE_0),
+    (OP + "floor_us = -1\n", "traits.ops.all_reduce.floor_us", "-1", FINITE_0),
+    (OP + "duplex = [{share = 0}]\n", "traits.ops.all_reduce.duplex[0].share", "0", ABOVE_0),
+    (OP + "duplex = [{max_bytes = 0, share = 1}, {share = 1}]\n", "traits.ops.all_reduce.duplex[0].max_bytes", "0",
+     "a finite number at least 1"),
+    (OP + "duplex = [{share = 1, floor_us = -3}]\n", "traits.ops.all_reduce.duplex[0].floor_us", "-3", FINITE_0),
+    ("[inter]\nalpha_us = nan\nbandwidth_GBps = 1\n", "inter.alpha_us", "nan", FINITE_0),
+])
+def test_every_profile_range_is_refused_in_the_shared_words(tmp_path, capsys, text, key, typed, accepted):
+    """Each numeric key of a profile file out of its range: one line naming the file, the key, the
+    value and the range in the words every option's refusal uses (docs/commands.md: "accepted: a
+    number from ... to ..."); it read "must be a finite number >= 0", "must be an integer >= 1"."""
+    from tests.helpers.cli import one_line_exit_2
+
+    path = tmp_path / "odd.toml"
+    path.write_text(text)
+    err = one_line_exit_2(["comm", "--network", str(path)], capsys)
+    assert err.strip() == f"error: bad --network {path}: '{key}' = {typed} is out of range; accepted: {accepted}", err
+
+
+@pytest.mark.parametrize(("text", "key", "typed"), [
+    ("workers_per_node = 2.5\n" + LINK, "workers_per_node", "2.5"), ("ps_servers = 1.5\n" + LINK, "ps_servers", "1.5"),
+])
+def test_a_count_with_a_fraction_is_not_a_whole_number(tmp_path, capsys, text, key, typed):
+    from tests.helpers.cli import one_line_exit_2
+
+    path = tmp_path / "odd.toml"
+    path.write_text(text)
+    err = one_line_exit_2(["comm", "--network", str(path)], capsys)
+    assert err.strip() == f"error: bad --network {path}: '{key}' = {typed} is not a whole number; accepted: {COUNT}"
+
+
+def test_a_whole_count_written_as_a_float_is_read_as_the_count(tmp_path):
+    path = tmp_path / "float.json"  # JSON writers may give 8.0
+    path.write_text(json.dumps({"workers_per_node": 2.0, "ps_servers": 3.0, "inter": {"alpha_us": 1, "bandwidth_GBps": 1},
+                                "intra": {"alpha_us": 1, "bandwidth_GBps": 10}}))
+    net = load_network(str(path))
+    assert (net.workers_per_node, net.ps_servers) == (2, 3) and isinstance(net.workers_per_node, int)
 
 
 @pytest.mark.parametrize("gbps", [1e-6, 1e6])

@@ -56,9 +56,10 @@ def test_a_profiles_settings_are_written_back_and_read_again():
 
 
 @pytest.mark.parametrize("nccl, message", [
-    ("min_nchannels = 0", "nccl.min_nchannels = 0 is not accepted; an integer from 1 to 64"),
-    ("min_nchannels = 65", "nccl.min_nchannels = 65 is not accepted; an integer from 1 to 64"),
-    ('min_nchannels = "4"', "nccl.min_nchannels = '4' is not accepted"),
+    ("min_nchannels = 0", "'nccl.min_nchannels' = 0 is out of range; accepted: a whole number from 1 to 64 (NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS"),
+    ("min_nchannels = 65", "'nccl.min_nchannels' = 65 is out of range; accepted: a whole number from 1 to 64 (NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS"),
+    ("min_nchannels = 2.5", "'nccl.min_nchannels' = 2.5 is not a whole number; accepted: a whole number from 1 to 64 (NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS"),
+    ('min_nchannels = "4"', "'nccl.min_nchannels' = '4' is not a number; accepted: a whole number from 1 to 64 (NCCL_MIN_NCHANNELS up to NCCL's MAXCHANNELS"),
     ("socket_nthreads = 2", "nccl.socket_nthreads is not priced: lionsim prices NCCL's socket transport per channel"),
     ("nsocks_perthread = 3", "nccl.nsocks_perthread is not priced"),
     ('nic = "aws"', "nccl.nic is not priced"),
