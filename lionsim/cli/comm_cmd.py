@@ -260,10 +260,22 @@ def comm(
             err_console.print(f"note: {note}", markup=False, highlight=False)  # the title names the library
     elif format != "table":
         emit(frame, format)
+    if backend == "sim" or option_given(ctx, "network"):  # model rows of ops the profile never measured
+        _unmeasured_note(net, network, ops)
     if written:
         path, *plots = written
         (console if format == "table" else err_console).print(f"wrote {path} and {', '.join(p.name for p in plots)}",
                                                               markup=False, highlight=False)
+
+
+def _unmeasured_note(net, spec: str, ops: list[str]) -> None:
+    """One line on stderr where the model prices an op its profile's library never measured
+    (lionsim.network.unmeasured), as estimate's caption says it for a run."""
+    from lionsim.estimate.library_note import profile_source
+    from lionsim.network.unmeasured import line
+
+    if text := line(net, profile_source(net, spec), {"": set(ops)}):
+        err_console.print(f"note: {text[0].lower()}{text[1:]}", markup=False, highlight=False)
 
 
 def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_workers: bool, traits: str | None):
@@ -416,6 +428,7 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
     from lionsim.group.hosts import by_host
     from lionsim.network.fit import Measured, error_summary, fit_profile, link_source
     from lionsim.network.toml_out import profile_toml
+    from lionsim.network.unmeasured import described, header_line
     from lionsim.reports.files import make_dir, write_atomic, written_together
 
     machines = by_host(hosts)
@@ -435,12 +448,20 @@ def _fit(points, cfg, prior, hosts, path: Path, shown):
                               description=desc, record=record)
     summary = error_summary(errors)
     print_fit(net, summary, path, shown)
+    stand_ins = header_line(net)  # the ops --collective left out: priced, but not measured
     comment = (f"{desc}\nlink: {link_source(net)}\nmedian / worst |error| of the mean on the sweep: " + "; ".join(
         f"{r.collective} {r.dtype} {r.median_abs_error:.1%} / {r.worst_abs_error:.1%}"
-        for r in summary.itertuples(index=False)))
+        for r in summary.itertuples(index=False)) + (f"\n{stand_ins}" if stand_ins else ""))
     with written_together():  # a failed write leaves no folder it made either
         written = write_atomic(make_dir(path.parent) / path.name, lambda f: f.write(profile_toml(net, comment)))
     shown.print(f"wrote {written}", markup=False, highlight=False)
+    left = [op for op in FIT_COLLECTIVES if op not in cfg.collectives]  # what lionsim's transports issue
+    if left:
+        err_console.print(f"note: {path.name} measured {', '.join(cfg.collectives)} only; the others are priced "
+                          f"by a stand-in (a library's fixed cost is mostly per call): {described(net)}; "
+                          f"--collective {','.join([*cfg.collectives, *left])} measures "
+                          f"{'it' if len(left) == 1 else 'them'} too",
+                          markup=False, highlight=False)
     if len(machines) == 1 and record["interfaces"] == ["default"]:
         err_console.print(f"note: all {cfg.ranks} ranks ran on {machines[0]['hostname']}: the profile describes its "
                           "loopback, not a link between hosts (measure across hosts under torchrun --nnodes N)",

@@ -12,7 +12,7 @@ from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.hier_hint import hier_notes
 from lionsim.estimate.layout_note import replica_layout_note
-from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line
+from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line, unmeasured_ops_line
 from lionsim.estimate.run_baseline import run_baseline_note
 from lionsim.estimate.launch_note import launch_bound_note
 from lionsim.estimate.sample_note import default_sample_note
@@ -91,7 +91,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
-    out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),) if line]
+    out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),
+                                                    unmeasured_ops_line(r, cfg.network)) if line]
     if notes:
         out.attrs["caption_notes"] = notes
     return out

@@ -14,6 +14,9 @@ what the user's link or device would suggest:
   one running); a modelled run keeps what the profile says, so the user can price a gloo
   cluster. Every estimate device is a GPU, which reduces on the device under NCCL: the line says
   the traits are gloo's and how to price NCCL instead.
+- `unmeasured_ops_line`: a run issues an op the profile's library never measured (a fit with
+  some --collective left out): it is priced by a stand-in, or with no floor at all, and the
+  line says which ops, which runs and how (lionsim.network.unmeasured).
 """
 
 from __future__ import annotations
@@ -54,12 +57,31 @@ def gloo_traits_line(network: Network, spec: str | os.PathLike[str], traits_opti
     traits = network.traits
     if traits_option is not None or traits.backend != "gloo":
         return ""
-    source = os.path.basename(os.fspath(spec)) if os.path.exists(os.fspath(spec)) else network.name
+    source = profile_source(network, spec)
     sums = ", ".join(f"{rate:.3g} GB/s for {dtype}" for dtype, rate in traits.reduce_GBps)
     ranks = network.measured.get("ranks")
     on = f"{ranks} gloo ranks" if isinstance(ranks, int) else "gloo ranks"
     return (f"{source}'s library ({traits.name}) was measured on {on}" + (f" (CPU sums at {sums})" if sums else "")
             + "; GPUs reduce on the device: --traits nccl prices NCCL on this link.")
+
+
+def unmeasured_ops_line(r, spec: str | os.PathLike[str]) -> str:
+    """One line where a run of `r` (a resolved estimate) issues an op its profile's library never
+    measured (lionsim.network.unmeasured: a fit with some --collective left out, or a hand-written
+    [traits.ops] without it), naming the op, the runs and how it is priced; "" otherwise."""
+    from lionsim.network.unmeasured import line, unmeasured
+
+    if not unmeasured(r.network):  # a preset, a built-in library, a fit of every op: nothing to probe
+        return ""
+    from lionsim.estimate.probe import issued_by_run
+
+    issued = {label: {op for op, _ in calls} for label, calls in issued_by_run(r).items()}
+    return line(r.network, profile_source(r.network, spec), issued)
+
+
+def profile_source(network: Network, spec: str | os.PathLike[str]) -> str:
+    """The profile as a line names it: its file's name, else the network's."""
+    return os.path.basename(os.fspath(spec)) if os.path.exists(os.fspath(spec)) else network.name
 
 
 def cap_reason(fabric_name: str, cap_GBps: float) -> str:

@@ -130,13 +130,19 @@ def issued_calls(r) -> set[tuple[str, str]]:
     workers: each steady step's transport plan and own calls, and with a whole run (--steps, --tokens,
     --from-run) every kind of step it has (a dense warm-up, a momentum sync). The scope (calls.py:
     world, intra, inter) says whether NCCL's model or lionsim's plans price it (lionsim.network.cost)."""
+    return set().union(*issued_by_run(r).values())
+
+
+def issued_by_run(r) -> dict[str, set[tuple[str, str]]]:
+    """issued_calls, per run of `r` (its label)."""
     from lionsim.estimate.run import step_kinds
     from lionsim.steptime.answers import check_answers
     from lionsim.transports.base import plan_on
 
-    calls: set[tuple[str, str]] = set()
+    by_run: dict[str, set[tuple[str, str]]] = {}
     gpn, steps = r.network.workers_per_node, r.steps_for(r.workers)
     for run in r.runs:
+        calls = by_run.setdefault(run.label, set())
         p = probe_resolved(r, run)
         kinds = [(p.spec, p.extra_calls + p.sync_calls)]
         walked = steps or (WALKED if r.convergence is not None else 0)  # --from-run prices runs to target
@@ -147,7 +153,7 @@ def issued_calls(r) -> set[tuple[str, str]]:
                 check_answers(p.transport, spec, r.workers, gpn)
             planned = plan_on(p.transport, spec, r.workers, gpn) if spec is not None and r.workers > 1 else []
             calls |= {(c.op, c.scope) for c in (*own, *planned)}
-    return calls
+    return by_run
 
 
 def issued_ops(r) -> set[str]:

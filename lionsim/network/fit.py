@@ -38,6 +38,11 @@ What a sweep at R ranks can tell apart, and how each piece is found:
 5. Per further dtype of a reducing op: what its times add beyond the base dtype's model,
    per byte combined, as that dtype's reduction rate (none when it adds < 2% or less).
 6. The host cap: the backend's built-in one, raised to B when the link measured faster.
+7. Every op not measured (calls.OPS): the parameter server's calls broadcast's traits where it was
+   measured (lionsim's parameter server runs a gather and a broadcast); any other a stand-in, the
+   measured ops' median per-call floor at full duplex, in its FIT_ALGORITHMS algorithm, rather
+   than no floor: a library's fixed cost is mostly per call (lionsim.network.unmeasured says why
+   and names such ops where a run issues one). [measured] `ops` lists the ops measured.
 
 The errors returned are of the written profile priced by `price` (what --network gives), on
 every measured size: the model's mean against the measured mean.
@@ -54,12 +59,13 @@ import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.numbers import binary_bytes_text, bytes_text, set_in_binary
-from lionsim.network.calls import REDUCING_OPS, CollectiveCall
+from lionsim.network.calls import OPS, REDUCING_OPS, CollectiveCall
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS, Group
 from lionsim.network.cost import price
 from lionsim.network.libraries import backend_traits
 from lionsim.network.link import Link, Network
 from lionsim.network.traits import OpTraits, Regime, SlowMode, Traits
+from lionsim.network.unmeasured import stand_in_floor
 
 SLOW_MAX_BYTES = 256 * 1024
 """Sizes the slow mode is looked for in (it is a wake-up cost: it hides under larger transfers)."""
@@ -318,15 +324,19 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
                 rate = _reduce_rate(op, groups[(op, dtype)], fast, ops[op], workers, prior, alpha, bandwidth)
                 if rate is not None:
                     reduce[dtype] = rate
+    measured = list(ops)
     for ps in ("ps_push", "ps_pull"):  # lionsim's parameter server runs a gather and a broadcast
         if "broadcast" in ops and ps not in ops:
             ops[ps] = replace(ops["broadcast"], algorithm=FIT_ALGORITHMS[ps])
+    floor = stand_in_floor([ops[op].floor_s for op in measured])
+    for op in OPS:  # not measured: the measured per-call floor, not none (module doc, 7)
+        ops.setdefault(op, OpTraits(floor_s=floor, algorithm=FIT_ALGORITHMS[op]))
     host = max(backend_traits(backend).host_GBps, bandwidth / 1e9)
     traits = Traits(name=name, backend=backend, ops=tuple(ops.items()), reduce_GBps=tuple(reduce.items()),
                     host_GBps=float(f"{host:.4g}"), slow=slow, description=description)
     link = Link(alpha_s=alpha, bandwidth_Bps=bandwidth)
     record = dict(record or {}) | {"link": f"bandwidth {source}; alpha {alpha * 1e6:.3g} us, {prior.name}'s "
-                                           "(a few ranks cannot tell it from the per-call floor)"}
+                                           "(a few ranks cannot tell it from the per-call floor)", "ops": measured}
     net = Network(name=name, inter=link, description=description, traits=traits, measured=record)
     return net, fit_errors(points, net, workers)
 

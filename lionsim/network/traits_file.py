@@ -20,7 +20,8 @@
     copy_us = 10.0                  # and this much per copy (absent table: no copies)
     [traits.reduce_GBps]            # optional, per dtype: bytes combined per second
     int8 = 2.5
-    [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex)
+    [traits.ops.all_to_all]         # optional, per op (absent: no floor, full duplex; comm --fit
+                                    # writes every op, a stand-in for those it did not measure)
     floor_us = 110.0                # per-call floor beyond the algorithm's alpha terms
     algorithm = "pairwise"          # optional: the algorithm the library runs (absent: the cheapest)
     duplex = [{max_bytes = 2097152, share = 1.0}, {share = 0.6, floor_us = 900.0}]
@@ -28,6 +29,8 @@
 
     [measured]                      # optional: where a fitted profile was measured (a record:
     backend = "gloo"                # hosts, ranks per host, interface, versions, date, command)
+    ops = ["all_reduce"]            # the ops measured: the others' entries are stand-ins
+                                    # (lionsim.network.unmeasured)
 """
 
 from __future__ import annotations
@@ -144,4 +147,8 @@ def measured_record(value: Any, source: str) -> dict[str, Any]:
     """[measured]: a table of scalars and arrays, kept as written."""
     if not isinstance(value, dict):
         raise LionsimError(f"{source}: 'measured' must be a table (where the profile was measured)")
+    ops = value.get("ops", [])  # read back: which ops the fit measured (lionsim.network.unmeasured)
+    if not isinstance(ops, list) or not all(isinstance(op, str) and op in OPS for op in ops):
+        raise LionsimError(f"{source}: 'measured.ops' = {ops!r}; accepted: an array of the ops measured "
+                           f"({', '.join(OPS)})")
     return dict(value)

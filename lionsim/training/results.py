@@ -11,6 +11,7 @@ on the run's own group (lionsim.measure.calibrate).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -24,10 +25,20 @@ from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows,
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.runner import Runner
-from lionsim.transports.base import footnote_on
+from lionsim.transports.base import footnote_on, plan_on
 
 BOOKED_COLUMNS = STEP_COLUMNS + EXTRA_STEP_COLUMNS
 """steps.csv's columns, in order."""
+
+
+def issued_ops(record: RunRecord, workers: int, workers_per_node: int) -> set[str]:
+    """The collective ops a run issued: a real backend's calls as they ran, on sim each step's
+    payload as its transport plans it on the network's nodes, and the strategy's own calls."""
+    ops = {c.op for s in record.steps for c in s.collectives}
+    sent = [s.sent for s in record.steps if s.sent is not None]
+    for spec in {x.spec for x in sent if x.spec is not None}:
+        ops |= {c.op for c in plan_on(record.transport, spec, workers, workers_per_node)} if workers > 1 else set()
+    return ops | {c.op for x in sent for c in x.extra}
 
 
 @dataclass(slots=True)
@@ -90,9 +101,12 @@ class Results:
         if self.calibration is not None:
             from lionsim.network.fit import link_source
             from lionsim.network.toml_out import profile_toml
+            from lionsim.network.unmeasured import header_line
 
             # the header says which of the link's figures were measured and which are the prior's
             header = f"{self.network.description}\nlink: {link_source(self.network)}"
+            if stand_ins := header_line(self.network):  # ops no run issued: priced, but not measured
+                header += f"\n{stand_ins}"
             files = {"calibration.toml": profile_toml(self.network, header),
                      "calibration.csv": csv_frame(self.calibration).to_csv(index=False)}
         record = self.record(status, error)
@@ -103,9 +117,23 @@ class Results:
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
                                    if (note := footnote_on(r.transport, r.spec, workers, per_node))))
+        if gaps := self.unmeasured_line():
+            notes.append(gaps)
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
             record["notes"] = notes
         return BenchResult(steps, summary, record, calls, files)
+
+    def unmeasured_line(self) -> str:
+        """The line naming the ops the runs issued that the profile's library never measured
+        (lionsim.network.unmeasured), "" where none: their model columns rest on a stand-in."""
+        from lionsim.network.unmeasured import line, unmeasured
+
+        if not unmeasured(self.network):
+            return ""
+        source = "this run's calibration" if self.calibration is not None else os.path.basename(self.plan.network.spec)
+        per_node = self.network.workers_per_node
+        return line(self.network, source, {r.run.label: issued_ops(r, self.runner.place.comm.world_size, per_node)
+                                           for r in self.runner.records if r.steps})
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

@@ -14,6 +14,7 @@ from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.measure import MEASURED_COLUMNS, Point, measured_rows, sized
 from lionsim.network import COMM_COLUMNS, TRAITS, load_network
+from lionsim.network.calls import OPS as ALL_OPS
 from tests.helpers.cli import run_cli
 
 OPS = ("all_reduce", "all_gather", "all_to_all")
@@ -108,11 +109,14 @@ def test_the_fitted_profile_loads_with_network(measured, capsys):
     base, frame = measured
     profile = base / "fit" / "gloo2.toml"
     net = load_network(str(profile))
-    assert {op for op, _ in net.traits.ops} == set(OPS) and net.traits.backend == "gloo"
+    # the ops measured, and a stand-in entry for every other (lionsim.network.unmeasured)
+    assert net.measured["ops"] == list(OPS) and {op for op, _ in net.traits.ops} == set(ALL_OPS)
+    assert net.traits.backend == "gloo"
     assert net.measured["backend"] == "gloo" and net.measured["ranks"] == 2 and net.measured["hosts"] == 1
     assert net.measured["torch"] == torch.__version__ and net.measured["ranks_per_host"] == [2]
     text = profile.read_text()
     assert "median / worst |error|" in text
+    assert "# not measured, so priced by a stand-in (a library's fixed cost is mostly per call): " in text
     # 1 kB-64 kB: bytes too few beside gloo's floor to read a rate from; the profile says whose figures it holds
     assert "# link: bandwidth 10gbe's, not measured: " in text and "alpha 25 us, 10gbe's" in text
     assert net.inter.bandwidth_Bps == load_network("10gbe").inter.bandwidth_Bps
