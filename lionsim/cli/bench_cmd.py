@@ -162,6 +162,11 @@ def bench(
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
+    from lionsim.reports.outdir import unfinished_home
+    from lionsim.reports.resuming import Unfinished
+
+    flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite" if overwrite else None
+    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     from lionsim.group.env import launcher_env
     from lionsim.training.threads import oversubscribed
 
@@ -172,16 +177,17 @@ def bench(
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
     if launched is not None or bench_plan.backend.name != "sim":
-        _run_distributed(bench_plan, out, launched, format, resume)
+        _run_distributed(bench_plan, out, launched, format, keeping)
         return
     from lionsim.cli.bench_run import run_here
 
-    result, files = run_here(bench_plan, out, resume)
+    result, files = run_here(bench_plan, out, resume, keeping)
     _report(result, out, files, format)
 
 
-def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", resume: bool = False) -> None:
-    """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
+def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:
+    """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
+    does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -189,7 +195,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     from lionsim.training.stop import settle
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
-    backend, labels = bench.backend, bench.labels
+    backend, labels, resume = bench.backend, bench.labels, keeping.resumed
     if launched is not None:
         if backend.name == "sim":
             raise LionsimError(f"lionsim runs under a launcher (WORLD_SIZE={launched.world_size}) with --backend sim, "
@@ -198,14 +204,15 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
             raise LionsimError(f"--ranks {backend.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
         try:
             with step_progress(console, labels, bench.steps) as progress:
-                result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
+                result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None,
+                                  keeping=keeping)
         except RankFailure as e:
             fail(f"rank {launched.rank}: {e}", code=1)
         except UserCodeError as e:  # rank 0 published what finished, marked failed with the line
             fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
             fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
-                 f"finished steps are kept in {out} (the same command with --resume continues)"
+                 f"{keeping.kept()} ({keeping.command} continues)"
                  if getattr(e, "checkpoint", None) is not None else ""))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
         if result is not None:  # rank 0 reports; the others stay silent
@@ -223,7 +230,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     probe.prepare()  # writable, before any rank starts (rank 0 stages there itself)
     probe.abandon()
     with step_progress(console, labels, bench.steps) as progress:
-        outcome = spawn_ranks(bench, out, ranks, progress, resume=resume)
+        outcome = spawn_ranks(bench, out, ranks, progress, keeping=keeping)
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)
