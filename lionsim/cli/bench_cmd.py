@@ -188,6 +188,7 @@ def bench(
 def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
     does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
+    from lionsim.cli.bench_run import ReportNote
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -196,6 +197,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
     backend, labels, resume = bench.backend, bench.labels, keeping.resumed
+    report = ReportNote(out, resume and (launched is None or launched.rank == 0))  # rank 0 publishes, and says so
     if launched is not None:
         if backend.name == "sim":
             raise LionsimError(f"lionsim runs under a launcher (WORLD_SIZE={launched.world_size}) with --backend sim, "
@@ -207,14 +209,18 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
                 result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None,
                                   keeping=keeping)
         except RankFailure as e:
+            report.say()
             fail(f"rank {launched.rank}: {e}", code=1)
         except UserCodeError as e:  # rank 0 published what finished, marked failed with the line
+            report.say()
             fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
+            report.say()
             fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
                  f"{keeping.kept()} ({keeping.command} continues)"
                  if getattr(e, "checkpoint", None) is not None else ""))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
+        report.say()
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
         return
@@ -231,6 +237,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
     probe.abandon()
     with step_progress(console, labels, bench.steps) as progress:
         outcome = spawn_ranks(bench, out, ranks, progress, keeping=keeping)
+    report.say()
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)

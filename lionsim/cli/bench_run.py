@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lionsim.cli.app import console, fail
+from lionsim.cli.app import console, err_console, fail
 from lionsim.cli.progress import step_progress
 from lionsim.option_paths import absolute
 
@@ -31,6 +31,7 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
     keeping = keeping or Unfinished(out, unfinished_home(out, resume), resume)
+    report = ReportNote(out, resume)
     kept = load_resume(out, plan) if resume else None
     runner = Runner(plan, resume=kept)  # bad data or a bad network fail here, before anything is made
     results = Results(runner)
@@ -44,10 +45,12 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
     except KeyboardInterrupt:
         with deferred_signals():  # a signal while what finished is written (booked, then published) waits for it
             line = interrupted(runner, results, target, request, keeping)
+        report.say()
         fail(line)
     except UserCodeError as e:
         with deferred_signals():
             line = failed(runner, results, target, str(e), keeping)
+        report.say()
         fail(line, code=EXIT_CODE)
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
@@ -59,10 +62,30 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
     except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
         target.discard()
         publish_result(target, result, plots=False)
+        report.say()
         fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
              f"`lionsim plot {out}` draws them")
+    report.say()
     late_note(request)
     return result, files
+
+
+class ReportNote:
+    """A --resume publishes over --out, and the report.md `lionsim report` wrote there (of the run
+    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it."""
+
+    def __init__(self, out: Path, resume: bool) -> None:
+        from lionsim.reports.outdir import REPORT_FILE
+
+        self.path = Path(out) / REPORT_FILE
+        self.held = resume and self.path.is_file()
+
+    def say(self) -> None:
+        from lionsim.reports.resuming import report_removed
+
+        if self.held and not self.path.is_file():
+            self.held = False
+            err_console.print(report_removed(self.path, "the run before this resume"), markup=False)
 
 
 def interrupted(runner, results, target, request, keeping) -> str:

@@ -26,7 +26,9 @@ from pathlib import Path
 from lionsim.errors import LionsimError
 from lionsim.numbers import plural
 
-RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
+REPORT_FILE = "report.md"
+"""What `lionsim report DIR` writes (lionsim.reports.markdown)."""
+RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", REPORT_FILE, "estimate.csv", "sweep.csv", "crossover.csv",
                 "to_target_crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
                 ".resume", ".rerun", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",

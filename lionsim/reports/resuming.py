@@ -60,6 +60,12 @@ class Unfinished:
         return SAME_COMMAND + (f" in place of {self.flag}" if self.flag and not self.resumed else "")
 
 
+def report_removed(path: Path, described: str = "the sweep before this run") -> str:
+    """The line a sweep (a rerun that changed its results) or a bench's --resume says on stderr when
+    it removes the report.md `lionsim report` wrote at `path`, which `described` what is now replaced."""
+    return f"removed {path}: it described {described}; `lionsim report {Path(path).parent}` writes it again"
+
+
 def resumable(meta: dict | None) -> bool:
     """Whether a bench's run.json says the run did not finish and --resume continues it."""
     return (meta or {}).get("status") in RESUMABLE

@@ -154,3 +154,18 @@ def test_a_finished_run_beside_a_kept_rerun_names_it_when_refusing(tmp_path, cap
         f"rerun is kept in {out / '.rerun'}: pass --resume to continue it (same options), --overwrite to start "
         "another, or choose another --out"], err
     assert files(out) == old
+
+
+def test_a_resume_that_replaces_the_report_says_so(tmp_path, capsys):
+    """An interrupted run, then `lionsim report` on it, then --resume: the report (of the run before
+    the resume) goes, in one line on stderr, as a sweep says it."""
+    argv = bench(tmp_path)
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    assert run_cli(["report", str(out)], capsys)[0] == 0 and (out / "report.md").is_file()
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / "report.md").exists()
+    assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run before this resume; "
+                                   f"`lionsim report {out}` writes it again"), err
