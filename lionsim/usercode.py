@@ -141,9 +141,9 @@ def is_users(cls: type) -> bool:
     return not (module == "lionsim" or module.startswith("lionsim."))
 
 
-def kept_line(line: str, steps: int, out) -> str:
-    """`line` with what a bench that stopped on it kept (`steps` finished steps in `out`)."""
-    if not steps:
+def kept_line(line: str, kept: str | None, command: str = "the same command with --resume") -> str:
+    """`line` with what a bench that stopped on it kept (`kept`: its finished steps and where, in
+    words; None where none had finished) and the `command` that goes on once the code is fixed."""
+    if kept is None:
         return f"{line}; no results were written"
-    return (f"{line}; {steps} finished steps kept in {out}; once it is fixed, the same command with --resume "
-            "trains the runs that did not finish")
+    return f"{line}; {kept}; once it is fixed, {command} trains the runs that did not finish"

@@ -162,6 +162,11 @@ def bench(
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
+    from lionsim.reports.outdir import unfinished_home
+    from lionsim.reports.resuming import Unfinished
+
+    flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite" if overwrite else None
+    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     from lionsim.group.env import launcher_env
     from lionsim.training.threads import oversubscribed
 
@@ -172,16 +177,18 @@ def bench(
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
     if launched is not None or bench_plan.backend.name != "sim":
-        _run_distributed(bench_plan, out, launched, format, resume)
+        _run_distributed(bench_plan, out, launched, format, keeping)
         return
     from lionsim.cli.bench_run import run_here
 
-    result, files = run_here(bench_plan, out, resume)
+    result, files = run_here(bench_plan, out, resume, keeping)
     _report(result, out, files, format)
 
 
-def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", resume: bool = False) -> None:
-    """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts."""
+def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:
+    """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
+    does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
+    from lionsim.cli.bench_run import ReportNote
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -189,7 +196,8 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     from lionsim.training.stop import settle
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
-    backend, labels = bench.backend, bench.labels
+    backend, labels, resume = bench.backend, bench.labels, keeping.resumed
+    report = ReportNote(out, resume and (launched is None or launched.rank == 0))  # rank 0 publishes, and says so
     if launched is not None:
         if backend.name == "sim":
             raise LionsimError(f"lionsim runs under a launcher (WORLD_SIZE={launched.world_size}) with --backend sim, "
@@ -198,16 +206,21 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
             raise LionsimError(f"--ranks {backend.ranks} but the launcher started {launched.world_size} processes (WORLD_SIZE)")
         try:
             with step_progress(console, labels, bench.steps) as progress:
-                result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None, resume=resume)
+                result = run_rank(bench, out, launched, progress=progress if launched.rank == 0 else None,
+                                  keeping=keeping)
         except RankFailure as e:
+            report.say()
             fail(f"rank {launched.rank}: {e}", code=1)
         except UserCodeError as e:  # rank 0 published what finished, marked failed with the line
+            report.say()
             fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
+            report.say()
             fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
-                 f"finished steps are kept in {out} (the same command with --resume continues)"
+                 f"{keeping.kept()} ({keeping.command} continues)"
                  if getattr(e, "checkpoint", None) is not None else ""))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
+        report.say()
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
         return
@@ -223,7 +236,8 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str = "table", 
     probe.prepare()  # writable, before any rank starts (rank 0 stages there itself)
     probe.abandon()
     with step_progress(console, labels, bench.steps) as progress:
-        outcome = spawn_ranks(bench, out, ranks, progress, resume=resume)
+        outcome = spawn_ranks(bench, out, ranks, progress, keeping=keeping)
+    report.say()
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
     steps, summary, meta = load_run(out)

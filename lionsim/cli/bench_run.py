@@ -1,24 +1,28 @@
 """`lionsim bench` on the simulator: train, and on SIGINT or SIGTERM stop at a step boundary
 and keep everything that finished, with the state `--resume` continues from (a signal while
 that is written waits for it: lionsim.training.stop.deferred_signals); on an error in the
-user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3). A
-signal that comes after the last step's stop check stops nothing: the bench completes, says
-so, and exits 0 (lionsim.training.stop.settle)."""
+user's code (lionsim.usercode) keep what finished too, and say so in one line (exit 3). What
+did not complete is kept where lionsim.reports.resuming.Unfinished says: --out, or its `.rerun/`
+where --out holds results this run was to replace (they stay whole). A signal that comes after
+the last step's stop check stops nothing: the bench completes, says so, and exits 0
+(lionsim.training.stop.settle)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lionsim.cli.app import console, fail
+from lionsim.cli.app import console, err_console, fail
 from lionsim.cli.progress import step_progress
 from lionsim.option_paths import absolute
 
 
-def run_here(plan, out: Path, resume: bool):
+def run_here(plan, out: Path, resume: bool, keeping=None):
     """Train every run of the plan in this process and publish it into `out`; return (result,
-    files). An interruption publishes what finished and exits 2 with one line; an error in the
-    user's code does the same with exit 3."""
+    files). An interruption publishes what finished where `keeping` (an Unfinished) says and exits
+    2 with one line; an error in the user's code does the same with exit 3."""
+    from lionsim.reports.outdir import unfinished_home
     from lionsim.reports.publish import RunDir
+    from lionsim.reports.resuming import Unfinished
     from lionsim.reports.writing import publish_result
     from lionsim.training.results import Results
     from lionsim.training.resume import load_resume
@@ -26,6 +30,8 @@ def run_here(plan, out: Path, resume: bool):
     from lionsim.training.stop import StopRequest, deferred_signals, late_note, settle, stop_at_step_boundary, to_stderr
     from lionsim.usercode import EXIT_CODE, UserCodeError
 
+    keeping = keeping or Unfinished(out, unfinished_home(out, resume), resume)
+    report = ReportNote(out, resume)
     kept = load_resume(out, plan) if resume else None
     runner = Runner(plan, resume=kept)  # bad data or a bad network fail here, before anything is made
     results = Results(runner)
@@ -38,11 +44,13 @@ def run_here(plan, out: Path, resume: bool):
         result = results.result()
     except KeyboardInterrupt:
         with deferred_signals():  # a signal while what finished is written (booked, then published) waits for it
-            line = interrupted(runner, results, target, request)
+            line = interrupted(runner, results, target, request, keeping)
+        report.say()
         fail(line)
     except UserCodeError as e:
         with deferred_signals():
-            line = failed(runner, results, target, str(e))
+            line = failed(runner, results, target, str(e), keeping)
+        report.say()
         fail(line, code=EXIT_CODE)
     except BaseException:  # a failure that is not a result: nothing was published, nothing is left
         target.abandon()
@@ -54,15 +62,35 @@ def run_here(plan, out: Path, resume: bool):
     except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
         target.discard()
         publish_result(target, result, plots=False)
+        report.say()
         fail(f"interrupted while drawing the plots: every run's results are kept in {out}; "
              f"`lionsim plot {out}` draws them")
+    report.say()
     late_note(request)
     return result, files
 
 
-def interrupted(runner, results, target, request) -> str:
-    """Publish what an interrupted bench finished (and the state of the run it stopped in);
-    return the line that says so."""
+class ReportNote:
+    """A --resume publishes over --out, and the report.md `lionsim report` wrote there (of the run
+    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it."""
+
+    def __init__(self, out: Path, resume: bool) -> None:
+        from lionsim.reports.outdir import REPORT_FILE
+
+        self.path = Path(out) / REPORT_FILE
+        self.held = resume and self.path.is_file()
+
+    def say(self) -> None:
+        from lionsim.reports.resuming import report_removed
+
+        if self.held and not self.path.is_file():
+            self.held = False
+            err_console.print(report_removed(self.path, "the run before this resume"), markup=False)
+
+
+def interrupted(runner, results, target, request, keeping) -> str:
+    """Publish what an interrupted bench finished (and the state of the run it stopped in) where
+    `keeping` says; return the line that says so."""
     from lionsim.reports.writing import publish_result
     from lionsim.training.checkpoint import save_checkpoint
 
@@ -75,11 +103,11 @@ def interrupted(runner, results, target, request) -> str:
     checkpoint = runner.state_to_keep()
     if checkpoint is not None:
         save_checkpoint(target.stage, 0, checkpoint)
-    publish_result(target, partial, plots=False)
-    return f"{how}: {len(partial.steps)} finished steps kept in {target.out}; {continues(checkpoint)}"
+    publish_result(target, partial, plots=False, into=keeping.home)
+    return f"{how}: {keeping.kept(len(partial.steps))}; {continues(checkpoint, keeping.command)}"
 
 
-def failed(runner, results, target, line: str) -> str:
+def failed(runner, results, target, line: str, keeping) -> str:
     """Publish what a bench finished before the user's code raised (run.json marked failed, with
     the line); return the line with what was kept. The run under way restarts on --resume: its
     state was left half-way through a step."""
@@ -90,13 +118,13 @@ def failed(runner, results, target, line: str) -> str:
     partial.meta["config"]["out"] = absolute(target.out)
     if not len(partial.steps):
         target.abandon()
-    else:
-        publish_result(target, partial, plots=False)
-    return kept_line(line, len(partial.steps), target.out)
+        return kept_line(line, None)
+    publish_result(target, partial, plots=False, into=keeping.home)
+    return kept_line(line, keeping.kept(len(partial.steps)), keeping.command)
 
 
-def continues(checkpoint) -> str:
+def continues(checkpoint, command: str) -> str:
     """What `--resume` will do, in words (the report's Reproduce section says the same)."""
     from lionsim.reports.resuming import continues as words
 
-    return words(checkpoint.label, checkpoint.step) if checkpoint is not None else words()
+    return words(checkpoint.label, checkpoint.step, command) if checkpoint is not None else words(command=command)

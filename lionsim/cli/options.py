@@ -175,7 +175,8 @@ ComputeSpread = Annotated[Optional[list[str]], typer.Option(
          "(columns step,worker,compute_s). "
          "A step waits for the slowest worker.")]
 Overwrite = Annotated[bool, typer.Option(
-    "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are cleared when the new "
-                        "results are published. Never a sweep root (--overwrite-sweep), never files lionsim did not write.")]
+    "--overwrite", help="--out may hold a previous run (or estimate, comm table): its files are replaced only when the new "
+                        "run completes (a bench stopped first keeps its steps in --out/.rerun, which --resume "
+                        "continues). Never a sweep root (--overwrite-sweep), never files lionsim did not write.")]
 OverwriteSweep = Annotated[bool, typer.Option(
     "--overwrite-sweep", help="Like --overwrite, and --out may be a sweep root: its cells and files are cleared too.")]

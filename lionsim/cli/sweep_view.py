@@ -17,6 +17,7 @@ from rich.table import Table
 from lionsim.numbers import sig
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
+from lionsim.reports.resuming import report_removed
 from lionsim.reports.tables import fill, fit, fold_run, run_width, speedup_text
 from lionsim.sweep import Cell, SweepEvents
 
@@ -106,8 +107,7 @@ class SweepDisplay(SweepEvents):
 
 
 def report_removed_line(path: Path) -> str:
-    return (f"removed {path}: it described the sweep before this run; "
-            f"`lionsim report {path.parent}` writes it again")
+    return report_removed(path)
 
 
 def _number(value: float, form: str) -> str:

@@ -67,7 +67,7 @@ def bench_plan(args: list[str]):
 
     planned = []
 
-    def capture(plan, out, resume):
+    def capture(plan, *rest):
         planned.append(plan)
         raise _Planned
 

@@ -12,8 +12,9 @@ same steps; a journaled call's time_s and wait_s are rank 0's own, as its journa
 figures are: the max over ranks is taken when a run ends), redoes summary.csv under the run's own summary rule (its run.json's baseline,
 target loss and warm-up steps: a failed or interrupted run is summarised as a finished one), marks run.json with the status and the error line,
 removes the journal and any temp file a killed writer left (keeping the ranks' states of a run
-stopped at a step boundary, `.resume/`, for `lionsim bench --resume`), and publishes: --out
-never holds the journal or a half-written file.
+stopped at a step boundary, `.resume/`, for `lionsim bench --resume`), and publishes into --out,
+or into its `.rerun/` where --out holds results this run was to replace
+(lionsim.reports.outdir.unfinished_home): --out never holds the journal or a half-written file.
 """
 
 from __future__ import annotations
@@ -105,9 +106,12 @@ def journal_rows(path: Path, warmup: int) -> pd.DataFrame:
     return rows
 
 
-def finalize(out: Path, status: str, error: str | None) -> int:
-    """Publish what rank 0 staged and journaled, marked `status` / `error`; return how many steps
-    that is (0, and nothing written, if none had finished). Call only once rank 0 writes no more."""
+def finalize(out: Path, status: str, error: str | None, home: Path | None = None, resumed: bool = True) -> int:
+    """Publish what rank 0 staged and journaled, marked `status` / `error`, into `home` (--out, or
+    its `.rerun/`: unfinished_home); return how many steps that is (0, and nothing written, if none
+    had finished). `resumed`: the session continued the run in `home`, whose saved states it may
+    carry over (a new run's may not: they are another run's). Call only once rank 0 writes no more."""
+    home = Path(out) if home is None else Path(home)
     target = RunDir(out)
     stage = target.stage
     if not (stage / META_FILE).is_file():
@@ -134,11 +138,11 @@ def finalize(out: Path, status: str, error: str | None) -> int:
     for leftover in stage.iterdir():  # the journal, and temp files of a writer killed mid-write
         if leftover.name.startswith(".") and leftover.name != RESUME_DIR:  # the ranks' states stay for --resume
             leftover.unlink()
-    keep_resume_state(stage, out)
+    keep_resume_state(stage, home if resumed else None)
     summary = run_summary(steps, meta)  # as the finished run's: its rule, what priced its model
     target.write(lambda d: write_run(d, steps, summary, meta) +
                  ([write_atomic(d / CALLS_FILE, lambda f: write_csv(f, calls))] if calls is not None else []))
-    target.publish()
+    target.publish(home)
     return len(steps)
 
 
@@ -165,12 +169,13 @@ def _complete_lines(path: Path) -> pd.DataFrame | None:
     return pd.read_csv(io.StringIO(text)) if text.count("\n") > 1 else None
 
 
-def keep_resume_state(stage: Path, out: Path) -> None:
+def keep_resume_state(stage: Path, resumed: Path | None) -> None:
     """The ranks' states for --resume as publishing leaves them: a checkpoint a writer killed
     mid-write left as a temp file goes; where this session saved none (a resume stopped at once,
-    before any new step finished) the states already in --out are carried over, as publishing
-    replaces --out whole. A carried state that no longer matches the steps (the run went on past
-    it) is ignored by --resume, which then restarts that run: never wrong, at worst slower."""
+    before any new step finished) the states already in `resumed` (the run it continued: None for
+    a new run) are carried over, as publishing replaces it whole. A carried state that no longer
+    matches the steps (the run went on past it) is ignored by --resume, which then restarts that
+    run: never wrong, at worst slower."""
     states = stage / RESUME_DIR
     if states.is_dir():
         for leftover in states.iterdir():
@@ -179,7 +184,9 @@ def keep_resume_state(stage: Path, out: Path) -> None:
         if any(states.iterdir()):
             return
         states.rmdir()
-    earlier = out / RESUME_DIR
+    if resumed is None:
+        return
+    earlier = resumed / RESUME_DIR
     if earlier.is_dir() and any(p.suffix == ".pt" for p in earlier.iterdir()):
         states.mkdir()
         for state in earlier.iterdir():

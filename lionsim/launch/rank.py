@@ -36,6 +36,7 @@ from lionsim.plan import BenchPlan
 from lionsim.ranges import refusal, span
 from lionsim.reports.files import META_FILE, write_atomic
 from lionsim.reports.publish import RunDir
+from lionsim.reports.resuming import Unfinished
 from lionsim.reports.writing import publish_result, stage_result
 from lionsim.training.checkpoint import save_checkpoint
 from lionsim.training.loop import Place, RunStopped
@@ -77,16 +78,18 @@ def check_same_config(plan: BenchPlan, device: torch.device, extra: str = "") ->
 def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
              progress: Callable[[str, int, float], None] | None = None,
              where: Callable[[str, int], None] | None = None, publish_failures: bool = True,
-             resume: bool = False, stop: Callable[[], bool] | None = None,
+             keeping: Unfinished | None = None, stop: Callable[[], bool] | None = None,
              own_signals: bool = True) -> BenchResult | None:
     """Run this rank's share of the bench; rank 0 publishes and returns the result, others None.
 
     `progress(label, step, loss)` on rank 0 after every step; `where(label, step)` on every rank
     when a step starts (for a watchdog naming the step a rank stopped in). On a failure rank 0
     publishes what finished unless `publish_failures` is off (the spawner, which outlives every
-    rank, does it then). SIGINT, or `stop()` (a parent's request), stops every rank at the same
-    step boundary; each keeps its state for `resume` (lionsim.training.resume), which every rank
-    loads from --out (one host, or a shared file system). `plan` is this process's own: a spawned
+    rank, does it then), where `keeping` says (--out, or its `.rerun/`: lionsim.reports.resuming;
+    None: a new run into --out). SIGINT, or `stop()` (a parent's request), stops every rank at the
+    same step boundary; each keeps its state for a resume (`keeping.resumed`:
+    lionsim.training.resume), which every rank loads from --out (one host, or a shared file
+    system). `plan` is this process's own: a spawned
     rank's is rebuilt from its record with its plug-ins loaded (lionsim.plan), a launched rank's
     is its own command's. Without `own_signals` (a rank lionsim spawned: the parent takes SIGINT and
     SIGTERM and relays them through `stop`) no signal handler is installed."""
@@ -97,7 +100,8 @@ def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
     if backend.name == "nccl":
         device = torch.device("cuda", rv.local_rank % torch.cuda.device_count())
         torch.cuda.set_device(device)
-    kept = load_resume(out, plan, rv.rank) if resume else None
+    keeping = keeping or Unfinished(out, out)
+    kept = load_resume(out, plan, rv.rank) if keeping.resumed else None
     join(backend.name, rv, backend.timeout, backend.iface)
     try:
         agree_on_resume(kept, device)
@@ -111,7 +115,7 @@ def run_rank(plan: BenchPlan, out: Path, rv: Rendezvous, *,
             if fitted is not None:  # rank 0 books and writes: it prices with the fit
                 network, errors = fitted
                 results = Results(runner, network=network, calibration=errors, hosts=hosts)
-        return _train(runner, results, out, rv.rank, progress, where, publish_failures, stop, own_signals)
+        return _train(runner, results, keeping, rv.rank, progress, where, publish_failures, stop, own_signals)
     finally:
         dist.destroy_process_group()
 
@@ -157,9 +161,9 @@ def sigterm_stops(armed: list[bool]) -> Iterator[None]:
         signal.raise_signal(signal.SIGTERM)
 
 
-def _train(runner: Runner, results: Results, out: Path, rank: int, progress, where, publish_failures: bool,
+def _train(runner: Runner, results: Results, keeping: Unfinished, rank: int, progress, where, publish_failures: bool,
            stop: Callable[[], bool] | None, own_signals: bool = True) -> BenchResult | None:
-    root = rank == 0
+    root, out = rank == 0, keeping.out
     target = RunDir(out) if root else None
     journal = StepJournal(target) if root else None
     at = ["", 0]  # the run and the step under way, for the failure's line
@@ -208,26 +212,26 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
         except RunStopped:  # every rank stopped at the same step: each keeps its state, then rank 0 the rest
             save_checkpoint(RunDir(out).stage, rank, runner.checkpoint)
             dist.barrier()  # every checkpoint is on disk before anyone publishes
-            _failed(journal, out, publish_failures, "interrupted", f"interrupted ({request.name})")
+            _failed(journal, keeping, publish_failures, "interrupted", f"interrupted ({request.name})")
             raise
         except KeyboardInterrupt:
-            _failed(journal, out, publish_failures, "interrupted", "interrupted")
+            _failed(journal, keeping, publish_failures, "interrupted", "interrupted")
             raise
         except UserCodeError as e:  # the user's code raised on this rank (lionsim.usercode): its line, exit 3
-            _failed(journal, out, publish_failures, "failed", str(e))
+            _failed(journal, keeping, publish_failures, "failed", str(e))
             raise
         except Stopped:
             if not root:  # rank 0 reports; the launcher names this rank
                 raise SystemExit(1) from None
             line = (f"stopped by the launcher (SIGTERM) at step {at[1]} of {at[0]}" if at[0] else
                     "stopped by the launcher (SIGTERM) before the first step")
-            _failed(journal, out, publish_failures, "failed", line)
+            _failed(journal, keeping, publish_failures, "failed", line)
             raise RankFailure(line) from None
         except RuntimeError as e:  # a collective failed: DistBackendError, gloo's connection errors, timeouts
             text = " ".join(str(e).encode("ascii", "ignore").decode().split())[:300]  # gloo appends an emoji
             step = f" at step {at[1]} of {at[0]}" if at[0] else ""
             line = f"a collective failed{step} (a peer rank died or stopped answering): {text}"
-            _failed(journal, out, publish_failures, "failed", line)
+            _failed(journal, keeping, publish_failures, "failed", line)
             raise RankFailure(line) from None
         # no rank tears the group down while a peer still uses it: a gloo rank that did so under
         # load was seen aborting (SIGABRT, "terminate called without an active exception")
@@ -241,10 +245,10 @@ def _train(runner: Runner, results: Results, out: Path, rank: int, progress, whe
         return result
 
 
-def _failed(journal: StepJournal | None, out: Path, publish: bool, status: str, error: str) -> None:
-    """Rank 0 after a failure: what finished published (or left staged for the spawner)."""
+def _failed(journal: StepJournal | None, keeping: Unfinished, publish: bool, status: str, error: str) -> None:
+    """Rank 0 after a failure: what finished published where `keeping` says (or left staged for the spawner)."""
     if journal is None:
         return
     journal.close()
     if publish:
-        finalize(out, status, error)
+        finalize(keeping.out, status, error, keeping.home, keeping.resumed)

@@ -42,6 +42,7 @@ from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous, free_port
 from lionsim.launch.journal import finalize
 from lionsim.reports.publish import RunDir
+from lionsim.reports.resuming import Unfinished, continues
 from lionsim.training.stop import (SIGNALS, StopRequest, deferred_signals, late_note, settle, stop_at_step_boundary,
                                    to_stderr)
 from lionsim.usercode import EXIT_CODE, kept_line
@@ -83,7 +84,7 @@ class Outcome:
     raised (lionsim.usercode)."""
 
 
-def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, messages, stop, resume: bool) -> None:
+def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, messages, stop, keeping: Unfinished) -> None:
     """A rank's process: run it, beat, and report how it ended (then exit with its code). `plan`
     arrived as its record and was rebuilt once, its plug-ins loaded (BenchPlan.__reduce__)."""
     import sys
@@ -112,7 +113,7 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
                     source="a loopback port lionsim picked for the ranks it started")
     try:
         run_rank(plan, out, rv, progress=progress, where=where, publish_failures=False,  # the parent publishes
-                 resume=resume, stop=stop.is_set, own_signals=False)  # the parent relays its signals
+                 keeping=keeping, stop=stop.is_set, own_signals=False)  # the parent relays its signals
     except LionsimError as e:
         messages.put(("error", rank, "input", str(e)))
         sys.exit(2)
@@ -133,13 +134,17 @@ def _child(rank: int, ranks: int, port: int, plan: BenchPlan, out: Path, message
 
 
 def spawn_ranks(plan: BenchPlan, out: Path, ranks: int,
-                progress: Callable[[str, int, float], None] | None = None, resume: bool = False) -> Outcome:
-    """Start `ranks` ranks of the bench, relay progress, and watch them until they end."""
+                progress: Callable[[str, int, float], None] | None = None,
+                keeping: Unfinished | None = None) -> Outcome:
+    """Start `ranks` ranks of the bench, relay progress, and watch them until they end; what does
+    not complete is published where `keeping` says (None: a new run into --out)."""
+    keeping = keeping or Unfinished(out, out)
+    resume = keeping.resumed
     ctx = mp.get_context("spawn")
     messages = ctx.Queue()
     stop = ctx.Event()
     port = free_port()
-    procs = [ctx.Process(target=_child, args=(r, ranks, port, plan, out, messages, stop, resume), daemon=True,
+    procs = [ctx.Process(target=_child, args=(r, ranks, port, plan, out, messages, stop, keeping), daemon=True,
                          name=f"lionsim-rank{r}") for r in range(ranks)]
     states = [RankState() for _ in range(ranks)]
     request = StopRequest()
@@ -165,18 +170,18 @@ def spawn_ranks(plan: BenchPlan, out: Path, ranks: int,
                 p.kill()
         with deferred_signals():
             _stop([p for p in procs if p.pid is not None], grace=5)
-            kept = finalize(out, "interrupted", "interrupted")
+            kept = finalize(out, "interrupted", "interrupted", keeping.home, resume)
         how = f"interrupted ({request.name})" if request.signal is not None else "interrupted"
         if resume and not any(s.finished for s in states):
-            return Outcome(ok=False, code=2, message=f"{how} before a new step finished: {out} is kept as it was; "
-                                                     "the same command with --resume continues it")
-        return Outcome(ok=False, code=2, message=f"{how}: {_kept(kept, out)}" + (
-            "; the same command with --resume trains the runs that did not finish" if kept else ""))
+            return Outcome(ok=False, code=2, message=f"{how} before a new step finished: {keeping.home} is kept as it "
+                                                     f"was; {keeping.command} continues it")
+        return Outcome(ok=False, code=2, message=f"{how}: {_kept(kept, keeping)}" + (
+            f"; {continues(command=keeping.command)}" if kept else ""))
     finally:
         with deferred_signals():
             _stop([p for p in procs if p.pid is not None], grace=GRACE_S)
     with deferred_signals():  # every rank has ended: what finished is published whole
-        outcome = _outcome(procs, states, culprit, out, plan.labels, request)
+        outcome = _outcome(procs, states, culprit, keeping, plan.labels, request)
         if outcome.ok:  # rank 0 published every run: a stop asked for after the last step stopped nothing
             settle()
             late_note(request)
@@ -264,8 +269,9 @@ def _stop(procs, grace: float) -> None:
         p.join(5)
 
 
-def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, out: Path,
+def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, keeping: Unfinished,
              labels: list[str], request: StopRequest) -> Outcome:
+    out = keeping.out
     inputs = [s.error[1] for s in states if s.error and s.error[0] == "input"]
     if inputs:
         RunDir(out).discard()
@@ -274,7 +280,9 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
         return Outcome(ok=True)
     users = [s.error[1] for s in states if s.error and s.error[0] == "user"]
     if users:  # the cause: the peers it left waiting report a failed collective, or died of it
-        return Outcome(ok=False, code=EXIT_CODE, message=kept_line(users[0], finalize(out, "failed", users[0]), out))
+        kept = finalize(out, "failed", users[0], keeping.home, keeping.resumed)
+        return Outcome(ok=False, code=EXIT_CODE,
+                       message=kept_line(users[0], keeping.kept(kept) if kept else None, keeping.command))
     if culprit is not None:
         rank, what = culprit
         # ranks move in lockstep (every step has collectives): the furthest any rank got is where it stopped
@@ -287,16 +295,16 @@ def _outcome(procs, states: list[RankState], culprit: tuple[int, str] | None, ou
     else:
         line = next((f"rank {r}: {s.error[1]}" for r, s in enumerate(states) if s.error), "a rank failed")
         status, code = "failed", 1
-    kept = finalize(out, status, line)  # every rank has ended: rank 0 writes no more
+    kept = finalize(out, status, line, keeping.home, keeping.resumed)  # every rank has ended: rank 0 writes no more
     if code == 2 and kept and all(s.stopped for s in states):
         label, step = states[0].stopped
-        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, out)}; the same command with --resume "
-                                                 f"continues {label} from step {step + 1}")
+        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, keeping)}; "
+                                                 f"{continues(label, step, keeping.command)}")
     if code == 2 and kept:
-        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, out)}; the same command with --resume "
-                                                 "trains the runs that did not finish")
-    return Outcome(ok=False, code=code, message=f"{line}: {_kept(kept, out)}" if code == 2 else f"{line}; {_kept(kept, out)}")
+        return Outcome(ok=False, code=2, message=f"{line}: {_kept(kept, keeping)}; {continues(command=keeping.command)}")
+    sep = ": " if code == 2 else "; "
+    return Outcome(ok=False, code=code, message=f"{line}{sep}{_kept(kept, keeping)}")
 
 
-def _kept(kept: int, out: Path) -> str:
-    return f"{kept} finished steps kept in {out}" if kept else "no steps had finished"
+def _kept(kept: int, keeping: Unfinished) -> str:
+    return keeping.kept(kept) if kept else "no steps had finished"

@@ -26,7 +26,7 @@ from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
-from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
+from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir
 from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
@@ -34,7 +34,6 @@ from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_te
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.titles import named_network
 
-REPORT_FILE = "report.md"
 SWEEP_SUMMARY = "sweep_summary.csv"
 SWEEP_STEPS = "sweep_steps.csv"
 SWEEP_META = "sweep.json"

@@ -3,10 +3,13 @@
 A command writes into an absent or empty --out. A directory holding lionsim's results of
 another run (or of this one: a complete run is never replaced without a word) is refused with
 one line saying what is there, unless `--overwrite`, which clears that run's files when the
-new results are published (so a new run that fails keeps the old one); a sweep root (its
-cells are hours of training) only with `--overwrite-sweep`. A directory holding anything
-lionsim did not write is refused even then: lionsim never deletes a user's files. `bench
---resume` continues the interrupted run it holds instead (lionsim.training.resume).
+new results are published: only a run that completes replaces them. A bench that stops before
+it completes (interrupted, failed) over such a directory keeps its finished steps in its
+`.rerun/` (`unfinished_home`), a whole run directory of its own, so the results --out held stay
+whole. A sweep root (its cells are hours of training) is replaced only with `--overwrite-sweep`.
+A directory holding anything lionsim did not write is refused even then: lionsim never deletes a
+user's files. `bench --resume` continues the unfinished run it holds instead, its `.rerun/`
+where there is one (`resumed_from`; lionsim.training.resume).
 
 No pandas here: a command checks its --out (check_out_dir) before anything heavy loads.
 """
@@ -23,12 +26,17 @@ from pathlib import Path
 from lionsim.errors import LionsimError
 from lionsim.numbers import plural
 
-RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", "report.md", "estimate.csv", "sweep.csv", "crossover.csv",
+REPORT_FILE = "report.md"
+"""What `lionsim report DIR` writes (lionsim.reports.markdown)."""
+RESULT_NAMES = ("steps.csv", "summary.csv", "run.json", REPORT_FILE, "estimate.csv", "sweep.csv", "crossover.csv",
                 "to_target_crossover.csv",
                 "comm.csv", "sweep.json", "sweep_steps.csv", "sweep_summary.csv", "*.png", "*.svg", "cells",
-                ".resume", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
+                ".resume", ".rerun", ".*.tmp", "calls.csv", "calibration.toml", "calibration.csv", "failed.json", "parts",
                 "trace.json", "estimate.json")
 """Names lionsim writes into an --out (plots by extension)."""
+RERUN_DIR = ".rerun"
+"""Inside an --out holding results: the finished steps of a bench that was to replace them and
+stopped before it completed (its CSVs, run.json and `.resume/`), where `--resume` continues it."""
 
 
 KINDS = {  # kind: the files that mark it, in the order lionsim.reports.plots.redraw.detect_kind tries them
@@ -165,9 +173,28 @@ def claim_out(out: Path, overwrite: bool = False, overwrite_sweep: bool = False,
     if overwrite or overwrite_sweep:
         return what
     hint = "pass --overwrite to replace it"
-    if what.kind == "bench" and (what.meta or {}).get("status") in ("interrupted", "failed"):
+    if resumed_from(out) != out:
+        hint = (f"an unfinished rerun is kept in {out / RERUN_DIR}: pass --resume to continue it (same options), "
+                "--overwrite to start another")
+    elif what.kind == "bench" and (what.meta or {}).get("status") in ("interrupted", "failed"):
         hint = "pass --resume to continue it (same options), --overwrite to replace it"
     raise LionsimError(f"{what.describe(out)}; {hint}, or choose another --out")
+
+
+def resumed_from(out: Path) -> Path:
+    """Where the run `bench --resume` continues lives: the unfinished rerun kept in --out's
+    `.rerun/` where there is one (it is newer than what --out holds), else --out itself."""
+    rerun = Path(out) / RERUN_DIR
+    return rerun if (rerun / "run.json").is_file() else Path(out)
+
+
+def unfinished_home(out: Path, resume: bool) -> Path:
+    """Where a bench that stops before it completes publishes its finished steps: where the run it
+    continues lives (--resume), else --out where that holds nothing, else --out's `.rerun/`: the
+    results --out holds are replaced only by a run that completes. Decided before anything trains."""
+    if resume:
+        return resumed_from(out)
+    return Path(out) if held(out).kind in ("absent", "empty") else Path(out) / RERUN_DIR
 
 
 def clear(out: Path, entries: list[Path]) -> None:

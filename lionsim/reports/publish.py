@@ -10,7 +10,10 @@ in between leaves both beside --out, never a mix of two runs' files); else file 
 os.replace (each atomic), after clearing the files lionsim wrote there before
 (lionsim.reports.outdir says which files are lionsim's, and never touches any other). A failure
 while writing (a full disk) leaves --out as it was and removes the staging directory; a run
-that fails part way publishes what finished, marked in run.json.
+that fails part way publishes what finished, marked in run.json, where
+lionsim.reports.outdir.unfinished_home says: into --out, or into its `.rerun/` (`publish(into=)`:
+the staged directory renamed there whole, the previous one set aside first), leaving the
+results --out holds as they were.
 """
 
 from __future__ import annotations
@@ -63,9 +66,12 @@ class RunDir:
             self.discard()
             raise write_failed(self.out, e.cause) from None
 
-    def publish(self) -> list[Path]:
-        """Move every staged file into --out; return their final paths."""
+    def publish(self, into: Path | None = None) -> list[Path]:
+        """Move every staged file into --out (or `into`: --out's `.rerun/`, where a run that did
+        not complete keeps its steps beside the results --out holds); return their final paths."""
         names = sorted(p.name for p in self.stage.iterdir()) if self.stage.is_dir() else []
+        if into is not None and Path(into) != self.out:
+            return self._publish_inside(Path(into), names)
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             if self.out.is_dir() and any(self.out.iterdir()) and self._swap():
@@ -106,6 +112,26 @@ class RunDir:
             raise
         shutil.rmtree(aside, ignore_errors=True)
         return True
+
+    def _publish_inside(self, into: Path, names: list[str]) -> list[Path]:
+        """The staged directory renamed into `into` (inside --out) whole: a previous one is set aside
+        beside --out first and then removed, so a process killed in between leaves one or the other;
+        nothing else in --out is touched."""
+        aside = self.out.parent / f".{self.out.name}{into.name}.old"
+        shutil.rmtree(aside, ignore_errors=True)
+        try:
+            if into.exists():
+                os.rename(into, aside)
+            try:
+                os.rename(self.stage, into)
+            except OSError:
+                if aside.exists():
+                    os.rename(aside, into)
+                raise
+        except OSError as e:
+            raise LionsimError(f"cannot publish {into}: {e.strerror or e}; the files are in {self.stage}") from None
+        shutil.rmtree(aside, ignore_errors=True)
+        return [into / name for name in names]
 
     def discard(self) -> None:
         shutil.rmtree(self.stage, ignore_errors=True)

@@ -3,11 +3,16 @@ and `lionsim report` repeats in its Reproduce section (here, below both: reports
 
 A bench whose run.json is `interrupted` or `failed` continues with the same command and --resume
 (lionsim.training.resume: it keeps the finished runs and trains the rest); --overwrite would start
-it over, discarding the kept steps. A sweep resumes by running the same command into the same
---out: it skips the finished cells and trains the rest (and retries the failed ones).
+it over, discarding the kept steps. A bench that was to replace the results --out holds keeps its
+steps in --out's `.rerun/` instead, and says that --out still holds them (`Unfinished`). A sweep
+resumes by running the same command into the same --out: it skips the finished cells and trains
+the rest (and retries the failed ones).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
 
 RESUMABLE = ("interrupted", "failed")
 """run.json statuses a --resume continues."""
@@ -17,12 +22,48 @@ SWEEP_RESUMES = "rerun the same command to resume"
 """What an interrupted sweep says to do (the command's line, the report's note)."""
 
 
-def continues(label: str | None = None, step: int | None = None) -> str:
+SAME_COMMAND = "the same command with --resume"
+"""How a bench that did not finish goes on, in words (with --resume in place of an --overwrite)."""
+
+
+def continues(label: str | None = None, step: int | None = None, command: str = SAME_COMMAND) -> str:
     """What `--resume` will do, in words: continue `label` after its finished step `step` where its
     state was kept, else train the runs that did not finish."""
     if label is not None and step is not None:
-        return f"the same command with --resume continues {label} from step {step + 1}"
-    return "the same command with --resume trains the runs that did not finish"
+        return f"{command} continues {label} from step {step + 1}"
+    return f"{command} trains the runs that did not finish"
+
+
+@dataclass(frozen=True, slots=True)
+class Unfinished:
+    """Where a bench that stops before it completes keeps its finished steps
+    (lionsim.reports.outdir.unfinished_home, decided before it trains), and the words that say so."""
+
+    out: Path
+    home: Path
+    """--out itself, or its `.rerun/` where --out holds results this run was to replace."""
+    resumed: bool = False
+    """This session continued the run in `home` (--resume): the states saved there are its own."""
+    flag: str | None = None
+    """--overwrite or --overwrite-sweep where given: --resume takes its place in the same command."""
+
+    def kept(self, steps: int | None = None) -> str:
+        """`N finished steps kept in HOME`, and where that is a `.rerun/`, that --out is as it was."""
+        where = f"{'' if steps is None else f'{steps} '}finished steps kept in {self.home}"
+        if Path(self.home) == Path(self.out):
+            return where
+        return f"{where} ({self.out} still holds its previous results: only a run that completes replaces them)"
+
+    @property
+    def command(self) -> str:
+        """The command that continues it."""
+        return SAME_COMMAND + (f" in place of {self.flag}" if self.flag and not self.resumed else "")
+
+
+def report_removed(path: Path, described: str = "the sweep before this run") -> str:
+    """The line a sweep (a rerun that changed its results) or a bench's --resume says on stderr when
+    it removes the report.md `lionsim report` wrote at `path`, which `described` what is now replaced."""
+    return f"removed {path}: it described {described}; `lionsim report {Path(path).parent}` writes it again"
 
 
 def resumable(meta: dict | None) -> bool:

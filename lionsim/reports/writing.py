@@ -32,12 +32,12 @@ def stage_result(target: RunDir, result, plots: bool = True) -> list[Path]:
     return target.write(write)
 
 
-def publish_result(target: RunDir, result, plots: bool = True) -> list[Path]:
-    """Stage every file of the result, then move them into --out together; on a write failure,
-    keep the CSVs in a temporary directory and say where (one LionsimError line)."""
+def publish_result(target: RunDir, result, plots: bool = True, into: Path | None = None) -> list[Path]:
+    """Stage every file of the result, then move them into --out together (or `into`: RunDir.publish);
+    on a write failure, keep the CSVs in a temporary directory and say where (one LionsimError line)."""
     try:
         stage_result(target, result, plots)
-        return target.publish()
+        return target.publish(into)
     except WriteError as e:
         kept = rescue(result)
         raise write_failed(target.out, e.cause, kept=_kept(kept)) from None

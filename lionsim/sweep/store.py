@@ -74,7 +74,7 @@ class CellStore:
         """Remove the report.md `lionsim report` wrote of the sweep's results before they changed;
         its path if there was one. The callers decide when: the grid grew, or a cell was published
         or adopted (a rerun that changes neither keeps the report: it still describes every cell)."""
-        from lionsim.reports.markdown import REPORT_FILE
+        from lionsim.reports.outdir import REPORT_FILE
 
         path = self.root / REPORT_FILE
         if not path.is_file():

@@ -8,7 +8,8 @@ with the same configuration (run.json's resolved configuration is compared: ever
 booked rows and, on a real backend, their measured calls: read back bit for bit), continues the run under way from its last finished step,
 or from its first where no state was kept (a second Ctrl-C, a dead rank), and trains the rest.
 A different configuration, a complete run, or a directory holding no bench run is refused with
-one line before anything trains.
+one line before anything trains. An unfinished rerun kept in --out's `.rerun/` (one that was to
+replace the results --out holds: lionsim.reports.outdir) is the run continued where there is one.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from lionsim.option_paths import absolute, placed
 from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import CALLS_FILE, META_FILE, load_run
+from lionsim.reports.outdir import resumed_from
 from lionsim.reports.resuming import RESUMABLE
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
@@ -126,7 +128,7 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
     """The interrupted run in `out`, checked against this command's plan; LionsimError otherwise."""
     from lionsim.training.record import resolved_config
 
-    out = Path(out)
+    out = resumed_from(Path(out))  # --out's own run, or the unfinished rerun kept beside it
     if not (out / META_FILE).is_file():
         raise LionsimError(f"--resume: {out} holds no bench run to continue ({META_FILE} not found); "
                            "run without --resume to start one")

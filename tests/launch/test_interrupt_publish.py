@@ -1,7 +1,8 @@
 """Ctrl-C during a gloo bench never leaves a half-written --out: the ranks take no signal of their
 own (the parent relays it), the parent's publication is not cut short by another signal, a
-resume stopped before a new step keeps the states it resumed from, and publishing over a
-previous run replaces it whole. Each awkward moment is made to happen, not waited for."""
+resume stopped before a new step keeps the states it resumed from, publishing over a previous
+run replaces it whole, and a rerun that stops before it completes goes to --out's `.rerun/`,
+leaving the run --out holds as it was. Each awkward moment is made to happen, not waited for."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from lionsim.launch.journal import StepJournal, finalize
 from lionsim.launch.spawn import _immune, blocked
 from lionsim.reports import load_run
 from lionsim.reports.files import META_FILE, STEPS_FILE
+from lionsim.reports.outdir import RERUN_DIR
 from lionsim.reports.publish import RunDir
 from lionsim.training.checkpoint import RESUME_DIR
 from lionsim.training.stop import SIGNALS, TAKEN, deferred_signals
@@ -116,6 +118,89 @@ def test_publishing_over_a_previous_run_leaves_one_run_or_the_other_wherever_it_
             break
         point += 1
     assert point >= 2  # it did stop at each call in turn
+
+
+def staged_rerun(out: Path, steps: int, state: bytes | None) -> None:
+    """What rank 0 staged of a run stopped after `steps` steps (and its state, where it saved one)."""
+    stage = RunDir(out).stage
+    stage.mkdir()
+    pd.DataFrame(measured_rows("lion", steps, 2)).to_csv(stage / STEPS_FILE, index=False)
+    (stage / META_FILE).write_text(json.dumps({"command": "bench", "status": "running", "config": {}}))
+    if state is not None:
+        (stage / RESUME_DIR).mkdir()
+        (stage / RESUME_DIR / "rank0.pt").write_bytes(state)
+
+
+def test_a_rerun_stopped_over_a_previous_run_is_kept_in_rerun_and_leaves_the_run_whole(tmp_path):
+    """gloo's publication of what finished (finalize) into --out's `.rerun/`: the run --out held,
+    its own states included, is byte for byte as it was; a new rerun that saved no state takes none
+    of an older rerun's (another run's), a resume of it carries them over."""
+    out = tmp_path / "o"
+    interrupted_run(out)
+    old = files(out)
+    rerun = out / RERUN_DIR
+    staged_rerun(out, 3, b"rerun after step 3")
+    assert finalize(out, "interrupted", "interrupted (SIGINT)", rerun, resumed=False) == 3
+    assert {k: v for k, v in files(out).items() if not k.startswith(RERUN_DIR)} == old
+    assert files(rerun)[f"{RESUME_DIR}/rank0.pt"] == b"rerun after step 3"
+    assert json.loads((rerun / META_FILE).read_text())["status"] == "interrupted"
+    assert not RunDir(out).stage.exists() and not list(tmp_path.glob(".*.old"))
+    staged_rerun(out, 2, None)  # a new rerun stopped at once: no state of its own
+    assert finalize(out, "interrupted", "interrupted", rerun, resumed=False) == 2
+    assert not (rerun / RESUME_DIR).exists() and len(pd.read_csv(rerun / STEPS_FILE)) == 2
+    staged_rerun(out, 2, None)  # ... and a resume of it does carry the states it resumed from
+    (rerun / RESUME_DIR).mkdir()
+    (rerun / RESUME_DIR / "rank0.pt").write_bytes(b"rerun after step 2")
+    assert finalize(out, "failed", "a rank died", rerun, resumed=True) == 2
+    assert files(rerun)[f"{RESUME_DIR}/rank0.pt"] == b"rerun after step 2"
+    assert {k: v for k, v in files(out).items() if not k.startswith(RERUN_DIR)} == old
+
+
+def test_publishing_a_rerun_leaves_one_rerun_or_the_other_wherever_it_stops(tmp_path, monkeypatch):
+    """Killed while publishing into `.rerun/` over an older one: the run --out holds is never
+    touched, and `.rerun/` holds the old rerun or the new one whole (between the two renames
+    neither, the old one set aside beside --out)."""
+    out = tmp_path / "o"
+    rerun = out / RERUN_DIR
+    point = 0
+    while True:
+        for leftover in (out, tmp_path / f".o{RERUN_DIR}.old", RunDir(out).stage):
+            shutil.rmtree(leftover, ignore_errors=True)
+        interrupted_run(out)
+        rerun.mkdir()
+        (rerun / STEPS_FILE).write_text("older rerun\n")
+        held, old = files(out), files(rerun)
+        target = RunDir(out)
+        target.stage.mkdir()
+        (target.stage / STEPS_FILE).write_text("new rerun\n")
+        new = files(target.stage)
+        done = [0]
+
+        def stop_at(real):
+            def call(*args, **kwargs):
+                if done[0] == point:
+                    raise KeyboardInterrupt
+                done[0] += 1
+                return real(*args, **kwargs)
+            return call
+
+        with monkeypatch.context() as m:
+            for name in ("rename", "replace", "unlink", "rmdir"):
+                m.setattr(os, name, stop_at(getattr(os, name)))
+            try:
+                target.publish(rerun)
+                finished = True
+            except KeyboardInterrupt:
+                finished = False
+        assert {k: v for k, v in files(out).items() if not k.startswith(RERUN_DIR)} == {
+            k: v for k, v in held.items() if not k.startswith(RERUN_DIR)}, point
+        now = files(rerun) if rerun.exists() else None
+        assert now in (old, new) or (now is None and files(tmp_path / f".o{RERUN_DIR}.old") == old), (point, now)
+        if finished:
+            assert now == new and not target.stage.exists()
+            break
+        point += 1
+    assert point >= 2
 
 
 def test_signals_while_publishing_are_noted_and_deferred():

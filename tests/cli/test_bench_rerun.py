@@ -1,0 +1,171 @@
+"""`bench --overwrite` replaces the run --out holds only when the new run completes: one that
+fails (an error in the user's code) or is interrupted leaves every file of the old run byte for
+byte, keeps its finished steps in --out's `.rerun/` and says so in its one line; `--resume` then
+continues that rerun, and its result is the uninterrupted run's (the reference: the old run, of
+the same configuration, every time modelled for a device). A `--resume` that replaces the
+report.md `lionsim report` wrote says so on stderr, as a sweep does."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+from pathlib import Path
+
+import pandas as pd
+
+from tests.helpers.cli import run_cli
+from tests.training.test_signals import ctrl_c_at_step, own_handlers
+
+WORKLOAD = '''
+import os
+
+import torch
+from torch import nn
+from torch.utils.data import TensorDataset
+
+CALLS = {}
+
+
+def loss(out, y):
+    given = os.environ.get("FAIL_AFTER")  # "N:name": calls counted from the first under this setting
+    if given:  # (lionsim builds a workload once a process: a count kept in make() would not restart)
+        CALLS[given] = CALLS.get(given, 0) + 1
+        if CALLS[given] > int(given.split(":")[0]):
+            raise RuntimeError(f"boom after {CALLS[given] - 1} calls")
+    return nn.functional.cross_entropy(out, y)
+
+
+def make():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 4, generator=g)
+    y = torch.randint(0, 3, (256,), generator=g)
+    return nn.Linear(4, 3), TensorDataset(x, y), loss
+'''
+STEPS = 4
+FAILING = "14:{}"
+"""FAIL_AFTER for a bench that fails in its second run (the first takes 2 calls a step and 2
+evaluations, after up to 4 calls that check and count the model)."""
+
+
+def bench(tmp_path: Path) -> list[str]:
+    """A two-run bench of the workload above, its times modelled (so two sessions agree exactly)."""
+    (tmp_path / "wl.py").write_text(WORKLOAD)
+    return ["bench", "-w", f"{tmp_path / 'wl.py'}:make", "-n", "2", "-b", "8", "--steps", str(STEPS),
+            "--eval-every", "2", "--compute", "h100", "-s", "adamw", "-s", "lion", "--out", str(tmp_path / "o")]
+
+
+def files(directory: Path) -> dict[str, bytes]:
+    """Every file under `directory` but the kept rerun's, by relative path."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*"))
+            if p.is_file() and ".rerun" not in p.relative_to(directory).parts}
+
+
+def error_lines(err: str) -> list[str]:
+    return [line for line in err.strip().splitlines() if not line.startswith("lionsim: ")]
+
+
+def finished(tmp_path, capsys) -> tuple[list[str], Path, dict[str, bytes]]:
+    argv = bench(tmp_path)
+    out = tmp_path / "o"
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+    old = files(out)
+    assert {"steps.csv", "summary.csv", "run.json", "loss_vs_step.png"} <= set(old)
+    return argv, out, old
+
+
+def same_result(out: Path, old: dict[str, bytes]) -> None:
+    """The CSVs of `out` are the uninterrupted run's (`old`), every column."""
+    for name in ("steps.csv", "summary.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(out / name), pd.read_csv(io.BytesIO(old[name])))
+
+
+def test_a_rerun_failed_by_the_users_code_keeps_the_old_run_and_resume_completes_it(tmp_path, capsys, monkeypatch):
+    argv, out, old = finished(tmp_path, capsys)
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("users-code"))  # in the second run: the first is kept whole
+    code, _, err = run_cli([*argv, "--overwrite"], capsys)
+    rerun = out / ".rerun"
+    assert code == 3 and files(out) == old  # every file of the old run, byte for byte
+    assert len(error_lines(err)) == 1, err
+    line = error_lines(err)[0]
+    assert line.startswith("error: lion@fp32-allreduce at step ") and "the workload raised RuntimeError: boom" in line
+    assert line.endswith(f"finished steps kept in {rerun} ({out} still holds its previous results: only a run that "
+                         "completes replaces them); once it is fixed, the same command with --resume in place of "
+                         "--overwrite trains the runs that did not finish"), line
+    meta = json.loads((rerun / "run.json").read_text())
+    assert meta["status"] == "failed" and meta["config"]["out"] == str(out)
+    kept = pd.read_csv(rerun / "steps.csv")
+    assert kept.groupby("strategy").step.max().to_dict()["adamw"] == STEPS and len(kept) < 2 * STEPS
+    assert not list(tmp_path.glob(".o*"))  # nothing staged is left beside --out
+    # fixed: --resume continues the rerun (not the old run, which is complete) and replaces --out
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not rerun.exists() and json.loads((out / "run.json").read_text())["resumed"][0]["kept_runs"] == [
+        "adamw@fp32-allreduce"]
+    same_result(out, old)
+
+
+def test_an_interrupted_rerun_keeps_the_old_run_and_resume_continues_it_exactly(tmp_path, capsys):
+    argv, out, old = finished(tmp_path, capsys)
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        code, _, err = run_cli([*argv, "--overwrite"], capsys)
+    rerun = out / ".rerun"
+    assert code == 2 and got == [signal.SIGINT] and files(out) == old
+    assert error_lines(err) == [
+        f"error: interrupted (SIGINT): 2 finished steps kept in {rerun} ({out} still holds its previous results: "
+        "only a run that completes replaces them); the same command with --resume in place of --overwrite "
+        "continues adamw@fp32-allreduce from step 3"], err
+    assert (rerun / ".resume" / "rank0.pt").is_file() and len(pd.read_csv(rerun / "steps.csv")) == 2
+    # another interrupt, of the resume: --out is still the old run, the rerun goes on in .rerun
+    with own_handlers() as (mine, got), ctrl_c_at_step(STEPS):  # the last step of the first run
+        code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 2 and error_lines(err)[-1].endswith("the same command with --resume continues "
+                                                       "lion@fp32-allreduce from step 1"), err
+    assert files(out) == old and len(pd.read_csv(rerun / "steps.csv")) == STEPS
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not rerun.exists()
+    same_result(out, old)
+
+
+def test_a_rerun_that_completes_replaces_the_old_run_and_the_kept_rerun(tmp_path, capsys, monkeypatch):
+    argv, out, old = finished(tmp_path, capsys)
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("completes"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3 and (out / ".rerun").is_dir()
+    monkeypatch.delenv("FAIL_AFTER")
+    other = [*argv[:argv.index("-s")], "-s", "sgdm", "--out", str(out), "--overwrite"]
+    code, _, err = run_cli(other, capsys)
+    assert code == 0, err
+    assert not (out / ".rerun").exists()
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["status"] == "complete" and [r["run"] for r in meta["runs"]] == ["sgdm@fp32-allreduce"]
+    assert pd.read_csv(out / "steps.csv").strategy.unique().tolist() == ["sgdm"]
+
+
+def test_a_finished_run_beside_a_kept_rerun_names_it_when_refusing(tmp_path, capsys, monkeypatch):
+    argv, out, old = finished(tmp_path, capsys)
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("refusing"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: {out} holds a complete bench run ({tmp_path / 'wl.py'}:make, 2 runs, {STEPS} steps); an unfinished "
+        f"rerun is kept in {out / '.rerun'}: pass --resume to continue it (same options), --overwrite to start "
+        "another, or choose another --out"], err
+    assert files(out) == old
+
+
+def test_a_resume_that_replaces_the_report_says_so(tmp_path, capsys):
+    """An interrupted run, then `lionsim report` on it, then --resume: the report (of the run before
+    the resume) goes, in one line on stderr, as a sweep says it."""
+    argv = bench(tmp_path)
+    out = tmp_path / "o"
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    assert run_cli(["report", str(out)], capsys)[0] == 0 and (out / "report.md").is_file()
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / "report.md").exists()
+    assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run before this resume; "
+                                   f"`lionsim report {out}` writes it again"), err
