@@ -1,7 +1,8 @@
 """Which option values are paths, and those values placed elsewhere: a TOML --config's relative
 paths are read from the file's folder (lionsim.cli.config_paths), and run.json records each as an
 absolute path (lionsim.training.record), so a replay from any working directory reads the same
-files.
+files; a record's argv (what was typed) is run from the folder it ran in where it names a relative
+path there (typed_relative: lionsim.reports.md).
 
 Which values are paths: a key that only takes one (data, out, from-run, fit, plugin, and
 regress's baseline-dir, junit and report); a network that names a profile file (.toml, .json or a
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 PATHS = frozenset({"data", "out", "from_run", "fit", "plugin", "baseline_dir", "junit", "report"})
 """Keys (as option names) whose every value is a path."""
@@ -26,6 +27,12 @@ SPREADS = frozenset({"compute_spread"})
 COMMA_LISTS = {"sweep": frozenset({"network", "workload"})}
 """Per command, the path keys whose comma string is a list (the sweep's grid axes: lionsim.sweep.grid
 splits `"a.toml,1gbe"` as it splits an array)."""
+FLAGS = {**{f"--{key.replace('_', '-')}": key for key in PATHS | PROFILES | SPECS | SPREADS},
+         "-o": "out", "-m": "model", "-w": "workload", "--config": "config"}
+"""Each of these keys' flags on a command line (and --config's: its file is the working directory's,
+the paths in it its own folder's)."""
+DEFAULT_OUT = frozenset({"bench", "sweep"})
+"""The commands whose --out, not typed, is a folder of the working directory (reports/bench, ...)."""
 
 
 def placed(values: dict[str, Any], place: Callable[[str], str],
@@ -49,6 +56,11 @@ def placed(values: dict[str, Any], place: Callable[[str], str],
         given.update({str(after): (key, before) for each, n in zip(parts, new) for before, after in zip(each, n)
                       if isinstance(before, str) and before.strip() and not _kept(before, kind)})
     return out, given
+
+
+def is_profile_file(network: str) -> bool:
+    """Whether a --network value names a profile file (a preset's name names none)."""
+    return not _kept(network, "profile")
 
 
 def _kept(value: str, kind: str) -> bool:
@@ -81,3 +93,28 @@ def absolute(path: str | os.PathLike[str]) -> str:
     """`path` (relative to the working directory, or ~/...) made absolute, as run.json records a
     path; a symlink in it stays one (a replay reads through it, as the run did)."""
     return os.path.abspath(os.path.expanduser(os.fspath(path)))
+
+
+def typed_relative(argv: Sequence[str]) -> list[str]:
+    """The paths a recorded command line (`lionsim CMD ARGS`: run.json's, sweep.json's or
+    estimate.json's argv) names relative to the folder it ran in, so that only from there does it
+    run as typed: each path-valued option's (a preset or a registered name is no path), --config's
+    file, `sweep merge`'s ROOT, and a bench's or sweep's --out left to its default."""
+    command, args = (argv[1] if len(argv) > 1 else ""), list(argv[2:])
+    values: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        flag, eq, value = args[i].partition("=")
+        if flag in FLAGS and not eq and i + 1 < len(args):
+            i, value = i + 1, args[i + 1]
+        elif flag[:2] in FLAGS and flag[1:2] != "-" and len(flag) > 2:  # -oDIR, as click takes it
+            flag, value = flag[:2], args[i][2:]
+        if flag in FLAGS and value:
+            values.setdefault(FLAGS[flag], []).append(value)
+        i += 1
+    if command == "sweep" and args[:1] == ["merge"]:
+        values["out"] = [a for a in args[1:2] if not a.startswith("-")]
+    paths = values.pop("config", [])
+    placed(values, lambda path: paths.append(path) or path, command)  # each path itself (a spec's FILE)
+    default_out = command in DEFAULT_OUT and "out" not in values
+    return [p for p in paths if not os.path.isabs(os.path.expanduser(p))] + (["--out's default"] if default_out else [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -603,7 +604,7 @@ def estimate_cmd(
     )
     plain = SimpleNamespace(**fields)
     check_plain(plain, sweep)  # a bad number, form, network or --need is refused before torch loads
-    load_plain_network(plain)  # (resolve loads it again, to price on)
+    network_given = load_plain_network(plain)  # (resolve loads it again, to price on)
     wanted = parse_need(need) if need is not None else None
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")
@@ -632,7 +633,7 @@ def estimate_cmd(
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
     record = _record(taken, sweep, need, trace, footnotes(frame, swept.algorithm_notes if swept is not None else ()),
-                     frame.attrs.get("baseline_line", ""))
+                     frame.attrs.get("baseline_line", ""), network_given.to_dict())
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
@@ -694,16 +695,20 @@ files), the options it resolved to, lionsim's version."""
 
 
 def _record(fields: dict, sweep: str | None, need: str | None, trace: bool, notes: list[str] = (),
-            baseline_note: str = "") -> dict:
-    """estimate.json's content: the command as typed, every option as the estimate took it, the
-    notes its table's caption printed (footnotes), and which of them says whose the baseline is
+            baseline_note: str = "", network: dict | None = None) -> dict:
+    """estimate.json's content: the command as typed and the folder it ran in, every option as the
+    estimate took it (each path absolute, as run.json records them: lionsim.option_paths), the
+    network in its profile form (`network`: what a profile file held, for the report), the notes
+    its table's caption printed (footnotes), and which of them says whose the baseline is
     (`baseline_note`, where --from-run took DIR's: the report puts it beside the speedups)."""
     import lionsim
     from lionsim.cli.app import invoked
+    from lionsim.option_paths import absolute, placed
 
-    options = {**fields, "sweep": sweep, "need": need, "trace": trace}
-    return {"command": "estimate", "argv": invoked(), "options": options, "notes": list(notes),
+    options = placed({**fields, "sweep": sweep, "need": need, "trace": trace}, absolute, "estimate")[0]
+    return {"command": "estimate", "argv": invoked(), "cwd": os.getcwd(), "options": options, "notes": list(notes),
             **({"baseline_note": baseline_note} if baseline_note else {}),
+            **({"network": network} if network else {}),
             "versions": {"lionsim": lionsim.__version__, "python": sys.version.split()[0]}}
 
 

@@ -75,9 +75,11 @@ def _one_value(e, got: str) -> str:
 
 def no_such_option(e) -> str:
     """An unknown option: the command's options, and the nearest only if it is near (click
-    offers whatever shares a letter: `regress --lr` got "--all, --help, --list")."""
+    offers whatever shares a letter: `regress --lr` got "--all, --help, --list"). Those its --help
+    hides are left out: estimate hides the strategy flags it refuses (they change only training)."""
     command = e.ctx.command if e.ctx is not None else None
-    names = sorted({n for p in getattr(command, "params", []) for n in p.opts if n.startswith("--")})
+    names = sorted({n for p in getattr(command, "params", []) if not getattr(p, "hidden", False)
+                    for n in p.opts if n.startswith("--")})
     where = f" for `lionsim {e.ctx.info_name}`" if e.ctx is not None and e.ctx.info_name != "lionsim" else ""
     accepted = f"; accepted: {', '.join(names)}" if names else ""
     # compared without the dashes, which every name shares (they made `--lr` look like `--all`)

@@ -84,6 +84,11 @@ class Measured:
     worst run, so recorded, never recommended as a target (NaN: not recorded, or none finite)."""
     argv: tuple[str, ...] = ()
     """The command that trained it (run.json's or sweep.json's argv; empty where not recorded)."""
+    strategies: tuple[str, ...] = ()
+    """The -s list it trained, bench's defaults filled in where none was given: run.json's
+    config.strategy, a sweep's grid runs (empty where not recorded)."""
+    cwd: str | None = None
+    """The folder its command ran in, where recorded (argv's relative paths are there)."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -210,7 +215,8 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
                if isinstance(entry, dict) and "run" in entry}
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
-                    cells=1, options=options, argv=_argv(meta), **_size_and_common_loss(summary))
+                    cells=1, options=options, argv=_argv(meta), strategies=_inner(meta, "config", "strategy"),
+                    cwd=_text(meta.get("cwd")), **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
@@ -278,13 +284,29 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     return Measured(path=given, kind="sweep", workload=workloads[0], baseline=baseline, target=target,
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
-                    argv=_argv(record), **_size_and_common_loss(summary))
+                    argv=_argv(record), strategies=_inner(record, "grid", "runs"),
+                    cwd=_text(record.get("cwd")), **_size_and_common_loss(summary))
 
 
 def _argv(record: dict) -> tuple[str, ...]:
     """A record's argv, () where it holds none (or not a list of strings)."""
-    argv = record.get("argv")
-    return tuple(argv) if isinstance(argv, list) and all(isinstance(a, str) for a in argv) else ()
+    return _texts(record.get("argv"))
+
+
+def _texts(value) -> tuple[str, ...]:
+    """A recorded list of strings as a tuple, () where it is not one."""
+    return tuple(value) if isinstance(value, list) and all(isinstance(a, str) for a in value) else ()
+
+
+def _inner(record: dict, table: str, key: str) -> tuple[str, ...]:
+    """record[table][key], a list of strings, as a tuple; () where it is not recorded so."""
+    inner = record.get(table)
+    return _texts(inner.get(key) if isinstance(inner, dict) else None)
+
+
+def _text(value) -> str | None:
+    """A recorded string, None where it is not one (or empty)."""
+    return value if isinstance(value, str) and value else None
 
 
 def _size_and_common_loss(summary: pd.DataFrame) -> dict:

@@ -12,6 +12,7 @@ no other run's convergence (lionsim.estimate.to_target) and needs a trained run 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from pathlib import Path
 
 from lionsim.errors import LionsimError
@@ -20,6 +21,8 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.table import estimate_rows
 from lionsim.numbers import ms_text
+from lionsim.option_paths import absolute
+from lionsim.reports.files import META_FILE
 from lionsim.reports.md import command_line
 from lionsim.runs import parse_runs
 
@@ -58,16 +61,61 @@ def _priced(r: Resolved, step_s: float) -> str:
 
 
 def train_command(measured: Measured) -> str:
-    """The command that trains PLAIN_BASELINE beside DIR's runs: DIR's own, recorded, with it added
-    (after the others, so DIR's baseline and targets stay); in words where none was recorded, or the
-    record is a shard's or a merge's."""
+    """How to train PLAIN_BASELINE beside DIR's runs, into DIR, after them (so DIR's baseline and
+    targets stay): a bench cannot add a run to a finished one (--resume continues only an unfinished
+    one), so DIR's own configuration (--config DIR/run.json: every option that trains, each path
+    absolute) trains every run it recorded again with it; a sweep's own command, with it added to
+    its strategies, trains only the new cells. In words where neither can be given."""
+    where = absolute(measured.path)
+    if measured.kind == "sweep":
+        return _sweep_command(measured, where)
+    if not measured.strategies:
+        return (f"rerun its `lionsim bench` command with -s naming the runs it trained and {PLAIN_BASELINE}, "
+                f"--out {where} and --overwrite (every run trained again)")
+    line = shlex.join(["lionsim", "bench", "--config", str(Path(where) / META_FILE),
+                       "-s", ",".join(measured.strategies), "-s", PLAIN_BASELINE, "--out", where, "--overwrite"])
+    return f"`{line}` (every run trained again)"
+
+
+def _sweep_command(measured: Measured, where: str) -> str:
+    """The sweep's recorded command into DIR with PLAIN_BASELINE added to its runs: appended to the
+    -s it typed, else after every run it trained (its default set, resolved: no --transport then);
+    in words where it cannot be rerun as recorded (none recorded, a shard's, a merge's, -s left to a
+    --config file)."""
     argv = list(measured.argv)
     command = argv[1] if len(argv) > 1 and Path(argv[0]).name in LAUNCHERS else None
-    sharded = "merge" in argv[2:3] or any(a == "--shard" or a.startswith("--shard=") for a in argv)
-    if measured.kind == "sweep":
-        if command != "sweep" or sharded:
-            return f"rerun its `lionsim sweep` command with -s {PLAIN_BASELINE} added (only the new cells train)"
-        return f"`{command_line([*argv, '-s', PLAIN_BASELINE])}` (only the new cells train)"
-    if command != "bench":
-        return f"rerun its `lionsim bench` command with -s {PLAIN_BASELINE} --overwrite added"
-    return f"`{command_line([*argv, '-s', PLAIN_BASELINE, '--overwrite'])}` (every run trained again)"
+    sharded = "merge" in argv[2:3] or bool(_given(argv, SHARD))
+    typed = bool(_given(argv, STRATEGY))
+    if command != "sweep" or sharded or not (typed or (measured.strategies and not _given(argv, CONFIG))):
+        return f"rerun its `lionsim sweep` command with -s {PLAIN_BASELINE} added (only the new cells train)"
+    runs = ",".join(_short(label) for label in measured.strategies)
+    kept = _without(argv, OUT) if typed else [*_without(argv, OUT, TRANSPORT), "-s", runs]
+    line = command_line([*kept, "-s", PLAIN_BASELINE, "--out", where], cwd=measured.cwd)
+    return f"`{line}` (only the new cells train)"
+
+
+def _short(label: str) -> str:
+    """A run as -s names it without --transport: its strategy alone where it ran on its default."""
+    from lionsim.strategies import STRATEGIES
+
+    name, _, transport = label.partition("@")
+    known = name in STRATEGIES.names() and STRATEGIES.get(name).default_transport == transport
+    return name if known else label
+
+
+# options of a recorded command line, each by its flags (long, short)
+STRATEGY, TRANSPORT, OUT = ("--strategy", "-s"), ("--transport",), ("--out", "-o")
+SHARD, CONFIG = ("--shard",), ("--config",)
+
+
+def _given(argv: list[str], flags: tuple[str, ...]) -> list[int]:
+    """Where in argv each of `flags` is given (`--out X`, `--out=X`, `-oX`)."""
+    return [i for i, a in enumerate(argv) if a in flags or a.startswith(tuple(f + "=" for f in flags if f[1] == "-"))
+            or (a[:2] in flags and a[1] != "-" and len(a) > 2)]
+
+
+def _without(argv: list[str], *options: tuple[str, ...]) -> list[str]:
+    """argv without `options` and their values."""
+    flags = tuple(f for option in options for f in option)
+    drop = {j for i in _given(argv, flags) for j in ((i, i + 1) if argv[i] in flags else (i,))}
+    return [a for i, a in enumerate(argv) if i not in drop]

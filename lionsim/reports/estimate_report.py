@@ -29,6 +29,7 @@ from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
 from lionsim.reports.sweep_rows import Shown, every_point, shown_rows
 from lionsim.reports.tables import crossing_words, winning_count
+from lionsim.reports.titles import profile_text
 from lionsim.reports.plots.to_target import NEEDS as TO_TARGET_NEEDS
 from lionsim.reports.plots.to_target import TO_TARGET_CROSSOVER
 from lionsim.reports.to_target import has_to_target, no_plot_reason, to_target_section, to_target_sweep_section
@@ -101,13 +102,22 @@ def _notes(directory: Path) -> str:
     return "## Notes\n\n" + "\n".join(items) if notes else ""
 
 
+def _network(first: pd.Series, directory: Path | None) -> str:
+    """The network row: a profile file named with its path and inter link where estimate.json
+    recorded them (lionsim.reports.titles.profile_text), else its name as estimate.csv holds it."""
+    record = _record(directory) if directory is not None else {}
+    given = (record.get("options") or {}).get("network")
+    return profile_text(given, record.get("network")) if isinstance(given, str) else _value(first["network"])
+
+
 def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     first = frame.iloc[0]
     rows = [[key, model_name(first) if key == "model" else _value(first[key])] for key in ("model", "params")
             if key in frame.columns]
     if "tokens_per_worker" in frame.columns:
         rows.append(["per worker and step", per_worker_text(first)])
-    rows += [[key, _value(first[key])] for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
+    rows += [[key, _network(first, directory) if key == "network" else _value(first[key])]
+             for key in ("device", "mfu", "network", "gpus_per_node") if key in frame.columns]
     if library := library_text(first):  # which library priced comm, as estimate's title says
         rows.append(["library", library])
     if "overlap" in frame.columns:  # per transport: name each mode's runs
@@ -191,8 +201,10 @@ def estimate_report(directory: Path) -> str:
 
 def _reproduce(directory: Path) -> str:
     """The Reproduce section: the estimate's own command where estimate.json recorded it."""
-    argv = _record(directory).get("argv")
-    return "## Reproduce\n\n" + reproduce(command_line(argv if isinstance(argv, list) else None), directory)
+    record = _record(directory)
+    argv = record.get("argv")
+    return "## Reproduce\n\n" + reproduce(command_line(argv if isinstance(argv, list) else None,
+                                                     cwd=record.get("cwd")), directory)
 
 
 ONE_NEEDS = ["strategy", "transport", "workers", "network", "params", "model", "device", "mfu", "step_s", "comm_s",

@@ -32,7 +32,7 @@ from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
-from lionsim.reports.titles import named_network
+from lionsim.reports.titles import named_network, profile_text
 
 SWEEP_SUMMARY = "sweep_summary.csv"
 SWEEP_STEPS = "sweep_steps.csv"
@@ -329,12 +329,14 @@ def _run_report(directory: Path) -> str:
     clock = _clock(backend, cfg.get("compute"))
     measured = backend not in (None, "sim")
     cfg = {**cfg, "network": named_network(str(cfg["network"]), meta, measured)} if cfg.get("network") else cfg
+    if cfg.get("network") and not measured:  # a profile file: what it held, as the report alone can say
+        cfg["network"] = profile_text(cfg["network"], meta.get("network"))
     # a workload file builds its own model: bench refuses --model-size for it, so no row says one
     sized = not is_spec(cfg.get("workload"))
     rounds = recorded_rounds(meta.get("runs"))
     config = md_table(["option", "value"], option_rows(cfg, () if sized else ("model_size",))
                       + [["runs", ", ".join(run_name(s, t, rounds) for s, t in zip(summary["strategy"], summary["transport"]))]])
-    command = command_line(meta.get("argv"), resume=resumable(meta))
+    command = command_line(meta.get("argv"), resume=resumable(meta), cwd=meta.get("cwd"))
     parts = [
         f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
         f"{named_network(str(first['network']), meta, measured)}",
@@ -411,7 +413,7 @@ def _sweep_report(directory: Path) -> str:
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
     parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
-              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv")), directory,
+              "## Reproduce\n\n" + reproduce(command_line(meta.get("argv"), cwd=meta.get("cwd")), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from lionsim.option_paths import absolute, typed_relative
+
 
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
     """A GitHub Markdown table; cells are text already formatted."""
@@ -23,16 +25,19 @@ WRITES_OVER = ("bench", "estimate")
 (a sweep's rerun resumes it, taking none)."""
 
 
-def command_line(argv: list[str] | None, resume: bool = False) -> str | None:
+def command_line(argv: list[str] | None, resume: bool = False, cwd: object = None) -> str | None:
     """The command line that made DIR (run.json's, sweep.json's or estimate.json's argv), as a user
     would type it to make DIR again (without FRESH_ONLY flags; with --overwrite, see below); None
     where none was recorded. `resume`: a run that did not finish (lionsim.reports.resuming), whose
-    command goes on with --resume in place of any REPLACES flag, which would discard what it kept."""
+    command goes on with --resume in place of any REPLACES flag, which would discard what it kept.
+    `cwd`: the folder it ran in (the record's `cwd`), which it is run from (`cd CWD && ...`) where
+    it typed a path relative to it (lionsim.option_paths.typed_relative): as typed, it runs there only."""
     if not argv:
         return None
     argv = [a for a in argv if a not in FRESH_ONLY]
+    there = f"cd {shlex.quote(cwd)} && " if isinstance(cwd, str) and cwd and typed_relative(argv) else ""
     if resume:
-        return _typed([*(a for a in argv if a not in REPLACES), "--resume"])
+        return there + _typed([*(a for a in argv if a not in REPLACES), "--resume"])
     command = next((a for a in argv[1:] if not a.startswith("-")), None)
     # The command's --out is DIR, which holds this finished run, so without leave to replace it the
     # printed command is refused there ("holds a complete bench run; pass --overwrite"), whether or
@@ -40,7 +45,7 @@ def command_line(argv: list[str] | None, resume: bool = False) -> str | None:
     # also runs where DIR is gone or empty, and clears only lionsim's own files, so it is always added.
     if command in WRITES_OVER and not any(a in REPLACES for a in argv):
         argv = [*argv, "--overwrite"]
-    return _typed(argv)
+    return there + _typed(argv)
 
 
 def _typed(argv: list[str]) -> str:
@@ -51,7 +56,8 @@ def _typed(argv: list[str]) -> str:
 def reproduce(command: str | None, directory: Path, note: str | None = None) -> str:
     """A report's Reproduce section: the command that made DIR, then the report's own; `note` (a run
     that did not finish: lionsim.reports.resuming) first, where the command was recorded."""
-    lines = ([command] if command else []) + [f"lionsim report {shlex.quote(str(directory))}"]
+    # DIR absolute: the report's command runs from any folder, as the one above does
+    lines = ([command] if command else []) + [f"lionsim report {shlex.quote(absolute(directory))}"]
     note = (note + "\n\n" if note else "") if command else \
         "The original command was not recorded; the report comes from the files alone.\n\n"
     return note + "\n".join("    " + line for line in lines)

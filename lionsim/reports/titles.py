@@ -4,6 +4,10 @@ the tables read them without loading the plots)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from lionsim.option_paths import is_profile_file
+
 
 def model_describes_link(meta: dict | None) -> bool:
     """Whether a run's comm_model_s prices the link it ran on: --network given (run.json's
@@ -86,3 +90,18 @@ def model_left_out(network: str, link: str, backend: str, one_host: bool = True,
     calibrated = "pass --calibrate, or " if calibrate else ""
     return (f"{left}; to compare with a model of this link, {calibrated}fit one once "
             f"with `lionsim comm --backend {backend} --fit PROFILE.toml`{where} and pass --network PROFILE.toml")
+
+
+def profile_text(network: str, resolved: dict | None) -> str:
+    """A --network as a report's configuration names it: a preset by its name; a profile file by its
+    name, its path as recorded and its inter link (`my25g (/home/me/my25g.toml: inter 12 us, 3.12
+    GB/s)`), so the report read alone says what the file held; `resolved`: the record's `network`
+    (run.json's, estimate.json's: the profile's own form, lionsim.network.link.Network.to_dict)."""
+    if not is_profile_file(network):
+        return network
+    resolved = resolved if isinstance(resolved, dict) else {}
+    inter = resolved.get("inter") if isinstance(resolved.get("inter"), dict) else {}
+    alpha, rate = inter.get("alpha_us"), inter.get("bandwidth_GBps")
+    link = (f": inter {alpha:g} us, {rate:.3g} GB/s" if isinstance(alpha, (int, float))
+            and isinstance(rate, (int, float)) else "")
+    return f"{resolved.get('name') or Path(network).stem} ({network}{link})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,7 @@ class SweepPlan:
         now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         return {"kind": "sweep", "grid": self.grid.to_dict(), "bench": thawed(self.bench), "jobs": self.jobs,
                 "executor": self.executor, "shard": None if self.shard is None else str(self.shard), "argv": sys.argv,
+                "cwd": os.getcwd(),  # where argv's relative paths are (a report runs it from there)
                 "started": (previous or {}).get("started", now),
                 "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                              "lionsim": lionsim.__version__, "git_commit": git_commit()},

@@ -66,6 +66,7 @@ def bench_record(*, options: dict, runs: list[dict], timing: dict, workload: Wor
         **({"hosts": hosts_record(hosts)} if hosts else {}),
         "seed": options["seed"],
         "argv": sys.argv,
+        "cwd": os.getcwd(),  # where argv's relative paths are (a report runs it from there)
         "started": datetime.datetime.fromtimestamp(started, datetime.timezone.utc).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 3),
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__, "lionsim": lionsim.__version__,

@@ -32,6 +32,26 @@ def test_an_unknown_option_lists_the_commands_options_and_only_a_near_one(capsys
                                          "(every option: lionsim bench --help)")
 
 
+def test_estimates_unknown_option_accepts_no_flag_estimate_then_refuses(capsys):
+    """`estimate --lr` listed as accepted the strategy flags that change only training, each of which
+    estimate then refuses ("estimate does not read it"). The reference: every strategy flag tried on
+    estimate with its strategy and its default value; the list names exactly those not refused so."""
+    from lionsim.strategies.core.given import flags
+
+    unread, read = set(), set()
+    for specs in flags().values():
+        spec = specs[0]
+        _, _, err = run_cli(["estimate", "--model", "gpt2-124m", "-s", spec.strategy, spec.flag, str(spec.default)],
+                            capsys)
+        (unread if "estimate does not read it" in err else read).add(spec.flag)
+    assert {"--outer-lr", "--muon-momentum", "--streaming-alpha"} <= unread and "--local-steps" in read
+    code, _, err = run_cli(["estimate", "--model", "gpt2-124m", "--lr", "0.1"], capsys)
+    assert code == 2 and err.startswith("error: no such option --lr for `lionsim estimate`; accepted: ")
+    accepted = set(err.strip().split("; accepted: ", 1)[1].split(", "))
+    assert not accepted & unread, accepted & unread
+    assert read | {"--model", "--workers", "--network", "--from-run"} <= accepted
+
+
 def test_params_message_says_what_is_accepted(capsys):
     code, _, err = run_cli(["estimate", "--params", "-5", "--tokens-per-worker", "1024"], capsys)
     assert code == 2 and err.strip() == ("error: bad --params -5; accepted: a whole number from 1 to "

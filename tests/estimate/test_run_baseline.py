@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from lionsim.cli import app
 from lionsim.estimate import EstimateConfig, estimate
 from lionsim.numbers import ms_text
+from tests.helpers.cli import TINY_BENCH, run_cli
 
 FP32, BF16, DLION = "adamw@fp32-allreduce", "adamw@bf16-allreduce", "dlion-mavo@a2a-1bit"
 CLUSTER = ["--params", "1e9", "--tokens-per-worker", "8192", "--workers", "32", "--network", "h100x8-100gbe"]
@@ -25,7 +27,8 @@ SWEEP_ARGV = ["/venv/bin/lionsim", "sweep", "--workload", "mlp", "--workers", "4
 
 
 def sweep_dir(tmp_path: Path, reached: dict[str, int], argv=SWEEP_ARGV) -> Path:
-    """A finished sweep root: `reached` steps to target at 4 and 8 workers, FP32 the baseline, its argv recorded."""
+    """A finished sweep root: `reached` steps to target at 4 and 8 workers, FP32 the baseline, its argv
+    and runs recorded."""
     out = tmp_path / "sweep"
     out.mkdir()
     rows = [{"cell": f"c{n}-{label}", "strategy": label.split("@")[0], "transport": label.split("@")[1],
@@ -33,7 +36,8 @@ def sweep_dir(tmp_path: Path, reached: dict[str, int], argv=SWEEP_ARGV) -> Path:
              "target_loss": 0.5, "target_rule": f"{FP32}'s loss at step 90 of 100", "baseline": FP32, "params": 1000}
             for n in (4, 8) for label, steps in reached.items()]
     pd.DataFrame(rows).to_csv(out / "sweep_summary.csv", index=False)
-    (out / "sweep.json").write_text(json.dumps({"kind": "sweep", "cells": len(rows), "argv": argv}))
+    (out / "sweep.json").write_text(json.dumps({"kind": "sweep", "cells": len(rows), "argv": argv,
+                                                "grid": {"runs": list(reached)}}))
     return out
 
 
@@ -71,7 +75,8 @@ def test_the_command_is_the_runs_own_with_the_plain_baseline_added_and_the_repor
     out = tmp_path / "run"
     said = invoke(["estimate", *CLUSTER, "--from-run", str(root), "--out", str(out)])
     command = re.search(r"`(lionsim sweep [^`]*)`", said).group(1)
-    assert shlex.split(command) == ["lionsim", *SWEEP_ARGV[1:], "-s", BF16]  # the recorded one, quoting kept
+    # the recorded one, quoting kept, into DIR (the --from-run folder, not the one it was trained into)
+    assert shlex.split(command) == ["lionsim", *SWEEP_ARGV[1:-2], "-s", BF16, "--out", str(root)]
     assert f"then add --baseline {BF16} to this estimate" in said
     record = json.loads((out / "estimate.json").read_text())
     invoke(["report", str(out)])
@@ -80,8 +85,104 @@ def test_the_command_is_the_runs_own_with_the_plain_baseline_added_and_the_repor
     assert record["baseline_note"] in step and record["baseline_note"] not in rest  # by the speedups, once
 
 
+def trained(argv: list[str], capsys) -> None:
+    code, _, err = run_cli(argv, capsys)
+    assert code == 0, err
+
+
+def command_for(tmp_path: Path, from_run: str, capsys) -> list[str]:
+    """The command `estimate --from-run` (run in tmp_path) says trains BF16 beside the runs, as argv."""
+    code, out, err = run_cli(["estimate", *CLUSTER, "--from-run", from_run], capsys)
+    assert code == 0, err
+    said = " ".join(out.split())
+    found = re.search(r"train adamw@bf16-allreduce beside its runs: `(lionsim [^`]*)` \(([^)]*)\)", said)
+    assert found, said
+    return shlex.split(found.group(1)), found.group(2)
+
+
+def runs_of(folder: Path) -> list[str]:
+    frame = pd.read_csv(folder / "summary.csv")
+    return [f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])]
+
+
+@pytest.mark.parametrize("made", [
+    [*TINY_BENCH, "--out", "b"],  # bench's default strategies: a -s added replaced them, training one run
+    [*TINY_BENCH, "--batch-size", "4", "-s", "adamw,dlion-mavo", "--transport", "a2a-1bit", "--out", "b"],
+])
+def test_a_bench_gets_the_command_that_trains_its_runs_and_the_baseline_into_its_folder(made, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """The command names what DIR trained (bench's defaults filled in) and the plain baseline after them,
+    writes DIR (it wrote ./reports/bench), keeps every option that trains and says --overwrite once.
+    The reference is the command itself, run from another folder: DIR then holds its runs, trained as
+    before (losses equal), and the baseline; then --baseline prices against it."""
+    for name in ("made", "asked", "elsewhere"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "made")
+    trained(made, capsys)
+    before, record = pd.read_csv(tmp_path / "made" / "b" / "steps.csv"), (tmp_path / "made" / "b" / "run.json")
+    config = json.loads(record.read_text())["config"]
+    monkeypatch.chdir(tmp_path / "asked")
+    command, said = command_for(tmp_path, "../made/b", capsys)
+    assert command[:2] == ["lionsim", "bench"] and command.count("--overwrite") == 1
+    assert said == "every run trained again"  # bench adds no run to a finished one: --resume refuses it
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    trained(command[1:], capsys)
+    folder = tmp_path / "made" / "b"
+    labels = runs_of(folder)
+    assert labels[-1] == BF16 and len(labels) == len(set(labels))
+    assert labels[:-1] == list(before.drop_duplicates(["strategy", "transport"]).pipe(
+        lambda f: [f"{s}@{t}" for s, t in zip(f["strategy"], f["transport"])]))
+    after = pd.read_csv(folder / "steps.csv")
+    old = after.merge(before, on=["strategy", "transport", "step"], suffixes=("", "_before"))
+    assert len(old) == len(before) and (old["loss"] == old["loss_before"]).all()
+    again = json.loads((folder / "run.json").read_text())["config"]
+    assert {k: v for k, v in again.items() if k not in ("strategy", "hyper")} == \
+        {k: v for k, v in config.items() if k not in ("strategy", "hyper")}
+    assert again["hyper"] | config["hyper"] == again["hyper"]  # each run's hyperparameters as recorded
+    monkeypatch.chdir(tmp_path / "asked")
+    trained(["estimate", *CLUSTER, "--from-run", "../made/b", "--baseline", BF16], capsys)
+
+
+def test_a_default_sweep_gets_its_runs_named_and_only_the_baselines_cell_trains(tmp_path, capsys, monkeypatch):
+    """A sweep given no -s (its default set) or a --transport: the command names its runs, as resolved,
+    before the plain baseline (a -s added alone replaced them); its cells stay and only the new one trains."""
+    for name in ("made", "asked"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "made")
+    made = ["sweep", *TINY_BENCH[1:], "--out", "sw"]
+    monkeypatch.setattr(sys, "argv", ["lionsim", *made])  # sweep.json records the process's own command line
+    trained(made, capsys)
+    cells = sorted(p.name for p in (tmp_path / "made" / "sw" / "cells").iterdir())
+    monkeypatch.chdir(tmp_path / "asked")
+    command, said = command_for(tmp_path, "../made/sw", capsys)
+    assert command[:2] == ["lionsim", "sweep"] and said == "only the new cells train"
+    monkeypatch.setattr(sys, "argv", command)
+    code, out, err = run_cli(command[1:], capsys)
+    assert code == 0, err
+    assert "1 training this run; 5 cells were already finished" in " ".join((out + err).split())
+    now = sorted(p.name for p in (tmp_path / "made" / "sw" / "cells").iterdir())
+    assert set(cells) < set(now) and len(now) == len(cells) + 1 and BF16 in (set(now) - set(cells)).pop()
+
+
+@pytest.mark.parametrize("argv, transport", [
+    (["lionsim", "sweep", "--workload", "mlp", "--transport", "a2a-1bit", "--out", "s"], None),
+    (["lionsim", "sweep", "--workload", "mlp", "-s", "adamw", "-s", DLION, "--transport", "fp32-allreduce", "-os"],
+     "fp32-allreduce"),
+])
+def test_a_sweeps_transport_goes_where_its_runs_are_named_resolved_and_stays_with_its_own_s(tmp_path, argv,
+                                                                                           transport):
+    root = sweep_dir(tmp_path, {FP32: 80, DLION: 60}, argv)
+    said = invoke(["estimate", *CLUSTER, "--from-run", str(root)])
+    command = shlex.split(re.search(r"`(lionsim sweep [^`]*)`", said).group(1))
+    assert command[-2:] == ["--out", str(root)] and command.count("--out") == 1 and "-os" not in command
+    given = [command[i + 1] for i, a in enumerate(command) if a == "-s"]
+    assert given[-1] == BF16 and (given[:-1] == ["adamw", DLION] if transport else given[:-1] == [f"adamw,{DLION}"])
+    assert (command[command.index("--transport") + 1] if "--transport" in command else None) == transport
+
+
 @pytest.mark.parametrize("argv, says", [
     ([], f"rerun its `lionsim sweep` command with -s {BF16} added"),  # none recorded
+    ([*SWEEP_ARGV[:4], "--config", "s.toml"], f"rerun its `lionsim sweep` command with -s {BF16} added"),
     (["lionsim", "sweep", "merge", "/data/s"], f"rerun its `lionsim sweep` command with -s {BF16} added"),
     ([*SWEEP_ARGV, "--shard", "1/2"], f"rerun its `lionsim sweep` command with -s {BF16} added"),
 ])

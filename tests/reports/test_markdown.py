@@ -229,9 +229,15 @@ def test_a_sweeps_time_notes_are_one_entry_per_claim_in_the_sweeps_order(tmp_pat
 
 
 def _reproduce(report: Path) -> list[str]:
-    """The first command of a report's Reproduce section, as argv."""
-    section = report.read_text().split("## Reproduce\n\n")[1]
-    return shlex.split(section.splitlines()[0])
+    """The first command of a report's Reproduce section, as argv (its `cd FOLDER &&` left out)."""
+    return reproduced(report)[1]
+
+
+def reproduced(report: Path) -> tuple[str | None, list[str]]:
+    """The first command of a report's Reproduce section: the folder it says to run it from (`cd
+    FOLDER && `, None where it says none) and the command as argv."""
+    words = shlex.split(report.read_text().split("## Reproduce\n\n")[1].splitlines()[0])
+    return (words[1], words[3:]) if words[0] == "cd" and words[2] == "&&" else (None, words)
 
 
 @pytest.mark.parametrize("made", [
@@ -241,14 +247,18 @@ def _reproduce(report: Path) -> list[str]:
 ])
 def test_the_reproduce_command_runs_where_the_run_is(made, tmp_path, capsys, monkeypatch):
     """The report's command, run where the run was made, makes its folder again: it printed
-    `lionsim bench ...` without --overwrite, which that folder (holding the finished run) refused."""
+    `lionsim bench ...` without --overwrite, which that folder (holding the finished run) refused.
+    Its --out is relative: the report says to run it from that folder (`cd FOLDER && `), and so,
+    from any other, it makes the same folder again."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "argv", ["lionsim", *made])  # bench records the process's own command line
     code, _, err = run_cli(made, capsys)
     assert code == 0, err
     assert run_cli(["report", "run"], capsys)[0] == 0
-    again = _reproduce(tmp_path / "run" / "report.md")
+    there, again = reproduced(tmp_path / "run" / "report.md")
     assert again[:len(made) + 1] == ["lionsim", *made] and again.count("--overwrite") == 1
+    assert there == str(tmp_path.resolve())  # the working directory, as the system names it
+    monkeypatch.chdir(there)
     monkeypatch.setattr(sys, "argv", again)
     code, _, err = run_cli(again[1:], capsys)
     assert code == 0, err

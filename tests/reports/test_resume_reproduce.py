@@ -18,10 +18,13 @@ from tests.helpers.cli import TINY_BENCH, run_cli
 
 
 def _reproduce(report: Path) -> tuple[str, list[str]]:
-    """The Reproduce section's text before its commands, and its first command as argv."""
+    """The Reproduce section's text before its commands, and its first command as argv: the run was
+    made in the report's folder's parent with --out relative to it, so the command runs from there
+    (`cd FOLDER && `, left out here)."""
     section = report.read_text().split("## Reproduce\n\n")[1]
-    command = next(line for line in section.splitlines() if line.startswith("    "))
-    return section.split("    ")[0], shlex.split(command)
+    command = shlex.split(next(line for line in section.splitlines() if line.startswith("    ")))
+    assert command[:3] == ["cd", str(report.parent.parent.resolve()), "&&"]
+    return section.split("    ")[0], command[3:]
 
 
 def test_an_interrupted_bench_reproduces_with_resume_and_that_continues_it(tmp_path, capsys, monkeypatch):
