@@ -92,9 +92,11 @@ def trained(argv: list[str], capsys) -> None:
 
 def command_for(tmp_path: Path, from_run: str, capsys) -> list[str]:
     """The command `estimate --from-run` (run in tmp_path) says trains BF16 beside the runs, as argv."""
-    code, out, err = run_cli(["estimate", *CLUSTER, "--from-run", from_run], capsys)
+    out_dir = tmp_path / "asked-out"
+    code, out, err = run_cli(["estimate", *CLUSTER, "--from-run", from_run, "--out", out_dir, "--overwrite"], capsys)
     assert code == 0, err
-    said = " ".join(out.split())
+    # estimate.json keeps the note whole: an 80-column pipe folds a path longer than a line (xdist's tmp paths)
+    said = " ".join(json.loads((out_dir / "estimate.json").read_text())["baseline_note"].split())
     found = re.search(r"train adamw@bf16-allreduce beside its runs: `(lionsim [^`]*)` \(([^)]*)\)", said)
     assert found, said
     return shlex.split(found.group(1)), found.group(2)
