@@ -492,4 +492,4 @@ def test_an_estimate_sweep_report_heads_the_swept_column_alike_in_every_table(sw
     headers = [line for line, under in zip(lines, lines[1:]) if under.startswith("|---")]
     by_value = [h.split("|")[1].strip() for h in headers if "adamw@bf16-allreduce |" in h]
     assert len(by_value) >= 4 and set(by_value) == {heading}  # step time, speedup, time to target and its speedup (bytes)
-    assert f"| run | crossover: {heading} | wins |" in headers
+    assert f"| run | crossover: {heading} | wins | speedup: lowest to highest |" in headers
