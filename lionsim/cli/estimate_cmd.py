@@ -272,6 +272,22 @@ def footnotes(frame: pd.DataFrame, algorithm_notes: Iterable[str] = ()) -> list[
     return list(dict.fromkeys(line for line in lines if line))
 
 
+def point_lines(frame: pd.DataFrame, swept) -> list[str]:
+    """What an estimate at each of `swept`'s points notes, each note once with its runs and points
+    (lionsim.estimate.point_notes), less what the tables of `frame` (the estimate at --workers)
+    printed where it holds at every point."""
+    from lionsim.estimate.hier_hint import faster_text
+    from lionsim.estimate.point_notes import lines
+    from lionsim.reports.to_target import has_to_target, notes
+
+    said = {note.text for note in caption_notes(frame)} | set(frame.attrs.get("notes", ()))
+    said |= {faster_text(hier) for hier in frame.attrs.get("faster_hier", ())}  # in hier_notes' words there
+    if has_to_target(frame):  # the time to target table's notes on its runs
+        said |= {part for row in frame.itertuples(index=False) for part in notes(row)}
+    every = list(dict.fromkeys(swept.rows["strategy"] + "@" + swept.rows["transport"]))
+    return lines(list(swept.point_notes), swept.sweep.values, swept.sweep.variable, every, said)
+
+
 def short_bench_note(frame: pd.DataFrame) -> str:
     """One line where a local-step run took lionsim's short-bench H (Strategy.short_bench_default):
     the option that sets it and each method's authors' H at scale; "" where none did. lionsim keeps
@@ -468,6 +484,14 @@ a tie being a tie at every point); "everywhere" and "nowhere" read as they are, 
 wins_where says (the ranges where it wins)."""
 
 
+def extreme_text(speedup: float, at: float, names: dict) -> str:
+    """A crossover table's lowest or highest cell: the speedup, then the swept point it is at
+    ("4.00x" / "at 32"); "-" where no point has a figure."""
+    if not speedup == speedup:
+        return "-"
+    return f"{speedup_text(speedup)}\nat {names.get(at, f'{at:g}')}"
+
+
 def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, what: str = "",
                     workers: int | None = None) -> Table | Text:
     """Where each strategy starts (or stops) beating the baseline over the sweep: per step, or in
@@ -477,6 +501,7 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     --sweep workers= beside a --workers table is how one sees both)."""
     import pandas as pd
     from lionsim.reports.capped import capped_note
+    from lionsim.reports.points import labels as point_labels
     from lionsim.reports.rates import efficiency_of, moved_words
     from lionsim.reports.tables import crossing_words, fill, fit, speedup_text, winning_count
 
@@ -497,10 +522,14 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     table = Table(title=title, caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     crossing = "crossover\n(workers)" if sweep.variable == "workers" else "crossover"
     rounds = rounds_of(frame)  # crossover.csv has no H: the priced rows' (run_label names each with its own)
+    names = dict(zip(sweep.values, point_labels(sweep.values, sweep.variable)))  # each point as the notes say it
     named = crossings.assign(**{ROUND_STEPS: [rounds.get(f"{s}@{t}", 1) for s, t in
                                               zip(crossings["strategy"], crossings["transport"])]})
     width = _width(named)
-    for name in ("run", crossing, "wins", f"speedup\nat {lo:g}", *([f"speedup\nat {hi:g}"] if lo != hi else [])):
+    # the speedup's range and where it is, not its ends: a peak between them (4.00x at 32 where the ends
+    # are 1.08x and 1.11x) is the figure a reader needs; one point: its speedup
+    speedups = ["lowest\nspeedup", "highest\nspeedup"] if lo != hi else [f"speedup\nat {lo:g}"]
+    for name in ("run", crossing, "wins", *speedups):
         # wins is words ("wins above 9.749 GB/s, ties below"): where the table is over 80 it breaks
         # between them first (fit's column), before a run name breaks after its '-'
         table.add_column(name, justify="left" if name in ("run", "wins") else "right", no_wrap=name != "wins",
@@ -516,15 +545,22 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
             wins = winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g} {sweep.unit}", f"{row.wins} {row.crossover:.4g} {sweep.unit}"
-        table.add_row(run_label(row), where, wins, speedup_text(row.speedup_first),
-                      *([speedup_text(row.speedup_last)] if lo != hi else []))
+        table.add_row(run_label(row), where, wins,
+                      *([extreme_text(row.speedup_worst, row.worst_at, names),
+                         extreme_text(row.speedup_best, row.best_at, names)] if lo != hi
+                        else [speedup_text(row.speedup_first)]))
+    captions = []
     if sweep.variable == "workers" and crossings["crossover"].notna().any():
-        table.caption = ("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
-                         "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
-                         "that wins, or up to the last")
+        captions.append("crossover: the worker counts either side of where the speedup crosses 1.00x (every count "
+                        "between the swept ones priced; whole nodes beyond one node); wins: from the first count "
+                        "that wins, or up to the last.")
     if sweep.variable == "bandwidth":  # which rate the swept one is (lionsim.reports.rates)
         network = str(frame["network"].iloc[0]) if "network" in frame.columns else ""
-        table.caption = moved_words(network, efficiency_of(frame), "bandwidth") + "."
+        captions.append(moved_words(network, efficiency_of(frame), "bandwidth") + ".")
+    if lo != hi:
+        captions.append(f"lowest, highest: the {what + ' speedup' if what else 'speedup'}'s range over the swept "
+                        f"points, each with the point it is at (the first of equals; sweep.csv: every point).")
+    table.caption = " ".join(captions) or None
     if capped := capped_note(crossings, sweep.values):  # points past the library's cap repeat its figures
         table.caption = f"{table.caption}\n{capped}" if table.caption else capped
         table.caption_justify = "left"
@@ -632,8 +668,9 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
-    record = _record(taken, sweep, need, trace, footnotes(frame, swept.algorithm_notes if swept is not None else ()),
-                     frame.attrs.get("baseline_line", ""), network_given.to_dict())
+    swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []
+    record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
+                     network_given.to_dict())
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
@@ -659,7 +696,7 @@ def estimate_cmd(
     else:
         for table in tables:  # 80 columns off a terminal (wider only where the numbers alone are)
             out_console(natural_width(table)).print(table)
-    for line in swept.algorithm_notes if swept is not None else []:  # where the priced algorithm changed
+    for line in swept_notes:  # where the priced algorithm changed; what an estimate at a swept point notes
         to = console if format == "table" else err_console
         text = ("" if format == "table" else "note: ") + line
         indent = " " * (len(text) - len(text.lstrip()) + 2)  # a run's line: its wrapped part under its text

@@ -38,7 +38,7 @@ def cell(crossing, speedup: float) -> str:
     if crossing.wins == "partly":  # wins at some points, level at the rest: where, as every output says it
         return f"{crossing.wins_where} {at}"
     if crossing.wins == "nowhere":
-        best = max(crossing.speedup_first, crossing.speedup_last)
+        best = crossing.speedup_best  # over every swept bandwidth, not its ends alone
         return f"never: {best:.2f}x at best {at}"
     side = "" if crossing.wins == "below" else "above "
     return f"{side}{crossing.crossover:,.0f} GB/s {at}"

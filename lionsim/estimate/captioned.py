@@ -10,7 +10,7 @@ import pandas as pd
 
 from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
-from lionsim.estimate.hier_hint import hier_notes
+from lionsim.estimate.hier_hint import faster_forms, hier_notes
 from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line, unmeasured_ops_line
 from lionsim.estimate.run_baseline import run_baseline_note
@@ -69,7 +69,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     the rows' transports' footnotes; attrs["baseline_line"]: run_baseline_note's line, where --from-run priced
     DIR's runs for want of -s and DIR's baseline is not a plain estimate's; attrs["cap_line"] and
     attrs["library_lines"]: the caption's lines about the library that priced comm
-    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each."""
+    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each;
+    attrs["faster_hier"]: the hier: forms hier_notes names."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
@@ -83,7 +84,9 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
             out.attrs["baseline_line"] = line  # a line of its own: every speedup is against it
     if mixed := precision_note(out, bare_runs(cfg, out)):
         notes.append(mixed)
-    notes += hier_notes(r, out)  # a flat compressing transport on multi-GPU nodes: its hier: form, priced
+    faster = faster_forms(r, out.to_dict("records"))  # a flat compressing transport on multi-GPU nodes
+    notes += hier_notes(r, out, faster)  # its hier: form, priced
+    out.attrs["faster_hier"] = [hier for _run, hier, _priced in faster]  # a sweep's notes leave out what it said
     if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):

@@ -34,20 +34,19 @@ def flat_compressing(transport: str) -> bool:
     return not issubclass(TRANSPORTS.get(transport), FloatAllReduce)
 
 
-def hier_notes(r: Resolved, frame: pd.DataFrame) -> list[str]:
-    """The caption's line (or none) on the runs of `frame` (an estimate on `r`, the resolved config)
-    whose flat compressing transport runs on nodes of several GPUs across nodes and whose hier: form,
-    priced here as the table prices a run, is faster and not already among the runs: each form's
-    step, across and speedup."""
+def faster_forms(r: Resolved, rows: list[dict]) -> list[tuple[str, str, dict]]:
+    """(the run, its hier: form, that form's priced row) for each run of `rows` (an estimate on `r`,
+    the resolved config: strategy, transport, step_s) whose flat compressing transport runs on nodes
+    of several GPUs across nodes and whose hier: form, priced here as the table prices a run, is
+    faster and not already among the runs."""
     network = r.network
     if network.workers_per_node < 2 or r.workers <= network.workers_per_node:
         return []
-    labels = {f"{s}@{t}" for s, t in zip(frame["strategy"], frame["transport"])}
-    base = frame[frame["strategy"] + "@" + frame["transport"] == frame["baseline"]].iloc[0]
+    labels = {f"{row['strategy']}@{row['transport']}" for row in rows}
     faster = []
-    for row in frame.itertuples(index=False):
-        hier = f"{row.strategy}@{PREFIX}{row.transport}"
-        if not flat_compressing(row.transport) or hier in labels:
+    for row in rows:
+        hier = f"{row['strategy']}@{PREFIX}{row['transport']}"
+        if not flat_compressing(row["transport"]) or hier in labels:
             continue
         try:
             runs = parse_runs([hier])
@@ -56,12 +55,28 @@ def hier_notes(r: Resolved, frame: pd.DataFrame) -> list[str]:
         # alone, so its own baseline (--baseline names a run of the table, not this form)
         (priced,) = estimate_rows(dataclasses.replace(r, runs=runs, baseline=None, convergence=None, run_steps=None,
                                                      run_tokens=None), r.workers, network)
-        if priced["step_s"] < row.step_s * (1 - TIE):
-            faster.append(f"{hier} {ms_text(priced['step_s'] * 1e3)} ms, across {step_bytes(priced['inter_bytes'])}, "
-                          f"{speedup_text(base['step_s'] / priced['step_s'])}")
+        if priced["step_s"] < row["step_s"] * (1 - TIE):
+            faster.append((f"{row['strategy']}@{row['transport']}", hier, priced))
+    return faster
+
+
+def faster_text(hier: str) -> str:
+    """The note a sweep gives a run at the points where its hier: form `hier` is faster
+    (lionsim.estimate.point_notes): the same whatever the point, so said once for all of them."""
+    return (f"its hierarchical form {hier} steps faster: it combines inside each node first and sends one node "
+            f"payload across (-s {hier}).")
+
+
+def hier_notes(r: Resolved, frame: pd.DataFrame, faster: list | None = None) -> list[str]:
+    """The caption's line (or none) on the runs of `frame` with a faster hier: form (`faster`:
+    faster_forms', worked out here where not given): each form's step, across and speedup."""
+    faster = faster_forms(r, frame.to_dict("records")) if faster is None else faster
     if not faster:
         return []
+    base = frame[frame["strategy"] + "@" + frame["transport"] == frame["baseline"]].iloc[0]
+    said = [f"{hier} {ms_text(priced['step_s'] * 1e3)} ms, across {step_bytes(priced['inter_bytes'])}, "
+            f"{speedup_text(base['step_s'] / priced['step_s'])}" for _, hier, priced in faster]
     unit = "GPUs" if r.replica_gpus == 1 else "workers"  # a worker of --replica-gpus G is G devices
-    return [f"Flat transports run over all {r.workers:,} {unit}; on nodes of {network.workers_per_node} their "
+    return [f"Flat transports run over all {r.workers:,} {unit}; on nodes of {r.network.workers_per_node} their "
             f"hierarchical forms combine inside each node first and send one node payload across (priced; -s "
-            f"NAME@hier:TRANSPORT): {'; '.join(faster)}."]
+            f"NAME@hier:TRANSPORT): {'; '.join(said)}."]

@@ -41,14 +41,20 @@ from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
+from lionsim.estimate.point_notes import PointNote, group
+from lionsim.estimate.point_notes import entries as point_entries
 from lionsim.reports.between import TIMES, crossing, crossing_points, sides
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
 from lionsim.whole import Text
 from lionsim.whole_nodes import check_workers, fills_nodes, neighbour_count
 CROSSOVER_COLUMNS = ["strategy", "transport", "variable", "crossover", "wins", "speedup_first", "speedup_last",
+                     "speedup_best", "best_at", "speedup_worst", "worst_at",
                      "loses_at", "wins_where", "speedup_at_crossover", "speedup_at_loses", CAPPED]
-"""loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
+"""speedup_first, speedup_last: the speedups at the sweep's two ends; speedup_best, speedup_worst: the
+highest and lowest at any swept point, best_at and worst_at that point's swept value (the lowest of
+equals), so a peak between the ends is never hidden (extremes); NaN where no point has a figure.
+loses_at: on a workers sweep, the valid count beside the crossover on the losing side (the
 speedup crosses 1 between the two; losing_neighbour); NaN on a bandwidth sweep (interpolated).
 wins_where: where a run that wins "partly" wins, in words (winning_ranges); "" for the others.
 speedup_at_crossover, speedup_at_loses: on a workers sweep, the speedups priced at those two counts,
@@ -78,15 +84,17 @@ def check_crosses_nodes(r: Resolved, given: str, does: str = "varies the inter-n
                        f"node holds, e.g. --workers {2 * per_node}")
 
 
-def sweep_rows(r: Resolved, sweep: Sweep, memo: dict | None = None) -> list[dict]:
-    """Estimate rows for every sweep value; each row carries `sweep_value`."""
+def sweep_rows(r: Resolved, sweep: Sweep, memo: dict | None = None, notes: list | None = None) -> list[dict]:
+    """Estimate rows for every sweep value; each row carries `sweep_value`. `notes`: a list that
+    takes what an estimate at each point notes (lionsim.estimate.point_notes.entries)."""
     rows = []
     memo = {} if memo is None else memo  # a whole run's kinds do not change with the bandwidth
-    for value in sweep.values:
-        if sweep.variable == "workers":
-            point = estimate_rows(r, int(value), r.network, memo)
-        else:
-            point = estimate_rows(r, r.workers, with_bandwidth(r.network, value), memo)
+    for i, value in enumerate(sweep.values):
+        workers, network = ((int(value), r.network) if sweep.variable == "workers"
+                            else (r.workers, with_bandwidth(r.network, value)))
+        point = estimate_rows(r, workers, network, memo)
+        if notes is not None:
+            notes += point_entries(r, i, workers, network, point, sweep.variable)
         for row in point:
             row["sweep_value"] = value
             row[NETWORK_GBPS] = r.network.inter.bandwidth_Bps * r.network.inter.efficiency / GB
@@ -106,6 +114,9 @@ class Swept:
     """With --from-run: crossovers of to_target_speedup, the time to target's."""
     algorithm_notes: tuple[str, ...] = ()
     """A line per run whose exchange's algorithm changes across the sweep (algorithm_note)."""
+    point_notes: tuple[PointNote, ...] = ()
+    """What an estimate at each swept point notes, each note once with its runs and points
+    (lionsim.estimate.point_notes)."""
 
     def __iter__(self):
         """Unpacks as (sweep, rows, crossings), as run_sweep's tuple did."""
@@ -125,14 +136,15 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
         for w in sweep.values:  # every count fills whole nodes, refused naming the --sweep typed
             check_workers(int(w), r.network.workers_per_node, r.network.name, "--sweep", Text(spec))
     memo: dict = {}
-    records = sweep_rows(r, sweep, memo)
+    found: list = []
+    records = sweep_rows(r, sweep, memo, found)
     frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])
     to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
     crossings = crossovers(frame, sweep, r, memo=memo)
     for crossed in (c for c in (crossings, to_target) if c is not None):
         crossed[CAPPED] = capped_above(frame, sweep)  # points past the library's cap repeat its figures
     return Swept(sweep, frame, crossings, to_target,
-                 tuple(algorithm_notes(frame, sweep.variable)))
+                 tuple(algorithm_notes(frame, sweep.variable)), tuple(group(found)))
 
 
 def capped_above(rows: pd.DataFrame, sweep: Sweep) -> float:
@@ -203,10 +215,11 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             continue
         rows = rows.sort_values("sweep_value")
         # the speedups at the sweep's ends, NaN where there is no time to target (--from-run's rules)
-        base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
-                "speedup_first": float(rows[column].iloc[0]), "speedup_last": float(rows[column].iloc[-1])}
-        blank = rows.loc[rows[column].isna(), "sweep_value"].tolist()
         values, speedups = rows["sweep_value"].to_numpy(dtype=float), rows[column].to_numpy(dtype=float)
+        base = {"strategy": strategy, "transport": transport, "variable": sweep.variable,
+                "speedup_first": float(rows[column].iloc[0]), "speedup_last": float(rows[column].iloc[-1]),
+                **extremes(values, speedups)}
+        blank = rows.loc[rows[column].isna(), "sweep_value"].tolist()
         if not np.isfinite(speedups).any():  # no time to target at any point
             records.append({**base, "crossover": math.nan, "wins": "no figure", "wins_where": ""})
             continue
@@ -254,6 +267,18 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
             for edge in sorted(e for span in spans for e in span if e is not None):
                 records.append({**base, "crossover": edge, "wins": wins, "loses_at": math.nan, "wins_where": where})
     return pd.DataFrame.from_records(records, columns=CROSSOVER_COLUMNS)
+
+
+def extremes(values: np.ndarray, speedups: np.ndarray) -> dict[str, float]:
+    """The highest and lowest speedup over the swept points and where (CROSSOVER_COLUMNS): the first
+    point of equals, the points without a figure (NaN) left out; all NaN where none has one."""
+    finite = np.isfinite(speedups)
+    if not finite.any():
+        return {"speedup_best": math.nan, "best_at": math.nan, "speedup_worst": math.nan, "worst_at": math.nan}
+    best = int(np.argmax(np.where(finite, speedups, -np.inf)))
+    worst = int(np.argmin(np.where(finite, speedups, np.inf)))
+    return {"speedup_best": float(speedups[best]), "best_at": float(values[best]),
+            "speedup_worst": float(speedups[worst]), "worst_at": float(values[worst])}
 
 
 def only_where_priced(wins: str, priced: list, blank: list, sweep: Sweep) -> str:

@@ -27,6 +27,7 @@ from lionsim.reports.files import read_json
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.plots import plot_dir
 from lionsim.reports.plots.redraw import CROSSOVER_NEEDS, ESTIMATE_SWEEP_NEEDS, read_table
+from lionsim.reports.points import range_words
 from lionsim.reports.sweep_rows import Shown, every_point, shown_rows
 from lionsim.reports.tables import crossing_words, winning_count
 from lionsim.reports.titles import profile_text
@@ -135,9 +136,13 @@ def _config(frame: pd.DataFrame, directory: Path | None = None) -> str:
     return md_table(["option", "value"], rows)
 
 
-def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] | None = None) -> str:
+def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] | None = None,
+                values=None) -> str:
+    """The crossovers as a table; with the sweep's `values` and a crossover.csv that has them, each
+    run's speedup range over the sweep and where (points.range_words): a peak between the ends."""
     if crossings.empty:
         return "Only the baseline ran: no crossovers."
+    ranged = values is not None and "speedup_best" in crossings.columns
     rows = []
     for row in crossings.itertuples(index=False):
         if pd.isna(row.crossover):
@@ -150,8 +155,10 @@ def _crossovers(crossings: pd.DataFrame, variable: str, rounds: dict[str, int] |
             where, wins = crossing_words(row), winning_count(row)
         else:
             where, wins = f"{row.crossover:.4g}", str(row.wins)  # the heading names the unit
-        rows.append([run_name(row.strategy, row.transport, rounds), where, wins])
-    return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins"], rows)
+        rows.append([run_name(row.strategy, row.transport, rounds), where, wins,
+                     *([range_words(row, values, variable) or "-"] if ranged else [])])
+    return md_table(["run", f"crossover: {sweep_heading(variable)}", "wins",
+                     *(["speedup: lowest to highest"] if ranged else [])], rows)
 
 
 def estimate_report(directory: Path) -> str:
@@ -193,7 +200,9 @@ def estimate_report(directory: Path) -> str:
     _kind, paths = plot_dir(directory)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     capped = capped_note(crossings, sorted(frame["sweep_value"].unique()))  # points past the library's cap
-    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable, rounds_of(frame)) + (f"\n\n{capped}" if capped else ""),
+    values = sorted(frame["sweep_value"].unique())
+    parts += ["## Crossovers\n\n" + _crossovers(crossings, variable, rounds_of(frame), values)
+              + (f"\n\n{capped}" if capped else ""),
               "## Plots\n\n" + "\n\n".join(f"![{name.removesuffix('.png')}]({name})" for name in pngs),
               _notes(directory), _reproduce(directory)]
     return "\n\n".join(part for part in parts if part) + "\n"

@@ -6,7 +6,7 @@ algorithm note, the cap's) writes them here, so a unit is neither left out nor s
 
 from __future__ import annotations
 
-from lionsim.numbers import distinct, plural
+from lionsim.numbers import distinct, plural, speedup_text
 
 FEW = 6
 """Points a note lists one by one; more read as their spans and count (`points_text`)."""
@@ -53,3 +53,26 @@ def points_text(indices, names: list[str], variable: str) -> str:
     if len(spans) == 1:
         return f"the {count} from {names[indices[0]]} to {names[indices[-1]]} {unit(variable)}"
     return f"{count}: {spans_text(indices, names, variable)}"
+
+
+def point_name(at: float, values, variable: str) -> str:
+    """Swept value `at` as `labels` writes it among the sweep's `values` (ascending), its unit after
+    it ("32 workers", "0.316 GB/s"): the nearest swept value's label (a CSV's float may have moved in
+    its last bit), or `at` itself where it is none of them."""
+    values = sorted(values)
+    names = labels(values, variable)
+    near = min(range(len(values)), key=lambda i: abs(values[i] - at), default=None)
+    if near is None or not abs(values[near] - at) <= 1e-9 * max(abs(at), 1.0):
+        return f"{at:,.0f} {unit(variable)}" if variable == "workers" else f"{at:.4g} {unit(variable)}"
+    return f"{names[near]} {unit(variable)}"
+
+
+def range_words(row, values, variable: str) -> str:
+    """A crossover.csv row's speedup range over the sweep in words, each end with its point
+    ("1.08x at 8 workers to 4.00x at 32 workers"); "" for a CSV written before the columns, or
+    where no point has a figure."""
+    low, high = getattr(row, "speedup_worst", float("nan")), getattr(row, "speedup_best", float("nan"))
+    if not (low == low and high == high):
+        return ""
+    return (f"{speedup_text(low)} at {point_name(row.worst_at, values, variable)} to "
+            f"{speedup_text(high)} at {point_name(row.best_at, values, variable)}")

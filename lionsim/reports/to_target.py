@@ -15,6 +15,7 @@ from lionsim.numbers import plural, run_duration, speedup_text
 from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.sweep_rows import Shown, every_point
 from lionsim.reports.md import md_table
+from lionsim.reports.points import range_words
 
 def band_text(lo: float, mid: float, hi: float) -> str:
     """The band, each end a run's length (run_duration), "4:22:10-7:10:12", a unit both ends share
@@ -172,7 +173,7 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
               pivot("to_target_speedup", speedup_text)]
     if crossings is not None:
         parts.append("Where each run starts (or stops) reaching the target sooner than the baseline:\n\n"
-                     + crossover_words(crossings, variable))
+                     + crossover_words(crossings, variable, sorted(frame["sweep_value"].unique())))
     missing = [r for r in frame.drop_duplicates(["strategy", "transport"]).itertuples(index=False)
                if not math.isfinite(r.time_to_target_s)]
     parts += [f"{r.strategy}@{r.transport} has no time to target: {'; '.join(notes(r)) or r.to_target_how}."
@@ -180,8 +181,15 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
     return "\n\n".join(parts)
 
 
-def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
-    """The time to target's crossovers as a list, one line per crossing."""
+def ends(row) -> str:
+    """A crossover.csv row's speedups at the sweep's two ends ("1.29x to 1.32x")."""
+    return f"{speedup_text(row.speedup_first)} to {speedup_text(row.speedup_last)}"
+
+
+def crossover_words(crossings: pd.DataFrame, variable: str, values=None) -> str:
+    """The time to target's crossovers as a list, one line per crossing; a run that never crosses
+    with its speedup's range over the sweep and where (points.range_words, given the sweep's
+    `values`), else its ends."""
     if crossings.empty:
         return "Only the baseline ran: no crossovers."
     unit = "workers" if variable == "workers" else "GB/s"
@@ -197,7 +205,7 @@ def crossover_words(crossings: pd.DataFrame, variable: str) -> str:
             lines.append(f"- {label}: " + {"everywhere": "sooner everywhere", "nowhere": "later everywhere",
                                             "level": "level with the baseline everywhere",
                                             "partly": "sooner at some points, level at the rest"}.get(row.wins, row.wins)
-                         + f" ({speedup_text(row.speedup_first)} to {speedup_text(row.speedup_last)})")
+                         + f" ({(values is not None and range_words(row, values, variable)) or ends(row)})")
         else:
             side = "from" if row.wins == "above" else "up to"
             loses = getattr(row, "loses_at", float("nan"))

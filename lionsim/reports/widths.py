@@ -3,11 +3,14 @@ than widen the table.
 
 A run label is two lines, strategy then @transport, each whole while the table fits (past
 TABLE_WIDTH, where a wider width was asked for, one line where the table still fits); a table
-wider than TABLE_WIDTH narrows its run column (the widest text) by what it is over, and the
-transports in it break after a '-' (`@compressed-` / `allreduce`): a last resort, taken only
-where the column cannot hold the name whole. Nothing is cut inside a word, a strategy's name is
-never broken, and the numbers' columns are never narrowed (no number is cut or ellipsized):
-where those alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures tables without it.
+wider than TABLE_WIDTH first breaks its cells of words between words where no row gets taller
+for it (`not` / `reached` beside a two-line name), then narrows its run column (the widest text)
+by what it is still over: the names in it break after a '-' (`@compressed-` / `allreduce`) and a
+strategy's before its ` H=` (`streaming-diloco` / `H=4`, or `streaming-` / `diloco H=500`): a
+last resort, taken only where the column cannot hold the name whole. Nothing is cut inside a
+word, and the numbers' columns are never narrowed (no number is cut or ellipsized): where those
+alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures tables
+without it.
 """
 
 from __future__ import annotations
@@ -34,29 +37,32 @@ LEAST_RUN = 8
 
 
 def _pieces(line: str) -> list[str]:
-    """A name's unbreakable pieces: it may break after each '-' (`@compressed-` / `allreduce`)."""
-    pieces = [piece + "-" for piece in line.split("-")]
+    """A name's unbreakable pieces: it may break after each '-' (`@compressed-` / `allreduce`), and
+    before a local-step run's ` H=` (`streaming-diloco` / `H=4`: the piece keeps its space, which
+    a line it starts drops)."""
+    name, h, rounds = line.partition(" H=")
+    pieces = [piece + "-" for piece in name.split("-")]
     pieces[-1] = pieces[-1][:-1]
-    return [piece for piece in pieces if piece]
+    return [piece for piece in pieces if piece] + ([h + rounds] if h else [])
 
 
 def wrap_name(line: str, width: int) -> list[str]:
-    """`line` in lines of at most `width`, broken after a '-' only; a piece wider than `width` on
-    its own stays whole here (the cell folds it: a name is never cut)."""
+    """`line` in lines of at most `width`, greedily, broken after a '-' or before ` H=` only; a
+    piece wider than `width` on its own stays whole here (the cell folds it: a name is never cut)."""
     lines = [""]
     for piece in _pieces(line):
         if lines[-1] and len(lines[-1]) + len(piece) > width:
             lines.append("")
-        lines[-1] += piece
+        lines[-1] += piece.lstrip() if not lines[-1] else piece
     return lines
 
 
 class RunName:
     """A run label for a table cell: strategy, then @transport on its own line (and any line after,
-    `diverged at N`), each whole where the column is wide enough. The strategy never breaks (split
-    after its '-', `dlion-` / `mavo` read as two runs); where fit() narrows the column a later line
-    breaks after a '-' (`@fp32-` / `allreduce`), and no word is cut: the column is never narrower
-    than the strategy or the widest piece."""
+    `diverged at N`), each whole where the column is wide enough. Where fit() narrows the column a
+    line breaks after a '-' (`@fp32-` / `allreduce`) or before a strategy's ` H=` (wrap_name:
+    greedy, so `streaming-diloco` / `H=4` where that fits, `streaming-` / `diloco H=500` where it
+    must), and no word is cut: the column is never narrower than the widest piece."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -72,9 +78,9 @@ class RunName:
         return [first + rest[0], *rest[1:]] if rest and rest[0].startswith("@") else [first, *rest]
 
     def __rich_measure__(self, console, options) -> Measurement:
-        first, *rest = self.text.split("\n")
-        least = max([len(first), *(len(p) for line in rest for p in _pieces(line))])
-        lines = self.one_line() if self.joined else (first, *rest)
+        lines = self.text.split("\n")
+        least = max(len(p.lstrip()) for line in lines for p in _pieces(line))
+        lines = self.one_line() if self.joined else lines
         return Measurement(least, max(len(line) for line in lines))
 
     def __rich_console__(self, console, options):
@@ -82,8 +88,7 @@ class RunName:
         if self.joined and len(self.one_line()[0]) <= width:
             yield Text("\n".join(self.one_line()), no_wrap=False, overflow="fold")
             return
-        first, *rest = self.text.split("\n")
-        yield Text("\n".join([first, *(part for line in rest for part in wrap_name(line, width))]),
+        yield Text("\n".join(part for line in self.text.split("\n") for part in wrap_name(line, width)),
                    no_wrap=False, overflow="fold")
 
 
@@ -341,6 +346,11 @@ def fit(table: Table, width: int | None = None, column: str = "run", measured: M
     run = next((c for c in table.columns if c.header == column), None)
     width = table_width() if width is None else width
     measured = measured or Measured(table)
+    # first a column of words breaks where that costs no line: `not` / `reached` beside a two-line
+    # run name, which would otherwise fold every name onto three lines to make room for it
+    for other in table.columns:
+        if other is not run and not other.no_wrap:
+            _narrow_free(measured, other, width)
     if run is not None:
         _narrow(measured, run, width, LEAST_RUN)
     # still over: a column of words ("not reached") breaks between them, its rows being several
@@ -402,6 +412,57 @@ def _narrow(measured: Measured, column, width: int, least: int) -> None:
         return
     column.min_width = column.max_width = min(now, max(least, whole, now - over))
     column.no_wrap, column.overflow = False, "fold"  # a plain-text name folds too, never ends in an ellipsis
+
+
+def _lines(cell, width: int, column=None) -> int:
+    """Lines `cell` takes drawn `width` wide (in `column`, as rich draws its cells: its wrapping
+    and overflow; else broken between words, folded where a word is wider)."""
+    if isinstance(cell, str) and "[" not in cell and max(map(len, cell.split("\n"))) <= width:
+        return cell.count("\n") + 1  # a plain cell that fits: its own lines (most cells: no render)
+    probe = _probe()
+    wraps = column is None or not column.no_wrap
+    options = probe.options.update(width=max(width, 1), no_wrap=not wraps, height=None,
+                                   overflow="fold" if column is None else column.overflow)
+    return len(probe.render_lines(cell, options, pad=False))
+
+
+def _drawn_width(measured: Measured, column) -> int:
+    """The width `column`'s cells are drawn at now: its limit where fit set one, else its widest cell."""
+    if column.max_width is not None:
+        return column.max_width
+    return max(m.maximum for m in [*measured.cells(column), measured.header(column)])
+
+
+def _narrow_free(measured: Measured, column, width: int) -> None:
+    """`column` narrowed by what the `measured` table is over `width`, as _narrow would, but only as
+    far as no row (nor the header) gets taller than its other cells make it: a word column's
+    cells break between words where that costs no line."""
+    over = measured.width() - width
+    if over <= 0:
+        return
+    table, cells = measured.table, measured.cells(column)
+    now = _drawn_width(measured, column)
+    whole = max(_least(c, m) for c, m in zip([*column.cells, column.header], [*cells, measured.header(column)]))
+    if whole >= now:
+        return
+    others = [(c, list(c.cells)) for c in table.columns if c is not column]
+    heights: dict[int, int] = {}  # a row's lines in its other cells, worked out where needed (-1: the header)
+
+    def height(i: int) -> int:
+        if i not in heights:
+            drawn = [(c.header if i < 0 else cells[i], c) for c, cells in others if i < len(cells)]
+            heights[i] = max((_lines(cell, _drawn_width(measured, c), c) for cell, c in drawn), default=1)
+        return heights[i]
+
+    rows = [(-1, column.header), *enumerate(column.cells)]
+    fits = now
+    for w in range(now - 1, max(whole, now - over) - 1, -1):  # a cell's lines only grow as w shrinks
+        if any((lines := _lines(cell, w)) > 1 and lines > height(i) for i, cell in rows):
+            break
+        fits = w
+    if fits < now:
+        column.min_width = column.max_width = fits
+        column.no_wrap, column.overflow = False, "fold"
 
 
 def _annotation(text) -> int:

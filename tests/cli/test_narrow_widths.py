@@ -154,7 +154,8 @@ def test_a_columns_wider_than_80_puts_each_run_on_one_line_in_estimate_and_bench
         console.print(summary_table(summary))  # the console bench prints its table on (out_console)
         shown = _run_cells(capsys.readouterr().out, 2 * len(runs))
         assert (shown[:len(runs)] == runs) == (columns == "200"), (columns, shown)
-        assert columns == "200" or shown[:2] == ["adamw*", "@fp32-allreduce"]
+        # at 80 strategy then @transport, broken after a '-' where the 19 runs' numbers leave no room
+        assert columns == "200" or (shown[0] == "adamw*" and shown[1].startswith("@fp32-")), shown
 
 
 def test_the_format_help_says_what_a_table_does_where_its_numbers_are_wider(capsys, monkeypatch):
@@ -162,8 +163,10 @@ def test_the_format_help_says_what_a_table_does_where_its_numbers_are_wider(caps
     prints wider, at 80 columns or at COLUMNS=60: the help says so (lionsim.reports.widths)."""
     argv = ["estimate", "--model", "gpt2-345m", "--workers", "16", "--network", "h100x8-10gbe",
             "-s", "adamw@bf16-allreduce", "-s", "sparseloco", "-s", "streaming-diloco"]
-    for columns in ("80", "60"):
-        table = _at(columns, argv, capsys, monkeypatch).split("\n\n")[1]
-        assert max(map(len, table.splitlines())) > int(columns)  # its numbers alone: wider
+    table = _at("60", argv, capsys, monkeypatch).split("\n\n")[1]
+    assert max(map(len, table.splitlines())) > 60  # its numbers alone: wider
+    # at 80 it fits: `streaming-diloco H=4` breaks before its H (it printed 82 columns, the name whole)
+    table = _at("80", argv, capsys, monkeypatch).split("\n\n")[1]
+    assert max(map(len, table.splitlines())) <= 80 and "\n streaming-diloco " in table and "\n H=4\n" in table
     said = " ".join(_at("200", ["estimate", "--help"], capsys, monkeypatch).replace("│", " ").split())
     assert "fits 80" not in said and "printed wider where its numbers alone need more" in said, said

@@ -15,15 +15,19 @@ import pandas as pd  # noqa: E402
 from lionsim.reports.plots import sweep  # noqa: E402
 from lionsim.reports.plots.style import run_styles  # noqa: E402
 
-NETWORKS = {"1gbe": 0.11875, "100gbe": 11.875}  # GB/s after efficiency: 100x apart, a long curved segment
+NETWORKS = {"1gbe": 0.11875, "10gbe": 1.1875, "100gbe": 11.875}  # GB/s after efficiency: long curved segments
 LABELS = ["adamw@allreduce", "lion@allreduce"]
 
 
 def _summary() -> pd.DataFrame:
     """Three seeds a point, a thin spread; the run's speedup 1.0 -> 2.0 at a step time of 1 s, so its
-    line (linear in 1/b) reads 1.909 at 1.19 GB/s, where a straight segment on the log axis reads 1.5."""
+    line (linear in 1/b) reads 1.909 at 1.19 GB/s, where a straight segment on the log axis reads 1.5:
+    10gbe's point sits there, so the line through the three is that one line (two bandwidths alone
+    are drawn as points: lionsim.reports.plots.sweep.too_few)."""
     rows = []
-    for (network, bw), base in zip(NETWORKS.items(), (1.0, 2.0)):
+    b = list(NETWORKS.values())
+    middle = 1.0 + (1 / b[0] - 1 / b[1]) / (1 / b[0] - 1 / b[2])
+    for (network, bw), base in zip(NETWORKS.items(), (1.0, middle, 2.0)):
         for seed, spread in enumerate((-0.01, 0.0, 0.01)):
             for strategy, value in (("adamw", 1.0), ("lion", base * (1 + spread))):
                 rows.append({"cell": f"{network}-{seed}", "workload": "mlp", "seed": seed, "workers": 4,

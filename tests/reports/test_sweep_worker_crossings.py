@@ -74,8 +74,10 @@ def _annotations(root, summary) -> list[str]:
     labels = ["adamw@allreduce", "lion@allreduce"]
     original = sweep.save
 
-    def keep(fig, path):
+    def keep(fig, path):  # the panel's labels, and a crossing the legend says (a span as wide as the panel)
+        legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
         texts.extend(t.get_text() for ax in fig.axes for t in ax.texts)
+        texts.extend(t.get_text() for legend in legends for t in legend.get_texts() if "crosses 1\n" in t.get_text())
         return original(fig, path)
 
     sweep.save = keep
@@ -91,7 +93,8 @@ def test_the_plot_reads_workers_per_node_from_the_network_or_a_cells_run_json(tm
     assert _annotations(tmp_path, _summary("h100x8-100gbe")) == ["16 workers"]  # a preset of 8 a node
     # a profile file since moved: the cell's run.json says how many a node it priced
     summary = _summary(str(tmp_path / "gone.toml"))
-    assert _annotations(tmp_path, summary) == ["between 8 and 16 workers"]  # unknown: one a node
+    # unknown: one a node, so the crossing lies between 8 and 16, the panel's whole width: said in the legend
+    assert _annotations(tmp_path, summary) == ["lion@allreduce: crosses 1\nbetween 8 and 16 workers"]
     for cell in summary["cell"].unique():
         (tmp_path / "cells" / cell).mkdir(parents=True)
         (tmp_path / "cells" / cell / "run.json").write_text(json.dumps({"network": {"workers_per_node": 8}}))

@@ -174,10 +174,31 @@ def _aggregate(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return agg.reset_index().sort_values(x)
 
 
+CURVE_POINTS = 3
+"""Fewest bandwidths a run's line is drawn through as the model's curve (time linear in
+1/bandwidth, between.curve); at two, a curve from one computed point to the other reads as points
+that were never computed between them: the two are drawn alone (whiskers for the seeds' spread), the
+crossover still marked where the model puts it."""
+
+
+def too_few(agg: pd.DataFrame, x: str) -> bool:
+    """Whether a run's points over bandwidth are too few for its curve (CURVE_POINTS)."""
+    return x == "bandwidth_GBps" and 1 < len(agg) < CURVE_POINTS
+
+
 def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: bool = False,
-            joined: bool = True) -> bool:
-    """One run's mean (a line through its points, or the points alone where not `joined`) and its
-    band; whether a band was drawn (over a single x, one evaluation per run, there is none to draw)."""
+            joined: bool = True) -> str:
+    """One run's mean (a line through its points, or the points alone where not `joined` or too_few)
+    and its seeds' spread: "band" where a band was drawn, "whiskers" where the points alone are
+    (too_few), "" where none was (over a single x, one evaluation per run, there is none to draw)."""
+    if joined and too_few(agg, x):
+        ax.plot(agg[x], agg["mean"], color=style["color"], linestyle="none", marker=style["marker"],
+                markersize=marker_size(len(agg), 5))
+        if not (band and (agg["max"] > agg["min"]).any()):
+            return ""
+        ax.errorbar(agg[x], agg["mean"], yerr=[agg["mean"] - agg["min"], agg["max"] - agg["mean"]], fmt="none",
+                    ecolor=style["color"], elinewidth=1.0, capsize=3)
+        return "whiskers"
     linestyle = "none" if not joined else TWIN_DASHES if twin else style["linestyle"]
     if joined and x == "bandwidth_GBps":  # the curve the crossings are interpolated on, markers on the points
         ax.plot(*curve(agg[x], agg["mean"], agg["time"] if "time" in agg else None), color=style["color"],
@@ -187,14 +208,14 @@ def _series(ax: Axes, agg: pd.DataFrame, x: str, style: dict, band: bool, twin: 
             linewidth=style["linewidth"], marker=style["marker"], markersize=marker_size(len(agg), 5),
             markevery=style.get("markevery"))
     if not (band and len(agg) > 1 and (agg["max"] > agg["min"]).any()):
-        return False
+        return ""
     if joined and x == "bandwidth_GBps":  # each edge as the line, with the mean's times: min <= mean <= max between
         time = agg["time"] if "time" in agg else None
         (xs, low), (_, high) = curve(agg[x], agg["min"], time), curve(agg[x], agg["max"], time)
         ax.fill_between(xs, low, high, color=style["color"], alpha=0.18, linewidth=0)
-        return True
+        return "band"
     ax.fill_between(agg[x], agg["min"], agg["max"], color=style["color"], alpha=0.18, linewidth=0)
-    return True
+    return "band"
 
 
 class _Twins:
@@ -259,24 +280,28 @@ def legend_names(labels, baseline: str, lrs: dict[str, str]) -> dict[str, str]:
 
 def _handles(labels, styles, baseline, seeds: int, extra: list | None = None, twins: _Twins | None = None,
              missing: dict[str, tuple[str, bool]] | None = None, banded: bool = False,
-             named: dict[str, str] | None = None) -> list:
+             named: dict[str, str] | None = None, points: set[str] = frozenset(), whiskered: bool = False) -> list:
     """One legend entry per run, each accounted for: `missing` (unreached) adds why a run has no
     point in some cells, and one with no point anywhere is a hollow marker with no line, as
-    estimate's to_target.png names its runs without a figure. The seed band is named only where
-    one is `banded` (drawn in some panel)."""
+    estimate's to_target.png names its runs without a figure; one drawn as points alone in every
+    panel (`points`: too_few) has no line in its entry either. The seed band is named only where
+    one is `banded` (drawn in some panel), the whiskers where `whiskered`."""
     handles = []
     for l in labels:
         twin, where = twins.twin(l) if twins is not None else (None, "")
         note, drawn = (missing or {}).get(l, ("", True))
         handles.append(Line2D([], [], color=styles[l]["color"], marker=styles[l]["marker"],
-                              linestyle=("none" if not drawn else TWIN_DASHES if twin and not where
+                              linestyle=("none" if not drawn or l in points else TWIN_DASHES if twin and not where
                                          else styles[l]["linestyle"]),
                               markerfacecolor=None if drawn else "white",
                               linewidth=styles[l]["linewidth"],
                               label=twin_name(_name(l, baseline, named), twin, where) + note))
     if seeds > 1 and banded:
         handles.append(Patch(color="grey", alpha=0.3, label=f"line: mean over {seeds} seeds\n{BAND}"))
-    elif seeds > 1:
+    if seeds > 1 and whiskered:
+        handles.append(Line2D([], [], color="grey", linestyle="none", marker="|", markersize=12,
+                              label=f"point: mean over {seeds} seeds\nwhiskers: min-max over seeds"))
+    elif seeds > 1 and not banded:
         handles.append(Line2D([], [], color="grey", linestyle="none", marker="o",
                               label=f"mean over {seeds} seeds"))
     return handles + (extra or [])
@@ -304,18 +329,26 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     fig, axes = figure(title, f"{_about(summary)} · baseline {baseline}"
                        + ("" if joined else f"\n{SHAPES_DIFFER}"), nrows, ncols, sharey=True,
                        size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
-    marked = banded = spanned = False
+    marked = False
+    spread: set[str] = set()  # how the seeds' spread was drawn: "band", "whiskers"
+    spans: list[str] = []  # the colours of the shaded spans, one swatch each in the legend
+    across: list[Line2D] = []  # spans as wide as the panel: said in the legend, not shaded
+    curved: set[str] = set()  # runs drawn as a line in some panel (the others are points alone: too_few)
     twins = _Twins()
     for ax, value in zip(axes, order):
         cell = summary[summary[facet] == value]
+        xs = sorted(cell[x].unique())
         aggs = {label: _aggregate(rows, x, column) for label in labels
                 if not (rows := cell[cell["label"] == label]).empty}
         same = twins.panel(aggs, x)
+        shaded = 0  # spans labelled in this panel, each label under the one before
         for k, label in enumerate(labels):
             if label not in aggs:
                 continue
             agg = aggs[label]
-            banded |= _series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined)
+            spread.add(_series(ax, agg, x, styles[label], seeds > 1 and joined, twin=label in same, joined=joined))
+            if joined and not too_few(agg, x):
+                curved.add(label)
             if label == baseline or not joined:
                 continue
             if x == "workers":  # whole counts, as estimate says them (worker_crossings)
@@ -323,16 +356,25 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                 for low, high, y in worker_crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
                                                      (per_node or {}).get(str(value), 1)):
                     marked |= low == high
-                    spanned |= low != high
                     colour = styles[label]["color"]
                     if low == high:
                         ax.axvline(low, color=colour, linestyle=":", linewidth=1.2)
                         ax.plot([low], [y], marker="X", color=colour, markeredgecolor="black", markersize=8, zorder=4)
+                        ax.annotate(worker_crossing_text((low, high)), (low, y), textcoords="offset points",
+                                    xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
+                    elif (low, high) == (xs[0], xs[-1]):  # the whole panel: a shade there says nothing
+                        where = f" ({_panel_title(facet, value)})" if len(order) > 1 else ""
+                        across.append(Line2D([], [], color=colour, linestyle=":", linewidth=2.2, label=(
+                            f"{label}: crosses 1\n{worker_crossing_text((low, high))}{where}")))
                     else:  # somewhere between two measured counts: the span, no point
-                        ax.axvspan(low, high, color=colour, alpha=0.08, linewidth=0)
+                        ax.axvspan(low, high, color=colour, alpha=SPAN_ALPHA, linewidth=0)
                         ax.plot([low, high], [y, y], color=colour, linestyle=":", linewidth=2.2, zorder=4)
-                    ax.annotate(worker_crossing_text((low, high)), (low, y), textcoords="offset points",
-                                xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
+                        spans += [] if colour in spans else [colour]
+                        # at the span's top, inside the axes: clear of the baseline at 1.00x
+                        ax.annotate(worker_crossing_text((low, high)), (math.sqrt(low * high), 1.0),
+                                    xycoords=("data", "axes fraction"), textcoords="offset points",
+                                    xytext=(0, -4 - 11 * shaded), ha="center", va="top", fontsize=8, color=colour)
+                        shaded += 1
                 continue
             for turn in crossings(agg[x].to_numpy(dtype=float), agg["mean"].to_numpy(dtype=float),
                                   agg["time"].to_numpy(dtype=float) if "time" in agg else None):
@@ -345,7 +387,6 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                             fontsize=8, color=styles[label]["color"])
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xscale("log", base=2 if x == "workers" else 10)
-        xs = sorted(cell[x].unique())
         if x == "workers":
             ax.set_xticks(xs, [str(int(v)) for v in xs])
             ax.set_xlabel("workers")
@@ -357,7 +398,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
             top.xaxis.set_minor_formatter(NullFormatter())  # only the network names on top
             ax.xaxis.set_minor_formatter(NullFormatter())  # log minor labels ("2x10^-1") collide
             ax.set_xticks(names.to_numpy(dtype=float), [f"{v:.3g}" for v in names.to_numpy(dtype=float)])
-        ax.set_title(f"{value} workers" if facet == "workers" else f"network {value}", fontsize=10)
+        ax.set_title(_panel_title(facet, value), fontsize=10)
         if len(xs) == 1 or not any(agg["mean"].notna().any() for agg in aggs.values()):
             # one point: give the log axis some width around it; none (no cell's baseline got to the
             # target: every run is named in the legend): the cells' span, as a log axis needs limits
@@ -370,12 +411,40 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                else "crossover: speedup crosses 1")
     extra = [Line2D([], [], color="grey", linestyle=":", marker="X", markeredgecolor="black",
                     label=crosses)] if marked else []
-    if spanned:
-        extra.append(Patch(color="grey", alpha=0.25, label="crosses 1 between these counts"))
+    if spans:  # a swatch as each shade is drawn: the run's colour, the shade's alpha
+        extra.append(Swatches([Patch(color=colour, alpha=SPAN_ALPHA, linewidth=0) for colour in spans],
+                              "crosses 1 between these counts"))
+    extra += across
+    pointed = {label for label in labels if label not in curved}  # points alone in every panel
+    few = joined and x == "bandwidth_GBps" and pointed - {baseline}
     _legend(fig, axes, len(order), _handles(labels, styles, baseline, seeds, extra, twins,
                                             unreached(summary, labels, column) if column == "time_to_target_speedup"
-                                            else None, banded, named))
+                                            else None, "band" in spread, named, pointed if joined else set(),
+                                            "whiskers" in spread),
+            f"points alone: {CURVE_POINTS - 1} bandwidths\nare too few for a curve" if few else None)
     return save(fig, path)
+
+
+SPAN_ALPHA = 0.12
+"""The shade of a span a worker crossover lies in (and its legend swatch)."""
+
+
+class Swatches(tuple):
+    """Several legend handles drawn side by side as one entry (matplotlib's tuple handler), with the
+    label the legend reads of a handle."""
+
+    def __new__(cls, handles, label: str):
+        made = super().__new__(cls, handles)
+        made.label = label
+        return made
+
+    def get_label(self) -> str:
+        return self.label
+
+
+def _panel_title(facet: str, value) -> str:
+    """A panel's title: its worker count, or its network."""
+    return f"{value} workers" if facet == "workers" else f"network {value}"
 
 
 def _one_network(frame: pd.DataFrame) -> pd.DataFrame:
@@ -407,7 +476,7 @@ def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title
                 continue
             agg = aggs[label]
             style = dict(styles[label], markevery=mark_every(len(agg), k))
-            banded |= _series(ax, agg, "step", style, seeds > 1, twin=label in same)
+            banded |= bool(_series(ax, agg, "step", style, seeds > 1, twin=label in same))
             points.append(len(agg))
         ax.set_title(f"{workers} workers", fontsize=10)
         ax.set_xlabel("step")

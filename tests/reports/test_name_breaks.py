@@ -1,0 +1,92 @@
+"""Where a table's run names and word cells break to keep 80 columns in a pipe (lionsim.reports.widths):
+a local-step run's name before its ` H=` and after a '-', and a `not reached` cell between its words
+before any run name folds onto a third line."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pandas as pd
+import pytest
+
+from lionsim.reports.widths import wrap_name
+from tests.helpers import REPO
+from tests.helpers.cli import run_cli
+
+
+@pytest.mark.parametrize("name, width, lines", [
+    ("streaming-diloco H=4", 20, ["streaming-diloco H=4"]),
+    ("streaming-diloco H=4", 17, ["streaming-diloco", "H=4"]),  # before its H first: the strategy stays whole
+    ("streaming-diloco H=4", 10, ["streaming-", "diloco H=4"]),
+    ("streaming-diloco H=500", 14, ["streaming-", "diloco H=500"]),
+    ("streaming-diloco H=500", 8, ["streaming-", "diloco", "H=500"]),  # a piece wider than 8 stays whole
+    ("diloco H=2", 6, ["diloco", "H=2"]),
+])
+def test_a_local_step_name_breaks_greedily_before_its_h_and_after_a_dash(name, width, lines):
+    assert wrap_name(name, width) == lines
+
+
+@pytest.mark.parametrize("extra, broken", [
+    ([], ["streaming-diloco", "H=4"]),
+    (["--local-steps", "500"], ["streaming-", "diloco H=500"]),
+])
+def test_an_estimate_with_a_long_local_step_name_fits_80_columns_in_a_pipe(capsys, extra, broken):
+    """`-s adamw,streaming-diloco` at 32 workers printed 83 columns (87 with --local-steps 500):
+    `streaming-diloco H=4` never broke. Now it breaks before its H, or after its '-' where it must;
+    each run's numbers (read back from --format csv) stay whole on its first line."""
+    from lionsim.cli.estimate_cmd import _ms
+
+    argv = ["estimate", "--model", "gpt2-1.3b", "--workers", "32", "--network", "h100x8-10gbe",
+            "-s", "adamw,streaming-diloco", *extra]
+    code, out, _ = run_cli(argv, capsys)
+    lines = out.splitlines()
+    assert code == 0 and max(map(len, lines)) <= 80, out
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == broken[:1])
+    assert lines[at + 1].strip() == broken[1], lines[at:at + 3]
+    code, csv, _ = run_cli([*argv, "--format", "csv"], capsys)
+    for row in pd.read_csv(io.StringIO(csv)).itertuples():
+        name = "adamw*" if row.strategy == "adamw" else broken[0]
+        words = next(line.split() for line in lines if line.split()[:1] == [name])
+        assert [_ms(row.step_s), f"{row.speedup:.2f}x"] == [words[-4], words[-1]], words
+
+
+def _bench_summary(runs: list[str], missed: str) -> pd.DataFrame:
+    """The default bench's summary (reports/readme) for `runs`, with `missed` never reaching the target."""
+    summary = pd.read_csv(REPO / "reports" / "readme" / "default-bench" / "summary.csv")
+    summary = summary[(summary["strategy"] + "@" + summary["transport"]).isin(runs)].reset_index(drop=True)
+    gone = summary["strategy"] + "@" + summary["transport"] == missed
+    summary.loc[gone, ["target_reached", "time_to_target_s", "time_to_target_speedup"]] = [False, math.nan, math.nan]
+    return summary
+
+
+def _printed(summary: pd.DataFrame, capsys) -> list[str]:
+    """The bench's table as `lionsim bench ... | cat` prints it (bench's own print: emit)."""
+    from lionsim.cli.output import emit
+    from lionsim.reports.tables import summary_table
+
+    emit(summary, "table", lambda: summary_table(summary, {"config": {"steps": 100}}), whole=True)
+    return capsys.readouterr().out.splitlines()
+
+
+def test_one_not_reached_cell_breaks_between_its_words_rather_than_fold_every_run_name(capsys):
+    """One `not reached` in bench's `to tgt` column widened it to 11 and every run name folded onto
+    three lines (`adamw*` / `@fp32-` / `allreduce`). Its words break instead, beside the two-line
+    names, as they did where the names had to break anyway."""
+    lines = _printed(_bench_summary(["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce"],
+                                    "dlion-mavo@int8-allreduce"), capsys)
+    assert max(map(len, lines)) <= 80
+    firsts = [line.split()[0] for line in lines if line.strip()]
+    assert firsts[firsts.index("adamw*"):][:4] == ["adamw*", "@fp32-allreduce", "dlion-mavo", "@int8-allreduce"]
+    row = next(i for i, line in enumerate(lines) if line.startswith("dlion-mavo"))
+    assert lines[row].split()[-1] == "not" and lines[row + 1].split() == ["@int8-allreduce", "reached"]
+
+
+def test_a_not_reached_cell_breaks_the_same_way_where_the_names_must_break_too(capsys):
+    """With a longer name (`@compressed-allreduce`) the names break after a '-' and the cell still
+    reads `not` / `reached`, one word a line, on the run's first two lines."""
+    lines = _printed(_bench_summary(["adamw@fp32-allreduce", "dlion-mavo@int8-allreduce",
+                                     "onebit-adam@compressed-allreduce"], "dlion-mavo@int8-allreduce"), capsys)
+    assert max(map(len, lines)) <= 80
+    row = next(i for i, line in enumerate(lines) if line.startswith("dlion-mavo"))
+    assert lines[row].split()[-1] == "not" and lines[row + 1].split()[-1] == "reached"
