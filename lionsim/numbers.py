@@ -142,6 +142,11 @@ def plural(n, noun: str, many: str | None = None) -> str:
     return f"{text} {noun if text == '1' else many or noun + 's'}"
 
 
+def in_words(items: list[str]) -> str:
+    """Items as a sentence lists them: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def ratio_text(x: float, places: int) -> str:
     """A ratio as the tables print one (a speedup, comm's GB/s): `places` decimals from 0.01 up
     and at 0 ("1.31", "0.669"), three significant digits below, where the decimals would read

@@ -39,7 +39,7 @@ from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
-from lionsim.numbers import TIE, plural
+from lionsim.numbers import TIE, in_words, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.estimate.point_notes import PointNote, group
 from lionsim.estimate.point_notes import entries as point_entries
@@ -291,7 +291,7 @@ def only_where_priced(wins: str, priced: list, blank: list, sweep: Sweep) -> str
 
     def at(values: list) -> str:
         shown = [f"{v:,.0f}" if sweep.variable == "workers" else f"{v:.4g}" for v in values]
-        return (shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]) + f" {sweep.unit}"
+        return f"{in_words(shown)} {sweep.unit}"
 
     side = {"everywhere": "sooner", "nowhere": "later", "level": "level"}[wins]
     return f"{side} at {at(priced)}; no time to target at {at(blank)}"

@@ -89,7 +89,7 @@ import numpy as np
 
 from lionsim.estimate.from_run import Measured, Reach
 from lionsim.forms import STEP, TRAINING
-from lionsim.numbers import plural
+from lionsim.numbers import in_words, plural
 from lionsim.strategies.core.form import META  # an option's rule (its `priced`)
 from lionsim.transports.base import TRANSPORTS
 
@@ -389,8 +389,7 @@ def _no_figure(workers: int, low: int | None, high: int | None, past: list[int])
 
 def _counts(counts: list[int]) -> str:
     """Worker counts in words: "4" or "4, 8 and 16"."""
-    shown = [f"{n:,}" for n in counts]
-    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return in_words([f"{n:,}" for n in counts])
 
 
 def trained_otherwise(trained: dict | None, strategy) -> str:

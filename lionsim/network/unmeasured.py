@@ -23,6 +23,7 @@ from statistics import median
 
 from lionsim.network.calls import OPS
 from lionsim.network.traits import OpTraits
+from lionsim.numbers import in_words
 
 MEASURED_AS = {"ps_push": "broadcast", "ps_pull": "broadcast"}
 """What comm --fit measures to price an op it cannot measure itself: the parameter server's calls
@@ -80,17 +81,13 @@ def _us(seconds: float) -> str:
     return f"{us:,.0f} us" if us >= 100 else f"{us:.3g} us"
 
 
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-
-
 def described(network) -> str:
     """The unmeasured ops by how each is priced, "" where every op was measured:
     "all_gather and all_to_all with all_reduce's floor (566 us) at full duplex; ..."."""
     by: dict[str, list[str]] = {}
     for op, how in unmeasured(network).items():
         by.setdefault(how, []).append(op)
-    return "; ".join(f"{_and(ops)} {how}" for how, ops in by.items())
+    return "; ".join(f"{in_words(ops)} {how}" for how, ops in by.items())
 
 
 def header_line(network) -> str:
@@ -114,7 +111,7 @@ def line(network, source: str, issued: dict[str, set[str]]) -> str:
     parts = []
     for how, ops in by.items():
         runs = list(dict.fromkeys(label for op in ops for label in runs_of[op] if label))
-        parts.append(f"{_and(ops)}{f' ({_and(runs)})' if runs else ''}, priced {how}")
+        parts.append(f"{in_words(ops)}{f' ({in_words(runs)})' if runs else ''}, priced {how}")
     fitted = bool(network.measured)  # a fit's record (ops listed or not), else a profile written by hand
     head = f"Not measured in {source}" if fitted else f"Without an entry in {source}'s [traits.ops]"
     backend = network.traits.backend if network.traits.backend in ("gloo", "nccl") else "gloo|nccl"
