@@ -127,6 +127,10 @@ class Registry(Generic[T]):
         thing); make raises LionsimError, in one line, for a NAME it cannot take."""
         self._makers[prefix.lower()] = make
 
+    def prefixes(self) -> list[str]:
+        """The prefixes things are made from (lower case), as `prefix` added them."""
+        return list(self._makers)
+
     def forget(self, names: Iterable[str]) -> None:
         """Unregister `names` (a plug-in that failed half way, or a test's clean-up); things made
         from a prefix are made again at the next look-up."""

@@ -2,15 +2,22 @@
 
 Everything is checked before any training starts: an unknown strategy or transport, or a
 pair that cannot work (the payload kinds differ), fails with the list of valid choices.
+
+The rules read the names through `Names`: the registries (registry_names, which import torch),
+or lionsim.name_table's record of the built-ins, which refuses a bad name before torch loads
+with these same rules, so in the same words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
 
 from lionsim.errors import LionsimError
-from lionsim.strategies import STRATEGIES, Strategy, can_use, valid_transports
-from lionsim.transports import TRANSPORTS
+
+if TYPE_CHECKING:  # the registries import torch: registry_names imports them when called
+    from lionsim.registry import Registry
+    from lionsim.strategies import Strategy
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,13 +31,37 @@ class RunSpec:
 
     @property
     def strategy_class(self) -> type[Strategy]:
+        from lionsim.strategies import STRATEGIES
+
         return STRATEGIES.get(self.strategy)
 
 
-def split_specs(specs: list[str]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Names:
+    """What the rules below read of the strategies and transports: the registries, or a record of
+    them. A strategy (strategies.get) has `payload_kind` and `default_transport`."""
+
+    strategies: Registry
+    transports: Registry
+    can_use: Callable[[Any, str], bool]
+    """(strategy, canonical transport name) -> whether it can use it."""
+    valid_transports: Callable[[Any], list[str]]
+    """strategy -> the registered transports it can use."""
+
+
+def registry_names() -> Names:
+    """The registries themselves (importing them imports torch)."""
+    from lionsim.strategies import STRATEGIES, can_use, valid_transports
+    from lionsim.transports import TRANSPORTS
+
+    return Names(STRATEGIES, TRANSPORTS, can_use, valid_transports)
+
+
+def split_specs(specs: list[str], names: Names | None = None) -> list[str]:
     """Comma-separated lists spread into single specs (`adamw,lion` is `adamw` and `lion`),
     names in their registered spelling (`AdamW@BF16-allreduce` is `adamw@bf16-allreduce`).
     An empty item (`adamw,,lion`) is an error."""
+    names = names or registry_names()
     out = []
     for text in specs:
         if not isinstance(text, str):
@@ -39,12 +70,13 @@ def split_specs(specs: list[str]) -> list[str]:
             name, at, chosen = item.strip().partition("@")
             if not name or (at and not chosen.strip()):
                 raise LionsimError(f"bad --strategy {text!r}: an empty name; accepted: NAME[@TRANSPORT][,NAME...]")
-            name = STRATEGIES.canonical(name.strip())
-            out.append(f"{name}@{TRANSPORTS.canonical(chosen.strip())}" if at else name)
+            name = names.strategies.canonical(name.strip())
+            out.append(f"{name}@{names.transports.canonical(chosen.strip())}" if at else name)
     return out
 
 
-def parse_runs(specs: list[str], transport: str | None = None, source: str | None = None) -> list[RunSpec]:
+def parse_runs(specs: list[str], transport: str | None = None, source: str | None = None,
+               names: Names | None = None) -> list[RunSpec]:
     """`dlion-mavo@a2a-1bit` or `dlion-mavo` (then `transport`, else the strategy's default);
     names in any case, and comma-separated lists (split_specs). `source`: where `specs` came from
     when the user named none ("estimate's default strategies"), for a refusal to say so.
@@ -54,15 +86,18 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
     transport; it is an error where it applies to no run: no strategy given without a transport
     can use it, or every strategy names its own. A run it makes identical to one given explicitly
     (`-s dlion-mavo -s dlion-mavo@a2a-1bit --transport a2a-1bit`) runs once. Over a default set the
-    refusal names the set, not one of its strategies the user never gave, and says to give -s."""
-    specs = split_specs(list(specs))
+    refusal names the set, not one of its strategies the user never gave, and says to give -s.
+    `names`: what the names are read from (default: the registries)."""
+    names = names or registry_names()
+    can_use = names.can_use
+    specs = split_specs(list(specs), names)
     if not specs:
-        raise LionsimError(f"no strategy given; choose from: {', '.join(STRATEGIES.names())}")
-    bare = [STRATEGIES.get(s) for s in specs if "@" not in s]  # the strategies --transport is for
+        raise LionsimError(f"no strategy given; choose from: {', '.join(names.strategies.names())}")
+    bare = [names.strategies.get(s) for s in specs if "@" not in s]  # the strategies --transport is for
     if transport is not None:
-        transport = TRANSPORTS.canonical(transport)
+        transport = names.transports.canonical(transport)
         if source is not None and not any(can_use(s, transport) for s in bare):
-            raise _applies_to_none(transport, specs, source)
+            raise _applies_to_none(transport, specs, source, names)
         if not bare:
             raise LionsimError(f"--transport {transport} applies to no run: every strategy names its own transport "
                                f"({', '.join(specs)}); accepted: --transport with a strategy given without "
@@ -71,9 +106,9 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
     via_transport: set[RunSpec] = set()
     for text in specs:
         name, _, chosen = text.partition("@")
-        strategy = STRATEGIES.get(name)
+        strategy = names.strategies.get(name)
         if chosen:
-            TRANSPORTS.get(chosen)
+            names.transports.get(chosen)
         elif transport is not None and can_use(strategy, transport):
             chosen = transport
         elif transport is not None and not any(can_use(s, transport) for s in bare):
@@ -83,7 +118,7 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
         if not can_use(strategy, chosen):
             raise LionsimError(
                 f"strategy {name!r} cannot use transport {chosen!r} (it sends {strategy.payload_kind}); "
-                f"valid transports: {', '.join(valid_transports(strategy))} (and hier: before one of them, "
+                f"valid transports: {', '.join(names.valid_transports(strategy))} (and hier: before one of them, "
                 "where it has a hierarchical form)"
             )
         run = RunSpec(name, chosen)
@@ -98,13 +133,13 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
     return runs
 
 
-def _applies_to_none(transport: str, specs: list[str], source: str) -> LionsimError:
+def _applies_to_none(transport: str, specs: list[str], source: str, names: Names) -> LionsimError:
     """--transport over a default set that no run of it can take: the set named, -s suggested with a
     strategy that can use the transport (one of the set's where one can)."""
     bare = [s for s in specs if "@" not in s]
     why = ("each names its own transport" if not bare else
            f"{', '.join(bare)} cannot use it{' and the others name their own' if len(bare) < len(specs) else ''}")
-    names = [s.partition("@")[0] for s in specs] + list(STRATEGIES.names())
-    fit = next((n for n in dict.fromkeys(names) if can_use(STRATEGIES.get(n), transport)), None)
+    given = [s.partition("@")[0] for s in specs] + list(names.strategies.names())
+    fit = next((n for n in dict.fromkeys(given) if names.can_use(names.strategies.get(n), transport)), None)
     hint = f"give -s, e.g. -s {fit} --transport {transport}" if fit else "no strategy can use it (`lionsim strategies --matrix`)"
     return LionsimError(f"--transport {transport} applies to no run of {source} ({', '.join(specs)}): {why}; {hint}")

@@ -649,6 +649,14 @@ def estimate_cmd(
             raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
+    # a bad strategy or transport name (lionsim.name_table), told before resolve's checks of the model and
+    # its token count, which need torch; DIR's runs (--from-run) name their own
+    if from_run is None:
+        from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+        from lionsim.name_table import check_runs
+
+        source = None if strategy else "estimate's default strategies"
+        check_runs(list(strategy or DEFAULT_STRATEGIES), transport, source)
 
     from lionsim.estimate import EstimateConfig, estimate, resolve
     from lionsim.estimate.need import with_need

@@ -7,8 +7,9 @@ holds them, with a fingerprint of the sources they come from (every file of lion
 It is used only while it is current (the fingerprint matches), no strategy module is imported
 yet, and nothing else registers strategies (no --plugin file, no installed entry point);
 otherwise the registry answers, as it always did, at the cost of importing torch. So a stale
-table is never wrong, only slow; tests/cli/test_quick_imports.py holds it current. After changing a
-strategy, write it again:
+table is never wrong, only slow (lionsim.registry_tables); tests/cli/test_quick_imports.py holds it
+current. After changing a strategy or a transport, write it again, with the table of their names
+(lionsim.name_table):
 
     python -m lionsim.cli.flag_table
 """
@@ -16,15 +17,15 @@ strategy, write it again:
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import sys
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-TABLE = _PACKAGE / "data" / "strategy_flags.json"
-SOURCES = _PACKAGE / "strategies"
+from lionsim import registry_tables
+from lionsim.registry_tables import PACKAGE
+
+TABLE = PACKAGE / "data" / "strategy_flags.json"
+SOURCES = PACKAGE / "strategies"
 TYPES = {t.__name__: t for t in (int, float, str, bool)}
 
 
@@ -49,10 +50,7 @@ class FlagSpec:
 
 def fingerprint() -> str:
     """A digest of every source file of lionsim/strategies/ (names and contents)."""
-    digest = hashlib.sha256()
-    for path in sorted(SOURCES.rglob("*.py")):
-        digest.update(path.relative_to(SOURCES).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return registry_tables.fingerprint(SOURCES)
 
 
 def _others_register() -> bool:
@@ -66,9 +64,7 @@ def _others_register() -> bool:
 def _installed() -> bool:
     """Whether an installed package announces strategies (read once: scanning the installed
     packages takes tens of milliseconds, and they do not change under a running process)."""
-    from importlib.metadata import entry_points
-
-    return bool(list(entry_points(group="lionsim.strategies")))
+    return registry_tables.installed("lionsim.strategies")
 
 
 def usable() -> bool:
@@ -80,10 +76,8 @@ def usable() -> bool:
 @functools.lru_cache(maxsize=1)
 def cached() -> dict[str, list[FlagSpec]] | None:
     """Config key -> the options its flag sets, from the table (None: no table, or a stale one)."""
-    if not TABLE.is_file():
-        return None
-    data = json.loads(TABLE.read_text(encoding="utf-8"))
-    if data.get("fingerprint") != fingerprint():
+    data = registry_tables.current(TABLE, SOURCES)
+    if data is None:
         return None
     return {key: [FlagSpec(**{**s, "type": TYPES[s["type"]]}) for s in specs] for key, specs in data["flags"].items()}
 
@@ -104,5 +98,8 @@ def table() -> dict:
 
 
 if __name__ == "__main__":
+    from lionsim import name_table
+
     TABLE.write_text(json.dumps(table(), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {TABLE}")
+    name_table.write()

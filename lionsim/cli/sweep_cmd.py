@@ -98,6 +98,7 @@ def sweep(
     # the plain checks first (lionsim.config.sweep_plain): a bad value is refused before torch loads
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.sweep_plain import check_cells, check_options
+    from lionsim.name_table import check_runs
     from lionsim.reports.outdir import check_out_dir
     from lionsim.sweep.grid import check_axes
     from lionsim.sweep.shards import Shard
@@ -114,6 +115,8 @@ def sweep(
     part = None if shard is None else Shard.parse(shard)
     check_cells(axes, bench)
     check_out_dir(out)
+    strategies, source = list(strategy or DEFAULT_STRATEGIES), None if strategy else "sweep's default strategies"
+    check_runs(strategies, transport, source)  # a bad strategy or transport name too (lionsim.name_table)
     if executor == "local" and (jobs or 1) > 1:
         from lionsim.sweep.execute.local import start_workers
 
@@ -125,8 +128,7 @@ def sweep(
     from lionsim.sweep import Grid, SweepInterrupted, run_sweep
 
     grid = Grid.parse(workload=workload, workers=workers, network=network, seed=seed,
-                      strategies=list(strategy or DEFAULT_STRATEGIES), transport=transport,
-                      source=None if strategy else "sweep's default strategies", lr=lr)
+                      strategies=strategies, transport=transport, source=source, lr=lr)
     cfg = SweepConfig(grid=grid, bench=bench, jobs=jobs, out=out, executor=executor, ray_address=ray_address,
                       shard=part)
     sweep_plan = plan_sweep(cfg)  # every check, once, every unit planned; below here only the plan

@@ -11,6 +11,7 @@ commands (lionsim.docgen, lionsim.regress) import this package; training, launch
 reports read plans (tests/architecture/test_layers.py holds the line).
 
 bench.py and planning.py import no torch: BenchConfig.check_plain refuses a bad number, network,
-device or layout in a moment, and only then does validate read the registries (strategies,
-workloads), whose modules import it (tests/cli/test_quick_imports.py).
+device or layout in a moment, then validate a bad strategy or transport name (lionsim.name_table),
+and only then does it read the registries (strategies, workloads), whose modules import it
+(tests/cli/test_quick_imports.py, tests/cli/test_quick_names.py).
 """

@@ -291,10 +291,17 @@ class BenchConfig:
 
     def validate(self) -> list[RunSpec]:
         """Every check, once: check_plain's, then those that read the registries (plug-ins loaded
-        first, strategies, their options, the workload: these import torch); the runs."""
+        first, strategies, their options, the workload: these import torch); the runs. A bad
+        strategy or transport name is refused before torch loads too (lionsim.name_table)."""
         self.check_plain()
-        from lionsim.aggregators import check_tie
+        from lionsim.name_table import check_runs
         from lionsim.plugins import load_plugins
+
+        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
+        default = tuple(self.strategies) == DEFAULT_STRATEGIES  # none given (bench_cmd), or the same set named
+        source = "bench's default strategies" if default else None
+        check_runs(list(self.strategies), self.transport, source)
+        from lionsim.aggregators import check_tie
         from lionsim.reports.summary import pick_baseline
         from lionsim.runs import parse_runs
         from lionsim.strategies import STRATEGIES, momentum_strategies
@@ -302,10 +309,8 @@ class BenchConfig:
         from lionsim.training.memory import check_model_fits
         from lionsim.workloads import check_workload
 
-        self.plugins = load_plugins(self.plugins)  # before any strategy name is looked up
         self._canonical_names(registries=True)
-        default = tuple(self.strategies) == DEFAULT_STRATEGIES  # none given (bench_cmd), or the same set named
-        runs = parse_runs(list(self.strategies), self.transport, "bench's default strategies" if default else None)
+        runs = parse_runs(list(self.strategies), self.transport, source)
         pick_baseline([r.label for r in runs], [r.strategy for r in runs], self.baseline)  # before any training
         check_tie(self.tie)
         if self.tie != "zero" and not any("tie" in r.strategy_class.reads for r in runs):

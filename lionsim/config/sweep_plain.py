@@ -2,8 +2,9 @@
 lionsim.estimate.plain estimate's: the grid's axes without the registries
 (lionsim.sweep.grid.check_axes), the executor, --ray-address, --backend, and every bench option at
 each workload and worker count of the grid (BenchConfig.check_plain of each cell_bench), each
-refused in one line in a moment. What needs the registries (strategies, transports, a workload
-file's function, the lr axis against each strategy's own lr) is SweepConfig.validate's
+refused in one line in a moment (the command then checks the strategies' and transports' names
+before torch too: lionsim.name_table). What needs the registries (strategies, transports, a
+workload file's function, the lr axis against each strategy's own lr) is SweepConfig.validate's
 (lionsim.config.sweep), which makes these checks again with the same functions."""
 
 from __future__ import annotations

@@ -270,7 +270,7 @@ SWEEP_PLAIN = {  # sweep's values that need no registry: the line each got once 
 def test_sweep_refuses_each_plain_value_before_importing_torch():
     """docs/commands.md: `lionsim sweep` refused every value below only once its grid had imported
     the registries, and torch (about 4 s); each is now refused before, in the words it had then
-    (a strategy's or transport's name still waits for its registry)."""
+    (a strategy's or transport's name too: tests/cli/test_quick_names.py)."""
     given = {"root": ROOT, "cnn": f"{ROOT}/examples/plugins/cnn_workload.py:make"}
     base = ["sweep", "-w", "mlp", "--steps", "1"]
     _refused_without_torch([[*base, *case.format(**given).split()] for case in SWEEP_PLAIN],
