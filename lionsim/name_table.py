@@ -117,9 +117,8 @@ def _cached() -> Names | None:
     return None if data is None else names_from(data)
 
 
-@functools.lru_cache(maxsize=1)
 def _installed() -> bool:
-    """Whether an installed package announces strategies or transports (read once)."""
+    """Whether an installed package announces strategies or transports (scanned once a process)."""
     return registry_tables.installed(*GROUPS)
 
 

@@ -60,10 +60,8 @@ def _others_register() -> bool:
     return any(added.get("strategy") for _, added in LOADED.values()) or _installed()
 
 
-@functools.lru_cache(maxsize=1)
 def _installed() -> bool:
-    """Whether an installed package announces strategies (read once: scanning the installed
-    packages takes tens of milliseconds, and they do not change under a running process)."""
+    """Whether an installed package announces strategies (scanned once a process: registry_tables)."""
     return registry_tables.installed("lionsim.strategies")
 
 

@@ -148,20 +148,20 @@ def installed(tmp_path, monkeypatch):
     """install(TEXT): TEXT as the module ep_lion_vote of an installed package announcing it as the
     entry point lion-vote of lionsim.strategies, imported at the registry's next read as in a fresh
     process; forgotten after the test."""
-    from lionsim.cli import flag_table
+    from lionsim.registry_tables import announced
 
     def install(text: str) -> None:
         (tmp_path / "ep_lion_vote.py").write_text(text)
         fake_distribution(tmp_path, "lionsim.strategies", {"lion-vote": "ep_lion_vote"})
         monkeypatch.syspath_prepend(str(tmp_path))
         monkeypatch.setattr(STRATEGIES, "_group", "lionsim.strategies")
-        flag_table._installed.cache_clear()  # the flags come from the registry, not the built-ins' table
+        announced.cache_clear()  # the flags come from the registry, not the built-ins' table
 
     yield install
     STRATEGIES.forget(["lion-vote"])
     sys.modules.pop("ep_lion_vote", None)
     monkeypatch.undo()  # the package gone, the group read, before the flags are built again
-    flag_table._installed.cache_clear()
+    announced.cache_clear()
     refresh()
 
 
