@@ -240,7 +240,9 @@ class BenchPlan:
         from lionsim.plugins import load_plugins
 
         load_plugins(record["options"].get("plugins"))
-        plan = build(record["options"], tuple(RunPlan.from_record(r) for r in record["runs"]), record["given"])
+        options = record["options"]
+        spread = ComputeSpread.parse(options["compute_spread"], options["seed"])  # another process: parsed here once
+        plan = build(options, tuple(RunPlan.from_record(r) for r in record["runs"]), record["given"], spread=spread)
         return plan if record.get("network_given", True) else plan.with_default_network()
 
     def __reduce__(self):
@@ -248,14 +250,16 @@ class BenchPlan:
         return (BenchPlan.from_record, (self.record(),))
 
 
-def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = None) -> BenchPlan:
+def build(options: Mapping, runs: tuple[RunPlan, ...], given: Mapping | None = None, *,
+          spread: ComputeSpread | None) -> BenchPlan:
     """The plan of validated options (BenchConfig.to_dict's form) and their resolved runs; `given`:
-    the strategy options as given (None: read back from `options`' flat form). The command's
-    planning and a rebuilt record both come here, so both give the same plan."""
+    the strategy options as given (None: read back from `options`' flat form); `spread`: their
+    --compute-spread parsed (by the checks: BenchConfig.checked; by from_record in a rank), so a
+    trace:FILE is read once a process. The command's planning and a rebuilt record both come
+    here, so both give the same plan."""
     d, flat = split_options(options)
     given = flat if given is None else given
     seed = d["seed"]
-    spread = ComputeSpread.parse(d["compute_spread"], seed)
     return BenchPlan(
         runs=tuple(runs),
         choices=Choices(strategies=tuple(d["strategies"]), transport=d["transport"], lr=d["lr"],

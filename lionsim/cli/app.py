@@ -23,6 +23,7 @@ from lionsim.cli.config_file import config_defaults, config_refused, from_config
 from lionsim.cli.preload import preload_plugins
 from lionsim.cli.click_compat import NO_ARGS_IS_HELP, click
 from lionsim.cli.refusals import bad_parameter, extra_arguments, no_such_command, no_such_option
+from lionsim.cli.whole_words import prose, whole_caption
 from lionsim.errors import LionsimError
 from lionsim.reports.widths import Environ, shaped
 from lionsim.usercode import EXIT_CODE, UserCodeError
@@ -49,7 +50,9 @@ class _Console(Console):
         table's lines lose the blanks rich pads them with to the table's width (a script or a diff
         reads `mfu 0.4`, not `mfu 0.4   `); the columns stay aligned, as only line ends move. Prose
         too: rich wraps a long line at a space it leaves at the line's end (`wrote 17 files to
-        ..., `), so every print off a terminal loses its lines' trailing blanks."""
+        ..., `), so every print off a terminal loses its lines' trailing blanks. Prose wraps between
+        words only: a path or command wider than the line runs past it whole (whole_words)."""
+        objects = prose(self, objects, kwargs)
         if self.is_terminal:
             super().print(*objects, crop=crop, **kwargs)
             return
@@ -76,6 +79,7 @@ class _Console(Console):
         squeezes it, folding numbers ("0.01" / "3") and dropping the rows and columns that cannot
         fit. Every print of a table passes here, a table nested in a group too."""
         if isinstance(renderable, Table) and renderable.box is not None:
+            whole_caption(self, renderable)  # a path in it stays whole, as in prose
             options = options or self.options
             options = options.update_width(shaped(renderable, options.max_width))
         return super().render(renderable, options)

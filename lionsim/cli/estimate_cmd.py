@@ -303,6 +303,13 @@ def short_bench_note(frame: pd.DataFrame) -> str:
             + "; ".join(f"{', '.join(names)} {text}" for text, names in named.items()) + ".")
 
 
+def unmeasured_note(frame: pd.DataFrame) -> str:
+    """The caption's line on the ops the profile's library never measured (lionsim.network.unmeasured)
+    as a note starts it (lower case, as comm's); "" where none."""
+    line = frame.attrs.get("unmeasured_line", "")
+    return line[:1].lower() + line[1:]
+
+
 def _h(row) -> int:
     """A row's H (estimate.csv's round_steps), 1 where the frame has none."""
     return getattr(row, ROUND_STEPS, 1)
@@ -698,7 +705,7 @@ def estimate_cmd(
         emit(swept.rows if swept is not None else frame, format)
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
-        for note in (short_bench_note(frame), library_hint(frame), memory_note(frame)):
+        for note in (short_bench_note(frame), library_hint(frame), memory_note(frame), unmeasured_note(frame)):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

@@ -124,6 +124,7 @@ def sweep(
 
     from lionsim.cli.sweep_view import SweepDisplay, sweep_table
     from lionsim.config.sweep import SweepConfig, plan_sweep
+    from lionsim.reports.cells_rounds import cells_rounds
     from lionsim.reports.resuming import SWEEP_RESUMES
     from lionsim.sweep import Grid, SweepInterrupted, run_sweep
 
@@ -156,15 +157,16 @@ def sweep(
             + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
                if outcome.already else ""))
     say = console if format == "table" else err_console
+    rounds = cells_rounds(root)  # each local-step run's H: the cells read once, for the table and the plots
     if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
         if outcome.summary is not None:
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
         say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
                   "combines the parts")
     else:
-        plots = draw_plots(out, outcome.summary)
+        plots = draw_plots(out, outcome.summary, rounds)  # out is root: unsharded
         if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root), whole=True)
+            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
         say.print(f"{outcome.total} cells ({done}) in {out}/: sweep.json, sweep_summary.csv, sweep_steps.csv, "
                   "cells/" + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
         if plots:
@@ -188,8 +190,9 @@ def _some(cells: list[str]) -> str:
     return ", ".join(cells[:3]) + (", ..." if len(cells) > 3 else "")
 
 
-def draw_plots(out: Path, summary) -> list[str]:
-    """Every sweep plot of `out` from its CSVs; the PNGs' names (each also drawn as SVG)."""
+def draw_plots(out: Path, summary, rounds: dict[str, int]) -> list[str]:
+    """Every sweep plot of `out` from its CSVs; the PNGs' names (each also drawn as SVG). `rounds`:
+    its runs' H as the command read them (cells_rounds), which its table reads too."""
     if summary is None or not len(summary):
         return []
     from lionsim.reports.files import written_together
@@ -197,7 +200,7 @@ def draw_plots(out: Path, summary) -> list[str]:
 
     try:
         with written_together():  # the plots appear together or not at all
-            return [p.name for p in plot_dir(out)[1] if p.suffix == ".png"]
+            return [p.name for p in plot_dir(out, rounds=rounds)[1] if p.suffix == ".png"]
     except KeyboardInterrupt:  # the cells and CSVs are complete already
         fail(f"interrupted while drawing the plots: all {len(summary)} cells are kept in {out}; "
              f"`lionsim plot {out}` draws them")
@@ -218,16 +221,18 @@ def merge(
     """
     from lionsim.cli.sweep_view import report_removed_line, sweep_table
     from lionsim.config.sweep import merged_plan
+    from lionsim.reports.cells_rounds import cells_rounds
     from lionsim.sweep.merge import merge_shards
 
     outcome = merge_shards(merged_plan(out))
     if outcome.report_removed is not None:
         print(report_removed_line(outcome.report_removed), file=sys.stderr, flush=True)
+    rounds = cells_rounds(out)  # the merged cells' H, read once for the plots and the table
     # the plots come with the whole grid (a partial one may lack a group's baseline, and its
     # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
-    plots = [] if outcome.missing else draw_plots(out, outcome.summary)
+    plots = [] if outcome.missing else draw_plots(out, outcome.summary, rounds)
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-        emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out), whole=True)
+        emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out, rounds), whole=True)
     (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
     _fail_if_missing(out, outcome)
 

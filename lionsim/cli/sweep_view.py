@@ -200,12 +200,13 @@ def _lr(value) -> str:
     return "-" if value is None or value != value else lr_text(value)
 
 
-def sweep_table(summary: pd.DataFrame, root: Path | None = None) -> Table:
+def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[str, int] | None = None) -> Table:
     """A row per cell, grouped as the grid orders them; fits 80 columns. `root`: the sweep's
     directory, whose cells' run.json say how the step times were obtained (cells_times) and each
     local-step run's H (cells_rounds). A sweep over several lrs has an lr column, and a table of
-    each run's best lr below (best_lr_table)."""
-    rounds = cells_rounds(root)
+    each run's best lr below (best_lr_table). `rounds`: the H the command read already (its plots
+    read the same cells); None: read here."""
+    rounds = cells_rounds(root) if rounds is None else rounds
     many_workloads = summary["workload"].nunique() > 1
     lrs = "lr" in summary.columns
     metric = _metric_column(summary)

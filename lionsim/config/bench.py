@@ -222,11 +222,13 @@ class BenchConfig:
         if isinstance(self.momentum_sync, str) and self.momentum_sync.strip().lower() != self.momentum_sync:
             self.momentum_sync = self.momentum_sync.strip().lower()  # one spelling in run.json (Every:10)
 
-    def check_plain(self) -> None:
+    def check_plain(self) -> ComputeSpread | None:
         """The checks that need no torch (the numbers, the hyperparameters, the workload's name, the
         data split, the momentum sync and its tensors, the evaluation's samples, the network, the
         device, the backend's layout, the overlap bucket, the compute spread): `validate` makes
-        them first, so a bad value among them is refused in a moment, before torch loads."""
+        them first, so a bad value among them is refused in a moment, before torch loads. Returns
+        --compute-spread parsed (None: none given), which the plan runs with (`checked`): parsing
+        it is its check, and a trace:FILE is read once."""
         self._canonical_names()
         self._default_warmup()
         for name, value, low, top, accepted in (
@@ -288,12 +290,18 @@ class BenchConfig:
                                    f"{did_you_mean(unknown[0], HYPER_KEYS)}")
             _check_hyper(lambda name, key=key: f"hyper.{key}.{name}", values.get("lr"), values.get("weight_decay"),
                          values.get("betas"))
+        return spread
 
     def validate(self) -> list[RunSpec]:
+        """Every check, once (`checked`); the runs."""
+        return self.checked()[0]
+
+    def checked(self) -> tuple[list[RunSpec], ComputeSpread | None]:
         """Every check, once: check_plain's, then those that read the registries (plug-ins loaded
-        first, strategies, their options, the workload: these import torch); the runs. A bad
-        strategy or transport name is refused before torch loads too (lionsim.name_table)."""
-        self.check_plain()
+        first, strategies, their options, the workload: these import torch); the runs, and
+        --compute-spread as check_plain parsed it (lionsim.config.planning builds the plan with it).
+        A bad strategy or transport name is refused before torch loads too (lionsim.name_table)."""
+        spread = self.check_plain()
         from lionsim.name_table import check_runs
         from lionsim.plugins import load_plugins
 
@@ -341,7 +349,7 @@ class BenchConfig:
                                    f"{', '.join(taken) or 'none of ' + ', '.join(HYPER_KEYS)}")
         check_model_fits(self.workload_config())  # a user's model, counted on the meta device, before it is built
         check_workload(self.workload_config())  # a user's workload: its pieces checked before anything is written
-        return runs
+        return runs, spread
 
     def bucketed(self, runs: list[RunSpec]) -> list[RunSpec]:
         """The runs whose exchanges --bucket-mb sizes: per bucket (OverlapConfig.buckets), on sim,

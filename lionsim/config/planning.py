@@ -20,7 +20,7 @@ def plan(cfg: BenchConfig) -> BenchPlan:
     passes it is timed by; that each run's transport answers for every payload the run sends
     (lionsim.config.sends). Every problem is one LionsimError line, before anything is built or
     trained; `cfg` is not read again."""
-    runs = cfg.validate()
+    runs, spread = cfg.checked()
     from lionsim.plan import RunPlan, build  # torch: after the checks that need none (BenchConfig.check_plain)
 
     resolved = []
@@ -30,7 +30,7 @@ def plan(cfg: BenchConfig) -> BenchPlan:
         cls = run.strategy_class
         resolved.append(RunPlan(run=run, strategy=strategy, hyper=cls.resolve_hyper(strategy),
                                 options=cls.resolve_options(strategy), extra_rows=cls.extra_rows(strategy)))
-    bench = build(cfg.to_dict(), tuple(resolved), cfg.options)
+    bench = build(cfg.to_dict(), tuple(resolved), cfg.options, spread=spread)  # the spread as the checks parsed it
     if bench.compute.device is not None:  # modelled compute prices every pass from what the modules declare
         from lionsim.steptime.undeclared import check_declared
 

@@ -69,7 +69,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     the rows' transports' footnotes; attrs["baseline_line"]: run_baseline_note's line, where --from-run priced
     DIR's runs for want of -s and DIR's baseline is not a plain estimate's; attrs["cap_line"] and
     attrs["library_lines"]: the caption's lines about the library that priced comm
-    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each;
+    (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each,
+    attrs["unmeasured_line"] among them (its own key: a CSV's notes say it too);
     attrs["faster_hier"]: the hier: forms hier_notes names."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
@@ -94,8 +95,9 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["cap_line"] = sockets_cap_line(r.network, r.workers)  # left out where --need's table says it
+    out.attrs["unmeasured_line"] = unmeasured_ops_line(r, cfg.network)  # also on stderr where no caption prints
     out.attrs["library_lines"] = [line for line in (gloo_traits_line(r.network, cfg.network, cfg.traits),
-                                                    unmeasured_ops_line(r, cfg.network)) if line]
+                                                    out.attrs["unmeasured_line"]) if line]
     if notes:
         out.attrs["caption_notes"] = notes
     return out

@@ -3,7 +3,8 @@ notes under its tables, each said once with the runs and the points it holds at.
 
 An estimate at one point says why its figures are what they are: int8-allreduce sends int32 from
 128 workers on (a speedup that falls there), NCCL's cap prices the link across nodes, a flat
-compressing run's hier: form is faster, a time to target is extrapolated or has no figure. A sweep
+compressing run's hier: form is faster, a time to target is extrapolated or has no figure, a run
+issues an op the profile's library never measured (unmeasured_entries). A sweep
 prints one table over all its points, and the breakdown above it is one point's (--workers): a
 note that holds only at some swept points was said nowhere. Here each point's notes are gathered
 (`entries`), grouped by what they say (`group`: a run's note at several points once, runs whose
@@ -19,7 +20,7 @@ from types import SimpleNamespace
 
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.hier_hint import faster_forms, faster_text
-from lionsim.estimate.library_note import sockets_cap_line
+from lionsim.estimate.library_note import sockets_cap_line, unmeasured_ops_line
 from lionsim.estimate.table import NOTE
 from lionsim.network import Network
 from lionsim.reports.points import labels, spans_text
@@ -68,6 +69,25 @@ def entries(r: Resolved, point: int, workers: int, network: Network, rows: list[
         for row in rows:
             label = f"{row['strategy']}@{row['transport']}"
             found += [Entry(label, part, point, TO_TARGET) for part in to_target_notes(SimpleNamespace(**row))]
+    return found
+
+
+def unmeasured_entries(r: Resolved, values, variable: str, spec) -> list[Entry]:
+    """The line an estimate of `r` at each swept point (`values` of `variable`) prints where a run
+    issues an op the profile (`spec`, as the user named it) never measured (unmeasured_ops_line),
+    found once a worker count: the ops a run issues depend on its workers, not on the link's rate,
+    so a bandwidth sweep finds it once, where each point's would probe every run again."""
+    from lionsim.network.unmeasured import unmeasured
+
+    if not unmeasured(r.network):  # a preset, a built-in library, a fit of every op: nothing to probe
+        return []
+    by_count: dict[int, str] = {}
+    found = []
+    for point, value in enumerate(values):
+        workers = int(value) if variable == "workers" else r.workers
+        if workers not in by_count:
+            by_count[workers] = unmeasured_ops_line(dataclasses.replace(r, workers=workers), spec)
+        found += [Entry("", by_count[workers], point)] if by_count[workers] else []
     return found
 
 

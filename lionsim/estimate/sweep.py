@@ -43,6 +43,7 @@ from lionsim.numbers import TIE, in_words, plural
 from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
 from lionsim.estimate.point_notes import PointNote, group
 from lionsim.estimate.point_notes import entries as point_entries
+from lionsim.estimate.point_notes import unmeasured_entries
 from lionsim.reports.between import TIMES, crossing, crossing_points, sides
 from lionsim.reports.capped import CAPPED
 from lionsim.reports.columns import NETWORK_GBPS
@@ -138,6 +139,7 @@ def run_sweep(cfg: EstimateConfig, spec: str) -> Swept:
     memo: dict = {}
     found: list = []
     records = sweep_rows(r, sweep, memo, found)
+    found += unmeasured_entries(r, sweep.values, sweep.variable, cfg.network)  # once a count, not once a point
     frame = pd.DataFrame.from_records(records, columns=["sweep_value", *columns(records), NETWORK_GBPS])
     to_target = crossovers(frame, sweep, r, TO_TARGET, memo) if r.convergence is not None else None
     crossings = crossovers(frame, sweep, r, memo=memo)

@@ -82,7 +82,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
-from lionsim.steptime.answers import check_answers
+from lionsim.steptime.asked import check_once
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
 from lionsim.estimate.probe import probe_resolved
@@ -196,14 +196,15 @@ def compute_floor_s(r: Resolved) -> float:
 
 
 def step_inputs(r: Resolved, run, p, flops: float, workers: int, network: Network,
-                local: bool = False) -> tuple[StepWork, dict]:
+                local: bool = False, asked: set | None = None) -> tuple[StepWork, dict]:
     """One step of `run`: its compute-stream work and the keywords of timeline.price_step. A worker
     of G devices (--replica-gpus) computes on one device's share: flops / G, and its passes over the
-    ceil(P / G) parameters each device holds."""
+    ceil(P / G) parameters each device holds. `asked`: the transport questions this command has
+    checked already (lionsim.steptime.asked; None: check every time)."""
     g = r.replica_gpus
     shard = -(-r.params // g)
     if not local:  # a plug-in's wrong answer is one line naming it, not a traceback from inside the pricing
-        check_answers(p.transport, p.spec, workers, network.workers_per_node)
+        check_once(asked, p.transport, p.spec, workers, network.workers_per_node)
     passes = pass_bytes(run.strategy_class, run.transport, p.spec, workers, network.workers_per_node, local=local)
     per_tensor = not local and workers > 1 and r.overlap.per_tensor(p.transport, type(p.strategy))
     tensors = tensor_specs(p.spec, tensor_shapes(r), p.strategy) if per_tensor else None
@@ -244,11 +245,12 @@ def kernels_text(r: Resolved, transport: str) -> str:
     return r.kernels.describe() + (f"; {', '.join(missing)} priced as float-pass" if missing else "")
 
 
-def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False) -> dict:
+def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, slowest, local: bool = False,
+            asked: set | None = None) -> dict:
     """One step of `run`: its time columns, bytes sent and bits per parameter; `local`: a step of a
     local-step strategy that sends nothing; `slowest`: the spread's slowest-worker distribution (a
-    local-step strategy's: its round's, rounds.py)."""
-    work, pricing = step_inputs(r, run, p, flops, workers, network, local)
+    local-step strategy's: its round's, rounds.py); `asked`: as step_inputs takes it."""
+    work, pricing = step_inputs(r, run, p, flops, workers, network, local, asked)
     priced = price_step(**pricing)
     if slowest is None:
         times = priced.times(work)
@@ -272,7 +274,8 @@ def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network
                memo: dict | None = None) -> dict:
     """A run of `steps` steps: each kind of step priced once, times its count (run.py). `memo`
     keeps each run's kinds for a step count and N across calls (a sweep's points, the time to
-    target's band): counting them walks every step, pricing them does not."""
+    target's band): counting them walks every step, pricing them does not; and the transport
+    questions checked (asked_in)."""
     key = (run.label, steps, workers)
     kinds = memo.get(key) if memo is not None else None
     if kinds is None and memo is None:
@@ -283,8 +286,19 @@ def _whole_run(r: Resolved, run, p, flops: float, workers: int, network: Network
     total = 0.0
     for kind, count in kinds.items():
         probed = dataclasses.replace(p, spec=kind.spec or p.spec, extra_calls=kind.extra_calls)
-        total += count * _priced(r, run, probed, flops, workers, network, slowest, local=kind.spec is None)["step_s"]
+        total += count * _priced(r, run, probed, flops, workers, network, slowest, local=kind.spec is None,
+                                 asked=asked_in(memo))["step_s"]
     return {"run_steps": steps, "run_s": total, "mean_step_s": total / steps, "run_phases": describe(kinds)}
+
+
+ASKED = "asked"
+"""estimate_rows' memo key of the transport questions checked in this command (lionsim.steptime.asked):
+a sweep's points ask the same ones."""
+
+
+def asked_in(memo: dict | None) -> set | None:
+    """The questions `memo` keeps (made on first use); None without a memo: check every time."""
+    return None if memo is None else memo.setdefault(ASKED, set())
 
 
 AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "update_s", "step_s", "wire_bytes",
@@ -304,8 +318,9 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     general a sending step's share is the strategy's exact send rate (Strategy.send_rate:
     Streaming DiLoCo's P sends in H steps, where P need not divide H). With r.convergence
     (--from-run) each row also prices its run to target (to_target_columns). `memo`: the whole
-    runs' step kinds, kept across calls (_whole_run)."""
+    runs' step kinds and the transport questions checked (ASKED), kept across calls (_whole_run)."""
     memo = {} if memo is None else memo
+    asked = asked_in(memo)
     flops = r.step_flops()  # a counted model's own FLOPs, else 6 P per token
     step_slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
@@ -314,14 +329,14 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
         # a local-step strategy's workers wait once a round, at its sync (rounds.py)
         slowest = step_slowest if step_slowest is None or p.send_rate == 1 else \
             sync_distribution(r.spread, workers, p.send_rate)
-        step = _priced(r, run, p, flops, workers, network, slowest)
+        step = _priced(r, run, p, flops, workers, network, slowest, asked=asked)
         if p.sync_rate:  # --momentum-sync every:K: one step in K also syncs the momenta
             synced = _priced(r, run, dataclasses.replace(p, extra_calls=p.extra_calls + p.sync_calls), flops,
-                             workers, network, slowest)
+                             workers, network, slowest, asked=asked)
             rate = float(p.sync_rate)
             step |= {c: rate * synced[c] + (1 - rate) * step[c] for c in AMORTISED}
         if p.send_rate < 1:
-            local = _priced(r, run, p, flops, workers, network, slowest, local=True)
+            local = _priced(r, run, p, flops, workers, network, slowest, local=True, asked=asked)
             rate = float(p.send_rate)
             step |= {c: rate * step[c] + (1 - rate) * local[c] for c in AMORTISED}
         steps = r.steps_for(workers)

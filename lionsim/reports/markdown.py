@@ -308,10 +308,11 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, in
     return text
 
 
-def _plots(directory: Path) -> str:
+def _plots(directory: Path, rounds: dict[str, int] | None = None) -> str:
+    """The directory's plots, redrawn, as Markdown images; `rounds`: a sweep's, read once (plot_dir)."""
     from lionsim.reports.plots import plot_dir
 
-    _kind, paths = plot_dir(directory)
+    _kind, paths = plot_dir(directory, rounds=rounds)
     pngs = list(dict.fromkeys(Path(p).name for p in paths if str(p).endswith(".png")))
     return "\n\n".join(f"![{name.removesuffix('.png').replace('_', ' ')}]({name})" for name in pngs) or "None."
 
@@ -412,7 +413,7 @@ def _sweep_report(directory: Path) -> str:
     accuracy = _accuracy_by_workers(compared, bench, rounds)
     if accuracy:
         parts.append("## Accuracy by worker count\n\n" + accuracy)
-    parts += ["## Plots\n\n" + _plots(directory), "## Environment\n\n" + _environment(meta),
+    parts += ["## Plots\n\n" + _plots(directory, rounds), "## Environment\n\n" + _environment(meta),
               "## Reproduce\n\n" + reproduce(command_line(meta.get("argv"), cwd=meta.get("cwd")), directory,
                                                sweep_note(meta, len(summary), (directory / FAILED_FILE).is_file()))]
     return "\n\n".join(parts) + "\n"

@@ -8,7 +8,7 @@ timeline.py combines them, overlap.py says when a step's exchange runs (per buck
 or after it: the transport's declaration, the strategy's reference schedule, --overlap),
 passes.py counts the bytes each memory-bound pass (and a momentum sync's copy) moves, work.py
 turns FLOPs and bytes (or measurements) into StepWork; answers.py asks a transport, before anything
-runs, what pricing a payload will ask of it.
+runs, what pricing a payload will ask of it, and asked.py asks each such question once a command.
 """
 
 from lionsim._lazy import lazy_exports

@@ -85,6 +85,19 @@ def test_the_command_is_the_runs_own_with_the_plain_baseline_added_and_the_repor
     assert record["baseline_note"] in step and record["baseline_note"] not in rest  # by the speedups, once
 
 
+def test_a_command_whose_path_passes_the_line_prints_whole_at_80_columns(tmp_path):
+    """rich folded a path wider than the line mid-path: the command pasted from a pipe named another folder."""
+    deep = tmp_path / ("a-folder-name-long-enough-to-pass-eighty-columns-" * 2)
+    deep.mkdir()
+    root = sweep_dir(deep, {FP32: 80, DLION: 60})
+    assert len(str(root)) > 80
+    done = CliRunner().invoke(app, ["estimate", *CLUSTER, "--from-run", str(root)], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    assert f"{root}`" in done.stdout.splitlines()  # whole, a line of its own
+    command = re.search(r"`(lionsim sweep [^`]*)`", " ".join(done.stdout.split())).group(1)
+    assert shlex.split(command) == ["lionsim", *SWEEP_ARGV[1:-2], "-s", BF16, "--out", str(root)]
+
+
 def trained(argv: list[str], capsys) -> None:
     code, _, err = run_cli(argv, capsys)
     assert code == 0, err
@@ -92,11 +105,9 @@ def trained(argv: list[str], capsys) -> None:
 
 def command_for(tmp_path: Path, from_run: str, capsys) -> list[str]:
     """The command `estimate --from-run` (run in tmp_path) says trains BF16 beside the runs, as argv."""
-    out_dir = tmp_path / "asked-out"
-    code, out, err = run_cli(["estimate", *CLUSTER, "--from-run", from_run, "--out", out_dir, "--overwrite"], capsys)
+    code, out, err = run_cli(["estimate", *CLUSTER, "--from-run", from_run], capsys)
     assert code == 0, err
-    # estimate.json keeps the note whole: an 80-column pipe folds a path longer than a line (xdist's tmp paths)
-    said = " ".join(json.loads((out_dir / "estimate.json").read_text())["baseline_note"].split())
+    said = " ".join(out.split())  # a path longer than the 80-column pipe stays whole (xdist's tmp paths)
     found = re.search(r"train adamw@bf16-allreduce beside its runs: `(lionsim [^`]*)` \(([^)]*)\)", said)
     assert found, said
     return shlex.split(found.group(1)), found.group(2)

@@ -116,6 +116,42 @@ def test_a_run_that_issues_only_measured_ops_gives_no_line(tmp_path, monkeypatch
     assert "Not measured" not in text, text
 
 
+def median_line(path) -> str:
+    """The line an estimate of A2A's runs says on `path` (a fit of all-reduce and broadcast: the
+    others priced with their median floor), by hand from the fit's floors."""
+    traits = load_network(path).traits
+    median = (traits.op("all_reduce").floor_s + traits.op("broadcast").floor_s) / 2
+    return (f"Not measured in fit.toml: all_gather and all_to_all (dlion-mavo@a2a-1bit), priced with the measured "
+            f"ops' median floor ({float(f'{median:.4g}') * 1e6:,.0f} us) at full duplex. lionsim comm --backend gloo "
+            "--fit fit.toml --collective all_reduce,all_gather,all_to_all,broadcast measures them with the rest.")
+
+
+def test_an_estimate_sweep_says_the_line_of_its_points_once(tmp_path, monkeypatch):
+    """The breakdown at --workers 1 sends nothing, so its caption has no line; the sweep's points
+    issue all-to-all and all-gather: the line, once, with the points it holds at (it said none)."""
+    path = fitted(["all_reduce", "broadcast"], tmp_path)
+    assert A2A[5:7] == ["--workers", "2"]
+    text = said([*A2A[:6], "1", *A2A[7:], "--network", path, "--sweep", "workers=2,4,8"], monkeypatch)
+    assert f"at 2-8 workers: {median_line(path)}" in text, text
+    assert text.count("Not measured") == 1
+
+
+def test_an_estimate_sweep_as_csv_says_the_line_once_on_stderr(tmp_path, capsys):
+    """A CSV prints no caption: the line is a note on stderr, once for the sweep's 30 points."""
+    path = fitted(["all_reduce", "broadcast"], tmp_path)
+    code, out, err = run_cli([*A2A, "--network", path, "--sweep", "bandwidth=0.1:10:30", "--format", "csv"], capsys)
+    assert code == 0, err
+    line_ = median_line(path)
+    assert f"note: n{line_[1:]}" in " ".join(err.split()), err
+    assert err.count("ot measured") == 1 and len(out.splitlines()) == 1 + 30 * 2  # the header, 2 runs a point
+
+
+def test_a_table_sweep_does_not_repeat_the_breakdowns_line(tmp_path, monkeypatch):
+    path = fitted(["all_reduce", "broadcast"], tmp_path)
+    text = said([*A2A, "--network", path, "--sweep", "bandwidth=0.1:10:30"], monkeypatch)
+    assert median_line(path) in text and text.count("Not measured") == 1, text
+
+
 OLD_FIT = ('[inter]\nalpha_us = 25.0\nbandwidth_GBps = 1.3635\n[traits]\nname = "fit"\nbackend = "gloo"\n'
            '[traits.ops.all_reduce]\nfloor_us = 565.6\nalgorithm = "ring"\n[measured]\nbackend = "gloo"\nranks = 2\n')
 """A profile `comm --fit --collective all_reduce` wrote before the stand-ins: all-reduce's entry alone."""

@@ -98,7 +98,7 @@ def _sweep_summary() -> pd.DataFrame:
 
 
 def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
     (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16,
                                                      "argv": ["lionsim", "sweep", "--workers", "4,8"]}))
@@ -111,7 +111,7 @@ def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
 
 
 def test_the_paper_is_cited_and_a_run_unlike_it_is_called_not_comparable(tmp_path, monkeypatch):
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
     bench = {"model_size": "tiny", "steps": 40, "batch_size": 32, "data": None}
     (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "bench": bench}))
@@ -150,7 +150,7 @@ def test_a_missing_directory_is_one_line(tmp_path, capsys):
 
 
 def test_only_a_vit_sweep_is_set_beside_the_paper(tmp_path, monkeypatch):
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().assign(workload="mlp").to_csv(tmp_path / "sweep_summary.csv", index=False)
     text = write_report(tmp_path).read_text()
     assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 |\n" in text
@@ -169,7 +169,7 @@ def test_a_sweep_json_that_is_not_an_object_is_one_line(tmp_path, capsys):
 def test_run_report_says_what_each_column_holds_and_where_the_target_came_from(tmp_path, monkeypatch):
     """final loss names its window, comm says total (and exposed beside it), to target and the
     target's origin are explained, and every loss has one format (2.5 and 2.4567 would mix)."""
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("run", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("run", []), raising=False)
     steps = _run_steps().assign(comm_exposed_s=lambda f: f["comm_s"] / 2)
     steps["loss"] = steps["loss"] / 4 + 0.0001 * steps["step"]  # losses of 4 decimals
     write_run(tmp_path, steps, summarize(steps), {"config": {"backend": "sim", "steps": 10}})
@@ -187,7 +187,7 @@ def test_run_report_says_what_each_column_holds_and_where_the_target_came_from(t
 
 
 def test_sweep_report_says_how_its_times_were_obtained(tmp_path, monkeypatch):
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().assign(backend="gloo").to_csv(tmp_path / "sweep_summary.csv", index=False)
     for cell, net in (("c1", "1gbe"), ("c2", "10gbe"), ("c3", "1gbe")):
         (tmp_path / "cells" / cell).mkdir(parents=True)
@@ -342,7 +342,7 @@ def test_a_diverged_run_is_marked_in_the_run_reports_summary():
 def test_a_sweep_reports_summary_counts_the_seeds_that_diverged(tmp_path, monkeypatch):
     """Of three seeds one diverged: the summary printed the other two's mean loss beside
     'seeds 3', and a run whose every seed diverged as n/a, with no word of divergence."""
-    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d: ("sweep", []), raising=False)
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     rows = [{"cell": f"mlp-w4-1gbe-s{seed}-{s}", "workload": "mlp", "seed": seed, "workers": 4, "network": "1gbe",
              "strategy": s, "transport": "t", "final_loss": loss, "final_eval_acc": 0.5, "step_s": 0.001,
              "speedup": 1.0, "time_to_target_s": math.nan, "target_loss": 1.5, "diverged_at_step": at}

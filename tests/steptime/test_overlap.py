@@ -235,7 +235,7 @@ def test_a_bad_overlap_is_one_line(argv, message, tmp_path, capsys):
 def test_a_sweep_cell_runs_under_the_sweeps_overlap(tmp_path, monkeypatch):
     import json
 
-    monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary: [])
+    monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary, rounds: [])
     monkeypatch.setattr("lionsim.reports.writing.plot_run", lambda *args, **kwargs: [])
     out = tmp_path / "sweep"
     assert run_cli(["sweep", "-w", "mlp", "-n", "2", "--steps", "2", "-b", "8", "-s", "adamw", "--overlap", "none",

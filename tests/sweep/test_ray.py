@@ -29,7 +29,7 @@ SMALL = ["--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--netwo
 @pytest.fixture(autouse=True)
 def no_plots(monkeypatch):
     """Plots are the same code on both executors (test_sweep.py draws them); they cost seconds here."""
-    monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary: [])
+    monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary, rounds: [])
 
 
 def test_without_ray_one_line_says_how_to_install(tmp_path, capsys, monkeypatch):

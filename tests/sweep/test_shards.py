@@ -51,7 +51,7 @@ def files(root: Path) -> dict[str, str]:
 def no_plots(request, monkeypatch):
     """Plots cost seconds a sweep and are not what this file tests (test_plots.py is); one test keeps them."""
     if request.node.name != "test_three_concurrent_shards_merge_to_the_unsharded_sweep":
-        monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary: [])
+        monkeypatch.setattr("lionsim.cli.sweep_cmd.draw_plots", lambda out, summary, rounds: [])
 
 
 @pytest.fixture(scope="session")

@@ -144,9 +144,10 @@ def _estimate(path: Path) -> list[Path]:
     return plot_to_target(read_table(path / "estimate.csv", TO_TARGET_NEEDS), path / "to_target.png")
 
 
-def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
+def plot_dir(path: Path, baseline: str | None = None, rounds: dict[str, int] | None = None) -> tuple[str, list[Path]]:
     """Redraw every plot of the directory from its CSVs alone; return (kind, written paths).
-    `baseline` (runs only) recomputes the summary against that run."""
+    `baseline` (runs only) recomputes the summary against that run; `rounds` (sweeps only): its
+    runs' H as the caller read them from the cells (plot_sweep)."""
     path = Path(path)
     kind = detect_kind(path)
     if baseline is not None and kind != "run":
@@ -160,7 +161,7 @@ def plot_dir(path: Path, baseline: str | None = None) -> tuple[str, list[Path]]:
         summary = read_table(path / "sweep_summary.csv", SUMMARY_NEEDS)
         steps = read_table(path / "sweep_steps.csv", STEPS_NEEDS)
         _check_sweep_cells(path, summary, steps)
-        return kind, plot_sweep(path, steps, summary)
+        return kind, plot_sweep(path, steps, summary, rounds)
     if kind == "estimate-sweep":
         return kind, _estimate_sweep(path)
     if kind == "estimate":

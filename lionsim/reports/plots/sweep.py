@@ -529,16 +529,19 @@ def _by_workers_plot(summary, labels, styles, baseline, column: str, ylabel: str
     return save(fig, path)
 
 
-def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataFrame) -> list[Path]:
+def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataFrame,
+               rounds: dict[str, int] | None = None) -> list[Path]:
     """Draw a sweep's plots into out_dir (PNG and SVG each; per workload, suffixed, if several):
     speedup_vs_bandwidth, time_to_target_speedup_vs_bandwidth, speedup_vs_workers,
     time_to_target_speedup_vs_workers (each only with two or more values on its axis:
     skipped_plots), loss_vs_step, and where accuracy was evaluated eval_acc_vs_step and
-    accuracy_by_workers (else final_loss_by_workers)."""
+    accuracy_by_workers (else final_loss_by_workers). `rounds`: each local-step run's H as the
+    command read it already (cells_rounds), so its table, plots and report read the cells once;
+    None: read here."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     sweep_summary, sweep_steps = at_best_lr(sweep_summary, sweep_steps)  # several lrs: each run at its best
-    rounds = cells_rounds(out_dir)  # each local-step run's H, as the cells' run.json record it
+    rounds = cells_rounds(out_dir) if rounds is None else rounds  # each local-step run's H, as the cells record it
     summary, steps = _labelled(sweep_summary, rounds), _labelled(sweep_steps, rounds)
     baseline = label_name(summary["baseline"].iloc[0], rounds)
     labels = ordered_labels(summary["label"], baseline)
