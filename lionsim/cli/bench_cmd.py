@@ -188,7 +188,7 @@ def bench(
 def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
     does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
-    from lionsim.cli.bench_run import ReportNote
+    from lionsim.cli.bench_run import ReportNote, rank_interrupted
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -216,9 +216,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
             fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
             report.say()
-            fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
-                 f"{keeping.kept()} ({keeping.command} continues)"
-                 if getattr(e, "checkpoint", None) is not None else ""))
+            fail(rank_interrupted(launched.rank, getattr(e, "checkpoint", None), keeping))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
         report.say()
         if result is not None:  # rank 0 reports; the others stay silent

@@ -107,6 +107,16 @@ def interrupted(runner, results, target, request, keeping) -> str:
     return f"{how}: {keeping.kept(len(partial.steps))}; {continues(checkpoint, keeping.command)}"
 
 
+def rank_interrupted(rank: int, checkpoint, keeping) -> str:
+    """A launcher's rank's line when a signal stopped it: after which step of which run, where the
+    finished steps are kept and what continues them, in `interrupted`'s `; ... continues` form
+    (`checkpoint` None: stopped at once, nothing of the run under way kept)."""
+    if checkpoint is None:
+        return f"rank {rank}: interrupted"
+    return (f"rank {rank}: interrupted after step {checkpoint.step} of {checkpoint.label}; {keeping.kept()}; "
+            f"{continues(checkpoint, keeping.command)}")
+
+
 def failed(runner, results, target, line: str, keeping) -> str:
     """Publish what a bench finished before the user's code raised (run.json marked failed, with
     the line); return the line with what was kept. The run under way restarts on --resume: its

@@ -169,3 +169,30 @@ def test_a_resume_that_replaces_the_report_says_so(tmp_path, capsys):
     assert not (out / "report.md").exists()
     assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run before this resume; "
                                    f"`lionsim report {out}` writes it again"), err
+
+
+def test_a_launchers_rank_stopped_in_a_rerun_says_what_continues_it_in_one_clause(tmp_path, capsys, monkeypatch):
+    """Under torchrun, a rank stopped at a step boundary (RunStopped, its state kept) says where the
+    steps are kept and what continues them as the simulator's line does, `; ... continues LABEL from
+    step N`, not a second parenthetical after the kept line's own."""
+    import types
+
+    import lionsim.launch
+    from lionsim.training.loop import RunStopped
+
+    argv, out, old = finished(tmp_path, capsys)
+    checkpoint = types.SimpleNamespace(label="adamw@fp32-allreduce", step=2)
+
+    def stopped(*args, **kwargs):
+        raise RunStopped(checkpoint)
+
+    monkeypatch.setattr(lionsim.launch, "run_rank", stopped)
+    for name, value in {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": "29999"}.items():
+        monkeypatch.setenv(name, value)
+    code, _, err = run_cli([*argv, "--backend", "gloo", "--overwrite"], capsys)
+    assert code == 2 and files(out) == old
+    assert error_lines(err) == [
+        f"error: rank 0: interrupted after step 2 of adamw@fp32-allreduce; finished steps kept in {out / '.rerun'} "
+        f"({out} still holds its previous results: only a run that completes replaces them); the same command with "
+        "--resume in place of --overwrite continues adamw@fp32-allreduce from step 3"], err
