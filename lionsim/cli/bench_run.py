@@ -72,20 +72,24 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
 
 class ReportNote:
     """A --resume publishes over --out, and the report.md `lionsim report` wrote there (of the run
-    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it."""
+    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it. A
+    resumed `.rerun/` replaces the run --out held, which its --overwrite was to replace: the
+    report described that run, not the one resumed."""
 
     def __init__(self, out: Path, resume: bool) -> None:
-        from lionsim.reports.outdir import REPORT_FILE
+        from lionsim.reports.outdir import REPORT_FILE, resumed_from
 
         self.path = Path(out) / REPORT_FILE
         self.held = resume and self.path.is_file()
+        rerun = resume and resumed_from(out) != Path(out)
+        self.described = "the run this one replaced" if rerun else "the run before this resume"
 
     def say(self) -> None:
         from lionsim.reports.resuming import report_removed
 
         if self.held and not self.path.is_file():
             self.held = False
-            err_console.print(report_removed(self.path, "the run before this resume"), markup=False)
+            err_console.print(report_removed(self.path, self.described), markup=False)
 
 
 def interrupted(runner, results, target, request, keeping) -> str:

@@ -196,3 +196,19 @@ def test_a_launchers_rank_stopped_in_a_rerun_says_what_continues_it_in_one_claus
         f"error: rank 0: interrupted after step 2 of adamw@fp32-allreduce; finished steps kept in {out / '.rerun'} "
         f"({out} still holds its previous results: only a run that completes replaces them); the same command with "
         "--resume in place of --overwrite continues adamw@fp32-allreduce from step 3"], err
+
+
+def test_a_resumed_rerun_that_replaces_the_report_says_it_described_the_replaced_run(tmp_path, capsys, monkeypatch):
+    """A finished run, `lionsim report` on it, an --overwrite that fails (kept in .rerun), then --resume:
+    the report goes with the run the rerun replaces, and the line says so (not 'the run before this
+    resume': the resume continued the rerun, which the report never described)."""
+    argv, out, old = finished(tmp_path, capsys)
+    assert run_cli(["report", str(out)], capsys)[0] == 0 and (out / "report.md").is_file()
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("report"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3 and (out / "report.md").is_file()
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / "report.md").exists() and not (out / ".rerun").exists()
+    assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run this one replaced; "
+                                   f"`lionsim report {out}` writes it again"), err
