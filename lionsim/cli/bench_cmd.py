@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, err_console, fail, option_given
+from lionsim.cli.app import app, console, err_console, fail, option_given, option_typed
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.cli.strategy_flags import strategy_options
@@ -137,9 +137,7 @@ def bench(
     plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
-    if resume and (overwrite or overwrite_sweep):  # before anything runs: which did the user mean?
-        flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
-        raise LionsimError(f"--resume continues the run in --out and {flag} replaces it: pass one of them")
+    resume, overwrite, overwrite_sweep, flag = _resume_or_overwrite(ctx, resume, overwrite, overwrite_sweep)
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
     from lionsim.reports.outdir import check_out_dir, claim_out
@@ -165,7 +163,6 @@ def bench(
     from lionsim.reports.outdir import unfinished_home
     from lionsim.reports.resuming import Unfinished
 
-    flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite" if overwrite else None
     keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     from lionsim.group.env import launcher_env
     from lionsim.training.threads import oversubscribed
@@ -183,6 +180,29 @@ def bench(
 
     result, files = run_here(bench_plan, out, resume, keeping)
     _report(result, out, files, format)
+
+
+def _resume_or_overwrite(ctx: typer.Context, resume: bool, overwrite: bool,
+                         overwrite_sweep: bool) -> tuple[bool, bool, bool, str | None]:
+    """(resume, overwrite, overwrite_sweep, the flag a stopped rerun's line names). Both asked for is
+    refused before anything runs (which did the user mean?), unless only one was typed: a flag typed
+    on the command line wins over a --config file's value, so `--resume` continues a run that the
+    file's `overwrite = true` started. The flag named is the one typed: `--resume in place of
+    --overwrite` where --overwrite came from the file would be that refusal; the same command with
+    --resume is what works there."""
+    typed = {name for name in ("resume", "overwrite", "overwrite_sweep") if option_typed(ctx, name)}
+    replaces = overwrite or overwrite_sweep
+    if resume and replaces:
+        if "resume" in typed and not typed & {"overwrite", "overwrite_sweep"}:
+            overwrite = overwrite_sweep = False
+        elif "resume" not in typed and typed & {"overwrite", "overwrite_sweep"}:
+            resume = False
+        else:
+            given = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
+            raise LionsimError(f"--resume continues the run in --out and {given} replaces it: pass one of them")
+    flag = ("--overwrite-sweep" if overwrite_sweep and "overwrite_sweep" in typed else
+            "--overwrite" if overwrite and "overwrite" in typed else None)
+    return resume, overwrite, overwrite_sweep, flag
 
 
 def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:

@@ -212,3 +212,33 @@ def test_a_resumed_rerun_that_replaces_the_report_says_it_described_the_replaced
     assert not (out / "report.md").exists() and not (out / ".rerun").exists()
     assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run this one replaced; "
                                    f"`lionsim report {out}` writes it again"), err
+
+
+def test_overwrite_from_a_config_file_gives_advice_that_works(tmp_path, capsys, monkeypatch):
+    """`overwrite = true` from a --config file: the stopped rerun's line says the same command with
+    --resume (the user typed no --overwrite to put it in place of), and that command, the file's
+    overwrite and a typed --resume, continues the rerun: the typed flag wins over the file's."""
+    argv, out, old = finished(tmp_path, capsys)
+    (tmp_path / "cfg.toml").write_text("overwrite = true\n")
+    filed = [*argv, "--config", str(tmp_path / "cfg.toml")]
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("filed"))
+    code, _, err = run_cli(filed, capsys)
+    assert code == 3 and files(out) == old and len(error_lines(err)) == 1, err
+    assert error_lines(err)[0].endswith(f"finished steps kept in {out / '.rerun'} ({out} still holds its previous "
+                                        "results: only a run that completes replaces them); once it is fixed, the "
+                                        "same command with --resume trains the runs that did not finish"), err
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*filed, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / ".rerun").exists() and json.loads((out / "run.json").read_text())["resumed"][0]["kept_runs"] == [
+        "adamw@fp32-allreduce"]
+    same_result(out, old)
+    # a file's resume and a typed --overwrite: the typed one replaces the finished run
+    (tmp_path / "resume.toml").write_text("resume = true\n")
+    code, _, err = run_cli([*argv, "--config", str(tmp_path / "resume.toml"), "--overwrite"], capsys)
+    assert code == 0 and "resumed" not in json.loads((out / "run.json").read_text()), err
+    same_result(out, old)
+    # both typed: which was meant is not guessed
+    code, _, err = run_cli([*argv, "--overwrite", "--resume"], capsys)
+    assert code == 2 and error_lines(err) == [
+        "error: --resume continues the run in --out and --overwrite replaces it: pass one of them"], err
