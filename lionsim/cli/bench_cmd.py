@@ -140,7 +140,7 @@ def bench(
     resume, overwrite, overwrite_sweep, flag = _resume_or_overwrite(ctx, resume, overwrite, overwrite_sweep)
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
-    from lionsim.reports.outdir import check_out_dir, claim_out
+    from lionsim.reports.outdir import check_out_dir
 
     strategy_list = list(strategy or DEFAULT_STRATEGIES)
     cfg = BenchConfig(
@@ -159,27 +159,37 @@ def bench(
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
-    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
-    from lionsim.reports.outdir import unfinished_home
-    from lionsim.reports.resuming import Unfinished
-
-    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     from lionsim.group.env import launcher_env
-    from lionsim.training.threads import oversubscribed
+    from lionsim.reports.out_lock import holding
 
     launched = launcher_env()
-    note = oversubscribed(bench_plan.training.threads, cfg.measures)
+    # one writer per --out, from its checks to its publishing: the process that publishes (torchrun's rank 0)
+    with holding(out, take=launched is None or launched.rank == 0):
+        _bench_into(out, bench_plan, launched, cfg.measures, format, resume=resume, overwrite=overwrite,
+                    overwrite_sweep=overwrite_sweep, flag=flag)
+
+
+def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt: str, *, resume: bool,
+                overwrite: bool, overwrite_sweep: bool, flag: str | None) -> None:
+    """Claim --out, then train and publish there (this process holds its lock: out_lock)."""
+    from lionsim.reports.outdir import claim_out, unfinished_home
+    from lionsim.reports.resuming import Unfinished
+    from lionsim.training.threads import oversubscribed
+
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
+    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
+    note = oversubscribed(bench_plan.training.threads, measures)
     if note is not None and (launched is None or launched.rank == 0):  # one note, not one per rank
         err_console.print(note, markup=False, highlight=False)
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
     if launched is not None or bench_plan.backend.name != "sim":
-        _run_distributed(bench_plan, out, launched, format, keeping)
+        _run_distributed(bench_plan, out, launched, fmt, keeping)
         return
     from lionsim.cli.bench_run import run_here
 
     result, files = run_here(bench_plan, out, resume, keeping)
-    _report(result, out, files, format)
+    _report(result, out, files, fmt)
 
 
 def _resume_or_overwrite(ctx: typer.Context, resume: bool, overwrite: bool,
