@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
 from pathlib import Path
 
@@ -242,3 +243,34 @@ def test_overwrite_from_a_config_file_gives_advice_that_works(tmp_path, capsys, 
     code, _, err = run_cli([*argv, "--overwrite", "--resume"], capsys)
     assert code == 2 and error_lines(err) == [
         "error: --resume continues the run in --out and --overwrite replaces it: pass one of them"], err
+
+
+def test_resume_beside_a_rerun_of_another_configuration_says_how_to_get_back_to_the_earlier_run(tmp_path, capsys,
+                                                                                                 monkeypatch):
+    """--out holds an interrupted run A; an --overwrite with other options (B) fails, kept in .rerun,
+    which --resume continues first. --resume with A's options is refused naming what differs from B,
+    and says that A matches and how to get back to it (remove .rerun); done, --resume completes A as an
+    uninterrupted run. Other options again: the refusal says how to continue either run."""
+    argv = bench(tmp_path)
+    out, rerun = tmp_path / "o", tmp_path / "o" / ".rerun"
+    reference = tmp_path / "ref"
+    assert run_cli([*argv[:-1], str(reference)], capsys)[0] == 0
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("other"))
+    assert run_cli([*argv, "--seed", "1", "--overwrite"], capsys)[0] == 3 and rerun.is_dir()
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: --resume: {rerun}, the unfinished rerun an --overwrite left (--resume continues it first), was run "
+        f"with another configuration (--seed 1 -> 0); the interrupted run {out} itself holds matches this command: "
+        f"remove {rerun} (its finished steps go) and run it again to continue that one, or resume the rerun with its "
+        f"own options (`lionsim bench --config {rerun}/run.json --resume`)"], err
+    code, _, err = run_cli([*argv, "--seed", "2", "--resume"], capsys)
+    assert code == 2 and error_lines(err)[0].endswith(
+        f"to continue the interrupted run {out} itself holds instead, remove {rerun} (its finished steps go) and "
+        f"resume with that run's options (`lionsim bench --config {out}/run.json --resume`)"), err
+    shutil.rmtree(rerun)
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    same_result(out, files(reference))
