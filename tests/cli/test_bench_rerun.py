@@ -274,3 +274,42 @@ def test_resume_beside_a_rerun_of_another_configuration_says_how_to_get_back_to_
     code, _, err = run_cli([*argv, "--resume"], capsys)
     assert code == 0, err
     same_result(out, files(reference))
+
+
+def test_a_rerun_set_aside_by_a_stopped_publish_is_put_back_and_resumed(tmp_path, capsys, monkeypatch):
+    """A publish into .rerun killed between its two renames leaves the previous rerun only in
+    .o.rerun.old beside --out (and its own files in the staging folder): the next command moves it
+    back, says so, and --resume continues it; it used to find nothing to continue, and the next
+    publish removed it."""
+    argv, out, old = finished(tmp_path, capsys)
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("aside"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3
+    monkeypatch.delenv("FAIL_AFTER")
+    left = tmp_path / ".o.rerun.old"
+    (out / ".rerun").rename(left)  # the kill: the first rename done, the second not
+    (tmp_path / ".o.partial").mkdir()
+    (tmp_path / ".o.partial" / "steps.csv").write_text("what the killed publish staged\n")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert error_lines(err)[0] == (f"note: moved {left} back to {out / '.rerun'}: a publish stopped between its two "
+                                   "renames had set it aside (the files it was publishing are not kept)"), err
+    assert not left.exists() and not (out / ".rerun").exists()
+    assert json.loads((out / "run.json").read_text())["resumed"][0]["kept_runs"] == ["adamw@fp32-allreduce"]
+    same_result(out, old)
+
+
+def test_an_out_set_aside_by_a_stopped_publish_is_put_back_and_resumed(tmp_path, capsys):
+    """The same for --out itself: a publish over it killed between its two renames leaves it only in
+    .o.old; the next --resume moves it back and continues the interrupted run it holds."""
+    argv = bench(tmp_path)
+    out, reference = tmp_path / "o", tmp_path / "ref"
+    assert run_cli([*argv[:-1], str(reference)], capsys)[0] == 0
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    left = tmp_path / ".o.old"
+    out.rename(left)
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert error_lines(err)[0].startswith(f"note: moved {left} back to {out}: "), err
+    assert not left.exists()
+    same_result(out, files(reference))
