@@ -108,6 +108,13 @@ def option_given(ctx: typer.Context, name: str) -> bool:
     return source is not None and source.name != "DEFAULT"
 
 
+def option_typed(ctx: typer.Context, name: str) -> bool:
+    """Whether the command's option `name` was given on the command line (not by --config, whose
+    values click reads as defaults, nor left at its default)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+
+
 _INVOKED: list[list[str]] = []
 """The arguments of the main() call running now (innermost last)."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 
 from lionsim.cli import options as o
-from lionsim.cli.app import app, console, err_console, fail, option_given
+from lionsim.cli.app import app, console, err_console, fail, option_given, option_typed
 from lionsim.cli.output import Format, Out, emit
 from lionsim.cli.progress import step_progress
 from lionsim.cli.strategy_flags import strategy_options
@@ -137,12 +137,10 @@ def bench(
     plugins: list[str] | None = None,
 ) -> None:
     """Train a workload with N workers under one or more strategies; CSVs, plots, table."""
-    if resume and (overwrite or overwrite_sweep):  # before anything runs: which did the user mean?
-        flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
-        raise LionsimError(f"--resume continues the run in --out and {flag} replaces it: pass one of them")
+    resume, overwrite, overwrite_sweep, flag = _resume_or_overwrite(ctx, resume, overwrite, overwrite_sweep)
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
-    from lionsim.reports.outdir import check_out_dir, claim_out
+    from lionsim.reports.outdir import check_out_dir
 
     strategy_list = list(strategy or DEFAULT_STRATEGIES)
     cfg = BenchConfig(
@@ -161,34 +159,70 @@ def bench(
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
         bench_plan = bench_plan.with_default_network()
-    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
-    from lionsim.reports.outdir import unfinished_home
-    from lionsim.reports.resuming import Unfinished
-
-    flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite" if overwrite else None
-    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     from lionsim.group.env import launcher_env
-    from lionsim.training.threads import oversubscribed
+    from lionsim.reports.out_lock import holding
 
     launched = launcher_env()
-    note = oversubscribed(bench_plan.training.threads, cfg.measures)
+    # one writer per --out, from its checks to its publishing: the process that publishes (torchrun's rank 0)
+    with holding(out, take=launched is None or launched.rank == 0):
+        _bench_into(out, bench_plan, launched, cfg.measures, format, resume=resume, overwrite=overwrite,
+                    overwrite_sweep=overwrite_sweep, flag=flag)
+
+
+def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt: str, *, resume: bool,
+                overwrite: bool, overwrite_sweep: bool, flag: str | None) -> None:
+    """Claim --out, then train and publish there (this process holds its lock: out_lock)."""
+    from lionsim.reports.outdir import claim_out, unfinished_home
+    from lionsim.reports.publish import put_back
+    from lionsim.reports.resuming import Unfinished
+    from lionsim.training.threads import oversubscribed
+
+    if launched is None or launched.rank == 0:  # the lock's holder: what a stopped publish set aside comes back
+        for note in put_back(out):
+            err_console.print(note, markup=False, highlight=False)
+    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
+    keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
+    note = oversubscribed(bench_plan.training.threads, measures)
     if note is not None and (launched is None or launched.rank == 0):  # one note, not one per rank
         err_console.print(note, markup=False, highlight=False)
     # under a launcher this process holds W / WORLD_SIZE workers (other ranks may be other machines)
     memory_guard(bench_plan, None if launched is None else max(1, bench_plan.workload.workers // launched.world_size))
     if launched is not None or bench_plan.backend.name != "sim":
-        _run_distributed(bench_plan, out, launched, format, keeping)
+        _run_distributed(bench_plan, out, launched, fmt, keeping)
         return
     from lionsim.cli.bench_run import run_here
 
     result, files = run_here(bench_plan, out, resume, keeping)
-    _report(result, out, files, format)
+    _report(result, out, files, fmt)
+
+
+def _resume_or_overwrite(ctx: typer.Context, resume: bool, overwrite: bool,
+                         overwrite_sweep: bool) -> tuple[bool, bool, bool, str | None]:
+    """(resume, overwrite, overwrite_sweep, the flag a stopped rerun's line names). Both asked for is
+    refused before anything runs (which did the user mean?), unless only one was typed: a flag typed
+    on the command line wins over a --config file's value, so `--resume` continues a run that the
+    file's `overwrite = true` started. The flag named is the one typed: `--resume in place of
+    --overwrite` where --overwrite came from the file would be that refusal; the same command with
+    --resume is what works there."""
+    typed = {name for name in ("resume", "overwrite", "overwrite_sweep") if option_typed(ctx, name)}
+    replaces = overwrite or overwrite_sweep
+    if resume and replaces:
+        if "resume" in typed and not typed & {"overwrite", "overwrite_sweep"}:
+            overwrite = overwrite_sweep = False
+        elif "resume" not in typed and typed & {"overwrite", "overwrite_sweep"}:
+            resume = False
+        else:
+            given = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
+            raise LionsimError(f"--resume continues the run in --out and {given} replaces it: pass one of them")
+    flag = ("--overwrite-sweep" if overwrite_sweep and "overwrite_sweep" in typed else
+            "--overwrite" if overwrite and "overwrite" in typed else None)
+    return resume, overwrite, overwrite_sweep, flag
 
 
 def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -> None:
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
     does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
-    from lionsim.cli.bench_run import ReportNote
+    from lionsim.cli.bench_run import ReportNote, rank_interrupted
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -216,9 +250,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
             fail(f"rank {launched.rank}: {e}", code=EXIT_CODE)
         except KeyboardInterrupt as e:  # rank 0 published what finished (and every rank its state)
             report.say()
-            fail(f"rank {launched.rank}: interrupted" + (f" after step {e.checkpoint.step} of {e.checkpoint.label}; "
-                 f"{keeping.kept()} ({keeping.command} continues)"
-                 if getattr(e, "checkpoint", None) is not None else ""))
+            fail(rank_interrupted(launched.rank, getattr(e, "checkpoint", None), keeping))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
         report.say()
         if result is not None:  # rank 0 reports; the others stay silent

@@ -72,20 +72,24 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
 
 class ReportNote:
     """A --resume publishes over --out, and the report.md `lionsim report` wrote there (of the run
-    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it."""
+    before it: stale now) goes: said in one line on stderr once it has, as a sweep says it. A
+    resumed `.rerun/` replaces the run --out held, which its --overwrite was to replace: the
+    report described that run, not the one resumed."""
 
     def __init__(self, out: Path, resume: bool) -> None:
-        from lionsim.reports.outdir import REPORT_FILE
+        from lionsim.reports.outdir import REPORT_FILE, resumed_from
 
         self.path = Path(out) / REPORT_FILE
         self.held = resume and self.path.is_file()
+        rerun = resume and resumed_from(out) != Path(out)
+        self.described = "the run this one replaced" if rerun else "the run before this resume"
 
     def say(self) -> None:
         from lionsim.reports.resuming import report_removed
 
         if self.held and not self.path.is_file():
             self.held = False
-            err_console.print(report_removed(self.path, "the run before this resume"), markup=False)
+            err_console.print(report_removed(self.path, self.described), markup=False)
 
 
 def interrupted(runner, results, target, request, keeping) -> str:
@@ -105,6 +109,16 @@ def interrupted(runner, results, target, request, keeping) -> str:
         save_checkpoint(target.stage, 0, checkpoint)
     publish_result(target, partial, plots=False, into=keeping.home)
     return f"{how}: {keeping.kept(len(partial.steps))}; {continues(checkpoint, keeping.command)}"
+
+
+def rank_interrupted(rank: int, checkpoint, keeping) -> str:
+    """A launcher's rank's line when a signal stopped it: after which step of which run, where the
+    finished steps are kept and what continues them, in `interrupted`'s `; ... continues` form
+    (`checkpoint` None: stopped at once, nothing of the run under way kept)."""
+    if checkpoint is None:
+        return f"rank {rank}: interrupted"
+    return (f"rank {rank}: interrupted after step {checkpoint.step} of {checkpoint.label}; {keeping.kept()}; "
+            f"{continues(checkpoint, keeping.command)}")
 
 
 def failed(runner, results, target, line: str, keeping) -> str:

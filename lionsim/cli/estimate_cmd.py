@@ -769,17 +769,27 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     """estimate.csv, estimate.json (the command: `record`), trace.json and the sweep's files, staged beside
     --out and published together (an --out holding another run is refused unless --overwrite:
     lionsim.reports.outdir)."""
-    import json
-
-    from lionsim.reports.files import check_out_dir, write_atomic
-    from lionsim.reports.formats import write_csv
+    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.out_lock import holding
     from lionsim.reports.outdir import claim_out
-    from lionsim.reports.publish import RunDir
-    from lionsim.reports.to_target import has_to_target
+    from lionsim.reports.publish import RunDir, put_back
 
     check_out_dir(out)
-    claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
-    target = RunDir(out)
+    with holding(out):  # one writer per --out: a bench's or another estimate's staging is not cleared under it
+        for note in put_back(out):  # what a stopped publish set aside
+            err_console.print(note, markup=False, highlight=False)
+        claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
+        return _publish(RunDir(out), out, frame, swept, trace, record)
+
+
+def _publish(target, out: Path, frame, swept, trace: str | None, record: dict | None) -> list[Path]:
+    """_write's files staged in `target` (a RunDir of --out) and published together."""
+    import json
+
+    from lionsim.reports.files import write_atomic
+    from lionsim.reports.formats import write_csv
+    from lionsim.reports.to_target import has_to_target
+
     target.prepare()
 
     def write(stage: Path) -> list[Path]:

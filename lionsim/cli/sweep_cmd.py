@@ -142,48 +142,52 @@ def sweep(
         if note is not None:
             err_console.print(note, markup=False, highlight=False)
     root = sweep_plan.root
-    display = SweepDisplay(console)
-    try:
-        with display:
-            outcome = run_sweep(sweep_plan, display)
-    except SweepInterrupted as e:
-        fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; {SWEEP_RESUMES}")
-    except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
-        fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
-    units = len({c.unit.key for c in sweep_plan.cells})
-    done = (f"none of the grid's {plural(units, 'training unit')} is dealt to this shard"
-            if outcome.total == 0 else "every cell was already finished" if outcome.trained == 0
-            else plural(outcome.trained, "training")
-            + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
-               if outcome.already else ""))
-    say = console if format == "table" else err_console
-    rounds = cells_rounds(root)  # each local-step run's H: the cells read once, for the table and the plots
-    if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
-        if outcome.summary is not None:
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
-        say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
-                  "combines the parts")
-    else:
-        plots = draw_plots(out, outcome.summary, rounds)  # out is root: unsharded
-        if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
-            emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
-        say.print(f"{outcome.total} cells ({done}) in {out}/: sweep.json, sweep_summary.csv, sweep_steps.csv, "
-                  "cells/" + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
-        if plots:
-            from lionsim.reports.plots.sweep_axes import skipped_plots
+    from lionsim.reports.out_lock import holding
 
-            from lionsim.cli.output import print_not_drawn
+    # one writer per root (a shard's part is its own): a second sweep into it would clear this one's staging
+    with holding(root):
+        display = SweepDisplay(console)
+        try:
+            with display:
+                outcome = run_sweep(sweep_plan, display)
+        except SweepInterrupted as e:
+            fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; {SWEEP_RESUMES}")
+        except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
+            fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
+        units = len({c.unit.key for c in sweep_plan.cells})
+        done = (f"none of the grid's {plural(units, 'training unit')} is dealt to this shard"
+                if outcome.total == 0 else "every cell was already finished" if outcome.trained == 0
+                else plural(outcome.trained, "training")
+                + (f" this run; {outcome.already} cell{' was' if outcome.already == 1 else 's were'} already finished"
+                   if outcome.already else ""))
+        say = console if format == "table" else err_console
+        rounds = cells_rounds(root)  # each local-step run's H: the cells read once, for the table and the plots
+        if sweep_plan.shard is not None:  # a part: the merge draws the plots, once, over every cell
+            if outcome.summary is not None:
+                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
+            say.print(f"shard {sweep_plan.shard}: {outcome.total} cells ({done}) in {root}/; `lionsim sweep merge {out}` "
+                      "combines the parts")
+        else:
+            plots = draw_plots(out, outcome.summary, rounds)  # out is root: unsharded
+            if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
+                emit(outcome.summary, format, lambda: sweep_table(outcome.summary, root, rounds), whole=True)
+            say.print(f"{outcome.total} cells ({done}) in {out}/: sweep.json, sweep_summary.csv, sweep_steps.csv, "
+                      "cells/" + (f", {plural(len(plots), 'plot')} (PNG and SVG; `lionsim report {out}` for a Markdown report)" if plots else ""))
+            if plots:
+                from lionsim.reports.plots.sweep_axes import skipped_plots
 
-            for name, why in skipped_plots(outcome.summary):
-                print_not_drawn(say, name, why)
-    if outcome.failed:
-        first = next(iter(outcome.failed.values()))
-        fail(f"failed: {plural(len(outcome.failed), 'cell')} ({_some(list(outcome.failed))}): {first}; every error is in "
-             f"{root}/failed.json; the other cells are written, and a rerun retries these", code=1)
-    diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
-    if diverged:
-        fail(f"diverged: {plural(len(diverged), 'cell')} ({_some(diverged)}; "
-             "marked diverged_at_step; the other cells' results are written)", code=1)
+                from lionsim.cli.output import print_not_drawn
+
+                for name, why in skipped_plots(outcome.summary):
+                    print_not_drawn(say, name, why)
+        if outcome.failed:
+            first = next(iter(outcome.failed.values()))
+            fail(f"failed: {plural(len(outcome.failed), 'cell')} ({_some(list(outcome.failed))}): {first}; every error is in "
+                 f"{root}/failed.json; the other cells are written, and a rerun retries these", code=1)
+        diverged = [] if outcome.summary is None else list(outcome.summary.loc[outcome.summary["diverged_at_step"].notna(), "cell"])
+        if diverged:
+            fail(f"diverged: {plural(len(diverged), 'cell')} ({_some(diverged)}; "
+                 "marked diverged_at_step; the other cells' results are written)", code=1)
 
 
 def _some(cells: list[str]) -> str:
@@ -224,13 +228,16 @@ def merge(
     from lionsim.reports.cells_rounds import cells_rounds
     from lionsim.sweep.merge import merge_shards
 
-    outcome = merge_shards(merged_plan(out))
-    if outcome.report_removed is not None:
-        print(report_removed_line(outcome.report_removed), file=sys.stderr, flush=True)
-    rounds = cells_rounds(out)  # the merged cells' H, read once for the plots and the table
-    # the plots come with the whole grid (a partial one may lack a group's baseline, and its
-    # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
-    plots = [] if outcome.missing else draw_plots(out, outcome.summary, rounds)
+    from lionsim.reports.out_lock import holding
+
+    with holding(out, option="ROOT"):  # a sweep training into ROOT writes its cells and CSVs too
+        outcome = merge_shards(merged_plan(out))
+        if outcome.report_removed is not None:
+            print(report_removed_line(outcome.report_removed), file=sys.stderr, flush=True)
+        rounds = cells_rounds(out)  # the merged cells' H, read once for the plots and the table
+        # the plots come with the whole grid (a partial one may lack a group's baseline, and its
+        # speedup plots would show holes); `lionsim plot ROOT` draws them anyway
+        plots = [] if outcome.missing else draw_plots(out, outcome.summary, rounds)
     if outcome.summary is not None:  # after the plots: a reader that stops early (| head) loses no file
         emit(outcome.summary, format, lambda: sweep_table(outcome.summary, out, rounds), whole=True)
     (console if format == "table" else err_console).print(_merged(out, outcome) + (f", {len(plots)} plots" if plots else ""))
@@ -242,7 +249,10 @@ def merged_or_fail(out: Path) -> None:
     from lionsim.config.sweep import merged_plan
     from lionsim.sweep.merge import merge_shards
 
-    outcome = merge_shards(merged_plan(out))
+    from lionsim.reports.out_lock import holding
+
+    with holding(out, option="DIR"):  # a sweep training into ROOT writes its cells and CSVs too
+        outcome = merge_shards(merged_plan(out))
     err_console.print(_merged(out, outcome), markup=False, highlight=False)
     _fail_if_missing(out, outcome)
 

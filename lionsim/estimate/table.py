@@ -256,7 +256,7 @@ def _priced(r: Resolved, run, p, flops: float, workers: int, network: Network, s
         times = priced.times(work)
         p50 = p99 = times.step_s
     elif local:  # nothing exchanged: no one waits; the drift and the slowest's lead are booked at the sync (rounds.py)
-        times = local_times(priced, work, slowest.median, slowest.median)
+        times = local_times(priced, work, slowest.median)
         p50 = p99 = times.step_s
     else:
         times, p50, p99 = expected_times(priced, work, slowest)

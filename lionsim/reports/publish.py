@@ -13,7 +13,9 @@ while writing (a full disk) leaves --out as it was and removes the staging direc
 that fails part way publishes what finished, marked in run.json, where
 lionsim.reports.outdir.unfinished_home says: into --out, or into its `.rerun/` (`publish(into=)`:
 the staged directory renamed there whole, the previous one set aside first), leaving the
-results --out holds as they were.
+results --out holds as they were. A process killed between the two renames leaves the previous
+folder set aside (`.NAME.old`, `.NAME.rerun.old`) with its place empty: `put_back` moves it back
+before the next command reads --out, where it would otherwise be removed by the next publish.
 """
 
 from __future__ import annotations
@@ -25,10 +27,38 @@ from typing import Callable
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import WriteError, write_failed
-from lionsim.reports.outdir import clear, held
+from lionsim.reports.outdir import RERUN_DIR, clear, held
 
 
 PROBE = ".lionsim-probe"
+
+
+def aside(out: Path, into: Path | None = None) -> Path:
+    """Where a publish sets aside the folder it replaces: --out's own (`.NAME.old`), or `into`'s
+    inside it (`.NAME.rerun.old` for --out's `.rerun/`), beside --out."""
+    out = Path(out)
+    return out.parent / f".{out.name}{'' if into is None else Path(into).name}.old"
+
+
+def put_back(out: Path, inside: tuple[str, ...] = (RERUN_DIR,)) -> list[str]:
+    """Move back what a publish killed between its two renames set aside: `.NAME.old` where --out is
+    gone, `.NAME.rerun.old` where --out's `.rerun/` is (`inside`: the folders in --out published
+    whole); one note for each. One whose place is taken is what a completed publish was removing:
+    the next publish removes it. Call holding --out's lock (lionsim.reports.out_lock)."""
+    out = Path(out)
+    notes = []
+    for into in (None, *(out / name for name in inside)):
+        left, place = aside(out, into), out if into is None else into
+        if not left.is_dir() or place.exists() or (into is not None and not out.is_dir()):
+            continue
+        try:
+            os.rename(left, place)
+        except OSError as e:
+            raise LionsimError(f"bad --out {out}: {left} holds the files a stopped publish set aside and cannot be "
+                               f"moved back to {place} ({e.strerror or e}); accepted: move it back by hand") from None
+        notes.append(f"note: moved {left} back to {place}: a publish stopped between its two renames had set it "
+                     "aside (the files it was publishing are not kept)")
+    return notes
 
 
 class RunDir:
@@ -99,38 +129,38 @@ class RunDir:
         working directory), and --out is then replaced file by file."""
         if self.out.is_symlink() or held(self.out).foreign:
             return False
-        aside = self.out.parent / f".{self.out.name}.old"
-        shutil.rmtree(aside, ignore_errors=True)
+        old = aside(self.out)
+        shutil.rmtree(old, ignore_errors=True)
         try:
-            os.rename(self.out, aside)
+            os.rename(self.out, old)
         except OSError:
             return False
         try:
             os.rename(self.stage, self.out)
         except OSError:
-            os.rename(aside, self.out)
+            os.rename(old, self.out)
             raise
-        shutil.rmtree(aside, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
         return True
 
     def _publish_inside(self, into: Path, names: list[str]) -> list[Path]:
         """The staged directory renamed into `into` (inside --out) whole: a previous one is set aside
         beside --out first and then removed, so a process killed in between leaves one or the other;
         nothing else in --out is touched."""
-        aside = self.out.parent / f".{self.out.name}{into.name}.old"
-        shutil.rmtree(aside, ignore_errors=True)
+        old = aside(self.out, into)
+        shutil.rmtree(old, ignore_errors=True)
         try:
             if into.exists():
-                os.rename(into, aside)
+                os.rename(into, old)
             try:
                 os.rename(self.stage, into)
             except OSError:
-                if aside.exists():
-                    os.rename(aside, into)
+                if old.exists():
+                    os.rename(old, into)
                 raise
         except OSError as e:
             raise LionsimError(f"cannot publish {into}: {e.strerror or e}; the files are in {self.stage}") from None
-        shutil.rmtree(aside, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
         return [into / name for name in names]
 
     def discard(self) -> None:

@@ -5,16 +5,18 @@ H > 1) sends nothing on its local steps, so its workers drift apart for a round 
 wait once, before the sync's collective. With S_i worker i's factors summed over the round and m
 the median worker's factor at one step (MaxDistribution.median):
 
-    local step   the timeline at m: wait_s 0; bench books that step's slowest worker's compute
-                 as compute_max_s (steps.csv: each step's own), which nobody waits for, estimate
-                 the median's (m: the lead is booked at the sync)
+    local step   the timeline at m: wait_s 0, and compute_max_s m's (nobody waits for the
+                 slowest worker here: its lead is booked at the sync)
     sync step    the timeline at x = max_i S_i - (H - 1) m: the slowest worker's lead over
                  H - 1 median local steps lands on the sync step, whose wait_s is the round's,
                  E[T(x)] - T(m), and whose compute_max_s is x's
 
-So estimate's mean step of a round has compute_max_s = E[max_i S_i] / H x the compute: the round's
-slowest worker, whom the sync waits for, per step; with the exchange after backward its wait_s is
-that less the median's compute, as at H = 1.
+So a round's compute_max_s add up to max_i S_i x the compute, the round's slowest worker, whom the
+sync waits for: estimate's mean step of a round has E[max_i S_i] / H x the compute, and so has the
+mean of bench's rows over whole rounds (summary.csv), one meaning in both tools. With the exchange
+after backward every row's wait_s is its compute_max_s less its compute_s, as at H = 1. bench books
+step by step (Drift): a local step at its own median worker's factor m_t, the sync at
+max_i (f_i + lead_i), each worker's lead its factors less the medians since the last sync.
 
 So a round's wait is (E[max_i S_i] - H m) x the compute where the exchange runs after backward
 (the local-step methods' reference schedule), and at H = 1 it is the per-step wait. With
@@ -90,11 +92,10 @@ def sync_distribution(spread: ComputeSpread, workers: int, send_rate: Fraction) 
         weights=np.concatenate([(1 - share) * first.weights, share * second.weights]), exact_quantile=None)
 
 
-def local_times(priced: PricedStep, work: StepWork, median: float, slowest: float) -> StepTimes:
-    """A step that exchanges nothing: the median worker's, waiting for no one; `slowest` the
-    slowest worker's factor (its compute_max_s)."""
-    times = priced.times(scaled(work, median))
-    return dataclasses.replace(times, compute_max_s=(work.forward_s + work.backward_s) * slowest)
+def local_times(priced: PricedStep, work: StepWork, median: float) -> StepTimes:
+    """A step that exchanges nothing: the median worker's, waiting for no one; its compute_max_s is
+    the median's too (the slowest worker's lead is the sync's: module doc)."""
+    return priced.times(scaled(work, median))
 
 
 class Drift:
@@ -108,7 +109,7 @@ class Drift:
         if not waits:
             median = float(np.median(factors))
             self.lead += factors - median
-            return local_times(priced, work, median, float(factors.max()))
+            return local_times(priced, work, median)
         times = uneven_times(priced, work, factors, self.lead)
         self.lead[:] = 0.0
         return times

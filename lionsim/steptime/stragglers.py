@@ -74,12 +74,13 @@ def step_seconds(priced: PricedStep, work: StepWork, factors: np.ndarray | float
 def uneven_times(priced: PricedStep, work: StepWork, factors: np.ndarray, lead: np.ndarray | None = None) -> StepTimes:
     """One step whose workers' compute is scaled by `factors` [W] (module doc); `lead` [W]: each
     worker's lead in compute factors from local steps since the last wait (rounds.py), which
-    the step waits for too."""
-    slowest, median = float(factors.max()), float(np.median(factors))
-    late = slowest if lead is None else float((factors + lead).max())
+    the step waits for too, and its compute_max_s includes (the round's slowest, less the medians
+    its local steps booked)."""
+    median = float(np.median(factors))
+    late = float(factors.max() if lead is None else (factors + lead).max())
     at_median = priced.times(scaled(work, median))
     wait = float(step_seconds(priced, work, late)) - at_median.step_s
-    return dataclasses.replace(at_median, wait_s=max(0.0, wait), compute_max_s=(work.forward_s + work.backward_s) * slowest)
+    return dataclasses.replace(at_median, wait_s=max(0.0, wait), compute_max_s=(work.forward_s + work.backward_s) * late)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@
                 this step; a step waits for the slowest (lionsim.steptime.stragglers: wait_s is
                 what that adds to the median worker's step); a step that exchanges nothing (a
                 local step) waits for no one, and the next that does waits for the workers'
-                drift since (lionsim.steptime.rounds): a sync's row carries its round's wait.
+                drift since (lionsim.steptime.rounds): a sync's row carries its round's wait,
+                and its compute_max_s the slowest worker's lead (a local step's is its median's),
+                so a round's rows add up to its slowest worker's compute, as estimate books it.
                 gloo/nccl: the ranks' measured compute this step, per worker (--compute-spread
                 injects sleeps into it; the real loop exchanges its losses every step, so every
                 step waits there, local or not). Under

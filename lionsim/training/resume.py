@@ -9,7 +9,9 @@ booked rows and, on a real backend, their measured calls: read back bit for bit)
 or from its first where no state was kept (a second Ctrl-C, a dead rank), and trains the rest.
 A different configuration, a complete run, or a directory holding no bench run is refused with
 one line before anything trains. An unfinished rerun kept in --out's `.rerun/` (one that was to
-replace the results --out holds: lionsim.reports.outdir) is the run continued where there is one.
+replace the results --out holds: lionsim.reports.outdir) is the run continued where there is one;
+a configuration that differs from it is refused saying how to get back to an unfinished run --out
+itself holds (other_configuration).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from lionsim.plan import BenchPlan
 from lionsim.reports.columns import run_label
 from lionsim.reports.files import CALLS_FILE, META_FILE, load_run
 from lionsim.reports.outdir import resumed_from
-from lionsim.reports.resuming import RESUMABLE
+from lionsim.reports.resuming import RESUMABLE, resumable
 from lionsim.training.checkpoint import RunCheckpoint, load_checkpoint
 
 FREE = ("out", "timeout", "trace")
@@ -128,7 +130,8 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
     """The interrupted run in `out`, checked against this command's plan; LionsimError otherwise."""
     from lionsim.training.record import resolved_config
 
-    out = resumed_from(Path(out))  # --out's own run, or the unfinished rerun kept beside it
+    given = Path(out)
+    out = resumed_from(given)  # --out's own run, or the unfinished rerun kept beside it
     if not (out / META_FILE).is_file():
         raise LionsimError(f"--resume: {out} holds no bench run to continue ({META_FILE} not found); "
                            "run without --resume to start one")
@@ -139,11 +142,10 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
     if status not in RESUMABLE:
         raise LionsimError(f"--resume: the run in {out} is {status}, nothing to continue; "
                            "pass --overwrite to run it again, or choose another --out")
-    differ = config_differences(meta.get("config", {}), resolved_config(plan))
+    config = resolved_config(plan)
+    differ = config_differences(meta.get("config", {}), config)
     if differ:
-        raise LionsimError(f"--resume: {out} was run with another configuration ({'; '.join(differ[:4])}"
-                           f"{'; ...' if len(differ) > 4 else ''}); resume with its own options "
-                           f"(`lionsim bench --config {out}/{META_FILE} --resume`) or pass --overwrite")
+        raise other_configuration(given, out, differ, config)
     resume = Resume(meta=meta)
     diverged = {r["run"] for r in meta.get("runs", []) if r.get("diverged_at_step") is not None}
     under_way = []
@@ -160,6 +162,37 @@ def load_resume(out: Path, plan: BenchPlan, rank: int = 0) -> Resume:
     elif under_way:
         resume.restarted = under_way[0][0]
     return resume
+
+
+def other_configuration(given: Path, home: Path, differ: list[str], config: dict) -> LionsimError:
+    """The refusal of a --resume whose configuration differs from the run in `home`. Where that is
+    --out's `.rerun/` (which --resume continues first) and --out itself holds an unfinished run, it
+    says how to get back to that one: removing `.rerun/`, with this command where it matches."""
+    listed = "; ".join(differ[:4]) + ("; ..." if len(differ) > 4 else "")
+    own_options = f"`lionsim bench --config {home}/{META_FILE} --resume`"
+    below = _meta(given) if home != given else None
+    if not resumable(below):
+        return LionsimError(f"--resume: {home} was run with another configuration ({listed}); resume with its own "
+                            f"options ({own_options}) or pass --overwrite")
+    said = (f"--resume: {home}, the unfinished rerun an --overwrite left (--resume continues it first), was run "
+            f"with another configuration ({listed})")
+    gone = f"remove {home} (its finished steps go)"
+    if not config_differences(below.get("config", {}), config):
+        return LionsimError(f"{said}; the {below['status']} run {given} itself holds matches this command: {gone} "
+                            f"and run it again to continue that one, or resume the rerun with its own options "
+                            f"({own_options})")
+    return LionsimError(f"{said}; resume it with its own options ({own_options}) or pass --overwrite; to continue "
+                        f"the {below['status']} run {given} itself holds instead, {gone} and resume with that run's "
+                        f"options (`lionsim bench --config {given}/{META_FILE} --resume`)")
+
+
+def _meta(run: Path) -> dict | None:
+    """A run directory's run.json (None: none, or unreadable: the refusal then says less)."""
+    try:
+        meta = json.loads((run / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
 
 
 def finished_calls(out: Path, labels: list[str]) -> dict[str, pd.DataFrame]:

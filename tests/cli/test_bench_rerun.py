@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import signal
 from pathlib import Path
 
@@ -169,3 +170,146 @@ def test_a_resume_that_replaces_the_report_says_so(tmp_path, capsys):
     assert not (out / "report.md").exists()
     assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run before this resume; "
                                    f"`lionsim report {out}` writes it again"), err
+
+
+def test_a_launchers_rank_stopped_in_a_rerun_says_what_continues_it_in_one_clause(tmp_path, capsys, monkeypatch):
+    """Under torchrun, a rank stopped at a step boundary (RunStopped, its state kept) says where the
+    steps are kept and what continues them as the simulator's line does, `; ... continues LABEL from
+    step N`, not a second parenthetical after the kept line's own."""
+    import types
+
+    import lionsim.launch
+    from lionsim.training.loop import RunStopped
+
+    argv, out, old = finished(tmp_path, capsys)
+    checkpoint = types.SimpleNamespace(label="adamw@fp32-allreduce", step=2)
+
+    def stopped(*args, **kwargs):
+        raise RunStopped(checkpoint)
+
+    monkeypatch.setattr(lionsim.launch, "run_rank", stopped)
+    for name, value in {"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": "29999"}.items():
+        monkeypatch.setenv(name, value)
+    code, _, err = run_cli([*argv, "--backend", "gloo", "--overwrite"], capsys)
+    assert code == 2 and files(out) == old
+    assert error_lines(err) == [
+        f"error: rank 0: interrupted after step 2 of adamw@fp32-allreduce; finished steps kept in {out / '.rerun'} "
+        f"({out} still holds its previous results: only a run that completes replaces them); the same command with "
+        "--resume in place of --overwrite continues adamw@fp32-allreduce from step 3"], err
+
+
+def test_a_resumed_rerun_that_replaces_the_report_says_it_described_the_replaced_run(tmp_path, capsys, monkeypatch):
+    """A finished run, `lionsim report` on it, an --overwrite that fails (kept in .rerun), then --resume:
+    the report goes with the run the rerun replaces, and the line says so (not 'the run before this
+    resume': the resume continued the rerun, which the report never described)."""
+    argv, out, old = finished(tmp_path, capsys)
+    assert run_cli(["report", str(out)], capsys)[0] == 0 and (out / "report.md").is_file()
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("report"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3 and (out / "report.md").is_file()
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / "report.md").exists() and not (out / ".rerun").exists()
+    assert error_lines(err)[0] == (f"removed {out / 'report.md'}: it described the run this one replaced; "
+                                   f"`lionsim report {out}` writes it again"), err
+
+
+def test_overwrite_from_a_config_file_gives_advice_that_works(tmp_path, capsys, monkeypatch):
+    """`overwrite = true` from a --config file: the stopped rerun's line says the same command with
+    --resume (the user typed no --overwrite to put it in place of), and that command, the file's
+    overwrite and a typed --resume, continues the rerun: the typed flag wins over the file's."""
+    argv, out, old = finished(tmp_path, capsys)
+    (tmp_path / "cfg.toml").write_text("overwrite = true\n")
+    filed = [*argv, "--config", str(tmp_path / "cfg.toml")]
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("filed"))
+    code, _, err = run_cli(filed, capsys)
+    assert code == 3 and files(out) == old and len(error_lines(err)) == 1, err
+    assert error_lines(err)[0].endswith(f"finished steps kept in {out / '.rerun'} ({out} still holds its previous "
+                                        "results: only a run that completes replaces them); once it is fixed, the "
+                                        "same command with --resume trains the runs that did not finish"), err
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*filed, "--resume"], capsys)
+    assert code == 0, err
+    assert not (out / ".rerun").exists() and json.loads((out / "run.json").read_text())["resumed"][0]["kept_runs"] == [
+        "adamw@fp32-allreduce"]
+    same_result(out, old)
+    # a file's resume and a typed --overwrite: the typed one replaces the finished run
+    (tmp_path / "resume.toml").write_text("resume = true\n")
+    code, _, err = run_cli([*argv, "--config", str(tmp_path / "resume.toml"), "--overwrite"], capsys)
+    assert code == 0 and "resumed" not in json.loads((out / "run.json").read_text()), err
+    same_result(out, old)
+    # both typed: which was meant is not guessed
+    code, _, err = run_cli([*argv, "--overwrite", "--resume"], capsys)
+    assert code == 2 and error_lines(err) == [
+        "error: --resume continues the run in --out and --overwrite replaces it: pass one of them"], err
+
+
+def test_resume_beside_a_rerun_of_another_configuration_says_how_to_get_back_to_the_earlier_run(tmp_path, capsys,
+                                                                                                 monkeypatch):
+    """--out holds an interrupted run A; an --overwrite with other options (B) fails, kept in .rerun,
+    which --resume continues first. --resume with A's options is refused naming what differs from B,
+    and says that A matches and how to get back to it (remove .rerun); done, --resume completes A as an
+    uninterrupted run. Other options again: the refusal says how to continue either run."""
+    argv = bench(tmp_path)
+    out, rerun = tmp_path / "o", tmp_path / "o" / ".rerun"
+    reference = tmp_path / "ref"
+    assert run_cli([*argv[:-1], str(reference)], capsys)[0] == 0
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("other"))
+    assert run_cli([*argv, "--seed", "1", "--overwrite"], capsys)[0] == 3 and rerun.is_dir()
+    monkeypatch.delenv("FAIL_AFTER")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: --resume: {rerun}, the unfinished rerun an --overwrite left (--resume continues it first), was run "
+        f"with another configuration (--seed 1 -> 0); the interrupted run {out} itself holds matches this command: "
+        f"remove {rerun} (its finished steps go) and run it again to continue that one, or resume the rerun with its "
+        f"own options (`lionsim bench --config {rerun}/run.json --resume`)"], err
+    code, _, err = run_cli([*argv, "--seed", "2", "--resume"], capsys)
+    assert code == 2 and error_lines(err)[0].endswith(
+        f"to continue the interrupted run {out} itself holds instead, remove {rerun} (its finished steps go) and "
+        f"resume with that run's options (`lionsim bench --config {out}/run.json --resume`)"), err
+    shutil.rmtree(rerun)
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    same_result(out, files(reference))
+
+
+def test_a_rerun_set_aside_by_a_stopped_publish_is_put_back_and_resumed(tmp_path, capsys, monkeypatch):
+    """A publish into .rerun killed between its two renames leaves the previous rerun only in
+    .o.rerun.old beside --out (and its own files in the staging folder): the next command moves it
+    back, says so, and --resume continues it; it used to find nothing to continue, and the next
+    publish removed it."""
+    argv, out, old = finished(tmp_path, capsys)
+    monkeypatch.setenv("FAIL_AFTER", FAILING.format("aside"))
+    assert run_cli([*argv, "--overwrite"], capsys)[0] == 3
+    monkeypatch.delenv("FAIL_AFTER")
+    left = tmp_path / ".o.rerun.old"
+    (out / ".rerun").rename(left)  # the kill: the first rename done, the second not
+    (tmp_path / ".o.partial").mkdir()
+    (tmp_path / ".o.partial" / "steps.csv").write_text("what the killed publish staged\n")
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert error_lines(err)[0] == (f"note: moved {left} back to {out / '.rerun'}: a publish stopped between its two "
+                                   "renames had set it aside (the files it was publishing are not kept)"), err
+    assert not left.exists() and not (out / ".rerun").exists()
+    assert json.loads((out / "run.json").read_text())["resumed"][0]["kept_runs"] == ["adamw@fp32-allreduce"]
+    same_result(out, old)
+
+
+def test_an_out_set_aside_by_a_stopped_publish_is_put_back_and_resumed(tmp_path, capsys):
+    """The same for --out itself: a publish over it killed between its two renames leaves it only in
+    .o.old; the next --resume moves it back and continues the interrupted run it holds."""
+    argv = bench(tmp_path)
+    out, reference = tmp_path / "o", tmp_path / "ref"
+    assert run_cli([*argv[:-1], str(reference)], capsys)[0] == 0
+    with own_handlers() as (mine, got), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    left = tmp_path / ".o.old"
+    out.rename(left)
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 0, err
+    assert error_lines(err)[0].startswith(f"note: moved {left} back to {out}: "), err
+    assert not left.exists()
+    same_result(out, files(reference))

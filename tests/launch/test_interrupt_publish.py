@@ -21,7 +21,7 @@ from lionsim.launch.spawn import _immune, blocked
 from lionsim.reports import load_run
 from lionsim.reports.files import META_FILE, STEPS_FILE
 from lionsim.reports.outdir import RERUN_DIR
-from lionsim.reports.publish import RunDir
+from lionsim.reports.publish import RunDir, put_back
 from lionsim.training.checkpoint import RESUME_DIR
 from lionsim.training.stop import SIGNALS, TAKEN, deferred_signals
 from tests.reports.test_summary_rule import measured_rows
@@ -113,6 +113,8 @@ def test_publishing_over_a_previous_run_leaves_one_run_or_the_other_wherever_it_
         now = files(out) if out.exists() else None
         assert now in (old, new) or (now is None and files(tmp_path / ".o.old") == old
                                      and files(target.stage) == new), (point, now)
+        put_back(out)  # the next command's first act: --out is whole again, the old run where it was set aside
+        assert files(out) == (old if now is None else now) and not (now is None and (tmp_path / ".o.old").exists())
         if finished:
             assert now == new
             break
@@ -196,6 +198,9 @@ def test_publishing_a_rerun_leaves_one_rerun_or_the_other_wherever_it_stops(tmp_
             k: v for k, v in held.items() if not k.startswith(RERUN_DIR)}, point
         now = files(rerun) if rerun.exists() else None
         assert now in (old, new) or (now is None and files(tmp_path / f".o{RERUN_DIR}.old") == old), (point, now)
+        put_back(out)  # the next command's first act: the older rerun back in .rerun where it was set aside
+        assert files(rerun) == (old if now is None else now)
+        assert not (now is None and (tmp_path / f".o{RERUN_DIR}.old").exists())
         if finished:
             assert now == new and not target.stage.exists()
             break

@@ -138,7 +138,34 @@ def test_bench_books_the_round_wait_on_the_sync_step():
     assert (slow.loc[local, "wait_s"] == 0).all()
     assert np.allclose(slow.loc[sync, "wait_s"], 6 * even.loc[sync, "compute_s"], rtol=1e-9)
     assert np.allclose(slow["step_s"], even["step_s"] + slow["wait_s"], rtol=1e-9)
-    assert np.allclose(slow["compute_max_s"], 3 * even["compute_s"], rtol=1e-12)  # each step's slowest, waited or not
+    # a local step's slowest is its median's; the sync's is the slow worker's 3 + 2 x 2 lead: 9 a round, 3 x 3
+    assert np.allclose(slow.loc[local, "compute_max_s"], even.loc[local, "compute_s"], rtol=1e-12)
+    assert np.allclose(slow.loc[sync, "compute_max_s"], 7 * even.loc[sync, "compute_s"], rtol=1e-12)
+
+
+def test_bench_books_the_rounds_slowest_as_estimate_does_against_brute_force(tmp_path):
+    """bench's compute_max_s means estimate's: a round's rows add up to its slowest worker's compute,
+    max_i of worker i's factors summed over the round's H steps (computed here from a trace's per-worker
+    times), so the summary's mean is that over H, and every row's wait_s is compute_max_s - compute_s
+    (DiLoCo's exchange runs after backward). It was each local step's own slowest, which no one waits for."""
+    workers, h, rounds = 5, 3, 4
+    times = np.random.default_rng(21).uniform(0.5, 3.0, (7, workers))  # 7 traced steps: rounds differ
+    trace = tmp_path / "t.csv"
+    trace.write_text("step,worker,compute_s\n" + "".join(f"{s},{w},{times[s, w]}\n" for s in range(7)
+                                                         for w in range(workers)))
+    cfg = dict(workload="mlp", workers=workers, steps=h * rounds, eval_every=100, strategies=["diloco"],
+               options={"local_steps": h})
+    compute = float(run_bench(BenchConfig(**cfg)).steps["compute_s"].iloc[0])  # one worker's, at factor 1
+    result = run_bench(BenchConfig(**cfg, compute_spread=[f"trace:{trace}"]))
+    steps = result.steps
+    factors = np.array([times[(t - 1) % 7] for t in range(1, h * rounds + 1)]) / np.median(times)  # [step, worker]
+    slowest = factors.reshape(rounds, h, workers).sum(1).max(1)  # each round's slowest worker's sum
+    booked = steps["compute_max_s"].to_numpy().reshape(rounds, h).sum(1)
+    assert np.allclose(booked, compute * slowest, rtol=1e-9)
+    assert np.allclose(steps["compute_s"], compute * np.median(factors, 1), rtol=1e-9)
+    assert np.allclose(steps["wait_s"], steps["compute_max_s"] - steps["compute_s"], rtol=1e-9, atol=1e-15)
+    summary = result.summary.iloc[0]
+    assert summary["compute_max_s"] == pytest.approx(compute * slowest.mean() / h, rel=1e-9)
 
 
 def test_streaming_diloco_rounds_are_its_real_gaps_where_p_does_not_divide_h():
