@@ -13,7 +13,6 @@ trains."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -21,7 +20,8 @@ import torch
 from lionsim.backends import SimComm
 from lionsim.errors import LionsimError
 from lionsim.steptime.answers import check_answers
-from lionsim.strategies import ParamLayout, Strategy
+from lionsim.strategies import ParamLayout
+from lionsim.strategies.core.sends import sent_specs
 from lionsim.transports import TRANSPORTS, PayloadSpec
 from lionsim.workloads import workload_class
 
@@ -58,16 +58,3 @@ def run_sends(r: RunPlan, layout: ParamLayout, workers: int, per_node: int, step
         raise
     except Exception:  # noqa: BLE001 -- meta cannot run it: the run builds it for real
         return None
-
-
-def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
-    """The steady spec, then every other spec steps 1..`steps` send, each once; each vote also
-    with abstentions (module doc)."""
-    found, last = {steady: None}, steady
-    for step in range(1, steps + 1):
-        spec = strategy.run_spec(step, steady)
-        if spec is not last and spec is not None:  # most steps send the very object the step before did
-            found.setdefault(spec, None)
-        last = spec
-    return [variant for spec in found for variant in
-            ([spec, replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [spec])]

@@ -96,10 +96,13 @@ def header_line(network) -> str:
     return text and f"not measured, so priced by a stand-in (a library's fixed cost is mostly per call): {text}"
 
 
-def line(network, source: str, issued: dict[str, set[str]]) -> str:
+def line(network, source: str, issued: dict[str, set[str]], *, calibrated: bool = False) -> str:
     """One line naming the ops the library of `network` (its profile `source`, as the user named it)
     did not measure that the runs issue (`issued`: run label -> its ops; a label "" for a table of
-    ops, comm's), the runs, and how those ops are priced; "" where every issued op was measured."""
+    ops, comm's), the runs, and how those ops are priced; "" where every issued op was measured.
+    `calibrated`: `network` is bench --calibrate's fit, no file to refit, so the line offers a new
+    fit and --network in place of --calibrate (a calibration measures the calls on the whole group,
+    lionsim.measure.calibrate: a node's subgroup's are what it leaves out)."""
     gaps = unmeasured(network)
     runs_of = {op: [label for label, ops in issued.items() if op in ops] for op in gaps}
     hit = [op for op in gaps if runs_of[op]]
@@ -117,5 +120,7 @@ def line(network, source: str, issued: dict[str, set[str]]) -> str:
     backend = network.traits.backend if network.traits.backend in ("gloo", "nccl") else "gloo|nccl"
     wanted = {MEASURED_AS.get(op, op) for op in OPS if op in hit or op not in gaps}  # beside the others
     kept = [op for op in OPS if op in wanted]
-    return (f"{head}: {'; '.join(parts)}. lionsim comm --backend {backend} --fit {source if fitted else 'FILE.toml'} "
-            f"--collective {','.join(kept)} measures {'it' if len(hit) == 1 else 'them'} with the rest.")
+    fit = f"--fit {source if fitted and not calibrated else 'FILE.toml'} --collective {','.join(kept)}"
+    then = "; bench --network FILE.toml in place of --calibrate prices the runs by that fit" if calibrated else ""
+    return (f"{head}: {'; '.join(parts)}. lionsim comm --backend {backend} {fit} measures "
+            f"{'it' if len(hit) == 1 else 'them'} with the rest{then}.")

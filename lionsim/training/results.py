@@ -130,10 +130,11 @@ class Results:
 
         if not unmeasured(self.network):
             return ""
-        source = "this run's calibration" if self.calibration is not None else os.path.basename(self.plan.network.spec)
+        calibrated = self.calibration is not None
+        source = "this run's calibration" if calibrated else os.path.basename(self.plan.network.spec)
         per_node = self.network.workers_per_node
         return line(self.network, source, {r.run.label: issued_ops(r, self.runner.place.comm.world_size, per_node)
-                                           for r in self.runner.records if r.steps})
+                                           for r in self.runner.records if r.steps}, calibrated=calibrated)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

@@ -16,7 +16,7 @@ import pytest
 from lionsim.aggregators import VOTE_RULES
 from lionsim.backends import SimComm
 from lionsim.cli.strategy_flags import refresh
-from lionsim.config.sends import sent_specs
+from lionsim.strategies.core.sends import sent_specs
 from lionsim.plugins import LOADED, load_plugin, unload_plugin
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.transports import PayloadSpec

@@ -207,3 +207,26 @@ def test_a_parameter_server_run_is_told_to_measure_broadcast(tmp_path):
     text = line(net, "fit.toml", {"adamw@ps": {"ps_push", "ps_pull"}})
     assert text.startswith("Not measured in fit.toml: ps_push and ps_pull (adamw@ps), priced with all_reduce's floor")
     assert text.endswith("--fit fit.toml --collective all_reduce,broadcast measures them with the rest."), text
+
+
+def test_a_calibrated_bench_is_offered_a_new_fit_not_a_refit_of_its_calibration():
+    """A calibration is no file: `--fit this run's calibration` could not run. The line offers a fit
+    of a new file and --network in place of --calibrate (bench's Results passes calibrated=True)."""
+    from types import SimpleNamespace
+
+    from lionsim.training.results import Results
+
+    net = fitted(["all_to_all", "all_gather"])  # a calibration of 1-bit Adam's steady phase alone
+    step = SimpleNamespace(collectives=[SimpleNamespace(op=op) for op in ("all_reduce", "all_to_all")], sent=None)
+    record = SimpleNamespace(run=SimpleNamespace(label="onebit-adam@x"), steps=[step])
+    runner = SimpleNamespace(records=[record], place=SimpleNamespace(comm=SimpleNamespace(world_size=2)))
+    results = SimpleNamespace(network=net, calibration=object(), runner=runner,
+                              plan=SimpleNamespace(network=SimpleNamespace(spec="1gbe")))
+    text = Results.unmeasured_line(results)
+    assert text.startswith("Not measured in this run's calibration: all_reduce (onebit-adam@x), priced with the "
+                           "measured ops' median floor"), text
+    assert text.endswith(". lionsim comm --backend gloo --fit FILE.toml --collective all_reduce,all_gather,all_to_all "
+                         "measures it with the rest; bench --network FILE.toml in place of --calibrate prices the runs "
+                         "by that fit."), text
+    refit = line(net, "fit.toml", {"x": {"all_reduce"}})  # a file: its own refit, as before
+    assert refit.endswith("--fit fit.toml --collective all_reduce,all_gather,all_to_all measures it with the rest.")
