@@ -66,7 +66,7 @@ strategies send at most five (dgc's four warm-up densities and its steady one)."
 
 def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple[str, str, int]]:
     """(op, dtype, bytes) of every distinct collective the plan's runs issue on `comm`'s group."""
-    from lionsim.strategies.core.sends import sent_specs
+    from lionsim.strategies.core.sends import sent_calls, sent_specs
     from lionsim.strategies import flatten_parameters
     from lionsim.transports import TRANSPORTS
     from lionsim.transports.base import plan_on
@@ -82,7 +82,7 @@ def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple
         specs = sent_specs(strategy, strategy.payload_spec(), plan.steps)
         calls = [c for s in specs for c in plan_on(transport, s, workers, network.workers_per_node)
                  if c.scope == "world"]  # a node's or a slot's subgroup is not the group measured here
-        calls += [c for step in range(1, plan.steps + 1) for c in strategy.extra_calls(step)]
+        calls += sent_calls(strategy, plan.steps)
         for c in calls:
             scale = w if c.op in ("all_to_all", "ps_push") else 1  # a rank sends its w workers' rows
             if c.nbytes:

@@ -215,6 +215,10 @@ class StreamingDiLoCo(DiLoCo):
         """A send every H / P steps, tau steps before its merge (a P-th of the model each); nothing else."""
         return steady if self.sends(step) else None
 
+    def send_horizon(self) -> int:
+        """A round of H steps and the delay: every fragment's send, which is the mean one's spec."""
+        return self.local_steps + self.delay
+
     def current(self) -> list[tuple[int, int]]:
         """The flat ranges of the fragment whose turn it is."""
         return self.fragments[self.synced % len(self.fragments)]

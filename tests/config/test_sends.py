@@ -173,3 +173,62 @@ def test_the_specs_a_run_sends_are_its_steps_each_once_a_vote_also_with_abstenti
     votes = PayloadSpec(kind="votes", numel=16, rule=VOTE_RULES.get("mavo")())
     assert sent_specs(mavo, mavo.payload_spec(), 4) == [votes, replace(votes, abstain=True)]
     assert onebit.exp_avg.device.type == "meta"  # built on the shapes, without their storage
+
+
+VARIANTS = [
+    {},  # each strategy's defaults
+    {"onebit-adam.freeze_steps": 7, "dgc.warmup_steps": 6, "powersgd.warmup_steps": 5, "local_steps": 4,
+     "streaming-diloco.fragments": 2, "streaming-diloco.delay": 1},
+    {"onebit-adam.freeze_steps": 1, "dgc.warmup_steps": 2, "powersgd.warmup_steps": 0, "local_steps": 1,
+     "streaming-diloco.local_steps": 2},
+    {"dgc.warmup_steps": 40, "local_steps": 9, "streaming-diloco.fragments": 3, "streaming-diloco.delay": 2},
+]
+"""Warm-ups and sync periods below, at and past the step counts walked."""
+SYNCS = ["never", "every:3", "every:50", "schedule:2"]
+
+
+def full_walk(strategy, steady, steps):
+    """Every step 1..steps, walked in the plainest way: the specs (steady first, each vote also with
+    abstentions) and the strategy's own calls, each once, in the order first met."""
+    specs = list(dict.fromkeys([steady] + [s for step in range(1, steps + 1)
+                                           if (s := strategy.run_spec(step, steady)) is not None]))
+    specs = [v for s in specs for v in ([s, replace(s, abstain=True)] if s.kind == "votes" and not s.abstain else [s])]
+    calls = list(dict.fromkeys(c for step in range(1, steps + 1) for c in strategy.extra_calls(step)))
+    return specs, calls
+
+
+@pytest.mark.parametrize("name", [n for n, cls in STRATEGIES.items() if cls.__module__.startswith("lionsim.")])
+def test_the_walk_stops_at_the_send_horizon_and_finds_what_every_step_sends(name):
+    """sent_specs and sent_calls stop at Strategy.send_horizon (a warm-up, a sync period), not at
+    the run's last step: the same specs and calls, in the same order, as walking every step (brute
+    force), at step counts below, at and past each warm-up and period."""
+    from lionsim.strategies.core.sends import sent_calls, walked
+
+    layout = ParamLayout.meta([("w1", (16, 8)), ("b1", (16,)), ("w2", (8, 16)), ("b2", (8,))])
+    cls = STRATEGIES.get(name)
+    syncs = SYNCS if getattr(cls, "has_momentum_sync", False) else ["never"]
+    for options in VARIANTS:
+        for sync in syncs:
+            strategy = cls(StrategyConfig(options=dict(options), momentum_sync=sync), layout, SimComm(4))
+            steady = strategy.payload_spec()
+            for steps in (1, 2, 3, 5, 8, 13, 60, 200):
+                assert (sent_specs(strategy, steady, steps), sent_calls(strategy, steps)) == \
+                    full_walk(strategy, steady, steps), (options, sync, steps)
+            assert walked(strategy, 10**7) <= 200, (name, options, sync)  # the walk does not grow with --steps
+
+
+def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():
+    """A plug-in that subclasses a built-in and overrides run_spec under its horizon is walked whole."""
+    from lionsim.strategies.core.sends import walked
+
+    layout = ParamLayout.meta([("w", (4, 3))])
+    onebit = STRATEGIES.get("onebit-adam")
+
+    class Later(onebit):  # dense again from step 100: past onebit-adam's warm-up
+        def run_spec(self, step, steady):
+            return PayloadSpec(kind="dense", numel=steady.numel) if step >= 100 else super().run_spec(step, steady)
+
+    later = Later(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2))
+    assert walked(onebit(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2)), 1000) == 2
+    assert walked(later, 1000) == 1000
+    assert PayloadSpec(kind="dense", numel=12) in sent_specs(later, later.payload_spec(), 150)
