@@ -232,3 +232,42 @@ def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():
     assert walked(onebit(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2)), 1000) == 2
     assert walked(later, 1000) == 1000
     assert PayloadSpec(kind="dense", numel=12) in sent_specs(later, later.payload_spec(), 150)
+
+
+@pytest.mark.parametrize("workload", ["mlp", "gpt", "vit"])
+def test_every_built_in_strategy_is_asked_at_plan_time_on_every_workload(workload):
+    """run_sends gave None for any strategy that failed on the meta device, which switched its
+    plan-time checks off without a word; lionsim's own all build there, on each workload's shapes."""
+    from types import SimpleNamespace
+
+    from lionsim.config.sends import run_sends
+    from lionsim.docgen.run import bench_plan
+    from lionsim.workloads import workload_class
+
+    bench = bench_plan(["-w", workload, "-n", "4", "--steps", "3", "--eval-every", "3"])
+    layout = ParamLayout.meta(workload_class(workload).param_shapes(bench.workload))
+    built_in = [(n, c) for n, c in STRATEGIES.items() if c.__module__.startswith("lionsim.")]
+    assert len(built_in) >= 28
+    for name, cls in built_in:
+        r = SimpleNamespace(run=SimpleNamespace(strategy_class=cls), strategy=StrategyConfig(workload=workload))
+        specs = run_sends(r, layout, 4, 1, 3)
+        assert specs and specs[0] == cls(StrategyConfig(workload=workload), layout, SimComm(4)).payload_spec(), name
+
+
+def test_a_built_in_strategy_that_fails_on_meta_is_a_bug_raised_a_plug_ins_is_asked_as_it_trains(monkeypatch):
+    from types import SimpleNamespace
+
+    from lionsim.config.sends import run_sends
+
+    layout = ParamLayout.meta([("w", (4, 3))])
+    adamw = STRATEGIES.get("adamw")
+
+    def broken(self):
+        raise RuntimeError("a regression on meta")
+
+    monkeypatch.setattr(adamw, "payload_spec", broken)
+    with pytest.raises(RuntimeError, match="a regression on meta"):
+        run_sends(SimpleNamespace(run=SimpleNamespace(strategy_class=adamw), strategy=StrategyConfig()), layout, 2, 1, 3)
+    plugin = type("Reads", (adamw,), {"__module__": "my_plugin"})  # a plug-in's, reading a tensor's values
+    assert run_sends(SimpleNamespace(run=SimpleNamespace(strategy_class=plugin), strategy=StrategyConfig()),
+                     layout, 2, 1, 3) is None
