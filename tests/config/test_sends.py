@@ -137,6 +137,24 @@ def test_a_wire_bytes_that_forgets_the_warm_up_is_refused_before_training(plugin
     assert len(pd.read_csv(tmp_path / "m" / "steps.csv")) == 3 and len(aggregated(path)) == 3
 
 
+def test_the_refusal_names_the_size_a_gpt_run_sends(plugins, tmp_path, capsys):
+    """The plan asked gpt's probe model, whose vocabulary is 128 for any text: the line named a
+    payload the run never sends. It names the trained model's own size now, from a text file (its
+    65 characters) and from the generated corpus."""
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    path = plugins["forgetful.py"]
+    book = tmp_path / "book.txt"
+    book.write_text("".join(chr(c) for c in range(32, 97)) * 40, encoding="utf-8")  # 65 characters
+    gpt = ["-w", "gpt", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "3", "--eval-every", "3"]
+    for data in ([], ["--data", str(book)]):
+        cfg = WorkloadConfig(name="gpt", workers=2, batch_size=8, size="tiny", data=book if data else None)
+        params = build_workload(cfg).params  # the trained model's, counted by building it
+        line = one_line_exit_2(["bench", "--plugin", str(path), "-s", "onebit-adam@onebit-only", "--freeze-steps",
+                                "1", *gpt, *data, "--out", tmp_path / "o"], capsys)
+        assert f"for a 'dense' payload of {params:,} values on 2 workers, which this run sends" in line, line
+
+
 A_LIST = "a list of lionsim.network.CollectiveCall ([] where it sends nothing)"
 
 
