@@ -116,7 +116,8 @@ class Results:
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
-                                   if (note := footnote_on(r.transport, r.spec, workers, per_node))))
+                                   for note in (footnote_on(r.transport, r.spec, workers, per_node), r.built_note)
+                                   if note))
         if gaps := self.unmeasured_line():
             notes.append(gaps)
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)

@@ -211,6 +211,12 @@ class Strategy(ABC):
         table; "" where it took none (the default here)."""
         return ""
 
+    def built_note(self) -> str:
+        """One line where this run was built otherwise than its options read, for the notes under
+        bench's and estimate's tables (Streaming DiLoCo's default fragments on a model of fewer
+        tensors); "" here."""
+        return ""
+
     def kernel_bytes(self) -> StrategyBytes | None:
         """Its bytes as this instance runs them: Strategy.bytes, with the optimizer steps its options
         choose (an --inner-optimizer) where they depend on them."""
