@@ -31,6 +31,17 @@ FLAGS = {**{f"--{key.replace('_', '-')}": key for key in PATHS | PROFILES | SPEC
          "-o": "out", "-m": "model", "-w": "workload", "--config": "config"}
 """Each of these keys' flags on a command line (and --config's: its file is the working directory's,
 the paths in it its own folder's)."""
+LAUNCHERS = frozenset({"lionsim", "__main__.py", "cli.py"})
+"""The names argv[0] has where a recorded command ran through lionsim itself, so argv[1] is its
+command: the `lionsim` script, `python -m lionsim` (its __main__.py), `python cli.py` (the
+checkout's cli.py: `python cli.py ARGS` is `lionsim ARGS`). `launched_by_lionsim` asks it."""
+
+
+def launched_by_lionsim(argv: Sequence[str]) -> bool:
+    """Whether a recorded command line ran through lionsim's launcher (LAUNCHERS)."""
+    return bool(argv) and Path(argv[0]).name in LAUNCHERS
+
+
 DEFAULT_OUT = frozenset({"bench", "sweep"})
 """The commands whose --out, not typed, is a folder of the working directory (reports/bench, ...)."""
 

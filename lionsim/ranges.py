@@ -15,6 +15,7 @@ thousands grouped (0.001 and 0.000001 as written); the reason for a bound, where
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -24,8 +25,12 @@ Bound = int | float | str | None
 
 
 def is_number(v) -> bool:
-    """A finite int or float (not a bool): what a numeric option may hold before its range is asked."""
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    """A finite int or float (not a bool): what a numeric option may hold before its range is asked.
+    An int past float's range (a profile's 10**400: TOML and JSON read it as an int) is not one:
+    the arithmetic it feeds is float's, and math.isfinite itself would raise OverflowError on it."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    return abs(v) <= sys.float_info.max if isinstance(v, int) else math.isfinite(v)
 
 
 def number(value: int | float | str) -> str:

@@ -27,6 +27,15 @@ booked; estimate --steps, or --tokens in steps, prices every step) and so the mo
 local-step round takes (--local-steps: an H past it never syncs in any run lionsim makes)."""
 
 
+class NotWhole(ValueError):
+    """read_whole's refusal: the message says what is accepted, `why` the short reason every
+    command's one line gives ("not a whole number", "100 digits or more")."""
+
+    def __init__(self, message: str, why: str) -> None:
+        super().__init__(message)
+        self.why = why
+
+
 class Whole(int):
     """An int that remembers the text it was read from (`text`), for refusals to echo."""
 
@@ -43,9 +52,9 @@ class Whole(int):
 
 def read_whole(text: str | int) -> int:
     """`text` as a whole number, a Whole that keeps `text`: 1000, 1e3 or 2.5e3, read as a decimal (1e30
-    is 10**30 exactly, not float's 1000000000000000019884624838656). ValueError, saying what is
-    accepted, where it is not whole (1.5), not finite (inf, nan) or has MAX_DIGITS digits or more. An
-    int (a default, a config file's) is returned as it is."""
+    is 10**30 exactly, not float's 1000000000000000019884624838656). NotWhole (a ValueError), saying
+    what is accepted and why not, where it is not whole (1.5), not finite (inf, nan) or has MAX_DIGITS
+    digits or more. An int (a default, a config file's) is returned as it is."""
     if isinstance(text, int) and not isinstance(text, bool):
         return text
     shown = str(text).strip()
@@ -54,9 +63,10 @@ def read_whole(text: str | int) -> int:
     except InvalidOperation:
         value = None
     if value is None or not value.is_finite() or value != value.to_integral_value():
-        raise ValueError(f"takes {WHOLE}; got {text!r}")
+        raise NotWhole(f"takes {WHOLE}; got {text!r}", "not a whole number")
     if value.adjusted() >= MAX_DIGITS:  # 1e999999999 would build a number of a billion digits
-        raise ValueError(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}")
+        raise NotWhole(f"takes {WHOLE} of fewer than {MAX_DIGITS} digits; got {text!r}",
+                       f"{MAX_DIGITS} digits or more")
     return Whole(int(value), shown)
 
 

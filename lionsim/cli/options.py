@@ -16,7 +16,8 @@ from lionsim.errors import LionsimError
 from lionsim.cli.one_value import sweep_one_value
 from lionsim.registry import did_you_mean, match_name
 from lionsim.tie_rules import TIE_RULES
-from lionsim.whole import MAX_DIGITS, read_whole
+from lionsim import whole
+from lionsim.whole import read_whole
 
 
 def _workload(value: str | None) -> str | None:
@@ -58,9 +59,8 @@ def whole_number(text: str | int) -> int:
     text for refusals to echo); refused in one line where it is not whole (1.5) or not finite."""
     try:
         return read_whole(text)
-    except ValueError as e:
-        why = f"{MAX_DIGITS} digits or more" if "digits" in str(e) else "not a whole number"
-        raise NotWhole(str(text).strip(), why) from None
+    except whole.NotWhole as e:
+        raise NotWhole(str(text).strip(), e.why) from None
 
 
 def whole_in(accepted: str):

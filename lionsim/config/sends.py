@@ -8,12 +8,11 @@ whole run. What a run sends is known without training: its strategy says what ea
 run's strategy on those shapes on the meta device (every buffer a shape, no storage), walks the
 run's steps and asks the transport for each spec they send (lionsim.steptime.answers); a vote
 also with abstentions, which a vote transport marks on a step where some worker abstains. A
-strategy that cannot be built on the meta device (it reads a tensor's values) is asked as it
-trains."""
+plug-in's strategy that cannot be built on the meta device (it reads a tensor's values) is asked
+as it trains; every one of lionsim's builds there."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import torch
@@ -21,8 +20,10 @@ import torch
 from lionsim.backends import SimComm
 from lionsim.errors import LionsimError
 from lionsim.steptime.answers import check_answers
-from lionsim.strategies import ParamLayout, Strategy
+from lionsim.strategies import ParamLayout
+from lionsim.strategies.core.sends import sent_specs
 from lionsim.transports import TRANSPORTS, PayloadSpec
+from lionsim.usercode import is_users
 from lionsim.workloads import workload_class
 
 if TYPE_CHECKING:
@@ -49,25 +50,16 @@ def check_sends(bench: BenchPlan) -> None:
 
 def run_sends(r: RunPlan, layout: ParamLayout, workers: int, per_node: int, steps: int) -> list[PayloadSpec] | None:
     """What `r` sends in `steps` steps (sent_specs), its strategy built as the run builds it but on
-    `layout` (meta); None where it cannot be built or asked there. A LionsimError is its refusal, as
-    the run would meet it: raised now."""
+    `layout` (meta); None where a plug-in's strategy cannot be built or asked there. A LionsimError
+    is its refusal, as the run would meet it: raised now. lionsim's own strategies all build on
+    meta (tests/config/test_sends.py), so any other error of theirs is a bug, raised as it is: a
+    quiet None would switch their plan-time checks off."""
     try:
         strategy = r.run.strategy_class(r.strategy, layout, SimComm(workers, per_node))
         return sent_specs(strategy, strategy.payload_spec(), steps)
     except LionsimError:
         raise
-    except Exception:  # noqa: BLE001 -- meta cannot run it: the run builds it for real
+    except Exception:  # noqa: BLE001 -- meta cannot run a plug-in's: the run builds it for real
+        if not is_users(r.run.strategy_class):
+            raise
         return None
-
-
-def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
-    """The steady spec, then every other spec steps 1..`steps` send, each once; each vote also
-    with abstentions (module doc)."""
-    found, last = {steady: None}, steady
-    for step in range(1, steps + 1):
-        spec = strategy.run_spec(step, steady)
-        if spec is not last and spec is not None:  # most steps send the very object the step before did
-            found.setdefault(spec, None)
-        last = spec
-    return [variant for spec in found for variant in
-            ([spec, replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [spec])]

@@ -21,17 +21,13 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.table import estimate_rows
 from lionsim.numbers import ms_text
-from lionsim.option_paths import absolute
+from lionsim.option_paths import absolute, launched_by_lionsim
 from lionsim.reports.files import META_FILE
 from lionsim.reports.md import command_line
 from lionsim.runs import parse_runs
 
 PLAIN_BASELINE = DEFAULT_STRATEGIES[0]
 """A plain estimate's baseline (no -s, no --from-run)."""
-LAUNCHERS = ("lionsim", "__main__.py")
-"""argv[0] of a recorded lionsim command (the script, or `python -m lionsim`): argv[1] is its command."""
-
-
 def run_baseline_note(r: Resolved, measured: Measured, baseline: str, step_s: float) -> str:
     """The caption's line where the estimate's `baseline` (its row's step `step_s`), taken from DIR
     for want of -s, is not a plain estimate's; "" where it is."""
@@ -83,7 +79,7 @@ def _sweep_command(measured: Measured, where: str) -> str:
     in words where it cannot be rerun as recorded (none recorded, a shard's, a merge's, -s left to a
     --config file)."""
     argv = list(measured.argv)
-    command = argv[1] if len(argv) > 1 and Path(argv[0]).name in LAUNCHERS else None
+    command = argv[1] if len(argv) > 1 and launched_by_lionsim(argv) else None
     sharded = "merge" in argv[2:3] or bool(_given(argv, SHARD))
     typed = bool(_given(argv, STRATEGY))
     if command != "sweep" or sharded or not (typed or (measured.strategies and not _given(argv, CONFIG))):

@@ -367,6 +367,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
+            BUILT: p.strategy.built_note() if p.strategy is not None else "",
         })
     for row in rows:
         check_finite(row)
@@ -434,6 +435,9 @@ def columns(rows: list[dict]) -> list[str]:
 
 NOTE = "note"
 """A row's footer line, not a column (Transport.footnote): the frame's attrs["notes"]."""
+BUILT = "built_note"
+"""A row's line where its strategy was built otherwise than its options read (Strategy.built_note),
+not a column: the frame's attrs["notes"], with NOTE's."""
 SHORT_BENCH = "short_bench"
 """A row's authors' H where it took lionsim's short-bench default (Strategy.short_bench_default), not a
 column: the frame's attrs["short_bench"], by strategy."""
@@ -458,9 +462,10 @@ def merged_notes(notes) -> list[str]:
 
 def frame(rows: list[dict]) -> pd.DataFrame:
     """Rows in the estimate.csv column order; attrs["notes"]: the rows' footer lines, each once
-    (a container wider than its transport's name says);
+    (a container wider than its transport's name says), and "built_notes" (Strategy.built_note);
     attrs["short_bench"]: the authors' H of each run that took the short-bench default."""
     out = pd.DataFrame.from_records(rows, columns=columns(rows))
-    out.attrs["notes"] = merged_notes(row[NOTE] for row in rows if row.get(NOTE))
+    out.attrs["built_notes"] = list(dict.fromkeys(row[BUILT] for row in rows if row.get(BUILT)))
+    out.attrs["notes"] = merged_notes([row[NOTE] for row in rows if row.get(NOTE)]) + out.attrs["built_notes"]
     out.attrs["short_bench"] = {row["strategy"]: row[SHORT_BENCH] for row in rows if row.get(SHORT_BENCH)}
     return out

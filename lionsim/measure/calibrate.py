@@ -2,10 +2,16 @@
 
 Every rank, before the first run trains:
 
-1. lists the collectives the bench's runs will issue on this group: each run's steady-state
-   payload through its transport (and with abstentions, where the transport carries them),
+1. lists the collectives the bench's runs will issue on this group: every payload a run sends
+   (lionsim.strategies.core.sends.sent_specs, the walk the plan's transport questions use: the steady
+   one, a warm-up's dense or denser ones, each vote also with abstentions) through its transport,
    plus the strategy's own calls (momentum syncs), at the sizes a rank really sends (an
    all-to-all or a parameter-server push of a rank holding w workers carries w workers' rows);
+   the calls on a node's or a slot's subgroup are left out (this group is not theirs). Calls of
+   one op, dtype and size are measured once; where a run sends more than MAX_SIZES sizes of one
+   (op, dtype) (a plug-in whose payload changes size every step), MAX_SIZES of them spread evenly
+   in log size from the smallest to the largest are measured (`thinned`): each size priced then
+   lies within one such spacing of a measured one, and calibration time stays bounded;
 2. measures each (op, dtype) at those sizes plus anchors that let a floor and a duplex share
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
@@ -29,7 +35,7 @@ calibration.toml and calibration.csv (every measured size, the fit's error) besi
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
 from typing import Callable
 
 import pandas as pd
@@ -53,8 +59,14 @@ ANCHORS = (1, 4096)
 """Sizes every (op, dtype) is also measured at: where the floor shows."""
 
 
+MAX_SIZES = 8
+"""Sizes of one (op, dtype) measured at most, besides the anchors (module doc, 1): the built-in
+strategies send at most five (dgc's four warm-up densities and its steady one)."""
+
+
 def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple[str, str, int]]:
     """(op, dtype, bytes) of every distinct collective the plan's runs issue on `comm`'s group."""
+    from lionsim.strategies.core.sends import sent_calls, sent_specs
     from lionsim.strategies import flatten_parameters
     from lionsim.transports import TRANSPORTS
     from lionsim.transports.base import plan_on
@@ -67,11 +79,10 @@ def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple
         run = planned.run
         strategy = run.strategy_class(planned.strategy, layout, comm)
         transport = TRANSPORTS.get(run.transport)()
-        spec = strategy.payload_spec()
-        specs = [spec] + ([replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [])
+        specs = sent_specs(strategy, strategy.payload_spec(), plan.steps)
         calls = [c for s in specs for c in plan_on(transport, s, workers, network.workers_per_node)
                  if c.scope == "world"]  # a node's or a slot's subgroup is not the group measured here
-        calls += [c for step in range(1, plan.steps + 1) for c in strategy.extra_calls(step)]
+        calls += sent_calls(strategy, plan.steps)
         for c in calls:
             scale = w if c.op in ("all_to_all", "ps_push") else 1  # a rank sends its w workers' rows
             if c.nbytes:
@@ -88,8 +99,20 @@ def cases(calls: list[tuple[str, str, int]]) -> list[tuple[str, str, list[int]]]
     out = []
     for (op, dtype), sizes in grouped.items():
         anchors = set(ANCHORS) | ({max(sizes) // 4} if max(sizes) // 4 >= 2**20 else set())
-        out.append((op, dtype, sorted(sizes | anchors)))
+        out.append((op, dtype, sorted(thinned(sizes) | anchors)))
     return out
+
+
+def thinned(sizes: set[int], most: int = MAX_SIZES) -> set[int]:
+    """`sizes` (bytes, each at least 1), or where there are more than `most`, the one nearest in log
+    size to each of `most` points spread evenly from the smallest to the largest: both ends kept,
+    and every size within one spacing, (largest / smallest) ** (1 / (most - 1)), of a kept one."""
+    if len(sizes) <= most:
+        return set(sizes)
+    ordered = sorted(sizes)
+    low, high = math.log(ordered[0]), math.log(ordered[-1])
+    points = [low + (high - low) * i / (most - 1) for i in range(most)]
+    return {min(ordered, key=lambda s: abs(math.log(s) - p)) for p in points}
 
 
 STEP_SAMPLES = 2

@@ -329,14 +329,16 @@ def fit_profile(points: list[Measured], *, workers: int, prior: Network, backend
         if "broadcast" in ops and ps not in ops:
             ops[ps] = replace(ops["broadcast"], algorithm=FIT_ALGORITHMS[ps])
     floor = stand_in_floor([ops[op].floor_s for op in measured])
-    for op in OPS:  # not measured: the measured per-call floor, not none (module doc, 7)
-        ops.setdefault(op, OpTraits(floor_s=floor, algorithm=FIT_ALGORITHMS[op]))
+    stand_ins = [op for op in OPS if op not in ops]  # recorded: read back, a floor may differ by an ulp
+    for op in stand_ins:  # not measured: the measured per-call floor, not none (module doc, 7)
+        ops[op] = OpTraits(floor_s=floor, algorithm=FIT_ALGORITHMS[op])
     host = max(backend_traits(backend).host_GBps, bandwidth / 1e9)
     traits = Traits(name=name, backend=backend, ops=tuple(ops.items()), reduce_GBps=tuple(reduce.items()),
                     host_GBps=float(f"{host:.4g}"), slow=slow, description=description)
     link = Link(alpha_s=alpha, bandwidth_Bps=bandwidth)
     record = dict(record or {}) | {"link": f"bandwidth {source}; alpha {alpha * 1e6:.3g} us, {prior.name}'s "
-                                           "(a few ranks cannot tell it from the per-call floor)", "ops": measured}
+                                           "(a few ranks cannot tell it from the per-call floor)", "ops": measured,
+                                  "stand_ins": stand_ins}
     net = Network(name=name, inter=link, description=description, traits=traits, measured=record)
     return net, fit_errors(points, net, workers)
 

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from lionsim.errors import LionsimError
-from lionsim.ranges import Range
+from lionsim.ranges import Range, is_number
 from lionsim.registry import did_you_mean
 
 
@@ -67,10 +67,18 @@ def integer(table: dict[str, Any], key: str, source: str, accepted: Range, *, de
 def refused(source: str, name: str, value: object, accepted: Range) -> LionsimError:
     """The one line refusing key `name` = `value` of the file `source`: not a number, not a whole
     one where `accepted` takes whole numbers, or out of range; each with the range."""
-    real = isinstance(value, (int, float)) and not isinstance(value, bool)  # inf and nan are numbers here
-    fraction = real and accepted.whole and math.isfinite(value) and not float(value).is_integer()
+    real = isinstance(value, (int, float)) and not isinstance(value, bool)  # inf, nan, 10**400 are numbers here
+    fraction = real and accepted.whole and is_number(value) and not float(value).is_integer()
     what = "is not a number" if not real else "is not a whole number" if fraction else "is out of range"
-    return LionsimError(f"{source}: '{name}' = {value!r} {what}; accepted: {accepted.words}")
+    return LionsimError(f"{source}: '{name}' = {shown(value)} {what}; accepted: {accepted.words}")
+
+
+def shown(value: object) -> str:
+    """`value` as a refusal echoes it: as written, but an int past float's range by its length (its
+    hundreds of digits would bury the line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not is_number(value):
+        return f"an integer of {len(str(abs(value)))} digits"
+    return repr(value)
 
 
 def string(table: dict[str, Any], key: str, source: str, *, default: str) -> str:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,10 @@ def load_network(spec: str | os.PathLike[str]) -> Network:
         raise LionsimError(f"bad --network {text}") from None
 
 
+_TOO_LONG = (f"a number of more than {sys.get_int_max_str_digits():,} digits is out of range; accepted: each "
+             "key's range (docs/backends.md, Network profile files)")
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
@@ -148,11 +153,15 @@ def _read(path: Path) -> dict[str, Any]:
             data = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise LionsimError(f"malformed TOML in {path}: {e}") from None
+        except ValueError:  # an int past Python's digit limit for text (4300): no decode error, a bare one
+            raise LionsimError(f"{path}: {_TOO_LONG}") from None
     else:
         try:
             data = json.loads(raw.decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise LionsimError(f"malformed JSON in {path}: {e}") from None
+        except ValueError:
+            raise LionsimError(f"{path}: {_TOO_LONG}") from None
     if not isinstance(data, dict):
         raise LionsimError(f"{path}: a network profile must be a table/object at the top level")
     return data

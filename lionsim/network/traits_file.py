@@ -147,8 +147,9 @@ def measured_record(value: Any, source: str) -> dict[str, Any]:
     """[measured]: a table of scalars and arrays, kept as written."""
     if not isinstance(value, dict):
         raise LionsimError(f"{source}: 'measured' must be a table (where the profile was measured)")
-    ops = value.get("ops", [])  # read back: which ops the fit measured (lionsim.network.unmeasured)
-    if not isinstance(ops, list) or not all(isinstance(op, str) and op in OPS for op in ops):
-        raise LionsimError(f"{source}: 'measured.ops' = {ops!r}; accepted: an array of the ops measured "
-                           f"({', '.join(OPS)})")
+    for key, what in (("ops", "the ops measured"), ("stand_ins", "the ops priced by the measured ops' floor")):
+        ops = value.get(key, [])  # read back: which ops the fit measured, which it stood in for (unmeasured.py)
+        if not isinstance(ops, list) or not all(isinstance(op, str) and op in OPS for op in ops):
+            raise LionsimError(f"{source}: 'measured.{key}' = {ops!r}; accepted: an array of {what} "
+                               f"({', '.join(OPS)})")
     return dict(value)

@@ -10,7 +10,9 @@ without an entry costs) leaves out all of it and favours the runs that issue tha
 not carried over: it is what an op's two directions do (broadcast 1.0 of the link, the exchanges
 0.58-0.76), not a per-call cost.
 
-The profile's [measured] `ops` lists what was measured. A profile written before that record, or
+The profile's [measured] `ops` lists what was measured, `stand_ins` the ops given the stand-in (a
+floor read back from the file's microseconds can differ from the median of the others by an ulp,
+so it is not told by value where the fit says). A profile written before that record, or
 by hand, whose [traits.ops] holds some ops but not another, prices that other as the ideal library
 does: no floor, full duplex. Either way a run that issues such an op is priced on figures no one
 measured for it: `line` names the ops, the runs and how they are priced (estimate's caption, comm's
@@ -57,15 +59,21 @@ def unmeasured(network) -> dict[str, str]:
     entries, chosen = dict(traits.ops), dict(traits.runs)  # runs: ops its tuning model prices
     listed = measured_ops(network)
     measured = {op: entries[op] for op in (entries if listed is None else listed) if op in entries}
-    return {op: _how(entries.get(op), measured) for op in OPS if op not in measured and op not in chosen}
+    stood = network.measured.get("stand_ins")  # the fit's record; absent from a profile fitted before it
+    return {op: _how(entries.get(op), measured, None if not isinstance(stood, list) else op in stood)
+            for op in OPS if op not in measured and op not in chosen}
 
 
-def _how(entry: OpTraits | None, measured: dict[str, OpTraits]) -> str:
-    """How an unmeasured op's `entry` (None: none) prices it, beside the `measured` ops' entries."""
+def _how(entry: OpTraits | None, measured: dict[str, OpTraits], stand_in: bool | None = None) -> str:
+    """How an unmeasured op's `entry` (None: none) prices it, beside the `measured` ops' entries;
+    `stand_in`: whether the fit gave it the measured ops' floor, as [measured] `stand_ins` records
+    (None, an older fit's: told by its floor, which a file's microseconds can miss by an ulp)."""
     if entry is None:
         return IDEAL_HOW
     us, full = _us(entry.floor_s), all(r.share == 1 and r.floor_s is None for r in entry.duplex)
-    if full and measured and entry.floor_s == stand_in_floor([t.floor_s for t in measured.values()]):  # the fit's
+    if stand_in is None:
+        stand_in = entry.floor_s == stand_in_floor([t.floor_s for t in measured.values()]) if measured else False
+    if full and measured and stand_in:  # the fit's
         names = list(measured)
         return f"with {names[0]}'s floor ({us}) at full duplex" if len(names) == 1 else \
             f"with the measured ops' median floor ({us}) at full duplex"
@@ -96,10 +104,13 @@ def header_line(network) -> str:
     return text and f"not measured, so priced by a stand-in (a library's fixed cost is mostly per call): {text}"
 
 
-def line(network, source: str, issued: dict[str, set[str]]) -> str:
+def line(network, source: str, issued: dict[str, set[str]], *, calibrated: bool = False) -> str:
     """One line naming the ops the library of `network` (its profile `source`, as the user named it)
     did not measure that the runs issue (`issued`: run label -> its ops; a label "" for a table of
-    ops, comm's), the runs, and how those ops are priced; "" where every issued op was measured."""
+    ops, comm's), the runs, and how those ops are priced; "" where every issued op was measured.
+    `calibrated`: `network` is bench --calibrate's fit, no file to refit, so the line offers a new
+    fit and --network in place of --calibrate (a calibration measures the calls on the whole group,
+    lionsim.measure.calibrate: a node's subgroup's are what it leaves out)."""
     gaps = unmeasured(network)
     runs_of = {op: [label for label, ops in issued.items() if op in ops] for op in gaps}
     hit = [op for op in gaps if runs_of[op]]
@@ -117,5 +128,7 @@ def line(network, source: str, issued: dict[str, set[str]]) -> str:
     backend = network.traits.backend if network.traits.backend in ("gloo", "nccl") else "gloo|nccl"
     wanted = {MEASURED_AS.get(op, op) for op in OPS if op in hit or op not in gaps}  # beside the others
     kept = [op for op in OPS if op in wanted]
-    return (f"{head}: {'; '.join(parts)}. lionsim comm --backend {backend} --fit {source if fitted else 'FILE.toml'} "
-            f"--collective {','.join(kept)} measures {'it' if len(hit) == 1 else 'them'} with the rest.")
+    fit = f"--fit {source if fitted and not calibrated else 'FILE.toml'} --collective {','.join(kept)}"
+    then = "; bench --network FILE.toml in place of --calibrate prices the runs by that fit" if calibrated else ""
+    return (f"{head}: {'; '.join(parts)}. lionsim comm --backend {backend} {fit} measures "
+            f"{'it' if len(hit) == 1 else 'them'} with the rest{then}.")

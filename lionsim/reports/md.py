@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from lionsim.option_paths import absolute, typed_relative
+from lionsim.option_paths import absolute, launched_by_lionsim, typed_relative
 
 
 def md_table(headers: list[str], rows: list[list[str]]) -> str:
@@ -50,7 +50,7 @@ def command_line(argv: list[str] | None, resume: bool = False, cwd: object = Non
 
 def _typed(argv: list[str]) -> str:
     """argv as a user types it: `lionsim ...` where the program was lionsim's entry point."""
-    return shlex.join(["lionsim", *argv[1:]] if Path(argv[0]).name in ("lionsim", "__main__.py") else argv)
+    return shlex.join(["lionsim", *argv[1:]] if launched_by_lionsim(argv) else argv)
 
 
 def reproduce(command: str | None, directory: Path, note: str | None = None) -> str:

@@ -116,6 +116,10 @@ class DeepGradientCompression(Strategy):
             return steady
         return dataclasses.replace(steady, k=max(self.layout.segments, math.ceil(density * steady.numel)))
 
+    def send_horizon(self) -> int:
+        """The warm-up's stages: every later step sends the steady spec."""
+        return self.warmup
+
     def payload_spec(self) -> PayloadSpec:
         """The steady state, past the warm-up (each step's own spec travels in its payload)."""
         return self.spec_at(self.ratio)[0]

@@ -161,6 +161,10 @@ class LocalSteps(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return steady if step % self.local_steps == 0 else None
 
+    def send_horizon(self) -> int:
+        """A round: its sync step sends what every sync does."""
+        return self.local_steps
+
     def syncing(self) -> bool:
         """Whether the current step (already counted) ends a round."""
         return self.steps % self.local_steps == 0

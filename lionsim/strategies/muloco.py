@@ -279,6 +279,10 @@ class MuLoCo(LocalSteps):
         return [CollectiveCall("all_gather", self.workers * codes, "2-bit codes", dtype="uint8"),
                 CollectiveCall("all_gather", self.workers * tables, "row tables")]
 
+    def send_horizon(self) -> int:
+        """A round: its sync step's gathers, as every sync's."""
+        return self.local_steps
+
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         w = delta.shape[0]
         codes, shifts, lookups = [], [], []

@@ -244,6 +244,10 @@ class MuonDistributed(Muon):
             return [CollectiveCall("all_gather", F32 * self.workers * self.share, "muon matrices")]
         return []
 
+    def send_horizon(self) -> int:
+        """Every step's gather is the same call."""
+        return 1
+
     def sync(self, comm: Comm, step: int, clock: Clock) -> None:
         """Every worker's updated matrices to every worker (each padded to the largest share)."""
         if self.workers == 1 or not self.matrices:

@@ -99,6 +99,10 @@ class OneBitAdam(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.freeze_steps else steady
 
+    def send_horizon(self) -> int:
+        """The warm-up: every later step sends the steady spec."""
+        return self.freeze_steps
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return PayloadSpec(kind="onebit", numel=self.layout.numel)

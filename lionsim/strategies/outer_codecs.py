@@ -50,6 +50,10 @@ class ScaledOuter(DiLoCo):
             return [CollectiveCall("all_reduce", 4 * self.layout.segments, self.scale_label)]
         return []
 
+    def send_horizon(self) -> int:
+        """A round: its sync step's scales, as every sync's."""
+        return self.local_steps
+
 
 @STRATEGIES.register("diloco-int8")
 class DiLoCoInt8(ScaledOuter):

@@ -150,6 +150,10 @@ class PowerSGD(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.warmup else steady
 
+    def send_horizon(self) -> int:
+        """The warm-up: every later step sends the steady spec."""
+        return self.warmup
+
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""
         return lowrank_spec(self.shapes, self.rank)

@@ -24,6 +24,13 @@ whole layers); each send is priced at its own fragment's size, `estimate` at num
 fragment). H >= P and tau < floor(H / P), the fewest steps between two merges (torchft checks that
 P divides H; with it the schedule here is torchft's).
 
+Fragments: a fragment is whole tensors, so P is at most the model's tensors. A P given past them
+(--streaming-fragments, --opt, a file) is refused. The default P on a model of fewer tensors
+(`estimate --params`, one tensor unless --tensors says more; a plug-in's one-tensor model) is cut
+to the tensors, with a note under the table (built_note): refusing an option no one typed left
+`--params` no way to price the method but --tensors, and cutting inside a tensor would make
+fragments unlike the whole layers its authors sync.
+
 Only a send step communicates: its step waits for what of the all-reduce the compute before the
 fragment is read again does not hide. A fragment's part [a, b) of the model (shares in forward
 order; a strided fragment has one part per tensor) is ready when step t's backward passes a, and
@@ -171,8 +178,12 @@ class StreamingDiLoCo(DiLoCo):
 
     def __init__(self, cfg, layout, comm) -> None:
         super().__init__(cfg, layout, comm)
-        self.fragments = fragment_ranges(layout.numels, self.opts.fragments, self.opts.pattern)
-        count, h, tau = self.opts.fragments, self.local_steps, self.opts.delay
+        count, tensors = self.opts.fragments, len(layout.numels)
+        self.clamped = count > tensors and not self._given("fragments")
+        if self.clamped:  # the default P on fewer tensors (estimate --params: 1): a fragment is whole tensors
+            count = tensors
+        self.fragments = fragment_ranges(layout.numels, count, self.opts.pattern)
+        h, tau = self.local_steps, self.opts.delay
         if h < count:
             raise LionsimError(refusal("--local-steps", h, span(count, whole=True, why="each fragment syncs every H "
                                        "steps, one every H / P"), f"fewer than --streaming-fragments {typed(count)}"))
@@ -183,9 +194,24 @@ class StreamingDiLoCo(DiLoCo):
         self.synced = 0  # fragments merged so far (torchft's manager.current_step())
         self.pending: Tensor | None = None  # [N_f]: the mean outer gradient in flight
 
+    def _given(self, field: str) -> bool:
+        """Whether the option `field` was given (by its flag, --opt or a file), not its default."""
+        from lionsim.strategies.core.form import option_specs
+
+        spec = next(s for s in option_specs(self.name, self.Options) if s.field == field)
+        return spec.qualified in self.cfg.options or self.cfg.options.get(spec.key) is not None
+
+    def built_note(self) -> str:
+        """Where the default P was cut to the model's tensors (module doc, "Fragments")."""
+        if not self.clamped:
+            return ""
+        count = len(self.fragments)
+        return (f"{self.name}: {count} fragment{'s' * (count > 1)}, not the default {self.opts.fragments}: fragments "
+                f"are whole tensors and the model has {count} (estimate --params counts 1; --tensors T gives it T)")
+
     @classmethod
     def steps_per_sync(cls, cfg) -> int:
-        o = cls.resolve_options(cfg)
+        o = cls.resolve_options(cfg)  # the options' P: a model of fewer tensors takes fewer (only more steps)
         return max(1, o.local_steps // o.fragments)
 
     @property
@@ -214,6 +240,10 @@ class StreamingDiLoCo(DiLoCo):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         """A send every H / P steps, tau steps before its merge (a P-th of the model each); nothing else."""
         return steady if self.sends(step) else None
+
+    def send_horizon(self) -> int:
+        """A round of H steps and the delay: every fragment's send, which is the mean one's spec."""
+        return self.local_steps + self.delay
 
     def current(self) -> list[tuple[int, int]]:
         """The flat ranges of the fragment whose turn it is."""

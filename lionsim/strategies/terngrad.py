@@ -83,6 +83,10 @@ class TernGrad(Strategy):
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         return [CollectiveCall("all_reduce", 4 * self.layout.segments, "scales (max)")]
 
+    def send_horizon(self) -> int:
+        """Every step's scales are the same call."""
+        return 1
+
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         grads = clip_per_tensor(grads, self.layout)
         local_max = self.layout.segment_max(grads.abs())  # [w, T]

@@ -29,7 +29,7 @@ from lionsim.plugin_load import is_spec, parse_spec
 from lionsim.ranges import LR, MAX_SEED, SEED, WORKERS, refusal
 from lionsim.registry import match_name
 from lionsim.reports.columns import DEFAULT_LR, lr_text  # one text of an lr: ids, tables, report, plots
-from lionsim.whole import MAX_WORKERS, Text, read_whole
+from lionsim.whole import MAX_WORKERS, NotWhole, Text, read_whole
 
 if TYPE_CHECKING:  # the runs import the strategies, and torch: Grid.parse imports them
     from lionsim.runs import RunSpec
@@ -83,8 +83,8 @@ def parse_ints(option: str, given: Items, low: int, high: int, accepted: str) ->
     for item in split_items(option, given):
         try:
             value = read_whole(item)
-        except ValueError:
-            raise LionsimError(refusal(option, Text(item), accepted, "not a whole number")) from None
+        except NotWhole as e:  # its own reason: "not a whole number", "100 digits or more"
+            raise LionsimError(refusal(option, Text(item), accepted, e.why)) from None
         if not low <= value <= high:
             raise LionsimError(refusal(option, value, accepted))
         if value in values:  # "4" and "04" are one value
@@ -156,7 +156,8 @@ def check_axes(*, workload: Items, workers: Items, network: Items, seed: Items,
     """Every check of Grid.parse that needs no registry, in its order and its words: each workload's
     name (lionsim.forms.check_workload_name; a built-in's given twice in two spellings; a
     FILE.py:FUNC's file), the networks, the worker counts, the seeds and the lrs. The runs
-    (strategies, transports) and a workload file's function wait for Grid.parse (torch)."""
+    (strategies, transports), which Grid.parse checks after all of these, and a workload file's
+    function wait for Grid.parse (torch)."""
     names = split_items("--workload", workload)
     for name in names:
         check_workload_name(name)
@@ -204,9 +205,11 @@ class Grid:
         # and a resumed sweep's grid check see one spelling; a profile file path stays as given
         workloads = _distinct("--workload", [canonical_workload(name) for name in split_items("--workload", workload)])
         networks = _networks(network)
-        return cls(workloads=tuple(workloads), workers=tuple(parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)),
-                   networks=tuple(networks), seeds=tuple(parse_ints("--seed", seed, 0, MAX_SEED, SEED)),
-                   runs=tuple(parse_runs(strategies, transport, source)), lrs=tuple(_lrs(lr)))
+        counts = parse_ints("--workers", workers, 1, MAX_WORKERS, WORKERS)
+        seeds = parse_ints("--seed", seed, 0, MAX_SEED, SEED)
+        lrs = _lrs(lr)  # before the runs, as check_axes (which has no registry to check them) does
+        return cls(workloads=tuple(workloads), workers=tuple(counts), networks=tuple(networks), seeds=tuple(seeds),
+                   runs=tuple(parse_runs(strategies, transport, source)), lrs=tuple(lrs))
 
     def to_dict(self) -> dict[str, list]:
         """The grid as sweep.json records it (the keys of the output contract): "lr" only where it

@@ -122,6 +122,9 @@ class RunRecord:
     shapes: tuple[tuple[int, ...], ...] = ()
     """The model's parameter tensors' shapes, in model order (a step whose spec differs from
     `spec`, a warm-up, is split over them by their shares)."""
+    built_note: str = ""
+    """Where the strategy was built otherwise than its options read (Strategy.built_note): one
+    of the notes under the run's table."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
@@ -177,7 +180,7 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     transport.check(strategy.payload_spec(), comm.world_size)
     shapes = tuple(tuple(shape) for shape in layout.shapes) if layout.shapes else tuple((n,) for n in layout.numels)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
-                       params=layout.numel, shapes=shapes,
+                       params=layout.numel, shapes=shapes, built_note=strategy.built_note(),
                        tensors=tuple(tensor_specs(strategy.payload_spec(), shapes, strategy)))
     if resume is not None:
         resume.restore(strategy, record)

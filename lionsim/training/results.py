@@ -116,7 +116,8 @@ class Results:
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
-                                   if (note := footnote_on(r.transport, r.spec, workers, per_node))))
+                                   for note in (footnote_on(r.transport, r.spec, workers, per_node), r.built_note)
+                                   if note))
         if gaps := self.unmeasured_line():
             notes.append(gaps)
         if notes:  # the table's footer, continued (Transport.footnote: a widened container, hier:'s bits)
@@ -130,10 +131,11 @@ class Results:
 
         if not unmeasured(self.network):
             return ""
-        source = "this run's calibration" if self.calibration is not None else os.path.basename(self.plan.network.spec)
+        calibrated = self.calibration is not None
+        source = "this run's calibration" if calibrated else os.path.basename(self.plan.network.spec)
         per_node = self.network.workers_per_node
         return line(self.network, source, {r.run.label: issued_ops(r, self.runner.place.comm.world_size, per_node)
-                                           for r in self.runner.records if r.steps})
+                                           for r in self.runner.records if r.steps}, calibrated=calibrated)
 
     def rows(self, record: RunRecord) -> list[dict]:
         """The record's booked steps, one dict each: steps.csv's columns but sim_time_s (a

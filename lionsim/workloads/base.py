@@ -126,7 +126,8 @@ class Workload(ABC):
         """(name, shape) of each trainable tensor of the model `cfg` builds, in the order training
         flattens them (lionsim.strategies.core.layout.flatten_parameters), without its data: what a
         bench asks each run's strategy what it sends for before training (lionsim.config.sends).
-        A built-in's is its probe's model (gpt's vocabulary stood in by 128, as probe says)."""
+        A built-in's is its probe's model, but gpt's, whose probe stands 128 in for the vocabulary:
+        its own reads the text's (GPTWorkload.vocab_size)."""
         return trainable_shapes(cls.probe(cfg)[0])
 
     @classmethod

@@ -10,8 +10,9 @@ from __future__ import annotations
 import torch
 
 from lionsim.errors import LionsimError
-from lionsim.workloads.base import Workload, generated_train_size, register
+from lionsim.workloads.base import Workload, generated_train_size, register, trainable_shapes
 from lionsim.workloads.config import WorkloadConfig, generated_eval_count
+from lionsim.workloads.datasets import corpus, text as text_file
 from lionsim.workloads.datasets.corpus import generate_corpus
 from lionsim.workloads.datasets.refusal import bad_data
 from lionsim.workloads.datasets.text import check_text_path, encode_chars, read_text
@@ -88,6 +89,21 @@ class GPTWorkload(Workload):
         model = GPT(GPTConfig(vocab=128, **SIZES[cfg.size]))
         window = torch.zeros(1, SIZES[cfg.size]["context"], dtype=torch.long)
         return model, window, window, 8 + 4
+
+    @classmethod
+    def param_shapes(cls, cfg: WorkloadConfig) -> list[tuple[str, tuple[int, ...]]]:
+        """The trained model's shapes: its vocabulary the text's own (vocab_size), not the probe's 128,
+        so what a run sends is asked at the size it sends (lionsim.config.sends); built on meta."""
+        with torch.device("meta"):
+            return trainable_shapes(GPT(GPTConfig(vocab=cls.vocab_size(cfg), **SIZES[cfg.size])))
+
+    @classmethod
+    def vocab_size(cls, cfg: WorkloadConfig) -> int:
+        """Distinct characters of the text `cfg` trains on, its file's or its generated corpus's,
+        without building the workload: the model's vocabulary."""
+        if cfg.data is not None:
+            return text_file.vocab_size(cfg.data)
+        return corpus.vocab_size(cls.generated_units(cfg), cfg.seed)
 
     @classmethod
     def generated_units(cls, cfg: WorkloadConfig) -> int:

@@ -16,7 +16,7 @@ import pytest
 from lionsim.aggregators import VOTE_RULES
 from lionsim.backends import SimComm
 from lionsim.cli.strategy_flags import refresh
-from lionsim.config.sends import sent_specs
+from lionsim.strategies.core.sends import sent_specs
 from lionsim.plugins import LOADED, load_plugin, unload_plugin
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.transports import PayloadSpec
@@ -137,6 +137,24 @@ def test_a_wire_bytes_that_forgets_the_warm_up_is_refused_before_training(plugin
     assert len(pd.read_csv(tmp_path / "m" / "steps.csv")) == 3 and len(aggregated(path)) == 3
 
 
+def test_the_refusal_names_the_size_a_gpt_run_sends(plugins, tmp_path, capsys):
+    """The plan asked gpt's probe model, whose vocabulary is 128 for any text: the line named a
+    payload the run never sends. It names the trained model's own size now, from a text file (its
+    65 characters) and from the generated corpus."""
+    from lionsim.workloads import WorkloadConfig, build_workload
+
+    path = plugins["forgetful.py"]
+    book = tmp_path / "book.txt"
+    book.write_text("".join(chr(c) for c in range(32, 97)) * 40, encoding="utf-8")  # 65 characters
+    gpt = ["-w", "gpt", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "3", "--eval-every", "3"]
+    for data in ([], ["--data", str(book)]):
+        cfg = WorkloadConfig(name="gpt", workers=2, batch_size=8, size="tiny", data=book if data else None)
+        params = build_workload(cfg).params  # the trained model's, counted by building it
+        line = one_line_exit_2(["bench", "--plugin", str(path), "-s", "onebit-adam@onebit-only", "--freeze-steps",
+                                "1", *gpt, *data, "--out", tmp_path / "o"], capsys)
+        assert f"for a 'dense' payload of {params:,} values on 2 workers, which this run sends" in line, line
+
+
 A_LIST = "a list of lionsim.network.CollectiveCall ([] where it sends nothing)"
 
 
@@ -173,3 +191,101 @@ def test_the_specs_a_run_sends_are_its_steps_each_once_a_vote_also_with_abstenti
     votes = PayloadSpec(kind="votes", numel=16, rule=VOTE_RULES.get("mavo")())
     assert sent_specs(mavo, mavo.payload_spec(), 4) == [votes, replace(votes, abstain=True)]
     assert onebit.exp_avg.device.type == "meta"  # built on the shapes, without their storage
+
+
+VARIANTS = [
+    {},  # each strategy's defaults
+    {"onebit-adam.freeze_steps": 7, "dgc.warmup_steps": 6, "powersgd.warmup_steps": 5, "local_steps": 4,
+     "streaming-diloco.fragments": 2, "streaming-diloco.delay": 1},
+    {"onebit-adam.freeze_steps": 1, "dgc.warmup_steps": 2, "powersgd.warmup_steps": 0, "local_steps": 1,
+     "streaming-diloco.local_steps": 2},
+    {"dgc.warmup_steps": 40, "local_steps": 9, "streaming-diloco.fragments": 3, "streaming-diloco.delay": 2},
+]
+"""Warm-ups and sync periods below, at and past the step counts walked."""
+SYNCS = ["never", "every:3", "every:50", "schedule:2"]
+
+
+def full_walk(strategy, steady, steps):
+    """Every step 1..steps, walked in the plainest way: the specs (steady first, each vote also with
+    abstentions) and the strategy's own calls, each once, in the order first met."""
+    specs = list(dict.fromkeys([steady] + [s for step in range(1, steps + 1)
+                                           if (s := strategy.run_spec(step, steady)) is not None]))
+    specs = [v for s in specs for v in ([s, replace(s, abstain=True)] if s.kind == "votes" and not s.abstain else [s])]
+    calls = list(dict.fromkeys(c for step in range(1, steps + 1) for c in strategy.extra_calls(step)))
+    return specs, calls
+
+
+@pytest.mark.parametrize("name", [n for n, cls in STRATEGIES.items() if cls.__module__.startswith("lionsim.")])
+def test_the_walk_stops_at_the_send_horizon_and_finds_what_every_step_sends(name):
+    """sent_specs and sent_calls stop at Strategy.send_horizon (a warm-up, a sync period), not at
+    the run's last step: the same specs and calls, in the same order, as walking every step (brute
+    force), at step counts below, at and past each warm-up and period."""
+    from lionsim.strategies.core.sends import sent_calls, walked
+
+    layout = ParamLayout.meta([("w1", (16, 8)), ("b1", (16,)), ("w2", (8, 16)), ("b2", (8,))])
+    cls = STRATEGIES.get(name)
+    syncs = SYNCS if getattr(cls, "has_momentum_sync", False) else ["never"]
+    for options in VARIANTS:
+        for sync in syncs:
+            strategy = cls(StrategyConfig(options=dict(options), momentum_sync=sync), layout, SimComm(4))
+            steady = strategy.payload_spec()
+            for steps in (1, 2, 3, 5, 8, 13, 60, 200):
+                assert (sent_specs(strategy, steady, steps), sent_calls(strategy, steps)) == \
+                    full_walk(strategy, steady, steps), (options, sync, steps)
+            assert walked(strategy, 10**7) <= 200, (name, options, sync)  # the walk does not grow with --steps
+
+
+def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():
+    """A plug-in that subclasses a built-in and overrides run_spec under its horizon is walked whole."""
+    from lionsim.strategies.core.sends import walked
+
+    layout = ParamLayout.meta([("w", (4, 3))])
+    onebit = STRATEGIES.get("onebit-adam")
+
+    class Later(onebit):  # dense again from step 100: past onebit-adam's warm-up
+        def run_spec(self, step, steady):
+            return PayloadSpec(kind="dense", numel=steady.numel) if step >= 100 else super().run_spec(step, steady)
+
+    later = Later(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2))
+    assert walked(onebit(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2)), 1000) == 2
+    assert walked(later, 1000) == 1000
+    assert PayloadSpec(kind="dense", numel=12) in sent_specs(later, later.payload_spec(), 150)
+
+
+@pytest.mark.parametrize("workload", ["mlp", "gpt", "vit"])
+def test_every_built_in_strategy_is_asked_at_plan_time_on_every_workload(workload):
+    """run_sends gave None for any strategy that failed on the meta device, which switched its
+    plan-time checks off without a word; lionsim's own all build there, on each workload's shapes."""
+    from types import SimpleNamespace
+
+    from lionsim.config.sends import run_sends
+    from lionsim.docgen.run import bench_plan
+    from lionsim.workloads import workload_class
+
+    bench = bench_plan(["-w", workload, "-n", "4", "--steps", "3", "--eval-every", "3"])
+    layout = ParamLayout.meta(workload_class(workload).param_shapes(bench.workload))
+    built_in = [(n, c) for n, c in STRATEGIES.items() if c.__module__.startswith("lionsim.")]
+    assert len(built_in) >= 28
+    for name, cls in built_in:
+        r = SimpleNamespace(run=SimpleNamespace(strategy_class=cls), strategy=StrategyConfig(workload=workload))
+        specs = run_sends(r, layout, 4, 1, 3)
+        assert specs and specs[0] == cls(StrategyConfig(workload=workload), layout, SimComm(4)).payload_spec(), name
+
+
+def test_a_built_in_strategy_that_fails_on_meta_is_a_bug_raised_a_plug_ins_is_asked_as_it_trains(monkeypatch):
+    from types import SimpleNamespace
+
+    from lionsim.config.sends import run_sends
+
+    layout = ParamLayout.meta([("w", (4, 3))])
+    adamw = STRATEGIES.get("adamw")
+
+    def broken(self):
+        raise RuntimeError("a regression on meta")
+
+    monkeypatch.setattr(adamw, "payload_spec", broken)
+    with pytest.raises(RuntimeError, match="a regression on meta"):
+        run_sends(SimpleNamespace(run=SimpleNamespace(strategy_class=adamw), strategy=StrategyConfig()), layout, 2, 1, 3)
+    plugin = type("Reads", (adamw,), {"__module__": "my_plugin"})  # a plug-in's, reading a tensor's values
+    assert run_sends(SimpleNamespace(run=SimpleNamespace(strategy_class=plugin), strategy=StrategyConfig()),
+                     layout, 2, 1, 3) is None

@@ -193,6 +193,22 @@ def test_a_sweeps_transport_goes_where_its_runs_are_named_resolved_and_stays_wit
     assert (command[command.index("--transport") + 1] if "--transport" in command else None) == transport
 
 
+@pytest.mark.parametrize("launcher", ["/venv/bin/lionsim", "/usr/lib/python3/site-packages/lionsim/__main__.py",
+                                      "/home/me/lionsim/cli.py"])
+def test_each_launcher_of_lionsim_gets_the_command_and_a_users_own_script_the_words(tmp_path, launcher):
+    """`python cli.py ARGS` is `lionsim ARGS` (the checkout's cli.py), as the script and `python -m
+    lionsim` are; the rule was written twice without cli.py, so such a sweep got words, no command,
+    and its report's Reproduce kept `cli.py` as the program."""
+    from lionsim.reports.md import command_line
+
+    root = sweep_dir(tmp_path, {FP32: 80, DLION: 60}, [launcher, *SWEEP_ARGV[1:]])
+    said = invoke(["estimate", *CLUSTER, "--from-run", str(root)])
+    assert f"`lionsim sweep --workload mlp --workers 4,8 -s adamw -s {DLION} -s {BF16} --out " in said, said
+    assert command_line([launcher, "bench", "--steps", "3"]) == "lionsim bench --steps 3 --overwrite"
+    mine = ["/home/me/train.py", "bench", "--steps", "3"]  # another program: its own command line as is
+    assert command_line(mine) == "/home/me/train.py bench --steps 3 --overwrite"
+
+
 @pytest.mark.parametrize("argv, says", [
     ([], f"rerun its `lionsim sweep` command with -s {BF16} added"),  # none recorded
     ([*SWEEP_ARGV[:4], "--config", "s.toml"], f"rerun its `lionsim sweep` command with -s {BF16} added"),

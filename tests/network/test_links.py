@@ -215,7 +215,7 @@ FINITE_0, COUNT = "a finite number at least 0", "a whole number from 1 to 100,00
 ABOVE_0, SHARE = "a finite number above 0", "a number from 0 to 1"
 
 
-@pytest.mark.parametrize(("text", "key", "typed", "accepted"), [
+RANGES = [
     ("[inter]\nalpha_us = -5\nbandwidth_GBps = 1\n", "inter.alpha_us", "-5", FINITE_0),
     (LINK + "efficiency = 0\n", "inter.efficiency", "0", "a number above 0 and at most 1 (a multiplier on "
      "bandwidth_GBps)"),
@@ -246,7 +246,11 @@ ABOVE_0, SHARE = "a finite number above 0", "a number from 0 to 1"
      "a finite number at least 1"),
     (OP + "duplex = [{share = 1, floor_us = -3}]\n", "traits.ops.all_reduce.duplex[0].floor_us", "-3", FINITE_0),
     ("[inter]\nalpha_us = nan\nbandwidth_GBps = 1\n", "inter.alpha_us", "nan", FINITE_0),
-])
+]
+"""Every numeric key of a profile file, a value out of its range, and the range in words."""
+
+
+@pytest.mark.parametrize(("text", "key", "typed", "accepted"), RANGES)
 def test_every_profile_range_is_refused_in_the_shared_words(tmp_path, capsys, text, key, typed, accepted):
     """Each numeric key of a profile file out of its range: one line naming the file, the key, the
     value and the range in the words every option's refusal uses (docs/commands.md: "accepted: a
@@ -257,6 +261,40 @@ def test_every_profile_range_is_refused_in_the_shared_words(tmp_path, capsys, te
     path.write_text(text)
     err = one_line_exit_2(["comm", "--network", str(path)], capsys)
     assert err.strip() == f"error: bad --network {path}: '{key}' = {typed} is out of range; accepted: {accepted}", err
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+@pytest.mark.parametrize(("text", "key", "typed", "accepted"), RANGES)
+def test_an_integer_past_floats_range_is_out_of_range_at_every_key(tmp_path, capsys, suffix, text, key, typed,
+                                                                   accepted):
+    """TOML and JSON read 10**400 as an int, which math.isfinite could not take: every command
+    crashed with OverflowError (exit 1). Each key refuses it in its range's words, its length told
+    rather than its 401 digits echoed."""
+    import tomllib
+
+    from tests.helpers.cli import one_line_exit_2
+
+    assert text.count(f"= {typed}") == 1, text
+    text = text.replace(f"= {typed}", f"= {10**400}")
+    path = tmp_path / f"odd{suffix}"
+    path.write_text(text if suffix == ".toml" else json.dumps(tomllib.loads(text)))
+    err = one_line_exit_2(["comm", "--network", str(path)], capsys)
+    assert err.strip() == (f"error: bad --network {path}: '{key}' = an integer of 401 digits is out of range; "
+                           f"accepted: {accepted}"), err
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_a_number_past_pythons_digit_limit_is_out_of_range(tmp_path, capsys, suffix):
+    """Past 4,300 digits the TOML and JSON readers raise a bare ValueError, not a decode error."""
+    from tests.helpers.cli import one_line_exit_2
+
+    path = tmp_path / f"odd{suffix}"
+    big = "1" + "0" * 5000  # text: Python will not write such an int itself
+    path.write_text(f"[inter]\nalpha_us = {big}\nbandwidth_GBps = 1\n" if suffix == ".toml"
+                    else f'{{"inter": {{"alpha_us": {big}, "bandwidth_GBps": 1}}}}')
+    err = one_line_exit_2(["estimate", "-m", "gpt2-124m", "--network", str(path)], capsys)
+    assert err.startswith(f"error: bad --network {path}: a number of more than 4,300 digits is out of range; "
+                          "accepted: "), err
 
 
 @pytest.mark.parametrize(("text", "key", "typed"), [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -243,3 +244,45 @@ def test_a_parameter_server_run_is_told_to_measure_broadcast(tmp_path):
     text = line(net, "fit.toml", {"adamw@ps": {"ps_push", "ps_pull"}})
     assert text.startswith("Not measured in fit.toml: ps_push and ps_pull (adamw@ps), priced with all_reduce's floor")
     assert text.endswith("--fit fit.toml --collective all_reduce,broadcast measures them with the rest."), text
+
+
+def test_a_calibrated_bench_is_offered_a_new_fit_not_a_refit_of_its_calibration():
+    """A calibration is no file: `--fit this run's calibration` could not run. The line offers a fit
+    of a new file and --network in place of --calibrate (bench's Results passes calibrated=True)."""
+    from types import SimpleNamespace
+
+    from lionsim.training.results import Results
+
+    net = fitted(["all_to_all", "all_gather"])  # a calibration of 1-bit Adam's steady phase alone
+    step = SimpleNamespace(collectives=[SimpleNamespace(op=op) for op in ("all_reduce", "all_to_all")], sent=None)
+    record = SimpleNamespace(run=SimpleNamespace(label="onebit-adam@x"), steps=[step])
+    runner = SimpleNamespace(records=[record], place=SimpleNamespace(comm=SimpleNamespace(world_size=2)))
+    results = SimpleNamespace(network=net, calibration=object(), runner=runner,
+                              plan=SimpleNamespace(network=SimpleNamespace(spec="1gbe")))
+    text = Results.unmeasured_line(results)
+    assert text.startswith("Not measured in this run's calibration: all_reduce (onebit-adam@x), priced with the "
+                           "measured ops' median floor"), text
+    assert text.endswith(". lionsim comm --backend gloo --fit FILE.toml --collective all_reduce,all_gather,all_to_all "
+                         "measures it with the rest; bench --network FILE.toml in place of --calibrate prices the runs "
+                         "by that fit."), text
+    refit = line(net, "fit.toml", {"x": {"all_reduce"}})  # a file: its own refit, as before
+    assert refit.endswith("--fit fit.toml --collective all_reduce,all_gather,all_to_all measures it with the rest.")
+
+
+@pytest.mark.parametrize("floor_us", [102.1, 566.0])
+def test_the_stand_in_is_named_so_after_the_profile_is_read_back(tmp_path, monkeypatch, floor_us):
+    """102.1 us is no float that microseconds / 1e6 give back exactly: read back, the stand-in's floor
+    missed the median of the measured floors by an ulp, and all_to_all was said to take all_reduce's
+    floor and duplex. The fit records its stand-ins ([measured] stand_ins); a profile fitted before
+    that is still told by value."""
+    monkeypatch.setitem(FLOORS, "all_reduce", floor_us * 1e-6)
+    net = fitted(["all_reduce"])
+    assert net.measured["stand_ins"] == [op for op in OPS if op != "all_reduce"]
+    back = load_network(fitted(["all_reduce"], tmp_path))
+    said = f"with all_reduce's floor ({floor_us:.0f} us) at full duplex"
+    assert unmeasured(net)["all_to_all"] == unmeasured(back)["all_to_all"] == said
+    older = tmp_path / "older.toml"  # the same fit without the record: told by value, as before
+    older.write_text(re.sub(r"stand_ins = \[\n(  .*,\n)*\]\n", "", (tmp_path / "fit.toml").read_text()))
+    assert "stand_ins" not in older.read_text()
+    if floor_us == 566.0:
+        assert unmeasured(load_network(str(older)))["all_to_all"] == said

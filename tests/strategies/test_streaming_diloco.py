@@ -293,3 +293,74 @@ def test_the_steady_row_is_the_mean_step_of_a_whole_run_where_p_does_not_divide_
     assert row.run_phases.count("send") and row.local_steps == 2
     assert row.mean_step_s == pytest.approx(row.step_s, rel=1e-9)
     assert row.comm_exposed_s > 0  # the 1 GbE link does not hide a 25M-parameter fragment
+
+
+ONE_TENSOR = '''
+import torch
+from torch import nn
+
+
+def make():
+    with torch.device("cpu"):  # real data also when lionsim first calls make() on the meta device
+        g = torch.Generator().manual_seed(0)
+        x = torch.randn(512, 8, generator=g)
+        data = torch.utils.data.TensorDataset(x, (x[:, 0] > 0).long())
+    return nn.Linear(8, 2, bias=False), data, nn.functional.cross_entropy
+'''
+"""A plug-in workload whose model is one tensor."""
+PRICED = ["estimate", "--params", "1e8", "--tokens-per-worker", "1000", "-s", "streaming-diloco", "--format", "csv"]
+
+
+def _priced(args, capsys):
+    import io
+
+    import pandas as pd
+
+    from tests.helpers.cli import run_cli
+
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    return pd.read_csv(io.StringIO(out)), " ".join(err.split())
+
+
+def test_the_default_fragments_on_one_tensor_are_one_with_a_note_and_a_typed_count_is_refused(capsys):
+    """`estimate --params` (one tensor unless --tensors says more) was refused over
+    --streaming-fragments 2, an option no one typed. The default is cut to the tensors, priced as the
+    typed --streaming-fragments 1 prices (the reference), and a note says so; a count typed past the
+    tensors is still refused; --tensors 4 prices the default 2."""
+    from tests.helpers.cli import one_line_exit_2
+
+    default, said = _priced(PRICED, capsys)
+    typed, quiet = _priced([*PRICED, "--streaming-fragments", "1"], capsys)
+    assert default.equals(typed)
+    note = ("streaming-diloco: 1 fragment, not the default 2: fragments are whole tensors and the model has 1 "
+            "(estimate --params counts 1; --tensors T gives it T)")
+    assert note in said and "fragment" not in quiet, said
+    assert one_line_exit_2([*PRICED, "--streaming-fragments", "2"], capsys).startswith(
+        "error: bad --streaming-fragments 2; accepted: a whole number from 1 to the model's 1 tensors")
+    four, said = _priced([*PRICED, "--tensors", "4"], capsys)
+    assert "fragment" not in said, said
+    h = 4  # the default H: a send every H / P steps
+    assert (int(default["local_steps"].iloc[0]), int(four["local_steps"].iloc[0])) == (h // 1, h // 2)
+
+
+def test_a_bench_of_a_one_tensor_model_trains_as_one_typed_fragment_with_the_note(tmp_path, capsys):
+    import json
+
+    import pandas as pd
+
+    from tests.helpers.cli import run_cli
+
+    path = tmp_path / "one.py"
+    path.write_text(ONE_TENSOR)
+    bench = ["bench", "-w", f"{path}:make", "-s", "streaming-diloco", "-n", "2", "-b", "8", "--steps", "6",
+             "--eval-every", "6"]
+    runs = {}
+    for name, extra in (("default", []), ("typed", ["--streaming-fragments", "1"])):
+        code, _, err = run_cli([*bench, *extra, "--out", tmp_path / name], capsys)
+        assert code == 0, err
+        runs[name] = pd.read_csv(tmp_path / name / "steps.csv")
+    assert runs["default"]["loss"].tolist() == runs["typed"]["loss"].tolist()
+    notes = json.loads((tmp_path / "default" / "run.json").read_text()).get("notes", [])
+    assert any(n.startswith("streaming-diloco: 1 fragment, not the default 2") for n in notes), notes
+    assert not any("fragment" in n for n in json.loads((tmp_path / "typed" / "run.json").read_text()).get("notes", []))

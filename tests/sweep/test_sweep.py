@@ -84,6 +84,34 @@ def test_bad_input_is_one_line_and_writes_nothing(bad, says, tmp_path, capsys):
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize("option", ["--workers", "--seed"])
+def test_a_value_of_100_digits_or_more_is_refused_in_the_words_bench_uses(option, tmp_path, capsys):
+    """sweep called 10**400 "not a whole number" where bench and estimate say "100 digits or more":
+    read_whole's own reason is passed on (the reference: bench's line for the same value)."""
+    from tests.helpers.cli import one_line_exit_2
+
+    value = "1" + "0" * 400
+    said = one_line_exit_2(["sweep", "--workload", "mlp", option, value, "--out", tmp_path / "s"], capsys)
+    bench = one_line_exit_2(["bench", "-w", "mlp", option, value, "--out", tmp_path / "b"], capsys)
+    assert said == bench and f"bad {option} {value}: 100 digits or more; accepted: " in said, said
+    assert one_line_exit_2(["sweep", "--workload", "mlp", option, "2.5", "--out", tmp_path / "s"], capsys) == \
+        one_line_exit_2(["bench", "-w", "mlp", option, "2.5", "--out", tmp_path / "b"], capsys)
+
+
+def test_the_checks_before_torch_and_the_grid_refuse_the_first_bad_axis_alike():
+    """check_axes (before torch) checks the lrs and leaves the runs to Grid.parse, which checked the
+    runs before the lrs: a bad strategy and a bad lr were refused by the lr in one path, by the
+    strategy in the other. Grid.parse checks the runs last now, so both name the lr."""
+    from lionsim.sweep.grid import check_axes
+
+    axes = dict(workload=["mlp"], workers=["2"], network=["1gbe"], seed=["0"], lr=["-1"])
+    with pytest.raises(LionsimError) as early:
+        check_axes(**axes)
+    with pytest.raises(LionsimError) as late:
+        Grid.parse(**axes, strategies=["bogus"], transport=None)
+    assert str(late.value) == str(early.value) and str(early.value).startswith("bad --lr -1"), str(late.value)
+
+
 # --- every cell once; one training per unit; reuse equals a direct bench ---
 
 @pytest.mark.slow

@@ -185,6 +185,38 @@ def test_gpt_trains_on_a_text_file_with_contiguous_shards(tmp_path):
     assert decoded in text[2 * slice_len : 3 * slice_len]
 
 
+@pytest.mark.parametrize("kw", [
+    {},  # the generated corpus at the tests' small train_size: fewer characters than the grammar's
+    {"train_size": None, "workers": 64, "batch_size": 64},  # a corpus past the head vocab_size reads first
+    {"train_size": None, "seed": 3, "size": "small"},
+    {"text": "To be, or not to be: that is the question. Ça va? 漢字 " * 40},  # a file, non-ASCII too
+    {"text": "ab" * 400},
+])
+def test_gpt_param_shapes_are_the_trained_models_without_building_it(tmp_path, kw):
+    """The plan asks what a run sends on param_shapes (lionsim.config.sends), which was the probe's
+    model with 128 standing in for the vocabulary: every payload size asked was not the run's."""
+    kw = dict(kw)
+    if "text" in kw:
+        path = tmp_path / "book.txt"
+        path.write_text(kw.pop("text"), encoding="utf-8")
+        kw["data"] = path
+    built = tiny("gpt", **kw)
+    cls = type(built)
+    shapes = [(n, tuple(p.shape)) for n, p in built.model.named_parameters() if p.requires_grad]
+    assert cls.param_shapes(built.cfg) == shapes
+    assert cls.vocab_size(built.cfg) == len(built.vocab) != 128
+
+
+def test_the_generated_corpus_alphabet_is_every_character_the_grammar_writes():
+    """vocab_size stops at a corpus's head where it holds ALPHABET: the grammar writes nothing else."""
+    from lionsim.workloads.datasets.corpus import ALPHABET, VOCAB_PREFIX, vocab_size
+
+    seen = set().union(*(generate_corpus(VOCAB_PREFIX, seed) for seed in range(4)))
+    assert seen == ALPHABET
+    assert vocab_size(3 * VOCAB_PREFIX, 5) == len(set(generate_corpus(3 * VOCAB_PREFIX, 5)))  # brute force
+    assert vocab_size(200, 5) == len(set(generate_corpus(200, 5))) < len(ALPHABET)
+
+
 def test_gpt_rejects_short_and_non_text_files_and_dirichlet(tmp_path):
     short = tmp_path / "short.txt"
     short.write_text("hello world " * 20, encoding="utf-8")

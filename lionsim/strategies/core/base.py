@@ -211,6 +211,12 @@ class Strategy(ABC):
         table; "" where it took none (the default here)."""
         return ""
 
+    def built_note(self) -> str:
+        """One line where this run was built otherwise than its options read, for the notes under
+        bench's and estimate's tables (Streaming DiLoCo's default fragments on a model of fewer
+        tensors); "" here."""
+        return ""
+
     def kernel_bytes(self) -> StrategyBytes | None:
         """Its bytes as this instance runs them: Strategy.bytes, with the optimizer steps its options
         choose (an --inner-optimizer) where they depend on them."""
@@ -276,6 +282,14 @@ class Strategy(ABC):
         unless the strategy's phases differ (a warm-up sends its gradient dense; a local step
         sends nothing: None). A pure function of the step: it reads no training state."""
         return steady
+
+    def send_horizon(self) -> int:
+        """A step n such that whatever run_spec and extra_calls give at a step past n, some step
+        from 1 to n gives too (compared as values): a warm-up's length, a sync period. What a run
+        sends is walked to here, not to its last step (lionsim.strategies.core.sends). 1 here,
+        where both are the same at every step. A class that overrides either states its own:
+        one stated above that override is not trusted, and every step is walked (a plug-in's)."""
+        return 1
 
     def start(self, params: Tensor) -> None:
         """Called once with the replica params [P] before the first step (replicas are made here)."""

@@ -38,6 +38,12 @@ class MomentumSyncing:
             return [CollectiveCall("all_reduce", 4 * self.sync_numel, CALL_LABEL)]
         return []
 
+    def send_horizon(self) -> int:
+        """The first sync (every:K's step K; schedule:K's step 1), or the strategy's own horizon
+        where later: every sync is the same call."""
+        first = self.sync_rule.k if self.sync_rule.mode == "every" else 1
+        return max(first, super().send_horizon())  # type: ignore[misc]  (a mixin beside Strategy)
+
     def sync(self, comm: Comm, step: int, clock: Clock) -> None:
         if not (self.workers > 1 and self.sync_rule.is_sync(step)):
             return

@@ -7,6 +7,7 @@ and the bare verb, capitals, commas and full stops. Deterministic in the seed.
 
 from __future__ import annotations
 
+import functools
 import random
 
 # (singular, plural)
@@ -85,3 +86,24 @@ def _sentence(rng: random.Random) -> str:
     else:
         text = f"{_clause(rng)}."
     return text[0].upper() + text[1:]
+
+
+VOCAB_PREFIX = 2**18
+"""Characters of a corpus's head that vocab_size reads first: every corpus of the default size
+holds the whole ALPHABET in far fewer."""
+ALPHABET = frozenset("".join(w for pairs in (NOUNS, TRANSITIVE, INTRANSITIVE) for pair in pairs for w in pair)
+                     + "".join(PLACES + ADJECTIVES + PREPOSITIONS + TIMES)
+                     + "the some two three many a an do does when and" + " ,.?\n" + "DTSMAW")
+"""Every character the grammar writes: its words, the punctuation, and the capitals a sentence
+opens with (Do/Does, The/Some/Two/Three/Many/A/An, When)."""
+
+
+@functools.lru_cache(maxsize=8)  # a sweep plans a bench per cell
+def vocab_size(n_chars: int, seed: int) -> int:
+    """Distinct characters of generate_corpus(n_chars, seed), without generating all of it where its
+    head holds the whole ALPHABET already (a corpus of fewer characters is a head of one of more:
+    the same draws, cut shorter)."""
+    head = set(generate_corpus(min(n_chars, VOCAB_PREFIX), seed))
+    if n_chars <= VOCAB_PREFIX or head == ALPHABET:
+        return len(head)
+    return len(set(generate_corpus(n_chars, seed)))

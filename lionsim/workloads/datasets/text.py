@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,3 +62,18 @@ def encode_chars(text: str) -> CharText:
     codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)  # one code point per character
     vocab, ids = np.unique(codes, return_inverse=True)
     return CharText(tokens=torch.from_numpy(ids.astype(np.int64)), vocab=tuple(chr(c) for c in vocab))
+
+
+def vocab_size(path: Path) -> int:
+    """Distinct characters of the text file `path` (read_text's refusals where it is not one): the
+    vocabulary encode_chars gives it, read once per file version in a process (a sweep plans a
+    bench per cell)."""
+    path = Path(path)
+    check_text_path(path)
+    stat = path.stat()
+    return _vocab_size(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _vocab_size(path: str, size: int, mtime_ns: int) -> int:
+    return len(set(read_text(Path(path))))
