@@ -144,9 +144,10 @@ class Strategy(ABC):
         if not all(picked) and self.has_momentum_sync and self.sync_rule.mode == "never":
             raise LionsimError(f"--sync-tensors {cfg.sync_tensors} picks tensors for a momentum sync; "
                                f"give --momentum-sync every:K or schedule:K too")
-        # flat positions whose momentum a sync averages (None: all of them)
-        synced = torch.tensor(picked, device=layout.device)[layout.segment_ids]  # [P] bool
-        self.sync_index = None if all(picked) else torch.nonzero(synced).squeeze(1)
+        # flat positions whose momentum a sync averages (None: all of them), from the picked segments'
+        # bounds rather than nonzero() of a mask, whose size depends on data (so it cannot run on meta)
+        self.sync_index = None if all(picked) else torch.cat(
+            [torch.arange(s.start, s.stop, device=layout.device) for s, on in zip(layout.slices, picked) if on])
         self.sync_numel = layout.numel if self.sync_index is None else int(self.sync_index.numel())
         if self.sync_rule.mode != "never" and not self.has_momentum_sync:
             raise LionsimError(
