@@ -366,7 +366,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
         caption=("".join(f"{note}\n" for note in placed("first"))
                  + f"ms per step, one worker; {estimate_times(first)}. local: encode + decode + update (estimate.csv: "
                  "each). comm: every exchange; exposed: what backward does not hide. sent: bytes per "
-                 "worker per step, as the priced algorithm moves them (estimate.csv: algorithm). "
+                 "worker per step, as the priced algorithms move them (estimate.csv: algorithm). "
                  + ("across: bytes per node per step to other nodes. " if across else "")
                  + f"speedup: baseline step / step; * baseline. overlap: {overlap}. "
                  f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"

@@ -5,7 +5,8 @@ algorithm (lionsim.network.cost), and which is cheapest moves with the worker co
 powers of two Rabenseifner and recursive doubling fold the extra ranks in first (MPICH's way:
 two whole-vector steps more, whatever p is), so there a pipelined tree or a ring may win, and
 comm jumps from one count to the next. estimate.csv's `algorithm` and `folded_ranks` say
-which priced each row's largest call; this note says where it changed, once per run.
+which priced each row's calls (its largest call's, or each op's where they differ); this note says
+where that changed, once per run.
 
 Over a bandwidth sweep NCCL chooses its algorithm and protocol on the link's rate (lionsim.network.nccl),
 and a faster link can flip a call to one the fabric prices slower (a ring to a tree over sockets):
@@ -33,7 +34,7 @@ def fold_words() -> str:
 
 
 def algorithm_notes(rows: pd.DataFrame, variable: str) -> list[str]:
-    """Where the algorithm that priced a run's largest call (estimate.csv's `algorithm`, and whether it
+    """Where the algorithms that priced a run's calls (estimate.csv's `algorithm`, and whether they
     folded ranks in) is not the same at every sweep point: one line for one such run; for several a
     line that says what follows, then one a run. [] where none changes. Its points and their unit
     are lionsim.reports.points' (spans_text)."""
@@ -74,9 +75,9 @@ def algorithm_notes(rows: pd.DataFrame, variable: str) -> list[str]:
     fold = f"; {fold_words()}" if folding else ""
     if len(changed) == 1:
         (label, where), = changed
-        return [f"{label}: the {library} library priced its largest call by {where} (the algorithm "
+        return [f"{label}: the {library} library priced its calls by {where} (the algorithm "
                 f"column){fold}.", *filter(None, [baseline])]
-    return [f"the {library} library priced each run's largest call by (the algorithm column){fold}:",
+    return [f"the {library} library priced each run's calls by (the algorithm column){fold}:",
             *(f"  {label}: {where}" for label, where in changed), *filter(None, [baseline])]
 
 

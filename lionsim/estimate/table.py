@@ -37,8 +37,12 @@ Per worker and step (timeline.py for how they combine):
                            own calls where the transport sends nothing): the cheapest algorithm
                            (or --algorithm), "hier:a+b+c" phase by phase on a two-level network,
                            NCCL's "ring/simple" (algorithm/protocol) where its model priced it;
+                           where the step's ops (the strategy's own calls' too) were priced by
+                           different algorithms, each op's largest call's, the largest first:
+                           "all_gather ring/simple + all_to_all hier:pairwise+pairwise";
                            folded_ranks, the ranks a Rabenseifner or recursive doubling folds in
                            first where p is not a power of two (collectives.base.fold), 0 otherwise
+                           (the most of any named call)
     speedup                the baseline row's step_s / this row's step_s
     compute_floor_s        forward + backward's launch floor (compute_kernels x the device's
                            per-kernel time), the even compute_s where it binds (launch-bound)

@@ -149,11 +149,24 @@ class CallCost:
         return sum(p.terms.reduce_s for p in self.phases)
 
 
+CALLS_JOIN = " + "
+"""Between the ops of a step whose calls differ in the algorithm column (calls_label); a
+hierarchical plan's phases join with a bare "+"."""
+
+
+def calls_label(ops) -> str:
+    """The algorithm column of a step whose ops were priced by different algorithms: each
+    (op, label) as "op label", "all_gather ring/simple + all_to_all hier:pairwise+pairwise"."""
+    return CALLS_JOIN.join(f"{op} {label}" for op, label in ops)
+
+
 def label_folds(label: str) -> bool:
     """Whether an algorithm label (CallCost.label: "rabenseifner", "hier:ring+rabenseifner+ring",
-    "ring/simple") names a phase algorithm that folds ranks in where they are not a power of two
-    (CollectiveAlgorithm.folds): the algorithms declare it, so a listing never names them."""
-    names = label.split("/")[0].removeprefix("hier:").split("+")
+    "ring/simple"; or calls_label's, each op's) names a phase algorithm that folds ranks in where they
+    are not a power of two (CollectiveAlgorithm.folds): the algorithms declare it, so a listing never
+    names them."""
+    names = [name for part in label.split(CALLS_JOIN)
+             for name in part.split(" ")[-1].split("/")[0].removeprefix("hier:").split("+")]
     return any(name in COLLECTIVE_ALGORITHMS and COLLECTIVE_ALGORITHMS.get(name).folds for name in names)
 
 

@@ -60,6 +60,7 @@ import numpy as np
 from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, units_exposed
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
+from lionsim.network.cost import calls_label
 from lionsim.transports import PayloadSpec, Transport
 from lionsim.transports.base import PER_BUCKET, plan_on
 
@@ -173,6 +174,28 @@ def price_call(call: CollectiveCall, workers: int, network: Network, algorithm: 
 
 
 @dataclass(frozen=True, slots=True)
+class OpPriced:
+    """The largest call of one op among collectives priced together, as the algorithm column names it."""
+
+    op: str
+    label: str
+    """The algorithm (and NCCL's protocol) it was priced with (CallCost.label)."""
+    folded: int
+    """Ranks its algorithm folded in first (CallCost.folded)."""
+    largest: float
+    """Its size, bytes (calls.py convention)."""
+
+
+def _merged(ops: tuple[OpPriced, ...], more: tuple[OpPriced, ...]) -> tuple[OpPriced, ...]:
+    """Each op once, its largest call (the first of equals), in the order the ops first ran."""
+    by_op = {o.op: o for o in ops}
+    for o in more:
+        if o.op not in by_op or o.largest > by_op[o.op].largest:
+            by_op[o.op] = o
+    return tuple(by_op.values())
+
+
+@dataclass(frozen=True, slots=True)
 class Priced:
     """Collectives priced together: seconds, and the bytes one worker sends by the priced
     algorithms (all of them, and those that cross nodes)."""
@@ -189,16 +212,18 @@ class Priced:
     """Ranks the largest call's algorithm folded in first (CallCost.folded)."""
     largest: float = 0.0
     """That call's size, bytes (calls.py convention): which of two sums' calls is the larger."""
+    ops: tuple[OpPriced, ...] = ()
+    """Each op's largest call (_merged): what the algorithm column names where they differ (calls_label)."""
 
     def __add__(self, other: Priced) -> Priced:
         big = other if other.largest > self.largest else self  # the first of equals
         return Priced(self.time_s + other.time_s, self.sent_bytes + other.sent_bytes,
                       self.inter_bytes + other.inter_bytes, self.staging_s + other.staging_s,
-                      big.algorithm, big.folded, big.largest)
+                      big.algorithm, big.folded, big.largest, _merged(self.ops, other.ops))
 
     def times(self, count: int) -> Priced:
         return Priced(self.time_s * count, self.sent_bytes * count, self.inter_bytes * count, self.staging_s * count,
-                      self.algorithm, self.folded, self.largest)
+                      self.algorithm, self.folded, self.largest, self.ops)
 
     @property
     def transfer_s(self) -> float:
@@ -218,7 +243,7 @@ def price_calls(calls: Sequence[CollectiveCall], workers: int, network: Network,
     for call in calls:
         cost = price_call(call, workers, network, algorithm)
         total += Priced(cost.time_s, _whole(cost.sent_bytes), _whole(cost.inter_bytes), cost.staging_s,
-                        cost.label, cost.folded, call.nbytes)
+                        cost.label, cost.folded, call.nbytes, (OpPriced(call.op, cost.label, cost.folded, call.nbytes),))
     return total
 
 
@@ -339,6 +364,7 @@ class PricedStep:
             exposed = float(self.hidden(work.forward_s, work.backward_s, work.encode_s))
         else:
             exposed = self.exposed(work.backward_s + work.encode_s)
+        algorithm, folded = self.named()
         return StepTimes(
             forward_s=work.forward_s,
             backward_s=work.backward_s,
@@ -350,9 +376,20 @@ class PricedStep:
             buckets=self.count,
             sent_bytes=self.comm.sent_bytes + self.extra.sent_bytes,
             inter_bytes=self.comm.inter_bytes + self.extra.inter_bytes,
-            algorithm=(self.comm if self.comm.algorithm else self.extra).algorithm,
-            folded=(self.comm if self.comm.algorithm else self.extra).folded,
+            algorithm=algorithm,
+            folded=folded,
         )
+
+    def named(self) -> tuple[str, int]:
+        """The step's algorithm column and folded ranks: the exchange's largest call's (else the
+        strategy's own calls'), or, where the step's ops were priced by different algorithms, each
+        op's largest call's, the largest first (calls_label), and the most ranks any folded in."""
+        ops = _merged(self.comm.ops, self.extra.ops)
+        if len({o.label for o in ops}) < 2:
+            main = self.comm if self.comm.algorithm else self.extra
+            return main.algorithm, main.folded
+        ops = sorted(ops, key=lambda o: -o.largest)  # stable: the exchange's op first of equals
+        return calls_label([(o.op, o.label) for o in ops]), max(o.folded for o in ops)
 
 
 def price_step(

@@ -116,4 +116,4 @@ def test_the_caption_defines_each_term_once_and_before_the_notes_that_use_it(cap
     assert code == 0 and said.count("what backward does not hide") == 1, said
     assert said.index("across: bytes per node per step") < said.index("hier:int8-allreduce"), said
     assert caption.startswith("Does not fit on one h100 (80 GiB): adamw@bf16-allreduce"), caption
-    assert "sent: bytes per worker per step, as the priced algorithm moves them (estimate.csv: algorithm)." in said
+    assert "sent: bytes per worker per step, as the priced algorithms move them (estimate.csv: algorithm)." in said

@@ -166,3 +166,52 @@ def test_neighbouring_points_a_note_names_take_the_digits_that_tell_them_apart()
     assert f"{values[1]:.3g}" == f"{values[2]:.3g}" and f"{values[1]:.4g}" != f"{values[2]:.4g}"
     (line,) = algorithm_notes(_flipping(values, {2: "ring/ll"}, slower_at=2), "bandwidth")
     assert f"ring/simple at 1-{values[1]:.4g} GB/s; ring/ll at {values[2]:.4g}-2 GB/s" in line, line
+
+
+def _by_op(calls, workers: int, network) -> dict[str, str]:
+    """Each op's largest call's label, priced one call at a time (the reference: no step's sums)."""
+    from lionsim.network.cost import price
+
+    largest = {}
+    for call in sorted(calls, key=lambda c: -c.nbytes):
+        largest.setdefault(call.op, price(call, workers, network).label)
+    return largest
+
+
+def test_a_step_whose_ops_went_by_different_algorithms_names_each():
+    """a2a-1bit on nodes of 8 under NCCL: NCCL runs the all-gather and the 1-byte abstain flag's
+    all-reduce, lionsim's two-level plan the all-to-all (whose bytes exceed the flat (N-1)/N). The
+    column named only the all-gather's "ring/simple", which cannot have moved an all-to-all.
+    The reference: the three calls the transport's docstring names (signs 1 bit a parameter to
+    the all-to-all, MaVo's 2 bits at even N to the all-gather, the flag), each priced alone."""
+    from lionsim.estimate.config import resolve
+    from lionsim.network.calls import CollectiveCall
+
+    cfg = EstimateConfig(model="gpt2-1.3b", network="h100x8-10gbe", workers=16,
+                         strategies=["dlion-mavo@a2a-1bit", "adamw@fp32-allreduce"])
+    rows = estimate(cfg).set_index("strategy")
+    n = -(-int(rows.loc["dlion-mavo", "params"]) // (8 * 16)) * (8 * 16)  # padded to a multiple of 8N
+    calls = [CollectiveCall("all_to_all", n // 8, dtype="uint8"), CollectiveCall("all_gather", 2 * n // 8, dtype="uint8"),
+             CollectiveCall("all_reduce", 1, dtype="uint8")]
+    labels = _by_op(calls, 16, resolve(cfg).network)
+    assert labels["all_to_all"].startswith("hier:") and labels["all_gather"] == "ring/simple", labels
+    assert rows.loc["dlion-mavo", "algorithm"] == " + ".join(f"{op} {label}" for op, label in labels.items())
+    bucket = _by_op([CollectiveCall("all_reduce", 25 * 2**20, dtype="float32")], 16, resolve(cfg).network)
+    assert rows.loc["adamw", "algorithm"] == bucket["all_reduce"]  # one op: its largest call's, as before
+
+
+def test_ops_alike_name_one_algorithm_and_a_fold_in_any_op_counts():
+    """--algorithm rabenseifner prices muon-dist's all-reduce, Bruck (the only other all-gather than
+    a ring) its larger all-gather: both are named, and at 294 workers the all-reduce's 294 - 256
+    folded ranks are the row's (the largest call's were 0). Under NCCL both go by ring/simple: one
+    name, as a single-call row."""
+    from lionsim.network.cost import label_folds
+
+    row = estimate(EstimateConfig(model="gpt2-124m", network="10gbe", workers=294, traits="ideal",
+                                  algorithm="rabenseifner", strategies=["muon-dist@fp32-allreduce"])).iloc[0]
+    assert row["algorithm"] == "all_gather bruck + all_reduce rabenseifner"
+    assert row["folded_ranks"] == 294 - 256 and label_folds(row["algorithm"])
+    assert not label_folds("all_gather ring/simple + all_to_all hier:pairwise+pairwise")
+    nccl = estimate(EstimateConfig(model="gpt2-124m", network="10gbe", workers=64, traits="nccl",
+                                   strategies=["muon-dist@fp32-allreduce"])).iloc[0]
+    assert nccl["algorithm"] == "ring/simple"

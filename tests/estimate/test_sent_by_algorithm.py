@@ -55,4 +55,4 @@ def test_the_caption_says_sent_moves_with_the_algorithm():
 
     cfg = EstimateConfig(model="gpt2-124m", workers=8, network="10gbe", strategies=["adamw"])
     caption = " ".join(str(breakdown_table(estimate(cfg)).caption).split())
-    assert "sent: bytes per worker per step, as the priced algorithm moves them (estimate.csv: algorithm)" in caption
+    assert "sent: bytes per worker per step, as the priced algorithms move them (estimate.csv: algorithm)" in caption
