@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lionsim.cli.config_file import config_defaults, config_refused, from_config
+from lionsim.cli.interruption import forget, interrupted_line
 from lionsim.cli.preload import preload_plugins
 from lionsim.cli.click_compat import NO_ARGS_IS_HELP, click
 from lionsim.cli.refusals import bad_parameter, extra_arguments, no_such_command, no_such_option
@@ -170,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _run(argv: list[str]) -> None:
     default_map = None
+    forget()  # an interruption describes this command line's --out, once the command names it
     try:
         preload_plugins(argv, app)
         default_map = config_defaults(argv, click_app, err_console)
@@ -189,7 +191,7 @@ def _run(argv: list[str]) -> None:
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        fail("interrupted: no results were written")
+        fail(interrupted_line())
     if result == 130:  # typer turns Ctrl-C into Exit(130) and, non-standalone, returns the code
-        fail("interrupted: no results were written")
+        fail(interrupted_line())
     sys.exit(result if isinstance(result, int) else 0)

@@ -140,6 +140,7 @@ def bench(
     resume, overwrite, overwrite_sweep, flag = _resume_or_overwrite(ctx, resume, overwrite, overwrite_sweep)
     from lionsim.config.bench import DEFAULT_STRATEGIES, BenchConfig
     from lionsim.config.planning import plan
+    from lionsim.cli.interruption import watch
     from lionsim.reports.outdir import check_out_dir
 
     strategy_list = list(strategy or DEFAULT_STRATEGIES)
@@ -155,6 +156,7 @@ def bench(
         trace=trace,
     )
     check_out_dir(out)  # with the checks that need no torch (BenchConfig.check_plain, first in plan)
+    watch(out, resume)  # an interruption from here on says what --out holds
     _check_model_size(workload, model_size)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
     if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)

@@ -95,6 +95,7 @@ class ReportNote:
 def interrupted(runner, results, target, request, keeping) -> str:
     """Publish what an interrupted bench finished (and the state of the run it stopped in) where
     `keeping` says; return the line that says so."""
+    from lionsim.cli.interruption import interrupted_line
     from lionsim.reports.writing import publish_result
     from lionsim.training.checkpoint import save_checkpoint
 
@@ -103,7 +104,7 @@ def interrupted(runner, results, target, request, keeping) -> str:
     partial.meta["config"]["out"] = absolute(target.out)
     if not len(partial.steps):
         target.abandon()
-        return f"{how}: no results were written"
+        return interrupted_line(how)
     checkpoint = runner.state_to_keep()
     if checkpoint is not None:
         save_checkpoint(target.stage, 0, checkpoint)

@@ -176,6 +176,7 @@ def comm(
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
+    from lionsim.cli.interruption import watch
     from lionsim.group.env import launcher_env
 
     if backend not in BACKENDS:
@@ -183,6 +184,7 @@ def comm(
     if out is None and (overwrite or overwrite_sweep):
         flag = "--overwrite-sweep" if overwrite_sweep else "--overwrite"
         raise LionsimError(f"{flag} lets --out replace a previous run: give --out DIR with it")
+    watch(out)  # an interruption before the table is written says what --out holds
     if backend == "sim":
         given = {"--fit": fit, "--dtype": dtype or None, "--ranks": ranks, "--warmup": warmup, "--iters": iters,
                  "--timeout": timeout, "--iface": iface}

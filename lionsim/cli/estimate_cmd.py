@@ -633,6 +633,7 @@ def estimate_cmd(
     listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
+    from lionsim.cli.interruption import watch
     from lionsim.estimate.plain import check_plain, load_plain_network, parse_need
 
     fields = dict(
@@ -654,6 +655,7 @@ def estimate_cmd(
     for given, flag in ((overwrite, "--overwrite"), (overwrite_sweep, "--overwrite-sweep")):
         if given and out is None:
             raise LionsimError(f"{flag} lets --out DIR replace another run's files: give --out DIR with it")
+    watch(out)  # an interruption before the files are published says what --out holds
     if wanted is not None and sweep is not None:
         raise LionsimError("--need solves for the inter-node bandwidth itself: give --need or --sweep, not both")
     # a bad strategy or transport name (lionsim.name_table), told before resolve's checks of the model and

@@ -313,3 +313,31 @@ def test_an_out_set_aside_by_a_stopped_publish_is_put_back_and_resumed(tmp_path,
     assert error_lines(err)[0].startswith(f"note: moved {left} back to {out}: "), err
     assert not left.exists()
     same_result(out, files(reference))
+
+
+def test_an_interrupt_before_any_new_step_says_what_out_still_holds(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while a --resume started up (before its runner was built) said only "no results were
+    written", though --out held its finished steps and the next --resume carried on; an
+    --overwrite stopped there likewise, though --out still held the old run. The reference: the
+    rows of steps.csv on disk, and --out's files byte for byte."""
+    import lionsim.training.runner
+
+    argv = bench(tmp_path)
+    out = tmp_path / "o"
+    with own_handlers(), ctrl_c_at_step(2):
+        assert run_cli(argv, capsys)[0] == 2
+    old, kept = files(out), len(pd.read_csv(out / "steps.csv"))
+
+    def starting(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lionsim.training.runner, "Runner", starting)
+    code, _, err = run_cli([*argv, "--resume"], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: interrupted before any new step: {out} is as it was ({kept} finished steps kept); the same "
+        "command with --resume trains the runs that did not finish"], err
+    assert files(out) == old
+    code, _, err = run_cli([*argv, "--overwrite"], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: interrupted: no results were written; {out} still holds its previous results"], err
+    assert files(out) == old

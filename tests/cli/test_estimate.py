@@ -135,3 +135,25 @@ def test_votes_and_levels_widened_alike_are_named_once(capsys):
     _, out, _ = run_cli(args, capsys)
     assert " ".join(out.split()).count("int8-allreduce sends int32") == 1
 
+
+
+def test_an_interrupted_overwrite_says_out_still_holds_its_results(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while an estimate --overwrite priced said only "no results were written"; --out's files
+    were unchanged (the reference: them, byte for byte), and the line now says so."""
+    import lionsim.estimate
+
+    out = tmp_path / "o"
+    argv = ["estimate", "--model", "gpt2-124m", "-s", "adamw", "--out", str(out)]
+    assert run_cli(argv, capsys)[0] == 0
+    old = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def pricing(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lionsim.estimate, "estimate", pricing)
+    code, _, err = run_cli([*argv, "--overwrite"], capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: interrupted: no results were written; {out} still holds its previous results"], err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == old
+    code, _, err = run_cli([*argv[:-2], "--out", str(tmp_path / "new")], capsys)
+    assert code == 2 and err.strip().splitlines() == ["error: interrupted: no results were written"], err
