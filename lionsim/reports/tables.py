@@ -17,6 +17,7 @@ from lionsim.numbers import plural, sig, speedup_text, step_bytes
 from lionsim.reports.columns import (ACCURACY, eval_metric, label_name, metric_value, off_sim, recorded_rounds, run_label,
                                      strategy_text, workload_text)
 from lionsim.reports.obtained import UNKNOWN, run_times
+from lionsim.reports.run_steps import steps_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
@@ -76,12 +77,8 @@ def _context(summary: pd.DataFrame, meta: dict | None = None) -> str:
 
 
 def _steps(summary: pd.DataFrame, meta: dict | None) -> str:
-    """The steps the bench asked for (run.json), not a diverged run's count; else the runs' own."""
-    asked = (meta or {}).get("config", {}).get("steps")
-    if isinstance(asked, int) and not isinstance(asked, bool):
-        return plural(asked, "step")
-    counts = list(dict.fromkeys(int(n) for n in summary["steps"]))
-    return plural("/".join(map(str, counts)), "step")
+    """The steps the bench asked for, and those run where it stopped before them (run_steps)."""
+    return steps_text(summary["steps"], meta)
 
 
 def _times(meta: dict | None) -> str:

@@ -369,3 +369,21 @@ def test_a_run_whose_workers_all_sit_on_one_node_says_its_inter_link_carried_not
     line = ("All 4 workers sit on one node of team-25g (%d a node): only its intra-node link is priced; "
             "--workers %d or more crosses the link between nodes." % (per_node, 2 * per_node))
     assert (line in " ".join(summary_table(summary, meta).caption.split())) == says
+
+
+def test_a_run_stopped_before_its_steps_says_how_many_it_ran_and_why():
+    """`lionsim plot` on a 100,000-step bench interrupted at 1,135 titled its table "100000 steps"
+    (the steps asked for). The reference: each run's rows, against run.json's steps and status."""
+    from lionsim.reports.plots.titles import subtitle
+
+    one = frame(rows("adamw", 1135))
+    meta = {"status": "interrupted", "config": {"steps": 100000}}
+    assert summary_table(summarize(one), meta).title.endswith(", 1,135 of 100,000 steps, interrupted")
+    assert subtitle(one, meta) == "mlp · 4 workers · 1gbe · 1,135 of 100,000 steps, interrupted"
+    two = frame(rows("adamw", 30), rows("lion", 2))
+    failed = {"status": "failed", "config": {"steps": 30}}
+    assert summary_table(summarize(two), failed).title.endswith(", 2 to 30 of 30 steps a run, failed")
+    assert subtitle(two, failed).endswith(" · 2 to 30 of 30 steps a run, failed")
+    done = {"status": "complete", "config": {"steps": 1135}}  # a finished run: as before
+    assert summary_table(summarize(one), done).title.endswith(", 1135 steps")
+    assert subtitle(one, done) == "mlp · 4 workers · 1gbe"

@@ -6,12 +6,15 @@ from __future__ import annotations
 import pandas as pd
 
 from lionsim.reports.columns import off_sim, workload_text
+from lionsim.reports.run_steps import steps_text, stopped
+from lionsim.reports.summary import split_runs
 from lionsim.reports.titles import named_network
 
 
 def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
     """What the run is: workload, N, the network (on gloo/nccl the link the collectives were
-    measured on), and from run.json the data split and the momentum sync."""
+    measured on), and from run.json the data split, the momentum sync and, where it stopped
+    before its steps, the steps it ran (run_steps)."""
     cfg = (meta or {}).get("config", {})
     network = ", ".join(str(v) for v in dict.fromkeys(steps["network"])) if "network" in steps else "?"
     network = named_network(network, meta, off_sim(steps))
@@ -23,6 +26,8 @@ def subtitle(steps: pd.DataFrame, meta: dict | None) -> str:
         parts.append(f"momentum sync {cfg['momentum_sync']}")
     if cfg.get("tie", "zero") != "zero":  # a vote's tie rule changes its bytes down: said where not the default
         parts.append(f"tie {cfg['tie']}")
+    if stopped(meta) is not None and "step" in steps:  # its curves end early: say where and why
+        parts.append(steps_text([len(rows) for _, rows in split_runs(steps)], meta))
     return " · ".join(parts)
 
 
