@@ -78,6 +78,23 @@ def test_over_two_worker_counts_the_crossing_is_said_in_the_legend_not_shaded(mo
     assert mcolors.to_rgb(said[0].get_color()) == _colour("lion@allreduce")
 
 
+
+def test_a_crossing_said_in_the_legend_has_no_glyph_and_reads_in_the_runs_colour(monkeypatch):
+    """The entry drew a dotted line, which promised a mark the panel does not have. As the legend is
+    drawn (the real _legend): nothing where its handle goes (no line, no marker), its words in
+    lion's colour; the run entries keep their line and marker."""
+    drawn = {}
+    monkeypatch.setattr(sweep, "save", lambda fig, path: drawn.update(fig=fig) or [])
+    sweep._speedup_plot(_summary([((4, "1gbe"), 0.9), ((8, "1gbe"), 1.1)]), LABELS, run_styles(LABELS, LABELS[0]),
+                        LABELS[0], "workers", "network", "speedup", "t", Path("p.png"), {"1gbe": 1})
+    (legend,) = [ax.get_legend() for ax in drawn["fig"].axes if ax.get_legend() is not None]
+    entries = dict(zip((t.get_text() for t in legend.get_texts()), zip(legend.legend_handles, legend.get_texts())))
+    glyph, text = entries["lion@allreduce: crosses 1\nbetween 4 and 8 workers"]
+    assert glyph.get_linestyle() == "None" and glyph.get_marker() in ("None", "none", "", None)
+    assert mcolors.to_rgb(text.get_color()) == _colour("lion@allreduce")
+    run, _ = entries["lion@allreduce"]
+    assert run.get_linestyle() == "-" and run.get_marker() not in ("None", "none", "", None)
+
 def test_a_shaded_span_has_a_swatch_as_drawn_and_a_label_clear_of_the_baseline(monkeypatch):
     """Over 4, 8 and 16 workers lion's crossing lies between 4 and 8: shaded there, in lion's colour,
     and the legend's swatch is that colour at that alpha (it was grey); the span's label sits at the

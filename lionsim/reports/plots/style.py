@@ -16,6 +16,7 @@ import matplotlib
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotation, MaxNLocator, NullFormatter
 
@@ -369,6 +370,15 @@ def _room_for_legend(fig: Figure, labels: list[str], title: str | None) -> int:
     return ncol
 
 
+class Words(Line2D):
+    """A legend entry that is words alone: nothing is drawn where its handle goes (a glyph there
+    promises a mark in the axes: a crossover said in the legend because its span is the whole panel
+    is drawn nowhere), its text in `color` (legend_outside colours it)."""
+
+    def __init__(self, label: str, color) -> None:
+        super().__init__([], [], linestyle="none", marker="none", color=color, label=label)
+
+
 def legend_outside(target, handles: list | None = None, title: str | None = None, labels: list | None = None,
                    **extra) -> None:
     """Legend right of the axes (or, for a figure of one row of panels, of its right-most panel;
@@ -389,9 +399,16 @@ def legend_outside(target, handles: list | None = None, title: str | None = None
         if grid and _rows(target) == 1:
             target = max(grid, key=lambda ax: ax.get_subplotspec().colspan.stop)  # one row: its last panel
         else:  # centred beside several rows: the figure is tall enough that it stays under the title
-            target.legend(loc="outside right center", **kwargs)
+            _colour_words(target.legend(loc="outside right center", **kwargs), handles)
             return
-    target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kwargs)
+    _colour_words(target.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), **kwargs), handles)
+
+
+def _colour_words(legend, handles: list) -> None:
+    """Each Words entry's text in its colour (the entry has no glyph to carry it)."""
+    for handle, text in zip(handles, legend.get_texts()):
+        if isinstance(handle, Words):
+            text.set_color(handle.get_color())
 
 
 LEGEND_COLUMN_GAP = 0.7  # inches a legend column takes beyond its text: the handle and the gap

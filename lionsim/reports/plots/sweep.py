@@ -47,7 +47,7 @@ from lionsim.reports.target_speedup import BASELINE_NOT_REACHED, NO_BASELINE, NO
 from lionsim.whole_nodes import neighbour_count
 from lionsim.reports.plots.style import (TWIN_DASHES, display_label, figure, labelled_linear_axis, legend_outside,
                                          mark_every, marker_size, ordered_labels, overlapping, run_styles, save,
-                                         twin_name)
+                                         twin_name, Words)
 
 SUMMARY_NEEDS = ["cell", "workload", "seed", "workers", "network", "bandwidth_GBps", "strategy", "transport",
                  "speedup", "time_to_target_speedup", "final_loss", "final_eval_acc", "baseline"]
@@ -332,7 +332,7 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
     marked = False
     spread: set[str] = set()  # how the seeds' spread was drawn: "band", "whiskers"
     spans: list[str] = []  # the colours of the shaded spans, one swatch each in the legend
-    across: list[Line2D] = []  # spans as wide as the panel: said in the legend, not shaded
+    across: list[Words] = []  # spans as wide as the panel: said in the legend, not shaded
     curved: set[str] = set()  # runs drawn as a line in some panel (the others are points alone: too_few)
     twins = _Twins()
     for ax, value in zip(axes, order):
@@ -364,8 +364,8 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                                     xytext=(4, 6 + 11 * (k % 3)), fontsize=8, color=colour)
                     elif (low, high) == (xs[0], xs[-1]):  # the whole panel: a shade there says nothing
                         where = f" ({_panel_title(facet, value)})" if len(order) > 1 else ""
-                        across.append(Line2D([], [], color=colour, linestyle=":", linewidth=2.2, label=(
-                            f"{label}: crosses 1\n{worker_crossing_text((low, high))}{where}")))
+                        across.append(Words(f"{label}: crosses 1\n{worker_crossing_text((low, high))}{where}",
+                                            colour))  # words alone: nothing in the panel marks it
                     else:  # somewhere between two measured counts: the span, no point
                         ax.axvspan(low, high, color=colour, alpha=SPAN_ALPHA, linewidth=0)
                         ax.plot([low, high], [y, y], color=colour, linestyle=":", linewidth=2.2, zorder=4)
