@@ -130,7 +130,9 @@ class MomentumSync:
         mode, _, value = text.partition(":")
         if mode in ("every", "schedule") and value.isdigit() and int(value) > 0:
             return cls(mode, int(value))
-        raise LionsimError(f"bad --momentum-sync {given!r}; accepted: {ACCEPTED}")
+        modes = ("never", "every", "schedule")  # a misspelt mode gets a suggestion, as --data-split's does
+        near = did_you_mean(mode, modes) if mode not in modes else ""
+        raise LionsimError(f"bad --momentum-sync {given!r}; accepted: {ACCEPTED}{near}")
 
     def sync_steps(self, upto: int) -> set[int]:
         """The 1-based steps <= upto after which momenta are averaged."""

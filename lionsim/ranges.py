@@ -123,13 +123,17 @@ BANDWIDTH_GBPS = Range(MIN_GBPS, MAX_GBPS, why="GB/s: 1 kB/s, below a dial-up mo
 
 LR = Range(0, above=True)
 """--lr (bench, sweep: each item of its list) and a run's hyper lr; beyond float32 refused beside it."""
+WEIGHT_DECAY = Range(0)
+"""--weight-decay and a run's hyper weight_decay."""
 
-OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED}
+OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED, "--lr": LR.words,
+           "--weight-decay": WEIGHT_DECAY.words, "--bucket-mb": BUCKET_MB, "--target-loss": TARGET_LOSS}
 """The shared options' ranges by flag, for a value refused before its range is checked (--workers
-2.5: "not a whole number; accepted: a whole number from 1 to 100,000,000")."""
+2.5: "not a whole number; accepted: a whole number from 1 to 100,000,000"; --lr abc: "not a number;
+accepted: a finite number above 0", as --lr -1 says it)."""
 
 
 def accepted(option: str, whole: bool = True) -> str:
     """What `option` accepts where its value is not a number at all: its range where it is a shared
-    option, else what the parser reads (lionsim.whole.WHOLE: 1000, 1e3 or 2.5e3)."""
+    option, else what the parser reads (lionsim.whole.WHOLE: 1000, 1e3 or 2.5e3; a number)."""
     return OPTIONS.get(option) or (WHOLE if whole else "a number")

@@ -220,16 +220,7 @@ def load_config(path: Path, command: str) -> dict[str, Any]:
     """Options from a TOML file, or from a run.json that lionsim wrote (its `config`)."""
     if path.suffix.lower() != ".json":
         return load_toml(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
-    except IsADirectoryError:
-        raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
-    except OSError as e:  # unreadable: permissions, a symlink loop, a name too long
-        raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise LionsimError(f"malformed JSON in {path}: {e}") from None
+    data = _parsed(path, "json")
     if not (isinstance(data, dict) and isinstance(data.get("config"), dict)):
         raise LionsimError(f"{path} is not a run record: a JSON --config must be a run.json written by lionsim")
     config = data["config"]
@@ -256,18 +247,23 @@ def _is_argument(param) -> bool:
 
 def load_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file, failing with one line on a missing or malformed file."""
+    return _parsed(path, "toml")
+
+
+def _parsed(path: Path, fmt: str) -> Any:
+    """The file's TOML or JSON; one line where it is missing, unreadable or does not parse (the
+    reason in plain words: lionsim.text_formats)."""
+    from lionsim.text_formats import Unparsed, parse
+
     try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise LionsimError(f"bad --config {path}: no such file; accepted: {CONFIG_FILES}") from None
     except IsADirectoryError:
         raise LionsimError(f"bad --config {path}: it is a directory; accepted: {CONFIG_FILES}") from None
-    except OSError as e:
+    except OSError as e:  # unreadable: permissions, a symlink loop, a name too long
         raise LionsimError(f"cannot read config file {path}: {e.strerror or e}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise LionsimError(f"malformed TOML in {path}: {e}") from None
+    try:
+        return parse(raw, fmt)
+    except Unparsed as e:
+        raise LionsimError(f"bad --config {path}: {e}; accepted: {CONFIG_FILES}") from None

@@ -39,7 +39,17 @@ def takes(e) -> tuple[str, str, str | None] | None:
     what = KINDS.get(kind.split("_")[0])
     if what is None:
         return None
+    if kind.startswith("float"):  # a shared option's range, as its out-of-range value is told (--lr abc as --lr -1)
+        from lionsim.ranges import accepted
+
+        return f"not {what}", str(got), accepted(_flag(e), whole=False)
     return f"not {what}", str(got), None if kind.startswith("int") else what
+
+
+def _flag(e) -> str:
+    """The option a refusal names: its longest spelling (--lr, not -l)."""
+    opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
+    return max(opts, key=len)
 
 
 def bad_parameter(e) -> str:
@@ -52,8 +62,7 @@ def bad_parameter(e) -> str:
     said = takes(e) if isinstance(e, click.exceptions.BadParameter) else None
     if said is None:
         return e.format_message()
-    opts = getattr(e.param, "opts", None) or [getattr(e.param, "name", "the value")]
-    option = max(opts, key=len)
+    option = _flag(e)
     why, got, words = said
     return refusal(option, Text(got), words or accepted(option), why) + _one_value(e, got)
 

@@ -21,8 +21,8 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
 from lionsim.network import canonical_network, network_for
 from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, LR, MAX_SEED, SEED, STEPS, TARGET_LOSS, WORKERS, Range, is_number,
-                            refusal, span)
+from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, LR, MAX_SEED, SEED, STEPS, TARGET_LOSS, WEIGHT_DECAY, WORKERS,
+                            is_number, refusal, span)
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -49,8 +49,6 @@ THREADS = span(1, MAX_THREADS, whole=True, why="torch threads of one training pr
                "wait on each other")
 BETA = span(0, 1, below=True).removeprefix("a number ")
 """What each of --betas' two numbers may be (bench's parse_betas says it too)."""
-WEIGHT_DECAY = Range(0)
-"""--weight-decay and a run's hyper weight_decay."""
 
 
 def for_backend(values: dict, backend: str, compute: str | None = None) -> tuple[dict, dict]:

@@ -65,12 +65,19 @@ def parse_size(text: str) -> int:
         raise LionsimError(refusal("--sizes", Text(text.strip()), e.accepted, e.why)) from None
 
 
+def _bytes_unit(unit: str) -> str:
+    """The bytes unit a unit in bits was meant as, spelt as SIZES lists it: gb -> GB, mib -> MiB
+    (not gB, which reads as millibytes where the prefix is m)."""
+    prefix = unit[:-1]
+    return f"{prefix[:1].upper()}iB" if prefix.lower().endswith("i") else f"{prefix.upper()}B"
+
+
 def _size(text: str) -> int:
     match = _SIZE.match(text)
     shown = text.strip() or "''"
     unit = match.group(2) if match else ""
     if unit.endswith("b"):  # 1Kb is a kilobit in the usual notation: refused, not read as bytes
-        raise _Refused(f"{shown}: b is bits; write B for bytes ({unit[:-1]}B)")
+        raise _Refused(f"{shown}: b is bits; write B for bytes ({_bytes_unit(unit)})")
     if not match or (unit and unit.lower() not in UNITS):
         raise _Refused(f"{shown} is not a size" if not match else f"{shown}: unknown unit {unit}")
     value = float(match.group(1)) * UNITS[unit.lower() or "b"]

@@ -129,8 +129,10 @@ def bad_configs(tmp_path):
     ("{tmp}/dir.toml", "it is a directory"),
     ("{tmp}/loop.json", "cannot read config file"),
     ("{tmp}/loop.toml", "cannot read config file"),
-    ("{tmp}/binary.toml", "malformed TOML"),
-    ("{tmp}/binary.json", "malformed JSON"),
+    # bytes 0-127 are ASCII: the first that is not UTF-8 is 0x80, at offset 128
+    ("{tmp}/binary.toml", "bad --config {tmp}/binary.toml: not text: byte 0x80 at offset 128 is not UTF-8 (a binary "
+                          "file?); accepted: a TOML file or a run.json lionsim wrote"),
+    ("{tmp}/binary.json", "bad --config {tmp}/binary.json: not text: byte 0x80 at offset 128 is not UTF-8"),
     ("{tmp}/missing.toml", "bad --config {tmp}/missing.toml: no such file; accepted: a TOML file or a run.json lionsim wrote"),
 ])
 def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, command, name, message):
@@ -146,7 +148,7 @@ def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, c
                            '100,000,000 (the most workers lionsim takes)\n'),
     ("steps = 2.5\n", "bad steps = 2.5 in {path}: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     ("workers = true\n", "bad workers = true in {path}: not a whole number; accepted: a whole number from 1 to "),
-    ('lr = "fast"\n', 'bad lr = "fast" in {path}: not a number; accepted: a number\n'),
+    ('lr = "fast"\n', 'bad lr = "fast" in {path}: not a number; accepted: a finite number above 0\n'),
 ])
 def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
     from lionsim.cli.app import main
@@ -208,14 +210,14 @@ def test_a_config_value_its_check_refuses_names_the_file_and_key(tmp_path, capsy
     (["bench", "--workers", "2.5"], "error: bad --workers 2.5: not a whole number; accepted: a whole number from 1 to "
                                     "100,000,000 (the most workers lionsim takes)\n"),
     (["bench", "--threads", "2.5"], "error: bad --threads 2.5: not a whole number; accepted: a whole number (1000, 1e3 or 2.5e3)\n"),
-    (["bench", "--lr", "abc"], "error: bad --lr abc: not a number; accepted: a number\n"),
+    (["bench", "--lr", "abc"], "error: bad --lr abc: not a number; accepted: a finite number above 0\n"),
     (["estimate", "-n", "x"], "error: bad --workers x: not a whole number; accepted: a whole number from 1 to 100,000,000"),
-    (["sweep", "--weight-decay", "0,0.1"], "error: bad --weight-decay 0,0.1: not a number; accepted: a number; a "
+    (["sweep", "--weight-decay", "0,0.1"], "error: bad --weight-decay 0,0.1: not a number; accepted: a finite number at least 0; a "
                                            "sweep's grid axes are --workload, --workers, --network, --seed and --lr, "
                                            "not --weight-decay: run one sweep per value, each with its own --out\n"),
     (["sweep", "--lr", "0,-1"], "error: bad --lr 0; accepted: a finite number above 0, or default (each strategy's "
                                 "own); a comma list like 0.0003,0.001 sweeps them\n"),
-    (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a number; bench takes one "
+    (["bench", "--lr", "0.001,0.003"], "error: bad --lr 0.001,0.003: not a number; accepted: a finite number above 0; bench takes one "
                                        "value, `lionsim sweep --lr 0.001,0.003` a comma list\n"),
     (["bench", "--workers", "2,4"], "; bench takes one value, `lionsim sweep --workers 2,4` a comma list\n"),
     (["sweep", "--traits", "nccl,ideal"], "error: bad --traits 'nccl,ideal': --traits takes one value; accepted: ideal, "
@@ -307,3 +309,56 @@ def test_workers_that_do_not_fill_nodes_are_told_one_node_also_fits(capsys, tmp_
     one_line_exit_2(["bench", "-w", "mlp", "--steps", "1", "-n", "12", "--network", "h100x8-10gbe"], capsys,
                     "bad --workers 12: 12 workers do not fill whole nodes of h100x8-10gbe (8 a node); accepted: at most 8 "
                     "(one node) or a multiple of 8")
+
+
+def test_a_number_option_given_text_says_its_range_as_an_out_of_range_value_does(capsys):
+    """`--lr abc` said "accepted: a number", `--lr -1` the real range: the same words now, for each
+    option whose range lionsim keeps (the reference: its out-of-range value's line)."""
+    for option, below in (("--lr", "-1"), ("--weight-decay", "-1"), ("--bucket-mb", "-1"), ("--target-loss", "-1")):
+        ranged = one_line_exit_2([*B, option, below], capsys).strip()
+        said = one_line_exit_2([*B, option, "abc"], capsys).strip()
+        words = ranged.split("; accepted: ", 1)[1]
+        assert said == f"error: bad {option} abc: not a number; accepted: {words}", (said, ranged)
+        assert words != "a number"
+
+
+@pytest.fixture
+def bad_files(tmp_path):
+    (tmp_path / "syntax.toml").write_text('name = "x"\n[inter\nalpha_us = 25\n')
+    (tmp_path / "binary.toml").write_bytes(b"\x89PNG\r\n\x1a\n binary")
+    (tmp_path / "empty.toml").write_text("# nothing yet\n")
+    return tmp_path
+
+
+def test_a_profile_or_config_that_does_not_parse_is_the_options_one_line_with_a_plain_reason(bad_files, capsys):
+    """They read "malformed TOML in FILE: ..." without the option, the accepted form, or (a binary
+    file) anything but Python's codec message; an empty profile said "missing key 'inter'"."""
+    profile = "accepted: a TOML or JSON table with at least [inter] alpha_us and bandwidth_GBps"
+    broken = "not valid TOML: Expected ']' at the end of a table declaration (at line 2, column 7)"
+    binary = "not text: byte 0x89 at offset 0 is not UTF-8 (a binary file?)"
+    for name, why in (("syntax", broken), ("binary", binary), ("empty", "it is empty (no keys)")):
+        path = bad_files / f"{name}.toml"
+        err = one_line_exit_2([*E, "--network", str(path)], capsys)
+        assert err.startswith(f"error: bad --network {path}: {why}; {profile}"), err
+        if name != "empty":
+            err = one_line_exit_2([*B, "--config", str(path)], capsys)
+            assert err.strip() == f"error: bad --config {path}: {why}; accepted: a TOML file or a run.json lionsim wrote"
+        assert "codec" not in err and "malformed" not in err
+
+
+def test_a_misspelt_momentum_sync_mode_gets_a_suggestion(capsys):
+    """--data-split diri:0.3 suggested 'dirichlet'; --momentum-sync evry:10 suggested nothing."""
+    err = one_line_exit_2([*B, "--momentum-sync", "evry:10"], capsys)
+    assert err.strip().endswith("with K a positive integer; did you mean 'every'?"), err
+    assert "did you mean" not in one_line_exit_2([*B, "--momentum-sync", "every:0"], capsys)  # the mode is right
+
+
+@pytest.mark.parametrize("size, unit", [("1gb", "GB"), ("1mb", "MB"), ("2kb", "KB"), ("1Mb", "MB"), ("1mib", "MiB"),
+                                        ("1b", "B")])
+def test_a_size_in_bits_suggests_the_bytes_unit_as_the_accepted_list_spells_it(capsys, size, unit):
+    """`1mb` suggested mB (millibytes, to a reader); the suggestion is one of the units SIZES lists."""
+    from lionsim.network.sizes import SIZES
+
+    err = one_line_exit_2(["comm", "--sizes", size], capsys)
+    assert f"bad --sizes {size}: b is bits; write B for bytes ({unit}); accepted: " in err, err
+    assert unit == "B" or f" {unit}," in SIZES or f" {unit} " in SIZES or f", {unit}" in SIZES

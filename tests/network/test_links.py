@@ -157,7 +157,7 @@ BAD_TOML = [
     ("workers_per_node = 8\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "needs an \\[intra\\] link"),
     ("oversubscription = 0.5\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'oversubscription' = 0.5"),
     ("inter = 3\n", "'inter' must be a table"),
-    ("[inter\nalpha_us = 1\n", "malformed TOML"),
+    ("[inter\nalpha_us = 1\n", "not valid TOML: Expected ']' at the end of a table declaration \\(at line 1, column 7\\)"),
     ("device = 3\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n", "'device' = 3 must be a non-empty string"),
 ]
 
@@ -346,7 +346,7 @@ def test_bad_json_profiles(tmp_path):
     with pytest.raises(LionsimError, match=r"bad.json: 'inter.bandwidth_GBps' = nan"):
         load_network(str(path))
     path.write_text('{"inter": ')
-    with pytest.raises(LionsimError, match="malformed JSON"):
+    with pytest.raises(LionsimError, match=r"bad.json: not valid JSON: Expecting value \(at line 1, column 11\); accepted: "):
         load_network(str(path))
     path.write_text("[1, 2]")
     with pytest.raises(LionsimError, match="top level"):
