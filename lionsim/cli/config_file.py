@@ -61,6 +61,9 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
     if command is None:
         return None  # click reports the missing or unknown command itself
     written = load_config(Path(path), command_name)
+    if not written:  # valid (empty TOML), but a wrong or unsaved file is worth a word: the run goes on
+        err_console.print(f"note: --config {path} sets nothing (it holds no keys): the command line and the "
+                          "defaults decide every option", markup=False, highlight=False)
     values = written
     if Path(path).suffix.lower() != ".json":  # a run.json's paths are absolute (an older one's the cwd's)
         values, moved = rebased(written, Path(path), command_name)

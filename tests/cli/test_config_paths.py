@@ -243,3 +243,22 @@ def test_a_run_json_replayed_from_another_folder_reads_the_files_the_run_read(tm
     columns = ["comm_s", "wait_s", "step_s", "final_loss"]
     assert first["wait_s"].iloc[0] > 0
     pd.testing.assert_frame_equal(first[columns], again[columns])
+
+
+def test_an_empty_config_says_in_one_note_that_it_sets_nothing_and_runs(tmp_path, capsys):
+    """An empty --config (valid TOML) ran with the defaults without a word, so a wrong or unsaved file
+    went unnoticed. The reference: the same estimate without --config, whose output it prints."""
+    empty = tmp_path / "empty.toml"
+    empty.write_text("# to fill in\n")
+    argv = ["estimate", "--model", "gpt2-124m", "--format", "csv"]
+    code, plain, _ = run_cli(argv, capsys)
+    assert code == 0
+    code, out, err = run_cli([*argv, "--config", str(empty)], capsys)
+    notes = [line for line in err.splitlines() if "sets nothing" in line]
+    assert code == 0 and out == plain
+    assert notes == [f"note: --config {empty} sets nothing (it holds no keys): the command line and the defaults "
+                     "decide every option"], err
+    one = tmp_path / "one.toml"
+    one.write_text("workers = 8\n")
+    code, _, err = run_cli([*argv, "--config", str(one)], capsys)
+    assert code == 0 and "sets nothing" not in err
