@@ -66,3 +66,38 @@ def test_no_title_leaves_a_word_alone_on_a_line(monkeypatch, backend):
         assert all(len(line.split()) > 1 for line in title.split("\n")), f"a word alone: {title!r}"
     wrapped = [title for title in titles if title.count("\n") > 2]
     assert backend == "sim" or wrapped  # the gloo breakdown's caption line does wrap
+
+
+def test_a_title_breaks_between_its_items_not_inside_parentheses():
+    """estimate --sweep's sweep.png read "mycluster inter link (8 / GPUs a node, library: nccl over
+    sockets)": the balanced wrap broke inside the parenthesis. The reference: each line's own
+    parentheses close on it, and at the figure's width (and a narrower one, where the parenthesis
+    alone is near the width) the lines are the title's items (split at ", " outside parentheses)."""
+    from lionsim.reports.plots.estimate import FIGSIZE
+    from lionsim.reports.plots.style import fit_title
+
+    line = ("gpt2-1.3b (1,315,723,264 params), 64 workers, mycluster inter link (8 GPUs a node, library: nccl "
+            "over sockets), a100-80gb, overlap per run")
+    items = ["gpt2-1.3b (1,315,723,264 params),", "64 workers,",
+             "mycluster inter link (8 GPUs a node, library: nccl over sockets),", "a100-80gb,", "overlap per run"]
+    for inches in (FIGSIZE[0], 8.0, 6.0):
+        got = fit_title(line, inches).split("\n")
+        assert " ".join(got) == line and len(got) > 1
+        assert all(part.count("(") == part.count(")") for part in got), got
+        if inches != 8.0:  # there the plain balanced wrap breaks before "(8": outside it, kept
+            assert all(part.startswith(tuple(items)) and part.endswith(tuple(items)) for part in got), got
+
+
+def test_a_wrap_kept_off_parentheses_takes_at_most_one_line_more_and_keeps_every_word():
+    rng = random.Random(5)
+    for _ in range(300):
+        words = ["x" * rng.randint(1, 9) for _ in range(rng.randint(3, 16))]
+        a = rng.randrange(len(words) - 1)
+        b = rng.randrange(a + 1, len(words))
+        words[a], words[b] = "(" + words[a], words[b] + "),"
+        line = " ".join(words)
+        width = rng.randint(max(map(len, words)), 50)
+        greedy = len(__import__("textwrap").wrap(line, width))
+        got = balanced_wrap(line, width).split("\n")
+        assert " ".join(got) == line and all(len(part) <= width for part in got)
+        assert len(got) <= greedy + 1

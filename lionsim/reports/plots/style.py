@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -23,6 +22,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatterSciNotati
 from lionsim.numbers import binary_bytes_text, binary_sizes, bytes_text
 from lionsim.reports.columns import workload_text
 from lionsim.reports.files import write_atomic
+from lionsim.reports.plots.title_wrap import balanced_wrap
 
 FIGSIZE = (10.0, 5.2)  # inches
 DPI = 120
@@ -75,20 +75,6 @@ def fit_title(text: str, inches: float, fontsize: float = 11) -> str:
     a wrapped line's parts balanced (balanced_wrap), never a last word alone on a line."""
     width = max(20, int(inches * TITLE_CHARS / fontsize))
     return "\n".join(balanced_wrap(line, width) if line else line for line in text.split("\n"))
-
-
-def balanced_wrap(line: str, width: int) -> str:
-    """`line` wrapped to at most `width` characters a line in as few lines as greedy wrapping
-    takes, each as short as that count allows: the narrowest width that still needs no more lines,
-    so the words spread evenly over them (greedy filling left "dropped)" alone on a last line)."""
-    wrap = lambda w: textwrap.wrap(line, w, break_on_hyphens=False)  # noqa: E731
-    lines = wrap(width)
-    if len(lines) <= 1:
-        return "\n".join(lines)
-    narrow, floor = width, max(len(word) for word in line.split())  # no narrower than a word: none is cut
-    while narrow > floor and len(wrap(narrow - 1)) == len(lines):
-        narrow -= 1
-    return "\n".join(wrap(narrow))
 
 
 def title_with_caption(fig: Figure, headline: str, context: str, caption: str, fontsize: float = 10) -> None:
