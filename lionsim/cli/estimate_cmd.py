@@ -634,7 +634,7 @@ def estimate_cmd(
     from types import SimpleNamespace
 
     from lionsim.cli.interruption import watch
-    from lionsim.estimate.plain import check_plain, load_plain_network, parse_need
+    from lionsim.estimate.plain import check_from_run, check_one_model, check_plain, load_plain_network, parse_need
 
     fields = dict(
         model=model, params=params, tensors=tensors, tokens_per_worker=tokens_per_worker, workers=workers,
@@ -649,6 +649,9 @@ def estimate_cmd(
     plain = SimpleNamespace(**fields)
     check_plain(plain, sweep)  # a bad number, form, network or --need is refused before torch loads
     network_given = load_plain_network(plain)  # (resolve loads it again, to price on)
+    check_one_model(plain)  # then --from-run's folder: both as resolve refuses them, before torch loads
+    if from_run is not None:
+        check_from_run(from_run)
     wanted = parse_need(need) if need is not None else None
     if trace and out is None:
         raise LionsimError("--trace writes DIR/trace.json: give --out DIR with it")

@@ -28,15 +28,13 @@ def plot(
 ) -> None:
     """Re-draw the plots of DIR from its CSVs: a run (steps.csv; summary recomputed if absent), a sweep
     (sweep_summary.csv + sweep_steps.csv), an estimate sweep (sweep.csv + crossover.csv) or a comm table (comm.csv)."""
-    from lionsim.reports.outdir import PLOT_ACCEPTS, check_dir
+    from lionsim.reports.outdir import plot_kind
 
-    check_dir(run_dir, PLOT_ACCEPTS)  # before pandas and matplotlib load
+    kind = plot_kind(run_dir)  # a folder holding nothing to plot: refused before pandas and matplotlib load
     from lionsim.reports.files import written_together
     from lionsim.reports import load_run, model_check, plot_run, summary_table
     from lionsim.reports.summary import run_summary
-    from lionsim.reports.plots import detect_kind, plot_dir
-
-    kind = detect_kind(run_dir)
+    from lionsim.reports.plots import plot_dir
     summary = None
     with written_together():  # every plot is redrawn, or (a full disk) none is replaced
         if kind == "run":

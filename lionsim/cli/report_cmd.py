@@ -19,14 +19,16 @@ def report(
     plugin: o.Plugin = None,
 ) -> None:
     """Write DIR/report.md: configuration, summary, time to target, accuracy by workers, plots, environment, commands."""
-    from lionsim.reports.outdir import REPORT_ACCEPTS, check_dir
-
-    check_dir(directory, REPORT_ACCEPTS)  # before pandas and matplotlib load
-    from lionsim.reports.files import written_together
-    from lionsim.reports.markdown import write_report
+    from lionsim.reports.outdir import check_reportable
     from lionsim.sweep.shards import part_roots
 
-    if part_roots(directory):  # a sharded sweep: its parts first (lionsim sweep merge)
+    sharded = part_roots(directory)  # a sharded sweep: its parts are merged first (lionsim sweep merge)
+    if not sharded:
+        check_reportable(directory)  # before pandas and matplotlib load
+    from lionsim.reports.files import written_together
+    from lionsim.reports.markdown import write_report
+
+    if sharded:
         from lionsim.cli.sweep_cmd import merged_or_fail
 
         merged_or_fail(directory)

@@ -17,7 +17,7 @@ from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
 from lionsim.estimate.plain import (  # noqa: F401  (with_gpus_per_node: re-exported for lionsim.estimate)
-    MAXIMA, check_gpus_per_node, check_mfu, check_plain, check_seed, chosen_algorithm, chosen_device,
+    MAXIMA, check_gpus_per_node, check_mfu, check_one_model, check_plain, check_seed, chosen_algorithm, chosen_device,
     load_plain_network, positive_int as _positive_int, with_gpus_per_node,
 )
 from lionsim.estimate.gpu_library import gpu_nodes_library
@@ -195,8 +195,7 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     """Check cfg and look up its presets; every problem is one LionsimError line."""
     spread = check_plain(cfg)  # --compute-spread parsed (a trace:FILE read) and checked against --workers
     network = load_plain_network(cfg)  # the profile parsed once: priced on, and whether it named its library
-    if (cfg.model is None) == (cfg.params is None):
-        raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
+    check_one_model(cfg)
     flops_per_unit = None
     if is_spec(cfg.model):
         name, count = counted_model(cfg.model)

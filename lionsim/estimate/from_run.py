@@ -27,14 +27,15 @@ import pandas as pd
 from lionsim.errors import LionsimError, json_type
 from lionsim.reports.best_lr import NOTE, at_best_lr, has_lr_axis
 from lionsim.reports.columns import run_label
+from lionsim.estimate.plain import FROM_RUN_ACCEPTED, check_from_run
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
 
 SWEEP_FILE = "sweep.json"
 SWEEP_SUMMARY = "sweep_summary.csv"
 NEEDS = ["strategy", "transport", "workers", "workload", "steps_to_target", "target_loss"]
 """summary.csv columns --from-run reads, and `baseline` (sweep_summary.csv also: cell, seed, network)."""
-ACCEPTED = (f"a finished `lionsim bench` --out directory ({META_FILE} with status complete and {SUMMARY_FILE}) "
-            f"or a finished `lionsim sweep` root ({SWEEP_FILE} and {SWEEP_SUMMARY})")
+ACCEPTED = FROM_RUN_ACCEPTED
+"""(Said before torch loads, by lionsim.estimate.plain: the file names above, spelt out there.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +142,7 @@ def load(path: str | Path, target_loss: float | None = None) -> Measured:
 
         target_loss = check_target(target_loss)
     where = Path(path)
-    if not where.exists():
-        raise _fail(where, "no such directory")
-    if not where.is_dir():
-        raise _fail(where, "it is a file")
+    check_from_run(where)
     if (where / SWEEP_FILE).is_file():
         return _sweep(where, str(path), target_loss)
     if (where / META_FILE).is_file():

@@ -143,6 +143,30 @@ def fewest_workers(workers: int, sweep: str | None) -> tuple[int, str]:
                      f"give --workers {smallest} to start there")
 
 
+FROM_RUN_ACCEPTED = ("a finished `lionsim bench` --out directory (run.json with status complete and summary.csv) "
+                     "or a finished `lionsim sweep` root (sweep.json and sweep_summary.csv)")
+"""What --from-run DIR is (lionsim.estimate.from_run reads those files)."""
+
+
+def check_one_model(cfg) -> None:
+    """Exactly one of --model and --params (resolve checks it here too, after the network)."""
+    if (cfg.model is None) == (cfg.params is None):
+        from lionsim.compute.models import MODELS
+
+        raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
+
+
+def check_from_run(path) -> None:
+    """--from-run DIR is a directory: refused in a moment where it is absent or a file (what it
+    holds is lionsim.estimate.from_run's to read, with pandas)."""
+    from pathlib import Path
+
+    where = Path(path)
+    if not where.exists() or not where.is_dir():
+        why = "no such directory" if not where.exists() else "it is a file"
+        raise LionsimError(f"bad --from-run {where}: {why}; accepted: {FROM_RUN_ACCEPTED}")
+
+
 def check_plain(cfg, sweep: str | None = None) -> ComputeSpread | None:
     """Every check of an EstimateConfig (or anything with its fields) that needs no torch but the
     network's (load_plain_network, which parses the profile); `sweep`: the --sweep text, parsed to

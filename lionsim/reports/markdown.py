@@ -26,8 +26,8 @@ from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
 from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_note
-from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir
-from lionsim.reports.files import SUMMARY_FILE, load_run, read_csv, read_json, write_atomic
+from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
+from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
@@ -443,7 +443,5 @@ def write_report(directory: Path) -> Path:
     elif (directory / "estimate.csv").is_file():  # one estimate (with --from-run: its time to target)
         text = one_estimate_report(directory)
     else:
-        raise LionsimError(f"{directory} holds neither steps.csv (a bench run), {SWEEP_SUMMARY} (a sweep), "
-                           f"sweep.csv (an estimate sweep) nor estimate.csv (an estimate); `lionsim report` needs "
-                           f"one of them ({SUMMARY_FILE} and run.json are read when present)")
+        check_reportable(directory)  # holds none of them: its one line
     return write_atomic(directory / REPORT_FILE, lambda f: f.write(text))

@@ -65,6 +65,35 @@ def check_dir(path: Path, accepted: str, name: str = "DIR") -> None:
         raise LionsimError(f"bad {name} {path}: it does not exist; accepted: {accepted}")
 
 
+def plot_kind(path: Path) -> str:
+    """The kind of directory `lionsim plot` redraws `path` as (KINDS), by the files present; fails in
+    one line where it holds none, or part of one, before pandas and matplotlib load."""
+    path = Path(path)
+    check_dir(path, PLOT_ACCEPTS)
+    for kind, files in KINDS.items():
+        present = [f for f in files if (path / f).is_file()]
+        if present and len(present) < len(files):
+            missing = [f for f in files if f not in present]
+            raise LionsimError(f"{path} has {', '.join(present)} but not {', '.join(missing)}: an incomplete {kind}")
+        if present:
+            return kind
+    raise LionsimError(f"{path} holds no plottable CSV; expected {PLOT_DIRS}")
+
+
+REPORTED = ("sweep_summary.csv", "steps.csv", "sweep.csv", "estimate.csv")
+"""The files `lionsim report` tells a directory's kind by (lionsim.reports.markdown.write_report)."""
+
+
+def check_reportable(path: Path) -> None:
+    """`lionsim report DIR`: DIR holds one of REPORTED, else one line, before pandas loads."""
+    path = Path(path)
+    check_dir(path, REPORT_ACCEPTS)
+    if not any((path / name).is_file() for name in REPORTED):
+        raise LionsimError(f"{path} holds neither steps.csv (a bench run), sweep_summary.csv (a sweep), "
+                           "sweep.csv (an estimate sweep) nor estimate.csv (an estimate); `lionsim report` needs "
+                           "one of them (summary.csv and run.json are read when present)")
+
+
 def check_out_dir(path: Path, option: str = "--out") -> None:
     """Fail now, before any work and without creating anything, unless `path` is (or can be
     created as) a directory we may write into: its nearest existing ancestor must be one."""

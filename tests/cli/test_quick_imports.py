@@ -303,3 +303,26 @@ def test_regress_refuses_each_plain_value_before_importing_torch(tmp_path):
     (tmp_path / "bad" / "regress.json").write_text("{\n")
     _refused_without_torch([["regress", *case.format(tmp=tmp_path).split()] for case in REGRESS_PLAIN],
                            [line.format(tmp=tmp_path) for line in REGRESS_PLAIN.values()])
+
+
+FOLDER_REFUSALS = {  # each line as it was once torch (or pandas) had loaded, 8-13 s on a busy machine
+    "estimate --model gpt2-124m --from-run /nonexistent-lionsim-dir":
+        "bad --from-run /nonexistent-lionsim-dir: no such directory; accepted: a finished `lionsim bench` --out "
+        "directory (run.json with status complete and summary.csv) or a finished `lionsim sweep` root (sweep.json "
+        "and sweep_summary.csv)",
+    "estimate --workers 64 -s lion":
+        "give exactly one of --model (one of: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, "
+        "vit-b, resnet18, resnet50, resnet50-tf) or --params N",
+    "plot .": ". holds no plottable CSV; expected sweep: sweep_summary.csv + sweep_steps.csv; estimate-sweep: "
+              "sweep.csv + crossover.csv; run: steps.csv; comm: comm.csv; estimate: estimate.csv",
+    "report .": ". holds neither steps.csv (a bench run), sweep_summary.csv (a sweep), sweep.csv (an estimate sweep) "
+                "nor estimate.csv (an estimate); `lionsim report` needs one of them (summary.csv and run.json are "
+                "read when present)",
+}
+
+
+def test_a_missing_model_or_folder_is_refused_before_importing_torch():
+    """`estimate --from-run` a folder that is not there, an estimate given neither --model nor
+    --params, and `plot` / `report` on a folder holding nothing of theirs (the probe's empty working
+    directory) need no torch, pandas or matplotlib to refuse: each is its line, as it was."""
+    _refused_without_torch([given.split() for given in FOLDER_REFUSALS], list(FOLDER_REFUSALS.values()))

@@ -19,7 +19,7 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.reports.columns import TEXT_COLUMNS, check_columns
 from lionsim.reports.files import load_run, read_csv
-from lionsim.reports.outdir import KINDS, PLOT_ACCEPTS, PLOT_DIRS, check_dir
+from lionsim.reports.outdir import plot_kind
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES as VARIABLES
 from lionsim.reports.plots.comm import COMM_NEEDS, plot_comm
 from lionsim.reports.plots.estimate import hierarchical, plot_estimate_sweep, plot_hierarchy
@@ -39,17 +39,9 @@ CROSSOVER_NEEDS = ["strategy", "transport", "variable", "crossover", "wins"]
 
 
 def detect_kind(path: Path) -> str:
-    """The kind of directory `path` is (KINDS), by the files present; fails in one line if none."""
-    path = Path(path)
-    check_dir(path, PLOT_ACCEPTS)
-    for kind, files in KINDS.items():
-        present = [f for f in files if (path / f).is_file()]
-        if present and len(present) < len(files):
-            missing = [f for f in files if f not in present]
-            raise LionsimError(f"{path} has {', '.join(present)} but not {', '.join(missing)}: an incomplete {kind}")
-        if present:
-            return kind
-    raise LionsimError(f"{path} holds no plottable CSV; expected {PLOT_DIRS}")
+    """The kind of directory `path` is (KINDS), by the files present; fails in one line if none
+    (outdir.plot_kind: `lionsim plot` asks it before pandas loads)."""
+    return plot_kind(path)
 
 
 def read_table(path: Path, required: list[str], allow_empty: bool = False) -> pd.DataFrame:
