@@ -3,8 +3,10 @@ any machine (docs/ci-guard.md, "The test suite").
 
 - Plots are laid out but not rendered: `Figure.savefig` writes an empty file of the name asked
   for, so a bench, sweep, comm or estimate run in a test draws every figure (its code runs, its
-  files are listed) without the PNG and SVG rendering that costs about a second a run. Tests
-  marked `plots` (the plot tests) render for real.
+  files are listed) without the PNG and SVG rendering that costs about a second a run. From the
+  first test's setup on (pytest_runtest_setup): a module- or session-scoped fixture (a shared bench
+  or sweep) is set up before any test's own fixtures, and rendered its figures for real when only
+  tests were patched. Tests marked `plots` (the plot tests) render for real.
 - One torch thread in each test process: `pytest -n 2` runs two processes on two cores, and a
   second thread each would only make them wait on each other (as `lionsim bench --threads`).
 - `gloo_group(R)`: R real gloo ranks started once per test process and reused
@@ -78,12 +80,28 @@ def _columns_unset(monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
 
 
-@pytest.fixture(autouse=True)
-def _plots_unrendered(request, monkeypatch):
-    if request.node.get_closest_marker(RENDERED) is None:
+_RENDERING: list = []
+"""Figure.savefig as matplotlib has it, kept when the first test's setup replaced it."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before any fixture of the first test, a shared one included
+def pytest_runtest_setup(item) -> None:
+    """Plots unrendered in this process from the first test on. A hook, not a session fixture:
+    every test would use that one, and _shared_work would put them all in one xdist group."""
+    if not _RENDERING:
         from matplotlib.figure import Figure
 
-        monkeypatch.setattr(Figure, "savefig", _unrendered_savefig)
+        _RENDERING.append(Figure.savefig)
+        Figure.savefig = _unrendered_savefig
+
+
+@pytest.fixture(autouse=True)
+def _plots_unrendered(request, monkeypatch):
+    """A plot test renders for real (what its shared fixtures drew before it stays unrendered)."""
+    if request.node.get_closest_marker(RENDERED) is not None:
+        from matplotlib.figure import Figure
+
+        monkeypatch.setattr(Figure, "savefig", _RENDERING[0])
 
 
 @pytest.fixture(scope="session")
@@ -113,12 +131,8 @@ def tiny_run(tmp_path_factory):
     from tests.helpers.cli import TINY_BENCH
 
     out = tmp_path_factory.mktemp("tiny-run") / "r"
-    with pytest.MonkeyPatch.context() as patch:  # the same files whichever test asks first
-        from matplotlib.figure import Figure
-
-        patch.setattr(Figure, "savefig", _unrendered_savefig)
-        with pytest.raises(SystemExit) as done:
-            main([*TINY_BENCH, "-s", "dlion-mavo,adamw", "--momentum-sync", "every:2", "--out", str(out)])
+    with pytest.raises(SystemExit) as done:  # plots unrendered (pytest_runtest_setup), whichever test asks first
+        main([*TINY_BENCH, "-s", "dlion-mavo,adamw", "--momentum-sync", "every:2", "--out", str(out)])
     assert done.value.code == 0
     return out
 
