@@ -159,3 +159,22 @@ def forget_plugins():
     for key in set(LOADED) - before:
         unload_plugin(key)
     refresh()
+
+
+TRACE_WORKERS = 4
+"""The workers of `counted_trace`'s trace."""
+
+
+@pytest.fixture
+def counted_trace(tmp_path, monkeypatch):
+    """(a --compute-spread trace of TRACE_WORKERS workers over steps 1-3, the paths load_trace has read
+    since): a test asserts how often a command parses its spread."""
+    from lionsim.steptime import spread as spread_module
+
+    trace = tmp_path / "t.csv"
+    rows = [f"{s},{w},{1.0 + s * w / 10}" for s in (1, 2, 3) for w in range(TRACE_WORKERS)]
+    trace.write_text("step,worker,compute_s\n" + "\n".join(rows) + "\n")
+    reads = []
+    real = spread_module.load_trace
+    monkeypatch.setattr(spread_module, "load_trace", lambda text, path: reads.append(path) or real(text, path))
+    return trace, reads

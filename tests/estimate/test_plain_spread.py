@@ -7,19 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from lionsim.estimate import EstimateConfig, resolve
-from lionsim.steptime import spread as spread_module
 from lionsim.steptime.spread import ComputeSpread
 
-WORKERS = 4
+WORKERS = 4  # counted_trace's trace (tests/conftest.py TRACE_WORKERS)
 
 
-def test_resolve_reads_a_trace_once_and_prices_the_spread_under_its_seed(tmp_path, monkeypatch):
-    trace = tmp_path / "t.csv"
-    rows = [f"{s},{w},{1.0 + s * w / 10}" for s in (1, 2, 3) for w in range(WORKERS)]
-    trace.write_text("step,worker,compute_s\n" + "\n".join(rows) + "\n")
-    reads = []
-    real = spread_module.load_trace
-    monkeypatch.setattr(spread_module, "load_trace", lambda text, path: reads.append(path) or real(text, path))
+def test_resolve_reads_a_trace_once_and_prices_the_spread_under_its_seed(counted_trace):
+    trace, reads = counted_trace
     specs = [f"trace:{trace}", "lognormal:0.3"]
     r = resolve(EstimateConfig(model="gpt2-124m", workers=WORKERS, network="10gbe", strategies=["adamw"],
                                compute_spread=specs, seed=3))
