@@ -234,26 +234,34 @@ def comm(
     if fit is not None:
         _check_fit_path(fit)
     writes = out is not None and (launched is None or launched.rank == 0)  # rank 0 writes, the others stay silent
-    target = _prepare(out, overwrite, overwrite_sweep, writes) if out is not None else None
-    try:
-        link = None  # where the ranks measured (titles.measured_on): the plot's title says it
-        if cfg is None:  # a table of the model alone imports no pandas
-            frame = rows_frame(rows) if out is not None else None
-        else:
-            shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
-            result = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
-                              option_given(ctx, "network"))
-            if result is None:  # a launcher's rank other than 0: rank 0 reports
-                return
-            frame, link = result
-        if target is not None:
-            _stage(target, frame, None if fit is None else fit.stem, {net.name: net.library_text()}, link)
-    except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
-        if target is not None:
-            target.abandon()
-        raise
-    # published before the table: | head loses no file
-    written = sorted(target.publish(), key=lambda p: p.name != "comm.csv") if target is not None else []
+    if out is not None:
+        from lionsim.reports.files import check_out_dir  # the files helpers import pandas: only when files are written
+
+        check_out_dir(out)
+    from lionsim.reports.out_lock import holding
+
+    # one writer per --out (rank 0's under a launcher): another command's staging is not cleared under it
+    with holding(out, take=writes):
+        target = _prepare(out, overwrite, overwrite_sweep, writes) if out is not None else None
+        try:
+            link = None  # where the ranks measured (titles.measured_on): the plot's title says it
+            if cfg is None:  # a table of the model alone imports no pandas
+                frame = rows_frame(rows) if out is not None else None
+            else:
+                shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
+                result = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
+                                  option_given(ctx, "network"))
+                if result is None:  # a launcher's rank other than 0: rank 0 reports
+                    return
+                frame, link = result
+            if target is not None:
+                _stage(target, frame, None if fit is None else fit.stem, {net.name: net.library_text()}, link)
+        except BaseException:  # Ctrl-C, a failed measurement or fit: nothing half-written is left beside --out
+            if target is not None:
+                target.abandon()
+            raise
+        # published before the table: | head loses no file
+        written = sorted(target.publish(), key=lambda p: p.name != "comm.csv") if target is not None else []
     if backend == "sim":
         slow = slow_words(net.traits, [row["bytes"] for row in rows])
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))
@@ -329,14 +337,15 @@ def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:
 
 
 def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
-    """Before anything is measured: --out may be written (one line if not), and, where this
-    process writes it, a fresh staging directory beside it (what a killed run left is cleared,
+    """Before anything is measured, with --out's lock held: --out may be written (one line if not),
+    and, where this process writes it, a fresh staging directory beside it (what a killed run left is cleared,
     never published). The RunDir, or None on a launcher's rank that does not write."""
-    from lionsim.reports.files import check_out_dir  # the files helpers import pandas: only when files are written
     from lionsim.reports.outdir import claim_out
-    from lionsim.reports.publish import RunDir
+    from lionsim.reports.publish import RunDir, put_back
 
-    check_out_dir(out)
+    if writes:
+        for note in put_back(out):  # what a stopped publish set aside
+            err_console.print(note, markup=False, highlight=False)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
     if not writes:
         return None

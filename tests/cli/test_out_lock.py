@@ -1,6 +1,6 @@
 """One writer per --out (lionsim.reports.out_lock): while another process holds the advisory lock on
 `.NAME.lock` beside --out (fcntl.flock, its pid written in the file), a bench, a sweep or an estimate
-into that --out is refused in one line naming the folder and the pid, exit 2, nothing touched: the
+into that --out (or a comm) is refused in one line naming the folder and the pid, exit 2, nothing touched: the
 second process used to delete the first one's staging directory. The OS lets go of the lock when its
 holder dies (SIGKILL: no stale lock), and the next command runs. Two real processes: the holder is
 a subprocess."""
@@ -69,6 +69,10 @@ def test_a_second_bench_into_a_locked_out_is_refused_and_runs_once_the_holder_di
                                capsys)
         assert code == 2 and lines(err)[-1].startswith(f"error: --out {out} is being written by another lionsim "
                                                        f"process (pid {holder.pid})"), err
+        code, _, err = run_cli(["comm", "--out", out], capsys)
+        assert code == 2 and lines(err) == [
+            f"error: --out {out} is being written by another lionsim process (pid {holder.pid}); wait for it to "
+            "end, or choose another --out"], err
         assert snapshot(tmp_path) == before and not out.exists()
     finally:
         holder.send_signal(signal.SIGKILL)  # no release: the OS lets go of a dead process's lock
