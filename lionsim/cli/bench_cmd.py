@@ -175,13 +175,12 @@ def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt:
                 overwrite: bool, overwrite_sweep: bool, flag: str | None) -> None:
     """Claim --out, then train and publish there (this process holds its lock: out_lock)."""
     from lionsim.reports.outdir import claim_out, unfinished_home
-    from lionsim.reports.publish import put_back
+    from lionsim.cli.output import put_back_said
     from lionsim.reports.resuming import Unfinished
     from lionsim.training.threads import oversubscribed
 
     if launched is None or launched.rank == 0:  # the lock's holder: what a stopped publish set aside comes back
-        for note in put_back(out):
-            err_console.print(note, markup=False, highlight=False)
+        put_back_said(out)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     note = oversubscribed(bench_plan.training.threads, measures)

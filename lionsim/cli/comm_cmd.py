@@ -341,11 +341,11 @@ def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
     and, where this process writes it, a fresh staging directory beside it (what a killed run left is cleared,
     never published). The RunDir, or None on a launcher's rank that does not write."""
     from lionsim.reports.outdir import claim_out
-    from lionsim.reports.publish import RunDir, put_back
+    from lionsim.cli.output import put_back_said
+    from lionsim.reports.publish import RunDir
 
     if writes:
-        for note in put_back(out):  # what a stopped publish set aside
-            err_console.print(note, markup=False, highlight=False)
+        put_back_said(out)  # what a stopped publish set aside
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
     if not writes:
         return None

@@ -775,15 +775,15 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     """estimate.csv, estimate.json (the command: `record`), trace.json and the sweep's files, staged beside
     --out and published together (an --out holding another run is refused unless --overwrite:
     lionsim.reports.outdir)."""
+    from lionsim.cli.output import put_back_said
     from lionsim.reports.files import check_out_dir
     from lionsim.reports.out_lock import holding
     from lionsim.reports.outdir import claim_out
-    from lionsim.reports.publish import RunDir, put_back
+    from lionsim.reports.publish import RunDir
 
     check_out_dir(out)
     with holding(out):  # one writer per --out: a bench's or another estimate's staging is not cleared under it
-        for note in put_back(out):  # what a stopped publish set aside
-            err_console.print(note, markup=False, highlight=False)
+        put_back_said(out)  # what a stopped publish set aside
         claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
         return _publish(RunDir(out), out, frame, swept, trace, record)
 

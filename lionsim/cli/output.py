@@ -94,3 +94,13 @@ def print_not_drawn(console, name: str, why: str) -> None:
     grid.add_column(overflow="fold")  # a word wider than the terminal (a path) is folded, not cut
     grid.add_row("not drawn:", Text(f"{name} ({why})"))
     console.print(grid)
+
+
+def put_back_said(out: Path) -> None:
+    """What a publish stopped between its two renames set aside beside `out`, moved back, a note on
+    stderr for each (lionsim.reports.publish.put_back); call holding --out's lock."""
+    from lionsim.cli.app import err_console
+    from lionsim.reports.publish import put_back
+
+    for note in put_back(out):
+        err_console.print(note, markup=False, highlight=False)

@@ -77,10 +77,6 @@ def unmeasured_entries(r: Resolved, values, variable: str, spec) -> list[Entry]:
     issues an op the profile (`spec`, as the user named it) never measured (unmeasured_ops_line),
     found once a worker count: the ops a run issues depend on its workers, not on the link's rate,
     so a bandwidth sweep finds it once, where each point's would probe every run again."""
-    from lionsim.network.unmeasured import unmeasured
-
-    if not unmeasured(r.network):  # a preset, a built-in library, a fit of every op: nothing to probe
-        return []
     by_count: dict[int, str] = {}
     found = []
     for point, value in enumerate(values):
