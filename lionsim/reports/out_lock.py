@@ -60,6 +60,10 @@ class OutLock:
             self._remove_made()
             raise LionsimError(f"bad {self.option} {self.out}: cannot write beside it ({self.path}: "
                                f"{e.strerror or e}); accepted: a directory this user may create and write") from None
+        # Every try locked a file another process had just let go and unlinked: others keep taking
+        # and releasing it, so it is not this one's to write (refused, never run unguarded).
+        self._remove_made()
+        raise LionsimError(self._busy(None))
 
     def _lock(self, fd: int) -> bool:
         """Lock `fd`; False where the file system takes none (fd closed); one line if another holds it."""
@@ -69,9 +73,7 @@ class OutLock:
             pid = _holder(fd)
             os.close(fd)
             self._remove_made()
-            who = f"another lionsim process (pid {pid})" if pid else "another lionsim process"
-            raise LionsimError(f"{self.option} {self.out} is being written by {who}; wait for it to end, or "
-                               f"choose another {self.option}") from None
+            raise LionsimError(self._busy(pid)) from None
         except OSError as e:
             if e.errno not in UNLOCKABLE:
                 os.close(fd)
@@ -80,6 +82,10 @@ class OutLock:
             self.path.unlink(missing_ok=True)
             return False
         return True
+
+    def _busy(self, pid: int | None) -> str:
+        who = f"another lionsim process (pid {pid})" if pid else "another lionsim process"
+        return f"{self.option} {self.out} is being written by {who}; wait for it to end, or choose another {self.option}"
 
     def release(self) -> None:
         """Let go: the file removed while still held (so nobody locks a file about to go), then closed."""

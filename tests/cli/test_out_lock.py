@@ -116,3 +116,27 @@ def test_lionsims_lock_holds_its_pid_and_goes_with_it(tmp_path, capsys):
     finally:
         holder.communicate("")
     assert holder.returncode == 0 and not (tmp_path / "a").exists()
+
+
+def test_a_lock_lost_to_every_release_is_refused_not_taken(tmp_path, monkeypatch):
+    """Each try locks a file its holder has just let go and unlinked (the race `acquire` retries): after
+    every retry is lost the lock is refused in the usual line, never held unguarded, and the folders it
+    made are gone again. The old code returned after 100 lost tries holding nothing."""
+    from lionsim.errors import LionsimError
+    from lionsim.reports import out_lock
+
+    tries = []
+
+    def let_go(fd, path):  # the holder released between our open and our lock: the file is gone
+        tries.append(fd)
+        path.unlink()
+        return False
+
+    monkeypatch.setattr(out_lock, "_same_file", let_go)
+    out = tmp_path / "new" / "o"
+    lock = out_lock.OutLock(out)
+    with pytest.raises(LionsimError) as refused:
+        lock.acquire()
+    assert str(refused.value) == (f"--out {out} is being written by another lionsim process; wait for it to end, "
+                                  "or choose another --out")
+    assert len(tries) == 100 and lock._fd is None and not (tmp_path / "new").exists()
