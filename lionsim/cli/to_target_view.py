@@ -14,7 +14,7 @@ from lionsim.numbers import run_duration, speedup_text
 from lionsim.reports.to_target import band_text, notes, source_text, status
 
 RUN_WIDTH = 17
-"""Least characters of the run column (the estimate's tables': lionsim.cli.estimate_cmd)."""
+"""Least characters of the run column (the estimate's tables': lionsim.cli.estimate_view)."""
 
 
 def proxy_size(first) -> str:

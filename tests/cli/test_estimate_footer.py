@@ -83,7 +83,7 @@ def test_the_overlap_sentence_lists_only_the_runs_outside_the_mode_most_took(cap
     assert code == 0 and (f"overlap: after (once after backward), but buckets (each bucket during backward) for "
                           f"{', '.join(bucketed)}.") in caption
     assert not [label for label in after if label in caption]
-    from lionsim.cli.estimate_cmd import overlap_text
+    from lionsim.cli.estimate_notes import overlap_text
 
     assert overlap_text({"after": ["a", "b"]}) == "after (once after backward) for every run"
     assert overlap_text({"buckets": ["a"], "after": ["b", "c"], "tensors": ["d"]}) == (

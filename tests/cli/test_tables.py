@@ -100,7 +100,7 @@ def test_estimate_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(capsys,
     """Before, the run column widened to its longest name (`@compressed-allreduce`) and the table
     took 82 columns in a pipe (81 for the README's command): now the name breaks after a '-', and
     each run's numbers (read back from --format csv) are on its line whole."""
-    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.cli.estimate_view import _ms
     from lionsim.numbers import bytes_text as _bytes
 
     code, out, _ = run_cli(["estimate", *args], capsys)
@@ -245,7 +245,7 @@ def test_networks_traits_names_a_size_bands_own_floor_apart_from_the_ops_and_say
 def test_estimate_at_its_largest_inputs_fits_80_columns_and_says_the_runs_length_in_years(capsys):
     """Before, --params 1e15 at 1e9 tokens a worker printed a 110-column step table and runs of
     "42130159623775:50:56" (at 1e7 steps): now its milliseconds take a power of ten and the run its years."""
-    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.cli.estimate_view import _ms
     from lionsim.numbers import YEAR_S, run_duration
 
     args = ["estimate", "--params", "1e15", "--tokens-per-worker", "1000000000", "--workers", "64", "--network",
@@ -285,7 +285,7 @@ def test_a_table_whose_numbers_are_wider_than_a_narrow_terminal_prints_them_whol
     alone: rich cropped every line at 60 ("1.0…", "spe…"); the table is drawn wider, its numbers
     whole (each read back from the frame it prints)."""
     from lionsim.cli.app import _Console
-    from lionsim.cli.estimate_cmd import _ms, breakdown_table
+    from lionsim.cli.estimate_view import _ms, breakdown_table
     from lionsim.estimate import estimate
     from lionsim.estimate.config import EstimateConfig
 

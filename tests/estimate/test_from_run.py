@@ -675,7 +675,7 @@ def test_the_title_names_both_baselines_and_both_tables_print_one_runs_time_alik
     """With --baseline dlion-mavo the title ended "baseline adamw@fp32-allreduce" (the run's, whose
     steps the others are counted against) over rows marking dlion-mavo* 1.00x; and a run of the same
     steps read "4.19 d" in the whole-run table and "101 h" in this one."""
-    from lionsim.cli.estimate_cmd import run_table
+    from lionsim.cli.estimate_view import run_table
     from lionsim.cli.to_target_view import to_target_table
     from lionsim.numbers import run_duration
     from tests.helpers.cli import table_text

@@ -51,7 +51,7 @@ def test_powersgd_sends_what_its_calls_algorithms_send_on_each_network():
 
 
 def test_the_caption_says_sent_moves_with_the_algorithm():
-    from lionsim.cli.estimate_cmd import breakdown_table
+    from lionsim.cli.estimate_view import breakdown_table
 
     cfg = EstimateConfig(model="gpt2-124m", workers=8, network="10gbe", strategies=["adamw"])
     caption = " ".join(str(breakdown_table(estimate(cfg)).caption).split())

@@ -297,7 +297,7 @@ def test_a_tie_is_a_tie_in_every_sweep_and_its_words(speedups, monkeypatch):
     the same speedups give the same verdict and words over bandwidth and over workers. The
     reference: a point wins where its speedup exceeds 1 + TIE, ties within TIE, loses below."""
     monkeypatch.setenv("COLUMNS", "200")  # the words on one line (at 80 the wins column breaks between them)
-    from lionsim.cli.estimate_cmd import crossover_table
+    from lionsim.cli.estimate_view import crossover_table
     from lionsim.numbers import TIE
     from rich.console import Console
 
@@ -386,7 +386,7 @@ def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_a
     """Each edge where it starts (or stops) winning is a crossover: in crossover.csv's crossover column,
     the table's crossover column (with its unit) and a dotted line on sweep.png."""
     monkeypatch.setenv("COLUMNS", "200")  # the words on one line (at 80 the wins column breaks between them)
-    from lionsim.cli.estimate_cmd import crossover_table
+    from lionsim.cli.estimate_view import crossover_table
     from lionsim.reports.plots.estimate_marks import mark_crossovers
     from matplotlib.figure import Figure
     from rich.console import Console
@@ -412,7 +412,7 @@ def test_a_run_that_wins_partly_says_the_bandwidths_where_it_wins_in_the_table_a
 
 
 def test_a_crossover_over_bandwidth_says_its_unit_in_both_columns():
-    from lionsim.cli.estimate_cmd import crossover_table
+    from lionsim.cli.estimate_view import crossover_table
     from rich.console import Console
 
     values = (1.0, 2.0, 4.0)

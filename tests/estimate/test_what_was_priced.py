@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lionsim.cli import app
-from lionsim.cli.estimate_cmd import IDEAL_HINT
+from lionsim.cli.estimate_notes import IDEAL_HINT
 from lionsim.strategies import STRATEGIES
 from tests.estimate.test_from_run import REACHED, RUNS, bench_dir
 from tests.helpers.cli import invoke_at
@@ -127,7 +127,7 @@ def test_a_flat_preset_given_nodes_of_several_gpus_is_priced_as_nccl_unless_trai
 
 
 def test_the_ideal_hint_on_nodes_of_several_gpus_does_not_suggest_gpus_per_node():
-    from lionsim.cli.estimate_cmd import IDEAL_CAPTION_HINT, library_hint
+    from lionsim.cli.estimate_notes import IDEAL_CAPTION_HINT, library_hint
 
     row = {"workers": 32, "gpus_per_node": 8, "library": "ideal"}
     hint = library_hint(pd.DataFrame([row]), IDEAL_CAPTION_HINT)

@@ -35,7 +35,7 @@ def test_an_estimate_with_a_long_local_step_name_fits_80_columns_in_a_pipe(capsy
     """`-s adamw,streaming-diloco` at 32 workers printed 83 columns (87 with --local-steps 500):
     `streaming-diloco H=4` never broke. Now it breaks before its H, or after its '-' where it must;
     each run's numbers (read back from --format csv) stay whole on its first line."""
-    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.cli.estimate_view import _ms
 
     argv = ["estimate", "--model", "gpt2-1.3b", "--workers", "32", "--network", "h100x8-10gbe",
             "-s", "adamw,streaming-diloco", *extra]

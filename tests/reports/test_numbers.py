@@ -40,14 +40,14 @@ def _figure(text: str) -> Decimal:
 
 
 def _plain_cases():
-    from lionsim.cli import estimate_cmd, sweep_view
+    from lionsim.cli import estimate_view, sweep_view
     from lionsim.docgen import figures
     from lionsim.regress.rows import fmt
     from lionsim.reports import estimate_report, markdown, tables
 
     unit = lambda f, name: lambda v: f(v).removesuffix(f" {name}")  # noqa: E731
     return {  # name: (its input -> its printed figure, the figure's scale to the input, digits, the figures swept)
-        "estimate_cmd._ms": (estimate_cmd._ms, 1e3, 3, (1e-3, 1e5)),  # ms of seconds
+        "estimate_view._ms": (estimate_view._ms, 1e3, 3, (1e-3, 1e5)),  # ms of seconds
         "sweep_view._ms": (sweep_view._ms, 1e3, 3, (1e-3, 1e8)),
         "tables._num": (tables._num, 1.0, 3, (1e-3, 1e8)),
         "tables._ms": (tables._ms, 1e3, 3, (10, 1e8)),  # 2 decimals below 1 ms
@@ -58,7 +58,7 @@ def _plain_cases():
     }
 
 
-PLAIN = ["estimate_cmd._ms", "sweep_view._ms", "tables._num", "tables._ms", "markdown.ms", "estimate_report._ms",
+PLAIN = ["estimate_view._ms", "sweep_view._ms", "tables._num", "tables._ms", "markdown.ms", "estimate_report._ms",
          "docgen.figures.ms", "regress.rows.fmt"]
 
 
@@ -120,7 +120,7 @@ def test_every_size_lionsim_prints_is_read_by_the_one_ladder():
 
 def test_a_step_table_keeps_its_milliseconds_within_seven_characters_at_any_size():
     """Whole and grouped below 1,000,000 ms, then 3 significant digits and a power of ten (5.18e6)."""
-    from lionsim.cli.estimate_cmd import _ms
+    from lionsim.cli.estimate_view import _ms
 
     assert [_ms(s) for s in (0.99997, 2.875, 999.9996, 5180.923, 1.5166835e10)] == [
         "1,000", "2,875", "1.00e6", "5.18e6", "1.52e13"]
