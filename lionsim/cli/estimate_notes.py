@@ -3,7 +3,10 @@ under a CSV or JSON table, and the footnotes estimate.json records for `lionsim 
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
+
+if TYPE_CHECKING:  # annotations only
+    import pandas as pd
 
 
 IDEAL_HINT = ("Library ideal: each collective priced by its alpha-beta formula alone. GPUs run NCCL (over sockets "

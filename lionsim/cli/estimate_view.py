@@ -3,6 +3,8 @@ bandwidths and a sweep's crossovers (their notes: lionsim.cli.estimate_notes).""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.markup import escape
 from rich.table import Table
@@ -13,6 +15,12 @@ from lionsim.cli.output import natural_width
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
 from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
 from lionsim.whole_nodes import one_node_line
+
+if TYPE_CHECKING:  # annotations only: pandas loads with the frame it is handed
+    import pandas as pd
+
+    from lionsim.estimate.plain import Sweep
+    from lionsim.reports.widths import RunName
 
 
 RUN_WIDTH = 17
