@@ -224,6 +224,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
     """gloo/nccl: as one rank of torchrun's job, or as the parent of R ranks lionsim starts; what
     does not complete is kept where `keeping` (lionsim.reports.resuming.Unfinished) says."""
     from lionsim.cli.bench_run import ReportNote, rank_interrupted
+    from lionsim.cli.interruption import published
     from lionsim.launch import RankFailure, check_backend, check_layout, default_ranks, run_rank, spawn_ranks
     from lionsim.reports import load_run
     from lionsim.reports.summary import run_summary
@@ -253,6 +254,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
             report.say()
             fail(rank_interrupted(launched.rank, getattr(e, "checkpoint", None), keeping))
         settle()  # every run finished and rank 0 published them: a signal from here on changes nothing
+        published(out)
         report.say()
         if result is not None:  # rank 0 reports; the others stay silent
             _report(result, out, fmt=fmt)
@@ -273,6 +275,7 @@ def _run_distributed(bench: BenchPlan, out: Path, launched, fmt: str, keeping) -
     report.say()
     if not outcome.ok:
         fail(outcome.message, code=outcome.code)
+    published(out)  # rank 0 published every run
     steps, summary, meta = load_run(out)
     _report(BenchResult(steps, summary if summary is not None else run_summary(steps, meta), meta or {}), out, fmt=fmt)
 

@@ -20,6 +20,7 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
     """Train every run of the plan in this process and publish it into `out`; return (result,
     files). An interruption publishes what finished where `keeping` (an Unfinished) says and exits
     2 with one line; an error in the user's code does the same with exit 3."""
+    from lionsim.cli.interruption import published
     from lionsim.reports.outdir import unfinished_home
     from lionsim.reports.publish import RunDir
     from lionsim.reports.resuming import Unfinished
@@ -58,6 +59,7 @@ def run_here(plan, out: Path, resume: bool, keeping=None):
     result.meta["config"]["out"] = absolute(out)
     try:
         files = publish_result(target, result)
+        published(out)  # a KeyboardInterrupt raised from here on says the files are there
         settle()  # complete and written: a signal from here on changes nothing (exit 0)
     except KeyboardInterrupt:  # every run finished: keep them all, without the plots being drawn
         target.discard()

@@ -176,7 +176,7 @@ def comm(
     config: Path | None = ConfigOption,
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
-    from lionsim.cli.interruption import watch
+    from lionsim.cli.interruption import published, watch
     from lionsim.group.env import launcher_env
 
     if backend not in BACKENDS:
@@ -262,6 +262,7 @@ def comm(
             raise
         # published before the table: | head loses no file
         written = sorted(target.publish(), key=lambda p: p.name != "comm.csv") if target is not None else []
+        published(out if written else None)  # an interruption from here on says the files are there
     if backend == "sim":
         slow = slow_words(net.traits, [row["bytes"] for row in rows])
         emit(lambda: rows_frame(rows), format, lambda: model_table(rows, net.name, net.library_text(), slow=slow))

@@ -165,7 +165,7 @@ def estimate_cmd(
     listed here, and refused: estimate prices a step's time and bytes."""
     from types import SimpleNamespace
 
-    from lionsim.cli.interruption import watch
+    from lionsim.cli.interruption import published, watch
     from lionsim.estimate.plain import check_from_run, check_one_model, check_plain, load_plain_network, parse_need
 
     fields = dict(
@@ -224,6 +224,7 @@ def estimate_cmd(
     record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
                      network_given.to_dict())
     written = _write(out, frame, swept, overwrite, overwrite_sweep, traced, record) if out is not None else []
+    published(out)  # an interruption from here on (the tables print) says the files are there
     # the files exist before anything is printed: a reader that stops early (| head) loses no file
     if from_run is not None and cfg.strategies is None:
         from lionsim.estimate.config import from_run_line

@@ -4,20 +4,27 @@ and what `--out` holds, which is what it held (docs/outputs.md, "A run's files a
 
 A command names its --out (`watch`) once it has checked it; what --out holds is read when the
 interruption comes, so the line says what is there then: nothing, a bench's finished steps that
-`--resume` continues, or the results a run with --overwrite was to replace.
+`--resume` continues, or the results a run with --overwrite was to replace. Once the command has
+published its files (`published`), an interruption (while the tables print) says they are there.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-_WATCHED: list[tuple[Path, bool]] = []
-"""This command's --out and whether it resumes the run there (one entry at most)."""
+_WATCHED: list[tuple[Path, bool, bool]] = []
+"""This command's --out, whether it resumes the run there and whether this command's results are
+published there (one entry at most)."""
 
 
 def watch(out: Path | None, resume: bool = False) -> None:
     """The --out an interruption of this command describes (None: it writes no --out)."""
-    _WATCHED[:] = [] if out is None else [(Path(out), resume)]
+    _WATCHED[:] = [] if out is None else [(Path(out), resume, False)]
+
+
+def published(out: Path | None) -> None:
+    """This command's results are in `out` now (None: it wrote none): an interruption says so."""
+    _WATCHED[:] = [] if out is None else [(Path(out), False, True)]
 
 
 def forget() -> None:
@@ -26,7 +33,8 @@ def forget() -> None:
 
 
 def interrupted_line(how: str = "interrupted") -> str:
-    """`how`: no results were written, and what the watched --out holds (module doc)."""
+    """`how`: no results were written, and what the watched --out holds; or, once they were
+    published, that --out holds them (module doc)."""
     from lionsim.errors import LionsimError
     from lionsim.reports.outdir import held, resumed_from
     from lionsim.reports.resuming import continues
@@ -34,7 +42,9 @@ def interrupted_line(how: str = "interrupted") -> str:
     nothing = f"{how}: no results were written"
     if not _WATCHED:
         return nothing
-    out, resume = _WATCHED[0]
+    out, resume, written = _WATCHED[0]
+    if written:
+        return f"{how} after the results were written: {out} holds this command's results"
     try:
         kind = held(out).kind
     except LionsimError:  # --out is a file: refused before anything runs, nothing to describe

@@ -353,3 +353,21 @@ def test_a_bad_hyper_names_the_bad_key_and_the_runs(hyper, message, capsys):
     for command in ("bench", "sweep"):
         one_line_exit_2([command, "-w", "mlp", "--steps", "1", "-s", "adamw,dlion-mavo@a2a-1bit", "--hyper", hyper],
                         capsys, message)
+
+
+def test_an_interruption_after_the_files_are_written_says_so(tmp_path, capsys, monkeypatch):
+    """A KeyboardInterrupt while the summary table printed, after every run was published, said
+    "no results were written; DIR still holds its previous results". The reference: steps.csv
+    on disk, with every step of the run."""
+    import lionsim.reports
+
+    def table(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lionsim.reports, "summary_table", table)
+    out = tmp_path / "o"
+    code, _, err = run_cli([*TINY_BENCH, "-s", "adamw", "--out", str(out)], capsys)
+    assert code == 2 and error_lines(err) == [
+        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    assert pd.read_csv(out / "steps.csv").step.max() == 2
+    assert json.loads((out / "run.json").read_text())["status"] != "interrupted"

@@ -601,3 +601,24 @@ def test_comm_prices_an_algorithm_the_library_runs(capsys):
     for extra in (["--algorithm", "tree"], ["--algorithm", "rabenseifner", "--traits", "ideal"]):
         code, out, err = run_cli(["comm", "--sizes", "1MB", "--workers", "16", "--network", "dgx-h100", *extra], capsys)
         assert code == 0, err
+
+
+def test_comm_interrupted_after_the_files_are_written_says_so(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the table printed, after comm.csv and its plots were published, said "no
+    results were written; DIR still holds its previous results". The reference: the files on
+    disk, comm.csv as a run that completes writes it."""
+    import lionsim.cli.comm_cmd as comm_cmd
+
+    argv = ["comm", "--sizes", "1KB:4KB", "--workers", "8", "--network", "10gbe"]
+    assert run_cli([*argv, "--out", tmp_path / "whole"], capsys)[0] == 0
+
+    def table(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(comm_cmd, "model_table", table)
+    out = tmp_path / "o"
+    code, _, err = run_cli([*argv, "--out", out], capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    assert (out / "comm.csv").read_bytes() == (tmp_path / "whole" / "comm.csv").read_bytes()
+    assert {"comm.csv", "comm_all_reduce.png"} <= {p.name for p in out.iterdir()}

@@ -157,3 +157,24 @@ def test_an_interrupted_overwrite_says_out_still_holds_its_results(tmp_path, cap
     assert {p.name: p.read_bytes() for p in out.iterdir()} == old
     code, _, err = run_cli([*argv[:-2], "--out", str(tmp_path / "new")], capsys)
     assert code == 2 and err.strip().splitlines() == ["error: interrupted: no results were written"], err
+
+
+def test_an_interruption_after_the_files_are_written_says_so(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the tables printed, after the files were published, said "no results were
+    written; DIR still holds its previous results". The reference: the files on disk, which are
+    those a run that completes writes."""
+    import lionsim.cli.estimate_cmd as estimate_cmd
+
+    argv = ["estimate", "--model", "gpt2-124m", "-s", "adamw"]
+    assert run_cli([*argv, "--out", tmp_path / "whole"], capsys)[0] == 0
+
+    def printing(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(estimate_cmd, "out_console", printing)
+    out = tmp_path / "o"
+    code, _, err = run_cli([*argv, "--out", out], capsys)
+    assert code == 2 and err.strip().splitlines() == [
+        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    assert (out / "estimate.csv").read_bytes() == (tmp_path / "whole" / "estimate.csv").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == ["estimate.csv", "estimate.json"]
