@@ -11,7 +11,8 @@ Every rank, before the first run trains:
    one op, dtype and size are measured once; where a run sends more than MAX_SIZES sizes of one
    (op, dtype) (a plug-in whose payload changes size every step), MAX_SIZES of them spread evenly
    in log size from the smallest to the largest are measured (`thinned`): each size priced then
-   lies within one such spacing of a measured one, and calibration time stays bounded;
+   lies within one such spacing of a measured one, and calibration time stays bounded. The cap
+   is each run's: the runs' sizes are joined after it, so every size a built-in sends is measured;
 2. measures each (op, dtype) at those sizes plus anchors that let a floor and a duplex share
    be told apart (one element, 4 KiB, and a quarter of the largest size above 1 MiB), as `lionsim
    comm` does: barriers around every call, warm-up dropped, the slowest rank's time;
@@ -60,12 +61,13 @@ ANCHORS = (1, 4096)
 
 
 MAX_SIZES = 8
-"""Sizes of one (op, dtype) measured at most, besides the anchors (module doc, 1): the built-in
-strategies send at most five (dgc's four warm-up densities and its steady one)."""
+"""Sizes of one (op, dtype) measured at most for one run, besides the anchors (module doc, 1): the
+built-in strategies send at most five (dgc's four warm-up densities and its steady one)."""
 
 
-def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple[str, str, int]]:
-    """(op, dtype, bytes) of every distinct collective the plan's runs issue on `comm`'s group."""
+def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[list[tuple[str, str, int]]]:
+    """(op, dtype, bytes) of every distinct collective each of the plan's runs issues on `comm`'s
+    group: one list per run."""
     from lionsim.strategies.core.sends import sent_calls, sent_specs
     from lionsim.strategies import flatten_parameters
     from lionsim.transports import TRANSPORTS
@@ -74,7 +76,7 @@ def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple
     w, workers = comm.local_workers, comm.world_size
     network = plan.network.network
     _, layout = flatten_parameters(workload.model)
-    seen: dict[tuple[str, str, int], None] = {}
+    runs = []
     for planned in plan.runs:
         run = planned.run
         strategy = run.strategy_class(planned.strategy, layout, comm)
@@ -83,23 +85,30 @@ def planned_calls(plan: BenchPlan, workload: Workload, comm: Comm) -> list[tuple
         calls = [c for s in specs for c in plan_on(transport, s, workers, network.workers_per_node)
                  if c.scope == "world"]  # a node's or a slot's subgroup is not the group measured here
         calls += sent_calls(strategy, plan.steps)
+        seen: dict[tuple[str, str, int], None] = {}
         for c in calls:
             scale = w if c.op in ("all_to_all", "ps_push") else 1  # a rank sends its w workers' rows
             if c.nbytes:
                 seen[(c.op, c.dtype, c.nbytes * scale)] = None
+        runs.append(list(seen))
         del strategy
-    return list(seen)
+    return runs
 
 
-def cases(calls: list[tuple[str, str, int]]) -> list[tuple[str, str, list[int]]]:
-    """The sizes to measure per (op, dtype): the planned ones and the anchors (module doc, 2)."""
+def cases(runs: list[list[tuple[str, str, int]]]) -> list[tuple[str, str, list[int]]]:
+    """The sizes to measure per (op, dtype): each run's planned ones, thinned per run (module doc,
+    1), joined; and the anchors (module doc, 2). `runs`: planned_calls's lists."""
     grouped: dict[tuple[str, str], set[int]] = {}
-    for op, dtype, nbytes in calls:
-        grouped.setdefault((op, dtype), set()).add(nbytes)
+    for calls in runs:
+        own: dict[tuple[str, str], set[int]] = {}
+        for op, dtype, nbytes in calls:
+            own.setdefault((op, dtype), set()).add(nbytes)
+        for key, sizes in own.items():
+            grouped.setdefault(key, set()).update(thinned(sizes))
     out = []
-    for (op, dtype), sizes in grouped.items():
+    for (op, dtype), sizes in grouped.items():  # thinning keeps each run's largest: the anchor is the same
         anchors = set(ANCHORS) | ({max(sizes) // 4} if max(sizes) // 4 >= 2**20 else set())
-        out.append((op, dtype, sorted(thinned(sizes) | anchors)))
+        out.append((op, dtype, sorted(sizes | anchors)))
     return out
 
 

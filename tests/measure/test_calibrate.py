@@ -44,12 +44,43 @@ def test_calibration_measures_every_call_the_runs_send_in_training():
     runner = Runner(plan)
     runner.run()
     sent = sent_in_training(runner)
-    planned = set(planned_calls(plan, runner.workload, runner.place.comm))
+    runs = planned_calls(plan, runner.workload, runner.place.comm)
+    planned = {c for calls in runs for c in calls}
     assert sent <= planned, sorted(sent - planned)
     ops = {op for op, _, _ in sent}
     assert {"all_reduce", "all_to_all", "all_gather"} <= ops  # 1-bit Adam's dense warm-up and its 1-bit phase
-    measured = {(op, dtype): sizes for op, dtype, sizes in cases(sorted(planned))}
+    measured = {(op, dtype): sizes for op, dtype, sizes in cases(runs)}
     assert all(n in measured[(op, dtype)] for op, dtype, n in sent)
+
+
+def test_the_size_cap_is_each_runs_not_the_benchs():
+    """Six built-ins whose all_gather float32 payloads are 9 sizes together, each run's at most
+    four: calibration thinned the bench's 9 to MAX_SIZES, so a size a built-in sends was priced
+    from a fit. The reference: the sizes each run sent as it trained."""
+    plan = bench_plan(["-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "7", "--eval-every", "7",
+                       "-s", "dgc,demo,muloco,sparseloco,onebit-adam,ef-signsgd", "--dgc-warmup-steps", "4",
+                       "--freeze-steps", "2", "--local-steps", "3"])
+    runner = Runner(plan)
+    runner.run()
+    sent = sent_in_training(runner)
+    gathered = {n for op, dtype, n in sent if (op, dtype) == ("all_gather", "float32")}
+    assert len(gathered) > MAX_SIZES  # the bench's union is over the cap, each run's is not
+    measured = {(op, dtype): sizes for op, dtype, sizes in cases(planned_calls(plan, runner.workload,
+                                                                               runner.place.comm))}
+    assert all(n in measured[(op, dtype)] for op, dtype, n in sent), sorted(
+        (op, dtype, n) for op, dtype, n in sent if n not in measured[(op, dtype)])
+
+
+def test_two_runs_each_under_the_cap_are_measured_whole_and_one_over_it_is_thinned():
+    """Closed form: runs of MAX_SIZES sizes each are measured at every size, however many runs;
+    a run of more is thinned to MAX_SIZES (`thinned`), beside the other runs' sizes."""
+    first = [("all_gather", "float32", 2**k) for k in range(13, 13 + MAX_SIZES)]
+    second = [("all_gather", "float32", 3 * 2**k) for k in range(13, 13 + MAX_SIZES)]
+    many = [("all_reduce", "float32", 5 * 2**k) for k in range(MAX_SIZES + 4)]
+    measured = {(op, dtype): set(sizes) for op, dtype, sizes in cases([first, second, many])}
+    assert measured[("all_gather", "float32")] == {n for _, _, n in first + second} | {1, 4096}
+    assert measured[("all_reduce", "float32")] == thinned({n for _, _, n in many}) | {1, 4096}
+    assert len(thinned({n for _, _, n in many})) == MAX_SIZES
 
 
 @pytest.mark.parametrize("count", [1, MAX_SIZES, MAX_SIZES + 1, 300])
