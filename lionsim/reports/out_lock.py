@@ -5,8 +5,10 @@ torchrun's rank 0; a sweep's; an estimate's) holds the lock for its whole run, s
 command into the same --out is refused in one line before it touches anything: its staging
 would delete the first one's (lionsim.reports.publish.RunDir.prepare), its checks would read a
 folder being replaced. The OS lets go of the lock when its holder dies, so a killed run leaves
-no stale lock; the file holds the holder's pid, which the refusal names, and goes when the
-holder ends. A file system that takes no locks runs unguarded, as before.
+no stale lock; the file holds the holder's pid, which the refusal names. A holder that ends
+removes the file; one killed (kill -9) leaves it, with a dead pid, until the next command into
+that --out takes the lock and removes it at its own end (docs/outputs.md). A file system that
+takes no locks runs unguarded, as before.
 """
 
 from __future__ import annotations
