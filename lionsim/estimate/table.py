@@ -371,7 +371,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
-            BUILT: p.strategy.built_note() if p.strategy is not None else "",
+            BUILT: built_line(p.strategy),
         })
     for row in rows:
         check_finite(row)
@@ -445,6 +445,14 @@ not a column: the frame's attrs["notes"], with NOTE's."""
 SHORT_BENCH = "short_bench"
 """A row's authors' H where it took lionsim's short-bench default (Strategy.short_bench_default), not a
 column: the frame's attrs["short_bench"], by strategy."""
+
+
+def built_line(strategy) -> str:
+    """Strategy.built_note, and what in estimate changes it: each strategy is built on a model of
+    as many tensors as --tensors says (lionsim.estimate.probe; --params: 1). Bench, which prints
+    the note too, trains its workload's own tensors: the flag is estimate's alone."""
+    note = strategy.built_note() if strategy is not None else ""
+    return f"{note} (--tensors T gives estimate's model T)" if note else ""
 
 
 def rounds(strategy) -> int:

@@ -53,6 +53,7 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
+from lionsim.numbers import plural
 from lionsim.optim.functional import nesterov_update_
 from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import ADAMW, SGD_NESTEROV
@@ -83,7 +84,7 @@ def fragment_ranges(numels: list[int], count: int, pattern: str = "sequential") 
         return [[run] for run in fragments(numels, count)]
     if not 1 <= count <= len(numels):
         raise LionsimError(refusal("--streaming-fragments", count,
-                                   span(1, f"the model's {len(numels):,} tensors", whole=True)))
+                                   span(1, f"the model's {plural(f'{len(numels):,}', 'tensor')}", whole=True)))
     starts = [0]
     for numel in numels:
         starts.append(starts[-1] + numel)
@@ -103,7 +104,7 @@ def fragments(numels: list[int], count: int) -> list[tuple[int, int]]:
     layers of equal size; here the bytes of each send decide)."""
     if not 1 <= count <= len(numels):
         raise LionsimError(refusal("--streaming-fragments", count,
-                                   span(1, f"the model's {len(numels):,} tensors", whole=True)))
+                                   span(1, f"the model's {plural(f'{len(numels):,}', 'tensor')}", whole=True)))
     low, high = max(numels), sum(numels)
     while low < high:  # the smallest cap that `count` greedy runs can keep to
         cap = (low + high) // 2
@@ -206,8 +207,8 @@ class StreamingDiLoCo(DiLoCo):
         if not self.clamped:
             return ""
         count = len(self.fragments)
-        return (f"{self.name}: {count} fragment{'s' * (count > 1)}, not the default {self.opts.fragments}: fragments "
-                f"are whole tensors and the model has {count} (estimate --params counts 1; --tensors T gives it T)")
+        return (f"{self.name}: {plural(count, 'fragment')}, not the default {self.opts.fragments}: fragments are "
+                f"whole tensors and the model has {plural(count, 'tensor')}")
 
     @classmethod
     def steps_per_sync(cls, cfg) -> int:
