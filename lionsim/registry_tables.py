@@ -18,11 +18,13 @@ PACKAGE = Path(__file__).resolve().parent
 
 def fingerprint(*folders: Path) -> str:
     """A digest of every source file under `folders`, in order (names and contents); of one folder,
-    the digest the flag table has always recorded."""
+    the digest the flag table has always recorded. Line endings are read as LF: a checkout that
+    writes CRLF (git's autocrlf) holds the same sources, and the shipped tables match it."""
     digest = hashlib.sha256()
     for folder in folders:
         for path in sorted(folder.rglob("*.py")):
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+            text = path.read_bytes().replace(b"\r\n", b"\n")
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + text + b"\0")
     return digest.hexdigest()
 
 

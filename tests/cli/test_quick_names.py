@@ -33,6 +33,28 @@ def test_the_name_table_is_current():
     assert name_table.registry_tables.current(name_table.TABLE, *name_table.SOURCES) is not None
 
 
+def test_a_crlf_checkout_matches_the_shipped_tables(tmp_path):
+    """The fingerprint was over raw bytes: a checkout with CRLF line endings (git's autocrlf) never
+    matched, and every command fell back to importing the registries. The reference: the
+    fingerprints the shipped tables recorded from the LF sources, and the tables themselves."""
+    import shutil
+
+    from lionsim.cli import flag_table
+
+    copies = []
+    for folder in name_table.SOURCES:
+        copy = tmp_path / folder.name
+        shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        for path in copy.rglob("*.py"):
+            path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+        copies.append(copy)
+    assert b"\r\n" in (copies[0] / "__init__.py").read_bytes()
+    names = json.loads(name_table.TABLE.read_text(encoding="utf-8"))
+    assert name_table.registry_tables.current(name_table.TABLE, *copies) == names
+    flags = json.loads(flag_table.TABLE.read_text(encoding="utf-8"))
+    assert name_table.registry_tables.current(flag_table.TABLE, copies[0]) == flags
+
+
 def _outcome(specs, transport=None, source=None, names=None):
     """parse_runs' runs as labels, or its refusal's line."""
     try:
