@@ -176,11 +176,14 @@ def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt:
     """Claim --out, then train and publish there (this process holds its lock: out_lock)."""
     from lionsim.reports.outdir import claim_out, unfinished_home
     from lionsim.cli.output import put_back_said
+    from lionsim.reports.publish import put_back_awaited
     from lionsim.reports.resuming import Unfinished
     from lionsim.training.threads import oversubscribed
 
     if launched is None or launched.rank == 0:  # the lock's holder: what a stopped publish set aside comes back
         put_back_said(out)
+    else:  # the others read --out once rank 0 has, so every rank decides from the same folder
+        put_back_awaited(out, bench_plan.backend.timeout or 0)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     note = oversubscribed(bench_plan.training.threads, measures)

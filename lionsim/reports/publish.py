@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from lionsim.errors import LionsimError
 from lionsim.reports.files import WriteError, write_failed
@@ -45,12 +46,8 @@ def put_back(out: Path, inside: tuple[str, ...] = (RERUN_DIR,)) -> list[str]:
     gone, `.NAME.rerun.old` where --out's `.rerun/` is (`inside`: the folders in --out published
     whole); one note for each. One whose place is taken is what a completed publish was removing:
     the next publish removes it. Call holding --out's lock (lionsim.reports.out_lock)."""
-    out = Path(out)
     notes = []
-    for into in (None, *(out / name for name in inside)):
-        left, place = aside(out, into), out if into is None else into
-        if not left.is_dir() or place.exists() or (into is not None and not out.is_dir()):
-            continue
+    for left, place in set_aside(out, inside):
         try:
             os.rename(left, place)
         except OSError as e:
@@ -59,6 +56,27 @@ def put_back(out: Path, inside: tuple[str, ...] = (RERUN_DIR,)) -> list[str]:
         notes.append(f"note: moved {left} back to {place}: a publish stopped between its two renames had set it "
                      "aside (the files it was publishing are not kept)")
     return notes
+
+
+def set_aside(out: Path, inside: tuple[str, ...] = (RERUN_DIR,)) -> Iterator[tuple[Path, Path]]:
+    """(what a stopped publish set aside, where it goes back) for each that put_back moves, --out's
+    own first: each is looked at once the one before is back (a `.rerun/` goes back into an --out
+    that was itself set aside)."""
+    out = Path(out)
+    for into in (None, *(out / name for name in inside)):
+        left, place = aside(out, into), out if into is None else into
+        if left.is_dir() and not place.exists() and (into is None or out.is_dir()):
+            yield left, place
+
+
+def put_back_awaited(out: Path, seconds: float, inside: tuple[str, ...] = (RERUN_DIR,)) -> None:
+    """Wait, at most `seconds`, until another process has put back what a stopped publish set aside
+    beside `out` (torchrun's rank 0, which holds --out's lock): a rank that read --out before then
+    would decide where the run is kept or resumed from another state than rank 0 does. What is left
+    after `seconds` (rank 0 stopped first; another machine's own disk) is read as it is."""
+    deadline = time.monotonic() + seconds
+    while any(set_aside(out, inside)) and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 class RunDir:

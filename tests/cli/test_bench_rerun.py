@@ -341,3 +341,33 @@ def test_an_interrupt_before_any_new_step_says_what_out_still_holds(tmp_path, ca
     assert code == 2 and error_lines(err) == [
         f"error: interrupted: no results were written; {out} still holds its previous results"], err
     assert files(out) == old
+
+
+def test_a_launched_rank_reads_out_once_rank_0_has_put_it_back(tmp_path, capsys, monkeypatch):
+    """Under torchrun only rank 0 (the lock's holder) moves back what a stopped publish set aside;
+    the other ranks read --out at once, so one that read before the move kept or resumed the run
+    elsewhere than rank 0. Here this process is rank 1 of 2, and rank 0's move comes 0.5 s late
+    (a thread). The reference: where rank 0 resumes once the rerun is back, --out's .rerun/."""
+    import threading
+    import time
+
+    import lionsim.launch
+    from lionsim.reports.outdir import resumed_from
+    from lionsim.reports.publish import put_back
+
+    argv, out, _ = finished(tmp_path, capsys)
+    left = tmp_path / ".o.rerun.old"  # a rerun a publish set aside, killed before it moved the new one in
+    left.mkdir()
+    (left / "run.json").write_text("{}")
+    homes = []
+    monkeypatch.setattr(lionsim.launch, "run_rank", lambda *args, keeping, **kwargs: homes.append(keeping.home))
+    for name, value in {"RANK": "1", "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}.items():
+        monkeypatch.setenv(name, value)
+    rank_0 = threading.Thread(target=lambda: (time.sleep(0.5), put_back(out)))
+    rank_0.start()
+    try:
+        code, _, err = run_cli([*argv, "--backend", "gloo", "--resume"], capsys)
+    finally:
+        rank_0.join()
+    assert code == 0, err
+    assert homes == [resumed_from(out)] == [out / ".rerun"]
