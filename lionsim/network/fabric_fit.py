@@ -6,7 +6,10 @@ For one fabric, the free figures are (fabrics.py):
   links are already achieved rates, so no share of the link);
 - efa: one extra per hop over ib's (EFA with GPUDirect RDMA is RDMA with a longer path) and the
   share of the link it moves;
-- efa-host: Simple's hop latency and the per-node cap (data through host memory);
+- efa-host: Simple's hop latency and the per-node cap (data through host memory), on the sweeps
+  of networks that state no host rate of their own; a network that does (nccl.host_GBps,
+  lionsim.network.sockets) has that one figure fitted on its own fit sweeps, beside the fabric's
+  fitted hop (`fit_hosts`);
 - sockets: LL's and Simple's hop latencies, the rate per socket-transport channel (each sweep's
   network states the channels it ran, lionsim.network.sockets, so its per-node cap is channels x
   the rate) and LL's share of NCCL's modelled bandwidth (LL's flags halve
@@ -39,11 +42,14 @@ def _round2(x: float) -> float:
     return float(f"{x:.2g}")
 
 
-def _sweep_pricer(sweep) -> Callable[[Fabric], np.ndarray]:
-    """log(priced / published) for every row of `sweep`, as a function of the fabric."""
+def _sweep_pricer(sweep, own_host: bool = True) -> Callable[[Fabric], np.ndarray]:
+    """log(priced / published) for every row of `sweep`, as a function of the fabric; `own_host`
+    False: the network's stated host rate set aside, so the fabric's cap is what is priced."""
     from lionsim.network.profile import load_network
 
     network = load_network(sweep.network)
+    if not own_host:
+        network = dataclasses.replace(network, sockets=dataclasses.replace(network.sockets, host_GBps=None))
     g = network.workers_per_node
     if not fills_nodes(sweep.workers, g):  # lionsim's own record is wrong, not anything the user typed
         raise LionsimError(f"internal error: published sweep {sweep.key}'s record (lionsim.published.sweeps) has "
@@ -144,9 +150,39 @@ FITTED = ("ib", "efa", "efa-host", "sockets")
 """The fabrics fitted to sweeps, in fitting order (efa builds on ib)."""
 
 
+def states_host(sweep) -> bool:
+    """Whether the sweep's network states its own host rate (nccl.host_GBps)."""
+    from lionsim.network.profile import load_network
+
+    return load_network(sweep.network).sockets.host_GBps is not None
+
+
 def fit_all(sweeps: Sequence) -> dict[str, Fabric]:
-    """Every fitted fabric on its "fit" sweeps (efa on the ib just fitted)."""
+    """Every fitted fabric on its "fit" sweeps (efa on the ib just fitted), leaving out those whose
+    network states its own host rate (fit_hosts fits that)."""
     out: dict[str, Fabric] = {}
     for name in FITTED:
-        out[name] = fit(name, [s for s in sweeps if s.fabric == name and s.role == "fit"], out.get("ib"))
+        mine = [s for s in sweeps if s.fabric == name and s.role == "fit" and not states_host(s)]
+        out[name] = fit(name, mine, out.get("ib"))
+    return out
+
+
+def fit_hosts(sweeps: Sequence, fabrics: dict[str, Fabric]) -> dict[str, float]:
+    """Each network that states a host rate (nccl.host_GBps): that rate fitted on its "fit" sweeps
+    (the mean over them of each one's mean squared log error, as `fit`), with its fabric's fitted
+    figures otherwise; by network path, rounded to two significant digits."""
+    by_network: dict[str, list] = {}
+    for s in sweeps:
+        if s.role == "fit" and states_host(s):
+            by_network.setdefault(s.network, []).append(s)
+    out: dict[str, float] = {}
+    for network, mine in by_network.items():
+        fabric = fabrics[mine[0].fabric]
+        pricers = [_sweep_pricer(s, own_host=False) for s in mine]
+
+        def loss(x: np.ndarray) -> float:
+            candidate = dataclasses.replace(fabric, cap_GBps=float(np.exp(x[0])))
+            return float(np.mean([np.mean(p(candidate) ** 2) for p in pricers]))
+
+        out[network] = _round2(float(np.exp(nelder_mead(loss, np.log([fabric.cap_GBps]))[0])))
     return out

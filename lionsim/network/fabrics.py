@@ -10,7 +10,8 @@ protocol with (NCCL still chooses with its own constants):
                tuning.cc's hwLat NET value; a tree crosses 2 log2(nodes) hops, a ring 2 (nodes - 1)
     share      the part of the inter link's bandwidth the transport moves
     cap_GBps   the most bytes per second one node's transport moves, whatever the link (EFA
-               without GPUDirect RDMA copies every byte through host memory)
+               without GPUDirect RDMA copies every byte through host memory: through_host, and
+               a network may state its host's own rate, nccl.host_GBps in lionsim.network.sockets)
     channel_GBps  the socket transport's rate per channel: a node moves at most channels x
                this, from the network's NCCL socket settings (lionsim.network.sockets)
     protocol_share  each protocol's part of NCCL's modelled bandwidth across nodes
@@ -67,6 +68,9 @@ class Fabric:
     across nodes on this fabric (NCCL's refinements for LL and LL128 assume NVLink-like links)."""
     protocols: tuple[str, ...] = PROTOCOLS
     """Protocols NCCL enables over this transport."""
+    through_host: bool = False
+    """Every byte crosses host memory (no GPUDirect RDMA): cap_GBps is a host's rate, which a network
+    may state for its own hosts (nccl.host_GBps, lionsim.network.sockets)."""
     channel_GBps: float | None = None
     """Bytes a second (1e9) one socket-transport channel moves; the node's cap is channels x this for
     the network's settings (lionsim.network.sockets); None: cap_GBps alone."""
@@ -88,7 +92,7 @@ IB = Fabric(name="ib", hop_us=(3.8, 11.0, 52.0), protocol_share=(1.0, 0.43, 1.0)
 EFA = Fabric(name="efa", hop_us=(17.0, 24.0, 65.0), share=0.67, protocol_share=(1.0, 0.43, 1.0),
              description="AWS EFA with GPUDirect RDMA (p4d and later) through the aws-ofi-nccl plug-in",
              fitted_on="efa-p6-b200-2x8, efa-p4dn-2x8")
-EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",),
+EFA_HOST = Fabric(name="efa-host", hop_us=(29.0, 29.0, 29.0), cap_GBps=2.9, protocols=("simple",), through_host=True,
                   description="AWS EFA without GPUDirect RDMA (g4dn, p3dn): through host memory, Simple only",
                   fitted_on="efa-g4dn-metal-2x1")
 SOCKETS = Fabric(name="sockets", hop_us=(50.0, 50.0, 89.0), channel_GBps=0.98, protocol_share=(0.55, 1.0, 1.0),

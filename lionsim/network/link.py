@@ -219,10 +219,10 @@ class Network:
         return f"{self.traits.name} over {self.nccl_fabric().name}" if self.traits.model == "nccl" else self.traits.name
 
     def on_fabric(self, fabric: Fabric) -> Fabric:
-        """`fabric` as this network runs it: a per-channel fabric's cap for its socket settings."""
-        if fabric.channel_GBps is None:
-            return fabric
-        return dataclasses.replace(fabric, cap_GBps=node_cap_GBps(fabric.channel_GBps, fabric.cap_GBps, self.sockets))
+        """`fabric` as this network runs it: a per-channel fabric's cap for its socket settings, a
+        host-bounce fabric's for its host's stated rate."""
+        cap = node_cap_GBps(fabric.channel_GBps, fabric.cap_GBps, self.sockets, fabric.through_host)
+        return fabric if cap == fabric.cap_GBps else dataclasses.replace(fabric, cap_GBps=cap)
 
     def with_traits(self, traits: Traits) -> Network:
         """The same links and topology run by a library with `traits`."""

@@ -38,6 +38,8 @@
     version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
                                 # today's, whose two-node tree rule holds on any intra link and
                                 # which has NVLS (2.17.1 on) and NVLS Tree (2.18.1 on)
+    host_GBps = 8.4             # what one node moves through host memory on the efa-host fabric
+                                # (refused on any other); absent: the fabric's fitted cap
     [measured]                  # optional: where a fitted profile was measured (a record)
 
 The links are the wire; [traits] is what the library (gloo, NCCL) adds on top of it: a per-call
@@ -183,7 +185,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
     name = string(data, "name", source, default=default_name)
     fabric = _fabric(data, source)
     sockets = settings_from_table(data["nccl"], source) if "nccl" in data else GENERIC
-    _channels_need_sockets(sockets, fabric, inter, source)
+    _settings_act(sockets, fabric, inter, source)
     try:
         return Network(
             name=name,
@@ -207,22 +209,25 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
         raise LionsimError(text if text.startswith(f"{source}:") else f"{source}: {text}") from None
 
 
-def _channels_need_sockets(sockets: SocketSettings, fabric: str, inter: Link, source: str) -> None:
-    """Refuse nccl.min_nchannels where it cannot act: only a per-channel fabric (sockets) prices the
-    channels; on ib, efa, efa-host or tuning NCCL's rate is the fitted one whatever the channels.
-    The traits are not checked: a gloo or ideal profile may be run with --traits nccl."""
+def _settings_act(sockets: SocketSettings, fabric: str, inter: Link, source: str) -> None:
+    """Refuse an [nccl] key where it cannot act: nccl.min_nchannels only on a per-channel fabric
+    (sockets), nccl.host_GBps only on one that bounces through host memory (efa-host); on the
+    others NCCL's rate is the fitted one whatever they say. The traits are not checked: a gloo or
+    ideal profile may be run with --traits nccl."""
     from lionsim.network.fabrics import FABRICS, infer_fabric
 
-    if sockets.min_nchannels is None:
-        return
     name = fabric or infer_fabric(inter.alpha_s)
-    if FABRICS.get(name).channel_GBps is not None:
-        return
     how = "stated" if fabric else "inferred from the inter link's alpha below 10 us"
-    per_channel = [f for f in FABRICS.names() if FABRICS.get(f).channel_GBps is not None]
-    raise LionsimError(f"{source}: nccl.min_nchannels acts only on the {', '.join(per_channel)} fabric (NCCL's "
-                       f"socket transport, priced per channel), not on this network's fabric {name!r} ({how}); "
-                       f"accepted here: nccl.version, or fabric = \"sockets\"")
+    for key, acts, what in (("min_nchannels", lambda f: f.channel_GBps is not None,
+                             "NCCL's socket transport, priced per channel"),
+                            ("host_GBps", lambda f: f.through_host, "EFA without GPUDirect RDMA: every byte "
+                             "crosses host memory")):
+        if getattr(sockets, key) is None or acts(FABRICS.get(name)):
+            continue
+        where = [f for f in FABRICS.names() if acts(FABRICS.get(f))]
+        raise LionsimError(f"{source}: nccl.{key} acts only on the {', '.join(where)} fabric ({what}), not on this "
+                           f"network's fabric {name!r} ({how}); accepted here: nccl.version, or fabric = "
+                           f"\"{where[0]}\"")
 
 
 def _device(data: dict[str, Any], source: str) -> str:

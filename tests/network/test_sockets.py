@@ -10,7 +10,7 @@ import pytest
 
 from lionsim.errors import LionsimError
 from lionsim.network import CollectiveCall, load_network, price
-from lionsim.network.fabrics import SOCKETS
+from lionsim.network.fabrics import FABRICS, SOCKETS
 from lionsim.network.profile import network_from_dict
 from lionsim.network.sockets import GENERIC, SocketSettings
 from tests.helpers.cli import one_line_exit_2
@@ -89,6 +89,35 @@ def test_min_nchannels_is_refused_where_the_fabric_does_not_price_channels(tmp_p
     err = one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--collective", "all_reduce",
                            "--sizes", "1048576"], capsys, "nccl.min_nchannels acts only on the sockets fabric")
     assert str(path) in err and named in err and "accepted here: nccl.version" in err
+
+
+def test_a_hosts_rate_prices_a_host_bounce_fabric_and_is_refused_elsewhere(tmp_path, capsys):
+    """efa-host copies every byte through host memory: a network stating its host's rate is priced at
+    it (a ring over 4 one-GPU nodes moves 2(N-1)/N n at min(link, host)), written back and read
+    again; on a fabric that does not bounce through the host the key is refused in one line."""
+    n, ranks = 2**30, 4
+    moved = 2 * (ranks - 1) / ranks * n
+
+    def ring_bandwidth_s(fabric: str, nccl: str) -> float:
+        path = tmp_path / "net.toml"
+        path.write_text(f'traits = "nccl"\nfabric = "{fabric}"\n' + NCCL_HEAD.format(link=12.0) + nccl)
+        return price(CollectiveCall("all_reduce", n), ranks, load_network(path), "ring").bandwidth_s
+
+    cap = FABRICS.get("efa-host").cap_GBps
+    assert ring_bandwidth_s("efa-host", "") == pytest.approx(moved / (cap * 1e9), rel=1e-12)
+    assert ring_bandwidth_s("efa-host", "[nccl]\nhost_GBps = 8.6\n") == pytest.approx(moved / 8.6e9, rel=1e-12)
+    assert ring_bandwidth_s("efa-host", "[nccl]\nhost_GBps = 40\n") == pytest.approx(moved / 12e9, rel=1e-12)
+    data = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}, "fabric": "efa-host", "nccl": {"host_GBps": 8.6}}
+    net = network_from_dict(data, source="s", default_name="s")
+    assert net.to_dict()["nccl"] == {"host_GBps": 8.6} and "8.6 GB/s through the host" in net.sockets.describe()
+    path = tmp_path / "ib.toml"
+    path.write_text('traits = "nccl"\nfabric = "ib"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nhost_GBps = 8\n")
+    err = one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--sizes", "1048576"], capsys,
+                          "nccl.host_GBps acts only on the efa-host fabric")
+    assert "'ib' (stated)" in err and 'fabric = "efa-host"' in err
+    path.write_text('fabric = "efa-host"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nhost_GBps = 0\n")
+    one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--sizes", "1048576"], capsys,
+                    "'nccl.host_GBps' = 0 is out of range; accepted:")
 
 
 @pytest.mark.parametrize("head", ['traits = "nccl"\nfabric = "ib"\n', 'traits = "gloo"\nfabric = "sockets"\n',
