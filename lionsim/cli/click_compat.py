@@ -16,3 +16,5 @@ try:  # the command being parsed (a callback's option under sweep or elsewhere):
     from typer._click.globals import get_current_context
 except ImportError:  # pragma: no cover
     from click import get_current_context
+
+__all__ = ["NO_ARGS_IS_HELP", "click", "get_current_context"]

@@ -264,7 +264,8 @@ def crossover_table(crossings: pd.DataFrame, sweep: Sweep, frame: pd.DataFrame, 
     from lionsim.reports.capped import capped_note
     from lionsim.reports.points import labels as point_labels
     from lionsim.reports.rates import efficiency_of, moved_words
-    from lionsim.reports.tables import crossing_words, fill, fit, speedup_text, winning_count
+    from lionsim.reports.tables import crossing_words, speedup_text, winning_count
+    from lionsim.reports.widths import fill, fit
 
     baseline = frame["baseline"].iloc[0]
     if crossings.empty:  # no run but the baseline: a header with no rows said nothing

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -14,6 +14,9 @@ from lionsim.cli.output import Format, emit
 from lionsim.numbers import plural
 from lionsim.ranges import WORKERS, refusal
 from lionsim.whole import MAX_WORKERS
+
+if TYPE_CHECKING:  # annotations only: pandas loads when a frame is built
+    import pandas as pd
 
 
 def list_table(title: str, caption: str | None = None):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.table import Table
 
@@ -12,6 +14,9 @@ from lionsim.cli.output import Format, emit
 from lionsim.network.link import GB, NVLINK_GBPS, US, Link
 from lionsim.network.presets import NETWORKS
 from lionsim.numbers import binary_bytes_text, rounded
+
+if TYPE_CHECKING:  # annotations only: pandas loads when a frame is built
+    import pandas as pd
 
 
 def _link_text(link: Link | None) -> str:

@@ -18,7 +18,8 @@ from lionsim.numbers import sig
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
 from lionsim.reports.resuming import report_removed
-from lionsim.reports.tables import fill, fit, fold_run, run_width, speedup_text
+from lionsim.reports.tables import speedup_text
+from lionsim.reports.widths import fill, fit, fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
 

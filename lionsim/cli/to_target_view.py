@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from lionsim.reports.columns import ROUND_STEPS, strategy_text
-from lionsim.reports.tables import fill, fit, fold_run, run_width
+from lionsim.reports.widths import fill, fit, fold_run, run_width
 from lionsim.numbers import run_duration, speedup_text
 from lionsim.reports.to_target import band_text, notes, source_text, status
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
-from lionsim.compute import DEVICES, MODELS, Device, training_flops
+from lionsim.compute import MODELS, Device, training_flops
 from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
@@ -38,7 +37,7 @@ from lionsim.steptime.stragglers import max_distribution
 from lionsim.strategies.core.base import STRATEGIES
 from lionsim.strategies.core.form import RUN
 from lionsim.strategies.core.given import check_given, flags, named_specs
-from lionsim.strategies.core.momentum_sync import MomentumSync
+from lionsim.forms import MomentumSync
 from lionsim.estimate.library_checks import check_library_algorithm, check_reduce_rate
 from lionsim.estimate.probe import check_algorithm
 

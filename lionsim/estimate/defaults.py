@@ -1,7 +1,7 @@
 """Constants the `lionsim estimate` options show in their help: importing them costs nothing
 (no torch), so `lionsim --help` answers at once."""
 
-from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
+from lionsim.forms import RUN, STEP
 
 DEFAULT_STRATEGIES = ("adamw@bf16-allreduce", "lion@bf16-allreduce", "dlion-mavo", "dlion-mavo@a2a-1bit",
                       "lioncub-l1")

@@ -56,15 +56,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 
-from lionsim.errors import LionsimError
 from lionsim.estimate.config import Resolved
 from lionsim.estimate.library_note import cap_reason
+from lionsim.estimate.plain import Need
 from lionsim.estimate.sweep import check_crosses_nodes, with_bandwidth
 from lionsim.estimate.table import estimate_rows
-
-from lionsim.estimate.plain import NEED_ACCEPTED as ACCEPTED, Need, parse_need  # noqa: F401 (re-exported)
 
 HUGE_GBPS = 1e9
 """Stands for infinite bandwidth: an exabyte a second, where no exchange lasts a picosecond."""

@@ -29,18 +29,18 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError
 from lionsim.estimate.algorithm_note import algorithm_notes
-from lionsim.estimate.defaults import ACCEPTED
 from lionsim.estimate.config import EstimateConfig, Resolved, resolve
 from lionsim.estimate.table import columns, estimate_rows
 from lionsim.network import GB, Network
 from lionsim.numbers import TIE, in_words, plural
-from lionsim.estimate.plain import MAX_POINTS, VARIABLES, Sweep, parse_sweep  # noqa: F401 (re-exported)
+from lionsim.estimate.plain import Sweep, parse_sweep
 from lionsim.estimate.point_notes import PointNote, group
 from lionsim.estimate.point_notes import entries as point_entries
 from lionsim.estimate.point_notes import unmeasured_entries
@@ -191,6 +191,13 @@ def worker_crossover(r: Resolved, label: str, after: int, upto: int, wins_above:
     return counts[left] if left >= 0 else after  # wins on `after`'s side: the last winning count
 
 
+def tie_edge(r: Resolved, label: str, column: str, memo: dict | None, wins_at: float, ties_at: float) -> float:
+    """winning_spans' `refine` over workers: the winning count next to the ties, between swept counts
+    `wins_at` and `ties_at`, where the speedup leaves the tie band (1 + TIE)."""
+    low, high = sorted((int(wins_at), int(ties_at)))
+    return float(worker_crossover(r, label, low, high, wins_at == high, column, memo, 1 + TIE))
+
+
 def losing_neighbour(crossover: int, wins_above: bool, workers_per_node: int) -> int:
     """The valid count beside a worker crossover on the losing side: the one before the first
     winning count ("above"), or after the last ("below"); whole nodes beyond one node."""
@@ -257,11 +264,8 @@ def crossovers(frame: pd.DataFrame, sweep: Sweep, r: Resolved | None = None, col
                 records.append({**base, "crossover": math.nan, "wins": wins,
                                 "wins_where": only_where_priced(wins, priced, blank, sweep)})
                 continue
-            refine = None
-            if sweep.variable == "workers" and r is not None:
-                def refine(wins_at: float, ties_at: float, label=f"{strategy}@{transport}") -> float:
-                    low, high = sorted((int(wins_at), int(ties_at)))
-                    return float(worker_crossover(r, label, low, high, wins_at == high, column, memo, 1 + TIE))
+            refine = (partial(tie_edge, r, f"{strategy}@{transport}", column, memo)
+                      if sweep.variable == "workers" and r is not None else None)
             spans = winning_spans(values, speedups, sweep, refine, times)
             where = winning_ranges(spans, sweep)
             # each edge where it starts (or stops) winning is its crossover: one row an edge, as a run

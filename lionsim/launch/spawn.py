@@ -36,7 +36,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from lionsim.errors import LionsimError
 from lionsim.group.env import Rendezvous, free_port
@@ -46,6 +46,9 @@ from lionsim.reports.resuming import Unfinished, continues
 from lionsim.training.stop import (SIGNALS, StopRequest, deferred_signals, late_note, settle, stop_at_step_boundary,
                                    to_stderr)
 from lionsim.usercode import EXIT_CODE, kept_line
+
+if TYPE_CHECKING:  # annotations only: the plan arrives built
+    from lionsim.plan import BenchPlan
 
 HEARTBEAT_S = 0.5
 """Seconds between a rank's heartbeats."""

@@ -93,7 +93,7 @@ import math
 from dataclasses import dataclass
 
 from lionsim.network.fabrics import TUNING, Fabric
-from lionsim.network.link import NVLINK_GBPS, NVLS_GENERATIONS, Link  # noqa: F401 -- re-exported
+from lionsim.network.link import Link
 from lionsim.network.ncclversion import NVLS_SINCE, NVLS_TREE_SINCE, TWO_NODE_RULE_SINCE, Release
 
 ALGORITHMS = ("tree", "ring", "nvls", "nvls_tree")

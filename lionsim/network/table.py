@@ -15,12 +15,16 @@ use `bandwidths` and COMM_COLUMNS so that both kinds sit in one table.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from lionsim.errors import LionsimError
 from lionsim.registry import did_you_mean
 from lionsim.network.calls import CollectiveCall
 from lionsim.network.cost import AUTO, price
 from lionsim.network.link import GB, Network
+
+if TYPE_CHECKING:  # annotations only: pandas loads when a frame is built
+    import pandas as pd
 
 TABLE_OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce")
 """Ops with an nccl-tests bus-bandwidth factor."""

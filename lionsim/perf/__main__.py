@@ -144,7 +144,7 @@ def _check_read(args, p: argparse.ArgumentParser) -> None:
 
 def _check(args) -> list[str]:
     """Every value checked before anything is measured (a bad --csv must not cost a run)."""
-    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import check_out_dir
 
     if not str(args.csv).strip() or args.csv.is_dir():
         raise LionsimError(f"bad --csv {str(args.csv)!r}; accepted: a file path in an existing directory")

@@ -20,7 +20,7 @@ from lionsim.reports.obtained import UNKNOWN, run_times
 from lionsim.reports.run_steps import steps_text
 from lionsim.reports.summary import FINAL_FRACTION
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
-from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width  # noqa: F401  (the tables' callers import them here)
+from lionsim.reports.widths import RunName, fit, fold_run, run_width
 from lionsim.whole_nodes import one_node_line
 
 

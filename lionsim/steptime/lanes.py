@@ -29,10 +29,11 @@ from typing import Sequence
 
 from lionsim.network import AUTO, CollectiveCall, Network
 from lionsim.numbers import bytes_text
+from lionsim.schedules import PER_BUCKET
 from lionsim.steptime.overlap import Buckets, OverlapConfig
 from lionsim.steptime.timeline import Priced, PricedStep, StepWork, bucket_spec, price_call
 from lionsim.transports import PayloadSpec, Transport
-from lionsim.transports.base import PER_BUCKET, plan_on
+from lionsim.transports.base import plan_on
 
 COMPUTE, COMM = "compute", "comm"
 """The two lanes (Chrome trace threads) of a worker."""

@@ -50,7 +50,7 @@ class PassBytes:
 
 @dataclass(frozen=True, slots=True)
 class SyncCopy:
-    """One worker's copy of a momentum sync (lionsim.strategies.core.base.MomentumSyncing): a pass of
+    """One worker's copy of a momentum sync (lionsim.strategies.core.momentum_sync.MomentumSyncing): a pass of
     its own, since it runs after the sync's all-reduce and no other pass can fuse with it."""
 
     nbytes: float

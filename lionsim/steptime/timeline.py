@@ -61,8 +61,9 @@ from lionsim.steptime.overlap import Buckets, OverlapConfig, bucketed_exposed, u
 from lionsim.network import AUTO, COLLECTIVE_ALGORITHMS, CallCost, CollectiveCall, Network, price
 from lionsim.network.checks import check_number
 from lionsim.network.cost import calls_label
+from lionsim.schedules import PER_BUCKET
 from lionsim.transports import PayloadSpec, Transport
-from lionsim.transports.base import PER_BUCKET, plan_on
+from lionsim.transports.base import plan_on
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

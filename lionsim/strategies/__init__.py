@@ -25,7 +25,7 @@ from lionsim.strategies.core.base import (  # noqa: I001
     valid_transports,
 )
 from lionsim.strategies.core.layout import ParamLayout, flatten_parameters, frozen_positions, gather_grads
-from lionsim.strategies.core.momentum_sync import MomentumSync
+from lionsim.forms import MomentumSync
 
 
 def _import_the_rest() -> None:

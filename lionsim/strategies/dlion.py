@@ -14,7 +14,8 @@ from lionsim.backends import Comm
 from lionsim.optim.functional import apply_update_, decay_momentum_, lion_interpolation, sign_votes
 from lionsim.optim.steps import LION_VOTE, SIGN_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.core.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.momentum_sync import MomentumSyncing
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
 

@@ -46,7 +46,8 @@ L1_STEP = cub_step("L1", 8 + 4, 2, "mean |c|: |c| (4, 4), the mean (reads 4)")
 LINF_STEP = cub_step("Linf", 8 + 4, 2, "max |c|: |c| (4, 4), the max (reads 4)")
 L0_STEP = cub_step("L0", 8 + 5 + 8 + 8 + 9 + 4 + 4 + 1, 7, "exp(mean log |c|) over nonzeros: |c|, > 0, clamp, log, "
                    "where, the two sums")
-from lionsim.strategies.core.base import STRATEGIES, Hyper, MomentumSyncing, Strategy
+from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.momentum_sync import MomentumSyncing
 from lionsim.strategies.core.layout import ParamLayout
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec

@@ -15,7 +15,8 @@ from lionsim.transports import compressed_allreduce  # noqa: F401
 from lionsim.transports import hier_exact  # noqa: F401
 from lionsim.transports import hier_1bit  # noqa: F401
 from lionsim.transports import lowrank_allreduce  # noqa: F401
-from lionsim.transports.base import AFTER_BACKWARD, PER_BUCKET, SCHEDULES, TRANSPORTS, Transport
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET, SCHEDULES
+from lionsim.transports.base import TRANSPORTS, Transport
 from lionsim.transports.payloads import (PAYLOAD_KINDS, Payload, PayloadKind, PayloadSpec, combine_alone, container_dtype,
                                          spec_problem)
 

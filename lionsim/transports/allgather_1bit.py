@@ -19,11 +19,10 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.compute.kernel_ops import Op
 from lionsim.packing import (pack_bools, pack_signs, pack_signs_passes, packed_size, unpack_bools, unpack_bools_passes,
                              unpack_signs, unpack_signs_passes)
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import (
-    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows, sum_bytes
-)
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

@@ -18,10 +18,9 @@ from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
 from lionsim.compute.kernel_ops import Op
 from lionsim.packing import pack_codes, pack_codes_passes, packed_size, unpack_codes, unpack_codes_passes
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
-from lionsim.transports.base import (
-    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
-)
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

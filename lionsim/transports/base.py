@@ -28,7 +28,7 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.timing import Clock
-from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET, SCHEDULES  # noqa: F401 (re-exported)
+from lionsim.schedules import AFTER_BACKWARD
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 F32 = 4.0

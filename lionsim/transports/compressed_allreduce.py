@@ -24,8 +24,9 @@ from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_signs, unpack_signs
+from lionsim.schedules import AFTER_BACKWARD
 from lionsim.timing import Clock
-from lionsim.transports.base import AFTER_BACKWARD, F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

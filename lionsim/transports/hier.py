@@ -37,10 +37,11 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.compute.kernel_ops import Op
 from lionsim.packing import (pack_bools, pack_codes, pack_codes_passes, pack_signs, pack_signs_passes, packed_size,
                              unpack_bools_passes, unpack_codes, unpack_codes_passes)
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
 from lionsim.transports.a2a_1bit import chunk_params
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, Transport, TransportBytes, section, sum_bytes
+from lionsim.transports.base import I8, Transport, TransportBytes, section, sum_bytes
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

@@ -21,9 +21,10 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import Op
 from lionsim.network.calls import CollectiveCall
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 
 

@@ -29,10 +29,9 @@ from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import Op, stream
 from lionsim.network.calls import CollectiveCall
 from lionsim.packing import pack_codes, unpack_codes
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
-from lionsim.transports.base import (
-    AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
-)
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 BLOCK = 256

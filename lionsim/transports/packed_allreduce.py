@@ -22,10 +22,9 @@ from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import Op
 from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
-from lionsim.transports.base import (
-    AFTER_BACKWARD, F32, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, ceil_div, section
-)
+from lionsim.transports.base import F32, I8, TRANSPORTS, Transport, TransportBytes, ceil_div, section
 from lionsim.transports.int32_fields import pack_words, unpack_words, word_shifts
 from lionsim.transports.payloads import Payload, PayloadSpec, container_dtype
 

@@ -30,10 +30,9 @@ from lionsim.errors import LionsimError
 from lionsim.network.calls import CollectiveCall
 from lionsim.compute.kernel_ops import SECTOR, Op, stream
 from lionsim.packing import pack_codes, pack_codes_passes, unpack_codes, unpack_codes_passes
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
-from lionsim.transports.base import (
-    AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section, shared_rows
-)
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section, shared_rows
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

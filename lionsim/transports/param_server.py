@@ -20,9 +20,10 @@ from lionsim.network.calls import CollectiveCall
 from lionsim.compute.kernel_ops import Op
 from lionsim.packing import (pack_bools, pack_codes, pack_codes_passes, pack_signs, pack_signs_passes, packed_size,
                              unpack_bools_passes, unpack_codes, unpack_codes_passes)
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
 from lionsim.transports.abstain import FLAG_CALL, settle, voted_plane
-from lionsim.transports.base import AFTER_BACKWARD, I8, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import I8, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 SERVER = 0

@@ -12,8 +12,9 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import SECTOR, Op, stream
 from lionsim.network.calls import CollectiveCall
+from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.timing import Clock
-from lionsim.transports.base import AFTER_BACKWARD, F32, PER_BUCKET, TRANSPORTS, Transport, TransportBytes, section
+from lionsim.transports.base import F32, TRANSPORTS, Transport, TransportBytes, section
 from lionsim.transports.payloads import Payload, PayloadSpec
 
 

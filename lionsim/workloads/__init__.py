@@ -10,11 +10,12 @@
 installed plugin (lionsim.workloads.plugin).
 """
 
+from lionsim.forms import SPLIT_FORMS, parse_split
 from lionsim.workloads.base import WORKLOADS, Workload
 from lionsim.workloads.config import SIZES, WorkloadConfig
 from lionsim.workloads.lookup import build_workload, canonical_workload, check_workload, workload_class
 from lionsim.workloads.plugin import WorkloadParts
-from lionsim.workloads.splits import SPLIT_FORMS, parse_split, split_indices
+from lionsim.workloads.splits import split_indices
 
 # importing the modules registers the workloads, in listing order
 from lionsim.workloads import mlp, vit, gpt  # noqa: E402,F401  isort: skip

@@ -450,7 +450,7 @@ def check_plugin_config(cfg: WorkloadConfig) -> None:
     """Options that a plugin's own data makes meaningless are refused, not ignored."""
     if cfg.data is not None:
         raise bad_data(cfg.data, f"the workload {cfg.name} loads its own data",
-                       f"no --data for it (--data is for the built-in vit and gpt; a workload file reads its "
+                       "no --data for it (--data is for the built-in vit and gpt; a workload file reads its "
                        "path from an environment variable or a file beside it)")
     if cfg.train_size is not None:
         raise LionsimError(f"train_size {cfg.train_size} applies to generated data; {cfg.name} brings its own")

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from lionsim.errors import LionsimError
-from lionsim.forms import SPLIT_FORMS, Split, parse_split  # noqa: F401 (re-exported: parsed without torch)
+from lionsim.forms import parse_split
 from lionsim.workloads.seeding import numpy_generator
 
 DIRICHLET_DRAWS = 100

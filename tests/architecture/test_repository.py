@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from tests.helpers import REPO
 
 

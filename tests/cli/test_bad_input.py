@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import main
 from tests.helpers.cli import one_line_exit_2
 

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import main
 
 LINE = ("error: bad --workers 12: 12 workers do not fill whole nodes of h100x8-10gbe (8 a node); accepted: at most 8 "

@@ -8,7 +8,6 @@ import math
 import pandas as pd
 import pytest
 
-import lionsim.cli.network_cmds  # noqa: F401  (registers the commands until lionsim.cli imports it)
 from lionsim.network import COMM_COLUMNS
 from tests.helpers import REPO
 from tests.helpers.cli import one_line_exit_2, run_cli

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from tests.helpers import REPO
 from tests.helpers.cli import run_cli
 

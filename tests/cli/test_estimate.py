@@ -7,7 +7,6 @@ import io
 import pandas as pd
 import pytest
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
 from lionsim.estimate import ESTIMATE_COLUMNS, EstimateConfig, estimate
 from tests.helpers.cli import run_cli
 

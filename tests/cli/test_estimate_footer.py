@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers the command until lionsim.cli imports it)
 from tests.helpers.cli import run_cli
 
 DC_PAIR = Path(__file__).parents[2] / "examples" / "clusters" / "dc-pair.toml"

@@ -8,7 +8,6 @@ import json
 import pandas as pd
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli import options
 from lionsim.config.bench import BenchConfig
 from lionsim.errors import LionsimError

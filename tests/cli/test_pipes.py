@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 
 TINY = "-w mlp --model-size tiny -n 2 -b 8 --steps 3 --eval-every 3"
 COMMANDS = {

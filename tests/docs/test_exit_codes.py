@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import app
 from lionsim.cli.click_compat import click  # typer's own (it vendors click from 0.20)
 

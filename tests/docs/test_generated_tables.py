@@ -21,7 +21,6 @@ import lionsim.docgen.kernels  # noqa: F401
 from lionsim.docgen.__main__ import main as docs_main
 from lionsim.docgen.blocks import BLOCKS, START, page_blocks, pages, where_blocks, with_blocks
 from lionsim.docgen.cached import load_cached
-from lionsim.errors import LionsimError
 
 
 def test_every_block_has_its_markers_in_one_page():

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.compute import DEVICES, MODELS
 from lionsim.errors import LionsimError
 from lionsim.estimate import DEFAULT_STRATEGIES, ESTIMATE_COLUMNS, EstimateConfig, estimate, resolve

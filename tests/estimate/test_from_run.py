@@ -666,6 +666,7 @@ def test_a_bands_ends_in_one_unit_say_it_once():
 
     hour, day, year = 3600.0, 86400.0, 365.25 * 86400.0
     assert band_text(1.98 * day, 1.99 * day, 2 * day) == "1.98-2.00 d"
+    assert band_text(2 * hour, 3 * hour, 4 * hour) == "2:00:00-4:00:00"  # h:mm:ss: no unit to share
     assert band_text(1.2 * year, 1.5 * year, 2 * year) == "1.20-2.00 y"
     assert band_text(0.9 * day, day, 1.1 * day) == f"{run_duration(0.9 * day)}-1.10 d" == "21:36:00-1.10 d"
     assert band_text(300 * day, 360 * day, 400 * day) == "300 d-1.10 y"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from tests.helpers.cli import run_cli
 
 SMALL = ["estimate", "--params", "1e6", "--tokens-per-worker", "8", "--format", "csv"]

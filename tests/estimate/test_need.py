@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from lionsim.cli import app
 from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate, estimate_rows, resolve
-from lionsim.estimate.need import REL_TOL, Need, busy_share, need_rows, parse_need, solve
+from lionsim.estimate.need import REL_TOL, Need, busy_share, need_rows, solve
+from lionsim.estimate.plain import parse_need
 from lionsim.estimate.sweep import with_bandwidth
 from tests.helpers.cli import invoke_at, run_cli
 

@@ -9,7 +9,6 @@ import io
 import pandas as pd
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.estimate import EstimateConfig, estimate, resolve
 from lionsim.estimate.need import REL_TOL, Need, need_rows
 from lionsim.estimate.sweep import run_sweep

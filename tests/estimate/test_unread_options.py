@@ -10,7 +10,6 @@ import dataclasses
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.estimate import EstimateConfig, estimate, resolve
 from lionsim.estimate.table import estimate_rows, frame
 from lionsim.strategies.core.form import RUN, STEP, TRAINING

@@ -16,9 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from lionsim.launch.journal import StepJournal, finalize
+from lionsim.launch.journal import finalize
 from lionsim.launch.spawn import _immune, blocked
-from lionsim.reports import load_run
 from lionsim.reports.files import META_FILE, STEPS_FILE
 from lionsim.reports.outdir import RERUN_DIR
 from lionsim.reports.publish import RunDir, put_back

@@ -10,7 +10,6 @@ import random
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.docgen.run import bench_plan
 from lionsim.measure.calibrate import MAX_SIZES, cases, planned_calls, thinned
 from lionsim.training.runner import Runner

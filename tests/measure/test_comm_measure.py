@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 import torch
 
-import lionsim.cli.comm_cmd  # noqa: F401  (registers the command)
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.measure import MEASURED_COLUMNS, Point, measured_rows, sized

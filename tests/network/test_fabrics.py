@@ -113,6 +113,7 @@ def test_nccl_chooses_on_the_link_rate_so_a_faster_nic_can_flip_sockets_to_a_slo
     both at its 1.96 GB/s cap, where the tree is slower, so the call slows down past B*."""
     n, nodes, ranks = 16e6, 8, 64
     net = NETWORKS.get("h100x8-100gbe")
+    assert ranks == nodes * net.workers_per_node  # the 8 nodes of 8 the hand figures below count
     # NCCL's model (tuning.cc constants): ring Simple latency x1.4 over 112 NVLink hops (3.4 us) and 14 NET hops
     # (14 us), algbw B x 64/126; tree Simple 2 (7 x 4.0 + log2(8) x 14) us, algbw B x 0.92 x 1/2 x 0.8
     # (treeCorrectionFactor, Simple, index floor(log2(16e6 / 64)) = 17)

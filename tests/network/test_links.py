@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.errors import LionsimError
 from lionsim.network import NETWORKS, Link, Network, load_network
 from tests.helpers import REPO

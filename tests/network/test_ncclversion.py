@@ -20,7 +20,7 @@ from tests.helpers.cli import one_line_exit_2
 
 N = 2**30  # past treeCorrectionFactor's last index (floor(log2(N / 64)) = 24): no correction
 RANKS, NODES = 16, 2
-PCIE = Link(alpha_s=1e-6, bandwidth_Bps=24e9)  # below nccl.NVLINK_GBPS: PCIe hop latencies
+PCIE = Link(alpha_s=1e-6, bandwidth_Bps=24e9)  # below link.NVLINK_GBPS: PCIe hop latencies
 NVLINK = Link(alpha_s=1e-6, bandwidth_Bps=126e9)
 INTER = Link(alpha_s=25e-6, bandwidth_Bps=12e9)
 

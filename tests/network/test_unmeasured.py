@@ -12,7 +12,6 @@ import re
 
 import pytest
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.errors import LionsimError
 from lionsim.network import TRAITS, CollectiveCall, load_network, price
 from lionsim.network.calls import OPS

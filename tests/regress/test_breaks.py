@@ -16,7 +16,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-import lionsim.cli.regress_cmd  # noqa: F401  (registers `lionsim regress`)
 import lionsim.strategies.dlion as dlion
 import lionsim.transports.a2a_1bit as a2a_1bit
 from lionsim.aggregators import MajorityVote

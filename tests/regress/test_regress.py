@@ -17,8 +17,6 @@ import pandas as pd
 import pytest
 import torch
 
-import lionsim.cli  # noqa: F401  (registers every command)
-import lionsim.cli.regress_cmd  # noqa: F401  (registers `lionsim regress`)
 import lionsim.strategies.dlion as dlion
 from lionsim.aggregators import MajorityVote
 from lionsim.errors import LionsimError

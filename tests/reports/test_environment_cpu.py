@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import main
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.estimate as estimate_plots
 from lionsim.cli.app import main
 

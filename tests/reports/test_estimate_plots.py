@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.estimate as estimate_plots
 import lionsim.reports.plots.to_target as to_target_plots
 from lionsim.cli.app import main

@@ -12,10 +12,6 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgb
 
-import lionsim.cli.bench_cmd  # noqa: F401  (registers the commands used here)
-import lionsim.cli.comm_cmd  # noqa: F401
-import lionsim.cli.estimate_cmd  # noqa: F401
-import lionsim.cli.plot_cmd  # noqa: F401
 from lionsim.cli.app import main
 from lionsim.errors import LionsimError
 from lionsim.reports import STEP_COLUMNS, summarize

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 from rich.console import Console
 
-import lionsim.cli.plot_cmd  # noqa: F401  (registers `lionsim plot`)
 from lionsim.cli.app import console, main
 from lionsim.errors import LionsimError
 from lionsim.reports import STEP_COLUMNS, SummaryRule
@@ -454,7 +453,6 @@ def test_an_estimate_from_a_run_draws_the_plots_lionsim_plot_draws_of_it(tmp_pat
     `lionsim plot OUT` then redraws the same files, none new."""
     from typer.testing import CliRunner
 
-    import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
     from lionsim.cli.app import app
     from lionsim.reports.plots import plot_dir
     from tests.estimate.test_from_run import bench_dir
@@ -475,9 +473,6 @@ def test_an_estimate_from_a_run_draws_the_plots_lionsim_plot_draws_of_it(tmp_pat
 def test_an_estimate_sweep_report_heads_the_swept_column_alike_in_every_table(sweep, heading, tmp_path, capsys):
     """Step time, speedup, time to target and crossovers: the swept column is named for what it
     is (and its unit) in each, never "value" in some and "workers" in others."""
-    import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
-    import lionsim.cli.report_cmd  # noqa: F401
-
     measured = Path(__file__).resolve().parents[2] / "reports" / "readme" / "from-run-sweep"
     out = tmp_path / "est"
     with pytest.raises(SystemExit) as done:

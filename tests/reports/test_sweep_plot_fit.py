@@ -4,13 +4,10 @@ panel's own height, so the two labels cannot touch. Checked on the drawn figure'
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.estimate as estimate_plots
 from lionsim.cli.app import main
 

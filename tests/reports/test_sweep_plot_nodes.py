@@ -9,7 +9,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.estimate as estimate_plots
 from lionsim.cli.app import main
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import lionsim.cli.estimate_cmd  # noqa: F401  (registers `lionsim estimate`)
 import lionsim.reports.plots.to_target as to_target_plots
 from lionsim.cli.app import main
 from tests.helpers.figures import cut_texts

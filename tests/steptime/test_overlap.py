@@ -22,7 +22,7 @@ from lionsim.steptime.stragglers import step_seconds
 from lionsim.steptime.timeline import Priced, PricedStep, StepWork, price_step
 from lionsim.strategies import STRATEGIES, ParamLayout, StrategyConfig
 from lionsim.timing import Clock
-from lionsim.transports import AFTER_BACKWARD, PER_BUCKET, SCHEDULES, TRANSPORTS, PayloadSpec
+from lionsim.transports import AFTER_BACKWARD, SCHEDULES, TRANSPORTS, PayloadSpec
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "time-model.md"
 BOTH, AFTER = frozenset(SCHEDULES), frozenset({AFTER_BACKWARD})

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer.main
 
-import lionsim.cli  # noqa: F401  (registers every command)
 from lionsim.cli.app import app
 from lionsim.cli.click_compat import click
 from lionsim.errors import LionsimError

@@ -11,7 +11,6 @@ Skipped with the reason where the `ray` extra is not installed (pip install -e "
 import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 import lionsim.transports.a2a_1bit as a2a
 from lionsim.bench import BenchConfig, plan
 from lionsim.training.results import Results

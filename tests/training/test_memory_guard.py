@@ -136,7 +136,7 @@ def test_the_meta_count_is_the_models_parameters_and_a_function_meta_cannot_run_
 
 def test_a_huge_eval_set_is_refused_naming_eval_samples_before_anything_is_made(tmp_path, monkeypatch, capsys,
                                                                                available_memory):
-    from lionsim.training import memory, runner
+    from lionsim.training import runner
 
     monkeypatch.chdir(tmp_path)
     available_memory(8 * 10**9)

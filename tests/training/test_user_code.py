@@ -7,7 +7,6 @@ errors keep their traceback. Every built-in strategy and transport passes the pl
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pandas as pd

@@ -416,7 +416,7 @@ def test_hier_bits_add_whole_phase_buffers_and_the_footnote_says_why_sent_is_sma
     assert sent_hier < sum(wire_bytes(c, workers) for c in flat.plan(spec, workers)) == 2 * 15 / 16 * 4 * n
     note = footnote_on(hier, spec, workers, g)
     assert note.startswith("hier:fp8-allreduce: bits add each phase's whole buffer")
-    assert f"32/32 for the node's" in note and f"{across:.3g}/{across:.3g} for fp8-allreduce on a worker's 1/8" in note
+    assert "32/32 for the node's" in note and f"{across:.3g}/{across:.3g} for fp8-allreduce on a worker's 1/8" in note
     assert "7/8 of each node buffer" in note and footnote_on(flat, spec, workers, g) == ""
 
 

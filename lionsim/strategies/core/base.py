@@ -26,13 +26,13 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.errors import LionsimError
+from lionsim.forms import MomentumSync, TensorSelection
 from lionsim.network.calls import CollectiveCall
 from lionsim.registry import Registry
 from lionsim.steptime.strategy_bytes import StrategyBytes
 from lionsim.strategies.core.form import NoOptions, resolve_options, tuning_for
 from lionsim.strategies.core.layout import ParamLayout
 from lionsim.strategies.core.inner import InnerOptimizer
-from lionsim.strategies.core.momentum_sync import MomentumSync, MomentumSyncing, TensorSelection
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, TRANSPORTS, Payload, PayloadSpec
 

@@ -29,11 +29,14 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from lionsim.errors import LionsimError
-from lionsim.forms import PRICED, RUN, STEP, TRAINING  # noqa: F401 (what estimate prices of an option)
+from lionsim.forms import PRICED, RUN, STEP, TRAINING  # re-exported (__all__): option(priced=)'s values
 from lionsim.forms import beyond_float32
 from lionsim.ranges import Range, is_number, refusal
 from lionsim.registry import Registry, did_you_mean, match_name
 from lionsim.whole import Text
+
+__all__ = ["META", "PRICED", "RUN", "STEP", "TRAINING", "TRAINING_WHY", "NoOptions", "OptionRule", "OptionSpec",
+           "between", "field_docs", "integer", "option", "option_specs", "parse_opt", "resolve_options", "tuning_for"]
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 from torch import Tensor
 
 from lionsim.backends import Comm
-from lionsim.forms import ACCEPTED, SELECT_ACCEPTED, MomentumSync, TensorSelection  # noqa: F401 (re-exported)
 from lionsim.network.calls import CollectiveCall
 from lionsim.timing import Clock
 
