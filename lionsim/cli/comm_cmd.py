@@ -114,7 +114,7 @@ def _measured_ranks(backend: str, ranks: int | None, launched) -> int:
 
 
 def _check_fit_path(path: Path) -> None:
-    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import check_out_dir
 
     if path.suffix.lower() != ".toml":
         raise LionsimError(f"bad --fit {path}: the profile is written as TOML; accepted: a path ending in .toml")
@@ -235,7 +235,7 @@ def comm(
         _check_fit_path(fit)
     writes = out is not None and (launched is None or launched.rank == 0)  # rank 0 writes, the others stay silent
     if out is not None:
-        from lionsim.reports.files import check_out_dir  # the files helpers import pandas: only when files are written
+        from lionsim.reports.outdir import check_out_dir
 
         check_out_dir(out)
     from lionsim.reports.out_lock import holding

@@ -309,7 +309,7 @@ def _write(out: Path, frame, swept, overwrite: bool, overwrite_sweep: bool, trac
     --out and published together (an --out holding another run is refused unless --overwrite:
     lionsim.reports.outdir)."""
     from lionsim.cli.output import put_back_said
-    from lionsim.reports.files import check_out_dir
+    from lionsim.reports.outdir import check_out_dir
     from lionsim.reports.out_lock import holding
     from lionsim.reports.outdir import claim_out
     from lionsim.reports.publish import RunDir

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from lionsim.errors import LionsimError, a_type, json_type
-from lionsim.reports.outdir import check_dir, check_out_dir  # noqa: F401 (check_out_dir re-exported)
+from lionsim.reports.outdir import check_dir
 from lionsim.reports.outdir import make_dir as _make_dir
 from lionsim.reports.columns import SUMMARY_REQUIRED, STEP_COLUMNS, TEXT_COLUMNS, check_columns, run_label
 from lionsim.reports.formats import write_csv
