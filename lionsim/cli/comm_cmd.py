@@ -242,7 +242,8 @@ def comm(
 
     # one writer per --out (rank 0's under a launcher): another command's staging is not cleared under it
     with holding(out, take=writes):
-        target = _prepare(out, overwrite, overwrite_sweep, writes) if out is not None else None
+        target = (_prepare(out, overwrite, overwrite_sweep, writes, cfg.timeout_s if cfg is not None else 0)
+                  if out is not None else None)
         try:
             link = None  # where the ranks measured (titles.measured_on): the plot's title says it
             if cfg is None:  # a table of the model alone imports no pandas
@@ -337,16 +338,19 @@ def estimate_prices_otherwise(net, spec: str, traits: str | None) -> bool:
     return network_for(spec, traits=traits, library=DEVICE_LIBRARY).traits.name != net.traits.name
 
 
-def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool):
+def _prepare(out: Path, overwrite: bool, overwrite_sweep: bool, writes: bool, timeout: float = 0):
     """Before anything is measured, with --out's lock held: --out may be written (one line if not),
     and, where this process writes it, a fresh staging directory beside it (what a killed run left is cleared,
-    never published). The RunDir, or None on a launcher's rank that does not write."""
+    never published). The RunDir, or None on a launcher's rank that does not write: that one reads
+    --out once rank 0 has put back what a stopped publish set aside (waiting at most `timeout` s)."""
     from lionsim.reports.outdir import claim_out
     from lionsim.cli.output import put_back_said
-    from lionsim.reports.publish import RunDir
+    from lionsim.reports.publish import RunDir, put_back_awaited
 
     if writes:
         put_back_said(out)  # what a stopped publish set aside
+    else:  # so every rank decides from the folder rank 0 does (one that read first measured into a refusal)
+        put_back_awaited(out, timeout)
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep)
     if not writes:
         return None

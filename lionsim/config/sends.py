@@ -49,14 +49,16 @@ def check_sends(bench: BenchPlan) -> None:
 
 
 def run_sends(r: RunPlan, layout: ParamLayout, workers: int, per_node: int, steps: int) -> list[PayloadSpec] | None:
-    """What `r` sends in `steps` steps (sent_specs), its strategy built as the run builds it but on
-    `layout` (meta); None where a plug-in's strategy cannot be built or asked there. A LionsimError
+    """The run's steady spec (the run loop checks its transport with it, bench's footer reads it),
+    then what `r` sends in `steps` steps (sent_specs), its strategy built as the run builds it but
+    on `layout` (meta); None where a plug-in's strategy cannot be built or asked there. A LionsimError
     is its refusal, as the run would meet it: raised now. lionsim's own strategies all build on
     meta (tests/config/test_sends.py), so any other error of theirs is a bug, raised as it is: a
     quiet None would switch their plan-time checks off."""
     try:
         strategy = r.run.strategy_class(r.strategy, layout, SimComm(workers, per_node))
-        return sent_specs(strategy, strategy.payload_spec(), steps)
+        steady = strategy.payload_spec()
+        return list(dict.fromkeys([steady, *sent_specs(strategy, steady, steps)]))
     except LionsimError:
         raise
     except Exception:  # noqa: BLE001 -- meta cannot run a plug-in's: the run builds it for real

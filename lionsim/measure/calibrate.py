@@ -4,7 +4,8 @@ Every rank, before the first run trains:
 
 1. lists the collectives the bench's runs will issue on this group: every payload a run sends
    (lionsim.strategies.core.sends.sent_specs, the walk the plan's transport questions use: the steady
-   one, a warm-up's dense or denser ones, each vote also with abstentions) through its transport,
+   one, a warm-up's dense or denser ones, each vote also with abstentions, streaming-diloco's
+   fragments rather than the mean that prices its steps) through its transport,
    plus the strategy's own calls (momentum syncs), at the sizes a rank really sends (an
    all-to-all or a parameter-server push of a rank holding w workers carries w workers' rows);
    the calls on a node's or a slot's subgroup are left out (this group is not theirs). Calls of

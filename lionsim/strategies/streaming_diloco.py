@@ -254,6 +254,17 @@ class StreamingDiLoCo(DiLoCo):
         """A fragment's ranges as shares of a model of `numel` parameters (PayloadSpec.hidden_pieces)."""
         return tuple((a / numel, b / numel) for a, b in ranges)
 
+    def fragment_spec(self, ranges: list[tuple[int, int]]) -> PayloadSpec:
+        """A send of the fragment of flat `ranges`, as encode sends it."""
+        return PayloadSpec(kind="dense", numel=sum(b - a for a, b in ranges), hidden_steps=self.delay,
+                           hidden_pieces=(self.pieces(ranges, self.layout.numel),))
+
+    def sent_payloads(self, spec: PayloadSpec) -> tuple[PayloadSpec, ...]:
+        """The mean send (run_spec's, which prices a step) stands for each fragment's, sent in turn."""
+        if spec != self.payload_spec():
+            return (spec,)
+        return tuple(dict.fromkeys(self.fragment_spec(f) for f in self.fragments))
+
     def payload_spec(self) -> PayloadSpec:
         """A send of the mean fragment, numel / P values (each send says its own fragment's)."""
         return self.spec_scaled(self.layout.numel, self.layout.segments)
@@ -271,9 +282,7 @@ class StreamingDiLoCo(DiLoCo):
         if not self.sends(self.steps):
             return None
         ranges = self.current()
-        spec = PayloadSpec(kind="dense", numel=sum(b - a for a, b in ranges), hidden_steps=self.delay,
-                           hidden_pieces=(self.pieces(ranges, self.layout.numel),))
-        return Payload(spec, torch.cat([params[a:b].unsqueeze(0) - self.replicas[:, a:b] for a, b in ranges], dim=1))
+        return Payload(self.fragment_spec(ranges), torch.cat([params[a:b].unsqueeze(0) - self.replicas[:, a:b] for a, b in ranges], dim=1))
 
     def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
         if aggregate is not None:  # sent: merged `delay` steps from now (this step when 0)

@@ -621,3 +621,36 @@ def test_comm_interrupted_after_the_files_are_written_says_so(tmp_path, capsys, 
         f"error: interrupted after the results were written: {out} holds this command's results"], err
     assert (out / "comm.csv").read_bytes() == (tmp_path / "whole" / "comm.csv").read_bytes()
     assert {"comm.csv", "comm_all_reduce.png"} <= {p.name for p in out.iterdir()}
+
+
+def test_a_launched_rank_reads_out_once_rank_0_has_put_it_back(tmp_path, capsys, monkeypatch):
+    """Under torchrun only rank 0 (the lock's holder) moves back what a stopped publish set aside;
+    the other ranks read --out at once, so one that found --out gone (set aside as .o.old) went on
+    to measure while rank 0, once the folder was back, refused it. Here this process is rank 1 of
+    2, and rank 0's move comes 0.5 s late (a thread). The reference: what claiming the put-back
+    --out says, as rank 0 does."""
+    import threading
+    import time
+
+    import lionsim.measure.rank
+    from lionsim.errors import LionsimError
+    from lionsim.reports.outdir import claim_out
+    from lionsim.reports.publish import aside, put_back
+
+    out = tmp_path / "o"
+    assert run_cli(["comm", "--sizes", "1KB", "--workers", "2", "--out", out], capsys)[0] == 0
+    out.rename(aside(out))  # a publish set it aside, killed before it moved the new one in
+    measured = []
+    monkeypatch.setattr(lionsim.measure.rank, "measure_in_group", lambda *args, **kwargs: measured.append(args))
+    for name, value in {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "MASTER_ADDR": "127.0.0.1",
+                        "MASTER_PORT": "29500"}.items():
+        monkeypatch.setenv(name, value)
+    rank_0 = threading.Thread(target=lambda: (time.sleep(0.5), put_back(out)))
+    rank_0.start()
+    try:
+        code, _, err = run_cli(["comm", "--backend", "gloo", "--sizes", "1KB", "--out", out], capsys)
+    finally:
+        rank_0.join()
+    with pytest.raises(LionsimError) as refused:
+        claim_out(out)
+    assert (code, err.strip().splitlines(), measured) == (2, [f"error: {refused.value}"], [])

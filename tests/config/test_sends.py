@@ -207,9 +207,10 @@ SYNCS = ["never", "every:3", "every:50", "schedule:2"]
 
 def full_walk(strategy, steady, steps):
     """Every step 1..steps, walked in the plainest way: the specs (steady first, each vote also with
-    abstentions) and the strategy's own calls, each once, in the order first met."""
-    specs = list(dict.fromkeys([steady] + [s for step in range(1, steps + 1)
-                                           if (s := strategy.run_spec(step, steady)) is not None]))
+    abstentions), each as the payloads it stands for (Strategy.sent_payloads), and the strategy's
+    own calls, each once, in the order first met."""
+    specs = [steady] + [s for step in range(1, steps + 1) if (s := strategy.run_spec(step, steady)) is not None]
+    specs = list(dict.fromkeys(p for s in specs for p in strategy.sent_payloads(s)))
     specs = [v for s in specs for v in ([s, replace(s, abstain=True)] if s.kind == "votes" and not s.abstain else [s])]
     calls = list(dict.fromkeys(c for step in range(1, steps + 1) for c in strategy.extra_calls(step)))
     return specs, calls
@@ -233,6 +234,21 @@ def test_the_walk_stops_at_the_send_horizon_and_finds_what_every_step_sends(name
                 assert (sent_specs(strategy, steady, steps), sent_calls(strategy, steps)) == \
                     full_walk(strategy, steady, steps), (options, sync, steps)
             assert walked(strategy, 10**7) <= 200, (name, options, sync)  # the walk does not grow with --steps
+
+
+def test_streaming_diloco_is_asked_about_each_fragment_it_sends_after_its_steady_mean():
+    """The plan-time check asked fp4-allreduce about the mean fragment alone, which prices a step but
+    is never sent. Closed form: tensors of 128, 16, 128 and 8 values cut in 2 runs, the largest as
+    small as can be: 144 and 136 values; the mean, ceil(280 / 2) = 140, first (the run loop checks
+    it, bench's footer reads it)."""
+    from types import SimpleNamespace
+
+    from lionsim.config.sends import run_sends
+
+    layout = ParamLayout.meta([("w1", (16, 8)), ("b1", (16,)), ("w2", (8, 16)), ("b2", (8,))])
+    r = SimpleNamespace(run=SimpleNamespace(strategy_class=STRATEGIES.get("streaming-diloco")),
+                        strategy=StrategyConfig(options={"local_steps": 4}))
+    assert [s.numel for s in run_sends(r, layout, 4, 1, 10)] == [140, 144, 136]
 
 
 def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():

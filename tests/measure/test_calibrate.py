@@ -39,7 +39,8 @@ def sent_in_training(runner: Runner) -> set[tuple[str, str, int]]:
 
 def test_calibration_measures_every_call_the_runs_send_in_training():
     plan = bench_plan(["-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "7", "--eval-every", "7",
-                       "-s", "onebit-adam,dgc,powersgd,diloco-int8,dlion-mavo,terngrad", *WARM_UPS])
+                       "-s", "onebit-adam,dgc,powersgd,diloco-int8,dlion-mavo,terngrad,streaming-diloco",
+                       *WARM_UPS])
     runner = Runner(plan)
     runner.run()
     sent = sent_in_training(runner)
@@ -50,6 +51,34 @@ def test_calibration_measures_every_call_the_runs_send_in_training():
     assert {"all_reduce", "all_to_all", "all_gather"} <= ops  # 1-bit Adam's dense warm-up and its 1-bit phase
     measured = {(op, dtype): sizes for op, dtype, sizes in cases(runs)}
     assert all(n in measured[(op, dtype)] for op, dtype, n in sent)
+
+
+def test_streaming_diloco_is_calibrated_at_the_sizes_of_its_fragments_as_its_training_sends_them():
+    """Its run_spec prices a send as the mean fragment (1381 values on the tiny mlp), which training
+    never sends (fragments of 2048 and 714): calibration measured the mean's sizes and none of the
+    fragments'. The reference: the calls the simulator's comm was asked to run while it trained,
+    sized by lionsim.network.calls' convention (an all-to-all: a rank's whole send buffer, here
+    every worker's row; an all-gather: its whole output)."""
+    plan = bench_plan(["-w", "mlp", "--model-size", "tiny", "-n", "2", "-b", "8", "--steps", "7",
+                       "--eval-every", "7", "-s", "streaming-diloco", "--local-steps", "3"])
+    runner = Runner(plan)
+    comm = runner.place.comm
+    ran = set()
+
+    def recorded(op, call, size):
+        def run(x, *args, **kwargs):
+            ran.add((op, str(x.dtype).removeprefix("torch."), size(x) * x.element_size()))
+            return call(x, *args, **kwargs)
+        return run
+
+    comm.all_to_all = recorded("all_to_all", comm.all_to_all, lambda x: x.numel())
+    comm.all_gather = recorded("all_gather", comm.all_gather, lambda x: x[0].numel() * comm.world_size)
+    comm.all_reduce = recorded("all_reduce", comm.all_reduce, lambda x: x[0].numel())
+    runner.run()
+    # fp4 codes of blocks of 256 values, 128 bytes each, padded to a multiple of the 2 workers, both rows:
+    # fragments of 2048 and 714 values are 8 and 4 blocks (the mean's 1381 would be 6)
+    assert {n for op, dtype, n in ran if (op, dtype) == ("all_to_all", "uint8")} == {2 * 8 * 128, 2 * 4 * 128}
+    assert set(*planned_calls(plan, runner.workload, comm)) == ran
 
 
 def test_the_size_cap_is_each_runs_not_the_benchs():

@@ -284,6 +284,14 @@ class Strategy(ABC):
         sends nothing: None). A pure function of the step: it reads no training state."""
         return steady
 
+    def sent_payloads(self, spec: PayloadSpec) -> tuple[PayloadSpec, ...]:
+        """The payloads encode really sends on the steps run_spec gives `spec` for: `spec` itself. A
+        strategy whose run_spec prices a step by a stand-in (streaming-diloco: the mean fragment, so
+        that a step costs the mean send) names each payload it stands for: the plan-time walk reports
+        these (lionsim.strategies.core.sends), so the transport is asked about, and bench --calibrate
+        measures, the sizes training sends."""
+        return (spec,)
+
     def send_horizon(self) -> int:
         """A step n such that whatever run_spec and extra_calls give at a step past n, some step
         from 1 to n gives too (compared as values): a warm-up's length, a sync period. What a run

@@ -1,7 +1,8 @@
 """What a run sends over its steps, known without training: the strategy says what each step
-sends (Strategy.run_spec, a pure function of the step) and what calls of its own it issues
-(Strategy.extra_calls). The plan's transport questions (lionsim.config.sends) and bench
---calibrate's list of calls (lionsim.measure.calibrate) walk them.
+sends (Strategy.run_spec, a pure function of the step; Strategy.sent_payloads where that is a
+stand-in) and what calls of its own it issues (Strategy.extra_calls). The plan's transport
+questions (lionsim.config.sends) and bench --calibrate's list of calls (lionsim.measure.calibrate)
+walk them.
 
 The walk stops at the strategy's send horizon (Strategy.send_horizon: past a warm-up and a sync
 period every step repeats an earlier one), so it costs the same at 10 steps as at 10^7, where
@@ -33,13 +34,15 @@ def walked(strategy: Strategy, steps: int) -> int:
 
 
 def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
-    """The steady spec, then every other spec steps 1..`steps` send, each once; each vote also
-    with abstentions, which a vote transport marks on a step where some worker abstains."""
-    found, last = {steady: None}, steady
+    """The steady spec, then every other spec steps 1..`steps` send, each once, as the payloads
+    encode sends (Strategy.sent_payloads: streaming-diloco's fragments in place of the mean that
+    prices its steps); each vote also with abstentions, which a vote transport marks on a step
+    where some worker abstains."""
+    found, last = dict.fromkeys(strategy.sent_payloads(steady)), steady
     for step in range(1, walked(strategy, steps) + 1):
         spec = strategy.run_spec(step, steady)
         if spec is not last and spec is not None:  # most steps send the very object the step before did
-            found.setdefault(spec, None)
+            found.update(dict.fromkeys(strategy.sent_payloads(spec)))
         last = spec
     return [variant for spec in found for variant in
             ([spec, replace(spec, abstain=True)] if spec.kind == "votes" and not spec.abstain else [spec])]
