@@ -7,7 +7,8 @@ it). lionsim trains nothing here.
 For an estimate row (strategy@transport) lionsim takes the trained run of DIR it matches (the same
 strategy@transport, else the first trained run of the same strategy: `how` says which) and its
 ratio to the run's baseline B in each cell c (a bench run is one cell). A run of the same strategy
-stands for another transport only where both carry the same values (a2a-1bit for int8-allreduce);
+stands for another transport only where both carry the same values (a2a-1bit for int8-allreduce;
+hier:fp32-allreduce, the same fp32 sums node by node: Transport.reorders, for fp32-allreduce);
 where either rounds them (bf16, fp8: Transport.rounds) or votes by node (not `exact`), training
 over one says nothing of converging over the other: no figure, and the note says why (_borrowed).
 
@@ -358,7 +359,7 @@ def _changes(transport: str) -> str:
         return "a transport this estimate does not know"
     kind = TRANSPORTS.get(transport)
     return ("rounds the values it carries" if kind.rounds else
-            "" if kind.exact else "does not give the flat aggregate")
+            "" if kind.exact or kind.reorders else "does not give the flat aggregate")
 
 
 def _borrowed(label: str, transport: str) -> str:
