@@ -11,7 +11,8 @@
 
 Each caption says what the figures rest on: the target loss, where the steps come from (the
 baseline's from --tokens or --steps, else its steps to target in the run), and the proxy model the
-convergence came from, where it was trained.
+convergence came from, where it was trained; and which runs do not fit on their worker (labelled
+"(does not fit)").
 
 Built like the other plots here: a matplotlib Figure on the Agg canvas, written as PNG and SVG.
 """
@@ -34,7 +35,7 @@ from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mar
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
                                          time_unit, title_with_caption)
-from lionsim.reports.to_target import no_plot_reason, notes, status
+from lionsim.reports.to_target import no_plot_reason, notes, status, unfit, unfit_words
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -92,6 +93,12 @@ def _caption(first, cluster: str, band: str = "") -> str:
             f"{_steps(first)}.\n{_source(first)[0].upper()}{_source(first)[1:]}.{drawn}")
 
 
+def _unfit_line(frame: pd.DataFrame) -> str:
+    """The caption's line on the runs marked "(does not fit)" (unfit_words), with a leading newline; ""."""
+    words = unfit_words(frame)
+    return f"\n(does not fit): {words}." if words else ""
+
+
 def _has_band(frame: pd.DataFrame) -> bool:
     """Whether any run has a band wider than its figure (a whisker or shade is drawn)."""
     hi = frame["time_to_target_hi_s"]
@@ -123,7 +130,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
               float(finite.max()) if len(finite) else 1.0)
     scale, unit = time_unit(top)
     caption = _caption(first, f"{first['workers']:,} workers, {first['network']}",
-                       "Whiskers" if _has_band(frame) else "")
+                       "Whiskers" if _has_band(frame) else "") + _unfit_line(frame)
     # the caption's lines past its first get room of their own: the bars keep their height
     extra = fit_title(caption, WIDTH, CAPTION_POINTS).count("\n") * CAPTION_LINE
     fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * len(labels) + extra), dpi=DPI, layout="constrained")
@@ -148,7 +155,9 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
             text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
         ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
     rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
+    over = unfit(frame)
     ax.set_yticks(y, [run_name(s, t, rounds) + (" (baseline)" if f"{s}@{t}" == b else "")
+                      + ("\n(does not fit)" if f"{s}@{t}" in over else "")
                       for s, t, b in zip(frame["strategy"], frame["transport"], frame["baseline"])], fontsize=9)
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, top / scale * 1.3)  # room for the figures' text beyond the longest bar
@@ -176,7 +185,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
     replaced = replaced_workers(variable, frame["sweep_value"], workers)
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
-                       f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""), _caption(first, fixed, "Shaded" if _has_band(frame) else ""))
+                       f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""),
+                       _caption(first, fixed, "Shaded" if _has_band(frame) else "") + _unfit_line(frame))
     values = sorted(frame["sweep_value"].unique())
     span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
     if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
@@ -188,6 +198,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             ax.axvspan(low / (1.0 if high > low else 1.04), high * (1.0 if high > low else 1.04), color="0.85",
                        alpha=0.6, linewidth=0, label=measured if ax is top else None)
     rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
+    over = unfit(frame)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
@@ -198,7 +209,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             continue
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(len(rows), k)}
-        name = f"{shown} (baseline)" if label == baseline else shown
+        name = (f"{shown} (baseline)" if label == baseline else shown) + (" (does not fit)" if label in over else "")
         band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
         if variable == "bandwidth":  # time linear in 1/bandwidth, as the crossings (between.py), markers on the points
             xs, ys = curve(rows["sweep_value"], rows["time_to_target_s"] / scale)
