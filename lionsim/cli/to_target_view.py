@@ -27,7 +27,7 @@ def proxy_size(first) -> str:
     if not (isinstance(proxy, (int, float)) and proxy > 0 and priced >= FAR_SMALLER * proxy):
         return ""
     model = first.get("model")
-    named = model if isinstance(model, str) and model else "model"
+    named = model if isinstance(model, str) and model and model != "params" else "model"  # --params: no name
     return (f" Its model is far smaller: {workload_text(first['to_target_workload'])} ({proxy:,.0f} params) against the priced "
             f"{named} ({priced:,.0f} params, {priced / proxy:,.0f}x), and convergence may change with size.")
 
