@@ -104,9 +104,14 @@ HELD_BASELINE = "held at the baseline's steps"
 """How the note begins where rho(N) would have crossed 1.0 from the side every cell measured (module doc)."""
 CLAMPED = "clamped"
 """How to_target_note begins the part that says a fit was held at the nearest measured N."""
+STEPS_INSTEAD = "--steps or --tokens sets the baseline's steps at scale instead"
+"""What the hints below say to do: price the run the user plans."""
 CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell to zero at this N and was held at the "
-              "nearest measured worker count; --steps or --tokens sets the baseline's steps at scale instead")
+              f"nearest measured worker count; {STEPS_INSTEAD}")
 """The one line `estimate --from-run` prints when the baseline's fit was clamped (module doc)."""
+OWN_STEPS_HINT = ("hint: the baseline's steps to target at scale are the trained run's own ({steps}, for its model, "
+                  f"not the one priced); {STEPS_INSTEAD}, for the run you plan")
+"""The one line it prints otherwise where neither gave them (unless the run's model is near the priced size)."""
 
 FAR_SMALLER = 10
 """A proxy whose model has this many times fewer parameters than the priced one, or more, is said to be far
