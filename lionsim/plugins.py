@@ -12,7 +12,8 @@ A plug-in registers its classes exactly as the built-ins do (`@STRATEGIES.regist
 Both go through the one load check (`import_checked`) before anything reads what they registered.
 
 A bench records the files it loaded (BenchConfig.plugins, run.json), so its gloo ranks, its
-sweep cells, `--resume` and `--config run.json` load them again. Whatever goes wrong is one
+sweep cells, `--resume`, `--config run.json` and `estimate --from-run` (lionsim.run_plugins) load
+them again. Whatever goes wrong is one
 line naming the file (or the entry point and its module): a missing file, an import that raises, a class missing what lionsim
 needs, a name a built-in (or another plug-in) already has, a bad option declaration.
 """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import textwrap
@@ -259,15 +260,34 @@ def estimate_cmd(
     if written:
         (console if format == "table" else err_console).print(
             f"wrote {', '.join(p.name for p in written)} to {out}/", markup=False, highlight=False)
-    if from_run is not None and _baseline_clamped(swept.rows if swept is not None else frame):
+    if from_run is not None and steps is None and tokens is None:  # the run's own steps: say how to set them
         from lionsim.estimate.to_target import CLAMP_HINT
 
-        err_console.print(CLAMP_HINT, markup=False, highlight=False)
+        hint = CLAMP_HINT if _baseline_clamped(swept.rows if swept is not None else frame) else _own_steps_hint(frame)
+        if hint:
+            err_console.print(hint, markup=False, highlight=False)
     if from_run is not None:
         from lionsim.estimate.to_target import unreached_hint
 
         if hint := unreached_hint(swept.rows if swept is not None else frame):
             err_console.print(hint, markup=False, highlight=False)
+
+
+def _own_steps_hint(frame) -> str:
+    """OWN_STEPS_HINT with the baseline's steps at scale, "" where the run's model is known to be near the
+    priced size (within FAR_SMALLER: its own steps may stand) or the baseline has no figure."""
+    from lionsim.estimate.to_target import FAR_SMALLER, OWN_STEPS_HINT
+
+    if "to_target_params" not in frame.columns:
+        return ""
+    first = frame.iloc[0]
+    base = frame[frame["strategy"] + "@" + frame["transport"] == first["baseline"]]
+    proxy = first["to_target_params"]
+    steps = base["steps_to_target"].iloc[0] if len(base) else math.nan
+    if (isinstance(proxy, (int, float)) and proxy > 0 and float(first["params"]) < FAR_SMALLER * proxy) or not (
+            steps == steps):
+        return ""
+    return OWN_STEPS_HINT.format(steps=f"{steps:,.0f} steps")
 
 
 def _baseline_clamped(frame) -> bool:

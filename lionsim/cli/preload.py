@@ -1,7 +1,8 @@
 """Plug-ins loaded before click reads the commands: the files `--plugin` names, on the command
-line or in a --config file's `plugin` list, register their strategies before the strategy
-commands' signatures are built, so the flags those strategies declare exist when click parses
-them (lionsim.cli.strategy_flags). Only a command that takes --plugin loads any."""
+line or in a --config file's `plugin` list, and those estimate's `--from-run DIR` was trained
+with (lionsim.run_plugins), register their strategies before the strategy commands' signatures
+are built, so the flags those strategies declare exist when click parses them
+(lionsim.cli.strategy_flags). Only a command that takes --plugin loads any."""
 
 from __future__ import annotations
 
@@ -28,13 +29,14 @@ def takes_plugin(app: typer.Typer, command: str | None) -> bool:
 
 
 def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
-    """Load the plug-ins argv names (`--plugin`, and a --config file's `plugin` list) before click
+    """Load the plug-ins argv names (`--plugin`, a --config file's `plugin` list, --from-run's) before click
     reads the commands, so their strategies' flags exist (lionsim.cli.strategy_flags). A command
     that takes no --plugin loads none: click refuses the option there, before any file is imported."""
     from lionsim.cli.strategy_flags import refresh
     from lionsim.plugins import load_plugins
 
-    if not takes_plugin(app, next((a for a in argv if not a.startswith("-")), None)):
+    command = next((a for a in argv if not a.startswith("-")), None)
+    if not takes_plugin(app, command):
         return
     args, paths = list(argv), []
     for i, arg in enumerate(args):
@@ -45,11 +47,16 @@ def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
     config = config_path(args)
     if config is not None and Path(config).is_file():  # a missing or bad file is config_defaults' to report
         paths += _recorded_plugins(Path(config))
-    if paths:
+    from_run = _from_run(args) if command == "estimate" else None
+    if paths or from_run is not None:
         from lionsim.plugins import LOADED, unload_plugin
 
         before = set(LOADED)
         loaded = load_plugins(paths)
+        if from_run is not None and Path(from_run).is_dir():  # after --plugin: a moved file given there
+            from lionsim.run_plugins import load_recorded
+
+            loaded += load_recorded(from_run)
         try:
             refresh()
         except LionsimError:  # a flag no command can take: the plug-ins just loaded go again
@@ -57,6 +64,17 @@ def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
                 unload_plugin(key)
             refresh()
             raise
+
+
+def _from_run(args: list[str]) -> str | None:
+    """--from-run DIR's value on the command line (None: not given), whose trained runs' plug-ins
+    load as the others do (lionsim.run_plugins)."""
+    for i, arg in enumerate(args):
+        if arg == "--from-run" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--from-run="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def _recorded_plugins(path: Path) -> list:

@@ -11,7 +11,7 @@ from rich.table import Table
 from lionsim.reports.columns import ROUND_STEPS, strategy_text
 from lionsim.reports.widths import fill, fit, fold_run, run_width
 from lionsim.numbers import run_duration, speedup_text
-from lionsim.reports.to_target import band_text, notes, source_text, status
+from lionsim.reports.to_target import UNFIT, band_text, notes, source_text, status, unfit, unfit_words
 
 RUN_WIDTH = 17
 """Least characters of the run column (the estimate's tables': lionsim.cli.estimate_view)."""
@@ -27,7 +27,7 @@ def proxy_size(first) -> str:
     if not (isinstance(proxy, (int, float)) and proxy > 0 and priced >= FAR_SMALLER * proxy):
         return ""
     model = first.get("model")
-    named = model if isinstance(model, str) and model else "model"
+    named = model if isinstance(model, str) and model and model != "params" else "model"  # --params: no name
     return (f" Its model is far smaller: {workload_text(first['to_target_workload'])} ({proxy:,.0f} params) against the priced "
             f"{named} ({priced:,.0f} params, {priced / proxy:,.0f}x), and convergence may change with size.")
 
@@ -43,6 +43,8 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     said = [f"every run priced: {'; '.join(common)}."] if common else []
     said += [f"{row.strategy}@{row.transport}: {'; '.join(p for p in parts if p not in common)}."
              for row, parts in zip(rows, each) if any(p not in common for p in parts)]
+    if words := unfit_words(frame):  # what the mark beside those runs' names says
+        said.append(f"{UNFIT} {words}.")
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
@@ -56,8 +58,10 @@ def to_target_table(frame: pd.DataFrame) -> Table:
                  + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."
                  + "".join("\n" + line for line in said)),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    width = run_width([(strategy_text(r.strategy, getattr(r, ROUND_STEPS, 1), True), r.transport) for r in rows],
-                      RUN_WIDTH)
+    over = unfit(frame)
+    mark = UNFIT if over else ""
+    width = run_width([(strategy_text(r.strategy, getattr(r, ROUND_STEPS, 1), True) + mark, r.transport)
+                       for r in rows], RUN_WIDTH)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     for name in ("steps", "time", *(["band"] if band else []), "speedup"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -65,7 +69,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
         label = f"{row.strategy}@{row.transport}"
         speedup = speedup_text(row.to_target_speedup)
         spread = [band_text(row.time_to_target_lo_s, row.time_to_target_s, row.time_to_target_hi_s)] if band else []
-        table.add_row(fold_run(strategy_text(row.strategy, getattr(row, ROUND_STEPS, 1), label == row.baseline),
-                               row.transport),
+        name = strategy_text(row.strategy, getattr(row, ROUND_STEPS, 1), label == row.baseline)
+        table.add_row(fold_run(name + (UNFIT if label in over else ""), row.transport),
                       status(row), run_duration(row.time_to_target_s), *spread, speedup)
     return fill(fit(table))  # its notes wrap at the width the estimate's other tables take

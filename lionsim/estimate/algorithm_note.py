@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lionsim.estimate.library_checks import refused_ops
 from lionsim.network.collectives import COLLECTIVE_ALGORITHMS
+from lionsim.network.libraries import TRAITS
 from lionsim.network.cost import label_folds
-from lionsim.numbers import ms_text
+from lionsim.numbers import in_words, ms_text
 from lionsim.reports.points import labels, spans_text
 
 
@@ -73,12 +75,36 @@ def algorithm_notes(rows: pd.DataFrame, variable: str) -> list[str]:
     if not changed:
         return []
     fold = f"; {fold_words()}" if folding else ""
+    printed = (rows["strategy"] + "@" + rows["transport"]).isin([label for label, _ in changed])
+    own = own_plans_line(library, rows.loc[printed, "algorithm"])
     if len(changed) == 1:
         (label, where), = changed
         return [f"{label}: the {library} library priced its calls by {where} (the algorithm "
-                f"column){fold}.", *filter(None, [baseline])]
+                f"column){fold}.", *filter(None, [own, baseline])]
     return [f"the {library} library priced each run's calls by (the algorithm column){fold}:",
-            *(f"  {label}: {where}" for label, where in changed), *filter(None, [baseline])]
+            *(f"  {label}: {where}" for label, where in changed), *filter(None, [own, baseline])]
+
+
+def own_plans_line(library: str, labels) -> str:
+    """Where the algorithm column (`labels`) names an algorithm the library runs by another for that
+    op (Traits.runs_op, as --algorithm is refused: lionsim.estimate.library_checks), what it is: a
+    call its model does not price (a hier: phase, inside a node or among one GPU a node), priced by
+    lionsim's own plans (lionsim.network.cost); "" where there is none."""
+    if library not in TRAITS:
+        return ""
+    traits, names = TRAITS.get(library), {}
+    for label in labels:
+        for part in str(label).split(" + "):
+            op, _, algorithm = part.rpartition(" ")
+            for name in algorithm.split("/")[0].removeprefix("hier:").split("+"):
+                if name in COLLECTIVE_ALGORITHMS and (refused := refused_ops(traits, name)) and (
+                        not op or op in refused):
+                    names[name] = None
+    if not names:
+        return ""
+    return (f"{in_words(list(names))}: the {library} library runs none of these; they are lionsim's own plans "
+            "for calls its model does not price (hier: phases, inside a node or among one GPU a node), priced "
+            f"by lionsim's formulas over the links as {library} gets them (docs/clusters.md).")
 
 
 def _slower_flips(run: pd.DataFrame, keys: list) -> list[tuple[int, float, float]]:

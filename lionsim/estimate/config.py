@@ -15,6 +15,7 @@ from lionsim.estimate.defaults import DEFAULT_STRATEGIES, estimate_reads
 from lionsim.estimate.from_run import Measured
 from lionsim.estimate.from_run import as_trained, check_trained
 from lionsim.estimate.from_run import load as load_measured
+from lionsim.run_plugins import load_recorded
 from lionsim.estimate.plain import (  # noqa: F401  (with_gpus_per_node: re-exported for lionsim.estimate)
     MAXIMA, check_gpus_per_node, check_mfu, check_one_model, check_plain, check_seed, chosen_algorithm, chosen_device,
     load_plain_network, positive_int as _positive_int, with_gpus_per_node,
@@ -250,6 +251,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     kernels = resolve_kernels(cfg.kernels, device.name)
     optimizer = resolve_optimizer(cfg.optimizer, kernels.table is None)
     measured = None if cfg.from_run is None else load_measured(cfg.from_run, cfg.target_loss)
+    if measured is not None:  # its runs' names: the plug-ins it was trained with register them
+        load_recorded(cfg.from_run)
     source = None if cfg.strategies is not None else (
         "estimate's default strategies" if measured is None else f"the runs {measured.path} trained")
     given = None if cfg.strategies is None else list(cfg.strategies)

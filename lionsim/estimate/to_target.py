@@ -7,7 +7,8 @@ it). lionsim trains nothing here.
 For an estimate row (strategy@transport) lionsim takes the trained run of DIR it matches (the same
 strategy@transport, else the first trained run of the same strategy: `how` says which) and its
 ratio to the run's baseline B in each cell c (a bench run is one cell). A run of the same strategy
-stands for another transport only where both carry the same values (a2a-1bit for int8-allreduce);
+stands for another transport only where both carry the same values (a2a-1bit for int8-allreduce;
+hier:fp32-allreduce, the same fp32 sums node by node: Transport.reorders, for fp32-allreduce);
 where either rounds them (bf16, fp8: Transport.rounds) or votes by node (not `exact`), training
 over one says nothing of converging over the other: no figure, and the note says why (_borrowed).
 
@@ -103,9 +104,14 @@ HELD_BASELINE = "held at the baseline's steps"
 """How the note begins where rho(N) would have crossed 1.0 from the side every cell measured (module doc)."""
 CLAMPED = "clamped"
 """How to_target_note begins the part that says a fit was held at the nearest measured N."""
+STEPS_INSTEAD = "--steps or --tokens sets the baseline's steps at scale instead"
+"""What the hints below say to do: price the run the user plans."""
 CLAMP_HINT = ("hint: a fit of the baseline's steps to target against log N fell to zero at this N and was held at the "
-              "nearest measured worker count; --steps or --tokens sets the baseline's steps at scale instead")
+              f"nearest measured worker count; {STEPS_INSTEAD}")
 """The one line `estimate --from-run` prints when the baseline's fit was clamped (module doc)."""
+OWN_STEPS_HINT = ("hint: the baseline's steps to target at scale are the trained run's own ({steps}, for its model, "
+                  f"not the one priced); {STEPS_INSTEAD}, for the run you plan")
+"""The one line it prints otherwise where neither gave them (unless the run's model is near the priced size)."""
 
 FAR_SMALLER = 10
 """A proxy whose model has this many times fewer parameters than the priced one, or more, is said to be far
@@ -358,7 +364,7 @@ def _changes(transport: str) -> str:
         return "a transport this estimate does not know"
     kind = TRANSPORTS.get(transport)
     return ("rounds the values it carries" if kind.rounds else
-            "" if kind.exact else "does not give the flat aggregate")
+            "" if kind.exact or kind.reorders else "does not give the flat aggregate")
 
 
 def _borrowed(label: str, transport: str) -> str:

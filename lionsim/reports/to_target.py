@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from lionsim.numbers import plural, run_duration, speedup_text
+from lionsim.numbers import binary_bytes_text, plural, run_duration, speedup_text
 from lionsim.reports.columns import sweep_heading, workload_text
 from lionsim.reports.sweep_rows import Shown, every_point
 from lionsim.reports.md import md_table
@@ -85,6 +85,36 @@ def status(row) -> str:
     return "not reached" if text(row.to_target_note).startswith("did not reach") else "-"
 
 
+UNFIT = "!"
+"""The mark beside a run that does not fit on its worker (unfit), in the time-to-target table."""
+
+
+def unfit(frame: pd.DataFrame) -> list[str]:
+    """The runs (strategy@transport) that do not fit on their worker unsharded: estimate.csv's
+    `memory_fits`, the step table's "Does not fit" note's source (lionsim.estimate.memory); [] where
+    all fit or the CSV predates the column."""
+    if "memory_fits" not in frame.columns:
+        return []
+    over = frame[frame["memory_fits"].astype(str) == "False"]  # a bool, or its text read back from a CSV
+    return list(dict.fromkeys(f"{s}@{t}" for s, t in zip(over["strategy"], over["transport"])))
+
+
+def unfit_words(frame: pd.DataFrame) -> str:
+    """One sentence, no full stop, where a run in `frame` does not fit (unfit): which, on what, and that its
+    time to target is not a run it can make as priced; "" where all fit."""
+    labels = unfit(frame)
+    if not labels:
+        return ""
+    first = frame[frame["memory_fits"].astype(str) == "False"].iloc[0]
+    g = int(first.get("replica_gpus", 1) or 1)
+    device = f"one {first['device']}" if g == 1 else f"a worker of {g} x {first['device']}"
+    one = len(labels) == 1
+    return (f"{', '.join(labels)} {'does' if one else 'do'} not fit on {device} "
+            f"({binary_bytes_text(float(first['device_memory_bytes']))}) unsharded (the step table's note): "
+            f"{'its' if one else 'their'} time to target is not a run {'it' if one else 'they'} can make as "
+            "priced (sharding's traffic, ZeRO/FSDP, is not modelled)")
+
+
 ASSUMPTION = ("These are the times to target at scale if convergence at scale behaves as it did there: each run's "
               "steps to target relative to the baseline as measured (fitted against log N where a sweep measured "
               "several worker counts), the baseline's own steps to target at scale from {basis}. lionsim trained "
@@ -112,6 +142,8 @@ def _verdict(frame: pd.DataFrame) -> str:
                      f"({best.steps_to_target:,.0f} steps" + (f", {speedup_text(best.to_target_speedup)} the baseline "
                                                                f"{best.baseline}'s time" if
                                                                math.isfinite(best.to_target_speedup) else "") + ").")
+        if over := unfit_words(frame):  # beside the headline: a run it ranks may not run as priced
+            lines[-1] += f" {over}."
     for r in rows:
         if r in timed:
             continue
@@ -178,6 +210,8 @@ def to_target_sweep_section(frame: pd.DataFrame, crossings: pd.DataFrame | None,
                if not math.isfinite(r.time_to_target_s)]
     parts += [f"{r.strategy}@{r.transport} has no time to target: {'; '.join(notes(r)) or r.to_target_how}."
               for r in missing]
+    if over := unfit_words(frame):
+        parts.append(f"{over}.")
     return "\n\n".join(parts)
 
 

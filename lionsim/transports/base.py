@@ -72,7 +72,12 @@ class Transport(ABC):
     summary: ClassVar[str]
     """One line for `lionsim strategies`."""
     exact: ClassVar[bool] = True
-    """Whether it gives the flat aggregate (every transport but a vote of node votes)."""
+    """Whether it gives the flat aggregate bit for bit, whatever the nodes (every transport but a
+    vote of node votes, and hier: over fp32 sums, which sums in another order: `reorders`)."""
+    reorders: ClassVar[bool] = False
+    """Whether, not `exact`, it gives the flat aggregate up to the order of its fp32 sums (hier: over
+    a transport that is exact and does not round): training over it converges as over the flat
+    transport, so `estimate --from-run` lends a run's convergence across the two."""
     rounds: ClassVar[bool] = False
     """Whether it rounds the values it carries (a low-precision wire: bf16, fp8, fp4, 1-bit
     compression), so that training over it is not training over an exact one: `estimate

@@ -105,6 +105,9 @@ class Form:
 
     exact: ClassVar[bool] = True
     """Whether the result is the flat aggregate, whatever the nodes."""
+    reorders: ClassVar[bool] = False
+    """Whether, not exact, it is the flat aggregate up to the order of fp32 sums over an inner transport
+    that is exact and does not round (Transport.reorders)."""
     gathered_as_is: ClassVar[bool] = False
     """Whether the inner transport's result is gathered as it is (no pass turns it into the gathered dtype)."""
     pad: ClassVar[int] = 0
@@ -181,6 +184,7 @@ class Form:
 
 class Dense(Form):
     exact = False  # the fp32 sums run in another order, and a lossy inner rounds node means
+    reorders = True  # over an exact inner that does not round: the flat mean, summed node by node
     gathered_as_is = True
 
     def cast_bytes(self, spec: PayloadSpec, g: int) -> float:
@@ -539,9 +543,12 @@ def hierarchy_of(inner: type[Transport]) -> type[Transport]:
         why = "; ".join(f"{kind}: {UNCARRIED[kind]}" for kind in inner.carries if kind in UNCARRIED)
         why = why or "it carries " + ", ".join(inner.carries)
         raise LionsimError(f"transport {name!r} has no hierarchical form ({why})")
+    exact = inner.exact and all(form.exact for form in forms.values())
     attrs = {
         "name": name, "inner": inner, "forms": forms, "carries": tuple(forms),
-        "exact": inner.exact and all(form.exact for form in forms.values()), "rounds": inner.rounds,
+        "exact": exact, "rounds": inner.rounds,
+        "reorders": not exact and inner.exact and not inner.rounds
+                    and all(form.exact or form.reorders for form in forms.values()),
         "kernels": inner.kernels, "__doc__": __doc__,
         "summary": f"{inner.name} across nodes on each node's exactly combined payload (intra reduce-scatter, "
                    "inter, intra all-gather)",

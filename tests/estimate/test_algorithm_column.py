@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 
@@ -215,3 +217,31 @@ def test_ops_alike_name_one_algorithm_and_a_fold_in_any_op_counts():
     nccl = estimate(EstimateConfig(model="gpt2-124m", network="10gbe", workers=64, traits="nccl",
                                    strategies=["muon-dist@fp32-allreduce"])).iloc[0]
     assert nccl["algorithm"] == "ring/simple"
+
+
+def test_phases_nccl_does_not_run_are_said_to_be_lionsims_own_plans():
+    """Under NCCL a hier: run's phases (calls inside a node or among one GPU a node) are priced by
+    lionsim's plans (lionsim.network.cost), not NCCL's model: the algorithms the column names there
+    that NCCL runs by another for that op (nccl.RUNS) are said to be lionsim's, and nothing else is."""
+    from lionsim.network.nccl import RUNS
+
+    cfg = EstimateConfig(model="gpt2-124m", network="h100x8-10gbe", strategies=[
+        "adamw@fp32-allreduce", "dlion-mavo@hier:int8-allreduce"])
+    rows = run_sweep(cfg, "workers=8,16,32,64").rows
+    runs = dict(RUNS)
+    foreign = {}
+    for label in rows["algorithm"]:
+        for part in label.split(" + "):
+            op, name = part.split(" ") if " " in part else ("all_reduce", part)
+            if "/" not in name and name not in runs.get(op, (name,)):
+                foreign[name] = None
+    assert foreign and all(a in ("bruck", "rabenseifner", "recursive_doubling") for a in foreign)
+    notes = algorithm_notes(rows, "workers")
+    (own,) = [line for line in notes if "lionsim's own plans" in line]
+    named, says = own.split(": ", 1)
+    assert set(named.replace(" and ", ", ").split(", ")) == set(foreign)
+    assert says.startswith("the nccl library runs none of these; they are lionsim's own plans")
+    flat = rows[rows["transport"] == "fp32-allreduce"]
+    assert not any("lionsim's own plans" in line for line in algorithm_notes(flat, "workers"))
+    ideal = run_sweep(dataclasses.replace(cfg, traits="ideal"), "workers=8,16,32,64").rows
+    assert not any("lionsim's own plans" in line for line in algorithm_notes(ideal, "workers"))

@@ -153,6 +153,35 @@ def test_a_transport_that_rounds_takes_no_other_transports_convergence(tmp_path,
     assert (dlion.to_target_how, dlion.to_target_match, dlion.steps_to_target) == ("by strategy", RUNS[1], 60)
 
 
+def test_an_exact_transport_node_by_node_lends_and_borrows_the_flat_runs_convergence(tmp_path):
+    """docs/strategies.md: hier: over an exact transport gives the flat mean up to the order of fp32
+    sums, so a run over one stands for the other; a vote of node votes still does not."""
+    import torch
+
+    from lionsim.backends import SimComm
+    from lionsim.reports.to_target import notes
+    from lionsim.transports import TRANSPORTS, Payload, PayloadSpec
+
+    # the reference: 2 nodes of 4 give the float64 mean of all 8 workers, within fp32 summation error
+    x = torch.randn(8, 1000, generator=torch.Generator().manual_seed(0))
+    got = TRANSPORTS.get("hier:fp32-allreduce")().aggregate(Payload(PayloadSpec(kind="dense", numel=1000),
+                                                                    x.clone()), SimComm(8, 4))
+    flat = x.double().mean(0)
+    bound = 8 * torch.finfo(torch.float32).eps * x.double().abs().sum(0)
+    assert bool(((got.double() - flat).abs() <= bound).all())
+    run = bench_dir(tmp_path, {RUNS[0]: 80, RUNS[1]: 60, "lion@hier:fp32-allreduce": 70})
+    got = rows(run, [RUNS[0], "adamw@hier:fp32-allreduce", "lion@fp32-allreduce", "dlion-mavo@hier:a2a-1bit"])
+    for priced, trained, steps in [("adamw@hier:fp32-allreduce", RUNS[0], 80),
+                                   ("lion@fp32-allreduce", "lion@hier:fp32-allreduce", 70)]:
+        row = got[priced]
+        assert (row.to_target_how, row.to_target_match, row.steps_to_target) == ("by strategy", trained, steps)
+    votes = got["dlion-mavo@hier:a2a-1bit"]
+    assert votes.to_target_how == "not trained" and math.isnan(votes.steps_to_target)
+    assert notes(votes) == ["never trained over hier:a2a-1bit, which does not give the flat aggregate: the "
+                            "dlion-mavo@int8-allreduce run's steps to target do not stand for it (train "
+                            "dlion-mavo@hier:a2a-1bit for a figure)"]
+
+
 def test_a_diverged_baseline_is_one_line_on_what_helps(tmp_path, capsys):
     """Its target is NaN (it set none): no --target-loss helps; a smaller --lr or a converged baseline does."""
     run = bench_dir(tmp_path)

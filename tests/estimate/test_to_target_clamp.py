@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lionsim.cli import app
-from tests.estimate.test_from_run import RUNS, rows, sweep_dir
+from tests.estimate.test_from_run import REACHED, RUNS, bench_dir, rows, sweep_dir
 
 FALLING = {(4, 0): {RUNS[0]: 100, RUNS[1]: 60}, (8, 0): {RUNS[0]: 80, RUNS[1]: 50},
            (16, 0): {RUNS[0]: 60, RUNS[1]: 40}}
@@ -44,3 +44,19 @@ def test_the_command_hints_that_steps_or_tokens_set_the_baselines_steps(tmp_path
     assert len(hints) == 1 and "--steps or --tokens sets the baseline's steps at scale" in hints[0]
     done = CliRunner().invoke(app, [*args, "--steps", "1000"], env={"COLUMNS": "80"})
     assert done.exit_code == 0 and "hint:" not in done.output
+
+
+def test_without_steps_or_tokens_the_command_hints_that_the_runs_own_steps_were_priced(tmp_path):
+    """Unclamped, the baseline's steps at scale are still the trained run's own (80 here): one hint,
+    in the clamped hint's words, names them and says --steps or --tokens prices the run planned."""
+    args = ["estimate", "--params", "1e9", "--tokens-per-worker", "1024", "--workers", "32", "-s", "adamw",
+            "-s", "dlion-mavo", "--from-run", str(bench_dir(tmp_path))]
+    done = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    assert rows(tmp_path / "run", RUNS[:2], params=1_000_000_000)[RUNS[0]].steps_to_target == REACHED[RUNS[0]]
+    hints = [line for line in done.output.splitlines() if line.startswith("hint:")]
+    assert len(hints) == 1 and f"the trained run's own ({REACHED[RUNS[0]]} steps" in hints[0]
+    assert "--steps or --tokens sets the baseline's steps at scale instead, for the run you plan" in hints[0]
+    for given in (["--steps", "1000"], ["--tokens", "1e9"]):
+        done = CliRunner().invoke(app, [*args, *given], env={"COLUMNS": "80"})
+        assert done.exit_code == 0 and "hint:" not in done.output

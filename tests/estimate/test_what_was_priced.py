@@ -208,6 +208,15 @@ def test_runs_that_did_not_reach_get_one_hint_that_names_no_target_the_worst_run
             f"{1_315_723_264 / 11_018:,.0f}x)") in said, said
 
 
+def test_a_model_sized_by_params_is_the_priced_model_in_the_caveat(tmp_path, monkeypatch):
+    """--params names no model: the caveat says "the priced model", not "the priced params"."""
+    args = ["estimate", "--params", "1e9", "--tokens-per-worker", "8192", "--workers", "16",
+            "--from-run", str(proxy(tmp_path, {RUNS[0]: 80, RUNS[1]: 60})), "-s", RUNS[0], "-s", RUNS[1]]
+    said = words(invoke_at(80, args, monkeypatch).stdout)
+    assert ("Its model is far smaller: mlp (11,018 params) against the priced model (1,000,000,000 params, "
+            f"{1_000_000_000 / 11_018:,.0f}x)") in said, said
+
+
 def test_the_hint_leaves_a_diverged_runs_last_losses_out_of_the_target_it_names(tmp_path):
     from lionsim.estimate.from_run import _size_and_common_loss
 

@@ -41,22 +41,36 @@ MEASURED = Path(__file__).resolve().parents[2] / "reports" / "readme" / "from-ru
 
 
 @pytest.mark.parametrize("swept", ["16,64", "64,128"])  # the measured range half inside the swept one, all below it
-def test_to_target_shades_the_whole_measured_range_its_legend_names(swept, tmp_path, monkeypatch):
-    figures = {}
+def test_to_target_keeps_to_the_swept_range_shades_the_measured_part_of_it_and_says_extrapolated(
+        swept, tmp_path, monkeypatch):
+    """The axis spans the counts swept (a band of counts never swept would squeeze the curves); the
+    measured 4-32 workers are shaded where they meet it, the legend names them either way, and the
+    caption says which figures are extrapolated beyond them, as the text does."""
+    figures, captions = {}, []
     monkeypatch.setattr(to_target_plots, "save", lambda fig, path: figures.update({Path(path).stem: fig}) or [])
+    real = to_target_plots.title_with_caption
+    monkeypatch.setattr(to_target_plots, "title_with_caption",
+                        lambda fig, title, sub, caption: captions.append(caption) or real(fig, title, sub, caption))
     with pytest.raises(SystemExit) as done:
         main(["estimate", "--model", "gpt2-124m", "--network", "h100x8-100gbe", "-s", "adamw@bf16-allreduce",
               "-s", "lion", "--tokens", "1e9", "--from-run", str(MEASURED), "--sweep", f"workers={swept}",
               "--out", str(tmp_path / "est")])
     assert done.value.code == 0
+    first, last = (int(v) for v in swept.split(","))
     for ax in figures["to_target"].axes[:2]:
-        (span,) = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.85, 0.85, 0.85))]
-        xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
-        assert (xs.min(), xs.max()) == pytest.approx((4, 32))  # the counts measured: 4 to 32 workers
-        low, high = ax.get_xlim()
-        assert low < 4 and high > 32
+        assert ax.get_xlim() == pytest.approx((first / 1.1, last * 1.1))
+        shaded = [p for p in ax.patches if p.get_facecolor()[:3] == pytest.approx((0.85, 0.85, 0.85))]
+        if first < 32:  # the measured part of the axis: from its left end to 32 workers
+            (span,) = shaded
+            xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+            assert (xs.min(), xs.max()) == pytest.approx((first / 1.1, 32))
+        else:
+            assert shaded == []
     labels = figures["to_target"].axes[0].get_legend_handles_labels()[1]
-    assert "measured: 4-32 workers" in labels
+    assert ("measured: 4-32 workers" if first < 32 else "measured: 4-32 workers (off the axis)") in labels
+    beyond = [n for n in (first, last) if n > 32]
+    assert (f"Extrapolated beyond the measured 4-32 workers: the figures at {', '.join(map(str, beyond))} workers"
+            in captions[-1])
 
 
 @pytest.mark.parametrize("sweep", ["bandwidth=0.1:100:1000", "bandwidth=1:3:10"])  # 3 decades of step time; less than one

@@ -11,7 +11,8 @@
 
 Each caption says what the figures rest on: the target loss, where the steps come from (the
 baseline's from --tokens or --steps, else its steps to target in the run), and the proxy model the
-convergence came from, where it was trained.
+convergence came from, where it was trained; where the figures are extrapolated beyond the worker
+counts it measured; and which runs do not fit on their worker (labelled "(does not fit)").
 
 Built like the other plots here: a matplotlib Figure on the Agg canvas, written as PNG and SVG.
 """
@@ -34,7 +35,7 @@ from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mar
                                                   speedup_axis, through_crossings)
 from lionsim.reports.plots.style import (DPI, MARKERS, fit_title, mark_every, plain_log, run_colours, save,
                                          time_unit, title_with_caption)
-from lionsim.reports.to_target import no_plot_reason, notes, status
+from lionsim.reports.to_target import no_plot_reason, notes, status, unfit, unfit_words
 
 TO_TARGET_CROSSOVER = "to_target_crossover.csv"
 """The time to target's crossovers beside crossover.csv (an estimate --sweep with --from-run)."""
@@ -92,6 +93,27 @@ def _caption(first, cluster: str, band: str = "") -> str:
             f"{_steps(first)}.\n{_source(first)[0].upper()}{_source(first)[1:]}.{drawn}")
 
 
+def _unfit_line(frame: pd.DataFrame) -> str:
+    """The caption's line on the runs marked "(does not fit)" (unfit_words), with a leading newline; ""."""
+    words = unfit_words(frame)
+    return f"\n(does not fit): {words}." if words else ""
+
+
+def _extrapolated_line(frame: pd.DataFrame) -> str:
+    """The caption's line where figures are priced at worker counts beyond those measured (the text's
+    "extrapolated beyond the measured 2-8 workers": lionsim.estimate.to_target), with a leading
+    newline; "" where every count priced lies among them."""
+    counts = [int(c) for c in str(frame["to_target_workers"].iloc[0]).split()]
+    beyond = sorted({int(w) for w in frame["workers"]} - set(range(min(counts), max(counts) + 1)))
+    if not beyond:
+        return ""
+    at = ", ".join(f"{w:,}" for w in beyond) if len(beyond) <= 3 else f"{beyond[0]:,} to {beyond[-1]:,}"
+    if len(counts) == 1:
+        return f"\nMeasured at {counts[0]:,} workers only: the figures at {at} workers hold its ratios there."
+    return (f"\nExtrapolated beyond the measured {counts[0]:,}-{counts[-1]:,} workers: the figures at {at} workers "
+            "extend the fits against log N.")
+
+
 def _has_band(frame: pd.DataFrame) -> bool:
     """Whether any run has a band wider than its figure (a whisker or shade is drawn)."""
     hi = frame["time_to_target_hi_s"]
@@ -123,7 +145,7 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
               float(finite.max()) if len(finite) else 1.0)
     scale, unit = time_unit(top)
     caption = _caption(first, f"{first['workers']:,} workers, {first['network']}",
-                       "Whiskers" if _has_band(frame) else "")
+                       "Whiskers" if _has_band(frame) else "") + _extrapolated_line(frame) + _unfit_line(frame)
     # the caption's lines past its first get room of their own: the bars keep their height
     extra = fit_title(caption, WIDTH, CAPTION_POINTS).count("\n") * CAPTION_LINE
     fig = Figure(figsize=(WIDTH, 1.6 + 0.55 * len(labels) + extra), dpi=DPI, layout="constrained")
@@ -148,7 +170,9 @@ def plot_to_target(frame: pd.DataFrame, path: Path) -> list[Path]:
             text, end = "no figure: " + (notes(row) or [str(row.to_target_how)])[-1], 0.0
         ax.annotate(text, (end / scale, y[k]), xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
     rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
+    over = unfit(frame)
     ax.set_yticks(y, [run_name(s, t, rounds) + (" (baseline)" if f"{s}@{t}" == b else "")
+                      + ("\n(does not fit)" if f"{s}@{t}" in over else "")
                       for s, t, b in zip(frame["strategy"], frame["transport"], frame["baseline"])], fontsize=9)
     ax.set_ylim(-0.6, len(labels) - 0.4)
     ax.set_xlim(0, top / scale * 1.3)  # room for the figures' text beyond the longest bar
@@ -161,7 +185,8 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
                          workers: int | None = None) -> list[Path]:
     """Time to target (log scale, the band shaded) and its speedup against the baseline, with the
     crossovers, against the swept `variable`; in a workers sweep the measured worker counts are
-    shaded, the axis widened to show them (beyond them the figures extrapolate). `workers`: as
+    shaded where they meet the swept range, which the axis keeps to (an empty band of counts never
+    swept would squeeze the curves; the caption says where the figures extrapolate). `workers`: as
     plot_estimate_sweep's. Returns the PNG and SVG; nothing where no run has a figure at any point."""
     if no_plot_reason(frame):
         return []
@@ -176,18 +201,26 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     fixed = (f"{first['workers']:,} workers, " if variable != "workers" else "") + f"{first['network']}"
     replaced = replaced_workers(variable, frame["sweep_value"], workers)
     title_with_caption(fig, f"Modelled time to target against {variable}: {model_name(first)}",
-                       f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""), _caption(first, fixed, "Shaded" if _has_band(frame) else ""))
+                       f"{fixed}, {first['device']}" + (f"; {replaced}" if replaced else ""),
+                       _caption(first, fixed, "Shaded" if _has_band(frame) else "") + _extrapolated_line(frame)
+                       + _unfit_line(frame))
     values = sorted(frame["sweep_value"].unique())
-    span, ends = (values[0], values[-1]), set()  # the x range drawn (the measured counts too); their ends
-    if variable == "workers":  # the measured counts shaded, wherever they lie: beyond them the figures extrapolate
+    span, ends = (values[0], values[-1]), set()  # the x range drawn: the swept values; the measured ends in it
+    if variable == "workers":  # the measured counts shaded where they meet the swept range: beyond, the fits extend
         counts = [int(c) for c in str(first["to_target_workers"]).split()]
         low, high = min(counts), max(counts)
-        span, ends = (min(span[0], low), max(span[1], high)), {low, high}
+        ends = {c for c in (low, high) if span[0] <= c <= span[1]}
         measured = f"measured: {low:,}-{high:,} workers" if high > low else f"measured: {low:,} workers"
-        for ax in (top, bottom):  # one count: a band a few per cent wide on the log axis, so it shows
-            ax.axvspan(low / (1.0 if high > low else 1.04), high * (1.0 if high > low else 1.04), color="0.85",
-                       alpha=0.6, linewidth=0, label=measured if ax is top else None)
+        # one count: a band a few per cent wide on the log axis, so it shows; clipped to the axis drawn
+        left = max(low / (1.0 if high > low else 1.04), span[0] / 1.1)
+        right = min(high * (1.0 if high > low else 1.04), span[1] * 1.1)
+        if left < right:
+            for ax in (top, bottom):
+                ax.axvspan(left, right, color="0.85", alpha=0.6, linewidth=0, label=measured if ax is top else None)
+        else:  # none of them in the range drawn: the legend still says where they are
+            top.plot([], [], linestyle="none", label=f"{measured} (off the axis)")
     rounds = rounds_of(frame)  # a local-step run named with its H, as the tables name it
+    over = unfit(frame)
     for k, label in enumerate(labels):
         strategy, transport = label.split("@", 1)
         rows = frame[(frame["strategy"] == strategy) & (frame["transport"] == transport)].sort_values("sweep_value")
@@ -198,7 +231,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
             continue
         style = {"color": colours[label], "linewidth": 1.6, "marker": MARKERS[k % len(MARKERS)], "markersize": 4.5,
                  "markevery": mark_every(len(rows), k)}
-        name = f"{shown} (baseline)" if label == baseline else shown
+        name = (f"{shown} (baseline)" if label == baseline else shown) + (" (does not fit)" if label in over else "")
         band = rows["time_to_target_lo_s"].notna() & rows["time_to_target_hi_s"].notna()
         if variable == "bandwidth":  # time linear in 1/bandwidth, as the crossings (between.py), markers on the points
             xs, ys = curve(rows["sweep_value"], rows["time_to_target_s"] / scale)

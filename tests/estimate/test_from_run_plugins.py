@@ -1,0 +1,78 @@
+"""`estimate --from-run DIR` loads the plug-ins DIR was trained with (lionsim.run_plugins), as
+`--config run.json` and `--resume` do: the plug-in strategy's steps to target are the ones DIR
+recorded; a recorded file that is gone is one line naming it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lionsim.cli.strategy_flags import refresh
+from lionsim.plugins import LOADED, unload_plugin
+from tests.estimate.test_from_run import summary_rows
+from tests.helpers.cli import one_line_exit_2, run_cli
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "randomk_ef.py"
+REACHED = {"adamw@fp32-allreduce": 80, "randomk-ef@sparse-allgather": 60}
+"""What DIR recorded: the plug-in's run reached the target in 60 steps."""
+ESTIMATE = ["estimate", "--params", "2e8", "--tokens-per-worker", "1024", "--workers", "8", "--network", "10gbe"]
+
+
+@pytest.fixture
+def plugin_file(tmp_path):
+    """The example plug-in at a path of this test's own, forgotten after it (the registries are the process's)."""
+    path = tmp_path / "plug" / "randomk_ef.py"
+    path.parent.mkdir()
+    shutil.copy(EXAMPLE, path)
+    yield path
+    if str(path.resolve()) in LOADED:
+        unload_plugin(str(path.resolve()))
+        refresh()
+
+
+def trained(tmp_path: Path, kind: str, plugins: list[str]) -> Path:
+    """A finished bench run or sweep root of REACHED that records `plugins` as its own do."""
+    out = tmp_path / kind
+    out.mkdir()
+    rows = summary_rows(REACHED)
+    if kind == "run":
+        pd.DataFrame(rows).to_csv(out / "summary.csv", index=False)
+        record = {"command": "bench", "status": "complete", "config": {"plugin": plugins},
+                  "runs": [{"run": label, "options": {}} for label in REACHED]}
+        (out / "run.json").write_text(json.dumps(record))
+    else:
+        cells = [{"cell": f"c-{r['run']}", **r} for r in rows]
+        pd.DataFrame(cells).to_csv(out / "sweep_summary.csv", index=False)
+        (out / "sweep.json").write_text(json.dumps({"kind": "sweep", "cells": len(cells),
+                                                    "bench": {"plugins": plugins}}))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_the_plugins_dir_was_trained_with_are_loaded_and_its_steps_priced(tmp_path, capsys, plugin_file, kind):
+    where = trained(tmp_path, kind, [str(plugin_file)])
+    code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--out", tmp_path / "est"], capsys)
+    assert code == 0, err
+    got = pd.read_csv(tmp_path / "est" / "estimate.csv").set_index("strategy")
+    assert got.loc["randomk-ef", "steps_to_target"] == REACHED["randomk-ef@sparse-allgather"]
+    assert got.loc["randomk-ef", "to_target_how"] == "exact"
+    assert got.loc["adamw", "steps_to_target"] == REACHED["adamw@fp32-allreduce"]
+
+
+@pytest.mark.parametrize("kind", ["run", "sweep"])
+def test_a_recorded_plugin_that_is_gone_is_one_line_naming_it(tmp_path, capsys, kind):
+    gone = tmp_path / "moved" / "randomk_ef.py"
+    where = trained(tmp_path, kind, [str(gone)])
+    err = one_line_exit_2([*ESTIMATE, "--from-run", where], capsys, f"trained with --plugin {gone}")
+    assert "did you mean" not in err and "unknown strategy" not in err
+
+
+def test_a_moved_plugin_given_by_plugin_stands_for_the_recorded_one(tmp_path, capsys, plugin_file):
+    where = trained(tmp_path, "run", [str(tmp_path / "moved" / plugin_file.name)])
+    code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--plugin", plugin_file], capsys)
+    assert code == 0, err
+    assert "randomk-ef" in out
