@@ -99,7 +99,7 @@ class Note(NamedTuple):
 
     text: str
     place: str
-    """"first": the caption's first sentence (the note that decides the answer: a run that does not fit);
+    """"first": a line at the caption's top (what decides the answer: a run that does not fit, the fastest step);
     "sentence": after the caption's own sentences; "line": a line of its own under them; "cap": the
     fabric's cap, a line of its own unless --need's table says it (need_says_cap)."""
 
@@ -109,14 +109,15 @@ def caption_notes(frame: pd.DataFrame) -> list[Note]:
     (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
     them: the baseline --from-run took from DIR (every speedup is against it), the transports' footnotes,
     the whole table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's
-    lines, the memory warning; none empty."""
+    lines, the memory warning, the fastest step priced; none empty."""
     notes = [Note(frame.attrs.get("baseline_line", ""), "line"),
              *(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
              *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
              Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),
              Note(frame.attrs.get("cap_line", ""), "cap"),
              *(Note(line, "line") for line in frame.attrs.get("library_lines", ())),
-             Note(memory_line(frame), "first")]
+             Note(memory_line(frame), "first"),  # whether a run can happen at all, right under the table
+             Note(frame.attrs.get("fastest_line", ""), "first")]  # then the answer, before the terms
     return [note for note in notes if note.text]
 
 
