@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, NamedTuple
 
+from lionsim.schedules import AFTER_BACKWARD
+
 if TYPE_CHECKING:  # annotations only
     import pandas as pd
 
@@ -38,7 +40,7 @@ BUCKETS_NOTE = ("Per bucket or tensor each exchange pays a call's latency at a s
                 "exposed may exceed one exchange after backward. ")
 """Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
 OVERLAP_WORDS = {"buckets": "each bucket during backward", "tensors": "each tensor during backward",
-                 "after": "once after backward"}
+                 AFTER_BACKWARD: "once after backward"}
 """The breakdown caption's words for a row's overlap mode (estimate.csv's overlap)."""
 
 
@@ -50,6 +52,36 @@ def overlap_text(modes: dict[str, list[str]]) -> str:
     others = [f"{mode} ({OVERLAP_WORDS.get(mode, mode)}) for {', '.join(runs)}" for mode, runs in modes.items()
               if mode != common]
     return f"{said} for every run" if not others else f"{said}, but {'; '.join(others)}"
+
+
+def need_overlap_note(frame: pd.DataFrame) -> str:
+    """--need's reason a run can need more bandwidth than one sending more bytes, where its rows mix
+    overlap modes (each row's schedule, estimate.csv's overlap): the runs that exchange during
+    backward hide part of their exchange behind it; those that exchange after it wait for all of
+    it. Names such a pair where the table shows one (fewer bytes across, more GB/s needed). ""
+    where every row runs alike (nothing to explain)."""
+    rows = list(frame.itertuples(index=False))
+    after = [r for r in rows if r.overlap == AFTER_BACKWARD]
+    during: dict[str, list] = {}
+    for r in rows:
+        if r.overlap != AFTER_BACKWARD:
+            during.setdefault(r.overlap, []).append(r)
+    if not after or not during:
+        return ""
+
+    def named(runs: list) -> str:
+        return ", ".join(f"{r.strategy}@{r.transport}" for r in runs)
+
+    def verb(runs: list) -> str:
+        return "exchanges" if len(runs) == 1 else "exchange"
+
+    hidden = "; ".join(f"{named(runs)} {verb(runs)} {OVERLAP_WORDS.get(mode, mode)}" for mode, runs in during.items())
+    inverted = [(a, b) for a in after for runs in during.values() for b in runs
+                if a.inter_bytes < b.inter_bytes and a.bandwidth_needed_GBps > b.bandwidth_needed_GBps]  # NaN: never
+    so = "" if not inverted else (f": so {named([inverted[0][0]])} sends fewer bytes across than "
+                                  f"{named([inverted[0][1]])} yet needs more bandwidth")
+    return (f"Overlap: {hidden}, which hides part of the exchange behind it; {named(after)} {verb(after)} "
+            f"{OVERLAP_WORDS[AFTER_BACKWARD]}, where all of it waits{so}.")
 
 
 def need_says_cap(frame: pd.DataFrame) -> bool:
@@ -99,7 +131,7 @@ class Note(NamedTuple):
 
     text: str
     place: str
-    """"first": the caption's first sentence (the note that decides the answer: a run that does not fit);
+    """"first": a line at the caption's top (what decides the answer: a run that does not fit, the fastest step);
     "sentence": after the caption's own sentences; "line": a line of its own under them; "cap": the
     fabric's cap, a line of its own unless --need's table says it (need_says_cap)."""
 
@@ -109,14 +141,15 @@ def caption_notes(frame: pd.DataFrame) -> list[Note]:
     (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
     them: the baseline --from-run took from DIR (every speedup is against it), the transports' footnotes,
     the whole table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's
-    lines, the memory warning; none empty."""
+    lines, the memory warning, the fastest step priced; none empty."""
     notes = [Note(frame.attrs.get("baseline_line", ""), "line"),
              *(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
              *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
              Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),
              Note(frame.attrs.get("cap_line", ""), "cap"),
              *(Note(line, "line") for line in frame.attrs.get("library_lines", ())),
-             Note(memory_line(frame), "first")]
+             Note(memory_line(frame), "first"),  # whether a run can happen at all, right under the table
+             Note(frame.attrs.get("fastest_line", ""), "first")]  # then the answer, before the terms
     return [note for note in notes if note.text]
 
 

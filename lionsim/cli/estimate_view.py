@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from lionsim.cli.estimate_notes import BUCKETS_NOTE, caption_notes, local_step_note, need_says_cap, overlap_text
+from lionsim.cli.estimate_notes import (BUCKETS_NOTE, caption_notes, local_step_note, need_overlap_note, need_says_cap,
+                                        overlap_text)
 from lionsim.cli.output import natural_width
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
 from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
@@ -223,7 +224,8 @@ def need_table(frame: pd.DataFrame) -> Table:
         f"{moved}; solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
         "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
-        f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"),
+        f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"
+        + (f"\n{escape(why)}" if (why := need_overlap_note(frame)) else "")),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)

@@ -10,6 +10,7 @@ import pandas as pd
 
 from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
+from lionsim.estimate.fastest import fastest_line
 from lionsim.estimate.hier_hint import faster_forms, hier_notes
 from lionsim.estimate.layout_note import replica_layout_note
 from lionsim.estimate.library_note import gloo_traits_line, sockets_cap_line, unmeasured_ops_line
@@ -71,7 +72,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     attrs["library_lines"]: the caption's lines about the library that priced comm
     (lionsim.estimate.library_note): the fabric's cap ("" where none binds), the others a line each,
     attrs["unmeasured_line"] among them (its own key: a CSV's notes say it too);
-    attrs["faster_hier"]: the hier: forms hier_notes names."""
+    attrs["faster_hier"]: the hier: forms hier_notes names; attrs["fastest_line"]: the fastest step
+    among the rows and those forms (lionsim.estimate.fastest)."""
     r = resolve(cfg)
     out = frame(estimate_rows(r, r.workers, r.network))
     out.attrs["device_from"] = r.device_from  # the table's title says whose the device is
@@ -88,6 +90,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     faster = faster_forms(r, out.to_dict("records"))  # a flat compressing transport on multi-GPU nodes
     notes += hier_notes(r, out, faster)  # its hier: form, priced
     out.attrs["faster_hier"] = [hier for _run, hier, _priced in faster]  # a sweep's notes leave out what it said
+    out.attrs["fastest_line"] = fastest_line(out, faster)  # the rows' and those forms' fastest step
     if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):

@@ -4,13 +4,18 @@ than widen the table.
 A run label is two lines, strategy then @transport, each whole while the table fits (past
 TABLE_WIDTH, where a wider width was asked for, one line where the table still fits); a table
 wider than TABLE_WIDTH first breaks its cells of words between words where no row gets taller
-for it (`not` / `reached` beside a two-line name), then narrows its run column (the widest text)
-by what it is still over: the names in it break after a '-' (`@compressed-` / `allreduce`) and a
-strategy's before its ` H=` (`streaming-diloco` / `H=4`, or `streaming-` / `diloco H=500`): a
-last resort, taken only where the column cannot hold the name whole. Nothing is cut inside a
-word, and the numbers' columns are never narrowed (no number is cut or ellipsized): where those
-alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures tables
-without it.
+for it (`not` / `reached` beside a two-line name), then drops its edges where they are blank and
+that keeps every name whole (two columns of spaces: an estimate's `@bf16-allreduce` at 80
+columns; the blank lines its top and bottom edges drew stay, under the title and over the
+caption), then narrows its run column (the widest text) by what it is still over: the names in
+it break after a '-' (`@compressed-` / `allreduce`), a prefixed transport after its prefix where
+its own name then fits (`@hier:` / `int8-allreduce`), and a strategy's before its ` H=`
+(`streaming-diloco` / `H=4`, or `streaming-` / `diloco H=500`): a last resort, taken only where
+the column cannot hold the name whole. Narrowing a number column's header (`compute`,
+`exposed`) to win more was not taken: a header cut mid-word reads worse than a name broken after
+a '-'. Nothing is cut inside a word, and the numbers' columns are never narrowed (no number is
+cut or ellipsized): where those alone are wider than TABLE_WIDTH the table stays wider. No pandas
+here: the CLI measures tables without it.
 """
 
 from __future__ import annotations
@@ -48,7 +53,13 @@ def _pieces(line: str) -> list[str]:
 
 def wrap_name(line: str, width: int) -> list[str]:
     """`line` in lines of at most `width`, greedily, broken after a '-' or before ` H=` only; a
-    piece wider than `width` on its own stays whole here (the cell folds it: a name is never cut)."""
+    piece wider than `width` on its own stays whole here (the cell folds it: a name is never cut).
+    A prefixed transport (`@hier:int8-allreduce`) breaks after its prefix first where the name
+    after it then fits whole (`@hier:` / `int8-allreduce`, not `@hier:int8-` / `allreduce`): the
+    transport's own name stays one word a reader can find."""
+    prefix, colon, rest = line.partition(":")
+    if colon and len(line) > width and len(prefix) + 1 <= width and len(rest) <= width and " " not in line:
+        return [prefix + colon, rest]
     lines = [""]
     for piece in _pieces(line):
         if lines[-1] and len(lines[-1]) + len(piece) > width:
@@ -351,6 +362,8 @@ def fit(table: Table, width: int | None = None, column: str = "run", measured: M
     for other in table.columns:
         if other is not run and not other.no_wrap:
             _narrow_free(measured, other, width)
+    if run is not None and _blank_edges(table) and _edges_keep_names_whole(measured, run, width):
+        _drop_edges(table)  # the two blank columns of its edges go before any name breaks
     if run is not None:
         _narrow(measured, run, width, LEAST_RUN)
     # still over: a column of words ("not reached") breaks between them, its rows being several
@@ -396,6 +409,51 @@ def _least(cell, measured: Measurement) -> int:
     if text is not None and NUMBER.fullmatch(text.strip()):
         return len(text.strip())
     return measured.minimum
+
+
+def _edges_keep_names_whole(measured: Measured, run, width: int) -> bool:
+    """Whether dropping the table's two blank edge columns is what keeps every name of the run
+    column whole: narrowing the column by what the `measured` table is over `width` would break a
+    name's line, and by two columns less would not. Nothing gained, nothing changed: a column with
+    room to spare keeps its edges, and names that break either way break as before."""
+    over = measured.width() - width
+    cells = measured.cells(run)
+    now = run.max_width or max((m.maximum for m in cells), default=0)
+    spare = now - max((_clean_width(cell, m) for cell, m in zip(run.cells, cells)), default=0)
+    return over > spare and over - 2 <= spare  # the two edges: show_edge's share of _borders
+
+
+def _clean_width(cell, measured: Measurement) -> int:
+    """Columns `cell` needs for no name of it to break inside a transport or strategy: a RunName's
+    lines may break before ` H=` or after a transport's prefix (wrap_name), not after a '-'."""
+    if not isinstance(cell, RunName):
+        return measured.maximum
+    widths = []
+    for line in cell.text.split("\n"):
+        prefix, colon, rest = line.partition(":")
+        name, h, rounds = line.partition(" H=")
+        widths.append(max(len(prefix) + 1, len(rest)) if colon and " " not in line
+                      else max(len(name), len(h + rounds) - 1) if h else len(line))
+    return max(widths)
+
+
+def _blank_edges(table: Table) -> bool:
+    """Whether the table's outer edges draw nothing but blanks (box.SIMPLE_HEAD, box.SIMPLE): a
+    column of spaces either side, which a table over its width can drop (show_edge) for a run name
+    to stay whole (`@bf16-allreduce` in an estimate at 80 columns) and lose nothing drawn."""
+    if not table.box or not table.show_edge:
+        return False
+    return all(line[0] == " " and line[-1] == " " for line in str(table.box).splitlines())
+
+
+def _drop_edges(table: Table) -> None:
+    """`table` without its blank edges (_blank_edges), the blank lines its top and bottom edges drew
+    kept, under the title and over the caption, so the rows still stand apart from the notes."""
+    table.show_edge = False
+    if table.title:
+        table.title = Text.assemble(table.title, "\n") if isinstance(table.title, Text) else f"{table.title}\n"
+    if table.caption:
+        table.caption = Text.assemble("\n", table.caption) if isinstance(table.caption, Text) else f"\n{table.caption}"
 
 
 def _narrow(measured: Measured, column, width: int, least: int) -> None:

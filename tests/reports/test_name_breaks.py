@@ -27,9 +27,35 @@ def test_a_local_step_name_breaks_greedily_before_its_h_and_after_a_dash(name, w
     assert wrap_name(name, width) == lines
 
 
+@pytest.mark.parametrize("name, width, lines", [
+    ("@hier:int8-allreduce", 16, ["@hier:", "int8-allreduce"]),  # the transport whole after its prefix
+    ("@hier:int8-allreduce", 20, ["@hier:int8-allreduce"]),
+    ("@hier:compressed-allreduce", 16, ["@hier:compressed-", "allreduce"]),  # too long after it: greedy
+    ("@hier:a2a-1bit", 10, ["@hier:", "a2a-1bit"]),
+])
+def test_a_prefixed_transport_breaks_after_its_prefix_where_the_name_then_fits(name, width, lines):
+    assert wrap_name(name, width) == lines
+
+
+def test_at_80_columns_the_estimate_on_nodes_of_8_keeps_each_transport_name_on_one_line(capsys):
+    """`@bf16-` / `allreduce` and `@hier:fp16-` / `allreduce` at 80 columns: a run's name took three
+    lines and grepping for bf16-allreduce missed it. The table's blank edges go first (two columns),
+    a hier: form breaks after its prefix: every transport of --format csv is whole on a line."""
+    argv = ["estimate", "--model", "llama-7b", "--workers", "32", "--network", "25gbe", "--gpus-per-node", "8",
+            "-s", "adamw@bf16-allreduce,dlion-mavo,dlion-mavo@hier:int8-allreduce,dlion-mavo@hier:a2a-1bit"]
+    code, out, _ = run_cli(argv, capsys)
+    table = out[:out.index("Does not fit")]
+    assert code == 0 and max(map(len, out.splitlines())) <= 80, out
+    code, csv, _ = run_cli([*argv, "--format", "csv"], capsys)
+    lines = [line.strip() for line in table.splitlines()]
+    for transport in pd.read_csv(io.StringIO(csv))["transport"]:
+        prefix, _, name = transport.rpartition(":")
+        assert f"@{transport}" in lines or (f"@{prefix}:" in lines and name in lines), (transport, table)
+
+
 @pytest.mark.parametrize("extra, broken", [
     ([], ["streaming-diloco", "H=4"]),
-    (["--local-steps", "500"], ["streaming-", "diloco H=500"]),
+    (["--local-steps", "500"], ["streaming-diloco", "H=500"]),  # the blank edges dropped: no break after '-'
 ])
 def test_an_estimate_with_a_long_local_step_name_fits_80_columns_in_a_pipe(capsys, extra, broken):
     """`-s adamw,streaming-diloco` at 32 workers printed 83 columns (87 with --local-steps 500):

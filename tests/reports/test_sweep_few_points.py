@@ -98,10 +98,14 @@ def test_a_crossing_said_in_the_legend_has_no_glyph_and_reads_in_the_runs_colour
 def test_a_shaded_span_has_a_swatch_as_drawn_and_a_label_clear_of_the_baseline(monkeypatch):
     """Over 4, 8 and 16 workers lion's crossing lies between 4 and 8: shaded there, in lion's colour,
     and the legend's swatch is that colour at that alpha (it was grey); the span's label sits at the
-    panel's top, not on the y = 1 line."""
-    fig, handles, _ = _draw(monkeypatch, _summary([((4, "1gbe"), 0.9), ((8, "1gbe"), 1.1), ((16, "1gbe"), 1.3)]),
-                            "workers")
+    panel's top, not on the y = 1 line. Nothing in lion's colour lies on the baseline: a dotted
+    segment along y = 1 over the span, which no legend entry named, read as a second lion at 1.00x."""
+    summary = _summary([((4, "1gbe"), 0.9), ((8, "1gbe"), 1.1), ((16, "1gbe"), 1.3)])
+    fig, handles, _ = _draw(monkeypatch, summary, "workers")
     (ax,) = [a for a in fig.axes if a.get_visible()]
+    lion = [line for line in ax.lines if mcolors.to_rgb(line.get_color()) == _colour("lion@allreduce")]
+    means = summary[summary["strategy"] == "lion"].groupby("workers")["speedup"].mean()  # over the seeds
+    assert len(lion) == 1 and list(lion[0].get_ydata()) == pytest.approx(list(means)), lion  # its line alone
     (shade,) = _shades(ax)
     assert mcolors.to_rgb(shade.get_facecolor()) == _colour("lion@allreduce")
     (swatches,) = [h for h in handles if h.get_label() == "crosses 1 between these counts"]

@@ -367,8 +367,9 @@ def _speedup_plot(summary, labels, styles, baseline, x: str, facet: str, column:
                         across.append(Words(f"{label}: crosses 1\n{worker_crossing_text((low, high))}{where}",
                                             colour))  # words alone: nothing in the panel marks it
                     else:  # somewhere between two measured counts: the span, no point
+                        # the shade alone (its swatch in the legend): a dotted segment at 1.0 lay on the
+                        # baseline's line, read as another run at 1.00x, and no legend entry named it
                         ax.axvspan(low, high, color=colour, alpha=SPAN_ALPHA, linewidth=0)
-                        ax.plot([low, high], [y, y], color=colour, linestyle=":", linewidth=2.2, zorder=4)
                         spans += [] if colour in spans else [colour]
                         # at the span's top, inside the axes: clear of the baseline at 1.00x
                         ax.annotate(worker_crossing_text((low, high)), (math.sqrt(low * high), 1.0),
