@@ -90,10 +90,16 @@ def cap_reason(fabric_name: str, cap_GBps: float) -> str:
     min_nchannels), an RDMA fabric (a profile's, or an InfiniBand preset), or --traits ideal (the
     link alone, no library's cap). The same for every run on one network: --need's table prints it once
     (lionsim.estimate.need.shared_reason), the breakdown's caption in sockets_cap_line."""
-    channel = FABRICS.get(fabric_name).channel_GBps
+    fabric = FABRICS.get(fabric_name)
+    channel = fabric.channel_GBps
     channels = "" if channel is None else (
         f"a profile's [nccl] min_nchannels (NCCL_MIN_NCHANNELS: {channel:g} GB/s a channel, {CHANNELS_PER_NIC} a "
         f"NIC by default; docs/clusters.md, \"NCCL's socket settings\"), ")
-    return (f"NCCL's {fabric_name} transport moves at most {cap_GBps:g} GB/s a node whatever the link. "
-            f"What lifts it: {channels}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
+    stated = fabric.through_host and cap_GBps != fabric.cap_GBps  # the profile's nccl.bounce_GBps set it
+    whose = " (the host's rate its profile states, [nccl] bounce_GBps)" if stated else ""
+    host = "" if not fabric.through_host else (
+        f"a profile's [nccl] bounce_GBps (what its hosts move through memory; {fabric.cap_GBps:g} GB/s is one "
+        "g4dn GPU's; docs/clusters.md), ")
+    return (f"NCCL's {fabric_name} transport moves at most {cap_GBps:g} GB/s a node{whose} whatever the link. "
+            f"What lifts it: {channels}{host}an RDMA fabric (fabric = \"ib\" in a profile, or an InfiniBand preset: "
             "--network dgx-h100, a100x8-4hdr), or --traits ideal (the link alone, no library's cap).")

@@ -7,7 +7,7 @@ For one fabric, the free figures are (fabrics.py):
 - efa: one extra per hop over ib's (EFA with GPUDirect RDMA is RDMA with a longer path) and the
   share of the link it moves;
 - efa-host: Simple's hop latency and the per-node cap (data through host memory), on the sweeps
-  of networks that state no host rate of their own; a network that does (nccl.host_GBps,
+  of networks that state no host rate of their own; a network that does (nccl.bounce_GBps,
   lionsim.network.sockets) has that one figure fitted on its own fit sweeps, beside the fabric's
   fitted hop (`fit_hosts`);
 - sockets: LL's and Simple's hop latencies, the rate per socket-transport channel (each sweep's
@@ -42,14 +42,12 @@ def _round2(x: float) -> float:
     return float(f"{x:.2g}")
 
 
-def _sweep_pricer(sweep, own_host: bool = True) -> Callable[[Fabric], np.ndarray]:
-    """log(priced / published) for every row of `sweep`, as a function of the fabric; `own_host`
-    False: the network's stated host rate set aside, so the fabric's cap is what is priced."""
+def _sweep_pricer(sweep) -> Callable[..., np.ndarray]:
+    """log(priced / published) for every row of `sweep`, as a function of the fabric and, where
+    given, the host rate its network states (nccl.bounce_GBps) in place of the profile's."""
     from lionsim.network.profile import load_network
 
     network = load_network(sweep.network)
-    if not own_host:
-        network = dataclasses.replace(network, sockets=dataclasses.replace(network.sockets, host_GBps=None))
     g = network.workers_per_node
     if not fills_nodes(sweep.workers, g):  # lionsim's own record is wrong, not anything the user typed
         raise LionsimError(f"internal error: published sweep {sweep.key}'s record (lionsim.published.sweeps) has "
@@ -61,8 +59,10 @@ def _sweep_pricer(sweep, own_host: bool = True) -> Callable[[Fabric], np.ndarray
     sizes, published = zip(*sorted(sweep.times_us().items()))
     published_s = np.array(published) * 1e-6
 
-    def log_errors(fabric: Fabric) -> np.ndarray:
-        run = network.on_fabric(fabric)  # the sweep's own socket settings (sockets fabric)
+    def log_errors(fabric: Fabric, bounce_GBps: float | None = None) -> np.ndarray:
+        host = network if bounce_GBps is None else dataclasses.replace(
+            network, sockets=dataclasses.replace(network.sockets, bounce_GBps=bounce_GBps))
+        run = host.on_fabric(fabric)  # the sweep's own NCCL settings (sockets' channels, a host's rate)
         priced = [nccl.pick("all_reduce", s, sweep.workers, m, intra, inter, fabric=run,
                             version=network.sockets.release, nvls=network.nvls).time_s for s in sizes]
         return np.log(np.array(priced) / published_s)
@@ -151,10 +151,10 @@ FITTED = ("ib", "efa", "efa-host", "sockets")
 
 
 def states_host(sweep) -> bool:
-    """Whether the sweep's network states its own host rate (nccl.host_GBps)."""
+    """Whether the sweep's network states its own host rate (nccl.bounce_GBps)."""
     from lionsim.network.profile import load_network
 
-    return load_network(sweep.network).sockets.host_GBps is not None
+    return load_network(sweep.network).sockets.bounce_GBps is not None
 
 
 def fit_all(sweeps: Sequence) -> dict[str, Fabric]:
@@ -168,7 +168,7 @@ def fit_all(sweeps: Sequence) -> dict[str, Fabric]:
 
 
 def fit_hosts(sweeps: Sequence, fabrics: dict[str, Fabric]) -> dict[str, float]:
-    """Each network that states a host rate (nccl.host_GBps): that rate fitted on its "fit" sweeps
+    """Each network that states a host rate (nccl.bounce_GBps): that rate fitted on its "fit" sweeps
     (the mean over them of each one's mean squared log error, as `fit`), with its fabric's fitted
     figures otherwise; by network path, rounded to two significant digits."""
     by_network: dict[str, list] = {}
@@ -178,11 +178,11 @@ def fit_hosts(sweeps: Sequence, fabrics: dict[str, Fabric]) -> dict[str, float]:
     out: dict[str, float] = {}
     for network, mine in by_network.items():
         fabric = fabrics[mine[0].fabric]
-        pricers = [_sweep_pricer(s, own_host=False) for s in mine]
+        pricers = [_sweep_pricer(s) for s in mine]
 
         def loss(x: np.ndarray) -> float:
-            candidate = dataclasses.replace(fabric, cap_GBps=float(np.exp(x[0])))
-            return float(np.mean([np.mean(p(candidate) ** 2) for p in pricers]))
+            bounce = float(np.exp(x[0]))
+            return float(np.mean([np.mean(p(fabric, bounce) ** 2) for p in pricers]))
 
         out[network] = _round2(float(np.exp(nelder_mead(loss, np.log([fabric.cap_GBps]))[0])))
     return out

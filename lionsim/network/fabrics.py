@@ -11,7 +11,7 @@ protocol with (NCCL still chooses with its own constants):
     share      the part of the inter link's bandwidth the transport moves
     cap_GBps   the most bytes per second one node's transport moves, whatever the link (EFA
                without GPUDirect RDMA copies every byte through host memory: through_host, and
-               a network may state its host's own rate, nccl.host_GBps in lionsim.network.sockets)
+               a network may state its host's own rate, nccl.bounce_GBps in lionsim.network.sockets)
     channel_GBps  the socket transport's rate per channel: a node moves at most channels x
                this, from the network's NCCL socket settings (lionsim.network.sockets)
     protocol_share  each protocol's part of NCCL's modelled bandwidth across nodes
@@ -70,7 +70,7 @@ class Fabric:
     """Protocols NCCL enables over this transport."""
     through_host: bool = False
     """Every byte crosses host memory (no GPUDirect RDMA): cap_GBps is a host's rate, which a network
-    may state for its own hosts (nccl.host_GBps, lionsim.network.sockets)."""
+    may state for its own hosts (nccl.bounce_GBps, lionsim.network.sockets)."""
     channel_GBps: float | None = None
     """Bytes a second (1e9) one socket-transport channel moves; the node's cap is channels x this for
     the network's settings (lionsim.network.sockets); None: cap_GBps alone."""

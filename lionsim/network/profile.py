@@ -38,7 +38,7 @@
     version = "2.4.7"           # the NCCL version (2.4.0 on: lionsim.network.ncclversion); absent:
                                 # today's, whose two-node tree rule holds on any intra link and
                                 # which has NVLS (2.17.1 on) and NVLS Tree (2.18.1 on)
-    host_GBps = 8.4             # what one node moves through host memory on the efa-host fabric
+    bounce_GBps = 8.6           # what one node moves through host memory on the efa-host fabric
                                 # (refused on any other); absent: the fabric's fitted cap
     [measured]                  # optional: where a fitted profile was measured (a record)
 
@@ -211,7 +211,7 @@ def network_from_dict(data: dict[str, Any], *, source: str, default_name: str) -
 
 def _settings_act(sockets: SocketSettings, fabric: str, inter: Link, source: str) -> None:
     """Refuse an [nccl] key where it cannot act: nccl.min_nchannels only on a per-channel fabric
-    (sockets), nccl.host_GBps only on one that bounces through host memory (efa-host); on the
+    (sockets), nccl.bounce_GBps only on one that bounces through host memory (efa-host); on the
     others NCCL's rate is the fitted one whatever they say. The traits are not checked: a gloo or
     ideal profile may be run with --traits nccl."""
     from lionsim.network.fabrics import FABRICS, infer_fabric
@@ -220,7 +220,7 @@ def _settings_act(sockets: SocketSettings, fabric: str, inter: Link, source: str
     how = "stated" if fabric else "inferred from the inter link's alpha below 10 us"
     for key, acts, what in (("min_nchannels", lambda f: f.channel_GBps is not None,
                              "NCCL's socket transport, priced per channel"),
-                            ("host_GBps", lambda f: f.through_host, "EFA without GPUDirect RDMA: every byte "
+                            ("bounce_GBps", lambda f: f.through_host, "EFA without GPUDirect RDMA: every byte "
                              "crosses host memory")):
         if getattr(sockets, key) is None or acts(FABRICS.get(name)):
             continue

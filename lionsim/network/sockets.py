@@ -7,10 +7,10 @@ today's NCCL with its defaults:
     [nccl]
     min_nchannels = 4        # NCCL_MIN_NCHANNELS: channels at least, 1-64
     version = "2.4.7"        # the NCCL it runs, 2.4.0 on (lionsim.network.ncclversion)
-    host_GBps = 8.4          # what one node moves through host memory, on a fabric that copies
+    bounce_GBps = 8.6        # what one node moves through host memory, on a fabric that copies
                              # every byte there (efa-host); absent: the fabric's fitted cap
 
-`min_nchannels` acts only on the sockets fabric (the one priced per channel), `host_GBps` only on
+`min_nchannels` acts only on the sockets fabric (the one priced per channel), `bounce_GBps` only on
 a fabric that bounces through host memory (Fabric.through_host: efa-host): a profile whose fabric,
 stated or inferred, is another is refused (profile.py); `version` acts on every fabric. The table
 acts only where NCCL prices the network (traits nccl, or --traits nccl).
@@ -19,7 +19,8 @@ Why a host's own rate: without GPUDirect RDMA each byte crosses the host's memor
 what a node moves is its host's, not the NIC's. efa-host's cap is fitted on one GPU of a g4dn
 (2.9 GB/s); a p3dn's eight V100s moved 70 MB all-reduces about three times as fast as that cap
 allows (NVIDIA/nccl issue 235), so examples/clusters/p3dn.toml states its own, fitted on those
-(lionsim.network.fabric_fit).
+(lionsim.network.fabric_fit). It is a node's, through NCCL's transport: not a [traits] table's
+host_GBps, which caps one rank of a library measured by `comm --fit` (lionsim.network.traits).
 
 The version matters for two rules of NCCL's choice, the two-node tree rule and which NVLink SHARP
 algorithms exist (ncclversion.py); the rest of this doc is the socket transport.
@@ -63,7 +64,7 @@ CHANNELS = Range(1, MAX_CHANNELS, whole=True, why="NCCL_MIN_NCHANNELS up to NCCL
 """What nccl.min_nchannels accepts."""
 CHANNELS_PER_NIC = 2
 """Channels NCCL runs per Ethernet NIC unless told otherwise (module doc)."""
-KEYS = ("min_nchannels", "version", "host_GBps")
+KEYS = ("min_nchannels", "version", "bounce_GBps")
 """Keys of a profile's [nccl] table."""
 UNPRICED = ("socket_nthreads", "nsocks_perthread", "nic")
 """NCCL settings lionsim does not price (module doc): refused with the reason, not ignored."""
@@ -77,7 +78,7 @@ class SocketSettings:
     """NCCL_MIN_NCHANNELS: channels at least."""
     version: str | None = None
     """The NCCL version it runs, "MAJOR.MINOR.PATCH" (ncclversion.py); None: today's."""
-    host_GBps: float | None = None
+    bounce_GBps: float | None = None
     """Bytes a second (1e9) one node moves through host memory on a fabric that bounces there
     (module doc); None: the fabric's cap."""
 
@@ -87,9 +88,9 @@ class SocketSettings:
             raise LionsimError(f"'nccl.min_nchannels' = {value!r} is out of range; accepted: {CHANNELS.words}")
         if self.version is not None:
             parse(self.version)
-        host = self.host_GBps
+        host = self.bounce_GBps
         if host is not None and not (isinstance(host, (int, float)) and BANDWIDTH_GBPS(host)):  # a file's: keys.ranged
-            raise LionsimError(f"'nccl.host_GBps' = {host!r} is out of range; accepted: {BANDWIDTH_GBPS.words}")
+            raise LionsimError(f"'nccl.bounce_GBps' = {host!r} is out of range; accepted: {BANDWIDTH_GBPS.words}")
 
     @property
     def is_default(self) -> bool:
@@ -117,7 +118,7 @@ class SocketSettings:
     def describe(self) -> str:
         """One line: what NCCL runs with these settings."""
         return (f"{self.channels} channels a NIC" + ("" if self.version is None else f", NCCL {self.version}")
-                + ("" if self.host_GBps is None else f", {self.host_GBps:g} GB/s through the host"))
+                + ("" if self.bounce_GBps is None else f", {self.bounce_GBps:g} GB/s through the host"))
 
 
 GENERIC = SocketSettings()
@@ -136,8 +137,8 @@ def settings_from_table(table: object, source: str) -> SocketSettings:
     no_unknown(table, KEYS, "nccl.", source)
     if "min_nchannels" in table:  # the range in every command's words, the file and key named
         table = {**table, "min_nchannels": integer(table, "min_nchannels", source, CHANNELS, default=0, prefix="nccl")}
-    if "host_GBps" in table:
-        table = {**table, "host_GBps": ranged(table, "host_GBps", source, BANDWIDTH_GBPS, prefix="nccl")}
+    if "bounce_GBps" in table:
+        table = {**table, "bounce_GBps": ranged(table, "bounce_GBps", source, BANDWIDTH_GBPS, prefix="nccl")}
     try:
         return SocketSettings(**table)
     except LionsimError as e:
@@ -149,6 +150,6 @@ def node_cap_GBps(channel_GBps: float | None, cap_GBps: float, settings: SocketS
     """A fabric's per-node cap on a network with `settings`: its fixed cap, the rule's when the
     fabric prices per channel (channel_GBps not None), or the host's stated rate when the fabric
     bounces through host memory (`through_host`) and the network states one."""
-    if through_host and settings.host_GBps is not None:
-        return settings.host_GBps
+    if through_host and settings.bounce_GBps is not None:
+        return settings.bounce_GBps
     return cap_GBps if channel_GBps is None else min(cap_GBps, settings.node_GBps(channel_GBps))

@@ -241,7 +241,7 @@ SWEEPS: tuple[Sweep, ...] = (
         config="2 p3dn.24xlarge: 8 V100 32GB and 100 Gbps EFA each; EFA installer 1.7.0; the rows the comment "
                "shows, 1 to 4 MiB", network="examples/clusters/p3dn.toml", workers=16,
         miss="its two columns differ by 61% at 1 MiB (1,035 us out of place, 643 in place), and lionsim prices "
-             "the bytes at p3dn's host rate fitted on 70 MB calls (nccl.host_GBps, examples/clusters/p3dn.toml) "
+             "the bytes at p3dn's host rate fitted on 70 MB calls (nccl.bounce_GBps, examples/clusters/p3dn.toml) "
              "with two of efa-host's Simple hops: a cost per call through host memory that the large calls do not "
              "show, and that no published sweep of this host measures apart",
         rows=((1048576, 1035.3, 643.4), (2097152, 671.4, 671.8), (4194304, 1140.5, 1144.3)),
@@ -437,7 +437,7 @@ def fitted_fabrics() -> dict:
 
 
 def fitted_hosts(fabrics: dict | None = None) -> dict[str, float]:
-    """Each network that states its own host rate (nccl.host_GBps), by its path as the sweeps give
+    """Each network that states its own host rate (nccl.bounce_GBps), by its path as the sweeps give
     it: that rate refitted on its fit sweeps (lionsim.network.fabric_fit.fit_hosts), beside
     `fabrics` (default: refitted too)."""
     from dataclasses import replace
@@ -462,7 +462,7 @@ def main(argv: list[str]) -> int:
             print(f"{name}: hop_us={fabric.hop_us} share={fabric.share:g} cap_GBps={fabric.cap_GBps:g}{channel} "
                   f"protocol_share={fabric.protocol_share} protocols={fabric.protocols} (fitted on {fabric.fitted_on})")
         for network, rate in fitted_hosts(fabrics).items():
-            print(f"{network}: nccl.host_GBps={rate:g}")
+            print(f"{network}: nccl.bounce_GBps={rate:g}")
     elif "case" in given:
         print(record(terminal.find(str(given["case"]), SWEEPS, "sweep"), terminal.width()))
     elif given.get("markdown"):

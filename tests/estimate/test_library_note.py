@@ -48,6 +48,23 @@ def test_a_named_fabric_is_said_as_named(tmp_path, monkeypatch):
     assert "(fabric sockets, named by team)" in said, said
 
 
+def test_a_host_bounce_cap_names_its_source_and_what_lifts_it(tmp_path, monkeypatch):
+    """efa-host: the fabric's cap is one g4dn GPU's; a profile stating its host's rate is priced at
+    that rate, and the line says whose figure it is and names the key among the remedies."""
+    from lionsim.network.fabrics import FABRICS
+
+    fabric_cap = FABRICS.get("efa-host").cap_GBps
+    said = words(invoke_at(80, [*SMALL, "--network", profile(tmp_path, 12.0, 2.0, 'fabric = "efa-host"')],
+                           monkeypatch).stdout)
+    assert f"moves at most {fabric_cap:g} GB/s a node whatever the link" in said, said
+    assert "[nccl] bounce_GBps (what its hosts move through memory" in said and "its profile states" not in said
+    stated = profile(tmp_path, 12.0, 2.0, 'fabric = "efa-host"')
+    with open(stated, "a") as f:
+        f.write("[nccl]\nbounce_GBps = 8.6\n")
+    said = words(invoke_at(80, [*SMALL, "--network", stated], monkeypatch).stdout)
+    assert "moves at most 8.6 GB/s a node (the host's rate its profile states, [nccl] bounce_GBps)" in said, said
+
+
 def test_a_link_below_full_efficiency_says_what_it_moves(tmp_path, monkeypatch):
     path = profile(tmp_path, 11.7)
     text = open(path).read().replace("bandwidth_GBps = 11.7\n", "bandwidth_GBps = 11.7\nefficiency = 0.43\n")

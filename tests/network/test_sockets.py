@@ -105,19 +105,19 @@ def test_a_hosts_rate_prices_a_host_bounce_fabric_and_is_refused_elsewhere(tmp_p
 
     cap = FABRICS.get("efa-host").cap_GBps
     assert ring_bandwidth_s("efa-host", "") == pytest.approx(moved / (cap * 1e9), rel=1e-12)
-    assert ring_bandwidth_s("efa-host", "[nccl]\nhost_GBps = 8.6\n") == pytest.approx(moved / 8.6e9, rel=1e-12)
-    assert ring_bandwidth_s("efa-host", "[nccl]\nhost_GBps = 40\n") == pytest.approx(moved / 12e9, rel=1e-12)
-    data = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}, "fabric": "efa-host", "nccl": {"host_GBps": 8.6}}
+    assert ring_bandwidth_s("efa-host", "[nccl]\nbounce_GBps = 8.6\n") == pytest.approx(moved / 8.6e9, rel=1e-12)
+    assert ring_bandwidth_s("efa-host", "[nccl]\nbounce_GBps = 40\n") == pytest.approx(moved / 12e9, rel=1e-12)
+    data = {"inter": {"alpha_us": 25.0, "bandwidth_GBps": 10.0}, "fabric": "efa-host", "nccl": {"bounce_GBps": 8.6}}
     net = network_from_dict(data, source="s", default_name="s")
-    assert net.to_dict()["nccl"] == {"host_GBps": 8.6} and "8.6 GB/s through the host" in net.sockets.describe()
+    assert net.to_dict()["nccl"] == {"bounce_GBps": 8.6} and "8.6 GB/s through the host" in net.sockets.describe()
     path = tmp_path / "ib.toml"
-    path.write_text('traits = "nccl"\nfabric = "ib"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nhost_GBps = 8\n")
+    path.write_text('traits = "nccl"\nfabric = "ib"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nbounce_GBps = 8\n")
     err = one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--sizes", "1048576"], capsys,
-                          "nccl.host_GBps acts only on the efa-host fabric")
+                          "nccl.bounce_GBps acts only on the efa-host fabric")
     assert "'ib' (stated)" in err and 'fabric = "efa-host"' in err
-    path.write_text('fabric = "efa-host"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nhost_GBps = 0\n")
+    path.write_text('fabric = "efa-host"\n' + NCCL_HEAD.format(link=12.0) + "[nccl]\nbounce_GBps = 0\n")
     one_line_exit_2(["comm", "--network", str(path), "--workers", "2", "--sizes", "1048576"], capsys,
-                    "'nccl.host_GBps' = 0 is out of range; accepted:")
+                    "'nccl.bounce_GBps' = 0 is out of range; accepted:")
 
 
 @pytest.mark.parametrize("head", ['traits = "nccl"\nfabric = "ib"\n', 'traits = "gloo"\nfabric = "sockets"\n',

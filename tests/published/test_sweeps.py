@@ -48,7 +48,7 @@ def test_the_fabrics_figures_are_the_fit_on_the_fit_sweeps(tmp_path, monkeypatch
 
 
 def test_a_hosts_stated_rate_is_the_fit_on_its_own_fit_sweeps(tmp_path, monkeypatch):
-    """p3dn states its host's rate (nccl.host_GBps): it is the one figure refitted on the sweeps of
+    """p3dn states its host's rate (nccl.bounce_GBps): it is the one figure refitted on the sweeps of
     that network marked fit, and the fabric's own cap is fitted without them (above)."""
     from lionsim.network.profile import load_network
 
@@ -57,7 +57,7 @@ def test_a_hosts_stated_rate_is_the_fit_on_its_own_fit_sweeps(tmp_path, monkeypa
     fitted = ps.fitted_hosts()
     assert set(fitted) == {"examples/clusters/p3dn.toml"}
     for network, rate in fitted.items():
-        assert load_network(str(root / network)).sockets.host_GBps == rate
+        assert load_network(str(root / network)).sockets.bounce_GBps == rate
         fit_on = [s for s in ps.SWEEPS if s.network == network and s.role == "fit"]
         assert fit_on and all(FABRICS.get(s.fabric).through_host for s in fit_on)
 
