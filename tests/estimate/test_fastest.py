@@ -67,6 +67,46 @@ def test_the_terminal_prints_it_under_the_table_before_the_captions_terms(capsys
         < said.index("ms per step, one worker"), said
 
 
+def label(row) -> str:
+    return f"{row['strategy']}@{row['transport']}"
+
+
+H100 = dict(model="llama-7b", workers=32, network="100gbe", gpus_per_node=8, device="h100")
+
+
+def test_the_line_names_the_fastest_run_that_fits_and_says_a_faster_one_does_not():
+    # llama-7b on one h100 (80 GiB): AdamW's two moments (108 GB) and DiLoCo's replica do not fit; Lion's one does.
+    # DiLoCo's hier: form is the fastest of all: a caption's form whose memory the line must check too
+    runs = ["adamw@bf16-allreduce", "lion@bf16-allreduce", "diloco@fp8-allreduce", "dlion-mavo@int8-allreduce"]
+    frame = estimate(EstimateConfig(**H100, strategies=runs, options={"local_steps": 20}))
+    brute = estimate(EstimateConfig(**H100, strategies=every_form(frame), baseline="adamw@bf16-allreduce",
+                                    options={"local_steps": 20}))
+    # the reference: every run and hier: form priced as a row, and its own memory figure
+    need = brute["memory_bytes"] <= brute["device_memory_bytes"]
+    assert list(need) == list(brute["memory_fits"])
+    ok, best_all = brute[need].loc[brute[need]["step_s"].idxmin()], brute.loc[brute["step_s"].idxmin()]
+    assert not need[brute["step_s"].idxmin()] and label(best_all) not in runs  # a hier: form that does not fit
+    assert label(ok) not in runs  # the fastest that fits is a hier: form too (dlion-mavo's)
+    line = frame.attrs["fastest_line"]
+    assert line.startswith(f"Fastest step: {label(ok)}, {ms_text(ok['step_s'] * 1e3)} ms, "
+                           f"{speedup_text(ok['speedup'])} (a step time, not time to target; priced in the note "
+                           "on hierarchical forms, not a row"), line
+    assert line.endswith(f"; {label(best_all)} steps faster ({ms_text(best_all['step_s'] * 1e3)} ms, "
+                         f"{speedup_text(best_all['speedup'])}) but does not fit on one h100)."), line
+
+
+def test_where_no_run_fits_the_line_says_so():
+    cfg = dict(model="llama-7b", workers=32, network="100gbe", gpus_per_node=8, device="a100-40gb")
+    frame = estimate(EstimateConfig(**cfg))
+    brute = estimate(EstimateConfig(**cfg, strategies=every_form(frame), baseline=DEFAULT_STRATEGIES[0]))
+    assert (brute["memory_bytes"] > 40 * 2**30).all()  # 6.7e9 params x 12 bytes and up, hier: forms too
+    best = brute.loc[brute["step_s"].idxmin()]
+    assert frame.attrs["fastest_line"] == (
+        f"Fastest step: {label(best)}, {ms_text(best['step_s'] * 1e3)} ms, {speedup_text(best['speedup'])} "
+        "(a step time, not time to target; priced in the note on hierarchical forms, not a row; "
+        "no run fits on one a100-40gb unsharded).")
+
+
 def test_the_hier_clause_holds_where_the_line_is_printed_after_the_note_it_names():
     cfg = EstimateConfig(model="gpt2-124m", workers=32, gpus_per_node=8, network="100gbe",
                          strategies=["lion@bf16-allreduce", "dlion-mavo@a2a-1bit"])
