@@ -8,7 +8,7 @@ from lionsim.errors import LionsimError
 from lionsim.estimate import EstimateConfig, estimate
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.cli.estimate_notes import footnotes
-from lionsim.numbers import ms_text, speedup_text
+from lionsim.numbers import TIE, ms_text, speedup_text
 from lionsim.runs import parse_runs
 from tests.helpers.cli import run_cli
 
@@ -105,6 +105,51 @@ def test_where_no_run_fits_the_line_says_so():
         f"Fastest step: {label(best)}, {ms_text(best['step_s'] * 1e3)} ms, {speedup_text(best['speedup'])} "
         "(a step time, not time to target; priced in the note on hierarchical forms, not a row; "
         "no run fits on one a100-40gb unsharded).")
+
+
+def test_where_only_a_run_that_does_not_fit_beats_the_baseline_the_line_says_that():
+    frame = estimate(EstimateConfig(**H100, strategies=["lion@bf16-allreduce", "diloco", "ef-signsgd"]))
+    rows = {label(r): r for r in frame.to_dict("records")}
+    diloco = rows["diloco@fp32-allreduce"]
+    assert not diloco["memory_fits"] and diloco["step_s"] < rows["lion@bf16-allreduce"]["step_s"] * (1 - TIE)
+    assert rows["ef-signsgd@allgather-1bit"]["step_s"] > rows["lion@bf16-allreduce"]["step_s"]
+    assert frame.attrs["fastest_line"] == (
+        "Fastest step: none that fits is faster than the baseline (lion@bf16-allreduce) by more than 0.5%; "
+        f"diloco@fp32-allreduce steps faster ({ms_text(diloco['step_s'] * 1e3)} ms, "
+        f"{speedup_text(diloco['speedup'])}) but does not fit on one h100.")
+
+
+TIED = dict(model="gpt2-124m", workers=16, network="10gbe")
+
+
+def test_bit_identical_steps_are_named_together():
+    frame = estimate(EstimateConfig(**TIED, strategies=["lion", "dlion-mavo@int8-allreduce",
+                                                        "signum-mv@int8-allreduce"]))
+    rows = {label(r): r for r in frame.to_dict("records")}
+    step = rows["dlion-mavo@int8-allreduce"]["step_s"]
+    assert rows["signum-mv@int8-allreduce"]["step_s"] == step  # the same bytes, the same kernels
+    assert frame.attrs["fastest_line"] == (
+        "Fastest step: dlion-mavo@int8-allreduce, signum-mv@int8-allreduce (tied within 0.5%), "
+        f"{ms_text(step * 1e3)} ms, {speedup_text(rows['lion@fp32-allreduce']['step_s'] / step)} "
+        "(a step time, not time to target).")
+
+
+def test_a_lead_under_the_tie_margin_names_every_run_within_it():
+    runs = ["lion", "dlion-mavo@int8-allreduce", "signum-mv@int8-allreduce", "signsgd@int8-allreduce"]
+    frame = estimate(EstimateConfig(**TIED, strategies=runs))
+    steps = {label(r): r["step_s"] for r in frame.to_dict("records")}
+    least = min(steps.values())
+    assert steps["signsgd@int8-allreduce"] == least < steps["dlion-mavo@int8-allreduce"] <= least * 1.005
+    assert frame.attrs["fastest_line"].startswith(
+        "Fastest step: dlion-mavo@int8-allreduce, signum-mv@int8-allreduce, signsgd@int8-allreduce "
+        f"(tied within 0.5%), {ms_text(least * 1e3)} ms, ")
+
+
+def test_no_crown_where_the_best_only_ties_the_baseline():
+    frame = estimate(EstimateConfig(**TIED, strategies=["adamw@bf16-allreduce", "lion@bf16-allreduce"]))
+    adamw, lion = frame["step_s"]
+    assert lion <= adamw and adamw <= lion * 1.005  # level: within the margin
+    assert frame.attrs["fastest_line"] == ""
 
 
 def test_the_hier_clause_holds_where_the_line_is_printed_after_the_note_it_names():
