@@ -12,7 +12,6 @@ from rich.text import Text
 
 from lionsim.cli.estimate_notes import (BUCKETS_NOTE, caption_notes, local_step_note, need_overlap_note, need_says_cap,
                                         overlap_text)
-from lionsim.cli.output import natural_width
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
 from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
 from lionsim.whole_nodes import one_node_line
@@ -135,7 +134,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     width = _width(frame, star=True)  # as if each were the baseline
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # bytes compact, as in every step table (bytes_text); with `across` the speedup header folds where
-    # the table would pass the width it may take (80 in a pipe, a wider terminal's or COLUMNS' own)
+    # the table, its blank edges dropped, would pass the width it may take (80 in a pipe, COLUMNS' own)
     names = ("compute", "local", "comm", "exposed", "step", "sent", *(("across",) if across else ()), "speedup")
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
@@ -147,10 +146,10 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), speedup_text(row.speedup),
         )
-    from lionsim.reports.widths import table_width
+    from lionsim.reports.widths import whole_header
 
-    if across and natural_width(table) > table_width():
-        table.columns[-1].header = "speed\nup"
+    if across:  # whole where dropping the blank edges fits the table, as a name is
+        whole_header(table, table.columns[-1], "speed\nup")
     return fit(table)
 
 
