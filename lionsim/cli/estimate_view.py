@@ -160,7 +160,8 @@ def run_table(frame: pd.DataFrame) -> Table:
 
     first = frame.iloc[0]
     table = Table(title=f"a whole run of {plural(f'{first.run_steps:,}', 'step')}", caption=(
-        "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady step in ms; speedup: the baseline's run / this run; "
+        "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady "
+        "step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -188,9 +189,9 @@ def spread_table(frame: pd.DataFrame) -> Table:
     table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({how})",
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
-                          "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
-                                        "slowest, wait, p50 and p99 are the round's over H (slowest: the round's slowest "
-                                        "worker, whom the sync waits for)." if local else ""),
+                          "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: "
+                                        "its slowest, wait, p50 and p99 are the round's over H (slowest: the "
+                                        "round's slowest worker, whom the sync waits for)." if local else ""),
                   caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -235,7 +236,8 @@ def need_table(frame: pd.DataFrame) -> Table:
     table.add_column("note", overflow="fold", max_width=80 - width - 29 - 13 * link)  # the table fits 80 columns
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
-        shown = [f"{x:.4g}" if x == x else "-" for x in (needed, needed * 8, *([needed * 8 / efficiency] if link else []))]
+        rates = (needed, needed * 8, *([needed * 8 / efficiency] if link else []))
+        shown = [f"{x:.4g}" if x == x else "-" for x in rates]
         table.add_row(run_label(row), *shown, percent(busy_share(row._asdict()), u), note)
     return fit(table)
 

@@ -14,9 +14,10 @@ its own name then fits (`@hier:` / `int8-allreduce`), and a strategy's before it
 the column cannot hold the name whole. Narrowing a number column's header (`compute`,
 `exposed`) to win more was not taken: a header cut mid-word reads worse than a name broken after
 a '-'. A header that may fold where its words end (estimate's `speed` / `up`) counts as a name
-does: it stays whole where dropping the blank edges fits the table (whole_header). Nothing is cut inside a word, and the numbers' columns are never narrowed (no number is
-cut or ellipsized): where those alone are wider than TABLE_WIDTH the table stays wider. No pandas
-here: the CLI measures tables without it.
+does: it stays whole where dropping the blank edges fits the table (whole_header). Nothing is cut
+inside a word, and the numbers' columns are never narrowed (no number is cut or ellipsized): where
+those alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures
+tables without it.
 """
 
 from __future__ import annotations
