@@ -183,7 +183,8 @@ def _bench_into(out: Path, bench_plan: BenchPlan, launched, measures: bool, fmt:
     if launched is None or launched.rank == 0:  # the lock's holder: what a stopped publish set aside comes back
         put_back_said(out)
     else:  # the others read --out once rank 0 has, so every rank decides from the same folder
-        put_back_awaited(out, bench_plan.backend.timeout or 0)
+        # None: no wait; gloo and nccl, the backends torchrun launches ranks of, always carry a timeout
+        put_back_awaited(out, bench_plan.backend.timeout or 0, who=f"rank {launched.rank}")
     claim_out(out, overwrite=overwrite, overwrite_sweep=overwrite_sweep, resume=resume)
     keeping = Unfinished(out, unfinished_home(out, resume), resume, flag)  # decided before anything trains
     note = oversubscribed(bench_plan.training.threads, measures)

@@ -14,9 +14,6 @@ import typer
 from lionsim.cli import options as o
 from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
-from lionsim.cli.estimate_notes import (footnotes, library_hint, memory_note, point_lines, short_bench_note,
-                                        unmeasured_note)
-from lionsim.cli.estimate_view import breakdown_table, crossover_table, need_table, run_table, spread_table
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
 from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
@@ -207,6 +204,10 @@ def estimate_cmd(
     from lionsim.estimate.need import with_need
     from lionsim.estimate.sweep import run_sweep
     from lionsim.cli.to_target_view import to_target_table
+    # the views and their notes load here, not at start-up: only estimate prints them
+    from lionsim.cli.estimate_notes import (footnotes, library_hint, memory_note, point_lines, short_bench_note,
+                                            unmeasured_note)
+    from lionsim.cli.estimate_view import breakdown_table, crossover_table, need_table, run_table, spread_table
 
     cfg = EstimateConfig(**fields)
     frame = estimate(cfg)
@@ -237,7 +238,8 @@ def estimate_cmd(
               *([run_table(frame)] if cfg.steps is not None or cfg.tokens is not None else []),
               *([need_table(frame)] if wanted is not None else []),
               *([to_target_table(frame)] if from_run is not None else []),
-              *([crossover_table(swept.crossings, swept.sweep, swept.rows, workers=workers)] if swept is not None else []),
+              *([crossover_table(swept.crossings, swept.sweep, swept.rows, workers=workers)]
+                if swept is not None else []),
               *([crossover_table(swept.to_target, swept.sweep, swept.rows, "time to target", workers)]
                 if swept is not None and swept.to_target is not None else [])]
     if format != "table":  # csv/json: the sweep's rows with --sweep, else the breakdown, alone on stdout

@@ -55,11 +55,13 @@ def overlap_text(modes: dict[str, list[str]]) -> str:
 
 
 def need_overlap_note(frame: pd.DataFrame) -> str:
-    """--need's reason a run can need more bandwidth than one sending more bytes, where its rows mix
-    overlap modes (each row's schedule, estimate.csv's overlap): the runs that exchange during
-    backward hide part of their exchange behind it; those that exchange after it wait for all of
-    it. Names such a pair where the table shows one (fewer bytes across, more GB/s needed). ""
-    where every row runs alike (nothing to explain)."""
+    """--need's note where its rows mix overlap modes (each row's schedule, estimate.csv's overlap):
+    the runs that exchange during backward hide part of their exchange behind it; those that
+    exchange after it wait for all of it. A reason a run can need more bandwidth than one sending
+    more bytes only between runs of different schedules, so the note says it of those alone and
+    names such a pair where the table shows one (fewer bytes across, more GB/s needed); a pair of
+    one schedule that inverts (fp8 beside bf16: the codec's own costs) is not its to explain. ""
+    where every row runs alike."""
     rows = list(frame.itertuples(index=False))
     after = [r for r in rows if r.overlap == AFTER_BACKWARD]
     during: dict[str, list] = {}
@@ -78,10 +80,11 @@ def need_overlap_note(frame: pd.DataFrame) -> str:
     hidden = "; ".join(f"{named(runs)} {verb(runs)} {OVERLAP_WORDS.get(mode, mode)}" for mode, runs in during.items())
     inverted = [(a, b) for a in after for runs in during.values() for b in runs
                 if a.inter_bytes < b.inter_bytes and a.bandwidth_needed_GBps > b.bandwidth_needed_GBps]  # NaN: never
-    so = "" if not inverted else (f": so {named([inverted[0][0]])} sends fewer bytes across than "
-                                  f"{named([inverted[0][1]])} yet needs more bandwidth")
+    pair = "" if not inverted else (f" ({named([inverted[0][0]])} sends fewer than {named([inverted[0][1]])} "
+                                    "yet needs more)")
     return (f"Overlap: {hidden}, which hides part of the exchange behind it; {named(after)} {verb(after)} "
-            f"{OVERLAP_WORDS[AFTER_BACKWARD]}, where all of it waits{so}.")
+            f"{OVERLAP_WORDS[AFTER_BACKWARD]}, where all of it waits: between runs of these different schedules "
+            f"(only those), fewer bytes across can need more bandwidth{pair}.")
 
 
 def need_says_cap(frame: pd.DataFrame) -> bool:

@@ -12,7 +12,6 @@ from rich.text import Text
 
 from lionsim.cli.estimate_notes import (BUCKETS_NOTE, caption_notes, local_step_note, need_overlap_note, need_says_cap,
                                         overlap_text)
-from lionsim.cli.output import natural_width
 from lionsim.numbers import ms_text, plural, run_duration, speedup_text, step_bytes
 from lionsim.reports.columns import ROUND_STEPS, rounds_of, strategy_text
 from lionsim.whole_nodes import one_node_line
@@ -135,7 +134,7 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
     width = _width(frame, star=True)  # as if each were the baseline
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     # bytes compact, as in every step table (bytes_text); with `across` the speedup header folds where
-    # the table would pass the width it may take (80 in a pipe, a wider terminal's or COLUMNS' own)
+    # the table, its blank edges dropped, would pass the width it may take (80 in a pipe, COLUMNS' own)
     names = ("compute", "local", "comm", "exposed", "step", "sent", *(("across",) if across else ()), "speedup")
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
@@ -147,10 +146,10 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                                row.comm_exposed_s, row.step_s)),
             size(row.wire_bytes), *([size(row.inter_bytes)] if across else []), speedup_text(row.speedup),
         )
-    from lionsim.reports.widths import table_width
+    from lionsim.reports.widths import whole_header
 
-    if across and natural_width(table) > table_width():
-        table.columns[-1].header = "speed\nup"
+    if across:  # whole where dropping the blank edges fits the table, as a name is
+        whole_header(table, table.columns[-1], "speed\nup")
     return fit(table)
 
 
@@ -161,7 +160,8 @@ def run_table(frame: pd.DataFrame) -> Table:
 
     first = frame.iloc[0]
     table = Table(title=f"a whole run of {plural(f'{first.run_steps:,}', 'step')}", caption=(
-        "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady step in ms; speedup: the baseline's run / this run; "
+        "time: the run's length (h:mm:ss; past a day in days, d, past a year in years, y); mean step and steady "
+        "step in ms; speedup: the baseline's run / this run; "
         "phases: the steps of each kind the run has."), caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -189,9 +189,9 @@ def spread_table(frame: pd.DataFrame) -> Table:
     table = Table(title=f"uneven workers: {first['compute_spread']}, {first['workers']} workers ({how})",
                   caption="ms per step. compute: the median worker's; slowest: the slowest worker's (expected); "
                           "wait: what waiting for it adds to the median worker's step; step: expected, with its p50 "
-                          "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: its "
-                                        "slowest, wait, p50 and p99 are the round's over H (slowest: the round's slowest "
-                                        "worker, whom the sync waits for)." if local else ""),
+                          "and p99." + (" A local-step run (local_steps H > 1) waits once a round, at its sync: "
+                                        "its slowest, wait, p50 and p99 are the round's over H (slowest: the "
+                                        "round's slowest worker, whom the sync waits for)." if local else ""),
                   caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
@@ -236,7 +236,8 @@ def need_table(frame: pd.DataFrame) -> Table:
     table.add_column("note", overflow="fold", max_width=80 - width - 29 - 13 * link)  # the table fits 80 columns
     for row, note in zip(frame.itertuples(index=False), notes):
         needed = row.bandwidth_needed_GBps
-        shown = [f"{x:.4g}" if x == x else "-" for x in (needed, needed * 8, *([needed * 8 / efficiency] if link else []))]
+        rates = (needed, needed * 8, *([needed * 8 / efficiency] if link else []))
+        shown = [f"{x:.4g}" if x == x else "-" for x in rates]
         table.add_row(run_label(row), *shown, percent(busy_share(row._asdict()), u), note)
     return fit(table)
 

@@ -46,7 +46,9 @@ def preload_plugins(argv: Sequence[str], app: typer.Typer) -> None:
             paths.append(arg.split("=", 1)[1])
     config = config_path(args)
     if config is not None and Path(config).is_file():  # a missing or bad file is config_defaults' to report
-        paths += _recorded_plugins(Path(config))
+        from lionsim.run_plugins import given_wins
+
+        paths += given_wins(_recorded_plugins(Path(config)), [Path(p).name for p in paths])  # typed --plugin wins
     from_run = _from_run(args) if command == "estimate" else None
     if paths or from_run is not None:
         from lionsim.plugins import LOADED, unload_plugin
@@ -78,15 +80,15 @@ def _from_run(args: list[str]) -> str | None:
 
 
 def _recorded_plugins(path: Path) -> list:
-    """The `plugin` list of a TOML --config or of a run.json's config ([] if it has none or is unreadable)."""
+    """The `plugin` list of a TOML --config or of a run.json's config ([] if it has none or is unreadable),
+    read as lionsim.run_plugins reads every record's."""
+    from lionsim.run_plugins import plugin_paths, recorded_in
+
     try:
         data = load_toml(path) if path.suffix.lower() != ".json" else json.loads(path.read_text(encoding="utf-8"))
     except (LionsimError, OSError, ValueError):
         return []
-    if path.suffix.lower() == ".json":
-        data = data.get("config") if isinstance(data, dict) else None
-    recorded = data.get("plugin") if isinstance(data, dict) else None
-    recorded = [] if not recorded else recorded if isinstance(recorded, list) else [recorded]
     if path.suffix.lower() == ".json":  # a run.json's paths stay as the run was given them
-        return recorded
+        return recorded_in(data, "config", "plugin")
+    recorded = plugin_paths(data.get("plugin") if isinstance(data, dict) else None)
     return rebased({"plugin": recorded}, path)[0]["plugin"]  # a TOML's: from its folder, as config_defaults reads them

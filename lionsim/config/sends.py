@@ -58,6 +58,7 @@ def run_sends(r: RunPlan, layout: ParamLayout, workers: int, per_node: int, step
     try:
         strategy = r.run.strategy_class(r.strategy, layout, SimComm(workers, per_node))
         steady = strategy.payload_spec()
+        # the steady spec first even where encode sends other payloads (sent_specs leaves it out then)
         return list(dict.fromkeys([steady, *sent_specs(strategy, steady, steps)]))
     except LionsimError:
         raise

@@ -34,6 +34,13 @@ def worker_bytes(params: int, state_rows: float) -> int:
     return round(params * (WEIGHT_BYTES + GRAD_BYTES + STATE_BYTES * state_rows))
 
 
+def worker_text(row: dict) -> str:
+    """What one worker of `row` (an estimate row: device, replica_gpus) is made of, as the memory
+    notes say it: "one h100", or "a worker of 2 x h100"."""
+    g = int(row.get("replica_gpus", 1) or 1)
+    return f"one {row['device']}" if g == 1 else f"a worker of {g} x {row['device']}"
+
+
 def fits_note(rows) -> str:
     """The line under the table naming the runs that do not fit on their worker (`rows`: estimate rows
     with MEMORY_COLUMNS, device, replica_gpus, strategy, transport); "" where all fit."""
@@ -41,8 +48,7 @@ def fits_note(rows) -> str:
     if not over:
         return ""
     first = over[0]
-    g = int(first.get("replica_gpus", 1) or 1)
-    device = f"one {first['device']}" if g == 1 else f"a worker of {g} x {first['device']}"
+    device = worker_text(first)
     # both in binary units, as GPU memory is sized: "108 GB" beside "80 GiB" would read as two conventions
     gib = binary_bytes_text
     needs = ", ".join(f"{r['strategy']}@{r['transport']} needs {gib(r['memory_bytes'])}" for r in over)

@@ -87,7 +87,8 @@ class OutLock:
 
     def _busy(self, pid: int | None) -> str:
         who = f"another lionsim process (pid {pid})" if pid else "another lionsim process"
-        return f"{self.option} {self.out} is being written by {who}; wait for it to end, or choose another {self.option}"
+        return (f"{self.option} {self.out} is being written by {who}; wait for it to end, or choose another "
+                f"{self.option}")
 
     def release(self) -> None:
         """Let go: the file removed while still held (so nobody locks a file about to go), then closed."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator
@@ -69,14 +70,25 @@ def set_aside(out: Path, inside: tuple[str, ...] = (RERUN_DIR,)) -> Iterator[tup
             yield left, place
 
 
-def put_back_awaited(out: Path, seconds: float, inside: tuple[str, ...] = (RERUN_DIR,)) -> None:
+def put_back_awaited(out: Path, seconds: float, inside: tuple[str, ...] = (RERUN_DIR,), who: str = "this rank",
+                     say: Callable[[str], None] | None = None) -> None:
     """Wait, at most `seconds`, until another process has put back what a stopped publish set aside
     beside `out` (torchrun's rank 0, which holds --out's lock): a rank that read --out before then
     would decide where the run is kept or resumed from another state than rank 0 does. What is left
-    after `seconds` (rank 0 stopped first; another machine's own disk) is read as it is."""
+    after `seconds` (rank 0 stopped first; another machine's own disk) is read as it is. A wait
+    that may last the whole --timeout is not silent: `say` (None: a line on stderr) is told when
+    `who` starts waiting, for what and up to how long, and when it gives up."""
+    say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+    left = [str(p) for p, _place in set_aside(out, inside)]
+    if not left or seconds <= 0:
+        return
+    say(f"note: {who} waits up to {seconds:g} s for rank 0 to put back {', '.join(left)} (set aside by a stopped "
+        f"publish) before it reads {out}")
     deadline = time.monotonic() + seconds
     while any(set_aside(out, inside)) and time.monotonic() < deadline:
         time.sleep(0.05)
+    if still := [str(p) for p, _place in set_aside(out, inside)]:
+        say(f"note: {who}: {', '.join(still)} still set aside after {seconds:g} s; {out} read as it is")
 
 
 class RunDir:

@@ -13,9 +13,11 @@ its own name then fits (`@hier:` / `int8-allreduce`), and a strategy's before it
 (`streaming-diloco` / `H=4`, or `streaming-` / `diloco H=500`): a last resort, taken only where
 the column cannot hold the name whole. Narrowing a number column's header (`compute`,
 `exposed`) to win more was not taken: a header cut mid-word reads worse than a name broken after
-a '-'. Nothing is cut inside a word, and the numbers' columns are never narrowed (no number is
-cut or ellipsized): where those alone are wider than TABLE_WIDTH the table stays wider. No pandas
-here: the CLI measures tables without it.
+a '-'. A header that may fold where its words end (estimate's `speed` / `up`) counts as a name
+does: it stays whole where dropping the blank edges fits the table (whole_header). Nothing is cut
+inside a word, and the numbers' columns are never narrowed (no number is cut or ellipsized): where
+those alone are wider than TABLE_WIDTH the table stays wider. No pandas here: the CLI measures
+tables without it.
 """
 
 from __future__ import annotations
@@ -435,6 +437,20 @@ def _clean_width(cell, measured: Measurement) -> int:
         widths.append(max(len(prefix) + 1, len(rest)) if colon and " " not in line
                       else max(len(name), len(h + rounds) - 1) if h else len(line))
     return max(widths)
+
+
+def whole_header(table: Table, column, folded: str, width: int | None = None) -> None:
+    """`column`'s header kept whole where `table` fits `width` (None: table_width) with it, or
+    without its blank edges (_drop_edges: as names are kept whole, fit); else `folded` (its words a
+    line each: `speed\nup`), the table then fit as any."""
+    width = table_width() if width is None else width
+    over = natural_width(table) - width
+    if over <= 0:
+        return
+    if over <= 2 and _blank_edges(table):  # the two edge columns: show_edge's share of _borders
+        _drop_edges(table)
+    else:
+        column.header = folded
 
 
 def _blank_edges(table: Table) -> bool:

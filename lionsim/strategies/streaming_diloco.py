@@ -282,7 +282,8 @@ class StreamingDiLoCo(DiLoCo):
         if not self.sends(self.steps):
             return None
         ranges = self.current()
-        return Payload(self.fragment_spec(ranges), torch.cat([params[a:b].unsqueeze(0) - self.replicas[:, a:b] for a, b in ranges], dim=1))
+        outer = [params[a:b].unsqueeze(0) - self.replicas[:, a:b] for a, b in ranges]
+        return Payload(self.fragment_spec(ranges), torch.cat(outer, dim=1))
 
     def apply(self, params: Tensor, aggregate: Tensor | None) -> None:
         if aggregate is not None:  # sent: merged `delay` steps from now (this step when 0)

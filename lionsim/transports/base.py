@@ -72,16 +72,22 @@ class Transport(ABC):
     summary: ClassVar[str]
     """One line for `lionsim strategies`."""
     exact: ClassVar[bool] = True
-    """Whether it gives the flat aggregate bit for bit, whatever the nodes (every transport but a
-    vote of node votes, and hier: over fp32 sums, which sums in another order: `reorders`)."""
+    """Whether it gives the flat aggregate bit for bit, whatever the nodes. The three flags, said
+    once here: `exact` is about the nodes (a flat transport is exact, though a flat fp32 ring also
+    sums in another order at each N: the nodes do not change it); `reorders` (not exact) gives the
+    flat aggregate up to the order of its fp32 sums (hier: over an exact transport that does not
+    round); `rounds` rounds the values it carries (a low-precision wire: bf16, fp8, fp4, 1-bit
+    compression), whatever the nodes. Not exact and not reorders: a different aggregate (a vote of
+    node votes). `estimate --from-run` lends a run's convergence only between transports that carry
+    the values unchanged, each exact or reorders and none rounds (lionsim.estimate.to_target): a
+    plug-in transport sets them for its convergence to be lent."""
     reorders: ClassVar[bool] = False
-    """Whether, not `exact`, it gives the flat aggregate up to the order of its fp32 sums (hier: over
-    a transport that is exact and does not round): training over it converges as over the flat
-    transport, so `estimate --from-run` lends a run's convergence across the two."""
+    """Whether, not `exact`, it gives the flat aggregate up to the order of its fp32 sums: training
+    over it converges as over the flat transport (`exact` says the three flags together)."""
     rounds: ClassVar[bool] = False
-    """Whether it rounds the values it carries (a low-precision wire: bf16, fp8, fp4, 1-bit
-    compression), so that training over it is not training over an exact one: `estimate
-    --from-run` borrows no other transport's convergence for it (lionsim.estimate.to_target)."""
+    """Whether it rounds the values it carries, so that training over it is not training over an
+    exact one: no other transport's convergence is borrowed for it (`exact` says the three flags
+    together)."""
     kernels: ClassVar[tuple[str, str]] = ("float-pass", "float-pass")
     """Its (packing, unpacking) kernels in the codec kernel table (lionsim.compute.kernel_table):
     what `estimate --kernels table` prices its wire_bytes' pack and unpack with when they declare

@@ -1,7 +1,7 @@
-"""--need's note on overlap: why a run that sends fewer bytes can need more bandwidth (its exchange
-waits after backward, where AdamW's buckets hide behind it). The runs it names are checked against
-the priced step itself (a run whose exposed comm is all of its comm waits after backward), and the
-pair it names against a brute force over the table's rows."""
+"""--need's note on overlap: why a run that sends fewer bytes can need more bandwidth than one of
+another schedule (its exchange waits after backward, where AdamW's buckets hide behind it). The runs
+it names are checked against the priced step itself (a run whose exposed comm is all of its comm
+waits after backward), and the pair it names against a brute force over the table's rows."""
 
 from __future__ import annotations
 
@@ -55,8 +55,9 @@ def test_the_note_names_the_runs_that_wait_after_backward_and_a_pair_the_table_i
     assert inverted[0] == ("dlion-mavo@int8-allreduce", "adamw@bf16-allreduce")
     assert need_overlap_note(frame) == (
         "Overlap: adamw@bf16-allreduce exchanges each bucket during backward, which hides part of the exchange "
-        f"behind it; {', '.join(waits)} exchange once after backward, where all of it waits: so "
-        "dlion-mavo@int8-allreduce sends fewer bytes across than adamw@bf16-allreduce yet needs more bandwidth.")
+        f"behind it; {', '.join(waits)} exchange once after backward, where all of it waits: between runs of these "
+        "different schedules (only those), fewer bytes across can need more bandwidth "
+        "(dlion-mavo@int8-allreduce sends fewer than adamw@bf16-allreduce yet needs more).")
 
 
 def test_no_note_where_every_run_waits_alike(roce):
@@ -72,5 +73,29 @@ def test_the_need_table_prints_it(roce, capsys):
     code, out, _ = run_cli(["estimate", "--model", "llama-7b", "--tokens-per-worker", "16384", "--workers", "32",
                             "--network", roce, *[f"-s{run}" for run in RUNS], "--need", "utilisation=0.9"], capsys)
     said = " ".join(out[out.index("inter-node bandwidth for compute"):].split())
-    assert code == 0 and ("exchange once after backward, where all of it waits: so dlion-mavo@int8-allreduce sends "
-                          "fewer bytes across than adamw@bf16-allreduce yet needs more bandwidth.") in said, said
+    assert code == 0 and ("exchange once after backward, where all of it waits: between runs of these different "
+                          "schedules (only those), fewer bytes across can need more bandwidth "
+                          "(dlion-mavo@int8-allreduce sends fewer than adamw@bf16-allreduce yet needs more)."
+                          ) in said, said
+
+
+def test_an_inversion_within_one_schedule_is_not_claimed_for_overlap():
+    """fp8 sends half of bf16's bytes yet needs more bandwidth, both per bucket: overlap is not why.
+    The note claims inversions only between schedules, and names a pair whose schedules differ."""
+    from lionsim.cli.estimate_notes import need_overlap_note
+
+    cfg = EstimateConfig(model="gpt2-124m", workers=32, gpus_per_node=8, network="100gbe", traits="ideal",
+                         tokens_per_worker=16384,
+                         strategies=["lion@bf16-allreduce", "dlion-mavo@int8-allreduce", "lion@fp8-allreduce"])
+    frame = with_need(estimate(cfg), resolve(cfg), Need(0.5))
+    rows = {f"{r['strategy']}@{r['transport']}": r for r in frame.to_dict("records")}
+    bf16, fp8 = rows["lion@bf16-allreduce"], rows["lion@fp8-allreduce"]
+    assert bf16["overlap"] == fp8["overlap"]  # one schedule, and yet inverted: the case
+    assert fp8["wire_bytes"] < bf16["wire_bytes"] and fp8["bandwidth_needed_GBps"] > bf16["bandwidth_needed_GBps"]
+    note = need_overlap_note(frame)
+    assert "between runs of these different schedules (only those)" in note, note
+    assert "lion@fp8-allreduce sends fewer" not in note
+    said = note[note.index("(") + 1:note.rindex(")")] if "sends fewer" in note else ""
+    if said:  # the pair named: its two runs' schedules differ
+        a, b = said.split(" sends fewer than ")[0], said.split(" than ")[1].split(" yet")[0]
+        assert rows[a]["overlap"] != rows[b]["overlap"], note

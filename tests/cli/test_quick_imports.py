@@ -41,6 +41,15 @@ def test_quick_commands_are_light(args):
     assert _heavy_after(PROBE.format(args=args, heavy=HEAVY)) == "HEAVY:"
 
 
+VIEWS = ("lionsim.cli.estimate_view", "lionsim.cli.estimate_notes", "lionsim.schedules")
+"""What only estimate prints with: loaded by its command, not at start-up."""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["bench", "--help"], ["estimate", "--help"]], ids=" ".join)
+def test_estimate_views_load_with_the_command_not_at_start_up(args):
+    assert _heavy_after(PROBE.format(args=args, heavy=VIEWS)) == "HEAVY:"
+
+
 def test_public_api_still_importable():
     from lionsim import pack_signs, unpack_signs  # lazy: torch on first use
 

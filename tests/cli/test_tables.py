@@ -99,7 +99,8 @@ ESTIMATES = {
 def test_estimate_fits_80_columns_in_a_pipe_and_keeps_every_number_whole(capsys, args):
     """Before, the run column widened to its longest name (`@compressed-allreduce`) and the table
     took 82 columns in a pipe (81 for the README's command): now the table drops its blank edges,
-    then breaks a name after a '-' where it must, and each run's numbers (read back from --format csv) are on its line whole."""
+    then breaks a name after a '-' where it must, and each run's numbers (read back from --format csv)
+    are on its line whole."""
     from lionsim.cli.estimate_view import _ms
     from lionsim.numbers import bytes_text as _bytes
 

@@ -76,3 +76,65 @@ def test_a_moved_plugin_given_by_plugin_stands_for_the_recorded_one(tmp_path, ca
     code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--plugin", plugin_file], capsys)
     assert code == 0, err
     assert "randomk-ef" in out
+
+
+@pytest.fixture
+def forget():
+    """Plug-in files a test loads, forgotten after it (the registries are the process's)."""
+    paths: list[Path] = []
+    yield paths
+    for path in paths:
+        if str(path.resolve()) in LOADED:
+            unload_plugin(str(path.resolve()))
+    refresh()
+
+
+def test_a_plugin_given_wins_over_the_recorded_file_of_the_same_name_still_there(tmp_path, capsys, forget):
+    recorded, given = tmp_path / "a" / EXAMPLE.name, tmp_path / "b" / EXAMPLE.name
+    for path in (recorded, given):
+        path.parent.mkdir()
+        shutil.copy(EXAMPLE, path)
+        forget.append(path)
+    where = trained(tmp_path, "run", [str(recorded)])
+    code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--plugin", given], capsys)
+    assert code == 0, err
+    assert "randomk-ef" in out
+    assert str(given.resolve()) in LOADED and str(recorded.resolve()) not in LOADED  # the copy given, once
+
+
+def test_a_relative_recorded_plugin_is_taken_from_the_run_directory(tmp_path, capsys, monkeypatch, forget):
+    where = trained(tmp_path, "run", ["plug/randomk_ef.py"])  # hand-written: relative to the run's folder
+    (where / "plug").mkdir()
+    shutil.copy(EXAMPLE, where / "plug" / EXAMPLE.name)
+    forget.append(where / "plug" / EXAMPLE.name)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no plug/ here
+    code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--out", tmp_path / "est"], capsys)
+    assert code == 0, err
+    got = pd.read_csv(tmp_path / "est" / "estimate.csv").set_index("strategy")
+    assert got.loc["randomk-ef", "steps_to_target"] == REACHED["randomk-ef@sparse-allgather"]
+
+
+def test_a_bare_path_recorded_reads_as_a_list_of_one_as_config_run_json_reads_it(tmp_path, capsys, plugin_file):
+    where = trained(tmp_path, "run", [])
+    record = json.loads((where / "run.json").read_text())
+    record["config"]["plugin"] = str(plugin_file)  # a string, not a list: --config run.json loads it too
+    (where / "run.json").write_text(json.dumps(record))
+    code, out, err = run_cli([*ESTIMATE, "--from-run", where, "--out", tmp_path / "est"], capsys)
+    assert code == 0, err
+    got = pd.read_csv(tmp_path / "est" / "estimate.csv").set_index("strategy")
+    assert got.loc["randomk-ef", "steps_to_target"] == REACHED["randomk-ef@sparse-allgather"]
+
+
+def test_a_plugin_given_wins_over_a_config_files_of_the_same_name(tmp_path, capsys, forget):
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(EXAMPLE, tmp_path / folder / EXAMPLE.name)
+        forget.append(tmp_path / folder / EXAMPLE.name)
+    (tmp_path / "c.toml").write_text(f'plugin = ["a/{EXAMPLE.name}"]\n')
+    given = tmp_path / "b" / EXAMPLE.name
+    code, out, err = run_cli([*ESTIMATE, "--config", tmp_path / "c.toml", "--plugin", given, "-s", "randomk-ef"],
+                             capsys)
+    assert code == 0, err
+    assert str(given.resolve()) in LOADED and str((tmp_path / "a" / EXAMPLE.name).resolve()) not in LOADED

@@ -53,6 +53,31 @@ def test_at_80_columns_the_estimate_on_nodes_of_8_keeps_each_transport_name_on_o
         assert f"@{transport}" in lines or (f"@{prefix}:" in lines and name in lines), (transport, table)
 
 
+def _header(out: str) -> list[str]:
+    """The step table's header line(s): those above its rule."""
+    lines = out.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.strip().startswith("───"))
+    return [line for line in lines[:rule] if "compute" in line or line.strip() in ("speed", "up")]
+
+
+def test_at_80_columns_the_speedup_header_stays_whole_where_dropping_the_edges_fits(capsys, monkeypatch):
+    """gpt2 on 4 nodes of 8: 81 columns with the blank edges and `speedup` whole, so dropping the
+    edges (79) keeps it whole, as it keeps names; at 77 that is not enough and it folds (`speed` / `up`)."""
+    argv = ["estimate", "--model", "gpt2-124m", "--workers", "32", "--gpus-per-node", "8", "--network", "100gbe"]
+    monkeypatch.setenv("COLUMNS", "81")  # the reference: edges and `speedup` whole, names on two lines
+    code, wide, _ = run_cli(argv, capsys)
+    (header,) = _header(wide)
+    assert code == 0 and header.startswith(" run") and header.split()[-1] == "speedup", wide
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and max(map(len, out.splitlines())) <= 80, out
+    (header,) = _header(out)
+    assert header.split()[-1] == "speedup" and header.startswith("run"), header
+    monkeypatch.setenv("COLUMNS", "77")
+    code, out, _ = run_cli(argv, capsys)
+    assert code == 0 and [line.split()[-1] for line in _header(out)] == ["speed", "up"], out
+
+
 @pytest.mark.parametrize("extra, broken", [
     ([], ["streaming-diloco", "H=4"]),
     (["--local-steps", "500"], ["streaming-diloco", "H=500"]),  # the blank edges dropped: no break after '-'

@@ -34,9 +34,10 @@ def walked(strategy: Strategy, steps: int) -> int:
 
 
 def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
-    """The steady spec, then every other spec steps 1..`steps` send, each once, as the payloads
-    encode sends (Strategy.sent_payloads: streaming-diloco's fragments in place of the mean that
-    prices its steps); each vote also with abstentions, which a vote transport marks on a step
+    """What steps 1..`steps` send, as encode sends it, each once: for the steady spec and each other
+    spec a step sends, Strategy.sent_payloads of it (the spec itself, or the payloads it stands for:
+    streaming-diloco's fragments in place of the mean that prices its steps, so the steady spec is
+    not always among them); each vote also with abstentions, which a vote transport marks on a step
     where some worker abstains."""
     found, last = dict.fromkeys(strategy.sent_payloads(steady)), steady
     for step in range(1, walked(strategy, steps) + 1):
