@@ -653,4 +653,6 @@ def test_a_launched_rank_reads_out_once_rank_0_has_put_it_back(tmp_path, capsys,
         rank_0.join()
     with pytest.raises(LionsimError) as refused:
         claim_out(out)
-    assert (code, err.strip().splitlines(), measured) == (2, [f"error: {refused.value}"], [])
+    waits = (f"note: this rank waits up to 60 s for rank 0 to put back {aside(out)} (set aside by a stopped publish) "
+             f"before it reads {out}")  # the wait is said, as bench's ranks say it
+    assert (code, err.strip().splitlines(), measured) == (2, [waits, f"error: {refused.value}"], [])
