@@ -219,12 +219,14 @@ def need_table(frame: pd.DataFrame) -> Table:
     footnotes = "".join(escape(f" [{number}] {reason[0].upper()}{reason[1:].removesuffix('.')}.")
                         for number, reason in enumerate(reasons, 1))
     efficiency = efficiency_of(frame)
+    unreachable = frame["bandwidth_needed_GBps"].isna().any()  # its definition only where a row says it
     moved = moved_words(first["network"], efficiency, "needed", "link")
     table = Table(title=f"inter-node bandwidth for compute at {target_text(u)} of the step", caption=(
         f"{moved}; solved to {REL_TOL:.0e} relative; "
         "compute: the worker's own work (forward, backward, codec, optimizer), the rest of the step waiting for "
-        "the network; now: its share on the network as given. Unreachable: per-call latencies, intra-node "
-        f"exchanges or the fabric's cap keep the wait above 1 - U at any bandwidth.{footnotes}"
+        "the network; now: its share on the network as given."
+        + (" Unreachable: per-call latencies, intra-node exchanges or the fabric's cap keep the wait above 1 - U "
+           "at any bandwidth." if unreachable else "") + footnotes
         + (f"\n{escape(why)}" if (why := need_overlap_note(frame)) else "")),
         caption_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     width = _width(frame)

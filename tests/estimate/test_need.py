@@ -225,3 +225,17 @@ def test_need_on_a_flip_finds_the_rate_before_it():
     (record,) = need_rows(r, Need(0.80))
     assert grid[first - 1] * (1 - 1e-9) <= record["bandwidth_needed_GBps"] <= grid[first] * (1 + 1e-9)
     assert record["need_note"] == ""
+
+
+def test_the_table_defines_unreachable_only_where_a_row_is(monkeypatch):
+    """The caption's "Unreachable: ..." says what an unreachable row means: printed where some row has
+    no bandwidth (NaN in estimate.csv), left out where every row was solved."""
+    base = ["estimate", "--model", "gpt2-1.3b", "--tokens-per-worker", "32768", "--workers", "64", "-s",
+            "adamw@bf16-allreduce", "-s", "dlion-mavo"]
+    for network, need in (("h100x8-100gbe", "utilisation=0.9"), ("10gbe", "utilisation=0.5")):
+        args = [*base, "--network", network, "--need", need]
+        words = " ".join(invoke_at(80, args, monkeypatch).stdout.split())
+        solved = pd.read_csv(io.StringIO(CliRunner().invoke(app, [*args, "--format", "csv"]).stdout))
+        unreachable = solved["bandwidth_needed_GBps"].isna().any()
+        assert ("Unreachable: per-call latencies" in words) == unreachable, (network, words)
+        assert unreachable == (network == "h100x8-100gbe")  # both kinds are met: the test can fail
