@@ -360,14 +360,10 @@ def test_an_interruption_after_the_files_are_written_says_so(tmp_path, capsys, m
     "no results were written; DIR still holds its previous results". The reference: steps.csv
     on disk, with every step of the run."""
     import lionsim.reports
+    from tests.helpers.cli import interrupted_while_printing
 
-    def table(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(lionsim.reports, "summary_table", table)
     out = tmp_path / "o"
-    code, _, err = run_cli([*TINY_BENCH, "-s", "adamw", "--out", str(out)], capsys)
-    assert code == 2 and error_lines(err) == [
-        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    interrupted_while_printing([*TINY_BENCH, "-s", "adamw"], (lionsim.reports, "summary_table"), out, capsys,
+                               monkeypatch, progress=True)
     assert pd.read_csv(out / "steps.csv").step.max() == 2
     assert json.loads((out / "run.json").read_text())["status"] != "interrupted"

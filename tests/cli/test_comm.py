@@ -607,18 +607,13 @@ def test_comm_interrupted_after_the_files_are_written_says_so(tmp_path, capsys, 
     results were written; DIR still holds its previous results". The reference: the files on
     disk, comm.csv as a run that completes writes it."""
     import lionsim.cli.comm_cmd as comm_cmd
+    from tests.helpers.cli import interrupted_while_printing
 
     argv = ["comm", "--sizes", "1KB:4KB", "--workers", "8", "--network", "10gbe"]
     assert run_cli([*argv, "--out", tmp_path / "whole"], capsys)[0] == 0
 
-    def table(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(comm_cmd, "model_table", table)
     out = tmp_path / "o"
-    code, _, err = run_cli([*argv, "--out", out], capsys)
-    assert code == 2 and err.strip().splitlines() == [
-        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    interrupted_while_printing(argv, (comm_cmd, "model_table"), out, capsys, monkeypatch)
     assert (out / "comm.csv").read_bytes() == (tmp_path / "whole" / "comm.csv").read_bytes()
     assert {"comm.csv", "comm_all_reduce.png"} <= {p.name for p in out.iterdir()}
 

@@ -163,17 +163,12 @@ def test_an_interruption_after_the_files_are_written_says_so(tmp_path, capsys, m
     written; DIR still holds its previous results". The reference: the files on disk, which are
     those a run that completes writes."""
     import lionsim.cli.estimate_cmd as estimate_cmd
+    from tests.helpers.cli import interrupted_while_printing
 
     argv = ["estimate", "--model", "gpt2-124m", "-s", "adamw"]
     assert run_cli([*argv, "--out", tmp_path / "whole"], capsys)[0] == 0
 
-    def printing(*args, **kwargs):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(estimate_cmd, "out_console", printing)
     out = tmp_path / "o"
-    code, _, err = run_cli([*argv, "--out", out], capsys)
-    assert code == 2 and err.strip().splitlines() == [
-        f"error: interrupted after the results were written: {out} holds this command's results"], err
+    interrupted_while_printing(argv, (estimate_cmd, "out_console"), out, capsys, monkeypatch)
     assert (out / "estimate.csv").read_bytes() == (tmp_path / "whole" / "estimate.csv").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == ["estimate.csv", "estimate.json"]

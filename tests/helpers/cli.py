@@ -49,6 +49,21 @@ def one_line_exit_2(args: list[str], capsys, message: str = "") -> str:
     return err
 
 
+def interrupted_while_printing(argv: list, printer: tuple, out: Path, capsys, monkeypatch,
+                               progress: bool = False) -> None:
+    """Run `argv --out OUT` with `printer` (module, attribute: what prints after the publish) raising
+    KeyboardInterrupt, and assert that stderr is only the line an interruption after the publish
+    says, exit 2 (`progress`: a bench's "lionsim: run ..." lines beside it, off a terminal)."""
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(*printer, interrupt)
+    code, _, err = run_cli([*argv, "--out", str(out)], capsys)
+    lines = [line for line in err.strip().splitlines() if not (progress and line.startswith("lionsim: "))]
+    assert code == 2 and lines == [
+        f"error: interrupted after the results were written: {out} holds this command's results"], err
+
+
 def table_text(table, width: int = 80) -> str:
     """A rich table as a terminal of `width` columns shows it."""
     from rich.console import Console
