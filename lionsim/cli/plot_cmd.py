@@ -35,8 +35,12 @@ def plot(
     from lionsim.reports import load_run, model_check, plot_run, summary_table
     from lionsim.reports.summary import run_summary
     from lionsim.reports.plots import plot_dir
+    from lionsim.reports.out_lock import holding
+
     summary = None
-    with written_together():  # every plot is redrawn, or (a full disk) none is replaced
+    # a command publishing into DIR would replace the CSVs read here; every plot is redrawn, or (a
+    # full disk) none is replaced
+    with holding(run_dir, option="DIR"), written_together():
         if kind == "run":
             steps, summary, meta = load_run(run_dir)
             # A new baseline changes every speedup, so the stored summary only serves the run's own;

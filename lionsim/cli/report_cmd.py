@@ -27,13 +27,16 @@ def report(
         check_reportable(directory)  # before pandas and matplotlib load
     from lionsim.reports.files import written_together
     from lionsim.reports.markdown import write_report
+    from lionsim.reports.out_lock import holding
 
-    if sharded:
-        from lionsim.cli.sweep_cmd import merged_or_fail
+    # a bench, sweep or estimate publishing into DIR would replace what this reads and writes
+    with holding(directory, option="DIR"):
+        if sharded:
+            from lionsim.cli.sweep_cmd import merged_or_fail
 
-        merged_or_fail(directory)
-    with written_together():  # report.md and its redrawn plots appear together or not at all
-        path = write_report(directory)
+            merged_or_fail(directory)
+        with written_together():  # report.md and its redrawn plots appear together or not at all
+            path = write_report(directory)
     plots = len(set(re.findall(r"!\[[^\]]*\]\(([^)]+\.png)\)", path.read_text(encoding="utf-8"))))
     drawn = f" and the {plural(plots, 'plot')} it shows (redrawn beside it)" if plots else " (no plots)"
     console.print(f"wrote {path}{drawn}", markup=False, highlight=False)

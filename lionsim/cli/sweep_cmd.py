@@ -245,14 +245,12 @@ def merge(
 
 
 def merged_or_fail(out: Path) -> None:
-    """`lionsim report ROOT` on a sharded sweep: merge its parts first, one line on stderr."""
+    """`lionsim report ROOT` on a sharded sweep: merge its parts first, one line on stderr. The caller
+    holds ROOT's lock (a sweep training into ROOT writes its cells and CSVs too)."""
     from lionsim.config.sweep import merged_plan
     from lionsim.sweep.merge import merge_shards
 
-    from lionsim.reports.out_lock import holding
-
-    with holding(out, option="DIR"):  # a sweep training into ROOT writes its cells and CSVs too
-        outcome = merge_shards(merged_plan(out))
+    outcome = merge_shards(merged_plan(out))
     err_console.print(_merged(out, outcome), markup=False, highlight=False)
     _fail_if_missing(out, outcome)
 

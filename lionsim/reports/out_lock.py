@@ -87,8 +87,9 @@ class OutLock:
 
     def _busy(self, pid: int | None) -> str:
         who = f"another lionsim process (pid {pid})" if pid else "another lionsim process"
-        return (f"{self.option} {self.out} is being written by {who}; wait for it to end, or choose another "
-                f"{self.option}")
+        # an --out can be another folder; a DIR to report or plot, or a ROOT to merge, is this one
+        other = f", or choose another {self.option}" if self.option.startswith("--") else ""
+        return f"{self.option} {self.out} is being written by {who}; wait for it to end{other}"
 
     def release(self) -> None:
         """Let go: the file removed while still held (so nobody locks a file about to go), then closed."""

@@ -140,3 +140,28 @@ def test_a_lock_lost_to_every_release_is_refused_not_taken(tmp_path, monkeypatch
     assert str(refused.value) == (f"--out {out} is being written by another lionsim process; wait for it to end, "
                                   "or choose another --out")
     assert len(tries) == 100 and lock._fd is None and not (tmp_path / "new").exists()
+
+
+def test_report_and_plot_of_a_folder_being_written_are_refused_and_touch_nothing(tmp_path, capsys):
+    """`lionsim report DIR` and `lionsim plot DIR` write into DIR (report.md, the plots): while a bench
+    publishes there they would read CSVs being replaced. Each is refused in one line, DIR as it was;
+    the old code wrote into it."""
+    out = tmp_path / "o"
+    code, _, err = run_cli([*TINY_BENCH, "--out", out], capsys)
+    assert code == 0, err
+    holder = hold(HOLDER, tmp_path / ".o.lock")
+    try:
+        before = snapshot(tmp_path)
+        for command in ("report", "plot"):
+            code, _, err = run_cli([command, out], capsys)
+            assert code == 2 and lines(err) == [
+                f"error: DIR {out} is being written by another lionsim process (pid {holder.pid}); wait for it "
+                "to end"], (command, err)
+        assert snapshot(tmp_path) == before
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    for command in ("report", "plot"):
+        code, _, err = run_cli([command, out], capsys)
+        assert code == 0, (command, err)
+    assert (out / "report.md").is_file() and not (tmp_path / ".o.lock").exists()
