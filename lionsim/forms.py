@@ -140,15 +140,20 @@ class MomentumSync:
 
     def is_sync(self, step: int) -> bool:
         """Whether momenta are averaged after 1-based `step`."""
+        return self.next_sync(step - 1) == step
+
+    def next_sync(self, step: int) -> int | None:
+        """The first 1-based step after `step` (0: the run's start) after which momenta are
+        averaged; None under never."""
         if self.mode == "never":
-            return False
+            return None
         if self.mode == "every":
-            return step % self.k == 0
+            return (step // self.k + 1) * self.k
         at, j = 0, 0
-        while at < step:
+        while at <= step:
             at += max(1, round(2 ** (j / self.k)))
             j += 1
-        return at == step
+        return at
 
     def __str__(self) -> str:
         return self.mode if self.mode == "never" else f"{self.mode}:{self.k}"

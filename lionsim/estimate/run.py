@@ -12,7 +12,8 @@ the same are one kind, priced once:
 
 With --tokens T, N = ceil(T / (tokens per worker x workers)): the steps that process T tokens.
 The steady row's step_s is the mean of a round for a local-step strategy; a run counts its
-floor(N / H) sync steps exactly.
+floor(N / H) sync steps exactly. The kinds are counted from change to change and by whole
+periods past a warm-up (KindCount), not step by step: 10^6 steps once cost a second a strategy.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from lionsim.estimate.plain import check_run_length, whole
 from lionsim.network import CollectiveCall
 from lionsim.strategies import Strategy
 from lionsim.strategies.core.momentum_sync import CALL_LABEL as SYNC_LABEL
+from lionsim.strategies.core.schedule import repeats, spans
 from lionsim.transports import PayloadSpec
 
 
@@ -56,11 +58,15 @@ def step_kinds(strategy: Strategy, steady: PayloadSpec, steps: int, workers: int
 
 
 class KindCount:
-    """A strategy's steps counted by kind from step 1 on, kept: a longer run extends a shorter one's
-    count instead of walking its steps again (a run to target and its band's ends, ascending)."""
+    """A strategy's steps counted by kind: from change to change, by whole periods past a warm-up
+    (Strategy.next_change, Strategy.repeats: lionsim.strategies.core.schedule), a plug-in's step
+    by step. The steps up to the first period's end (a plug-in's: all) are kept, so a longer run
+    extends a shorter one's count instead of walking them again (a run to target and its band's
+    ends, ascending)."""
 
     def __init__(self, strategy: Strategy, steady: PayloadSpec, workers: int) -> None:
         self.strategy, self.steady, self.workers = strategy, steady, workers
+        self.repeats = repeats(strategy)
         self.walked = 0
         self.counts: Counter[tuple] = Counter()
 
@@ -68,22 +74,40 @@ class KindCount:
         """The kinds of steps 1..`steps` (a shorter run than the one counted so far starts again)."""
         if steps < self.walked:
             self.walked, self.counts = 0, Counter()
-        strategy, steady, counts = self.strategy, self.steady, self.counts
+        head = steps if self.repeats is None else min(steps, sum(self.repeats))
+        self.counts.update(self._count(self.walked + 1, head))
+        self.walked = head
+        counts = Counter(self.counts)
+        if head < steps:  # past the first period: the whole periods left, then the rest of one
+            warmup, period = self.repeats
+            periods = (steps - warmup) // period
+            if periods > 1:
+                counts.update({key: n * (periods - 1) for key, n in self._count(warmup + 1, warmup + period).items()})
+            counts.update(self._count(warmup + periods * period + 1, steps))
+        return self._kinds(counts)
+
+    def _count(self, first: int, last: int) -> Counter[tuple]:
+        """Steps first..last by (spec, calls, phase), the steady spec as its class (cheap to hash)."""
+        strategy, steady, counts = self.strategy, self.steady, Counter()
         run_spec, extra_calls, phase_of = strategy.run_spec, strategy.extra_calls, strategy.phase
         many = self.workers > 1
-        # consecutive steps of one kind (most are the steady one) are counted as a run and hashed once
+        # consecutive spans of one kind (most are the steady one) are counted as a run and hashed once
         key, run = None, 0
-        for step in range(self.walked + 1, steps + 1):
+        for step, count in spans(strategy, first, last):
             spec, calls, phase = run_spec(step, steady), tuple(extra_calls(step)) if many else (), phase_of(step)
             if key is not None and spec is key[0] and phase is key[2] and calls == key[1]:
-                run += 1
+                run += count
                 continue
             if run:
                 counts[self._key(key)] += run
-            key, run = (spec, calls, phase), 1
+            key, run = (spec, calls, phase), count
         if run:
             counts[self._key(key)] += run
-        self.walked = steps
+        return counts
+
+    def _kinds(self, counts: Counter[tuple]) -> Counter[StepKind]:
+        """The counted keys as kinds of step: DGC's stages a warm-up, own calls at the model's size."""
+        steady, strategy = self.steady, self.strategy
         kinds: Counter[StepKind] = Counter()
         for (spec, calls, phase), count in counts.items():
             spec = steady if spec is steady.__class__ else spec

@@ -33,7 +33,7 @@ MOMENTUM_CORRECTION = Step(
     "DGC momentum correction", fused=3 * F32 + 2 * F32, chain=32.0, ops=3,
     # u *= m (read 4, write 4); u += g (8, 4); v += u (8, 4). Fused: reads g, u, v; writes u, v.
     source="Lin et al. 2018 DGC (lionsim.strategies.dgc.encode)", depth=3)
-from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import RUN, between, integer, option
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
@@ -52,6 +52,16 @@ def warmup_density(step: int, ratio: float, warmup_steps: int) -> float:
         return ratio
     stage = (step - 1) * min(WARMUP_STAGES, warmup_steps) // warmup_steps
     return max(ratio, 4.0 ** -(stage + 1))
+
+
+def next_stage(step: int, warmup_steps: int) -> int:
+    """The first step of the warm-up stage after 1-based `step`'s (warmup_density's stages; past the
+    last, the step after the warm-up); NEVER past the warm-up."""
+    if step > warmup_steps:
+        return NEVER
+    stages = min(WARMUP_STAGES, warmup_steps)
+    stage = (step - 1) * stages // warmup_steps
+    return -(-(stage + 1) * warmup_steps // stages) + 1  # the least s with (s - 1) * stages >= (stage + 1) * warmup
 
 
 def per_tensor_k(numels: list[int], density: float) -> list[int]:
@@ -116,9 +126,13 @@ class DeepGradientCompression(Strategy):
             return steady
         return dataclasses.replace(steady, k=max(self.layout.segments, math.ceil(density * steady.numel)))
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """The next warm-up stage's first step; none after the warm-up."""
+        return next_stage(step, self.warmup)
+
+    def repeats(self) -> tuple[int, int]:
         """The warm-up's stages: every later step sends the steady spec."""
-        return self.warmup
+        return (self.warmup, 1)
 
     def payload_spec(self) -> PayloadSpec:
         """The steady state, past the warm-up (each step's own spec travels in its payload)."""

@@ -161,9 +161,14 @@ class LocalSteps(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return steady if step % self.local_steps == 0 else None
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """A sync step alone, then the local steps up to the next sync."""
+        h = self.local_steps
+        return step + 1 if step % h == 0 else (step // h + 1) * h
+
+    def repeats(self) -> tuple[int, int]:
         """A round: its sync step sends what every sync does."""
-        return self.local_steps
+        return (0, self.local_steps)
 
     def syncing(self) -> bool:
         """Whether the current step (already counted) ends a round."""

@@ -279,9 +279,13 @@ class MuLoCo(LocalSteps):
         return [CollectiveCall("all_gather", self.workers * codes, "2-bit codes", dtype="uint8"),
                 CollectiveCall("all_gather", self.workers * tables, "row tables")]
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """A round's: its gathers come with its sync step."""
+        return super().next_change(step)
+
+    def repeats(self) -> tuple[int, int] | None:
         """A round: its sync step's gathers, as every sync's."""
-        return self.local_steps
+        return super().repeats()
 
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         w = delta.shape[0]

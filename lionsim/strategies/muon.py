@@ -244,9 +244,13 @@ class MuonDistributed(Muon):
             return [CollectiveCall("all_gather", F32 * self.workers * self.share, "muon matrices")]
         return []
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
         """Every step's gather is the same call."""
-        return 1
+        return super().next_change(step)
+
+    def repeats(self) -> tuple[int, int] | None:
+        """Every step's gather is the same call."""
+        return super().repeats()
 
     def sync(self, comm: Comm, step: int, clock: Clock) -> None:
         """Every worker's updated matrices to every worker (each padded to the largest share)."""

@@ -37,7 +37,7 @@ from torch import Tensor
 from lionsim.backends import Comm
 from lionsim.optim.steps import MOMENTUM, ONEBIT_ADAM_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import RUN, integer, option
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
@@ -99,9 +99,13 @@ class OneBitAdam(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.freeze_steps else steady
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """The warm-up's end; none after it."""
+        return self.freeze_steps + 1 if step <= self.freeze_steps else NEVER
+
+    def repeats(self) -> tuple[int, int]:
         """The warm-up: every later step sends the steady spec."""
-        return self.freeze_steps
+        return (self.freeze_steps, 1)
 
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""

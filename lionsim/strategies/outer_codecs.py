@@ -50,9 +50,13 @@ class ScaledOuter(DiLoCo):
             return [CollectiveCall("all_reduce", 4 * self.layout.segments, self.scale_label)]
         return []
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """A round's: its scales come with its sync step."""
+        return super().next_change(step)
+
+    def repeats(self) -> tuple[int, int] | None:
         """A round: its sync step's scales, as every sync's."""
-        return self.local_steps
+        return super().repeats()
 
 
 @STRATEGIES.register("diloco-int8")

@@ -37,7 +37,7 @@ import dataclasses
 
 from lionsim.optim.steps import ADAMW, INNER_STEPS
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
-from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import RUN, integer, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.core.options import inner_optimizer
@@ -150,9 +150,13 @@ class PowerSGD(Strategy):
     def run_spec(self, step: int, steady: PayloadSpec) -> PayloadSpec | None:
         return PayloadSpec(kind="dense", numel=steady.numel) if step <= self.warmup else steady
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
+        """The warm-up's end; none after it."""
+        return self.warmup + 1 if step <= self.warmup else NEVER
+
+    def repeats(self) -> tuple[int, int]:
         """The warm-up: every later step sends the steady spec."""
-        return self.warmup
+        return (self.warmup, 1)
 
     def payload_spec(self) -> PayloadSpec:
         """The compressed phase's payload (the warm-up sends PayloadSpec(kind="dense"))."""

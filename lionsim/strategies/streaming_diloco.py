@@ -242,9 +242,21 @@ class StreamingDiLoCo(DiLoCo):
         """A send every H / P steps, tau steps before its merge (a P-th of the model each); nothing else."""
         return steady if self.sends(step) else None
 
-    def send_horizon(self) -> int:
-        """A round of H steps and the delay: every fragment's send, which is the mean one's spec."""
-        return self.local_steps + self.delay
+    def next_merge(self, step: int) -> int:
+        """The first step after `step` where a fragment merges: ceil(m H / P), m = floor(step P / H) + 1."""
+        h, count = self.local_steps, len(self.fragments)
+        return -(-(step * count // h + 1) * h // count)
+
+    def next_change(self, step: int) -> int:
+        """A send or merge step alone, then the local steps up to the next send or merge."""
+        if self.sends(step) or self.merges(step):
+            return step + 1
+        return min(self.next_merge(step), self.next_merge(step + self.delay) - self.delay)
+
+    def repeats(self) -> tuple[int, int]:
+        """A round of H steps: every fragment sent and merged once, each send the mean one's spec
+        (merges at ceil(m H / P): step + H merges where step does)."""
+        return (0, self.local_steps)
 
     def current(self) -> list[tuple[int, int]]:
         """The flat ranges of the fragment whose turn it is."""

@@ -83,9 +83,13 @@ class TernGrad(Strategy):
     def extra_calls(self, step: int) -> list[CollectiveCall]:
         return [CollectiveCall("all_reduce", 4 * self.layout.segments, "scales (max)")]
 
-    def send_horizon(self) -> int:
+    def next_change(self, step: int) -> int:
         """Every step's scales are the same call."""
-        return 1
+        return super().next_change(step)
+
+    def repeats(self) -> tuple[int, int] | None:
+        """Every step's scales are the same call."""
+        return super().repeats()
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         grads = clip_per_tensor(grads, self.layout)

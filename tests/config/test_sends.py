@@ -217,23 +217,27 @@ def full_walk(strategy, steady, steps):
 
 
 @pytest.mark.parametrize("name", [n for n, cls in STRATEGIES.items() if cls.__module__.startswith("lionsim.")])
-def test_the_walk_stops_at_the_send_horizon_and_finds_what_every_step_sends(name):
-    """sent_specs and sent_calls stop at Strategy.send_horizon (a warm-up, a sync period), not at
-    the run's last step: the same specs and calls, in the same order, as walking every step (brute
-    force), at step counts below, at and past each warm-up and period."""
-    from lionsim.strategies.core.sends import sent_calls, walked
+def test_the_walk_goes_from_change_to_change_and_finds_what_every_step_sends(name):
+    """sent_specs and sent_calls go from change to change (Strategy.next_change) over a warm-up and a
+    sync period (Strategy.repeats), not to the run's last step: the same specs and calls, in the same
+    order, as walking every step (brute force), at step counts below, at and past each warm-up and
+    period; at 10^7 steps, with a sync every 10^6 steps too, they ask a few hundred steps at most."""
+    from lionsim.strategies.core.sends import sent_calls
 
     layout = ParamLayout.meta([("w1", (16, 8)), ("b1", (16,)), ("w2", (8, 16)), ("b2", (8,))])
     cls = STRATEGIES.get(name)
     syncs = SYNCS if getattr(cls, "has_momentum_sync", False) else ["never"]
-    for options in VARIANTS:
-        for sync in syncs:
+    for options in [*VARIANTS, {"local_steps": 10**6, "streaming-diloco.fragments": 3}]:
+        for sync in [*syncs, *(["every:1000000"] if len(syncs) > 1 else [])]:
             strategy = cls(StrategyConfig(options=dict(options), momentum_sync=sync), layout, SimComm(4))
             steady = strategy.payload_spec()
             for steps in (1, 2, 3, 5, 8, 13, 60, 200):
                 assert (sent_specs(strategy, steady, steps), sent_calls(strategy, steps)) == \
                     full_walk(strategy, steady, steps), (options, sync, steps)
-            assert walked(strategy, 10**7) <= 200, (name, options, sync)  # the walk does not grow with --steps
+            for steps in (10**7, 10**6 - 1):
+                asked = asking(strategy)
+                sent_specs(strategy, steady, steps), sent_calls(strategy, steps)
+                assert len(asked) <= 300, (name, options, sync, steps)  # the walk does not grow with --steps
 
 
 def test_streaming_diloco_is_asked_about_each_fragment_it_sends_after_its_steady_mean():
@@ -251,9 +255,18 @@ def test_streaming_diloco_is_asked_about_each_fragment_it_sends_after_its_steady
     assert [s.numel for s in run_sends(r, layout, 4, 1, 10)] == [140, 144, 136]
 
 
-def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():
-    """A plug-in that subclasses a built-in and overrides run_spec under its horizon is walked whole."""
-    from lionsim.strategies.core.sends import walked
+def asking(strategy):
+    """The steps `strategy`'s run_spec and extra_calls are asked about from now on (a list they fill)."""
+    asked, run_spec, extra_calls = [], strategy.run_spec, strategy.extra_calls
+    strategy.run_spec = lambda step, steady: asked.append(step) or run_spec(step, steady)
+    strategy.extra_calls = lambda step: asked.append(step) or extra_calls(step)
+    return asked
+
+
+def test_a_period_stated_above_an_overridden_run_spec_is_not_trusted():
+    """A plug-in that subclasses a built-in and overrides run_spec under its declarations is walked
+    whole."""
+    from lionsim.strategies.core.schedule import horizon
 
     layout = ParamLayout.meta([("w", (4, 3))])
     onebit = STRATEGIES.get("onebit-adam")
@@ -263,8 +276,8 @@ def test_a_horizon_stated_above_an_overridden_run_spec_is_not_trusted():
             return PayloadSpec(kind="dense", numel=steady.numel) if step >= 100 else super().run_spec(step, steady)
 
     later = Later(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2))
-    assert walked(onebit(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2)), 1000) == 2
-    assert walked(later, 1000) == 1000
+    assert horizon(onebit(StrategyConfig(options={"freeze_steps": 2}), layout, SimComm(2)), 1000) == 3
+    assert horizon(later, 1000) == 1000
     assert PayloadSpec(kind="dense", numel=12) in sent_specs(later, later.payload_spec(), 150)
 
 

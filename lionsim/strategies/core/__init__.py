@@ -11,5 +11,6 @@ module there; this package holds what they share):
     layout.py         the flat parameter layout ([P] replica, [W, P] per-worker state)
     draws.py          counter-hash uniform draws per virtual worker
     momentum_sync.py  Lion Cub's selective momentum sync (--momentum-sync, --sync-tensors)
+    schedule.py       how a strategy's steps repeat (next_change, repeats), trusted or walked
     sends.py          what a run sends over its steps (run_spec walked), known before training
 """

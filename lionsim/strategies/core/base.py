@@ -16,6 +16,7 @@ at its row) and returns no payload on a step between syncs (nothing is sent, app
 from __future__ import annotations
 
 import copy
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields, replace
 from fractions import Fraction
@@ -35,6 +36,9 @@ from lionsim.strategies.core.layout import ParamLayout
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, TRANSPORTS, Payload, PayloadSpec
+
+NEVER = sys.maxsize
+"""Strategy.next_change where what a step does never changes again: a step no run reaches."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -292,13 +296,21 @@ class Strategy(ABC):
         measures, the sizes training sends."""
         return (spec,)
 
-    def send_horizon(self) -> int:
-        """A step n such that whatever run_spec and extra_calls give at a step past n, some step
-        from 1 to n gives too (compared as values): a warm-up's length, a sync period. What a run
-        sends is walked to here, not to its last step (lionsim.strategies.core.sends). 1 here,
-        where both are the same at every step. A class that overrides either states its own:
-        one stated above that override is not trusted, and every step is walked (a plug-in's)."""
-        return 1
+    def next_change(self, step: int) -> int:
+        """A step after `step` such that every step before it, from `step` on, does what `step`
+        does: sends the same (run_spec), calls the same (extra_calls), in the same phase. A run's
+        steps are counted, and what it sends walked, from change to change, not step by step
+        (lionsim.strategies.core.schedule). NEVER here, where all three are the same at every
+        step. A class that overrides any of them states its own (step + 1 is always right): one
+        stated above that override is not trusted, and every step is walked (a plug-in's)."""
+        return NEVER
+
+    def repeats(self) -> tuple[int, int] | None:
+        """(w, p): past step w, step s + p does what step s does (run_spec, extra_calls and phase,
+        compared as values): a warm-up's length, a sync period. A run is counted by whole periods,
+        and what it sends walked to step w + p, not to its last (lionsim.strategies.core.schedule);
+        None where no period holds (momentum syncs whose gaps grow). Trusted as next_change is."""
+        return (0, 1)
 
     def start(self, params: Tensor) -> None:
         """Called once with the replica params [P] before the first step (replicas are made here)."""

@@ -12,6 +12,8 @@ those a size rule or name patterns pick; only their bytes are all-reduced.
 
 from __future__ import annotations
 
+import math
+
 from torch import Tensor
 
 from lionsim.backends import Comm
@@ -37,11 +39,27 @@ class MomentumSyncing:
             return [CollectiveCall("all_reduce", 4 * self.sync_numel, CALL_LABEL)]
         return []
 
-    def send_horizon(self) -> int:
-        """The first sync (every:K's step K; schedule:K's step 1), or the strategy's own horizon
-        where later: every sync is the same call."""
-        first = self.sync_rule.k if self.sync_rule.mode == "every" else 1
-        return max(first, super().send_horizon())  # type: ignore[misc]  (a mixin beside Strategy)
+    def momentum_syncs(self) -> bool:
+        """Whether any step syncs: on more than one worker, under every:K or schedule:K."""
+        return self.workers > 1 and self.sync_rule.mode != "never"
+
+    def next_change(self, step: int) -> int:
+        """A sync step alone, then the steps up to the next sync, within the strategy's own changes."""
+        own = super().next_change(step)  # type: ignore[misc]  (a mixin beside Strategy)
+        if not self.momentum_syncs():
+            return own
+        return min(own, step + 1 if self.sync_rule.is_sync(step) else self.sync_rule.next_sync(step))
+
+    def repeats(self) -> tuple[int, int] | None:
+        """every:K: the strategy's own period made a multiple of K (every sync is the same call);
+        schedule:K: none, its gaps grow."""
+        own = super().repeats()  # type: ignore[misc]  (a mixin beside Strategy)
+        if not self.momentum_syncs():
+            return own
+        if own is None or self.sync_rule.mode != "every":
+            return None
+        warmup, period = own
+        return (warmup, math.lcm(period, self.sync_rule.k))
 
     def sync(self, comm: Comm, step: int, clock: Clock) -> None:
         if not (self.workers > 1 and self.sync_rule.is_sync(step)):

@@ -4,12 +4,10 @@ stand-in) and what calls of its own it issues (Strategy.extra_calls). The plan's
 questions (lionsim.config.sends) and bench --calibrate's list of calls (lionsim.measure.calibrate)
 walk them.
 
-The walk stops at the strategy's send horizon (Strategy.send_horizon: past a warm-up and a sync
-period every step repeats an earlier one), so it costs the same at 10 steps as at 10^7, where
-walking every step cost seconds per run before anything trained. The horizon is trusted only
-where the class that states it is at least as derived as those that define run_spec and
-extra_calls (`walked`): a plug-in that overrides run_spec under a built-in's horizon is walked
-whole."""
+The walk goes from change to change over a warm-up and one period (Strategy.next_change,
+Strategy.repeats; lionsim.strategies.core.schedule): past them every step repeats an earlier
+one, so it costs the same at 10 steps as at 10^7, and for a sync every 10^6 steps as for one
+every 2, where walking every step cost seconds per run before anything trained."""
 
 from __future__ import annotations
 
@@ -17,20 +15,8 @@ from dataclasses import replace
 
 from lionsim.network.calls import CollectiveCall
 from lionsim.strategies.core.base import Strategy
+from lionsim.strategies.core.schedule import horizon, spans
 from lionsim.transports import PayloadSpec
-
-
-def walked(strategy: Strategy, steps: int) -> int:
-    """How many of a run's `steps` steps show everything it sends (module doc)."""
-    mro = type(strategy).__mro__
-
-    def owner(name: str) -> int:  # the MRO index of the class that defines `name`: 0 the most derived
-        return next(i for i, cls in enumerate(mro) if name in vars(cls))
-
-    stated = owner("send_horizon")
-    if stated <= owner("run_spec") and stated <= owner("extra_calls"):
-        return min(steps, max(1, strategy.send_horizon()))
-    return steps
 
 
 def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[PayloadSpec]:
@@ -40,7 +26,7 @@ def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[Payl
     not always among them); each vote also with abstentions, which a vote transport marks on a step
     where some worker abstains."""
     found, last = dict.fromkeys(strategy.sent_payloads(steady)), steady
-    for step in range(1, walked(strategy, steps) + 1):
+    for step, _ in spans(strategy, 1, horizon(strategy, steps)):
         spec = strategy.run_spec(step, steady)
         if spec is not last and spec is not None:  # most steps send the very object the step before did
             found.update(dict.fromkeys(strategy.sent_payloads(spec)))
@@ -51,4 +37,5 @@ def sent_specs(strategy: Strategy, steady: PayloadSpec, steps: int) -> list[Payl
 
 def sent_calls(strategy: Strategy, steps: int) -> list[CollectiveCall]:
     """The strategy's own calls (momentum syncs, scale all-reduces) steps 1..`steps` issue, each once."""
-    return list(dict.fromkeys(c for step in range(1, walked(strategy, steps) + 1) for c in strategy.extra_calls(step)))
+    walk = spans(strategy, 1, horizon(strategy, steps))
+    return list(dict.fromkeys(c for step, _ in walk for c in strategy.extra_calls(step)))
