@@ -38,7 +38,8 @@ def library_hint(frame: pd.DataFrame, hint: str = IDEAL_HINT) -> str:
 
 BUCKETS_NOTE = ("Per bucket or tensor each exchange pays a call's latency at a smaller call's rate: comm and "
                 "exposed may exceed one exchange after backward. ")
-"""Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor."""
+"""Why a bucketed step's comm can be the larger, said where a row runs per bucket or tensor (in its
+place, the frame's attrs["slower_line"] where a row's whole step is the larger: caption_notes)."""
 OVERLAP_WORDS = {"buckets": "each bucket during backward", "tensors": "each tensor during backward",
                  AFTER_BACKWARD: "once after backward"}
 """The breakdown caption's words for a row's overlap mode (estimate.csv's overlap)."""
@@ -135,17 +136,20 @@ class Note(NamedTuple):
     text: str
     place: str
     """"first": a line at the caption's top (what decides the answer: a run that does not fit, the fastest step);
-    "sentence": after the caption's own sentences; "line": a line of its own under them; "cap": the
+    "overlap": in BUCKETS_NOTE's place, after the overlap sentence; "sentence": after the caption's own
+    sentences; "line": a line of its own under them; "cap": the
     fabric's cap, a line of its own unless --need's table says it (need_says_cap)."""
 
 
 def caption_notes(frame: pd.DataFrame) -> list[Note]:
     """Every note the breakdown's caption prints about its runs, the one list both the caption
     (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
-    them: the baseline --from-run took from DIR (every speedup is against it), the transports' footnotes,
+    them: the baseline --from-run took from DIR (every speedup is against it), the runs slower per bucket
+    than after backward (lionsim.estimate.bucket_note), the transports' footnotes,
     the whole table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's
     lines, the memory warning, the fastest step priced; none empty."""
     notes = [Note(frame.attrs.get("baseline_line", ""), "line"),
+             Note(frame.attrs.get("slower_line", ""), "overlap"),  # in BUCKETS_NOTE's place
              *(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
              *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
              Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),

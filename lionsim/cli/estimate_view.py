@@ -123,7 +123,9 @@ def breakdown_table(frame: pd.DataFrame) -> Table:
                  "worker per step, as the priced algorithms move them (estimate.csv: algorithm). "
                  + ("across: bytes per node per step to other nodes. " if across else "")
                  + f"speedup: baseline step / step; * baseline. overlap: {overlap}. "
-                 f"{BUCKETS_NOTE if set(modes) & {'buckets', 'tensors'} else ''}{local_step_note(frame)}"
+                 + ("".join(f"{note} " for note in placed("overlap"))  # a row slower per bucket: in its place
+                    or (BUCKETS_NOTE if set(modes) & {"buckets", "tensors"} else ""))
+                 + f"{local_step_note(frame)}"
                  f"kernels: {' | '.join(dict.fromkeys(frame['kernels']))}, {first['optimizer']} optimizer."
                  + (f" {one_node}" if one_node else "")
                  + "".join(f" {note}" for note in placed("sentence"))

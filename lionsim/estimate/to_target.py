@@ -22,7 +22,7 @@ run (unless the run fixed --target-loss): the ratio is what cells share. Then, a
                run: its ratio, as measured, at whatever N)
     S(N)       the baseline's steps to target at scale: --steps (or --tokens' steps at N), else
                the run's own: B's steps to target fitted against log N the same way (a bench
-               run: B's steps to target as measured)
+               run: B's steps to target as measured), within rho's one-doubling bound below
     steps_to_target(N) = ceil(S(N) x rho(N))                          (a run stops at a whole step)
 
 and the estimate prices a whole run of that many steps with every phase it has
@@ -59,7 +59,9 @@ Two bounds keep the fit of rho from saying more than the run measured (ratio_at)
   whether it lasts; within one doubling the line is used (and marked extrapolated), past it the
   nearest measurement is the least assumption. So a sweep at 2 and 4 workers prices 8 from the
   trend and 16 or more at 4 workers' ratio: a figure at 16 can be further from B's than at 8.
-  Three or more counts are extrapolated as fitted (the no-crossing bound still applies).
+  Three or more counts are extrapolated as fitted (the no-crossing bound still applies). The run's
+  own S(N) is bounded the same way (one_doubling_on), for the same reason: "ratio and baseline's
+  steps held beyond 8 workers" (a line through 49 steps at 2 workers and 38 at 4 gave 16 at 16).
 
 Two rules give no time to target where the run measured nothing that could stand for one:
 
@@ -100,6 +102,10 @@ TWO_COUNTS = "fitted on 2 counts: no band"
 """The note of a figure fitted through exactly two points (one per coefficient): no spread to measure."""
 HELD_TWO = "fitted on 2 counts: ratio held"
 """How the note begins where a trend through 2 worker counts was held past one doubling (module doc)."""
+HELD_STEPS = "fitted on 2 counts: baseline's steps held"
+"""The same where it was the baseline's own steps to target S(N) that were held (module doc)."""
+HELD_BOTH = "fitted on 2 counts: ratio and baseline's steps held"
+"""The same where both were, past the same doubling."""
 HELD_BASELINE = "held at the baseline's steps"
 """How the note begins where rho(N) would have crossed 1.0 from the side every cell measured (module doc)."""
 CLAMPED = "clamped"
@@ -188,17 +194,25 @@ def fit(workers: list[int], values: list[float]) -> Fit:
                lowest=float(y.min()), highest=float(y.max()))
 
 
+def one_doubling_on(line: Fit, workers: int) -> tuple[float, str]:
+    """The fit at `workers`, where a trend through 2 counts is taken one doubling past them, no further
+    (module doc): beyond it, its value at the nearest measured count. With where it was held ("beyond
+    16", "below 2"; "" where the fit was used as it is)."""
+    counts = line.counts
+    if len(counts) == 2 and not counts[0] / 2 <= workers <= 2 * counts[-1]:
+        past, nearest = (f"beyond {2 * counts[-1]:,}", counts[-1]) if workers > counts[-1] else \
+            (f"below {counts[0] / 2:,g}", counts[0])
+        return line.at(nearest), past
+    return line.at(workers), ""
+
+
 def ratio_at(rho: Fit, workers: int) -> tuple[float, list[str]]:
     """rho(N) from the ratio's fit within the two bounds of the module doc, and the notes that say
     which held it: a trend through 2 counts is held at the nearest measured count's value past one
     doubling beyond them, and the ratio does not cross 1.0 from the side every measured ratio lies on."""
-    ratio, notes = rho.at(workers), []
+    ratio, past = one_doubling_on(rho, workers)
+    notes = [f"{HELD_TWO} {past} workers"] if past else []
     counts = rho.counts
-    if len(counts) == 2 and not counts[0] / 2 <= workers <= 2 * counts[-1]:
-        past, nearest = (f"beyond {2 * counts[-1]:,}", counts[-1]) if workers > counts[-1] else \
-            (f"below {counts[0] / 2:,g}", counts[0])
-        ratio = rho.at(nearest)
-        notes.append(f"{HELD_TWO} {past} workers")
     side = "slower" if rho.lowest > 1.0 else "faster" if rho.highest < 1.0 else ""
     if (side == "slower" and ratio < 1.0) or (side == "faster" and ratio > 1.0):
         ratio = 1.0
@@ -308,11 +322,17 @@ class Convergence:
             return AtScale(math.nan, math.nan, math.nan, label, how,
                            f"{MISSED_PAST} {_counts(past)} workers (reached it {where}): "
                            + _no_figure(workers, low, high, past), True)
-        if base_steps is None:
-            s, s_spread = self.baseline_fit.at(workers), self.baseline_fit.spread
+        s_past = ""
+        if base_steps is None:  # the run's own S(N): a trend through 2 counts goes one doubling on, as rho's
+            (s, s_past), s_spread = one_doubling_on(self.baseline_fit, workers), self.baseline_fit.spread
         else:
             s, s_spread = float(base_steps), 0.0
         ratio, held = ratio_at(rho, workers)
+        if s_past:  # one note where both were held past the same doubling
+            both = f"{HELD_TWO} {s_past} workers"
+            held = [f"{HELD_BOTH} {s_past} workers" if n == both else n for n in held]
+            if f"{HELD_BOTH} {s_past} workers" not in held:
+                held.insert(0, f"{HELD_STEPS} {s_past} workers")
         counts = rho.counts
         beyond = workers < counts[0] or workers > counts[-1]
         if len(counts) == 1 and workers != counts[0]:

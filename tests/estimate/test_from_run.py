@@ -515,6 +515,31 @@ def test_a_trend_on_two_counts_is_held_at_the_nearest_count_past_one_doubling(tm
     assert got.steps_to_target == 29_000 and got.to_target_ratio == pytest.approx(58 / 40, rel=1e-12)
 
 
+
+def test_the_baselines_own_steps_on_two_counts_are_held_past_one_doubling(tmp_path):
+    """A user's sweep: adamw reached the target in 49 steps at 2 workers and 38 at 4; the line through
+    them, carried two doublings, priced 16 steps at 16 workers. Without --steps / --tokens, S(N) is the
+    line within one doubling (1 to 8 workers) and the nearest count's 38 past it, as rho is."""
+    root = sweep_dir(tmp_path, {(2, 0): {RUNS[0]: 49, RUNS[1]: 40}, (4, 0): {RUNS[0]: 38, RUNS[1]: 30}})
+    line = lambda n: 49 - 11 * math.log2(n / 2)  # noqa: E731  (through both counts, by hand)
+    for n, (adamw, dlion) in _at_every_count(root, None).items():
+        s = line(n) if n <= 8 else 38.0
+        rho = 40 / 49 + (30 / 38 - 40 / 49) * math.log2(n / 2) if n <= 8 else 30 / 38
+        assert adamw.steps == math.ceil(s - 1e-9), n
+        assert dlion.steps == math.ceil(s * rho - 1e-9), n
+        held = "fitted on 2 counts: ratio and baseline's steps held beyond 8 workers"
+        assert (held in adamw.note) == (held in dlion.note) == (n > 8), (n, adamw.note)
+    assert rows(root, RUNS[:2], workers=16)[RUNS[0]].steps_to_target == 38  # not the line's 16
+    given = rows(root, RUNS[:2], workers=16, steps=1000)[RUNS[0]]  # --steps sets S: nothing to hold
+    assert given.steps_to_target == 1000 and "baseline's steps held" not in given.to_target_note
+    # a run measured at one count (it missed at 2: no trend of its own): only S was held
+    (tmp_path / "one").mkdir()
+    one = sweep_dir(tmp_path / "one", {(2, 0): {RUNS[0]: 49, RUNS[1]: math.nan}, (4, 0): {RUNS[0]: 38, RUNS[1]: 30}})
+    got = rows(one, RUNS[:2], workers=16)[RUNS[1]]
+    assert got.steps_to_target == 30
+    assert "fitted on 2 counts: baseline's steps held beyond 8 workers" in got.to_target_note
+
+
 # --- the command ---
 
 def test_the_command_prints_writes_plots_and_reports_time_to_target(tmp_path):
