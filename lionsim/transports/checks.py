@@ -90,6 +90,10 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
         raise bad(problem)
     if kind in _SEGMENTED:
         scales = tensor("scales", payload.scales, 2, True)
+        if spec.segments and scales.shape[1] != spec.segments:  # the tensor that is wrong, not the ids it breaks
+            raise bad(f"a {kind} payload's scales of shape {list(scales.shape)}; accepted: "
+                      f"[{local_workers}, {spec.segments}]: one per worker of this process and tensor "
+                      "(its spec's segments, layout.segments)")
         ids = tensor("segment_ids", payload.segment_ids, 1, False, spec.numel, first=None)
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= scales.shape[1]):
             raise bad(f"a {kind} payload whose segment_ids reach {int(ids.max())} with {scales.shape[1]} scales per "

@@ -86,6 +86,17 @@ def test_payload_checks_name_the_strategy_and_what_was_expected():
     check_payload(Payload(dense, torch.zeros(2, 6)), "mine", ("dense",), 2, CPU)
 
 
+def test_a_scales_tensor_of_the_wrong_shape_is_named_with_the_shape_expected():
+    """One scale per tensor (the spec's segments): scales [w, 1] is named as such, not by the
+    segment ids it leaves out of range."""
+    spec = PayloadSpec(kind="scaled-signs", numel=6, segments=3)
+    signs, ids = torch.ones(4, 6, dtype=torch.int8), torch.tensor([0, 0, 1, 1, 2, 2])
+    assert payload_error(Payload(spec, signs, scales=torch.ones(4, 1), segment_ids=ids), ("scaled-signs",), 4) == (
+        "the strategy mine's encode returned a scaled-signs payload's scales of shape [4, 1]; accepted: [4, 3]: one "
+        "per worker of this process and tensor (its spec's segments, layout.segments)")
+    check_payload(Payload(spec, signs, scales=torch.ones(4, 3), segment_ids=ids), "mine", ("scaled-signs",), 4, CPU)
+
+
 def test_aggregate_checks_name_the_transport():
     spec = PayloadSpec(kind="dense", numel=6)
     with pytest.raises(UserCodeError, match=r"^the transport t's aggregate returned a tensor of shape \[1, 6\]; "
