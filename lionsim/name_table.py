@@ -78,7 +78,10 @@ def table() -> dict:
     strategies = {name: {"payload_kind": cls.payload_kind, "default_transport": cls.default_transport,
                          "usable": [t for t in every if can_use(cls, t)]}
                   for name, cls in STRATEGIES.items() if not is_users(cls)}
-    return {"fingerprint": fingerprint(), "strategies": strategies, "transports": transports, "made": made}
+    from lionsim.transports.hierarchy import UNCARRIED
+
+    return {"fingerprint": fingerprint(), "strategies": strategies, "transports": transports, "made": made,
+            "uncarried": dict(UNCARRIED)}
 
 
 def names_from(data: dict) -> Names:
@@ -96,7 +99,8 @@ def names_from(data: dict) -> Names:
     def valid_transports(strategy: StrategyRecord) -> list[str]:
         return [t for t in data["transports"] if t in strategy.usable]
 
-    return Names(strategies, transports, lambda strategy, transport: transport in strategy.usable, valid_transports)
+    return Names(strategies, transports, lambda strategy, transport: transport in strategy.usable, valid_transports,
+                 data.get("uncarried", {}))
 
 
 def _made(outcomes: dict[str, dict[str, str]], inner: str) -> tuple[str, TransportRecord]:

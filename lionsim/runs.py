@@ -10,7 +10,8 @@ with these same rules, so in the same words.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from lionsim.errors import LionsimError
@@ -47,14 +48,17 @@ class Names:
     """(strategy, canonical transport name) -> whether it can use it."""
     valid_transports: Callable[[Any], list[str]]
     """strategy -> the registered transports it can use."""
+    uncarried: Mapping[str, str] = field(default_factory=dict)
+    """Payload kind -> why no hier: transport carries it (lionsim.transports.hierarchy.UNCARRIED)."""
 
 
 def registry_names() -> Names:
     """The registries themselves (importing them imports torch)."""
     from lionsim.strategies import STRATEGIES, can_use, valid_transports
     from lionsim.transports import TRANSPORTS
+    from lionsim.transports.hierarchy import UNCARRIED
 
-    return Names(STRATEGIES, TRANSPORTS, can_use, valid_transports)
+    return Names(STRATEGIES, TRANSPORTS, can_use, valid_transports, UNCARRIED)
 
 
 def split_specs(specs: list[str], names: Names | None = None) -> list[str]:
@@ -116,11 +120,7 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
         else:
             chosen = strategy.default_transport  # --transport is for the strategies it fits
         if not can_use(strategy, chosen):
-            raise LionsimError(
-                f"strategy {name!r} cannot use transport {chosen!r} (it sends {strategy.payload_kind}); "
-                f"valid transports: {', '.join(names.valid_transports(strategy))} (and hier: before one of them, "
-                "where it has a hierarchical form)"
-            )
+            raise LionsimError(_cannot_use(name, strategy, chosen, names))
         run = RunSpec(name, chosen)
         made = "@" not in text and transport is not None and chosen == transport
         if run in runs and (made or run in via_transport):
@@ -131,6 +131,20 @@ def parse_runs(specs: list[str], transport: str | None = None, source: str | Non
             raise LionsimError(f"strategy {run.label} given twice")
         runs.append(run)
     return runs
+
+
+def _cannot_use(name: str, strategy: Any, chosen: str, names: Names) -> str:
+    """The refusal of `strategy` over `chosen`, a transport it cannot use: a hier: name over a kind
+    no hierarchy carries says why, as hier: says it of a transport that carries only such kinds."""
+    kind, valid = strategy.payload_kind, ", ".join(names.valid_transports(strategy))
+    why = names.uncarried.get(kind)
+    if why is None:
+        return (f"strategy {name!r} cannot use transport {chosen!r} (it sends {kind}); valid transports: {valid} "
+                "(and hier: before one of them, where it has a hierarchical form)")
+    if chosen.startswith("hier:"):
+        return (f"strategy {name!r} cannot use transport {chosen!r}: it sends {kind}, which has no hierarchical "
+                f"form ({why}); valid transports: {valid}")
+    return f"strategy {name!r} cannot use transport {chosen!r} (it sends {kind}); valid transports: {valid}"
 
 
 def _applies_to_none(transport: str, specs: list[str], source: str, names: Names) -> LionsimError:

@@ -25,6 +25,7 @@ from lionsim.training.booking import CALL_COLUMNS, Booking, book_run, call_rows,
 from lionsim.training.loop import RunRecord
 from lionsim.training.record import bench_record, priced_by, run_entry, timing_notes
 from lionsim.training.runner import Runner
+from lionsim.transports.abstain import abstention_note
 from lionsim.transports.base import footnote_on, plan_on
 
 BOOKED_COLUMNS = STEP_COLUMNS + EXTRA_STEP_COLUMNS
@@ -116,7 +117,10 @@ class Results:
         workers = self.runner.place.comm.world_size
         per_node = self.network.workers_per_node
         notes = list(dict.fromkeys(note for r in self.runner.records
-                                   for note in (footnote_on(r.transport, r.spec, workers, per_node), r.built_note)
+                                   for note in (footnote_on(r.transport, r.spec, workers, per_node), r.built_note,
+                                                abstention_note(r.run.label, r.transport,
+                                                                [s.sent.spec for s in r.steps if s.sent is not None],
+                                                                r.params, workers, per_node))
                                    if note))
         if gaps := self.unmeasured_line():
             notes.append(gaps)

@@ -22,7 +22,8 @@ from torch import Tensor
 
 from lionsim.backends import Comm
 from lionsim.network.calls import CollectiveCall
-from lionsim.transports.payloads import Payload
+from lionsim.transports.base import Transport, bits_on
+from lionsim.transports.payloads import Payload, PayloadSpec
 
 FLAG_CALL = CollectiveCall("all_reduce", 1, "abstain flag", dtype="uint8")
 """The per-step flag: one uint8 all-reduce (MAX)."""
@@ -40,3 +41,24 @@ def settle(payload: Payload, comm: Comm) -> bool:
 def voted_plane(values: Tensor) -> Tensor:
     """bool [w, n]: where each worker cast a vote."""
     return values != 0
+
+
+def abstention_note(label: str, transport: Transport, specs: list[PayloadSpec | None], params: int, workers: int,
+                    workers_per_node: int = 1) -> str:
+    """bench's line under its table for run `label`, whose steps were priced by `specs` (None: a
+    step that sent nothing), where a payload that is no vote held a 0 on some steps: the transport
+    carried those as abstentions, a bitmap more up that the bits column averages in and nothing
+    else names ("" where no step did; votes abstain by design, as docs/writing-a-strategy.md says)."""
+    sent = [spec for spec in specs if spec is not None]
+    hit = [spec for spec in sent if spec.abstain]
+    if not hit or hit[0].kind == "votes" or workers < 2:
+        return ""
+    spec = hit[0]
+    more = bits_on(transport, spec, workers, workers_per_node)[0] - bits_on(
+        transport, replace(spec, abstain=False), workers, workers_per_node)[0]
+    more *= spec.numel / params  # per parameter of the model, as the bits column counts
+    bits = f"+{more:.3g} bit{'' if f'{more:.3g}' == '1' else 's'}"
+    advice = "; map sign(0) to +1 in encode where a 0 means nothing" if spec.kind == "scaled-signs" else ""
+    return (f"{label}: {len(hit)} of {len(sent)} steps sent a 0 among the {spec.kind} values, which "
+            f"{transport.name} carries as an abstention (a bitmap of who sent a nonzero: {bits} up per parameter "
+            f"on those steps){advice}")

@@ -5,9 +5,10 @@ reads, and a transport's `aggregate` returns the tensor a strategy's `apply` rea
 that gets either wrong would fail deep inside the other side's code with a torch error that
 names neither; these checks name the plug-in, the part and what was expected, in one line
 (a UserCodeError: lionsim.usercode). They read kinds, shapes, dtypes and lengths (and, for
-sparse payloads, that the positions are in range); the run loop makes them for plug-ins only
-(lionsim.training.loop), and tests/training/test_user_code.py runs every built-in strategy and transport
-through them.
+sparse payloads, that the positions are in range), and that the float parts are finite: the run
+loop has found the step's gradients finite before encode (else the run diverged), so a NaN or
+inf there is the plug-in's. The run loop makes them for plug-ins only (lionsim.training.loop),
+and tests/training/test_user_code.py runs every built-in strategy and transport through them.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
             raise bad(f"a {label} of dtype {value.dtype}; accepted: {_INTEGER}")
         if value.device != device:
             raise bad(f"a {label} on {value.device}; accepted: on {device}, where the gradients are")
+        if value.is_floating_point() and (problem := non_finite(value)):
+            raise bad(f"a {label} holding {problem}; accepted: finite values (the step's gradients were finite)")
         return value
 
     kind, values = spec.kind, payload.values
@@ -90,6 +93,10 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
         raise bad(problem)
     if kind in _SEGMENTED:
         scales = tensor("scales", payload.scales, 2, True)
+        if spec.segments and scales.shape[1] != spec.segments:  # the tensor that is wrong, not the ids it breaks
+            raise bad(f"a {kind} payload's scales of shape {list(scales.shape)}; accepted: "
+                      f"[{local_workers}, {spec.segments}]: one per worker of this process and tensor "
+                      "(its spec's segments, layout.segments)")
         ids = tensor("segment_ids", payload.segment_ids, 1, False, spec.numel, first=None)
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= scales.shape[1]):
             raise bad(f"a {kind} payload whose segment_ids reach {int(ids.max())} with {scales.shape[1]} scales per "
@@ -100,6 +107,21 @@ def check_payload(payload: object, strategy: str, carries: tuple[str, ...], loca
             raise bad("a onebit payload without extra['server_error'] (the transport's error feedback state)")
     if kind == "lowrank" and "lowrank" not in payload.extra:
         raise bad("a lowrank payload without extra['lowrank'] (lionsim.transports.lowrank_allreduce.LowRank)")
+
+
+def non_finite(value: Tensor) -> str:
+    """"" when every value of the float tensor `value` is finite, else what is not and where, in
+    words. One read (aminmax propagates NaN and keeps inf; isfinite().all() writes a bool per value
+    and is several times slower on a large dense payload); the count and place only when it fails."""
+    if not value.numel():
+        return ""
+    low, high = torch.aminmax(value)
+    if bool(torch.isfinite(low) & torch.isfinite(high)):
+        return ""
+    wrong = ~torch.isfinite(value)
+    what = " and ".join(name for name, hit in (("nan", value.isnan()), ("inf", value.isinf())) if bool(hit.any()))
+    first = [int(i) for i in wrong.nonzero()[0]]
+    return f"{what} ({int(wrong.sum()):,} of {value.numel():,} values, the first at {first})"
 
 
 def check_aggregate(aggregate: object, transport: str, spec: PayloadSpec, local_workers: int) -> None:

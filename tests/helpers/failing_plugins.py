@@ -1,6 +1,6 @@
 """Plug-ins that go wrong on purpose, for tests/training/test_user_code.py: a strategy that raises at its
 step FAILING_STEP (the environment variable; 0: never), strategies whose encode returns what no
-transport can read, and a transport whose aggregate has the wrong shape."""
+transport can read (or an inf), and a transport whose aggregate has the wrong shape."""
 
 import os
 
@@ -67,3 +67,18 @@ class FirstRowAllReduce(Fp32AllReduce):
 
     def aggregate(self, payload, comm, clock=None):
         return super().aggregate(payload, comm, clock)[:1]
+
+
+@STRATEGIES.register("inf-sgd")
+class InfSGD(PlainSGD):
+    """Sends an inf at worker 1's position 5 on its step 2; a plain SGD before and after."""
+
+    name = "inf-sgd"
+
+    def encode(self, grads, params, comm, clock):
+        self.steps += 1
+        payload = super().encode(grads, params, comm, clock)
+        if self.steps == 2:
+            payload.values = payload.values.clone()
+            payload.values[1, 5] = float("inf")
+        return payload

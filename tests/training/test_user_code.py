@@ -86,6 +86,40 @@ def test_payload_checks_name_the_strategy_and_what_was_expected():
     check_payload(Payload(dense, torch.zeros(2, 6)), "mine", ("dense",), 2, CPU)
 
 
+def test_a_scales_tensor_of_the_wrong_shape_is_named_with_the_shape_expected():
+    """One scale per tensor (the spec's segments): scales [w, 1] is named as such, not by the
+    segment ids it leaves out of range."""
+    spec = PayloadSpec(kind="scaled-signs", numel=6, segments=3)
+    signs, ids = torch.ones(4, 6, dtype=torch.int8), torch.tensor([0, 0, 1, 1, 2, 2])
+    assert payload_error(Payload(spec, signs, scales=torch.ones(4, 1), segment_ids=ids), ("scaled-signs",), 4) == (
+        "the strategy mine's encode returned a scaled-signs payload's scales of shape [4, 1]; accepted: [4, 3]: one "
+        "per worker of this process and tensor (its spec's segments, layout.segments)")
+    check_payload(Payload(spec, signs, scales=torch.ones(4, 3), segment_ids=ids), "mine", ("scaled-signs",), 4, CPU)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_payloads_float_parts_must_be_finite(dtype):
+    """NaN or inf in values or scales (the run's gradients are finite by then: the loop reports a
+    non-finite one as a divergence first) is the plug-in's: what, how many and the first place."""
+    values = torch.randn(2, 6).to(dtype)
+    values[1, 4], values[0, 5] = float("nan"), float("-inf")
+    assert payload_error(Payload(PayloadSpec(kind="dense", numel=6), values)) == (
+        "the strategy mine's encode returned a dense payload's values holding nan and inf (2 of 12 values, the first "
+        "at [0, 5]); accepted: finite values (the step's gradients were finite)")
+    scales = torch.ones(2, 3)
+    scales[1, 2] = float("inf")
+    spec = PayloadSpec(kind="scaled-signs", numel=6, segments=3)
+    assert payload_error(Payload(spec, torch.ones(2, 6, dtype=torch.int8), scales=scales,
+                                 segment_ids=torch.tensor([0, 0, 1, 1, 2, 2])), ("scaled-signs",)) == (
+        "the strategy mine's encode returned a scaled-signs payload's scales holding inf (1 of 6 values, the first at "
+        "[1, 2]); accepted: finite values (the step's gradients were finite)")
+    pairs = Payload(PayloadSpec(kind="sparse", numel=6, k=2), torch.tensor([[1.0, float("nan")], [0.0, 2.0]]),
+                    indices=torch.tensor([[0, 1], [2, 3]]))
+    assert "sparse payload's values holding nan (1 of 4 values, the first at [0, 1])" in payload_error(
+        pairs, ("sparse",))
+    check_payload(Payload(PayloadSpec(kind="dense", numel=6), torch.full((2, 6), 3e38)), "mine", ("dense",), 2, CPU)
+
+
 def test_aggregate_checks_name_the_transport():
     spec = PayloadSpec(kind="dense", numel=6)
     with pytest.raises(UserCodeError, match=r"^the transport t's aggregate returned a tensor of shape \[1, 6\]; "
@@ -153,6 +187,22 @@ def test_a_plugin_whose_values_and_indices_differ_is_one_line(tmp_path, capsys, 
     assert err.startswith("error: uneven-sparse@sparse-allgather at step 1: the strategy uneven-sparse's encode "
                           "returned a sparse payload whose values [2, 4] and indices [2, 3] differ in shape")
     assert "3 finished steps kept in" in err  # adamw's
+
+
+def test_a_plugin_sending_an_inf_is_one_line_at_its_step_and_a_divergence_stays_one(tmp_path, capsys,
+                                                                                    forget_plugins, monkeypatch):
+    """The inf inf-sgd sends at step 2 is its own error (exit 3), at that step, not a divergence
+    at the next; a plug-in whose training diverges (lr 1e12) is still reported diverged (exit 1)."""
+    code, err = run([*BENCH, "--steps", "3", "-s", "inf-sgd", "--plugin", str(PLUGINS), "--out", str(tmp_path / "o")],
+                    capsys)
+    assert code == 3 and len(err.splitlines()) == 1
+    assert err.startswith("error: inf-sgd@fp32-allreduce at step 2: the strategy inf-sgd's encode returned a dense "
+                          "payload's values holding inf (1 of ")
+    assert "values, the first at [1, 5]); accepted: finite values (the step's gradients were finite); 1 finished" in err
+    monkeypatch.setenv("FAILING_STEP", "0")
+    code, err = run([*BENCH, "--steps", "5", "-s", "flaky-sgd", "--lr", "1e12", "--plugin", str(PLUGINS),
+                     "--out", str(tmp_path / "d")], capsys)
+    assert code == 1 and err.startswith("error: diverged: flaky-sgd@fp32-allreduce at step "), err
 
 
 def test_a_plugin_transport_whose_aggregate_has_the_wrong_shape_is_one_line(tmp_path, capsys, forget_plugins):

@@ -103,6 +103,33 @@ def test_runs_take_hier_names_where_the_strategy_fits():
         TRANSPORTS.get("hier:pbit-allreduce")().check(PayloadSpec(kind="votes", numel=8, rule=MeanVote()), 8)
 
 
+@pytest.mark.parametrize(("spec", "kind", "valid"), [
+    ("ef-signsgd@hier:allgather-1bit", "scaled-signs", "allgather-1bit"),
+    ("qsgd@hier:fp32-allreduce", "scaled-levels", "allgather-levels"),
+    ("dgc@hier:allgather-1bit", "sparse", "sparse-allgather, grace-allgather"),
+])
+def test_a_kind_no_hierarchy_carries_is_refused_over_a_hier_name_saying_why(spec, kind, valid):
+    """hier:allgather-1bit exists (it carries votes), so the name resolves: the refusal of a strategy
+    whose payload no hier: form carries says why, as hier: says it of a transport carrying only such
+    kinds, and offers no hier: name; the table of names (read before torch) says the same."""
+    from lionsim import name_table
+
+    why = {"scaled-signs": "a node's sum of scaled signs is neither signs nor one scale per tensor",
+           "scaled-levels": "a node's sum of scaled levels has no levels of one scale per tensor",
+           "sparse": "a node's pairs take as many bytes across nodes as its workers' (g k pairs, when their "
+                     "indices differ), and an all-gather already crosses each node once"}[kind]
+    name, _, transport = spec.partition("@")
+    expected = (f"strategy '{name}' cannot use transport '{transport}': it sends {kind}, which has no hierarchical "
+                f"form ({why}); valid transports: {valid}")
+    for names in (None, name_table.names_from(name_table.table())):
+        with pytest.raises(LionsimError) as e:
+            parse_runs([spec], names=names)
+        assert str(e.value) == expected
+    with pytest.raises(LionsimError) as e:  # flat: no hier: offered
+        parse_runs([f"{name}@fp32-allreduce"])
+    assert str(e.value).endswith(f"valid transports: {valid}")
+
+
 def test_overlap_follows_the_inner_transport():
     """hier:T runs on the schedules T can (its declared overlap), so a run picks the same schedule."""
     from lionsim.strategies import STRATEGIES

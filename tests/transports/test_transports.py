@@ -1,6 +1,7 @@
 """Every transport against a brute-force aggregate: same inputs, same result, any N."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -196,6 +197,33 @@ def test_wire_bytes_match_reference_closed_forms(workers):
     words = math.ceil(n / (31 // p))  # p-bit fields in int32 words, sign bit left free
     assert sent("pbit-allreduce", mavo, N) == pytest.approx(2 * (N - 1) / N * 4 * words + flag)
     assert sent("param-server", mavo, N) == pytest.approx(n / 8 + flag)
+
+
+@pytest.mark.parametrize("workers", [2, 3, 5, 8, 16, 64])
+@pytest.mark.parametrize(("numel", "tensors"), [(1, 1), (33, 3), (2762, 4), (1_000_003, 97)])
+def test_allgather_1bit_scaled_signs_bytes_are_the_documented_closed_forms(workers, numel, tensors):
+    """docs/writing-a-strategy.md, "Testing it": one worker sends (N-1)(ceil(P/8) + 4T) + 2(N-1)/N
+    bytes a step by the canonical algorithms (its signs' and scales' all-gathers, the abstention
+    flag's ring all-reduce of one byte), (N-1) ceil(P/8) more on a step with a 0 sign; steps.csv
+    books each call in whole bytes by the algorithm the model priced, the flag's by recursive
+    doubling (a tree at 3): (N-1)(ceil(P/8) + 4T) + ceil(log2 N) on a flat network."""
+    from dataclasses import replace
+
+    from lionsim.network import load_network
+    from lionsim.steptime.timeline import price_calls
+
+    N, P, T = workers, numel, tensors
+    spec = PayloadSpec(kind="scaled-signs", numel=P, segments=T)
+    payload = (N - 1) * (math.ceil(P / 8) + 4 * T)
+    assert sent("allgather-1bit", spec, N) == pytest.approx(payload + 2 * (N - 1) / N, rel=1e-12)
+    zeros = replace(spec, abstain=True)
+    assert sent("allgather-1bit", zeros, N) == pytest.approx(payload + (N - 1) * math.ceil(P / 8) + 2 * (N - 1) / N,
+                                                             rel=1e-12)
+    plan = TRANSPORTS.get("allgather-1bit")().plan
+    for network in ("1gbe", "ib-ndr"):
+        assert price_calls(plan(spec, N), N, load_network(network)).sent_bytes == payload + math.ceil(math.log2(N))
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "writing-a-strategy.md").read_text()
+    assert "| (N-1)(ceil(P/8) + 4T) + 2(N-1)/N: " in docs and "| (N-1)(ceil(P/8) + 4T) + ceil(log2 N): " in docs
 
 
 def test_a2a_is_one_thirty_second_of_fp32_for_odd_workers():
