@@ -87,10 +87,10 @@ def table() -> dict:
 def names_from(data: dict) -> Names:
     """lionsim.runs's Names read from a table (table()'s dict): registries of the records, so an
     unknown name is refused by the registry's own code, with its list and nearest names."""
-    strategies: Registry[StrategyRecord] = Registry("strategy")
+    strategies: Registry[StrategyRecord] = Registry("strategy", plugins=True)  # as STRATEGIES refuses
     for name, s in data["strategies"].items():
         strategies.add(name, StrategyRecord(name, s["payload_kind"], s["default_transport"], tuple(s["usable"])))
-    transports: Registry[TransportRecord] = Registry("transport")
+    transports: Registry[TransportRecord] = Registry("transport", plugins=True)
     for name in data["transports"]:
         transports.add(name, TransportRecord(name))
     for prefix, outcomes in data["made"].items():

@@ -61,9 +61,10 @@ def load_plugin(path) -> str:
     given = Path(path)
     if given.is_dir():
         raise LionsimError(f"bad --plugin {path}: it is a folder; accepted: {PLUGIN_FILES}")
+    if not given.is_file() and (near := _near_files(given)):  # a typo, or the extension left off
+        raise LionsimError(f"bad --plugin {path}: no such file; accepted: {PLUGIN_FILES}; did you mean "
+                           f"{' or '.join(str(given.with_name(n)) for n in near)}?")
     if given.suffix != ".py":
-        if given.with_name(given.name + ".py").is_file():  # the extension left off
-            raise LionsimError(f"bad --plugin {path}: no such file; accepted: {PLUGIN_FILES}; did you mean {path}.py?")
         raise LionsimError(f"bad --plugin {path}; accepted: {PLUGIN_FILES}")
     if not given.is_file():
         raise LionsimError(f"bad --plugin {path}: no such file; accepted: {PLUGIN_FILES}")
@@ -85,6 +86,22 @@ def load_plugin(path) -> str:
         raise LionsimError(f"plugin {path}: {why(e, given)}{exit_hint(e)}") from None
     LOADED[key] = (name, added)
     return key
+
+
+def _near_files(given: Path) -> list[str]:
+    """The names of the .py files beside a missing `given` nearest its name (the registries'
+    rule: lionsim.registry.nearest), `mine/sign_scale.py` for `mine/sign_scal.py`; the name with
+    .py added where that file is there (`mine/sign_scale`); [] where none is near, or no folder."""
+    from lionsim.registry import nearest
+
+    if given.suffix != ".py" and given.with_name(given.name + ".py").is_file():
+        return [given.name + ".py"]
+    try:
+        files = sorted(p.name for p in given.parent.glob("*.py") if p.is_file())
+    except OSError:
+        return []
+    stems = {Path(name).stem: name for name in files}
+    return [stems[s] for s in nearest(given.stem if given.suffix == ".py" else given.name, stems)]
 
 
 def import_checked(load: Callable[[], object], file: bool = False) -> dict[str, list[str]]:

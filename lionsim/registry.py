@@ -3,7 +3,7 @@
 Names are matched ignoring case (`AdamW` is `adamw`, `10GbE` is `10gbe`); `canonical` gives
 the registered spelling, which is what configs, labels and files carry. An unknown name
 fails with the nearest valid one ("did you mean ...?", all of them where several are as near)
-and the list.
+and the list; with none near, a kind plug-ins register says how to load one (plugin_hint).
 
 A registry may also make things from a prefix and another name (`prefix`: the transports'
 `hier:TRANSPORT`): such names are valid wherever a registered one is, but `names` and `items`
@@ -73,6 +73,12 @@ def did_you_mean(name: object, choices: Iterable[str]) -> str:
     return "; did you mean " + (near[0] if len(near) == 1 else ", ".join(near[:-1]) + " or " + near[-1]) + "?"
 
 
+def plugin_hint(name: object) -> str:
+    """The end of the refusal of an unknown name near none, of a kind plug-ins register: a plug-in's
+    strategy typed without its --plugin is told how to load it, not left with the list alone."""
+    return f"; {name!r} is not built in: if a plug-in defines it, load that with --plugin FILE.py"
+
+
 def match_name(name: object, choices: Iterable[str]) -> str | None:
     """The choice equal to `name` ignoring case and surrounding blanks, or None."""
     if not isinstance(name, str):
@@ -84,8 +90,11 @@ def match_name(name: object, choices: Iterable[str]) -> str | None:
 class Registry(Generic[T]):
     """A registry of named things of one kind (strategies, transports, workloads, ...)."""
 
-    def __init__(self, kind: str, entry_points: str | None = None) -> None:
+    def __init__(self, kind: str, entry_points: str | None = None, plugins: bool | None = None) -> None:
         self.kind = kind
+        self.plugins = entry_points is not None if plugins is None else plugins
+        """Whether plug-ins register this kind (default: where installed ones have an entry point
+        group): an unknown name with none near says how to load one (suggest)."""
         self._items: dict[str, T] = {}
         self._group = entry_points
         """The entry point group installed plug-ins register under, imported at the first read."""
@@ -156,10 +165,14 @@ class Registry(Generic[T]):
         if found is None and isinstance(name, str):
             found = self._make(name)
         if found is None:
-            raise LionsimError(
-                f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}{did_you_mean(name, self._items)}"
-            )
+            raise LionsimError(f"unknown {self.kind} {name!r}; choose from: {', '.join(self.names())}{self.suggest(name)}")
         return found
+
+    def suggest(self, name: object) -> str:
+        """What ends the refusal of an unknown `name`: the nearest names (did_you_mean), else, where
+        plug-ins register this kind, how to load one (plugin_hint); "" where neither applies."""
+        near = did_you_mean(name, self._items)
+        return near or (plugin_hint(name) if self.plugins else "")
 
     def get(self, name: str) -> T:
         canonical = self.canonical(name)

@@ -165,8 +165,13 @@ WarmupSteps = Annotated[Optional[int], typer.Option(
     "--warmup-steps", parser=whole_number, help="Leading steps of each run left out of the timing medians (default 3, fewer in a shorter "
                            "run; fewer than --steps). Measured times only: gloo/nccl, or --compute measured "
                            "(refused on sim with a --compute device, which models every time).")]
-Hyper = Annotated[Optional[str], typer.Option(
-    "--hyper", hidden=True, help="Per-run hyperparameters as JSON (config files: a [hyper.RUN] table).")]
+HYPER_HELP = ("Per-run hyperparameters, a JSON object: each key a run (NAME@TRANSPORT) or a strategy's name, "
+              "each value an object of lr, weight_decay and betas ([b1, b2]), e.g. "
+              "'{\"lion\": {\"lr\": 0.0003}, \"adamw@bf16-allreduce\": {\"weight_decay\": 0}}'. A run's own "
+              "values win over --lr, --weight-decay and --betas, and a table under its run name over one under "
+              "its strategy's. A config file gives it as tables: [hyper.\"lion@fp32-allreduce\"] "
+              "lr = 0.0003. run.json records every run's resolved values so.")
+Hyper = Annotated[Optional[str], typer.Option("--hyper", metavar="JSON", help=HYPER_HELP)]
 ComputeSpread = Annotated[Optional[list[str]], typer.Option(
     "--compute-spread", metavar="SPEC",
     help="Uneven workers, repeatable (the factors multiply each worker's compute per step, seeded by --seed): "

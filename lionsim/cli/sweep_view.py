@@ -19,7 +19,7 @@ from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
 from lionsim.reports.resuming import report_removed
 from lionsim.reports.tables import speedup_text
-from lionsim.reports.widths import fill, fit, fold_run, run_width
+from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
 
@@ -178,15 +178,28 @@ def cells_times(summary: pd.DataFrame, root: Path | None) -> str:
     return said.pop() if len(said) == 1 and UNKNOWN not in said else f"each cell's {UNKNOWN}"
 
 
-def sweep_title(summary: pd.DataFrame) -> str:
+def _diverged(summary: pd.DataFrame) -> pd.Series:
+    """Whether each row's cell diverged (diverged_at_step set; an older summary has no column)."""
+    if "diverged_at_step" not in summary.columns:
+        return pd.Series(False, index=summary.index)
+    return summary["diverged_at_step"].notna()
+
+
+def sweep_title(summary: pd.DataFrame, asked: int | None = None) -> str:
     """What was swept and how many cells, as bench's title says its run: "lionsim sweep: mlp, 2/4
-    workers, 1gbe/10gbe, 3 runs, 2 seeds, 20 steps: 24 cells"."""
+    workers, 1gbe/10gbe, 3 runs, 2 seeds, 20 steps: 24 cells". The steps are those the cells that
+    did not diverge ran (a diverged cell's row counts the steps it lasted, which made "100/58
+    steps"); where every cell diverged, `asked` (sweep.json's steps; None: none said). A diverged
+    cell's row says where it diverged (sweep_table)."""
     from lionsim.reports.columns import workload_text
     from lionsim.numbers import plural
     from lionsim.reports.tables import distinct_values
 
     workers = distinct_values(summary, "workers")
-    steps = distinct_values(summary, "steps", lambda n: str(int(n))) if "steps" in summary.columns else ""  # an older summary's
+    ran = summary[~_diverged(summary)]
+    steps = ""
+    if "steps" in summary.columns:  # an older summary's has none
+        steps = distinct_values(ran, "steps", lambda n: str(int(n))) if len(ran) else str(asked or "")
     cells = summary["cell"].nunique() if "cell" in summary.columns else len(summary)
     workloads = distinct_values(summary, "workload", workload_text)
     return (f"lionsim sweep: {workloads}, {plural(workers, 'worker')}, "
@@ -194,6 +207,20 @@ def sweep_title(summary: pd.DataFrame) -> str:
             f"{plural(summary['seed'].nunique(), 'seed')}"
             + (f", {plural(summary['lr'].nunique(), 'lr')}" if "lr" in summary.columns else "")
             + (f", {plural(steps, 'step')}" if steps else "") + f": {plural(cells, 'cell')}")
+
+
+def _asked_steps(root: Path | None) -> int | None:
+    """The steps a sweep under `root` asked of every cell (sweep.json's bench options), or None."""
+    from lionsim.errors import LionsimError
+    from lionsim.reports.files import read_json
+
+    if root is None:
+        return None
+    try:
+        steps = ((read_json(Path(root) / "sweep.json") or {}).get("bench") or {}).get("steps")
+    except (LionsimError, OSError, AttributeError):
+        return None
+    return steps if isinstance(steps, int) and not isinstance(steps, bool) else None
 
 
 def _lr(value) -> str:
@@ -207,26 +234,36 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     local-step run's H (cells_rounds). A sweep over several lrs has an lr column, and a table of
     each run's best lr below (best_lr_table). `rounds`: the H the command read already (its plots
     read the same cells); None: read here."""
+    from lionsim.reports.tables import DIVERGED_NOTE, ONE_RUN, diverged_at
+
     rounds = cells_rounds(root) if rounds is None else rounds
     many_workloads = summary["workload"].nunique() > 1
     lrs = "lr" in summary.columns
     metric = _metric_column(summary)
-    table = Table(title=sweep_title(summary), caption=f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; "
-                          "step ms: mean per step; speedup: step time against the group's "
-                          "baseline (same workload, N, network, seed" + (", lr)" if lrs else ")"),
+    compared = summary["run"].nunique() > 1  # one run alone: every row is its own baseline
+    marks = {i: f"diverged at {at}" for i, row in summary.iterrows() if (at := diverged_at(row)) is not None}
+    caption = (f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
+               + ("speedup: step time against the group's baseline (same workload, N, network, seed"
+                  + (", lr)" if lrs else ")") if compared else ONE_RUN)
+               + (f". {DIVERGED_NOTE}" if marks else ""))
+    table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
         table.add_column("workload")
-    width = run_width([_parts(r, rounds) for r in summary["run"]], RUN_WIDTH)
+    width = max([run_width([_parts(r, rounds) for r in summary["run"]], RUN_WIDTH), *map(len, marks.values())])
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
-    for name in ("N", "network", "seed", *(["lr"] if lrs else []), "loss", metric, "step ms", "speedup"):
+    for name in ("N", "network", "seed", *(["lr"] if lrs else []), "loss", metric, "step ms",
+                 *(["speedup"] if compared else [])):
         table.add_column(name, justify="left" if name == "network" else "right")
-    for _, row in summary.iterrows():
+    for i, row in summary.iterrows():
         cells = [row["workload"]] if many_workloads else []
-        table.add_row(*cells, _run_cell(row["run"], rounds), str(row["workers"]), str(row["network"]), str(row["seed"]),
+        run = _run_cell(row["run"], rounds)
+        if i in marks:  # as bench's table marks it, under the name
+            run = RunName(f"{run}\n{marks[i]}")
+        table.add_row(*cells, run, str(row["workers"]), str(row["network"]), str(row["seed"]),
                       *([_lr(row["lr"])] if lrs else []),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
-                      _ms(row["step_s"]), speedup_text(row["speedup"]))
+                      _ms(row["step_s"]), *([speedup_text(row["speedup"])] if compared else []))
     more = [t for t in (seed_table(summary, rounds), best_lr_table(summary, rounds)) if t is not None]
     return Group(fit(table), *(part for t in more for part in ("", t))) if more else fit(table)
 

@@ -22,6 +22,7 @@ from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, eval_metric, label_name, lr_text, recorded_rounds, run_label, run_name
 from lionsim.reports.config_table import option_rows
+from lionsim.reports.hyper_rows import cells_hyper_rows, hyper_rows
 from lionsim.reports.obtained import library_note, wait_note
 from lionsim.reports.estimate_report import estimate_report, one_estimate_report
 from lionsim.reports.md import command_line, md_table, reproduce
@@ -29,7 +30,7 @@ from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_n
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
 from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
-from lionsim.reports.tables import DIVERGED_NOTE, diverged_at
+from lionsim.reports.tables import DIVERGED_NOTE, ONE_RUN, diverged_at
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.titles import named_network, profile_text
@@ -336,7 +337,8 @@ def _run_report(directory: Path) -> str:
     sized = not is_spec(cfg.get("workload"))
     rounds = recorded_rounds(meta.get("runs"))
     config = md_table(["option", "value"], option_rows(cfg, () if sized else ("model_size",))
-                      + [["runs", ", ".join(run_name(s, t, rounds) for s, t in zip(summary["strategy"], summary["transport"]))]])
+                      + [["runs", ", ".join(run_name(s, t, rounds) for s, t in zip(summary["strategy"], summary["transport"]))]]
+                      + hyper_rows([cfg.get("hyper")], rounds))
     command = command_line(meta.get("argv"), resume=resumable(meta), cwd=meta.get("cwd"))
     parts = [
         f"# lionsim report: {first['workload']}, {plural(first['workers'], 'worker')}, "
@@ -374,18 +376,20 @@ def _sweep_report(directory: Path) -> str:
                                             if isinstance(grid.get("runs"), list) else {})}.items()]
     sized = not all(is_spec(w) for w in grid.get("workload") or [None])  # as a bench run's report
     config_rows += option_rows(bench, (*grid, *(() if sized else ("model_size",))))
+    config_rows += cells_hyper_rows(directory, summary["cell"], rounds)  # each run's, as its cells trained it
     summary = summary.assign(run=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     backends = list(dict.fromkeys(summary["backend"].dropna())) if "backend" in summary.columns else []
     clock = _clock(backends[0] if len(backends) == 1 else bench.get("backend"), bench.get("compute"))
     agg = []
     metric, scale, digits = _metric(summary)
     lrs = "lr" in summary.columns
+    compared = summary["run"].nunique() > 1  # one run alone: each cell its own baseline, no speedup
     for key, group in summary.groupby([*GROUP, "run", *(["lr"] if lrs else [])], sort=False):
         own = _metric(group)  # where workloads of several metrics mix, each group its own
         agg.append([label_name(key[3], rounds), str(key[1]), key[2], *([lr_text(key[4])] if lrs else []), str(group["seed"].nunique()),
                     _seeds_loss(group),
                     spread(group["final_eval_acc"], own[1], own[2]), ms(float(group["step_s"].mean())),
-                    spread(group["speedup"], digits=2)])
+                    *([spread(group["speedup"], digits=2)] if compared else [])])
     diverged = "diverged_at_step" in summary.columns and summary["diverged_at_step"].notna().any()
     cells = meta.get("cells")
     parts = [
@@ -395,10 +399,11 @@ def _sweep_report(directory: Path) -> str:
         "## How each time was obtained\n\n" + _cells_timing(directory, list(dict.fromkeys(summary["cell"])), grid),
         "## Summary (mean ± sd over seeds)\n\n"
         + md_table(["run", "workers", "network", *(["lr"] if lrs else []), "seeds", "final loss", metric, "step",
-                    "speedup"], agg)
+                    *(["speedup"] if compared else [])], agg)
         + f"\n\nfinal loss: the mean of the last {FINAL_FRACTION:.0%} of a cell's steps. step: {clock} ms per step, "
-        "mean over the cells' steps. Each cell's speedup is against the baseline run of its own workload, workers, "
-        "network" + (", seed and lr." if lrs else " and seed.")
+        "mean over the cells' steps. "
+        + ("Each cell's speedup is against the baseline run of its own workload, workers, network"
+           + (", seed and lr." if lrs else " and seed.") if compared else ONE_RUN[0].upper() + ONE_RUN[1:] + ".")
         + (" diverged in K of M seeds: a loss or gradient went non-finite in K cells (marked diverged_at_step in "
            "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
            "speedup are over the steps before." if diverged else ""),

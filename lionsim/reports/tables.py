@@ -90,8 +90,14 @@ def _times(meta: dict | None) -> str:
 
 
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
-                 "are over the steps before.")
+                 "are over the steps before, and so is its step-time speedup.")
 """What a summary's "diverged at N" mark means (the table's caption, report.md's notes)."""
+
+
+ONE_RUN = ("no speedup column: one run, so each cell's baseline is itself (1.00x says nothing); "
+           "sweep more runs to compare them")
+"""Where a sweep has a single run (an lr search of one strategy), why its table and report show
+no speedup."""
 
 
 def diverged_at(row) -> int | None:

@@ -199,6 +199,56 @@ def test_where_the_file_is_wrong_the_line_says_how(tmp_path, monkeypatch, capsys
     one_line_exit_2(["strategies", "--plugin", "other"], capsys, f"error: bad --plugin other; {accepted}\n")
 
 
+HINT = " is not built in: if a plug-in defines it, load that with --plugin FILE.py\n"
+
+
+def test_a_plugins_name_typed_without_its_plugin_says_how_to_load_it(capsys):
+    """A strategy or transport name near no built-in one (a plug-in's, its --plugin forgotten) ends
+    its refusal with how to load a plug-in, through the registries and through the table read before
+    torch (lionsim.name_table) alike; a near name keeps its did-you-mean and no hint; a device,
+    which no plug-in registers, has neither."""
+    from lionsim import name_table
+    from lionsim.compute.devices import DEVICES
+    from lionsim.errors import LionsimError
+    from lionsim.runs import parse_runs
+    from tests.helpers.cli import one_line_exit_2
+
+    err = one_line_exit_2(["bench", "-s", "sign-scale", "-w", "mlp"], capsys, "error: unknown strategy 'sign-scale'; ")
+    assert err.endswith("; 'sign-scale'" + HINT)
+    err = one_line_exit_2(["bench", "-s", "adamw@pigeon", "-w", "mlp"], capsys, "error: unknown transport 'pigeon'; ")
+    assert err.endswith("; 'pigeon'" + HINT)
+    err = one_line_exit_2(["bench", "-s", "lionn", "-w", "mlp"], capsys)
+    assert err.endswith("; did you mean 'lion'?\n")
+    table = name_table.names_from(name_table.table())
+    for names in (None, table):
+        with pytest.raises(LionsimError) as refused:
+            parse_runs(["sign-scale"], names=names)
+        assert str(refused.value).endswith("'sign-scale'" + HINT.rstrip())
+    with pytest.raises(LionsimError) as refused:
+        DEVICES.canonical("abacus")
+    assert "plug-in" not in str(refused.value) and "did you mean" not in str(refused.value)
+
+
+def test_a_missing_plugin_file_names_the_nearest_file_beside_it(tmp_path, monkeypatch, capsys):
+    """A file name with a typo, or without its .py, is answered with the .py files beside it whose
+    names are nearest (every one as near), in the folder as typed; none near, or no such folder:
+    the refusal alone. Reference: the folder's listing, written here."""
+    from tests.helpers.cli import one_line_exit_2
+
+    (tmp_path / "mine").mkdir()
+    for name in ("sign_scale.py", "bad_nan.py", "bad_len.py", "notes.txt"):
+        (tmp_path / "mine" / name).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    refused = "no such file; accepted: a Python file (FILE.py) defining strategies or transports"
+    for typed, near in [("mine/sign_scal.py", "mine/sign_scale.py"), ("mine/sign_scale", "mine/sign_scale.py"),
+                        ("mine/sign_scal", "mine/sign_scale.py"), ("mine/bad_na.py", "mine/bad_nan.py"),
+                        ("mine/bad.py", "mine/bad_len.py or mine/bad_nan.py"), ("mine/signscale.py", "mine/sign_scale.py")]:
+        one_line_exit_2(["strategies", "--plugin", typed], capsys,
+                        f"error: bad --plugin {typed}: {refused}; did you mean {near}?\n")
+    for typed in ("mine/zzz.py", "other/sign_scal.py", "mine/notes.py"):
+        one_line_exit_2(["strategies", "--plugin", typed], capsys, f"error: bad --plugin {typed}: {refused}\n")
+
+
 def test_a_plugin_flag_that_is_a_command_option_is_refused(tmp_path, capsys):
     path = tmp_path / "steps.py"
     path.write_text(WHOLE.format(name="stepper", options=RATIO.format(flag=', flag="--steps"')))

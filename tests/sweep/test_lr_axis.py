@@ -343,6 +343,8 @@ def test_each_plot_legend_names_the_lr_each_run_is_drawn_at(swept, tmp_path, mon
     want = {f"{RUNS[0]} (baseline, lr {best[RUNS[0]]})", f"{RUNS[1]} (lr {best[RUNS[1]]})"}
     assert {"loss_vs_step", "eval_acc_vs_step", "accuracy_by_workers"} <= set(figures)
     for stem, fig in figures.items():
+        if stem == "loss_vs_step_by_lr":  # every lr, not each run at one: its legend names the lrs
+            continue
         legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
         texts = {t.get_text() for legend in legends for t in legend.get_texts()}
         assert want <= texts, (stem, texts)
@@ -362,3 +364,107 @@ def test_a_legend_gives_the_lr_per_worker_count_where_the_counts_chose_different
                           for n, lr in reversed(chosen.items()) for net in ("1gbe", "10gbe") for seed in (0, 1)])
     assert chosen_lr_words(frame) == {"lion@fp32-allreduce": words}
     assert chosen_lr_words(frame.drop(columns=CHOSEN)) == {}  # no lr axis: the legend as it was
+
+
+# --- an lr search of one run: its table, report and plots ---
+
+SEARCH = ["sweep", "--workload", "mlp", "--model-size", "tiny", "--workers", "2", "--steps", "6", "--eval-every", "2",
+          "--batch-size", "8", "--strategy", "sgdm", "--network", "1gbe", "--lr", "0.01,1e12"]
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    """An lr search of sgdm alone, whose lr 1e12 diverges: exit 1, both cells written."""
+    out = tmp_path_factory.mktemp("search") / "sweep"
+    assert exit_code([*SEARCH, "--out", str(out)]) == 1
+    return out
+
+
+def _diverged_step(out) -> int:
+    """The step the lr 1e12 cell's loss first went non-finite, read from its steps (the reference)."""
+    steps, summary = pd.read_csv(out / "sweep_steps.csv"), pd.read_csv(out / "sweep_summary.csv")
+    cell = summary.loc[summary.lr == 1e12, "cell"].item()
+    rows = steps[steps.cell == cell]
+    return int(rows.loc[~rows.loss.apply(math.isfinite), "step"].min())
+
+
+def test_an_lr_search_says_its_steps_marks_the_diverged_cell_and_shows_no_speedup_of_a_run_against_itself(searched):
+    """The title said "6/3 steps" (3: where a cell diverged), the diverged row no more than a "-"
+    loss, and every row "1.00x", each cell its own baseline. Now the steps asked, the row "diverged
+    at N" under its name, and no speedup column, the caption saying why; so too report.md."""
+    from lionsim.cli.sweep_view import sweep_table
+    from lionsim.reports.markdown import write_report
+
+    summary = pd.read_csv(searched / "sweep_summary.csv")
+    at = _diverged_step(searched)
+    assert 1 <= at < 6
+    text = table_text(sweep_table(summary, searched))
+    assert text.splitlines()[0].strip().endswith(", 2 lrs, 6 steps: 2 cells"), text
+    rows = text.split("step times")[0]  # the header and rows, the caption after them
+    assert f"diverged at {at}" in rows and "1.00x" not in rows and "speedup" not in rows
+    words = " ".join(text.split())
+    assert "no speedup column: one run, so each cell's baseline is itself" in words
+    assert "its times and bytes are over the steps before, and so is its step-time speedup" in words
+    report = write_report(searched).read_text()
+    table = report.split("## Summary (mean ± sd over seeds)\n\n")[1].split("\n\n")
+    assert "speedup" not in table[0] and table[1].count("No speedup column: one run") == 1
+
+
+def test_a_sweeps_report_names_each_runs_hyperparameters_at_each_lr(swept, searched):
+    """The Configuration table named the lr axis, not what each run trained with: a `hyper.RUN` row
+    each, its lr per cell. Reference: the lrs typed and the strategies' own defaults for mlp."""
+    from lionsim.reports.markdown import write_report
+    from lionsim.strategies import STRATEGIES
+
+    config = write_report(swept).read_text().split("## Configuration\n\n")[1].split("\n\n")[0]
+    for run in RUNS:
+        own = STRATEGIES.get(run.split("@")[0]).defaults_for("mlp")
+        row = (f"| hyper.{run} | lr 0.001/0.01 (by cell), weight_decay {own.weight_decay:g}, "
+               f"betas ({own.betas[0]:g}, {own.betas[1]:g}) |")
+        assert row in config, config
+    sgdm = STRATEGIES.get("sgdm")
+    config = write_report(searched).read_text().split("## Configuration\n\n")[1].split("\n\n")[0]
+    wd = sgdm.defaults_for("mlp").weight_decay
+    assert f"| hyper.sgdm@fp32-allreduce | lr 0.01/1000000000000.0 (by cell), weight_decay {wd:g}" in config
+
+
+def test_the_lr_search_has_a_plot_of_every_lr(searched, swept, tmp_path, monkeypatch):
+    """loss_vs_step drew each run at its best lr only: loss_vs_step_by_lr draws every lr, a panel a
+    run and worker count, each line the cell's own losses (the reference: sweep_steps.csv), the best
+    lr thickest, a diverged lr ending in an X at its last finite loss or on the top edge above it;
+    loss_vs_step's subtitle points to it. A sweep of one lr has none."""
+    import lionsim.reports.plots.sweep as plots
+
+    figures = {}
+    monkeypatch.setattr(plots, "save", lambda fig, path: figures.setdefault(path.stem, fig) and [])
+    monkeypatch.setattr("lionsim.reports.plots.lr_curves.save", lambda fig, path: figures.setdefault(path.stem, fig) and [])
+    summary, steps = pd.read_csv(searched / "sweep_summary.csv"), pd.read_csv(searched / "sweep_steps.csv")
+    plots.plot_sweep(tmp_path, steps, summary)
+    fig = figures["loss_vs_step_by_lr"]
+    assert "every lr: loss_vs_step_by_lr.png" in " ".join(figures["loss_vs_step"]._suptitle.get_text().split())
+    ax = [a for a in fig.axes if a.get_visible()]
+    assert len(ax) == 1 and "sgdm@fp32-allreduce" in ax[0].get_title() and "best lr 0.01" in ax[0].get_title()
+    lines = [l for l in ax[0].get_lines() if l.get_linestyle() != "None"]
+    for lr in (0.01, 1e12):
+        own = steps[steps.cell == summary.loc[summary.lr == lr, "cell"].item()]
+        own = own[own.loss.apply(math.isfinite)]
+        drawn = [l for l in lines if list(l.get_xdata()) == own.step.tolist()]
+        assert len(drawn) == 1 and list(drawn[0].get_ydata()) == pytest.approx(own.loss.tolist())
+        if lr == 0.01:
+            assert drawn[0].get_linewidth() == max(l.get_linewidth() for l in lines)
+        else:
+            marks = [l for l in ax[0].get_lines() if l.get_marker() == "X"]
+            assert len(marks) == 1 and marks[0].get_xdata()[0] == own.step.iloc[-1]
+            assert marks[0].get_ydata()[0] == min(own.loss.iloc[-1], ax[0].get_ylim()[1])
+    legends = [*fig.legends, *(a.get_legend() for a in fig.axes if a.get_legend() is not None)]
+    assert {"lr 0.01", "lr 1000000000000.0"} <= {t.get_text() for legend in legends for t in legend.get_texts()}
+    figures.clear()
+    plots.plot_sweep(tmp_path, pd.read_csv(swept / "sweep_steps.csv"), pd.read_csv(swept / "sweep_summary.csv"))
+    titles = [a.get_title() for a in figures["loss_vs_step_by_lr"].axes if a.get_visible()]
+    assert [t.split("\n")[0] for t in titles] == list(RUNS)
+    one = pd.read_csv(swept / "sweep_summary.csv")
+    one = one[one.lr == 0.001]
+    figures.clear()
+    plots.plot_sweep(tmp_path, pd.read_csv(swept / "sweep_steps.csv").pipe(lambda d: d[d.cell.isin(set(one.cell))]),
+                     one)
+    assert "loss_vs_step_by_lr" not in figures

@@ -21,7 +21,8 @@ Cells that differ only in the network train identically (the network changes the
 time, not the training), so loss and accuracy come from each (workers, seed, run)'s first
 network. A sweep over several lrs is drawn with each run at its best lr (lionsim.reports.best_lr,
 the lowest final loss; every subtitle says so, and each legend entry which lr: chosen_lr_words):
-one line per run, never one per lr.
+one line per run, never one per lr; loss_vs_step_by_lr (lionsim.reports.plots.lr_curves) draws
+the lr search itself, every lr, and loss_vs_step's subtitle points to it.
 """
 
 from __future__ import annotations
@@ -38,9 +39,10 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.between import TIMES, Crossing, crossing_points, curve
-from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words
+from lionsim.reports.best_lr import CHOSEN, NOTE, at_best_lr, chosen_lr_words, has_lr_axis
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import eval_metric, label_name, metric_axis, run_name
+from lionsim.reports.plots.lr_curves import STEM as LR_STEM, plot_lr_curves
 from lionsim.reports.plots.sweep_axes import AXES, skipped_plots, stem
 from lionsim.reports.columns import workload_text
 from lionsim.reports.target_speedup import BASELINE_NOT_REACHED, NO_BASELINE, NO_TARGET, NOT_REACHED, to_target_kind
@@ -455,13 +457,15 @@ def _one_network(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _curve_plot(steps, labels, styles, baseline, column: str, ylabel: str, title: str, path: Path,
-                factor: float = 1.0, named: dict[str, str] | None = None) -> list[Path]:
-    """`column` against step per run (mean over seeds, min-max band), one panel per worker count."""
+                factor: float = 1.0, named: dict[str, str] | None = None, also: str = "") -> list[Path]:
+    """`column` against step per run (mean over seeds, min-max band), one panel per worker count;
+    `also`: where another plot shows more (the lr search's every lr), ending the subtitle."""
     steps = _one_network(steps)
     order = sorted(steps["workers"].unique())
     nrows, ncols = _facets(len(order))
     seeds = steps["seed"].nunique()
-    fig, axes = figure(title, f"{_about(steps)} · training does not depend on the network", nrows, ncols,
+    fig, axes = figure(title, f"{_about(steps)} · training does not depend on the network" + (f" · {also}" if also else ""),
+                       nrows, ncols,
                        sharey=True, size=(5.0 * ncols + 3.0, 4.0 * nrows + 1.0))
     twins = _Twins()
     banded = False
@@ -541,6 +545,7 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
     None: read here."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    every_lr = (sweep_summary, sweep_steps) if has_lr_axis(sweep_summary) else None  # for loss_vs_step_by_lr
     sweep_summary, sweep_steps = at_best_lr(sweep_summary, sweep_steps)  # several lrs: each run at its best
     rounds = cells_rounds(out_dir) if rounds is None else rounds  # each local-step run's H, as the cells record it
     summary, steps = _labelled(sweep_summary, rounds), _labelled(sweep_steps, rounds)
@@ -573,8 +578,13 @@ def plot_sweep(out_dir: Path, sweep_steps: pd.DataFrame, sweep_summary: pd.DataF
             paths += _speedup_plot(s, wl, styles, baseline, x, by, "time_to_target_speedup",
                                    f"Time-to-target speedup vs {words}", target(target_plot), per_node, named)
         if not st.empty:
+            also = f"every lr: {target(LR_STEM).name}" if every_lr is not None else ""
             paths += _curve_plot(st, wl, styles, baseline, "loss", "training loss (mean over workers)",
-                                 "Training loss vs step", target("loss_vs_step"), named=named)
+                                 "Training loss vs step", target("loss_vs_step"), named=named, also=also)
+            if every_lr is not None:  # the lr search's own curves, every lr
+                tried = every_lr[0][every_lr[0]["workload"] == workload]
+                paths += plot_lr_curves(target(LR_STEM), tried,
+                                        every_lr[1][every_lr[1]["cell"].isin(set(tried["cell"]))], rounds)
             if st["eval_acc"].notna().any():
                 paths += _curve_plot(st, wl, styles, baseline, "eval_acc", ylabel, f"Eval {metric} vs step",
                                      target("eval_acc_vs_step"), factor, named)
