@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import torch
 from torch import Tensor
@@ -69,8 +70,14 @@ class ChunkedDCT:
             self.blocks.append(Block(offset, rows, cols, chunk_size(rows, target), chunk_size(cols, target)))
             offset += numel
         self.numel = offset
+        self.device = device
+
+    @cached_property
+    def bases(self) -> dict[int, Tensor]:
+        """The DCT matrix of each chunk size, made on first use: pricing asks only numel and pairs of
+        a transform built for a model's shapes (DeMo.spec_for), once per estimate row."""
         sizes = {s for b in self.blocks for s in (b.chunk_rows, b.chunk_cols)}
-        self.bases = {n: dct_matrix(n).to(device) for n in sizes}
+        return {n: dct_matrix(n).to(self.device) for n in sizes}
 
     def _blocks(self, x: Tensor, b: Block) -> Tensor:
         """x [w, P] -> tensor b's blocks [w, a/ca, ca, b/cb, cb] (a view)."""
