@@ -89,7 +89,7 @@ from lionsim.estimate.memory import MEMORY_COLUMNS, memory_columns
 from lionsim.steptime.asked import check_once
 from lionsim.steptime.kernel_passes import kernel_cost, stand_ins
 from lionsim.steptime.passes import pass_bytes
-from lionsim.estimate.probe import probe_resolved
+from lionsim.estimate.probe import Probe, probe_resolved
 from lionsim.estimate.run import KindCount, describe, step_kinds
 from lionsim.estimate.to_target import TO_TARGET_COLUMNS
 from lionsim.steptime.rounds import local_times, sync_distribution
@@ -312,6 +312,16 @@ AMORTISED = ("compute_s", "encode_s", "comm_s", "comm_exposed_s", "decode_s", "u
 with a momentum sync every K steps, over K)."""
 
 
+def _probed(r: Resolved, run, workers: int, memo: dict) -> Probe:
+    """probe_resolved, kept in `memo`: a probe reads the model, the run's options and N, not the
+    network, so a bandwidth sweep probes each run once, not at every point."""
+    shapes = None if r.shapes is None else tuple(map(tuple, r.shapes))
+    key = ("probe", run, workers, r.params, r.tensors, r.tie, shapes, repr(sorted(r.options.items())))
+    if key not in memo:
+        memo[key] = probe_resolved(r, run, workers)
+    return memo[key]
+
+
 def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None = None) -> list[dict]:
     """One row per run of `r` on `workers` workers of `network`, speedups filled in.
 
@@ -329,7 +339,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
     step_slowest = max_distribution(r.spread, workers) if r.spread is not None else None
     rows = []
     for run in r.runs:
-        p = probe_resolved(r, run, workers)
+        p = _probed(r, run, workers, memo)
         # a local-step strategy's workers wait once a round, at its sync (rounds.py)
         slowest = step_slowest if step_slowest is None or p.send_rate == 1 else \
             sync_distribution(r.spread, workers, p.send_rate)
