@@ -32,15 +32,6 @@ def _print_table(table: Table) -> None:
     out_console(LOG_WIDTH).print(table)  # rich cannot widen a console per print: a log gets its own
 
 
-def _check_output(path: Path | None, option: str) -> None:
-    from lionsim.reports.outdir import check_out_dir
-
-    if path is not None and path.is_dir():
-        raise LionsimError(f"bad {option} {path}: it is a directory; accepted: a file path")
-    if path is not None:
-        check_out_dir(path.parent, option)
-
-
 def _list_cases(cases: list[Case]) -> None:
     """The cases in 80 columns, as bench's tables (lionsim.reports.widths): under each case its
     strategies, wrapped between whole names (NameList), the one text that narrows."""
@@ -86,22 +77,21 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
     from lionsim.cli.regress_view import check_table, failure_lines, run_progress
     from lionsim.regress import check_suite, select_cases, total_runs
     from lionsim.regress.baseline import update_command
-    from lionsim.regress.report import write_junit, write_markdown
-    from lionsim.reports.files import written_together
+    from lionsim.regress.check import unrecorded
 
     start = time.perf_counter()
     selected = select_cases(cases)
-    with run_progress("check", total_runs(selected)) as advance:
+    missing = unrecorded(selected, baseline_dir)
+    if missing:  # said before the runs: check_suite does not train them
+        console.print(f"note: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not in the baseline: "
+                      f"reported missing without training; `{escape(update_command(baseline_dir, missing))}` "
+                      f"records {'it' if len(missing) == 1 else 'them'}", highlight=False)
+    with run_progress("check", total_runs([c for c in selected if c.name not in missing])) as advance:
         result = check_suite(baseline_dir, cases, progress=advance, mode=mode)
     seconds = time.perf_counter() - start
-    with written_together():  # the JUnit file and the report appear together, before anything is printed
-        written = [write_junit(junit, result, seconds)] if junit else []
-        written += [write_markdown(report, result, seconds)] if report else []
     _print_table(check_table(result, everything))
     console.print(result.mode_line, highlight=False, markup=False)
     _warn(result.warnings)
-    if written:
-        console.print("wrote " + ", ".join(map(str, written)), highlight=False)
     failures = result.failures
     improved = sum(r.verdict == IMPROVED for r in result.rows)
     if improved:
@@ -111,10 +101,30 @@ def _run_check(cases: list[str] | None, baseline_dir: Path, junit: Path | None, 
     if not failures:
         console.print(f"[green]PASS[/]: {plural(len(result.cases), 'case')}, {plural(len(result.rows), 'check')}, {result.mode} mode, "
                       f"{seconds:.0f} s", highlight=False)
-        return 0
-    for line in failure_lines(failures, len(result.rows), result.mode, seconds):
+    for line in failure_lines(failures, len(result.rows), result.mode, seconds) if failures else ():
         console.print(line, highlight=False, markup=False)
-    return 1
+    # the files last: one that cannot be written after all (a full disk) loses no verdict
+    written = _write_files({"--junit": junit, "--report": report}, result, seconds)
+    if written:
+        console.print("wrote " + ", ".join(map(str, written)), highlight=False)
+    return 1 if failures else 0
+
+
+def _write_files(paths: dict[str, Path | None], result, seconds: float) -> list[Path]:
+    """Write the --junit and --report files, together or neither (one line naming the option)."""
+    from lionsim.regress.report import write_junit, write_markdown
+    from lionsim.reports.files import written_together
+
+    writers = {"--junit": write_junit, "--report": write_markdown}
+    written = []
+    with written_together():
+        for option, path in paths.items():
+            if path is not None:
+                try:
+                    written.append(writers[option](path, result, seconds))
+                except LionsimError as e:
+                    raise LionsimError(f"{option}: {e} (the verdict above stands)") from None
+    return written
 
 
 def _run_update(cases: list[str] | None, baseline_dir: Path, seeds: int) -> int:
@@ -177,8 +187,9 @@ def regress(
     junit: Optional[Path] = typer.Option(
         None, "--junit", help="A check only: write a JUnit XML report (one testcase per case and run)."),
     report: Optional[Path] = typer.Option(None, "--report", help="A check only: write a Markdown summary."),
-    show_all: bool = typer.Option(False, "--all", help="A check only: show every metric, not only each run's notable ones."),
-    list_cases: bool = typer.Option(False, "--list", help="List the cases (those --case selects) and exit."),
+    # `all` and `list`: a --config file's keys are the parameters' names, and every command's are its flags'
+    all: bool = typer.Option(False, "--all", help="A check only: show every metric, not only each run's notable ones."),
+    list: bool = typer.Option(False, "--list", help="List the cases (those --case selects) and exit."),
     mode: Optional[str] = typer.Option(
         None, "--mode",
         help="A check only. auto (the default): strict on the platform that recorded the baselines (same torch, "
@@ -194,6 +205,7 @@ def regress(
     --update it checks: --case, --baseline-dir, --mode, --all, --junit, --report apply."""
     from lionsim.regress import select_cases
     from lionsim.regress.baseline import default_baseline_dir, load_baseline
+    from lionsim.regress.outputs import check_outputs
 
     # every value and the baseline file are checked before torch loads (the suite's runs import it)
     if mode is not None:  # the values first, whatever else is given
@@ -205,18 +217,17 @@ def regress(
     selected = select_cases(case)
     _refuse_inapplicable({"--seeds": seeds is not None, "--baseline-dir": baseline_dir is not None,
                           "--junit": junit is not None, "--report": report is not None,
-                          "--mode": mode is not None, "--all": show_all}, list_cases, update)
-    if list_cases:
+                          "--mode": mode is not None, "--all": all}, list, update)
+    if list:
         _list_cases(selected)
         return
     if baseline_dir is None:
         baseline_dir = default_baseline_dir()
-    _check_output(junit, "--junit")
-    _check_output(report, "--report")
+    check_outputs({"--junit": junit, "--report": report})
     if update:
         code = _run_update(case, baseline_dir, DEFAULT_SEEDS if seeds is None else seeds)
     else:
         load_baseline(baseline_dir)  # a missing or malformed one, refused now (check_suite reads it to check)
-        code = _run_check(case, baseline_dir, junit, report, show_all, mode or AUTO)
+        code = _run_check(case, baseline_dir, junit, report, all, mode or AUTO)
     if code:
         raise typer.Exit(code)

@@ -1,7 +1,8 @@
 """`lionsim regress`: run the selected cases at their fixed seeds and judge them against the baseline.
 
 Everything that can be bad input is checked before any training: the case patterns, the
-baseline file, every case's strategies and transports.
+baseline file, every case's strategies and transports. A case the baseline lacks is not
+trained: its runs are `missing` whatever they measure, known before the first run.
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from typing import Sequence
 
 from lionsim.regress.baseline import baseline_path, current_versions, load_baseline, update_command
 from lionsim.regress.cases import SUITE, SUITE_VERSION, Case, select_cases, validate_cases
-from lionsim.regress.compare import compare_case
+from lionsim.regress.compare import compare_case, missing_case
 from lionsim.regress.crosschecks import cross_checks
 from lionsim.regress.fingerprint import AUTO, SPREAD, STRICT, choose_mode, mode_line
 from lionsim.regress.rows import Row
-from lionsim.regress.runner import ProgressFn, run_case
+from lionsim.regress.runner import ProgressFn, run_case, run_labels
 
 
 @dataclass(slots=True)
@@ -45,6 +46,12 @@ class CheckResult:
     @property
     def ok(self) -> bool:
         return not self.failures
+
+
+def unrecorded(cases: Sequence[Case], baseline_dir: Path) -> list[str]:
+    """The names of `cases` that DIR/regress.json lacks: a check reports them without training."""
+    recorded = load_baseline(baseline_dir).cases
+    return [c.name for c in cases if c.name not in recorded]
 
 
 def total_runs(cases: Sequence[Case], passes: int = 1) -> int:
@@ -78,8 +85,11 @@ def check_suite(baseline_dir: Path, patterns: list[str] | None = None, suite: Se
     result.warnings += [f"baseline case {name} is no longer in the suite (stale; `{update_command(baseline_dir)}` drops it)"
                         for name in baseline.cases if name not in names]
     for case in cases:
+        if case.name not in baseline.cases:
+            result.rows += missing_case(case.name, run_labels(case), baseline_dir)
+            continue
         run = run_case(case, case.seed, progress)
-        rows, warnings = compare_case(run, baseline.cases.get(case.name), chosen, baseline_dir)
+        rows, warnings = compare_case(run, baseline.cases[case.name], chosen, baseline_dir)
         result.rows += rows + cross_checks(run)
         result.run_seconds.update({(case.name, label): s for label, s in run.seconds.items()})
         result.warnings += warnings

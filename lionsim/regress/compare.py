@@ -120,6 +120,12 @@ def _compare_run(run: CaseRun, label: str, base: RunBaseline | None, mode: str,
     return ([hyper] if hyper is not None else []) + rows
 
 
+def missing_case(case: str, labels: list[str], baseline_dir: Path | None = None) -> list[Row]:
+    """The rows of a case the baseline lacks: each of its runs `missing` (nothing to train for)."""
+    return [Row(case=case, run=label, metric="case", verdict=MISSING,
+                note=f"case {case} is not in the baseline; {_update_hint(case, baseline_dir)}") for label in labels]
+
+
 def compare_case(run: CaseRun, base: CaseBaseline | None, mode: str = SPREAD,
                  baseline_dir: Path | None = None) -> tuple[list[Row], list[str]]:
     """(rows, warnings) for one case run against its baseline (None: the baseline lacks the case),
@@ -127,9 +133,7 @@ def compare_case(run: CaseRun, base: CaseBaseline | None, mode: str = SPREAD,
     read, which every piece of advice to update it names."""
     case = run.case.name
     if base is None:
-        return [Row(case=case, run=label, metric="case", verdict=MISSING,
-                    note=f"case {case} is not in the baseline; {_update_hint(case, baseline_dir)}")
-                for label in run.labels], []
+        return missing_case(case, run.labels, baseline_dir), []
     setting = run.case.setting()
     if base.setting != setting:
         note = f"case changed since the baseline ({_setting_diff(base.setting, setting)}); {_update_hint(case, baseline_dir)}"

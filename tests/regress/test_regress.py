@@ -10,6 +10,7 @@ import dataclasses
 import fnmatch
 import json
 import math
+import os
 import time
 import xml.etree.ElementTree as ET
 
@@ -363,3 +364,70 @@ def test_junit_and_report_make_missing_folders_and_remove_them_if_nothing_is_wri
     assert code == 0, err
     assert (tmp_path / "a" / "b" / "j.xml").is_file() and (tmp_path / "c" / "r.md").is_file()
     assert f"wrote{tmp_path / 'a' / 'b' / 'j.xml'}" in "".join(out.split())  # a long path wraps on the console
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """The CLI's check with every run refused: a test passes only if nothing trains."""
+    import lionsim.regress.check as check
+
+    def train(*args, **kwargs):
+        raise AssertionError("a run trained")
+
+    monkeypatch.setattr(check, "run_case", train)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no folder can be made")
+@pytest.mark.parametrize("option", ["--report", "--junit"])
+def test_an_output_whose_folder_cannot_be_made_is_refused_before_any_run(option, capsys, no_training):
+    """/proc passes the permission bits for root, but no folder can be made in it: tried before the
+    runs, not found after every case trained."""
+    one_line_exit_2(["regress", "--case", "mlp-n4-iid", option, "/proc/x/r.out"], capsys,
+                    f"bad {option} /proc/x/r.out: ")
+
+
+def test_report_and_junit_at_one_path_are_refused_naming_both(tmp_path, capsys, no_training):
+    err = one_line_exit_2(["regress", "--case", "mlp-n4-iid", "--report", tmp_path / "x.md",
+                           "--junit", tmp_path / "sub" / ".." / "x.md"], capsys, "the same file")
+    assert "--report" in err and "--junit" in err
+    assert list(tmp_path.iterdir()) == []  # the probe's folder sub/ is gone again
+
+
+def test_a_report_that_cannot_be_written_after_the_check_keeps_the_verdict(tmp_path, capsys, monkeypatch):
+    """The files are written after the verdict is printed: a write that fails after all (here the
+    report's folder turned into a file while the runs trained) names the option and loses no verdict."""
+    import lionsim.regress as regress
+
+    result = CheckResult(cases=["mlp-n4-iid"], rows=[Row("mlp-n4-iid", LION, "final_loss", PASS, 1.0, 1.0, 0.1)])
+
+    def check(*args, **kwargs):
+        (tmp_path / "d").write_text("in the way")
+        return result
+
+    monkeypatch.setattr(regress, "check_suite", check)
+    code, out, err = run_cli(["regress", "--case", "mlp-n4-iid", "--report", tmp_path / "d" / "r.md",
+                              "--junit", tmp_path / "j.xml"], capsys)
+    assert code == 2 and "PASS: 1 case, 1 check" in out and LION in out, (out, err)
+    assert err.startswith("error: --report: ") and len(err.strip().splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]  # neither file: they are written together
+
+
+def test_a_case_missing_from_the_baseline_is_said_before_any_run_and_not_trained(tmp_path, capsys, no_training):
+    data = json.loads((REPO / "reports" / "baselines" / BASELINE_FILE).read_text())
+    del data["cases"]["mlp-n4-iid"]
+    write(tmp_path, data)
+    code, out, err = run_cli(["regress", "--case", "mlp-n4-iid", "--baseline-dir", tmp_path], capsys)
+    case = next(c for c in SUITE if c.name == "mlp-n4-iid")
+    assert code == 1, (out, err)
+    assert out.startswith("note: mlp-n4-iid is not in the baseline: reported missing without training")
+    assert f"FAIL: {len(case.strategies)} of {len(case.strategies)} checks failed" in out
+
+
+def test_config_keys_are_the_flags_names(tmp_path, capsys):
+    """As every command's: `list` is --list and `all` is --all (shown by --list refusing it)."""
+    (tmp_path / "list.toml").write_text("list = true\n")
+    code, out, err = run_cli(["regress", "--config", tmp_path / "list.toml"], capsys)
+    assert code == 0 and all(c.name in out for c in SUITE), (out, err)
+    (tmp_path / "all.toml").write_text("all = true\n")
+    one_line_exit_2(["regress", "--list", "--config", tmp_path / "all.toml"], capsys,
+                    "--all does not apply to --list")
