@@ -159,12 +159,14 @@ def bench(
     watch(out, resume)  # an interruption from here on says what --out holds
     _check_model_size(workload, model_size)
     bench_plan = plan(cfg)  # every check, once, before anything is written; below here only the plan
-    if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
-        bench_plan = bench_plan.with_default_network()
-    from lionsim.group.env import launcher_env
-    from lionsim.reports.out_lock import holding
+    from lionsim.group.env import check_iface, launcher_env
 
     launched = launcher_env()
+    check_iface(iface, launched)  # as comm: lionsim's own ranks cross no interface between hosts
+    if not option_given(ctx, "network"):  # a measured run's model then describes no link it crossed (reports say so)
+        bench_plan = bench_plan.with_default_network()
+    from lionsim.reports.out_lock import holding
+
     # one writer per --out, from its checks to its publishing: the process that publishes (torchrun's rank 0)
     with holding(out, take=launched is None or launched.rank == 0):
         _bench_into(out, bench_plan, launched, cfg.measures, format, resume=resume, overwrite=overwrite,

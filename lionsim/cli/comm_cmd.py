@@ -177,7 +177,7 @@ def comm(
 ) -> None:
     """Collective cost table, nccl-tests style: time, algbw = S/t and busbw per size (modelled or measured)."""
     from lionsim.cli.interruption import published, watch
-    from lionsim.group.env import launcher_env
+    from lionsim.group.env import check_iface, launcher_env
 
     if backend not in BACKENDS:
         raise LionsimError(f"unknown --backend {backend!r}; accepted: {', '.join(BACKENDS)}{did_you_mean(backend, BACKENDS)}")
@@ -209,9 +209,7 @@ def comm(
         ranks = _measured_ranks(backend, ranks, launched)
         net.nodes(ranks, "WORLD_SIZE" if launched is not None else "--ranks",  # the model's N: before measuring
                   Text(f"{ranks} (the default)") if default else None)
-    if iface is not None and launched is None:
-        raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
-                           "lionsim's own ranks talk over this host's loopback")
+    check_iface(iface, launched)
     counts = _workers(workers) if workers else ([8] if backend == "sim" else [])
     if gpus_per_node is not None:
         net = _nodes_of(net, network, gpus_per_node, counts, bool(workers), traits)

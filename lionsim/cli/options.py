@@ -12,6 +12,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from lionsim.config.defaults import DEFAULT_STRATEGIES
 from lionsim.errors import LionsimError
 from lionsim.cli.one_value import sweep_one_value
 from lionsim.registry import did_you_mean, match_name
@@ -83,7 +84,7 @@ def _lower(value: str | None) -> str | None:
 Workers = Annotated[int, typer.Option("--workers", "-n", parser=whole_number, help="Data-parallel workers N.")]
 Strategy = Annotated[Optional[list[str]], typer.Option(
     "--strategy", "-s", help="NAME or NAME@TRANSPORT, any case; repeatable or comma-separated (adamw,lion) "
-                             "(see `lionsim strategies`).")]
+                             "(see `lionsim strategies`). Default: " + ", ".join(DEFAULT_STRATEGIES) + ".")]
 Transport = Annotated[Optional[str], typer.Option(
     "--transport", help="Transport for every strategy given without one that can use it (the others keep "
                         "their default); an error if it applies to no run (none of those can use it, or every "
@@ -109,7 +110,7 @@ Seed = Annotated[int, typer.Option("--seed", parser=whole_number, help="Seed for
 BatchSize = Annotated[int, typer.Option("--batch-size", "-b", parser=whole_number, help="Samples per worker per step.")]
 Lr = Annotated[Optional[float], typer.Option("--lr", help="Learning rate for every strategy (default: each strategy's own).")]
 WeightDecay = Annotated[Optional[float], typer.Option("--weight-decay", help="Weight decay for every strategy (default: each strategy's own).")]
-Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98.")]
+Betas = Annotated[Optional[str], typer.Option("--betas", help="beta1,beta2 for every strategy, e.g. 0.95,0.98 (default: each strategy's own).")]
 MomentumSync = Annotated[str, typer.Option(
     "--momentum-sync", help="never | every:K | schedule:K, for every run with per-worker momentum (the Lion family; "
                             "the others are unaffected); an error only if no run has it. An fp32 average of the "

@@ -221,6 +221,16 @@ def unknown_device(name: str, listed: str = "choose from") -> str:
     return f"unknown device {name!r}; {listed}: {device_choices()}{did_you_mean(name, DEVICES.names())}"
 
 
+def check_profile_device(spec, network) -> None:
+    """A network profile's `device` (loaded from --network `spec`) that lionsim does not know: one
+    line naming the profile, wherever the profile is read (the network package cannot look devices
+    up: lionsim.network.profile._device)."""
+    import os
+
+    if network.device and network.device not in DEVICES:
+        raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")
+
+
 def get_device(name: str) -> Device:
     """DEVICES.get, an unknown name answered with device_choices()."""
     if name in DEVICES:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Callable
 from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
-from lionsim.compute.devices import device_choices
+from lionsim.compute.devices import check_profile_device, device_choices
+from lionsim.config.defaults import DEFAULT_STRATEGIES
 from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name,
                            parse_eval_samples, parse_split)
@@ -34,7 +35,6 @@ if TYPE_CHECKING:  # the rest import torch: validate imports them after check_pl
     from lionsim.strategies import StrategyConfig
     from lionsim.workloads import WorkloadConfig
 
-DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 DEFAULT_DEVICE = "h100"
 """--compute on sim unless given (BenchConfig.compute)."""
 HYPER_KEYS = ("lr", "weight_decay", "betas")
@@ -269,6 +269,7 @@ class BenchConfig:
             self.traits = TRAITS.canonical(self.traits)
         net = network_for(self.network, traits=self.traits, backend=self.backend,
                           library=device_library(self.compute))  # a bad profile fails before any work
+        check_profile_device(self.network, net)  # as estimate and comm: its traits follow the device
         check_workers(self.workers, net.workers_per_node, net.name)  # before --out is looked at
         if self.compute != MEASURED and self.compute not in DEVICES:
             raise LionsimError(f"bad --compute {self.compute!r}; accepted: {MEASURED} or a device: {device_choices()}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from lionsim.compute import compute_time
+from lionsim.compute.launches import launch_words
 from lionsim.numbers import sig
 
 
@@ -34,7 +35,7 @@ def launch_bound_note(r) -> str:
         return ""
     from_tokens = math.ceil(r.tokens_per_worker * floor_s / flops_s)  # FLOPs grow with the batch, launches do not
     unit = "samples" if r.flops_per_unit is not None else "tokens"
-    return (f"compute is launch-bound: {kernels:,} kernels ({KERNELS_PER_TENSOR} a parameter tensor x {r.tensors:,}) "
-            f"at {r.device.kernel_s * 1e6:g} us each take {_time(floor_s)} where its FLOPs take "
+    counted = f" ({KERNELS_PER_TENSOR} a parameter tensor x {r.tensors:,})"
+    return (f"compute is {launch_words(kernels, r.device, counted)} take {_time(floor_s)} where its FLOPs take "
             f"{_time(flops_s)} at mfu {r.mfu:g}; from about {from_tokens:,} {unit} a worker (--tokens-per-worker) the FLOPs "
             "decide it.")

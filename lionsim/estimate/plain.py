@@ -57,10 +57,9 @@ def chosen_device(given: str | None, spec, network) -> tuple[str, str]:
     if given is not None:
         return given, ""
     if network.device:
-        from lionsim.compute.devices import DEVICES, unknown_device
+        from lionsim.compute.devices import DEVICES, check_profile_device
 
-        if network.device not in DEVICES:  # refused as the profile's other keys are (lionsim.network.profile)
-            raise LionsimError(f"bad --network {os.fspath(spec)}: {unknown_device(network.device, 'accepted')}")
+        check_profile_device(spec, network)  # refused as the profile's other keys are (lionsim.network.profile)
         return DEVICES.canonical(network.device), "the preset's" if os.fspath(spec) in NETWORKS else "the profile's"
     return DEFAULT_DEVICE, ""
 

@@ -45,3 +45,11 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def check_iface(iface: str | None, launched: Rendezvous | None) -> None:
+    """--iface picks the interface between hosts, which only a launcher's ranks cross: the ranks
+    lionsim starts itself all live on this host (bench and comm refuse it alike)."""
+    if iface is not None and launched is None:
+        raise LionsimError(f"--iface {iface} picks the interface between hosts: run under a launcher (torchrun); "
+                           "lionsim's own ranks talk over this host's loopback")

@@ -73,7 +73,7 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     if notes["compute_s"].startswith("measured"):
         parts.append(("comp", "measured", _median(notes["compute_s"], steps, warmup)))
     else:
-        parts.append(("comp", "modelled", f"on {device} (FLOPs at peak x mfu)"))
+        parts.append(("comp", "modelled", f"on {device} ({_modelled_compute(device, timing.get('compute_counted'))})"))
     if notes["encode_s"].startswith("measured"):
         parts.append(("enc/upd", "measured", _median(notes["encode_s"], steps, warmup, kinds)))
     else:
@@ -84,6 +84,21 @@ def run_times(meta: dict | None, network: str | None = None, link: str | None = 
     else:
         parts.append(("comm", "modelled", f"on {network} ({pricing or comm_pricing(priced_library(meta))})"))
     return said(parts)
+
+
+def _modelled_compute(device: str | None, counted) -> str:
+    """How a device's compute was priced: its FLOPs at peak x mfu, or, where its kernels' launches
+    outlast them (every built-in workload's on every device), the launches, which no device's
+    peak changes (lionsim.steptime.work.device_work: the larger of the two)."""
+    from lionsim.compute.devices import DEVICES
+
+    if device not in DEVICES or not isinstance(counted, dict):
+        return "FLOPs at peak x mfu"
+    from lionsim.compute.launches import launch_times, launch_words
+
+    kernels = int(counted.get("kernels") or 0)
+    floor_s, flops_s = launch_times(float(counted.get("flops") or 0.0), kernels, DEVICES.get(device))
+    return f"{launch_words(kernels, DEVICES.get(device))}, not FLOPs" if floor_s > flops_s else "FLOPs at peak x mfu"
 
 
 def said(parts: list[tuple[str, str, str]]) -> str:

@@ -16,8 +16,9 @@
                 --compute-spread compute_s is compute_median_s and wait_s = compute_max_s -
                 compute_median_s, added to step_s; without it compute_s stays the bench's one
                 figure (already the slowest rank's), so the step waits for nothing more: wait_s
-                0, and the measured spread is compute_max_s - compute_median_s. Without a spread
-                on sim: compute_s twice and 0. On every row step_s includes wait_s
+                0, and the measured spread is compute_max_s - compute_median_s. With --compute
+                DEVICE the median and slowest are modelled as on sim, not this CPU's ranks'.
+                Without a spread on sim or on a device: compute_s twice and 0. On every row step_s includes wait_s
     encode_s, decode_s, update_s
                 measured on this machine: per step, the median of that part over the run's steps
                 of the same kind (the same collectives issued: a momentum-sync step is its own
@@ -258,12 +259,13 @@ def _times(s: StepRecord, record: RunRecord, work: StepWork, measured_comm: floa
     # injected) the median worker's is the step's compute and the slowest's adds the wait; without
     # it compute_s stays the bench's one figure, already the slowest rank's: the step adds no wait
     # (wait_s 0, as step_s books it), and the ranks' spread is reported in compute_median_s and
-    # compute_max_s
+    # compute_max_s (with --compute DEVICE both are modelled, as on sim)
     own = s.seconds.get("compute", 0.0) / w  # a step booked before slowest_process (a journal): this process's
     median, slowest = s.seconds.get("compute_median", own), s.seconds.get("compute_max", own)
     injected = b.spread is not None
-    if injected and b.device is not None:  # compute modelled for a device: the spread's factors, as on sim
-        factors, compute = b.spread.factors(s.step, W), work.forward_s + work.backward_s
+    if b.device is not None:  # compute modelled for a device: even, or the spread's factors, as on sim
+        compute = work.forward_s + work.backward_s  # not this CPU's ranks, whose times say nothing of it
+        factors = b.spread.factors(s.step, W) if injected else np.ones(1)
         median, slowest = compute * float(np.median(factors)), compute * float(factors.max())
     if injected:  # no overlap here (the loop sends after backward): the wait is the compute difference
         work = dataclasses.replace(work, forward_s=(1 - BACKWARD_SHARE) * median, backward_s=BACKWARD_SHARE * median)

@@ -161,6 +161,9 @@ def timing_notes(*, options: dict, device: Device | None, compute: ComputeFigure
                               "earliest's (rank imbalance), summed per step"} if real else {}),
         "warmup_steps": options["warmup_steps"],
     }
+    if real and device is not None:  # the ranks' measured compute is this CPU's, not the device's
+        notes["compute_median_s"] = notes["compute_max_s"] = (f"modelled for {device.name} as compute_s "
+                                                              "(x the --compute-spread factors), not measured")
     if compute.samples:
         notes["compute_samples_s"] = compute.samples
     else:

@@ -361,3 +361,22 @@ def test_a_size_in_bits_suggests_the_bytes_unit_as_the_accepted_list_spells_it(c
     err = one_line_exit_2(["comm", "--sizes", size], capsys)
     assert f"bad --sizes {size}: b is bits; write B for bytes ({unit}); accepted: " in err, err
     assert unit == "B" or f" {unit}," in SIZES or f" {unit} " in SIZES or f", {unit}" in SIZES
+
+
+@pytest.mark.parametrize("extra, line", [
+    # comm's line for the same option: lionsim's own ranks all run on this host
+    (["--backend", "gloo", "--iface", "eth0"], "error: --iface eth0 picks the interface between hosts: run under a "
+                                               "launcher (torchrun); lionsim's own ranks talk over this host's loopback\n"),
+    # estimate's and comm's line for the same profile: its device picks the library's traits
+    (["--network", "net.toml"], "error: bad --network net.toml: unknown device 'bogus'; accepted: a100 (a100-40gb), "
+                                "a100-40gb, a100-80gb, a10g, b200, "),
+])
+def test_bench_refuses_what_comm_and_estimate_refuse(extra, line, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for name in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):  # not under a launcher
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "net.toml").write_text('device = "bogus"\n[inter]\nalpha_us = 1\nbandwidth_GBps = 1\n')
+    one_line_exit_2([*B, "--model-size", "tiny", "-b", "2", "-s", "adamw", *extra, "--out", "o"], capsys, line)
+    assert not (tmp_path / "o").exists()
+    if "--network" in extra:  # the same line as estimate's
+        one_line_exit_2([*E, "--network", "net.toml"], capsys, line)

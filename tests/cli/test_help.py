@@ -85,3 +85,22 @@ def test_estimate_help_and_the_commands_page_name_every_model_preset(monkeypatch
     for name in MODELS.names():
         assert f"{name}," in model_help or f"{name} " in model_help, name
         assert f"`{name}`" in page, name
+
+
+def test_bench_and_sweep_help_state_the_default_runs_and_betas():
+    """-s/--strategy and --betas stated no default, while --lr says "(default: each strategy's
+    own)". Reference: the runs a BenchConfig trains when none are named (its field's default)."""
+    import dataclasses
+
+    import typer
+
+    from lionsim.cli.app import app
+    from lionsim.config.bench import BenchConfig
+
+    runs = next(f for f in dataclasses.fields(BenchConfig) if f.name == "strategies").default_factory()
+    assert len(runs) == 5
+    for name in ("bench", "sweep"):
+        params = typer.main.get_command(app).commands[name].params
+        helps = {opt: p.help for p in params for opt in p.opts}
+        assert helps["--strategy"].endswith("Default: " + ", ".join(runs) + "."), helps["--strategy"]
+        assert helps["--betas"].endswith("(default: each strategy's own)."), helps["--betas"]

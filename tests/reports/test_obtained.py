@@ -86,3 +86,22 @@ def test_the_wait_line_says_where_a_local_step_run_waits_by_backend():
     assert "waits once a round" in sim and "every step waits" not in sim
     assert "every step waits" in gloo and "once a round" not in gloo
     assert wait_note({"backend": "gloo"}, local_steps=True) is None  # no spread: nothing waits
+
+
+@pytest.mark.parametrize("device", ["t4", "h100"])
+@pytest.mark.parametrize("flops, bound", [(7.08e6, True), (1e15, False)], ids=["tiny-mlp", "large"])
+def test_a_modelled_caption_names_the_launch_bound_where_it_binds(device, flops, bound):
+    """bench's built-in workloads are launch-bound on every device, so --compute t4 and h100 give
+    one compute time while the caption said "FLOPs at peak x mfu". Reference: 67 kernels x the
+    device's 10 us floor = 670 us, against the FLOPs over the device's peak x its default mfu."""
+    from lionsim.compute.devices import DEVICES
+
+    d = DEVICES.get(device)
+    assert (67 * 10e-6 > flops / (d.peak_flops * d.mfu)) is bound and d.kernel_s == 10e-6
+    meta = run_record(compute=device)
+    meta["timing"]["compute_counted"] = {"flops": flops, "kernels": 67}
+    said = run_times(meta)
+    if bound:
+        assert f"comp on {device} (launch-bound: 67 kernels at 10 us each, not FLOPs), enc/upd" in said, said
+    else:
+        assert f"comp on {device} (FLOPs at peak x mfu), enc/upd" in said, said

@@ -51,3 +51,24 @@ def test_a_measured_gloo_row_is_the_sum_of_its_parts(spread, gloo_group, tmp_pat
     np.testing.assert_allclose(booked["step_s"], booked[PARTS].sum(axis=1), rtol=1e-12)
     np.testing.assert_allclose(booked["sim_time_s"], booked["step_s"].cumsum(), rtol=1e-12)
 
+
+
+def device_rows(rank: int, backend: str) -> pd.DataFrame | None:
+    cfg = BenchConfig(workload="mlp", model_size="tiny", workers=2, batch_size=2, steps=2, eval_every=2,
+                      strategies=["adamw"], backend=backend, compute="h100", warmup_steps=0)
+    comm = ProcessGroupComm(None, local_workers=1) if backend == "gloo" else None
+    runner = Runner(plan(cfg), Place(comm) if comm else None)
+    runner.run()
+    steps = Results(runner).result().steps
+    return steps if rank == 0 else None
+
+
+def test_gloo_with_a_device_models_the_median_and_slowest_compute_as_sim_does(gloo_group):
+    """--compute h100: compute_s is modelled for the device, so the median and slowest workers'
+    compute are too (not this CPU's ranks' measured times, 10x the device's), as sim books them."""
+    rows = gloo_group(2).run(device_rows, "gloo")[0]
+    sim = device_rows(0, "sim")
+    cols = ["compute_s", "compute_median_s", "compute_max_s", "wait_s"]
+    np.testing.assert_allclose(rows[cols].to_numpy(), sim[cols].to_numpy(), rtol=1e-12)
+    assert (rows["wait_s"] == 0).all()
+    np.testing.assert_allclose(rows["compute_max_s"], rows["compute_s"], rtol=1e-12)
