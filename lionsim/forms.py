@@ -15,9 +15,9 @@ from fnmatch import fnmatchcase
 
 from lionsim.errors import LionsimError
 from lionsim.plugin_load import SPEC_FORMS, entry_points, is_spec
-from lionsim.ranges import is_number, refusal, span
+from lionsim.ranges import EVERY_STEPS, is_number, refusal, span
 from lionsim.registry import did_you_mean, match_name
-from lionsim.whole import Text, read_whole, typed
+from lionsim.whole import MAX_STEPS, Text, read_whole, typed
 
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite float32 (torch.finfo(torch.float32).max): training runs in float32, so a real
@@ -114,7 +114,7 @@ def parse_eval_samples(value: int | str | None) -> int | str | None:
     return value
 
 
-ACCEPTED = "never, every:K or schedule:K with K a positive integer"
+ACCEPTED = f"never, every:K or schedule:K with K {EVERY_STEPS}"
 
 @dataclass(frozen=True, slots=True)
 class MomentumSync:
@@ -128,7 +128,7 @@ class MomentumSync:
         if text == "never":
             return cls("never")
         mode, _, value = text.partition(":")
-        if mode in ("every", "schedule") and value.isdigit() and int(value) > 0:
+        if mode in ("every", "schedule") and value.isdigit() and 0 < int(value) <= MAX_STEPS:
             return cls(mode, int(value))
         modes = ("never", "every", "schedule")  # a misspelt mode gets a suggestion, as --data-split's does
         near = did_you_mean(mode, modes) if mode not in modes else ""

@@ -104,13 +104,18 @@ MAX_SEED = 2**63 - 1
 """torch's generators take a signed 64-bit seed."""
 SEED = span(0, MAX_SEED, whole=True, why="torch's seeds are signed 64-bit")
 """--seed (bench, sweep, estimate)."""
+EVERY_STEPS = span(1, MAX_STEPS, whole=True, why="the most steps lionsim runs")
+"""A period in steps (--eval-every; --momentum-sync every:K's K): at most a run's steps."""
 AT_LEAST_1 = span(1, whole=True)
 """A count (--batch-size, --eval-every, --jobs ...)."""
 AT_LEAST_0 = span(0, whole=True)
 """A count that may be none (--warmup-steps, --warmup ...)."""
 POSITIVE = span(0, above=True)
 """A real number above 0 (--lr, --outer-lr ...)."""
-BUCKET_MB = span(0, above=True, why="MB of fp32 gradients")
+MIN_BUCKET_MB = 4e-6
+"""The least --bucket-mb: one float32 gradient's 4 bytes. DDP never splits a tensor, so its finest
+split is a bucket a tensor; a bucket smaller than one parameter holds none and means nothing."""
+BUCKET_MB = span(MIN_BUCKET_MB, why="MB of fp32 gradients; a smaller bucket holds not one 4-byte gradient")
 """--bucket-mb (bench, sweep, estimate)."""
 TARGET_LOSS = span(0, above=True, why="a cross-entropy is never below 0, and only a perfect model reaches 0")
 """--target-loss: bench's, sweep's and estimate --from-run's."""
@@ -131,6 +136,11 @@ OPTIONS = {"--workers": WORKERS, "--steps": STEPS, "--seed": SEED, "--lr": LR.wo
 """The shared options' ranges by flag, for a value refused before its range is checked (--workers
 2.5: "not a whole number; accepted: a whole number from 1 to 100,000,000"; --lr abc: "not a number;
 accepted: a finite number above 0", as --lr -1 says it)."""
+
+
+def bucket_mb_ok(value) -> bool:
+    """--bucket-mb `value` is a finite number of at least MIN_BUCKET_MB."""
+    return is_number(value) and value >= MIN_BUCKET_MB
 
 
 def accepted(option: str, whole: bool = True) -> str:

@@ -21,8 +21,8 @@ from lionsim.errors import LionsimError
 from lionsim.compute.devices import get_device
 from lionsim.estimate.gpu_library import gpu_nodes, gpu_nodes_library
 from lionsim.estimate.library_checks import check_library_algorithm
-from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, positive_int,
-                                   with_gpus_per_node)
+from lionsim.estimate.plain import (DEVICE_LIBRARY, check_gpus_per_node, chosen_device, gpus_in_range,
+                                   positive_int, with_gpus_per_node)
 from lionsim.numbers import plural
 from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean
@@ -294,7 +294,7 @@ def _nodes_of(net, spec: str, gpus_per_node: int, counts: list[int], given_worke
     preset on nodes of several GPUs runs NCCL unless --traits `traits` names a library): the same
     nodes and library, so the two commands price one call alike. Every --workers count must fill
     whole nodes (or one), as estimate's must."""
-    positive_int("gpus-per-node", gpus_per_node)
+    gpus_in_range(positive_int("gpus-per-node", gpus_per_node))  # before the per-count check adds its --workers
     for n in counts:
         try:
             check_gpus_per_node(n, gpus_per_node)

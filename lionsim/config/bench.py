@@ -22,7 +22,7 @@ from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_
 from lionsim.network import canonical_network, network_for
 from lionsim.numbers import plural
 from lionsim.plugin_load import is_spec, parse_spec
-from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, LR, MAX_SEED, SEED, STEPS, TARGET_LOSS, WEIGHT_DECAY, WORKERS,
+from lionsim.ranges import (AT_LEAST_0, AT_LEAST_1, EVERY_STEPS, LR, MAX_SEED, SEED, STEPS, TARGET_LOSS, WEIGHT_DECAY, WORKERS,
                             is_number, refusal, span)
 from lionsim.registry import did_you_mean
 from lionsim.steptime import OverlapConfig
@@ -231,7 +231,7 @@ class BenchConfig:
         self._default_warmup()
         for name, value, low, top, accepted in (
                 ("workers", self.workers, 1, MAX_WORKERS, WORKERS), ("batch-size", self.batch_size, 1, None, AT_LEAST_1),
-                ("steps", self.steps, 1, MAX_STEPS, STEPS), ("eval-every", self.eval_every, 1, None, AT_LEAST_1),
+                ("steps", self.steps, 1, MAX_STEPS, STEPS), ("eval-every", self.eval_every, 1, MAX_STEPS, EVERY_STEPS),
                 ("threads", self.threads, 1, MAX_THREADS, THREADS),
                 ("warmup-steps", self.warmup_steps, 0, None, AT_LEAST_0), ("seed", self.seed, 0, MAX_SEED, SEED)):
             if value is not None and not (low <= value and (top is None or value <= top)):

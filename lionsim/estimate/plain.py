@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lionsim.errors import LionsimError
 from lionsim.estimate.defaults import ACCEPTED
 from lionsim.reports.columns import ESTIMATE_SWEEP_VARIABLES
-from lionsim.ranges import AT_LEAST_1, BANDWIDTH_GBPS, BUCKET_MB, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
+from lionsim.ranges import AT_LEAST_1, BANDWIDTH_GBPS, BUCKET_MB, bucket_mb_ok, MAX_SEED, SEED, STEPS, WORKERS, refusal, span
 from lionsim.registry import did_you_mean
 from lionsim.whole import MAX_STEPS, MAX_WORKERS, Text, typed  # noqa: F401 (typed re-exported)
 from lionsim.whole_nodes import check_workers, fills_nodes
@@ -183,8 +183,7 @@ def check_plain(cfg, sweep: str | None = None) -> ComputeSpread | None:
     positive_int("replica-gpus", cfg.replica_gpus)
     if cfg.mfu is not None:
         check_mfu(cfg.mfu)
-    if cfg.bucket_mb is not None and not (isinstance(cfg.bucket_mb, (int, float)) and math.isfinite(cfg.bucket_mb)
-                                          and cfg.bucket_mb > 0):
+    if cfg.bucket_mb is not None and not bucket_mb_ok(cfg.bucket_mb):
         raise LionsimError(refusal("--bucket-mb", cfg.bucket_mb, BUCKET_MB))
     if getattr(cfg, "target_loss", None) is not None:
         from lionsim.estimate.retarget import check_target
@@ -250,6 +249,7 @@ def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
     """--gpus-per-node G that the --workers fill: one node (G >= workers) or whole nodes (G divides
     workers: lionsim.whole_nodes); else refused naming the option typed (the network's own
     workers_per_node is lionsim.network.link.Network.nodes' to refuse)."""
+    gpus_in_range(gpus_per_node)
     if fills_nodes(workers, gpus_per_node):
         return
     small = [d for d in range(1, math.isqrt(workers) + 1) if workers % d == 0]
@@ -260,10 +260,18 @@ def check_gpus_per_node(workers: int, gpus_per_node: int) -> None:
                                f"{workers:,} workers do not fill whole nodes of {gpus_per_node:,}"))
 
 
+def gpus_in_range(gpus_per_node: int) -> None:
+    """--gpus-per-node within the workers lionsim takes, refused naming the flag (the network's own
+    check would name its key, workers_per_node, which no user typed)."""
+    if not 1 <= gpus_per_node <= MAX_WORKERS:
+        raise LionsimError(refusal("--gpus-per-node", gpus_per_node, WORKERS))
+
+
 def with_gpus_per_node(network: Network, gpus_per_node: int, device) -> Network:
     """`network` with `gpus_per_node` workers per node: the network's intra link, else the
     device's NVLink (a lionsim.compute.devices.Device); the inter link stays per node, now shared by
     `gpus_per_node` workers. `lionsim estimate` and `lionsim comm` lay out nodes here alike."""
+    gpus_in_range(gpus_per_node)
     if gpus_per_node == network.workers_per_node:
         return network
     intra = network.intra if network.intra is not None else device.intra_link

@@ -49,12 +49,11 @@ after the update) never overlap.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Sequence
 
 from lionsim.errors import LionsimError
-from lionsim.ranges import BUCKET_MB, refusal
+from lionsim.ranges import BUCKET_MB, bucket_mb_ok, refusal
 from lionsim.registry import did_you_mean
 from lionsim.schedules import AFTER_BACKWARD, PER_BUCKET
 from lionsim.whole import Text
@@ -94,8 +93,7 @@ class OverlapConfig:
         if self.mode not in MODES:
             raise LionsimError(refusal("--overlap", Text(str(self.mode)), f"{', '.join(MODES)} (or after, as none)")
                                + did_you_mean(str(self.mode), [*MODES, *ALIASES]))
-        ok = isinstance(self.bucket_mb, (int, float)) and math.isfinite(self.bucket_mb) and self.bucket_mb > 0
-        if self.bucket_mb is not None and not ok:
+        if self.bucket_mb is not None and not bucket_mb_ok(self.bucket_mb):
             raise LionsimError(refusal("--bucket-mb", self.bucket_mb, BUCKET_MB))
 
     @property

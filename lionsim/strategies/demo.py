@@ -27,6 +27,11 @@ from lionsim.backends import Comm
 from lionsim.compute.kernel_ops import SECTOR, Op, Step, stream
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 
+MAX_CHUNK = 4096
+"""The most --demo-chunk: the DCT basis of a chunk side n is n^2 floats (4096: 134 MB in float64),
+and a chunk past a dimension takes the whole dimension (gpt2's 50,257-wide vocab: 20 GB)."""
+CHUNK_WHY = "its DCT basis is chunk^2 floats, 134 MB at 4096; the authors use 64"
+
 DEMO_MOMENTUM = Step(
     "DeMo momentum", fused=3 * F32, chain=20.0, ops=2,
     # delta *= beta (read 4, write 4), delta += lr g (8, 4). Fused: reads g, delta; writes delta.
@@ -57,7 +62,7 @@ class DeMo(Strategy):
     class Options:
         topk: int = option(32, flag="--demo-topk", check=integer(1))
         """DCT coefficients each worker sends per chunk (32, the authors')."""
-        chunk: int = option(64, flag="--demo-chunk", check=integer(1))
+        chunk: int = option(64, flag="--demo-chunk", check=integer(1, MAX_CHUNK, why=CHUNK_WHY))
         """Target chunk side: each dimension's largest divisor not above it (64, the authors')."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy

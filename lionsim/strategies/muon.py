@@ -54,6 +54,10 @@ NS_EPS = 1e-7
 """Added to the Frobenius norm before the division (a zero matrix gives a zero update)."""
 NOT_HIDDEN = ("embed", "tok", "pos", "head")
 """Name parts of 2-D tensors that stay with AdamW (embeddings, positions, the output layer)."""
+MAX_NS_STEPS = 100
+"""The most --muon-ns-steps: the authors take 5, and the quintic has converged long before 100;
+a step priced or run at 1e23 iterations never ends."""
+NS_STEPS_WHY = "the authors use 5; 100 is far past where the iteration has converged"
 PRECISIONS = {"bf16": torch.bfloat16, "fp32": torch.float32}
 NS_WHY = "sets the Newton-Schulz arithmetic, whose products estimate prices at the device's bf16 peak either way"
 """Why estimate does not read --muon-precision (and MuLoCo's): Strategy.update_flops counts the products,
@@ -138,7 +142,7 @@ class Muon(Strategy):
     class Options:
         momentum: float = option(0.95, flag="--muon-momentum", check=between(0, 1, high_open=True), priced=TRAINING)
         """beta of the momentum EMA (muon.py's 0.95); Nesterov as the authors."""
-        ns_steps: int = option(5, flag="--muon-ns-steps", check=integer(1))
+        ns_steps: int = option(5, flag="--muon-ns-steps", check=integer(1, MAX_NS_STEPS, why=NS_STEPS_WHY))
         """Newton-Schulz iterations per matrix and step (muon.py's 5)."""
         adamw_lr: float = option(3e-3, flag="--muon-adamw-lr", check=between(0, low_open=True), priced=TRAINING)
         """lr of the AdamW that steps the other tensors (lionsim's AdamW default; muon.py's is 3e-4)."""

@@ -40,7 +40,7 @@ from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
 from lionsim.strategies.core.form import RUN, integer, option
 from lionsim.strategies.core.inner import InnerOptimizer
-from lionsim.strategies.core.options import inner_optimizer
+from lionsim.strategies.core.options import inner_optimizer, step_count
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 from lionsim.transports.lowrank_allreduce import LowRank, Matrix
@@ -88,7 +88,7 @@ class PowerSGD(Strategy):
     class Options:
         rank: int = option(4, flag="--powersgd-rank", check=integer(1))
         """r, the rank of each matrix's approximation."""
-        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", check=integer(0),
+        warmup_steps: int = option(10, flag="--powersgd-warmup-steps", check=step_count(0),
                                    priced=RUN)
         """Leading steps of plain fp32 all-reduce before compression starts (torch's start_powerSGD_iter)."""
         inner_optimizer: str = inner_optimizer()

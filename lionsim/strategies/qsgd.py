@@ -39,6 +39,13 @@ from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
 
 
+MAX_LEVELS = 2**24
+"""The most --qsgd-levels: the levels are drawn in float32, whole only up to 2**24 (past it s
+rounds up, and near 2**31 a level wraps int32); its codes then take 26 bits, within the
+allgather-levels transport's 32 (lionsim.packing)."""
+LEVELS_WHY = "float32 draws the levels, whole up to 2^24: 26-bit codes, within the transport's 32"
+
+
 def qsgd_levels(g: Tensor, norms: Tensor, s: int, uniform: Tensor) -> Tensor:
     """g [w, P], per-parameter norms [w, P], uniform draws [w, P] -> signed levels int8/int32."""
     r = g.abs() / norms.clamp_min(torch.finfo(g.dtype).tiny) * s
@@ -58,7 +65,7 @@ class QSGD(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        levels: int = option(7, flag="--qsgd-levels", check=integer(1))
+        levels: int = option(7, flag="--qsgd-levels", check=integer(1, MAX_LEVELS, why=LEVELS_WHY))
         """s, levels each side of zero (7: 4 bits a parameter with the sign)."""
     defaults = Hyper(lr=0.05, weight_decay=0.0, betas=(0.9, 0.0))
     bytes = StrategyBytes(

@@ -74,7 +74,14 @@ def check_given(given: Mapping[str, object], run_strategies: list[str]) -> None:
             if field not in specs:
                 raise LionsimError(f"bad --opt {key}={value}: {name} has no option {field!r}; accepted: "
                                    f"{', '.join(specs) or 'none (it takes no options)'}{did_you_mean(field, specs)}")
-            specs[field].value(value, opt=True)
+            spec = specs[field]
+            value_opt = spec.value(value, opt=True)
+            flag_value = given.get(spec.key)
+            # the strategy's own flag beside it: --opt would win silently. A flag several strategies share
+            # (--local-steps) is no conflict: --opt then sets one of them and the flag the others.
+            if flag_value is not None and len(by_key[spec.key]) == 1 and spec.value(flag_value) != value_opt:
+                raise LionsimError(f"bad --opt {key}={value}: {spec.flag} {flag_value} sets the same option; "
+                                   f"accepted: one of the two, or both with one value")
             if name not in run_strategies:
                 raise LionsimError(f"--opt {key}={value} applies to {name} and no run is one")
             continue

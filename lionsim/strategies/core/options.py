@@ -16,6 +16,12 @@ def inner_optimizer(default: str = "adamw"):
                   flag="--inner-optimizer", choices=INNER_OPTIMIZERS)
 
 
+def step_count(low: int, why: str = ""):
+    """The check of a count of steps (a warm-up's): a whole number from `low` to MAX_STEPS, the
+    most steps a run takes, the top --local-steps and --steps stop at."""
+    return integer(low, MAX_STEPS, why="; ".join(filter(None, (why, "at most the steps lionsim runs"))))
+
+
 def local_steps(default: int):
     """The `--local-steps` field: H, a whole number from 1 to the most steps a run takes."""
     return option(default, flag="--local-steps", check=integer(1, MAX_STEPS, why="the most steps lionsim runs or "

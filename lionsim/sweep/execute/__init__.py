@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 from lionsim.errors import LionsimError
-from lionsim.ranges import AT_LEAST_1, refusal
+from lionsim.ranges import refusal, span
 from lionsim.registry import did_you_mean, match_name
 
 EXECUTORS = ("local", "ray")
@@ -37,10 +37,16 @@ class Executor(Protocol):
         """Release what open() took (processes, a Ray connection); safe to call twice."""
 
 
+MAX_JOBS = 1024
+"""The most units a sweep trains at once: each is a process importing torch (hundreds of MB), so
+more than the machine's cores only wait on each other; the same top as --threads."""
+JOBS = span(1, MAX_JOBS, whole=True, why="each a process importing torch; more than the cores only wait")
+
+
 def check_jobs(jobs: int | None) -> None:
-    """--jobs: None (the executor's default) or at least one unit at once; checked before torch loads."""
-    if jobs is not None and jobs < 1:
-        raise LionsimError(refusal("--jobs", jobs, AT_LEAST_1))
+    """--jobs: None (the executor's default) or 1..MAX_JOBS units at once; checked before torch loads."""
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise LionsimError(refusal("--jobs", jobs, JOBS))
 
 
 def canonical_executor(name: str) -> str:
