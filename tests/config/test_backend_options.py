@@ -34,7 +34,7 @@ B = ["bench", "-w", "mlp", "--model-size", "tiny", "--steps", "2", "-n", "2"]
     (["-s", "dlion-mavo", "--bucket-mb", "1"], "no run here has one: under --overlap auto dlion-mavo@int8-allreduce "
                                                "exchanges after backward"),
     (["-n", "1", "-s", "adamw", "--bucket-mb", "1"], "no run here has one: 1 worker exchanges nothing"),
-    (["--overlap", "none", "--bucket-mb", "0"], "bad --bucket-mb 0; accepted: a finite number above 0 (MB of fp32 gradients)"),  # the value first
+    (["--overlap", "none", "--bucket-mb", "0"], "bad --bucket-mb 0; accepted: a finite number at least 0.000004 (MB of fp32 gradients; a smaller bucket holds not one 4-byte gradient)"),  # the value first
 ])
 def test_an_option_that_cannot_act_is_refused_in_one_line(args, message, tmp_path, capsys):
     one_line_exit_2([*B, *args, "--out", str(tmp_path / "out")], capsys, message)
