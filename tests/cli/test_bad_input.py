@@ -348,7 +348,8 @@ def test_a_profile_or_config_that_does_not_parse_is_the_options_one_line_with_a_
 def test_a_misspelt_momentum_sync_mode_gets_a_suggestion(capsys):
     """--data-split diri:0.3 suggested 'dirichlet'; --momentum-sync evry:10 suggested nothing."""
     err = one_line_exit_2([*B, "--momentum-sync", "evry:10"], capsys)
-    assert err.strip().endswith("with K a positive integer; did you mean 'every'?"), err
+    assert err.strip().endswith("with K a whole number from 1 to 10,000,000 (the most steps lionsim runs); did you "
+                                  "mean 'every'?"), err
     assert "did you mean" not in one_line_exit_2([*B, "--momentum-sync", "every:0"], capsys)  # the mode is right
 
 

@@ -185,7 +185,7 @@ PLAIN_FORMS = {  # estimate's options whose forms need no registry: the line eac
     "--compute-spread slow:9:2": f"bad --compute-spread slow:9:2: K = 9 slow workers is more than the 8 workers; "
                                  f"{SPREAD_FORMS}",
     "--momentum-sync every:0": "bad --momentum-sync 'every:0'; accepted: never, every:K or schedule:K with K a "
-                               "positive integer",
+                               "whole number from 1 to 10,000,000 (the most steps lionsim runs)",
     # and the options that need another
     "--trace": "--trace writes DIR/trace.json: give --out DIR with it",
     "--need utilisation=0.5 --sweep workers=8,16": "--need solves for the inter-node bandwidth itself: give --need or "
@@ -253,9 +253,10 @@ SWEEP_PLAIN = {  # sweep's values that need no registry: the line each got once 
     "--workers 2,8 --compute-spread slow:3:2": f"bad --compute-spread slow:3:2: K = 3 slow workers is more than the 2 "
                                                f"workers; {SPREAD_FORMS}",
     "--momentum-sync every:0": "bad --momentum-sync 'every:0'; accepted: never, every:K or schedule:K with K a "
-                               "positive integer",
+                               "whole number from 1 to 10,000,000 (the most steps lionsim runs)",
     "--sync-tensors min-numel:5": "--sync-tensors min-numel:5 needs --momentum-sync every:K or schedule:K",
-    "--bucket-mb 0": "bad --bucket-mb 0; accepted: a finite number above 0 (MB of fp32 gradients)",
+    "--bucket-mb 0": ("bad --bucket-mb 0; accepted: a finite number at least 0.000004 (MB of fp32 gradients; a "
+                      "smaller bucket holds not one 4-byte gradient)"),
     "--workers 1,2 --bucket-mb 5 --overlap none": "--bucket-mb 5 sizes per-bucket exchanges and --overlap none runs "
                                                   "every exchange after backward; accepted with --overlap auto or buckets",
     "--compute tpu": "bad --compute 'tpu'; accepted: measured or a device: a100 (a100-40gb), a100-40gb, a100-80gb, "
