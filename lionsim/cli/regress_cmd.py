@@ -205,7 +205,7 @@ def regress(
     --update it checks: --case, --baseline-dir, --mode, --all, --junit, --report apply."""
     from lionsim.regress import select_cases
     from lionsim.regress.baseline import default_baseline_dir, load_baseline
-    from lionsim.regress.outputs import check_outputs
+    from lionsim.regress.outputs import check_folder, check_outputs
 
     # every value and the baseline file are checked before torch loads (the suite's runs import it)
     if mode is not None:  # the values first, whatever else is given
@@ -224,7 +224,8 @@ def regress(
     if baseline_dir is None:
         baseline_dir = default_baseline_dir()
     check_outputs({"--junit": junit, "--report": report})
-    if update:
+    if update:  # the file it rewrites, refused now rather than after every case has trained
+        check_folder(baseline_dir, "--baseline-dir")
         code = _run_update(case, baseline_dir, DEFAULT_SEEDS if seeds is None else seeds)
     else:
         load_baseline(baseline_dir)  # a missing or malformed one, refused now (check_suite reads it to check)

@@ -32,7 +32,14 @@ def check_outputs(outputs: dict[str, Path | None]) -> None:
                                "the other; accepted: two different paths")
 
 
-def _probe(path: Path, option: str) -> None:
+def check_folder(folder: Path, option: str) -> None:
+    """A folder a command will write into (`--update`'s baselines), refused in one line naming
+    `option` and the folder as given, before any run."""
+    check_out_dir(folder, option)
+    _probe(Path(folder) / ".probe", option, shown=folder)
+
+
+def _probe(path: Path, option: str, shown: Path | None = None) -> None:
     """Make `path`'s folder and a file in it, then remove both: what the permission bits cannot
     tell (root in /proc, a read-only mount) fails here, not after the runs."""
     folder = path.parent
@@ -44,6 +51,9 @@ def _probe(path: Path, option: str) -> None:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as e:
+        if shown is not None:
+            raise LionsimError(f"bad {option} {shown}: cannot write in it ({e.strerror or e}); "
+                               "accepted: a directory this user may create and write") from None
         raise LionsimError(f"bad {option} {path}: cannot write beside it ({folder}: {e.strerror or e}); "
                            f"{ACCEPTED}") from None
     finally:

@@ -386,6 +386,21 @@ def test_an_output_whose_folder_cannot_be_made_is_refused_before_any_run(option,
                     f"bad {option} /proc/x/r.out: ")
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no folder can be made")
+def test_an_update_whose_baselines_cannot_be_written_is_refused_before_any_run(tmp_path, capsys, monkeypatch):
+    """--update rewrites DIR/regress.json after every case trained: a folder it cannot write is
+    refused first, naming the option as given, and nothing is left behind."""
+    import lionsim.regress.update as update
+
+    monkeypatch.setattr(update, "run_case", lambda *a, **k: pytest.fail("a run trained"))
+    one_line_exit_2(["regress", "--update", "--case", "mlp-n4-iid", "--baseline-dir", "/proc/x"], capsys,
+                    "bad --baseline-dir /proc/x: cannot write in it")
+    (tmp_path / "file").write_text("")
+    one_line_exit_2(["regress", "--update", "--case", "mlp-n4-iid", "--baseline-dir", tmp_path / "file" / "b"],
+                    capsys, f"bad --baseline-dir {tmp_path / 'file' / 'b'}: {tmp_path / 'file'} is not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
 def test_report_and_junit_at_one_path_are_refused_naming_both(tmp_path, capsys, no_training):
     err = one_line_exit_2(["regress", "--case", "mlp-n4-iid", "--report", tmp_path / "x.md",
                            "--junit", tmp_path / "sub" / ".." / "x.md"], capsys, "the same file")
