@@ -25,3 +25,14 @@ def test_the_title_says_whose_lr_it_shows(capsys):
     assert code == 0, err
     assert "lr and wd as a bench on vit gets them" in " ".join(out.split())
 
+
+@pytest.mark.parametrize("flag, upstream, default", [("--freeze-steps", "DeepSpeed's freeze_step", "15"),
+                                                     ("--powersgd-warmup-steps", "torch's start_powerSGD_iter", "10")])
+def test_a_default_that_is_lionsims_own_says_so_beside_the_upstream_name(flag, upstream, default, capsys):
+    """The help named the upstream parameter alone, read as if its default were upstream's
+    (torch's start_powerSGD_iter is 1,000; DeepSpeed sizes freeze_step to its runs)."""
+    code, out, err = run_cli(["bench", "--help"], capsys)
+    text = " ".join(out.split())
+    at = text.index(flag + " ")
+    own = text[at:at + 400]
+    assert code == 0 and upstream in own and f"The default {default} is lionsim's, not" in own, own
