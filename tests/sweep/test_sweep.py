@@ -621,10 +621,12 @@ def test_ctrl_c_keeps_the_unit_under_ways_steps_and_the_rerun_continues_it(jobs,
     out = tmp_path / "s"
     with ctrl_c_after_step(2) as sent:
         code, _, err = sweep(capsys, out, "--jobs", jobs)
-    assert code == 2, err
-    line = next(line for line in err.splitlines() if line.startswith("error:"))
+    # with --jobs 2 the workers' steps reach this process late: both units may have finished
+    # before they saw the stop (the sweep then completes, exit 0), or stopped at any step
+    assert code == 2 or (jobs == "2" and code == 0), err
     kept = list((out / ".units").iterdir()) if (out / ".units").is_dir() else []
     if jobs == "1":  # one unit under way, stopped after the step the Ctrl-C came in
+        line = next(line for line in err.splitlines() if line.startswith("error:"))
         assert line.startswith(f"error: interrupted: 0 of 4 cells finished and {sent[0]} stopped after step 2 of 4 "
                                "(its state kept: the rerun continues it), kept in "), line
         assert [p.name for p in kept] == sent

@@ -72,18 +72,22 @@ class LocalExecutor:
 
     def run(self, tasks: list, events, done) -> None:
         from lionsim.sweep.train import train_unit
-        from lionsim.training.stop import StopRequest, stop_at_step_boundary, to_stderr
+        from lionsim.training.stop import StopRequest, late_note, stop_at_step_boundary, to_stderr
 
         request = StopRequest()
         with stop_at_step_boundary(request, note=to_stderr, kept_for="the rerun"):
             if self.jobs == 1 or len(tasks) <= 1:  # none left (a finished sweep rerun) or one: no pool
                 for task in tasks:
+                    if request():  # a stop asked for while the last unit finished: start no other
+                        raise KeyboardInterrupt
                     events.unit_started(task.key)
-                    done(task, train_unit(task, events.step, request))
-                    if request():
-                        raise KeyboardInterrupt  # the unit under way handed back its state: start no other
-                return
-            _run_pool(sorted(tasks, key=lambda t: -t.cost), min(self.jobs, len(tasks)), events, done, request)
+                    outcome = train_unit(task, events.step, request)
+                    done(task, outcome)
+                    if outcome.stopped is not None:  # it handed back its state: the sweep is interrupted
+                        raise KeyboardInterrupt
+            else:
+                _run_pool(sorted(tasks, key=lambda t: -t.cost), min(self.jobs, len(tasks)), events, done, request)
+        late_note(request)  # the stop came after the last unit's last step: the sweep completed
 
 
 def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
@@ -96,7 +100,7 @@ def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
         start_workers()
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker,
                                    initargs=(messages, stop))
-    pending = {}
+    pending, cut = {}, False  # cut: a unit stopped under way or never started
     try:
         # workers start as tasks are submitted (the pool queues the rest); the first waits for the
         # forkserver's imports, with Ctrl-C live
@@ -108,6 +112,7 @@ def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
                 stop.set()  # units under way stop at their next step and hand back their state
                 for future in [f for f in pending if f.cancel()]:  # the queued ones never start
                     pending.pop(future)
+                    cut = True
             for future in finished:
                 task = pending.pop(future)
                 try:
@@ -116,7 +121,8 @@ def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
                     raise LionsimError(f"a sweep worker died training {task.key} (killed, or out of memory); "
                                        "the finished cells are kept: rerun to resume") from None
                 done(task, outcome)
-        if stop.is_set():
+                cut = cut or outcome.stopped is not None
+        if cut:  # else every unit finished before it saw the stop: the sweep is complete
             raise KeyboardInterrupt
     except BaseException:
         # Ctrl-C or a bug: stop the others now (they write nothing)
