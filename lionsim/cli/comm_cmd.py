@@ -216,6 +216,9 @@ def comm(
     check_library_algorithm(net, algorithm, algorithm)  # as estimate: no row labelled with a library that never runs it
     if backend != "sim":  # the measured N gets its model rows beside the measured ones already
         counts = [n for n in counts if n != ranks]
+    unmodelled = []  # --workers counts whose model is left out with the measured N's (_measure's left_out)
+    if backend != "sim" and not option_given(ctx, "network"):
+        unmodelled, counts = counts, []
     default = "1KiB:1GiB" if backend == "sim" else (FIT_SIZES if fit is not None else MEASURED_SIZES)
     size_list = parse_sizes(sizes if sizes is not None else default)
     if size_list.dropped:  # 1KB,1000 or overlapping ranges: one row each size
@@ -248,8 +251,8 @@ def comm(
                 frame = rows_frame(rows) if out is not None else None
             else:
                 shown = console if format == "table" else err_console  # --format csv/json: stdout is the frame alone
-                result = _measure(cfg, net, algorithm, launched, iface, rows_frame(rows) if rows else None, fit, shown,
-                                  option_given(ctx, "network"))
+                result = _measure(cfg, net, algorithm, launched, iface, rows, fit, shown,
+                                  option_given(ctx, "network"), unmodelled)
                 if result is None:  # a launcher's rank other than 0: rank 0 reports
                     return
                 frame, link = result
@@ -371,13 +374,17 @@ def _stage(target, frame, fitted: str | None, libraries: dict[str, str], link: s
                                            measured_on=link)])
 
 
-def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True):
+def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_given: bool = True,
+             unmodelled: list[int] = ()):
     """Measure (this host's ranks, or the launcher's group), print beside the model on the
     console `shown`, fit; on rank 0 the comm.csv frame and where the ranks measured
-    (titles.measured_on: "loopback"), None on the launcher's other ranks.
+    (titles.measured_on: "loopback"), None on the launcher's other ranks. `extra`: the model's
+    rows of the --workers counts other than the measured one, in comm.csv and in a table of
+    their own titled modelled (the table and the CSV hold the same rows).
     `network_given` False (--network left at its default): the model describes no link measured,
     so, as bench does (lionsim.reports.titles.unchecked_model), it is left out of the table,
-    comm.csv and the plots, and one line says why."""
+    comm.csv and the plots, and one line says why; the model of the `unmodelled` --workers counts
+    too (the caller left them out of `extra`), which the line says."""
     import pandas as pd
 
     from lionsim.group.hosts import shared_cores
@@ -415,6 +422,9 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     left_out = None if network_given else model_left_out(
         net.name, link_name({"ranks_on_one_host": one_host}), cfg.backend, one_host, calibrate=False,
         fitting=None if fit is None else str(fit))
+    if left_out and unmodelled:
+        left_out += (f"; the model of --workers {','.join(map(str, unmodelled))} is left out with it (--network "
+                     "names the link to model it on)")
     measured = measured_rows(points, cfg.ranks, cfg.backend)
     frame = measured if left_out else with_model(measured, net, algorithm)
     if fit is not None:
@@ -426,8 +436,10 @@ def _measure(cfg, net, algorithm, launched, iface, extra, fit, shown, network_gi
     else:
         rows = compared(frame[frame.network.isin([net.name, cfg.backend])])
         print_measured(rows, cfg.backend, cfg.ranks, net.name, shown, slow_words(net.traits, rows.bytes), link=link)
-    if extra is not None:
-        frame = pd.concat([extra, frame], ignore_index=True)[list(frame.columns)]
+    if extra:
+        shown.print(model_table(extra, net.name, net.library_text(),
+                                slow=slow_words(net.traits, [row["bytes"] for row in extra])))
+        frame = pd.concat([rows_frame(extra), frame], ignore_index=True)[list(frame.columns)]
     return frame, link
 
 

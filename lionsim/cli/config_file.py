@@ -82,6 +82,11 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
                                f"{', '.join(keys)}")
         if value is None:  # run.json records unset options as null: the option's own default
             continue
+        if _takes_bool(accepted[name]) and not isinstance(value, bool):
+            # click would read "yes", "no", "0" as it reads them typed: `overwrite = "yes"` quoted by
+            # mistake ran as asked, `"false"` too; only TOML's own true/false is a boolean here
+            raise LionsimError(f"bad {key} = {json.dumps(value)} in {path}: not a boolean; accepted: true or "
+                               "false, unquoted")
         if accepted[name].multiple and not isinstance(value, list):
             value = [value]
         if isinstance(value, dict):  # a table (e.g. [hyper."dlion-mavo"]) travels as JSON text
@@ -89,6 +94,11 @@ def config_defaults(argv: Sequence[str], click_app: Callable[[], Any],
         defaults[name] = value
     _CONFIG_KEYS.update({k.replace("-", "_"): (k, path, v) for k, v in written.items()})
     return {command_name: defaults}
+
+
+def _takes_bool(param) -> bool:
+    """A flag (every boolean option of lionsim's commands is one: --resume, --overwrite, --trace)."""
+    return bool(getattr(param, "is_bool_flag", False))
 
 
 def _on_typed_backend(values: dict[str, Any], args: list[str], accepted: dict, path: str,

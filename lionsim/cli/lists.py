@@ -11,6 +11,7 @@ import lionsim
 from lionsim.cli import options as o
 from lionsim.cli.app import app, console
 from lionsim.cli.output import Format, emit
+from lionsim.config.defaults import DEFAULT_WORKLOAD
 from lionsim.numbers import plural
 from lionsim.ranges import WORKERS, refusal
 from lionsim.whole import MAX_WORKERS
@@ -177,7 +178,8 @@ def strategies(
         None, "--workers", "-n", parser=o.whole_number, help=f"Worker count the bits per parameter are given for (default {DEFAULT_WORKERS}); "
                                       "not with --matrix, which has no per-worker column."),
     workload: Optional[str] = typer.Option(
-        None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets."),
+        None, "--workload", "-w", help="Show the default lr and weight decay a run on this workload gets "
+                                       f"(default {DEFAULT_WORKLOAD}, bench's default workload)."),
     matrix: bool = typer.Option(
         False, "--matrix", help="What works with what: per strategy its transports, backends, momentum sync, "
                                 "local steps, options, DistributedLion and estimate support (from the registries)."),
@@ -203,7 +205,10 @@ def strategies(
         emit(lambda: matrix_frame(workload), format, lambda: matrix_table(workload))
         return
     workers = DEFAULT_WORKERS if workers is None else workers
-    where = f"; defaults on {workload}" if workload else ""
+    # the lr and wd a bench run gets: bench's default workload unless -w names another (a strategy's
+    # generic defaults, which no bench uses where a workload has its own, would mislead)
+    workload = workload or DEFAULT_WORKLOAD
+    where = f"; lr and wd as a bench on {workload} gets them"
     frame = strategies_frame(workers, workload)
     emit(frame, format, lambda: _strategies_table(frame, workers, where))
     if format == "table":
@@ -213,7 +218,7 @@ def strategies(
         from lionsim.transports.hierarchy import LISTING
 
         own = frame[frame["own"] != ""].drop_duplicates("strategy")
-        console.print(f"Bits as bench books them for {workload or 'vit'}'s small model (a local-step method's "
+        console.print(f"Bits as bench books them for {workload}'s small model (a local-step method's "
                       "averaged over its H steps), with the collectives a strategy issues itself whatever its "
                       "transport: " + "; ".join(f"{r.strategy}: {r.own}" for r in own.itertuples()),
                       markup=False, highlight=False)

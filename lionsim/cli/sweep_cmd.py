@@ -151,7 +151,8 @@ def sweep(
             with display:
                 outcome = run_sweep(sweep_plan, display)
         except SweepInterrupted as e:
-            fail(f"interrupted: {e.finished} of {e.total} cells finished, kept in {root}; {SWEEP_RESUMES}")
+            fail(f"interrupted: {e.finished} of {e.total} cells finished{under_way(e.kept, sweep_plan.steps)}, "
+                 f"kept in {root}; {SWEEP_RESUMES}")
         except KeyboardInterrupt:  # before training began (setting up the root): nothing new was finished
             fail(f"interrupted before any new cell finished; the finished cells in {root} are kept: rerun to resume")
         units = len({c.unit.key for c in sweep_plan.cells})
@@ -188,6 +189,18 @@ def sweep(
         if diverged:
             fail(f"diverged: {plural(len(diverged), 'cell')} ({_some(diverged)}; "
                  "marked diverged_at_step; the other cells' results are written)", code=1)
+
+
+def under_way(kept: dict[str, int], steps: int) -> str:
+    """What an interrupted sweep kept of its units under way: their last finished steps, which the
+    rerun continues from (lionsim.sweep.unit_state); "" where none kept any."""
+    if not kept:
+        return ""
+    if len(kept) == 1:
+        (key, step), = kept.items()
+        return f" and {key} stopped after step {step:,} of {steps:,} (its state kept: the rerun continues it)"
+    at = ", ".join(f"{step:,}" for step in kept.values())
+    return f" and {len(kept)} units stopped after steps {at} of {steps:,} (their state kept: the rerun continues them)"
 
 
 def _some(cells: list[str]) -> str:

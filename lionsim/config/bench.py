@@ -15,7 +15,7 @@ from lionsim.backends import BACKENDS, check_timeout
 from lionsim.backends.scope import SCOPES, acts
 from lionsim.compute import DEVICES, MEASURED, device_library
 from lionsim.compute.devices import check_profile_device, device_choices
-from lionsim.config.defaults import DEFAULT_STRATEGIES
+from lionsim.config.defaults import DEFAULT_STRATEGIES, DEFAULT_WORKLOAD
 from lionsim.errors import LionsimError
 from lionsim.forms import (MomentumSync, TensorSelection, beyond_float32, check_workload_name,
                            parse_eval_samples, parse_split)
@@ -68,7 +68,7 @@ def for_backend(values: dict, backend: str, compute: str | None = None) -> tuple
 class BenchConfig:
     """A benchmark run: one workload, N workers, one network, several strategies."""
 
-    workload: str = "vit"
+    workload: str = DEFAULT_WORKLOAD
     """Workload name (`lionsim workloads`), or a user's FILE.py:FUNC | module:FUNC (lionsim.workloads.plugin),
     kept with the file's absolute path."""
     model_size: str = "small"

@@ -5,3 +5,7 @@ from __future__ import annotations
 
 DEFAULT_STRATEGIES = ("adamw", "lion", "dlion-mavo", "dlion-mavo@a2a-1bit", "lioncub-l1")
 """The runs a bench or sweep trains when -s/--strategy is not given."""
+
+DEFAULT_WORKLOAD = "vit"
+"""The workload a bench trains when -w/--workload is not given (`lionsim strategies` lists its
+defaults unless -w says another)."""

@@ -193,6 +193,9 @@ def merged_plan(out: Path) -> SweepPlan:
     """`lionsim sweep merge ROOT`: the plan its shard parts agree on (one line if there are none,
     or if they disagree)."""
     out = Path(out)
+    if out.exists() and not out.is_dir():  # a file holds no parts/: naming parts/ under it would mislead
+        raise LionsimError(f"{out} is a file, not a sweep folder; accepted: the --out of `lionsim sweep --shard I/N "
+                           "--out ROOT`, whose parts/ holds the shards' parts")
     parts = part_roots(out)
     if not parts:
         raise LionsimError(f"no shard parts in {out}: {out / PARTS_DIR}/shard-I-of-N/ is what "

@@ -24,7 +24,20 @@ def named_network(network: str, meta: dict | None, measured: bool) -> str:
     default --network priced nothing measured: unchecked_model)."""
     if not measured:
         return network
+    if one_rank(meta):  # its collectives crossed no process boundary: comm was priced, not measured
+        return f"{network} (1 {_backend(meta)} rank: comm modelled)"
     return measured_link(meta) + ("" if unchecked_model(meta) else f" (model: {network})")
+
+
+def one_rank(meta: dict | None) -> bool:
+    """Whether a gloo/nccl run ran as one rank (run.json's config): it holds every worker, so no
+    collective was measured and comm is modelled as on the simulator (training.record's note)."""
+    config = (meta or {}).get("config") or {}
+    return config.get("backend", "sim") != "sim" and config.get("ranks") == 1
+
+
+def _backend(meta: dict | None) -> str:
+    return str(((meta or {}).get("config") or {}).get("backend", "gloo"))
 
 
 def compute_measured(meta: dict | None) -> bool:
@@ -43,9 +56,9 @@ def measured_link(meta: dict | None) -> str:
 
 def measured_on(meta: dict | None) -> str | None:
     """The link a gloo/nccl run's collectives were measured on (link_name), as a step table's caption
-    names it; None for a run on the simulator, where nothing was measured on a link."""
+    names it; None for a run on the simulator or of one rank, where nothing was measured on a link."""
     real = ((meta or {}).get("config") or {}).get("backend", "sim") != "sim"
-    return link_name(meta) if real else None
+    return link_name(meta) if real and not one_rank(meta) else None
 
 
 def link_name(meta: dict | None) -> str:

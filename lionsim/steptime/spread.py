@@ -148,18 +148,30 @@ class Episodes(Spec):
 class Trace(Spec):
     text: str
     table: np.ndarray
-    """float64 [S, W]: each traced step's factors (times over the trace's median)."""
+    """float64 [S, W]: each traced step's factors (times over the trace's median); NaN where the
+    trace has no time (check refuses that)."""
+    path: Path | None = None
+    step_ids: tuple[int, ...] = ()
+    """The trace's step numbers, one per row of `table`."""
 
     def check(self, workers: int) -> None:
-        if self.table.shape[1] != workers:
-            raise _bad(self.text, f"the trace has {self.table.shape[1]} workers and the run {workers}")
+        # holes first, within the workers both the trace and the run have: the line names the run's
+        # workers (a trace of workers 0 and 5 under --workers 2 lacks worker 1, not workers 1..4)
+        steps, width = self.table.shape
+        for s, w in ((s, w) for s in range(steps) for w in range(min(width, workers))):
+            if np.isnan(self.table[s, w]):
+                raise _bad(self.text, f"{self.path} has no time for step {self.step_ids[s]}, worker {w}: every step "
+                                      f"needs workers 0..{workers - 1} (--workers {workers})")
+        if width != workers:
+            raise _bad(self.text, f"the trace has {width} workers and the run {workers}")
 
     def factors(self, seed: int, index: int, step: int, workers: int, cache: dict) -> np.ndarray:
         return self.table[(step - 1) % len(self.table)]
 
 
-def load_trace(text: str, path: Path) -> np.ndarray:
-    """A trace file (module doc) as factors [S, W]; every problem is one line."""
+def load_trace(text: str, path: Path) -> Trace:
+    """A trace file (module doc) as factors [S, W], NaN where it has no time (Trace.check, which knows
+    the run's workers, refuses that); every problem is one line."""
     try:
         with open(path, newline="") as f:
             rows = list(csv.reader(f))
@@ -187,12 +199,8 @@ def load_trace(text: str, path: Path) -> np.ndarray:
     if not cells:
         raise _bad(text, f"{path} holds no rows")
     steps, workers = sorted({s for s, _ in cells}), 1 + max(w for _, w in cells)
-    if len(cells) != len(steps) * workers:
-        missing = next((s, w) for s in steps for w in range(workers) if (s, w) not in cells)
-        raise _bad(text, f"{path} has no time for step {missing[0]}, worker {missing[1]}: every step needs "
-                         f"workers 0..{workers - 1}")
-    table = np.array([[cells[s, w] for w in range(workers)] for s in steps])
-    return table / np.median(table)
+    table = np.array([[cells.get((s, w), np.nan) for w in range(workers)] for s in steps])
+    return Trace(text, table / np.nanmedian(table), Path(path), tuple(steps))
 
 
 def parse_spec(text: str) -> Spec:
@@ -202,7 +210,7 @@ def parse_spec(text: str) -> Spec:
     kind, _, rest = text.strip().partition(":")
     kind, parts = kind.strip().lower(), rest.split(":") if rest else []
     if kind == "trace" and rest:
-        return Trace(text, load_trace(text, Path(rest)))
+        return load_trace(text, Path(rest))
     arity = {"lognormal": 1, "slow": 2, "episodes": 3}
     if kind not in arity:
         raise _bad(text, f"unknown kind {kind!r}")

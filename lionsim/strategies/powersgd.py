@@ -90,7 +90,9 @@ class PowerSGD(Strategy):
         """r, the rank of each matrix's approximation."""
         warmup_steps: int = option(10, flag="--powersgd-warmup-steps", check=step_count(0),
                                    priced=RUN)
-        """Leading steps of plain fp32 all-reduce before compression starts (torch's start_powerSGD_iter)."""
+        """Leading steps of plain fp32 all-reduce before compression starts (torch's start_powerSGD_iter).
+        The default 10 is lionsim's, not torch's (1,000, for long runs): on the default 100-step vit
+        bench it beat 0 and 20 (final loss 0.624 against 0.750 and 0.687)."""
         inner_optimizer: str = inner_optimizer()
         """The optimizer stepping on the decompressed mean gradient: adamw | lion | sgd (momentum beta1)."""
 

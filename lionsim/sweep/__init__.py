@@ -7,6 +7,7 @@
     store.py    ROOT/sweep.json and ROOT/cells/<id>/, published whole; failed.json
     tables.py   sweep_steps.csv and sweep_summary.csv, rebuilt from the finished cells
     train.py    one unit: train once, book per network (in this process, a worker or a Ray task)
+    unit_state.py  a unit stopped by Ctrl-C: its state kept, which the rerun continues from
     execute/    where units run: local (this process or --jobs processes) or ray
     shards.py   --shard I/N: which units a scheduler's array task runs, and where it writes
     merge.py    shard parts combined into their root (`lionsim sweep merge ROOT`)

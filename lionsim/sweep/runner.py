@@ -9,7 +9,9 @@ Order of work, and why each step is safe to interrupt:
 3. train each unit with unfinished cells on the executor (this process, a pool of --jobs
    processes, or Ray tasks); this process alone writes: each cell's directory is published
    whole (one rename), then both sweep CSVs are rewritten atomically from the finished cells.
-So at any moment the root holds whole cells and CSVs of whole cells; rerunning resumes. A unit
+So at any moment the root holds whole cells and CSVs of whole cells; rerunning resumes. Ctrl-C
+stops the units under way at a step boundary; each one's state is kept (lionsim.sweep.unit_state)
+and the rerun continues it, so its cells equal an uninterrupted sweep's. A unit
 that fails in lionsim is recorded in failed.json with its error and the others go on; a
 record stays until its cell finishes (or leaves the grid), so a rerun stopped early loses none.
 A shard (--shard I/N) does the same for its units, in its own part ROOT/parts/shard-I-of-N.
@@ -24,6 +26,7 @@ import pandas as pd
 
 from lionsim.option_paths import absolute
 from lionsim.reports.files import make_dir
+from lionsim.sweep import unit_state
 from lionsim.sweep.cells import Cell
 from lionsim.sweep.execute import open_executor
 from lionsim.sweep.merge import check_parts, merge_parts
@@ -47,11 +50,12 @@ class SweepEvents:
 
 
 class SweepInterrupted(Exception):
-    """Ctrl-C: the finished cells are kept and the CSVs hold exactly them."""
+    """Ctrl-C: the finished cells are kept and the CSVs hold exactly them; `kept` names each unit
+    that stopped under way with its state kept (unit key -> its last finished step)."""
 
-    def __init__(self, finished: int, total: int) -> None:
+    def __init__(self, finished: int, total: int, kept: dict[str, int] | None = None) -> None:
         super().__init__(f"{finished} of {total} cells finished")
-        self.finished, self.total = finished, total
+        self.finished, self.total, self.kept = finished, total, kept or {}
 
 
 @dataclass(slots=True)
@@ -77,7 +81,8 @@ def unit_tasks(plan: SweepPlan, done: set[str]) -> list[UnitTask]:
         todo = [(unit.cell(net).id, net) for net in plan.grid.networks
                 if unit.trains_on(net) and unit.cell(net).id not in done]
         if todo:
-            tasks.append(UnitTask(key=unit.key, plan=planned.plan.with_network(todo[0][1]), cells=tuple(todo)))
+            tasks.append(UnitTask(key=unit.key, plan=planned.plan.with_network(todo[0][1]), cells=tuple(todo),
+                                  root=plan.root))
     return tasks
 
 
@@ -142,10 +147,17 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
     elsewhere = finished_elsewhere(plan, list(cells)) if plan.shard is not None else set()
     tasks = unit_tasks(plan, set(tables.steps) | elsewhere)
     failed: dict[str, str] = {}
+    kept: dict[str, int] = {}  # units stopped under way, their state kept for the rerun
     store.record_failed(drop=settled(plan, store))  # the rest are retried now and keep their error till then
     events.started(len(cells), already + len(elsewhere), len(tasks), plan.steps)
 
     def done(task: UnitTask, outcome: UnitOutcome) -> None:
+        if outcome.stopped is not None:
+            unit_state.keep(store.root, task.key, task.plan, outcome.stopped)
+            if outcome.stopped.step:
+                kept[task.key] = outcome.stopped.step
+            return
+        unit_state.drop(store.root, task.key)  # finished or failed: a rerun has no state to continue
         if outcome.error is not None:
             failed.update({cell_id: outcome.error for cell_id, _ in task.cells})
             store.record_failed({cell_id: outcome.error for cell_id, _ in task.cells})
@@ -168,5 +180,5 @@ def _run(plan: SweepPlan, store: CellStore, whole: CellStore, previous: dict | N
             if cell_id not in tables.steps:
                 tables.add(cells[cell_id])
         tables.write()
-        raise SweepInterrupted(len(tables.steps) + len(elsewhere), len(cells)) from None
+        raise SweepInterrupted(len(tables.steps) + len(elsewhere), len(cells), kept) from None
     return SweepOutcome(tables.write(), len(cells), len(tasks), already + len(elsewhere), failed)

@@ -2,15 +2,17 @@
 
 Runs in the sweep's process (--jobs 1), in a worker process of a pool (--jobs K) or in a Ray
 task (--executor ray). It returns the booked results, or the line of a LionsimError or of an
-error in the user's code (lionsim.usercode): a result, the unit failed and is not retried. It
-writes nothing: only the parent process writes, so a killed worker can never leave a
-half-written file.
+error in the user's code (lionsim.usercode): a result, the unit failed and is not retried; or,
+stopped at a step boundary (`stop`), its state there, which the sweep's process keeps and the
+rerun's unit continues from (lionsim.sweep.unit_state). It writes nothing: only the parent
+process writes, so a killed worker can never leave a half-written file.
 """
 
 from __future__ import annotations
 
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
@@ -18,7 +20,11 @@ import pandas as pd
 from lionsim.errors import LionsimError
 from lionsim.usercode import UserCodeError
 from lionsim.plan import BenchPlan
+from lionsim.sweep import unit_state
+from lionsim.training.checkpoint import RunCheckpoint
+from lionsim.training.loop import RunStopped
 from lionsim.training.results import Results
+from lionsim.training.resume import Resume
 from lionsim.training.runner import Runner
 from lionsim.training.threads import torch_threads
 
@@ -36,6 +42,8 @@ class UnitTask:
     """The unit's bench: its one run, on the first network of `cells`."""
     cells: tuple[tuple[str, str], ...]
     """(cell id, network) to book, the unit's unfinished cells."""
+    root: Path | None = None
+    """The sweep root (or shard part) that keeps the unit's state when it stops (None: none kept)."""
 
     @property
     def cost(self) -> int:
@@ -60,17 +68,26 @@ class UnitOutcome:
     results: tuple[CellResult, ...] = ()
     error: str | None = None
     """The LionsimError's or UserCodeError's line when the unit failed (then `results` is empty)."""
+    stopped: RunCheckpoint | None = None
+    """The unit's state when `stop` ended it at a step boundary (then `results` is empty)."""
 
 
-def train_unit(task: UnitTask, progress: Progress | None = None) -> UnitOutcome:
-    """Train once; book on each network as `lionsim bench --network NET` of this run would.
+def train_unit(task: UnitTask, progress: Progress | None = None, stop=None) -> UnitOutcome:
+    """Train once (from the unit's kept state, if a stopped sweep left one); book on each network
+    as `lionsim bench --network NET` of this run would. `stop()` true ends the training at the
+    next step boundary: the outcome is the state there.
 
     Everything runs with the unit's --threads, building the workload included (torch_threads)."""
     try:
         with torch_threads(task.plan.training.threads):
-            runner = Runner(task.plan)
+            state = None if task.root is None else unit_state.kept(task.root, task.key, task.plan)
+            # as `bench --resume` continues a run (its run.json notes the resume); no finished runs to keep
+            runner = Runner(task.plan, resume=None if state is None else Resume(meta={}, checkpoint=state))
             step = None if progress is None else (lambda run, i, loss: progress(task.key, i, loss))
-            runner.run(step)
+            try:
+                runner.run(step, stop=stop)
+            except RunStopped:
+                return UnitOutcome(task.key, stopped=runner.state_to_keep())
             results = []
             for cell_id, network in task.cells:
                 # the records hold what was trained; the network only prices them (Results.booking),
@@ -88,13 +105,18 @@ _QUEUE = None
 """The parent's queue for step messages, set once per worker process."""
 
 
-def init_worker(queue) -> None:
-    """Ctrl-C is the parent's to handle (it stops the pool); step messages go to its queue."""
-    global _QUEUE
+_STOP = None
+"""The parent's event asking every worker to stop at its next step boundary."""
+
+
+def init_worker(queue, stop=None) -> None:
+    """Ctrl-C is the parent's to handle (it sets `stop`, or stops the pool); step messages go to its queue."""
+    global _QUEUE, _STOP
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _QUEUE = queue
+    _QUEUE, _STOP = queue, stop
 
 
 def train_in_worker(task: UnitTask) -> UnitOutcome:
     _QUEUE.put(("start", task.key, 0, 0.0))
-    return train_unit(task, lambda key, i, loss: _QUEUE.put(("step", key, i, loss)))
+    stop = None if _STOP is None else _STOP.is_set
+    return train_unit(task, lambda key, i, loss: _QUEUE.put(("step", key, i, loss)), stop)

@@ -86,10 +86,11 @@ class StopRequest:
 
 @contextmanager
 def stop_at_step_boundary(request: StopRequest, note: Callable[[str], None] | None = None,
-                          signals: tuple[int, ...] = SIGNALS) -> Iterator[StopRequest]:
+                          signals: tuple[int, ...] = SIGNALS, kept_for: str = "--resume") -> Iterator[StopRequest]:
     """While the block runs, the first of `signals` (SIGINT, SIGTERM) sets `request` (and `note`s
-    a line); the second raises KeyboardInterrupt. The previous handlers come back afterwards.
-    Off the main thread (where Python delivers no signals) the block runs unchanged."""
+    a line saying the state is kept for `kept_for`); the second raises KeyboardInterrupt. The
+    previous handlers come back afterwards. Off the main thread (where Python delivers no
+    signals) the block runs unchanged."""
     if threading.current_thread() is not threading.main_thread():
         yield request
         return
@@ -103,7 +104,7 @@ def stop_at_step_boundary(request: StopRequest, note: Callable[[str], None] | No
         request.ask(signum)
         if note is not None:
             note(f"{signal.Signals(signum).name}: stopping after the step under way "
-                 "(its state is kept for --resume); send it again to stop at once")
+                 f"(its state is kept for {kept_for}); send it again to stop at once")
 
     with handlers(signals, handler):
         yield request

@@ -148,6 +148,10 @@ def test_a_config_that_is_not_a_readable_file_is_one_line(bad_configs, capsys, c
     ("steps = 2.5\n", "bad steps = 2.5 in {path}: not a whole number; accepted: a whole number from 1 to 10,000,000"),
     ("workers = true\n", "bad workers = true in {path}: not a whole number; accepted: a whole number from 1 to "),
     ('lr = "fast"\n', 'bad lr = "fast" in {path}: not a number; accepted: a finite number above 0\n'),
+    # a flag takes TOML's booleans only: `overwrite = "yes"` ran as asked, `"false"` too ("steps = 0"
+    # after it: old code refused that instead, without training)
+    *((f'{text}\nsteps = 0\n', f'bad {text} in {{path}}: not a boolean; accepted: true or false, unquoted\n')
+      for text in ('overwrite = "yes"', 'resume = "false"', 'trace = "0"', 'overwrite = 1')),
 ])
 def test_a_bad_config_file_names_itself_and_the_key(tmp_path, capsys, text, expected):
     from lionsim.cli.app import main

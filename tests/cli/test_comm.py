@@ -651,3 +651,35 @@ def test_a_launched_rank_reads_out_once_rank_0_has_put_it_back(tmp_path, capsys,
     waits = (f"note: this rank waits up to 60 s for rank 0 to put back {aside(out)} (set aside by a stopped publish) "
              f"before it reads {out}")  # the wait is said, as bench's ranks say it
     assert (code, err.strip().splitlines(), measured) == (2, [waits, f"error: {refused.value}"], [])
+
+
+def test_measured_comm_table_and_csv_hold_the_same_model_rows_of_other_worker_counts(tmp_path, capsys, monkeypatch):
+    """--workers 4 beside 2 measured ranks: with --network the table shows the 4-worker model rows
+    (titled modelled) that comm.csv holds; without it, neither holds them (the default network is
+    no link measured) and the left-out line says so. (The CSV held a 10gbe row the table hid.)"""
+    import io
+
+    import lionsim.measure as measure
+    from lionsim.cli.comm_view import us
+    from lionsim.network import comm_rows, network_for, parse_sizes
+
+    monkeypatch.setattr(measure, "measure", _fake_sweep)
+    base = ["comm", "--backend", "gloo", "--workers", "4", "--sizes", "1KiB", "--iters", "2", "--warmup", "0"]
+    expected = comm_rows(["all_reduce"], parse_sizes("1KiB"), [4], network_for("10gbe", backend="gloo"), "auto")
+    for given in (["--network", "10gbe"], []):
+        code, table, err = run_cli([*base, *given], capsys)
+        assert code == 0, err
+        code, out, err = run_cli([*base, *given, "--format", "csv"], capsys)
+        assert code == 0, err
+        frame = pd.read_csv(io.StringIO(out))
+        four = frame[frame.workers == 4]
+        if given:
+            assert list(four.source) == ["model"] and four.time_s.iloc[0] == pytest.approx(expected[0]["time_s"])
+            assert "modelled collectives on 10gbe" in table
+            row = next(line.split() for line in table.splitlines() if line.split()[:1] == ["all_reduce"]
+                       and "4" in line.split()[2:3])
+            assert row[5] == us(expected[0]["time_s"])  # collective, algorithm, N, "1 KiB", time
+        else:
+            assert four.empty and set(frame.source) == {"measured"}
+            assert "modelled collectives" not in table
+            assert "the model of --workers 4 is left out with it" in " ".join(table.split())

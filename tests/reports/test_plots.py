@@ -432,3 +432,9 @@ def test_a_sweeps_speedup_plot_marks_the_crossover_on_its_drawn_line(monkeypatch
     drawn = max(ax.lines, key=lambda line: len(line.get_xdata()))  # the run's curve, sampled finely
     at = float(marks[0].get_xdata()[0])
     assert np.interp(np.log(at), np.log(drawn.get_xdata()), drawn.get_ydata()) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_cli_plot_baseline_on_an_estimate_directory_says_an(tmp_path, capsys):
+    (tmp_path / "estimate.csv").write_text("a,b\n")
+    code, _, err = _run_cli(["plot", str(tmp_path), "--baseline", "lion"], capsys)
+    assert code == 2 and f"{tmp_path} is an estimate directory" in err, err

@@ -217,6 +217,8 @@ def test_bad_specs_are_one_line_and_exit_2(spec, message, tmp_path, capsys, monk
     ("step,worker,compute_s\n1,0,1\n1,0,2\n", "appears twice"),
     ("step,worker,compute_s\n1,0,1\n1,1,x\n", "is not three numbers"),
     ("step,worker,compute_s\n1,0,1\n1,1,1\n", "the trace has 2 workers and the run 4"),
+    # the workers a step needs are the run's, not the trace's highest id + 1 (old: "workers 0..5")
+    ("step,worker,compute_s\n1,0,1\n1,5,1\n", "no time for step 1, worker 1: every step needs workers 0..3 (--workers 4)"),
 ])
 def test_bad_traces_are_one_line_and_exit_2(text, message, tmp_path, capsys):
     trace = tmp_path / "trace.csv"

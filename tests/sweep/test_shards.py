@@ -170,6 +170,10 @@ def test_merge_without_parts_is_one_line_and_writes_nothing(unsharded, tmp_path,
     before = files(unsharded)
     code, out, err = run_cli(["sweep", "merge", str(unsharded)], capsys)  # a plain sweep root: nothing to merge
     assert code == 2 and "no shard parts" in err and files(unsharded) == before
+    (tmp_path / "file").write_text("x\n")  # a file is no sweep folder: said so, not "no parts in FILE/parts/"
+    code, out, err = run_cli(["sweep", "merge", str(tmp_path / "file")], capsys)
+    assert code == 2 and err.startswith(f"error: {tmp_path / 'file'} is a file, not a sweep folder; accepted: ") and \
+        len(err.strip().splitlines()) == 1 and (tmp_path / "file").read_text() == "x\n", err
 
 
 def test_a_unit_failing_in_lionsim_is_recorded_once_and_the_others_go_on(tmp_path, capsys, monkeypatch):

@@ -6,6 +6,8 @@ Times are deterministic here (--compute h100, the sim default), so whole CSVs ar
 import io
 import json
 import shutil
+import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -574,3 +576,64 @@ def test_a_sweep_resumed_under_another_target_says_how_to_re_target_it_without_t
         plan_sweep(SweepConfig(grid=grid, bench=BenchConfig(model_size="tiny", steps=3, target_loss=2.1),
                                out=tmp_path), train=False).check_resume(before, where)
     assert "estimate" not in str(other.value)
+
+
+@contextmanager
+def ctrl_c_after_step(step: int):
+    """SIGINT to this process as the sweep's first unit finishes step `step` (once), this test's
+    own handler taking the Ctrl-C the command hands back to its caller (lionsim.training.stop)."""
+    sent, got = [], []
+    real = SweepDisplay.step
+
+    def then(self, key, i, loss):
+        real(self, key, i, loss)
+        if i == step and not sent:
+            sent.append(key)
+            signal.raise_signal(signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    SweepDisplay.step = then
+    try:
+        yield sent
+    finally:
+        SweepDisplay.step = real
+        signal.signal(signal.SIGINT, previous)
+
+
+def without_resume_notes(files: dict[str, str]) -> dict[str, str]:
+    """sweep_files with run.json's note of a resume left out (a resumed bench's run.json has one too)."""
+    out = {}
+    for name, text in files.items():
+        if name.endswith("run.json"):
+            meta = json.loads(text)
+            meta.pop("resumed", None)
+            text = json.dumps(meta, sort_keys=True)
+        out[name] = text
+    return out
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_keeps_the_unit_under_ways_steps_and_the_rerun_continues_it(jobs, reference, tmp_path, capsys):
+    """The first Ctrl-C stops the units under way at a step boundary and keeps their state, as
+    bench does; the rerun continues them, and every file equals an uninterrupted sweep's. (It
+    dropped their steps: the rerun trained them from step 1.)"""
+    ref, _ = reference
+    out = tmp_path / "s"
+    with ctrl_c_after_step(2) as sent:
+        code, _, err = sweep(capsys, out, "--jobs", jobs)
+    # with --jobs 2 the workers' steps reach this process late: both units may have finished
+    # before they saw the stop (the sweep then completes, exit 0), or stopped at any step
+    assert code == 2 or (jobs == "2" and code == 0), err
+    kept = list((out / ".units").iterdir()) if (out / ".units").is_dir() else []
+    if jobs == "1":  # one unit under way, stopped after the step the Ctrl-C came in
+        line = next(line for line in err.splitlines() if line.startswith("error:"))
+        assert line.startswith(f"error: interrupted: 0 of 4 cells finished and {sent[0]} stopped after step 2 of 4 "
+                               "(its state kept: the rerun continues it), kept in "), line
+        assert [p.name for p in kept] == sent
+    code, _, err = sweep(capsys, out)
+    assert code == 0, err
+    assert not (out / ".units").exists() or not list((out / ".units").iterdir())
+    resumed = [json.loads(p.read_text()).get("resumed") for p in sorted(out.glob("cells/*/run.json"))]
+    if jobs == "1":  # the stopped unit's two cells (one per network) continued from step 3
+        assert sorted(r[0]["from_step"] for r in resumed if r) == [3, 3]
+    assert without_resume_notes(sweep_files(out)) == sweep_files(ref)

@@ -143,7 +143,8 @@ def plot_dir(path: Path, baseline: str | None = None, rounds: dict[str, int] | N
     path = Path(path)
     kind = detect_kind(path)
     if baseline is not None and kind != "run":
-        raise LionsimError(f"--baseline applies to a run directory; {path} is a {kind} directory")
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise LionsimError(f"--baseline applies to a run directory; {path} is {article} {kind} directory")
     if kind == "run":
         steps, summary, meta = load_run(path)
         if summary is None or baseline is not None:  # under the run's own rule, `baseline` but its own

@@ -3,6 +3,11 @@
 Workers come from a forkserver that imported lionsim (torch included) once, so a worker starts
 in milliseconds; `start_workers()` starts the server before the sweep's own process imports
 torch, so the two imports run side by side on two cores instead of one after the other.
+
+The first Ctrl-C (SIGINT or SIGTERM) while units train asks them to stop at their next step
+boundary (lionsim.training.stop), as bench does: each unit under way hands back its state, which
+the sweep keeps for the rerun, and no further unit starts; a second one stops at once (the state
+of the units under way is then lost, and they start over on the rerun).
 """
 
 from __future__ import annotations
@@ -67,24 +72,35 @@ class LocalExecutor:
 
     def run(self, tasks: list, events, done) -> None:
         from lionsim.sweep.train import train_unit
+        from lionsim.training.stop import StopRequest, late_note, stop_at_step_boundary, to_stderr
 
-        if self.jobs == 1 or len(tasks) <= 1:  # none left (a finished sweep rerun) or one: no pool
-            for task in tasks:
-                events.unit_started(task.key)
-                done(task, train_unit(task, events.step))
-            return
-        _run_pool(sorted(tasks, key=lambda t: -t.cost), min(self.jobs, len(tasks)), events, done)
+        request = StopRequest()
+        with stop_at_step_boundary(request, note=to_stderr, kept_for="the rerun"):
+            if self.jobs == 1 or len(tasks) <= 1:  # none left (a finished sweep rerun) or one: no pool
+                for task in tasks:
+                    if request():  # a stop asked for while the last unit finished: start no other
+                        raise KeyboardInterrupt
+                    events.unit_started(task.key)
+                    outcome = train_unit(task, events.step, request)
+                    done(task, outcome)
+                    if outcome.stopped is not None:  # it handed back its state: the sweep is interrupted
+                        raise KeyboardInterrupt
+            else:
+                _run_pool(sorted(tasks, key=lambda t: -t.cost), min(self.jobs, len(tasks)), events, done, request)
+        late_note(request)  # the stop came after the last unit's last step: the sweep completed
 
 
-def _run_pool(tasks: list, jobs: int, events, done) -> None:
+def _run_pool(tasks: list, jobs: int, events, done, request) -> None:
     from lionsim.sweep.train import init_worker, train_in_worker
 
     ctx = _context()
     with _children_ignore_ctrl_c():
         messages = ctx.Queue()  # starts multiprocessing's resource tracker
+        stop = ctx.Event()  # the workers ignore Ctrl-C: this process relays its stop to them
         start_workers()
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker, initargs=(messages,))
-    pending = {}
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=init_worker,
+                                   initargs=(messages, stop))
+    pending, cut = {}, False  # cut: a unit stopped under way or never started
     try:
         # workers start as tasks are submitted (the pool queues the rest); the first waits for the
         # forkserver's imports, with Ctrl-C live
@@ -92,6 +108,11 @@ def _run_pool(tasks: list, jobs: int, events, done) -> None:
         while pending:
             finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             _drain(messages, events)
+            if request() and not stop.is_set():
+                stop.set()  # units under way stop at their next step and hand back their state
+                for future in [f for f in pending if f.cancel()]:  # the queued ones never start
+                    pending.pop(future)
+                    cut = True
             for future in finished:
                 task = pending.pop(future)
                 try:
@@ -100,6 +121,9 @@ def _run_pool(tasks: list, jobs: int, events, done) -> None:
                     raise LionsimError(f"a sweep worker died training {task.key} (killed, or out of memory); "
                                        "the finished cells are kept: rerun to resume") from None
                 done(task, outcome)
+                cut = cut or outcome.stopped is not None
+        if cut:  # else every unit finished before it saw the stop: the sweep is complete
+            raise KeyboardInterrupt
     except BaseException:
         # Ctrl-C or a bug: stop the others now (they write nothing)
         for future in pending:
