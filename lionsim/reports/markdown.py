@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.numbers import plural, sig, speedup_text
+from lionsim.numbers import plural, sig
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.cells_rounds import cells_rounds
@@ -30,7 +30,7 @@ from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_n
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
 from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
-from lionsim.reports.tables import DIVERGED_NOTE, ONE_RUN, diverged_at
+from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
 from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
 from lionsim.reports.titles import named_network, profile_text
@@ -162,31 +162,35 @@ def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
 def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None) -> str:
     metric, scale, digits = _metric(summary)
     exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
+    compared = len(summary) > 1  # one run alone is its own baseline: no speedup columns, as bench's table
     headers = ["run", f"final loss (mean of last {FINAL_FRACTION:.0%} of steps)", metric, "step", "comm (total)",
-               *(["comm (exposed)"] if exposed else []), "bits up/down", "speedup", "to target"]
+               *(["comm (exposed)"] if exposed else []), "bits up/down", *(["speedup", "to target"] if compared else [])]
     rows = []
     for r in summary.itertuples(index=False):
         label = run_name(r.strategy, r.transport, rounds)
-        if run_label(r.strategy, r.transport) == getattr(r, "baseline", None):
+        if compared and run_label(r.strategy, r.transport) == getattr(r, "baseline", None):
             label += " (baseline)"
         diverged = diverged_at(r)
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
-                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", speedup_text(r.speedup),
-                     to_target_text(r)])
+                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}",
+                     *([speedup_cell(r), to_target_text(r)] if compared else [])])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",
              "comm (total): every collective of the step, whether backward hides it or not"
-             + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else "."),
-             f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
-             "this run's (not reached: the run never got there; n/a: no target was set"
-             + ("; " + ABOVE_NOTE if shows_above(summary) else "")
-             + ").",
-             _target_text(summary)]
+             + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else ".")]
+    if compared:
+        notes += [f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
+                  "this run's (not reached: the run never got there; n/a: no target was set"
+                  + ("; " + ABOVE_NOTE if shows_above(summary) else "")
+                  + ").",
+                  _target_text(summary)]
+    else:
+        notes.append(BENCH_ONE_RUN[0].upper() + BENCH_ONE_RUN[1:] + ".")
     if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
-        notes.append(DIVERGED_NOTE.replace("diverged at N", "diverged at step N", 1))
+        notes.append(diverged_note(compared).replace("diverged at N", "diverged at step N", 1))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 

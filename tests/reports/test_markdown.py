@@ -392,3 +392,23 @@ def test_a_sweeps_target_loss_is_each_cells_own_with_its_range():
     assert target_words(targets.values(), "adamw@fp32-allreduce") == words
     assert f"Target loss {words}:" in text
     assert target_words([0.8, 0.8], "adamw@fp32-allreduce") == "0.8 in every cell"
+
+
+def test_a_run_reports_summary_of_one_run_has_no_speedup_and_a_diverged_run_no_win():
+    """As bench's table: one run alone is its own baseline (1.00x said nothing), and a run that
+    diverged showed its step-time ratio over the steps before (2.00x) as a speedup."""
+    from lionsim.reports.markdown import _summary_rows
+
+    steps = _run_steps()
+    one = _summary_rows(summarize(steps[steps["strategy"] == "adamw"], SummaryRule(target_loss=5.0)), "modelled")
+    header = one.splitlines()[0]
+    assert "speedup" not in header and "to target" not in header and "(baseline)" not in one
+    assert "- No speedup columns: one run, nothing to compare it with" in one
+    b = steps["strategy"] == "dlion-mavo"
+    steps["diverged_at_step"] = math.nan
+    steps.loc[b, "diverged_at_step"] = 5
+    steps.loc[b & (steps["step"] >= 5), "loss"] = math.nan
+    summary = summarize(steps, SummaryRule(target_loss=5.0))
+    assert summary.set_index("strategy").speedup["dlion-mavo"] == pytest.approx(2.0)  # 2 ms / 1 ms, in the CSV
+    row = next(line for line in _summary_rows(summary, "modelled").splitlines() if line.startswith("| dlion-mavo"))
+    assert "2.00x" not in row and row.split(" | ")[-2] == "-", row
