@@ -32,7 +32,8 @@ from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
 from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
-from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
+from lionsim.reports.paper import (PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, PAPER_WHERE, comparability, ordering_breaks,
+                                   ordering_holds, paper_setup)
 from lionsim.reports.titles import named_network, profile_text
 
 SWEEP_SUMMARY = "sweep_summary.csv"
@@ -258,10 +259,12 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
 
 
 def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, int] | None = None) -> str | None:
-    """Final eval accuracy (%) by worker count per run (mean ± sd over seeds), with the paper's
-    table beside it when the sweep holds the paper's methods, saying first what the run's
-    configuration (`config`: run.json's or sweep.json's bench options) does not share with the
-    paper's; a local-step run named with its H (`rounds`). None when nothing was evaluated."""
+    """Final eval accuracy (%) by worker count per run (mean ± sd over seeds). Where a vit sweep holds
+    the paper's methods: first what the run's configuration (`config`: run.json's or sweep.json's
+    bench options) shares with the paper's, the paper's figures beside the run's only where it
+    trains the paper's setup (paper_setup; else a line saying where they are), then the paper's
+    ordering checked on the run's own accuracies. A local-step run named with its H (`rounds`).
+    None when nothing was evaluated."""
     if frame["final_eval_acc"].isna().all() or frame["workers"].nunique() < 1:
         return None
     frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
@@ -271,10 +274,13 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, in
     runs = list(dict.fromkeys(frame["run"]))
     strategy_of = dict(zip(frame["run"], frame["strategy"]))  # a run's name may carry its H
     seeds = frame["seed"].nunique()
-    # The paper's table is a ViT on CIFAR-10: only a vit sweep is set beside it.
-    beside_paper = set(frame["workload"]) == {"vit"} and any(strategy_of[r] in PAPER_ACCURACY for r in runs)
+    # The paper's table is a ViT on CIFAR-10: only a vit sweep of its methods is checked against it,
+    # and its figures stand beside the run's only where the run trains the paper's own setup.
+    of_paper = set(frame["workload"]) == {"vit"} and any(strategy_of[r] in PAPER_ACCURACY for r in runs)
     metric, scale, digits = _metric(frame)
-    beside_paper = beside_paper and scale == 100.0  # the paper's figures are accuracies
+    of_paper = of_paper and scale == 100.0  # the paper's figures are accuracies
+    setup = [config.get(k) for k in ("model_size", "data", "steps", "batch_size")]
+    beside_paper = of_paper and paper_setup(setup[0], setup[1], setup[3])
     rows = []
     for run in runs:
         strategy = strategy_of[run]
@@ -288,12 +294,14 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, in
     else:
         rows = [row[: 1 + len(workers)] for row in rows]
     text = md_table(headers, rows)
-    if beside_paper:
-        text = comparability(config.get("model_size"), config.get("data"), config.get("steps"),
-                             config.get("batch_size")) + "\n\n" + text
+    if of_paper:
+        said = comparability(*setup)
+        if not beside_paper:  # one line: why the paper's figures are left out, and where they are
+            said += f" The paper's figures are left out here; they are in {PAPER_WHERE}."
+        text = said + "\n\n" + text
     what = "accuracy %" if scale == 100.0 else metric.removeprefix("eval ")
     text += f"\n\nFinal eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
-    if not beside_paper:
+    if not of_paper:
         return text
     text += f" Paper: {PAPER_SOURCE}."
     verdicts = []

@@ -98,11 +98,15 @@ def _sweep_summary() -> pd.DataFrame:
 
 
 def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
+    """A sweep of the paper's own setup (vit paper on CIFAR-10 at local batch 32) has the paper's
+    figures beside its own, and the ordering checked per worker count."""
     monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
-    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16,
+    bench = {"model_size": "paper", "data": "/data/cifar", "batch_size": 32, "steps": 100}
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16, "bench": bench,
                                                      "argv": ["lionsim", "sweep", "--workers", "4,8"]}))
     text = write_report(tmp_path).read_text()
+    assert "Same model, data and local batch as the paper" in text
     assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 | 79.3 | 81.8 |" in text
     assert "- 4 workers: the paper's ordering (SGD-M < SIGNUM < D-Lion Avg <= D-Lion MaVo) holds." in text
     assert "- 8 workers: the paper's ordering" in text and "SIGNUM 75.0 >= D-Lion Avg 70.0" in text
@@ -120,6 +124,27 @@ def test_the_paper_is_cited_and_a_run_unlike_it_is_called_not_comparable(tmp_pat
     section = text.split("## Accuracy by worker count\n\n", 1)[1]
     assert section.startswith("Not comparable: this run trains vit tiny on generated pattern images at local "
                               "batch 32 for 40 steps, the paper a ViT of 6 layers and 8 heads")
+
+
+@pytest.mark.parametrize("bench", [None, {"model_size": "tiny", "steps": 40, "batch_size": 32, "data": None},
+                                   {"model_size": "paper", "steps": 40, "batch_size": 32, "data": None},
+                                   {"model_size": "paper", "steps": 40, "batch_size": 64, "data": "/data/cifar"}])
+def test_a_proxy_workloads_report_leaves_the_papers_figures_out(tmp_path, monkeypatch, bench):
+    """The paper's 90.9% for dlion-mavo stood beside a proxy workload's accuracy under "Not
+    comparable". Its figures stand beside a run's only on the paper's model, CIFAR-10 and local
+    batch 32; elsewhere the section says where they are, and still checks the paper's ordering."""
+    from lionsim.reports.paper import PAPER_ACCURACY
+
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
+    _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, **({"bench": bench} if bench else {})}))
+    section = write_report(tmp_path).read_text().split("## Accuracy by worker count\n\n", 1)[1].split("\n## ")[0]
+    assert section.startswith("Not comparable: ")
+    assert "The paper's figures are left out here; they are in lionsim/reports/paper.py" in section
+    assert "paper, 4" not in section and "| run | 4 workers | 8 workers |\n" in section
+    figures = {f"{v:.1f}" for by_n in PAPER_ACCURACY.values() for v in by_n.values()}
+    assert not any(f"| {v} |" in section for v in figures)  # none of the paper's figures in the table
+    assert "- 8 workers: the paper's ordering" in section  # the ordering, checked on the run's own
 
 
 def test_a_run_of_the_papers_model_data_and_batch_says_only_the_length_differs():
