@@ -146,12 +146,14 @@ def caption_notes(frame: pd.DataFrame) -> list[Note]:
     (breakdown_table) and estimate.json (footnotes) take them from, in the order the report lists
     them: the baseline --from-run took from DIR (every speedup is against it), the runs slower per bucket
     than after backward (lionsim.estimate.bucket_note), the transports' footnotes,
-    the whole table's, the short-bench H, the ideal library's hint, the fabric's cap, the library's
-    lines, the memory warning, the fastest step priced; none empty."""
+    the whole table's, the codec's share of a step (lionsim.estimate.codec_note), the short-bench H,
+    the ideal library's hint, the fabric's cap, the library's lines, the memory warning, the fastest
+    step priced; none empty."""
     notes = [Note(frame.attrs.get("baseline_line", ""), "line"),
              Note(frame.attrs.get("slower_line", ""), "overlap"),  # in BUCKETS_NOTE's place
              *(Note(note, "sentence") for note in frame.attrs.get("notes", ())),  # the transports' footnotes
              *(Note(note, "sentence") for note in frame.attrs.get("caption_notes", ())),  # the whole table's
+             Note(frame.attrs.get("codec_line", ""), "line"),  # what the speedups rest on: lionsim's codec kernels
              Note(short_bench_note(frame), "line"), Note(library_hint(frame, IDEAL_CAPTION_HINT), "line"),
              Note(frame.attrs.get("cap_line", ""), "cap"),
              *(Note(line, "line") for line in frame.attrs.get("library_lines", ())),

@@ -18,7 +18,6 @@ from lionsim.numbers import sig
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
 from lionsim.reports.resuming import report_removed
-from lionsim.reports.tables import speedup_text
 from lionsim.reports.widths import RunName, fill, fit, fold_run, run_width
 from lionsim.sweep import Cell, SweepEvents
 
@@ -234,7 +233,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     local-step run's H (cells_rounds). A sweep over several lrs has an lr column, and a table of
     each run's best lr below (best_lr_table). `rounds`: the H the command read already (its plots
     read the same cells); None: read here."""
-    from lionsim.reports.tables import DIVERGED_NOTE, ONE_RUN, diverged_at
+    from lionsim.reports.tables import ONE_RUN, diverged_at, diverged_note, speedup_cell
 
     rounds = cells_rounds(root) if rounds is None else rounds
     many_workloads = summary["workload"].nunique() > 1
@@ -245,7 +244,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
     caption = (f"{cells_times(summary, root)}. loss: final (trailing mean); {metric}: last eval; step ms: mean per step; "
                + ("speedup: step time against the group's baseline (same workload, N, network, seed"
                   + (", lr)" if lrs else ")") if compared else ONE_RUN)
-               + (f". {DIVERGED_NOTE}" if marks else ""))
+               + (f". {diverged_note(compared)}" if marks else ""))
     table = Table(title=sweep_title(summary, _asked_steps(root)), caption=caption,
                   box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True, pad_edge=False, caption_justify="left")
     if many_workloads:
@@ -263,7 +262,7 @@ def sweep_table(summary: pd.DataFrame, root: Path | None = None, rounds: dict[st
         table.add_row(*cells, run, str(row["workers"]), str(row["network"]), str(row["seed"]),
                       *([_lr(row["lr"])] if lrs else []),
                       _number(row["final_loss"], ".3f"), metric_value(row["final_eval_acc"], _metric_of(row)),
-                      _ms(row["step_s"]), *([speedup_text(row["speedup"])] if compared else []))
+                      _ms(row["step_s"]), *([speedup_cell(row)] if compared else []))
     more = [t for t in (seed_table(summary, rounds), best_lr_table(summary, rounds)) if t is not None]
     return Group(fit(table), *(part for t in more for part in ("", t))) if more else fit(table)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from lionsim.estimate.bucket_note import slower_line
+from lionsim.estimate.codec_note import codec_share_line
 from lionsim.estimate.config import EstimateConfig, resolve
 from lionsim.estimate.defaults import DEFAULT_STRATEGIES
 from lionsim.estimate.fastest import fastest_line
@@ -75,7 +76,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     attrs["unmeasured_line"] among them (its own key: a CSV's notes say it too);
     attrs["faster_hier"]: the hier: forms hier_notes names; attrs["fastest_line"]: the fastest step
     among the rows and those forms (lionsim.estimate.fastest); attrs["slower_line"]: the runs
-    exchanged per bucket or tensor that step slower than after backward (lionsim.estimate.bucket_note)."""
+    exchanged per bucket or tensor that step slower than after backward (lionsim.estimate.bucket_note);
+    attrs["codec_line"]: the runs whose encode + decode is a large share of their step (codec_note)."""
     r = resolve(cfg)
     memo: dict = {}  # the transport questions checked: the after-backward pricing below asks none again
     out = frame(estimate_rows(r, r.workers, r.network, memo))
@@ -95,6 +97,7 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
     out.attrs["faster_hier"] = [hier for _run, hier, _priced in faster]  # a sweep's notes leave out what it said
     out.attrs["fastest_line"] = fastest_line(out, faster)  # the rows' and those forms' fastest step
     out.attrs["slower_line"] = slower_line(r, out, memo)  # per bucket, yet slower than after backward
+    out.attrs["codec_line"] = codec_share_line(out)  # the speedups rest on lionsim's own codec kernels
     if layout := replica_layout_note(r.network, r.replica_gpus, r.device.name):
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.numbers import plural, sig, speedup_text
+from lionsim.numbers import plural, sig
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
 from lionsim.reports.cells_rounds import cells_rounds
@@ -30,9 +30,10 @@ from lionsim.reports.resuming import FAILED_FILE, bench_note, resumable, sweep_n
 from lionsim.reports.outdir import REPORT_ACCEPTS, REPORT_FILE, check_dir, check_reportable
 from lionsim.reports.files import load_run, read_csv, read_json, write_atomic
 from lionsim.reports.summary import FINAL_FRACTION, TARGET_POINT, target_words
-from lionsim.reports.tables import DIVERGED_NOTE, ONE_RUN, diverged_at
+from lionsim.reports.tables import BENCH_ONE_RUN, ONE_RUN, diverged_at, diverged_note, speedup_cell
 from lionsim.reports.target_speedup import ABOVE_NOTE, shows_above, to_target_text
-from lionsim.reports.paper import PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, comparability, ordering_breaks, ordering_holds
+from lionsim.reports.paper import (PAPER_ACCURACY, PAPER_ORDER, PAPER_SOURCE, PAPER_WHERE, comparability, ordering_breaks,
+                                   ordering_holds, paper_setup)
 from lionsim.reports.titles import named_network, profile_text
 
 SWEEP_SUMMARY = "sweep_summary.csv"
@@ -162,31 +163,35 @@ def _cells_timing(directory: Path, cells: list[str], grid: dict) -> str:
 def _summary_rows(summary: pd.DataFrame, clock: str, rounds: dict[str, int] | None = None) -> str:
     metric, scale, digits = _metric(summary)
     exposed = "comm_exposed_s" in summary.columns and summary["comm_exposed_s"].notna().any()
+    compared = len(summary) > 1  # one run alone is its own baseline: no speedup columns, as bench's table
     headers = ["run", f"final loss (mean of last {FINAL_FRACTION:.0%} of steps)", metric, "step", "comm (total)",
-               *(["comm (exposed)"] if exposed else []), "bits up/down", "speedup", "to target"]
+               *(["comm (exposed)"] if exposed else []), "bits up/down", *(["speedup", "to target"] if compared else [])]
     rows = []
     for r in summary.itertuples(index=False):
         label = run_name(r.strategy, r.transport, rounds)
-        if run_label(r.strategy, r.transport) == getattr(r, "baseline", None):
+        if compared and run_label(r.strategy, r.transport) == getattr(r, "baseline", None):
             label += " (baseline)"
         diverged = diverged_at(r)
         loss = _loss(r.final_loss) if diverged is None else f"diverged at step {diverged}"
         rows.append([label, loss, spread(pd.Series([r.final_eval_acc]), scale, digits), ms(r.step_s),
                      ms(r.comm_s), *([ms(r.comm_exposed_s)] if exposed else []),
-                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}", speedup_text(r.speedup),
-                     to_target_text(r)])
+                     f"{r.bits_per_param_up:.3g}/{r.bits_per_param_down:.3g}",
+                     *([speedup_cell(r), to_target_text(r)] if compared else [])])
     baseline = summary["baseline"].iloc[0] if "baseline" in summary else "the first run"
     notes = [f"step, comm: {clock} ms per step, mean over the run's steps (How each time was obtained says how, part "
              "by part).",
              "comm (total): every collective of the step, whether backward hides it or not"
-             + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else "."),
-             f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
-             "this run's (not reached: the run never got there; n/a: no target was set"
-             + ("; " + ABOVE_NOTE if shows_above(summary) else "")
-             + ").",
-             _target_text(summary)]
+             + ("; comm (exposed): the part the step waits for (what step adds)." if exposed else ".")]
+    if compared:
+        notes += [f"speedup: {baseline}'s step / this run's. to target: {baseline}'s time to reach the target loss / "
+                  "this run's (not reached: the run never got there; n/a: no target was set"
+                  + ("; " + ABOVE_NOTE if shows_above(summary) else "")
+                  + ").",
+                  _target_text(summary)]
+    else:
+        notes.append(BENCH_ONE_RUN[0].upper() + BENCH_ONE_RUN[1:] + ".")
     if any(diverged_at(r) is not None for r in summary.itertuples(index=False)):
-        notes.append(DIVERGED_NOTE.replace("diverged at N", "diverged at step N", 1))
+        notes.append(diverged_note(compared).replace("diverged at N", "diverged at step N", 1))
     return md_table(headers, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
@@ -254,10 +259,12 @@ def _first_to_target(frame: pd.DataFrame, clock: str, meta: dict | None = None, 
 
 
 def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, int] | None = None) -> str | None:
-    """Final eval accuracy (%) by worker count per run (mean ± sd over seeds), with the paper's
-    table beside it when the sweep holds the paper's methods, saying first what the run's
-    configuration (`config`: run.json's or sweep.json's bench options) does not share with the
-    paper's; a local-step run named with its H (`rounds`). None when nothing was evaluated."""
+    """Final eval accuracy (%) by worker count per run (mean ± sd over seeds). Where a vit sweep holds
+    the paper's methods: first what the run's configuration (`config`: run.json's or sweep.json's
+    bench options) shares with the paper's, the paper's figures beside the run's only where it
+    trains the paper's setup (paper_setup; else a line saying where they are), then the paper's
+    ordering checked on the run's own accuracies. A local-step run named with its H (`rounds`).
+    None when nothing was evaluated."""
     if frame["final_eval_acc"].isna().all() or frame["workers"].nunique() < 1:
         return None
     frame = frame.assign(run=[run_name(s, t, rounds) for s, t in zip(frame["strategy"], frame["transport"])])
@@ -267,10 +274,13 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, in
     runs = list(dict.fromkeys(frame["run"]))
     strategy_of = dict(zip(frame["run"], frame["strategy"]))  # a run's name may carry its H
     seeds = frame["seed"].nunique()
-    # The paper's table is a ViT on CIFAR-10: only a vit sweep is set beside it.
-    beside_paper = set(frame["workload"]) == {"vit"} and any(strategy_of[r] in PAPER_ACCURACY for r in runs)
+    # The paper's table is a ViT on CIFAR-10: only a vit sweep of its methods is checked against it,
+    # and its figures stand beside the run's only where the run trains the paper's own setup.
+    of_paper = set(frame["workload"]) == {"vit"} and any(strategy_of[r] in PAPER_ACCURACY for r in runs)
     metric, scale, digits = _metric(frame)
-    beside_paper = beside_paper and scale == 100.0  # the paper's figures are accuracies
+    of_paper = of_paper and scale == 100.0  # the paper's figures are accuracies
+    setup = [config.get(k) for k in ("model_size", "data", "steps", "batch_size")]
+    beside_paper = of_paper and paper_setup(setup[0], setup[1], setup[3])
     rows = []
     for run in runs:
         strategy = strategy_of[run]
@@ -284,12 +294,14 @@ def _accuracy_by_workers(frame: pd.DataFrame, config: dict, rounds: dict[str, in
     else:
         rows = [row[: 1 + len(workers)] for row in rows]
     text = md_table(headers, rows)
-    if beside_paper:
-        text = comparability(config.get("model_size"), config.get("data"), config.get("steps"),
-                             config.get("batch_size")) + "\n\n" + text
+    if of_paper:
+        said = comparability(*setup)
+        if not beside_paper:  # one line: why the paper's figures are left out, and where they are
+            said += f" The paper's figures are left out here; they are in {PAPER_WHERE}."
+        text = said + "\n\n" + text
     what = "accuracy %" if scale == 100.0 else metric.removeprefix("eval ")
     text += f"\n\nFinal eval {what} on the workload's held-out set, mean ± sd over {seeds} seed(s)."
-    if not beside_paper:
+    if not of_paper:
         return text
     text += f" Paper: {PAPER_SOURCE}."
     verdicts = []

@@ -90,8 +90,17 @@ def _times(meta: dict | None) -> str:
 
 
 DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
-                 "are over the steps before, and so is its step-time speedup.")
+                 "are over the steps before.")
 """What a summary's "diverged at N" mark means (the table's caption, report.md's notes)."""
+
+DIVERGED_SPEEDUP = ("A diverged run's speedup shows \"-\": a run that failed is no win (summary.csv keeps its "
+                    "step-time ratio over the steps before).")
+"""Why a diverged run's speedup cell is empty (speedup_cell), said where the table has the column."""
+
+
+def diverged_note(compared: bool) -> str:
+    """DIVERGED_NOTE, and DIVERGED_SPEEDUP where the table shows speedups (`compared`)."""
+    return f"{DIVERGED_NOTE} {DIVERGED_SPEEDUP}" if compared else DIVERGED_NOTE
 
 
 ONE_RUN = ("no speedup column: one run, so each cell's baseline is itself (1.00x says nothing); "
@@ -104,6 +113,17 @@ def diverged_at(row) -> int | None:
     """The step a summary row's run diverged at (its diverged_at_step), or None."""
     at = getattr(row, "diverged_at_step", math.nan)
     return None if _isnan(at) else int(at)
+
+
+def speedup_cell(row) -> str:
+    """A summary row's speedup as the tables show it: "-" where the run diverged, for its step time
+    over the steps before it failed would read as a win (DIVERGED_NOTE)."""
+    return "-" if diverged_at(row) is not None else speedup_text(row.speedup)
+
+
+BENCH_ONE_RUN = "no speedup columns: one run, nothing to compare it with (give more -s to compare)"
+"""Why a bench of a single run shows no speedup or to-target column (its baseline is itself: 1.00x
+says nothing), as a sweep of one run shows none (ONE_RUN)."""
 
 
 def _target_note(summary: pd.DataFrame) -> str:
@@ -211,19 +231,21 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     use_acc = summary["final_eval_acc"].notna().any()
     metric, higher = eval_metric(summary)
     own = use_acc and metric != ACCURACY
+    compared = len(summary) > 1  # one run alone is its own baseline: no star, no speedup columns
     table = Table(
         title=f"lionsim: {_context(summary, meta)}, {_steps(summary, meta)}",
         caption=(
             (f"{times}. " if (times := _times(meta)) != UNKNOWN else "")
-            + f"{_baseline_note(summary, meta, rounds)}. loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
+            + (f"{_baseline_note(summary, meta, rounds)}. " if compared else "")
+            + f"loss: mean of the last {FINAL_FRACTION:.0%} of steps. ms per step: "
             "comp(ute), enc (encode + decode), comm, upd(ate), step" + (f" ({UNKNOWN})" if times == UNKNOWN else "")
             + (_WAIT_NOTE if _waited(summary) else "")
             + ". sent: bytes per "
-            "worker per step (per rank on gloo/nccl). bits: per parameter up/down. speedup: baseline step / step. "
-            f"{_target_note(summary)}."
+            "worker per step (per rank on gloo/nccl). bits: per parameter up/down. "
+            + (f"speedup: baseline step / step. {_target_note(summary)}." if compared else f"{BENCH_ONE_RUN}.")
             + (f" {metric}: the workload's metric at the last evaluation, {'higher' if higher else 'lower'} is "
                "better." if own else "")
-            + (f" {DIVERGED_NOTE}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
+            + (f" {diverged_note(compared)}" if any(diverged_at(r) is not None for r in summary.itertuples()) else "")
             + "".join(f" {note}" for note in slower_notes(summary, rounds))
             + (f" {note}" if (note := one_node_note(summary, meta)) else "")
         ),
@@ -242,7 +264,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
     table.add_column("run", no_wrap=True, min_width=width, max_width=width)
     evaluated_header = (metric.replace(" ", "\n") if own else "acc") if use_acc else "eval"
     for name in ("loss", evaluated_header, "comp", "enc", "comm", "upd", "step", "sent", "bits",
-                 "speed\nup", "to\ntgt"):
+                 *(("speed\nup", "to\ntgt") if compared else ())):
         table.add_column(name, justify="right", overflow="fold")
     for row in summary.itertuples(index=False):
         label = run_label(row.strategy, row.transport)
@@ -251,7 +273,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             evaluated = metric_value(row.final_eval_acc, metric)
         else:
             evaluated = _num(row.final_eval_loss, ".4f")
-        run = str(fold_run(strategy(row, label == baseline), row.transport))
+        run = str(fold_run(strategy(row, compared and label == baseline), row.transport))
         if diverged_at(row) is not None:
             run += f"\ndiverged at {diverged_at(row)}"
         table.add_row(
@@ -265,8 +287,7 @@ def summary_table(summary: pd.DataFrame, meta: dict | None = None) -> Table:
             _ms(row.step_s),
             step_bytes(row.wire_bytes),
             f"{_bits(row.bits_per_param_up)}/{_bits(row.bits_per_param_down)}",
-            speedup_text(row.speedup),
-            to_target_text(row),
+            *((speedup_cell(row), to_target_text(row)) if compared else ()),
         )
     return fit(table)
 

@@ -98,11 +98,15 @@ def _sweep_summary() -> pd.DataFrame:
 
 
 def test_sweep_report_accuracy_table_beside_the_paper(tmp_path, monkeypatch):
+    """A sweep of the paper's own setup (vit paper on CIFAR-10 at local batch 32) has the paper's
+    figures beside its own, and the ordering checked per worker count."""
     monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
     _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
-    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16,
+    bench = {"model_size": "paper", "data": "/data/cifar", "batch_size": 32, "steps": 100}
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, "cells": 16, "bench": bench,
                                                      "argv": ["lionsim", "sweep", "--workers", "4,8"]}))
     text = write_report(tmp_path).read_text()
+    assert "Same model, data and local batch as the paper" in text
     assert "| sgdm@t | 51.0 ± 1.4 | 50.0 ± 0.0 | 79.3 | 81.8 |" in text
     assert "- 4 workers: the paper's ordering (SGD-M < SIGNUM < D-Lion Avg <= D-Lion MaVo) holds." in text
     assert "- 8 workers: the paper's ordering" in text and "SIGNUM 75.0 >= D-Lion Avg 70.0" in text
@@ -120,6 +124,27 @@ def test_the_paper_is_cited_and_a_run_unlike_it_is_called_not_comparable(tmp_pat
     section = text.split("## Accuracy by worker count\n\n", 1)[1]
     assert section.startswith("Not comparable: this run trains vit tiny on generated pattern images at local "
                               "batch 32 for 40 steps, the paper a ViT of 6 layers and 8 heads")
+
+
+@pytest.mark.parametrize("bench", [None, {"model_size": "tiny", "steps": 40, "batch_size": 32, "data": None},
+                                   {"model_size": "paper", "steps": 40, "batch_size": 32, "data": None},
+                                   {"model_size": "paper", "steps": 40, "batch_size": 64, "data": "/data/cifar"}])
+def test_a_proxy_workloads_report_leaves_the_papers_figures_out(tmp_path, monkeypatch, bench):
+    """The paper's 90.9% for dlion-mavo stood beside a proxy workload's accuracy under "Not
+    comparable". Its figures stand beside a run's only on the paper's model, CIFAR-10 and local
+    batch 32; elsewhere the section says where they are, and still checks the paper's ordering."""
+    from lionsim.reports.paper import PAPER_ACCURACY
+
+    monkeypatch.setattr(lionsim.reports.plots, "plot_dir", lambda d, **_: ("sweep", []), raising=False)
+    _sweep_summary().to_csv(tmp_path / "sweep_summary.csv", index=False)
+    (tmp_path / "sweep.json").write_text(json.dumps({"grid": {"workers": [4, 8]}, **({"bench": bench} if bench else {})}))
+    section = write_report(tmp_path).read_text().split("## Accuracy by worker count\n\n", 1)[1].split("\n## ")[0]
+    assert section.startswith("Not comparable: ")
+    assert "The paper's figures are left out here; they are in lionsim/reports/paper.py" in section
+    assert "paper, 4" not in section and "| run | 4 workers | 8 workers |\n" in section
+    figures = {f"{v:.1f}" for by_n in PAPER_ACCURACY.values() for v in by_n.values()}
+    assert not any(f"| {v} |" in section for v in figures)  # none of the paper's figures in the table
+    assert "- 8 workers: the paper's ordering" in section  # the ordering, checked on the run's own
 
 
 def test_a_run_of_the_papers_model_data_and_batch_says_only_the_length_differs():
@@ -392,3 +417,23 @@ def test_a_sweeps_target_loss_is_each_cells_own_with_its_range():
     assert target_words(targets.values(), "adamw@fp32-allreduce") == words
     assert f"Target loss {words}:" in text
     assert target_words([0.8, 0.8], "adamw@fp32-allreduce") == "0.8 in every cell"
+
+
+def test_a_run_reports_summary_of_one_run_has_no_speedup_and_a_diverged_run_no_win():
+    """As bench's table: one run alone is its own baseline (1.00x said nothing), and a run that
+    diverged showed its step-time ratio over the steps before (2.00x) as a speedup."""
+    from lionsim.reports.markdown import _summary_rows
+
+    steps = _run_steps()
+    one = _summary_rows(summarize(steps[steps["strategy"] == "adamw"], SummaryRule(target_loss=5.0)), "modelled")
+    header = one.splitlines()[0]
+    assert "speedup" not in header and "to target" not in header and "(baseline)" not in one
+    assert "- No speedup columns: one run, nothing to compare it with" in one
+    b = steps["strategy"] == "dlion-mavo"
+    steps["diverged_at_step"] = math.nan
+    steps.loc[b, "diverged_at_step"] = 5
+    steps.loc[b & (steps["step"] >= 5), "loss"] = math.nan
+    summary = summarize(steps, SummaryRule(target_loss=5.0))
+    assert summary.set_index("strategy").speedup["dlion-mavo"] == pytest.approx(2.0)  # 2 ms / 1 ms, in the CSV
+    row = next(line for line in _summary_rows(summary, "modelled").splitlines() if line.startswith("| dlion-mavo"))
+    assert "2.00x" not in row and row.split(" | ")[-2] == "-", row

@@ -285,7 +285,8 @@ def test_an_explicit_columns_sets_the_table_width_in_a_pipe_too(monkeypatch):
 
 def test_the_caption_names_a_baseline_taken_from_the_first_s_and_how_to_pick_another():
     """A plug-in listed first is every run's baseline: the caption names it and --baseline where it
-    was taken implicitly; a --baseline given, or a lone run, keeps the plain star."""
+    was taken implicitly; a --baseline given keeps the plain star; a lone run has none (nothing to
+    compare it with)."""
     steps = frame(rows("randomk-ef", 4), rows("adamw", 4))
     summary = summarize(steps)
     implicit = summary_table(summary, {"config": {"baseline": None}}).caption
@@ -293,7 +294,7 @@ def test_the_caption_names_a_baseline_taken_from_the_first_s_and_how_to_pick_ano
     given = summary_table(summarize(steps, SummaryRule(baseline="adamw")), {"config": {"baseline": "adamw"}}).caption
     assert "* baseline. " in given and "the first run" not in given
     lone = summary_table(summarize(frame(rows("adamw", 4))), None).caption
-    assert "* baseline. " in lone and "the first run" not in lone
+    assert "baseline" not in lone and "the first run" not in lone
 
 
 def test_a_compressing_run_slower_than_its_baseline_is_explained_from_its_own_columns():
@@ -387,3 +388,30 @@ def test_a_run_stopped_before_its_steps_says_how_many_it_ran_and_why():
     done = {"status": "complete", "config": {"steps": 1135}}  # a finished run: as before
     assert summary_table(summarize(one), done).title.endswith(", 1135 steps")
     assert subtitle(one, done) == "mlp · 4 workers · 1gbe"
+
+
+def test_a_single_run_shows_no_speedup_columns_and_two_runs_keep_them():
+    """A bench of `-s lion` alone showed speedup 1.00x and to tgt 1.00x: its baseline is itself, so
+    the numbers say nothing. As a sweep of one run does, it shows neither column, no baseline star,
+    and the caption says why."""
+    shown = table_text(summary_table(summarize(frame(rows("lion", 5))), {"config": {"steps": 5}}))
+    header = next(line.split() for line in shown.splitlines() if line.startswith("run"))
+    assert header == ["run", "loss", "eval", "comp", "enc", "comm", "upd", "step", "sent", "bits"]
+    one = " ".join(shown.split())
+    assert "1.00x" not in one and "to tgt" not in one and "lion*" not in one and "* baseline" not in one
+    assert "no speedup columns: one run, nothing to compare it with" in one
+    two = " ".join(table_text(summary_table(summarize(frame(rows("adamw", 5), rows("lion", 5))),
+                                            {"config": {"steps": 5}})).split())
+    assert "speed to" in two and "1.00x" in two and "adamw*" in two and "speedup: baseline step / step" in two
+
+
+def test_a_diverged_runs_step_time_ratio_is_not_shown_as_a_speedup():
+    """A run that diverged at step 5, stepping in half the baseline's time before it failed, showed
+    a 2.00x speedup in the table, a win. Its speedup cell is "-" (summary.csv keeps the ratio)."""
+    steps = frame(rows("adamw", 5), rows("lion", 5, diverged_at=5, step_s=[0.005] * 5))
+    summary = summarize(steps)
+    assert summary.set_index("strategy").speedup["lion"] == pytest.approx(0.01 / 0.005)  # the CSV's ratio
+    shown = table_text(summary_table(summary, {"config": {"steps": 5}}))
+    lion = next(line.split() for line in shown.splitlines() if line.startswith("lion"))
+    assert "2.00x" not in shown and lion[-2] == "-", lion  # speed up "-", then "not reached" over two lines
+    assert "diverged run's speedup shows \"-\"" in " ".join(shown.split())

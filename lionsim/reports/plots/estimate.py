@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
 
 from lionsim.reports.between import curve, marks_at
+from lionsim.reports.plots.bandwidth_axis import label_swept, mark_presets
 from lionsim.reports.columns import library_text, model_text, rounds_of, run_name
 from lionsim.reports.rates import axis_label, efficiency_of
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
@@ -90,6 +91,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     if variable == "bandwidth":
         mark_cap(frame, top, bottom)
         mark_given_network(frame, (top, bottom), top)
+        mark_presets(frame, (top, bottom), top)  # a swept point at a preset's rate, named as the given one
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
@@ -101,7 +103,7 @@ def plot_estimate_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable: 
     if variable == "workers" and len(values) <= MAX_VALUE_TICKS:
         bottom.set_xticks(values, [f"{v:g}" + ("\n(one node)" if v in one_node else "") for v in values])
         bottom.xaxis.set_minor_formatter(NullFormatter())  # the swept counts, as plain integers
-    else:
+    elif not (variable == "bandwidth" and label_swept(bottom.xaxis, values)):  # each swept point labelled
         labelled_log_axis(bottom.xaxis, float(values[0]), float(values[-1]))
         if one_node:  # too many counts to label each: shade the ones within one node
             for ax in (top, bottom):

@@ -4,10 +4,12 @@ The sweep's other plots draw each run at its best lr only (lionsim.reports.best_
 search's own curves (a slow start at a small lr, a blow-up at a large one) were in no plot. Here
 each run and worker count is a panel and each lr a line in it: lrs in order along one sequential
 colour map (the same lr the same colour in every panel), the panel's best lr thick and named in
-its title, a diverged lr's line ending in an X at its last finite loss (on the top edge where
-that is above the axis). A loss that blows up is
-cut at 1.5x the highest first-step loss, as a run's loss plot cuts a diverging run, so it does not
-flatten the others. Mean over seeds; one network (the training does not depend on it).
+its title. A loss that blows up is cut at 1.5x the highest first-step loss, as a run's loss plot
+cuts a diverging run, so it does not flatten the others; a line that ends above the cut (a blow-up
+that stayed finite: lion at lr 5 reaches a loss of thousands) or went non-finite is marked with an
+X where it left the axis for good, on its top edge (a non-finite one that never left it: at its
+last finite loss), so no line runs off the plot unmarked. Mean over seeds; one network (the
+training does not depend on it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,21 @@ def lr_colours(lrs) -> dict[float, tuple]:
     ordered = sorted(set(float(lr) for lr in lrs))
     cmap = colormaps["viridis"]
     return {lr: cmap(x) for lr, x in zip(ordered, np.linspace(0.0, 0.82, len(ordered)) if len(ordered) > 1 else [0.0])}
+
+
+def left_at(steps, losses, top: float) -> float | None:
+    """The step where a line whose last point is above `top` crosses it for the last time (linear
+    between the two points either side, as the line is drawn); None where it ends in range. A line
+    above `top` from its first point leaves at that point."""
+    steps, losses = np.asarray(steps, dtype=float), np.asarray(losses, dtype=float)
+    if not losses[-1] > top:
+        return None
+    inside = np.flatnonzero(losses <= top)
+    if inside.size == 0:
+        return float(steps[0])
+    i = int(inside[-1])  # the last point in range; the line goes up from it and stays out
+    (s0, s1), (l0, l1) = steps[i:i + 2], losses[i:i + 2]
+    return float(s0 + (top - l0) / (l1 - l0) * (s1 - s0))
 
 
 def _curves(steps: pd.DataFrame) -> pd.DataFrame:
@@ -71,10 +88,10 @@ def plot_lr_curves(path: Path, summary: pd.DataFrame, steps: pd.DataFrame,
                        size=(4.6 * ncols + 2.6, 3.6 * nrows + 1.2))
     end = float(curves["step"].max())
     cut = False
-    ends: list[tuple[float, float, tuple]] = []  # each diverged lr's last finite point: step, loss, colour
+    marked = False
     for ax, (run, workers) in zip(axes, panels):
         chosen = best.get((run, workers))
-        starts = []
+        starts, drawn = [], []  # each line's finite points, colour and whether it went non-finite
         for lr, rows in curves[(curves["run"] == run) & (curves["workers"] == workers)].groupby("lr", sort=True):
             lr = float(lr)
             finite = rows[np.isfinite(rows["loss"])]
@@ -84,8 +101,7 @@ def plot_lr_curves(path: Path, summary: pd.DataFrame, steps: pd.DataFrame,
             top = chosen is not None and float(chosen.lr) == lr
             ax.plot(finite["step"], finite["loss"], color=colours[lr], linewidth=THICK if top else THIN,
                     zorder=3 if top else 2)
-            if (run, workers, lr) in diverged:
-                ends.append((float(finite["step"].iloc[-1]), float(finite["loss"].iloc[-1]), colours[lr]))
+            drawn.append((finite, colours[lr], (run, workers, lr) in diverged))
         if starts:
             cap = CAP * max(starts)
             if ax.get_ylim()[1] > cap:
@@ -94,10 +110,14 @@ def plot_lr_curves(path: Path, summary: pd.DataFrame, steps: pd.DataFrame,
                 ax.set_ylim(low - 0.05 * (cap - low), cap)
                 cut = True
         high = ax.get_ylim()[1]
-        for step, loss, colour in ends:  # on the top edge where the loss left the axis first
-            ax.plot([step], [min(loss, high)], linestyle="none", marker="X", markersize=8, color=colour,
+        for finite, colour, went in drawn:  # where each line left the axis for good, or went non-finite
+            step = left_at(finite["step"], finite["loss"], high)
+            if step is None and not went:
+                continue
+            at = (step, high) if step is not None else (float(finite["step"].iloc[-1]), float(finite["loss"].iloc[-1]))
+            ax.plot([at[0]], [at[1]], linestyle="none", marker="X", markersize=8, color=colour,
                     markeredgecolor="black", zorder=4, clip_on=False)
-        ends.clear()
+            marked = True
         best_words = "" if chosen is None else f" · best lr {lr_text(chosen.lr)}"
         ax.set_title(f"{label_name(run, rounds or {})}\n{workers} workers{best_words}", fontsize=9, pad=9)
         ax.set_xlabel("step")
@@ -109,9 +129,10 @@ def plot_lr_curves(path: Path, summary: pd.DataFrame, steps: pd.DataFrame,
         ax.set_ylabel("training loss (mean over workers)")
     handles = [Line2D([], [], color=colour, linewidth=THIN, label=f"lr {lr_text(lr)}") for lr, colour in colours.items()]
     handles.append(Line2D([], [], color="black", linewidth=THICK, label="thick: the panel's\nbest lr"))
-    if diverged:
+    if marked:
         handles.append(Line2D([], [], linestyle="none", marker="X", markersize=8, color="grey",
-                              markeredgecolor="black", label="X: diverged, at its last\nfinite loss (on the top\nedge: above the axis)"))
+                              markeredgecolor="black", label="X: diverged: where it\nleft the axis for good\n"
+                              "(or its last finite loss)"))
     if cut:
         handles.append(Line2D([], [], linestyle="none", label=f"loss axis cut at {CAP:g}x\nthe first step's"))
     legend_outside(fig, handles)

@@ -29,6 +29,7 @@ from matplotlib.ticker import NullFormatter
 
 from lionsim.numbers import speedup_text
 from lionsim.reports.between import curve, marks_at
+from lionsim.reports.plots.bandwidth_axis import label_swept, mark_presets
 from lionsim.reports.columns import model_name, model_text, rounds_of, run_name, workload_text
 from lionsim.reports.rates import axis_label, efficiency_of
 from lionsim.reports.plots.estimate_marks import (mark_cap, mark_crossovers, mark_given_network, replaced_workers,
@@ -256,6 +257,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
     if variable == "bandwidth":  # a rise past a socket fabric's cap is NCCL's choice: the note says so
         mark_cap(frame, top, bottom)
         mark_given_network(frame, (top, bottom), top)
+        mark_presets(frame, (top, bottom), top)  # a swept point at 1gbe's rate named as 25gbe's is
     for ax in (top, bottom):
         ax.set_xscale("log")
         ax.grid(True, which="both", alpha=0.3, linewidth=0.6)
@@ -267,7 +269,7 @@ def plot_to_target_sweep(frame: pd.DataFrame, crossings: pd.DataFrame, variable:
         ticks = sorted(set(values) | ends)  # the measured ends ticked too, where the sweep does not reach them
         bottom.set_xticks(ticks, [f"{v:g}" for v in ticks])
         bottom.xaxis.set_minor_formatter(NullFormatter())
-    else:
+    elif not (variable == "bandwidth" and label_swept(bottom.xaxis, values)):  # each swept point labelled
         plain_log(bottom.xaxis)
     top.set_ylabel(f"time to target ({unit}, log scale)")
     bottom.set_ylabel(f"time-to-target speedup\nvs {run_name(*baseline.split('@', 1), rounds)}"
