@@ -16,8 +16,9 @@ Per step, top to bottom:
     -> lionsim.engine.train_step: encode, collectives, decode, update        (timed by section)
     -> evaluation on held-out data every eval_every steps (process 0, untimed)
 
-A non-finite loss or gradient on any worker ends the run at that step: the step is recorded
-with its loss and the run is marked diverged. A stop asked for on any process (`stop`: SIGINT
+A non-finite loss or gradient on any worker, or a mean loss above 100x the first step's
+(lionsim.divergence), ends the run at that step: the step is recorded with its loss and
+the run is marked diverged. A stop asked for on any process (`stop`: SIGINT
 or SIGTERM, lionsim.training.stop) travels in the same exchange, so every process drops the
 step under way together and raises RunStopped with its state after the last finished step
 (lionsim.training.checkpoint); `resume` continues a run from such a state. The loop only measures; lionsim.training.booking
@@ -35,6 +36,7 @@ from typing import Callable
 import torch
 
 from lionsim.backends import Comm
+from lionsim.divergence import BLOWUP, blew_up
 from lionsim.engine import Sent, train_step
 from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
@@ -110,7 +112,8 @@ class RunRecord:
     params: int
     steps: list[StepRecord] = field(default_factory=list)
     diverged_at: int | None = None
-    """The step at which a worker's loss or gradient went non-finite."""
+    """The step at which the run diverged (lionsim.divergence: a worker's loss or gradient
+    went non-finite, or the loss blew up)."""
     diverged_workers: list[int] = field(default_factory=list)
     restored: int = 0
     """Leading steps restored from an interrupted session's checkpoint (--resume)."""
@@ -217,9 +220,13 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         with clock.section("control"):
             frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
-        if not bool(status[:, 1].all()):
-            record.diverged_at = step
-            record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
+        first = record.steps[0].loss if record.steps else loss  # a resumed run's first is restored
+        if not bool(status[:, 1].all()) or blew_up(loss, first):
+            record.diverged_at = step  # every process sees the same status: all stop here
+            bad = status[:, 1] == 0
+            if first > 0:  # the workers whose own loss blew up (the mean's rule, lionsim.divergence)
+                bad |= status[:, 0] > BLOWUP * first
+            record.diverged_workers = [int(i) for i in bad.nonzero().flatten()]
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log(), spans=clock.take_spans()))
             break
         phase = strategy.phase(step)
