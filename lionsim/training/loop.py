@@ -44,6 +44,7 @@ from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.steptime.timeline import tensor_specs
 from lionsim.strategies.core.base import Hyper
+from lionsim.strategies.core.unacted import unacted_note
 from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter
@@ -128,6 +129,9 @@ class RunRecord:
     built_note: str = ""
     """Where the strategy was built otherwise than its options read (Strategy.built_note): one
     of the notes under the run's table."""
+    option_notes: tuple[str, ...] = ()
+    """Where an option the run was given did not act as its value reads: capped (Strategy.capped_note)
+    or never reached past the warm-up (lionsim.strategies.core.unacted); more notes under its table."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
@@ -184,6 +188,8 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     shapes = tuple(tuple(shape) for shape in layout.shapes) if layout.shapes else tuple((n,) for n in layout.numels)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
                        params=layout.numel, shapes=shapes, built_note=strategy.built_note(),
+                       option_notes=tuple(note for note in (strategy.capped_note(), unacted_note(strategy, steps))
+                                          if note),
                        tensors=tuple(tensor_specs(strategy.payload_spec(), shapes, strategy)))
     if resume is not None:
         resume.restore(strategy, record)
