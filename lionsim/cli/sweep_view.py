@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from lionsim.divergence import RULE as DIVERGED_RULE
 from lionsim.numbers import sig
 from lionsim.reports.cells_rounds import cells_rounds
 from lionsim.reports.columns import ACCURACY, lr_text, metric_value, strategy_text
@@ -279,7 +280,7 @@ def best_lr_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -
     many_workloads = best["workload"].nunique() > 1
     table = Table(title="best lr per run", box=box.SIMPLE_HEAD, padding=(0, 1), collapse_padding=True,
                   pad_edge=False, caption_justify="left",
-                  caption=f"{RULE}. loss at each lr: lr=final loss (diverged: a cell went non-finite)."
+                  caption=f"{RULE}. loss at each lr: lr=final loss (diverged: in a cell {DIVERGED_RULE})."
                   + "".join(f"\n{note}." for note in at_edge_notes(best, rounds)))
     if many_workloads:
         table.add_column("workload")
@@ -330,7 +331,7 @@ def seed_table(summary: pd.DataFrame, rounds: dict[str, int] | None = None) -> T
                       _spread(rows["final_loss"], lambda v: f"{v:.3f}"),
                       _spread(rows["final_eval_acc"], lambda v: metric_value(v, name)))
     if any_diverged:
-        table.caption += (" K diverged: K of the seeds went non-finite (diverged_at_step); the loss and "
+        table.caption += (f" K diverged: K of the seeds diverged ({DIVERGED_RULE}; diverged_at_step); the loss and "
                           f"{metric} are the other seeds'.")
     return fit(table)
 

@@ -52,7 +52,7 @@ class Reach:
     baseline_steps: float
     """The cell's baseline's steps to the same target (finite: cells without one are left out)."""
     diverged_at: float = math.nan
-    """The step its loss went non-finite (NaN: it did not diverge)."""
+    """The step it diverged at (lionsim.divergence; NaN: it did not)."""
 
 
 @dataclass(frozen=True, slots=True)

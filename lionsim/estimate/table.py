@@ -381,7 +381,7 @@ def estimate_rows(r: Resolved, workers: int, network: Network, memo: dict | None
             NOTE: footnote_on(p.transport, p.spec, workers, network.workers_per_node, bits=False),  # no bits column
             ROUND_STEPS: rounds(p.strategy),
             SHORT_BENCH: p.strategy.short_bench_default() if p.strategy is not None else "",
-            BUILT: built_line(p.strategy),
+            BUILT: built_line(p.strategy, r.shapes),
         })
     for row in rows:
         check_finite(row)
@@ -457,12 +457,14 @@ SHORT_BENCH = "short_bench"
 column: the frame's attrs["short_bench"], by strategy."""
 
 
-def built_line(strategy) -> str:
+def built_line(strategy, shapes=None) -> str:
     """Strategy.built_note, and what in estimate changes it: each strategy is built on a model of
     as many tensors as --tensors says (lionsim.estimate.probe; --params: 1). Bench, which prints
-    the note too, trains its workload's own tensors: the flag is estimate's alone."""
+    the note too, trains its workload's own tensors: the flag is estimate's alone. Then
+    Strategy.capped_note, read at the priced model's `shapes` (None: --params, the built ones)."""
     note = strategy.built_note() if strategy is not None else ""
-    return f"{note} (--tensors T gives estimate's model T)" if note else ""
+    capped = strategy.capped_note(shapes) if strategy is not None else ""  # the model's shapes: no --tensors hint
+    return " ".join(line for line in (f"{note} (--tensors T gives estimate's model T)" if note else "", capped) if line)
 
 
 def rounds(strategy) -> int:

@@ -17,6 +17,7 @@ from lionsim.config.planning import plan
 from lionsim.training.results import Results
 from lionsim.training.runner import Runner
 from lionsim.training.threads import torch_threads
+from lionsim.divergence import RULE as DIVERGED_RULE
 from lionsim.errors import LionsimError
 from lionsim.regress.cases import Case
 from lionsim.regress.metrics import add_gaps, run_metrics
@@ -88,7 +89,7 @@ def run_case(case: Case, seed: int, progress: ProgressFn | None = None, noise: i
                 result.errors[label] = str(e)
             else:
                 if bench.diverged:
-                    result.errors[label] = f"the run diverged: {', '.join(bench.diverged)} (non-finite loss or gradient)"
+                    result.errors[label] = f"the run diverged: {', '.join(bench.diverged)} ({DIVERGED_RULE})"
                 else:
                     result.metrics[label] = run_metrics(bench.steps)
             result.seconds[label] = time.perf_counter() - start

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
+from lionsim.divergence import RULE as DIVERGED_RULE
 from lionsim.numbers import plural, sig
 from lionsim.plugin_load import is_spec
 from lionsim.reports.best_lr import at_best_lr, best_lr_markdown, has_lr_axis
@@ -416,7 +417,7 @@ def _sweep_report(directory: Path) -> str:
         "mean over the cells' steps. "
         + ("Each cell's speedup is against the baseline run of its own workload, workers, network"
            + (", seed and lr." if lrs else " and seed.") if compared else ONE_RUN[0].upper() + ONE_RUN[1:] + ".")
-        + (" diverged in K of M seeds: a loss or gradient went non-finite in K cells (marked diverged_at_step in "
+        + (f" diverged in K of M seeds: K cells diverged ({DIVERGED_RULE}; marked diverged_at_step in "
            "sweep_summary.csv); the final loss is the mean of the other seeds', and a diverged cell's step and "
            "speedup are over the steps before." if diverged else ""),
     ]

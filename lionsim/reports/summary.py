@@ -2,7 +2,7 @@
 
 Definitions (also printed under the summary table):
 - final_loss: the trailing mean of the last ceil(10%) of a run's steps (at least one step),
-  so one noisy step does not decide the ranking.
+  so one noisy step does not decide the ranking; NaN for a diverged run.
 - speedup: baseline mean step_s / this run's mean step_s.
 - target_loss: `--target-loss` if given; else the baseline run's smoothed loss at
   TARGET_POINT (90%) of its steps (step 90 of 100): a loss the baseline itself reaches, late in
@@ -22,7 +22,8 @@ Definitions (also printed under the summary table):
 - final_eval_acc / best_eval_acc: the workload's metric (eval_metric names it: accuracy for the
   built-ins) at the last evaluation, and its best in the metric's own direction
   (eval_higher_is_better: 1 the largest, 0 the smallest, e.g. of an error rate).
-- diverged_at_step: the step a run's loss or gradient went non-finite (NaN: it did not).
+- diverged_at_step: the step a run diverged at (NaN: it did not): a loss or gradient went
+  non-finite, or the loss passed 100x its first step's (lionsim.divergence).
   That step ran no exchange (steps.csv books it with no times and 0 bytes), so a diverged
   run's times, bytes and bits are means over the steps before it (ran_steps).
 - comm_measured_s, comm_model_error: on a real backend, the mean measured comm per step (each
@@ -118,7 +119,7 @@ def smooth(values: pd.Series, window: int) -> pd.Series:
 
 def ran_steps(rows: pd.DataFrame) -> pd.DataFrame:
     """A run's steps that ran to their exchange: all but a diverged run's last, which stopped at
-    a non-finite loss or gradient before it (booked with no times and 0 bytes: averaging its 0
+    a divergence (lionsim.divergence) before it (booked with no times and 0 bytes: averaging its 0
     in would halve a 2-step run's bytes per step). A step that exchanged nothing by design (a
     local step of DiLoCo) ran: it stays."""
     if "diverged_at_step" not in rows:
@@ -303,7 +304,8 @@ def summarize(steps: pd.DataFrame, rule: SummaryRule = DEFAULT_RULE) -> pd.DataF
             "transport": rows["transport"].iloc[0],
             **{col: rows[col].iloc[0] for col in RUN_CONSTANT_COLUMNS},
             "steps": len(rows),
-            "final_loss": float(smooth(rows["loss"], own_window).iloc[-1]),
+            # a diverged run has none: a blown-up finite loss is no result (nor was a non-finite one)
+            "final_loss": math.nan if _diverged(rows) else float(smooth(rows["loss"], own_window).iloc[-1]),
             "best_loss": float(live["loss"].min()) if len(live) else math.nan,
             "final_eval_loss": _last_valid(rows["eval_loss"]),
             "best_eval_loss": float(rows["eval_loss"].min()),  # NaN if never evaluated

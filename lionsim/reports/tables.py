@@ -13,6 +13,7 @@ import pandas as pd
 from rich import box
 from rich.table import Table
 
+from lionsim.divergence import RULE as DIVERGED_RULE
 from lionsim.numbers import plural, sig, speedup_text, step_bytes
 from lionsim.reports.columns import (ACCURACY, eval_metric, label_name, metric_value, off_sim, recorded_rounds, run_label,
                                      strategy_text, workload_text)
@@ -89,8 +90,8 @@ def _times(meta: dict | None) -> str:
     return run_times(meta, link=measured_on(meta))
 
 
-DIVERGED_NOTE = ("diverged at N: a loss or gradient went non-finite at step N (no final loss); its times and bytes "
-                 "are over the steps before.")
+DIVERGED_NOTE = (f"diverged at N: at step N {DIVERGED_RULE}, and the run stopped (no final loss); its times "
+                 "and bytes are over the steps before.")
 """What a summary's "diverged at N" mark means (the table's caption, report.md's notes)."""
 
 DIVERGED_SPEEDUP = ("A diverged run's speedup shows \"-\": a run that failed is no win (summary.csv keeps its "

@@ -41,6 +41,7 @@ DEMO_APPLY = Step(
     # sign of the decoded mean (read 4, write 4); p *= 1 - lr wd (4, 4); p -= lr sign (8, 4).
     source="lionsim.strategies.demo.apply", depth=2)
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
+from lionsim.strategies.core.capped import capped_line
 from lionsim.strategies.dct import ChunkedDCT
 from lionsim.strategies.core.form import integer, option
 from lionsim.timing import Clock
@@ -99,6 +100,11 @@ class DeMo(Strategy):
 
     def payload_spec(self) -> PayloadSpec:
         return self.spec_for(self.shapes)
+
+    def capped_note(self, shapes: list[tuple[int, ...]] | None = None) -> str:
+        """A top-k above chunk^2: each chunk sends all its coefficients at most (ChunkedDCT.topk)."""
+        return capped_line(self, "topk", self.chunk ** 2, f"what a chunk holds ({self.chunk}^2 at --demo-chunk "
+                           f"{self.chunk})")
 
     def encode(self, grads: Tensor, params: Tensor, comm: Comm, clock: Clock) -> Payload:
         self.delta.mul_(self.hyper.betas[0]).add_(grads, alpha=self.hyper.lr)

@@ -34,7 +34,7 @@ MOMENTUM_CORRECTION = Step(
     # u *= m (read 4, write 4); u += g (8, 4); v += u (8, 4). Fused: reads g, u, v; writes u, v.
     source="Lin et al. 2018 DGC (lionsim.strategies.dgc.encode)", depth=3)
 from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import RUN, between, option
+from lionsim.strategies.core.form import PAST_WARMUP, RUN, SETS_WARMUP, between, option
 from lionsim.strategies.core.options import step_count
 from lionsim.timing import Clock
 from lionsim.transports import PER_BUCKET, Payload, PayloadSpec
@@ -101,10 +101,10 @@ class DeepGradientCompression(Strategy):
 
     @dataclass(frozen=True, kw_only=True)
     class Options:
-        topk_ratio: float = option(0.01, flag="--topk-ratio", check=between(0, 1, low_open=True))
+        topk_ratio: float = option(0.01, flag="--topk-ratio", check=between(0, 1, low_open=True), acts=PAST_WARMUP)
         """Fraction of each tensor's parameters each worker sends (at least one per tensor)."""
         warmup_steps: int = option(0, flag="--dgc-warmup-steps", check=step_count(0, why="0: no warm-up"),
-                                   priced=RUN)
+                                   priced=RUN, acts=SETS_WARMUP)
         """Leading steps of the paper's warm-up, 4 equal stages sending 1/4, 1/16, 1/64, 1/256 of each
         tensor (never below the ratio); 0: no warm-up."""
 

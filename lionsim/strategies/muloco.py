@@ -52,7 +52,7 @@ from lionsim.compute.kernel_ops import stream
 from lionsim.optim.steps import MUON, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import TRAINING, between, option
+from lionsim.strategies.core.form import PAST_WARMUP, TRAINING, between, option
 from lionsim.strategies.core.inner import InnerOptimizer
 from lionsim.strategies.local_steps import AuthorsH, LocalSteps
 from lionsim.strategies.muon import NOT_HIDDEN, NS_WHY, PRECISIONS, hidden, matrix_shape, newton_schulz, newton_schulz_flops
@@ -181,7 +181,8 @@ class MuLoCo(LocalSteps):
         inner_momentum: float = option(0.9, flag="--muloco-inner-momentum",
                                        check=between(0, 1, high_open=True), priced=TRAINING)
         """mu of the inner Muon's momentum (the paper's configs: 0.9)."""
-        error_decay: float = option(0.9, flag="--muloco-error-decay", check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.9, flag="--muloco-error-decay", check=between(0, 1), priced=TRAINING,
+                                    acts=PAST_WARMUP)
         """Decay of each worker's error buffer at a sync (the paper's 0.9)."""
         precision: str = option("bf16", flag="--muloco-precision", accepted="bf16, fp32", choices=tuple(PRECISIONS),
                                 check=lambda v: v in PRECISIONS, priced=TRAINING, why=NS_WHY)

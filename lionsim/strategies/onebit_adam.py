@@ -38,7 +38,7 @@ from lionsim.backends import Comm
 from lionsim.optim.steps import MOMENTUM, ONEBIT_ADAM_APPLY
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.core.base import NEVER, STRATEGIES, Hyper, Strategy
-from lionsim.strategies.core.form import RUN, option
+from lionsim.strategies.core.form import RUN, SETS_WARMUP, option
 from lionsim.strategies.core.options import step_count
 from lionsim.timing import Clock
 from lionsim.transports import AFTER_BACKWARD, Payload, PayloadSpec
@@ -76,7 +76,7 @@ class OneBitAdam(Strategy):
     @dataclass(frozen=True, kw_only=True)
     class Options:
         freeze_steps: int = option(15, flag="--freeze-steps", check=step_count(1, why=FREEZE_WHY),
-                                   priced=RUN)
+                                   priced=RUN, acts=SETS_WARMUP)
         """Full-precision Adam warm-up steps (fp32 all-reduce) before the variance freezes and the
         momentum goes 1-bit (DeepSpeed's freeze_step). The default 15 is lionsim's, not DeepSpeed's:
         15% of the default 100-step bench, within the 15-25% of a run DeepSpeed advises."""

@@ -42,8 +42,9 @@ from lionsim.optim.steps import ADAMW, SGD_NESTEROV
 from lionsim.steptime.strategy_bytes import F32, StrategyBytes
 from lionsim.strategies.local_steps import OUTER_DELTA, REPLICA_COPY
 from lionsim.strategies.core.base import STRATEGIES
+from lionsim.strategies.core.capped import capped_line
 from lionsim.strategies.dct import chunk_size
-from lionsim.strategies.core.form import TRAINING, between, integer, option
+from lionsim.strategies.core.form import PAST_WARMUP, TRAINING, between, integer, option
 from lionsim.strategies.local_steps import AuthorsH, LocalSteps
 from lionsim.strategies.core.options import INNER_OPTIMIZERS
 from lionsim.timing import Clock
@@ -112,13 +113,14 @@ class SparseLoCo(LocalSteps):
     class Options(LocalSteps.Options):
         """The authors' chunks, top-k, codes and decay; H measured on the default vit bench (`tuning`)."""
 
-        topk: int = option(32, flag="--sparseloco-topk", check=integer(1))
+        topk: int = option(32, flag="--sparseloco-topk", check=integer(1), acts=PAST_WARMUP)
         """Values each chunk sends (32 of a 64 x 64 tile: 0.78%, the authors' default)."""
-        chunk: int = option(64, flag="--sparseloco-chunk", check=integer(1))
+        chunk: int = option(64, flag="--sparseloco-chunk", check=integer(1), acts=PAST_WARMUP)
         """Target tile side: each side's largest divisor not above it (64, the authors')."""
-        bits: int = option(2, flag="--sparseloco-bits", check=integer(1, 8))
+        bits: int = option(2, flag="--sparseloco-bits", check=integer(1, 8), acts=PAST_WARMUP)
         """Bits of each sent value's code: 2**bits levels per tensor (2, the paper's)."""
-        error_decay: float = option(0.95, flag="--sparseloco-error-decay", check=between(0, 1), priced=TRAINING)
+        error_decay: float = option(0.95, flag="--sparseloco-error-decay", check=between(0, 1), priced=TRAINING,
+                                    acts=PAST_WARMUP)
         """beta, the decay of the error-feedback buffer at each sync (0.95, the authors' config)."""
 
     # vit (the default bench: 100 steps, 8 workers x 32 images, 1 GbE, seed 0), final loss / eval accuracy
@@ -178,6 +180,11 @@ class SparseLoCo(LocalSteps):
 
     def payload_spec(self) -> PayloadSpec:
         return self.spec_for([self.layout.shape(i) for i in range(self.layout.segments)])
+
+    def capped_note(self, shapes: list[tuple[int, ...]] | None = None) -> str:
+        """A top-k above chunk^2: a tile or vector chunk sends all its values at most (chunking)."""
+        chunk = self.opts.chunk
+        return capped_line(self, "topk", chunk ** 2, f"what a chunk holds ({chunk}^2 at --sparseloco-chunk {chunk})")
 
     def encode_outer(self, delta: Tensor, comm: Comm, clock: Clock) -> Payload:
         e = self.error

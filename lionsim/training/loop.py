@@ -16,8 +16,9 @@ Per step, top to bottom:
     -> lionsim.engine.train_step: encode, collectives, decode, update        (timed by section)
     -> evaluation on held-out data every eval_every steps (process 0, untimed)
 
-A non-finite loss or gradient on any worker ends the run at that step: the step is recorded
-with its loss and the run is marked diverged. A stop asked for on any process (`stop`: SIGINT
+A non-finite loss or gradient on any worker, or a mean loss above 100x the first step's
+(lionsim.divergence), ends the run at that step: the step is recorded with its loss and
+the run is marked diverged. A stop asked for on any process (`stop`: SIGINT
 or SIGTERM, lionsim.training.stop) travels in the same exchange, so every process drops the
 step under way together and raises RunStopped with its state after the last finished step
 (lionsim.training.checkpoint); `resume` continues a run from such a state. The loop only measures; lionsim.training.booking
@@ -35,6 +36,7 @@ from typing import Callable
 import torch
 
 from lionsim.backends import Comm
+from lionsim.divergence import BLOWUP, blew_up
 from lionsim.engine import Sent, train_step
 from lionsim.packing import reference_paths
 from lionsim.runs import RunSpec
@@ -42,6 +44,7 @@ from lionsim.simulator import GRADIENT_METHODS, Replicas, gradient_method
 from lionsim.strategies import StrategyConfig, flatten_parameters, frozen_positions
 from lionsim.steptime.timeline import tensor_specs
 from lionsim.strategies.core.base import Hyper
+from lionsim.strategies.core.unacted import unacted_note
 from lionsim.timing import Clock
 from lionsim.training.checkpoint import RunCheckpoint
 from lionsim.training.counting import KernelCounter
@@ -110,7 +113,8 @@ class RunRecord:
     params: int
     steps: list[StepRecord] = field(default_factory=list)
     diverged_at: int | None = None
-    """The step at which a worker's loss or gradient went non-finite."""
+    """The step at which the run diverged (lionsim.divergence: a worker's loss or gradient
+    went non-finite, or the loss blew up)."""
     diverged_workers: list[int] = field(default_factory=list)
     restored: int = 0
     """Leading steps restored from an interrupted session's checkpoint (--resume)."""
@@ -125,6 +129,9 @@ class RunRecord:
     built_note: str = ""
     """Where the strategy was built otherwise than its options read (Strategy.built_note): one
     of the notes under the run's table."""
+    option_notes: tuple[str, ...] = ()
+    """Where an option the run was given did not act as its value reads: capped (Strategy.capped_note)
+    or never reached past the warm-up (lionsim.strategies.core.unacted); more notes under its table."""
     kernels: dict[str, Counter] = field(default_factory=dict)
     """Kernels launched per section, counted on the first step of each phase (Strategy.phase:
     a warm-up, a local step, a sync each launch their own) when `count_kernels` is on; a step
@@ -181,6 +188,8 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
     shapes = tuple(tuple(shape) for shape in layout.shapes) if layout.shapes else tuple((n,) for n in layout.numels)
     record = RunRecord(run=run, hyper=strategy.hyper, transport=transport, spec=strategy.payload_spec(),
                        params=layout.numel, shapes=shapes, built_note=strategy.built_note(),
+                       option_notes=tuple(note for note in (strategy.capped_note(), unacted_note(strategy, steps))
+                                          if note),
                        tensors=tuple(tensor_specs(strategy.payload_spec(), shapes, strategy)))
     if resume is not None:
         resume.restore(strategy, record)
@@ -217,9 +226,13 @@ def train_run(run: RunSpec, *, workload: Workload, initial: dict, place: Place, 
         with clock.section("control"):
             frozen = frozen_positions(layout, comm.max_over_ranks(used.to(torch.uint8)).bool())
         loss = float(status[:, 0].sum() / comm.world_size)
-        if not bool(status[:, 1].all()):
-            record.diverged_at = step
-            record.diverged_workers = [int(i) for i in (status[:, 1] == 0).nonzero().flatten()]
+        first = record.steps[0].loss if record.steps else loss  # a resumed run's first is restored
+        if not bool(status[:, 1].all()) or blew_up(loss, first):
+            record.diverged_at = step  # every process sees the same status: all stop here
+            bad = status[:, 1] == 0
+            if first > 0:  # the workers whose own loss blew up (the mean's rule, lionsim.divergence)
+                bad |= status[:, 0] > BLOWUP * first
+            record.diverged_workers = [int(i) for i in bad.nonzero().flatten()]
             record.steps.append(StepRecord(step, loss, None, clock.take(), comm.take_log(), spans=clock.take_spans()))
             break
         phase = strategy.phase(step)

@@ -129,7 +129,7 @@ def test_a_diverged_run_is_marked_and_the_title_counts_the_steps_asked_for():
     steps = frame(rows("adamw", 5, diverged_at=5), rows("lion", 5, diverged_at=5))
     shown = table_text(summary_table(summarize(steps), {"config": {"steps": 20}}))
     assert "20 steps" in shown and "5 steps" not in shown
-    assert shown.count("diverged at 5") == 2 and "went non-finite at step N" in " ".join(shown.split())  # each run; the caption says what
+    assert shown.count("diverged at 5") == 2 and "at step N a loss or gradient went non-finite" in " ".join(shown.split())  # each run; the caption says what
     shown_one = table_text(summary_table(summarize(frame(rows("adamw", 1))), {"config": {"steps": 1}}))
     assert "1 step" in shown_one and "1 steps" not in shown_one
 

@@ -381,11 +381,13 @@ def searched(tmp_path_factory):
 
 
 def _diverged_step(out) -> int:
-    """The step the lr 1e12 cell's loss first went non-finite, read from its steps (the reference)."""
+    """The step the lr 1e12 cell diverged at, read from its steps (the reference): its loss went
+    non-finite or passed 100x its first step's (lionsim.divergence), by a plain scan."""
     steps, summary = pd.read_csv(out / "sweep_steps.csv"), pd.read_csv(out / "sweep_summary.csv")
     cell = summary.loc[summary.lr == 1e12, "cell"].item()
-    rows = steps[steps.cell == cell]
-    return int(rows.loc[~rows.loss.apply(math.isfinite), "step"].min())
+    losses = steps[steps.cell == cell].sort_values("step")
+    first = losses.loss.iloc[0]
+    return next(int(s) for s, loss in zip(losses.step, losses.loss) if not math.isfinite(loss) or loss > 100 * first)
 
 
 def test_an_lr_search_says_its_steps_marks_the_diverged_cell_and_shows_no_speedup_of_a_run_against_itself(searched):

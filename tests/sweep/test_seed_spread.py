@@ -80,4 +80,4 @@ def test_the_seed_table_counts_the_seeds_that_diverged():
                             for seed, loss, at in ((0, 1.0, nan), (1, 3.0, nan), (2, nan, 4))])
     words = " ".join(table_text(seed_table(summary), width=100).split())
     assert "3 (1 diverged) 2.000 ± 1.414" in words, words  # mean and sample sd of 1 and 3
-    assert "K diverged: K of the seeds went non-finite" in words
+    assert "K diverged: K of the seeds diverged (a loss or gradient went non-finite" in words

@@ -222,6 +222,12 @@ class Strategy(ABC):
         tensors); "" here."""
         return ""
 
+    def capped_note(self, shapes: list[tuple[int, ...]] | None = None) -> str:
+        """One line where an option asks for more than it can act on and is capped (a top-k above
+        what a chunk holds: lionsim.strategies.core.capped), for the notes under bench's and
+        estimate's tables; "" here. `shapes`: the tensors priced (estimate's model), None: its own."""
+        return ""
+
     def kernel_bytes(self) -> StrategyBytes | None:
         """Its bytes as this instance runs them: Strategy.bytes, with the optimizer steps its options
         choose (an --inner-optimizer) where they depend on them."""

@@ -35,13 +35,21 @@ from lionsim.ranges import Range, is_number, refusal
 from lionsim.registry import Registry, did_you_mean, match_name
 from lionsim.whole import Text
 
-__all__ = ["META", "PRICED", "RUN", "STEP", "TRAINING", "TRAINING_WHY", "NoOptions", "OptionRule", "OptionSpec",
+__all__ = ["ACTS", "ALWAYS", "META", "PAST_WARMUP", "PRICED", "RUN", "SETS_WARMUP", "STEP", "TRAINING",
+           "TRAINING_WHY", "NoOptions", "OptionRule", "OptionSpec",
            "between", "field_docs", "integer", "option", "option_specs", "parse_opt", "resolve_options", "tuning_for"]
 
 META = "lionsim"
 """The key of a field's OptionRule in its dataclass metadata."""
 
 TRAINING_WHY = "changes training, not a step's time or bytes"
+
+ALWAYS, PAST_WARMUP, SETS_WARMUP = "always", "past warm-up", "sets warm-up"
+"""When an option acts (option(acts=)): on every step; only past the strategy's warm-up, on the steps
+that send what it sends at steady state (a PowerSGD rank, DiLoCo's outer step); or it sets that
+warm-up (--powersgd-warmup-steps, --local-steps). A bench whose steps all fall in the warm-up notes
+the given options that never acted (lionsim.strategies.core.unacted)."""
+ACTS = (ALWAYS, PAST_WARMUP, SETS_WARMUP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,8 @@ class OptionRule:
     """What estimate prices of it: STEP, RUN or TRAINING (PRICED)."""
     why: str = TRAINING_WHY
     """With TRAINING: why estimate does not read it, the middle of its refusal line."""
+    acts: str = ALWAYS
+    """When it acts (ACTS): on every step, only past the warm-up, or it sets the warm-up."""
 
     @property
     def says(self) -> str:
@@ -69,21 +79,24 @@ class OptionRule:
 
 
 def option(default, *, check: Callable[[object], bool], accepted: str | None = None, flag: str | None = None,
-           choices: Iterable[str] | Registry | None = None, priced: str = STEP, why: str = TRAINING_WHY):
+           choices: Iterable[str] | Registry | None = None, priced: str = STEP, why: str = TRAINING_WHY,
+           acts: str = ALWAYS):
     """A field of a strategy's Options: its default and its rule (write its docstring below it).
     `accepted`: what is accepted, in words; by default a Range check's own (`integer`, `between`).
     `choices` a Registry: its names at check time (then `accepted` is read only where they are not).
     `priced`: what estimate prices of it (STEP, RUN or TRAINING, module constants), `why` the reason
-    a TRAINING one is not read there."""
+    a TRAINING one is not read there. `acts`: when it acts (ACTS; ALWAYS unless declared)."""
     if choices is not None and not isinstance(choices, Registry):
         choices = tuple(choices)
     if priced not in PRICED:
         raise LionsimError(f"bad option(priced={priced!r}); accepted: {', '.join(PRICED)}")
+    if acts not in ACTS:
+        raise LionsimError(f"bad option(acts={acts!r}); accepted: {', '.join(ACTS)}")
     accepted = accepted if accepted is not None else getattr(check, "words", None)
     if accepted is None:
         raise LionsimError("option(...) needs accepted=... (what is accepted, in words) beside a check that is "
                            "not integer(...) or between(...)")
-    rule = OptionRule(accepted, check, flag, choices, priced, why)
+    rule = OptionRule(accepted, check, flag, choices, priced, why, acts)
     return dataclasses.field(default=default, metadata={META: rule})
 
 

@@ -4,7 +4,7 @@ outer step."""
 
 from __future__ import annotations
 
-from lionsim.strategies.core.form import TRAINING, between, integer, option
+from lionsim.strategies.core.form import PAST_WARMUP, SETS_WARMUP, TRAINING, between, integer, option
 from lionsim.strategies.core.inner import INNER_OPTIMIZERS
 from lionsim.whole import MAX_STEPS
 
@@ -25,15 +25,16 @@ def step_count(low: int, why: str = ""):
 def local_steps(default: int):
     """The `--local-steps` field: H, a whole number from 1 to the most steps a run takes."""
     return option(default, flag="--local-steps", check=integer(1, MAX_STEPS, why="the most steps lionsim runs or "
-                                                                             "prices: a larger H never syncs"))
+                                                                             "prices: a larger H never syncs"),
+                  acts=SETS_WARMUP)  # the first sync is step H
 
 
 def outer_lr(default: float):
     """The `--outer-lr` field: a finite number above 0."""
-    return option(default, flag="--outer-lr", check=between(0, low_open=True), priced=TRAINING)
+    return option(default, flag="--outer-lr", check=between(0, low_open=True), priced=TRAINING, acts=PAST_WARMUP)
 
 
 def outer_momentum(default: float):
     """The `--outer-momentum` field: a number at least 0 and below 1."""
     return option(default, flag="--outer-momentum", check=between(0, 1, high_open=True),
-                  priced=TRAINING)
+                  priced=TRAINING, acts=PAST_WARMUP)

@@ -1,0 +1,65 @@
+"""The note bench prints where a run's steps all fall in its strategy's warm-up, so the options it
+was given that act only past it (OptionRule.acts PAST_WARMUP: a PowerSGD rank, DiLoCo's outer
+step) never acted: `-s powersgd --powersgd-rank 1 --steps 4` trains 4 plain fp32 steps, exactly
+as without the rank.
+
+A note, not a refusal (estimate refuses its analogue, an option no priced step reads): a short
+smoke run is a legitimate bench. Whether a run got past its warm-up is read from the schedule
+the strategy declares (lionsim.strategies.core.schedule), not from a list of strategies: past
+step w of Strategy.repeats (w, p), a period of p steps sends what every later period does; a run
+got past its warm-up if one of its steps sends what a step of that period sends (a local step
+sends nothing, a warm-up step its dense gradient). Where no period is trusted (a plug-in's
+run_spec under a built-in's declaration) nothing is said."""
+
+from __future__ import annotations
+
+from lionsim.strategies.core.form import PAST_WARMUP, SETS_WARMUP, option_specs
+from lionsim.strategies.core.schedule import repeats, spans, trusted
+
+WALK_LIMIT = 100_000
+"""Most steps walked one by one (a schedule without a trusted next_change): past it, nothing said."""
+
+
+def given(strategy, spec) -> bool:
+    """Whether option `spec` was given to the run (its flag, --opt or a file), not a default."""
+    options = strategy.cfg.options
+    return spec.qualified in options or options.get(spec.key) is not None
+
+
+def first_past_warmup(strategy, steps: int) -> int | None:
+    """The first step that sends what the strategy sends past its warm-up, where the run's `steps`
+    steps hold none (None where one of them does, or where the schedule is unknown)."""
+    known = repeats(strategy)
+    if known is None:
+        return None
+    warm, period = known
+    if warm + period > WALK_LIMIT and not trusted(strategy, "next_change"):
+        return None
+    steady = strategy.payload_spec()
+    # a list, not a set: a plug-in's spec need not hash
+    past = [spec for s, _ in spans(strategy, warm + 1, warm + period) if (spec := strategy.run_spec(s, steady)) is not None]
+    if not past:  # a period that sends nothing: no step to wait for
+        return None
+    for step, _ in spans(strategy, 1, warm + period):
+        if strategy.run_spec(step, steady) in past:
+            return step if step > steps else None
+    return None
+
+
+def unacted_note(strategy, steps: int) -> str:
+    """The line for a run of `steps` steps that ended inside its warm-up and was given an option
+    that acts past it, or the warm-up's own; "" otherwise."""
+    specs = option_specs(strategy.name, strategy.Options)
+    idle = [s for s in specs if s.rule.acts == PAST_WARMUP and given(strategy, s)]
+    warmup = [s for s in specs if s.rule.acts == SETS_WARMUP]
+    if not idle and not any(given(strategy, s) for s in warmup):
+        return ""  # nothing asked of the steps past the warm-up: a default short run says nothing
+    first = first_past_warmup(strategy, steps)
+    if first is None:
+        return ""
+    shown = [f"{s.flag} {getattr(strategy.opts, s.field)}" for s in idle]
+    lead = f"{', '.join(shown)} never acted: " if shown else ""
+    set_by = ", ".join(f"{s.flag} {getattr(strategy.opts, s.field)}" for s in warmup)
+    lower = " or ".join(s.flag for s in warmup) or "the warm-up"
+    return (f"{strategy.name}: {lead}no {strategy.phase(first)} step ran: the run's {steps} steps end before its "
+            f"first, step {first}" + (f" ({set_by})" if set_by else "") + f"; add --steps or lower {lower}.")
