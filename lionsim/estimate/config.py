@@ -25,6 +25,7 @@ from lionsim.estimate.kernel_choice import (  # noqa: F401  (KernelChoice: re-ex
     IDEAL_KERNELS, KernelChoice, resolve_kernels, resolve_optimizer,
 )
 from lionsim.estimate.run import run_steps
+from lionsim.estimate.trained_options import trained_options
 from lionsim.estimate.to_target import Convergence
 from lionsim.steptime.overlap import OverlapConfig
 from lionsim.steptime.spread import ComputeSpread
@@ -154,7 +155,8 @@ class Resolved:
     shapes: list[tuple[int, ...]] | None = None
     """The model preset's tensor shapes (None with --params)."""
     options: dict = dataclasses.field(default_factory=dict)
-    """The strategy options given (EstimateConfig.options), and momentum_sync where given."""
+    """The strategy options given (EstimateConfig.options), and momentum_sync where given; with --from-run,
+    each option the estimate reads that was not given is the one its run trained with (trained_options)."""
     run_steps: int | None = None
     """Steps of the whole run priced (--steps); None: none, or --tokens' count at each worker count."""
     run_tokens: int | None = None
@@ -291,6 +293,9 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     options = {k: v for k, v in cfg.options.items() if v is not None}
     if cfg.momentum_sync is not None:
         options["momentum_sync"] = cfg.momentum_sync
+    if measured is not None:  # each run as DIR trained it, where the user gave no value (trained_options)
+        options |= trained_options(measured.labels, measured.options, [(r.strategy, r.transport) for r in runs],
+                                   options)
     resolved = Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,

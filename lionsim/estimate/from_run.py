@@ -340,13 +340,23 @@ def _diverged(row) -> float:
 
 
 def _cell_options(where: Path, summary: pd.DataFrame) -> dict[str, dict]:
-    """Each run's resolved options from its first cell's run.json, where the cells are kept."""
+    """Each run's resolved options from its cells' run.json, where the cells are kept. A sweep trains
+    each run with one set of options (no option is an axis: lionsim.estimate.trained_options), so
+    cells that disagree were not trained by one sweep: one line, as no one record prices the run."""
     options: dict[str, dict] = {}
+    seen: dict[str, str] = {}  # label -> the cell its options were read from
     for label, cell in zip(summary["label"], summary["cell"]):
         meta_path = where / "cells" / str(cell) / META_FILE
-        if label in options or not meta_path.is_file():
+        if not meta_path.is_file():
             continue
         for entry in (_json(meta_path).get("runs") or []):
-            if isinstance(entry, dict) and entry.get("run") == label:
-                options[label] = entry.get("options") or {}
+            if not (isinstance(entry, dict) and entry.get("run") == label):
+                continue
+            got = entry.get("options") or {}
+            if label in options and got != options[label]:
+                differ = sorted(k for k in {*got, *options[label]} if got.get(k) != options[label].get(k))
+                raise _fail(where, f"its cells trained {label} with different options ({', '.join(differ)}: "
+                                   f"cells {seen[label]} and {cell}), so no one record says how it was trained")
+            options.setdefault(label, got)
+            seen.setdefault(label, str(cell))
     return options

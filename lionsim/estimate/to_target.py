@@ -77,9 +77,11 @@ Two rules give no time to target where the run measured nothing that could stand
 - convergence is the options it was trained with: where an option the estimate reads (STEP or RUN,
   lionsim.forms; a TRAINING one the estimate refuses, so it prices nothing of it and the figure is
   the trained value's) differs from the trained run's, the step is priced as asked but the run says
-  nothing about converging with it: no figure, and the note names both ("trained with local_steps 2:
-  time to target needs a run trained at 100", trained_otherwise). Every option the estimate reads
-  moves convergence too (H, a rank, a ratio, a warm-up), so all of them count.
+  nothing about converging with it: no figure, and the note names both and the fix ("the run trained
+  it at --local-steps 2, this estimate prices 100: time to target needs the trained value (drop
+  --local-steps, or train at 100)", trained_otherwise). Every option the estimate reads moves
+  convergence too (H, a rank, a ratio, a warm-up), so all of them count. Only an option the user
+  gave can differ: the others are priced as the run trained them (lionsim.estimate.trained_options).
 """
 
 from __future__ import annotations
@@ -420,8 +422,10 @@ def _counts(counts: list[int]) -> str:
 
 def trained_otherwise(trained: dict | None, strategy) -> str:
     """Where an option the estimate reads (STEP or RUN: lionsim.forms) differs from the one the run
-    trained with, why there is no time to target (module doc), e.g. "trained with local_steps 2: time
-    to target needs a run trained at 100"; "" where they agree or the run did not record them. A
+    trained with (only where the user gave it: the others are the trained ones, lionsim.estimate.
+    trained_options), why there is no time to target, forwards and with the fix (module doc), e.g.
+    "the run trained it at --local-steps 10, this estimate prices 2: time to target needs the trained
+    value (drop --local-steps, or train at 2)"; "" where they agree or the run did not record them. A
     TRAINING option is not compared: the estimate refuses it, so its priced value is only the default
     and the figure is the trained value's convergence whatever it is."""
     opts = getattr(strategy, "opts", None)
@@ -433,9 +437,22 @@ def trained_otherwise(trained: dict | None, strategy) -> str:
     differ = [(k, v, priced[k]) for k, v in trained.items() if k in read and _value(v) != _value(priced[k])]
     if not differ:
         return ""
-    asked = (f"{differ[0][2]}" if len(differ) == 1 else ", ".join(f"{k} {p}" for k, _, p in differ))
-    return ("trained with " + ", ".join(f"{k} {v}" for k, v, _ in differ)
-            + f": time to target needs a run trained at {asked}")
+    flag = _flags(strategy)
+    flags = in_words([flag.get(k, k) for k, _, _ in differ])
+    was = in_words([f"{flag.get(k, k)} {v}" for k, v, _ in differ])
+    now = in_words([f"{p}" for _, _, p in differ])
+    value = "value" if len(differ) == 1 else "values"
+    return (f"the run trained it at {was}, this estimate prices {now}: time to target needs the trained {value} "
+            f"(drop {flags}, or train at {now})")
+
+
+def _flags(strategy) -> dict[str, str]:
+    """A strategy's option fields' flags (`local_steps` -> `--local-steps`); {} where it has no name."""
+    from lionsim.strategies.core.form import option_specs
+
+    kind = type(strategy)
+    name = getattr(kind, "name", None)
+    return {s.field: s.flag for s in option_specs(name, kind.Options)} if name else {}
 
 
 def _value(v):
