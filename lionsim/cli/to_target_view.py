@@ -32,6 +32,29 @@ def proxy_size(first) -> str:
             f"{named} ({priced:,.0f} params, {priced / proxy:,.0f}x), and convergence may change with size.")
 
 
+def fitted_text(first) -> str:
+    """How a sweep's ratios were taken across worker counts, as the caption says it: fitted against log N
+    over two or more, measured at one only (no fit); a bench run's, nothing (its one N)."""
+    if first["to_target_kind"] != "sweep":
+        return ". "
+    counts = str(first["to_target_workers"]).split()
+    if len(counts) == 1:
+        return f" (measured at {int(counts[0]):,} workers only; no fit). "
+    return " (fitted against log N over its worker counts). "
+
+
+def lr_edge_lines(frame: pd.DataFrame) -> list[str]:
+    """The lr sweep's warnings that a best lr lies at its grid's edge (lionsim.reports.best_lr), for the
+    runs the figures came from and the baseline, whose lr moves every ratio: repeated, as a wider grid
+    may move the figure. [] where there are none (or the column predates them)."""
+    edges = frame["to_target_lr_edges"].iloc[0] if "to_target_lr_edges" in frame.columns else ""
+    if not isinstance(edges, str) or not edges:
+        return []
+    used = {frame["to_target_baseline"].iloc[0], *(m for m in frame["to_target_match"] if isinstance(m, str) and m)}
+    return [f"{edge} (the lr sweep's warning: a figure from it may move)." for edge in edges.split("; ")
+            if any(edge.startswith(f"{label}, N=") for label in used)]
+
+
 def to_target_table(frame: pd.DataFrame) -> Table:
     """One row per run: steps to target at scale, the run's time (and band), the speedup; the notes
     below it (what every row shares once, then each run's own)."""
@@ -45,6 +68,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
              for row, parts in zip(rows, each) if any(p not in common for p in parts)]
     if words := unfit_words(frame):  # what the mark beside those runs' names says
         said.append(f"{UNFIT} {words}.")
+    said += lr_edge_lines(frame)
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",
@@ -52,7 +76,7 @@ def to_target_table(frame: pd.DataFrame) -> Table:
                  f"{first['to_target_baseline']}'s steps to target at scale "
                  f"({first['to_target_basis']}) x each run's steps to target relative to "
                  f"{first['to_target_baseline']}'s there"
-                 + (" (fitted against log N over its worker counts). " if first["to_target_kind"] == "sweep" else ". ")
+                 + fitted_text(first)
                  + "time: a run of those steps priced with every phase it has. "
                  + ("band: the fits' residual spread. " if band else "")
                  + f"speedup: {first['baseline']}'s time to target / this run's; * that baseline."

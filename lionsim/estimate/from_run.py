@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from lionsim.errors import LionsimError, json_type
-from lionsim.reports.best_lr import NOTE, at_best_lr, has_lr_axis
+from lionsim.reports.best_lr import NOTE, at_best_lr, at_edge_notes, best_lrs, has_lr_axis
 from lionsim.reports.columns import run_label
 from lionsim.estimate.plain import FROM_RUN_ACCEPTED, check_from_run
 from lionsim.reports.files import META_FILE, STEPS_FILE, SUMMARY_FILE, read_csv, read_json
@@ -90,6 +90,9 @@ class Measured:
     config.strategy, a sweep's grid runs (empty where not recorded)."""
     cwd: str | None = None
     """The folder its command ran in, where recorded (argv's relative paths are there)."""
+    lr_edges: tuple[str, ...] = ()
+    """A sweep over lrs: its warnings that a run's best lr is the smallest or largest it tried
+    (lionsim.reports.best_lr.at_edge_notes), which the estimate repeats: its figures may move."""
 
     @property
     def workers(self) -> tuple[int, ...]:
@@ -235,6 +238,8 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
         raise LionsimError(f"bad --from-run {given}: the sweep trained {len(workloads)} workloads "
                            f"({', '.join(workloads)}); one workload's convergence prices a run: sweep one workload")
     at_best = has_lr_axis(summary)
+    # a best lr at the grid's edge may move with a wider grid, and every figure with it: said again
+    edges = tuple(at_edge_notes(best_lrs(summary))) if at_best else ()
     if at_best:  # several lrs: each run's convergence at its best lr (lionsim.reports.best_lr)
         summary = at_best_lr(summary, read_csv(where / "sweep_steps.csv", ["cell"]))[0]
     first_network = summary["network"].iloc[0]
@@ -283,7 +288,7 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
-                    cwd=_text(record.get("cwd")), **_size_and_common_loss(summary))
+                    cwd=_text(record.get("cwd")), lr_edges=edges, **_size_and_common_loss(summary))
 
 
 def _argv(record: dict) -> tuple[str, ...]:

@@ -151,7 +151,7 @@ TO_TARGET_COLUMNS = [
     "steps_to_target_lo", "steps_to_target_hi", "to_target_phases", "to_target_ratio", "to_target_per_doubling",
     "to_target_match", "to_target_how", "to_target_note", "to_target_beyond", "to_target_basis",
     "to_target_from", "to_target_kind", "to_target_workload", "to_target_workers", "to_target_params",
-    "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss",
+    "to_target_loss", "to_target_rule", "to_target_baseline", "to_target_common_loss", "to_target_lr_edges",
 ]
 """The columns --from-run adds to estimate.csv (docs/outputs.md says what each holds)."""
 
@@ -372,7 +372,7 @@ class Convergence:
         return {"to_target_from": m.path, "to_target_kind": m.kind, "to_target_workload": m.workload,
                 "to_target_workers": " ".join(str(w) for w in m.workers), "to_target_params": m.params,
                 "to_target_loss": m.target_loss, "to_target_rule": m.target, "to_target_baseline": m.baseline,
-                "to_target_common_loss": m.common_loss}
+                "to_target_common_loss": m.common_loss, "to_target_lr_edges": "; ".join(m.lr_edges)}
 
     def _in_any(self, cells: int) -> str:
         if self.measured.kind == "bench run":
