@@ -279,6 +279,7 @@ def _own_steps_hint(frame) -> str:
     """OWN_STEPS_HINT with the baseline's steps at scale, "" where the run's model is known to be near the
     priced size (within FAR_SMALLER: its own steps may stand) or the baseline has no figure."""
     from lionsim.estimate.to_target import FAR_SMALLER, OWN_STEPS_HINT
+    from lionsim.numbers import plural
 
     if "to_target_params" not in frame.columns:
         return ""
@@ -289,7 +290,7 @@ def _own_steps_hint(frame) -> str:
     if (isinstance(proxy, (int, float)) and proxy > 0 and float(first["params"]) < FAR_SMALLER * proxy) or not (
             steps == steps):
         return ""
-    return OWN_STEPS_HINT.format(steps=f"{steps:,.0f} steps")
+    return OWN_STEPS_HINT.format(steps=plural(f"{steps:,.0f}", "step"))
 
 
 def _baseline_clamped(frame) -> bool:

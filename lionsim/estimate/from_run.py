@@ -199,6 +199,10 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     rule = str(base["target_rule"]) if "target_rule" in summary.columns else "the run's target"
     if math.isfinite(diverged := _diverged(base)):
         raise _diverged_baseline(given, baseline, f"at step {diverged:.0f}", summary, labels)
+    if target_loss is not None:  # a target the baseline is at from its first step compares nothing
+        from lionsim.estimate.retarget import check_not_at_once, first_loss, lowest_reached
+
+        check_not_at_once(target_loss, baseline, [first_loss(steps, baseline)], [lowest_reached(steps, baseline)])
     if not math.isfinite(float(base["steps_to_target"])) and target_loss is not None:  # the value at fault
         from lionsim.estimate.retarget import lowest_reached, unreached
 
@@ -251,9 +255,12 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
     baseline = baselines[0]
     summary = summary.assign(label=[run_label(s, t) for s, t in zip(summary["strategy"], summary["transport"])])
     if target_loss is not None:
-        from lionsim.estimate.retarget import sweep_summary
+        from lionsim.estimate.retarget import check_not_at_once, first_loss, sweep_lowest, sweep_summary
 
         summary = sweep_summary(where, summary, target_loss, given)
+        groups = summary[["workers", "seed"]].drop_duplicates().shape[0]
+        check_not_at_once(target_loss, baseline, sweep_lowest(where, summary, baseline, first_loss),
+                          sweep_lowest(where, summary, baseline), groups)
     reaches, cells, left_out = [], 0, 0
     for (workers, seed), group in summary.groupby(["workers", "seed"], sort=True):
         base = group[group["label"] == baseline]
