@@ -247,7 +247,8 @@ def estimate_cmd(
         # a script reading the CSV is told what the caption says of how rows were priced (its local_steps
         # and library columns hold the values; these say what they imply)
         for note in (short_bench_note(frame), *frame.attrs.get("built_notes", ()), library_hint(frame),
-                     memory_note(frame), unmeasured_note(frame), frame.attrs.get("slower_line", "")):
+                     memory_note(frame), unmeasured_note(frame), frame.attrs.get("slower_line", ""),
+                     frame.attrs.get("tokens_line", "")):
             if note:
                 err_console.print(f"note: {note}", markup=False, highlight=False)
     else:

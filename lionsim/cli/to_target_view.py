@@ -69,6 +69,9 @@ def to_target_table(frame: pd.DataFrame) -> Table:
     if words := unfit_words(frame):  # what the mark beside those runs' names says
         said.append(f"{UNFIT} {words}.")
     said += lr_edge_lines(frame)
+    whole = "run_s" in frame.columns and frame["run_s"].notna().any()  # --steps / --tokens: its table says it
+    if not whole and frame.attrs.get("tokens_line"):
+        said.append(frame.attrs["tokens_line"])
     band = any(band_text(r.time_to_target_lo_s, r.time_to_target_s, r.time_to_target_hi_s) != "-" for r in rows)
     table = Table(
         title=f"time to target at scale: {first['workers']:,} workers on {first['network']}, from {source_text(first)}",

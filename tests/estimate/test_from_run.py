@@ -905,3 +905,27 @@ def test_a_mix_of_trained_and_untrained_strategies_keeps_the_untrained_row_marke
     got = rows(bench_dir(tmp_path), ["adamw", "lion"])
     assert got["lion@fp32-allreduce"].to_target_how == "not trained"
     assert got["adamw@fp32-allreduce"].steps_to_target == 80
+
+
+def test_the_default_tokens_a_worker_is_said_where_it_sets_the_run(tmp_path, capsys):
+    """--tokens' steps and a run's time to target rest on the tokens a worker; where the user gave none,
+    estimate's default (one sample of the model) is said once, under the first table whose figures rest
+    on it, and not where --tokens-per-worker was given."""
+    from lionsim.compute import MODELS
+    from tests.helpers.cli import run_cli
+
+    run = bench_dir(tmp_path)
+    sample = MODELS.get("gpt2-124m").tokens_per_sample
+    line = (f"tokens/worker: {sample:,} (estimate's default, not the run's: --tokens-per-worker sets your "
+            "batch).")
+    plain = ["estimate", "-m", "gpt2-124m", "--network", "10gbe", "-s", "adamw", "-s", "dlion-mavo"]
+    for extra in (["--from-run", run], ["--from-run", run, "--tokens", "1e9"], ["--tokens", "1e9"]):
+        code, out, err = run_cli([*plain, *extra], capsys)
+        assert code == 0, err
+        assert " ".join(out.split()).count(line) == 1, extra
+        code, out, err = run_cli([*plain, *extra, "--tokens-per-worker", "4096"], capsys)
+        assert code == 0 and "estimate's default, not the run's" not in out + err
+    code, out, err = run_cli([*plain, "--from-run", run, "--format", "csv"], capsys)
+    assert code == 0 and f"note: {line}" in err
+    code, out, err = run_cli(plain, capsys)  # a steady step alone: no run for it to set
+    assert code == 0 and "estimate's default, not the run's" not in out + err
