@@ -108,6 +108,11 @@ def check_not_at_once(target: float, baseline: str, first: list[float], lowest: 
         return
     where = " (the lowest of its cells')" if cells > 1 else ""
     reached = [v for v in lowest if math.isfinite(v)]
+    if reached and float(loss_up(min(reached))) >= float(loss_down(min(starts))):  # nothing to offer between
+        raise LionsimError(refusal("--target-loss", target, "a loss the baseline reached below its first, after "
+                                   "training it longer",
+                                   f"the baseline {baseline}'s loss never fell below its first, "
+                                   f"{loss_down(min(starts))}{where}, so no target compares the runs"))
     floor = f" and at least {loss_up(min(reached))}" if reached else ""
     raise LionsimError(refusal("--target-loss", target, f"a loss below {loss_down(min(starts))}{floor}",
                                f"the baseline {baseline}'s first loss is {loss_down(min(starts))}{where}, so every "

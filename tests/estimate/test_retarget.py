@@ -227,3 +227,17 @@ def test_the_hint_of_one_step_says_step():
     frame = frame.assign(steps_to_target=1.0, time_to_target_s=0.5, to_target_speedup=1.0, to_target_note="",
                          to_target_how="exact", to_target_match="adamw@fp32-allreduce")
     assert "(1 step, 1.00x the baseline" in _verdict(frame)
+
+
+def test_a_baseline_that_never_fell_below_its_first_loss_offers_no_range():
+    """A baseline whose lowest smoothed loss is its first (a run too short to learn) leaves no target
+    between the two: the line says so, rather than accepting "below 2.289 and at least 2.29"."""
+    from lionsim.errors import LionsimError
+    from lionsim.estimate.retarget import check_not_at_once
+
+    with pytest.raises(LionsimError) as refused:
+        check_not_at_once(2.3, "adamw@fp32-allreduce", first=[2.28931], lowest=[2.28931])
+    line = str(refused.value)
+    assert "loss never fell below its first, 2.289, so no target compares the runs" in line
+    assert "at least" not in line
+    check_not_at_once(2.0, "adamw@fp32-allreduce", first=[2.28931], lowest=[2.28931])  # below the start: not this check
