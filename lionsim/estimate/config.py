@@ -296,6 +296,8 @@ def resolve(cfg: EstimateConfig) -> Resolved:
     if measured is not None:  # each run as DIR trained it, where the user gave no value (trained_options)
         options |= trained_options(measured.labels, measured.options, [(r.strategy, r.transport) for r in runs],
                                    options)
+        if cfg.momentum_sync is None and measured.momentum_sync != "never":  # the sync its figures were trained with
+            options["momentum_sync"] = measured.momentum_sync
     resolved = Resolved(
         model=name, params=params, tensors=tensors, tokens_per_worker=tokens, workers=workers, network=network,
         device=device, mfu=float(mfu), runs=runs, shapes=shapes if cfg.tensors is None else None,

@@ -90,6 +90,9 @@ class Measured:
     config.strategy, a sweep's grid runs (empty where not recorded)."""
     cwd: str | None = None
     """The folder its command ran in, where recorded (argv's relative paths are there)."""
+    momentum_sync: str = "never"
+    """The --momentum-sync it trained with (run.json's config, sweep.json's bench): the Lion family's
+    steps to target are that sync's, so the estimate prices it where the user gives none."""
     lr_edges: tuple[str, ...] = ()
     """A sweep over lrs: its warnings that a run's best lr is the smallest or largest it tried
     (lionsim.reports.best_lr.at_edge_notes), which the estimate repeats: its figures may move."""
@@ -221,7 +224,7 @@ def _bench(where: Path, given: str, target_loss: float | None = None) -> Measure
     return Measured(path=given, kind="bench run", workload=str(base["workload"]), baseline=baseline,
                     target=f"{target:.4g} ({rule})", target_loss=target, labels=tuple(labels), reaches=reaches,
                     cells=1, options=options, argv=_argv(meta), strategies=_inner(meta, "config", "strategy"),
-                    cwd=_text(meta.get("cwd")), **_size_and_common_loss(summary))
+                    cwd=_text(meta.get("cwd")), momentum_sync=_sync(meta, "config"), **_size_and_common_loss(summary))
 
 
 def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measured:
@@ -295,7 +298,8 @@ def _sweep(where: Path, given: str, target_loss: float | None = None) -> Measure
                     target_loss=float(targets.iloc[0]) if fixed else math.nan, labels=tuple(labels),
                     reaches=tuple(reaches), cells=cells, left_out=left_out, options=_cell_options(where, summary),
                     argv=_argv(record), strategies=_inner(record, "grid", "runs"),
-                    cwd=_text(record.get("cwd")), lr_edges=edges, **_size_and_common_loss(summary))
+                    cwd=_text(record.get("cwd")), lr_edges=edges, momentum_sync=_sync(record, "bench"),
+                    **_size_and_common_loss(summary))
 
 
 def _argv(record: dict) -> tuple[str, ...]:
@@ -312,6 +316,12 @@ def _inner(record: dict, table: str, key: str) -> tuple[str, ...]:
     """record[table][key], a list of strings, as a tuple; () where it is not recorded so."""
     inner = record.get(table)
     return _texts(inner.get(key) if isinstance(inner, dict) else None)
+
+
+def _sync(record: dict, table: str) -> str:
+    """record[table]["momentum_sync"], "never" where it is not recorded (a run before the option)."""
+    inner = record.get(table)
+    return _text(inner.get("momentum_sync") if isinstance(inner, dict) else None) or "never"
 
 
 def _text(value) -> str | None:

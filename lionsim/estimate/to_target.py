@@ -302,7 +302,8 @@ class Convergence:
             return AtScale(math.nan, math.nan, math.nan, "", how, f"not trained in the {where}")
         if how == "by strategy" and (why := _borrowed(label, transport)):
             return AtScale(math.nan, math.nan, math.nan, "", "not trained", why)
-        if otherwise := trained_otherwise(self.measured.options.get(label), priced):
+        if otherwise := (trained_otherwise(self.measured.options.get(label), priced)
+                         or synced_otherwise(self.measured.momentum_sync, priced)):
             return AtScale(math.nan, math.nan, math.nan, label, how, otherwise)
         cells = self.by_label[label]
         rho = self.ratio_fit(label)
@@ -444,6 +445,19 @@ def trained_otherwise(trained: dict | None, strategy) -> str:
     value = "value" if len(differ) == 1 else "values"
     return (f"the run trained it at {was}, this estimate prices {now}: time to target needs the trained {value} "
             f"(drop {flags}, or train at {now})")
+
+
+def synced_otherwise(trained: str, strategy) -> str:
+    """As trained_otherwise, for the Lion family's --momentum-sync (a run option, not the strategy's):
+    a run's steps to target are those of the sync it trained with; "" where they agree, or where
+    the strategy keeps no per-worker momentum."""
+    if strategy is None or not getattr(strategy, "has_momentum_sync", False):
+        return ""
+    priced = strategy.cfg.momentum_sync
+    if priced == trained:
+        return ""
+    return (f"the run trained it with --momentum-sync {trained}, this estimate prices {priced}: time to target "
+            f"needs the trained sync (drop --momentum-sync, or train with {priced})")
 
 
 def _flags(strategy) -> dict[str, str]:
