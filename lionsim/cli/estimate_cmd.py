@@ -16,14 +16,14 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
-from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
+from lionsim.compute.models import model_choices  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
+    "--model", "-m", help=f"Model preset: {model_choices()} (resnet50-tf: ResNet-50 with TensorFlow's "
                           "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]

@@ -150,9 +150,9 @@ FROM_RUN_ACCEPTED = ("a finished `lionsim bench` --out directory (run.json with 
 def check_one_model(cfg) -> None:
     """Exactly one of --model and --params (resolve checks it here too, after the network)."""
     if (cfg.model is None) == (cfg.params is None):
-        from lionsim.compute.models import MODELS
+        from lionsim.compute.models import model_choices
 
-        raise LionsimError(f"give exactly one of --model (one of: {', '.join(MODELS.names())}) or --params N")
+        raise LionsimError(f"give exactly one of --model (one of: {model_choices()}) or --params N")
 
 
 def check_from_run(path) -> None:
