@@ -20,6 +20,7 @@ from lionsim.compute.models import model_choices  # no torch: the presets' names
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
+from lionsim.whole import read_count
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
@@ -28,8 +29,9 @@ Model = Annotated[Optional[str], typer.Option(
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]
 Params = Annotated[Optional[int], typer.Option(
-    "--params", parser=o.whole_in(count_range("params")),
-    help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+    "--params", parser=o.whole_in(count_range("params"), read_count),
+    help="Parameters instead of a preset, e.g. 3e9, 350M or 1.5B (K, M, B, T: 1e3 to 1e12, any case; "
+         "needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
     "--tensors", parser=o.whole_in(count_range("tensors")),
     help="Parameter tensors: per-tensor scales, and the compute's launch floor (3 kernels a tensor); default: "
