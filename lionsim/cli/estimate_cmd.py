@@ -16,7 +16,7 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
-from lionsim.compute.models import model_choices  # no torch: the presets' names, for --help
+from lionsim.compute.models import MODELS, model_choices  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
@@ -224,6 +224,8 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    if fields.get("model") in MODELS:  # a preset in its listed name, an alias (gpt2-medium) as its preset's
+        taken["model"] = frame["model"].iloc[0]
     swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []
     record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
                      network_given.to_dict())

@@ -35,7 +35,7 @@ def test_names_take_any_case_and_comma_lists():
 
 
 @pytest.mark.parametrize("alias, preset", [("gpt2-medium", "gpt2-345m"), ("GPT2", "gpt2-124m")])
-def test_hugging_face_model_names_are_the_presets(alias, preset, capsys):
+def test_hugging_face_model_names_are_the_presets(alias, preset, tmp_path, capsys):
     """`--model gpt2-medium` was refused ("did you mean 'gpt2-124m' or 'gpt2-345m'?"): Hugging Face's
     names are aliases, priced and labelled as the preset itself (its own output is the reference),
     and the list an unknown model gets shows each beside its preset."""
@@ -43,6 +43,8 @@ def test_hugging_face_model_names_are_the_presets(alias, preset, capsys):
     code, out, err = run_cli(["estimate", "-m", alias, *rest], capsys)
     assert code == 0 and (code, out, err) == run_cli(["estimate", "-m", preset, *rest], capsys)
     assert set(pd.read_csv(io.StringIO(out))["model"]) == {preset}
+    assert run_cli(["estimate", "-m", alias, "-n", "8", "--out", tmp_path / "est"], capsys)[0] == 0
+    assert json.loads((tmp_path / "est" / "estimate.json").read_text())["options"]["model"] == preset
     err = one_line_exit_2(["estimate", "-m", "gpt5"], capsys, "gpt2 (gpt2-124m), gpt2-medium (gpt2-345m)")
     assert "choose from: gpt2-124m, gpt2-345m," in err
 
