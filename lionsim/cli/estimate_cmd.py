@@ -16,20 +16,22 @@ from lionsim.errors import LionsimError
 from lionsim.cli.app import app, console, err_console, out_console
 from lionsim.cli.strategy_flags import strategy_options
 from lionsim.compute.devices import device_choices  # no torch: the presets' names, for --help
-from lionsim.compute.models import MODELS  # no torch: the presets' names, for --help
+from lionsim.compute.models import MODELS, model_choices  # no torch: the presets' names, for --help
 from lionsim.estimate.defaults import ACCEPTED, DEFAULT_STRATEGIES, hidden_in_help
 from lionsim.estimate.plain import count_range  # no torch: the counts' ranges, for their refusals
 from lionsim.network.cost import AUTO
+from lionsim.whole import read_count
 from lionsim.cli.output import Format, emit, natural_width, parse_out
 
 Model = Annotated[Optional[str], typer.Option(
-    "--model", "-m", help=f"Model preset: {', '.join(MODELS.names())} (resnet50-tf: ResNet-50 with TensorFlow's "
+    "--model", "-m", help=f"Model preset: {model_choices()} (resnet50-tf: ResNet-50 with TensorFlow's "
                           "weight layout, the factors PowerSGD sends from TF code); or your own: FILE.py:FUNC or "
                           "module:FUNC returning an nn.Module or (module, example_input), built on the meta device, "
                           "its FLOPs counted.")]
 Params = Annotated[Optional[int], typer.Option(
-    "--params", parser=o.whole_in(count_range("params")),
-    help="Parameters instead of a preset, e.g. 3e9 (needs --tokens-per-worker).")]
+    "--params", parser=o.whole_in(count_range("params"), read_count),
+    help="Parameters instead of a preset, e.g. 3e9, 350M or 1.5B (K, M, B, T: 1e3 to 1e12, any case; "
+         "needs --tokens-per-worker).")]
 Tensors = Annotated[Optional[int], typer.Option(
     "--tensors", parser=o.whole_in(count_range("tensors")),
     help="Parameter tensors: per-tensor scales, and the compute's launch floor (3 kernels a tensor); default: "
@@ -222,6 +224,8 @@ def estimate_cmd(
 
         traced = estimate_trace(cfg)
     taken = {**fields, "device": frame["device"].iloc[0]}  # --device, else the network's, else h100
+    if fields.get("model") in MODELS:  # a preset in its listed name, an alias (gpt2-medium) as its preset's
+        taken["model"] = frame["model"].iloc[0]
     swept_notes = [*swept.algorithm_notes, *point_lines(frame, swept)] if swept is not None else []
     record = _record(taken, sweep, need, trace, footnotes(frame, swept_notes), frame.attrs.get("baseline_line", ""),
                      network_given.to_dict())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from lionsim.estimate.activation_note import activation_note
 from lionsim.estimate.bucket_note import slower_line
 from lionsim.estimate.codec_note import codec_share_line
 from lionsim.estimate.config import EstimateConfig, resolve
@@ -103,6 +104,8 @@ def estimate(cfg: EstimateConfig) -> pd.DataFrame:
         notes.append(layout)  # a node of several workers that are each several devices
     if launches := launch_bound_note(r):
         notes.append(launches)  # compute is the kernels' launch floor, not the FLOPs the caption names
+    if activations := activation_note(r):
+        notes.append(activations)  # the batch's activations alone outgrow the device: priced all the same
     if sample := default_sample_note(cfg.tokens_per_worker is not None, cfg.model, r.flops_per_unit is not None):
         notes.append(sample)  # one image a worker: the speedups are an upper end
     out.attrs["tokens_line"] = tokens_default_line(cfg.tokens_per_worker is not None,

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from lionsim.aggregators import check_tie
 from lionsim.compute import MODELS, Device, training_flops
+from lionsim.compute.models import model_choices
 from lionsim.compute.devices import get_device
 from lionsim.compute.counted import Count, count_on_meta
 from lionsim.compute.kernel_ops import DEFAULT_OPTIMIZER
@@ -206,14 +207,11 @@ def resolve(cfg: EstimateConfig) -> Resolved:
         if params > MAXIMA["params"]:
             raise LionsimError(f"bad --model {cfg.model}: {params:.3g} parameters; accepted: up to 1e15")
     elif cfg.model is not None:
-        try:
-            MODELS.canonical(cfg.model)
-        except LionsimError as e:  # the presets, then the form a model of one's own takes, the suggestion last
-            known, _, hint = str(e).partition("; did you mean")
-            raise LionsimError(f"{known}, or a model of your own: {SPEC_FORMS}"
-                               + (f"; did you mean{hint}" if hint else "")) from None
-        shape = MODELS.get(cfg.model)
-        name, params, tensors, sample = MODELS.canonical(cfg.model), shape.params, shape.tensors, shape.tokens_per_sample
+        if cfg.model not in MODELS:  # the presets, then the form a model of one's own takes, the suggestion last
+            raise LionsimError(f"unknown model {cfg.model!r}; choose from: {model_choices()}, or a model of your own: "
+                               f"{SPEC_FORMS}{MODELS.suggest(cfg.model)}")
+        shape = MODELS.get(cfg.model)  # an alias (gpt2-medium) is priced and labelled as its preset
+        name, params, tensors, sample = shape.name, shape.params, shape.tensors, shape.tokens_per_sample
         shapes = shape.tensor_shapes
         flops_per_unit = getattr(shape, "training_flops_per_unit", None)  # counted presets (resnet*)
     else:
