@@ -322,7 +322,7 @@ FOLDER_REFUSALS = {  # each line as it was once torch (or pandas) had loaded, 8-
         "and sweep_summary.csv)",
     "estimate --workers 64 -s lion":
         "give exactly one of --model (one of: gpt2-124m, gpt2-345m, gpt2-1.3b, transformer-3b, llama-7b, vit-s, "
-        "vit-b, resnet18, resnet50, resnet50-tf) or --params N",
+        "vit-b, resnet18, resnet50, resnet50-tf, gpt2 (gpt2-124m), gpt2-medium (gpt2-345m)) or --params N",
     "plot .": ". holds no plottable CSV; expected sweep: sweep_summary.csv + sweep_steps.csv; estimate-sweep: "
               "sweep.csv + crossover.csv; run: steps.csv; comm: comm.csv; estimate: estimate.csv",
     "report .": ". holds neither steps.csv (a bench run), sweep_summary.csv (a sweep), sweep.csv (an estimate sweep) "
